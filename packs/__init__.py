@@ -1,0 +1,1 @@
+"""Built-in intent packs (YAML), shipped as package data of ``dsh_packs``."""

@@ -1,0 +1,25 @@
+"""JSON-RPC method names of the sidecar (DESIGN.md, "Wire protocol")."""
+
+from __future__ import annotations
+
+from typing import Final
+
+
+class Method:
+    """Method-name constants. ``dsh/*`` are the sidecar's own; the rest are LSP standard."""
+
+    SEARCH: Final = "dsh/search"
+    SEARCH_FEEDBACK: Final = "dsh/searchFeedback"
+    POST_EXECUTE: Final = "dsh/postExecute"
+    DISMISS: Final = "dsh/dismiss"
+    ASSEMBLE_SECTION: Final = "dsh/assembleSection"
+    STATUS: Final = "dsh/status"
+    TOOLS_CHANGED: Final = "dsh/toolsChanged"  # notification
+
+    INITIALIZE: Final = "initialize"
+    SHUTDOWN: Final = "shutdown"
+    EXIT: Final = "exit"
+    DID_CHANGE_CONFIGURATION: Final = "workspace/didChangeConfiguration"
+    DID_CHANGE_WATCHED_FILES: Final = "workspace/didChangeWatchedFiles"
+    LOG_MESSAGE: Final = "window/logMessage"  # server -> client
+    CANCEL_REQUEST: Final = "$/cancelRequest"

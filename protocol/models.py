@@ -1,0 +1,194 @@
+"""Params and results of every sidecar method, as pydantic models.
+
+camelCase on the wire, snake_case in Python. Params models are strict (no type coercion,
+unknown fields rejected) so a malformed request gets a -32602 reply naming the field;
+results are dumped with :meth:`WireModel.wire` (aliases, ``None`` fields omitted).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+#: Longest accepted ``dsh/search`` query, in characters. Search APIs cap queries far lower
+#: (Brave: 400 characters, 50 words); anything longer is a harness bug, not a search.
+MAX_QUERY_CHARS = 2000
+#: Largest ``maxResults`` a caller may ask for (the thorough arm's cap is 10; providers cap at 20-100).
+MAX_RESULTS_LIMIT = 50
+#: Bounds of a per-request ``deadlineMs`` (milliseconds).
+MIN_DEADLINE_MS = 100
+MAX_DEADLINE_MS = 600_000
+#: Longest free-text field of a tool call that the suggester looks at (characters).
+MAX_TOOL_TEXT = 100_000
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: camelCase aliases, strict params, ``None`` omitted on dump."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        strict=True,
+        frozen=False,
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """Return the JSON object sent on the wire (camelCase keys, ``None`` fields dropped)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+# --------------------------------------------------------------------------- search
+
+
+class SearchParams(WireModel):
+    """``dsh/search`` params.
+
+    ``max_results`` further caps the chosen arm's own cap (quick 5, thorough 10);
+    ``strategy`` forces an arm (``auto`` lets the bandit choose); ``deadline_ms`` bounds the
+    whole search, every provider attempt included (milliseconds).
+    """
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_LIMIT)
+    strategy: Literal["auto", "quick", "thorough"] = "auto"
+    deadline_ms: int | None = Field(default=None, ge=MIN_DEADLINE_MS, le=MAX_DEADLINE_MS)
+
+
+class Source(WireModel):
+    """One normalised search result. Only ``url`` is required; absent fields are omitted."""
+
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+    published_at: str | None = None
+
+
+class Attempt(WireModel):
+    """One provider tried (or skipped) for a search: ``outcome`` is ``ok``, the failure
+    reason, or ``skipped: …``; ``ms`` is its wall time in milliseconds."""
+
+    provider: str
+    outcome: str
+    ms: int
+
+
+class SearchResult(WireModel):
+    """``dsh/search`` result. ``duration_ms`` is the whole search in milliseconds;
+    ``reward`` the bandit's heuristic reward in [0, 1] for this call."""
+
+    search_id: str
+    strategy: Literal["quick", "thorough"]
+    sources: list[Source]
+    content: str | None = None
+    truncated: bool
+    attempts: list[Attempt]
+    duration_ms: int
+    reward: float
+
+
+class SearchFeedbackParams(WireModel):
+    """``dsh/searchFeedback`` params: which returned URLs the final answer used."""
+
+    search_id: str = Field(min_length=1, max_length=200)
+    used_urls: list[str] = Field(max_length=1000)
+
+
+class SearchFeedbackResult(WireModel):
+    """``dsh/searchFeedback`` result: the answer-usage reward credited, in [0, 1]."""
+
+    reward: float
+
+
+# --------------------------------------------------------------------------- suggester
+
+
+class ToolCall(WireModel):
+    """The tool call the agent just ran: its name (case-insensitive) and its input object."""
+
+    name: str = Field(min_length=1, max_length=200)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(WireModel):
+    """What the tool returned (optional; the suggester never changes it)."""
+
+    is_error: bool | None = None
+    text: str | None = Field(default=None, max_length=10 * MAX_TOOL_TEXT)
+
+
+class PostExecuteParams(WireModel):
+    """``dsh/postExecute`` params: one finished tool call of one session and turn."""
+
+    session_id: str = Field(min_length=1, max_length=500)
+    turn: int = Field(ge=0)
+    call_id: str | None = Field(default=None, max_length=500)
+    tool: ToolCall
+    result: ToolResult | None = None
+
+
+class NoteSource(WireModel):
+    """The label of a suggester note (plan: "The delivery"), plus ``intent`` and ``targets``."""
+
+    kind: Literal["search-suggester"] = "search-suggester"
+    form: Literal["notice"] = "notice"
+    summary: str
+    intent: str
+    targets: list[str]
+
+
+class AdditionalContext(WireModel):
+    """One extra context added beside a tool result; never a replacement of it."""
+
+    source: NoteSource
+    text: str
+
+
+class PostExecuteResult(WireModel):
+    """``dsh/postExecute`` result: at most one note; an empty list is silence."""
+
+    additional_contexts: list[AdditionalContext] = Field(default_factory=list)
+
+
+class DismissParams(WireModel):
+    """``dsh/dismiss`` params: an intent family (e.g. ``Version``) and optionally one path."""
+
+    family: str = Field(min_length=1, max_length=100)
+    path: str | None = Field(default=None, min_length=1, max_length=4096)
+
+
+class DismissResult(WireModel):
+    """``dsh/dismiss`` result: the ledger record line and when it expires (ISO-8601, UTC)."""
+
+    record: str
+    expires_at: str
+
+
+class AssembleSectionParams(WireModel):
+    """``dsh/assembleSection`` params."""
+
+    session_id: str | None = Field(default=None, max_length=500)
+
+
+class Section(WireModel):
+    """The sticky system-prompt section."""
+
+    name: str
+    order: int
+    text: str
+
+
+class AssembleSectionResult(WireModel):
+    """``dsh/assembleSection`` result: ``section`` is ``None`` (JSON null) when sticky mode is off."""
+
+    section: Section | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """Keep ``section: null`` on the wire: null is this method's documented "off"."""
+        return {"section": self.section.wire() if self.section else None}
+
+
+class StatusParams(WireModel):
+    """``dsh/status`` params (none today)."""

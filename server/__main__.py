@@ -1,0 +1,5 @@
+"""``python -m dsh_sidecar`` = the ``dsh-search`` console script."""
+
+from dsh_sidecar.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,10 @@
+"""The strategy bandit core: picks ``quick`` or ``thorough`` per search by Thompson sampling.
+
+``policy`` holds the Beta posteriors and the sampling, ``reward`` the seed's heuristic,
+``variants`` the reframed queries of the thorough arm, ``arms`` runs a strategy over the
+router, ``core`` ties them together and writes the seed's log line.
+"""
+
+from dsh_sidecar.bandit.core import BanditConfig, SearchOutcome, StrategyBandit, parse_bandit_config
+
+__all__ = ["BanditConfig", "SearchOutcome", "StrategyBandit", "parse_bandit_config"]

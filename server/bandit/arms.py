@@ -1,0 +1,85 @@
+"""The two strategies (arms) of the bandit seed, run over the router.
+
+``quick``: one query, at most :data:`QUICK_MAX` results. ``thorough``: the original query
+plus two reframed variants (:mod:`.variants`) run **concurrently**, merged and de-duplicated
+by normalised URL, at most :data:`THOROUGH_MAX` results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from dsh_protocol import Attempt, Source
+from dsh_sidecar.bandit.variants import reframe
+from dsh_sidecar.router import AllProvidersFailed, Router
+
+#: Seed: quick is "a single search query, capped at 5 results".
+QUICK_MAX: Final = 5
+#: Seed: thorough is "capped at 10 results".
+THOROUGH_MAX: Final = 10
+
+
+@dataclass
+class ArmResult:
+    """What one arm produced: merged sources, whether a cap dropped any, every attempt."""
+
+    sources: list[Source]
+    truncated: bool
+    attempts: list[Attempt]
+    content: str | None = None
+
+
+def normalise_url(url: str) -> str:
+    """The key URLs are de-duplicated on across variants: scheme and host lower-cased, a
+    default port, the fragment, ``utm_*`` parameters and a trailing ``/`` removed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    host = (parts.hostname or "").lower()
+    if parts.port and not (
+        (parts.scheme == "http" and parts.port == 80) or (parts.scheme == "https" and parts.port == 443)
+    ):
+        host = f"{host}:{parts.port}"
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("utm_")])
+    path = parts.path.rstrip("/") or ""
+    return urlunsplit((parts.scheme.lower(), host, path, query, ""))
+
+
+async def run_quick(router: Router, query: str, cap: int, deadline_ms: int | None) -> ArmResult:
+    """One router search. Raises :class:`AllProvidersFailed` when the chain fails."""
+    res = await router.search(query, cap, deadline_ms)
+    return ArmResult(res.sources, res.truncated, res.attempts, res.content)
+
+
+async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | None) -> ArmResult:
+    """The variants concurrently, merged in variant order (original first), de-duplicated
+    by :func:`normalise_url`. Raises the original query's :class:`AllProvidersFailed` only
+    when every variant failed."""
+    variants = reframe(query)
+    results = await asyncio.gather(
+        *(router.search(v, cap, deadline_ms) for v in variants), return_exceptions=True
+    )
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(r, AllProvidersFailed):
+            raise r
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    attempts = [a for r in results for a in (r.attempts if not isinstance(r, BaseException) else r.attempts)]
+    if not ok:
+        first = results[0]
+        assert isinstance(first, AllProvidersFailed)
+        raise AllProvidersFailed(first.message, attempts)
+    seen: set[str] = set()
+    merged: list[Source] = []
+    for r in ok:
+        for s in r.sources:
+            key = normalise_url(s.url)
+            if key not in seen:
+                seen.add(key)
+                merged.append(s)
+    content = next((r.content for r in ok if r.content), None)
+    truncated = len(merged) > cap or any(r.truncated for r in ok)
+    return ArmResult(merged[:cap], truncated, attempts, content)

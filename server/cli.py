@@ -1,0 +1,162 @@
+"""``dsh-search``: ``serve`` (default), ``query``, ``suggest``, ``status``.
+
+* ``dsh-search serve`` – the stdio JSON-RPC server a harness spawns.
+* ``dsh-search query "…" [--strategy auto|quick|thorough] [--max-results N] [--json]`` – one
+  search through the zero-config chain (or ``--config FILE``), printed as a table or JSON.
+* ``dsh-search suggest --workspace DIR --tool NAME --input JSON`` – what the suggester would
+  say for one tool call (always runs, whatever ``suggester.enabled`` says).
+* ``dsh-search status [--workspace DIR]`` – the resolved chain, posteriors and state paths.
+
+Exit codes: 0 ok, 1 the search failed, 2 bad arguments or config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from dsh_protocol import PostExecuteParams, SearchParams
+from dsh_sidecar import __version__
+from dsh_sidecar.config import SidecarConfig, load_config_file
+from dsh_sidecar.errors import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dsh-search", description="dsh-search-sidecar: search router, strategy bandit, search suggester.")
+    p.add_argument("--version", action="version", version=f"dsh-search {__version__}")
+    sub = p.add_subparsers(dest="command")
+    s = sub.add_parser("serve", help="serve JSON-RPC on stdio (default)")
+    s.add_argument("--log-level", default=os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    q = sub.add_parser("query", help="run one web search")
+    q.add_argument("query")
+    q.add_argument("--strategy", choices=["auto", "quick", "thorough"], default="auto")
+    q.add_argument("--max-results", type=int, default=None)
+    q.add_argument("--deadline-ms", type=int, default=None)
+    q.add_argument("--json", action="store_true", help="print the dsh/search result as JSON")
+    q.add_argument("--config", type=Path, help="YAML/JSON file with router/bandit/suggester blocks")
+    g = sub.add_parser("suggest", help="what the suggester would say for one tool call")
+    g.add_argument("--workspace", type=Path, default=Path.cwd())
+    g.add_argument("--tool", required=True, help="tool name: grep, glob, read, bash, …")
+    g.add_argument("--input", required=True, help='tool input as JSON, e.g. \'{"pattern": "__version__"}\'')
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--config", type=Path)
+    t = sub.add_parser("status", help="show the resolved chain, posteriors and state paths")
+    t.add_argument("--workspace", type=Path, default=None)
+    t.add_argument("--config", type=Path)
+    return p
+
+
+def _config(path: Path | None) -> SidecarConfig:
+    return load_config_file(path) if path else SidecarConfig()
+
+
+def _fail(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"dsh-search: {message}\n")
+    return code
+
+
+def _print_table(result: dict[str, Any]) -> None:
+    out = sys.stdout
+    out.write(f"strategy={result['strategy']} sources={len(result['sources'])} durationMs={result['durationMs']} "
+              f"reward={result['reward']:.3f} truncated={str(result['truncated']).lower()}\n")
+    for i, s in enumerate(result["sources"], 1):
+        out.write(f"{i:>2}. {s.get('title') or '(no title)'}\n    {s['url']}\n")
+        if s.get("snippet"):
+            out.write(f"    {s['snippet'][:200]}\n")
+    out.write("attempts: " + ", ".join(f"{a['provider']}={a['outcome']} ({a['ms']} ms)" for a in result["attempts"]) + "\n")
+
+
+async def _query(args: argparse.Namespace) -> int:
+    from dsh_sidecar.router import AllProvidersFailed
+    from dsh_sidecar.sidecar import Sidecar
+
+    try:
+        params = SearchParams(query=args.query, strategy=args.strategy, max_results=args.max_results, deadline_ms=args.deadline_ms)
+        sidecar = Sidecar(_config(args.config), None, os.environ)
+    except ValidationError as exc:
+        return _fail(f"bad arguments: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
+    except ConfigError as exc:
+        return _fail(f"invalid config: {exc}")
+    try:
+        result = (await sidecar.search(params)).wire()
+    except AllProvidersFailed as exc:
+        sys.stderr.write(exc.message + "\n")
+        return 1
+    finally:
+        await sidecar.aclose()
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _print_table(result)
+    return 0
+
+
+def _suggest(args: argparse.Namespace) -> int:
+    from dsh_sidecar.sidecar import Sidecar
+
+    try:
+        tool_input = json.loads(args.input)
+    except ValueError:
+        return _fail("--input must be a JSON object")
+    if not isinstance(tool_input, dict):
+        return _fail("--input must be a JSON object")
+    if not args.workspace.is_dir():
+        return _fail(f"--workspace {args.workspace} is not a folder")
+    try:
+        cfg = _config(args.config)
+    except ConfigError as exc:
+        return _fail(f"invalid config: {exc}")
+    lines: list[str] = []
+    sidecar = Sidecar(cfg, args.workspace, os.environ, log_sink=lines.append, force_suggester=True)
+    # one call of a fresh CLI session: no cooldown/turn history to suppress it
+    params = PostExecuteParams(session_id="cli", turn=0, tool={"name": args.tool, "input": tool_input})
+    result = sidecar.post_execute(params).wire()
+    asyncio.run(sidecar.aclose())
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    elif result["additionalContexts"]:
+        sys.stdout.write(result["additionalContexts"][0]["text"] + "\n")
+    else:
+        sys.stdout.write("(silence: no note for this call)\n")
+    for line in lines:
+        sys.stderr.write(line + "\n")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from dsh_sidecar.sidecar import Sidecar
+
+    try:
+        sidecar = Sidecar(_config(args.config), args.workspace, os.environ)
+    except ConfigError as exc:
+        return _fail(f"invalid config: {exc}")
+    sys.stdout.write(json.dumps(sidecar.status(), indent=2) + "\n")
+    asyncio.run(sidecar.aclose())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``dsh-search`` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    command = args.command or "serve"
+    if command == "serve":
+        from dsh_sidecar.app import configure_logging, run_stdio
+        from dsh_sidecar.handlers import build_server
+
+        server = build_server()
+        configure_logging(server.redactor, getattr(args, "log_level", "WARNING"))
+        return run_stdio(server)
+    if command == "query":
+        return asyncio.run(_query(args))
+    if command == "suggest":
+        return _suggest(args)
+    if command == "status":
+        return _status(args)
+    return _fail(f"unknown command {command}")

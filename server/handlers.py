@@ -1,0 +1,143 @@
+"""Thin handlers: validate params into a protocol model, call the sidecar, serialise.
+
+A bad request gets a -32602 reply with its own id and a message naming the field; a request
+before ``initialize`` gets -32002; the search failure gets -32001 with the router seed's
+aggregated text and ``data.attempts``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from dsh_protocol import (
+    AssembleSectionParams,
+    DismissParams,
+    ErrorCode,
+    Method,
+    PostExecuteParams,
+    SearchParams,
+    StatusParams,
+)
+from dsh_sidecar.app import SidecarServer, workspace_root
+from dsh_sidecar.config import parse_config
+from dsh_sidecar.errors import ConfigError, format_loc
+from dsh_sidecar.router import AllProvidersFailed
+from dsh_sidecar.sidecar import Sidecar
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def invalid_params(message: str) -> JsonRpcInvalidParams:
+    """A -32602 error with ``message``."""
+    return JsonRpcInvalidParams(message=message)
+
+
+def validate(model: type[M], params: Any) -> M:
+    """Validate raw JSON params into ``model``; raise -32602 naming the first bad field."""
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise invalid_params("params must be an object")
+    try:
+        return model.model_validate(params, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        errors = exc.errors(include_input=False, include_url=False, include_context=False)
+        first = errors[0]
+        field = format_loc("", first.get("loc", ())) or "params"
+        msg = "unknown field" if first.get("type") == "extra_forbidden" else first.get("msg", "invalid")
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise invalid_params(f"{field}: {msg}{more}") from None
+
+
+def require(server: SidecarServer) -> Sidecar:
+    """The sidecar, or -32002 when ``initialize`` has not run."""
+    if server.sidecar is None:
+        raise JsonRpcException(code=ErrorCode.SERVER_NOT_INITIALIZED, message="server not initialized: send initialize first")
+    return server.sidecar
+
+
+def register(server: SidecarServer) -> None:
+    """Attach every handler to ``server``."""
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
+        try:
+            config = parse_config(params.initialization_options)
+            sidecar = Sidecar(config, workspace_root(params), ls.env, log_sink=ls.send_log_line)
+        except ConfigError as exc:
+            raise invalid_params(f"invalid initializationOptions: {exc}") from None
+        ls.redactor.add(spec.api_key for spec in sidecar.router.chain if spec.api_key)
+        ls.sidecar = sidecar
+
+    @server.feature(Method.SEARCH)
+    async def on_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(SearchParams, params)
+        sidecar = require(ls)
+        try:
+            result = await sidecar.search(p)
+        except AllProvidersFailed as exc:
+            raise JsonRpcException(
+                code=ErrorCode.SEARCH_FAILED,
+                message=exc.message,
+                data={"attempts": [a.wire() for a in exc.attempts]},
+            ) from None
+        return result.wire()
+
+    @server.feature(Method.POST_EXECUTE)
+    def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(PostExecuteParams, params)
+        return require(ls).post_execute(p).wire()
+
+    @server.feature(Method.DISMISS)
+    def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(DismissParams, params)
+        try:
+            return require(ls).dismiss(p).wire()
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from None
+
+    @server.feature(Method.ASSEMBLE_SECTION)
+    def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        validate(AssembleSectionParams, params)
+        return require(ls).assemble_section().wire()
+
+    @server.feature(Method.STATUS)
+    def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        validate(StatusParams, params)
+        return require(ls).status()
+
+    @server.feature(Method.TOOLS_CHANGED)
+    def on_tools_changed(ls: SidecarServer, params: Any) -> None:
+        if ls.sidecar is not None:
+            ls.sidecar.tools_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_did_change_configuration(ls: SidecarServer, params: lsp.DidChangeConfigurationParams) -> None:
+        if ls.sidecar is None:
+            return
+        try:
+            ls.sidecar.reconfigure(params.settings)
+        except ConfigError as exc:
+            message = f"configuration change refused, keeping the previous one: {exc}"
+            log.warning(message)
+            ls.send_log_line(message, lsp.MessageType.Warning)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def on_did_change_watched_files(ls: SidecarServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if ls.sidecar is not None:
+            ls.sidecar.tools_changed()
+
+
+def build_server() -> SidecarServer:
+    """A server with every handler registered."""
+    server = SidecarServer()
+    register(server)
+    return server

@@ -1,0 +1,229 @@
+"""The fallback chain: try each provider in order, return the first usable answer.
+
+Seed (``search-router.README.txt``, "Fallback"): a provider fails on network errors,
+timeouts, any non-2xx status, unparseable responses and, by default, empty results; the
+chain returns the first success; when every provider fails, one aggregated, key-free error
+whose first line is :data:`AGGREGATE_HEADER`. When no provider answered usefully but at
+least one answered an empty success, the truthful empty result is returned instead.
+
+The per-provider timeout covers the whole exchange (headers and body), and the whole chain
+has a deadline: each attempt gets what is left of it minus :data:`DEADLINE_MARGIN_MS`;
+providers not reached in time are reported as ``skipped: deadline``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Final
+
+import httpx
+
+from dsh_protocol import Attempt, Source
+from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of
+from dsh_sidecar.router.normalize import normalize
+from dsh_sidecar.router.providers import PROVIDERS
+from dsh_sidecar.router.providers.base import (
+    BAD_RESPONSE,
+    EMPTY,
+    NETWORK,
+    TIMEOUT,
+    HttpRequest,
+    HttpResponse,
+    ProviderFailure,
+)
+from dsh_sidecar.router.redact import Redactor
+
+#: First line of the all-failed error, byte-exact (seed, "Fallback").
+AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
+#: Reason of an empty answer (fixtures README, outcome ``empty``).
+EMPTY_REASON: Final = "0 results"
+#: Time kept back from the deadline for the reply itself, milliseconds.
+DEADLINE_MARGIN_MS: Final = 25
+#: Largest response body read from a provider, bytes (a bigger one is a failure, not a hang).
+MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+#: User-Agent sent to providers.
+USER_AGENT: Final = "dsh-search-sidecar/0.1 (+https://github.com/)"
+
+
+@dataclass
+class RouterResult:
+    """A search answered by one provider (or the truthful empty result)."""
+
+    sources: list[Source]
+    truncated: bool
+    attempts: list[Attempt]
+    provider: str | None
+    content: str | None = None
+
+
+class AllProvidersFailed(Exception):
+    """Every provider failed. ``str(exc)`` is the seed's aggregated text (redacted);
+    ``attempts`` the per-provider outcomes."""
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.attempts = attempts
+
+
+@dataclass
+class _Failed:
+    provider: str
+    reason: str
+    failure_class: str
+
+
+@dataclass
+class Router:
+    """The router core. Build with :meth:`from_config`; call :meth:`search`.
+
+    ``client`` is shared by every search (connection reuse); ``clock`` returns seconds.
+    """
+
+    config: RouterConfig
+    chain: list[ProviderSpec]
+    redactor: Redactor
+    client: httpx.AsyncClient
+    missing: list[str] = field(default_factory=list)
+    modules: Mapping[str, ModuleType] = field(default_factory=lambda: PROVIDERS)
+
+    @classmethod
+    def from_config(
+        cls, config: RouterConfig, env: Mapping[str, str], client: httpx.AsyncClient | None = None
+    ) -> Router:
+        """Resolve the chain against ``env`` and build a router.
+
+        Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
+        """
+        chain, missing = resolve_chain(config, env)
+        chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
+        redactor = Redactor(secrets_of(chain))
+        if client is None:
+            client = httpx.AsyncClient(
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+                timeout=None,  # the chain bounds every exchange itself
+                trust_env=False,
+            )
+        return cls(config=config, chain=chain, redactor=redactor, client=client, missing=missing)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self.client.aclose()
+
+    def describe(self) -> list[dict[str, str]]:
+        """The chain for ``dsh/status``: id and endpoint origin of each provider (no keys)."""
+        return [{"provider": s.id, "baseUrl": self.redactor(s.base_url)} for s in self.chain]
+
+    async def search(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:
+        """Search ``query`` through the chain.
+
+        ``max_results`` caps the sources; ``deadline_ms`` bounds the whole chain (default: the
+        config's ``deadlineMs``). Raises :class:`AllProvidersFailed` when no provider answered
+        (its message is the seed's aggregated text). Cancelling the calling task aborts the
+        in-flight HTTP exchange.
+        """
+        started = time.monotonic()
+        deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
+        attempts: list[Attempt] = []
+        failures: list[_Failed] = []
+        empty: RouterResult | None = None
+        for spec in self.chain:
+            if spec.id not in self.modules:
+                attempts.append(Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0))
+                continue
+            left_ms = (deadline - time.monotonic()) * 1000 - DEADLINE_MARGIN_MS
+            if left_ms <= 0:
+                attempts.append(Attempt(provider=spec.id, outcome="skipped: deadline", ms=0))
+                failures.append(_Failed(spec.id, "skipped: deadline", TIMEOUT))
+                continue
+            budget_ms = min(self.config.timeout_ms, left_ms)
+            t0 = time.monotonic()
+            try:
+                answer = await self._attempt(spec, query, max_results, budget_ms)
+                sources, truncated = normalize(answer.items, max_results)
+            except ProviderFailure as failure:
+                ms = _ms_since(t0)
+                reason = self.redactor(failure.reason)
+                if budget_ms < self.config.timeout_ms and failure.failure_class == TIMEOUT:
+                    reason = f"timeout after {int(budget_ms)}ms (deadline)"
+                attempts.append(Attempt(provider=spec.id, outcome=reason, ms=ms))
+                failures.append(_Failed(spec.id, reason, failure.failure_class))
+                continue
+            ms = _ms_since(t0)
+            if not sources:
+                attempts.append(Attempt(provider=spec.id, outcome=EMPTY_REASON, ms=ms))
+                result = RouterResult(sources=[], truncated=False, attempts=attempts, provider=spec.id)
+                if not self.config.empty_results_fallback:
+                    return result
+                empty = empty or result
+                failures.append(_Failed(spec.id, EMPTY_REASON, EMPTY))
+                continue
+            attempts.append(Attempt(provider=spec.id, outcome="ok", ms=ms))
+            content = self.redactor(answer.content) if answer.content else None
+            return RouterResult(sources, truncated, attempts, spec.id, content)
+        if empty is not None:
+            empty.attempts = attempts
+            return empty
+        raise AllProvidersFailed(self._aggregate(failures), attempts)
+
+    def _aggregate(self, failures: list[_Failed]) -> str:
+        lines = [AGGREGATE_HEADER]
+        lines += [f"- {f.provider}: {f.reason}" for f in failures]
+        if not failures:
+            lines.append("- (no provider is configured or usable)")
+        return self.redactor("\n".join(lines))
+
+    async def _attempt(self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float):
+        module = self.modules[spec.id]
+        request: HttpRequest = module.build_request(spec, query, max_results)
+        try:
+            async with asyncio.timeout(budget_ms / 1000):
+                response = await self._exchange(request)
+        except TimeoutError:
+            raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
+        except httpx.HTTPError as exc:
+            raise ProviderFailure(f"network error: {_describe_http_error(exc)}", NETWORK) from None
+        return module.parse_response(response, max_results)
+
+    async def _exchange(self, request: HttpRequest) -> HttpResponse:
+        """Send ``request`` and read the whole body, at most :data:`MAX_BODY_BYTES`."""
+        async with self.client.stream(
+            request.method,
+            request.url,
+            headers=request.headers,
+            params=request.params,
+            json=request.json,
+            data=request.form,
+        ) as response:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise ProviderFailure(
+                        f"response body larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB", BAD_RESPONSE
+                    )
+                chunks.append(chunk)
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            return HttpResponse(status=response.status_code, headers=headers, body=b"".join(chunks))
+
+
+def _ms_since(t0: float) -> int:
+    return int((time.monotonic() - t0) * 1000)
+
+
+def _describe_http_error(exc: httpx.HTTPError) -> str:
+    """A short, URL-free description of a transport error (URLs may carry secrets)."""
+    kind = type(exc).__name__
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "connection closed by the server"
+    if isinstance(exc, httpx.ReadError):
+        return "read failed"
+    return kind

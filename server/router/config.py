@@ -1,0 +1,251 @@
+"""The router's config block, exactly the search-router seed's schema, validated loudly.
+
+Seed (``search-router.README.txt``, "Full schema")::
+
+    provider: exa                  # single-provider mode (XOR with order)
+    order: [exa, tavily, searxng]  # fallback-chain mode
+    timeoutMs: 10000               # per-provider timeout (default 10000)
+    emptyResultsFallback: true     # 0-result success counts as failure (default true)
+    providers: {<id>: {apiKey, apiKeyEnv, baseURL|baseUrl, baseUrlEnv, model}}
+
+plus ``deadlineMs`` (whole-chain deadline, ours). Every error is a
+:class:`~dsh_sidecar.errors.ConfigError` naming the key; values are never echoed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+
+#: Canonical order of auto-detection (seed: "exa → tavily → brave → perplexity → deepseek →
+#: searxng → duckduckgo").
+CANONICAL_ORDER: Final = ("exa", "tavily", "brave", "perplexity", "deepseek", "searxng", "duckduckgo")
+#: Seed default per-provider timeout, milliseconds.
+DEFAULT_TIMEOUT_MS: Final = 10_000
+#: Seed floor of ``timeoutMs`` ("non-integer or < 100 → config error"), milliseconds.
+MIN_TIMEOUT_MS: Final = 100
+#: Default whole-chain deadline of one ``dsh/search``, milliseconds (issue #3).
+DEFAULT_DEADLINE_MS: Final = 60_000
+
+
+@dataclass(frozen=True)
+class ProviderDefaults:
+    """What the seed's table says of one provider: its key variable, default origin, model."""
+
+    key_env: str | None
+    base_url: str | None
+    base_url_env: str | None = None
+    model: str | None = None
+
+
+#: Seed table "Supported providers" and "Full schema" defaults.
+PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {
+    "exa": ProviderDefaults("EXA_API_KEY", "https://api.exa.ai"),
+    "tavily": ProviderDefaults("TAVILY_API_KEY", "https://api.tavily.com"),
+    "brave": ProviderDefaults("BRAVE_SEARCH_API_KEY", "https://api.search.brave.com"),
+    "perplexity": ProviderDefaults("PPLX_API_KEY", "https://api.perplexity.ai", model="sonar"),
+    "deepseek": ProviderDefaults(
+        "DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", model="deepseek-v4-flash"
+    ),
+    "searxng": ProviderDefaults(None, None, base_url_env="SEARXNG_BASE_URL"),
+    "duckduckgo": ProviderDefaults(None, "https://html.duckduckgo.com"),
+}
+
+
+class ProviderSettings(BaseModel):
+    """``providers.<id>``: per-provider overrides (seed "Full schema")."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    api_key: str | None = Field(default=None, alias="apiKey")
+    api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("baseURL", "baseUrl"), alias="baseUrl"
+    )
+    base_url_env: str | None = Field(default=None, alias="baseUrlEnv")
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class RouterConfig(BaseModel):
+    """The validated router block. Times are milliseconds."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    provider: str | None = None
+    order: list[str] | None = None
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, alias="timeoutMs")
+    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, alias="deadlineMs")
+    empty_results_fallback: bool = Field(default=True, alias="emptyResultsFallback")
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+
+
+#: Which per-provider keys make sense for which provider ("model only where the provider has one").
+_ALLOWED_KEYS: Final[dict[str, frozenset[str]]] = {
+    pid: frozenset(
+        {"baseURL", "baseUrl"}
+        | ({"apiKey", "apiKeyEnv"} if d.key_env else set())
+        | ({"model"} if d.model else set())
+        | ({"baseUrlEnv"} if d.base_url_env else set())
+    )
+    for pid, d in PROVIDER_DEFAULTS.items()
+}
+
+
+def _raw_key_check(raw: Mapping[str, Any]) -> None:
+    providers = raw.get("providers")
+    if providers is None:
+        return
+    if not isinstance(providers, Mapping):
+        raise ConfigError("router.providers", "must be an object keyed by provider id")
+    for pid, block in providers.items():
+        if pid not in PROVIDER_DEFAULTS:
+            raise ConfigError(
+                f"router.providers.{pid}", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})"
+            )
+        if not isinstance(block, Mapping):
+            raise ConfigError(f"router.providers.{pid}", "must be an object")
+        for key in block:
+            if key not in _ALLOWED_KEYS[pid]:
+                raise ConfigError(
+                    f"router.providers.{pid}.{key}",
+                    f"unknown key for {pid} (allowed: {', '.join(sorted(_ALLOWED_KEYS[pid]))})",
+                )
+        if "baseURL" in block and "baseUrl" in block:
+            raise ConfigError(f"router.providers.{pid}.baseURL", "give baseURL or baseUrl, not both")
+
+
+def parse_router_config(raw: Any) -> RouterConfig:
+    """Validate the router block (``None`` = all defaults).
+
+    Raises :class:`ConfigError` naming the first offending key: unknown keys and provider
+    ids, ``provider`` together with ``order``, a non-integer or < 100 ``timeoutMs``, a bad URL.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("router", "must be an object")
+    _raw_key_check(raw)
+    try:
+        cfg = RouterConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise config_error_from_pydantic("router", exc) from None
+    if cfg.provider is not None and cfg.order is not None:
+        raise ConfigError("router.provider", "give either provider (single) or order (chain), not both")
+    if cfg.provider is not None and cfg.provider not in PROVIDER_DEFAULTS:
+        raise ConfigError("router.provider", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
+    if cfg.order is not None:
+        if not cfg.order:
+            raise ConfigError("router.order", "must name at least one provider")
+        for i, pid in enumerate(cfg.order):
+            if pid not in PROVIDER_DEFAULTS:
+                raise ConfigError(
+                    f"router.order[{i}]", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})"
+                )
+        if len(set(cfg.order)) != len(cfg.order):
+            raise ConfigError("router.order", "names a provider twice")
+    for pid, settings in cfg.providers.items():
+        if settings.base_url is not None:
+            key = f"router.providers.{pid}.{'baseURL' if 'baseURL' in raw['providers'][pid] else 'baseUrl'}"
+            check_base_url(key, settings.base_url)
+    return cfg
+
+
+def check_base_url(key: str, url: str) -> str:
+    """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
+
+    Raises :class:`ConfigError` naming ``key``. Credentials in the URL are refused (they would
+    end up in logs); the message never repeats the URL.
+    """
+    stripped = url.strip()
+    try:
+        parts = urlsplit(stripped)
+        _ = parts.port
+    except ValueError:
+        raise ConfigError(key, "not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(key, "must be an absolute http:// or https:// URL")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(key, "must not carry credentials (user:password@); they would leak into logs")
+    if parts.query or parts.fragment:
+        raise ConfigError(key, "must not have a query string or fragment")
+    return stripped.rstrip("/")
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider resolved against the environment: ready to call."""
+
+    id: str
+    base_url: str
+    api_key: str | None = None
+    model: str | None = None
+
+
+def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str]) -> str | None:
+    if settings.api_key is not None and settings.api_key.strip():
+        return settings.api_key.strip()
+    var = settings.api_key_env or defaults.key_env
+    if var:
+        value = env.get(var, "").strip()
+        return value or None
+    return None
+
+
+def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> ProviderSpec | None:
+    """Resolve one provider's key, endpoint and model; ``None`` when it is not usable
+    (a keyed provider without a key, SearXNG without a base URL).
+
+    Raises :class:`ConfigError` when a base URL taken from the environment is malformed
+    (naming the variable, never its value).
+    """
+    defaults = PROVIDER_DEFAULTS[pid]
+    settings = cfg.providers.get(pid, ProviderSettings())
+    key = _key_from(settings, defaults, env) if defaults.key_env else None
+    if defaults.key_env and key is None:
+        return None
+    base = settings.base_url
+    if base is None:
+        var = settings.base_url_env or defaults.base_url_env
+        if var and env.get(var, "").strip():
+            base = check_base_url(f"${var}", env[var])
+    base = base or defaults.base_url
+    if base is None:
+        return None
+    return ProviderSpec(id=pid, base_url=base.strip().rstrip("/"), api_key=key, model=settings.model or defaults.model)
+
+
+def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[ProviderSpec], list[str]]:
+    """Return the providers to try, in order, and the ids that were named but are unusable.
+
+    ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
+    or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
+    zero-config chain is never empty).
+    """
+    if cfg.provider is not None:
+        ids: tuple[str, ...] = (cfg.provider,)
+    elif cfg.order is not None:
+        ids = tuple(cfg.order)
+    else:
+        ids = CANONICAL_ORDER
+    chain: list[ProviderSpec] = []
+    missing: list[str] = []
+    for pid in ids:
+        spec = resolve_provider(pid, cfg, env)
+        if spec is None:
+            missing.append(pid)
+        else:
+            chain.append(spec)
+    if cfg.provider is None and cfg.order is None:
+        missing = []
+    return chain, missing
+
+
+def secrets_of(chain: list[ProviderSpec]) -> list[str]:
+    """Every secret the chain holds (API keys), for redaction."""
+    return [s.api_key for s in chain if s.api_key]

@@ -1,0 +1,151 @@
+"""What every provider module is made of: build one HTTP request, parse one HTTP response.
+
+A provider module exports ``ID``, ``build_request(spec, query, max_results) -> HttpRequest``
+and ``parse_response(response, max_results) -> ProviderAnswer``; it raises
+:class:`ProviderFailure` for anything that is not a usable answer. The chain owns the HTTP
+exchange itself (timeouts, bounded reads, cancellation), so every module has the same shape
+and none of them touches a socket.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from dsh_sidecar.router.normalize import RawItem
+
+# Failure classes (shared/fixtures/providers/README.md, "Outcome vocabulary").
+AUTH: Final = "auth"
+RATE_LIMITED: Final = "rate_limited"
+QUOTA_EXHAUSTED: Final = "quota_exhausted"
+BLOCKED: Final = "blocked"
+UPSTREAM_ERROR: Final = "upstream_error"
+BAD_RESPONSE: Final = "bad_response"
+CONFIG: Final = "config"
+TIMEOUT: Final = "timeout"
+NETWORK: Final = "network"
+EMPTY: Final = "empty"
+
+#: Longest piece of a provider's own error message quoted in a reason, characters.
+ERROR_DETAIL_MAX_CHARS: Final = 160
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """One HTTP request a provider wants sent. ``url`` is absolute."""
+
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] | None = None
+    json: Any = None
+    form: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """One HTTP response, fully read (bounded by the chain). Header names are lower-case."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower-case (``""`` when absent)."""
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def text(self) -> str:
+        """The body decoded as UTF-8 (invalid bytes replaced)."""
+        return self.body.decode("utf-8", errors="replace")
+
+
+@dataclass
+class ProviderAnswer:
+    """A provider's usable answer: raw items (normalised by the chain) and optional prose."""
+
+    items: list[RawItem]
+    content: str | None = None
+
+
+class ProviderFailure(Exception):
+    """The provider did not give a usable answer.
+
+    ``reason`` is the short text shown after ``- <id>: `` in the aggregated error and in
+    ``attempts[].outcome`` (redacted by the chain); ``failure_class`` one of the module
+    constants; ``cooldown_s`` the cooldown the response itself asked for (seconds), if any.
+    """
+
+    def __init__(self, reason: str, failure_class: str, cooldown_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.failure_class = failure_class
+        self.cooldown_s = cooldown_s
+
+
+def parse_json(response: HttpResponse) -> Any:
+    """Decode a JSON body or raise a ``bad_response`` failure naming the content type."""
+    try:
+        return json.loads(response.body)
+    except (ValueError, UnicodeDecodeError):
+        ctype = response.content_type or "none"
+        raise ProviderFailure(f"unparseable JSON response (content-type {ctype})", BAD_RESPONSE) from None
+
+
+def _error_detail(response: HttpResponse) -> str | None:
+    """A short human message from a JSON error body (``error``/``message``/``detail``), if any."""
+    if "json" not in response.content_type:
+        return None
+    try:
+        body = json.loads(response.body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    for _ in range(3):  # unwrap {"detail": {"error": "..."}} and the like
+        if isinstance(body, dict):
+            for key in ("error", "message", "detail", "msg"):
+                if key in body and body[key]:
+                    body = body[key]
+                    break
+            else:
+                return None
+        else:
+            break
+    if isinstance(body, str):
+        text = " ".join(body.split())
+        return text[:ERROR_DETAIL_MAX_CHARS] or None
+    return None
+
+
+def retry_after_seconds(response: HttpResponse) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds (RFC 9110 §10.2.3), else ``None``."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def status_failure(response: HttpResponse) -> ProviderFailure:
+    """The generic failure for a non-2xx status: ``HTTP <code>`` plus the provider's short
+    JSON error message when it gives one (never an HTML page), classed by status."""
+    status = response.status
+    reason = f"HTTP {status}"
+    detail = _error_detail(response)
+    if detail:
+        reason += f": {detail}"
+    if status in (401, 403):
+        return ProviderFailure(reason, AUTH)
+    if status == 429:
+        return ProviderFailure(reason, RATE_LIMITED, retry_after_seconds(response))
+    if status >= 500:
+        return ProviderFailure(reason, UPSTREAM_ERROR)
+    return ProviderFailure(reason, BAD_RESPONSE)
+
+
+def join_url(base: str, path: str) -> str:
+    """Append ``path`` to ``base`` keeping the base's own path (``/searx`` + ``/search``)."""
+    return base.rstrip("/") + "/" + path.lstrip("/")

@@ -1,0 +1,150 @@
+"""The composition root: builds the three cores from one config and answers each method.
+
+Knows nothing of JSON-RPC: the server's handlers validate params into protocol models, call
+one method here, and send back ``.wire()`` of the result. The CLI uses the same object.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dsh_protocol import (
+    AssembleSectionResult,
+    DismissParams,
+    DismissResult,
+    PostExecuteParams,
+    PostExecuteResult,
+    SearchParams,
+    SearchResult,
+)
+from dsh_sidecar import __version__
+from dsh_sidecar.bandit import StrategyBandit
+from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router import Router
+from dsh_sidecar.router.redact import Redactor
+from dsh_sidecar.suggester import Suggester
+
+log = logging.getLogger(__name__)
+
+LogSink = Callable[[str], None]
+
+
+class Sidecar:
+    """The router, the bandit and the suggester for one workspace.
+
+    ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
+    ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
+    ``suggest`` command).
+    """
+
+    def __init__(
+        self,
+        config: SidecarConfig,
+        workspace: Path | None,
+        env: Mapping[str, str],
+        log_sink: LogSink | None = None,
+        force_suggester: bool = False,
+    ) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.env = dict(env)
+        self.home = dsh_home(self.env)
+        self.log_sink = log_sink or (lambda line: None)
+        self.force_suggester = force_suggester
+        self.router = Router.from_config(config.router, self.env)
+        self.redactor: Redactor = self.router.redactor
+        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log)
+        self.suggester = Suggester(workspace, config.suggester, self.home, sink=self.log_sink)
+
+    def _bandit_log(self, line: str) -> None:
+        line = self.redactor(line)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self.log_sink(line)
+
+    # ------------------------------------------------------------------ methods
+
+    async def search(self, params: SearchParams) -> SearchResult:
+        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        return SearchResult(
+            search_id=out.search_id,
+            strategy=out.strategy,  # type: ignore[arg-type]
+            sources=out.sources,
+            content=out.content,
+            truncated=out.truncated,
+            attempts=out.attempts,
+            duration_ms=out.duration_ms,
+            reward=round(out.reward, 6),
+        )
+
+    def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
+        """``dsh/postExecute``: at most one note; silence when the suggester is off."""
+        if not (self.config.suggester.enabled or self.force_suggester):
+            return PostExecuteResult()
+        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+
+    def dismiss(self, params: DismissParams) -> DismissResult:
+        """``dsh/dismiss``. Raises ``ValueError`` for an unknown family."""
+        record, expires = self.suggester.dismiss(params.family, params.path)
+        return DismissResult(record=record, expires_at=expires)
+
+    def assemble_section(self) -> AssembleSectionResult:
+        """``dsh/assembleSection``: ``section: null`` while sticky mode is off."""
+        return AssembleSectionResult(section=None)
+
+    def tools_changed(self) -> None:
+        """``dsh/toolsChanged``: drop cached projections."""
+        self.suggester.invalidate()
+
+    def reconfigure(self, raw: Any) -> None:
+        """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
+
+        Raises :class:`ConfigError` (and changes nothing) when the new config is invalid.
+        """
+        if isinstance(raw, Mapping) and "dsh" in raw and isinstance(raw["dsh"], Mapping):
+            raw = raw["dsh"]
+        merged = {
+            "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
+            "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
+            "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+        }
+        if not isinstance(raw, Mapping):
+            raise ConfigError("settings", "must be an object")
+        for key, block in raw.items():
+            merged[key] = block
+        new = parse_config(merged)
+        if new.router != self.config.router:
+            old = self.router
+            self.router = Router.from_config(new.router, self.env, client=old.client)
+            self.redactor = self.router.redactor
+            self.bandit.router = self.router
+        self.bandit.config = new.bandit
+        self.suggester.config = new.suggester
+        self.config = new
+
+    def status(self) -> dict[str, Any]:
+        """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
+        return {
+            "version": __version__,
+            "workspace": str(self.workspace) if self.workspace else None,
+            "router": {
+                "chain": self.router.describe(),
+                "unavailable": list(self.router.missing),
+                "timeoutMs": self.config.router.timeout_ms,
+                "deadlineMs": self.config.router.deadline_ms,
+                "emptyResultsFallback": self.config.router.empty_results_fallback,
+            },
+            "bandit": self.bandit.status(),
+            "suggester": self.suggester.status(),
+            "state": {"dshHome": str(self.home)},
+        }
+
+    async def aclose(self) -> None:
+        """Release the HTTP client."""
+        await self.router.aclose()

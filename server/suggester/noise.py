@@ -1,0 +1,83 @@
+"""Noise control (plan, "The gate"): cooldown, dedupe, per-turn cap, already-recent filter.
+
+State is per session (``sessionId``): a call counter, the call index of each intent's last
+note, the (intent, target set) pairs already delivered, notes per turn, and the files the
+agent read recently (a bounded window of calls).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Final
+
+#: Most sessions tracked at once (least recently used dropped).
+MAX_SESSIONS: Final = 256
+
+
+@dataclass
+class SessionState:
+    """What noise control remembers of one session."""
+
+    calls: int = 0
+    last_note_call: dict[str, int] = field(default_factory=dict)
+    delivered: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
+    notes_in_turn: dict[int, int] = field(default_factory=dict)
+    recent: deque[tuple[int, str]] = field(default_factory=deque)
+
+    def touch(self, paths: list[str], window: int) -> None:
+        """Remember that the current call read ``paths``; forget reads older than ``window``."""
+        for p in paths:
+            self.recent.append((self.calls, p.lstrip("./")))
+        while self.recent and self.recent[0][0] <= self.calls - window:
+            self.recent.popleft()
+
+    def recently_read(self) -> set[str]:
+        """Paths read within the window."""
+        return {p for _, p in self.recent}
+
+
+class NoiseControl:
+    """Per-session noise state, bounded to :data:`MAX_SESSIONS` sessions."""
+
+    def __init__(self) -> None:
+        self._sessions: OrderedDict[str, SessionState] = OrderedDict()
+
+    def session(self, session_id: str) -> SessionState:
+        """The state of ``session_id`` (created on first use)."""
+        state = self._sessions.get(session_id)
+        if state is None:
+            state = self._sessions[session_id] = SessionState()
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(session_id)
+        return state
+
+    def check(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...],
+              cooldown_calls: int, max_per_turn: int) -> str | None:
+        """The suppression reason for a note, or ``None`` when it may go out.
+
+        Reasons: ``turn-cap``, ``cooldown``, ``dedupe``.
+        """
+        if state.notes_in_turn.get(turn, 0) >= max_per_turn:
+            return "turn-cap"
+        last = state.last_note_call.get(intent)
+        if last is not None and state.calls - last <= cooldown_calls:
+            return "cooldown"
+        if (intent, targets) in state.delivered:
+            return "dedupe"
+        return None
+
+    def record(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...]) -> None:
+        """Remember a delivered note."""
+        state.last_note_call[intent] = state.calls
+        state.delivered.add((intent, targets))
+        state.notes_in_turn[turn] = state.notes_in_turn.get(turn, 0) + 1
+        if len(state.notes_in_turn) > 64:
+            for old in sorted(state.notes_in_turn)[:-32]:
+                del state.notes_in_turn[old]
+
+    def count(self) -> int:
+        """Sessions tracked."""
+        return len(self._sessions)

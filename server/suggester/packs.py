@@ -1,0 +1,197 @@
+"""Intent packs: YAML files that say, per intent, which signals reveal it and where it lives.
+
+Pack format (``packs/*.yml``, ``<workspace>/.dsh/pack.yml``,
+``$DSH_HOME/search-suggester/workspaces/<slug>.yml``)::
+
+    id: python                       # pack id (letters, digits, - _ .)
+    activate: {any: [pyproject.toml, setup.py]}   # markers at the workspace root; omit = always
+    replace: false                   # repo/user packs: true = the built-in packs are not used
+    intents:
+      Version:                       # one of the ten intents (gate.INTENTS)
+        about: the project's version # what the intent looks for, used in the note
+        threshold: 0.85              # optional; default 0.85 Version/Path/Ledger, 0.75 others
+        signals:                     # regex rules with weights (plan, "The gate")
+          - {pattern: '__version__', weight: 2.6, tools: [grep, bash]}
+        candidates:                  # ordered; path or glob, prior, ONE reason phrase
+          - {path: 'src/**/__init__.py', contains: '^__version__\\s*=', prior: 1.0,
+             reason: defines __version__}
+
+A pack from the workspace or the user layer is untrusted input: it is size-capped, parsed
+with ``yaml.safe_load``, validated strictly, its regexes are length-capped and checked for
+nested quantifiers (catastrophic backtracking), and its candidate paths must stay inside the
+workspace. A refused pack is reported with a reason and the others keep working.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dsh_sidecar.errors import config_error_from_pydantic
+from dsh_sidecar.suggester.gate import INTENTS
+
+#: Largest pack file read, bytes.
+MAX_PACK_BYTES: Final = 256 * 1024
+#: Longest signal or ``contains`` regex, characters.
+MAX_PATTERN_CHARS: Final = 300
+#: Tools a signal may be restricted to.
+TOOLS: Final = ("grep", "glob", "read", "bash")
+# A group that holds a quantifier and is itself quantified: (a+)+, (a*b?)*, (x|y+){2,}…
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,?\d*\})")
+
+
+class PackError(ValueError):
+    """A pack was refused; ``str(exc)`` says which file and why."""
+
+
+def check_regex(pattern: str) -> re.Pattern[str]:
+    """Compile an untrusted regex, refusing long ones and nested quantifiers.
+
+    Raises ``ValueError`` with the reason.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ValueError(f"pattern longer than {MAX_PATTERN_CHARS} characters")
+    if _NESTED_QUANTIFIER.search(pattern):
+        raise ValueError("pattern has a quantified group containing a quantifier (catastrophic backtracking)")
+    try:
+        return re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"invalid regex: {exc}") from None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class Signal(_Strict):
+    """One regex rule; its ``weight`` is added to the intent's sum when it matches."""
+
+    pattern: str = Field(min_length=1)
+    weight: float = Field(ge=-10, le=10)
+    tools: list[Literal["grep", "glob", "read", "bash"]] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern_ok(cls, v: str) -> str:
+        check_regex(v)
+        return v
+
+
+class Candidate(_Strict):
+    """One target: a repo-relative path or glob, a prior, one reason phrase, and optionally
+    a regex the file's content must match (``contains``)."""
+
+    path: str = Field(min_length=1, max_length=300)
+    reason: str = Field(min_length=1, max_length=120)
+    prior: float = Field(default=1.0, ge=0, le=10)
+    contains: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, v: str) -> str:
+        p = v.replace("\\", "/")
+        if p.startswith("/") or re.match(r"^[A-Za-z]:", p) or ".." in p.split("/") or "\0" in p:
+            raise ValueError("must be a relative path inside the workspace (no '..', no absolute path)")
+        return p
+
+    @field_validator("contains")
+    @classmethod
+    def _contains_ok(cls, v: str | None) -> str | None:
+        if v is not None:
+            check_regex(v)
+        return v
+
+
+class IntentRow(_Strict):
+    """One intent of a pack: signals, threshold, ordered candidates."""
+
+    about: str | None = Field(default=None, max_length=120)
+    threshold: float | None = Field(default=None, gt=0, lt=1)
+    signals: list[Signal] = Field(default_factory=list, max_length=100)
+    candidates: list[Candidate] = Field(default_factory=list, max_length=100)
+
+
+class Activation(_Strict):
+    """Markers at the workspace root; the pack applies when any exists."""
+
+    any: list[str] = Field(min_length=1, max_length=50)
+
+
+class Pack(_Strict):
+    """A validated pack. ``origin`` is ``builtin``, ``repo`` or ``user``."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    activate: Activation | None = None
+    replace: bool = False
+    intents: dict[str, IntentRow] = Field(default_factory=dict)
+
+    @field_validator("intents")
+    @classmethod
+    def _known_intents(cls, v: dict[str, IntentRow]) -> dict[str, IntentRow]:
+        for name in v:
+            if name not in INTENTS:
+                raise ValueError(f"unknown intent {name!r} (known: {', '.join(INTENTS)})")
+        return v
+
+
+@dataclass(frozen=True)
+class LoadedPack:
+    """A pack and where it came from."""
+
+    pack: Pack
+    origin: Literal["builtin", "repo", "user"]
+    source: str
+
+
+def parse_pack(text: str, source: str) -> Pack:
+    """Parse and validate one pack. Raises :class:`PackError` naming ``source`` and the key."""
+    if len(text.encode("utf-8", "replace")) > MAX_PACK_BYTES:
+        raise PackError(f"{source}: larger than {MAX_PACK_BYTES // 1024} KiB")
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise PackError(f"{source}: invalid YAML{where}") from None
+    if not isinstance(data, dict):
+        raise PackError(f"{source}: a pack must be a mapping")
+    try:
+        return Pack.model_validate(data)
+    except ValidationError as exc:
+        raise PackError(f"{source}: {config_error_from_pydantic('', exc)}") from None
+
+
+def read_pack_file(path: Path, origin: Literal["repo", "user"]) -> LoadedPack | None:
+    """Load a repo or user pack; ``None`` when the file does not exist.
+
+    Raises :class:`PackError` for an unreadable, oversized, symlinked-out or invalid file.
+    """
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink():
+        raise PackError(f"{path}: a symlink; packs must be regular files")
+    if not path.is_file():
+        raise PackError(f"{path}: not a regular file")
+    if path.stat().st_size > MAX_PACK_BYTES:
+        raise PackError(f"{path}: larger than {MAX_PACK_BYTES // 1024} KiB")
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(f"{path}: unreadable ({type(exc).__name__})") from None
+    return LoadedPack(parse_pack(text, str(path)), origin, str(path))
+
+
+def builtin_packs() -> list[LoadedPack]:
+    """The packs shipped in ``packs/`` (package ``dsh_packs``), sorted by file name."""
+    out = []
+    root = resources.files("dsh_packs")
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith((".yml", ".yaml")):
+            out.append(LoadedPack(parse_pack(entry.read_text("utf-8"), f"builtin:{entry.name}"), "builtin", entry.name))
+    return out

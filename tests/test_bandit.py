@@ -1,0 +1,110 @@
+"""The bandit seed: reward, update rule, log line (exact bytes), arms over a real router."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
+from dsh_sidecar.bandit.arms import normalise_url
+from dsh_sidecar.bandit.core import format_log_line
+from dsh_sidecar.bandit.policy import Posterior, ThompsonPolicy
+from dsh_sidecar.bandit.reward import heuristic_reward
+from dsh_sidecar.bandit.variants import reframe
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router import Router, parse_router_config
+from mockprovider import case_reply
+
+
+def test_reward_formula():
+    assert heuristic_reward(0, 5, 100) == 0.0
+    assert heuristic_reward(5, 5, 4393) == 1.0
+    assert heuristic_reward(10, 10, 8481) == pytest.approx(0.5 + 0.5 * 6000 / 8481)
+    assert round(heuristic_reward(10, 10, 8481), 3) == 0.854  # the seed's example line
+    assert heuristic_reward(3, 10, 12000) == pytest.approx(0.5 * 0.3 + 0.5 * 0.5)
+    assert heuristic_reward(20, 10, 0) == 1.0
+
+
+def test_update_rule():
+    p = Posterior()
+    p.update(0.85)
+    assert (p.alpha, p.beta) == pytest.approx((1.85, 1.15))
+    p.update(1.7)  # clipped to 1
+    assert (p.alpha, p.beta) == pytest.approx((2.85, 1.15))
+
+
+def test_log_line_is_byte_exact_with_the_seed_examples():
+    stats = {"quick": {"alpha": 2.0, "beta": 1.0}, "thorough": {"alpha": 1.0, "beta": 1.0}}
+    assert format_log_line("quick", 1.0, 4393, 5, stats) == (
+        '[bandit-search] arm=quick reward=1.000 durationMs=4393 resultCount=5 '
+        'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1,"beta":1}}'
+    )
+    policy = ThompsonPolicy()
+    policy.update("quick", 1.0)
+    policy.update("thorough", 0.85)
+    assert format_log_line("thorough", 0.854, 8481, 10, policy.stats()) == (
+        '[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 '
+        'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1.85,"beta":1.15}}'
+    )
+
+
+def test_thompson_prefers_the_better_arm_and_is_reproducible():
+    def run(seed):
+        policy = ThompsonPolicy(rng=np.random.default_rng(seed))
+        for _ in range(50):
+            policy.update("quick", 0.9)
+            policy.update("thorough", 0.2)
+        return [policy.choose() for _ in range(200)]
+
+    a, b = run(7), run(7)
+    assert a == b
+    assert a.count("quick") > 190
+
+
+def test_variants_are_deterministic_and_distinct():
+    assert reframe("How do I configure logging in Django?") == [
+        "How do I configure logging in Django?",
+        "configure logging Django",
+        "configure logging Django tutorial example",
+    ]
+    assert reframe("react vs vue") == ["react vs vue", "react vs vue comparison differences"]
+    assert reframe("  python   ") == ["python", "python overview"]
+
+
+def test_normalise_url():
+    assert normalise_url("HTTPS://Example.com:443/a/?utm_source=x&b=1#frag") == "https://example.com/a?b=1"
+    assert normalise_url("http://example.com/a") == normalise_url("http://EXAMPLE.com/a/")
+
+
+def test_bandit_config_errors():
+    with pytest.raises(ConfigError) as info:
+        parse_bandit_config({"speedMs": 0})
+    assert info.value.key == "bandit.speedMs"
+    with pytest.raises(ConfigError) as info:
+        parse_bandit_config({"nope": 1})
+    assert info.value.key == "bandit.nope"
+
+
+async def test_thorough_runs_three_queries_and_merges(mock_provider):
+    reply, case = case_reply("searxng", "ok", check=False)
+    mock_provider.route("GET", "/search", reply)
+    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}})
+    router = Router.from_config(cfg, {})
+    lines: list[str] = []
+    bandit = StrategyBandit(router, parse_bandit_config({"seed": 1}), log=lines.append)
+    try:
+        out = await bandit.search("how do I clean a bike chain", strategy="thorough")
+        queries = sorted(r.query["q"] for r in mock_provider.requests)
+        assert queries == sorted(reframe("how do I clean a bike chain"))
+        assert len(queries) == 3
+        # same 6 URLs from each variant: merged and de-duplicated
+        assert [s.url for s in out.sources] == case["expect"]["urls"]
+        assert out.truncated is False
+        assert len(out.attempts) == 3
+        assert out.strategy == "thorough"
+        assert lines[0].startswith("[bandit-search] arm=thorough reward=") and " resultCount=6 " in lines[0]
+        st = bandit.policy.posteriors["thorough"]
+        assert st.alpha + st.beta == pytest.approx(3.0)
+        assert st.alpha - 1 == pytest.approx(out.reward)
+    finally:
+        await router.aclose()

@@ -1,0 +1,122 @@
+"""Router core against real loopback HTTP: every SearXNG and DuckDuckGo case of
+``tests/data/providers/*/cases.yaml`` with its exact expected values."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
+from dsh_sidecar.router.providers.base import HttpResponse
+from dsh_sidecar.router.providers import duckduckgo
+from mockprovider import DATA, case_reply
+
+ROUTES = {"searxng": ("GET", "/search"), "duckduckgo": ("POST", "/html/")}
+
+
+def cases(provider):
+    doc = yaml.safe_load((DATA / provider / "cases.yaml").read_text())
+    return [(provider, c["id"]) for c in doc["cases"]]
+
+
+def router_for(provider, mock, **extra):
+    key = "baseUrl" if provider == "searxng" else "baseURL"
+    cfg = parse_router_config({"provider": provider, "providers": {provider: {key: mock.url}}, **extra})
+    return Router.from_config(cfg, {})
+
+
+def expected_source(src):
+    return {k: v for k, v in src.items() if k != "publishedAt_day"}
+
+
+@pytest.mark.parametrize("provider, case_id", cases("searxng") + cases("duckduckgo"))
+async def test_case(provider, case_id, mock_provider):
+    reply, case = case_reply(provider, case_id)
+    mock_provider.route(*ROUTES[provider], reply)
+    router = router_for(provider, mock_provider)
+    expect = case["expect"]
+    call = case["call"]
+    try:
+        if expect["outcome"] == "ok":
+            res = await router.search(call["query"], call["maxResults"])
+            assert res.attempts[0].outcome == "ok"
+            assert [s.url for s in res.sources] == expect["urls"]
+            assert len(res.sources) == expect["sources"]
+            assert res.truncated is expect["truncated"]
+            assert res.sources[0].wire() == expected_source(expect["first_source"])
+            if "all_sources" in expect:
+                assert [s.wire() for s in res.sources] == [expected_source(s) for s in expect["all_sources"]]
+            for needle in expect.get("must_not_appear", []):
+                assert all(needle not in str(s.wire()) for s in res.sources)
+        elif expect["outcome"] == "empty":
+            # the default emptyResultsFallback: true with a single provider → the truthful empty result
+            res = await router.search(call["query"], call["maxResults"])
+            assert res.sources == [] and res.attempts[0].outcome == "0 results"
+        else:
+            with pytest.raises(AllProvidersFailed) as info:
+                await router.search(call["query"], call["maxResults"])
+            outcome = info.value.attempts[0].outcome
+            for needle in expect.get("assert_contains", []):
+                assert needle in outcome
+            if expect.get("assert_contains_any"):
+                assert any(n in outcome for n in expect["assert_contains_any"])
+            for needle in expect.get("assert_not_contains", []):
+                assert needle not in outcome and needle not in info.value.message
+            assert outcome == expect["failure"]
+        assert mock_provider.count(*ROUTES[provider]) == 1
+    finally:
+        await router.aclose()
+
+
+def test_duckduckgo_unwraps_uddg_and_drops_ads():
+    assert duckduckgo.unwrap_link("//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2Fx%3Fq%3D1%26b%3D2&rut=abc") == "https://a.example/x?q=1&b=2"
+    assert duckduckgo.unwrap_link("https://duckduckgo.com/y.js?ad_domain=x") is None
+    assert duckduckgo.unwrap_link("//duckduckgo.com/l/?uddg=https%3A%2F%2Fduckduckgo.com%2Fy.js%3Fa%3D1") is None
+    assert duckduckgo.unwrap_link("https://direct.example/page") == "https://direct.example/page"
+
+
+def test_duckduckgo_200_challenge_is_blocked_not_empty():
+    body = (DATA / "duckduckgo" / "challenge.200.html").read_bytes()
+    with pytest.raises(Exception) as info:
+        duckduckgo.parse_response(HttpResponse(200, {"content-type": "text/html"}, body), 10)
+    assert info.value.reason == "blocked (challenge page)"
+    assert info.value.failure_class == "blocked"
+
+
+async def test_empty_results_fallback_false_returns_empty_success(mock_provider):
+    reply, _ = case_reply("duckduckgo", "no-results", check=False)
+    mock_provider.route("POST", "/html/", reply)
+    router = router_for("duckduckgo", mock_provider, emptyResultsFallback=False)
+    try:
+        res = await router.search("qzxv faucet gasket 88127-zz", 8)
+        assert res.sources == [] and res.truncated is False
+        assert [(a.provider, a.outcome) for a in res.attempts] == [("duckduckgo", "0 results")]
+    finally:
+        await router.aclose()
+
+
+async def test_timeout_covers_a_trickling_body(mock_provider):
+    reply, _ = case_reply("searxng", "ok", check=False)
+    reply.trickle_s = 0.01  # ~6 KB at 10 ms a byte: a minute, far over the timeout
+    mock_provider.route("GET", "/search", reply)
+    router = router_for("searxng", mock_provider, timeoutMs=300)
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("bike chain cleaning", 10)
+        assert info.value.attempts[0].outcome == "timeout after 300ms"
+        assert info.value.attempts[0].ms < 1000
+    finally:
+        await router.aclose()
+
+
+async def test_connection_refused_is_a_network_failure():
+    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": "http://127.0.0.1:9"}}})
+    router = Router.from_config(cfg, {})
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("x", 5)
+        assert info.value.message == (
+            "search-router: all configured search providers failed:\n- searxng: network error: connection failed"
+        )
+    finally:
+        await router.aclose()

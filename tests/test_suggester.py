@@ -1,0 +1,167 @@
+"""Suggester core: gate, probe, packs, candidates, noise control, ledger lines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dsh_protocol import PostExecuteParams
+from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.gate import gate, sigmoid
+from dsh_sidecar.suggester.packs import PackError, parse_pack
+from dsh_sidecar.suggester.probe import make_probe, search_shaped
+
+
+def call(name, inp, turn=1, session="s"):
+    return PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp})
+
+
+def make(workspace: Path, home: Path, **cfg) -> tuple[Suggester, list[str]]:
+    lines: list[str] = []
+    s = Suggester(workspace, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append)
+    return s, lines
+
+
+def messages(lines):
+    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
+
+
+def test_gate_values():
+    assert gate(0.0) == pytest.approx(sigmoid(-0.6))
+    assert gate(2.6) == pytest.approx(0.8808, abs=1e-4)
+    assert gate(1.698) < 0.75 < gate(1.699)
+    assert gate(2.334) < 0.85 < gate(2.335)
+    # a single weak signal (weight < 1.7) never crosses even the lower threshold
+    assert gate(1.6) < 0.75
+
+
+def test_probe_classification():
+    assert make_probe("Grep", {"pattern": "__version__", "path": "src"}).tool == "grep"
+    assert make_probe("READ", {"file_path": "a.py"}).paths == ["a.py"]
+    assert make_probe("Edit", {"path": "a.py"}).tool == "write"
+    assert make_probe("bash", {"command": "rg -n 'def merge_setting' src"}).tool == "bash"
+    assert make_probe("bash", {"command": "make test"}).tool == "other"
+    assert search_shaped("cd src && git grep -n TruncateRunes")
+    assert search_shaped("FOO=1 find . -name '*.toml'")
+    assert not search_shaped("python -m pytest")
+
+
+def test_version_note_and_ledger(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "__version__"}))
+    assert len(notes) == 1
+    assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
+    assert notes[0].text == (
+        "search-suggester: in this repository, look here for the package version:\n"
+        "- src/demo_pkg/__init__.py — defines __version__"
+    )
+    assert messages(lines) == [
+        "activated (packs python intents 4 threshold 0.75)",
+        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+    ]
+    ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
+    assert ledger == lines
+    assert re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] .+", lines[0])
+
+
+def test_weak_signal_is_silent(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "version"})) == []  # 1.4 alone: k = 0.69 < 0.85
+    assert messages(lines) == ["activated (packs python intents 4 threshold 0.75)"]
+
+
+def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, turn=1))) == 1
+    assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
+    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # cooldown (2 calls later)
+    for _ in range(3):
+        s.post_execute(call("grep", {"pattern": "nothing here"}, turn=3))
+    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=4)) == []  # same targets: dedupe
+    assert messages(lines)[1:] == [
+        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+        "suppressed turn-cap Test",
+        "suppressed cooldown Version",
+        "suppressed dedupe Version",
+    ]
+
+
+def test_recently_read_targets_are_not_suggested(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home)
+    s.post_execute(call("read", {"path": "src/demo_pkg/__init__.py"}))
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert messages(lines)[-1] == "suppressed recent Version"
+
+
+def test_foreign_workspace_abstains(tmp_path, dsh_home):
+    (tmp_path / "notes.txt").write_text("hi")
+    s, lines = make(tmp_path, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert messages(lines) == ["abstained foreign-workspace"]
+
+
+def test_no_companions(workspace, dsh_home):
+    (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version here"""\n')
+    s, lines = make(workspace, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert messages(lines)[-1] == "abstained no-companions Version 0.88"
+
+
+def test_dismissal_family_and_expiry(workspace, dsh_home):
+    now = [1_000_000.0]
+    s = Suggester(workspace, parse_suggester_config({"enabled": True, "dismissTtl": 60}), dsh_home, clock=lambda: now[0])
+    record, expires = s.dismiss("Version", None)
+    assert record == "dismissed Version *"
+    assert expires == "1970-01-12T13:47:40Z"
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    now[0] += 61
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="other"))) == 1
+    with pytest.raises(ValueError):
+        s.dismiss("Nope", None)
+
+
+def test_repo_pack_replaces_and_hostile_pack_is_refused(workspace, dsh_home):
+    (workspace / ".dsh").mkdir()
+    (workspace / ".dsh" / "pack.yml").write_text(
+        "id: mine\nreplace: true\nintents:\n  Config:\n    signals:\n      - {pattern: 'settings', weight: 2.0}\n"
+        "    candidates:\n      - {path: README.md, reason: our settings are documented here}\n"
+    )
+    s, lines = make(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "settings"}))
+    assert notes[0].source.intent == "Config" and notes[0].source.targets == ["README.md"]
+    assert messages(lines)[0] == "activated (packs mine intents 1 threshold 0.75)"
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a+)+$', weight: 3}\n", "catastrophic"),
+        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: ../../etc/passwd, reason: r}\n", "inside the workspace"),
+        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: /etc/passwd, reason: r}\n", "inside the workspace"),
+        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: a.txt}\n", "reason"),
+        ("id: x\nintents:\n  Nope: {}\n", "unknown intent"),
+        ("id: [unclosed\n", "invalid YAML"),
+        ("a: &a [1,2]\nb: &b [*a,*a]\n", "id"),
+    ],
+)
+def test_untrusted_pack_refusals(text, needle):
+    with pytest.raises(PackError) as info:
+        parse_pack(text, "repo:.dsh/pack.yml")
+    assert needle in str(info.value)
+
+
+def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
+    (workspace / ".dsh").mkdir()
+    (workspace / ".dsh" / "pack.yml").write_text("id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a*)*b', weight: 3}\n")
+    s, lines = make(workspace, dsh_home)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
+    assert any("pack refused" in m and "catastrophic" in m for m in messages(lines))
+
+
+def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
+    s, _ = make(workspace, dsh_home)
+    monkeypatch.setattr(s, "_classify", lambda probe: 1 / 0)
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert s.counters["errors"] == 1
