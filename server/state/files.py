@@ -1,0 +1,144 @@
+"""One JSON state file, shared safely by every sidecar on the machine (DESIGN.md, "State").
+
+* **Atomic**: written to a temp file in the same folder, fsync'd, then ``os.replace``d, mode
+  0600 (folders 0700): a reader never sees half a file, a crash never leaves one.
+* **No lost updates**: :meth:`StateFile.update` re-reads the file under an exclusive
+  ``filelock`` lock, applies a merge function and writes back, so two sidecars updating the
+  same file both land.
+* **Corrupt → cold start**: a file that is not valid JSON (or not what ``validate`` accepts)
+  is moved aside to ``<name>.corrupt-<epoch>`` (never overwritten blindly) and treated as
+  absent, with a warning.
+* **Bounded**: a file larger than ``max_bytes`` is treated as corrupt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from filelock import FileLock, Timeout
+
+log = logging.getLogger(__name__)
+
+#: Default largest state file accepted, bytes.
+DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
+#: Seconds to wait for another sidecar's lock before giving up on one update.
+LOCK_TIMEOUT_S: Final = 10.0
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` atomically (temp + fsync + rename), file mode ``mode``.
+
+    Creates missing parent folders with mode 0700. Raises ``OSError`` (disk full, read-only).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+@dataclass
+class StateFile:
+    """A JSON document at ``path`` guarded by ``<path>.lock``.
+
+    ``validate(data)`` returns the data to use or raises ``ValueError`` for a foreign or
+    malformed document (treated like a corrupt file).
+    """
+
+    path: Path
+    validate: Callable[[Any], Any] = lambda data: data
+    max_bytes: int = DEFAULT_MAX_BYTES
+    warnings: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.warnings is None:
+            self.warnings = []
+
+    @property
+    def lock(self) -> FileLock:
+        """The inter-process lock beside the file (``<name>.lock``, mode 0600)."""
+        return FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S, mode=0o600)
+
+    def _warn(self, message: str) -> None:
+        assert self.warnings is not None
+        self.warnings.append(message)
+        log.warning("%s", message)
+
+    def _set_aside(self, reason: str) -> None:
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+        try:
+            os.replace(self.path, aside)
+            self._warn(f"state file {self.path} is {reason}; moved aside to {aside.name}, starting cold")
+        except OSError as exc:
+            self._warn(f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold")
+
+    def _read_unlocked(self) -> Any | None:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
+            return None
+        if size > self.max_bytes:
+            self._set_aside(f"larger than {self.max_bytes} bytes")
+            return None
+        try:
+            raw = self.path.read_bytes()
+            return self.validate(json.loads(raw))
+        except FileNotFoundError:
+            return None
+        except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+            self._set_aside("corrupt or not ours")
+            return None
+        except OSError as exc:
+            self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
+            return None
+
+    def read(self) -> Any | None:
+        """The validated document, or ``None`` (absent, corrupt, unreadable: cold start)."""
+        try:
+            with self.lock:
+                return self._read_unlocked()
+        except (Timeout, OSError):
+            return self._read_unlocked()
+
+    def update(self, merge: Callable[[Any | None], Any]) -> Any:
+        """Under the lock: read the current document, ``merge`` it, write the result back.
+
+        Returns what ``merge`` returned. Raises ``OSError`` when the file cannot be written
+        (callers keep serving and warn) and ``filelock.Timeout`` when the lock is held too long.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self.lock:
+            current = self._read_unlocked()
+            new = merge(current)
+            data = json.dumps(new, separators=(",", ":"), sort_keys=True).encode()
+            atomic_write_bytes(self.path, data)
+            return new
