@@ -1,5 +1,6 @@
-"""Router core against real loopback HTTP: every SearXNG and DuckDuckGo case of
-``tests/data/providers/*/cases.yaml`` with its exact expected values."""
+"""Router core against real loopback HTTP: every case of all seven providers in
+``tests/data/providers/*/cases.yaml`` with its exact expected values (request checked by the
+mock, sources, failure wording and class)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,21 @@ import pytest
 import yaml
 
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
+from dsh_sidecar.router.chain import AGGREGATE_HEADER
 from dsh_sidecar.router.providers.base import HttpResponse
 from dsh_sidecar.router.providers import duckduckgo
 from mockprovider import DATA, case_reply
 
-ROUTES = {"searxng": ("GET", "/search"), "duckduckgo": ("POST", "/html/")}
+ROUTES = {
+    "exa": ("POST", "/search"),
+    "tavily": ("POST", "/search"),
+    "brave": ("GET", "/res/v1/web/search"),
+    "perplexity": ("POST", "/search"),
+    "deepseek": ("POST", "/messages"),
+    "searxng": ("GET", "/search"),
+    "duckduckgo": ("POST", "/html/"),
+}
+ALL = ("exa", "tavily", "brave", "perplexity", "deepseek", "searxng", "duckduckgo")
 
 
 def cases(provider):
@@ -19,17 +30,22 @@ def cases(provider):
     return [(provider, c["id"]) for c in doc["cases"]]
 
 
+def credential_env(provider):
+    cred = yaml.safe_load((DATA / provider / "cases.yaml").read_text())["credential"]
+    return {cred["env"]: cred["value"]} if cred else {}
+
+
 def router_for(provider, mock, **extra):
     key = "baseUrl" if provider == "searxng" else "baseURL"
-    cfg = parse_router_config({"provider": provider, "providers": {provider: {key: mock.url}}, **extra})
-    return Router.from_config(cfg, {})
+    cfg = parse_router_config({"provider": provider, "providers": {provider: {key: mock.url}}, "cache": False, **extra})
+    return Router.from_config(cfg, credential_env(provider))
 
 
 def expected_source(src):
     return {k: v for k, v in src.items() if k != "publishedAt_day"}
 
 
-@pytest.mark.parametrize("provider, case_id", cases("searxng") + cases("duckduckgo"))
+@pytest.mark.parametrize("provider, case_id", [c for p in ALL for c in cases(p)])
 async def test_case(provider, case_id, mock_provider):
     reply, case = case_reply(provider, case_id)
     mock_provider.route(*ROUTES[provider], reply)
@@ -62,7 +78,10 @@ async def test_case(provider, case_id, mock_provider):
                 assert any(n in outcome for n in expect["assert_contains_any"])
             for needle in expect.get("assert_not_contains", []):
                 assert needle not in outcome and needle not in info.value.message
+                assert needle not in str(router.health_status())
             assert outcome == expect["failure"]
+            assert info.value.message == f"{AGGREGATE_HEADER}\n- {provider}: {expect['failure']}"
+            assert router.health.last_class(provider) == expect["failure_class"]
         assert mock_provider.count(*ROUTES[provider]) == 1
     finally:
         await router.aclose()

@@ -8,12 +8,15 @@ least one answered an empty success, the truthful empty result is returned inste
 
 The per-provider timeout covers the whole exchange (headers and body), and the whole chain
 has a deadline: each attempt gets what is left of it minus :data:`DEADLINE_MARGIN_MS`;
-providers not reached in time are reported as ``skipped: deadline``.
+providers not reached in time are reported as ``skipped: deadline``. Providers cooling down
+(:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
+answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +26,9 @@ from typing import Final
 import httpx
 
 from dsh_protocol import Attempt, Source
+from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of
+from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import normalize
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
@@ -36,6 +41,8 @@ from dsh_sidecar.router.providers.base import (
     ProviderFailure,
 )
 from dsh_sidecar.router.redact import Redactor
+
+log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
@@ -81,7 +88,9 @@ class _Failed:
 class Router:
     """The router core. Build with :meth:`from_config`; call :meth:`search`.
 
-    ``client`` is shared by every search (connection reuse); ``clock`` returns seconds.
+    ``client`` is shared by every search (connection reuse, also by the thorough arm's
+    concurrent searches); ``health`` tracks failures and cooldowns; ``cache`` is ``None``
+    when ``cache: false``.
     """
 
     config: RouterConfig
@@ -90,12 +99,19 @@ class Router:
     client: httpx.AsyncClient
     missing: list[str] = field(default_factory=list)
     modules: Mapping[str, ModuleType] = field(default_factory=lambda: PROVIDERS)
+    health: ProviderHealth = field(default_factory=ProviderHealth)
+    cache: ResultCache | None = None
 
     @classmethod
     def from_config(
-        cls, config: RouterConfig, env: Mapping[str, str], client: httpx.AsyncClient | None = None
+        cls,
+        config: RouterConfig,
+        env: Mapping[str, str],
+        client: httpx.AsyncClient | None = None,
+        clock: Clock = time.monotonic,
     ) -> Router:
-        """Resolve the chain against ``env`` and build a router.
+        """Resolve the chain against ``env`` and build a router. ``clock`` (monotonic
+        seconds) drives cooldowns and cache expiry; injectable for tests.
 
         Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
         """
@@ -109,7 +125,13 @@ class Router:
                 timeout=None,  # the chain bounds every exchange itself
                 trust_env=False,
             )
-        return cls(config=config, chain=chain, redactor=redactor, client=client, missing=missing)
+        cache = None
+        if config.cache.enabled:
+            cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
+        return cls(
+            config=config, chain=chain, redactor=redactor, client=client, missing=missing,
+            health=ProviderHealth(clock=clock), cache=cache,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -118,6 +140,18 @@ class Router:
     def describe(self) -> list[dict[str, str]]:
         """The chain for ``dsh/status``: id and endpoint origin of each provider (no keys)."""
         return [{"provider": s.id, "baseUrl": self.redactor(s.base_url)} for s in self.chain]
+
+    def health_status(self) -> list[dict[str, object]]:
+        """Per-provider health for ``dsh/status`` (see :meth:`ProviderHealth.status`); every
+        text in it is redacted already."""
+        return self.health.status(s.id for s in self.chain)
+
+    def cache_status(self) -> dict[str, int] | None:
+        """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
+        return self.cache.status() if self.cache is not None else None
+
+    def _cache_key(self, query: str, max_results: int):
+        return ResultCache.key(query, max_results, tuple((s.id, s.base_url) for s in self.chain))
 
     async def search(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:
         """Search ``query`` through the chain.
@@ -129,12 +163,23 @@ class Router:
         """
         started = time.monotonic()
         deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
+        key = self._cache_key(query, max_results) if self.cache is not None else None
+        if key is not None and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                attempts = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
+                return RouterResult(list(hit.sources), hit.truncated, attempts, hit.provider, hit.content)
         attempts: list[Attempt] = []
         failures: list[_Failed] = []
         empty: RouterResult | None = None
         for spec in self.chain:
             if spec.id not in self.modules:
                 attempts.append(Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0))
+                continue
+            cooling = self.health.skip_reason(spec.id)
+            if cooling is not None:
+                attempts.append(Attempt(provider=spec.id, outcome=cooling, ms=0))
+                failures.append(_Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped"))
                 continue
             left_ms = (deadline - time.monotonic()) * 1000 - DEADLINE_MARGIN_MS
             if left_ms <= 0:
@@ -153,10 +198,12 @@ class Router:
                     reason = f"timeout after {int(budget_ms)}ms (deadline)"
                 attempts.append(Attempt(provider=spec.id, outcome=reason, ms=ms))
                 failures.append(_Failed(spec.id, reason, failure.failure_class))
+                self.health.record_failure(spec.id, failure.failure_class, reason, failure.cooldown_s)
                 continue
             ms = _ms_since(t0)
             if not sources:
                 attempts.append(Attempt(provider=spec.id, outcome=EMPTY_REASON, ms=ms))
+                self.health.record_success(spec.id, EMPTY_REASON)
                 result = RouterResult(sources=[], truncated=False, attempts=attempts, provider=spec.id)
                 if not self.config.empty_results_fallback:
                     return result
@@ -164,7 +211,10 @@ class Router:
                 failures.append(_Failed(spec.id, EMPTY_REASON, EMPTY))
                 continue
             attempts.append(Attempt(provider=spec.id, outcome="ok", ms=ms))
+            self.health.record_success(spec.id)
             content = self.redactor(answer.content) if answer.content else None
+            if key is not None and self.cache is not None:
+                self.cache.put(key, CachedAnswer(tuple(sources), truncated, spec.id, content))
             return RouterResult(sources, truncated, attempts, spec.id, content)
         if empty is not None:
             empty.attempts = attempts
@@ -188,7 +238,13 @@ class Router:
             raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
         except httpx.HTTPError as exc:
             raise ProviderFailure(f"network error: {_describe_http_error(exc)}", NETWORK) from None
-        return module.parse_response(response, max_results)
+        try:
+            return module.parse_response(response, max_results)
+        except ProviderFailure:
+            raise
+        except Exception as exc:  # a parser bug on hostile input must not crash the search
+            log.warning("%s: parsing the response failed: %s", spec.id, type(exc).__name__)
+            raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
 
     async def _exchange(self, request: HttpRequest) -> HttpResponse:
         """Send ``request`` and read the whole body, at most :data:`MAX_BODY_BYTES`."""

@@ -8,7 +8,8 @@ Seed (``search-router.README.txt``, "Full schema")::
     emptyResultsFallback: true     # 0-result success counts as failure (default true)
     providers: {<id>: {apiKey, apiKeyEnv, baseURL|baseUrl, baseUrlEnv, model}}
 
-plus ``deadlineMs`` (whole-chain deadline, ours). Every error is a
+plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``true`` or
+``{ttlSeconds, maxEntries}``; on by default, see :mod:`.cache`). Every error is a
 :class:`~dsh_sidecar.errors.ConfigError` naming the key; values are never echoed.
 """
 
@@ -72,6 +73,23 @@ class ProviderSettings(BaseModel):
     model: str | None = Field(default=None, min_length=1, max_length=200)
 
 
+#: Bounds of ``cache.ttlSeconds`` (seconds; a day at most: search results go stale) and
+#: ``cache.maxEntries`` (entries; each holds at most 50 sources).
+MAX_CACHE_TTL_S: Final = 86_400
+MAX_CACHE_ENTRIES: Final = 100_000
+
+
+class CacheSettings(BaseModel):
+    """``cache``: the result cache (:mod:`dsh_sidecar.router.cache`). ``enabled`` is false
+    for ``cache: false`` (``{enabled: false}`` is accepted too)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    enabled: bool = True
+    ttl_seconds: int = Field(default=300, ge=1, le=MAX_CACHE_TTL_S, alias="ttlSeconds")
+    max_entries: int = Field(default=256, ge=1, le=MAX_CACHE_ENTRIES, alias="maxEntries")
+
+
 class RouterConfig(BaseModel):
     """The validated router block. Times are milliseconds."""
 
@@ -83,6 +101,7 @@ class RouterConfig(BaseModel):
     deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, alias="deadlineMs")
     empty_results_fallback: bool = Field(default=True, alias="emptyResultsFallback")
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
 
 
 #: Which per-provider keys make sense for which provider ("model only where the provider has one").
@@ -120,6 +139,21 @@ def _raw_key_check(raw: Mapping[str, Any]) -> None:
             raise ConfigError(f"router.providers.{pid}.baseURL", "give baseURL or baseUrl, not both")
 
 
+def _cache_block(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``cache: false|true|{ttlSeconds, maxEntries}`` → the :class:`CacheSettings` shape."""
+    if "cache" not in raw:
+        return raw
+    value = raw["cache"]
+    out = dict(raw)
+    if isinstance(value, bool):
+        out["cache"] = {"enabled": value}
+    elif isinstance(value, Mapping):
+        out["cache"] = {"enabled": True, **value}
+    else:
+        raise ConfigError("router.cache", "must be false, true or {ttlSeconds, maxEntries}")
+    return out
+
+
 def parse_router_config(raw: Any) -> RouterConfig:
     """Validate the router block (``None`` = all defaults).
 
@@ -131,6 +165,7 @@ def parse_router_config(raw: Any) -> RouterConfig:
     if not isinstance(raw, Mapping):
         raise ConfigError("router", "must be an object")
     _raw_key_check(raw)
+    raw = _cache_block(raw)
     try:
         cfg = RouterConfig.model_validate(raw)
     except ValidationError as exc:

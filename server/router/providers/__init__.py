@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from dsh_sidecar.router.providers import duckduckgo, searxng
+from dsh_sidecar.router.providers import brave, deepseek, duckduckgo, exa, perplexity, searxng, tavily
 
 #: Provider id → module with ``build_request`` and ``parse_response``.
 PROVIDERS: dict[str, ModuleType] = {
-    searxng.ID: searxng,
-    duckduckgo.ID: duckduckgo,
+    module.ID: module for module in (exa, tavily, brave, perplexity, deepseek, searxng, duckduckgo)
 }

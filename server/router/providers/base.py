@@ -10,7 +10,9 @@ and none of them touches a socket.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, Final
 
 from dsh_sidecar.router.normalize import RawItem
@@ -117,16 +119,40 @@ def _error_detail(response: HttpResponse) -> str | None:
     return None
 
 
-def retry_after_seconds(response: HttpResponse) -> float | None:
-    """Seconds from a ``Retry-After`` header given in seconds (RFC 9110 §10.2.3), else ``None``."""
+def retry_after_seconds(response: HttpResponse, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (RFC 9110 §10.2.3): delta-seconds or an HTTP-date
+    (``now`` is the wall clock in epoch seconds, default :func:`time.time`). ``None`` when the
+    header is absent or malformed; a date in the past gives ``0``.
+    """
     value = response.headers.get("retry-after")
     if value is None:
         return None
+    value = value.strip()
     try:
-        seconds = float(value.strip())
+        seconds = float(value)
     except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return seconds if seconds >= 0 and seconds == seconds and seconds != float("inf") else None
+
+
+def items_list(body: Any, key: str) -> list[dict[str, Any]]:
+    """The list of objects under ``body[key]`` (non-objects skipped); a missing key is an empty
+    list. Raises a ``bad_response`` failure when ``body`` is not an object or ``body[key]`` is
+    not a list."""
+    if not isinstance(body, dict):
+        raise ProviderFailure("unexpected JSON shape (not an object)", BAD_RESPONSE)
+    value = body.get(key, [])
+    if value is None:
+        value = []
+    if not isinstance(value, list):
+        raise ProviderFailure(f"unexpected JSON shape ({key} is not a list)", BAD_RESPONSE)
+    return [item for item in value if isinstance(item, dict)]
 
 
 def status_failure(response: HttpResponse) -> ProviderFailure:

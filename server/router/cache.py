@@ -1,0 +1,82 @@
+"""The result cache: recent successful answers, so a repeated search costs no provider call.
+
+TTL plus a bounded LRU (``cachetools.TTLCache``, which evicts the least recently used entry
+when full). The key is the normalised query (case-folded, whitespace runs folded, ends
+trimmed), ``maxResults`` and the chain (provider ids and endpoints): a different chain is a
+different answer. Only answers with sources are stored; failures and empty answers never are
+(an outage or an empty web must be asked again). A hit is reported as one attempt
+``{provider: <the provider that answered>, outcome: "ok (cached)", ms: 0}`` so a caller can
+tell it apart from a fresh answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from cachetools import TTLCache
+
+from dsh_protocol import Source
+
+#: Outcome of the single attempt reported for a cache hit.
+CACHED_OUTCOME: Final = "ok (cached)"
+#: Default time to live, seconds: short, so a cache never hides news for long (issue #3).
+DEFAULT_TTL_S: Final = 300
+#: Default number of entries kept.
+DEFAULT_MAX_ENTRIES: Final = 256
+
+CacheKey = tuple[str, int, tuple[tuple[str, str], ...]]
+
+
+def normalise_query(query: str) -> str:
+    """Case-fold, fold whitespace runs to one space, trim."""
+    return " ".join(query.casefold().split())
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """What a hit gives back: the answer of ``provider``."""
+
+    sources: tuple[Source, ...]
+    truncated: bool
+    provider: str
+    content: str | None
+
+
+class ResultCache:
+    """TTL + LRU cache of answers. ``clock`` returns monotonic seconds (injectable)."""
+
+    def __init__(self, ttl_s: float = DEFAULT_TTL_S, max_entries: int = DEFAULT_MAX_ENTRIES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._cache: TTLCache[CacheKey, CachedAnswer] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(query: str, max_results: int, chain: tuple[tuple[str, str], ...]) -> CacheKey:
+        """The cache key of one search."""
+        return (normalise_query(query), max_results, chain)
+
+    def get(self, key: CacheKey) -> CachedAnswer | None:
+        """The live entry for ``key`` (refreshing its LRU position), else ``None``."""
+        answer = self._cache.get(key)
+        if answer is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return answer
+
+    def put(self, key: CacheKey, answer: CachedAnswer) -> None:
+        """Store a successful answer (callers never store failures or empty answers)."""
+        if answer.sources:
+            self._cache[key] = answer
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def status(self) -> dict[str, int]:
+        """``{entries, hits, misses}`` for ``dsh/status``."""
+        self._cache.expire()
+        return {"entries": len(self._cache), "hits": self.hits, "misses": self.misses}

@@ -1,0 +1,138 @@
+"""Provider health: who failed how, and which providers are cooling down.
+
+Rules (``shared/fixtures/providers/README.md``, "Outcome vocabulary", ``cooldown``): a
+failure of class ``rate_limited``, ``quota_exhausted``, ``auth`` or ``blocked`` puts the
+provider on a cooldown; while it lasts, the chain skips the provider and reports it as
+``skipped: <class> cooldown <N>s left`` (in ``attempts`` and in the aggregated error). The
+length is the one the response stated (``Retry-After``, Brave's per-window
+``X-RateLimit-Reset``), else the router's default for the class (:data:`DEFAULT_COOLDOWN_S`),
+capped at :data:`MAX_COOLDOWN_S`. A success clears the provider's cooldown. Other failures
+(timeouts, 5xx, unreadable bodies, config) are recorded but do not cool down: the next
+search tries the provider again.
+
+Health lives in memory for one router; a config change builds a new router whose health
+starts clean (a changed key ends an ``auth`` cooldown). All methods are synchronous and run
+on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
+an update.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from dsh_sidecar.router.providers.base import AUTH, BLOCKED, QUOTA_EXHAUSTED, RATE_LIMITED
+
+#: The router's own cooldown per failure class when the response gives no length, seconds.
+#: ``auth``: a rejected key will not heal by itself; one hour, or until the config changes.
+#: ``quota_exhausted``: the fixtures README suggests >= 3600. ``blocked``: it suggests >= 60;
+#: DuckDuckGo's challenge usually clears within minutes, so 300. ``rate_limited`` without
+#: ``Retry-After``: 60 (a minute is the common rate window).
+DEFAULT_COOLDOWN_S: Final[dict[str, float]] = {
+    AUTH: 3600.0,
+    QUOTA_EXHAUSTED: 3600.0,
+    BLOCKED: 300.0,
+    RATE_LIMITED: 60.0,
+}
+#: Longest cooldown honoured, seconds (a provider asking for weeks is retried after a day).
+MAX_COOLDOWN_S: Final = 86_400.0
+
+Clock = Callable[[], float]
+
+
+@dataclass
+class _State:
+    last_outcome: str | None = None
+    last_class: str | None = None
+    cooldown_until: float = 0.0
+    cooldown_class: str | None = None
+    successes: int = 0
+    failures: int = 0
+
+
+class ProviderHealth:
+    """Per-provider health for one router. ``clock`` returns monotonic seconds (injectable
+    for tests); ``cooldowns`` overrides :data:`DEFAULT_COOLDOWN_S`."""
+
+    def __init__(self, clock: Clock = time.monotonic, cooldowns: dict[str, float] | None = None) -> None:
+        self.clock = clock
+        self.cooldowns = dict(DEFAULT_COOLDOWN_S if cooldowns is None else cooldowns)
+        self._states: dict[str, _State] = {}
+
+    def _state(self, provider: str) -> _State:
+        return self._states.setdefault(provider, _State())
+
+    def record_success(self, provider: str, outcome: str = "ok") -> None:
+        """The provider answered (also an empty answer): clears its cooldown."""
+        state = self._state(provider)
+        state.last_outcome, state.last_class = outcome, None
+        state.cooldown_until, state.cooldown_class = 0.0, None
+        state.successes += 1
+
+    def record_failure(self, provider: str, failure_class: str, outcome: str, cooldown_s: float | None = None) -> float:
+        """Record a failure (``outcome`` already redacted); return the cooldown it started
+        (seconds, ``0`` for classes that do not cool down)."""
+        state = self._state(provider)
+        state.last_outcome, state.last_class = outcome, failure_class
+        state.failures += 1
+        if failure_class not in self.cooldowns:
+            return 0.0
+        seconds = self.cooldowns[failure_class] if cooldown_s is None else cooldown_s
+        seconds = min(max(seconds, 0.0), MAX_COOLDOWN_S)
+        until = self.clock() + seconds
+        if until > state.cooldown_until:
+            state.cooldown_until, state.cooldown_class = until, failure_class
+        return seconds
+
+    def cooldown_left(self, provider: str) -> float:
+        """Seconds of cooldown left (``0`` when the provider is usable)."""
+        state = self._states.get(provider)
+        if state is None:
+            return 0.0
+        return max(0.0, state.cooldown_until - self.clock())
+
+    def skip_reason(self, provider: str) -> str | None:
+        """``skipped: <class> cooldown <N>s left`` while the provider cools down, else ``None``
+        (N rounded up, so it is never ``0s`` while still cooling)."""
+        left = self.cooldown_left(provider)
+        if left <= 0:
+            return None
+        cls = self._states[provider].cooldown_class
+        return f"skipped: {cls} cooldown {math.ceil(left)}s left"
+
+    def last_class(self, provider: str) -> str | None:
+        """The failure class of the provider's last outcome (``None`` after a success)."""
+        state = self._states.get(provider)
+        return state.last_class if state else None
+
+    def status(self, providers: Iterable[str]) -> list[dict[str, Any]]:
+        """For ``dsh/status``: per provider ``{provider, state, failureClass, cooldownSecondsLeft,
+        lastOutcome, successes, failures}``; ``state`` is ``unknown`` (never called),
+        ``ok``, ``failing`` (last call failed, no cooldown) or ``cooling_down``."""
+        out = []
+        for pid in providers:
+            state = self._states.get(pid)
+            left = self.cooldown_left(pid)
+            if state is None:
+                kind = "unknown"
+            elif left > 0:
+                kind = "cooling_down"
+            elif state.last_class is None:
+                kind = "ok"
+            else:
+                kind = "failing"
+            out.append(
+                {
+                    "provider": pid,
+                    "state": kind,
+                    "failureClass": state.last_class if state else None,
+                    "cooldownSecondsLeft": math.ceil(left) if left > 0 else 0,
+                    "lastOutcome": state.last_outcome if state else None,
+                    "successes": state.successes if state else 0,
+                    "failures": state.failures if state else 0,
+                }
+            )
+        return out
