@@ -58,3 +58,153 @@ class ThompsonPolicy:
     def stats(self) -> dict[str, dict[str, float]]:
         """``{arm: {"alpha": α, "beta": β}}`` for both arms (the log line's ``stats``)."""
         return {a: {"alpha": p.alpha, "beta": p.beta} for a, p in self.posteriors.items()}
+
+
+# --------------------------------------------------------------------------- contextual
+
+#: The row every update also lands in, the fallback of a class with little data.
+GLOBAL: Final = "global"
+#: Default discount γ per update of a row (discounted Thompson sampling, Raj & Kalyani 2017,
+#: "Taming non-stationary bandits: a Bayesian approach"): evidence older than ~1/(1−γ) = 100
+#: updates of its row fades; chosen with bench/bandit.py (recovery well under 300 calls).
+DEFAULT_DISCOUNT: Final = 0.99
+#: Default evidence (α+β above the prior) a class's arm needs before it stands alone; below
+#: it the arm is topped up with the global posterior's evidence (see ContextualPolicy).
+DEFAULT_MIN_CLASS_EVIDENCE: Final = 10.0
+#: Default Monte-Carlo draws for the propensity of a decision.
+DEFAULT_PROPENSITY_SAMPLES: Final = 2000
+
+#: A posterior document: ``{row: {arm: [a, b]}}``, ``a``/``b`` the evidence *above* the prior
+#: (α = α0 + a, β = β0 + b), so discounting toward the prior is a multiplication and the
+#: prior is a floor (a, b ≥ 0).
+Evidence = dict[str, dict[str, list[float]]]
+
+
+def empty_evidence(rows: tuple[str, ...]) -> Evidence:
+    """No evidence: every row at the prior."""
+    return {row: {a: [0.0, 0.0] for a in ARMS} for row in rows}
+
+
+def apply_update(ev: Evidence, row: str, arm: str, reward: float, discount: float) -> None:
+    """One discounted update of ``row`` in place: both arms' evidence × ``discount`` (toward
+    the prior, never below it), then the chosen arm ``a += r``, ``b += 1 − r`` (r clipped to
+    [0, 1])."""
+    r = min(max(reward, 0.0), 1.0)
+    cells = ev.setdefault(row, {a: [0.0, 0.0] for a in ARMS})
+    for a in ARMS:
+        cell = cells.setdefault(a, [0.0, 0.0])
+        cell[0] *= discount
+        cell[1] *= discount
+    cells[arm][0] += r
+    cells[arm][1] += 1.0 - r
+
+
+def apply_adjust(ev: Evidence, row: str, arm: str, delta: float) -> None:
+    """Re-credit one earlier observation of ``arm`` in ``row`` by ``delta`` (its reward
+    changed from r to r + delta): ``a += delta``, ``b −= delta``, each floored at 0 (the
+    prior), no discount (no new observation)."""
+    cells = ev.setdefault(row, {a: [0.0, 0.0] for a in ARMS})
+    cell = cells.setdefault(arm, [0.0, 0.0])
+    cell[0] = max(cell[0] + delta, 0.0)
+    cell[1] = max(cell[1] - delta, 0.0)
+
+
+class ContextualPolicy:
+    """Discounted Thompson sampling with one Beta posterior per (query class, arm) and a
+    shared :data:`GLOBAL` row.
+
+    Every update lands in its class's row and in the global row, each discounted by
+    ``discount`` (γ = 1 is the seed's stationary rule). A decision for class ``c`` samples,
+    per arm, Beta(α0 + a_c + s·a_g, β0 + b_c + s·b_g): the class's own evidence ``n_c = a_c +
+    b_c`` topped up with the global row's evidence scaled to at most
+    ``max(0, min_class_evidence − n_c)`` observations (``s = min(1, that / n_g)``). A new
+    class thus starts from what all searches taught, and stands on its own data once it has
+    ``min_class_evidence`` observations of that arm.
+
+    ``rng`` draws the decisions, ``mc_rng`` the propensity estimates (separate streams so
+    computing a propensity never changes the next decision). Decisions use two scalar Beta
+    draws: numpy's per-call overhead on tiny arrays is larger than the sampling itself.
+    """
+
+    def __init__(
+        self,
+        classes: tuple[str, ...],
+        rng: np.random.Generator | None = None,
+        *,
+        discount: float = DEFAULT_DISCOUNT,
+        min_class_evidence: float = DEFAULT_MIN_CLASS_EVIDENCE,
+        mc_rng: np.random.Generator | None = None,
+        prior: tuple[float, float] = (PRIOR_ALPHA, PRIOR_BETA),
+    ) -> None:
+        self.classes = classes
+        self.rows = (*classes, GLOBAL)
+        self.rng = rng or np.random.default_rng()
+        self.mc_rng = mc_rng or np.random.default_rng()
+        self.discount = discount
+        self.min_class_evidence = min_class_evidence
+        self.prior = prior
+        self.evidence: Evidence = empty_evidence(self.rows)
+        self._effective: dict[str, tuple[float, float, float, float]] = {}
+
+    # -- state
+    def load(self, ev: Evidence) -> None:
+        """Adopt ``ev`` (e.g. the persisted document); rows/arms missing from it are at the prior."""
+        fresh = empty_evidence(self.rows)
+        for row, cells in ev.items():
+            if row in fresh:
+                for a in ARMS:
+                    if a in cells:
+                        fresh[row][a] = [float(cells[a][0]), float(cells[a][1])]
+        self.evidence = fresh
+        self._effective.clear()
+
+    def update(self, cls: str, arm: str, reward: float) -> None:
+        """Credit ``reward`` to ``arm`` in ``cls``'s row and the global row (discounted)."""
+        apply_update(self.evidence, cls, arm, reward, self.discount)
+        apply_update(self.evidence, GLOBAL, arm, reward, self.discount)
+        self._effective.clear()
+
+    def adjust(self, cls: str, arm: str, delta: float) -> None:
+        """Re-credit an earlier observation by ``delta`` in ``cls``'s row and the global row."""
+        apply_adjust(self.evidence, cls, arm, delta)
+        apply_adjust(self.evidence, GLOBAL, arm, delta)
+        self._effective.clear()
+
+    # -- decisions
+    def effective(self, cls: str) -> tuple[float, float, float, float]:
+        """``(α_quick, β_quick, α_thorough, β_thorough)`` sampled for ``cls`` (fallback applied)."""
+        eff = self._effective.get(cls)
+        if eff is None:
+            out: list[float] = []
+            own, shared = self.evidence[cls], self.evidence[GLOBAL]
+            for a in ARMS:
+                ac, bc = own[a]
+                ag, bg = shared[a]
+                room = self.min_class_evidence - (ac + bc)
+                ng = ag + bg
+                s = min(1.0, room / ng) if room > 0 and ng > 0 and cls != GLOBAL else 0.0
+                out += [self.prior[0] + ac + s * ag, self.prior[1] + bc + s * bg]
+            eff = self._effective[cls] = (out[0], out[1], out[2], out[3])
+        return eff
+
+    def choose(self, cls: str) -> str:
+        """Sample both arms' Beta for ``cls`` and return the higher (ties: ``quick``)."""
+        aq, bq, at, bt = self.effective(cls)
+        beta = self.rng.beta
+        return ARMS[0] if beta(aq, bq) >= beta(at, bt) else ARMS[1]
+
+    def propensity(self, cls: str, arm: str, samples: int = DEFAULT_PROPENSITY_SAMPLES) -> float:
+        """Monte-Carlo probability that :meth:`choose` picks ``arm`` for ``cls`` now, in [0, 1]."""
+        aq, bq, at, bt = self.effective(cls)
+        q = self.mc_rng.beta(aq, bq, samples)
+        t = self.mc_rng.beta(at, bt, samples)
+        p_quick = float(np.count_nonzero(q >= t)) / samples
+        return p_quick if arm == ARMS[0] else 1.0 - p_quick
+
+    # -- inspection
+    def stats(self, row: str) -> dict[str, dict[str, float]]:
+        """``{arm: {"alpha": α, "beta": β}}`` of ``row``'s own posterior (the log line's ``stats``)."""
+        return {
+            a: {"alpha": self.prior[0] + self.evidence[row][a][0], "beta": self.prior[1] + self.evidence[row][a][1]}
+            for a in ARMS
+        }
