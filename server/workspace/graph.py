@@ -1,0 +1,487 @@
+"""The workspace graph projection: every file as a node (kind, depth, recency rank) plus the
+symbol index, and the two scores the suggester reads from it.
+
+Nodes come from :func:`~dsh_sidecar.workspace.files.list_files` (git-tracked plus untracked
+not ignored, or a walk honouring ``.gitignore``); kinds from :mod:`.kinds`; recency ranks from
+:mod:`.recency`; definitions and usages from :mod:`.symbols`.
+
+Scores (the plan's "graph projection": literal = proof, scope = depth tier):
+
+* ``proof(path, expected_kinds)`` = 0.0 when the node does not exist, else
+  ``PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency`` = ``0.4 + 0.4·match + 0.2·recency``
+  where ``match`` is 1 when the node's kind is one of ``expected_kinds`` (or none are expected)
+  else 0, and ``recency = 1 / (1 + log2(1 + recency_rank))`` (1.0 for the newest rank, 0.5 for
+  rank 1, ≈0.33 for rank 3, → 0 for old files). Range: 0.0, or [0.4, 1.0].
+* ``scope(path)`` = 1.0 when the path is at most :data:`SHALLOW_DEPTH` folders deep
+  (``a/b/file``), else 0.7 (the plan's 1.0 / 0.7 tiers).
+* With the graph absent or empty the suggester uses :data:`NEUTRAL_LITERAL` 0.5 and
+  :data:`NEUTRAL_SCOPE` 1.0 exactly (the plan's PoC values); :func:`literal_score` and
+  :func:`scope_score` apply that rule for a graph that may be ``None``.
+
+Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``, ``scope``) are dict reads;
+``usages`` ranks a posting list once per name and caches it until the next change.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pathspec
+
+from dsh_sidecar.workspace.files import SKIP_DIRS, list_files
+from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
+from dsh_sidecar.workspace.recency import dense_ranks, file_times
+from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
+
+log = logging.getLogger(__name__)
+
+#: Neutral literal score with no graph (search-suggester.PLAN.txt, "The graph projection").
+NEUTRAL_LITERAL: Final = 0.5
+#: Neutral scope with no graph (search-suggester.PLAN.txt, "The graph projection").
+NEUTRAL_SCOPE: Final = 1.0
+#: Scope tiers (search-suggester.PLAN.txt: "the plan's 1.0 / 0.7 tiers").
+SCOPE_SHALLOW: Final = 1.0
+SCOPE_DEEP: Final = 0.7
+#: Deepest folder depth still in the shallow tier (ours): ``a/b/file`` is shallow, ``a/b/c/file`` deep.
+SHALLOW_DEPTH: Final = 2
+#: Proof weights (ours, documented in the module docstring).
+PROOF_BASE: Final = 0.4
+PROOF_KIND: Final = 0.4
+PROOF_RECENCY: Final = 0.2
+#: Most files the symbol index reads (newest first), and its time budget in seconds.
+MAX_SYMBOL_FILES: Final = 50_000
+SYMBOL_BUDGET_S: Final = 30.0
+#: Usage lists cached per name (the top this many), and the most names cached.
+USAGE_CACHE_DEPTH: Final = 20
+USAGE_CACHE_NAMES: Final = 4096
+#: Files at or above which the server reports ``$/progress`` for a build.
+LARGE_REPO_FILES: Final = 5_000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class FileNode:
+    """One workspace file: repo-relative POSIX ``path``, ``kind``, folder ``depth`` (0 = root)
+    and ``recency_rank`` (0 = most recently changed; dense, files of one commit share it)."""
+
+    path: str
+    kind: Kind
+    depth: int
+    recency_rank: int
+
+
+def recency_score(rank: int) -> float:
+    """``1 / (1 + log2(1 + rank))``: 1.0 for rank 0, 0.5 for rank 1."""
+    return 1.0 / (1.0 + math.log2(1 + rank))
+
+
+def _symbol_candidate(path: str, kind: str) -> bool:
+    return kind in ("source", "test") and extension(path) in SOURCE_EXTENSIONS
+
+
+class WorkspaceGraph:
+    """The projection of one workspace (see the module docstring). Build with :meth:`build`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: list[str] = []
+        self._kind: dict[str, Kind] = {}
+        self._time: dict[str, float] = {}
+        self._rank: dict[str, int] = {}
+        self._by_kind: dict[str, list[str]] = {}
+        self.symbols: SymbolIndex | None = None
+        self.time_source = "none"
+        self.stats: dict[str, Any] = {}
+        self._usage_cache: dict[str, list[str]] = {}
+        self._lock = threading.RLock()
+        self._ignore: pathspec.PathSpec | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def build(
+        cls,
+        root: Path,
+        *,
+        symbols: bool = True,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> WorkspaceGraph:
+        """List, classify and rank the files of ``root``; then (``symbols=True``) index the code
+        files. ``progress(done, total)`` is called with ``(0, total)`` once the files are listed
+        and then every few files of the symbol pass. ``cancel`` stops the symbol pass early.
+        Never raises for unreadable files; an unreadable ``root`` gives an empty graph."""
+        graph = cls.build_files(root)
+        if symbols:
+            graph.index_symbols(progress=progress, cancel=cancel)
+        elif progress is not None:
+            progress(0, 0)
+        return graph
+
+    @classmethod
+    def build_files(cls, root: Path) -> WorkspaceGraph:
+        """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols)."""
+        t0 = time.perf_counter()
+        graph = cls(root)
+        try:
+            files = list_files(root) if root.is_dir() else []
+        except OSError:
+            files = []
+        t1 = time.perf_counter()
+        times, source = file_times(root, files) if files else ({}, "none")
+        t2 = time.perf_counter()
+        graph.files = files
+        graph._kind = {f: classify(f) for f in files}
+        graph._time = {f: times.get(f, 0.0) for f in files}
+        graph._rank = dense_ranks(graph._time, files)
+        graph.time_source = source
+        graph._reindex_kinds()
+        graph.stats = {
+            "files": len(files),
+            "listMs": round((t1 - t0) * 1000, 1),
+            "recencyMs": round((t2 - t1) * 1000, 1),
+            "buildMs": round((time.perf_counter() - t0) * 1000, 1),
+            "recencySource": source,
+        }
+        return graph
+
+    def index_symbols(self, *, progress: Progress | None = None, cancel: threading.Event | None = None) -> None:
+        """Build the symbol index over the code files, newest first, within
+        :data:`MAX_SYMBOL_FILES` and :data:`SYMBOL_BUDGET_S`; the index is published only
+        when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``)."""
+        t0 = time.perf_counter()
+        todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
+        todo.sort(key=lambda f: (self._rank[f], f))
+        truncated = len(todo) > MAX_SYMBOL_FILES
+        todo = todo[:MAX_SYMBOL_FILES]
+        total = len(todo)
+        if progress is not None:
+            progress(0, total)
+        index = SymbolIndex()
+        base = str(self.root) + os.sep
+        step = max(1, total // 100)
+        for i, rel in enumerate(todo, 1):
+            if (cancel is not None and cancel.is_set()) or time.perf_counter() - t0 > SYMBOL_BUDGET_S:
+                truncated = True
+                break
+            data = _read(base + rel)
+            if data is not None:
+                index.add(rel, extract(rel, data))
+            if progress is not None and (i % step == 0 or i == total):
+                progress(i, total)
+        with self._lock:
+            for rel in index.generated:
+                self._set_kind(rel, "generated")
+            self.symbols = index
+            self._usage_cache = {}
+        self.stats.update(
+            symbolFiles=len(index),
+            symbolMs=round((time.perf_counter() - t0) * 1000, 1),
+            symbolsTruncated=truncated,
+            parsers=dict(index.parsers),
+        )
+
+    def _reindex_kinds(self) -> None:
+        by_kind: dict[str, list[str]] = {}
+        for f in self.files:
+            by_kind.setdefault(self._kind[f], []).append(f)
+        self._by_kind = by_kind
+
+    def _set_kind(self, rel: str, kind: Kind) -> None:
+        old = self._kind.get(rel)
+        if old == kind:
+            return
+        self._kind[rel] = kind
+        if old is not None and rel in self._by_kind.get(old, ()):
+            self._by_kind[old].remove(rel)
+        self._by_kind.setdefault(kind, []).append(rel)
+        self._by_kind[kind].sort()
+
+    # ------------------------------------------------------------------ lookups
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def node(self, path: str) -> FileNode | None:
+        """The node of the repo-relative POSIX ``path``, or ``None``."""
+        kind = self._kind.get(path)
+        if kind is None:
+            return None
+        return FileNode(path, kind, depth(path), self._rank.get(path, 0))
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` is a node."""
+        return path in self._kind
+
+    def by_kind(self, kind: str) -> list[str]:
+        """The paths of one kind, sorted (a copy)."""
+        return list(self._by_kind.get(kind, ()))
+
+    def definitions(self, name: str) -> list[str]:
+        """Files that define ``name`` (any language indexed), newest first then by path; ``[]``
+        before the symbol index is ready."""
+        idx = self.symbols
+        files = idx.defs.get(name) if idx is not None else None
+        if not files:
+            return []
+        rank = self._rank
+        return sorted(files, key=lambda f: (rank.get(f, 0), f))
+
+    def usages(self, name: str, limit: int = 5) -> list[str]:
+        """Up to ``limit`` files that mention the identifier ``name`` but do not define it, best
+        first: most occurrences, then newest, then path. ``[]`` before the index is ready."""
+        if limit > USAGE_CACHE_DEPTH:
+            return self._usages_uncached(name, limit)
+        cached = self._usage_cache.get(name)
+        if cached is None:
+            cached = self._usages_uncached(name, USAGE_CACHE_DEPTH)
+            if len(self._usage_cache) >= USAGE_CACHE_NAMES:
+                self._usage_cache.clear()
+            self._usage_cache[name] = cached
+        return cached[:limit]
+
+    def _usages_uncached(self, name: str, limit: int) -> list[str]:
+        idx = self.symbols
+        if idx is None or name not in idx.refs:
+            return []
+        posting, defs, rank = idx.refs[name], idx.defs.get(name, ()), self._rank
+        return heapq.nsmallest(limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], rank.get(f, 0), f))
+
+    def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
+        """The literal score (formula in the module docstring): 0.0 for a missing node."""
+        kind = self._kind.get(path)
+        if kind is None:
+            return 0.0
+        expected = tuple(expected_kinds)
+        match = 1.0 if (not expected or kind in expected) else 0.0
+        return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self._rank.get(path, 0))
+
+    def scope(self, path: str) -> float:
+        """The depth tier: 1.0 up to :data:`SHALLOW_DEPTH` folders deep, else 0.7."""
+        return SCOPE_SHALLOW if depth(path) <= SHALLOW_DEPTH else SCOPE_DEEP
+
+    def status(self) -> dict[str, Any]:
+        """Counts and timings for ``dsh/status``."""
+        return {
+            **self.stats,
+            "kinds": {k: len(v) for k, v in sorted(self._by_kind.items())},
+            "symbols": len(self.symbols) if self.symbols is not None else None,
+        }
+
+    # ------------------------------------------------------------------ refresh
+
+    def refresh(self, changed: list[str] | None = None) -> WorkspaceGraph:
+        """Bring the graph up to date. ``changed=None`` rebuilds everything (symbols too, if the
+        index was built) and returns the new graph — callers keep the returned object. Otherwise
+        each repo-relative (or absolute, under the root) path in ``changed`` is re-read: a file
+        that exists (and is not ignored) becomes/stays a node, newest rank, symbols re-indexed;
+        a missing one is dropped. Returns ``self`` then."""
+        if changed is None:
+            new = WorkspaceGraph.build(self.root, symbols=self.symbols is not None)
+            self.__dict__.update({k: v for k, v in new.__dict__.items() if k != "_lock"})
+            return self
+        now = time.time()
+        with self._lock:
+            touched = False
+            for raw in changed:
+                rel = self._relative(raw)
+                if rel is None:
+                    continue
+                full = self.root / rel
+                if full.is_file() and not self._ignored(rel):
+                    touched |= self._upsert(rel, full, now)
+                elif rel in self._kind:
+                    self._drop(rel)
+                    touched = True
+            if touched:
+                self._rank = dense_ranks(self._time, self.files)
+                self._usage_cache = {}
+        return self
+
+    def _relative(self, raw: str) -> str | None:
+        p = raw.replace(os.sep, "/")
+        if os.path.isabs(p):
+            try:
+                p = Path(p).resolve().relative_to(self.root.resolve()).as_posix()
+            except (ValueError, OSError):
+                return None
+        p = p.lstrip("./") if p.startswith("./") else p
+        if not p or p.startswith("../") or "/../" in p or p == "..":
+            return None
+        return p
+
+    def _ignored(self, rel: str) -> bool:
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            return True
+        if self._ignore is None:
+            lines: list[str] = []
+            try:
+                lines = (self.root / ".gitignore").read_text("utf-8", "replace").splitlines()
+            except OSError:
+                pass
+            try:
+                self._ignore = pathspec.GitIgnoreSpec.from_lines(lines)
+            except Exception:
+                self._ignore = pathspec.GitIgnoreSpec.from_lines([])
+        return self._ignore.match_file(rel)
+
+    def _upsert(self, rel: str, full: Path, now: float) -> bool:
+        if rel not in self._kind:
+            self.files.append(rel)
+            self.files.sort()
+            kind = classify(rel)
+            self._kind[rel] = kind
+            self._by_kind.setdefault(kind, []).append(rel)
+            self._by_kind[kind].sort()
+        self._time[rel] = now
+        if self.symbols is not None and _symbol_candidate(rel, self._kind[rel]):
+            data = _read(str(full))
+            if data is not None:
+                syms = extract(rel, data)
+                self.symbols.add(rel, syms)
+                if syms.generated:
+                    self._set_kind(rel, "generated")
+        return True
+
+    def _drop(self, rel: str) -> None:
+        kind = self._kind.pop(rel)
+        self._time.pop(rel, None)
+        self._rank.pop(rel, None)
+        self.files.remove(rel)
+        if rel in self._by_kind.get(kind, ()):
+            self._by_kind[kind].remove(rel)
+        if self.symbols is not None:
+            self.symbols.remove(rel)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    return None if len(data) > MAX_FILE_BYTES else data
+
+
+def literal_score(graph: WorkspaceGraph | None, path: str, expected_kinds: Iterable[str] = ()) -> float:
+    """``graph.proof(...)``, or :data:`NEUTRAL_LITERAL` (0.5) with the graph absent or empty."""
+    if graph is None or not graph.files:
+        return NEUTRAL_LITERAL
+    return graph.proof(path, expected_kinds)
+
+
+def scope_score(graph: WorkspaceGraph | None, path: str) -> float:
+    """``graph.scope(path)``, or :data:`NEUTRAL_SCOPE` (1.0) with the graph absent or empty."""
+    if graph is None or not graph.files:
+        return NEUTRAL_SCOPE
+    return graph.scope(path)
+
+
+class GraphBuilder:
+    """Builds a :class:`WorkspaceGraph` in a daemon worker thread so no request waits for it.
+
+    :attr:`graph` is ``None`` until the file-level graph is ready (usually well under a
+    second), then the file-level graph (``graph.symbols is None`` while the symbol pass runs),
+    then the full graph. ``progress(done, total)`` is called from the worker thread (the server
+    marshals it to its loop); ``on_ready(graph)`` when a build finishes. :meth:`rebuild`
+    restarts; :meth:`refresh` applies file changes now, or after a running build finishes.
+    """
+
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        symbols: bool = True,
+        progress: Progress | None = None,
+        on_ready: Callable[[WorkspaceGraph], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.symbols = symbols
+        self.progress = progress
+        self.on_ready = on_ready
+        self.graph: WorkspaceGraph | None = None
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._pending: list[str] = []
+        self._done = threading.Event()
+        self._generation = 0
+
+    @property
+    def building(self) -> bool:
+        """Whether a build is running."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start a build (no-op without a root); a running build is cancelled and replaced."""
+        if self.root is None:
+            return
+        with self._lock:
+            self._cancel.set()
+            self._cancel = threading.Event()
+            self._generation += 1
+            self._done.clear()
+            gen, cancel = self._generation, self._cancel
+            self._thread = threading.Thread(target=self._run, args=(gen, cancel), name="dsh-workspace-graph", daemon=True)
+            self._thread.start()
+
+    rebuild = start
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current build is done; ``True`` if it is."""
+        if self.root is None:
+            return True
+        return self._done.wait(timeout)
+
+    def cancel(self) -> None:
+        """Stop a running build (the current graph stays)."""
+        self._cancel.set()
+
+    def refresh(self, changed: list[str] | None) -> None:
+        """Apply file changes (``None`` = full rebuild in the background)."""
+        if changed is None:
+            self.start()
+            return
+        with self._lock:
+            if self.building or self.graph is None:
+                self._pending.extend(changed)
+                return
+            graph = self.graph
+        graph.refresh(changed)
+
+    def _run(self, gen: int, cancel: threading.Event) -> None:
+        try:
+            graph = WorkspaceGraph.build_files(self.root)  # type: ignore[arg-type]
+            if gen != self._generation:
+                return
+            self.graph = graph
+            if self.symbols:
+                graph.index_symbols(progress=self.progress, cancel=cancel)
+            elif self.progress is not None:
+                self.progress(0, 0)
+            with self._lock:
+                if gen != self._generation:
+                    return
+                pending, self._pending = self._pending, []
+            if pending:
+                graph.refresh(pending)
+            self.error = None
+            if self.on_ready is not None:
+                self.on_ready(graph)
+        except Exception as exc:  # a failed build leaves the previous graph (or none)
+            log.warning("workspace graph build failed: %s", exc)
+            self.error = str(exc)
+        finally:
+            if gen == self._generation:
+                self._done.set()

@@ -1,0 +1,137 @@
+"""What kind of file a workspace path is, from its path alone (no file is read).
+
+Kinds, in the order the rules are tried (the first match wins):
+
+``generated``
+    build output and generated code: a folder segment in :data:`GENERATED_DIRS` (``dist/``,
+    ``build/``, ``out/``, ``target/``, ``node_modules/``, ``__generated__/``, ``.next/``, …), or a
+    name such as ``*.min.js``, ``*.min.css``, ``*.map``, ``*_pb2.py``, ``*.pb.go``,
+    ``*.generated.*``, ``*_generated.*``, ``*.g.dart``. The symbol index also re-labels a source
+    file whose first 1 KiB carries ``@generated`` or ``DO NOT EDIT`` (see ``symbols.py``).
+``lock``
+    dependency lock files: ``*.lock``, ``package-lock.json``, ``npm-shrinkwrap.json``,
+    ``pnpm-lock.yaml``, ``go.sum``, ``*.lockb``, ``Pipfile.lock``, ``gradle.lockfile``.
+``manifest``
+    dependency manifests: ``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``requirements*.txt``,
+    ``Pipfile``, ``package.json``, ``Cargo.toml``, ``go.mod``, ``pom.xml``, ``build.gradle(.kts)``,
+    ``Gemfile``, ``*.gemspec``, ``composer.json``, ``mix.exs``, ``pubspec.yaml``, ``*.csproj``,
+    ``deno.json``, ``environment.yml``.
+``test``
+    a folder segment in :data:`TEST_DIRS` (``tests/``, ``test/``, ``__tests__/``, ``spec/``,
+    ``testdata/``), or ``test_*.py``, ``*_test.py``, ``conftest.py``, ``*_test.go``,
+    ``*.test.{js,jsx,ts,tsx,mjs,cjs}``, ``*.spec.{…}``, ``*Test.java``, ``*Tests.java``,
+    ``*_spec.rb``, ``*_test.rs``.
+``doc``
+    a folder segment ``docs/`` or ``doc/``; ``*.md``, ``*.rst``, ``*.adoc``, ``*.txt``; and
+    ``README``, ``CHANGELOG``, ``HISTORY``, ``LICENSE``/``LICENCE``, ``COPYING``, ``NOTICE``,
+    ``AUTHORS``, ``CONTRIBUTING``, ``CODEOWNERS``, ``MAINTAINERS`` with any or no extension.
+``config``
+    anything under ``.github/``, ``.gitlab/``, ``.circleci/``, ``.ci/``, ``.devcontainer/``,
+    ``.vscode/``; ``*.toml``, ``*.yaml``, ``*.yml``, ``*.ini``, ``*.cfg``, ``*.conf``,
+    ``*.properties``, ``*.env``, ``*.json`` (non-manifest, non-lock); dotfiles (``.gitignore``,
+    ``.editorconfig``, ``.eslintrc``…); ``Dockerfile``, ``Makefile``, ``Justfile``,
+    ``Containerfile``, ``docker-compose*``, ``tox.ini``, ``noxfile.py``.
+``source``
+    an extension in :data:`SOURCE_EXTENSIONS`.
+``other``
+    everything else (images, data, fixtures without a recognised extension…).
+
+A test folder beats doc/config/source (``tests/data/x.yaml`` is ``test``), but a lock or a
+manifest keeps its kind wherever it lives.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal
+
+Kind = Literal["manifest", "lock", "test", "doc", "config", "source", "generated", "other"]
+#: Every kind, in rule order.
+KINDS: Final[tuple[Kind, ...]] = ("generated", "lock", "manifest", "test", "doc", "config", "source", "other")
+
+GENERATED_DIRS: Final = frozenset(
+    {"dist", "build", "out", "target", "node_modules", "__generated__", "generated", ".next",
+     ".nuxt", "__pycache__", ".venv", "venv", "site-packages", "coverage", "htmlcov", ".tox"}
+)
+_GENERATED_NAME: Final = re.compile(
+    r"(\.min\.(js|css)|\.map|_pb2(_grpc)?\.pyi?|\.pb\.go|\.pb\.(cc|h)|\.g\.dart|\.designer\.cs)$"
+    r"|[._]generated\.[^/]+$"
+)
+LOCK_NAMES: Final = frozenset(
+    {"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "go.sum", "Pipfile.lock",
+     "gradle.lockfile", "flake.lock"}
+)
+MANIFEST_NAMES: Final = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "package.json", "Cargo.toml", "go.mod",
+     "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "Gemfile", "composer.json",
+     "mix.exs", "pubspec.yaml", "deno.json", "environment.yml", "environment.yaml", "build.sbt",
+     "Package.swift", "CMakeLists.txt", "meson.build", "BUILD.bazel", "WORKSPACE"}
+)
+_MANIFEST_NAME: Final = re.compile(r"^(requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble))$")
+TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs", "testdata", "testing", "e2e"})
+_TEST_NAME: Final = re.compile(
+    r"^(test_[^/]*\.py|[^/]*_test\.(py|go|rs|exs?|cc|cpp|c)|conftest\.py"
+    r"|[^/]*\.(test|spec)\.(js|jsx|ts|tsx|mjs|cjs|mts|cts)|[^/]*Tests?\.(java|kt|cs|swift)|[^/]*_spec\.rb)$"
+)
+DOC_DIRS: Final = frozenset({"docs", "doc", "documentation"})
+DOC_EXTENSIONS: Final = frozenset({".md", ".markdown", ".rst", ".adoc", ".txt", ".rdoc", ".org"})
+_DOC_STEM: Final = re.compile(
+    r"^(readme|changelog|changes|history|news|license|licence|copying|notice|authors|contributors"
+    r"|contributing|codeowners|maintainers|security|code_of_conduct)(\.[\w.-]+)?$",
+    re.IGNORECASE,
+)
+CONFIG_DIRS: Final = frozenset({".github", ".gitlab", ".circleci", ".ci", ".devcontainer", ".vscode", ".idea", ".husky"})
+CONFIG_EXTENSIONS: Final = frozenset(
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties", ".env", ".json", ".jsonc", ".json5", ".editorconfig"}
+)
+CONFIG_NAMES: Final = frozenset(
+    {"Dockerfile", "Containerfile", "Makefile", "GNUmakefile", "Justfile", "justfile", "Procfile",
+     "Vagrantfile", "Jenkinsfile", "noxfile.py", "tox.ini", "Taskfile.yml"}
+)
+SOURCE_EXTENSIONS: Final = frozenset(
+    {".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs",
+     ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs",
+     ".fs", ".rb", ".php", ".swift", ".m", ".mm", ".lua", ".sh", ".bash", ".zsh", ".fish", ".ps1",
+     ".pl", ".pm", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".mli", ".clj", ".dart",
+     ".zig", ".nim", ".vue", ".svelte", ".sql", ".proto", ".graphql", ".css", ".scss", ".less",
+     ".html", ".htm"}
+)
+
+
+def _ext(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def classify(path: str) -> Kind:
+    """The kind of the repo-relative POSIX ``path`` (rules in the module docstring)."""
+    parts = path.split("/")
+    name = parts[-1]
+    dirs = parts[:-1]
+    if any(d in GENERATED_DIRS for d in dirs) or _GENERATED_NAME.search(name):
+        return "generated"
+    if name in LOCK_NAMES or name.endswith((".lock", ".lockb")):
+        return "lock"
+    if name in MANIFEST_NAMES or _MANIFEST_NAME.match(name):
+        return "manifest"
+    if any(d in TEST_DIRS for d in dirs) or _TEST_NAME.match(name):
+        return "test"
+    ext = _ext(name)
+    if any(d in DOC_DIRS for d in dirs) or ext in DOC_EXTENSIONS or _DOC_STEM.match(name):
+        return "doc"
+    if (
+        any(d in CONFIG_DIRS for d in dirs)
+        or ext in CONFIG_EXTENSIONS
+        or name in CONFIG_NAMES
+        or name.startswith("docker-compose")
+        or (name.startswith(".") and "." not in name[1:])
+    ):
+        return "config"
+    if ext in SOURCE_EXTENSIONS:
+        return "source"
+    return "other"
+
+
+def depth(path: str) -> int:
+    """How many folders deep ``path`` is: 0 for a file at the root."""
+    return path.count("/")

@@ -1,0 +1,343 @@
+"""The workspace graph projection: kinds, recency, symbols, refresh, scores, background build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from dsh_sidecar.workspace import (
+    NEUTRAL_LITERAL,
+    NEUTRAL_SCOPE,
+    FileNode,
+    GraphBuilder,
+    WorkspaceGraph,
+    classify,
+    literal_score,
+    scope_score,
+)
+from dsh_sidecar.workspace.graph import recency_score
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def git(root: Path, *args: str, date: str | None = None) -> None:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+# ---------------------------------------------------------------------- kinds
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("pyproject.toml", "manifest"),
+        ("package.json", "manifest"),
+        ("crates/core/Cargo.toml", "manifest"),
+        ("go.mod", "manifest"),
+        ("requirements-dev.txt", "manifest"),
+        ("Cargo.lock", "lock"),
+        ("poetry.lock", "lock"),
+        ("package-lock.json", "lock"),
+        ("go.sum", "lock"),
+        ("pnpm-lock.yaml", "lock"),
+        ("tests/test_api.py", "test"),
+        ("src/pkg/test_util.py", "test"),
+        ("pkg/server_test.go", "test"),
+        ("web/app.spec.ts", "test"),
+        ("web/app.test.jsx", "test"),
+        ("tests/data/config.yaml", "test"),
+        ("conftest.py", "test"),
+        ("README.md", "doc"),
+        ("docs/conf.py", "doc"),
+        ("guide.rst", "doc"),
+        ("LICENSE", "doc"),
+        ("CODEOWNERS", "doc"),
+        (".github/workflows/ci.yml", "config"),
+        ("setup.toml", "config"),
+        ("mkdocs.yml", "config"),
+        ("tox.ini", "config"),
+        (".gitignore", "config"),
+        ("Dockerfile", "config"),
+        ("tsconfig.json", "config"),
+        ("src/app.py", "source"),
+        ("main.go", "source"),
+        ("src/lib.rs", "source"),
+        ("src/App.java", "source"),
+        ("dist/bundle.js", "generated"),
+        ("build/lib/x.py", "generated"),
+        ("static/app.min.js", "generated"),
+        ("api/service_pb2.py", "generated"),
+        ("api/service.pb.go", "generated"),
+        ("assets/logo.png", "other"),
+    ],
+)
+def test_classify(path: str, kind: str) -> None:
+    assert classify(path) == kind
+
+
+# ---------------------------------------------------------------------- nodes and recency
+
+def test_recency_from_git_history_with_controlled_dates(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    write(tmp_path, {"old.py": "a = 1\n", "README.md": "# r\n"})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    write(tmp_path, {"mid.py": "b = 2\n"})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "two", date="2021-01-01T00:00:00Z")
+    write(tmp_path, {"new.py": "c = 3\n", "old.py": "a = 10\n"})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "three", date="2022-01-01T00:00:00Z")
+
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.time_source == "git"
+    assert g.files == ["README.md", "mid.py", "new.py", "old.py"]
+    assert g.node("new.py") == FileNode("new.py", "source", 0, 0)
+    assert g.node("old.py").recency_rank == 0  # touched again in the newest commit
+    assert g.node("mid.py").recency_rank == 1
+    assert g.node("README.md") == FileNode("README.md", "doc", 0, 2)
+    assert g.node("nope.py") is None
+
+
+def test_untracked_file_is_newest(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    write(tmp_path, {"a.py": "x = 1\n", ".gitignore": "*.log\n"})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    write(tmp_path, {"b.py": "y = 2\n", "debug.log": "noise\n"})
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.exists("b.py") and not g.exists("debug.log")
+    assert g.node("b.py").recency_rank == 0
+    assert g.node("a.py").recency_rank == 1
+
+
+def test_gitignore_honoured_without_git(tmp_path: Path) -> None:
+    write(tmp_path, {
+        ".gitignore": "secret/\n*.tmp\n",
+        "app.py": "def run():\n    pass\n",
+        "secret/key.py": "def leaked():\n    pass\n",
+        "scratch.tmp": "x",
+        "node_modules/dep/index.js": "function dep() {}\n",
+    })
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.time_source == "mtime"
+    assert g.files == [".gitignore", "app.py"]
+    assert g.definitions("leaked") == []
+    assert g.definitions("run") == ["app.py"]
+
+
+def test_depth_and_by_kind(tmp_path: Path) -> None:
+    write(tmp_path, {"pyproject.toml": "", "a/b/c/d.py": "", "tests/test_x.py": "", "docs/i.md": ""})
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    assert g.node("a/b/c/d.py").depth == 3
+    assert g.node("pyproject.toml").depth == 0
+    assert g.by_kind("manifest") == ["pyproject.toml"]
+    assert g.by_kind("test") == ["tests/test_x.py"]
+    assert g.by_kind("doc") == ["docs/i.md"]
+    assert g.by_kind("lock") == []
+    assert g.symbols is None
+    assert g.definitions("anything") == [] and g.usages("anything") == []
+
+
+# ---------------------------------------------------------------------- symbols
+
+POLYGLOT = {
+    "py/session.py": "class Session:\n    def merge_setting(self):\n        pass\n\nMAX_RETRIES = 3\n",
+    "py/use.py": "from py.session import Session\n\ns = Session()\ns2 = Session()\n",
+    "py/other.py": "import session\nx = session.Session\n",
+    "js/util.js": "export function formatDate(d) { return d }\nexport const PI = 3.14;\nclass Widget { render() {} }\n",
+    "js/app.js": "import { formatDate } from './util';\nformatDate(new Date());\n",
+    "ts/types.ts": "export interface Shape { area(): number }\nexport type Id = string;\nexport enum Color { Red }\n",
+    "ts/main.ts": "import { Shape, Color } from './types';\nconst s: Shape = null as any;\n",
+    "go/runes.go": "package text\n\nconst Limit = 10\n\ntype Buffer struct{}\n\ntype Reader interface{}\n\nfunc TruncateRunes(s string) string { return s }\n\nfunc (b *Buffer) Flush() {}\n",
+    "go/runes_test.go": "package text\n\nfunc TestTruncate(t *T) { TruncateRunes(\"x\") }\n",
+    "rs/lib.rs": "pub struct Parser {}\npub enum Token { A }\npub trait Visit {}\npub fn parse_all() {}\nconst MAX: u32 = 1;\nmacro_rules! shout { () => {} }\n",
+    "rs/main.rs": "use lib::Parser;\nfn main() { let p = Parser {}; parse_all(); }\n",
+    "java/Store.java": "public class Store { public void save() {} }\ninterface Repo {}\nenum Mode { A }\n",
+    "rb/thing.rb": "class Thing\n  def call\n  end\nend\n",
+}
+
+
+@pytest.fixture
+def poly(tmp_path: Path) -> WorkspaceGraph:
+    write(tmp_path, POLYGLOT)
+    return WorkspaceGraph.build(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "files"),
+    [
+        ("Session", ["py/session.py"]),
+        ("merge_setting", ["py/session.py"]),
+        ("MAX_RETRIES", ["py/session.py"]),
+        ("formatDate", ["js/util.js"]),
+        ("PI", ["js/util.js"]),
+        ("Widget", ["js/util.js"]),
+        ("render", ["js/util.js"]),
+        ("Shape", ["ts/types.ts"]),
+        ("Id", ["ts/types.ts"]),
+        ("Color", ["ts/types.ts"]),
+        ("TruncateRunes", ["go/runes.go"]),
+        ("Buffer", ["go/runes.go"]),
+        ("Reader", ["go/runes.go"]),
+        ("Limit", ["go/runes.go"]),
+        ("Flush", ["go/runes.go"]),
+        ("TestTruncate", ["go/runes_test.go"]),
+        ("Parser", ["rs/lib.rs"]),
+        ("Token", ["rs/lib.rs"]),
+        ("Visit", ["rs/lib.rs"]),
+        ("parse_all", ["rs/lib.rs"]),
+        ("MAX", ["rs/lib.rs"]),
+        ("shout", ["rs/lib.rs"]),
+        ("Store", ["java/Store.java"]),
+        ("save", ["java/Store.java"]),
+        ("Repo", ["java/Store.java"]),
+        ("Mode", ["java/Store.java"]),
+        ("Thing", ["rb/thing.rb"]),  # regex fallback
+        ("p", []),  # a local variable (Rust `let p`) is not a definition
+        ("nonexistent", []),
+    ],
+)
+def test_definitions_across_languages(poly: WorkspaceGraph, name: str, files: list[str]) -> None:
+    assert poly.definitions(name) == files
+
+
+def test_usages_exclude_definitions_and_rank_by_count(poly: WorkspaceGraph) -> None:
+    assert poly.usages("Session") == ["py/use.py", "py/other.py"]  # 3 mentions before 1
+    assert poly.usages("Session", limit=1) == ["py/use.py"]
+    assert poly.usages("TruncateRunes") == ["go/runes_test.go"]
+    assert poly.usages("formatDate") == ["js/app.js"]
+    assert poly.usages("Parser") == ["rs/main.rs"]
+    assert poly.usages("nonexistent") == []
+
+
+def test_parsers_used(poly: WorkspaceGraph) -> None:
+    assert poly.stats["parsers"] == {"tree-sitter": 12, "regex": 1}
+
+
+def test_generated_marker_relabels_and_skips(tmp_path: Path) -> None:
+    write(tmp_path, {"gen.go": "// Code generated by protoc. DO NOT EDIT.\npackage x\nfunc Gen() {}\n",
+                     "x.go": "package x\nfunc Real() {}\n"})
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.node("gen.go").kind == "generated"
+    assert g.definitions("Gen") == []
+    assert g.definitions("Real") == ["x.go"]
+    assert g.by_kind("generated") == ["gen.go"]
+
+
+def test_big_file_not_indexed(tmp_path: Path) -> None:
+    write(tmp_path, {"big.py": "def huge():\n    pass\n" + "# x\n" * 200_000})
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.exists("big.py")
+    assert g.definitions("huge") == []
+
+
+# ---------------------------------------------------------------------- refresh
+
+def test_refresh_after_change_add_and_delete(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "def alpha():\n    pass\n", "b.py": "alpha()\n", ".gitignore": "ignored/\n"})
+    g = WorkspaceGraph.build(tmp_path)
+    assert g.definitions("alpha") == ["a.py"] and g.usages("alpha") == ["b.py"]
+
+    write(tmp_path, {"a.py": "def beta():\n    pass\n", "c.py": "def alpha():\n    pass\nalpha()\n",
+                     "ignored/x.py": "def alpha():\n    pass\n"})
+    (tmp_path / "b.py").unlink()
+    assert g.refresh(["a.py", str(tmp_path / "c.py"), "b.py", "ignored/x.py", "../outside.py"]) is g
+    assert g.definitions("alpha") == ["c.py"]
+    assert g.definitions("beta") == ["a.py"]
+    assert g.usages("alpha") == []
+    assert not g.exists("b.py") and not g.exists("ignored/x.py")
+    assert g.files == [".gitignore", "a.py", "c.py"]
+    assert g.node("c.py").recency_rank == 0 and g.node("a.py").recency_rank == 0
+
+
+def test_full_refresh_rebuilds(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    g = WorkspaceGraph.build(tmp_path)
+    write(tmp_path, {"z.py": "def zeta():\n    pass\n"})
+    g.refresh(None)
+    assert g.files == ["a.py", "z.py"]
+    assert g.definitions("zeta") == ["z.py"]
+
+
+# ---------------------------------------------------------------------- scores
+
+def test_proof_and_scope(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    write(tmp_path, {"pyproject.toml": "", "old/a/b/c.py": ""})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    write(tmp_path, {"pyproject.toml": "[project]\n"})
+    git(tmp_path, "commit", "-qam", "two", date="2021-01-01T00:00:00Z")
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    assert g.proof("missing.toml", ["manifest"]) == 0.0
+    assert g.proof("pyproject.toml", ["manifest"]) == pytest.approx(1.0)  # 0.4 + 0.4 + 0.2·1
+    assert g.proof("pyproject.toml", ["test"]) == pytest.approx(0.6)
+    assert g.proof("pyproject.toml") == pytest.approx(1.0)
+    assert g.proof("old/a/b/c.py", ["source"]) == pytest.approx(0.4 + 0.4 + 0.2 * 0.5)  # rank 1
+    assert recency_score(0) == 1.0 and recency_score(1) == 0.5 and recency_score(3) == pytest.approx(1 / 3)
+    assert g.scope("pyproject.toml") == 1.0
+    assert g.scope("a/b/c.py") == 1.0
+    assert g.scope("old/a/b/c.py") == 0.7
+
+
+def test_neutral_scores_without_graph(tmp_path: Path) -> None:
+    empty = WorkspaceGraph.build(tmp_path)
+    assert literal_score(None, "x") == NEUTRAL_LITERAL == 0.5
+    assert scope_score(None, "a/b/c/d") == NEUTRAL_SCOPE == 1.0
+    assert literal_score(empty, "x", ["manifest"]) == 0.5
+    assert scope_score(empty, "a/b/c/d") == 1.0
+
+
+def test_missing_root_is_empty(tmp_path: Path) -> None:
+    g = WorkspaceGraph.build(tmp_path / "nope")
+    assert g.files == [] and g.definitions("x") == []
+
+
+# ---------------------------------------------------------------------- background builder
+
+def test_builder_builds_in_background_with_progress(tmp_path: Path) -> None:
+    write(tmp_path, {f"m{i}.py": f"def f{i}():\n    pass\n" for i in range(30)})
+    seen: list[tuple[int, int]] = []
+    ready = threading.Event()
+    b = GraphBuilder(tmp_path, progress=lambda d, t: seen.append((d, t)), on_ready=lambda g: ready.set())
+    b.start()
+    assert b.wait(30)
+    assert ready.is_set()
+    assert b.graph is not None and len(b.graph) == 30
+    assert b.graph.definitions("f7") == ["m7.py"]
+    assert seen[0] == (0, 30) and seen[-1] == (30, 30)
+    assert all(d2 >= d1 for (d1, _), (d2, _) in zip(seen, seen[1:]))
+
+
+def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> None:
+    write(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(tmp_path)
+    b.refresh(["a.py"])  # before any graph: queued, not lost, no crash
+    b.start()
+    assert b.wait(30)
+    write(tmp_path, {"b.py": "def beta():\n    pass\n"})
+    b.refresh(["b.py"])
+    assert b.graph.definitions("beta") == ["b.py"]
+    write(tmp_path, {"c.py": "def gamma():\n    pass\n"})
+    b.rebuild()
+    assert b.wait(30)
+    assert b.graph.definitions("gamma") == ["c.py"]
+
+
+def test_builder_without_root_is_inert() -> None:
+    b = GraphBuilder(None)
+    b.start()
+    assert b.wait(0) and b.graph is None
