@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -114,6 +115,8 @@ class MockProvider:
                 with mock.lock:
                     mock.requests.append(seen)
                     reply = mock.routes.get((self.command, parts.path))
+                    if callable(reply):
+                        reply = reply(seen)
                 if reply is None:
                     return self._send(Reply(404, {"content-type": "text/plain"}, b"no route"))
                 if reply.expect is not None:
@@ -154,8 +157,9 @@ class MockProvider:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def route(self, method: str, path: str, reply: Reply) -> None:
-        """Answer ``method path`` with ``reply``."""
+    def route(self, method: str, path: str, reply: Reply | Callable[[Seen], Reply]) -> None:
+        """Answer ``method path`` with ``reply``, or with ``reply(seen)`` when it is a function
+        (called under the mock's lock, so it may keep state safely)."""
         with self.lock:
             self.routes[(method.upper(), path)] = reply
 
