@@ -34,6 +34,8 @@ class SuggesterConfig(BaseModel):
     index_path: str | None = Field(default=None, alias="indexPath")  # retired: accepted, ignored
     learn: bool = True
     seed: bool = True
+    # issue 6: calls after a note within which a touched target counts as followed (not in the plan)
+    learn_window: int = Field(default=10, ge=1, le=1000, alias="learnWindow")
     dismiss_ttl: int = Field(default=86_400, ge=0, alias="dismissTtl")
     section_mode: Literal["off", "sticky"] = Field(default="off", alias="sectionMode")
     section_ttl: int = Field(default=300, ge=0, alias="sectionTtl")

@@ -1,0 +1,66 @@
+"""Durable dismissals (plan, "The dismissal"): ``dsh/dismiss {family, path?}``.
+
+A family dismissal (no path, stored as ``*``) suppresses that intent's notes (ledger
+``suppressed dismissed <Intent>``); a path dismissal drops that one candidate. The record line
+is ``dismissed <Intent> <path|*>``. Dismissals live in the knowledge file, so they survive a
+restart and are shared by every sidecar on the file; each expires ``dismissTtl`` seconds
+after it was made (default 86400, plan), and expired ones are pruned when read: no timers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Final
+
+from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.suggester.knowledge import Knowledge
+
+#: The path of a family dismissal (plan: ``dismissed <intent> <path|*>``).
+FAMILY: Final = "*"
+
+
+def iso_seconds(epoch: float) -> str:
+    """Epoch seconds → ISO-8601 UTC with a ``Z``, to the second (``expiresAt`` on the wire)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def normalize_path(path: str) -> str:
+    """A dismissed path as candidates spell it: POSIX, repo-relative, no leading ``./``."""
+    p = path.replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    return p
+
+
+class Dismissals:
+    """Dismissals of one workspace, kept in ``knowledge``; ``clock`` returns epoch seconds."""
+
+    def __init__(self, knowledge: Knowledge, ttl: Callable[[], int], clock: Callable[[], float]) -> None:
+        self.knowledge = knowledge
+        self.ttl = ttl
+        self.clock = clock
+
+    def dismiss(self, family: str, path: str | None) -> tuple[str, float]:
+        """Record and persist a dismissal; return ``(record line, expiresAt epoch seconds)``.
+
+        Raises ``ValueError`` for an unknown family (not one of the ten intents). A failed write
+        keeps the dismissal in memory (it still applies) and is retried on the next flush.
+        """
+        if family not in INTENTS:
+            raise ValueError(f"family: unknown intent {family!r} (known: {', '.join(INTENTS)})")
+        target = normalize_path(path) if path else FAMILY
+        if not target:
+            raise ValueError("path: empty after normalisation")
+        expires = self.clock() + self.ttl()
+        self.knowledge.dismiss(family, target, expires)
+        self.knowledge.flush()
+        return f"dismissed {family} {target}", expires
+
+    def family_dismissed(self, intent: str) -> bool:
+        """Whether ``intent``'s notes are dismissed now."""
+        return (intent, FAMILY) in self.knowledge.active_dismissals()
+
+    def path_dismissed(self, intent: str, path: str) -> bool:
+        """Whether candidate ``path`` of ``intent`` is dismissed now."""
+        return (intent, path) in self.knowledge.active_dismissals()

@@ -1,0 +1,286 @@
+"""The knowledge file (plan, "The learning" / "The dismissal"): what the suggester learned, and
+the durable dismissals, at ``persistPath`` (default ``$DSH_HOME/search-suggester/knowledge.json``).
+
+Document (JSON, written through :class:`~dsh_sidecar.state.StateFile`: atomic temp + rename,
+mode 0600, ``filelock``; a corrupt or foreign file is moved aside and the suggester starts cold
+with a warning, because the static pack alone is enough to emit)::
+
+    {"schema": "dsh-search-suggester/knowledge", "version": 1,
+     "workspaces": {"<absolute workspace root>": {
+         "rows": {"<Intent>": {"<repo-relative path>":
+                   {"followed": 3, "ignored": 1, "seed": 1.0, "lastUsed": 1764480000.0}}},
+         "dismissals": {"<Intent>": {"<path>|*": <expiresAt, epoch seconds>}}}}}
+
+Rows are keyed per workspace because candidate paths are repo-relative. ``seed`` is the offline
+seed's pseudo-count (1.0 for a built-in pack candidate, 2.0 when the graph proves it).
+
+**No lost update between sidecars**: in memory the store keeps the loaded snapshot plus the
+*pending deltas* (count increments, seed rows to insert when absent, new dismissals); a flush
+applies those deltas to whatever is on disk under the lock (:meth:`StateFile.update`), never
+the stale snapshot, then adopts the merged document as its new view.
+
+**Bounded**: past :data:`MAX_ROWS` rows (all workspaces together) the oldest / least-used rows
+are evicted: ordered by ``lastUsed``, then ``followed + ignored``, then ``seed``, lowest first.
+Expired dismissals are pruned on every read and every flush (no timers).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from dsh_sidecar.state import StateFile
+from filelock import Timeout
+from pydantic import BaseModel, ConfigDict, Field
+
+log = logging.getLogger(__name__)
+
+#: ``schema`` field of our document; anything else is a foreign file (kept aside).
+SCHEMA: Final = "dsh-search-suggester/knowledge"
+#: Document version; a different version is treated as foreign.
+VERSION: Final = 1
+#: Most learned rows kept in one file, all workspaces together (oldest/least used evicted).
+MAX_ROWS: Final = 5000
+#: Most dismissals kept in one file (the ones expiring first are dropped past it).
+MAX_DISMISSALS: Final = 1000
+#: Longest path recorded, characters (a longer one is not learned).
+MAX_PATH_CHARS: Final = 1024
+#: Largest knowledge file accepted, bytes (larger = corrupt, kept aside).
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+
+
+class _RowModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    followed: int = Field(default=0, ge=0)
+    ignored: int = Field(default=0, ge=0)
+    seed: float = Field(default=0.0, ge=0, le=100)
+    last_used: float = Field(default=0.0, ge=0, alias="lastUsed")
+
+
+class _WorkspaceModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rows: dict[str, dict[str, _RowModel]] = Field(default_factory=dict)
+    dismissals: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class _DocModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: str = Field(alias="schema")
+    version: int
+    workspaces: dict[str, _WorkspaceModel] = Field(default_factory=dict)
+
+
+def validate_document(data: Any) -> dict[str, Any]:
+    """Validate a knowledge document; return it normalised (plain JSON types, camelCase).
+
+    Raises ``ValueError`` (pydantic's ``ValidationError`` is one) for a malformed document and
+    for a foreign one (other ``schema`` or ``version``).
+    """
+    doc = _DocModel.model_validate(data)
+    if doc.schema_ != SCHEMA or doc.version != VERSION:
+        raise ValueError(f"not a {SCHEMA} v{VERSION} document")
+    return doc.model_dump(by_alias=True)
+
+
+def empty_document() -> dict[str, Any]:
+    """A document with no workspace."""
+    return {"schema": SCHEMA, "version": VERSION, "workspaces": {}}
+
+
+@dataclass
+class Row:
+    """What is known of one (intent, path): follow/ignore counts, seed pseudo-count, last use."""
+
+    followed: int = 0
+    ignored: int = 0
+    seed: float = 0.0
+    last_used: float = 0.0
+
+
+Key = tuple[str, str]
+
+
+class Knowledge:
+    """The knowledge of one workspace, backed by the shared file at ``path`` (``None``: memory only).
+
+    ``workspace`` is the key of this workspace in the file (its absolute root); ``clock`` returns
+    epoch seconds. Reading is lazy (first use). Nothing is written until :meth:`flush`.
+    """
+
+    def __init__(self, path: Path | None, workspace: str, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self.workspace = workspace
+        self.clock = clock
+        self.file = StateFile(path, validate=validate_document, max_bytes=MAX_FILE_BYTES) if path else None
+        self.rows: dict[Key, Row] = {}
+        self.dismissals: dict[Key, float] = {}
+        self._deltas: dict[Key, Row] = {}
+        self._seeded: dict[Key, float] = {}
+        self._new_dismissals: dict[Key, float] = {}
+        self._loaded = False
+        self.flushes = 0
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warnings of the state file (corrupt/foreign file set aside, unwritable folder…)."""
+        return list(self.file.warnings or []) if self.file else []
+
+    def ensure(self) -> None:
+        """Read the file once (absent/corrupt/foreign → cold start, with a warning)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        doc = self.file.read() if self.file else None
+        self._adopt(doc)
+
+    def _adopt(self, doc: dict[str, Any] | None) -> None:
+        """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
+        self.rows, self.dismissals = {}, {}
+        ws = (doc or {}).get("workspaces", {}).get(self.workspace) or {}
+        for intent, paths in ws.get("rows", {}).items():
+            for p, r in paths.items():
+                self.rows[(intent, p)] = Row(r["followed"], r["ignored"], r["seed"], r["lastUsed"])
+        for intent, paths in ws.get("dismissals", {}).items():
+            for p, exp in paths.items():
+                self.dismissals[(intent, p)] = float(exp)
+        for key, w in self._seeded.items():
+            self.rows.setdefault(key, Row(seed=w))
+        for key, d in self._deltas.items():
+            row = self.rows.setdefault(key, Row())
+            row.followed += d.followed
+            row.ignored += d.ignored
+            row.last_used = max(row.last_used, d.last_used)
+        for key, exp in self._new_dismissals.items():
+            self.dismissals[key] = max(self.dismissals.get(key, 0.0), exp)
+
+    def row(self, intent: str, path: str) -> Row | None:
+        """The row of (intent, path), or ``None``."""
+        self.ensure()
+        return self.rows.get((intent, path))
+
+    def active_dismissals(self) -> dict[Key, float]:
+        """Unexpired dismissals ``{(intent, path|'*'): expiresAt}``; expired ones are pruned."""
+        self.ensure()
+        now = self.clock()
+        for key in [k for k, exp in self.dismissals.items() if exp <= now]:
+            del self.dismissals[key]
+            self._new_dismissals.pop(key, None)
+        return dict(self.dismissals)
+
+    # ------------------------------------------------------------------ writing (in memory)
+
+    def seed(self, intent: str, path: str, weight: float) -> bool:
+        """Insert a seed row unless one exists (never overwrites); ``True`` if inserted.
+
+        Does not save: the next real write (:meth:`flush`) persists it, still only if absent.
+        """
+        self.ensure()
+        key = (intent, path)
+        if key in self.rows or len(path) > MAX_PATH_CHARS:
+            return False
+        self.rows[key] = Row(seed=weight)
+        self._seeded[key] = weight
+        return True
+
+    def record(self, intent: str, path: str, followed: int = 0, ignored: int = 0) -> None:
+        """Count a follow / an ignore of (intent, path) now (pending until :meth:`flush`)."""
+        self.ensure()
+        if len(path) > MAX_PATH_CHARS:
+            return
+        key, now = (intent, path), self.clock()
+        for target in (self.rows.setdefault(key, Row()), self._deltas.setdefault(key, Row())):
+            target.followed += followed
+            target.ignored += ignored
+            target.last_used = max(target.last_used, now)
+
+    def dismiss(self, intent: str, path: str, expires_at: float) -> None:
+        """Record a dismissal of (intent, path or ``*``) until ``expires_at`` (epoch seconds)."""
+        self.ensure()
+        key = (intent, path[:MAX_PATH_CHARS])
+        self.dismissals[key] = max(self.dismissals.get(key, 0.0), expires_at)
+        self._new_dismissals[key] = self.dismissals[key]
+
+    @property
+    def dirty(self) -> bool:
+        """Whether learned counts or dismissals await a flush (seed rows alone do not count)."""
+        return bool(self._deltas or self._new_dismissals)
+
+    # ------------------------------------------------------------------ flushing
+
+    def flush(self) -> bool:
+        """Merge the pending deltas into the file under its lock; ``True`` when nothing is pending
+        afterwards. A write failure (read-only/full disk, lock timeout) logs a warning, keeps the
+        deltas for the next flush and returns ``False``; it never raises."""
+        self.ensure()
+        if not self.dirty or self.file is None:
+            return True
+        try:
+            merged = self.file.update(self._merge)
+        except (OSError, Timeout) as exc:
+            log.warning("search-suggester: cannot write the knowledge file (%s); keeping it in memory",
+                        getattr(exc, "strerror", None) or type(exc).__name__)
+            return False
+        self._deltas.clear()
+        self._seeded.clear()
+        self._new_dismissals.clear()
+        self.flushes += 1
+        self._adopt(merged)
+        return True
+
+    def _merge(self, current: dict[str, Any] | None) -> dict[str, Any]:
+        doc = current if current is not None else empty_document()
+        wss: dict[str, Any] = doc.setdefault("workspaces", {})
+        ws = wss.setdefault(self.workspace, {"rows": {}, "dismissals": {}})
+        rows, dis = ws.setdefault("rows", {}), ws.setdefault("dismissals", {})
+        for (intent, p), w in self._seeded.items():
+            rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": w, "lastUsed": 0.0})
+        for (intent, p), d in self._deltas.items():
+            r = rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": 0.0, "lastUsed": 0.0})
+            r["followed"] += d.followed
+            r["ignored"] += d.ignored
+            r["lastUsed"] = max(r["lastUsed"], d.last_used)
+        for (intent, p), exp in self._new_dismissals.items():
+            slot = dis.setdefault(intent, {})
+            slot[p] = max(slot.get(p, 0.0), exp)
+        _prune(doc, self.clock())
+        return doc
+
+
+def _prune(doc: dict[str, Any], now: float) -> None:
+    """Drop expired dismissals, evict rows past :data:`MAX_ROWS` and dismissals past
+    :data:`MAX_DISMISSALS`, and remove empty workspaces (in place)."""
+    rows: list[tuple[tuple[float, int, float], str, str, str]] = []
+    dismissals: list[tuple[float, str, str, str]] = []
+    for root, ws in doc["workspaces"].items():
+        for intent, paths in ws["dismissals"].items():
+            for p, exp in list(paths.items()):
+                if exp <= now:
+                    del paths[p]
+                else:
+                    dismissals.append((exp, root, intent, p))
+        for intent, paths in ws["rows"].items():
+            for p, r in paths.items():
+                rows.append(((r["lastUsed"], r["followed"] + r["ignored"], r["seed"]), root, intent, p))
+    if len(rows) > MAX_ROWS:
+        rows.sort()
+        for _, root, intent, p in rows[: len(rows) - MAX_ROWS]:
+            del doc["workspaces"][root]["rows"][intent][p]
+    if len(dismissals) > MAX_DISMISSALS:
+        dismissals.sort()
+        for _, root, intent, p in dismissals[: len(dismissals) - MAX_DISMISSALS]:
+            del doc["workspaces"][root]["dismissals"][intent][p]
+    for root in list(doc["workspaces"]):
+        ws = doc["workspaces"][root]
+        for part in ("rows", "dismissals"):
+            ws[part] = {i: ps for i, ps in ws[part].items() if ps}
+        if not ws["rows"] and not ws["dismissals"]:
+            del doc["workspaces"][root]

@@ -1,0 +1,241 @@
+"""Learning (plan, "The learning"): two deterministic, LLM-free layers over the knowledge file.
+
+**Offline seed** (:func:`seed`): at load, every resolved target of a *built-in* pack candidate
+gets a row with seed pseudo-count 1.0 (the plan's "canonical candidates (prior 1.0)"), 2.0 when
+the workspace graph proves it ("a proven candidate is seeded twice"). It never overwrites an
+existing row and does not save: the next real write persists it. ``learn: false`` or
+``seed: false`` switch it off.
+
+**Online** (:class:`Journal`): a delivered note opens a window of ``learnWindow`` calls in its
+session. A later call in the window that touches a listed target — reads it, edits it, greps
+inside it (the grep's path, or a search-shaped bash naming the file) — closes it as
+``followed <intent> <path>``: that row's ``followed`` += 1, and the other listed targets,
+passed over, get ``ignored`` += 1 (no ledger line for them). A window whose calls all passed
+untouched closes as ``ignored <intent>`` (``ignored`` += 1 on every listed target). So a row's
+``followed + ignored`` is the number of closed windows that listed it. No timers: windows are
+checked on the session's next call.
+
+**Ranking** (:func:`learned_factor`, :func:`rank`): a target's score is
+``prior × literal × scope × f`` where ``prior × literal × scope`` is the resolver's score and
+``f = (1 + seed + followed) / (2 + seed + followed + ignored)`` — the Laplace-smoothed follow
+rate per listing (a click-through rate), with the seed counted as pseudo-follows. Unknown rows score ``f = 0.5``; a seeded row
+``2/3`` (``3/4`` proven); each follow raises it, each ignore lowers it. Ties keep pack order.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.dismissals import Dismissals
+from dsh_sidecar.suggester.knowledge import Knowledge, Row
+from dsh_sidecar.suggester.probe import Probe
+from dsh_sidecar.suggester.section import StickySection
+
+#: Seed pseudo-count of a built-in pack candidate (plan: "canonical candidates (prior 1.0)").
+SEED_CANONICAL: Final = 1.0
+#: Seed pseudo-count of a candidate the graph proves (plan: "a proven candidate is seeded twice").
+SEED_PROVEN: Final = 2.0
+#: Most open windows per session (the oldest is dropped, unresolved).
+MAX_WINDOWS: Final = 16
+#: Most sessions with open windows (least recently used dropped).
+MAX_SESSIONS: Final = 256
+
+
+def learned_factor(row: Row | None) -> float:
+    """``f = (1 + seed + followed) / (2 + seed + followed + ignored)``; 0.5 without a row."""
+    if row is None:
+        return 0.5
+    return (1.0 + row.seed + row.followed) / (2.0 + row.seed + row.followed + row.ignored)
+
+
+def rank(intent: str, targets: list[Target], knowledge: Knowledge) -> list[Target]:
+    """``targets`` re-scored by ``score × f`` and sorted best first (stable: ties keep order)."""
+    scored = [replace(t, score=t.score * learned_factor(knowledge.row(intent, t.path))) for t in targets]
+    return sorted(scored, key=lambda t: -t.score)
+
+
+def seed(knowledge: Knowledge, targets: dict[str, list[Target]], proves: Callable[[str, str], bool] | None) -> int:
+    """Seed ``targets`` (``{intent: built-in pack targets}``); return the rows inserted."""
+    inserted = 0
+    for intent, ts in targets.items():
+        for t in ts:
+            proven = proves is not None and proves(intent, t.path)
+            inserted += knowledge.seed(intent, t.path, SEED_PROVEN if proven else SEED_CANONICAL)
+    return inserted
+
+
+def touched_paths(probe: Probe, root: Path | None) -> set[str]:
+    """Repo-relative paths a call touches: read/edit paths, a grep's path, and for a
+    search-shaped bash every word that looks like a path (absolute ones under ``root`` made
+    relative)."""
+    words = list(probe.paths)
+    if probe.tool == "bash":
+        try:
+            words += shlex.split(probe.text)
+        except ValueError:
+            words += probe.text.split()
+    out: set[str] = set()
+    for w in words:
+        p = w.replace("\\", "/")
+        if root is not None and p.startswith("/"):
+            try:
+                p = Path(p).resolve().relative_to(root).as_posix()
+            except (ValueError, OSError):
+                continue
+        p = re.sub(r"^(\./)+", "", p).rstrip("/")
+        if p:
+            out.add(p)
+    return out
+
+
+@dataclass
+class Window:
+    """One note's learning window: its intent, listed targets and the call that opened it."""
+
+    intent: str
+    targets: tuple[str, ...]
+    opened_at: int
+
+
+class Journal:
+    """Open learning windows per session. ``write`` receives each ledger message."""
+
+    def __init__(self, knowledge: Knowledge, write: Callable[[str], object]) -> None:
+        self.knowledge = knowledge
+        self.write = write
+        self._sessions: OrderedDict[str, list[Window]] = OrderedDict()
+        self.followed = 0
+        self.ignored = 0
+
+    def open(self, session_id: str, intent: str, targets: Iterable[str], call_index: int) -> None:
+        """A note listing ``targets`` was delivered at ``call_index`` of ``session_id``."""
+        windows = self._sessions.setdefault(session_id, [])
+        self._sessions.move_to_end(session_id)
+        windows.append(Window(intent, tuple(targets), call_index))
+        del windows[:-MAX_WINDOWS]
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    def observe(self, session_id: str, touched: set[str], call_index: int, window: int) -> bool:
+        """Close the session's windows this call resolves; ``True`` when anything was learned.
+
+        Order per window: past ``window`` calls → ``ignored``; else a touched target → ``followed``.
+        """
+        windows = self._sessions.get(session_id)
+        if not windows:
+            return False
+        learned = False
+        for w in list(windows):
+            if call_index - w.opened_at > window:
+                windows.remove(w)
+                for p in w.targets:
+                    self.knowledge.record(w.intent, p, ignored=1)
+                self.ignored += 1
+                self.write(f"ignored {w.intent}")
+                learned = True
+                continue
+            hit = next((p for p in w.targets if p in touched), None)
+            if hit is not None:
+                windows.remove(w)
+                self.knowledge.record(w.intent, hit, followed=1)
+                for p in w.targets:
+                    if p != hit:  # listed beside the followed one and passed over
+                        self.knowledge.record(w.intent, p, ignored=1)
+                self.followed += 1
+                self.write(f"followed {w.intent} {hit}")
+                learned = True
+        if not windows:
+            self._sessions.pop(session_id, None)
+        return learned
+
+    def open_windows(self) -> int:
+        """Windows still open, all sessions."""
+        return sum(len(ws) for ws in self._sessions.values())
+
+
+#: Least seconds between two learning flushes of the knowledge file (dismissals and
+#: ``shutdown`` flush at once); bounds the write cost on the ``dsh/postExecute`` path.
+FLUSH_INTERVAL_S: Final = 2.0
+
+
+class Learning:
+    """Everything issue 6 adds to the suggester, behind a few calls the core makes.
+
+    ``config`` returns the live :class:`SuggesterConfig` (knobs hot-reload); ``write`` receives
+    ledger messages; ``clock`` returns epoch seconds (injectable: dismissal expiry, section TTL).
+    ``proves(intent, path)`` says whether the workspace graph proves a target (``None``: no graph).
+    """
+
+    def __init__(
+        self,
+        root: Path | None,
+        config: Callable[[], SuggesterConfig],
+        dsh_home: Path,
+        write: Callable[[str], object],
+        clock: Callable[[], float],
+    ) -> None:
+        cfg = config()
+        self.root = root
+        self.config = config
+        self.clock = clock
+        path = Path(cfg.persist_path).expanduser() if cfg.persist_path else dsh_home / "search-suggester" / "knowledge.json"
+        self.knowledge = Knowledge(path, str(root) if root else "", clock)
+        self.journal = Journal(self.knowledge, write)
+        self.dismissals = Dismissals(self.knowledge, lambda: self.config().dismiss_ttl, clock)
+        self.section = StickySection(lambda: self.config().section_ttl, clock, write)
+        self.proves: Callable[[str, str], bool] | None = None
+        self.seeded = 0
+        self._last_flush = float("-inf")
+
+    def seed(self, targets: dict[str, list[Target]]) -> None:
+        """The offline seed over the built-in packs' resolved targets (unless switched off)."""
+        cfg = self.config()
+        if cfg.learn and cfg.seed:
+            self.seeded += seed(self.knowledge, targets, self.proves)
+
+    def observe(self, session_id: str, probe: Probe, call_index: int) -> None:
+        """Close the learning windows this call resolves (followed/ignored) and maybe flush."""
+        if not self.config().learn:
+            return
+        if self.journal.observe(session_id, touched_paths(probe, self.root), call_index, self.config().learn_window):
+            now = self.clock()
+            if now - self._last_flush >= FLUSH_INTERVAL_S:
+                self._last_flush = now
+                self.knowledge.flush()
+
+    def noted(self, session_id: str, intent: str, targets: list[str], call_index: int) -> None:
+        """A note went out: open its learning window and make ``intent`` the section's current one."""
+        self.section.noted(session_id, intent)
+        if self.config().learn:
+            self.journal.open(session_id, intent, targets, call_index)
+
+    def rank(self, intent: str, targets: list[Target]) -> list[Target]:
+        """``targets`` in learned order (unchanged when ``learn`` is off)."""
+        return rank(intent, targets, self.knowledge) if self.config().learn else targets
+
+    def flush(self) -> bool:
+        """Write pending knowledge now (``shutdown``); see :meth:`Knowledge.flush`."""
+        self._last_flush = self.clock()
+        return self.knowledge.flush()
+
+    def status(self) -> dict[str, object]:
+        """Learning counters and the knowledge path for ``dsh/status``."""
+        return {
+            "knowledge": str(self.knowledge.path) if self.knowledge.path else None,
+            "rows": len(self.knowledge.rows),
+            "seeded": self.seeded,
+            "followed": self.journal.followed,
+            "ignored": self.journal.ignored,
+            "openWindows": self.journal.open_windows(),
+            "dismissals": len(self.knowledge.active_dismissals()),
+            "sectionRebuilds": self.section.rebuilds,
+            "warnings": self.knowledge.warnings,
+        }

@@ -1,0 +1,96 @@
+"""The sticky section (plan, "The delivery": ``sectionMode: "sticky"``, off by default): one
+system-prompt section carrying the current intent's target list, for ``dsh/assembleSection``.
+
+The current intent is the last one a note named in the asking session (any session when
+``sessionId`` is absent); before any note the section is the index of every active intent's
+top targets. Targets are the graph's proven paths when the graph proves a candidate of the
+intent, else the pack list (both in learned order). The text is cached and rebuilt when
+``sectionTtl`` seconds have passed (one cache entry per current intent), or after
+``dsh/toolsChanged`` (:meth:`StickySection.invalidate`); every rebuild is the ledger line
+``section rebuilt (ttl <n>)``. No timers: the age is checked when the section is asked for.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+#: The section's name.
+SECTION_NAME: Final = "search-suggester"
+#: The section's order among the harness's system-prompt sections (after the core ones).
+SECTION_ORDER: Final = 900
+#: Longest section text, characters.
+MAX_SECTION_CHARS: Final = 1200
+#: Targets per intent in the all-intents index.
+INDEX_TARGETS: Final = 3
+#: Most sessions whose current intent is remembered.
+MAX_SESSIONS: Final = 256
+
+
+@dataclass(frozen=True)
+class BuiltSection:
+    """A rendered section and the key (current intent, ``None`` = index) it was built for."""
+
+    key: str | None
+    text: str
+    built_at: float
+
+
+def render(lines: list[str]) -> str:
+    """Join ``lines`` and cut to :data:`MAX_SECTION_CHARS` at a line boundary."""
+    text = "\n".join(lines)
+    while len(text) > MAX_SECTION_CHARS and len(lines) > 2:
+        lines = lines[:-1]
+        text = "\n".join(lines)
+    return text[:MAX_SECTION_CHARS]
+
+
+class StickySection:
+    """The cached section; ``write`` receives the ledger message, ``clock`` returns seconds."""
+
+    def __init__(self, ttl: Callable[[], int], clock: Callable[[], float], write: Callable[[str], object]) -> None:
+        self.ttl = ttl
+        self.clock = clock
+        self.write = write
+        self._current: OrderedDict[str, str] = OrderedDict()
+        self._last_intent: str | None = None
+        self._built: dict[str | None, BuiltSection] = {}
+        self.rebuilds = 0
+
+    def noted(self, session_id: str, intent: str) -> None:
+        """A note for ``intent`` went out in ``session_id``: it becomes the current intent."""
+        self._current[session_id] = intent
+        self._current.move_to_end(session_id)
+        while len(self._current) > MAX_SESSIONS:
+            self._current.popitem(last=False)
+        self._last_intent = intent
+
+    def current(self, session_id: str | None) -> str | None:
+        """The current intent of ``session_id`` (``None``: the last one of any session)."""
+        if session_id is None:
+            return self._last_intent
+        return self._current.get(session_id)
+
+    def invalidate(self) -> None:
+        """Drop the cached text (``dsh/toolsChanged``)."""
+        self._built.clear()
+
+    def get(self, session_id: str | None, build: Callable[[str | None], str | None]) -> str | None:
+        """The section text for ``session_id``; ``build(intent or None)`` renders it when the
+        cache for that intent is empty or stale (``ttl`` passed). ``None``: nothing to show."""
+        key = self.current(session_id)
+        now = self.clock()
+        built = self._built.get(key)
+        if built is None or now - built.built_at >= self.ttl():
+            text = build(key)
+            if text is None:
+                self._built.pop(key, None)
+                return None
+            if len(self._built) >= MAX_SESSIONS:
+                self._built.clear()
+            self._built[key] = built = BuiltSection(key, text, now)
+            self.rebuilds += 1
+            self.write(f"section rebuilt (ttl {self.ttl()})")
+        return built.text
