@@ -5,7 +5,8 @@
   search through the zero-config chain (or ``--config FILE``), printed as a table or JSON.
 * ``dsh-search suggest --workspace DIR --tool NAME --input JSON`` – what the suggester would
   say for one tool call (always runs, whatever ``suggester.enabled`` says).
-* ``dsh-search status [--workspace DIR]`` – the resolved chain, posteriors and state paths.
+* ``dsh-search status [--workspace DIR] [--json]`` – the bandit's posteriors per query class
+  as a table, then the resolved chain and state paths (``--json``: the ``dsh/status`` result).
 
 Exit codes: 0 ok, 1 the search failed, 2 bad arguments or config.
 """
@@ -50,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("status", help="show the resolved chain, posteriors and state paths")
     t.add_argument("--workspace", type=Path, default=None)
     t.add_argument("--config", type=Path)
+    t.add_argument("--json", action="store_true", help="print the dsh/status result as JSON")
     return p
 
 
@@ -137,7 +139,14 @@ def _status(args: argparse.Namespace) -> int:
         sidecar = Sidecar(_config(args.config), args.workspace, os.environ)
     except ConfigError as exc:
         return _fail(f"invalid config: {exc}")
-    sys.stdout.write(json.dumps(sidecar.status(), indent=2) + "\n")
+    from dsh_sidecar.bandit.core import render_status
+
+    status = sidecar.status()
+    if args.json:
+        sys.stdout.write(json.dumps(status, indent=2) + "\n")
+    else:
+        rest = {k: v for k, v in status.items() if k != "bandit"}
+        sys.stdout.write(render_status(status["bandit"]) + "\n" + json.dumps(rest, indent=2) + "\n")
     asyncio.run(sidecar.aclose())
     return 0
 

@@ -21,6 +21,7 @@ from dsh_protocol import (
     ErrorCode,
     Method,
     PostExecuteParams,
+    SearchFeedbackParams,
     SearchParams,
     StatusParams,
 )
@@ -90,6 +91,14 @@ def register(server: SidecarServer) -> None:
                 data={"attempts": [a.wire() for a in exc.attempts]},
             ) from None
         return result.wire()
+
+    @server.feature(Method.SEARCH_FEEDBACK)
+    def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(SearchFeedbackParams, params)
+        try:
+            return require(ls).search_feedback(p).wire()
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from None
 
     @server.feature(Method.POST_EXECUTE)
     def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from dsh_protocol import (
     DismissResult,
     PostExecuteParams,
     PostExecuteResult,
+    SearchFeedbackParams,
+    SearchFeedbackResult,
     SearchParams,
     SearchResult,
 )
@@ -58,7 +60,7 @@ class Sidecar:
         self.force_suggester = force_suggester
         self.router = Router.from_config(config.router, self.env)
         self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log)
+        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         self.suggester = Suggester(workspace, config.suggester, self.home, sink=self.log_sink)
 
     def _bandit_log(self, line: str) -> None:
@@ -82,6 +84,12 @@ class Sidecar:
             duration_ms=out.duration_ms,
             reward=round(out.reward, 6),
         )
+
+    def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
+        """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
+
+        Raises ``ValueError`` naming ``searchId`` for an unknown or expired search."""
+        return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off."""
@@ -146,5 +154,6 @@ class Sidecar:
         }
 
     async def aclose(self) -> None:
-        """Release the HTTP client."""
+        """Release the HTTP client and the bandit's decision log."""
+        self.bandit.close()
         await self.router.aclose()

@@ -103,8 +103,9 @@ async def test_thorough_runs_three_queries_and_merges(mock_provider):
         assert len(out.attempts) == 3
         assert out.strategy == "thorough"
         assert lines[0].startswith("[bandit-search] arm=thorough reward=") and " resultCount=6 " in lines[0]
-        st = bandit.policy.posteriors["thorough"]
-        assert st.alpha + st.beta == pytest.approx(3.0)
-        assert st.alpha - 1 == pytest.approx(out.reward)
+        assert out.query_class == "open"
+        st = bandit.policy.stats("open")["thorough"]
+        assert st["alpha"] + st["beta"] == pytest.approx(3.0)
+        assert st["alpha"] - 1 == pytest.approx(out.reward)
     finally:
         await router.aclose()

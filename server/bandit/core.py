@@ -1,11 +1,14 @@
-"""The strategy bandit: choose an arm, run it over the router, reward, update, log.
+"""The strategy bandit: classify the query, choose an arm, run it over the router, reward,
+update (persisted), log; later re-credit the search from ``dsh/searchFeedback``.
 
 The log line is byte-exact from the bandit seed ("Example output")::
 
     [bandit-search] arm=quick reward=1.000 durationMs=4393 resultCount=5 stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1,"beta":1}}
 
-``stats`` is the compact JSON of both arms' α/β *after* the update, numbers written the way
-JavaScript writes them (``2``, not ``2.0``).
+``stats`` is the compact JSON of both arms' α/β, *after* the update, of the posterior that
+was updated for the query's **class** (:mod:`.context`), rounded to 6 decimals and written
+the way JavaScript writes numbers (``2``, not ``2.0``). With ``discount: 1`` the lines are
+the seed's exactly; with the default discount the other arm's α/β shrink toward 1 too.
 """
 
 from __future__ import annotations
@@ -15,24 +18,45 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dsh_protocol import Attempt, Source
-from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX, ArmResult, run_quick, run_thorough
-from dsh_sidecar.bandit.policy import ThompsonPolicy
+from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX, ArmResult, normalise_url, run_quick, run_thorough
+from dsh_sidecar.bandit.context import CLASSES, classify
+from dsh_sidecar.bandit.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
+from dsh_sidecar.bandit.feedback import (
+    DEFAULT_FEEDBACK_WEIGHT,
+    DEFAULT_MAX_PENDING,
+    DEFAULT_TTL_S,
+    PendingSearches,
+    usage_reward,
+)
+from dsh_sidecar.bandit.policy import (
+    ARMS,
+    DEFAULT_DISCOUNT,
+    DEFAULT_MIN_CLASS_EVIDENCE,
+    DEFAULT_PROPENSITY_SAMPLES,
+    GLOBAL,
+    ContextualPolicy,
+)
 from dsh_sidecar.bandit.reward import QUALITY_WEIGHT, SPEED_CALIBRATION_MS, heuristic_reward
+from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
 from dsh_sidecar.router import AllProvidersFailed, Router
 
 #: Prefix of every bandit log line (seed).
 LOG_PREFIX: Final = "[bandit-search]"
+#: Decimals of the α/β written in the log line's ``stats`` (discounting makes long fractions).
+STATS_DECIMALS: Final = 6
 
 
 class BanditConfig(BaseModel):
-    """The ``bandit`` block of the sidecar config. Defaults are the seed's constants."""
+    """The ``bandit`` block of the sidecar config. Reward defaults are the seed's constants;
+    the rest are ours (sources in the modules that define them)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
@@ -41,6 +65,15 @@ class BanditConfig(BaseModel):
     quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1, alias="qualityWeight")
     quick_max_results: int = Field(default=QUICK_MAX, ge=1, le=50, alias="quickMaxResults")
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")
+    discount: float = Field(default=DEFAULT_DISCOUNT, gt=0, le=1, description="γ per update; 1 = the seed's stationary rule")
+    min_class_evidence: float = Field(default=DEFAULT_MIN_CLASS_EVIDENCE, ge=0, le=1e6, alias="minClassEvidence")
+    feedback_weight: float = Field(default=DEFAULT_FEEDBACK_WEIGHT, ge=0, le=1, alias="feedbackWeight")
+    feedback_ttl_s: float = Field(default=DEFAULT_TTL_S, gt=0, le=7 * 86400, alias="feedbackTtlS")
+    feedback_max_pending: int = Field(default=DEFAULT_MAX_PENDING, ge=1, le=100_000, alias="feedbackMaxPending")
+    propensity_samples: int = Field(default=DEFAULT_PROPENSITY_SAMPLES, ge=100, le=100_000, alias="propensitySamples")
+    persist: bool = Field(default=True, description="keep posteriors under $DSH_HOME/bandit/")
+    decision_log_max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=4096, le=1 << 30, alias="decisionLogMaxBytes")
+    decision_log_backups: int = Field(default=DEFAULT_BACKUPS, ge=0, le=20, alias="decisionLogBackups")
 
 
 def parse_bandit_config(raw: Any) -> BanditConfig:
@@ -67,6 +100,8 @@ class SearchOutcome:
     duration_ms: int
     reward: float
     content: str | None = None
+    query_class: str = "factoid"
+    propensity: float = 1.0
 
 
 def js_number(x: float) -> int | float:
@@ -76,7 +111,7 @@ def js_number(x: float) -> int | float:
 
 def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int, stats: dict) -> str:
     """The seed's log line, byte-exact (see module docstring)."""
-    compact = {a: {k: js_number(v) for k, v in ab.items()} for a, ab in stats.items()}
+    compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
     return (
         f"{LOG_PREFIX} arm={arm} reward={reward:.3f} durationMs={duration_ms} "
         f"resultCount={result_count} stats={json.dumps(compact, separators=(',', ':'))}"
@@ -86,15 +121,40 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
 class StrategyBandit:
     """Chooses ``quick``/``thorough`` per search and learns from each call's reward.
 
-    ``log`` receives each seed log line (the server forwards it as ``window/logMessage`` and
-    to stderr).
+    ``home`` is ``$DSH_HOME`` (posteriors and decision log under ``home/bandit/``; ``None``
+    or ``persist: false`` keeps everything in memory). ``log`` receives each seed log line
+    (the server forwards it as ``window/logMessage`` and to stderr).
     """
 
-    def __init__(self, router: Router, config: BanditConfig, log: Callable[[str], None] = lambda _l: None) -> None:
+    def __init__(self, router: Router, config: BanditConfig, log: Callable[[str], None] = lambda _l: None,
+                 home: Path | None = None) -> None:
         self.router = router
-        self.config = config
-        self.policy = ThompsonPolicy(rng=np.random.default_rng(config.seed))
         self.log = log
+        seeds = np.random.SeedSequence(config.seed).spawn(2)
+        self.policy = ContextualPolicy(
+            CLASSES, np.random.default_rng(seeds[0]), mc_rng=np.random.default_rng(seeds[1]),
+            discount=config.discount, min_class_evidence=config.min_class_evidence,
+        )
+        state_home = home if config.persist else None
+        self.store = PosteriorStore(state_home)
+        self.store.load(self.policy)
+        self.decisions = DecisionLog(state_home, config.decision_log_max_bytes, config.decision_log_backups)
+        self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
+        self._config = config
+
+    @property
+    def config(self) -> BanditConfig:
+        """The ``bandit`` config block; setting it (reconfiguration) applies the policy knobs."""
+        return self._config
+
+    @config.setter
+    def config(self, config: BanditConfig) -> None:
+        self._config = config
+        self.policy.discount = config.discount
+        self.policy.min_class_evidence = config.min_class_evidence
+        self.policy.invalidate()
+        self.pending.max_pending = config.feedback_max_pending
+        self.pending.ttl_s = config.feedback_ttl_s
 
     def arm_max(self, arm: str) -> int:
         """The arm's own result cap."""
@@ -103,27 +163,43 @@ class StrategyBandit:
     async def search(
         self, query: str, strategy: str = "auto", max_results: int | None = None, deadline_ms: int | None = None
     ) -> SearchOutcome:
-        """Run one search. ``strategy`` ``auto`` samples an arm; ``quick``/``thorough`` force it.
+        """Run one search. ``strategy`` ``auto`` samples an arm for the query's class;
+        ``quick``/``thorough`` force it.
 
-        The forced arm is still rewarded and updated (its evidence is real). Raises
-        :class:`AllProvidersFailed` after crediting reward 0 when no provider answered.
+        The forced arm is still rewarded and updated (its evidence is real; its propensity is
+        logged as 1). Raises :class:`AllProvidersFailed` after crediting reward 0 when no
+        provider answered.
         """
-        arm = self.policy.choose() if strategy == "auto" else strategy
+        cls = classify(query)
+        search_id = uuid.uuid4().hex
+        t0 = time.perf_counter()
+        if strategy == "auto":
+            arm = self.policy.choose(cls)
+            decision_us = (time.perf_counter() - t0) * 1e6
+            propensity = self.policy.propensity(cls, arm, self.config.propensity_samples)
+        else:
+            arm, decision_us, propensity = strategy, 0.0, 1.0
+        posterior = self.policy.effective(cls)
         cap = self.arm_max(arm)
         run = run_quick if arm == "quick" else run_thorough
         started = time.monotonic()
         try:
             result: ArmResult = await run(self.router, query, cap, deadline_ms)
         except AllProvidersFailed:
-            self._learn(arm, 0, int((time.monotonic() - started) * 1000))
+            duration_ms = int((time.monotonic() - started) * 1000)
+            reward = self._learn(cls, arm, 0, duration_ms)
+            self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior)
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        reward = self._learn(arm, len(result.sources), duration_ms)
+        reward = self._learn(cls, arm, len(result.sources), duration_ms)
+        self.pending.add(search_id, cls, arm, reward, (normalise_url(s.url) for s in result.sources))
+        self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us,
+                     len(result.sources), posterior)
         sources, truncated = result.sources, result.truncated
         if max_results is not None and len(sources) > max_results:
             sources, truncated = sources[:max_results], True
         return SearchOutcome(
-            search_id=uuid.uuid4().hex,
+            search_id=search_id,
             strategy=arm,
             sources=sources,
             truncated=truncated,
@@ -131,9 +207,11 @@ class StrategyBandit:
             duration_ms=duration_ms,
             reward=reward,
             content=result.content,
+            query_class=cls,
+            propensity=propensity,
         )
 
-    def _learn(self, arm: str, result_count: int, duration_ms: int) -> float:
+    def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
         reward = heuristic_reward(
             result_count,
             self.arm_max(arm),
@@ -141,15 +219,91 @@ class StrategyBandit:
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
-        self.policy.update(arm, reward)
-        self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats()))
+        self.store.apply(self.policy, self.policy.update_op(cls, arm, reward))
+        self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
+        return reward
+
+    def _record(self, search_id: str, cls: str, arm: str, forced: bool, propensity: float, reward: float,
+                duration_ms: int, decision_us: float, result_count: int, posterior: tuple[float, ...]) -> None:
+        self.decisions.append({
+            "event": "decision", "ts": round(time.time(), 3), "searchId": search_id, "class": cls, "arm": arm,
+            "forced": forced, "propensity": round(propensity, 6), "reward": round(reward, 6),
+            "rewardSource": "heuristic", "durationMs": duration_ms, "decisionUs": round(decision_us, 1),
+            "resultCount": result_count,
+            "posterior": {a: [round(posterior[2 * i], 6), round(posterior[2 * i + 1], 6)] for i, a in enumerate(ARMS)},
+        })
+
+    def feedback(self, search_id: str, used_urls: list[str]) -> float:
+        """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
+        (:mod:`.feedback`) and return it, in [0, 1]. Raises :class:`~.feedback.UnknownSearch`
+        (a ``ValueError`` naming ``searchId``) for an unknown or expired search."""
+        item = self.pending.get(search_id)
+        used = any(normalise_url(u) in item.urls for u in used_urls)
+        reward = usage_reward(used, item.heuristic, self.config.feedback_weight)
+        delta = reward - item.credited
+        if delta:
+            self.store.apply(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
+        previous, item.credited = item.credited, reward
+        self.decisions.append({
+            "event": "feedback", "ts": round(time.time(), 3), "searchId": search_id, "class": item.query_class,
+            "arm": item.arm, "used": used, "reward": round(reward, 6), "previousReward": round(previous, 6),
+        })
         return reward
 
     def status(self) -> dict[str, Any]:
-        """Posteriors for ``dsh/status``: ``{arms: {arm: {alpha, beta, mean}}}``."""
+        """Posteriors for ``dsh/status``: ``{arms: {arm: {alpha, beta, mean}}`` (the global
+        row), ``classes: {class: {arm: {alpha, beta, mean}, evidence}}``, the knobs, the
+        state file and its warnings, pending feedback}``."""
+
+        def row(name: str) -> dict[str, Any]:
+            st = self.policy.stats(name)
+            return {a: {"alpha": round(p["alpha"], 4), "beta": round(p["beta"], 4),
+                        "mean": round(p["alpha"] / (p["alpha"] + p["beta"]), 4)} for a, p in st.items()}
+
+        classes = {}
+        for cls in CLASSES:
+            entry: dict[str, Any] = row(cls)
+            entry["evidence"] = round(sum(sum(cell) for cell in self.policy.evidence[cls].values()), 4)
+            entry["usesGlobalFallback"] = any(
+                sum(self.policy.evidence[cls][a]) < self.policy.min_class_evidence for a in ARMS
+            )
+            classes[cls] = entry
         return {
-            "arms": {
-                a: {"alpha": p.alpha, "beta": p.beta, "mean": round(p.mean, 4)}
-                for a, p in self.policy.posteriors.items()
-            }
+            "arms": row(GLOBAL),
+            "classes": classes,
+            "discount": self.config.discount,
+            "minClassEvidence": self.config.min_class_evidence,
+            "feedbackWeight": self.config.feedback_weight,
+            "pendingFeedback": len(self.pending),
+            "state": self.store.describe(),
+            "decisionLog": {"path": str(self.decisions.path) if self.decisions.path else None,
+                            "enabled": self.decisions.enabled, "warnings": list(self.decisions.warnings)},
         }
+
+    def close(self) -> None:
+        """Close the decision log."""
+        self.decisions.close()
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """The ``bandit`` block of ``dsh/status`` as a small text table (``dsh-search status``)."""
+    lines = [
+        f"bandit posteriors Beta(alpha, beta) per query class (discount {status['discount']:g}; a class arm with "
+        f"under {status['minClassEvidence']:g} observations borrows from global):",
+        f"  {'class':8} {'arm':9} {'alpha':>9} {'beta':>9} {'mean':>6} {'evidence':>9}  fallback",
+    ]
+    rows = [(c, v, v["evidence"], "yes" if v["usesGlobalFallback"] else "no") for c, v in status["classes"].items()]
+    rows.append(("global", status["arms"], "", ""))
+    for name, arms, evidence, fallback in rows:
+        for i, arm in enumerate(ARMS):
+            p = arms[arm]
+            ev = f"{evidence:g}" if i == 0 and evidence != "" else ""
+            fb = fallback if i == 0 else ""
+            lines.append(f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}")
+    state = status["state"]
+    where = state["path"] or "memory only"
+    lines.append(f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
+                 f"pending feedback: {status['pendingFeedback']}")
+    for w in state["warnings"] + status["decisionLog"]["warnings"]:
+        lines.append(f"  warning: {w}")
+    return "\n".join(line.rstrip() for line in lines)

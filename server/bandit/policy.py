@@ -7,6 +7,7 @@ fractional rewards, Agrawal & Goyal 2012). Priors are Beta(1, 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -158,16 +159,38 @@ class ContextualPolicy:
         self.evidence = fresh
         self._effective.clear()
 
+    def invalidate(self) -> None:
+        """Forget the cached effective posteriors (after ``evidence`` changed in place)."""
+        self._effective.clear()
+
+    def update_op(self, cls: str, arm: str, reward: float) -> Callable[[Evidence], None]:
+        """The update of :meth:`update` as an operation on any evidence document (the
+        persisted one, applied under its lock)."""
+        discount = self.discount
+
+        def op(ev: Evidence) -> None:
+            apply_update(ev, cls, arm, reward, discount)
+            apply_update(ev, GLOBAL, arm, reward, discount)
+
+        return op
+
+    def adjust_op(self, cls: str, arm: str, delta: float) -> Callable[[Evidence], None]:
+        """The re-credit of :meth:`adjust` as an operation on any evidence document."""
+
+        def op(ev: Evidence) -> None:
+            apply_adjust(ev, cls, arm, delta)
+            apply_adjust(ev, GLOBAL, arm, delta)
+
+        return op
+
     def update(self, cls: str, arm: str, reward: float) -> None:
         """Credit ``reward`` to ``arm`` in ``cls``'s row and the global row (discounted)."""
-        apply_update(self.evidence, cls, arm, reward, self.discount)
-        apply_update(self.evidence, GLOBAL, arm, reward, self.discount)
+        self.update_op(cls, arm, reward)(self.evidence)
         self._effective.clear()
 
     def adjust(self, cls: str, arm: str, delta: float) -> None:
         """Re-credit an earlier observation by ``delta`` in ``cls``'s row and the global row."""
-        apply_adjust(self.evidence, cls, arm, delta)
-        apply_adjust(self.evidence, GLOBAL, arm, delta)
+        self.adjust_op(cls, arm, delta)(self.evidence)
         self._effective.clear()
 
     # -- decisions

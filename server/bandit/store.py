@@ -1,0 +1,105 @@
+"""Persistent bandit posteriors: ``$DSH_HOME/bandit/posteriors.json`` via
+:class:`~dsh_sidecar.state.StateFile` (atomic write, 0600, inter-process lock).
+
+The document stores each row's evidence *above the prior* (``{"version": 1, "rows": {row:
+{arm: [a, b]}}}``, see :data:`~.policy.Evidence`). Every change is applied as an operation
+(:func:`~.policy.apply_update` / :func:`~.policy.apply_adjust`) to the file's **current**
+document under the lock, and the result becomes the in-memory posterior: two sidecars updating
+the same file both land, and each sees the other's evidence from its next update on.
+
+A corrupt or foreign file is moved aside and the bandit starts cold (StateFile warns). When
+the file cannot be written (read-only, disk full, lock held too long) the bandit keeps serving
+from memory: the first failure is warned about once and persistence stays off for the process.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from filelock import Timeout
+
+from dsh_sidecar.bandit.policy import ARMS, ContextualPolicy, Evidence
+from dsh_sidecar.state import StateFile
+
+log = logging.getLogger(__name__)
+
+#: Format version of the posterior document.
+VERSION: Final = 1
+#: File name under ``$DSH_HOME/bandit/``.
+POSTERIORS_FILE: Final = "posteriors.json"
+#: Largest evidence value accepted from the file (anything above is not ours).
+MAX_EVIDENCE: Final = 1e9
+#: Largest posterior document accepted, bytes (a few rows of numbers).
+MAX_BYTES: Final = 64 * 1024
+
+
+def validate_document(data: Any) -> Evidence:
+    """The evidence of a posterior document. Raises ``ValueError`` for anything else."""
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("rows"), dict):
+        raise ValueError("not a bandit posterior document")
+    out: Evidence = {}
+    for row, cells in data["rows"].items():
+        if not isinstance(row, str) or not isinstance(cells, dict):
+            raise ValueError("bad row")
+        out[row] = {}
+        for arm in ARMS:
+            cell = cells.get(arm, [0.0, 0.0])
+            if not (isinstance(cell, list) and len(cell) == 2):
+                raise ValueError("bad cell")
+            vals = []
+            for v in cell:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= MAX_EVIDENCE:
+                    raise ValueError("bad evidence value")
+                vals.append(float(v))
+            out[row][arm] = vals
+    return out
+
+
+class PosteriorStore:
+    """Keeps a :class:`ContextualPolicy`'s evidence in ``home/bandit/posteriors.json``
+    (``home`` ``None``: memory only). ``warnings`` collects what went wrong, for ``dsh/status``."""
+
+    def __init__(self, home: Path | None) -> None:
+        self.path = home / "bandit" / POSTERIORS_FILE if home is not None else None
+        self.warnings: list[str] = []
+        self.file = StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
+        self.persisting = self.file is not None
+
+    def load(self, policy: ContextualPolicy) -> None:
+        """Adopt the persisted evidence (absent or corrupt: the prior, with a warning)."""
+        if self.file is None:
+            return
+        doc = self.file.read()
+        if doc is not None:
+            policy.load(doc)
+
+    def apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+        """Apply ``op`` to the file's current evidence under the lock and adopt the result;
+        in memory only when persistence is off or the write fails (warned once)."""
+        if self.file is not None and self.persisting:
+            def merge(current: Any | None) -> dict[str, Any]:
+                ev: Evidence = current if current is not None else {}
+                op(ev)
+                return {"version": VERSION, "rows": ev}
+
+            try:
+                doc = self.file.update(merge)
+            except (OSError, Timeout) as exc:
+                self.persisting = False
+                reason = getattr(exc, "strerror", None) or type(exc).__name__
+                message = f"bandit state {self.path} cannot be written ({reason}); keeping the posteriors in memory only"
+                self.warnings.append(message)
+                log.warning("%s", message)
+            else:
+                policy.load(doc["rows"])
+                return
+        op(policy.evidence)
+        policy.invalidate()
+
+    def describe(self) -> dict[str, Any]:
+        """``{path, persisting, warnings}`` for ``dsh/status``."""
+        return {"path": str(self.path) if self.path else None, "persisting": self.persisting, "warnings": list(self.warnings)}
