@@ -16,9 +16,16 @@ from pygls.uris import to_fs_path
 from dsh_sidecar import __version__
 from dsh_sidecar.router.redact import RedactingFilter, Redactor
 from dsh_sidecar.sidecar import Sidecar
-from dsh_sidecar.transport import FdWriter, protect_stdout, raw_params_converter, serve
+from dsh_sidecar.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
 
 log = logging.getLogger(__name__)
+
+#: JSON-RPC/LSP codes of errors caused by the request, not by the server (JSON-RPC 2.0 spec,
+#: LSP ``ServerNotInitialized`` -32002, ``RequestCancelled`` -32800; -32001 the sidecar's
+#: "all providers failed", already carried by the reply).
+CLIENT_ERROR_CODES = frozenset({-32700, -32600, -32601, -32602, -32002, -32800, -32001})
+#: Longest error text written to the log, characters (a 1 MB bad param never floods stderr).
+MAX_LOGGED_ERROR_CHARS = 500
 
 
 class SidecarServer(LanguageServer):
@@ -38,8 +45,18 @@ class SidecarServer(LanguageServer):
             log.debug("could not send window/logMessage")
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log server errors to stderr only (never ``window/showMessage`` popups)."""
-        log.error("%s: %s", getattr(source, "__name__", source), self.redactor(str(error)))
+        """Log server errors to stderr only (never ``window/showMessage`` popups).
+
+        A request the client got wrong (bad params, unknown method, before ``initialize``) or a
+        search whose providers all failed is already answered with an error reply: logged at
+        INFO. Anything else is the server's fault: ERROR. The text is redacted and capped.
+        """
+        code = getattr(error, "code", None)
+        level = logging.INFO if code in CLIENT_ERROR_CODES else logging.ERROR
+        text = self.redactor(str(error))
+        if len(text) > MAX_LOGGED_ERROR_CHARS:
+            text = text[:MAX_LOGGED_ERROR_CHARS] + "…"
+        log.log(level, "%s: %s", getattr(source, "__name__", source), text)
 
 
 def workspace_root(params: lsp.InitializeParams) -> Path | None:
@@ -66,6 +83,9 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    # pygls logs whole params (a 1 MB query, a secret in a tool input) with every handler
+    # exception; report_server_error logs one redacted, capped line instead.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
@@ -83,6 +103,9 @@ def run_stdio(server: SidecarServer) -> int:
         asyncio.run(main())
     except SystemExit as exc:  # the LSP `exit` notification
         code = exc.code if isinstance(exc.code, int) else 0
+    except FramingLost as exc:
+        log.error("stopping: %s", exc)
+        code = 1
     except KeyboardInterrupt:
         code = 130
     finally:

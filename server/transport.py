@@ -7,7 +7,13 @@ is pointed at stderr, so a stray ``print`` or a C library can never corrupt the 
 
 Framing errors are answered, never fatal: a body that is not JSON gets a -32700 reply, a
 message that is not a JSON-RPC object -32600, a request whose params do not fit the LSP
-types -32602 *with its own id*; an oversized ``Content-Length`` is drained and refused.
+types -32602 *with its own id*, a body nested too deeply for the JSON parser -32600 with the
+id recovered from its top level, a request after ``shutdown`` -32600 (LSP). A header block
+without a usable ``Content-Length`` (missing, not a number, a line over 8 KiB, too many lines)
+gets a -32600 reply with ``id: null``; an oversized ``Content-Length`` is drained and refused;
+one so large that draining it makes no sense (over 256 MiB) ends the server cleanly with a
+reason on stderr. After an understated ``Content-Length`` the reader re-synchronises on the
+next ``Content-Length:`` header, so one broken frame costs one message, not the session.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 from typing import Any, BinaryIO, Final
 
@@ -31,6 +38,11 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 #: Longest header line accepted, bytes.
 MAX_HEADER_BYTES: Final = 8 * 1024
+#: Most header lines in one frame (LSP defines two: Content-Length and Content-Type).
+MAX_HEADER_LINES: Final = 32
+#: Largest oversized body still drained to keep the stream in sync, bytes; a bigger
+#: ``Content-Length`` is a broken client: the server exits (:class:`FramingLost`).
+MAX_DRAIN_BYTES: Final = 256 * 1024 * 1024
 
 
 def raw_params_converter():
@@ -84,73 +96,178 @@ def _error_frame(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": int(code), "message": message}}
 
 
-async def _read_frame(reader: asyncio.StreamReader) -> bytes | None | int:
-    """One message body; ``None`` at EOF; an int (the bad length) for a refused frame."""
-    length: int | None = None
+class FramingLost(Exception):
+    """The byte stream cannot be re-synchronised (an absurd ``Content-Length``): the server
+    says why on stderr and exits instead of waiting for gigabytes that will never be a message."""
+
+
+@attrs.define
+class BadFrame:
+    """A header block refused without a usable body: ``reason`` goes into the -32600 reply."""
+
+    reason: str
+
+
+_CONTENT_LENGTH = b"content-length:"
+
+
+async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, bool] | None:
+    """One header line and whether it was longer than :data:`MAX_HEADER_BYTES` (its excess is
+    discarded up to the newline, in bounded chunks); ``None`` at EOF."""
+    too_long = False
     while True:
         try:
             line = await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError:
             return None
-        except asyncio.LimitOverrunError:
-            await reader.read(MAX_HEADER_BYTES)
+        except asyncio.LimitOverrunError as exc:
+            # consume what is buffered (no newline in it) and keep looking for the line's end
+            await reader.readexactly(max(exc.consumed, 1))
+            too_long = True
             continue
-        if line in (b"\r\n", b"\n"):
-            if length is None:
+        return (b"" if too_long else line), too_long
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
+    """One message body; ``None`` at EOF; a :class:`BadFrame` for a refused header block.
+
+    Re-synchronises after a wrong ``Content-Length``: a header line holding garbage before
+    ``Content-Length:`` (the tail of a body whose length was understated) is read from there.
+    Raises :class:`FramingLost` for a length over :data:`MAX_DRAIN_BYTES`.
+    """
+    length: int | None = None
+    problem: str | None = None
+    lines = 0
+    while True:
+        got = await _read_line(reader)
+        if got is None:
+            return None
+        line, too_long = got
+        if too_long:
+            problem = problem or f"a header line is longer than {MAX_HEADER_BYTES} bytes"
+            continue
+        if line.strip() == b"":
+            if length is None and problem is None and lines == 0:
                 continue  # stray blank line between frames
             break
-        name, _, value = line.decode("ascii", "replace").partition(":")
-        if name.strip().lower() == "content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                length = -1
-    if length < 0 or length > MAX_BODY_BYTES:
-        if length > 0:
-            remaining = length
-            while remaining > 0:
-                chunk = await reader.read(min(remaining, 1 << 20))
-                if not chunk:
-                    return None
-                remaining -= len(chunk)
-        return length
+        lines += 1
+        if lines > MAX_HEADER_LINES:
+            problem = problem or f"more than {MAX_HEADER_LINES} header lines"
+            continue
+        at = line.lower().find(_CONTENT_LENGTH)
+        if at < 0:
+            continue  # Content-Type or garbage: ignored, as LSP allows other headers
+        if at > 0:
+            log.warning("discarded %d bytes of garbage before a Content-Length header", at)
+        value = line[at + len(_CONTENT_LENGTH):].strip()
+        length = int(value) if value.isdigit() and len(value) <= 12 else -1
+        if length < 0:
+            problem = problem or f"Content-Length {value[:40].decode('ascii', 'replace')!r} is not a byte count"
+    if problem is not None:
+        return BadFrame(problem)
+    if length is None:
+        return BadFrame("no Content-Length header")
+    if length > MAX_BODY_BYTES:
+        if length > MAX_DRAIN_BYTES:
+            raise FramingLost(f"Content-Length {length} is over {MAX_DRAIN_BYTES} bytes: the stream cannot be re-synchronised")
+        remaining = length
+        while remaining > 0:
+            chunk = await reader.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            remaining -= len(chunk)
+        return BadFrame(f"Content-Length {length} is over {MAX_BODY_BYTES} bytes (body discarded)")
     try:
         return await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
 
 
+# a JSON string, a bracket, or a scalar token: enough to walk the top level of a body
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null')
+
+
+def recover_id(body: bytes) -> int | str | None:
+    """The top-level ``id`` of a body too deeply nested for ``json.loads``, or ``None``.
+
+    Walks the tokens tracking depth; only a string key ``"id"`` at depth 1 followed by a
+    number or string counts. Used on the error path only.
+    """
+    depth = 0
+    expect_value = False
+    for match in _TOKEN.finditer(body):
+        tok = match.group()
+        if expect_value:
+            if depth == 1 and (tok[:1] == b'"' or tok[:1].isdigit() or tok[:1] == b"-"):
+                try:
+                    value = json.loads(tok)
+                except ValueError:
+                    return None
+                return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+            expect_value = False
+        if tok in (b"[", b"{"):
+            depth += 1
+        elif tok in (b"]", b"}"):
+            depth -= 1
+        elif depth == 1 and tok == b'"id"':
+            rest = body[match.end(): match.end() + 32].lstrip()
+            expect_value = rest[:1] == b":"
+    return None
+
+
 def dispatch(protocol: Any, body: bytes) -> None:
     """Decode one body and hand it to pygls, answering what pygls would drop silently."""
     try:
         raw = json.loads(body)
+    except RecursionError:
+        protocol._send_data(_error_frame(recover_id(body), ErrorCode.INVALID_REQUEST, "Invalid Request: the message is nested too deeply"))
+        return
     except (ValueError, UnicodeDecodeError):
         protocol._send_data(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
         return
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0" or not (
         isinstance(raw.get("method"), str) or "id" in raw
     ):
-        msg_id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), (int, str)) else None
+        msg_id = raw.get("id") if isinstance(raw, dict) and _valid_id(raw.get("id")) else None
         protocol._send_data(_error_frame(msg_id, ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message object"))
         return
     is_request = "id" in raw and isinstance(raw.get("method"), str)
-    if is_request and not isinstance(raw["id"], (int, str)):
+    if is_request and not _valid_id(raw["id"]):
         protocol._send_data(_error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string"))
+        return
+    if is_request and getattr(protocol, "_shutdown", False) and raw["method"] != "exit":
+        # LSP: requests after `shutdown` are answered InvalidRequest (pygls drops them silently)
+        protocol._send_data(_error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown"))
         return
     try:
         message = protocol.structure_message(raw)
+    except RecursionError:
+        message = None
+        error: tuple[int, str] = (ErrorCode.INVALID_REQUEST, "the message is nested too deeply")
     except JsonRpcException as exc:
+        message = None
+        error = (exc.code, exc.message or "does not match the method")
+    if message is None:
         if is_request:
             method = raw.get("method")
-            protocol._send_data(_error_frame(raw["id"], exc.code, f"Invalid params for {method}: {exc.message or 'does not match the method'}"))
+            protocol._send_data(_error_frame(raw["id"], error[0], f"Invalid params for {method}: {error[1]}"))
         else:
-            log.warning("dropping a malformed %s message", raw.get("method", "response"))
+            log.warning("dropping a malformed %s message", str(raw.get("method", "response"))[:100])
         return
     protocol.handle_message(message)
 
 
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC ids: a string or an integer (a bool is not an id; a fraction SHOULD NOT be)."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
 async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = None) -> None:
-    """Read frames from ``stdin`` until EOF (or ``stop``) and dispatch each one."""
+    """Read frames from ``stdin`` until EOF (or ``stop``) and dispatch each one.
+
+    A refused header block gets a -32600 reply with ``id: null`` (its id is unknowable);
+    raises :class:`FramingLost` when the stream cannot be re-synchronised.
+    """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_HEADER_BYTES, loop=loop)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
@@ -158,10 +275,9 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
         frame = await _read_frame(reader)
         if frame is None:
             return
-        if isinstance(frame, int):
-            protocol._send_data(
-                _error_frame(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: Content-Length {frame} is missing, negative or over {MAX_BODY_BYTES} bytes")
-            )
+        if isinstance(frame, BadFrame):
+            log.warning("refused a frame: %s", frame.reason)
+            protocol._send_data(_error_frame(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}"))
             continue
         try:
             dispatch(protocol, frame)
@@ -169,3 +285,4 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
             raise
         except Exception:  # one bad message never stops the server
             log.exception("unhandled error while dispatching a message")
+        await asyncio.sleep(0)  # let handlers run between frames of a pipelined burst
