@@ -8,6 +8,8 @@ expectations gets a 400 (so a test fails loudly); every request is recorded.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -25,13 +27,16 @@ DATA = Path(__file__).parent / "data" / "providers"
 @dataclass
 class Reply:
     """What to answer: status, headers, body; ``delay_s`` before headers; ``trickle_s``
-    between body bytes (a slow-loris body); ``expect`` the request checks (cases.yaml)."""
+    between body bytes (a slow-loris body); ``hang_s`` a hang before headers that watches the
+    connection and gives up when the client closes it (recorded in ``MockProvider.closed_early``);
+    ``expect`` the request checks (cases.yaml)."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     delay_s: float = 0.0
     trickle_s: float = 0.0
+    hang_s: float = 0.0
     expect: dict[str, Any] | None = None
 
 
@@ -92,6 +97,7 @@ class MockProvider:
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], Reply] = {}
         self.requests: list[Seen] = []
+        self.closed_early: list[Seen] = []
         self.lock = threading.Lock()
         mock = self
 
@@ -126,7 +132,25 @@ class MockProvider:
                         return self._send(Reply(400, {"content-type": "text/plain"}, "; ".join(problems).encode()))
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.hang_s and self._client_closed_within(reply.hang_s):
+                    with mock.lock:
+                        mock.closed_early.append(seen)
+                    return
                 self._send(reply)
+
+            def _client_closed_within(self, seconds: float) -> bool:
+                """Wait up to ``seconds``; ``True`` as soon as the client closes the connection."""
+                end = time.monotonic() + seconds
+                while (left := end - time.monotonic()) > 0:
+                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+                    if readable:
+                        try:
+                            data = self.connection.recv(1, socket.MSG_PEEK)
+                        except OSError:
+                            data = b""
+                        if not data:
+                            return True
+                return False
 
             def _send(self, reply: Reply) -> None:
                 try:
