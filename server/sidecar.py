@@ -29,7 +29,9 @@ from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import Router
 from dsh_sidecar.router.redact import Redactor
-from dsh_sidecar.suggester import Suggester
+from dsh_sidecar.suggester import Suggester, SuggesterConfig
+from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
+from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,27 @@ class Sidecar:
         self.router = Router.from_config(config.router, self.env)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
-        self.suggester = Suggester(workspace, config.suggester, self.home, sink=self.log_sink)
+        # the workspace graph (symbol index) is built in the background once the suggester runs
+        self.graph = GraphBuilder(workspace)
+        self.suggester = self._make_suggester(config.suggester)
+        if self._suggesting(config.suggester):
+            self.graph.start()
+            self.suggester.warm()  # packs and path targets resolved once, before the first call
+
+    def _suggesting(self, cfg: SuggesterConfig) -> bool:
+        return cfg.enabled or self.force_suggester
+
+    def _graph(self) -> WorkspaceGraph | None:
+        return self.graph.graph
+
+    def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
+        return Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+
+    def wait_for_graph(self, timeout_s: float) -> bool:
+        """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
+        if self.graph.graph is None and not self.graph.building:
+            self.graph.start()
+        return self.graph.wait(timeout_s)
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
@@ -107,8 +129,11 @@ class Sidecar:
         return AssembleSectionResult(section=None)
 
     def tools_changed(self) -> None:
-        """``dsh/toolsChanged``: drop cached projections."""
+        """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
+        while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
+        if self.config.suggester.refresh_on_boot and self.graph.graph is not None:
+            self.graph.start()
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
@@ -133,8 +158,27 @@ class Sidecar:
             self.redactor = self.router.redactor
             self.bandit.router = self.router
         self.bandit.config = new.bandit
-        self.suggester.config = new.suggester
+        old_s = self.config.suggester
+        if any(getattr(old_s, key) != getattr(new.suggester, key) for key in STRUCTURAL_KEYS):
+            try:  # structural knobs (persistPath, refreshOnBoot) rebuild the core
+                self.suggester.learning.flush()
+            except Exception:
+                log.warning("search-suggester: knowledge flush before the rebuild failed", exc_info=True)
+            self.suggester = self._make_suggester(new.suggester)
+        else:  # every other suggester knob is volatile: hot reload
+            self.suggester.reconfigure(new.suggester)
+        if self._suggesting(new.suggester) and self.graph.graph is None and not self.graph.building:
+            self.graph.start()
         self.config = new
+
+    def _graph_status(self) -> dict[str, Any]:
+        graph = self.graph.graph
+        return {
+            "building": self.graph.building,
+            "ready": graph is not None and graph.symbols is not None and not self.graph.building,
+            "error": self.graph.error,
+            **(graph.status() if graph is not None else {}),
+        }
 
     def status(self) -> dict[str, Any]:
         """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
@@ -149,7 +193,7 @@ class Sidecar:
                 "emptyResultsFallback": self.config.router.empty_results_fallback,
             },
             "bandit": self.bandit.status(),
-            "suggester": self.suggester.status(),
+            "suggester": {**self.suggester.status(), "graph": self._graph_status()},
             "state": {"dshHome": str(self.home)},
         }
 

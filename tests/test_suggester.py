@@ -58,7 +58,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
         "- src/demo_pkg/__init__.py — defines __version__"
     )
     assert messages(lines) == [
-        "activated (packs python intents 4 threshold 0.75)",
+        "activated (packs generic,python intents 10 threshold 0.75)",
         "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
     ]
     ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
@@ -69,7 +69,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
 def test_weak_signal_is_silent(workspace, dsh_home):
     s, lines = make(workspace, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "version"})) == []  # 1.4 alone: k = 0.69 < 0.85
-    assert messages(lines) == ["activated (packs python intents 4 threshold 0.75)"]
+    assert messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
 
 
 def test_cooldown_dedupe_turn_cap(workspace, dsh_home):

@@ -1,30 +1,46 @@
 """Resolve an intent's candidate set against the workspace: which targets really exist.
 
-A candidate is a path or a glob (gitwildmatch, as in ``.gitignore``), optionally with a
-``contains`` regex the file must match. Only existing targets are emitted, each with its
-pack reason. Scores follow the plan's neutral values while no workspace graph proves a
-candidate: literal 0.5, scope 1.0, so ``score = prior × 0.5 × 1.0`` (plan, "The graph
-projection"); order is by score, then pack order.
+A path candidate is a path or a glob (gitwildmatch, as in ``.gitignore``), optionally with a
+``contains`` regex the file must match; a symbol candidate takes the files the workspace
+symbol index lists for the searched identifier (``definitions`` or ``usages``). Only
+existing targets inside the workspace are emitted, each with its pack reason. Scores follow
+the plan's neutral values while no workspace graph proves a candidate: literal 0.5, scope
+1.0, so ``score = prior × 0.5 × 1.0`` (plan, "The graph projection"); a symbol-index hit is
+a graph proof (literal 1.0). Order is by score, then pack order.
+
+Path candidates are resolved once per activation (:class:`FileIndex` answers a glob from a
+basename index, never by walking the tree), symbol candidates once per identifier.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import logging
 import re
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from pathlib import Path
+from typing import Final, Protocol
 
 import pathspec
+import regex
 
-from dsh_sidecar.suggester.packs import Candidate
-from dsh_sidecar.workspace import WorkspaceFiles
+from dsh_sidecar.suggester.packs import Candidate, check_regex, search
+
+log = logging.getLogger(__name__)
 
 #: Literal score of a candidate the graph does not prove (plan: "the documented neutral 0.5").
 NEUTRAL_LITERAL: Final = 0.5
+#: Literal score of a candidate the symbol index proves (plan: "the graph's proof").
+PROVEN_LITERAL: Final = 1.0
 #: Scope of a candidate without a graph (plan: "scope 1.0").
 NEUTRAL_SCOPE: Final = 1.0
-#: Most files one glob candidate expands to.
+#: Most files one glob or symbol candidate expands to.
 MAX_GLOB_MATCHES: Final = 20
-#: Largest file whose content a ``contains`` check reads, bytes.
+#: Most files whose content one ``contains`` candidate reads.
+MAX_CONTAINS_READS: Final = 200
+#: Largest file whose content a ``contains`` check reads, bytes (bigger files are skipped).
 MAX_CONTAINS_BYTES: Final = 512 * 1024
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -39,42 +55,120 @@ class Target:
     score: float
 
 
-def _content_matches(ws: WorkspaceFiles, rel: str, pattern: re.Pattern[str]) -> bool:
-    path = ws.root / rel
+class SymbolIndex(Protocol):
+    """What the suggester reads of the workspace graph's symbol index (repo-relative paths)."""
+
+    def definitions(self, name: str) -> list[str]: ...
+
+    def usages(self, name: str, limit: int) -> list[str]: ...
+
+
+class FileIndex:
+    """The workspace's file list, indexed by basename, with an inside-the-workspace check.
+
+    ``files`` are repo-relative POSIX paths; ``root`` the resolved workspace folder.
+    """
+
+    def __init__(self, root: Path, files: Iterable[str]) -> None:
+        self.root = root
+        self.files = list(files)
+        self.file_set = frozenset(self.files)
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for rel in self.files:
+            by_name[rel.rsplit("/", 1)[-1]].append(rel)
+        self.by_name = dict(by_name)
+        self.refused: list[str] = []
+
+    def glob(self, pattern: str) -> list[str]:
+        """Files matching a gitwildmatch ``pattern``, in listing order."""
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        last = pattern.rstrip("/").rsplit("/", 1)[-1]
+        if _GLOB_CHARS.search(last) or not last:
+            names = [n for n in self.by_name if fnmatch.fnmatchcase(n, last or "*")] if last and "**" not in last else list(self.by_name)
+            pool = sorted(p for n in names for p in self.by_name[n])
+        else:
+            pool = self.by_name.get(last, [])
+        return [p for p in pool if spec.match_file(p)]
+
+    def exists(self, rel: str) -> bool:
+        """Whether ``rel`` is a listed file."""
+        return rel in self.file_set
+
+    def inside(self, rel: str) -> bool:
+        """Whether ``rel`` resolves inside the workspace (a symlink pointing out is refused,
+        remembered in :attr:`refused`)."""
+        try:
+            real = (self.root / rel).resolve()
+        except (OSError, RuntimeError):
+            return False
+        if real == self.root or self.root in real.parents:
+            return True
+        if rel not in self.refused:
+            self.refused.append(rel)
+        return False
+
+
+def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) -> bool:
+    path = index.root / rel
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_CONTAINS_BYTES:
+        if not path.is_file() or path.stat().st_size > MAX_CONTAINS_BYTES:
             return False
         text = path.read_text("utf-8", errors="replace")
     except OSError:
         return False
-    return pattern.search(text) is not None
+    return search(pattern, text)
 
 
-def resolve(candidates: list[Candidate], ws: WorkspaceFiles) -> list[Target]:
-    """Existing targets of ``candidates`` in ``ws``, best first, each path once."""
-    ws.ensure()
+def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
+    """Existing targets of the path candidates in ``candidates``, best first, each path once.
+
+    Symbol candidates are skipped (see :func:`resolve_symbols`).
+    """
     found: list[tuple[float, int, Target]] = []
     seen: set[str] = set()
-    order = 0
-    for cand in candidates:
-        contains = re.compile(cand.contains, re.MULTILINE) if cand.contains else None
-        if _GLOB_CHARS.search(cand.path):
-            spec = pathspec.GitIgnoreSpec.from_lines([cand.path])
-            paths = [p for p in ws.files if spec.match_file(p)]
-        else:
-            paths = [cand.path] if ws.exists(cand.path) else []
-        matched = 0
+    for order, cand in enumerate(candidates):
+        if cand.path is None:
+            continue
+        contains = check_regex(cand.contains) if cand.contains else None
+        paths = index.glob(cand.path) if _GLOB_CHARS.search(cand.path) else ([cand.path] if index.exists(cand.path) else [])
+        matched = reads = 0
         for rel in paths:
-            if rel in seen:
+            if rel in seen or not index.inside(rel):
                 continue
-            if contains is not None and not _content_matches(ws, rel, contains):
-                continue
+            if contains is not None:
+                reads += 1
+                if reads > MAX_CONTAINS_READS:
+                    break
+                if not _content_matches(index, rel, contains):
+                    continue
             seen.add(rel)
             score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
             found.append((-score, order, Target(rel, cand.reason, score)))
-            order += 1
             matched += 1
             if matched >= MAX_GLOB_MATCHES:
                 break
     found.sort(key=lambda t: (t[0], t[1]))
     return [t for _, _, t in found]
+
+
+def resolve_symbols(candidates: list[Candidate], symbols: SymbolIndex, name: str, index: FileIndex) -> list[Target]:
+    """Targets of the symbol candidates for identifier ``name``: the files the index lists,
+    existing and inside the workspace, best first; ``{name}`` in a reason becomes ``name``."""
+    found: list[tuple[float, int, int, Target]] = []
+    seen: set[str] = set()
+    for order, cand in enumerate(candidates):
+        if cand.symbol is None:
+            continue
+        try:
+            paths = symbols.definitions(name) if cand.symbol == "definitions" else symbols.usages(name, MAX_GLOB_MATCHES)
+        except Exception:  # the graph is another core: a failure there is silence here
+            log.warning("search-suggester: symbol index lookup failed for %r", name, exc_info=True)
+            paths = []
+        for rank, rel in enumerate(paths[:MAX_GLOB_MATCHES]):
+            if not isinstance(rel, str) or rel in seen or not index.exists(rel) or not index.inside(rel):
+                continue
+            seen.add(rel)
+            score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
+            found.append((-score, order, rank, Target(rel, cand.reason.replace("{name}", name), score)))
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [t for *_, t in found]

@@ -11,23 +11,75 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+import regex
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
-from dsh_sidecar.suggester.candidates import Target, resolve
+from dsh_sidecar.suggester.candidates import FileIndex, SymbolIndex, Target, resolve, resolve_symbols
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
+from dsh_sidecar.suggester.identifier import identifier
 from dsh_sidecar.suggester.ledger import Ledger, fmt_k
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.notes import make_note
-from dsh_sidecar.suggester.packs import IntentRow, LoadedPack, PackError, builtin_packs, read_pack_file
+from dsh_sidecar.suggester.packs import (
+    Candidate,
+    IntentRow,
+    LoadedPack,
+    PackError,
+    builtin_packs,
+    check_regex,
+    read_pack_file,
+    search,
+)
 from dsh_sidecar.suggester.probe import Probe, make_probe
+from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
+from dsh_sidecar.suggester.learning import Learning  # issue 6
+from dsh_sidecar.suggester.section import INDEX_TARGETS, render  # issue 6
 from dsh_sidecar.workspace import WorkspaceFiles
 
 log = logging.getLogger(__name__)
+
+#: Most (intent, identifier) symbol lookups cached per activation.
+SYMBOL_CACHE_SIZE: Final = 1024
+
+
+@dataclass(frozen=True)
+class CompiledRow:
+    """One pack's row for one intent, its regexes compiled once at activation."""
+
+    pack_id: str
+    about: str | None
+    threshold: float
+    signals: tuple[tuple[regex.Pattern[str], float, frozenset[str] | None], ...]
+    candidates: tuple[Candidate, ...]
+
+    @classmethod
+    def of(cls, pack_id: str, intent: str, row: IntentRow) -> CompiledRow:
+        """Compile ``row`` (its patterns were validated when the pack loaded)."""
+        return cls(
+            pack_id,
+            row.about,
+            row.threshold or default_threshold(intent),
+            tuple((check_regex(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals),
+            tuple(row.candidates),
+        )
+
+    def score(self, probe: Probe, bias: float) -> float | None:
+        """The gate score ``k`` of ``probe`` for this row, ``None`` when no signal matched."""
+        total, matched = 0.0, False
+        for pattern, weight, tools in self.signals:
+            if tools is not None and probe.tool not in tools:
+                continue
+            if search(pattern, probe.text):
+                total += weight
+                matched = True
+        return gate(total, bias) if matched else None
 
 
 def workspace_slug(root: Path) -> str:
@@ -39,7 +91,10 @@ class Suggester:
     """The suggester for one workspace.
 
     ``root`` is the workspace folder (``None``: no workspace, always silent); ``dsh_home`` the
-    state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds.
+    state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds;
+    ``symbols`` is the workspace graph's symbol index (or a callable returning it, asked at
+    each activation) for the Symbol/Usage intents. Without one, those intents use their
+    pack's ``fallback`` path candidates.
     """
 
     def __init__(
@@ -49,6 +104,7 @@ class Suggester:
         dsh_home: Path,
         sink: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        symbols: SymbolIndex | Callable[[], SymbolIndex | None] | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
@@ -57,14 +113,22 @@ class Suggester:
         log_file = Path(config.log_file).expanduser() if config.log_file else dsh_home / "search-suggester" / "ledger.log"
         self.ledger = Ledger(log_file, sink, clock)
         self.noise = NoiseControl()
-        self.rows: dict[str, IntentRow] = {}
+        self.symbols_source = symbols
+        self.symbols: SymbolIndex | None = None
+        self.rows: dict[str, list[CompiledRow]] = {}
         self.packs: list[LoadedPack] = []
         self.pack_errors: list[str] = []
         self.dismissals: dict[tuple[str, str], float] = {}
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
         self._targets: dict[str, list[Target]] = {}
+        self._fallback: dict[str, list[Target]] = {}
+        self._symbol_targets: OrderedDict[tuple[str, str], list[Target]] = OrderedDict()
+        self.index: FileIndex | None = None
+        self.activation_ms: float | None = None
         self._activated = False
         self.files = WorkspaceFiles(self.root) if self.root is not None else None
+        # issue 6: knowledge file, learning, durable dismissals, sticky section
+        self.learning = Learning(self.root, lambda: self.config, dsh_home, self.ledger.write, clock)
 
     # ------------------------------------------------------------------ activation
 
@@ -92,28 +156,57 @@ class Suggester:
                 layered.append(loaded)
         replace = any(p.pack.replace for p in layered)
         builtins = [] if replace or not self.config.builtin_packs else [p for p in builtin_packs() if self._applies(p)]
-        # precedence: user > repo > built-ins; built-in rows of several packs are merged
+        # precedence: user > repo > built-ins; the rows of several built-in packs add up
+        # (each row is gated on its own, so overlapping packs never double-count a signal)
         for loaded in builtins:
             for name, row in loaded.pack.intents.items():
-                if name in self.rows:
-                    prev = self.rows[name]
-                    self.rows[name] = IntentRow(
-                        about=prev.about or row.about,
-                        threshold=prev.threshold,
-                        signals=prev.signals + row.signals,
-                        candidates=prev.candidates + row.candidates,
-                    )
-                else:
-                    self.rows[name] = row
+                self.rows.setdefault(name, []).append(CompiledRow.of(loaded.pack.id, name, row))
         for loaded in reversed(layered):  # repo first, then user overrides it
-            self.rows.update(loaded.pack.intents)
+            for name, row in loaded.pack.intents.items():
+                self.rows[name] = [CompiledRow.of(loaded.pack.id, name, row)]
         self.packs = layered + builtins
         if not self.rows:
             self.ledger.write("abstained foreign-workspace")
             return
-        thresholds = [r.threshold or default_threshold(n) for n, r in self.rows.items()]
+        self._prepare_targets()
+        thresholds = [r.threshold for rows in self.rows.values() for r in rows]
         ids = ",".join(p.pack.id for p in self.packs)
         self.ledger.write(f"activated (packs {ids} intents {len(self.rows)} threshold {min(thresholds):.2f})")
+
+    def warm(self) -> None:
+        """Activate now (at start-up) so the first call pays no activation; fail-open."""
+        try:
+            t0 = time.perf_counter()
+            self.activate()
+            self.activation_ms = round((time.perf_counter() - t0) * 1000, 1)
+        except Exception:
+            self.counters["errors"] += 1
+            log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
+            self._activated = False
+
+    def _prepare_targets(self) -> None:
+        """Resolve every intent's path candidates once (the per-call path never walks the tree)."""
+        assert self.files is not None and self.root is not None
+        self.files.ensure()
+        self.index = FileIndex(self.root, self.files.files)
+        self.symbols = self._symbol_index()
+        for intent, rows in self.rows.items():
+            cands = [c for r in rows for c in r.candidates]
+            self._targets[intent] = resolve([c for c in cands if not c.fallback], self.index)
+            self._fallback[intent] = resolve([c for c in cands if c.fallback], self.index)
+        for rel in self.index.refused:
+            self._refuse(f"candidate {rel}: resolves outside the workspace")
+        self._seed_knowledge()  # issue 6
+
+    def _symbol_index(self) -> SymbolIndex | None:
+        source = self.symbols_source
+        if source is None or hasattr(source, "definitions"):
+            return source  # type: ignore[return-value]
+        try:
+            return source()  # type: ignore[operator]
+        except Exception:
+            log.warning("search-suggester: the workspace symbol index is unavailable; Symbol/Usage use pack globs", exc_info=True)
+            return None
 
     def _applies(self, loaded: LoadedPack) -> bool:
         act = loaded.pack.activate
@@ -128,12 +221,25 @@ class Suggester:
         log.warning("search-suggester: pack refused: %s", reason)
         self.ledger.write(f"pack refused ({reason})")
 
+    def reconfigure(self, config: SuggesterConfig) -> None:
+        """Hot-reload the volatile knobs (every knob but ``persistPath``/``refreshOnBoot``):
+        thresholds, caps and windows apply from the next call; ``logFile`` moves the ledger;
+        ``builtinPacks`` re-activates the packs."""
+        old, self.config = self.config, config
+        if config.log_file != old.log_file:
+            self.ledger.path = Path(config.log_file).expanduser() if config.log_file else self.dsh_home / "search-suggester" / "ledger.log"
+        if config.builtin_packs != old.builtin_packs:
+            self.invalidate()
+
     def invalidate(self) -> None:
         """Forget the file listing, resolved targets and packs (``dsh/toolsChanged``)."""
         self._targets.clear()
+        self._fallback.clear()
+        self._symbol_targets.clear()
         if self.files is not None:
             self.files.loaded = False
         self._activated = False
+        self.learning.section.invalidate()  # issue 6
 
     # ------------------------------------------------------------------ the call
 
@@ -151,6 +257,7 @@ class Suggester:
         probe = make_probe(params.tool.name, params.tool.input)
         state = self.noise.session(params.session_id)
         state.calls += 1
+        self.learning.observe(params.session_id, probe, state.calls)  # issue 6: followed/ignored
         if probe.tool in ("write", "read"):
             state.touch(probe.paths, self.config.recent_window)
         if probe.tool not in ("grep", "glob", "read", "bash") or not probe.text:
@@ -164,24 +271,27 @@ class Suggester:
         intent, k = hit
         if self._dismissed(intent, "*"):
             return self._suppress("dismissed", intent)
-        targets = [t for t in self._resolve(intent) if not self._dismissed(intent, t.path)]
+        targets = self.learning.rank(intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)])
         if not targets:
             self.counters["abstained"] += 1
             self.ledger.write(f"abstained no-companions {intent} {fmt_k(k)}")
             return []
         recent = state.recently_read()
         fresh = [t for t in targets if t.path not in recent]
-        if not fresh:
+        if not fresh or (probe.tool == "read" and any(t.path in recent for t in targets)):
+            # the already-recent filter; a read of one of the intent's own targets means the
+            # agent is already where the intent lives, so the rest of the set is noise
             return self._suppress("recent", intent)
         shown = fresh[: self.config.max_targets]
         key = tuple(t.path for t in shown)
         reason = self.noise.check(state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn)
         if reason is not None:
             return self._suppress(reason, intent)
-        note = make_note(intent, self.rows[intent].about, shown)
+        note = make_note(intent, next((r.about for r in self.rows[intent] if r.about), None), shown)
         self.noise.record(state, intent, params.turn, key)
         self.counters["notes"] += 1
         self.ledger.write(f"suggest {intent} {fmt_k(k)} {len(note.source.targets)} targets {','.join(note.source.targets)}")
+        self.learning.noted(params.session_id, intent, note.source.targets, state.calls)  # issue 6
         return [note]
 
     def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
@@ -190,53 +300,107 @@ class Suggester:
         return []
 
     def _classify(self, probe: Probe) -> tuple[str, float] | None:
-        """The first intent (priority order) whose gate crosses its threshold, with its k."""
+        """The first intent (priority order) whose gate crosses its threshold in any of its
+        rows, with the best such k."""
         for intent in INTENTS:
-            row = self.rows.get(intent)
-            if row is None:
-                continue
-            total, matched = 0.0, False
-            for sig in row.signals:
-                if sig.tools is not None and probe.tool not in sig.tools:
-                    continue
-                if re.search(sig.pattern, probe.text):
-                    total += sig.weight
-                    matched = True
-            if not matched:
-                continue
-            k = gate(total, self.config.bias)
-            if k >= (row.threshold or default_threshold(intent)):
-                return intent, k
+            best: float | None = None
+            for row in self.rows.get(intent, ()):
+                k = row.score(probe, self.config.bias)
+                if k is not None and k >= row.threshold and (best is None or k > best):
+                    best = k
+            if best is not None:
+                return intent, best
         return None
 
-    def _resolve(self, intent: str) -> list[Target]:
-        cached = self._targets.get(intent)
-        if cached is None:
-            assert self.files is not None
-            cached = self._targets[intent] = resolve(self.rows[intent].candidates, self.files)
-        return cached
+    def _resolve(self, intent: str, probe: Probe) -> list[Target]:
+        """The intent's existing targets for this call: symbol-index files for the searched
+        identifier first, then the static path targets; the pack's fallback paths only when
+        the symbol candidates name nothing."""
+        static = self._targets.get(intent, [])
+        rows = self.rows.get(intent, ())
+        if not any(c.symbol for r in rows for c in r.candidates):
+            return static
+        name = identifier(probe.query)
+        found: list[Target] = []
+        symbols = self.symbols = self._symbol_index()  # the graph may become ready at any call
+        if name is not None and symbols is not None and self.index is not None:
+            key = (intent, name)
+            cached = self._symbol_targets.get(key)
+            if cached is None:
+                cached = resolve_symbols([c for r in rows for c in r.candidates], symbols, name, self.index)
+                if cached:  # an empty answer may only mean the index is still building
+                    self._symbol_targets[key] = cached
+                    while len(self._symbol_targets) > SYMBOL_CACHE_SIZE:
+                        self._symbol_targets.popitem(last=False)
+            found = cached
+        if not found:
+            listed = {t.path for t in static}
+            return static + [t for t in self._fallback.get(intent, []) if t.path not in listed]
+        seen = {t.path for t in found}
+        return found + [t for t in static if t.path not in seen]
 
-    # ------------------------------------------------------------------ dismissal
+    # ------------------------------------------------------------------ issue 6: dismissal, section, seed
 
     def _dismissed(self, intent: str, path: str) -> bool:
-        now = self.clock()
-        for key in [k for k, exp in self.dismissals.items() if exp <= now]:
-            del self.dismissals[key]
-        return (intent, path) in self.dismissals
+        """Whether (intent, path or ``*``) is dismissed now (durable, see ``dismissals.py``)."""
+        return self.learning.dismissals.path_dismissed(intent, path)
 
     def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
-        """Record a dismissal; return ``(record line, expiresAt ISO-8601)``.
+        """Record a durable dismissal; return ``(record line, expiresAt ISO-8601)``.
 
         Raises ``ValueError`` for an unknown family (not one of the ten intents).
         """
-        if family not in INTENTS:
-            raise ValueError(f"family: unknown intent {family!r} (known: {', '.join(INTENTS)})")
-        expires = self.clock() + self.config.dismiss_ttl
-        self.dismissals[(family, path or "*")] = expires
-        record = f"dismissed {family} {path or '*'}"
+        record, expires = self.learning.dismissals.dismiss(family, path)
         self.ledger.write(record)
-        iso = datetime.fromtimestamp(expires, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-        return record, iso
+        return record, iso_seconds(expires)
+
+    def _seed_knowledge(self) -> None:
+        """The offline seed over the built-in packs' resolved path targets (``learning.py``)."""
+        builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
+        if self.index is None or not builtin:
+            return
+        targets = {
+            intent: resolve([c for r in rows if r.pack_id in builtin for c in r.candidates
+                             if c.path is not None and not c.fallback], self.index)
+            for intent, rows in self.rows.items()
+        }
+        self.learning.seed(targets)
+
+    def section_text(self, session_id: str | None) -> str | None:
+        """The sticky section text (``section.py``), ``None`` when ``sectionMode`` is off or
+        nothing applies to the workspace."""
+        if self.config.section_mode != "sticky" or self.root is None:
+            return None
+        try:
+            self.activate()
+            if not self.rows:
+                return None
+            return self.learning.section.get(session_id, self._render_section)
+        except Exception:  # fail-open, like the note
+            self.counters["errors"] += 1
+            log.warning("search-suggester: internal error building the section; none sent", exc_info=True)
+            return None
+
+    def _render_section(self, intent: str | None) -> str | None:
+        def listed(name: str) -> list[Target]:
+            ts = self.learning.rank(name, [t for t in self._targets.get(name, []) if not self._dismissed(name, t.path)])
+            proves = self.learning.proves
+            proven = [t for t in ts if proves is not None and proves(name, t.path)]
+            return proven or ts
+
+        if intent is not None and not self._dismissed(intent, "*"):
+            ts = listed(intent)[: self.config.max_targets]
+            if ts:
+                about = next((r.about for r in self.rows.get(intent, ()) if r.about), None) or intent.lower()
+                return render([f"search-suggester: in this repository, {about} lives here:"]
+                              + [f"- {t.path} — {t.reason}" for t in ts])
+        lines = ["search-suggester: where things live in this repository:"]
+        for name in INTENTS:
+            if name in self.rows and not self._dismissed(name, "*"):
+                ts = listed(name)[:INDEX_TARGETS]
+                if ts:
+                    lines.append(f"- {name}: {', '.join(t.path for t in ts)}")
+        return render(lines) if len(lines) > 1 else None
 
     def status(self) -> dict[str, Any]:
         """Counters, packs and the ledger path for ``dsh/status``."""
@@ -246,7 +410,10 @@ class Suggester:
             "packs": [{"id": p.pack.id, "origin": p.origin} for p in self.packs],
             "packErrors": list(self.pack_errors),
             "intents": [i for i in INTENTS if i in self.rows],
+            "symbolIndex": self.symbols is not None,
+            "activationMs": self.activation_ms,
             "counters": dict(self.counters),
             "sessions": self.noise.count(),
             "ledger": str(self.ledger.path) if self.ledger.path else None,
+            "learning": self.learning.status(),  # issue 6
         }

@@ -15,23 +15,32 @@ Pack format (``packs/*.yml``, ``<workspace>/.dsh/pack.yml``,
         candidates:                  # ordered; path or glob, prior, ONE reason phrase
           - {path: 'src/**/__init__.py', contains: '^__version__\\s*=', prior: 1.0,
              reason: defines __version__}
+      Symbol:
+        candidates:                  # from the workspace symbol index, for the searched name
+          - {symbol: definitions, prior: 1.0, reason: 'defines {name}'}
+          - {symbol: usages, prior: 0.6, reason: 'uses {name}'}
+          - {path: 'src/*/__init__.py', fallback: true, reason: the package's public names}
 
 A pack from the workspace or the user layer is untrusted input: it is size-capped, parsed
 with ``yaml.safe_load``, validated strictly, its regexes are length-capped and checked for
 nested quantifiers (catastrophic backtracking), and its candidate paths must stay inside the
-workspace. A refused pack is reported with a reason and the others keep working.
+workspace. A refused pack is reported with a reason and the others keep working. At run
+time every pack regex is matched with the ``regex`` module under a timeout
+(:data:`MATCH_TIMEOUT_S`), so a pattern the static check misses still cannot hang a call.
 """
 
 from __future__ import annotations
 
 import re
+
+import regex
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
@@ -42,6 +51,8 @@ MAX_PACK_BYTES: Final = 256 * 1024
 MAX_PATTERN_CHARS: Final = 300
 #: Tools a signal may be restricted to.
 TOOLS: Final = ("grep", "glob", "read", "bash")
+#: Longest time one pack regex may run on one probe or file, seconds (a timeout = no match).
+MATCH_TIMEOUT_S: Final = 0.05
 # A group that holds a quantifier and is itself quantified: (a+)+, (a*b?)*, (x|y+){2,}…
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,?\d*\})")
 
@@ -50,8 +61,9 @@ class PackError(ValueError):
     """A pack was refused; ``str(exc)`` says which file and why."""
 
 
-def check_regex(pattern: str) -> re.Pattern[str]:
-    """Compile an untrusted regex, refusing long ones and nested quantifiers.
+def check_regex(pattern: str) -> regex.Pattern[str]:
+    """Compile an untrusted regex (``regex`` module, MULTILINE), refusing long ones and
+    nested quantifiers. Match it through :func:`search` (bounded by a timeout).
 
     Raises ``ValueError`` with the reason.
     """
@@ -60,9 +72,17 @@ def check_regex(pattern: str) -> re.Pattern[str]:
     if _NESTED_QUANTIFIER.search(pattern):
         raise ValueError("pattern has a quantified group containing a quantifier (catastrophic backtracking)")
     try:
-        return re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
+        return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+    except (regex.error, re.error) as exc:
         raise ValueError(f"invalid regex: {exc}") from None
+
+
+def search(pattern: regex.Pattern[str], text: str) -> bool:
+    """Whether ``pattern`` matches ``text`` within :data:`MATCH_TIMEOUT_S` (a timeout is no match)."""
+    try:
+        return pattern.search(text, timeout=MATCH_TIMEOUT_S) is not None
+    except TimeoutError:
+        return False
 
 
 class _Strict(BaseModel):
@@ -84,17 +104,31 @@ class Signal(_Strict):
 
 
 class Candidate(_Strict):
-    """One target: a repo-relative path or glob, a prior, one reason phrase, and optionally
-    a regex the file's content must match (``contains``)."""
+    """One target: a repo-relative path or glob (``path``) or the files the workspace symbol
+    index lists for the searched identifier (``symbol: definitions|usages``), a prior, one
+    reason phrase (``{name}`` is replaced by the identifier), and optionally a regex the
+    file's content must match (``contains``, path candidates only)."""
 
-    path: str = Field(min_length=1, max_length=300)
+    path: str | None = Field(default=None, min_length=1, max_length=300)
+    symbol: Literal["definitions", "usages"] | None = None
     reason: str = Field(min_length=1, max_length=120)
     prior: float = Field(default=1.0, ge=0, le=10)
     contains: str | None = None
+    fallback: bool = False  # a path used only when the row's symbol candidates name nothing
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Candidate:
+        if (self.path is None) == (self.symbol is None):
+            raise ValueError("a candidate needs exactly one of path or symbol")
+        if self.symbol is not None and self.contains is not None:
+            raise ValueError("contains applies to path candidates only")
+        return self
 
     @field_validator("path")
     @classmethod
-    def _inside(cls, v: str) -> str:
+    def _inside(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
         p = v.replace("\\", "/")
         if p.startswith("/") or re.match(r"^[A-Za-z]:", p) or ".." in p.split("/") or "\0" in p:
             raise ValueError("must be a relative path inside the workspace (no '..', no absolute path)")

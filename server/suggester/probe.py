@@ -14,6 +14,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from dsh_sidecar.suggester.identifier import search_pattern
+
 #: Tool names that only teach (never trigger a note): a note after an edit is too late.
 WRITE_TOOLS: Final = frozenset({"edit", "write", "multiedit", "rawwrite", "raw_write", "notebookedit", "apply_patch"})
 #: Aliases of the four search-class tools.
@@ -31,11 +33,14 @@ MAX_PROBE_CHARS: Final = 4000
 @dataclass
 class Probe:
     """``tool`` is ``grep``/``glob``/``read``/``bash`` (search class), ``write`` (learning
-    only) or ``other``; ``text`` is what signals match; ``paths`` the files it names."""
+    only) or ``other``; ``text`` is what signals match; ``paths`` the files it names;
+    ``query`` the search pattern alone (grep pattern, or the pattern argument of a
+    search-shaped shell command), from which the Symbol/Usage identifier is read."""
 
     tool: str
     text: str = ""
     paths: list[str] = field(default_factory=list)
+    query: str = ""
 
 
 def _s(value: Any) -> str:
@@ -77,7 +82,8 @@ def make_probe(name: str, inp: dict[str, Any]) -> Probe:
     tool = TOOL_ALIASES.get(tool, "other")
     if tool == "grep":
         parts = [_s(inp.get("pattern")), _s(inp.get("query")), _s(inp.get("glob")), _s(inp.get("path")), _s(inp.get("include"))]
-        return Probe("grep", " ".join(p for p in parts if p), [p for p in [_s(inp.get("path"))] if p])
+        return Probe("grep", " ".join(p for p in parts if p), [p for p in [_s(inp.get("path"))] if p],
+                     search_pattern("grep", inp)[:MAX_PROBE_CHARS])
     if tool == "glob":
         parts = [_s(inp.get("pattern")), _s(inp.get("path"))]
         return Probe("glob", " ".join(p for p in parts if p))
@@ -87,6 +93,6 @@ def make_probe(name: str, inp: dict[str, Any]) -> Probe:
     if tool == "bash":
         command = _s(inp.get("command")) or _s(inp.get("cmd"))
         if command and search_shaped(command):
-            return Probe("bash", command)
+            return Probe("bash", command, query=search_pattern("bash", inp, command)[:MAX_PROBE_CHARS])
         return Probe("other", command)
     return Probe("other")
