@@ -115,13 +115,18 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.ASSEMBLE_SECTION)
     def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        validate(AssembleSectionParams, params)
-        return require(ls).assemble_section().wire()
+        p = validate(AssembleSectionParams, params)
+        return require(ls).assemble_section(p.session_id).wire()
 
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
         validate(StatusParams, params)
         return require(ls).status()
+
+    @server.feature(lsp.SHUTDOWN)
+    def on_shutdown(ls: SidecarServer, params: Any) -> None:
+        if ls.sidecar is not None:
+            ls.sidecar.shutdown()
 
     @server.feature(Method.TOOLS_CHANGED)
     def on_tools_changed(ls: SidecarServer, params: Any) -> None:

@@ -22,6 +22,7 @@ from dsh_protocol import (
     SearchFeedbackResult,
     SearchParams,
     SearchResult,
+    Section,
 )
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
@@ -31,6 +32,7 @@ from dsh_sidecar.router import Router
 from dsh_sidecar.router.redact import Redactor
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
+from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph
 
 log = logging.getLogger(__name__)
@@ -124,9 +126,22 @@ class Sidecar:
         record, expires = self.suggester.dismiss(params.family, params.path)
         return DismissResult(record=record, expires_at=expires)
 
-    def assemble_section(self) -> AssembleSectionResult:
-        """``dsh/assembleSection``: ``section: null`` while sticky mode is off."""
-        return AssembleSectionResult(section=None)
+    def assemble_section(self, session_id: str | None = None) -> AssembleSectionResult:
+        """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;
+        ``section: null`` while sticky mode (or the suggester) is off or nothing applies."""
+        if not (self.config.suggester.enabled or self.force_suggester):
+            return AssembleSectionResult(section=None)
+        text = self.suggester.section_text(session_id)
+        if text is None:
+            return AssembleSectionResult(section=None)
+        return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
+
+    def shutdown(self) -> None:
+        """LSP ``shutdown``: flush the suggester's knowledge file (never raises)."""
+        try:
+            self.suggester.learning.flush()
+        except Exception:
+            log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
 
     def tools_changed(self) -> None:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background

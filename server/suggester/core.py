@@ -39,7 +39,7 @@ from dsh_sidecar.suggester.packs import (
 )
 from dsh_sidecar.suggester.probe import Probe, make_probe
 from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
-from dsh_sidecar.suggester.learning import Learning  # issue 6
+from dsh_sidecar.suggester.learning import Learning, graph_prover  # issue 6
 from dsh_sidecar.suggester.section import INDEX_TARGETS, render  # issue 6
 from dsh_sidecar.workspace import WorkspaceFiles
 
@@ -356,6 +356,7 @@ class Suggester:
 
     def _seed_knowledge(self) -> None:
         """The offline seed over the built-in packs' resolved path targets (``learning.py``)."""
+        self.learning.proves = graph_prover(self.symbols) or self.learning.proves
         builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
         if self.index is None or not builtin:
             return
@@ -382,6 +383,7 @@ class Suggester:
             return None
 
     def _render_section(self, intent: str | None) -> str | None:
+        self.learning.proves = graph_prover(self._symbol_index()) or self.learning.proves
         def listed(name: str) -> list[Target]:
             ts = self.learning.rank(name, [t for t in self._targets.get(name, []) if not self._dismissed(name, t.path)])
             proves = self.learning.proves

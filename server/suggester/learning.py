@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.config import SuggesterConfig
@@ -38,6 +38,7 @@ from dsh_sidecar.suggester.dismissals import Dismissals
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
 from dsh_sidecar.suggester.probe import Probe
 from dsh_sidecar.suggester.section import StickySection
+from dsh_sidecar.workspace.graph import PROOF_BASE, PROOF_KIND
 
 #: Seed pseudo-count of a built-in pack candidate (plan: "canonical candidates (prior 1.0)").
 SEED_CANONICAL: Final = 1.0
@@ -47,6 +48,45 @@ SEED_PROVEN: Final = 2.0
 MAX_WINDOWS: Final = 16
 #: Most sessions with open windows (least recently used dropped).
 MAX_SESSIONS: Final = 256
+
+
+#: Workspace-graph node kinds each intent expects (ours; kinds of ``workspace/kinds.py``): a
+#: target whose node has one of them is *proven* (plan: "the node exists, its kind matches").
+EXPECTED_KINDS: Final[dict[str, tuple[str, ...]]] = {
+    "Version": ("manifest", "source"),
+    "Path": ("source", "config"),
+    "Ledger": ("doc", "config", "source"),
+    "Config": ("config", "manifest"),
+    "Dependency": ("manifest", "lock"),
+    "Test": ("test", "config"),
+    "Symbol": ("source",),
+    "Doc": ("doc",),
+    "Usage": ("source", "test"),
+    "Owner": ("doc", "other", "config"),
+}
+
+
+class ProofGraph(Protocol):
+    """What the seed and the section read of the workspace graph."""
+
+    files: list[str]
+
+    def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float: ...
+
+
+def graph_prover(graph: object | None) -> Callable[[str, str], bool] | None:
+    """``proves(intent, path)`` over ``graph``: the node exists and its kind is one the intent
+    expects (``proof ≥ PROOF_BASE + PROOF_KIND``, see ``workspace/graph.py``); ``None`` with no
+    graph, an empty one, or an object without ``proof``."""
+    if graph is None or not hasattr(graph, "proof") or not getattr(graph, "files", None):
+        return None
+    g: ProofGraph = graph  # type: ignore[assignment]
+    bar = PROOF_BASE + PROOF_KIND
+
+    def proves(intent: str, path: str) -> bool:
+        return g.proof(path, EXPECTED_KINDS.get(intent, ())) >= bar - 1e-9
+
+    return proves
 
 
 def learned_factor(row: Row | None) -> float:
