@@ -206,6 +206,8 @@ class Sidecar:
                 "timeoutMs": self.config.router.timeout_ms,
                 "deadlineMs": self.config.router.deadline_ms,
                 "emptyResultsFallback": self.config.router.empty_results_fallback,
+                "health": self.router.health_status(),
+                "cache": self.router.cache_status(),
             },
             "bandit": self.bandit.status(),
             "suggester": {**self.suggester.status(), "graph": self._graph_status()},

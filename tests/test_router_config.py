@@ -73,3 +73,35 @@ def test_normalisation_rules():
     assert truncated is True
     sources, truncated = normalize(items, 2)
     assert len(sources) == 2 and truncated is False
+
+
+@pytest.mark.parametrize(
+    "cfg, env, key",
+    [
+        ({}, {"SEARXNG_BASE_URL": "http://admin:hunter22@127.0.0.1:8888"}, "$SEARXNG_BASE_URL"),
+        ({}, {"EXA_API_KEY": "exa-TEST\nKEY-123"}, "$EXA_API_KEY"),
+        ({}, {"TAVILY_API_KEY": "tvly-TEST KEY-123"}, "$TAVILY_API_KEY"),
+        ({"providers": {"brave": {"apiKey": "BSA-TEST\tKEY"}}}, {}, "router.providers.brave.apiKey"),
+        ({"providers": {"exa": {"apiKeyEnv": "MY_EXA"}}}, {"MY_EXA": "exa-\x00TESTKEY"}, "$MY_EXA"),
+    ],
+)
+def test_secret_problems_name_only_the_variable(cfg, env, key):
+    with pytest.raises(ConfigError) as info:
+        resolve_chain(parse_router_config(cfg), env)
+    assert info.value.key == key
+    for secret in ("hunter22", "admin", "TEST", "exa-", "tvly-", "BSA-"):
+        assert secret not in str(info.value)
+
+
+def test_keys_are_trimmed_and_never_in_a_repr():
+    env = {"BRAVE_SEARCH_API_KEY": "\tBSA-TESTKEY-123 \n"}
+    chain, _ = resolve_chain(parse_router_config({"provider": "brave"}), env)
+    assert chain[0].api_key == "BSA-TESTKEY-123"
+    assert "TESTKEY" not in repr(chain[0])
+
+
+def test_user_password_base_url_refused_naming_only_the_key():
+    with pytest.raises(ConfigError) as info:
+        parse_router_config({"providers": {"duckduckgo": {"baseURL": "http://bob:s3cretpw@proxy.example:8080"}}})
+    assert info.value.key == "router.providers.duckduckgo.baseURL"
+    assert "s3cretpw" not in str(info.value) and "bob" not in str(info.value)

@@ -16,7 +16,7 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -218,30 +218,40 @@ class ProviderSpec:
 
     id: str
     base_url: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
     model: str | None = None
 
 
-def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str]) -> str | None:
+def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:
+    """The provider's key: ``apiKey``, else the variable ``apiKeyEnv`` (default: the seed's
+    variable). Stray whitespace at the ends is trimmed; a key with whitespace or control
+    characters inside (it would corrupt the HTTP header) is a :class:`ConfigError` naming the
+    key or variable, never the value."""
     if settings.api_key is not None and settings.api_key.strip():
-        return settings.api_key.strip()
+        return _check_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
     var = settings.api_key_env or defaults.key_env
     if var:
         value = env.get(var, "").strip()
-        return value or None
+        return _check_key(f"${var}", value) if value else None
     return None
+
+
+def _check_key(where: str, key: str) -> str:
+    if any(c.isspace() or not c.isprintable() or not c.isascii() for c in key):
+        raise ConfigError(where, "API key contains whitespace, control or non-ASCII characters")
+    return key
 
 
 def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> ProviderSpec | None:
     """Resolve one provider's key, endpoint and model; ``None`` when it is not usable
     (a keyed provider without a key, SearXNG without a base URL).
 
-    Raises :class:`ConfigError` when a base URL taken from the environment is malformed
-    (naming the variable, never its value).
+    Raises :class:`ConfigError` when a base URL taken from the environment is malformed or a
+    key has whitespace/control characters inside (naming the key or variable, never the value).
     """
     defaults = PROVIDER_DEFAULTS[pid]
     settings = cfg.providers.get(pid, ProviderSettings())
-    key = _key_from(settings, defaults, env) if defaults.key_env else None
+    key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
     if defaults.key_env and key is None:
         return None
     base = settings.base_url
