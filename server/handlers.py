@@ -7,6 +7,7 @@ aggregated text and ``data.attempts``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import to_fs_path
 
 from dsh_protocol import (
     AssembleSectionParams,
@@ -28,6 +30,7 @@ from dsh_protocol import (
 from dsh_sidecar.app import SidecarServer, workspace_root
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError, format_loc
+from dsh_sidecar.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.sidecar import Sidecar
 
@@ -77,6 +80,12 @@ def register(server: SidecarServer) -> None:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
         ls.redactor.add(spec.api_key for spec in sidecar.router.chain if spec.api_key)
         ls.sidecar = sidecar
+
+    @server.feature(lsp.INITIALIZED)
+    def on_initialized(ls: SidecarServer, params: Any) -> None:
+        # the workspace graph builds in the background; a large one reports $/progress
+        if ls.sidecar is not None and client_supports_progress(ls.client_capabilities):
+            ls.sidecar.report_graph_progress(GraphProgress(ls, asyncio.get_running_loop()))
 
     @server.feature(Method.SEARCH)
     async def on_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
@@ -147,7 +156,7 @@ def register(server: SidecarServer) -> None:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_did_change_watched_files(ls: SidecarServer, params: lsp.DidChangeWatchedFilesParams) -> None:
         if ls.sidecar is not None:
-            ls.sidecar.tools_changed()
+            ls.sidecar.files_changed([to_fs_path(c.uri) or c.uri for c in params.changes])
 
 
 def build_server() -> SidecarServer:

@@ -87,6 +87,17 @@ class Sidecar:
             self.graph.start()
         return self.graph.wait(timeout_s)
 
+    def report_graph_progress(self, progress: Callable[[int, int], None] | None) -> None:
+        """Send the graph builds' ``progress(done, total)`` (large workspaces only; called from
+        the builder's thread) to ``progress``; a running build is replayed to it."""
+        self.graph.set_progress(progress)
+
+    def files_changed(self, paths: list[str] | None) -> None:
+        """``workspace/didChangeWatchedFiles``: refresh those graph nodes (``None``: rebuild)
+        and drop the suggester's cached projections."""
+        self.suggester.invalidate()
+        self.graph.refresh(paths)
+
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
         sys.stderr.write(line + "\n")
