@@ -23,7 +23,8 @@ Figures per pass (definitions of issue 5's replay benchmark):
   48 calls p99 is the slowest call, the first one, which activates: packs, file list, seed).
 
 Pass 2 must keep precision and not lose recall (asserted in
-``tests/test_suggester_learning.py``). Usage: ``python bench/suggester_learning.py [--episodes 12]``.
+``tests/test_suggester_learning.py``). The same two passes are also run on issue 5's fixed
+50-call trace (``tests/data/replay/shopcart-50.jsonl``) through the real server over stdio. Usage: ``python bench/suggester_learning.py [--episodes 12]``.
 """
 
 from __future__ import annotations
@@ -144,12 +145,35 @@ def two_passes(workspace: Path, home: Path, episodes: int = 12, **config: Any) -
     return results[0], results[1]
 
 
+def shopcart_two_passes(home: Path) -> tuple[Any, Any]:
+    """Issue 5's fixed trace (``tests/data/replay/shopcart-50.jsonl``) replayed twice through the
+    real server over stdio (:func:`dsh_sidecar.suggester.replay.replay`) on one ``$DSH_HOME``:
+    the second sidecar starts from what the first flushed at ``shutdown``."""
+    from dsh_sidecar.suggester.replay import read_trace, replay
+
+    root = FIXTURE.parent.parent
+    trace_lines = read_trace((root / "replay" / "shopcart-50.jsonl").read_text("utf-8").splitlines())
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "shopcart"
+        shutil.copytree(root / "workspaces" / "shopcart", ws)
+        first, _, _ = replay(trace_lines, ws, dsh_home=home)
+        second, _, _ = replay(trace_lines, ws, dsh_home=home)
+    return first, second
+
+
 def main() -> None:
-    """Print both passes."""
+    """Print both passes of both traces."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=12)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        first, second = shopcart_two_passes(Path(tmp) / "home-shopcart")
+        print("issue-5 trace tests/data/replay/shopcart-50.jsonl over stdio, same $DSH_HOME twice:")
+        print(f"pass 1   {first.line()}")
+        print(f"pass 2   {second.line()}")
+        ok = second.precision >= first.precision and second.recall >= first.recall
+        print(f"precision kept and recall not lost: {'yes' if ok else 'NO'}")
+        print()
         ws = Path(tmp) / "pyproj"
         shutil.copytree(FIXTURE, ws)
         home = Path(tmp) / "home"

@@ -246,3 +246,16 @@ def test_second_replay_pass_keeps_precision_and_recall_and_ranks_better(workspac
     assert cold.top1 < 1.0 and learned.top1 == 1.0  # the pack's first guess was wrong for Test
     assert learned.rank == 1.0 < cold.rank
     assert (learned.calls, learned.notes) == (cold.calls, cold.notes) == (32, 8)
+
+
+def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from suggester_learning import shopcart_two_passes
+
+    first, second = shopcart_two_passes(dsh_home)
+    assert second.precision >= first.precision
+    assert second.recall >= first.recall
+    assert second.calls == first.calls == 50
+    doc = json.loads(kfile(dsh_home).read_text())
+    rows = [r for ws in doc["workspaces"].values() for paths in ws["rows"].values() for r in paths.values()]
+    assert sum(r["followed"] for r in rows) > 0  # the first sidecar learned and flushed at shutdown
