@@ -1,4 +1,4 @@
-"""``dsh-search``: ``serve`` (default), ``query``, ``suggest``, ``status``.
+"""``dsh-search``: ``serve`` (default), ``query``, ``suggest``, ``status``, ``replay``.
 
 * ``dsh-search serve`` – the stdio JSON-RPC server a harness spawns.
 * ``dsh-search query "…" [--strategy auto|quick|thorough] [--max-results N] [--json]`` – one
@@ -7,6 +7,9 @@
   say for one tool call (always runs, whatever ``suggester.enabled`` says).
 * ``dsh-search status [--workspace DIR] [--json]`` – the bandit's posteriors per query class
   as a table, then the resolved chain and state paths (``--json``: the ``dsh/status`` result).
+* ``dsh-search replay TRACE.jsonl --workspace DIR [--json]`` – replay a trace of
+  ``dsh/postExecute`` calls through a spawned sidecar and print
+  ``calls=… notes=… precision=… recall=… first-note=…`` and the per-call latency.
 
 Exit codes: 0 ok, 1 the search failed, 2 bad arguments or config.
 """
@@ -48,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--input", required=True, help='tool input as JSON, e.g. \'{"pattern": "__version__"}\'')
     g.add_argument("--json", action="store_true")
     g.add_argument("--config", type=Path)
+    r = sub.add_parser("replay", help="replay a JSONL trace of dsh/postExecute calls and score the notes")
+    r.add_argument("trace", type=Path)
+    r.add_argument("--workspace", type=Path, required=True)
+    r.add_argument("--json", action="store_true", help="also print every call's notes as JSON lines")
     t = sub.add_parser("status", help="show the resolved chain, posteriors and state paths")
     t.add_argument("--workspace", type=Path, default=None)
     t.add_argument("--config", type=Path)
@@ -132,6 +139,28 @@ def _suggest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from dsh_sidecar.suggester.replay import TraceError, latency_line, read_trace, replay
+
+    if not args.workspace.is_dir():
+        return _fail(f"--workspace {args.workspace} is not a folder")
+    try:
+        trace = read_trace(args.trace.read_text("utf-8").splitlines())
+    except OSError as exc:
+        return _fail(f"cannot read {args.trace}: {exc.strerror}")
+    except (TraceError, UnicodeDecodeError) as exc:
+        return _fail(f"{args.trace}: {exc}")
+    try:
+        score, notes, _ = replay(trace, args.workspace)
+    except (RuntimeError, OSError, EOFError) as exc:
+        return _fail(f"replay failed: {exc}", 1)
+    if args.json:
+        for line, ns in zip(trace, notes):
+            sys.stdout.write(json.dumps({"callId": line.params.get("callId"), "notes": ns}) + "\n")
+    sys.stdout.write(score.line() + "\n" + latency_line(score.latencies_ms) + "\n")
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
     from dsh_sidecar.sidecar import Sidecar
 
@@ -168,4 +197,6 @@ def main(argv: list[str] | None = None) -> int:
         return _suggest(args)
     if command == "status":
         return _status(args)
+    if command == "replay":
+        return _replay(args)
     return _fail(f"unknown command {command}")

@@ -78,6 +78,7 @@ class FileIndex:
             by_name[rel.rsplit("/", 1)[-1]].append(rel)
         self.by_name = dict(by_name)
         self.refused: list[str] = []
+        self._inside: dict[str, bool] = {}
 
     def glob(self, pattern: str) -> list[str]:
         """Files matching a gitwildmatch ``pattern``, in listing order."""
@@ -96,7 +97,14 @@ class FileIndex:
 
     def inside(self, rel: str) -> bool:
         """Whether ``rel`` resolves inside the workspace (a symlink pointing out is refused,
-        remembered in :attr:`refused`)."""
+        remembered in :attr:`refused`). Answers are cached per path."""
+        known = self._inside.get(rel)
+        if known is not None:
+            return known
+        ok = self._inside[rel] = self._check_inside(rel)
+        return ok
+
+    def _check_inside(self, rel: str) -> bool:
         try:
             real = (self.root / rel).resolve()
         except (OSError, RuntimeError):

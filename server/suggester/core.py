@@ -34,6 +34,7 @@ from dsh_sidecar.suggester.packs import (
     PackError,
     builtin_packs,
     check_regex,
+    compile_trusted,
     read_pack_file,
     search,
 )
@@ -56,17 +57,19 @@ class CompiledRow:
     pack_id: str
     about: str | None
     threshold: float
-    signals: tuple[tuple[regex.Pattern[str], float, frozenset[str] | None], ...]
+    signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str], float, frozenset[str] | None], ...]
     candidates: tuple[Candidate, ...]
 
     @classmethod
-    def of(cls, pack_id: str, intent: str, row: IntentRow) -> CompiledRow:
-        """Compile ``row`` (its patterns were validated when the pack loaded)."""
+    def of(cls, pack_id: str, intent: str, row: IntentRow, trusted: bool = False) -> CompiledRow:
+        """Compile ``row`` (its patterns were validated when the pack loaded); a built-in
+        (``trusted``) row uses ``re``, a repo/user row the ``regex`` module with a timeout."""
+        compile_ = compile_trusted if trusted else check_regex
         return cls(
             pack_id,
             row.about,
             row.threshold or default_threshold(intent),
-            tuple((check_regex(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals),
+            tuple((compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals),
             tuple(row.candidates),
         )
 
@@ -160,7 +163,7 @@ class Suggester:
         # (each row is gated on its own, so overlapping packs never double-count a signal)
         for loaded in builtins:
             for name, row in loaded.pack.intents.items():
-                self.rows.setdefault(name, []).append(CompiledRow.of(loaded.pack.id, name, row))
+                self.rows.setdefault(name, []).append(CompiledRow.of(loaded.pack.id, name, row, trusted=True))
         for loaded in reversed(layered):  # repo first, then user overrides it
             for name, row in loaded.pack.intents.items():
                 self.rows[name] = [CompiledRow.of(loaded.pack.id, name, row)]
@@ -352,6 +355,7 @@ class Suggester:
         """
         record, expires = self.learning.dismissals.dismiss(family, path)
         self.ledger.write(record)
+        self.learning.section.invalidate()  # the section must not keep listing what was dismissed
         return record, iso_seconds(expires)
 
     def _seed_knowledge(self) -> None:

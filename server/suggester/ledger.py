@@ -59,6 +59,7 @@ class Ledger:
         self.clock = clock
         self.lines_written = 0
         self._warned = False
+        self._dir_ready: Path | None = None
 
     def write(self, message: str) -> str:
         """Record ``message``; return the full line."""
@@ -66,10 +67,14 @@ class Ledger:
         self.lines_written += 1
         if self.path is not None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                if self.path.exists() and self.path.stat().st_size > ROTATE_BYTES:
-                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                if self._dir_ready != self.path:
+                    self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    self._dir_ready = self.path
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                if os.fstat(fd).st_size > ROTATE_BYTES:
+                    os.close(fd)
+                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                    fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 with os.fdopen(fd, "a", encoding="utf-8") as fh:
                     fh.write(line + "\n")
             except OSError as exc:

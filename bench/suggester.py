@@ -1,0 +1,84 @@
+"""Suggester replay benchmark (issue #5): the fixed 50-call trace over the shopcart fixture,
+then the same trace over a synthetic 100k-file workspace (the fixture plus filler), both
+through the real server path (``dsh-search serve`` spawned over stdio).
+
+Prints, per workspace, ``calls=<n> notes=<n> precision=<p> recall=<r> first-note=<f>`` (the
+definitions are in ``dsh_sidecar.suggester.replay``) and the per-call round-trip latency
+p50/p99 (client side, ms; goal p99 ≤ 2 ms), plus the sidecar's activation time and graph
+build figures. Compare with the README's "Suggester replay baseline".
+
+    python bench/suggester.py [--files 100000] [--trace T.jsonl --workspace DIR] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from dsh_sidecar.suggester.replay import latency_line, read_trace, replay
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT / "tests" / "data" / "replay" / "shopcart-50.jsonl"
+FIXTURE = ROOT / "tests" / "data" / "workspaces" / "shopcart"
+
+
+def synthetic_workspace(dest: Path, files: int) -> float:
+    """Copy the fixture to ``dest`` and add filler files up to ``files`` in total (nested
+    package folders of small Python modules, docs and data files); return seconds spent."""
+    t0 = time.perf_counter()
+    shutil.copytree(FIXTURE, dest)
+    have = sum(1 for _ in dest.rglob("*") if _.is_file())
+    n = 0
+    per_dir = 50
+    while have + n < files:
+        d = dest / "vendor" / f"area{n // (per_dir * 40):03d}" / f"pkg{(n // per_dir) % 40:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        for i in range(min(per_dir, files - have - n)):
+            k = n + i
+            kind = k % 10
+            if kind < 7:
+                (d / f"mod{k}.py").write_text(f"def helper_{k}(x):\n    return x + {k}\n")
+            elif kind < 9:
+                (d / f"notes{k}.md").write_text(f"# note {k}\n")
+            else:
+                (d / f"data{k}.json").write_text("{}\n")
+        n += per_dir
+    return time.perf_counter() - t0
+
+
+def run(trace_path: Path, workspace: Path, label: str) -> None:
+    trace = read_trace(trace_path.read_text("utf-8").splitlines())
+    t0 = time.perf_counter()
+    score, _notes, logs = replay(trace, workspace)
+    wall = time.perf_counter() - t0
+    print(f"[{label}] {score.line()}")
+    print(f"[{label}] {latency_line(score.latencies_ms)} (per dsh/postExecute round trip, {len(score.latencies_ms)} calls)")
+    activated = next((m for m in logs if "] activated (" in m), "")
+    print(f"[{label}] replay wall {wall:.1f}s incl. start-up and graph build; {activated.split('] ', 1)[-1]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--trace", type=Path, default=TRACE)
+    p.add_argument("--workspace", type=Path, default=FIXTURE)
+    p.add_argument("--files", type=int, default=100_000, help="size of the synthetic workspace (0: skip it)")
+    p.add_argument("--keep", type=Path, default=None, help="build the synthetic workspace here and keep it")
+    args = p.parse_args(argv)
+    run(args.trace, args.workspace, args.workspace.name)
+    if args.files > 0:
+        with tempfile.TemporaryDirectory(prefix="dsh-bench-") as tmp:
+            dest = (args.keep or Path(tmp)) / f"synthetic-{args.files}"
+            if not dest.exists():
+                secs = synthetic_workspace(dest, args.files)
+                print(f"[synthetic] built {args.files} files in {secs:.1f}s")
+            run(args.trace, dest, f"synthetic-{args.files}")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
