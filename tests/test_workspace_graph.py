@@ -312,7 +312,8 @@ def test_builder_builds_in_background_with_progress(tmp_path: Path) -> None:
     write(tmp_path, {f"m{i}.py": f"def f{i}():\n    pass\n" for i in range(30)})
     seen: list[tuple[int, int]] = []
     ready = threading.Event()
-    b = GraphBuilder(tmp_path, progress=lambda d, t: seen.append((d, t)), on_ready=lambda g: ready.set())
+    b = GraphBuilder(tmp_path, progress=lambda d, t: seen.append((d, t)), on_ready=lambda g: ready.set(),
+                     progress_min_files=30)
     b.start()
     assert b.wait(30)
     assert ready.is_set()
@@ -320,6 +321,32 @@ def test_builder_builds_in_background_with_progress(tmp_path: Path) -> None:
     assert b.graph.definitions("f7") == ["m7.py"]
     assert seen[0] == (0, 30) and seen[-1] == (30, 30)
     assert all(d2 >= d1 for (d1, _), (d2, _) in zip(seen, seen[1:]))
+
+
+def test_builder_reports_no_progress_below_threshold(tmp_path: Path) -> None:
+    write(tmp_path, {f"m{i}.py": "x = 1\n" for i in range(30)})
+    seen: list[tuple[int, int]] = []
+    b = GraphBuilder(tmp_path, progress=lambda d, t: seen.append((d, t)), progress_min_files=31)
+    b.start()
+    assert b.wait(30)
+    assert seen == [] and b.status()["state"] == "ready" and b.status()["files"] == 30
+
+
+def test_builder_live_lookups_and_neutral_scores(tmp_path: Path) -> None:
+    write(tmp_path, {"pkg/a/b/core.py": "def alpha():\n    pass\n", "use.py": "alpha()\n"})
+    b = GraphBuilder(tmp_path)
+    assert b.status()["state"] == "pending"
+    assert b.literal("use.py", ["source"]) == 0.5 and b.scope("pkg/a/b/core.py") == 1.0
+    assert b.definitions("alpha") == [] and b.exists("use.py") is None
+    b.start()
+    assert b.wait(30)
+    assert b.ready and b.status()["state"] == "ready"
+    assert b.definitions("alpha") == ["pkg/a/b/core.py"]
+    assert b.usages("alpha") == ["use.py"]
+    assert b.exists("use.py") is True and b.exists("nope.py") is False
+    assert b.literal("nope.py") == 0.0
+    assert b.scope("pkg/a/b/core.py") == 0.7
+    assert b.node("use.py").kind == "source"
 
 
 def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> None:

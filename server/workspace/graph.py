@@ -274,6 +274,7 @@ class WorkspaceGraph:
         """Counts and timings for ``dsh/status``."""
         return {
             **self.stats,
+            "files": len(self.files),
             "kinds": {k: len(v) for k, v in sorted(self._by_kind.items())},
             "symbols": len(self.symbols) if self.symbols is not None else None,
         }
@@ -392,7 +393,8 @@ class GraphBuilder:
 
     :attr:`graph` is ``None`` until the file-level graph is ready (usually well under a
     second), then the file-level graph (``graph.symbols is None`` while the symbol pass runs),
-    then the full graph. ``progress(done, total)`` is called from the worker thread (the server
+    then the full graph. A rebuild keeps answering from the previous full graph until the new
+    one is complete. ``progress(done, total)`` is called from the worker thread (the server
     marshals it to its loop); ``on_ready(graph)`` when a build finishes. :meth:`rebuild`
     restarts; :meth:`refresh` applies file changes now, or after a running build finishes.
     """
@@ -404,12 +406,16 @@ class GraphBuilder:
         symbols: bool = True,
         progress: Progress | None = None,
         on_ready: Callable[[WorkspaceGraph], None] | None = None,
+        progress_min_files: int = LARGE_REPO_FILES,
     ) -> None:
         self.root = root
+        self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
         self.on_ready = on_ready
         self.graph: WorkspaceGraph | None = None
+        #: Files listed by the running (or last) build; set before its symbol pass starts.
+        self.file_count = 0
         self.error: str | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -417,6 +423,7 @@ class GraphBuilder:
         self._pending: list[str] = []
         self._done = threading.Event()
         self._generation = 0
+        self._last: tuple[int, int] | None = None
 
     @property
     def building(self) -> bool:
@@ -432,6 +439,7 @@ class GraphBuilder:
             self._cancel = threading.Event()
             self._generation += 1
             self._done.clear()
+            self._last = None
             gen, cancel = self._generation, self._cancel
             self._thread = threading.Thread(target=self._run, args=(gen, cancel), name="dsh-workspace-graph", daemon=True)
             self._thread.start()
@@ -454,26 +462,116 @@ class GraphBuilder:
             self.start()
             return
         with self._lock:
-            if self.building or self.graph is None:
+            if self.building:  # the new graph may have listed the files before the change
                 self._pending.extend(changed)
-                return
             graph = self.graph
-        graph.refresh(changed)
+        if graph is not None:
+            graph.refresh(changed)
+        elif not self.building:
+            with self._lock:
+                self._pending.extend(changed)
+
+    # -------------------------------------------------------------- live lookups (hot path)
+    # The suggester may hold the builder itself: each lookup reads the graph current at the
+    # call, so a graph published later (or rebuilt) is used without re-wiring.
+
+    @property
+    def ready(self) -> bool:
+        """Whether the symbol index of the current graph is built."""
+        graph = self.graph
+        return graph is not None and graph.symbols is not None
+
+    def definitions(self, name: str) -> list[str]:
+        """:meth:`WorkspaceGraph.definitions` of the current graph; ``[]`` without one."""
+        graph = self.graph
+        return graph.definitions(name) if graph is not None else []
+
+    def usages(self, name: str, limit: int = 5) -> list[str]:
+        """:meth:`WorkspaceGraph.usages` of the current graph; ``[]`` without one."""
+        graph = self.graph
+        return graph.usages(name, limit) if graph is not None else []
+
+    def exists(self, path: str) -> bool | None:
+        """Whether ``path`` is a node; ``None`` while no graph is built (ask the file list)."""
+        graph = self.graph
+        return graph.exists(path) if graph is not None and graph.files else None
+
+    def node(self, path: str) -> FileNode | None:
+        """:meth:`WorkspaceGraph.node` of the current graph; ``None`` without one."""
+        graph = self.graph
+        return graph.node(path) if graph is not None else None
+
+    def literal(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
+        """:func:`literal_score` on the current graph (0.5 exactly while absent or empty)."""
+        return literal_score(self.graph, path, expected_kinds)
+
+    def scope(self, path: str) -> float:
+        """:func:`scope_score` on the current graph (1.0 exactly while absent or empty)."""
+        return scope_score(self.graph, path)
+
+    def status(self) -> dict[str, Any]:
+        """``{state, ...graph status}`` for ``dsh/status``: state is ``off`` (no workspace),
+        ``pending``, ``building``, ``files`` (file level ready, symbols building), ``ready`` or
+        ``failed``."""
+        graph = self.graph
+        if self.root is None:
+            state = "off"
+        elif self.error is not None and graph is None:
+            state = "failed"
+        elif graph is None:
+            state = "building" if self.building else "pending"
+        elif graph.symbols is None and self.symbols:
+            state = "files"
+        else:
+            state = "ready"
+        out: dict[str, Any] = {"state": state}
+        if graph is not None:
+            out.update(graph.status())
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def set_progress(self, progress: Progress | None) -> None:
+        """Attach (or detach) the progress callback. A build already in its symbol pass is
+        replayed to the new callback as ``(0, total)`` then its latest ``(done, total)``."""
+        with self._lock:
+            self.progress = progress
+            last = self._last if self.building and self.file_count >= self.progress_min_files else None
+        if progress is not None and last is not None:
+            progress(0, last[1])
+            if last[0] > 0:
+                progress(*last)
+
+    def _report(self, done: int, total: int) -> None:
+        if self.file_count < self.progress_min_files:
+            return
+        with self._lock:
+            self._last = (done, total)
+            progress = self.progress
+        if progress is not None:
+            try:
+                progress(done, total)
+            except Exception as exc:  # a reporter failure must not stop the build
+                log.debug("graph progress callback failed: %s", exc)
 
     def _run(self, gen: int, cancel: threading.Event) -> None:
         try:
             graph = WorkspaceGraph.build_files(self.root)  # type: ignore[arg-type]
             if gen != self._generation:
                 return
-            self.graph = graph
+            self.file_count = len(graph)
+            previous = self.graph
+            if previous is None or (self.symbols and previous.symbols is None):
+                self.graph = graph  # nothing better to answer from meanwhile
             if self.symbols:
-                graph.index_symbols(progress=self.progress, cancel=cancel)
-            elif self.progress is not None:
-                self.progress(0, 0)
+                graph.index_symbols(progress=self._report, cancel=cancel)
+            else:
+                self._report(0, 0)
             with self._lock:
                 if gen != self._generation:
                     return
                 pending, self._pending = self._pending, []
+                self.graph = graph
             if pending:
                 graph.refresh(pending)
             self.error = None
