@@ -103,6 +103,7 @@ class MockProvider:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -1,0 +1,189 @@
+"""Router benchmark, side by side in one run, against one loopback provider (the test mock
+replaying ``searxng/ok``):
+
+1. ``dsh/search`` (strategy ``quick``, unique queries so the cache never answers) through the
+   real sidecar spawned over stdio, vs a direct ``httpx`` call (GET + JSON decode) to the same
+   provider: p50/p99 and the router's overhead (goal: <= 1 ms at p50). A no-op ``dsh/status``
+   round trip is printed as the stdio transport floor.
+2. Time to answer when the primary hangs (``timeoutMs`` = 300; the fallback answers at once):
+   goal timeout + <= 50 ms.
+3. A cache hit (the same query again) through the sidecar.
+
+The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``
+on one event loop), which isolates the router from the stdio transport and the bandit. The
+spawned sidecars run with ``bandit.persist: false`` so the bandit's state-file writes (its own
+benchmark's business) do not hide the router's cost.
+
+Usage: ``python bench/router.py [--n 300] [--hang-runs 8]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from mockprovider import MockProvider, Reply, case_reply  # noqa: E402
+
+PROVIDER_VARS = ("EXA_API_KEY", "TAVILY_API_KEY", "BRAVE_SEARCH_API_KEY", "PPLX_API_KEY", "DEEPSEEK_API_KEY", "SEARXNG_BASE_URL")
+HANG_TIMEOUT_MS = 300
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> dict[str, list[float]]:
+    """The router alone on one event loop: direct async httpx vs Router.search."""
+    from dsh_sidecar.router import Router, parse_router_config
+
+    out: dict[str, list[float]] = {k: [] for k in ("direct", "router", "cached", "hang")}
+    fast = Router.from_config(parse_router_config(
+        {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_url}}}), {})
+    hang = Router.from_config(parse_router_config(
+        {"order": ["searxng", "duckduckgo"], "timeoutMs": HANG_TIMEOUT_MS, "cache": False,
+         "providers": {"searxng": {"baseUrl": hang_url}, "duckduckgo": {"baseURL": hang_url}}}), {})
+    async with httpx.AsyncClient(trust_env=False) as client:
+        for i in range(n + 20):
+            t0 = time.perf_counter()
+            r = await client.get(f"{mock_url}/search", params={"q": f"direct {i}", "format": "json"})
+            r.json()
+            t1 = time.perf_counter()
+            await fast.search(f"router {i}", 5)
+            t2 = time.perf_counter()
+            await fast.search("router 0", 5)
+            t3 = time.perf_counter()
+            if i >= 20:
+                out["direct"].append((t1 - t0) * 1000)
+                out["router"].append((t2 - t1) * 1000)
+                out["cached"].append((t3 - t2) * 1000)
+    for i in range(hang_runs):
+        t0 = time.perf_counter()
+        await hang.search(f"hang {i}", 5)
+        out["hang"].append((time.perf_counter() - t0) * 1000)
+    await fast.aclose()
+    await hang.aclose()
+    return out
+
+
+def spawn(home: str, router: dict) -> StdioClient:
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    env["DSH_HOME"] = home
+    client = StdioClient(sidecar_cmd(), env=env)
+    reply = client.request("initialize", {"processId": None, "capabilities": {}, "rootUri": None,
+                                          "initializationOptions": {"router": router, "bandit": {"persist": False}}})
+    assert "result" in reply, reply
+    client.send("initialized", {}, notify=True)
+    return client
+
+
+def timed(fn, n: int) -> list[float]:
+    out = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        fn(i)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def search(client: StdioClient, query: str) -> dict:
+    reply = client.request("dsh/search", {"query": query, "strategy": "quick"})
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--hang-runs", type=int, default=8)
+    args = ap.parse_args()
+
+    mock = MockProvider()
+    ok, _ = case_reply("searxng", "ok", check=False)
+    mock.route("GET", "/search", ok)
+    hang_mock = MockProvider()
+    hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
+    hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
+    with tempfile.TemporaryDirectory() as home:
+        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}})
+        hang = spawn(home, {"order": ["searxng", "duckduckgo"], "timeoutMs": HANG_TIMEOUT_MS, "cache": False,
+                            "providers": {"searxng": {"baseUrl": hang_mock.url},
+                                          "duckduckgo": {"baseURL": hang_mock.url}}})
+        try:
+            direct_client = httpx.Client(trust_env=False)
+
+            def direct(i: int) -> None:
+                r = direct_client.get(f"{mock.url}/search", params={"q": f"bench query {i}", "format": "json"})
+                r.json()
+
+            for i in range(20):  # warm up both paths
+                direct(i)
+                search(fast, f"warm {i}")
+            d = timed(direct, args.n)
+            s = timed(lambda i: search(fast, f"bench query {i}"), args.n)
+            st = timed(lambda i: fast.request("dsh/status", {}), args.n)
+            search(fast, "cached query")
+            c = timed(lambda i: search(fast, "cached query"), args.n)
+            assert search(fast, "cached query")["attempts"][0]["outcome"] == "ok (cached)"
+
+            search(hang, "warm hang")
+            h = []
+            for i in range(args.hang_runs):
+                t0 = time.perf_counter()
+                res = search(hang, f"hang query {i}")
+                h.append((time.perf_counter() - t0) * 1000)
+                assert [a["provider"] for a in res["attempts"]] == ["searxng", "duckduckgo"], res["attempts"]
+            direct_client.close()
+            ip = asyncio.run(in_process(mock.url, hang_mock.url, args.n, args.hang_runs))
+        finally:
+            fast.close()
+            hang.close()
+            mock.close()
+            hang_mock.close()
+
+    print(f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick)")
+    print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
+    rows = [
+        ("direct httpx GET + JSON decode", d),
+        ("dsh/search via sidecar over stdio (no cache)", s),
+        ("dsh/status via sidecar (stdio floor)", st),
+        ("dsh/search cache hit via sidecar", c),
+    ]
+    for name, values in rows:
+        print(f"{name:44} {pct(values, 50):8.3f} {pct(values, 99):8.3f}")
+    overhead = pct(s, 50) - pct(d, 50)
+    router_only = pct(s, 50) - pct(d, 50) - pct(st, 50)
+    print(f"overhead p50 (sidecar search - direct): {overhead:.3f} ms   goal <= 1 ms: {'met' if overhead <= 1 else 'NOT met'}")
+    print(f"  of which stdio round trip (status p50): {pct(st, 50):.3f} ms; router+bandit: {router_only:.3f} ms")
+    excess = [x - HANG_TIMEOUT_MS for x in h]
+    print(f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "
+          f"excess over timeout p50 {statistics.median(excess):.1f} ms, max {max(excess):.1f} ms   "
+          f"goal <= 50 ms: {'met' if max(excess) <= 50 else 'NOT met'}")
+    print(f"cache hit p50 {pct(c, 50):.3f} ms vs uncached p50 {pct(s, 50):.3f} ms")
+    print()
+    print("in-process (one event loop, no stdio, no bandit)")
+    print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
+    for name, key in (("direct httpx.AsyncClient GET + JSON decode", "direct"), ("Router.search (no cache)", "router"),
+                      ("Router.search cache hit", "cached")):
+        print(f"{name:44} {pct(ip[key], 50):8.3f} {pct(ip[key], 99):8.3f}")
+    ov = pct(ip["router"], 50) - pct(ip["direct"], 50)
+    print(f"router overhead p50: {ov:.3f} ms   goal <= 1 ms: {'met' if ov <= 1 else 'NOT met'}")
+    ex = [x - HANG_TIMEOUT_MS for x in ip["hang"]]
+    print(f"primary hangs: answer p50 {statistics.median(ip['hang']):.1f} ms; excess over timeout p50 "
+          f"{statistics.median(ex):.1f} ms, max {max(ex):.1f} ms   goal <= 50 ms: {'met' if max(ex) <= 50 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
