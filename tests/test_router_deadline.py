@@ -1,0 +1,101 @@
+"""The whole-chain deadline (router config ``deadlineMs`` and per search), cancellation of a
+running search at the core level, and concurrent searches over one router (the thorough arm)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
+from mockprovider import Reply, case_reply
+from test_router_health import FakeClock
+from test_router_providers import ROUTES, credential_env
+
+HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
+
+
+def chain(mock, order, **extra):
+    providers = {pid: {"baseUrl" if pid == "searxng" else "baseURL": mock.url} for pid in order}
+    cfg = parse_router_config({"order": order, "providers": providers, "cache": False, **extra})
+    env = {k: v for pid in order for k, v in credential_env(pid).items()}
+    return Router.from_config(cfg, env, clock=FakeClock())
+
+
+async def test_config_deadline_splits_what_is_left_and_skips_the_rest(mock_provider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    mock_provider.route(*ROUTES["duckduckgo"], case_reply("duckduckgo", "ok", check=False)[0])
+    router = chain(mock_provider, ["searxng", "duckduckgo"], deadlineMs=300)  # timeoutMs stays 10000
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("how to fix a leaky faucet", 8)
+        outcomes = [(a.provider, a.outcome) for a in info.value.attempts]
+        assert outcomes[0][0] == "searxng" and outcomes[0][1].endswith("ms (deadline)")
+        assert 200 <= int(outcomes[0][1].removeprefix("timeout after ").split("ms")[0]) <= 275
+        assert outcomes[1] == ("duckduckgo", "skipped: deadline")
+        assert info.value.message.endswith("\n- duckduckgo: skipped: deadline")
+        assert mock_provider.count(*ROUTES["duckduckgo"]) == 0
+    finally:
+        await router.aclose()
+
+
+async def test_per_search_deadline_overrides_the_config(mock_provider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    router = chain(mock_provider, ["searxng"], deadlineMs=60000, timeoutMs=5000)
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("x", 5, deadline_ms=200)
+        assert info.value.attempts[0].outcome.endswith("ms (deadline)")
+        assert info.value.attempts[0].ms < 1000
+    finally:
+        await router.aclose()
+
+
+async def test_timeout_without_deadline_pressure_names_the_timeout(mock_provider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    router = chain(mock_provider, ["searxng"], timeoutMs=200)
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("x", 5)
+        assert info.value.message.split("\n")[1] == "- searxng: timeout after 200ms"
+        assert router.health.last_class("searxng") == "timeout"
+        assert router.health.skip_reason("searxng") is None  # timeouts do not cool down
+    finally:
+        await router.aclose()
+
+
+async def test_cancelling_the_search_closes_the_provider_connection(mock_provider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    router = chain(mock_provider, ["searxng"])
+    try:
+        task = asyncio.create_task(router.search("x", 5))
+        while mock_provider.count(*ROUTES["searxng"]) == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(500):
+            if mock_provider.closed_early:
+                break
+            await asyncio.sleep(0.01)
+        assert len(mock_provider.closed_early) == 1
+        assert router.health_status()[0]["state"] == "unknown"  # a cancel is not a provider failure
+    finally:
+        await router.aclose()
+
+
+async def test_concurrent_searches_share_client_and_health(mock_provider):
+    mock_provider.route(*ROUTES["tavily"], case_reply("tavily", "rate-limited", check=False)[0])
+    mock_provider.route(*ROUTES["duckduckgo"], case_reply("duckduckgo", "ok", check=False)[0])
+    router = chain(mock_provider, ["tavily", "duckduckgo"])
+    try:
+        results = await asyncio.gather(*(router.search(f"q {i}", 5) for i in range(3)))
+        assert all(r.attempts[-1].outcome == "ok" and r.provider == "duckduckgo" for r in results)
+        assert all(r.attempts[0].outcome.startswith("HTTP 429") for r in results)
+        tavily = router.health_status()[0]
+        assert (tavily["state"], tavily["failures"], tavily["cooldownSecondsLeft"]) == ("cooling_down", 3, 30)
+        res = await router.search("q 4", 5)
+        assert res.attempts[0].outcome == "skipped: rate_limited cooldown 30s left"
+        assert mock_provider.count(*ROUTES["tavily"]) == 3
+    finally:
+        await router.aclose()
