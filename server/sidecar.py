@@ -180,7 +180,7 @@ class Sidecar:
         new = parse_config(merged)
         if new.router != self.config.router:
             old = self.router
-            self.router = Router.from_config(new.router, self.env, client=old.client)
+            self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
             self.redactor = self.router.redactor
             self.bandit.router = self.router
         self.bandit.config = new.bandit

@@ -126,3 +126,24 @@ def test_cooldown_capped_and_defaults_per_class():
     assert health.skip_reason("duckduckgo") == "skipped: blocked cooldown 300s left"
     clock.now += 300
     assert health.skip_reason("duckduckgo") is None
+
+
+async def test_reconfiguration_keeps_cooldowns_of_unchanged_providers(mock_provider):
+    clock = FakeClock()
+    mock_provider.route(*ROUTES["tavily"], case_reply("tavily", "plan-limit", check=False)[0])
+    old = make_router("tavily", mock_provider, clock)
+    try:
+        with pytest.raises(AllProvidersFailed):
+            await old.search("best time to plant tomatoes", 8)
+        # another timeout, same key and endpoint: the quota cooldown survives
+        cfg = parse_router_config({"order": ["tavily"], "providers": {"tavily": {"baseURL": mock_provider.url}},
+                                   "cache": False, "timeoutMs": 5000})
+        same = Router.from_config(cfg, credential_env("tavily"), client=old.client, clock=clock, previous=old)
+        assert same.health.skip_reason("tavily") == "skipped: quota_exhausted cooldown 3600s left"
+        # a new key starts clean
+        fresh = Router.from_config(cfg, {"TAVILY_API_KEY": "tvly-OTHERKEY-456"}, client=old.client, clock=clock,
+                                   previous=old)
+        assert fresh.health.skip_reason("tavily") is None
+        assert fresh.health_status()[0]["state"] == "unknown"
+    finally:
+        await old.aclose()

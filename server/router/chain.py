@@ -109,9 +109,13 @@ class Router:
         env: Mapping[str, str],
         client: httpx.AsyncClient | None = None,
         clock: Clock = time.monotonic,
+        previous: Router | None = None,
     ) -> Router:
         """Resolve the chain against ``env`` and build a router. ``clock`` (monotonic
-        seconds) drives cooldowns and cache expiry; injectable for tests.
+        seconds) drives cooldowns and cache expiry; injectable for tests. ``previous`` (the
+        router this one replaces after a config change) hands over the health of every
+        provider whose id, endpoint and key are unchanged, so a reconfiguration does not
+        forget a cooldown; the cache starts empty.
 
         Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
         """
@@ -128,9 +132,12 @@ class Router:
         cache = None
         if config.cache.enabled:
             cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
+        health = ProviderHealth(clock=clock)
+        if previous is not None:
+            health.inherit(previous.health, [s.id for s in chain if s in previous.chain])
         return cls(
             config=config, chain=chain, redactor=redactor, client=client, missing=missing,
-            health=ProviderHealth(clock=clock), cache=cache,
+            health=health, cache=cache,
         )
 
     async def aclose(self) -> None:

@@ -10,8 +10,9 @@ capped at :data:`MAX_COOLDOWN_S`. A success clears the provider's cooldown. Othe
 (timeouts, 5xx, unreadable bodies, config) are recorded but do not cool down: the next
 search tries the provider again.
 
-Health lives in memory for one router; a config change builds a new router whose health
-starts clean (a changed key ends an ``auth`` cooldown). All methods are synchronous and run
+Health lives in memory for one router. A config change builds a new router that inherits
+the health of every provider whose id, endpoint and key are unchanged (:meth:`ProviderHealth.inherit`);
+a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods are synchronous and run
 on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
 an update.
 """
@@ -61,6 +62,12 @@ class ProviderHealth:
         self.clock = clock
         self.cooldowns = dict(DEFAULT_COOLDOWN_S if cooldowns is None else cooldowns)
         self._states: dict[str, _State] = {}
+
+    def inherit(self, other: ProviderHealth, providers: Iterable[str]) -> None:
+        """Take over ``other``'s state of ``providers`` (same clock assumed)."""
+        for pid in providers:
+            if pid in other._states:
+                self._states[pid] = other._states[pid]
 
     def _state(self, provider: str) -> _State:
         return self._states.setdefault(provider, _State())
