@@ -78,7 +78,7 @@ def register(server: SidecarServer) -> None:
             sidecar = Sidecar(config, workspace_root(params), ls.env, log_sink=ls.send_log_line)
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
-        ls.redactor.add(spec.api_key for spec in sidecar.router.chain if spec.api_key)
+        ls.redactor.add(sidecar.router.secrets())
         ls.sidecar = sidecar
 
     @server.feature(lsp.INITIALIZED)
@@ -148,6 +148,7 @@ def register(server: SidecarServer) -> None:
             return
         try:
             ls.sidecar.reconfigure(params.settings)
+            ls.redactor.add(ls.sidecar.router.secrets())  # new keys are redacted in logs too
         except ConfigError as exc:
             message = f"configuration change refused, keeping the previous one: {exc}"
             log.warning(message)

@@ -21,7 +21,7 @@ from dsh_sidecar.router.normalize import RawItem, clean_text, normalize, parse_d
         ({"order": []}, "router.order"),
         ({"surprise": 1}, "router.surprise"),
         ({"providers": {"searxng": {"baseUrl": "ftp://x"}}}, "router.providers.searxng.baseUrl"),
-        ({"providers": {"searxng": {"baseUrl": "http://u:pw@host"}}}, "router.providers.searxng.baseUrl"),
+        ({"providers": {"exa": {"baseURL": "http://u:pw@host"}}}, "router.providers.exa.baseURL"),
         ({"providers": {"duckduckgo": {"apiKey": "k"}}}, "router.providers.duckduckgo.apiKey"),
         ({"providers": {"exa": {"model": "m"}}}, "router.providers.exa.model"),
         ({"providers": {"google": {}}}, "router.providers.google"),
@@ -78,7 +78,6 @@ def test_normalisation_rules():
 @pytest.mark.parametrize(
     "cfg, env, key",
     [
-        ({}, {"SEARXNG_BASE_URL": "http://admin:hunter22@127.0.0.1:8888"}, "$SEARXNG_BASE_URL"),
         ({}, {"EXA_API_KEY": "exa-TEST\nKEY-123"}, "$EXA_API_KEY"),
         ({}, {"TAVILY_API_KEY": "tvly-TEST KEY-123"}, "$TAVILY_API_KEY"),
         ({"providers": {"brave": {"apiKey": "BSA-TEST\tKEY"}}}, {}, "router.providers.brave.apiKey"),
@@ -100,8 +99,16 @@ def test_keys_are_trimmed_and_never_in_a_repr():
     assert "TESTKEY" not in repr(chain[0])
 
 
-def test_user_password_base_url_refused_naming_only_the_key():
+def test_user_password_base_url_refused_for_keyed_providers_naming_only_the_key():
     with pytest.raises(ConfigError) as info:
-        parse_router_config({"providers": {"duckduckgo": {"baseURL": "http://bob:s3cretpw@proxy.example:8080"}}})
-    assert info.value.key == "router.providers.duckduckgo.baseURL"
+        parse_router_config({"providers": {"brave": {"baseURL": "http://bob:s3cretpw@proxy.example:8080"}}})
+    assert info.value.key == "router.providers.brave.baseURL"
     assert "s3cretpw" not in str(info.value) and "bob" not in str(info.value)
+
+
+def test_user_password_base_url_becomes_basic_auth_for_searxng():
+    env = {"SEARXNG_BASE_URL": "http://admin:hunter%2122@127.0.0.1:8888/searx/"}
+    chain, _ = resolve_chain(parse_router_config({"provider": "searxng"}), env)
+    assert chain[0].base_url == "http://127.0.0.1:8888/searx"
+    assert chain[0].basic_auth == ("admin", "hunter!22")
+    assert "hunter" not in repr(chain[0])

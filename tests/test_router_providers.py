@@ -4,6 +4,8 @@ mock, sources, failure wording and class)."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 import yaml
 
@@ -11,7 +13,7 @@ from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.chain import AGGREGATE_HEADER
 from dsh_sidecar.router.providers.base import HttpResponse
 from dsh_sidecar.router.providers import duckduckgo
-from mockprovider import DATA, case_reply
+from mockprovider import DATA, Reply, case_reply
 
 ROUTES = {
     "exa": ("POST", "/search"),
@@ -137,5 +139,27 @@ async def test_connection_refused_is_a_network_failure():
         assert info.value.message == (
             "search-router: all configured search providers failed:\n- searxng: network error: connection failed"
         )
+    finally:
+        await router.aclose()
+
+
+async def test_basic_auth_from_the_base_url_is_sent_and_the_password_redacted(mock_provider):
+    # an auth proxy that echoes what it got: the password must not come back out
+    body = b'{"error": "proxy says: wrong login admin:pa55-w0rd-x for http://admin:pa55-w0rd-x@host"}'
+    mock_provider.route("GET", "/search", Reply(502, {"content-type": "application/json"}, body))
+    base = mock_provider.url.replace("http://", "http://admin:pa55-w0rd-x@")
+    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": base}}})
+    router = Router.from_config(cfg, {})
+    try:
+        assert router.describe() == [{"provider": "searxng", "baseUrl": mock_provider.url}]
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("bike chain cleaning", 5)
+        seen = mock_provider.requests[0]
+        assert seen.headers["authorization"] == "Basic " + base64.b64encode(b"admin:pa55-w0rd-x").decode()
+        assert info.value.message == (
+            f"{AGGREGATE_HEADER}\n- searxng: HTTP 502: proxy says: wrong login admin:[redacted] for "
+            "http://admin:[redacted]@host"
+        )
+        assert "pa55" not in str(router.health_status())
     finally:
         await router.aclose()

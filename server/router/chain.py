@@ -148,6 +148,11 @@ class Router:
         """The chain for ``dsh/status``: id and endpoint origin of each provider (no keys)."""
         return [{"provider": s.id, "baseUrl": self.redactor(s.base_url)} for s in self.chain]
 
+    def secrets(self) -> list[str]:
+        """Every secret of the chain (API keys, Basic-auth passwords), for a process-wide
+        redactor (log filter)."""
+        return secrets_of(self.chain)
+
     def health_status(self) -> list[dict[str, object]]:
         """Per-provider health for ``dsh/status`` (see :meth:`ProviderHealth.status`); every
         text in it is redacted already."""
@@ -240,7 +245,7 @@ class Router:
         request: HttpRequest = module.build_request(spec, query, max_results)
         try:
             async with asyncio.timeout(budget_ms / 1000):
-                response = await self._exchange(request)
+                response = await self._exchange(request, spec.basic_auth)
         except TimeoutError:
             raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
         except httpx.HTTPError as exc:
@@ -253,8 +258,9 @@ class Router:
             log.warning("%s: parsing the response failed: %s", spec.id, type(exc).__name__)
             raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
 
-    async def _exchange(self, request: HttpRequest) -> HttpResponse:
-        """Send ``request`` and read the whole body, at most :data:`MAX_BODY_BYTES`."""
+    async def _exchange(self, request: HttpRequest, basic_auth: tuple[str, str] | None = None) -> HttpResponse:
+        """Send ``request`` (with HTTP Basic auth when the base URL carried credentials) and
+        read the whole body, at most :data:`MAX_BODY_BYTES`."""
         async with self.client.stream(
             request.method,
             request.url,
@@ -262,6 +268,7 @@ class Router:
             params=request.params,
             json=request.json,
             data=request.form,
+            auth=httpx.BasicAuth(*basic_auth) if basic_auth else httpx.USE_CLIENT_DEFAULT,
         ) as response:
             chunks: list[bytes] = []
             size = 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -187,15 +187,22 @@ def parse_router_config(raw: Any) -> RouterConfig:
     for pid, settings in cfg.providers.items():
         if settings.base_url is not None:
             key = f"router.providers.{pid}.{'baseURL' if 'baseURL' in raw['providers'][pid] else 'baseUrl'}"
-            check_base_url(key, settings.base_url)
+            check_base_url(key, settings.base_url, allow_credentials=pid in BASIC_AUTH_PROVIDERS)
     return cfg
 
 
-def check_base_url(key: str, url: str) -> str:
+#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
+#: the keyless, often self-hosted ones behind an auth proxy. Keyed providers authenticate
+#: with their key (Tavily, Perplexity and DeepSeek already use the Authorization header).
+BASIC_AUTH_PROVIDERS: Final = frozenset({"searxng", "duckduckgo"})
+
+
+def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
 
-    Raises :class:`ConfigError` naming ``key``. Credentials in the URL are refused (they would
-    end up in logs); the message never repeats the URL.
+    Raises :class:`ConfigError` naming ``key``; the message never repeats the URL. Credentials
+    (``user:password@``) are refused unless ``allow_credentials`` (then the caller strips them
+    with :func:`split_credentials` and sends them as Basic auth).
     """
     stripped = url.strip()
     try:
@@ -205,21 +212,37 @@ def check_base_url(key: str, url: str) -> str:
         raise ConfigError(key, "not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, "must be an absolute http:// or https:// URL")
-    if parts.username is not None or parts.password is not None:
-        raise ConfigError(key, "must not carry credentials (user:password@); they would leak into logs")
+    if (parts.username is not None or parts.password is not None) and not allow_credentials:
+        raise ConfigError(
+            key,
+            "must not carry credentials (user:password@): only searxng and duckduckgo take Basic auth this way",
+        )
     if parts.query or parts.fragment:
         raise ConfigError(key, "must not have a query string or fragment")
     return stripped.rstrip("/")
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:pw@host/p`` → ``("http://host/p", ("user", "pw"))`` (percent-decoded);
+    a URL without credentials comes back unchanged with ``None``."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
 @dataclass(frozen=True)
 class ProviderSpec:
-    """One provider resolved against the environment: ready to call."""
+    """One provider resolved against the environment: ready to call. ``base_url`` never
+    carries credentials; ``basic_auth`` holds them (searxng/duckduckgo only)."""
 
     id: str
     base_url: str
     api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
     model: str | None = None
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
 
 
 def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:
@@ -258,11 +281,14 @@ def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> Pro
     if base is None:
         var = settings.base_url_env or defaults.base_url_env
         if var and env.get(var, "").strip():
-            base = check_base_url(f"${var}", env[var])
+            base = check_base_url(f"${var}", env[var], allow_credentials=pid in BASIC_AUTH_PROVIDERS)
     base = base or defaults.base_url
     if base is None:
         return None
-    return ProviderSpec(id=pid, base_url=base.strip().rstrip("/"), api_key=key, model=settings.model or defaults.model)
+    base, basic_auth = split_credentials(base.strip().rstrip("/"))
+    return ProviderSpec(
+        id=pid, base_url=base, api_key=key, model=settings.model or defaults.model, basic_auth=basic_auth
+    )
 
 
 def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[ProviderSpec], list[str]]:
@@ -292,5 +318,10 @@ def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[Provi
 
 
 def secrets_of(chain: list[ProviderSpec]) -> list[str]:
-    """Every secret the chain holds (API keys), for redaction."""
-    return [s.api_key for s in chain if s.api_key]
+    """Every secret the chain holds, for redaction: API keys and Basic-auth passwords (also
+    percent-encoded, as they may be echoed in a URL)."""
+    out = [s.api_key for s in chain if s.api_key]
+    for spec in chain:
+        if spec.basic_auth and spec.basic_auth[1]:
+            out += [spec.basic_auth[1], quote(spec.basic_auth[1], safe="")]
+    return out
