@@ -6,6 +6,7 @@ one method here, and send back ``.wire()`` of the result. The CLI uses the same 
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable, Mapping
@@ -66,11 +67,14 @@ class Sidecar:
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         # the workspace graph (symbol index) is built in the background once the suggester runs
-        self.graph = GraphBuilder(workspace)
+        # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
+        # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
+        self.graph = GraphBuilder(workspace, on_ready=lambda graph: gc.freeze())
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
             self.graph.start()
             self.suggester.warm()  # packs and path targets resolved once, before the first call
+            gc.freeze()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester

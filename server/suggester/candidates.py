@@ -14,6 +14,7 @@ basename index, never by walking the tree), symbol candidates once per identifie
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import logging
 import re
@@ -64,9 +65,10 @@ class SymbolIndex(Protocol):
 
 
 class FileIndex:
-    """The workspace's file list, indexed by basename, with an inside-the-workspace check.
-
-    ``files`` are repo-relative POSIX paths; ``root`` the resolved workspace folder.
+    """The workspace's file list, indexed by folder and by basename, with an
+    inside-the-workspace check. ``files`` are repo-relative POSIX paths (sorted); ``root``
+    the resolved workspace folder. A glob is answered from the index (see :meth:`glob`),
+    never by matching every file of a large tree.
     """
 
     def __init__(self, root: Path, files: Iterable[str]) -> None:
@@ -74,22 +76,42 @@ class FileIndex:
         self.files = list(files)
         self.file_set = frozenset(self.files)
         by_name: dict[str, list[str]] = defaultdict(list)
+        by_dir: dict[str, list[str]] = defaultdict(list)
         for rel in self.files:
-            by_name[rel.rsplit("/", 1)[-1]].append(rel)
+            folder, _, name = rel.rpartition("/")
+            by_name[name].append(rel)
+            by_dir[folder].append(rel)
         self.by_name = dict(by_name)
+        self.by_dir = dict(by_dir)
+        self.names = sorted(self.by_name)
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
 
+    def _names_like(self, segment: str) -> list[str]:
+        """Basenames matching one glob segment: a literal prefix is looked up by bisection."""
+        cut = _GLOB_CHARS.search(segment)
+        if cut is None:
+            return [segment] if segment in self.by_name else []
+        prefix = segment[: cut.start()]
+        lo = bisect.bisect_left(self.names, prefix)
+        hi = bisect.bisect_left(self.names, prefix + "\U0010ffff") if prefix else len(self.names)
+        match = re.compile(fnmatch.translate(segment)).match
+        return [n for n in self.names[lo:hi] if match(n)]
+
+    def _pool(self, pattern: str) -> list[str]:
+        folder, _, last = pattern.rpartition("/")
+        if folder and not _GLOB_CHARS.search(folder):  # docs/*.md, .github/workflows/*.yml
+            return self.by_dir.get(folder, [])
+        if folder.startswith("**/") and not _GLOB_CHARS.search(folder[3:]) and _GLOB_CHARS.search(last):
+            tail = folder[3:]  # **/testdata/*: the folders named so, at any depth
+            return [p for d, ps in self.by_dir.items() if d == tail or d.endswith("/" + tail) for p in ps]
+        return [p for n in self._names_like(last) for p in self.by_name[n]]
+
     def glob(self, pattern: str) -> list[str]:
-        """Files matching a gitwildmatch ``pattern``, in listing order."""
+        """Files matching a gitwildmatch ``pattern``, in listing (sorted) order."""
         spec = pathspec.GitIgnoreSpec.from_lines([pattern])
-        last = pattern.rstrip("/").rsplit("/", 1)[-1]
-        if _GLOB_CHARS.search(last) or not last:
-            names = [n for n in self.by_name if fnmatch.fnmatchcase(n, last or "*")] if last and "**" not in last else list(self.by_name)
-            pool = sorted(p for n in names for p in self.by_name[n])
-        else:
-            pool = self.by_name.get(last, [])
-        return [p for p in pool if spec.match_file(p)]
+        pattern = pattern.lstrip("/")
+        return sorted(p for p in self._pool(pattern) if spec.match_file(p))
 
     def exists(self, rel: str) -> bool:
         """Whether ``rel`` is a listed file."""

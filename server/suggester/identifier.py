@@ -52,7 +52,7 @@ def search_pattern(tool: str, inp: dict[str, object], command: str = "") -> str:
         return ""
     if tool != "bash" or not command:
         return ""
-    for segment in re.split(r"\|\||&&|[|;]", command):
+    for segment in _SEGMENTS.split(command):
         try:
             words = shlex.split(segment, posix=True)
         except ValueError:
@@ -85,11 +85,17 @@ def search_pattern(tool: str, inp: dict[str, object], command: str = "") -> str:
     return ""
 
 
+_CLASSES = re.compile(r"\\[sSbBdDwW][+*?]?")
+_ESCAPED = re.compile(r"\\(.)")
+_ANCHORS = re.compile(r"\.[*+?]|[\^$]")
+_SEGMENTS = re.compile(r"\|\||&&|[|;]")
+_HUMP = re.compile(r"[a-z0-9][A-Z]")
+
+
 def _plain(pattern: str) -> str:
-    text = re.sub(r"\\[sSbBdDwW][+*?]?", " ", pattern)  # classes → separators
-    text = re.sub(r"\\(.)", r"\1", text)  # escaped literals → literals
-    text = re.sub(r"\.[*+?]|[\^$]", " ", text)
-    return text
+    text = _CLASSES.sub(" ", pattern)  # classes → separators
+    text = _ESCAPED.sub(r"\1", text)  # escaped literals → literals
+    return _ANCHORS.sub(" ", text)
 
 
 def identifier(pattern: str) -> str | None:
@@ -102,6 +108,6 @@ def identifier(pattern: str) -> str | None:
         return m.group(1)
     tokens = [t for t in _TOKEN.findall(text) if len(t) >= MIN_CHARS and len(t) <= MAX_CHARS and t not in _STOP]
     for t in tokens:
-        if "_" in t.strip("_") or re.search(r"[a-z0-9][A-Z]", t):
+        if "_" in t.strip("_") or _HUMP.search(t):
             return t
     return tokens[0] if tokens else None

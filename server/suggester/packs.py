@@ -31,6 +31,7 @@ time every pack regex is matched with the ``regex`` module under a timeout
 
 from __future__ import annotations
 
+import functools
 import re
 
 import regex
@@ -229,8 +230,18 @@ def read_pack_file(path: Path, origin: Literal["repo", "user"]) -> LoadedPack | 
     return LoadedPack(parse_pack(text, str(path)), origin, str(path))
 
 
+@functools.lru_cache(maxsize=1)
+def _builtin_packs() -> tuple[LoadedPack, ...]:
+    return tuple(_load_builtin_packs())
+
+
 def builtin_packs() -> list[LoadedPack]:
-    """The packs shipped in ``packs/`` (package ``dsh_packs``), sorted by file name."""
+    """The packs shipped in ``packs/`` (package ``dsh_packs``), sorted by file name; parsed
+    once per process (they are immutable package data)."""
+    return list(_builtin_packs())
+
+
+def _load_builtin_packs() -> list[LoadedPack]:
     out = []
     root = resources.files("dsh_packs")
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
