@@ -112,3 +112,23 @@ def test_user_password_base_url_becomes_basic_auth_for_searxng():
     assert chain[0].base_url == "http://127.0.0.1:8888/searx"
     assert chain[0].basic_auth == ("admin", "hunter!22")
     assert "hunter" not in repr(chain[0])
+
+
+async def test_named_but_unusable_providers_are_reported_as_skipped_in_place(mock_provider):
+    from dsh_sidecar.router import AllProvidersFailed, Router
+
+    cfg = parse_router_config({"order": ["exa", "searxng", "duckduckgo"],
+                               "providers": {"duckduckgo": {"baseURL": "http://127.0.0.1:9"}}})
+    router = Router.from_config(cfg, {})
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("x", 5)
+        assert info.value.message.split("\n") == [
+            "search-router: all configured search providers failed:",
+            "- exa: skipped: not configured (no API key: set EXA_API_KEY or providers.exa.apiKey)",
+            "- searxng: skipped: not configured (no base URL: set SEARXNG_BASE_URL or providers.searxng.baseUrl)",
+            "- duckduckgo: network error: connection failed",
+        ]
+        assert [a.ms for a in info.value.attempts] == [0, 0, info.value.attempts[2].ms]
+    finally:
+        await router.aclose()

@@ -1,8 +1,10 @@
 """The search router core: one query → a chain of providers with fallback.
 
-``config`` validates the seed's config block, ``chain`` walks the providers, ``providers/``
-holds one module per backend, ``normalize`` turns raw items into sources, ``redact``
-keeps secrets out of every text that leaves the router.
+``config`` validates the seed's config block, ``chain`` walks the providers (fallback,
+timeouts, the whole-search deadline, cancellation), ``providers/`` holds one module per
+backend (exa, tavily, brave, perplexity, deepseek, searxng, duckduckgo), ``normalize`` turns
+raw items into sources, ``health`` keeps per-provider failures and cooldowns, ``cache`` the
+recent answers, ``redact`` keeps secrets out of every text that leaves the router.
 """
 
 from dsh_sidecar.router.chain import AllProvidersFailed, Router, RouterResult

@@ -27,12 +27,13 @@ import httpx
 
 from dsh_protocol import Attempt, Source
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
-from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of
+from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import normalize
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
+    CONFIG,
     EMPTY,
     NETWORK,
     TIMEOUT,
@@ -184,7 +185,12 @@ class Router:
         attempts: list[Attempt] = []
         failures: list[_Failed] = []
         empty: RouterResult | None = None
-        for spec in self.chain:
+        for spec in self._plan():
+            if isinstance(spec, str):  # named in provider/order but not usable
+                reason = f"skipped: {unusable_reason(spec, self.config)}"
+                attempts.append(Attempt(provider=spec, outcome=reason, ms=0))
+                failures.append(_Failed(spec, reason, CONFIG))
+                continue
             if spec.id not in self.modules:
                 attempts.append(Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0))
                 continue
@@ -232,6 +238,16 @@ class Router:
             empty.attempts = attempts
             return empty
         raise AllProvidersFailed(self._aggregate(failures), attempts)
+
+    def _plan(self) -> list[ProviderSpec | str]:
+        """The chain in configured order, with the ids of named-but-unusable providers
+        (:attr:`missing`) at their place."""
+        if not self.missing:
+            return list(self.chain)
+        named = [self.config.provider] if self.config.provider else list(self.config.order or [])
+        specs = {s.id: s for s in self.chain}
+        plan: list[ProviderSpec | str] = [specs.get(pid, pid) for pid in named if pid in specs or pid in self.missing]
+        return plan
 
     def _aggregate(self, failures: list[_Failed]) -> str:
         lines = [AGGREGATE_HEADER]

@@ -325,3 +325,17 @@ def secrets_of(chain: list[ProviderSpec]) -> list[str]:
         if spec.basic_auth and spec.basic_auth[1]:
             out += [spec.basic_auth[1], quote(spec.basic_auth[1], safe="")]
     return out
+
+
+def unusable_reason(pid: str, cfg: RouterConfig) -> str:
+    """Why a provider named in ``provider``/``order`` is not usable, naming the variable or key
+    to set (never a value): ``not configured (no API key: set EXA_API_KEY or
+    providers.exa.apiKey)`` or ``not configured (no base URL: set SEARXNG_BASE_URL or
+    providers.searxng.baseUrl)``."""
+    defaults = PROVIDER_DEFAULTS[pid]
+    settings = cfg.providers.get(pid, ProviderSettings())
+    if defaults.key_env:
+        var = settings.api_key_env or defaults.key_env
+        return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
+    var = settings.base_url_env or defaults.base_url_env
+    return f"not configured (no base URL: set {var} or providers.{pid}.baseUrl)"
