@@ -13,7 +13,7 @@ from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.health import MAX_COOLDOWN_S, ProviderHealth
 from dsh_sidecar.router.providers import brave
 from dsh_sidecar.router.providers.base import HttpResponse, retry_after_seconds
-from mockprovider import case_reply
+from mockprovider import Reply, case_reply
 from test_router_providers import ROUTES, credential_env
 
 
@@ -147,3 +147,22 @@ async def test_reconfiguration_keeps_cooldowns_of_unchanged_providers(mock_provi
         assert fresh.health_status()[0]["state"] == "unknown"
     finally:
         await old.aclose()
+
+
+async def test_503_with_retry_after_cools_down_for_that_long(mock_provider):
+    clock = FakeClock()
+    mock_provider.route(*ROUTES["perplexity"], Reply(503, {"content-type": "text/html", "retry-after": "120"},
+                                                     b"<html>maintenance</html>"))
+    router = make_router("perplexity", mock_provider, clock)
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("sourdough", 5)
+        assert info.value.attempts[0].outcome == "HTTP 503"
+        assert router.health.skip_reason("perplexity") == "skipped: upstream_error cooldown 120s left"
+        mock_provider.route(*ROUTES["perplexity"], Reply(502, {"content-type": "text/html"}, b"<html>bad</html>"))
+        clock.now += 121
+        with pytest.raises(AllProvidersFailed):
+            await router.search("sourdough", 5)
+        assert router.health.skip_reason("perplexity") is None  # a 502 without Retry-After: no cooldown
+    finally:
+        await router.aclose()

@@ -7,8 +7,9 @@ provider on a cooldown; while it lasts, the chain skips the provider and reports
 length is the one the response stated (``Retry-After``, Brave's per-window
 ``X-RateLimit-Reset``), else the router's default for the class (:data:`DEFAULT_COOLDOWN_S`),
 capped at :data:`MAX_COOLDOWN_S`. A success clears the provider's cooldown. Other failures
-(timeouts, 5xx, unreadable bodies, config) are recorded but do not cool down: the next
-search tries the provider again.
+(timeouts, 5xx, unreadable bodies, config) are recorded but do not cool down, unless the
+response itself set a ``Retry-After`` (a 503 may, RFC 9110 §15.6.4): the next search tries
+the provider again.
 
 Health lives in memory for one router. A config change builds a new router that inherits
 the health of every provider whose id, endpoint and key are unchanged (:meth:`ProviderHealth.inherit`);
@@ -85,9 +86,12 @@ class ProviderHealth:
         state = self._state(provider)
         state.last_outcome, state.last_class = outcome, failure_class
         state.failures += 1
-        if failure_class not in self.cooldowns:
-            return 0.0
-        seconds = self.cooldowns[failure_class] if cooldown_s is None else cooldown_s
+        if cooldown_s is None:
+            if failure_class not in self.cooldowns:
+                return 0.0
+            seconds = self.cooldowns[failure_class]
+        else:  # the provider said how long (Retry-After, also on a 503)
+            seconds = cooldown_s
         seconds = min(max(seconds, 0.0), MAX_COOLDOWN_S)
         until = self.clock() + seconds
         if until > state.cooldown_until:

@@ -167,8 +167,8 @@ def status_failure(response: HttpResponse) -> ProviderFailure:
         return ProviderFailure(reason, AUTH)
     if status == 429:
         return ProviderFailure(reason, RATE_LIMITED, retry_after_seconds(response))
-    if status >= 500:
-        return ProviderFailure(reason, UPSTREAM_ERROR)
+    if status >= 500:  # a 503 may say how long it will be down (RFC 9110 §15.6.4)
+        return ProviderFailure(reason, UPSTREAM_ERROR, retry_after_seconds(response) if status == 503 else None)
     return ProviderFailure(reason, BAD_RESPONSE)
 
 
