@@ -49,6 +49,8 @@ class RawServer:
         self.stdout_bytes = bytearray()
         self.stderr_bytes = bytearray()
         self.bad_frames: list[bytes] = []
+        self.early: dict[Any, dict[str, Any]] = {}
+        self.notifications: list[dict[str, Any]] = []
         self.next_id = 0
         self._out = threading.Thread(target=self._read_stdout, daemon=True)
         self._err = threading.Thread(target=self._read_stderr, daemon=True)
@@ -99,12 +101,17 @@ class RawServer:
         return msg
 
     def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
-        """Read until the response carrying ``msg_id`` (skipping notifications and others)."""
+        """The response carrying ``msg_id``; other responses read meanwhile are kept for their
+        own ``response`` call (replies to pipelined requests arrive in any order);
+        notifications are kept in :attr:`notifications`."""
         deadline = time.monotonic() + timeout
-        while True:
+        while msg_id not in self.early:
             msg = self.recv(max(0.01, deadline - time.monotonic()))
-            if "method" not in msg and msg.get("id") == msg_id:
-                return msg
+            if "method" in msg:
+                self.notifications.append(msg)
+            elif "id" in msg and isinstance(msg["id"], (int, str)):
+                self.early[msg["id"]] = msg
+        return self.early.pop(msg_id)
 
     def drain(self, quiet_s: float = 0.3) -> list[dict[str, Any]]:
         """Every message that arrives until the server is quiet for ``quiet_s`` seconds."""
@@ -145,12 +152,20 @@ class RawServer:
         self.send(msg)
 
     def initialize(self, options: dict[str, Any] | None = None, root: Path | None = None) -> dict[str, Any]:
+        try:
+            reply = self._initialize(options, root)
+        except EOFError:
+            self.wait(5)
+            raise EOFError("the server died during initialize:\n" + self.stderr_bytes.decode("utf-8", "replace")[-3000:]) from None
+        self.notify("initialized", {})
+        return reply
+
+    def _initialize(self, options: dict[str, Any] | None, root: Path | None) -> dict[str, Any]:
         reply = self.request("initialize", {
             "processId": os.getpid(), "capabilities": {}, "rootUri": root.as_uri() if root else None,
             "initializationOptions": options,
-        })
+        }, timeout=60)  # generous: startup on a loaded 2-core CI machine
         assert "result" in reply, reply
-        self.notify("initialized", {})
         return reply
 
     # ------------------------------------------------------------------ process
