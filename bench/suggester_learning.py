@@ -24,7 +24,9 @@ Figures per pass (definitions of issue 5's replay benchmark):
 
 Pass 2 must keep precision and not lose recall (asserted in
 ``tests/test_suggester_learning.py``). The same two passes are also run on issue 5's fixed
-50-call trace (``tests/data/replay/shopcart-50.jsonl``) through the real server over stdio. Usage: ``python bench/suggester_learning.py [--episodes 12]``.
+50-call trace (``tests/data/replay/shopcart-50.jsonl``) through the real server over stdio.
+
+Usage: ``python bench/suggester_learning.py [--episodes 12]``.
 """
 
 from __future__ import annotations

@@ -114,3 +114,23 @@ def test_scoring_formula_and_rank():
     # a, c: 0.5 × 0.5 = 0.25 (tie keeps pack order); b: 0.3 × 6/7 = 0.2571
     assert [(t.path, round(t.score, 4)) for t in ranked] == [("b.py", 0.2571), ("a.py", 0.25), ("c.py", 0.25)]
 
+
+
+def test_another_writers_change_is_seen_without_a_restart(tmp_path):
+    path = tmp_path / "knowledge.json"
+    reader, writer = Knowledge(path, "/ws", Clock()), Knowledge(path, "/ws", Clock())
+    assert reader.active_dismissals() == {}
+    writer.dismiss("Version", "*", T0 + 60)
+    writer.record("Doc", "README.md", followed=1)
+    writer.flush()
+    assert reader.active_dismissals() == {("Version", "*"): T0 + 60}
+    assert reader.row("Doc", "README.md").followed == 1
+
+
+def test_non_finite_numbers_are_refused(tmp_path):
+    path = tmp_path / "knowledge.json"
+    path.write_text('{"schema": "dsh-search-suggester/knowledge", "version": 1, "workspaces": '
+                    '{"/ws": {"rows": {}, "dismissals": {"Version": {"*": Infinity}}}}}')
+    k = Knowledge(path, "/ws", Clock())
+    assert k.active_dismissals() == {}  # an everlasting dismissal is not ours: kept aside
+    assert len(list(tmp_path.glob("knowledge.json.corrupt-*"))) == 1

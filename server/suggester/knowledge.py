@@ -54,7 +54,7 @@ MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 
 
 class _RowModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     followed: int = Field(default=0, ge=0)
     ignored: int = Field(default=0, ge=0)
@@ -63,7 +63,7 @@ class _RowModel(BaseModel):
 
 
 class _WorkspaceModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     rows: dict[str, dict[str, _RowModel]] = Field(default_factory=dict)
     dismissals: dict[str, dict[str, float]] = Field(default_factory=dict)
@@ -125,6 +125,7 @@ class Knowledge:
         self._seeded: dict[Key, float] = {}
         self._new_dismissals: dict[Key, float] = {}
         self._loaded = False
+        self._seen: tuple[int, int] | None = None
         self.flushes = 0
 
     # ------------------------------------------------------------------ reading
@@ -134,11 +135,21 @@ class Knowledge:
         """Warnings of the state file (corrupt/foreign file set aside, unwritable folder…)."""
         return list(self.file.warnings or []) if self.file else []
 
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat() if self.path else None
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if st else None
+
     def ensure(self) -> None:
-        """Read the file once (absent/corrupt/foreign → cold start, with a warning)."""
-        if self._loaded:
+        """Read the file on first use, and again whenever another writer changed it (one
+        ``stat`` per call: what another sidecar learned or dismissed is seen at once).
+        Absent/corrupt/foreign → cold start, with a warning."""
+        if self._loaded and (self.file is None or self._stamp() == self._seen):
             return
         self._loaded = True
+        self._seen = self._stamp()  # before the read: a write after it is seen next time
         doc = self.file.read() if self.file else None
         self._adopt(doc)
 
@@ -233,6 +244,7 @@ class Knowledge:
         self._seeded.clear()
         self._new_dismissals.clear()
         self.flushes += 1
+        self._seen = None  # another writer may follow at once: re-read on the next use
         self._adopt(merged)
         return True
 

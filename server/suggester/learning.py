@@ -98,7 +98,9 @@ def learned_factor(row: Row | None) -> float:
 
 def rank(intent: str, targets: list[Target], knowledge: Knowledge) -> list[Target]:
     """``targets`` re-scored by ``score × f`` and sorted best first (stable: ties keep order)."""
-    scored = [replace(t, score=t.score * learned_factor(knowledge.row(intent, t.path))) for t in targets]
+    knowledge.ensure()
+    rows = knowledge.rows
+    scored = [replace(t, score=t.score * learned_factor(rows.get((intent, t.path)))) for t in targets]
     return sorted(scored, key=lambda t: -t.score)
 
 
