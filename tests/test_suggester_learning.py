@@ -95,6 +95,17 @@ def test_seed_never_overwrites_and_proven_is_seeded_twice(workspace, dsh_home):
     assert k.row("Doc", "README.md").seed == 2.0
 
 
+def test_seed_skips_intents_a_repo_pack_overrides(workspace, dsh_home):
+    (workspace / ".dsh").mkdir()
+    (workspace / ".dsh" / "pack.yml").write_text(
+        "id: mine\nintents:\n  Test:\n    signals: [{pattern: 'pytest', weight: 3}]\n"
+        "    candidates: [{path: tests/test_core.py, reason: our tests}]\n")
+    s, _ = make(workspace, dsh_home)
+    s.activate()
+    assert s.learning.knowledge.row("Test", "tests/test_core.py") is None  # built-in packs only
+    assert s.learning.knowledge.row("Doc", "README.md") == Row(seed=1.0)
+
+
 @pytest.mark.parametrize("cfg", [{"learn": False}, {"seed": False}])
 def test_seed_switched_off(workspace, dsh_home, cfg):
     s, _ = make(workspace, dsh_home, **cfg)

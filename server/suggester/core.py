@@ -362,14 +362,9 @@ class Suggester:
         """The offline seed over the built-in packs' resolved path targets (``learning.py``)."""
         self.learning.proves = graph_prover(self.symbols) or self.learning.proves
         builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
-        if self.index is None or not builtin:
-            return
-        targets = {
-            intent: resolve([c for r in rows if r.pack_id in builtin for c in r.candidates
-                             if c.path is not None and not c.fallback], self.index)
-            for intent, rows in self.rows.items()
-        }
-        self.learning.seed(targets)
+        # intents no repo/user pack overrode: their path targets are already resolved
+        self.learning.seed({intent: self._targets.get(intent, []) for intent, rows in self.rows.items()
+                            if rows and all(r.pack_id in builtin for r in rows)})
 
     def section_text(self, session_id: str | None) -> str | None:
         """The sticky section text (``section.py``), ``None`` when ``sectionMode`` is off or
