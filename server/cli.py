@@ -124,6 +124,7 @@ def _suggest(args: argparse.Namespace) -> int:
         return _fail(f"invalid config: {exc}")
     lines: list[str] = []
     sidecar = Sidecar(cfg, args.workspace, os.environ, log_sink=lines.append, force_suggester=True)
+    sidecar.wait_for_graph(60.0)  # Symbol/Usage read the symbol index; without it they fall back
     # one call of a fresh CLI session: no cooldown/turn history to suppress it
     params = PostExecuteParams(session_id="cli", turn=0, tool={"name": args.tool, "input": tool_input})
     result = sidecar.post_execute(params).wire()
