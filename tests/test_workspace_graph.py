@@ -138,6 +138,62 @@ def test_gitignore_honoured_without_git(tmp_path: Path) -> None:
     assert g.definitions("run") == ["app.py"]
 
 
+def test_nested_gitignore_honoured_without_git(tmp_path: Path) -> None:
+    write(tmp_path, {
+        ".gitignore": "*.tmp\n",
+        "pkg/.gitignore": "cache/\n/local.py\n!keep.tmp\n",
+        "pkg/cache/x.py": "", "pkg/sub/cache/y.py": "", "pkg/local.py": "", "pkg/sub/local.py": "",
+        "pkg/keep.tmp": "", "pkg/drop.tmp": "", "cache/top.py": "",
+    })
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    assert g.files == [".gitignore", "cache/top.py", "pkg/.gitignore", "pkg/keep.tmp", "pkg/sub/local.py"]
+
+
+def test_walk_recency_from_mtime(tmp_path: Path) -> None:
+    write(tmp_path, {"old.py": "", "mid.md": "", "new.toml": ""})
+    for rel, t in (("old.py", 1_000_000), ("mid.md", 2_000_000), ("new.toml", 3_000_000)):
+        os.utime(tmp_path / rel, (t, t))
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    assert [g.node(f).recency_rank for f in ("new.toml", "mid.md", "old.py")] == [0, 1, 2]
+
+
+def test_modified_tracked_file_is_newest(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    write(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    write(tmp_path, {"b.py": "y = 2\n"})
+    os.utime(tmp_path / "b.py", (2_000_000_000, 2_000_000_000))
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    assert g.time_source == "git"
+    assert g.node("b.py").recency_rank == 0 and g.node("a.py").recency_rank == 1
+    assert not (tmp_path / ".git" / "index.lock").exists()
+
+
+def test_100k_file_listing(tmp_path: Path) -> None:
+    """The file-level graph of a synthetic 100k-file listing (no files written: the filesystem
+    part is measured by bench/workspace.py)."""
+    kinds = ["src/p{d}/m{i}.py", "tests/p{d}/test_m{i}.py", "docs/p{d}/page{i}.md",
+             "config/p{d}/s{i}.yaml", "dist/p{d}/b{i}.js"]
+    files = [kinds[d % 5].format(d=d, i=i) for d in range(2_000) for i in range(50)]
+    times = {f: float(i % 1000 + 1) for i, f in enumerate(files)}
+    g = WorkspaceGraph.from_listing(tmp_path, files + ["pyproject.toml", "uv.lock"], times)
+    assert len(g.files) == 100_002
+    assert {k: len(g.by_kind(k)) for k in ("source", "test", "doc", "config", "generated", "manifest", "lock")} == {
+        "source": 20_000, "test": 20_000, "doc": 20_000, "config": 20_000, "generated": 20_000,
+        "manifest": 1, "lock": 1}
+    assert g.node("src/p0/m0.py") == FileNode("src/p0/m0.py", "source", 2, 999)
+    assert g.node("pyproject.toml").recency_rank == 1000  # no time: the oldest
+    assert g.proof("tests/p1/test_m7.py", ["test"]) > g.proof("tests/p1/test_m7.py", ["doc"]) > 0.0
+    assert g.scope("src/p0/m0.py") == 1.0 and g.exists("dist/p4/b49.js")
+
+
+def test_listing_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dsh_sidecar.workspace.graph.MAX_FILES", 10)
+    g = WorkspaceGraph.from_listing(tmp_path, [f"f{i:02d}.py" for i in range(20)], {})
+    assert g.files == [f"f{i:02d}.py" for i in range(10)]
+
+
 def test_depth_and_by_kind(tmp_path: Path) -> None:
     write(tmp_path, {"pyproject.toml": "", "a/b/c/d.py": "", "tests/test_x.py": "", "docs/i.md": ""})
     g = WorkspaceGraph.build(tmp_path, symbols=False)

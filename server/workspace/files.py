@@ -39,30 +39,79 @@ def _git_files(root: Path) -> list[str] | None:
     return files[:MAX_FILES]
 
 
-def _walk_files(root: Path) -> list[str]:
-    ignore_file = root / ".gitignore"
-    spec = None
-    if ignore_file.is_file():
+def _read_ignore(path: str, prefix: str) -> list[str]:
+    """The lines of one ``.gitignore``, rewritten relative to the workspace root (a nested
+    file's patterns apply below its folder: anchored ones at ``prefix``, others at any depth
+    under it)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            raw = fh.read(1_000_000).splitlines()
+    except OSError:
+        return []
+    if not prefix:
+        return raw
+    out: list[str] = []
+    for line in raw:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        neg = text.startswith("!")
+        body = text[1:] if neg else text
+        anchored = "/" in body.rstrip("/")
+        body = prefix + body.lstrip("/") if anchored else prefix + "**/" + body
+        out.append(("!" if neg else "") + body)
+    return out
+
+
+def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
+    """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
+    root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
+    :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed."""
+    out: list[tuple[str, float]] = []
+    stack: list[tuple[str, str, list[str], pathspec.PathSpec | None]] = [(str(root), "", [], None)]
+    while stack:
+        folder, prefix, lines, spec = stack.pop()
         try:
-            spec = pathspec.GitIgnoreSpec.from_lines(ignore_file.read_text("utf-8", "replace").splitlines())
-        except Exception:  # a malformed .gitignore must not stop the listing
-            spec = None
-    files: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIP_DIRS and not (spec and spec.match_file(rel_dir + d + "/"))
-        )
-        for name in sorted(filenames):
-            rel = rel_dir + name
-            if spec and spec.match_file(rel):
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name == ".gitignore":
+                extra = _read_ignore(e.path, prefix)
+                if extra:
+                    lines = lines + extra
+                    try:
+                        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                    except Exception:  # a malformed .gitignore must not stop the listing
+                        pass
+                break
+        for e in entries:
+            rel = prefix + e.name
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
                 continue
-            files.append(rel)
-            if len(files) >= MAX_FILES:
-                return files
-    return files
+            if is_dir:
+                if e.name in SKIP_DIRS or (spec is not None and spec.match_file(rel + "/")):
+                    continue
+                stack.append((e.path, rel + "/", lines, spec))
+                continue
+            if spec is not None and spec.match_file(rel):
+                continue
+            mtime = 0.0
+            if mtimes:
+                try:
+                    mtime = e.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    pass
+            out.append((rel, mtime))
+            if len(out) >= MAX_FILES:
+                return out
+    return out
+
+
+def _walk_files(root: Path) -> list[str]:
+    return [rel for rel, _ in walk_files(root)]
 
 
 def list_files(root: Path) -> list[str]:

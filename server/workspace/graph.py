@@ -37,9 +37,9 @@ from typing import Any, Final
 
 import pathspec
 
-from dsh_sidecar.workspace.files import SKIP_DIRS, list_files
+from dsh_sidecar.workspace.files import MAX_FILES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
-from dsh_sidecar.workspace.recency import dense_ranks, file_times
+from dsh_sidecar.workspace.recency import dense_ranks, git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
 
 log = logging.getLogger(__name__)
@@ -132,27 +132,39 @@ class WorkspaceGraph:
     def build_files(cls, root: Path) -> WorkspaceGraph:
         """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols)."""
         t0 = time.perf_counter()
-        graph = cls(root)
-        try:
-            files = list_files(root) if root.is_dir() else []
-        except OSError:
+        times: dict[str, float] = {}
+        source = "none"
+        scan = git_scan(root) if root.is_dir() else None
+        if scan is not None:
+            files, times = scan
+            source = "git"
+        elif root.is_dir():
+            pairs = walk_files(root, mtimes=True)
+            files = [rel for rel, _ in pairs]
+            times = dict(pairs)
+            source = "mtime"
+        else:
             files = []
-        t1 = time.perf_counter()
-        times, source = file_times(root, files) if files else ({}, "none")
-        t2 = time.perf_counter()
+        graph = cls.from_listing(root, files, times, source)
+        graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
+        graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
+        return graph
+
+    @classmethod
+    def from_listing(cls, root: Path, files: list[str], times: dict[str, float], source: str = "given") -> WorkspaceGraph:
+        """The file-level graph of a given listing (repo-relative POSIX paths, at most
+        :data:`~dsh_sidecar.workspace.files.MAX_FILES` kept) and change times (Unix seconds;
+        a missing time counts as the oldest)."""
+        t0 = time.perf_counter()
+        graph = cls(root)
+        files = sorted(set(files))[:MAX_FILES]
         graph.files = files
         graph._kind = {f: classify(f) for f in files}
         graph._time = {f: times.get(f, 0.0) for f in files}
         graph._rank = dense_ranks(graph._time, files)
         graph.time_source = source
         graph._reindex_kinds()
-        graph.stats = {
-            "files": len(files),
-            "listMs": round((t1 - t0) * 1000, 1),
-            "recencyMs": round((t2 - t1) * 1000, 1),
-            "buildMs": round((time.perf_counter() - t0) * 1000, 1),
-            "recencySource": source,
-        }
+        graph.stats = {"files": len(files), "buildMs": round((time.perf_counter() - t0) * 1000, 1), "recencySource": source}
         return graph
 
     def index_symbols(self, *, progress: Progress | None = None, cancel: threading.Event | None = None) -> None:

@@ -43,6 +43,7 @@ manifest keeps its kind wherever it lives.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final, Literal
 
 Kind = Literal["manifest", "lock", "test", "doc", "config", "source", "generated", "other"]
@@ -98,38 +99,68 @@ SOURCE_EXTENSIONS: Final = frozenset(
 )
 
 
+_PRIORITY: Final = {k: i for i, k in enumerate(KINDS)}
+_OTHER: Final = _PRIORITY["other"]
+
+
 def _ext(name: str) -> str:
     dot = name.rfind(".")
     return name[dot:].lower() if dot > 0 else ""
 
 
-def classify(path: str) -> Kind:
-    """The kind of the repo-relative POSIX ``path`` (rules in the module docstring)."""
-    parts = path.split("/")
-    name = parts[-1]
-    dirs = parts[:-1]
-    if any(d in GENERATED_DIRS for d in dirs) or _GENERATED_NAME.search(name):
-        return "generated"
+@lru_cache(maxsize=65_536)
+def _dir_priority(folder: str) -> int:
+    """The best (lowest) rule priority a folder path alone earns (``_OTHER`` when none)."""
+    best = _OTHER
+    for d in folder.split("/"):
+        if d in GENERATED_DIRS:
+            return _PRIORITY["generated"]
+        if d in TEST_DIRS:
+            best = min(best, _PRIORITY["test"])
+        elif d in DOC_DIRS:
+            best = min(best, _PRIORITY["doc"])
+        elif d in CONFIG_DIRS:
+            best = min(best, _PRIORITY["config"])
+    return best
+
+
+@lru_cache(maxsize=65_536)
+def _name_priority(name: str) -> int:
+    """The rule priority a file name alone earns."""
+    if _GENERATED_NAME.search(name):
+        return _PRIORITY["generated"]
     if name in LOCK_NAMES or name.endswith((".lock", ".lockb")):
-        return "lock"
+        return _PRIORITY["lock"]
     if name in MANIFEST_NAMES or _MANIFEST_NAME.match(name):
-        return "manifest"
-    if any(d in TEST_DIRS for d in dirs) or _TEST_NAME.match(name):
-        return "test"
+        return _PRIORITY["manifest"]
+    if _TEST_NAME.match(name):
+        return _PRIORITY["test"]
     ext = _ext(name)
-    if any(d in DOC_DIRS for d in dirs) or ext in DOC_EXTENSIONS or _DOC_STEM.match(name):
-        return "doc"
+    if ext in DOC_EXTENSIONS or _DOC_STEM.match(name):
+        return _PRIORITY["doc"]
     if (
-        any(d in CONFIG_DIRS for d in dirs)
-        or ext in CONFIG_EXTENSIONS
+        ext in CONFIG_EXTENSIONS
         or name in CONFIG_NAMES
         or name.startswith("docker-compose")
         or (name.startswith(".") and "." not in name[1:])
     ):
-        return "config"
+        return _PRIORITY["config"]
     if ext in SOURCE_EXTENSIONS:
-        return "source"
-    return "other"
+        return _PRIORITY["source"]
+    return _OTHER
+
+
+def classify(path: str) -> Kind:
+    """The kind of the repo-relative POSIX ``path`` (rules in the module docstring).
+
+    Every rule is "a folder condition or a name condition", tried in :data:`KINDS` order, so
+    the kind is the better of what the folder earns and what the name earns (both memoised:
+    a workspace has far fewer folders and distinct names than files)."""
+    folder, _, name = path.rpartition("/")
+    prio = _name_priority(name)
+    if folder:
+        prio = min(prio, _dir_priority(folder))
+    return KINDS[prio]
 
 
 def depth(path: str) -> int:

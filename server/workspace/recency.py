@@ -1,11 +1,12 @@
 """When each workspace file last changed, and its recency rank (0 = most recently changed).
 
 Where the workspace is a git checkout, one bounded ``git log --name-only --format=%ct`` pass
-(at most :data:`MAX_COMMITS` commits, :data:`GIT_LOG_TIMEOUT_S` seconds) gives each file the
-committer time of the newest commit that touched it, and one ``git status --porcelain`` pass
-names the files changed since (modified or untracked): those take their mtime. Files neither
-pass reaches (last touched before the bound) count as 0, the oldest. Without git, every file's
-mtime is used.
+(at most :data:`MAX_COMMITS` commits, :data:`GIT_TIMEOUT_S` seconds) gives each file the
+committer time of the newest commit that touched it, and ``git status --porcelain -uno`` plus
+``git ls-files --others`` name the files changed since (modified or untracked): those take their
+mtime. Files none of these reach (last touched before the bound) count as 0, the oldest. The
+four git commands of :func:`git_scan` run side by side. Without git, every file's mtime is used
+(collected during the walk).
 
 Ranks are dense: files changed at the same second (e.g. one commit) share a rank.
 """
@@ -14,34 +15,32 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
-#: Seconds the ``git log`` pass may take; past that, mtimes are used.
-GIT_LOG_TIMEOUT_S: Final = 10
+#: Seconds the git scan may take; past that, the walk (listing) or no history (recency) is used.
+GIT_TIMEOUT_S: Final = 10
+
+#: The git commands of one scan (run side by side): tracked files, untracked-not-ignored
+#: files, the bounded history, and tracked files changed since the last commit.
+#: ``--no-optional-locks`` keeps ``git status`` from taking the index lock (it would race the
+#: agent's own git commands).
+_GIT_SCAN: Final = {
+    "tracked": ["ls-files", "-z", "--cached"],
+    "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
+    "log": ["-c", "core.quotepath=off", "log", f"-n{MAX_COMMITS}", "--name-only", "--no-renames",
+            "--format=%x00%ct", "--no-color"],
+    "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
+}
 
 
-def git_commit_times(root: Path) -> dict[str, float] | None:
-    """``{repo-relative path: newest committer time (Unix seconds)}`` from the bounded log pass,
-    or ``None`` when ``root`` is not a git checkout or git fails/times out."""
-    if not (root / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "-c", "core.quotepath=off", "log", f"-n{MAX_COMMITS}",
-             "--name-only", "--no-renames", "--format=%x00%ct", "--no-color"],
-            capture_output=True,
-            timeout=GIT_LOG_TIMEOUT_S,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
+def _parse_log(out: bytes) -> dict[str, float]:
     times: dict[str, float] = {}
-    for block in out.stdout.decode("utf-8", "replace").split("\0"):
+    for block in out.decode("utf-8", "replace").split("\0"):
         lines = block.split("\n")
         try:
             ts = float(lines[0].strip())
@@ -53,30 +52,54 @@ def git_commit_times(root: Path) -> dict[str, float] | None:
     return times
 
 
-def git_dirty(root: Path) -> list[str]:
-    """Modified, added or untracked (not ignored) paths from ``git status --porcelain``; ``[]``
-    when git fails."""
+def _z(out: bytes | None) -> list[str]:
+    return [p for p in (out or b"").decode("utf-8", "replace").split("\0") if p]
+
+
+def _run_parallel(root: Path, commands: dict[str, list[str]]) -> dict[str, bytes | None]:
+    """Run git commands side by side; ``{key: stdout}`` (``None`` for a failure/timeout)."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    outs: dict[str, bytes | None] = {key: None for key in commands}
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
-            capture_output=True,
-            timeout=GIT_LOG_TIMEOUT_S,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [e[3:] for e in out.stdout.decode("utf-8", "replace").split("\0") if len(e) > 3 and e[0] != "D" and e[1] != "D"]
+        for key, args in commands.items():
+            procs[key] = subprocess.Popen(
+                ["git", "--no-optional-locks", "-C", str(root), *args],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + GIT_TIMEOUT_S
+        for key, proc in procs.items():
+            try:
+                out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                outs[key] = out if proc.returncode == 0 else None
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+    except OSError:
+        pass
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return outs
 
 
-def file_times(root: Path, files: list[str]) -> tuple[dict[str, float], str]:
-    """``({path: change time}, source)`` where source is ``"git"`` or ``"mtime"`` (rules in the
-    module docstring)."""
-    times = git_commit_times(root)
-    if times is None:
-        return mtimes(root, files), "mtime"
-    times.update(mtimes(root, git_dirty(root)))
-    return times, "git"
+def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
+    """``(files, {path: change time})`` of a git checkout (rules in the module docstring):
+    files = tracked + untracked-not-ignored, de-duplicated, unsorted. ``None`` when ``root`` is
+    not a checkout or the listing fails (the caller walks instead); a failed log or status only
+    loses recency."""
+    if not (root / ".git").exists():
+        return None
+    outs = _run_parallel(root, _GIT_SCAN)
+    if outs["tracked"] is None:
+        return None
+    untracked = _z(outs["untracked"])
+    files = list(dict.fromkeys(_z(outs["tracked"]) + untracked))
+    times = _parse_log(outs["log"]) if outs["log"] else {}
+    modified = [e[3:] for e in _z(outs["modified"]) if len(e) > 3 and "D" not in e[:2]]
+    times.update(mtimes(root, untracked + modified))
+    return files, times
 
 
 def mtimes(root: Path, files: Iterable[str]) -> dict[str, float]:
