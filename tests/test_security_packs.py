@@ -1,0 +1,173 @@
+"""Untrusted repository packs (``<workspace>/.dsh/pack.yml``) over real stdio: a hostile pack
+is refused with a clear line (ledger via ``window/logMessage`` and ``dsh/status``), the
+built-in packs keep working, and no call takes unbounded time (ReDoS, YAML bombs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from conftest import DATA
+from rawrpc import RawServer
+
+#: Generous "does not hang" bound for one call, seconds (a catastrophic regex would take hours).
+CALL_BOUND_S = 10.0
+
+GOOD_SIGNAL = "{pattern: 'zzz', weight: 3.0}"
+
+
+def pack(signals: str = GOOD_SIGNAL, candidates: str = "{path: README.md, reason: the readme}") -> str:
+    return f"id: hostile\nintents:\n  Config:\n    signals: [{signals}]\n    candidates: [{candidates}]\n"
+
+
+@pytest.fixture(scope="module")
+def packsrv(tmp_path_factory):
+    """One sidecar for the module; each case rewrites ``.dsh`` and sends ``dsh/toolsChanged``
+    (which reloads the packs at the next call)."""
+    root = tmp_path_factory.mktemp("ws") / "pyproj"
+    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    srv = RawServer(tmp_path_factory.mktemp("dsh-home"))
+    srv.initialize({"suggester": {"enabled": True}}, root=root)
+    srv.root = root  # type: ignore[attr-defined]
+    yield srv
+    srv.close()
+
+
+def reload(srv: RawServer) -> list[str]:
+    """Reload the packs (toolsChanged + one call) and return ``packErrors``."""
+    srv.drain(0.05)
+    srv.notifications.clear()
+    srv.notify("dsh/toolsChanged")
+    timed_post_execute(srv, "nothing to see", turn=0)
+    return refusal(srv)
+
+
+def set_dsh(srv: RawServer, pack_text: str | None = None, link_to=None) -> None:
+    dsh = srv.root / ".dsh"  # type: ignore[attr-defined]
+    if dsh.is_symlink() or dsh.is_file():
+        dsh.unlink()
+    elif dsh.exists():
+        shutil.rmtree(dsh)
+    if link_to is not None:
+        os.symlink(link_to, dsh)
+        return
+    dsh.mkdir()
+    if pack_text is not None:
+        (dsh / "pack.yml").write_text(pack_text)
+
+
+def timed_post_execute(srv: RawServer, pattern: str, turn: int = 1, session: str = "sec") -> dict:
+    t0 = time.monotonic()
+    reply = srv.request("dsh/postExecute", {"sessionId": session, "turn": turn, "tool": {"name": "Grep", "input": {"pattern": pattern}}},
+                        timeout=CALL_BOUND_S * 3)
+    assert time.monotonic() - t0 < CALL_BOUND_S
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+def refusal(srv: RawServer) -> list[str]:
+    status = srv.request("dsh/status", {})["result"]
+    return status["suggester"]["packErrors"]
+
+
+def ledger_lines(srv: RawServer) -> list[str]:
+    srv.drain(0.2)
+    msgs = srv.notifications + list(srv.early.values())
+    return [m["params"]["message"] for m in msgs if m.get("method") == "window/logMessage"]
+
+
+def assert_builtin_still_works(srv: RawServer) -> None:
+    # a fresh session each time: the noise control stays quiet on a repeat within one session
+    notes = timed_post_execute(srv, "__version__", session=f"fresh-{srv.next_id}")["additionalContexts"]
+    assert notes and notes[0]["source"]["targets"] == ["src/demo_pkg/__init__.py"], notes
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        (pack(signals="{pattern: '(a+)+$', weight: 3.0}"), "catastrophic backtracking"),
+        (pack(signals="{pattern: '" + "a" * 400 + "', weight: 3.0}"), "pattern longer than 300 characters"),
+        (pack(candidates="{path: '../../etc/passwd', reason: escape}"), "must be a relative path inside the workspace"),
+        (pack(candidates="{path: '/etc/passwd', reason: escape}"), "must be a relative path inside the workspace"),
+        ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+            for i in range(8)), "hostile"),  # billion laughs: 9^9 leaves if expanded
+        ("id: big\n# " + "x" * (300 * 1024) + "\n", "larger than 256 KiB"),
+        ("id: [unclosed\n", "invalid YAML"),
+        ("- just\n- a list\n", "a pack must be a mapping"),
+        (pack().replace("Config", "NotAnIntent"), "unknown intent"),
+    ],
+    ids=["redos-nested", "long-pattern", "traversal", "absolute", "yaml-bomb", "huge-file", "bad-yaml", "not-mapping", "unknown-intent"],
+)
+def test_hostile_repo_pack_is_refused_with_a_clear_line(packsrv, text, reason):
+    srv = packsrv
+    set_dsh(srv, text)
+    t0 = time.monotonic()
+    errors = reload(srv)
+    assert time.monotonic() - t0 < CALL_BOUND_S
+    if reason == "hostile":  # the bomb is not a pack: refused without being expanded
+        assert len(errors) == 1 and ".dsh/pack.yml" in errors[0], errors
+    else:
+        assert len(errors) == 1 and reason in errors[0], errors
+    lines = [line for line in ledger_lines(srv) if "pack refused (" in line]
+    assert len(lines) == 1 and errors[0] in lines[0], lines
+    assert_builtin_still_works(srv)
+    assert srv.rss_kib() < 300 * 1024
+
+
+def test_symlinked_pack_pointing_out_of_the_workspace_is_refused(packsrv, tmp_path):
+    outside = tmp_path / "outside.yml"
+    outside.write_text(pack())
+    set_dsh(packsrv)
+    os.symlink(outside, packsrv.root / ".dsh" / "pack.yml")
+    errors = reload(packsrv)
+    assert len(errors) == 1 and "a symlink; packs must be regular files" in errors[0], errors
+    assert_builtin_still_works(packsrv)
+
+
+@pytest.mark.xfail(strict=True, reason="suggester (server/suggester/packs.py read_pack_file) checks only that "
+                   "pack.yml itself is not a symlink: a .dsh folder that is a symlink out of the workspace is followed "
+                   "and its pack loaded as a repo pack")
+def test_symlinked_dsh_folder_pointing_out_of_the_workspace_is_refused(packsrv, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "pack.yml").write_text(pack())
+    set_dsh(packsrv, link_to=outside)
+    try:
+        errors = reload(packsrv)
+        ids = [p["id"] for p in packsrv.request("dsh/status", {})["result"]["suggester"]["packs"]]
+        assert "hostile" not in ids, ids
+        assert len(errors) == 1 and ".dsh" in errors[0], errors
+    finally:
+        set_dsh(packsrv)
+
+
+@pytest.mark.parametrize("pattern", ["((a+))+$", "(a|a)*$", "(a|aa)*$", "(?:a|a)*b$", "(\\w|\\d)*!$"])
+def test_redos_patterns_that_pass_the_static_check_are_bounded_per_call(packsrv, pattern):
+    """Patterns the nested-quantifier check cannot see (alternation overlap, doubly nested
+    groups) are still matched under a timeout: each call stays bounded."""
+    set_dsh(packsrv, pack(signals=f"{{pattern: '{pattern}', weight: 3.0}}"))
+    assert reload(packsrv) == []  # accepted by the static check...
+    for turn in range(1, 4):  # ...and still bounded per call
+        timed_post_execute(packsrv, "a" * 40 + "1" * 40 + "#", turn=turn)
+    assert packsrv.alive()
+    assert_builtin_still_works(packsrv)
+
+
+def test_symlink_candidate_out_of_the_workspace_is_never_named_or_read(packsrv, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("__version__ = 'stolen'\n")
+    link = packsrv.root / "src" / "demo_pkg" / "leak.py"
+    os.symlink(secret, link)
+    set_dsh(packsrv, "id: linky\nreplace: true\nintents:\n  Version:\n    signals: [{pattern: '__version__', weight: 3.0}]\n"
+            "    candidates: [{path: 'src/demo_pkg/leak.py', contains: 'stolen', reason: the leak}]\n")
+    try:
+        assert reload(packsrv) == ["candidate src/demo_pkg/leak.py: resolves outside the workspace"]
+        notes = timed_post_execute(packsrv, "__version__", session="linky")["additionalContexts"]
+        assert all("leak.py" not in t for n in notes for t in n["source"]["targets"]), notes
+    finally:
+        link.unlink()
+        set_dsh(packsrv)
