@@ -69,7 +69,7 @@ class Sidecar:
         # the workspace graph (symbol index) is built in the background once the suggester runs
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
-        self.graph = GraphBuilder(workspace, on_ready=lambda graph: gc.freeze())
+        self.graph = GraphBuilder(workspace, on_ready=lambda graph: gc.freeze(), cache_dir=self.home / "workspace")
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
             self.graph.start()

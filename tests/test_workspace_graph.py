@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -420,7 +421,75 @@ def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> Non
     assert b.graph.definitions("gamma") == ["c.py"]
 
 
+def test_builder_many_changes_rebuild_in_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dsh_sidecar.workspace.graph.MAX_INLINE_REFRESH", 2)
+    write(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(tmp_path)
+    b.start()
+    assert b.wait(30)
+    first = b.graph
+    write(tmp_path, {f"n{i}.py": f"def new{i}():\n    pass\n" for i in range(3)})
+    b.refresh([f"n{i}.py" for i in range(3)])
+    assert b.wait(30)
+    assert b.graph is not first  # rebuilt, not patched in place
+    assert b.definitions("new2") == ["n2.py"]
+
+
 def test_builder_without_root_is_inert() -> None:
     b = GraphBuilder(None)
     b.start()
     assert b.wait(0) and b.graph is None
+
+
+# ---------------------------------------------------------------------- symbol cache
+
+def test_symbol_cache_reuses_unchanged_files(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write(ws, {"a.py": "def alpha():\n    pass\n", "b.py": "alpha()\n", "c.go": "package c\nfunc Gamma() {}\n"})
+    b = GraphBuilder(ws, cache_dir=home)
+    b.start()
+    assert b.wait(30)
+    assert b.graph.stats["parsers"] == {"tree-sitter": 3} and b.graph.stats["cacheSaved"] is True
+    cache_file = b.cache.path
+    assert cache_file.parent == home and cache_file.name.startswith("ws-") and cache_file.suffix == ".json"
+    assert cache_file.stat().st_mode & 0o777 == 0o600
+
+    write(ws, {"a.py": "def alpha2():\n    pass\n"})  # size changes
+    b2 = GraphBuilder(ws, cache_dir=home)
+    b2.start()
+    assert b2.wait(30)
+    assert b2.graph.stats["parsers"] == {"cache": 2, "tree-sitter": 1}
+    assert b2.graph.stats["cacheHits"] == 2
+    assert b2.definitions("alpha2") == ["a.py"] and b2.definitions("alpha") == []
+    assert b2.definitions("Gamma") == ["c.go"] and b2.usages("alpha") == ["b.py"]
+
+    b3 = GraphBuilder(ws, cache_dir=home)  # nothing changed: all from the cache, not rewritten
+    b3.start()
+    assert b3.wait(30)
+    assert b3.graph.stats["parsers"] == {"cache": 3} and b3.graph.stats["cacheSaved"] is False
+
+
+def test_corrupt_symbol_cache_is_set_aside(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write(ws, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(ws, cache_dir=home)
+    home.mkdir()
+    b.cache.path.write_text("{not json")
+    b.start()
+    assert b.wait(30)
+    assert b.definitions("alpha") == ["a.py"]
+    assert list(home.glob("*.corrupt-*"))
+    assert b.graph.stats["cacheSaved"] is True
+
+
+def test_foreign_symbol_cache_is_ignored(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write(ws, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(ws, cache_dir=home)
+    home.mkdir()
+    st = os.stat(ws / "a.py")
+    b.cache.path.write_text(json.dumps({"version": 1, "root": "/elsewhere", "files": {
+        "a.py": [st.st_mtime_ns, st.st_size, ["planted"], {}, False]}}))
+    b.start()
+    assert b.wait(30)
+    assert b.definitions("planted") == [] and b.definitions("alpha") == ["a.py"]

@@ -40,7 +40,8 @@ import pathspec
 from dsh_sidecar.workspace.files import MAX_FILES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import dense_ranks, git_scan
-from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
+from dsh_sidecar.workspace.cache import Entry, SymbolCache
+from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ SYMBOL_BUDGET_S: Final = 30.0
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
+#: Most changed paths a refresh re-reads on the caller's thread; more start a background rebuild.
+MAX_INLINE_REFRESH: Final = 200
 #: Files at or above which the server reports ``$/progress`` for a build.
 LARGE_REPO_FILES: Final = 5_000
 
@@ -157,20 +160,39 @@ class WorkspaceGraph:
         a missing time counts as the oldest)."""
         t0 = time.perf_counter()
         graph = cls(root)
-        files = sorted(set(files))[:MAX_FILES]
+        files = sorted(dict.fromkeys(files))[:MAX_FILES]
+        kinds = list(map(classify, files))
+        tget = times.get
+        stamps = [tget(f, 0.0) for f in files]
+        rank_of = {t: i for i, t in enumerate(sorted(set(stamps), reverse=True))}  # dense ranks
         graph.files = files
-        graph._kind = {f: classify(f) for f in files}
-        graph._time = {f: times.get(f, 0.0) for f in files}
-        graph._rank = dense_ranks(graph._time, files)
+        graph._kind = dict(zip(files, kinds))
+        graph._time = dict(zip(files, stamps))
+        graph._rank = dict(zip(files, map(rank_of.__getitem__, stamps)))
         graph.time_source = source
-        graph._reindex_kinds()
+        by_kind: dict[str, list[str]] = {}
+        for f, k in zip(files, kinds):
+            group = by_kind.get(k)
+            if group is None:
+                by_kind[k] = [f]
+            else:
+                group.append(f)
+        graph._by_kind = by_kind
         graph.stats = {"files": len(files), "buildMs": round((time.perf_counter() - t0) * 1000, 1), "recencySource": source}
         return graph
 
-    def index_symbols(self, *, progress: Progress | None = None, cancel: threading.Event | None = None) -> None:
+    def index_symbols(
+        self,
+        *,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        cache: SymbolCache | None = None,
+    ) -> None:
         """Build the symbol index over the code files, newest first, within
         :data:`MAX_SYMBOL_FILES` and :data:`SYMBOL_BUDGET_S`; the index is published only
-        when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``)."""
+        when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``).
+        With ``cache``, unchanged files (same mtime and size) come from it, and the cache is
+        rewritten when anything changed."""
         t0 = time.perf_counter()
         todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
         todo.sort(key=lambda f: (self._rank[f], f))
@@ -179,16 +201,33 @@ class WorkspaceGraph:
         total = len(todo)
         if progress is not None:
             progress(0, total)
+        old = cache.load() if cache is not None else {}
+        new: dict[str, Entry] = {}
         index = SymbolIndex()
         base = str(self.root) + os.sep
         step = max(1, total // 100)
+        hits = 0
         for i, rel in enumerate(todo, 1):
             if (cancel is not None and cancel.is_set()) or time.perf_counter() - t0 > SYMBOL_BUDGET_S:
                 truncated = True
                 break
-            data = _read(base + rel)
-            if data is not None:
-                index.add(rel, extract(rel, data))
+            symbols = None
+            try:
+                st = os.stat(base + rel)
+            except OSError:
+                st = None
+            if st is not None and st.st_size <= MAX_FILE_BYTES:
+                hit = old.get(rel)
+                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+                    symbols = FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache")
+                    hits += 1
+                else:
+                    data = _read(base + rel)
+                    symbols = extract(rel, data) if data is not None else None
+            if symbols is not None:
+                index.add(rel, symbols)
+                if cache is not None:
+                    new[rel] = (st.st_mtime_ns, st.st_size, sorted(symbols.definitions), symbols.tokens, symbols.generated)  # type: ignore[union-attr]
             if progress is not None and (i % step == 0 or i == total):
                 progress(i, total)
         with self._lock:
@@ -196,11 +235,16 @@ class WorkspaceGraph:
                 self._set_kind(rel, "generated")
             self.symbols = index
             self._usage_cache = {}
+        saved = False
+        if cache is not None and not truncated and (hits != len(new) or len(old) != len(new)):
+            saved = cache.save(new)
         self.stats.update(
             symbolFiles=len(index),
             symbolMs=round((time.perf_counter() - t0) * 1000, 1),
             symbolsTruncated=truncated,
             parsers=dict(index.parsers),
+            cacheHits=hits,
+            cacheSaved=saved,
         )
 
     def _reindex_kinds(self) -> None:
@@ -406,9 +450,12 @@ class GraphBuilder:
     :attr:`graph` is ``None`` until the file-level graph is ready (usually well under a
     second), then the file-level graph (``graph.symbols is None`` while the symbol pass runs),
     then the full graph. A rebuild keeps answering from the previous full graph until the new
-    one is complete. ``progress(done, total)`` is called from the worker thread (the server
-    marshals it to its loop); ``on_ready(graph)`` when a build finishes. :meth:`rebuild`
-    restarts; :meth:`refresh` applies file changes now, or after a running build finishes.
+    one is complete. ``progress(done, total)`` (symbol files indexed of the total) is called
+    from the worker thread (the server marshals it to its loop) for builds of at least
+    ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
+    a build finishes. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
+    symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
+    applies file changes now (and again after a running build finishes).
     """
 
     def __init__(
@@ -419,8 +466,10 @@ class GraphBuilder:
         progress: Progress | None = None,
         on_ready: Callable[[WorkspaceGraph], None] | None = None,
         progress_min_files: int = LARGE_REPO_FILES,
+        cache_dir: Path | None = None,
     ) -> None:
         self.root = root
+        self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -469,8 +518,9 @@ class GraphBuilder:
         self._cancel.set()
 
     def refresh(self, changed: list[str] | None) -> None:
-        """Apply file changes (``None`` = full rebuild in the background)."""
-        if changed is None:
+        """Apply file changes on the caller's thread (``None``, or more than
+        :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild)."""
+        if changed is None or len(changed) > MAX_INLINE_REFRESH:
             self.start()
             return
         with self._lock:
@@ -576,7 +626,7 @@ class GraphBuilder:
             if previous is None or (self.symbols and previous.symbols is None):
                 self.graph = graph  # nothing better to answer from meanwhile
             if self.symbols:
-                graph.index_symbols(progress=self._report, cancel=cancel)
+                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
             else:
                 self._report(0, 0)
             with self._lock:

@@ -159,7 +159,9 @@ def classify(path: str) -> Kind:
     folder, _, name = path.rpartition("/")
     prio = _name_priority(name)
     if folder:
-        prio = min(prio, _dir_priority(folder))
+        dprio = _dir_priority(folder)
+        if dprio < prio:
+            prio = dprio
     return KINDS[prio]
 
 
