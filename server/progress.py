@@ -25,9 +25,6 @@ PROGRESS_TITLE: Final = "Indexing workspace"
 #: Prefix of each build's progress token (``dsh/workspaceGraph/<n>``).
 TOKEN_PREFIX: Final = "dsh/workspaceGraph/"
 
-_counter = itertools.count(1)
-
-
 def client_supports_progress(caps: lsp.ClientCapabilities | None) -> bool:
     """Whether the client declared ``window.workDoneProgress: true``."""
     window = getattr(caps, "window", None)
@@ -42,6 +39,7 @@ class GraphProgress:
         self.server = server
         self.loop = loop
         self._queue: asyncio.Queue[tuple[int, int]] | None = None
+        self._builds = itertools.count(1)
 
     def __call__(self, done: int, total: int) -> None:
         """Thread-safe: hand the update to the event loop."""
@@ -53,7 +51,7 @@ class GraphProgress:
     def _update(self, done: int, total: int) -> None:
         if done == 0:  # a new build
             self._queue = asyncio.Queue()
-            self.loop.create_task(self._run(f"{TOKEN_PREFIX}{next(_counter)}", self._queue))
+            self.loop.create_task(self._run(f"{TOKEN_PREFIX}{next(self._builds)}", self._queue))
         if self._queue is not None:
             self._queue.put_nowait((done, total))
             if done >= total:

@@ -318,6 +318,8 @@ def test_refresh_after_change_add_and_delete(tmp_path: Path) -> None:
     assert not g.exists("b.py") and not g.exists("ignored/x.py")
     assert g.files == [".gitignore", "a.py", "c.py"]
     assert g.node("c.py").recency_rank == 0 and g.node("a.py").recency_rank == 0
+    g.refresh(["./.gitignore", "/not/under/root.py"])
+    assert g.files == [".gitignore", "a.py", "c.py"]
 
 
 def test_full_refresh_rebuilds(tmp_path: Path) -> None:

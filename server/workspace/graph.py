@@ -372,7 +372,8 @@ class WorkspaceGraph:
                 p = Path(p).resolve().relative_to(self.root.resolve()).as_posix()
             except (ValueError, OSError):
                 return None
-        p = p.lstrip("./") if p.startswith("./") else p
+        while p.startswith("./"):
+            p = p[2:]
         if not p or p.startswith("../") or "/../" in p or p == "..":
             return None
         return p

@@ -152,6 +152,8 @@ class _Grammars:
         return entry
 
 
+#: The process's grammars: loading a grammar and compiling its query is costly and the result is
+#: configuration, not state (parsers are per thread; nothing here depends on a workspace).
 _GRAMMAR_CACHE: Final = _Grammars()
 
 
