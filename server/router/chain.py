@@ -170,9 +170,13 @@ class Router:
         """Search ``query`` through the chain.
 
         ``max_results`` caps the sources; ``deadline_ms`` bounds the whole chain (default: the
-        config's ``deadlineMs``). Raises :class:`AllProvidersFailed` when no provider answered
-        (its message is the seed's aggregated text). Cancelling the calling task aborts the
-        in-flight HTTP exchange.
+        config's ``deadlineMs``), each attempt getting ``min(timeoutMs, what is left -
+        DEADLINE_MARGIN_MS)``. A live cache entry answers at once (one ``ok (cached)``
+        attempt, ``ms`` 0); providers cooling down or not configured are reported as
+        ``skipped: …``. Raises :class:`AllProvidersFailed` when no provider answered (its
+        message is the seed's aggregated text, one line per provider incl. skipped ones).
+        Cancelling the calling task aborts the in-flight HTTP exchange (the connection is
+        closed) and records nothing in the provider's health.
         """
         started = time.monotonic()
         deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
