@@ -3,6 +3,6 @@
 See :mod:`.files`.
 """
 
-from dsh_sidecar.state.files import StateFile, atomic_write_bytes
+from dsh_sidecar.state.files import StateFile, atomic_write_bytes, private_dir
 
-__all__ = ["StateFile", "atomic_write_bytes"]
+__all__ = ["StateFile", "atomic_write_bytes", "private_dir"]

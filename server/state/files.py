@@ -33,12 +33,32 @@ DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 LOCK_TIMEOUT_S: Final = 10.0
 
 
+def private_dir(folder: Path) -> None:
+    """Create ``folder`` and every missing parent with mode 0700 (``Path.mkdir(parents=True,
+    mode=…)`` applies the mode to the leaf only). Existing folders are left alone.
+
+    Raises ``OSError`` (read-only, disk full, a file in the way)."""
+    missing = []
+    for parent in (folder, *folder.parents):
+        if parent.is_dir():
+            break
+        missing.append(parent)
+    for parent in reversed(missing):
+        try:
+            parent.mkdir(mode=0o700)
+        except FileExistsError:
+            if not parent.is_dir():
+                raise
+        else:
+            os.chmod(parent, 0o700)  # whatever the umask
+
+
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename), file mode ``mode``.
 
     Creates missing parent folders with mode 0700. Raises ``OSError`` (disk full, read-only).
     """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -123,6 +143,8 @@ class StateFile:
 
     def read(self) -> Any | None:
         """The validated document, or ``None`` (absent, corrupt, unreadable: cold start)."""
+        if not self.path.parent.is_dir():
+            return None  # nothing to read; never let the lock create the folder (0755)
         try:
             with self.lock:
                 return self._read_unlocked()
@@ -135,7 +157,7 @@ class StateFile:
         Returns what ``merge`` returned. Raises ``OSError`` when the file cannot be written
         (callers keep serving and warn) and ``filelock.Timeout`` when the lock is held too long.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.path.parent)
         with self.lock:
             current = self._read_unlocked()
             new = merge(current)
