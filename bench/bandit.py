@@ -153,10 +153,11 @@ def run_seed(seed: int, calls: int, phases: list[Phase], mu: dict) -> dict[str, 
     return out
 
 
-def recovery(curve: np.ndarray, change: int, baseline: float, window: int = 100, tol: float = 0.01) -> int | None:
-    """Calls after ``change`` until the ``window``-call mean regret is within ``tol`` of ``baseline``."""
+def recovery(curve: np.ndarray, change: int, end: int, baseline: float, window: int = 100, tol: float = 0.01) -> int | None:
+    """Calls after ``change`` until the ``window``-call mean regret is within ``tol`` of
+    ``baseline`` (``None``: not before the phase ends at ``end``)."""
     csum = np.concatenate([[0.0], np.cumsum(curve)])
-    for k in range(0, len(curve) - change - window):
+    for k in range(0, end - change - window + 1):
         if (csum[change + k + window] - csum[change + k]) / window <= baseline + tol:
             return k
     return None
@@ -191,14 +192,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--calls", type=int, default=10_000)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed … first-seed+seeds-1")
     args = ap.parse_args()
     calls = args.calls
     c1, c2 = calls // 2, calls * 3 // 4
     phases = [Phase(0, c1, False), Phase(c1, c2, True), Phase(c2, calls, False)]
     t0 = time.perf_counter()
     mu = expected()
-    runs = [run_seed(s, calls, phases, mu) for s in range(args.seeds)]
-    print(f"bandit bench: {args.seeds} seeds x {calls} calls, drift {c1}-{c2 - 1} (quick zero-rate +{DRIFT_ZERO}, "
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    runs = [run_seed(s, calls, phases, mu) for s in seeds]
+    print(f"bandit bench: {args.seeds} seeds ({seeds.start}-{seeds.stop - 1}) x {calls} calls, drift {c1}-{c2 - 1} (quick zero-rate +{DRIFT_ZERO}, "
           f"latency x{DRIFT_LATENCY}); pseudo-regret vs per-class best arm, mean (sd) over seeds")
     print("per-class best arm:", ", ".join(
         f"{sc}/{cls}: " + "/".join(max(ARMS, key=lambda a: mu[(cls, a, d)][k]) for d in (False, True))
@@ -215,9 +218,9 @@ def main() -> None:
             a2 = arr[:, c2:c2 + 1000].sum(axis=1).mean()
             curve = arr.mean(axis=0)
             base = curve[c1 - 1000:c1].mean()
-            rec = [recovery(curve, c, base) for c in (c1, c2)]
+            rec = [recovery(curve, c, e, base) for c, e in ((c1, c2), (c2, calls))]
             totals[(sc, pol)] = tot.mean()
-            rs = [str(x) if x is not None else f">{calls - c}" for x, c in zip(rec, (c1, c2))]
+            rs = [str(x) if x is not None else f">{e - c}" for x, c, e in zip(rec, (c1, c2), (c2, calls))]
             print(f"{sc:6} {pol:16} {tot.mean():9.1f} ({tot.std():5.1f}) {a1:15.1f} {a2:15.1f} {rs[0]:>10} {rs[1]:>10}")
     for sc in ("R1", "R2"):
         print(f"{sc}: ours / seed TS regret = {totals[(sc, 'ours')] / totals[(sc, 'seed TS')]:.1%}")

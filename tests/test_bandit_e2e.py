@@ -18,10 +18,10 @@ from pygls.exceptions import JsonRpcException
 from dsh_sidecar.bandit.context import classify
 
 #: Seconds the provider stalls on an open-ended ("how …") query before answering empty.
-SLOW_S = 0.25
+SLOW_S = 0.3
 #: The bandit's speed calibration for this test, ms: fast answers (a few ms) get the full speed
 #: half, the stalled one about half of it.
-SPEED_MS = 150
+SPEED_MS = 300
 
 FACTOID = ["bike chain length", "road tyre pressure", "cassette sprocket sizes", "chain wear gauge"]
 OPEN = ["how do I clean a bike chain", "how should I store a bicycle", "how to true a wheel", "how can I fix a squeaky brake"]

@@ -92,7 +92,7 @@ def test_log_line_rounds_discounted_stats_to_six_decimals():
 
 
 def test_sparse_class_borrows_global_evidence_up_to_the_threshold():
-    p = policy(discount=1.0, min_class_evidence=10)
+    p = policy(discount=1.0, min_class_evidence=10, evidence_scale=1.0)
     for _ in range(40):
         p.update("factoid", "quick", 1.0)  # global quick: a=40
     # "fresh" has no own data: its quick arm is the global evidence scaled to 10 observations
@@ -104,6 +104,10 @@ def test_sparse_class_borrows_global_evidence_up_to_the_threshold():
     for _ in range(6):
         p.update("fresh", "quick", 0.0)  # own n = 10: stands alone
     assert p.effective("fresh")[:2] == pytest.approx((1.0, 11.0))
+    p.evidence_scale = 5.0  # tempering multiplies the evidence sampled from, not the stored α/β
+    p.invalidate()
+    assert p.effective("fresh")[:2] == pytest.approx((1.0, 51.0))
+    assert p.stats("fresh")["quick"] == {"alpha": 1.0, "beta": 11.0}
 
 
 def test_policy_is_reproducible_and_propensity_matches_choice_frequency():

@@ -38,6 +38,7 @@ from dsh_sidecar.bandit.feedback import (
 from dsh_sidecar.bandit.policy import (
     ARMS,
     DEFAULT_DISCOUNT,
+    DEFAULT_EVIDENCE_SCALE,
     DEFAULT_MIN_CLASS_EVIDENCE,
     DEFAULT_PROPENSITY_SAMPLES,
     GLOBAL,
@@ -67,6 +68,7 @@ class BanditConfig(BaseModel):
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")
     discount: float = Field(default=DEFAULT_DISCOUNT, gt=0, le=1, description="γ per update; 1 = the seed's stationary rule")
     min_class_evidence: float = Field(default=DEFAULT_MIN_CLASS_EVIDENCE, ge=0, le=1e6, alias="minClassEvidence")
+    evidence_scale: float = Field(default=DEFAULT_EVIDENCE_SCALE, gt=0, le=100, alias="evidenceScale")
     feedback_weight: float = Field(default=DEFAULT_FEEDBACK_WEIGHT, ge=0, le=1, alias="feedbackWeight")
     feedback_ttl_s: float = Field(default=DEFAULT_TTL_S, gt=0, le=7 * 86400, alias="feedbackTtlS")
     feedback_max_pending: int = Field(default=DEFAULT_MAX_PENDING, ge=1, le=100_000, alias="feedbackMaxPending")
@@ -134,6 +136,7 @@ class StrategyBandit:
         self.policy = ContextualPolicy(
             CLASSES, np.random.default_rng(seeds[0]), mc_rng=np.random.default_rng(seeds[1]),
             discount=config.discount, min_class_evidence=config.min_class_evidence,
+            evidence_scale=config.evidence_scale,
         )
         state_home = home if config.persist else None
         self.store = PosteriorStore(state_home)
@@ -152,6 +155,7 @@ class StrategyBandit:
         self._config = config
         self.policy.discount = config.discount
         self.policy.min_class_evidence = config.min_class_evidence
+        self.policy.evidence_scale = config.evidence_scale
         self.policy.invalidate()
         self.pending.max_pending = config.feedback_max_pending
         self.pending.ttl_s = config.feedback_ttl_s
@@ -273,6 +277,7 @@ class StrategyBandit:
             "classes": classes,
             "discount": self.config.discount,
             "minClassEvidence": self.config.min_class_evidence,
+            "evidenceScale": self.config.evidence_scale,
             "feedbackWeight": self.config.feedback_weight,
             "pendingFeedback": len(self.pending),
             "state": self.store.describe(),

@@ -67,11 +67,18 @@ class ThompsonPolicy:
 GLOBAL: Final = "global"
 #: Default discount γ per update of a row (discounted Thompson sampling, Raj & Kalyani 2017,
 #: "Taming non-stationary bandits: a Bayesian approach"): evidence older than ~1/(1−γ) = 100
-#: updates of its row fades; chosen with bench/bandit.py (recovery well under 300 calls).
+#: updates of its row fades. Chosen with bench/bandit.py (sweep of γ ∈ [0.98, 0.998]: recovery
+#: after a change stays under 300 calls).
 DEFAULT_DISCOUNT: Final = 0.99
 #: Default evidence (α+β above the prior) a class's arm needs before it stands alone; below
 #: it the arm is topped up with the global posterior's evidence (see ContextualPolicy).
-DEFAULT_MIN_CLASS_EVIDENCE: Final = 10.0
+#: Chosen with bench/bandit.py (swept 0–20).
+DEFAULT_MIN_CLASS_EVIDENCE: Final = 5.0
+#: Default weight of one of a class's own observations when sampling (see ContextualPolicy):
+#: a tempered posterior (Chapelle & Li 2011, "An empirical evaluation of Thompson
+#: sampling", scaled the posterior variance and found less variance better). Chosen with
+#: bench/bandit.py (swept 1–6; 1 is the plain Beta posterior).
+DEFAULT_EVIDENCE_SCALE: Final = 5.0
 #: Default Monte-Carlo draws for the propensity of a decision.
 DEFAULT_PROPENSITY_SAMPLES: Final = 2000
 
@@ -120,7 +127,12 @@ class ContextualPolicy:
     b_c`` topped up with the global row's evidence scaled to at most
     ``max(0, min_class_evidence − n_c)`` observations (``s = min(1, that / n_g)``). A new
     class thus starts from what all searches taught, and stands on its own data once it has
-    ``min_class_evidence`` observations of that arm.
+    ``min_class_evidence`` observations of that arm. Sampling tempers the class's own
+    evidence by ``evidence_scale`` k: Beta(α0 + k·a_c + s·a_g, β0 + k·b_c + s·b_g). A
+    fractional reward that averages several signals varies less than the Bernoulli trial the
+    Beta update assumes, so k > 1 stops the policy from exploring noise; the borrowed global
+    evidence stays untempered, so a sparse arm keeps being explored even when other classes
+    disagree with it. The stored α/β (the log line, the status) keep the seed's update rule.
 
     ``rng`` draws the decisions, ``mc_rng`` the propensity estimates (separate streams so
     computing a propensity never changes the next decision). Decisions use two scalar Beta
@@ -135,6 +147,7 @@ class ContextualPolicy:
         discount: float = DEFAULT_DISCOUNT,
         min_class_evidence: float = DEFAULT_MIN_CLASS_EVIDENCE,
         mc_rng: np.random.Generator | None = None,
+        evidence_scale: float = DEFAULT_EVIDENCE_SCALE,
         prior: tuple[float, float] = (PRIOR_ALPHA, PRIOR_BETA),
     ) -> None:
         self.classes = classes
@@ -143,6 +156,7 @@ class ContextualPolicy:
         self.mc_rng = mc_rng or np.random.default_rng()
         self.discount = discount
         self.min_class_evidence = min_class_evidence
+        self.evidence_scale = evidence_scale
         self.prior = prior
         self.evidence: Evidence = empty_evidence(self.rows)
         self._effective: dict[str, tuple[float, float, float, float]] = {}
@@ -195,10 +209,12 @@ class ContextualPolicy:
 
     # -- decisions
     def effective(self, cls: str) -> tuple[float, float, float, float]:
-        """``(α_quick, β_quick, α_thorough, β_thorough)`` sampled for ``cls`` (fallback applied)."""
+        """``(α_quick, β_quick, α_thorough, β_thorough)`` sampled for ``cls`` (fallback and
+        tempering applied)."""
         eff = self._effective.get(cls)
         if eff is None:
             out: list[float] = []
+            k = self.evidence_scale
             own, shared = self.evidence[cls], self.evidence[GLOBAL]
             for a in ARMS:
                 ac, bc = own[a]
@@ -206,7 +222,7 @@ class ContextualPolicy:
                 room = self.min_class_evidence - (ac + bc)
                 ng = ag + bg
                 s = min(1.0, room / ng) if room > 0 and ng > 0 and cls != GLOBAL else 0.0
-                out += [self.prior[0] + ac + s * ag, self.prior[1] + bc + s * bg]
+                out += [self.prior[0] + k * ac + s * ag, self.prior[1] + k * bc + s * bg]
             eff = self._effective[cls] = (out[0], out[1], out[2], out[3])
         return eff
 
