@@ -121,6 +121,10 @@ describe('search, status, suggest and dismiss against the real sidecar', () => {
     // the chain: provider and its endpoint in a table row
     assert.ok(html.includes(`<td>searxng</td><td>${mock.url}</td>`), html);
     assert.ok(html.includes('<dt>timeoutMs</dt><dd>5000</dd>'));
+    // provider health joins the chain table (state after two answered searches: ok)
+    assert.ok(Array.isArray((s.router as { health?: unknown }).health), 'the sidecar reports router.health');
+    assert.ok(html.includes(`<td>searxng</td><td>${mock.url}</td><td>ok</td>`), html);
+    assert.ok(!html.includes('<dt>health</dt>'));
     // both arms' posteriors; two searches so far (quick then thorough) moved both off Beta(1,1)
     const rows = posteriors(s.bandit);
     const global = rows.filter((r) => r.cls === '');

@@ -111,6 +111,19 @@ describe('rendering untrusted shapes', () => {
     assert.ok(html.includes('<h2>Other</h2><dl><dt>newThing</dt><dd><dl><dt>nested</dt><dd>1, 2</dd><dt>deep</dt><dd><dl><dt>a</dt><dd>yes</dd></dl></dd></dl></dd></dl>'));
   });
 
+  test('status: provider health joins the chain by provider', () => {
+    const html = renderStatusHtml({
+      router: {
+        chain: [{ provider: 'searxng', baseUrl: 'http://s' }, { provider: 'duckduckgo', baseUrl: 'https://d' }],
+        health: [{ provider: 'duckduckgo', state: 'cooling', failures: 2 }, { provider: 'searxng', state: 'ok', failures: 0 }],
+      },
+    });
+    assert.ok(html.includes('<tr><th>provider</th><th>baseUrl</th><th>state</th><th>failures</th></tr>'), html);
+    assert.ok(html.includes('<tr><td>searxng</td><td>http://s</td><td>ok</td><td>0</td></tr>'), html);
+    assert.ok(html.includes('<tr><td>duckduckgo</td><td>https://d</td><td>cooling</td><td>2</td></tr>'), html);
+    assert.ok(!html.includes('<dt>health</dt>'));
+  });
+
   test('status: not an object at all', () => {
     for (const bad of [null, 42, 'x', []]) {
       const html = renderStatusHtml(bad as never);

@@ -18,7 +18,8 @@ M.defaults = {
   -- init_options.suggester.enabled wins.
   suggester_enabled = true,
   search = { strategy = nil, max_results = nil },
-  -- Echo each ledger / [bandit-search] line into :messages as it arrives (always kept for :DshLog).
+  -- Echo each ledger / [bandit-search] line into :messages as it arrives, clipped to one screen
+  -- line (the full lines are always kept for :DshLog).
   echo_log = true,
 }
 
@@ -71,7 +72,15 @@ local function on_log(_, result)
   M.log_lines[#M.log_lines + 1] = line
   if M.config.echo_log then
     vim.schedule(function()
-      echo(line, level == 1 and 'ErrorMsg' or (level == 2 and 'WarningMsg' or nil))
+      -- one screen line, so a burst of log lines never stops at a hit-enter prompt; the full
+      -- line is in :DshLog
+      local width = math.max(20, vim.o.columns - 1)
+      local shown = line
+      if vim.fn.strdisplaywidth(line) > width then
+        shown = vim.fn.strcharpart(line, 0, width - 1) .. '…'
+      end
+      vim.cmd('redraw') -- each line replaces the last one on screen (all stay in :messages)
+      echo(shown, level == 1 and 'ErrorMsg' or (level == 2 and 'WarningMsg' or nil))
     end)
   end
 end
@@ -175,6 +184,7 @@ function M.show(name, lines)
   if win == -1 then
     vim.cmd('botright split')
     vim.api.nvim_win_set_buf(0, buf)
+    vim.wo.wrap, vim.wo.linebreak, vim.wo.breakindent = true, true, true
   else
     vim.api.nvim_set_current_win(win)
   end

@@ -75,7 +75,25 @@ function M.value_lines(lines, key, v, indent, depth)
         simple = false
       end
     end
-    if simple then
+    local objects = true
+    for _, x in ipairs(v) do
+      if not is_obj(x) then
+        objects = false
+      end
+    end
+    if objects then
+      -- a list of records: one `- k=v k=v` line each
+      lines[#lines + 1] = pad .. (key or '') .. ':'
+      for _, x in ipairs(v) do
+        local parts = {}
+        for _, k in ipairs(sorted_keys(x)) do
+          local sub = {}
+          M.value_lines(sub, nil, x[k], 0, depth + 1)
+          parts[#parts + 1] = k .. '=' .. table.concat(sub, ' ')
+        end
+        lines[#lines + 1] = pad .. '  - ' .. table.concat(parts, ' ')
+      end
+    elseif simple then
       local parts = {}
       for _, x in ipairs(v) do
         parts[#parts + 1] = M.scalar(x)
@@ -233,6 +251,15 @@ function M.status_lines(status)
     lines[#lines + 1] = ''
     lines[#lines + 1] = 'Router'
     local chain = type(r.chain) == 'table' and r.chain or {}
+    -- provider health (a list of records keyed by provider) joins the chain lines
+    local health, merged = {}, type(r.health) == 'table' and islist(r.health)
+    for _, h in ipairs(merged and r.health or {}) do
+      if is_obj(h) and str(h.provider) ~= '' then
+        health[h.provider] = h
+      else
+        merged = false
+      end
+    end
     if #chain == 0 then
       lines[#lines + 1] = '  chain: none (searches will fail)'
     else
@@ -241,11 +268,17 @@ function M.status_lines(status)
         if is_obj(c) then
           local line = string.format('    %d. %s  %s', i, M.scalar(c.provider), M.scalar(c.baseUrl))
           local more = {}
-          for _, k in ipairs(sorted_keys(c)) do
-            if k ~= 'provider' and k ~= 'baseUrl' then
-              local sub = {}
-              M.value_lines(sub, nil, c[k], 0)
-              more[#more + 1] = k .. '=' .. table.concat(sub, ' ')
+          local h = merged and health[c.provider] or {}
+          if h.state ~= nil then
+            more[#more + 1] = '[' .. M.scalar(h.state) .. ']'
+          end
+          for _, src in ipairs({ c, h }) do
+            for _, k in ipairs(sorted_keys(src)) do
+              if k ~= 'provider' and k ~= 'baseUrl' and not (src == h and k == 'state') then
+                local sub = {}
+                M.value_lines(sub, nil, src[k], 0)
+                more[#more + 1] = k .. '=' .. table.concat(sub, ' ')
+              end
             end
           end
           if #more > 0 then
@@ -255,7 +288,7 @@ function M.status_lines(status)
         end
       end
     end
-    rest_lines(lines, r, { 'chain' }, 1)
+    rest_lines(lines, r, merged and { 'chain', 'health' } or { 'chain' }, 1)
   end
   if is_obj(s.bandit) then
     local b = s.bandit

@@ -314,18 +314,23 @@ function fields(obj: Obj, skip: string[]): string {
 }
 
 function routerSection(router: Obj): string {
-  const chain = Array.isArray(router.chain) ? router.chain.filter(isObj) : [];
+  // provider health (a list of records keyed by provider) joins the chain table
+  const health = Array.isArray(router.health) && router.health.every((h) => isObj(h) && str(h.provider)) ? (router.health as Obj[]) : null;
+  const chain = (Array.isArray(router.chain) ? router.chain.filter(isObj) : []).map((c) => {
+    const h = health?.find((x) => x.provider === c.provider);
+    return h ? { ...c, ...h, provider: c.provider } : c;
+  });
   const parts = ['<h2>Router</h2>'];
   parts.push(
     chain.length
-      ? `<p>Provider chain, tried in order:</p>${tableHtml(chain, 0, ['provider', 'baseUrl'])}`
+      ? `<p>Provider chain, tried in order, with each provider's health:</p>${tableHtml(chain, 0, ['provider', 'baseUrl', 'state'])}`
       : '<p class="warn">No provider configured: searches will fail.</p>',
   );
   const unavailable = Array.isArray(router.unavailable) ? router.unavailable : [];
   if (unavailable.length) {
     parts.push(`<p>Unavailable (no key or endpoint): ${valueHtml(unavailable)}</p>`);
   }
-  parts.push(fields(router, ['chain', 'unavailable']));
+  parts.push(fields(router, health ? ['chain', 'unavailable', 'health'] : ['chain', 'unavailable']));
   return parts.join('\n');
 }
 
