@@ -13,6 +13,7 @@ build figures. Compare with the README's "Suggester replay baseline".
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -20,7 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dsh_sidecar.suggester.replay import latency_line, read_trace, replay
+from dsh_protocol import PostExecuteParams
+from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.replay import TraceLine, latency_line, read_trace, replay
+from dsh_sidecar.workspace import WorkspaceGraph
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests" / "data" / "replay" / "shopcart-50.jsonl"
@@ -57,13 +61,39 @@ def synthetic_workspace(dest: Path, files: int) -> float:
     return time.perf_counter() - t0
 
 
+def core_latencies(trace: list[TraceLine], workspace: Path, learn: bool) -> list[float]:
+    """Per-call milliseconds of ``Suggester.post_execute`` in-process (no JSON-RPC), after
+    activation and the graph build, like the server's path minus the transport."""
+    graph = WorkspaceGraph.build(workspace)
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-home-") as home:
+        core = Suggester(workspace, parse_suggester_config({"enabled": True, "learn": learn}), Path(home), symbols=graph)
+        core.warm()
+        gc.freeze()
+        out = []
+        for line in trace:
+            params = PostExecuteParams.model_validate(line.params)
+            t0 = time.perf_counter()
+            core.post_execute(params)
+            out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
 def run(trace_path: Path, workspace: Path, label: str) -> None:
     trace = read_trace(trace_path.read_text("utf-8").splitlines())
     t0 = time.perf_counter()
     score, _notes, logs = replay(trace, workspace)
     wall = time.perf_counter() - t0
     print(f"[{label}] {score.line()}")
-    print(f"[{label}] {latency_line(score.latencies_ms)} (per dsh/postExecute round trip, {len(score.latencies_ms)} calls)")
+    print(f"[{label}] {latency_line(score.latencies_ms)} (per dsh/postExecute round trip over stdio, {len(score.latencies_ms)} calls)")
+    # the same moment's floor: the server path for a call the suggester ignores at once
+    silent = [TraceLine({**line.params, "tool": {"name": "bash", "input": {"command": "make build"}}}, None, ()) for line in trace]
+    floor, _, _ = replay(silent, workspace)
+    print(f"[{label}] floor {latency_line(floor.latencies_ms)} (same server, a non-search call: transport + validation)")
+    no_learn, _, _ = replay(trace, workspace, {"learn": False})
+    print(f"[{label}] learn=false {latency_line(no_learn.latencies_ms)} ({no_learn.line()})")
+    for learn in (True, False):
+        core = core_latencies(trace, workspace, learn)
+        print(f"[{label}] core in-process learn={str(learn).lower()} {latency_line(core)}")
     activated = next((m for m in logs if "] activated (" in m), "")
     print(f"[{label}] replay wall {wall:.1f}s incl. start-up and graph build; {activated.split('] ', 1)[-1]}")
 

@@ -128,9 +128,6 @@ def test_symlinked_pack_pointing_out_of_the_workspace_is_refused(packsrv, tmp_pa
     assert_builtin_still_works(packsrv)
 
 
-@pytest.mark.xfail(strict=True, reason="suggester (server/suggester/packs.py read_pack_file) checks only that "
-                   "pack.yml itself is not a symlink: a .dsh folder that is a symlink out of the workspace is followed "
-                   "and its pack loaded as a repo pack")
 def test_symlinked_dsh_folder_pointing_out_of_the_workspace_is_refused(packsrv, tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()

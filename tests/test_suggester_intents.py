@@ -309,3 +309,15 @@ def test_volatile_knobs_hot_reload_and_structural_rebuild(shopcart, dsh_home):
     sidecar.reconfigure({"suggester": {"enabled": True, "persistPath": str(dsh_home / "k2.json")}})
     assert sidecar.suggester is not core
     assert sidecar.suggester.config.persist_path == str(dsh_home / "k2.json")
+
+
+def test_symlinked_dsh_folder_out_of_the_workspace_is_refused(shopcart, dsh_home, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pack.yml").write_text("id: outside\nreplace: true\nintents: {}\n")
+    os.symlink(elsewhere, shopcart / ".dsh")
+    s, lines = make(shopcart, dsh_home)
+    assert note_of(s, "grep", {"pattern": "__version__"})[0] == "Version"
+    refused = [m for m in messages(lines) if m.startswith("pack refused")]
+    assert refused == [f"pack refused ({shopcart.resolve() / '.dsh' / 'pack.yml'}: resolves outside the workspace "
+                       "(a symlinked folder); packs must live in it)"]

@@ -151,7 +151,7 @@ class Suggester:
             (self.root / ".dsh" / "pack.yml", "repo"),
         ):
             try:
-                loaded = read_pack_file(path, origin)  # type: ignore[arg-type]
+                loaded = read_pack_file(path, origin, self.root if origin == "repo" else None)  # type: ignore[arg-type]
             except PackError as exc:
                 self._refuse(str(exc))
                 continue

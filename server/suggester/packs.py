@@ -210,8 +210,10 @@ def parse_pack(text: str, source: str) -> Pack:
         raise PackError(f"{source}: {config_error_from_pydantic('', exc)}") from None
 
 
-def read_pack_file(path: Path, origin: Literal["repo", "user"]) -> LoadedPack | None:
-    """Load a repo or user pack; ``None`` when the file does not exist.
+def read_pack_file(path: Path, origin: Literal["repo", "user"], inside: Path | None = None) -> LoadedPack | None:
+    """Load a repo or user pack; ``None`` when the file does not exist. With ``inside`` (the
+    resolved workspace root), the file must resolve inside it: a symlinked ``.dsh`` folder
+    pointing elsewhere is refused too.
 
     Raises :class:`PackError` for an unreadable, oversized, symlinked-out or invalid file.
     """
@@ -219,6 +221,10 @@ def read_pack_file(path: Path, origin: Literal["repo", "user"]) -> LoadedPack | 
         return None
     if path.is_symlink():
         raise PackError(f"{path}: a symlink; packs must be regular files")
+    if inside is not None:
+        real = path.resolve()
+        if inside not in real.parents:
+            raise PackError(f"{path}: resolves outside the workspace (a symlinked folder); packs must live in it")
     if not path.is_file():
         raise PackError(f"{path}: not a regular file")
     if path.stat().st_size > MAX_PACK_BYTES:
