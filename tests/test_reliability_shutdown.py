@@ -55,3 +55,19 @@ def test_exit_without_shutdown_exits_1_and_eof_exits_0(dsh_home):
     srv.initialize({})
     srv.proc.stdin.close()
     assert srv.wait(15) == 0
+
+
+def test_requests_after_shutdown_are_refused_with_their_id(dsh_home):
+    srv = RawServer(dsh_home)
+    try:
+        srv.initialize({})
+        assert srv.request("shutdown")["result"] is None
+        for method, params in (("dsh/status", {}), ("dsh/search", {"query": "late"}), ("initialize", {})):
+            reply = srv.request(method, params)
+            assert reply["error"] == {"code": -32600, "message": f"Invalid Request: {method} after shutdown"}, reply
+        srv.notify("dsh/toolsChanged")  # a notification after shutdown: ignored, no reply
+        assert srv.drain(0.3) == []
+        srv.notify("exit")
+        assert srv.wait(15) == 0
+    finally:
+        srv.close()
