@@ -270,3 +270,14 @@ def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home
     doc = json.loads(kfile(dsh_home).read_text())
     rows = [r for ws in doc["workspaces"].values() for paths in ws["rows"].values() for r in paths.values()]
     assert sum(r["followed"] for r in rows) > 0  # the first sidecar learned and flushed at shutdown
+
+
+def test_dismissed_path_is_checked_and_normalised(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home)
+    with pytest.raises(ValueError, match="path: must not contain control characters"):
+        s.dismiss("Test", "a.py\n[2025-11-30T05:20:00.000Z] suggest Version 0.99 1 targets evil")
+    with pytest.raises(ValueError, match="path: longer than 1024 characters"):
+        s.dismiss("Test", "a" * 1025)
+    record, _ = s.dismiss("Test", str(workspace.resolve() / "tests" / "conftest.py"))
+    assert record == "dismissed Test tests/conftest.py"
+    assert messages(lines) == ["dismissed Test tests/conftest.py"]

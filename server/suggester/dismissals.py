@@ -9,12 +9,13 @@ after it was made (default 86400, plan), and expired ones are pruned when read: 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Final
 
 from dsh_sidecar.suggester.gate import INTENTS
-from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.knowledge import MAX_PATH_CHARS, Knowledge
 
 #: The path of a family dismissal (plan: ``dismissed <intent> <path|*>``).
 FAMILY: Final = "*"
@@ -25,9 +26,23 @@ def iso_seconds(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def normalize_path(path: str) -> str:
-    """A dismissed path as candidates spell it: POSIX, repo-relative, no leading ``./``."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def normalize_path(path: str, root: str = "") -> str:
+    """A dismissed path as candidates spell it: POSIX, repo-relative (an absolute path inside
+    ``root`` is made relative), no leading ``./``.
+
+    Raises ``ValueError`` for a path with control characters (it would forge ledger lines) or
+    longer than :data:`~dsh_sidecar.suggester.knowledge.MAX_PATH_CHARS`.
+    """
+    if _CONTROL.search(path):
+        raise ValueError("path: must not contain control characters")
+    if len(path) > MAX_PATH_CHARS:
+        raise ValueError(f"path: longer than {MAX_PATH_CHARS} characters")
     p = path.replace("\\", "/")
+    if root and p.startswith(root.rstrip("/") + "/"):
+        p = p[len(root.rstrip("/")) + 1:]
     while p.startswith("./"):
         p = p[2:]
     return p
@@ -49,7 +64,7 @@ class Dismissals:
         """
         if family not in INTENTS:
             raise ValueError(f"family: unknown intent {family!r} (known: {', '.join(INTENTS)})")
-        target = normalize_path(path) if path else FAMILY
+        target = normalize_path(path, self.knowledge.workspace) if path else FAMILY
         if not target:
             raise ValueError("path: empty after normalisation")
         expires = self.clock() + self.ttl()
