@@ -342,3 +342,26 @@ def test_status_and_its_table(dsh_home: Path):
     assert table[4].split() == ["open", "quick", "1.000", "1.000", "0.500", "12", "yes"]
     assert table[5].split() == ["thorough", "10.000", "4.000", "0.714"]
     bandit.close()
+
+
+def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
+    import subprocess
+    import sys
+
+    from conftest import clean_env
+
+    p = policy(discount=1.0)
+    store = PosteriorStore(dsh_home)
+    for _ in range(3):
+        store.apply(p, p.update_op("fresh", "thorough", 0.5))
+    out = subprocess.run([sys.executable, "-m", "dsh_sidecar", "status"], env=clean_env(dsh_home),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("bandit posteriors Beta(alpha, beta) per query class (discount 0.99;")
+    assert lines[6].split() == ["fresh", "quick", "1.000", "1.000", "0.500", "3", "yes"]
+    assert lines[7].split() == ["thorough", "2.500", "2.500", "0.500"]
+    assert lines[10].strip() == f"state: {dsh_home / 'bandit' / 'posteriors.json'}; pending feedback: 0"
+    js = subprocess.run([sys.executable, "-m", "dsh_sidecar", "status", "--json"], env=clean_env(dsh_home),
+                        capture_output=True, text=True, timeout=60)
+    assert json.loads(js.stdout)["bandit"]["classes"]["fresh"]["thorough"] == {"alpha": 2.5, "beta": 2.5, "mean": 0.5}
