@@ -109,7 +109,8 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     assert urls == OK_URLS[: len(urls)] and len(urls) >= 5
     assert search["qf_title"] == "DSH search: bike chain cleaning"
     assert search["qf"] == [f"{i}. {u}" for i, u in enumerate(urls, 1)]
-    # echoed clipped to one screen line (no hit-enter prompt); :DshLog below has them whole
+    # echoed clipped to one screen line less the ruler's 12 columns (no hit-enter prompt);
+    # :DshLog below has them whole
     assert re.search(r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ .*…$", search["messages"], re.M), search["messages"]
 
     thorough = steps["search-thorough"]["lines"]
@@ -137,7 +138,7 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     assert suggest[2].startswith("The suggester would say (Version): ")
     assert suggest[4] == "search-suggester: in this repository, look here for the package version:"
     assert "- src/demo_pkg/__init__.py — defines __version__" in suggest
-    assert re.search(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_",
+    assert re.search(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo",
                      steps["suggest"]["messages"], re.M), steps["suggest"]["messages"]
     assert "- src/demo_pkg/__init__.py — defines __version__" in steps["suggest-json"]["lines"]
     silent = "The suggester stays silent for this call: no intent matched, or the suggestion was dismissed, or the suggester is disabled (suggester.enabled)."

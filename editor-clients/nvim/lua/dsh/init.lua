@@ -39,10 +39,17 @@ local function echo(msg, hl)
   vim.api.nvim_echo({ { msg, hl } }, true, {})
 end
 
-local function err(msg)
+-- Scheduled after any log line that arrived with the same answer (the sidecar sends the ledger
+-- line before its reply), so the answer is what stays on screen.
+local function say(msg, hl)
   vim.schedule(function()
-    echo('dsh: ' .. msg, 'ErrorMsg')
+    vim.cmd('redraw')
+    echo('dsh: ' .. msg, hl)
   end)
+end
+
+local function err(msg)
+  say(msg, 'ErrorMsg')
 end
 
 --- Configure (call before the first command; calling again restarts the sidecar).
@@ -74,7 +81,8 @@ local function on_log(_, result)
     vim.schedule(function()
       -- one screen line, so a burst of log lines never stops at a hit-enter prompt; the full
       -- line is in :DshLog
-      local width = math.max(20, vim.o.columns - 1)
+      -- (the last 12 columns are kept for showcmd and the ruler, as Vim's own 'shortmess' T does)
+      local width = math.max(20, vim.o.columns - 13)
       local shown = line
       if vim.fn.strdisplaywidth(line) > width then
         shown = vim.fn.strcharpart(line, 0, width - 1) .. '…'
@@ -304,7 +312,7 @@ function M.dismiss(family, path)
     if e then
       return err(render.error_text(e))
     end
-    echo('dsh: ' .. render.dismiss_line(result))
+    say(render.dismiss_line(result))
   end)
 end
 
