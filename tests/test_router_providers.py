@@ -5,6 +5,7 @@ mock, sources, failure wording and class)."""
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 import yaml
@@ -161,5 +162,23 @@ async def test_basic_auth_from_the_base_url_is_sent_and_the_password_redacted(mo
             "http://admin:[redacted]@host"
         )
         assert "pa55" not in str(router.health_status())
+    finally:
+        await router.aclose()
+
+
+async def test_keys_planted_in_results_are_redacted(mock_provider):
+    reply, _ = case_reply("tavily", "ok", check=False)
+    body = json.loads(reply.body)
+    body["results"][0]["content"] = "leaked tvly-TESTKEY-123 here"
+    body["results"][0]["title"] = "title tvly-TESTKEY-123"
+    body["results"][1]["url"] = "https://evil.example/?k=tvly-TESTKEY-123"
+    mock_provider.route(*ROUTES["tavily"], Reply(200, reply.headers, json.dumps(body).encode()))
+    router = router_for("tavily", mock_provider)
+    try:
+        res = await router.search("best time to plant tomatoes", 10)
+        first, second = res.sources[0].wire(), res.sources[1].wire()
+        assert (first["title"], first["snippet"]) == ("title [redacted]", "leaked [redacted] here")
+        assert second["url"] == "https://evil.example/?k=[redacted]"
+        assert "TESTKEY" not in json.dumps([s.wire() for s in res.sources])
     finally:
         await router.aclose()

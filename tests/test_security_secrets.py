@@ -81,9 +81,6 @@ def test_no_secret_in_any_byte_the_sidecar_writes(dsh_home, workspace, hostile):
 
 
 @pytest.mark.parametrize("hostile", [True], indirect=True, ids=["keys-in-results"])
-@pytest.mark.xfail(strict=True, reason="router: a provider's result snippets/titles are forwarded unredacted "
-                   "(only `content` and failure reasons go through the Redactor), so a provider that plants a configured "
-                   "key or URL password in a result gets it written to stdout")
 def test_no_secret_even_when_a_provider_plants_keys_in_results(dsh_home, workspace, hostile):
     run_session_and_scan(dsh_home, workspace, hostile)
 

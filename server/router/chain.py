@@ -213,6 +213,7 @@ class Router:
             try:
                 answer = await self._attempt(spec, query, max_results, budget_ms)
                 sources, truncated = normalize(answer.items, max_results)
+                sources = [self._redact_source(src) for src in sources]
             except ProviderFailure as failure:
                 ms = _ms_since(t0)
                 reason = self.redactor(failure.reason)
@@ -242,6 +243,13 @@ class Router:
             empty.attempts = attempts
             return empty
         raise AllProvidersFailed(self._aggregate(failures), attempts)
+
+    def _redact_source(self, source: Source) -> Source:
+        """``source`` with every configured secret replaced in its url, title and snippet (a
+        hostile provider may plant a key in a result)."""
+        fields = {"url": source.url, "title": source.title, "snippet": source.snippet}
+        update = {k: self.redactor(v) for k, v in fields.items() if v and self.redactor(v) != v}
+        return source.model_copy(update=update) if update else source
 
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured order, with the ids of named-but-unusable providers

@@ -15,6 +15,7 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -319,11 +320,13 @@ def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[Provi
 
 def secrets_of(chain: list[ProviderSpec]) -> list[str]:
     """Every secret the chain holds, for redaction: API keys and Basic-auth passwords (also
-    percent-encoded, as they may be echoed in a URL)."""
+    percent-encoded, as they may be echoed in a URL, and the base64 ``user:password`` of the
+    Authorization header)."""
     out = [s.api_key for s in chain if s.api_key]
     for spec in chain:
         if spec.basic_auth and spec.basic_auth[1]:
-            out += [spec.basic_auth[1], quote(spec.basic_auth[1], safe="")]
+            user, password = spec.basic_auth
+            out += [password, quote(password, safe=""), base64.b64encode(f"{user}:{password}".encode()).decode()]
     return out
 
 
