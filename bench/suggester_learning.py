@@ -19,6 +19,7 @@ Figures per pass (definitions of issue 5's replay benchmark):
 * first-note = mean 1-based position, within its episode, of the first correct note;
 * rank = mean 1-based position of the expected target inside the correct note (ours: what the
   learning moves), top1 = share of correct notes listing the expected target first;
+* the cost of one knowledge flush with the file at its row cap (5,000 rows) and its size;
 * p50/p99 ms = wall time of ``post_execute`` per call (includes the knowledge flushes; with
   48 calls p99 is the slowest call, the first one, which activates: packs, file list, seed).
 
@@ -163,6 +164,26 @@ def shopcart_two_passes(home: Path) -> tuple[Any, Any]:
     return first, second
 
 
+def flush_cost(home: Path, rows: int = 5000, flushes: int = 50) -> tuple[float, float, int]:
+    """A knowledge file at its row cap: (p50 ms, p99 ms) of one learning flush (lock, read,
+    merge, atomic write + fsync) and the file's size in bytes."""
+    from dsh_sidecar.suggester.knowledge import Knowledge
+
+    path = home / "knowledge.json"
+    k = Knowledge(path, "/bench/workspace")
+    for i in range(rows):
+        k.record("Symbol", f"src/pkg{i % 97}/module_{i}.py", followed=1)
+    k.flush()
+    times = []
+    for i in range(flushes):
+        k.record("Test", f"tests/test_{i % 7}.py", followed=1)
+        t0 = time.perf_counter()
+        k.flush()
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))], path.stat().st_size
+
+
 def main() -> None:
     """Print both passes of both traces."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -186,6 +207,9 @@ def main() -> None:
         ok = learned.precision >= cold.precision and learned.recall >= cold.recall
         print(f"precision kept and recall not lost: {'yes' if ok else 'NO'}; "
               f"rank {cold.rank:.2f} -> {learned.rank:.2f}, top1 {cold.top1:.2f} -> {learned.top1:.2f}")
+        p50, p99, size = flush_cost(Path(tmp) / "home-flush")
+        print()
+        print(f"knowledge flush at the {5000}-row cap: p50={p50:.2f}ms p99={p99:.2f}ms file={size} bytes")
 
 
 if __name__ == "__main__":

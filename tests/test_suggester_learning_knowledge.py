@@ -138,3 +138,45 @@ def test_non_finite_numbers_are_refused(tmp_path):
     k = Knowledge(path, "/ws", Clock())
     assert k.active_dismissals() == {}  # an everlasting dismissal is not ours: kept aside
     assert len(list(tmp_path.glob("knowledge.json.corrupt-*"))) == 1
+
+
+def test_records_during_a_worker_flush_are_never_lost(tmp_path):
+    import threading
+
+    path = tmp_path / "knowledge.json"
+    k = Knowledge(path, "/ws", Clock())
+    stop = threading.Event()
+
+    def flusher() -> None:
+        while not stop.is_set():
+            k.flush()
+
+    worker = threading.Thread(target=flusher)
+    worker.start()
+    for _ in range(300):
+        k.record("Doc", "README.md", followed=1)
+    stop.set()
+    worker.join()
+    assert k.flush()
+    assert json.loads(path.read_text())["workspaces"]["/ws"]["rows"]["Doc"]["README.md"]["followed"] == 300
+    assert k.row("Doc", "README.md").followed == 300
+
+
+def test_a_failed_write_keeps_the_deltas_for_the_next_flush(tmp_path, monkeypatch):
+    from dsh_sidecar.state import files
+
+    path = tmp_path / "knowledge.json"
+    k = Knowledge(path, "/ws", Clock())
+    k.record("Doc", "README.md", followed=2)
+    real = files.atomic_write_bytes
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files, "atomic_write_bytes", full_disk)
+    assert k.flush() is False and k.dirty
+    assert k.row("Doc", "README.md").followed == 2  # still counted in memory
+    monkeypatch.setattr(files, "atomic_write_bytes", real)
+    k.record("Doc", "README.md", followed=1)
+    assert k.flush()
+    assert json.loads(path.read_text())["workspaces"]["/ws"]["rows"]["Doc"]["README.md"]["followed"] == 3

@@ -27,6 +27,7 @@ Expired dismissals are pruned on every read and every flush (no timers).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,6 +127,8 @@ class Knowledge:
         self._new_dismissals: dict[Key, float] = {}
         self._loaded = False
         self._seen: tuple[int, int] | None = None
+        self._mutex = threading.RLock()  # the view and the pending deltas (a flush may run in a thread)
+        self._flushing = threading.Lock()  # one flush at a time
         self.flushes = 0
 
     # ------------------------------------------------------------------ reading
@@ -146,12 +149,13 @@ class Knowledge:
         """Read the file on first use, and again whenever another writer changed it (one
         ``stat`` per call: what another sidecar learned or dismissed is seen at once).
         Absent/corrupt/foreign → cold start, with a warning."""
-        if self._loaded and (self.file is None or self._stamp() == self._seen):
+        if self._loaded and (self.file is None or self._flushing.locked() or self._stamp() == self._seen):
             return
-        self._loaded = True
-        self._seen = self._stamp()  # before the read: a write after it is seen next time
-        doc = self.file.read() if self.file else None
-        self._adopt(doc)
+        with self._mutex:
+            self._loaded = True
+            self._seen = self._stamp()  # before the read: a write after it is seen next time
+            doc = self.file.read() if self.file else None
+            self._adopt(doc)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
         """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
@@ -182,10 +186,11 @@ class Knowledge:
         """Unexpired dismissals ``{(intent, path|'*'): expiresAt}``; expired ones are pruned."""
         self.ensure()
         now = self.clock()
-        for key in [k for k, exp in self.dismissals.items() if exp <= now]:
-            del self.dismissals[key]
-            self._new_dismissals.pop(key, None)
-        return dict(self.dismissals)
+        with self._mutex:
+            for key in [k for k, exp in self.dismissals.items() if exp <= now]:
+                del self.dismissals[key]
+                self._new_dismissals.pop(key, None)
+            return dict(self.dismissals)
 
     # ------------------------------------------------------------------ writing (in memory)
 
@@ -196,11 +201,12 @@ class Knowledge:
         """
         self.ensure()
         key = (intent, path)
-        if key in self.rows or len(path) > MAX_PATH_CHARS:
-            return False
-        self.rows[key] = Row(seed=weight)
-        self._seeded[key] = weight
-        return True
+        with self._mutex:
+            if key in self.rows or len(path) > MAX_PATH_CHARS:
+                return False
+            self.rows[key] = Row(seed=weight)
+            self._seeded[key] = weight
+            return True
 
     def record(self, intent: str, path: str, followed: int = 0, ignored: int = 0) -> None:
         """Count a follow / an ignore of (intent, path) now (pending until :meth:`flush`)."""
@@ -208,17 +214,19 @@ class Knowledge:
         if len(path) > MAX_PATH_CHARS:
             return
         key, now = (intent, path), self.clock()
-        for target in (self.rows.setdefault(key, Row()), self._deltas.setdefault(key, Row())):
-            target.followed += followed
-            target.ignored += ignored
-            target.last_used = max(target.last_used, now)
+        with self._mutex:
+            for target in (self.rows.setdefault(key, Row()), self._deltas.setdefault(key, Row())):
+                target.followed += followed
+                target.ignored += ignored
+                target.last_used = max(target.last_used, now)
 
     def dismiss(self, intent: str, path: str, expires_at: float) -> None:
         """Record a dismissal of (intent, path or ``*``) until ``expires_at`` (epoch seconds)."""
         self.ensure()
         key = (intent, path[:MAX_PATH_CHARS])
-        self.dismissals[key] = max(self.dismissals.get(key, 0.0), expires_at)
-        self._new_dismissals[key] = self.dismissals[key]
+        with self._mutex:
+            self.dismissals[key] = max(self.dismissals.get(key, 0.0), expires_at)
+            self._new_dismissals[key] = self.dismissals[key]
 
     @property
     def dirty(self) -> bool:
@@ -230,41 +238,74 @@ class Knowledge:
     def flush(self) -> bool:
         """Merge the pending deltas into the file under its lock; ``True`` when nothing is pending
         afterwards. A write failure (read-only/full disk, lock timeout) logs a warning, keeps the
-        deltas for the next flush and returns ``False``; it never raises."""
-        self.ensure()
-        if not self.dirty or self.file is None:
+        deltas for the next flush and returns ``False``; it never raises. Thread-safe: a flush may
+        run in a worker thread while calls keep recording (their deltas wait for the next one)."""
+        with self._flushing:
+            self.ensure()
+            with self._mutex:
+                if not self.dirty or self.file is None:
+                    return True
+                batch = _Batch(self._deltas, self._seeded, self._new_dismissals)
+                self._deltas, self._seeded, self._new_dismissals = {}, {}, {}
+            try:
+                merged = self.file.update(batch.merge_into(self.workspace, self.clock()))
+            except (OSError, Timeout) as exc:
+                with self._mutex:
+                    batch.give_back(self)
+                log.warning("search-suggester: cannot write the knowledge file (%s); keeping it in memory",
+                            getattr(exc, "strerror", None) or type(exc).__name__)
+                return False
+            with self._mutex:
+                self.flushes += 1
+                # the file is ours as of now (a write by another sidecar in the instant since the
+                # lock was released is seen at its next change; its deltas are never lost anyway)
+                self._seen = self._stamp()
+                self._adopt(merged)
             return True
-        try:
-            merged = self.file.update(self._merge)
-        except (OSError, Timeout) as exc:
-            log.warning("search-suggester: cannot write the knowledge file (%s); keeping it in memory",
-                        getattr(exc, "strerror", None) or type(exc).__name__)
-            return False
-        self._deltas.clear()
-        self._seeded.clear()
-        self._new_dismissals.clear()
-        self.flushes += 1
-        self._seen = None  # another writer may follow at once: re-read on the next use
-        self._adopt(merged)
-        return True
 
-    def _merge(self, current: dict[str, Any] | None) -> dict[str, Any]:
-        doc = current if current is not None else empty_document()
-        wss: dict[str, Any] = doc.setdefault("workspaces", {})
-        ws = wss.setdefault(self.workspace, {"rows": {}, "dismissals": {}})
-        rows, dis = ws.setdefault("rows", {}), ws.setdefault("dismissals", {})
-        for (intent, p), w in self._seeded.items():
-            rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": w, "lastUsed": 0.0})
-        for (intent, p), d in self._deltas.items():
-            r = rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": 0.0, "lastUsed": 0.0})
-            r["followed"] += d.followed
-            r["ignored"] += d.ignored
-            r["lastUsed"] = max(r["lastUsed"], d.last_used)
-        for (intent, p), exp in self._new_dismissals.items():
-            slot = dis.setdefault(intent, {})
-            slot[p] = max(slot.get(p, 0.0), exp)
-        _prune(doc, self.clock())
-        return doc
+
+@dataclass
+class _Batch:
+    """The pending deltas one flush takes out of a :class:`Knowledge`."""
+
+    deltas: dict[Key, Row]
+    seeded: dict[Key, float]
+    dismissals: dict[Key, float]
+
+    def merge_into(self, workspace: str, now: float) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
+        """The ``StateFile.update`` merge: apply this batch to the on-disk document."""
+
+        def merge(current: dict[str, Any] | None) -> dict[str, Any]:
+            doc = current if current is not None else empty_document()
+            wss: dict[str, Any] = doc.setdefault("workspaces", {})
+            ws = wss.setdefault(workspace, {"rows": {}, "dismissals": {}})
+            rows, dis = ws.setdefault("rows", {}), ws.setdefault("dismissals", {})
+            for (intent, p), w in self.seeded.items():
+                rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": w, "lastUsed": 0.0})
+            for (intent, p), d in self.deltas.items():
+                r = rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": 0.0, "lastUsed": 0.0})
+                r["followed"] += d.followed
+                r["ignored"] += d.ignored
+                r["lastUsed"] = max(r["lastUsed"], d.last_used)
+            for (intent, p), exp in self.dismissals.items():
+                slot = dis.setdefault(intent, {})
+                slot[p] = max(slot.get(p, 0.0), exp)
+            _prune(doc, now)
+            return doc
+
+        return merge
+
+    def give_back(self, k: Knowledge) -> None:
+        """A failed flush: return the batch to ``k``'s pending deltas (caller holds the mutex)."""
+        for key, d in self.deltas.items():
+            row = k._deltas.setdefault(key, Row())
+            row.followed += d.followed
+            row.ignored += d.ignored
+            row.last_used = max(row.last_used, d.last_used)
+        for key, w in self.seeded.items():
+            k._seeded.setdefault(key, w)
+        for key, exp in self.dismissals.items():
+            k._new_dismissals[key] = max(k._new_dismissals.get(key, 0.0), exp)
 
 
 def _prune(doc: dict[str, Any], now: float) -> None:

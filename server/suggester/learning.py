@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -204,8 +205,11 @@ class Journal:
 
 
 #: Least seconds between two learning flushes of the knowledge file (dismissals and
-#: ``shutdown`` flush at once); bounds the write cost on the ``dsh/postExecute`` path.
+#: ``shutdown`` flush at once, in the caller); learning flushes run in a worker thread so a
+#: ``dsh/postExecute`` never waits for the write.
 FLUSH_INTERVAL_S: Final = 2.0
+#: Longest wait for a running worker flush before the final one (``shutdown``), seconds.
+FLUSH_JOIN_S: Final = 15.0
 
 
 class Learning:
@@ -236,6 +240,7 @@ class Learning:
         self.proves: Callable[[str, str], bool] | None = None
         self.seeded = 0
         self._last_flush = float("-inf")
+        self._flusher: threading.Thread | None = None
 
     def seed(self, targets: dict[str, list[Target]]) -> None:
         """The offline seed over the built-in packs' resolved targets (unless switched off)."""
@@ -249,9 +254,12 @@ class Learning:
             return
         if self.journal.observe(session_id, touched_paths(probe, self.root), call_index, self.config().learn_window):
             now = self.clock()
-            if now - self._last_flush >= FLUSH_INTERVAL_S:
+            busy = self._flusher is not None and self._flusher.is_alive()
+            if now - self._last_flush >= FLUSH_INTERVAL_S and not busy:
                 self._last_flush = now
-                self.knowledge.flush()
+                # off the request path: the write (lock, read, merge, fsync) runs in a worker
+                self._flusher = threading.Thread(target=self.knowledge.flush, name="dsh-knowledge-flush", daemon=True)
+                self._flusher.start()
 
     def noted(self, session_id: str, intent: str, targets: list[str], call_index: int) -> None:
         """A note went out: open its learning window and make ``intent`` the section's current one."""
@@ -264,7 +272,10 @@ class Learning:
         return rank(intent, targets, self.knowledge) if self.config().learn else targets
 
     def flush(self) -> bool:
-        """Write pending knowledge now (``shutdown``); see :meth:`Knowledge.flush`."""
+        """Write pending knowledge now (``shutdown``), after any flush still running in the
+        worker; see :meth:`Knowledge.flush`."""
+        if self._flusher is not None:
+            self._flusher.join(FLUSH_JOIN_S)
         self._last_flush = self.clock()
         return self.knowledge.flush()
 
