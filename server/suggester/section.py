@@ -6,7 +6,8 @@ The current intent is the last one a note named in the asking session (any sessi
 top targets. Targets are the graph's proven paths when the graph proves a candidate of the
 intent, else the pack list (both in learned order). The text is cached and rebuilt when
 ``sectionTtl`` seconds have passed (one cache entry per current intent), or after
-``dsh/toolsChanged`` (:meth:`StickySection.invalidate`); every rebuild is the ledger line
+``dsh/toolsChanged`` or a ``dsh/dismiss`` (:meth:`StickySection.invalidate`); every rebuild is
+the ledger line
 ``section rebuilt (ttl <n>)``. No timers: the age is checked when the section is asked for.
 """
 
@@ -19,7 +20,7 @@ from typing import Final
 
 #: The section's name.
 SECTION_NAME: Final = "search-suggester"
-#: The section's order among the harness's system-prompt sections (after the core ones).
+#: The section's order among the harness's system-prompt sections (ours: late, after the core ones).
 SECTION_ORDER: Final = 900
 #: Longest section text, characters.
 MAX_SECTION_CHARS: Final = 1200
