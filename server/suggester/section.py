@@ -7,8 +7,8 @@ top targets. Targets are the graph's proven paths when the graph proves a candid
 intent, else the pack list (both in learned order). The text is cached and rebuilt when
 ``sectionTtl`` seconds have passed (one cache entry per current intent), or after
 ``dsh/toolsChanged`` or a ``dsh/dismiss`` (:meth:`StickySection.invalidate`); every rebuild is
-the ledger line
-``section rebuilt (ttl <n>)``. No timers: the age is checked when the section is asked for.
+the ledger line ``section rebuilt (ttl <n>)``. No timers: the age is checked when the section
+is asked for.
 """
 
 from __future__ import annotations
