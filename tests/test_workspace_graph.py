@@ -495,3 +495,26 @@ def test_foreign_symbol_cache_is_ignored(tmp_path: Path) -> None:
     b.start()
     assert b.wait(30)
     assert b.definitions("planted") == [] and b.definitions("alpha") == ["a.py"]
+
+
+# ---------------------------------------------------------------------- ignore matcher
+
+IGNORE_PATHS = ["a.log", "x/a.log", "build/", "build/x.py", "x/build/y.py", "buildx/y.py", "local.py",
+                "x/local.py", "a/b", "a/x/y/b", "a/b/c.py", "ab", "docs/a.md", "deep/er/file.txt",
+                ".env", "x/.env", "node/cache/", "cache.py"]
+
+
+@pytest.mark.parametrize("lines", [
+    ["*.log", "build/", "/local.py", "a/**/b", ".env"],
+    ["cache/", "*.txt", "docs/*.md"],
+    ["*.log", "!keep.log"],  # a negation: the spec itself is used
+    ["[ab]", "?.py", "**/er/"],
+])
+def test_ignore_matcher_agrees_with_pathspec(lines: list[str]) -> None:
+    import pathspec
+
+    from dsh_sidecar.workspace.files import ignore_matcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    matcher = ignore_matcher(spec)
+    assert [matcher(p) for p in IGNORE_PATHS] == [spec.match_file(p) for p in IGNORE_PATHS]

@@ -4,7 +4,9 @@ that honours ``.gitignore`` (via pathspec's gitwildmatch) and skips VCS and buil
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -63,14 +65,28 @@ def _read_ignore(path: str, prefix: str) -> list[str]:
     return out
 
 
+def ignore_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
+    """``spec.match_file``, or (same answers, several times faster on big trees) one combined
+    regex when the spec has no negated (``!``) pattern, so that any matching pattern ignores."""
+    patterns = [p for p in spec.patterns if getattr(p, "include", None) is not None]
+    if patterns and all(p.include for p in patterns):
+        try:
+            combined = re.compile("|".join(
+                "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns))  # type: ignore[attr-defined]
+        except (re.error, AttributeError):
+            return spec.match_file
+        return lambda rel: combined.match(rel) is not None
+    return spec.match_file
+
+
 def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
     """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
     root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
     :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed."""
     out: list[tuple[str, float]] = []
-    stack: list[tuple[str, str, list[str], pathspec.PathSpec | None]] = [(str(root), "", [], None)]
+    stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     while stack:
-        folder, prefix, lines, spec = stack.pop()
+        folder, prefix, lines, ignored = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -81,7 +97,7 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 if extra:
                     lines = lines + extra
                     try:
-                        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                        ignored = ignore_matcher(pathspec.GitIgnoreSpec.from_lines(lines))
                     except Exception:  # a malformed .gitignore must not stop the listing
                         pass
                 break
@@ -92,11 +108,11 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
             except OSError:
                 continue
             if is_dir:
-                if e.name in SKIP_DIRS or (spec is not None and spec.match_file(rel + "/")):
+                if e.name in SKIP_DIRS or (ignored is not None and ignored(rel + "/")):
                     continue
-                stack.append((e.path, rel + "/", lines, spec))
+                stack.append((e.path, rel + "/", lines, ignored))
                 continue
-            if spec is not None and spec.match_file(rel):
+            if ignored is not None and ignored(rel):
                 continue
             mtime = 0.0
             if mtimes:

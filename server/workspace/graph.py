@@ -1,9 +1,13 @@
 """The workspace graph projection: every file as a node (kind, depth, recency rank) plus the
 symbol index, and the two scores the suggester reads from it.
 
-Nodes come from :func:`~dsh_sidecar.workspace.files.list_files` (git-tracked plus untracked
-not ignored, or a walk honouring ``.gitignore``); kinds from :mod:`.kinds`; recency ranks from
-:mod:`.recency`; definitions and usages from :mod:`.symbols`.
+Nodes come from :func:`~dsh_sidecar.workspace.recency.git_scan` (git-tracked plus untracked
+not ignored) or, outside git, :func:`~dsh_sidecar.workspace.files.walk_files` (a walk honouring
+the root's and nested ``.gitignore`` files); kinds from :mod:`.kinds`; recency ranks from
+:mod:`.recency`; definitions and usages from :mod:`.symbols` (kept on disk by :mod:`.cache`).
+A :meth:`WorkspaceGraph.refresh` of single paths re-reads just those files; a new path is
+admitted unless the root ``.gitignore`` or :data:`~dsh_sidecar.workspace.files.SKIP_DIRS`
+excludes it (a full rebuild applies every ignore rule).
 
 Scores (the plan's "graph projection": literal = proof, scope = depth tier):
 
