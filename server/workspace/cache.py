@@ -26,7 +26,7 @@ from dsh_sidecar.state.files import StateFile, atomic_write_bytes
 log = logging.getLogger(__name__)
 
 #: Format version of the cache document.
-CACHE_VERSION: Final = 1
+CACHE_VERSION: Final = 2
 #: Largest cache written or read, bytes.
 MAX_CACHE_BYTES: Final = 64 * 1024 * 1024
 

@@ -7,7 +7,7 @@ Kinds, in the order the rules are tried (the first match wins):
     ``build/``, ``out/``, ``target/``, ``node_modules/``, ``__generated__/``, ``.next/``, …), or a
     name such as ``*.min.js``, ``*.min.css``, ``*.map``, ``*_pb2.py``, ``*.pb.go``,
     ``*.generated.*``, ``*_generated.*``, ``*.g.dart``. The symbol index also re-labels a source
-    file whose first 1 KiB carries ``@generated`` or ``DO NOT EDIT`` (see ``symbols.py``).
+    file whose first KiB has a generated-code marker comment (see ``symbols.py``).
 ``lock``
     dependency lock files: ``*.lock``, ``package-lock.json``, ``npm-shrinkwrap.json``,
     ``pnpm-lock.yaml``, ``go.sum``, ``*.lockb``, ``Pipfile.lock``, ``gradle.lockfile``.
