@@ -161,7 +161,33 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     assert sum(1 for line in log["lines"]
                if re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py", line)) == 2
 
+    # no deprecation warnings on any version
+    for step in result["steps"]:
+        assert "deprecated" not in step["messages"].lower(), step
+
     # all providers failing: the aggregated, key-free text in :messages
     fails = steps["search-fails"]["messages"]
     assert "dsh: search-router: all configured search providers failed:\n- searxng: HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)" in fails, fails
     assert "\nSuggester: DISABLED (set suggester.enabled = true)\n" in "\n".join(steps["status-disabled"]["lines"])
+
+    check_hostile_rendering(result["hostile"])
+
+
+def check_hostile_rendering(hostile: dict) -> None:
+    """Rendering of JSON null, wrong types and unknown fields (run.lua's ``hostile`` block)."""
+    status = hostile["status"]
+    assert status[:5] == ["DSH sidecar status", "", "Sidecar", "  version: —", "  workspace: —"]
+    assert "    1. p  —" in status
+    assert "  health: broken" in status
+    assert "  unavailable: exa" in status
+    assert "  open       quick     alpha=3        beta=1        mean=0.750  evidence=2" in status
+    assert "  arms: x" in status
+    assert "Suggester: DISABLED (set suggester.enabled = true)" in status
+    assert "  counters: —" in status
+    assert status[-5:] == ["Other", "  newThing:", "    list:", "      - a=1", "      - b=—"], status
+    assert hostile["status_not_object"][:3] == ["DSH sidecar status", "", "Sidecar"]
+    assert hostile["search"][1] == "? · 3 results"
+    assert hostile["search"][3:5] == ["1. not a url", "   not a url  (not a web address)"]
+    assert hostile["suggest"][2:] == ["The suggester would say: ", "", "T"]
+    assert hostile["dismiss"] == "Dismissed until ? (no record)."
+    assert hostile["error"] == "maxResults: Input should be a valid integer (JSON-RPC error -32602)"

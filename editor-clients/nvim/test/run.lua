@@ -40,6 +40,22 @@ local function step(name, command)
 end
 
 local ok, problem = pcall(function()
+  -- rendering of hostile / grown shapes (JSON null, wrong types, unknown fields) never raises
+  local render = require('dsh.render')
+  out.hostile = {
+    status = render.status_lines({
+      version = vim.NIL,
+      router = { chain = { { provider = 'p', baseUrl = vim.NIL } }, health = 'broken', unavailable = { 'exa' } },
+      bandit = { arms = 'x', classes = { open = { quick = { alpha = 3, beta = 1 }, evidence = 2 } } },
+      suggester = { enabled = 'maybe', counters = vim.NIL },
+      newThing = { list = { { a = 1 }, { b = vim.NIL } } },
+    }),
+    status_not_object = render.status_lines('nope'),
+    search = render.search_lines('q', { sources = { { url = 'not a url' }, { title = 'no url' }, 'x' }, reward = 'high' }),
+    suggest = render.suggest_lines({ name = 'grep', input = vim.empty_dict() }, { additionalContexts = { { source = vim.NIL, text = 'T' } } }),
+    dismiss = render.dismiss_line(vim.NIL),
+    error = render.error_text({ code = -32602, message = 'maxResults: Input should be a valid integer' }),
+  }
   local dsh = require('dsh')
   dsh.setup({
     cmd = { env.DSH_TEST_CMD, 'serve' },

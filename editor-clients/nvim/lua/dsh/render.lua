@@ -326,7 +326,7 @@ function M.status_lines(status)
       end
       lines[#lines + 1] = '  counters: ' .. table.concat(parts, ' ')
     end
-    rest_lines(lines, g, { 'enabled', 'counters' }, 1)
+    rest_lines(lines, g, is_obj(g.counters) and { 'enabled', 'counters' } or { 'enabled' }, 1)
   end
   local other = {}
   rest_lines(other, s, { 'version', 'workspace', 'state', 'router', 'bandit', 'suggester' }, 1)
