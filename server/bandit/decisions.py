@@ -82,7 +82,12 @@ class DecisionLog:
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as a JSON line (silently nothing when the log is off)."""
         if self.enabled and self._logger is not None:
-            self._logger.info("%s", json.dumps(record, separators=(",", ":"), allow_nan=False))
+            try:
+                line = json.dumps(record, separators=(",", ":"), allow_nan=False)
+            except ValueError:  # a NaN/inf slipped in: drop the record rather than write non-JSON
+                log.warning("bandit decision record with a non-finite number dropped")
+                return
+            self._logger.info("%s", line)
 
     def close(self) -> None:
         """Close the file."""
