@@ -13,6 +13,7 @@ the seed's exactly; with the default discount the other arm's α/β shrink towar
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -191,11 +192,11 @@ class StrategyBandit:
             result: ArmResult = await run(self.router, query, cap, deadline_ms)
         except AllProvidersFailed:
             duration_ms = int((time.monotonic() - started) * 1000)
-            reward = self._learn(cls, arm, 0, duration_ms)
+            reward = await self._learn(cls, arm, 0, duration_ms)
             self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior)
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        reward = self._learn(cls, arm, len(result.sources), duration_ms)
+        reward = await self._learn(cls, arm, len(result.sources), duration_ms)
         self.pending.add(search_id, cls, arm, reward, (normalise_url(s.url) for s in result.sources))
         self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us,
                      len(result.sources), posterior)
@@ -215,7 +216,10 @@ class StrategyBandit:
             propensity=propensity,
         )
 
-    def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
+    async def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
+        """Reward the call and update the posterior. The update (a locked, fsync'd write of the
+        state file) runs in a worker thread so it never blocks the event loop; the log line is
+        written on the loop once the update has landed."""
         reward = heuristic_reward(
             result_count,
             self.arm_max(arm),
@@ -223,7 +227,7 @@ class StrategyBandit:
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
-        self.store.apply(self.policy, self.policy.update_op(cls, arm, reward))
+        await asyncio.to_thread(self.store.apply, self.policy, self.policy.update_op(cls, arm, reward))
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 

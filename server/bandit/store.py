@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -68,6 +69,9 @@ class PosteriorStore:
         self.warnings: list[str] = []
         self.file = StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
         self.persisting = self.file is not None
+        # apply() runs in worker threads (never on the event loop): one at a time, so the
+        # evidence adopted last is always the newest document.
+        self._mutex = threading.Lock()
 
     def load(self, policy: ContextualPolicy) -> None:
         """Adopt the persisted evidence (absent or corrupt: the prior, with a warning)."""
@@ -79,7 +83,13 @@ class PosteriorStore:
 
     def apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
         """Apply ``op`` to the file's current evidence under the lock and adopt the result;
-        in memory only when persistence is off or the write fails (warned once)."""
+        in memory only when persistence is off or the write fails (warned once).
+
+        Thread-safe: calls are serialised (the sidecar runs them in worker threads)."""
+        with self._mutex:
+            self._apply(policy, op)
+
+    def _apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
         if self.file is not None and self.persisting:
             def merge(current: Any | None) -> dict[str, Any]:
                 ev: Evidence = current if current is not None else {}
