@@ -165,3 +165,23 @@ def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
     monkeypatch.setattr(s, "_classify", lambda probe: 1 / 0)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert s.counters["errors"] == 1
+
+
+def test_glob_matches_in_fixture_folders_give_way_to_project_files(workspace, dsh_home):
+    from dsh_sidecar.suggester.candidates import is_fixture
+
+    assert is_fixture("tests/data/workspaces/x/__init__.py")
+    assert is_fixture("pkg/testdata/a.go") and is_fixture("vendor/lib/__init__.py")
+    assert not is_fixture("src/demo_pkg/__init__.py") and not is_fixture("tests/conftest.py")
+    fixture = workspace / "tests" / "data" / "sample" / "pkg"
+    fixture.mkdir(parents=True)
+    (fixture / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    s, _ = make(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "__version__"}))
+    assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
+    # with the package's own definition gone, the fixture is all the glob has: it is named
+    (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version"""\n')
+    s2, lines2 = make(workspace, dsh_home)
+    notes = s2.post_execute(call("grep", {"pattern": "__version__"}, session="other"))
+    assert notes, lines2
+    assert notes[0].source.targets == ["tests/data/sample/pkg/__init__.py"]

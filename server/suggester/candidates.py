@@ -149,6 +149,27 @@ def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) ->
     return search(pattern, text)
 
 
+#: Folder names that hold test data, examples or vendored code, not the project's own files.
+FIXTURE_DIRS: Final = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data", "examples",
+                                 "vendor", "third_party", "node_modules"})
+
+
+def is_fixture(rel: str) -> bool:
+    """Whether ``rel`` lies in a fixture/example/vendor folder (``tests/data/`` included)."""
+    parts = rel.split("/")[:-1]
+    if any(p in FIXTURE_DIRS for p in parts):
+        return True
+    return any(parts[i] in ("tests", "test") and parts[i + 1] == "data" for i in range(len(parts) - 1))
+
+
+def _project_files_first(paths: list[str]) -> list[list[str]]:
+    """A glob's matches as two tiers: the project's own files, then those in fixture folders.
+    The second tier is used only when nothing of the first qualified (a Version glob must name
+    the package's ``__init__.py``, not a test fixture's)."""
+    own = [p for p in paths if not is_fixture(p)]
+    return [own, [p for p in paths if is_fixture(p)]] if len(own) < len(paths) else [paths]
+
+
 def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
     """Existing targets of the path candidates in ``candidates``, best first, each path once.
 
@@ -160,23 +181,29 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
         if cand.path is None:
             continue
         contains = check_regex(cand.contains) if cand.contains else None
-        paths = index.glob(cand.path) if _GLOB_CHARS.search(cand.path) else ([cand.path] if index.exists(cand.path) else [])
+        if _GLOB_CHARS.search(cand.path):
+            tiers = _project_files_first(index.glob(cand.path))
+        else:
+            tiers = [[cand.path] if index.exists(cand.path) else []]
         matched = reads = 0
-        for rel in paths:
-            if rel in seen or not index.inside(rel):
-                continue
-            if contains is not None:
-                reads += 1
-                if reads > MAX_CONTAINS_READS:
-                    break
-                if not _content_matches(index, rel, contains):
-                    continue
-            seen.add(rel)
-            score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
-            found.append((-score, order, Target(rel, cand.reason, score)))
-            matched += 1
-            if matched >= MAX_GLOB_MATCHES:
+        for paths in tiers:
+            if matched:
                 break
+            for rel in paths:
+                if rel in seen or not index.inside(rel):
+                    continue
+                if contains is not None:
+                    reads += 1
+                    if reads > MAX_CONTAINS_READS:
+                        break
+                    if not _content_matches(index, rel, contains):
+                        continue
+                seen.add(rel)
+                score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
+                found.append((-score, order, Target(rel, cand.reason, score)))
+                matched += 1
+                if matched >= MAX_GLOB_MATCHES:
+                    break
     found.sort(key=lambda t: (t[0], t[1]))
     return [t for _, _, t in found]
 
