@@ -55,16 +55,21 @@ async def test_large_workspace_reports_progress(spawn, tmp_path: Path) -> None:
     graph = await _wait_ready(client)
     assert graph["files"] == LARGE_REPO_FILES + 4
     for _ in range(100):  # the end notification may trail the status by a loop turn
-        if any(v and isinstance(v[-1], lsp.WorkDoneProgressEnd) for v in client.progress_reports.values()):
+        if client.progress_reports and all(
+            v and isinstance(v[-1], lsp.WorkDoneProgressEnd) for v in client.progress_reports.values()
+        ):
             break
         await asyncio.sleep(0.05)
-    assert len(client.progress_reports) == 1
-    token, values = next(iter(client.progress_reports.items()))
-    assert token.startswith("dsh/workspaceGraph/")
-    assert isinstance(values[0], lsp.WorkDoneProgressBegin)
-    assert values[0].title == "Indexing workspace"
-    assert values[0].percentage == 0
-    assert isinstance(values[-1], lsp.WorkDoneProgressEnd)
+    # the first build is reported too when it is still running at `initialized` (timing):
+    # one or two tokens, each a complete begin … end sequence; the last one is the rebuild
+    assert 1 <= len(client.progress_reports) <= 2
+    for token, values in client.progress_reports.items():
+        assert token.startswith("dsh/workspaceGraph/")
+        assert isinstance(values[0], lsp.WorkDoneProgressBegin)
+        assert values[0].title == "Indexing workspace"
+        assert values[0].percentage == 0
+        assert isinstance(values[-1], lsp.WorkDoneProgressEnd)
+    values = list(client.progress_reports.values())[-1]
     assert values[-1].message == "symbols 3/3"
     reports = [v for v in values[1:-1]]
     assert all(isinstance(v, lsp.WorkDoneProgressReport) for v in reports)
