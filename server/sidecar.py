@@ -152,11 +152,16 @@ class Sidecar:
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:
-        """LSP ``shutdown``: flush the suggester's knowledge file (never raises)."""
+        """LSP ``shutdown``: flush the suggester's knowledge file and the bandit's queued
+        posterior writes (never raises)."""
         try:
             self.suggester.learning.flush()
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
+        try:
+            self.bandit.store.flush()
+        except Exception:
+            log.warning("bandit: state flush at shutdown failed", exc_info=True)
 
     def tools_changed(self) -> None:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background

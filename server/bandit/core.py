@@ -13,7 +13,6 @@ the seed's exactly; with the default discount the other arm's α/β shrink towar
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -217,9 +216,8 @@ class StrategyBandit:
         )
 
     async def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
-        """Reward the call and update the posterior. The update (a locked, fsync'd write of the
-        state file) runs in a worker thread so it never blocks the event loop; the log line is
-        written on the loop once the update has landed."""
+        """Reward the call and update the posterior: in memory at once, in the state file by the
+        store's writer thread (the locked, fsync'd write never delays the reply)."""
         reward = heuristic_reward(
             result_count,
             self.arm_max(arm),
@@ -227,7 +225,7 @@ class StrategyBandit:
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
-        await asyncio.to_thread(self.store.apply, self.policy, self.policy.update_op(cls, arm, reward))
+        self.store.submit(self.policy, self.policy.update_op(cls, arm, reward))
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 
@@ -290,7 +288,8 @@ class StrategyBandit:
         }
 
     def close(self) -> None:
-        """Close the decision log."""
+        """Flush the posterior writes and close the decision log."""
+        self.store.close()
         self.decisions.close()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -69,9 +70,12 @@ class PosteriorStore:
         self.warnings: list[str] = []
         self.file = StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
         self.persisting = self.file is not None
-        # apply() runs in worker threads (never on the event loop): one at a time, so the
-        # evidence adopted last is always the newest document.
+        # Writes go through one worker thread, in submission order, so a search never waits
+        # for the lock and the fsync; ``_pending`` counts queued writes so that the file's
+        # merged evidence is adopted only when no newer local update is still queued.
         self._mutex = threading.Lock()
+        self._pending = 0
+        self._writer: ThreadPoolExecutor | None = None
 
     def load(self, policy: ContextualPolicy) -> None:
         """Adopt the persisted evidence (absent or corrupt: the prior, with a warning)."""
@@ -81,15 +85,31 @@ class PosteriorStore:
         if doc is not None:
             policy.load(doc)
 
-    def apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
-        """Apply ``op`` to the file's current evidence under the lock and adopt the result;
-        in memory only when persistence is off or the write fails (warned once).
+    def submit(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> Future[None] | None:
+        """Apply ``op`` to the in-memory evidence now and queue the same ``op`` for the file
+        (applied under the lock to the file's current evidence, in submission order, by one
+        worker thread). Returns the write's future, ``None`` when nothing is persisted.
 
-        Thread-safe: calls are serialised (the sidecar runs them in worker threads)."""
+        Thread-safe. A write failure turns persistence off for the process (warned once);
+        the in-memory update stands either way."""
         with self._mutex:
-            self._apply(policy, op)
+            op(policy.evidence)
+            policy.invalidate()
+            if self.file is None or not self.persisting:
+                return None
+            self._pending += 1
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-bandit-state")
+            return self._writer.submit(self._persist, policy, op)
 
-    def _apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+    def apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+        """:meth:`submit`, then wait until the write (and every earlier one) has landed."""
+        future = self.submit(policy, op)
+        if future is not None:
+            future.result()
+
+    def _persist(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+        doc = None
         if self.file is not None and self.persisting:
             def merge(current: Any | None) -> dict[str, Any]:
                 ev: Evidence = current if current is not None else {}
@@ -104,11 +124,22 @@ class PosteriorStore:
                 message = f"bandit state {self.path} cannot be written ({reason}); keeping the posteriors in memory only"
                 self.warnings.append(message)
                 log.warning("%s", message)
-            else:
-                policy.load(doc["rows"])
-                return
-        op(policy.evidence)
-        policy.invalidate()
+        with self._mutex:
+            self._pending -= 1
+            if doc is not None and self._pending == 0:
+                policy.load(doc["rows"])  # every other sidecar's evidence too
+
+    def flush(self) -> None:
+        """Wait until every queued write has landed."""
+        writer = self._writer
+        if writer is not None:
+            writer.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Flush and stop the writer thread (a later :meth:`submit` starts a new one)."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
 
     def describe(self) -> dict[str, Any]:
         """``{path, persisting, warnings}`` for ``dsh/status``."""
