@@ -168,3 +168,50 @@ def test_symlink_candidate_out_of_the_workspace_is_never_named_or_read(packsrv, 
     finally:
         link.unlink()
         set_dsh(packsrv)
+
+
+INTENT_NAMES = ("Version", "Path", "Ledger", "Config", "Dependency", "Test", "Symbol", "Doc", "Usage", "Owner")
+
+
+def test_many_slow_signals_share_one_budget_per_call(packsrv):
+    """100 slow-but-accepted patterns in every intent: each one's own timeout would add up
+    to ~50 s a call; the per-call budget keeps the whole call bounded and says so once."""
+    rows = "".join(
+        f"  {name}:\n    signals: [" + ", ".join(["{pattern: '(a|a)*$', weight: 0.01}"] * 100) + "]\n"
+        "    candidates: [{path: README.md, reason: the readme}]\n"
+        for name in INTENT_NAMES
+    )
+    set_dsh(packsrv, "id: slow\nintents:\n" + rows)
+    try:
+        assert reload(packsrv) == []
+        for turn in range(1, 3):
+            timed_post_execute(packsrv, "a" * 60 + "b", turn=turn)
+        budget_lines = [m for m in ledger_lines(packsrv) if "budget of a call" in m]
+        assert len(budget_lines) == 1, budget_lines
+        assert budget_lines[0].endswith("pack refused (untrusted pack regexes used the 50 ms budget of a call; "
+                                        "the remaining signals count as no match)")
+        assert packsrv.alive()
+    finally:
+        set_dsh(packsrv)
+
+
+def test_slow_contains_checks_share_one_activation_budget(packsrv):
+    """Every intent with 100 `contains` candidates over files built to make the regex
+    backtrack: activation stays bounded (the budget), the server keeps answering."""
+    data = packsrv.root / "src" / "slowdata"  # type: ignore[attr-defined]
+    data.mkdir(exist_ok=True)
+    for i in range(30):
+        (data / f"f{i}.txt").write_text("a" * 5000 + "!")
+    cands = ", ".join([f"{{path: 'src/slowdata/f{i % 30}.txt', contains: '(a|a)*$', reason: r}}" for i in range(100)])
+    rows = "".join(
+        f"  {name}:\n    signals: [{{pattern: 'zzz', weight: 3.0}}]\n    candidates: [{cands}]\n" for name in INTENT_NAMES
+    )
+    set_dsh(packsrv, "id: slowcontains\nintents:\n" + rows)
+    try:
+        t0 = time.monotonic()
+        reload(packsrv)
+        assert time.monotonic() - t0 < CALL_BOUND_S
+        assert packsrv.alive()
+    finally:
+        set_dsh(packsrv)
+        shutil.rmtree(data)

@@ -27,7 +27,7 @@ from typing import Final, Protocol
 import pathspec
 import regex
 
-from dsh_sidecar.suggester.packs import Candidate, check_regex, search
+from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,8 @@ class FileIndex:
 
 
 def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) -> bool:
+    if budget_exhausted():  # no reading either once untrusted regexes have used their time
+        return False
     path = index.root / rel
     try:
         if not path.is_file() or path.stat().st_size > MAX_CONTAINS_BYTES:

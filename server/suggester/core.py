@@ -28,15 +28,19 @@ from dsh_sidecar.suggester.ledger import Ledger, fmt_k
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.packs import (
+    ACTIVATION_BUDGET_S,
+    CALL_BUDGET_S,
     Candidate,
     IntentRow,
     LoadedPack,
     PackError,
+    RegexBudget,
     builtin_packs,
     check_regex,
     compile_trusted,
     read_pack_file,
     search,
+    use_budget,
 )
 from dsh_sidecar.suggester.probe import Probe, make_probe
 from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
@@ -59,6 +63,7 @@ class CompiledRow:
     threshold: float
     signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str], float, frozenset[str] | None], ...]
     candidates: tuple[Candidate, ...]
+    trusted: bool = True  # a built-in pack's row; repo/user rows run under a time budget
 
     @classmethod
     def of(cls, pack_id: str, intent: str, row: IntentRow, trusted: bool = False) -> CompiledRow:
@@ -71,6 +76,7 @@ class CompiledRow:
             row.threshold or default_threshold(intent),
             tuple((compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals),
             tuple(row.candidates),
+            trusted,
         )
 
     def score(self, probe: Probe, bias: float) -> float | None:
@@ -141,6 +147,7 @@ class Suggester:
         if self._activated:
             return
         self._activated = True
+        self._slow_call_reported = False
         self.rows, self.packs, self.pack_errors = {}, [], []
         if self.root is None:
             self.ledger.write("abstained foreign-workspace")
@@ -193,10 +200,15 @@ class Suggester:
         self.files.ensure()
         self.index = FileIndex(self.root, self.files.files)
         self.symbols = self._symbol_index()
+        budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
         for intent, rows in self.rows.items():
             cands = [c for r in rows for c in r.candidates]
-            self._targets[intent] = resolve([c for c in cands if not c.fallback], self.index)
-            self._fallback[intent] = resolve([c for c in cands if c.fallback], self.index)
+            with use_budget(None if all(r.trusted for r in rows) else budget):
+                self._targets[intent] = resolve([c for c in cands if not c.fallback], self.index)
+                self._fallback[intent] = resolve([c for c in cands if c.fallback], self.index)
+        if budget.exhausted:
+            self._refuse(f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
+                         "the remaining `contains` checks count as no match")
         for rel in self.index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
         self._seed_knowledge()  # issue 6
@@ -268,7 +280,12 @@ class Suggester:
         self.activate()
         if not self.rows:
             return []
-        hit = self._classify(probe)
+        with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
+            hit = self._classify(probe)
+        if budget is not None and budget.exhausted and not self._slow_call_reported:
+            self._slow_call_reported = True
+            self._refuse(f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
+                         "the remaining signals count as no match")
         if hit is None:
             return []
         intent, k = hit

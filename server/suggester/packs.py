@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import functools
 import re
-
-import regex
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal
+
+import regex
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -54,6 +58,44 @@ MAX_PATTERN_CHARS: Final = 300
 TOOLS: Final = ("grep", "glob", "read", "bash")
 #: Longest time one pack regex may run on one probe or file, seconds (a timeout = no match).
 MATCH_TIMEOUT_S: Final = 0.05
+#: Total time untrusted regexes may take in one ``dsh/postExecute`` call, seconds: a pack of
+#: many slow patterns costs a call at most this much, whatever each pattern's own timeout.
+CALL_BUDGET_S: Final = 0.05
+#: Total time untrusted ``contains`` regexes may take while the packs are activated, seconds.
+ACTIVATION_BUDGET_S: Final = 0.5
+
+
+@dataclass
+class RegexBudget:
+    """Time left for untrusted regexes in one call or one activation (seconds)."""
+
+    seconds: float
+    spent: float = 0.0
+    exhausted: bool = False
+
+    def left(self) -> float:
+        """Seconds left (≤ 0: exhausted; :func:`search` then answers no match at once)."""
+        return self.seconds - self.spent
+
+
+_BUDGET: ContextVar[RegexBudget | None] = ContextVar("dsh_regex_budget", default=None)
+
+
+@contextmanager
+def use_budget(budget: RegexBudget | None) -> Iterator[RegexBudget | None]:
+    """Bound the total time of every untrusted :func:`search` inside the ``with`` block by
+    ``budget`` (``None``: only each match's own :data:`MATCH_TIMEOUT_S`)."""
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def budget_exhausted() -> bool:
+    """Whether the current :func:`regex_budget` is used up (no budget: never)."""
+    budget = _BUDGET.get()
+    return budget is not None and budget.left() <= 0
 # A group that holds a quantifier and is itself quantified: (a+)+, (a*b?)*, (x|y+){2,}…
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,?\d*\})")
 
@@ -85,13 +127,25 @@ def compile_trusted(pattern: str) -> re.Pattern[str]:
 
 def search(pattern: regex.Pattern[str] | re.Pattern[str], text: str) -> bool:
     """Whether ``pattern`` matches ``text``; an untrusted (``regex``) pattern gets
-    :data:`MATCH_TIMEOUT_S` (a timeout is no match)."""
+    :data:`MATCH_TIMEOUT_S`, or what is left of the current :func:`regex_budget` if less
+    (a timeout, or a used-up budget, is no match)."""
     if isinstance(pattern, re.Pattern):
         return pattern.search(text) is not None
+    budget = _BUDGET.get()
+    timeout = MATCH_TIMEOUT_S
+    if budget is not None:
+        if budget.left() <= 0:
+            budget.exhausted = True
+            return False
+        timeout = min(timeout, budget.left())
+    t0 = time.perf_counter()
     try:
-        return pattern.search(text, timeout=MATCH_TIMEOUT_S) is not None
+        return pattern.search(text, timeout=timeout) is not None
     except TimeoutError:
         return False
+    finally:
+        if budget is not None:
+            budget.spent += time.perf_counter() - t0
 
 
 class _Strict(BaseModel):
