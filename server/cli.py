@@ -90,7 +90,9 @@ async def _query(args: argparse.Namespace) -> int:
         params = SearchParams(query=args.query, strategy=args.strategy, max_results=args.max_results, deadline_ms=args.deadline_ms)
         sidecar = Sidecar(_config(args.config), None, os.environ)
     except ValidationError as exc:
-        return _fail(f"bad arguments: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
+        first = exc.errors(include_input=False)[0]
+        flag = "--" + str(first["loc"][0]).replace("_", "-")
+        return _fail(f"bad {flag}: {first['msg']}")
     except ConfigError as exc:
         return _fail(f"invalid config: {exc}")
     try:
@@ -112,10 +114,16 @@ def _suggest(args: argparse.Namespace) -> int:
 
     try:
         tool_input = json.loads(args.input)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _fail("--input must be a JSON object")
     if not isinstance(tool_input, dict):
         return _fail("--input must be a JSON object")
+    try:
+        params = PostExecuteParams(session_id="cli", turn=0, tool={"name": args.tool, "input": tool_input})
+    except ValidationError as exc:
+        first = exc.errors(include_input=False)[0]
+        where = "--tool" if first["loc"][:2] == ("tool", "name") else "--input"
+        return _fail(f"bad {where}: {first['msg']}")
     if not args.workspace.is_dir():
         return _fail(f"--workspace {args.workspace} is not a folder")
     try:
@@ -125,8 +133,7 @@ def _suggest(args: argparse.Namespace) -> int:
     lines: list[str] = []
     sidecar = Sidecar(cfg, args.workspace, os.environ, log_sink=lines.append, force_suggester=True)
     sidecar.wait_for_graph(60.0)  # Symbol/Usage read the symbol index; without it they fall back
-    # one call of a fresh CLI session: no cooldown/turn history to suppress it
-    params = PostExecuteParams(session_id="cli", turn=0, tool={"name": args.tool, "input": tool_input})
+    # one call of a fresh CLI session (`params`): no cooldown/turn history to suppress it
     result = sidecar.post_execute(params).wire()
     asyncio.run(sidecar.aclose())
     if args.json:
