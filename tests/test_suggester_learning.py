@@ -278,6 +278,9 @@ def test_dismissed_path_is_checked_and_normalised(workspace, dsh_home):
         s.dismiss("Test", "a.py\n[2025-11-30T05:20:00.000Z] suggest Version 0.99 1 targets evil")
     with pytest.raises(ValueError, match="path: longer than 1024 characters"):
         s.dismiss("Test", "a" * 1025)
+    for outside in ("../../etc/passwd", "/etc/passwd", "tests/../../x.py"):
+        with pytest.raises(ValueError, match="path: must be a repo-relative path inside the workspace"):
+            s.dismiss("Test", outside)
     record, _ = s.dismiss("Test", str(workspace.resolve() / "tests" / "conftest.py"))
     assert record == "dismissed Test tests/conftest.py"
     assert messages(lines) == ["dismissed Test tests/conftest.py"]

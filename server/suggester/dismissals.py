@@ -33,8 +33,9 @@ def normalize_path(path: str, root: str = "") -> str:
     """A dismissed path as candidates spell it: POSIX, repo-relative (an absolute path inside
     ``root`` is made relative), no leading ``./``.
 
-    Raises ``ValueError`` for a path with control characters (it would forge ledger lines) or
-    longer than :data:`~dsh_sidecar.suggester.knowledge.MAX_PATH_CHARS`.
+    Raises ``ValueError`` for a path with control characters (it would forge ledger lines),
+    longer than :data:`~dsh_sidecar.suggester.knowledge.MAX_PATH_CHARS`, or outside the
+    workspace (absolute elsewhere, or climbing with ``..``): no candidate can have such a path.
     """
     if _CONTROL.search(path):
         raise ValueError("path: must not contain control characters")
@@ -45,6 +46,8 @@ def normalize_path(path: str, root: str = "") -> str:
         p = p[len(root.rstrip("/")) + 1:]
     while p.startswith("./"):
         p = p[2:]
+    if p.startswith("/") or ".." in p.split("/"):
+        raise ValueError("path: must be a repo-relative path inside the workspace")
     return p
 
 
