@@ -172,6 +172,8 @@ def _replay(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from dsh_sidecar.sidecar import Sidecar
 
+    if args.workspace is not None and not args.workspace.is_dir():
+        return _fail(f"--workspace {args.workspace} is not a folder")
     try:
         sidecar = Sidecar(_config(args.config), args.workspace, os.environ)
     except ConfigError as exc:

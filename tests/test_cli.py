@@ -16,6 +16,7 @@ from dsh_sidecar.cli import main
         (["suggest", "--tool", "grep", "--input", '{"p": ' + "[" * 20000 + "]" * 20000 + "}"], "dsh-search: --input must be a JSON object\n"),
         (["query", "--max-results", "0", "x"], "dsh-search: bad --max-results: Input should be greater than or equal to 1\n"),
         (["query", "--deadline-ms", "1", "x"], "dsh-search: bad --deadline-ms: Input should be greater than or equal to 100\n"),
+        (["status", "--workspace", "/nonexistent/dsh"], "dsh-search: --workspace /nonexistent/dsh is not a folder\n"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
