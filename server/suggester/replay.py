@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from dsh_sidecar.stdio_client import StdioClient
 
 #: Seconds the replay waits for the workspace graph (symbol index) before it starts.
 GRAPH_WAIT_S: Final = 180.0
@@ -151,59 +152,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-class _Client:
-    """A minimal blocking LSP-framed JSON-RPC client over a child's stdio."""
-
-    def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        self.next_id = 0
-        self.logs: list[str] = []
-
-    def _send(self, msg: dict[str, Any]) -> None:
-        body = json.dumps(msg).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def _read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        length = 0
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise EOFError("the sidecar closed stdout")
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        return json.loads(self.proc.stdout.read(length))
-
-    def request(self, method: str, params: Any) -> Any:
-        self.next_id += 1
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            msg = self._read()
-            if msg.get("method") == "window/logMessage":
-                self.logs.append(msg.get("params", {}).get("message", ""))
-            if msg.get("id") == self.next_id and "method" not in msg:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error'].get('message')}")
-                return msg.get("result")
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self.notify("exit")
-            self.proc.wait(timeout=10)
-        except Exception:
-            self.proc.kill()
-            self.proc.wait()
-
-
 def server_command() -> list[str]:
     """``dsh-search serve`` of this Python."""
     return [sys.executable, "-m", "dsh_sidecar", "serve"]
@@ -223,17 +171,17 @@ def replay(
     with tempfile.TemporaryDirectory(prefix="dsh-replay-") as tmp:
         env = dict(os.environ)
         env["DSH_HOME"] = str(dsh_home or Path(tmp))
-        client = _Client(server_command(), env)
+        client = StdioClient(server_command(), env)
         try:
-            client.request("initialize", {
+            client.call("initialize", {
                 "processId": os.getpid(),
                 "capabilities": {},
                 "rootUri": workspace.resolve().as_uri(),
                 "initializationOptions": {"suggester": {**(suggester or {}), "enabled": True}},
             })
-            client.notify("initialized", {})
+            client.send("initialized", {}, notify=True)
             deadline = time.monotonic() + graph_wait_s
-            while not client.request("dsh/status", {})["suggester"]["graph"]["ready"]:
+            while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the workspace graph was not ready within {graph_wait_s:.0f} s")
                 time.sleep(0.05)
@@ -241,7 +189,7 @@ def replay(
             latencies: list[float] = []
             for line in trace:
                 t0 = time.perf_counter()
-                result = client.request("dsh/postExecute", line.params)
+                result = client.call("dsh/postExecute", line.params)
                 latencies.append((time.perf_counter() - t0) * 1000)
                 notes.append(result["additionalContexts"])
         finally:
