@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from dsh_sidecar.stdio_client import StdioClient
+from dsh_protocol.stdio_client import StdioClient
 
 __all__ = ["StdioClient", "sidecar_cmd"]
 

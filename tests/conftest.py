@@ -19,7 +19,7 @@ from pytest_lsp.client import register_lsp_features
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from dsh_sidecar.transport import raw_params_converter  # noqa: E402
+from dsh_sidecar.lsp.transport import raw_params_converter  # noqa: E402
 from mockprovider import MockProvider  # noqa: E402
 
 DATA = Path(__file__).parent / "data"

@@ -12,7 +12,8 @@ import pytest
 
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
 from dsh_sidecar.bandit.context import CLASSES, classify, features
-from dsh_sidecar.bandit.core import format_log_line, render_status
+from dsh_sidecar.bandit.core import format_log_line
+from dsh_sidecar.cli import render_status
 from dsh_sidecar.bandit.decisions import DecisionLog
 from dsh_sidecar.bandit.feedback import PendingSearches, UnknownSearch, usage_reward
 from dsh_sidecar.bandit.policy import GLOBAL, ContextualPolicy, apply_adjust, apply_update

@@ -178,7 +178,6 @@ def _status(args: argparse.Namespace) -> int:
         sidecar = Sidecar(_config(args.config), args.workspace, os.environ)
     except ConfigError as exc:
         return _fail(f"invalid config: {exc}")
-    from dsh_sidecar.bandit.core import render_status
 
     status = sidecar.status()
     if args.json:
@@ -195,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = args.command or "serve"
     if command == "serve":
-        from dsh_sidecar.app import configure_logging, run_stdio
-        from dsh_sidecar.handlers import build_server
+        from dsh_sidecar.lsp.app import configure_logging, run_stdio
+        from dsh_sidecar.lsp.handlers import build_server
 
         server = build_server()
         configure_logging(server.redactor, getattr(args, "log_level", "WARNING"))
@@ -210,3 +209,29 @@ def main(argv: list[str] | None = None) -> int:
     if command == "replay":
         return _replay(args)
     return _fail(f"unknown command {command}")
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """The ``bandit`` block of ``dsh/status`` as a small text table (``dsh-search status``); moved here from the bandit core, which knows no output format."""
+    from dsh_sidecar.bandit.policy import ARMS
+
+    lines = [
+        f"bandit posteriors Beta(alpha, beta) per query class (discount {status['discount']:g}; a class arm with "
+        f"under {status['minClassEvidence']:g} observations borrows from global):",
+        f"  {'class':8} {'arm':9} {'alpha':>9} {'beta':>9} {'mean':>6} {'evidence':>9}  fallback",
+    ]
+    rows = [(c, v, v["evidence"], "yes" if v["usesGlobalFallback"] else "no") for c, v in status["classes"].items()]
+    rows.append(("global", status["arms"], "", ""))
+    for name, arms, evidence, fallback in rows:
+        for i, arm in enumerate(ARMS):
+            p = arms[arm]
+            ev = f"{evidence:g}" if i == 0 and evidence != "" else ""
+            fb = fallback if i == 0 else ""
+            lines.append(f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}")
+    state = status["state"]
+    where = state["path"] or "memory only"
+    lines.append(f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
+                 f"pending feedback: {status['pendingFeedback']}")
+    for w in state["warnings"] + status["decisionLog"]["warnings"]:
+        lines.append(f"  warning: {w}")
+    return "\n".join(line.rstrip() for line in lines)

@@ -291,27 +291,3 @@ class StrategyBandit:
         """Flush the posterior writes and close the decision log."""
         self.store.close()
         self.decisions.close()
-
-
-def render_status(status: dict[str, Any]) -> str:
-    """The ``bandit`` block of ``dsh/status`` as a small text table (``dsh-search status``)."""
-    lines = [
-        f"bandit posteriors Beta(alpha, beta) per query class (discount {status['discount']:g}; a class arm with "
-        f"under {status['minClassEvidence']:g} observations borrows from global):",
-        f"  {'class':8} {'arm':9} {'alpha':>9} {'beta':>9} {'mean':>6} {'evidence':>9}  fallback",
-    ]
-    rows = [(c, v, v["evidence"], "yes" if v["usesGlobalFallback"] else "no") for c, v in status["classes"].items()]
-    rows.append(("global", status["arms"], "", ""))
-    for name, arms, evidence, fallback in rows:
-        for i, arm in enumerate(ARMS):
-            p = arms[arm]
-            ev = f"{evidence:g}" if i == 0 and evidence != "" else ""
-            fb = fallback if i == 0 else ""
-            lines.append(f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}")
-    state = status["state"]
-    where = state["path"] or "memory only"
-    lines.append(f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
-                 f"pending feedback: {status['pendingFeedback']}")
-    for w in state["warnings"] + status["decisionLog"]["warnings"]:
-        lines.append(f"  warning: {w}")
-    return "\n".join(line.rstrip() for line in lines)

@@ -41,7 +41,7 @@ from dsh_sidecar.router.providers.base import (
     HttpResponse,
     ProviderFailure,
 )
-from dsh_sidecar.router.redact import Redactor
+from dsh_sidecar.redact import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.stdio_client import StdioClient
+from dsh_protocol.stdio_client import StdioClient
 
 #: Seconds the replay waits for the workspace graph (symbol index) before it starts.
 GRAPH_WAIT_S: Final = 180.0

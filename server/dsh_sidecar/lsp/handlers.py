@@ -27,10 +27,10 @@ from dsh_protocol import (
     SearchParams,
     StatusParams,
 )
-from dsh_sidecar.app import SidecarServer, workspace_root
+from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError, format_loc
-from dsh_sidecar.progress import GraphProgress, client_supports_progress
+from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.sidecar import Sidecar
 
