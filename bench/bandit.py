@@ -38,7 +38,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-
 from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX
 from dsh_sidecar.bandit.context import CLASSES
 from dsh_sidecar.bandit.feedback import usage_reward
@@ -48,9 +47,12 @@ from dsh_sidecar.bandit.reward import heuristic_reward
 CLASS_P = {"factoid": 0.60, "open": 0.30, "fresh": 0.10}
 # (median latency ms, fill rate, zero-result rate, P(answer uses sources)), issue 4
 ENV = {
-    ("factoid", "quick"): (3000, 0.95, 0.02, 0.80), ("factoid", "thorough"): (7000, 0.90, 0.01, 0.82),
-    ("open", "quick"): (3500, 0.80, 0.05, 0.45), ("open", "thorough"): (8000, 0.90, 0.02, 0.75),
-    ("fresh", "quick"): (3000, 0.60, 0.15, 0.35), ("fresh", "thorough"): (7500, 0.80, 0.05, 0.65),
+    ("factoid", "quick"): (3000, 0.95, 0.02, 0.80),
+    ("factoid", "thorough"): (7000, 0.90, 0.01, 0.82),
+    ("open", "quick"): (3500, 0.80, 0.05, 0.45),
+    ("open", "thorough"): (8000, 0.90, 0.02, 0.75),
+    ("fresh", "quick"): (3000, 0.60, 0.15, 0.35),
+    ("fresh", "thorough"): (7500, 0.80, 0.05, 0.65),
 }
 SIGMA = 0.35
 DRIFT_ZERO, DRIFT_LATENCY = 0.45, 1.5
@@ -106,7 +108,7 @@ def run_seed(seed: int, calls: int, phases: list[Phase], mu: dict) -> dict[str, 
     classes = rng.choice(len(CLASSES), size=calls, p=[CLASS_P[c] for c in CLASSES])
     degraded = np.zeros(calls, dtype=bool)
     for ph in phases:
-        degraded[ph.start:ph.end] = ph.degraded
+        degraded[ph.start : ph.end] = ph.degraded
     # every call's outcome under both arms (common random numbers)
     r = {arm: np.zeros((2, calls)) for arm in ARMS}
     for ci, cls in enumerate(CLASSES):
@@ -153,7 +155,9 @@ def run_seed(seed: int, calls: int, phases: list[Phase], mu: dict) -> dict[str, 
     return out
 
 
-def recovery(curve: np.ndarray, change: int, end: int, baseline: float, window: int = 100, tol: float = 0.01) -> int | None:
+def recovery(
+    curve: np.ndarray, change: int, end: int, baseline: float, window: int = 100, tol: float = 0.01
+) -> int | None:
     """Calls after ``change`` until the ``window``-call mean regret is within ``tol`` of
     ``baseline`` (``None``: not before the phase ends at ``end``)."""
     csum = np.concatenate([[0.0], np.cumsum(curve)])
@@ -181,7 +185,7 @@ def decisions_per_s(n: int = 200_000) -> dict[str, float]:
             best = max(best, n / (time.perf_counter() - t0))
         out[name] = best
     t0 = time.perf_counter()
-    for i in range(n // 4):
+    for _ in range(n // 4):
         arm = ours.choose("open")
         ours.update("open", arm, 0.5)
     out["ours choose+update"] = (n // 4) / (time.perf_counter() - t0)
@@ -201,11 +205,19 @@ def main() -> None:
     mu = expected()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     runs = [run_seed(s, calls, phases, mu) for s in seeds]
-    print(f"bandit bench: {args.seeds} seeds ({seeds.start}-{seeds.stop - 1}) x {calls} calls, drift {c1}-{c2 - 1} (quick zero-rate +{DRIFT_ZERO}, "
-          f"latency x{DRIFT_LATENCY}); pseudo-regret vs per-class best arm, mean (sd) over seeds")
-    print("per-class best arm:", ", ".join(
-        f"{sc}/{cls}: " + "/".join(max(ARMS, key=lambda a: mu[(cls, a, d)][k]) for d in (False, True))
-        for k, sc in ((0, "R1"), (1, "R2")) for cls in CLASSES), "(normal/degraded)")
+    print(
+        f"bandit bench: {args.seeds} seeds ({seeds.start}-{seeds.stop - 1}) x {calls} calls, drift {c1}-{c2 - 1} (quick zero-rate +{DRIFT_ZERO}, "
+        f"latency x{DRIFT_LATENCY}); pseudo-regret vs per-class best arm, mean (sd) over seeds"
+    )
+    print(
+        "per-class best arm:",
+        ", ".join(
+            f"{sc}/{cls}: " + "/".join(max(ARMS, key=lambda a: mu[(cls, a, d)][k]) for d in (False, True))
+            for k, sc in ((0, "R1"), (1, "R2"))
+            for cls in CLASSES
+        ),
+        "(normal/degraded)",
+    )
     header = f"{'reward':6} {'policy':16} {'regret total':>16} {'after change 1':>15} {'after change 2':>15} {'recover 1':>10} {'recover 2':>10}"
     print(header)
     print("-" * len(header))
@@ -214,10 +226,10 @@ def main() -> None:
         for pol in POLICIES:
             arr = np.stack([r[sc][pol] for r in runs])
             tot = arr.sum(axis=1)
-            a1 = arr[:, c1:c1 + 1000].sum(axis=1).mean()
-            a2 = arr[:, c2:c2 + 1000].sum(axis=1).mean()
+            a1 = arr[:, c1 : c1 + 1000].sum(axis=1).mean()
+            a2 = arr[:, c2 : c2 + 1000].sum(axis=1).mean()
             curve = arr.mean(axis=0)
-            base = curve[c1 - 1000:c1].mean()
+            base = curve[c1 - 1000 : c1].mean()
             rec = [recovery(curve, c, e, base) for c, e in ((c1, c2), (c2, calls))]
             totals[(sc, pol)] = tot.mean()
             rs = [str(x) if x is not None else f">{e - c}" for x, c, e in zip(rec, (c1, c2), (c2, calls))]

@@ -181,9 +181,14 @@ def cpu_s(pid: int) -> float:
 
 
 TOOLS = [
-    ("Grep", {"pattern": "__version__"}), ("Grep", {"pattern": "def main"}), ("Glob", {"pattern": "**/*.toml"}),
-    ("Read", {"file_path": "src/demo_pkg/__init__.py"}), ("Bash", {"command": "grep -rn 'dependencies' ."}),
-    ("Grep", {"pattern": "pytest fixture"}), ("Edit", {"file_path": "README.md"}), ("Grep", {"pattern": "TODO"}),
+    ("Grep", {"pattern": "__version__"}),
+    ("Grep", {"pattern": "def main"}),
+    ("Glob", {"pattern": "**/*.toml"}),
+    ("Read", {"file_path": "src/demo_pkg/__init__.py"}),
+    ("Bash", {"command": "grep -rn 'dependencies' ."}),
+    ("Grep", {"pattern": "pytest fixture"}),
+    ("Edit", {"file_path": "README.md"}),
+    ("Grep", {"pattern": "TODO"}),
 ]
 
 
@@ -203,20 +208,37 @@ async def run(args: argparse.Namespace) -> int:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
     env["DSH_HOME"] = str(tmp / "home")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "dsh_sidecar", "serve", stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env, limit=1 << 24)
+        sys.executable,
+        "-m",
+        "dsh_sidecar",
+        "serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+        limit=1 << 24,
+    )
     client = Client(proc)
     options = {
-        "router": {"order": ["brave", "searxng"], "timeoutMs": 2000, "deadlineMs": 10000,
-                   "providers": {"brave": {"apiKey": "BSA-LOAD-KEY", "baseUrl": brave_url}, "searxng": {"baseUrl": searx_url}}},
+        "router": {
+            "order": ["brave", "searxng"],
+            "timeoutMs": 2000,
+            "deadlineMs": 10000,
+            "providers": {"brave": {"apiKey": "BSA-LOAD-KEY", "baseUrl": brave_url}, "searxng": {"baseUrl": searx_url}},
+        },
         "suggester": {"enabled": True},
     }
-    init, _ = await client.call("initialize", {"processId": os.getpid(), "capabilities": {}, "rootUri": workspace.as_uri(),
-                                               "initializationOptions": options})
+    init, _ = await client.call(
+        "initialize",
+        {"processId": os.getpid(), "capabilities": {}, "rootUri": workspace.as_uri(), "initializationOptions": options},
+    )
     assert "result" in init, init
     client.notify("initialized", {})
     for i in range(20):  # warm-up: imports, activation, first searches
-        await client.call("dsh/postExecute", {"sessionId": "warm", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}})
+        await client.call(
+            "dsh/postExecute",
+            {"sessionId": "warm", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
+        )
     await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
     rss_start = rss_mib(proc.pid)
     cpu_start = cpu_s(proc.pid)
@@ -234,7 +256,10 @@ async def run(args: argparse.Namespace) -> int:
         turn += 1
         if rng.random() < args.search_share:
             method = "dsh/search"
-            params: dict[str, Any] = {"query": f"load query {rng.randrange(300)}", "strategy": rng.choice(["auto", "quick", "thorough"])}
+            params: dict[str, Any] = {
+                "query": f"load query {rng.randrange(300)}",
+                "strategy": rng.choice(["auto", "quick", "thorough"]),
+            }
         else:
             method = "dsh/postExecute"
             name, inp = rng.choice(TOOLS)
@@ -274,13 +299,17 @@ async def run(args: argparse.Namespace) -> int:
     shutil.rmtree(tmp, ignore_errors=True)
 
     total = sum(done.values())
-    print(f"load: {args.duration:.0f} s, {args.inflight} in flight, search share {args.search_share:.0%}, "
-          f"chain brave(fault injector) -> searxng (loopback)")
+    print(
+        f"load: {args.duration:.0f} s, {args.inflight} in flight, search share {args.search_share:.0%}, "
+        f"chain brave(fault injector) -> searxng (loopback)"
+    )
     print(f"{'method':<18} {'calls':>7} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for method in ("dsh/postExecute", "dsh/search"):
         lat = latencies[method]
-        print(f"{method:<18} {done[method]:>7} {done[method] / elapsed:>8.1f} {percentile(lat, .5) * 1000:>8.1f} "
-              f"{percentile(lat, .99) * 1000:>8.1f} {max(lat, default=float('nan')) * 1000:>8.1f}")
+        print(
+            f"{method:<18} {done[method]:>7} {done[method] / elapsed:>8.1f} {percentile(lat, 0.5) * 1000:>8.1f} "
+            f"{percentile(lat, 0.99) * 1000:>8.1f} {max(lat, default=float('nan')) * 1000:>8.1f}"
+        )
     print(f"{'all':<18} {total:>7} {total / elapsed:>8.1f}")
     print("errors by kind (JSON-RPC replies):", dict(errors) or "none")
     print("faults injected at brave:", dict(injected))
@@ -288,8 +317,10 @@ async def run(args: argparse.Namespace) -> int:
     print(f"server CPU: {cpu_used:.1f} s over {elapsed:.1f} s wall")
     growth = rss_end - rss_start
     verdict = "PASS" if growth <= RSS_BOUND_MIB else "FAIL"
-    print(f"RSS MiB: start {rss_start:.1f}  peak {rss_peak:.1f}  end {rss_end:.1f}  growth {growth:+.1f} "
-          f"(bound +{RSS_BOUND_MIB}) {verdict}")
+    print(
+        f"RSS MiB: start {rss_start:.1f}  peak {rss_peak:.1f}  end {rss_end:.1f}  growth {growth:+.1f} "
+        f"(bound +{RSS_BOUND_MIB}) {verdict}"
+    )
     print(f"exit code after shutdown/exit: {code}")
     return 0 if verdict == "PASS" and code == 0 else 1
 

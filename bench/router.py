@@ -36,7 +36,14 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
 from mockprovider import MockProvider, Reply, case_reply  # noqa: E402
 
-PROVIDER_VARS = ("EXA_API_KEY", "TAVILY_API_KEY", "BRAVE_SEARCH_API_KEY", "PPLX_API_KEY", "DEEPSEEK_API_KEY", "SEARXNG_BASE_URL")
+PROVIDER_VARS = (
+    "EXA_API_KEY",
+    "TAVILY_API_KEY",
+    "BRAVE_SEARCH_API_KEY",
+    "PPLX_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "SEARXNG_BASE_URL",
+)
 HANG_TIMEOUT_MS = 300
 
 
@@ -50,11 +57,20 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
     from dsh_sidecar.router import Router, parse_router_config
 
     out: dict[str, list[float]] = {k: [] for k in ("direct", "router", "cached", "hang")}
-    fast = Router.from_config(parse_router_config(
-        {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_url}}}), {})
-    hang = Router.from_config(parse_router_config(
-        {"order": ["searxng", "duckduckgo"], "timeoutMs": HANG_TIMEOUT_MS, "cache": False,
-         "providers": {"searxng": {"baseUrl": hang_url}, "duckduckgo": {"baseURL": hang_url}}}), {})
+    fast = Router.from_config(
+        parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_url}}}), {}
+    )
+    hang = Router.from_config(
+        parse_router_config(
+            {
+                "order": ["searxng", "duckduckgo"],
+                "timeoutMs": HANG_TIMEOUT_MS,
+                "cache": False,
+                "providers": {"searxng": {"baseUrl": hang_url}, "duckduckgo": {"baseURL": hang_url}},
+            }
+        ),
+        {},
+    )
     async with httpx.AsyncClient(trust_env=False) as client:
         for i in range(n + 20):
             t0 = time.perf_counter()
@@ -82,8 +98,15 @@ def spawn(home: str, router: dict) -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
     client = StdioClient(sidecar_cmd(), env=env)
-    reply = client.request("initialize", {"processId": None, "capabilities": {}, "rootUri": None,
-                                          "initializationOptions": {"router": router, "bandit": {"persist": False}}})
+    reply = client.request(
+        "initialize",
+        {
+            "processId": None,
+            "capabilities": {},
+            "rootUri": None,
+            "initializationOptions": {"router": router, "bandit": {"persist": False}},
+        },
+    )
     assert "result" in reply, reply
     client.send("initialized", {}, notify=True)
     return client
@@ -118,9 +141,15 @@ def main() -> None:
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     with tempfile.TemporaryDirectory() as home:
         fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}})
-        hang = spawn(home, {"order": ["searxng", "duckduckgo"], "timeoutMs": HANG_TIMEOUT_MS, "cache": False,
-                            "providers": {"searxng": {"baseUrl": hang_mock.url},
-                                          "duckduckgo": {"baseURL": hang_mock.url}}})
+        hang = spawn(
+            home,
+            {
+                "order": ["searxng", "duckduckgo"],
+                "timeoutMs": HANG_TIMEOUT_MS,
+                "cache": False,
+                "providers": {"searxng": {"baseUrl": hang_mock.url}, "duckduckgo": {"baseURL": hang_mock.url}},
+            },
+        )
         try:
             direct_client = httpx.Client(trust_env=False)
 
@@ -167,26 +196,37 @@ def main() -> None:
         print(f"{name:44} {pct(values, 50):8.3f} {pct(values, 99):8.3f}")
     overhead = pct(s, 50) - pct(d, 50)
     router_only = pct(s, 50) - pct(d, 50) - pct(st, 50)
-    print(f"overhead p50 (sidecar search - direct): {overhead:.3f} ms   goal <= 1 ms: {'met' if overhead <= 1 else 'NOT met'}")
+    print(
+        f"overhead p50 (sidecar search - direct): {overhead:.3f} ms   goal <= 1 ms: {'met' if overhead <= 1 else 'NOT met'}"
+    )
     print(f"  of which stdio round trip (status p50): {pct(st, 50):.3f} ms; router+bandit: {router_only:.3f} ms")
     excess = [x - HANG_TIMEOUT_MS for x in h]
-    print(f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "
-          f"excess over timeout p50 {statistics.median(excess):.1f} ms, max {max(excess):.1f} ms   "
-          f"goal <= 50 ms: {'met' if max(excess) <= 50 else 'NOT met'}")
-    print(f"  split: the timeout fired {statistics.median(fired):.0f} ms late (p50, max {max(fired)}); "
-          f"the fallback's own answer took {statistics.median(fallback):.0f} ms (p50, max {max(fallback)})")
+    print(
+        f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "
+        f"excess over timeout p50 {statistics.median(excess):.1f} ms, max {max(excess):.1f} ms   "
+        f"goal <= 50 ms: {'met' if max(excess) <= 50 else 'NOT met'}"
+    )
+    print(
+        f"  split: the timeout fired {statistics.median(fired):.0f} ms late (p50, max {max(fired)}); "
+        f"the fallback's own answer took {statistics.median(fallback):.0f} ms (p50, max {max(fallback)})"
+    )
     print(f"cache hit p50 {pct(c, 50):.3f} ms vs uncached p50 {pct(s, 50):.3f} ms")
     print()
     print("in-process (one event loop, no stdio, no bandit)")
     print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
-    for name, key in (("direct httpx.AsyncClient GET + JSON decode", "direct"), ("Router.search (no cache)", "router"),
-                      ("Router.search cache hit", "cached")):
+    for name, key in (
+        ("direct httpx.AsyncClient GET + JSON decode", "direct"),
+        ("Router.search (no cache)", "router"),
+        ("Router.search cache hit", "cached"),
+    ):
         print(f"{name:44} {pct(ip[key], 50):8.3f} {pct(ip[key], 99):8.3f}")
     ov = pct(ip["router"], 50) - pct(ip["direct"], 50)
     print(f"router overhead p50: {ov:.3f} ms   goal <= 1 ms: {'met' if ov <= 1 else 'NOT met'}")
     ex = [x - HANG_TIMEOUT_MS for x in ip["hang"]]
-    print(f"primary hangs: answer p50 {statistics.median(ip['hang']):.1f} ms; excess over timeout p50 "
-          f"{statistics.median(ex):.1f} ms, max {max(ex):.1f} ms   goal <= 50 ms: {'met' if max(ex) <= 50 else 'NOT met'}")
+    print(
+        f"primary hangs: answer p50 {statistics.median(ip['hang']):.1f} ms; excess over timeout p50 "
+        f"{statistics.median(ex):.1f} ms, max {max(ex):.1f} ms   goal <= 50 ms: {'met' if max(ex) <= 50 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

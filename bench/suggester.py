@@ -66,7 +66,9 @@ def core_latencies(trace: list[TraceLine], workspace: Path, learn: bool) -> list
     activation and the graph build, like the server's path minus the transport."""
     graph = WorkspaceGraph.build(workspace)
     with tempfile.TemporaryDirectory(prefix="dsh-bench-home-") as home:
-        core = Suggester(workspace, parse_suggester_config({"enabled": True, "learn": learn}), Path(home), symbols=graph)
+        core = Suggester(
+            workspace, parse_suggester_config({"enabled": True, "learn": learn}), Path(home), symbols=graph
+        )
         core.warm()
         gc.freeze()
         out = []
@@ -84,11 +86,18 @@ def run(trace_path: Path, workspace: Path, label: str) -> None:
     score, _notes, logs = replay(trace, workspace)
     wall = time.perf_counter() - t0
     print(f"[{label}] {score.line()}")
-    print(f"[{label}] {latency_line(score.latencies_ms)} (per dsh/postExecute round trip over stdio, {len(score.latencies_ms)} calls)")
+    print(
+        f"[{label}] {latency_line(score.latencies_ms)} (per dsh/postExecute round trip over stdio, {len(score.latencies_ms)} calls)"
+    )
     # the same moment's floor: the server path for a call the suggester ignores at once
-    silent = [TraceLine({**line.params, "tool": {"name": "bash", "input": {"command": "make build"}}}, None, ()) for line in trace]
+    silent = [
+        TraceLine({**line.params, "tool": {"name": "bash", "input": {"command": "make build"}}}, None, ())
+        for line in trace
+    ]
     floor, _, _ = replay(silent, workspace)
-    print(f"[{label}] floor {latency_line(floor.latencies_ms)} (same server, a non-search call: transport + validation)")
+    print(
+        f"[{label}] floor {latency_line(floor.latencies_ms)} (same server, a non-search call: transport + validation)"
+    )
     no_learn, _, _ = replay(trace, workspace, {"learn": False})
     print(f"[{label}] learn=false {latency_line(no_learn.latencies_ms)} ({no_learn.line()})")
     for learn in (True, False):

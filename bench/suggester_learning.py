@@ -61,7 +61,8 @@ def trace(episodes: int) -> list[dict[str, Any]]:
     for i in range(episodes):
         tool, intent, target = EPISODES[i % len(EPISODES)]
         sid = f"ep{i}"
-        def line(turn: int, tool: dict[str, Any], expect: dict[str, Any] | None = None) -> dict[str, Any]:
+
+        def line(turn: int, tool: dict[str, Any], expect: dict[str, Any] | None = None, sid: str = sid) -> dict[str, Any]:
             return {"params": {"sessionId": sid, "turn": turn, "tool": tool}, "expect": expect}
 
         lines.append(line(1, tool, {"intent": intent, "targets": [target]}))
@@ -87,9 +88,11 @@ class PassResult:
 
     def line(self, name: str) -> str:
         """One table row."""
-        return (f"{name:<8} calls={self.calls} notes={self.notes} precision={self.precision:.2f} "
-                f"recall={self.recall:.2f} first-note={self.first_note:.2f} rank={self.rank:.2f} "
-                f"top1={self.top1:.2f} p50={self.p50_ms:.3f}ms p99={self.p99_ms:.3f}ms")
+        return (
+            f"{name:<8} calls={self.calls} notes={self.notes} precision={self.precision:.2f} "
+            f"recall={self.recall:.2f} first-note={self.first_note:.2f} rank={self.rank:.2f} "
+            f"top1={self.top1:.2f} p50={self.p50_ms:.3f}ms p99={self.p99_ms:.3f}ms"
+        )
 
 
 def replay(suggester: Suggester, lines: list[dict[str, Any]]) -> PassResult:
@@ -205,8 +208,10 @@ def main() -> None:
         print(cold.line("cold"))
         print(learned.line("learned"))
         ok = learned.precision >= cold.precision and learned.recall >= cold.recall
-        print(f"precision kept and recall not lost: {'yes' if ok else 'NO'}; "
-              f"rank {cold.rank:.2f} -> {learned.rank:.2f}, top1 {cold.top1:.2f} -> {learned.top1:.2f}")
+        print(
+            f"precision kept and recall not lost: {'yes' if ok else 'NO'}; "
+            f"rank {cold.rank:.2f} -> {learned.rank:.2f}, top1 {cold.top1:.2f} -> {learned.top1:.2f}"
+        )
         p50, p99, size = flush_cost(Path(tmp) / "home-flush")
         print()
         print(f"knowledge flush at the {5000}-row cap: p50={p50:.2f}ms p99={p99:.2f}ms file={size} bytes")

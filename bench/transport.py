@@ -97,8 +97,12 @@ def main() -> None:
     ws = Path(__file__).resolve().parents[1] / "tests" / "data" / "workspaces" / "pyproj"
     env = dict(os.environ, DSH_HOME=str(tmp / "home"))
     post = {"sessionId": "bench", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "frobnicate"}}}
-    init = {"processId": None, "rootUri": ws.as_uri(), "capabilities": {},
-            "initializationOptions": {"suggester": {"enabled": True}}}
+    init = {
+        "processId": None,
+        "rootUri": ws.as_uri(),
+        "capabilities": {},
+        "initializationOptions": {"suggester": {"enabled": True}},
+    }
     rows = []
     for label, cmd, method, params in (
         ("raw Python framing (floor), no-op", [sys.executable, str(tmp / "raw.py")], "bench/noop", {}),

@@ -16,7 +16,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,8 +69,13 @@ def synthetic(root: Path, files: int, *, with_content: bool = False) -> float:
 def git_commit_all(root: Path) -> float:
     """``git init`` + three commits at controlled dates (the last touching 1% of the files)."""
     t0 = time.perf_counter()
-    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com",
-               GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="b",
+        GIT_AUTHOR_EMAIL="b@example.com",
+        GIT_COMMITTER_NAME="b",
+        GIT_COMMITTER_EMAIL="b@example.com",
+    )
 
     def git(*args: str, date: str | None = None) -> None:
         e = dict(env, **({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}))
@@ -80,7 +84,7 @@ def git_commit_all(root: Path) -> float:
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "one", date="2024-01-01T00:00:00Z")
-    touched = [p for p in root.rglob("*.py")][:: 100]
+    touched = [p for p in root.rglob("*.py")][::100]
     for p in touched:
         p.write_text("# touched\n")
     git("add", "-A")
@@ -125,8 +129,11 @@ def time_calls(fn, args: list, repeat: int = 3) -> tuple[float, float]:
 def cache_roundtrip(graph: WorkspaceGraph, tmp: Path) -> tuple[float, float]:
     """Seconds to write and to read back a JSON cache of the file-level graph (what an on-disk
     cache would save against a rebuild)."""
-    data = {"files": graph.files, "kinds": [graph.node(f).kind for f in graph.files],
-            "ranks": [graph.node(f).recency_rank for f in graph.files]}
+    data = {
+        "files": graph.files,
+        "kinds": [graph.node(f).kind for f in graph.files],
+        "ranks": [graph.node(f).recency_rank for f in graph.files],
+    }
     path = tmp / "graph-cache.json"
     t0 = time.perf_counter()
     path.write_text(json.dumps(data))
@@ -165,13 +172,21 @@ def main(argv: list[str] | None = None) -> int:
                 big_graph = best
         if big_graph is not None:
             w, r = cache_roundtrip(big_graph, tmp)
-            rows.append((f"JSON cache of {len(big_graph.files)} nodes",
-                         f"write {w * 1000:.0f} ms, read {r * 1000:.0f} ms vs build {big_graph.stats['buildMs']:.0f} ms"))
+            rows.append(
+                (
+                    f"JSON cache of {len(big_graph.files)} nodes",
+                    f"write {w * 1000:.0f} ms, read {r * 1000:.0f} ms vs build {big_graph.stats['buildMs']:.0f} ms",
+                )
+            )
             sample = random.Random(7).sample(big_graph.files, 2000) + [f"missing/{i}.py" for i in range(200)]
             p50, p99 = time_calls(big_graph.node, [(p,) for p in sample])
-            rows.append((f"node() on {len(big_graph.files)} files", f"p50 {p50 * 1000:.1f} µs  p99 {p99 * 1000:.1f} µs"))
+            rows.append(
+                (f"node() on {len(big_graph.files)} files", f"p50 {p50 * 1000:.1f} µs  p99 {p99 * 1000:.1f} µs")
+            )
             p50, p99 = time_calls(big_graph.proof, [(p, ("source", "test")) for p in sample])
-            rows.append((f"proof() on {len(big_graph.files)} files", f"p50 {p50 * 1000:.1f} µs  p99 {p99 * 1000:.1f} µs"))
+            rows.append(
+                (f"proof() on {len(big_graph.files)} files", f"p50 {p50 * 1000:.1f} µs  p99 {p99 * 1000:.1f} µs")
+            )
             ok &= p99 <= GOAL_LOOKUP_P99_MS
 
         # symbol index: this repository, then a synthetic 10k-file tree with content; each
@@ -185,12 +200,20 @@ def main(argv: list[str] | None = None) -> int:
             cold.index_symbols(cache=cache)
             warm = WorkspaceGraph.build_files(where)
             warm.index_symbols(cache=cache)
-            rows.append((f"symbol index, {label}",
-                         f"{cold.stats['symbolMs'] / 1000:.2f} s for {cold.stats['symbolFiles']} code files "
-                         f"(parsers {cold.stats['parsers']}; file level {cold.stats['buildMs']:.0f} ms)"))
-            rows.append((f"symbol index from cache, {label}",
-                         f"{warm.stats['symbolMs'] / 1000:.2f} s ({warm.stats['cacheHits']} hits, "
-                         f"cache {cache.path.stat().st_size // 1024} KiB)"))
+            rows.append(
+                (
+                    f"symbol index, {label}",
+                    f"{cold.stats['symbolMs'] / 1000:.2f} s for {cold.stats['symbolFiles']} code files "
+                    f"(parsers {cold.stats['parsers']}; file level {cold.stats['buildMs']:.0f} ms)",
+                )
+            )
+            rows.append(
+                (
+                    f"symbol index from cache, {label}",
+                    f"{warm.stats['symbolMs'] / 1000:.2f} s ({warm.stats['cacheHits']} hits, "
+                    f"cache {cache.path.stat().st_size // 1024} KiB)",
+                )
+            )
             built[label] = warm
         repo, sym = built["this repository"], built["synthetic 10k files"]
 
@@ -222,13 +245,17 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
     load = os.getloadavg()
-    rows.append(("machine", f"{os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min)"))
+    rows.append(
+        ("machine", f"{os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min)")
+    )
     width = max(len(k) for k, _ in rows)
     print(f"{'measure'.ljust(width)}  figure")
     print(f"{'-' * width}  {'-' * 40}")
     for k, v in rows:
         print(f"{k.ljust(width)}  {v}")
-    print(f"goals: build 100k ≤ {GOAL_BUILD_100K_S} s, lookup p99 ≤ {GOAL_LOOKUP_P99_MS} ms -> {'met' if ok else 'MISSED'}")
+    print(
+        f"goals: build 100k ≤ {GOAL_BUILD_100K_S} s, lookup p99 ≤ {GOAL_LOOKUP_P99_MS} ms -> {'met' if ok else 'MISSED'}"
+    )
     return 0
 
 

@@ -41,7 +41,14 @@ def make_client() -> LanguageClient:
 
 
 #: Environment variables of the host that would leak into provider auto-detection.
-PROVIDER_VARS = ("EXA_API_KEY", "TAVILY_API_KEY", "BRAVE_SEARCH_API_KEY", "PPLX_API_KEY", "DEEPSEEK_API_KEY", "SEARXNG_BASE_URL")
+PROVIDER_VARS = (
+    "EXA_API_KEY",
+    "TAVILY_API_KEY",
+    "BRAVE_SEARCH_API_KEY",
+    "PPLX_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "SEARXNG_BASE_URL",
+)
 
 
 def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -82,10 +89,15 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
     """Start ``dsh-search serve`` and initialize it: ``await spawn(init_options, root=…, env=…)``."""
     clients: list[LanguageClient] = []
 
-    async def start(init_options: dict[str, Any] | None = None, root: Path | None = None,
-                    env: dict[str, str] | None = None, initialize: bool = True) -> LanguageClient:
-        config = ClientServerConfig(server_command=server_command(), client_factory=make_client,
-                                    server_env=clean_env(dsh_home, env))
+    async def start(
+        init_options: dict[str, Any] | None = None,
+        root: Path | None = None,
+        env: dict[str, str] | None = None,
+        initialize: bool = True,
+    ) -> LanguageClient:
+        config = ClientServerConfig(
+            server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
+        )
         client = await config.start()
         clients.append(client)
         if initialize:
@@ -116,6 +128,6 @@ async def stop_client(client: LanguageClient, timeout_s: float = 10.0) -> None:
             server.stdin.close()
         try:
             await asyncio.wait_for(server.wait(), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             server.kill()
     await asyncio.wait_for(client.stop(), timeout_s)

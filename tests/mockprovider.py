@@ -68,8 +68,11 @@ def check_request(seen: Seen, expect: dict[str, Any]) -> list[str]:
             got = got.split(";")[0].strip()
         if got != str(value):
             problems.append(f"header {name}: {got!r} != {value!r}")
-    for part, actual in (("query", seen.query), ("form", seen.form() if expect.get("form") else {}),
-                         ("json", seen.json() if expect.get("json") else {})):
+    for part, actual in (
+        ("query", seen.query),
+        ("form", seen.form() if expect.get("form") else {}),
+        ("json", seen.json() if expect.get("json") else {}),
+    ):
         wanted = expect.get(part) or {}
         optional = expect.get(f"{part}_optional") or {}
         for k, v in wanted.items():

@@ -23,7 +23,7 @@ from conftest import clean_env, server_command
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 #: Every process started by this module, so the security suite can scan all output afterwards.
-ALL_OUTPUT: list["RawServer"] = []
+ALL_OUTPUT: list[RawServer] = []
 
 
 def frame(body: bytes | str | dict[str, Any]) -> bytes:
@@ -41,8 +41,12 @@ class RawServer:
 
     def __init__(self, dsh_home: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         self.proc = subprocess.Popen(
-            server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=clean_env(dsh_home, env), cwd=cwd,
+            server_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env(dsh_home, env),
+            cwd=cwd,
         )
         self.pid = self.proc.pid
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -156,15 +160,23 @@ class RawServer:
             reply = self._initialize(options, root)
         except EOFError:
             self.wait(5)
-            raise EOFError("the server died during initialize:\n" + self.stderr_bytes.decode("utf-8", "replace")[-3000:]) from None
+            raise EOFError(
+                "the server died during initialize:\n" + self.stderr_bytes.decode("utf-8", "replace")[-3000:]
+            ) from None
         self.notify("initialized", {})
         return reply
 
     def _initialize(self, options: dict[str, Any] | None, root: Path | None) -> dict[str, Any]:
-        reply = self.request("initialize", {
-            "processId": os.getpid(), "capabilities": {}, "rootUri": root.as_uri() if root else None,
-            "initializationOptions": options,
-        }, timeout=60)  # generous: startup on a loaded 2-core CI machine
+        reply = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": {},
+                "rootUri": root.as_uri() if root else None,
+                "initializationOptions": options,
+            },
+            timeout=60,
+        )  # generous: startup on a loaded 2-core CI machine
         assert "result" in reply, reply
         return reply
 

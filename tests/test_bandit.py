@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
 from dsh_sidecar.bandit.arms import normalise_url
 from dsh_sidecar.bandit.core import format_log_line
@@ -36,14 +35,14 @@ def test_update_rule():
 def test_log_line_is_byte_exact_with_the_seed_examples():
     stats = {"quick": {"alpha": 2.0, "beta": 1.0}, "thorough": {"alpha": 1.0, "beta": 1.0}}
     assert format_log_line("quick", 1.0, 4393, 5, stats) == (
-        '[bandit-search] arm=quick reward=1.000 durationMs=4393 resultCount=5 '
+        "[bandit-search] arm=quick reward=1.000 durationMs=4393 resultCount=5 "
         'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1,"beta":1}}'
     )
     policy = ThompsonPolicy()
     policy.update("quick", 1.0)
     policy.update("thorough", 0.85)
     assert format_log_line("thorough", 0.854, 8481, 10, policy.stats()) == (
-        '[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 '
+        "[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 "
         'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1.85,"beta":1.15}}'
     )
 

@@ -13,9 +13,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from pygls.exceptions import JsonRpcException
-
 from dsh_sidecar.bandit.context import classify
+from pygls.exceptions import JsonRpcException
 
 #: Seconds the provider stalls on an open-ended ("how …") query before answering empty.
 SLOW_S = 0.3
@@ -24,7 +23,12 @@ SLOW_S = 0.3
 SPEED_MS = 300
 
 FACTOID = ["bike chain length", "road tyre pressure", "cassette sprocket sizes", "chain wear gauge"]
-OPEN = ["how do I clean a bike chain", "how should I store a bicycle", "how to true a wheel", "how can I fix a squeaky brake"]
+OPEN = [
+    "how do I clean a bike chain",
+    "how should I store a bicycle",
+    "how to true a wheel",
+    "how can I fix a squeaky brake",
+]
 
 
 def searx_answer(query: str) -> tuple[float, list[dict[str, str]]]:

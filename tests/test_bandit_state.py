@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
 from dsh_sidecar.bandit.context import CLASSES, classify, features
 from dsh_sidecar.bandit.core import format_log_line
-from dsh_sidecar.cli import render_status
 from dsh_sidecar.bandit.decisions import DecisionLog
 from dsh_sidecar.bandit.feedback import PendingSearches, UnknownSearch, usage_reward
 from dsh_sidecar.bandit.policy import GLOBAL, ContextualPolicy, apply_adjust, apply_update
 from dsh_sidecar.bandit.store import PosteriorStore
+from dsh_sidecar.cli import render_status
 from dsh_sidecar.errors import ConfigError
 
 
@@ -73,10 +72,13 @@ def test_policy_update_lands_in_class_and_global_and_stats_are_the_class_row():
     p.update("open", "quick", 1.0)
     p.update("open", "thorough", 0.85)
     p.update("fresh", "quick", 0.0)
-    assert p.stats("open") == {"quick": {"alpha": 2.0, "beta": 1.0}, "thorough": {"alpha": 1.85, "beta": pytest.approx(1.15)}}
+    assert p.stats("open") == {
+        "quick": {"alpha": 2.0, "beta": 1.0},
+        "thorough": {"alpha": 1.85, "beta": pytest.approx(1.15)},
+    }
     assert p.stats(GLOBAL)["quick"] == {"alpha": 2.0, "beta": 2.0}
     assert format_log_line("thorough", 0.854, 8481, 10, p.stats("open")) == (
-        '[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 '
+        "[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 "
         'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1.85,"beta":1.15}}'
     )
 
@@ -86,7 +88,7 @@ def test_log_line_rounds_discounted_stats_to_six_decimals():
     p.update("factoid", "quick", 1.0)
     p.update("factoid", "thorough", 1 / 3)
     assert format_log_line("thorough", 1 / 3, 7000, 9, p.stats("factoid")) == (
-        '[bandit-search] arm=thorough reward=0.333 durationMs=7000 resultCount=9 '
+        "[bandit-search] arm=thorough reward=0.333 durationMs=7000 resultCount=9 "
         'stats={"quick":{"alpha":1.99,"beta":1},"thorough":{"alpha":1.333333,"beta":1.666667}}'
     )
 
@@ -124,7 +126,9 @@ def test_policy_is_reproducible_and_propensity_matches_choice_frequency():
     prop = p1.propensity("open", "quick", 20000)
     assert abs(freq - prop) < 0.03
     assert 0.6 < prop < 0.95
-    assert p1.propensity("open", "thorough", 20000) == pytest.approx(1 - p1.propensity("open", "quick", 20000), abs=0.02)
+    assert p1.propensity("open", "thorough", 20000) == pytest.approx(
+        1 - p1.propensity("open", "quick", 20000), abs=0.02
+    )
 
 
 def test_discounting_recovers_after_a_change_and_the_stationary_rule_does_not():
@@ -189,7 +193,9 @@ def test_corrupt_state_is_set_aside_and_the_bandit_starts_cold(dsh_home: Path, c
     store.load(p)
     assert p.stats("open")["quick"] == {"alpha": 1.0, "beta": 1.0}
     assert len(store.warnings) == 1 and "moved aside" in store.warnings[0]
-    assert [f.name.startswith("posteriors.json.corrupt-") for f in path.parent.iterdir() if "corrupt" in f.name] == [True]
+    assert [f.name.startswith("posteriors.json.corrupt-") for f in path.parent.iterdir() if "corrupt" in f.name] == [
+        True
+    ]
     store.apply(p, p.update_op("open", "quick", 1.0))
     assert json.loads(path.read_text())["rows"]["open"]["quick"] == [1.0, 0.0]
 
@@ -289,7 +295,9 @@ def test_feedback_recredits_the_search_once(dsh_home: Path):
     bandit.close()
     records = [json.loads(x) for x in (dsh_home / "bandit" / "decisions.jsonl").read_text().splitlines()]
     assert [(r["event"], r["used"], r["reward"], r["previousReward"]) for r in records] == [
-        ("feedback", True, 0.8, 0.6), ("feedback", True, 0.8, 0.8), ("feedback", False, 0.3, 0.8)
+        ("feedback", True, 0.8, 0.6),
+        ("feedback", True, 0.8, 0.8),
+        ("feedback", False, 0.3, 0.8),
     ]
     with pytest.raises(UnknownSearch):
         bandit.feedback("s2", [])
@@ -354,14 +362,24 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
     store = PosteriorStore(dsh_home)
     for _ in range(3):
         store.apply(p, p.update_op("fresh", "thorough", 0.5))
-    out = subprocess.run([sys.executable, "-m", "dsh_sidecar", "status"], env=clean_env(dsh_home),
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "status"],
+        env=clean_env(dsh_home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("bandit posteriors Beta(alpha, beta) per query class (discount 0.99;")
     assert lines[6].split() == ["fresh", "quick", "1.000", "1.000", "0.500", "3", "yes"]
     assert lines[7].split() == ["thorough", "2.500", "2.500", "0.500"]
     assert lines[10].strip() == f"state: {dsh_home / 'bandit' / 'posteriors.json'}; pending feedback: 0"
-    js = subprocess.run([sys.executable, "-m", "dsh_sidecar", "status", "--json"], env=clean_env(dsh_home),
-                        capture_output=True, text=True, timeout=60)
+    js = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "status", "--json"],
+        env=clean_env(dsh_home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(js.stdout)["bandit"]["classes"]["fresh"]["thorough"] == {"alpha": 2.5, "beta": 2.5, "mean": 0.5}

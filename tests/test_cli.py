@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import pytest
-
 from dsh_sidecar.cli import main
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["suggest", "--tool", "", "--input", '{"pattern": "x"}'], "dsh-search: bad --tool: String should have at least 1 character\n"),
-        (["suggest", "--tool", "x" * 300, "--input", "{}"], "dsh-search: bad --tool: String should have at most 200 characters\n"),
+        (
+            ["suggest", "--tool", "", "--input", '{"pattern": "x"}'],
+            "dsh-search: bad --tool: String should have at least 1 character\n",
+        ),
+        (
+            ["suggest", "--tool", "x" * 300, "--input", "{}"],
+            "dsh-search: bad --tool: String should have at most 200 characters\n",
+        ),
         (["suggest", "--tool", "grep", "--input", "[1, 2]"], "dsh-search: --input must be a JSON object\n"),
-        (["suggest", "--tool", "grep", "--input", '{"p": ' + "[" * 20000 + "]" * 20000 + "}"], "dsh-search: --input must be a JSON object\n"),
-        (["query", "--max-results", "0", "x"], "dsh-search: bad --max-results: Input should be greater than or equal to 1\n"),
-        (["query", "--deadline-ms", "1", "x"], "dsh-search: bad --deadline-ms: Input should be greater than or equal to 100\n"),
+        (
+            ["suggest", "--tool", "grep", "--input", '{"p": ' + "[" * 20000 + "]" * 20000 + "}"],
+            "dsh-search: --input must be a JSON object\n",
+        ),
+        (
+            ["query", "--max-results", "0", "x"],
+            "dsh-search: bad --max-results: Input should be greater than or equal to 1\n",
+        ),
+        (
+            ["query", "--deadline-ms", "1", "x"],
+            "dsh-search: bad --deadline-ms: Input should be greater than or equal to 100\n",
+        ),
         (["status", "--workspace", "/nonexistent/dsh"], "dsh-search: --workspace /nonexistent/dsh is not a folder\n"),
     ],
 )
@@ -31,7 +45,9 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, message, capsys, tmp_path, 
 
 def test_suggest_names_the_version_file(capsys, workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
-    assert main(["suggest", "--workspace", str(workspace), "--tool", "grep", "--input", '{"pattern": "__version__"}']) == 0
+    assert (
+        main(["suggest", "--workspace", str(workspace), "--tool", "grep", "--input", '{"pattern": "__version__"}']) == 0
+    )
     assert capsys.readouterr().out == (
         "search-suggester: in this repository, look here for the package version:\n"
         "- src/demo_pkg/__init__.py — defines __version__\n"

@@ -7,12 +7,11 @@ import re
 
 import pytest
 from lsprotocol import types as lsp
+from mockprovider import case_reply
 from pygls.exceptions import JsonRpcException
 
-from mockprovider import Reply, case_reply
-
 BANDIT_LINE = re.compile(
-    r'^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ '
+    r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ "
     r'stats=\{"quick":\{"alpha":[\d.]+,"beta":[\d.]+\},"thorough":\{"alpha":[\d.]+,"beta":[\d.]+\}\}$'
 )
 
@@ -30,7 +29,9 @@ async def test_search_searxng_quick(spawn, mock_provider):
     reply, case = case_reply("searxng", "ok", check=False)
     mock_provider.route("GET", "/search", reply)
     client = await spawn(chain_config(mock_provider, ["searxng"]))
-    result = await client.protocol.send_request_async("dsh/search", {"query": "bike chain cleaning", "strategy": "quick"})
+    result = await client.protocol.send_request_async(
+        "dsh/search", {"query": "bike chain cleaning", "strategy": "quick"}
+    )
     assert result["strategy"] == "quick"
     # quick caps at 5 of the 6 usable sources, so the cap really dropped one
     assert [s["url"] for s in result["sources"]] == case["expect"]["urls"][:5]
@@ -68,7 +69,9 @@ async def test_all_providers_failing_gives_the_aggregated_error(spawn, mock_prov
     mock_provider.route("POST", "/html/", case_reply("duckduckgo", "challenge-202", check=False)[0])
     client = await spawn(chain_config(mock_provider, ["searxng", "duckduckgo"]))
     with pytest.raises(JsonRpcException) as info:
-        await client.protocol.send_request_async("dsh/search", {"query": "how to fix a leaky faucet", "strategy": "quick"})
+        await client.protocol.send_request_async(
+            "dsh/search", {"query": "how to fix a leaky faucet", "strategy": "quick"}
+        )
     err = info.value
     assert err.code == -32001
     lines = err.message.split("\n")
@@ -119,7 +122,10 @@ async def test_post_execute_names_the_file_defining_version(spawn, workspace):
     assert "src/demo_pkg/__init__.py — defines __version__" in notes[0]["text"]
     ledger = [m.message for m in client.log_messages if "] suggest " in m.message]
     assert len(ledger) == 1
-    assert re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py", ledger[0])
+    assert re.fullmatch(
+        r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py",
+        ledger[0],
+    )
 
 
 async def test_unrelated_call_is_silent(spawn, workspace):
@@ -129,7 +135,9 @@ async def test_unrelated_call_is_silent(spawn, workspace):
         {"name": "bash", "input": {"command": "make build"}},
         {"name": "edit", "input": {"path": "src/demo_pkg/__init__.py"}},
     ):
-        result = await client.protocol.send_request_async("dsh/postExecute", {"sessionId": "s", "turn": 0, "tool": tool})
+        result = await client.protocol.send_request_async(
+            "dsh/postExecute", {"sessionId": "s", "turn": 0, "tool": tool}
+        )
         assert result == {"additionalContexts": []}
 
 
@@ -145,7 +153,9 @@ async def test_invalid_initialization_options_name_the_key(spawn):
     client = await spawn(initialize=False)
     with pytest.raises(JsonRpcException) as info:
         await client.initialize_session(
-            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), initialization_options={"router": {"timeoutMs": 50}})
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(), initialization_options={"router": {"timeoutMs": 50}}
+            )
         )
     assert info.value.code == -32602
     assert info.value.message.startswith("invalid initializationOptions: router.timeoutMs: ")

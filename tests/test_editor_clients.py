@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import server_command
 
 VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
@@ -45,6 +44,10 @@ def test_vscode_extension_node_tests_against_real_sidecar():
     passed = int(re.search(r"^# pass (\d+)$", out, re.M).group(1))
     # every command's request: search, status, suggest, dismiss (+ failure paths, + pure rendering)
     assert passed >= 23, out[-4000:]
-    for name in ("DSH: Search the web", "DSH: Show sidecar status", "DSH: What would the suggester say?",
-                 "DSH: Dismiss suggestion family"):
+    for name in (
+        "DSH: Search the web",
+        "DSH: Show sidecar status",
+        "DSH: What would the suggester say?",
+        "DSH: Dismiss suggestion family",
+    ):
         assert re.search(rf"^\s*ok \d+ - {re.escape(name)}", out, re.M), name

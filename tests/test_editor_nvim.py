@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import clean_env, server_command
 from mockprovider import MockProvider, case_reply
 
@@ -60,17 +59,31 @@ def failing_provider():
     mock.close()
 
 
-def run_plugin(nvim: str, mock: MockProvider, failing: MockProvider, workspace: Path, dsh_home: Path, tmp_path: Path) -> dict:
+def run_plugin(
+    nvim: str, mock: MockProvider, failing: MockProvider, workspace: Path, dsh_home: Path, tmp_path: Path
+) -> dict:
     out = tmp_path / "nvim-out.json"
-    env = clean_env(dsh_home, {
-        "DSH_TEST_OUT": str(out), "DSH_TEST_CMD": server_command()[0], "DSH_TEST_MOCK": mock.url,
-        "DSH_TEST_FAIL_MOCK": failing.url, "DSH_TEST_ROOT": str(workspace),
-        "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    })
+    env = clean_env(
+        dsh_home,
+        {
+            "DSH_TEST_OUT": str(out),
+            "DSH_TEST_CMD": server_command()[0],
+            "DSH_TEST_MOCK": mock.url,
+            "DSH_TEST_FAIL_MOCK": failing.url,
+            "DSH_TEST_ROOT": str(workspace),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        },
+    )
     proc = subprocess.run(
         [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {PLUGIN / 'test' / 'run.lua'}"],
-        cwd=workspace, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
     )
     assert out.exists(), f"no output; exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(out.read_text())
@@ -79,7 +92,9 @@ def run_plugin(nvim: str, mock: MockProvider, failing: MockProvider, workspace: 
     return result
 
 
-def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_provider, workspace, dsh_home, tmp_path):
+def test_nvim_plugin_commands_against_real_sidecar(
+    nvim, mock_provider, failing_provider, workspace, dsh_home, tmp_path
+):
     # not request-checked: the thorough arm also sends its own variant queries
     mock_provider.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
     failing_provider.route("GET", "/search", case_reply("searxng", "json-disabled", check=False)[0])
@@ -91,12 +106,20 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     # :DshSearch — the typed query reaches the provider; scratch buffer, quickfix list, the
     # bandit line in :messages
     first = mock_provider.requests[0]
-    assert (first.method, first.path, first.query["q"], first.query["format"]) == ("GET", "/search", "bike chain cleaning", "json")
+    assert (first.method, first.path, first.query["q"], first.query["format"]) == (
+        "GET",
+        "/search",
+        "bike chain cleaning",
+        "json",
+    )
     search = steps["search"]
     assert search["buffer"] == "dsh://search"
     lines = search["lines"]
     assert lines[0] == "DSH search: bike chain cleaning"
-    assert re.fullmatch(r"(quick|thorough) · \d+ results( \(truncated\))? · \d+ ms · reward [01]\.\d{3} · searxng=ok \(\d+ ms\)", lines[1]), lines[1]
+    assert re.fullmatch(
+        r"(quick|thorough) · \d+ results( \(truncated\))? · \d+ ms · reward [01]\.\d{3} · searxng=ok \(\d+ ms\)",
+        lines[1],
+    ), lines[1]
     assert lines[3:7] == [
         "1. How to Clean a Bike Chain in 10 Minutes",
         "   https://www.example.com/maintenance/clean-bike-chain",
@@ -111,7 +134,9 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     assert search["qf"] == [f"{i}. {u}" for i, u in enumerate(urls, 1)]
     # echoed clipped to one screen line less the ruler's 12 columns (no hit-enter prompt);
     # :DshLog below has them whole
-    assert re.search(r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ .*…$", search["messages"], re.M), search["messages"]
+    assert re.search(
+        r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ .*…$", search["messages"], re.M
+    ), search["messages"]
 
     thorough = steps["search-thorough"]["lines"]
     assert thorough[1].startswith("thorough · 2 results (truncated) · ")
@@ -123,7 +148,9 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     text = "\n".join(status["lines"])
     assert status["lines"][0] == "DSH sidecar status"
     # the chain line carries the provider's health (router.health joined by provider)
-    assert re.search(r"^    1\. searxng  " + re.escape(mock_provider.url) + r"  \[ok\] .*failures=0 .*successes=\d+", text, re.M), text
+    assert re.search(
+        r"^    1\. searxng  " + re.escape(mock_provider.url) + r"  \[ok\] .*failures=0 .*successes=\d+", text, re.M
+    ), text
     assert "\n  health:" not in text
     assert "\n  timeoutMs: 5000\n" in text
     assert re.search(r"^  all        quick     alpha=\S+ +beta=\S+ +mean=0\.\d{3}$", text, re.M), text
@@ -138,15 +165,22 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     assert suggest[2].startswith("The suggester would say (Version): ")
     assert suggest[4] == "search-suggester: in this repository, look here for the package version:"
     assert "- src/demo_pkg/__init__.py — defines __version__" in suggest
-    assert re.search(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo",
-                     steps["suggest"]["messages"], re.M), steps["suggest"]["messages"]
+    assert re.search(
+        r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo",
+        steps["suggest"]["messages"],
+        re.M,
+    ), steps["suggest"]["messages"]
     assert "- src/demo_pkg/__init__.py — defines __version__" in steps["suggest-json"]["lines"]
     silent = "The suggester stays silent for this call: no intent matched, or the suggestion was dismissed, or the suggester is disabled (suggester.enabled)."
     assert steps["suggest-silent"]["lines"][2] == silent
     assert "dsh: the input is not a JSON object: {nope" in steps["suggest-bad-json"]["messages"]
 
     # :DshDismiss — expiry echoed, the suggester goes silent
-    assert re.search(r"^dsh: Dismissed until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(dismissed Version \*\)\.$", steps["dismiss"]["messages"], re.M)
+    assert re.search(
+        r"^dsh: Dismissed until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(dismissed Version \*\)\.$",
+        steps["dismiss"]["messages"],
+        re.M,
+    )
     assert steps["suggest-after-dismiss"]["lines"][2] == silent
     assert "(dismissed Version src/demo_pkg/__init__.py)." in steps["dismiss-path"]["messages"]
 
@@ -156,10 +190,22 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
     bandit = [line for line in log["lines"] if line.startswith("[bandit-search] ")]
     assert len(bandit) == 2
     for line in bandit:
-        assert re.fullmatch(r'\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ '
-                            r'stats=\{"quick":\{"alpha":[\d.]+,"beta":[\d.]+\},"thorough":\{"alpha":[\d.]+,"beta":[\d.]+\}\}', line), line
-    assert sum(1 for line in log["lines"]
-               if re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py", line)) == 2
+        assert re.fullmatch(
+            r"\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ "
+            r'stats=\{"quick":\{"alpha":[\d.]+,"beta":[\d.]+\},"thorough":\{"alpha":[\d.]+,"beta":[\d.]+\}\}',
+            line,
+        ), line
+    assert (
+        sum(
+            1
+            for line in log["lines"]
+            if re.fullmatch(
+                r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py",
+                line,
+            )
+        )
+        == 2
+    )
 
     # no deprecation warnings on any version
     for step in result["steps"]:
@@ -167,7 +213,10 @@ def test_nvim_plugin_commands_against_real_sidecar(nvim, mock_provider, failing_
 
     # all providers failing: the aggregated, key-free text in :messages
     fails = steps["search-fails"]["messages"]
-    assert "dsh: search-router: all configured search providers failed:\n- searxng: HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)" in fails, fails
+    assert (
+        "dsh: search-router: all configured search providers failed:\n- searxng: HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)"
+        in fails
+    ), fails
     assert "\nSuggester: DISABLED (set suggester.enabled = true)\n" in "\n".join(steps["status-disabled"]["lines"])
 
     check_hostile_rendering(result["hostile"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from rawrpc import RawServer, frame
 
 STATUS = {"jsonrpc": "2.0", "method": "dsh/status"}
@@ -36,22 +35,52 @@ def assert_serving(srv: RawServer, msg_id: int = 900) -> None:
     "data, message",
     [
         (frame(b"{not json"), "Parse error: the body is not valid JSON"),
-        (frame(b'{"jsonrpc":"2.0","id":5,"method":"dsh/status","params":{"q":"\xff\xfe"}}'), "Parse error: the body is not valid JSON"),
+        (
+            frame(b'{"jsonrpc":"2.0","id":5,"method":"dsh/status","params":{"q":"\xff\xfe"}}'),
+            "Parse error: the body is not valid JSON",
+        ),
         (b"Foo: bar\r\n\r\n", "Invalid Request: no Content-Length header"),
         (b"Content-Length: -5\r\n\r\n", "Invalid Request: Content-Length '-5' is not a byte count"),
         (b"Content-Length: 12abc\r\n\r\n", "Invalid Request: Content-Length '12abc' is not a byte count"),
         (b"X" * 100_000 + b"\r\n\r\n", "Invalid Request: a header line is longer than 8192 bytes"),
-        (b"".join(b"X-%d: y\r\n" % i for i in range(40)) + b"Content-Length: 2\r\n\r\n{}", "Invalid Request: more than 32 header lines"),
+        (
+            b"".join(b"X-%d: y\r\n" % i for i in range(40)) + b"Content-Length: 2\r\n\r\n{}",
+            "Invalid Request: more than 32 header lines",
+        ),
         (frame(b"[1, 2]"), "Invalid Request: not a JSON-RPC 2.0 message object"),
         (frame(b'{"method": "dsh/status"}'), "Invalid Request: not a JSON-RPC 2.0 message object"),
-        (frame(b'{"jsonrpc":"2.0","id":null,"method":"dsh/status"}'), "Invalid Request: id must be a number or a string"),
-        (frame(b'{"jsonrpc":"2.0","id":1.5,"method":"dsh/status"}'), "Invalid Request: id must be a number or a string"),
-        (frame(b'{"jsonrpc":"2.0","id":true,"method":"dsh/status"}'), "Invalid Request: id must be a number or a string"),
-        (b"Content-Length: 17000000\r\n\r\n" + b"x" * 17_000_000,
-         "Invalid Request: Content-Length 17000000 is over 16777216 bytes (body discarded)"),
+        (
+            frame(b'{"jsonrpc":"2.0","id":null,"method":"dsh/status"}'),
+            "Invalid Request: id must be a number or a string",
+        ),
+        (
+            frame(b'{"jsonrpc":"2.0","id":1.5,"method":"dsh/status"}'),
+            "Invalid Request: id must be a number or a string",
+        ),
+        (
+            frame(b'{"jsonrpc":"2.0","id":true,"method":"dsh/status"}'),
+            "Invalid Request: id must be a number or a string",
+        ),
+        (
+            b"Content-Length: 17000000\r\n\r\n" + b"x" * 17_000_000,
+            "Invalid Request: Content-Length 17000000 is over 16777216 bytes (body discarded)",
+        ),
     ],
-    ids=["non-json", "invalid-utf8", "no-length", "negative-length", "junk-length", "header-line-100k",
-         "40-headers", "array", "no-jsonrpc", "id-null", "id-fraction", "id-bool", "17MB-body"],
+    ids=[
+        "non-json",
+        "invalid-utf8",
+        "no-length",
+        "negative-length",
+        "junk-length",
+        "header-line-100k",
+        "40-headers",
+        "array",
+        "no-jsonrpc",
+        "id-null",
+        "id-fraction",
+        "id-bool",
+        "17MB-body",
+    ],
 )
 def test_broken_frame_gets_an_error_with_null_id_and_the_server_keeps_serving(server, data, message):
     server.send_raw(data)
@@ -63,25 +92,43 @@ def test_broken_frame_gets_an_error_with_null_id_and_the_server_keeps_serving(se
 
 def test_a_message_without_jsonrpc_is_refused_with_its_own_id(server):
     server.send_raw(frame(b'{"id": 3, "method": "dsh/status"}'))
-    assert server.recv() == {"jsonrpc": "2.0", "id": 3, "error": {
-        "code": -32600, "message": "Invalid Request: not a JSON-RPC 2.0 message object"}}
+    assert server.recv() == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {"code": -32600, "message": "Invalid Request: not a JSON-RPC 2.0 message object"},
+    }
 
 
 def test_stray_blank_lines_and_content_type_header_are_accepted(server):
     server.send_raw(b"\r\n\n\r\n")
     body = b'{"jsonrpc":"2.0","id":7,"method":"dsh/status"}'
-    server.send_raw(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+    server.send_raw(
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+    )
     assert server.response(7)["result"]["version"]
 
 
 def test_too_deep_nesting_is_refused_with_the_recovered_id(server):
-    deep = b'{"jsonrpc":"2.0","id":"deep-1","method":"dsh/search","params":{"query":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    deep = (
+        b'{"jsonrpc":"2.0","id":"deep-1","method":"dsh/search","params":{"query":'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}"
+    )
     server.send_raw(frame(deep))
-    assert server.recv() == {"jsonrpc": "2.0", "id": "deep-1",
-                             "error": {"code": -32600, "message": "Invalid Request: the message is nested too deeply"}}
+    assert server.recv() == {
+        "jsonrpc": "2.0",
+        "id": "deep-1",
+        "error": {"code": -32600, "message": "Invalid Request: the message is nested too deeply"},
+    }
     # nested dicts inside a tool input, id after params
-    nested = b'{"jsonrpc":"2.0","method":"dsh/postExecute","params":{"sessionId":"s","turn":1,"tool":{"name":"grep","input":' \
-        + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b'}},"id":41}'
+    nested = (
+        b'{"jsonrpc":"2.0","method":"dsh/postExecute","params":{"sessionId":"s","turn":1,"tool":{"name":"grep","input":'
+        + b'{"a":' * 5000
+        + b"1"
+        + b"}" * 5000
+        + b'}},"id":41}'
+    )
     server.send_raw(frame(nested))
     assert server.recv()["id"] == 41
     assert_serving(server)
@@ -124,7 +171,10 @@ def test_absurd_content_length_exits_with_a_reason_instead_of_waiting_for_it(dsh
     srv.initialize({})
     srv.send_raw(b"Content-Length: 99999999999\r\n\r\n")
     assert srv.wait(10) == 1
-    assert b"stopping: Content-Length 99999999999 is over 268435456 bytes: the stream cannot be re-synchronised" in srv.stderr_bytes
+    assert (
+        b"stopping: Content-Length 99999999999 is over 268435456 bytes: the stream cannot be re-synchronised"
+        in srv.stderr_bytes
+    )
 
 
 def test_garbage_flood_does_not_spin_the_cpu(server):

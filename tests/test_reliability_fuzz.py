@@ -15,10 +15,9 @@ import shutil
 import string
 
 import pytest
+from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import DATA
 from mockprovider import MockProvider, case_reply
 from rawrpc import RawServer, frame
 
@@ -30,8 +29,9 @@ RSS_GROWTH_BOUND_KIB = 64 * 1024
 #: Error codes that mean "your request was wrong" or "the search failed" (JSON-RPC 2.0, DESIGN.md).
 CLIENT_CODES = {-32600, -32602, -32001}
 
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +41,13 @@ def fuzz_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("ws") / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", root)
     srv = RawServer(tmp_path_factory.mktemp("dsh-home"))
-    srv.initialize({"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}, "timeoutMs": 3000},
-                    "suggester": {"enabled": True}}, root=root)
+    srv.initialize(
+        {
+            "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}, "timeoutMs": 3000},
+            "suggester": {"enabled": True},
+        },
+        root=root,
+    )
     srv.rss_start = srv.rss_kib()  # type: ignore[attr-defined]
     srv.outcomes = collections.Counter()  # type: ignore[attr-defined]  # (method, "result" | code)
     yield srv
@@ -54,11 +59,13 @@ def fuzz_server(tmp_path_factory):
 
 #: Text including lone surrogates (they survive json.dumps as \ud800 escapes).
 any_text = st.text(st.characters(codec=None, categories=None), max_size=40) | st.sampled_from(
-    ["\ud800", "a\udfffb", "\x00", "\u202e", "x" * 1_000_000, "../../etc/passwd", "", " "])
+    ["\ud800", "a\udfffb", "\x00", "\u202e", "x" * 1_000_000, "../../etc/passwd", "", " "]
+)
 big_ints = st.sampled_from([-1, 0, 1, 2**31, 2**63, -(2**63), 10**30, 5, 50, 51])
 scalars = st.none() | st.booleans() | big_ints | st.integers() | st.floats(allow_nan=False) | any_text
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
-                           max_leaves=12)
+json_values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4), max_leaves=12
+)
 deep = st.integers(min_value=50, max_value=3000).map(lambda n: json.loads("[" * n + "]" * n) if n < 900 else "[" * n)
 
 
@@ -78,20 +85,32 @@ def params_for(valid: dict) -> st.SearchStrategy:
 
 
 SEARCH = {"query": "bike chain cleaning", "strategy": "quick", "maxResults": 3, "deadlineMs": 5000}
-POST_EXECUTE = {"sessionId": "fuzz", "turn": 1, "callId": "c1",
-                "tool": {"name": "Grep", "input": {"pattern": "__version__"}},
-                "result": {"isError": False, "text": "src/demo_pkg/__init__.py:1:__version__ = '1.0'"}}
-TOOL_INPUTS = st.dictionaries(st.sampled_from(["pattern", "path", "glob", "command", "file_path", "query"]) | any_text,
-                              json_values | deep, max_size=4)
+POST_EXECUTE = {
+    "sessionId": "fuzz",
+    "turn": 1,
+    "callId": "c1",
+    "tool": {"name": "Grep", "input": {"pattern": "__version__"}},
+    "result": {"isError": False, "text": "src/demo_pkg/__init__.py:1:__version__ = '1.0'"},
+}
+TOOL_INPUTS = st.dictionaries(
+    st.sampled_from(["pattern", "path", "glob", "command", "file_path", "query"]) | any_text,
+    json_values | deep,
+    max_size=4,
+)
 TOOL_NAMES = st.sampled_from(["Grep", "Glob", "Read", "Bash", "grep", "Write", "Edit"]) | any_text
 post_execute_params = st.one_of(
     params_for(POST_EXECUTE),
-    st.builds(lambda name, inp, turn: {**POST_EXECUTE, "turn": turn, "tool": {"name": name, "input": inp}},
-              TOOL_NAMES, TOOL_INPUTS, big_ints),
+    st.builds(
+        lambda name, inp, turn: {**POST_EXECUTE, "turn": turn, "tool": {"name": name, "input": inp}},
+        TOOL_NAMES,
+        TOOL_INPUTS,
+        big_ints,
+    ),
 )
 
 METHODS = {
-    "dsh/search": params_for(SEARCH) | st.builds(lambda q, n: {"query": q, "maxResults": n, "strategy": "quick"}, any_text, big_ints),
+    "dsh/search": params_for(SEARCH)
+    | st.builds(lambda q, n: {"query": q, "maxResults": n, "strategy": "quick"}, any_text, big_ints),
     "dsh/searchFeedback": None,  # built in the test around a real searchId
     "dsh/postExecute": post_execute_params,
     "dsh/dismiss": params_for({"family": "Version", "path": "src/demo_pkg/__init__.py"}),
@@ -119,7 +138,8 @@ def test_fuzzed_params_always_get_a_reply_with_their_id(fuzz_server, method):
     if strategy is None:
         found = fuzz_server.request("dsh/search", {"query": "bike chain cleaning", "strategy": "quick"})["result"]
         strategy = params_for({"searchId": found["searchId"], "usedUrls": [found["sources"][0]["url"]]}) | st.builds(
-            lambda urls: {"searchId": found["searchId"], "usedUrls": urls}, st.lists(any_text, max_size=5))
+            lambda urls: {"searchId": found["searchId"], "usedUrls": urls}, st.lists(any_text, max_size=5)
+        )
 
     @FUZZ
     @given(params=strategy)
@@ -136,7 +156,11 @@ def test_fuzzed_params_always_get_a_reply_with_their_id(fuzz_server, method):
 
 
 @FUZZ
-@given(method=st.text(string.ascii_letters + "/$._-", min_size=1, max_size=30).map(lambda m: "dsh/" + m).filter(lambda m: m not in METHODS))
+@given(
+    method=st.text(string.ascii_letters + "/$._-", min_size=1, max_size=30)
+    .map(lambda m: "dsh/" + m)
+    .filter(lambda m: m not in METHODS)
+)
 def test_unknown_methods_get_method_not_found(fuzz_server, method):
     msg_id = fuzz_server.request_id(method, {})
     reply = fuzz_server.response(msg_id)

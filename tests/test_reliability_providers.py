@@ -11,7 +11,6 @@ import struct
 import threading
 
 import pytest
-
 from mockprovider import MockProvider, Reply, case_reply
 
 BRAVE_PATH = "/res/v1/web/search"
@@ -41,8 +40,10 @@ class ResetServer:
             self.hits += 1
             try:
                 conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
-                             + b'{"web": {"results": [{"url": "https://half')
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                    + b'{"web": {"results": [{"url": "https://half'
+                )
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             finally:
                 conn.close()
@@ -60,9 +61,14 @@ def closed_port_url() -> str:
 
 
 def config(brave_url: str, searxng_url: str, timeout_ms: int = 1500) -> dict:
-    return {"router": {"order": ["brave", "searxng"], "timeoutMs": timeout_ms, "cache": False,
-                       "providers": {"brave": {"apiKey": BRAVE_KEY, "baseUrl": brave_url},
-                                     "searxng": {"baseUrl": searxng_url}}}}
+    return {
+        "router": {
+            "order": ["brave", "searxng"],
+            "timeoutMs": timeout_ms,
+            "cache": False,
+            "providers": {"brave": {"apiKey": BRAVE_KEY, "baseUrl": brave_url}, "searxng": {"baseUrl": searxng_url}},
+        }
+    }
 
 
 @pytest.fixture
@@ -75,7 +81,8 @@ def healthy():
 
 async def search(client, query: str) -> dict:
     return await asyncio.wait_for(
-        client.protocol.send_request_async("dsh/search", {"query": query, "strategy": "quick"}), 30)
+        client.protocol.send_request_async("dsh/search", {"query": query, "strategy": "quick"}), 30
+    )
 
 
 async def assert_fell_back(client, query: str) -> str:
@@ -117,7 +124,11 @@ async def test_reset_mid_body(spawn, healthy):
 async def test_slow_loris_body_times_out_within_the_provider_budget(spawn, healthy):
     slow = MockProvider()
     try:
-        slow.route("GET", BRAVE_PATH, Reply(200, {"content-type": "application/json"}, b'{"web":{"results":[]}}' * 50, trickle_s=0.05))
+        slow.route(
+            "GET",
+            BRAVE_PATH,
+            Reply(200, {"content-type": "application/json"}, b'{"web":{"results":[]}}' * 50, trickle_s=0.05),
+        )
         client = await spawn(config(slow.url, healthy.url, timeout_ms=800))
         result = await search(client, "slow loris provider")
         assert result["attempts"][0]["outcome"] == "timeout after 800ms"

@@ -19,9 +19,18 @@ def test_shutdown_cancels_searches_in_flight_flushes_state_and_exits_0(dsh_home,
     slow.route("GET", "/search", Reply(reply.status, reply.headers, reply.body, delay_s=SLOW_S))
     srv = RawServer(dsh_home)
     try:
-        srv.initialize({"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": slow.url}},
-                                   "timeoutMs": 60000, "cache": False},
-                        "suggester": {"enabled": True}}, root=workspace)
+        srv.initialize(
+            {
+                "router": {
+                    "order": ["searxng"],
+                    "providers": {"searxng": {"baseUrl": slow.url}},
+                    "timeoutMs": 60000,
+                    "cache": False,
+                },
+                "suggester": {"enabled": True},
+            },
+            root=workspace,
+        )
         dismissed = srv.request("dsh/dismiss", {"family": "Version", "path": "src/demo_pkg/__init__.py"})
         assert "result" in dismissed
         searches = [srv.request_id("dsh/search", {"query": f"in flight {i}", "strategy": "quick"}) for i in range(5)]

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from dsh_sidecar.state import StateFile
 from mockprovider import MockProvider, case_reply
 from rawrpc import RawServer
@@ -100,8 +99,11 @@ def provider():
 def sidecar_config(mock: MockProvider) -> dict:
     # discount 1 (the seed's stationary rule) makes every update add exactly 1 to α+β of the
     # arm's global row, so updates can be counted; cache off so every search is an update.
-    return {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}, "cache": False},
-            "bandit": {"discount": 1.0}, "suggester": {"enabled": True}}
+    return {
+        "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}, "cache": False},
+        "bandit": {"discount": 1.0},
+        "suggester": {"enabled": True},
+    }
 
 
 def global_quick_updates(home: Path) -> float:
@@ -152,7 +154,10 @@ def test_kill9_of_a_sidecar_mid_traffic_leaves_loadable_state(dsh_home, workspac
         time.sleep(0.2 + 0.1 * round_)
         srv.proc.kill()
         srv.wait()
-        for name, validate in (("bandit/posteriors.json", bandit_doc), ("search-suggester/knowledge.json", knowledge_doc)):
+        for name, validate in (
+            ("bandit/posteriors.json", bandit_doc),
+            ("search-suggester/knowledge.json", knowledge_doc),
+        ):
             state = StateFile(dsh_home / name, validate)
             state.read()
             assert state.warnings == [], state.warnings
@@ -164,8 +169,10 @@ def test_kill9_of_a_sidecar_mid_traffic_leaves_loadable_state(dsh_home, workspac
 
 def _mount(target: Path, options: str) -> bool:
     target.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True).returncode
+        == 0
+    )
 
 
 @pytest.fixture(params=["read-only", "full"])
@@ -193,7 +200,10 @@ def test_unwritable_state_folder_keeps_serving_with_a_warning(broken_home, works
         for i in range(3):
             assert "result" in srv.request("dsh/search", {"query": f"ro {i}", "strategy": "quick"}, timeout=30)
             assert "result" in srv.request("dsh/dismiss", {"family": "Version", "path": f"src/ro{i}.py"})
-            reply = srv.request("dsh/postExecute", {"sessionId": "s", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}})
+            reply = srv.request(
+                "dsh/postExecute",
+                {"sessionId": "s", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
+            )
             assert "result" in reply
         status = srv.request("dsh/status", {})["result"]
         assert status["bandit"]["state"]["persisting"] is False, status["bandit"]

@@ -5,7 +5,6 @@ key is normalised query + maxResults + chain; ``cache: false`` turns it off."""
 from __future__ import annotations
 
 import pytest
-
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.cache import normalise_query
@@ -78,8 +77,13 @@ async def test_failures_and_empty_answers_are_never_cached(mock_provider):
 
 async def test_empty_answer_not_cached(mock_provider):
     mock_provider.route("POST", "/html/", case_reply("duckduckgo", "no-results", check=False)[0])
-    cfg = parse_router_config({"provider": "duckduckgo", "providers": {"duckduckgo": {"baseURL": mock_provider.url}},
-                               "emptyResultsFallback": False})
+    cfg = parse_router_config(
+        {
+            "provider": "duckduckgo",
+            "providers": {"duckduckgo": {"baseURL": mock_provider.url}},
+            "emptyResultsFallback": False,
+        }
+    )
     router = Router.from_config(cfg, {}, clock=FakeClock())
     try:
         for _ in range(2):

@@ -13,7 +13,6 @@ import time
 
 import pytest
 import yaml
-
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.chain import AGGREGATE_HEADER
 from mockprovider import DATA, MockProvider, case_reply
@@ -138,8 +137,12 @@ async def test_all_fail_keys_redacted():
         with pytest.raises(AllProvidersFailed) as info:
             await s.router.search(call["query"], call["maxResults"])
         assert_error_lines(info.value.message, expect["error_message_lines"])
-        texts = [info.value.message, *(a.outcome for a in info.value.attempts), str(s.router.health_status()),
-                 str(s.router.describe())]
+        texts = [
+            info.value.message,
+            *(a.outcome for a in info.value.attempts),
+            str(s.router.health_status()),
+            str(s.router.describe()),
+        ]
         for needle in expect["assert_not_contains"]:
             assert all(needle.lower() not in t.lower() for t in texts), needle
         # exa (auth) and tavily (auth) cool down; searxng (config) is tried again
@@ -212,8 +215,12 @@ async def test_brave_one_per_second():
 
 def test_every_scenario_has_a_test():
     tested = {
-        "ddg-blocked-then-searxng", "ddg-blocked-single-provider-empty-fallback-off", "tavily-quota-then-brave",
-        "all-fail-keys-redacted", "searxng-degraded-then-duckduckgo", "deepseek-error-block-then-perplexity",
+        "ddg-blocked-then-searxng",
+        "ddg-blocked-single-provider-empty-fallback-off",
+        "tavily-quota-then-brave",
+        "all-fail-keys-redacted",
+        "searxng-degraded-then-duckduckgo",
+        "deepseek-error-block-then-perplexity",
         "brave-one-per-second",
     }
     assert set(SCENARIOS) == tested

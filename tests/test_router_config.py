@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.config import parse_router_config, resolve_chain
 from dsh_sidecar.router.normalize import RawItem, clean_text, normalize, parse_date
@@ -36,7 +35,11 @@ def test_config_errors_name_the_key(raw, key):
 
 
 def test_auto_detect_in_canonical_order():
-    env = {"TAVILY_API_KEY": "tvly-TESTKEY-123", "EXA_API_KEY": " exa-TESTKEY-123 ", "SEARXNG_BASE_URL": "http://127.0.0.1:8888/"}
+    env = {
+        "TAVILY_API_KEY": "tvly-TESTKEY-123",
+        "EXA_API_KEY": " exa-TESTKEY-123 ",
+        "SEARXNG_BASE_URL": "http://127.0.0.1:8888/",
+    }
     chain, missing = resolve_chain(parse_router_config(None), env)
     assert [s.id for s in chain] == ["exa", "tavily", "searxng", "duckduckgo"]
     assert chain[0].api_key == "exa-TESTKEY-123"  # stray whitespace trimmed
@@ -67,7 +70,13 @@ def test_normalisation_rules():
     assert parse_date("2024-04-09T00:00:00") == "2024-04-09T00:00:00"
     assert parse_date("Tue, 09 Apr 2024 10:00:00 GMT") == "Tue, 09 Apr 2024 10:00:00 GMT"
     assert parse_date("3 days ago") is None and parse_date(None) is None and parse_date("2024-13-45") is None
-    items = [RawItem("https://a/1", "A"), RawItem(None, "no url"), RawItem("", "empty"), RawItem("https://a/1", "dup"), RawItem("https://a/2")]
+    items = [
+        RawItem("https://a/1", "A"),
+        RawItem(None, "no url"),
+        RawItem("", "empty"),
+        RawItem("https://a/1", "dup"),
+        RawItem("https://a/2"),
+    ]
     sources, truncated = normalize(items, 1)
     assert [s.wire() for s in sources] == [{"url": "https://a/1", "title": "A"}]
     assert truncated is True
@@ -117,8 +126,9 @@ def test_user_password_base_url_becomes_basic_auth_for_searxng():
 async def test_named_but_unusable_providers_are_reported_as_skipped_in_place(mock_provider):
     from dsh_sidecar.router import AllProvidersFailed, Router
 
-    cfg = parse_router_config({"order": ["exa", "searxng", "duckduckgo"],
-                               "providers": {"duckduckgo": {"baseURL": "http://127.0.0.1:9"}}})
+    cfg = parse_router_config(
+        {"order": ["exa", "searxng", "duckduckgo"], "providers": {"duckduckgo": {"baseURL": "http://127.0.0.1:9"}}}
+    )
     router = Router.from_config(cfg, {})
     try:
         with pytest.raises(AllProvidersFailed) as info:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from mockprovider import Reply, case_reply
 from test_router_health import FakeClock

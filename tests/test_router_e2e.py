@@ -9,9 +9,8 @@ import re
 
 import pytest
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
-
 from mockprovider import MockProvider, Reply, case_reply
+from pygls.exceptions import JsonRpcException
 from test_router_providers import ROUTES
 
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
@@ -33,9 +32,11 @@ async def wait_for(predicate, timeout_s=10.0):
 async def test_cancel_request_aborts_the_in_flight_http_call(spawn, mock_provider):
     mock_provider.route(*ROUTES["searxng"], HANG)
     client = await spawn(config(mock_provider, ["searxng"], timeoutMs=30000))
-    pending = asyncio.ensure_future(client.protocol.send_request_async(
-        "dsh/search", {"query": "bike chain cleaning", "strategy": "quick"}, msg_id=4242
-    ))
+    pending = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            "dsh/search", {"query": "bike chain cleaning", "strategy": "quick"}, msg_id=4242
+        )
+    )
     await wait_for(lambda: mock_provider.count(*ROUTES["searxng"]) == 1)
     client.protocol.notify("$/cancelRequest", lsp.CancelParams(id=4242))
     with pytest.raises(JsonRpcException) as info:
@@ -66,7 +67,7 @@ async def test_deadline_bounds_the_reply_with_a_hanging_provider(spawn, mock_pro
     assert lines[2:] == ["- duckduckgo: skipped: deadline"]
     attempts = err.data["attempts"]
     assert [(a["provider"], a["outcome"]) for a in attempts] == [
-        ("searxng", lines[1][len("- searxng: "):]),
+        ("searxng", lines[1][len("- searxng: ") :]),
         ("duckduckgo", "skipped: deadline"),
     ]
     assert attempts[0]["ms"] < 600 and attempts[1]["ms"] == 0
@@ -82,10 +83,15 @@ async def test_all_fail_keys_never_leak_to_error_status_or_stderr(spawn, dsh_hom
             reply.expect = {"headers": case["request"]["headers"]}  # the key, trimmed; quick sends maxResults 5
             mocks[pid].route(*ROUTES[pid], reply)
         mocks["searxng"].route(*ROUTES["searxng"], case_reply("searxng", "json-disabled", check=False)[0])
-        env = {"EXA_API_KEY": " exa-TESTKEY-123 ", "TAVILY_API_KEY": "tvly-TESTKEY-123",
-               "SEARXNG_BASE_URL": mocks["searxng"].url}
-        router = {"order": ["exa", "tavily", "searxng"],
-                  "providers": {"exa": {"baseURL": mocks["exa"].url}, "tavily": {"baseURL": mocks["tavily"].url}}}
+        env = {
+            "EXA_API_KEY": " exa-TESTKEY-123 ",
+            "TAVILY_API_KEY": "tvly-TESTKEY-123",
+            "SEARXNG_BASE_URL": mocks["searxng"].url,
+        }
+        router = {
+            "order": ["exa", "tavily", "searxng"],
+            "providers": {"exa": {"baseURL": mocks["exa"].url}, "tavily": {"baseURL": mocks["tavily"].url}},
+        }
         client = await spawn({"router": router}, env=env)
         with pytest.raises(JsonRpcException) as info:
             await client.protocol.send_request_async(
@@ -120,8 +126,12 @@ async def test_all_fail_keys_never_leak_to_error_status_or_stderr(spawn, dsh_hom
 async def test_repeated_search_is_a_cache_hit_through_the_sidecar(spawn, mock_provider):
     mock_provider.route(*ROUTES["searxng"], case_reply("searxng", "ok", check=False)[0])
     client = await spawn(config(mock_provider, ["searxng"]))
-    first = await client.protocol.send_request_async("dsh/search", {"query": "bike chain cleaning", "strategy": "quick"})
-    second = await client.protocol.send_request_async("dsh/search", {"query": "Bike chain cleaning", "strategy": "quick"})
+    first = await client.protocol.send_request_async(
+        "dsh/search", {"query": "bike chain cleaning", "strategy": "quick"}
+    )
+    second = await client.protocol.send_request_async(
+        "dsh/search", {"query": "Bike chain cleaning", "strategy": "quick"}
+    )
     assert second["attempts"] == [{"provider": "searxng", "outcome": "ok (cached)", "ms": 0}]
     assert second["sources"] == first["sources"]
     assert mock_provider.count(*ROUTES["searxng"]) == 1

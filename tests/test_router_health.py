@@ -4,11 +4,10 @@ while cooling, expiry on an injected clock, and the ``dsh/status`` view."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from datetime import datetime, timezone
 
 import pytest
-
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.health import MAX_COOLDOWN_S, ProviderHealth
 from dsh_sidecar.router.providers import brave
@@ -26,7 +25,9 @@ class FakeClock:
 
 
 def make_router(provider, mock, clock, **extra):
-    cfg = parse_router_config({"order": [provider], "providers": {provider: {"baseURL": mock.url}}, "cache": False, **extra})
+    cfg = parse_router_config(
+        {"order": [provider], "providers": {provider: {"baseURL": mock.url}}, "cache": False, **extra}
+    )
     return Router.from_config(cfg, credential_env(provider), clock=clock)
 
 
@@ -58,15 +59,29 @@ async def test_status_shows_health_without_secrets(mock_provider):
     router = make_router("exa", mock_provider, clock)
     try:
         assert router.health_status() == [
-            {"provider": "exa", "state": "unknown", "failureClass": None, "cooldownSecondsLeft": 0,
-             "lastOutcome": None, "successes": 0, "failures": 0}
+            {
+                "provider": "exa",
+                "state": "unknown",
+                "failureClass": None,
+                "cooldownSecondsLeft": 0,
+                "lastOutcome": None,
+                "successes": 0,
+                "failures": 0,
+            }
         ]
         with pytest.raises(AllProvidersFailed):
             await router.search("how to remove rust from cast iron skillet", 8)
         clock.now += 10
         assert router.health_status() == [
-            {"provider": "exa", "state": "cooling_down", "failureClass": "auth", "cooldownSecondsLeft": 3590,
-             "lastOutcome": "HTTP 401: Invalid API key: [redacted]", "successes": 0, "failures": 1}
+            {
+                "provider": "exa",
+                "state": "cooling_down",
+                "failureClass": "auth",
+                "cooldownSecondsLeft": 3590,
+                "lastOutcome": "HTTP 401: Invalid API key: [redacted]",
+                "successes": 0,
+                "failures": 1,
+            }
         ]
     finally:
         await router.aclose()
@@ -77,8 +92,14 @@ async def test_success_clears_state_and_timeouts_do_not_cool_down(mock_provider)
     reply, _ = case_reply("searxng", "ok", check=False)
     reply.delay_s = 1.0
     mock_provider.route(*ROUTES["searxng"], reply)
-    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}},
-                               "cache": False, "timeoutMs": 200})
+    cfg = parse_router_config(
+        {
+            "provider": "searxng",
+            "providers": {"searxng": {"baseUrl": mock_provider.url}},
+            "cache": False,
+            "timeoutMs": 200,
+        }
+    )
     router = Router.from_config(cfg, {}, clock=clock)
     try:
         with pytest.raises(AllProvidersFailed):
@@ -95,8 +116,8 @@ async def test_success_clears_state_and_timeouts_do_not_cool_down(mock_provider)
 
 
 def test_retry_after_http_date_and_seconds():
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
-    later = format_datetime(datetime(2026, 1, 1, 12, 0, 37, tzinfo=timezone.utc), usegmt=True)
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+    later = format_datetime(datetime(2026, 1, 1, 12, 0, 37, tzinfo=UTC), usegmt=True)
     assert retry_after_seconds(HttpResponse(429, {"retry-after": later}, b""), now=now.timestamp()) == 37.0
     assert retry_after_seconds(HttpResponse(429, {"retry-after": "30"}, b"")) == 30.0
     assert retry_after_seconds(HttpResponse(429, {"retry-after": "soon"}, b"")) is None
@@ -136,13 +157,20 @@ async def test_reconfiguration_keeps_cooldowns_of_unchanged_providers(mock_provi
         with pytest.raises(AllProvidersFailed):
             await old.search("best time to plant tomatoes", 8)
         # another timeout, same key and endpoint: the quota cooldown survives
-        cfg = parse_router_config({"order": ["tavily"], "providers": {"tavily": {"baseURL": mock_provider.url}},
-                                   "cache": False, "timeoutMs": 5000})
+        cfg = parse_router_config(
+            {
+                "order": ["tavily"],
+                "providers": {"tavily": {"baseURL": mock_provider.url}},
+                "cache": False,
+                "timeoutMs": 5000,
+            }
+        )
         same = Router.from_config(cfg, credential_env("tavily"), client=old.client, clock=clock, previous=old)
         assert same.health.skip_reason("tavily") == "skipped: quota_exhausted cooldown 3600s left"
         # a new key starts clean
-        fresh = Router.from_config(cfg, {"TAVILY_API_KEY": "tvly-OTHERKEY-456"}, client=old.client, clock=clock,
-                                   previous=old)
+        fresh = Router.from_config(
+            cfg, {"TAVILY_API_KEY": "tvly-OTHERKEY-456"}, client=old.client, clock=clock, previous=old
+        )
         assert fresh.health.skip_reason("tavily") is None
         assert fresh.health_status()[0]["state"] == "unknown"
     finally:
@@ -151,8 +179,10 @@ async def test_reconfiguration_keeps_cooldowns_of_unchanged_providers(mock_provi
 
 async def test_503_with_retry_after_cools_down_for_that_long(mock_provider):
     clock = FakeClock()
-    mock_provider.route(*ROUTES["perplexity"], Reply(503, {"content-type": "text/html", "retry-after": "120"},
-                                                     b"<html>maintenance</html>"))
+    mock_provider.route(
+        *ROUTES["perplexity"],
+        Reply(503, {"content-type": "text/html", "retry-after": "120"}, b"<html>maintenance</html>"),
+    )
     router = make_router("perplexity", mock_provider, clock)
     try:
         with pytest.raises(AllProvidersFailed) as info:

@@ -6,29 +6,59 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from dsh_sidecar.router.normalize import normalize
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import HttpResponse, ProviderFailure
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["results", "web", "content", "type", "url", "title", "text", "snippet", "description",
-                         "page_age", "age", "date", "publishedDate", "published_date", "citations", "cited_text",
-                         "error", "error_code", "detail", "message", "unresponsive_engines", "answer"]),
-        children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "results",
+                    "web",
+                    "content",
+                    "type",
+                    "url",
+                    "title",
+                    "text",
+                    "snippet",
+                    "description",
+                    "page_age",
+                    "age",
+                    "date",
+                    "publishedDate",
+                    "published_date",
+                    "citations",
+                    "cited_text",
+                    "error",
+                    "error_code",
+                    "detail",
+                    "message",
+                    "unresponsive_engines",
+                    "answer",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=25,
 )
 STATUS = st.sampled_from([200, 202, 401, 403, 422, 429, 432, 433, 500, 502])
-HEADERS = st.fixed_dictionaries({}, optional={
-    "content-type": st.sampled_from(["application/json", "text/html", "text/plain"]),
-    "retry-after": st.text(max_size=30),
-    "x-ratelimit-reset": st.text(max_size=20),
-    "x-ratelimit-remaining": st.text(max_size=20),
-})
+HEADERS = st.fixed_dictionaries(
+    {},
+    optional={
+        "content-type": st.sampled_from(["application/json", "text/html", "text/plain"]),
+        "retry-after": st.text(max_size=30),
+        "x-ratelimit-reset": st.text(max_size=20),
+        "x-ratelimit-remaining": st.text(max_size=20),
+    },
+)
 
 
 def check(module, status, headers, body: bytes) -> None:
@@ -53,11 +83,18 @@ def test_any_bytes_are_items_or_a_provider_failure(pid, status, headers, body):
 
 
 def test_deepseek_error_code_is_sanitised():
-    body = {"content": [{"type": "web_search_tool_result", "content": {"type": "web_search_tool_result_error",
-                                                                        "error_code": "max_uses_exceeded\n<b>x</b>"}}]}
+    body = {
+        "content": [
+            {
+                "type": "web_search_tool_result",
+                "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded\n<b>x</b>"},
+            }
+        ]
+    }
     try:
-        PROVIDERS["deepseek"].parse_response(HttpResponse(200, {"content-type": "application/json"},
-                                                          json.dumps(body).encode()), 5)
+        PROVIDERS["deepseek"].parse_response(
+            HttpResponse(200, {"content-type": "application/json"}, json.dumps(body).encode()), 5
+        )
     except ProviderFailure as failure:
         assert failure.reason == "web_search error max_uses_exceededbxb"
         assert failure.failure_class == "upstream_error"

@@ -9,11 +9,10 @@ import json
 
 import pytest
 import yaml
-
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.chain import AGGREGATE_HEADER
-from dsh_sidecar.router.providers.base import HttpResponse
 from dsh_sidecar.router.providers import duckduckgo
+from dsh_sidecar.router.providers.base import HttpResponse
 from mockprovider import DATA, Reply, case_reply
 
 ROUTES = {
@@ -91,7 +90,10 @@ async def test_case(provider, case_id, mock_provider):
 
 
 def test_duckduckgo_unwraps_uddg_and_drops_ads():
-    assert duckduckgo.unwrap_link("//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2Fx%3Fq%3D1%26b%3D2&rut=abc") == "https://a.example/x?q=1&b=2"
+    assert (
+        duckduckgo.unwrap_link("//duckduckgo.com/l/?uddg=https%3A%2F%2Fa.example%2Fx%3Fq%3D1%26b%3D2&rut=abc")
+        == "https://a.example/x?q=1&b=2"
+    )
     assert duckduckgo.unwrap_link("https://duckduckgo.com/y.js?ad_domain=x") is None
     assert duckduckgo.unwrap_link("//duckduckgo.com/l/?uddg=https%3A%2F%2Fduckduckgo.com%2Fy.js%3Fa%3D1") is None
     assert duckduckgo.unwrap_link("https://direct.example/page") == "https://direct.example/page"

@@ -9,7 +9,6 @@ import shutil
 import time
 
 import pytest
-
 from conftest import DATA
 from rawrpc import RawServer
 
@@ -61,8 +60,11 @@ def set_dsh(srv: RawServer, pack_text: str | None = None, link_to=None) -> None:
 
 def timed_post_execute(srv: RawServer, pattern: str, turn: int = 1, session: str = "sec") -> dict:
     t0 = time.monotonic()
-    reply = srv.request("dsh/postExecute", {"sessionId": session, "turn": turn, "tool": {"name": "Grep", "input": {"pattern": pattern}}},
-                        timeout=CALL_BOUND_S * 3)
+    reply = srv.request(
+        "dsh/postExecute",
+        {"sessionId": session, "turn": turn, "tool": {"name": "Grep", "input": {"pattern": pattern}}},
+        timeout=CALL_BOUND_S * 3,
+    )
     assert time.monotonic() - t0 < CALL_BOUND_S
     assert "result" in reply, reply
     return reply["result"]
@@ -92,15 +94,30 @@ def assert_builtin_still_works(srv: RawServer) -> None:
         (pack(signals="{pattern: '" + "a" * 400 + "', weight: 3.0}"), "pattern longer than 300 characters"),
         (pack(candidates="{path: '../../etc/passwd', reason: escape}"), "must be a relative path inside the workspace"),
         (pack(candidates="{path: '/etc/passwd', reason: escape}"), "must be a relative path inside the workspace"),
-        ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
-            for i in range(8)), "hostile"),  # billion laughs: 9^9 leaves if expanded
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+                for i in range(8)
+            ),
+            "hostile",
+        ),  # billion laughs: 9^9 leaves if expanded
         ("id: big\n# " + "x" * (300 * 1024) + "\n", "larger than 256 KiB"),
         ("id: [unclosed\n", "invalid YAML"),
         ("- just\n- a list\n", "a pack must be a mapping"),
         (pack().replace("Config", "NotAnIntent"), "unknown intent"),
     ],
-    ids=["redos-nested", "long-pattern", "traversal", "absolute", "yaml-bomb", "huge-file", "bad-yaml", "not-mapping", "unknown-intent"],
+    ids=[
+        "redos-nested",
+        "long-pattern",
+        "traversal",
+        "absolute",
+        "yaml-bomb",
+        "huge-file",
+        "bad-yaml",
+        "not-mapping",
+        "unknown-intent",
+    ],
 )
 def test_hostile_repo_pack_is_refused_with_a_clear_line(packsrv, text, reason):
     srv = packsrv
@@ -159,8 +176,11 @@ def test_symlink_candidate_out_of_the_workspace_is_never_named_or_read(packsrv, 
     secret.write_text("__version__ = 'stolen'\n")
     link = packsrv.root / "src" / "demo_pkg" / "leak.py"
     os.symlink(secret, link)
-    set_dsh(packsrv, "id: linky\nreplace: true\nintents:\n  Version:\n    signals: [{pattern: '__version__', weight: 3.0}]\n"
-            "    candidates: [{path: 'src/demo_pkg/leak.py', contains: 'stolen', reason: the leak}]\n")
+    set_dsh(
+        packsrv,
+        "id: linky\nreplace: true\nintents:\n  Version:\n    signals: [{pattern: '__version__', weight: 3.0}]\n"
+        "    candidates: [{path: 'src/demo_pkg/leak.py', contains: 'stolen', reason: the leak}]\n",
+    )
     try:
         assert reload(packsrv) == ["candidate src/demo_pkg/leak.py: resolves outside the workspace"]
         notes = timed_post_execute(packsrv, "__version__", session="linky")["additionalContexts"]
@@ -188,8 +208,10 @@ def test_many_slow_signals_share_one_budget_per_call(packsrv):
             timed_post_execute(packsrv, "a" * 60 + "b", turn=turn)
         budget_lines = [m for m in ledger_lines(packsrv) if "budget of a call" in m]
         assert len(budget_lines) == 1, budget_lines
-        assert budget_lines[0].endswith("pack refused (untrusted pack regexes used the 50 ms budget of a call; "
-                                        "the remaining signals count as no match)")
+        assert budget_lines[0].endswith(
+            "pack refused (untrusted pack regexes used the 50 ms budget of a call; "
+            "the remaining signals count as no match)"
+        )
         assert packsrv.alive()
     finally:
         set_dsh(packsrv)
@@ -204,7 +226,8 @@ def test_slow_contains_checks_share_one_activation_budget(packsrv):
         (data / f"f{i}.txt").write_text("a" * 5000 + "!")
     cands = ", ".join([f"{{path: 'src/slowdata/f{i % 30}.txt', contains: '(a|a)*$', reason: r}}" for i in range(100)])
     rows = "".join(
-        f"  {name}:\n    signals: [{{pattern: 'zzz', weight: 3.0}}]\n    candidates: [{cands}]\n" for name in INTENT_NAMES
+        f"  {name}:\n    signals: [{{pattern: 'zzz', weight: 3.0}}]\n    candidates: [{cands}]\n"
+        for name in INTENT_NAMES
     )
     set_dsh(packsrv, "id: slowcontains\nintents:\n" + rows)
     try:

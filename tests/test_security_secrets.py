@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-
 from mockprovider import MockProvider, Reply, case_reply
 from rawrpc import RawServer
 
@@ -45,7 +44,9 @@ def hostile(request):
     mocks = {name: MockProvider() for name in ("exa", "tavily", "brave", "perplexity", "searxng")}
     mocks["exa"].route("POST", "/search", echo(401, EXA_KEY))
     mocks["tavily"].route("POST", "/search", echo(500, TAVILY_KEY))
-    mocks["brave"].route("GET", "/res/v1/web/search", Reply(302, {"location": f"http://127.0.0.1:9/steal?key={BRAVE_KEY}"}))
+    mocks["brave"].route(
+        "GET", "/res/v1/web/search", Reply(302, {"location": f"http://127.0.0.1:9/steal?key={BRAVE_KEY}"})
+    )
     mocks["perplexity"].route("POST", "/chat/completions", echo(429, PPLX_KEY, "Retry-After: 1"))
     ok, _ = case_reply("searxng", "ok", check=False)
     body = json.loads(ok.body)
@@ -89,7 +90,9 @@ def run_session_and_scan(dsh_home, workspace, hostile):
     env = {"EXA_API_KEY": EXA_KEY, "MY_PPLX_KEY": PPLX_KEY, "TAVILY_API_KEY": TAVILY_KEY}
     config = {
         "router": {
-            "order": ["exa", "tavily", "brave", "perplexity", "searxng"], "timeoutMs": 3000, "cache": False,
+            "order": ["exa", "tavily", "brave", "perplexity", "searxng"],
+            "timeoutMs": 3000,
+            "cache": False,
             "providers": {
                 "exa": {"baseUrl": hostile["exa"].url},
                 "tavily": {"baseUrl": hostile["tavily"].url},
@@ -110,13 +113,37 @@ def run_session_and_scan(dsh_home, workspace, hostile):
         # every provider really was asked (the keys were sent, and echoed back)
         assert all(m.requests for m in hostile.values()), {k: len(m.requests) for k, m in hostile.items()}
         srv.request("dsh/status", {})
-        srv.request("dsh/postExecute", {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}})
+        srv.request(
+            "dsh/postExecute",
+            {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
+        )
         srv.request("dsh/dismiss", {"family": "Version"})
         # a rotated key, then a refused reconfiguration with a secret in a bad field
-        srv.notify("workspace/didChangeConfiguration", {"settings": {"router": {**config["router"], "providers": {
-            **config["router"]["providers"], "brave": {"apiKey": NEW_BRAVE_KEY, "baseUrl": hostile["brave"].url}}}}})
-        srv.notify("workspace/didChangeConfiguration", {"settings": {"router": {"timeoutMs": BAD_CONFIG_SECRET,
-                                                                               "providers": {"exa": {"apiKey": BAD_CONFIG_SECRET, "nope": BAD_CONFIG_SECRET}}}}})
+        srv.notify(
+            "workspace/didChangeConfiguration",
+            {
+                "settings": {
+                    "router": {
+                        **config["router"],
+                        "providers": {
+                            **config["router"]["providers"],
+                            "brave": {"apiKey": NEW_BRAVE_KEY, "baseUrl": hostile["brave"].url},
+                        },
+                    }
+                }
+            },
+        )
+        srv.notify(
+            "workspace/didChangeConfiguration",
+            {
+                "settings": {
+                    "router": {
+                        "timeoutMs": BAD_CONFIG_SECRET,
+                        "providers": {"exa": {"apiKey": BAD_CONFIG_SECRET, "nope": BAD_CONFIG_SECRET}},
+                    }
+                }
+            },
+        )
         reply = srv.request("dsh/search", {"query": "leak probe after rotation", "strategy": "quick"}, timeout=60)
         assert "result" in reply or reply["error"]["code"] == -32001
         assert any(r.headers.get("x-subscription-token") == NEW_BRAVE_KEY for r in hostile["brave"].requests)
@@ -127,17 +154,24 @@ def run_session_and_scan(dsh_home, workspace, hostile):
     assert hits == [], "\n".join(hits)
 
 
-@pytest.mark.parametrize("options", [
-    {"router": {"timeoutMs": BAD_CONFIG_SECRET}},
-    {"router": {"providers": {"exa": {"apiKey": BAD_CONFIG_SECRET, "bogus": BAD_CONFIG_SECRET}}}},
-    {"router": {"providers": {"searxng": {"baseUrl": f"ftp://u:{BAD_CONFIG_SECRET}@host"}}}},
-    {"router": {"order": [BAD_CONFIG_SECRET]}},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"router": {"timeoutMs": BAD_CONFIG_SECRET}},
+        {"router": {"providers": {"exa": {"apiKey": BAD_CONFIG_SECRET, "bogus": BAD_CONFIG_SECRET}}}},
+        {"router": {"providers": {"searxng": {"baseUrl": f"ftp://u:{BAD_CONFIG_SECRET}@host"}}}},
+        {"router": {"order": [BAD_CONFIG_SECRET]}},
+    ],
+)
 def test_refused_initialize_never_echoes_the_bad_value(dsh_home, options):
     srv = RawServer(dsh_home)
     try:
-        reply = srv.request("initialize", {"processId": None, "capabilities": {}, "initializationOptions": options}, timeout=60)
-        assert reply["error"]["code"] == -32602 and reply["error"]["message"].startswith("invalid initializationOptions: "), reply
+        reply = srv.request(
+            "initialize", {"processId": None, "capabilities": {}, "initializationOptions": options}, timeout=60
+        )
+        assert reply["error"]["code"] == -32602 and reply["error"]["message"].startswith(
+            "invalid initializationOptions: "
+        ), reply
     finally:
         srv.close()
     assert scan(srv, dsh_home) == []
@@ -146,17 +180,32 @@ def test_refused_initialize_never_echoes_the_bad_value(dsh_home, options):
 def test_state_files_are_0600_and_folders_0700(dsh_home, workspace, hostile):
     srv = RawServer(dsh_home)
     try:
-        srv.initialize({"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": hostile["searxng"].url}}},
-                        "suggester": {"enabled": True}}, root=workspace)
+        srv.initialize(
+            {
+                "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": hostile["searxng"].url}}},
+                "suggester": {"enabled": True},
+            },
+            root=workspace,
+        )
         assert "result" in srv.request("dsh/search", {"query": "perm probe", "strategy": "quick"}, timeout=60)
         srv.request("dsh/dismiss", {"family": "Version", "path": "src/demo_pkg/__init__.py"})
-        srv.request("dsh/postExecute", {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}})
+        srv.request(
+            "dsh/postExecute",
+            {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
+        )
         assert srv.shutdown() == 0
     finally:
         srv.close()
     files = [p for p in dsh_home.rglob("*") if p.is_file()]
     assert any(p.name == "posteriors.json" for p in files) and any(p.name == "knowledge.json" for p in files), files
-    wrong = [f"{p.relative_to(dsh_home)} {oct(stat.S_IMODE(p.stat().st_mode))}" for p in files if stat.S_IMODE(p.stat().st_mode) != 0o600]
-    wrong += [f"{p.relative_to(dsh_home)}/ {oct(stat.S_IMODE(p.stat().st_mode))}" for p in dsh_home.rglob("*")
-              if p.is_dir() and stat.S_IMODE(p.stat().st_mode) != 0o700]
+    wrong = [
+        f"{p.relative_to(dsh_home)} {oct(stat.S_IMODE(p.stat().st_mode))}"
+        for p in files
+        if stat.S_IMODE(p.stat().st_mode) != 0o600
+    ]
+    wrong += [
+        f"{p.relative_to(dsh_home)}/ {oct(stat.S_IMODE(p.stat().st_mode))}"
+        for p in dsh_home.rglob("*")
+        if p.is_dir() and stat.S_IMODE(p.stat().st_mode) != 0o700
+    ]
     assert wrong == [], "\n".join(wrong)

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.gate import gate, sigmoid
@@ -111,7 +110,9 @@ def test_no_companions(workspace, dsh_home):
 
 def test_dismissal_family_and_expiry(workspace, dsh_home):
     now = [1_000_000.0]
-    s = Suggester(workspace, parse_suggester_config({"enabled": True, "dismissTtl": 60}), dsh_home, clock=lambda: now[0])
+    s = Suggester(
+        workspace, parse_suggester_config({"enabled": True, "dismissTtl": 60}), dsh_home, clock=lambda: now[0]
+    )
     record, expires = s.dismiss("Version", None)
     assert record == "dismissed Version *"
     assert expires == "1970-01-12T13:47:40Z"
@@ -138,8 +139,14 @@ def test_repo_pack_replaces_and_hostile_pack_is_refused(workspace, dsh_home):
     "text, needle",
     [
         ("id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a+)+$', weight: 3}\n", "catastrophic"),
-        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: ../../etc/passwd, reason: r}\n", "inside the workspace"),
-        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: /etc/passwd, reason: r}\n", "inside the workspace"),
+        (
+            "id: x\nintents:\n  Version:\n    candidates:\n      - {path: ../../etc/passwd, reason: r}\n",
+            "inside the workspace",
+        ),
+        (
+            "id: x\nintents:\n  Version:\n    candidates:\n      - {path: /etc/passwd, reason: r}\n",
+            "inside the workspace",
+        ),
         ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: a.txt}\n", "reason"),
         ("id: x\nintents:\n  Nope: {}\n", "unknown intent"),
         ("id: [unclosed\n", "invalid YAML"),
@@ -154,7 +161,9 @@ def test_untrusted_pack_refusals(text, needle):
 
 def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
     (workspace / ".dsh").mkdir()
-    (workspace / ".dsh" / "pack.yml").write_text("id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a*)*b', weight: 3}\n")
+    (workspace / ".dsh" / "pack.yml").write_text(
+        "id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a*)*b', weight: 3}\n"
+    )
     s, lines = make(workspace, dsh_home)
     assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
     assert any("pack refused" in m and "catastrophic" in m for m in messages(lines))

@@ -25,8 +25,11 @@ async def test_volatile_knob_hot_reloads_over_stdio(spawn, workspace):
     client = await spawn({"suggester": {"enabled": True}}, root=workspace)
     first = await client.protocol.send_request_async("dsh/postExecute", _call("a", "__version__"))
     assert first["additionalContexts"][0]["source"]["intent"] == "Version"
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"suggester": {"enabled": True, "maxNotesPerTurn": 0, "indexPath": "/retired/index.json"}}))
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(
+            settings={"suggester": {"enabled": True, "maxNotesPerTurn": 0, "indexPath": "/retired/index.json"}}
+        )
+    )
     second = await client.protocol.send_request_async("dsh/postExecute", _call("b", "__version__"))
     assert second == {"additionalContexts": []}
     await asyncio.sleep(0.1)

@@ -9,15 +9,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.candidates import FileIndex, resolve
+from dsh_sidecar.suggester.candidates import FileIndex, Target, resolve
 from dsh_sidecar.suggester.identifier import identifier
 from dsh_sidecar.suggester.notes import MAX_NOTE_CHARS, make_note
-from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, check_regex, parse_pack, search
 from dsh_sidecar.suggester.probe import make_probe
 from dsh_sidecar.workspace import WorkspaceGraph
@@ -83,10 +81,17 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"
     assert "- src/shopcart/cart.py — defines Cart" in notes[0].text
     assert note_of(s, "bash", {"command": 'rg -n "def merge_items" src'}, session="b") == (
-        "Symbol", ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"])
+        "Symbol",
+        ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"],
+    )
     intent, targets = note_of(s, "bash", {"command": "git grep apply_discount"}, session="c")
     assert intent == "Usage"
-    assert set(targets) == {"tests/test_pricing.py", "src/shopcart/api.py", "src/shopcart/__init__.py", "src/shopcart/pricing.py"}
+    assert set(targets) == {
+        "tests/test_pricing.py",
+        "src/shopcart/api.py",
+        "src/shopcart/__init__.py",
+        "src/shopcart/pricing.py",
+    }
     assert targets[-1] == "src/shopcart/pricing.py"  # the definition comes after the uses
     assert messages(lines)[-1].startswith("suggest Usage 0.77 4 targets ")
 
@@ -117,14 +122,17 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_node_pack(tmp_path, dsh_home):
-    root = write(tmp_path / "web", {
-        "package.json": '{"name": "web", "version": "2.0.0", "main": "src/index.js", "dependencies": {"react": "18"}}\n',
-        "tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["src/*"]}}}\n',
-        "src/index.js": "export const x = 1;\n",
-        "jest.config.js": "module.exports = {};\n",
-        "eslint.config.js": "export default [];\n",
-        "pnpm-lock.yaml": "lockfileVersion: 9\n",
-    })
+    root = write(
+        tmp_path / "web",
+        {
+            "package.json": '{"name": "web", "version": "2.0.0", "main": "src/index.js", "dependencies": {"react": "18"}}\n',
+            "tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["src/*"]}}}\n',
+            "src/index.js": "export const x = 1;\n",
+            "jest.config.js": "module.exports = {};\n",
+            "eslint.config.js": "export default [];\n",
+            "pnpm-lock.yaml": "lockfileVersion: 9\n",
+        },
+    )
     s, lines = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": '"version":'}) == ("Version", ["package.json"])
     assert note_of(s, "grep", {"pattern": "baseUrl"}) == ("Path", ["tsconfig.json", "package.json"])
@@ -135,12 +143,15 @@ def test_node_pack(tmp_path, dsh_home):
 
 
 def test_rust_pack(tmp_path, dsh_home):
-    root = write(tmp_path / "crate", {
-        "Cargo.toml": '[package]\nname = "c"\nversion = "0.3.0"\n\n[features]\nfast = []\n\n[dependencies]\nserde = "1"\n',
-        "Cargo.lock": "# generated\n",
-        "src/lib.rs": "pub fn truncate_runes(s: &str) -> &str { s }\n",
-        "tests/it.rs": "#[test]\nfn t() {}\n",
-    })
+    root = write(
+        tmp_path / "crate",
+        {
+            "Cargo.toml": '[package]\nname = "c"\nversion = "0.3.0"\n\n[features]\nfast = []\n\n[dependencies]\nserde = "1"\n',
+            "Cargo.lock": "# generated\n",
+            "src/lib.rs": "pub fn truncate_runes(s: &str) -> &str { s }\n",
+            "tests/it.rs": "#[test]\nfn t() {}\n",
+        },
+    )
     s, _ = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "CARGO_PKG_VERSION"}) == ("Version", ["Cargo.toml"])
     assert note_of(s, "grep", {"pattern": "[dependencies]"}) == ("Dependency", ["Cargo.toml", "Cargo.lock"])
@@ -149,14 +160,17 @@ def test_rust_pack(tmp_path, dsh_home):
 
 
 def test_go_pack_and_symbol(tmp_path, dsh_home):
-    root = write(tmp_path / "gomod", {
-        "go.mod": "module example.com/strs\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
-        "go.sum": "golang.org/x/text v0.14.0 h1:x\n",
-        "version.go": 'package strs\n\nconst Version = "1.4.0"\n',
-        "strs.go": "package strs\n\nfunc TruncateRunes(s string, n int) string { return s }\n",
-        "cmd/cut/main.go": 'package main\n\nimport "example.com/strs"\n\nfunc main() { strs.TruncateRunes("a", 1) }\n',
-        "strs_test.go": "package strs\n\nimport \"testing\"\n\nfunc TestTruncate(t *testing.T) { TruncateRunes(\"a\", 1) }\n",
-    })
+    root = write(
+        tmp_path / "gomod",
+        {
+            "go.mod": "module example.com/strs\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
+            "go.sum": "golang.org/x/text v0.14.0 h1:x\n",
+            "version.go": 'package strs\n\nconst Version = "1.4.0"\n',
+            "strs.go": "package strs\n\nfunc TruncateRunes(s string, n int) string { return s }\n",
+            "cmd/cut/main.go": 'package main\n\nimport "example.com/strs"\n\nfunc main() { strs.TruncateRunes("a", 1) }\n',
+            "strs_test.go": 'package strs\n\nimport "testing"\n\nfunc TestTruncate(t *testing.T) { TruncateRunes("a", 1) }\n',
+        },
+    )
     graph = WorkspaceGraph.build(root)
     s, _ = make(root, dsh_home, graph, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "const Version"}) == ("Version", ["version.go"])
@@ -168,10 +182,16 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
 
 
 def test_generic_pack_alone(tmp_path, dsh_home):
-    root = write(tmp_path / "plain", {
-        "README.md": "# plain\n", "CHANGELOG.md": "# Changes\n", "MAINTAINERS": "ann\n", "LICENSE": "MIT\n",
-        ".gitlab-ci.yml": "test: {script: [make]}\n",
-    })
+    root = write(
+        tmp_path / "plain",
+        {
+            "README.md": "# plain\n",
+            "CHANGELOG.md": "# Changes\n",
+            "MAINTAINERS": "ann\n",
+            "LICENSE": "MIT\n",
+            ".gitlab-ci.yml": "test: {script: [make]}\n",
+        },
+    )
     s, lines = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "changelog"}) == ("Ledger", ["CHANGELOG.md"])
     assert note_of(s, "grep", {"pattern": "maintainers"}) == ("Owner", ["MAINTAINERS", "LICENSE"])
@@ -257,12 +277,14 @@ def test_user_layer_pack_overrides_repo_pack(shopcart, dsh_home):
     (shopcart / ".dsh").mkdir()
     (shopcart / ".dsh" / "pack.yml").write_text(
         "id: repo\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
-        "    candidates: [{path: README.md, reason: repo says}]\n")
+        "    candidates: [{path: README.md, reason: repo says}]\n"
+    )
     user = dsh_home / "search-suggester" / "workspaces"
     user.mkdir(parents=True)
     (user / "shopcart.yml").write_text(
         "id: user\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
-        "    candidates: [{path: docs/index.md, reason: user says}]\n")
+        "    candidates: [{path: docs/index.md, reason: user says}]\n"
+    )
     s, lines = make(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["docs/index.md"])
     assert messages(lines)[0].startswith("activated (packs user,repo,generic,python intents 10 ")
@@ -281,13 +303,23 @@ def test_candidate_needs_exactly_one_source():
     with pytest.raises(PackError, match="exactly one of path or symbol"):
         parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{reason: r}]\n", "repo")
     with pytest.raises(PackError, match="contains applies to path candidates only"):
-        parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{symbol: definitions, contains: a, reason: r}]\n", "repo")
+        parse_pack(
+            "id: x\nintents:\n  Symbol:\n    candidates: [{symbol: definitions, contains: a, reason: r}]\n", "repo"
+        )
     assert Candidate(symbol="usages", reason="uses {name}").path is None
 
 
 def test_glob_index_matches_pathspec(tmp_path):
-    files = ["a/b/_version.py", "_version.py", "tests/test_a.py", "tests/sub/test_b.py", "requirements-dev.txt",
-             "x/requirements.txt", ".github/workflows/ci.yml", "docs/changelog.rst"]
+    files = [
+        "a/b/_version.py",
+        "_version.py",
+        "tests/test_a.py",
+        "tests/sub/test_b.py",
+        "requirements-dev.txt",
+        "x/requirements.txt",
+        ".github/workflows/ci.yml",
+        "docs/changelog.rst",
+    ]
     index = FileIndex(tmp_path, sorted(files))  # the listing is sorted
     assert index.glob("**/_version.py") == ["_version.py", "a/b/_version.py"]
     assert index.glob("tests/test_*.py") == ["tests/test_a.py"]
@@ -319,5 +351,7 @@ def test_symlinked_dsh_folder_out_of_the_workspace_is_refused(shopcart, dsh_home
     s, lines = make(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "__version__"})[0] == "Version"
     refused = [m for m in messages(lines) if m.startswith("pack refused")]
-    assert refused == [f"pack refused ({shopcart.resolve() / '.dsh' / 'pack.yml'}: resolves outside the workspace "
-                       "(a symlinked folder); packs must live in it)"]
+    assert refused == [
+        f"pack refused ({shopcart.resolve() / '.dsh' / 'pack.yml'}: resolves outside the workspace "
+        "(a symlinked folder); packs must live in it)"
+    ]

@@ -31,8 +31,9 @@ class Clock:
 
 def make(workspace: Path, home: Path, clock: Clock | None = None, **cfg) -> tuple[Suggester, list[str]]:
     lines: list[str] = []
-    s = Suggester(workspace, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append,
-                  clock=clock or Clock())
+    s = Suggester(
+        workspace, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, clock=clock or Clock()
+    )
     return s, lines
 
 
@@ -44,10 +45,17 @@ def kfile(home: Path) -> Path:
     return home / "search-suggester" / "knowledge.json"
 
 
-@pytest.mark.parametrize("content", [b"{not json", b'{"schema": "someone-else", "version": 1}',
-                                     json.dumps({"schema": SCHEMA, "version": 99}).encode(),
-                                     json.dumps({"schema": SCHEMA, "version": 1, "workspaces": {
-                                         "/ws": {"rows": {"Test": {"a": {"followed": -3}}}}}}).encode()])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b'{"schema": "someone-else", "version": 1}',
+        json.dumps({"schema": SCHEMA, "version": 99}).encode(),
+        json.dumps(
+            {"schema": SCHEMA, "version": 1, "workspaces": {"/ws": {"rows": {"Test": {"a": {"followed": -3}}}}}}
+        ).encode(),
+    ],
+)
 def test_corrupt_or_foreign_file_is_kept_aside_and_starts_cold(tmp_path, content, workspace, dsh_home):
     path = kfile(dsh_home)
     path.parent.mkdir(parents=True)
@@ -99,7 +107,8 @@ def test_seed_skips_intents_a_repo_pack_overrides(workspace, dsh_home):
     (workspace / ".dsh").mkdir()
     (workspace / ".dsh" / "pack.yml").write_text(
         "id: mine\nintents:\n  Test:\n    signals: [{pattern: 'pytest', weight: 3}]\n"
-        "    candidates: [{path: tests/test_core.py, reason: our tests}]\n")
+        "    candidates: [{path: tests/test_core.py, reason: our tests}]\n"
+    )
     s, _ = make(workspace, dsh_home)
     s.activate()
     assert s.learning.knowledge.row("Test", "tests/test_core.py") is None  # built-in packs only
@@ -178,7 +187,9 @@ def test_family_dismissal_is_durable_and_expires_on_read(workspace, dsh_home):
     assert (record, expires) == ("dismissed Version *", "2025-11-30T05:21:00Z")
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert [m for m in messages(lines) if not m.startswith("activated")] == [
-        "dismissed Version *", "suppressed dismissed Version"]
+        "dismissed Version *",
+        "suppressed dismissed Version",
+    ]
     # a restarted sidecar on the same file still honours it
     other, olines = make(workspace, dsh_home, clock=clock, dismissTtl=60)
     assert other.post_execute(call("grep", {"pattern": "__version__"})) == []

@@ -38,7 +38,9 @@ async def test_dismiss_section_learning_and_restart(spawn, workspace, dsh_home):
     assert first[0] == "tests/conftest.py" and "tests/test_core.py" in first
     section = (await send("dsh/assembleSection", {"sessionId": "a"}))["section"]
     assert section["name"] == "search-suggester" and section["order"] == 900
-    assert section["text"].startswith("search-suggester: in this repository, the tests and their fixtures lives here:\n")
+    assert section["text"].startswith(
+        "search-suggester: in this repository, the tests and their fixtures lives here:\n"
+    )
     assert "- tests/conftest.py — shared pytest fixtures" in section["text"]
     assert await send("dsh/assembleSection", {"sessionId": "a"}) == {"section": section}  # cached: no rebuild
     assert ledger(client).count("section rebuilt (ttl 300)") == 1

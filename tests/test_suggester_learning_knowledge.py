@@ -39,8 +39,12 @@ def test_knowledge_file_round_trip_mode_and_schema(tmp_path):
     assert doc == {
         "schema": "dsh-search-suggester/knowledge",
         "version": 1,
-        "workspaces": {"/ws": {"dismissals": {}, "rows": {"Test": {"tests/conftest.py": {
-            "followed": 1, "ignored": 1, "seed": 0.0, "lastUsed": T0}}}}},
+        "workspaces": {
+            "/ws": {
+                "dismissals": {},
+                "rows": {"Test": {"tests/conftest.py": {"followed": 1, "ignored": 1, "seed": 0.0, "lastUsed": T0}}},
+            }
+        },
     }
     again = Knowledge(path, "/ws", Clock())
     assert again.row("Test", "tests/conftest.py") == Row(1, 1, 0.0, T0)
@@ -102,7 +106,9 @@ def test_touched_paths():
     root = Path("/ws")
     assert touched_paths(make_probe("Read", {"file_path": "/ws/src/a.py"}), root) == {"src/a.py"}
     assert touched_paths(make_probe("edit", {"path": "./src/a.py"}), root) == {"src/a.py"}
-    assert touched_paths(make_probe("grep", {"pattern": "x", "path": "tests/conftest.py"}), root) == {"tests/conftest.py"}
+    assert touched_paths(make_probe("grep", {"pattern": "x", "path": "tests/conftest.py"}), root) == {
+        "tests/conftest.py"
+    }
     assert "pyproject.toml" in touched_paths(make_probe("bash", {"command": "rg -n version pyproject.toml"}), root)
     assert touched_paths(make_probe("read", {"path": "/elsewhere/a.py"}), root) == set()
 
@@ -119,7 +125,6 @@ def test_scoring_formula_and_rank():
     assert [(t.path, round(t.score, 4)) for t in ranked] == [("b.py", 0.2571), ("a.py", 0.25), ("c.py", 0.25)]
 
 
-
 def test_another_writers_change_is_seen_without_a_restart(tmp_path):
     path = tmp_path / "knowledge.json"
     reader, writer = Knowledge(path, "/ws", Clock()), Knowledge(path, "/ws", Clock())
@@ -133,8 +138,10 @@ def test_another_writers_change_is_seen_without_a_restart(tmp_path):
 
 def test_non_finite_numbers_are_refused(tmp_path):
     path = tmp_path / "knowledge.json"
-    path.write_text('{"schema": "dsh-search-suggester/knowledge", "version": 1, "workspaces": '
-                    '{"/ws": {"rows": {}, "dismissals": {"Version": {"*": Infinity}}}}}')
+    path.write_text(
+        '{"schema": "dsh-search-suggester/knowledge", "version": 1, "workspaces": '
+        '{"/ws": {"rows": {}, "dismissals": {"Version": {"*": Infinity}}}}}'
+    )
     k = Knowledge(path, "/ws", Clock())
     assert k.active_dismissals() == {}  # an everlasting dismissal is not ours: kept aside
     assert len(list(tmp_path.glob("knowledge.json.corrupt-*"))) == 1

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from dsh_sidecar.suggester.replay import TraceError, TraceLine, percentile, read_trace, replay, score
 
 DATA = Path(__file__).parent / "data"
@@ -20,11 +19,22 @@ BASELINE = "calls=50 notes=15 precision=1.00 recall=0.80 first-note=1"
 
 
 def note(intent, *targets):
-    return {"source": {"kind": "search-suggester", "form": "notice", "summary": "", "intent": intent, "targets": list(targets)}, "text": ""}
+    return {
+        "source": {
+            "kind": "search-suggester",
+            "form": "notice",
+            "summary": "",
+            "intent": intent,
+            "targets": list(targets),
+        },
+        "text": "",
+    }
 
 
 def line(session, turn, intent=None, targets=()):
-    return TraceLine({"sessionId": session, "turn": turn, "tool": {"name": "grep", "input": {}}}, intent, tuple(targets))
+    return TraceLine(
+        {"sessionId": session, "turn": turn, "tool": {"name": "grep", "input": {}}}, intent, tuple(targets)
+    )
 
 
 def test_scorer_definitions():
@@ -77,7 +87,10 @@ def test_fixed_replay_meets_the_baseline_and_is_deterministic(dsh_home):
     assert first.precision >= 1.0 and first.recall >= 0.70 and first.first_note <= 1
     suggests = [m.split("] ", 1)[1] for m in ledger if "] suggest " in m]
     assert len(suggests) == first.notes
-    assert suggests[0] == "suggest Usage 0.77 4 targets tests/test_pricing.py,src/shopcart/api.py,src/shopcart/__init__.py,src/shopcart/pricing.py"
+    assert (
+        suggests[0]
+        == "suggest Usage 0.77 4 targets tests/test_pricing.py,src/shopcart/api.py,src/shopcart/__init__.py,src/shopcart/pricing.py"
+    )
 
 
 def test_cli_replay_prints_the_same_line(dsh_home, tmp_path):
@@ -85,12 +98,19 @@ def test_cli_replay_prints_the_same_line(dsh_home, tmp_path):
     short.write_text("".join(TRACE.read_text("utf-8").splitlines(keepends=True)[:5]))
     out = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "replay", str(short), "--workspace", str(WORKSPACE)],
-        capture_output=True, text=True, timeout=120, env={"DSH_HOME": str(dsh_home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DSH_HOME": str(dsh_home), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "calls=5 notes=2 precision=1.00 recall=1.00 first-note=1"
     assert lines[1].startswith("latency p50=")
-    bad = subprocess.run([sys.executable, "-m", "dsh_sidecar", "replay", str(tmp_path / "none.jsonl"), "--workspace", str(WORKSPACE)],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", str(tmp_path / "none.jsonl"), "--workspace", str(WORKSPACE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "cannot read" in bad.stderr

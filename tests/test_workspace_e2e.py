@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsprotocol import types as lsp
-
 from dsh_sidecar.workspace.graph import LARGE_REPO_FILES
+from lsprotocol import types as lsp
 
 ENABLED = {"suggester": {"enabled": True}}
 
@@ -41,11 +40,13 @@ async def test_large_workspace_reports_progress(spawn, tmp_path: Path) -> None:
     root = tmp_path / "big"
     _large_workspace(root)
     client = await spawn(initialize=False)
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-        root_uri=root.as_uri(),
-        initialization_options=ENABLED,
-    ))
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=root.as_uri(),
+            initialization_options=ENABLED,
+        )
+    )
     await _wait_ready(client)
     # the first build may finish before `initialized`; a rebuild (dsh/toolsChanged) is reported
     for i in range(3):
@@ -78,11 +79,13 @@ async def test_large_workspace_reports_progress(spawn, tmp_path: Path) -> None:
 
 async def test_small_workspace_sends_no_progress(spawn, workspace: Path) -> None:
     client = await spawn(initialize=False)
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
-        root_uri=workspace.as_uri(),
-        initialization_options=ENABLED,
-    ))
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True)),
+            root_uri=workspace.as_uri(),
+            initialization_options=ENABLED,
+        )
+    )
     await _wait_ready(client)
     await asyncio.sleep(0.2)
     assert client.progress_reports == {}
@@ -93,8 +96,10 @@ async def test_watched_file_change_refreshes_graph(spawn, workspace: Path) -> No
     before = await _wait_ready(client)
     new = workspace / "added_module.py"
     new.write_text("class FreshlyAdded:\n    pass\n")
-    client.protocol.notify(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, lsp.DidChangeWatchedFilesParams(
-        changes=[lsp.FileEvent(uri=new.as_uri(), type=lsp.FileChangeType.Created)]))
+    client.protocol.notify(
+        lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=new.as_uri(), type=lsp.FileChangeType.Created)]),
+    )
     for _ in range(100):
         after = await _status_graph(client)
         if after.get("files") == before["files"] + 1:

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from dsh_sidecar.workspace import (
     NEUTRAL_LITERAL,
     NEUTRAL_SCOPE,
@@ -32,14 +31,20 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def git(root: Path, *args: str, date: str | None = None) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     if date:
         env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
 # ---------------------------------------------------------------------- kinds
+
 
 @pytest.mark.parametrize(
     ("path", "kind"),
@@ -91,6 +96,7 @@ def test_classify(path: str, kind: str) -> None:
 
 # ---------------------------------------------------------------------- nodes and recency
 
+
 def test_recency_from_git_history_with_controlled_dates(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     write(tmp_path, {"old.py": "a = 1\n", "README.md": "# r\n"})
@@ -126,13 +132,16 @@ def test_untracked_file_is_newest(tmp_path: Path) -> None:
 
 
 def test_gitignore_honoured_without_git(tmp_path: Path) -> None:
-    write(tmp_path, {
-        ".gitignore": "secret/\n*.tmp\n",
-        "app.py": "def run():\n    pass\n",
-        "secret/key.py": "def leaked():\n    pass\n",
-        "scratch.tmp": "x",
-        "node_modules/dep/index.js": "function dep() {}\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitignore": "secret/\n*.tmp\n",
+            "app.py": "def run():\n    pass\n",
+            "secret/key.py": "def leaked():\n    pass\n",
+            "scratch.tmp": "x",
+            "node_modules/dep/index.js": "function dep() {}\n",
+        },
+    )
     g = WorkspaceGraph.build(tmp_path)
     assert g.time_source == "mtime"
     assert g.files == [".gitignore", "app.py"]
@@ -141,12 +150,20 @@ def test_gitignore_honoured_without_git(tmp_path: Path) -> None:
 
 
 def test_nested_gitignore_honoured_without_git(tmp_path: Path) -> None:
-    write(tmp_path, {
-        ".gitignore": "*.tmp\n",
-        "pkg/.gitignore": "cache/\n/local.py\n!keep.tmp\n",
-        "pkg/cache/x.py": "", "pkg/sub/cache/y.py": "", "pkg/local.py": "", "pkg/sub/local.py": "",
-        "pkg/keep.tmp": "", "pkg/drop.tmp": "", "cache/top.py": "",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitignore": "*.tmp\n",
+            "pkg/.gitignore": "cache/\n/local.py\n!keep.tmp\n",
+            "pkg/cache/x.py": "",
+            "pkg/sub/cache/y.py": "",
+            "pkg/local.py": "",
+            "pkg/sub/local.py": "",
+            "pkg/keep.tmp": "",
+            "pkg/drop.tmp": "",
+            "cache/top.py": "",
+        },
+    )
     g = WorkspaceGraph.build(tmp_path, symbols=False)
     assert g.files == [".gitignore", "cache/top.py", "pkg/.gitignore", "pkg/keep.tmp", "pkg/sub/local.py"]
 
@@ -175,15 +192,26 @@ def test_modified_tracked_file_is_newest(tmp_path: Path) -> None:
 def test_100k_file_listing(tmp_path: Path) -> None:
     """The file-level graph of a synthetic 100k-file listing (no files written: the filesystem
     part is measured by bench/workspace.py)."""
-    kinds = ["src/p{d}/m{i}.py", "tests/p{d}/test_m{i}.py", "docs/p{d}/page{i}.md",
-             "config/p{d}/s{i}.yaml", "dist/p{d}/b{i}.js"]
+    kinds = [
+        "src/p{d}/m{i}.py",
+        "tests/p{d}/test_m{i}.py",
+        "docs/p{d}/page{i}.md",
+        "config/p{d}/s{i}.yaml",
+        "dist/p{d}/b{i}.js",
+    ]
     files = [kinds[d % 5].format(d=d, i=i) for d in range(2_000) for i in range(50)]
     times = {f: float(i % 1000 + 1) for i, f in enumerate(files)}
     g = WorkspaceGraph.from_listing(tmp_path, files + ["pyproject.toml", "uv.lock"], times)
     assert len(g.files) == 100_002
     assert {k: len(g.by_kind(k)) for k in ("source", "test", "doc", "config", "generated", "manifest", "lock")} == {
-        "source": 20_000, "test": 20_000, "doc": 20_000, "config": 20_000, "generated": 20_000,
-        "manifest": 1, "lock": 1}
+        "source": 20_000,
+        "test": 20_000,
+        "doc": 20_000,
+        "config": 20_000,
+        "generated": 20_000,
+        "manifest": 1,
+        "lock": 1,
+    }
     assert g.node("src/p0/m0.py") == FileNode("src/p0/m0.py", "source", 2, 999)
     assert g.node("pyproject.toml").recency_rank == 1000  # no time: the oldest
     assert g.proof("tests/p1/test_m7.py", ["test"]) > g.proof("tests/p1/test_m7.py", ["doc"]) > 0.0
@@ -220,7 +248,7 @@ POLYGLOT = {
     "ts/types.ts": "export interface Shape { area(): number }\nexport type Id = string;\nexport enum Color { Red }\n",
     "ts/main.ts": "import { Shape, Color } from './types';\nconst s: Shape = null as any;\n",
     "go/runes.go": "package text\n\nconst Limit = 10\n\ntype Buffer struct{}\n\ntype Reader interface{}\n\nfunc TruncateRunes(s string) string { return s }\n\nfunc (b *Buffer) Flush() {}\n",
-    "go/runes_test.go": "package text\n\nfunc TestTruncate(t *T) { TruncateRunes(\"x\") }\n",
+    "go/runes_test.go": 'package text\n\nfunc TestTruncate(t *T) { TruncateRunes("x") }\n',
     "rs/lib.rs": "pub struct Parser {}\npub enum Token { A }\npub trait Visit {}\npub fn parse_all() {}\nconst MAX: u32 = 1;\nmacro_rules! shout { () => {} }\n",
     "rs/main.rs": "use lib::Parser;\nfn main() { let p = Parser {}; parse_all(); }\n",
     "java/Store.java": "public class Store { public void save() {} }\ninterface Repo {}\nenum Mode { A }\n",
@@ -286,10 +314,20 @@ def test_parsers_used(poly: WorkspaceGraph) -> None:
 
 
 def test_generated_marker_relabels_and_skips(tmp_path: Path) -> None:
-    write(tmp_path, {"gen.go": "// Code generated by protoc. DO NOT EDIT.\npackage x\nfunc Gen() {}\n",
-                     "x.go": "package x\nfunc Real() {}\n"})
-    write(tmp_path, {"doc.py": '"""Files whose head says @generated or DO NOT EDIT are skipped."""\ndef real():\n    pass\n',
-                     "pb_like.py": "# Generated by the protocol buffer compiler.  DO NOT EDIT!\nclass Msg:\n    pass\n"})
+    write(
+        tmp_path,
+        {
+            "gen.go": "// Code generated by protoc. DO NOT EDIT.\npackage x\nfunc Gen() {}\n",
+            "x.go": "package x\nfunc Real() {}\n",
+        },
+    )
+    write(
+        tmp_path,
+        {
+            "doc.py": '"""Files whose head says @generated or DO NOT EDIT are skipped."""\ndef real():\n    pass\n',
+            "pb_like.py": "# Generated by the protocol buffer compiler.  DO NOT EDIT!\nclass Msg:\n    pass\n",
+        },
+    )
     g = WorkspaceGraph.build(tmp_path)
     assert g.node("doc.py").kind == "source" and g.definitions("real") == ["doc.py"]
     assert g.node("pb_like.py").kind == "generated" and g.definitions("Msg") == []
@@ -308,13 +346,20 @@ def test_big_file_not_indexed(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- refresh
 
+
 def test_refresh_after_change_add_and_delete(tmp_path: Path) -> None:
     write(tmp_path, {"a.py": "def alpha():\n    pass\n", "b.py": "alpha()\n", ".gitignore": "ignored/\n"})
     g = WorkspaceGraph.build(tmp_path)
     assert g.definitions("alpha") == ["a.py"] and g.usages("alpha") == ["b.py"]
 
-    write(tmp_path, {"a.py": "def beta():\n    pass\n", "c.py": "def alpha():\n    pass\nalpha()\n",
-                     "ignored/x.py": "def alpha():\n    pass\n"})
+    write(
+        tmp_path,
+        {
+            "a.py": "def beta():\n    pass\n",
+            "c.py": "def alpha():\n    pass\nalpha()\n",
+            "ignored/x.py": "def alpha():\n    pass\n",
+        },
+    )
     (tmp_path / "b.py").unlink()
     assert g.refresh(["a.py", str(tmp_path / "c.py"), "b.py", "ignored/x.py", "../outside.py"]) is g
     assert g.definitions("alpha") == ["c.py"]
@@ -337,6 +382,7 @@ def test_full_refresh_rebuilds(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- scores
+
 
 def test_proof_and_scope(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
@@ -372,12 +418,14 @@ def test_missing_root_is_empty(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- background builder
 
+
 def test_builder_builds_in_background_with_progress(tmp_path: Path) -> None:
     write(tmp_path, {f"m{i}.py": f"def f{i}():\n    pass\n" for i in range(30)})
     seen: list[tuple[int, int]] = []
     ready = threading.Event()
-    b = GraphBuilder(tmp_path, progress=lambda d, t: seen.append((d, t)), on_ready=lambda g: ready.set(),
-                     progress_min_files=30)
+    b = GraphBuilder(
+        tmp_path, progress=lambda d, t: seen.append((d, t)), on_ready=lambda g: ready.set(), progress_min_files=30
+    )
     b.start()
     assert b.wait(30)
     assert ready.is_set()
@@ -450,6 +498,7 @@ def test_builder_without_root_is_inert() -> None:
 
 # ---------------------------------------------------------------------- symbol cache
 
+
 def test_symbol_cache_reuses_unchanged_files(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     write(ws, {"a.py": "def alpha():\n    pass\n", "b.py": "alpha()\n", "c.go": "package c\nfunc Gamma() {}\n"})
@@ -495,8 +544,15 @@ def test_foreign_symbol_cache_is_ignored(tmp_path: Path) -> None:
     b = GraphBuilder(ws, cache_dir=home)
     home.mkdir()
     st = os.stat(ws / "a.py")
-    b.cache.path.write_text(json.dumps({"version": CACHE_VERSION, "root": "/elsewhere", "files": {
-        "a.py": [st.st_mtime_ns, st.st_size, ["planted"], {}, False]}}))
+    b.cache.path.write_text(
+        json.dumps(
+            {
+                "version": CACHE_VERSION,
+                "root": "/elsewhere",
+                "files": {"a.py": [st.st_mtime_ns, st.st_size, ["planted"], {}, False]},
+            }
+        )
+    )
     b.start()
     assert b.wait(30)
     assert b.definitions("planted") == [] and b.definitions("alpha") == ["a.py"]
@@ -504,20 +560,39 @@ def test_foreign_symbol_cache_is_ignored(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- ignore matcher
 
-IGNORE_PATHS = ["a.log", "x/a.log", "build/", "build/x.py", "x/build/y.py", "buildx/y.py", "local.py",
-                "x/local.py", "a/b", "a/x/y/b", "a/b/c.py", "ab", "docs/a.md", "deep/er/file.txt",
-                ".env", "x/.env", "node/cache/", "cache.py"]
+IGNORE_PATHS = [
+    "a.log",
+    "x/a.log",
+    "build/",
+    "build/x.py",
+    "x/build/y.py",
+    "buildx/y.py",
+    "local.py",
+    "x/local.py",
+    "a/b",
+    "a/x/y/b",
+    "a/b/c.py",
+    "ab",
+    "docs/a.md",
+    "deep/er/file.txt",
+    ".env",
+    "x/.env",
+    "node/cache/",
+    "cache.py",
+]
 
 
-@pytest.mark.parametrize("lines", [
-    ["*.log", "build/", "/local.py", "a/**/b", ".env"],
-    ["cache/", "*.txt", "docs/*.md"],
-    ["*.log", "!keep.log"],  # a negation: the spec itself is used
-    ["[ab]", "?.py", "**/er/"],
-])
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["*.log", "build/", "/local.py", "a/**/b", ".env"],
+        ["cache/", "*.txt", "docs/*.md"],
+        ["*.log", "!keep.log"],  # a negation: the spec itself is used
+        ["[ab]", "?.py", "**/er/"],
+    ],
+)
 def test_ignore_matcher_agrees_with_pathspec(lines: list[str]) -> None:
     import pathspec
-
     from dsh_sidecar.workspace.files import ignore_matcher
 
     spec = pathspec.GitIgnoreSpec.from_lines(lines)

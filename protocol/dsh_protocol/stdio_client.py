@@ -17,8 +17,9 @@ class StdioClient:
     lines seen while waiting for responses."""
 
     def __init__(self, cmd: list[str], env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env or dict(os.environ))
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env or dict(os.environ)
+        )
         self.next_id = 0
         self.logs: list[str] = []
 

@@ -24,16 +24,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dsh_protocol import PostExecuteParams, SearchParams
 from pydantic import ValidationError
 
-from dsh_protocol import PostExecuteParams, SearchParams
 from dsh_sidecar import __version__
 from dsh_sidecar.config import SidecarConfig, load_config_file
 from dsh_sidecar.errors import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dsh-search", description="dsh-search-sidecar: search router, strategy bandit, search suggester.")
+    p = argparse.ArgumentParser(
+        prog="dsh-search", description="dsh-search-sidecar: search router, strategy bandit, search suggester."
+    )
     p.add_argument("--version", action="version", version=f"dsh-search {__version__}")
     sub = p.add_subparsers(dest="command")
     s = sub.add_parser("serve", help="serve JSON-RPC on stdio (default)")
@@ -73,13 +75,17 @@ def _fail(message: str, code: int = 2) -> int:
 
 def _print_table(result: dict[str, Any]) -> None:
     out = sys.stdout
-    out.write(f"strategy={result['strategy']} sources={len(result['sources'])} durationMs={result['durationMs']} "
-              f"reward={result['reward']:.3f} truncated={str(result['truncated']).lower()}\n")
+    out.write(
+        f"strategy={result['strategy']} sources={len(result['sources'])} durationMs={result['durationMs']} "
+        f"reward={result['reward']:.3f} truncated={str(result['truncated']).lower()}\n"
+    )
     for i, s in enumerate(result["sources"], 1):
         out.write(f"{i:>2}. {s.get('title') or '(no title)'}\n    {s['url']}\n")
         if s.get("snippet"):
             out.write(f"    {s['snippet'][:200]}\n")
-    out.write("attempts: " + ", ".join(f"{a['provider']}={a['outcome']} ({a['ms']} ms)" for a in result["attempts"]) + "\n")
+    out.write(
+        "attempts: " + ", ".join(f"{a['provider']}={a['outcome']} ({a['ms']} ms)" for a in result["attempts"]) + "\n"
+    )
 
 
 async def _query(args: argparse.Namespace) -> int:
@@ -87,7 +93,9 @@ async def _query(args: argparse.Namespace) -> int:
     from dsh_sidecar.sidecar import Sidecar
 
     try:
-        params = SearchParams(query=args.query, strategy=args.strategy, max_results=args.max_results, deadline_ms=args.deadline_ms)
+        params = SearchParams(
+            query=args.query, strategy=args.strategy, max_results=args.max_results, deadline_ms=args.deadline_ms
+        )
         sidecar = Sidecar(_config(args.config), None, os.environ)
     except ValidationError as exc:
         first = exc.errors(include_input=False)[0]
@@ -227,11 +235,15 @@ def render_status(status: dict[str, Any]) -> str:
             p = arms[arm]
             ev = f"{evidence:g}" if i == 0 and evidence != "" else ""
             fb = fallback if i == 0 else ""
-            lines.append(f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}")
+            lines.append(
+                f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}"
+            )
     state = status["state"]
     where = state["path"] or "memory only"
-    lines.append(f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
-                 f"pending feedback: {status['pendingFeedback']}")
+    lines.append(
+        f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
+        f"pending feedback: {status['pendingFeedback']}"
+    )
     for w in state["warnings"] + status["decisionLog"]["warnings"]:
         lines.append(f"  warning: {w}")
     return "\n".join(line.rstrip() for line in lines)

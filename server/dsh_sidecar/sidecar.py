@@ -25,12 +25,13 @@ from dsh_protocol import (
     SearchResult,
     Section,
 )
+
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.router import Router
 from dsh_sidecar.redact import Redactor
+from dsh_sidecar.router import Router
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER

@@ -13,6 +13,7 @@ from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from dsh_protocol import Attempt, Source
+
 from dsh_sidecar.bandit.variants import reframe
 from dsh_sidecar.router import AllProvidersFailed, Router
 
@@ -60,9 +61,7 @@ async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | 
     by :func:`normalise_url`. Raises the original query's :class:`AllProvidersFailed` only
     when every variant failed."""
     variants = reframe(query)
-    results = await asyncio.gather(
-        *(router.search(v, cap, deadline_ms) for v in variants), return_exceptions=True
-    )
+    results = await asyncio.gather(*(router.search(v, cap, deadline_ms) for v in variants), return_exceptions=True)
     for r in results:
         if isinstance(r, BaseException) and not isinstance(r, AllProvidersFailed):
             raise r

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+from dsh_protocol import Attempt, Source
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dsh_protocol import Attempt, Source
 from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX, ArmResult, normalise_url, run_quick, run_thorough
 from dsh_sidecar.bandit.context import CLASSES, classify
 from dsh_sidecar.bandit.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
@@ -66,7 +66,9 @@ class BanditConfig(BaseModel):
     quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1, alias="qualityWeight")
     quick_max_results: int = Field(default=QUICK_MAX, ge=1, le=50, alias="quickMaxResults")
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")
-    discount: float = Field(default=DEFAULT_DISCOUNT, gt=0, le=1, description="γ per update; 1 = the seed's stationary rule")
+    discount: float = Field(
+        default=DEFAULT_DISCOUNT, gt=0, le=1, description="γ per update; 1 = the seed's stationary rule"
+    )
     min_class_evidence: float = Field(default=DEFAULT_MIN_CLASS_EVIDENCE, ge=0, le=1e6, alias="minClassEvidence")
     evidence_scale: float = Field(default=DEFAULT_EVIDENCE_SCALE, gt=0, le=100, alias="evidenceScale")
     feedback_weight: float = Field(default=DEFAULT_FEEDBACK_WEIGHT, ge=0, le=1, alias="feedbackWeight")
@@ -128,14 +130,22 @@ class StrategyBandit:
     (the server forwards it as ``window/logMessage`` and to stderr).
     """
 
-    def __init__(self, router: Router, config: BanditConfig, log: Callable[[str], None] = lambda _l: None,
-                 home: Path | None = None) -> None:
+    def __init__(
+        self,
+        router: Router,
+        config: BanditConfig,
+        log: Callable[[str], None] = lambda _l: None,
+        home: Path | None = None,
+    ) -> None:
         self.router = router
         self.log = log
         seeds = np.random.SeedSequence(config.seed).spawn(2)
         self.policy = ContextualPolicy(
-            CLASSES, np.random.default_rng(seeds[0]), mc_rng=np.random.default_rng(seeds[1]),
-            discount=config.discount, min_class_evidence=config.min_class_evidence,
+            CLASSES,
+            np.random.default_rng(seeds[0]),
+            mc_rng=np.random.default_rng(seeds[1]),
+            discount=config.discount,
+            min_class_evidence=config.min_class_evidence,
             evidence_scale=config.evidence_scale,
         )
         state_home = home if config.persist else None
@@ -192,13 +202,25 @@ class StrategyBandit:
         except AllProvidersFailed:
             duration_ms = int((time.monotonic() - started) * 1000)
             reward = await self._learn(cls, arm, 0, duration_ms)
-            self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior)
+            self._record(
+                search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior
+            )
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
         reward = await self._learn(cls, arm, len(result.sources), duration_ms)
         self.pending.add(search_id, cls, arm, reward, (normalise_url(s.url) for s in result.sources))
-        self._record(search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us,
-                     len(result.sources), posterior)
+        self._record(
+            search_id,
+            cls,
+            arm,
+            strategy != "auto",
+            propensity,
+            reward,
+            duration_ms,
+            decision_us,
+            len(result.sources),
+            posterior,
+        )
         sources, truncated = result.sources, result.truncated
         if max_results is not None and len(sources) > max_results:
             sources, truncated = sources[:max_results], True
@@ -229,15 +251,38 @@ class StrategyBandit:
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 
-    def _record(self, search_id: str, cls: str, arm: str, forced: bool, propensity: float, reward: float,
-                duration_ms: int, decision_us: float, result_count: int, posterior: tuple[float, ...]) -> None:
-        self.decisions.append({
-            "event": "decision", "ts": round(time.time(), 3), "searchId": search_id, "class": cls, "arm": arm,
-            "forced": forced, "propensity": round(propensity, 6), "reward": round(reward, 6),
-            "rewardSource": "heuristic", "durationMs": duration_ms, "decisionUs": round(decision_us, 1),
-            "resultCount": result_count,
-            "posterior": {a: [round(posterior[2 * i], 6), round(posterior[2 * i + 1], 6)] for i, a in enumerate(ARMS)},
-        })
+    def _record(
+        self,
+        search_id: str,
+        cls: str,
+        arm: str,
+        forced: bool,
+        propensity: float,
+        reward: float,
+        duration_ms: int,
+        decision_us: float,
+        result_count: int,
+        posterior: tuple[float, ...],
+    ) -> None:
+        self.decisions.append(
+            {
+                "event": "decision",
+                "ts": round(time.time(), 3),
+                "searchId": search_id,
+                "class": cls,
+                "arm": arm,
+                "forced": forced,
+                "propensity": round(propensity, 6),
+                "reward": round(reward, 6),
+                "rewardSource": "heuristic",
+                "durationMs": duration_ms,
+                "decisionUs": round(decision_us, 1),
+                "resultCount": result_count,
+                "posterior": {
+                    a: [round(posterior[2 * i], 6), round(posterior[2 * i + 1], 6)] for i, a in enumerate(ARMS)
+                },
+            }
+        )
 
     def feedback(self, search_id: str, used_urls: list[str]) -> float:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
@@ -250,10 +295,18 @@ class StrategyBandit:
         if delta:
             self.store.apply(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
         previous, item.credited = item.credited, reward
-        self.decisions.append({
-            "event": "feedback", "ts": round(time.time(), 3), "searchId": search_id, "class": item.query_class,
-            "arm": item.arm, "used": used, "reward": round(reward, 6), "previousReward": round(previous, 6),
-        })
+        self.decisions.append(
+            {
+                "event": "feedback",
+                "ts": round(time.time(), 3),
+                "searchId": search_id,
+                "class": item.query_class,
+                "arm": item.arm,
+                "used": used,
+                "reward": round(reward, 6),
+                "previousReward": round(previous, 6),
+            }
+        )
         return reward
 
     def status(self) -> dict[str, Any]:
@@ -263,8 +316,14 @@ class StrategyBandit:
 
         def row(name: str) -> dict[str, Any]:
             st = self.policy.stats(name)
-            return {a: {"alpha": round(p["alpha"], 4), "beta": round(p["beta"], 4),
-                        "mean": round(p["alpha"] / (p["alpha"] + p["beta"]), 4)} for a, p in st.items()}
+            return {
+                a: {
+                    "alpha": round(p["alpha"], 4),
+                    "beta": round(p["beta"], 4),
+                    "mean": round(p["alpha"] / (p["alpha"] + p["beta"]), 4),
+                }
+                for a, p in st.items()
+            }
 
         classes = {}
         for cls in CLASSES:
@@ -283,8 +342,11 @@ class StrategyBandit:
             "feedbackWeight": self.config.feedback_weight,
             "pendingFeedback": len(self.pending),
             "state": self.store.describe(),
-            "decisionLog": {"path": str(self.decisions.path) if self.decisions.path else None,
-                            "enabled": self.decisions.enabled, "warnings": list(self.decisions.warnings)},
+            "decisionLog": {
+                "path": str(self.decisions.path) if self.decisions.path else None,
+                "enabled": self.decisions.enabled,
+                "warnings": list(self.decisions.warnings),
+            },
         }
 
     def close(self) -> None:

@@ -69,7 +69,9 @@ class DecisionLog:
                 return
             # a private logger object, not registered in logging's tree: no propagation
             self._logger = logging.Logger(f"dsh.bandit.decisions.{id(self)}", logging.INFO)
-            self._logger.addHandler(_PrivateRotatingHandler(self.path, max_bytes, backups, lambda: self._fail("write failed")))
+            self._logger.addHandler(
+                _PrivateRotatingHandler(self.path, max_bytes, backups, lambda: self._fail("write failed"))
+            )
 
     def _fail(self, reason: str) -> None:
         if not self.enabled:

@@ -59,8 +59,12 @@ class PendingSearch:
 class PendingSearches:
     """The bounded map ``searchId → PendingSearch`` (oldest dropped first)."""
 
-    def __init__(self, max_pending: int = DEFAULT_MAX_PENDING, ttl_s: float = DEFAULT_TTL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_pending = max_pending
         self.ttl_s = ttl_s
         self.clock = clock

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,7 +54,12 @@ def validate_document(data: Any) -> Evidence:
                 raise ValueError("bad cell")
             vals = []
             for v in cell:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= MAX_EVIDENCE:
+                if (
+                    isinstance(v, bool)
+                    or not isinstance(v, (int, float))
+                    or not math.isfinite(v)
+                    or not 0 <= v <= MAX_EVIDENCE
+                ):
                     raise ValueError("bad evidence value")
                 vals.append(float(v))
             out[row][arm] = vals
@@ -68,7 +73,9 @@ class PosteriorStore:
     def __init__(self, home: Path | None) -> None:
         self.path = home / "bandit" / POSTERIORS_FILE if home is not None else None
         self.warnings: list[str] = []
-        self.file = StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
+        self.file = (
+            StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
+        )
         self.persisting = self.file is not None
         # Writes go through one worker thread, in submission order, so a search never waits
         # for the lock and the fsync; ``_pending`` counts queued writes so that the file's
@@ -111,6 +118,7 @@ class PosteriorStore:
     def _persist(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
         doc = None
         if self.file is not None and self.persisting:
+
             def merge(current: Any | None) -> dict[str, Any]:
                 ev: Evidence = current if current is not None else {}
                 op(ev)
@@ -121,7 +129,9 @@ class PosteriorStore:
             except (OSError, Timeout) as exc:
                 self.persisting = False
                 reason = getattr(exc, "strerror", None) or type(exc).__name__
-                message = f"bandit state {self.path} cannot be written ({reason}); keeping the posteriors in memory only"
+                message = (
+                    f"bandit state {self.path} cannot be written ({reason}); keeping the posteriors in memory only"
+                )
                 self.warnings.append(message)
                 log.warning("%s", message)
         with self._mutex:
@@ -143,4 +153,8 @@ class PosteriorStore:
 
     def describe(self) -> dict[str, Any]:
         """``{path, persisting, warnings}`` for ``dsh/status``."""
-        return {"path": str(self.path) if self.path else None, "persisting": self.persisting, "warnings": list(self.warnings)}
+        return {
+            "path": str(self.path) if self.path else None,
+            "persisting": self.persisting,
+            "warnings": list(self.warnings),
+        }

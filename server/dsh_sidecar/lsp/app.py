@@ -14,9 +14,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
+from dsh_sidecar.lsp.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.sidecar import Sidecar
-from dsh_sidecar.lsp.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
 
 log = logging.getLogger(__name__)
 

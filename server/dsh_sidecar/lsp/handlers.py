@@ -12,11 +12,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from lsprotocol import types as lsp
-from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.uris import to_fs_path
-
 from dsh_protocol import (
     AssembleSectionParams,
     DismissParams,
@@ -27,9 +22,14 @@ from dsh_protocol import (
     SearchParams,
     StatusParams,
 )
-from dsh_sidecar.lsp.app import SidecarServer, workspace_root
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError, format_loc
+from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.sidecar import Sidecar
@@ -64,7 +64,9 @@ def validate(model: type[M], params: Any) -> M:
 def require(server: SidecarServer) -> Sidecar:
     """The sidecar, or -32002 when ``initialize`` has not run."""
     if server.sidecar is None:
-        raise JsonRpcException(code=ErrorCode.SERVER_NOT_INITIALIZED, message="server not initialized: send initialize first")
+        raise JsonRpcException(
+            code=ErrorCode.SERVER_NOT_INITIALIZED, message="server not initialized: send initialize first"
+        )
     return server.sidecar
 
 

@@ -25,6 +25,7 @@ PROGRESS_TITLE: Final = "Indexing workspace"
 #: Prefix of each build's progress token (``dsh/workspaceGraph/<n>``).
 TOKEN_PREFIX: Final = "dsh/workspaceGraph/"
 
+
 def client_supports_progress(caps: lsp.ClientCapabilities | None) -> bool:
     """Whether the client declared ``window.workDoneProgress: true``."""
     window = getattr(caps, "window", None)
@@ -65,11 +66,19 @@ class GraphProgress:
             log.debug("work done progress refused: %s", exc)
             return
         done, total = await queue.get()
-        progress.begin(token, lsp.WorkDoneProgressBegin(
-            title=PROGRESS_TITLE, message=f"symbols 0/{total}", percentage=0, cancellable=False))
+        progress.begin(
+            token,
+            lsp.WorkDoneProgressBegin(
+                title=PROGRESS_TITLE, message=f"symbols 0/{total}", percentage=0, cancellable=False
+            ),
+        )
         while done < total:
             done, total = await queue.get()
             if done < total:
-                progress.report(token, lsp.WorkDoneProgressReport(
-                    message=f"symbols {done}/{total}", percentage=min(99, done * 100 // max(1, total))))
+                progress.report(
+                    token,
+                    lsp.WorkDoneProgressReport(
+                        message=f"symbols {done}/{total}", percentage=min(99, done * 100 // max(1, total))
+                    ),
+                )
         progress.end(token, lsp.WorkDoneProgressEnd(message=f"symbols {total}/{total}"))

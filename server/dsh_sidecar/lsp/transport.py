@@ -27,10 +27,9 @@ import sys
 from typing import Any, BinaryIO, Final
 
 import attrs
+from dsh_protocol import ErrorCode
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
-
-from dsh_protocol import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +158,7 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
             continue  # Content-Type or garbage: ignored, as LSP allows other headers
         if at > 0:
             log.warning("discarded %d bytes of garbage before a Content-Length header", at)
-        value = line[at + len(_CONTENT_LENGTH):].strip()
+        value = line[at + len(_CONTENT_LENGTH) :].strip()
         length = int(value) if value.isdigit() and len(value) <= 12 else -1
         if length < 0:
             problem = problem or f"Content-Length {value[:40].decode('ascii', 'replace')!r} is not a byte count"
@@ -169,7 +168,9 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
         return BadFrame("no Content-Length header")
     if length > MAX_BODY_BYTES:
         if length > MAX_DRAIN_BYTES:
-            raise FramingLost(f"Content-Length {length} is over {MAX_DRAIN_BYTES} bytes: the stream cannot be re-synchronised")
+            raise FramingLost(
+                f"Content-Length {length} is over {MAX_DRAIN_BYTES} bytes: the stream cannot be re-synchronised"
+            )
         remaining = length
         while remaining > 0:
             chunk = await reader.read(min(remaining, 1 << 20))
@@ -210,7 +211,7 @@ def recover_id(body: bytes) -> int | str | None:
         elif tok in (b"]", b"}"):
             depth -= 1
         elif depth == 1 and tok == b'"id"':
-            rest = body[match.end(): match.end() + 32].lstrip()
+            rest = body[match.end() : match.end() + 32].lstrip()
             expect_value = rest[:1] == b":"
     return None
 
@@ -220,24 +221,36 @@ def dispatch(protocol: Any, body: bytes) -> None:
     try:
         raw = json.loads(body)
     except RecursionError:
-        protocol._send_data(_error_frame(recover_id(body), ErrorCode.INVALID_REQUEST, "Invalid Request: the message is nested too deeply"))
+        protocol._send_data(
+            _error_frame(
+                recover_id(body), ErrorCode.INVALID_REQUEST, "Invalid Request: the message is nested too deeply"
+            )
+        )
         return
     except (ValueError, UnicodeDecodeError):
         protocol._send_data(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
         return
-    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0" or not (
-        isinstance(raw.get("method"), str) or "id" in raw
+    if (
+        not isinstance(raw, dict)
+        or raw.get("jsonrpc") != "2.0"
+        or not (isinstance(raw.get("method"), str) or "id" in raw)
     ):
         msg_id = raw.get("id") if isinstance(raw, dict) and _valid_id(raw.get("id")) else None
-        protocol._send_data(_error_frame(msg_id, ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message object"))
+        protocol._send_data(
+            _error_frame(msg_id, ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message object")
+        )
         return
     is_request = "id" in raw and isinstance(raw.get("method"), str)
     if is_request and not _valid_id(raw["id"]):
-        protocol._send_data(_error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string"))
+        protocol._send_data(
+            _error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string")
+        )
         return
     if is_request and getattr(protocol, "_shutdown", False) and raw["method"] != "exit":
         # LSP: requests after `shutdown` are answered InvalidRequest (pygls drops them silently)
-        protocol._send_data(_error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown"))
+        protocol._send_data(
+            _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown")
+        )
         return
     try:
         message = protocol.structure_message(raw)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from cachetools import TTLCache
-
 from dsh_protocol import Source
 
 #: Outcome of the single attempt reported for a cache hit.
@@ -48,8 +47,12 @@ class CachedAnswer:
 class ResultCache:
     """TTL + LRU cache of answers. ``clock`` returns monotonic seconds (injectable)."""
 
-    def __init__(self, ttl_s: float = DEFAULT_TTL_S, max_entries: int = DEFAULT_MAX_ENTRIES,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ttl_s: float = DEFAULT_TTL_S,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._cache: TTLCache[CacheKey, CachedAnswer] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self.hits = 0
         self.misses = 0

@@ -24,8 +24,9 @@ from types import ModuleType
 from typing import Final
 
 import httpx
-
 from dsh_protocol import Attempt, Source
+
+from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
@@ -41,7 +42,6 @@ from dsh_sidecar.router.providers.base import (
     HttpResponse,
     ProviderFailure,
 )
-from dsh_sidecar.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +137,13 @@ class Router:
         if previous is not None:
             health.inherit(previous.health, [s.id for s in chain if s in previous.chain])
         return cls(
-            config=config, chain=chain, redactor=redactor, client=client, missing=missing,
-            health=health, cache=cache,
+            config=config,
+            chain=chain,
+            redactor=redactor,
+            client=client,
+            missing=missing,
+            health=health,
+            cache=cache,
         )
 
     async def aclose(self) -> None:

@@ -67,9 +67,7 @@ class ProviderSettings(BaseModel):
 
     api_key: str | None = Field(default=None, alias="apiKey")
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
-    base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("baseURL", "baseUrl"), alias="baseUrl"
-    )
+    base_url: str | None = Field(default=None, validation_alias=AliasChoices("baseURL", "baseUrl"), alias="baseUrl")
     base_url_env: str | None = Field(default=None, alias="baseUrlEnv")
     model: str | None = Field(default=None, min_length=1, max_length=200)
 
@@ -125,9 +123,7 @@ def _raw_key_check(raw: Mapping[str, Any]) -> None:
         raise ConfigError("router.providers", "must be an object keyed by provider id")
     for pid, block in providers.items():
         if pid not in PROVIDER_DEFAULTS:
-            raise ConfigError(
-                f"router.providers.{pid}", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})"
-            )
+            raise ConfigError(f"router.providers.{pid}", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
         if not isinstance(block, Mapping):
             raise ConfigError(f"router.providers.{pid}", "must be an object")
         for key in block:
@@ -180,9 +176,7 @@ def parse_router_config(raw: Any) -> RouterConfig:
             raise ConfigError("router.order", "must name at least one provider")
         for i, pid in enumerate(cfg.order):
             if pid not in PROVIDER_DEFAULTS:
-                raise ConfigError(
-                    f"router.order[{i}]", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})"
-                )
+                raise ConfigError(f"router.order[{i}]", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
         if len(set(cfg.order)) != len(cfg.order):
             raise ConfigError("router.order", "names a provider twice")
     for pid, settings in cfg.providers.items():

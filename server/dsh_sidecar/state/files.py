@@ -116,7 +116,9 @@ class StateFile:
             os.replace(self.path, aside)
             self._warn(f"state file {self.path} is {reason}; moved aside to {aside.name}, starting cold")
         except OSError as exc:
-            self._warn(f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold")
+            self._warn(
+                f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold"
+            )
 
     def _read_unlocked(self) -> Any | None:
         try:

@@ -152,8 +152,19 @@ def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) ->
 
 
 #: Folder names that hold test data, examples or vendored code, not the project's own files.
-FIXTURE_DIRS: Final = frozenset({"fixtures", "__fixtures__", "testdata", "test-data", "test_data", "examples",
-                                 "vendor", "third_party", "node_modules"})
+FIXTURE_DIRS: Final = frozenset(
+    {
+        "fixtures",
+        "__fixtures__",
+        "testdata",
+        "test-data",
+        "test_data",
+        "examples",
+        "vendor",
+        "third_party",
+        "node_modules",
+    }
+)
 
 
 def is_fixture(rel: str) -> bool:
@@ -219,7 +230,9 @@ def resolve_symbols(candidates: list[Candidate], symbols: SymbolIndex, name: str
         if cand.symbol is None:
             continue
         try:
-            paths = symbols.definitions(name) if cand.symbol == "definitions" else symbols.usages(name, MAX_GLOB_MATCHES)
+            paths = (
+                symbols.definitions(name) if cand.symbol == "definitions" else symbols.usages(name, MAX_GLOB_MATCHES)
+            )
         except Exception:  # the graph is another core: a failure there is silence here
             log.warning("search-suggester: symbol index lookup failed for %r", name, exc_info=True)
             paths = []

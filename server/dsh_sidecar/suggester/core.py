@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any, Final
 
 import regex
-
 from dsh_protocol import AdditionalContext, PostExecuteParams
+
 from dsh_sidecar.suggester.candidates import FileIndex, SymbolIndex, Target, resolve, resolve_symbols
 from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
 from dsh_sidecar.suggester.identifier import identifier
+from dsh_sidecar.suggester.learning import Learning, graph_prover  # issue 6
 from dsh_sidecar.suggester.ledger import Ledger, fmt_k
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.notes import make_note
@@ -43,8 +45,6 @@ from dsh_sidecar.suggester.packs import (
     use_budget,
 )
 from dsh_sidecar.suggester.probe import Probe, make_probe
-from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
-from dsh_sidecar.suggester.learning import Learning, graph_prover  # issue 6
 from dsh_sidecar.suggester.section import INDEX_TARGETS, render  # issue 6
 from dsh_sidecar.workspace import WorkspaceFiles
 
@@ -74,7 +74,9 @@ class CompiledRow:
             pack_id,
             row.about,
             row.threshold or default_threshold(intent),
-            tuple((compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals),
+            tuple(
+                (compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals
+            ),
             tuple(row.candidates),
             trusted,
         )
@@ -119,7 +121,9 @@ class Suggester:
         self.config = config
         self.dsh_home = dsh_home
         self.clock = clock
-        log_file = Path(config.log_file).expanduser() if config.log_file else dsh_home / "search-suggester" / "ledger.log"
+        log_file = (
+            Path(config.log_file).expanduser() if config.log_file else dsh_home / "search-suggester" / "ledger.log"
+        )
         self.ledger = Ledger(log_file, sink, clock)
         self.noise = NoiseControl()
         self.symbols_source = symbols
@@ -207,8 +211,10 @@ class Suggester:
                 self._targets[intent] = resolve([c for c in cands if not c.fallback], self.index)
                 self._fallback[intent] = resolve([c for c in cands if c.fallback], self.index)
         if budget.exhausted:
-            self._refuse(f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
-                         "the remaining `contains` checks count as no match")
+            self._refuse(
+                f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
+                "the remaining `contains` checks count as no match"
+            )
         for rel in self.index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
         self._seed_knowledge()  # issue 6
@@ -220,7 +226,10 @@ class Suggester:
         try:
             return source()  # type: ignore[operator]
         except Exception:
-            log.warning("search-suggester: the workspace symbol index is unavailable; Symbol/Usage use pack globs", exc_info=True)
+            log.warning(
+                "search-suggester: the workspace symbol index is unavailable; Symbol/Usage use pack globs",
+                exc_info=True,
+            )
             return None
 
     def _applies(self, loaded: LoadedPack) -> bool:
@@ -242,7 +251,11 @@ class Suggester:
         ``builtinPacks`` re-activates the packs."""
         old, self.config = self.config, config
         if config.log_file != old.log_file:
-            self.ledger.path = Path(config.log_file).expanduser() if config.log_file else self.dsh_home / "search-suggester" / "ledger.log"
+            self.ledger.path = (
+                Path(config.log_file).expanduser()
+                if config.log_file
+                else self.dsh_home / "search-suggester" / "ledger.log"
+            )
         if config.builtin_packs != old.builtin_packs:
             self.invalidate()
 
@@ -284,14 +297,18 @@ class Suggester:
             hit = self._classify(probe)
         if budget is not None and budget.exhausted and not self._slow_call_reported:
             self._slow_call_reported = True
-            self._refuse(f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
-                         "the remaining signals count as no match")
+            self._refuse(
+                f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
+                "the remaining signals count as no match"
+            )
         if hit is None:
             return []
         intent, k = hit
         if self._dismissed(intent, "*"):
             return self._suppress("dismissed", intent)
-        targets = self.learning.rank(intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)])
+        targets = self.learning.rank(
+            intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)]
+        )
         if not targets:
             self.counters["abstained"] += 1
             self.ledger.write(f"abstained no-companions {intent} {fmt_k(k)}")
@@ -304,13 +321,17 @@ class Suggester:
             return self._suppress("recent", intent)
         shown = fresh[: self.config.max_targets]
         key = tuple(t.path for t in shown)
-        reason = self.noise.check(state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn)
+        reason = self.noise.check(
+            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn
+        )
         if reason is not None:
             return self._suppress(reason, intent)
         note = make_note(intent, next((r.about for r in self.rows[intent] if r.about), None), shown)
         self.noise.record(state, intent, params.turn, key)
         self.counters["notes"] += 1
-        self.ledger.write(f"suggest {intent} {fmt_k(k)} {len(note.source.targets)} targets {','.join(note.source.targets)}")
+        self.ledger.write(
+            f"suggest {intent} {fmt_k(k)} {len(note.source.targets)} targets {','.join(note.source.targets)}"
+        )
         self.learning.noted(params.session_id, intent, note.source.targets, state.calls)  # issue 6
         return [note]
 
@@ -380,8 +401,13 @@ class Suggester:
         self.learning.proves = graph_prover(self.symbols) or self.learning.proves
         builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
         # intents no repo/user pack overrode: their path targets are already resolved
-        self.learning.seed({intent: self._targets.get(intent, []) for intent, rows in self.rows.items()
-                            if rows and all(r.pack_id in builtin for r in rows)})
+        self.learning.seed(
+            {
+                intent: self._targets.get(intent, [])
+                for intent, rows in self.rows.items()
+                if rows and all(r.pack_id in builtin for r in rows)
+            }
+        )
 
     def section_text(self, session_id: str | None) -> str | None:
         """The sticky section text (``section.py``), ``None`` when ``sectionMode`` is off or
@@ -400,6 +426,7 @@ class Suggester:
 
     def _render_section(self, intent: str | None) -> str | None:
         self.learning.proves = graph_prover(self._symbol_index()) or self.learning.proves
+
         def listed(name: str) -> list[Target]:
             ts = self.learning.rank(name, [t for t in self._targets.get(name, []) if not self._dismissed(name, t.path)])
             proves = self.learning.proves
@@ -410,8 +437,10 @@ class Suggester:
             ts = listed(intent)[: self.config.max_targets]
             if ts:
                 about = next((r.about for r in self.rows.get(intent, ()) if r.about), None) or intent.lower()
-                return render([f"search-suggester: in this repository, {about} lives here:"]
-                              + [f"- {t.path} — {t.reason}" for t in ts])
+                return render(
+                    [f"search-suggester: in this repository, {about} lives here:"]
+                    + [f"- {t.path} — {t.reason}" for t in ts]
+                )
         lines = ["search-suggester: where things live in this repository:"]
         for name in INTENTS:
             if name in self.rows and not self._dismissed(name, "*"):

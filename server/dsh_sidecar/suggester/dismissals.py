@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Final
 
 from dsh_sidecar.suggester.gate import INTENTS
@@ -23,7 +23,7 @@ FAMILY: Final = "*"
 
 def iso_seconds(epoch: float) -> str:
     """Epoch seconds → ISO-8601 UTC with a ``Z``, to the second (``expiresAt`` on the wire)."""
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -43,7 +43,7 @@ def normalize_path(path: str, root: str = "") -> str:
         raise ValueError(f"path: longer than {MAX_PATH_CHARS} characters")
     p = path.replace("\\", "/")
     if root and p.startswith(root.rstrip("/") + "/"):
-        p = p[len(root.rstrip("/")) + 1:]
+        p = p[len(root.rstrip("/")) + 1 :]
     while p.startswith("./"):
         p = p[2:]
     if p.startswith("/") or ".." in p.split("/"):

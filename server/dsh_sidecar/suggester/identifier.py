@@ -22,24 +22,85 @@ MAX_CHARS: Final = 100
 #: Search commands whose first positional argument is the pattern.
 _PATTERN_COMMANDS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
 #: Options of those commands that take a value (skipped with their value).
-_OPTS_WITH_VALUE: Final = frozenset({
-    "-A", "-B", "-C", "-m", "-g", "-t", "-T", "-f", "--glob", "--type", "--type-not", "--max-count",
-    "--include", "--exclude", "--exclude-dir", "--context", "--after-context", "--before-context",
-    "--max-depth", "--iglob", "-d", "--color", "--colour",
-})
+_OPTS_WITH_VALUE: Final = frozenset(
+    {
+        "-A",
+        "-B",
+        "-C",
+        "-m",
+        "-g",
+        "-t",
+        "-T",
+        "-f",
+        "--glob",
+        "--type",
+        "--type-not",
+        "--max-count",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--context",
+        "--after-context",
+        "--before-context",
+        "--max-depth",
+        "--iglob",
+        "-d",
+        "--color",
+        "--colour",
+    }
+)
 #: Keywords that introduce a definition in the mainstream languages.
 DEFINITION_KEYWORDS: Final = (
-    "class", "def", "fn", "func", "function", "struct", "interface", "trait", "enum", "type",
-    "const", "impl", "module", "mod", "record", "protocol", "typealias",
+    "class",
+    "def",
+    "fn",
+    "func",
+    "function",
+    "struct",
+    "interface",
+    "trait",
+    "enum",
+    "type",
+    "const",
+    "impl",
+    "module",
+    "mod",
+    "record",
+    "protocol",
+    "typealias",
 )
 _DEF = re.compile(
     r"\b(?:async\s+)?(?:" + "|".join(DEFINITION_KEYWORDS) + r")\s+(?:\([^)]*\)\s*)?(?:\*\s*)?([A-Za-z_][A-Za-z0-9_]*)"
 )
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STOP: Final = frozenset(DEFINITION_KEYWORDS) | frozenset({
-    "import", "from", "return", "self", "this", "async", "await", "pub", "let", "var", "new", "the",
-    "and", "for", "not", "None", "null", "true", "false", "True", "False", "grep", "git", "rg",
-})
+_STOP: Final = frozenset(DEFINITION_KEYWORDS) | frozenset(
+    {
+        "import",
+        "from",
+        "return",
+        "self",
+        "this",
+        "async",
+        "await",
+        "pub",
+        "let",
+        "var",
+        "new",
+        "the",
+        "and",
+        "for",
+        "not",
+        "None",
+        "null",
+        "true",
+        "false",
+        "True",
+        "False",
+        "grep",
+        "git",
+        "rg",
+    }
+)
 
 
 def search_pattern(tool: str, inp: dict[str, object], command: str = "") -> str:

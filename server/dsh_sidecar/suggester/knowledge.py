@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.state import StateFile
 from filelock import Timeout
 from pydantic import BaseModel, ConfigDict, Field
+
+from dsh_sidecar.state import StateFile
 
 log = logging.getLogger(__name__)
 
@@ -252,8 +253,10 @@ class Knowledge:
             except (OSError, Timeout) as exc:
                 with self._mutex:
                     batch.give_back(self)
-                log.warning("search-suggester: cannot write the knowledge file (%s); keeping it in memory",
-                            getattr(exc, "strerror", None) or type(exc).__name__)
+                log.warning(
+                    "search-suggester: cannot write the knowledge file (%s); keeping it in memory",
+                    getattr(exc, "strerror", None) or type(exc).__name__,
+                )
                 return False
             with self._mutex:
                 self.flushes += 1
@@ -283,7 +286,9 @@ class _Batch:
             for (intent, p), w in self.seeded.items():
                 rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": w, "lastUsed": 0.0})
             for (intent, p), d in self.deltas.items():
-                r = rows.setdefault(intent, {}).setdefault(p, {"followed": 0, "ignored": 0, "seed": 0.0, "lastUsed": 0.0})
+                r = rows.setdefault(intent, {}).setdefault(
+                    p, {"followed": 0, "ignored": 0, "seed": 0.0, "lastUsed": 0.0}
+                )
                 r["followed"] += d.followed
                 r["ignored"] += d.ignored
                 r["lastUsed"] = max(r["lastUsed"], d.last_used)

@@ -232,7 +232,11 @@ class Learning:
         self.root = root
         self.config = config
         self.clock = clock
-        path = Path(cfg.persist_path).expanduser() if cfg.persist_path else dsh_home / "search-suggester" / "knowledge.json"
+        path = (
+            Path(cfg.persist_path).expanduser()
+            if cfg.persist_path
+            else dsh_home / "search-suggester" / "knowledge.json"
+        )
         self.knowledge = Knowledge(path, str(root) if root else "", clock)
         self.journal = Journal(self.knowledge, write)
         self.dismissals = Dismissals(self.knowledge, lambda: self.config().dismiss_ttl, clock)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -32,7 +32,7 @@ ROTATE_BYTES: Final = 5 * 1024 * 1024
 def iso_now(clock: Callable[[], float] | None = None) -> str:
     """UTC now (or ``clock()`` seconds) as ISO-8601 with milliseconds and ``Z``."""
     ts = clock() if clock else None
-    now = datetime.fromtimestamp(ts, timezone.utc) if ts is not None else datetime.now(timezone.utc)
+    now = datetime.fromtimestamp(ts, UTC) if ts is not None else datetime.now(UTC)
     return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

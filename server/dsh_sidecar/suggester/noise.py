@@ -54,8 +54,15 @@ class NoiseControl:
             self._sessions.move_to_end(session_id)
         return state
 
-    def check(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...],
-              cooldown_calls: int, max_per_turn: int) -> str | None:
+    def check(
+        self,
+        state: SessionState,
+        intent: str,
+        turn: int,
+        targets: tuple[str, ...],
+        cooldown_calls: int,
+        max_per_turn: int,
+    ) -> str | None:
         """The suppression reason for a note, or ``None`` when it may go out.
 
         Reasons: ``turn-cap``, ``cooldown``, ``dedupe``.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from dsh_protocol import AdditionalContext, NoteSource
+
 from dsh_sidecar.suggester.candidates import Target
 
 #: Longest note text, characters (issue #5).

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import regex
-
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -96,6 +95,8 @@ def budget_exhausted() -> bool:
     """Whether the current :func:`regex_budget` is used up (no budget: never)."""
     budget = _BUDGET.get()
     return budget is not None and budget.left() <= 0
+
+
 # A group that holds a quantifier and is itself quantified: (a+)+, (a*b?)*, (x|y+){2,}…
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,?\d*\})")
 

@@ -20,12 +20,26 @@ from dsh_sidecar.suggester.identifier import search_pattern
 WRITE_TOOLS: Final = frozenset({"edit", "write", "multiedit", "rawwrite", "raw_write", "notebookedit", "apply_patch"})
 #: Aliases of the four search-class tools.
 TOOL_ALIASES: Final = {
-    "grep": "grep", "search": "grep", "rg": "grep", "ripgrep": "grep",
-    "glob": "glob", "find": "glob", "ls": "glob", "list": "glob",
-    "read": "read", "view": "read", "cat": "read", "open": "read",
-    "bash": "bash", "shell": "bash", "exec": "bash", "run": "bash",
+    "grep": "grep",
+    "search": "grep",
+    "rg": "grep",
+    "ripgrep": "grep",
+    "glob": "glob",
+    "find": "glob",
+    "ls": "glob",
+    "list": "glob",
+    "read": "read",
+    "view": "read",
+    "cat": "read",
+    "open": "read",
+    "bash": "bash",
+    "shell": "bash",
+    "exec": "bash",
+    "run": "bash",
 }
-_SEARCH_COMMANDS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "ls", "locate", "tree"})
+_SEARCH_COMMANDS: Final = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "ls", "locate", "tree"}
+)
 #: Longest probe text looked at, characters (signals read the head of a huge input).
 MAX_PROBE_CHARS: Final = 4000
 
@@ -81,9 +95,19 @@ def make_probe(name: str, inp: dict[str, Any]) -> Probe:
         return Probe("write", path, [path] if path else [])
     tool = TOOL_ALIASES.get(tool, "other")
     if tool == "grep":
-        parts = [_s(inp.get("pattern")), _s(inp.get("query")), _s(inp.get("glob")), _s(inp.get("path")), _s(inp.get("include"))]
-        return Probe("grep", " ".join(p for p in parts if p), [p for p in [_s(inp.get("path"))] if p],
-                     search_pattern("grep", inp)[:MAX_PROBE_CHARS])
+        parts = [
+            _s(inp.get("pattern")),
+            _s(inp.get("query")),
+            _s(inp.get("glob")),
+            _s(inp.get("path")),
+            _s(inp.get("include")),
+        ]
+        return Probe(
+            "grep",
+            " ".join(p for p in parts if p),
+            [p for p in [_s(inp.get("path"))] if p],
+            search_pattern("grep", inp)[:MAX_PROBE_CHARS],
+        )
     if tool == "glob":
         parts = [_s(inp.get("pattern")), _s(inp.get("path"))]
         return Probe("glob", " ".join(p for p in parts if p))

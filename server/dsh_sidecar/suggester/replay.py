@@ -70,7 +70,11 @@ def read_trace(lines: Iterable[str]) -> list[TraceLine]:
         if expect is None:
             out.append(TraceLine(obj["params"], None, ()))
             continue
-        if not isinstance(expect, dict) or not isinstance(expect.get("intent"), str) or not isinstance(expect.get("targets"), list):
+        if (
+            not isinstance(expect, dict)
+            or not isinstance(expect.get("intent"), str)
+            or not isinstance(expect.get("targets"), list)
+        ):
             raise TraceError(f"line {no}: expect must be null or {{intent, targets}}")
         out.append(TraceLine(obj["params"], expect["intent"], tuple(str(t) for t in expect["targets"])))
     return out
@@ -98,7 +102,11 @@ class Score:
 
 def _correct(line: TraceLine, note: dict[str, Any]) -> bool:
     source = note.get("source", {})
-    return line.intent is not None and source.get("intent") == line.intent and bool(set(source.get("targets", [])) & set(line.targets))
+    return (
+        line.intent is not None
+        and source.get("intent") == line.intent
+        and bool(set(source.get("targets", [])) & set(line.targets))
+    )
 
 
 def score(trace: Sequence[TraceLine], notes: Sequence[list[dict[str, Any]]]) -> Score:
@@ -173,12 +181,15 @@ def replay(
         env["DSH_HOME"] = str(dsh_home or Path(tmp))
         client = StdioClient(server_command(), env)
         try:
-            client.call("initialize", {
-                "processId": os.getpid(),
-                "capabilities": {},
-                "rootUri": workspace.resolve().as_uri(),
-                "initializationOptions": {"suggester": {**(suggester or {}), "enabled": True}},
-            })
+            client.call(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "capabilities": {},
+                    "rootUri": workspace.resolve().as_uri(),
+                    "initializationOptions": {"suggester": {**(suggester or {}), "enabled": True}},
+                },
+            )
             client.send("initialized", {}, notify=True)
             deadline = time.monotonic() + graph_wait_s
             while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
@@ -201,5 +212,7 @@ def replay(
 
 def latency_line(latencies_ms: Sequence[float]) -> str:
     """``latency p50=<ms> p99=<ms> max=<ms>`` (per call, milliseconds)."""
-    return (f"latency p50={percentile(latencies_ms, 50):.3f}ms p99={percentile(latencies_ms, 99):.3f}ms "
-            f"max={max(latencies_ms, default=0.0):.3f}ms")
+    return (
+        f"latency p50={percentile(latencies_ms, 50):.3f}ms p99={percentile(latencies_ms, 99):.3f}ms "
+        f"max={max(latencies_ms, default=0.0):.3f}ms"
+    )

@@ -52,11 +52,21 @@ def _validate(root: str) -> Any:
         out: dict[str, Entry] = {}
         for path, e in files.items():
             if (
-                isinstance(e, list) and len(e) == 5 and isinstance(e[0], int) and isinstance(e[1], int)
-                and isinstance(e[2], list) and isinstance(e[3], dict) and isinstance(e[4], bool)
+                isinstance(e, list)
+                and len(e) == 5
+                and isinstance(e[0], int)
+                and isinstance(e[1], int)
+                and isinstance(e[2], list)
+                and isinstance(e[3], dict)
+                and isinstance(e[4], bool)
             ):
-                out[path] = (e[0], e[1], [n for n in e[2] if isinstance(n, str)],
-                             {k: v for k, v in e[3].items() if isinstance(v, int)}, e[4])
+                out[path] = (
+                    e[0],
+                    e[1],
+                    [n for n in e[2] if isinstance(n, str)],
+                    {k: v for k, v in e[3].items() if isinstance(v, int)},
+                    e[4],
+                )
         return out
 
     return check
@@ -80,8 +90,11 @@ class SymbolCache:
 
     def save(self, entries: dict[str, Entry]) -> bool:
         """Write the entries; ``False`` (nothing written) when too big or on an I/O error."""
-        doc = {"version": CACHE_VERSION, "root": self.root,
-               "files": {p: [m, s, d, t, g] for p, (m, s, d, t, g) in entries.items()}}
+        doc = {
+            "version": CACHE_VERSION,
+            "root": self.root,
+            "files": {p: [m, s, d, t, g] for p, (m, s, d, t, g) in entries.items()},
+        }
         data = json.dumps(doc, separators=(",", ":")).encode()
         if len(data) > MAX_CACHE_BYTES:
             log.info("workspace symbol cache not written: %d bytes > %d", len(data), MAX_CACHE_BYTES)

@@ -17,8 +17,24 @@ import pathspec
 MAX_FILES: Final = 250_000
 #: Folders never walked (VCS metadata, dependency and build caches).
 SKIP_DIRS: Final = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".tox", ".nox", "target", "dist", "build", ".dsh-cache"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        "target",
+        "dist",
+        "build",
+        ".dsh-cache",
+    }
 )
 #: Seconds a ``git ls-files`` may take before the walk is used instead.
 GIT_TIMEOUT_S: Final = 10
@@ -71,8 +87,7 @@ def ignore_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
     patterns = [p for p in spec.patterns if getattr(p, "include", None) is not None]
     if patterns and all(p.include for p in patterns):
         try:
-            combined = re.compile("|".join(
-                "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns))  # type: ignore[attr-defined]
+            combined = re.compile("|".join("(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns))  # type: ignore[attr-defined]
         except (re.error, AttributeError):
             return spec.match_file
         return lambda rel: combined.match(rel) is not None

@@ -41,10 +41,10 @@ from typing import Any, Final
 
 import pathspec
 
+from dsh_sidecar.workspace.cache import Entry, SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import dense_ranks, git_scan
-from dsh_sidecar.workspace.cache import Entry, SymbolCache
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,9 @@ class WorkspaceGraph:
         return graph
 
     @classmethod
-    def from_listing(cls, root: Path, files: list[str], times: dict[str, float], source: str = "given") -> WorkspaceGraph:
+    def from_listing(
+        cls, root: Path, files: list[str], times: dict[str, float], source: str = "given"
+    ) -> WorkspaceGraph:
         """The file-level graph of a given listing (repo-relative POSIX paths, at most
         :data:`~dsh_sidecar.workspace.files.MAX_FILES` kept) and change times (Unix seconds;
         a missing time counts as the oldest)."""
@@ -182,7 +184,11 @@ class WorkspaceGraph:
             else:
                 group.append(f)
         graph._by_kind = by_kind
-        graph.stats = {"files": len(files), "buildMs": round((time.perf_counter() - t0) * 1000, 1), "recencySource": source}
+        graph.stats = {
+            "files": len(files),
+            "buildMs": round((time.perf_counter() - t0) * 1000, 1),
+            "recencySource": source,
+        }
         return graph
 
     def index_symbols(
@@ -231,7 +237,13 @@ class WorkspaceGraph:
             if symbols is not None:
                 index.add(rel, symbols)
                 if cache is not None:
-                    new[rel] = (st.st_mtime_ns, st.st_size, sorted(symbols.definitions), symbols.tokens, symbols.generated)  # type: ignore[union-attr]
+                    new[rel] = (
+                        st.st_mtime_ns,
+                        st.st_size,
+                        sorted(symbols.definitions),
+                        symbols.tokens,
+                        symbols.generated,
+                    )  # type: ignore[union-attr]
             if progress is not None and (i % step == 0 or i == total):
                 progress(i, total)
         with self._lock:
@@ -315,7 +327,9 @@ class WorkspaceGraph:
         if idx is None or name not in idx.refs:
             return []
         posting, defs, rank = idx.refs[name], idx.defs.get(name, ()), self._rank
-        return heapq.nsmallest(limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], rank.get(f, 0), f))
+        return heapq.nsmallest(
+            limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], rank.get(f, 0), f)
+        )
 
     def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
         """The literal score (formula in the module docstring): 0.0 for a missing node."""
@@ -507,7 +521,9 @@ class GraphBuilder:
             self._done.clear()
             self._last = None
             gen, cancel = self._generation, self._cancel
-            self._thread = threading.Thread(target=self._run, args=(gen, cancel), name="dsh-workspace-graph", daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, args=(gen, cancel), name="dsh-workspace-graph", daemon=True
+            )
             self._thread.start()
 
     rebuild = start

@@ -51,24 +51,71 @@ Kind = Literal["manifest", "lock", "test", "doc", "config", "source", "generated
 KINDS: Final[tuple[Kind, ...]] = ("generated", "lock", "manifest", "test", "doc", "config", "source", "other")
 
 GENERATED_DIRS: Final = frozenset(
-    {"dist", "build", "out", "target", "node_modules", "__generated__", "generated", ".next",
-     ".nuxt", "__pycache__", ".venv", "venv", "site-packages", "coverage", "htmlcov", ".tox"}
+    {
+        "dist",
+        "build",
+        "out",
+        "target",
+        "node_modules",
+        "__generated__",
+        "generated",
+        ".next",
+        ".nuxt",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "site-packages",
+        "coverage",
+        "htmlcov",
+        ".tox",
+    }
 )
 _GENERATED_NAME: Final = re.compile(
     r"(\.min\.(js|css)|\.map|_pb2(_grpc)?\.pyi?|\.pb\.go|\.pb\.(cc|h)|\.g\.dart|\.designer\.cs)$"
     r"|[._]generated\.[^/]+$"
 )
 LOCK_NAMES: Final = frozenset(
-    {"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "go.sum", "Pipfile.lock",
-     "gradle.lockfile", "flake.lock"}
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "go.sum",
+        "Pipfile.lock",
+        "gradle.lockfile",
+        "flake.lock",
+    }
 )
 MANIFEST_NAMES: Final = frozenset(
-    {"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "package.json", "Cargo.toml", "go.mod",
-     "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "Gemfile", "composer.json",
-     "mix.exs", "pubspec.yaml", "deno.json", "environment.yml", "environment.yaml", "build.sbt",
-     "Package.swift", "CMakeLists.txt", "meson.build", "BUILD.bazel", "WORKSPACE"}
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "Pipfile",
+        "package.json",
+        "Cargo.toml",
+        "go.mod",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "Gemfile",
+        "composer.json",
+        "mix.exs",
+        "pubspec.yaml",
+        "deno.json",
+        "environment.yml",
+        "environment.yaml",
+        "build.sbt",
+        "Package.swift",
+        "CMakeLists.txt",
+        "meson.build",
+        "BUILD.bazel",
+        "WORKSPACE",
+    }
 )
-_MANIFEST_NAME: Final = re.compile(r"^(requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble))$")
+_MANIFEST_NAME: Final = re.compile(
+    r"^(requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble))$"
+)
 TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs", "testdata", "testing", "e2e"})
 _TEST_NAME: Final = re.compile(
     r"^(test_[^/]*\.py|[^/]*_test\.(py|go|rs|exs?|cc|cpp|c)|conftest\.py"
@@ -81,21 +128,104 @@ _DOC_STEM: Final = re.compile(
     r"|contributing|codeowners|maintainers|security|code_of_conduct)(\.[\w.-]+)?$",
     re.IGNORECASE,
 )
-CONFIG_DIRS: Final = frozenset({".github", ".gitlab", ".circleci", ".ci", ".devcontainer", ".vscode", ".idea", ".husky"})
+CONFIG_DIRS: Final = frozenset(
+    {".github", ".gitlab", ".circleci", ".ci", ".devcontainer", ".vscode", ".idea", ".husky"}
+)
 CONFIG_EXTENSIONS: Final = frozenset(
-    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties", ".env", ".json", ".jsonc", ".json5", ".editorconfig"}
+    {
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".properties",
+        ".env",
+        ".json",
+        ".jsonc",
+        ".json5",
+        ".editorconfig",
+    }
 )
 CONFIG_NAMES: Final = frozenset(
-    {"Dockerfile", "Containerfile", "Makefile", "GNUmakefile", "Justfile", "justfile", "Procfile",
-     "Vagrantfile", "Jenkinsfile", "noxfile.py", "tox.ini", "Taskfile.yml"}
+    {
+        "Dockerfile",
+        "Containerfile",
+        "Makefile",
+        "GNUmakefile",
+        "Justfile",
+        "justfile",
+        "Procfile",
+        "Vagrantfile",
+        "Jenkinsfile",
+        "noxfile.py",
+        "tox.ini",
+        "Taskfile.yml",
+    }
 )
 SOURCE_EXTENSIONS: Final = frozenset(
-    {".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs",
-     ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs",
-     ".fs", ".rb", ".php", ".swift", ".m", ".mm", ".lua", ".sh", ".bash", ".zsh", ".fish", ".ps1",
-     ".pl", ".pm", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".mli", ".clj", ".dart",
-     ".zig", ".nim", ".vue", ".svelte", ".sql", ".proto", ".graphql", ".css", ".scss", ".less",
-     ".html", ".htm"}
+    {
+        ".py",
+        ".pyi",
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".mts",
+        ".cts",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".hpp",
+        ".hh",
+        ".cs",
+        ".fs",
+        ".rb",
+        ".php",
+        ".swift",
+        ".m",
+        ".mm",
+        ".lua",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".pl",
+        ".pm",
+        ".r",
+        ".jl",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".hs",
+        ".ml",
+        ".mli",
+        ".clj",
+        ".dart",
+        ".zig",
+        ".nim",
+        ".vue",
+        ".svelte",
+        ".sql",
+        ".proto",
+        ".graphql",
+        ".css",
+        ".scss",
+        ".less",
+        ".html",
+        ".htm",
+    }
 )
 
 

@@ -32,8 +32,16 @@ GIT_TIMEOUT_S: Final = 10
 _GIT_SCAN: Final = {
     "tracked": ["ls-files", "-z", "--cached"],
     "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
-    "log": ["-c", "core.quotepath=off", "log", f"-n{MAX_COMMITS}", "--name-only", "--no-renames",
-            "--format=%x00%ct", "--no-color"],
+    "log": [
+        "-c",
+        "core.quotepath=off",
+        "log",
+        f"-n{MAX_COMMITS}",
+        "--name-only",
+        "--no-renames",
+        "--format=%x00%ct",
+        "--no-color",
+    ],
     "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
 }
 
@@ -64,7 +72,9 @@ def _run_parallel(root: Path, commands: dict[str, list[str]]) -> dict[str, bytes
         for key, args in commands.items():
             procs[key] = subprocess.Popen(
                 ["git", "--no-optional-locks", "-C", str(root), *args],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + GIT_TIMEOUT_S
         for key, proc in procs.items():

@@ -71,10 +71,7 @@ def unwrap_link(href: str) -> str | None:
 
 
 def _is_challenge(doc: etree._Element) -> bool:
-    return bool(
-        doc.xpath("//form[@id='challenge-form']")
-        or doc.xpath("//*[contains(@class, 'anomaly-modal')]")
-    )
+    return bool(doc.xpath("//form[@id='challenge-form']") or doc.xpath("//*[contains(@class, 'anomaly-modal')]"))
 
 
 def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:

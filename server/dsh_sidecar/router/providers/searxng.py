@@ -44,9 +44,7 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
     by status, non-JSON → ``bad_response``, empty with unresponsive engines → ``upstream_error``.
     """
     if response.status == 403:
-        raise ProviderFailure(
-            "HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)", CONFIG
-        )
+        raise ProviderFailure("HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)", CONFIG)
     if not 200 <= response.status < 300:
         raise status_failure(response)
     body = parse_json(response)
