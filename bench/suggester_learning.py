@@ -62,7 +62,9 @@ def trace(episodes: int) -> list[dict[str, Any]]:
         tool, intent, target = EPISODES[i % len(EPISODES)]
         sid = f"ep{i}"
 
-        def line(turn: int, tool: dict[str, Any], expect: dict[str, Any] | None = None, sid: str = sid) -> dict[str, Any]:
+        def line(
+            turn: int, tool: dict[str, Any], expect: dict[str, Any] | None = None, sid: str = sid
+        ) -> dict[str, Any]:
             return {"params": {"sessionId": sid, "turn": turn, "tool": tool}, "expect": expect}
 
         lines.append(line(1, tool, {"intent": intent, "targets": [target]}))
