@@ -3,15 +3,19 @@ that honours ``.gitignore`` (via pathspec's gitwildmatch) and skips VCS and buil
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import pathspec
+
+from dsh_sidecar.workspace import gitcmd
+
+log = logging.getLogger(__name__)
 
 #: Most files listed for one workspace (a bigger tree is cut, with a warning upstream).
 MAX_FILES: Final = 250_000
@@ -41,17 +45,12 @@ GIT_TIMEOUT_S: Final = 10
 
 
 def _git_files(root: Path) -> list[str] | None:
-    if not (root / ".git").exists():
+    if not gitcmd.is_checkout(root):
         return None
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
+        out = gitcmd.run(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], GIT_TIMEOUT_S)
+    except gitcmd.GitError as exc:
+        log.info("git listing of %s failed (%s); walking the folder", root, exc)
         return None
     files = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
     return files[:MAX_FILES]
