@@ -121,6 +121,25 @@ def test_running_a_script_written_earlier_is_the_edit_it_performs() -> None:
     assert call("python probe.py", scratch)[1:] == ("run", [])
 
 
+def test_shell_comments_are_not_commands() -> None:
+    assert convert.strip_comments('grep -n "#include" a#b.c # find it\nls') == 'grep -n "#include" a#b.c \nls'
+    assert [s.words for s in convert.segments("# Revert the change\ncat sympy/core/add.py")] == [
+        ["cat", "sympy/core/add.py"]
+    ]
+    tool, cls, _ = call("# look\ncat sympy/core/add.py")
+    assert (tool["name"], cls) == ("read", "read")
+    # blank lines and operators at line ends still separate commands
+    segs = convert.segments("mkdir d\ncd d\n\n\ncat <<'EOF' > a.py\nx\nEOF\n\nls &&\n  cat a.py |\n  head")
+    assert [(s.words, s.cwd, s.piped) for s in segs] == [
+        (["mkdir", "d"], "", False),
+        (["cat"], "d", False),
+        (["ls"], "d", False),
+        (["cat", "a.py"], "d", True),
+        (["head"], "d", False),
+    ]
+    assert segs[1].out == ["a.py"] and segs[1].stdin == "x\n"
+
+
 def test_viewed_files_and_grep_flags() -> None:
     seg = convert.segments
     assert convert.viewed_files(seg("grep -n foo sympy/core/add.py")[0]) == ["sympy/core/add.py"]

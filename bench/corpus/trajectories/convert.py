@@ -118,6 +118,7 @@ class Segment:
 
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _OPERATORS = {"&&", "||", ";", "|", "&", "\n", "(", ")", ";;", "|&"}
+_OPERATOR_CHARS = frozenset("();|&\n")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -140,6 +141,37 @@ def split_heredocs(command: str) -> tuple[str, list[str]]:
             i += 1  # the delimiter line
             bodies.append("\n".join(body) + "\n")
     return "\n".join(kept), bodies
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its shell comments: an unquoted ``#`` at the start of a word up to the end
+    of its line (quotes and backslash escapes are followed, so ``grep "#x"`` and ``a#b`` stay)."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch == "\\" and i + 1 < len(text):
+            out.append(text[i : i + 2])
+            i += 1
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n;&|("):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def tokens(command: str) -> list[str]:
@@ -192,7 +224,7 @@ def scratch_key(path: str | None, cwd: str | None) -> str:
 def segments(command: str) -> list[Segment]:
     """The simple commands of a shell line, with ``cd`` applied to the following ones."""
     text, bodies = split_heredocs(command)
-    toks = tokens(text.replace("\\\n", " "))  # backslash-newline: a line continuation
+    toks = tokens(strip_comments(text.replace("\\\n", " ")))  # backslash-newline: a line continuation
     segs: list[Segment] = []
     cur = Segment([])
     cwd: str | None = ""
@@ -215,8 +247,8 @@ def segments(command: str) -> list[Segment]:
 
     while i < len(toks):
         t = toks[i]
-        if t in _OPERATORS:
-            close(piped=t in ("|", "|&"))
+        if t in _OPERATORS or set(t) <= _OPERATOR_CHARS:  # shlex glues runs like "&&\n" or "\n\n"
+            close(piped=t.strip("\n") in ("|", "|&"))
         elif t in ("<<", "<<-"):
             i += 1  # the delimiter word
             if body_i < len(bodies):
