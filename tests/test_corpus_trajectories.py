@@ -55,6 +55,8 @@ def test_pure_views_become_read_calls(command: str, tool_input: dict, cls: str) 
     [
         ('grep -rn "def latex" sympy/ | head -n 5', "search"),
         ("find . -name '*.py' | xargs grep -l Printable", "search"),
+        ("echo sympy/core/add.py | xargs -n 1 grep -n Add", "search"),
+        ("timeout 5s python3 -m pytest t", "run"),
         ('ls -R | grep ":$" | head -n 5 && ls -F', "search"),
         ('nl -ba sympy/printing/latex.py | grep -C 5 "def latex"', "search"),
         ("cat setup.py tox.ini", "read"),

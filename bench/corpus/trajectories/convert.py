@@ -321,8 +321,16 @@ def program(seg: Segment) -> str:
     if not words:
         return ""
     head = words[0].rsplit("/", 1)[-1]
-    if head in ("sudo", "env", "time", "nohup") and len(words) > 1:
-        return program(Segment(words[1:], seg.out, seg.stdin, seg.cwd, seg.piped, seg.stdin_file))
+    wrapped: list[str] | None = None
+    if head in ("sudo", "env", "time", "nohup"):
+        wrapped = words[1:]
+    elif head in ("xargs", "timeout"):
+        rest = _operands(words[1:], {"-n", "-I", "-L", "-P", "-d", "-E", "-s", "-k", "--signal"})
+        first = rest[1:2] if head == "timeout" else rest[:1]  # timeout DURATION COMMAND…
+        if first:
+            wrapped = words[words.index(first[0], 1) :]
+    if wrapped:
+        return program(Segment(wrapped, seg.out, seg.stdin, seg.cwd, seg.piped, seg.stdin_file))
     if head == "git" and len(words) > 1:
         sub = next((w for w in words[1:] if not w.startswith("-")), "")
         return f"git-{sub}"
