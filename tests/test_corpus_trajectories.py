@@ -195,6 +195,13 @@ def test_lists_path(text: str, cwds: list, hit: bool) -> None:
     assert convert.lists_path(text, "sympy/core/add.py", cwds) is hit
 
 
+def test_a_plain_ls_lists_its_directory_by_bare_names() -> None:
+    segs = convert.segments("ls -la sympy/core && ls -R sympy/printing")
+    assert convert.listed_dirs(segs) == ["sympy/core"]
+    assert convert.lists_path("-rw-r--r-- 1 root root 35840 add.py", "sympy/core/add.py", convert.listed_dirs(segs))
+    assert not convert.lists_path("latex.py", "sympy/printing/latex.py", convert.listed_dirs(segs))
+
+
 def test_gold_files_take_the_new_path_in_patch_order() -> None:
     patch = (
         "diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-x\n+y\n"
@@ -306,5 +313,13 @@ def test_trace_is_consistent(entry: dict) -> None:
 
 def test_own_search_baseline() -> None:
     hits = [e for e in INDEX if e["ownSearchHit"] is not None]
-    assert len(hits) == 34
+    assert len(hits) == 40
+    assert Counter(e["repo"] for e in hits) == {
+        "sympy/sympy": 8,
+        "sphinx-doc/sphinx": 9,
+        "astropy/astropy": 7,
+        "pydata/xarray": 5,
+        "pytest-dev/pytest": 7,
+        "pylint-dev/pylint": 4,
+    }
     assert sum(1 for e in INDEX if e["firstOpen"]) == 48

@@ -688,6 +688,20 @@ def lists_path(text: str, path: str, cwds: list[str | None]) -> bool:
     return False
 
 
+def listed_dirs(segs: list[Segment]) -> list[str | None]:
+    """Directories whose entries a plain ``ls D…`` (not ``-R``, ``-d``) prints by bare name, so that
+    ``add.py`` in its output names ``D/add.py``."""
+    dirs: list[str | None] = []
+    for s in segs:
+        if program(s) != "ls":
+            continue
+        flags = "".join(w[1:] for w in s.words[1:] if w.startswith("-") and not w.startswith("--"))
+        if "R" in flags or "d" in flags:
+            continue
+        dirs.extend(norm_path(w, s.cwd) for w in _operands(s.words[1:], set()))
+    return dirs
+
+
 def cut(text: str) -> str:
     """At most :data:`MAX_RESULT_CHARS` characters (the head)."""
     return text[:MAX_RESULT_CHARS]
@@ -729,7 +743,7 @@ def convert_trace(
             if g in opened and g not in first_open:
                 first_open[g] = i
         if first_edit is None and own_hit is None:
-            cwds = [s.cwd for s in segs]
+            cwds = [s.cwd for s in segs] + listed_dirs(segs)
             if any(lists_path(text, g, cwds) for g in gold):
                 own_hit = i
         if first_edit is None and any(p in tracked for p in writes):
