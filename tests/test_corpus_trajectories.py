@@ -255,6 +255,9 @@ def test_index_counts() -> None:
     }
     assert {e["model"] for e in INDEX} == {"google/gemini-3-pro-preview"}
     assert sum(e["calls"] for e in INDEX) == 1993
+    calls = [c for e in INDEX for c in load_calls(e["id"])]
+    assert Counter(c["class"] for c in calls) == {"edit": 479, "run": 475, "search": 463, "read": 435, "other": 141}
+    assert Counter(c["params"]["tool"]["name"] for c in calls) == {"bash": 1240, "read": 403, "write": 206, "edit": 144}
     assert len({e["id"] for e in INDEX}) == 48
     assert sorted(p.name for p in ROOT.glob("*.jsonl")) == sorted([f"{e['id']}.jsonl" for e in INDEX] + ["index.jsonl"])
 
