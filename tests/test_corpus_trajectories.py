@@ -118,6 +118,12 @@ def test_running_a_script_written_earlier_is_the_edit_it_performs() -> None:
     tool, cls, writes = call("python /tmp/fix.py", scratch)
     assert tool == {"name": "edit", "input": {"file_path": "sympy/core/add.py", "command": "python /tmp/fix.py"}}
     assert (cls, writes) == ("edit", ["sympy/core/add.py"])
+    # a patch file written earlier, applied with git apply
+    call("cat <<'EOF' > fix.diff\n--- a/setup.py\n+++ b/setup.py\n@@ -1 +1 @@\n-a\n+b\nEOF", scratch)
+    assert call("git apply fix.diff", scratch)[0] == {
+        "name": "edit",
+        "input": {"file_path": "setup.py", "command": "git apply fix.diff"},
+    }
     # a script that only reads is a run
     scratch["probe.py"] = "print(open('sympy/core/add.py').read())\n"
     assert call("python probe.py", scratch)[1:] == ("run", [])

@@ -407,7 +407,8 @@ def edit_targets(seg: Segment, tracked: set[str], scratch: dict[str, str] | None
         ops = _operands(words[1:], {"-s", "--size", "-t"})
         return rel(ops[-1:] if prog in ("mv", "cp") else ops)
     if prog in ("git-apply", "patch", "git-am"):
-        ops = _operands(words[1:], {"-i", "-o", "-d", "-p", "-F", "-z", "-B", "-V", "-D", "-r"})
+        args = words[2:] if prog.startswith("git-") else words[1:]
+        ops = _operands(args, {"-i", "-o", "-d", "-p", "-F", "-z", "-B", "-V", "-D", "-r"})
         if prog == "patch" and ops:
             return rel(ops[:1])
         body = seg.stdin or ""
