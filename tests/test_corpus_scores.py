@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -360,3 +362,41 @@ def test_trajectory_figures_on_materialized_workspaces(tmp_path):
 
     rep = run_trajectories(trajs, workspace)
     assert {"repos": rep["repos"], "pooled": rep["pooled"], "ledger": rep["ledger"]} == TRAJECTORY_FIGURES
+
+
+def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
+    """``dsh-search replay --corpus DIR --cache DIR`` on a one-repository corpus whose checkout
+    is a materialized workspace in the cache layout ``<owner>__<name>@<commit>/``."""
+    src = next(r for r in read_manifest(CORPUS) if r.dir == "httpx")
+    corpus = tmp_path / "corpus"
+    (corpus / "intents" / "httpx").mkdir(parents=True)
+    (corpus / "intents" / "manifest.yaml").write_text(
+        f"repositories:\n  - {{repo: {src.repo}, commit: {src.commit}, dir: httpx, ecosystem: python, split: tune}}\n"
+    )
+    shutil.copy(src.data / "trace.jsonl", corpus / "intents" / "httpx" / "trace.jsonl")
+    cache = tmp_path / "cache"
+    materialize(src.data, cache / f"encode__httpx@{src.commit}")
+    out = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()
+    assert rows[0] == "intents (labelled calls on real repositories)"
+    f = INTENTS["repos"]["httpx"]  # the same figures as the materialized run above
+    assert rows[2] == (
+        f"encode/httpx                 tune     {f['calls']:>5} {f['notes']:>5} {f['precision']:>9.2f} "
+        f"{f['recall']:>6.2f} {f['first_note']:>10.2f}"
+    )
+    assert "trajectories" not in out.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert missing.returncode == 2 and "--cache" in missing.stderr
