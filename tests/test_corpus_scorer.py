@@ -10,7 +10,6 @@ from pathlib import Path
 from dsh_sidecar.replay import (
     CorpusRepo,
     IntentRun,
-    TraceLine,
     Trajectory,
     format_intent_report,
     intent_figures,
@@ -21,25 +20,7 @@ from dsh_sidecar.replay import (
     trajectory_figures,
     trajectory_summary,
 )
-
-
-def note(intent, *targets):
-    return {
-        "source": {
-            "kind": "search-suggester",
-            "form": "notice",
-            "summary": "",
-            "intent": intent,
-            "targets": list(targets),
-        },
-        "text": "",
-    }
-
-
-def line(session, turn, intent=None, targets=()):
-    return TraceLine(
-        {"sessionId": session, "turn": turn, "tool": {"name": "grep", "input": {}}}, intent, tuple(targets)
-    )
+from test_suggester_replay import line, note  # the fixture scorer test's note/line builders
 
 
 def test_per_intent_counts_and_pooling():

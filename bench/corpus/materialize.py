@@ -56,53 +56,66 @@ def _lang(path: str) -> str:
     }.get(ext, "rb" if name in ("Gemfile", "Rakefile") or ext == ".gemspec" else "")
 
 
+#: Per language: ctags/tree-sitter kind → one-line definition of ``{n}`` (``""``: the default).
+DEFINITIONS: dict[str, dict[str, str]] = {
+    "py": {
+        "class": "class {n}: ...",
+        "function": "def {n}(): ...",
+        "member": "def {n}(): ...",
+        "method": "def {n}(): ...",
+        "": "{n} = None",
+    },
+    "go": {
+        "func": "func {n}() {{}}",
+        "function": "func {n}() {{}}",
+        "method": "func {n}() {{}}",
+        "struct": "type {n} struct{{}}",
+        "type": "type {n} struct{{}}",
+        "interface": "type {n} struct{{}}",
+        "alias": "type {n} struct{{}}",
+        "typedef": "type {n} struct{{}}",
+        "": "var {n} = 0",
+    },
+    "rs": {
+        "struct": "pub struct {n};",
+        "enum": "pub enum {n} {{}}",
+        "interface": "pub trait {n} {{}}",
+        "trait": "pub trait {n} {{}}",
+        "macro": "macro_rules! {n} {{ () => {{}}; }}",
+        "typedef": "pub type {n} = ();",
+        "module": "pub mod {n} {{}}",
+        "implementation": "impl {n} {{}}",
+        "constant": "pub const {n}: u8 = 0;",
+        "variable": "pub static {n}: u8 = 0;",
+        "": "pub fn {n}() {{}}",
+    },
+    "ts": {
+        "class": "export class {n} {{}}",
+        "interface": "export interface {n} {{}}",
+        "type": "export type {n} = unknown;",
+        "enum": "export enum {n} {{}}",
+        "module": "export namespace {n} {{}}",
+        "constant": "export const {n} = 0;",
+        "": "export function {n}() {{}}",
+    },
+    "rb": {
+        "class": "class {n}; end",
+        "module": "module {n}; end",
+        "singletonMethod": "def self.{n}; end",
+        "constant": "{n} = nil",
+        "alias": "alias_method :{n}, :{n}",
+        "": "def {n}; end",
+    },
+}
+
+
 def definition(lang: str, kind: str, name: str) -> str:
-    """One line defining ``name`` of ctags/tree-sitter ``kind`` in ``lang``."""
-    if lang == "py":
-        if kind == "class":
-            return f"class {name}: ..."
-        if kind in ("function", "member", "method"):
-            return f"def {name}(): ..."
-        return f"{name} = None"
-    if lang == "go":
-        if kind in ("func", "function", "method"):
-            return f"func {name}() {{}}"
-        if kind in ("struct", "type", "interface", "alias", "typedef"):
-            return f"type {name} struct{{}}"
-        return f"var {name} = 0"
-    if lang == "rs":
-        return {
-            "function": f"pub fn {name}() {{}}",
-            "method": f"pub fn {name}() {{}}",
-            "struct": f"pub struct {name};",
-            "enum": f"pub enum {name} {{}}",
-            "interface": f"pub trait {name} {{}}",
-            "trait": f"pub trait {name} {{}}",
-            "macro": f"macro_rules! {name} {{ () => {{}}; }}",
-            "typedef": f"pub type {name} = ();",
-            "module": f"pub mod {name} {{}}",
-            "implementation": f"impl {name} {{}}",
-            "constant": f"pub const {name}: u8 = 0;",
-            "variable": f"pub static {name}: u8 = 0;",
-        }.get(kind, f"pub fn {name}() {{}}")
-    if lang == "ts":
-        return {
-            "class": f"export class {name} {{}}",
-            "interface": f"export interface {name} {{}}",
-            "type": f"export type {name} = unknown;",
-            "enum": f"export enum {name} {{}}",
-            "module": f"export namespace {name} {{}}",
-            "constant": f"export const {name} = 0;",
-        }.get(kind, f"export function {name}() {{}}")
-    if lang == "rb":
-        return {
-            "class": f"class {name}; end",
-            "module": f"module {name}; end",
-            "singletonMethod": f"def self.{name}; end",
-            "constant": f"{name} = nil",
-            "alias": f"alias_method :{name}, :{name}",
-        }.get(kind, f"def {name}; end")
-    return name
+    """One line defining ``name`` of ctags/tree-sitter ``kind`` in ``lang`` (the name alone
+    for a language without a template)."""
+    table = DEFINITIONS.get(lang)
+    if table is None:
+        return name
+    return table.get(kind, table[""]).format(n=name)
 
 
 def comment(path: str, text: str) -> str:
