@@ -150,3 +150,13 @@ def test_materialize_trajectory_reads_escaped_symbol_cells(tmp_path):
     assert materialize.materialize_trajectory(tdir, "o/n", "a" * 40, tmp_path / "w") == 2
     assert (tmp_path / "w" / "m.py").read_text() == "\ndef run(): ...\nodd\tname = None\n"
     assert (tmp_path / "w" / "docs" / "x.rst").read_text() == "x\n===\n"
+
+
+def test_checkout_from_a_url_fetches_only_the_pinned_commit(tmp_path, origin):
+    src, commit, marker = origin
+    cache = tmp_path / "cache"
+    dest = checkout.checkout(cache, "acme/demo", commit, url=src.as_uri())
+    assert (dest / "pkg" / "__init__.py").read_text() == '__version__ = "1.2.3"\n'
+    bare = cache / ".git" / "acme__demo.git"
+    assert checkout.git(bare, "rev-parse", "--is-shallow-repository").strip() == b"true"
+    assert not marker.exists()
