@@ -4,6 +4,7 @@ No server here; the replays of the corpus itself are in ``test_corpus_scores.py`
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from dsh_sidecar.replay import (
     CorpusRepo,
     IntentRun,
     Trajectory,
+    _mentions,
     format_intent_report,
     intent_figures,
     intent_report,
@@ -139,3 +141,11 @@ def test_trajectory_without_edit_counts_every_call():
     f = trajectory_figures(t, [[], [note("Symbol", "src/a.py")]], ["src/a.py"])
     assert f["gold_hit"] is True and f["own_hit"] is False
     assert f["random_notes"] == 2 and f["random_hit"] is True  # one file: the draw is the gold file
+
+
+def test_a_path_counts_only_as_a_whole_path():
+    assert _mentions(json.dumps({"command": "git checkout a/b.py\npython3 -m pytest"}), "a/b.py")
+    assert _mentions(json.dumps({"command": "cat /testbed/a/b.py | head"}), "a/b.py")
+    assert _mentions(json.dumps({"command": "echo x >a/b.py"}), "a/b.py")
+    assert not _mentions(json.dumps({"command": "cat a/b.pyc"}), "a/b.py")
+    assert not _mentions(json.dumps({"command": "cat xa/b.py"}), "a/b.py")

@@ -504,8 +504,9 @@ def read_trajectories(folder: Path, ids: Iterable[str] | None = None) -> list[Tr
 
 
 def _mentions(blob: str, path: str) -> bool:
-    """``path`` appears in ``blob`` as a whole path (after a start, ``/``, space or quote)."""
-    return re.search(r"(?:^|[\s/'\"=:(])" + re.escape(path) + r"(?=$|[\s'\":,)\]])", blob) is not None
+    """``path`` appears in ``blob`` (a JSON text) as a whole path: after a start, ``/``, space,
+    quote or redirection, before an end, space, quote, separator or an escape (``\\n``)."""
+    return re.search(r"(?:^|[\s/'\"=:(<>])" + re.escape(path) + r"(?=$|[\s'\":,;|&<>)\]\\])", blob) is not None
 
 
 def _touched_after(t: Trajectory) -> list[str]:
