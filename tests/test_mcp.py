@@ -109,6 +109,7 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
 async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     async with session(tmp_path, workspace, SUGGEST) as s:
         section = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "SessionStart"})
+        prompt = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "UserPromptSubmit"})
         where = await s.call_tool(
             "where_is", {"tool_name": "Bash", "tool_input": '{"command": "grep -rn __version__ ."}'}
         )
@@ -122,6 +123,7 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     assert section.structured_content == {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
     }
+    assert prompt.structured_content["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert where.structured_content == {
         "intent": "Version",
         "k": where.structured_content["k"],

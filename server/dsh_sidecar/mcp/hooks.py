@@ -116,8 +116,16 @@ def post_tool_use_output(result: PostExecuteResult) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": POST_TOOL_USE, "additionalContext": text}}
 
 
-def session_start_output(section_text: str | None) -> dict[str, Any]:
-    """Hook output JSON for a SessionStart: the sticky section as ``additionalContext``, or ``{}``."""
+#: Hook events whose output may carry the sticky section as ``additionalContext``.
+SECTION_EVENTS: Final = frozenset({SESSION_START, "UserPromptSubmit"})
+
+
+def session_start_output(section_text: str | None, event: str | None = None) -> dict[str, Any]:
+    """Hook output JSON for a SessionStart (or UserPromptSubmit, named by ``event``): the
+    sticky section as ``additionalContext``, or ``{}``. Claude Code 2.1.328 runs a SessionStart
+    ``mcp_tool`` hook only when the server is already connected (resume, clear, compact), not
+    at a fresh start, so the plugin also asks on UserPromptSubmit, which waits for it."""
     if not section_text:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": SESSION_START, "additionalContext": section_text}}
+    name = event if event in SECTION_EVENTS else SESSION_START
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": section_text}}

@@ -195,7 +195,7 @@ def build_server(
         return {}
 
     @server.tool(
-        description="Hook-only (Claude Code SessionStart mcp_tool hook). Do not call.",
+        description="Hook-only (Claude Code SessionStart/UserPromptSubmit mcp_tool hook). Do not call.",
         annotations=_HOOK_ONLY,
     )
     def session_start(
@@ -203,7 +203,7 @@ def build_server(
     ) -> dict[str, Any]:
         try:
             section = holder(ctx).sidecar.assemble_section(session_id).section
-            return session_start_output(section.text if section else None)
+            return session_start_output(section.text if section else None, hook_event_name)
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
             return {}
