@@ -63,6 +63,7 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     )
     argv = [str(h.CLAUDE), "-p", "Find where the package version is defined.", "--output-format", "json"]
     argv += ["--allowedTools", "Bash(grep:*)", "mcp__plugin_dsh-search_dsh-search__web_search"]
+    argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
         argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
     return h.run(argv, work / "ws", env)
@@ -90,6 +91,31 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
 def dsh_adapter_rows(sticky: bool) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
     return ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+
+
+_STAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z "
+
+
+def hook_times_ms(log: Path) -> list[float]:
+    """Claude Code's own account of each PostToolUse mcp_tool hook: from its "mcp_tool
+    calling …/post_tool_use" debug line to the hook's "success" line (ms resolution)."""
+    import datetime as dt
+    import re
+
+    if not log.exists():
+        return []
+    times, start = [], None
+    for line in log.read_text(errors="replace").splitlines():
+        m = re.match(_STAMP, line)
+        if not m:
+            continue
+        t = dt.datetime.fromisoformat(m.group(1)).timestamp()
+        if "mcp_tool calling" in line and "/post_tool_use" in line:
+            start = t
+        elif start is not None and "Hook PostToolUse" in line and "success" in line:
+            times.append((t - start) * 1000)
+            start = None
+    return times
 
 
 def main() -> int:
@@ -123,6 +149,7 @@ def main() -> int:
         "all_paths": [r.path for r in fake.requests],
         "gaps_ms": fake.tool_gaps_ms(),
         "searxng_requests": len(searx.requests),
+        "hook_ms": hook_times_ms(work / "claude-debug.log"),
     }
     sys.stdout.write(json.dumps(report))
     return 0
