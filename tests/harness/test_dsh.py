@@ -35,7 +35,7 @@ def test_note_reaches_the_next_model_request(tmp_path):
 def test_search_tool_returns_the_loopback_searxng_results(tmp_path):
     report = h.scenario("dsh", "web", tmp_path)
     assert report["returncode"] == 0, report["stderr"]
-    assert report["searxng_requests"] == 1
+    assert report["searxng_requests"] >= 1  # strategy auto: quick asks once, thorough once per variant
     second = report["requests"][1]
     result = next(m for m in reversed(second["messages"]) if m["role"] == "tool")["content"]
     assert (

@@ -13,7 +13,10 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import z from '@deepseek-ai/schemastery';
 import { defineTool } from '@deepseek-ai/dsh-tools';
-import { FramedClient } from './client.js';
+// the one TypeScript client (editor-clients/vscode/src/core), compiled into lib/core
+import { FramedClient } from './core/framing.js';
+import { Methods } from './core/protocol.js';
+import { dismissParams, searchParams } from './core/requests.js';
 
 export const name = 'search-sidecar';
 export const inject = ['subprocess', 'tools', 'web', 'systemPrompt'];
@@ -244,8 +247,8 @@ function install(ctx, config) {
   };
 
   const search = async (query, maxResults, strategy, signal) => {
-    const params = { query, strategy, ...(maxResults ? { maxResults } : {}) };
-    return sidecar.request('dsh/search', params, { timeoutMs: config.searchTimeoutMs, signal, waitForStart: true });
+    const params = searchParams(query, { maxResults, strategy });
+    return sidecar.request(Methods.search, params, { timeoutMs: config.searchTimeoutMs, signal, waitForStart: true });
   };
 
   // router seed: the web seam's provider
@@ -317,8 +320,8 @@ function install(ctx, config) {
         render: (_args, value) => [{ type: 'text', text: `${value.record} (until ${value.expiresAt})` }],
       },
       async execute(args, exec) {
-        const params = { family: String(args.family ?? ''), ...(args.path ? { path: String(args.path) } : {}) };
-        return sidecar.request('dsh/dismiss', params, { timeoutMs: 5000, signal: exec.signal, waitForStart: true });
+        const params = dismissParams(String(args.family ?? ''), args.path ? String(args.path) : undefined);
+        return sidecar.request(Methods.dismiss, params, { timeoutMs: 5000, signal: exec.signal, waitForStart: true });
       },
     }),
   );
@@ -341,7 +344,7 @@ function install(ctx, config) {
         tool: { name: exec.name, input: exec.arguments && typeof exec.arguments === 'object' && !Array.isArray(exec.arguments) ? exec.arguments : {} },
         ...(text !== undefined ? { result: { isError: Boolean(result?.isError), text } } : {}),
       };
-      const answer = await sidecar.request('dsh/postExecute', params, {
+      const answer = await sidecar.request(Methods.postExecute, params, {
         timeoutMs: config.postExecuteTimeoutMs,
         signal: exec.signal,
         waitForStart: config.startWaitMs,
@@ -359,7 +362,7 @@ function install(ctx, config) {
   ctx.on('system-prompt/assemble', async (assembly, context, next) => {
     const out = await next();
     try {
-      const answer = await sidecar.request('dsh/assembleSection', {}, {
+      const answer = await sidecar.request(Methods.assembleSection, {}, {
         timeoutMs: config.sectionTimeoutMs,
         signal: context?.signal,
         waitForStart: config.startWaitMs,
@@ -377,7 +380,7 @@ function install(ctx, config) {
   ctx.on('tools/change', () => {
     if (sidecar.usable) {
       try {
-        sidecar.client.notify('dsh/toolsChanged');
+        sidecar.client.notify(Methods.toolsChanged);
       } catch {
         // fail-open
       }
