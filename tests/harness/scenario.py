@@ -26,6 +26,7 @@ import harnesses as h  # noqa: E402
 from fakemodel import FakeModel, ToolStep  # noqa: E402
 from mockprovider import MockProvider, case_reply  # noqa: E402
 
+CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
 
 
@@ -66,6 +67,12 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
         argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
+    if args.deny_hook_tools:  # the README's way to keep the hook-only tools out of the model's list
+        settings = work / "settings.json"
+        settings.write_text(
+            json.dumps({"permissions": {"deny": [f"{CC_PREFIX}post_tool_use", f"{CC_PREFIX}session_start"]}})
+        )
+        argv += ["--settings", str(settings)]
     return h.run(argv, work / "ws", env)
 
 
@@ -126,6 +133,7 @@ def main() -> int:
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
+    ap.add_argument("--deny-hook-tools", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     args = ap.parse_args()
     work: Path = args.work

@@ -60,3 +60,18 @@ def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
     assert report["returncode"] == 0, report["stderr"]
     assert json.loads(report["stdout"])["result"] == "All done."
     assert NOTE not in texts(report["requests"][-1])
+
+
+def test_denied_hook_tools_leave_the_model_list_and_still_serve_the_hook(tmp_path):
+    report = h.scenario("claude", "note", tmp_path, "--deny-hook-tools")
+    assert report["returncode"] == 0, report["stderr"]
+    names = [t["name"] for t in report["requests"][0]["tools"] if t["name"].startswith(PREFIX)]
+    assert sorted(names) == [PREFIX + "suggestion_dismiss", PREFIX + "web_search", PREFIX + "where_is"]
+    assert f"PostToolUse:Bash hook additional context: {NOTE}" in after_tool_result(report["requests"][1])
+
+
+def test_plugin_validates(tmp_path):
+    env = h.isolated(tmp_path)
+    done = h.run([str(h.CLAUDE), "plugin", "validate", str(h.CLAUDE_PLUGIN)], tmp_path, env, 120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation passed" in done.stdout + done.stderr
