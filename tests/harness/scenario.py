@@ -82,6 +82,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     env.update(
         {"DEEPSEEK_BASE_URL": fake.url, "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback", "SEARXNG_BASE_URL": searx.url}
     )
+    env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
@@ -125,6 +126,16 @@ def hook_times_ms(log: Path) -> list[float]:
     return times
 
 
+def listener_times_ms(path: Path) -> dict[str, list[float]]:
+    """The DSH bundle's own time per listener call (``SEARCH_SIDECAR_TIMINGS_FILE`` lines)."""
+    out: dict[str, list[float]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            label, _, ms = line.partition(" ")
+            out.setdefault(label, []).append(float(ms))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
@@ -158,6 +169,7 @@ def main() -> int:
         "gaps_ms": fake.tool_gaps_ms(),
         "searxng_requests": len(searx.requests),
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
+        "listener_ms": listener_times_ms(work / "listener-times.txt"),
     }
     sys.stdout.write(json.dumps(report))
     return 0

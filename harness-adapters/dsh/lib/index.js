@@ -10,6 +10,7 @@
 // unchanged, a crashed sidecar is restarted with backoff, dispose sends shutdown/exit.
 
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import z from '@deepseek-ai/schemastery';
 import { defineTool } from '@deepseek-ai/dsh-tools';
@@ -42,6 +43,19 @@ export const Config = z.object({
   sectionTimeoutMs: z.number().default(500),
   maxRestarts: z.number().default(5),
 });
+
+/** Bench instrumentation (bench/harness.py), off unless this variable names a file: each
+ * listener's own time per call is appended as `<listener> <ms>` lines. */
+const TIMINGS_FILE = process.env.SEARCH_SIDECAR_TIMINGS_FILE;
+
+function timed(label, started) {
+  if (!TIMINGS_FILE) return;
+  try {
+    appendFileSync(TIMINGS_FILE, `${label} ${(performance.now() - started).toFixed(3)}\n`);
+  } catch {
+    // instrumentation never fails a call
+  }
+}
 
 function warn(ctx, message, error) {
   try {
@@ -334,6 +348,7 @@ function install(ctx, config) {
   // suggester seed: plain registration, next() first, the note folded into additionalContexts
   ctx.on('tools/post-execute', async (exec, result, next) => {
     const downstream = await next();
+    const started = performance.now();
     try {
       const s = session(exec.agent);
       const text = resultText(result);
@@ -355,12 +370,15 @@ function install(ctx, config) {
     } catch (error) {
       warn(ctx, 'post-execute note skipped', error);
       return downstream;
+    } finally {
+      timed('post-execute', started);
     }
   });
 
   // suggester seed: the optional sticky section
   ctx.on('system-prompt/assemble', async (assembly, context, next) => {
     const out = await next();
+    const started = performance.now();
     try {
       const answer = await sidecar.request(Methods.assembleSection, {}, {
         timeoutMs: config.sectionTimeoutMs,
@@ -373,6 +391,8 @@ function install(ctx, config) {
       }
     } catch (error) {
       warn(ctx, 'sticky section skipped', error);
+    } finally {
+      timed('assemble', started);
     }
     return out;
   });
