@@ -23,11 +23,13 @@ from typing import Any
 @dataclass
 class ToolStep:
     """Call ``name`` with ``input``; ``match`` picks the tool by substring (MCP tools carry a
-    harness-specific prefix) when ``name`` itself is not offered."""
+    harness-specific prefix) when ``name`` itself is not offered; ``think_s`` is how long the
+    fake "thinks" before answering with this step (spaces the tool calls out in time)."""
 
     name: str
     input: dict[str, Any]
     match: str | None = None
+    think_s: float = 0.0
 
 
 Step = ToolStep | str
@@ -88,6 +90,9 @@ class FakeModel:
                     fake.requests.append(logged)
                 if self.path.split("?")[0].endswith("/count_tokens"):
                     return self._json({"input_tokens": 100})
+                step = fake.step_of(body)
+                if isinstance(step, ToolStep) and step.think_s:
+                    time.sleep(step.think_s)
                 events = fake.answer(body)
                 if body.get("stream"):
                     self.send_response(200)

@@ -34,6 +34,11 @@ def steps_for(harness: str, scenario: str, calls: int) -> list:
     if scenario == "web":
         tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
         return [ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")]
+    if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
+        return [
+            ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
+            ToolStep("grep", {"pattern": "__version__"}, think_s=4.0),
+        ]
     if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
         one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
     else:
@@ -86,7 +91,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
-        lines += dsh_adapter_rows(args.sticky)
+        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart")
     overlay.write_text("\n".join(lines) + "\n")
     if not args.no_adapter:
         install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
@@ -96,9 +101,23 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     return h.run(argv, work / "ws", env)
 
 
-def dsh_adapter_rows(sticky: bool) -> list[str]:
+CRASH_ONCE = """import os, sys
+flag = sys.argv[1]
+if not os.path.exists(flag):
+    open(flag, "w").close()
+    sys.exit(3)  # the first sidecar dies at once: the bundle must restart it
+os.execvp("dsh-search", ["dsh-search", "serve"])
+"""
+
+
+def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
-    return ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    if crash_once:
+        script = work / "crash_once.py"
+        script.write_text(CRASH_ONCE)
+        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'crashed.flag')])}")
+    return rows
 
 
 _STAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z "
@@ -139,7 +158,7 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "web", "calls"])
+    ap.add_argument("scenario", choices=["note", "web", "calls", "restart"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
@@ -167,6 +186,7 @@ def main() -> int:
         "requests": fake.main_requests(),
         "all_paths": [r.path for r in fake.requests],
         "gaps_ms": fake.tool_gaps_ms(),
+        "crashed_once": (work / "crashed.flag").exists(),
         "searxng_requests": len(searx.requests),
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
         "listener_ms": listener_times_ms(work / "listener-times.txt"),

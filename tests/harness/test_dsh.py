@@ -60,3 +60,13 @@ def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     assert NOTE not in texts(report["requests"][-1])
+
+
+def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
+    report = h.scenario("dsh", "restart", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["crashed_once"]
+    first, second, third = report["requests"][:3]
+    assert NOTE not in texts(second["messages"])  # no sidecar yet: the call passed through
+    tool_at = max(i for i, m in enumerate(third["messages"]) if m["role"] == "tool")
+    assert third["messages"][tool_at + 1] == {"role": "user", "content": NOTE}  # the restarted one answered
