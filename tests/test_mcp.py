@@ -64,6 +64,8 @@ async def test_tools_listed_with_schemas(tmp_path, workspace):
     assert schema["required"] == ["query"]
     assert schema["properties"]["strategy"]["enum"] == ["auto", "quick", "thorough"]
     assert "Hook-only" in tools["post_tool_use"].description
+    out = tools["web_search"].output_schema
+    assert {"searchId", "strategy", "sources", "attempts", "truncated", "durationMs", "reward"} <= set(out["required"])
 
 
 async def test_post_tool_use_note_as_hook_output(tmp_path, workspace):

@@ -34,7 +34,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from dsh_protocol import Attempt, DismissParams, SearchParams
+from dsh_protocol import Attempt, DismissParams, DismissResult, SearchParams, SearchResult
 from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -123,7 +123,7 @@ def build_server(
         ctx: Context,
         strategy: Annotated[Literal["auto", "quick", "thorough"], Field(description="search strategy")] = "auto",
         max_results: Annotated[int | None, Field(ge=1, le=MAX_RESULTS_LIMIT, description="cap on sources")] = None,
-    ) -> dict[str, Any]:
+    ) -> SearchResult:
         sidecar = holder(ctx).sidecar
         params = SearchParams(query=query, strategy=strategy, max_results=max_results)
         pending: list[asyncio.Task[None]] = []
@@ -143,7 +143,7 @@ def build_server(
         finally:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-        return result.wire()
+        return result  # structured output: the dsh/search result model, its JSON Schema the outputSchema
 
     @server.tool(
         description=(
@@ -219,9 +219,9 @@ def build_server(
         ctx: Context,
         family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
-    ) -> dict[str, Any]:
+    ) -> DismissResult:
         try:
-            return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path)).wire()
+            return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path))
         except ValueError as exc:
             raise ToolError(str(exc)) from None
 
