@@ -16,9 +16,11 @@ import z from '@deepseek-ai/schemastery';
 import { defineTool } from '@deepseek-ai/dsh-tools';
 // the one TypeScript client (editor-clients/vscode/src/core), compiled into lib/core
 import { FramedClient } from './core/framing.js';
+import { noteMessage } from './note.js';
 import { Methods } from './core/protocol.js';
 import { dismissParams, searchParams } from './core/requests.js';
 
+export { noteMessage } from './note.js';
 export const name = 'search-sidecar';
 export const inject = ['subprocess', 'tools', 'web', 'systemPrompt'];
 
@@ -28,9 +30,6 @@ export const PROVIDER_ID = 'dsh-search-sidecar';
 export const FORWARDED_ENV = [
   'DSH_HOME', 'EXA_API_KEY', 'TAVILY_API_KEY', 'BRAVE_SEARCH_API_KEY', 'PPLX_API_KEY', 'DEEPSEEK_API_KEY', 'SEARXNG_BASE_URL',
 ];
-/** Seed: a notice summary is at most 120 characters (dsh-llm CONTEXT_SUMMARY_MAX_CHARS). */
-const SUMMARY_MAX = 120;
-const NOTE_SOURCE_KIND = 'search-suggester';
 
 export const Config = z.object({
   command: z.array(z.string()).default(['dsh-search', 'serve']),
@@ -176,25 +175,6 @@ class SidecarProcess {
       this.handle?.terminate?.();
     }
   }
-}
-
-function noticeSummary(text) {
-  return text.length <= SUMMARY_MAX ? text : `${text.slice(0, SUMMARY_MAX - 1)}…`;
-}
-
-/** One suggester note as a labelled user message (never a content replacement). */
-export function noteMessage(context) {
-  const source = context.source ?? {};
-  return Object.freeze({
-    id: randomUUID(),
-    role: 'user',
-    content: [{ type: 'text', text: context.text }],
-    source: Object.freeze({
-      kind: NOTE_SOURCE_KIND,
-      form: 'notice',
-      summary: noticeSummary(source.summary ?? context.text.split('\n')[0]),
-    }),
-  });
 }
 
 function resultText(result) {
