@@ -101,7 +101,7 @@ def run_stdio(server: SidecarServer) -> int:
         await serve(server.protocol, sys.stdin.buffer)
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
-    # (DeepSeek Harness's ctx.subprocess does): treat it as `exit`, flushing state below
+    # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         asyncio.run(main())
