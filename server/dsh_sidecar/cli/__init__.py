@@ -111,11 +111,16 @@ def _folder(flag: str, path: Path | None) -> None:
 
 
 def _finish(out: Output, run) -> None:
-    """Run ``run()``; turn a :class:`CliError` into its report and exit code."""
+    """Run ``run()``; turn a :class:`CliError` into its report and exit code, a closed stdout
+    into :data:`EXIT_CLOSED_PIPE`."""
     try:
-        run()
-    except CliError as exc:
-        raise typer.Exit(out.error(exc)) from None
+        try:
+            run()
+        except CliError as exc:
+            raise typer.Exit(out.error(exc)) from None
+        out.stdout.flush()
+    except BrokenPipeError:  # before the parser's own EPIPE handler turns it into exit code 1
+        raise typer.Exit(_closed_pipe()) from None
 
 
 def _version(value: bool) -> None:

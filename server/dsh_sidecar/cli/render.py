@@ -49,17 +49,20 @@ def search_rich(result: dict[str, Any]) -> Group:
     """A ``dsh/search`` result for a terminal: bold headline, titles, dim URLs (clickable where
     the terminal supports OSC 8 links), snippets, and each attempt coloured by outcome."""
     parts: list[Any] = [Text(_headline(result), style="bold")]
+    sources = Table.grid(padding=(0, 1))
+    sources.add_column(justify="right", style="bold cyan", no_wrap=True)
+    sources.add_column()
     for i, s in enumerate(result["sources"], 1):
         url = clean(s["url"])
         block = Text()
-        block.append(f"{i:>2}. ", style="bold cyan")
         block.append(clean(s.get("title") or "(no title)"), style="bold")
-        block.append("\n    ")
+        block.append("\n")
         block.append(url, style=f"blue underline link {url}" if url.startswith(("http://", "https://")) else "blue")
         if s.get("snippet"):
-            block.append("\n    ")
+            block.append("\n")
             block.append(clean(s["snippet"])[:SNIPPET_CHARS], style="dim")
-        parts.append(block)
+        sources.add_row(f"{i}.", block)
+    parts.append(sources)
     tries = Text("attempts: ", style="dim")
     for n, a in enumerate(result["attempts"]):
         if n:
