@@ -195,3 +195,15 @@ def test_serve_refuses_a_bad_config_file_before_serving(tmp_path: Path):
     rc, out, err = run(["serve", "--config", str(cfg)], env_for(tmp_path / "home"), tmp_path)
     assert (rc, out) == (2, "")
     assert err.startswith("dsh-search: invalid config: router.order[0]: unknown provider (known: exa, tavily")
+
+
+def test_serve_accepts_the_stdio_flag_language_clients_add(tmp_path: Path, monkeypatch):
+    """vscode-languageclient (TransportKind.stdio) starts ``<command> <args> --stdio``."""
+    monkeypatch.setattr(rawrpc, "server_command", lambda: cli() + ["serve", "--stdio"])
+    server = rawrpc.RawServer(tmp_path / "home")
+    try:
+        assert "result" in server.initialize()
+        assert server.request("dsh/status")["result"]["version"]
+        assert server.shutdown() == 0
+    finally:
+        server.close()

@@ -202,6 +202,12 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR.")
     ] = "WARNING",
+    stdio: Annotated[
+        bool,
+        typer.Option(
+            "--stdio", help="Accepted and ignored: stdio is the only transport (vscode-languageclient adds it)."
+        ),
+    ] = False,
 ) -> None:
     """Serve JSON-RPC (LSP framing) on stdin/stdout: what a harness spawns.
 
