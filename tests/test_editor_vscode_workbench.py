@@ -89,5 +89,12 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     assert "activated (packs generic,python intents" in out
     assert "suggest Version 0.88 1 targets src/demo_pkg/__init__.py" in out
 
+    assert json.loads(report["savedSettings"]) == report["wantedSettings"]  # saved as typed
+    # a settings change went to the same sidecar as workspace/didChangeConfiguration, no restart
+    assert "[config] sent workspace/didChangeConfiguration" in report["configText"]
+    assert report["configText"].count("activated (packs") == 1
+    assert "discount\n0.9\n" in report["statusAfterChange"]
+    assert f"workspace\n{workspace}\n" in report["statusAfterChange"]
+
     for shot in report["screenshots"]:
         assert Path(shot).stat().st_size > 10_000  # a rendered page, not an empty canvas

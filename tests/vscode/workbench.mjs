@@ -63,6 +63,11 @@ async function main() {
       'extensions.autoCheckUpdates': false,
       'extensions.autoUpdate': false,
       'window.commandCenter': false,
+      // the settings.json edit below is typed: no auto-closing or auto-indent may change it
+      'editor.autoClosingBrackets': 'never',
+      'editor.autoClosingQuotes': 'never',
+      'editor.autoIndent': 'none',
+      'editor.formatOnType': false,
     }),
   );
   fs.writeFileSync(path.join(root, 'config.yaml'), 'auth: none\ncert: false\n');
@@ -133,6 +138,22 @@ async function main() {
     step('workbench', await page.title());
     await shot('01-workbench');
 
+    const readStatus = (ready) =>
+      Promise.race([
+        (async () => {
+          for (;;) {
+            for (const frame of page.frames()) {
+              const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+              if (text.includes('DSH sidecar status') && ready(text)) {
+                return text;
+              }
+            }
+            await page.waitForTimeout(250);
+          }
+        })(),
+        timeout(90000, 'status webview'),
+      ]);
+
     // The palette lists an extension's commands once the extension host has scanned it, a few
     // seconds after the workbench is up: look for the command, and ask again until it is there.
     const runCommand = async (title) => {
@@ -159,20 +180,7 @@ async function main() {
 
     // 5. DSH: Show sidecar status → a webview (two nested iframes) with the status page
     step('ran', `DSH: Show sidecar status (palette try ${await runCommand('DSH: Show sidecar status')})`);
-    const statusText = await Promise.race([
-      (async () => {
-        for (;;) {
-          for (const frame of page.frames()) {
-            const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
-            if (text.includes('DSH sidecar status') && text.includes('Router')) {
-              return text;
-            }
-          }
-          await page.waitForTimeout(250);
-        }
-      })(),
-      timeout(90000, 'status webview'),
-    ]);
+    const statusText = await readStatus((t) => t.includes('Router'));
     report.statusText = statusText;
     report.statusTab = await page.locator('.tabs-container .tab', { hasText: 'DSH sidecar status' }).count();
     step('status webview', `${statusText.length} characters`);
@@ -217,6 +225,40 @@ async function main() {
     ]);
     step('output channel', `${report.outputText.split('\n').length} lines`);
     await shot('04-output-channel');
+
+    // 8. a settings change reaches the running sidecar as workspace/didChangeConfiguration
+    // (edited in the workbench's own settings.json editor, as a user does, and saved)
+    const settingsFile = path.join(userData, 'User', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+    settings['dsh.initializationOptions'] = { bandit: { discount: 0.9 } };
+    report.wantedSettings = settings;
+    await runCommand('Preferences: Open User Settings (JSON)');
+    await page.locator('.tabs-container .tab', { hasText: 'settings.json' }).waitFor({ timeout: 30000 });
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify(settings, null, 2));
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(500);
+    report.savedSettings = fs.readFileSync(settingsFile, 'utf8');
+    await runCommand('Output: Show Output Channels...');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'DSH Sidecar' }).first().click();
+    report.configText = await Promise.race([
+      (async () => {
+        for (;;) {
+          const text = (await lines.innerText()).replace(/\u00a0/g, ' ');
+          if (text.includes('[config] sent workspace/didChangeConfiguration')) {
+            return text;
+          }
+          await page.waitForTimeout(250);
+        }
+      })(),
+      timeout(60000, 'settings change sent'),
+    ]);
+    step('ran', `DSH: Show sidecar status again (palette try ${await runCommand('DSH: Show sidecar status')})`);
+    report.statusAfterChange = await readStatus((t) => /discount\s+0\.9\b/.test(t));
+    step('status after the settings change', 'discount 0.9');
+    await shot('05-status-after-settings-change');
   } catch (e) {
     await shot('99-failure').catch(() => {});
     throw e;
