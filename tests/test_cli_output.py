@@ -275,3 +275,45 @@ def test_version(home: Path):
     from dsh_sidecar import __version__
 
     assert run(["--version"], relhome(home), home) == (0, f"dsh-search {__version__}\n", "")
+
+
+def _run_stderr_tty(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal (where the progress goes) and stdout a pipe."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        cli() + args, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    return proc.wait(timeout=120), out, b"".join(chunks).decode()
+
+
+def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: Path):
+    from mockprovider import Reply
+
+    mock = MockProvider()
+    reply, _ = case_reply("searxng", "ok", check=False)
+    mock.route("GET", "/search", Reply(reply.status, reply.headers, reply.body, delay_s=1.5))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        rc, out, err = _run_stderr_tty(["query", "slow", "-s", "quick"], env, home)
+        assert rc == 0 and out.startswith("quick · 5 sources · ")
+        assert "Searching (quick)…" in err  # the spinner's line
+        assert "\x1b[?25h" in err  # the cursor is given back
+        assert err.endswith("\x1b[1A\x1b[2K")  # transient: its line is erased, nothing is left
+        rc, out, err = _run_stderr_tty(["query", "slow", "-s", "quick", "--quiet"], env, home)
+        assert rc == 0 and out.startswith("quick · 5 sources · ")
+        assert err == ""
+    finally:
+        mock.close()

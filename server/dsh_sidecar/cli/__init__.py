@@ -335,7 +335,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
     lines: list[str] = []
     sidecar = Sidecar(cfg, workspace, os.environ, log_sink=lines.append, force_suggester=True, echo_stderr=False)
     try:
-        with out.progress("Indexing the workspace…") as bar:
+        with out.progress("Indexing the workspace…", counted=True) as bar:
             sidecar.report_graph_progress(reporter(bar))
             sidecar.wait_for_graph(60.0)  # Symbol/Usage read the symbol index; without it they fall back
             sidecar.report_graph_progress(None)

@@ -145,23 +145,18 @@ class Output:
 
     # ------------------------------------------------------------------ progress
     @contextmanager
-    def progress(self, description: str) -> Iterator[Progress | None]:
-        """A transient spinner with a bar (indeterminate until ``update(total=…)``) on stderr,
-        while a step that may take over a second runs; nothing when stderr is not a terminal or
-        with ``--quiet``. Yields the Rich ``Progress`` (``None`` when there is none): call
-        ``update(done, total)`` of :func:`reporter` from any thread."""
+    def progress(self, description: str, counted: bool = False) -> Iterator[Progress | None]:
+        """A transient spinner and elapsed time on stderr while a step that may take over a
+        second runs (``counted``: also a bar and ``done/total``, moved by :func:`reporter`);
+        nothing when stderr is not a terminal or with ``--quiet``. Yields the Rich ``Progress``
+        (``None`` when there is none)."""
         if self.quiet or not self.err.is_terminal:
             yield None
             return
-        bar = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.err,
-            transient=True,
-        )
+        columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
+        if counted:
+            columns += [BarColumn(), MofNCompleteColumn()]
+        bar = Progress(*columns, TimeElapsedColumn(), console=self.err, transient=True)
         bar.add_task(description, total=None)
         with bar:
             yield bar
