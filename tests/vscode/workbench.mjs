@@ -239,8 +239,18 @@ async function main() {
     await page.keyboard.press('Delete');
     await page.keyboard.insertText(JSON.stringify(settings, null, 2));
     await page.keyboard.press('Control+S');
-    await page.waitForTimeout(500);
-    report.savedSettings = fs.readFileSync(settingsFile, 'utf8');
+    report.savedSettings = await Promise.race([
+      (async () => {
+        for (;;) {
+          const text = fs.readFileSync(settingsFile, 'utf8');
+          if (text.includes('dsh.initializationOptions')) {
+            return text;
+          }
+          await page.waitForTimeout(100);
+        }
+      })(),
+      timeout(30000, 'settings.json saved'),
+    ]);
     await runCommand('Output: Show Output Channels...');
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'DSH Sidecar' }).first().click();
     report.configText = await Promise.race([
