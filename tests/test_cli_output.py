@@ -317,3 +317,32 @@ def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: 
         assert err == ""
     finally:
         mock.close()
+
+
+def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
+    """A provider's title with an OSC window-title sequence, a cursor move and Rich markup."""
+    from mockprovider import Reply
+
+    hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/]"
+    body = {
+        "query": "x",
+        "results": [
+            {"url": "https://example.com/a", "title": hostile, "content": "snip\x1b[31mpet\rline", "engine": "e"}
+        ],
+    }
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        for tty in (False, True):
+            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            assert rc == 0, err
+            visible = SGR.sub("", out)
+            assert "pwned" not in out and "[2J" not in out
+            assert "\x1b]0;" not in out and "\x1b[2J" not in out and "\r" not in out.replace("\r\n", "\n")
+            assert "Real title [bold red]not markup[/]" in visible
+            assert "snippet line" in visible  # the colour code dropped, the CR a space
+        rc, out, _ = run(["query", "x", "-s", "quick", "--json"], env, home)
+        assert json.loads(out)["sources"][0]["title"] == hostile  # --json keeps the data as it came
+    finally:
+        mock.close()

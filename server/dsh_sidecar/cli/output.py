@@ -42,15 +42,18 @@ EXIT_USAGE: Final = 2
 #: shell reports for a program that the signal ended.
 EXIT_CLOSED_PIPE: Final = 141
 
-#: C0/C1 control characters (ESC, BEL, CR, …) and DEL; tabs and newlines are handled apart.
+#: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
+#: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
+_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
+#: C0/C1 control characters (BEL, CR, …) and DEL left after that; tabs and newlines apart.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def clean(text: Any, one_line: bool = True) -> str:
-    """``text`` as printable text: control characters removed (so no escape sequence from a
-    provider or a workspace reaches the terminal), tabs as spaces, and with ``one_line`` every
+    """``text`` as printable text: escape sequences and control characters removed (so nothing
+    from a provider or a workspace reaches the terminal as a command), tabs as spaces, and with ``one_line`` every
     run of line breaks as one space."""
-    s = _CONTROL.sub("", str(text)).replace("\t", " ")
+    s = _CONTROL.sub("", _ESCAPES.sub("", str(text))).replace("\t", " ")
     return " ".join(s.split()) if one_line else s
 
 
