@@ -260,7 +260,7 @@ def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
     assert p.stderr == ""
 
 
-@pytest.mark.parametrize("command", ["serve", "query", "suggest", "status", "doctor", "replay", "mcp", "bandit reset"])
+@pytest.mark.parametrize("command", ["serve", "query", "suggest", "status", "doctor", "replay", "bandit reset"])
 def test_every_command_help_has_a_description_an_example_and_the_environment(home: Path, command):
     rc, out, err = run([*command.split(), "--help"], relhome(home), home)
     assert (rc, err) == (0, "")
@@ -269,6 +269,13 @@ def test_every_command_help_has_a_description_an_example_and_the_environment(hom
     assert f"Example: dsh-search {command}" in text
     assert "Environment: " in text and "DSH_HOME" in text
     assert "Exit codes: 0 ok, 1 failed" in text
+
+
+def test_mcp_options_and_help_belong_to_the_mcp_server(home: Path):
+    rc, out, _ = run(["mcp", "--help"], relhome(home), home)
+    assert rc == 0 and out.startswith("usage: dsh-search mcp ")
+    rc, out, _ = run(["--help"], relhome(home), home)
+    assert "Serve the sidecar's tools over MCP on stdio (the [mcp] extra;" in " ".join(out.replace("│", " ").split())
 
 
 def test_version(home: Path):

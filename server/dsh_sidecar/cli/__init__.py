@@ -476,33 +476,61 @@ def _bandit_reset(out: Output, decisions: bool) -> None:
         out.write("\n".join(f"removed {p}" for p in removed))
 
 
-# ---------------------------------------------------------------------------- replay (corpus engineer)
+# ---------------------------------------------------------------------------- replay
 
 
 @app.command(
     epilog=_epilog(
-        "dsh-search replay tests/data/replay/shopcart-50.jsonl --workspace tests/data/workspaces/shopcart", HOME_ENV
+        "dsh-search replay tests/data/replay/shopcart-50.jsonl --workspace tests/data/workspaces/shopcart",
+        HOME_ENV,
+        "DSH_CORPUS_CACHE: default of --cache.",
     )
 )
 def replay(
     ctx: typer.Context,
-    trace: Annotated[Path, typer.Argument(help="JSONL trace of dsh/postExecute calls.")],
-    workspace: Annotated[Path, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Also print every call's notes as JSON lines.")] = False,
+    trace: Annotated[Path | None, typer.Argument(help="JSONL trace of dsh/postExecute calls.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="Score the evaluation corpus (e.g. bench/corpus) instead of TRACE.")
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Also print every call's notes as JSON lines (--corpus: the report).")
+    ] = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes."""
     out = _output(ctx, False, quiet, verbose)
     out.json = as_json or out.json
-    _finish(out, lambda: _replay(out, trace, workspace))
+    if corpus is not None:
+        _finish(out, lambda: _replay_corpus(out, corpus, cache))
+    else:
+        _finish(out, lambda: _replay(out, trace, workspace))
 
 
-def _replay(out: Output, trace_path: Path, workspace: Path) -> None:
-    # The replay lives with the suggester today; its module moves (dsh_sidecar/replay.py):
-    # re-point this import, nothing else here changes.
-    from dsh_sidecar.suggester.replay import TraceError, latency_line, read_trace, replay
+def _replay_corpus(out: Output, corpus: Path, cache: Path | None) -> None:
+    from dsh_sidecar.replay import format_corpus, run_corpus
 
+    if cache is None or not cache.is_dir():
+        raise usage_error("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts", flag="--cache")
+    try:
+        with out.progress("Replaying the corpus…"):
+            report = run_corpus(corpus, cache)
+    except (RuntimeError, OSError, EOFError, ValueError, KeyError) as exc:
+        raise CliError(ErrorCode.INTERNAL_ERROR, f"corpus replay failed: {exc}", EXIT_FAILED) from None
+    out.write(json.dumps(report, indent=1) if out.json else format_corpus(report))
+
+
+def _replay(out: Output, trace_path: Path | None, workspace: Path | None) -> None:
+    from dsh_sidecar.replay import TraceError, latency_line, read_trace, replay
+
+    if trace_path is None or workspace is None:
+        raise usage_error("replay needs TRACE --workspace DIR, or --corpus DIR --cache DIR")
     _folder("--workspace", workspace)
     try:
         trace = read_trace(trace_path.read_text("utf-8").splitlines())
@@ -521,27 +549,23 @@ def _replay(out: Output, trace_path: Path, workspace: Path) -> None:
     out.write(score.line() + "\n" + latency_line(score.latencies_ms))
 
 
-# ---------------------------------------------------------------------------- mcp (harness engineer)
+# ---------------------------------------------------------------------------- mcp
 
 
-@app.command(epilog=_epilog("dsh-search mcp --workspace .", HOME_ENV, PROVIDER_ENV))
-def mcp(
-    ctx: typer.Context,
-    workspace: Annotated[Path | None, typer.Option("--workspace", "-w", help="The repository to serve.")] = None,
-    config: ConfigOpt = None,
-    log_file: Annotated[Path | None, typer.Option("--log-file", help="Append stderr to this file.")] = None,
-) -> None:
-    """Serve the sidecar's tools over MCP (stdio) for harnesses that speak MCP."""
-    out = _output(ctx, False, False, False)
-    try:
-        from dsh_sidecar import mcp as mcp_server  # type: ignore[attr-defined]
-    except ImportError:
-        raise typer.Exit(
-            out.error(CliError(ErrorCode.METHOD_NOT_FOUND, "the MCP server is not part of this build", EXIT_USAGE))
-        ) from None
-    if log_file is not None:
-        _finish(out, lambda: _open_log_file(log_file))
-    raise typer.Exit(mcp_server.main(workspace=workspace, config=config))
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    epilog=_epilog("dsh-search mcp --workspace .", HOME_ENV, PROVIDER_ENV),
+)
+def mcp(ctx: typer.Context) -> None:
+    """Serve the sidecar's tools over MCP on stdio (the \\[mcp] extra; options: dsh-search mcp --help)."""
+    raise typer.Exit(_mcp(list(ctx.args)))
+
+
+def _mcp(argv: list[str]) -> int:
+    """``dsh-search mcp …``: every option (and ``--help``) belongs to :mod:`dsh_sidecar.mcp`."""
+    from dsh_sidecar.mcp import run
+
+    return run(argv)
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -565,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
     2 bad arguments or config, 141 closed stdout)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["mcp"]:  # MCP stdio mode: its options, help and logic live in dsh_sidecar.mcp
+        return _mcp(args[1:])
     command = typer.main.get_command(app)
     try:
         try:
