@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
@@ -253,7 +253,10 @@ async def _query(
     from dsh_sidecar.sidecar import Sidecar
 
     try:
-        params = SearchParams(query=text, strategy=strategy, max_results=max_results, deadline_ms=deadline_ms)
+        # the models validate what the user typed (an unknown strategy is their error to name)
+        params = SearchParams(
+            query=text, strategy=cast(Any, strategy), max_results=max_results, deadline_ms=deadline_ms
+        )
     except ValidationError as exc:
         first = exc.errors(include_input=False)[0]
         flag = "--" + str(first["loc"][0]).replace("_", "-")
@@ -325,7 +328,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
     if not isinstance(parsed, dict):
         raise usage_error("--input must be a JSON object", flag="--input")
     try:
-        params = PostExecuteParams(session_id="cli", turn=0, tool={"name": tool, "input": parsed})
+        params = PostExecuteParams(session_id="cli", turn=0, tool=cast(Any, {"name": tool, "input": parsed}))
     except ValidationError as exc:
         first = exc.errors(include_input=False)[0]
         where = "--tool" if first["loc"][:2] == ("tool", "name") else "--input"

@@ -167,8 +167,8 @@ def status_rich(status: dict[str, Any]) -> Group:
     router = status["router"]
     health = _health_by_provider(router)
     chain = Table(title="Router chain (tried in order)", title_justify="left", title_style="bold")
-    for col, kw in (("#", {"justify": "right"}), ("provider", {}), ("endpoint", {}), ("health", {})):
-        chain.add_column(col, **kw)
+    for col in ("#", "provider", "endpoint", "health"):
+        chain.add_column(col, justify="right" if col == "#" else "left")
     for i, p in enumerate(router["chain"], 1):
         h = health.get(p["provider"], {})
         word = _health_word(h)
