@@ -260,12 +260,28 @@ def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
     assert p.stderr == ""
 
 
-@pytest.mark.parametrize("command", ["serve", "query", "suggest", "status", "doctor", "replay", "bandit reset"])
+#: The one-line description each command's --help starts with.
+DESCRIPTIONS = {
+    "serve": "Serve JSON-RPC (LSP framing) on stdin/stdout: what a harness spawns.",
+    "query": "Run one web search through the router's chain and print the sources.",
+    "suggest": "Say what the suggester would tell an agent after one tool call (runs even when disabled).",
+    "status": "Show the resolved chain with each provider's health, the bandit's posteriors and where state lives.",
+    "doctor": "Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state.",
+    "replay": "Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes.",
+    "bandit": "Look after the bandit's learned posteriors.",
+    "bandit reset": "Forget what the bandit learned: delete its posteriors under $DSH_HOME (the prior Beta(1, 1) again).",
+}
+
+
+@pytest.mark.parametrize(
+    "command", ["serve", "query", "suggest", "status", "doctor", "replay", "bandit", "bandit reset"]
+)
 def test_every_command_help_has_a_description_an_example_and_the_environment(home: Path, command):
     rc, out, err = run([*command.split(), "--help"], relhome(home), home)
     assert (rc, err) == (0, "")
     text = " ".join(out.replace("│", " ").split())
     assert f"Usage: dsh-search {command} [OPTIONS]" in text
+    assert DESCRIPTIONS[command] in text
     assert f"Example: dsh-search {command}" in text
     assert "Environment: " in text and "DSH_HOME" in text
     assert "Exit codes: 0 ok, 1 failed" in text

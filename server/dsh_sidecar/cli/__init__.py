@@ -70,7 +70,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-bandit_app = typer.Typer(help="Look after the bandit's learned posteriors.", no_args_is_help=True)
+bandit_app = typer.Typer(
+    help="Look after the bandit's learned posteriors.",
+    epilog=_epilog("dsh-search bandit reset", HOME_ENV),
+    no_args_is_help=True,
+)
 app.add_typer(bandit_app, name="bandit")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (errors too).")]
