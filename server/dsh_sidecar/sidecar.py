@@ -47,7 +47,8 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command).
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
+    CLI shows it with ``--verbose`` through ``log_sink``).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class Sidecar:
         env: Mapping[str, str],
         log_sink: LogSink | None = None,
         force_suggester: bool = False,
+        echo_stderr: bool = True,
     ) -> None:
         self.config = config
         self.workspace = workspace
@@ -64,6 +66,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
@@ -105,8 +108,9 @@ class Sidecar:
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if self.echo_stderr:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
         self.log_sink(line)
 
     # ------------------------------------------------------------------ methods

@@ -37,6 +37,8 @@ class SidecarServer(LanguageServer):
         self.sidecar: Sidecar | None = None
         self.env: dict[str, str] = dict(os.environ)
         self.redactor = Redactor()
+        #: The raw ``dsh-search serve --config`` document, under the client's initializationOptions.
+        self.config_defaults: Any = None
 
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
         """Send one seed/ledger line as ``window/logMessage`` (byte-exact)."""
