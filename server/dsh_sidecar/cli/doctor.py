@@ -22,7 +22,6 @@ import os
 import platform
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ import httpx
 
 from dsh_sidecar import __version__
 from dsh_sidecar.config import SidecarConfig, dsh_home
+from dsh_sidecar.workspace import gitcmd
 
 #: Oldest Python the package supports (``requires-python`` in pyproject.toml).
 MIN_PYTHON: Final = (3, 11)
@@ -80,13 +80,9 @@ def check_git(env: Mapping[str, str]) -> dict[str, Any]:
     path = shutil.which("git", path=env.get("PATH"))
     if path is None:
         return _check("git", "warn", "not found on PATH: the workspace graph walks the tree instead", path=None)
-    try:
-        out = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL, check=False
-        )
-        version = out.stdout.strip().removeprefix("git version ").strip() or "unknown version"
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return _check("git", "warn", f"{path} does not run ({type(exc).__name__})", path=path)
+    version = gitcmd.version()
+    if version is None:
+        return _check("git", "warn", f"{path} does not run", path=path)
     return _check("git", "ok", f"git {version} ({path})", path=path, version=version)
 
 
