@@ -15,12 +15,10 @@ answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Final
 
 import httpx
@@ -30,16 +28,16 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
+from dsh_sidecar.router.http import exchange, make_client
 from dsh_sidecar.router.normalize import normalize
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     CONFIG,
     EMPTY,
-    NETWORK,
     TIMEOUT,
     HttpRequest,
-    HttpResponse,
+    Provider,
     ProviderFailure,
 )
 
@@ -51,10 +49,6 @@ AGGREGATE_HEADER: Final = "search-router: all configured search providers failed
 EMPTY_REASON: Final = "0 results"
 #: Time kept back from the deadline for the reply itself, milliseconds.
 DEADLINE_MARGIN_MS: Final = 25
-#: Largest response body read from a provider, bytes (a bigger one is a failure, not a hang).
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-#: User-Agent sent to providers.
-USER_AGENT: Final = "dsh-search-sidecar/0.1 (+https://github.com/)"
 
 
 @dataclass
@@ -99,7 +93,7 @@ class Router:
     redactor: Redactor
     client: httpx.AsyncClient
     missing: list[str] = field(default_factory=list)
-    modules: Mapping[str, ModuleType] = field(default_factory=lambda: PROVIDERS)
+    modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
 
@@ -124,12 +118,7 @@ class Router:
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
         if client is None:
-            client = httpx.AsyncClient(
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
-                timeout=None,  # the chain bounds every exchange itself
-                trust_env=False,
-            )
+            client = make_client()
         cache = None
         if config.cache.enabled:
             cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
@@ -274,59 +263,23 @@ class Router:
         return self.redactor("\n".join(lines))
 
     async def _attempt(self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float):
-        module = self.modules[spec.id]
-        request: HttpRequest = module.build_request(spec, query, max_results)
+        provider = self.modules[spec.id]
         try:
-            async with asyncio.timeout(budget_ms / 1000):
-                response = await self._exchange(request, spec.basic_auth)
-        except TimeoutError:
-            raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
-        except httpx.HTTPError as exc:
-            raise ProviderFailure(f"network error: {_describe_http_error(exc)}", NETWORK) from None
+            request: HttpRequest = provider.build_request(spec, query, max_results)
+        except ProviderFailure:
+            raise
+        except Exception as exc:  # a bad value reaching a builder is that provider's failure
+            log.warning("%s: building the request failed: %s", spec.id, type(exc).__name__)
+            raise ProviderFailure("invalid request", CONFIG) from None
+        response = await exchange(self.client, request, budget_ms, spec.basic_auth)
         try:
-            return module.parse_response(response, max_results)
+            return provider.parse_response(response, max_results)
         except ProviderFailure:
             raise
         except Exception as exc:  # a parser bug on hostile input must not crash the search
             log.warning("%s: parsing the response failed: %s", spec.id, type(exc).__name__)
             raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
 
-    async def _exchange(self, request: HttpRequest, basic_auth: tuple[str, str] | None = None) -> HttpResponse:
-        """Send ``request`` (with HTTP Basic auth when the base URL carried credentials) and
-        read the whole body, at most :data:`MAX_BODY_BYTES`."""
-        async with self.client.stream(
-            request.method,
-            request.url,
-            headers=request.headers,
-            params=request.params,
-            json=request.json,
-            data=request.form,
-            auth=httpx.BasicAuth(*basic_auth) if basic_auth else httpx.USE_CLIENT_DEFAULT,
-        ) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise ProviderFailure(
-                        f"response body larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB", BAD_RESPONSE
-                    )
-                chunks.append(chunk)
-            headers = {k.lower(): v for k, v in response.headers.items()}
-            return HttpResponse(status=response.status_code, headers=headers, body=b"".join(chunks))
-
 
 def _ms_since(t0: float) -> int:
     return int((time.monotonic() - t0) * 1000)
-
-
-def _describe_http_error(exc: httpx.HTTPError) -> str:
-    """A short, URL-free description of a transport error (URLs may carry secrets)."""
-    kind = type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
-        return "connection failed"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return "connection closed by the server"
-    if isinstance(exc, httpx.ReadError):
-        return "read failed"
-    return kind

@@ -17,17 +17,27 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
+from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
 
-#: Canonical order of auto-detection (seed: "exa → tavily → brave → perplexity → deepseek →
-#: searxng → duckduckgo").
-CANONICAL_ORDER: Final = ("exa", "tavily", "brave", "perplexity", "deepseek", "searxng", "duckduckgo")
+__all__ = [
+    "BASIC_AUTH_PROVIDERS",
+    "CANONICAL_ORDER",
+    "PROVIDER_DEFAULTS",
+    "ProviderSpec",
+    "RouterConfig",
+    "check_base_url",
+    "parse_router_config",
+    "resolve_chain",
+    "resolve_provider",
+]
+
 #: Seed default per-provider timeout, milliseconds.
 DEFAULT_TIMEOUT_MS: Final = 10_000
 #: Seed floor of ``timeoutMs`` ("non-integer or < 100 → config error"), milliseconds.
@@ -36,28 +46,12 @@ MIN_TIMEOUT_MS: Final = 100
 DEFAULT_DEADLINE_MS: Final = 60_000
 
 
-@dataclass(frozen=True)
-class ProviderDefaults:
-    """What the seed's table says of one provider: its key variable, default origin, model."""
-
-    key_env: str | None
-    base_url: str | None
-    base_url_env: str | None = None
-    model: str | None = None
-
-
-#: Seed table "Supported providers" and "Full schema" defaults.
-PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {
-    "exa": ProviderDefaults("EXA_API_KEY", "https://api.exa.ai"),
-    "tavily": ProviderDefaults("TAVILY_API_KEY", "https://api.tavily.com"),
-    "brave": ProviderDefaults("BRAVE_SEARCH_API_KEY", "https://api.search.brave.com"),
-    "perplexity": ProviderDefaults("PPLX_API_KEY", "https://api.perplexity.ai", model="sonar"),
-    "deepseek": ProviderDefaults(
-        "DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", model="deepseek-v4-flash"
-    ),
-    "searxng": ProviderDefaults(None, None, base_url_env="SEARXNG_BASE_URL"),
-    "duckduckgo": ProviderDefaults(None, "https://html.duckduckgo.com"),
-}
+#: Provider id → its defaults (each provider module's ``DEFAULTS``).
+PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {pid: p.DEFAULTS for pid, p in PROVIDERS.items()}
+#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
+#: those whose ``AUTH_KIND`` is :attr:`AuthKind.BASIC_FROM_URL` (keyless, often self-hosted, behind
+#: an auth proxy). Keyed providers authenticate with their key.
+BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p.AUTH_KIND is AuthKind.BASIC_FROM_URL)
 
 
 class ProviderSettings(BaseModel):
@@ -186,12 +180,6 @@ def parse_router_config(raw: Any) -> RouterConfig:
     return cfg
 
 
-#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
-#: the keyless, often self-hosted ones behind an auth proxy. Keyed providers authenticate
-#: with their key (Tavily, Perplexity and DeepSeek already use the Authorization header).
-BASIC_AUTH_PROVIDERS: Final = frozenset({"searxng", "duckduckgo"})
-
-
 def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
 
@@ -210,7 +198,7 @@ def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     if (parts.username is not None or parts.password is not None) and not allow_credentials:
         raise ConfigError(
             key,
-            "must not carry credentials (user:password@): only searxng and duckduckgo take Basic auth this way",
+            f"must not carry credentials (user:password@): only {', '.join(sorted(BASIC_AUTH_PROVIDERS))} take Basic auth this way",
         )
     if parts.query or parts.fragment:
         raise ConfigError(key, "must not have a query string or fragment")
@@ -226,18 +214,6 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     netloc = parts.netloc.rpartition("@")[2]
     clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
-
-
-@dataclass(frozen=True)
-class ProviderSpec:
-    """One provider resolved against the environment: ready to call. ``base_url`` never
-    carries credentials; ``basic_auth`` holds them (searxng/duckduckgo only)."""
-
-    id: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
-    model: str | None = None
-    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
 
 
 def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     RATE_LIMITED,
     UPSTREAM_ERROR,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     join_url,
     parse_json,
     status_failure,
@@ -43,6 +46,17 @@ DEFAULT_MODEL: Final = "deepseek-v4-flash"
 ERROR_CODE_MAX_CHARS: Final = 60
 #: Error codes of the web search tool that mean "slow down" (Anthropic web search tool docs).
 RATE_LIMIT_CODES: Final = frozenset({"too_many_requests"})
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 4
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", model=DEFAULT_MODEL)
+AUTH_KIND: Final = AuthKind.HEADER
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:

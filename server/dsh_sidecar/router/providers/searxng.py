@@ -9,22 +9,36 @@ from __future__ import annotations
 
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     CONFIG,
     UPSTREAM_ERROR,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     join_url,
     parse_json,
     status_failure,
 )
 
 ID: Final = "searxng"
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 5
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults(None, None, base_url_env="SEARXNG_BASE_URL")
+AUTH_KIND: Final = AuthKind.BASIC_FROM_URL
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:
