@@ -160,7 +160,7 @@ class Sidecar:
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
         try:
-            self.bandit.store.flush()
+            self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
 from dsh_protocol import Attempt, Source
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -122,6 +121,16 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
     )
 
 
+def format_unlearned_line(arm: str, duration_ms: int, stats: dict) -> str:
+    """The log line of a search that taught nothing (every provider was unavailable): the
+    seed line's fields, ``reward=none`` and ``learned=false``, the posterior unchanged."""
+    compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
+    return (
+        f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount=0 "
+        f"stats={json.dumps(compact, separators=(',', ':'))} learned=false"
+    )
+
+
 class StrategyBandit:
     """Chooses ``quick``/``thorough`` per search and learns from each call's reward.
 
@@ -139,11 +148,9 @@ class StrategyBandit:
     ) -> None:
         self.router = router
         self.log = log
-        seeds = np.random.SeedSequence(config.seed).spawn(2)
         self.policy = ContextualPolicy(
             CLASSES,
-            np.random.default_rng(seeds[0]),
-            mc_rng=np.random.default_rng(seeds[1]),
+            seed=config.seed,
             discount=config.discount,
             min_class_evidence=config.min_class_evidence,
             evidence_scale=config.evidence_scale,
@@ -151,9 +158,15 @@ class StrategyBandit:
         state_home = home if config.persist else None
         self.store = PosteriorStore(state_home)
         self.store.load(self.policy)
-        self.decisions = DecisionLog(state_home, config.decision_log_max_bytes, config.decision_log_backups)
+        self.decisions = DecisionLog(
+            state_home, config.decision_log_max_bytes, config.decision_log_backups, redact=self._redact
+        )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self._config = config
+
+    def _redact(self, text: str) -> str:
+        redactor = getattr(self.router, "redactor", None)  # the current router's secrets
+        return redactor(text) if redactor is not None else text
 
     @property
     def config(self) -> BanditConfig:
@@ -181,8 +194,11 @@ class StrategyBandit:
         ``quick``/``thorough`` force it.
 
         The forced arm is still rewarded and updated (its evidence is real; its propensity is
-        logged as 1). Raises :class:`AllProvidersFailed` after crediting reward 0 when no
-        provider answered.
+        logged as 1). Raises :class:`AllProvidersFailed` when no provider answered: after
+        crediting reward 0 when some provider failed for a reason that says something of the
+        search (timeout, 5xx, unreadable answer), without touching the posteriors when every
+        failure was an outage (not configured, network down, auth, cooldown: the
+        exception's ``outage``), which would teach the bandit that both arms are bad.
         """
         cls = classify(query)
         search_id = uuid.uuid4().hex
@@ -199,9 +215,13 @@ class StrategyBandit:
         started = time.monotonic()
         try:
             result: ArmResult = await run(self.router, query, cap, deadline_ms)
-        except AllProvidersFailed:
+        except AllProvidersFailed as failed:
             duration_ms = int((time.monotonic() - started) * 1000)
-            reward = await self._learn(cls, arm, 0, duration_ms)
+            if failed.outage:
+                self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+                reward = None
+            else:
+                reward = await self._learn(cls, arm, 0, duration_ms)
             self._record(
                 search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior
             )
@@ -247,7 +267,7 @@ class StrategyBandit:
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
-        self.store.submit(self.policy, self.policy.update_op(cls, arm, reward))
+        self.store.submit(self.policy, self.policy.update_op(cls, arm, reward), counts_for=arm)
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 
@@ -258,7 +278,7 @@ class StrategyBandit:
         arm: str,
         forced: bool,
         propensity: float,
-        reward: float,
+        reward: float | None,
         duration_ms: int,
         decision_us: float,
         result_count: int,
@@ -273,8 +293,8 @@ class StrategyBandit:
                 "arm": arm,
                 "forced": forced,
                 "propensity": round(propensity, 6),
-                "reward": round(reward, 6),
-                "rewardSource": "heuristic",
+                "reward": round(reward, 6) if reward is not None else None,
+                "rewardSource": "heuristic" if reward is not None else "none (outage: no provider answered)",
                 "durationMs": duration_ms,
                 "decisionUs": round(decision_us, 1),
                 "resultCount": result_count,
@@ -293,7 +313,7 @@ class StrategyBandit:
         reward = usage_reward(used, item.heuristic, self.config.feedback_weight)
         delta = reward - item.credited
         if delta:
-            self.store.apply(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
+            self.store.submit(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
         previous, item.credited = item.credited, reward
         self.decisions.append(
             {
@@ -335,6 +355,7 @@ class StrategyBandit:
             classes[cls] = entry
         return {
             "arms": row(GLOBAL),
+            "updates": dict(self.store.updates),
             "classes": classes,
             "discount": self.config.discount,
             "minClassEvidence": self.config.min_class_evidence,
@@ -348,6 +369,18 @@ class StrategyBandit:
                 "warnings": list(self.decisions.warnings),
             },
         }
+
+    def flush(self) -> None:
+        """Land the queued posterior writes and decision-log lines now."""
+        self.store.flush()
+        self.decisions.flush()
+
+    def reset(self) -> None:
+        """Forget everything learned: posteriors at the prior, update counts 0 (in memory
+        and in the state file); pending feedback dropped. Raises ``OSError`` when the state
+        file cannot be written."""
+        self.pending = PendingSearches(self.config.feedback_max_pending, self.config.feedback_ttl_s)
+        self.store.reset(self.policy)
 
     def close(self) -> None:
         """Flush the posterior writes and close the decision log."""

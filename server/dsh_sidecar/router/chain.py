@@ -15,10 +15,11 @@ answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import httpx
@@ -30,14 +31,23 @@ from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain,
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.http import exchange, make_client
 from dsh_sidecar.router.normalize import normalize
+from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
+    AUTH,
     BAD_RESPONSE,
+    BLOCKED,
     CONFIG,
     EMPTY,
+    NETWORK,
+    PACED,
+    QUOTA_EXHAUSTED,
+    RATE_LIMITED,
     TIMEOUT,
     HttpRequest,
+    HttpResponse,
     Provider,
+    ProviderAnswer,
     ProviderFailure,
 )
 
@@ -47,6 +57,9 @@ log = logging.getLogger(__name__)
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
 #: Reason of an empty answer (fixtures README, outcome ``empty``).
 EMPTY_REASON: Final = "0 results"
+#: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
+#: JSON answer is 2-10 KB and parses in well under a millisecond; 2,000 results take ~60 ms).
+OFF_LOOP_BYTES: Final = 64 * 1024
 #: Time kept back from the deadline for the reply itself, milliseconds.
 DEADLINE_MARGIN_MS: Final = 25
 
@@ -62,14 +75,23 @@ class RouterResult:
     content: str | None = None
 
 
+#: Failure classes that say nothing of the search itself: the provider was not configured,
+#: unreachable, refused the key, or was cooling down/blocked/out of quota/paced. A search whose
+#: every provider failed only for these produced no answer at all (an outage), which the bandit
+#: must not learn from (issue 16). Timeouts, 5xx and unreadable answers are real outcomes.
+OUTAGE_CLASSES: Final = frozenset({CONFIG, NETWORK, AUTH, RATE_LIMITED, QUOTA_EXHAUSTED, BLOCKED, PACED, "skipped"})
+
+
 class AllProvidersFailed(Exception):
     """Every provider failed. ``str(exc)`` is the seed's aggregated text (redacted);
-    ``attempts`` the per-provider outcomes."""
+    ``attempts`` the per-provider outcomes; ``outage`` true when every failure was of an
+    :data:`OUTAGE_CLASSES` class (no provider produced an answer of any kind)."""
 
-    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+    def __init__(self, message: str, attempts: list[Attempt], outage: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.attempts = attempts
+        self.outage = outage
 
 
 @dataclass
@@ -96,6 +118,7 @@ class Router:
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
+    pacer: Pacer = field(default_factory=Pacer)
 
     @classmethod
     def from_config(
@@ -123,8 +146,10 @@ class Router:
         if config.cache.enabled:
             cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
         health = ProviderHealth(clock=clock)
+        pacer = Pacer(clock=clock)
         if previous is not None:
             health.inherit(previous.health, [s.id for s in chain if s in previous.chain])
+            pacer.inherit(previous.pacer)
         return cls(
             config=config,
             chain=chain,
@@ -133,6 +158,7 @@ class Router:
             missing=missing,
             health=health,
             cache=cache,
+            pacer=pacer,
         )
 
     async def aclose(self) -> None:
@@ -205,9 +231,7 @@ class Router:
             budget_ms = min(self.config.timeout_ms, left_ms)
             t0 = time.monotonic()
             try:
-                answer = await self._attempt(spec, query, max_results, budget_ms)
-                sources, truncated = normalize(answer.items, max_results)
-                sources = [self._redact_source(src) for src in sources]
+                answer, sources, truncated = await self._attempt(spec, query, max_results, budget_ms)
             except ProviderFailure as failure:
                 ms = _ms_since(t0)
                 reason = self.redactor(failure.reason)
@@ -236,14 +260,8 @@ class Router:
         if empty is not None:
             empty.attempts = attempts
             return empty
-        raise AllProvidersFailed(self._aggregate(failures), attempts)
-
-    def _redact_source(self, source: Source) -> Source:
-        """``source`` with every configured secret replaced in its url, title and snippet (a
-        hostile provider may plant a key in a result)."""
-        fields = {"url": source.url, "title": source.title, "snippet": source.snippet}
-        update = {k: self.redactor(v) for k, v in fields.items() if v and self.redactor(v) != v}
-        return source.model_copy(update=update) if update else source
+        outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
+        raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
 
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured order, with the ids of named-but-unusable providers
@@ -262,8 +280,14 @@ class Router:
             lines.append("- (no provider is configured or usable)")
         return self.redactor("\n".join(lines))
 
-    async def _attempt(self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float):
+    async def _attempt(
+        self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
+    ) -> tuple[ProviderAnswer, list[Source], bool]:
+        """One provider: build, exchange, parse and normalise. A body over
+        :data:`OFF_LOOP_BYTES` is parsed and normalised in a worker thread, so a large answer
+        never stalls the event loop (other requests keep being served)."""
         provider = self.modules[spec.id]
+        await self.pacer.wait(spec.id, provider.RATE_LIMIT, budget_ms)
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
         except ProviderFailure:
@@ -272,13 +296,24 @@ class Router:
             log.warning("%s: building the request failed: %s", spec.id, type(exc).__name__)
             raise ProviderFailure("invalid request", CONFIG) from None
         response = await exchange(self.client, request, budget_ms, spec.basic_auth)
+        self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
+        response = replace(response, redact=self.redactor)
+        if len(response.body) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(self._digest, provider, response, max_results)
+        return self._digest(provider, response, max_results)
+
+    def _digest(
+        self, provider: Provider, response: HttpResponse, max_results: int
+    ) -> tuple[ProviderAnswer, list[Source], bool]:
         try:
-            return provider.parse_response(response, max_results)
+            answer = provider.parse_response(response, max_results)
+            sources, truncated = normalize(answer.items, max_results, self.redactor, provider.HTML_FIELDS)
         except ProviderFailure:
             raise
         except Exception as exc:  # a parser bug on hostile input must not crash the search
-            log.warning("%s: parsing the response failed: %s", spec.id, type(exc).__name__)
+            log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
             raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
+        return answer, sources, truncated
 
 
 def _ms_since(t0: float) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
@@ -39,6 +40,8 @@ CONFIG: Final = "config"
 TIMEOUT: Final = "timeout"
 NETWORK: Final = "network"
 EMPTY: Final = "empty"
+#: Ours: the provider's documented request spacing left no slot within the attempt's budget.
+PACED: Final = "paced"
 
 #: Longest piece of a provider's own error message quoted in a reason, characters.
 ERROR_DETAIL_MAX_CHARS: Final = 160
@@ -110,13 +113,21 @@ class HttpRequest:
     form: dict[str, str] | None = None
 
 
+def _no_redaction(text: str) -> str:
+    return text
+
+
 @dataclass(frozen=True)
 class HttpResponse:
-    """One HTTP response, fully read (bounded by the chain). Header names are lower-case."""
+    """One HTTP response, fully read (bounded by the chain). Header names are lower-case.
+
+    ``redact`` is the chain's redactor: a parser applies it to any provider text *before* it
+    cuts or sanitises that text (the normaliser redacts the items' fields itself)."""
 
     status: int
     headers: dict[str, str]
     body: bytes
+    redact: Callable[[str], str] = field(default=_no_redaction, repr=False, compare=False)
 
     @property
     def content_type(self) -> str:
@@ -187,7 +198,8 @@ def parse_json(response: HttpResponse) -> Any:
 
 
 def _error_detail(response: HttpResponse) -> str | None:
-    """A short human message from a JSON error body (``error``/``message``/``detail``), if any."""
+    """A short human message from a JSON error body (``error``/``message``/``detail``), if
+    any: redacted, then cut to :data:`ERROR_DETAIL_MAX_CHARS`."""
     if "json" not in response.content_type:
         return None
     try:
@@ -205,7 +217,7 @@ def _error_detail(response: HttpResponse) -> str | None:
         else:
             break
     if isinstance(body, str):
-        text = " ".join(body.split())
+        text = " ".join(response.redact(body).split())  # redacted before the cut
         return text[:ERROR_DETAIL_MAX_CHARS] or None
     return None
 

@@ -13,6 +13,7 @@ code. The model's text (the text blocks joined) is returned as ``content``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from dsh_sidecar.router.normalize import RawItem
@@ -105,7 +106,7 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
         if kind == "web_search_tool_result":
             content = block.get("content")
             if isinstance(content, dict):
-                raise _error_block(content)
+                raise _error_block(content, response.redact)
             if isinstance(content, list):
                 results += [r for r in content if isinstance(r, dict)]
         elif kind == "text":
@@ -130,10 +131,15 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
     return ProviderAnswer(items=items, content=content if items else None)
 
 
-def _error_block(content: dict[str, Any]) -> ProviderFailure:
+def _error_block(content: dict[str, Any], redact: Callable[[str], str]) -> ProviderFailure:
     code = content.get("error_code")
     if not isinstance(code, str) or not code.strip():
         return ProviderFailure("web_search error (no error_code)", UPSTREAM_ERROR)
-    code = "".join(c for c in code.strip() if c.isalnum() or c in "_-.")[:ERROR_CODE_MAX_CHARS] or "unknown"
+    code = (
+        "".join(  # redacted before it is sanitised and cut
+            c for c in redact(code).strip() if c.isalnum() or c in "_-."
+        )[:ERROR_CODE_MAX_CHARS]
+        or "unknown"
+    )
     cls = RATE_LIMITED if code in RATE_LIMIT_CODES else UPSTREAM_ERROR
     return ProviderFailure(f"web_search error {code}", cls)

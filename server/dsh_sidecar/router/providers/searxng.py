@@ -7,6 +7,7 @@ No key and no result-count parameter (the chain truncates). The instance must en
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from dsh_sidecar.router.normalize import RawItem
@@ -70,19 +71,19 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
         if isinstance(r, dict)
     ]
     if not items:
-        dead = _unresponsive(body.get("unresponsive_engines"))
+        dead = _unresponsive(body.get("unresponsive_engines"), response.redact)
         if dead:
             raise ProviderFailure(f"0 results (unresponsive engines: {dead})", UPSTREAM_ERROR)
     return ProviderAnswer(items=items)
 
 
-def _unresponsive(value: object) -> str:
-    """``[[engine, reason], …]`` → ``"engine: reason; …"`` (bounded)."""
+def _unresponsive(value: object, redact: Callable[[str], str]) -> str:
+    """``[[engine, reason], …]`` → ``"engine: reason; …"`` (redacted, then bounded)."""
     if not isinstance(value, list):
         return ""
     parts = []
     for pair in value[:10]:
         if isinstance(pair, list) and pair and isinstance(pair[0], str):
             reason = pair[1] if len(pair) > 1 and isinstance(pair[1], str) else "unresponsive"
-            parts.append(f"{pair[0][:40]}: {reason[:80]}")
+            parts.append(f"{redact(pair[0])[:40]}: {redact(reason)[:80]}")
     return "; ".join(parts)
