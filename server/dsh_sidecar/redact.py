@@ -2,7 +2,8 @@
 
 Every configured secret (API keys, Basic-auth passwords) is replaced by ``[redacted]``
 wherever it appears, in each form a hostile or careless provider may echo it back in
-(:func:`secret_forms`): raw, percent-encoded (``quote``/``quote_plus``, either hex case),
+(:func:`secret_forms`): raw, percent-encoded once or twice (``quote``/``quote_plus``, either
+hex case),
 base64 (standard and URL-safe alphabets, at any byte alignment inside a longer encoded
 string), JSON-escaped and HTML-escaped. Callers redact *first*: before any text is cut to a
 length, sanitised or folded, so no cut can leave a partial key behind.
@@ -30,7 +31,7 @@ MARKER: Final = "[redacted]"
 #: no real API key is this short. Encoded forms shorter than this are not used either.
 MIN_SECRET_CHARS: Final = 6
 
-_PCT = re.compile(r"%[0-9A-F]{2}")
+_PCT_ANY = re.compile(r"%(?:25)?[0-9A-Fa-f]{2}")  # one escape, or an escaped escape (%252F)
 
 
 def _base64_cores(secret: bytes) -> set[str]:
@@ -55,14 +56,26 @@ def _base64_cores(secret: bytes) -> set[str]:
 def secret_forms(secret: str) -> set[str]:
     """Every form of ``secret`` that :class:`Redactor` replaces (see the module docstring)."""
     forms = {secret}
-    for encoded in (quote(secret, safe=""), quote_plus(secret, safe="")):
-        forms.add(encoded)
-        forms.add(_PCT.sub(lambda m: m.group().lower(), encoded))
+    once = {quote(secret, safe=""), quote_plus(secret, safe="")}
+    twice = {quote(e, safe="") for e in once}  # a URL inside a URL (redirect links: ``uddg=``)
+    forms |= once | twice  # either hex case matches (see _form_regex)
     forms |= _base64_cores(secret.encode("utf-8"))
     escaped = json.dumps(secret)[1:-1]
     forms |= {escaped, escaped.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1]}
     forms.add(html.escape(secret, quote=True))
     return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
+
+
+def _form_regex(form: str) -> str:
+    """``form`` as a regex matching it literally, except that each ``%XX`` escape matches in
+    either hex case (``%2F``/``%2f``, also mixed across nesting levels)."""
+    out, last = [], 0
+    for m in _PCT_ANY.finditer(form):
+        out.append(re.escape(form[last : m.start()]))
+        out.append("%" + "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in m.group()[1:]))
+        last = m.end()
+    out.append(re.escape(form[last:]))
+    return "".join(out)
 
 
 class Redactor:
@@ -85,8 +98,9 @@ class Redactor:
         for s in self._secrets:
             forms |= secret_forms(s)
         alts = sorted(forms, key=lambda f: (-len(f), f))  # longest first: a form inside another
-        self._bytes_pattern = re.compile(b"|".join(re.escape(f.encode("utf-8")) for f in alts))
-        self._pattern = re.compile("|".join(re.escape(f) for f in alts))
+        source = "|".join(_form_regex(f) for f in alts)
+        self._pattern = re.compile(source)
+        self._bytes_pattern = re.compile(source.encode("utf-8"))
 
     @property
     def active(self) -> bool:

@@ -182,6 +182,7 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
             raise ConfigError("settings", "must be an object")

@@ -60,8 +60,10 @@ class BanditConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    seed: int | None = Field(default=None, description="numpy Generator seed, for reproducible choices")
-    speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, alias="speedMs")
+    seed: int | None = Field(
+        default=None, ge=0, le=2**128, description="numpy SeedSequence entropy, for reproducible choices"
+    )
+    speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, le=3_600_000, alias="speedMs")
     quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1, alias="qualityWeight")
     quick_max_results: int = Field(default=QUICK_MAX, ge=1, le=50, alias="quickMaxResults")
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+import httpx
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
@@ -44,6 +45,15 @@ DEFAULT_TIMEOUT_MS: Final = 10_000
 MIN_TIMEOUT_MS: Final = 100
 #: Default whole-chain deadline of one ``dsh/search``, milliseconds (issue #3).
 DEFAULT_DEADLINE_MS: Final = 60_000
+#: Ceilings of ``timeoutMs`` (10 minutes) and ``deadlineMs`` (1 hour), milliseconds: a search
+#: longer than that is a hung one; bigger values used to overflow the timer at request time.
+MAX_TIMEOUT_MS: Final = 600_000
+MAX_DEADLINE_MS: Final = 3_600_000
+#: Longest base URL accepted, characters, and longest API key.
+MAX_URL_CHARS: Final = 2048
+MAX_KEY_CHARS: Final = 4096
+#: An environment variable name (POSIX portable names).
+ENV_NAME: Final = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"
 
 
 #: Provider id → its defaults (each provider module's ``DEFAULTS``).
@@ -59,10 +69,15 @@ class ProviderSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    api_key: str | None = Field(default=None, alias="apiKey")
-    api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
-    base_url: str | None = Field(default=None, validation_alias=AliasChoices("baseURL", "baseUrl"), alias="baseUrl")
-    base_url_env: str | None = Field(default=None, alias="baseUrlEnv")
+    api_key: str | None = Field(default=None, max_length=MAX_KEY_CHARS, alias="apiKey")
+    api_key_env: str | None = Field(default=None, pattern=ENV_NAME, alias="apiKeyEnv")
+    base_url: str | None = Field(
+        default=None,
+        max_length=MAX_URL_CHARS,
+        validation_alias=AliasChoices("baseURL", "baseUrl"),
+        alias="baseUrl",
+    )
+    base_url_env: str | None = Field(default=None, pattern=ENV_NAME, alias="baseUrlEnv")
     model: str | None = Field(default=None, min_length=1, max_length=200)
 
 
@@ -90,8 +105,8 @@ class RouterConfig(BaseModel):
 
     provider: str | None = None
     order: list[str] | None = None
-    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, alias="timeoutMs")
-    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, alias="deadlineMs")
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS, alias="timeoutMs")
+    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, le=MAX_DEADLINE_MS, alias="deadlineMs")
     empty_results_fallback: bool = Field(default=True, alias="emptyResultsFallback")
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     cache: CacheSettings = Field(default_factory=CacheSettings)
@@ -188,10 +203,16 @@ def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     with :func:`split_credentials` and sends them as Basic auth).
     """
     stripped = url.strip()
+    if len(stripped) > MAX_URL_CHARS:
+        raise ConfigError(key, f"longer than {MAX_URL_CHARS} characters")
+    if any(c.isspace() or not c.isprintable() for c in stripped):
+        # urlsplit silently drops TAB/CR/LF (WHATWG); httpx then refuses the URL per request
+        raise ConfigError(key, "contains whitespace or control characters")
     try:
         parts = urlsplit(stripped)
         _ = parts.port
-    except ValueError:
+        httpx.URL(stripped)  # what the client will parse: host syntax, IDNA, port range
+    except (ValueError, httpx.InvalidURL):
         raise ConfigError(key, "not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, "must be an absolute http:// or https:// URL")

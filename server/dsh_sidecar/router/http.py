@@ -140,7 +140,7 @@ def content_coding(headers: httpx.Headers) -> str:
         return "identity"
     coding = codings[0]
     if coding not in _GZIP_NAMES | _DEFLATE_NAMES:
-        shown = "".join(ch for ch in coding if ch.isalnum() or ch in "-_.")[:20] or "?"
+        shown = "".join(ch for ch in coding if ch.isascii() and (ch.isalnum() or ch in "-_."))[:20] or "?"
         raise ProviderFailure(f"unsupported content encoding {shown}", BAD_RESPONSE)
     return coding
 
@@ -159,6 +159,7 @@ async def exchange(
     ``bad_response`` for a body over :data:`MAX_BODY_BYTES` (encoded or decoded) or a
     refused/corrupt content coding. Cancelling the caller closes the connection.
     """
+    check_url(request.url)
     try:
         async with asyncio.timeout(budget_ms / 1000):
             return await _exchange(client, request, basic_auth)
@@ -170,6 +171,19 @@ async def exchange(
         raise ProviderFailure(f"network error: {describe_http_error(exc)}", NETWORK) from None
     except (ValueError, UnicodeError):  # a host IDNA rejects, a header value h11 refuses
         raise ProviderFailure("invalid request URL or header", CONFIG) from None
+
+
+def check_url(url: str) -> None:
+    """Raise the ``config`` failure ``invalid request URL`` unless ``url`` is an absolute
+    http(s) URL with a host and a port in 1–65535 (httpx leaves the port range to the socket,
+    which fails later as a connection error)."""
+    try:
+        parsed = httpx.URL(url)
+        port = parsed.port
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        raise ProviderFailure("invalid request URL", CONFIG) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host or (port is not None and not 0 < port < 65536):
+        raise ProviderFailure("invalid request URL", CONFIG)
 
 
 async def _exchange(
