@@ -13,6 +13,7 @@ the seed's exactly; with the default discount the other arm's α/β shrink towar
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import uuid
@@ -106,7 +107,9 @@ class SearchOutcome:
     reward: float
     content: str | None = None
     query_class: str = "factoid"
-    propensity: float = 1.0
+    #: 1.0 for a forced arm; ``None`` for a sampled one (its Monte-Carlo estimate is computed
+    #: later, for the decision log only)
+    propensity: float | None = 1.0
 
 
 def js_number(x: float) -> int | float:
@@ -165,6 +168,9 @@ class StrategyBandit:
         )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self._config = config
+        # search ids: a random prefix per process and a counter (unique, and no urandom call
+        # per search)
+        self._ids = (f"{uuid.uuid4().hex[:16]}{n:016x}" for n in itertools.count(1))
 
     def _redact(self, text: str) -> str:
         redactor = getattr(self.router, "redactor", None)  # the current router's secrets
@@ -203,12 +209,12 @@ class StrategyBandit:
         exception's ``outage``), which would teach the bandit that both arms are bad.
         """
         cls = classify(query)
-        search_id = uuid.uuid4().hex
+        search_id = next(self._ids)
         t0 = time.perf_counter()
         if strategy == "auto":
             arm = self.policy.choose(cls)
             decision_us = (time.perf_counter() - t0) * 1e6
-            propensity = self.policy.propensity(cls, arm, self.config.propensity_samples)
+            propensity: float | None = None  # computed by the decision log's writer, off the reply's path
         else:
             arm, decision_us, propensity = strategy, 0.0, 1.0
         posterior = self.policy.effective(cls)
@@ -279,7 +285,7 @@ class StrategyBandit:
         cls: str,
         arm: str,
         forced: bool,
-        propensity: float,
+        propensity: float | None,
         reward: float | None,
         duration_ms: int,
         decision_us: float,
@@ -294,7 +300,7 @@ class StrategyBandit:
                 "class": cls,
                 "arm": arm,
                 "forced": forced,
-                "propensity": round(propensity, 6),
+                "propensity": round(propensity, 6) if propensity is not None else None,
                 "reward": round(reward, 6) if reward is not None else None,
                 "rewardSource": "heuristic" if reward is not None else "none (outage: no provider answered)",
                 "durationMs": duration_ms,
@@ -303,8 +309,17 @@ class StrategyBandit:
                 "posterior": {
                     a: [round(posterior[2 * i], 6), round(posterior[2 * i + 1], 6)] for i, a in enumerate(ARMS)
                 },
-            }
+            },
+            finish=None if propensity is not None else self._propensity_of(posterior, arm),
         )
+
+    def _propensity_of(self, posterior: tuple[float, float, float, float], arm: str) -> Callable[[dict], None]:
+        samples = self.config.propensity_samples
+
+        def finish(record: dict) -> None:
+            record["propensity"] = round(self.policy.propensity_from(posterior, arm, samples), 6)
+
+        return finish
 
     def feedback(self, search_id: str, used_urls: list[str]) -> float:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward

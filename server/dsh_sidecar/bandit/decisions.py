@@ -16,8 +16,9 @@ harness forced the arm); ``posterior`` the effective Beta parameters the choice 
 from. A feedback line: ``{"event":"feedback","ts":…,"searchId":…,"class":…,"arm":…,
 "used":true,"reward":…,"previousReward":…}``.
 
-Lines are batched: :meth:`DecisionLog.append` only queues the line (redacted); a writer
-thread appends everything queued within :data:`FLUSH_DELAY_S` in one write, in order.
+Lines are batched: :meth:`DecisionLog.append` only queues the record; a writer thread
+serialises (and redacts) everything queued within :data:`FLUSH_DELAY_S` and appends it in
+one write, in order.
 :meth:`DecisionLog.flush` (``shutdown``, close, interpreter exit) writes what is queued now.
 
 A write failure (read-only, disk full) is warned about once; the log then stays off.
@@ -85,7 +86,7 @@ class DecisionLog:
         self.max_bytes = max_bytes
         self._logger: logging.Logger | None = None
         self._cond = threading.Condition()
-        self._lines: list[str] = []
+        self._lines: list[tuple[dict[str, Any], Callable[[dict[str, Any]], None] | None]] = []
         self._queued = 0
         self._written = 0
         self._urgent = False
@@ -111,16 +112,12 @@ class DecisionLog:
         self.warnings.append(message)
         log.warning("%s", message)
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Queue one record as a JSON line (silently nothing when the log is off)."""
+    def append(self, record: dict[str, Any], finish: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Queue one record as a JSON line (silently nothing when the log is off).
+        ``finish(record)``, when given, completes the record in the writer thread first (work
+        that need not delay the caller, e.g. a Monte-Carlo propensity)."""
         if not (self.enabled and self._logger is not None):
             return
-        try:
-            line = json.dumps(record, separators=(",", ":"), allow_nan=False)
-        except ValueError:  # a NaN/inf slipped in: drop the record rather than write non-JSON
-            log.warning("bandit decision record with a non-finite number dropped")
-            return
-        line = self.redact(line)
         with self._cond:
             if len(self._lines) >= MAX_QUEUED_LINES:
                 del self._lines[0]
@@ -128,7 +125,7 @@ class DecisionLog:
                 if not self._dropped:
                     self._dropped = True
                     log.warning("bandit decision log falls behind; oldest queued lines dropped")
-            self._lines.append(line)
+            self._lines.append((record, finish))
             self._queued += 1
             if self._writer is None:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-decisions", daemon=True)
@@ -147,12 +144,26 @@ class DecisionLog:
                     self._cond.wait_for(lambda: self._urgent, timeout=self.flush_delay_s)
                 batch, self._lines = self._lines, []
                 self._urgent = False
+            lines = [line for line in (self._line(record, finish) for record, finish in batch) if line is not None]
             if self.enabled and self._logger is not None:
-                for chunk in _chunks(batch, self.max_bytes // 8):
+                for chunk in _chunks(lines, self.max_bytes // 8):
                     self._logger.info("%s", "\n".join(chunk))  # one write per chunk of lines
             with self._cond:
                 self._written += len(batch)
                 self._cond.notify_all()
+
+    def _line(self, record: dict[str, Any], finish: Callable[[dict[str, Any]], None] | None) -> str | None:
+        try:
+            if finish is not None:
+                finish(record)
+            line = json.dumps(record, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # a NaN/inf slipped in: drop the record rather than write non-JSON
+            log.warning("bandit decision record with a non-finite number dropped")
+            return None
+        except Exception:  # a failing finisher must not stop the writer
+            log.warning("bandit decision record could not be completed", exc_info=True)
+            return None
+        return self.redact(line)
 
     def flush(self, timeout_s: float | None = None) -> bool:
         """Write every queued line now; ``True`` when all were written within ``timeout_s``."""

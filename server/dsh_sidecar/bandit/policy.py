@@ -288,7 +288,15 @@ class ContextualPolicy:
 
     def propensity(self, cls: str, arm: str, samples: int = DEFAULT_PROPENSITY_SAMPLES) -> float:
         """Monte-Carlo probability that :meth:`choose` picks ``arm`` for ``cls`` now, in [0, 1]."""
-        aq, bq, at, bt = self.effective(cls)
+        return self.propensity_from(self.effective(cls), arm, samples)
+
+    def propensity_from(
+        self, effective: tuple[float, float, float, float], arm: str, samples: int = DEFAULT_PROPENSITY_SAMPLES
+    ) -> float:
+        """:meth:`propensity` for a snapshot of :meth:`effective` (the posterior a decision was
+        sampled from), so it can be computed later, off the request path (numpy fills the
+        draws without holding the GIL)."""
+        aq, bq, at, bt = effective
         q = self.mc_rng.beta(aq, bq, samples)
         t = self.mc_rng.beta(at, bt, samples)
         p_quick = float(_numpy().count_nonzero(q >= t)) / samples
