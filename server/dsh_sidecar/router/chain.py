@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -297,6 +301,21 @@ class Router:
             raise ProviderFailure("invalid request", CONFIG) from None
         response = await exchange(self.client, request, budget_ms, spec.basic_auth)
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
+        if len(response.body) > OFF_PROCESS_BYTES:
+            try:
+                pool = _POOL or await asyncio.to_thread(_worker_pool)  # started off the loop
+                return await asyncio.get_running_loop().run_in_executor(
+                    pool,
+                    digest_in_worker,
+                    provider.ID,
+                    response.status,
+                    response.headers,
+                    response.body,
+                    max_results,
+                    tuple(self.secrets()),
+                )
+            except BrokenProcessPool:  # the worker died (OOM?): parse here, in a thread
+                _reset_worker_pool()
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
@@ -305,15 +324,69 @@ class Router:
     def _digest(
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool]:
-        try:
-            answer = provider.parse_response(response, max_results)
-            sources, truncated = normalize(answer.items, max_results, self.redactor, provider.HTML_FIELDS)
-        except ProviderFailure:
-            raise
-        except Exception as exc:  # a parser bug on hostile input must not crash the search
-            log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
-            raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
-        return answer, sources, truncated
+        return digest(provider, response, max_results, self.redactor)
+
+
+def digest(
+    provider: Provider, response: HttpResponse, max_results: int, redactor: Redactor
+) -> tuple[ProviderAnswer, list[Source], bool]:
+    """Parse and normalise one response (redacted, cut to ``max_results`` before the rest is
+    normalised). Raises :class:`ProviderFailure`; a parser bug is ``unreadable response``."""
+    try:
+        answer = provider.parse_response(replace(response, redact=redactor), max_results)
+        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS)
+        answer.items = []  # not needed past here (and not worth sending back from a worker)
+    except ProviderFailure:
+        raise
+    except Exception as exc:  # a parser bug on hostile input must not crash the search
+        log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
+        raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
+    return answer, sources, truncated
+
+
+#: Bodies larger than this are parsed in a worker process, bytes: ``json.loads`` and lxml
+#: hold the GIL for their whole run (~10 ms a MB), so a thread would still stall the loop.
+OFF_PROCESS_BYTES: Final = 256 * 1024
+_POOL: ProcessPoolExecutor | None = None
+_WORKER_REDACTORS: dict[tuple[str, ...], Redactor] = {}
+
+
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool() -> ProcessPoolExecutor:
+    """One worker process for large bodies, started (``spawn``: no inherited threads or
+    locks) on first need and waited for, so the caller (a thread, not the event loop) pays
+    the start-up, not a search."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            pool.submit(_warm).result()
+            _POOL = pool
+        return _POOL
+
+
+def _warm() -> None:
+    import dsh_sidecar.router.providers  # noqa: F401  (the parsers, imported once in the worker)
+
+
+def _reset_worker_pool() -> None:
+    global _POOL
+    pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def digest_in_worker(
+    provider_id: str, status: int, headers: dict[str, str], body: bytes, max_results: int, secrets: tuple[str, ...]
+) -> tuple[ProviderAnswer, list[Source], bool]:
+    """:func:`digest` in the worker process (arguments and results pickled)."""
+    redactor = _WORKER_REDACTORS.get(secrets)
+    if redactor is None:
+        _WORKER_REDACTORS.clear()
+        redactor = _WORKER_REDACTORS[secrets] = Redactor(secrets)
+    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body), max_results, redactor)
 
 
 def _ms_since(t0: float) -> int:

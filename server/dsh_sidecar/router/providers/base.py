@@ -161,6 +161,9 @@ class ProviderFailure(Exception):
         self.failure_class = failure_class
         self.cooldown_s = cooldown_s
 
+    def __reduce__(self) -> tuple:  # picklable (a body parsed in a worker process)
+        return (ProviderFailure, (self.reason, self.failure_class, self.cooldown_s))
+
 
 @runtime_checkable
 class Provider(Protocol):

@@ -12,11 +12,8 @@ Parsing follows what SearXNG's DuckDuckGo engine and ddgs do with the same page.
 from __future__ import annotations
 
 from html import escape
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urlsplit
-
-import lxml.html
-from lxml import etree
 
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
@@ -33,6 +30,9 @@ from dsh_sidecar.router.providers.base import (
     join_url,
     status_failure,
 )
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 ID: Final = "duckduckgo"
 
@@ -97,6 +97,9 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
     """
     if not 200 <= response.status < 300:
         raise status_failure(response)
+    import lxml.html  # lazy: not needed before the first DuckDuckGo answer (cold start)
+    from lxml import etree
+
     text = response.text()
     if not text.strip():
         raise ProviderFailure("empty response body", BAD_RESPONSE)
