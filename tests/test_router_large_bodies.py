@@ -56,3 +56,21 @@ async def test_a_large_unreadable_body_is_that_providers_failure(mock_provider, 
     finally:
         await router.aclose()
     assert info.value.attempts[0].outcome.startswith(("unparseable JSON response", "unexpected JSON shape"))
+
+
+def test_the_worker_process_runs_under_the_real_server(dsh_home, mock_provider):
+    """``python -m dsh_sidecar serve``: the spawned worker must not re-run the server's main."""
+    from rawrpc import RawServer
+
+    mock_provider.route("POST", "/search", Reply(200, {"content-type": "application/json"}, big_body(1500)))
+    srv = RawServer(dsh_home, env={"TAVILY_API_KEY": KEY})
+    try:
+        srv.initialize({"router": {"provider": "tavily", "providers": {"tavily": {"baseURL": mock_provider.url}}}})
+        for i in range(3):
+            reply = srv.request("dsh/search", {"query": f"big {i}", "strategy": "quick"}, timeout=60)
+            assert [a["outcome"] for a in reply["result"]["attempts"]] == ["ok"]
+            assert reply["result"]["sources"][0]["title"] == f"Vec<T> #0 {MARKER}"
+        assert srv.shutdown() == 0
+    finally:
+        srv.close()
+    assert b"worker process died" not in srv.stderr_bytes

@@ -315,6 +315,7 @@ class Router:
                     tuple(self.secrets()),
                 )
             except BrokenProcessPool:  # the worker died (OOM?): parse here, in a thread
+                log.warning("router: the body-parsing worker process died; parsing in a thread")
                 _reset_worker_pool()
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
