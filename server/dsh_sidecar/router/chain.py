@@ -24,16 +24,14 @@ from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import httpx
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
-from dsh_sidecar.router.http import exchange, make_client
 from dsh_sidecar.router.normalize import normalize
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.providers import PROVIDERS
@@ -54,6 +52,9 @@ from dsh_sidecar.router.providers.base import (
     ProviderAnswer,
     ProviderFailure,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class Router:
     config: RouterConfig
     chain: list[ProviderSpec]
     redactor: Redactor
-    client: httpx.AsyncClient
+    client: httpx.AsyncClient | None = None
     missing: list[str] = field(default_factory=list)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
@@ -144,8 +145,6 @@ class Router:
         chain, missing = resolve_chain(config, env)
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
-        if client is None:
-            client = make_client()
         cache = None
         if config.cache.enabled:
             cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
@@ -165,9 +164,19 @@ class Router:
             pacer=pacer,
         )
 
+    def http(self) -> httpx.AsyncClient:
+        """The shared HTTP client, created on first use (httpx and its TLS context cost tens
+        of milliseconds that the ``initialize`` reply need not wait for)."""
+        if self.client is None:
+            from dsh_sidecar.router.http import make_client
+
+            self.client = make_client()
+        return self.client
+
     async def aclose(self) -> None:
         """Close the HTTP client."""
-        await self.client.aclose()
+        if self.client is not None:
+            await self.client.aclose()
 
     def describe(self) -> list[dict[str, str]]:
         """The chain for ``dsh/status``: id and endpoint origin of each provider (no keys)."""
@@ -202,6 +211,7 @@ class Router:
         Cancelling the calling task aborts the in-flight HTTP exchange (the connection is
         closed) and records nothing in the provider's health.
         """
+        self.http()  # the first search creates the client (and imports httpx) before its deadline starts
         started = time.monotonic()
         deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
         key = self._cache_key(query, max_results) if self.cache is not None else None
@@ -239,8 +249,10 @@ class Router:
             except ProviderFailure as failure:
                 ms = _ms_since(t0)
                 reason = self.redactor(failure.reason)
-                if budget_ms < self.config.timeout_ms and failure.failure_class == TIMEOUT:
-                    reason = f"timeout after {int(budget_ms)}ms (deadline)"
+                if failure.failure_class == TIMEOUT:  # the attempt's whole budget (a pacing wait included)
+                    reason = f"timeout after {int(budget_ms)}ms"
+                    if budget_ms < self.config.timeout_ms:
+                        reason += " (deadline)"
                 attempts.append(Attempt(provider=spec.id, outcome=reason, ms=ms))
                 failures.append(_Failed(spec.id, reason, failure.failure_class))
                 self.health.record_failure(spec.id, failure.failure_class, reason, failure.cooldown_s)
@@ -291,7 +303,6 @@ class Router:
         :data:`OFF_LOOP_BYTES` is parsed and normalised in a worker thread, so a large answer
         never stalls the event loop (other requests keep being served)."""
         provider = self.modules[spec.id]
-        await self.pacer.wait(spec.id, provider.RATE_LIMIT, budget_ms)
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
         except ProviderFailure:
@@ -299,7 +310,10 @@ class Router:
         except Exception as exc:  # a bad value reaching a builder is that provider's failure
             log.warning("%s: building the request failed: %s", spec.id, type(exc).__name__)
             raise ProviderFailure("invalid request", CONFIG) from None
-        response = await exchange(self.client, request, budget_ms, spec.basic_auth)
+        from dsh_sidecar.router.http import exchange  # lazy: httpx is not needed before a search
+
+        async with self.pacer.slot(spec.id, provider.RATE_LIMIT, budget_ms) as waited_s:
+            response = await exchange(self.http(), request, budget_ms - waited_s * 1000, spec.basic_auth)
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
             try:

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-import httpx
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
@@ -208,6 +207,8 @@ def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     if any(c.isspace() or not c.isprintable() for c in stripped):
         # urlsplit silently drops TAB/CR/LF (WHATWG); httpx then refuses the URL per request
         raise ConfigError(key, "contains whitespace or control characters")
+    import httpx  # lazy: only a configured URL needs it (cold start)
+
     try:
         parts = urlsplit(stripped)
         _ = parts.port

@@ -1,11 +1,13 @@
 """Request spacing for providers that document a per-second limit (Brave: 1 request/s on the
 free plan), so the chain waits for a slot instead of earning a 429 and a cooldown.
 
-Each provider with a :class:`~dsh_sidecar.router.providers.base.RateLimit` gets one slot per
-``interval_s``; a request takes the next free slot (reserved at once, so concurrent searches,
-the thorough arm's variants included, queue up in order) and sleeps until it. When the slot
-is further away than the attempt's budget the attempt fails at once as ``paced`` (no cooldown:
-the chain goes on to the next provider).
+A provider with a :class:`~dsh_sidecar.router.providers.base.RateLimit` has one request in
+flight at a time (:meth:`Pacer.slot`, a per-provider lock taken in arrival order: concurrent
+searches, the thorough arm's variants included, queue up), and a request is sent no sooner
+than ``interval_s`` after the previous one's response came back. Counting from the previous
+*response* rather than its send time keeps the gap at the provider (which counts arrivals) at
+least ``interval_s`` whatever the latency. When the slot cannot come within the attempt's
+budget the attempt fails at once as ``paced`` (no cooldown: the chain goes on).
 
 The interval is the documented one until the provider says otherwise: the IETF draft
 ``RateLimit-Policy``/``X-RateLimit-Policy`` header (``<limit>;w=<seconds>``, the shortest
@@ -17,9 +19,10 @@ request on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Final
 
 from dsh_sidecar.router.providers.base import PACED, ProviderFailure, RateLimit
@@ -64,29 +67,43 @@ class Pacer:
     def __init__(self, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
         self.clock = clock
         self.sleep = sleep
-        self._next: dict[str, float] = {}
+        self._done: dict[str, float] = {}
         self._interval: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     def interval(self, provider: str, limit: RateLimit) -> float:
         """The spacing in force for ``provider``, seconds."""
         return self._interval.get(provider, limit.interval_s)
 
-    async def wait(self, provider: str, limit: RateLimit | None, budget_ms: float) -> float:
-        """Wait for ``provider``'s next slot; return the seconds waited (0 without a limit).
+    @contextlib.asynccontextmanager
+    async def slot(self, provider: str, limit: RateLimit | None, budget_ms: float) -> AsyncIterator[float]:
+        """Hold ``provider``'s request slot for the body of the ``async with`` (the request and
+        its response); yields the seconds waited (0 without a limit).
 
-        Raises :class:`ProviderFailure` (``paced``) when the slot is ``budget_ms`` or more
-        away; the slot is then not taken."""
+        Raises :class:`ProviderFailure` (``paced``) when the slot cannot start within
+        ``budget_ms``; the slot is then not taken."""
         if limit is None:
-            return 0.0
-        now = self.clock()
-        slot = max(now, self._next.get(provider, now))
-        delay = slot - now
-        if delay * 1000 >= budget_ms:
-            raise ProviderFailure(f"skipped: rate limit spacing (next request slot in {delay:.1f}s)", PACED)
-        self._next[provider] = slot + self.interval(provider, limit)
-        if delay > 0:
-            await self.sleep(delay)
-        return delay
+            yield 0.0
+            return
+        started = self.clock()
+        lock = self._locks.setdefault(provider, asyncio.Lock())
+        try:
+            await asyncio.wait_for(lock.acquire(), budget_ms / 1000)
+        except TimeoutError:
+            raise ProviderFailure("skipped: rate limit spacing (another request holds the slot)", PACED) from None
+        try:
+            now = self.clock()
+            delay = max(0.0, self._done.get(provider, float("-inf")) + self.interval(provider, limit) - now)
+            if (now - started + delay) * 1000 >= budget_ms:
+                raise ProviderFailure(f"skipped: rate limit spacing (next request slot in {delay:.1f}s)", PACED)
+            if delay > 0:
+                await self.sleep(delay)
+            try:
+                yield now - started + delay
+            finally:
+                self._done[provider] = self.clock()
+        finally:
+            lock.release()
 
     def observe(self, provider: str, limit: RateLimit | None, headers: Mapping[str, str]) -> None:
         """Adopt the spacing a response of ``provider`` announces (see the module docstring)."""
@@ -97,6 +114,6 @@ class Pacer:
             self._interval[provider] = announced
 
     def inherit(self, other: Pacer) -> None:
-        """Keep ``other``'s slots and learned intervals (a reconfigured router)."""
-        self._next.update(other._next)
+        """Keep ``other``'s last response times and learned intervals (a reconfigured router)."""
+        self._done.update(other._done)
         self._interval.update(other._interval)
