@@ -51,8 +51,6 @@ from dsh_sidecar.router import AllProvidersFailed, Router
 
 #: Prefix of every bandit log line (seed).
 LOG_PREFIX: Final = "[bandit-search]"
-#: Longest ``dsh/status`` waits for queued posterior writes to land, seconds.
-STATUS_FLUSH_S: Final = 0.25
 #: Decimals of the α/β written in the log line's ``stats`` (discounting makes long fractions).
 STATS_DECIMALS: Final = 6
 
@@ -364,7 +362,6 @@ class StrategyBandit:
                 for a, p in st.items()
             }
 
-        self.store.flush(timeout_s=STATUS_FLUSH_S)  # the state shown is the state on disk
         classes = {}
         for cls in CLASSES:
             entry: dict[str, Any] = row(cls)

@@ -171,7 +171,9 @@ class PosteriorStore:
                     if self._writer is not threading.current_thread():
                         return  # closed
                     self._cond.wait()
-                if not self._urgent:  # bounded delay: collect what else comes within it
+                # bounded delay: collect what else comes within it; the process's first write
+                # goes at once, so an unwritable state folder is known (and warned) right away
+                if not self._urgent and self._landed > 0:
                     self._cond.wait_for(lambda: self._urgent, timeout=self.write_delay_s)
                 batch, self._queue = self._queue, []
                 self._urgent = False
