@@ -299,9 +299,10 @@ class Router:
     async def _attempt(
         self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
     ) -> tuple[ProviderAnswer, list[Source], bool]:
-        """One provider: build, exchange, parse and normalise. A body over
-        :data:`OFF_LOOP_BYTES` is parsed and normalised in a worker thread, so a large answer
-        never stalls the event loop (other requests keep being served)."""
+        """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
+        normalise. A body over :data:`OFF_PROCESS_BYTES` is parsed and normalised in a worker
+        process, one over :data:`OFF_LOOP_BYTES` in a thread, so a large answer never stalls
+        the event loop (other requests keep being served)."""
         provider = self.modules[spec.id]
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
