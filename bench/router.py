@@ -96,7 +96,7 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
     return out
 
 
-def spawn(home: str, router: dict) -> StdioClient:
+def spawn(home: str, router: dict, log_messages: str = "all") -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
     client = StdioClient(sidecar_cmd(), env=env)
@@ -106,7 +106,10 @@ def spawn(home: str, router: dict) -> StdioClient:
             "processId": None,
             "capabilities": {},
             "rootUri": None,
-            "initializationOptions": {"router": router},
+            "initializationOptions": {
+                "router": router,
+                **({} if log_messages == "all" else {"logMessages": log_messages}),
+            },
         },
     )
     assert "result" in reply, reply
@@ -139,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--hang-runs", type=int, default=15)
+    ap.add_argument("--log-messages", default="all", help="the sidecar's logMessages setting (all|decisions|none)")
     args = ap.parse_args()
 
     mock = MockProvider()
@@ -148,7 +152,7 @@ def main() -> None:
     hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     with tempfile.TemporaryDirectory() as home:
-        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}})
+        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}, args.log_messages)
         hang = spawn(
             home,
             {
@@ -195,7 +199,10 @@ def main() -> None:
             mock.close()
             hang_mock.close()
 
-    print(f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick)")
+    print(
+        f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick, "
+        f"bandit persistence on, logMessages {args.log_messages})"
+    )
     print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
     rows = [
         ("direct httpx GET + JSON decode", d),
