@@ -23,6 +23,12 @@ from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
 BLOCKS: Final = ("router", "bandit", "suggester")
+#: Top-level scalar settings: ``logMessages`` chooses which log lines are also sent to the
+#: client as ``window/logMessage``: ``all`` (default: the ledger lines and the
+#: ``[bandit-search]`` lines, DESIGN.md), ``decisions`` (the ``[bandit-search]`` lines only),
+#: ``none`` (stderr and the ledger file only).
+LOG_MESSAGES: Final = ("all", "decisions", "none")
+SETTINGS: Final = ("logMessages",)
 #: Largest config file read by the CLI, bytes.
 MAX_CONFIG_FILE_BYTES: Final = 1024 * 1024
 
@@ -34,6 +40,7 @@ class SidecarConfig:
     router: RouterConfig = field(default_factory=lambda: parse_router_config(None))
     bandit: BanditConfig = field(default_factory=lambda: parse_bandit_config(None))
     suggester: SuggesterConfig = field(default_factory=lambda: parse_suggester_config(None))
+    log_messages: str = "all"
 
 
 def parse_config(raw: Any) -> SidecarConfig:
@@ -46,12 +53,16 @@ def parse_config(raw: Any) -> SidecarConfig:
     if not isinstance(raw, Mapping):
         raise ConfigError("initializationOptions", "must be an object with router, bandit and suggester blocks")
     for key in raw:
-        if key not in BLOCKS:
-            raise ConfigError(str(key), f"unknown key (expected one of: {', '.join(BLOCKS)})")
+        if key not in BLOCKS + SETTINGS:
+            raise ConfigError(str(key), f"unknown key (expected one of: {', '.join(BLOCKS + SETTINGS)})")
+    log_messages = raw.get("logMessages", "all")
+    if log_messages not in LOG_MESSAGES:
+        raise ConfigError("logMessages", f"must be one of: {', '.join(LOG_MESSAGES)}")
     return SidecarConfig(
         router=parse_router_config(raw.get("router")),
         bandit=parse_bandit_config(raw.get("bandit")),
         suggester=parse_suggester_config(raw.get("suggester")),
+        log_messages=log_messages,
     )
 
 

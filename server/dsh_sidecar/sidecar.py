@@ -179,7 +179,7 @@ class Sidecar:
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
         try:
-            self.bandit.store.flush()
+            self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
 
@@ -201,6 +201,7 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
             raise ConfigError("settings", "must be an object")
