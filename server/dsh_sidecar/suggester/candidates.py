@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-import pathspec
 import regex
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.wildmatch import glob_spec
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class FileIndex:
 
     def glob(self, pattern: str) -> list[str]:
         """Files matching a gitwildmatch ``pattern``, in listing (sorted) order."""
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        spec = glob_spec(pattern)  # RE2: an untrusted glob cannot backtrack
         pattern = pattern.lstrip("/")
         return sorted(p for p in self._pool(pattern) if spec.match_file(p))
 
