@@ -201,7 +201,7 @@ class StateFile:
         except OSError:
             pass
 
-    def _read_unlocked(self) -> Any | None:
+    def _read_unlocked(self, set_aside: bool = True) -> Any | None:
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
@@ -210,7 +210,10 @@ class StateFile:
             self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
             return None
         if size > self.max_bytes:
-            self._set_aside(f"larger than {self.max_bytes} bytes")
+            if set_aside:
+                self._set_aside(f"larger than {self.max_bytes} bytes")
+            else:
+                self._warn(f"state file {self.path} is larger than {self.max_bytes} bytes; starting cold")
             return None
         try:
             raw = self.path.read_bytes()
@@ -222,19 +225,28 @@ class StateFile:
         try:
             return self.validate(parse_document(raw))
         except Exception as exc:  # any parse/validation error (RecursionError, OverflowError…): cold start
-            self._set_aside(f"corrupt or not ours ({type(exc).__name__})")
+            if set_aside:
+                self._set_aside(f"corrupt or not ours ({type(exc).__name__})")
+            else:
+                self._warn(f"state file {self.path} is corrupt or not ours ({type(exc).__name__}); starting cold")
             return None
 
     def read(self) -> Any | None:
-        """The validated document, or ``None`` (absent, corrupt, unreadable: cold start)."""
+        """The validated document, or ``None`` (absent, corrupt, unreadable: cold start).
+
+        Never waits for another process's lock (issue 13, class 7: a stopped sidecar holding it
+        froze every request for 10 s): writes are atomic renames, so an unlocked read always
+        sees a whole file. The lock is only *tried*: when free, temp debris is swept and a
+        corrupt file is set aside under it; when held, the file is read without setting anything
+        aside (a writer may be replacing it this very moment)."""
         if not self.path.parent.is_dir():
             return None  # nothing to read; never let the lock create the folder (0755)
         try:
-            with self.lock:
+            with FileLock(str(self.path) + ".lock", timeout=0, mode=0o600):
                 self._sweep_temps()
                 return self._read_unlocked()
         except (Timeout, OSError):
-            return self._read_unlocked()
+            return self._read_unlocked(set_aside=False)
 
     def update(self, merge: Callable[[Any | None], Any]) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,8 @@ SKIP_DIRS: Final = frozenset(
         ".dsh-cache",
     }
 )
+#: Seconds a walk may take; past that the listing is cut (with a warning), like at MAX_FILES.
+WALK_BUDGET_S: Final = 20.0
 #: Largest ``.gitignore`` read, bytes.
 MAX_IGNORE_BYTES: Final = 1_000_000
 #: Seconds a ``git ls-files`` may take before the walk is used instead.
@@ -86,7 +89,11 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
     :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
+    deadline = time.monotonic() + WALK_BUDGET_S
     while stack:
+        if time.monotonic() > deadline:
+            log.warning("walk of %s cut at %d files after %.0f s", root, len(out), WALK_BUDGET_S)
+            return out
         folder, prefix, lines, ignored = stack.pop()
         try:
             entries = list(os.scandir(folder))
