@@ -47,7 +47,8 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command).
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
+    CLI shows it with ``--verbose`` through ``log_sink``).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class Sidecar:
         env: Mapping[str, str],
         log_sink: LogSink | None = None,
         force_suggester: bool = False,
+        echo_stderr: bool = True,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -69,6 +71,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
@@ -110,8 +113,9 @@ class Sidecar:
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if self.echo_stderr:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
         self.log_sink(line)
 
     # ------------------------------------------------------------------ methods
@@ -141,6 +145,21 @@ class Sidecar:
         if not (self.config.suggester.enabled or self.force_suggester):
             return PostExecuteResult()
         return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
+        ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
+        when no intent applies. No ledger line, no cooldown: asking is not a tool call."""
+        hit = self.suggester.where_is(tool, tool_input)
+        if hit is None:
+            return {"intent": None, "targets": []}
+        intent, k, about, targets = hit
+        return {
+            "intent": intent,
+            "k": round(k, 4),
+            "about": about,
+            "targets": [{"path": t.path, "reason": t.reason} for t in targets],
+        }
 
     def dismiss(self, params: DismissParams) -> DismissResult:
         """``dsh/dismiss``. Raises ``ValueError`` for an unknown family."""
@@ -231,7 +250,7 @@ class Sidecar:
         return {
             "version": __version__,
             "workspace": str(self.workspace) if self.workspace else None,
-            "workspaceRefused": self.workspace_refused,
+            **({"workspaceRefused": self.workspace_refused} if self.workspace_refused else {}),
             "router": {
                 "chain": self.router.describe(),
                 "unavailable": list(self.router.missing),

@@ -64,6 +64,8 @@ class SidecarServer(LanguageServer):
         self.sidecar: Sidecar | None = None
         self.env: dict[str, str] = dict(os.environ)
         self.redactor = Redactor()
+        #: The raw ``dsh-search serve --config`` document, under the client's initializationOptions.
+        self.config_defaults: Any = None
 
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
         """Send one seed/ledger line as ``window/logMessage`` (byte-exact)."""
@@ -126,21 +128,24 @@ def run_stdio(server: SidecarServer) -> int:
     code = 0
 
     async def main() -> None:
-        # SIGTERM/SIGHUP (a harness ending the sidecar without `shutdown`) stop serving the same
-        # way EOF does, so the flush below runs and nothing learned is lost (issue 13, class 9)
+        # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
+        # does, so the flush below runs and nothing learned is lost (issue 13, class 9); SIGTERM
+        # is handled as `exit` below
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(sig, task.cancel)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        try:
+            loop.add_signal_handler(signal.SIGHUP, task.cancel)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
         try:
             await serve(server.protocol, sys.stdin.buffer)
         except asyncio.CancelledError:
             log.info("stopping on a termination signal")
 
+    # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
+    # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         asyncio.run(main())
     except SystemExit as exc:  # the LSP `exit` notification
@@ -151,11 +156,16 @@ def run_stdio(server: SidecarServer) -> int:
     except KeyboardInterrupt:
         code = 130
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if server.sidecar is not None:
-            server.sidecar.shutdown()  # every exit path flushes (a second call is harmless)
+            server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
             try:
                 asyncio.run(server.sidecar.aclose())
             except Exception:
                 pass
         writer.close()
     return code
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(0)

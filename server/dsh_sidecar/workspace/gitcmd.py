@@ -335,3 +335,21 @@ class Git:
 def run(root: Path, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> GitResult:
     """``Git(root, timeout).run(args)``."""
     return Git(root, timeout).run(args)
+
+
+def version(git: str = "git", timeout: float = 5.0) -> str:
+    """``git --version`` without the leading ``git version`` (``dsh-search doctor``), run with
+    the same hardened environment from ``/`` (no repository is near). Raises :class:`GitError`."""
+    try:
+        proc = subprocess.run(
+            [git, "--no-pager", "--version"],
+            cwd="/",
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"{git} does not run ({type(exc).__name__})") from None
+    return proc.stdout.decode("utf-8", "replace").strip().removeprefix("git version ").strip() or "unknown version"
