@@ -221,3 +221,39 @@ def test_missing_sdk_message(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "dsh_sidecar.mcp.server", raising=False)
     assert front.run(["--help"]) == 2
     assert capsys.readouterr().err == front.MISSING_SDK
+
+
+async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):
+    """Whatever shape the hook fields take (a missing or non-string tool_name, a session_id
+    that is a number, tool_input as a list, a number or the JSON text of a list), the hook
+    answers {} and never a tool error that Claude Code would report as a failed hook."""
+    shapes = [
+        {},
+        {"tool_input": "{}"},
+        {"tool_name": 5, "tool_input": "{}"},
+        {"tool_name": None, "tool_input": "{}"},
+        {"tool_name": "Grep", "tool_input": ["a"]},
+        {"tool_name": "Grep", "tool_input": 5},
+        {"tool_name": "Grep", "tool_input": "[" * 300 + "]" * 300},
+        {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": 5},
+        {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "tool_use_id": ["x"]},
+        {"tool_name": ["Grep"], "tool_input": '{"pattern": "__version__"}', "hook_event_name": {"a": 1}},
+    ]
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        results = [await s.call_tool("post_tool_use", args) for args in shapes]
+        section = await s.call_tool("session_start", {"session_id": 5, "hook_event_name": ["UserPromptSubmit"]})
+        # and a well-formed call after them still notes
+        good = await s.call_tool(
+            "post_tool_use", {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": "ok"}
+        )
+    for args, res in zip(shapes, results):
+        assert not res.is_error, (args, res.content)
+        assert res.structured_content == {}, args
+        assert json.loads(res.content[0].text) == {}
+    assert good.structured_content == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": NOTE}
+    }
+    assert not section.is_error  # the sticky section, under the default event name
+    assert section.structured_content == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
+    }
