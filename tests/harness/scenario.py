@@ -34,6 +34,8 @@ def steps_for(harness: str, scenario: str, calls: int) -> list:
     if scenario == "web":
         tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
         return [ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")]
+    if scenario == "webseam":  # DSH's own web_search tool, through the web seam's selected provider
+        return [ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
     if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
@@ -85,7 +87,14 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     env = h.isolated(work, with_sidecar=not args.no_sidecar)
     env["PATH"] = f"{h.PNPM_BIN}:{env['PATH']}"
     env.update(
-        {"DEEPSEEK_BASE_URL": fake.url, "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback", "SEARXNG_BASE_URL": searx.url}
+        {
+            "DEEPSEEK_BASE_URL": fake.url,
+            "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback",
+            "SEARXNG_BASE_URL": searx.url,
+            # DSH's built-in DeepSeek search provider (its own base URL): the loopback SearXNG
+            # mock answers it 404, which is recorded
+            "DEEPSEEK_SEARCH_BASE_URL": searx.url,
+        }
     )
     env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
     overlay = work / "overlay.yml"
@@ -158,7 +167,7 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "web", "calls", "restart"])
+    ap.add_argument("scenario", choices=["note", "web", "calls", "restart", "webseam"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
@@ -188,6 +197,7 @@ def main() -> int:
         "gaps_ms": fake.tool_gaps_ms(),
         "crashed_once": (work / "crashed.flag").exists(),
         "searxng_requests": len(searx.requests),
+        "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
         "listener_ms": listener_times_ms(work / "listener-times.txt"),
     }

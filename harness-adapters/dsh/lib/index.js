@@ -245,17 +245,43 @@ function install(ctx, config) {
     return sidecar.request(Methods.search, params, { timeoutMs: config.searchTimeoutMs, signal, waitForStart: true });
   };
 
+  // Without a usable sidecar the web seam must behave as without this bundle, whose patch
+  // selects this provider by id (so DSH never falls back by itself): delegate to the provider
+  // DSH picks when no id is configured, the one other usable registered provider.
+  const fallbackProvider = () => {
+    try {
+      const others = [...(ctx.web.searchProviders?.entries?.() ?? [])].filter(
+        ([id, provider]) => id !== PROVIDER_ID && provider?.available?.(),
+      );
+      return others.length === 1 ? others[0][1] : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const sidecarSearchable = () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0);
+
   // router seed: the web seam's provider
   ctx.web.registerSearchProvider({
     id: PROVIDER_ID,
-    available: () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0),
+    available: () => sidecarSearchable() || fallbackProvider() !== undefined,
     async search(request, signal) {
-      const result = await search(request.query, request.maxResults, 'auto', signal);
-      return {
-        ...(result.content ? { content: result.content } : {}),
-        sources: projectSources(result.sources),
-        truncated: Boolean(result.truncated),
-      };
+      if (sidecarSearchable()) {
+        try {
+          const result = await search(request.query, request.maxResults, 'auto', signal);
+          return {
+            ...(result.content ? { content: result.content } : {}),
+            sources: projectSources(result.sources),
+            truncated: Boolean(result.truncated),
+          };
+        } catch (error) {
+          // a live sidecar's answer (all providers failed, a timeout) and a cancellation stand
+          if (sidecar.usable || signal?.aborted) throw error;
+        }
+      }
+      const other = fallbackProvider();
+      if (!other) throw new Error('search-sidecar: the sidecar is unavailable and no other web search provider is');
+      warn(ctx, 'sidecar unavailable; this web search goes to the harness\'s own provider');
+      return other.search(request, signal);
     },
   });
 
