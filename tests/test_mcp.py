@@ -257,3 +257,56 @@ async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):
     assert section.structured_content == {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
     }
+
+
+def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
+    """Raw newline-delimited JSON over real stdio: a request nested deeper than the SDK's parser
+    accepts (200 levels), or with a malformed envelope, is answered -32600 with its own id
+    (the SDK alone drops it and the client waits forever); garbage with no id stays silent;
+    the server keeps serving after them."""
+    import select
+    import subprocess
+
+    proc = subprocess.Popen(
+        [command(), "mcp", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"DSH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+    )
+
+    def send(line: bytes) -> None:
+        proc.stdin.write(line + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "no answer within 30 s"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+        assert answer()["id"] == 0
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        deep = b'{"a":' * 300 + b"1" + b"}" * 300
+        send(
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"where_is","arguments":{"tool_name":"Grep","tool_input":'
+            + deep
+            + b"}}}"
+        )
+        send(b"this is not JSON")  # no id: nothing to answer
+        send(b'{"jsonrpc": "2.0", "id": "eight", "method": 5}')
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).encode())
+        got = [answer() for _ in range(3)]
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    error = {
+        "code": -32600,
+        "message": "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)",
+    }
+    assert got[0] == {"jsonrpc": "2.0", "id": 7, "error": error}
+    assert got[1] == {"jsonrpc": "2.0", "id": "eight", "error": error}
+    assert got[2]["id"] == 9 and "where_is" in {t["name"] for t in got[2]["result"]["tools"]}
+    assert proc.returncode == 0

@@ -34,6 +34,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from dsh_protocol import Attempt, DismissParams, DismissResult, SearchParams, SearchResult
 from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from mcp.server.mcpserver import Context, MCPServer
@@ -52,6 +53,7 @@ from dsh_sidecar.mcp.hooks import (
     post_tool_use_output,
     session_start_output,
 )
+from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.progress import observe_attempts
@@ -274,5 +276,5 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     if not workspace.is_dir():
         sys.stderr.write(f"dsh-search mcp: workspace {workspace} is not a folder\n")
         return 2
-    build_server(config, workspace.resolve(), env, redactor).run("stdio")
+    anyio.run(serve_stdio, build_server(config, workspace.resolve(), env, redactor))
     return 0
