@@ -221,6 +221,10 @@ def test_missing_sdk_message(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "dsh_sidecar.mcp.server", raising=False)
     assert front.run(["--help"]) == 2
     assert capsys.readouterr().err == front.MISSING_SDK
+    # the install it names is the README's (dsh-search-sidecar is not on PyPI)
+    assert (
+        front.MISSING_SDK == "dsh-search mcp: the MCP SDK is not installed; in the checkout, pip install -e '.[mcp]'\n"
+    )
 
 
 async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):
