@@ -4,8 +4,8 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|web|calls WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--calls N]
+    python tests/harness/scenario.py claude|dsh note|web|calls|restart|webseam WORKDIR
+        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
@@ -100,7 +100,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
-        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart")
+        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart", args.hang_sidecar)
     overlay.write_text("\n".join(lines) + "\n")
     if not args.no_adapter:
         install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
@@ -119,9 +119,12 @@ os.execvp("dsh-search", ["dsh-search", "serve"])
 """
 
 
-def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool) -> list[str]:
+def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool, hang: bool = False) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
     rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
+        rows.append(f"    command: {json.dumps(['sleep', '1000'])}")
+        rows.append("    startWaitMs: 2000")
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)
@@ -173,6 +176,7 @@ def main() -> int:
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
     ap.add_argument("--deny-hook-tools", action="store_true")
+    ap.add_argument("--hang-sidecar", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     args = ap.parse_args()
     work: Path = args.work

@@ -88,3 +88,16 @@ def test_without_the_sidecar_web_search_goes_where_it_goes_without_the_bundle(tm
         assert report["stdout"].strip() == "All done."
         assert report["provider_paths"] == ["POST /messages"]  # the built-in DeepSeek provider asked
     assert tool_result(missing) == tool_result(without) == "Error: DeepSeek API error (HTTP 404)"
+
+
+def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path):
+    """A sidecar that never answers initialize: the first listener call waits startWaitMs
+    (2000 here) for it; every later call in the 20 s start window passes through at once
+    instead of adding another 2 s (the bundle's own timings file counts them)."""
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-sidecar", "--calls", "3")
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    times = report["listener_ms"]
+    calls = times.get("post-execute", []) + times.get("assemble", [])
+    assert len(times.get("post-execute", [])) == 3 and len(times.get("assemble", [])) >= 4
+    assert len([ms for ms in calls if ms >= 2000]) == 1, times

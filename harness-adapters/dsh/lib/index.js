@@ -80,6 +80,7 @@ class SidecarProcess {
 
   start() {
     if (this.stopped) return;
+    this.startWaitSpent = false;
     this.ready = this.spawn().then(
       () => {
         this.usable = true;
@@ -145,11 +146,20 @@ class SidecarProcess {
   }
 
   /** A request to a live sidecar; rejects when it is not (yet) usable. ``waitForStart``:
-   * true waits for a starting sidecar, a number waits at most that many ms. */
+   * true waits for a starting sidecar, a number waits at most that many ms — once per start:
+   * when that bound runs out (a hung or very slow start), later bounded calls pass through at
+   * once until the start settles, instead of each adding the whole bound. */
   async request(method, params, options = {}) {
     if (!this.usable && options.waitForStart && this.ready && !this.stopped) {
-      const bound = options.waitForStart === true ? undefined : options.waitForStart;
-      await (bound === undefined ? this.ready : Promise.race([this.ready, new Promise((r) => setTimeout(r, bound).unref?.())]));
+      if (options.waitForStart === true) await this.ready;
+      else if (!this.startWaitSpent) {
+        const ready = this.ready;
+        const settled = await Promise.race([
+          ready.then(() => true),
+          new Promise((r) => setTimeout(() => r(false), options.waitForStart).unref?.()),
+        ]);
+        if (!settled && this.ready === ready) this.startWaitSpent = true;
+      }
     }
     if (!this.usable || !this.client) throw new Error('sidecar unavailable');
     return this.client.request(method, params, options);
