@@ -277,6 +277,7 @@ def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env={"DSH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        bufsize=0,  # unbuffered: select() then sees every byte not yet read
     )
 
     def send(line: bytes) -> None:
