@@ -32,6 +32,7 @@ from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.state.fleet import open_state, share_bandit, share_knowledge, share_router, state_status
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
@@ -64,9 +65,12 @@ class Sidecar:
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.router = Router.from_config(config.router, self.env)
+        share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
+        share_bandit(self.bandit, self.shared)
         # the workspace graph (symbol index) is built in the background once the suggester runs
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
@@ -84,7 +88,9 @@ class Sidecar:
         return self.graph.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
-        return Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+        suggester = Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+        share_knowledge(suggester.learning.knowledge, self.shared, self.workspace)
+        return suggester
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
@@ -182,15 +188,19 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "state": self.config.state.model_dump(by_alias=True, exclude_unset=True),
         }
         if not isinstance(raw, Mapping):
             raise ConfigError("settings", "must be an object")
         for key, block in raw.items():
             merged[key] = block
         new = parse_config(merged)
+        if new.state != self.config.state:
+            raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:
             old = self.router
             self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            share_router(self.router, self.shared)
             self.redactor = self.router.redactor
             self.bandit.router = self.router
         self.bandit.config = new.bandit
@@ -232,10 +242,24 @@ class Sidecar:
             },
             "bandit": self.bandit.status(),
             "suggester": {**self.suggester.status(), "graph": self._graph_status()},
-            "state": {"dshHome": str(self.home)},
+            "state": {"dshHome": str(self.home), **self._fleet_status()},
+        }
+
+    def _fleet_status(self) -> dict[str, Any]:
+        """The shared store (none with the file backend: the status is as before) and what this
+        process wrote to it (issue 18: the fleet test counts them)."""
+        if self.shared is None:
+            return {}
+        return {
+            **state_status(self.shared),
+            "banditUpdates": self.bandit.store.updates,
+            "knowledgeCounted": dict(self.suggester.learning.knowledge.counted),
         }
 
     async def aclose(self) -> None:
-        """Release the HTTP client and the bandit's decision log."""
+        """Release the HTTP client, the bandit's decision log and the shared state (its queued
+        writes are tried once more)."""
         self.bandit.close()
         await self.router.aclose()
+        if self.shared is not None:
+            self.shared.close()

@@ -17,15 +17,19 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from filelock import Timeout
 
 from dsh_sidecar.bandit.policy import ARMS, ContextualPolicy, Evidence
 from dsh_sidecar.state import StateFile
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import SharedState
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,17 @@ class PosteriorStore:
         self._mutex = threading.Lock()
         self._pending = 0
         self._writer: ThreadPoolExecutor | None = None
+        self.shared: SharedState | None = None
+        self.updates = 0  # updates submitted by this process (exact counting across a fleet)
+
+    def share(self, shared: SharedState | None, policy: ContextualPolicy) -> None:
+        """Keep the posteriors in ``shared`` instead of the file, and adopt the fleet's now."""
+        self.shared = shared
+        if shared is not None:
+            self.file, self.path = None, None
+            ev = shared.bandit_evidence(policy.rows, ARMS, policy.discount)
+            if ev is not None:
+                policy.load(ev)
 
     def load(self, policy: ContextualPolicy) -> None:
         """Adopt the persisted evidence (absent or corrupt: the prior, with a warning)."""
@@ -102,7 +117,8 @@ class PosteriorStore:
         with self._mutex:
             op(policy.evidence)
             policy.invalidate()
-            if self.file is None or not self.persisting:
+            self.updates += getattr(op, "fleet", ("",))[0] == "update"
+            if self.shared is None and (self.file is None or not self.persisting):
                 return None
             self._pending += 1
             if self._writer is None:
@@ -116,6 +132,9 @@ class PosteriorStore:
             future.result()
 
     def _persist(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+        if self.shared is not None:
+            self._share(policy, op)
+            return
         doc = None
         if self.file is not None and self.persisting:
 
@@ -139,6 +158,22 @@ class PosteriorStore:
             if doc is not None and self._pending == 0:
                 policy.load(doc["rows"])  # every other sidecar's evidence too
 
+    def _share(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+        from dsh_sidecar.state.shared import BanditOp
+
+        assert self.shared is not None
+        spec = getattr(op, "fleet", None)
+        ev = None
+        try:
+            if spec is not None:
+                self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))
+            ev = self.shared.bandit_evidence(policy.rows, ARMS, policy.discount)
+        finally:
+            with self._mutex:
+                self._pending -= 1
+                if ev is not None and self._pending == 0:
+                    policy.load(ev)  # the fleet's evidence, this update included
+
     def flush(self) -> None:
         """Wait until every queued write has landed."""
         writer = self._writer
@@ -153,8 +188,12 @@ class PosteriorStore:
 
     def describe(self) -> dict[str, Any]:
         """``{path, persisting, warnings}`` for ``dsh/status``."""
-        return {
+        out: dict[str, Any] = {
             "path": str(self.path) if self.path else None,
             "persisting": self.persisting,
             "warnings": list(self.warnings),
         }
+        if self.shared is not None:
+            out["shared"] = self.shared.status()["backend"]
+            out["updates"] = self.updates
+        return out
