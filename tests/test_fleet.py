@@ -57,7 +57,7 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
             sc = sidecars[k]
             try:
                 for i in range(CALLS):
-                    reply = sc.request("dsh/search", {"query": f"fleet topic {i % 40}"})
+                    reply = sc.request("dsh/search", {"query": f"fleet topic {i % 200}"})
                     if "error" in reply:
                         problems.append(f"search {k}/{i}: {reply['error']}")
                     else:
