@@ -3,8 +3,8 @@ loopback provider pair with faults, a sidecar process with its stderr kept, and 
 
 * :class:`RedisServer` starts Debian's ``redis-server`` on a free 127.0.0.1 port with a temp
   dir and only the options given here (no config file is read: nothing from the machine's
-  persistence setup applies). ``appendonly yes`` + ``appendfsync always`` so a ``SIGKILL``
-  loses no acknowledged write, as a fleet that wants its learning kept would run it.
+  persistence setup applies). ``appendonly yes`` + ``appendfsync always`` (the default here) so
+  a ``SIGKILL`` loses no acknowledged write; ``everysec`` (Redis's own AOF default) for latency.
 * :class:`Providers` serves Tavily's wire format (``POST /t/search``, Bearer key) with faults on
   a fixed schedule (every ``error_every``-th request a 500, every ``limit_every``-th a 429 with
   ``Retry-After``) and SearXNG's (``GET /s/search``) always answering, so every search has a real
@@ -44,11 +44,12 @@ def free_port() -> int:
 class RedisServer:
     """A ``redis-server`` on 127.0.0.1:``port`` with data in ``folder`` (AOF, fsync always)."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, fsync: str = "always") -> None:
         if REDIS_SERVER is None:
             raise RuntimeError("redis-server is not installed")
         self.folder = folder
         self.port = port or free_port()
+        self.fsync = fsync  # "always": a SIGKILL loses nothing acknowledged; "everysec": Redis's default
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -59,7 +60,7 @@ class RedisServer:
         assert REDIS_SERVER is not None
         self.folder.mkdir(parents=True, exist_ok=True)
         args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
-        args += ["--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes"]
+        args += ["--save", "", "--appendonly", "yes", "--appendfsync", self.fsync, "--protected-mode", "yes"]
         args += ["--daemonize", "no", "--logfile", str(self.folder / "redis.log")]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
@@ -123,6 +124,10 @@ class Providers:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()  # headers and body are two writes: no Nagle + delayed-ACK 40 ms stall
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def reply(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()

@@ -56,6 +56,12 @@ def state(request: pytest.FixtureRequest, server: fakeredis.FakeServer):
     st.close()
 
 
+def settle(state: object) -> None:
+    """Wait for a RedisState's background sends (cache writes) to land."""
+    if isinstance(state, RedisState):
+        assert state.wait_synced(10)
+
+
 def op(i: int, arm: str, reward: float, discount: float = 0.99, kind: str = "update") -> BanditOp:
     return BanditOp(f"op{i}-{kind}", kind, ("factoid", GLOBAL), arm, reward, discount, ARMS)  # type: ignore[arg-type]
 
@@ -134,16 +140,20 @@ def test_local_rate_window_slides() -> None:
 
 def test_cache_first_writer_wins_and_is_bounded(state) -> None:
     state.cache_put("q1", b"first", 60, 3)
+    settle(state)
     state.cache_put("q1", b"second", 60, 3)
+    settle(state)
     assert state.cache_get("q1") == b"first"
     for i in range(2, 7):
         state.cache_put(f"q{i}", b"x", 60, 3)
+    settle(state)
     assert [state.cache_get(f"q{i}") is not None for i in range(1, 7)] == [False, False, False, True, True, True]
 
 
 def test_cache_value_too_big_stays_out(server) -> None:
     st = redis_state(server)
     st.cache_put("big", b"x" * (keys.MAX_CACHE_VALUE_BYTES + 1), 60, 10)
+    settle(st)
     assert st.cache_get("big") is None
 
 
@@ -325,6 +335,7 @@ def test_cache_answer_is_shared(server) -> None:
     key = ResultCache.key("Rust Vec<T>", 5, (("searxng", "http://127.0.0.1:1"),))
     answer = CachedAnswer((Source(url="https://doc.rust-lang.org/std/vec/", title="Vec<T>"),), False, "searxng", None)
     a.put(key, answer)
+    settle(a.shared)
     assert b.get(key) == answer and b.hits == 1
     server_client = fakeredis.FakeRedis(server=server)
     name = keys.cache_key(__import__("json").dumps(ResultCache.key("x", 5, ())))

@@ -167,12 +167,13 @@ class PosteriorStore:
         try:
             if spec is not None:
                 self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))
-            ev = self.shared.bandit_evidence(policy.rows, ARMS, policy.discount)
+            rows = spec[1] if spec is not None else policy.rows  # the rows this write touched
+            ev = self.shared.bandit_evidence(rows, ARMS, policy.discount)
         finally:
             with self._mutex:
                 self._pending -= 1
                 if ev is not None and self._pending == 0:
-                    policy.load(ev)  # the fleet's evidence, this update included
+                    policy.load({**policy.evidence, **ev})  # the fleet's evidence, this update included
 
     def flush(self) -> None:
         """Wait until every queued write has landed."""

@@ -13,7 +13,8 @@ lost reply counts once. Scripts touch only keys of one sidecar-visible family; t
 **Degrades, never fails.** Every command waits at most ``state.timeoutMs`` (socket connect and
 read timeouts, no client-side retries). The first command that fails marks the store away: one
 warning, then reads answer from this process (its own cooldowns, cache, posteriors and
-knowledge), rate windows from a :class:`~.local.LocalState`, and writes queue (at most
+knowledge), rate windows from a :class:`~.local.LocalState`, cache writes are dropped (they
+go out from a background sender anyway, never on the reply path), and other writes queue (at most
 :data:`MAX_PENDING`, oldest dropped and counted) while a background thread probes with
 ``PING`` (``state.retryMs``, doubling to :data:`MAX_RETRY_S`). When the store answers, the
 queue is re-sent in order, then the store is used again (one more log line). A call never
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import math
+import queue
 import threading
 import time
 import uuid
@@ -52,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Most writes queued while the store is away (oldest dropped past it, counted in the status).
 MAX_PENDING: Final = 100_000
+#: Most cache writes waiting for the background sender (more are dropped: it is a cache).
+MAX_BACKGROUND: Final = 256
 #: Longest wait between two probes of a store that is away, seconds.
 MAX_RETRY_S: Final = 30.0
 #: What a store that is away (or too slow) raises.
@@ -205,6 +209,8 @@ class RedisState:
         self._pending: deque[Callable[[], object]] = deque()
         self._stop = threading.Event()
         self._resync: threading.Thread | None = None
+        self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
+        self._sender: threading.Thread | None = None
         self.outages = 0
         self.resent = 0
         self.dropped = 0
@@ -261,6 +267,35 @@ class RedisState:
                 self._queue(send)
             self._away(exc)
 
+    def _later(self, send: Callable[[], object]) -> None:
+        """Send ``send`` from the background sender (the caller does not wait; dropped when the
+        store is away or the sender is behind)."""
+        if not self._up or self._stop.is_set():
+            return
+        try:
+            self._background.put_nowait(send)
+        except queue.Full:
+            return
+        if self._sender is None or not self._sender.is_alive():
+            with self._lock:
+                if self._sender is None or not self._sender.is_alive():
+                    self._sender = threading.Thread(target=self._send_loop, name="dsh-state-send", daemon=True)
+                    self._sender.start()
+
+    def _send_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                send = self._background.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            try:
+                if self._up:
+                    send()
+            except STORE_ERRORS as exc:
+                self._away(exc)
+            finally:
+                self._background.task_done()
+
     def _resync_loop(self) -> None:
         delay = self.retry_s
         while not self._stop.wait(delay):
@@ -291,11 +326,12 @@ class RedisState:
                 return
 
     def wait_synced(self, timeout_s: float) -> bool:
-        """Block until the store is in use again and nothing is queued; ``True`` if so (tests, shutdown)."""
+        """Block until the store is in use again and nothing is queued or waiting for the
+        background sender; ``True`` if so (tests, benchmarks)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with self._lock:
-                if self._up and not self._pending:
+                if self._up and not self._pending and not self._background.unfinished_tasks:
                     return True
             time.sleep(0.01)
         return False
@@ -345,12 +381,10 @@ class RedisState:
         return self._read(lambda: self.client.get(keys.cache_key(key)), lambda: None)
 
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
-        if len(value) > keys.MAX_CACHE_VALUE_BYTES or not self._up:
-            return  # a cache entry is not worth queueing
-        try:
-            self._cache_put(keys=[keys.cache_key(key), keys.CACHE_INDEX], args=[value, max(1, int(ttl_s)), max_entries])
-        except STORE_ERRORS as exc:
-            self._away(exc)
+        if len(value) > keys.MAX_CACHE_VALUE_BYTES:
+            return
+        names, args = [keys.cache_key(key), keys.CACHE_INDEX], [value, max(1, int(ttl_s)), max_entries]
+        self._later(lambda: self._cache_put(keys=names, args=args))  # off the reply path, never re-sent
 
     # ------------------------------------------------------------------ bandit
     def bandit_apply(self, op: BanditOp) -> None:
@@ -456,9 +490,9 @@ class RedisState:
 
     def close(self) -> None:
         self._stop.set()
-        thread = self._resync
-        if thread is not None:
-            thread.join(self.timeout_s * 4 + 0.1)
+        for thread in (self._resync, self._sender):
+            if thread is not None:
+                thread.join(self.timeout_s * 4 + 0.1)
         with self._lock:
             pending, self._pending = list(self._pending), deque()
         for send in pending:  # one last try, bounded by timeoutMs each (a down store fails fast)
