@@ -6,12 +6,13 @@
    read and cache write all run) and each ``dsh/postExecute`` (the suggester session of
    ``tests/fleetkit.py``) is sent to both in turn. Prints p50/p90 per backend and the added p50
    (goal: ≤ 0.5 ms).
-2. **Throughput with 8 processes**: 8 sidecars × ``--calls`` (search + postExecute each), once on
-   one shared ``$DSH_HOME`` (files + locks: one machine) and once on Redis; prints calls/s of
-   both and checks the exact bandit and knowledge totals of the Redis run against what every
-   process reports it wrote.
+2. **Throughput with 8 processes**: 8 sidecars × ``--calls`` (search + postExecute each), on one
+   shared ``$DSH_HOME`` (files + locks: one machine) and on Redis, ``--rounds`` times each,
+   interleaved; prints the median calls/s of both and checks the exact bandit and knowledge
+   totals of the last Redis run against what every process reports it wrote.
 
-Run: ``python bench/fleet.py`` (defaults: 400 A/B calls of each kind, 8 × 500 fleet calls).
+Run: ``python bench/fleet.py`` (defaults: 600 A/B calls of each kind; 8 × 500 fleet calls, two
+rounds per backend, interleaved).
 Needs Debian's ``redis-server``. The machine is shared: read ratios and differences, not absolutes.
 """
 
@@ -129,9 +130,10 @@ def fleet(tmp: Path, providers: Providers, backend: str, label: str, processes: 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ab-calls", type=int, default=400, help="A/B calls of each kind per backend")
+    ap.add_argument("--ab-calls", type=int, default=600, help="A/B calls of each kind per backend")
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--calls", type=int, default=500, help="searches (and postExecutes) per fleet process")
+    ap.add_argument("--rounds", type=int, default=2, help="fleet runs per backend, interleaved")
     ap.add_argument(
         "--fsync",
         default="everysec",
@@ -148,19 +150,31 @@ def main() -> int:
     providers = Providers(error_every=0)
     try:
         latency(tmp, providers, store, args.ab_calls)
-        runs = {}
-        for label, backend in (("file", "file"), ("redis", store.url)):
-            redis.Redis.from_url(store.url).flushall()
-            runs[label] = fleet(tmp, providers, backend, label, args.processes, args.calls)
-        print(f"\n## throughput, {args.processes} processes x {args.calls} (search + postExecute)")
-        base = runs["file"]["calls"] / runs["file"]["seconds"]
-        for label, run in runs.items():
-            rate = run["calls"] / run["seconds"]
-            print(
-                f"{label:<6} {run['calls']} calls in {run['seconds']:.1f} s = {rate:.0f} calls/s "
-                f"({rate / base:.2f}x file), errors {len(run['errors'])}"
-            )
-        statuses = runs["redis"]["statuses"]
+        rates: dict[str, list[float]] = {"file": [], "redis": []}
+        errors = 0
+        last_redis: dict[str, Any] = {}
+        # rounds in the order file, redis, redis, file, …: a load change on the shared machine
+        # hits both backends alike; each run is a fresh fleet (start-up not timed)
+        for r in range(args.rounds):
+            for label in ("file", "redis") if r % 2 == 0 else ("redis", "file"):
+                backend = "file" if label == "file" else store.url
+                if label == "redis":
+                    redis.Redis.from_url(store.url).flushall()
+                run = fleet(tmp, providers, backend, f"{label}{r}", args.processes, args.calls)
+                rates[label].append(run["calls"] / run["seconds"])
+                errors += len(run["errors"])
+                if label == "redis":
+                    last_redis = run
+        print(
+            f"\n## throughput, {args.processes} processes x {args.calls} (search + postExecute), {args.rounds} rounds"
+        )
+        base = statistics.median(rates["file"])
+        for label, values in rates.items():
+            rate = statistics.median(values)
+            each = ", ".join(f"{v:.0f}" for v in values)
+            print(f"{label:<6} median {rate:.0f} calls/s ({rate / base:.2f}x file); rounds: {each}")
+        print(f"errors: {errors}")
+        statuses = last_redis["statuses"]
         client = redis.Redis.from_url(store.url)
         glob = client.hgetall(keys.bandit_counts_key("global"))
         stored = float(glob.get(b"quick:updates", 0)) + float(glob.get(b"thorough:updates", 0))

@@ -349,6 +349,7 @@ def test_bandit_posteriors_are_shared(server) -> None:
         policy = ContextualPolicy(("factoid",), discount=0.99)
         store = PosteriorStore(None)
         store.share(redis_state(server), policy)
+        store.refresh_s = 0.0  # read the fleet's evidence after every write
         stores.append(store)
         policies.append(policy)
     for i in range(10):
@@ -379,11 +380,14 @@ def test_knowledge_and_dismissals_are_shared_by_repository_identity(server, tmp_
     a.flush()
     b.flush()
     b.ensure()
+    b.settle()
     assert b.row("Version", "pyproject.toml") == a.row("Version", "pyproject.toml")
     row = b.row("Version", "pyproject.toml")
     assert (row.followed, row.ignored, row.seed) == (1, 1, 1.0)
     a.dismiss("Doc", "*", clock.t + 60)
     a.flush()
+    b.ensure()
+    b.settle()
     assert b.active_dismissals() == {("Doc", "*"): pytest.approx(clock.t + 60)}
     assert not (tmp_path / "a.json").exists() and a.counted == {"followed": 1, "ignored": 0}
 

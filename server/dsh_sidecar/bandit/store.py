@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +42,9 @@ POSTERIORS_FILE: Final = "posteriors.json"
 MAX_EVIDENCE: Final = 1e9
 #: Largest posterior document accepted, bytes (a few rows of numbers).
 MAX_BYTES: Final = 64 * 1024
+#: Least seconds between two reads of the fleet's posteriors from a shared store (each update
+#: is applied locally at once; what other sidecars learned is adopted within this).
+SHARED_REFRESH_S: Final = 0.25
 
 
 def validate_document(data: Any) -> Evidence:
@@ -89,6 +93,8 @@ class PosteriorStore:
         self._writer: ThreadPoolExecutor | None = None
         self.shared: SharedState | None = None
         self.updates = 0  # updates submitted by this process (exact counting across a fleet)
+        self._read_at = float("-inf")
+        self.refresh_s = SHARED_REFRESH_S
 
     def share(self, shared: SharedState | None, policy: ContextualPolicy) -> None:
         """Keep the posteriors in ``shared`` instead of the file, and adopt the fleet's now."""
@@ -167,13 +173,15 @@ class PosteriorStore:
         try:
             if spec is not None:
                 self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))
-            rows = spec[1] if spec is not None else policy.rows  # the rows this write touched
-            ev = self.shared.bandit_evidence(rows, ARMS, policy.discount)
+            now = time.monotonic()
+            if now - self._read_at >= self.refresh_s:  # the fleet's evidence, at most this often
+                self._read_at = now
+                ev = self.shared.bandit_evidence(policy.rows, ARMS, policy.discount)
         finally:
             with self._mutex:
                 self._pending -= 1
                 if ev is not None and self._pending == 0:
-                    policy.load({**policy.evidence, **ev})  # the fleet's evidence, this update included
+                    policy.load(ev)  # the fleet's evidence, this update included
 
     def flush(self) -> None:
         """Wait until every queued write has landed."""

@@ -58,6 +58,8 @@ MAX_PENDING: Final = 100_000
 MAX_BACKGROUND: Final = 256
 #: Longest wait between two probes of a store that is away, seconds.
 MAX_RETRY_S: Final = 30.0
+#: A store back for less than this long that goes away again keeps its back-off, seconds.
+STABLE_S: Final = 60.0
 #: What a store that is away (or too slow) raises.
 STORE_ERRORS: Final = (redis.ConnectionError, redis.TimeoutError, OSError)
 
@@ -211,6 +213,8 @@ class RedisState:
         self._resync: threading.Thread | None = None
         self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
         self._sender: threading.Thread | None = None
+        self._delay = self.retry_s
+        self._back_at = float("-inf")
         self.outages = 0
         self.resent = 0
         self.dropped = 0
@@ -297,8 +301,12 @@ class RedisState:
                 self._background.task_done()
 
     def _resync_loop(self) -> None:
-        delay = self.retry_s
+        # a store that flaps (back, then away again within a minute) keeps its back-off, so a
+        # slow-but-alive store costs one bounded wait and one warning per back-off, not per call
+        recent = time.monotonic() - self._back_at < STABLE_S
+        delay = min(self._delay * 2, MAX_RETRY_S) if recent else self.retry_s
         while not self._stop.wait(delay):
+            self._delay = delay
             delay = min(delay * 2, MAX_RETRY_S)
             try:
                 self.client.ping()
@@ -321,6 +329,8 @@ class RedisState:
             with self._lock:
                 self.resent += sent
                 back = self._up
+                if back:
+                    self._back_at = time.monotonic()
             if back:
                 log.warning("state store %s is back; re-sent %d queued writes", self.url, sent)
                 return

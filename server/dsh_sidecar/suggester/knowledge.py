@@ -27,7 +27,8 @@ Expired dismissals are pruned on every read and every flush (no timers).
 flush sends the pending deltas as increments (``HINCRBY`` counts, seeds only where no row
 exists, last use and dismissal expiry kept as maxima) under the **repository identity**
 (``workspace/identity.py``) instead of the absolute root, and the view is re-read whenever the
-store's version of the repository changed (checked at most every :data:`SHARED_REFRESH_S`).
+store's version of the repository changed (checked at most every :data:`SHARED_REFRESH_S`, one
+round trip; the re-read itself runs in a worker thread, never on the request path).
 A store that is away keeps the local view; its writes are re-sent when it returns.
 """
 
@@ -150,6 +151,7 @@ class Knowledge:
         self.refresh_s = SHARED_REFRESH_S
         self._version: int | None = None
         self._checked = float("-inf")
+        self._refresher: threading.Thread | None = None
         self.counted = {"followed": 0, "ignored": 0}  # increments recorded by this process
 
     def share(self, shared: SharedState | None, repo: str) -> None:
@@ -195,10 +197,19 @@ class Knowledge:
         if self._loaded and (self._flushing.locked() or now - self._checked < self.refresh_s):
             return
         self._checked = now
-        if self._loaded:
-            version = self.shared.knowledge_version(self.repo)
-            if version is None or version == self._version:
-                return
+        if not self._loaded:  # the first read waits (bounded by state.timeoutMs)
+            self._refresh()
+            return
+        version = self.shared.knowledge_version(self.repo)
+        busy = self._refresher is not None and self._refresher.is_alive()
+        if version is None or version == self._version or busy:
+            return
+        # a changed repository is re-read off the request path (a large view costs milliseconds)
+        self._refresher = threading.Thread(target=self._refresh, name="dsh-knowledge-refresh", daemon=True)
+        self._refresher.start()
+
+    def _refresh(self) -> None:
+        assert self.shared is not None
         view = self.shared.knowledge_view(self.repo, self.clock())
         with self._mutex:
             if view is not None:
@@ -207,6 +218,11 @@ class Knowledge:
             elif not self._loaded:
                 self._adopt(None)
             self._loaded = True
+
+    def settle(self, timeout_s: float = 10.0) -> None:
+        """Wait for a running background re-read of the shared view (tests, shutdown)."""
+        if self._refresher is not None:
+            self._refresher.join(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
         """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
