@@ -435,3 +435,35 @@ def test_repository_identity(tmp_path: Path) -> None:
     worktree.mkdir()
     (worktree / ".git").write_text(f"gitdir: {tmp_path}/elsewhere\n")
     assert repository_identity(worktree).startswith("path:")
+
+
+async def test_the_router_spaces_a_rate_limited_provider_fleet_wide(server) -> None:
+    import types
+
+    from dsh_sidecar.router import Router, parse_router_config
+    from dsh_sidecar.router.providers import PROVIDERS
+    from dsh_sidecar.state.fleet import share_router
+
+    cfg = parse_router_config(
+        {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": "http://127.0.0.1:9"}}}
+    )
+    routers = []
+    for _ in range(2):
+        router = Router.from_config(cfg, {})
+        limited = types.ModuleType("searxng_limited")
+        limited.__dict__.update(vars(PROVIDERS["searxng"]))
+        limited.RATE_LIMIT = (1, 60.0)  # a documented limit: one request a minute per key
+        router.modules = {"searxng": limited}
+        share_router(router, redis_state(server))
+        routers.append(router)
+    assert routers[0].health.rate_limits == {"searxng": (1, 60.0)}
+    assert routers[0].health.identities["searxng"].startswith("searxng:")
+    attempts = []
+    for router in routers:
+        try:
+            await router.search("q", 5)
+        except Exception as exc:  # nothing listens on port 9: every search fails
+            attempts.append(exc.attempts[0].outcome)  # type: ignore[attr-defined]
+        await router.aclose()
+    assert not attempts[0].startswith("skipped")  # the first request was sent
+    assert attempts[1].startswith("skipped: rate_limited window full, next slot in ")
