@@ -467,3 +467,18 @@ async def test_the_router_spaces_a_rate_limited_provider_fleet_wide(server) -> N
         await router.aclose()
     assert not attempts[0].startswith("skipped")  # the first request was sent
     assert attempts[1].startswith("skipped: rate_limited window full, next slot in ")
+
+
+def test_what_a_hostile_store_returns_is_checked(server) -> None:
+    st = redis_state(server)
+    raw = fakeredis.FakeRedis(server=server)
+    raw.set(keys.cooldown_key("p"), "rate_limited\n- forged: line", px=5000)
+    assert st.cooldown("p")[0] == "cooldown"
+    base = keys.repo_key("r")
+    raw.zadd(f"{base}:used", {"Doc:ok.md": 1.0, "Doc:bad\nline.md": 1.0, "Not an intent:x": 1.0})
+    raw.hset(f"{base}:rows", mapping={"f:Doc:ok.md": "nan", "i:Doc:ok.md": "-5", "s:Doc:ok.md": "1e300"})
+    raw.zadd(f"{base}:dis", {"Doc:\x1b[2J": time.time() + 60})
+    view = st.knowledge_view("r", time.time())
+    assert view.rows == {("Doc", "ok.md"): (0, 0, 100.0, 1.0)} and view.dismissals == {}
+    raw.hset(keys.bandit_discounted_key(GLOBAL, 0.99), mapping={"t": "3", "0:quick:a": "inf", "0:quick:b": "junk"})
+    assert st.bandit_evidence((GLOBAL,), ARMS, 0.99)[GLOBAL] == {"quick": [0.0, 0.0], "thorough": [0.0, 0.0]}

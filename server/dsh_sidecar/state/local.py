@@ -10,6 +10,7 @@ store: ``maxEntries`` cache entries, :data:`~.shared.BUCKETS` buckets per bandit
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import OrderedDict, deque
@@ -31,6 +32,8 @@ from dsh_sidecar.state.shared import (
 MAX_ROWS: Final = 5000
 #: Most dismissals kept per repository (as ``suggester/knowledge.py``'s ``MAX_DISMISSALS``).
 MAX_DISMISSALS: Final = 1000
+#: Largest evidence value adopted from a store (as ``bandit/store.py``'s ``MAX_EVIDENCE``).
+MAX_EVIDENCE: Final = 1e9
 #: Most applied-op ids remembered (replays older than this many writes are not expected).
 MAX_OP_IDS: Final = 100_000
 
@@ -225,7 +228,8 @@ def member(key: tuple[str, str]) -> str:
 
 def evidence_from_fields(fields: dict[str, float], arms: tuple[str, ...], discount: float) -> RowEvidence:
     """``{arm: [a, b]}`` from a discounted row's fields (``t`` and ``<k>:<arm>:a|b``), each
-    floored at 0 (the prior), as ``bandit/policy.py``'s ``apply_adjust`` floors."""
+    floored at 0 (the prior), as ``bandit/policy.py``'s ``apply_adjust`` floors, and capped at
+    :data:`MAX_EVIDENCE`; malformed or non-finite fields are ignored."""
     width = bucket_width(discount)
     n = int(fields.get("t", 0))
     sums: dict[tuple[str, str], dict[int, float]] = {}
@@ -234,13 +238,15 @@ def evidence_from_fields(fields: dict[str, float], arms: tuple[str, ...], discou
         if len(parts) != 3:
             continue
         try:
-            k = int(parts[0])
+            k, v = int(parts[0]), float(value)
         except ValueError:
             continue
-        sums.setdefault((parts[1], parts[2]), {})[k] = float(value)
+        if math.isfinite(v):  # a store is shared, not trusted: nothing non-finite reaches the policy
+            sums.setdefault((parts[1], parts[2]), {})[k] = v
     out: RowEvidence = {}
     for arm in arms:
-        out[arm] = [max(fold_buckets(discount, width, n, sums.get((arm, part), {})), 0.0) for part in ("a", "b")]
+        folded = (fold_buckets(discount, width, n, sums.get((arm, part), {})) for part in ("a", "b"))
+        out[arm] = [min(max(x, 0.0), MAX_EVIDENCE) if math.isfinite(x) else 0.0 for x in folded]
     return out
 
 

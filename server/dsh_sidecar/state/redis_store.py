@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import queue
+import re
 import threading
 import time
 import uuid
@@ -169,6 +170,34 @@ local last = redis.call('ZRANGE', dis, -1, -1, 'WITHSCORES')
 if #last > 0 then redis.call('EXPIRE', dis, math.max(ttl, math.ceil(tonumber(last[2]) - now))) end
 return 1
 """
+
+
+#: A failure class as the router names them (a store value that is not one is not shown).
+_CLASS = re.compile(r"[a-z_]{1,32}")
+#: An intent name; a path holds no control character and at most 1024 characters (as the
+#: knowledge file accepts): what a hostile store returns cannot forge a ledger line.
+_INTENT = re.compile(r"[A-Za-z]{1,32}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _member(value: bytes | str) -> tuple[str, str] | None:
+    intent, _, path = _text(value).partition(":")
+    if not _INTENT.fullmatch(intent) or not path or len(path) > 1024 or _CONTROL.search(path):
+        return None
+    return intent, path
+
+
+def _finite(value: bytes | str | float) -> float:
+    """A number from the store; anything unparsable or non-finite is 0."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return x if math.isfinite(x) else 0.0
+
+
+def _count(value: float) -> int:
+    return int(min(max(value, 0.0), 1e12))
 
 
 def _text(value: bytes | str) -> str:
@@ -357,7 +386,8 @@ class RedisState:
             value, left_ms = pipe.execute()
             if value is None or left_ms is None or left_ms <= 0:
                 return None
-            return _text(value), left_ms / 1000
+            cls = _text(value)
+            return (cls if _CLASS.fullmatch(cls) else "cooldown"), min(left_ms / 1000, 86_400.0)
 
         return self._read(fetch, lambda: None)
 
@@ -418,7 +448,7 @@ class RedisState:
         pipe = self.client.pipeline(transaction=False)
         for name in names:
             pipe.hgetall(name)
-        return [{_text(k): float(v) for k, v in h.items()} for h in pipe.execute()]
+        return [{_text(k): _finite(v) for k, v in h.items()} for h in pipe.execute()]
 
     def bandit_evidence(
         self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float
@@ -460,28 +490,31 @@ class RedisState:
             pipe.zrangebyscore(f"{base}:dis", f"({now!r}", "+inf", withscores=True)
             pipe.get(f"{base}:ver")
             fields, used, dis, ver = pipe.execute()
-            counts: dict[str, float] = {_text(k): float(v) for k, v in fields.items()}
+            counts: dict[str, float] = {_text(k): _finite(v) for k, v in fields.items()}
             rows: dict[tuple[str, str], tuple[int, int, float, float]] = {}
             for member, last in used:
-                m = _text(member)
-                intent, _, path = m.partition(":")
-                rows[(intent, path)] = (
-                    int(counts.get(f"f:{m}", 0)),
-                    int(counts.get(f"i:{m}", 0)),
-                    float(counts.get(f"s:{m}", 0.0)),
+                key = _member(member)
+                if key is None or not math.isfinite(last):
+                    continue
+                m = f"{key[0]}:{key[1]}"
+                rows[key] = (  # counts ≥ 0 and a seed in [0, 100], as the knowledge file's model
+                    _count(counts.get(f"f:{m}", 0)),
+                    _count(counts.get(f"i:{m}", 0)),
+                    min(max(_finite(counts.get(f"s:{m}", 0.0)), 0.0), 100.0),
                     float(last),
                 )
             dismissals = {}
             for member, exp in dis:
-                intent, _, path = _text(member).partition(":")
-                dismissals[(intent, path)] = float(exp)
-            return KnowledgeView(rows, dismissals, int(ver or 0))
+                key = _member(member)
+                if key is not None and math.isfinite(exp):
+                    dismissals[key] = float(exp)
+            return KnowledgeView(rows, dismissals, _count(_finite(ver or 0)))
 
         return self._read(fetch, lambda: None)
 
     def knowledge_version(self, repo: str) -> int | None:
         key = f"{keys.repo_key(repo)}:ver"
-        return self._read(lambda: int(self.client.get(key) or 0), lambda: None)
+        return self._read(lambda: _count(_finite(self.client.get(key) or 0)), lambda: None)
 
     # ------------------------------------------------------------------ lifecycle
     def status(self) -> dict[str, Any]:
