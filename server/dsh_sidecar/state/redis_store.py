@@ -57,6 +57,12 @@ log = logging.getLogger(__name__)
 MAX_PENDING: Final = 100_000
 #: Most cache writes waiting for the background sender (more are dropped: it is a cache).
 MAX_BACKGROUND: Final = 256
+#: How long the cooldowns read with a cache lookup answer :meth:`RedisState.cooldown`, seconds:
+#: the provider attempts of the search that missed the cache follow within this, so a search
+#: costs one round trip before its first provider call instead of two.
+SNAPSHOT_S: Final = 0.02
+#: Most provider identities whose cooldowns ride along with a cache lookup.
+MAX_WATCHED: Final = 16
 #: Longest wait between two probes of a store that is away, seconds.
 MAX_RETRY_S: Final = 30.0
 #: A store back for less than this long that goes away again keeps its back-off, seconds.
@@ -187,6 +193,14 @@ def _member(value: bytes | str) -> tuple[str, str] | None:
     return intent, path
 
 
+def _cooldown_of(value: bytes | None, left_ms: int | None) -> tuple[str, float] | None:
+    """``(failure class, seconds left)`` from a cooldown key's value and ``PTTL``."""
+    if value is None or left_ms is None or left_ms <= 0:
+        return None
+    cls = _text(value)
+    return (cls if _CLASS.fullmatch(cls) else "cooldown"), min(left_ms / 1000, 86_400.0)
+
+
 def _finite(value: bytes | str | float) -> float:
     """A number from the store; anything unparsable or non-finite is 0."""
     try:
@@ -242,6 +256,8 @@ class RedisState:
         self._resync: threading.Thread | None = None
         self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
         self._sender: threading.Thread | None = None
+        self._watched: dict[str, None] = {}
+        self._snapshot: tuple[float, dict[str, tuple[str, float] | None]] = (float("-inf"), {})
         self._delay = self.retry_s
         self._back_at = float("-inf")
         self.outages = 0
@@ -377,23 +393,30 @@ class RedisState:
 
     # ------------------------------------------------------------------ health
     def cooldown(self, provider: str) -> tuple[str, float] | None:
+        with self._lock:
+            if provider not in self._watched and len(self._watched) < MAX_WATCHED:
+                self._watched[provider] = None
+            taken, snap = self._snapshot
+            if provider in snap and time.monotonic() - taken < SNAPSHOT_S:
+                entry = snap[provider]
+                if entry is None:
+                    return None
+                left = entry[1] - (time.monotonic() - taken)
+                return (entry[0], left) if left > 0 else None
         key = keys.cooldown_key(provider)
 
         def fetch() -> tuple[str, float] | None:
             pipe = self.client.pipeline(transaction=False)
             pipe.get(key)
             pipe.pttl(key)
-            value, left_ms = pipe.execute()
-            if value is None or left_ms is None or left_ms <= 0:
-                return None
-            cls = _text(value)
-            return (cls if _CLASS.fullmatch(cls) else "cooldown"), min(left_ms / 1000, 86_400.0)
+            return _cooldown_of(*pipe.execute())
 
         return self._read(fetch, lambda: None)
 
     def start_cooldown(self, provider: str, failure_class: str, seconds: float) -> None:
         if seconds <= 0:
             return
+        self._forget(provider)
         key, until = keys.cooldown_key(provider), time.monotonic() + seconds
 
         def send() -> None:
@@ -403,7 +426,12 @@ class RedisState:
 
         self._write(send)
 
+    def _forget(self, provider: str) -> None:
+        with self._lock:
+            self._snapshot[1].pop(provider, None)
+
     def clear_cooldown(self, provider: str) -> None:
+        self._forget(provider)
         key = keys.cooldown_key(provider)
         self._write(lambda: self.client.delete(key))
 
@@ -418,7 +446,24 @@ class RedisState:
 
     # ------------------------------------------------------------------ cache
     def cache_get(self, key: str) -> bytes | None:
-        return self._read(lambda: self.client.get(keys.cache_key(key)), lambda: None)
+        """The entry under ``key``; the same round trip reads the cooldowns of the providers
+        this process checks, for the search that follows a miss (see :data:`SNAPSHOT_S`)."""
+
+        def fetch() -> bytes | None:
+            with self._lock:
+                watched = list(self._watched)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.get(keys.cache_key(key))
+            for provider in watched:
+                pipe.get(keys.cooldown_key(provider))
+                pipe.pttl(keys.cooldown_key(provider))
+            replies = pipe.execute()
+            snap = {p: _cooldown_of(replies[1 + 2 * i], replies[2 + 2 * i]) for i, p in enumerate(watched)}
+            with self._lock:
+                self._snapshot = (time.monotonic(), snap)
+            return replies[0]
+
+        return self._read(fetch, lambda: None)
 
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
         if len(value) > keys.MAX_CACHE_VALUE_BYTES:
