@@ -212,7 +212,7 @@ class Knowledge:
         assert self.shared is not None
         view = self.shared.knowledge_view(self.repo, self.clock())
         with self._mutex:
-            if view is not None:
+            if view is not None and view.version >= (self._version or 0):  # never an older view
                 self._version = view.version
                 self._adopt(_document_of(self.workspace, view))
             elif not self._loaded:
