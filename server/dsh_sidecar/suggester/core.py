@@ -335,6 +335,35 @@ class Suggester:
         self.learning.noted(params.session_id, intent, note.source.targets, state.calls)  # issue 6
         return [note]
 
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
+        """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
+        tool call, or ``None`` when no intent crosses its threshold.
+
+        Reads the same packs, gate and target resolution as :meth:`post_execute`, without its
+        noise control, ledger or learning: asking is not a tool call of the agent. Dismissed
+        families and paths are left out. Raises nothing (an internal error logs and answers
+        ``None``).
+        """
+        try:
+            probe = make_probe(tool, tool_input)
+            if not probe.text:
+                return None
+            self.activate()
+            with use_budget(RegexBudget(CALL_BUDGET_S)):
+                hit = self._classify(probe)
+            if hit is None or self._dismissed(hit[0], "*"):
+                return None
+            intent, k = hit
+            targets = self.learning.rank(
+                intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)]
+            )
+            about = next((r.about for r in self.rows.get(intent, ()) if r.about), None)
+            return intent, k, about, targets[: self.config.max_targets]
+        except Exception:
+            self.counters["errors"] += 1
+            log.warning("search-suggester: internal error in where_is; no answer", exc_info=True)
+            return None
+
     def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
         self.counters["suppressed"] += 1
         self.ledger.write(f"suppressed {reason} {intent}")

@@ -1,0 +1,760 @@
+"""Build the data of one corpus repository from its checkout (authoring tool, not run by CI).
+
+    python bench/corpus/intents/build.py extract DIR --cache CACHE
+    python bench/corpus/intents/build.py trace DIR --cache CACHE [--git-dir GIT_DIR]
+
+``extract`` writes ``paths.txt`` (every tracked regular file, sorted) and ``symbols.tsv``
+(``name<TAB>kind<TAB>path<TAB>line``: definitions found by Universal Ctags in the source
+languages of the corpus, plus ``ref`` rows: the first line of each file that mentions a name
+the trace searches for, so a materialized workspace keeps who-uses-what).
+
+``trace`` turns the hand-written ``calls.yaml`` (tool calls and their labels) into
+``trace.jsonl``: one ``{"params": <dsh/postExecute params>, "expect": …}`` per call, the
+result text made by really running the search on the checkout (``bash -c`` in the work tree
+for shell commands; ``git grep`` against ``--git-dir`` at the pinned commit; the Grep/Glob
+tools computed the way Claude Code's tools answer) and then cut to path lines only
+(``path``, ``path:line``); file contents are never kept.
+
+``calls.yaml``: ``calls:`` a list; each item has one tool key and optional ``expect``
+(``"<Intent> <target> [<target> …]"``; absent or null: no note expected), ``session``/``turn``
+(sticky: they carry over to the next items), ``error: true`` for a failing call. Tool keys:
+``bash``/``Bash``/``shell`` (a string, or a list for list-form commands), ``Grep``/``grep``
+(an object), ``Glob``/``glob``, ``Read``/``read``/``view`` (a path or an object), ``Edit``/
+``Write``/``edit``/``apply_patch`` (a path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from checkout import tree_path  # noqa: E402
+
+#: Universal Ctags kinds kept as definitions (fields, locals, imports and parameters dropped).
+KINDS = {
+    "class",
+    "function",
+    "method",
+    "singletonMethod",
+    "struct",
+    "interface",
+    "type",
+    "typedef",
+    "enum",
+    "trait",
+    "module",
+    "constant",
+    "const",
+    "variable",
+    "macro",
+    "func",
+    "alias",
+    "implementation",
+    "member",
+}
+LANGS = "Python,Go,Rust,Ruby"
+#: TypeScript/JavaScript: Universal Ctags 5.9 reports function locals as constants, so these
+#: are read with tree-sitter instead (top-level declarations and class members).
+TS_EXT = {
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+}
+TS_KINDS = {
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+    "internal_module": "module",
+}
+TEXT_CAP = 2000
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def manifest() -> dict[str, dict[str, Any]]:
+    rows = yaml.safe_load((HERE / "manifest.yaml").read_text("utf-8"))["repositories"]
+    return {r["dir"]: r for r in rows}
+
+
+def checkout_of(name: str, cache: Path) -> tuple[dict[str, Any], Path]:
+    row = manifest()[name]
+    tree = tree_path(cache, row["repo"], row["commit"])
+    if not tree.is_dir():
+        raise SystemExit(f"no checkout {tree}: run bench/corpus/checkout.py --cache {cache}")
+    return row, tree
+
+
+def tracked(tree: Path) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for f in filenames:
+            p = Path(dirpath, f)
+            if p.is_file() and not p.is_symlink():
+                out.append(p.relative_to(tree).as_posix())
+    return sorted(out)
+
+
+def ctags(tree: Path) -> list[tuple[str, str, str, int]]:
+    proc = subprocess.run(
+        ["ctags", "-R", "--sort=no", f"--languages={LANGS}", "-x", "--_xformat=%N\t%K\t%F\t%n\t%{scopeKind}", "."],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = set()
+    for raw in proc.stdout.splitlines():
+        parts = raw.split("\t")
+        if len(parts) != 5 or parts[1] not in KINDS or not parts[3].isdigit():
+            continue
+        name, kind, path, line, scope = parts
+        if scope in ("function", "method", "func", "constant", "variable", "singletonMethod", "member"):
+            continue  # a local of a function body, not a definition the module exports
+        if kind == "variable" and scope == "class":
+            continue  # a class attribute
+        path = path.removeprefix("./")
+        if not IDENT.fullmatch(name) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*[!?]?", name):
+            continue
+        rows.add((name, kind, path, int(line)))
+    return sorted(rows, key=lambda r: (r[2], r[3], r[0]))
+
+
+def ts_symbols(tree: Path, paths: list[str]) -> list[tuple[str, str, str, int]]:
+    import tree_sitter as ts
+    import tree_sitter_javascript
+    import tree_sitter_typescript
+
+    langs = {
+        "typescript": ts.Language(tree_sitter_typescript.language_typescript()),
+        "tsx": ts.Language(tree_sitter_typescript.language_tsx()),
+        "javascript": ts.Language(tree_sitter_javascript.language()),
+    }
+    out = []
+    for path in paths:
+        ext = Path(path).suffix
+        if ext not in TS_EXT or path.endswith(".min.js"):
+            continue
+        parser = ts.Parser(langs[TS_EXT[ext]])
+        root = parser.parse((tree / path).read_bytes()).root_node
+
+        def name_of(node):
+            n = node.child_by_field_name("name")
+            return n.text.decode("utf-8", "replace") if n is not None and n.text else None
+
+        def visit(node, top: bool, path: str = path) -> None:
+            for child in node.named_children:
+                t = child.type
+                if t == "export_statement":
+                    visit(child, top, path)
+                    continue
+                if t in TS_KINDS and (nm := name_of(child)):
+                    out.append((nm, TS_KINDS[t], path, child.start_point[0] + 1))
+                    if "class" in t:
+                        body = child.child_by_field_name("body")
+                        for m in body.named_children if body is not None else []:
+                            if m.type in ("method_definition", "abstract_method_signature") and (mn := name_of(m)):
+                                out.append((mn, "method", path, m.start_point[0] + 1))
+                elif t in ("lexical_declaration", "variable_declaration") and top:
+                    for d in child.named_children:
+                        if (
+                            d.type == "variable_declarator"
+                            and (nm := name_of(d))
+                            and d.child_by_field_name("name").type == "identifier"
+                        ):
+                            out.append((nm, "constant", path, d.start_point[0] + 1))
+
+        visit(root, True)
+    return [r for r in out if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", r[0]) and r[0] != "constructor"]
+
+
+def refs(tree: Path, paths: list[str], names: set[str]) -> list[tuple[str, str, str, int]]:
+    """The first line of each text file that mentions each name (word match)."""
+    out = []
+    if not names:
+        return out
+    pat = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    for path in paths:
+        try:
+            data = (tree / path).read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:4096] or len(data) > 2_000_000:
+            continue
+        seen: set[str] = set()
+        for no, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            for m in pat.finditer(line):
+                if m.group(1) not in seen:
+                    seen.add(m.group(1))
+                    out.append((m.group(1), "ref", path, no))
+    return out
+
+
+def call_terms(calls: list[dict[str, Any]]) -> set[str]:
+    """Identifiers that appear in the search calls of ``calls.yaml``."""
+    names: set[str] = set()
+    for c in calls:
+        body = json.dumps({k: v for k, v in c.items() if k not in ("expect", "session", "turn")})
+        names.update(IDENT.findall(body))
+    return names
+
+
+def cmd_extract(name: str, cache: Path) -> None:
+    row, tree = checkout_of(name, cache)
+    out = HERE / name
+    out.mkdir(exist_ok=True)
+    paths = tracked(tree)
+    (out / "paths.txt").write_text("\n".join(paths) + "\n", "utf-8")
+    defs = sorted(set(ctags(tree)) | set(ts_symbols(tree, paths)), key=lambda r: (r[2], r[3], r[0]))
+    calls_file = out / "calls.yaml"
+    wanted: set[str] = set()
+    if calls_file.is_file():
+        calls = yaml.safe_load(calls_file.read_text("utf-8"))["calls"]
+        defined = {d[0] for d in defs}
+        wanted = call_terms(calls) & defined
+    ref_rows = refs(tree, paths, wanted)
+    defined_at = {(d[0], d[2]) for d in defs}
+    ref_rows = [r for r in ref_rows if (r[0], r[2]) not in defined_at]
+    with (out / "symbols.tsv").open("w", encoding="utf-8") as fh:
+        fh.write("name\tkind\tpath\tline\n")
+        for n, k, p, ln in defs + ref_rows:
+            fh.write(f"{n}\t{k}\t{p}\t{ln}\n")
+    sys.stdout.write(f"{name}: {len(paths)} paths, {len(defs)} definitions, {len(ref_rows)} refs\n")
+
+
+# ---------------------------------------------------------------------------- facts
+
+MANIFESTS = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|Cargo\.toml|go\.mod|Gemfile|"
+    r"[^/]+\.gemspec|pnpm-workspace\.yaml)$"
+)
+LOCKS = re.compile(r"(^|/)(uv\.lock|Cargo\.lock|go\.sum|pnpm-lock\.yaml|package-lock\.json|yarn\.lock|Gemfile\.lock)$")
+CHANGELOG = re.compile(r"(?i)(^|/)(changelog|changes|history|news|releases?)(\.[a-z]+)?$")
+OWNERS = re.compile(
+    r"(?i)(^|/)(codeowners|maintainers|authors|contributors|owners|licen[cs]e|copying|unlicense|citation)"
+    r"([.-][a-z]+)*$"
+)
+CONFIG = re.compile(
+    r"(^|/)(tox\.ini|\.pre-commit-config\.yaml|\.golangci\.ya?ml|\.rubocop\.yml|rustfmt\.toml|\.editorconfig|"
+    r"tsconfig[^/]*\.json|config\.toml|Makefile|Rakefile|mkdocs\.yml|\.oxfmtrc\.jsonc|vitest\.config\.[a-z]+|"
+    r"\.readthedocs\.yaml|rust-toolchain\.toml|build\.rs|\.npmrc|codspeed\.yml|netlify\.toml|\.changeset/config\.json)$"
+)
+VERSION_RX = [
+    (re.compile(r"\.pyi?$"), re.compile(r"^__version__\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"(^|/)(pyproject|Cargo)\.toml$"), re.compile(r"^version\s*=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"(^|/)setup\.cfg$"), re.compile(r"^version\s*=\s*(\S+)")),
+    (re.compile(r"(^|/)package\.json$"), re.compile(r"^\s{0,4}\"version\":\s*\"([^\"]+)\"")),
+    (re.compile(r"\.rb$"), re.compile(r"^\s*VERSION\s*=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"\.go$"), re.compile(r"^\s*(?:const|var)?\s*Version\s*=\s*\"([^\"]+)\"")),
+    (re.compile(r"(^|/)VERSION$"), re.compile(r"^(\d+\.\d+[^\s]*)$")),
+]
+SKELETON_EXT = re.compile(
+    r"(\.(toml|cfg|ini|ya?ml|json|jsonc|mod|gemspec)|(^|/)(Gemfile|Makefile|Rakefile|setup\.py))$"
+)
+
+
+def _heading_lines(text: str) -> list[tuple[int, str]]:
+    lines = text.splitlines()
+    out = []
+    for i, ln in enumerate(lines):
+        if re.match(r"^#{1,3} \S", ln):
+            out.append((i + 1, ln.strip()))
+        elif i + 1 < len(lines) and re.match(r"^(=+|-+)$", lines[i + 1]) and ln.strip() and len(lines[i + 1]) >= 3:
+            out.append((i + 1, ln.strip()))
+            out.append((i + 2, lines[i + 1][:3] * (len(lines[i + 1]) // 3)))
+    return out
+
+
+def _json_shape(value: Any, depth: int, key: str = "") -> Any:
+    if isinstance(value, dict):
+        if depth >= 4:
+            return {}
+        return {k: _json_shape(v, depth + 1, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return []
+    if isinstance(value, str) and depth == 2 and key in ("version", "name", "main", "module", "type"):
+        return value
+    if isinstance(value, str) and depth == 3:
+        return value if re.fullmatch(r"[\^~<>=*0-9.x|\s-]*|workspace:\S*", value) else ""  # dependency ranges
+    return "" if isinstance(value, str) else value
+
+
+def skeleton(path: str, text: str) -> list[tuple[int, str]]:
+    """The structure of a manifest/config file: section headers, key names (values dropped,
+    except versions and dependency names), targets of a Makefile; ``(line, text)``. A JSON file
+    becomes its key tree (strings emptied except names, versions and dependency ranges)."""
+    out = []
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith((".json", ".jsonc")):
+        bare = re.sub(r"(?m)^\s*//.*$", "", text)
+        bare = re.sub(r",(\s*[}\]])", r"\1", bare)
+        try:
+            return [(1, json.dumps(_json_shape(json.loads(bare), 1), indent=2))]
+        except ValueError:
+            return []
+    for no, raw in enumerate(text.splitlines(), 1):
+        ln = raw.rstrip()
+        if not ln.strip() or ln.lstrip().startswith(("#", "//")):
+            continue
+        if name.endswith((".toml", ".cfg", ".ini")) and ln[:1].isspace() and not re.match(r"^\s*[\w\"-]+\s*=", ln):
+            continue  # an item of a multi-line array or value
+        if m := re.match(r"^\s*(\[\[?[^\]]+\]\]?)\s*(#.*)?$", ln):
+            out.append((no, m.group(1)))
+        elif name in ("Makefile",) and (m := re.match(r"^([A-Za-z0-9_.-]+):", ln)):
+            out.append((no, m.group(1) + ":"))
+        elif name.endswith(".gemspec") or name in ("Gemfile", "Rakefile"):
+            if m := re.match(
+                r"^\s*(gem|s\.add_(?:development_)?dependency|spec\.add_(?:development_)?dependency)\s+(['\"][^'\"]+['\"])",
+                ln,
+            ):
+                out.append((no, f"{m.group(1)} {m.group(2)}"))
+            elif m := re.match(r"^\s*(task|namespace)\b\s*:?([A-Za-z0-9_:'\"-]+)", ln):
+                out.append((no, f"{m.group(1)} {m.group(2)}"))
+        elif name.endswith(".mod"):
+            if m := re.match(r"^\s*(module|go|require|toolchain)?\s*([A-Za-z0-9_./-]+)(\s+v[0-9][^\s]*)?", ln):
+                out.append((no, ln.strip().split("//")[0].strip()))
+        elif name == "setup.py":
+            if m := re.match(r"^\s*(\w+)\s*=", ln):
+                out.append((no, ln.split("=")[0].rstrip() + "=None,"))
+        elif m := re.match(r"^(\s*-?\s*)(\"?[A-Za-z0-9_.@/$-]+\"?)\s*([:=])", ln):
+            key = m.group(2)
+            rest = ln[m.end() :].strip()
+            bare = key.strip('"')
+            keep = bare in ("version", "name", "module", "members", "packages") and len(rest) < 80
+            if path.endswith((".json", ".jsonc")):
+                val = rest.rstrip(",") if keep else ("{" if rest.startswith("{") else '""' if rest else "")
+                out.append((no, f"{m.group(1)}{key}{m.group(3)} {val}".rstrip()))
+            elif m.group(3) == ":":
+                out.append((no, f"{m.group(1)}{key}: {rest if keep else ''}".rstrip()))
+            else:
+                out.append((no, f"{m.group(1)}{key} = {rest if keep else chr(34) * 2}".rstrip()))
+    return out[:200]
+
+
+def cmd_facts(name: str, cache: Path) -> None:
+    row, tree = checkout_of(name, cache)
+    out = HERE / name
+    paths = (out / "paths.txt").read_text("utf-8").split()
+    version = []
+    for p in paths:
+        for prx, vrx in VERSION_RX:
+            if not prx.search(p) or "/test" in "/" + p or p.startswith(("test", "spec")):
+                continue
+            try:
+                text = (tree / p).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for no, ln in enumerate(text.splitlines(), 1):
+                if m := vrx.match(ln):
+                    version.append({"path": p, "line": no, "value": m.group(1)})
+                    break
+    changelog = []
+    for p in paths:
+        if CHANGELOG.search(p):
+            try:
+                heads = _heading_lines((tree / p).read_text("utf-8"))[:12]
+            except (OSError, UnicodeDecodeError):
+                heads = []
+            changelog.append({"path": p, "headings": [[n, t] for n, t in heads]})
+    tests = sorted(
+        {
+            p.split("/")[0] + "/" if "/" in p else p
+            for p in paths
+            if re.search(r"(^|/)(tests?|spec)/|(^|/)test_[^/]+\.py$|_test\.go$|_spec\.rb$|\.test\.[jt]sx?$", p)
+        }
+    )
+    docs = sorted(
+        p
+        for p in paths
+        if re.search(r"(?i)(^|/)readme(\.\w+)?$|^(docs?|documentation|site/content)/.*\.(md|rst)$|^[A-Z]+\.md$", p)
+    )
+    skeletons = {}
+    for p in paths:
+        if (
+            (MANIFESTS.search(p) or CONFIG.search(p) or p.startswith(".github/workflows/"))
+            and SKELETON_EXT.search(p)
+            and not LOCKS.search(p)
+        ):
+            try:
+                text = (tree / p).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            skeletons[p] = [[n, t] for n, t in skeleton(p, text)]
+    facts = {
+        "repo": row["repo"],
+        "commit": row["commit"],
+        "version": version,
+        "changelog": changelog,
+        "manifests": [p for p in paths if MANIFESTS.search(p)],
+        "locks": [p for p in paths if LOCKS.search(p)],
+        "ci": [p for p in paths if p.startswith(".github/workflows/") and p.endswith((".yml", ".yaml"))],
+        "config": [p for p in paths if CONFIG.search(p)],
+        "tests": tests[:40],
+        "docs": docs[:60],
+        "owners": [p for p in paths if OWNERS.search(p)],
+        "skeletons": skeletons,
+    }
+    with (out / "facts.yaml").open("w", encoding="utf-8") as fh:
+        fh.write(f"# Facts of {row['repo']}@{row['commit'][:12]} (build.py facts; reviewed by hand, see notes.md).\n")
+        yaml.safe_dump(facts, fh, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
+    sys.stdout.write(f"{name}: {len(version)} version facts, {len(changelog)} changelogs, {len(skeletons)} skeletons\n")
+
+
+# ---------------------------------------------------------------------------- trace
+
+
+def _bases(command: str | list[str], tree: Path) -> list[Path]:
+    """The folders a command names (``ls src/attr``: names are listed relative to them)."""
+    words = command if isinstance(command, list) else re.split(r"[\s;|&]+", command)
+    out = []
+    for w in words:
+        w = w.strip("'\"").removeprefix("./")
+        if w and not w.startswith("-") and len(w) < 300:
+            try:
+                if (tree / w).is_dir() and (tree / w).resolve().is_relative_to(tree.resolve()):
+                    out.append(tree / w)
+            except OSError:
+                continue
+    return out
+
+
+def _to_path_lines(text: str, tree: Path, cwd: Path, bases: list[Path] | None = None) -> str:
+    """Keep only the lines that name a path of the tree: ``path`` or ``path:line``; a bare
+    name listed by ``ls DIR`` is kept when it exists in DIR."""
+    keep = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        num = re.match(r"^(\d+)[:-]", line)
+        if num:  # grep -n on one file: keep the line number, never the text
+            keep.append(num.group(1))
+            continue
+        m = re.match(r"^(?:\./)?([^:\s][^:]*?)(?::(\d+))?(?::.*)?$", line)
+        cand = [line.removeprefix("./")]
+        if m:
+            cand.append(m.group(1))
+        for c in cand:
+            p = (cwd / c) if not c.startswith("/") else Path(c)
+            try:
+                p.resolve().relative_to(tree.resolve())
+                exists = len(c) < 1000 and p.exists()
+            except (ValueError, OSError):
+                continue
+            if exists:
+                if c == cand[-1] and m and m.group(2) and c != line.removeprefix("./"):
+                    keep.append(f"{c}:{m.group(2)}")
+                else:
+                    keep.append(c.rstrip("/") + ("/" if p.is_dir() and c.endswith("/") else ""))
+                break
+        else:
+            if line.endswith(":") and (cwd / line[:-1]).is_dir():  # ls -R / ls a b headers
+                keep.append(line)
+            elif "/" not in line and len(line) < 300 and any((b / line).exists() for b in bases or ()):
+                keep.append(line)
+    out = "\n".join(keep)
+    return out[:TEXT_CAP]
+
+
+GIT_SHIM = """#!/usr/bin/env python3
+import os, subprocess, sys
+args = sys.argv[1:]
+if not args or args[0] != "grep":
+    sys.stderr.write("git: only grep is available in the corpus builder\\n"); sys.exit(1)
+commit = os.environ["CORPUS_COMMIT"]
+rest = args[1:]
+if "--" in rest:
+    i = rest.index("--"); rest = rest[:i] + [commit] + rest[i:]
+else:
+    rest = rest + [commit]
+p = subprocess.run(["/usr/bin/git", "--git-dir=" + os.environ["CORPUS_GIT_DIR"], "grep"] + rest, capture_output=True, text=True)
+pre = commit + ":"
+sys.stdout.write("".join(l[len(pre):] if l.startswith(pre) else l for l in p.stdout.splitlines(True)))
+sys.exit(p.returncode)
+"""
+
+
+#: Programs the builder runs to make a result text: read-only searches and listings. Anything
+#: else (tests, builds, installs, editors) is not run; its result text stays empty.
+READ_ONLY = {
+    "rg",
+    "grep",
+    "egrep",
+    "git",
+    "find",
+    "fd",
+    "ls",
+    "cat",
+    "sed",
+    "head",
+    "tail",
+    "jq",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "nl",
+    "awk",
+    "xargs",
+    "echo",
+    "true",
+}
+
+
+def read_only(command: str | list[str]) -> bool:
+    """Every command word of every pipeline segment is in :data:`READ_ONLY` (and ``sed`` only
+    with ``-n``, ``git`` only ``grep``, ``xargs`` only a read-only program, ``find`` without
+    ``-exec``/``-delete``)."""
+    text = " ".join(command) if isinstance(command, list) else command
+    if isinstance(command, list) and command[:2] in (["bash", "-lc"], ["bash", "-c"]):
+        text = command[2]
+    bare = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "''", text)  # quoted patterns may hold anything
+    if re.search(r"-exec|-delete|>\s*[^&/]|`|\$\(", bare.replace("2>/dev/null", "").replace("2>&1", "")):
+        return False
+    for seg in re.split(r"\|\||&&|[|;\n]", bare):
+        words = [w for w in seg.strip().split() if not re.match(r"^[A-Z_]+=", w)]
+        if not words or words[0].startswith("#"):
+            continue
+        prog = words[0]
+        if prog not in READ_ONLY or (prog == "git" and words[1:2] != ["grep"]):
+            return False
+        if prog == "sed" and any(w.startswith("-i") or w.startswith("--in-place") for w in words):
+            return False
+        if prog == "xargs" and (len(words) < 2 or words[-1] not in READ_ONLY and words[1] not in READ_ONLY):
+            return False
+    return True
+
+
+def run_shell(command: str | list[str], tree: Path, git_dir: Path | None, commit: str) -> tuple[str, bool]:
+    if not read_only(command):
+        return "", False
+    with tempfile.TemporaryDirectory(prefix="corpus-shim-") as shim:
+        if git_dir is not None:
+            g = Path(shim, "git")
+            g.write_text(GIT_SHIM)
+            g.chmod(0o755)
+        env = {
+            "PATH": f"{shim}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": shim,
+            "LANG": "C.UTF-8",
+            "CORPUS_COMMIT": commit,
+            "CORPUS_GIT_DIR": str(git_dir or ""),
+        }
+        argv = command if isinstance(command, list) else ["bash", "-c", command]
+        if isinstance(command, list) and command[:2] in (["bash", "-lc"], ["bash", "-c"]):
+            argv = ["bash", "-c", command[2]]
+        try:
+            proc = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+        except FileNotFoundError:
+            return "", False  # a build/test tool absent here: its output is never kept anyway
+    if proc.returncode == 127:
+        return "", False
+    return proc.stdout + proc.stderr, proc.returncode not in (0, 1)
+
+
+def _rg_type_globs(t: str) -> list[str]:
+    return {
+        "py": ["*.py", "*.pyi"],
+        "ts": ["*.ts", "*.tsx", "*.mts", "*.cts"],
+        "js": ["*.js", "*.jsx", "*.mjs", "*.cjs"],
+        "go": ["*.go"],
+        "rust": ["*.rs"],
+        "ruby": ["*.rb", "*.gemspec", "Gemfile", "Rakefile"],
+        "md": ["*.md", "*.markdown"],
+        "toml": ["*.toml"],
+        "yaml": ["*.yml", "*.yaml"],
+        "json": ["*.json"],
+    }.get(t, [f"*.{t}"])
+
+
+def _glob_match(path: str, pattern: str) -> bool:
+    """Claude Code style glob: ``**`` spans folders, ``{a,b}`` alternatives, a pattern without
+    ``/`` matches the file name."""
+    alts = [pattern]
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if m:
+        alts = [pattern[: m.start()] + a + pattern[m.end() :] for a in m.group(1).split(",")]
+        return any(_glob_match(path, a) for a in alts)
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+    rx = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*").replace(r"\*", "[^/]*")
+    rx = rx.replace(r"\?", "[^/]")
+    return re.fullmatch(rx, path) is not None
+
+
+def grep_tool(inp: dict[str, Any], tree: Path, paths: list[str]) -> str:
+    flags = re.IGNORECASE if inp.get("-i") else 0
+    rx = re.compile(inp["pattern"], flags)
+    scope = (inp.get("path") or "").rstrip("/").removeprefix("./")
+    globs = [inp["glob"]] if inp.get("glob") else []
+    if inp.get("type"):
+        globs += _rg_type_globs(inp["type"])
+    hits: list[tuple[str, list[int]]] = []
+    for p in paths:
+        if scope and not (p == scope or p.startswith(scope + "/")):
+            continue
+        if globs and not any(_glob_match(p, g) for g in globs):
+            continue
+        try:
+            text = (tree / p).read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = [no for no, ln in enumerate(text.splitlines(), 1) if rx.search(ln)]
+        if lines:
+            hits.append((p, lines))
+    mode = inp.get("output_mode", "files_with_matches")
+    if not hits:
+        return "No files found" if mode == "files_with_matches" else "No matches found"
+    if mode == "content":
+        return "\n".join(f"{p}:{n}" if inp.get("-n") else p for p, ls in hits for n in ls)[:TEXT_CAP]
+    if mode == "count":
+        return "\n".join(f"{p}:{len(ls)}" for p, ls in hits)[:TEXT_CAP]
+    return (f"Found {len(hits)} file{'s' if len(hits) != 1 else ''}\n" + "\n".join(p for p, _ in hits))[:TEXT_CAP]
+
+
+def glob_tool(inp: dict[str, Any], paths: list[str]) -> str:
+    scope = (inp.get("path") or "").rstrip("/").removeprefix("./")
+    out = []
+    for p in paths:
+        rel = p
+        if scope:
+            if not p.startswith(scope + "/"):
+                continue
+            rel = p[len(scope) + 1 :]
+        if _glob_match(rel, inp["pattern"]) if "/" in inp["pattern"] else _glob_match(rel, "**/" + inp["pattern"]):
+            out.append(p)
+    return ("\n".join(out) if out else "No files found")[:TEXT_CAP]
+
+
+TOOL_KEYS = {
+    "bash": "bash",
+    "Bash": "Bash",
+    "shell": "shell",
+    "Grep": "Grep",
+    "grep": "grep",
+    "Glob": "Glob",
+    "glob": "glob",
+    "Read": "Read",
+    "read": "read",
+    "view": "str_replace_editor",
+    "Edit": "Edit",
+    "Write": "Write",
+    "edit": "edit",
+    "apply_patch": "apply_patch",
+}
+
+
+def parse_expect(e: Any) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    if isinstance(e, str):
+        intent, *targets = e.split()
+        return {"intent": intent, "targets": targets}
+    return {"intent": e["intent"], "targets": list(e["targets"])}
+
+
+def build_call(
+    c: dict[str, Any], tree: Path, paths: list[str], git_dir: Path | None, commit: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    key = next(k for k in c if k in TOOL_KEYS)
+    value = c[key]
+    name = TOOL_KEYS[key]
+    result: dict[str, Any] | None
+    if key in ("bash", "Bash"):
+        inp: dict[str, Any] = {"command": value} if isinstance(value, str) else dict(value)
+        text, err = run_shell(inp["command"], tree, git_dir, commit)
+        result = {"isError": err, "text": _to_path_lines(text, tree, tree, _bases(inp["command"], tree))}
+    elif key == "shell":
+        inp = {"command": value} if isinstance(value, list) else dict(value)
+        text, err = run_shell(inp["command"], tree, git_dir, commit)
+        result = {"isError": err, "text": _to_path_lines(text, tree, tree, _bases(inp["command"], tree))}
+    elif key in ("Grep", "grep"):
+        inp = dict(value)
+        result = {"isError": False, "text": grep_tool(inp, tree, paths)}
+    elif key in ("Glob", "glob"):
+        inp = {"pattern": value} if isinstance(value, str) else dict(value)
+        result = {"isError": False, "text": glob_tool(inp, paths)}
+    elif key in ("Read", "read", "view"):
+        inp = {"file_path": value} if isinstance(value, str) else dict(value)
+        if key == "view":
+            inp = {"command": "view", "path": inp.pop("file_path", inp.get("path"))}
+        target = inp.get("file_path") or inp.get("path")
+        exists = (tree / target).is_file()
+        result = {"isError": not exists, "text": "" if exists else "File does not exist."}
+    else:
+        inp = {"file_path": value} if isinstance(value, str) else dict(value)
+        if key == "apply_patch":
+            inp = {"input": f"*** Begin Patch\n*** Update File: {value}\n*** End Patch"}
+        result = {"isError": False, "text": ""}
+    if c.get("error"):
+        result["isError"] = True
+    return {"tool": {"name": name, "input": inp}, "result": result}, parse_expect(c.get("expect"))
+
+
+def cmd_trace(name: str, cache: Path, git_dir: Path | None) -> None:
+    row, tree = checkout_of(name, cache)
+    out = HERE / name
+    paths = (out / "paths.txt").read_text("utf-8").split()
+    calls = yaml.safe_load((out / "calls.yaml").read_text("utf-8"))["calls"]
+    session, turn, n = f"{name}-1", 1, 0
+    lines = []
+    for c in calls:
+        if "session" in c:
+            session, turn = f"{name}-{c['session']}", 1
+        if "turn" in c:
+            turn = c["turn"]
+        n += 1
+        body, expect = build_call(c, tree, paths, git_dir, row["commit"])
+        params = {"sessionId": session, "turn": turn, "callId": f"{name}-{n}", **body}
+        for t in (expect or {}).get("targets", []):
+            if t not in paths:
+                raise SystemExit(f"{name} call {n}: target {t} is not a tracked path")
+        lines.append(json.dumps({"params": params, "expect": expect}, ensure_ascii=False))
+    (out / "trace.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    silent = sum(1 for ln in lines if ln.endswith('"expect": null}'))
+    sys.stdout.write(f"{name}: {len(lines)} calls, {silent} expect null ({silent / len(lines):.0%})\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["extract", "trace", "facts"])
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"))
+    p.add_argument("--local", help="local git dir pattern with {owner} and {name} (for git grep)")
+    args = p.parse_args(argv)
+    for d in args.dirs:
+        if args.command == "extract":
+            cmd_extract(d, args.cache)
+        elif args.command == "facts":
+            cmd_facts(d, args.cache)
+        else:
+            row = manifest()[d]
+            owner, rname = row["repo"].split("/")
+            git_dir = Path(args.local.format(owner=owner, name=rname)) if args.local else None
+            cmd_trace(d, args.cache, git_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
