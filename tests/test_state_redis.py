@@ -5,8 +5,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -442,7 +445,7 @@ async def test_the_router_spaces_a_rate_limited_provider_fleet_wide(server) -> N
 
     from dsh_sidecar.router import Router, parse_router_config
     from dsh_sidecar.router.providers import PROVIDERS
-    from dsh_sidecar.state.fleet import share_router
+    from dsh_sidecar.sidecar import share_router
 
     cfg = parse_router_config(
         {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": "http://127.0.0.1:9"}}}
@@ -482,3 +485,28 @@ def test_what_a_hostile_store_returns_is_checked(server) -> None:
     assert view.rows == {("Doc", "ok.md"): (0, 0, 100.0, 1.0)} and view.dismissals == {}
     raw.hset(keys.bandit_discounted_key(GLOBAL, 0.99), mapping={"t": "3", "0:quick:a": "inf", "0:quick:b": "junk"})
     assert st.bandit_evidence((GLOBAL,), ARMS, 0.99)[GLOBAL] == {"quick": [0.0, 0.0], "thorough": [0.0, 0.0]}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_repository_identity_is_the_root_commit(tmp_path: Path) -> None:
+    env = {
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(tmp_path),
+        "PATH": os.environ["PATH"],
+    }
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run = lambda *a: subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "root")
+    root = run("rev-parse", "HEAD").stdout.decode().strip()
+    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "next")
+    run("remote", "add", "origin", "https://example.org/x/y.git")
+    assert repository_identity(repo) == f"commit:{root}"
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], env=env, check=True, capture_output=True)
+    assert repository_identity(clone) == f"commit:{root}"  # a re-clone keeps the identity
+    (tmp_path / "empty").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], env=env, check=True, capture_output=True)
+    assert repository_identity(tmp_path / "empty").startswith("path:")  # no commit, no remote

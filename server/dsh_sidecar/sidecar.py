@@ -32,15 +32,36 @@ from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
-from dsh_sidecar.state.fleet import open_state, share_bandit, share_knowledge, share_router, state_status
+from dsh_sidecar.state.fleet import open_state, state_status
+from dsh_sidecar.state.keys import provider_identity
+from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph
+from dsh_sidecar.workspace.identity import repository_identity
 
 log = logging.getLogger(__name__)
 
 LogSink = Callable[[str], None]
+
+
+def share_router(router: Router, shared: SharedState | None) -> None:
+    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
+    Providers are identified by id, endpoint and a digest of their key
+    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's ``RATE_LIMIT =
+    (requests, window seconds)`` (a documented limit) is enforced fleet-wide."""
+    if shared is None:
+        return
+    identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
+    limits: dict[str, tuple[int, float]] = {}
+    for spec in router.chain:
+        limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
+        if isinstance(limit, tuple) and len(limit) == 2:
+            limits[spec.id] = (int(limit[0]), float(limit[1]))
+    router.health.share(shared, identities, limits)
+    if router.cache is not None:
+        router.cache.share(shared)
 
 
 class Sidecar:
@@ -70,7 +91,8 @@ class Sidecar:
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
-        share_bandit(self.bandit, self.shared)
+        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
+            self.bandit.store.share(self.shared, self.bandit.policy)
         # the workspace graph (symbol index) is built in the background once the suggester runs
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
@@ -89,7 +111,9 @@ class Sidecar:
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
         suggester = Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
-        share_knowledge(suggester.learning.knowledge, self.shared, self.workspace)
+        if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
+            workspace = self.workspace
+            suggester.learning.knowledge.share(self.shared, lambda: repository_identity(workspace))
         return suggester
 
     def wait_for_graph(self, timeout_s: float) -> bool:

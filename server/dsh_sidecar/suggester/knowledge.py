@@ -147,20 +147,33 @@ class Knowledge:
         self._flushing = threading.Lock()  # one flush at a time
         self.flushes = 0
         self.shared: SharedState | None = None
-        self.repo = ""
+        self._repo: str | Callable[[], str] = ""
+        self._resolving = threading.Lock()
+        self._resolver: threading.Thread | None = None
         self.refresh_s = SHARED_REFRESH_S
         self._version: int | None = None
         self._checked = float("-inf")
         self._refresher: threading.Thread | None = None
         self.counted = {"followed": 0, "ignored": 0}  # increments recorded by this process
 
-    def share(self, shared: SharedState | None, repo: str) -> None:
-        """Keep this workspace's knowledge in ``shared`` under repository identity ``repo``
-        (``None``: the file, as before)."""
-        self.shared, self.repo = shared, repo
+    def share(self, shared: SharedState | None, repo: str | Callable[[], str]) -> None:
+        """Keep this workspace's knowledge in ``shared`` under repository identity ``repo`` (or
+        what ``repo()`` returns, asked on first use: it may run git) (``None``: the file, as before)."""
+        self.shared, self._repo = shared, repo
+        if shared is not None and callable(repo):  # resolved in the background from now on
+            self._resolver = threading.Thread(target=lambda: self.repo, name="dsh-repo-identity", daemon=True)
+            self._resolver.start()
         if shared is not None:
             self.file, self.path = None, None
             self._loaded = False
+
+    @property
+    def repo(self) -> str:
+        """The repository identity the shared store keys this workspace by."""
+        with self._resolving:
+            if callable(self._repo):
+                self._repo = self._repo()
+            return self._repo
 
     # ------------------------------------------------------------------ reading
 

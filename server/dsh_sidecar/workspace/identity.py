@@ -3,16 +3,19 @@ checkout keeps its knowledge and two clones of one project on two machines share
 
 :func:`repository_identity` is, first match wins:
 
-1. ``remote:<host>/<path>``: the URL of the ``origin`` remote (else the first remote) in
+1. ``commit:<sha>``: the root commit of ``HEAD`` (the oldest, where history has several),
+   asked of git through the hardened runner (:mod:`.gitcmd`: nothing the repository configures
+   runs), at most :data:`GIT_TIMEOUT_S`; only for a ``.git`` *folder* inside the root;
+2. ``remote:<host>/<path>``: the URL of the ``origin`` remote (else the first remote) in
    ``<root>/.git/config``, normalised: no scheme, user or password, host lower-cased, no
    trailing ``.git`` or ``/`` (``git@github.com:Owner/Repo.git`` and
-   ``https://user:token@GitHub.com/Owner/Repo`` are both ``remote:github.com/Owner/Repo``);
-2. ``path:<resolved root>`` otherwise (no ``.git`` folder, no remote, a ``.git`` *file*
+   ``https://user:token@GitHub.com/Owner/Repo`` are both ``remote:github.com/Owner/Repo``) —
+   for a checkout git cannot read (no commit yet, a shallow or foreign one, no git installed);
+3. ``path:<resolved root>`` otherwise (no ``.git`` folder, no remote, a ``.git`` *file*
    pointing elsewhere as worktrees and submodules have, anything unreadable).
 
-The workspace is untrusted: ``.git/config`` is read as data (nothing is run, git is not
-invoked, so nothing the workspace configures can execute), at most :data:`MAX_CONFIG_BYTES`,
-only when it is a regular file inside the root (a symlink out is ignored), and never raises.
+The workspace is untrusted: ``.git/config`` is read as data, at most :data:`MAX_CONFIG_BYTES`,
+only when it is a regular file inside the root (a symlink out is ignored); nothing here raises.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
+from dsh_sidecar.workspace.gitcmd import GitError
+from dsh_sidecar.workspace.gitcmd import run as run_git
+
+#: Longest wait for git's answer, seconds (a huge history: the remote or the path instead).
+GIT_TIMEOUT_S: Final = 2.0
 #: Largest ``.git/config`` read, bytes.
 MAX_CONFIG_BYTES: Final = 64 * 1024
 #: Longest identity kept, characters.
@@ -34,6 +42,7 @@ _ANY_SECTION = re.compile(r"^\s*\[")
 _URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 _SCP = re.compile(r"^(?:[^@/\s]+@)?([^:/\s]+):(?!//)(.+)$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def normalise_remote(url: str) -> str | None:
@@ -103,8 +112,25 @@ def remote_url(config_text: str) -> str | None:
     return remotes[0][1] if remotes else None
 
 
+def root_commit(root: Path) -> str | None:
+    """The (oldest) root commit of ``root``'s ``HEAD``, or ``None`` (not a checkout folder, no
+    commit, git missing, slow or failing)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(root / ".git").st_mode):
+            return None
+        out = run_git(root, ["rev-list", "--max-parents=0", "HEAD"], timeout=GIT_TIMEOUT_S).stdout
+    except (OSError, GitError):
+        return None
+    shas = sorted(line for line in out.decode("ascii", "replace").split() if _SHA.fullmatch(line))
+    return shas[0] if shas else None
+
+
 def repository_identity(root: Path) -> str:
-    """``remote:<host>/<path>`` or ``path:<resolved root>`` (module docstring). Never raises."""
+    """``commit:<sha>``, ``remote:<host>/<path>`` or ``path:<resolved root>`` (module
+    docstring). Never raises."""
+    sha = root_commit(root)
+    if sha is not None:
+        return f"commit:{sha}"
     text = _read_config(root)
     if text is not None:
         url = remote_url(text)
