@@ -73,7 +73,12 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None
             )
     times: dict[tuple[str, str], list[float]] = {}
     order = list(sidecars.items())
+    ping = redis.Redis.from_url(store.url)
+    rtt: list[float] = []
     for i in range(n):
+        t0 = time.perf_counter()
+        ping.ping()  # the store's round trip in this run, under the same load
+        rtt.append((time.perf_counter() - t0) * 1000)
         order.reverse()  # alternate who goes first
         for name, sc in order:
             q = {"query": f"bench query {i} {name}", "strategy": "quick"}
@@ -83,6 +88,9 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None
             times.setdefault((name, "postExecute"), []).append(timed(sc, "dsh/postExecute", p))
     for sc in sidecars.values():
         sc.close()
+    print(
+        f"\nstore round trip (PING from redis-py) in this run: p50 {pct(rtt, 0.5):.3f} ms, p90 {pct(rtt, 0.9):.3f} ms"
+    )
     print(f"\n## added latency, {n} calls of each kind per backend, interleaved (ms)")
     print("(paired: the median of redis − file over each pair of calls sent back to back)")
     head = f"{'method':<12} {'file p50':>9} {'file p90':>9} {'redis p50':>10} {'redis p90':>10}"
