@@ -165,11 +165,12 @@ class PosteriorStore:
                 policy.load(doc["rows"])  # every other sidecar's evidence too
 
     def _share(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
-        from dsh_sidecar.state.shared import BanditOp
+        from dsh_sidecar.state.shared import YIELD_S, BanditOp
 
         assert self.shared is not None
         spec = getattr(op, "fleet", None)
         ev = None
+        time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
         try:
             if spec is not None:
                 self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))

@@ -44,6 +44,7 @@ from dsh_sidecar.state.config import StateConfig, public_url
 from dsh_sidecar.state.local import MAX_DISMISSALS, MAX_ROWS, LocalState, counts_from_fields, evidence_from_fields
 from dsh_sidecar.state.shared import (
     BUCKETS,
+    YIELD_S,
     BanditOp,
     KnowledgeBatch,
     KnowledgeView,
@@ -337,6 +338,7 @@ class RedisState:
                 send = self._background.get(timeout=1.0)
             except queue.Empty:
                 continue
+            time.sleep(YIELD_S)
             try:
                 if self._up:
                     send()

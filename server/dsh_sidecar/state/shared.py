@@ -48,6 +48,10 @@ MIN_BUCKET_WIDTH: Final = 16
 #: Bucket width used for γ = 1 (never discounted): every update lands in bucket 0.
 STATIONARY_WIDTH: Final = 2**52
 
+#: Pause of a background writer before it works, seconds: the reply whose call queued the
+#: write is serialised and written first instead of competing with it for the interpreter lock.
+YIELD_S: Final = 0.002
+
 #: The arms' evidence of one row, ``{arm: [a, b]}`` above the prior (see ``bandit/policy.py``).
 RowEvidence = dict[str, list[float]]
 
