@@ -29,7 +29,7 @@ from dsh_sidecar.state.local import LocalState
 from dsh_sidecar.state.redis_store import RedisState
 from dsh_sidecar.state.shared import BUCKETS, BanditOp, KnowledgeBatch, KnowledgeRow, bucket_width
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.workspace.identity import normalise_remote, remote_url, repository_identity
+from dsh_sidecar.workspace.identity import repository_identity
 
 URL = "redis://:hunter2@127.0.0.1:6399/0"
 
@@ -398,20 +398,24 @@ def test_knowledge_and_dismissals_are_shared_by_repository_identity(server, tmp_
 # --------------------------------------------------------------------------- repository identity
 
 
+def _checkout(folder: Path, config: str) -> Path:
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "config").write_text(config)
+    return folder
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("git@github.com:Owner/Repo.git", "github.com/Owner/Repo"),
-        ("https://user:token@GitHub.com/Owner/Repo/", "github.com/Owner/Repo"),
-        ("ssh://git@gitlab.example.org:2222/group/sub/proj.git", "gitlab.example.org/group/sub/proj"),
-        ("https://git.example.org:8443/x/y", "git.example.org:8443/x/y"),
-        ("/srv/git/repo.git", None),
-        ("https://host/", None),
-        ("https://h/x\n[core]", None),
+        ("git@github.com:owner/repo.git", "remote:github.com/owner/repo"),
+        ("https://user:token@GitHub.com/owner/repo/", "remote:github.com/owner/repo"),
+        ("ssh://git@gitlab.example.org:2222/group/sub/proj.git", "remote:gitlab.example.org/group/sub/proj"),
     ],
 )
-def test_normalise_remote(url: str, expected: str | None) -> None:
-    assert normalise_remote(url) == expected
+def test_remote_identity(tmp_path: Path, url: str, expected: str) -> None:
+    repo = _checkout(tmp_path / "r", f'[remote "origin"]\n\turl = {url}\n')
+    assert repository_identity(repo) == expected
+    assert "token" not in repository_identity(repo)
 
 
 def test_repository_identity(tmp_path: Path) -> None:
@@ -424,7 +428,6 @@ def test_repository_identity(tmp_path: Path) -> None:
         '[remote "origin"]\n\turl = git@example.org:me/app.git\n[branch "main"]\n\turl = nope\n'
     )
     assert repository_identity(repo) == "remote:example.org/me/app"
-    assert remote_url('[remote "fork"]\n url = https://h/a/b\n') == "https://h/a/b"
     moved = tmp_path / "moved"
     repo.rename(moved)
     assert repository_identity(moved) == "remote:example.org/me/app"  # a move keeps the identity
@@ -488,7 +491,7 @@ def test_what_a_hostile_store_returns_is_checked(server) -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
-def test_repository_identity_is_the_root_commit(tmp_path: Path) -> None:
+def test_repository_identity_is_the_root_commit_without_a_remote(tmp_path: Path) -> None:
     env = {
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -497,16 +500,19 @@ def test_repository_identity_is_the_root_commit(tmp_path: Path) -> None:
     }
     repo = tmp_path / "repo"
     repo.mkdir()
-    run = lambda *a: subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True)  # noqa: E731
-    run("init", "-q")
-    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "root")
-    root = run("rev-parse", "HEAD").stdout.decode().strip()
-    run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "next")
-    run("remote", "add", "origin", "https://example.org/x/y.git")
-    assert repository_identity(repo) == f"commit:{root}"
+
+    def git(*args: str, cwd: Path = repo) -> str:
+        done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+        return done.stdout.decode().strip()
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "root")
+    root = git("rev-parse", "HEAD")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "next")
+    assert repository_identity(repo) == f"root:{root}"
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], env=env, check=True, capture_output=True)
-    assert repository_identity(clone) == f"commit:{root}"  # a re-clone keeps the identity
+    git("clone", "-q", str(repo), str(clone), cwd=tmp_path)  # its origin is a local path: not an identity
+    assert repository_identity(clone) == f"root:{root}"  # a re-clone keeps the identity
     (tmp_path / "empty").mkdir()
-    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], env=env, check=True, capture_output=True)
+    git("init", "-q", cwd=tmp_path / "empty")
     assert repository_identity(tmp_path / "empty").startswith("path:")  # no commit, no remote

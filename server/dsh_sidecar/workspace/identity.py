@@ -1,21 +1,22 @@
 """The identity of a repository: what learned state is keyed by, so a moved or re-cloned
 checkout keeps its knowledge and two clones of one project on two machines share it.
 
-:func:`repository_identity` is, first match wins:
+:func:`repository_identity` is, first match wins (the order and spellings the suggester's
+issue 12 uses for the knowledge file, so both keys agree):
 
-1. ``commit:<sha>``: the root commit of ``HEAD`` (the oldest, where history has several),
+1. ``remote:<host>/<path>``: the URL of the ``origin`` remote (else ``upstream``, else the
+   first remote) in ``<root>/.git/config``, read as data, normalised and lower-cased: no scheme,
+   user, password or port, no trailing ``.git`` or ``/`` (``git@github.com:Owner/Repo.git`` and
+   ``https://user:token@GitHub.com/Owner/Repo`` are both ``remote:github.com/owner/repo``);
+   a local remote (a path) names a folder, not a project, and is skipped;
+2. ``root:<sha>``: the root commit of ``HEAD`` (the smallest, where history has several),
    asked of git through the hardened runner (:mod:`.gitcmd`: nothing the repository configures
    runs), at most :data:`GIT_TIMEOUT_S`; only for a ``.git`` *folder* inside the root;
-2. ``remote:<host>/<path>``: the URL of the ``origin`` remote (else the first remote) in
-   ``<root>/.git/config``, normalised: no scheme, user or password, host lower-cased, no
-   trailing ``.git`` or ``/`` (``git@github.com:Owner/Repo.git`` and
-   ``https://user:token@GitHub.com/Owner/Repo`` are both ``remote:github.com/Owner/Repo``) —
-   for a checkout git cannot read (no commit yet, a shallow or foreign one, no git installed);
-3. ``path:<resolved root>`` otherwise (no ``.git`` folder, no remote, a ``.git`` *file*
-   pointing elsewhere as worktrees and submodules have, anything unreadable).
+3. ``path:<resolved root>`` otherwise (no ``.git`` folder, a ``.git`` *file* pointing
+   elsewhere as worktrees and submodules have, anything unreadable).
 
-The workspace is untrusted: ``.git/config`` is read as data, at most :data:`MAX_CONFIG_BYTES`,
-only when it is a regular file inside the root (a symlink out is ignored); nothing here raises.
+The workspace is untrusted: ``.git/config`` is read at most :data:`MAX_CONFIG_BYTES`, only
+when it is a regular file inside the root (a symlink out is ignored); nothing here raises.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def normalise_remote(url: str) -> str | None:
     path = path.rstrip("/")
     if not host or not path:
         return None
-    return f"{host}/{path}"[:MAX_IDENTITY_CHARS]
+    return f"{host}/{path}".lower()[:MAX_IDENTITY_CHARS]
 
 
 def _read_config(root: Path) -> str | None:
@@ -91,7 +92,7 @@ def _read_config(root: Path) -> str | None:
 
 
 def remote_url(config_text: str) -> str | None:
-    """The ``origin`` remote's URL in a git config text, else the first remote's."""
+    """The ``origin`` remote's URL in a git config text, else ``upstream``'s, else the first remote's."""
     remotes: list[tuple[str, str]] = []
     current: str | None = None
     for line in config_text.splitlines():
@@ -106,9 +107,10 @@ def remote_url(config_text: str) -> str | None:
             u = _URL.match(line)
             if u and all(name != current for name, _ in remotes):
                 remotes.append((current, u.group(1)))
-    for name, url in remotes:
-        if name == "origin":
-            return url
+    for preferred in ("origin", "upstream"):
+        for name, url in remotes:
+            if name == preferred:
+                return url
     return remotes[0][1] if remotes else None
 
 
@@ -126,19 +128,19 @@ def root_commit(root: Path) -> str | None:
 
 
 def repository_identity(root: Path) -> str:
-    """``commit:<sha>``, ``remote:<host>/<path>`` or ``path:<resolved root>`` (module
+    """``remote:<host>/<path>``, ``root:<sha>`` or ``path:<resolved root>`` (module
     docstring). Never raises."""
-    sha = root_commit(root)
-    if sha is not None:
-        return f"commit:{sha}"
     text = _read_config(root)
     if text is not None:
         url = remote_url(text)
         remote = normalise_remote(url) if url else None
         if remote:
             return f"remote:{remote}"
+    sha = root_commit(root)
+    if sha is not None:
+        return f"root:{sha}"
     try:
         resolved = root.resolve()
     except (OSError, RuntimeError):
         resolved = root.absolute()
-    return f"path:{resolved}"[:MAX_IDENTITY_CHARS]
+    return f"path:{resolved.as_posix()}"[:MAX_IDENTITY_CHARS]
