@@ -516,3 +516,14 @@ def test_repository_identity_is_the_root_commit_without_a_remote(tmp_path: Path)
     (tmp_path / "empty").mkdir()
     git("init", "-q", cwd=tmp_path / "empty")
     assert repository_identity(tmp_path / "empty").startswith("path:")  # no commit, no remote
+
+
+def test_exit_while_away_says_what_was_not_sent(server, caplog) -> None:
+    st = redis_state(server, retryMs=60_000)
+    server.connected = False
+    st.bandit_apply(op(1, "quick", 1.0))
+    st.bandit_apply(op(2, "quick", 1.0))
+    caplog.set_level(logging.WARNING, logger="dsh_sidecar.state.redis_store")
+    st.close()
+    assert st.status()["droppedWrites"] == 2
+    assert any("2 queued writes not sent" in r.getMessage() for r in caplog.records)

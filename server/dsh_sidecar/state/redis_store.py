@@ -585,10 +585,14 @@ class RedisState:
                 thread.join(self.timeout_s * 4 + 0.1)
         with self._lock:
             pending, self._pending = list(self._pending), deque()
-        for send in pending:  # one last try, bounded by timeoutMs each (a down store fails fast)
+        for i, send in enumerate(pending):  # one last try, bounded by timeoutMs each (a down store fails fast)
             try:
                 send()
             except STORE_ERRORS:
+                self.dropped += len(pending) - i
+                log.warning(
+                    "state store %s still unavailable at exit: %d queued writes not sent", self.url, len(pending) - i
+                )
                 break
         try:
             self.client.close()
