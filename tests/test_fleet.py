@@ -9,7 +9,7 @@ killed (``SIGKILL``) and restarted mid-run, and then:
 * no API key reaches the store or the logs.
 
 Size: ``DSH_FLEET_PROCESSES`` (8) × ``DSH_FLEET_CALLS`` searches and as many postExecute calls
-per process. The issue's 8 × 500 takes about 85 s on this 2-core machine (every call crosses two
+per process. The issue's 8 × 500 takes 50–85 s on this 2-core machine (every call crosses two
 processes and the store, whose ``appendfsync always`` costs a disk flush per write); CI runs
 8 × 60 (about 25 s), ``DSH_FLEET_CALLS=500 pytest -s tests/test_fleet.py`` the full size. Besides
 the kill, a flush slower than ``timeoutMs`` (50 ms) on a loaded machine is an outage too: it is
