@@ -21,6 +21,7 @@ from dsh_sidecar.bandit.policy import ARMS, GLOBAL, ContextualPolicy, apply_adju
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.cache import CachedAnswer, ResultCache
 from dsh_sidecar.router.health import ProviderHealth
 from dsh_sidecar.state import keys, redis_store
@@ -357,16 +358,19 @@ def test_bandit_posteriors_are_shared(server) -> None:
         policies.append(policy)
     for i in range(10):
         s = i % 2
-        stores[s].apply(policies[s], policies[s].update_op("factoid", "quick", 1.0))
-    stores[0].apply(policies[0], policies[0].update_op("factoid", "thorough", 0.0))
+        stores[s].apply(policies[s], policies[s].update_op("factoid", "quick", 1.0), counts_for="quick")
+    stores[0].apply(policies[0], policies[0].update_op("factoid", "thorough", 0.0), counts_for="thorough")
     ref: dict = {}
     for _ in range(10):
         apply_update(ref, "factoid", "quick", 1.0, 0.99)
     apply_update(ref, "factoid", "thorough", 0.0, 0.99)
     assert policies[0].evidence["factoid"]["quick"] == pytest.approx(ref["factoid"]["quick"])
     assert policies[0].evidence["factoid"]["thorough"] == pytest.approx(ref["factoid"]["thorough"])
-    assert stores[0].updates + stores[1].updates == 11
+    assert stores[0].fleet_updates + stores[1].fleet_updates == 11
+    assert stores[0].updates == {"quick": 10, "thorough": 1}  # the fleet's counts, for dsh/status
     assert stores[0].describe()["shared"] == "redis://127.0.0.1:6399/0"
+    for store in stores:
+        store.close()
 
 
 def test_knowledge_and_dismissals_are_shared_by_repository_identity(server, tmp_path: Path) -> None:
@@ -448,6 +452,7 @@ async def test_the_router_spaces_a_rate_limited_provider_fleet_wide(server) -> N
 
     from dsh_sidecar.router import Router, parse_router_config
     from dsh_sidecar.router.providers import PROVIDERS
+    from dsh_sidecar.router.providers.base import RateLimit
     from dsh_sidecar.sidecar import share_router
 
     cfg = parse_router_config(
@@ -458,21 +463,20 @@ async def test_the_router_spaces_a_rate_limited_provider_fleet_wide(server) -> N
         router = Router.from_config(cfg, {})
         limited = types.ModuleType("searxng_limited")
         limited.__dict__.update(vars(PROVIDERS["searxng"]))
-        limited.RATE_LIMIT = (1, 60.0)  # a documented limit: one request a minute per key
+        limited.RATE_LIMIT = RateLimit(1, 60.0, "test", "a documented limit: one request a minute per key")
         router.modules = {"searxng": limited}
         share_router(router, redis_state(server))
         routers.append(router)
-    assert routers[0].health.rate_limits == {"searxng": (1, 60.0)}
     assert routers[0].health.identities["searxng"].startswith("searxng:")
-    attempts = []
+    assert routers[0].health.rate_limits["searxng"]() == (1, 60.0)
+    outcomes = []
     for router in routers:
-        try:
+        with pytest.raises(AllProvidersFailed) as failed:  # nothing listens on port 9
             await router.search("q", 5)
-        except Exception as exc:  # nothing listens on port 9: every search fails
-            attempts.append(exc.attempts[0].outcome)  # type: ignore[attr-defined]
+        outcomes.append(failed.value.attempts[0].outcome)
         await router.aclose()
-    assert not attempts[0].startswith("skipped")  # the first request was sent
-    assert attempts[1].startswith("skipped: rate_limited window full, next slot in ")
+    assert not outcomes[0].startswith("skipped")  # the first request was sent
+    assert outcomes[1].startswith("skipped: rate_limited window full, next slot in ")
 
 
 def test_what_a_hostile_store_returns_is_checked(server) -> None:

@@ -49,16 +49,17 @@ LogSink = Callable[[str], None]
 def share_router(router: Router, shared: SharedState | None) -> None:
     """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
     Providers are identified by id, endpoint and a digest of their key
-    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's ``RATE_LIMIT =
-    (requests, window seconds)`` (a documented limit) is enforced fleet-wide."""
+    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
+    ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
+    has in force (a paid plan's headers raise it)."""
     if shared is None:
         return
     identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
-    limits: dict[str, tuple[int, float]] = {}
+    limits: dict[str, Callable[[], tuple[int, float]]] = {}
     for spec in router.chain:
         limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
-        if isinstance(limit, tuple) and len(limit) == 2:
-            limits[spec.id] = (int(limit[0]), float(limit[1]))
+        if limit is not None:  # one request per the spacing in force (router/pacing.py), fleet-wide
+            limits[spec.id] = lambda pid=spec.id, lim=limit: (1, router.pacer.interval(pid, lim))
     router.health.share(shared, identities, limits)
     if router.cache is not None:
         router.cache.share(shared)
@@ -69,7 +70,8 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command).
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
+    CLI shows it with ``--verbose`` through ``log_sink``).
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class Sidecar:
         env: Mapping[str, str],
         log_sink: LogSink | None = None,
         force_suggester: bool = False,
+        echo_stderr: bool = True,
     ) -> None:
         self.config = config
         self.workspace = workspace
@@ -87,6 +90,7 @@ class Sidecar:
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
+        self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
@@ -135,8 +139,9 @@ class Sidecar:
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if self.echo_stderr:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
         self.log_sink(line)
 
     # ------------------------------------------------------------------ methods
@@ -205,7 +210,7 @@ class Sidecar:
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
         try:
-            self.bandit.store.flush()
+            self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
 
@@ -228,6 +233,7 @@ class Sidecar:
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
             "state": self.config.state.model_dump(by_alias=True, exclude_unset=True),
+            "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
             raise ConfigError("settings", "must be an object")
@@ -291,7 +297,7 @@ class Sidecar:
             return {}
         return {
             **state_status(self.shared),
-            "banditUpdates": self.bandit.store.updates,
+            "banditUpdates": self.bandit.store.fleet_updates,
             "knowledgeCounted": dict(self.suggester.learning.knowledge.counted),
         }
 

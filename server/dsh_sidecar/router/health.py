@@ -21,9 +21,10 @@ an update.
 composition root through :meth:`ProviderHealth.share`) a cooldown started here is also written
 to the store under the provider's identity (id + a digest of endpoint and key), and every
 check reads the store, so a 429 seen by one sidecar skips that provider in all of them from
-their next call. ``rate_limits`` (``{provider: (requests, window seconds)}``, for providers
-with a documented limit) spaces requests per key in a sliding window shared by the fleet
-(process-local without a store); a provider whose window is full is skipped for that call.
+their next call. ``rate_limits`` (``{provider: (requests, window seconds)}`` or a function
+returning it, for providers with a documented limit) spaces requests per key in a sliding
+window shared by the fleet, on top of the process's own pacing (``pacing.py``); a provider
+whose fleet-wide window is full is skipped for that call.
 """
 
 from __future__ import annotations
@@ -76,14 +77,14 @@ class ProviderHealth:
         self._states: dict[str, _State] = {}
         self.shared: SharedState | None = None
         self.identities: dict[str, str] = {}
-        self.rate_limits: dict[str, tuple[int, float]] = {}
+        self.rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] = {}
         self._windows: SharedState | None = None
 
     def share(
         self,
         shared: SharedState | None,
         identities: dict[str, str],
-        rate_limits: dict[str, tuple[int, float]] | None = None,
+        rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] | None = None,
     ) -> None:
         """Use ``shared`` for cooldowns and rate windows (``None``: this process only), the
         providers named by ``identities`` (``{provider: shared identity}``)."""
@@ -164,6 +165,8 @@ class ProviderHealth:
             limit = self.rate_limits.get(provider)
             if limit is None or self._windows is None:
                 return None
+            if callable(limit):  # the spacing in force (a paid plan's headers may have raised it)
+                limit = limit()
             wait = self._windows.take_slot(self._identity(provider), limit[0], limit[1])
             return (
                 None if wait <= 0 else f"skipped: {RATE_LIMITED} window full, next slot in {math.ceil(wait * 1000)}ms"
