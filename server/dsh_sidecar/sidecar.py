@@ -38,7 +38,7 @@ from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
-from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph
+from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.identity import repository_identity
 
 log = logging.getLogger(__name__)
@@ -84,8 +84,13 @@ class Sidecar:
         echo_stderr: bool = True,
     ) -> None:
         self.config = config
-        self.workspace = workspace
         self.env = dict(env)
+        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (issue 13, class 7).
+        self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
+        if self.workspace_refused is not None:
+            log.warning("%s", self.workspace_refused)
+            workspace = None
+        self.workspace = workspace
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
@@ -203,8 +208,9 @@ class Sidecar:
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:
-        """LSP ``shutdown``: flush the suggester's knowledge file and the bandit's queued
-        posterior writes (never raises)."""
+        """LSP ``shutdown`` (and every other exit path: EOF, SIGTERM, ``exit`` without
+        ``shutdown``): flush the suggester's knowledge file, the bandit's queued posterior
+        writes and the buffered ledger lines (never raises; safe to call twice)."""
         try:
             self.suggester.learning.flush()
         except Exception:
@@ -213,6 +219,10 @@ class Sidecar:
             self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
+        try:
+            self.suggester.ledger.flush()
+        except Exception:
+            log.warning("search-suggester: ledger flush at shutdown failed", exc_info=True)
 
     def tools_changed(self) -> None:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
@@ -276,6 +286,7 @@ class Sidecar:
         return {
             "version": __version__,
             "workspace": str(self.workspace) if self.workspace else None,
+            **({"workspaceRefused": self.workspace_refused} if self.workspace_refused else {}),
             "router": {
                 "chain": self.router.describe(),
                 "unavailable": list(self.router.missing),

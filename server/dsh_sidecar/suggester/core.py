@@ -217,6 +217,8 @@ class Suggester:
             )
         for rel in self.index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
+        if self.index.glob_cut:
+            self._refuse("pack globs used the activation's matching bound; the remaining globs match nothing")
         self._seed_knowledge()  # issue 6
 
     def _symbol_index(self) -> SymbolIndex | None:
