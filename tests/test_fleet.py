@@ -11,7 +11,7 @@ killed (``SIGKILL``) at 20% of the calls and restarted at 70% (and at least 3 s 
 Size: ``DSH_FLEET_PROCESSES`` (8) × ``DSH_FLEET_CALLS`` searches and as many postExecute calls
 per process. The issue's 8 × 500 takes 50–85 s on this 2-core machine (every call crosses two
 processes and the store, whose ``appendfsync always`` costs a disk flush per write); CI runs
-8 × 60 (about 25 s), ``DSH_FLEET_CALLS=500 pytest -s tests/test_fleet.py`` the full size. Besides
+8 × 60 (15–25 s), ``DSH_FLEET_CALLS=500 pytest -s tests/test_fleet.py`` the full size. Besides
 the kill, a flush slower than ``timeoutMs`` (50 ms) on a loaded machine is an outage too: it is
 served locally and re-synced like the kill, and counted in ``outages``. Needs Debian's
 ``redis-server`` (``.ci/run`` installs it); skipped without it.
@@ -20,6 +20,7 @@ served locally and re-synced like the kill, and counted in ``outages``. Needs De
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections import Counter
@@ -129,11 +130,10 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
         tavily_seen = providers.counts["tavily"]
         for k, sc in enumerate(sidecars[1:], 1):
             reply = sc.call("dsh/search", {"query": f"a 429 for sidecar {k} too", "strategy": "quick"})
-            assert reply["attempts"][0] == {
-                "provider": "tavily",
-                "outcome": "skipped: rate_limited cooldown 60s left",
-                "ms": 0,
-            }
+            first_attempt = reply["attempts"][0]
+            m = re.fullmatch(r"skipped: rate_limited cooldown (\d+)s left", first_attempt["outcome"])
+            assert first_attempt["provider"] == "tavily" and first_attempt["ms"] == 0 and m, reply["attempts"]
+            assert 50 <= int(m.group(1)) <= 60  # the 60 s Retry-After, less the seconds since
             assert reply["attempts"][1]["provider"] == "searxng" and reply["attempts"][1]["outcome"] == "ok"
         assert providers.counts["tavily"] == tavily_seen  # no other sidecar sent Tavily a request
 
