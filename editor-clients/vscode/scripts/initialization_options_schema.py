@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent.parent / "package.json"
-KEEP = ("type", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "minLength", "maxLength")
+KEEP = (
+    "type",
+    "default",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "enum",
+    "minLength",
+    "maxLength",
+)
 
 
 def _field(schema: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +60,17 @@ def build() -> dict[str, Any]:
     """The whole ``dsh.initializationOptions`` schema."""
     from dsh_sidecar.bandit import BanditConfig
     from dsh_sidecar.config import LOG_MESSAGES
+    from dsh_sidecar.state.config import StateConfig
     from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
     from dsh_sidecar.suggester import SuggesterConfig
 
     router = _block(RouterConfig, "The search router: which providers, in which order, with which limits.")
     ids = list(CANONICAL_ORDER)
-    router["properties"]["provider"] = {"type": "string", "enum": ids, "description": "Single-provider mode (not with order)."}
+    router["properties"]["provider"] = {
+        "type": "string",
+        "enum": ids,
+        "description": "Single-provider mode (not with order).",
+    }
     router["properties"]["order"] = {
         "type": "array",
         "items": {"type": "string", "enum": ids},
@@ -75,17 +90,23 @@ def build() -> dict[str, Any]:
     }
     cache = _block(CacheSettings, "Result cache.")
     cache["properties"].pop("enabled", None)
-    router["properties"]["cache"] = {"description": "false, true or {ttlSeconds, maxEntries}.", "anyOf": [{"type": "boolean"}, cache]}
+    router["properties"]["cache"] = {
+        "description": "false, true or {ttlSeconds, maxEntries}.",
+        "anyOf": [{"type": "boolean"}, cache],
+    }
     return {
         "type": "object",
         "default": {},
         "additionalProperties": False,
         "markdownDescription": "Sidecar configuration sent as `initializationOptions` and, when it changes, as "
-        "`workspace/didChangeConfiguration`: `{router, bandit, suggester}` (see the sidecar README, \"Configuration\").",
+        '`workspace/didChangeConfiguration`: `{router, bandit, suggester}` (see the sidecar README, "Configuration").',
         "properties": {
             "router": router,
             "bandit": _block(BanditConfig, "The strategy bandit (quick vs thorough)."),
             "suggester": _block(SuggesterConfig, "The search suggester (where things live in this repository)."),
+            "state": _block(
+                StateConfig, "Where durable and shared state lives: files (default) or a Redis/Valkey URL."
+            ),
             "logMessages": {
                 "type": "string",
                 "enum": list(LOG_MESSAGES),
