@@ -290,7 +290,7 @@ class StrategyBandit:
         duration_ms: int,
         decision_us: float,
         result_count: int,
-        posterior: tuple[float, ...],
+        posterior: tuple[float, float, float, float],
     ) -> None:
         self.decisions.append(
             {

@@ -77,7 +77,7 @@ INSTRUCTIONS = (
     "post_tool_use and session_start are for hooks only; never call them."
 )
 
-_HOOK_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+_HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class Holder:
@@ -109,7 +109,7 @@ def build_server(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
     )
 
-    def holder(ctx: Context) -> Holder:
+    def holder(ctx: Context[Holder, Any]) -> Holder:
         return ctx.request_context.lifespan_context
 
     @server.tool(
@@ -118,11 +118,11 @@ def build_server(
             "provider attempt. strategy: auto (learned), quick (one query, up to 5 results) or "
             "thorough (three query variants merged, up to 10 results)."
         ),
-        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
     )
     async def web_search(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
-        ctx: Context,
+        ctx: Context[Holder, Any],
         strategy: Annotated[Literal["auto", "quick", "thorough"], Field(description="search strategy")] = "auto",
         max_results: Annotated[int | None, Field(ge=1, le=MAX_RESULTS_LIMIT, description="cap on sources")] = None,
     ) -> SearchResult:
@@ -153,10 +153,10 @@ def build_server(
             "version', 'test config') or a tool call (tool_name + tool_input). Returns the intent, "
             "and target files with the reason each is a target; intent null when nothing applies."
         ),
-        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     def where_is(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         query: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description="free-text query")] = None,
         tool_name: Annotated[
             str | None, Field(max_length=200, description="a tool name: Grep, Glob, Read, Bash")
@@ -178,7 +178,7 @@ def build_server(
         annotations=_HOOK_ONLY,
     )
     def post_tool_use(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         # Untyped on purpose: the SDK would answer a field of the wrong shape with a tool error,
         # which Claude Code reports as a failed hook; post_execute_params checks each field and
         # a malformed call answers {}.
@@ -204,7 +204,7 @@ def build_server(
         annotations=_HOOK_ONLY,
     )
     def session_start(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         # untyped for the same reason as post_tool_use: a malformed hook call answers {}
         session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
         hook_event_name: Annotated[Any, Field(description="SessionStart or UserPromptSubmit")] = None,
@@ -224,10 +224,10 @@ def build_server(
             "Dismiss a search-suggester note family (the intent a note named, e.g. Version) or "
             "one path of it, for a day. Returns the record line and when it expires."
         ),
-        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def suggestion_dismiss(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
     ) -> DismissResult:

@@ -332,5 +332,7 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     if defaults.key_env:
         var = settings.api_key_env or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
-    var = settings.base_url_env or defaults.base_url_env
-    return f"not configured (no base URL: set {var} or providers.{pid}.baseUrl)"
+    url_var = settings.base_url_env or defaults.base_url_env
+    if url_var:
+        return f"not configured (no base URL: set {url_var} or providers.{pid}.baseUrl)"
+    return f"not configured (no base URL: set providers.{pid}.baseUrl)"
