@@ -28,7 +28,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from dsh_sidecar.config import merge_options, parse_config
-from dsh_sidecar.errors import ConfigError, format_loc
+from dsh_sidecar.errors import ConfigError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router import AllProvidersFailed
@@ -53,12 +53,8 @@ def validate(model: type[M], params: Any) -> M:
     try:
         return model.model_validate(params, by_alias=True, by_name=False)
     except ValidationError as exc:
-        errors = exc.errors(include_input=False, include_url=False, include_context=False)
-        first = errors[0]
-        field = format_loc("", first.get("loc", ())) or "params"
-        msg = "unknown field" if first.get("type") == "extra_forbidden" else first.get("msg", "invalid")
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise invalid_params(f"{field}: {msg}{more}") from None
+        problem = first_problem(exc, unknown="unknown field")
+        raise invalid_params(f"{problem.key or 'params'}: {problem.message()}") from None
 
 
 def require(server: SidecarServer) -> Sidecar:

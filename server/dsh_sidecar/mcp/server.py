@@ -44,7 +44,7 @@ from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
 from dsh_sidecar.config import SidecarConfig, load_config_file
-from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.errors import ConfigError, first_problem
 from dsh_sidecar.mcp.hooks import (
     HookInputError,
     TurnCounter,
@@ -193,8 +193,11 @@ def build_server(
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
             return post_tool_use_output(h.sidecar.post_execute(params))
-        except (HookInputError, ValidationError) as exc:
-            log.info("post_tool_use: ignored a malformed hook call: %s", str(exc).splitlines()[0][:200])
+        except HookInputError as exc:
+            log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
+        except ValidationError as exc:
+            problem = first_problem(exc, unknown="unknown field")
+            log.info("post_tool_use: ignored a malformed hook call: %s: %s", problem.key, problem.message())
         except Exception:
             log.warning("post_tool_use: internal error; the tool call passes through", exc_info=True)
         return {}
