@@ -1,5 +1,6 @@
-"""Errors shared by the cores: a config error that names its key, and the one reading of a
-pydantic validation error (:func:`first_problem`)."""
+"""Errors shared by the cores: a config error that names its key, the one reading of a
+pydantic validation error (:func:`first_problem`), and the request error the front ends answer
+as JSON-RPC errors (:class:`RequestError`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_protocol import ErrorCode
 from pydantic import ValidationError
 
 
@@ -72,3 +74,14 @@ def config_error_from_pydantic(prefix: str, exc: ValidationError) -> ConfigError
     (``router.timeoutMs: Input should be a valid integer (and 1 more error)``); values dropped."""
     problem = first_problem(exc, prefix)
     return ConfigError(problem.key, problem.message("error"))
+
+
+class RequestError(Exception):
+    """A request the client got wrong, raised by the sidecar and its cores and answered by the
+    front ends (``lsp/handlers.py``, ``mcp/``) as a JSON-RPC error with ``code`` (by default
+    -32602 "Invalid params") and ``message``, which names the field and never echoes a value."""
+
+    def __init__(self, message: str, code: int = ErrorCode.INVALID_PARAMS) -> None:
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message

@@ -277,7 +277,7 @@ class StrategyBandit:
     def feedback(self, search_id: str, used_urls: list[str]) -> float:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
         (:mod:`.feedback`) and return it, in [0, 1]. Raises :class:`~.feedback.UnknownSearch`
-        (a ``ValueError`` naming ``searchId``) for an unknown or expired search."""
+        (a :class:`~dsh_sidecar.errors.RequestError` naming ``searchId``) for an unknown or expired search."""
         item = self.pending.get(search_id)
         used = any(normalise_url(u) in item.urls for u in used_urls)
         reward = usage_reward(used, item.heuristic, self.config.feedback_weight)

@@ -399,7 +399,7 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
-        result = sidecar.status()
+        result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())
     if out.json:

@@ -44,7 +44,7 @@ from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
 from dsh_sidecar.config import SidecarConfig, load_config_file
-from dsh_sidecar.errors import ConfigError, first_problem
+from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
     HookInputError,
     TurnCounter,
@@ -236,8 +236,8 @@ def build_server(
     ) -> DismissResult:
         try:
             return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path))
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        except RequestError as exc:
+            raise ToolError(exc.message) from None
 
     return server
 
