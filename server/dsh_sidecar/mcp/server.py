@@ -43,6 +43,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
+from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX  # the bandit seed's arm caps
 from dsh_sidecar.config import SidecarConfig, load_config_file
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
@@ -115,8 +116,8 @@ def build_server(
     @server.tool(
         description=(
             "Search the web. Returns sources (url, title, snippet), the strategy used and each "
-            "provider attempt. strategy: auto (learned), quick (one query, up to 5 results) or "
-            "thorough (three query variants merged, up to 10 results)."
+            "provider attempt. strategy: auto (learned), quick (one query, up to "
+            f"{QUICK_MAX} results) or thorough (three query variants merged, up to {THOROUGH_MAX} results)."
         ),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
     )
