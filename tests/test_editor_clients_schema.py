@@ -29,7 +29,9 @@ def test_schema_is_generated_from_the_current_config_models():
 
 def test_schema_names_every_config_key_and_refuses_others():
     assert SCHEMA["additionalProperties"] is False
-    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester", "logMessages"}
+    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester", "state", "logMessages"}
+    state = SCHEMA["properties"]["state"]
+    assert set(state["properties"]) == {"backend", "timeoutMs", "retryMs"} and state["additionalProperties"] is False
     assert SCHEMA["properties"]["logMessages"]["enum"] == ["all", "decisions", "none"]
     bandit = SCHEMA["properties"]["bandit"]
     assert set(bandit["properties"]) == {f.alias or n for n, f in BanditConfig.model_fields.items()}

@@ -240,7 +240,12 @@ class RouterStatus(WireModel):
 
 
 class StateStatus(WireModel):
-    """Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``)."""
+    """Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``). With a shared store
+    (``state.backend`` a Redis/Valkey URL) the store's own status follows (``backend`` without
+    its password, ``shared``, ``available``, …) and what this process wrote to it
+    (``banditUpdates``, ``knowledgeCounted``): those keys are the state core's, passed through."""
+
+    model_config = ConfigDict(extra="allow")
 
     dsh_home: str
 

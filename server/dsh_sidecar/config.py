@@ -1,4 +1,4 @@
-"""The sidecar's one validated config: ``{router, bandit, suggester}``.
+"""The sidecar's one validated config: ``{router, bandit, suggester, state}``.
 
 It arrives as ``initializationOptions`` (or a ``--config`` file for the CLI); each block is
 validated by its core's own model, and a bad value raises a
@@ -20,10 +20,11 @@ from dsh_sidecar.bandit import BanditConfig, parse_bandit_config
 from dsh_sidecar.configmodel import ConfigModel, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import RouterConfig, parse_router_config
+from dsh_sidecar.state.config import StateConfig, parse_state_config
 from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
-BLOCKS: Final = ("router", "bandit", "suggester")
+BLOCKS: Final = ("router", "bandit", "suggester", "state")
 #: The values of ``logMessages`` (see :attr:`SidecarConfig.log_messages`).
 LogMessages = Literal["all", "decisions", "none"]
 LOG_MESSAGES: Final = get_args(LogMessages)
@@ -42,12 +43,14 @@ class SidecarConfig(ConfigModel):
     """The strategy bandit: quick or thorough per search, learned by Thompson sampling."""
     suggester: SuggesterConfig = Field(default_factory=lambda: parse_suggester_config(None))
     """The search suggester: notes telling the agent where a thing lives in the repository."""
+    state: StateConfig = Field(default_factory=lambda: parse_state_config(None))
+    """Where durable and shared state lives: files under $DSH_HOME (default) or a Redis/Valkey store."""
     log_messages: LogMessages = "all"
     """Which log lines are also sent to the client as window/logMessage: all (the ledger lines and the [bandit-search] lines, DESIGN.md), decisions (the [bandit-search] lines only) or none (stderr and the ledger file only)."""
 
 
 def parse_config(raw: Any) -> SidecarConfig:
-    """Validate ``{router?, bandit?, suggester?}`` (``None`` = defaults).
+    """Validate ``{router?, bandit?, suggester?, state?}`` (``None`` = defaults).
 
     Raises :class:`ConfigError` naming the first bad key (an unknown top-level key included).
     """
@@ -64,6 +67,7 @@ def parse_config(raw: Any) -> SidecarConfig:
             "router": parse_router_config(raw.get("router")),
             "bandit": parse_bandit_config(raw.get("bandit")),
             "suggester": parse_suggester_config(raw.get("suggester")),
+            "state": parse_state_config(raw.get("state")),
         }
     )
 

@@ -38,14 +38,41 @@ from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.state.fleet import open_state, state_status
+from dsh_sidecar.state.keys import provider_identity
+from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
+from dsh_sidecar.workspace.identity import repository_identity
 
 log = logging.getLogger(__name__)
 
 LogSink = Callable[[str], None]
+
+
+def share_router(router: Router, shared: SharedState | None) -> None:
+    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
+    Providers are identified by id, endpoint and a digest of their key
+    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
+    ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
+    has in force (a paid plan's headers raise it)."""
+    if shared is None:
+        return
+    identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
+
+    def spacing(pid: str, limit: Any) -> Callable[[], tuple[int, float]]:
+        return lambda: (1, router.pacer.interval(pid, limit))
+
+    limits: dict[str, Callable[[], tuple[int, float]]] = {}
+    for spec in router.chain:
+        limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
+        if limit is not None:  # one request per the spacing in force (router/pacing.py), fleet-wide
+            limits[spec.id] = spacing(spec.id, limit)
+    router.health.share(shared, identities, limits)
+    if router.cache is not None:
+        router.cache.share(shared)
 
 
 class Sidecar:
@@ -77,10 +104,14 @@ class Sidecar:
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
+        share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
+        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
+            self.bandit.store.share(self.shared, self.bandit.policy)
         # the workspace graph (symbol index) is built in the background once the suggester runs
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
@@ -98,7 +129,11 @@ class Sidecar:
         return self.graph.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
-        return Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+        suggester = Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+        if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
+            workspace = self.workspace
+            suggester.learning.knowledge.share(self.shared, lambda: repository_identity(workspace))
+        return suggester
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
@@ -223,6 +258,7 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "state": self.config.state.model_dump(by_alias=True, exclude_unset=True),
             "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
@@ -230,9 +266,12 @@ class Sidecar:
         for key, block in raw.items():
             merged[key] = block
         new = parse_config(merged)
+        if new.state != self.config.state:
+            raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:
             old = self.router
             self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            share_router(self.router, self.shared)
             self.redactor = self.router.redactor
             self.bandit.router = self.router
         self.bandit.config = new.bandit
@@ -275,10 +314,24 @@ class Sidecar:
             ),
             bandit=self.bandit.status(),
             suggester={**self.suggester.status(), "graph": self._graph_status()},
-            state=StateStatus(dsh_home=str(self.home)),
+            state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
 
+    def _fleet_status(self) -> dict[str, Any]:
+        """The shared store (none with the file backend: the status is as before) and what this
+        process wrote to it (issue 18: the fleet test counts them)."""
+        if self.shared is None:
+            return {}
+        return {
+            **state_status(self.shared),
+            "banditUpdates": self.bandit.store.fleet_updates,
+            "knowledgeCounted": dict(self.suggester.learning.knowledge.counted),
+        }
+
     async def aclose(self) -> None:
-        """Release the HTTP client and the bandit's decision log."""
+        """Release the HTTP client, the bandit's decision log and the shared state (its queued
+        writes are tried once more)."""
         self.bandit.close()
         await self.router.aclose()
+        if self.shared is not None:
+            self.shared.close()

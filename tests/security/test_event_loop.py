@@ -20,7 +20,8 @@ from dsh_sidecar.workspace.fsguard import root_refusal
 from dsh_sidecar.workspace.graph import GraphBuilder
 from filelock import FileLock
 from rawrpc import RawServer
-from secutil import threads, wait_built
+
+from security.secutil import threads, wait_built
 
 
 def _hold(lock_path: str, ready, release) -> None:

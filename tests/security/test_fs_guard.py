@@ -22,7 +22,8 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.files import walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from rawrpc import RawServer
-from secutil import finishes, threads, wait_built
+
+from security.secutil import finishes, threads, wait_built
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
 

@@ -15,7 +15,8 @@ from dsh_sidecar.state.files import StateFile
 from dsh_sidecar.suggester import ledger as ledger_mod
 from dsh_sidecar.suggester.ledger import Ledger, UnsafeStateFile, open_append
 from rawrpc import RawServer
-from secutil import finishes
+
+from security.secutil import finishes
 
 VICTIM = "precious content\n"
 

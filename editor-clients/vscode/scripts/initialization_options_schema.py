@@ -61,6 +61,7 @@ def build() -> dict[str, Any]:
     from dsh_sidecar.bandit import BanditConfig
     from dsh_sidecar.config import LOG_MESSAGES, SidecarConfig
     from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
+    from dsh_sidecar.state.config import StateConfig
     from dsh_sidecar.suggester import SuggesterConfig
 
     top = SidecarConfig.model_fields  # each field's description is its attribute docstring
@@ -93,11 +94,12 @@ def build() -> dict[str, Any]:
         "default": {},
         "additionalProperties": False,
         "markdownDescription": "Sidecar configuration sent as `initializationOptions` and, when it changes, as "
-        '`workspace/didChangeConfiguration`: `{router, bandit, suggester}` (see the sidecar README, "Configuration").',
+        '`workspace/didChangeConfiguration`: `{router, bandit, suggester, state, logMessages}` (see the sidecar README, "Configuration").',
         "properties": {
             "router": router,
             "bandit": _block(BanditConfig, top["bandit"].description),
             "suggester": _block(SuggesterConfig, top["suggester"].description),
+            "state": _block(StateConfig, top["state"].description),
             "logMessages": {
                 "type": "string",
                 "enum": list(LOG_MESSAGES),

@@ -241,7 +241,10 @@ export interface RouterStatus {
 }
 
 /**
- * Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``).
+ * Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``). With a shared store
+ * (``state.backend`` a Redis/Valkey URL) the store's own status follows (``backend`` without
+ * its password, ``shared``, ``available``, …) and what this process wrote to it
+ * (``banditUpdates``, ``knowledgeCounted``): those keys are the state core's, passed through.
  */
 export interface StateStatus {
   dshHome: string;
