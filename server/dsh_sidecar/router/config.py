@@ -24,6 +24,7 @@ from pydantic import AliasChoices, Field
 
 from dsh_sidecar.configmodel import ConfigModel, parse_block
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router.cache import DEFAULT_MAX_ENTRIES, DEFAULT_TTL_S
 from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
 from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
 
@@ -97,9 +98,9 @@ class CacheSettings(ConfigModel):
 
     enabled: bool = True
     """Serve repeated searches from the cache."""
-    ttl_seconds: int = Field(default=300, ge=1, le=MAX_CACHE_TTL_S)
+    ttl_seconds: int = Field(default=DEFAULT_TTL_S, ge=1, le=MAX_CACHE_TTL_S)
     """How long a cached answer is served, seconds."""
-    max_entries: int = Field(default=256, ge=1, le=MAX_CACHE_ENTRIES)
+    max_entries: int = Field(default=DEFAULT_MAX_ENTRIES, ge=1, le=MAX_CACHE_ENTRIES)
     """Most answers kept (least recently used dropped first)."""
 
 
