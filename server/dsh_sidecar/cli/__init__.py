@@ -14,11 +14,12 @@ or config, 141 stdout closed by the reader. See :mod:`dsh_sidecar.cli.output`.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Final, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
@@ -98,10 +99,46 @@ def _output(ctx: typer.Context, as_json: bool, quiet: bool, verbose: bool) -> Ou
 def _config(path: Path | None):
     from dsh_sidecar.config import SidecarConfig, load_config_file
 
+    if path is None:
+        return SidecarConfig()
     try:
-        return load_config_file(path) if path else SidecarConfig()
+        _check_config_path(path)
+        return load_config_file(path)
     except ConfigError as exc:
         raise config_error(exc) from None
+    except UnicodeDecodeError:
+        raise config_error(ConfigError(str(path), "not UTF-8 text")) from None
+    except RecursionError:
+        raise config_error(ConfigError(str(path), "nested too deeply")) from None
+
+
+def _check_config_path(path: Path) -> None:
+    """Refuse a ``--config`` that is not a regular file (a FIFO would block the read forever,
+    ``/dev/zero`` never ends) before it is read. Raises :class:`ConfigError` naming the file."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(str(path), "cannot read (Is a directory)")
+    if not stat.S_ISREG(mode):
+        raise ConfigError(str(path), "not a regular file")
+
+
+def _read_config(path: Path):
+    """The raw document of a ``--config`` file (:func:`dsh_sidecar.config.read_config_file`),
+    with the same guards as :func:`_config`. Raises :class:`ConfigError`."""
+    from dsh_sidecar.config import read_config_file
+
+    _check_config_path(path)
+    try:
+        return read_config_file(path)
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "not UTF-8 text") from None
+    except RecursionError:
+        raise ConfigError(str(path), "nested too deeply") from None
 
 
 def config_error(exc: ConfigError) -> CliError:
@@ -154,23 +191,28 @@ def _root(
 
 def _open_log_file(path: Path) -> None:
     """Point the process's stderr (fd 2: logging, the bandit's lines, native warnings) at
-    ``path``, appended, created 0600."""
+    ``path``, appended, created 0600. A symlink is refused, not followed (a planted link must
+    not redirect the log, nor create a file where it points); a FIFO without a reader is an
+    error, not a hang. Raises :class:`CliError` (usage, exit 2)."""
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
-        raise usage_error(f"--log-file {path}: cannot open ({exc.strerror})", flag="--log-file") from None
+        why = {errno.ELOOP: "is a symbolic link", errno.ENXIO: "a FIFO nobody reads"}.get(exc.errno or 0, exc.strerror)
+        raise usage_error(f"--log-file {path}: cannot open ({why})", flag="--log-file") from None
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     sys.stderr.flush()
     os.dup2(fd, 2)
     os.close(fd)
 
 
 def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
-    from dsh_sidecar.config import read_config_file
-
     defaults = None
     if config is not None:
         try:
-            defaults = read_config_file(config)
+            defaults = _read_config(config)
         except ConfigError as exc:
             return Output().error(config_error(exc))
     if log_file is not None:
@@ -360,7 +402,9 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
             from dsh_sidecar.cli.output import clean
 
             head, _, rest = clean(text, one_line=False).partition("\n")
-            out.print(Text(head, style="bold"), Text(rest))
+            out.print(Text(head, style="bold"))
+            if rest:
+                out.print(Text(rest))
         else:
             out.write(text)
     else:
@@ -582,14 +626,35 @@ def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
 
 
-def _closed_pipe() -> int:
-    """stdout went away (``| head``): silence the rest of the output and exit 141."""
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's final flush of what is still buffered
+    cannot fail again (and print "Exception ignored" or exit 120)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _closed_pipe() -> int:
+    """stdout went away (``| head``): silence the rest of the output and exit 141."""
+    _silence_stdout()
     return EXIT_CLOSED_PIPE
+
+
+#: errno values of a write to stdout that cannot succeed (``> /dev/full``, a full disk or quota).
+_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _unwritable(exc: OSError) -> int:
+    """stdout cannot be written: one line on stderr, no traceback, exit code 1."""
+    _silence_stdout()
+    try:
+        sys.stderr.write(f"dsh-search: cannot write the output ({exc.strerror})\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -621,4 +686,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _closed_pipe()
+    except SystemExit as exc:
+        # Rich's console (``--help``) and Click's parser turn a closed pipe into SystemExit(1)
+        # raised while handling the BrokenPipeError: still a closed pipe (``dsh-search --help | head -1``)
+        if isinstance(exc.__context__, BrokenPipeError):
+            return _closed_pipe()
+        raise
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        return _unwritable(exc)
     return code

@@ -250,8 +250,9 @@ def check_state(env: Mapping[str, str]) -> dict[str, Any]:
     total, files, cut = _size(home)
     parts = {}
     for name in ("bandit", "search-suggester", "workspace"):
-        if (home / name).is_dir():
-            parts[name] = _size(home / name)[0]
+        part = home / name
+        if part.is_dir() and not part.is_symlink():  # a symlinked part is not walked, as in the total
+            parts[name] = _size(part)[0]
     writable = os.access(home, os.W_OK)
     detail = (
         f"{home} ({source}): {human_bytes(total)}{'+' if cut else ''} in {files} files"
