@@ -186,6 +186,33 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
         os.close(fd)
 
 
+class UnsafeAppendFile(OSError):
+    """An append-only state file that is not a regular file of this user with one link."""
+
+
+def open_append(path: Path | str) -> int:
+    """Open the append-only state file ``path`` (created 0600) and return its descriptor.
+
+    ``O_NOFOLLOW`` (a planted symlink fails with ``ELOOP``, never followed) and ``O_NONBLOCK``
+    (a FIFO without a reader fails with ``ENXIO`` instead of blocking), then ``fstat`` must show
+    a regular file owned by this user with one link (a hard link to another file is refused).
+    Raises ``OSError`` (:class:`UnsafeAppendFile` for the checks); issue 13, class 10."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o600)
+    st = os.fstat(fd)
+    reason = None
+    if not stat.S_ISREG(st.st_mode):
+        reason = "not a regular file"
+    elif st.st_uid != os.geteuid():
+        reason = f"owned by uid {st.st_uid}, not {os.geteuid()}"
+    elif st.st_nlink != 1:
+        reason = f"{st.st_nlink} hard links"
+    if reason is not None:
+        os.close(fd)
+        raise UnsafeAppendFile(errno.EPERM, f"refusing {os.path.basename(path)}: {reason}")
+    return fd
+
+
 @dataclass
 class StateFile:
     """A JSON document at ``path`` guarded by ``<path>.lock``.
