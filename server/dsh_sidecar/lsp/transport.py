@@ -127,6 +127,41 @@ class FdWriter:
                 pass
 
 
+class StdoutClosed(Exception):
+    """fd 1 is closed at start: there is no channel to answer on (the server exits 1)."""
+
+
+_stdout_closed = False
+
+
+def reopen_std_fds() -> None:
+    """Make fds 0, 1 and 2 usable whatever the harness left: a closed stdin (``<&-``) becomes
+    ``/dev/null`` (read as EOF: the server ends cleanly), a closed stderr ``/dev/null`` (logs
+    are dropped instead of failing), and ``sys.stdin``/``sys.stderr``, which Python sets to
+    ``None`` for a closed descriptor, are rebuilt. Idempotent. Raises :class:`StdoutClosed` when
+    fd 1 was closed at the first call (checked before any descriptor is filled, so the one
+    opened for fd 0 is never mistaken for it; fd 1 is then ``/dev/null``, so later writes do
+    not fail)."""
+    global _stdout_closed
+    try:
+        os.fstat(1)
+    except OSError:
+        _stdout_closed = True
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115 - process-long
+    if _stdout_closed:
+        raise StdoutClosed("stdout (fd 1) is closed: there is no JSON-RPC channel to answer on")
+
+
 def protect_stdout() -> int:
     """Move the real stdout to a private descriptor and point fd 1 (and ``sys.stdout``) at
     stderr. Returns the private descriptor that carries JSON-RPC."""
