@@ -48,6 +48,8 @@ MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 MAX_HEADER_BYTES: Final = 8 * 1024
 #: Most header lines in one frame (LSP defines two: Content-Length and Content-Type).
 MAX_HEADER_LINES: Final = 32
+#: Bytes kept from the start of an oversized (discarded) body, to recover its ``id``.
+DISCARDED_HEAD_BYTES: Final = 4096
 #: Largest oversized body still drained to keep the stream in sync, bytes; a bigger
 #: ``Content-Length`` is a broken client: the server exits (:class:`FramingLost`).
 MAX_DRAIN_BYTES: Final = 256 * 1024 * 1024
@@ -183,9 +185,11 @@ class FramingLost(Exception):
 
 @attrs.define
 class BadFrame:
-    """A header block refused without a usable body: ``reason`` goes into the -32600 reply."""
+    """A header block refused without a usable body: ``reason`` goes into the -32600 reply,
+    with ``msg_id`` when it could be recovered from the start of a discarded body."""
 
     reason: str
+    msg_id: int | str | None = None
 
 
 async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, bool] | None:
@@ -250,12 +254,16 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
                 f"Content-Length {length} is over {MAX_DRAIN_BYTES} bytes: the stream cannot be re-synchronised"
             )
         remaining = length
+        head = b""
         while remaining > 0:
             chunk = await reader.read(min(remaining, 1 << 20))
             if not chunk:
                 return None
+            if len(head) < DISCARDED_HEAD_BYTES:
+                head += chunk[: DISCARDED_HEAD_BYTES - len(head)]
             remaining -= len(chunk)
-        return BadFrame(f"Content-Length {length} is over {MAX_BODY_BYTES} bytes (body discarded)")
+        # the request's id usually comes first: answer it, or the client waits forever
+        return BadFrame(f"Content-Length {length} is over {MAX_BODY_BYTES} bytes (body discarded)", recover_id(head))
     try:
         return await reader.readexactly(length)
     except asyncio.IncompleteReadError:
@@ -423,7 +431,9 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
             return
         if isinstance(frame, BadFrame):
             log.warning("refused a frame: %s", frame.reason)
-            protocol._send_data(_error_frame(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}"))
+            protocol._send_data(
+                _error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}")
+            )
             continue
         try:
             dispatch(protocol, frame)
