@@ -14,7 +14,7 @@ Classes 4, 5 and 11 belong to the router branch: until it lands they may be prin
 The attacks after the first 27 are the break-test's second round (submodule config, ``gitdir:``
 elsewhere, an include FIFO, YAML aliases, non-UTF-8 names, special state files, a planted
 ``decisions.jsonl``, a key split across fields, SIGHUP/EOF mid-frame flushes, a pipelined
-flood, a closed stdin, offline searches that must not teach the bandit).
+flood, a closed stdin, offline searches that must not teach the bandit, params over the body limit).
 """
 
 from __future__ import annotations
@@ -956,6 +956,23 @@ def a_pipelined_flood(ctx: Ctx) -> Result:
     return got == 2000 and grown < 256, f"{got}/2000 answered, peak RSS +{grown} MiB"
 
 
+def a_oversized_params(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="oversized")
+    s.initialize(ws, ON)
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 4242, "method": "dsh/postExecute", "params": {"p": "x" * (16 * 1024 * 1024 + 10)}}
+    ).encode()
+    assert s.proc.stdin is not None
+    s.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    s.proc.stdin.flush()
+    reply = s.wait_for(4242, 30)
+    status = s.request("dsh/status")
+    s.close()
+    ok = bool(reply and reply.get("error", {}).get("code") == -32600 and status)
+    return ok, "-32600 with its id, still serving" if ok else "no reply carrying the request's id"
+
+
 ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (1, "git core.fsmonitor at initialize", a_fsmonitor),
     (1, "git fsmonitor via [include], suggester off, 500 changes", a_include_fsmonitor_suggester_off),
@@ -998,6 +1015,7 @@ ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (12, "2,000 pipelined requests in one write", a_pipelined_flood),
     (12, "serve with stdin closed", a_closed_stdin),
     (12, "3 offline searches teach the bandit nothing", a_offline_no_learning),
+    (12, "params 10 bytes over the 16 MiB body limit", a_oversized_params),
 ]
 
 
