@@ -11,6 +11,10 @@ result. The last line is::
 the slowest single reply; the baseline is a sidecar on a clean workspace answering the same
 ``dsh/status`` in the same run (the machine is shared: compare the ratio, not the figure).
 Classes 4, 5 and 11 belong to the router branch: until it lands they may be printed ``FAILED``.
+The attacks after the first 27 are the break-test's second round (submodule config, ``gitdir:``
+elsewhere, an include FIFO, YAML aliases, non-UTF-8 names, special state files, a planted
+``decisions.jsonl``, a key split across fields, SIGHUP/EOF mid-frame flushes, a pipelined
+flood, a closed stdin, offline searches that must not teach the bandit, params over the body limit).
 """
 
 from __future__ import annotations
@@ -214,6 +218,11 @@ class Provider(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Encoding", "gzip, gzip")
+        elif self.path.startswith("/split/"):
+            item = {"url": "https://example.com/s", "title": f"t {KEY[:16]}", "description": f"{KEY[16:]} tail"}
+            body = json.dumps({"web": {"results": [item]}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
         elif self.path.startswith("/leak/"):
             enc = urllib.parse.quote(KEY)
             b64 = base64.b64encode(KEY.encode()).decode()
@@ -701,6 +710,269 @@ def a_kill9_temp(ctx: Ctx) -> Result:
     return not left, "temp files removed" if not left else f"left: {left}"
 
 
+# ------------------------------------------------------------------ break-test round 2 (breaktest-core)
+
+
+def _git_quiet(root: Path, *args: str) -> None:
+    git(root, "-c", "protocol.file.allow=always", "-c", "user.email=b@e", "-c", "user.name=b", *args)
+
+
+def a_submodule_filter(ctx: Ctx) -> Result:
+    sub = ctx.ws({"lib.py": "x = 1\n"})
+    (sub / ".gitattributes").write_text("*.py filter=evil\n")
+    commit_all(sub)
+    ws = ctx.ws()
+    commit_all(ws)
+    _git_quiet(ws, "submodule", "add", "-q", str(sub), "vendor")
+    _git_quiet(ws, "commit", "-qm", "sub")
+    prog, marker = evil_program(ctx)
+    with open(ws / ".git" / "modules" / "vendor" / "config", "a") as fh:
+        fh.write(f'[filter "evil"]\n\tclean = {prog}\n')
+    later = time.time() + 5
+    os.utime(ws / "vendor" / "lib.py", (later, later))
+    s = Sidecar(ctx.home(), ws, name="submodule")
+    s.initialize(ws, ON)
+    wait_graph(s)
+    s.close()
+    return not marker.exists(), "marker absent" if not marker.exists() else "the submodule's clean filter ran"
+
+
+def a_gitdir_elsewhere(ctx: Ctx) -> Result:
+    details = []
+    for target in ("/etc", "/proc/self/fd/0", "fifo"):
+        ws = ctx.ws()
+        if target == "fifo":
+            os.mkfifo(ws / ".git")
+        else:
+            (ws / ".git").write_text(f"gitdir: {target}\n")
+        s = Sidecar(ctx.home(), ws, name=f"gitdir-{target}")
+        s.initialize(ws, ON, timeout=30)
+        graph = wait_graph(s, 30)
+        s.close()
+        details.append(f"{target}: {graph.get('files')} files" if graph.get("ready") else f"{target}: no index")
+    ok = all("no index" not in d for d in details)
+    return ok, "; ".join(details)
+
+
+def a_include_fifo(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    commit_all(ws)
+    os.mkfifo(ws / "inc.fifo")
+    with open(ws / ".git" / "config", "a") as fh:
+        fh.write(f"[include]\n\tpath = {ws / 'inc.fifo'}\n")
+    s = Sidecar(ctx.home(), ws, name="include-fifo")
+    t0 = time.perf_counter()
+    reply = s.initialize(ws, ON, timeout=30)
+    graph = wait_graph(s, 40)
+    took = time.perf_counter() - t0
+    s.close()
+    ok = bool(reply and "result" in reply and graph.get("ready"))
+    return ok, f"indexed by the walk in {took:.1f} s (git timed out)" if ok else "hung"
+
+
+def a_yaml_laughs(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    (ws / ".dsh").mkdir()
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)
+    )
+    (ws / ".dsh" / "pack.yml").write_text(
+        laughs + "id: t\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n"
+        "    candidates: [" + ", ".join(["*a8"] * 9) + "]\n"
+    )
+    s = Sidecar(ctx.home(), ws, name="yaml-laughs")
+    reply = s.initialize(ws, ON, timeout=30)
+    hwm = _status_field(s.proc.pid, "VmHWM:") // 1024 if s.proc.poll() is None else -1
+    s.close()
+    ok = bool(reply and "result" in reply) and 0 < hwm < 512
+    return ok, f"pack refused, peak RSS {hwm} MiB" if ok else f"initialize {reply is not None}, peak {hwm} MiB"
+
+
+def a_bad_utf8_names(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n", ".gitignore": "*.log\n"})
+    docs = os.path.join(os.fsencode(ws), b"docs")
+    os.mkdir(docs)
+    for name in (b"good.md", b"\xff\xfe.md", b"a\x1b[31mred.md", b"b\xe2\x80\xaeevil.md"):
+        with open(os.path.join(docs, name), "w") as fh:
+            fh.write("d\n")
+    (ws / ".dsh").mkdir()
+    (ws / ".dsh" / "pack.yml").write_text(
+        "id: t\nreplace: true\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n"
+        "    candidates:\n      - {path: 'docs/*.md', reason: a doc}\n"
+    )
+    s = Sidecar(ctx.home(), ws, name="bad-utf8")
+    s.initialize(ws, ON)
+    reply = s.post("grep", {"pattern": "docs"})
+    s.close()
+    notes = (reply or {}).get("result", {}).get("additionalContexts", [])
+    text = notes[0]["text"] if notes else ""
+    ok = "docs/good.md" in text and "\x1b" not in text and "\u202e" not in text
+    return ok, "note names good.md, controls escaped" if ok else f"note: {text[:80]!r}"
+
+
+def _special_state(ctx: Ctx, rel: str, kind: str) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "dev-zero":
+        os.symlink("/dev/zero", path)
+    else:
+        os.mkfifo(path)
+    s = Sidecar(home, ws, name=f"{rel}-{kind}")
+    reply = s.initialize(ws, ON, timeout=15)
+    status = s.request("dsh/status", timeout=5) if reply else None
+    hwm = _status_field(s.proc.pid, "VmHWM:") // 1024 if s.proc.poll() is None else -1
+    s.close() if reply else s.proc.kill()
+    ok = bool(reply and status) and hwm < 512
+    return ok, f"cold start, peak RSS {hwm} MiB" if ok else f"no initialize reply, peak RSS {hwm} MiB"
+
+
+def a_posteriors_dev_zero(ctx: Ctx) -> Result:
+    return _special_state(ctx, "bandit/posteriors.json", "dev-zero")
+
+
+def a_knowledge_fifo(ctx: Ctx) -> Result:
+    return _special_state(ctx, "search-suggester/knowledge.json", "fifo")
+
+
+def a_decisions_planted(ctx: Ctx) -> Result:
+    cfg = {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": ctx.url + "/ok"}}, "cache": False}}
+    details, ok = [], True
+    for kind in ("symlink", "hardlink", "fifo"):
+        home, ws = ctx.home(), ctx.ws()
+        victim = ctx.tmp / f"victim-{kind}.txt"
+        victim.write_text("precious\n")
+        path = home / "bandit" / "decisions.jsonl"
+        path.parent.mkdir(parents=True)
+        if kind == "symlink":
+            os.symlink(victim, path)
+        elif kind == "hardlink":
+            os.link(victim, path)
+        else:
+            os.mkfifo(path)
+        s = Sidecar(home, ws, name=f"decisions-{kind}")
+        s.initialize(ws, cfg)
+        s.request("dsh/search", {"query": "x", "strategy": "quick"}, timeout=20)
+        t0 = time.perf_counter()
+        s.close()
+        took = time.perf_counter() - t0
+        good = victim.read_text() == "precious\n" and took < 10
+        ok = ok and good
+        details.append(f"{kind}: {'untouched' if good else 'appended or hung'} (exit {took:.1f} s)")
+    return ok, "; ".join(details)
+
+
+def a_key_split(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    cfg = {"router": {"order": ["brave"], "providers": {"brave": {"baseUrl": ctx.url + "/split"}}, "cache": False}}
+    s = Sidecar(ctx.home(), ws, env={"BRAVE_SEARCH_API_KEY": KEY}, name="key-split")
+    s.initialize(ws, cfg)
+    s.request("dsh/search", {"query": "split", "strategy": "quick"}, timeout=30)
+    s.close()
+    text = bytes(s.stdout + s.stderr).decode("utf-8", "replace")
+    shown = [part for part in (KEY[:16], KEY[16:]) if part in text]
+    return not shown, "no half of the key" if not shown else f"shown: {len(shown)} half/halves"
+
+
+def a_offline_no_learning(ctx: Ctx) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    cfg = {
+        "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": "http://127.0.0.1:9"}}, "cache": False}
+    }
+    s = Sidecar(home, ws, name="offline")
+    s.initialize(ws, cfg)
+    for i in range(3):
+        s.request("dsh/search", {"query": f"how to fix {i}"}, timeout=30)
+    s.close()
+    post = home / "bandit" / "posteriors.json"
+    updates = json.loads(post.read_text()).get("updates") if post.exists() else None
+    ok = not updates or not any(updates.values())
+    return ok, f"posterior updates after 3 offline searches: {updates}"
+
+
+def a_sighup_flush_posteriors(ctx: Ctx) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    cfg = {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": ctx.url + "/ok"}}, "cache": False}}
+    s = Sidecar(home, ws, name="sighup-posteriors")
+    s.initialize(ws, cfg)
+    for i in range(5):
+        s.request("dsh/search", {"query": f"how to fix {i}", "strategy": "quick"}, timeout=30)
+    s.proc.send_signal(signal.SIGHUP)
+    s.proc.wait(20)
+    post = home / "bandit" / "posteriors.json"
+    updates = json.loads(post.read_text()).get("updates", {}) if post.exists() else {}
+    n = sum(updates.values()) if isinstance(updates, dict) else 0
+    return n == 5, f"{n}/5 posterior updates on disk after SIGHUP"
+
+
+def a_closed_stdin(ctx: Ctx) -> Result:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["DSH_HOME"] = str(ctx.home())
+    proc = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "serve"],
+        capture_output=True,
+        env=env,
+        cwd=ctx.tmp,
+        timeout=30,
+        preexec_fn=lambda: os.close(0),
+    )
+    ok = proc.returncode == 0 and b"Traceback" not in proc.stderr
+    return ok, "EOF, exit 0" if ok else f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')[-80:]!r}"
+
+
+def a_eof_mid_frame(ctx: Ctx) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    s = Sidecar(home, ws, name="eof-mid-frame")
+    s.initialize(ws, ON)
+    for fam in ("Doc", "Config", "Test"):
+        s.request("dsh/dismiss", {"family": fam})
+    assert s.proc.stdin is not None
+    s.proc.stdin.write(b'Content-Length: 500\r\n\r\n{"jsonrpc": "2.0", "id": 99, "meth')
+    s.proc.stdin.flush()
+    s.proc.stdin.close()
+    code = s.proc.wait(20)
+    ledger = home / "search-suggester" / "ledger.log"
+    kept = sum("dismissed" in line for line in ledger.read_text().splitlines()) if ledger.exists() else 0
+    return code == 0 and kept == 3, f"exit {code}, {kept}/3 ledger lines"
+
+
+def a_pipelined_flood(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="flood")
+    s.initialize(ws, ON)
+    base = s.rss_kib()
+    body = b"".join(
+        (lambda b: b"Content-Length: %d\r\n\r\n" % len(b) + b)(
+            json.dumps({"jsonrpc": "2.0", "id": 1000 + i, "method": "dsh/status"}).encode()
+        )
+        for i in range(2000)
+    )
+    assert s.proc.stdin is not None
+    s.proc.stdin.write(body)
+    s.proc.stdin.flush()
+    got = sum(1 for i in range(2000) if s.wait_for(1000 + i, 30) is not None)
+    grown = (_status_field(s.proc.pid, "VmHWM:") - base) // 1024
+    s.close()
+    return got == 2000 and grown < 256, f"{got}/2000 answered, peak RSS +{grown} MiB"
+
+
+def a_oversized_params(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="oversized")
+    s.initialize(ws, ON)
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 4242, "method": "dsh/postExecute", "params": {"p": "x" * (16 * 1024 * 1024 + 10)}}
+    ).encode()
+    assert s.proc.stdin is not None
+    s.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    s.proc.stdin.flush()
+    reply = s.wait_for(4242, 30)
+    status = s.request("dsh/status")
+    s.close()
+    ok = bool(reply and reply.get("error", {}).get("code") == -32600 and status)
+    return ok, "-32600 with its id, still serving" if ok else "no reply carrying the request's id"
+
+
 ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (1, "git core.fsmonitor at initialize", a_fsmonitor),
     (1, "git fsmonitor via [include], suggester off, 500 changes", a_include_fsmonitor_suggester_off),
@@ -729,6 +1001,21 @@ ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (12, "second initialize", a_second_initialize),
     (12, "numeric method", a_numeric_method),
     (12, "temp files left by kill -9", a_kill9_temp),
+    (1, "clean filter in a submodule's own config", a_submodule_filter),
+    (1, ".git file gitdir: /etc, /proc/self/fd/0, .git FIFO", a_gitdir_elsewhere),
+    (1, "[include] path = a FIFO", a_include_fifo),
+    (3, "pack.yml billion laughs (9^9 aliases)", a_yaml_laughs),
+    (8, "file names not UTF-8, with ESC and bidi, in a walked folder", a_bad_utf8_names),
+    (6, "posteriors.json symlinked to /dev/zero", a_posteriors_dev_zero),
+    (6, "knowledge.json is a FIFO", a_knowledge_fifo),
+    (10, "decisions.jsonl symlink / hard link / FIFO", a_decisions_planted),
+    (5, "key split across title and description", a_key_split),
+    (9, "SIGHUP after 5 searches: posteriors on disk", a_sighup_flush_posteriors),
+    (12, "EOF in the middle of a frame", a_eof_mid_frame),
+    (12, "2,000 pipelined requests in one write", a_pipelined_flood),
+    (12, "serve with stdin closed", a_closed_stdin),
+    (12, "3 offline searches teach the bandit nothing", a_offline_no_learning),
+    (12, "params 10 bytes over the 16 MiB body limit", a_oversized_params),
 ]
 
 

@@ -31,6 +31,13 @@ MARKER: Final = "[redacted]"
 #: no real API key is this short. Encoded forms shorter than this are not used either.
 MIN_SECRET_CHARS: Final = 6
 
+#: Shortest run of a secret's characters redacted on its own: a provider that splits a key
+#: across fields (half in ``title``, half in ``snippet``) shows no half of it. Any run of at
+#: least this many consecutive characters of a raw secret is redacted, extended to the longest
+#: run. Ten characters of a random key do not occur in normal text; a vendor prefix such as
+#: ``tvly-dev-`` (9) alone is not redacted.
+FRAGMENT_CHARS: Final = 10
+
 _PCT_ANY = re.compile(r"%(?:25)?[0-9A-Fa-f]{2}")  # one escape, or an escaped escape (%252F)
 
 
@@ -86,6 +93,10 @@ class Redactor:
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._bytes_pattern: re.Pattern[bytes] | None = None
+        self._fragments: re.Pattern[str] | None = None
+        self._bytes_fragments: re.Pattern[bytes] | None = None
+        self._raw: tuple[str, ...] = ()
+        self._raw_bytes: tuple[bytes, ...] = ()
         self.add(secrets)
 
     def add(self, secrets: Iterable[str]) -> None:
@@ -101,6 +112,13 @@ class Redactor:
         source = "|".join(_form_regex(f) for f in alts)
         self._pattern = re.compile(source)
         self._bytes_pattern = re.compile(source.encode("utf-8"))
+        raw = tuple(sorted((x for x in self._secrets if len(x) > FRAGMENT_CHARS), key=lambda x: (-len(x), x)))
+        windows = sorted({x[i : i + FRAGMENT_CHARS] for x in raw for i in range(len(x) - FRAGMENT_CHARS + 1)})
+        if windows:
+            frag_source = "|".join(re.escape(w) for w in windows)
+            self._fragments = re.compile(frag_source)
+            self._bytes_fragments = re.compile(frag_source.encode("utf-8"))
+            self._raw, self._raw_bytes = raw, tuple(x.encode("utf-8") for x in raw)
 
     @property
     def active(self) -> bool:
@@ -112,14 +130,18 @@ class Redactor:
         pattern = self._pattern
         if pattern is None or not text:
             return text
-        return pattern.sub(MARKER, text)
+        text = pattern.sub(MARKER, text)
+        return _redact_runs(text, self._fragments, self._raw, MARKER) if self._fragments is not None else text
 
     def redact_bytes(self, data: bytes) -> bytes:
         """:meth:`__call__` on UTF-8 bytes (a frame body, a log line), without decoding."""
         pattern = self._bytes_pattern
         if pattern is None or not data:
             return data
-        return pattern.sub(MARKER.encode("ascii"), data)
+        data = pattern.sub(MARKER.encode("ascii"), data)
+        if self._bytes_fragments is None:
+            return data
+        return _redact_runs(data, self._bytes_fragments, self._raw_bytes, MARKER.encode("ascii"))
 
     def deep(self, value: Any) -> Any:
         """``value`` (JSON-like: dicts, lists, strings, scalars) with every string redacted,
@@ -133,6 +155,36 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.deep(v) for v in value]
         return value
+
+
+def _redact_runs(text: Any, windows: re.Pattern[Any], secrets: tuple[Any, ...], marker: Any) -> Any:
+    """``text`` (``str`` or ``bytes``, like ``secrets`` and ``marker``) with every run of at least
+    :data:`FRAGMENT_CHARS` consecutive characters of a secret replaced by ``marker``: each
+    window match is extended left and right as far as it keeps following the secret."""
+    out: list[Any] = []
+    last = 0
+    for m in windows.finditer(text):
+        if m.start() < last:
+            continue
+        start, end = m.start(), m.end()
+        for secret in secrets:
+            at = secret.find(m.group())
+            if at < 0:
+                continue
+            j, k = end, at + FRAGMENT_CHARS
+            while j < len(text) and k < len(secret) and text[j] == secret[k]:
+                j, k = j + 1, k + 1
+            i, k = start, at - 1
+            while i > last and k >= 0 and text[i - 1] == secret[k]:
+                i, k = i - 1, k - 1
+            start, end = min(start, i), max(end, j)
+        out.append(text[last:start])
+        out.append(marker)
+        last = end
+    if not out:
+        return text
+    out.append(text[last:])
+    return text[:0].join(out)
 
 
 class RedactingFilter(logging.Filter):

@@ -31,12 +31,13 @@ import io
 import json
 import logging
 import logging.handlers
-import os
 import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
+
+from dsh_sidecar.state.files import open_append
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ DEFAULT_MAX_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_BACKUPS: Final = 2
 #: Longest a queued line waits before it is written, seconds.
 FLUSH_DELAY_S: Final = 1.0
+#: Longest :meth:`DecisionLog.close` waits for the writer, seconds (a stuck write must not hang exit).
+CLOSE_FLUSH_S: Final = 5.0
 #: Most lines held in memory; past it the oldest unwritten lines are dropped (warned once).
 MAX_QUEUED_LINES: Final = 10_000
 
@@ -60,8 +63,8 @@ class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
         self.on_error = on_error
 
     def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        return open(fd, "a", encoding="utf-8")
+        # never through a planted symlink or hard link, never blocked by a FIFO (SECURITY.md, class 10)
+        return open(open_append(self.baseFilename), "a", encoding="utf-8")
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
         self.on_error()
@@ -177,8 +180,8 @@ class DecisionLog:
             return self._cond.wait_for(lambda: self._written >= target, timeout=timeout_s)
 
     def close(self) -> None:
-        """Write what is queued and close the file."""
-        self.flush()
+        """Write what is queued (waiting at most :data:`CLOSE_FLUSH_S`) and close the file."""
+        self.flush(timeout_s=CLOSE_FLUSH_S)
         with self._cond:
             self._writer = None
             self._cond.notify_all()

@@ -20,7 +20,15 @@ from pygls.uris import to_fs_path
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit.core import LOG_PREFIX as BANDIT_LOG_PREFIX
 from dsh_sidecar.escape import EscapingFilter
-from dsh_sidecar.lsp.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
+from dsh_sidecar.lsp.transport import (
+    FdWriter,
+    FramingLost,
+    StdoutClosed,
+    protect_stdout,
+    raw_params_converter,
+    reopen_std_fds,
+    serve,
+)
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.sidecar import Sidecar
 
@@ -116,6 +124,10 @@ def workspace_root(params: lsp.InitializeParams) -> Path | None:
 
 def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
     """Log to stderr only, through the secret-redacting filter; pygls kept quiet."""
+    try:
+        reopen_std_fds()  # a closed stderr or stdin must not make logging or serving crash
+    except StdoutClosed:
+        pass  # run_stdio reports it
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(redactor))
@@ -131,7 +143,13 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
 
 
 def run_stdio(server: SidecarServer) -> int:
-    """Serve JSON-RPC on stdin/stdout until ``exit`` or EOF; return the exit code."""
+    """Serve JSON-RPC on stdin/stdout until ``exit`` or EOF; return the exit code (1 when
+    stdout is closed: nothing could be answered)."""
+    try:
+        reopen_std_fds()  # issue 16: whatever stdin is, including a closed descriptor
+    except StdoutClosed as exc:
+        log.error("stopping: %s", exc)
+        return 1
     channel = protect_stdout()
     writer = FdWriter(channel, redact=server.redactor.redact_bytes)
     server.protocol.set_writer(writer)

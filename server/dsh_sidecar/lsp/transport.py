@@ -48,6 +48,8 @@ MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 MAX_HEADER_BYTES: Final = 8 * 1024
 #: Most header lines in one frame (LSP defines two: Content-Length and Content-Type).
 MAX_HEADER_LINES: Final = 32
+#: Bytes kept from the start of an oversized (discarded) body, to recover its ``id``.
+DISCARDED_HEAD_BYTES: Final = 4096
 #: Largest oversized body still drained to keep the stream in sync, bytes; a bigger
 #: ``Content-Length`` is a broken client: the server exits (:class:`FramingLost`).
 MAX_DRAIN_BYTES: Final = 256 * 1024 * 1024
@@ -127,6 +129,41 @@ class FdWriter:
                 pass
 
 
+class StdoutClosed(Exception):
+    """fd 1 is closed at start: there is no channel to answer on (the server exits 1)."""
+
+
+_stdout_closed = False
+
+
+def reopen_std_fds() -> None:
+    """Make fds 0, 1 and 2 usable whatever the harness left: a closed stdin (``<&-``) becomes
+    ``/dev/null`` (read as EOF: the server ends cleanly), a closed stderr ``/dev/null`` (logs
+    are dropped instead of failing), and ``sys.stdin``/``sys.stderr``, which Python sets to
+    ``None`` for a closed descriptor, are rebuilt. Idempotent. Raises :class:`StdoutClosed` when
+    fd 1 was closed at the first call (checked before any descriptor is filled, so the one
+    opened for fd 0 is never mistaken for it; fd 1 is then ``/dev/null``, so later writes do
+    not fail)."""
+    global _stdout_closed
+    try:
+        os.fstat(1)
+    except OSError:
+        _stdout_closed = True
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115 - process-long
+    if _stdout_closed:
+        raise StdoutClosed("stdout (fd 1) is closed: there is no JSON-RPC channel to answer on")
+
+
 def protect_stdout() -> int:
     """Move the real stdout to a private descriptor and point fd 1 (and ``sys.stdout``) at
     stderr. Returns the private descriptor that carries JSON-RPC."""
@@ -148,9 +185,11 @@ class FramingLost(Exception):
 
 @attrs.define
 class BadFrame:
-    """A header block refused without a usable body: ``reason`` goes into the -32600 reply."""
+    """A header block refused without a usable body: ``reason`` goes into the -32600 reply,
+    with ``msg_id`` when it could be recovered from the start of a discarded body."""
 
     reason: str
+    msg_id: int | str | None = None
 
 
 async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, bool] | None:
@@ -215,12 +254,16 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
                 f"Content-Length {length} is over {MAX_DRAIN_BYTES} bytes: the stream cannot be re-synchronised"
             )
         remaining = length
+        head = b""
         while remaining > 0:
             chunk = await reader.read(min(remaining, 1 << 20))
             if not chunk:
                 return None
+            if len(head) < DISCARDED_HEAD_BYTES:
+                head += chunk[: DISCARDED_HEAD_BYTES - len(head)]
             remaining -= len(chunk)
-        return BadFrame(f"Content-Length {length} is over {MAX_BODY_BYTES} bytes (body discarded)")
+        # the request's id usually comes first: answer it, or the client waits forever
+        return BadFrame(f"Content-Length {length} is over {MAX_BODY_BYTES} bytes (body discarded)", recover_id(head))
     try:
         return await reader.readexactly(length)
     except asyncio.IncompleteReadError:
@@ -388,7 +431,9 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
             return
         if isinstance(frame, BadFrame):
             log.warning("refused a frame: %s", frame.reason)
-            protocol._send_data(_error_frame(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}"))
+            protocol._send_data(
+                _error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}")
+            )
             continue
         try:
             dispatch(protocol, frame)

@@ -20,9 +20,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -136,6 +138,81 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
         pass
 
 
+class NotRegularFile(OSError):
+    """A state path that is not a regular file of at most the size allowed; ``reason`` says
+    what it is instead (treated as a corrupt file: set aside, cold start)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+#: Flags of every state-file read: no symlink followed, no wait on a FIFO, no controlling tty.
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes`` bytes.
+
+    Opened ``O_NOFOLLOW | O_NONBLOCK`` and checked with ``fstat`` before any read, and never
+    more than ``max_bytes + 1`` bytes are read: a state file replaced by a symlink to
+    ``/dev/zero``, a FIFO or a folder is refused instead of reading forever (gigabytes of RSS)
+    or blocking. Raises ``FileNotFoundError``, :class:`NotRegularFile` (symlink, not regular,
+    too large) or ``OSError``."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile("a symbolic link") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile("not a regular file")
+        if st.st_size > max_bytes:
+            raise NotRegularFile(f"larger than {max_bytes} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise NotRegularFile(f"larger than {max_bytes} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class UnsafeAppendFile(OSError):
+    """An append-only state file that is not a regular file of this user with one link."""
+
+
+def open_append(path: Path | str) -> int:
+    """Open the append-only state file ``path`` (created 0600) and return its descriptor.
+
+    ``O_NOFOLLOW`` (a planted symlink fails with ``ELOOP``, never followed) and ``O_NONBLOCK``
+    (a FIFO without a reader fails with ``ENXIO`` instead of blocking), then ``fstat`` must show
+    a regular file owned by this user with one link (a hard link to another file is refused).
+    Raises ``OSError`` (:class:`UnsafeAppendFile` for the checks); issue 13, class 10."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o600)
+    st = os.fstat(fd)
+    reason = None
+    if not stat.S_ISREG(st.st_mode):
+        reason = "not a regular file"
+    elif st.st_uid != os.geteuid():
+        reason = f"owned by uid {st.st_uid}, not {os.geteuid()}"
+    elif st.st_nlink != 1:
+        reason = f"{st.st_nlink} hard links"
+    if reason is not None:
+        os.close(fd)
+        raise UnsafeAppendFile(errno.EPERM, f"refusing {os.path.basename(path)}: {reason}")
+    return fd
+
+
 @dataclass
 class StateFile:
     """A JSON document at ``path`` guarded by ``<path>.lock``.
@@ -203,21 +280,14 @@ class StateFile:
 
     def _read_unlocked(self, set_aside: bool = True) -> Any | None:
         try:
-            size = self.path.stat().st_size
+            raw = read_regular(self.path, self.max_bytes)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
-            return None
-        if size > self.max_bytes:
+        except NotRegularFile as exc:
             if set_aside:
-                self._set_aside(f"larger than {self.max_bytes} bytes")
+                self._set_aside(exc.reason)
             else:
-                self._warn(f"state file {self.path} is larger than {self.max_bytes} bytes; starting cold")
-            return None
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
+                self._warn(f"state file {self.path} is {exc.reason}; starting cold")
             return None
         except OSError as exc:
             self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")

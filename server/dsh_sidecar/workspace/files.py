@@ -83,10 +83,21 @@ def _read_ignore(root: Path, prefix: str) -> list[str]:
     return out
 
 
+def _is_utf8(name: str) -> bool:
+    """Whether a file name from ``os.scandir`` decodes as UTF-8 (undecodable bytes come back
+    as lone surrogates, which every later step refuses: RE2, JSON, the ledger)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
     """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
     root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
-    :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed."""
+    :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed;
+    files and folders whose names are not UTF-8 are left out."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     deadline = time.monotonic() + WALK_BUDGET_S
@@ -110,6 +121,8 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                         pass
                 break
         for e in entries:
+            if not _is_utf8(e.name):
+                continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
             rel = prefix + e.name
             try:
                 is_dir = e.is_dir(follow_symlinks=False)

@@ -97,6 +97,9 @@ FIXED_OVERRIDES: Final[tuple[tuple[str, str], ...]] = (
     ("maintenance.auto", "false"),
     ("safe.bareRepository", "explicit"),
     ("status.showUntrackedFiles", "normal"),
+    ("diff.ignoreSubmodules", "all"),  # never enter a submodule: its config is not listed here
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
 )
 
 #: ``(section, last key part)`` pairs of program-valued keys with a free subsection name.

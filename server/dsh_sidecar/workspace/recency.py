@@ -43,7 +43,10 @@ _GIT_SCAN: Final = {
         "--no-textconv",
         "--no-show-signature",
     ],
-    "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
+    # --ignore-submodules=all: status otherwise runs `git status` inside each submodule, under
+    # the submodule's own config (its clean/process filters ran: issue 13, class 1); the
+    # command-line option beats every `submodule.<name>.ignore` the repository sets
+    "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=all"],
 }
 
 
