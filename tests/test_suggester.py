@@ -10,7 +10,8 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.gate import gate, sigmoid
 from dsh_sidecar.suggester.packs import PackError, parse_pack
-from dsh_sidecar.suggester.probe import make_probe, search_shaped
+from dsh_sidecar.suggester.query import parse_call as make_probe
+from dsh_sidecar.suggester.query import search_shaped
 
 
 def call(name, inp, turn=1, session="s"):
@@ -75,16 +76,31 @@ def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
     s, lines = make(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
     assert len(s.post_execute(call("grep", {"pattern": "__version__"}, turn=1))) == 1
     assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
-    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # cooldown (2 calls later)
-    for _ in range(3):
-        s.post_execute(call("grep", {"pattern": "nothing here"}, turn=3))
-    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=4)) == []  # same targets: dedupe
+    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # same targets: dedupe
     assert messages(lines)[1:] == [
         "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
         "suppressed turn-cap Test",
-        "suppressed cooldown Version",
         "suppressed dedupe Version",
     ]
+
+
+def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
+    from dsh_sidecar.suggester.noise import NoiseControl
+
+    noise = NoiseControl()
+    st = noise.session("s")
+    st.calls = 1
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) is None
+    noise.record(st, "Symbol", 1, ("a.py",))
+    st.calls = 2
+    assert noise.check(st, "Symbol", 1, ("b.py",), 3, 10) is None  # another name: no cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) == "cooldown"  # shares a.py within 3 calls
+    assert noise.check(st, "Usage", 1, ("a.py", "c.py"), 3, 10) is None  # another intent
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"
+    st.calls = 5
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) is None  # past the cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"  # a dedupe never expires
+    assert noise.check(st, "Doc", 1, ("d.md",), 3, 1) == "turn-cap"
 
 
 def test_recently_read_targets_are_not_suggested(workspace, dsh_home):
@@ -171,7 +187,7 @@ def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
 
 def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
     s, _ = make(workspace, dsh_home)
-    monkeypatch.setattr(s, "_classify", lambda probe: 1 / 0)
+    monkeypatch.setattr(s, "_resolve", lambda *a: 1 / 0)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert s.counters["errors"] == 1
 

@@ -14,10 +14,10 @@ from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.candidates import FileIndex, Target, resolve
-from dsh_sidecar.suggester.identifier import identifier
 from dsh_sidecar.suggester.notes import MAX_NOTE_CHARS, make_note
 from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, check_regex, parse_pack, search
-from dsh_sidecar.suggester.probe import make_probe
+from dsh_sidecar.suggester.query import identifier
+from dsh_sidecar.suggester.query import parse_call as make_probe
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -82,7 +82,11 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     assert "- src/shopcart/cart.py — defines Cart" in notes[0].text
     assert note_of(s, "bash", {"command": 'rg -n "def merge_items" src'}, session="b") == (
         "Symbol",
-        ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"],
+        ["src/shopcart/cart.py", "src/shopcart/api.py", "tests/test_cart.py"],  # code before tests
+    )
+    assert note_of(s, "bash", {"command": 'rg -n "def merge_items" src tests'}, session="b2") == (
+        "Symbol",
+        ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"],  # scoped: tests first
     )
     intent, targets = note_of(s, "bash", {"command": "git grep apply_discount"}, session="c")
     assert intent == "Usage"
@@ -177,7 +181,8 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
     assert note_of(s, "grep", {"pattern": "go.sum"}) == ("Dependency", ["go.mod", "go.sum"])
     assert note_of(s, "bash", {"command": "go test ./..."}) is None  # not a search
     intent, targets = note_of(s, "bash", {"command": "git grep TruncateRunes"})
-    assert intent == "Usage" and set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
+    assert intent == "Usage" and targets[0] == "cmd/cut/main.go"  # code before tests
+    assert set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
     assert note_of(s, "grep", {"pattern": "func TruncateRunes"}, session="2")[1][0] == "strs.go"
 
 
@@ -300,7 +305,7 @@ def test_regex_timeout_is_no_match():
 
 
 def test_candidate_needs_exactly_one_source():
-    with pytest.raises(PackError, match="exactly one of path or symbol"):
+    with pytest.raises(PackError, match="exactly one of path, symbol, kind or results"):
         parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{reason: r}]\n", "repo")
     with pytest.raises(PackError, match="contains applies to path candidates only"):
         parse_pack(

@@ -468,7 +468,8 @@ def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> Non
     b.start()
     assert b.wait(30)
     write(tmp_path, {"b.py": "def beta():\n    pass\n"})
-    b.refresh(["b.py"])
+    b.refresh(["b.py"])  # applied in a worker thread, never on the caller's
+    assert b.wait(30)
     assert b.graph.definitions("beta") == ["b.py"]
     write(tmp_path, {"c.py": "def gamma():\n    pass\n"})
     b.rebuild()

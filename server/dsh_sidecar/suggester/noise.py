@@ -1,8 +1,15 @@
 """Noise control (plan, "The gate"): cooldown, dedupe, per-turn cap, already-recent filter.
 
-State is per session (``sessionId``): a call counter, the call index of each intent's last
-note, the (intent, target set) pairs already delivered, notes per turn, and the files the
-agent read recently (a bounded window of calls).
+State is per session (``sessionId``): a call counter, the notes delivered (call index, intent,
+target set), notes per turn, and the files the agent read recently (a bounded window of calls).
+
+Both the cooldown and the dedupe are keyed by **(intent, target set)**, not by intent alone
+(issue 12): a Symbol note about one name never silences the lookup of another name.
+
+* ``dedupe`` — the same intent with the same target set was already delivered in the session;
+* ``cooldown`` — a note of the same intent that shares a target was delivered within
+  ``cooldownCalls`` calls (the agent has just been told where that lives);
+* ``turn-cap`` — ``maxNotesPerTurn`` notes already went out in this (session, turn).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ class SessionState:
     """What noise control remembers of one session."""
 
     calls: int = 0
-    last_note_call: dict[str, int] = field(default_factory=dict)
+    notes: deque[tuple[int, str, frozenset[str]]] = field(default_factory=lambda: deque(maxlen=MAX_NOTES_KEPT))
     delivered: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     notes_in_turn: dict[int, int] = field(default_factory=dict)
     recent: deque[tuple[int, str]] = field(default_factory=deque)
@@ -31,10 +38,20 @@ class SessionState:
             self.recent.append((self.calls, p.lstrip("./")))
         while self.recent and self.recent[0][0] <= self.calls - window:
             self.recent.popleft()
+        while len(self.recent) > MAX_RECENT:
+            self.recent.popleft()
 
     def recently_read(self) -> set[str]:
         """Paths read within the window."""
         return {p for _, p in self.recent}
+
+
+#: Notes remembered per session for the cooldown (older ones are past any window anyway).
+MAX_NOTES_KEPT: Final = 256
+#: Most recent reads remembered per session.
+MAX_RECENT: Final = 4096
+#: Most delivered (intent, target set) pairs remembered per session for the dedupe.
+MAX_DELIVERED: Final = 4096
 
 
 class NoiseControl:
@@ -65,21 +82,25 @@ class NoiseControl:
     ) -> str | None:
         """The suppression reason for a note, or ``None`` when it may go out.
 
-        Reasons: ``turn-cap``, ``cooldown``, ``dedupe``.
+        Reasons, in this order: ``dedupe``, ``cooldown``, ``turn-cap`` (module docstring).
         """
-        if state.notes_in_turn.get(turn, 0) >= max_per_turn:
-            return "turn-cap"
-        last = state.last_note_call.get(intent)
-        if last is not None and state.calls - last <= cooldown_calls:
-            return "cooldown"
         if (intent, targets) in state.delivered:
             return "dedupe"
+        listed = frozenset(targets)
+        for call, i, ts in reversed(state.notes):
+            if state.calls - call > cooldown_calls:
+                break
+            if i == intent and ts & listed:
+                return "cooldown"
+        if state.notes_in_turn.get(turn, 0) >= max_per_turn:
+            return "turn-cap"
         return None
 
     def record(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...]) -> None:
         """Remember a delivered note."""
-        state.last_note_call[intent] = state.calls
-        state.delivered.add((intent, targets))
+        state.notes.append((state.calls, intent, frozenset(targets)))
+        if len(state.delivered) < MAX_DELIVERED:
+            state.delivered.add((intent, targets))
         state.notes_in_turn[turn] = state.notes_in_turn.get(turn, 0) + 1
         if len(state.notes_in_turn) > 64:
             for old in sorted(state.notes_in_turn)[:-32]:

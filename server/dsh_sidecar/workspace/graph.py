@@ -295,6 +295,10 @@ class WorkspaceGraph:
         """Whether ``path`` is a node."""
         return path in self._kind
 
+    def kind_map(self) -> dict[str, Kind]:
+        """``{path: kind}`` of every node (the graph's own dict: read, never change it)."""
+        return self._kind
+
     def by_kind(self, kind: str) -> list[str]:
         """The paths of one kind, sorted (a copy)."""
         return list(self._by_kind.get(kind, ()))
@@ -369,7 +373,7 @@ class WorkspaceGraph:
         with self._lock:
             touched = False
             for raw in changed:
-                rel = self._relative(raw)
+                rel = self.relative(raw)
                 if rel is None:
                     continue
                 full = self.root / rel
@@ -383,7 +387,9 @@ class WorkspaceGraph:
                 self._usage_cache = {}
         return self
 
-    def _relative(self, raw: str) -> str | None:
+    def relative(self, raw: str) -> str | None:
+        """``raw`` (repo-relative, or absolute under the root) as a repo-relative POSIX path;
+        ``None`` outside the workspace."""
         p = raw.replace(os.sep, "/")
         if os.path.isabs(p):
             try:
@@ -486,8 +492,15 @@ class GraphBuilder:
         on_ready: Callable[[WorkspaceGraph], None] | None = None,
         progress_min_files: int = LARGE_REPO_FILES,
         cache_dir: Path | None = None,
+        on_files: Callable[[WorkspaceGraph], None] | None = None,
+        on_change: Callable[[WorkspaceGraph, list[str]], None] | None = None,
     ) -> None:
         self.root = root
+        self.on_files = on_files
+        self.on_change = on_change
+        self._refresher: threading.Thread | None = None
+        self._refresh_idle = threading.Event()
+        self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
@@ -529,30 +542,53 @@ class GraphBuilder:
     rebuild = start
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the current build is done; ``True`` if it is."""
+        """Block until the current build and any queued refresh are done; ``True`` if they are."""
         if self.root is None:
             return True
-        return self._done.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._done.wait(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return self._refresh_idle.wait(left)
 
     def cancel(self) -> None:
         """Stop a running build (the current graph stays)."""
         self._cancel.set()
 
     def refresh(self, changed: list[str] | None) -> None:
-        """Apply file changes on the caller's thread (``None``, or more than
-        :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild)."""
+        """Apply file changes in a worker thread, never on the caller's (``None``, or more
+        than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
+        Changes arriving while a build runs are applied when it finishes; ``on_change(graph,
+        changed)`` is called (worker thread) after each applied batch."""
         if changed is None or len(changed) > MAX_INLINE_REFRESH:
             self.start()
             return
         with self._lock:
-            if self.building:  # the new graph may have listed the files before the change
-                self._pending.extend(changed)
-            graph = self.graph
-        if graph is not None:
-            graph.refresh(changed)
-        elif not self.building:
-            with self._lock:
-                self._pending.extend(changed)
+            self._pending.extend(changed)
+            if self.building or self.graph is None:
+                return  # the build applies them when it finishes
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresh_idle.clear()
+            self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
+            self._refresher.start()
+
+    def _apply_pending(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    pending, self._pending = self._pending, []
+                    graph = self.graph
+                if not pending or graph is None:
+                    return
+                try:
+                    graph.refresh(pending)
+                    if self.on_change is not None:
+                        self.on_change(graph, pending)
+                except Exception as exc:  # a refresh failure keeps the previous graph
+                    log.warning("workspace graph refresh failed: %s", exc)
+        finally:
+            self._refresh_idle.set()
 
     # -------------------------------------------------------------- live lookups (hot path)
     # The suggester may hold the builder itself: each lookup reads the graph current at the
@@ -646,6 +682,11 @@ class GraphBuilder:
             previous = self.graph
             if previous is None or (self.symbols and previous.symbols is None):
                 self.graph = graph  # nothing better to answer from meanwhile
+            if self.on_files is not None:
+                try:
+                    self.on_files(graph)
+                except Exception as exc:  # a listener failure must not stop the build
+                    log.warning("workspace graph listener failed: %s", exc)
             if self.symbols:
                 graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
             else:
@@ -657,6 +698,8 @@ class GraphBuilder:
                 self.graph = graph
             if pending:
                 graph.refresh(pending)
+                if self.on_change is not None:
+                    self.on_change(graph, pending)
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)
