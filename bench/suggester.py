@@ -3,7 +3,7 @@ then the same trace over a synthetic 100k-file workspace (the fixture plus fille
 through the real server path (``dsh-search serve`` spawned over stdio).
 
 Prints, per workspace, ``calls=<n> notes=<n> precision=<p> recall=<r> first-note=<f>`` (the
-definitions are in ``dsh_sidecar.suggester.replay``) and the per-call round-trip latency
+definitions are in ``dsh_sidecar.replay``) and the per-call round-trip latency
 p50/p99 (client side, ms; goal p99 ≤ 2 ms), plus the sidecar's activation time and graph
 build figures. Compare with the README's "Suggester replay baseline".
 
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
+from dsh_sidecar.replay import TraceLine, latency_line, read_trace, replay
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.replay import TraceLine, latency_line, read_trace, replay
 from dsh_sidecar.workspace import WorkspaceGraph
 
 ROOT = Path(__file__).resolve().parent.parent

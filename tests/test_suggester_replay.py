@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.suggester.replay import TraceError, TraceLine, percentile, read_trace, replay, score
+from dsh_sidecar.replay import TraceError, TraceLine, percentile, read_trace, replay, score
 
 DATA = Path(__file__).parent / "data"
 TRACE = DATA / "replay" / "shopcart-50.jsonl"

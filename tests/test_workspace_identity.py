@@ -93,7 +93,7 @@ def test_hostile_git_pointer_and_huge_config(tmp_path):
     assert repository_identity(ws3).startswith("path:")
 
 
-def test_worktree_pointer_reads_the_common_config(tmp_path):
+def test_worktree_pointer_is_never_followed_outside_the_workspace(tmp_path):
     common = tmp_path / "main" / ".git"
     (common / "worktrees" / "wt").mkdir(parents=True)
     (common / "HEAD").write_text("ref: refs/heads/main\n")
@@ -103,7 +103,17 @@ def test_worktree_pointer_reads_the_common_config(tmp_path):
     wt = tmp_path / "wt"
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
-    assert repository_identity(wt) == "remote:github.com/team/mono"
+    # the config lies outside the workspace: not read; no commit either, so the path answers
+    assert repository_identity(wt) == f"path:{wt.resolve().as_posix()}"
+
+
+def test_config_symlinked_out_is_not_read(tmp_path):
+    (tmp_path / "secret.cfg").write_text('[remote "origin"]\n url = https://github.com/not/mine\n')
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (ws / ".git" / "config").symlink_to(tmp_path / "secret.cfg")
+    assert "not/mine" not in repository_identity(ws)
 
 
 @pytest.mark.skipif(GIT is None, reason="git is not installed")

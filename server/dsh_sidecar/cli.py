@@ -9,7 +9,8 @@
   as a table, then the resolved chain and state paths (``--json``: the ``dsh/status`` result).
 * ``dsh-search replay TRACE.jsonl --workspace DIR [--json]`` – replay a trace of
   ``dsh/postExecute`` calls through a spawned sidecar and print
-  ``calls=… notes=… precision=… recall=… first-note=…`` and the per-call latency.
+  ``calls=… notes=… precision=… recall=… first-note=…`` and the per-call latency;
+  ``dsh-search replay --corpus bench/corpus --cache DIR [--json]`` – the corpus figures.
 
 Exit codes: 0 ok, 1 the search failed, 2 bad arguments or config.
 """
@@ -54,9 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true")
     g.add_argument("--config", type=Path)
     r = sub.add_parser("replay", help="replay a JSONL trace of dsh/postExecute calls and score the notes")
-    r.add_argument("trace", type=Path)
-    r.add_argument("--workspace", type=Path, required=True)
+    r.add_argument("trace", type=Path, nargs="?")
+    r.add_argument("--workspace", type=Path)
     r.add_argument("--json", action="store_true", help="also print every call's notes as JSON lines")
+    r.add_argument("--corpus", type=Path, help="score the evaluation corpus (e.g. bench/corpus) instead of TRACE")
+    r.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"), help="corpus checkouts")
     t = sub.add_parser("status", help="show the resolved chain, posteriors and state paths")
     t.add_argument("--workspace", type=Path, default=None)
     t.add_argument("--config", type=Path)
@@ -156,8 +159,19 @@ def _suggest(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from dsh_sidecar.suggester.replay import TraceError, latency_line, read_trace, replay
+    from dsh_sidecar.replay import TraceError, format_corpus, latency_line, read_trace, replay, run_corpus
 
+    if args.corpus is not None:
+        if args.cache is None or not args.cache.is_dir():
+            return _fail("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts")
+        try:
+            rep = run_corpus(args.corpus, args.cache)
+        except (RuntimeError, OSError, EOFError, ValueError, KeyError) as exc:
+            return _fail(f"corpus replay failed: {exc}", 1)
+        sys.stdout.write((json.dumps(rep, indent=1) if args.json else format_corpus(rep)) + "\n")
+        return 0
+    if args.trace is None or args.workspace is None:
+        return _fail("replay needs TRACE --workspace DIR, or --corpus DIR --cache DIR")
     if not args.workspace.is_dir():
         return _fail(f"--workspace {args.workspace} is not a folder")
     try:

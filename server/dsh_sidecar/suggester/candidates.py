@@ -36,6 +36,7 @@ import pathspec
 import regex
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
+from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.content import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 
@@ -188,11 +189,8 @@ class FileIndex:
 def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) -> bool:
     if budget_exhausted():  # no reading either once untrusted regexes have used their time
         return False
-    path = index.root / rel
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_CONTAINS_BYTES:
-            return False
-        text = path.read_text("utf-8", errors="replace")
+    try:  # regular files inside the workspace only (symlinks out, FIFOs, devices: refused)
+        text = fsguard.read_text(index.root, rel, MAX_CONTAINS_BYTES)
     except OSError:
         return False
     return search(pattern, text)

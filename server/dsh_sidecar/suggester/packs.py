@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.workspace import fsguard
 
 #: Largest pack file read, bytes.
 MAX_PACK_BYTES: Final = 256 * 1024
@@ -341,9 +342,10 @@ def read_pack_file(path: Path, origin: Literal["repo", "user"], inside: Path | N
         raise PackError(f"{path}: not a regular file")
     if path.stat().st_size > MAX_PACK_BYTES:
         raise PackError(f"{path}: larger than {MAX_PACK_BYTES // 1024} KiB")
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # regular files only, never blocking (a FIFO swapped in after the checks above)
+        base, rel = (inside, path.relative_to(inside).as_posix()) if inside is not None else (path.parent, path.name)
+        text = fsguard.read_text(base, rel, MAX_PACK_BYTES, errors="strict")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise PackError(f"{path}: unreadable ({type(exc).__name__})") from None
     return LoadedPack(parse_pack(text, str(path)), origin, str(path))
 

@@ -57,6 +57,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.kinds import classify
 
 log = logging.getLogger(__name__)
@@ -383,22 +384,11 @@ _SCHEMA = (
 
 
 def _open_file(root: Path, rel: str) -> bytes | None:
-    """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (missing, too big,
-    not a regular file, or resolving outside the workspace). The one place this module opens a
-    workspace file (to be re-pointed at the security layer's guarded open once it lands)."""
-    full = root / rel
-    try:
-        if full.is_symlink():
-            real = full.resolve()
-            if real != root and root not in real.parents:
-                return None
-        st = full.stat()
-        if not os.path.isfile(full) or st.st_size > MAX_FILE_BYTES:
-            return None
-        with open(full, "rb") as fh:
-            return fh.read(MAX_READ_BYTES)
-    except OSError:
-        return None
+    """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (refused by the guarded
+    reader ``workspace/fsguard.py``: missing, not a regular file, larger than
+    :data:`MAX_FILE_BYTES`, resolving outside the workspace)."""
+    data = fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+    return data[:MAX_READ_BYTES] if data is not None else None
 
 
 class ContentDB:

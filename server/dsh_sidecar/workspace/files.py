@@ -3,15 +3,19 @@ that honours ``.gitignore`` (via pathspec's gitwildmatch) and skips VCS and buil
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import pathspec
+
+from dsh_sidecar.workspace import fsguard, gitcmd
+
+log = logging.getLogger(__name__)
 
 #: Most files listed for one workspace (a bigger tree is cut, with a warning upstream).
 MAX_FILES: Final = 250_000
@@ -36,34 +40,30 @@ SKIP_DIRS: Final = frozenset(
         ".dsh-cache",
     }
 )
+#: Largest ``.gitignore`` read, bytes.
+MAX_IGNORE_BYTES: Final = 1_000_000
 #: Seconds a ``git ls-files`` may take before the walk is used instead.
 GIT_TIMEOUT_S: Final = 10
 
 
 def _git_files(root: Path) -> list[str] | None:
-    if not (root / ".git").exists():
+    if not gitcmd.is_checkout(root):
         return None
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
+        out = gitcmd.run(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], GIT_TIMEOUT_S)
+    except gitcmd.GitError as exc:
+        log.info("git listing of %s failed (%s); walking the folder", root, exc)
         return None
     files = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
     return files[:MAX_FILES]
 
 
-def _read_ignore(path: str, prefix: str) -> list[str]:
-    """The lines of one ``.gitignore``, rewritten relative to the workspace root (a nested
-    file's patterns apply below its folder: anchored ones at ``prefix``, others at any depth
-    under it)."""
+def _read_ignore(root: Path, prefix: str) -> list[str]:
+    """The lines of the ``.gitignore`` in folder ``prefix`` (``""`` = the root; read through
+    :mod:`.fsguard`), rewritten relative to the workspace root (a nested file's patterns apply
+    below its folder: anchored ones at ``prefix``, others at any depth under it)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            raw = fh.read(1_000_000).splitlines()
+        raw = fsguard.read_text(root, prefix + ".gitignore", MAX_IGNORE_BYTES).splitlines()
     except OSError:
         return []
     if not prefix:
@@ -108,7 +108,7 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
             continue
         for e in entries:
             if e.name == ".gitignore":
-                extra = _read_ignore(e.path, prefix)
+                extra = _read_ignore(root, prefix)
                 if extra:
                     lines = lines + extra
                     try:
@@ -128,6 +128,11 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 stack.append((e.path, rel + "/", lines, ignored))
                 continue
             if ignored is not None and ignored(rel):
+                continue
+            try:  # FIFOs, sockets and devices are not files of the project (d_type: no syscall)
+                if not (e.is_file(follow_symlinks=False) or e.is_symlink()):
+                    continue
+            except OSError:
                 continue
             mtime = 0.0
             if mtimes:

@@ -41,8 +41,9 @@ from typing import Any, Final
 
 import pathspec
 
+from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache
-from dsh_sidecar.workspace.files import MAX_FILES, SKIP_DIRS, walk_files
+from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import dense_ranks, git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
@@ -232,7 +233,7 @@ class WorkspaceGraph:
                     symbols = FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache")
                     hits += 1
                 else:
-                    data = _read(base + rel)
+                    data = _read(self.root, rel)
                     symbols = extract(rel, data) if data is not None else None
             if symbols is not None:
                 index.add(rel, symbols)
@@ -408,7 +409,7 @@ class WorkspaceGraph:
         if self._ignore is None:
             lines: list[str] = []
             try:
-                lines = (self.root / ".gitignore").read_text("utf-8", "replace").splitlines()
+                lines = fsguard.read_text(self.root, ".gitignore", MAX_IGNORE_BYTES).splitlines()
             except OSError:
                 pass
             try:
@@ -427,7 +428,7 @@ class WorkspaceGraph:
             self._by_kind[kind].sort()
         self._time[rel] = now
         if self.symbols is not None and _symbol_candidate(rel, self._kind[rel]):
-            data = _read(str(full))
+            data = _read(self.root, rel)
             if data is not None:
                 syms = extract(rel, data)
                 self.symbols.add(rel, syms)
@@ -446,13 +447,10 @@ class WorkspaceGraph:
             self.symbols.remove(rel)
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return None
-    return None if len(data) > MAX_FILE_BYTES else data
+def _read(root: Path, rel: str) -> bytes | None:
+    """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
+    ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
+    return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
 
 
 def literal_score(graph: WorkspaceGraph | None, path: str, expected_kinds: Iterable[str] = ()) -> float:
@@ -512,6 +510,7 @@ class GraphBuilder:
         self.error: str | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._worker = False
         self._cancel = threading.Event()
         self._pending: list[str] = []
         self._done = threading.Event()
@@ -520,11 +519,14 @@ class GraphBuilder:
 
     @property
     def building(self) -> bool:
-        """Whether a build is running."""
-        return self._thread is not None and self._thread.is_alive()
+        """Whether a build is running (or a coalesced restart is due)."""
+        return self._worker
 
     def start(self) -> None:
-        """Start a build (no-op without a root); a running build is cancelled and replaced."""
+        """Start a build (no-op without a root). Requests coalesce: while a build runs, it is
+        cancelled and the same worker thread starts the newest request once it stops, so a
+        burst of N requests runs at most one build at a time and ends with one up-to-date
+        build (never N threads)."""
         if self.root is None:
             return
         with self._lock:
@@ -533,11 +535,27 @@ class GraphBuilder:
             self._generation += 1
             self._done.clear()
             self._last = None
-            gen, cancel = self._generation, self._cancel
-            self._thread = threading.Thread(
-                target=self._run, args=(gen, cancel), name="dsh-workspace-graph", daemon=True
-            )
+            if self._worker:
+                return  # the running worker picks the new generation up
+            self._worker = True
+            self._thread = threading.Thread(target=self._work, name="dsh-workspace-graph", daemon=True)
             self._thread.start()
+
+    def _work(self) -> None:
+        """The worker: build the newest generation until no newer one is requested."""
+        try:
+            while True:
+                with self._lock:
+                    gen, cancel = self._generation, self._cancel
+                self._run(gen, cancel)
+                with self._lock:
+                    if gen == self._generation:
+                        self._worker = False
+                        return
+        except BaseException:
+            with self._lock:
+                self._worker = False
+            raise
 
     rebuild = start
 

@@ -6,29 +6,29 @@ absolute path, so a moved or re-cloned repository keeps its knowledge (issue 12,
 :func:`repository_identity` answers, in this order:
 
 1. ``remote:<host>/<path>`` — the normalised URL of the ``origin`` remote (else ``upstream``,
-   else the first remote by name), read **as data** from the git config file (never through
-   ``git config``, never following ``[include]``): scheme, user name, password/token, port
+   else the first remote by name), read **as data** from ``.git/config`` through ``fsguard``
+   (never through ``git config``, never following ``[include]``; a ``gitdir:`` pointer's
+   folder lies outside the workspace and is not read): scheme, user name, password/token, port
    and a trailing ``.git`` or ``/`` are dropped and the rest lower-cased, so
    ``git@github.com:Owner/Repo.git``, ``https://tok@github.com/owner/repo`` and
    ``ssh://git@github.com:22/owner/repo.git`` are all ``remote:github.com/owner/repo``. A
    local remote (a path or ``file://``) is not an identity (it names a folder, not a project);
 2. ``root:<sha>`` — the root commit of ``HEAD`` (the smallest when there are several), from
-   one read-only ``git rev-list --max-parents=0 HEAD`` (:func:`_git_root_commits`, the one
-   place this module runs git);
+   one read-only ``git rev-list --max-parents=0 HEAD`` through ``workspace/gitcmd.py``;
 3. ``path:<resolved absolute path>`` — not a repository, or nothing above answered.
 
-Never raises: an unreadable or hostile ``.git`` (huge file, binary junk, a ``gitdir:`` file
-pointing somewhere that is not a git folder) only moves the answer down the list.
+Never raises: an unreadable or hostile ``.git`` (huge file, binary junk, a symlink out, a
+``gitdir:`` pointer) only moves the answer down the list.
 """
 
 from __future__ import annotations
 
 import configparser
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Final
+
+from dsh_sidecar.workspace import fsguard, gitcmd
 
 #: Largest git config (or ``.git`` pointer) file read, bytes; a bigger one is not read.
 MAX_CONFIG_BYTES: Final = 256 * 1024
@@ -43,57 +43,25 @@ _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 _REMOTE_SECTION = re.compile(r'^remote\s+"(?P<name>[^"]*)"$')
 
 
-def _read_small(path: Path) -> str | None:
-    """The text of a regular file of at most :data:`MAX_CONFIG_BYTES`, else ``None``.
-
-    The one place this module opens a file (to be re-pointed at the security layer's guarded
-    open once it lands)."""
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_CONFIG_BYTES or b"\0" in data:
+def _read_small(root: Path, rel: str) -> str | None:
+    """The text of the workspace file ``rel`` if it is a regular file of at most
+    :data:`MAX_CONFIG_BYTES` inside the workspace (read through ``fsguard``), else ``None``."""
+    data = fsguard.read_or_none(root, rel, MAX_CONFIG_BYTES)
+    if data is None or b"\0" in data:
         return None
     return data.decode("utf-8", "replace")
 
 
-def git_dir(root: Path) -> Path | None:
-    """The git folder holding ``root``'s config: ``root/.git``, or for a worktree/submodule
-    the common folder a ``gitdir:`` pointer names (only when that folder has a ``HEAD`` file,
-    so the pointer cannot make us read an arbitrary folder's ``config``)."""
-    dot = root / ".git"
+def config_text(root: Path) -> str | None:
+    """The text of ``root/.git/config``, or ``None``: a ``.git`` that is a ``gitdir:`` pointer
+    (a worktree or submodule) names a folder outside the workspace, which is never read — the
+    root commit answers for those."""
     try:
-        if dot.is_dir():
-            return dot
-    except OSError:
-        return None
-    text = _read_small(dot)
-    first = text.splitlines()[0] if text else ""
-    raw = first[len("gitdir:") :].strip() if first.startswith("gitdir:") else ""
-    if not raw:
-        return None
-    target = Path(raw)
-    if not target.is_absolute():
-        target = root / target
-    try:
-        target = target.resolve()
-        if not (target / "HEAD").is_file():
+        if not (root / ".git").is_dir():
             return None
     except OSError:
         return None
-    common = _read_small(target / "commondir")
-    if common:
-        cdir = Path(common.strip().splitlines()[0])
-        cdir = (target / cdir).resolve() if not cdir.is_absolute() else cdir
-        try:
-            if (cdir / "HEAD").is_file():
-                return cdir
-        except OSError:
-            pass
-    return target
+    return _read_small(root, ".git/config")
 
 
 def normalize_remote_url(url: str) -> str | None:
@@ -144,10 +112,7 @@ def remote_urls(config_text: str) -> dict[str, str]:
 
 def remote_identity(root: Path) -> str | None:
     """``remote:<host>/<path>`` of the preferred remote with a non-local URL, or ``None``."""
-    gdir = git_dir(root)
-    if gdir is None:
-        return None
-    text = _read_small(gdir / "config")
+    text = config_text(root)
     if not text:
         return None
     urls = remote_urls(text)
@@ -160,42 +125,18 @@ def remote_identity(root: Path) -> str | None:
 
 
 def _git_root_commits(root: Path) -> list[str]:
-    """The root commits of ``HEAD`` (read-only ``git rev-list``; no hooks, no fsmonitor, no
-    pager, no system/global config). The one place this module runs git (to be re-pointed at
-    the security layer's git wrapper once it lands)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat")
+    """The root commits of ``HEAD`` (one read-only ``git rev-list`` through the hardened git
+    runner, ``workspace/gitcmd.py``: nothing the repository configures runs)."""
     try:
-        out = subprocess.run(
-            [
-                "git",
-                "--no-optional-locks",
-                "-c",
-                "core.fsmonitor=false",
-                "-c",
-                "core.hooksPath=" + os.devnull,
-                "-C",
-                str(root),
-                "rev-list",
-                "--max-parents=0",
-                "HEAD",
-            ],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if out.returncode != 0:
+        out = gitcmd.run(root, ["rev-list", "--max-parents=0", "HEAD"], timeout=GIT_TIMEOUT_S)
+    except gitcmd.GitError:
         return []
     return [line for line in out.stdout.decode("ascii", "replace").split() if _SHA.match(line)]
 
 
 def root_commit_identity(root: Path) -> str | None:
     """``root:<sha>`` (the smallest root commit of ``HEAD``), or ``None``."""
-    if git_dir(root) is None:
+    if not gitcmd.is_checkout(root):
         return None
     roots = _git_root_commits(root)
     return f"root:{min(roots)}" if roots else None

@@ -14,11 +14,11 @@ Ranks are dense: files changed at the same second (e.g. one commit) share a rank
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
+
+from dsh_sidecar.workspace import gitcmd
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -27,20 +27,21 @@ GIT_TIMEOUT_S: Final = 10
 
 #: The git commands of one scan (run side by side): tracked files, untracked-not-ignored
 #: files, the bounded history, and tracked files changed since the last commit.
-#: ``--no-optional-locks`` keeps ``git status`` from taking the index lock (it would race the
-#: agent's own git commands).
+#: :mod:`.gitcmd` sets ``GIT_OPTIONAL_LOCKS=0``: ``git status`` does not take the index lock (it
+#: would race the agent's own git commands).
 _GIT_SCAN: Final = {
     "tracked": ["ls-files", "-z", "--cached"],
     "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
     "log": [
-        "-c",
-        "core.quotepath=off",
         "log",
         f"-n{MAX_COMMITS}",
         "--name-only",
         "--no-renames",
         "--format=%x00%ct",
         "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-show-signature",
     ],
     "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"],
 }
@@ -65,33 +66,12 @@ def _z(out: bytes | None) -> list[str]:
 
 
 def _run_parallel(root: Path, commands: dict[str, list[str]]) -> dict[str, bytes | None]:
-    """Run git commands side by side; ``{key: stdout}`` (``None`` for a failure/timeout)."""
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    outs: dict[str, bytes | None] = {key: None for key in commands}
+    """Run git commands side by side through :mod:`.gitcmd`; ``{key: stdout}`` (``None`` for
+    a failure/timeout; all ``None`` when the repository cannot be run safely)."""
     try:
-        for key, args in commands.items():
-            procs[key] = subprocess.Popen(
-                ["git", "--no-optional-locks", "-C", str(root), *args],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                stdin=subprocess.DEVNULL,
-            )
-        deadline = time.monotonic() + GIT_TIMEOUT_S
-        for key, proc in procs.items():
-            try:
-                out, _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-                outs[key] = out if proc.returncode == 0 else None
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-    except OSError:
-        pass
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return outs
+        return gitcmd.Git(root, GIT_TIMEOUT_S).run_many(commands)
+    except gitcmd.GitError:
+        return {key: None for key in commands}
 
 
 def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
@@ -99,7 +79,7 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     files = tracked + untracked-not-ignored, de-duplicated, unsorted. ``None`` when ``root`` is
     not a checkout or the listing fails (the caller walks instead); a failed log or status only
     loses recency."""
-    if not (root / ".git").exists():
+    if not gitcmd.is_checkout(root):
         return None
     outs = _run_parallel(root, _GIT_SCAN)
     if outs["tracked"] is None:

@@ -1,0 +1,166 @@
+"""The one way the sidecar reads a workspace file: regular files inside the workspace only.
+
+The workspace is untrusted (``docs/SECURITY.md``, class 2): a committed symlink
+``x.py -> /proc/self/fd/0`` would make a plain ``open()`` read the sidecar's own stdin (the
+JSON-RPC channel), a FIFO or a device blocks the reading thread forever, a symlink to
+``/etc/…`` or ``~/.ssh/…`` reads outside the workspace. :func:`read_bytes` refuses all of those,
+in this order, without ever blocking:
+
+1. the path is repo-relative: no absolute path, no ``..`` segment, no NUL;
+2. ``stat`` (following links; a loop is ``ELOOP``) says a **regular file** of at most
+   ``max_bytes``: FIFOs, sockets, character/block devices and folders are refused *before* any
+   ``open`` (opening some devices has effects of its own);
+3. ``open(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)``: should the file have been swapped for a
+   FIFO since step 2, the open still returns at once;
+4. ``fstat`` of the open descriptor: a regular file, and the same ``(st_dev, st_ino)`` as step 2
+   (no swap in between);
+5. the descriptor's real path (``/proc/self/fd/<n>``, the kernel's answer for the very inode
+   opened; ``realpath`` where ``/proc`` is absent) lies inside the workspace's real path and not
+   under ``/proc``, ``/sys`` or ``/dev``: symlinks that stay inside are followed, symlinks that
+   leave are refused;
+6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
+
+A symlinked *folder* is never walked by the listing (``files.walk_files``); git lists a
+committed symlink as a file, which step 5 then judges. Every refusal raises :class:`Refused`
+(an ``OSError``, so existing ``except OSError`` paths treat it as unreadable) with a short
+reason; :data:`REFUSED` counts refusals by reason for ``dsh/status`` and the tests.
+
+Tests: ``tests/security/test_fs_guard.py`` (symlinks to ``/proc/self/fd/0``, a FIFO,
+``/dev/zero``, loops, targets outside the workspace; FIFOs and sockets in the tree; the spawned
+sidecar keeps answering and leaks no thread after many ``dsh/toolsChanged``).
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import functools
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import Final
+
+#: Default largest workspace file read, bytes.
+DEFAULT_MAX_BYTES: Final = 2 * 1024 * 1024
+#: Real-path prefixes never read, whatever the workspace root (kernel pseudo file systems).
+FORBIDDEN_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
+_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_HAVE_PROC_FD: Final = os.path.isdir("/proc/self/fd")
+
+#: Refusals so far, by reason (process-wide; a diagnostic, never a decision input).
+REFUSED: collections.Counter[str] = collections.Counter()
+_refused_lock = threading.Lock()
+
+
+class Refused(OSError):
+    """A workspace path that is not read; ``reason`` is one of ``path``, ``not-regular``,
+    ``too-large``, ``loop``, ``raced``, ``outside``, ``pseudo-fs``."""
+
+    def __init__(self, reason: str, rel: str) -> None:
+        super().__init__(errno.EPERM, f"refused ({reason})", rel)
+        self.reason = reason
+
+
+def _refuse(reason: str, rel: str) -> Refused:
+    with _refused_lock:
+        REFUSED[reason] += 1
+    return Refused(reason, rel)
+
+
+@functools.lru_cache(maxsize=64)
+def real_root(root: str) -> str:
+    """The real path of a workspace root, with a trailing separator (cached per root)."""
+    return os.path.join(os.path.realpath(root), "")
+
+
+def relative(root: Path | str, path: Path | str) -> str | None:
+    """``path`` (absolute under ``root``, or already relative) as a repo-relative POSIX path, or
+    ``None`` when it is not under ``root`` lexically (no link is resolved)."""
+    text = os.fspath(path)
+    if os.path.isabs(text):
+        base = os.path.join(os.path.abspath(os.fspath(root)), "")
+        full = os.path.abspath(text)
+        if not full.startswith(base):
+            return None
+        text = full[len(base) :]
+    return text.replace(os.sep, "/")
+
+
+def _check_rel(rel: str) -> None:
+    if not rel or "\0" in rel or rel.startswith("/") or os.path.isabs(rel):
+        raise _refuse("path", rel)
+    if any(part == ".." for part in rel.replace(os.sep, "/").split("/")):
+        raise _refuse("path", rel)
+
+
+def _fd_path(fd: int, full: str) -> str:
+    if _HAVE_PROC_FD:
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return os.path.realpath(full)
+
+
+def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of the workspace file ``rel`` (repo-relative POSIX path) under ``root``.
+
+    Rules in the module docstring. Raises :class:`Refused` (an ``OSError``) for a path that is
+    not a regular file inside the workspace or is larger than ``max_bytes``, and ``OSError``
+    for a missing or unreadable one. Never blocks on a FIFO, socket or device."""
+    _check_rel(rel)
+    base = real_root(os.fspath(root))
+    full = os.path.join(os.fspath(root), rel)
+    try:
+        st = os.stat(full)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse("loop", rel) from None
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse("not-regular", rel)
+    if st.st_size > max_bytes:
+        raise _refuse("too-large", rel)
+    try:
+        fd = os.open(full, _FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse("loop", rel) from None
+        raise
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+            raise _refuse("raced", rel)
+        real = _fd_path(fd, full)
+        if real.startswith(FORBIDDEN_PREFIXES):
+            raise _refuse("pseudo-fs", rel)
+        if not real.startswith(base):
+            raise _refuse("outside", rel)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise _refuse("too-large", rel)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES, errors: str = "replace") -> str:
+    """:func:`read_bytes` decoded as UTF-8 (``errors`` as for ``bytes.decode``); same errors,
+    plus ``UnicodeDecodeError`` with ``errors="strict"``."""
+    return read_bytes(root, rel, max_bytes).decode("utf-8", errors)
+
+
+def read_or_none(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
+    """:func:`read_bytes`, or ``None`` for anything it refuses or cannot read."""
+    try:
+        return read_bytes(root, rel, max_bytes)
+    except OSError:
+        return None

@@ -1,0 +1,290 @@
+"""Class 2: only regular files inside the workspace are read (issue 13).
+
+A hostile tree is planted (symlinks to ``/proc/self/fd/0``, to a FIFO, to ``/dev/zero``, loops,
+links that leave the workspace; FIFOs and sockets in the tree; a FIFO ``.gitignore`` and pack).
+Every read must return at once — each call runs in a thread with a deadline, so a block is a
+failure, not a hung test run — and nothing outside the workspace is ever returned.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import regex
+from dsh_sidecar.suggester.candidates import FileIndex, _content_matches
+from dsh_sidecar.suggester.packs import PackError, read_pack_file
+from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.files import walk_files
+from dsh_sidecar.workspace.graph import WorkspaceGraph
+from rawrpc import RawServer
+
+SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
+
+
+def finishes(fn: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """``fn()`` on a daemon thread; fails the test if it does not return within ``timeout``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised below
+            box["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"{fn} blocked for more than {timeout} s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.py").write_text(f"def leaked():\n    return '{SECRET}'\n")
+    return folder
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, outside: Path) -> Path:
+    """A workspace holding one good file and every kind of trap."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "good.py").write_text("def good_function():\n    return 1\n")
+    os.symlink("good.py", root / "src" / "alias.py")  # stays inside: followed
+    os.symlink("/proc/self/fd/0", root / "stdin.py")
+    os.symlink("/proc/self/fd/1", root / "stdout.py")
+    os.symlink("/proc/self/fd/2", root / "stderr.py")
+    os.symlink("/dev/zero", root / "zero.py")
+    os.symlink("/dev/urandom", root / "random.py")
+    os.symlink("/proc/self/environ", root / "environ.py")
+    os.mkfifo(root / "fifo.py")
+    os.symlink("fifo.py", root / "to_fifo.py")
+    os.symlink("loop_b.py", root / "loop_a.py")
+    os.symlink("loop_a.py", root / "loop_b.py")
+    os.symlink("self.py", root / "self.py")
+    os.symlink(outside / "secret.py", root / "escape.py")
+    os.symlink("../outside/secret.py", root / "escape_rel.py")
+    os.symlink(outside, root / "outdir")  # a folder that leaves
+    os.symlink("src/../../outside/secret.py", root / "escape_dotdot.py")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "sock.py"))
+    sock.close()
+    return root
+
+
+TRAPS = [
+    "stdin.py",
+    "stdout.py",
+    "stderr.py",
+    "zero.py",
+    "random.py",
+    "environ.py",
+    "fifo.py",
+    "to_fifo.py",
+    "loop_a.py",
+    "self.py",
+    "escape.py",
+    "escape_rel.py",
+    "outdir/secret.py",
+    "escape_dotdot.py",
+    "sock.py",
+]
+
+
+# ---------------------------------------------------------------- the guard itself
+
+
+@pytest.mark.parametrize("rel", TRAPS)
+def test_every_trap_is_refused_at_once(hostile, rel):
+    with pytest.raises(OSError) as info:
+        finishes(lambda: fsguard.read_bytes(hostile, rel))
+    assert SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("rel", "reason"),
+    [
+        ("fifo.py", "not-regular"),
+        ("to_fifo.py", "not-regular"),
+        ("zero.py", "not-regular"),
+        ("sock.py", "not-regular"),
+        ("loop_a.py", "loop"),
+        ("self.py", "loop"),
+        ("escape.py", "outside"),
+        ("outdir/secret.py", "outside"),
+        ("environ.py", "pseudo-fs"),
+        ("../outside/secret.py", "path"),
+        ("/etc/passwd", "path"),
+        ("src/../../outside/secret.py", "path"),
+        ("src\0x.py", "path"),
+    ],
+)
+def test_refusal_reasons(hostile, rel, reason):
+    with pytest.raises(fsguard.Refused) as info:
+        fsguard.read_bytes(hostile, rel)
+    assert info.value.reason == reason
+
+
+def test_regular_files_and_links_that_stay_inside_are_read(hostile):
+    assert fsguard.read_bytes(hostile, "src/good.py") == b"def good_function():\n    return 1\n"
+    assert fsguard.read_bytes(hostile, "src/alias.py") == fsguard.read_bytes(hostile, "src/good.py")
+
+
+def test_a_workspace_reached_through_a_symlinked_root_still_reads(hostile, tmp_path):
+    link = tmp_path / "link-to-ws"
+    os.symlink(hostile, link)
+    assert fsguard.read_text(link, "src/good.py").startswith("def good_function")
+    with pytest.raises(fsguard.Refused):
+        fsguard.read_bytes(link, "escape.py")
+
+
+def test_size_cap(hostile):
+    (hostile / "big.py").write_bytes(b"x" * 1001)
+    with pytest.raises(fsguard.Refused) as info:
+        fsguard.read_bytes(hostile, "big.py", max_bytes=1000)
+    assert info.value.reason == "too-large"
+    assert len(fsguard.read_bytes(hostile, "big.py", max_bytes=1001)) == 1001
+
+
+def test_read_or_none_swallows_every_refusal(hostile):
+    for rel in TRAPS:
+        assert finishes(lambda rel=rel: fsguard.read_or_none(hostile, rel)) is None
+
+
+# ---------------------------------------------------------------- every reader of the sidecar
+
+
+def test_walk_lists_no_fifo_or_socket_and_follows_no_folder_link(hostile):
+    files = {rel for rel, _ in finishes(lambda: walk_files(hostile))}
+    assert "fifo.py" not in files and "sock.py" not in files
+    assert not any(f.startswith("outdir/") for f in files)
+    assert "src/good.py" in files
+
+
+def test_symbol_index_reads_only_the_good_files(hostile):
+    graph = finishes(lambda: WorkspaceGraph.build(hostile))
+    assert graph.symbols is not None
+    assert sorted(graph.definitions("good_function")) == ["src/alias.py", "src/good.py"]
+    assert graph.definitions("leaked") == []
+    assert graph.usages(SECRET.replace("-", "_")) == []
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_committed_symlinks_in_a_git_checkout_are_not_followed_out(hostile):
+    _git(hostile, "init", "-q")
+    _git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
+    _git(hostile, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "traps")
+    graph = finishes(lambda: WorkspaceGraph.build(hostile))
+    assert graph.time_source == "git"
+    assert "escape.py" in graph.files and "stdin.py" in graph.files  # listed, never read
+    assert graph.definitions("leaked") == []
+    assert graph.definitions("good_function")
+    # a refresh of the changed traps reads them again: still refused, still quick
+    finishes(lambda: graph.refresh(TRAPS))
+    assert graph.definitions("leaked") == []
+
+
+def test_a_fifo_gitignore_does_not_block_the_walk_or_the_refresh(hostile):
+    os.mkfifo(hostile / ".gitignore")
+    os.mkfifo(hostile / "src" / ".gitignore")
+    files = {rel for rel, _ in finishes(lambda: walk_files(hostile))}
+    assert "src/good.py" in files
+    graph = finishes(lambda: WorkspaceGraph.build(hostile))
+    (hostile / "src" / "new.py").write_text("def fresh():\n    pass\n")
+    finishes(lambda: graph.refresh(["src/new.py"]))
+    assert graph.exists("src/new.py")
+
+
+def test_a_gitignore_symlinked_out_is_not_read(hostile, outside):
+    (outside / "ignore-everything").write_text("*\n")
+    os.symlink(outside / "ignore-everything", hostile / ".gitignore")
+    files = {rel for rel, _ in walk_files(hostile)}
+    assert "src/good.py" in files  # the outside file's "*" was not applied
+
+
+def test_content_probe_never_reads_outside(hostile):
+    index = FileIndex(hostile.resolve(), TRAPS + ["src/good.py"])
+    secret = regex.compile("TOP-SECRET")
+    for rel in TRAPS:
+        assert finishes(lambda rel=rel: _content_matches(index, rel, secret)) is False
+    assert _content_matches(index, "src/good.py", regex.compile("good_function")) is True
+
+
+@pytest.mark.parametrize("trap", ["fifo", "outside", "device"])
+def test_repo_pack_traps_are_refused_without_blocking(hostile, outside, trap):
+    dsh = hostile / ".dsh"
+    dsh.mkdir()
+    if trap == "fifo":
+        os.mkfifo(dsh / "pack.yml")
+    elif trap == "outside":
+        (outside / "pack.yml").write_text("id: evil\n")
+        os.symlink(outside / "pack.yml", dsh / "pack.yml")
+    else:
+        os.symlink("/dev/zero", dsh / "pack.yml")
+    with pytest.raises(PackError):
+        finishes(lambda: read_pack_file(dsh / "pack.yml", "repo", hostile))
+
+
+# ---------------------------------------------------------------- the spawned sidecar
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+def _wait_built(server: RawServer, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        graph = server.request("dsh/status")["result"]["suggester"]["graph"]
+        if graph.get("ready") and not graph.get("building"):
+            return graph
+        assert time.monotonic() < deadline, graph
+        time.sleep(0.05)  # poll: the build runs in the background
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hostile, dsh_home):
+    _git(hostile, "init", "-q")
+    _git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
+    _git(hostile, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "traps")
+    server = RawServer(dsh_home, cwd=hostile)
+    try:
+        server.initialize({"suggester": {"enabled": True}}, root=hostile)
+        graph = _wait_built(server)
+        assert graph["symbols"] >= 1
+        base = _threads(server.pid)
+        for _ in range(40):
+            server.notify("dsh/toolsChanged", {})
+        reply = server.request(
+            "dsh/postExecute",
+            {"sessionId": "s", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "good_function"}}},
+        )
+        assert "result" in reply, reply
+        _wait_built(server)
+        assert _threads(server.pid) <= base + 2
+        for _ in range(3):  # requests still flow: stdin was never read by the index
+            assert "result" in server.request("dsh/status")
+    finally:
+        server.close()
+    assert SECRET.encode() not in server.stdout_bytes
