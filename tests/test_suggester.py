@@ -59,7 +59,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
     )
     assert messages(lines) == [
         "activated (packs generic,python intents 10 threshold 0.75)",
-        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
     ]
     ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
     assert ledger == lines
@@ -78,7 +78,7 @@ def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
     assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
     assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # same targets: dedupe
     assert messages(lines)[1:] == [
-        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
         "suppressed turn-cap Test",
         "suppressed dedupe Version",
     ]
@@ -94,7 +94,8 @@ def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
     noise.record(st, "Symbol", 1, ("a.py",))
     st.calls = 2
     assert noise.check(st, "Symbol", 1, ("b.py",), 3, 10) is None  # another name: no cooldown
-    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) == "cooldown"  # shares a.py within 3 calls
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) == "cooldown"  # led by a.py within 3 calls
+    assert noise.check(st, "Symbol", 1, ("c.py", "a.py"), 3, 10) is None  # led by another target
     assert noise.check(st, "Usage", 1, ("a.py", "c.py"), 3, 10) is None  # another intent
     assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"
     st.calls = 5
@@ -121,7 +122,7 @@ def test_no_companions(workspace, dsh_home):
     (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version here"""\n')
     s, lines = make(workspace, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines)[-1] == "abstained no-companions Version 0.88"
+    assert messages(lines)[-1] == "abstained no-companions Version 0.99"
 
 
 def test_dismissal_family_and_expiry(workspace, dsh_home):

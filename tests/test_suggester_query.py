@@ -195,11 +195,12 @@ def test_cat_head_sed_nl_reads():
 
 def test_jq_keys_and_awk_regex():
     q = bash("jq -r .version package.json")
-    assert (q.tool, q.keys, q.terms, q.reads) == ("bash", ["version"], ["version"], ["package.json"])
+    # jq/awk query a file (its scope), they do not read it to the agent
+    assert (q.tool, q.keys, q.terms, q.scope, q.reads) == ("bash", ["version"], ["version"], ["package.json"], [])
     q = bash("jq '.dependencies | keys' package.json")
     assert q.keys == ["dependencies"]
     q = bash("awk '/^version/ {print}' pyproject.toml")
-    assert (q.patterns, q.reads) == (["^version"], ["pyproject.toml"])
+    assert (q.patterns, q.scope) == (["^version"], ["pyproject.toml"])
 
 
 def test_non_search_commands_are_other():

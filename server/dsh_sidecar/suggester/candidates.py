@@ -97,10 +97,22 @@ class FileIndex:
         self.names = sorted(self.by_name)
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
+        self._sorted = sorted(self.files)
         #: ``{path: kind}`` (``workspace/kinds.py``); filled by the owner from the graph.
         self.kinds: dict[str, str] = {}
         #: ``{fact or kind: [paths]}``: content facts and path kinds (``workspace/content.py``).
         self.facts: dict[str, list[str]] = {}
+
+    def has_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder holding at least one listed file (at any depth)."""
+        rel = rel.strip("/")
+        if not rel:
+            return True
+        if rel in self.by_dir:
+            return True
+        prefix = rel + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i].startswith(prefix)
 
     def kind(self, rel: str) -> str:
         """The path kind of ``rel`` (``other`` when unknown)."""
@@ -121,6 +133,7 @@ class FileIndex:
             bisect.insort(self.names, name)
         self.by_name.setdefault(name, []).append(rel)
         self.by_dir.setdefault(folder, []).append(rel)
+        bisect.insort(self._sorted, rel)
         self._inside.pop(rel, None)
 
     def remove(self, rel: str) -> None:
@@ -130,7 +143,7 @@ class FileIndex:
         self.file_set = self.file_set - {rel}
         self.files.remove(rel)
         folder, _, name = rel.rpartition("/")
-        for table in (self.by_name.get(name), self.by_dir.get(folder)):
+        for table in (self.by_name.get(name), self.by_dir.get(folder), self._sorted):
             if table is not None and rel in table:
                 table.remove(rel)
         self._inside.pop(rel, None)
@@ -238,16 +251,14 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
     """Existing targets of the call-independent candidates (paths, globs, kinds without
     ``match``) in ``candidates``, best first, each path once."""
     found: list[tuple[float, int, Target]] = []
-    seen: set[str] = set()
     for order, cand in enumerate(candidates):
         if cand.per_call:
             continue
         if cand.kind is not None:
             matched = 0
             for rel in _project_order(index.with_kind(cand.kind)):
-                if rel in seen or not index.exists(rel) or not index.inside(rel):
+                if not index.exists(rel) or not index.inside(rel):
                     continue
-                seen.add(rel)
                 score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
                 found.append((-score, order, Target(rel, cand.reason, score)))
                 matched += 1
@@ -266,7 +277,7 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
             if matched:
                 break
             for rel in paths:
-                if rel in seen or not index.inside(rel):
+                if not index.inside(rel):
                     continue
                 if contains is not None:
                     reads += 1
@@ -274,14 +285,17 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
                         break
                     if not _content_matches(index, rel, contains):
                         continue
-                seen.add(rel)
                 score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
                 found.append((-score, order, Target(rel, cand.reason, score)))
                 matched += 1
                 if matched >= MAX_GLOB_MATCHES:
                     break
-    found.sort(key=lambda t: (t[0], t[1]))
-    return [t for _, _, t in found]
+    best: dict[str, tuple[float, int, Target]] = {}
+    for item in found:  # a path several candidates name keeps its best score (then first order)
+        old = best.get(item[2].path)
+        if old is None or (item[0], item[1]) < (old[0], old[1]):
+            best[item[2].path] = item
+    return [t for _, _, t in sorted(best.values(), key=lambda t: (t[0], t[1]))]
 
 
 # ---------------------------------------------------------------------------- per call
@@ -464,10 +478,15 @@ def resolve_topics(
 
 
 def resolve_results(
-    candidates: list[Candidate], listed: list[str], index: FileIndex, prefer: Callable[[list[str]], list[str]]
+    candidates: list[Candidate],
+    listed: list[str],
+    index: FileIndex,
+    prefer: Callable[[list[str]], list[str]],
+    name: str | None = None,
 ) -> list[Target]:
     """Targets of the ``results`` candidates: the call's listed paths that exist (of the
-    candidate's kind when it has one), in the order ``prefer`` gives them."""
+    candidate's kind when it has one), in the order ``prefer`` gives them; ``{name}`` in a
+    reason becomes the searched identifier."""
     wanted = [c for c in candidates if c.results]
     if not wanted or not listed:
         return []
@@ -486,7 +505,8 @@ def resolve_results(
                 continue
             seen.add(rel)
             score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
-            found.append((-score, order, rank, Target(rel, cand.reason, score)))
+            reason = cand.reason.replace("{name}", name) if name else cand.reason.replace(" {name}", "")
+            found.append((-score, order, rank, Target(rel, reason.replace("{name}", "it"), score)))
     found.sort(key=lambda t: (t[0], t[1], t[2]))
     return [t for *_, t in found]
 

@@ -18,6 +18,7 @@ facts change. A call that arrives before is classified, and suppressed as ``not-
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -36,6 +37,7 @@ from dsh_sidecar.suggester.candidates import (
     FileIndex,
     SymbolIndex,
     Target,
+    is_doc_path,
     is_test_path,
     merge,
     rank_definitions,
@@ -62,6 +64,7 @@ from dsh_sidecar.workspace.kinds import classify as classify_path
 
 log = logging.getLogger(__name__)
 
+_INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
 SYMBOL_CACHE_SIZE: Final = 1024
 
@@ -77,6 +80,7 @@ class View:
     fallback: dict[str, list[Target]] = field(default_factory=dict)
     docs_roots: frozenset[str] = frozenset()
     symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
+    fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 class Suggester:
@@ -223,7 +227,16 @@ class Suggester:
         index = FileIndex(self.root, files)
         index.kinds = kind_map
         index.facts = self._facts(files, kind_map)
-        view = View(index, docs_roots=frozenset(docs_roots(files)))
+        fact_of: dict[str, set[str]] = {}
+        for fact, paths in index.facts.items():
+            if fact not in ("source", "other", "config", "doc", "test", "manifest", "lock", "generated"):
+                for p in paths:
+                    fact_of.setdefault(p, set()).add(fact)
+        view = View(
+            index,
+            docs_roots=frozenset(docs_roots(files)),
+            fact_of={p: frozenset(v) for p, v in fact_of.items()},
+        )
         budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
         for intent, rows in self.rows.items():
             cands = [c for r in rows for c in r.candidates]
@@ -327,7 +340,16 @@ class Suggester:
         q.reads = [r for r in map(rel, q.reads) if r is not None]
         q.scope = [r for r in map(rel, q.scope) if r is not None]
         q.result_paths = [r for r in map(rel, q.result_paths) if r]
-        q.result_paths = [p for p in q.result_paths if p not in q.reads]
+        view = self.view
+        if view is not None:
+            # an `ls DIR` (or `cd DIR && …`) lists names relative to DIR
+            folders = [s for s in q.scope if s and not view.index.exists(s)]
+            fixed = []
+            for p in q.result_paths:
+                joined = next((f"{d}/{p}" for d in folders if view.index.exists(f"{d}/{p}")), None)
+                fixed.append(joined if joined is not None and ("ls" in q.commands or not view.index.exists(p)) else p)
+            q.result_paths = fixed
+        q.result_paths = [p for p in dict.fromkeys(q.result_paths) if p not in q.reads]
 
     def _post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
         self.counters["calls"] += 1
@@ -347,17 +369,17 @@ class Suggester:
         ):
             self.knowledge.flush_soon()
         if q.tool in ("write", "read") or q.reads:
-            state.touch(q.reads, self.config.recent_window)
-        if not q.search:
+            state.touch(q.reads, self.config.recent_window, whole=not q.partial)
+        if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
+            # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
+            # but never triggers a note
             return []
         self.activate()
         if not self.rows:
             return []
         view = self.view
         with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
-            hit = classify(
-                q, self.rows, self.config.bias, evidence.weights(q, view.docs_roots if view else frozenset())
-            )
+            hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
         if budget is not None and budget.exhausted and not self._slow_call_reported:
             self._slow_call_reported = True
             self._refuse(
@@ -367,6 +389,11 @@ class Suggester:
         if hit is None:
             return []
         intent, k = hit
+        if q.listing and not q.result_paths and view is not None:
+            # a listing that found nothing: what it looks for does not exist here
+            self.counters["abstained"] += 1
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
+            return []
         if self.dismissals.family_dismissed(intent):
             return self._suppress("dismissed", intent)
         if view is None:
@@ -376,8 +403,6 @@ class Suggester:
             if view is None:
                 return self._suppress("not-ready", intent)
         targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
-        if self.config.learn:
-            targets = rank(intent, targets, self.knowledge)
         reads = set(q.reads)
         reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
         targets = [t for t in targets if t.path not in reads]  # never the file the call reads
@@ -385,19 +410,26 @@ class Suggester:
             self.counters["abstained"] += 1
             self.ledger.write(ledger.abstained_no_companions(intent, k))
             return []
+        own = set(q.scope) | set(q.result_paths)  # what the call itself searched or listed
         recent = state.recently_read() - reads
-        if reads_a_target or targets[0].path in recent:
+        if reads_a_target or (targets[0].path in recent and targets[0].path not in own):
             # the agent is already where the intent lives (it reads one of the targets, or the
             # best one was just read): naming weaker targets instead would be noise
             return self._suppress("recent", intent)
-        shown = [t for t in targets if t.path not in recent][: self.config.max_targets]
+        # a file the call searches in is named even when read lately, unless read whole: a
+        # `head` or a slice showed only part of it, the search asks for the rest
+        subjects = set(q.scope) - state.wholly_read()
+        if targets[0].path in recent and targets[0].path not in subjects and targets[0].path in set(q.scope):
+            return self._suppress("recent", intent)
+        shown = [t for t in targets if t.path not in recent or t.path in subjects][: self.config.max_targets]
         key = tuple(t.path for t in shown)
         reason = self.noise.check(
             state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn
         )
         if reason is not None:
             return self._suppress(reason, intent)
-        note = make_note(intent, next((r.about for r in self.rows[intent] if r.about), None), shown)
+        # the most specific pack's wording (language packs load after the generic one)
+        note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
         self.noise.record(state, intent, params.turn, key)
         self.counters["notes"] += 1
         self.ledger.write(ledger.suggest(intent, k, note.source.targets))
@@ -405,6 +437,30 @@ class Suggester:
         if self.config.learn:
             self.journal.open(params.session_id, intent, note.source.targets, state.calls)
         return [note]
+
+    def _evidence_view(self, view: View | None) -> evidence.Workspace:
+        """What the structural evidence reads of the workspace (``evidence.Workspace``)."""
+        if view is None:
+            return evidence.Workspace()
+        graph = self._symbols()
+        index = getattr(graph, "symbols", None) if graph is not None else None
+
+        def defines(path: str, name: str) -> bool:
+            return index is not None and name in index.defined_in(path)
+
+        def defined(name: str) -> bool | None:
+            return None if graph is None else bool(graph.definitions(name))
+
+        return evidence.Workspace(
+            is_file=view.index.exists,
+            is_dir=view.index.has_dir,
+            definitions=lambda name: list(graph.definitions(name)) if graph is not None else [],
+            kind=view.index.kind,
+            facts=lambda p: view.fact_of.get(p, frozenset()),
+            defines=defines,
+            defined=defined,
+            docs_roots=view.docs_roots,
+        )
 
     def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
         self.counters["suppressed"] += 1
@@ -417,6 +473,8 @@ class Suggester:
         (merged by score); the pack's fallback paths only when the row has symbol candidates
         and they name nothing."""
         static = view.targets.get(intent, [])
+        if self.config.learn:  # what was learned orders the call-independent targets
+            static = rank(intent, static, self.knowledge)
         rows = self.rows.get(intent, ())
         cands = [c for r in rows for c in r.candidates if not c.fallback]
         if not any(c.per_call for c in cands):
@@ -442,8 +500,13 @@ class Suggester:
                     view.symbols.popitem(last=False)
             found = cached
             groups.append(found)
-        if q.result_paths:
-            groups.append(resolve_results(cands, q.result_paths, index, lambda ps: self._prefer(intent, ps, ctx)))
+        subjects = [p for p in q.scope if p and index.exists(p)]
+        listed = list(dict.fromkeys(subjects + q.result_paths))
+        if q.listing:
+            # a listing's answer is what it listed: of those, what the intent wants (or nothing)
+            return resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name)
+        if listed:
+            groups.append(resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name))
         if any(c.match for c in cands):
             content: ContentSearch | None = self.content if getattr(self.content, "ready", False) else None
             groups.append(resolve_topics(cands, content, q.terms, index))
@@ -455,7 +518,22 @@ class Suggester:
 
     def _prefer(self, intent: str, paths: list[str], ctx: CallContext) -> list[str]:
         """A call's listed paths in the intent's order: for Symbol the files defining the
-        identifier first; for the others the listing order."""
+        identifier first (Usage: last); for Doc only doc pages, index/README pages first; for
+        Ledger the changelogs, then the ledger's set-up (templates, config, README), then its
+        numbered fragments; for the others the listing order."""
+        view = self.view
+        if intent == "Doc":
+            docs = [p for p in paths if is_doc_path(p)]
+            return sorted(docs, key=lambda p: (0 if _INDEX_PAGE.match(p.rsplit("/", 1)[-1]) else 1, docs.index(p)))
+        if intent == "Ledger" and view is not None:
+            facts = view.fact_of
+
+            def ledger_key(p: str) -> tuple[int, int]:
+                name = p.rsplit("/", 1)[-1]
+                tier = 0 if "changelog" in facts.get(p, ()) else (2 if name[:1].isdigit() else 1)
+                return tier, paths.index(p)
+
+            return sorted(paths, key=ledger_key)
         if intent in ("Symbol", "Usage") and ctx.name:
             symbols = self._symbols()
             defining = set(symbols.definitions(ctx.name)) if symbols is not None else set()
@@ -531,7 +609,7 @@ class Suggester:
         if intent is not None and not self.dismissals.family_dismissed(intent):
             ts = listed(intent)[: self.config.max_targets]
             if ts:
-                about = next((r.about for r in self.rows.get(intent, ()) if r.about), None) or intent.lower()
+                about = next((r.about for r in reversed(self.rows.get(intent, ())) if r.about), None) or intent.lower()
                 return render(
                     [f"search-suggester: in this repository, {about} lives here:"]
                     + [f"- {t.path} — {t.reason}" for t in ts]

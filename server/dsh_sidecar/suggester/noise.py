@@ -7,7 +7,7 @@ Both the cooldown and the dedupe are keyed by **(intent, target set)**, not by i
 (issue 12): a Symbol note about one name never silences the lookup of another name.
 
 * ``dedupe`` — the same intent with the same target set was already delivered in the session;
-* ``cooldown`` — a note of the same intent that shares a target was delivered within
+* ``cooldown`` — a note of the same intent led by the same target was delivered within
   ``cooldownCalls`` calls (the agent has just been told where that lives);
 * ``turn-cap`` — ``maxNotesPerTurn`` notes already went out in this (session, turn).
 """
@@ -27,23 +27,34 @@ class SessionState:
     """What noise control remembers of one session."""
 
     calls: int = 0
-    notes: deque[tuple[int, str, frozenset[str]]] = field(default_factory=lambda: deque(maxlen=MAX_NOTES_KEPT))
+    notes: deque[tuple[int, str, tuple[str, ...]]] = field(default_factory=lambda: deque(maxlen=MAX_NOTES_KEPT))
     delivered: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     notes_in_turn: dict[int, int] = field(default_factory=dict)
     recent: deque[tuple[int, str]] = field(default_factory=deque)
+    whole: set[str] = field(default_factory=set)  # of the recent reads, those of whole files
 
-    def touch(self, paths: list[str], window: int) -> None:
-        """Remember that the current call read ``paths``; forget reads older than ``window``."""
+    def touch(self, paths: list[str], window: int, whole: bool = True) -> None:
+        """Remember that the current call read ``paths`` (``whole``: entire files, not a
+        ``head``/``sed -n``/offset slice); forget reads older than ``window``."""
         for p in paths:
-            self.recent.append((self.calls, p.lstrip("./")))
+            p = p.lstrip("./")
+            self.recent.append((self.calls, p))
+            if whole:
+                self.whole.add(p)
         while self.recent and self.recent[0][0] <= self.calls - window:
             self.recent.popleft()
+        if len(self.whole) > MAX_RECENT:
+            self.whole &= self.recently_read()
         while len(self.recent) > MAX_RECENT:
             self.recent.popleft()
 
     def recently_read(self) -> set[str]:
         """Paths read within the window."""
         return {p for _, p in self.recent}
+
+    def wholly_read(self) -> set[str]:
+        """Paths read whole within the window."""
+        return self.whole & self.recently_read()
 
 
 #: Notes remembered per session for the cooldown (older ones are past any window anyway).
@@ -86,11 +97,11 @@ class NoiseControl:
         """
         if (intent, targets) in state.delivered:
             return "dedupe"
-        listed = frozenset(targets)
+        lead = targets[0] if targets else None
         for call, i, ts in reversed(state.notes):
             if state.calls - call > cooldown_calls:
                 break
-            if i == intent and ts & listed:
+            if i == intent and lead is not None and ts and lead == ts[0]:
                 return "cooldown"
         if state.notes_in_turn.get(turn, 0) >= max_per_turn:
             return "turn-cap"
@@ -98,7 +109,7 @@ class NoiseControl:
 
     def record(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...]) -> None:
         """Remember a delivered note."""
-        state.notes.append((state.calls, intent, frozenset(targets)))
+        state.notes.append((state.calls, intent, targets))
         if len(state.delivered) < MAX_DELIVERED:
             state.delivered.add((intent, targets))
         state.notes_in_turn[turn] = state.notes_in_turn.get(turn, 0) + 1

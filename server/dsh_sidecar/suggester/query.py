@@ -202,7 +202,7 @@ DEFINITION_KEYWORDS: Final = (
     "val",
 )
 _DEF = re.compile(
-    r"\b(?:async\s+)?(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(" + "|".join(DEFINITION_KEYWORDS) + r")\s+"
+    r"\b(?:async\s+)?(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(" + "|".join(DEFINITION_KEYWORDS) + r")(?:<[^>]*>)?\s+"
     r"(?:\([^)]*\)\s*)?(?:\*\s*)?([A-Za-z_][A-Za-z0-9_]*)"
 )
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -274,6 +274,11 @@ class Query:
     commands: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)  # jq/yq filter keys (``.version`` → version)
     is_error: bool = False
+    #: a listing (glob, find, fd, ls) whose result text was given: an empty result then means
+    #: the thing looked for does not exist
+    listing: bool = False
+    #: the reads are slices (``head``, ``tail``, ``sed -n``, a Read with offset/limit), not whole files
+    partial: bool = False
 
     @property
     def search(self) -> bool:
@@ -314,6 +319,8 @@ class Query:
 
 
 _GLOB = re.compile(r"[*?\[]")
+_GREP_NAMES: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_LISTING_NAMES: Final = frozenset({"glob", "find", "fd", "fdfind", "ls", "tree", "git ls-files", "locate"})
 
 
 # ---------------------------------------------------------------------------- regex → fixed parts
@@ -722,6 +729,9 @@ def _read_find(cmd: Command, q: Query) -> None:
         if w in ("-not", "!", "-prune") and i + 2 < len(args) and args[i + 1].startswith("-"):
             i += 3  # an exclusion (-not -path './node_modules/*') names nothing searched for
             continue
+        if w in ("-path", "-ipath", "-name", "-iname") and i + 2 < len(args) and args[i + 2] == "-prune":
+            i += 3  # -path ./node_modules -prune: an exclusion too
+            continue
         if w in ("-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex") and i + 1 < len(args):
             val = args[i + 1]
             if w in ("-regex", "-iregex"):
@@ -788,6 +798,8 @@ def _read_ls(cmd: Command, q: Query) -> None:
 
 def _read_files(cmd: Command, q: Query) -> None:
     """cat/head/tail/nl/wc/less/bat/sed/awk/jq/yq: the file arguments are reads."""
+    if cmd.name in ("head", "tail", "sed", "wc"):
+        q.partial = True
     args = cmd.args
     positional: list[str] = []
     i = 0
@@ -827,7 +839,10 @@ def _read_files(cmd: Command, q: Query) -> None:
     for p in positional:
         if p in ("-", "{}") or p.startswith("$"):
             continue
-        q.reads.append(_clean_path(p, cmd.cwd))
+        if cmd.name in ("jq", "yq", "awk"):
+            q.scope.append(_clean_path(p, cmd.cwd))  # a query of the file, not a read of it
+        else:
+            q.reads.append(_clean_path(p, cmd.cwd))
 
 
 def _read_git(cmd: Command, q: Query) -> None:
@@ -881,6 +896,7 @@ def read_command(cmd: Command, q: Query) -> bool:
 
 _HIT_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+))?[:-](?:\d+[:-])?")
 _PATH_LIKE = re.compile(r"^[\w.@+~/-][\w./@+~ -]*$")
+_BARE_NAME = re.compile(r"^[A-Za-z][\w.+-]{1,63}$")
 _HAS_EXT_OR_DIR = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
 
 
@@ -900,8 +916,8 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
         if not line or line.startswith(("Found ", "No files", "No matches", "--", "(")) or "://" in line:
             continue
         path = None
-        if _PATH_LIKE.match(line) and _HAS_EXT_OR_DIR.search(line) and " " not in line:
-            path = line
+        if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
+            path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
         else:
             m = _HIT_LINE.match(line)
             if m and (m.group("line") or ":" in line):
@@ -988,6 +1004,7 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
         q.text = path
         if path:
             q.reads.append(_clean_path(path))
+        q.partial = any(inp.get(k) is not None for k in ("offset", "limit", "view_range", "start_line"))
         q.commands.append("read")
     elif tool == "bash":
         text, command = _bash_text(inp)
@@ -1001,7 +1018,13 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             commands = []
         for cmd in commands[:50]:
             q.commands.append(cmd.name)
-            search |= read_command(cmd, q)
+            before = list(q.reads)
+            found = read_command(cmd, q)
+            if found and cmd.name in _GREP_NAMES and not q.scope and before and q.reads == before:
+                # ``cat F | grep P``: the grep searches F (F is its scope, not a file read)
+                q.scope.extend(before)
+                q.reads.clear()
+            search |= found
         if not search:
             q.tool = "other"
             q.text = text
@@ -1013,6 +1036,8 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
         lang = language_of(p)
         if lang:
             q.languages.add(lang)
+    if tool in ("glob", "bash") and result_text is not None and not is_error:
+        q.listing = bool(set(q.commands) & _LISTING_NAMES) or tool == "glob"
     if not is_error:
         listed = result_paths(result_text)
         q.result_paths = [p for p in listed if p not in q.reads] if tool != "read" else []
