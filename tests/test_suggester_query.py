@@ -148,7 +148,7 @@ def test_rg_files_with_matches_and_fixed_strings():
 def test_git_grep_pathspec_and_cd():
     q = bash("cd sphinx && git grep -n 'class Builder' -- '*.py' 'doc/'")
     assert q.commands == ["git grep"]
-    assert q.name_patterns == ["*.py"]
+    assert q.name_patterns == ["sphinx/*.py"]  # relative to the folder cd went to
     assert q.scope == ["sphinx/doc"]
     assert q.identifier == "Builder"
     assert q.definition_keyword == "class"

@@ -17,6 +17,7 @@ facts change. A call that arrives before is classified, and suppressed as ``not-
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import re
 import threading
@@ -81,6 +82,20 @@ class View:
     docs_roots: frozenset[str] = frozenset()
     symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
     fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
+    """``targets`` whose path or name matches one of the call's file-name globs (``*.pyi``,
+    ``*_test.go``); all of them when there is no glob or none matches."""
+    globs = [g for g in patterns if not g.startswith("!")]
+    if not globs:
+        return targets
+    kept = [
+        t
+        for t in targets
+        if any(fnmatch.fnmatch(t.path, g) or fnmatch.fnmatch(t.path.rsplit("/", 1)[-1], g) for g in globs)
+    ]
+    return kept or targets
 
 
 class Suggester:
@@ -410,27 +425,29 @@ class Suggester:
             self.counters["abstained"] += 1
             self.ledger.write(ledger.abstained_no_companions(intent, k))
             return []
-        own = set(q.scope) | set(q.result_paths)  # what the call itself searched or listed
-        recent = state.recently_read() - reads
-        if reads_a_target or (targets[0].path in recent and targets[0].path not in own):
+        # recently read: a file read whole is known; one read in part (head, sed -n, an offset)
+        # is known only as a default target — what the call itself searched or listed is named
+        own = set(q.scope) | set(q.result_paths)
+        whole, seen = state.wholly_read() - reads, state.recently_read() - reads
+
+        def known(path: str) -> bool:
+            return path in whole or (path in seen and path not in own)
+
+        if reads_a_target or known(targets[0].path):
             # the agent is already where the intent lives (it reads one of the targets, or the
             # best one was just read): naming weaker targets instead would be noise
             return self._suppress("recent", intent)
-        # a file the call searches in is named even when read lately, unless read whole: a
-        # `head` or a slice showed only part of it, the search asks for the rest
-        subjects = set(q.scope) - state.wholly_read()
-        if targets[0].path in recent and targets[0].path not in subjects and targets[0].path in set(q.scope):
-            return self._suppress("recent", intent)
-        shown = [t for t in targets if t.path not in recent or t.path in subjects][: self.config.max_targets]
+        shown = [t for t in targets if not known(t.path)][: self.config.max_targets]
         key = tuple(t.path for t in shown)
+        name = q.identifier if intent in ("Symbol", "Usage") else None
         reason = self.noise.check(
-            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn
+            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn, name
         )
         if reason is not None:
             return self._suppress(reason, intent)
         # the most specific pack's wording (language packs load after the generic one)
         note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
-        self.noise.record(state, intent, params.turn, key)
+        self.noise.record(state, intent, params.turn, key, name)
         self.counters["notes"] += 1
         self.ledger.write(ledger.suggest(intent, k, note.source.targets))
         self.section.noted(params.session_id, intent)
@@ -498,15 +515,18 @@ class Suggester:
                 view.symbols[key] = cached
                 while len(view.symbols) > SYMBOL_CACHE_SIZE:
                     view.symbols.popitem(last=False)
-            found = cached
-            groups.append(found)
+            found = _matching(cached, q.name_patterns)
         subjects = [p for p in q.scope if p and index.exists(p)]
         listed = list(dict.fromkeys(subjects + q.result_paths))
         if q.listing:
             # a listing's answer is what it listed: of those, what the intent wants (or nothing)
             return resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name)
-        if listed:
-            groups.append(resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name))
+        results = (
+            resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name) if listed else []
+        )
+        # a definition pattern's hits are the definitions themselves (more exact than the index,
+        # `impl X for Y` included): they lead; for a bare name the index's definitions lead
+        groups += [results, found] if q.definition_keyword else [found, results]
         if any(c.match for c in cands):
             content: ContentSearch | None = self.content if getattr(self.content, "ready", False) else None
             groups.append(resolve_topics(cands, content, q.terms, index))
@@ -514,7 +534,10 @@ class Suggester:
         if has_symbol and not found:
             listed = {t.path for t in static}
             groups.append([t for t in view.fallback.get(intent, []) if t.path not in listed])
-        return merge(*groups)
+        merged = merge(*groups)
+        # the files the call searches in lead: they are what the agent asked about
+        lead = [t for p in subjects for t in merged if t.path == p]
+        return lead + [t for t in merged if t.path not in set(subjects)]
 
     def _prefer(self, intent: str, paths: list[str], ctx: CallContext) -> list[str]:
         """A call's listed paths in the intent's order: for Symbol the files defining the

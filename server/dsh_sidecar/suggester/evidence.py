@@ -206,9 +206,6 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         return out
     subjects = [s for s in q.scope if s and ws.is_file(s)]
     folders = [s for s in q.scope if s not in subjects]
-    if folders and all(f and not ws.is_dir(f) for f in folders) and not subjects:
-        return out  # it searches folders the workspace does not have: nothing to point at
-    folders = [f for f in folders if not f or ws.is_dir(f)]
 
     def decide(intent: str, w: float) -> dict[str, float]:
         add(intent, w)
@@ -216,6 +213,10 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
             if other != intent:
                 add(other, AGAINST)
         return out
+
+    if folders and all(f and not ws.is_dir(f) for f in folders) and not subjects:
+        return decide("none", 0.0)  # it searches folders the workspace does not have: nothing to name
+    folders = [f for f in folders if not f or ws.is_dir(f)]
 
     if subjects and (q.patterns or q.keys):
         decided = {_subject_intent(s, q, ws) for s in subjects} - {None}
@@ -256,7 +257,7 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         or _in_docs(folders, ws)
     )
     if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
-        return decide("Doc", SCOPE)
+        return decide("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
     if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
         return decide("Config", SCOPE)
     if set(parts) & _LEDGER_DIRS:

@@ -3,8 +3,9 @@
 State is per session (``sessionId``): a call counter, the notes delivered (call index, intent,
 target set), notes per turn, and the files the agent read recently (a bounded window of calls).
 
-Both the cooldown and the dedupe are keyed by **(intent, target set)**, not by intent alone
-(issue 12): a Symbol note about one name never silences the lookup of another name.
+Both the cooldown and the dedupe are keyed by **(intent, target set)** — and the searched
+name, when the note is about one — not by intent alone (issue 12): a Symbol note about one
+name never silences the lookup of another name.
 
 * ``dedupe`` — the same intent with the same target set was already delivered in the session;
 * ``cooldown`` — a note of the same intent led by the same target was delivered within
@@ -90,28 +91,33 @@ class NoiseControl:
         targets: tuple[str, ...],
         cooldown_calls: int,
         max_per_turn: int,
+        name: str | None = None,
     ) -> str | None:
-        """The suppression reason for a note, or ``None`` when it may go out.
+        """The suppression reason for a note, or ``None`` when it may go out. ``name`` is the
+        searched identifier (a note about another name is another note).
 
         Reasons, in this order: ``dedupe``, ``cooldown``, ``turn-cap`` (module docstring).
         """
-        if (intent, targets) in state.delivered:
+        if (intent, targets + ((name,) if name else ())) in state.delivered:
             return "dedupe"
         lead = targets[0] if targets else None
         for call, i, ts in reversed(state.notes):
             if state.calls - call > cooldown_calls:
                 break
-            if i == intent and lead is not None and ts and lead == ts[0]:
+            if i == intent and lead is not None and ts and lead == ts[0] and ts[-1:] == ((name,) if name else ts[-1:]):
                 return "cooldown"
         if state.notes_in_turn.get(turn, 0) >= max_per_turn:
             return "turn-cap"
         return None
 
-    def record(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...]) -> None:
-        """Remember a delivered note."""
-        state.notes.append((state.calls, intent, targets))
+    def record(
+        self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...], name: str | None = None
+    ) -> None:
+        """Remember a delivered note (about ``name``, when it names one)."""
+        key = targets + ((name,) if name else ())
+        state.notes.append((state.calls, intent, key))
         if len(state.delivered) < MAX_DELIVERED:
-            state.delivered.add((intent, targets))
+            state.delivered.add((intent, key))
         state.notes_in_turn[turn] = state.notes_in_turn.get(turn, 0) + 1
         if len(state.notes_in_turn) > 64:
             for old in sorted(state.notes_in_turn)[:-32]:

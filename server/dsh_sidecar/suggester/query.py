@@ -700,8 +700,8 @@ def _read_grep(cmd: Command, q: Query, rg: bool) -> None:
         q.patterns.append(p)
         _add_pattern(q, p, dialect)
     for p in paths + pathspecs:
-        if _GLOB.search(p.rsplit("/", 1)[-1]) and cmd.name == "git grep":
-            q.name_patterns.append(p.lstrip(":"))
+        if _GLOB.search(p):  # a shell glob (`httpx/*.py`, `*.md`) or a git pathspec names files
+            q.name_patterns.append(_clean_path(p.lstrip(":"), cmd.cwd))
         else:
             q.scope.append(_clean_path(p, cmd.cwd))
     if not paths and not pathspecs and cmd.cwd:
