@@ -1,6 +1,18 @@
-"""Suggester replay benchmark (issue #5): the fixed 50-call trace over the shopcart fixture,
-then the same trace over a synthetic 100k-file workspace (the fixture plus filler), both
-through the real server path (``dsh-search serve`` spawned over stdio).
+"""Suggester benchmarks, all through the real server path (``dsh-search serve`` spawned over stdio).
+
+**The corpus** (``--corpus``): the labelled intent traces of ``bench/corpus/intents/`` and the
+recorded agent trajectories of ``bench/corpus/trajectories/``, replayed on real checkouts in a
+cache folder (``--cache DIR`` or ``DSH_CORPUS_CACHE``; make them with
+``bench/corpus/checkout.py``; nothing is fetched here), or on stub workspaces materialized from
+the corpus data (``--materialized``, what the CI test pins). Prints per repository, per split
+(tune / heldout) and pooled precision, recall and first-note, per-intent figures, the ledger
+summary, and the trajectory table (definitions: ``dsh_sidecar.replay`` and ``docs/corpus.md``):
+
+    python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi] [--json out.json]
+    python bench/suggester.py --corpus --materialized [--trajectory-ids a,b]
+
+**The fixture** (default): the fixed 50-call trace over the shopcart fixture,
+then the same trace over a synthetic 100k-file workspace (the fixture plus filler).
 
 Prints, per workspace, ``calls=<n> notes=<n> precision=<p> recall=<r> first-note=<f>`` (the
 definitions are in ``dsh_sidecar.replay``) and the per-call round-trip latency
@@ -22,7 +34,19 @@ import time
 from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
-from dsh_sidecar.replay import TraceLine, latency_line, read_trace, replay
+from dsh_sidecar.replay import (
+    TraceLine,
+    checkout_dir,
+    format_corpus,
+    intent_report,
+    latency_line,
+    read_manifest,
+    read_trace,
+    read_trajectories,
+    replay,
+    run_intents,
+    run_trajectories,
+)
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.workspace import WorkspaceGraph
 
@@ -107,13 +131,96 @@ def run(trace_path: Path, workspace: Path, label: str) -> None:
     print(f"[{label}] replay wall {wall:.1f}s incl. start-up and graph build; {activated.split('] ', 1)[-1]}")
 
 
+CORPUS = ROOT / "bench" / "corpus"
+
+
+def corpus(
+    cache: Path | None,
+    materialized: Path | None,
+    only: set[str] | None,
+    trajectory_ids: set[str] | None,
+    trajectories_dir: Path,
+    intents: bool = True,
+) -> dict:
+    """Both figure sets; on checkouts in ``cache`` or on stubs materialized under ``materialized``."""
+    sys.path.insert(0, str(CORPUS))
+    from materialize import materialize, materialize_trajectory
+
+    rep: dict = {"cache": str(cache) if cache else None, "materialized": materialized is not None}
+    if intents:
+        repos = [r for r in read_manifest(CORPUS) if only is None or r.dir in only or r.repo in only]
+        if materialized is not None:
+
+            def ws(r):
+                dest = materialized / "intents" / r.dir
+                if not dest.exists():
+                    materialize(r.data, dest)
+                return dest
+        else:
+
+            def ws(r):
+                return checkout_dir(cache, r.repo, r.commit)
+
+        rep["intents"] = intent_report(run_intents(repos, ws))
+    if (trajectories_dir / "index.jsonl").is_file():
+        trajs = read_trajectories(trajectories_dir, trajectory_ids)
+        if only is not None:
+            trajs = [t for t in trajs if t.row["repo"] in only or t.id in only]
+        if materialized is not None:
+
+            def tws(t):
+                dest = materialized / "trajectories" / f"{t.row['repo'].replace('/', '__')}@{t.row['commit']}"
+                if not dest.exists():
+                    materialize_trajectory(trajectories_dir, t.row["repo"], t.row["commit"], dest)
+                return dest
+        else:
+
+            def tws(t):
+                return checkout_dir(cache, t.row["repo"], t.row["commit"])
+
+        if trajs:
+            rep["trajectories"] = run_trajectories(trajs, tws)
+    return rep
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", action="store_true", help="score the evaluation corpus instead of the fixture")
+    p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"), help="corpus checkouts")
+    p.add_argument("--materialized", action="store_true", help="corpus on stub workspaces made from its data")
+    p.add_argument("--only", default=None, help="comma-separated repository dirs, owner/name or trajectory ids")
+    p.add_argument("--trajectory-ids", default=None, help="comma-separated trajectory ids (default: all)")
+    p.add_argument("--trajectories-dir", type=Path, default=CORPUS / "trajectories")
+    p.add_argument("--no-intents", action="store_true", help="trajectories only")
+    p.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     p.add_argument("--trace", type=Path, default=TRACE)
     p.add_argument("--workspace", type=Path, default=FIXTURE)
     p.add_argument("--files", type=int, default=100_000, help="size of the synthetic workspace (0: skip it)")
     p.add_argument("--keep", type=Path, default=None, help="build the synthetic workspace here and keep it")
     args = p.parse_args(argv)
+    if args.corpus:
+        if not args.materialized and (args.cache is None or not Path(args.cache).is_dir()):
+            p.error("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts, or --materialized")
+        only = set(args.only.split(",")) if args.only else None
+        ids = set(args.trajectory_ids.split(",")) if args.trajectory_ids else None
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="dsh-corpus-") as tmp:
+            rep = corpus(
+                Path(args.cache) if args.cache else None,
+                Path(tmp) if args.materialized else None,
+                only,
+                ids,
+                args.trajectories_dir,
+                intents=not args.no_intents,
+            )
+        where = "materialized stub workspaces" if args.materialized else f"real checkouts in {args.cache}"
+        print(f"corpus on {where} ({time.perf_counter() - t0:.0f} s)\n")
+        print(format_corpus(rep))
+        if args.json:
+            import json
+
+            args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
+        return 0
     run(args.trace, args.workspace, args.workspace.name)
     if args.files > 0:
         with tempfile.TemporaryDirectory(prefix="dsh-bench-") as tmp:

@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     s = sub.add_parser("serve", help="serve JSON-RPC on stdio (default)")
     s.add_argument("--log-level", default=os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    sub.add_parser("mcp", help="serve MCP on stdio (needs the [mcp] extra; dsh-search mcp --help)")
     q = sub.add_parser("query", help="run one web search")
     q.add_argument("query")
     q.add_argument("--strategy", choices=["auto", "quick", "thorough"], default="auto")
@@ -213,6 +214,11 @@ def _status(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # MCP stdio mode: its own options and logic live in dsh_sidecar/mcp
+        from dsh_sidecar.mcp import run
+
+        return run(argv[1:])
     args = _parser().parse_args(argv)
     command = args.command or "serve"
     if command == "serve":

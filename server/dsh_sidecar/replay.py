@@ -423,6 +423,22 @@ def intent_report(runs: Sequence[IntentRun]) -> dict[str, Any]:
     }
 
 
+def format_ledger(ledger: dict[str, int]) -> str:
+    """The ledger summary as a table: one row per intent, one column per line kind and reason."""
+    cols = sorted({k for k in ledger if k.count(" ") == 1 and not k.startswith("suggest ")} | {"suggest"})
+    cols = ["suggest"] + [c for c in cols if c != "suggest"]
+    intents = sorted({k.rsplit(" ", 1)[1] for k in ledger if k.count(" ") == 2 or k.startswith("suggest ")})
+    rows = [f"{'ledger':12} " + " ".join(f"{c:>24}" for c in cols)]
+    for intent in intents:
+        cells = []
+        for c in cols:
+            key = f"suggest {intent}" if c == "suggest" else f"{c} {intent}"
+            cells.append(f"{ledger.get(key, 0):>24}")
+        rows.append(f"{intent:12} " + " ".join(cells))
+    rows.append(f"{'all':12} " + " ".join(f"{ledger.get(c, 0):>24}" for c in cols))
+    return "\n".join(rows)
+
+
 def format_intent_report(rep: dict[str, Any]) -> str:
     """The intent figures as a fixed-width text table."""
     head = f"{'repository':28} {'split':8} {'calls':>5} {'notes':>5} {'precision':>9} {'recall':>6} {'first-note':>10}"
@@ -443,7 +459,7 @@ def format_intent_report(rep: dict[str, Any]) -> str:
     for intent, f in rep["intents"].items():
         rows.append(f"{intent:12} {f['notes']:>5} {f['precision']:>9.2f} {f['expected']:>8} {f['recall']:>6.2f}")
     rows.append("")
-    rows.append("ledger: " + (", ".join(f"{k}={v}" for k, v in rep["ledger"].items() if k.count(" ") <= 1) or "-"))
+    rows.append(format_ledger(rep["ledger"]))
     return "\n".join(rows)
 
 
@@ -488,8 +504,9 @@ def read_trajectories(folder: Path, ids: Iterable[str] | None = None) -> list[Tr
 
 
 def _mentions(blob: str, path: str) -> bool:
-    """``path`` appears in ``blob`` as a whole path (after a start, ``/``, space or quote)."""
-    return re.search(r"(?:^|[\s/'\"=:(])" + re.escape(path) + r"(?=$|[\s'\":,)\]])", blob) is not None
+    """``path`` appears in ``blob`` (a JSON text) as a whole path: after a start, ``/``, space,
+    quote or redirection, before an end, space, quote, separator or an escape (``\\n``)."""
+    return re.search(r"(?:^|[\s/'\"=:(<>])" + re.escape(path) + r"(?=$|[\s'\":,;|&<>)\]\\])", blob) is not None
 
 
 def _touched_after(t: Trajectory) -> list[str]:
@@ -632,7 +649,7 @@ def format_trajectory_report(rep: dict[str, Any]) -> str:
             f"{f['random_useful_precision']:>8.2f}"
         )
     rows.append("")
-    rows.append("ledger: " + (", ".join(f"{k}={v}" for k, v in rep["ledger"].items() if k.count(" ") <= 1) or "-"))
+    rows.append(format_ledger(rep["ledger"]))
     return "\n".join(rows)
 
 

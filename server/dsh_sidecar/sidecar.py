@@ -171,6 +171,23 @@ class Sidecar:
             return PostExecuteResult()
         return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
 
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
+        ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
+        when no intent applies. No ledger line, no cooldown: asking is not a tool call."""
+        if not self.suggester.ready:  # asked before (or without) the background projection
+            self.wait_for_graph(60.0)
+        hit = self.suggester.where_is(tool, tool_input)
+        if hit is None:
+            return {"intent": None, "targets": []}
+        intent, k, about, targets = hit
+        return {
+            "intent": intent,
+            "k": round(k, 4),
+            "about": about,
+            "targets": [{"path": t.path, "reason": t.reason} for t in targets],
+        }
+
     def dismiss(self, params: DismissParams) -> DismissResult:
         """``dsh/dismiss``. Raises ``ValueError`` for an unknown family."""
         record, expires = self.suggester.dismiss(params.family, params.path)

@@ -62,6 +62,7 @@ KINDS = {
     "func",
     "alias",
     "implementation",
+    "member",
 }
 LANGS = "Python,Go,Rust,Ruby"
 #: TypeScript/JavaScript: Universal Ctags 5.9 reports function locals as constants, so these
@@ -128,8 +129,10 @@ def ctags(tree: Path) -> list[tuple[str, str, str, int]]:
         if len(parts) != 5 or parts[1] not in KINDS or not parts[3].isdigit():
             continue
         name, kind, path, line, scope = parts
-        if scope in ("function", "method", "func", "constant", "variable", "singletonMethod"):
+        if scope in ("function", "method", "func", "constant", "variable", "singletonMethod", "member"):
             continue  # a local of a function body, not a definition the module exports
+        if kind == "variable" and scope == "class":
+            continue  # a class attribute
         path = path.removeprefix("./")
         if not IDENT.fullmatch(name) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*[!?]?", name):
             continue
@@ -239,6 +242,184 @@ def cmd_extract(name: str, cache: Path) -> None:
     sys.stdout.write(f"{name}: {len(paths)} paths, {len(defs)} definitions, {len(ref_rows)} refs\n")
 
 
+# ---------------------------------------------------------------------------- facts
+
+MANIFESTS = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|Cargo\.toml|go\.mod|Gemfile|"
+    r"[^/]+\.gemspec|pnpm-workspace\.yaml)$"
+)
+LOCKS = re.compile(r"(^|/)(uv\.lock|Cargo\.lock|go\.sum|pnpm-lock\.yaml|package-lock\.json|yarn\.lock|Gemfile\.lock)$")
+CHANGELOG = re.compile(r"(?i)(^|/)(changelog|changes|history|news|releases?)(\.[a-z]+)?$")
+OWNERS = re.compile(
+    r"(?i)(^|/)(codeowners|maintainers|authors|contributors|owners|licen[cs]e|copying|unlicense|citation)"
+    r"([.-][a-z]+)*$"
+)
+CONFIG = re.compile(
+    r"(^|/)(tox\.ini|\.pre-commit-config\.yaml|\.golangci\.ya?ml|\.rubocop\.yml|rustfmt\.toml|\.editorconfig|"
+    r"tsconfig[^/]*\.json|config\.toml|Makefile|Rakefile|mkdocs\.yml|\.oxfmtrc\.jsonc|vitest\.config\.[a-z]+|"
+    r"\.readthedocs\.yaml|rust-toolchain\.toml|build\.rs|\.npmrc|codspeed\.yml|netlify\.toml|\.changeset/config\.json)$"
+)
+VERSION_RX = [
+    (re.compile(r"\.pyi?$"), re.compile(r"^__version__\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"(^|/)(pyproject|Cargo)\.toml$"), re.compile(r"^version\s*=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"(^|/)setup\.cfg$"), re.compile(r"^version\s*=\s*(\S+)")),
+    (re.compile(r"(^|/)package\.json$"), re.compile(r"^\s{0,4}\"version\":\s*\"([^\"]+)\"")),
+    (re.compile(r"\.rb$"), re.compile(r"^\s*VERSION\s*=\s*['\"]([^'\"]+)['\"]")),
+    (re.compile(r"\.go$"), re.compile(r"^\s*(?:const|var)?\s*Version\s*=\s*\"([^\"]+)\"")),
+    (re.compile(r"(^|/)VERSION$"), re.compile(r"^(\d+\.\d+[^\s]*)$")),
+]
+SKELETON_EXT = re.compile(
+    r"(\.(toml|cfg|ini|ya?ml|json|jsonc|mod|gemspec)|(^|/)(Gemfile|Makefile|Rakefile|setup\.py))$"
+)
+
+
+def _heading_lines(text: str) -> list[tuple[int, str]]:
+    lines = text.splitlines()
+    out = []
+    for i, ln in enumerate(lines):
+        if re.match(r"^#{1,3} \S", ln):
+            out.append((i + 1, ln.strip()))
+        elif i + 1 < len(lines) and re.match(r"^(=+|-+)$", lines[i + 1]) and ln.strip() and len(lines[i + 1]) >= 3:
+            out.append((i + 1, ln.strip()))
+            out.append((i + 2, lines[i + 1][:3] * (len(lines[i + 1]) // 3)))
+    return out
+
+
+def _json_shape(value: Any, depth: int, key: str = "") -> Any:
+    if isinstance(value, dict):
+        if depth >= 4:
+            return {}
+        return {k: _json_shape(v, depth + 1, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return []
+    if isinstance(value, str) and depth == 2 and key in ("version", "name", "main", "module", "type"):
+        return value
+    if isinstance(value, str) and depth == 3:
+        return value if re.fullmatch(r"[\^~<>=*0-9.x|\s-]*|workspace:\S*", value) else ""  # dependency ranges
+    return "" if isinstance(value, str) else value
+
+
+def skeleton(path: str, text: str) -> list[tuple[int, str]]:
+    """The structure of a manifest/config file: section headers, key names (values dropped,
+    except versions and dependency names), targets of a Makefile; ``(line, text)``. A JSON file
+    becomes its key tree (strings emptied except names, versions and dependency ranges)."""
+    out = []
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith((".json", ".jsonc")):
+        bare = re.sub(r"(?m)^\s*//.*$", "", text)
+        bare = re.sub(r",(\s*[}\]])", r"\1", bare)
+        try:
+            return [(1, json.dumps(_json_shape(json.loads(bare), 1), indent=2))]
+        except ValueError:
+            return []
+    for no, raw in enumerate(text.splitlines(), 1):
+        ln = raw.rstrip()
+        if not ln.strip() or ln.lstrip().startswith(("#", "//")):
+            continue
+        if name.endswith((".toml", ".cfg", ".ini")) and ln[:1].isspace() and not re.match(r"^\s*[\w\"-]+\s*=", ln):
+            continue  # an item of a multi-line array or value
+        if m := re.match(r"^\s*(\[\[?[^\]]+\]\]?)\s*(#.*)?$", ln):
+            out.append((no, m.group(1)))
+        elif name in ("Makefile",) and (m := re.match(r"^([A-Za-z0-9_.-]+):", ln)):
+            out.append((no, m.group(1) + ":"))
+        elif name.endswith(".gemspec") or name in ("Gemfile", "Rakefile"):
+            if m := re.match(
+                r"^\s*(gem|s\.add_(?:development_)?dependency|spec\.add_(?:development_)?dependency)\s+(['\"][^'\"]+['\"])",
+                ln,
+            ):
+                out.append((no, f"{m.group(1)} {m.group(2)}"))
+            elif m := re.match(r"^\s*(task|namespace)\b\s*:?([A-Za-z0-9_:'\"-]+)", ln):
+                out.append((no, f"{m.group(1)} {m.group(2)}"))
+        elif name.endswith(".mod"):
+            if m := re.match(r"^\s*(module|go|require|toolchain)?\s*([A-Za-z0-9_./-]+)(\s+v[0-9][^\s]*)?", ln):
+                out.append((no, ln.strip().split("//")[0].strip()))
+        elif name == "setup.py":
+            if m := re.match(r"^\s*(\w+)\s*=", ln):
+                out.append((no, ln.split("=")[0].rstrip() + "=None,"))
+        elif m := re.match(r"^(\s*-?\s*)(\"?[A-Za-z0-9_.@/$-]+\"?)\s*([:=])", ln):
+            key = m.group(2)
+            rest = ln[m.end() :].strip()
+            bare = key.strip('"')
+            keep = bare in ("version", "name", "module", "members", "packages") and len(rest) < 80
+            if path.endswith((".json", ".jsonc")):
+                val = rest.rstrip(",") if keep else ("{" if rest.startswith("{") else '""' if rest else "")
+                out.append((no, f"{m.group(1)}{key}{m.group(3)} {val}".rstrip()))
+            elif m.group(3) == ":":
+                out.append((no, f"{m.group(1)}{key}: {rest if keep else ''}".rstrip()))
+            else:
+                out.append((no, f"{m.group(1)}{key} = {rest if keep else chr(34) * 2}".rstrip()))
+    return out[:200]
+
+
+def cmd_facts(name: str, cache: Path) -> None:
+    row, tree = checkout_of(name, cache)
+    out = HERE / name
+    paths = (out / "paths.txt").read_text("utf-8").split()
+    version = []
+    for p in paths:
+        for prx, vrx in VERSION_RX:
+            if not prx.search(p) or "/test" in "/" + p or p.startswith(("test", "spec")):
+                continue
+            try:
+                text = (tree / p).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for no, ln in enumerate(text.splitlines(), 1):
+                if m := vrx.match(ln):
+                    version.append({"path": p, "line": no, "value": m.group(1)})
+                    break
+    changelog = []
+    for p in paths:
+        if CHANGELOG.search(p):
+            try:
+                heads = _heading_lines((tree / p).read_text("utf-8"))[:12]
+            except (OSError, UnicodeDecodeError):
+                heads = []
+            changelog.append({"path": p, "headings": [[n, t] for n, t in heads]})
+    tests = sorted(
+        {
+            p.split("/")[0] + "/" if "/" in p else p
+            for p in paths
+            if re.search(r"(^|/)(tests?|spec)/|(^|/)test_[^/]+\.py$|_test\.go$|_spec\.rb$|\.test\.[jt]sx?$", p)
+        }
+    )
+    docs = sorted(
+        p
+        for p in paths
+        if re.search(r"(?i)(^|/)readme(\.\w+)?$|^(docs?|documentation|site/content)/.*\.(md|rst)$|^[A-Z]+\.md$", p)
+    )
+    skeletons = {}
+    for p in paths:
+        if (
+            (MANIFESTS.search(p) or CONFIG.search(p) or p.startswith(".github/workflows/"))
+            and SKELETON_EXT.search(p)
+            and not LOCKS.search(p)
+        ):
+            try:
+                text = (tree / p).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            skeletons[p] = [[n, t] for n, t in skeleton(p, text)]
+    facts = {
+        "repo": row["repo"],
+        "commit": row["commit"],
+        "version": version,
+        "changelog": changelog,
+        "manifests": [p for p in paths if MANIFESTS.search(p)],
+        "locks": [p for p in paths if LOCKS.search(p)],
+        "ci": [p for p in paths if p.startswith(".github/workflows/") and p.endswith((".yml", ".yaml"))],
+        "config": [p for p in paths if CONFIG.search(p)],
+        "tests": tests[:40],
+        "docs": docs[:60],
+        "owners": [p for p in paths if OWNERS.search(p)],
+        "skeletons": skeletons,
+    }
+    with (out / "facts.yaml").open("w", encoding="utf-8") as fh:
+        fh.write(f"# Facts of {row['repo']}@{row['commit'][:12]} (build.py facts; reviewed by hand, see notes.md).\n")
+        yaml.safe_dump(facts, fh, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
+    sys.stdout.write(f"{name}: {len(version)} version facts, {len(changelog)} changelogs, {len(skeletons)} skeletons\n")
+
+
 # ---------------------------------------------------------------------------- trace
 
 
@@ -313,7 +494,61 @@ sys.exit(p.returncode)
 """
 
 
+#: Programs the builder runs to make a result text: read-only searches and listings. Anything
+#: else (tests, builds, installs, editors) is not run; its result text stays empty.
+READ_ONLY = {
+    "rg",
+    "grep",
+    "egrep",
+    "git",
+    "find",
+    "fd",
+    "ls",
+    "cat",
+    "sed",
+    "head",
+    "tail",
+    "jq",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "nl",
+    "awk",
+    "xargs",
+    "echo",
+    "true",
+}
+
+
+def read_only(command: str | list[str]) -> bool:
+    """Every command word of every pipeline segment is in :data:`READ_ONLY` (and ``sed`` only
+    with ``-n``, ``git`` only ``grep``, ``xargs`` only a read-only program, ``find`` without
+    ``-exec``/``-delete``)."""
+    text = " ".join(command) if isinstance(command, list) else command
+    if isinstance(command, list) and command[:2] in (["bash", "-lc"], ["bash", "-c"]):
+        text = command[2]
+    bare = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "''", text)  # quoted patterns may hold anything
+    if re.search(r"-exec|-delete|>\s*[^&/]|`|\$\(", bare.replace("2>/dev/null", "").replace("2>&1", "")):
+        return False
+    for seg in re.split(r"\|\||&&|[|;\n]", bare):
+        words = [w for w in seg.strip().split() if not re.match(r"^[A-Z_]+=", w)]
+        if not words or words[0].startswith("#"):
+            continue
+        prog = words[0]
+        if prog not in READ_ONLY or (prog == "git" and words[1:2] != ["grep"]):
+            return False
+        if prog == "sed" and any(w.startswith("-i") or w.startswith("--in-place") for w in words):
+            return False
+        if prog == "xargs" and (len(words) < 2 or words[-1] not in READ_ONLY and words[1] not in READ_ONLY):
+            return False
+    return True
+
+
 def run_shell(command: str | list[str], tree: Path, git_dir: Path | None, commit: str) -> tuple[str, bool]:
+    if not read_only(command):
+        return "", False
     with tempfile.TemporaryDirectory(prefix="corpus-shim-") as shim:
         if git_dir is not None:
             g = Path(shim, "git")
@@ -503,7 +738,7 @@ def cmd_trace(name: str, cache: Path, git_dir: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["extract", "trace"])
+    p.add_argument("command", choices=["extract", "trace", "facts"])
     p.add_argument("dirs", nargs="+")
     p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"))
     p.add_argument("--local", help="local git dir pattern with {owner} and {name} (for git grep)")
@@ -511,6 +746,8 @@ def main(argv: list[str] | None = None) -> int:
     for d in args.dirs:
         if args.command == "extract":
             cmd_extract(d, args.cache)
+        elif args.command == "facts":
+            cmd_facts(d, args.cache)
         else:
             row = manifest()[d]
             owner, rname = row["repo"].split("/")

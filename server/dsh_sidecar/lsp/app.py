@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,9 @@ def run_stdio(server: SidecarServer) -> int:
     async def main() -> None:
         await serve(server.protocol, sys.stdin.buffer)
 
+    # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
+    # (DeepSeek Harness's ctx.subprocess does): treat it as `exit`, flushing state below
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         asyncio.run(main())
     except SystemExit as exc:  # the LSP `exit` notification
@@ -109,10 +113,16 @@ def run_stdio(server: SidecarServer) -> int:
     except KeyboardInterrupt:
         code = 130
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if server.sidecar is not None:
+            server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF or SIGTERM
             try:
                 asyncio.run(server.sidecar.aclose())
             except Exception:
                 pass
         writer.close()
     return code
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(0)

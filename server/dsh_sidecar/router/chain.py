@@ -31,6 +31,7 @@ from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import normalize
+from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
@@ -191,7 +192,7 @@ class Router:
             if hit is not None:
                 attempts = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
                 return RouterResult(list(hit.sources), hit.truncated, attempts, hit.provider, hit.content)
-        attempts: list[Attempt] = []
+        attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None
         for spec in self._plan():

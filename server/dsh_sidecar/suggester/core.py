@@ -66,6 +66,8 @@ from dsh_sidecar.workspace.kinds import classify as classify_path
 log = logging.getLogger(__name__)
 
 _INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
+#: Longest wait of the process's first classified call for the background preparation, s.
+FIRST_CALL_WAIT_S: Final = 0.5
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
 SYMBOL_CACHE_SIZE: Final = 1024
 
@@ -149,6 +151,8 @@ class Suggester:
         self.seeded = 0
         # ledger lines of work done on other threads (preparation): written by the owner thread
         # at its next call, so the sink (the server's transport) is only ever used by one thread
+        self._prepared = threading.Event()
+        self._waited = False
         self._owner = threading.get_ident()
         self._deferred: deque[str] = deque(maxlen=1000)
 
@@ -266,6 +270,7 @@ class Suggester:
         for rel in index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
         self.view = view
+        self._prepared.set()
         self._seed_knowledge()
         return True
 
@@ -414,7 +419,12 @@ class Suggester:
         if view is None:
             if not callable(self.graph_source):
                 self.prepare()  # standalone (no live graph builder): prepare on first use
-                view = self.view
+            elif not self._waited:
+                # the very first such call of the process waits a moment for the background
+                # preparation (a small workspace is ready within it); later ones never wait
+                self._waited = True
+                self._prepared.wait(FIRST_CALL_WAIT_S)
+            view = self.view
             if view is None:
                 return self._suppress("not-ready", intent)
         targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
@@ -478,6 +488,40 @@ class Suggester:
             defined=defined,
             docs_roots=view.docs_roots,
         )
+
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
+        """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
+        tool call, or ``None`` when no intent crosses its threshold.
+
+        Reads the same query model, packs, gate, evidence and target resolution as
+        :meth:`post_execute`, without its noise control, ledger or learning: asking is not a
+        tool call of the agent. Dismissed families and paths are left out. Raises nothing (an
+        internal error logs and answers ``None``).
+        """
+        try:
+            q = parse_call(tool, tool_input)
+            self._relative(q)
+            if not q.search:
+                return None
+            self.activate()
+            if not self.rows:
+                return None
+            view = self.view
+            if view is None and not callable(self.graph_source):
+                self.prepare()
+                view = self.view
+            with use_budget(RegexBudget(CALL_BUDGET_S)):
+                hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
+            if hit is None or view is None or self.dismissals.family_dismissed(hit[0]):
+                return None
+            intent, k = hit
+            targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
+            about = next((r.about for r in reversed(self.rows.get(intent, ())) if r.about), None)
+            return intent, k, about, targets[: self.config.max_targets]
+        except Exception:
+            self.counters["errors"] += 1
+            log.warning("search-suggester: internal error in where_is; no answer", exc_info=True)
+            return None
 
     def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
         self.counters["suppressed"] += 1
@@ -609,6 +653,9 @@ class Suggester:
                 return None
             if self.view is None and not callable(self.graph_source):
                 self.prepare()
+            elif self.view is None and not self._waited:
+                self._waited = True  # once per process, as for the first note
+                self._prepared.wait(FIRST_CALL_WAIT_S)
             if self.view is None:
                 return None
             return self.section.get(session_id, self._render_section)

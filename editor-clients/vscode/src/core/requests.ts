@@ -5,6 +5,7 @@
  */
 
 import {
+  AssembleSectionResult,
   DismissParams,
   DismissResult,
   MAX_QUERY_CHARS,
@@ -149,4 +150,14 @@ export function dismissParams(family: string, path?: string): DismissParams {
 /** `dsh/dismiss`: silences a family (or one path of it) until the returned `expiresAt`. */
 export function dismiss(client: RequestSender, family: string, path?: string): Promise<DismissResult> {
   return client.sendRequest<DismissResult>(Methods.dismiss, dismissParams(family, path));
+}
+
+/** `dsh/postExecute` for a tool call the harness ran (the DSH bundle's post-execute listener). */
+export function postExecute(client: RequestSender, params: PostExecuteParams): Promise<PostExecuteResult> {
+  return client.sendRequest<PostExecuteResult>(Methods.postExecute, params);
+}
+
+/** `dsh/assembleSection`: the sticky section, `section: null` while sticky mode is off. */
+export function assembleSection(client: RequestSender, sessionId?: string): Promise<AssembleSectionResult> {
+  return client.sendRequest<AssembleSectionResult>(Methods.assembleSection, sessionId ? { sessionId } : {});
 }

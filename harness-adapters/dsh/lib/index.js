@@ -1,0 +1,389 @@
+// DeepSeek Harness bundle plugin: one `dsh-search serve` per harness process (spawned through
+// ctx.subprocess, which scrubs credential-shaped variables: provider keys are forwarded
+// explicitly) behind the three seed surfaces:
+//   ctx.web search provider `dsh-search-sidecar`     -> dsh/search   (router seed)
+//   tool `search` + its system-prompt steer           -> dsh/search   (bandit seed, strategy auto)
+//   tools/post-execute waterfall listener             -> dsh/postExecute (suggester seed)
+//   system-prompt/assemble listener                   -> dsh/assembleSection
+//   tool `suggestion_dismiss`                         -> dsh/dismiss
+// Fail-open everywhere: apply never throws, a missing or dead sidecar leaves every decision
+// unchanged, a crashed sidecar is restarted with backoff, dispose sends shutdown/exit.
+
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import z from '@deepseek-ai/schemastery';
+import { defineTool } from '@deepseek-ai/dsh-tools';
+// the one TypeScript client (editor-clients/vscode/src/core), compiled into lib/core
+import { FramedClient } from './core/framing.js';
+import { noteMessage } from './note.js';
+import { Methods } from './core/protocol.js';
+import { dismissParams, searchParams } from './core/requests.js';
+
+export { noteMessage } from './note.js';
+export const name = 'search-sidecar';
+export const inject = ['subprocess', 'tools', 'web', 'systemPrompt'];
+
+/** The provider id the bundle's patch selects in the `web` row. */
+export const PROVIDER_ID = 'dsh-search-sidecar';
+/** Environment forwarded to the sidecar on purpose (ctx.subprocess drops credential-shaped names and DSH_*). */
+export const FORWARDED_ENV = [
+  'DSH_HOME', 'EXA_API_KEY', 'TAVILY_API_KEY', 'BRAVE_SEARCH_API_KEY', 'PPLX_API_KEY', 'DEEPSEEK_API_KEY', 'SEARXNG_BASE_URL',
+];
+
+export const Config = z.object({
+  command: z.array(z.string()).default(['dsh-search', 'serve']),
+  sidecar: z.any().default({}),
+  startTimeoutMs: z.number().default(20000),
+  searchTimeoutMs: z.number().default(60000),
+  postExecuteTimeoutMs: z.number().default(500),
+  // a call that arrives while the sidecar is still starting waits at most this long for it
+  startWaitMs: z.number().default(5000),
+  sectionTimeoutMs: z.number().default(500),
+  maxRestarts: z.number().default(5),
+});
+
+/** Bench instrumentation (bench/harness.py), off unless this variable names a file: each
+ * listener's own time per call is appended as `<listener> <ms>` lines. */
+const TIMINGS_FILE = process.env.SEARCH_SIDECAR_TIMINGS_FILE;
+
+function timed(label, started) {
+  if (!TIMINGS_FILE) return;
+  try {
+    appendFileSync(TIMINGS_FILE, `${label} ${(performance.now() - started).toFixed(3)}\n`);
+  } catch {
+    // instrumentation never fails a call
+  }
+}
+
+function warn(ctx, message, error) {
+  try {
+    ctx.logger?.('search-sidecar')?.warn?.(`${message}${error ? `: ${error?.message ?? error}` : ''}`);
+  } catch {
+    // logging never throws into the harness
+  }
+}
+
+/** The sidecar child and its client, restarted with exponential backoff after a crash. */
+class SidecarProcess {
+  constructor(ctx, config) {
+    this.ctx = ctx;
+    this.config = config;
+    this.client = undefined;
+    this.handle = undefined;
+    this.ready = undefined;
+    this.usable = false;
+    this.stopped = false;
+    this.restarts = 0;
+    this.timer = undefined;
+  }
+
+  start() {
+    if (this.stopped) return;
+    this.ready = this.spawn().then(
+      () => {
+        this.usable = true;
+        return true;
+      },
+      (error) => {
+        warn(this.ctx, 'sidecar did not start; the harness runs as without it', error);
+        this.usable = false;
+        return false;
+      },
+    );
+  }
+
+  env() {
+    const env = {};
+    for (const key of FORWARDED_ENV) if (process.env[key]) env[key] = process.env[key];
+    return env;
+  }
+
+  async spawn() {
+    const [command, ...args] = this.config.command;
+    const handle = this.ctx.subprocess.spawn({
+      argv: [command, ...args],
+      cwd: process.cwd(),
+      stdio: { stdin: 'pipe', stdout: 'pipe', stderr: { maxBytes: 64 * 1024 } },
+      graceMs: 2000,
+      env: this.env(),
+    });
+    this.handle = handle;
+    const client = new FramedClient(handle.stdin, handle.stdout);
+    this.client = client;
+    handle.done.then(
+      (outcome) => this.exited(client, outcome),
+      (error) => this.exited(client, { error }),
+    );
+    await client.request(
+      'initialize',
+      {
+        processId: process.pid,
+        rootUri: pathToFileURL(process.cwd()).href,
+        capabilities: {},
+        initializationOptions: this.config.sidecar ?? {},
+      },
+      { timeoutMs: this.config.startTimeoutMs },
+    );
+    client.notify('initialized', {});
+  }
+
+  exited(client, outcome) {
+    client.close(new Error('sidecar exited'));
+    if (this.client !== client) return;
+    this.usable = false;
+    if (this.stopped) return;
+    if (this.restarts >= this.config.maxRestarts) {
+      warn(this.ctx, `sidecar exited (${JSON.stringify(outcome)}); restart budget spent, running without it`);
+      return;
+    }
+    const delay = Math.min(250 * 2 ** this.restarts, 30000);
+    this.restarts += 1;
+    warn(this.ctx, `sidecar exited; restarting in ${delay} ms`);
+    this.timer = setTimeout(() => this.start(), delay);
+    this.timer.unref?.();
+  }
+
+  /** A request to a live sidecar; rejects when it is not (yet) usable. ``waitForStart``:
+   * true waits for a starting sidecar, a number waits at most that many ms. */
+  async request(method, params, options = {}) {
+    if (!this.usable && options.waitForStart && this.ready && !this.stopped) {
+      const bound = options.waitForStart === true ? undefined : options.waitForStart;
+      await (bound === undefined ? this.ready : Promise.race([this.ready, new Promise((r) => setTimeout(r, bound).unref?.())]));
+    }
+    if (!this.usable || !this.client) throw new Error('sidecar unavailable');
+    return this.client.request(method, params, options);
+  }
+
+  async stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    if (client && this.usable) {
+      try {
+        await client.request('shutdown', null, { timeoutMs: 2000 });
+        client.notify('exit');
+      } catch {
+        // already gone
+      }
+    }
+    this.usable = false;
+    try {
+      this.handle?.stdin?.end();
+      if (this.handle && !(await this.handle.waitForExit(AbortSignal.timeout(3000)))) this.handle.terminate();
+    } catch {
+      this.handle?.terminate?.();
+    }
+  }
+}
+
+function resultText(result) {
+  try {
+    const blocks = result?.content ?? [];
+    return blocks.filter((b) => b.type === 'text').map((b) => b.text).join('\n').slice(0, 1_000_000);
+  } catch {
+    return undefined;
+  }
+}
+
+const SOURCE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', required: true },
+    title: { type: 'string' },
+    snippet: { type: 'string' },
+    publishedAt: { type: 'string' },
+  },
+};
+
+function renderSearch(value) {
+  const lines = [];
+  if (value.content) lines.push(value.content, '');
+  value.sources.forEach((s, i) => {
+    lines.push(`${i + 1}. ${s.title ?? s.url}`, `   ${s.url}`);
+    if (s.snippet) lines.push(`   ${s.snippet}`);
+  });
+  if (lines.length === 0) lines.push('No results.');
+  return [{ type: 'text', text: lines.join('\n') }];
+}
+
+function projectSources(sources) {
+  return (sources ?? []).map((s) => ({
+    url: s.url,
+    ...(s.title ? { title: s.title } : {}),
+    ...(s.snippet ? { snippet: s.snippet } : {}),
+    ...(s.publishedAt ? { publishedAt: s.publishedAt } : {}),
+  }));
+}
+
+export function apply(ctx, rawConfig) {
+  try {
+    install(ctx, { ...Config(rawConfig ?? {}) });
+  } catch (error) {
+    // a load error is fatal to the whole DSH profile: never let one out
+    warn(ctx, 'search-sidecar could not install; running without it', error);
+  }
+}
+
+function install(ctx, config) {
+  const sidecar = new SidecarProcess(ctx, config);
+  sidecar.start(); // off the first tool call's path
+
+  ctx.effect(() => () => sidecar.stop(), 'search-sidecar shutdown');
+
+  const sessions = new WeakMap();
+  const session = (agent) => {
+    if (!agent) return { id: 'dsh', turn: 0 };
+    let s = sessions.get(agent);
+    if (!s) sessions.set(agent, (s = { id: randomUUID(), turn: 0 }));
+    return s;
+  };
+
+  const search = async (query, maxResults, strategy, signal) => {
+    const params = searchParams(query, { maxResults, strategy });
+    return sidecar.request(Methods.search, params, { timeoutMs: config.searchTimeoutMs, signal, waitForStart: true });
+  };
+
+  // router seed: the web seam's provider
+  ctx.web.registerSearchProvider({
+    id: PROVIDER_ID,
+    available: () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0),
+    async search(request, signal) {
+      const result = await search(request.query, request.maxResults, 'auto', signal);
+      return {
+        ...(result.content ? { content: result.content } : {}),
+        sources: projectSources(result.sources),
+        truncated: Boolean(result.truncated),
+      };
+    },
+  });
+
+  // bandit seed: the `search` tool and its steer
+  ctx.systemPrompt.section({
+    name: 'tool:search',
+    order: 111,
+    text: 'Prefer the search tool over web_search for web searches: it picks a quick or a thorough strategy per query and learns which pays off. Cite the returned URLs as markdown links.',
+  });
+  ctx.tools.register(
+    defineTool({
+      name: 'search',
+      description: 'Search the web. The strategy (one quick query, or three query variants merged) is chosen and learned per call.',
+      parameters: { query: { type: 'string', required: true, description: 'what to search for' } },
+      output: {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            content: { type: 'string' },
+            sources: { type: 'array', required: true, items: SOURCE_SCHEMA },
+            truncated: { type: 'boolean', required: true },
+            strategy: { type: 'string', required: true },
+          },
+        },
+        render: (_args, value) => renderSearch(value),
+      },
+      isConcurrencySafe: () => true,
+      async execute(args, exec) {
+        const result = await search(String(args.query ?? ''), undefined, 'auto', exec.signal);
+        return {
+          ...(result.content ? { content: result.content } : {}),
+          sources: projectSources(result.sources),
+          truncated: Boolean(result.truncated),
+          strategy: result.strategy,
+        };
+      },
+    }),
+  );
+
+  // suggester seed: the dismissal tool
+  ctx.tools.register(
+    defineTool({
+      name: 'suggestion_dismiss',
+      description: 'Dismiss a search-suggester note family (the intent a note named, e.g. Version), or one path of it, for a day.',
+      parameters: {
+        family: { type: 'string', required: true, description: 'the intent family a note named' },
+        path: { type: 'string', description: 'one target path to drop' },
+      },
+      output: {
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { record: { type: 'string', required: true }, expiresAt: { type: 'string', required: true } },
+        },
+        render: (_args, value) => [{ type: 'text', text: `${value.record} (until ${value.expiresAt})` }],
+      },
+      async execute(args, exec) {
+        const params = dismissParams(String(args.family ?? ''), args.path ? String(args.path) : undefined);
+        return sidecar.request(Methods.dismiss, params, { timeoutMs: 5000, signal: exec.signal, waitForStart: true });
+      },
+    }),
+  );
+
+  ctx.on('agent/pre-step', ({ agent }, next) => {
+    if (agent) session(agent).turn += 1;
+    return next();
+  });
+
+  // suggester seed: plain registration, next() first, the note folded into additionalContexts
+  ctx.on('tools/post-execute', async (exec, result, next) => {
+    const downstream = await next();
+    const started = performance.now();
+    try {
+      const s = session(exec.agent);
+      const text = resultText(result);
+      const params = {
+        sessionId: s.id,
+        turn: s.turn,
+        callId: String(exec.callId),
+        tool: { name: exec.name, input: exec.arguments && typeof exec.arguments === 'object' && !Array.isArray(exec.arguments) ? exec.arguments : {} },
+        ...(text !== undefined ? { result: { isError: Boolean(result?.isError), text } } : {}),
+      };
+      const answer = await sidecar.request(Methods.postExecute, params, {
+        timeoutMs: config.postExecuteTimeoutMs,
+        signal: exec.signal,
+        waitForStart: config.startWaitMs,
+      });
+      const notes = (answer?.additionalContexts ?? []).filter((c) => typeof c?.text === 'string' && c.text).map(noteMessage);
+      if (notes.length === 0) return downstream;
+      return { ...downstream, additionalContexts: [...(downstream.additionalContexts ?? []), ...notes] };
+    } catch (error) {
+      warn(ctx, 'post-execute note skipped', error);
+      return downstream;
+    } finally {
+      timed('post-execute', started);
+    }
+  });
+
+  // suggester seed: the optional sticky section
+  ctx.on('system-prompt/assemble', async (assembly, context, next) => {
+    const out = await next();
+    const started = performance.now();
+    try {
+      const answer = await sidecar.request(Methods.assembleSection, {}, {
+        timeoutMs: config.sectionTimeoutMs,
+        signal: context?.signal,
+        waitForStart: config.startWaitMs,
+      });
+      const section = answer?.section;
+      if (section && typeof section.text === 'string' && section.text && !out.sections.some((s) => s.name === section.name)) {
+        out.sections.push({ name: section.name, text: section.text });
+      }
+    } catch (error) {
+      warn(ctx, 'sticky section skipped', error);
+    } finally {
+      timed('assemble', started);
+    }
+    return out;
+  });
+
+  ctx.on('tools/change', () => {
+    if (sidecar.usable) {
+      try {
+        sidecar.client.notify(Methods.toolsChanged);
+      } catch {
+        // fail-open
+      }
+    }
+  });
+}

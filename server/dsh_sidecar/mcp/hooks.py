@@ -1,0 +1,131 @@
+"""Claude Code hook fields → sidecar params, and sidecar results → hook output JSON.
+
+Pure functions (no MCP SDK): the ``post_tool_use`` and ``session_start`` tools of
+:mod:`dsh_sidecar.mcp.server` call them.
+
+Claude Code's hook input (PostToolUse) carries ``session_id``, ``tool_name``, ``tool_input``,
+``tool_response`` (and ``cwd``, ``transcript_path``, ``tool_use_id``, ``hook_event_name``).
+An ``mcp_tool`` hook passes the arguments its ``input`` names, each string value
+``${path}``-interpolated from the hook input, where an object value is interpolated as its JSON
+text: so ``tool_input`` arrives as a JSON string, or as an object from any other caller. The
+hook output that adds context beside the tool result is
+``{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "<text>"}}``;
+``{}`` is a no-op (Claude Code hooks reference, "PostToolUse decision control").
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Final
+
+from dsh_protocol import PostExecuteParams, PostExecuteResult
+from dsh_protocol.models import MAX_TOOL_TEXT
+
+#: Sessions whose per-call counter is kept (oldest dropped first): bounded memory.
+MAX_SESSIONS: Final = 1000
+#: Longest ``tool_input`` JSON text accepted, characters (a bigger one is ignored: silence).
+MAX_TOOL_INPUT_CHARS: Final = 10 * MAX_TOOL_TEXT
+#: Session id used when the hook input names none.
+ANONYMOUS_SESSION: Final = "claude-code"
+
+POST_TOOL_USE: Final = "PostToolUse"
+SESSION_START: Final = "SessionStart"
+
+
+class HookInputError(ValueError):
+    """A hook field of the wrong shape; the message names the field."""
+
+
+def parse_tool_input(value: Any) -> dict[str, Any]:
+    """``tool_input`` as an object: a dict as is, a JSON object text decoded, ``None``/``""``
+    as ``{}``. Raises :class:`HookInputError` naming ``tool_input`` for anything else."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        if len(value) > MAX_TOOL_INPUT_CHARS:
+            raise HookInputError(f"tool_input: longer than {MAX_TOOL_INPUT_CHARS} characters")
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            raise HookInputError("tool_input: not valid JSON") from None
+        if isinstance(decoded, dict):
+            return decoded
+    raise HookInputError("tool_input: must be a JSON object (or its JSON text)")
+
+
+def response_text(value: Any) -> str | None:
+    """``tool_response`` as the text the suggester may read (capped), ``None`` when absent."""
+    if value is None or value == "":
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text[: 10 * MAX_TOOL_TEXT]
+
+
+class TurnCounter:
+    """Claude Code's hook input carries no turn number, so each tool call of a session counts
+    as its own turn (0, 1, 2, …): the per-turn cap then bounds nothing Claude Code batches,
+    and the cooldown (``cooldownCalls``) and dedupe keep the notes sparse."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self.limit = limit
+        self._next: OrderedDict[str, int] = OrderedDict()
+
+    def next(self, session_id: str) -> int:
+        """The turn number of this call of ``session_id``."""
+        turn = self._next.pop(session_id, 0)
+        self._next[session_id] = turn + 1
+        while len(self._next) > self.limit:
+            self._next.popitem(last=False)
+        return turn
+
+
+def post_execute_params(
+    turns: TurnCounter,
+    tool_name: str,
+    tool_input: Any,
+    session_id: str | None,
+    tool_response: Any = None,
+    tool_use_id: str | None = None,
+) -> PostExecuteParams:
+    """The ``dsh/postExecute`` params of one Claude Code PostToolUse hook call.
+
+    Raises :class:`HookInputError` (bad ``tool_input``) or pydantic's ``ValidationError``
+    (a field out of the protocol's bounds)."""
+    session = session_id or ANONYMOUS_SESSION
+    payload: dict[str, Any] = {
+        "session_id": session,
+        "turn": turns.next(session),
+        "tool": {"name": tool_name, "input": parse_tool_input(tool_input)},
+    }
+    if tool_use_id:
+        payload["call_id"] = tool_use_id
+    text = response_text(tool_response)
+    if text is not None:
+        payload["result"] = {"text": text}
+    return PostExecuteParams.model_validate(payload)
+
+
+def post_tool_use_output(result: PostExecuteResult) -> dict[str, Any]:
+    """Hook output JSON for a PostToolUse: the note's text as ``additionalContext``, or ``{}``."""
+    if not result.additional_contexts:
+        return {}
+    text = "\n\n".join(c.text for c in result.additional_contexts)
+    return {"hookSpecificOutput": {"hookEventName": POST_TOOL_USE, "additionalContext": text}}
+
+
+#: Hook events whose output may carry the sticky section as ``additionalContext``.
+SECTION_EVENTS: Final = frozenset({SESSION_START, "UserPromptSubmit"})
+
+
+def session_start_output(section_text: str | None, event: str | None = None) -> dict[str, Any]:
+    """Hook output JSON for a SessionStart (or UserPromptSubmit, named by ``event``): the
+    sticky section as ``additionalContext``, or ``{}``. Claude Code 2.1.328 runs a SessionStart
+    ``mcp_tool`` hook only when the server is already connected (resume, clear, compact), not
+    at a fresh start, so the plugin also asks on UserPromptSubmit, which waits for it."""
+    if not section_text:
+        return {}
+    name = event if event in SECTION_EVENTS else SESSION_START
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": section_text}}

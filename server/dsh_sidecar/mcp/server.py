@@ -1,0 +1,269 @@
+"""``dsh-search mcp``: the sidecar as an MCP stdio server (official ``mcp`` SDK, 2.x).
+
+One :class:`~dsh_sidecar.sidecar.Sidecar` per process, the same object ``serve`` drives, built
+when the server starts (off the first tool call's path) and shut down when the client closes
+stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
+so nothing but protocol reaches stdout, and every log line goes to stderr through the
+secret-redacting filter.
+
+Tools:
+
+* ``web_search(query, strategy?, max_results?)`` – ``dsh/search`` (router + bandit); structured
+  output is the ``dsh/search`` result (sources, strategy, attempts, …); one
+  ``notifications/progress`` per provider attempt when the call carries a progress token;
+  ``notifications/cancelled`` cancels the task, which aborts the in-flight HTTP exchange.
+* ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent and targets
+  with their reasons, no ledger line and no cooldown.
+* ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – for
+  Claude Code's PostToolUse ``mcp_tool`` hook: hook output JSON with the note as
+  ``additionalContext``, or ``{}``. Fail-open: any error answers ``{}``.
+* ``session_start(session_id?)`` – for the SessionStart hook: the sticky section (when
+  ``suggester.sectionMode`` is ``sticky``) as ``additionalContext``, or ``{}``.
+* ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from dsh_protocol import Attempt, DismissParams, DismissResult, SearchParams, SearchResult
+from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field, ValidationError
+
+from dsh_sidecar import __version__
+from dsh_sidecar.config import SidecarConfig, load_config_file
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.mcp.hooks import (
+    HookInputError,
+    TurnCounter,
+    parse_tool_input,
+    post_execute_params,
+    post_tool_use_output,
+    session_start_output,
+)
+from dsh_sidecar.redact import RedactingFilter, Redactor
+from dsh_sidecar.router import AllProvidersFailed
+from dsh_sidecar.router.progress import observe_attempts
+from dsh_sidecar.sidecar import Sidecar
+
+log = logging.getLogger(__name__)
+
+#: Name the server announces in ``initialize`` (``serverInfo.name``).
+SERVER_NAME = "dsh-search"
+#: Environment variable naming a config file when ``--config`` is not given.
+CONFIG_ENV = "DSH_SEARCH_CONFIG"
+#: Environment variable Claude Code sets to the project folder (hooks reference); the
+#: workspace when ``--workspace`` is not given, else the current folder.
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
+
+INSTRUCTIONS = (
+    "web_search searches the web through a fallback chain of search providers and learns "
+    "whether a quick or a thorough search pays off. where_is names the files of this "
+    "repository where a thing (version, config, tests, a symbol, …) lives. "
+    "suggestion_dismiss silences a search-suggester note family you find unhelpful. "
+    "post_tool_use and session_start are for hooks only; never call them."
+)
+
+_HOOK_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+
+class Holder:
+    """The one sidecar of this server and the per-session turn counter of the hooks."""
+
+    def __init__(self, sidecar: Sidecar) -> None:
+        self.sidecar = sidecar
+        self.turns = TurnCounter()
+
+
+def build_server(
+    config: SidecarConfig, workspace: Path | None, env: Mapping[str, str], redactor: Redactor | None = None
+) -> MCPServer[Holder]:
+    """An :class:`MCPServer` whose lifespan owns one :class:`Sidecar` for ``workspace``; the
+    router's keys are added to ``redactor`` (the log filter's) once the sidecar exists."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Holder]) -> AsyncIterator[Holder]:
+        sidecar = Sidecar(config, workspace, env)
+        if redactor is not None:
+            redactor.add(sidecar.router.secrets())
+        try:
+            yield Holder(sidecar)
+        finally:
+            sidecar.shutdown()
+            await sidecar.aclose()
+
+    server: MCPServer[Holder] = MCPServer(
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+    )
+
+    def holder(ctx: Context) -> Holder:
+        return ctx.request_context.lifespan_context
+
+    @server.tool(
+        description=(
+            "Search the web. Returns sources (url, title, snippet), the strategy used and each "
+            "provider attempt. strategy: auto (learned), quick (one query, up to 5 results) or "
+            "thorough (three query variants merged, up to 10 results)."
+        ),
+        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+    )
+    async def web_search(
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
+        ctx: Context,
+        strategy: Annotated[Literal["auto", "quick", "thorough"], Field(description="search strategy")] = "auto",
+        max_results: Annotated[int | None, Field(ge=1, le=MAX_RESULTS_LIMIT, description="cap on sources")] = None,
+    ) -> SearchResult:
+        sidecar = holder(ctx).sidecar
+        params = SearchParams(query=query, strategy=strategy, max_results=max_results)
+        pending: list[asyncio.Task[None]] = []
+        count = 0
+
+        def on_attempt(attempt: Attempt) -> None:
+            nonlocal count
+            count += 1
+            message = f"{attempt.provider}: {attempt.outcome} ({attempt.ms} ms)"
+            pending.append(asyncio.ensure_future(ctx.report_progress(count, None, message)))
+
+        try:
+            with observe_attempts(on_attempt):
+                result = await sidecar.search(params)
+        except AllProvidersFailed as exc:
+            raise ToolError(exc.message) from None
+        finally:
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        return result  # structured output: the dsh/search result model, its JSON Schema the outputSchema
+
+    @server.tool(
+        description=(
+            "Where does a thing live in this repository? Give a free-text query (e.g. 'package "
+            "version', 'test config') or a tool call (tool_name + tool_input). Returns the intent, "
+            "and target files with the reason each is a target; intent null when nothing applies."
+        ),
+        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+    )
+    def where_is(
+        ctx: Context,
+        query: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description="free-text query")] = None,
+        tool_name: Annotated[
+            str | None, Field(max_length=200, description="a tool name: Grep, Glob, Read, Bash")
+        ] = None,
+        tool_input: Annotated[dict[str, Any] | str | None, Field(description="that tool's input")] = None,
+    ) -> dict[str, Any]:
+        sidecar = holder(ctx).sidecar
+        if tool_name:
+            try:
+                return sidecar.where_is(tool_name, parse_tool_input(tool_input))
+            except HookInputError as exc:
+                raise ToolError(str(exc)) from None
+        if query and query.strip():
+            return sidecar.where_is("grep", {"pattern": query})
+        raise ToolError("give query, or tool_name with tool_input")
+
+    @server.tool(
+        description="Hook-only (Claude Code PostToolUse mcp_tool hook). Do not call.",
+        annotations=_HOOK_ONLY,
+    )
+    def post_tool_use(
+        ctx: Context,
+        tool_name: str,
+        tool_input: dict[str, Any] | str | None = None,
+        session_id: str | None = None,
+        tool_response: Any = None,
+        tool_use_id: str | None = None,
+        hook_event_name: str | None = None,
+    ) -> dict[str, Any]:
+        h = holder(ctx)
+        try:
+            params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
+            return post_tool_use_output(h.sidecar.post_execute(params))
+        except (HookInputError, ValidationError) as exc:
+            log.info("post_tool_use: ignored a malformed hook call: %s", str(exc).splitlines()[0][:200])
+        except Exception:
+            log.warning("post_tool_use: internal error; the tool call passes through", exc_info=True)
+        return {}
+
+    @server.tool(
+        description="Hook-only (Claude Code SessionStart/UserPromptSubmit mcp_tool hook). Do not call.",
+        annotations=_HOOK_ONLY,
+    )
+    def session_start(
+        ctx: Context, session_id: str | None = None, hook_event_name: str | None = None, source: str | None = None
+    ) -> dict[str, Any]:
+        try:
+            section = holder(ctx).sidecar.assemble_section(session_id).section
+            return session_start_output(section.text if section else None, hook_event_name)
+        except Exception:
+            log.warning("session_start: internal error; no section", exc_info=True)
+            return {}
+
+    @server.tool(
+        description=(
+            "Dismiss a search-suggester note family (the intent a note named, e.g. Version) or "
+            "one path of it, for a day. Returns the record line and when it expires."
+        ),
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
+    )
+    def suggestion_dismiss(
+        ctx: Context,
+        family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
+        path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
+    ) -> DismissResult:
+        try:
+            return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path))
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+
+    return server
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dsh-search mcp", description="serve MCP on stdio")
+    p.add_argument("--config", type=Path, default=None, help=f"YAML/JSON config file (default: ${CONFIG_ENV})")
+    p.add_argument("--workspace", type=Path, default=None, help=f"workspace folder (default: ${PROJECT_DIR_ENV} or .)")
+    p.add_argument("--log-level", default=os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    return p
+
+
+def _configure_logging(level: str) -> Redactor:
+    redactor = Redactor()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(redactor))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, str(level).upper(), logging.WARNING))
+    for noisy in ("mcp", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
+    return redactor
+
+
+def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """``dsh-search mcp [--config FILE] [--workspace DIR]``; returns the exit code (2: bad
+    arguments, config or workspace)."""
+    env = dict(os.environ if env is None else env)
+    args = _parser().parse_args(argv)
+    redactor = _configure_logging(args.log_level)
+    config_path = args.config or (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
+    try:
+        config = load_config_file(config_path) if config_path else SidecarConfig()
+    except ConfigError as exc:
+        sys.stderr.write(f"dsh-search mcp: invalid config: {exc}\n")
+        return 2
+    workspace = args.workspace or (Path(env[PROJECT_DIR_ENV]) if env.get(PROJECT_DIR_ENV) else Path.cwd())
+    if not workspace.is_dir():
+        sys.stderr.write(f"dsh-search mcp: workspace {workspace} is not a folder\n")
+        return 2
+    build_server(config, workspace.resolve(), env, redactor).run("stdio")
+    return 0

@@ -1,0 +1,199 @@
+"""One real-harness run against loopback fakes; prints a JSON report on stdout.
+
+Runs inside the caller's network namespace (the tests start it under ``unshare -n`` when
+root), so the fake model, the fake SearXNG and the harness all live on that namespace's
+loopback. Usage::
+
+    python tests/harness/scenario.py claude|dsh note|web|calls WORKDIR
+        [--no-sidecar] [--no-adapter] [--sticky] [--calls N]
+
+Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
+body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import harnesses as h  # noqa: E402
+from fakemodel import FakeModel, ToolStep  # noqa: E402
+from mockprovider import MockProvider, case_reply  # noqa: E402
+
+CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
+WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
+
+
+def steps_for(harness: str, scenario: str, calls: int) -> list:
+    if scenario == "web":
+        tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
+        return [ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")]
+    if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
+        return [
+            ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
+            ToolStep("grep", {"pattern": "__version__"}, think_s=4.0),
+        ]
+    if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
+        one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
+    else:
+        one = ToolStep("grep", {"pattern": "__version__"})
+    return [one] * (calls if scenario == "calls" else 1)
+
+
+def plugin_dir(work: Path, sticky: bool) -> Path:
+    """A copy of the Claude Code plugin (its sidecar.yml with sectionMode sticky when asked)."""
+    dest = work / "plugin"
+    shutil.copytree(h.CLAUDE_PLUGIN, dest)
+    if sticky:
+        cfg = dest / "sidecar.yml"
+        cfg.write_text(cfg.read_text().replace('sectionMode: "off"', 'sectionMode: "sticky"'))
+    return dest
+
+
+def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
+    env = h.isolated(work, with_sidecar=not args.no_sidecar)
+    env.update(
+        {
+            "ANTHROPIC_BASE_URL": fake.url,
+            "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-loopback",
+            "ENABLE_TOOL_SEARCH": "false",
+            "MCP_CONNECTION_NONBLOCKING": "false",  # -p: wait for the plugin server before the first request
+            "SEARXNG_BASE_URL": searx.url,
+        }
+    )
+    argv = [str(h.CLAUDE), "-p", "Find where the package version is defined.", "--output-format", "json"]
+    argv += ["--allowedTools", "Bash(grep:*)", "mcp__plugin_dsh-search_dsh-search__web_search"]
+    argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
+    if not args.no_adapter:
+        argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
+    if args.deny_hook_tools:  # the README's way to keep the hook-only tools out of the model's list
+        settings = work / "settings.json"
+        settings.write_text(
+            json.dumps({"permissions": {"deny": [f"{CC_PREFIX}post_tool_use", f"{CC_PREFIX}session_start"]}})
+        )
+        argv += ["--settings", str(settings)]
+    return h.run(argv, work / "ws", env)
+
+
+def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
+    env = h.isolated(work, with_sidecar=not args.no_sidecar)
+    env["PATH"] = f"{h.PNPM_BIN}:{env['PATH']}"
+    env.update(
+        {"DEEPSEEK_BASE_URL": fake.url, "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback", "SEARXNG_BASE_URL": searx.url}
+    )
+    env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
+    overlay = work / "overlay.yml"
+    lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
+    if not args.no_adapter:
+        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart")
+    overlay.write_text("\n".join(lines) + "\n")
+    if not args.no_adapter:
+        install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
+        if install.returncode != 0:
+            return install
+    argv = [str(h.DSH), "--profile", "headless", "--patch", str(overlay), "Find where the package version is defined."]
+    return h.run(argv, work / "ws", env)
+
+
+CRASH_ONCE = """import os, sys
+flag = sys.argv[1]
+if not os.path.exists(flag):
+    open(flag, "w").close()
+    sys.exit(3)  # the first sidecar dies at once: the bundle must restart it
+os.execvp("dsh-search", ["dsh-search", "serve"])
+"""
+
+
+def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool) -> list[str]:
+    config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
+    rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    if crash_once:
+        script = work / "crash_once.py"
+        script.write_text(CRASH_ONCE)
+        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'crashed.flag')])}")
+    return rows
+
+
+_STAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z "
+
+
+def hook_times_ms(log: Path) -> list[float]:
+    """Claude Code's own account of each PostToolUse mcp_tool hook: from its "mcp_tool
+    calling …/post_tool_use" debug line to the hook's "success" line (ms resolution)."""
+    import datetime as dt
+    import re
+
+    if not log.exists():
+        return []
+    times, start = [], None
+    for line in log.read_text(errors="replace").splitlines():
+        m = re.match(_STAMP, line)
+        if not m:
+            continue
+        t = dt.datetime.fromisoformat(m.group(1)).timestamp()
+        if "mcp_tool calling" in line and "/post_tool_use" in line:
+            start = t
+        elif start is not None and "Hook PostToolUse" in line and "success" in line:
+            times.append((t - start) * 1000)
+            start = None
+    return times
+
+
+def listener_times_ms(path: Path) -> dict[str, list[float]]:
+    """The DSH bundle's own time per listener call (``SEARCH_SIDECAR_TIMINGS_FILE`` lines)."""
+    out: dict[str, list[float]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            label, _, ms = line.partition(" ")
+            out.setdefault(label, []).append(float(ms))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("harness", choices=["claude", "dsh"])
+    ap.add_argument("scenario", choices=["note", "web", "calls", "restart"])
+    ap.add_argument("work", type=Path)
+    ap.add_argument("--no-sidecar", action="store_true")
+    ap.add_argument("--no-adapter", action="store_true")
+    ap.add_argument("--sticky", action="store_true")
+    ap.add_argument("--deny-hook-tools", action="store_true")
+    ap.add_argument("--calls", type=int, default=5)
+    args = ap.parse_args()
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
+    api = "anthropic" if args.harness == "claude" else "openai"
+    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls))
+    searx = MockProvider()
+    reply, _ = case_reply("searxng", "ok", check=False)
+    searx.route("GET", "/search", reply)
+    try:
+        result = (run_claude if args.harness == "claude" else run_dsh)(args, work, fake, searx)
+    finally:
+        fake.close()
+        searx.close()
+    report = {
+        "returncode": result.returncode,
+        "stdout": result.stdout[-20000:],
+        "stderr": result.stderr[-8000:],
+        "requests": fake.main_requests(),
+        "all_paths": [r.path for r in fake.requests],
+        "gaps_ms": fake.tool_gaps_ms(),
+        "crashed_once": (work / "crashed.flag").exists(),
+        "searxng_requests": len(searx.requests),
+        "hook_ms": hook_times_ms(work / "claude-debug.log"),
+        "listener_ms": listener_times_ms(work / "listener-times.txt"),
+    }
+    sys.stdout.write(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

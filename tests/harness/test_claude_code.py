@@ -1,0 +1,77 @@
+"""Claude Code (the real CLI, pinned) with the harness-adapters/claude-code plugin, headless
+against a loopback fake Anthropic API: the PostToolUse ``mcp_tool`` hook's note reaches the
+next model request, ``web_search`` returns a loopback SearXNG's results, the sticky section
+and ``suggestion_dismiss`` are present, and without the sidecar the run still exits 0."""
+
+from __future__ import annotations
+
+import json
+
+import harnesses as h
+import pytest
+from fakemodel import texts
+
+pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_missing() or "")
+
+NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
+PREFIX = "mcp__plugin_dsh-search_dsh-search__"
+
+
+def after_tool_result(request: dict) -> str:
+    """The text of every message after the last assistant turn (Claude Code appends a system
+    message with hook context after the tool result)."""
+    messages = request["messages"]
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    return texts(messages[last + 1 :])
+
+
+def test_note_reaches_the_next_model_request(tmp_path):
+    report = h.scenario("claude", "note", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    first, second = report["requests"][:2]
+    assert NOTE not in texts(first["messages"])
+    tail = after_tool_result(second)
+    assert '__version__ = "1.2.3"' in tail  # the real grep ran
+    assert f"PostToolUse:Bash hook additional context: {NOTE}" in tail
+    names = [t["name"] for t in first["tools"]]
+    assert PREFIX + "suggestion_dismiss" in names and PREFIX + "web_search" in names
+    assert json.loads(report["stdout"])["result"] == "All done."
+
+
+def test_web_search_returns_the_loopback_searxng_results(tmp_path):
+    report = h.scenario("claude", "web", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["searxng_requests"] == 1
+    tail = after_tool_result(report["requests"][1])
+    for url in ("https://www.example.com/maintenance/clean-bike-chain", "https://en.wikipedia.org/wiki/Bicycle_chain"):
+        assert url in tail
+    assert '"strategy": "quick"' in tail or '"strategy":"quick"' in tail
+
+
+def test_sticky_section_with_the_prompt(tmp_path):
+    report = h.scenario("claude", "note", tmp_path, "--sticky")
+    assert report["returncode"] == 0, report["stderr"]
+    first = texts(report["requests"][0])
+    assert "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py" in first
+
+
+def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
+    report = h.scenario("claude", "note", tmp_path, "--no-sidecar")
+    assert report["returncode"] == 0, report["stderr"]
+    assert json.loads(report["stdout"])["result"] == "All done."
+    assert NOTE not in texts(report["requests"][-1])
+
+
+def test_denied_hook_tools_leave_the_model_list_and_still_serve_the_hook(tmp_path):
+    report = h.scenario("claude", "note", tmp_path, "--deny-hook-tools")
+    assert report["returncode"] == 0, report["stderr"]
+    names = [t["name"] for t in report["requests"][0]["tools"] if t["name"].startswith(PREFIX)]
+    assert sorted(names) == [PREFIX + "suggestion_dismiss", PREFIX + "web_search", PREFIX + "where_is"]
+    assert f"PostToolUse:Bash hook additional context: {NOTE}" in after_tool_result(report["requests"][1])
+
+
+def test_plugin_validates(tmp_path):
+    env = h.isolated(tmp_path)
+    done = h.run([str(h.CLAUDE), "plugin", "validate", str(h.CLAUDE_PLUGIN)], tmp_path, env, 120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation passed" in done.stdout + done.stderr

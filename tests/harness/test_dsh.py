@@ -1,0 +1,72 @@
+"""DeepSeek Harness 0.1.0-rc.8 (pnpm on Node 22) with the harness-adapters/dsh bundle, installed
+by ``dsh plugin --profile headless add file:…`` and run headless against a loopback fake
+OpenAI-compatible API (DEEPSEEK_BASE_URL): the post-execute note reaches the next model
+request as its own user message, the bandit seed's ``search`` tool returns a loopback
+SearXNG's results, the section and ``suggestion_dismiss`` are present, and without the
+sidecar the run still exits 0."""
+
+from __future__ import annotations
+
+import harnesses as h
+import pytest
+from fakemodel import texts
+
+pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missing() or "")
+
+NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
+
+
+def names(request: dict) -> list[str]:
+    return [t["function"]["name"] for t in request["tools"]]
+
+
+def test_note_reaches_the_next_model_request(tmp_path):
+    report = h.scenario("dsh", "note", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    first, second = report["requests"][:2]
+    assert NOTE not in texts(first["messages"])
+    tool_at = max(i for i, m in enumerate(second["messages"]) if m["role"] == "tool")
+    assert 'Line 3: __version__ = "1.2.3"' in second["messages"][tool_at]["content"]  # the real grep ran, unchanged
+    assert second["messages"][tool_at + 1] == {"role": "user", "content": NOTE}
+    assert {"search", "suggestion_dismiss", "web_search"} <= set(names(first))
+
+
+def test_search_tool_returns_the_loopback_searxng_results(tmp_path):
+    report = h.scenario("dsh", "web", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["searxng_requests"] >= 1  # strategy auto: quick asks once, thorough once per variant
+    second = report["requests"][1]
+    result = next(m for m in reversed(second["messages"]) if m["role"] == "tool")["content"]
+    assert (
+        "1. How to Clean a Bike Chain in 10 Minutes\n   https://www.example.com/maintenance/clean-bike-chain" in result
+    )
+    assert "https://en.wikipedia.org/wiki/Bicycle_chain" in result
+
+
+def test_sticky_section_in_the_system_prompt(tmp_path):
+    report = h.scenario("dsh", "note", tmp_path, "--sticky")
+    assert report["returncode"] == 0, report["stderr"]
+    system = report["requests"][0]["messages"][0]
+    assert system["role"] == "system"
+    assert "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py" in texts(
+        system
+    )
+    assert "Prefer the search tool over web_search" in texts(system)
+
+
+def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
+    report = h.scenario("dsh", "note", tmp_path, "--no-sidecar")
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    assert NOTE not in texts(report["requests"][-1])
+
+
+def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
+    report = h.scenario("dsh", "restart", tmp_path)
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["crashed_once"]
+    first, second, third = report["requests"][:3]
+    assert NOTE not in texts(second["messages"])  # no sidecar yet: the call passed through
+    tool_at = max(i for i, m in enumerate(third["messages"]) if m["role"] == "tool")
+    assert third["messages"][tool_at + 1] == {"role": "user", "content": NOTE}  # the restarted one answered

@@ -1,0 +1,223 @@
+"""``dsh-search mcp`` over real stdio with the official MCP client: the five tools, Claude
+Code's hook fields (``tool_input`` as JSON text or an object), the hook output JSON, progress
+per provider attempt, cancellation reaching the HTTP call, and the key-free failure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mockprovider import Reply, case_reply
+from test_router_providers import ROUTES
+
+mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
+from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_params  # noqa: E402
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
+SECTION_START = (
+    "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py\n"
+    "- Path: src/demo_pkg/__init__.py\n- Dependency: pyproject.toml\n- Test: tests/conftest.py, tests/test_core.py\n- Doc: README.md, docs/index.md"
+)
+HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
+
+
+def command() -> str:
+    script = Path(sys.executable).parent / "dsh-search"
+    return str(script)
+
+
+@asynccontextmanager
+async def session(
+    tmp_path: Path, workspace: Path, config: dict, env: dict | None = None
+) -> AsyncIterator[ClientSession]:
+    cfg = tmp_path / "sidecar.json"
+    cfg.write_text(json.dumps(config))
+    home = tmp_path / "dsh-home"
+    home.mkdir(exist_ok=True)
+    params = StdioServerParameters(
+        command=command(),
+        args=["mcp", "--config", str(cfg), "--workspace", str(workspace)],
+        env={"DSH_HOME": str(home), **(env or {})},
+    )
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                yield s
+
+
+SUGGEST = {"suggester": {"enabled": True, "sectionMode": "sticky"}}
+
+
+async def test_tools_listed_with_schemas(tmp_path, workspace):
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+    assert set(tools) == {"web_search", "where_is", "post_tool_use", "session_start", "suggestion_dismiss"}
+    schema = tools["web_search"].input_schema
+    assert schema["required"] == ["query"]
+    assert schema["properties"]["strategy"]["enum"] == ["auto", "quick", "thorough"]
+    assert "Hook-only" in tools["post_tool_use"].description
+    out = tools["web_search"].output_schema
+    assert {"searchId", "strategy", "sources", "attempts", "truncated", "durationMs", "reward"} <= set(out["required"])
+
+
+async def test_post_tool_use_note_as_hook_output(tmp_path, workspace):
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        # Claude Code's mcp_tool hook interpolates ${tool_input} as JSON text
+        first = await s.call_tool(
+            "post_tool_use",
+            {"tool_name": "Grep", "tool_input": json.dumps({"pattern": "__version__"}), "session_id": "s1"},
+        )
+        # the same call again inside the cooldown: silence is {}
+        again = await s.call_tool(
+            "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s1"}
+        )
+        # an object tool_input (any other MCP client) in a new session notes again
+        other = await s.call_tool(
+            "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s2"}
+        )
+        # a write is a learning signal only; malformed input is fail-open {}
+        write = await s.call_tool(
+            "post_tool_use", {"tool_name": "Write", "tool_input": {"file_path": "x.py"}, "session_id": "s1"}
+        )
+        bad = await s.call_tool("post_tool_use", {"tool_name": "Grep", "tool_input": "[1, 2", "session_id": "s3"})
+    expected = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": NOTE}}
+    assert first.structured_content == expected
+    assert json.loads(first.content[0].text) == expected  # the text Claude Code's hook parser reads
+    assert again.structured_content == {}
+    assert other.structured_content == expected
+    assert write.structured_content == {}
+    assert bad.structured_content == {} and not bad.is_error
+
+
+async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
+    async with session(tmp_path, workspace, {}) as s:
+        note = await s.call_tool("post_tool_use", {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}'})
+        section = await s.call_tool("session_start", {"session_id": "s1"})
+        # where_is answers on demand whatever suggester.enabled says
+        where = await s.call_tool("where_is", {"query": "__version__"})
+    assert note.structured_content == {}
+    assert section.structured_content == {}
+    assert where.structured_content["intent"] == "Version"
+
+
+async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        section = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "SessionStart"})
+        prompt = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "UserPromptSubmit"})
+        where = await s.call_tool(
+            "where_is", {"tool_name": "Bash", "tool_input": '{"command": "grep -rn __version__ ."}'}
+        )
+        nothing = await s.call_tool("where_is", {"query": "zebra giraffe"})
+        empty = await s.call_tool("where_is", {})
+        dismissed = await s.call_tool("suggestion_dismiss", {"family": "Version"})
+        unknown = await s.call_tool("suggestion_dismiss", {"family": "Nope"})
+        after = await s.call_tool(
+            "post_tool_use", {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": "s9"}
+        )
+    assert section.structured_content == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
+    }
+    assert prompt.structured_content["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert where.structured_content == {
+        "intent": "Version",
+        "k": where.structured_content["k"],
+        "about": "the package version",
+        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+    }
+    assert 0.85 <= where.structured_content["k"] < 1
+    assert nothing.structured_content == {"intent": None, "targets": []}
+    assert empty.is_error and "give query" in empty.content[0].text
+    assert dismissed.structured_content["record"] == "dismissed Version *"
+    assert unknown.is_error and "unknown intent 'Nope'" in unknown.content[0].text
+    assert after.structured_content == {}  # the dismissed family is silent
+
+
+def searxng(mock) -> dict:
+    return {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}}}
+
+
+async def test_web_search_sources_and_progress(tmp_path, workspace, mock_provider):
+    reply, case = case_reply("searxng", "ok")
+    mock_provider.route(*ROUTES["searxng"], reply)
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
+    async with session(tmp_path, workspace, searxng(mock_provider)) as s:
+        res = await s.call_tool(
+            "web_search", {"query": "bike chain cleaning", "strategy": "quick"}, progress_callback=on_progress
+        )
+    out = res.structured_content
+    assert not res.is_error
+    assert out["strategy"] == "quick"
+    assert [src["url"] for src in out["sources"]] == case["expect"]["urls"][:5]
+    assert [(a["provider"], a["outcome"]) for a in out["attempts"]] == [("searxng", "ok")]
+    assert len(progress) == 1 and progress[0][0] == 1
+    assert progress[0][1].startswith("searxng: ok (")
+
+
+async def test_web_search_all_failed_is_a_key_free_tool_error(tmp_path, workspace, mock_provider):
+    mock_provider.route("POST", "/search", Reply(429, {"content-type": "application/json"}, b"{}"))
+    key = "tvly-SECRET-0123456789abcdef"
+    config = {"router": {"order": ["tavily"], "providers": {"tavily": {"baseURL": mock_provider.url}}}}
+    async with session(tmp_path, workspace, config, env={"TAVILY_API_KEY": key}) as s:
+        res = await s.call_tool("web_search", {"query": "anything"})
+    assert res.is_error
+    text = res.content[0].text
+    assert "search-router: all configured search providers failed:\n- tavily: HTTP 429" in text
+    assert key not in text and key not in (tmp_path / "stderr.log").read_text()
+
+
+async def test_cancellation_reaches_the_http_call(tmp_path, workspace, mock_provider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    config = searxng(mock_provider)
+    config["router"]["timeoutMs"] = 30000
+    async with session(tmp_path, workspace, config) as s:
+        call = asyncio.ensure_future(s.call_tool("web_search", {"query": "bike chain cleaning", "strategy": "quick"}))
+        for _ in range(1000):
+            if mock_provider.count(*ROUTES["searxng"]) == 1:
+                break
+            await asyncio.sleep(0.01)
+        call.cancel()  # the SDK sends notifications/cancelled for an abandoned request
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        for _ in range(1000):
+            if mock_provider.closed_early:
+                break
+            await asyncio.sleep(0.01)
+        assert len(mock_provider.closed_early) == 1  # the provider saw the connection closed
+        still = await s.call_tool("where_is", {"query": "__version__"})  # and the server keeps serving
+    assert still.structured_content["intent"] == "Version"
+
+
+def test_hook_fields_mapping():
+    turns = TurnCounter(limit=2)
+    p = post_execute_params(turns, "Read", '{"file_path": "a.py"}', None, {"file": {"content": "x"}}, "toolu_1")
+    assert p.session_id == "claude-code" and p.turn == 0 and p.call_id == "toolu_1"
+    assert p.tool.input == {"file_path": "a.py"}
+    assert p.result is not None and json.loads(p.result.text) == {"file": {"content": "x"}}
+    assert post_execute_params(turns, "Read", {}, None).turn == 1
+    assert [turns.next("a"), turns.next("b"), turns.next("claude-code")] == [0, 0, 0]  # bounded: oldest dropped
+    assert parse_tool_input("") == {} and parse_tool_input(None) == {}
+    for bad in ("[1]", "{", 3, ["x"]):
+        with pytest.raises(ValueError, match="^tool_input: "):
+            parse_tool_input(bad)
+
+
+def test_missing_sdk_message(monkeypatch, capsys):
+    import dsh_sidecar.mcp as front
+
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # import mcp… → ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "dsh_sidecar.mcp.server", raising=False)
+    assert front.run(["--help"]) == 2
+    assert capsys.readouterr().err == front.MISSING_SDK
