@@ -50,7 +50,7 @@ from dsh_sidecar.suggester.candidates import (
 from dsh_sidecar.suggester.classify import classify
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
-from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.suggester.gate import INTENTS, gate
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed, touched_paths
 from dsh_sidecar.suggester.noise import NoiseControl
@@ -389,7 +389,12 @@ class Suggester:
         ):
             self.knowledge.flush_soon()
         if q.tool in ("write", "read") or q.reads:
-            state.touch(q.reads, self.config.recent_window, whole=not q.partial)
+            # an edit is no reading of the whole file: what it searches next may be named
+            state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
+        view = self.view
+        guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
+        if guess is not None:
+            return self._redirect(params, q, state, view, guess)  # type: ignore[arg-type]
         if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
             # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
             # but never triggers a note
@@ -448,8 +453,43 @@ class Suggester:
             # best one was just read): naming weaker targets instead would be noise
             return self._suppress("recent", intent)
         shown = [t for t in targets if not known(t.path)][: self.config.max_targets]
+        return self._deliver(params, state, intent, k, shown, q.identifier if intent in ("Symbol", "Usage") else None)
+
+    def _redirect(
+        self, params: PostExecuteParams, q: Query, state: Any, view: View, intent: str
+    ) -> list[AdditionalContext]:
+        """A wrong guess (``evidence.wrong_guess``): name where that intent really lives here —
+        its prepared targets, none of what the call looked for — through the same gate
+        (the evidence is a subject rule's weight), noise control and ledger as any note."""
+        self.activate()
+        if intent not in self.rows:
+            return []
+        k = gate(evidence.SUBJECT, self.config.bias)
+        if k < min(r.threshold for r in self.rows[intent]):
+            return []
+        if self.dismissals.family_dismissed(intent):
+            return self._suppress("dismissed", intent)
+        looked = set(q.reads + q.scope)
+        targets = [
+            t
+            for t in view.targets.get(intent, [])
+            if t.path not in looked and not self.dismissals.path_dismissed(intent, t.path)
+        ]
+        if self.config.learn:
+            targets = rank(intent, targets, self.knowledge)
+        seen = state.wholly_read()
+        shown = [t for t in targets if t.path not in seen][: self.config.max_targets]
+        if not shown:
+            self.counters["abstained"] += 1
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
+            return []
+        return self._deliver(params, state, intent, k, shown, None)
+
+    def _deliver(
+        self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None
+    ) -> list[AdditionalContext]:
+        """Noise control, then the note and its ledger line (or the suppression's line)."""
         key = tuple(t.path for t in shown)
-        name = q.identifier if intent in ("Symbol", "Usage") else None
         reason = self.noise.check(
             state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn, name
         )

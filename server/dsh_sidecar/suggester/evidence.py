@@ -43,6 +43,13 @@ Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbo
 (``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
 an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
 
+Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
+does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
+holds no doc page, hunts for something whose canonical place *every* repository has: a missing
+lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
+top-level pages). A miss of anything else (CODEOWNERS, a changelog, a linter config) may simply
+mean the repository has none: silence.
+
 Weights are ours (``docs/SCHEME.md`` gives the corpus figures that chose them).
 """
 
@@ -300,6 +307,32 @@ def _narrowed_to_definition(q: Query, ws: Workspace) -> bool:
         return False
     files = ws.definitions(name)
     return any(fnmatch.fnmatch(f, g) or fnmatch.fnmatch(f, g.replace("/*", "/**/*")) for f in files for g in globs)
+
+
+_DEP_FILE = re.compile(
+    r"(?i)(?:^|/)(?:[\w.-]+\.lock|go\.sum|package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.ya?ml|setup\.py"
+    r"|requirements[\w.-]*\.txt|pipfile|gemfile|cargo\.toml|go\.mod|package\.json|pyproject\.toml|pom\.xml"
+    r"|build\.gradle(?:\.kts)?|[\w.-]+\.gemspec)$"
+)
+_DOCS_FOLDER = re.compile(r"(?i)(?:^|/)(?:docs?|documentation|manual|guide)/?$")
+
+
+def wrong_guess(q: Query, ws: Workspace) -> str | None:
+    """The intent a wrong guess hunts for (module docstring), or ``None``."""
+    names = [p for p in q.reads + q.scope + q.name_patterns if p]
+    missing = [p for p in names if not ws.is_file(p) and not ws.is_dir(p)]
+    if q.is_error and missing:
+        if any(_DEP_FILE.search(p) for p in missing):
+            return "Dependency"
+    if (q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})) and q.tool in ("bash", "glob"):
+        docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
+        if docs and all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs):
+            return "Doc"
+    return None
+
+
+def _is_doc(path: str) -> bool:
+    return path.lower().endswith((".md", ".rst", ".adoc", ".mdx", ".txt"))
 
 
 def _in_docs(folders: list[str], ws: Workspace) -> bool:

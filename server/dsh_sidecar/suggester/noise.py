@@ -62,6 +62,9 @@ class SessionState:
 MAX_NOTES_KEPT: Final = 256
 #: Most recent reads remembered per session.
 MAX_RECENT: Final = 4096
+#: Calls within which the same (intent, target set) is one note (``dedupe``); ours, chosen on
+#: the tune split of the evaluation corpus (docs/SCHEME.md).
+DEDUPE_CALLS: Final = 50
 #: Most delivered (intent, target set) pairs remembered per session for the dedupe.
 MAX_DELIVERED: Final = 4096
 
@@ -98,8 +101,12 @@ class NoiseControl:
 
         Reasons, in this order: ``dedupe``, ``cooldown``, ``turn-cap`` (module docstring).
         """
-        if (intent, targets + ((name,) if name else ())) in state.delivered:
-            return "dedupe"
+        key = targets + ((name,) if name else ())
+        for call, i, ts in reversed(state.notes):
+            if state.calls - call > DEDUPE_CALLS:
+                break
+            if i == intent and ts == key:
+                return "dedupe"
         lead = targets[0] if targets else None
         for call, i, ts in reversed(state.notes):
             if state.calls - call > cooldown_calls:
