@@ -1,5 +1,5 @@
 """The workspace graph projection: every file as a node (kind, depth, recency rank) plus the
-symbol index, and the two scores the suggester reads from it.
+symbol index, and the proof score the suggester's seed and sticky section read from it.
 
 Nodes come from :func:`~dsh_sidecar.workspace.recency.git_scan` (git-tracked plus untracked
 not ignored) or, outside git, :func:`~dsh_sidecar.workspace.files.walk_files` (a walk honouring
@@ -9,20 +9,18 @@ A :meth:`WorkspaceGraph.refresh` of single paths re-reads just those files; a ne
 admitted unless the root ``.gitignore`` or :data:`~dsh_sidecar.workspace.files.SKIP_DIRS`
 excludes it (a full rebuild applies every ignore rule).
 
-Scores (the plan's "graph projection": literal = proof, scope = depth tier):
+Score (the plan's "graph projection": literal = proof):
 
 * ``proof(path, expected_kinds)`` = 0.0 when the node does not exist, else
   ``PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency`` = ``0.4 + 0.4·match + 0.2·recency``
   where ``match`` is 1 when the node's kind is one of ``expected_kinds`` (or none are expected)
   else 0, and ``recency = 1 / (1 + log2(1 + recency_rank))`` (1.0 for the newest rank, 0.5 for
   rank 1, ≈0.33 for rank 3, → 0 for old files). Range: 0.0, or [0.4, 1.0].
-* ``scope(path)`` = 1.0 when the path is at most :data:`SHALLOW_DEPTH` folders deep
-  (``a/b/file``), else 0.7 (the plan's 1.0 / 0.7 tiers).
-* With the graph absent or empty the suggester uses :data:`NEUTRAL_LITERAL` 0.5 and
-  :data:`NEUTRAL_SCOPE` 1.0 exactly (the plan's PoC values); :func:`literal_score` and
-  :func:`scope_score` apply that rule for a graph that may be ``None``.
+* The neutral literal 0.5 and scope 1.0 of a candidate nothing proves live in the suggester
+  (``suggester/candidates.py``), which ranks by kinds, facts, symbols and the call's results;
+  the depth-tier scope and the ``literal``/``scope`` wrappers were never read and are gone.
 
-Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``, ``scope``) are dict reads;
+Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict reads;
 ``usages`` ranks a posting list once per name and caches it until the next change.
 """
 
@@ -50,15 +48,6 @@ from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolInd
 
 log = logging.getLogger(__name__)
 
-#: Neutral literal score with no graph (search-suggester.PLAN.txt, "The graph projection").
-NEUTRAL_LITERAL: Final = 0.5
-#: Neutral scope with no graph (search-suggester.PLAN.txt, "The graph projection").
-NEUTRAL_SCOPE: Final = 1.0
-#: Scope tiers (search-suggester.PLAN.txt: "the plan's 1.0 / 0.7 tiers").
-SCOPE_SHALLOW: Final = 1.0
-SCOPE_DEEP: Final = 0.7
-#: Deepest folder depth still in the shallow tier (ours): ``a/b/file`` is shallow, ``a/b/c/file`` deep.
-SHALLOW_DEPTH: Final = 2
 #: Proof weights (ours, documented in the module docstring).
 PROOF_BASE: Final = 0.4
 PROOF_KIND: Final = 0.4
@@ -345,10 +334,6 @@ class WorkspaceGraph:
         match = 1.0 if (not expected or kind in expected) else 0.0
         return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self._rank.get(path, 0))
 
-    def scope(self, path: str) -> float:
-        """The depth tier: 1.0 up to :data:`SHALLOW_DEPTH` folders deep, else 0.7."""
-        return SCOPE_SHALLOW if depth(path) <= SHALLOW_DEPTH else SCOPE_DEEP
-
     def status(self) -> dict[str, Any]:
         """Counts and timings for ``dsh/status``."""
         return {
@@ -451,20 +436,6 @@ def _read(root: Path, rel: str) -> bytes | None:
     """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
     ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
     return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
-
-
-def literal_score(graph: WorkspaceGraph | None, path: str, expected_kinds: Iterable[str] = ()) -> float:
-    """``graph.proof(...)``, or :data:`NEUTRAL_LITERAL` (0.5) with the graph absent or empty."""
-    if graph is None or not graph.files:
-        return NEUTRAL_LITERAL
-    return graph.proof(path, expected_kinds)
-
-
-def scope_score(graph: WorkspaceGraph | None, path: str) -> float:
-    """``graph.scope(path)``, or :data:`NEUTRAL_SCOPE` (1.0) with the graph absent or empty."""
-    if graph is None or not graph.files:
-        return NEUTRAL_SCOPE
-    return graph.scope(path)
 
 
 class GraphBuilder:
@@ -637,14 +608,6 @@ class GraphBuilder:
         """:meth:`WorkspaceGraph.node` of the current graph; ``None`` without one."""
         graph = self.graph
         return graph.node(path) if graph is not None else None
-
-    def literal(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
-        """:func:`literal_score` on the current graph (0.5 exactly while absent or empty)."""
-        return literal_score(self.graph, path, expected_kinds)
-
-    def scope(self, path: str) -> float:
-        """:func:`scope_score` on the current graph (1.0 exactly while absent or empty)."""
-        return scope_score(self.graph, path)
 
     def status(self) -> dict[str, Any]:
         """``{state, ...graph status}`` for ``dsh/status``: state is ``off`` (no workspace),
