@@ -23,7 +23,7 @@ class SuggesterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     enabled: bool = False  # plan: "The plugin ships disabled"
-    cooldown_calls: int = Field(default=12, ge=0, le=10_000, alias="cooldownCalls")
+    cooldown_calls: int = Field(default=3, ge=0, le=10_000, alias="cooldownCalls")
     max_notes_per_turn: int = Field(default=20, ge=0, le=100, alias="maxNotesPerTurn")
     recent_window: int = Field(default=30, ge=0, le=10_000, alias="recentWindow")
     max_targets: int = Field(default=5, ge=1, le=5, alias="maxTargets")

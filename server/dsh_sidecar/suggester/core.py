@@ -40,6 +40,7 @@ from dsh_sidecar.suggester.candidates import (
     Target,
     is_doc_path,
     is_test_path,
+    language_of,
     merge,
     rank_definitions,
     resolve,
@@ -645,8 +646,18 @@ class Suggester:
             symbols = self._symbols()
             defining = set(symbols.definitions(ctx.name)) if symbols is not None else set()
             first = rank_definitions([p for p in paths if p in defining], ctx)
-            rest = [p for p in paths if p not in defining]
-            return first + rest if intent == "Symbol" else rest + first
+            index = self.view.index if self.view is not None else None
+
+            def tier(p: str) -> int:  # code (the query's language first), then tests, then the rest
+                kind = index.kind(p) if index is not None else "source"
+                if kind == "source":
+                    return 0 if not ctx.languages or language_of(p) in ctx.languages else 1
+                return 2 if kind == "test" else 3
+
+            rest = sorted((p for p in paths if p not in defining), key=lambda p: (tier(p), paths.index(p)))
+            # a name's definition first, then its call sites (issue 12: "definition first, then
+            # top call sites"); a Usage note keeps the same order
+            return first + rest
         return paths
 
     # ------------------------------------------------------------------ dismissal, section, seed

@@ -176,7 +176,7 @@ TEST_CONFIG_NAMES: Final = frozenset(
 )
 DOCS_DIR_NAMES: Final = frozenset(
     {"docs", "doc", "documentation", "website", "site", "guide", "guides", "manual", "book", "handbook", "wiki"}
-    | {"pages", "sphinx", "docsite", "userguide", "user_guide", "tutorials", "tutorial"}
+    | {"pages", "docsite", "userguide", "user_guide", "tutorials", "tutorial"}
 )
 DOC_EXTENSIONS: Final = (".md", ".markdown", ".rst", ".adoc", ".txt", ".mdx", ".ipynb", ".rdoc", ".org")
 #: Every fact :func:`facts_of` / :func:`docs_pages` can give.
