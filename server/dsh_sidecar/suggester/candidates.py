@@ -291,11 +291,17 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
                 if matched >= MAX_GLOB_MATCHES:
                     break
     best: dict[str, tuple[float, int, Target]] = {}
+    phrase: dict[str, tuple[float, str]] = {}  # the reason of the most confident (highest-prior) candidate
     for item in found:  # a path several candidates name keeps its best score (then first order)
-        old = best.get(item[2].path)
+        path = item[2].path
+        old = best.get(path)
         if old is None or (item[0], item[1]) < (old[0], old[1]):
-            best[item[2].path] = item
-    return [t for _, _, t in sorted(best.values(), key=lambda t: (t[0], t[1]))]
+            best[path] = item
+        prior = candidates[item[1]].prior
+        if path not in phrase or prior > phrase[path][0]:
+            phrase[path] = (prior, item[2].reason)
+    ordered = sorted(best.values(), key=lambda t: (t[0], t[1]))
+    return [Target(t.path, phrase[t.path][1], t.score) for _, _, t in ordered]
 
 
 # ---------------------------------------------------------------------------- per call
