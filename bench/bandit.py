@@ -44,6 +44,11 @@ from dsh_sidecar.bandit.feedback import usage_reward
 from dsh_sidecar.bandit.policy import ARMS, ContextualPolicy, ThompsonPolicy
 from dsh_sidecar.bandit.reward import heuristic_reward
 
+#: The two reward models, named by what they are (the tables keep the short tags R1/R2).
+REWARD_MODELS = {
+    "R1": "seed heuristic (result count + speed, the seed's reward)",
+    "R2": "answer usage (did the final answer use the sources; the feedback path)",
+}
 CLASS_P = {"factoid": 0.60, "open": 0.30, "fresh": 0.10}
 # (median latency ms, fill rate, zero-result rate, P(answer uses sources)), issue 4
 ENV = {
@@ -218,6 +223,8 @@ def main() -> None:
         ),
         "(normal/degraded)",
     )
+    for tag, name in REWARD_MODELS.items():
+        print(f"{tag} = {name}")
     header = f"{'reward':6} {'policy':16} {'regret total':>16} {'after change 1':>15} {'after change 2':>15} {'recover 1':>10} {'recover 2':>10}"
     print(header)
     print("-" * len(header))
@@ -234,8 +241,10 @@ def main() -> None:
             totals[(sc, pol)] = tot.mean()
             rs = [str(x) if x is not None else f">{e - c}" for x, c, e in zip(rec, (c1, c2), (c2, calls))]
             print(f"{sc:6} {pol:16} {tot.mean():9.1f} ({tot.std():5.1f}) {a1:15.1f} {a2:15.1f} {rs[0]:>10} {rs[1]:>10}")
-    for sc in ("R1", "R2"):
-        print(f"{sc}: ours / seed TS regret = {totals[(sc, 'ours')] / totals[(sc, 'seed TS')]:.1%}")
+    print("regret against the seed's stationary Thompson sampling (the baseline), per reward model:")
+    for sc, name in REWARD_MODELS.items():
+        ours, seed = totals[(sc, "ours")], totals[(sc, "seed TS")]
+        print(f"  {sc} {name}: ours {ours:.1f} vs seed TS {seed:.1f} = {ours / seed:.1%} of the baseline")
     dps = decisions_per_s()
     print("decisions/s in-process: " + ", ".join(f"{k} {v:,.0f}" for k, v in dps.items()))
     print(f"(bench wall time {time.perf_counter() - t0:.0f} s)")

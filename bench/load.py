@@ -7,6 +7,12 @@ Chain: ``brave`` (a loopback fault injector: 503s, 429s, resets, invalid JSON, s
 oversized bodies, and some good answers) → ``searxng`` (a healthy loopback replay of the
 captured fixture). Queries come from a pool of 300, so the result cache sees hits and misses.
 
+Idle baselines, measured in the same run before the soak: ``dsh/postExecute`` and
+``dsh/search`` one at a time with nothing else in flight; every latency printed is next to
+its idle figure and the ratio. Then the **large-bodies** phase (issue 16, item 4): 16
+``dsh/search`` calls whose providers answer 2,000 results (~1 MB) kept in flight while
+``dsh/postExecute`` runs one at a time; its p99 is compared with the idle p99 (goal <= 2x).
+
 RSS bound: the end-of-run RSS may exceed the RSS after warm-up by at most ``RSS_BOUND_MIB``
 (the result cache, the bandit's pending-feedback table and the suggester's per-session state
 are all capped; what is left is allocator slack). The bench prints PASS/FAIL for it.
@@ -37,6 +43,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 #: Allowed RSS growth from after warm-up to the end of the run, MiB (see module docstring).
 RSS_BOUND_MIB = 64
+#: Results in a "large" provider answer (the large-bodies phase).
+LARGE_RESULTS = 2000
+#: Searches of large bodies kept in flight in that phase.
+LARGE_INFLIGHT = 16
+#: Calls of each idle baseline.
+IDLE_CALLS = 200
 #: Fault mix of the brave injector: (kind, weight). Sums to 100.
 FAULTS = [("ok", 25), ("503", 20), ("429", 15), ("reset", 10), ("invalid-json", 10), ("slow", 10), ("big-body", 10)]
 
@@ -59,6 +71,19 @@ def _serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, 
 def start_providers(rng: random.Random) -> tuple[list[ThreadingHTTPServer], str, str, Counter]:
     searx_body = (DATA / "providers" / "searxng" / "ok.200.json").read_bytes()
     brave_body = (DATA / "providers" / "brave" / "ok.200.json").read_bytes()
+    rows = [
+        {
+            "url": f"https://large.example/{i}",
+            "title": f"result {i}",
+            "content": "x" * 400,
+            "publishedDate": "2024-01-01",
+        }
+        for i in range(LARGE_RESULTS)
+    ]
+    searx_large = json.dumps({"query": "large", "results": rows}).encode()
+    brave_large = json.dumps(
+        {"web": {"results": [{"url": r["url"], "title": r["title"], "description": r["content"]} for r in rows]}}
+    ).encode()
     injected: Counter = Counter()
     lock = threading.Lock()
 
@@ -82,10 +107,12 @@ def start_providers(rng: random.Random) -> tuple[list[ThreadingHTTPServer], str,
 
     class Searx(Quiet):
         def do_GET(self) -> None:
-            self.reply(200, searx_body)
+            self.reply(200, searx_large if "large" in self.path else searx_body)
 
     class Brave(Quiet):
         def do_GET(self) -> None:
+            if "large" in self.path:
+                return self.reply(200, brave_large)
             with lock:
                 kind = rng.choices([k for k, _ in FAULTS], [w for _, w in FAULTS])[0]
                 injected[kind] += 1
@@ -240,6 +267,38 @@ async def run(args: argparse.Namespace) -> int:
             {"sessionId": "warm", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
         )
     await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
+    # idle baselines: one call at a time, nothing else in flight
+    idle: dict[str, list[float]] = defaultdict(list)
+    for i in range(IDLE_CALLS):
+        name, inp = TOOLS[i % len(TOOLS)]
+        params = {"sessionId": f"idle{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
+        idle["dsh/postExecute"].append((await client.call("dsh/postExecute", params))[1])
+    for i in range(IDLE_CALLS // 4):
+        idle["dsh/search"].append(
+            (await client.call("dsh/search", {"query": f"idle query {i}", "strategy": "quick"}))[1]
+        )
+
+    # large bodies in flight: postExecute one at a time meanwhile
+    large_stop = asyncio.Event()
+    large_done = Counter()
+
+    async def large_worker(k: int) -> None:
+        n = 0
+        while not large_stop.is_set():
+            n += 1
+            await client.call("dsh/search", {"query": f"large query {k}-{n}", "strategy": "quick"})
+            large_done["dsh/search"] += 1
+
+    large_tasks = [asyncio.create_task(large_worker(k)) for k in range(LARGE_INFLIGHT)]
+    await asyncio.sleep(0.5)  # let the searches fill the pipeline
+    under_large: list[float] = []
+    for i in range(IDLE_CALLS):
+        name, inp = TOOLS[i % len(TOOLS)]
+        params = {"sessionId": f"large{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
+        under_large.append((await client.call("dsh/postExecute", params))[1])
+    large_stop.set()
+    await asyncio.gather(*large_tasks)
+
     rss_start = rss_mib(proc.pid)
     cpu_start = cpu_s(proc.pid)
 
@@ -303,14 +362,30 @@ async def run(args: argparse.Namespace) -> int:
         f"load: {args.duration:.0f} s, {args.inflight} in flight, search share {args.search_share:.0%}, "
         f"chain brave(fault injector) -> searxng (loopback)"
     )
-    print(f"{'method':<18} {'calls':>7} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-    for method in ("dsh/postExecute", "dsh/search"):
-        lat = latencies[method]
+    print(
+        f"{'method':<18} {'calls':>7} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+        f" {'idle p50':>9} {'idle p99':>9} {'p50 x':>6} {'p99 x':>6}"
+    )
+
+    def row(label: str, lat: list[float], base: list[float], calls: int, seconds: float) -> None:
+        i50, i99 = percentile(base, 0.5), percentile(base, 0.99)
+        p50, p99 = percentile(lat, 0.5), percentile(lat, 0.99)
         print(
-            f"{method:<18} {done[method]:>7} {done[method] / elapsed:>8.1f} {percentile(lat, 0.5) * 1000:>8.1f} "
-            f"{percentile(lat, 0.99) * 1000:>8.1f} {max(lat, default=float('nan')) * 1000:>8.1f}"
+            f"{label:<18} {calls:>7} {calls / seconds:>8.1f} {p50 * 1000:>8.1f} {p99 * 1000:>8.1f} "
+            f"{max(lat, default=float('nan')) * 1000:>8.1f} {i50 * 1000:>9.2f} {i99 * 1000:>9.2f} "
+            f"{p50 / i50:>6.1f} {p99 / i99:>6.1f}"
         )
+
+    for method in ("dsh/postExecute", "dsh/search"):
+        row(method, latencies[method], idle[method], done[method], elapsed)
     print(f"{'all':<18} {total:>7} {total / elapsed:>8.1f}")
+    i99, l99 = percentile(idle["dsh/postExecute"], 0.99), percentile(under_large, 0.99)
+    print(
+        f"large bodies: dsh/postExecute one at a time with {LARGE_INFLIGHT} searches of {LARGE_RESULTS}-result "
+        f"answers in flight ({large_done['dsh/search']} searches done): p50 {percentile(under_large, 0.5) * 1000:.2f} ms, "
+        f"p99 {l99 * 1000:.2f} ms vs idle p99 {i99 * 1000:.2f} ms = x{l99 / i99:.2f}   goal <= 2x: "
+        f"{'met' if l99 <= 2 * i99 else 'NOT met'}"
+    )
     print("errors by kind (JSON-RPC replies):", dict(errors) or "none")
     print("faults injected at brave:", dict(injected))
     print("search attempts by outcome:", dict(attempts.most_common(12)))

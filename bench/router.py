@@ -3,16 +3,18 @@ replaying ``searxng/ok``):
 
 1. ``dsh/search`` (strategy ``quick``, unique queries so the cache never answers) through the
    real sidecar spawned over stdio, vs a direct ``httpx`` call (GET + JSON decode) to the same
-   provider: p50/p99 and the router's overhead (goal: <= 1 ms at p50). A no-op ``dsh/status``
-   round trip is printed as the stdio transport floor.
+   provider, **interleaved** (A, B, A, B … so both see the same machine noise): p50/p99, the
+   router's overhead (goal: <= 1 ms at p50) and the p50 of the per-pair differences. The
+   provider sets TCP_NODELAY (no delayed-ACK stalls); the sidecar runs with bandit
+   persistence **on** (its state-file writes are part of a real search). A no-op
+   ``dsh/status`` round trip is printed as the stdio transport floor.
 2. Time to answer when the primary hangs (``timeoutMs`` = 300; the fallback answers at once):
    goal timeout + <= 50 ms.
 3. A cache hit (the same query again) through the sidecar.
 
 The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``
-on one event loop), which isolates the router from the stdio transport and the bandit. The
-spawned sidecars run with ``bandit.persist: false`` so the bandit's state-file writes (its own
-benchmark's business) do not hide the router's cost.
+on one event loop, interleaved), which isolates the router from the stdio transport and the
+bandit.
 
 Usage: ``python bench/router.py [--n 300] [--hang-runs 8]``.
 """
@@ -94,7 +96,7 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
     return out
 
 
-def spawn(home: str, router: dict) -> StdioClient:
+def spawn(home: str, router: dict, log_messages: str = "all") -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
     client = StdioClient(sidecar_cmd(), env=env)
@@ -104,7 +106,10 @@ def spawn(home: str, router: dict) -> StdioClient:
             "processId": None,
             "capabilities": {},
             "rootUri": None,
-            "initializationOptions": {"router": router, "bandit": {"persist": False}},
+            "initializationOptions": {
+                "router": router,
+                **({} if log_messages == "all" else {"logMessages": log_messages}),
+            },
         },
     )
     assert "result" in reply, reply
@@ -121,6 +126,12 @@ def timed(fn, n: int) -> list[float]:
     return out
 
 
+def _time_one(fn, arg) -> float:
+    t0 = time.perf_counter()
+    fn(arg)
+    return (time.perf_counter() - t0) * 1000
+
+
 def search(client: StdioClient, query: str) -> dict:
     reply = client.request("dsh/search", {"query": query, "strategy": "quick"})
     assert "result" in reply, reply
@@ -131,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--hang-runs", type=int, default=15)
+    ap.add_argument("--log-messages", default="all", help="the sidecar's logMessages setting (all|decisions|none)")
     args = ap.parse_args()
 
     mock = MockProvider()
@@ -140,7 +152,7 @@ def main() -> None:
     hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     with tempfile.TemporaryDirectory() as home:
-        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}})
+        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}, args.log_messages)
         hang = spawn(
             home,
             {
@@ -160,9 +172,12 @@ def main() -> None:
             for i in range(20):  # warm up both paths
                 direct(i)
                 search(fast, f"warm {i}")
-            d = timed(direct, args.n)
-            s = timed(lambda i: search(fast, f"bench query {i}"), args.n)
-            st = timed(lambda i: fast.request("dsh/status", {}), args.n)
+            d, s, st = [], [], []
+            for i in range(args.n):  # interleaved A/B/C: the same noise for all three
+                d.append(_time_one(direct, i))
+                s.append(_time_one(lambda q: search(fast, q), f"bench query {i}"))
+                st.append(_time_one(lambda _: fast.request("dsh/status", {}), None))
+            pairs = [b - a for a, b in zip(d, s, strict=True)]
             search(fast, "cached query")
             c = timed(lambda i: search(fast, "cached query"), args.n)
             assert search(fast, "cached query")["attempts"][0]["outcome"] == "ok (cached)"
@@ -184,7 +199,10 @@ def main() -> None:
             mock.close()
             hang_mock.close()
 
-    print(f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick)")
+    print(
+        f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick, "
+        f"bandit persistence on, logMessages {args.log_messages})"
+    )
     print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
     rows = [
         ("direct httpx GET + JSON decode", d),
@@ -199,6 +217,7 @@ def main() -> None:
     print(
         f"overhead p50 (sidecar search - direct): {overhead:.3f} ms   goal <= 1 ms: {'met' if overhead <= 1 else 'NOT met'}"
     )
+    print(f"  p50 of the per-pair differences (search - direct, interleaved): {pct(pairs, 50):.3f} ms")
     print(f"  of which stdio round trip (status p50): {pct(st, 50):.3f} ms; router+bandit: {router_only:.3f} ms")
     excess = [x - HANG_TIMEOUT_MS for x in h]
     print(

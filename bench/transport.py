@@ -1,9 +1,18 @@
-"""Transport benchmark: round trip of the sidecar's ``dsh/postExecute`` and of a no-op
-method, against the floors of DESIGN.md (raw Python framing, stock pygls ``start_io``),
-all side by side in one run.
+"""Transport benchmark: the sidecar's ``dsh/postExecute`` against a pygls+asyncio echo given
+the same nested params, side by side in one run (issue 16, items 5 and 9).
 
-Prints, per server: sequential p50/p99 round trip (ms) and pipelined throughput (req/s,
-``--window`` requests in flight). Usage: ``python bench/transport.py [--n 2000] [--window 64]``.
+Servers: raw Python framing (the floor), the **echo** (stock pygls ``start_io``, asyncio,
+answering ``dsh/postExecute`` with an empty ``additionalContexts``), and the sidecar on the
+``pyproj`` fixture workspace. Two paths, each sent to the echo and to the sidecar with the same
+params: **silent** (a grep the suggester ignores) and **intent** (a grep for ``def main``
+that matches the Symbol intent: a note, a ledger line and a ``window/logMessage``; a fresh
+``sessionId`` per call so every call matches). The intent path runs with ``logMessages: all``
+(the default) and ``none``.
+
+Prints per row: sequential p50/p99 round trip (ms) and pipelined throughput (req/s,
+``--window`` in flight), then each sidecar path's throughput ratio to the echo on the same
+params (goals: intent >= 1.5x, silent >= 2x).
+Usage: ``python bench/transport.py [--n 2000] [--window 64]``.
 """
 
 from __future__ import annotations
@@ -52,6 +61,9 @@ STOCK_PYGLS = textwrap.dedent(
     @server.feature("bench/noop")
     def noop(ls, params):
         return None
+    @server.feature("dsh/postExecute")
+    def echo(ls, params):
+        return {"additionalContexts": []}
     server.start_io()
     """
 )
@@ -62,11 +74,13 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def measure(client: StdioClient, method: str, params, n: int, window: int) -> tuple[float, float, float]:
-    for _ in range(50):  # warm up
-        client.request(method, params)
+def measure(client: StdioClient, method: str, params_of, n: int, window: int) -> tuple[float, float, float]:
+    """``params_of(i)`` gives the i-th call's params."""
+    for i in range(50):  # warm up
+        client.request(method, params_of(-1 - i))
     lat = []
-    for _ in range(n):
+    for i in range(n):
+        params = params_of(i)
         t0 = time.perf_counter()
         reply = client.request(method, params)
         lat.append((time.perf_counter() - t0) * 1000)
@@ -76,7 +90,7 @@ def measure(client: StdioClient, method: str, params, n: int, window: int) -> tu
     pending: set[int] = set()
     while done < n:
         while sent < n and len(pending) < window:
-            pending.add(client.send(method, params))  # type: ignore[arg-type]
+            pending.add(client.send(method, params_of(n + sent)))  # type: ignore[arg-type]
             sent += 1
         msg = client.read()
         if msg.get("id") in pending:
@@ -84,6 +98,14 @@ def measure(client: StdioClient, method: str, params, n: int, window: int) -> tu
             done += 1
     rps = n / (time.perf_counter() - t0)
     return statistics.median(lat), percentile(lat, 0.99), rps
+
+
+def silent(i: int) -> dict:
+    return {"sessionId": "bench", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "frobnicate"}}}
+
+
+def intent(i: int) -> dict:
+    return {"sessionId": f"bench-{i}", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "def main"}}}
 
 
 def main() -> None:
@@ -96,26 +118,29 @@ def main() -> None:
     (tmp / "stock.py").write_text(STOCK_PYGLS)
     ws = Path(__file__).resolve().parents[1] / "tests" / "data" / "workspaces" / "pyproj"
     env = dict(os.environ, DSH_HOME=str(tmp / "home"))
-    post = {"sessionId": "bench", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "frobnicate"}}}
-    init = {
-        "processId": None,
-        "rootUri": ws.as_uri(),
-        "capabilities": {},
-        "initializationOptions": {"suggester": {"enabled": True}},
-    }
+
+    def init(options: dict) -> dict:
+        return {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}, "initializationOptions": options}
+
+    on = {"suggester": {"enabled": True}}
+    quiet = {"suggester": {"enabled": True}, "logMessages": "none"}
+    echo = [sys.executable, str(tmp / "stock.py")]
     rows = []
-    for label, cmd, method, params in (
-        ("raw Python framing (floor), no-op", [sys.executable, str(tmp / "raw.py")], "bench/noop", {}),
-        ("stock pygls start_io, no-op", [sys.executable, str(tmp / "stock.py")], "bench/noop", {}),
-        ("sidecar, no-op (unknown method -> -32601)", sidecar_cmd(), "bench/noop", {}),
-        ("sidecar, dsh/status", sidecar_cmd(), "dsh/status", {}),
-        ("sidecar, dsh/postExecute (silent grep)", sidecar_cmd(), "dsh/postExecute", post),
+    for label, cmd, options, method, params_of in (
+        ("raw Python framing (floor), no-op", [sys.executable, str(tmp / "raw.py")], None, "bench/noop", silent),
+        ("echo pygls+asyncio, silent params", echo, {}, "dsh/postExecute", silent),
+        ("sidecar dsh/postExecute silent", sidecar_cmd(), on, "dsh/postExecute", silent),
+        ("echo pygls+asyncio, intent params", echo, {}, "dsh/postExecute", intent),
+        ("sidecar dsh/postExecute intent (logMessages all)", sidecar_cmd(), on, "dsh/postExecute", intent),
+        ("sidecar dsh/postExecute intent (logMessages none)", sidecar_cmd(), quiet, "dsh/postExecute", intent),
     ):
         client = StdioClient(cmd, env)
-        if label.startswith(("stock", "sidecar")):
-            client.request("initialize", init)
+        if options is not None:
+            client.request("initialize", init(options))
             client.send("initialized", {}, notify=True)
-        p50, p99, rps = measure(client, method, params, args.n, args.window)
+            if cmd != echo:
+                time.sleep(1.0)  # the workspace graph builds in the background
+        p50, p99, rps = measure(client, method, params_of, args.n, args.window)
         client.close()
         rows.append((label, p50, p99, rps))
     width = max(len(r[0]) for r in rows)
@@ -123,9 +148,12 @@ def main() -> None:
     print(f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}")
     for label, p50, p99, rps in rows:
         print(f"{label:<{width}}  {p50:>8.3f}  {p99:>8.3f}  {rps:>9.0f}")
-    base = rows[1]
-    side = rows[4]
-    print(f"ratio postExecute/stock-pygls no-op: p50 x{side[1] / base[1]:.2f}, throughput x{side[3] / base[3]:.2f}")
+    for side, base, goal in ((2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)):
+        ratio = rows[side][3] / rows[base][3]
+        print(
+            f"{rows[side][0]} vs {rows[base][0]}: throughput x{ratio:.2f}, p50 x{rows[side][1] / rows[base][1]:.2f}"
+            f"   goal >= {goal}x: {'met' if ratio >= goal else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

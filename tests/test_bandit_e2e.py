@@ -103,13 +103,23 @@ async def test_bandit_prefers_quick_for_factoids_and_thorough_for_open_queries(s
     classes = status["bandit"]["classes"]
     assert classes["factoid"]["quick"]["mean"] > classes["factoid"]["thorough"]["mean"]
     assert classes["open"]["thorough"]["mean"] > classes["open"]["quick"]["mean"]
-    # every decision is in the JSONL log, with its class and a propensity in [0, 1]
+    assert status["bandit"]["updates"] == {
+        "quick": chosen_count(chosen, "quick"),
+        "thorough": chosen_count(chosen, "thorough"),
+    }
+    # every decision is in the JSONL log (written behind, landed by shutdown), with its class
+    # and a propensity in [0, 1]
+    await client.protocol.send_request_async("shutdown", None)
     records = [json.loads(line) for line in (dsh_home / "bandit" / "decisions.jsonl").read_text().splitlines()]
     decisions = [r for r in records if r["event"] == "decision"]
     assert len(decisions) == 2 * rounds
     assert [r["class"] for r in decisions[:4]] == ["factoid", "open", "factoid", "open"]
     assert all(0.0 <= r["propensity"] <= 1.0 and r["forced"] is False for r in decisions)
     assert (dsh_home / "bandit" / "posteriors.json").stat().st_mode & 0o777 == 0o600
+
+
+def chosen_count(chosen: dict[str, list[str]], arm: str) -> int:
+    return sum(arms.count(arm) for arms in chosen.values())
 
 
 async def test_search_feedback_over_stdio(spawn, shaped_provider, dsh_home: Path):
@@ -131,7 +141,9 @@ async def test_search_feedback_over_stdio(spawn, shaped_provider, dsh_home: Path
     with pytest.raises(JsonRpcException) as info:
         await client.protocol.send_request_async("dsh/searchFeedback", {"searchId": r["searchId"]})
     assert info.value.code == -32602 and "usedUrls" in info.value.message
-    # the re-credit landed in the persisted factoid posterior: one observation, credited 0.5 * h
+    # the re-credit landed in the persisted factoid posterior (written behind, landed by
+    # shutdown): one observation, credited 0.5 * h
+    await client.protocol.send_request_async("shutdown", None)
     doc = json.loads((dsh_home / "bandit" / "posteriors.json").read_text())
     a, b = doc["rows"]["factoid"]["quick"]
     assert a == pytest.approx(0.5 * r["reward"], abs=1e-6) and a + b == pytest.approx(1.0)

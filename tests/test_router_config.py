@@ -64,7 +64,7 @@ def test_base_url_alias_both_spellings():
 
 
 def test_normalisation_rules():
-    assert clean_text("<b>Tom</b> &amp; Jerry&#39;s\n  show ") == "Tom & Jerry's show"
+    assert clean_text("<b>Tom</b> &amp; Jerry&#39;s\n  show ", is_html=True) == "Tom & Jerry's show"
     assert clean_text("   ") is None
     assert clean_text("x" * 401, 400) == "x" * 400 + "…"
     assert parse_date("2024-04-09T00:00:00") == "2024-04-09T00:00:00"

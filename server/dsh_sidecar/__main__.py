@@ -2,4 +2,5 @@
 
 from dsh_sidecar.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when multiprocessing's spawn re-imports the main module
+    raise SystemExit(main())

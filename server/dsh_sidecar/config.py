@@ -23,6 +23,12 @@ from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
 BLOCKS: Final = ("router", "bandit", "suggester")
+#: Top-level scalar settings: ``logMessages`` chooses which log lines are also sent to the
+#: client as ``window/logMessage``: ``all`` (default: the ledger lines and the
+#: ``[bandit-search]`` lines, DESIGN.md), ``decisions`` (the ``[bandit-search]`` lines only),
+#: ``none`` (stderr and the ledger file only).
+LOG_MESSAGES: Final = ("all", "decisions", "none")
+SETTINGS: Final = ("logMessages",)
 #: Largest config file read by the CLI, bytes.
 MAX_CONFIG_FILE_BYTES: Final = 1024 * 1024
 
@@ -34,6 +40,7 @@ class SidecarConfig:
     router: RouterConfig = field(default_factory=lambda: parse_router_config(None))
     bandit: BanditConfig = field(default_factory=lambda: parse_bandit_config(None))
     suggester: SuggesterConfig = field(default_factory=lambda: parse_suggester_config(None))
+    log_messages: str = "all"
 
 
 def parse_config(raw: Any) -> SidecarConfig:
@@ -46,17 +53,28 @@ def parse_config(raw: Any) -> SidecarConfig:
     if not isinstance(raw, Mapping):
         raise ConfigError("initializationOptions", "must be an object with router, bandit and suggester blocks")
     for key in raw:
-        if key not in BLOCKS:
-            raise ConfigError(str(key), f"unknown key (expected one of: {', '.join(BLOCKS)})")
+        if key not in BLOCKS + SETTINGS:
+            raise ConfigError(str(key), f"unknown key (expected one of: {', '.join(BLOCKS + SETTINGS)})")
+    log_messages = raw.get("logMessages", "all")
+    if log_messages not in LOG_MESSAGES:
+        raise ConfigError("logMessages", f"must be one of: {', '.join(LOG_MESSAGES)}")
     return SidecarConfig(
         router=parse_router_config(raw.get("router")),
         bandit=parse_bandit_config(raw.get("bandit")),
         suggester=parse_suggester_config(raw.get("suggester")),
+        log_messages=log_messages,
     )
 
 
 def load_config_file(path: Path) -> SidecarConfig:
     """Read a YAML or JSON config file and validate it. Raises :class:`ConfigError`."""
+    return parse_config(read_config_file(path))
+
+
+def read_config_file(path: Path) -> Any:
+    """The raw ``{router?, bandit?, suggester?}`` document of a YAML or JSON file (``.json``:
+    JSON, anything else: YAML), validated once so that a bad file fails before it is used.
+    Raises :class:`ConfigError` naming the file or the key, never a value."""
     try:
         if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
             raise ConfigError(str(path), "config file larger than 1 MiB")
@@ -67,7 +85,39 @@ def load_config_file(path: Path) -> SidecarConfig:
         raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError):
         raise ConfigError(str(path), "not valid YAML/JSON") from None
-    return parse_config(raw)
+    parse_config(raw)
+    return raw
+
+
+#: Keys of the router block that exclude each other: an override giving one drops the other.
+_ALTERNATIVES: Final = {"router": ("provider", "order")}
+
+
+def merge_options(base: Any, override: Any) -> Any:
+    """``override`` (a client's ``initializationOptions``) laid over ``base`` (the
+    ``dsh-search serve --config`` file): objects merge key by key, recursively; any other value
+    of ``override`` replaces the base's. In ``router``, ``provider`` and ``order`` are
+    alternatives: an override naming one drops the other from the base. ``None`` on either
+    side is the other side unchanged. Nothing is validated here (:func:`parse_config` does)."""
+    if base is None:
+        return override
+    if override is None:
+        return base
+    if not isinstance(base, Mapping) or not isinstance(override, Mapping):
+        return override
+    out = dict(base)
+    for key, value in override.items():
+        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
+            merged = dict(merge_options(out[key], value))
+            pair = _ALTERNATIVES.get(str(key))
+            if pair:
+                for mine, other in (pair, pair[::-1]):
+                    if mine in value and other not in value:
+                        merged.pop(other, None)
+            out[key] = merged
+        else:
+            out[key] = value
+    return out
 
 
 def dsh_home(env: Mapping[str, str] | None = None) -> Path:

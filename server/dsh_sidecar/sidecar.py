@@ -50,7 +50,8 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command).
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
+    CLI shows it with ``--verbose`` through ``log_sink``).
     """
 
     def __init__(
@@ -60,6 +61,7 @@ class Sidecar:
         env: Mapping[str, str],
         log_sink: LogSink | None = None,
         force_suggester: bool = False,
+        echo_stderr: bool = True,
     ) -> None:
         self.config = config
         self.workspace = workspace
@@ -67,6 +69,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
@@ -139,8 +142,9 @@ class Sidecar:
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        if self.echo_stderr:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
         self.log_sink(line)
 
     # ------------------------------------------------------------------ methods
@@ -211,7 +215,7 @@ class Sidecar:
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
         try:
-            self.bandit.store.flush()
+            self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
 
@@ -233,6 +237,7 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
             raise ConfigError("settings", "must be an object")

@@ -22,12 +22,24 @@ end, { nargs = 0, desc = 'dsh: sidecar status' })
 cmd('DshSuggest', function(a)
   local tool, input = a.args:match('^%s*(%S+)%s+(.-)%s*$')
   require('dsh').suggest(tool, input)
-end, { nargs = '+', desc = 'dsh: what would the suggester say about {tool} {input}' })
+end, {
+  nargs = '+',
+  desc = 'dsh: what would the suggester say about {tool} {input}',
+  complete = function(...)
+    return require('dsh.complete').suggest(...)
+  end,
+})
 
 cmd('DshDismiss', function(a)
   local family, path = a.args:match('^%s*(%S+)%s*(.-)%s*$')
   require('dsh').dismiss(family, path)
-end, { nargs = '+', desc = 'dsh: dismiss a suggestion family [path]' })
+end, {
+  nargs = '+',
+  desc = 'dsh: dismiss a suggestion family [path]',
+  complete = function(...)
+    return require('dsh.complete').dismiss(...)
+  end,
+})
 
 cmd('DshLog', function()
   require('dsh').log()

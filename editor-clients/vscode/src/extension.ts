@@ -5,7 +5,13 @@
  */
 
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from 'vscode-languageclient/node';
 
 import {
   LogMessageParams,
@@ -35,6 +41,42 @@ function settings(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('dsh');
 }
 
+function launchSettings() {
+  const cfg = settings();
+  return resolveLaunch({
+    command: cfg.get('sidecar.command'),
+    args: cfg.get('sidecar.args'),
+    initializationOptions: cfg.get('initializationOptions'),
+    suggesterEnabled: cfg.get('suggester.enabled'),
+  });
+}
+
+/**
+ * A settings change. The command or its arguments: a different process, so the sidecar is
+ * stopped (the next command starts the new one). The configuration: sent to the running
+ * sidecar as `workspace/didChangeConfiguration` with all three blocks (a removed block goes
+ * back to its defaults); the sidecar validates it and keeps the previous one if it is invalid.
+ */
+async function onSettingsChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
+  if (!client || !e.affectsConfiguration('dsh')) {
+    return;
+  }
+  if (e.affectsConfiguration('dsh.sidecar')) {
+    const old = client;
+    client = undefined;
+    starting = undefined;
+    output.appendLine('[config] dsh.sidecar changed: the sidecar restarts on the next command');
+    await old.stop();
+    return;
+  }
+  if (e.affectsConfiguration('dsh.initializationOptions') || e.affectsConfiguration('dsh.suggester.enabled')) {
+    const options = launchSettings().initializationOptions;
+    const settings = { router: options.router ?? {}, bandit: options.bandit ?? {}, suggester: options.suggester ?? {} };
+    await client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+    output.appendLine('[config] sent workspace/didChangeConfiguration');
+  }
+}
+
 /** Start the sidecar once (on the first command); later commands reuse it. */
 async function ensureClient(): Promise<LanguageClient> {
   if (client) {
@@ -42,13 +84,7 @@ async function ensureClient(): Promise<LanguageClient> {
   }
   if (!starting) {
     starting = (async () => {
-      const cfg = settings();
-      const launch = resolveLaunch({
-        command: cfg.get('sidecar.command'),
-        args: cfg.get('sidecar.args'),
-        initializationOptions: cfg.get('initializationOptions'),
-        suggesterEnabled: cfg.get('suggester.enabled'),
-      });
+      const launch = launchSettings();
       const folder = vscode.workspace.workspaceFolders?.[0];
       const serverOptions: ServerOptions = {
         command: launch.command,
@@ -189,14 +225,13 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('dsh.status', guarded(statusCommand)),
     vscode.commands.registerCommand('dsh.suggest', guarded(suggestCommand)),
     vscode.commands.registerCommand('dsh.dismiss', guarded(dismissCommand)),
-    vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('dsh') && client) {
-        const old = client;
-        client = undefined;
-        starting = undefined;
-        await old.stop();
-      }
-    }),
+    vscode.workspace.onDidChangeConfiguration((e) =>
+      onSettingsChanged(e).catch((err: unknown) => {
+        const text = errorText(err);
+        output.appendLine(`[error] ${text}`);
+        void vscode.window.showErrorMessage(`DSH: ${text}`);
+      }),
+    ),
   );
 }
 

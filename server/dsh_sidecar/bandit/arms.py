@@ -70,7 +70,8 @@ async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | 
     if not ok:
         first = results[0]
         assert isinstance(first, AllProvidersFailed)
-        raise AllProvidersFailed(first.message, attempts)
+        outage = all(isinstance(r, AllProvidersFailed) and r.outage for r in results)
+        raise AllProvidersFailed(first.message, attempts, outage=outage)
     seen: set[str] = set()
     merged: list[Source] = []
     for r in ok:

@@ -13,6 +13,7 @@ the seed's exactly; with the default discount the other arm's α/β shrink towar
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import uuid
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
 from dsh_protocol import Attempt, Source
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -61,8 +61,10 @@ class BanditConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    seed: int | None = Field(default=None, description="numpy Generator seed, for reproducible choices")
-    speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, alias="speedMs")
+    seed: int | None = Field(
+        default=None, ge=0, le=2**128, description="numpy SeedSequence entropy, for reproducible choices"
+    )
+    speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, le=3_600_000, alias="speedMs")
     quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1, alias="qualityWeight")
     quick_max_results: int = Field(default=QUICK_MAX, ge=1, le=50, alias="quickMaxResults")
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")
@@ -105,7 +107,9 @@ class SearchOutcome:
     reward: float
     content: str | None = None
     query_class: str = "factoid"
-    propensity: float = 1.0
+    #: 1.0 for a forced arm; ``None`` for a sampled one (its Monte-Carlo estimate is computed
+    #: later, for the decision log only)
+    propensity: float | None = 1.0
 
 
 def js_number(x: float) -> int | float:
@@ -119,6 +123,16 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
     return (
         f"{LOG_PREFIX} arm={arm} reward={reward:.3f} durationMs={duration_ms} "
         f"resultCount={result_count} stats={json.dumps(compact, separators=(',', ':'))}"
+    )
+
+
+def format_unlearned_line(arm: str, duration_ms: int, stats: dict) -> str:
+    """The log line of a search that taught nothing (every provider was unavailable): the
+    seed line's fields, ``reward=none`` and ``learned=false``, the posterior unchanged."""
+    compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
+    return (
+        f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount=0 "
+        f"stats={json.dumps(compact, separators=(',', ':'))} learned=false"
     )
 
 
@@ -139,11 +153,9 @@ class StrategyBandit:
     ) -> None:
         self.router = router
         self.log = log
-        seeds = np.random.SeedSequence(config.seed).spawn(2)
         self.policy = ContextualPolicy(
             CLASSES,
-            np.random.default_rng(seeds[0]),
-            mc_rng=np.random.default_rng(seeds[1]),
+            seed=config.seed,
             discount=config.discount,
             min_class_evidence=config.min_class_evidence,
             evidence_scale=config.evidence_scale,
@@ -151,9 +163,18 @@ class StrategyBandit:
         state_home = home if config.persist else None
         self.store = PosteriorStore(state_home)
         self.store.load(self.policy)
-        self.decisions = DecisionLog(state_home, config.decision_log_max_bytes, config.decision_log_backups)
+        self.decisions = DecisionLog(
+            state_home, config.decision_log_max_bytes, config.decision_log_backups, redact=self._redact
+        )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self._config = config
+        # search ids: a random prefix per process and a counter (unique, and no urandom call
+        # per search)
+        self._ids = (f"{uuid.uuid4().hex[:16]}{n:016x}" for n in itertools.count(1))
+
+    def _redact(self, text: str) -> str:
+        redactor = getattr(self.router, "redactor", None)  # the current router's secrets
+        return redactor(text) if redactor is not None else text
 
     @property
     def config(self) -> BanditConfig:
@@ -181,16 +202,19 @@ class StrategyBandit:
         ``quick``/``thorough`` force it.
 
         The forced arm is still rewarded and updated (its evidence is real; its propensity is
-        logged as 1). Raises :class:`AllProvidersFailed` after crediting reward 0 when no
-        provider answered.
+        logged as 1). Raises :class:`AllProvidersFailed` when no provider answered: after
+        crediting reward 0 when some provider failed for a reason that says something of the
+        search (timeout, 5xx, unreadable answer), without touching the posteriors when every
+        failure was an outage (not configured, network down, auth, cooldown: the
+        exception's ``outage``), which would teach the bandit that both arms are bad.
         """
         cls = classify(query)
-        search_id = uuid.uuid4().hex
+        search_id = next(self._ids)
         t0 = time.perf_counter()
         if strategy == "auto":
             arm = self.policy.choose(cls)
             decision_us = (time.perf_counter() - t0) * 1e6
-            propensity = self.policy.propensity(cls, arm, self.config.propensity_samples)
+            propensity: float | None = None  # computed by the decision log's writer, off the reply's path
         else:
             arm, decision_us, propensity = strategy, 0.0, 1.0
         posterior = self.policy.effective(cls)
@@ -199,9 +223,13 @@ class StrategyBandit:
         started = time.monotonic()
         try:
             result: ArmResult = await run(self.router, query, cap, deadline_ms)
-        except AllProvidersFailed:
+        except AllProvidersFailed as failed:
             duration_ms = int((time.monotonic() - started) * 1000)
-            reward = await self._learn(cls, arm, 0, duration_ms)
+            if failed.outage:
+                self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+                reward = None
+            else:
+                reward = await self._learn(cls, arm, 0, duration_ms)
             self._record(
                 search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior
             )
@@ -247,7 +275,7 @@ class StrategyBandit:
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
-        self.store.submit(self.policy, self.policy.update_op(cls, arm, reward))
+        self.store.submit(self.policy, self.policy.update_op(cls, arm, reward), counts_for=arm)
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 
@@ -257,8 +285,8 @@ class StrategyBandit:
         cls: str,
         arm: str,
         forced: bool,
-        propensity: float,
-        reward: float,
+        propensity: float | None,
+        reward: float | None,
         duration_ms: int,
         decision_us: float,
         result_count: int,
@@ -272,17 +300,26 @@ class StrategyBandit:
                 "class": cls,
                 "arm": arm,
                 "forced": forced,
-                "propensity": round(propensity, 6),
-                "reward": round(reward, 6),
-                "rewardSource": "heuristic",
+                "propensity": round(propensity, 6) if propensity is not None else None,
+                "reward": round(reward, 6) if reward is not None else None,
+                "rewardSource": "heuristic" if reward is not None else "none (outage: no provider answered)",
                 "durationMs": duration_ms,
                 "decisionUs": round(decision_us, 1),
                 "resultCount": result_count,
                 "posterior": {
                     a: [round(posterior[2 * i], 6), round(posterior[2 * i + 1], 6)] for i, a in enumerate(ARMS)
                 },
-            }
+            },
+            finish=None if propensity is not None else self._propensity_of(posterior, arm),
         )
+
+    def _propensity_of(self, posterior: tuple[float, float, float, float], arm: str) -> Callable[[dict], None]:
+        samples = self.config.propensity_samples
+
+        def finish(record: dict) -> None:
+            record["propensity"] = round(self.policy.propensity_from(posterior, arm, samples), 6)
+
+        return finish
 
     def feedback(self, search_id: str, used_urls: list[str]) -> float:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
@@ -293,7 +330,7 @@ class StrategyBandit:
         reward = usage_reward(used, item.heuristic, self.config.feedback_weight)
         delta = reward - item.credited
         if delta:
-            self.store.apply(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
+            self.store.submit(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
         previous, item.credited = item.credited, reward
         self.decisions.append(
             {
@@ -335,6 +372,7 @@ class StrategyBandit:
             classes[cls] = entry
         return {
             "arms": row(GLOBAL),
+            "updates": dict(self.store.updates),
             "classes": classes,
             "discount": self.config.discount,
             "minClassEvidence": self.config.min_class_evidence,
@@ -348,6 +386,18 @@ class StrategyBandit:
                 "warnings": list(self.decisions.warnings),
             },
         }
+
+    def flush(self) -> None:
+        """Land the queued posterior writes and decision-log lines now."""
+        self.store.flush()
+        self.decisions.flush()
+
+    def reset(self) -> None:
+        """Forget everything learned: posteriors at the prior, update counts 0 (in memory
+        and in the state file); pending feedback dropped. Raises ``OSError`` when the state
+        file cannot be written."""
+        self.pending = PendingSearches(self.config.feedback_max_pending, self.config.feedback_ttl_s)
+        self.store.reset(self.policy)
 
     def close(self) -> None:
         """Flush the posterior writes and close the decision log."""

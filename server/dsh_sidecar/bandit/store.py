@@ -1,11 +1,15 @@
 """Persistent bandit posteriors: ``$DSH_HOME/bandit/posteriors.json`` via
 :class:`~dsh_sidecar.state.StateFile` (atomic write, 0600, inter-process lock).
 
-The document stores each row's evidence *above the prior* (``{"version": 1, "rows": {row:
-{arm: [a, b]}}}``, see :data:`~.policy.Evidence`). Every change is applied as an operation
-(:func:`~.policy.apply_update` / :func:`~.policy.apply_adjust`) to the file's **current**
-document under the lock, and the result becomes the in-memory posterior: two sidecars updating
-the same file both land, and each sees the other's evidence from its next update on.
+The document stores each row's evidence *above the prior* and how many posterior updates each
+arm has had (``{"version": 1, "rows": {row: {arm: [a, b]}}, "updates": {arm: n}}``, see
+:data:`~.policy.Evidence`; ``updates`` is optional on read). Every change is an operation
+(:func:`~.policy.apply_update` / :func:`~.policy.apply_adjust`) applied to the in-memory
+evidence at once and, **write-behind**, to the file's *current* document under the lock: one
+writer thread collects the operations queued within :data:`WRITE_DELAY_S` and lands them in
+one locked, fsynced write, in submission order. Two sidecars updating the same file both land,
+and each sees the other's evidence after its next write. :meth:`PosteriorStore.flush` (called
+on ``shutdown``, on close, and at interpreter exit) lands everything queued.
 
 A corrupt or foreign file is moved aside and the bandit starts cold (StateFile warns). When
 the file cannot be written (read-only, disk full, lock held too long) the bandit keeps serving
@@ -14,11 +18,12 @@ from memory: the first failure is warned about once and persistence stays off fo
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import threading
+import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,12 +44,20 @@ MAX_EVIDENCE: Final = 1e9
 MAX_BYTES: Final = 64 * 1024
 
 
-def validate_document(data: Any) -> Evidence:
-    """The evidence of a posterior document. Raises ``ValueError`` for anything else."""
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("rows"), dict):
-        raise ValueError("not a bandit posterior document")
+#: Longest a queued posterior write waits before it lands, seconds (the bound on what a
+#: crash without any exit path, kill -9, can lose).
+WRITE_DELAY_S: Final = 1.0
+#: Largest update count accepted from the file.
+MAX_UPDATES: Final = 10**12
+
+Op = Callable[[Evidence], None]
+
+
+def _evidence(rows: Any) -> Evidence:
+    if not isinstance(rows, dict):
+        raise ValueError("bad rows")
     out: Evidence = {}
-    for row, cells in data["rows"].items():
+    for row, cells in rows.items():
         if not isinstance(row, str) or not isinstance(cells, dict):
             raise ValueError("bad row")
         out[row] = {}
@@ -66,63 +79,119 @@ def validate_document(data: Any) -> Evidence:
     return out
 
 
+def _updates(value: Any) -> dict[str, int]:
+    if value is None:
+        return dict.fromkeys(ARMS, 0)
+    if not isinstance(value, dict):
+        raise ValueError("bad updates")
+    out = {}
+    for arm in ARMS:
+        n = value.get(arm, 0)
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_UPDATES:
+            raise ValueError("bad update count")
+        out[arm] = n
+    return out
+
+
+def validate_document(data: Any) -> dict[str, Any]:
+    """``{"rows": Evidence, "updates": {arm: n}}`` of a posterior document (``updates`` 0
+    when the file predates them). Raises ``ValueError`` for anything else."""
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("rows"), dict):
+        raise ValueError("not a bandit posterior document")
+    return {"rows": _evidence(data["rows"]), "updates": _updates(data.get("updates"))}
+
+
 class PosteriorStore:
     """Keeps a :class:`ContextualPolicy`'s evidence in ``home/bandit/posteriors.json``
-    (``home`` ``None``: memory only). ``warnings`` collects what went wrong, for ``dsh/status``."""
+    (``home`` ``None``: memory only). ``warnings`` collects what went wrong, for ``dsh/status``;
+    ``updates`` counts each arm's posterior updates (persisted with the evidence)."""
 
-    def __init__(self, home: Path | None) -> None:
+    def __init__(self, home: Path | None, write_delay_s: float = WRITE_DELAY_S) -> None:
         self.path = home / "bandit" / POSTERIORS_FILE if home is not None else None
         self.warnings: list[str] = []
+        self.updates: dict[str, int] = dict.fromkeys(ARMS, 0)
+        self.write_delay_s = write_delay_s
         self.file = (
             StateFile(self.path, validate_document, max_bytes=MAX_BYTES, warnings=self.warnings) if self.path else None
         )
         self.persisting = self.file is not None
-        # Writes go through one worker thread, in submission order, so a search never waits
-        # for the lock and the fsync; ``_pending`` counts queued writes so that the file's
-        # merged evidence is adopted only when no newer local update is still queued.
-        self._mutex = threading.Lock()
-        self._pending = 0
-        self._writer: ThreadPoolExecutor | None = None
+        # one writer thread drains the queue; _landed counts operations written so far, so
+        # flush() waits for what was queued before it, and the file's merged evidence is
+        # adopted only when no newer local operation is still queued
+        self._cond = threading.Condition()
+        self._queue: list[tuple[Op, str | None]] = []
+        self._queued = 0
+        self._landed = 0
+        self._urgent = False
+        self._writer: threading.Thread | None = None
+        self._policy: ContextualPolicy | None = None
 
     def load(self, policy: ContextualPolicy) -> None:
-        """Adopt the persisted evidence (absent or corrupt: the prior, with a warning)."""
+        """Adopt the persisted evidence and update counts (absent or corrupt: the prior, with
+        a warning)."""
         if self.file is None:
             return
         doc = self.file.read()
         if doc is not None:
-            policy.load(doc)
+            policy.load(doc["rows"])
+            self.updates = dict(doc["updates"])
 
-    def submit(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> Future[None] | None:
-        """Apply ``op`` to the in-memory evidence now and queue the same ``op`` for the file
-        (applied under the lock to the file's current evidence, in submission order, by one
-        worker thread). Returns the write's future, ``None`` when nothing is persisted.
+    def submit(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:
+        """Apply ``op`` to the in-memory evidence now and queue it for the file (landed within
+        :data:`WRITE_DELAY_S`, in submission order). ``counts_for`` names the arm whose update
+        count the operation adds one to (``None``: a re-credit, not an update).
 
         Thread-safe. A write failure turns persistence off for the process (warned once);
         the in-memory update stands either way."""
-        with self._mutex:
+        with self._cond:
             op(policy.evidence)
             policy.invalidate()
+            if counts_for is not None:
+                self.updates[counts_for] = self.updates.get(counts_for, 0) + 1
             if self.file is None or not self.persisting:
-                return None
-            self._pending += 1
+                return
+            self._policy = policy
+            self._queue.append((op, counts_for))
+            self._queued += 1
             if self._writer is None:
-                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-bandit-state")
-            return self._writer.submit(self._persist, policy, op)
+                self._writer = threading.Thread(target=self._run, name="dsh-bandit-state", daemon=True)
+                self._writer.start()
+                _LIVE.add(self)
+            self._cond.notify_all()
 
-    def apply(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+    def apply(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:
         """:meth:`submit`, then wait until the write (and every earlier one) has landed."""
-        future = self.submit(policy, op)
-        if future is not None:
-            future.result()
+        self.submit(policy, op, counts_for)
+        self.flush()
 
-    def _persist(self, policy: ContextualPolicy, op: Callable[[Evidence], None]) -> None:
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    if self._writer is not threading.current_thread():
+                        return  # closed
+                    self._cond.wait()
+                # bounded delay: collect what else comes within it; the process's first write
+                # goes at once, so an unwritable state folder is known (and warned) right away
+                if not self._urgent and self._landed > 0:
+                    self._cond.wait_for(lambda: self._urgent, timeout=self.write_delay_s)
+                batch, self._queue = self._queue, []
+                self._urgent = False
+                policy = self._policy
+            self._persist(policy, batch)
+
+    def _persist(self, policy: ContextualPolicy | None, batch: list[tuple[Op, str | None]]) -> None:
         doc = None
         if self.file is not None and self.persisting:
 
             def merge(current: Any | None) -> dict[str, Any]:
-                ev: Evidence = current if current is not None else {}
-                op(ev)
-                return {"version": VERSION, "rows": ev}
+                ev: Evidence = current["rows"] if current is not None else {}
+                updates = current["updates"] if current is not None else dict.fromkeys(ARMS, 0)
+                for op, arm in batch:
+                    op(ev)
+                    if arm is not None:
+                        updates[arm] = updates.get(arm, 0) + 1
+                return {"version": VERSION, "rows": ev, "updates": updates}
 
             try:
                 doc = self.file.update(merge)
@@ -134,22 +203,40 @@ class PosteriorStore:
                 )
                 self.warnings.append(message)
                 log.warning("%s", message)
-        with self._mutex:
-            self._pending -= 1
-            if doc is not None and self._pending == 0:
+        with self._cond:
+            self._landed += len(batch)
+            if doc is not None and not self._queue and policy is not None:
                 policy.load(doc["rows"])  # every other sidecar's evidence too
+                self.updates = dict(doc["updates"])
+            self._cond.notify_all()
 
-    def flush(self) -> None:
-        """Wait until every queued write has landed."""
-        writer = self._writer
-        if writer is not None:
-            writer.submit(lambda: None).result()
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Land every queued write now; ``True`` when all have landed within ``timeout_s``."""
+        with self._cond:
+            target = self._queued
+            if self._landed >= target:
+                return True
+            self._urgent = True
+            self._cond.notify_all()
+            return self._cond.wait_for(lambda: self._landed >= target, timeout=timeout_s)
 
     def close(self) -> None:
         """Flush and stop the writer thread (a later :meth:`submit` starts a new one)."""
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.shutdown(wait=True)
+        self.flush()
+        with self._cond:
+            self._writer = None
+            self._cond.notify_all()
+        _LIVE.discard(self)
+
+    def reset(self, policy: ContextualPolicy) -> None:
+        """Forget every posterior: the policy back at the prior, the counts at 0, the file
+        rewritten so (under its lock). Raises ``OSError`` when the file cannot be written."""
+        self.flush()
+        with self._cond:
+            policy.load({})
+            self.updates = dict.fromkeys(ARMS, 0)
+        if self.file is not None:
+            self.file.update(lambda _current: empty_document())
 
     def describe(self) -> dict[str, Any]:
         """``{path, persisting, warnings}`` for ``dsh/status``."""
@@ -158,3 +245,35 @@ class PosteriorStore:
             "persisting": self.persisting,
             "warnings": list(self.warnings),
         }
+
+
+def empty_document() -> dict[str, Any]:
+    """The posterior document of a bandit that has learned nothing."""
+    return {"version": VERSION, "rows": {}, "updates": dict.fromkeys(ARMS, 0)}
+
+
+def reset_posteriors(home: Path) -> bool:
+    """Reset the persisted posteriors under ``home`` (``$DSH_HOME``): the file rewritten at
+    the prior with zero update counts, under its lock, so a running sidecar's next write
+    merges into the reset document. Returns ``False`` when there was no file.
+
+    Raises ``OSError`` when the file cannot be written. For ``dsh-search bandit reset``.
+    """
+    path = home / "bandit" / POSTERIORS_FILE
+    if not path.exists():
+        return False
+    StateFile(path, validate_document, max_bytes=MAX_BYTES).update(lambda _current: empty_document())
+    return True
+
+
+#: Stores with a running writer: flushed at interpreter exit (EOF, SIGTERM turned into exit).
+_LIVE: weakref.WeakSet[PosteriorStore] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for store in list(_LIVE):
+        try:
+            store.flush(timeout_s=5.0)
+        except Exception:  # exit must go on
+            log.warning("bandit: state flush at exit failed", exc_info=True)

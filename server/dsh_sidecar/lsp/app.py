@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
+from dsh_sidecar.bandit.core import LOG_PREFIX as BANDIT_LOG_PREFIX
 from dsh_sidecar.lsp.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.sidecar import Sidecar
@@ -37,9 +38,15 @@ class SidecarServer(LanguageServer):
         self.sidecar: Sidecar | None = None
         self.env: dict[str, str] = dict(os.environ)
         self.redactor = Redactor()
+        #: The raw ``dsh-search serve --config`` document, under the client's initializationOptions.
+        self.config_defaults: Any = None
 
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
-        """Send one seed/ledger line as ``window/logMessage`` (byte-exact)."""
+        """Send one seed/ledger line as ``window/logMessage`` (byte-exact), as the config's
+        ``logMessages`` allows (``all``, ``decisions``: ``[bandit-search]`` lines only, ``none``)."""
+        wanted = self.sidecar.config.log_messages if self.sidecar is not None else "all"
+        if wanted == "none" or (wanted == "decisions" and not line.startswith(BANDIT_LOG_PREFIX)):
+            return
         try:
             self.window_log_message(lsp.LogMessageParams(type=level, message=line))
         except Exception:  # no transport (tests, shutdown): the line is on stderr/ledger already
@@ -93,7 +100,7 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
 def run_stdio(server: SidecarServer) -> int:
     """Serve JSON-RPC on stdin/stdout until ``exit`` or EOF; return the exit code."""
     channel = protect_stdout()
-    writer = FdWriter(channel)
+    writer = FdWriter(channel, redact=server.redactor.redact_bytes)
     server.protocol.set_writer(writer)
     code = 0
 
@@ -101,7 +108,7 @@ def run_stdio(server: SidecarServer) -> int:
         await serve(server.protocol, sys.stdin.buffer)
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
-    # (DeepSeek Harness's ctx.subprocess does): treat it as `exit`, flushing state below
+    # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         asyncio.run(main())

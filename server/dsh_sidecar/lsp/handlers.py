@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from dsh_sidecar.config import parse_config
+from dsh_sidecar.config import merge_options, parse_config
 from dsh_sidecar.errors import ConfigError, format_loc
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
@@ -76,7 +76,7 @@ def register(server: SidecarServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
         try:
-            config = parse_config(params.initialization_options)
+            config = parse_config(merge_options(ls.config_defaults, params.initialization_options))
             sidecar = Sidecar(config, workspace_root(params), ls.env, log_sink=ls.send_log_line)
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None

@@ -14,6 +14,12 @@ gets a -32600 reply with ``id: null``; an oversized ``Content-Length`` is draine
 one so large that draining it makes no sense (over 256 MiB) ends the server cleanly with a
 reason on stderr. After an understated ``Content-Length`` the reader re-synchronises on the
 next ``Content-Length:`` header, so one broken frame costs one message, not the session.
+
+stdin may be anything: a pipe or socket (read by the event loop), or a regular file,
+``/dev/null``, or a terminal the loop cannot poll (read by one thread feeding the same
+reader); EOF of any of them ends the server cleanly. Every frame written is redacted (the
+secrets of :class:`~dsh_sidecar.redact.Redactor`, every form) with its ``Content-Length``
+recomputed: the last line of defence, whatever a handler put in a reply.
 """
 
 from __future__ import annotations
@@ -23,7 +29,10 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 import attrs
@@ -59,14 +68,51 @@ def raw_params_converter():
     return converter
 
 
-class FdWriter:
-    """pygls writer over a raw file descriptor (blocking writes of whole frames)."""
+_HEADER_END = b"\r\n\r\n"
+_CONTENT_LENGTH = b"content-length:"
 
-    def __init__(self, fd: int) -> None:
+
+def redact_frame(data: bytes, redact: Callable[[bytes], bytes]) -> bytes:
+    """``data`` (one LSP frame, or several) with every body redacted by ``redact`` and each
+    ``Content-Length`` recomputed. Data that is not a well-formed frame is redacted whole."""
+    out: list[bytes] = []
+    rest = data
+    while rest:
+        head_end = rest.find(_HEADER_END)
+        if head_end < 0:
+            out.append(redact(rest))
+            break
+        header = rest[:head_end]
+        at = header.lower().find(_CONTENT_LENGTH)
+        value = header[at + len(_CONTENT_LENGTH) :].split(b"\r\n")[0].strip() if at >= 0 else b""
+        if not value.isdigit():
+            out.append(redact(rest))
+            break
+        start = head_end + len(_HEADER_END)
+        end = start + int(value)
+        body = redact(rest[start:end])
+        lines = [
+            b"Content-Length: %d" % len(body) if line.lower().startswith(_CONTENT_LENGTH) else line
+            for line in header.split(b"\r\n")
+        ]
+        out.append(b"\r\n".join(lines) + _HEADER_END + body)
+        rest = rest[end:]
+    return b"".join(out)
+
+
+class FdWriter:
+    """pygls writer over a raw file descriptor (blocking writes of whole frames). ``redact``
+    (bytes → bytes, e.g. :meth:`~dsh_sidecar.redact.Redactor.redact_bytes`) is applied to
+    every frame body before it is written."""
+
+    def __init__(self, fd: int, redact: Callable[[bytes], bytes] | None = None) -> None:
         self.fd = fd
         self.closed = False
+        self.redact = redact
 
     def write(self, data: bytes) -> None:
+        if self.redact is not None:
+            data = redact_frame(data, self.redact)
         view = memoryview(data)
         while view:
             n = os.write(self.fd, view)
@@ -105,9 +151,6 @@ class BadFrame:
     """A header block refused without a usable body: ``reason`` goes into the -32600 reply."""
 
     reason: str
-
-
-_CONTENT_LENGTH = b"content-length:"
 
 
 async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, bool] | None:
@@ -275,6 +318,54 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
+#: Bytes read per ``os.read`` by the stdin thread.
+READ_CHUNK_BYTES: Final = 64 * 1024
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch ``fd``: a pipe or a socket (epoll refuses regular
+    files and ``/dev/null``; a terminal is polled fine, but a thread reads it just as well
+    and keeps one code path for every character device)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def attach_stdin(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, stdin: BinaryIO) -> None:
+    """Feed ``reader`` from ``stdin``: through the loop for a pipe or socket, else from a
+    daemon thread (regular file, ``/dev/null``, terminal). EOF or a read error ends the feed."""
+    fd = stdin.fileno()
+    if _pollable(fd):
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
+            return
+        except (ValueError, OSError):  # the loop cannot watch it after all: read in a thread
+            pass
+
+    def pump() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK_BYTES)
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                log.warning("stdin read failed (%s): stopping", exc.strerror or type(exc).__name__)
+                chunk = b""
+            try:
+                if chunk:
+                    loop.call_soon_threadsafe(reader.feed_data, chunk)
+                else:
+                    loop.call_soon_threadsafe(reader.feed_eof)
+            except RuntimeError:  # the loop is closed: the server is gone
+                return
+            if not chunk:
+                return
+
+    threading.Thread(target=pump, name="dsh-stdin", daemon=True).start()
+
+
 async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = None) -> None:
     """Read frames from ``stdin`` until EOF (or ``stop``) and dispatch each one.
 
@@ -283,7 +374,7 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
     """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_HEADER_BYTES, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
+    await attach_stdin(loop, reader, stdin)
     while stop is None or not stop.is_set():
         frame = await _read_frame(reader)
         if frame is None:

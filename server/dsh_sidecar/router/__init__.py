@@ -1,8 +1,9 @@
 """The search router core: one query → a chain of providers with fallback.
 
-``config`` validates the seed's config block, ``chain`` walks the providers (fallback,
-timeouts, the whole-search deadline, cancellation), ``providers/`` holds one module per
-backend (exa, tavily, brave, perplexity, deepseek, searxng, duckduckgo), ``normalize`` turns
+``config`` validates the seed's config block, ``chain`` walks the providers (fallback, the
+whole-search deadline), ``http`` does one bounded HTTP exchange (timeouts, capped reads and
+decompression, cancellation), ``providers/`` holds one module per backend, each its whole
+definition (descriptor, request builder, parser; found by the registry), ``normalize`` turns
 raw items into sources, ``health`` keeps per-provider failures and cooldowns, ``cache`` the
 recent answers, ``redact`` keeps secrets out of every text that leaves the router.
 """

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Final
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Final
 
-import httpx
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
@@ -31,18 +33,29 @@ from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import normalize
+from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import (
+    AUTH,
     BAD_RESPONSE,
+    BLOCKED,
     CONFIG,
     EMPTY,
     NETWORK,
+    PACED,
+    QUOTA_EXHAUSTED,
+    RATE_LIMITED,
     TIMEOUT,
     HttpRequest,
     HttpResponse,
+    Provider,
+    ProviderAnswer,
     ProviderFailure,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +63,11 @@ log = logging.getLogger(__name__)
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
 #: Reason of an empty answer (fixtures README, outcome ``empty``).
 EMPTY_REASON: Final = "0 results"
+#: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
+#: JSON answer is 2-10 KB and parses in well under a millisecond; 2,000 results take ~60 ms).
+OFF_LOOP_BYTES: Final = 64 * 1024
 #: Time kept back from the deadline for the reply itself, milliseconds.
 DEADLINE_MARGIN_MS: Final = 25
-#: Largest response body read from a provider, bytes (a bigger one is a failure, not a hang).
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-#: User-Agent sent to providers.
-USER_AGENT: Final = "dsh-search-sidecar/0.1 (+https://github.com/)"
 
 
 @dataclass
@@ -69,14 +81,23 @@ class RouterResult:
     content: str | None = None
 
 
+#: Failure classes that say nothing of the search itself: the provider was not configured,
+#: unreachable, refused the key, or was cooling down/blocked/out of quota/paced. A search whose
+#: every provider failed only for these produced no answer at all (an outage), which the bandit
+#: must not learn from (issue 16). Timeouts, 5xx and unreadable answers are real outcomes.
+OUTAGE_CLASSES: Final = frozenset({CONFIG, NETWORK, AUTH, RATE_LIMITED, QUOTA_EXHAUSTED, BLOCKED, PACED, "skipped"})
+
+
 class AllProvidersFailed(Exception):
     """Every provider failed. ``str(exc)`` is the seed's aggregated text (redacted);
-    ``attempts`` the per-provider outcomes."""
+    ``attempts`` the per-provider outcomes; ``outage`` true when every failure was of an
+    :data:`OUTAGE_CLASSES` class (no provider produced an answer of any kind)."""
 
-    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+    def __init__(self, message: str, attempts: list[Attempt], outage: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.attempts = attempts
+        self.outage = outage
 
 
 @dataclass
@@ -98,11 +119,12 @@ class Router:
     config: RouterConfig
     chain: list[ProviderSpec]
     redactor: Redactor
-    client: httpx.AsyncClient
+    client: httpx.AsyncClient | None = None
     missing: list[str] = field(default_factory=list)
-    modules: Mapping[str, ModuleType] = field(default_factory=lambda: PROVIDERS)
+    modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
+    pacer: Pacer = field(default_factory=Pacer)
 
     @classmethod
     def from_config(
@@ -124,19 +146,14 @@ class Router:
         chain, missing = resolve_chain(config, env)
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
-        if client is None:
-            client = httpx.AsyncClient(
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
-                timeout=None,  # the chain bounds every exchange itself
-                trust_env=False,
-            )
         cache = None
         if config.cache.enabled:
             cache = ResultCache(config.cache.ttl_seconds, config.cache.max_entries, clock=clock)
         health = ProviderHealth(clock=clock)
+        pacer = Pacer(clock=clock)
         if previous is not None:
             health.inherit(previous.health, [s.id for s in chain if s in previous.chain])
+            pacer.inherit(previous.pacer)
         return cls(
             config=config,
             chain=chain,
@@ -145,11 +162,22 @@ class Router:
             missing=missing,
             health=health,
             cache=cache,
+            pacer=pacer,
         )
+
+    def http(self) -> httpx.AsyncClient:
+        """The shared HTTP client, created on first use (httpx and its TLS context cost tens
+        of milliseconds that the ``initialize`` reply need not wait for)."""
+        if self.client is None:
+            from dsh_sidecar.router.http import make_client
+
+            self.client = make_client()
+        return self.client
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
-        await self.client.aclose()
+        if self.client is not None:
+            await self.client.aclose()
 
     def describe(self) -> list[dict[str, str]]:
         """The chain for ``dsh/status``: id and endpoint origin of each provider (no keys)."""
@@ -184,6 +212,7 @@ class Router:
         Cancelling the calling task aborts the in-flight HTTP exchange (the connection is
         closed) and records nothing in the provider's health.
         """
+        self.http()  # the first search creates the client (and imports httpx) before its deadline starts
         started = time.monotonic()
         deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
         key = self._cache_key(query, max_results) if self.cache is not None else None
@@ -217,14 +246,14 @@ class Router:
             budget_ms = min(self.config.timeout_ms, left_ms)
             t0 = time.monotonic()
             try:
-                answer = await self._attempt(spec, query, max_results, budget_ms)
-                sources, truncated = normalize(answer.items, max_results)
-                sources = [self._redact_source(src) for src in sources]
+                answer, sources, truncated = await self._attempt(spec, query, max_results, budget_ms)
             except ProviderFailure as failure:
                 ms = _ms_since(t0)
                 reason = self.redactor(failure.reason)
-                if budget_ms < self.config.timeout_ms and failure.failure_class == TIMEOUT:
-                    reason = f"timeout after {int(budget_ms)}ms (deadline)"
+                if failure.failure_class == TIMEOUT:  # the attempt's whole budget (a pacing wait included)
+                    reason = f"timeout after {int(budget_ms)}ms"
+                    if budget_ms < self.config.timeout_ms:
+                        reason += " (deadline)"
                 attempts.append(Attempt(provider=spec.id, outcome=reason, ms=ms))
                 failures.append(_Failed(spec.id, reason, failure.failure_class))
                 self.health.record_failure(spec.id, failure.failure_class, reason, failure.cooldown_s)
@@ -248,14 +277,8 @@ class Router:
         if empty is not None:
             empty.attempts = attempts
             return empty
-        raise AllProvidersFailed(self._aggregate(failures), attempts)
-
-    def _redact_source(self, source: Source) -> Source:
-        """``source`` with every configured secret replaced in its url, title and snippet (a
-        hostile provider may plant a key in a result)."""
-        fields = {"url": source.url, "title": source.title, "snippet": source.snippet}
-        update = {k: self.redactor(v) for k, v in fields.items() if v and self.redactor(v) != v}
-        return source.model_copy(update=update) if update else source
+        outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
+        raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
 
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured order, with the ids of named-but-unusable providers
@@ -274,60 +297,114 @@ class Router:
             lines.append("- (no provider is configured or usable)")
         return self.redactor("\n".join(lines))
 
-    async def _attempt(self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float):
-        module = self.modules[spec.id]
-        request: HttpRequest = module.build_request(spec, query, max_results)
+    async def _attempt(
+        self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
+    ) -> tuple[ProviderAnswer, list[Source], bool]:
+        """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
+        normalise. A body over :data:`OFF_PROCESS_BYTES` is parsed and normalised in a worker
+        process, one over :data:`OFF_LOOP_BYTES` in a thread, so a large answer never stalls
+        the event loop (other requests keep being served)."""
+        provider = self.modules[spec.id]
         try:
-            async with asyncio.timeout(budget_ms / 1000):
-                response = await self._exchange(request, spec.basic_auth)
-        except TimeoutError:
-            raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
-        except httpx.HTTPError as exc:
-            raise ProviderFailure(f"network error: {_describe_http_error(exc)}", NETWORK) from None
-        try:
-            return module.parse_response(response, max_results)
+            request: HttpRequest = provider.build_request(spec, query, max_results)
         except ProviderFailure:
             raise
-        except Exception as exc:  # a parser bug on hostile input must not crash the search
-            log.warning("%s: parsing the response failed: %s", spec.id, type(exc).__name__)
-            raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
+        except Exception as exc:  # a bad value reaching a builder is that provider's failure
+            log.warning("%s: building the request failed: %s", spec.id, type(exc).__name__)
+            raise ProviderFailure("invalid request", CONFIG) from None
+        from dsh_sidecar.router.http import exchange  # lazy: httpx is not needed before a search
 
-    async def _exchange(self, request: HttpRequest, basic_auth: tuple[str, str] | None = None) -> HttpResponse:
-        """Send ``request`` (with HTTP Basic auth when the base URL carried credentials) and
-        read the whole body, at most :data:`MAX_BODY_BYTES`."""
-        async with self.client.stream(
-            request.method,
-            request.url,
-            headers=request.headers,
-            params=request.params,
-            json=request.json,
-            data=request.form,
-            auth=httpx.BasicAuth(*basic_auth) if basic_auth else httpx.USE_CLIENT_DEFAULT,
-        ) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise ProviderFailure(
-                        f"response body larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB", BAD_RESPONSE
-                    )
-                chunks.append(chunk)
-            headers = {k.lower(): v for k, v in response.headers.items()}
-            return HttpResponse(status=response.status_code, headers=headers, body=b"".join(chunks))
+        async with self.pacer.slot(spec.id, provider.RATE_LIMIT, budget_ms) as waited_s:
+            response = await exchange(self.http(), request, budget_ms - waited_s * 1000, spec.basic_auth)
+        self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
+        if len(response.body) > OFF_PROCESS_BYTES:
+            try:
+                pool = _POOL or await asyncio.to_thread(_worker_pool)  # started off the loop
+                return await asyncio.get_running_loop().run_in_executor(
+                    pool,
+                    digest_in_worker,
+                    provider.ID,
+                    response.status,
+                    response.headers,
+                    response.body,
+                    max_results,
+                    tuple(self.secrets()),
+                )
+            except BrokenProcessPool:  # the worker died (OOM?): parse here, in a thread
+                log.warning("router: the body-parsing worker process died; parsing in a thread")
+                _reset_worker_pool()
+        response = replace(response, redact=self.redactor)
+        if len(response.body) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(self._digest, provider, response, max_results)
+        return self._digest(provider, response, max_results)
+
+    def _digest(
+        self, provider: Provider, response: HttpResponse, max_results: int
+    ) -> tuple[ProviderAnswer, list[Source], bool]:
+        return digest(provider, response, max_results, self.redactor)
+
+
+def digest(
+    provider: Provider, response: HttpResponse, max_results: int, redactor: Redactor
+) -> tuple[ProviderAnswer, list[Source], bool]:
+    """Parse and normalise one response (redacted, cut to ``max_results`` before the rest is
+    normalised). Raises :class:`ProviderFailure`; a parser bug is ``unreadable response``."""
+    try:
+        answer = provider.parse_response(replace(response, redact=redactor), max_results)
+        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS)
+        answer.items = []  # not needed past here (and not worth sending back from a worker)
+    except ProviderFailure:
+        raise
+    except Exception as exc:  # a parser bug on hostile input must not crash the search
+        log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
+        raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
+    return answer, sources, truncated
+
+
+#: Bodies larger than this are parsed in a worker process, bytes: ``json.loads`` and lxml
+#: hold the GIL for their whole run (~10 ms a MB), so a thread would still stall the loop.
+OFF_PROCESS_BYTES: Final = 256 * 1024
+_POOL: ProcessPoolExecutor | None = None
+_WORKER_REDACTORS: dict[tuple[str, ...], Redactor] = {}
+
+
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool() -> ProcessPoolExecutor:
+    """One worker process for large bodies, started (``spawn``: no inherited threads or
+    locks) on first need and waited for, so the caller (a thread, not the event loop) pays
+    the start-up, not a search."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            pool.submit(_warm).result()
+            _POOL = pool
+        return _POOL
+
+
+def _warm() -> None:
+    import dsh_sidecar.router.providers  # noqa: F401  (the parsers, imported once in the worker)
+
+
+def _reset_worker_pool() -> None:
+    global _POOL
+    pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def digest_in_worker(
+    provider_id: str, status: int, headers: dict[str, str], body: bytes, max_results: int, secrets: tuple[str, ...]
+) -> tuple[ProviderAnswer, list[Source], bool]:
+    """:func:`digest` in the worker process (arguments and results pickled)."""
+    redactor = _WORKER_REDACTORS.get(secrets)
+    if redactor is None:
+        _WORKER_REDACTORS.clear()
+        redactor = _WORKER_REDACTORS[secrets] = Redactor(secrets)
+    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body), max_results, redactor)
 
 
 def _ms_since(t0: float) -> int:
     return int((time.monotonic() - t0) * 1000)
-
-
-def _describe_http_error(exc: httpx.HTTPError) -> str:
-    """A short, URL-free description of a transport error (URLs may carry secrets)."""
-    kind = type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
-        return "connection failed"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return "connection closed by the server"
-    if isinstance(exc, httpx.ReadError):
-        return "read failed"
-    return kind

@@ -17,47 +17,50 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
+from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
 
-#: Canonical order of auto-detection (seed: "exa → tavily → brave → perplexity → deepseek →
-#: searxng → duckduckgo").
-CANONICAL_ORDER: Final = ("exa", "tavily", "brave", "perplexity", "deepseek", "searxng", "duckduckgo")
+__all__ = [
+    "BASIC_AUTH_PROVIDERS",
+    "CANONICAL_ORDER",
+    "PROVIDER_DEFAULTS",
+    "ProviderSpec",
+    "RouterConfig",
+    "check_base_url",
+    "parse_router_config",
+    "resolve_chain",
+    "resolve_provider",
+]
+
 #: Seed default per-provider timeout, milliseconds.
 DEFAULT_TIMEOUT_MS: Final = 10_000
 #: Seed floor of ``timeoutMs`` ("non-integer or < 100 → config error"), milliseconds.
 MIN_TIMEOUT_MS: Final = 100
 #: Default whole-chain deadline of one ``dsh/search``, milliseconds (issue #3).
 DEFAULT_DEADLINE_MS: Final = 60_000
+#: Ceilings of ``timeoutMs`` (10 minutes) and ``deadlineMs`` (1 hour), milliseconds: a search
+#: longer than that is a hung one; bigger values used to overflow the timer at request time.
+MAX_TIMEOUT_MS: Final = 600_000
+MAX_DEADLINE_MS: Final = 3_600_000
+#: Longest base URL accepted, characters, and longest API key.
+MAX_URL_CHARS: Final = 2048
+MAX_KEY_CHARS: Final = 4096
+#: An environment variable name (POSIX portable names).
+ENV_NAME: Final = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"
 
 
-@dataclass(frozen=True)
-class ProviderDefaults:
-    """What the seed's table says of one provider: its key variable, default origin, model."""
-
-    key_env: str | None
-    base_url: str | None
-    base_url_env: str | None = None
-    model: str | None = None
-
-
-#: Seed table "Supported providers" and "Full schema" defaults.
-PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {
-    "exa": ProviderDefaults("EXA_API_KEY", "https://api.exa.ai"),
-    "tavily": ProviderDefaults("TAVILY_API_KEY", "https://api.tavily.com"),
-    "brave": ProviderDefaults("BRAVE_SEARCH_API_KEY", "https://api.search.brave.com"),
-    "perplexity": ProviderDefaults("PPLX_API_KEY", "https://api.perplexity.ai", model="sonar"),
-    "deepseek": ProviderDefaults(
-        "DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", model="deepseek-v4-flash"
-    ),
-    "searxng": ProviderDefaults(None, None, base_url_env="SEARXNG_BASE_URL"),
-    "duckduckgo": ProviderDefaults(None, "https://html.duckduckgo.com"),
-}
+#: Provider id → its defaults (each provider module's ``DEFAULTS``).
+PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {pid: p.DEFAULTS for pid, p in PROVIDERS.items()}
+#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
+#: those whose ``AUTH_KIND`` is :attr:`AuthKind.BASIC_FROM_URL` (keyless, often self-hosted, behind
+#: an auth proxy). Keyed providers authenticate with their key.
+BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p.AUTH_KIND is AuthKind.BASIC_FROM_URL)
 
 
 class ProviderSettings(BaseModel):
@@ -65,10 +68,15 @@ class ProviderSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    api_key: str | None = Field(default=None, alias="apiKey")
-    api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
-    base_url: str | None = Field(default=None, validation_alias=AliasChoices("baseURL", "baseUrl"), alias="baseUrl")
-    base_url_env: str | None = Field(default=None, alias="baseUrlEnv")
+    api_key: str | None = Field(default=None, max_length=MAX_KEY_CHARS, alias="apiKey")
+    api_key_env: str | None = Field(default=None, pattern=ENV_NAME, alias="apiKeyEnv")
+    base_url: str | None = Field(
+        default=None,
+        max_length=MAX_URL_CHARS,
+        validation_alias=AliasChoices("baseURL", "baseUrl"),
+        alias="baseUrl",
+    )
+    base_url_env: str | None = Field(default=None, pattern=ENV_NAME, alias="baseUrlEnv")
     model: str | None = Field(default=None, min_length=1, max_length=200)
 
 
@@ -96,8 +104,8 @@ class RouterConfig(BaseModel):
 
     provider: str | None = None
     order: list[str] | None = None
-    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, alias="timeoutMs")
-    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, alias="deadlineMs")
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS, alias="timeoutMs")
+    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, le=MAX_DEADLINE_MS, alias="deadlineMs")
     empty_results_fallback: bool = Field(default=True, alias="emptyResultsFallback")
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     cache: CacheSettings = Field(default_factory=CacheSettings)
@@ -186,12 +194,6 @@ def parse_router_config(raw: Any) -> RouterConfig:
     return cfg
 
 
-#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
-#: the keyless, often self-hosted ones behind an auth proxy. Keyed providers authenticate
-#: with their key (Tavily, Perplexity and DeepSeek already use the Authorization header).
-BASIC_AUTH_PROVIDERS: Final = frozenset({"searxng", "duckduckgo"})
-
-
 def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
 
@@ -200,17 +202,25 @@ def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
     with :func:`split_credentials` and sends them as Basic auth).
     """
     stripped = url.strip()
+    if len(stripped) > MAX_URL_CHARS:
+        raise ConfigError(key, f"longer than {MAX_URL_CHARS} characters")
+    if any(c.isspace() or not c.isprintable() for c in stripped):
+        # urlsplit silently drops TAB/CR/LF (WHATWG); httpx then refuses the URL per request
+        raise ConfigError(key, "contains whitespace or control characters")
+    import httpx  # lazy: only a configured URL needs it (cold start)
+
     try:
         parts = urlsplit(stripped)
         _ = parts.port
-    except ValueError:
+        httpx.URL(stripped)  # what the client will parse: host syntax, IDNA, port range
+    except (ValueError, httpx.InvalidURL):
         raise ConfigError(key, "not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, "must be an absolute http:// or https:// URL")
     if (parts.username is not None or parts.password is not None) and not allow_credentials:
         raise ConfigError(
             key,
-            "must not carry credentials (user:password@): only searxng and duckduckgo take Basic auth this way",
+            f"must not carry credentials (user:password@): only {', '.join(sorted(BASIC_AUTH_PROVIDERS))} take Basic auth this way",
         )
     if parts.query or parts.fragment:
         raise ConfigError(key, "must not have a query string or fragment")
@@ -226,18 +236,6 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     netloc = parts.netloc.rpartition("@")[2]
     clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
-
-
-@dataclass(frozen=True)
-class ProviderSpec:
-    """One provider resolved against the environment: ready to call. ``base_url`` never
-    carries credentials; ``basic_auth`` holds them (searxng/duckduckgo only)."""
-
-    id: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
-    model: str | None = None
-    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
 
 
 def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:

@@ -2,17 +2,22 @@
 
 Rules (``shared/fixtures/providers/README.md``, "Normalisation rules"): an item without a
 URL is dropped; duplicate URLs (exact string) are dropped, first wins; title and snippet have
-tags stripped, then HTML entities decoded, then whitespace runs folded to one space and the
-ends trimmed (empty → absent); snippets over 400 characters keep 400 plus ``…``;
+HTML entities decoded, markup removed *only* from the fields the provider documents as HTML
+(its ``HTML_FIELDS``, parsed with lxml's HTML parser: ``Vec<T>`` in a plain-text field is
+text, not a tag), then whitespace runs folded to one space and the ends trimmed (empty →
+absent); every field is then redacted (before any cut); snippets over 400 characters keep 400
+plus ``…``;
 ``publishedAt`` is the provider's own date string, kept verbatim when it parses as a
 calendar date and is at most 40 characters; the list is capped at ``max_results`` with
-``truncated`` true only when the cap dropped usable items.
+``truncated`` true only when the cap dropped usable items. Items past the first
+``max_results + 1`` usable ones are never normalised (a 2,000-result body costs what 6 do).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -29,8 +34,9 @@ URL_MAX_CHARS: Final = 8192
 #: Longest title kept, characters.
 TITLE_MAX_CHARS: Final = 500
 
-_TAG = re.compile(r"<[^>]*>")
 _WS = re.compile(r"\s+")
+#: Characters the HTML parser refuses (C0 controls but TAB/LF/CR, and DEL): whitespace.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DATE_FORMATS: Final = ("%Y-%m-%d %H:%M:%S", "%Y/%m/%d", "%d %B %Y", "%B %d, %Y", "%b %d, %Y", "%d %b %Y")
 
 
@@ -44,16 +50,36 @@ class RawItem:
     published: Any = None
 
 
-def clean_text(value: Any, cap: int | None = None) -> str | None:
-    """Strip tags, decode entities, fold whitespace; ``None`` when nothing is left.
+def html_to_text(value: str) -> str:
+    """The text of an HTML fragment: markup removed, entities and character references
+    decoded (lxml's HTML parser, which knows void elements, comments and broken markup)."""
+    from lxml import etree  # lazy: only HTML fields need it
+    from lxml import html as lxml_html
 
-    ``cap`` keeps the first ``cap`` characters followed by ``…`` (U+2026).
+    value = _CONTROL.sub(" ", value)
+    try:
+        return lxml_html.fragment_fromstring(value, create_parent="div").text_content()
+    except (etree.ParserError, ValueError):
+        return ""
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def clean_text(
+    value: Any, cap: int | None = None, *, is_html: bool = False, redact: Callable[[str], str] = _identity
+) -> str | None:
+    """Decode entities (and, when ``is_html``, remove markup), fold whitespace, redact, cut;
+    ``None`` when nothing is left.
+
+    ``cap`` keeps the first ``cap`` characters followed by ``…`` (U+2026); ``redact`` runs
+    before the cut, so a cut never leaves part of a secret.
     """
     if not isinstance(value, str):
         return None
-    text = _TAG.sub("", value)
-    text = html.unescape(text)
-    text = _WS.sub(" ", text).strip()
+    text = html_to_text(value) if is_html else html.unescape(value)
+    text = redact(_WS.sub(" ", text).strip())
     if not text:
         return None
     if cap is not None and len(text) > cap:
@@ -92,7 +118,7 @@ def parse_date(value: Any) -> str | None:
     return None
 
 
-def _clean_url(value: Any) -> str | None:
+def _clean_url(value: Any, redact: Callable[[str], str]) -> str | None:
     if not isinstance(value, str):
         return None
     url = value.strip()
@@ -100,24 +126,38 @@ def _clean_url(value: Any) -> str | None:
         return None
     if not (url.startswith("http://") or url.startswith("https://")):
         return None
-    return url
+    return redact(url)
 
 
-def normalize(items: list[RawItem], max_results: int) -> tuple[list[Source], bool]:
-    """Normalise, de-duplicate and cap ``items``; return ``(sources, truncated)``."""
+def normalize(
+    items: list[RawItem],
+    max_results: int,
+    redact: Callable[[str], str] = _identity,
+    html_fields: Collection[str] = (),
+) -> tuple[list[Source], bool]:
+    """Normalise, de-duplicate and cap ``items``; return ``(sources, truncated)``.
+
+    ``html_fields`` names the fields (``title``, ``snippet``) given as HTML; ``redact`` is
+    applied to every string kept (url, title, snippet, publishedAt). Stops after
+    ``max_results + 1`` usable items (the one past the cap only tells ``truncated``).
+    """
     seen: set[str] = set()
     usable: list[Source] = []
+    title_html, snippet_html = "title" in html_fields, "snippet" in html_fields
     for item in items:
-        url = _clean_url(item.url)
+        url = _clean_url(item.url, redact)
         if url is None or url in seen:
             continue
         seen.add(url)
+        if len(usable) == max_results:
+            return usable, True
+        published = parse_date(item.published)
         usable.append(
             Source(
                 url=url,
-                title=clean_text(item.title, TITLE_MAX_CHARS),
-                snippet=clean_text(item.snippet, SNIPPET_MAX_CHARS),
-                published_at=parse_date(item.published),
+                title=clean_text(item.title, TITLE_MAX_CHARS, is_html=title_html, redact=redact),
+                snippet=clean_text(item.snippet, SNIPPET_MAX_CHARS, is_html=snippet_html, redact=redact),
+                published_at=redact(published) if published else None,
             )
         )
-    return usable[:max_results], len(usable) > max_results
+    return usable, False

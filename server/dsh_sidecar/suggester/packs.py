@@ -310,7 +310,8 @@ def parse_pack(text: str, source: str) -> Pack:
     if len(text.encode("utf-8", "replace")) > MAX_PACK_BYTES:
         raise PackError(f"{source}: larger than {MAX_PACK_BYTES // 1024} KiB")
     try:
-        data: Any = yaml.safe_load(text)
+        # the C loader when libyaml is there: same safe constructors, ~9x faster (cold start)
+        data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -224,6 +224,37 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> 
     return b"".join(chunks)
 
 
+def version(timeout: float = 5.0) -> str | None:
+    """``git --version`` with the hardened environment and no repository (for ``dsh-search
+    doctor``): ``"2.39.5"``, or ``None`` when git is missing, fails or exceeds ``timeout``
+    seconds."""
+    try:
+        proc = subprocess.Popen(
+            ["git", "--version"],
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return None
+    try:
+        out = _collect(proc, time.monotonic() + timeout, 4096)
+    except GitError:
+        return None
+    finally:
+        if proc.poll() is None:
+            _kill(proc)
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    if proc.returncode != 0:
+        return None
+    return out.decode("utf-8", "replace").strip().removeprefix("git version ").strip() or None
+
+
 class Git:
     """Hardened git for one workspace ``root`` (rules in the module docstring).
 

@@ -255,6 +255,7 @@ function M.status()
     if e then
       return err(render.error_text(e))
     end
+    require('dsh.complete').remember(result)
     M.show('dsh://status', render.status_lines(result))
   end)
 end

@@ -1,19 +1,31 @@
-"""What every provider module is made of: build one HTTP request, parse one HTTP response.
+"""What every provider module is made of: one descriptor, one request builder, one parser.
 
-A provider module exports ``ID``, ``build_request(spec, query, max_results) -> HttpRequest``
-and ``parse_response(response, max_results) -> ProviderAnswer``; it raises
-:class:`ProviderFailure` for anything that is not a usable answer. The chain owns the HTTP
-exchange itself (timeouts, bounded reads, cancellation), so every module has the same shape
-and none of them touches a socket.
+A provider module is a :class:`Provider` (a :class:`typing.Protocol` a module satisfies with
+module-level names): ``ID``, its ``POSITION`` in the seed's canonical auto-detection order,
+its ``DEFAULTS`` (endpoint, key variable, model, largest count), its ``AUTH_KIND``, its
+documented ``RATE_LIMIT``, the ``HTML_FIELDS`` it documents as HTML, and
+``build_request(spec, query, max_results) -> HttpRequest`` /
+``parse_response(response, max_results) -> ProviderAnswer``; the parser raises
+:class:`ProviderFailure` for anything that is not a usable answer. The registry
+(:mod:`dsh_sidecar.router.providers`) finds every module of the package, so adding a
+provider is adding one file. The HTTP exchange itself (timeouts, bounded reads and
+decompression, cancellation) lives in :mod:`dsh_sidecar.router.http`; no provider touches a
+socket.
+
+The shape follows what LiteLLM's search configs (request/response transformations separate
+from the HTTP handler) and ddgs' engines (class attributes describing the endpoint, a
+payload builder and an extractor) do, as plain module names instead of classes.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any, Final
+from enum import StrEnum
+from typing import Any, Final, Protocol, runtime_checkable
 
 from dsh_sidecar.router.normalize import RawItem
 
@@ -28,9 +40,65 @@ CONFIG: Final = "config"
 TIMEOUT: Final = "timeout"
 NETWORK: Final = "network"
 EMPTY: Final = "empty"
+#: Ours: the provider's documented request spacing left no slot within the attempt's budget.
+PACED: Final = "paced"
 
 #: Longest piece of a provider's own error message quoted in a reason, characters.
 ERROR_DETAIL_MAX_CHARS: Final = 160
+
+
+class AuthKind(StrEnum):
+    """How a provider authenticates."""
+
+    #: The API key in a provider-specific header (``x-api-key``, ``X-Subscription-Token``).
+    HEADER = "header"
+    #: The API key as ``Authorization: Bearer <key>``.
+    BEARER = "bearer"
+    #: Keyless; ``user:password@`` in the base URL is sent as HTTP Basic auth (RFC 7617), for
+    #: self-hosted instances behind an auth proxy.
+    BASIC_FROM_URL = "basic-from-url"
+
+
+@dataclass(frozen=True)
+class ProviderDefaults:
+    """What the seed's table says of one provider: its key variable (``None``: keyless),
+    default origin (``None``: the user must give one), base-URL variable, default model, and
+    the provider's documented largest result count per request (``None``: no count control)."""
+
+    key_env: str | None
+    base_url: str | None
+    base_url_env: str | None = None
+    model: str | None = None
+    max_count: int | None = None
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A provider's documented request rate: at most ``requests`` per ``per_s`` seconds on the
+    plan named by ``plan`` (the most restrictive plan a user of ours is likely on), from
+    ``source``. The chain spaces requests by it (:mod:`dsh_sidecar.router.pacing`)."""
+
+    requests: int
+    per_s: float
+    plan: str
+    source: str
+
+    @property
+    def interval_s(self) -> float:
+        """The spacing between two requests, seconds."""
+        return self.per_s / self.requests
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider resolved against the environment: ready to call. ``base_url`` never
+    carries credentials; ``basic_auth`` holds them (:attr:`AuthKind.BASIC_FROM_URL` only)."""
+
+    id: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
+    model: str | None = None
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -45,13 +113,21 @@ class HttpRequest:
     form: dict[str, str] | None = None
 
 
+def _no_redaction(text: str) -> str:
+    return text
+
+
 @dataclass(frozen=True)
 class HttpResponse:
-    """One HTTP response, fully read (bounded by the chain). Header names are lower-case."""
+    """One HTTP response, fully read (bounded by the chain). Header names are lower-case.
+
+    ``redact`` is the chain's redactor: a parser applies it to any provider text *before* it
+    cuts or sanitises that text (the normaliser redacts the items' fields itself)."""
 
     status: int
     headers: dict[str, str]
     body: bytes
+    redact: Callable[[str], str] = field(default=_no_redaction, repr=False, compare=False)
 
     @property
     def content_type(self) -> str:
@@ -85,6 +161,35 @@ class ProviderFailure(Exception):
         self.failure_class = failure_class
         self.cooldown_s = cooldown_s
 
+    def __reduce__(self) -> tuple:  # picklable (a body parsed in a worker process)
+        return (ProviderFailure, (self.reason, self.failure_class, self.cooldown_s))
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One provider, as a module (module-level names) or any object with these members.
+
+    ``ID`` is the config id; ``POSITION`` orders auto-detection (seed: "exa → tavily → brave →
+    perplexity → deepseek → searxng → duckduckgo", 0-based); ``HTML_FIELDS`` names the
+    :class:`RawItem` fields (``title``, ``snippet``) the provider documents as HTML, the only
+    ones the normaliser parses as markup.
+    """
+
+    ID: str
+    POSITION: int
+    DEFAULTS: ProviderDefaults
+    AUTH_KIND: AuthKind
+    RATE_LIMIT: RateLimit | None
+    HTML_FIELDS: frozenset[str]
+
+    def build_request(self, spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:
+        """The HTTP request for ``query`` asking for at most ``max_results`` results."""
+        ...
+
+    def parse_response(self, response: HttpResponse, max_results: int) -> ProviderAnswer:
+        """The answer in ``response``; raises :class:`ProviderFailure` when there is none."""
+        ...
+
 
 def parse_json(response: HttpResponse) -> Any:
     """Decode a JSON body or raise a ``bad_response`` failure naming the content type."""
@@ -96,7 +201,8 @@ def parse_json(response: HttpResponse) -> Any:
 
 
 def _error_detail(response: HttpResponse) -> str | None:
-    """A short human message from a JSON error body (``error``/``message``/``detail``), if any."""
+    """A short human message from a JSON error body (``error``/``message``/``detail``), if
+    any: redacted, then cut to :data:`ERROR_DETAIL_MAX_CHARS`."""
     if "json" not in response.content_type:
         return None
     try:
@@ -114,7 +220,7 @@ def _error_detail(response: HttpResponse) -> str | None:
         else:
             break
     if isinstance(body, str):
-        text = " ".join(body.split())
+        text = " ".join(response.redact(body).split())  # redacted before the cut
         return text[:ERROR_DETAIL_MAX_CHARS] or None
     return None
 

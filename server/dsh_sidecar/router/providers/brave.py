@@ -19,16 +19,19 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem, parse_date
 from dsh_sidecar.router.providers.base import (
     AUTH,
     BAD_RESPONSE,
     RATE_LIMITED,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     items_list,
     join_url,
     parse_json,
@@ -41,6 +44,18 @@ ID: Final = "brave"
 MAX_COUNT: Final = 20
 #: Brave's error code for a bad or unknown key (its auth failure).
 TOKEN_INVALID: Final = "SUBSCRIPTION_TOKEN_INVALID"
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 2
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("BRAVE_SEARCH_API_KEY", "https://api.search.brave.com", max_count=MAX_COUNT)
+AUTH_KIND: Final = AuthKind.HEADER
+#: Brave's free plan: 1 request per second (https://brave.com/search/api/, plan table; paid plans
+#: allow more and say so in ``X-RateLimit-Limit``, which the pacer adopts once seen).
+RATE_LIMIT: Final[RateLimit | None] = RateLimit(1, 1.0, "Free", "https://brave.com/search/api/")
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset({"snippet"})
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:

@@ -13,18 +13,22 @@ code. The model's text (the text blocks joined) is returned as ``content``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     RATE_LIMITED,
     UPSTREAM_ERROR,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     join_url,
     parse_json,
     status_failure,
@@ -43,6 +47,17 @@ DEFAULT_MODEL: Final = "deepseek-v4-flash"
 ERROR_CODE_MAX_CHARS: Final = 60
 #: Error codes of the web search tool that mean "slow down" (Anthropic web search tool docs).
 RATE_LIMIT_CODES: Final = frozenset({"too_many_requests"})
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 4
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", model=DEFAULT_MODEL)
+AUTH_KIND: Final = AuthKind.HEADER
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:
@@ -91,7 +106,7 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
         if kind == "web_search_tool_result":
             content = block.get("content")
             if isinstance(content, dict):
-                raise _error_block(content)
+                raise _error_block(content, response.redact)
             if isinstance(content, list):
                 results += [r for r in content if isinstance(r, dict)]
         elif kind == "text":
@@ -116,10 +131,15 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
     return ProviderAnswer(items=items, content=content if items else None)
 
 
-def _error_block(content: dict[str, Any]) -> ProviderFailure:
+def _error_block(content: dict[str, Any], redact: Callable[[str], str]) -> ProviderFailure:
     code = content.get("error_code")
     if not isinstance(code, str) or not code.strip():
         return ProviderFailure("web_search error (no error_code)", UPSTREAM_ERROR)
-    code = "".join(c for c in code.strip() if c.isalnum() or c in "_-.")[:ERROR_CODE_MAX_CHARS] or "unknown"
+    code = (
+        "".join(  # redacted before it is sanitised and cut
+            c for c in redact(code).strip() if c.isalnum() or c in "_-."
+        )[:ERROR_CODE_MAX_CHARS]
+        or "unknown"
+    )
     cls = RATE_LIMITED if code in RATE_LIMIT_CODES else UPSTREAM_ERROR
     return ProviderFailure(f"web_search error {code}", cls)

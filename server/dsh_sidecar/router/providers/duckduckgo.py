@@ -12,28 +12,42 @@ Parsing follows what SearXNG's DuckDuckGo engine and ddgs do with the same page.
 from __future__ import annotations
 
 from html import escape
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urlsplit
 
-import lxml.html
-from lxml import etree
-
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     BLOCKED,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     join_url,
     status_failure,
 )
 
+if TYPE_CHECKING:
+    from lxml import etree
+
 ID: Final = "duckduckgo"
 
 _BLOCK_XPATH: Final = "//div[contains(concat(' ', normalize-space(@class), ' '), ' result ')]"
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 6
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults(None, "https://html.duckduckgo.com")
+AUTH_KIND: Final = AuthKind.BASIC_FROM_URL
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset({"title", "snippet"})
 
 
 def _has_class(el: etree._Element, name: str) -> bool:
@@ -83,6 +97,9 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
     """
     if not 200 <= response.status < 300:
         raise status_failure(response)
+    import lxml.html  # lazy: not needed before the first DuckDuckGo answer (cold start)
+    from lxml import etree
+
     text = response.text()
     if not text.strip():
         raise ProviderFailure("empty response body", BAD_RESPONSE)

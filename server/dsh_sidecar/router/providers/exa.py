@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
+    ProviderSpec,
+    RateLimit,
     items_list,
     join_url,
     parse_json,
@@ -30,6 +33,17 @@ MAX_COUNT: Final = 100
 #: Characters of page text asked for per result (our choice; the snippet cap is 400 anyway,
 #: the extra lets the normaliser cut on its own rule).
 TEXT_MAX_CHARS: Final = 1000
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 0
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("EXA_API_KEY", "https://api.exa.ai", max_count=MAX_COUNT)
+AUTH_KIND: Final = AuthKind.HEADER
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
+    ProviderSpec,
+    RateLimit,
     items_list,
     join_url,
     parse_json,
@@ -25,6 +28,17 @@ from dsh_sidecar.router.providers.base import (
 ID: Final = "perplexity"
 #: Perplexity's documented maximum of ``max_results``.
 MAX_COUNT: Final = 20
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 3
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("PPLX_API_KEY", "https://api.perplexity.ai", model="sonar", max_count=MAX_COUNT)
+AUTH_KIND: Final = AuthKind.BEARER
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:

@@ -7,24 +7,39 @@ No key and no result-count parameter (the chain truncates). The instance must en
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     CONFIG,
     UPSTREAM_ERROR,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     join_url,
     parse_json,
     status_failure,
 )
 
 ID: Final = "searxng"
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 5
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults(None, None, base_url_env="SEARXNG_BASE_URL")
+AUTH_KIND: Final = AuthKind.BASIC_FROM_URL
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:
@@ -56,19 +71,19 @@ def parse_response(response: HttpResponse, max_results: int) -> ProviderAnswer:
         if isinstance(r, dict)
     ]
     if not items:
-        dead = _unresponsive(body.get("unresponsive_engines"))
+        dead = _unresponsive(body.get("unresponsive_engines"), response.redact)
         if dead:
             raise ProviderFailure(f"0 results (unresponsive engines: {dead})", UPSTREAM_ERROR)
     return ProviderAnswer(items=items)
 
 
-def _unresponsive(value: object) -> str:
-    """``[[engine, reason], …]`` → ``"engine: reason; …"`` (bounded)."""
+def _unresponsive(value: object, redact: Callable[[str], str]) -> str:
+    """``[[engine, reason], …]`` → ``"engine: reason; …"`` (redacted, then bounded)."""
     if not isinstance(value, list):
         return ""
     parts = []
     for pair in value[:10]:
         if isinstance(pair, list) and pair and isinstance(pair[0], str):
             reason = pair[1] if len(pair) > 1 and isinstance(pair[1], str) else "unresponsive"
-            parts.append(f"{pair[0][:40]}: {reason[:80]}")
+            parts.append(f"{redact(pair[0])[:40]}: {redact(reason)[:80]}")
     return "; ".join(parts)

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from dsh_sidecar.router.config import ProviderSpec
 from dsh_sidecar.router.normalize import RawItem
 from dsh_sidecar.router.providers.base import (
     QUOTA_EXHAUSTED,
+    AuthKind,
     HttpRequest,
     HttpResponse,
     ProviderAnswer,
+    ProviderDefaults,
     ProviderFailure,
+    ProviderSpec,
+    RateLimit,
     items_list,
     join_url,
     parse_json,
@@ -31,6 +34,17 @@ ID: Final = "tavily"
 MAX_COUNT: Final = 20
 #: Tavily's quota statuses (tavily-python: 432 plan limit, 433 pay-as-you-go limit).
 QUOTA_STATUSES: Final = frozenset({432, 433})
+
+
+#: Position in the seed's canonical auto-detection order (0-based).
+POSITION: Final = 1
+#: Seed table "Supported providers" and "Full schema" defaults.
+DEFAULTS: Final = ProviderDefaults("TAVILY_API_KEY", "https://api.tavily.com", max_count=MAX_COUNT)
+AUTH_KIND: Final = AuthKind.BEARER
+#: None declared: no per-second limit we could cite for the default plan (a 429 still cools down).
+RATE_LIMIT: Final[RateLimit | None] = None
+#: Fields this provider documents as HTML (parsed as markup by the normaliser).
+HTML_FIELDS: Final[frozenset[str]] = frozenset()
 
 
 def build_request(spec: ProviderSpec, query: str, max_results: int) -> HttpRequest:

@@ -1,0 +1,162 @@
+"""Cold-start benchmark (issue 16, item 6): spawn → ``initialize`` reply of ``dsh-search serve``
+against a bare pygls server (the echo: ``LanguageServer`` + ``start_io``, nothing else), in one
+run, interleaved (echo, sidecar small, sidecar large, echo, …) over ``--runs`` (>= 5) runs.
+
+Two measures:
+
+1. **spawn → initialize reply**, timed here: ``Popen``, write ``initialize``, read the reply
+   (``perf_counter``), then ``shutdown``/``exit``; median and min over the runs.
+2. **whole process** (``/usr/bin/time -f %e %M``, or ``hyperfine`` when installed): a session
+   file (initialize, initialized, shutdown, exit) as stdin, wall seconds and peak RSS.
+
+Workspaces: the ``pyproj`` fixture (small) and a synthetic one of ``--files`` files (default
+100,000, built once under ``--cache``; 0 skips it). Goals: small <= 1.3x the echo, large
+<= 0.7 s. Usage: ``python bench/coldstart.py [--runs 7] [--files 100000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from suggester import FIXTURE, synthetic_workspace  # noqa: E402
+
+ECHO = textwrap.dedent(
+    """
+    from pygls.lsp.server import LanguageServer
+    server = LanguageServer("echo", "0")
+    server.start_io()
+    """
+)
+
+
+def frame(msg: dict) -> bytes:
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def initialize(root: Path | None) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "capabilities": {}, "rootUri": root.as_uri() if root else None},
+    }
+
+
+TAIL = [
+    {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+    {"jsonrpc": "2.0", "method": "exit"},
+]
+
+
+def read_reply(out) -> None:
+    length = 0
+    while True:
+        line = out.readline()
+        if not line:
+            raise EOFError("server closed stdout before replying")
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    json.loads(out.read(length))
+
+
+def spawn_to_reply(cmd: list[str], root: Path | None, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(frame(initialize(root)))
+    proc.stdin.flush()
+    read_reply(proc.stdout)
+    seconds = time.perf_counter() - t0
+    proc.stdin.write(b"".join(frame(m) for m in TAIL))
+    proc.stdin.flush()
+    proc.stdin.close()
+    proc.wait(30)
+    return seconds
+
+
+def whole_process(cmd: list[str], session: Path, env: dict[str, str]) -> tuple[float, int]:
+    """``/usr/bin/time``: wall seconds and peak RSS KiB of one full session."""
+    with session.open("rb") as stdin:
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%e %M", *cmd], stdin=stdin, capture_output=True, env=env, timeout=120
+        )
+    wall, rss = proc.stderr.decode().strip().splitlines()[-1].split()
+    return float(wall), int(rss)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "dsh-coldstart-ws")
+    args = ap.parse_args()
+    runs = max(5, args.runs)
+    tmp = Path(tempfile.mkdtemp(prefix="dsh-coldstart-"))
+    (tmp / "echo.py").write_text(ECHO)
+    env = dict(os.environ, DSH_HOME=str(tmp / "home"))
+    small = tmp / "pyproj"
+    shutil.copytree(FIXTURE, small)
+    cases = [("pygls echo (bare LanguageServer)", [sys.executable, str(tmp / "echo.py")], small)]
+    sidecar = [sys.executable, "-m", "dsh_sidecar", "serve"]
+    cases.append((f"sidecar, small repo ({sum(1 for p in small.rglob('*') if p.is_file())} files)", sidecar, small))
+    if args.files:
+        big = args.cache / f"synthetic-{args.files}"
+        if not big.exists():
+            args.cache.mkdir(parents=True, exist_ok=True)
+            secs = synthetic_workspace(big, args.files)
+            print(f"(built a {args.files}-file workspace in {secs:.1f}s at {big})")
+        cases.append((f"sidecar, large repo ({args.files} files)", sidecar, big))
+    sessions = {}
+    for label, _cmd, root in cases:
+        path = tmp / f"session-{len(sessions)}.bin"
+        path.write_bytes(b"".join(frame(m) for m in [initialize(root), *TAIL]))
+        sessions[label] = path
+    timed: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    whole: dict[str, list[tuple[float, int]]] = {label: [] for label, _, _ in cases}
+    for _label, cmd, root in cases:  # one warm-up each: the page cache, bytecode
+        spawn_to_reply(cmd, root, env)
+    for _ in range(runs):  # interleaved: the same machine noise for every case
+        for label, cmd, root in cases:
+            timed[label].append(spawn_to_reply(cmd, root, env))
+            whole[label].append(whole_process(cmd, sessions[label], env))
+    base = statistics.median(timed[cases[0][0]])
+    base_whole = statistics.median(w for w, _ in whole[cases[0][0]])
+    print(f"cold start: spawn -> initialize reply, {runs} interleaved runs each (python {sys.version.split()[0]})")
+    print(
+        f"{'server':<40} {'median s':>9} {'min s':>7} {'x echo':>7}   "
+        f"{'/usr/bin/time wall s':>20} {'x echo':>7} {'peak RSS MiB':>13}"
+    )
+    for label, _cmd, _root in cases:
+        med = statistics.median(timed[label])
+        wall = statistics.median(w for w, _ in whole[label])
+        rss = statistics.median(r for _, r in whole[label]) / 1024
+        print(
+            f"{label:<40} {med:>9.3f} {min(timed[label]):>7.3f} {med / base:>7.2f}   "
+            f"{wall:>20.2f} {wall / base_whole:>7.2f} {rss:>13.1f}"
+        )
+    small_ratio = statistics.median(timed[cases[1][0]]) / base
+    print(f"small repo: x{small_ratio:.2f} of the echo   goal <= 1.3x: {'met' if small_ratio <= 1.3 else 'NOT met'}")
+    if args.files:
+        large = statistics.median(timed[cases[2][0]])
+        print(f"large repo: {large:.3f} s   goal <= 0.7 s: {'met' if large <= 0.7 else 'NOT met'}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

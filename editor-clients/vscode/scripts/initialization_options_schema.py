@@ -1,0 +1,107 @@
+"""Write the JSON schema of the ``dsh.initializationOptions`` setting into package.json.
+
+The schema is derived from the sidecar's own config models (``RouterConfig``,
+``BanditConfig``, ``SuggesterConfig``: types, defaults, bounds, enums, and each field's
+description where the model has one), so VS Code's settings editor completes and checks what
+the sidecar accepts. Run it after a config field changes (``tests/test_editor_clients_schema.py``
+fails until then)::
+
+    python editor-clients/vscode/scripts/initialization_options_schema.py          # rewrite
+    python editor-clients/vscode/scripts/initialization_options_schema.py --check  # exit 1 if stale
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PACKAGE = Path(__file__).resolve().parent.parent / "package.json"
+KEEP = ("type", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "minLength", "maxLength")
+
+
+def _field(schema: dict[str, Any]) -> dict[str, Any]:
+    """One property of a pydantic JSON schema, reduced to what VS Code's settings UI uses."""
+    out: dict[str, Any] = {}
+    options = schema.get("anyOf")
+    if options:  # Optional[X]: X or null
+        types = [o.get("type") for o in options if o.get("type")]
+        out["type"] = types if len(types) > 1 else types[0]
+        for o in options:
+            for key in KEEP[2:]:
+                if key in o:
+                    out[key] = o[key]
+    for key in KEEP:
+        if key in schema:
+            out[key] = schema[key]
+    if "description" in schema:
+        out["description"] = schema["description"]
+    return out
+
+
+def _block(model: Any, description: str) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    props = {name: _field(p) for name, p in schema["properties"].items()}
+    return {"type": "object", "description": description, "additionalProperties": False, "properties": props}
+
+
+def build() -> dict[str, Any]:
+    """The whole ``dsh.initializationOptions`` schema."""
+    from dsh_sidecar.bandit import BanditConfig
+    from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
+    from dsh_sidecar.suggester import SuggesterConfig
+
+    router = _block(RouterConfig, "The search router: which providers, in which order, with which limits.")
+    ids = list(CANONICAL_ORDER)
+    router["properties"]["provider"] = {"type": "string", "enum": ids, "description": "Single-provider mode (not with order)."}
+    router["properties"]["order"] = {
+        "type": "array",
+        "items": {"type": "string", "enum": ids},
+        "uniqueItems": True,
+        "minItems": 1,
+        "description": "Fallback chain, tried in order (not with provider). Neither: every provider whose key or endpoint is set.",
+    }
+    provider = _block(ProviderSettings, "Per-provider overrides.")
+    for a, b in (("baseURL", "baseUrl"), ("baseUrl", "baseURL")):  # the two spellings the router accepts
+        if a in provider["properties"]:
+            provider["properties"][b] = dict(provider["properties"][a])
+    router["properties"]["providers"] = {
+        "type": "object",
+        "description": "Per-provider key, endpoint and model.",
+        "additionalProperties": False,
+        "properties": {pid: provider for pid in ids},
+    }
+    cache = _block(CacheSettings, "Result cache.")
+    cache["properties"].pop("enabled", None)
+    router["properties"]["cache"] = {"description": "false, true or {ttlSeconds, maxEntries}.", "anyOf": [{"type": "boolean"}, cache]}
+    return {
+        "type": "object",
+        "default": {},
+        "additionalProperties": False,
+        "markdownDescription": "Sidecar configuration sent as `initializationOptions` and, when it changes, as "
+        "`workspace/didChangeConfiguration`: `{router, bandit, suggester}` (see the sidecar README, \"Configuration\").",
+        "properties": {
+            "router": router,
+            "bandit": _block(BanditConfig, "The strategy bandit (quick vs thorough)."),
+            "suggester": _block(SuggesterConfig, "The search suggester (where things live in this repository)."),
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    pkg = json.loads(PACKAGE.read_text("utf-8"))
+    props = pkg["contributes"]["configuration"]["properties"]
+    want = {**build(), **{k: v for k, v in props["dsh.initializationOptions"].items() if k == "scope"}}
+    if "--check" in argv:
+        if props["dsh.initializationOptions"] != want:
+            sys.stderr.write("package.json: dsh.initializationOptions schema is stale; run this script\n")
+            return 1
+        return 0
+    props["dsh.initializationOptions"] = want
+    PACKAGE.write_text(json.dumps(pkg, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

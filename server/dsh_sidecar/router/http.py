@@ -1,0 +1,220 @@
+"""The chain's HTTP exchange: one request, one bounded response, or a :class:`ProviderFailure`.
+
+Everything a provider module must not do itself lives here: the shared client, the
+per-attempt timeout (headers *and* body), cancellation (leaving the ``async with`` closes the
+connection), the cap on the body and its decoding.
+
+Decompression is ours, not httpx's: httpx inflates each network chunk in one unbounded call,
+so a 1.8 KB ``Content-Encoding: gzip, gzip`` body becomes a GiB before any size check can
+run. Here the raw stream is inflated with :meth:`zlib.Decompress.decompress`'s
+``max_length``, counting *decoded* bytes against :data:`MAX_BODY_BYTES`; only the codings we
+ask for (:data:`ACCEPT_ENCODING`, one layer: what providers really send) are accepted, and a
+stacked or unknown coding is the provider's ``bad_response`` failure, so the chain falls back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from typing import Final
+
+import httpx
+
+from dsh_sidecar.router.providers.base import (
+    BAD_RESPONSE,
+    CONFIG,
+    NETWORK,
+    TIMEOUT,
+    HttpRequest,
+    HttpResponse,
+    ProviderFailure,
+)
+
+#: Largest response body accepted from a provider, bytes, counted after decoding (and before:
+#: the encoded stream is held to the same cap).
+MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+#: Content codings we ask for and accept (RFC 9110 §8.4.1): one layer of gzip or deflate.
+#: Providers compress once; brotli/zstd are not asked for, so they never legitimately come.
+ACCEPT_ENCODING: Final = "gzip, deflate"
+#: Most non-identity content codings accepted on one body (a stack is a bomb, not a provider).
+MAX_CODINGS: Final = 1
+#: User-Agent sent to providers.
+USER_AGENT: Final = "dsh-search-sidecar/0.1 (+https://github.com/)"
+
+_GZIP_NAMES: Final = frozenset({"gzip", "x-gzip"})
+_DEFLATE_NAMES: Final = frozenset({"deflate"})
+
+
+def make_client() -> httpx.AsyncClient:
+    """The shared client: no redirects, no proxy/env config, no client timeout (the chain
+    bounds every exchange itself), our User-Agent and Accept-Encoding."""
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+        timeout=None,
+        trust_env=False,
+    )
+
+
+def _too_big() -> ProviderFailure:
+    return ProviderFailure(f"response body larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB", BAD_RESPONSE)
+
+
+class BoundedDecoder:
+    """Inflate one content coding incrementally, never producing more than ``limit`` bytes.
+
+    ``coding`` is ``identity``, ``gzip``/``x-gzip`` (RFC 1952, concatenated members
+    included) or ``deflate`` (RFC 1950 zlib, or the raw RFC 1951 stream some servers send).
+    :meth:`feed` and :meth:`finish` raise :class:`ProviderFailure` (``bad_response``) when the
+    decoded size passes ``limit`` or the data is corrupt.
+    """
+
+    def __init__(self, coding: str, limit: int = MAX_BODY_BYTES) -> None:
+        self.coding = coding
+        self.limit = limit
+        self.size = 0
+        self._chunks: list[bytes] = []
+        self._first = True
+        self._d: zlib._Decompress | None = None
+        if coding in _GZIP_NAMES:
+            self._d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif coding in _DEFLATE_NAMES:
+            self._d = zlib.decompressobj(zlib.MAX_WBITS)
+
+    def _add(self, data: bytes) -> None:
+        if data:
+            self.size += len(data)
+            if self.size > self.limit:
+                raise _too_big()
+            self._chunks.append(data)
+
+    def _inflate(self, data: bytes) -> None:
+        assert self._d is not None
+        while data:
+            # max_length bounds what one call may produce: the room left plus one byte, so
+            # an overflow is seen without ever inflating more than the cap
+            self._add(self._d.decompress(data, self.limit - self.size + 1))
+            data = self._d.unconsumed_tail
+            if self._d.eof and self._d.unused_data and self.coding in _GZIP_NAMES:
+                data = self._d.unused_data  # the next gzip member
+                self._d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+
+    def feed(self, data: bytes) -> None:
+        """Decode one chunk of the encoded stream."""
+        if self._d is None:
+            self._add(data)
+            return
+        try:
+            if self._first and self.coding in _DEFLATE_NAMES and data:
+                self._first = False
+                try:
+                    self._inflate(data)
+                    return
+                except zlib.error:  # not zlib-wrapped: the raw deflate stream
+                    self._d = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self.size, self._chunks = 0, []
+            self._first = False
+            self._inflate(data)
+        except zlib.error:
+            raise ProviderFailure(f"corrupt {self.coding} response body", BAD_RESPONSE) from None
+
+    def finish(self) -> bytes:
+        """The whole decoded body."""
+        if self._d is not None:
+            try:
+                self._add(self._d.flush())
+            except zlib.error:
+                raise ProviderFailure(f"corrupt {self.coding} response body", BAD_RESPONSE) from None
+        return b"".join(self._chunks)
+
+
+def content_coding(headers: httpx.Headers) -> str:
+    """The single content coding of a response (``identity`` when none), from every
+    ``Content-Encoding`` header line. Raises :class:`ProviderFailure` (``bad_response``) for
+    more than :data:`MAX_CODINGS` non-identity codings or one we did not ask for."""
+    codings = [c.strip().lower() for line in headers.get_list("content-encoding") for c in line.split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if len(codings) > MAX_CODINGS:
+        raise ProviderFailure(f"stacked content encodings refused ({len(codings)} layers)", BAD_RESPONSE)
+    if not codings:
+        return "identity"
+    coding = codings[0]
+    if coding not in _GZIP_NAMES | _DEFLATE_NAMES:
+        shown = "".join(ch for ch in coding if ch.isascii() and (ch.isalnum() or ch in "-_."))[:20] or "?"
+        raise ProviderFailure(f"unsupported content encoding {shown}", BAD_RESPONSE)
+    return coding
+
+
+async def exchange(
+    client: httpx.AsyncClient,
+    request: HttpRequest,
+    budget_ms: float,
+    basic_auth: tuple[str, str] | None = None,
+) -> HttpResponse:
+    """Send ``request`` and read its whole body within ``budget_ms`` milliseconds.
+
+    HTTP Basic auth is added when ``basic_auth`` is given. Raises :class:`ProviderFailure`:
+    ``timeout`` (``timeout after <N>ms``), ``network`` (``network error: <kind>``, never a
+    URL), ``config`` for a URL or header httpx cannot send (``invalid request URL``), and
+    ``bad_response`` for a body over :data:`MAX_BODY_BYTES` (encoded or decoded) or a
+    refused/corrupt content coding. Cancelling the caller closes the connection.
+    """
+    check_url(request.url)
+    try:
+        async with asyncio.timeout(budget_ms / 1000):
+            return await _exchange(client, request, basic_auth)
+    except TimeoutError:
+        raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+        raise ProviderFailure("invalid request URL", CONFIG) from None
+    except httpx.HTTPError as exc:
+        raise ProviderFailure(f"network error: {describe_http_error(exc)}", NETWORK) from None
+    except (ValueError, UnicodeError):  # a host IDNA rejects, a header value h11 refuses
+        raise ProviderFailure("invalid request URL or header", CONFIG) from None
+
+
+def check_url(url: str) -> None:
+    """Raise the ``config`` failure ``invalid request URL`` unless ``url`` is an absolute
+    http(s) URL with a host and a port in 1–65535 (httpx leaves the port range to the socket,
+    which fails later as a connection error)."""
+    try:
+        parsed = httpx.URL(url)
+        port = parsed.port
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        raise ProviderFailure("invalid request URL", CONFIG) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host or (port is not None and not 0 < port < 65536):
+        raise ProviderFailure("invalid request URL", CONFIG)
+
+
+async def _exchange(
+    client: httpx.AsyncClient, request: HttpRequest, basic_auth: tuple[str, str] | None
+) -> HttpResponse:
+    async with client.stream(
+        request.method,
+        request.url,
+        headers=request.headers,
+        params=request.params,
+        json=request.json,
+        data=request.form,
+        auth=httpx.BasicAuth(*basic_auth) if basic_auth else httpx.USE_CLIENT_DEFAULT,
+    ) as response:
+        decoder = BoundedDecoder(content_coding(response.headers))
+        raw = 0
+        async for chunk in response.aiter_raw():
+            raw += len(chunk)
+            if raw > MAX_BODY_BYTES:
+                raise _too_big()
+            decoder.feed(chunk)
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        return HttpResponse(status=response.status_code, headers=headers, body=decoder.finish())
+
+
+def describe_http_error(exc: httpx.HTTPError) -> str:
+    """A short, URL-free description of a transport error (URLs may carry secrets)."""
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "connection closed by the server"
+    if isinstance(exc, httpx.ReadError):
+        return "read failed"
+    return type(exc).__name__

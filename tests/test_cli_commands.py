@@ -1,0 +1,209 @@
+"""``dsh-search doctor``, ``bandit reset`` and ``serve --config/--log-file``, run as a user runs
+them (the console script in a subprocess) against loopback endpoints."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+from pathlib import Path
+
+import pytest
+import rawrpc
+from mockprovider import MockProvider, Reply, case_reply
+from test_cli_output import cli, env_for, run
+
+SECRET = "sk-doctor-Zq8v3LmN0pX"
+PASSWORD = "hunter2-Rb7w"
+
+
+def _dead_port() -> int:
+    """A loopback port nobody listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def forms_of(secret: str) -> list[str]:
+    """A secret and the forms it could leak in: halves, base64, reversed."""
+    n = len(secret) // 2
+    return [secret, secret[:n], secret[n:], base64.b64encode(secret.encode()).decode(), secret[::-1]]
+
+
+def test_doctor_without_providers_offline(tmp_path: Path):
+    env = env_for(tmp_path / "home")
+    rc, out, err = run(["doctor", "--offline", "--json"], env, tmp_path)
+    assert (rc, err) == (0, "")
+    report = json.loads(out)
+    by = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] is True
+    assert by["python"]["status"] == "ok"
+    assert by["sqlite"]["data"]["fts5"] is True
+    assert by["provider duckduckgo"]["data"] == {
+        "provider": "duckduckgo",
+        "inChain": True,
+        "position": 1,
+        "endpoint": "https://html.duckduckgo.com",
+        "keyVariable": None,
+        "keySet": False,
+    }
+    for pid, var in (("exa", "EXA_API_KEY"), ("tavily", "TAVILY_API_KEY"), ("brave", "BRAVE_SEARCH_API_KEY")):
+        assert by[f"provider {pid}"]["status"] == "skip"
+        assert by[f"provider {pid}"]["data"]["keyVariable"] == var
+        assert by[f"provider {pid}"]["data"]["keySet"] is False
+    assert by["endpoint duckduckgo"] == {
+        "name": "endpoint duckduckgo",
+        "status": "skip",
+        "detail": "not probed (--offline)",
+        "data": {},
+    }
+    assert by["state"]["detail"] == f"{tmp_path / 'home'} (DSH_HOME): not created yet"
+    rc, out, _ = run(["doctor", "--offline"], env, tmp_path)
+    assert rc == 0
+    assert "[skip] provider exa: not configured (no API key: set EXA_API_KEY or providers.exa.apiKey)\n" in out
+    assert out.endswith("\nready\n")
+
+
+def test_doctor_with_providers_names_keys_never_values_and_probes_endpoints(tmp_path: Path):
+    home = tmp_path / "home"
+    (home / "bandit").mkdir(parents=True)
+    (home / "bandit" / "posteriors.json").write_text("x" * 2048)
+    up = MockProvider()
+    up.route("GET", "/", Reply(404, {"content-type": "text/plain"}, b"no route"))
+    try:
+        cfg = tmp_path / "cfg.yml"
+        cfg.write_text(
+            "router:\n  order: [exa, searxng, brave]\n  providers:\n"
+            f"    exa:\n      baseURL: {up.url}\n"
+            f"    brave:\n      baseURL: http://127.0.0.1:{_dead_port()}\n"
+        )
+        env = env_for(
+            home,
+            {
+                "EXA_API_KEY": SECRET,
+                "BRAVE_SEARCH_API_KEY": SECRET + "b",
+                "SEARXNG_BASE_URL": f"http://admin:{PASSWORD}@127.0.0.1:{up.server.server_address[1]}",
+            },
+        )
+        rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "2", "--json"], env, tmp_path)
+        rc_plain, plain, err_plain = run(["doctor", "--config", str(cfg), "--timeout", "2"], env, tmp_path)
+    finally:
+        up.close()
+    for text in (out, err, plain, err_plain):
+        for form in forms_of(SECRET) + forms_of(PASSWORD) + [f"admin:{PASSWORD}"]:
+            assert form not in text
+    assert rc == 0 and rc_plain == 0  # one endpoint does not answer, the others do: a warning
+    report = json.loads(out)
+    by = {c["name"]: c for c in report["checks"]}
+    assert by["config"]["status"] == "ok"
+    assert by["provider exa"]["data"]["keyVariable"] == "EXA_API_KEY"
+    assert by["provider exa"]["data"]["keySet"] is True
+    assert by["provider exa"]["data"]["position"] == 1
+    assert by["provider searxng"]["data"]["endpoint"] == up.url  # credentials stripped
+    assert by["provider tavily"]["detail"] == "not in the configured chain"
+    assert by["endpoint exa"]["status"] == "ok" and by["endpoint exa"]["data"]["httpStatus"] == 404
+    assert by["endpoint searxng"]["status"] == "ok"
+    assert by["endpoint brave"]["status"] == "warn"
+    assert by["endpoint brave"]["detail"].endswith("unreachable (ConnectError)")
+    assert by["state"]["data"]["parts"] == {"bandit": 2048}
+    assert report["summary"] == "ready, with 1 warning: endpoint brave"
+    assert "[  ok] provider exa: chain #1, " + up.url + ", key EXA_API_KEY set\n" in plain
+    # the probe sent no key and no Authorization header
+    assert all("authorization" not in r.headers and "x-api-key" not in r.headers for r in up.requests)
+
+
+def test_doctor_fails_when_no_endpoint_answers(tmp_path: Path):
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(
+        f"router:\n  provider: searxng\n  providers:\n    searxng:\n      baseUrl: http://127.0.0.1:{_dead_port()}\n"
+    )
+    rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "1"], env_for(tmp_path / "home"), tmp_path)
+    assert rc == 1 and err == ""
+    assert out.endswith("\n1 check failed: endpoint searxng\n")
+    assert "[FAIL] endpoint searxng: http://127.0.0.1:" in out
+
+
+def _posteriors(home: Path) -> None:
+    import numpy as np
+    from dsh_sidecar.bandit.context import CLASSES
+    from dsh_sidecar.bandit.policy import ContextualPolicy
+    from dsh_sidecar.bandit.store import PosteriorStore
+
+    p = ContextualPolicy(CLASSES, np.random.default_rng(0), mc_rng=np.random.default_rng(1), discount=1.0)
+    store = PosteriorStore(home)
+    for _ in range(3):
+        store.apply(p, p.update_op("fresh", "thorough", 1.0))
+
+
+def test_bandit_reset_forgets_the_posteriors(tmp_path: Path):
+    home = tmp_path / "home"
+    env = env_for(home)
+    _posteriors(home)
+    (home / "bandit" / "decisions.jsonl").write_text("{}\n")
+    before = json.loads(run(["status", "--json"], env, tmp_path)[1])
+    assert before["bandit"]["classes"]["fresh"]["thorough"]["alpha"] == 4.0
+    rc, out, err = run(["bandit", "reset", "--json"], env, tmp_path)
+    assert (rc, err) == (0, "")
+    assert json.loads(out) == {"removed": [str(home / "bandit" / "posteriors.json")], "dshHome": str(home)}
+    after = json.loads(run(["status", "--json"], env, tmp_path)[1])
+    assert after["bandit"]["classes"]["fresh"]["thorough"] == {"alpha": 1.0, "beta": 1.0, "mean": 0.5}
+    assert (home / "bandit" / "decisions.jsonl").exists()  # kept without --decisions
+    rc, out, _ = run(["bandit", "reset", "--decisions"], env, tmp_path)
+    assert (rc, out) == (0, f"removed {home / 'bandit' / 'decisions.jsonl'}\n")
+    assert run(["bandit", "reset"], env, tmp_path)[1] == f"nothing to reset under {home / 'bandit'}\n"
+
+
+@pytest.fixture
+def searxng():
+    mock = MockProvider()
+    reply, _ = case_reply("searxng", "ok", check=False)
+    mock.route("GET", "/search", reply)
+    yield mock
+    mock.close()
+
+
+def test_serve_takes_a_config_file_and_logs_to_a_file(tmp_path: Path, searxng: MockProvider, monkeypatch):
+    cfg = tmp_path / "sidecar.yml"
+    cfg.write_text(
+        f"router:\n  order: [searxng]\n  providers:\n    searxng:\n      baseUrl: {searxng.url}\nbandit:\n  seed: 3\n"
+    )
+    log = tmp_path / "serve.log"
+    monkeypatch.setattr(
+        rawrpc, "server_command", lambda: cli() + ["serve", "--config", str(cfg), "--log-file", str(log)]
+    )
+    server = rawrpc.RawServer(tmp_path / "home")
+    try:
+        init = server.initialize({"router": {"timeoutMs": 5000}})  # laid over the file's router block
+        assert "result" in init, init
+        status = server.request("dsh/status")["result"]
+        assert status["router"]["chain"] == [{"provider": "searxng", "baseUrl": searxng.url}]
+        assert status["router"]["timeoutMs"] == 5000
+        found = server.request("dsh/search", {"query": "bike chain cleaning", "strategy": "quick"})
+        assert found["result"]["attempts"][0]["outcome"] == "ok"
+        assert server.shutdown() == 0
+    finally:
+        server.close()
+    assert bytes(server.stderr_bytes) == b""  # everything went to the log file
+    lines = log.read_text().splitlines()
+    assert any(line.startswith("[bandit-search] arm=quick reward=") for line in lines)
+    assert (log.stat().st_mode & 0o777) == 0o600
+
+
+def test_serve_refuses_a_bad_config_file_before_serving(tmp_path: Path):
+    cfg = tmp_path / "bad.yml"
+    cfg.write_text("router:\n  order: [nosuch]\n")
+    rc, out, err = run(["serve", "--config", str(cfg)], env_for(tmp_path / "home"), tmp_path)
+    assert (rc, out) == (2, "")
+    assert err.startswith("dsh-search: invalid config: router.order[0]: unknown provider (known: exa, tavily")
+
+
+def test_serve_accepts_the_stdio_flag_language_clients_add(tmp_path: Path, monkeypatch):
+    """vscode-languageclient (TransportKind.stdio) starts ``<command> <args> --stdio``."""
+    monkeypatch.setattr(rawrpc, "server_command", lambda: cli() + ["serve", "--stdio"])
+    server = rawrpc.RawServer(tmp_path / "home")
+    try:
+        assert "result" in server.initialize()
+        assert server.request("dsh/status")["result"]["version"]
+        assert server.shutdown() == 0
+    finally:
+        server.close()

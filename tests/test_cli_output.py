@@ -1,0 +1,371 @@
+"""``dsh-search`` as a user meets it: the real console script in a subprocess, its stdout a
+pipe or a pseudo-terminal (Rich), ``--json`` on success and failure, exit codes, a closed
+pipe, ``NO_COLOR``, ``--help``, and a search against a loopback SearXNG.
+
+Snapshots live in ``tests/data/cli/``; set ``DSH_UPDATE_SNAPSHOTS=1`` to rewrite them after a
+deliberate change of the output (then read the diff).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from conftest import clean_env
+from mockprovider import MockProvider, case_reply
+
+SNAPSHOTS = Path(__file__).parent / "data" / "cli"
+#: Environment variables that change how Rich renders; removed so the host's shell does not leak in.
+RENDER_VARS = ("NO_COLOR", "FORCE_COLOR", "COLORTERM", "CLICOLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "COLUMNS")
+
+
+def cli() -> list[str]:
+    script = Path(sys.executable).parent / "dsh-search"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dsh_sidecar"]
+
+
+def env_for(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in clean_env(home).items() if k not in RENDER_VARS}
+    env.update({"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "40"})
+    env.update(extra or {})
+    return env
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, tty: bool = False) -> tuple[int, str, str]:
+    """Run the CLI; with ``tty`` its stdout is a 100-column pseudo-terminal (stderr stays a pipe)."""
+    if not tty:
+        p = subprocess.run(cli() + args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        cli() + args, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    rc = proc.wait(timeout=120)
+    return rc, b"".join(chunks).decode().replace("\r\n", "\n"), err
+
+
+def snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / name
+    if os.environ.get("DSH_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    assert path.exists(), f"no snapshot {path} (run once with DSH_UPDATE_SNAPSHOTS=1 and review it)"
+    assert text == path.read_text("utf-8")
+
+
+def steady(text: str) -> str:
+    """Output with its timings, timing-derived reward and link ids replaced (they differ run to run)."""
+    text = re.sub(r"\d+ ms", "N ms", text)
+    text = re.sub(r"\x1b]8;id=[^;]*;", "\x1b]8;id=ID;", text)  # OSC 8 hyperlink ids are random
+    return re.sub(r"reward (\x1b\[[0-9;]*m)?\d\.\d{3}", r"reward \g<1>R", text)
+
+
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def colour_codes(text: str) -> set[str]:
+    """The SGR parameters that set a colour (30–39, 40–49, 90–107, 38;…/48;…)."""
+    out = set()
+    for params in SGR.findall(text):
+        for p in params.split(";"):
+            if p and (30 <= int(p) <= 49 or 90 <= int(p) <= 107):
+                out.add(p)
+    return out
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def relhome(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """``DSH_HOME=home`` relative to ``cwd=tmp_path``: the printed paths are the same every run."""
+    return env_for(tmp_path, {"DSH_HOME": "home", **(extra or {})})
+
+
+# ---------------------------------------------------------------------------- status
+
+
+def test_status_in_a_pipe_is_plain_text(home: Path):
+    rc, out, err = run(["status"], relhome(home), home)
+    assert (rc, err) == (0, "")
+    assert "\x1b" not in out
+    snapshot("status.pipe.txt", out)
+
+
+def test_status_on_a_terminal_is_rich_tables_in_colour(home: Path):
+    rc, out, err = run(["status"], relhome(home), home, tty=True)
+    assert (rc, err) == (0, "")
+    assert colour_codes(out), "a terminal gets colour"
+    assert "│ 1 │ duckduckgo │" in out  # a Rich table, not the pipe's text
+    snapshot("status.terminal.txt", out)
+
+
+def test_no_color_keeps_the_tables_and_drops_the_colour(home: Path):
+    rc, out, _ = run(["status"], relhome(home, {"NO_COLOR": "1"}), home, tty=True)
+    assert rc == 0
+    assert colour_codes(out) == set()
+    assert "provider" in out and "duckduckgo" in out
+
+
+def test_status_json_is_the_dsh_status_result(home: Path):
+    rc, out, err = run(["status", "--json"], relhome(home), home)
+    assert (rc, err) == (0, "")
+    doc = json.loads(out)
+    assert set(doc) == {"version", "workspace", "router", "bandit", "suggester", "state"}
+    assert doc["router"]["chain"] == [{"provider": "duckduckgo", "baseUrl": "https://html.duckduckgo.com"}]
+    assert doc["state"]["dshHome"] == "home"
+
+
+# ---------------------------------------------------------------------------- query
+
+
+@pytest.fixture
+def searxng():
+    mock = MockProvider()
+    reply, _ = case_reply("searxng", "ok", check=False)
+    mock.route("GET", "/search", reply)
+    yield mock
+    mock.close()
+
+
+def test_query_pipe_terminal_and_json(home: Path, searxng: MockProvider):
+    env = relhome(home, {"SEARXNG_BASE_URL": searxng.url})
+    args = ["query", "bike chain cleaning", "--strategy", "quick"]
+    rc, out, err = run(args, env, home)
+    assert (rc, err) == (0, "")  # no [bandit-search] line without --verbose
+    snapshot("query.pipe.txt", steady(out))
+    rc, out, err = run(args, env, home, tty=True)
+    assert (rc, err) == (0, "")
+    assert colour_codes(out)
+    snapshot("query.terminal.txt", steady(out))
+    rc, out, err = run([*args, "--json"], env, home)
+    doc = json.loads(out)
+    assert rc == 0 and doc["strategy"] == "quick" and doc["attempts"][0]["provider"] == "searxng"
+    assert [s["url"] for s in doc["sources"]][:1] == [json.loads(out)["sources"][0]["url"]]
+    rc, out, err = run([*args, "--verbose"], env, home)
+    assert rc == 0
+    assert re.fullmatch(r"\[bandit-search\] arm=quick reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ stats=.*\n", err)
+
+
+def test_query_failure_json_is_the_json_rpc_error_and_exit_1(home: Path):
+    # a SearXNG on a port nobody listens on: the only provider of the chain fails
+    env = relhome(home)
+    cfg = home / "dead.yml"
+    cfg.write_text("router:\n  provider: searxng\n  providers:\n    searxng:\n      baseUrl: http://127.0.0.1:9\n")
+    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg), "--json"], env, home)
+    assert rc == 1 and err == ""
+    error = json.loads(out)["error"]
+    assert error["code"] == -32001
+    assert error["message"].startswith("search-router: all configured search providers failed:\n- searxng: ")
+    assert [a["provider"] for a in error["data"]["attempts"]] == ["searxng"]
+    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg)], env, home)
+    assert (rc, out) == (1, "")
+    assert err == error["message"] + "\n"  # the router's text, as the router words it
+
+
+@pytest.mark.parametrize(
+    "args, code, message, data",
+    [
+        (
+            ["query", "x", "--max-results", "0"],
+            -32602,
+            "bad --max-results: Input should be greater than or equal to 1",
+            {"flag": "--max-results"},
+        ),
+        (["query", "--json"], -32602, "Missing argument 'QUERY'.", None),
+        (["suggest", "--tool", "grep", "--json"], -32602, "Missing option '--input' / '-i'.", None),
+        (["frobnicate", "--json"], -32602, "No such command 'frobnicate'.", None),
+        (
+            ["status", "--workspace", "/nonexistent/dsh", "--json"],
+            -32602,
+            "--workspace /nonexistent/dsh is not a folder",
+            {"flag": "--workspace"},
+        ),
+    ],
+)
+def test_usage_errors_as_json_exit_2(home: Path, args, code, message, data):
+    if "--json" not in args:
+        args = [*args, "--json"]
+    rc, out, err = run(args, relhome(home), home)
+    assert rc == 2 and err == ""
+    expected = {"code": code, "message": message, **({"data": data} if data else {})}
+    assert json.loads(out) == {"error": expected}
+
+
+def test_config_error_names_the_key_never_the_value(home: Path):
+    cfg = home / "bad.yml"
+    cfg.write_text("router:\n  timeoutMs: 5\n  providers:\n    exa:\n      apiKey: sk-very-secret-1234\n")
+    rc, out, err = run(["status", "--config", str(cfg), "--json"], relhome(home), home)
+    assert rc == 2 and err == ""
+    assert json.loads(out) == {
+        "error": {
+            "code": -32602,
+            "message": "invalid config: router.timeoutMs: Input should be greater than or equal to 100",
+            "data": {"key": "router.timeoutMs"},
+        }
+    }
+    rc, out, err = run(["status", "--config", str(cfg)], relhome(home), home)
+    assert (rc, out) == (2, "")
+    assert err == "dsh-search: invalid config: router.timeoutMs: Input should be greater than or equal to 100\n"
+
+
+# ---------------------------------------------------------------------------- pipes, help
+
+
+def test_a_closed_stdout_ends_quietly_with_141(home: Path):
+    """``dsh-search status | head -0``: the reader is gone before the first write."""
+    proc = subprocess.Popen(
+        cli() + ["status"], env=relhome(home), cwd=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the interpreter has even started: the write must hit EPIPE
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""  # no BrokenPipeError traceback, no "Exception ignored" line
+
+
+def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
+    p = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {' '.join(cli())} status | head -1"],
+        env=relhome(home),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.stdout.startswith("bandit posteriors Beta(alpha, beta) per query class")
+    assert p.stderr == ""
+
+
+#: The one-line description each command's --help starts with.
+DESCRIPTIONS = {
+    "serve": "Serve JSON-RPC (LSP framing) on stdin/stdout: what a harness spawns.",
+    "query": "Run one web search through the router's chain and print the sources.",
+    "suggest": "Say what the suggester would tell an agent after one tool call (runs even when disabled).",
+    "status": "Show the resolved chain with each provider's health, the bandit's posteriors and where state lives.",
+    "doctor": "Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state.",
+    "replay": "Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes.",
+    "bandit": "Look after the bandit's learned posteriors.",
+    "bandit reset": "Forget what the bandit learned: delete its posteriors under $DSH_HOME (the prior Beta(1, 1) again).",
+}
+
+
+@pytest.mark.parametrize(
+    "command", ["serve", "query", "suggest", "status", "doctor", "replay", "bandit", "bandit reset"]
+)
+def test_every_command_help_has_a_description_an_example_and_the_environment(home: Path, command):
+    rc, out, err = run([*command.split(), "--help"], relhome(home), home)
+    assert (rc, err) == (0, "")
+    text = " ".join(out.replace("│", " ").split())
+    assert f"Usage: dsh-search {command} [OPTIONS]" in text
+    assert DESCRIPTIONS[command] in text
+    assert f"Example: dsh-search {command}" in text
+    assert "Environment: " in text and "DSH_HOME" in text
+    assert "Exit codes: 0 ok, 1 failed" in text
+
+
+def test_mcp_options_and_help_belong_to_the_mcp_server(home: Path):
+    rc, out, _ = run(["mcp", "--help"], relhome(home), home)
+    assert rc == 0 and out.startswith("usage: dsh-search mcp ")
+    rc, out, _ = run(["--help"], relhome(home), home)
+    assert "Serve the sidecar's tools over MCP on stdio (the [mcp] extra;" in " ".join(out.replace("│", " ").split())
+
+
+def test_version(home: Path):
+    from dsh_sidecar import __version__
+
+    assert run(["--version"], relhome(home), home) == (0, f"dsh-search {__version__}\n", "")
+
+
+def _run_stderr_tty(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal (where the progress goes) and stdout a pipe."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        cli() + args, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    return proc.wait(timeout=120), out, b"".join(chunks).decode()
+
+
+def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: Path):
+    from mockprovider import Reply
+
+    mock = MockProvider()
+    reply, _ = case_reply("searxng", "ok", check=False)
+    mock.route("GET", "/search", Reply(reply.status, reply.headers, reply.body, delay_s=1.5))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        rc, out, err = _run_stderr_tty(["query", "slow", "-s", "quick"], env, home)
+        assert rc == 0 and out.startswith("quick · 5 sources · ")
+        assert "Searching (quick)…" in err  # the spinner's line
+        assert "\x1b[?25h" in err  # the cursor is given back
+        assert err.endswith("\x1b[1A\x1b[2K")  # transient: its line is erased, nothing is left
+        rc, out, err = _run_stderr_tty(["query", "slow", "-s", "quick", "--quiet"], env, home)
+        assert rc == 0 and out.startswith("quick · 5 sources · ")
+        assert err == ""
+    finally:
+        mock.close()
+
+
+def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
+    """A provider's title with an OSC window-title sequence, a cursor move and Rich markup."""
+    from mockprovider import Reply
+
+    hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/]"
+    body = {
+        "query": "x",
+        "results": [
+            {"url": "https://example.com/a", "title": hostile, "content": "snip\x1b[31mpet\rline", "engine": "e"}
+        ],
+    }
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        for tty in (False, True):
+            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            assert rc == 0, err
+            visible = SGR.sub("", out)
+            assert "pwned" not in out and "[2J" not in out
+            assert "\x1b]0;" not in out and "\x1b[2J" not in out and "\r" not in out.replace("\r\n", "\n")
+            assert "Real title [bold red]not markup[/]" in visible
+            assert "snippet line" in visible  # the colour code dropped, the CR a space
+        rc, out, _ = run(["query", "x", "-s", "quick", "--json"], env, home)
+        assert json.loads(out)["sources"][0]["title"] == hostile  # --json keeps the data as it came
+    finally:
+        mock.close()

@@ -1,0 +1,68 @@
+"""The VS Code extension's manifest: the ``dsh.initializationOptions`` schema matches the
+sidecar's config models, the command settings are machine-scoped, untrusted workspaces cannot
+set what runs, and the package has what the Marketplace and Open VSX need."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+from dsh_sidecar.bandit import BanditConfig
+from dsh_sidecar.router.config import CANONICAL_ORDER
+from dsh_sidecar.suggester import SuggesterConfig
+
+VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
+PKG = json.loads((VSCODE / "package.json").read_text("utf-8"))
+PROPS = PKG["contributes"]["configuration"]["properties"]
+SCHEMA = PROPS["dsh.initializationOptions"]
+
+
+def test_schema_is_generated_from_the_current_config_models():
+    script = VSCODE / "scripts" / "initialization_options_schema.py"
+    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_schema_names_every_config_key_and_refuses_others():
+    assert SCHEMA["additionalProperties"] is False
+    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester"}
+    bandit = SCHEMA["properties"]["bandit"]
+    assert set(bandit["properties"]) == {f.alias or n for n, f in BanditConfig.model_fields.items()}
+    suggester = SCHEMA["properties"]["suggester"]
+    assert set(suggester["properties"]) == {f.alias or n for n, f in SuggesterConfig.model_fields.items()}
+    assert suggester["properties"]["sectionMode"]["enum"] == ["off", "sticky"]
+    router = SCHEMA["properties"]["router"]["properties"]
+    assert router["timeoutMs"] == {"type": "integer", "default": 10000, "minimum": 100}
+    assert router["order"]["items"]["enum"] == list(CANONICAL_ORDER)
+    assert set(router["providers"]["properties"]) == set(CANONICAL_ORDER)
+    assert {"apiKey", "apiKeyEnv", "baseURL", "baseUrl", "baseUrlEnv", "model"} <= set(
+        router["providers"]["properties"]["exa"]["properties"]
+    )
+
+
+def test_command_settings_are_machine_scoped_and_restricted_in_untrusted_workspaces():
+    assert PROPS["dsh.sidecar.command"]["scope"] == "machine"
+    assert PROPS["dsh.sidecar.args"]["scope"] == "machine"
+    untrusted = PKG["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] == "limited"
+    assert set(untrusted["restrictedConfigurations"]) == {
+        "dsh.sidecar.command",
+        "dsh.sidecar.args",
+        "dsh.initializationOptions",
+    }
+
+
+def test_package_is_ready_for_the_marketplace_and_open_vsx():
+    for name in ("README.md", "LICENSE"):
+        assert (VSCODE / name).stat().st_size > 500, name
+    icon = (VSCODE / PKG["icon"]).read_bytes()
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", icon[16:24]) == (128, 128)  # the Marketplace's minimum
+    assert PKG["repository"]["url"].startswith("https://")
+    assert PKG["license"] == "MIT" and PKG["publisher"] and PKG["version"]
+    lock = json.loads((VSCODE / "package-lock.json").read_text("utf-8"))
+    assert "node_modules/@vscode/vsce" in lock["packages"] and "node_modules/ovsx" in lock["packages"]
+    assert "npx" not in PKG["scripts"]["package"]  # vsce from the lockfile, not fetched

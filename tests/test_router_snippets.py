@@ -1,0 +1,93 @@
+"""Snippets keep their text (issue 16, item 1): code-like text in every provider's fields comes
+back as written; markup is removed only from fields a provider documents as HTML (Brave's
+``description``, DuckDuckGo's page), with an HTML parser; entities are decoded everywhere.
+Real HTTP to a loopback mock in each provider's wire format."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_sidecar.router.normalize import RawItem, clean_text, normalize
+from dsh_sidecar.router.providers import PROVIDERS
+from providerbodies import answer
+from test_router_providers import ALL, ROUTES, router_for
+
+CODE_LIKE = [
+    ("Vec<T> in std::vec - Rust", "Use Vec<String> when n < 10 and m > 2."),
+    ("HashMap<K, V> & BTreeMap<K, V>", "fn f<'a>(x: &'a str) -> Option<&'a str> { None }"),
+    ("<script> is not a tag here", "if (a<b && c>d) return x<<2; // <br> <!-- -->"),
+    ("std::vector<int>::iterator", "List<Map<String, Integer>> m = new ArrayList<>();"),
+]
+
+
+def items(pairs):
+    return [{"url": f"https://ex.example/{i}", "title": t, "snippet": s} for i, (t, s) in enumerate(pairs)]
+
+
+@pytest.mark.parametrize("provider", ALL)
+async def test_code_like_text_survives_every_provider(provider, mock_provider):
+    mock_provider.route(*ROUTES[provider], answer(provider, items(CODE_LIKE)))
+    router = router_for(provider, mock_provider)
+    try:
+        res = await router.search("rust vec", 10)
+    finally:
+        await router.aclose()
+    got = [(s.title, s.snippet) for s in res.sources]
+    assert got == CODE_LIKE
+
+
+@pytest.mark.parametrize("provider", ["brave", "duckduckgo"])
+async def test_documented_html_fields_lose_their_markup_only(provider, mock_provider):
+    """Brave's highlighted descriptions and DuckDuckGo's page: ``<strong>``/``<b>`` go, the
+    escaped code-like text inside stays."""
+    mock_provider.route(*ROUTES[provider], answer(provider, items(CODE_LIKE[:2]), markup=("<strong>", "</strong>")))
+    router = router_for(provider, mock_provider)
+    try:
+        res = await router.search("rust vec", 10)
+    finally:
+        await router.aclose()
+    assert [s.snippet for s in res.sources] == [s for _, s in CODE_LIKE[:2]]
+
+
+@pytest.mark.parametrize("provider", ["exa", "tavily", "perplexity", "searxng", "deepseek"])
+async def test_plain_text_fields_keep_tag_like_text_and_decode_entities(provider, mock_provider):
+    pairs = [("a <b>bold</b> claim", "Tom &amp; Jerry&#39;s &lt;T&gt; &#x2F; &nbsp;end")]
+    mock_provider.route(*ROUTES[provider], answer(provider, items(pairs)))
+    router = router_for(provider, mock_provider)
+    try:
+        res = await router.search("q", 10)
+    finally:
+        await router.aclose()
+    assert (res.sources[0].title, res.sources[0].snippet) == ("a <b>bold</b> claim", "Tom & Jerry's <T> / end")
+
+
+def test_html_fields_are_declared_by_the_providers_that_document_html():
+    assert {pid: set(p.HTML_FIELDS) for pid, p in PROVIDERS.items() if p.HTML_FIELDS} == {
+        "brave": {"snippet"},
+        "duckduckgo": {"title", "snippet"},
+    }
+
+
+def test_clean_text_html_and_plain():
+    assert clean_text("Vec<T> n < 10") == "Vec<T> n < 10"
+    assert clean_text("<b>Vec</b>&lt;T&gt;", is_html=True) == "Vec<T>"
+    assert clean_text("a<br>b <!-- c --> <i>d</i>", is_html=True) == "ab d"
+    assert clean_text("broken <b unclosed", is_html=True) == "broken"
+    assert clean_text("nul\x00 byte\x07 <i>x</i>", is_html=True) == "nul byte x"
+    assert clean_text("<p></p>", is_html=True) is None
+    assert clean_text("&amp;lt;", is_html=False) == "&lt;"  # decoded once, never twice
+
+
+def test_normalisation_stops_after_max_results_plus_one():
+    """Items past the cap (+1, to know ``truncated``) are never normalised: a title that would
+    fail to normalise (not a string: dropped field) far down the list is never looked at."""
+
+    class Exploding:
+        def __getattribute__(self, name):
+            raise AssertionError("normalised an item past the cap")
+
+    raw = [RawItem(url=f"https://x.example/{i}", title=f"t{i}") for i in range(6)]
+    raw.append(RawItem(url="https://x.example/late", title=Exploding()))
+    sources, truncated = normalize(raw, 5)
+    assert [s.title for s in sources] == ["t0", "t1", "t2", "t3", "t4"] and truncated is True
+    sources, truncated = normalize(raw[:5], 5)
+    assert len(sources) == 5 and truncated is False
