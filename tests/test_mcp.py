@@ -20,9 +20,13 @@ from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_pa
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
+NOTE = (
+    "search-suggester: in this repository, look here for the package version:\n"
+    "- src/demo_pkg/__init__.py — defines __version__\n"
+    "- pyproject.toml — the manifest's version field"  # it declares the dynamic version's source
+)
 SECTION_START = (
-    "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py\n"
+    "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py, pyproject.toml\n"
     "- Path: src/demo_pkg/__init__.py\n- Dependency: pyproject.toml\n- Test: tests/conftest.py, tests/test_core.py\n- Doc: README.md, docs/index.md"
 )
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
@@ -130,7 +134,10 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
         "intent": "Version",
         "k": where.structured_content["k"],
         "about": "the package version",
-        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+        "targets": [
+            {"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"},
+            {"path": "pyproject.toml", "reason": "the manifest's version field"},
+        ],
     }
     assert 0.85 <= where.structured_content["k"] < 1
     assert nothing.structured_content == {"intent": None, "targets": []}

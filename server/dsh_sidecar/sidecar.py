@@ -42,6 +42,9 @@ from dsh_sidecar.workspace.content import ContentIndexer
 
 log = logging.getLogger(__name__)
 
+#: Longest wait of a sticky-section request (a session's start) for the background projection, s.
+SECTION_WAIT_S = 5.0
+
 LogSink = Callable[[str], None]
 
 
@@ -179,7 +182,8 @@ class Sidecar:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
         ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
         when no intent applies. No ledger line, no cooldown: asking is not a tool call."""
-        if not self.suggester.ready:  # asked before (or without) the background projection
+        if not self.suggester.ready or self.graph.building or self.content.building:
+            # asked on demand before (or without) the background projection: answer from all of it
             self.wait_for_graph(60.0)
         hit = self.suggester.where_is(tool, tool_input)
         if hit is None:
@@ -202,6 +206,8 @@ class Sidecar:
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
+        if not self.suggester.ready or self.graph.building or self.content.building:
+            self.wait_for_graph(SECTION_WAIT_S)  # the section (session start) lists the whole projection
         text = self.suggester.section_text(session_id)
         if text is None:
             return AssembleSectionResult(section=None)

@@ -760,8 +760,9 @@ class Suggester:
 
     @property
     def ready(self) -> bool:
-        """Whether the targets are prepared."""
-        return self.view is not None
+        """Whether the targets are prepared (or there is nothing to prepare: no workspace, or
+        no pack applies)."""
+        return self.view is not None or self.root is None or (self.active is not None and not self.active.rows)
 
     def status(self) -> dict[str, Any]:
         """Counters, packs and the ledger path for ``dsh/status``."""

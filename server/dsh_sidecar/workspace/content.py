@@ -1,5 +1,5 @@
 """The workspace content index: SQLite FTS5 (standard library), BM25-ranked, over path tokens
-and text, plus the file *facts* read from contents — built in a child process, read in-process.
+and text, plus the file *facts* read from contents — built in a background thread.
 
 **What is indexed** (one row per listed file, each file read once, at most
 :data:`MAX_READ_BYTES`): ``path`` = the path's words (folders, stem, extension, snake/camel
@@ -27,13 +27,14 @@ Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest namin
 maintainers), ``env-config`` (code reading environment variables), ``test-config`` (pytest/jest/
 vitest/… configuration).
 
-**Building**: :class:`ContentIndexer` runs ``python -m dsh_sidecar.workspace.content`` as a
-child process at low priority, handing it the listing the workspace graph already made (the
-workspace is listed once): no request thread ever waits for it and the server's GIL never
-serves it. The database (WAL mode) lives under ``$DSH_HOME/workspace/``; a file whose mtime and
-size match its row is not read again, so a restart or a ``didChangeWatchedFiles`` batch only
-re-reads what changed. A changed file gets a new row and its old row is marked dead; past
-:data:`DEAD_RATIO` dead rows the child rebuilds into a new file and renames it over.
+**Building**: :class:`ContentIndexer` syncs the database on its own worker thread from the
+listing the workspace graph already made (the workspace is listed once; no process is started:
+only ``gitcmd`` does that): no request ever waits for it, and every :data:`YIELD_EVERY` files it
+hands the GIL to a waiting request (SQLite itself runs without the GIL). The database (WAL
+mode) lives under ``$DSH_HOME/workspace/``; a file whose mtime and size match its row is not
+read again, so a restart or a ``didChangeWatchedFiles`` batch only re-reads what changed. A
+changed file gets a new row and its old row is marked dead; past :data:`DEAD_RATIO` dead rows
+the database is rebuilt.
 
 Without FTS5 in the Python build (:func:`fts5_available`), nothing is built, the facts are
 computed from names only, and ``status()`` says so.
@@ -41,15 +42,11 @@ computed from names only, and ``status()`` says so.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import logging
 import os
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -70,14 +67,14 @@ MAX_READ_BYTES: Final = 256 * 1024
 MAX_FILE_BYTES: Final = 2 * 1024 * 1024
 #: Most distinct words indexed per file.
 MAX_WORDS: Final = 4000
-#: Share of dead rows past which the child rebuilds the database from scratch.
+#: Share of dead rows past which the database is rebuilt from scratch.
 DEAD_RATIO: Final = 0.3
 #: Rows per transaction of the builder.
 BATCH: Final = 500
 #: Column weights of BM25 (path words count more than body words): ``bm25(fts, path, body)``.
 BM25_WEIGHTS: Final = (4.0, 1.0)
-#: Seconds a child build may run before it is stopped.
-BUILD_TIMEOUT_S: Final = 600.0
+#: Files between two GIL hand-overs of the indexing thread to the request thread.
+YIELD_EVERY: Final = 8
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
 _SPLIT_PATH = re.compile(r"[/._\-\s]+")
@@ -392,7 +389,7 @@ def _open_file(root: Path, rel: str) -> bytes | None:
 
 
 class ContentDB:
-    """One content database (module docstring): the writer (child process) and reader sides."""
+    """One content database (module docstring): the writer (indexing thread) and reader sides."""
 
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
@@ -423,9 +420,12 @@ class ContentDB:
 
     # ------------------------------------------------------------------ writer
 
-    def sync(self, root: Path, listing: list[str], only: list[str] | None = None) -> dict[str, Any]:
+    def sync(
+        self, root: Path, listing: list[str], only: list[str] | None = None, yield_every: int = 0
+    ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
-        those paths (a ``didChangeWatchedFiles`` batch). Returns counts and timings."""
+        those paths (a ``didChangeWatchedFiles`` batch). ``yield_every``: hand the GIL to other
+        threads (``time.sleep(0)``) every so many files (0: never). Returns counts."""
         t0 = time.process_time()
         con = self.con
         known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
@@ -438,7 +438,9 @@ class ContentDB:
         base = str(root) + os.sep
         pending = 0
         con.execute("BEGIN")
-        for rel in todo:
+        for n, rel in enumerate(todo, 1):
+            if yield_every and n % yield_every == 0:
+                time.sleep(0)  # a waiting request thread takes the GIL now, not after 5 ms
             old = known.get(rel)
             if rel not in wanted:
                 if old is not None:
@@ -550,64 +552,15 @@ class ContentDB:
             return []
 
 
-# ---------------------------------------------------------------------------- the child process
-
-
-def _child_main(argv: list[str] | None = None) -> int:
-    """``python -m dsh_sidecar.workspace.content --root R --db D [--only]``: read NUL-separated
-    repo-relative paths on stdin (the listing, or with ``--only`` the changed paths followed by
-    a NUL NUL and the listing), sync the database, print one JSON line of figures."""
-    p = argparse.ArgumentParser()
-    p.add_argument("--root", required=True, type=Path)
-    p.add_argument("--db", required=True, type=Path)
-    p.add_argument("--only", action="store_true")
-    args = p.parse_args(argv)
-    try:
-        os.nice(10)
-    except (OSError, AttributeError):
-        pass
-    raw = sys.stdin.buffer.read().decode("utf-8", "replace")
-    only: list[str] | None = None
-    if args.only:
-        changed, _, rest = raw.partition("\0\0")
-        only = [x for x in changed.split("\0") if x]
-        raw = rest
-    listing = [x for x in raw.split("\0") if x]
-    root = args.root.resolve()
-    t0 = time.perf_counter()
-    try:
-        db = ContentDB(args.db)
-    except sqlite3.DatabaseError:
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(args.db) + suffix).unlink(missing_ok=True)
-        db = ContentDB(args.db)
-    if only is None and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
-        db.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(args.db) + suffix).unlink(missing_ok=True)
-        db = ContentDB(args.db)
-    stats = db.sync(root, listing, only)
-    db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.close()
-    stats["wallS"] = round(time.perf_counter() - t0, 3)
-    try:
-        stats["dbBytes"] = args.db.stat().st_size
-    except OSError:
-        stats["dbBytes"] = 0
-    import resource
-
-    stats["childMaxRssKiB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    stats["childCpuS"] = round(time.process_time(), 3)
-    sys.stdout.write(json.dumps(stats) + "\n")
-    return 0
+# ---------------------------------------------------------------------------- the indexer
 
 
 class ContentIndexer:
-    """Keeps the content database of one workspace up to date from a child process, and
-    answers lookups from a read-only connection (the hot path never waits for the child).
+    """Keeps the content database of one workspace up to date from a worker thread, and
+    answers lookups from a read-only connection (the hot path never waits for the worker).
 
     :meth:`start` (a full sync from a listing) and :meth:`refresh` (changed paths) queue work;
-    one child runs at a time, later requests coalesce. Lookups before the first sync finishes
+    one sync runs at a time, later requests coalesce. Lookups before the first sync finishes
     answer from the previous database (a restart) or nothing. ``facts`` is kept in memory.
     """
 
@@ -631,14 +584,13 @@ class ContentIndexer:
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()
         self._idle.set()
-        self._proc: subprocess.Popen[bytes] | None = None
         self._closed = False
         if self.available and self.db_path is not None and self.db_path.exists():
             self._reopen()  # yesterday's index answers while today's sync runs
 
     @property
     def building(self) -> bool:
-        """Whether a child is syncing (or queued work waits for one)."""
+        """Whether a sync runs (or queued work waits for one)."""
         return not self._idle.is_set()
 
     @property
@@ -679,11 +631,8 @@ class ContentIndexer:
         return self._idle.wait(timeout)
 
     def close(self) -> None:
-        """Stop a running child and close the reader."""
+        """Stop syncing (after the running batch) and close the reader."""
         self._closed = True
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -705,43 +654,36 @@ class ContentIndexer:
                 self._kick()
 
     def _sync(self, listing: list[str], only: list[str] | None) -> None:
+        """One sync on this worker thread (its own writer connection); a database past
+        :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch."""
         assert self.root is not None and self.db_path is not None
-        cmd = [
-            sys.executable,
-            "-m",
-            "dsh_sidecar.workspace.content",
-            "--root",
-            str(self.root),
-            "--db",
-            str(self.db_path),
-        ]
-        payload = "\0".join(listing)
-        if only is not None:
-            cmd.append("--only")
-            payload = "\0".join(only) + "\0\0" + payload
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_child_env()
-            )
-            out, err = self._proc.communicate(payload.encode("utf-8", "replace"), timeout=BUILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.communicate()
-            self.error = f"content index build stopped after {BUILD_TIMEOUT_S:g} s"
+            try:
+                db = ContentDB(self.db_path)
+            except sqlite3.DatabaseError:
+                self._drop_files()
+                db = ContentDB(self.db_path)
+            if only is None and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
+                db.close()
+                self._drop_files()
+                db = ContentDB(self.db_path)
+            try:
+                stats = db.sync(self.root, listing, only, yield_every=YIELD_EVERY)
+                db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                db.close()
+        except (sqlite3.Error, OSError) as exc:
+            self.error = f"content index build failed ({type(exc).__name__}: {exc})"[:300]
             log.warning("workspace content index: %s", self.error)
             return
-        except OSError as exc:
-            self.error = f"content index build could not start ({exc.strerror})"
-            log.warning("workspace content index: %s", self.error)
-            return
-        if self._proc.returncode != 0:
-            self.error = (err.decode("utf-8", "replace").strip().splitlines() or ["failed"])[-1][:300]
-            log.warning("workspace content index build failed: %s", self.error)
-            return
+        stats["wallS"] = round(time.perf_counter() - t0, 3)
+        stats["cpuS"] = round(time.thread_time() - c0, 3)
         try:
-            self.stats = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            self.stats = {}
+            stats["dbBytes"] = self.db_path.stat().st_size
+        except OSError:
+            stats["dbBytes"] = 0
+        self.stats = stats
         self.error = None
         self.builds += 1
         self._reopen()
@@ -750,6 +692,14 @@ class ContentIndexer:
                 self.on_ready(self)
             except Exception as exc:  # a listener failure must not stop the indexer
                 log.warning("workspace content index listener failed: %s", exc)
+
+    def _drop_files(self) -> None:
+        assert self.db_path is not None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.db_path) + suffix).unlink(missing_ok=True)
 
     def _reopen(self) -> None:
         assert self.db_path is not None
@@ -817,14 +767,3 @@ class ContentIndexer:
             **({"error": self.error} if self.error else {}),
             **self.stats,
         }
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    here = str(Path(__file__).resolve().parents[2])  # the folder holding dsh_sidecar
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
-if __name__ == "__main__":
-    raise SystemExit(_child_main())
