@@ -60,7 +60,7 @@ from dsh_sidecar.workspace.kinds import classify
 log = logging.getLogger(__name__)
 
 #: Schema version of the database (a different one is rebuilt).
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 #: Most bytes read of one file.
 MAX_READ_BYTES: Final = 256 * 1024
 #: Largest file read at all (bigger ones get path tokens only).
@@ -370,6 +370,15 @@ def db_path(cache_dir: Path, root: Path) -> Path:
     return cache_dir / f"{slug}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}.content.sqlite"
 
 
+#: Longest a content lookup on the request path may take, seconds (then it answers no match).
+SEARCH_BUDGET_S: Final = 0.0015
+#: SQLite virtual-machine steps between two checks of that budget.
+PROGRESS_STEPS: Final = 2000
+#: A word in more than this share of the files (and in more than :data:`MIN_DF_CAP`) is left
+#: out of a lookup: it matches nearly everything and only slows the ranking down.
+MAX_DF_SHARE: Final = 0.05
+MIN_DF_CAP: Final = 50
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, rid INTEGER UNIQUE, mtime_ns INTEGER, size INTEGER,"
@@ -377,6 +386,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS dead(rid INTEGER PRIMARY KEY)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full,"
     " tokenize='porter unicode61')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')",
 )
 
 
@@ -533,23 +543,48 @@ class ContentDB:
             paths.sort()
         return out
 
-    def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
+    def search(
+        self, words: Iterable[str], limit: int = 20, budget_s: float = SEARCH_BUDGET_S
+    ) -> list[tuple[str, float]]:
         """Files matching any of ``words`` (OR), BM25 best first: ``[(path, score > 0)]``.
-        Words are quoted (FTS5 syntax in them is literal); an empty list gives ``[]``."""
+
+        Words are quoted (FTS5 syntax in them is literal); a word in more than
+        :data:`MAX_DF_SHARE` of the files tells nothing and is left out (document frequencies
+        from ``fts5vocab``); the query is interrupted after ``budget_s`` seconds (SQLite's
+        progress handler), which answers ``[]``: a lookup on the request path stays bounded
+        on any workspace. An empty list of words gives ``[]``."""
         terms = [w for w in dict.fromkeys(x.lower() for x in words if _WORD.fullmatch(x or "")) if w not in STOP_WORDS]
         if not terms:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms[:16])
-        sql = (
-            "SELECT f.path, -bm25(fts, ?, ?) AS s FROM fts JOIN files f ON f.rid = fts.rowid "
-            "WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?) LIMIT ?"
-        )
-        w1, w2 = BM25_WEIGHTS
+        deadline = time.perf_counter() + budget_s
+        self.con.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, PROGRESS_STEPS)
         try:
+            live = self._live_rows()
+            rare = []
+            for t in terms[:16]:
+                row = self.con.execute("SELECT doc FROM fts_vocab WHERE term = ?", (t,)).fetchone()
+                if row is not None and row[0] <= max(MIN_DF_CAP, MAX_DF_SHARE * live):
+                    rare.append(t)
+            if not rare:
+                return []
+            match = " OR ".join(f'"{t}"' for t in rare)
+            sql = (
+                "SELECT f.path, -bm25(fts, ?, ?) AS s FROM fts JOIN files f ON f.rid = fts.rowid "
+                "WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?) LIMIT ?"
+            )
+            w1, w2 = BM25_WEIGHTS
             return [(p, float(s)) for p, s in self.con.execute(sql, (w1, w2, match, w1, w2, limit))]
-        except sqlite3.Error as exc:
+        except sqlite3.Error as exc:  # interrupted (over budget) or a query problem: no match
             log.debug("content index query failed: %s", exc)
             return []
+        finally:
+            self.con.set_progress_handler(None, 0)
+
+    def _live_rows(self) -> int:
+        cached = getattr(self, "_live", None)
+        if cached is None:
+            cached = self._live = self.live_rows()
+        return cached
 
 
 # ---------------------------------------------------------------------------- the indexer
