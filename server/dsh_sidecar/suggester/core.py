@@ -279,7 +279,9 @@ class Suggester:
         """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
         (when it has run) and the docs pages."""
         out: dict[str, set[str]] = {}
-        for f in files:
+        for n, f in enumerate(files):
+            if n % 1024 == 1023:
+                time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
             kind = kind_map.get(f, "other")
             out.setdefault(kind, set()).add(f)
             for fact in facts_of(f, kind, None):
