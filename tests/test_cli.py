@@ -51,5 +51,4 @@ def test_suggest_names_the_version_file(capsys, workspace, tmp_path, monkeypatch
     assert capsys.readouterr().out == (
         "search-suggester: in this repository, look here for the package version:\n"
         "- src/demo_pkg/__init__.py — defines __version__\n"
-        "- pyproject.toml — the manifest's version field\n"  # dynamic = ["version"] and its source
     )

@@ -28,14 +28,15 @@ def test_schema_is_generated_from_the_current_config_models():
 
 def test_schema_names_every_config_key_and_refuses_others():
     assert SCHEMA["additionalProperties"] is False
-    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester"}
+    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester", "logMessages"}
+    assert SCHEMA["properties"]["logMessages"]["enum"] == ["all", "decisions", "none"]
     bandit = SCHEMA["properties"]["bandit"]
     assert set(bandit["properties"]) == {f.alias or n for n, f in BanditConfig.model_fields.items()}
     suggester = SCHEMA["properties"]["suggester"]
     assert set(suggester["properties"]) == {f.alias or n for n, f in SuggesterConfig.model_fields.items()}
     assert suggester["properties"]["sectionMode"]["enum"] == ["off", "sticky"]
     router = SCHEMA["properties"]["router"]["properties"]
-    assert router["timeoutMs"] == {"type": "integer", "default": 10000, "minimum": 100}
+    assert router["timeoutMs"] == {"type": "integer", "default": 10000, "minimum": 100, "maximum": 600000}
     assert router["order"]["items"]["enum"] == list(CANONICAL_ORDER)
     assert set(router["providers"]["properties"]) == set(CANONICAL_ORDER)
     assert {"apiKey", "apiKeyEnv", "baseURL", "baseUrl", "baseUrlEnv", "model"} <= set(

@@ -20,13 +20,9 @@ from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_pa
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-NOTE = (
-    "search-suggester: in this repository, look here for the package version:\n"
-    "- src/demo_pkg/__init__.py — defines __version__\n"
-    "- pyproject.toml — the manifest's version field"  # it declares the dynamic version's source
-)
+NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 SECTION_START = (
-    "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py, pyproject.toml\n"
+    "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py\n"
     "- Path: src/demo_pkg/__init__.py\n- Dependency: pyproject.toml\n- Test: tests/conftest.py, tests/test_core.py\n- Doc: README.md, docs/index.md"
 )
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
@@ -134,10 +130,7 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
         "intent": "Version",
         "k": where.structured_content["k"],
         "about": "the package version",
-        "targets": [
-            {"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"},
-            {"path": "pyproject.toml", "reason": "the manifest's version field"},
-        ],
+        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
     }
     assert 0.85 <= where.structured_content["k"] < 1
     assert nothing.structured_content == {"intent": None, "targets": []}
@@ -228,3 +221,97 @@ def test_missing_sdk_message(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "dsh_sidecar.mcp.server", raising=False)
     assert front.run(["--help"]) == 2
     assert capsys.readouterr().err == front.MISSING_SDK
+    # the install it names is the README's (dsh-search-sidecar is not on PyPI)
+    assert (
+        front.MISSING_SDK == "dsh-search mcp: the MCP SDK is not installed; in the checkout, pip install -e '.[mcp]'\n"
+    )
+
+
+async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):
+    """Whatever shape the hook fields take (a missing or non-string tool_name, a session_id
+    that is a number, tool_input as a list, a number or the JSON text of a list), the hook
+    answers {} and never a tool error that Claude Code would report as a failed hook."""
+    shapes = [
+        {},
+        {"tool_input": "{}"},
+        {"tool_name": 5, "tool_input": "{}"},
+        {"tool_name": None, "tool_input": "{}"},
+        {"tool_name": "Grep", "tool_input": ["a"]},
+        {"tool_name": "Grep", "tool_input": 5},
+        {"tool_name": "Grep", "tool_input": "[" * 300 + "]" * 300},
+        {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": 5},
+        {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "tool_use_id": ["x"]},
+        {"tool_name": ["Grep"], "tool_input": '{"pattern": "__version__"}', "hook_event_name": {"a": 1}},
+    ]
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        results = [await s.call_tool("post_tool_use", args) for args in shapes]
+        section = await s.call_tool("session_start", {"session_id": 5, "hook_event_name": ["UserPromptSubmit"]})
+        # and a well-formed call after them still notes
+        good = await s.call_tool(
+            "post_tool_use", {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": "ok"}
+        )
+    for args, res in zip(shapes, results):
+        assert not res.is_error, (args, res.content)
+        assert res.structured_content == {}, args
+        assert json.loads(res.content[0].text) == {}
+    assert good.structured_content == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": NOTE}
+    }
+    assert not section.is_error  # the sticky section, under the default event name
+    assert section.structured_content == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
+    }
+
+
+def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
+    """Raw newline-delimited JSON over real stdio: a request nested deeper than the SDK's parser
+    accepts (200 levels), or with a malformed envelope, is answered -32600 with its own id
+    (the SDK alone drops it and the client waits forever); garbage with no id stays silent;
+    the server keeps serving after them."""
+    import select
+    import subprocess
+
+    proc = subprocess.Popen(
+        [command(), "mcp", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"DSH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        bufsize=0,  # unbuffered: select() then sees every byte not yet read
+    )
+
+    def send(line: bytes) -> None:
+        proc.stdin.write(line + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "no answer within 30 s"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+        assert answer()["id"] == 0
+        send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        deep = b'{"a":' * 300 + b"1" + b"}" * 300
+        send(
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"where_is","arguments":{"tool_name":"Grep","tool_input":'
+            + deep
+            + b"}}}"
+        )
+        send(b"this is not JSON")  # no id: nothing to answer
+        send(b'{"jsonrpc": "2.0", "id": "eight", "method": 5}')
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).encode())
+        got = [answer() for _ in range(3)]
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    error = {
+        "code": -32600,
+        "message": "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)",
+    }
+    assert got[0] == {"jsonrpc": "2.0", "id": 7, "error": error}
+    assert got[1] == {"jsonrpc": "2.0", "id": "eight", "error": error}
+    assert got[2]["id"] == 9 and "where_is" in {t["name"] for t in got[2]["result"]["tools"]}
+    assert proc.returncode == 0

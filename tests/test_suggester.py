@@ -61,6 +61,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
         "activated (packs generic,python intents 10 threshold 0.75)",
         "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
     ]
+    s.ledger.flush()  # lines are buffered (appended within 1 s, and at every exit)
     ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
     assert ledger == lines
     assert re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] .+", lines[0])

@@ -1,4 +1,4 @@
-"""The sidecar's one validated config: ``{router, bandit, suggester}``.
+"""The sidecar's one validated config: ``{router, bandit, suggester, state}``.
 
 It arrives as ``initializationOptions`` (or a ``--config`` file for the CLI); each block is
 validated by its core's own model, and a bad value raises a
@@ -19,10 +19,11 @@ import yaml
 from dsh_sidecar.bandit import BanditConfig, parse_bandit_config
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import RouterConfig, parse_router_config
+from dsh_sidecar.state.config import StateConfig, parse_state_config
 from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
-BLOCKS: Final = ("router", "bandit", "suggester")
+BLOCKS: Final = ("router", "bandit", "suggester", "state")
 #: Top-level scalar settings: ``logMessages`` chooses which log lines are also sent to the
 #: client as ``window/logMessage``: ``all`` (default: the ledger lines and the
 #: ``[bandit-search]`` lines, DESIGN.md), ``decisions`` (the ``[bandit-search]`` lines only),
@@ -40,11 +41,12 @@ class SidecarConfig:
     router: RouterConfig = field(default_factory=lambda: parse_router_config(None))
     bandit: BanditConfig = field(default_factory=lambda: parse_bandit_config(None))
     suggester: SuggesterConfig = field(default_factory=lambda: parse_suggester_config(None))
+    state: StateConfig = field(default_factory=lambda: parse_state_config(None))
     log_messages: str = "all"
 
 
 def parse_config(raw: Any) -> SidecarConfig:
-    """Validate ``{router?, bandit?, suggester?}`` (``None`` = defaults).
+    """Validate ``{router?, bandit?, suggester?, state?}`` (``None`` = defaults).
 
     Raises :class:`ConfigError` naming the first bad key (an unknown top-level key included).
     """
@@ -62,6 +64,7 @@ def parse_config(raw: Any) -> SidecarConfig:
         router=parse_router_config(raw.get("router")),
         bandit=parse_bandit_config(raw.get("bandit")),
         suggester=parse_suggester_config(raw.get("suggester")),
+        state=parse_state_config(raw.get("state")),
         log_messages=log_messages,
     )
 

@@ -34,10 +34,13 @@ from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.state.fleet import open_state, state_status
+from dsh_sidecar.state.keys import provider_identity
+from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
-from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph
+from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,25 @@ log = logging.getLogger(__name__)
 SECTION_WAIT_S = 5.0
 
 LogSink = Callable[[str], None]
+
+
+def share_router(router: Router, shared: SharedState | None) -> None:
+    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
+    Providers are identified by id, endpoint and a digest of their key
+    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
+    ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
+    has in force (a paid plan's headers raise it)."""
+    if shared is None:
+        return
+    identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
+    limits: dict[str, Callable[[], tuple[int, float]]] = {}
+    for spec in router.chain:
+        limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
+        if limit is not None:  # one request per the spacing in force (router/pacing.py), fleet-wide
+            limits[spec.id] = lambda pid=spec.id, lim=limit: (1, router.pacer.interval(pid, lim))
+    router.health.share(shared, identities, limits)
+    if router.cache is not None:
+        router.cache.share(shared)
 
 
 class Sidecar:
@@ -67,18 +89,27 @@ class Sidecar:
         echo_stderr: bool = True,
     ) -> None:
         self.config = config
-        self.workspace = workspace
         self.env = dict(env)
+        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (issue 13, class 7).
+        self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
+        if self.workspace_refused is not None:
+            log.warning("%s", self.workspace_refused)
+            workspace = None
+        self.workspace = workspace
         self.home = dsh_home(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
+        self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.echo_stderr = echo_stderr
         self.router = Router.from_config(config.router, self.env)
+        share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
-        # the workspace graph (symbol index) and the content index (a child process) are built in
-        # the background once the suggester runs; the suggester prepares its targets on the
-        # graph's thread as soon as the listing exists (initialize never waits for any of it).
+        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
+            self.bandit.store.share(self.shared, self.bandit.policy)
+        # the workspace graph (symbol index) and the content index are built in the background
+        # once the suggester runs; the suggester prepares its targets on the graph's thread as
+        # soon as the listing exists (initialize never waits for any of it).
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
         self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
@@ -103,6 +134,8 @@ class Sidecar:
         suggester = Suggester(
             self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
         )
+        if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
+            suggester.knowledge.share(self.shared, suggester.identity)
         if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
@@ -214,8 +247,9 @@ class Sidecar:
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:
-        """LSP ``shutdown``: flush the suggester's knowledge file and the bandit's queued
-        posterior writes (never raises)."""
+        """LSP ``shutdown`` (and every other exit path: EOF, SIGTERM, ``exit`` without
+        ``shutdown``): flush the suggester's knowledge file, the bandit's queued posterior
+        writes and the buffered ledger lines (never raises; safe to call twice)."""
         try:
             self.suggester.flush()
         except Exception:
@@ -224,6 +258,10 @@ class Sidecar:
             self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
+        try:
+            self.suggester.ledger.flush()
+        except Exception:
+            log.warning("search-suggester: ledger flush at shutdown failed", exc_info=True)
 
     def tools_changed(self) -> None:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
@@ -243,6 +281,7 @@ class Sidecar:
             "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
             "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
             "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
+            "state": self.config.state.model_dump(by_alias=True, exclude_unset=True),
             "logMessages": self.config.log_messages,
         }
         if not isinstance(raw, Mapping):
@@ -250,9 +289,12 @@ class Sidecar:
         for key, block in raw.items():
             merged[key] = block
         new = parse_config(merged)
+        if new.state != self.config.state:
+            raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:
             old = self.router
             self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            share_router(self.router, self.shared)
             self.redactor = self.router.redactor
             self.bandit.router = self.router
         self.bandit.config = new.bandit
@@ -289,6 +331,7 @@ class Sidecar:
         return {
             "version": __version__,
             "workspace": str(self.workspace) if self.workspace else None,
+            **({"workspaceRefused": self.workspace_refused} if self.workspace_refused else {}),
             "router": {
                 "chain": self.router.describe(),
                 "unavailable": list(self.router.missing),
@@ -300,12 +343,25 @@ class Sidecar:
             },
             "bandit": self.bandit.status(),
             "suggester": {**self.suggester.status(), "graph": self._graph_status()},
-            "state": {"dshHome": str(self.home)},
+            "state": {"dshHome": str(self.home), **self._fleet_status()},
+        }
+
+    def _fleet_status(self) -> dict[str, Any]:
+        """The shared store (none with the file backend: the status is as before) and what this
+        process wrote to it (issue 18: the fleet test counts them)."""
+        if self.shared is None:
+            return {}
+        return {
+            **state_status(self.shared),
+            "banditUpdates": self.bandit.store.fleet_updates,
+            "knowledgeCounted": dict(self.suggester.knowledge.counted),
         }
 
     async def aclose(self) -> None:
-        """Release the HTTP client, the bandit's decision log and the content index (a running
-        child build is stopped)."""
+        """Release the HTTP client, the bandit's decision log, the content index and the shared
+        state (its queued writes are tried once more)."""
         self.content.close()
         self.bandit.close()
         await self.router.aclose()
+        if self.shared is not None:
+            self.shared.close()

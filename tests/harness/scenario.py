@@ -4,8 +4,8 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|web|calls WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--calls N]
+    python tests/harness/scenario.py claude|dsh note|web|calls|restart|webseam WORKDIR
+        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
@@ -34,6 +34,8 @@ def steps_for(harness: str, scenario: str, calls: int) -> list:
     if scenario == "web":
         tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
         return [ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")]
+    if scenario == "webseam":  # DSH's own web_search tool, through the web seam's selected provider
+        return [ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
     if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
@@ -85,13 +87,20 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     env = h.isolated(work, with_sidecar=not args.no_sidecar)
     env["PATH"] = f"{h.PNPM_BIN}:{env['PATH']}"
     env.update(
-        {"DEEPSEEK_BASE_URL": fake.url, "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback", "SEARXNG_BASE_URL": searx.url}
+        {
+            "DEEPSEEK_BASE_URL": fake.url,
+            "DEEPSEEK_API_KEY": "sk-fake-key-for-loopback",
+            "SEARXNG_BASE_URL": searx.url,
+            # DSH's built-in DeepSeek search provider (its own base URL): the loopback SearXNG
+            # mock answers it 404, which is recorded
+            "DEEPSEEK_SEARCH_BASE_URL": searx.url,
+        }
     )
     env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
-        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart")
+        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart", args.hang_sidecar)
     overlay.write_text("\n".join(lines) + "\n")
     if not args.no_adapter:
         install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
@@ -110,9 +119,12 @@ os.execvp("dsh-search", ["dsh-search", "serve"])
 """
 
 
-def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool) -> list[str]:
+def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool, hang: bool = False) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
     rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
+        rows.append(f"    command: {json.dumps(['sleep', '1000'])}")
+        rows.append("    startWaitMs: 2000")
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)
@@ -158,12 +170,13 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "web", "calls", "restart"])
+    ap.add_argument("scenario", choices=["note", "web", "calls", "restart", "webseam"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
     ap.add_argument("--deny-hook-tools", action="store_true")
+    ap.add_argument("--hang-sidecar", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     args = ap.parse_args()
     work: Path = args.work
@@ -188,6 +201,7 @@ def main() -> int:
         "gaps_ms": fake.tool_gaps_ms(),
         "crashed_once": (work / "crashed.flag").exists(),
         "searxng_requests": len(searx.requests),
+        "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
         "listener_ms": listener_times_ms(work / "listener-times.txt"),
     }

@@ -70,3 +70,34 @@ def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
     assert NOTE not in texts(second["messages"])  # no sidecar yet: the call passed through
     tool_at = max(i for i, m in enumerate(third["messages"]) if m["role"] == "tool")
     assert third["messages"][tool_at + 1] == {"role": "user", "content": NOTE}  # the restarted one answered
+
+
+def tool_result(report: dict) -> str:
+    second = report["requests"][1]
+    return next(m for m in reversed(second["messages"]) if m["role"] == "tool")["content"]
+
+
+def test_without_the_sidecar_web_search_goes_where_it_goes_without_the_bundle(tmp_path):
+    """The bundle's patch selects its provider in the web row; with the sidecar missing, DSH's
+    own web_search tool must still reach the built-in provider (here a loopback 404), exactly
+    as without the bundle, not fail on the selected-but-unavailable provider."""
+    without = h.scenario("dsh", "webseam", tmp_path / "without", "--no-adapter")
+    missing = h.scenario("dsh", "webseam", tmp_path / "missing", "--no-sidecar")
+    for report in (without, missing):
+        assert report["returncode"] == 0, report["stderr"]
+        assert report["stdout"].strip() == "All done."
+        assert report["provider_paths"] == ["POST /messages"]  # the built-in DeepSeek provider asked
+    assert tool_result(missing) == tool_result(without) == "Error: DeepSeek API error (HTTP 404)"
+
+
+def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path):
+    """A sidecar that never answers initialize: the first listener call waits startWaitMs
+    (2000 here) for it; every later call in the 20 s start window passes through at once
+    instead of adding another 2 s (the bundle's own timings file counts them)."""
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-sidecar", "--calls", "3")
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    times = report["listener_ms"]
+    calls = times.get("post-execute", []) + times.get("assemble", [])
+    assert len(times.get("post-execute", [])) == 3 and len(times.get("assemble", [])) >= 4
+    assert len([ms for ms in calls if ms >= 2000]) == 1, times

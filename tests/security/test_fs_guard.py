@@ -12,11 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import regex
@@ -27,26 +23,9 @@ from dsh_sidecar.workspace.files import walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from rawrpc import RawServer
 
+from security.secutil import finishes, threads, wait_built
+
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
-
-
-def finishes(fn: Callable[[], Any], timeout: float = 20.0) -> Any:
-    """``fn()`` on a daemon thread; fails the test if it does not return within ``timeout``."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised below
-            box["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(timeout)
-    assert not t.is_alive(), f"{fn} blocked for more than {timeout} s"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 @pytest.fixture
@@ -246,23 +225,6 @@ def test_repo_pack_traps_are_refused_without_blocking(hostile, outside, trap):
 # ---------------------------------------------------------------- the spawned sidecar
 
 
-def _threads(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
-    raise AssertionError("no Threads line")
-
-
-def _wait_built(server: RawServer, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        graph = server.request("dsh/status")["result"]["suggester"]["graph"]
-        if graph.get("ready") and not graph.get("building"):
-            return graph
-        assert time.monotonic() < deadline, graph
-        time.sleep(0.05)  # poll: the build runs in the background
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hostile, dsh_home):
     _git(hostile, "init", "-q")
@@ -271,9 +233,9 @@ def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hosti
     server = RawServer(dsh_home, cwd=hostile)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=hostile)
-        graph = _wait_built(server)
+        graph = wait_built(server)
         assert graph["symbols"] >= 1
-        base = _threads(server.pid)
+        base = threads(server.pid)
         for _ in range(40):
             server.notify("dsh/toolsChanged", {})
         reply = server.request(
@@ -281,8 +243,8 @@ def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hosti
             {"sessionId": "s", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "good_function"}}},
         )
         assert "result" in reply, reply
-        _wait_built(server)
-        assert _threads(server.pid) <= base + 2
+        wait_built(server)
+        assert threads(server.pid) <= base + 2
         for _ in range(3):  # requests still flow: stdin was never read by the index
             assert "result" in server.request("dsh/status")
     finally:

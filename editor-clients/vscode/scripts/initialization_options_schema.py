@@ -49,6 +49,7 @@ def _block(model: Any, description: str) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     """The whole ``dsh.initializationOptions`` schema."""
     from dsh_sidecar.bandit import BanditConfig
+    from dsh_sidecar.config import LOG_MESSAGES
     from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
     from dsh_sidecar.suggester import SuggesterConfig
 
@@ -85,6 +86,13 @@ def build() -> dict[str, Any]:
             "router": router,
             "bandit": _block(BanditConfig, "The strategy bandit (quick vs thorough)."),
             "suggester": _block(SuggesterConfig, "The search suggester (where things live in this repository)."),
+            "logMessages": {
+                "type": "string",
+                "enum": list(LOG_MESSAGES),
+                "default": "all",
+                "description": "Which log lines are also sent as window/logMessage: all (ledger and "
+                "[bandit-search] lines), decisions ([bandit-search] only), none.",
+            },
         },
     }
 

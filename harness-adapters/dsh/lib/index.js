@@ -80,6 +80,7 @@ class SidecarProcess {
 
   start() {
     if (this.stopped) return;
+    this.startWaitSpent = false;
     this.ready = this.spawn().then(
       () => {
         this.usable = true;
@@ -145,11 +146,20 @@ class SidecarProcess {
   }
 
   /** A request to a live sidecar; rejects when it is not (yet) usable. ``waitForStart``:
-   * true waits for a starting sidecar, a number waits at most that many ms. */
+   * true waits for a starting sidecar, a number waits at most that many ms — once per start:
+   * when that bound runs out (a hung or very slow start), later bounded calls pass through at
+   * once until the start settles, instead of each adding the whole bound. */
   async request(method, params, options = {}) {
     if (!this.usable && options.waitForStart && this.ready && !this.stopped) {
-      const bound = options.waitForStart === true ? undefined : options.waitForStart;
-      await (bound === undefined ? this.ready : Promise.race([this.ready, new Promise((r) => setTimeout(r, bound).unref?.())]));
+      if (options.waitForStart === true) await this.ready;
+      else if (!this.startWaitSpent) {
+        const ready = this.ready;
+        const settled = await Promise.race([
+          ready.then(() => true),
+          new Promise((r) => setTimeout(() => r(false), options.waitForStart).unref?.()),
+        ]);
+        if (!settled && this.ready === ready) this.startWaitSpent = true;
+      }
     }
     if (!this.usable || !this.client) throw new Error('sidecar unavailable');
     return this.client.request(method, params, options);
@@ -245,17 +255,43 @@ function install(ctx, config) {
     return sidecar.request(Methods.search, params, { timeoutMs: config.searchTimeoutMs, signal, waitForStart: true });
   };
 
+  // Without a usable sidecar the web seam must behave as without this bundle, whose patch
+  // selects this provider by id (so DSH never falls back by itself): delegate to the provider
+  // DSH picks when no id is configured, the one other usable registered provider.
+  const fallbackProvider = () => {
+    try {
+      const others = [...(ctx.web.searchProviders?.entries?.() ?? [])].filter(
+        ([id, provider]) => id !== PROVIDER_ID && provider?.available?.(),
+      );
+      return others.length === 1 ? others[0][1] : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const sidecarSearchable = () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0);
+
   // router seed: the web seam's provider
   ctx.web.registerSearchProvider({
     id: PROVIDER_ID,
-    available: () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0),
+    available: () => sidecarSearchable() || fallbackProvider() !== undefined,
     async search(request, signal) {
-      const result = await search(request.query, request.maxResults, 'auto', signal);
-      return {
-        ...(result.content ? { content: result.content } : {}),
-        sources: projectSources(result.sources),
-        truncated: Boolean(result.truncated),
-      };
+      if (sidecarSearchable()) {
+        try {
+          const result = await search(request.query, request.maxResults, 'auto', signal);
+          return {
+            ...(result.content ? { content: result.content } : {}),
+            sources: projectSources(result.sources),
+            truncated: Boolean(result.truncated),
+          };
+        } catch (error) {
+          // a live sidecar's answer (all providers failed, a timeout) and a cancellation stand
+          if (sidecar.usable || signal?.aborted) throw error;
+        }
+      }
+      const other = fallbackProvider();
+      if (!other) throw new Error('search-sidecar: the sidecar is unavailable and no other web search provider is');
+      warn(ctx, 'sidecar unavailable; this web search goes to the harness\'s own provider');
+      return other.search(request, signal);
     },
   });
 

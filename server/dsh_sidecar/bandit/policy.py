@@ -240,6 +240,8 @@ class ContextualPolicy:
             apply_update(ev, cls, arm, reward, discount)
             apply_update(ev, GLOBAL, arm, reward, discount)
 
+        # what a shared store replays as increments (state/shared.py BanditOp): kind, rows, arm, value, γ
+        op.fleet = ("update", (cls, GLOBAL), arm, min(max(reward, 0.0), 1.0), discount)  # type: ignore[attr-defined]
         return op
 
     def adjust_op(self, cls: str, arm: str, delta: float) -> Callable[[Evidence], None]:
@@ -249,6 +251,7 @@ class ContextualPolicy:
             apply_adjust(ev, cls, arm, delta)
             apply_adjust(ev, GLOBAL, arm, delta)
 
+        op.fleet = ("adjust", (cls, GLOBAL), arm, delta, self.discount)  # type: ignore[attr-defined]
         return op
 
     def update(self, cls: str, arm: str, reward: float) -> None:

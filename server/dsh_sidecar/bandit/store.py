@@ -14,6 +14,12 @@ on ``shutdown``, on close, and at interpreter exit) lands everything queued.
 A corrupt or foreign file is moved aside and the bandit starts cold (StateFile warns). When
 the file cannot be written (read-only, disk full, lock held too long) the bandit keeps serving
 from memory: the first failure is warned about once and persistence stays off for the process.
+
+**Fleet** (issue 18): with a shared state (:meth:`PosteriorStore.share`) the file is not used:
+the same writer thread sends each queued update/re-credit as increments (``state/shared.py``:
+exact totals and the discounted bucket sums), and the fleet's evidence and update counts, read
+back at most every :data:`SHARED_REFRESH_S`, become the in-memory posterior. A store that is
+away keeps the local posterior (its writes are re-sent when it returns).
 """
 
 from __future__ import annotations
@@ -22,15 +28,20 @@ import atexit
 import logging
 import math
 import threading
+import time
+import uuid
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from filelock import Timeout
 
 from dsh_sidecar.bandit.policy import ARMS, ContextualPolicy, Evidence
 from dsh_sidecar.state import StateFile
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import SharedState
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +60,9 @@ MAX_BYTES: Final = 64 * 1024
 WRITE_DELAY_S: Final = 1.0
 #: Largest update count accepted from the file.
 MAX_UPDATES: Final = 10**12
+#: Least seconds between two reads of the fleet's posteriors from a shared store (each update
+#: is applied locally at once; what other sidecars learned is adopted within this).
+SHARED_REFRESH_S: Final = 0.25
 
 Op = Callable[[Evidence], None]
 
@@ -125,6 +139,30 @@ class PosteriorStore:
         self._urgent = False
         self._writer: threading.Thread | None = None
         self._policy: ContextualPolicy | None = None
+        self.shared: SharedState | None = None
+        self.fleet_updates = 0  # updates this process sent to a shared store (exact fleet counts)
+        self.refresh_s = SHARED_REFRESH_S
+        self._read_at = float("-inf")
+
+    def share(self, shared: SharedState | None, policy: ContextualPolicy) -> None:
+        """Keep the posteriors in ``shared`` instead of the file, and adopt the fleet's now."""
+        self.shared = shared
+        if shared is not None:
+            self.file, self.path = None, None
+            self.persisting = True
+            self._adopt_shared(policy)
+
+    def _adopt_shared(self, policy: ContextualPolicy) -> None:
+        """The fleet's evidence and update counts into ``policy`` (nothing when the store is
+        away or a newer local operation is still queued)."""
+        assert self.shared is not None
+        ev = self.shared.bandit_evidence(policy.rows, ARMS, policy.discount)
+        counts = self.shared.bandit_counts(("global",), ARMS)
+        with self._cond:
+            if ev is not None and not self._queue:
+                policy.load(ev)
+                if counts is not None:
+                    self.updates = {arm: int(counts["global"][arm]["updates"]) for arm in ARMS}
 
     def load(self, policy: ContextualPolicy) -> None:
         """Adopt the persisted evidence and update counts (absent or corrupt: the prior, with
@@ -148,7 +186,8 @@ class PosteriorStore:
             policy.invalidate()
             if counts_for is not None:
                 self.updates[counts_for] = self.updates.get(counts_for, 0) + 1
-            if self.file is None or not self.persisting:
+                self.fleet_updates += self.shared is not None
+            if self.shared is None and (self.file is None or not self.persisting):
                 return
             self._policy = policy
             self._queue.append((op, counts_for))
@@ -181,6 +220,9 @@ class PosteriorStore:
             self._persist(policy, batch)
 
     def _persist(self, policy: ContextualPolicy | None, batch: list[tuple[Op, str | None]]) -> None:
+        if self.shared is not None:
+            self._share(policy, batch)
+            return
         doc = None
         if self.file is not None and self.persisting:
 
@@ -209,6 +251,25 @@ class PosteriorStore:
                 policy.load(doc["rows"])  # every other sidecar's evidence too
                 self.updates = dict(doc["updates"])
             self._cond.notify_all()
+
+    def _share(self, policy: ContextualPolicy | None, batch: list[tuple[Op, str | None]]) -> None:
+        from dsh_sidecar.state.shared import YIELD_S, BanditOp
+
+        assert self.shared is not None
+        time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
+        try:
+            for op, _arm in batch:
+                spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
+                if spec is not None:
+                    self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))
+            now = time.monotonic()
+            if policy is not None and now - self._read_at >= self.refresh_s:
+                self._read_at = now
+                self._adopt_shared(policy)
+        finally:
+            with self._cond:
+                self._landed += len(batch)
+                self._cond.notify_all()
 
     def flush(self, timeout_s: float | None = None) -> bool:
         """Land every queued write now; ``True`` when all have landed within ``timeout_s``."""
@@ -240,11 +301,14 @@ class PosteriorStore:
 
     def describe(self) -> dict[str, Any]:
         """``{path, persisting, warnings}`` for ``dsh/status``."""
-        return {
+        out: dict[str, Any] = {
             "path": str(self.path) if self.path else None,
             "persisting": self.persisting,
             "warnings": list(self.warnings),
         }
+        if self.shared is not None:
+            out["shared"] = self.shared.status()["backend"]
+        return out
 
 
 def empty_document() -> dict[str, Any]:

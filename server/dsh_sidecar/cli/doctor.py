@@ -80,9 +80,10 @@ def check_git(env: Mapping[str, str]) -> dict[str, Any]:
     path = shutil.which("git", path=env.get("PATH"))
     if path is None:
         return _check("git", "warn", "not found on PATH: the workspace graph walks the tree instead", path=None)
-    version = gitcmd.version()
-    if version is None:
-        return _check("git", "warn", f"{path} does not run", path=path)
+    try:  # through the one hardened git runner (docs/SECURITY.md, class 1)
+        version = gitcmd.version(path)
+    except gitcmd.GitError as exc:
+        return _check("git", "warn", str(exc), path=path)
     return _check("git", "ok", f"git {version} ({path})", path=path, version=version)
 
 

@@ -10,12 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dsh_protocol import ErrorCode
 from lsprotocol import types as lsp
+from lsprotocol.types import ResponseError
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit.core import LOG_PREFIX as BANDIT_LOG_PREFIX
+from dsh_sidecar.escape import EscapingFilter
 from dsh_sidecar.lsp.transport import FdWriter, FramingLost, protect_stdout, raw_params_converter, serve
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.sidecar import Sidecar
@@ -26,15 +30,38 @@ log = logging.getLogger(__name__)
 #: LSP ``ServerNotInitialized`` -32002, ``RequestCancelled`` -32800; -32001 the sidecar's
 #: "all providers failed", already carried by the reply).
 CLIENT_ERROR_CODES = frozenset({-32700, -32600, -32601, -32602, -32002, -32800, -32001})
+#: JSON-RPC 2.0 "Internal error".
+INTERNAL_ERROR_CODE = int(ErrorCode.INTERNAL_ERROR)
 #: Longest error text written to the log, characters (a 1 MB bad param never floods stderr).
 MAX_LOGGED_ERROR_CHARS = 500
+
+
+#: The text of every internal-error reply: the exception itself goes to stderr, redacted.
+INTERNAL_ERROR_MESSAGE = "Internal error: the sidecar logged the details to its stderr"
+
+
+class SidecarProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that error replies never carry a traceback or raw exception
+    text (issue 13, class 12): an internal error (-32603) is answered with
+    :data:`INTERNAL_ERROR_MESSAGE` and no ``data``; the server's ``report_server_error`` has
+    logged the exception, redacted and capped, to stderr."""
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+        if error is not None:
+            if error.code == INTERNAL_ERROR_CODE:
+                error = ResponseError(code=INTERNAL_ERROR_CODE, message=INTERNAL_ERROR_MESSAGE)
+            elif isinstance(error.data, dict) and "traceback" in error.data:
+                error = ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
 
 
 class SidecarServer(LanguageServer):
     """The language server that hosts one :class:`Sidecar` (built on ``initialize``)."""
 
     def __init__(self) -> None:
-        super().__init__("dsh-search-sidecar", __version__, converter_factory=raw_params_converter)
+        super().__init__(
+            "dsh-search-sidecar", __version__, converter_factory=raw_params_converter, protocol_cls=SidecarProtocol
+        )
         self.sidecar: Sidecar | None = None
         self.env: dict[str, str] = dict(os.environ)
         self.redactor = Redactor()
@@ -87,6 +114,7 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(redactor))
+    handler.addFilter(EscapingFilter())  # workspace names cannot forge a log line
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))
@@ -105,7 +133,20 @@ def run_stdio(server: SidecarServer) -> int:
     code = 0
 
     async def main() -> None:
-        await serve(server.protocol, sys.stdin.buffer)
+        # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
+        # does, so the flush below runs and nothing learned is lost (issue 13, class 9); SIGTERM
+        # is handled as `exit` below
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        try:
+            loop.add_signal_handler(signal.SIGHUP, task.cancel)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+        try:
+            await serve(server.protocol, sys.stdin.buffer)
+        except asyncio.CancelledError:
+            log.info("stopping on a termination signal")
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
@@ -122,7 +163,7 @@ def run_stdio(server: SidecarServer) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         if server.sidecar is not None:
-            server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF or SIGTERM
+            server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
             try:
                 asyncio.run(server.sidecar.aclose())
             except Exception:

@@ -82,6 +82,7 @@ def register(server: SidecarServer) -> None:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
         ls.redactor.add(sidecar.router.secrets())
         ls.sidecar = sidecar
+        ls.protocol.initialized_once = True  # a second initialize is refused (transport.dispatch)
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(ls: SidecarServer, params: Any) -> None:
@@ -117,10 +118,11 @@ def register(server: SidecarServer) -> None:
         return require(ls).post_execute(p).wire()
 
     @server.feature(Method.DISMISS)
-    def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(DismissParams, params)
-        try:
-            return require(ls).dismiss(p).wire()
+        sidecar = require(ls)
+        try:  # the knowledge write waits for another sidecar's lock: off the event loop
+            return (await asyncio.to_thread(sidecar.dismiss, p)).wire()
         except ValueError as exc:
             raise invalid_params(str(exc)) from None
 

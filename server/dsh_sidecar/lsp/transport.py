@@ -277,6 +277,7 @@ def dispatch(protocol: Any, body: bytes) -> None:
         not isinstance(raw, dict)
         or raw.get("jsonrpc") != "2.0"
         or not (isinstance(raw.get("method"), str) or "id" in raw)
+        or ("method" in raw and not isinstance(raw["method"], str))  # a numeric/null/list method
     ):
         msg_id = raw.get("id") if isinstance(raw, dict) and _valid_id(raw.get("id")) else None
         protocol._send_data(
@@ -293,6 +294,12 @@ def dispatch(protocol: Any, body: bytes) -> None:
         # LSP: requests after `shutdown` are answered InvalidRequest (pygls drops them silently)
         protocol._send_data(
             _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown")
+        )
+        return
+    if is_request and raw["method"] == "initialize" and getattr(protocol, "initialized_once", False):
+        # LSP: initialize is sent once; a second one changes nothing and leaks nothing
+        protocol._send_data(
+            _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, "Invalid Request: initialize was already received")
         )
         return
     try:

@@ -1,5 +1,6 @@
 """The MCP front end (``dsh-search mcp``) over the same :class:`~dsh_sidecar.sidecar.Sidecar`
-as the JSON-RPC server; needs the optional ``mcp`` extra (``pip install 'dsh-search-sidecar[mcp]'``).
+as the JSON-RPC server; needs the optional ``mcp`` extra (in the checkout: ``pip install -e '.[mcp]'``; the
+distribution is not on PyPI).
 
 ``hooks`` maps Claude Code's hook fields to sidecar params and results to hook output (no SDK
 needed); ``server`` builds the MCP server and runs it on stdio.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sys
 
 #: What ``dsh-search mcp`` prints (stderr) when the optional SDK is not installed.
-MISSING_SDK = "dsh-search mcp: the MCP SDK is not installed; pip install 'dsh-search-sidecar[mcp]'\n"
+MISSING_SDK = "dsh-search mcp: the MCP SDK is not installed; in the checkout, pip install -e '.[mcp]'\n"
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -84,16 +84,23 @@ class TurnCounter:
 
 def post_execute_params(
     turns: TurnCounter,
-    tool_name: str,
+    tool_name: Any,
     tool_input: Any,
-    session_id: str | None,
+    session_id: Any,
     tool_response: Any = None,
-    tool_use_id: str | None = None,
+    tool_use_id: Any = None,
 ) -> PostExecuteParams:
     """The ``dsh/postExecute`` params of one Claude Code PostToolUse hook call.
 
-    Raises :class:`HookInputError` (bad ``tool_input``) or pydantic's ``ValidationError``
-    (a field out of the protocol's bounds)."""
+    The fields arrive untyped (any JSON value). Raises :class:`HookInputError` naming the
+    field when ``tool_name`` is not a non-empty string, ``session_id``/``tool_use_id`` is
+    neither a string nor absent, or ``tool_input`` is bad; pydantic's ``ValidationError`` for
+    a field out of the protocol's bounds."""
+    if not isinstance(tool_name, str) or not tool_name:
+        raise HookInputError("tool_name: must be a non-empty string")
+    for field, value in (("session_id", session_id), ("tool_use_id", tool_use_id)):
+        if value is not None and not isinstance(value, str):
+            raise HookInputError(f"{field}: must be a string")
     session = session_id or ANONYMOUS_SESSION
     payload: dict[str, Any] = {
         "session_id": session,

@@ -34,6 +34,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from dsh_protocol import Attempt, DismissParams, DismissResult, SearchParams, SearchResult
 from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from mcp.server.mcpserver import Context, MCPServer
@@ -52,6 +53,7 @@ from dsh_sidecar.mcp.hooks import (
     post_tool_use_output,
     session_start_output,
 )
+from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.progress import observe_attempts
@@ -177,12 +179,15 @@ def build_server(
     )
     def post_tool_use(
         ctx: Context,
-        tool_name: str,
-        tool_input: dict[str, Any] | str | None = None,
-        session_id: str | None = None,
+        # Untyped on purpose: the SDK would answer a field of the wrong shape with a tool error,
+        # which Claude Code reports as a failed hook; post_execute_params checks each field and
+        # a malformed call answers {}.
+        tool_name: Annotated[Any, Field(description="the hook's tool_name (string)")] = None,
+        tool_input: Annotated[Any, Field(description="the hook's tool_input: an object or its JSON text")] = None,
+        session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
         tool_response: Any = None,
-        tool_use_id: str | None = None,
-        hook_event_name: str | None = None,
+        tool_use_id: Annotated[Any, Field(description="the hook's tool_use_id (string)")] = None,
+        hook_event_name: Any = None,
     ) -> dict[str, Any]:
         h = holder(ctx)
         try:
@@ -199,11 +204,17 @@ def build_server(
         annotations=_HOOK_ONLY,
     )
     def session_start(
-        ctx: Context, session_id: str | None = None, hook_event_name: str | None = None, source: str | None = None
+        ctx: Context,
+        # untyped for the same reason as post_tool_use: a malformed hook call answers {}
+        session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
+        hook_event_name: Annotated[Any, Field(description="SessionStart or UserPromptSubmit")] = None,
+        source: Any = None,
     ) -> dict[str, Any]:
         try:
-            section = holder(ctx).sidecar.assemble_section(session_id).section
-            return session_start_output(section.text if section else None, hook_event_name)
+            sid = session_id if isinstance(session_id, str) else None
+            event = hook_event_name if isinstance(hook_event_name, str) else None
+            section = holder(ctx).sidecar.assemble_section(sid).section
+            return session_start_output(section.text if section else None, event)
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
             return {}
@@ -265,5 +276,5 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     if not workspace.is_dir():
         sys.stderr.write(f"dsh-search mcp: workspace {workspace} is not a folder\n")
         return 2
-    build_server(config, workspace.resolve(), env, redactor).run("stdio")
+    anyio.run(serve_stdio, build_server(config, workspace.resolve(), env, redactor))
     return 0

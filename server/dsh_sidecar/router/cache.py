@@ -7,17 +7,27 @@ different answer. Only answers with sources are stored; failures and empty answe
 (an outage or an empty web must be asked again). A hit is reported as one attempt
 ``{provider: <the provider that answered>, outcome: "ok (cached)", ms: 0}`` so a caller can
 tell it apart from a fresh answer.
+
+**Fleet** (issue 18): with a shared state (:meth:`ResultCache.share`) an answer is also stored
+there (``SET NX EX``: the first sidecar's answer wins, same TTL, the store bounded to
+``maxEntries``), and a local miss asks the store, so one sidecar's answer serves the fleet.
+What the store returns is validated like a provider answer; anything malformed is a miss.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cachetools import TTLCache
 from dsh_protocol import Source
+from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import SharedState
 
 #: Outcome of the single attempt reported for a cache hit.
 CACHED_OUTCOME: Final = "ok (cached)"
@@ -56,6 +66,11 @@ class ResultCache:
         self._cache: TTLCache[CacheKey, CachedAnswer] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self.hits = 0
         self.misses = 0
+        self.shared: SharedState | None = None
+
+    def share(self, shared: SharedState | None) -> None:
+        """Also keep answers in ``shared`` (``None``: this process only)."""
+        self.shared = shared
 
     @staticmethod
     def key(query: str, max_results: int, chain: tuple[tuple[str, str], ...]) -> CacheKey:
@@ -65,6 +80,10 @@ class ResultCache:
     def get(self, key: CacheKey) -> CachedAnswer | None:
         """The live entry for ``key`` (refreshing its LRU position), else ``None``."""
         answer = self._cache.get(key)
+        if answer is None and self.shared is not None:
+            answer = _decode(self.shared.cache_get(json.dumps(key)))
+            if answer is not None:
+                self._cache[key] = answer
         if answer is None:
             self.misses += 1
         else:
@@ -75,6 +94,9 @@ class ResultCache:
         """Store a successful answer (callers never store failures or empty answers)."""
         if answer.sources:
             self._cache[key] = answer
+            if self.shared is not None:
+                value = json.dumps(_encode(answer), separators=(",", ":")).encode()
+                self.shared.cache_put(json.dumps(key), value, self._cache.ttl, int(self._cache.maxsize))
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -83,3 +105,27 @@ class ResultCache:
         """``{entries, hits, misses}`` for ``dsh/status``."""
         self._cache.expire()
         return {"entries": len(self._cache), "hits": self.hits, "misses": self.misses}
+
+
+def _encode(answer: CachedAnswer) -> dict[str, Any]:
+    return {
+        "sources": [s.model_dump(mode="json", by_alias=True, exclude_none=True) for s in answer.sources],
+        "truncated": answer.truncated,
+        "provider": answer.provider,
+        "content": answer.content,
+    }
+
+
+def _decode(raw: bytes | None) -> CachedAnswer | None:
+    """A shared entry back into an answer; ``None`` for anything malformed (untrusted store)."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        sources = tuple(Source.model_validate(s) for s in data["sources"])
+        content = data.get("content")
+        if not sources or not isinstance(data["provider"], str) or not (content is None or isinstance(content, str)):
+            return None
+        return CachedAnswer(sources, bool(data["truncated"]), data["provider"], content)
+    except (ValueError, TypeError, KeyError, ValidationError):
+        return None

@@ -16,6 +16,15 @@ the health of every provider whose id, endpoint and key are unchanged (:meth:`Pr
 a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods are synchronous and run
 on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
 an update.
+
+**Fleet** (issue 18): with a shared state (``state.backend`` a Redis/Valkey URL, wired by the
+composition root through :meth:`ProviderHealth.share`) a cooldown started here is also written
+to the store under the provider's identity (id + a digest of endpoint and key), and every
+check reads the store, so a 429 seen by one sidecar skips that provider in all of them from
+their next call. ``rate_limits`` (``{provider: (requests, window seconds)}`` or a function
+returning it, for providers with a documented limit) spaces requests per key in a sliding
+window shared by the fleet, on top of the process's own pacing (``pacing.py``); a provider
+whose fleet-wide window is full is skipped for that call.
 """
 
 from __future__ import annotations
@@ -24,9 +33,12 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.router.providers.base import AUTH, BLOCKED, QUOTA_EXHAUSTED, RATE_LIMITED
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import SharedState
 
 #: The router's own cooldown per failure class when the response gives no length, seconds.
 #: ``auth``: a rejected key will not heal by itself; one hour, or until the config changes.
@@ -63,6 +75,30 @@ class ProviderHealth:
         self.clock = clock
         self.cooldowns = dict(DEFAULT_COOLDOWN_S if cooldowns is None else cooldowns)
         self._states: dict[str, _State] = {}
+        self.shared: SharedState | None = None
+        self.identities: dict[str, str] = {}
+        self.rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] = {}
+        self._windows: SharedState | None = None
+
+    def share(
+        self,
+        shared: SharedState | None,
+        identities: dict[str, str],
+        rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] | None = None,
+    ) -> None:
+        """Use ``shared`` for cooldowns and rate windows (``None``: this process only), the
+        providers named by ``identities`` (``{provider: shared identity}``)."""
+        self.shared, self.identities = shared, dict(identities)
+        self.rate_limits = dict(rate_limits or {})
+        if shared is None and self.rate_limits:
+            from dsh_sidecar.state.local import LocalState
+
+            self._windows = LocalState(self.clock)
+        else:
+            self._windows = shared
+
+    def _identity(self, provider: str) -> str:
+        return self.identities.get(provider, provider)
 
     def inherit(self, other: ProviderHealth, providers: Iterable[str]) -> None:
         """Take over ``other``'s state of ``providers`` (same clock assumed)."""
@@ -76,9 +112,12 @@ class ProviderHealth:
     def record_success(self, provider: str, outcome: str = "ok") -> None:
         """The provider answered (also an empty answer): clears its cooldown."""
         state = self._state(provider)
+        cooling = state.cooldown_until > self.clock()
         state.last_outcome, state.last_class = outcome, None
         state.cooldown_until, state.cooldown_class = 0.0, None
         state.successes += 1
+        if cooling and self.shared is not None:
+            self.shared.clear_cooldown(self._identity(provider))
 
     def record_failure(self, provider: str, failure_class: str, outcome: str, cooldown_s: float | None = None) -> float:
         """Record a failure (``outcome`` already redacted); return the cooldown it started
@@ -96,10 +135,21 @@ class ProviderHealth:
         until = self.clock() + seconds
         if until > state.cooldown_until:
             state.cooldown_until, state.cooldown_class = until, failure_class
+        if seconds > 0 and self.shared is not None:
+            self.shared.start_cooldown(self._identity(provider), failure_class, seconds)
         return seconds
 
     def cooldown_left(self, provider: str) -> float:
-        """Seconds of cooldown left (``0`` when the provider is usable)."""
+        """Seconds of cooldown left (``0`` when the provider is usable); with a shared state,
+        a longer cooldown another sidecar started is adopted first."""
+        if self.shared is not None:
+            remote = self.shared.cooldown(self._identity(provider))
+            if remote is not None:
+                state = self._state(provider)
+                until = self.clock() + remote[1]
+                if until > state.cooldown_until:
+                    state.cooldown_until, state.cooldown_class = until, remote[0]
+                    state.last_class = state.last_class or remote[0]
         state = self._states.get(provider)
         if state is None:
             return 0.0
@@ -107,10 +157,20 @@ class ProviderHealth:
 
     def skip_reason(self, provider: str) -> str | None:
         """``skipped: <class> cooldown <N>s left`` while the provider cools down, else ``None``
-        (N rounded up, so it is never ``0s`` while still cooling)."""
+        (N rounded up, so it is never ``0s`` while still cooling); for a provider with a rate
+        limit, ``skipped: rate_limited window full, next slot in <N>ms`` when its window is full,
+        else ``None`` having taken a slot (the chain sends at once)."""
         left = self.cooldown_left(provider)
         if left <= 0:
-            return None
+            limit = self.rate_limits.get(provider)
+            if limit is None or self._windows is None:
+                return None
+            if callable(limit):  # the spacing in force (a paid plan's headers may have raised it)
+                limit = limit()
+            wait = self._windows.take_slot(self._identity(provider), limit[0], limit[1])
+            return (
+                None if wait <= 0 else f"skipped: {RATE_LIMITED} window full, next slot in {math.ceil(wait * 1000)}ms"
+            )
         cls = self._states[provider].cooldown_class
         return f"skipped: {cls} cooldown {math.ceil(left)}s left"
 

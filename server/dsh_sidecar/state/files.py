@@ -8,7 +8,14 @@
 * **Corrupt → cold start**: a file that is not valid JSON (or not what ``validate`` accepts)
   is moved aside to ``<name>.corrupt-<epoch>`` (never overwritten blindly) and treated as
   absent, with a warning.
-* **Bounded**: a file larger than ``max_bytes`` is treated as corrupt.
+* **Bounded**: a file larger than ``max_bytes`` is treated as corrupt; so is a document nested
+  deeper than :data:`MAX_DEPTH`, an integer outside the signed 64-bit range, a non-finite
+  number (``1e400``, ``NaN``, ``Infinity``), or anything ``validate`` rejects with *any*
+  exception (``RecursionError``, ``OverflowError``… included): every parse or validation error is
+  a warning and a cold start, never a failure (issue 13, class 6). At most
+  :data:`KEEP_CORRUPT` set-aside copies are kept per file.
+* **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
+  locked read or update of the file (class 12); under the lock no other writer has one open.
 """
 
 from __future__ import annotations
@@ -31,6 +38,52 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 #: Seconds to wait for another sidecar's lock before giving up on one update.
 LOCK_TIMEOUT_S: Final = 10.0
+#: Deepest nesting accepted in a state document (ours: the deepest of our documents is 6).
+MAX_DEPTH: Final = 64
+#: Integer range accepted in a state document (signed 64 bits: ``mtime_ns`` fits).
+MAX_INT: Final = 2**63 - 1
+#: Set-aside ``.corrupt-<epoch>`` copies kept per state file (older ones are deleted).
+KEEP_CORRUPT: Final = 3
+
+
+class StateDocumentError(ValueError):
+    """A state document outside the bounds of :func:`check_document`."""
+
+
+def _no_constant(name: str) -> Any:
+    raise StateDocumentError(f"non-finite number {name}")
+
+
+def check_document(doc: Any) -> Any:
+    """``doc`` unchanged if it is within bounds (depth ≤ :data:`MAX_DEPTH`, integers within
+    ±:data:`MAX_INT`, finite floats); raises :class:`StateDocumentError` otherwise. Iterative:
+    never recurses on the document."""
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            continue
+        if isinstance(value, int):
+            if not -MAX_INT <= value <= MAX_INT:
+                raise StateDocumentError("integer out of range")
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise StateDocumentError("non-finite number")
+        elif isinstance(value, (list, dict)):
+            if depth >= MAX_DEPTH:
+                raise StateDocumentError(f"nested deeper than {MAX_DEPTH}")
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, depth + 1) for v in items)
+    return doc
+
+
+def parse_document(raw: bytes) -> Any:
+    """JSON ``raw`` → a bounded document (:func:`check_document`). Raises ``ValueError``
+    (``RecursionError`` of a deeply nested text is turned into one)."""
+    try:
+        return check_document(json.loads(raw, parse_constant=_no_constant))
+    except RecursionError:
+        raise StateDocumentError(f"nested deeper than {MAX_DEPTH}") from None
 
 
 def private_dir(folder: Path) -> None:
@@ -99,6 +152,27 @@ class StateFile:
     def __post_init__(self) -> None:
         if self.warnings is None:
             self.warnings = []
+        self._swept = False
+
+    def _sweep_temps(self) -> None:
+        """Remove the temp files killed writers left beside the file (call under the lock)."""
+        if self._swept:
+            return
+        self._swept = True
+        prefix, n = f".{self.path.name}.", 0
+        try:
+            names = [e.name for e in os.scandir(self.path.parent) if e.name.startswith(prefix)]
+        except OSError:
+            return
+        for name in names:
+            if name.endswith(".tmp"):
+                try:
+                    os.unlink(self.path.parent / name)
+                    n += 1
+                except OSError:
+                    pass
+        if n:
+            log.info("state: removed %d temp file(s) left beside %s by a killed writer", n, self.path.name)
 
     @property
     def lock(self) -> FileLock:
@@ -119,8 +193,15 @@ class StateFile:
             self._warn(
                 f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold"
             )
+            return
+        try:  # keep the newest KEEP_CORRUPT copies
+            copies = sorted(self.path.parent.glob(f"{self.path.name}.corrupt-*"), key=lambda p: p.stat().st_mtime)
+            for old in copies[:-KEEP_CORRUPT]:
+                old.unlink()
+        except OSError:
+            pass
 
-    def _read_unlocked(self) -> Any | None:
+    def _read_unlocked(self, set_aside: bool = True) -> Any | None:
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
@@ -129,29 +210,43 @@ class StateFile:
             self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
             return None
         if size > self.max_bytes:
-            self._set_aside(f"larger than {self.max_bytes} bytes")
+            if set_aside:
+                self._set_aside(f"larger than {self.max_bytes} bytes")
+            else:
+                self._warn(f"state file {self.path} is larger than {self.max_bytes} bytes; starting cold")
             return None
         try:
             raw = self.path.read_bytes()
-            return self.validate(json.loads(raw))
         except FileNotFoundError:
-            return None
-        except (ValueError, UnicodeDecodeError, TypeError, KeyError):
-            self._set_aside("corrupt or not ours")
             return None
         except OSError as exc:
             self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
             return None
+        try:
+            return self.validate(parse_document(raw))
+        except Exception as exc:  # any parse/validation error (RecursionError, OverflowError…): cold start
+            if set_aside:
+                self._set_aside(f"corrupt or not ours ({type(exc).__name__})")
+            else:
+                self._warn(f"state file {self.path} is corrupt or not ours ({type(exc).__name__}); starting cold")
+            return None
 
     def read(self) -> Any | None:
-        """The validated document, or ``None`` (absent, corrupt, unreadable: cold start)."""
+        """The validated document, or ``None`` (absent, corrupt, unreadable: cold start).
+
+        Never waits for another process's lock (issue 13, class 7: a stopped sidecar holding it
+        froze every request for 10 s): writes are atomic renames, so an unlocked read always
+        sees a whole file. The lock is only *tried*: when free, temp debris is swept and a
+        corrupt file is set aside under it; when held, the file is read without setting anything
+        aside (a writer may be replacing it this very moment)."""
         if not self.path.parent.is_dir():
             return None  # nothing to read; never let the lock create the folder (0755)
         try:
-            with self.lock:
+            with FileLock(str(self.path) + ".lock", timeout=0, mode=0o600):
+                self._sweep_temps()
                 return self._read_unlocked()
         except (Timeout, OSError):
-            return self._read_unlocked()
+            return self._read_unlocked(set_aside=False)
 
     def update(self, merge: Callable[[Any | None], Any]) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.
@@ -161,6 +256,7 @@ class StateFile:
         """
         private_dir(self.path.parent)
         with self.lock:
+            self._sweep_temps()
             current = self._read_unlocked()
             new = merge(current)
             data = json.dumps(new, separators=(",", ":"), sort_keys=True).encode()

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-import pathspec
 import regex
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.content import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS
+from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,9 @@ NEUTRAL_LITERAL: Final = 0.5
 PROVEN_LITERAL: Final = 1.0
 #: Scope of a candidate without a graph (plan: "scope 1.0").
 NEUTRAL_SCOPE: Final = 1.0
+#: Path matches and names scanned all globs of one activation may spend (≈ 0.5–2 s on this machine
+#: class; bench/attacks.py measures the 1,000-candidate case).
+MAX_GLOB_WORK: Final = 300_000
 #: Most files one glob or symbol candidate expands to.
 MAX_GLOB_MATCHES: Final = 20
 #: Most files whose content one ``contains`` candidate reads.
@@ -98,6 +101,9 @@ class FileIndex:
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
         self._sorted = sorted(self.files)
+        #: Path matches spent by :meth:`glob` so far, and whether a glob was cut by the bound.
+        self.glob_work = 0
+        self.glob_cut = False
         #: ``{path: kind}`` (``workspace/kinds.py``); filled by the owner from the graph.
         self.kinds: dict[str, str] = {}
         #: ``{fact or kind: [paths]}``: content facts and path kinds (``workspace/content.py``).
@@ -156,7 +162,8 @@ class FileIndex:
         prefix = segment[: cut.start()]
         lo = bisect.bisect_left(self.names, prefix)
         hi = bisect.bisect_left(self.names, prefix + "\U0010ffff") if prefix else len(self.names)
-        match = re.compile(fnmatch.translate(segment)).match
+        match = re.compile(fnmatch.translate(segment)).match  # linear since Python 3.9 (bpo-40480)
+        self.glob_work += hi - lo  # names scanned count against MAX_GLOB_WORK
         return [n for n in self.names[lo:hi] if match(n)]
 
     def _pool(self, pattern: str) -> list[str]:
@@ -169,10 +176,21 @@ class FileIndex:
         return [p for n in self._names_like(last) for p in self.by_name[n]]
 
     def glob(self, pattern: str) -> list[str]:
-        """Files matching a gitwildmatch ``pattern``, in listing (sorted) order."""
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        """Files matching a gitwildmatch ``pattern``, in listing (sorted) order. All globs of one
+        index share :data:`MAX_GLOB_WORK` path matches (issue 13, class 7: 1,000 candidates on
+        100k files took 39 s); past it a glob matches nothing and :attr:`glob_cut` is set."""
+        if self.glob_work >= MAX_GLOB_WORK:
+            self.glob_cut = True
+            return []
+        spec = glob_spec(pattern)  # RE2: an untrusted glob cannot backtrack
         pattern = pattern.lstrip("/")
-        return sorted(p for p in self._pool(pattern) if spec.match_file(p))
+        pool = self._pool(pattern)
+        if self.glob_work + len(pool) > MAX_GLOB_WORK:
+            self.glob_cut = True
+            return []
+        self.glob_work += len(pool)
+        match = ignore_matcher(spec)  # one RE2 match per path
+        return sorted(p for p in pool if match(p))
 
     def exists(self, rel: str) -> bool:
         """Whether ``rel`` is a listed file."""

@@ -270,6 +270,8 @@ class Suggester:
             )
         for rel in index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
+        if index.glob_cut:
+            self._refuse("pack globs used the activation's matching bound; the remaining globs match nothing")
         self.view = view
         self._prepared.set()
         self._seed_knowledge()

@@ -24,6 +24,14 @@ the stale snapshot, then adopts the merged document as its new view.
 **Bounded**: past :data:`MAX_ROWS` rows (all workspaces together) the oldest / least-used rows
 are evicted: ordered by ``lastUsed``, then ``followed + ignored``, then ``seed``, lowest first.
 Expired dismissals are pruned on every read and every flush (no timers).
+
+**Fleet** (issue 18): with a shared state (:meth:`Knowledge.share`) the file is not used: a
+flush sends the pending deltas as increments (``HINCRBY`` counts, seeds only where no row
+exists, last use and dismissal expiry kept as maxima) under the **repository identity**
+(``workspace/identity.py``) instead of the absolute root, and the view is re-read whenever the
+store's version of the repository changed (checked at most every :data:`SHARED_REFRESH_S`, one
+round trip; the re-read itself runs in a worker thread, never on the request path).
+A store that is away keeps the local view; its writes are re-sent when it returns.
 """
 
 from __future__ import annotations
@@ -31,15 +39,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from filelock import Timeout
 from pydantic import BaseModel, ConfigDict, Field
 
 from dsh_sidecar.state import StateFile
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import KnowledgeBatch, KnowledgeView, SharedState
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +72,9 @@ MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 FLUSH_INTERVAL_S: Final = 2.0
 #: Longest wait for a running worker flush before the final one (``shutdown``), seconds.
 FLUSH_JOIN_S: Final = 15.0
+#: Least seconds between two checks of a shared store's version of the repository: what
+#: another sidecar learned or dismissed is seen within this (one round trip per check).
+SHARED_REFRESH_S: Final = 0.1
 
 
 class _RowModel(BaseModel):
@@ -140,6 +155,34 @@ class Knowledge:
         self.flushes = 0
         self._flusher: threading.Thread | None = None
         self._last_flush = float("-inf")
+        self.shared: SharedState | None = None
+        self._repo: str | Callable[[], str] = ""
+        self._resolving = threading.Lock()
+        self._resolver: threading.Thread | None = None
+        self.refresh_s = SHARED_REFRESH_S
+        self._version: int | None = None
+        self._checked = float("-inf")
+        self._refresher: threading.Thread | None = None
+        self.counted = {"followed": 0, "ignored": 0}  # increments recorded by this process
+
+    def share(self, shared: SharedState | None, repo: str | Callable[[], str]) -> None:
+        """Keep this workspace's knowledge in ``shared`` under repository identity ``repo`` (or
+        what ``repo()`` returns, asked on first use: it may run git) (``None``: the file, as before)."""
+        self.shared, self._repo = shared, repo
+        if shared is not None and callable(repo):  # resolved in the background from now on
+            self._resolver = threading.Thread(target=lambda: self.repo, name="dsh-repo-identity", daemon=True)
+            self._resolver.start()
+        if shared is not None:
+            self.file, self.path = None, None
+            self._loaded = False
+
+    @property
+    def repo(self) -> str:
+        """The repository identity the shared store keys this workspace by."""
+        with self._resolving:
+            if callable(self._repo):
+                self._repo = self._repo()
+            return self._repo
 
     # ------------------------------------------------------------------ reading
 
@@ -159,6 +202,9 @@ class Knowledge:
         """Read the file on first use, and again whenever another writer changed it (one
         ``stat`` per call: what another sidecar learned or dismissed is seen at once).
         Absent/corrupt/foreign → cold start, with a warning."""
+        if self.shared is not None:
+            self._ensure_shared()
+            return
         if self._loaded and (self.file is None or self._flushing.locked() or self._stamp() == self._seen):
             return
         with self._mutex:
@@ -166,6 +212,39 @@ class Knowledge:
             self._seen = self._stamp()  # before the read: a write after it is seen next time
             doc = self.file.read() if self.file else None
             self._adopt(doc)
+
+    def _ensure_shared(self) -> None:
+        assert self.shared is not None
+        now = time.monotonic()
+        if self._loaded and (self._flushing.locked() or now - self._checked < self.refresh_s):
+            return
+        self._checked = now
+        if not self._loaded:  # the first read waits (bounded by state.timeoutMs)
+            self._refresh()
+            return
+        version = self.shared.knowledge_version(self.repo)
+        busy = self._refresher is not None and self._refresher.is_alive()
+        if version is None or version == self._version or busy:
+            return
+        # a changed repository is re-read off the request path (a large view costs milliseconds)
+        self._refresher = threading.Thread(target=self._refresh, name="dsh-knowledge-refresh", daemon=True)
+        self._refresher.start()
+
+    def _refresh(self) -> None:
+        assert self.shared is not None
+        view = self.shared.knowledge_view(self.repo, self.clock())
+        with self._mutex:
+            if view is not None and view.version >= (self._version or 0):  # never an older view
+                self._version = view.version
+                self._adopt(_document_of(self.workspace, view))
+            elif not self._loaded:
+                self._adopt(None)
+            self._loaded = True
+
+    def settle(self, timeout_s: float = 10.0) -> None:
+        """Wait for a running background re-read of the shared view (tests, shutdown)."""
+        if self._refresher is not None:
+            self._refresher.join(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
         """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
@@ -225,6 +304,8 @@ class Knowledge:
             return
         key, now = (intent, path), self.clock()
         with self._mutex:
+            self.counted["followed"] += followed
+            self.counted["ignored"] += ignored
             for target in (self.rows.setdefault(key, Row()), self._deltas.setdefault(key, Row())):
                 target.followed += followed
                 target.ignored += ignored
@@ -271,10 +352,19 @@ class Knowledge:
         with self._flushing:
             self.ensure()
             with self._mutex:
-                if not self.dirty or self.file is None:
+                if not self.dirty or (self.file is None and self.shared is None):
                     return True
                 batch = _Batch(self._deltas, self._seeded, self._new_dismissals)
                 self._deltas, self._seeded, self._new_dismissals = {}, {}, {}
+            if self.shared is not None:  # never raises: a store that is away re-sends it later
+                self.shared.knowledge_apply(batch.shared(self.repo))
+                view = self.shared.knowledge_view(self.repo, self.clock())
+                with self._mutex:
+                    self.flushes += 1
+                    if view is not None:
+                        self._version = view.version
+                        self._adopt(_document_of(self.workspace, view))
+                return True
             try:
                 merged = self.file.update(batch.merge_into(self.workspace, self.clock()))
             except (OSError, Timeout) as exc:
@@ -327,6 +417,16 @@ class _Batch:
 
         return merge
 
+    def shared(self, repo: str) -> KnowledgeBatch:
+        """This batch as a shared store's increments for repository ``repo``."""
+        from dsh_sidecar.state.shared import KnowledgeBatch, KnowledgeRow
+
+        rows: dict[Key, KnowledgeRow] = {key: KnowledgeRow(seed=w) for key, w in self.seeded.items()}
+        for key, d in self.deltas.items():
+            seed = rows[key].seed if key in rows else 0.0
+            rows[key] = KnowledgeRow(d.followed, d.ignored, seed, d.last_used)
+        return KnowledgeBatch(uuid.uuid4().hex, repo, rows, dict(self.dismissals))
+
     def give_back(self, k: Knowledge) -> None:
         """A failed flush: return the batch to ``k``'s pending deltas (caller holds the mutex)."""
         for key, d in self.deltas.items():
@@ -338,6 +438,17 @@ class _Batch:
             k._seeded.setdefault(key, w)
         for key, exp in self.dismissals.items():
             k._new_dismissals[key] = max(k._new_dismissals.get(key, 0.0), exp)
+
+
+def _document_of(workspace: str, view: KnowledgeView) -> dict[str, Any]:
+    """A shared store's view of one repository as the file's document shape (for ``_adopt``)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for (intent, p), (followed, ignored, seed_w, last) in view.rows.items():
+        rows.setdefault(intent, {})[p] = {"followed": followed, "ignored": ignored, "seed": seed_w, "lastUsed": last}
+    dismissals: dict[str, dict[str, float]] = {}
+    for (intent, p), exp in view.dismissals.items():
+        dismissals.setdefault(intent, {})[p] = exp
+    return {"workspaces": {workspace: {"rows": rows, "dismissals": dismissals}}}
 
 
 def _prune(doc: dict[str, Any], now: float) -> None:

@@ -16,17 +16,26 @@ Message shapes, exactly::
 
 from __future__ import annotations
 
+import atexit
+import errno
 import logging
 import os
+import stat
+import threading
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from dsh_sidecar.escape import escape_controls
+
 log = logging.getLogger(__name__)
 
 #: Size at which the ledger file is rotated to ``<logFile>.1``, bytes.
 ROTATE_BYTES: Final = 5 * 1024 * 1024
+#: Longest a written line waits in the buffer before it is appended, seconds (issue 13).
+FLUSH_S: Final = 1.0
 
 
 def iso_now(clock: Callable[[], float] | None = None) -> str:
@@ -98,8 +107,19 @@ def pack_refused(reason: str) -> str:
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 
-    A write failure (read-only or full disk) is logged once and never raised: the ledger
-    is evidence, not a reason to fail a tool call.
+    File I/O (issue 13, classes 8–10; ``docs/SECURITY.md``):
+
+    * every message has its control characters escaped (:func:`~dsh_sidecar.escape.escape_controls`)
+      before it becomes a line: a workspace name cannot forge a second line;
+    * lines are buffered and appended in one ``write`` per batch, at most :data:`FLUSH_S` after the
+      first line of the batch (a timer thread), and on :meth:`flush` — which the sidecar calls at
+      ``shutdown``, EOF, SIGTERM and interpreter exit (``atexit``); order is kept, no line is lost
+      or torn (one ``O_APPEND`` write of whole lines);
+    * the file is opened ``O_NOFOLLOW`` (a symlink planted at ``ledger.log`` is refused, never
+      followed) and must be a regular file owned by this user with one link; otherwise nothing is
+      written and a warning is logged once;
+    * a write failure (read-only or full disk) is logged once and never raised: the ledger is
+      evidence, not a reason to fail a tool call.
     """
 
     def __init__(
@@ -114,30 +134,103 @@ class Ledger:
         self.lines_written = 0
         self._warned = False
         self._dir_ready: Path | None = None
+        self._buffer: list[str] = []
+        self._lock = threading.Lock()  # guards the buffer
+        self._io = threading.Lock()  # one flush at a time: batches land in order
+        self._timer: threading.Timer | None = None
+        if path is not None:
+            _LIVE.add(self)
 
     def write(self, message: str) -> str:
-        """Record ``message``; return the full line."""
-        line = f"[{iso_now(self.clock)}] {message}"
+        """Record ``message``; return the full line (control characters escaped)."""
+        line = f"[{iso_now(self.clock)}] {escape_controls(message)}"
         self.lines_written += 1
         if self.path is not None:
-            try:
-                if self._dir_ready != self.path:
-                    self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                    self._dir_ready = self.path
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                if os.fstat(fd).st_size > ROTATE_BYTES:
-                    os.close(fd)
-                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-                    fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                with os.fdopen(fd, "a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
-            except OSError as exc:
-                if not self._warned:
-                    log.warning("search-suggester: cannot write the ledger file (%s); keeping on", exc.strerror)
-                    self._warned = True
+            with self._lock:
+                self._buffer.append(line)
+                if self._timer is None:
+                    self._timer = threading.Timer(FLUSH_S, self.flush)
+                    self._timer.daemon = True
+                    self._timer.start()
         if self.sink is not None:
             try:
                 self.sink(line)
             except Exception:  # the sink is the transport; never fail a decision on it
                 log.exception("ledger sink failed")
         return line
+
+    def flush(self) -> None:
+        """Append every buffered line now (one write); never raises."""
+        with self._io:
+            with self._lock:
+                lines, self._buffer = self._buffer, []
+                timer, self._timer = self._timer, None
+            if timer is not None and timer is not threading.current_thread():
+                timer.cancel()
+            if lines and self.path is not None:
+                self._append("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape"))
+
+    def _append(self, data: bytes) -> None:
+        assert self.path is not None
+        try:
+            if self._dir_ready != self.path:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._dir_ready = self.path
+            fd = open_append(self.path)
+            try:
+                if os.fstat(fd).st_size > ROTATE_BYTES:
+                    os.close(fd)
+                    fd = -1
+                    os.replace(
+                        self.path, self.path.with_name(self.path.name + ".1")
+                    )  # renames a link, never follows it
+                    fd = open_append(self.path)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+        except OSError as exc:
+            if not self._warned:
+                log.warning("search-suggester: cannot write the ledger file (%s); keeping on", exc.strerror or exc)
+                self._warned = True
+
+
+class UnsafeStateFile(OSError):
+    """An append-only state file that is a symlink, not a regular file, not ours or hard-linked."""
+
+
+def open_append(path: Path) -> int:
+    """Open ``path`` for appending (created 0600): ``O_NOFOLLOW`` (a symlink is refused with
+    ``ELOOP``, never followed), then ``fstat`` must show a regular file owned by this user with
+    one link. Returns the descriptor; raises ``OSError`` (:class:`UnsafeStateFile` for the checks)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    st = os.fstat(fd)
+    reason = None
+    if not stat.S_ISREG(st.st_mode):
+        reason = "not a regular file"
+    elif st.st_uid != os.geteuid():
+        reason = f"owned by uid {st.st_uid}, not {os.geteuid()}"
+    elif st.st_nlink != 1:
+        reason = f"{st.st_nlink} hard links"
+    if reason is not None:
+        os.close(fd)
+        raise UnsafeStateFile(errno.EPERM, f"refusing {path.name}: {reason}")
+    return fd
+
+
+#: Ledgers with a file, flushed at interpreter exit (weak: a dropped ledger is not kept alive).
+_LIVE: weakref.WeakSet[Ledger] = weakref.WeakSet()
+
+
+def flush_all() -> None:
+    """Flush every live ledger (called at exit; never raises)."""
+    for ledger in list(_LIVE):
+        try:
+            ledger.flush()
+        except Exception:
+            pass
+
+
+atexit.register(flush_all)

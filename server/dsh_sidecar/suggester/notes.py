@@ -7,6 +7,7 @@ from typing import Final
 
 from dsh_protocol import AdditionalContext, NoteSource
 
+from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester.candidates import Target
 
 #: Longest note text, characters (issue #5).
@@ -18,11 +19,11 @@ MAX_NOTE_TARGETS: Final = 5
 def make_note(intent: str, about: str | None, targets: list[Target]) -> AdditionalContext:
     """Build the labelled note for ``targets`` (already ordered, already filtered)."""
     shown = targets[:MAX_NOTE_TARGETS]
-    what = about or intent.lower()
-    summary = f"{intent}: {', '.join(t.path for t in shown)}"
+    what = escape_controls(about or intent.lower())
+    summary = f"{intent}: {', '.join(escape_controls(t.path) for t in shown)}"
     lines = [f"search-suggester: in this repository, look here for {what}:"]
-    for t in shown:
-        lines.append(f"- {t.path} — {t.reason}")
+    for t in shown:  # workspace names are data: a newline in one cannot add a line (class 8)
+        lines.append(f"- {escape_controls(t.path)} — {escape_controls(t.reason)}")
     text = "\n".join(lines)
     while len(text) > MAX_NOTE_CHARS and len(lines) > 2:
         lines.pop()

@@ -95,7 +95,7 @@ _VERSION_ASSIGN = re.compile(
     re.MULTILINE,
 )
 _MANIFEST_VERSION = {
-    "pyproject.toml": re.compile(r"^version\s*=\s*[\"']|^dynamic\s*=.*\bversion\b", re.MULTILINE),
+    "pyproject.toml": re.compile(r"^version\s*=\s*[\"']", re.MULTILINE),
     "setup.cfg": re.compile(r"^version\s*=", re.MULTILINE),
     "setup.py": re.compile(r"\bversion\s*=", re.MULTILINE),
     "package.json": re.compile(r"^\s{0,4}\"version\"\s*:", re.MULTILINE),

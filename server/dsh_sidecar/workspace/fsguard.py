@@ -164,3 +164,26 @@ def read_or_none(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES)
         return read_bytes(root, rel, max_bytes)
     except OSError:
         return None
+
+
+def root_refusal(root: Path | str | None, home: str | None = None) -> str | None:
+    """Why ``root`` is refused as a workspace (``None``: accepted). Refused: a filesystem root
+    (``/``), a kernel pseudo file system (``/proc``, ``/sys``, ``/dev``), the user's home folder
+    (``home``, default ``$HOME`` / ``~``) or one of its ancestors (``/home``): listing and indexing
+    those would walk the whole machine or every project of the user (issue 13, class 7). The
+    message names the folder and what to do."""
+    if root is None:
+        return None
+    real = os.path.realpath(os.fspath(root))
+    homes = {os.path.realpath(h) for h in (home, os.environ.get("HOME"), os.path.expanduser("~")) if h}
+    if os.path.dirname(real) == real:
+        why = "is a filesystem root"
+    elif real.startswith(FORBIDDEN_PREFIXES) or real in ("/proc", "/sys", "/dev"):
+        why = "is a kernel pseudo file system"
+    elif real in homes:
+        why = "is the home folder"
+    elif any(h.startswith(os.path.join(real, "")) for h in homes):
+        why = "contains the home folder"
+    else:
+        return None
+    return f"workspace {real} {why}: not indexed (open a project folder instead); the suggester is off for it"

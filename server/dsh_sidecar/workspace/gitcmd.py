@@ -224,37 +224,6 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> 
     return b"".join(chunks)
 
 
-def version(timeout: float = 5.0) -> str | None:
-    """``git --version`` with the hardened environment and no repository (for ``dsh-search
-    doctor``): ``"2.39.5"``, or ``None`` when git is missing, fails or exceeds ``timeout``
-    seconds."""
-    try:
-        proc = subprocess.Popen(
-            ["git", "--version"],
-            env=environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
-        return None
-    try:
-        out = _collect(proc, time.monotonic() + timeout, 4096)
-    except GitError:
-        return None
-    finally:
-        if proc.poll() is None:
-            _kill(proc)
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-    if proc.returncode != 0:
-        return None
-    return out.decode("utf-8", "replace").strip().removeprefix("git version ").strip() or None
-
-
 class Git:
     """Hardened git for one workspace ``root`` (rules in the module docstring).
 
@@ -366,3 +335,21 @@ class Git:
 def run(root: Path, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S) -> GitResult:
     """``Git(root, timeout).run(args)``."""
     return Git(root, timeout).run(args)
+
+
+def version(git: str = "git", timeout: float = 5.0) -> str:
+    """``git --version`` without the leading ``git version`` (``dsh-search doctor``), run with
+    the same hardened environment from ``/`` (no repository is near). Raises :class:`GitError`."""
+    try:
+        proc = subprocess.run(
+            [git, "--no-pager", "--version"],
+            cwd="/",
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"{git} does not run ({type(exc).__name__})") from None
+    return proc.stdout.decode("utf-8", "replace").strip().removeprefix("git version ").strip() or "unknown version"

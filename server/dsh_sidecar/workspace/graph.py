@@ -45,6 +45,7 @@ from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, 
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import dense_ranks, git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
+from dsh_sidecar.workspace.wildmatch import ignore_spec
 
 log = logging.getLogger(__name__)
 
@@ -403,9 +404,9 @@ class WorkspaceGraph:
             except OSError:
                 pass
             try:
-                self._ignore = pathspec.GitIgnoreSpec.from_lines(lines)
+                self._ignore = ignore_spec(lines)  # RE2: linear in the path length
             except Exception:
-                self._ignore = pathspec.GitIgnoreSpec.from_lines([])
+                self._ignore = ignore_spec([])
         return self._ignore.match_file(rel)
 
     def _upsert(self, rel: str, full: Path, now: float) -> bool:

@@ -1,0 +1,789 @@
+"""Every attack of issue 13 against a freshly spawned sidecar; prints which held.
+
+Usage: ``python bench/attacks.py [-k SUBSTRING] [-v]``. Each attack builds its own hostile
+workspace / state folder / loopback provider (a real HTTP server on 127.0.0.1 speaking SearXNG's
+or Brave's wire format), spawns ``python -m dsh_sidecar serve`` over stdio, runs, and judges the
+result. The last line is::
+
+    attacks=N held=N peak_rss_mib=… slowest_reply_ms=… (attack) baseline_rss_mib=… baseline_reply_ms=…
+
+``peak_rss_mib`` is the largest ``VmHWM`` (peak resident set) of any sidecar spawned, ``slowest``
+the slowest single reply; the baseline is a sidecar on a clean workspace answering the same
+``dsh/status`` in the same run (the machine is shared: compare the ratio, not the figure).
+Classes 4, 5 and 11 belong to the router branch: until it lands they may be printed ``FAILED``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+KEY = "bsk-AttackBench-7f3a9c2e5d1b8064"
+LONG = "a" * 250
+SLOWEST: list[tuple[float, str]] = [(0.0, "-")]
+PEAK: list[int] = [0]
+
+
+# ------------------------------------------------------------------ a framed client with deadlines
+
+
+class Sidecar:
+    """``python -m dsh_sidecar serve`` with a reader thread: every wait has a deadline."""
+
+    def __init__(self, home: Path, cwd: Path, env: dict[str, str] | None = None, name: str = "") -> None:
+        full = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
+        full.update(DSH_HOME=str(home), **(env or {}))
+        self.name = name
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dsh_sidecar", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full,
+            cwd=cwd,
+        )
+        self.msgs: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.notes: list[dict[str, Any]] = []
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self.msgs.put(None)
+                    return
+                self.stdout += line
+                if line in (b"\r\n", b"\n"):
+                    break
+                k, _, v = line.decode("ascii", "replace").partition(":")
+                if k.strip().lower() == "content-length":
+                    length = int(v)
+            body = out.read(length or 0)
+            self.stdout += body
+            try:
+                self.msgs.put(json.loads(body))
+            except ValueError:
+                pass
+
+    def _err(self) -> None:
+        err = self.proc.stderr
+        assert err is not None
+        for chunk in iter(lambda: err.read1(65536), b""):
+            self.stderr += chunk
+
+    def send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def send_id(self, method: Any, params: Any = None) -> int:
+        self.next_id += 1
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.next_id
+
+    def wait_for(self, msg_id: int, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                msg = self.msgs.get(timeout=left)
+            except queue.Empty:
+                return None
+            if msg is None:
+                self.msgs.put(None)
+                return None
+            if "method" in msg:
+                self.notes.append(msg)
+            elif msg.get("id") == msg_id:
+                return msg
+
+    def request(self, method: Any, params: Any = None, timeout: float = 20.0) -> dict[str, Any] | None:
+        t0 = time.perf_counter()
+        reply = self.wait_for(self.send_id(method, params), timeout)
+        ms = (time.perf_counter() - t0) * 1000
+        label = f"{self.name}:{method}"
+        if reply is None:
+            ms = timeout * 1000
+        if ms > SLOWEST[0][0]:
+            SLOWEST[0] = (ms, label)
+        return reply
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})})
+
+    def initialize(self, root: Path | None, options: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+        reply = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": {},
+                "rootUri": root.as_uri() if root else None,
+                "initializationOptions": options,
+            },
+            timeout,
+        )
+        if reply is not None and "result" in reply:
+            self.notify("initialized", {})
+        return reply
+
+    def post(self, tool: str, inp: dict[str, Any], session: str = "s", turn: int = 1) -> Any:
+        return self.request(
+            "dsh/postExecute", {"sessionId": session, "turn": turn, "tool": {"name": tool, "input": inp}}
+        )
+
+    def threads(self) -> int:
+        return _status_field(self.proc.pid, "Threads:")
+
+    def rss_kib(self) -> int:
+        return _status_field(self.proc.pid, "VmRSS:")
+
+    def close(self, how: str = "shutdown") -> int:
+        try:
+            PEAK[0] = max(PEAK[0], _status_field(self.proc.pid, "VmHWM:"))
+        except Exception:
+            pass
+        try:
+            if how == "shutdown" and self.proc.poll() is None:
+                self.request("shutdown", timeout=10)
+                self.notify("exit")
+            elif how == "eof":
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            elif how == "sigterm":
+                self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(20)
+        except Exception:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def _status_field(pid: int, name: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(name):
+            return int(line.split()[1])
+    return 0
+
+
+# ------------------------------------------------------------------ a loopback provider
+
+
+def _bomb() -> bytes:
+    return gzip.compress(gzip.compress(b"\0" * (256 << 20), 9), 9)
+
+
+class Provider(BaseHTTPRequestHandler):
+    """``/ok/search``: SearXNG, one result; ``/bomb/search``: ``gzip, gzip`` of 256 MiB;
+    ``/leak/res/v1/web/search``: Brave, the API key echoed in every form."""
+
+    bomb = b""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        if self.path.startswith("/bomb/"):
+            body = Provider.bomb
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip, gzip")
+        elif self.path.startswith("/leak/"):
+            enc = urllib.parse.quote(KEY)
+            b64 = base64.b64encode(KEY.encode()).decode()
+            item = {
+                "url": f"https://example.com/?k={enc}",
+                "title": f"title {KEY}",
+                "description": f"url {enc} b64 {b64} json {json.dumps(KEY)[1:-1]}",
+                "page_age": KEY,
+            }
+            body = json.dumps({"web": {"results": [item]}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+        else:
+            body = json.dumps({"results": [{"url": "https://example.com/a", "title": "A", "content": "x"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+# ------------------------------------------------------------------ helpers for attacks
+
+
+@dataclass
+class Ctx:
+    tmp: Path
+    url: str
+
+    def home(self) -> Path:
+        path = Path(tempfile.mkdtemp(dir=self.tmp, prefix="home-"))
+        return path
+
+    def ws(self, files: dict[str, str] | None = None) -> Path:
+        root = Path(tempfile.mkdtemp(dir=self.tmp, prefix="ws-"))
+        for rel, text in (files or {"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"}).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        return root
+
+
+def git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, timeout=30)
+
+
+def commit_all(root: Path) -> None:
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.email=b@e", "-c", "user.name=b", "commit", "-qm", "x")
+
+
+def evil_program(ctx: Ctx) -> tuple[Path, Path]:
+    marker = Path(tempfile.mkdtemp(dir=ctx.tmp)) / "MARKER"
+    prog = marker.with_name("evil.sh")
+    prog.write_text(f"#!/bin/sh\necho ran >> {marker}\nexit 1\n")
+    prog.chmod(0o755)
+    return prog, marker
+
+
+def wait_graph(s: Sidecar, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    graph: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        reply = s.request("dsh/status")
+        if reply is None or "result" not in reply:
+            return {}
+        graph = reply["result"]["suggester"]["graph"]
+        if graph.get("ready") and not graph.get("building"):
+            return graph
+        time.sleep(0.05)
+    return graph
+
+
+ON = {"suggester": {"enabled": True}}
+Result = tuple[bool, str]
+
+
+# ------------------------------------------------------------------ the attacks (class, name, fn)
+
+
+def a_fsmonitor(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    commit_all(ws)
+    prog, marker = evil_program(ctx)
+    with open(ws / ".git" / "config", "a") as fh:
+        fh.write(f"[core]\n\tfsmonitor = {prog}\n")
+    s = Sidecar(ctx.home(), ws, name="fsmonitor")
+    s.initialize(ws, ON)
+    wait_graph(s)
+    s.close()
+    return not marker.exists(), "marker absent" if not marker.exists() else "core.fsmonitor ran"
+
+
+def a_include_fsmonitor_suggester_off(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    commit_all(ws)
+    prog, marker = evil_program(ctx)
+    (ws / "inc.cfg").write_text(f"[core]\n\tfsmonitor = {prog}\n")
+    with open(ws / ".git" / "config", "a") as fh:
+        fh.write("[include]\n\tpath = ../inc.cfg\n")
+    s = Sidecar(ctx.home(), ws, name="include")
+    s.initialize(ws, {"suggester": {"enabled": False}})
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": (ws / f"f{i}").as_uri(), "type": 1} for i in range(500)]},
+    )
+    wait_graph(s)
+    s.close()
+    return not marker.exists(), "marker absent" if not marker.exists() else "included fsmonitor ran"
+
+
+def a_clean_filter(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    (ws / ".gitattributes").write_text("*.py filter=evil\n")
+    commit_all(ws)
+    prog, marker = evil_program(ctx)
+    with open(ws / ".git" / "config", "a") as fh:
+        fh.write(f'[filter "evil"]\n\tclean = {prog}\n\tprocess = {prog}\n')
+    later = time.time() + 5
+    os.utime(ws / "src" / "app.py", (later, later))
+    s = Sidecar(ctx.home(), ws, name="filter")
+    s.initialize(ws, ON)
+    wait_graph(s)
+    s.close()
+    return not marker.exists(), "marker absent" if not marker.exists() else "clean filter ran"
+
+
+def a_hooks(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    commit_all(ws)
+    prog, marker = evil_program(ctx)
+    hooks = marker.with_name("hooks")
+    hooks.mkdir()
+    shutil.copy(prog, hooks / "post-index-change")
+    with open(ws / ".git" / "config", "a") as fh:
+        fh.write(f"[core]\n\thooksPath = {hooks}\n")
+    later = time.time() + 5
+    os.utime(ws / "src" / "app.py", (later, later))
+    s = Sidecar(ctx.home(), ws, name="hooks")
+    s.initialize(ws, ON)
+    wait_graph(s)
+    s.close()
+    return not marker.exists(), "marker absent" if not marker.exists() else "hook ran"
+
+
+def a_proc_stdin(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    for i, target in enumerate(["/proc/self/fd/0", "/proc/self/fd/1", "/dev/zero"]):
+        os.symlink(target, ws / f"trap{i}.py")
+    commit_all(ws)
+    s = Sidecar(ctx.home(), ws, name="proc-fd")
+    s.initialize(ws, ON)
+    graph = wait_graph(s, 30)
+    ok = bool(graph.get("ready")) and all(s.request("dsh/status", timeout=5) for _ in range(5))
+    s.close()
+    return ok, "index done, requests answered" if ok else "index blocked or requests lost"
+
+
+def a_fifo_thread_leak(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    os.mkfifo(ws / "pipe.py")
+    os.symlink("pipe.py", ws / "to_pipe.py")
+    os.symlink("loop2.py", ws / "loop1.py")
+    os.symlink("loop1.py", ws / "loop2.py")
+    s = Sidecar(ctx.home(), ws, name="fifo")
+    s.initialize(ws, ON)
+    wait_graph(s, 30)
+    base = s.threads()
+    for _ in range(40):
+        s.notify("dsh/toolsChanged", {})
+    wait_graph(s, 30)
+    grown = s.threads() - base
+    s.close()
+    return grown <= 2, f"threads +{grown} after 40 dsh/toolsChanged"
+
+
+def a_symlink_out(ctx: Ctx) -> Result:
+    outside = ctx.ws({"secret.py": "TOKEN = 'OUTSIDE-SECRET'\n"})
+    ws = ctx.ws({"README.md": "# x\n"})
+    os.symlink(outside / "secret.py", ws / "leak.py")
+    (ws / ".dsh").mkdir()
+    (ws / ".dsh" / "pack.yml").write_text(
+        "id: t\nreplace: true\nintents:\n  Config:\n    signals:\n      - {pattern: 'token', weight: 3}\n"
+        "    candidates:\n      - {path: 'leak.py', contains: 'OUTSIDE-SECRET', reason: r}\n"
+    )
+    s = Sidecar(ctx.home(), ws, name="symlink-out")
+    s.initialize(ws, ON)
+    reply = s.post("grep", {"pattern": "token"})
+    s.close()
+    notes = (reply or {}).get("result", {}).get("additionalContexts", [None])
+    return notes == [], "outside file not read" if notes == [] else "a note proved the outside file's content"
+
+
+def a_gitignore_redos(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n", f"{LONG}/{LONG}/m.py": "x = 1\n"})
+    (ws / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*ab/*\n")
+    s = Sidecar(ctx.home(), ws, name="gitignore-redos")
+    t0 = time.perf_counter()
+    reply = s.initialize(ws, ON, timeout=30)
+    graph = wait_graph(s, 30)
+    took = time.perf_counter() - t0
+    s.close()
+    ok = reply is not None and bool(graph.get("ready"))
+    return ok, f"initialize+index {took:.1f} s"
+
+
+def a_glob_redos(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n", f"{LONG}/{LONG}/m.py": "x = 1\n"})
+    (ws / ".dsh").mkdir()
+    (ws / ".dsh" / "pack.yml").write_text(
+        "id: t\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n    candidates:\n"
+        "      - {path: '*a*a*a*a*a*a*a*a*a*ab/*', reason: r}\n      - {path: '**/*a*a*a*a*a*a*a*a*a*ac', reason: r}\n"
+    )
+    s = Sidecar(ctx.home(), ws, name="glob-redos")
+    reply = s.initialize(ws, ON, timeout=30)
+    ok = reply is not None and s.post("grep", {"pattern": "docs"}) is not None
+    s.close()
+    return ok, "answered" if ok else "initialize hung"
+
+
+def a_gzip_bomb(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    cfg = {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": ctx.url + "/bomb"}}, "cache": False}}
+    s = Sidecar(ctx.home(), ws, name="gzip-bomb")
+    s.initialize(ws, cfg)
+    base = s.rss_kib()
+    reply = s.request("dsh/search", {"query": "bomb", "strategy": "quick"}, timeout=60)
+    grown = (_status_field(s.proc.pid, "VmHWM:") - base) // 1024
+    s.close()
+    ok = reply is not None and grown < 256
+    return ok, f"peak RSS +{grown} MiB, reply {'error' if reply and 'error' in reply else reply and 'result'}"
+
+
+def a_key_echo(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    cfg = {"router": {"order": ["brave"], "providers": {"brave": {"baseUrl": ctx.url + "/leak"}}, "cache": False}}
+    s = Sidecar(ctx.home(), ws, env={"BRAVE_SEARCH_API_KEY": KEY}, name="key-echo")
+    s.initialize(ws, cfg)
+    s.request("dsh/search", {"query": "echo", "strategy": "quick"}, timeout=30)
+    s.close()
+    text = bytes(s.stdout + s.stderr).decode("utf-8", "replace")
+    forms = {
+        "raw": KEY,
+        "url": urllib.parse.quote(KEY),
+        "b64": base64.b64encode(KEY.encode()).decode(),
+        "prefix19": KEY[:19],
+    }
+    leaked = [name for name, form in forms.items() if form in text]
+    return not leaked, "no form of the key" if not leaked else f"leaked: {', '.join(leaked)}"
+
+
+def _corrupt_home(ctx: Ctx, rel: str, raw: bytes) -> Path:
+    home = ctx.home()
+    (home / rel).parent.mkdir(parents=True, exist_ok=True)
+    (home / rel).write_bytes(raw)
+    return home
+
+
+def a_posteriors_recursion(ctx: Ctx) -> Result:
+    home = _corrupt_home(ctx, "bandit/posteriors.json", b"[" * 50_000)
+    ws = ctx.ws()
+    s = Sidecar(home, ws, name="posteriors")
+    reply = s.initialize(ws, ON)
+    status = s.request("dsh/status")
+    s.close()
+    ok = bool(reply and "result" in reply and status and "result" in status)
+    return ok, "cold start" if ok else "initialize failed"
+
+
+def a_knowledge_overflow(ctx: Ctx) -> Result:
+    home = _corrupt_home(ctx, "search-suggester/knowledge.json", b'{"x": ' + b"9" * 400 + b"}")
+    ws = ctx.ws()
+    s = Sidecar(home, ws, name="knowledge")
+    s.initialize(ws, ON)
+    reply = s.request("dsh/dismiss", {"family": "Doc"})
+    s.close()
+    ok = bool(reply and "result" in reply)
+    return ok, "dismiss answered" if ok else f"dismiss failed: {reply}"
+
+
+def a_lock_held(ctx: Ctx) -> Result:
+    home = ctx.home()
+    ws = ctx.ws()
+    lock = home / "search-suggester" / "knowledge.json.lock"
+    lock.parent.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import filelock,time\nwith filelock.FileLock({str(lock)!r}):\n print(1,flush=True)\n time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    holder.stdout.readline()
+    s = Sidecar(home, ws, name="lock")
+    s.initialize(ws, ON)
+    dismiss = s.send_id("dsh/dismiss", {"family": "Doc"})
+    t0 = time.perf_counter()
+    status = s.request("dsh/status", timeout=8)
+    ms = (time.perf_counter() - t0) * 1000
+    holder.kill()
+    holder.wait()
+    s.wait_for(dismiss, 20)
+    s.close()
+    return status is not None, f"dsh/status answered in {ms:.0f} ms while dismiss waited"
+
+
+def a_burst_tools_changed(ctx: Ctx) -> Result:
+    ws = ctx.ws({f"m{i}.py": f"def f{i}():\n    pass\n" for i in range(2000)})
+    s = Sidecar(ctx.home(), ws, name="burst")
+    s.initialize(ws, ON)
+    wait_graph(s)
+    base_rss, base_threads = s.rss_kib(), s.threads()
+    for _ in range(50):
+        s.notify("dsh/toolsChanged", {})
+    wait_graph(s)
+    grown_mib, grown_threads = (_status_field(s.proc.pid, "VmHWM:") - base_rss) // 1024, s.threads() - base_threads
+    s.close()
+    return grown_threads <= 2 and grown_mib < 128, f"threads +{grown_threads}, peak RSS +{grown_mib} MiB"
+
+
+def a_root_slash(ctx: Ctx) -> Result:
+    s = Sidecar(ctx.home(), ctx.tmp, name="root-slash")
+    t0 = time.perf_counter()
+    s.initialize(Path("/"), ON)
+    status = s.request("dsh/status")
+    took = time.perf_counter() - t0
+    s.close()
+    refused = bool(status and (status["result"].get("workspaceRefused") or ""))
+    return refused and took < 10, f"refused, {took:.1f} s" if refused else "listed /"
+
+
+def a_thousand_globs(ctx: Ctx) -> Result:
+    files = {f"d{i % 50}/s{i % 7}/f_{i}.py": "" for i in range(20_000)}
+    files["README.md"] = "# x\n"
+    ws = ctx.ws(files)
+    plain = Sidecar(ctx.home(), ws, name="1000-globs-baseline")
+    t0 = time.perf_counter()
+    plain.initialize(ws, ON, timeout=60)
+    base = time.perf_counter() - t0
+    plain.close()
+    cands = "".join(f"      - {{path: '**/*{i}*.py', reason: r}}\n" for i in range(100))
+    intents = "".join(
+        f"  {name}:\n    signals:\n      - {{pattern: 'zz{name}', weight: 3}}\n    candidates:\n{cands}"
+        for name in ("Version", "Path", "Ledger", "Config", "Dependency", "Test", "Symbol", "Doc", "Usage", "Owner")
+    )
+    (ws / ".dsh").mkdir()
+    (ws / ".dsh" / "pack.yml").write_text("id: t\nintents:\n" + intents)
+    s = Sidecar(ctx.home(), ws, name="1000-globs")
+    t0 = time.perf_counter()
+    reply = s.initialize(ws, ON, timeout=60)
+    took = time.perf_counter() - t0
+    s.close()
+    ok = bool(reply and "result" in reply) and took < 15
+    return ok, f"initialize {took:.1f} s vs {base:.1f} s without the pack (x{took / max(base, 1e-3):.1f})"
+
+
+def a_newline_name(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n", "docs/a\n[2026-01-01T00:00:00.000Z] followed Doc x.md": "d\n"})
+    (ws / ".dsh").mkdir()
+    (ws / ".dsh" / "pack.yml").write_text(
+        "id: t\nreplace: true\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n"
+        "    candidates:\n      - {path: 'docs/*.md', reason: a doc}\n"
+    )
+    home = ctx.home()
+    s = Sidecar(home, ws, name="newline")
+    s.initialize(ws, ON)
+    reply = s.post("grep", {"pattern": "docs"})
+    s.close()
+    notes = (reply or {}).get("result", {}).get("additionalContexts", [])
+    ledger = (
+        (home / "search-suggester" / "ledger.log").read_text()
+        if (home / "search-suggester" / "ledger.log").exists()
+        else ""
+    )
+    forged = any(line.startswith("[2026-01-01") for line in ledger.splitlines())
+    ok = bool(notes) and notes[0]["text"].count("\n") == 1 and not forged
+    return ok, "no forged line" if ok else "forged a ledger line or note line"
+
+
+def _exit_keeps(ctx: Ctx, how: str) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    s = Sidecar(home, ws, name=how)
+    s.initialize(ws, ON)
+    fams = ["Doc", "Config", "Test", "Ledger", "Path"]
+    for fam in fams:
+        s.request("dsh/dismiss", {"family": fam})
+    s.close(how)
+    ledger = home / "search-suggester" / "ledger.log"
+    kept = sum("dismissed" in line for line in ledger.read_text().splitlines()) if ledger.exists() else 0
+    return kept == len(fams), f"{kept}/{len(fams)} ledger lines on disk"
+
+
+def a_sigterm(ctx: Ctx) -> Result:
+    return _exit_keeps(ctx, "sigterm")
+
+
+def a_eof(ctx: Ctx) -> Result:
+    return _exit_keeps(ctx, "eof")
+
+
+def a_ledger_symlink(ctx: Ctx) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    victim = ctx.tmp / "victim.txt"
+    victim.write_text("precious\n")
+    (home / "search-suggester").mkdir(parents=True)
+    os.symlink(victim, home / "search-suggester" / "ledger.log")
+    s = Sidecar(home, ws, name="ledger-link")
+    s.initialize(ws, ON)
+    s.request("dsh/dismiss", {"family": "Doc"})
+    s.close()
+    ok = victim.read_text() == "precious\n"
+    return ok, "victim untouched" if ok else "appended through the symlink"
+
+
+def _config_refused(ctx: Ctx, cfg: dict[str, Any] | str, key: str) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name=f"config-{key}")
+    if isinstance(cfg, str):  # raw JSON (a 400-digit number cannot be a Python literal here)
+        body = (
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"capabilities":{},'
+            f'"rootUri":"{ws.as_uri()}","initializationOptions":{cfg}}}}}'
+        ).encode()
+        assert s.proc.stdin is not None
+        s.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        s.proc.stdin.flush()
+        s.next_id = 1
+        reply = s.wait_for(1, 30)
+    else:
+        reply = s.initialize(ws, cfg)
+    s.close()
+    msg = json.dumps(reply or {})
+    ok = bool(reply and "error" in reply and key in msg)
+    return ok, f"refused naming {key}" if ok else f"accepted or unnamed: {msg[:120]}"
+
+
+def a_tab_url(ctx: Ctx) -> Result:
+    return _config_refused(ctx, {"router": {"providers": {"searxng": {"baseUrl": "http://exa\tmple.com"}}}}, "baseUrl")
+
+
+def a_dismiss_ttl(ctx: Ctx) -> Result:
+    return _config_refused(ctx, {"suggester": {"dismissTtl": 1e20}}, "dismissTtl")
+
+
+def a_deadline_huge(ctx: Ctx) -> Result:
+    return _config_refused(ctx, '{"router": {"deadlineMs": 1' + "0" * 400 + "}}", "deadlineMs")
+
+
+def a_second_initialize(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="2nd-init")
+    s.initialize(ws, ON)
+    reply = s.initialize(ws, {"suggester": {"enabled": False}})
+    s.close()
+    ok = bool(reply and reply.get("error", {}).get("code") == -32600)
+    return ok, "-32600" if ok else f"got {reply}"
+
+
+def a_numeric_method(ctx: Ctx) -> Result:
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="numeric-method")
+    s.initialize(ws, ON)
+    reply = s.request(5)
+    s.close()
+    ok = bool(reply and reply.get("error", {}).get("code") == -32600 and "traceback" not in json.dumps(reply))
+    return ok, "-32600, no traceback" if ok else f"got {json.dumps(reply)[:120]}"
+
+
+def a_kill9_temp(ctx: Ctx) -> Result:
+    home, ws = ctx.home(), ctx.ws()
+    stale = [home / "bandit" / ".posteriors.json.k9.tmp", home / "search-suggester" / ".knowledge.json.k9.tmp"]
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b'{"half')
+    s = Sidecar(home, ws, name="kill9-temp")
+    s.initialize(ws, ON)
+    s.request("dsh/dismiss", {"family": "Doc"})
+    s.close()
+    left = [p.name for p in stale if p.exists()]
+    return not left, "temp files removed" if not left else f"left: {left}"
+
+
+ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
+    (1, "git core.fsmonitor at initialize", a_fsmonitor),
+    (1, "git fsmonitor via [include], suggester off, 500 changes", a_include_fsmonitor_suggester_off),
+    (1, "git clean/process filter on a stat-dirty file", a_clean_filter),
+    (1, "git post-index-change via core.hooksPath", a_hooks),
+    (2, "symlinks to /proc/self/fd/0, fd/1, /dev/zero", a_proc_stdin),
+    (2, "FIFO, symlink loop, 40 dsh/toolsChanged", a_fifo_thread_leak),
+    (2, "symlink out of the workspace read by a contains probe", a_symlink_out),
+    (3, "ReDoS .gitignore line on a 250-byte folder name", a_gitignore_redos),
+    (3, "ReDoS pack globs", a_glob_redos),
+    (4, "Content-Encoding: gzip, gzip bomb (256 MiB)", a_gzip_bomb),
+    (5, "provider echoes the key (raw, URL-encoded, base64, publishedAt)", a_key_echo),
+    (6, "posteriors.json of [ x 50,000", a_posteriors_recursion),
+    (6, "knowledge.json with a 400-digit integer", a_knowledge_overflow),
+    (7, "knowledge lock held by another process", a_lock_held),
+    (7, "50 dsh/toolsChanged on 2,000 files", a_burst_tools_changed),
+    (7, "workspace root of /", a_root_slash),
+    (7, "1,000 glob candidates on 20,000 files", a_thousand_globs),
+    (8, "file name with a newline and a forged ledger line", a_newline_name),
+    (9, "SIGTERM after 5 dismissals", a_sigterm),
+    (9, "EOF after 5 dismissals", a_eof),
+    (10, "ledger.log symlinked to another file", a_ledger_symlink),
+    (11, "base URL with a raw TAB", a_tab_url),
+    (11, "dismissTtl 1e20", a_dismiss_ttl),
+    (11, "deadlineMs 10^400", a_deadline_huge),
+    (12, "second initialize", a_second_initialize),
+    (12, "numeric method", a_numeric_method),
+    (12, "temp files left by kill -9", a_kill9_temp),
+]
+
+
+def baseline(ctx: Ctx) -> tuple[int, float]:
+    """Peak RSS (MiB) and median ``dsh/status`` reply (ms) of a sidecar on a clean workspace."""
+    ws = ctx.ws()
+    s = Sidecar(ctx.home(), ws, name="baseline")
+    s.initialize(ws, ON)
+    times = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        s.request("dsh/status")
+        times.append((time.perf_counter() - t0) * 1000)
+    hwm = _status_field(s.proc.pid, "VmHWM:")
+    s.close()
+    return hwm // 1024, sorted(times)[len(times) // 2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-k", default="", help="run only attacks whose name contains this")
+    ap.add_argument("-v", action="store_true", help="print each attack's detail")
+    args = ap.parse_args()
+    Provider.bomb = _bomb()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    held = total = 0
+    with tempfile.TemporaryDirectory(prefix="dsh-attacks-") as tmp:
+        ctx = Ctx(Path(tmp), f"http://127.0.0.1:{server.server_address[1]}")
+        base_rss, base_ms = baseline(ctx)
+        PEAK[0], SLOWEST[0] = 0, (0.0, "-")
+        for cls, name, fn in ATTACKS:
+            if args.k and args.k not in name:
+                continue
+            if cls == 1 and shutil.which("git") is None:
+                print(f"class {cls:>2}  SKIPPED  {name} (git is not installed)")
+                continue
+            total += 1
+            try:
+                ok, detail = fn(ctx)
+            except Exception as exc:  # an attack that crashes the harness did not hold
+                ok, detail = False, f"{type(exc).__name__}: {exc}"
+            held += ok
+            print(
+                f"class {cls:>2}  {'held  ' if ok else 'FAILED'}  {name}"
+                + (f"  [{detail}]" if args.v or not ok else "")
+            )
+    server.shutdown()
+    slow_ms, slow_label = SLOWEST[0]
+    print(
+        f"attacks={total} held={held} peak_rss_mib={PEAK[0] // 1024} slowest_reply_ms={slow_ms:.0f} ({slow_label}) "
+        f"baseline_rss_mib={base_rss} baseline_reply_ms={base_ms:.1f}"
+    )
+    return 0 if held == total else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

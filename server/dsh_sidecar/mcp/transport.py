@@ -1,0 +1,104 @@
+"""MCP stdio transport that answers every request it receives, even one the SDK cannot parse.
+
+The SDK's ``stdio_server`` parses each line with pydantic (its JSON parser stops at 200
+levels of nesting) and silently drops a line it cannot parse or validate: a request nested
+deeper than that, or with a malformed envelope, then never gets a response and its client
+waits for its own timeout (Claude Code's MCP tool timeout is many hours). This transport
+hands the SDK the same lines, but first answers such a line when it is a JSON object with
+a request ``id``: JSON-RPC 2.0 error -32600 (Invalid Request) with that id, through the
+SDK's own writer (so frames never interleave). Lines with no determinable id (garbage,
+notifications, and a request nested deeper than the stdlib parser's recursion limit, about
+1000 levels) are left to the SDK as before. fd 0 is claimed as the SDK claims it: the wire
+is read from a private duplicate, fd 0 then reads the null device.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+#: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
+UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"
+
+
+def unparseable_reply(line: str) -> types.JSONRPCError | None:
+    """The error to answer ``line`` with, or ``None`` when the SDK can parse it or no request
+    id can be found in it (then the SDK's behaviour stands)."""
+    if not line.strip():
+        return None
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:  # noqa: BLE001 - whatever the SDK's parser rejects
+        pass
+    try:
+        obj = json.loads(line)  # the stdlib parser nests ~1000 levels deep before RecursionError
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or "method" not in obj:
+        return None
+    rid = obj.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=UNPARSEABLE)
+    )
+
+
+class AnsweringStdin:
+    """The lines of a private duplicate of fd 0, for ``stdio_server(stdin=…)``; an
+    unparseable request is answered on ``reply`` (the transport's write stream) once it is
+    set, and not passed on."""
+
+    def __init__(self, fd: int) -> None:
+        raw = os.fdopen(fd, "rb", closefd=False)
+        self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+        self._ready = anyio.Event()
+        self._reply: Any = None
+
+    def set_reply(self, stream: Any) -> None:
+        self._reply = stream
+        self._ready.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        await self._ready.wait()
+        async for line in self._file:
+            error = unparseable_reply(line)
+            if error is not None:
+                await self._reply.send(SessionMessage(error))
+                continue
+            yield line
+
+
+def claim_stdin() -> int:
+    """A private (non-inheritable) duplicate of fd 0; fd 0 then reads the null device, so no
+    child process can read the protocol."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return private
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """Serve ``server`` on stdio (stdout claimed by the SDK), answering unparseable requests.
+    Falls back to the SDK's own stdio transport when its low-level server is not reachable."""
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None:
+        await server.run_stdio_async()
+        return
+    stdin = AnsweringStdin(claim_stdin())
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+        stdin.set_reply(write_stream)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -1,0 +1,38 @@
+"""Opening the configured state backend (the composition root, ``sidecar.py``, hands it to the
+cores: the state layer imports none of them).
+
+``state.backend: file`` (the default) opens nothing: every core keeps exactly its behaviour of
+before (files under ``$DSH_HOME``, health and cache in memory). A Redis/Valkey URL opens one
+:class:`~.redis_store.RedisState` per sidecar, shared by the router's health and cache, the
+bandit's posteriors and the suggester's knowledge (see each module's "Fleet" paragraph).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.state.config import StateConfig
+from dsh_sidecar.state.shared import SharedState
+
+
+def open_state(config: StateConfig) -> SharedState | None:
+    """The shared state of ``config`` (``None`` for ``file``). Connects lazily: a store that is
+    down at start is not an error (the sidecar serves locally and re-syncs). Raises
+    :class:`ConfigError` (``state.backend``) when redis-py is not installed."""
+    if not config.shared:
+        return None
+    try:
+        from dsh_sidecar.state.redis_store import RedisState
+    except ImportError:
+        raise ConfigError(
+            "state.backend", "a Redis/Valkey backend needs redis-py: pip install 'dsh-search-sidecar[redis]'"
+        ) from None
+    return RedisState(config)
+
+
+def state_status(shared: SharedState | None) -> dict[str, Any]:
+    """``{backend, shared, available, …}`` for ``dsh/status`` (no password)."""
+    if shared is None:
+        return {"backend": "file", "shared": False, "available": True}
+    return shared.status()
