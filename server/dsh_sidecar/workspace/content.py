@@ -370,12 +370,14 @@ def db_path(cache_dir: Path, root: Path) -> Path:
     return cache_dir / f"{slug}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}.content.sqlite"
 
 
-#: Longest a content lookup on the request path may take, seconds (then it answers no match):
-#: a bound for pathological workspaces, far above what a lookup takes once common words are
-#: left out (p99 0.6 ms on 100k files, bench/content_index.py), so figures do not depend on load.
-SEARCH_BUDGET_S: Final = 0.010
-#: SQLite virtual-machine steps between two checks of that budget.
-PROGRESS_STEPS: Final = 2000
+#: Most SQLite virtual-machine steps a content lookup on the request path may take (then it
+#: answers no match), in units of :data:`PROGRESS_STEPS`: a bound counted in work, not time, so
+#: the same workspace gives the same answers on a loaded machine. 60 000 steps ≈ 2 ms on this
+#: (loaded, 2-core) machine; lookups take 0.02–0.4 ms on sympy's 1.5k files once common words
+#: are left out (p99 0.6 ms on 100k files, bench/content_index.py).
+SEARCH_STEP_BUDGET: Final = 60
+#: SQLite virtual-machine steps between two progress-handler calls.
+PROGRESS_STEPS: Final = 1000
 #: A word in more than this share of the files (and in more than :data:`MIN_DF_CAP`) is left
 #: out of a lookup: it matches nearly everything and only slows the ranking down.
 MAX_DF_SHARE: Final = 0.05
@@ -546,20 +548,26 @@ class ContentDB:
         return out
 
     def search(
-        self, words: Iterable[str], limit: int = 20, budget_s: float = SEARCH_BUDGET_S
+        self, words: Iterable[str], limit: int = 20, budget: int = SEARCH_STEP_BUDGET
     ) -> list[tuple[str, float]]:
         """Files matching any of ``words`` (OR), BM25 best first: ``[(path, score > 0)]``.
 
         Words are quoted (FTS5 syntax in them is literal); a word in more than
         :data:`MAX_DF_SHARE` of the files tells nothing and is left out (document frequencies
-        from ``fts5vocab``); the query is interrupted after ``budget_s`` seconds (SQLite's
+        from ``fts5vocab``); the query is interrupted after ``budget`` × :data:`PROGRESS_STEPS`
+        virtual-machine steps (SQLite's
         progress handler), which answers ``[]``: a lookup on the request path stays bounded
-        on any workspace. An empty list of words gives ``[]``."""
+        on any workspace, deterministically. An empty list of words gives ``[]``."""
         terms = [w for w in dict.fromkeys(x.lower() for x in words if _WORD.fullmatch(x or "")) if w not in STOP_WORDS]
         if not terms:
             return []
-        deadline = time.perf_counter() + budget_s
-        self.con.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, PROGRESS_STEPS)
+        spent = [0]
+
+        def over() -> int:
+            spent[0] += 1
+            return 1 if spent[0] > budget else 0
+
+        self.con.set_progress_handler(over, PROGRESS_STEPS)
         try:
             live = self._live_rows()
             rare = []
