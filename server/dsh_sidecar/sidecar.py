@@ -154,8 +154,7 @@ class Sidecar:
 
     def _content_ready(self, content: ContentIndexer) -> None:
         """A content sync finished (its thread): its facts change targets; prepare again."""
-        if self.suggester.ready:
-            self.suggester.prepare()
+        self.suggester.prepare()  # serialised with the graph thread's own (Suggester.prepare)
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""

@@ -153,6 +153,7 @@ class Suggester:
         # ledger lines of work done on other threads (preparation): written by the owner thread
         # at its next call, so the sink (the server's transport) is only ever used by one thread
         self._prepared = threading.Event()
+        self._preparing = threading.Lock()
         self._waited = False
         self._owner = threading.get_ident()
         self._deferred: deque[str] = deque(maxlen=1000)
@@ -231,7 +232,13 @@ class Suggester:
     def prepare(self, graph: Any = None) -> bool:
         """Resolve every intent's call-independent targets over the workspace listing (the
         graph's, else one listing of our own) and swap them in; ``False`` when there is
-        nothing to prepare yet (no packs, or a graph source without a listing)."""
+        nothing to prepare yet (no packs, or a graph source without a listing). Preparations
+        from several threads (the graph's, the content index's) run one at a time, so the last
+        one — with the newest listing and facts — is the one that stays."""
+        with self._preparing:
+            return self._prepare(graph)
+
+    def _prepare(self, graph: Any = None) -> bool:
         self.activate()
         if self.root is None or not self.rows:
             return False

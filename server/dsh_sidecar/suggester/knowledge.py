@@ -247,24 +247,28 @@ class Knowledge:
             self._refresher.join(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
-        """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
-        self.rows, self.dismissals = {}, {}
+        """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas. The
+        new view is built aside and swapped in whole: a call reading ``rows`` on another thread
+        while a flush adopts never sees a half-built (or empty) view."""
+        rows: dict[Key, Row] = {}
+        dismissals: dict[Key, float] = {}
         ws = (doc or {}).get("workspaces", {}).get(self.workspace) or {}
         for intent, paths in ws.get("rows", {}).items():
             for p, r in paths.items():
-                self.rows[(intent, p)] = Row(r["followed"], r["ignored"], r["seed"], r["lastUsed"])
+                rows[(intent, p)] = Row(r["followed"], r["ignored"], r["seed"], r["lastUsed"])
         for intent, paths in ws.get("dismissals", {}).items():
             for p, exp in paths.items():
-                self.dismissals[(intent, p)] = float(exp)
+                dismissals[(intent, p)] = float(exp)
         for key, w in self._seeded.items():
-            self.rows.setdefault(key, Row(seed=w))
+            rows.setdefault(key, Row(seed=w))
         for key, d in self._deltas.items():
-            row = self.rows.setdefault(key, Row())
+            row = rows.setdefault(key, Row())
             row.followed += d.followed
             row.ignored += d.ignored
             row.last_used = max(row.last_used, d.last_used)
         for key, exp in self._new_dismissals.items():
-            self.dismissals[key] = max(self.dismissals.get(key, 0.0), exp)
+            dismissals[key] = max(dismissals.get(key, 0.0), exp)
+        self.rows, self.dismissals = rows, dismissals
 
     def row(self, intent: str, path: str) -> Row | None:
         """The row of (intent, path), or ``None``."""
