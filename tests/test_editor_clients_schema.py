@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from dsh_sidecar.bandit import BanditConfig
-from dsh_sidecar.router.config import CANONICAL_ORDER
+from dsh_sidecar.config import SidecarConfig
+from dsh_sidecar.router.config import CANONICAL_ORDER, RouterConfig
 from dsh_sidecar.suggester import SuggesterConfig
 
 VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
@@ -28,7 +29,9 @@ def test_schema_is_generated_from_the_current_config_models():
 
 def test_schema_names_every_config_key_and_refuses_others():
     assert SCHEMA["additionalProperties"] is False
-    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester", "logMessages"}
+    assert set(SCHEMA["properties"]) == {"router", "bandit", "suggester", "state", "logMessages"}
+    state = SCHEMA["properties"]["state"]
+    assert set(state["properties"]) == {"backend", "timeoutMs", "retryMs"} and state["additionalProperties"] is False
     assert SCHEMA["properties"]["logMessages"]["enum"] == ["all", "decisions", "none"]
     bandit = SCHEMA["properties"]["bandit"]
     assert set(bandit["properties"]) == {f.alias or n for n, f in BanditConfig.model_fields.items()}
@@ -36,7 +39,13 @@ def test_schema_names_every_config_key_and_refuses_others():
     assert set(suggester["properties"]) == {f.alias or n for n, f in SuggesterConfig.model_fields.items()}
     assert suggester["properties"]["sectionMode"]["enum"] == ["off", "sticky"]
     router = SCHEMA["properties"]["router"]["properties"]
-    assert router["timeoutMs"] == {"type": "integer", "default": 10000, "minimum": 100, "maximum": 600000}
+    assert router["timeoutMs"] == {
+        "type": "integer",
+        "default": 10000,
+        "minimum": 100,
+        "maximum": 600000,
+        "description": "Per-provider timeout, milliseconds (seed: default 10000, at least 100).",
+    }
     assert router["order"]["items"]["enum"] == list(CANONICAL_ORDER)
     assert set(router["providers"]["properties"]) == set(CANONICAL_ORDER)
     assert {"apiKey", "apiKeyEnv", "baseURL", "baseUrl", "baseUrlEnv", "model"} <= set(
@@ -67,3 +76,14 @@ def test_package_is_ready_for_the_marketplace_and_open_vsx():
     lock = json.loads((VSCODE / "package-lock.json").read_text("utf-8"))
     assert "node_modules/@vscode/vsce" in lock["packages"] and "node_modules/ovsx" in lock["packages"]
     assert "npx" not in PKG["scripts"]["package"]  # vsce from the lockfile, not fetched
+
+
+def test_every_config_field_is_documented_from_its_attribute_docstring():
+    """Every key of every block carries the description the model's attribute docstring gives."""
+    blocks = {"bandit": BanditConfig, "router": RouterConfig}
+    for name, model in blocks.items():
+        props = SCHEMA["properties"][name]["properties"]
+        for field_name, field in model.model_fields.items():
+            assert field.description, f"{name}.{field_name} has no attribute docstring"
+            assert props[field.alias or field_name]["description"] == field.description
+    assert SCHEMA["properties"]["logMessages"]["description"] == SidecarConfig.model_fields["log_messages"].description

@@ -296,7 +296,7 @@ def test_state_backend_is_not_hot_reloaded(tmp_path: Path) -> None:
     from dsh_sidecar.sidecar import Sidecar
 
     sidecar = Sidecar(parse_config(None), None, {"DSH_HOME": str(tmp_path)})
-    assert sidecar.shared is None and sidecar.status()["state"] == {"dshHome": str(tmp_path)}
+    assert sidecar.shared is None and sidecar.status().wire()["state"] == {"dshHome": str(tmp_path)}
     with pytest.raises(ConfigError, match="^state: "):
         sidecar.reconfigure({"state": {"backend": "redis://127.0.0.1:1/0"}})
     sidecar.reconfigure({"state": {"backend": "file"}})  # the same backend is fine

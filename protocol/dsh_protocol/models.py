@@ -192,3 +192,82 @@ class AssembleSectionResult(WireModel):
 
 class StatusParams(WireModel):
     """``dsh/status`` params (none today)."""
+
+
+# --------------------------------------------------------------------------- status
+
+
+class ChainEntry(WireModel):
+    """One provider of the router's chain: its id and its endpoint (credentials redacted, no key)."""
+
+    provider: str
+    base_url: str
+
+
+class ProviderHealthStatus(WireModel):
+    """One provider's health. ``state``: ``unknown`` (never called), ``ok``, ``failing`` (last
+    call failed, no cooldown) or ``cooling_down``; ``cooldown_seconds_left`` in whole seconds."""
+
+    provider: str
+    state: Literal["unknown", "ok", "failing", "cooling_down"]
+    failure_class: str | None
+    cooldown_seconds_left: int
+    last_outcome: str | None
+    successes: int
+    failures: int
+
+
+class CacheStatus(WireModel):
+    """The router's result cache: live entries, hits and misses since the process started."""
+
+    entries: int
+    hits: int
+    misses: int
+
+
+class RouterStatus(WireModel):
+    """The router block of ``dsh/status``: the chain in order, the providers named in the config
+    but not usable (with the reason), the effective limits (milliseconds), health per chain
+    provider, and the cache (``None`` when it is off)."""
+
+    chain: list[ChainEntry]
+    unavailable: list[str]
+    timeout_ms: int
+    deadline_ms: int
+    empty_results_fallback: bool
+    health: list[ProviderHealthStatus]
+    cache: CacheStatus | None
+
+
+class StateStatus(WireModel):
+    """Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``). With a shared store
+    (``state.backend`` a Redis/Valkey URL) the store's own status follows (``backend`` without
+    its password, ``shared``, ``available``, …) and what this process wrote to it
+    (``banditUpdates``, ``knowledgeCounted``): those keys are the state core's, passed through."""
+
+    model_config = ConfigDict(extra="allow")
+
+    dsh_home: str
+
+
+class StatusResult(WireModel):
+    """``dsh/status`` result. ``workspace`` is ``None`` (JSON null) without one;
+    ``workspace_refused`` (omitted when ``None``) says why a workspace was not indexed. ``bandit``
+    (posteriors, knobs, state file) and ``suggester`` (packs, counters, ledger, ``graph``) are
+    the cores' own status objects, documented where they are built (``StrategyBandit.status``,
+    ``Suggester.status``)."""
+
+    version: str
+    workspace: str | None
+    workspace_refused: str | None = None
+    router: RouterStatus
+    bandit: dict[str, Any]
+    suggester: dict[str, Any]
+    state: StateStatus
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object: ``None`` kept as null (a status shows what is unset) except
+        ``workspaceRefused``, present only when a workspace was refused."""
+        return self.model_dump(
+            by_alias=True, mode="json", exclude={"workspace_refused"} if self.workspace_refused is None else None
+        )

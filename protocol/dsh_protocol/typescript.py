@@ -37,6 +37,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     models.DismissResult,
     models.AssembleSectionParams,
     models.AssembleSectionResult,
+    models.StatusResult,
 )
 #: Constants exported beside the types (protocol/dsh_protocol/models.py).
 CONSTANTS = ("MAX_QUERY_CHARS", "MAX_RESULTS_LIMIT", "MIN_DEADLINE_MS", "MAX_DEADLINE_MS", "MAX_TOOL_TEXT")

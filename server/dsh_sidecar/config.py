@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import yaml
+from pydantic import Field
 
 from dsh_sidecar.bandit import BanditConfig, parse_bandit_config
+from dsh_sidecar.configmodel import ConfigModel, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
@@ -24,25 +25,28 @@ from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
 BLOCKS: Final = ("router", "bandit", "suggester", "state")
-#: Top-level scalar settings: ``logMessages`` chooses which log lines are also sent to the
-#: client as ``window/logMessage``: ``all`` (default: the ledger lines and the
-#: ``[bandit-search]`` lines, DESIGN.md), ``decisions`` (the ``[bandit-search]`` lines only),
-#: ``none`` (stderr and the ledger file only).
-LOG_MESSAGES: Final = ("all", "decisions", "none")
+#: The values of ``logMessages`` (see :attr:`SidecarConfig.log_messages`).
+LogMessages = Literal["all", "decisions", "none"]
+LOG_MESSAGES: Final = get_args(LogMessages)
+#: Top-level scalar settings.
 SETTINGS: Final = ("logMessages",)
 #: Largest config file read by the CLI, bytes.
 MAX_CONFIG_FILE_BYTES: Final = 1024 * 1024
 
 
-@dataclass
-class SidecarConfig:
-    """The whole config, every block validated."""
+class SidecarConfig(ConfigModel):
+    """The whole config, every block validated by its core's parser (:func:`parse_config`)."""
 
-    router: RouterConfig = field(default_factory=lambda: parse_router_config(None))
-    bandit: BanditConfig = field(default_factory=lambda: parse_bandit_config(None))
-    suggester: SuggesterConfig = field(default_factory=lambda: parse_suggester_config(None))
-    state: StateConfig = field(default_factory=lambda: parse_state_config(None))
-    log_messages: str = "all"
+    router: RouterConfig = Field(default_factory=lambda: parse_router_config(None))
+    """The search router: which providers, in which order, with which limits."""
+    bandit: BanditConfig = Field(default_factory=lambda: parse_bandit_config(None))
+    """The strategy bandit: quick or thorough per search, learned by Thompson sampling."""
+    suggester: SuggesterConfig = Field(default_factory=lambda: parse_suggester_config(None))
+    """The search suggester: notes telling the agent where a thing lives in the repository."""
+    state: StateConfig = Field(default_factory=lambda: parse_state_config(None))
+    """Where durable and shared state lives: files under $DSH_HOME (default) or a Redis/Valkey store."""
+    log_messages: LogMessages = "all"
+    """Which log lines are also sent to the client as window/logMessage: all (the ledger lines and the [bandit-search] lines, DESIGN.md), decisions (the [bandit-search] lines only) or none (stderr and the ledger file only)."""
 
 
 def parse_config(raw: Any) -> SidecarConfig:
@@ -57,15 +61,14 @@ def parse_config(raw: Any) -> SidecarConfig:
     for key in raw:
         if key not in BLOCKS + SETTINGS:
             raise ConfigError(str(key), f"unknown key (expected one of: {', '.join(BLOCKS + SETTINGS)})")
-    log_messages = raw.get("logMessages", "all")
-    if log_messages not in LOG_MESSAGES:
-        raise ConfigError("logMessages", f"must be one of: {', '.join(LOG_MESSAGES)}")
-    return SidecarConfig(
-        router=parse_router_config(raw.get("router")),
-        bandit=parse_bandit_config(raw.get("bandit")),
-        suggester=parse_suggester_config(raw.get("suggester")),
-        state=parse_state_config(raw.get("state")),
-        log_messages=log_messages,
+    settings = parse_block(SidecarConfig, {k: raw[k] for k in SETTINGS if k in raw}, "")
+    return settings.model_copy(
+        update={
+            "router": parse_router_config(raw.get("router")),
+            "bandit": parse_bandit_config(raw.get("bandit")),
+            "suggester": parse_suggester_config(raw.get("suggester")),
+            "state": parse_state_config(raw.get("state")),
+        }
     )
 
 

@@ -17,21 +17,27 @@ from typing import Any
 
 from dsh_protocol import (
     AssembleSectionResult,
+    CacheStatus,
+    ChainEntry,
     DismissParams,
     DismissResult,
     PostExecuteParams,
     PostExecuteResult,
+    ProviderHealthStatus,
+    RouterStatus,
     SearchFeedbackParams,
     SearchFeedbackResult,
     SearchParams,
     SearchResult,
     Section,
+    StateStatus,
+    StatusResult,
 )
 
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
-from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.state.fleet import open_state, state_status
@@ -60,11 +66,15 @@ def share_router(router: Router, shared: SharedState | None) -> None:
     if shared is None:
         return
     identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
+
+    def spacing(pid: str, limit: Any) -> Callable[[], tuple[int, float]]:
+        return lambda: (1, router.pacer.interval(pid, limit))
+
     limits: dict[str, Callable[[], tuple[int, float]]] = {}
     for spec in router.chain:
         limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
         if limit is not None:  # one request per the spacing in force (router/pacing.py), fleet-wide
-            limits[spec.id] = lambda pid=spec.id, lim=limit: (1, router.pacer.interval(pid, lim))
+            limits[spec.id] = spacing(spec.id, limit)
     router.health.share(shared, identities, limits)
     if router.cache is not None:
         router.cache.share(shared)
@@ -201,7 +211,7 @@ class Sidecar:
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
 
-        Raises ``ValueError`` naming ``searchId`` for an unknown or expired search."""
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search."""
         return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
@@ -229,8 +239,14 @@ class Sidecar:
         }
 
     def dismiss(self, params: DismissParams) -> DismissResult:
-        """``dsh/dismiss``. Raises ``ValueError`` for an unknown family."""
-        record, expires = self.suggester.dismiss(params.family, params.path)
+        """``dsh/dismiss``. Raises :class:`RequestError` naming ``family`` or ``path`` for an
+        unknown family or a path outside the workspace."""
+        try:
+            record, expires = self.suggester.dismiss(params.family, params.path)
+        except RequestError:
+            raise
+        except ValueError as exc:  # the suggester's dismissals still raise ValueError for these
+            raise RequestError(str(exc)) from None
         return DismissResult(record=record, expires_at=expires)
 
     def assemble_section(self, session_id: str | None = None) -> AssembleSectionResult:
@@ -325,25 +341,25 @@ class Sidecar:
             **(graph.status() if graph is not None else {}),
         }
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusResult:
         """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
-        return {
-            "version": __version__,
-            "workspace": str(self.workspace) if self.workspace else None,
-            **({"workspaceRefused": self.workspace_refused} if self.workspace_refused else {}),
-            "router": {
-                "chain": self.router.describe(),
-                "unavailable": list(self.router.missing),
-                "timeoutMs": self.config.router.timeout_ms,
-                "deadlineMs": self.config.router.deadline_ms,
-                "emptyResultsFallback": self.config.router.empty_results_fallback,
-                "health": self.router.health_status(),
-                "cache": self.router.cache_status(),
-            },
-            "bandit": self.bandit.status(),
-            "suggester": {**self.suggester.status(), "graph": self._graph_status()},
-            "state": {"dshHome": str(self.home), **self._fleet_status()},
-        }
+        return StatusResult(
+            version=__version__,
+            workspace=str(self.workspace) if self.workspace else None,
+            workspace_refused=self.workspace_refused or None,
+            router=RouterStatus(
+                chain=[ChainEntry.model_validate(c) for c in self.router.describe()],
+                unavailable=list(self.router.missing),
+                timeout_ms=self.config.router.timeout_ms,
+                deadline_ms=self.config.router.deadline_ms,
+                empty_results_fallback=self.config.router.empty_results_fallback,
+                health=[ProviderHealthStatus.model_validate(h) for h in self.router.health_status()],
+                cache=CacheStatus.model_validate(cache) if (cache := self.router.cache_status()) is not None else None,
+            ),
+            bandit=self.bandit.status(),
+            suggester={**self.suggester.status(), "graph": self._graph_status()},
+            state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
+        )
 
     def _fleet_status(self) -> dict[str, Any]:
         """The shared store (none with the file backend: the status is as before) and what this

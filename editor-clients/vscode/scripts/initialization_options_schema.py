@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent.parent / "package.json"
-KEEP = ("type", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "minLength", "maxLength")
+KEEP = (
+    "type",
+    "default",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "enum",
+    "minLength",
+    "maxLength",
+)
 
 
 def _field(schema: dict[str, Any]) -> dict[str, Any]:
@@ -49,19 +59,22 @@ def _block(model: Any, description: str) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     """The whole ``dsh.initializationOptions`` schema."""
     from dsh_sidecar.bandit import BanditConfig
-    from dsh_sidecar.config import LOG_MESSAGES
+    from dsh_sidecar.config import LOG_MESSAGES, SidecarConfig
     from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
+    from dsh_sidecar.state.config import StateConfig
     from dsh_sidecar.suggester import SuggesterConfig
 
-    router = _block(RouterConfig, "The search router: which providers, in which order, with which limits.")
+    top = SidecarConfig.model_fields  # each field's description is its attribute docstring
+    doc = {name: RouterConfig.model_fields[name].description for name in ("provider", "order", "providers", "cache")}
+    router = _block(RouterConfig, top["router"].description)
     ids = list(CANONICAL_ORDER)
-    router["properties"]["provider"] = {"type": "string", "enum": ids, "description": "Single-provider mode (not with order)."}
+    router["properties"]["provider"] = {"type": "string", "enum": ids, "description": doc["provider"]}
     router["properties"]["order"] = {
         "type": "array",
         "items": {"type": "string", "enum": ids},
         "uniqueItems": True,
         "minItems": 1,
-        "description": "Fallback chain, tried in order (not with provider). Neither: every provider whose key or endpoint is set.",
+        "description": doc["order"],
     }
     provider = _block(ProviderSettings, "Per-provider overrides.")
     for a, b in (("baseURL", "baseUrl"), ("baseUrl", "baseURL")):  # the two spellings the router accepts
@@ -69,29 +82,29 @@ def build() -> dict[str, Any]:
             provider["properties"][b] = dict(provider["properties"][a])
     router["properties"]["providers"] = {
         "type": "object",
-        "description": "Per-provider key, endpoint and model.",
+        "description": doc["providers"],
         "additionalProperties": False,
         "properties": {pid: provider for pid in ids},
     }
     cache = _block(CacheSettings, "Result cache.")
     cache["properties"].pop("enabled", None)
-    router["properties"]["cache"] = {"description": "false, true or {ttlSeconds, maxEntries}.", "anyOf": [{"type": "boolean"}, cache]}
+    router["properties"]["cache"] = {"description": doc["cache"], "anyOf": [{"type": "boolean"}, cache]}
     return {
         "type": "object",
         "default": {},
         "additionalProperties": False,
         "markdownDescription": "Sidecar configuration sent as `initializationOptions` and, when it changes, as "
-        "`workspace/didChangeConfiguration`: `{router, bandit, suggester}` (see the sidecar README, \"Configuration\").",
+        '`workspace/didChangeConfiguration`: `{router, bandit, suggester, state, logMessages}` (see the sidecar README, "Configuration").',
         "properties": {
             "router": router,
-            "bandit": _block(BanditConfig, "The strategy bandit (quick vs thorough)."),
-            "suggester": _block(SuggesterConfig, "The search suggester (where things live in this repository)."),
+            "bandit": _block(BanditConfig, top["bandit"].description),
+            "suggester": _block(SuggesterConfig, top["suggester"].description),
+            "state": _block(StateConfig, top["state"].description),
             "logMessages": {
                 "type": "string",
                 "enum": list(LOG_MESSAGES),
-                "default": "all",
-                "description": "Which log lines are also sent as window/logMessage: all (ledger and "
-                "[bandit-search] lines), decisions ([bandit-search] only), none.",
+                "default": top["log_messages"].default,
+                "description": top["log_messages"].description,
             },
         },
     }

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.bandit.variants import reframe
-from dsh_sidecar.router import AllProvidersFailed, Router
+from dsh_sidecar.router import AllProvidersFailed, Router, RouterResult
 
 #: Seed: quick is "a single search query, capped at 5 results".
 QUICK_MAX: Final = 5
@@ -62,11 +62,13 @@ async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | 
     when every variant failed."""
     variants = reframe(query)
     results = await asyncio.gather(*(router.search(v, cap, deadline_ms) for v in variants), return_exceptions=True)
+    answered: list[RouterResult | AllProvidersFailed] = []  # variant order; a failure carries its attempts too
     for r in results:
         if isinstance(r, BaseException) and not isinstance(r, AllProvidersFailed):
             raise r
-    ok = [r for r in results if not isinstance(r, BaseException)]
-    attempts = [a for r in results for a in (r.attempts if not isinstance(r, BaseException) else r.attempts)]
+        answered.append(r)
+    ok = [r for r in answered if not isinstance(r, AllProvidersFailed)]
+    attempts = [a for r in answered for a in r.attempts]
     if not ok:
         first = results[0]
         assert isinstance(first, AllProvidersFailed)

@@ -23,75 +23,28 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_protocol import Attempt, Source
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX, ArmResult, normalise_url, run_quick, run_thorough
+from dsh_sidecar.bandit.arms import ArmResult, normalise_url, run_quick, run_thorough
+from dsh_sidecar.bandit.config import BanditConfig
 from dsh_sidecar.bandit.context import CLASSES, classify
-from dsh_sidecar.bandit.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
+from dsh_sidecar.bandit.decisions import DecisionLog
 from dsh_sidecar.bandit.feedback import (
-    DEFAULT_FEEDBACK_WEIGHT,
-    DEFAULT_MAX_PENDING,
-    DEFAULT_TTL_S,
     PendingSearches,
     usage_reward,
 )
 from dsh_sidecar.bandit.policy import (
     ARMS,
-    DEFAULT_DISCOUNT,
-    DEFAULT_EVIDENCE_SCALE,
-    DEFAULT_MIN_CLASS_EVIDENCE,
-    DEFAULT_PROPENSITY_SAMPLES,
     GLOBAL,
     ContextualPolicy,
 )
-from dsh_sidecar.bandit.reward import QUALITY_WEIGHT, SPEED_CALIBRATION_MS, heuristic_reward
+from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.store import PosteriorStore
-from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
 from dsh_sidecar.router import AllProvidersFailed, Router
 
 #: Prefix of every bandit log line (seed).
 LOG_PREFIX: Final = "[bandit-search]"
 #: Decimals of the α/β written in the log line's ``stats`` (discounting makes long fractions).
 STATS_DECIMALS: Final = 6
-
-
-class BanditConfig(BaseModel):
-    """The ``bandit`` block of the sidecar config. Reward defaults are the seed's constants;
-    the rest are ours (sources in the modules that define them)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    seed: int | None = Field(
-        default=None, ge=0, le=2**128, description="numpy SeedSequence entropy, for reproducible choices"
-    )
-    speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, le=3_600_000, alias="speedMs")
-    quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1, alias="qualityWeight")
-    quick_max_results: int = Field(default=QUICK_MAX, ge=1, le=50, alias="quickMaxResults")
-    thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50, alias="thoroughMaxResults")
-    discount: float = Field(
-        default=DEFAULT_DISCOUNT, gt=0, le=1, description="γ per update; 1 = the seed's stationary rule"
-    )
-    min_class_evidence: float = Field(default=DEFAULT_MIN_CLASS_EVIDENCE, ge=0, le=1e6, alias="minClassEvidence")
-    evidence_scale: float = Field(default=DEFAULT_EVIDENCE_SCALE, gt=0, le=100, alias="evidenceScale")
-    feedback_weight: float = Field(default=DEFAULT_FEEDBACK_WEIGHT, ge=0, le=1, alias="feedbackWeight")
-    feedback_ttl_s: float = Field(default=DEFAULT_TTL_S, gt=0, le=7 * 86400, alias="feedbackTtlS")
-    feedback_max_pending: int = Field(default=DEFAULT_MAX_PENDING, ge=1, le=100_000, alias="feedbackMaxPending")
-    propensity_samples: int = Field(default=DEFAULT_PROPENSITY_SAMPLES, ge=100, le=100_000, alias="propensitySamples")
-    persist: bool = Field(default=True, description="keep posteriors under $DSH_HOME/bandit/")
-    decision_log_max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=4096, le=1 << 30, alias="decisionLogMaxBytes")
-    decision_log_backups: int = Field(default=DEFAULT_BACKUPS, ge=0, le=20, alias="decisionLogBackups")
-
-
-def parse_bandit_config(raw: Any) -> BanditConfig:
-    """Validate the ``bandit`` block (``None`` = defaults). Raises :class:`ConfigError`."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError("bandit", "must be an object")
-    try:
-        return BanditConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise config_error_from_pydantic("bandit", exc) from None
 
 
 @dataclass
@@ -290,7 +243,7 @@ class StrategyBandit:
         duration_ms: int,
         decision_us: float,
         result_count: int,
-        posterior: tuple[float, ...],
+        posterior: tuple[float, float, float, float],
     ) -> None:
         self.decisions.append(
             {
@@ -324,7 +277,7 @@ class StrategyBandit:
     def feedback(self, search_id: str, used_urls: list[str]) -> float:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
         (:mod:`.feedback`) and return it, in [0, 1]. Raises :class:`~.feedback.UnknownSearch`
-        (a ``ValueError`` naming ``searchId``) for an unknown or expired search."""
+        (a :class:`~dsh_sidecar.errors.RequestError` naming ``searchId``) for an unknown or expired search."""
         item = self.pending.get(search_id)
         used = any(normalise_url(u) in item.urls for u in used_urls)
         reward = usage_reward(used, item.heuristic, self.config.feedback_weight)

@@ -27,6 +27,7 @@ A write failure (read-only, disk full) is warned about once; the log then stays 
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import logging
 import logging.handlers
@@ -35,7 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
         super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8", delay=True)
         self.on_error = on_error
 
-    def _open(self) -> IO[str]:
+    def _open(self) -> io.TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         return open(fd, "a", encoding="utf-8")
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_sidecar.errors import RequestError
+
 #: Default weight of the usage half of the feedback reward (see module docstring).
 DEFAULT_FEEDBACK_WEIGHT: Final = 0.5
 #: Default searches kept waiting for feedback.
@@ -38,8 +40,9 @@ def usage_reward(used: bool, heuristic: float, weight: float = DEFAULT_FEEDBACK_
     return weight * (1.0 if used else 0.0) + (1.0 - weight) * min(max(heuristic, 0.0), 1.0)
 
 
-class UnknownSearch(ValueError):
-    """Feedback for a ``searchId`` that was never returned, or was dropped (too old)."""
+class UnknownSearch(RequestError):
+    """Feedback for a ``searchId`` that was never returned, or was dropped (too old): the
+    client's error, answered -32602 naming ``searchId``."""
 
 
 @dataclass

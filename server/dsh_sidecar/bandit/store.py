@@ -261,7 +261,8 @@ class PosteriorStore:
             for op, _arm in batch:
                 spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
                 if spec is not None:
-                    self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, *spec, arms=ARMS))
+                    kind, rows, arm, value, discount = spec
+                    self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS))
             now = time.monotonic()
             if policy is not None and now - self._read_at >= self.refresh_s:
                 self._read_at = now

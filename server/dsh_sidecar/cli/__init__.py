@@ -36,7 +36,7 @@ from dsh_sidecar.cli.output import (
     usage_error,
 )
 from dsh_sidecar.cli.render import render_status
-from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.errors import ConfigError, first_problem
 
 __all__ = ["app", "main", "render_status"]
 
@@ -262,11 +262,11 @@ async def _query(
             query=text, strategy=cast(Any, strategy), max_results=max_results, deadline_ms=deadline_ms
         )
     except ValidationError as exc:
-        first = exc.errors(include_input=False)[0]
-        flag = "--" + str(first["loc"][0]).replace("_", "-")
+        problem = first_problem(exc)
+        flag = "--" + str(problem.loc[0]).replace("_", "-")
         if flag == "--query":
             flag = "QUERY"
-        raise usage_error(f"bad {flag}: {first['msg']}", flag=flag) from None
+        raise usage_error(f"bad {flag}: {problem.reason}", flag=flag) from None
     cfg = _config(config)
     try:
         sidecar = Sidecar(cfg, None, os.environ, log_sink=out.log, echo_stderr=False)
@@ -334,9 +334,9 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
     try:
         params = PostExecuteParams(session_id="cli", turn=0, tool=cast(Any, {"name": tool, "input": parsed}))
     except ValidationError as exc:
-        first = exc.errors(include_input=False)[0]
-        where = "--tool" if first["loc"][:2] == ("tool", "name") else "--input"
-        raise usage_error(f"bad {where}: {first['msg']}", flag=where) from None
+        problem = first_problem(exc)
+        where = "--tool" if problem.loc[:2] == ("tool", "name") else "--input"
+        raise usage_error(f"bad {where}: {problem.reason}", flag=where) from None
     _folder("--workspace", workspace)
     cfg = _config(config)
     lines: list[str] = []
@@ -399,7 +399,7 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
-        result = sidecar.status()
+        result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())
     if out.json:

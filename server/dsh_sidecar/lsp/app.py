@@ -46,6 +46,9 @@ class SidecarProtocol(LanguageServerProtocol):
     :data:`INTERNAL_ERROR_MESSAGE` and no ``data``; the server's ``report_server_error`` has
     logged the exception, redacted and capped, to stderr."""
 
+    #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
+    initialized_once: bool = False
+
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
         if error is not None:
             if error.code == INTERNAL_ERROR_CODE:
@@ -57,6 +60,8 @@ class SidecarProtocol(LanguageServerProtocol):
 
 class SidecarServer(LanguageServer):
     """The language server that hosts one :class:`Sidecar` (built on ``initialize``)."""
+
+    protocol: SidecarProtocol  # built from ``protocol_cls`` below
 
     def __init__(self) -> None:
         super().__init__(

@@ -28,7 +28,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from dsh_sidecar.config import merge_options, parse_config
-from dsh_sidecar.errors import ConfigError, format_loc
+from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router import AllProvidersFailed
@@ -53,12 +53,15 @@ def validate(model: type[M], params: Any) -> M:
     try:
         return model.model_validate(params, by_alias=True, by_name=False)
     except ValidationError as exc:
-        errors = exc.errors(include_input=False, include_url=False, include_context=False)
-        first = errors[0]
-        field = format_loc("", first.get("loc", ())) or "params"
-        msg = "unknown field" if first.get("type") == "extra_forbidden" else first.get("msg", "invalid")
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise invalid_params(f"{field}: {msg}{more}") from None
+        problem = first_problem(exc, unknown="unknown field")
+        raise invalid_params(f"{problem.key or 'params'}: {problem.message()}") from None
+
+
+def request_error(exc: RequestError) -> JsonRpcException:
+    """The JSON-RPC error reply of a :class:`RequestError` the sidecar raised."""
+    if exc.code == ErrorCode.INVALID_PARAMS:
+        return invalid_params(exc.message)
+    return JsonRpcException(code=exc.code, message=exc.message)
 
 
 def require(server: SidecarServer) -> Sidecar:
@@ -109,8 +112,8 @@ def register(server: SidecarServer) -> None:
         p = validate(SearchFeedbackParams, params)
         try:
             return require(ls).search_feedback(p).wire()
-        except ValueError as exc:
-            raise invalid_params(str(exc)) from None
+        except RequestError as exc:
+            raise request_error(exc) from None
 
     @server.feature(Method.POST_EXECUTE)
     def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
@@ -123,8 +126,8 @@ def register(server: SidecarServer) -> None:
         sidecar = require(ls)
         try:  # the knowledge write waits for another sidecar's lock: off the event loop
             return (await asyncio.to_thread(sidecar.dismiss, p)).wire()
-        except ValueError as exc:
-            raise invalid_params(str(exc)) from None
+        except RequestError as exc:
+            raise request_error(exc) from None
 
     @server.feature(Method.ASSEMBLE_SECTION)
     def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
@@ -134,7 +137,7 @@ def register(server: SidecarServer) -> None:
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
         validate(StatusParams, params)
-        return require(ls).status()
+        return require(ls).status().wire()
 
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(ls: SidecarServer, params: Any) -> None:

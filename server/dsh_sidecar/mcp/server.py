@@ -43,8 +43,9 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
+from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX  # the bandit seed's arm caps
 from dsh_sidecar.config import SidecarConfig, load_config_file
-from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
     HookInputError,
     TurnCounter,
@@ -77,7 +78,7 @@ INSTRUCTIONS = (
     "post_tool_use and session_start are for hooks only; never call them."
 )
 
-_HOOK_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+_HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class Holder:
@@ -109,20 +110,20 @@ def build_server(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
     )
 
-    def holder(ctx: Context) -> Holder:
+    def holder(ctx: Context[Holder, Any]) -> Holder:
         return ctx.request_context.lifespan_context
 
     @server.tool(
         description=(
             "Search the web. Returns sources (url, title, snippet), the strategy used and each "
-            "provider attempt. strategy: auto (learned), quick (one query, up to 5 results) or "
-            "thorough (three query variants merged, up to 10 results)."
+            "provider attempt. strategy: auto (learned), quick (one query, up to "
+            f"{QUICK_MAX} results) or thorough (three query variants merged, up to {THOROUGH_MAX} results)."
         ),
-        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
     )
     async def web_search(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
-        ctx: Context,
+        ctx: Context[Holder, Any],
         strategy: Annotated[Literal["auto", "quick", "thorough"], Field(description="search strategy")] = "auto",
         max_results: Annotated[int | None, Field(ge=1, le=MAX_RESULTS_LIMIT, description="cap on sources")] = None,
     ) -> SearchResult:
@@ -153,10 +154,10 @@ def build_server(
             "version', 'test config') or a tool call (tool_name + tool_input). Returns the intent, "
             "and target files with the reason each is a target; intent null when nothing applies."
         ),
-        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     def where_is(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         query: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description="free-text query")] = None,
         tool_name: Annotated[
             str | None, Field(max_length=200, description="a tool name: Grep, Glob, Read, Bash")
@@ -178,7 +179,7 @@ def build_server(
         annotations=_HOOK_ONLY,
     )
     def post_tool_use(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         # Untyped on purpose: the SDK would answer a field of the wrong shape with a tool error,
         # which Claude Code reports as a failed hook; post_execute_params checks each field and
         # a malformed call answers {}.
@@ -193,8 +194,11 @@ def build_server(
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
             return post_tool_use_output(h.sidecar.post_execute(params))
-        except (HookInputError, ValidationError) as exc:
-            log.info("post_tool_use: ignored a malformed hook call: %s", str(exc).splitlines()[0][:200])
+        except HookInputError as exc:
+            log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
+        except ValidationError as exc:
+            problem = first_problem(exc, unknown="unknown field")
+            log.info("post_tool_use: ignored a malformed hook call: %s: %s", problem.key, problem.message())
         except Exception:
             log.warning("post_tool_use: internal error; the tool call passes through", exc_info=True)
         return {}
@@ -204,7 +208,7 @@ def build_server(
         annotations=_HOOK_ONLY,
     )
     def session_start(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         # untyped for the same reason as post_tool_use: a malformed hook call answers {}
         session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
         hook_event_name: Annotated[Any, Field(description="SessionStart or UserPromptSubmit")] = None,
@@ -224,17 +228,17 @@ def build_server(
             "Dismiss a search-suggester note family (the intent a note named, e.g. Version) or "
             "one path of it, for a day. Returns the record line and when it expires."
         ),
-        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     def suggestion_dismiss(
-        ctx: Context,
+        ctx: Context[Holder, Any],
         family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
     ) -> DismissResult:
         try:
             return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path))
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        except RequestError as exc:
+            raise ToolError(exc.message) from None
 
     return server
 

@@ -219,8 +219,8 @@ class Router:
         if key is not None and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                attempts = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
-                return RouterResult(list(hit.sources), hit.truncated, attempts, hit.provider, hit.content)
+                cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
+                return RouterResult(list(hit.sources), hit.truncated, cached, hit.provider, hit.content)
         attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None

@@ -20,9 +20,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, Field
 
-from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router.cache import DEFAULT_MAX_ENTRIES, DEFAULT_TTL_S
 from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
 from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
 
@@ -63,21 +65,25 @@ PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {pid: p.DEFAULTS for pid
 BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p.AUTH_KIND is AuthKind.BASIC_FROM_URL)
 
 
-class ProviderSettings(BaseModel):
+class ProviderSettings(ConfigModel):
     """``providers.<id>``: per-provider overrides (seed "Full schema")."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    api_key: str | None = Field(default=None, max_length=MAX_KEY_CHARS, alias="apiKey")
-    api_key_env: str | None = Field(default=None, pattern=ENV_NAME, alias="apiKeyEnv")
+    api_key: str | None = Field(default=None, max_length=MAX_KEY_CHARS)
+    """The provider's API key (unset: read from the variable apiKeyEnv names). Never logged."""
+    api_key_env: str | None = Field(default=None, pattern=ENV_NAME)
+    """Environment variable holding the API key (default: the provider's own, e.g. EXA_API_KEY)."""
     base_url: str | None = Field(
         default=None,
         max_length=MAX_URL_CHARS,
+        # the seed spells it baseURL; baseUrl (what camelCase gives) is accepted too
         validation_alias=AliasChoices("baseURL", "baseUrl"),
         alias="baseUrl",
     )
-    base_url_env: str | None = Field(default=None, pattern=ENV_NAME, alias="baseUrlEnv")
+    """Endpoint of the provider, an absolute http(s) URL (default: the provider's public one)."""
+    base_url_env: str | None = Field(default=None, pattern=ENV_NAME)
+    """Environment variable holding the base URL (default: the provider's own, e.g. SEARXNG_BASE_URL)."""
     model: str | None = Field(default=None, min_length=1, max_length=200)
+    """Model of a provider that has one (default: the provider's own)."""
 
 
 #: Bounds of ``cache.ttlSeconds`` (seconds; a day at most: search results go stale) and
@@ -86,29 +92,35 @@ MAX_CACHE_TTL_S: Final = 86_400
 MAX_CACHE_ENTRIES: Final = 100_000
 
 
-class CacheSettings(BaseModel):
+class CacheSettings(ConfigModel):
     """``cache``: the result cache (:mod:`dsh_sidecar.router.cache`). ``enabled`` is false
     for ``cache: false`` (``{enabled: false}`` is accepted too)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
     enabled: bool = True
-    ttl_seconds: int = Field(default=300, ge=1, le=MAX_CACHE_TTL_S, alias="ttlSeconds")
-    max_entries: int = Field(default=256, ge=1, le=MAX_CACHE_ENTRIES, alias="maxEntries")
+    """Serve repeated searches from the cache."""
+    ttl_seconds: int = Field(default=DEFAULT_TTL_S, ge=1, le=MAX_CACHE_TTL_S)
+    """How long a cached answer is served, seconds."""
+    max_entries: int = Field(default=DEFAULT_MAX_ENTRIES, ge=1, le=MAX_CACHE_ENTRIES)
+    """Most answers kept (least recently used dropped first)."""
 
 
-class RouterConfig(BaseModel):
+class RouterConfig(ConfigModel):
     """The validated router block. Times are milliseconds."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
     provider: str | None = None
+    """Single-provider mode: the one provider asked (not with order)."""
     order: list[str] | None = None
-    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS, alias="timeoutMs")
-    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, le=MAX_DEADLINE_MS, alias="deadlineMs")
-    empty_results_fallback: bool = Field(default=True, alias="emptyResultsFallback")
+    """Fallback-chain mode: providers tried in this order (not with provider). Neither: every usable provider, in canonical order."""
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS)
+    """Per-provider timeout, milliseconds (seed: default 10000, at least 100)."""
+    deadline_ms: int = Field(default=DEFAULT_DEADLINE_MS, ge=MIN_TIMEOUT_MS, le=MAX_DEADLINE_MS)
+    """Deadline of a whole search over the chain, milliseconds."""
+    empty_results_fallback: bool = True
+    """A successful answer with no results counts as a failure, so the next provider is tried (seed)."""
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    """Per-provider key, endpoint and model, keyed by provider id."""
     cache: CacheSettings = Field(default_factory=CacheSettings)
+    """The result cache: false, true or {ttlSeconds, maxEntries}."""
 
 
 #: Which per-provider keys make sense for which provider ("model only where the provider has one").
@@ -171,10 +183,7 @@ def parse_router_config(raw: Any) -> RouterConfig:
         raise ConfigError("router", "must be an object")
     _raw_key_check(raw)
     raw = _cache_block(raw)
-    try:
-        cfg = RouterConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise config_error_from_pydantic("router", exc) from None
+    cfg = parse_block(RouterConfig, raw, "router")
     if cfg.provider is not None and cfg.order is not None:
         raise ConfigError("router.provider", "give either provider (single) or order (chain), not both")
     if cfg.provider is not None and cfg.provider not in PROVIDER_DEFAULTS:
@@ -332,5 +341,7 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     if defaults.key_env:
         var = settings.api_key_env or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
-    var = settings.base_url_env or defaults.base_url_env
-    return f"not configured (no base URL: set {var} or providers.{pid}.baseUrl)"
+    url_var = settings.base_url_env or defaults.base_url_env
+    if url_var:
+        return f"not configured (no base URL: set {url_var} or providers.{pid}.baseUrl)"
+    return f"not configured (no base URL: set providers.{pid}.baseUrl)"

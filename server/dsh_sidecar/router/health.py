@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -84,7 +84,7 @@ class ProviderHealth:
         self,
         shared: SharedState | None,
         identities: dict[str, str],
-        rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] | None = None,
+        rate_limits: Mapping[str, tuple[int, float] | Callable[[], tuple[int, float]]] | None = None,
     ) -> None:
         """Use ``shared`` for cooldowns and rate windows (``None``: this process only), the
         providers named by ``identities`` (``{provider: shared identity}``)."""
@@ -150,10 +150,10 @@ class ProviderHealth:
                 if until > state.cooldown_until:
                     state.cooldown_until, state.cooldown_class = until, remote[0]
                     state.last_class = state.last_class or remote[0]
-        state = self._states.get(provider)
-        if state is None:
+        current = self._states.get(provider)
+        if current is None:
             return 0.0
-        return max(0.0, state.cooldown_until - self.clock())
+        return max(0.0, current.cooldown_until - self.clock())
 
     def skip_reason(self, provider: str) -> str | None:
         """``skipped: <class> cooldown <N>s left`` while the provider cools down, else ``None``

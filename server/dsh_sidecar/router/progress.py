@@ -28,7 +28,7 @@ class ObservedAttempts(list[Attempt]):
 
     An observer that raises is logged and ignored: progress never fails a search."""
 
-    def append(self, attempt: Attempt) -> None:  # type: ignore[override]
+    def append(self, attempt: Attempt) -> None:
         super().append(attempt)
         observer = _observer.get()
         if observer is not None:

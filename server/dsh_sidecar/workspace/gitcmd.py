@@ -56,7 +56,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -290,7 +290,7 @@ class Git:
         assert out is not None
         return GitResult(out)
 
-    def run_many(self, commands: dict[str, Sequence[str]]) -> dict[str, bytes | None]:
+    def run_many(self, commands: Mapping[str, Sequence[str]]) -> dict[str, bytes | None]:
         """Run several git commands side by side (one shared deadline): ``{key: stdout}``,
         ``None`` for a command that failed, timed out or hit the output cap. Raises
         :class:`GitError` only when :meth:`prepare` does."""

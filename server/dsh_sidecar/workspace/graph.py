@@ -232,14 +232,14 @@ class WorkspaceGraph:
                     symbols = extract(rel, data) if data is not None else None
             if symbols is not None:
                 index.add(rel, symbols)
-                if cache is not None:
+                if cache is not None and st is not None:  # symbols come only from a file stat() found
                     new[rel] = (
                         st.st_mtime_ns,
                         st.st_size,
                         sorted(symbols.definitions),
                         symbols.tokens,
                         symbols.generated,
-                    )  # type: ignore[union-attr]
+                    )
             if progress is not None and (i % step == 0 or i == total):
                 progress(i, total)
         with self._lock:

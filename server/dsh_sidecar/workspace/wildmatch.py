@@ -98,7 +98,7 @@ def ignore_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
     if patterns and all(p.include for p in patterns):
         try:
             combined = re2.compile(
-                "|".join("(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns),  # type: ignore[attr-defined]
+                "|".join("(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns),
                 _RE2_OPTIONS,
             )
         except (re2.error, AttributeError):

@@ -193,3 +193,76 @@ export interface Section {
 export interface AssembleSectionResult {
   section?: Section | null;
 }
+
+/**
+ * The router's result cache: live entries, hits and misses since the process started.
+ */
+export interface CacheStatus {
+  entries: number;
+  hits: number;
+  misses: number;
+}
+
+/**
+ * One provider of the router's chain: its id and its endpoint (credentials redacted, no key).
+ */
+export interface ChainEntry {
+  provider: string;
+  baseUrl: string;
+}
+
+/**
+ * One provider's health. ``state``: ``unknown`` (never called), ``ok``, ``failing`` (last
+ * call failed, no cooldown) or ``cooling_down``; ``cooldown_seconds_left`` in whole seconds.
+ */
+export interface ProviderHealthStatus {
+  provider: string;
+  state: "unknown" | "ok" | "failing" | "cooling_down";
+  failureClass: string | null;
+  cooldownSecondsLeft: number;
+  lastOutcome: string | null;
+  successes: number;
+  failures: number;
+}
+
+/**
+ * The router block of ``dsh/status``: the chain in order, the providers named in the config
+ * but not usable (with the reason), the effective limits (milliseconds), health per chain
+ * provider, and the cache (``None`` when it is off).
+ */
+export interface RouterStatus {
+  chain: ChainEntry[];
+  unavailable: string[];
+  timeoutMs: number;
+  deadlineMs: number;
+  emptyResultsFallback: boolean;
+  health: ProviderHealthStatus[];
+  cache: CacheStatus | null;
+}
+
+/**
+ * Where durable state lives: ``$DSH_HOME`` (default ``~/.dsh``). With a shared store
+ * (``state.backend`` a Redis/Valkey URL) the store's own status follows (``backend`` without
+ * its password, ``shared``, ``available``, …) and what this process wrote to it
+ * (``banditUpdates``, ``knowledgeCounted``): those keys are the state core's, passed through.
+ */
+export interface StateStatus {
+  dshHome: string;
+}
+
+/**
+ * ``dsh/status`` result. ``workspace`` is ``None`` (JSON null) without one;
+ * ``workspace_refused`` (omitted when ``None``) says why a workspace was not indexed. ``bandit``
+ * (posteriors, knobs, state file) and ``suggester`` (packs, counters, ledger, ``graph``) are
+ * the cores' own status objects, documented where they are built (``StrategyBandit.status``,
+ * ``Suggester.status``).
+ */
+export interface StatusResult {
+  version: string;
+  workspace: string | null;
+  workspaceRefused?: string | null;
+  router: RouterStatus;
+  bandit: Record<string, unknown>;
+  suggester: Record<string, unknown>;
+  state: StateStatus;
+}
