@@ -149,7 +149,7 @@ def two_passes(workspace: Path, home: Path, episodes: int = 12, **config: Any) -
     for _ in range(2):
         s = Suggester(workspace, cfg, home)
         results.append(replay(s, lines))
-        s.learning.flush()  # what the sidecar does on `shutdown`
+        s.flush()  # what the sidecar does on `shutdown`
     return results[0], results[1]
 
 

@@ -10,7 +10,8 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.gate import gate, sigmoid
 from dsh_sidecar.suggester.packs import PackError, parse_pack
-from dsh_sidecar.suggester.probe import make_probe, search_shaped
+from dsh_sidecar.suggester.query import parse_call as make_probe
+from dsh_sidecar.suggester.query import search_shaped
 
 
 def call(name, inp, turn=1, session="s"):
@@ -58,7 +59,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
     )
     assert messages(lines) == [
         "activated (packs generic,python intents 10 threshold 0.75)",
-        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
     ]
     s.ledger.flush()  # lines are buffered (appended within 1 s, and at every exit)
     ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
@@ -76,16 +77,32 @@ def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
     s, lines = make(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
     assert len(s.post_execute(call("grep", {"pattern": "__version__"}, turn=1))) == 1
     assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
-    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # cooldown (2 calls later)
-    for _ in range(3):
-        s.post_execute(call("grep", {"pattern": "nothing here"}, turn=3))
-    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=4)) == []  # same targets: dedupe
+    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # same targets: dedupe
     assert messages(lines)[1:] == [
-        "suggest Version 0.88 1 targets src/demo_pkg/__init__.py",
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
         "suppressed turn-cap Test",
-        "suppressed cooldown Version",
         "suppressed dedupe Version",
     ]
+
+
+def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
+    from dsh_sidecar.suggester.noise import NoiseControl
+
+    noise = NoiseControl()
+    st = noise.session("s")
+    st.calls = 1
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) is None
+    noise.record(st, "Symbol", 1, ("a.py",))
+    st.calls = 2
+    assert noise.check(st, "Symbol", 1, ("b.py",), 3, 10) is None  # another name: no cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) == "cooldown"  # led by a.py within 3 calls
+    assert noise.check(st, "Symbol", 1, ("c.py", "a.py"), 3, 10) is None  # led by another target
+    assert noise.check(st, "Usage", 1, ("a.py", "c.py"), 3, 10) is None  # another intent
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"
+    st.calls = 5
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) is None  # past the cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"  # a dedupe never expires
+    assert noise.check(st, "Doc", 1, ("d.md",), 3, 1) == "turn-cap"
 
 
 def test_recently_read_targets_are_not_suggested(workspace, dsh_home):
@@ -106,7 +123,7 @@ def test_no_companions(workspace, dsh_home):
     (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version here"""\n')
     s, lines = make(workspace, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines)[-1] == "abstained no-companions Version 0.88"
+    assert messages(lines)[-1] == "abstained no-companions Version 0.99"
 
 
 def test_dismissal_family_and_expiry(workspace, dsh_home):
@@ -172,7 +189,7 @@ def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
 
 def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
     s, _ = make(workspace, dsh_home)
-    monkeypatch.setattr(s, "_classify", lambda probe: 1 / 0)
+    monkeypatch.setattr(s, "_resolve", lambda *a: 1 / 0)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert s.counters["errors"] == 1
 

@@ -14,10 +14,10 @@ from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.candidates import FileIndex, Target, resolve
-from dsh_sidecar.suggester.identifier import identifier
 from dsh_sidecar.suggester.notes import MAX_NOTE_CHARS, make_note
 from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, check_regex, parse_pack, search
-from dsh_sidecar.suggester.probe import make_probe
+from dsh_sidecar.suggester.query import identifier
+from dsh_sidecar.suggester.query import parse_call as make_probe
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -82,7 +82,11 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     assert "- src/shopcart/cart.py — defines Cart" in notes[0].text
     assert note_of(s, "bash", {"command": 'rg -n "def merge_items" src'}, session="b") == (
         "Symbol",
-        ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"],
+        ["src/shopcart/cart.py", "src/shopcart/api.py", "tests/test_cart.py"],  # code before tests
+    )
+    assert note_of(s, "bash", {"command": 'rg -n "def merge_items" src tests'}, session="b2") == (
+        "Symbol",
+        ["src/shopcart/cart.py", "tests/test_cart.py", "src/shopcart/api.py"],  # scoped: tests first
     )
     intent, targets = note_of(s, "bash", {"command": "git grep apply_discount"}, session="c")
     assert intent == "Usage"
@@ -93,7 +97,7 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
         "src/shopcart/pricing.py",
     }
     assert targets[-1] == "src/shopcart/pricing.py"  # the definition comes after the uses
-    assert messages(lines)[-1].startswith("suggest Usage 0.77 4 targets ")
+    assert messages(lines)[-1].startswith("suggest Usage 0.96 4 targets ")
 
 
 def test_symbol_without_graph_degrades_to_pack_globs(shopcart, dsh_home):
@@ -101,13 +105,13 @@ def test_symbol_without_graph_degrades_to_pack_globs(shopcart, dsh_home):
     assert note_of(s, "grep", {"pattern": "class Cart"}) == ("Symbol", ["src/shopcart/__init__.py"])
     # Usage has no fallback path: an unknown identifier abstains
     assert s.post_execute(call("bash", {"command": "git grep apply_discount"}, session="x")) == []
-    assert messages(lines)[-1] == "abstained no-companions Usage 0.77"
+    assert messages(lines)[-1] == "abstained no-companions Usage 0.96"
 
 
 def test_unknown_identifier_abstains(shopcart, dsh_home):
     s, lines = make(shopcart, dsh_home, WorkspaceGraph.build(shopcart))
     assert s.post_execute(call("grep", {"pattern": "frobnicate_widget"})) == []
-    assert messages(lines)[-1] == "abstained no-companions Usage 0.77"
+    assert messages(lines)[-1] == "abstained no-companions Usage 0.96"
 
 
 # ---------------------------------------------------------------- built-in packs
@@ -177,7 +181,8 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
     assert note_of(s, "grep", {"pattern": "go.sum"}) == ("Dependency", ["go.mod", "go.sum"])
     assert note_of(s, "bash", {"command": "go test ./..."}) is None  # not a search
     intent, targets = note_of(s, "bash", {"command": "git grep TruncateRunes"})
-    assert intent == "Usage" and set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
+    assert intent == "Usage" and targets[0] == "cmd/cut/main.go"  # code before tests
+    assert set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
     assert note_of(s, "grep", {"pattern": "func TruncateRunes"}, session="2")[1][0] == "strs.go"
 
 
@@ -197,7 +202,7 @@ def test_generic_pack_alone(tmp_path, dsh_home):
     assert note_of(s, "grep", {"pattern": "maintainers"}) == ("Owner", ["MAINTAINERS", "LICENSE"])
     assert note_of(s, "grep", {"pattern": "gitlab-ci"}) == ("Config", [".gitlab-ci.yml"])
     assert note_of(s, "grep", {"pattern": "documentation"}) == ("Doc", ["README.md"])
-    assert messages(lines)[0] == "activated (packs generic intents 4 threshold 0.75)"
+    assert messages(lines)[0] == "activated (packs generic intents 10 threshold 0.75)"
 
 
 def test_every_builtin_candidate_has_a_reason_and_every_intent_is_covered():
@@ -205,7 +210,10 @@ def test_every_builtin_candidate_has_a_reason_and_every_intent_is_covered():
     for loaded in builtin_packs():
         for name, row in loaded.pack.intents.items():
             intents.add(name)
-            assert row.signals and row.candidates, (loaded.pack.id, name)
+            # a row speaks through its regex signals, or (the generic pack) through the
+            # structural evidence alone, with graph/results candidates
+            assert row.candidates, (loaded.pack.id, name)
+            assert row.signals or all(c.results or c.kind or c.symbol for c in row.candidates), (loaded.pack.id, name)
             assert all(c.reason.strip() for c in row.candidates)
     assert intents == {"Version", "Path", "Ledger", "Config", "Dependency", "Test", "Symbol", "Doc", "Usage", "Owner"}
 
@@ -228,10 +236,21 @@ def test_write_calls_never_note(shopcart, dsh_home):
     assert not any(" suggest " in f" {m}" for m in messages(lines))
 
 
-def test_read_of_a_target_is_already_there(shopcart, dsh_home):
+def test_reads_never_note_and_a_searched_file_read_whole_is_not_named_again(shopcart, dsh_home):
     s, lines = make(shopcart, dsh_home)
     assert s.post_execute(call("Read", {"file_path": "src/shopcart/settings.py"})) == []
-    assert messages(lines)[-1] == "suppressed recent Config"
+    assert s.post_execute(call("bash", {"command": "cat pyproject.toml"})) == []
+    assert messages(lines) == []  # a read is where a search ends: no classification, no line
+    # the file just read whole is the only target of a search inside it: silence, one line
+    assert s.post_execute(call("Grep", {"pattern": "dependencies", "path": "pyproject.toml"})) == []
+    assert messages(lines)[-1] == "suppressed recent Dependency"
+    # read in part (head), the same search names it: the rest of the file is what it asks for
+    s2, lines2 = make(shopcart, dsh_home)
+    s2.post_execute(call("bash", {"command": "head -5 pyproject.toml"}, session="b"))
+    assert note_of(s2, "Grep", {"pattern": "dependencies", "path": "pyproject.toml"}, session="b") == (
+        "Dependency",
+        ["pyproject.toml"],
+    )
 
 
 # ---------------------------------------------------------------- note shape
@@ -300,7 +319,7 @@ def test_regex_timeout_is_no_match():
 
 
 def test_candidate_needs_exactly_one_source():
-    with pytest.raises(PackError, match="exactly one of path or symbol"):
+    with pytest.raises(PackError, match="exactly one of path, symbol, kind or results"):
         parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{reason: r}]\n", "repo")
     with pytest.raises(PackError, match="contains applies to path candidates only"):
         parse_pack(

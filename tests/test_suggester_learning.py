@@ -65,8 +65,8 @@ def test_corrupt_or_foreign_file_is_kept_aside_and_starts_cold(tmp_path, content
     assert [n.source.targets for n in notes] == [["src/demo_pkg/__init__.py"]]  # the static pack still emits
     aside = list(path.parent.glob("knowledge.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == content
-    assert any("moved aside" in w for w in s.learning.knowledge.warnings)
-    assert s.learning.status()["warnings"] == s.learning.knowledge.warnings
+    assert any("moved aside" in w for w in s.knowledge.warnings)
+    assert s.learning_status()["warnings"] == s.knowledge.warnings
     s.dismiss("Doc", None)  # the next write starts a fresh, valid file
     assert json.loads(path.read_text())["schema"] == SCHEMA
     assert aside[0].read_bytes() == content  # never overwritten
@@ -77,26 +77,26 @@ def test_corrupt_or_foreign_file_is_kept_aside_and_starts_cold(tmp_path, content
 
 def test_offline_seed_warms_builtin_targets_without_saving(workspace, dsh_home):
     s, _ = make(workspace, dsh_home)
-    s.activate()
-    k = s.learning.knowledge
+    s.warm()
+    k = s.knowledge
     assert k.row("Version", "src/demo_pkg/__init__.py") == Row(seed=1.0)
     assert k.row("Test", "tests/conftest.py") == Row(seed=1.0)
     assert k.row("Test", "tests/test_core.py") == Row(seed=1.0)
-    assert s.learning.seeded == len(k.rows) > 0
+    assert s.seeded == len(k.rows) > 0
     assert not kfile(dsh_home).exists()  # the seed does not save by itself
     s.dismiss("Owner", None)  # the next real write persists the seed rows
-    rows = json.loads(kfile(dsh_home).read_text())["workspaces"][str(workspace.resolve())]["rows"]
+    rows = json.loads(kfile(dsh_home).read_text())["workspaces"]["path:" + workspace.resolve().as_posix()]["rows"]
     assert rows["Test"]["tests/conftest.py"] == {"followed": 0, "ignored": 0, "seed": 1.0, "lastUsed": 0.0}
 
 
 def test_seed_never_overwrites_and_proven_is_seeded_twice(workspace, dsh_home):
-    pre = Knowledge(kfile(dsh_home), str(workspace.resolve()), Clock())
+    pre = Knowledge(kfile(dsh_home), "path:" + workspace.resolve().as_posix(), Clock())
     pre.record("Test", "tests/conftest.py", followed=3)
     pre.flush()
     graph = WorkspaceGraph.build(workspace)
     s = Suggester(workspace, parse_suggester_config({"enabled": True}), dsh_home, clock=Clock(), symbols=graph)
-    s.activate()
-    k = s.learning.knowledge
+    s.warm()
+    k = s.knowledge
     assert k.row("Test", "tests/conftest.py") == Row(followed=3, last_used=T0)  # never overwritten
     assert k.row("Test", "tests/test_core.py").seed == 2.0  # a test node: proven, seeded twice
     assert k.row("Test", "pyproject.toml").seed == 1.0  # a manifest: not a Test kind
@@ -110,16 +110,16 @@ def test_seed_skips_intents_a_repo_pack_overrides(workspace, dsh_home):
         "    candidates: [{path: tests/test_core.py, reason: our tests}]\n"
     )
     s, _ = make(workspace, dsh_home)
-    s.activate()
-    assert s.learning.knowledge.row("Test", "tests/test_core.py") is None  # built-in packs only
-    assert s.learning.knowledge.row("Doc", "README.md") == Row(seed=1.0)
+    s.warm()
+    assert s.knowledge.row("Test", "tests/test_core.py") is None  # built-in packs only
+    assert s.knowledge.row("Doc", "README.md") == Row(seed=1.0)
 
 
 @pytest.mark.parametrize("cfg", [{"learn": False}, {"seed": False}])
 def test_seed_switched_off(workspace, dsh_home, cfg):
     s, _ = make(workspace, dsh_home, **cfg)
-    s.activate()
-    assert s.learning.seeded == 0 and s.learning.knowledge.rows == {}
+    s.warm()
+    assert s.seeded == 0 and s.knowledge.rows == {}
 
 
 # ---------------------------------------------------------------------- online learning
@@ -133,10 +133,10 @@ def test_followed_closes_the_window_and_moves_counts(workspace, dsh_home):
     s.post_execute(call("Read", {"file_path": str(workspace / "tests" / "test_core.py")}))
     s.post_execute(call("Read", {"file_path": "tests/conftest.py"}))  # window already closed
     assert [m for m in messages(lines) if m.startswith(("followed", "ignored"))] == ["followed Test tests/test_core.py"]
-    k = s.learning.knowledge
+    k = s.knowledge
     assert k.row("Test", "tests/test_core.py") == Row(followed=1, seed=1.0, last_used=T0)
     assert k.row("Test", "tests/conftest.py") == Row(ignored=1, seed=1.0, last_used=T0)  # passed over
-    assert s.learning.status()["followed"] == 1 and s.learning.status()["openWindows"] == 0
+    assert s.learning_status()["followed"] == 1 and s.learning_status()["openWindows"] == 0
 
 
 def test_untouched_window_closes_as_ignored(workspace, dsh_home):
@@ -147,7 +147,7 @@ def test_untouched_window_closes_as_ignored(workspace, dsh_home):
     assert not any(m.startswith("ignored") for m in messages(lines))
     s.post_execute(call("Read", {"path": "src/demo_pkg/__init__.py"}))  # call 5: too late
     assert [m for m in messages(lines) if m.startswith(("followed", "ignored"))] == ["ignored Version"]
-    assert s.learning.knowledge.row("Version", "src/demo_pkg/__init__.py").ignored == 1
+    assert s.knowledge.row("Version", "src/demo_pkg/__init__.py").ignored == 1
 
 
 def test_learn_false_learns_nothing(workspace, dsh_home):
@@ -155,7 +155,7 @@ def test_learn_false_learns_nothing(workspace, dsh_home):
     s.post_execute(call("grep", {"pattern": "__version__"}))
     s.post_execute(call("read", {"path": "src/demo_pkg/__init__.py"}))
     assert not any(m.startswith("followed") for m in messages(lines))
-    assert s.learning.knowledge.rows == {}
+    assert s.knowledge.rows == {}
 
 
 def _learn_round(s: Suggester, session: str, workspace: Path) -> list[str]:
@@ -171,7 +171,7 @@ def test_learned_order_changes_and_persists_across_restart(workspace, dsh_home):
     learned = s.post_execute(call("grep", {"pattern": "pytest fixture"}, session="c"))[0].source.targets
     assert learned == ["tests/test_core.py", "tests/conftest.py", "pyproject.toml"]
     assert messages(lines).count("followed Test tests/test_core.py") == 2
-    s.learning.flush()  # what `shutdown` does
+    s.flush()  # what `shutdown` does
     restarted, _ = make(workspace, dsh_home)
     again = restarted.post_execute(call("grep", {"pattern": "pytest fixture"}, session="d"))[0].source.targets
     assert again == learned
@@ -196,9 +196,9 @@ def test_family_dismissal_is_durable_and_expires_on_read(workspace, dsh_home):
     assert messages(olines)[-1] == "suppressed dismissed Version"
     clock.t = T0 + 60  # expired: pruned on read, no timer
     assert len(other.post_execute(call("grep", {"pattern": "__version__"}, session="t2"))) == 1
-    assert other.learning.knowledge.active_dismissals() == {}
+    assert other.knowledge.active_dismissals() == {}
     other.dismiss("Doc", None)  # the flush prunes the expired one from the file
-    ws = json.loads(kfile(dsh_home).read_text())["workspaces"][str(workspace.resolve())]
+    ws = json.loads(kfile(dsh_home).read_text())["workspaces"]["path:" + workspace.resolve().as_posix()]
     assert ws["dismissals"] == {"Doc": {"*": T0 + 60 + 60}}
 
 
@@ -250,7 +250,7 @@ def test_sticky_section_ttl_and_invalidation(workspace, dsh_home):
 
 def test_section_lists_graph_proven_paths_first(workspace, dsh_home):
     s, _ = make(workspace, dsh_home, sectionMode="sticky")
-    s.learning.proves = lambda intent, path: path == "tests/test_core.py"
+    s.proves = lambda intent, path: path == "tests/test_core.py"
     s.post_execute(call("grep", {"pattern": "pytest fixture"}, session="s"))
     assert s.section_text("s").splitlines()[1:] == ["- tests/test_core.py — a test module"]
 
@@ -295,3 +295,23 @@ def test_dismissed_path_is_checked_and_normalised(workspace, dsh_home):
     record, _ = s.dismiss("Test", str(workspace.resolve() / "tests" / "conftest.py"))
     assert record == "dismissed Test tests/conftest.py"
     assert messages(lines) == ["dismissed Test tests/conftest.py"]
+
+
+def test_knowledge_is_keyed_by_repository_identity_and_survives_a_move(tmp_path, dsh_home):
+    import shutil
+
+    first = tmp_path / "first" / "pyproj"
+    shutil.copytree(Path(__file__).parent / "data" / "workspaces" / "pyproj", first)
+    (first / ".git").mkdir()
+    (first / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (first / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:Team/PyProj.git\n')
+    s, _ = make(first, dsh_home)
+    assert s.identity == "remote:github.com/team/pyproj"
+    s.dismiss("Owner", None)
+    moved = tmp_path / "elsewhere" / "renamed"
+    shutil.move(str(first.parent), str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere" / "pyproj").rename(moved)
+    again, lines = make(moved, dsh_home)
+    assert again.identity == "remote:github.com/team/pyproj"
+    assert again.post_execute(call("grep", {"pattern": "CODEOWNERS maintainers"})) == []
+    assert messages(lines)[-1] == "suppressed dismissed Owner"

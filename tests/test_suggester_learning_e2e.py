@@ -4,12 +4,24 @@ sidecar keeps the learned order and the dismissal."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 import pytest
 from conftest import stop_client
 from pygls.exceptions import JsonRpcException
+
+
+async def prepared(client, timeout_s: float = 60.0):
+    """Wait until the sidecar's workspace projection (graph, content index, targets) is ready:
+    initialize answers before it, and calls before it are suppressed as not-ready."""
+    for _ in range(int(timeout_s / 0.05)):
+        status = await client.protocol.send_request_async("dsh/status", {})
+        if status["suggester"]["graph"]["ready"]:
+            return client
+        await asyncio.sleep(0.05)
+    raise AssertionError("the workspace projection never got ready")
 
 
 def grep(session: str, pattern: str = "pytest fixture") -> dict:
@@ -31,7 +43,7 @@ async def test_section_is_null_when_sticky_mode_is_off(spawn, workspace):
 
 async def test_dismiss_section_learning_and_restart(spawn, workspace, dsh_home):
     opts = {"suggester": {"enabled": True, "sectionMode": "sticky", "sectionTtl": 300}}
-    client = await spawn(opts, root=workspace)
+    client = await prepared(await spawn(opts, root=workspace))
     send = client.protocol.send_request_async
 
     first = (await send("dsh/postExecute", grep("a")))["additionalContexts"][0]["source"]["targets"]
@@ -68,11 +80,11 @@ async def test_dismiss_section_learning_and_restart(spawn, workspace, dsh_home):
 
     await stop_client(client)  # shutdown flushes the knowledge file
     doc = json.loads((dsh_home / "search-suggester" / "knowledge.json").read_text())
-    ws = doc["workspaces"][str(workspace.resolve())]
+    ws = doc["workspaces"]["path:" + workspace.resolve().as_posix()]
     assert ws["rows"]["Test"]["tests/test_core.py"]["followed"] == 2
     assert set(ws["dismissals"]["Test"]) == {"tests/conftest.py"}
 
-    again = await spawn(opts, root=workspace)
+    again = await prepared(await spawn(opts, root=workspace))
     result = await again.protocol.send_request_async("dsh/postExecute", grep("c"))
     targets = result["additionalContexts"][0]["source"]["targets"]
     assert targets[0] == "tests/test_core.py"  # the learned order survived the restart

@@ -10,14 +10,10 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.workspace import (
-    NEUTRAL_LITERAL,
-    NEUTRAL_SCOPE,
     FileNode,
     GraphBuilder,
     WorkspaceGraph,
     classify,
-    literal_score,
-    scope_score,
 )
 from dsh_sidecar.workspace.cache import CACHE_VERSION
 from dsh_sidecar.workspace.graph import recency_score
@@ -215,7 +211,7 @@ def test_100k_file_listing(tmp_path: Path) -> None:
     assert g.node("src/p0/m0.py") == FileNode("src/p0/m0.py", "source", 2, 999)
     assert g.node("pyproject.toml").recency_rank == 1000  # no time: the oldest
     assert g.proof("tests/p1/test_m7.py", ["test"]) > g.proof("tests/p1/test_m7.py", ["doc"]) > 0.0
-    assert g.scope("src/p0/m0.py") == 1.0 and g.exists("dist/p4/b49.js")
+    assert g.exists("dist/p4/b49.js")
 
 
 def test_listing_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -398,17 +394,6 @@ def test_proof_and_scope(tmp_path: Path) -> None:
     assert g.proof("pyproject.toml") == pytest.approx(1.0)
     assert g.proof("old/a/b/c.py", ["source"]) == pytest.approx(0.4 + 0.4 + 0.2 * 0.5)  # rank 1
     assert recency_score(0) == 1.0 and recency_score(1) == 0.5 and recency_score(3) == pytest.approx(1 / 3)
-    assert g.scope("pyproject.toml") == 1.0
-    assert g.scope("a/b/c.py") == 1.0
-    assert g.scope("old/a/b/c.py") == 0.7
-
-
-def test_neutral_scores_without_graph(tmp_path: Path) -> None:
-    empty = WorkspaceGraph.build(tmp_path)
-    assert literal_score(None, "x") == NEUTRAL_LITERAL == 0.5
-    assert scope_score(None, "a/b/c/d") == NEUTRAL_SCOPE == 1.0
-    assert literal_score(empty, "x", ["manifest"]) == 0.5
-    assert scope_score(empty, "a/b/c/d") == 1.0
 
 
 def test_missing_root_is_empty(tmp_path: Path) -> None:
@@ -444,11 +429,10 @@ def test_builder_reports_no_progress_below_threshold(tmp_path: Path) -> None:
     assert seen == [] and b.status()["state"] == "ready" and b.status()["files"] == 30
 
 
-def test_builder_live_lookups_and_neutral_scores(tmp_path: Path) -> None:
+def test_builder_live_lookups(tmp_path: Path) -> None:
     write(tmp_path, {"pkg/a/b/core.py": "def alpha():\n    pass\n", "use.py": "alpha()\n"})
     b = GraphBuilder(tmp_path)
     assert b.status()["state"] == "pending"
-    assert b.literal("use.py", ["source"]) == 0.5 and b.scope("pkg/a/b/core.py") == 1.0
     assert b.definitions("alpha") == [] and b.exists("use.py") is None
     b.start()
     assert b.wait(30)
@@ -456,8 +440,6 @@ def test_builder_live_lookups_and_neutral_scores(tmp_path: Path) -> None:
     assert b.definitions("alpha") == ["pkg/a/b/core.py"]
     assert b.usages("alpha") == ["use.py"]
     assert b.exists("use.py") is True and b.exists("nope.py") is False
-    assert b.literal("nope.py") == 0.0
-    assert b.scope("pkg/a/b/core.py") == 0.7
     assert b.node("use.py").kind == "source"
 
 
@@ -468,7 +450,8 @@ def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> Non
     b.start()
     assert b.wait(30)
     write(tmp_path, {"b.py": "def beta():\n    pass\n"})
-    b.refresh(["b.py"])
+    b.refresh(["b.py"])  # applied in a worker thread, never on the caller's
+    assert b.wait(30)
     assert b.graph.definitions("beta") == ["b.py"]
     write(tmp_path, {"c.py": "def gamma():\n    pass\n"})
     b.rebuild()

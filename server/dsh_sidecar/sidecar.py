@@ -9,6 +9,8 @@ from __future__ import annotations
 import gc
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,9 +47,12 @@ from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
-from dsh_sidecar.workspace.identity import repository_identity
+from dsh_sidecar.workspace.content import ContentIndexer
 
 log = logging.getLogger(__name__)
+
+#: Longest wait of a sticky-section request (a session's start) for the background projection, s.
+SECTION_WAIT_S = 5.0
 
 LogSink = Callable[[str], None]
 
@@ -112,15 +117,22 @@ class Sidecar:
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
-        # the workspace graph (symbol index) is built in the background once the suggester runs
+        # the workspace graph (symbol index) and the content index are built in the background
+        # once the suggester runs; the suggester prepares its targets on the graph's thread as
+        # soon as the listing exists (initialize never waits for any of it).
         # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
         # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
-        self.graph = GraphBuilder(workspace, on_ready=lambda graph: gc.freeze(), cache_dir=self.home / "workspace")
+        self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
+        self.graph = GraphBuilder(
+            workspace,
+            on_ready=lambda graph: gc.freeze(),
+            cache_dir=self.home / "workspace",
+            on_files=self._graph_listed,
+            on_change=self._graph_changed,
+        )
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
             self.graph.start()
-            self.suggester.warm()  # packs and path targets resolved once, before the first call
-            gc.freeze()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -129,17 +141,38 @@ class Sidecar:
         return self.graph.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
-        suggester = Suggester(self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph)
+        suggester = Suggester(
+            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
+        )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
-            workspace = self.workspace
-            suggester.learning.knowledge.share(self.shared, lambda: repository_identity(workspace))
+            suggester.knowledge.share(self.shared, suggester.identity)
+        if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
+            threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
+
+    def _graph_listed(self, graph: WorkspaceGraph) -> None:
+        """The graph's listing exists (builder thread): index contents, prepare the targets."""
+        self.content.start(graph.files)
+        self.suggester.prepare(graph)
+
+    def _graph_changed(self, graph: WorkspaceGraph, changed: list[str]) -> None:
+        """Files changed and the graph applied them (worker thread): follow in the content
+        index and the suggester's targets."""
+        rel = [r for r in (graph.relative(c) for c in changed) if r]
+        self.content.refresh(rel, graph.files)
+        self.suggester.files_changed(rel)
+
+    def _content_ready(self, content: ContentIndexer) -> None:
+        """A content sync finished (its thread): its facts change targets; prepare again."""
+        self.suggester.prepare()  # serialised with the graph thread's own (Suggester.prepare)
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
         if self.graph.graph is None and not self.graph.building:
             self.graph.start()
-        return self.graph.wait(timeout_s)
+        t0 = time.monotonic()
+        done = self.graph.wait(timeout_s)
+        return done and self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
 
     def report_graph_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Send the graph builds' ``progress(done, total)`` (large workspaces only; called from
@@ -147,9 +180,9 @@ class Sidecar:
         self.graph.set_progress(progress)
 
     def files_changed(self, paths: list[str] | None) -> None:
-        """``workspace/didChangeWatchedFiles``: refresh those graph nodes (``None``: rebuild)
-        and drop the suggester's cached projections."""
-        self.suggester.invalidate()
+        """``workspace/didChangeWatchedFiles``: queue the graph refresh of those paths (``None``:
+        rebuild); the graph, content index and suggester targets follow in the background, so
+        no call ever waits for a re-index."""
         self.graph.refresh(paths)
 
     def _bandit_log(self, line: str) -> None:
@@ -191,6 +224,9 @@ class Sidecar:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
         ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
         when no intent applies. No ledger line, no cooldown: asking is not a tool call."""
+        if not self.suggester.ready or self.graph.building or self.content.building:
+            # asked on demand before (or without) the background projection: answer from all of it
+            self.wait_for_graph(60.0)
         hit = self.suggester.where_is(tool, tool_input)
         if hit is None:
             return {"intent": None, "targets": []}
@@ -218,6 +254,8 @@ class Sidecar:
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
+        if not self.suggester.ready or self.graph.building or self.content.building:
+            self.wait_for_graph(SECTION_WAIT_S)  # the section (session start) lists the whole projection
         text = self.suggester.section_text(session_id)
         if text is None:
             return AssembleSectionResult(section=None)
@@ -228,7 +266,7 @@ class Sidecar:
         ``shutdown``): flush the suggester's knowledge file, the bandit's queued posterior
         writes and the buffered ledger lines (never raises; safe to call twice)."""
         try:
-            self.suggester.learning.flush()
+            self.suggester.flush()
         except Exception:
             log.warning("search-suggester: knowledge flush at shutdown failed", exc_info=True)
         try:
@@ -278,7 +316,7 @@ class Sidecar:
         old_s = self.config.suggester
         if any(getattr(old_s, key) != getattr(new.suggester, key) for key in STRUCTURAL_KEYS):
             try:  # structural knobs (persistPath, refreshOnBoot) rebuild the core
-                self.suggester.learning.flush()
+                self.suggester.flush()
             except Exception:
                 log.warning("search-suggester: knowledge flush before the rebuild failed", exc_info=True)
             self.suggester = self._make_suggester(new.suggester)
@@ -292,7 +330,13 @@ class Sidecar:
         graph = self.graph.graph
         return {
             "building": self.graph.building,
-            "ready": graph is not None and graph.symbols is not None and not self.graph.building,
+            # ready = the whole projection: symbols, content index (when FTS5 exists), targets
+            "ready": graph is not None
+            and graph.symbols is not None
+            and not self.graph.building
+            and not self.content.building
+            and self.suggester.ready,
+            "content": self.content.status(),
             "error": self.graph.error,
             **(graph.status() if graph is not None else {}),
         }
@@ -325,12 +369,13 @@ class Sidecar:
         return {
             **state_status(self.shared),
             "banditUpdates": self.bandit.store.fleet_updates,
-            "knowledgeCounted": dict(self.suggester.learning.knowledge.counted),
+            "knowledgeCounted": dict(self.suggester.knowledge.counted),
         }
 
     async def aclose(self) -> None:
-        """Release the HTTP client, the bandit's decision log and the shared state (its queued
-        writes are tried once more)."""
+        """Release the HTTP client, the bandit's decision log, the content index and the shared
+        state (its queued writes are tried once more)."""
+        self.content.close()
         self.bandit.close()
         await self.router.aclose()
         if self.shared is not None:

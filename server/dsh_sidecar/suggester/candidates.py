@@ -1,15 +1,23 @@
-"""Resolve an intent's candidate set against the workspace: which targets really exist.
+"""Resolve an intent's candidates against the workspace: which targets really exist.
 
-A path candidate is a path or a glob (gitwildmatch, as in ``.gitignore``), optionally with a
-``contains`` regex the file must match; a symbol candidate takes the files the workspace
-symbol index lists for the searched identifier (``definitions`` or ``usages``). Only
-existing targets inside the workspace are emitted, each with its pack reason. Scores follow
-the plan's neutral values while no workspace graph proves a candidate: literal 0.5, scope
-1.0, so ``score = prior × 0.5 × 1.0`` (plan, "The graph projection"); a symbol-index hit is
-a graph proof (literal 1.0). Order is by score, then pack order.
+Sources (``packs.Candidate``):
 
-Path candidates are resolved once per activation (:class:`FileIndex` answers a glob from a
-basename index, never by walking the tree), symbol candidates once per identifier.
+* a **path** or glob (gitwildmatch, as in ``.gitignore``), optionally with a ``contains``
+  regex the file must match — resolved once per activation (:class:`FileIndex` answers a glob
+  from a basename index, never by walking the tree);
+* a **kind** (graph query): the files of a path kind or content fact (``workspace/kinds.py``,
+  ``workspace/content.py``), the project's own shallow files first — resolved once per
+  activation and again when the facts change; with ``match: terms`` only the files the content
+  index matches with the call's terms, BM25 best first (per call);
+* a **symbol** relation (definitions/usages of the searched identifier, per call,
+  :func:`resolve_symbols`), ranked by :func:`rank_definitions`;
+* the call's own **results** (per call, :func:`resolve_results`).
+
+Only existing targets inside the workspace are emitted, each with its pack reason. Scores follow
+the plan (``score = prior × literal × scope``): literal 0.5 and scope 1.0 while nothing proves
+a candidate (plan, "The graph projection"); a symbol-index hit, a content fact, a topic match
+or a listed result is a proof (literal 1.0; a topic match scales it by its BM25 share of the
+best match). Order is by score, then pack order.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import fnmatch
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
@@ -28,6 +36,8 @@ import regex
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.content import DOC_EXTENSIONS
+from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
 log = logging.getLogger(__name__)
@@ -90,9 +100,59 @@ class FileIndex:
         self.names = sorted(self.by_name)
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
+        self._sorted = sorted(self.files)
         #: Path matches spent by :meth:`glob` so far, and whether a glob was cut by the bound.
         self.glob_work = 0
         self.glob_cut = False
+        #: ``{path: kind}`` (``workspace/kinds.py``); filled by the owner from the graph.
+        self.kinds: dict[str, str] = {}
+        #: ``{fact or kind: [paths]}``: content facts and path kinds (``workspace/content.py``).
+        self.facts: dict[str, list[str]] = {}
+
+    def has_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder holding at least one listed file (at any depth)."""
+        rel = rel.strip("/")
+        if not rel:
+            return True
+        if rel in self.by_dir:
+            return True
+        prefix = rel + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i].startswith(prefix)
+
+    def kind(self, rel: str) -> str:
+        """The path kind of ``rel`` (``other`` when unknown)."""
+        return self.kinds.get(rel, "other")
+
+    def with_kind(self, kind: str) -> list[str]:
+        """Paths of a fact or path kind."""
+        return self.facts.get(kind, [])
+
+    def add(self, rel: str) -> None:
+        """List a new file (a ``didChangeWatchedFiles`` creation)."""
+        if rel in self.file_set:
+            return
+        self.files.append(rel)
+        self.file_set = self.file_set | {rel}
+        folder, _, name = rel.rpartition("/")
+        if name not in self.by_name:
+            bisect.insort(self.names, name)
+        self.by_name.setdefault(name, []).append(rel)
+        self.by_dir.setdefault(folder, []).append(rel)
+        bisect.insort(self._sorted, rel)
+        self._inside.pop(rel, None)
+
+    def remove(self, rel: str) -> None:
+        """Forget a deleted file."""
+        if rel not in self.file_set:
+            return
+        self.file_set = self.file_set - {rel}
+        self.files.remove(rel)
+        folder, _, name = rel.rpartition("/")
+        for table in (self.by_name.get(name), self.by_dir.get(folder), self._sorted):
+            if table is not None and rel in table:
+                table.remove(rel)
+        self._inside.pop(rel, None)
 
     def _names_like(self, segment: str) -> list[str]:
         """Basenames matching one glob segment: a literal prefix is looked up by bisection."""
@@ -199,14 +259,30 @@ def _project_files_first(paths: list[str]) -> list[list[str]]:
     return [own, [p for p in paths if is_fixture(p)]] if len(own) < len(paths) else [paths]
 
 
-def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
-    """Existing targets of the path candidates in ``candidates``, best first, each path once.
+def _project_order(paths: list[str]) -> list[str]:
+    """The project's own files first (not fixtures/examples/vendored), then shallow before
+    deep, then by path."""
+    return sorted(paths, key=lambda p: (is_fixture(p), p.count("/"), p))
 
-    Symbol candidates are skipped (see :func:`resolve_symbols`).
-    """
+
+def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
+    """Existing targets of the call-independent candidates (paths, globs, kinds without
+    ``match``) in ``candidates``, best first, each path once."""
     found: list[tuple[float, int, Target]] = []
-    seen: set[str] = set()
     for order, cand in enumerate(candidates):
+        if cand.per_call:
+            continue
+        if cand.kind is not None:
+            matched = 0
+            for rel in _project_order(index.with_kind(cand.kind)):
+                if not index.exists(rel) or not index.inside(rel):
+                    continue
+                score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
+                found.append((-score, order, Target(rel, cand.reason, score)))
+                matched += 1
+                if matched >= MAX_GLOB_MATCHES:
+                    break
+            continue
         if cand.path is None:
             continue
         contains = check_regex(cand.contains) if cand.contains else None
@@ -219,7 +295,7 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
             if matched:
                 break
             for rel in paths:
-                if rel in seen or not index.inside(rel):
+                if not index.inside(rel):
                     continue
                 if contains is not None:
                     reads += 1
@@ -227,28 +303,146 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
                         break
                     if not _content_matches(index, rel, contains):
                         continue
-                seen.add(rel)
                 score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
                 found.append((-score, order, Target(rel, cand.reason, score)))
                 matched += 1
                 if matched >= MAX_GLOB_MATCHES:
                     break
-    found.sort(key=lambda t: (t[0], t[1]))
-    return [t for _, _, t in found]
+    best: dict[str, tuple[float, int, Target]] = {}
+    phrase: dict[str, tuple[float, str]] = {}  # the reason of the most confident (highest-prior) candidate
+    for item in found:  # a path several candidates name keeps its best score (then first order)
+        path = item[2].path
+        old = best.get(path)
+        if old is None or (item[0], item[1]) < (old[0], old[1]):
+            best[path] = item
+        prior = candidates[item[1]].prior
+        if path not in phrase or prior > phrase[path][0]:
+            phrase[path] = (prior, item[2].reason)
+    ordered = sorted(best.values(), key=lambda t: (t[0], t[1]))
+    return [Target(t.path, phrase[t.path][1], t.score) for _, _, t in ordered]
 
 
-def resolve_symbols(candidates: list[Candidate], symbols: SymbolIndex, name: str, index: FileIndex) -> list[Target]:
+# ---------------------------------------------------------------------------- per call
+
+
+#: Re-export hubs: a definition found here is demoted when the name is defined elsewhere too.
+REEXPORT_NAMES: Final = frozenset(
+    {"__init__.py", "index.ts", "index.js", "index.mjs", "index.tsx", "mod.rs", "lib.rs", "__init__.pyi"}
+)
+_LANG_OF_EXT: Final = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyx": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rb": "ruby",
+    ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".php": "php",
+    ".swift": "swift",
+    ".scala": "scala",
+}
+
+
+def language_of(rel: str) -> str | None:
+    """The language of a file by extension."""
+    name = rel.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return _LANG_OF_EXT.get(name[dot:].lower()) if dot > 0 else None
+
+
+def is_test_path(rel: str) -> bool:
+    """Whether ``rel`` is a test file by its folders or name."""
+    parts = rel.split("/")
+    if any(p in TEST_DIRS for p in parts[:-1]):
+        return True
+    name = parts[-1]
+    return bool(re.match(r"^(test_.*|.*_test\.\w+|conftest\.py|.*\.(test|spec)\.\w+|.*Tests?\.\w+)$", name))
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What ranking needs of the call: its languages, whether it scopes tests, the
+    identifier, and the files it reads (never named back to it)."""
+
+    languages: frozenset[str] = frozenset()
+    tests: bool = False
+    name: str | None = None
+    reads: frozenset[str] = frozenset()
+
+
+def rank_definitions(paths: list[str], ctx: CallContext) -> list[str]:
+    """Definition files best first: the query's language, then non-test files (tests only
+    when the call scopes tests), then the defining module before a re-export hub
+    (``__init__.py``, ``index.ts``, ``mod.rs``…), the project's own before fixtures/vendored
+    code, shallow before deep; stable otherwise (the index's recency order)."""
+    if not paths:
+        return []
+    several = len(paths) > 1
+
+    def key(item: tuple[int, str]) -> tuple[int, int, int, int, int, int]:
+        order, rel = item
+        lang = language_of(rel)
+        return (
+            0 if not ctx.languages or lang in ctx.languages else 1,
+            0 if ctx.tests == is_test_path(rel) else 1,
+            1 if several and rel.rsplit("/", 1)[-1] in REEXPORT_NAMES else 0,
+            1 if is_fixture(rel) else 0,
+            rel.count("/"),
+            order,
+        )
+
+    return [rel for _, rel in sorted(enumerate(paths), key=key)]
+
+
+def rank_usages(paths: list[str], ctx: CallContext) -> list[str]:
+    """Call sites best first: the query's language; the project's code before tests (tests
+    first when the call scopes tests); fixtures/vendored last; otherwise the index's order
+    (most uses first)."""
+
+    def key(item: tuple[int, str]) -> tuple[int, int, int, int]:
+        order, rel = item
+        lang = language_of(rel)
+        return (
+            0 if not ctx.languages or lang in ctx.languages else 1,
+            0 if ctx.tests == is_test_path(rel) else 1,
+            1 if is_fixture(rel) else 0,
+            order,
+        )
+
+    return [rel for _, rel in sorted(enumerate(paths), key=key)]
+
+
+def resolve_symbols(
+    candidates: list[Candidate], symbols: SymbolIndex, name: str, index: FileIndex, ctx: CallContext | None = None
+) -> list[Target]:
     """Targets of the symbol candidates for identifier ``name``: the files the index lists,
-    existing and inside the workspace, best first; ``{name}`` in a reason becomes ``name``."""
+    existing and inside the workspace, ranked (:func:`rank_definitions`, :func:`rank_usages`),
+    best first; ``{name}`` in a reason becomes ``name``."""
+    ctx = ctx or CallContext(name=name)
     found: list[tuple[float, int, int, Target]] = []
     seen: set[str] = set()
     for order, cand in enumerate(candidates):
         if cand.symbol is None:
             continue
         try:
-            paths = (
-                symbols.definitions(name) if cand.symbol == "definitions" else symbols.usages(name, MAX_GLOB_MATCHES)
-            )
+            if cand.symbol == "definitions":
+                paths = rank_definitions(list(symbols.definitions(name))[:200], ctx)
+            else:
+                paths = rank_usages(list(symbols.usages(name, MAX_GLOB_MATCHES)), ctx)
         except Exception:  # the graph is another core: a failure there is silence here
             log.warning("search-suggester: symbol index lookup failed for %r", name, exc_info=True)
             paths = []
@@ -260,3 +454,100 @@ def resolve_symbols(candidates: list[Candidate], symbols: SymbolIndex, name: str
             found.append((-score, order, rank, Target(rel, cand.reason.replace("{name}", name), score)))
     found.sort(key=lambda t: (t[0], t[1], t[2]))
     return [t for *_, t in found]
+
+
+class ContentSearch(Protocol):
+    """What topic matching reads of the content index."""
+
+    def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]: ...
+
+
+#: Most content-index hits a topic candidate looks at.
+TOPIC_POOL: Final = 200
+#: Least share of the best BM25 score a topic match needs to be listed.
+TOPIC_MIN_SHARE: Final = 0.5
+
+
+def resolve_topics(
+    candidates: list[Candidate], content: ContentSearch | None, words: list[str], index: FileIndex
+) -> list[Target]:
+    """Targets of the ``kind`` + ``match: terms`` candidates: of the content index's BM25
+    matches for ``words``, those of the candidate's kind, scored ``prior × s / s_best``; a
+    match under :data:`TOPIC_MIN_SHARE` of the best is dropped."""
+    wanted = [c for c in candidates if c.kind is not None and c.match == "terms"]
+    if not wanted or content is None or not words:
+        return []
+    hits = content.search(words, TOPIC_POOL)
+    if not hits:
+        return []
+    found: list[tuple[float, int, int, Target]] = []
+    seen: set[str] = set()
+    for order, cand in enumerate(candidates):
+        if cand not in wanted:
+            continue
+        members = set(index.with_kind(cand.kind or ""))
+        ranked = [(p, sc) for p, sc in hits if p in members and not is_fixture(p)]
+        if not ranked:
+            continue
+        best = ranked[0][1] or 1.0
+        for rank, (rel, sc) in enumerate(ranked[:MAX_GLOB_MATCHES]):
+            share = sc / best
+            if share < TOPIC_MIN_SHARE or rel in seen or not index.exists(rel) or not index.inside(rel):
+                continue
+            seen.add(rel)
+            score = cand.prior * PROVEN_LITERAL * share
+            found.append((-score, order, rank, Target(rel, cand.reason, score)))
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [t for *_, t in found]
+
+
+def resolve_results(
+    candidates: list[Candidate],
+    listed: list[str],
+    index: FileIndex,
+    prefer: Callable[[list[str]], list[str]],
+    name: str | None = None,
+) -> list[Target]:
+    """Targets of the ``results`` candidates: the call's listed paths that exist (of the
+    candidate's kind when it has one), in the order ``prefer`` gives them; ``{name}`` in a
+    reason becomes the searched identifier."""
+    wanted = [c for c in candidates if c.results]
+    if not wanted or not listed:
+        return []
+    present = [p for p in listed if index.exists(p) and index.inside(p)]
+    found: list[tuple[float, int, int, Target]] = []
+    seen: set[str] = set()
+    for order, cand in enumerate(candidates):
+        if not cand.results:
+            continue
+        pool = present
+        if cand.kind is not None:
+            members = set(index.with_kind(cand.kind))
+            pool = [p for p in pool if p in members]
+        for rank, rel in enumerate(prefer(pool)[:MAX_GLOB_MATCHES]):
+            if rel in seen:
+                continue
+            seen.add(rel)
+            score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
+            reason = cand.reason.replace("{name}", name) if name else cand.reason.replace(" {name}", "")
+            found.append((-score, order, rank, Target(rel, reason.replace("{name}", "it"), score)))
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [t for *_, t in found]
+
+
+def merge(*groups: list[Target]) -> list[Target]:
+    """Targets of several resolutions, each path once (its best score), best first (stable)."""
+    best: dict[str, tuple[int, Target]] = {}
+    pos = 0
+    for group in groups:
+        for t in group:
+            old = best.get(t.path)
+            if old is None or t.score > old[1].score:
+                best[t.path] = (old[0] if old else pos, t)
+            pos += 1
+    return [t for _, t in sorted(best.values(), key=lambda x: (-x[1].score, x[0]))]
+
+
+def is_doc_path(rel: str) -> bool:
+    """Whether ``rel`` is a documentation file by extension."""
+    return rel.lower().endswith(DOC_EXTENSIONS)

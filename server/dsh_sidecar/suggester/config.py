@@ -23,8 +23,8 @@ class SuggesterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     enabled: bool = False  # plan: "The plugin ships disabled"
-    cooldown_calls: int = Field(default=12, ge=0, le=10_000, alias="cooldownCalls")
-    max_notes_per_turn: int = Field(default=1, ge=0, le=100, alias="maxNotesPerTurn")
+    cooldown_calls: int = Field(default=3, ge=0, le=10_000, alias="cooldownCalls")
+    max_notes_per_turn: int = Field(default=20, ge=0, le=100, alias="maxNotesPerTurn")
     recent_window: int = Field(default=30, ge=0, le=10_000, alias="recentWindow")
     max_targets: int = Field(default=5, ge=1, le=5, alias="maxTargets")
     bias: float = Field(default=-0.6, ge=-10, le=10)

@@ -1,111 +1,115 @@
-"""The suggester core behind ``dsh/postExecute`` (plan: "The intents" … "The ledger").
+"""The suggester behind ``dsh/postExecute`` (plan: "The intents" … "The ledger").
 
-One call → at most one note: the first intent, in priority order, whose gate score crosses
-its threshold and that has existing, non-dismissed, not-recently-read targets, unless noise
-control suppresses it. Every abstention and suppression is a ledger line. Fail-open: any
-internal error logs a warning and returns silence.
+One call → at most one note. The call becomes a query (``query.py``); the first intent, in
+priority order, whose gate crosses its threshold (``classify.py``: pack signals plus structural
+evidence, ``evidence.py``) is resolved to targets (``candidates.py``: paths, kinds, topic
+matches, symbol relations, the call's own results), ranked by what was learned
+(``learning.py``), filtered (dismissed, the file the call reads, recently read) and passed
+through noise control (``noise.py``); the note is written by ``notes.py``; every decision is a
+ledger line built by ``ledger.py``. Fail-open: any internal error logs a warning and returns
+silence.
+
+Nothing here lists the workspace on a call or rebuilds an index inline: the targets are
+prepared once the workspace graph's listing exists (:meth:`Suggester.prepare`, on the graph
+builder's thread in the server) and re-prepared off the request path when files or content
+facts change. A call that arrives before is classified, and suppressed as ``not-ready``.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import re
+import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import regex
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester.candidates import FileIndex, SymbolIndex, Target, resolve, resolve_symbols
+from dsh_sidecar.suggester import evidence, ledger
+from dsh_sidecar.suggester.activation import ActivePacks, activate
+from dsh_sidecar.suggester.candidates import (
+    CallContext,
+    ContentSearch,
+    FileIndex,
+    SymbolIndex,
+    Target,
+    is_doc_path,
+    is_test_path,
+    language_of,
+    merge,
+    rank_definitions,
+    resolve,
+    resolve_results,
+    resolve_symbols,
+    resolve_topics,
+)
+from dsh_sidecar.suggester.classify import classify
 from dsh_sidecar.suggester.config import SuggesterConfig
-from dsh_sidecar.suggester.dismissals import iso_seconds  # issue 6
-from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
-from dsh_sidecar.suggester.identifier import identifier
-from dsh_sidecar.suggester.learning import Learning, graph_prover  # issue 6
-from dsh_sidecar.suggester.ledger import Ledger, fmt_k
+from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
+from dsh_sidecar.suggester.gate import INTENTS, gate
+from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed, touched_paths
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.notes import make_note
-from dsh_sidecar.suggester.packs import (
-    ACTIVATION_BUDGET_S,
-    CALL_BUDGET_S,
-    Candidate,
-    IntentRow,
-    LoadedPack,
-    PackError,
-    RegexBudget,
-    builtin_packs,
-    check_regex,
-    compile_trusted,
-    read_pack_file,
-    search,
-    use_budget,
-)
-from dsh_sidecar.suggester.probe import Probe, make_probe
-from dsh_sidecar.suggester.section import INDEX_TARGETS, render  # issue 6
-from dsh_sidecar.workspace import WorkspaceFiles
+from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.query import Query, parse_call
+from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
+from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of
+from dsh_sidecar.workspace.files import list_files
+from dsh_sidecar.workspace.identity import repository_identity
+from dsh_sidecar.workspace.kinds import classify as classify_path
 
 log = logging.getLogger(__name__)
 
-#: Most (intent, identifier) symbol lookups cached per activation.
+_INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
+#: Longest wait of the process's first classified call for the background preparation, s.
+FIRST_CALL_WAIT_S: Final = 0.5
+#: Most (intent, identifier, context) symbol lookups cached per preparation.
 SYMBOL_CACHE_SIZE: Final = 1024
 
 
-@dataclass(frozen=True)
-class CompiledRow:
-    """One pack's row for one intent, its regexes compiled once at activation."""
+@dataclass
+class View:
+    """What one preparation resolved: the file index (with kinds and facts), each intent's
+    call-independent targets and fallbacks, and the docs roots. Replaced whole, never mutated
+    by a call (a preparation on another thread swaps in a new one)."""
 
-    pack_id: str
-    about: str | None
-    threshold: float
-    signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str], float, frozenset[str] | None], ...]
-    candidates: tuple[Candidate, ...]
-    trusted: bool = True  # a built-in pack's row; repo/user rows run under a time budget
-
-    @classmethod
-    def of(cls, pack_id: str, intent: str, row: IntentRow, trusted: bool = False) -> CompiledRow:
-        """Compile ``row`` (its patterns were validated when the pack loaded); a built-in
-        (``trusted``) row uses ``re``, a repo/user row the ``regex`` module with a timeout."""
-        compile_ = compile_trusted if trusted else check_regex
-        return cls(
-            pack_id,
-            row.about,
-            row.threshold or default_threshold(intent),
-            tuple(
-                (compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals
-            ),
-            tuple(row.candidates),
-            trusted,
-        )
-
-    def score(self, probe: Probe, bias: float) -> float | None:
-        """The gate score ``k`` of ``probe`` for this row, ``None`` when no signal matched."""
-        total, matched = 0.0, False
-        for pattern, weight, tools in self.signals:
-            if tools is not None and probe.tool not in tools:
-                continue
-            if search(pattern, probe.text):
-                total += weight
-                matched = True
-        return gate(total, bias) if matched else None
+    index: FileIndex
+    targets: dict[str, list[Target]] = field(default_factory=dict)
+    fallback: dict[str, list[Target]] = field(default_factory=dict)
+    docs_roots: frozenset[str] = frozenset()
+    symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
+    fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
-def workspace_slug(root: Path) -> str:
-    """The user-layer pack name of a workspace: its folder name, lower-cased, ``[a-z0-9-]``."""
-    return re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
+def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
+    """``targets`` whose path or name matches one of the call's file-name globs (``*.pyi``,
+    ``*_test.go``); all of them when there is no glob or none matches."""
+    globs = [g for g in patterns if not g.startswith("!")]
+    if not globs:
+        return targets
+    kept = [
+        t
+        for t in targets
+        if any(fnmatch.fnmatch(t.path, g) or fnmatch.fnmatch(t.path.rsplit("/", 1)[-1], g) for g in globs)
+    ]
+    return kept or targets
 
 
 class Suggester:
     """The suggester for one workspace.
 
     ``root`` is the workspace folder (``None``: no workspace, always silent); ``dsh_home`` the
-    state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds;
-    ``symbols`` is the workspace graph's symbol index (or a callable returning it, asked at
-    each activation) for the Symbol/Usage intents. Without one, those intents use their
-    pack's ``fallback`` path candidates.
+    state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds.
+    ``symbols`` is the workspace graph (or a callable returning the current one, asked when
+    needed): its listing, kinds and symbol index; without one the suggester lists the workspace
+    itself when first prepared and Symbol/Usage use their pack's ``fallback`` paths.
+    ``content`` is the content index (``workspace/content.py``) for facts and topic matches.
     """
 
     def __init__(
@@ -115,7 +119,8 @@ class Suggester:
         dsh_home: Path,
         sink: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
-        symbols: SymbolIndex | Callable[[], SymbolIndex | None] | None = None,
+        symbols: Any = None,
+        content: Any = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
@@ -124,128 +129,198 @@ class Suggester:
         log_file = (
             Path(config.log_file).expanduser() if config.log_file else dsh_home / "search-suggester" / "ledger.log"
         )
-        self.ledger = Ledger(log_file, sink, clock)
+        self.ledger = ledger.Ledger(log_file, sink, clock)
         self.noise = NoiseControl()
-        self.symbols_source = symbols
-        self.symbols: SymbolIndex | None = None
-        self.rows: dict[str, list[CompiledRow]] = {}
-        self.packs: list[LoadedPack] = []
-        self.pack_errors: list[str] = []
-        self.dismissals: dict[tuple[str, str], float] = {}
+        self.graph_source = symbols
+        self.content = content
+        self.active: ActivePacks | None = None
+        self.view: View | None = None
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
-        self._targets: dict[str, list[Target]] = {}
-        self._fallback: dict[str, list[Target]] = {}
-        self._symbol_targets: OrderedDict[tuple[str, str], list[Target]] = OrderedDict()
-        self.index: FileIndex | None = None
         self.activation_ms: float | None = None
-        self._activated = False
-        self.files = WorkspaceFiles(self.root) if self.root is not None else None
-        # issue 6: knowledge file, learning, durable dismissals, sticky section
-        self.learning = Learning(self.root, lambda: self.config, dsh_home, self.ledger.write, clock)
+        self._slow_call_reported = False
+        self.identity = repository_identity(self.root) if self.root is not None else ""
+        knowledge_path = (
+            Path(config.persist_path).expanduser()
+            if config.persist_path
+            else dsh_home / "search-suggester" / "knowledge.json"
+        )
+        self.knowledge = Knowledge(knowledge_path, self.identity, clock)
+        self.journal = Journal(self.knowledge, self.ledger.write)
+        self.dismissals = Dismissals(self.knowledge, lambda: self.config.dismiss_ttl, clock, str(self.root or ""))
+        self.section = StickySection(lambda: self.config.section_ttl, clock, self.ledger.write)
+        self.proves: Callable[[str, str], bool] | None = None
+        self.seeded = 0
+        # ledger lines of work done on other threads (preparation): written by the owner thread
+        # at its next call, so the sink (the server's transport) is only ever used by one thread
+        self._prepared = threading.Event()
+        self._preparing = threading.Lock()
+        self._waited = False
+        self._owner = threading.get_ident()
+        self._deferred: deque[str] = deque(maxlen=1000)
+
+    def _log(self, message: str) -> None:
+        """Write a ledger line now (owner thread) or at the owner's next call (other threads)."""
+        if threading.get_ident() == self._owner:
+            self._drain()
+            self.ledger.write(message)
+        else:
+            self._deferred.append(message)
+
+    def _drain(self) -> None:
+        while self._deferred:
+            self.ledger.write(self._deferred.popleft())
 
     # ------------------------------------------------------------------ activation
 
+    @property
+    def rows(self) -> dict[str, list[Any]]:
+        """The active rows per intent (``{}`` before activation)."""
+        return self.active.rows if self.active is not None else {}
+
+    @property
+    def packs(self) -> list[Any]:
+        """The active packs."""
+        return self.active.packs if self.active is not None else []
+
     def activate(self) -> None:
-        """Load the packs that apply to the workspace and write the ``activated`` (or
-        ``abstained foreign-workspace``) ledger line. Idempotent until :meth:`invalidate`."""
-        if self._activated:
+        """Load the packs that apply and write the ``activated`` (or ``abstained
+        foreign-workspace``) ledger line. Cheap (no listing); idempotent until :meth:`invalidate`."""
+        if self.active is not None:
             return
-        self._activated = True
-        self._slow_call_reported = False
-        self.rows, self.packs, self.pack_errors = {}, [], []
         if self.root is None:
-            self.ledger.write("abstained foreign-workspace")
+            self.active = ActivePacks()
+            self._log(ledger.abstained_foreign_workspace())
             return
-        layered: list[LoadedPack] = []
-        for path, origin in (
-            (self.dsh_home / "search-suggester" / "workspaces" / f"{workspace_slug(self.root)}.yml", "user"),
-            (self.root / ".dsh" / "pack.yml", "repo"),
-        ):
-            try:
-                loaded = read_pack_file(path, origin, self.root if origin == "repo" else None)  # type: ignore[arg-type]
-            except PackError as exc:
-                self._refuse(str(exc))
-                continue
-            if loaded is not None:
-                layered.append(loaded)
-        replace = any(p.pack.replace for p in layered)
-        builtins = [] if replace or not self.config.builtin_packs else [p for p in builtin_packs() if self._applies(p)]
-        # precedence: user > repo > built-ins; the rows of several built-in packs add up
-        # (each row is gated on its own, so overlapping packs never double-count a signal)
-        for loaded in builtins:
-            for name, row in loaded.pack.intents.items():
-                self.rows.setdefault(name, []).append(CompiledRow.of(loaded.pack.id, name, row, trusted=True))
-        for loaded in reversed(layered):  # repo first, then user overrides it
-            for name, row in loaded.pack.intents.items():
-                self.rows[name] = [CompiledRow.of(loaded.pack.id, name, row)]
-        self.packs = layered + builtins
-        if not self.rows:
-            self.ledger.write("abstained foreign-workspace")
+        active = activate(self.root, self.dsh_home, self.config.builtin_packs)
+        for reason in active.refused:
+            self._refuse(reason)
+        self.active = active
+        if not active.rows:
+            self._log(ledger.abstained_foreign_workspace())
             return
-        self._prepare_targets()
-        thresholds = [r.threshold for rows in self.rows.values() for r in rows]
-        ids = ",".join(p.pack.id for p in self.packs)
-        self.ledger.write(f"activated (packs {ids} intents {len(self.rows)} threshold {min(thresholds):.2f})")
+        ids = [p.pack.id for p in active.packs]
+        self._log(ledger.activated(ids, len(active.rows), active.threshold))
 
     def warm(self) -> None:
-        """Activate now (at start-up) so the first call pays no activation; fail-open."""
+        """Activate and prepare now (start-up, off the request path); fail-open."""
         try:
             t0 = time.perf_counter()
             self.activate()
+            self.prepare()
             self.activation_ms = round((time.perf_counter() - t0) * 1000, 1)
         except Exception:
             self.counters["errors"] += 1
             log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
-            self._activated = False
+            self.active = None
 
-    def _prepare_targets(self) -> None:
-        """Resolve every intent's path candidates once (the per-call path never walks the tree)."""
-        assert self.files is not None and self.root is not None
-        self.files.ensure()
-        self.index = FileIndex(self.root, self.files.files)
-        self.symbols = self._symbol_index()
+    def _graph(self) -> Any:
+        source = self.graph_source
+        if source is None or hasattr(source, "definitions"):
+            return source
+        try:
+            return source()
+        except Exception:
+            log.warning("search-suggester: the workspace graph is unavailable", exc_info=True)
+            return None
+
+    def _symbols(self) -> SymbolIndex | None:
+        graph = self._graph()
+        if graph is None or getattr(graph, "symbols", True) is None:
+            return None  # a WorkspaceGraph whose symbol pass has not finished
+        return graph
+
+    def prepare(self, graph: Any = None) -> bool:
+        """Resolve every intent's call-independent targets over the workspace listing (the
+        graph's, else one listing of our own) and swap them in; ``False`` when there is
+        nothing to prepare yet (no packs, or a graph source without a listing). Preparations
+        from several threads (the graph's, the content index's) run one at a time, so the last
+        one — with the newest listing and facts — is the one that stays."""
+        with self._preparing:
+            return self._prepare(graph)
+
+    def _prepare(self, graph: Any = None) -> bool:
+        self.activate()
+        if self.root is None or not self.rows:
+            return False
+        graph = graph if graph is not None else self._graph()
+        if graph is not None and getattr(graph, "files", None):
+            files = list(graph.files)
+            kind_map = dict(graph.kind_map()) if hasattr(graph, "kind_map") else {f: classify_path(f) for f in files}
+        elif self.graph_source is not None and graph is None:
+            return False  # the server's graph is still listing: prepared when it is
+        else:
+            files = list_files(self.root)
+            kind_map = {f: classify_path(f) for f in files}
+        index = FileIndex(self.root, files)
+        index.kinds = kind_map
+        index.facts = self._facts(files, kind_map)
+        fact_of: dict[str, set[str]] = {}
+        for fact, paths in index.facts.items():
+            if fact not in ("source", "other", "config", "doc", "test", "manifest", "lock", "generated"):
+                for p in paths:
+                    fact_of.setdefault(p, set()).add(fact)
+        view = View(
+            index,
+            docs_roots=frozenset(docs_roots(files)),
+            fact_of={p: frozenset(v) for p, v in fact_of.items()},
+        )
         budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
         for intent, rows in self.rows.items():
             cands = [c for r in rows for c in r.candidates]
             with use_budget(None if all(r.trusted for r in rows) else budget):
-                self._targets[intent] = resolve([c for c in cands if not c.fallback], self.index)
-                self._fallback[intent] = resolve([c for c in cands if c.fallback], self.index)
+                view.targets[intent] = resolve([c for c in cands if not c.fallback], index)
+                view.fallback[intent] = resolve([c for c in cands if c.fallback], index)
         if budget.exhausted:
             self._refuse(
                 f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
                 "the remaining `contains` checks count as no match"
             )
-        for rel in self.index.refused:
+        for rel in index.refused:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
-        if self.index.glob_cut:
+        if index.glob_cut:
             self._refuse("pack globs used the activation's matching bound; the remaining globs match nothing")
-        self._seed_knowledge()  # issue 6
+        self.view = view
+        self._prepared.set()
+        self._seed_knowledge()
+        return True
 
-    def _symbol_index(self) -> SymbolIndex | None:
-        source = self.symbols_source
-        if source is None or hasattr(source, "definitions"):
-            return source  # type: ignore[return-value]
-        try:
-            return source()  # type: ignore[operator]
-        except Exception:
-            log.warning(
-                "search-suggester: the workspace symbol index is unavailable; Symbol/Usage use pack globs",
-                exc_info=True,
-            )
-            return None
+    def _facts(self, files: list[str], kind_map: dict[str, str]) -> dict[str, list[str]]:
+        """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
+        (when it has run) and the docs pages."""
+        out: dict[str, set[str]] = {}
+        for n, f in enumerate(files):
+            if n % 1024 == 1023:
+                time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
+            kind = kind_map.get(f, "other")
+            out.setdefault(kind, set()).add(f)
+            for fact in facts_of(f, kind, None):
+                out.setdefault(fact, set()).add(f)
+        content = self.content
+        if content is not None:
+            present = set(files)
+            for fact, paths in getattr(content, "facts", {}).items():
+                out.setdefault(fact, set()).update(p for p in paths if p in present)
+        out["docs-page"] = set(docs_pages(files, kind_map))
+        return {k: sorted(v) for k, v in out.items()}
 
-    def _applies(self, loaded: LoadedPack) -> bool:
-        act = loaded.pack.activate
-        if act is None:
-            return True
-        assert self.files is not None
-        self.files.ensure()
-        return any(self.files.exists(m) or (self.root / m).exists() for m in act.any)  # type: ignore[operator]
+    def files_changed(self, changed: list[str] | None) -> None:
+        """Files changed (``didChangeWatchedFiles``, already applied to the graph): prepare the
+        targets again. Called off the request path (the server's worker thread)."""
+        if self.active is None or self.view is None:
+            return
+        self.prepare()
+        self.section.invalidate()
 
     def _refuse(self, reason: str) -> None:
-        self.pack_errors.append(reason)
+        if self.active is not None and reason not in self.active.refused:
+            self.active.refused.append(reason)
         log.warning("search-suggester: pack refused: %s", reason)
-        self.ledger.write(f"pack refused ({reason})")
+        self._log(ledger.pack_refused(reason))
+
+    @property
+    def pack_errors(self) -> list[str]:
+        """Why packs or candidates were refused."""
+        return list(self.active.refused) if self.active is not None else []
 
     def reconfigure(self, config: SuggesterConfig) -> None:
         """Hot-reload the volatile knobs (every knob but ``persistPath``/``refreshOnBoot``):
@@ -260,16 +335,15 @@ class Suggester:
             )
         if config.builtin_packs != old.builtin_packs:
             self.invalidate()
+            self.warm()
 
     def invalidate(self) -> None:
-        """Forget the file listing, resolved targets and packs (``dsh/toolsChanged``)."""
-        self._targets.clear()
-        self._fallback.clear()
-        self._symbol_targets.clear()
-        if self.files is not None:
-            self.files.loaded = False
-        self._activated = False
-        self.learning.section.invalidate()  # issue 6
+        """Forget the packs and cached lookups (``dsh/toolsChanged``); the prepared targets stay
+        until the next preparation replaces them."""
+        self.active = None
+        if self.view is not None:
+            self.view.symbols.clear()
+        self.section.invalidate()
 
     # ------------------------------------------------------------------ the call
 
@@ -282,21 +356,67 @@ class Suggester:
             log.warning("search-suggester: internal error; the call passes through silently", exc_info=True)
             return []
 
+    def _relative(self, q: Query) -> None:
+        """Make the query's absolute paths under the root repo-relative (others dropped)."""
+        if self.root is None:
+            return
+        base = self.root.as_posix().rstrip("/") + "/"
+
+        def rel(p: str) -> str | None:
+            if not p.startswith("/"):
+                return p
+            if p.startswith(base):
+                return p[len(base) :]
+            return None if p != base.rstrip("/") else ""
+
+        q.reads = [r for r in map(rel, q.reads) if r is not None]
+        q.scope = [r for r in map(rel, q.scope) if r is not None]
+        q.result_paths = [r for r in map(rel, q.result_paths) if r]
+        view = self.view
+        if view is not None:
+            # an `ls DIR` (or `cd DIR && …`) lists names relative to DIR
+            folders = [s for s in q.scope if s and not view.index.exists(s)]
+            fixed = []
+            for p in q.result_paths:
+                joined = next((f"{d}/{p}" for d in folders if view.index.exists(f"{d}/{p}")), None)
+                fixed.append(joined if joined is not None and ("ls" in q.commands or not view.index.exists(p)) else p)
+            q.result_paths = fixed
+        q.result_paths = [p for p in dict.fromkeys(q.result_paths) if p not in q.reads]
+
     def _post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
         self.counters["calls"] += 1
-        probe = make_probe(params.tool.name, params.tool.input)
+        self._drain()
+        result = params.result
+        q = parse_call(
+            params.tool.name,
+            params.tool.input,
+            result.text if result is not None else None,
+            bool(result.is_error) if result is not None else False,
+        )
+        self._relative(q)
         state = self.noise.session(params.session_id)
         state.calls += 1
-        self.learning.observe(params.session_id, probe, state.calls)  # issue 6: followed/ignored
-        if probe.tool in ("write", "read"):
-            state.touch(probe.paths, self.config.recent_window)
-        if probe.tool not in ("grep", "glob", "read", "bash") or not probe.text:
+        if self.config.learn and self.journal.observe(
+            params.session_id, touched_paths(q, self.root), state.calls, self.config.learn_window
+        ):
+            self.knowledge.flush_soon()
+        if q.tool in ("write", "read") or q.reads:
+            # an edit is no reading of the whole file: what it searches next may be named
+            state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
+        view = self.view
+        guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
+        if guess is not None:
+            return self._redirect(params, q, state, view, guess)  # type: ignore[arg-type]
+        if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
+            # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
+            # but never triggers a note
             return []
         self.activate()
         if not self.rows:
             return []
+        view = self.view
         with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
-            hit = self._classify(probe)
+            hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
         if budget is not None and budget.exhausted and not self._slow_call_reported:
             self._slow_call_reported = True
             self._refuse(
@@ -306,60 +426,149 @@ class Suggester:
         if hit is None:
             return []
         intent, k = hit
-        if self._dismissed(intent, "*"):
-            return self._suppress("dismissed", intent)
-        targets = self.learning.rank(
-            intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)]
-        )
-        if not targets:
+        if q.listing and not q.result_paths and view is not None:
+            # a listing that found nothing: what it looks for does not exist here
             self.counters["abstained"] += 1
-            self.ledger.write(f"abstained no-companions {intent} {fmt_k(k)}")
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
             return []
-        recent = state.recently_read()
-        fresh = [t for t in targets if t.path not in recent]
-        if not fresh or (probe.tool == "read" and any(t.path in recent for t in targets)):
-            # the already-recent filter; a read of one of the intent's own targets means the
-            # agent is already where the intent lives, so the rest of the set is noise
+        if self.dismissals.family_dismissed(intent):
+            return self._suppress("dismissed", intent)
+        if view is None:
+            if not callable(self.graph_source):
+                self.prepare()  # standalone (no live graph builder): prepare on first use
+            elif not self._waited:
+                # the very first such call of the process waits a moment for the background
+                # preparation (a small workspace is ready within it); later ones never wait
+                self._waited = True
+                self._prepared.wait(FIRST_CALL_WAIT_S)
+            view = self.view
+            if view is None:
+                return self._suppress("not-ready", intent)
+        targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
+        reads = set(q.reads)
+        reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
+        targets = [t for t in targets if t.path not in reads]  # never the file the call reads
+        if not targets and not reads_a_target:
+            self.counters["abstained"] += 1
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
+            return []
+        # recently read: a file read whole is known; one read in part (head, sed -n, an offset)
+        # is known only as a default target — what the call itself searched or listed is named
+        own = set(q.scope) | set(q.result_paths)
+        whole, seen = state.wholly_read() - reads, state.recently_read() - reads
+
+        def known(path: str) -> bool:
+            return path in whole or (path in seen and path not in own)
+
+        if reads_a_target or known(targets[0].path):
+            # the agent is already where the intent lives (it reads one of the targets, or the
+            # best one was just read): naming weaker targets instead would be noise
             return self._suppress("recent", intent)
-        shown = fresh[: self.config.max_targets]
+        shown = [t for t in targets if not known(t.path)][: self.config.max_targets]
+        return self._deliver(params, state, intent, k, shown, q.identifier if intent in ("Symbol", "Usage") else None)
+
+    def _redirect(
+        self, params: PostExecuteParams, q: Query, state: Any, view: View, intent: str
+    ) -> list[AdditionalContext]:
+        """A wrong guess (``evidence.wrong_guess``): name where that intent really lives here —
+        its prepared targets, none of what the call looked for — through the same gate
+        (the evidence is a subject rule's weight), noise control and ledger as any note."""
+        self.activate()
+        if intent not in self.rows:
+            return []
+        k = gate(evidence.SUBJECT, self.config.bias)
+        if k < min(r.threshold for r in self.rows[intent]):
+            return []
+        if self.dismissals.family_dismissed(intent):
+            return self._suppress("dismissed", intent)
+        looked = set(q.reads + q.scope)
+        targets = [
+            t
+            for t in view.targets.get(intent, [])
+            if t.path not in looked and not self.dismissals.path_dismissed(intent, t.path)
+        ]
+        if self.config.learn:
+            targets = rank(intent, targets, self.knowledge)
+        seen = state.wholly_read()
+        shown = [t for t in targets if t.path not in seen][: self.config.max_targets]
+        if not shown:
+            self.counters["abstained"] += 1
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
+            return []
+        return self._deliver(params, state, intent, k, shown, None)
+
+    def _deliver(
+        self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None
+    ) -> list[AdditionalContext]:
+        """Noise control, then the note and its ledger line (or the suppression's line)."""
         key = tuple(t.path for t in shown)
         reason = self.noise.check(
-            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn
+            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn, name
         )
         if reason is not None:
             return self._suppress(reason, intent)
-        note = make_note(intent, next((r.about for r in self.rows[intent] if r.about), None), shown)
-        self.noise.record(state, intent, params.turn, key)
+        # the most specific pack's wording (language packs load after the generic one)
+        note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
+        self.noise.record(state, intent, params.turn, key, name)
         self.counters["notes"] += 1
-        self.ledger.write(
-            f"suggest {intent} {fmt_k(k)} {len(note.source.targets)} targets {','.join(note.source.targets)}"
-        )
-        self.learning.noted(params.session_id, intent, note.source.targets, state.calls)  # issue 6
+        self.ledger.write(ledger.suggest(intent, k, note.source.targets))
+        self.section.noted(params.session_id, intent)
+        if self.config.learn:
+            self.journal.open(params.session_id, intent, note.source.targets, state.calls)
         return [note]
+
+    def _evidence_view(self, view: View | None) -> evidence.Workspace:
+        """What the structural evidence reads of the workspace (``evidence.Workspace``)."""
+        if view is None:
+            return evidence.Workspace()
+        graph = self._symbols()
+        index = getattr(graph, "symbols", None) if graph is not None else None
+
+        def defines(path: str, name: str) -> bool:
+            return index is not None and name in index.defined_in(path)
+
+        def defined(name: str) -> bool | None:
+            return None if graph is None else bool(graph.definitions(name))
+
+        return evidence.Workspace(
+            is_file=view.index.exists,
+            is_dir=view.index.has_dir,
+            definitions=lambda name: list(graph.definitions(name)) if graph is not None else [],
+            kind=view.index.kind,
+            facts=lambda p: view.fact_of.get(p, frozenset()),
+            defines=defines,
+            defined=defined,
+            docs_roots=view.docs_roots,
+        )
 
     def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
         """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
         tool call, or ``None`` when no intent crosses its threshold.
 
-        Reads the same packs, gate and target resolution as :meth:`post_execute`, without its
-        noise control, ledger or learning: asking is not a tool call of the agent. Dismissed
-        families and paths are left out. Raises nothing (an internal error logs and answers
-        ``None``).
+        Reads the same query model, packs, gate, evidence and target resolution as
+        :meth:`post_execute`, without its noise control, ledger or learning: asking is not a
+        tool call of the agent. Dismissed families and paths are left out. Raises nothing (an
+        internal error logs and answers ``None``).
         """
         try:
-            probe = make_probe(tool, tool_input)
-            if not probe.text:
+            q = parse_call(tool, tool_input)
+            self._relative(q)
+            if not q.search:
                 return None
             self.activate()
+            if not self.rows:
+                return None
+            view = self.view
+            if view is None and not callable(self.graph_source):
+                self.prepare()
+                view = self.view
             with use_budget(RegexBudget(CALL_BUDGET_S)):
-                hit = self._classify(probe)
-            if hit is None or self._dismissed(hit[0], "*"):
+                hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
+            if hit is None or view is None or self.dismissals.family_dismissed(hit[0]):
                 return None
             intent, k = hit
-            targets = self.learning.rank(
-                intent, [t for t in self._resolve(intent, probe) if not self._dismissed(intent, t.path)]
-            )
-            about = next((r.about for r in self.rows.get(intent, ()) if r.about), None)
+            targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
+            about = next((r.about for r in reversed(self.rows.get(intent, ())) if r.about), None)
             return intent, k, about, targets[: self.config.max_targets]
         except Exception:
             self.counters["errors"] += 1
@@ -368,76 +577,131 @@ class Suggester:
 
     def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
         self.counters["suppressed"] += 1
-        self.ledger.write(f"suppressed {reason} {intent}")
+        self.ledger.write(ledger.suppressed(reason, intent))
         return []
 
-    def _classify(self, probe: Probe) -> tuple[str, float] | None:
-        """The first intent (priority order) whose gate crosses its threshold in any of its
-        rows, with the best such k."""
-        for intent in INTENTS:
-            best: float | None = None
-            for row in self.rows.get(intent, ()):
-                k = row.score(probe, self.config.bias)
-                if k is not None and k >= row.threshold and (best is None or k > best):
-                    best = k
-            if best is not None:
-                return intent, best
-        return None
-
-    def _resolve(self, intent: str, probe: Probe) -> list[Target]:
-        """The intent's existing targets for this call: symbol-index files for the searched
-        identifier first, then the static path targets; the pack's fallback paths only when
-        the symbol candidates name nothing."""
-        static = self._targets.get(intent, [])
+    def _resolve(self, view: View, intent: str, q: Query) -> list[Target]:
+        """The intent's existing targets for this call, best first: symbol relations of the
+        searched identifier, the call's own results, topic matches and the prepared targets
+        (merged by score); the pack's fallback paths only when the row has symbol candidates
+        and they name nothing."""
+        static = view.targets.get(intent, [])
+        if self.config.learn:  # what was learned orders the call-independent targets
+            static = rank(intent, static, self.knowledge)
         rows = self.rows.get(intent, ())
-        if not any(c.symbol for r in rows for c in r.candidates):
+        cands = [c for r in rows for c in r.candidates if not c.fallback]
+        if not any(c.per_call for c in cands):
             return static
-        name = identifier(probe.query)
+        index = view.index
+        ctx = CallContext(
+            languages=frozenset(q.languages),
+            tests=any(is_test_path(s + "/x") or is_test_path(s) for s in q.scope + q.name_patterns if s),
+            name=q.identifier,
+            reads=frozenset(q.reads),
+        )
+        groups: list[list[Target]] = []
+        has_symbol = any(c.symbol for c in cands)
         found: list[Target] = []
-        symbols = self.symbols = self._symbol_index()  # the graph may become ready at any call
-        if name is not None and symbols is not None and self.index is not None:
-            key = (intent, name)
-            cached = self._symbol_targets.get(key)
+        symbols = self._symbols() if has_symbol else None
+        if has_symbol and ctx.name is not None and symbols is not None:
+            key = (intent, ctx.name, ctx.languages, ctx.tests)
+            cached = view.symbols.get(key)
             if cached is None:
-                cached = resolve_symbols([c for r in rows for c in r.candidates], symbols, name, self.index)
-                if cached:  # an empty answer may only mean the index is still building
-                    self._symbol_targets[key] = cached
-                    while len(self._symbol_targets) > SYMBOL_CACHE_SIZE:
-                        self._symbol_targets.popitem(last=False)
-            found = cached
-        if not found:
+                cached = resolve_symbols(cands, symbols, ctx.name, index, ctx)
+                view.symbols[key] = cached
+                while len(view.symbols) > SYMBOL_CACHE_SIZE:
+                    view.symbols.popitem(last=False)
+            found = _matching(cached, q.name_patterns)
+        subjects = [p for p in q.scope if p and index.exists(p)]
+        listed = list(dict.fromkeys(subjects + q.result_paths))
+        if q.listing:
+            # a listing's answer is what it listed: of those, what the intent wants (or nothing)
+            return resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name)
+        results = (
+            resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name) if listed else []
+        )
+        # a definition pattern's hits are the definitions themselves (more exact than the index,
+        # `impl X for Y` included): they lead; for a bare name the index's definitions lead
+        groups += [results, found] if q.definition_keyword else [found, results]
+        if any(c.match for c in cands):
+            content: ContentSearch | None = self.content if getattr(self.content, "ready", False) else None
+            groups.append(resolve_topics(cands, content, q.terms, index))
+        groups.append(static)
+        if has_symbol and not found:
             listed = {t.path for t in static}
-            return static + [t for t in self._fallback.get(intent, []) if t.path not in listed]
-        seen = {t.path for t in found}
-        return found + [t for t in static if t.path not in seen]
+            groups.append([t for t in view.fallback.get(intent, []) if t.path not in listed])
+        merged = merge(*groups)
+        # the files the call searches in lead: they are what the agent asked about
+        lead = [t for p in subjects for t in merged if t.path == p]
+        return lead + [t for t in merged if t.path not in set(subjects)]
 
-    # ------------------------------------------------------------------ issue 6: dismissal, section, seed
+    def _prefer(self, intent: str, paths: list[str], ctx: CallContext) -> list[str]:
+        """A call's listed paths in the intent's order: for Symbol the files defining the
+        identifier first (Usage: last); for Doc only doc pages, index/README pages first; for
+        Ledger the changelogs, then the ledger's set-up (templates, config, README), then its
+        numbered fragments; for the others the listing order."""
+        view = self.view
+        if intent == "Doc":
+            docs = [p for p in paths if is_doc_path(p)]
+            return sorted(docs, key=lambda p: (0 if _INDEX_PAGE.match(p.rsplit("/", 1)[-1]) else 1, docs.index(p)))
+        if intent == "Ledger" and view is not None:
+            facts = view.fact_of
 
-    def _dismissed(self, intent: str, path: str) -> bool:
-        """Whether (intent, path or ``*``) is dismissed now (durable, see ``dismissals.py``)."""
-        return self.learning.dismissals.path_dismissed(intent, path)
+            def ledger_key(p: str) -> tuple[int, int]:
+                name = p.rsplit("/", 1)[-1]
+                tier = 0 if "changelog" in facts.get(p, ()) else (2 if name[:1].isdigit() else 1)
+                return tier, paths.index(p)
+
+            return sorted(paths, key=ledger_key)
+        if intent in ("Symbol", "Usage") and ctx.name:
+            symbols = self._symbols()
+            defining = set(symbols.definitions(ctx.name)) if symbols is not None else set()
+            first = rank_definitions([p for p in paths if p in defining], ctx)
+            index = self.view.index if self.view is not None else None
+
+            def tier(p: str) -> int:  # code (the query's language first), then tests, then the rest
+                kind = index.kind(p) if index is not None else "source"
+                if kind == "source":
+                    return 0 if not ctx.languages or language_of(p) in ctx.languages else 1
+                return 2 if kind == "test" else 3
+
+            rest = sorted((p for p in paths if p not in defining), key=lambda p: (tier(p), paths.index(p)))
+            # a name's definition first, then its call sites (issue 12: "definition first, then
+            # top call sites"); a Usage note keeps the same order
+            return first + rest
+        return paths
+
+    # ------------------------------------------------------------------ dismissal, section, seed
 
     def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
         """Record a durable dismissal; return ``(record line, expiresAt ISO-8601)``.
 
         Raises ``ValueError`` for an unknown family (not one of the ten intents).
         """
-        record, expires = self.learning.dismissals.dismiss(family, path)
+        record, expires = self.dismissals.dismiss(family, path)
         self.ledger.write(record)
-        self.learning.section.invalidate()  # the section must not keep listing what was dismissed
+        self.section.invalidate()  # the section must not keep listing what was dismissed
         return record, iso_seconds(expires)
 
+    def flush(self) -> bool:
+        """Write pending knowledge now (``shutdown``); see :meth:`Knowledge.flush_now`."""
+        return self.knowledge.flush_now()
+
     def _seed_knowledge(self) -> None:
-        """The offline seed over the built-in packs' resolved path targets (``learning.py``)."""
-        self.learning.proves = graph_prover(self.symbols) or self.learning.proves
+        """The offline seed (plan, "The learning") over the built-in packs' prepared targets of
+        the intents no repo/user pack overrode; ``learn: false`` or ``seed: false`` skip it."""
+        self.proves = graph_prover(self._graph()) or self.proves
+        if not (self.config.learn and self.config.seed) or self.view is None:
+            return
         builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
-        # intents no repo/user pack overrode: their path targets are already resolved
-        self.learning.seed(
+        self.seeded += seed(
+            self.knowledge,
             {
-                intent: self._targets.get(intent, [])
+                intent: self.view.targets.get(intent, [])
                 for intent, rows in self.rows.items()
                 if rows and all(r.pack_id in builtin for r in rows)
-            }
+            },
+            self.proves,
         )
 
     def section_text(self, session_id: str | None) -> str | None:
@@ -449,49 +713,85 @@ class Suggester:
             self.activate()
             if not self.rows:
                 return None
-            return self.learning.section.get(session_id, self._render_section)
+            if self.view is None and not callable(self.graph_source):
+                self.prepare()
+            elif self.view is None and not self._waited:
+                self._waited = True  # once per process, as for the first note
+                self._prepared.wait(FIRST_CALL_WAIT_S)
+            if self.view is None:
+                return None
+            return self.section.get(session_id, self._render_section)
         except Exception:  # fail-open, like the note
             self.counters["errors"] += 1
             log.warning("search-suggester: internal error building the section; none sent", exc_info=True)
             return None
 
     def _render_section(self, intent: str | None) -> str | None:
-        self.learning.proves = graph_prover(self._symbol_index()) or self.learning.proves
+        self.proves = graph_prover(self._graph()) or self.proves
+        view = self.view
+        assert view is not None
 
         def listed(name: str) -> list[Target]:
-            ts = self.learning.rank(name, [t for t in self._targets.get(name, []) if not self._dismissed(name, t.path)])
-            proves = self.learning.proves
+            ts = [t for t in view.targets.get(name, []) if not self.dismissals.path_dismissed(name, t.path)]
+            ts = rank(name, ts, self.knowledge) if self.config.learn else ts
+            proves = self.proves
             proven = [t for t in ts if proves is not None and proves(name, t.path)]
             return proven or ts
 
-        if intent is not None and not self._dismissed(intent, "*"):
+        if intent is not None and not self.dismissals.family_dismissed(intent):
             ts = listed(intent)[: self.config.max_targets]
             if ts:
-                about = next((r.about for r in self.rows.get(intent, ()) if r.about), None) or intent.lower()
+                about = next((r.about for r in reversed(self.rows.get(intent, ())) if r.about), None) or intent.lower()
                 return render(
                     [f"search-suggester: in this repository, {about} lives here:"]
                     + [f"- {t.path} — {t.reason}" for t in ts]
                 )
         lines = ["search-suggester: where things live in this repository:"]
         for name in INTENTS:
-            if name in self.rows and not self._dismissed(name, "*"):
+            if name in self.rows and not self.dismissals.family_dismissed(name):
                 ts = listed(name)[:INDEX_TARGETS]
                 if ts:
                     lines.append(f"- {name}: {', '.join(t.path for t in ts)}")
         return render(lines) if len(lines) > 1 else None
 
+    def learning_status(self) -> dict[str, object]:
+        """Learning counters and the knowledge path."""
+        return {
+            "knowledge": str(self.knowledge.path) if self.knowledge.path else None,
+            "repository": self.identity,
+            "rows": len(self.knowledge.rows),
+            "seeded": self.seeded,
+            "followed": self.journal.followed,
+            "ignored": self.journal.ignored,
+            "openWindows": self.journal.open_windows(),
+            "dismissals": len(self.knowledge.active_dismissals()),
+            "sectionRebuilds": self.section.rebuilds,
+            "warnings": self.knowledge.warnings,
+        }
+
+    @property
+    def ready(self) -> bool:
+        """Whether the targets are prepared (or there is nothing to prepare: no workspace, or
+        no pack applies)."""
+        return self.view is not None or self.root is None or (self.active is not None and not self.active.rows)
+
     def status(self) -> dict[str, Any]:
         """Counters, packs and the ledger path for ``dsh/status``."""
+        content = self.content
+        if threading.get_ident() == self._owner:
+            self._drain()
         return {
             "enabled": self.config.enabled,
             "workspace": str(self.root) if self.root else None,
             "packs": [{"id": p.pack.id, "origin": p.origin} for p in self.packs],
-            "packErrors": list(self.pack_errors),
+            "packErrors": self.pack_errors,
             "intents": [i for i in INTENTS if i in self.rows],
-            "symbolIndex": self.symbols is not None,
+            "symbolIndex": self._symbols() is not None,
+            "prepared": self.view is not None,
             "activationMs": self.activation_ms,
             "counters": dict(self.counters),
             "sessions": self.noise.count(),
             "ledger": str(self.ledger.path) if self.ledger.path else None,
-            "learning": self.learning.status(),  # issue 6
+            "learning": self.learning_status(),
+            "contentIndex": content.status() if content is not None and hasattr(content, "status") else None,
         }

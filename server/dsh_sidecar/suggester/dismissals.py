@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Final
 
+from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import MAX_PATH_CHARS, Knowledge
 
@@ -52,10 +53,14 @@ def normalize_path(path: str, root: str = "") -> str:
 
 
 class Dismissals:
-    """Dismissals of one workspace, kept in ``knowledge``; ``clock`` returns epoch seconds."""
+    """Dismissals of one workspace, kept in ``knowledge``; ``clock`` returns epoch seconds;
+    ``root`` is the absolute workspace root."""
 
-    def __init__(self, knowledge: Knowledge, ttl: Callable[[], int], clock: Callable[[], float]) -> None:
+    def __init__(
+        self, knowledge: Knowledge, ttl: Callable[[], int], clock: Callable[[], float], root: str = ""
+    ) -> None:
         self.knowledge = knowledge
+        self.root = root  # the absolute workspace root (absolute dismissed paths are made relative)
         self.ttl = ttl
         self.clock = clock
 
@@ -67,13 +72,13 @@ class Dismissals:
         """
         if family not in INTENTS:
             raise ValueError(f"family: unknown intent {family!r} (known: {', '.join(INTENTS)})")
-        target = normalize_path(path, self.knowledge.workspace) if path else FAMILY
+        target = normalize_path(path, self.root) if path else FAMILY
         if not target:
             raise ValueError("path: empty after normalisation")
         expires = self.clock() + self.ttl()
         self.knowledge.dismiss(family, target, expires)
-        self.knowledge.flush()
-        return f"dismissed {family} {target}", expires
+        self.knowledge.flush_now()
+        return ledger.dismissed(family, target), expires
 
     def family_dismissed(self, intent: str) -> bool:
         """Whether ``intent``'s notes are dismissed now."""

@@ -6,12 +6,14 @@ mode 0600, ``filelock``; a corrupt or foreign file is moved aside and the sugges
 with a warning, because the static pack alone is enough to emit)::
 
     {"schema": "dsh-search-suggester/knowledge", "version": 1,
-     "workspaces": {"<absolute workspace root>": {
+     "workspaces": {"<repository identity>": {
          "rows": {"<Intent>": {"<repo-relative path>":
                    {"followed": 3, "ignored": 1, "seed": 1.0, "lastUsed": 1764480000.0}}},
          "dismissals": {"<Intent>": {"<path>|*": <expiresAt, epoch seconds>}}}}}
 
-Rows are keyed per workspace because candidate paths are repo-relative. ``seed`` is the offline
+Rows are keyed per repository because candidate paths are repo-relative; the key is the
+repository identity (``workspace/identity.py``: ``remote:<host>/<path>``, ``root:<sha>`` or
+``path:<absolute root>``), so a moved or re-cloned repository keeps what was learned. ``seed`` is the offline
 seed's pseudo-count (1.0 for a built-in pack candidate, 2.0 when the graph proves it).
 
 **No lost update between sidecars**: in memory the store keeps the loaded snapshot plus the
@@ -65,6 +67,11 @@ MAX_DISMISSALS: Final = 1000
 MAX_PATH_CHARS: Final = 1024
 #: Largest knowledge file accepted, bytes (larger = corrupt, kept aside).
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+#: Least seconds between two background learning flushes (dismissals and ``shutdown`` flush
+#: at once).
+FLUSH_INTERVAL_S: Final = 2.0
+#: Longest wait for a running worker flush before the final one (``shutdown``), seconds.
+FLUSH_JOIN_S: Final = 15.0
 #: Least seconds between two checks of a shared store's version of the repository: what
 #: another sidecar learned or dismissed is seen within this (one round trip per check).
 SHARED_REFRESH_S: Final = 0.1
@@ -127,7 +134,7 @@ Key = tuple[str, str]
 class Knowledge:
     """The knowledge of one workspace, backed by the shared file at ``path`` (``None``: memory only).
 
-    ``workspace`` is the key of this workspace in the file (its absolute root); ``clock`` returns
+    ``workspace`` is the key of this workspace in the file (its repository identity); ``clock`` returns
     epoch seconds. Reading is lazy (first use). Nothing is written until :meth:`flush`.
     """
 
@@ -146,6 +153,8 @@ class Knowledge:
         self._mutex = threading.RLock()  # the view and the pending deltas (a flush may run in a thread)
         self._flushing = threading.Lock()  # one flush at a time
         self.flushes = 0
+        self._flusher: threading.Thread | None = None
+        self._last_flush = float("-inf")
         self.shared: SharedState | None = None
         self._repo: str | Callable[[], str] = ""
         self._resolving = threading.Lock()
@@ -238,24 +247,28 @@ class Knowledge:
             self._refresher.join(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
-        """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas."""
-        self.rows, self.dismissals = {}, {}
+        """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas. The
+        new view is built aside and swapped in whole: a call reading ``rows`` on another thread
+        while a flush adopts never sees a half-built (or empty) view."""
+        rows: dict[Key, Row] = {}
+        dismissals: dict[Key, float] = {}
         ws = (doc or {}).get("workspaces", {}).get(self.workspace) or {}
         for intent, paths in ws.get("rows", {}).items():
             for p, r in paths.items():
-                self.rows[(intent, p)] = Row(r["followed"], r["ignored"], r["seed"], r["lastUsed"])
+                rows[(intent, p)] = Row(r["followed"], r["ignored"], r["seed"], r["lastUsed"])
         for intent, paths in ws.get("dismissals", {}).items():
             for p, exp in paths.items():
-                self.dismissals[(intent, p)] = float(exp)
+                dismissals[(intent, p)] = float(exp)
         for key, w in self._seeded.items():
-            self.rows.setdefault(key, Row(seed=w))
+            rows.setdefault(key, Row(seed=w))
         for key, d in self._deltas.items():
-            row = self.rows.setdefault(key, Row())
+            row = rows.setdefault(key, Row())
             row.followed += d.followed
             row.ignored += d.ignored
             row.last_used = max(row.last_used, d.last_used)
         for key, exp in self._new_dismissals.items():
-            self.dismissals[key] = max(self.dismissals.get(key, 0.0), exp)
+            dismissals[key] = max(dismissals.get(key, 0.0), exp)
+        self.rows, self.dismissals = rows, dismissals
 
     def row(self, intent: str, path: str) -> Row | None:
         """The row of (intent, path), or ``None``."""
@@ -309,6 +322,24 @@ class Knowledge:
         with self._mutex:
             self.dismissals[key] = max(self.dismissals.get(key, 0.0), expires_at)
             self._new_dismissals[key] = self.dismissals[key]
+
+    def flush_soon(self) -> None:
+        """Flush in a worker thread, at most once per :data:`FLUSH_INTERVAL_S` (learning calls
+        this after each learned window: a ``dsh/postExecute`` never waits for the write)."""
+        now = self.clock()
+        busy = self._flusher is not None and self._flusher.is_alive()
+        if now - self._last_flush < FLUSH_INTERVAL_S or busy:
+            return
+        self._last_flush = now
+        self._flusher = threading.Thread(target=self.flush, name="dsh-knowledge-flush", daemon=True)
+        self._flusher.start()
+
+    def flush_now(self) -> bool:
+        """Flush on the caller's thread (``shutdown``, a dismissal), after any worker flush."""
+        if self._flusher is not None:
+            self._flusher.join(FLUSH_JOIN_S)
+        self._last_flush = self.clock()
+        return self.flush()
 
     @property
     def dirty(self) -> bool:

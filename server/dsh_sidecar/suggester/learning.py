@@ -1,4 +1,6 @@
-"""Learning (plan, "The learning"): two deterministic, LLM-free layers over the knowledge file.
+"""Learning (plan, "The learning"): two deterministic, LLM-free layers over the knowledge file
+(``knowledge.py``); the suggester core holds the knowledge, the journal and the dismissals
+itself and calls the functions here.
 
 **Offline seed** (:func:`seed`): at load, every resolved target of a *built-in* pack candidate
 gets a row with seed pseudo-count 1.0 (the plan's "canonical candidates (prior 1.0)"), 2.0 when
@@ -25,20 +27,16 @@ rate per listing (a click-through rate), with the seed counted as pseudo-follows
 from __future__ import annotations
 
 import re
-import shlex
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Protocol
 
+from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
-from dsh_sidecar.suggester.config import SuggesterConfig
-from dsh_sidecar.suggester.dismissals import Dismissals
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
-from dsh_sidecar.suggester.probe import Probe
-from dsh_sidecar.suggester.section import StickySection
+from dsh_sidecar.suggester.query import Query
 from dsh_sidecar.workspace.graph import PROOF_BASE, PROOF_KIND
 
 #: Seed pseudo-count of a built-in pack candidate (plan: "canonical candidates (prior 1.0)").
@@ -115,16 +113,10 @@ def seed(knowledge: Knowledge, targets: dict[str, list[Target]], proves: Callabl
     return inserted
 
 
-def touched_paths(probe: Probe, root: Path | None) -> set[str]:
-    """Repo-relative paths a call touches: read/edit paths, a grep's path, and for a
-    search-shaped bash every word that looks like a path (absolute ones under ``root`` made
-    relative)."""
-    words = list(probe.paths)
-    if probe.tool == "bash":
-        try:
-            words += shlex.split(probe.text)
-        except ValueError:
-            words += probe.text.split()
+def touched_paths(q: Query, root: Path | None) -> set[str]:
+    """Repo-relative paths a call touches: the files it reads or edits and the paths it
+    searches in (``Query.touched``; absolute ones under ``root`` made relative)."""
+    words = q.touched()
     out: set[str] = set()
     for w in words:
         p = w.replace("\\", "/")
@@ -182,7 +174,7 @@ class Journal:
                 for p in w.targets:
                     self.knowledge.record(w.intent, p, ignored=1)
                 self.ignored += 1
-                self.write(f"ignored {w.intent}")
+                self.write(ledger.ignored(w.intent))
                 learned = True
                 continue
             hit = next((p for p in w.targets if p in touched), None)
@@ -193,7 +185,7 @@ class Journal:
                     if p != hit:  # listed beside the followed one and passed over
                         self.knowledge.record(w.intent, p, ignored=1)
                 self.followed += 1
-                self.write(f"followed {w.intent} {hit}")
+                self.write(ledger.followed(w.intent, hit))
                 learned = True
         if not windows:
             self._sessions.pop(session_id, None)
@@ -202,97 +194,3 @@ class Journal:
     def open_windows(self) -> int:
         """Windows still open, all sessions."""
         return sum(len(ws) for ws in self._sessions.values())
-
-
-#: Least seconds between two learning flushes of the knowledge file (dismissals and
-#: ``shutdown`` flush at once, in the caller); learning flushes run in a worker thread so a
-#: ``dsh/postExecute`` never waits for the write.
-FLUSH_INTERVAL_S: Final = 2.0
-#: Longest wait for a running worker flush before the final one (``shutdown``), seconds.
-FLUSH_JOIN_S: Final = 15.0
-
-
-class Learning:
-    """Everything issue 6 adds to the suggester, behind a few calls the core makes.
-
-    ``config`` returns the live :class:`SuggesterConfig` (knobs hot-reload); ``write`` receives
-    ledger messages; ``clock`` returns epoch seconds (injectable: dismissal expiry, section TTL).
-    ``proves(intent, path)`` says whether the workspace graph proves a target (``None``: no graph).
-    """
-
-    def __init__(
-        self,
-        root: Path | None,
-        config: Callable[[], SuggesterConfig],
-        dsh_home: Path,
-        write: Callable[[str], object],
-        clock: Callable[[], float],
-    ) -> None:
-        cfg = config()
-        self.root = root
-        self.config = config
-        self.clock = clock
-        path = (
-            Path(cfg.persist_path).expanduser()
-            if cfg.persist_path
-            else dsh_home / "search-suggester" / "knowledge.json"
-        )
-        self.knowledge = Knowledge(path, str(root) if root else "", clock)
-        self.journal = Journal(self.knowledge, write)
-        self.dismissals = Dismissals(self.knowledge, lambda: self.config().dismiss_ttl, clock)
-        self.section = StickySection(lambda: self.config().section_ttl, clock, write)
-        self.proves: Callable[[str, str], bool] | None = None
-        self.seeded = 0
-        self._last_flush = float("-inf")
-        self._flusher: threading.Thread | None = None
-
-    def seed(self, targets: dict[str, list[Target]]) -> None:
-        """The offline seed over the built-in packs' resolved targets (unless switched off)."""
-        cfg = self.config()
-        if cfg.learn and cfg.seed:
-            self.seeded += seed(self.knowledge, targets, self.proves)
-
-    def observe(self, session_id: str, probe: Probe, call_index: int) -> None:
-        """Close the learning windows this call resolves (followed/ignored) and maybe flush."""
-        if not self.config().learn:
-            return
-        if self.journal.observe(session_id, touched_paths(probe, self.root), call_index, self.config().learn_window):
-            now = self.clock()
-            busy = self._flusher is not None and self._flusher.is_alive()
-            if now - self._last_flush >= FLUSH_INTERVAL_S and not busy:
-                self._last_flush = now
-                # off the request path: the write (lock, read, merge, fsync) runs in a worker
-                self._flusher = threading.Thread(target=self.knowledge.flush, name="dsh-knowledge-flush", daemon=True)
-                self._flusher.start()
-
-    def noted(self, session_id: str, intent: str, targets: list[str], call_index: int) -> None:
-        """A note went out: open its learning window and make ``intent`` the section's current one."""
-        self.section.noted(session_id, intent)
-        if self.config().learn:
-            self.journal.open(session_id, intent, targets, call_index)
-
-    def rank(self, intent: str, targets: list[Target]) -> list[Target]:
-        """``targets`` in learned order (unchanged when ``learn`` is off)."""
-        return rank(intent, targets, self.knowledge) if self.config().learn else targets
-
-    def flush(self) -> bool:
-        """Write pending knowledge now (``shutdown``), after any flush still running in the
-        worker; see :meth:`Knowledge.flush`."""
-        if self._flusher is not None:
-            self._flusher.join(FLUSH_JOIN_S)
-        self._last_flush = self.clock()
-        return self.knowledge.flush()
-
-    def status(self) -> dict[str, object]:
-        """Learning counters and the knowledge path for ``dsh/status``."""
-        return {
-            "knowledge": str(self.knowledge.path) if self.knowledge.path else None,
-            "rows": len(self.knowledge.rows),
-            "seeded": self.seeded,
-            "followed": self.journal.followed,
-            "ignored": self.journal.ignored,
-            "openWindows": self.journal.open_windows(),
-            "dismissals": len(self.knowledge.active_dismissals()),
-            "sectionRebuilds": self.section.rebuilds,
-            "warnings": self.knowledge.warnings,
-        }

@@ -50,6 +50,60 @@ def fmt_k(k: float) -> str:
     return f"{k:.2f}"
 
 
+# --------------------------------------------------------------------------- the messages
+# Every ledger message is built here and nowhere else (the plan's shapes, byte-exact).
+
+
+def activated(pack_ids: list[str], intents: int, threshold: float) -> str:
+    """``activated (packs <ids> intents <n> threshold <k>)``."""
+    return f"activated (packs {','.join(pack_ids)} intents {intents} threshold {threshold:.2f})"
+
+
+def suggest(intent: str, k: float, targets: list[str]) -> str:
+    """``suggest <intent> <k> <n> targets <path>[,<path>…]``."""
+    return f"suggest {intent} {fmt_k(k)} {len(targets)} targets {','.join(targets)}"
+
+
+def suppressed(reason: str, intent: str) -> str:
+    """``suppressed <reason> <intent>``."""
+    return f"suppressed {reason} {intent}"
+
+
+def abstained_foreign_workspace() -> str:
+    """``abstained foreign-workspace``."""
+    return "abstained foreign-workspace"
+
+
+def abstained_no_companions(intent: str, k: float) -> str:
+    """``abstained no-companions <intent> <k>``."""
+    return f"abstained no-companions {intent} {fmt_k(k)}"
+
+
+def followed(intent: str, path: str) -> str:
+    """``followed <intent> <path>``."""
+    return f"followed {intent} {path}"
+
+
+def ignored(intent: str) -> str:
+    """``ignored <intent>``."""
+    return f"ignored {intent}"
+
+
+def dismissed(intent: str, path: str) -> str:
+    """``dismissed <intent> <path|*>``."""
+    return f"dismissed {intent} {path}"
+
+
+def section_rebuilt(ttl: int) -> str:
+    """``section rebuilt (ttl <n>)``."""
+    return f"section rebuilt (ttl {ttl})"
+
+
+def pack_refused(reason: str) -> str:
+    """``pack refused (<reason>)`` (ours: an untrusted pack or candidate was refused)."""
+    return f"pack refused ({reason})"
+
+
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 

@@ -1,8 +1,16 @@
 """Noise control (plan, "The gate"): cooldown, dedupe, per-turn cap, already-recent filter.
 
-State is per session (``sessionId``): a call counter, the call index of each intent's last
-note, the (intent, target set) pairs already delivered, notes per turn, and the files the
-agent read recently (a bounded window of calls).
+State is per session (``sessionId``): a call counter, the notes delivered (call index, intent,
+target set), notes per turn, and the files the agent read recently (a bounded window of calls).
+
+Both the cooldown and the dedupe are keyed by **(intent, target set)** — and the searched
+name, when the note is about one — not by intent alone (issue 12): a Symbol note about one
+name never silences the lookup of another name.
+
+* ``dedupe`` — the same intent with the same target set was already delivered in the session;
+* ``cooldown`` — a note of the same intent led by the same target was delivered within
+  ``cooldownCalls`` calls (the agent has just been told where that lives);
+* ``turn-cap`` — ``maxNotesPerTurn`` notes already went out in this (session, turn).
 """
 
 from __future__ import annotations
@@ -20,21 +28,45 @@ class SessionState:
     """What noise control remembers of one session."""
 
     calls: int = 0
-    last_note_call: dict[str, int] = field(default_factory=dict)
+    notes: deque[tuple[int, str, tuple[str, ...]]] = field(default_factory=lambda: deque(maxlen=MAX_NOTES_KEPT))
     delivered: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     notes_in_turn: dict[int, int] = field(default_factory=dict)
     recent: deque[tuple[int, str]] = field(default_factory=deque)
+    whole: set[str] = field(default_factory=set)  # of the recent reads, those of whole files
 
-    def touch(self, paths: list[str], window: int) -> None:
-        """Remember that the current call read ``paths``; forget reads older than ``window``."""
+    def touch(self, paths: list[str], window: int, whole: bool = True) -> None:
+        """Remember that the current call read ``paths`` (``whole``: entire files, not a
+        ``head``/``sed -n``/offset slice); forget reads older than ``window``."""
         for p in paths:
-            self.recent.append((self.calls, p.lstrip("./")))
+            p = p.lstrip("./")
+            self.recent.append((self.calls, p))
+            if whole:
+                self.whole.add(p)
         while self.recent and self.recent[0][0] <= self.calls - window:
+            self.recent.popleft()
+        if len(self.whole) > MAX_RECENT:
+            self.whole &= self.recently_read()
+        while len(self.recent) > MAX_RECENT:
             self.recent.popleft()
 
     def recently_read(self) -> set[str]:
         """Paths read within the window."""
         return {p for _, p in self.recent}
+
+    def wholly_read(self) -> set[str]:
+        """Paths read whole within the window."""
+        return self.whole & self.recently_read()
+
+
+#: Notes remembered per session for the cooldown (older ones are past any window anyway).
+MAX_NOTES_KEPT: Final = 256
+#: Most recent reads remembered per session.
+MAX_RECENT: Final = 4096
+#: Calls within which the same (intent, target set) is one note (``dedupe``); ours, chosen on
+#: the tune split of the evaluation corpus (docs/SCHEME.md).
+DEDUPE_CALLS: Final = 50
+#: Most delivered (intent, target set) pairs remembered per session for the dedupe.
+MAX_DELIVERED: Final = 4096
 
 
 class NoiseControl:
@@ -62,24 +94,37 @@ class NoiseControl:
         targets: tuple[str, ...],
         cooldown_calls: int,
         max_per_turn: int,
+        name: str | None = None,
     ) -> str | None:
-        """The suppression reason for a note, or ``None`` when it may go out.
+        """The suppression reason for a note, or ``None`` when it may go out. ``name`` is the
+        searched identifier (a note about another name is another note).
 
-        Reasons: ``turn-cap``, ``cooldown``, ``dedupe``.
+        Reasons, in this order: ``dedupe``, ``cooldown``, ``turn-cap`` (module docstring).
         """
+        key = targets + ((name,) if name else ())
+        for call, i, ts in reversed(state.notes):
+            if state.calls - call > DEDUPE_CALLS:
+                break
+            if i == intent and ts == key:
+                return "dedupe"
+        lead = targets[0] if targets else None
+        for call, i, ts in reversed(state.notes):
+            if state.calls - call > cooldown_calls:
+                break
+            if i == intent and lead is not None and ts and lead == ts[0] and ts[-1:] == ((name,) if name else ts[-1:]):
+                return "cooldown"
         if state.notes_in_turn.get(turn, 0) >= max_per_turn:
             return "turn-cap"
-        last = state.last_note_call.get(intent)
-        if last is not None and state.calls - last <= cooldown_calls:
-            return "cooldown"
-        if (intent, targets) in state.delivered:
-            return "dedupe"
         return None
 
-    def record(self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...]) -> None:
-        """Remember a delivered note."""
-        state.last_note_call[intent] = state.calls
-        state.delivered.add((intent, targets))
+    def record(
+        self, state: SessionState, intent: str, turn: int, targets: tuple[str, ...], name: str | None = None
+    ) -> None:
+        """Remember a delivered note (about ``name``, when it names one)."""
+        key = targets + ((name,) if name else ())
+        state.notes.append((state.calls, intent, key))
+        if len(state.delivered) < MAX_DELIVERED:
+            state.delivered.add((intent, key))
         state.notes_in_turn[turn] = state.notes_in_turn.get(turn, 0) + 1
         if len(state.notes_in_turn) > 64:
             for old in sorted(state.notes_in_turn)[:-32]:

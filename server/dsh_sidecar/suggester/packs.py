@@ -168,14 +168,51 @@ class Signal(_Strict):
         return v
 
 
+#: Kinds a ``kind`` candidate may ask the workspace graph for: the path kinds of
+#: ``workspace/kinds.py`` and the content facts of ``workspace/content.py``.
+GRAPH_KINDS: Final = (
+    "manifest",
+    "lock",
+    "test",
+    "doc",
+    "config",
+    "source",
+    "version-module",
+    "manifest-version",
+    "manifest-authors",
+    "changelog",
+    "ci-workflow",
+    "ci-tests",
+    "docs-page",
+    "test-module",
+    "test-config",
+    "owners",
+    "owners-section",
+    "env-config",
+)
+
+
 class Candidate(_Strict):
-    """One target: a repo-relative path or glob (``path``) or the files the workspace symbol
-    index lists for the searched identifier (``symbol: definitions|usages``), a prior, one
-    reason phrase (``{name}`` is replaced by the identifier), and optionally a regex the
-    file's content must match (``contains``, path candidates only)."""
+    """One target source, a prior and ONE reason phrase (``{name}`` becomes the identifier).
+
+    Exactly one source:
+
+    * ``path`` — a repo-relative path or gitwildmatch glob, optionally with ``contains`` (a
+      regex the file's content must match);
+    * ``symbol: definitions|usages`` — the files the workspace symbol index lists for the
+      searched identifier;
+    * ``kind`` — a graph query: the files of a kind or fact (:data:`GRAPH_KINDS`), all of them
+      or, with ``match: terms``, those the content index matches with the call's terms (BM25,
+      best first);
+    * ``results: true`` — the paths the call's own result listed (optionally only those of
+      ``kind``), in the order the intent ranks them.
+    """
 
     path: str | None = Field(default=None, min_length=1, max_length=300)
     symbol: Literal["definitions", "usages"] | None = None
+    kind: str | None = None
+    match: Literal["terms"] | None = None
+    results: bool = False
     reason: str = Field(min_length=1, max_length=120)
     prior: float = Field(default=1.0, ge=0, le=10)
     contains: str | None = None
@@ -183,11 +220,26 @@ class Candidate(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Candidate:
-        if (self.path is None) == (self.symbol is None):
-            raise ValueError("a candidate needs exactly one of path or symbol")
-        if self.symbol is not None and self.contains is not None:
+        sources = (
+            (self.path is not None)
+            + (self.symbol is not None)
+            + self.results
+            + (self.kind is not None and not self.results)
+        )
+        if sources != 1:
+            raise ValueError("a candidate needs exactly one of path, symbol, kind or results")
+        if self.contains is not None and self.path is None:
             raise ValueError("contains applies to path candidates only")
+        if self.match is not None and (self.kind is None or self.results):
+            raise ValueError("match applies to kind candidates only")
         return self
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, v: str | None) -> str | None:
+        if v is not None and v not in GRAPH_KINDS:
+            raise ValueError(f"unknown kind {v!r} (known: {', '.join(GRAPH_KINDS)})")
+        return v
 
     @field_validator("path")
     @classmethod
@@ -205,6 +257,11 @@ class Candidate(_Strict):
         if v is not None:
             check_regex(v)
         return v
+
+    @property
+    def per_call(self) -> bool:
+        """Whether the candidate depends on the call (symbol, topic match, results)."""
+        return self.symbol is not None or self.results or self.match is not None
 
 
 class IntentRow(_Strict):

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_sidecar.suggester import ledger
+
 #: The section's name.
 SECTION_NAME: Final = "search-suggester"
 #: The section's order among the harness's system-prompt sections (ours: late, after the core ones).
@@ -93,5 +95,5 @@ class StickySection:
                 self._built.clear()
             self._built[key] = built = BuiltSection(key, text, now)
             self.rebuilds += 1
-            self.write(f"section rebuilt (ttl {self.ttl()})")
+            self.write(ledger.section_rebuilt(self.ttl()))
         return built.text

@@ -4,20 +4,14 @@ symbol (``graph.WorkspaceGraph``, built in the background by ``graph.GraphBuilde
 
 from dsh_sidecar.workspace.files import WorkspaceFiles, list_files
 from dsh_sidecar.workspace.graph import (
-    NEUTRAL_LITERAL,
-    NEUTRAL_SCOPE,
     FileNode,
     GraphBuilder,
     WorkspaceGraph,
-    literal_score,
-    scope_score,
 )
 from dsh_sidecar.workspace.kinds import KINDS, Kind, classify
 
 __all__ = [
     "KINDS",
-    "NEUTRAL_LITERAL",
-    "NEUTRAL_SCOPE",
     "FileNode",
     "GraphBuilder",
     "Kind",
@@ -25,6 +19,4 @@ __all__ = [
     "WorkspaceGraph",
     "classify",
     "list_files",
-    "literal_score",
-    "scope_score",
 ]

@@ -1,5 +1,5 @@
 """The workspace graph projection: every file as a node (kind, depth, recency rank) plus the
-symbol index, and the two scores the suggester reads from it.
+symbol index, and the proof score the suggester's seed and sticky section read from it.
 
 Nodes come from :func:`~dsh_sidecar.workspace.recency.git_scan` (git-tracked plus untracked
 not ignored) or, outside git, :func:`~dsh_sidecar.workspace.files.walk_files` (a walk honouring
@@ -9,20 +9,18 @@ A :meth:`WorkspaceGraph.refresh` of single paths re-reads just those files; a ne
 admitted unless the root ``.gitignore`` or :data:`~dsh_sidecar.workspace.files.SKIP_DIRS`
 excludes it (a full rebuild applies every ignore rule).
 
-Scores (the plan's "graph projection": literal = proof, scope = depth tier):
+Score (the plan's "graph projection": literal = proof):
 
 * ``proof(path, expected_kinds)`` = 0.0 when the node does not exist, else
   ``PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency`` = ``0.4 + 0.4·match + 0.2·recency``
   where ``match`` is 1 when the node's kind is one of ``expected_kinds`` (or none are expected)
   else 0, and ``recency = 1 / (1 + log2(1 + recency_rank))`` (1.0 for the newest rank, 0.5 for
   rank 1, ≈0.33 for rank 3, → 0 for old files). Range: 0.0, or [0.4, 1.0].
-* ``scope(path)`` = 1.0 when the path is at most :data:`SHALLOW_DEPTH` folders deep
-  (``a/b/file``), else 0.7 (the plan's 1.0 / 0.7 tiers).
-* With the graph absent or empty the suggester uses :data:`NEUTRAL_LITERAL` 0.5 and
-  :data:`NEUTRAL_SCOPE` 1.0 exactly (the plan's PoC values); :func:`literal_score` and
-  :func:`scope_score` apply that rule for a graph that may be ``None``.
+* The neutral literal 0.5 and scope 1.0 of a candidate nothing proves live in the suggester
+  (``suggester/candidates.py``), which ranks by kinds, facts, symbols and the call's results;
+  the depth-tier scope and the ``literal``/``scope`` wrappers were never read and are gone.
 
-Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``, ``scope``) are dict reads;
+Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict reads;
 ``usages`` ranks a posting list once per name and caches it until the next change.
 """
 
@@ -51,15 +49,6 @@ from dsh_sidecar.workspace.wildmatch import ignore_spec
 
 log = logging.getLogger(__name__)
 
-#: Neutral literal score with no graph (search-suggester.PLAN.txt, "The graph projection").
-NEUTRAL_LITERAL: Final = 0.5
-#: Neutral scope with no graph (search-suggester.PLAN.txt, "The graph projection").
-NEUTRAL_SCOPE: Final = 1.0
-#: Scope tiers (search-suggester.PLAN.txt: "the plan's 1.0 / 0.7 tiers").
-SCOPE_SHALLOW: Final = 1.0
-SCOPE_DEEP: Final = 0.7
-#: Deepest folder depth still in the shallow tier (ours): ``a/b/file`` is shallow, ``a/b/c/file`` deep.
-SHALLOW_DEPTH: Final = 2
 #: Proof weights (ours, documented in the module docstring).
 PROOF_BASE: Final = 0.4
 PROOF_KIND: Final = 0.4
@@ -67,6 +56,9 @@ PROOF_RECENCY: Final = 0.2
 #: Most files the symbol index reads (newest first), and its time budget in seconds.
 MAX_SYMBOL_FILES: Final = 50_000
 SYMBOL_BUDGET_S: Final = 30.0
+#: Files of the symbol pass between two GIL hand-overs to the request thread (``time.sleep(0)``):
+#: a waiting ``dsh/postExecute`` then waits about one file's parse, not the 5 ms switch interval.
+YIELD_EVERY: Final = 4
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
@@ -223,6 +215,8 @@ class WorkspaceGraph:
             if (cancel is not None and cancel.is_set()) or time.perf_counter() - t0 > SYMBOL_BUDGET_S:
                 truncated = True
                 break
+            if i % YIELD_EVERY == 0:
+                time.sleep(0)  # hand the GIL to a waiting request thread (no call waits a switch interval)
             symbols = None
             try:
                 st = os.stat(base + rel)
@@ -297,6 +291,10 @@ class WorkspaceGraph:
         """Whether ``path`` is a node."""
         return path in self._kind
 
+    def kind_map(self) -> dict[str, Kind]:
+        """``{path: kind}`` of every node (the graph's own dict: read, never change it)."""
+        return self._kind
+
     def by_kind(self, kind: str) -> list[str]:
         """The paths of one kind, sorted (a copy)."""
         return list(self._by_kind.get(kind, ()))
@@ -342,10 +340,6 @@ class WorkspaceGraph:
         match = 1.0 if (not expected or kind in expected) else 0.0
         return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self._rank.get(path, 0))
 
-    def scope(self, path: str) -> float:
-        """The depth tier: 1.0 up to :data:`SHALLOW_DEPTH` folders deep, else 0.7."""
-        return SCOPE_SHALLOW if depth(path) <= SHALLOW_DEPTH else SCOPE_DEEP
-
     def status(self) -> dict[str, Any]:
         """Counts and timings for ``dsh/status``."""
         return {
@@ -371,7 +365,7 @@ class WorkspaceGraph:
         with self._lock:
             touched = False
             for raw in changed:
-                rel = self._relative(raw)
+                rel = self.relative(raw)
                 if rel is None:
                     continue
                 full = self.root / rel
@@ -385,7 +379,9 @@ class WorkspaceGraph:
                 self._usage_cache = {}
         return self
 
-    def _relative(self, raw: str) -> str | None:
+    def relative(self, raw: str) -> str | None:
+        """``raw`` (repo-relative, or absolute under the root) as a repo-relative POSIX path;
+        ``None`` outside the workspace."""
         p = raw.replace(os.sep, "/")
         if os.path.isabs(p):
             try:
@@ -448,20 +444,6 @@ def _read(root: Path, rel: str) -> bytes | None:
     return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
 
 
-def literal_score(graph: WorkspaceGraph | None, path: str, expected_kinds: Iterable[str] = ()) -> float:
-    """``graph.proof(...)``, or :data:`NEUTRAL_LITERAL` (0.5) with the graph absent or empty."""
-    if graph is None or not graph.files:
-        return NEUTRAL_LITERAL
-    return graph.proof(path, expected_kinds)
-
-
-def scope_score(graph: WorkspaceGraph | None, path: str) -> float:
-    """``graph.scope(path)``, or :data:`NEUTRAL_SCOPE` (1.0) with the graph absent or empty."""
-    if graph is None or not graph.files:
-        return NEUTRAL_SCOPE
-    return graph.scope(path)
-
-
 class GraphBuilder:
     """Builds a :class:`WorkspaceGraph` in a daemon worker thread so no request waits for it.
 
@@ -485,8 +467,15 @@ class GraphBuilder:
         on_ready: Callable[[WorkspaceGraph], None] | None = None,
         progress_min_files: int = LARGE_REPO_FILES,
         cache_dir: Path | None = None,
+        on_files: Callable[[WorkspaceGraph], None] | None = None,
+        on_change: Callable[[WorkspaceGraph, list[str]], None] | None = None,
     ) -> None:
         self.root = root
+        self.on_files = on_files
+        self.on_change = on_change
+        self._refresher: threading.Thread | None = None
+        self._refresh_idle = threading.Event()
+        self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
@@ -548,30 +537,53 @@ class GraphBuilder:
     rebuild = start
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the current build is done; ``True`` if it is."""
+        """Block until the current build and any queued refresh are done; ``True`` if they are."""
         if self.root is None:
             return True
-        return self._done.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._done.wait(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return self._refresh_idle.wait(left)
 
     def cancel(self) -> None:
         """Stop a running build (the current graph stays)."""
         self._cancel.set()
 
     def refresh(self, changed: list[str] | None) -> None:
-        """Apply file changes on the caller's thread (``None``, or more than
-        :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild)."""
+        """Apply file changes in a worker thread, never on the caller's (``None``, or more
+        than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
+        Changes arriving while a build runs are applied when it finishes; ``on_change(graph,
+        changed)`` is called (worker thread) after each applied batch."""
         if changed is None or len(changed) > MAX_INLINE_REFRESH:
             self.start()
             return
         with self._lock:
-            if self.building:  # the new graph may have listed the files before the change
-                self._pending.extend(changed)
-            graph = self.graph
-        if graph is not None:
-            graph.refresh(changed)
-        elif not self.building:
-            with self._lock:
-                self._pending.extend(changed)
+            self._pending.extend(changed)
+            if self.building or self.graph is None:
+                return  # the build applies them when it finishes
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresh_idle.clear()
+            self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
+            self._refresher.start()
+
+    def _apply_pending(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    pending, self._pending = self._pending, []
+                    graph = self.graph
+                if not pending or graph is None:
+                    return
+                try:
+                    graph.refresh(pending)
+                    if self.on_change is not None:
+                        self.on_change(graph, pending)
+                except Exception as exc:  # a refresh failure keeps the previous graph
+                    log.warning("workspace graph refresh failed: %s", exc)
+        finally:
+            self._refresh_idle.set()
 
     # -------------------------------------------------------------- live lookups (hot path)
     # The suggester may hold the builder itself: each lookup reads the graph current at the
@@ -602,14 +614,6 @@ class GraphBuilder:
         """:meth:`WorkspaceGraph.node` of the current graph; ``None`` without one."""
         graph = self.graph
         return graph.node(path) if graph is not None else None
-
-    def literal(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
-        """:func:`literal_score` on the current graph (0.5 exactly while absent or empty)."""
-        return literal_score(self.graph, path, expected_kinds)
-
-    def scope(self, path: str) -> float:
-        """:func:`scope_score` on the current graph (1.0 exactly while absent or empty)."""
-        return scope_score(self.graph, path)
 
     def status(self) -> dict[str, Any]:
         """``{state, ...graph status}`` for ``dsh/status``: state is ``off`` (no workspace),
@@ -665,6 +669,11 @@ class GraphBuilder:
             previous = self.graph
             if previous is None or (self.symbols and previous.symbols is None):
                 self.graph = graph  # nothing better to answer from meanwhile
+            if self.on_files is not None:
+                try:
+                    self.on_files(graph)
+                except Exception as exc:  # a listener failure must not stop the build
+                    log.warning("workspace graph listener failed: %s", exc)
             if self.symbols:
                 graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
             else:
@@ -676,6 +685,8 @@ class GraphBuilder:
                 self.graph = graph
             if pending:
                 graph.refresh(pending)
+                if self.on_change is not None:
+                    self.on_change(graph, pending)
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)

@@ -1,146 +1,159 @@
-"""The identity of a repository: what learned state is keyed by, so a moved or re-cloned
-checkout keeps its knowledge and two clones of one project on two machines share it.
+"""Which repository a workspace is, independent of where it is checked out.
 
-:func:`repository_identity` is, first match wins (the order and spellings the suggester's
-issue 12 uses for the knowledge file, so both keys agree):
+What the suggester learns (and what a fleet shares) is keyed by this identity, not by the
+absolute path, so a moved or re-cloned repository keeps its knowledge (issue 12, item 5).
 
-1. ``remote:<host>/<path>``: the URL of the ``origin`` remote (else ``upstream``, else the
-   first remote) in ``<root>/.git/config``, read as data, normalised and lower-cased: no scheme,
-   user, password or port, no trailing ``.git`` or ``/`` (``git@github.com:Owner/Repo.git`` and
-   ``https://user:token@GitHub.com/Owner/Repo`` are both ``remote:github.com/owner/repo``);
-   a local remote (a path) names a folder, not a project, and is skipped;
-2. ``root:<sha>``: the root commit of ``HEAD`` (the smallest, where history has several),
-   asked of git through the hardened runner (:mod:`.gitcmd`: nothing the repository configures
-   runs), at most :data:`GIT_TIMEOUT_S`; only for a ``.git`` *folder* inside the root;
-3. ``path:<resolved root>`` otherwise (no ``.git`` folder, a ``.git`` *file* pointing
-   elsewhere as worktrees and submodules have, anything unreadable).
+:func:`repository_identity` answers, in this order:
 
-The workspace is untrusted: ``.git/config`` is read at most :data:`MAX_CONFIG_BYTES`, only
-when it is a regular file inside the root (a symlink out is ignored); nothing here raises.
+1. ``remote:<host>/<path>`` — the normalised URL of the ``origin`` remote (else ``upstream``,
+   else the first remote by name), read **as data** from ``.git/config`` through ``fsguard``
+   (never through ``git config``, never following ``[include]``; a ``gitdir:`` pointer's
+   folder lies outside the workspace and is not read): scheme, user name, password/token, port
+   and a trailing ``.git`` or ``/`` are dropped and the rest lower-cased, so
+   ``git@github.com:Owner/Repo.git``, ``https://tok@github.com/owner/repo`` and
+   ``ssh://git@github.com:22/owner/repo.git`` are all ``remote:github.com/owner/repo``. A
+   local remote (a path or ``file://``) is not an identity (it names a folder, not a project);
+2. ``root:<sha>`` — the root commit of ``HEAD`` (the smallest when there are several), from
+   one read-only ``git rev-list --max-parents=0 HEAD`` through ``workspace/gitcmd.py``;
+3. ``path:<resolved absolute path>`` — not a repository, or nothing above answered.
+
+Never raises: an unreadable or hostile ``.git`` (huge file, binary junk, a symlink out, a
+``gitdir:`` pointer) only moves the answer down the list.
 """
 
 from __future__ import annotations
 
-import os
+import configparser
 import re
-import stat
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
 
-from dsh_sidecar.workspace.gitcmd import GitError
-from dsh_sidecar.workspace.gitcmd import run as run_git
+from dsh_sidecar.workspace import fsguard, gitcmd
 
-#: Longest wait for git's answer, seconds (a huge history: the remote or the path instead).
-GIT_TIMEOUT_S: Final = 2.0
-#: Largest ``.git/config`` read, bytes.
-MAX_CONFIG_BYTES: Final = 64 * 1024
-#: Longest identity kept, characters.
-MAX_IDENTITY_CHARS: Final = 1024
+#: Largest git config (or ``.git`` pointer) file read, bytes; a bigger one is not read.
+MAX_CONFIG_BYTES: Final = 256 * 1024
+#: Seconds the root-commit query may take.
+GIT_TIMEOUT_S: Final = 5.0
+#: Remote names tried first, in order (then the others by name).
+PREFERRED_REMOTES: Final = ("origin", "upstream")
 
-_SECTION = re.compile(r'^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
-_ANY_SECTION = re.compile(r"^\s*\[")
-_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
-_SCP = re.compile(r"^(?:[^@/\s]+@)?([^:/\s]+):(?!//)(.+)$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?!//)(?P<path>.+)$")
+_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/]*@)?(?P<host>[^/:?#]+)(?::\d*)?(?P<path>/[^?#]*)?")
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_REMOTE_SECTION = re.compile(r'^remote\s+"(?P<name>[^"]*)"$')
 
 
-def normalise_remote(url: str) -> str | None:
-    """``<host>/<path>`` of a git remote URL (see the module docstring), ``None`` if not one."""
-    url = url.strip().strip('"')
-    if not url or _CONTROL.search(url):
+def _read_small(root: Path, rel: str) -> str | None:
+    """The text of the workspace file ``rel`` if it is a regular file of at most
+    :data:`MAX_CONFIG_BYTES` inside the workspace (read through ``fsguard``), else ``None``."""
+    data = fsguard.read_or_none(root, rel, MAX_CONFIG_BYTES)
+    if data is None or b"\0" in data:
         return None
-    if "://" in url:
-        try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
-            port = parts.port
-        except ValueError:
-            return None
-        path = parts.path
-        if port and parts.scheme not in ("ssh", "git+ssh"):
-            host = f"{host}:{port}"
-    else:
-        m = _SCP.match(url)
-        if m is None:
-            return None  # a local path: not an identity shared between machines
-        host, path = m.group(1).lower(), m.group(2)
-    path = path.strip("/")
-    if path.endswith(".git"):
-        path = path[: -len(".git")]
-    path = path.rstrip("/")
-    if not host or not path:
-        return None
-    return f"{host}/{path}".lower()[:MAX_IDENTITY_CHARS]
+    return data.decode("utf-8", "replace")
 
 
-def _read_config(root: Path) -> str | None:
-    git = root / ".git"
-    config = git / "config"
+def config_text(root: Path) -> str | None:
+    """The text of ``root/.git/config``, or ``None``: a ``.git`` that is a ``gitdir:`` pointer
+    (a worktree or submodule) names a folder outside the workspace, which is never read — the
+    root commit answers for those."""
     try:
-        if not stat.S_ISDIR(os.lstat(git).st_mode):
-            return None  # a gitdir file points outside the workspace
-        st = os.lstat(config)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CONFIG_BYTES:
+        if not (root / ".git").is_dir():
             return None
-        fd = os.open(config, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as fh:
-            return fh.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
     except OSError:
         return None
+    return _read_small(root, ".git/config")
 
 
-def remote_url(config_text: str) -> str | None:
-    """The ``origin`` remote's URL in a git config text, else ``upstream``'s, else the first remote's."""
-    remotes: list[tuple[str, str]] = []
-    current: str | None = None
-    for line in config_text.splitlines():
-        m = _SECTION.match(line)
-        if m:
-            current = m.group(1)
-            continue
-        if _ANY_SECTION.match(line):
-            current = None
-            continue
-        if current is not None:
-            u = _URL.match(line)
-            if u and all(name != current for name, _ in remotes):
-                remotes.append((current, u.group(1)))
-    for preferred in ("origin", "upstream"):
-        for name, url in remotes:
-            if name == preferred:
-                return url
-    return remotes[0][1] if remotes else None
-
-
-def root_commit(root: Path) -> str | None:
-    """The (oldest) root commit of ``root``'s ``HEAD``, or ``None`` (not a checkout folder, no
-    commit, git missing, slow or failing)."""
-    try:
-        if not stat.S_ISDIR(os.lstat(root / ".git").st_mode):
-            return None
-        out = run_git(root, ["rev-list", "--max-parents=0", "HEAD"], timeout=GIT_TIMEOUT_S).stdout
-    except (OSError, GitError):
+def normalize_remote_url(url: str) -> str | None:
+    """``host/path`` of a remote URL, lower-cased, without scheme, credentials, port, a
+    trailing ``.git`` or ``/``; ``None`` for a local path, ``file://`` URL or garbage."""
+    url = url.strip().strip('"').strip()
+    if not url or any(c.isspace() for c in url) or len(url) > 2048:
         return None
-    shas = sorted(line for line in out.decode("ascii", "replace").split() if _SHA.fullmatch(line))
-    return shas[0] if shas else None
+    m = _URL.match(url.lower()) if "://" in url else None
+    if m is not None:
+        if m.group("scheme") == "file":
+            return None
+        host, path = m.group("host"), m.group("path") or ""
+    else:
+        if url.startswith(("/", ".", "~")) or re.match(r"^[A-Za-z]:[\\/]", url):
+            return None  # a local path (or a Windows drive), not a project's address
+        s = _SCP_LIKE.match(url)
+        if s is None:
+            return None
+        host, path = s.group("host").lower(), s.group("path").lower()
+    path = path.strip("/")
+    while path.endswith(".git"):
+        path = path[:-4].rstrip("/")
+    path = re.sub(r"/+", "/", path)
+    if not host or not path or ".." in path.split("/"):
+        return None
+    return f"{host}/{path}"
+
+
+def remote_urls(config_text: str) -> dict[str, str]:
+    """``{remote name: url}`` from a git config file's text (``[remote "x"] url = …``);
+    ``{}`` when it does not parse. Includes are not followed."""
+    parser = configparser.RawConfigParser(strict=False, interpolation=None, comment_prefixes=("#", ";"))
+    try:
+        parser.read_string(config_text)
+    except (configparser.Error, ValueError):
+        return {}
+    out: dict[str, str] = {}
+    for section in parser.sections():
+        m = _REMOTE_SECTION.match(section.strip())
+        if m is None:
+            continue
+        url = parser.get(section, "url", fallback=None)
+        if url:
+            out[m.group("name")] = url.split(" #", 1)[0].split(" ;", 1)[0].strip()
+    return out
+
+
+def remote_identity(root: Path) -> str | None:
+    """``remote:<host>/<path>`` of the preferred remote with a non-local URL, or ``None``."""
+    text = config_text(root)
+    if not text:
+        return None
+    urls = remote_urls(text)
+    order = [n for n in PREFERRED_REMOTES if n in urls] + sorted(n for n in urls if n not in PREFERRED_REMOTES)
+    for name in order:
+        norm = normalize_remote_url(urls[name])
+        if norm is not None:
+            return f"remote:{norm}"
+    return None
+
+
+def _git_root_commits(root: Path) -> list[str]:
+    """The root commits of ``HEAD`` (one read-only ``git rev-list`` through the hardened git
+    runner, ``workspace/gitcmd.py``: nothing the repository configures runs)."""
+    try:
+        out = gitcmd.run(root, ["rev-list", "--max-parents=0", "HEAD"], timeout=GIT_TIMEOUT_S)
+    except gitcmd.GitError:
+        return []
+    return [line for line in out.stdout.decode("ascii", "replace").split() if _SHA.match(line)]
+
+
+def root_commit_identity(root: Path) -> str | None:
+    """``root:<sha>`` (the smallest root commit of ``HEAD``), or ``None``."""
+    if not gitcmd.is_checkout(root):
+        return None
+    roots = _git_root_commits(root)
+    return f"root:{min(roots)}" if roots else None
 
 
 def repository_identity(root: Path) -> str:
-    """``remote:<host>/<path>``, ``root:<sha>`` or ``path:<resolved root>`` (module
-    docstring). Never raises."""
-    text = _read_config(root)
-    if text is not None:
-        url = remote_url(text)
-        remote = normalise_remote(url) if url else None
-        if remote:
-            return f"remote:{remote}"
-    sha = root_commit(root)
-    if sha is not None:
-        return f"root:{sha}"
+    """The identity of the repository at ``root`` (rules in the module docstring):
+    ``remote:<host>/<path>``, ``root:<sha>`` or ``path:<absolute path>``. Never raises."""
     try:
         resolved = root.resolve()
-    except (OSError, RuntimeError):
+    except OSError:
         resolved = root.absolute()
-    return f"path:{resolved.as_posix()}"[:MAX_IDENTITY_CHARS]
+    for answer in (remote_identity, root_commit_identity):
+        try:
+            found = answer(resolved)
+        except Exception:  # untrusted .git content: a surprise only moves the answer down
+            found = None
+        if found:
+            return found
+    return f"path:{resolved.as_posix()}"

@@ -96,6 +96,9 @@ _TS_DEFS: Final = (
 (function_signature name: (_) @name)
 (abstract_method_signature name: (_) @name)
 (internal_module name: (_) @name)
+(interface_declaration body: (interface_body (property_signature name: (property_identifier) @name)))
+(type_alias_declaration value: (object_type (property_signature name: (property_identifier) @name)))
+(class_body (public_field_definition name: (property_identifier) @name))
 """
 )
 #: Language key → tree-sitter query whose ``@name`` captures are the defined names.

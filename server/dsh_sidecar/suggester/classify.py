@@ -1,0 +1,78 @@
+"""Classification: which intent a call is, by the gate (plan, "The intents" and "The gate").
+
+For every intent in priority order (``gate.INTENTS``) and every pack row of it, the weights of
+the row's signals whose regex matches the call's text are summed, plus the structural evidence
+of the call (``evidence.py``) for that intent, and ``k = sigmoid(Σw + b)``. The first intent
+whose best row crosses its threshold wins, with that ``k``. A row with no matching signal and
+no evidence does not score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import regex
+
+from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
+from dsh_sidecar.suggester.packs import Candidate, IntentRow, check_regex, compile_trusted, search
+from dsh_sidecar.suggester.query import Query
+
+
+@dataclass(frozen=True)
+class CompiledRow:
+    """One pack's row for one intent, its regexes compiled once at activation."""
+
+    pack_id: str
+    about: str | None
+    threshold: float
+    signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str], float, frozenset[str] | None], ...]
+    candidates: tuple[Candidate, ...]
+    trusted: bool = True  # a built-in pack's row; repo/user rows run under a time budget
+
+    @classmethod
+    def of(cls, pack_id: str, intent: str, row: IntentRow, trusted: bool = False) -> CompiledRow:
+        """Compile ``row`` (its patterns were validated when the pack loaded); a built-in
+        (``trusted``) row uses ``re``, a repo/user row the ``regex`` module with a timeout."""
+        compile_ = compile_trusted if trusted else check_regex
+        return cls(
+            pack_id,
+            row.about,
+            row.threshold or default_threshold(intent),
+            tuple(
+                (compile_(sig.pattern), sig.weight, frozenset(sig.tools) if sig.tools else None) for sig in row.signals
+            ),
+            tuple(row.candidates),
+            trusted,
+        )
+
+    def signal_sum(self, q: Query) -> float | None:
+        """Σ of the matching signals' weights, ``None`` when none matched."""
+        total, matched = 0.0, False
+        for pattern, weight, tools in self.signals:
+            if tools is not None and q.tool not in tools:
+                continue
+            if search(pattern, q.text):
+                total += weight
+                matched = True
+        return total if matched else None
+
+
+def classify(
+    q: Query, rows: dict[str, list[CompiledRow]], bias: float, evidence: dict[str, float]
+) -> tuple[str, float] | None:
+    """The first intent (priority order) whose gate crosses its threshold in any of its rows,
+    with the best such ``k``; ``None`` when none does."""
+    for intent in INTENTS:
+        best: float | None = None
+        extra = evidence.get(intent)
+        for row in rows.get(intent, ()):
+            total = row.signal_sum(q)
+            if total is None and extra is None:
+                continue
+            k = gate((total or 0.0) + (extra or 0.0), bias)
+            if k >= row.threshold and (best is None or k > best):
+                best = k
+        if best is not None:
+            return intent, best
+    return None

@@ -1,0 +1,344 @@
+"""Structural evidence: what the *shape* of a call says about its intent, beside the pack's
+regex signals (issue 12, "Classification that reads structure").
+
+The rules read the query model (``query.py``) and the workspace (kinds and content facts of
+the searched files, the symbol index): *where* the call searches is the strongest evidence
+there is. Each rule adds a weight to one intent's signal sum before the gate
+(``k = sigmoid(Σw + b)``, plan "The gate") — exactly like a pack signal that matched — and a
+**subject** rule (the call searches inside one known kind of file) also adds
+:data:`AGAINST` to every other intent, so a regex signal of a higher-priority intent cannot
+win over what the file itself says (``grep -n 'rust-version' Cargo.toml`` is Config, not
+Version). Priority order and thresholds are the seed's, untouched.
+
+Subject rules — the call searches inside, or queries (``jq``/``awk``), a file ``F`` (the
+intent follows ``F``'s kind, then the pattern's words; first match wins):
+
+========================  ==========  =================================================
+``F`` is                  intent      words that change it
+========================  ==========  =================================================
+a changelog               Ledger
+a licence/owners file     Owner
+a lock file               Dependency
+a test module             Test
+a CI workflow, config     Config      test words → Test (``grep '^test' Makefile``)
+a doc page                Doc         owner words (copyright, maintainer, @handle) → Owner
+a manifest                by words    ledger → Ledger, owner → Owner, version → Version,
+                                      dependency → Dependency, test → Test, layout
+                                      (packages, members, paths, exports) → Path, else
+                                      tool/config words → Config
+a code file               by words    definition keyword or a name ``F`` defines → Symbol;
+                                      version → Version; module layout → Path; doc
+                                      comments → Doc; else a name → Usage
+========================  ==========  =================================================
+
+Scope rules — the call searches folders or file types: a docs root, ``--type md`` or
+``*.md`` → Doc; ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
+Ledger; a test folder or test-file names with a pattern that is no identifier → Test.
+
+Listing rules (``ls``, ``find``, ``fd``, ``glob``): names or folders of changelogs → Ledger,
+owners/licence files → Owner, CI → Config, doc files → Doc, test files → Test, lock files
+and manifests → Dependency.
+
+Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbol; an identifier
+(``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
+an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
+
+Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
+does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
+holds no doc page, hunts for something whose canonical place *every* repository has: a missing
+lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
+top-level pages). A miss of anything else (CODEOWNERS, a changelog, a linter config) may simply
+mean the repository has none: silence.
+
+Weights are ours (``docs/SCHEME.md`` gives the corpus figures that chose them).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.suggester.query import Query
+
+#: Weight of a subject rule for its intent.
+SUBJECT: Final = 3.0
+#: Weight a subject rule adds to every other intent.
+AGAINST: Final = -3.0
+#: Weight of a scope or listing rule.
+SCOPE: Final = 2.4
+#: Weight of a name rule (definition → Symbol, identifier → Usage, env var → Config).
+NAME: Final = 2.0
+
+_LEDGER_W = re.compile(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|^#+\s|\^#")
+_OWNER_W = re.compile(r"(?i)\b(authors?|maintainers?|copyright|licen[cs]e|owners?|contributors?|email)\b|@[a-z]")
+_VERSION_W = re.compile(r"(?i)(^|[^a-z-])_*version_*\b|html_root_url|\bbump\b|#:version")
+_DEP_W = re.compile(
+    r"(?i)dependenc|\brequires?\b|install_requires|add_(?:runtime_|development_)?dependency|^\s*gem\b|\bgem '"
+    r"|extras_require|dependency-groups|\bdeps\b|^name = \"|^\s*/?[\w@.-]+@|\bimport\b.*\bfrom\b"
+)
+_TEST_W = re.compile(
+    r"(?i)\btest(s|paths|_|\b)|pytest|\bava\b|jest|vitest|mocha|filterwarnings|\bspec\b|fixture|coverage"
+)
+_PATH_W = re.compile(
+    r"(?i)\bpackages?\b|package[-_]dir|\bmembers\b|workspaces?\b|\"paths\"|\bpaths\b|exports|\.files\b|outDir|rootDir"
+    r"|\binclude\b|\bmodule\b|\bpath:|baseUrl|hatch\.build|find_packages|\bmain\b|^\s*\^?mod\b|pub mod|/v\d+\b"
+)
+_CONFIG_W = re.compile(
+    r"(?i)\btool\b|\[tool|ruff|lint|\bxo\b|eslint|prettier|features|rust-version|edition|config|settings|mypy"
+    r"|black|isort|flake8|fmt|target|envlist|testenv|matrix|ruby-version|go-version|cargo|layout|style|allcops"
+)
+_DOC_W = re.compile(r"^\^?//!|^\^?///|\"\"\"|^\^?#+\s|docstring|\bdocs?\b")
+_DEP_KEY = re.compile(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
+_IDENTLIKE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
+_CALL = re.compile(r"(?:^|\bnew\s+)[A-Za-z_][A-Za-z0-9_.:]*\\?\($|\bnew\s+[A-Z]\w+")
+_VERSION_DECL = re.compile(r"(?i)__version__|\bversion\s*\\?[:=]|\bVERSION\s*=|\"version\"|^\^version")
+_CONFIG_DIRS: Final = frozenset({".github", ".cargo", ".circleci", ".devcontainer", ".vscode", ".husky", ".config"})
+_IMPORT = re.compile(r"^\^?\s*(?:import\s+\w|from\s+[\w.]+\s+import\b|use\s+\w|require\()")
+_ENV_VAR = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_MOD_LAYOUT = re.compile(r"(?i)\^?(?:pub )?mod\b|\bimport\b|__all__|^\^?from\b|\bexports?\b|require\(")
+_LEDGER_NAME = re.compile(
+    r"(?i)(?:^|[/*{,])(?:change[-_]?log|changes|history|news|release[-_]?notes)|changelog\.d|\.changeset"
+)
+_OWNER_NAME = re.compile(r"(?i)(?:^|[/*{,])(?:codeowners|owners|maintainers|authors|contributors|licen[cs]e|copying)")
+_CI_NAME = re.compile(r"(?i)\.github/workflows|\.gitlab-ci|\.circleci|azure-pipelines|\.travis|jenkinsfile|\.buildkite")
+_DOC_NAME = re.compile(r"(?i)\*\.(?:md|rst|adoc|mdx)$|(?:^|/)readme|(?:^|/)docs?(?:/|$)")
+_TEST_NAME = re.compile(r"(?i)(?:^|[/*])(?:test_|tests?/|spec/|__tests__)|_test\b|\.test\.|\.spec\.|_spec\b|\*test\*")
+_LOCK_NAME = re.compile(r"(?i)\.lock$|lock\.json$|lock\.ya?ml$|go\.sum$")
+_DOC_DIRS: Final = frozenset({"docs", "doc", "documentation", "website", "guide", "guides", "manual", "book"})
+_TEST_DIRS: Final = frozenset({"tests", "test", "spec", "specs", "__tests__", "testing", "testdata", "e2e"})
+_LEDGER_DIRS: Final = frozenset({"changelog.d", ".changeset", "changes", "newsfragments", "changelog"})
+
+
+@dataclass
+class Workspace:
+    """What the rules read of the workspace (repo-relative paths); every field has a safe
+    default so the rules run without a workspace too."""
+
+    is_file: Callable[[str], bool] = lambda p: False
+    is_dir: Callable[[str], bool] = lambda p: True
+    kind: Callable[[str], str] = lambda p: "other"
+    facts: Callable[[str], frozenset[str]] = lambda p: frozenset()
+    defines: Callable[[str, str], bool] = lambda path, name: False
+    defined: Callable[[str], bool | None] = lambda name: None
+    definitions: Callable[[str], list[str]] = lambda name: []
+    docs_roots: frozenset[str] = field(default_factory=frozenset)
+
+
+def _words(q: Query) -> str:
+    """The call's searched words, one string (patterns, jq keys and comment-free text)."""
+    return " ".join(q.patterns + q.keys)
+
+
+def _subject_intent(path: str, q: Query, ws: Workspace) -> str | None:
+    """The subject rule's intent for searching inside ``path`` (module docstring)."""
+    kind, facts = ws.kind(path), ws.facts(path)
+    name = path.rsplit("/", 1)[-1]
+    words = _words(q)
+    if "changelog" in facts or _LEDGER_NAME.search(name):
+        return "Ledger"
+    if "owners" in facts or _OWNER_NAME.search(name):
+        return "Owner"
+    if kind == "lock":
+        return "Dependency"
+    if kind == "test" or "test-module" in facts:
+        return "Test"
+    if kind == "manifest":
+        for intent, rx in (
+            ("Ledger", _LEDGER_W),
+            ("Owner", _OWNER_W),
+            ("Version", _VERSION_W),
+            ("Dependency", _DEP_W),
+            ("Test", _TEST_W),
+            ("Path", _PATH_W),
+        ):
+            if rx.search(words):
+                return intent
+        if _DEP_KEY.match(words.strip()) and not _CONFIG_W.search(words):
+            return "Dependency"  # `ignore = `, `"left-pad":`: a package named as a key
+        return "Config"
+    if kind in ("config",) or "ci-workflow" in facts:
+        if _TEST_W.search(words) and not _CONFIG_W.search(words):
+            return "Test"
+        if _PATH_W.search(words) and name.startswith(("tsconfig", "jsconfig", "pnpm-workspace")):
+            return "Path"
+        if _DEP_W.search(words) and name.startswith(("pnpm-workspace",)):
+            return "Path"
+        return "Config"
+    if kind == "doc":
+        return "Owner" if _OWNER_W.search(words) else "Doc"
+    if kind in ("source", "generated"):
+        ident = q.identifier
+        if q.definition_keyword is not None or (ident is not None and ws.defines(path, ident)):
+            return "Symbol"
+        if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False:
+            return "Config"  # an environment variable the file reads
+        if _VERSION_W.search(words):
+            return "Version"
+        if _MOD_LAYOUT.search(words):
+            return "Path"
+        if _DOC_W.search(words):
+            return "Doc"
+        if ident is not None:
+            return "Usage"
+    return None
+
+
+def _is_identifier(p: str, ws: Workspace) -> bool:
+    """Whether pattern ``p`` is a code name: identifier syntax that looks like code (snake or
+    camel case, a call, ``::``, a macro ``!``) or a name the symbol index says is defined."""
+    core = p.strip().strip("^$").replace("\\b", "")
+    if not _IDENT.match(core):
+        return False
+    if _IDENTLIKE.search(core):
+        return True
+    bare = re.sub(r"(\\?\(|!|::new)$", "", core)
+    return len(bare) >= 3 and ws.defined(bare) is True
+
+
+def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
+    """``{intent: summed evidence weight}`` of ``q`` (module docstring); reads are never
+    evidence (a read is where a search ends, not a new one)."""
+    ws = ws or Workspace()
+    out: dict[str, float] = {}
+
+    def add(intent: str, w: float) -> None:
+        out[intent] = out.get(intent, 0.0) + w
+
+    if q.tool not in ("grep", "glob", "bash"):
+        return out
+    subjects = [s for s in q.scope if s and ws.is_file(s)]
+    folders = [s for s in q.scope if s not in subjects]
+
+    def decide(intent: str, w: float) -> dict[str, float]:
+        add(intent, w)
+        for other in INTENTS:
+            if other != intent:
+                add(other, AGAINST)
+        return out
+
+    if folders and all(f and not ws.is_dir(f) for f in folders) and not subjects:
+        return decide("none", 0.0)  # it searches folders the workspace does not have: nothing to name
+    folders = [f for f in folders if not f or ws.is_dir(f)]
+
+    if subjects and (q.patterns or q.keys):
+        decided = {_subject_intent(s, q, ws) for s in subjects} - {None}
+        if len(decided) == 1:
+            intent = decided.pop()
+            assert intent is not None
+            return decide(intent, SUBJECT)
+    patterns = q.patterns
+    names = q.name_patterns + [f for f in folders if f]
+    listing = q.listing or (not patterns and (q.name_patterns or folders))
+    parts = [p for f in folders for p in f.split("/")]
+    if listing:
+        filtered = bool(patterns) or bool(q.name_patterns)
+        if any(_LEDGER_NAME.search(n) for n in names) or set(parts) & _LEDGER_DIRS:
+            return decide("Ledger", SCOPE)
+        if any(_OWNER_NAME.search(n) for n in names):
+            return decide("Owner", SCOPE)
+        if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
+            return decide("Config", SCOPE)
+        if any(_TEST_NAME.search(n) for n in q.name_patterns) or (
+            filtered and (set(parts) & _TEST_DIRS or any(_TEST_NAME.search(p) for p in q.result_paths))
+        ):
+            return decide("Test", SCOPE)  # test files asked for by name (a bare `ls tests/` asks nothing)
+        if any(_LOCK_NAME.search(n) for n in names):
+            return decide("Dependency", SCOPE)
+        if any(_DOC_NAME.search(n) for n in names) or set(parts) & _DOC_DIRS or _in_docs(folders, ws):
+            return decide("Doc", SCOPE)
+        if not q.name_patterns:
+            return decide("none", 0.0)  # a bare listing of any other folder asks for no intent
+        return out  # files asked for by name: the packs' signals say which intent
+    if not patterns:
+        return out
+    doc_scope = (
+        "markdown" in q.languages
+        or "rst" in q.languages
+        or any(_DOC_NAME.search(n) for n in q.name_patterns)
+        or bool(set(parts) & _DOC_DIRS)
+        or _in_docs(folders, ws)
+    )
+    if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
+        return decide("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
+    if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
+        return decide("Config", SCOPE)
+    if set(parts) & _LEDGER_DIRS:
+        return decide("Ledger", SCOPE)
+    if q.definition_keyword is not None and q.tool in ("grep", "bash"):
+        add("Symbol", NAME)
+        return out
+    if any(_VERSION_DECL.search(p) for p in patterns):
+        add("Version", SCOPE)
+        return out
+    ident = next((p for p in patterns if _is_identifier(p, ws)), None)
+    if ident is None and any(_IMPORT.search(p) or _CALL.search(p) for p in patterns):
+        ident = patterns[0]  # `import X`, `from x import`, `require(`, `new X(`, `f(`: who uses it
+    if ident is not None and q.identifier is not None and _narrowed_to_definition(q, ws):
+        add("Symbol", NAME)  # searched in the very files that define it: where it is defined
+        return out
+    test_scope = (bool(folders) and all(set(f.split("/")) & _TEST_DIRS for f in folders)) or any(
+        _TEST_NAME.search(n) for n in q.name_patterns
+    )
+    if ident is not None:
+        core = ident.strip("^$")
+        if _ENV_VAR.match(core) and ws.defined(core) is False:
+            add("Config", NAME)
+        else:
+            add("Usage", NAME)
+            if test_scope or any(set(f.split("/")) & _TEST_DIRS for f in folders):
+                add("Test", AGAINST)  # a name searched in tests: its uses there, not the tests' set-up
+        return out
+    if test_scope:
+        add("Test", SCOPE)
+    return out
+
+
+def _narrowed_to_definition(q: Query, ws: Workspace) -> bool:
+    """Whether the call narrows its search to path globs (``packages/x/*.ts``) and a file
+    defining the identifier matches one of them."""
+    name = q.identifier
+    globs = [g for g in q.name_patterns if "/" in g and not g.startswith("!")]
+    if name is None or not globs:
+        return False
+    files = ws.definitions(name)
+    return any(fnmatch.fnmatch(f, g) or fnmatch.fnmatch(f, g.replace("/*", "/**/*")) for f in files for g in globs)
+
+
+_DEP_FILE = re.compile(
+    r"(?i)(?:^|/)(?:[\w.-]+\.lock|go\.sum|package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.ya?ml|setup\.py"
+    r"|requirements[\w.-]*\.txt|pipfile|gemfile|cargo\.toml|go\.mod|package\.json|pyproject\.toml|pom\.xml"
+    r"|build\.gradle(?:\.kts)?|[\w.-]+\.gemspec)$"
+)
+_DOCS_FOLDER = re.compile(r"(?i)(?:^|/)(?:docs?|documentation|manual|guide)/?$")
+
+
+def wrong_guess(q: Query, ws: Workspace) -> str | None:
+    """The intent a wrong guess hunts for (module docstring), or ``None``."""
+    names = [p for p in q.reads + q.scope + q.name_patterns if p]
+    missing = [p for p in names if not ws.is_file(p) and not ws.is_dir(p)]
+    if q.is_error and missing:
+        if any(_DEP_FILE.search(p) for p in missing):
+            return "Dependency"
+    if (q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})) and q.tool in ("bash", "glob"):
+        docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
+        if docs and all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs):
+            return "Doc"
+    return None
+
+
+def _is_doc(path: str) -> bool:
+    return path.lower().endswith((".md", ".rst", ".adoc", ".mdx", ".txt"))
+
+
+def _in_docs(folders: list[str], ws: Workspace) -> bool:
+    return any(f == r or f.startswith(r + "/") for f in folders for r in ws.docs_roots)
+
+
+def weights(q: Query, ws: Workspace | None = None) -> dict[str, float]:
+    """Alias of :func:`rules` (the classifier's input)."""
+    return rules(q, ws)

@@ -1,0 +1,1059 @@
+"""The query model: what one tool call searches for, where, and what its result listed.
+
+Every ``dsh/postExecute`` call becomes one :class:`Query` (:func:`parse_call`):
+
+* **tool inputs** — ``grep {pattern, path?, glob?, include?, type?, -i?, output_mode?}``,
+  ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write`` (learning only),
+  ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n", "x"]``, as Codex
+  sends it); tool names are case-insensitive and a few aliases are known (:data:`TOOL_ALIASES`);
+* **shell** — parsed with ``bashlex`` (pipelines, lists, ``$(…)``, ``for`` loops), falling back
+  to ``shlex`` with punctuation splitting when bashlex refuses the line. Each simple command is
+  read by what it is: ``rg``/``grep``/``egrep``/``fgrep``/``ag``/``ack``/``git grep`` (pattern,
+  ``-e``, ``-i``/``-l``/``-n``/``-w``/``-F``/``-E``/``-P``, ``--include``/``-g``/``--glob``,
+  ``-t``/``--type``, paths, ``--`` pathspecs), ``find`` (roots, ``-name``/``-iname``/``-path``/
+  ``-ipath``/``-regex``, ``-exec CMD {} ;``), ``fd`` (pattern, ``-e``, ``-g``, path), ``ls``/
+  ``tree`` (paths, globs), ``cat``/``head``/``tail``/``less``/``bat``/``nl``/``wc`` (files read),
+  ``sed -n`` (script, files read), ``awk`` (program's ``/regex/``, files read), ``jq`` (the
+  filter's keys, files read), ``git ls-files``/``git log``/``git show``/``git blame``; wrappers
+  (``xargs``, ``sudo``, ``env``, ``time``, ``timeout N``, ``nice``, ``command``) are looked
+  through, and ``cd DIR &&`` makes later relative paths relative to ``DIR``;
+* **the result text** — the paths a search just listed (:func:`result_paths`): ripgrep/grep
+  ``path:line:`` and ``path:`` lines, "Found N files" lists, find/fd/glob output, one path a line.
+
+From a pattern come its **fixed parts** (:func:`fixed_parts`: the literal runs of a regex in
+the dialect of the tool — ERE/PCRE for ``rg``/``grep -E``/``-P`` and the grep tool, BRE for
+plain ``grep``, none for ``-F``), the **terms** (identifiers of at least :data:`MIN_CHARS`
+characters, stop words dropped), the **literals** (fixed parts holding a space or punctuation
+and at least :data:`MIN_LITERAL_CHARS` characters: message strings), and the **identifier**
+(:func:`identifier`: the name after a definition keyword, else the most identifier-like term).
+The **languages** come from extensions (name patterns, ``--include``, ``-t``, files read or
+searched). :attr:`Query.text` is what pack signals match (the same text the seed's probe read).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import bashlex
+
+#: Shortest identifier looked up (shorter tokens are noise: ``id``, ``db``…).
+MIN_CHARS: Final = 3
+#: Longest identifier looked up.
+MAX_CHARS: Final = 100
+#: Shortest literal (message-like fixed part) kept, characters.
+MIN_LITERAL_CHARS: Final = 8
+#: Longest input looked at, characters (signals read the head of a huge input).
+MAX_INPUT_CHARS: Final = 4000
+#: Longest result text scanned for paths, characters.
+MAX_RESULT_CHARS: Final = 20_000
+#: Most result paths kept (first seen first).
+MAX_RESULT_PATHS: Final = 200
+
+#: Tool names that only teach (never trigger a note): a note after an edit is too late.
+WRITE_TOOLS: Final = frozenset(
+    {"edit", "write", "multiedit", "rawwrite", "raw_write", "notebookedit", "apply_patch", "str_replace", "create"}
+)
+#: Aliases of the four search-class tools.
+TOOL_ALIASES: Final = {
+    "grep": "grep",
+    "search": "grep",
+    "rg": "grep",
+    "ripgrep": "grep",
+    "glob": "glob",
+    "find": "glob",
+    "ls": "glob",
+    "list": "glob",
+    "read": "read",
+    "view": "read",
+    "cat": "read",
+    "open": "read",
+    "bash": "bash",
+    "shell": "bash",
+    "exec": "bash",
+    "run": "bash",
+    "exec_command": "bash",
+    "local_shell": "bash",
+}
+#: Shell commands that search or list (a bash call with one of them is search-class).
+SEARCH_COMMANDS: Final = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "ls", "locate", "tree", "git grep"}
+    | {"git ls-files", "git log"}
+)
+#: Shell commands that read files (their file arguments are reads).
+READ_COMMANDS: Final = frozenset(
+    {"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "wc", "sed", "awk", "jq", "yq", "tac", "view"}
+)
+#: Wrappers whose arguments are another command.
+WRAPPERS: Final = frozenset({"xargs", "sudo", "env", "time", "timeout", "nice", "command", "exec", "nohup", "stdbuf"})
+
+#: Options taking a value, per command family (a value is skipped with its option).
+_GREP_VALUE_OPTS: Final = frozenset(
+    {"-A", "-B", "-C", "-m", "-f", "-d", "-D", "--max-count", "--context", "--after-context", "--before-context"}
+    | {"--include", "--exclude", "--exclude-dir", "--color", "--colour", "--label", "--binary-files", "-e", "--regexp"}
+)
+_RG_VALUE_OPTS: Final = frozenset(
+    {"-A", "-B", "-C", "-m", "-g", "-t", "-T", "-f", "-e", "-E", "-j", "-M", "-r", "--glob", "--iglob", "--type"}
+    | {"--type-not", "--max-count", "--context", "--after-context", "--before-context", "--max-depth", "--color"}
+    | {"--colors", "--encoding", "--replace", "--max-columns", "--regexp", "--file", "--threads", "--sort", "--sortr"}
+    | {"--type-add", "--max-filesize", "--path-separator", "-d", "--ignore-file", "--pre", "--engine"}
+)
+_FD_VALUE_OPTS: Final = frozenset(
+    {"-e", "--extension", "-t", "--type", "-d", "--max-depth", "--min-depth", "-E", "--exclude", "-x", "-X"}
+    | {"--exec", "--exec-batch", "-j", "--threads", "-S", "--size", "--changed-within", "--changed-before", "-c"}
+    | {"--color", "--base-directory", "--search-path", "-o", "--owner"}
+)
+_HEAD_VALUE_OPTS: Final = frozenset({"-n", "-c", "--lines", "--bytes"})
+
+#: ripgrep ``-t``/``--type`` names → language.
+RG_TYPES: Final = {
+    "py": "python",
+    "python": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "typescript": "typescript",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+    "kotlin": "kotlin",
+    "ruby": "ruby",
+    "rb": "ruby",
+    "cs": "csharp",
+    "csharp": "csharp",
+    "cpp": "cpp",
+    "c": "c",
+    "php": "php",
+    "swift": "swift",
+    "md": "markdown",
+    "markdown": "markdown",
+    "rst": "rst",
+    "toml": "toml",
+    "yaml": "yaml",
+    "json": "json",
+    "sh": "shell",
+}
+#: File extension → language.
+LANGUAGE_OF_EXTENSION: Final = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyx": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".rb": "ruby",
+    ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".php": "php",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".md": "markdown",
+    ".rst": "rst",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".sh": "shell",
+}
+#: Languages whose files are code (the symbol index's languages and kin).
+CODE_LANGUAGES: Final = frozenset(
+    {"python", "javascript", "typescript", "go", "rust", "java", "kotlin", "ruby", "csharp", "c", "cpp", "php"}
+    | {"swift", "scala", "shell"}
+)
+
+#: Keywords that introduce a definition in the mainstream languages.
+DEFINITION_KEYWORDS: Final = (
+    "class",
+    "def",
+    "fn",
+    "func",
+    "function",
+    "struct",
+    "interface",
+    "trait",
+    "enum",
+    "type",
+    "const",
+    "impl",
+    "module",
+    "mod",
+    "record",
+    "protocol",
+    "typealias",
+    "object",
+    "let",
+    "var",
+    "val",
+)
+_DEF = re.compile(
+    r"\b(?:async\s+)?(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(" + "|".join(DEFINITION_KEYWORDS) + r")(?:<[^>]*>)?\s+"
+    r"(?:\([^)]*\)\s*)?(?:\*\s*)?([A-Za-z_][A-Za-z0-9_]*)"
+)
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HUMP = re.compile(r"[a-z0-9][A-Z]")
+#: Words never taken for an identifier (keywords, shell words, common English).
+STOP_WORDS: Final = frozenset(DEFINITION_KEYWORDS) | frozenset(
+    {
+        "import",
+        "from",
+        "return",
+        "self",
+        "this",
+        "async",
+        "await",
+        "pub",
+        "new",
+        "the",
+        "and",
+        "for",
+        "not",
+        "with",
+        "None",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "True",
+        "False",
+        "grep",
+        "git",
+        "def",
+        "public",
+        "private",
+        "static",
+        "export",
+        "default",
+        "raise",
+        "throw",
+        "print",
+    }
+)
+
+
+@dataclass
+class Command:
+    """One simple shell command: ``name`` (basename; ``git grep`` etc. for git) and its words."""
+
+    name: str
+    args: list[str]
+    cwd: str = ""  # the folder a preceding ``cd`` moved to ('' = the workspace root)
+
+
+@dataclass
+class Query:
+    """What one tool call asks (see the module docstring). Paths are as the call spelt them
+    (``./`` stripped, ``cd`` applied); the caller makes absolute ones repo-relative."""
+
+    tool: str  # grep | glob | read | bash (search class) | write (learning only) | other
+    text: str = ""
+    patterns: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    literals: list[str] = field(default_factory=list)
+    name_patterns: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    flags: set[str] = field(default_factory=set)
+    languages: set[str] = field(default_factory=set)
+    result_paths: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # jq/yq filter keys (``.version`` → version)
+    is_error: bool = False
+    #: a listing (glob, find, fd, ls) whose result text was given: an empty result then means
+    #: the thing looked for does not exist
+    listing: bool = False
+    #: the reads are slices (``head``, ``tail``, ``sed -n``, a Read with offset/limit), not whole files
+    partial: bool = False
+
+    @property
+    def search(self) -> bool:
+        """Whether the call is search-class (may trigger a note)."""
+        return self.tool in ("grep", "glob", "read", "bash") and bool(self.text)
+
+    @property
+    def query(self) -> str:
+        """The first search pattern ('' when none)."""
+        return self.patterns[0] if self.patterns else ""
+
+    @property
+    def paths(self) -> list[str]:
+        """Files the call opens (reads, or the edited file of a write)."""
+        return self.reads
+
+    @property
+    def identifier(self) -> str | None:
+        """The identifier searched for (:func:`identifier` of the first pattern with one)."""
+        for p in self.patterns:
+            name = identifier(p)
+            if name is not None:
+                return name
+        return None
+
+    @property
+    def definition_keyword(self) -> str | None:
+        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any."""
+        for p in self.patterns:
+            m = _DEF.search(_plain(p))
+            if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS:
+                return m.group(1)
+        return None
+
+    def touched(self) -> list[str]:
+        """Every path the call names: reads, scope and name patterns that are plain paths."""
+        return self.reads + [s for s in self.scope if not _GLOB.search(s)]
+
+
+_GLOB = re.compile(r"[*?\[]")
+_GREP_NAMES: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_LISTING_NAMES: Final = frozenset({"glob", "find", "fd", "fdfind", "ls", "tree", "git ls-files", "locate"})
+
+
+# ---------------------------------------------------------------------------- regex → fixed parts
+
+
+def fixed_parts(pattern: str, dialect: str = "ere") -> list[str]:
+    """The literal runs of ``pattern`` (what any match must contain, per alternative).
+
+    ``dialect``: ``ere`` (ERE/PCRE/Rust regex: ``| ( ) + ? { }`` are operators), ``bre`` (POSIX
+    basic: ``\\| \\( \\) \\{ \\}`` are operators, ``+ ? | ( )`` literal), ``fixed`` (the whole
+    pattern is one literal). Escapes of punctuation are literals (``\\.`` → ``.``); classes
+    (``\\s``, ``\\w``, ``[…]``), ``.``, anchors and groups end a run; a quantified character is
+    dropped from its run (``colou?r`` → ``colo``, ``r``). Runs are stripped; empty ones dropped.
+    """
+    if dialect == "fixed":
+        return [pattern] if pattern.strip() else []
+    runs: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(pattern)
+
+    def cut() -> None:
+        if cur:
+            runs.append("".join(cur))
+            cur.clear()
+
+    ops = "|()+?{}*" if dialect == "ere" else "*"
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            d = pattern[i + 1]
+            if dialect == "bre" and d in "|(){}+?":
+                cut()
+                if d == "{":
+                    close = pattern.find("\\}", i)
+                    i = close + 2 if close >= 0 else n
+                    continue
+                i += 2
+                continue
+            if d.isalnum():  # \s \w \d \b \n …: a class or an anchor
+                cut()
+                i += 2
+                continue
+            cur.append(d)
+            i += 2
+            continue
+        if c == "[":
+            cut()
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            close = pattern.find("]", j)
+            i = close + 1 if close >= 0 else n
+            continue
+        if c in ".^$":
+            cut()
+            i += 1
+            continue
+        if c in ops or (dialect == "ere" and c in "*"):
+            if c in "*+?" and cur:
+                cur.pop()  # the quantified character is optional/repeated: not fixed
+            if c == "{" and dialect == "ere":
+                close = pattern.find("}", i)
+                if close > i and re.fullmatch(r"\{\d*,?\d*\}", pattern[i : close + 1]):
+                    if cur:
+                        cur.pop()
+                    cut()
+                    i = close + 1
+                    continue
+            cut()
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    cut()
+    return [r.strip() for r in runs if r.strip()]
+
+
+def _plain(pattern: str) -> str:
+    """``pattern`` with regex syntax turned into spaces (for keyword + name matching)."""
+    return " ".join(fixed_parts(pattern[:1000], "ere")) or pattern[:1000]
+
+
+def terms_of(parts: Iterable[str]) -> list[str]:
+    """Identifier-like tokens of ``parts`` (≥ :data:`MIN_CHARS`, stop words dropped), in order, once each."""
+    out: dict[str, None] = {}
+    for part in parts:
+        for t in _TOKEN.findall(part):
+            if MIN_CHARS <= len(t) <= MAX_CHARS and t not in STOP_WORDS and not t.isdigit():
+                out.setdefault(t, None)
+    return list(out)
+
+
+def literals_of(parts: Iterable[str]) -> list[str]:
+    """Message-like fixed parts: at least :data:`MIN_LITERAL_CHARS` characters with a space
+    (``"connection refused"``, ``"could not find %s"``)."""
+    out = []
+    for p in parts:
+        words = [t for t in _TOKEN.findall(p) if t not in STOP_WORDS]
+        if len(p) >= MIN_LITERAL_CHARS and " " in p.strip() and len(words) >= 2:
+            out.append(p)
+    return out
+
+
+def identifier(pattern: str) -> str | None:
+    """The identifier ``pattern`` searches for, or ``None`` when it names none: the name after
+    a definition keyword (``class Session`` → ``Session``), else the first token with an
+    underscore or an inner capital, else the first term."""
+    if not pattern:
+        return None
+    text = _plain(pattern)
+    m = _DEF.search(text)
+    if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS and m.group(2) not in STOP_WORDS:
+        return m.group(2)
+    tokens = terms_of([text])
+    for t in tokens:
+        if "_" in t.strip("_") or _HUMP.search(t):
+            return t
+    return tokens[0] if tokens else None
+
+
+def language_of(path: str) -> str | None:
+    """The language a path or name pattern implies by its extension (``*.py`` → python)."""
+    name = path.rsplit("/", 1)[-1]
+    m = re.search(r"(\.[A-Za-z0-9]+)\}?$", name)
+    if m is None:
+        return None
+    return LANGUAGE_OF_EXTENSION.get(m.group(1).lower())
+
+
+# ---------------------------------------------------------------------------- shell
+
+
+def _bashlex_commands(command: str) -> list[list[str]] | None:
+    """Simple commands of ``command`` as word lists (``$(…)`` inner commands included), with
+    ``&&``/``;``/``|`` boundaries as ``[';']`` separators; ``None`` when bashlex refuses it."""
+    try:
+        trees = bashlex.parse(command)
+    except Exception:  # bashlex raises its own errors and sometimes others on odd input
+        return None
+    out: list[list[str]] = []
+
+    def walk(node: Any) -> None:
+        kind = getattr(node, "kind", "")
+        if kind == "command":
+            words: list[str] = []
+            for part in node.parts:
+                if part.kind == "word":
+                    words.append(part.word)
+                    for sub in getattr(part, "parts", ()):
+                        walk(sub)
+            if words:
+                out.append(words)
+            return
+        if kind in ("commandsubstitution", "processsubstitution"):
+            walk(node.command)
+            return
+        for attr in ("parts", "list"):
+            for child in getattr(node, attr, None) or ():
+                walk(child)
+        inner = getattr(node, "command", None)
+        if inner is not None and kind not in ("command",):
+            walk(inner)
+
+    for tree in trees:
+        walk(tree)
+    return out
+
+
+def _shlex_commands(command: str) -> list[list[str]]:
+    """The fallback splitter: ``shlex`` with punctuation characters, split on ``; & | ( )``."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lex.whitespace_split = True
+    out: list[list[str]] = [[]]
+    try:
+        for tok in lex:
+            if tok and set(tok) <= set(";&|()<>"):
+                if out[-1]:
+                    out.append([])
+                continue
+            out[-1].append(tok)
+    except ValueError:  # unbalanced quotes: split on whitespace as a last resort
+        return [w for w in [re.split(r"\s+", s.strip()) for s in re.split(r"\|\||&&|[|;]", command)] if w and w[0]]
+    return [c for c in out if c]
+
+
+def split_commands(command: str | list[Any]) -> list[Command]:
+    """The simple commands of a shell line or an argv list, wrappers looked through, ``cd``
+    applied to later commands, ``find -exec`` inner commands added after their ``find``."""
+    if isinstance(command, list):
+        argvs = [[str(w) for w in command if isinstance(w, (str, int, float))]]
+        if (
+            len(argvs[0]) >= 3
+            and argvs[0][0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+            and argvs[0][1]
+            in (
+                "-c",
+                "-lc",
+                "-lic",
+            )
+        ):
+            return split_commands(argvs[0][2])
+    else:
+        argvs = _bashlex_commands(command) or _shlex_commands(command)
+    out: list[Command] = []
+    cwd = ""
+    for words in argvs:
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]  # VAR=value prefixes
+        words = _unwrap(words)
+        if not words:
+            continue
+        head = words[0].rsplit("/", 1)[-1]
+        if head == "cd":
+            target = next((w for w in words[1:] if not w.startswith("-")), "")
+            cwd = "" if target in ("", "~", "/") else _join(cwd, target)
+            continue
+        if head == "git" and len(words) > 1:
+            sub = [w for w in words[1:] if not w.startswith("-")]
+            if sub:
+                head = "git " + sub[0]
+                words = words[words.index(sub[0]) :]
+        elif head in ("bash", "sh", "zsh") and len(words) >= 3 and words[1] in ("-c", "-lc"):
+            out.extend(split_commands(words[2]))
+            continue
+        out.append(Command(head, words[1:], cwd))
+        if head == "find" and "-exec" in words:
+            i = words.index("-exec")
+            inner = [w for w in words[i + 1 :] if w not in ("{}", ";", "\\;", "+")]
+            inner = _unwrap(inner)
+            if inner:
+                out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1:], cwd))
+    return out
+
+
+def _unwrap(words: list[str]) -> list[str]:
+    """Drop wrappers (``xargs -0 grep …`` → ``grep …``; ``timeout 5 rg …`` → ``rg …``)."""
+    while words and words[0].rsplit("/", 1)[-1] in WRAPPERS:
+        head = words[0].rsplit("/", 1)[-1]
+        words = words[1:]
+        while words and (words[0].startswith("-") or (head == "timeout" and re.fullmatch(r"[\d.]+[smhd]?", words[0]))):
+            opt = words[0]
+            words = words[1:]
+            if head == "xargs" and opt in ("-I", "-n", "-P", "-L", "-d", "-s", "-E") and words:
+                words = words[1:]
+        while head == "env" and words and "=" in words[0]:
+            words = words[1:]
+    return words
+
+
+def _join(cwd: str, path: str) -> str:
+    path = path.strip()
+    if path.startswith("/"):
+        return path
+    parts = [p for p in (cwd + "/" + path).split("/") if p and p != "."]
+    out: list[str] = []
+    for p in parts:
+        if p == ".." and out:
+            out.pop()
+        elif p != "..":
+            out.append(p)
+    return "/".join(out)
+
+
+def _clean_path(path: str, cwd: str = "") -> str:
+    p = path.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    if p in (".", ""):
+        return cwd
+    return _join(cwd, p) if cwd and not p.startswith("/") else p.rstrip("/") if len(p) > 1 else p
+
+
+def _short_flags(word: str) -> set[str]:
+    return set(word[1:]) if re.fullmatch(r"-[A-Za-z]+", word) else set()
+
+
+def _read_grep(cmd: Command, q: Query, rg: bool) -> None:
+    """grep/egrep/fgrep/rg/ag/ack/git grep: options, pattern(s), paths."""
+    values = _RG_VALUE_OPTS if rg else _GREP_VALUE_OPTS
+    explicit: list[str] = []
+    positional: list[str] = []
+    flags: set[str] = set()
+    args = cmd.args
+    i = 0
+    after_dashdash = False
+    pathspecs: list[str] = []
+    while i < len(args):
+        w = args[i]
+        if after_dashdash:
+            pathspecs.append(w)
+            i += 1
+            continue
+        if w == "--":
+            after_dashdash = True
+            i += 1
+            continue
+        if w.startswith("--"):
+            name, eq, val = w.partition("=")
+            if not eq and name in values and i + 1 < len(args):
+                val = args[i + 1]
+                i += 1
+            if name in ("--regexp",):
+                explicit.append(val)
+            elif name in ("--include", "--glob", "--iglob") or (name == "--type" and not rg):
+                q.name_patterns.append(val)
+            elif name == "--type":
+                lang = RG_TYPES.get(val)
+                if lang:
+                    q.languages.add(lang)
+            elif name in ("--ignore-case", "--smart-case"):
+                flags.add("i")
+            elif name in ("--files-with-matches", "--files"):
+                flags.add("l")
+            elif name == "--fixed-strings":
+                flags.add("F")
+            elif name in ("--extended-regexp",):
+                flags.add("E")
+            elif name in ("--perl-regexp", "--pcre2"):
+                flags.add("P")
+            elif name == "--word-regexp":
+                flags.add("w")
+            elif name == "--line-number":
+                flags.add("n")
+            elif name == "--recursive":
+                flags.add("r")
+            i += 1
+            continue
+        if w.startswith("-") and len(w) > 1 and not w[1].isdigit():
+            # short options, possibly combined (-rni) and with a glued value (-A3, -eFOO, -g*.py)
+            j = 1
+            while j < len(w):
+                c = w[j]
+                opt = "-" + c
+                if opt in values:
+                    val = w[j + 1 :]
+                    if not val and i + 1 < len(args):
+                        val = args[i + 1]
+                        i += 1
+                    if c == "e":
+                        explicit.append(val)
+                    elif c == "g" and rg:
+                        q.name_patterns.append(val)
+                    elif c == "t" and rg:
+                        lang = RG_TYPES.get(val)
+                        if lang:
+                            q.languages.add(lang)
+                    elif c == "E" and rg:
+                        pass  # rg -E is --encoding
+                    break
+                flags.add(c)
+                j += 1
+            i += 1
+            continue
+        positional.append(w)
+        i += 1
+    if explicit:
+        patterns, paths = explicit, positional
+    else:
+        patterns, paths = positional[:1], positional[1:]
+    if cmd.name == "fgrep":
+        flags.add("F")
+    if cmd.name == "egrep":
+        flags.add("E")
+    if rg and "E" in flags:
+        flags.discard("E")
+    q.flags |= {f for f in flags if f in "ilnwFEPr"}
+    dialect = (
+        "fixed"
+        if "F" in flags
+        else ("ere" if rg or cmd.name in ("ag", "ack", "egrep") or flags & {"E", "P"} else "bre")
+    )
+    if cmd.name == "git grep" and not flags & {"E", "P", "F"}:
+        dialect = "bre"
+    for p in patterns:
+        q.patterns.append(p)
+        _add_pattern(q, p, dialect)
+    for p in paths + pathspecs:
+        if _GLOB.search(p):  # a shell glob (`httpx/*.py`, `*.md`) or a git pathspec names files
+            q.name_patterns.append(_clean_path(p.lstrip(":"), cmd.cwd))
+        else:
+            q.scope.append(_clean_path(p, cmd.cwd))
+    if not paths and not pathspecs and cmd.cwd:
+        q.scope.append(cmd.cwd)
+
+
+def _add_pattern(q: Query, pattern: str, dialect: str) -> None:
+    parts = fixed_parts(pattern, dialect)
+    for t in terms_of(parts):
+        if t not in q.terms:
+            q.terms.append(t)
+    for lit in literals_of(parts):
+        if lit not in q.literals:
+            q.literals.append(lit)
+
+
+def _read_find(cmd: Command, q: Query) -> None:
+    args = cmd.args
+    i = 0
+    while i < len(args) and not args[i].startswith(("-", "(", "!")):
+        q.scope.append(_clean_path(args[i], cmd.cwd))
+        i += 1
+    while i < len(args):
+        w = args[i]
+        if w in ("-not", "!", "-prune") and i + 2 < len(args) and args[i + 1].startswith("-"):
+            i += 3  # an exclusion (-not -path './node_modules/*') names nothing searched for
+            continue
+        if w in ("-path", "-ipath", "-name", "-iname") and i + 2 < len(args) and args[i + 2] == "-prune":
+            i += 3  # -path ./node_modules -prune: an exclusion too
+            continue
+        if w in ("-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex") and i + 1 < len(args):
+            val = args[i + 1]
+            if w in ("-regex", "-iregex"):
+                q.patterns.append(val)
+                _add_pattern(q, val, "ere")
+            else:
+                q.name_patterns.append(val)
+            if w.startswith("-i"):
+                q.flags.add("i")
+            i += 2
+            continue
+        if w == "-exec":
+            break
+        i += 1
+    if not q.scope and cmd.cwd:
+        q.scope.append(cmd.cwd)
+
+
+def _read_fd(cmd: Command, q: Query) -> None:
+    positional: list[str] = []
+    glob_mode = False
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        w = args[i]
+        name, eq, val = w.partition("=")
+        if name in ("-e", "--extension"):
+            if not eq and i + 1 < len(args):
+                val = args[i + 1]
+                i += 1
+            q.name_patterns.append("*." + val.lstrip("."))
+        elif name in ("-g", "--glob"):
+            glob_mode = True
+        elif name in ("-i", "--ignore-case"):
+            q.flags.add("i")
+        elif name in _FD_VALUE_OPTS:
+            if not eq:
+                i += 1
+        elif not w.startswith("-"):
+            positional.append(w)
+        i += 1
+    if positional:
+        pat = positional[0]
+        if glob_mode or _GLOB.search(pat):
+            q.name_patterns.append(pat)
+        else:
+            q.patterns.append(pat)
+            _add_pattern(q, pat, "ere")
+    for p in positional[1:]:
+        q.scope.append(_clean_path(p, cmd.cwd))
+
+
+def _read_ls(cmd: Command, q: Query) -> None:
+    for w in cmd.args:
+        if w.startswith("-"):
+            continue
+        if _GLOB.search(w):
+            q.name_patterns.append(_clean_path(w, cmd.cwd))
+        else:
+            q.scope.append(_clean_path(w, cmd.cwd))
+    if not any(not w.startswith("-") for w in cmd.args) and cmd.cwd:
+        q.scope.append(cmd.cwd)
+
+
+def _read_files(cmd: Command, q: Query) -> None:
+    """cat/head/tail/nl/wc/less/bat/sed/awk/jq/yq: the file arguments are reads."""
+    if cmd.name in ("head", "tail", "sed", "wc"):
+        q.partial = True
+    args = cmd.args
+    positional: list[str] = []
+    i = 0
+    script_given = False
+    while i < len(args):
+        w = args[i]
+        if cmd.name in ("head", "tail") and w in _HEAD_VALUE_OPTS:
+            i += 2
+            continue
+        if cmd.name == "sed" and w in ("-e", "--expression"):
+            script_given = True
+            i += 2
+            continue
+        if cmd.name == "awk" and w in ("-F", "-v", "-f"):
+            i += 2
+            continue
+        if cmd.name in ("jq", "yq") and w in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
+            i += 3
+            continue
+        if w.startswith("-") and len(w) > 1:
+            i += 1
+            continue
+        positional.append(w)
+        i += 1
+    if cmd.name in ("sed", "awk", "jq", "yq") and not script_given and positional:
+        program, positional = positional[0], positional[1:]
+        if cmd.name == "awk":
+            for m in re.finditer(r"/((?:[^/\\]|\\.)+)/", program):
+                q.patterns.append(m.group(1))
+                _add_pattern(q, m.group(1), "ere")
+        elif cmd.name in ("jq", "yq"):
+            for key in re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)", program):
+                if key not in q.keys:
+                    q.keys.append(key)
+                if len(key) >= MIN_CHARS and key not in q.terms:
+                    q.terms.append(key)
+    for p in positional:
+        if p in ("-", "{}") or p.startswith("$"):
+            continue
+        if cmd.name in ("jq", "yq", "awk"):
+            q.scope.append(_clean_path(p, cmd.cwd))  # a query of the file, not a read of it
+        else:
+            q.reads.append(_clean_path(p, cmd.cwd))
+
+
+def _read_git(cmd: Command, q: Query) -> None:
+    args = [a for a in cmd.args if not a.startswith("-")]
+    if cmd.name == "git ls-files":
+        for a in args:
+            (q.name_patterns if _GLOB.search(a) else q.scope).append(_clean_path(a, cmd.cwd))
+    elif cmd.name in ("git show", "git blame", "git log", "git diff"):
+        for a in cmd.args[cmd.args.index("--") + 1 :] if "--" in cmd.args else args:
+            if ":" in a and cmd.name == "git show":
+                a = a.split(":", 1)[1]
+            if "/" in a or "." in a:
+                (q.reads if cmd.name in ("git show", "git blame") else q.scope).append(_clean_path(a, cmd.cwd))
+
+
+def read_command(cmd: Command, q: Query) -> bool:
+    """Fold one simple command into ``q``; ``True`` when it is search-class."""
+    name = cmd.name
+    if name in ("grep", "egrep", "fgrep", "git grep", "rg", "ag", "ack"):
+        _read_grep(cmd, q, rg=name in ("rg", "ag", "ack"))
+        return True
+    if name == "find":
+        _read_find(cmd, q)
+        return True
+    if name in ("fd", "fdfind"):
+        _read_fd(cmd, q)
+        return True
+    if name in ("ls", "tree", "exa", "eza"):
+        _read_ls(cmd, q)
+        return True
+    if name == "locate":
+        for w in cmd.args:
+            if not w.startswith("-"):
+                q.name_patterns.append(w)
+        return True
+    if name in READ_COMMANDS:
+        before = len(q.reads)
+        _read_files(cmd, q)
+        return len(q.reads) > before or bool(q.keys)
+    if name.startswith("git "):
+        before = (len(q.reads), len(q.scope), len(q.name_patterns))
+        _read_git(cmd, q)
+        return name in ("git ls-files", "git log", "git show", "git blame") and (
+            (len(q.reads), len(q.scope), len(q.name_patterns)) != before or name in ("git ls-files",)
+        )
+    return False
+
+
+# ---------------------------------------------------------------------------- results
+
+
+_HIT_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+))?[:-](?:\d+[:-])?")
+_PATH_LIKE = re.compile(r"^[\w.@+~/-][\w./@+~ -]*$")
+_BARE_NAME = re.compile(r"^[A-Za-z][\w.+-]{1,63}$")
+_HAS_EXT_OR_DIR = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
+
+
+def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[str]:
+    """Paths listed in a search's result text, first seen first, ``./`` stripped.
+
+    Understood: ``Found N files`` lists and one-path-a-line output (glob, find, fd, ``rg -l``),
+    ``path:line:text`` / ``path:text`` / ``path-line-text`` hit lines (rg, grep -rn, git grep),
+    and ripgrep's heading mode (a path line followed by ``line:text`` lines). A line is taken as
+    a path only when it looks like one (a folder separator or an extension, no spaces at its
+    ends, no ``://``); headers, counts and code are skipped."""
+    if not text:
+        return []
+    out: dict[str, None] = {}
+    for raw in text[:MAX_RESULT_CHARS].splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("Found ", "No files", "No matches", "--", "(")) or "://" in line:
+            continue
+        path = None
+        if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
+            path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
+        else:
+            m = _HIT_LINE.match(line)
+            if m and (m.group("line") or ":" in line):
+                cand = m.group("path").strip()
+                if _PATH_LIKE.match(cand) and _HAS_EXT_OR_DIR.search(cand) and " " not in cand:
+                    path = cand
+        if path is None:
+            continue
+        while path.startswith("./"):
+            path = path[2:]
+        path = path.rstrip("/")
+        if path and not re.fullmatch(r"[\d.]+", path):
+            out.setdefault(path, None)
+            if len(out) >= max_paths:
+                break
+    return list(out)
+
+
+# ---------------------------------------------------------------------------- the call
+
+
+def _s(value: Any) -> str:
+    return value[:MAX_INPUT_CHARS] if isinstance(value, str) else ""
+
+
+def _first_path(inp: dict[str, Any]) -> str:
+    for key in ("file_path", "path", "filePath", "filename", "file", "notebook_path", "target_file"):
+        if isinstance(inp.get(key), str):
+            return inp[key][:MAX_INPUT_CHARS]
+    return ""
+
+
+def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
+    """(signal text, command as given) of a bash input (``command``/``cmd``, string or list)."""
+    raw = inp.get("command", inp.get("cmd"))
+    if isinstance(raw, list):
+        words = [str(w) for w in raw if isinstance(w, (str, int, float))][:200]
+        if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+            return words[2][:MAX_INPUT_CHARS], words[2][:MAX_INPUT_CHARS]
+        return shlex.join(words)[:MAX_INPUT_CHARS], words
+    text = _s(raw)
+    return text, text
+
+
+def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, is_error: bool = False) -> Query:
+    """The :class:`Query` of one tool call (see the module docstring). Never raises."""
+    tool = name.strip().lower()
+    if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
+        path = _first_path(inp)
+        return Query("write", path, reads=[_clean_path(path)] if path else [])
+    tool = TOOL_ALIASES.get(tool, "other")
+    q = Query(tool, is_error=is_error)
+    if tool == "grep":
+        pattern = next((_s(inp.get(k)) for k in ("pattern", "query", "regex") if isinstance(inp.get(k), str)), "")
+        parts = [pattern, _s(inp.get("glob")), _s(inp.get("path")), _s(inp.get("include"))]
+        q.text = " ".join(p for p in parts if p)
+        if pattern:
+            q.patterns.append(pattern)
+            _add_pattern(q, pattern, "fixed" if inp.get("fixed_strings") or inp.get("literal") else "ere")
+        for key in ("glob", "include"):
+            if _s(inp.get(key)):
+                q.name_patterns.append(_s(inp.get(key)))
+        if _s(inp.get("type")):
+            lang = RG_TYPES.get(_s(inp.get("type")))
+            if lang:
+                q.languages.add(lang)
+        if _s(inp.get("path")):
+            q.scope.append(_clean_path(_s(inp.get("path"))))
+        if inp.get("-i") is True or inp.get("case_insensitive") is True or inp.get("ignore_case") is True:
+            q.flags.add("i")
+        if inp.get("output_mode") == "files_with_matches" or "output_mode" not in inp:
+            q.flags.add("l")
+        q.commands.append("grep")
+    elif tool == "glob":
+        pattern = _s(inp.get("pattern"))
+        q.text = " ".join(p for p in [pattern, _s(inp.get("path"))] if p)
+        if pattern:
+            q.name_patterns.append(pattern)
+        if _s(inp.get("path")):
+            q.scope.append(_clean_path(_s(inp.get("path"))))
+        q.commands.append("glob")
+    elif tool == "read":
+        path = _first_path(inp)
+        q.text = path
+        if path:
+            q.reads.append(_clean_path(path))
+        q.partial = any(inp.get(k) is not None for k in ("offset", "limit", "view_range", "start_line"))
+        q.commands.append("read")
+    elif tool == "bash":
+        text, command = _bash_text(inp)
+        if not text:
+            q.tool = "other"
+            return q
+        search = False
+        try:
+            commands = split_commands(command)
+        except Exception:  # a shell line is untrusted text: a parser surprise is "not a search"
+            commands = []
+        for cmd in commands[:50]:
+            q.commands.append(cmd.name)
+            before = list(q.reads)
+            found = read_command(cmd, q)
+            if found and cmd.name in _GREP_NAMES and not q.scope and before and q.reads == before:
+                # ``cat F | grep P``: the grep searches F (F is its scope, not a file read)
+                q.scope.extend(before)
+                q.reads.clear()
+            search |= found
+        if not search:
+            q.tool = "other"
+            q.text = text
+            return q
+        q.text = text
+    else:
+        return q
+    for p in q.name_patterns + q.reads + q.scope:
+        lang = language_of(p)
+        if lang:
+            q.languages.add(lang)
+    if tool in ("glob", "bash") and result_text is not None and not is_error:
+        q.listing = bool(set(q.commands) & _LISTING_NAMES) or tool == "glob"
+    if not is_error:
+        listed = result_paths(result_text)
+        q.result_paths = [p for p in listed if p not in q.reads] if tool != "read" else []
+    return q
+
+
+def search_shaped(command: str | list[Any]) -> bool:
+    """Whether a shell command (string or argv list) is search-class."""
+    return parse_call("bash", {"command": command}).tool == "bash"
+
+
+def iter_identifiers(q: Query) -> Iterator[str]:
+    """The identifier first, then the other terms (each once)."""
+    first = q.identifier
+    if first:
+        yield first
+    for t in q.terms:
+        if t != first:
+            yield t

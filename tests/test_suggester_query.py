@@ -1,0 +1,259 @@
+"""The query model (suggester/query.py) on commands written the way agents write them."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_sidecar.suggester.query import (
+    fixed_parts,
+    identifier,
+    parse_call,
+    result_paths,
+    search_shaped,
+    split_commands,
+)
+
+
+def bash(command, result=None):
+    return parse_call("Bash", {"command": command}, result)
+
+
+# ------------------------------------------------------------------ regex fixed parts
+
+
+@pytest.mark.parametrize(
+    ("pattern", "dialect", "expected"),
+    [
+        (r"class\s+Session\b", "ere", ["class", "Session"]),
+        (r"def merge_setting\(", "ere", ["def merge_setting("]),
+        (r"colou?r", "ere", ["colo", "r"]),
+        (r"foo|bar_baz", "ere", ["foo", "bar_baz"]),
+        (r"__version__\s*=", "ere", ["__version__", "="]),
+        (r"(get|set)_value", "ere", ["get", "set", "_value"]),
+        (r"\.version", "ere", [".version"]),
+        (r"x{2,3}y", "ere", ["y"]),
+        (r"[Cc]onfig[A-Z]\w+", "ere", ["onfig"]),
+        (r"def \(foo\|bar_x\)", "bre", ["def", "foo", "bar_x"]),
+        (r"a+b?(c)", "bre", ["a+b?(c)"]),
+        (r"^import .*Session$", "ere", ["import", "Session"]),
+        ("a.b(c", "fixed", ["a.b(c"]),
+        ("   ", "fixed", []),
+    ],
+)
+def test_fixed_parts(pattern, dialect, expected):
+    assert fixed_parts(pattern, dialect) == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("class Session", "Session"),
+        (r"def\s+merge_setting", "merge_setting"),
+        (r"^func \(c \*Client\) DoRequest", "DoRequest"),
+        ("pub fn parse_args", "parse_args"),
+        ("export function useStore", "useStore"),
+        ("WSIReader", "WSIReader"),
+        ("connection refused", "connection"),
+        ("import requests_mock", "requests_mock"),
+        ("id", None),
+        ("", None),
+        (r"\s+", None),
+    ],
+)
+def test_identifier(pattern, expected):
+    assert identifier(pattern) == expected
+
+
+# ------------------------------------------------------------------ shell splitting
+
+
+def test_split_commands_pipelines_lists_substitutions_and_cd():
+    cmds = split_commands("cd sphinx && grep -rn 'x' . | head -5; echo $(rg -l TODO)")
+    assert [(c.name, c.cwd) for c in cmds] == [
+        ("grep", "sphinx"),
+        ("head", "sphinx"),
+        ("rg", "sphinx"),
+        ("echo", "sphinx"),
+    ]
+    assert [c.name for c in split_commands("FOO=1 timeout 10 xargs -0 grep -l x")] == ["grep"]
+    assert [c.name for c in split_commands("find . -name '*.py' -exec grep -l Foo {} \\;")] == ["find", "grep"]
+    assert [c.name for c in split_commands(["bash", "-lc", "rg -n foo | head"])] == ["rg", "head"]
+    assert [c.name for c in split_commands("for f in *.py; do cat $f; done")] == ["cat"]
+    # bashlex refuses this ([[ … ]]); the shlex fallback still finds the grep
+    assert "grep" in [c.name for c in split_commands("[[ -d src ]] && grep -r Foo src")]
+    assert [c.name for c in split_commands("grep 'unbalanced")] == ["grep"]
+
+
+# ------------------------------------------------------------------ grep family
+
+
+def test_grep_recursive_bare_identifier():
+    q = bash("grep -r WSIReader")
+    assert (q.tool, q.patterns, q.terms, q.flags, q.scope) == ("bash", ["WSIReader"], ["WSIReader"], {"r"}, [])
+    assert q.identifier == "WSIReader"
+
+
+def test_grep_combined_flags_include_and_literal():
+    q = bash("grep -rli 'connection refused' --include=*.py src/")
+    assert q.patterns == ["connection refused"]
+    assert q.literals == ["connection refused"]
+    assert q.flags == {"r", "l", "i"}
+    assert q.name_patterns == ["*.py"]
+    assert q.scope == ["src"]
+    assert q.languages == {"python"}
+
+
+def test_grep_include_as_separate_word_and_E_alternation():
+    q = bash("grep -E 'foo|bar_baz' -r lib --include '*.js'")
+    assert q.terms == ["foo", "bar_baz"]
+    assert q.identifier == "bar_baz"
+    assert (q.name_patterns, q.scope, q.languages) == (["*.js"], ["lib"], {"javascript"})
+
+
+def test_grep_e_option_and_context_values():
+    q = bash("grep -n -A 3 -e 'def load_config' -e LoadConfig src tests")
+    assert q.patterns == ["def load_config", "LoadConfig"]
+    assert q.scope == ["src", "tests"]
+    assert q.identifier == "load_config"
+
+
+def test_bre_alternation_in_plain_grep():
+    q = bash(r"grep -rn 'def \(foo\|bar_x\)' .")
+    assert q.terms == ["foo", "bar_x"]
+    assert q.scope == [""]  # '' = the workspace root
+
+
+def test_error_message_literal():
+    q = bash('grep -rn "could not find a version that satisfies" --include="*.py" .')
+    assert q.literals == ["could not find a version that satisfies"]
+    assert "satisfies" in q.terms
+
+
+def test_rg_glob_type_and_list_form():
+    q = parse_call("shell", {"command": ["rg", "-n", "-t", "py", "-g", "!tests/*", "def foo_bar", "lib"]})
+    assert q.tool == "bash"
+    assert q.patterns == ["def foo_bar"]
+    assert q.languages == {"python"}
+    assert q.name_patterns == ["!tests/*"]
+    assert q.scope == ["lib"]
+    assert q.flags == {"n"}
+
+
+def test_rg_files_with_matches_and_fixed_strings():
+    q = bash("rg -lF 'a.b(c' --type=rust")
+    assert q.flags == {"l", "F"}
+    assert q.terms == []  # 'a', 'b', 'c' are too short
+    assert q.languages == {"rust"}
+
+
+def test_git_grep_pathspec_and_cd():
+    q = bash("cd sphinx && git grep -n 'class Builder' -- '*.py' 'doc/'")
+    assert q.commands == ["git grep"]
+    assert q.name_patterns == ["sphinx/*.py"]  # relative to the folder cd went to
+    assert q.scope == ["sphinx/doc"]
+    assert q.identifier == "Builder"
+    assert q.definition_keyword == "class"
+
+
+# ------------------------------------------------------------------ find / fd / ls / glob
+
+
+def test_find_name_iname_path_and_exclusions():
+    q = bash("find . -name '*.toml' -not -path './node_modules/*'")
+    assert q.name_patterns == ["*.toml"]
+    assert q.scope == [""]
+    q = bash("find src docs -type f -iname 'changelog*'")
+    assert (q.name_patterns, q.scope, q.flags) == (["changelog*"], ["src", "docs"], {"i"})
+    q = bash("find . -path '*/tests/*' -name 'test_*.py' | xargs grep -l fixture")
+    assert q.name_patterns == ["*/tests/*", "test_*.py"]
+    assert q.patterns == ["fixture"]
+
+
+def test_fd_extension_pattern_and_path():
+    q = bash("fd -e rs config crates")
+    assert (q.patterns, q.name_patterns, q.scope, q.languages) == (["config"], ["*.rs"], ["crates"], {"rust"})
+    q = bash("fd -g 'HISTORY*'")
+    assert q.name_patterns == ["HISTORY*"]
+
+
+def test_ls_and_glob_tool():
+    q = bash("ls -la docs/ *.md")
+    assert (q.scope, q.name_patterns) == (["docs"], ["*.md"])
+    q = parse_call("Glob", {"pattern": "**/HISTORY*", "path": "./pkg"})
+    assert (q.tool, q.name_patterns, q.scope) == ("glob", ["**/HISTORY*"], ["pkg"])
+
+
+# ------------------------------------------------------------------ readers
+
+
+def test_cat_head_sed_nl_reads():
+    assert bash("cat setup.py | head -50").reads == ["setup.py"]
+    assert bash("sed -n '1,80p' astropy/units/core.py").reads == ["astropy/units/core.py"]
+    assert bash("nl -ba src/x.py | sed -n '10,20p'").reads == ["src/x.py"]
+    assert bash("head -n 40 ./tox.ini").reads == ["tox.ini"]
+    assert bash("cd pkg && cat ../README.md").reads == ["README.md"]
+
+
+def test_jq_keys_and_awk_regex():
+    q = bash("jq -r .version package.json")
+    # jq/awk query a file (its scope), they do not read it to the agent
+    assert (q.tool, q.keys, q.terms, q.scope, q.reads) == ("bash", ["version"], ["version"], ["package.json"], [])
+    q = bash("jq '.dependencies | keys' package.json")
+    assert q.keys == ["dependencies"]
+    q = bash("awk '/^version/ {print}' pyproject.toml")
+    assert (q.patterns, q.scope) == (["^version"], ["pyproject.toml"])
+
+
+def test_non_search_commands_are_other():
+    for cmd in ("python -m pytest -q tests/", "make lint", "pip install -e .", "git status", "echo hi"):
+        assert bash(cmd).tool == "other", cmd
+    assert search_shaped("cd src && git grep -n TruncateRunes")
+    assert search_shaped(["rg", "x"])
+    assert not search_shaped("npm test")
+
+
+def test_tool_inputs():
+    q = parse_call("Grep", {"pattern": r"class\s+Session\b", "path": "src", "glob": "*.py", "-i": True})
+    assert (q.tool, q.terms, q.scope, q.name_patterns, q.languages) == (
+        "grep",
+        ["Session"],
+        ["src"],
+        ["*.py"],
+        {"python"},
+    )
+    assert "i" in q.flags and q.identifier == "Session"
+    assert q.text == r"class\s+Session\b *.py src"
+    q = parse_call("Read", {"file_path": "./src/app/settings.py"})
+    assert (q.tool, q.reads, q.languages) == ("read", ["src/app/settings.py"], {"python"})
+    q = parse_call("Edit", {"file_path": "CHANGELOG.md", "old_string": "a", "new_string": "b"})
+    assert (q.tool, q.reads, q.search) == ("write", ["CHANGELOG.md"], False)
+    assert parse_call("WebFetch", {"url": "https://x"}).tool == "other"
+
+
+# ------------------------------------------------------------------ result paths
+
+
+def test_result_paths_found_n_files_absolute_and_relative():
+    text = "Found 3 files\n/repo/src/a.py\nsrc/b/c.py\ndocs/x.md"
+    assert result_paths(text) == ["/repo/src/a.py", "src/b/c.py", "docs/x.md"]
+
+
+def test_result_paths_hit_lines_context_and_heading():
+    text = (
+        "src/a.py:12:    def foo():\nsrc/a.py-13-    return 1\n--\n./lib/b.js:3:bar()\n"
+        "Binary file dist/x.bin matches\nREADME.md:1:# x\n"
+    )
+    assert result_paths(text) == ["src/a.py", "lib/b.js", "README.md"]
+    heading = "sympy/core/basic.py\n12:class Basic:\n40:    def args(self):\n\nsympy/core/expr.py\n5:from .basic import Basic\n"
+    assert result_paths(heading) == ["sympy/core/basic.py", "sympy/core/expr.py"]
+
+
+def test_result_paths_skip_code_and_prose():
+    text = "No files found\nTraceback (most recent call last):\n  x = 1\nhttps://example.com/a.py\n42\n"
+    assert result_paths(text) == []
+
+
+def test_result_paths_in_query_exclude_the_read_file():
+    q = bash("grep -rn Foo src", "src/a.py:1:Foo\nsrc/b.py:2:Foo()")
+    assert q.result_paths == ["src/a.py", "src/b.py"]
+    assert parse_call("Read", {"file_path": "a.py"}, "a.py:1: x").result_paths == []
+    assert parse_call("Grep", {"pattern": "x"}, "a.py", is_error=True).result_paths == []

@@ -1,0 +1,127 @@
+"""The workspace content index (workspace/content.py): facts from names and contents, FTS5
+BM25 lookups, incremental syncs, docs roots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dsh_sidecar.workspace.content import (
+    ContentIndexer,
+    docs_pages,
+    docs_roots,
+    facts_of,
+    fts5_available,
+    path_words,
+)
+
+pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
+
+
+def write(root: Path, files: dict[str, str]) -> list[str]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return sorted(files)
+
+
+def test_path_words_split_folders_snake_and_camel():
+    assert path_words("src/HttpClient/retry_policy.py") == "src httpclient http client retry policy py"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "text", "facts"),
+    [
+        ("pkg/__version__.py", "source", '__version__ = "1.2.3"\n', {"version-module"}),
+        ("lib/x/version.rb", "source", '  VERSION = "4.1.0"\n', {"version-module"}),
+        ("pkg/core.py", "source", "x = 1\n", set()),
+        (
+            "pyproject.toml",
+            "manifest",
+            '[project]\nversion = "1"\nauthors = [{name = "a"}]\n',
+            {"manifest-version", "manifest-authors"},
+        ),
+        ("docs/History.rst", "doc", "x\n", {"changelog"}),
+        ("notes/releases.md", "doc", "## [1.2.0] - 2024-01-02\n\n## [1.1.0] - 2023-05-01\n", {"changelog"}),
+        ("RELEASE.md", "doc", "## [1.2.0] - 2024-01-02\n\n## 1.1.0\n", {"changelog"}),
+        ("README.md", "doc", "# x\n\n## Maintainers\n\n- me\n", {"owners-section"}),
+        ("MAINTAINERS", "other", "me\n", {"owners"}),
+        (
+            ".github/workflows/ci.yml",
+            "config",
+            "jobs:\n  t:\n    steps:\n      - run: pytest -q\n",
+            {"ci-workflow", "ci-tests"},
+        ),
+        (
+            ".github/workflows/release.yml",
+            "config",
+            "jobs:\n  r:\n    steps:\n      - run: twine upload\n",
+            {"ci-workflow"},
+        ),
+        ("tests/test_a.py", "test", "def test_a():\n    pass\n", {"test-module"}),
+        ("app/settings.py", "source", "import os\nDEBUG = os.environ.get('DEBUG')\n", {"env-config"}),
+        ("conftest.py", "test", "import pytest\n", {"test-config", "test-module"}),
+    ],
+)
+def test_facts_from_names_and_contents(path, kind, text, facts):
+    assert facts_of(path, kind, text) == facts
+
+
+def test_docs_roots_wherever_the_docs_folder_is():
+    files = ["site/content/a.md", "guide/index.rst", "guide/b.rst", "guide/conf.py", "guide/c.rst", "src/x.py"]
+    assert docs_roots(files) == {"site", "guide"}
+    assert docs_pages(files) == ["guide/b.rst", "guide/c.rst", "guide/index.rst", "site/content/a.md"]
+
+
+def test_index_search_facts_and_incremental_sync(tmp_path):
+    root = tmp_path / "ws"
+    listing = write(
+        root,
+        {
+            "docs/retry.md": "# Retries\n\nThe client retries with exponential backoff on timeouts.\n",
+            "docs/index.md": "# Home\n\nWelcome.\n",
+            "src/app/errors.py": 'raise ValueError("could not connect to the upstream server")\n',
+            "tests/test_retry.py": "def test_backoff():\n    assert retry_backoff(3) == 8\n",
+            "CHANGES.txt": "1.0\n---\n\n0.9\n---\n",
+        }
+        | {f"src/app/m{i}.py": "x = 1\n" for i in range(60)},
+    )
+    ix = ContentIndexer(root, tmp_path / "home")
+    assert not ix.ready and ix.search(["retry"]) == []
+    ix.start(listing)
+    assert ix.wait(60) and ix.ready
+    assert ix.status()["state"] == "ready" and ix.stats["read"] == len(listing)
+    hits = [p for p, _ in ix.search(["backoff"])]
+    assert hits[:2] == ["tests/test_retry.py", "docs/retry.md"] or hits[:2] == ["docs/retry.md", "tests/test_retry.py"]
+    assert [p for p, _ in ix.search(["upstream"])] == ["src/app/errors.py"]  # a message literal of code
+    assert ix.search(["nonexistentword"]) == []
+    assert ix.with_fact("changelog") == ["CHANGES.txt"]
+    assert ix.files_containing(["src/app/errors.py", "docs/index.md"], "Could Not Connect") == ["src/app/errors.py"]
+    # a restart re-reads nothing; one changed file is re-read alone
+    again = ContentIndexer(root, tmp_path / "home")
+    assert again.ready  # yesterday's database answers at once
+    again.start(listing)
+    assert again.wait(60) and again.stats["read"] == 0 and again.stats["unchanged"] == len(listing)
+    (root / "docs/index.md").write_text("# Home\n\nNow about zeppelins.\n")
+    again.refresh(["docs/index.md"], listing)
+    assert again.wait(60) and again.stats["read"] == 1
+    assert [p for p, _ in again.search(["zeppelin"])] == ["docs/index.md"]
+    ix.close()
+    again.close()
+
+
+def test_a_word_in_most_files_is_left_out_of_a_lookup(tmp_path):
+    root = tmp_path / "ws"
+    listing = write(root, {f"docs/p{i}.md": f"# common page {i}\n" for i in range(80)} | {"docs/x.md": "rare\n"})
+    ix = ContentIndexer(root, tmp_path / "home")
+    ix.start(listing)
+    assert ix.wait(60)
+    assert ix.search(["common"]) == []  # in 80 of 81 files: tells nothing
+    assert [p for p, _ in ix.search(["common", "rare"])] == ["docs/x.md"]
+    ix.close()
+
+
+def test_no_workspace_is_inert(tmp_path):
+    ix = ContentIndexer(None, tmp_path)
+    ix.start(["a"])
+    assert ix.wait(1) and ix.status()["state"] == "off" and ix.search(["a"]) == []
