@@ -13,6 +13,7 @@ from pathlib import Path
 from dsh_sidecar.bandit import BanditConfig
 from dsh_sidecar.config import SidecarConfig
 from dsh_sidecar.router.config import CANONICAL_ORDER, RouterConfig
+from dsh_sidecar.state.config import StateConfig
 from dsh_sidecar.suggester import SuggesterConfig
 
 VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
@@ -80,7 +81,7 @@ def test_package_is_ready_for_the_marketplace_and_open_vsx():
 
 def test_every_config_field_is_documented_from_its_attribute_docstring():
     """Every key of every block carries the description the model's attribute docstring gives."""
-    blocks = {"bandit": BanditConfig, "router": RouterConfig}
+    blocks = {"bandit": BanditConfig, "router": RouterConfig, "suggester": SuggesterConfig, "state": StateConfig}
     for name, model in blocks.items():
         props = SCHEMA["properties"][name]["properties"]
         for field_name, field in model.model_fields.items():

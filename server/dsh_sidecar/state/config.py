@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.configmodel import ConfigModel, parse_block
 
 #: The default backend: today's files under ``$DSH_HOME``.
 FILE: Final = "file"
@@ -33,16 +33,14 @@ DEFAULT_TIMEOUT_MS: Final = 50
 DEFAULT_RETRY_MS: Final = 1000
 
 
-class StateConfig(BaseModel):
+class StateConfig(ConfigModel):
     """``state``: the backend and the bounds on waiting for it."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     backend: str = Field(default=FILE, min_length=1, max_length=2048, repr=False)
     """``file`` (default) or a ``redis://``/``rediss://``/``valkey://``/``valkeys://`` URL."""
-    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=1, le=5000, alias="timeoutMs")
+    timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=1, le=5000)
     """Longest wait on the store per operation (socket connect and read), milliseconds."""
-    retry_ms: int = Field(default=DEFAULT_RETRY_MS, ge=10, le=60_000, alias="retryMs")
+    retry_ms: int = Field(default=DEFAULT_RETRY_MS, ge=10, le=60_000)
     """First wait before probing a store that went away, milliseconds (doubles, capped at 30 s)."""
 
     @field_validator("backend")
@@ -85,11 +83,4 @@ def public_url(url: str) -> str:
 def parse_state_config(raw: Any) -> StateConfig:
     """Validate the ``state`` block (``None`` = defaults). Raises :class:`ConfigError` naming
     the key; the URL itself is never echoed (it may hold a password)."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError("state", "must be an object")
-    try:
-        return StateConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise config_error_from_pydantic("state", exc) from None
+    return parse_block(StateConfig, raw, "state")

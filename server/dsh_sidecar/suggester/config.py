@@ -9,46 +9,63 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.suggester.gate import BIAS
 
 #: Knobs whose change rebuilds the core instead of hot-reloading (plan, "The configuration").
 STRUCTURAL_KEYS: Final = frozenset({"persist_path", "refresh_on_boot"})
+#: Upper bound of the two lifetimes below, seconds (one year).
+MAX_TTL_S: Final = 365 * 86_400
 
 
-class SuggesterConfig(BaseModel):
-    """Every suggester knob, with the plan's defaults. Durations in seconds, counts in calls."""
+class SuggesterConfig(ConfigModel):
+    """Every suggester knob, with the plan's defaults (the corpus-tuned ones say why in
+    docs/SCHEME.md). Durations in seconds, counts in calls."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    enabled: bool = False  # plan: "The plugin ships disabled"
-    cooldown_calls: int = Field(default=3, ge=0, le=10_000, alias="cooldownCalls")
-    max_notes_per_turn: int = Field(default=20, ge=0, le=100, alias="maxNotesPerTurn")
-    recent_window: int = Field(default=30, ge=0, le=10_000, alias="recentWindow")
-    max_targets: int = Field(default=5, ge=1, le=5, alias="maxTargets")
-    bias: float = Field(default=-0.6, ge=-10, le=10)
-    log_file: str | None = Field(default=None, alias="logFile")
-    persist_path: str | None = Field(default=None, alias="persistPath")
-    refresh_on_boot: bool = Field(default=True, alias="refreshOnBoot")
-    index_path: str | None = Field(default=None, alias="indexPath")  # retired: accepted, ignored
+    enabled: bool = False
+    """The suggester runs at all (plan: "The plugin ships disabled"); ``dsh-search suggest`` and
+    ``replay`` always run it."""
+    cooldown_calls: int = Field(default=3, ge=0, le=10_000)
+    """No second note of the same intent led by the same target about the same name within this
+    many calls of a session (chosen on the corpus: docs/SCHEME.md, "Noise control")."""
+    max_notes_per_turn: int = Field(default=20, ge=0, le=100)
+    """At most this many notes per (session, turn); a turn of a real harness is one user prompt
+    with dozens of tool calls."""
+    recent_window: int = Field(default=30, ge=0, le=10_000)
+    """A file read within this many calls counts as recent (docs/SCHEME.md, "Noise control")."""
+    max_targets: int = Field(default=5, ge=1, le=5)
+    """Targets listed in one note (the note also stays at most 600 characters)."""
+    bias: float = Field(default=BIAS, ge=-10, le=10)
+    """The gate's ``b`` in ``k = sigmoid(sum(weights) + b)`` (plan, "The gate")."""
+    log_file: str | None = None
+    """Where ledger lines are appended (default ``$DSH_HOME/search-suggester/ledger.log``,
+    rotated to ``.1`` past 5 MiB)."""
+    persist_path: str | None = None
+    """The knowledge file (default ``$DSH_HOME/search-suggester/knowledge.json``); structural:
+    a change rebuilds the core."""
+    refresh_on_boot: bool = True
+    """Rebuild the workspace graph projection on ``dsh/toolsChanged``; structural."""
+    index_path: str | None = None
+    """Retired by the graph projection: accepted so old configs load, never read."""
     learn: bool = True
+    """Online learning: a note's targets touched soon after count as followed, else ignored."""
     seed: bool = True
-    # issue 6: calls after a note within which a touched target counts as followed (not in the plan)
-    learn_window: int = Field(default=10, ge=1, le=1000, alias="learnWindow")
-    dismiss_ttl: int = Field(default=86_400, ge=0, alias="dismissTtl")
-    section_mode: Literal["off", "sticky"] = Field(default="off", alias="sectionMode")
-    section_ttl: int = Field(default=300, ge=0, alias="sectionTtl")
-    builtin_packs: bool = Field(default=True, alias="builtinPacks")
+    """Seed the knowledge file offline from the workspace at first start."""
+    learn_window: int = Field(default=10, ge=1, le=1000)
+    """Calls after a note within which touching one of its targets counts as followed."""
+    dismiss_ttl: int = Field(default=86_400, ge=0, le=MAX_TTL_S)
+    """Lifetime of a ``dsh/dismiss`` record, seconds (plan, "The dismissal")."""
+    section_mode: Literal["off", "sticky"] = "off"
+    """``sticky`` turns on the system-prompt section of ``dsh/assembleSection`` (else it
+    returns null)."""
+    section_ttl: int = Field(default=300, ge=0, le=MAX_TTL_S)
+    """The sticky section is rebuilt after this many seconds."""
+    builtin_packs: bool = True
+    """Use the intent packs shipped with the sidecar (``dsh_packs``)."""
 
 
 def parse_suggester_config(raw: Any) -> SuggesterConfig:
     """Validate the ``suggester`` block (``None`` = defaults). Raises :class:`ConfigError`."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError("suggester", "must be an object")
-    try:
-        return SuggesterConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise config_error_from_pydantic("suggester", exc) from None
+    return parse_block(SuggesterConfig, raw, "suggester")
