@@ -628,8 +628,8 @@ class Suggester:
             groups.append(resolve_topics(cands, content, q.terms, index))
         groups.append(static)
         if has_symbol and not found:
-            listed = {t.path for t in static}
-            groups.append([t for t in view.fallback.get(intent, []) if t.path not in listed])
+            static_paths = {t.path for t in static}
+            groups.append([t for t in view.fallback.get(intent, []) if t.path not in static_paths])
         merged = merge(*groups)
         # the files the call searches in lead: they are what the agent asked about
         lead = [t for p in subjects for t in merged if t.path == p]

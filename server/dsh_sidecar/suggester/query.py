@@ -883,10 +883,10 @@ def read_command(cmd: Command, q: Query) -> bool:
         _read_files(cmd, q)
         return len(q.reads) > before or bool(q.keys)
     if name.startswith("git "):
-        before = (len(q.reads), len(q.scope), len(q.name_patterns))
+        sizes = (len(q.reads), len(q.scope), len(q.name_patterns))
         _read_git(cmd, q)
         return name in ("git ls-files", "git log", "git show", "git blame") and (
-            (len(q.reads), len(q.scope), len(q.name_patterns)) != before or name in ("git ls-files",)
+            (len(q.reads), len(q.scope), len(q.name_patterns)) != sizes or name in ("git ls-files",)
         )
     return False
 

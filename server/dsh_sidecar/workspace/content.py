@@ -782,7 +782,7 @@ class ContentIndexer:
         if self.root is None or not literal:
             return []
         needle = literal.lower().encode("utf-8", "replace")
-        out = []
+        out: list[str] = []
         for i, rel in enumerate(paths):
             if i >= limit * 4 or len(out) >= limit:
                 break
