@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from dsh_sidecar.state.files import StateFile
+from dsh_sidecar.state.files import StateFile, UnsafeAppendFile, open_append
 from dsh_sidecar.suggester import ledger as ledger_mod
-from dsh_sidecar.suggester.ledger import Ledger, UnsafeStateFile, open_append
+from dsh_sidecar.suggester.ledger import Ledger
 from rawrpc import RawServer
 
 from security.secutil import finishes
@@ -71,7 +71,7 @@ def test_a_file_of_another_user_is_refused(tmp_path, victim):
     path = tmp_path / "ledger.log"
     path.write_text("")
     os.chown(path, 65534, 65534)
-    with pytest.raises(UnsafeStateFile, match="owned by uid 65534"):
+    with pytest.raises(UnsafeAppendFile, match="owned by uid 65534"):
         open_append(path)
     _ledger_lands_nowhere(tmp_path, path, victim)
     assert path.read_text() == ""

@@ -17,10 +17,8 @@ Message shapes, exactly::
 from __future__ import annotations
 
 import atexit
-import errno
 import logging
 import os
-import stat
 import threading
 import weakref
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.escape import escape_controls
+from dsh_sidecar.state.files import open_append
 
 log = logging.getLogger(__name__)
 
@@ -195,29 +194,6 @@ class Ledger:
             if not self._warned:
                 log.warning("search-suggester: cannot write the ledger file (%s); keeping on", exc.strerror or exc)
                 self._warned = True
-
-
-class UnsafeStateFile(OSError):
-    """An append-only state file that is a symlink, not a regular file, not ours or hard-linked."""
-
-
-def open_append(path: Path) -> int:
-    """Open ``path`` for appending (created 0600): ``O_NOFOLLOW`` (a symlink is refused with
-    ``ELOOP``, never followed), then ``fstat`` must show a regular file owned by this user with
-    one link. Returns the descriptor; raises ``OSError`` (:class:`UnsafeStateFile` for the checks)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
-    st = os.fstat(fd)
-    reason = None
-    if not stat.S_ISREG(st.st_mode):
-        reason = "not a regular file"
-    elif st.st_uid != os.geteuid():
-        reason = f"owned by uid {st.st_uid}, not {os.geteuid()}"
-    elif st.st_nlink != 1:
-        reason = f"{st.st_nlink} hard links"
-    if reason is not None:
-        os.close(fd)
-        raise UnsafeStateFile(errno.EPERM, f"refusing {path.name}: {reason}")
-    return fd
 
 
 #: Ledgers with a file, flushed at interpreter exit (weak: a dropped ledger is not kept alive).

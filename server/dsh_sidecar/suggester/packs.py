@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.content import FACTS
 
 #: Largest pack file read, bytes.
 MAX_PACK_BYTES: Final = 256 * 1024
@@ -170,26 +171,7 @@ class Signal(_Strict):
 
 #: Kinds a ``kind`` candidate may ask the workspace graph for: the path kinds of
 #: ``workspace/kinds.py`` and the content facts of ``workspace/content.py``.
-GRAPH_KINDS: Final = (
-    "manifest",
-    "lock",
-    "test",
-    "doc",
-    "config",
-    "source",
-    "version-module",
-    "manifest-version",
-    "manifest-authors",
-    "changelog",
-    "ci-workflow",
-    "ci-tests",
-    "docs-page",
-    "test-module",
-    "test-config",
-    "owners",
-    "owners-section",
-    "env-config",
-)
+GRAPH_KINDS: Final = ("manifest", "lock", "test", "doc", "config", "source", *FACTS)
 
 
 class Candidate(_Strict):
