@@ -40,6 +40,8 @@ from dsh_protocol import ErrorCode
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
+from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
+
 log = logging.getLogger(__name__)
 
 #: Largest message body accepted, bytes (a bigger one is drained and answered with an error).
@@ -304,17 +306,18 @@ def recover_id(body: bytes) -> int | str | None:
 
 def dispatch(protocol: Any, body: bytes) -> None:
     """Decode one body and hand it to pygls, answering what pygls would drop silently."""
+    peer = PyglsPeer(protocol)
     try:
         raw = json.loads(body)
     except RecursionError:
-        protocol._send_data(
+        peer.send_raw(
             _error_frame(
                 recover_id(body), ErrorCode.INVALID_REQUEST, "Invalid Request: the message is nested too deeply"
             )
         )
         return
     except (ValueError, UnicodeDecodeError):
-        protocol._send_data(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
+        peer.send_raw(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
         return
     if (
         not isinstance(raw, dict)
@@ -323,30 +326,28 @@ def dispatch(protocol: Any, body: bytes) -> None:
         or ("method" in raw and not isinstance(raw["method"], str))  # a numeric/null/list method
     ):
         msg_id = raw.get("id") if isinstance(raw, dict) and _valid_id(raw.get("id")) else None
-        protocol._send_data(
+        peer.send_raw(
             _error_frame(msg_id, ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message object")
         )
         return
     is_request = "id" in raw and isinstance(raw.get("method"), str)
     if is_request and not _valid_id(raw["id"]):
-        protocol._send_data(
-            _error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string")
-        )
+        peer.send_raw(_error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string"))
         return
-    if is_request and getattr(protocol, "_shutdown", False) and raw["method"] != "exit":
+    if is_request and peer.shut_down and raw["method"] != "exit":
         # LSP: requests after `shutdown` are answered InvalidRequest (pygls drops them silently)
-        protocol._send_data(
+        peer.send_raw(
             _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown")
         )
         return
-    if is_request and raw["method"] == "initialize" and getattr(protocol, "initialized_once", False):
+    if is_request and raw["method"] == "initialize" and peer.initialized_once:
         # LSP: initialize is sent once; a second one changes nothing and leaks nothing
-        protocol._send_data(
+        peer.send_raw(
             _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, "Invalid Request: initialize was already received")
         )
         return
     try:
-        message = protocol.structure_message(raw)
+        message = peer.structure(raw)
     except RecursionError:
         message = None
         error: tuple[int, str] = (ErrorCode.INVALID_REQUEST, "the message is nested too deeply")
@@ -356,11 +357,11 @@ def dispatch(protocol: Any, body: bytes) -> None:
     if message is None:
         if is_request:
             method = raw.get("method")
-            protocol._send_data(_error_frame(raw["id"], error[0], f"Invalid params for {method}: {error[1]}"))
+            peer.send_raw(_error_frame(raw["id"], error[0], f"Invalid params for {method}: {error[1]}"))
         else:
             log.warning("dropping a malformed %s message", str(raw.get("method", "response"))[:100])
         return
-    protocol.handle_message(message)
+    peer.handle(message)
 
 
 def _valid_id(value: Any) -> bool:
@@ -431,7 +432,7 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
             return
         if isinstance(frame, BadFrame):
             log.warning("refused a frame: %s", frame.reason)
-            protocol._send_data(
+            PyglsPeer(protocol).send_raw(
                 _error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}")
             )
             continue
