@@ -50,7 +50,7 @@ def test_shutdown_cancels_searches_in_flight_flushes_state_and_exits_0(dsh_home,
         srv.close()
         slow.close()
     knowledge = json.loads((dsh_home / "search-suggester" / "knowledge.json").read_text())
-    dismissals = knowledge["workspaces"][str(workspace)]["dismissals"]
+    dismissals = knowledge["workspaces"]["path:" + workspace.resolve().as_posix()]["dismissals"]
     assert "src/demo_pkg/__init__.py" in dismissals["Version"]
     assert b"Traceback" not in srv.stderr_bytes, srv.stderr_bytes.decode()[-2000:]
 

@@ -114,7 +114,7 @@ def global_quick_updates(home: Path) -> float:
 
 def knowledge_dismissals(home: Path, root: Path) -> int:
     doc = json.loads((home / "search-suggester" / "knowledge.json").read_text())
-    ws = doc["workspaces"][str(root)]
+    ws = doc["workspaces"]["path:" + root.resolve().as_posix()]
     return sum(len(paths) for paths in ws["dismissals"].values())
 
 
