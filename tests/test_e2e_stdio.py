@@ -123,7 +123,7 @@ async def test_post_execute_names_the_file_defining_version(spawn, workspace):
     ledger = [m.message for m in client.log_messages if "] suggest " in m.message]
     assert len(ledger) == 1
     assert re.fullmatch(
-        r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py",
+        r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.99 1 targets src/demo_pkg/__init__\.py",
         ledger[0],
     )
 

@@ -154,6 +154,8 @@ class Suggester:
         # at its next call, so the sink (the server's transport) is only ever used by one thread
         self._prepared = threading.Event()
         self._preparing = threading.Lock()
+        #: one activation at a time: warm() on a worker thread and the first request may race
+        self._activating = threading.Lock()
         self._waited = False
         self._owner = threading.get_ident()
         self._deferred: deque[str] = deque(maxlen=1000)
@@ -184,9 +186,15 @@ class Suggester:
 
     def activate(self) -> None:
         """Load the packs that apply and write the ``activated`` (or ``abstained
-        foreign-workspace``) ledger line. Cheap (no listing); idempotent until :meth:`invalidate`."""
+        foreign-workspace``) ledger line. Cheap (no listing); idempotent until :meth:`invalidate`;
+        thread-safe (the lines are written once even when two threads ask at once)."""
         if self.active is not None:
             return
+        with self._activating:
+            if self.active is None:
+                self._activate()
+
+    def _activate(self) -> None:
         if self.root is None:
             self.active = ActivePacks()
             self._log(ledger.abstained_foreign_workspace())
