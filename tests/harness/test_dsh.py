@@ -13,7 +13,12 @@ from fakemodel import texts
 
 pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missing() or "")
 
-NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
+# What the sidecar answers for DSH's grep: the bundle forwards the call's result text, which lists
+# pyproject.toml too (its `attr = "demo_pkg.__version__"`), so the generic pack's results candidate wins.
+NOTE = (
+    "search-suggester: in this repository, look here for the package version:\n"
+    "- pyproject.toml — declares the version\n- src/demo_pkg/__init__.py — declares the version"
+)
 
 
 def names(request: dict) -> list[str]:
