@@ -166,7 +166,7 @@ def test_nvim_plugin_commands_against_real_sidecar(
     assert suggest[4] == "search-suggester: in this repository, look here for the package version:"
     assert "- src/demo_pkg/__init__.py — defines __version__" in suggest
     assert re.search(
-        r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo",
+        r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.99 1 targets src/demo",
         steps["suggest"]["messages"],
         re.M,
     ), steps["suggest"]["messages"]
@@ -200,7 +200,7 @@ def test_nvim_plugin_commands_against_real_sidecar(
             1
             for line in log["lines"]
             if re.fullmatch(
-                r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src/demo_pkg/__init__\.py",
+                r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.99 1 targets src/demo_pkg/__init__\.py",
                 line,
             )
         )

@@ -118,6 +118,9 @@ add('second', 'DshSuggest grep ')
 add('families-cold', 'DshDismiss ')
 require('dsh').status()
 vim.wait(60000, function() return vim.fn.bufexists('dsh://status') == 1 end, 50)
+-- the packs activate off the request path (after the graph's listing); until then dsh/status
+-- reports no intents, and each completion asks again
+vim.wait(60000, function() return #vim.fn.getcompletion('DshDismiss ', 'cmdline') > 0 end, 100)
 add('families', 'DshDismiss ')
 add('V', 'DshDismiss V')
 add('path', 'DshDismiss Version sr')

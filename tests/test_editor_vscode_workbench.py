@@ -87,7 +87,7 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     # the Output channel got the ledger lines as they arrived
     out = report["outputText"]
     assert "activated (packs generic,python intents" in out
-    assert "suggest Version 0.88 1 targets src/demo_pkg/__init__.py" in out
+    assert "suggest Version 0.99 1 targets src/demo_pkg/__init__.py" in out
 
     assert json.loads(report["savedSettings"]) == report["wantedSettings"]  # saved as typed
     # a settings change went to the same sidecar as workspace/didChangeConfiguration, no restart

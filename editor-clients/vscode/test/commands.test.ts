@@ -160,7 +160,7 @@ describe('search, status, suggest and dismiss against the real sidecar', () => {
     assert.ok(view.text.startsWith('search-suggester: in this repository, look here for the package version:\n'), view.text);
     assert.ok(view.text.includes('src/demo_pkg/__init__.py — defines __version__'));
     const ledger = await sidecar.waitForLog(/\] suggest /);
-    assert.match(ledger.message, /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.88 1 targets src\/demo_pkg\/__init__\.py$/);
+    assert.match(ledger.message, /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] suggest Version 0\.99 1 targets src\/demo_pkg\/__init__\.py$/);
     assert.equal(formatLogLine(ledger), ledger.message);
   });
 
