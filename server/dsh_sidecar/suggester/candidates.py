@@ -35,6 +35,7 @@ from typing import Final, Protocol
 import regex
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
+from dsh_sidecar.suggester.query import LANGUAGE_OF_EXTENSION
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.content import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS
@@ -329,31 +330,12 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
 REEXPORT_NAMES: Final = frozenset(
     {"__init__.py", "index.ts", "index.js", "index.mjs", "index.tsx", "mod.rs", "lib.rs", "__init__.pyi"}
 )
+#: Source-code languages by extension: the query model's table without the doc, config and
+#: shell formats (a doc or manifest is never "in the query's language").
 _LANG_OF_EXT: Final = {
-    ".py": "python",
-    ".pyi": "python",
-    ".pyx": "python",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".ts": "typescript",
-    ".tsx": "typescript",
-    ".mts": "typescript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".rb": "ruby",
-    ".cs": "csharp",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".php": "php",
-    ".swift": "swift",
-    ".scala": "scala",
+    ext: lang
+    for ext, lang in LANGUAGE_OF_EXTENSION.items()
+    if lang not in {"markdown", "rst", "json", "yaml", "toml", "shell"}
 }
 
 
