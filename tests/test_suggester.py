@@ -187,6 +187,35 @@ def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
     assert any("pack refused" in m and "catastrophic" in m for m in messages(lines))
 
 
+def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkeypatch):
+    """A ``dsh/toolsChanged`` that lands while another thread is reading the packs (the
+    start-up warm-up) must not leave the stale read installed: the pack written meanwhile is
+    the one that counts."""
+    import dsh_sidecar.suggester.core as core
+
+    s, lines = make(workspace, dsh_home)
+    real = core.activate
+    reads: list[int] = []
+
+    def racing(root, home, builtins_on):
+        out = real(root, home, builtins_on)
+        reads.append(len(out.refused))
+        if len(reads) == 1:  # the warm-up read finished; the pack is written and toolsChanged lands
+            (workspace / ".dsh").mkdir()
+            (workspace / ".dsh" / "pack.yml").write_text(
+                "id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a+)+$', weight: 3}\n"
+            )
+            s.invalidate()
+        return out
+
+    monkeypatch.setattr(core, "activate", racing)
+    s.activate()
+    assert reads == [0, 1]
+    assert len(s.pack_errors) == 1 and "catastrophic" in s.pack_errors[0]
+    assert sum("pack refused" in m for m in messages(lines)) == 1
+    assert sum(m.startswith("activated") for m in messages(lines)) == 1
+
+
 def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
     s, _ = make(workspace, dsh_home)
     monkeypatch.setattr(s, "_resolve", lambda *a: 1 / 0)

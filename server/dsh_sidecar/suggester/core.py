@@ -156,6 +156,8 @@ class Suggester:
         self._preparing = threading.Lock()
         #: one activation at a time: warm() on a worker thread and the first request may race
         self._activating = threading.Lock()
+        #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
+        self._generation = 0
         self._waited = False
         self._owner = threading.get_ident()
         self._deferred: deque[str] = deque(maxlen=1000)
@@ -188,21 +190,24 @@ class Suggester:
         """Load the packs that apply and write the ``activated`` (or ``abstained
         foreign-workspace``) ledger line. Cheap (no listing); idempotent until :meth:`invalidate`;
         thread-safe (the lines are written once even when two threads ask at once)."""
-        if self.active is not None:
-            return
-        with self._activating:
-            if self.active is None:
-                self._activate()
+        while self.active is None:
+            with self._activating:
+                if self.active is None:
+                    self._activate(self._generation)
 
-    def _activate(self) -> None:
+    def _activate(self, generation: int) -> None:
         if self.root is None:
             self.active = ActivePacks()
             self._log(ledger.abstained_foreign_workspace())
             return
         active = activate(self.root, self.dsh_home, self.config.builtin_packs)
+        self.active = active
+        if generation != self._generation:
+            # invalidated while reading (a pack changed under us): discarded, the caller reads again
+            self.active = None
+            return
         for reason in active.refused:
             self._refuse(reason)
-        self.active = active
         if not active.rows:
             self._log(ledger.abstained_foreign_workspace())
             return
@@ -347,7 +352,9 @@ class Suggester:
 
     def invalidate(self) -> None:
         """Forget the packs and cached lookups (``dsh/toolsChanged``); the prepared targets stay
-        until the next preparation replaces them."""
+        until the next preparation replaces them. An activation running on another thread
+        when this is called is discarded and read again."""
+        self._generation += 1
         self.active = None
         if self.view is not None:
             self.view.symbols.clear()
