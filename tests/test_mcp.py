@@ -103,9 +103,17 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
         section = await s.call_tool("session_start", {"session_id": "s1"})
         # where_is answers on demand whatever suggester.enabled says
         where = await s.call_tool("where_is", {"query": "__version__"})
+        # free text is read by the query model's question rules, like a search's words
+        phrase = await s.call_tool("where_is", {"query": "package version"})
     assert note.structured_content == {}
     assert section.structured_content == {}
     assert where.structured_content["intent"] == "Version"
+    assert phrase.structured_content == {
+        "intent": "Version",
+        "k": 0.9608,
+        "about": "the package version",
+        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+    }
 
 
 async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):

@@ -235,9 +235,94 @@ def test_glob_matches_in_fixture_folders_give_way_to_project_files(workspace, ds
     s, _ = make(workspace, dsh_home)
     notes = s.post_execute(call("grep", {"pattern": "__version__"}))
     assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
-    # with the package's own definition gone, the fixture is all the glob has: it is named
+    # with the package's own definition gone, a fixture is still not the project's version:
+    # silence — unless the call scopes into the fixture's folder, which then leads
     (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version"""\n')
     s2, lines2 = make(workspace, dsh_home)
-    notes = s2.post_execute(call("grep", {"pattern": "__version__"}, session="other"))
-    assert notes, lines2
+    assert s2.post_execute(call("grep", {"pattern": "__version__"}, session="other")) == []
+    assert messages(lines2)[-1] == "abstained no-companions Version 0.99"
+    notes = s2.post_execute(call("grep", {"pattern": "__version__", "path": "tests/data/sample"}, session="third"))
     assert notes[0].source.targets == ["tests/data/sample/pkg/__init__.py"]
+
+
+def test_test_tree_rule_values():
+    from dsh_sidecar.suggester.candidates import in_test_tree, scoped_into
+
+    for rel in (
+        "tests/data/workspaces/shopcart/pyproject.toml",  # this repository's fixture workspace
+        "tests/roots/test-setup/conf.py",  # a Sphinx test root
+        "tests/crate/Cargo.toml",  # anyhow's test crate
+        "astropy/wcs/tests/extension/setup.py",
+        "testing/plugins_integration/requirements.txt",  # pytest's test folder
+        "pkg/__fixtures__/package.json",
+        "_examples/versions/go.mod",  # chi's examples
+        "src/testdata/setup.cfg",
+        "third_party/lib/CHANGELOG.md",
+    ):
+        assert in_test_tree(rel), rel
+    for rel in ("pyproject.toml", "src/attr/__init__.py", "crates/cli/Cargo.toml", "docs/conf.py", "latest.py"):
+        assert not in_test_tree(rel), rel
+    assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots"])
+    assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots/test-setup/conf.py"])
+    assert not scoped_into("tests/roots/test-setup/conf.py", ["", ".", "src", "tests/roots/test-basic"])
+
+
+def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
+    sample = workspace / "tests" / "data" / "workspaces" / "sample"
+    sample.mkdir(parents=True)
+    (sample / "pyproject.toml").write_text('[project]\nname = "sample"\nversion = "0.0.1"\n')
+    found = {
+        "isError": False,
+        "text": "Found 2 files\ntests/data/workspaces/sample/pyproject.toml\nsrc/demo_pkg/__init__.py",
+    }
+    s, _ = make(workspace, dsh_home)
+    # the search's own result lists the fixture's manifest: not the project's version
+    p = PostExecuteParams(
+        session_id="a", turn=1, tool={"name": "grep", "input": {"pattern": "__version__|^version ="}}, result=found
+    )
+    assert s.post_execute(p)[0].source.targets == ["src/demo_pkg/__init__.py"]
+    # scoped into the fixture: its manifest is what the call asks about, and it leads
+    grep = {"pattern": "__version__|^version =", "path": "tests/data/workspaces/sample"}
+    one = {"isError": False, "text": "Found 1 file\ntests/data/workspaces/sample/pyproject.toml"}
+    p = PostExecuteParams(session_id="b", turn=1, tool={"name": "grep", "input": grep}, result=one)
+    assert s.post_execute(p)[0].source.targets == [
+        "tests/data/workspaces/sample/pyproject.toml",
+        "src/demo_pkg/__init__.py",
+    ]
+
+
+def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
+    s, lines = make(workspace, dsh_home)  # no warm(): the background activation has not run
+    st = s.status()
+    assert st["activation"] == "done"
+    assert st["intents"] == [
+        "Version",
+        "Path",
+        "Ledger",
+        "Config",
+        "Dependency",
+        "Test",
+        "Symbol",
+        "Doc",
+        "Usage",
+        "Owner",
+    ]
+    assert messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+    off = Suggester(workspace, parse_suggester_config({"enabled": False}), dsh_home)
+    assert (off.status()["activation"], off.status()["intents"]) == ("off", [])
+
+
+def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
+    from dsh_sidecar.suggester.query import QUESTION_TOOL
+
+    s, lines = make(workspace, dsh_home)
+    intent, k, about, targets = s.where_is(QUESTION_TOOL, {"query": "package version"})
+    assert (intent, round(k, 4), about, [t.path for t in targets]) == (
+        "Version",
+        0.9608,
+        "the package version",
+        ["src/demo_pkg/__init__.py"],
+    )
+    assert s.where_is(QUESTION_TOOL, {"query": "zebra giraffe"}) is None
+    # a question is never an agent's tool call: post_execute passes it through
+    assert s.post_execute(call(QUESTION_TOOL, {"query": "package version"})) == []

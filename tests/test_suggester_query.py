@@ -257,3 +257,35 @@ def test_result_paths_in_query_exclude_the_read_file():
     assert q.result_paths == ["src/a.py", "src/b.py"]
     assert parse_call("Read", {"file_path": "a.py"}, "a.py:1: x").result_paths == []
     assert parse_call("Grep", {"pattern": "x"}, "a.py", is_error=True).result_paths == []
+
+
+def test_free_text_question_is_read_by_the_query_model():
+    from dsh_sidecar.suggester import evidence
+    from dsh_sidecar.suggester.query import QUESTION_TOOL
+
+    q = parse_call(QUESTION_TOOL, {"query": "package version"})
+    assert (q.tool, q.question, q.search, q.patterns, q.terms, q.identifier) == (
+        QUESTION_TOOL,
+        True,
+        True,
+        ["package version"],
+        ["package", "version"],
+        None,
+    )
+    assert parse_call(QUESTION_TOOL, {"query": "where is LatexPrinter defined"}).identifier == "LatexPrinter"
+    assert parse_call(QUESTION_TOOL, {"query": "apply_discount"}).identifier == "apply_discount"
+    assert parse_call(QUESTION_TOOL, {"query": 3}).search is False
+
+    def intent(text):
+        w = evidence.weights(parse_call(QUESTION_TOOL, {"query": text}))
+        return next((i for i, v in w.items() if v > 0), None)
+
+    assert [intent(t) for t in ("package version", "changelog", "code owners", "test config", "ci workflow")] == [
+        "Version",
+        "Ledger",
+        "Owner",
+        "Test",
+        "Config",
+    ]
+    assert [intent(t) for t in ("dependencies", "docs for retry", "zebra giraffe")] == ["Dependency", "Doc", None]
+    assert evidence.weights(parse_call(QUESTION_TOOL, {"query": "package version"}))["Version"] == evidence.SCOPE

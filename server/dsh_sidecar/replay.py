@@ -54,6 +54,9 @@ from dsh_protocol.stdio_client import StdioClient
 
 #: Seconds the replay waits for the workspace graph (symbol index) before it starts.
 GRAPH_WAIT_S: Final = 180.0
+#: The trajectories' held-out repositories (``docs/corpus.md``, "Held-out trajectories"): never
+#: tuned on, their per-trace details not looked at while tuning; scored as their own row.
+TRAJECTORY_HELDOUT: Final = frozenset({"pylint-dev/pylint", "pytest-dev/pytest"})
 
 
 class TraceError(ValueError):
@@ -628,6 +631,8 @@ def run_trajectories(
     return {
         "traces": per,
         "repos": {k: trajectory_summary(v) for k, v in sorted(repos.items())},
+        "tune": trajectory_summary([p for p in per.values() if p["repo"] not in TRAJECTORY_HELDOUT]),
+        "heldout": trajectory_summary([p for p in per.values() if p["repo"] in TRAJECTORY_HELDOUT]),
         "pooled": trajectory_summary(list(per.values())),
         "ledger": dict(sorted(ledger.items())),
     }
@@ -640,7 +645,8 @@ def format_trajectory_report(rep: dict[str, Any]) -> str:
         f"{'gold-hit':>8} {'own-search':>10} {'random-hit':>10} {'random-p':>8}"
     )
     rows = [head]
-    items = list(rep["repos"].items()) + [("pooled", rep["pooled"])]
+    items = list(rep["repos"].items())
+    items += [(f"pooled {k}", rep[k]) for k in ("tune", "heldout") if k in rep] + [("pooled", rep["pooled"])]
     for name, f in items:
         rows.append(
             f"{name:26} {f['traces']:>6} {f['search_calls']:>6} {f['notes']:>5} {f['notes_per_100_search']:>6.2f} "

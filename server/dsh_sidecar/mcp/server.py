@@ -171,7 +171,9 @@ def build_server(
             except HookInputError as exc:
                 raise ToolError(str(exc)) from None
         if query and query.strip():
-            return sidecar.where_is("grep", {"pattern": query})
+            from dsh_sidecar.suggester.query import QUESTION_TOOL  # the suggester loads lazily
+
+            return sidecar.where_is(QUESTION_TOOL, {"query": query})  # free text: the query model's question
         raise ToolError("give query, or tool_name with tool_input")
 
     @server.tool(

@@ -252,6 +252,35 @@ def is_fixture(rel: str) -> bool:
     return any(parts[i] in ("tests", "test") and parts[i + 1] == "data" for i in range(len(parts) - 1))
 
 
+#: Intents about the project as a whole: their targets are the project's own files, never a
+#: copy inside its test tree (a fixture workspace's ``pyproject.toml``, a Sphinx test root's
+#: ``conf.py``, a test crate's ``Cargo.toml``) unless the call scopes into that tree.
+PROJECT_INTENTS: Final = frozenset({"Version", "Ledger", "Dependency", "Path", "Config", "Owner", "Doc"})
+#: Folder names (leading/trailing ``_`` ignored: ``__fixtures__``, ``_examples``, ``__tests__``)
+#: whose files are test fixtures, test data, examples or vendored code. Chosen from the corpus
+#: checkouts (docs/corpus.md, "Test trees"): every manifest, changelog, ``conf.py``, tox/setup
+#: config or CODEOWNERS found below one of them is a fixture, none is the project's own.
+TEST_TREE_DIRS: Final = TEST_DIRS | FIXTURE_DIRS
+
+
+def in_test_tree(rel: str) -> bool:
+    """Whether ``rel`` lies below a test, fixture, example or vendor folder
+    (:data:`TEST_TREE_DIRS`, any depth; ``tests/data/`` included)."""
+    return any(p.strip("_") in TEST_TREE_DIRS or p in TEST_TREE_DIRS for p in rel.split("/")[:-1])
+
+
+def scoped_into(rel: str, scopes: Iterable[str]) -> bool:
+    """Whether a call scoped to ``scopes`` (folders or files, repo-relative) looks inside the
+    test tree holding ``rel``: some scope lies in the test tree and ``rel`` is at or below it."""
+    for s in scopes:
+        s = s.strip("/")
+        if not s or s == "." or not (in_test_tree(s + "/x")):
+            continue
+        if rel == s or rel.startswith(s + "/"):
+            return True
+    return False
+
+
 def _project_files_first(paths: list[str]) -> list[list[str]]:
     """A glob's matches as two tiers: the project's own files, then those in fixture folders.
     The second tier is used only when nothing of the first qualified (a Version glob must name

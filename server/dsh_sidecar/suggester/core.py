@@ -33,11 +33,13 @@ from dsh_protocol import AdditionalContext, PostExecuteParams
 from dsh_sidecar.suggester import evidence, ledger
 from dsh_sidecar.suggester.activation import ActivePacks, activate
 from dsh_sidecar.suggester.candidates import (
+    PROJECT_INTENTS,
     CallContext,
     ContentSearch,
     FileIndex,
     SymbolIndex,
     Target,
+    in_test_tree,
     is_doc_path,
     is_test_path,
     language_of,
@@ -47,6 +49,7 @@ from dsh_sidecar.suggester.candidates import (
     resolve_results,
     resolve_symbols,
     resolve_topics,
+    scoped_into,
 )
 from dsh_sidecar.suggester.classify import classify
 from dsh_sidecar.suggester.config import SuggesterConfig
@@ -85,6 +88,9 @@ class View:
     docs_roots: frozenset[str] = frozenset()
     symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
     fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
+    #: only to a call that scopes into them
+    test_tree: dict[str, list[Target]] = field(default_factory=dict)
 
 
 def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
@@ -283,6 +289,11 @@ class Suggester:
             with use_budget(None if all(r.trusted for r in rows) else budget):
                 view.targets[intent] = resolve([c for c in cands if not c.fallback], index)
                 view.fallback[intent] = resolve([c for c in cands if c.fallback], index)
+            if intent in PROJECT_INTENTS:
+                for table in (view.targets, view.fallback):
+                    ts = table[intent]
+                    view.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
+                    table[intent] = [t for t in ts if not in_test_tree(t.path)]
         if budget.exhausted:
             self._refuse(
                 f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
@@ -408,6 +419,8 @@ class Suggester:
             result.text if result is not None else None,
             bool(result.is_error) if result is not None else False,
         )
+        if q.question:
+            return []  # a question is asked through where_is, never sent as an agent's tool call
         self._relative(q)
         state = self.noise.session(params.session_id)
         state.calls += 1
@@ -601,12 +614,15 @@ class Suggester:
         (merged by score); the pack's fallback paths only when the row has symbol candidates
         and they name nothing."""
         static = view.targets.get(intent, [])
+        if intent in PROJECT_INTENTS:  # the test tree only when the call looks inside it
+            scopes = q.scope + [g.rsplit("/", 1)[0] for g in q.name_patterns if "/" in g]
+            static = static + [t for t in view.test_tree.get(intent, []) if scoped_into(t.path, scopes)]
         if self.config.learn:  # what was learned orders the call-independent targets
             static = rank(intent, static, self.knowledge)
         rows = self.rows.get(intent, ())
         cands = [c for r in rows for c in r.candidates if not c.fallback]
         if not any(c.per_call for c in cands):
-            return static
+            return sorted(static, key=lambda t: not in_test_tree(t.path)) if intent in PROJECT_INTENTS else static
         index = view.index
         ctx = CallContext(
             languages=frozenset(q.languages),
@@ -646,6 +662,10 @@ class Suggester:
             static_paths = {t.path for t in static}
             groups.append([t for t in view.fallback.get(intent, []) if t.path not in static_paths])
         merged = merge(*groups)
+        if intent in PROJECT_INTENTS:
+            # inside the test tree only what the call scopes into, and then that leads
+            inside = [t for t in merged if in_test_tree(t.path) and scoped_into(t.path, scopes)]
+            merged = inside + [t for t in merged if not in_test_tree(t.path)]
         # the files the call searches in lead: they are what the agent asked about
         lead = [t for p in subjects for t in merged if t.path == p]
         return lead + [t for t in merged if t.path not in set(subjects)]
@@ -791,13 +811,25 @@ class Suggester:
         return self.view is not None or self.root is None or (self.active is not None and not self.active.rows)
 
     def status(self) -> dict[str, Any]:
-        """Counters, packs and the ledger path for ``dsh/status``."""
+        """Counters, packs and the ledger path for ``dsh/status``.
+
+        The pack activation (cheap: no listing) is finished first when it is still running in
+        the background, so ``intents`` lists what the packs answer as soon as the server is up;
+        ``activation`` is ``"done"``, ``"pending"`` when it could not finish (its error is
+        logged and it is retried at the next call), or ``"off"`` while ``enabled`` is false
+        (nothing is activated then)."""
         content = self.content
+        if self.active is None and self.config.enabled:
+            try:
+                self.activate()
+            except Exception:
+                log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
         if threading.get_ident() == self._owner:
             self._drain()
         return {
             "enabled": self.config.enabled,
             "workspace": str(self.root) if self.root else None,
+            "activation": "done" if self.active is not None else ("pending" if self.config.enabled else "off"),
             "packs": [{"id": p.pack.id, "origin": p.origin} for p in self.packs],
             "packErrors": self.pack_errors,
             "intents": [i for i in INTENTS if i in self.rows],

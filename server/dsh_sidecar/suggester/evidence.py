@@ -209,6 +209,8 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     def add(intent: str, w: float) -> None:
         out[intent] = out.get(intent, 0.0) + w
 
+    if q.question:
+        return _question(q, ws)
     if q.tool not in ("grep", "glob", "bash"):
         return out
     subjects = [s for s in q.scope if s and ws.is_file(s)]
@@ -295,6 +297,42 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         return out
     if test_scope:
         add("Test", SCOPE)
+    return out
+
+
+#: What a question's words ask for, first match wins: the manifest rule's ladder (Ledger,
+#: Owner, Version, Dependency, Test, Path), then CI and tool words (Config), then doc words.
+_QUESTION_CI = re.compile(r"(?i)\bci\b|workflows?\b|pipelines?\b|github actions")
+
+
+def _question(q: Query, ws: Workspace) -> dict[str, float]:
+    """The evidence of a free-text question (``query.parse_question``): a code name in it is
+    searched like a grep pattern of that name (definition → Symbol, else Usage); otherwise its
+    words decide one intent with the scope weight (and :data:`AGAINST` the others), as the
+    words searched inside a manifest do."""
+    out: dict[str, float] = {}
+    ident = q.identifier
+    words = q.text
+    ladder = (
+        ("Ledger", _LEDGER_W),
+        ("Owner", _OWNER_W),
+        ("Version", _VERSION_W),
+        ("Dependency", _DEP_W),
+        ("Test", _TEST_W),
+        ("Path", _PATH_W),
+        ("Config", _QUESTION_CI),
+        ("Config", _CONFIG_W),
+        ("Doc", _DOC_W),
+    )
+    intent = next((i for i, rx in ladder if rx.search(words)), None)
+    if intent is None and ident is not None and ws.defined(ident) is not False:
+        intent = "Symbol" if ws.definitions(ident) or q.definition_keyword else "Usage"
+    if intent is None:
+        return out
+    out[intent] = SCOPE
+    for other in INTENTS:
+        if other != intent:
+            out[other] = AGAINST
     return out
 
 

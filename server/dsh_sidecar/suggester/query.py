@@ -53,6 +53,9 @@ MAX_RESULT_CHARS: Final = 20_000
 #: Most result paths kept (first seen first).
 MAX_RESULT_PATHS: Final = 200
 
+#: The pseudo tool name of a free-text question (MCP ``where_is`` with ``query``): not a valid
+#: MCP/harness tool name (``<``, ``>``), so no agent's tool call is read as a question.
+QUESTION_TOOL: Final = "<question>"
 #: Tool names that only teach (never trigger a note): a note after an edit is too late.
 WRITE_TOOLS: Final = frozenset(
     {"edit", "write", "multiedit", "rawwrite", "raw_write", "notebookedit", "apply_patch", "str_replace", "create"}
@@ -279,11 +282,14 @@ class Query:
     listing: bool = False
     #: the reads are slices (``head``, ``tail``, ``sed -n``, a Read with offset/limit), not whole files
     partial: bool = False
+    #: a free-text question (MCP ``where_is`` query, :data:`QUESTION_TOOL`), not a tool call:
+    #: only code-shaped tokens are identifiers
+    question: bool = False
 
     @property
     def search(self) -> bool:
         """Whether the call is search-class (may trigger a note)."""
-        return self.tool in ("grep", "glob", "read", "bash") and bool(self.text)
+        return self.tool in ("grep", "glob", "read", "bash", QUESTION_TOOL) and bool(self.text)
 
     @property
     def query(self) -> str:
@@ -297,7 +303,11 @@ class Query:
 
     @property
     def identifier(self) -> str | None:
-        """The identifier searched for (:func:`identifier` of the first pattern with one)."""
+        """The identifier searched for (:func:`identifier` of the first pattern with one; of a
+        question, its first code-shaped token — ``snake_case``, ``CamelCase``, dotted — or its
+        only word)."""
+        if self.question:
+            return next((t for t in self.terms if _code_shaped(t)), self.terms[0] if len(self.terms) == 1 else None)
         for p in self.patterns:
             name = identifier(p)
             if name is not None:
@@ -962,9 +972,38 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
     return text, text
 
 
+def _code_shaped(token: str) -> bool:
+    """Whether a word of a question is a code name: an underscore inside, an inner capital
+    (``LatexPrinter``, ``getUser``) or a dotted/``::`` path."""
+    return (
+        "_" in token.strip("_")
+        or bool(_HUMP.search(token))
+        or "." in token
+        or "::" in token
+        or token != token.strip("_")
+    )
+
+
+def parse_question(text: str) -> Query:
+    """The :class:`Query` of a free-text question (``"package version"``, ``"docs for retry"``,
+    ``"LatexPrinter"``): its words are the terms, the whole text the pattern the pack signals
+    read, no paths. Never raises."""
+    text = _s(text).strip()
+    q = Query(QUESTION_TOOL, text=text, question=True)
+    if text:
+        q.patterns.append(text)
+        _add_pattern(q, text, "fixed")
+        q.commands.append(QUESTION_TOOL)
+    return q
+
+
 def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, is_error: bool = False) -> Query:
-    """The :class:`Query` of one tool call (see the module docstring). Never raises."""
+    """The :class:`Query` of one tool call (see the module docstring); ``name`` ==
+    :data:`QUESTION_TOOL` reads ``inp["query"]`` as a free-text question
+    (:func:`parse_question`). Never raises."""
     tool = name.strip().lower()
+    if tool == QUESTION_TOOL:
+        return parse_question(inp.get("query") if isinstance(inp.get("query"), str) else "")
     if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
         path = _first_path(inp)
         return Query("write", path, reads=[_clean_path(path)] if path else [])

@@ -1,0 +1,99 @@
+"""Per-trace view of the suggester on the recorded agent trajectories (a tuning aid).
+
+For each trajectory of the **tune** split (``dsh_sidecar.replay.TRAJECTORY_HELDOUT`` repositories
+are refused unless ``--heldout`` is given: their per-trace details are not to be looked at
+while tuning), runs the sidecar in-process on the real checkout (same suggester, graph and
+content index as ``dsh-search serve``, without the stdio transport) and prints, for every call
+before the agent's first edit: its index and class, the command or input (cut), ``G`` when its
+result text lists a gold file, and the ledger lines the call produced (``suggest …`` with the
+note's targets, ``suppressed …``, ``abstained …``). A summary line per trace says whether the
+agent's own results listed a gold file before the first edit (``own``) and whether a note named
+one (``hit``); ``--missed`` prints only the traces with ``own`` and not ``hit``.
+
+    python bench/suggester_traces.py --cache /work/corpus-cache [--only ID,ID] [--missed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from dsh_protocol import PostExecuteParams
+from dsh_sidecar.config import parse_config
+from dsh_sidecar.replay import TRAJECTORY_HELDOUT, checkout_dir, read_trajectories
+from dsh_sidecar.sidecar import Sidecar
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAJ = ROOT / "bench" / "corpus" / "trajectories"
+
+
+def _lists(text: str, path: str) -> bool:
+    return re.search(r"(?:^|[\s/'\"=:(])" + re.escape(path) + r"(?=$|[\s'\":,;)])", text, re.M) is not None
+
+
+def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="dsh-traces-") as home:
+        lines: list[str] = []
+        env = {**os.environ, "DSH_HOME": home}
+        sc = Sidecar(parse_config({"suggester": {"enabled": True}}), ws, env, log_sink=lines.append, echo_stderr=False)
+        sc.wait_for_graph(180)
+        sc.suggester.post_execute  # noqa: B018
+        own = hit = False
+        for i, c in enumerate(t.calls):
+            n0 = len(lines)
+            res = sc.post_execute(PostExecuteParams.model_validate(c["params"]))
+            if i >= t.limit:
+                continue
+            text = (c["params"].get("result") or {}).get("text") or ""
+            g = any(_lists(text, p) for p in t.gold)
+            own = own or g
+            named = [n.source.targets for n in res.additional_contexts]
+            hit = hit or any(set(ts) & t.gold for ts in named)
+            inp = c["params"]["tool"]["input"]
+            cmd = inp.get("command") if isinstance(inp, dict) and "command" in inp else json.dumps(inp)
+            led = [m.split("] ", 1)[-1] for m in lines[n0:] if "] " in m]
+            led = [m for m in led if m.startswith(("suggest", "suppressed", "abstained"))]
+            if verbose or g or led:
+                mark = "G" if g else " "
+                out.append(f"  {i:3d} {c.get('class', ''):7} {mark} {str(cmd)[:150]!r}")
+                for m in led:
+                    out.append(f"        -> {m[:200]}")
+                for ts in named:
+                    out.append(f"        => {ts}")
+        sc.graph.stop() if hasattr(sc.graph, "stop") else None
+    return own, hit, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"))
+    p.add_argument("--only", default=None)
+    p.add_argument("--missed", action="store_true")
+    p.add_argument("--verbose", action="store_true", help="every call before the first edit")
+    p.add_argument("--heldout", action="store_true", help="include the held-out repositories (not while tuning)")
+    a = p.parse_args(argv)
+    only = set(a.only.split(",")) if a.only else None
+    for t in read_trajectories(TRAJ):
+        if only is not None and t.id not in only and t.row["repo"] not in only:
+            continue
+        if t.row["repo"] in TRAJECTORY_HELDOUT and not a.heldout:
+            continue
+        own, hit, out = run_trace(t, checkout_dir(a.cache, t.row["repo"], t.row["commit"]), a.verbose)
+        if a.missed and not (t.row.get("ownSearchHit") is not None and not hit):
+            continue
+        sys.stdout.write(
+            f"{t.id} gold={sorted(t.gold)} firstEdit={t.limit} ownSearchHit={t.row.get('ownSearchHit')} "
+            f"own={own} hit={hit}\n" + "\n".join(out) + "\n\n"
+        )
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
