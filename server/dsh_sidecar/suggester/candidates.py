@@ -60,6 +60,8 @@ MAX_CONTAINS_READS: Final = 200
 MAX_CONTAINS_BYTES: Final = 512 * 1024
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
+#: Least share of source files that makes a folder a code folder (:meth:`FileIndex.code_folder`).
+CODE_SHARE: Final = 0.5
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,21 @@ class FileIndex:
         prefix = rel + "/"
         i = bisect.bisect_left(self._sorted, prefix)
         return i < len(self._sorted) and self._sorted[i].startswith(prefix)
+
+    def code_folder(self, rel: str, sample: int = 200) -> bool:
+        """Whether ``rel`` is a folder of the project's code: below the root, not in the test
+        tree, and at least :data:`CODE_SHARE` of its first ``sample`` listed files (path
+        order) are of kind ``source``."""
+        rel = rel.strip("/")
+        if not rel or rel == "." or in_test_tree(rel + "/x"):
+            return False
+        prefix = rel + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        files = []
+        while i < len(self._sorted) and len(files) < sample and self._sorted[i].startswith(prefix):
+            files.append(self._sorted[i])
+            i += 1
+        return bool(files) and sum(self.kinds.get(f) == "source" for f in files) >= CODE_SHARE * len(files)
 
     def kind(self, rel: str) -> str:
         """The path kind of ``rel`` (``other`` when unknown)."""

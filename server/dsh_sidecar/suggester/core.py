@@ -435,6 +435,8 @@ class Suggester:
         guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
         if guess is not None:
             return self._redirect(params, q, state, view, guess)  # type: ignore[arg-type]
+        if q.frames and view is not None:
+            return self._traceback(params, q, state, view)
         if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
             # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
             # but never triggers a note
@@ -525,6 +527,67 @@ class Suggester:
             return []
         return self._deliver(params, state, intent, k, shown, None)
 
+    def _workspace_path(self, path: str, index: FileIndex) -> str | None:
+        """A path as a traceback prints it, as a listed workspace file: repo-relative as is,
+        absolute under the root made relative, any other absolute path by its longest suffix
+        that is a listed file (a run in a container's ``/testbed``, an installed copy of the
+        package); ``None`` when nothing listed matches (the standard library, an agent's own
+        unlisted script)."""
+        path = path.replace("\\", "/").strip()
+        if not path.startswith("/"):
+            rel = path[2:] if path.startswith("./") else path
+            return rel if index.exists(rel) else None
+        if self.root is not None:
+            base = self.root.as_posix().rstrip("/") + "/"
+            if path.startswith(base):
+                rel = path[len(base) :]
+                return rel if index.exists(rel) else None
+        parts = [p for p in path.split("/") if p]
+        for i in range(1, len(parts)):
+            rel = "/".join(parts[i:])
+            if index.exists(rel):
+                return rel
+        return None
+
+    def _traceback(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
+        """A command that is no search failed with a traceback (``query.traceback_frames``):
+        name the project files it runs through, innermost first — where the definition of
+        what failed lives (Symbol, through the ``frames`` candidates of its rows). Test files
+        and the test tree are left out (the failure is what they check, not where it is); the
+        gate's evidence is a subject rule's weight (the output names the files), and noise
+        control and the ledger are those of any note."""
+        self.activate()
+        intent = "Symbol"
+        rows = self.rows.get(intent, [])
+        cands = [c for r in rows for c in r.candidates if c.frames]
+        if not cands:
+            return []
+        k = gate(evidence.SUBJECT, self.config.bias)
+        if k < min(r.threshold for r in rows):
+            return []
+        index = view.index
+        found: dict[str, str] = {}
+        for path, func in q.frames:
+            rel = self._workspace_path(path, index)
+            if rel is None or rel in found or is_test_path(rel) or in_test_tree(rel) or not index.inside(rel):
+                continue
+            found[rel] = func
+        if not found:
+            return []
+        if self.dismissals.family_dismissed(intent):
+            return self._suppress("dismissed", intent)
+        cand = max(cands, key=lambda c: c.prior)
+        targets = [
+            Target(rel, cand.reason.replace("{name}", func), cand.prior)
+            for rel, func in found.items()
+            if not self.dismissals.path_dismissed(intent, rel)
+        ]
+        whole = state.wholly_read()
+        if not targets or targets[0].path in whole:
+            return self._suppress("recent", intent) if targets else []
+        shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
+        return self._deliver(params, state, intent, k, shown, next(iter(found.values())))
+
     def _deliver(
         self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None
     ) -> list[AdditionalContext]:
@@ -567,6 +630,7 @@ class Suggester:
             defines=defines,
             defined=defined,
             docs_roots=view.docs_roots,
+            code_folder=view.index.code_folder,
         )
 
     def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:

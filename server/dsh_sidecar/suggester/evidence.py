@@ -127,6 +127,7 @@ class Workspace:
     defined: Callable[[str], bool | None] = lambda name: None
     definitions: Callable[[str], list[str]] = lambda name: []
     docs_roots: frozenset[str] = field(default_factory=frozenset)
+    code_folder: Callable[[str], bool] = lambda p: False
 
 
 def _words(q: Query) -> str:
@@ -255,6 +256,14 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
             return decide("Doc", SCOPE)
         if not q.name_patterns:
             return decide("none", 0.0)  # a bare listing of any other folder asks for no intent
+        if (
+            all(not f or f == "." or ws.code_folder(f) for f in folders)
+            and any(_specific_name(n) for n in q.name_patterns)
+            and any(_code_file(p) for p in q.result_paths)
+        ):
+            # a module asked for by name (`find . -name introspection.py`, `*quickstart*`) in the
+            # project's code, and found: the pack signals of higher intents still come first
+            add("Symbol", SCOPE)
         return out  # files asked for by name: the packs' signals say which intent
     if not patterns:
         return out
@@ -292,12 +301,46 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
             add("Config", NAME)
         else:
             add("Usage", NAME)
+            if folders and all(ws.code_folder(f) for f in folders) and not _DOC_W.search(" ".join(patterns)):
+                add("Doc", AGAINST)  # a name searched in the code folders: its uses, whatever the folder is called
             if test_scope or any(set(f.split("/")) & _TEST_DIRS for f in folders):
                 add("Test", AGAINST)  # a name searched in tests: its uses there, not the tests' set-up
         return out
     if test_scope:
         add("Test", SCOPE)
+        return out
+    if (
+        folders
+        and all(ws.code_folder(f) for f in folders)
+        and q.terms
+        and not _DOC_W.search(" ".join(patterns))
+        and any(_code_file(p) for p in q.result_paths)
+    ):
+        # a word searched in the project's code folders, found in code: the code that handles
+        # it (a folder named like a docs tool — `grep -r X sphinx` in Sphinx — is no doc topic)
+        add("Symbol", NAME)
+        add("Doc", AGAINST)
     return out
+
+
+def _specific_name(pattern: str) -> bool:
+    """Whether a file-name pattern names something (at least 3 letters besides its glob
+    characters and extension: ``introspection.py``, ``*quickstart*``), not a mere type (``*.py``)."""
+    name = pattern.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip("*.") else name
+    return len(re.sub(r"[^A-Za-z]", "", stem)) >= 3
+
+
+def _code_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[1].lower() in _CODE_EXTENSIONS
+
+
+#: Extensions of source code (the query model's languages that are code).
+_CODE_EXTENSIONS: Final = frozenset(
+    {"py", "pyi", "js", "jsx", "ts", "tsx", "mjs", "cjs", "go", "rs", "rb", "java", "kt", "c", "h", "cc", "cpp", "hpp"}
+    | {"cs", "swift", "php", "scala", "ex", "exs", "lua", "pyx"}
+)
 
 
 #: What a question's words ask for, first match wins: the manifest rule's ladder (Ledger,

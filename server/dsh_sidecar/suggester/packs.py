@@ -187,7 +187,10 @@ class Candidate(_Strict):
       or, with ``match: terms``, those the content index matches with the call's terms (BM25,
       best first);
     * ``results: true`` — the paths the call's own result listed (optionally only those of
-      ``kind``), in the order the intent ranks them.
+      ``kind``), in the order the intent ranks them;
+    * ``frames: true`` — the project files of a traceback in the output of a command that is
+      no search (``python repro.py`` failing): innermost frame first, ``{name}`` the function
+      of that file's innermost frame.
     """
 
     path: str | None = Field(default=None, min_length=1, max_length=300)
@@ -195,6 +198,7 @@ class Candidate(_Strict):
     kind: str | None = None
     match: Literal["terms"] | None = None
     results: bool = False
+    frames: bool = False
     reason: str = Field(min_length=1, max_length=120)
     prior: float = Field(default=1.0, ge=0, le=10)
     contains: str | None = None
@@ -206,10 +210,11 @@ class Candidate(_Strict):
             (self.path is not None)
             + (self.symbol is not None)
             + self.results
+            + self.frames
             + (self.kind is not None and not self.results)
         )
         if sources != 1:
-            raise ValueError("a candidate needs exactly one of path, symbol, kind or results")
+            raise ValueError("a candidate needs exactly one of path, symbol, kind, results or frames")
         if self.contains is not None and self.path is None:
             raise ValueError("contains applies to path candidates only")
         if self.match is not None and (self.kind is None or self.results):
@@ -243,7 +248,7 @@ class Candidate(_Strict):
     @property
     def per_call(self) -> bool:
         """Whether the candidate depends on the call (symbol, topic match, results)."""
-        return self.symbol is not None or self.results or self.match is not None
+        return self.symbol is not None or self.results or self.frames or self.match is not None
 
 
 class IntentRow(_Strict):

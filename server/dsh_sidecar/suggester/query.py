@@ -32,6 +32,7 @@ searched). :attr:`Query.text` is what pack signals match (the same text the seed
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 from collections.abc import Iterable, Iterator
@@ -282,6 +283,9 @@ class Query:
     listing: bool = False
     #: the reads are slices (``head``, ``tail``, ``sed -n``, a Read with offset/limit), not whole files
     partial: bool = False
+    #: ``(path, function)`` of each traceback frame in the output of a command that is no
+    #: search (:func:`traceback_frames`), innermost first
+    frames: list[tuple[str, str]] = field(default_factory=list)
     #: a free-text question (MCP ``where_is`` query, :data:`QUESTION_TOOL`), not a tool call:
     #: only code-shaped tokens are identifiers
     question: bool = False
@@ -972,6 +976,44 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
     return text, text
 
 
+#: Python (``File "p.py", line 3, in f``), pytest (``p.py:3: in f``) and Node (``at f
+#: (p.js:3:1)``) frames; Python and pytest list the innermost frame last, Node first.
+_PY_FRAME = re.compile(r'^\s*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
+_PYTEST_FRAME = re.compile(r"^([\w./\\-]{1,400}\.py):\d+: in ([\w<>.]{1,100})", re.M)
+_NODE_FRAME = re.compile(
+    r"^\s+at (?:([\w$.<>]{1,100}) )?\(?((?:/|\./|\w)[^\s():]{0,400}\.[cm]?[jt]sx?):\d+:\d+\)?", re.M
+)
+#: Most frames kept of one output.
+MAX_FRAMES: Final = 100
+
+
+def traceback_frames(text: str) -> list[tuple[str, str]]:
+    """``(path, function)`` of the traceback frames in a command's output, innermost first
+    (paths as printed: absolute ones are mapped to the workspace by the caller). Reads the
+    last :data:`MAX_RESULT_CHARS` characters (a traceback ends the output)."""
+    text = text[-MAX_RESULT_CHARS:]
+    out: list[tuple[str, str]] = []
+    py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
+    py += [(m.start(), m.group(1), m.group(2)) for m in _PYTEST_FRAME.finditer(text)]
+    for _, path, func in sorted(py, reverse=True):
+        out.append((path, func))
+    for m in _NODE_FRAME.finditer(text):
+        out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
+    return out[:MAX_FRAMES]
+
+
+def _recursive(cmd: Command) -> bool:
+    """Whether a grep-like command searches folders without being given one (``grep -r``;
+    ``rg``/``ag``/``ack`` read their input when piped, so they count as not recursive here)."""
+    if cmd.name not in ("grep", "egrep", "fgrep"):
+        return False
+    return any(
+        a in ("--recursive", "--dereference-recursive")
+        or (a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a))
+        for a in cmd.args
+    )
+
+
 def _code_shaped(token: str) -> bool:
     """Whether a word of a question is a code name: an underscore inside, an inner capital
     (``LatexPrinter``, ``getUser``) or a dotted/``::`` path."""
@@ -1055,10 +1097,18 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             commands = split_commands(command)
         except Exception:  # a shell line is untrusted text: a parser surprise is "not a search"
             commands = []
+        prev_found: bool | None = None  # whether the previous command was search-class
         for cmd in commands[:50]:
             q.commands.append(cmd.name)
             before = list(q.reads)
+            snap = copy.deepcopy(q) if cmd.name in _GREP_NAMES and prev_found is False else None
             found = read_command(cmd, q)
+            if snap is not None and found and q.scope == snap.scope and q.reads == snap.reads and not _recursive(cmd):
+                # `pip list | grep sphinx`, `python x.py | grep Error`: a grep without operands
+                # filters the output of a command that is no search, not the workspace
+                snap.commands = q.commands
+                q, found = snap, False
+            prev_found = found
             if found and cmd.name in _GREP_NAMES and not q.scope and before and q.reads == before:
                 # ``cat F | grep P``: the grep searches F (F is its scope, not a file read)
                 q.scope.extend(before)
@@ -1067,6 +1117,8 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
         if not search:
             q.tool = "other"
             q.text = text
+            if result_text:
+                q.frames = traceback_frames(result_text)
             return q
         q.text = text
     else:
