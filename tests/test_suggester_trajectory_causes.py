@@ -1,0 +1,148 @@
+"""The general causes found on the recorded agent runs (docs/corpus.md, "What moved the
+trajectory figures"): tracebacks of failing runs, words and names searched in the project's
+code folders, modules found by name, and greps that filter a command's output."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from dsh_protocol import PostExecuteParams
+from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.query import parse_call, traceback_frames
+from dsh_sidecar.workspace import WorkspaceGraph
+
+DATA = Path(__file__).parent / "data"
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/testbed/repro.py", line 3, in <module>
+    checkout(cart, 10)
+  File "/testbed/src/shopcart/api.py", line 12, in checkout
+    total = apply_discount(cart, coupon_percent)
+  File "/testbed/src/shopcart/pricing.py", line 11, in apply_discount
+    return cart.total_cents() * (100 - percent) // 100
+  File "/usr/lib/python3.11/functools.py", line 9, in wrapper
+TypeError: unsupported operand type(s)
+"""
+
+
+def post(s, name, inp, text=None, is_error=False, session="s", turn=1):
+    result = {"isError": is_error, "text": text} if text is not None else None
+    return s.post_execute(
+        PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp}, result=result)
+    )
+
+
+def messages(lines):
+    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
+
+
+@pytest.fixture
+def shopcart(tmp_path: Path) -> Path:
+    dest = tmp_path / "shopcart"
+    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
+    return dest
+
+
+def make(root: Path, home: Path):
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(root)
+    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, symbols=graph)
+    s.warm()
+    return s, lines
+
+
+def test_traceback_frames_of_python_pytest_and_node():
+    assert traceback_frames(TRACEBACK) == [
+        ("/usr/lib/python3.11/functools.py", "wrapper"),
+        ("/testbed/src/shopcart/pricing.py", "apply_discount"),
+        ("/testbed/src/shopcart/api.py", "checkout"),
+        ("/testbed/repro.py", "<module>"),
+    ]
+    pytest_out = (
+        "tests/test_pricing.py:8: in test_discount\n    assert x\nsrc/shopcart/pricing.py:11: in apply_discount\n"
+        "    return f(x)\nsrc/shopcart/cart.py:33: ZeroDivisionError\n"
+    )
+    assert traceback_frames(pytest_out) == [
+        ("src/shopcart/cart.py", "ZeroDivisionError"),
+        ("src/shopcart/pricing.py", "apply_discount"),
+        ("tests/test_pricing.py", "test_discount"),
+    ]
+    assert traceback_frames("/w/src/pkg/mod.py:12: DeprecationWarning: old\n") == [
+        ("/w/src/pkg/mod.py", "DeprecationWarning")
+    ]
+    node = "TypeError: x\n    at parse (/app/src/parse.ts:3:9)\n    at /app/src/main.js:1:2\n"
+    assert traceback_frames(node) == [("/app/src/parse.ts", "parse"), ("/app/src/main.js", "<anonymous>")]
+    assert traceback_frames("all 3 tests passed") == []
+    # only the output of a command that is no search is read for frames
+    assert parse_call("bash", {"command": "python repro.py"}, TRACEBACK, True).frames[1] == (
+        "/testbed/src/shopcart/pricing.py",
+        "apply_discount",
+    )
+    assert parse_call("bash", {"command": "grep -rn apply_discount src"}, TRACEBACK).frames == []
+
+
+def test_a_failing_run_names_the_project_frames_innermost_first(shopcart, dsh_home):
+    s, lines = make(shopcart, dsh_home)
+    notes = post(s, "bash", {"command": "python repro.py"}, TRACEBACK, is_error=True)
+    assert notes[0].source.intent == "Symbol"
+    assert notes[0].source.targets == ["src/shopcart/pricing.py", "src/shopcart/api.py"]
+    assert notes[0].text == (
+        "search-suggester: in this repository, look here for the definition of the searched name:\n"
+        "- src/shopcart/pricing.py — the traceback passes here (apply_discount)\n"
+        "- src/shopcart/api.py — the traceback passes here (checkout)"
+    )
+    assert messages(lines)[-1] == "suggest Symbol 0.92 2 targets src/shopcart/pricing.py,src/shopcart/api.py"
+    # the same traceback again: one note per (intent, targets)
+    assert post(s, "bash", {"command": "python repro.py"}, TRACEBACK, is_error=True) == []
+    assert messages(lines)[-1] == "suppressed dedupe Symbol"
+    # a traceback only through the tests and the standard library names nothing
+    only_tests = '  File "/testbed/tests/test_pricing.py", line 8, in test_x\n  File "/usr/lib/x.py", line 1, in f\n'
+    assert post(s, "bash", {"command": "pytest -x"}, only_tests, is_error=True, session="t") == []
+
+
+def test_a_word_searched_in_a_code_folder_named_like_a_docs_tool_is_code(tmp_path, dsh_home):
+    root = tmp_path / "sphinx-like"
+    (root / "sphinx" / "directives").mkdir(parents=True)
+    (root / "doc").mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "sphinx"\nversion = "1.0"\n')
+    (root / "README.rst").write_text("Sphinx\n======\n")
+    (root / "doc" / "index.rst").write_text("Docs\n====\n")
+    (root / "sphinx" / "__init__.py").write_text("")
+    (root / "sphinx" / "directives" / "__init__.py").write_text("")
+    (root / "sphinx" / "directives" / "code.py").write_text(
+        "class LiteralInclude:\n    pass\n\n\ndef setup(app):\n    app.add_directive('literalinclude', LiteralInclude)\n"
+    )
+    (root / "sphinx" / "config.py").write_text("rst_prolog = None\n")
+    (root / "sphinx" / "parsers.py").write_text("from sphinx.config import rst_prolog\n")
+    s, lines = make(root, dsh_home)
+    hit = "sphinx/directives/code.py:    app.add_directive('literalinclude', LiteralInclude)"
+    notes = post(s, "bash", {"command": 'grep -r "literalinclude" sphinx'}, hit)
+    assert (notes[0].source.intent, notes[0].source.targets) == ("Symbol", ["sphinx/directives/code.py"])
+    # a name searched there: its uses, not the README (the pack's `sphinx` word names a docs tool)
+    hits = "sphinx/config.py:rst_prolog = None\nsphinx/parsers.py:from sphinx.config import rst_prolog"
+    notes = post(s, "bash", {"command": 'grep -r "rst_prolog" sphinx'}, hits)
+    assert notes[0].source.intent == "Usage"
+    assert set(notes[0].source.targets) == {"sphinx/config.py", "sphinx/parsers.py"}
+    # a module found by name
+    notes = post(s, "bash", {"command": "find . -name code.py"}, "./sphinx/directives/code.py", session="f")
+    assert (notes[0].source.intent, notes[0].source.targets) == ("Symbol", ["sphinx/directives/code.py"])
+    # the same word searched in the docs stays a docs search
+    assert post(s, "bash", {"command": 'grep -r "literalinclude" doc'}, "doc/index.rst:x", session="d")[
+        0
+    ].source.intent == ("Doc")
+
+
+def test_a_grep_filtering_a_commands_output_is_no_search():
+    for command in ("pip list | grep sphinx", "python x.py | grep Error", "pip freeze | grep -i numpy | head"):
+        assert parse_call("bash", {"command": command}).tool == "other", command
+    for command, scope in (
+        ("cat setup.py | grep version", ["setup.py"]),
+        ("ls sphinx | grep util", ["sphinx"]),
+        ("pip list | grep -r sphinx src", ["src"]),
+    ):
+        q = parse_call("bash", {"command": command})
+        assert (q.tool, q.scope) == ("bash", scope), command
+    assert parse_call("bash", {"command": "grep -rn foo | grep -v test"}).patterns == ["foo", "test"]
