@@ -70,9 +70,8 @@ def test_traceback_frames_of_python_pytest_and_node():
         ("src/shopcart/pricing.py", "apply_discount"),
         ("tests/test_pricing.py", "test_discount"),
     ]
-    assert traceback_frames("/w/src/pkg/mod.py:12: DeprecationWarning: old\n") == [
-        ("/w/src/pkg/mod.py", "DeprecationWarning")
-    ]
+    # a warning line, or an error line with a message, is no frame
+    assert traceback_frames("/w/src/pkg/mod.py:12: DeprecationWarning: old\n/w/a.py:3: ValueError: x\n") == []
     node = "TypeError: x\n    at parse (/app/src/parse.ts:3:9)\n    at /app/src/main.js:1:2\n"
     assert traceback_frames(node) == [("/app/src/parse.ts", "parse"), ("/app/src/main.js", "<anonymous>")]
     assert traceback_frames("all 3 tests passed") == []

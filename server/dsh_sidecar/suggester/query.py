@@ -977,11 +977,13 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
 
 
 #: Python (``File "p.py", line 3, in f``), pytest (``p.py:3: in f``, and its innermost
-#: ``p.py:9: ValueError`` line, or a warning's ``p.py:9: DeprecationWarning``) and Node
-#: (``at f (p.js:3:1)``) frames; Python and pytest list the innermost frame last, Node first.
+#: ``p.py:9: ValueError`` line: the error's name alone on the line) and Node (``at f
+#: (p.js:3:1)``) frames; Python and pytest list the innermost frame last, Node first. A
+#: warning's ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every
+#: run: on the tune trajectories they made a note of every run, read by no one).
 _PY_FRAME = re.compile(r'^\s*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
 _PYTEST_FRAME = re.compile(
-    r"^([\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception|Warning|Exit|Interrupt)))\b",
+    r"^([\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception)))$",
     re.M,
 )
 _NODE_FRAME = re.compile(
@@ -998,7 +1000,7 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     text = text[-MAX_RESULT_CHARS:]
     out: list[tuple[str, str]] = []
     py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
-    # pytest's frames (`p.py:3: in f`) and its innermost line or a warning (`p.py:9: ValueError`)
+    # pytest's frames (`p.py:3: in f`) and its innermost line (`p.py:9: ValueError`)
     py += [(m.start(), m.group(1), m.group(2) or m.group(3)) for m in _PYTEST_FRAME.finditer(text)]
     for _, path, func in sorted(py, reverse=True):
         out.append((path, func))
