@@ -213,7 +213,10 @@ def test_every_builtin_candidate_has_a_reason_and_every_intent_is_covered():
             # a row speaks through its regex signals, or (the generic pack) through the
             # structural evidence alone, with graph/results candidates
             assert row.candidates, (loaded.pack.id, name)
-            assert row.signals or all(c.results or c.kind or c.symbol for c in row.candidates), (loaded.pack.id, name)
+            assert row.signals or all(c.results or c.frames or c.kind or c.symbol for c in row.candidates), (
+                loaded.pack.id,
+                name,
+            )
             assert all(c.reason.strip() for c in row.candidates)
     assert intents == {"Version", "Path", "Ledger", "Config", "Dependency", "Test", "Symbol", "Doc", "Usage", "Owner"}
 
@@ -319,8 +322,11 @@ def test_regex_timeout_is_no_match():
 
 
 def test_candidate_needs_exactly_one_source():
-    with pytest.raises(PackError, match="exactly one of path, symbol, kind or results"):
+    with pytest.raises(PackError, match="exactly one of path, symbol, kind, results or frames"):
         parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{reason: r}]\n", "repo")
+    with pytest.raises(PackError, match="exactly one of path, symbol, kind, results or frames"):
+        parse_pack("id: x\nintents:\n  Symbol:\n    candidates: [{frames: true, results: true, reason: r}]\n", "repo")
+    assert Candidate(frames=True, reason="the traceback passes here ({name})").per_call
     with pytest.raises(PackError, match="contains applies to path candidates only"):
         parse_pack(
             "id: x\nintents:\n  Symbol:\n    candidates: [{symbol: definitions, contains: a, reason: r}]\n", "repo"

@@ -132,7 +132,7 @@ class FileIndex:
             return False
         prefix = rel + "/"
         i = bisect.bisect_left(self._sorted, prefix)
-        files = []
+        files: list[str] = []
         while i < len(self._sorted) and len(files) < sample and self._sorted[i].startswith(prefix):
             files.append(self._sorted[i])
             i += 1

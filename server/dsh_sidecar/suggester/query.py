@@ -1052,7 +1052,8 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
     (:func:`parse_question`). Never raises."""
     tool = name.strip().lower()
     if tool == QUESTION_TOOL:
-        return parse_question(inp.get("query") if isinstance(inp.get("query"), str) else "")
+        text = inp.get("query")
+        return parse_question(text if isinstance(text, str) else "")
     if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
         path = _first_path(inp)
         return Query("write", path, reads=[_clean_path(path)] if path else [])
