@@ -6,7 +6,9 @@ cache folder (``--cache DIR`` or ``DSH_CORPUS_CACHE``; make them with
 ``bench/corpus/checkout.py``; nothing is fetched here), or on stub workspaces materialized from
 the corpus data (``--materialized``, what the CI test pins). Prints per repository, per split
 (tune / heldout) and pooled precision, recall and first-note, per-intent figures, the ledger
-summary, and the trajectory table (definitions: ``dsh_sidecar.replay`` and ``docs/corpus.md``):
+summary, and the trajectory table with its tune and held-out rows (``TRAJECTORY_HELDOUT``;
+definitions: ``dsh_sidecar.replay`` and ``docs/corpus.md``; per-trace view of the tune traces:
+``bench/suggester_traces.py``):
 
     python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi] [--json out.json]
     python bench/suggester.py --corpus --materialized [--trajectory-ids a,b]

@@ -43,7 +43,6 @@ def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
         env = {**os.environ, "DSH_HOME": home}
         sc = Sidecar(parse_config({"suggester": {"enabled": True}}), ws, env, log_sink=lines.append, echo_stderr=False)
         sc.wait_for_graph(180)
-        sc.suggester.post_execute  # noqa: B018
         own = hit = False
         for i, c in enumerate(t.calls):
             n0 = len(lines)
@@ -66,7 +65,7 @@ def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
                     out.append(f"        -> {m[:200]}")
                 for ts in named:
                     out.append(f"        => {ts}")
-        sc.graph.stop() if hasattr(sc.graph, "stop") else None
+        sc.shutdown()
     return own, hit, out
 
 

@@ -72,15 +72,17 @@ INTENTS = {
 }
 TRAJECTORY_FIGURES = {
     'repos': {
-        'astropy/astropy': {'traces': 1, 'calls': 30, 'search_calls': 7, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 28.57, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 71.43},
-        'pydata/xarray': {'traces': 1, 'calls': 74, 'search_calls': 1, 'notes': 0, 'useful_notes': 0, 'useful_precision': 0.0, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 0.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0},
-        'pylint-dev/pylint': {'traces': 1, 'calls': 63, 'search_calls': 14, 'notes': 6, 'useful_notes': 6, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 42.86, 'own_search_hit_before_first_edit': 0.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 64.29},
-        'pytest-dev/pytest': {'traces': 1, 'calls': 29, 'search_calls': 2, 'notes': 0, 'useful_notes': 0, 'useful_precision': 0.0, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 0.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 50.0},
+        'astropy/astropy': {'traces': 1, 'calls': 30, 'search_calls': 7, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 42.86, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 71.43},
+        'pydata/xarray': {'traces': 1, 'calls': 74, 'search_calls': 1, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 200.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0},
+        'pylint-dev/pylint': {'traces': 1, 'calls': 63, 'search_calls': 14, 'notes': 7, 'useful_notes': 6, 'useful_precision': 0.8571, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 64.29},
+        'pytest-dev/pytest': {'traces': 1, 'calls': 29, 'search_calls': 2, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 50.0},
         'sphinx-doc/sphinx': {'traces': 1, 'calls': 41, 'search_calls': 12, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 16.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67},
-        'sympy/sympy': {'traces': 1, 'calls': 40, 'search_calls': 9, 'notes': 3, 'useful_notes': 3, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 33.33, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 44.44},
+        'sympy/sympy': {'traces': 1, 'calls': 40, 'search_calls': 9, 'notes': 4, 'useful_notes': 3, 'useful_precision': 0.75, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 44.44, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 44.44},
     },
-    'pooled': {'traces': 6, 'calls': 277, 'search_calls': 45, 'notes': 13, 'useful_notes': 11, 'useful_precision': 0.8462, 'gold_hit_before_first_edit': 0.3333, 'notes_per_100_search': 28.89, 'own_search_hit_before_first_edit': 0.8333, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 55.56},
-    'ledger': {'suggest': 13, 'suggest Path': 1, 'suggest Symbol': 5, 'suggest Test': 2, 'suggest Usage': 5, 'suppressed cooldown': 2, 'suppressed cooldown Symbol': 1, 'suppressed cooldown Test': 1, 'suppressed dedupe': 2, 'suppressed dedupe Usage': 2, 'suppressed recent': 5, 'suppressed recent Symbol': 2, 'suppressed recent Usage': 3},
+    'tune': {'traces': 4, 'calls': 185, 'search_calls': 29, 'notes': 11, 'useful_notes': 6, 'useful_precision': 0.5455, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 37.93, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 51.72},
+    'heldout': {'traces': 2, 'calls': 92, 'search_calls': 16, 'notes': 8, 'useful_notes': 7, 'useful_precision': 0.875, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.5, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 62.5},
+    'pooled': {'traces': 6, 'calls': 277, 'search_calls': 45, 'notes': 19, 'useful_notes': 13, 'useful_precision': 0.6842, 'gold_hit_before_first_edit': 0.6667, 'notes_per_100_search': 42.22, 'own_search_hit_before_first_edit': 0.8333, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 55.56},
+    'ledger': {'suggest': 19, 'suggest Path': 1, 'suggest Symbol': 11, 'suggest Test': 2, 'suggest Usage': 5, 'suppressed cooldown': 2, 'suppressed cooldown Symbol': 1, 'suppressed cooldown Test': 1, 'suppressed dedupe': 6, 'suppressed dedupe Symbol': 4, 'suppressed dedupe Usage': 2, 'suppressed recent': 5, 'suppressed recent Symbol': 2, 'suppressed recent Usage': 3},
 }
 # fmt: on
 
@@ -137,7 +139,8 @@ def test_trajectory_figures_on_materialized_workspaces(tmp_path):
         return dest
 
     rep = run_trajectories(trajs, workspace)
-    assert {"repos": rep["repos"], "pooled": rep["pooled"], "ledger": rep["ledger"]} == TRAJECTORY_FIGURES
+    keys = ("repos", "tune", "heldout", "pooled", "ledger")  # tune / heldout: dsh_sidecar.replay.TRAJECTORY_HELDOUT
+    assert {k: rep[k] for k in keys} == TRAJECTORY_FIGURES
 
 
 def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
