@@ -39,6 +39,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from dsh_protocol.stdio_client import encode_frame, read_frame
+
 KEY = "bsk-AttackBench-7f3a9c2e5d1b8064"
 LONG = "a" * 250
 SLOWEST: list[tuple[float, str]] = [(0.0, "-")]
@@ -75,20 +77,10 @@ class Sidecar:
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    self.msgs.put(None)
-                    return
-                self.stdout += line
-                if line in (b"\r\n", b"\n"):
-                    break
-                k, _, v = line.decode("ascii", "replace").partition(":")
-                if k.strip().lower() == "content-length":
-                    length = int(v)
-            body = out.read(length or 0)
-            self.stdout += body
+            body = read_frame(out, self.stdout)
+            if body is None:
+                self.msgs.put(None)
+                return
             try:
                 self.msgs.put(json.loads(body))
             except ValueError:
@@ -101,9 +93,8 @@ class Sidecar:
             self.stderr += chunk
 
     def send(self, msg: dict[str, Any]) -> None:
-        body = json.dumps(msg).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(encode_frame(msg))
         self.proc.stdin.flush()
 
     def send_id(self, method: Any, params: Any = None) -> int:
@@ -767,7 +758,7 @@ def a_include_fifo(ctx: Ctx) -> Result:
     took = time.perf_counter() - t0
     s.close()
     ok = bool(reply and "result" in reply and graph.get("ready"))
-    return ok, f"indexed by the walk in {took:.1f} s (git timed out)" if ok else "hung"
+    return ok, f"indexed by the walk in {took:.1f} s (git refused before it ran)" if ok else "hung"
 
 
 def a_yaml_laughs(ctx: Ctx) -> Result:

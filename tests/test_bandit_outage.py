@@ -184,7 +184,7 @@ async def test_status_counts_updates_and_reset_forgets_them(dsh_home, mock_provi
         bandit.close()
         await bandit.router.aclose()
     # the CLI's reset, on the file alone (a sidecar may be running: it merges into the reset file)
-    assert reset_posteriors(dsh_home) is True
+    assert reset_posteriors(dsh_home) == [dsh_home / "bandit" / "posteriors.json"]
     restarted = bandit_for({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}}, dsh_home)
     try:
         assert restarted.status()["updates"] == {"quick": 0, "thorough": 0}
@@ -192,7 +192,7 @@ async def test_status_counts_updates_and_reset_forgets_them(dsh_home, mock_provi
     finally:
         restarted.close()
         await restarted.router.aclose()
-    assert reset_posteriors(dsh_home / "nowhere") is False
+    assert reset_posteriors(dsh_home / "nowhere") == []
 
 
 def test_an_older_file_without_update_counts_loads_with_zero(dsh_home):

@@ -323,3 +323,24 @@ def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
     assert got[1] == {"jsonrpc": "2.0", "id": "eight", "error": error}
     assert got[2]["id"] == 9 and "where_is" in {t["name"] for t in got[2]["result"]["tools"]}
     assert proc.returncode == 0
+
+
+async def test_parallel_hook_calls_each_note_once_in_their_own_session(tmp_path, workspace):
+    """Claude Code runs the hooks of parallel tool calls at once: 24 concurrent post_tool_use
+    calls of 12 sessions (two each) give exactly one note per session, and the ledger holds
+    exactly 12 ``suggest`` lines and 12 ``suppressed`` ones — the noise control saw every call
+    one at a time."""
+    async with session(tmp_path, workspace, SUGGEST) as s:
+        calls = [
+            s.call_tool(
+                "post_tool_use",
+                {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": f"p{n % 12}"},
+            )
+            for n in range(24)
+        ]
+        results = await asyncio.gather(*calls)
+    noted = [r.structured_content for r in results if r.structured_content]
+    assert len(noted) == 12 and all(n["hookSpecificOutput"]["additionalContext"] == NOTE for n in noted)
+    lines = (tmp_path / "dsh-home" / "search-suggester" / "ledger.log").read_text().splitlines()
+    assert sum(" suggest Version " in line for line in lines) == 12, lines
+    assert sum(" suppressed " in line for line in lines) == 12, lines

@@ -9,7 +9,36 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any
+from typing import IO, Any
+
+
+def encode_frame(msg: Any) -> bytes:
+    """One JSON-RPC message as an LSP frame: ``Content-Length: <n>\\r\\n\\r\\n<JSON body>``."""
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_frame(stream: IO[bytes], raw: bytearray | None = None) -> bytes | None:
+    """The body bytes of the next LSP frame on ``stream`` (headers up to the blank line; a
+    missing ``Content-Length`` reads an empty body), or ``None`` at end of stream. Every byte
+    read (headers and body) is appended to ``raw`` when given, for callers that check what
+    the server wrote. Raises ``ValueError`` on a ``Content-Length`` that is not a number."""
+    length = 0
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        if raw is not None:
+            raw += line
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode("ascii", "replace").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    body = stream.read(length)
+    if raw is not None:
+        raw += body
+    return body
 
 
 class StdioClient:
@@ -32,26 +61,18 @@ class StdioClient:
         if not notify:
             self.next_id += 1
             msg_id = msg["id"] = self.next_id
-        body = json.dumps(msg).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(encode_frame(msg))
         self.proc.stdin.flush()
         return msg_id
 
     def read(self) -> dict[str, Any]:
         """The next message from the server. Raises ``EOFError`` when it closed stdout."""
         assert self.proc.stdout is not None
-        length = 0
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise EOFError("the server closed stdout")
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        return json.loads(self.proc.stdout.read(length))
+        body = read_frame(self.proc.stdout)
+        if body is None:
+            raise EOFError("the server closed stdout")
+        return json.loads(body)
 
     def response(self, msg_id: int) -> dict[str, Any]:
         """Read until the response to ``msg_id`` (notifications in between: log lines kept)."""

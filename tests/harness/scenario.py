@@ -5,7 +5,7 @@ root), so the fake model, the fake SearXNG and the harness all live on that name
 loopback. Usage::
 
     python tests/harness/scenario.py claude|dsh note|web|calls|restart|webseam WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--calls N]
+        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
@@ -100,7 +100,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
-        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart", args.hang_sidecar)
+        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart", args.hang_sidecar, args.hang_once)
     overlay.write_text("\n".join(lines) + "\n")
     if not args.no_adapter:
         install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
@@ -119,12 +119,44 @@ os.execvp("dsh-search", ["dsh-search", "serve"])
 """
 
 
-def dsh_adapter_rows(sticky: bool, work: Path, crash_once: bool, hang: bool = False) -> list[str]:
+HANG_ONCE = """import json, os, sys
+flag = sys.argv[1]
+if os.path.exists(flag):
+    os.execvp("dsh-search", ["dsh-search", "serve"])
+open(flag, "w").close()
+# the first sidecar answers initialize, then never answers again (a deadlocked sidecar)
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\\r\\n", b"\\n"):
+            break
+        name, _, value = line.decode("ascii").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    msg = json.loads(inp.read(length or 0))
+    if msg.get("method") == "initialize":
+        body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
+        out.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        out.flush()
+"""
+
+
+def dsh_adapter_rows(
+    sticky: bool, work: Path, crash_once: bool, hang: bool = False, hang_once: bool = False
+) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
     rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         rows.append(f"    command: {json.dumps(['sleep', '1000'])}")
         rows.append("    startWaitMs: 2000")
+    if hang_once:
+        script = work / "hang_once.py"
+        script.write_text(HANG_ONCE)
+        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung.flag')])}")
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)
@@ -177,6 +209,7 @@ def main() -> int:
     ap.add_argument("--sticky", action="store_true")
     ap.add_argument("--deny-hook-tools", action="store_true")
     ap.add_argument("--hang-sidecar", action="store_true")
+    ap.add_argument("--hang-once", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     args = ap.parse_args()
     work: Path = args.work
@@ -200,6 +233,7 @@ def main() -> int:
         "all_paths": [r.path for r in fake.requests],
         "gaps_ms": fake.tool_gaps_ms(),
         "crashed_once": (work / "crashed.flag").exists(),
+        "hung_once": (work / "hung.flag").exists(),
         "searxng_requests": len(searx.requests),
         "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),

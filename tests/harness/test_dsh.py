@@ -106,3 +106,18 @@ def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path):
     calls = times.get("post-execute", []) + times.get("assemble", [])
     assert len(times.get("post-execute", [])) == 3 and len(times.get("assemble", [])) >= 4
     assert len([ms for ms in calls if ms >= 2000]) == 1, times
+
+
+def test_a_sidecar_that_stops_answering_is_restarted(tmp_path):
+    """The first sidecar answers initialize and then nothing (deadlocked): after HUNG_AFTER (3)
+    unanswered listener requests in a row the bundle terminates it and restarts it, and a later
+    call gets the restarted sidecar's note — instead of every call of the session waiting out
+    its time bound for a child that will never answer."""
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-once", "--calls", "5")
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    assert report["hung_once"]
+    times = report["listener_ms"]
+    assert len(times.get("post-execute", [])) == 5, times
+    assert NOTE in texts(report["requests"][-1]["messages"]), times  # the restarted one answered
+    assert NOTE not in texts(report["requests"][1]["messages"])  # the hung one did not

@@ -493,3 +493,41 @@ def test_sidecar_with_suggester_off_and_a_large_change_runs_nothing(repo, dsh_ho
     finally:
         server.close()
     assert not repo.fired()
+
+
+def test_include_paths_of_a_config_text():
+    text = (
+        '[core]\n\tbare = false\n[include]\n\tpath = a.cfg\n[includeIf "gitdir:/x/"]\n\tpath = "b c.cfg"\n'
+        "[user]\n\tpath = not-an-include\n[Include] PATH=~/d.cfg\n"
+    )
+    assert gitcmd._include_paths(text) == ["a.cfg", "b c.cfg", "~/d.cfg"]
+
+
+@pytest.mark.parametrize("how", ["direct", "includeIf", "nested", "symlink"])
+def test_a_config_that_includes_a_fifo_is_refused_before_git_runs(tmp_path, how):
+    """Git opens an included FIFO while reading its config and blocks until its timeout, on
+    every command; the pre-check refuses such a repository at once and the listing walks it."""
+    repo = Repo(tmp_path)
+    os.mkfifo(tmp_path / "inc.fifo")
+    if how == "direct":
+        repo.config(f"[include]\n\tpath = {tmp_path / 'inc.fifo'}\n")
+    elif how == "includeIf":
+        repo.config('[includeIf "gitdir:/"]\n\tpath = "../../inc.fifo"\n')
+    elif how == "nested":  # a regular included file in the workspace that includes the FIFO
+        (repo.root / "more.cfg").write_text(f"[include]\n\tpath = {tmp_path / 'inc.fifo'}\n")
+        repo.config("[include]\n\tpath = ../more.cfg\n")
+    else:
+        os.symlink(tmp_path / "inc.fifo", repo.root / "inc.cfg")
+        repo.config("[include]\n\tpath = ../inc.cfg\n")
+    assert gitcmd.include_refusal(repo.root) is not None
+    with pytest.raises(gitcmd.GitError, match="includes a file that is not a regular file"):
+        gitcmd.Git(repo.root, timeout=60).prepare()
+    assert {"app.py", "lib.py"} <= set(list_files(repo.root))  # walked instead
+
+
+def test_a_config_that_includes_regular_or_missing_files_still_runs_git(tmp_path):
+    repo = Repo(tmp_path)
+    (tmp_path / "inc.cfg").write_text("[user]\n\tname = x\n")
+    repo.config(f"[include]\n\tpath = {tmp_path / 'inc.cfg'}\n[include]\n\tpath = missing.cfg\n")
+    assert gitcmd.include_refusal(repo.root) is None
+    assert b"app.py" in gitcmd.Git(repo.root).run(["ls-files", "-z"]).stdout

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import z from '@deepseek-ai/schemastery';
 import { defineTool } from '@deepseek-ai/dsh-tools';
 // the one TypeScript client (editor-clients/vscode/src/core), compiled into lib/core
-import { FramedClient } from './core/framing.js';
+import { FramedClient, RpcError } from './core/framing.js';
 import { noteMessage } from './note.js';
 import { Methods } from './core/protocol.js';
 import { dismissParams, searchParams } from './core/requests.js';
@@ -64,7 +64,10 @@ function warn(ctx, message, error) {
   }
 }
 
-/** The sidecar child and its client, restarted with exponential backoff after a crash. */
+/** Unanswered requests in a row after which a live sidecar counts as hung and is restarted. */
+export const HUNG_AFTER = 3;
+
+/** The sidecar child and its client, restarted with exponential backoff after a crash or a hang. */
 class SidecarProcess {
   constructor(ctx, config) {
     this.ctx = ctx;
@@ -76,6 +79,8 @@ class SidecarProcess {
     this.stopped = false;
     this.restarts = 0;
     this.timer = undefined;
+    this.missed = 0; // requests in a row the live sidecar did not answer in time
+    this.hungRestarts = 0; // restarts for a hang since the last answer
   }
 
   start() {
@@ -162,7 +167,40 @@ class SidecarProcess {
       }
     }
     if (!this.usable || !this.client) throw new Error('sidecar unavailable');
-    return this.client.request(method, params, options);
+    const client = this.client;
+    try {
+      const value = await client.request(method, params, options);
+      this.answered();
+      return value;
+    } catch (error) {
+      if (error instanceof RpcError) this.answered();
+      else if (!client.closed && !options.signal?.aborted && this.client === client) this.unanswered(client);
+      throw error;
+    }
+  }
+
+  answered() {
+    this.missed = 0;
+    this.hungRestarts = 0;
+  }
+
+  /** A request the live sidecar did not answer in its time bound. A sidecar that misses
+   * HUNG_AFTER in a row (one in a row right after it was restarted for that) is hung, not
+   * slow: it is terminated and restarted through the exit path (backoff, `maxRestarts`), so a
+   * hung child costs a few bounded waits instead of one per tool call for the whole session. */
+  unanswered(client) {
+    this.missed += 1;
+    const bound = this.hungRestarts ? 1 : HUNG_AFTER;
+    if (this.missed < bound) return;
+    this.missed = 0;
+    this.hungRestarts += 1;
+    this.usable = false;
+    warn(this.ctx, `sidecar did not answer ${bound} request(s) in a row; restarting it`);
+    try {
+      this.handle?.terminate?.();
+    } catch {
+      client.close(new Error('sidecar hung'));
+    }
   }
 
   async stop() {

@@ -317,18 +317,42 @@ def empty_document() -> dict[str, Any]:
     return {"version": VERSION, "rows": {}, "updates": dict.fromkeys(ARMS, 0)}
 
 
-def reset_posteriors(home: Path) -> bool:
-    """Reset the persisted posteriors under ``home`` (``$DSH_HOME``): the file rewritten at
-    the prior with zero update counts, under its lock, so a running sidecar's next write
-    merges into the reset document. Returns ``False`` when there was no file.
+def reset_posteriors(home: Path, decisions: bool = False) -> list[Path]:
+    """Forget what the bandit learned under ``home`` (``$DSH_HOME``), for ``dsh-search bandit
+    reset``: remove ``bandit/posteriors.json`` and its moved-aside ``.corrupt-<epoch>`` copies
+    and, with ``decisions``, the decision log ``bandit/decisions.jsonl`` and its rotated ``.1``,
+    ``.2`` … files. The posterior file is removed while holding its inter-process lock
+    (``<name>.lock``), so a sidecar's write in flight lands before it or after it, never half;
+    a sidecar still running keeps its in-memory posteriors and its next write merges into the
+    empty file. Symlinks are removed, never followed. Returns the removed paths, sorted (``[]``
+    when there was nothing to remove).
 
-    Raises ``OSError`` when the file cannot be written. For ``dsh-search bandit reset``.
+    Raises ``OSError`` when a file exists but cannot be removed, ``TimeoutError`` when the lock
+    stays held for more than 10 s.
     """
-    path = home / "bandit" / POSTERIORS_FILE
-    if not path.exists():
-        return False
-    StateFile(path, validate_document, max_bytes=MAX_BYTES).update(lambda _current: empty_document())
-    return True
+    from filelock import FileLock
+
+    from dsh_sidecar.bandit.decisions import DECISIONS_FILE
+
+    folder = home / "bandit"
+    removed: list[Path] = []
+    if not folder.is_dir() or folder.is_symlink():
+        return removed
+    posteriors = folder / POSTERIORS_FILE
+    try:
+        with FileLock(str(posteriors) + ".lock", timeout=10, mode=0o600):
+            for path in [posteriors, *sorted(folder.glob(f"{POSTERIORS_FILE}.corrupt-*"))]:
+                if path.is_symlink() or path.exists():
+                    path.unlink()
+                    removed.append(path)
+    except Timeout:
+        raise TimeoutError(f"{posteriors}.lock is held by another process") from None
+    if decisions:
+        for path in sorted(folder.glob(f"{DECISIONS_FILE}*")):
+            if path.name == DECISIONS_FILE or path.name[len(DECISIONS_FILE) + 1 :].isdigit():
+                path.unlink()
+                removed.append(path)
+    return sorted(removed)
 
 
 #: Stores with a running writer: flushed at interpreter exit (EOF, SIGTERM turned into exit).

@@ -511,12 +511,12 @@ def bandit_reset(
 
 
 def _bandit_reset(out: Output, decisions: bool) -> None:
-    from dsh_sidecar.cli.state import reset_bandit
+    from dsh_sidecar.bandit.store import reset_posteriors
     from dsh_sidecar.config import dsh_home
 
     home = dsh_home(os.environ)
     try:
-        removed = reset_bandit(home, decisions=decisions)
+        removed = reset_posteriors(home, decisions=decisions)
     except (OSError, TimeoutError) as exc:
         raise CliError(ErrorCode.INTERNAL_ERROR, f"bandit reset failed: {exc}", EXIT_FAILED) from None
     if out.json:

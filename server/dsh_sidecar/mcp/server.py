@@ -20,6 +20,11 @@ Tools:
 * ``session_start(session_id?)`` – for the SessionStart hook: the sticky section (when
   ``suggester.sectionMode`` is ``sticky``) as ``additionalContext``, or ``{}``.
 * ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
+
+Every tool is a coroutine, so the suggester's tools run on the server's event-loop thread one
+at a time, as ``serve``'s handlers do (the SDK runs a plain function on a worker thread, so
+parallel hook calls would enter the suggester's noise control and ledger at once); each of
+them is a few milliseconds of work.
 """
 
 from __future__ import annotations
@@ -156,7 +161,7 @@ def build_server(
         ),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    def where_is(
+    async def where_is(
         ctx: Context[Holder, Any],
         query: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description="free-text query")] = None,
         tool_name: Annotated[
@@ -180,7 +185,7 @@ def build_server(
         description="Hook-only (Claude Code PostToolUse mcp_tool hook). Do not call.",
         annotations=_HOOK_ONLY,
     )
-    def post_tool_use(
+    async def post_tool_use(
         ctx: Context[Holder, Any],
         # Untyped on purpose: the SDK would answer a field of the wrong shape with a tool error,
         # which Claude Code reports as a failed hook; post_execute_params checks each field and
@@ -209,7 +214,7 @@ def build_server(
         description="Hook-only (Claude Code SessionStart/UserPromptSubmit mcp_tool hook). Do not call.",
         annotations=_HOOK_ONLY,
     )
-    def session_start(
+    async def session_start(
         ctx: Context[Holder, Any],
         # untyped for the same reason as post_tool_use: a malformed hook call answers {}
         session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
@@ -232,7 +237,7 @@ def build_server(
         ),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
-    def suggestion_dismiss(
+    async def suggestion_dismiss(
         ctx: Context[Holder, Any],
         family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,

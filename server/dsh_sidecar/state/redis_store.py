@@ -470,7 +470,8 @@ class RedisState:
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
         if len(value) > keys.MAX_CACHE_VALUE_BYTES:
             return
-        names, args = [keys.cache_key(key), keys.CACHE_INDEX], [value, max(1, int(ttl_s)), max_entries]
+        names = [keys.cache_key(key), keys.CACHE_INDEX]
+        args: list[bytes | int] = [value, max(1, int(ttl_s)), max_entries]
         self._later(lambda: self._cache_put(keys=names, args=args))  # off the reply path, never re-sent
 
     # ------------------------------------------------------------------ bandit

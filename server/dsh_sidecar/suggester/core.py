@@ -433,8 +433,8 @@ class Suggester:
             state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
         view = self.view
         guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
-        if guess is not None:
-            return self._redirect(params, q, state, view, guess)  # type: ignore[arg-type]
+        if guess is not None and view is not None:
+            return self._redirect(params, q, state, view, guess)
         if q.frames and view is not None:
             return self._traceback(params, q, state, view)
         if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):

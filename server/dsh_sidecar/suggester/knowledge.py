@@ -369,8 +369,10 @@ class Knowledge:
                         self._version = view.version
                         self._adopt(_document_of(self.workspace, view))
                 return True
+            file = self.file
+            assert file is not None  # neither file nor shared returned above
             try:
-                merged = self.file.update(batch.merge_into(self.workspace, self.clock()))
+                merged = file.update(batch.merge_into(self.workspace, self.clock()))
             except (OSError, Timeout) as exc:
                 with self._mutex:
                     batch.give_back(self)

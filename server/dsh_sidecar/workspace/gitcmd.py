@@ -53,6 +53,7 @@ import logging
 import os
 import selectors
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -227,6 +228,81 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> 
     return b"".join(chunks)
 
 
+#: Deepest ``[include]`` chain followed by :func:`include_refusal` (git's own limit is 10).
+MAX_INCLUDE_DEPTH: Final = 10
+
+
+def _include_paths(text: str) -> list[str]:
+    """The ``path`` values of the ``[include]``/``[includeIf "…"]`` sections of a git config
+    text (git-config(1) "Includes"; quotes stripped; ``key = value`` and ``key=value``)."""
+    out: list[str] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            head = line[1:].split("]", 1)[0].strip()
+            section = head.split(None, 1)[0].split('"', 1)[0].lower() if head else ""
+            line = line.split("]", 1)[1].strip() if "]" in line else ""
+            if not line:
+                continue
+        if section not in ("include", "includeif") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if key.strip().lower() == "path" and value:
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            out.append(value)
+    return out
+
+
+def include_refusal(root: Path) -> str | None:
+    """Why git must not be run in ``root`` because of what its config includes, else ``None``.
+
+    Git opens every ``[include]``/``[includeIf]`` ``path`` while it reads its config, for any
+    command: a FIFO (or device, socket, folder) named there would block or fail each git run
+    until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
+    inside the workspace only); each included path is ``stat``-ed (never opened unless it is a
+    regular file inside the workspace, whose own includes are followed up to
+    :data:`MAX_INCLUDE_DEPTH` deep). ``~/`` is the user's home, a relative path is relative to
+    the including file's folder, as in git-config(1). Never raises."""
+    from dsh_sidecar.workspace import fsguard
+
+    try:
+        dot_git = root / ".git"
+        if not dot_git.is_dir() or dot_git.is_symlink():
+            return None  # a gitdir: file or a link: git finds its config elsewhere; nothing to pre-read here
+        queue = [(".git/config", 0), (".git/config.worktree", 0)]
+        seen: set[str] = set()
+        while queue:
+            rel, depth = queue.pop()
+            if rel in seen or depth > MAX_INCLUDE_DEPTH:
+                continue
+            seen.add(rel)
+            data = fsguard.read_or_none(root, rel, 1 << 20)
+            if data is None:
+                continue
+            for value in _include_paths(data.decode("utf-8", "replace")):
+                if value.startswith("~/"):
+                    target = Path(os.path.expanduser(value))
+                elif os.path.isabs(value):
+                    target = Path(value)
+                else:
+                    target = (root / rel).parent / value
+                try:
+                    st = os.stat(target)
+                except OSError:
+                    continue  # git skips a missing include
+                if not stat.S_ISREG(st.st_mode):
+                    return f"repository config includes a file that is not a regular file ({value})"
+                inner = fsguard.relative(root, target)
+                if inner is not None:
+                    queue.append((inner, depth + 1))
+    except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
+        log.debug("git include pre-check failed", exc_info=True)
+    return None
+
+
 class Git:
     """Hardened git for one workspace ``root`` (rules in the module docstring).
 
@@ -242,10 +318,14 @@ class Git:
     def prepare(self) -> dict[str, str]:
         """The environment for this repository's commands (computed once).
 
-        Raises :class:`GitError` when git is missing, the config cannot be listed, or it
-        defines more than :data:`MAX_DYNAMIC_KEYS` program keys."""
+        Raises :class:`GitError` when git is missing, the config cannot be listed, it
+        defines more than :data:`MAX_DYNAMIC_KEYS` program keys, or it includes a file that
+        is not a regular file (:func:`include_refusal`)."""
         if self._env is not None:
             return self._env
+        refusal = include_refusal(self.root)
+        if refusal is not None:
+            raise GitError(refusal)
         base = environment()
         names = self._exec(["config", "--list", "--name-only", "-z"], base, allow_fail=True)
         keys = _dynamic_keys(names) if names is not None else []
