@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if only is not None and t.id not in only and t.row["repo"] not in only:
             continue
         if t.row["repo"] in TRAJECTORY_HELDOUT and not a.heldout:
+            if only is not None:
+                sys.stderr.write(f"{t.id}: held out (not shown while tuning; --heldout to score it)\n")
             continue
         own, hit, out = run_trace(t, checkout_dir(a.cache, t.row["repo"], t.row["commit"]), a.verbose)
         if a.missed and not (t.row.get("ownSearchHit") is not None and not hit):
