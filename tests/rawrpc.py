@@ -117,6 +117,18 @@ class RawServer:
                 self.early[msg["id"]] = msg
         return self.early.pop(msg_id)
 
+    def barrier(self, timeout: float = 60.0) -> None:
+        """A sync point instead of a guessed quiet period: send ``dsh/status`` and read up to its
+        reply, so every notification the server wrote before answering is in
+        :attr:`notifications` (the handlers and the ledger's sink run on the server's event loop
+        thread, and ``dsh/status`` writes the ledger lines other threads left for it first)."""
+        reply = self.request("dsh/status", {}, timeout)
+        assert "result" in reply, reply
+
+    def log_lines(self) -> list[str]:
+        """The ``window/logMessage`` texts received so far (call :meth:`barrier` first)."""
+        return [m["params"]["message"] for m in self.notifications if m.get("method") == "window/logMessage"]
+
     def drain(self, quiet_s: float = 0.3) -> list[dict[str, Any]]:
         """Every message that arrives until the server is quiet for ``quiet_s`` seconds."""
         out = []
