@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from mockprovider import Reply, case_reply
+from support.waiting import until
 from test_router_providers import ROUTES
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -183,17 +184,11 @@ async def test_cancellation_reaches_the_http_call(tmp_path, workspace, mock_prov
     config["router"]["timeoutMs"] = 30000
     async with session(tmp_path, workspace, config) as s:
         call = asyncio.ensure_future(s.call_tool("web_search", {"query": "bike chain cleaning", "strategy": "quick"}))
-        for _ in range(1000):
-            if mock_provider.count(*ROUTES["searxng"]) == 1:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: mock_provider.count(*ROUTES["searxng"]) == 1, "the search at the provider")
         call.cancel()  # the SDK sends notifications/cancelled for an abandoned request
         with pytest.raises(asyncio.CancelledError):
             await call
-        for _ in range(1000):
-            if mock_provider.closed_early:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: mock_provider.closed_early, "the provider seeing the connection closed")
         assert len(mock_provider.closed_early) == 1  # the provider saw the connection closed
         still = await s.call_tool("where_is", {"query": "__version__"})  # and the server keeps serving
     assert still.structured_content["intent"] == "Version"

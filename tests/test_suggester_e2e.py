@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from lsprotocol import types as lsp
+from support.waiting import until
 
 
 async def _graph_ready(client) -> None:
@@ -43,8 +44,10 @@ async def test_volatile_knob_hot_reloads_over_stdio(spawn, workspace):
     )
     second = await client.protocol.send_request_async("dsh/postExecute", _call("b", "__version__"))
     assert second == {"additionalContexts": []}
-    await asyncio.sleep(0.1)
-    assert any(m.message.endswith("] suppressed turn-cap Version") for m in client.log_messages)
+    await until(
+        lambda: any(m.message.endswith("] suppressed turn-cap Version") for m in client.log_messages),
+        "the suppressed turn-cap ledger line",
+    )
 
 
 async def test_symbol_names_the_defining_file_over_stdio(spawn, workspace):
