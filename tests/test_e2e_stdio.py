@@ -7,8 +7,9 @@ import re
 
 import pytest
 from lsprotocol import types as lsp
-from mockprovider import case_reply
 from pygls.exceptions import JsonRpcException
+from support.mockprovider import case_reply
+from support.routers import router_block
 
 BANDIT_LINE = re.compile(
     r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ "
@@ -17,12 +18,7 @@ BANDIT_LINE = re.compile(
 
 
 def chain_config(mock, order, **router):
-    providers = {}
-    if "searxng" in order:
-        providers["searxng"] = {"baseUrl": mock.url}
-    if "duckduckgo" in order:
-        providers["duckduckgo"] = {"baseURL": mock.url}
-    return {"router": {"order": order, "providers": providers, "timeoutMs": 5000, **router}}
+    return {"router": router_block(mock, order, timeoutMs=5000, **router)}
 
 
 async def test_search_searxng_quick(spawn, mock_provider):

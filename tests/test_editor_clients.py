@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import server_command
+from support.sidecar import server_command
 
 VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
 

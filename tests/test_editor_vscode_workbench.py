@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, clean_env, server_command
+from support.sidecar import DATA, clean_env, server_command
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "tests" / "vscode"

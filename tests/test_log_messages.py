@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 from dsh_sidecar.lsp.app import SidecarServer
-from mockprovider import case_reply
-from rawrpc import RawServer
+from support.mockprovider import case_reply
+from support.rawrpc import RawServer
 
 BANDIT = '[bandit-search] arm=quick reward=1.000 durationMs=1 resultCount=5 stats={"quick":{"alpha":2,"beta":1}}'
 LEDGER = "[search-suggester] shown family=Version path=src/app.py"

@@ -12,9 +12,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mockprovider import Reply, case_reply
+from support.mockprovider import Reply, case_reply
+from support.routers import ROUTES, router_block
 from support.waiting import until
-from test_router_providers import ROUTES
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_params  # noqa: E402
@@ -142,7 +142,7 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
 
 
 def searxng(mock) -> dict:
-    return {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}}}
+    return {"router": router_block(mock, ["searxng"])}
 
 
 async def test_web_search_sources_and_progress(tmp_path, workspace, mock_provider):

@@ -11,7 +11,7 @@ import struct
 import threading
 
 import pytest
-from mockprovider import MockProvider, Reply, case_reply
+from support.mockprovider import MockProvider, Reply, case_reply
 
 BRAVE_PATH = "/res/v1/web/search"
 BRAVE_KEY = "BSA-FAULTKEY-7f3a9c"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from mockprovider import MockProvider, Reply, case_reply
-from rawrpc import RawServer
+from support.mockprovider import MockProvider, Reply, case_reply
+from support.rawrpc import RawServer
 from support.waiting import wait_until
 
 #: Seconds the slow provider waits before answering: far longer than the test may take (each

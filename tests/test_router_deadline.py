@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
+from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.chain import DEADLINE_MARGIN_MS
-from mockprovider import Reply, case_reply
+from support.mockprovider import Reply, case_reply
+from support.routers import ROUTES, FakeClock, make_router
 from support.waiting import until
-from test_router_health import FakeClock
-from test_router_providers import ROUTES, credential_env
 
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
 
@@ -22,10 +21,7 @@ def budget_ms(outcome: str) -> int:
 
 
 def chain(mock, order, **extra):
-    providers = {pid: {"baseUrl" if pid == "searxng" else "baseURL": mock.url} for pid in order}
-    cfg = parse_router_config({"order": order, "providers": providers, "cache": False, **extra})
-    env = {k: v for pid in order for k, v in credential_env(pid).items()}
-    return Router.from_config(cfg, env, clock=FakeClock())
+    return make_router(mock, order, clock=FakeClock(), cache=False, **extra)
 
 
 async def test_config_deadline_splits_what_is_left_and_skips_the_rest(mock_provider):

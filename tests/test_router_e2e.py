@@ -10,17 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 from lsprotocol import types as lsp
-from mockprovider import MockProvider, Reply, case_reply
 from pygls.exceptions import JsonRpcException
+from support.mockprovider import MockProvider, Reply, case_reply
+from support.routers import ROUTES, router_block
 from support.waiting import until
-from test_router_providers import ROUTES
 
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=20.0)
 
 
 def config(mock, order, **router):
-    providers = {pid: {"baseUrl" if pid == "searxng" else "baseURL": mock.url} for pid in order}
-    return {"router": {"order": order, "providers": providers, **router}}
+    return {"router": router_block(mock, order, **router)}
 
 
 async def wait_for(predicate, what="the condition"):

@@ -8,8 +8,8 @@ import os
 import shutil
 
 import pytest
-from conftest import DATA
-from rawrpc import RawServer
+from support.rawrpc import RawServer
+from support.sidecar import DATA
 from support.waiting import wait_until
 
 #: "Does not hang" bound of one call, seconds: each request must be answered within it (a

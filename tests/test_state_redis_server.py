@@ -14,7 +14,7 @@ import redis
 from dsh_sidecar.bandit.policy import ARMS, GLOBAL
 from dsh_sidecar.state.config import parse_state_config
 from dsh_sidecar.state.redis_store import RedisState
-from fleetkit import REDIS_SERVER, RedisServer
+from support.fleetkit import REDIS_SERVER, RedisServer
 from test_state_redis import (  # noqa: F401 (collected here again, with this module's `state`)
     op,
     test_bandit_ops_count_once_and_rows_stay_bounded,

@@ -16,7 +16,7 @@ import time
 import pytest
 from dsh_sidecar.suggester import ledger as ledger_mod
 from dsh_sidecar.suggester.ledger import Ledger
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 FAMILIES = ["Doc", "Config", "Test", "Ledger", "Path"]
 TARGET = "src/demo_pkg/__init__.py"

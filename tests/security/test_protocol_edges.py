@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from dsh_sidecar.lsp.app import INTERNAL_ERROR_MESSAGE, SidecarServer
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import clean_env, server_command
+from support.sidecar import clean_env, server_command
 
 #: Clock ticks per second of /proc/<pid>/stat times (Linux ``sysconf(_SC_CLK_TCK)``).
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -33,6 +33,45 @@ def frame(body: bytes | str | dict[str, Any]) -> bytes:
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogatepass")
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def session(log_messages: str | None = None) -> bytes:
+    """A whole framed session: initialize (``logMessages`` if given), initialized, dsh/status
+    (id 2), shutdown (id 3), exit."""
+    options = {} if log_messages is None else {"logMessages": log_messages}
+    return b"".join(
+        frame(m)
+        for m in (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "capabilities": {}, "rootUri": None, "initializationOptions": options},
+            },
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "dsh/status", "params": {}},
+            {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        )
+    )
+
+
+def replies(stdout: bytes) -> list[dict]:
+    """The messages of a captured stdout (LSP frames, in order)."""
+    out, rest = [], stdout
+    while rest:
+        head, sep, rest = rest.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        out.append(json.loads(rest[:length]))
+        rest = rest[length:]
+    return out
+
+
+def ids(messages: list[dict]) -> list:
+    """The ids of the responses among ``messages``, in order."""
+    return [m["id"] for m in messages if "id" in m]
 
 
 class RawServer:
