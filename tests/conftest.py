@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 from support.editors import NVIMS
 from support.mockprovider import MockProvider
-from support.sidecar import DATA, clean_env, make_client, server_command, stop_client
+from support.sidecar import DATA, start_server, stop_client
+from support.sidecar import initialize as initialize_session
 
 
 @pytest.fixture
@@ -53,19 +53,10 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
         env: dict[str, str] | None = None,
         initialize: bool = True,
     ) -> LanguageClient:
-        config = ClientServerConfig(
-            server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
-        )
-        client = await config.start()
+        client = await start_server(dsh_home, env)
         clients.append(client)
         if initialize:
-            await client.initialize_session(
-                lsp.InitializeParams(
-                    capabilities=lsp.ClientCapabilities(),
-                    root_uri=root.as_uri() if root else None,
-                    initialization_options=init_options,
-                )
-            )
+            await initialize_session(client, init_options, root)
         return client
 
     yield start

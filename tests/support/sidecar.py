@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from dsh_sidecar.lsp.transport import raw_params_converter
-from pytest_lsp import LanguageClient
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 from support.waiting import until
@@ -51,6 +52,28 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=raw_params_converter)
     register_lsp_features(client)
     return client
+
+
+async def start_server(dsh_home: Path, env: dict[str, str] | None = None) -> LanguageClient:
+    """``dsh-search serve`` over real stdio with :func:`clean_env` (plus ``env``), not yet
+    initialized; stop it with :func:`stop_client`."""
+    config = ClientServerConfig(
+        server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
+    )
+    return await config.start()
+
+
+async def initialize(
+    client: LanguageClient, init_options: dict[str, Any] | None = None, root: Path | None = None
+) -> None:
+    """``initialize`` (no client capabilities, ``rootUri`` from ``root``) and ``initialized``."""
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            root_uri=root.as_uri() if root else None,
+            initialization_options=init_options,
+        )
+    )
 
 
 async def stop_client(client: LanguageClient, timeout_s: float = 10.0) -> None:
