@@ -4,7 +4,7 @@
    with ``state.backend: file`` (the default), one on a real ``redis-server`` started here; each
    ``dsh/search`` (a fresh query, ``quick``: a cache miss, so the store's cache read, cooldown
    read and cache write all run) and each ``dsh/postExecute`` (the suggester session of
-   ``tests/fleetkit.py``) is sent to both in turn. Prints p50/p90 per backend and the added p50
+   ``tests/support/fleetkit.py``) is sent to both in turn. Prints p50/p90 per backend and the added p50
    (goal: ≤ 0.5 ms).
 2. **Throughput with 8 processes**: 8 sidecars × ``--calls`` (search + postExecute each), on one
    shared ``$DSH_HOME`` (files + locks: one machine) and on Redis, ``--rounds`` times each,
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import redis  # noqa: E402
 from dsh_sidecar.state import keys  # noqa: E402
-from fleetkit import (  # noqa: E402
+from support.fleetkit import (  # noqa: E402
     REDIS_SERVER,
     SESSION,
     Providers,

@@ -24,10 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "harness"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the harness and support packages
 
-import harnesses as h  # noqa: E402
+from harness import harnesses as h  # noqa: E402
 
 GOALS_MS = {"claude": 10.0, "dsh": 5.0}
 LABELS = {

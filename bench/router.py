@@ -36,7 +36,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
-from mockprovider import MockProvider, Reply, case_reply  # noqa: E402
+from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
 
 PROVIDER_VARS = (
     "EXA_API_KEY",

@@ -12,7 +12,7 @@ from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.variants import reframe
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import Router, parse_router_config
-from mockprovider import case_reply
+from support.mockprovider import case_reply
 
 
 def test_reward_formula():

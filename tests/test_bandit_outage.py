@@ -14,7 +14,7 @@ import pytest
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config, reset_posteriors
 from dsh_sidecar.bandit.store import POSTERIORS_FILE
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
-from mockprovider import Reply, case_reply
+from support.mockprovider import Reply, case_reply
 
 PRIOR = {"quick": {"alpha": 1.0, "beta": 1.0}, "thorough": {"alpha": 1.0, "beta": 1.0}}
 JSON = {"content-type": "application/json"}

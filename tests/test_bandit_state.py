@@ -356,7 +356,7 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
     import subprocess
     import sys
 
-    from conftest import clean_env
+    from support.sidecar import clean_env
 
     p = policy(discount=1.0)
     store = PosteriorStore(dsh_home)

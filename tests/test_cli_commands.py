@@ -9,9 +9,9 @@ import socket
 from pathlib import Path
 
 import pytest
-import rawrpc
-from mockprovider import MockProvider, Reply, case_reply
-from test_cli_output import cli, env_for, run
+from support import rawrpc
+from support.cli import cli, env_for, run
+from support.mockprovider import MockProvider, Reply, case_reply
 
 SECRET = "sk-doctor-Zq8v3LmN0pX"
 PASSWORD = "hunter2-Rb7w"

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli_output import cli, relhome, run
+from support.cli import cli, relhome, run
 
 TIMEOUT_S = 60
 

@@ -14,55 +14,14 @@ import os
 import re
 import struct
 import subprocess
-import sys
 import termios
 from pathlib import Path
 
 import pytest
-from conftest import clean_env
-from mockprovider import MockProvider, case_reply
+from support.cli import cli, relhome, run
+from support.mockprovider import MockProvider, case_reply
 
 SNAPSHOTS = Path(__file__).parent / "data" / "cli"
-#: Environment variables that change how Rich renders; removed so the host's shell does not leak in.
-RENDER_VARS = ("NO_COLOR", "FORCE_COLOR", "COLORTERM", "CLICOLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "COLUMNS")
-
-
-def cli() -> list[str]:
-    script = Path(sys.executable).parent / "dsh-search"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dsh_sidecar"]
-
-
-def env_for(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in clean_env(home).items() if k not in RENDER_VARS}
-    env.update({"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "40"})
-    env.update(extra or {})
-    return env
-
-
-def run(args: list[str], env: dict[str, str], cwd: Path, tty: bool = False) -> tuple[int, str, str]:
-    """Run the CLI; with ``tty`` its stdout is a 100-column pseudo-terminal (stderr stays a pipe)."""
-    if not tty:
-        p = subprocess.run(cli() + args, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
-        return p.returncode, p.stdout, p.stderr
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    proc = subprocess.Popen(
-        cli() + args, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    rc = proc.wait(timeout=120)
-    return rc, b"".join(chunks).decode().replace("\r\n", "\n"), err
 
 
 def snapshot(name: str, text: str) -> None:
@@ -98,11 +57,6 @@ def colour_codes(text: str) -> set[str]:
 def home(tmp_path: Path) -> Path:
     (tmp_path / "home").mkdir()
     return tmp_path
-
-
-def relhome(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """``DSH_HOME=home`` relative to ``cwd=tmp_path``: the printed paths are the same every run."""
-    return env_for(tmp_path, {"DSH_HOME": "home", **(extra or {})})
 
 
 # ---------------------------------------------------------------------------- status
@@ -323,7 +277,7 @@ def _run_stderr_tty(args: list[str], env: dict[str, str], cwd: Path) -> tuple[in
 
 
 def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: Path):
-    from mockprovider import Reply
+    from support.mockprovider import Reply
 
     mock = MockProvider()
     reply, _ = case_reply("searxng", "ok", check=False)
@@ -344,7 +298,7 @@ def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: 
 
 def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
     """A provider's title with an OSC window-title sequence, a cursor move and Rich markup."""
-    from mockprovider import Reply
+    from support.mockprovider import Reply
 
     hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/]"
     body = {

@@ -22,7 +22,7 @@ from dsh_sidecar.replay import (
     trajectory_figures,
     trajectory_summary,
 )
-from test_suggester_replay import line, note  # the fixture scorer test's note/line builders
+from support.replay import line, note  # the fixture scorer test's note/line builders
 
 
 def test_per_intent_counts_and_pooling():

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types as lsp
-from mockprovider import case_reply
 from pygls.exceptions import JsonRpcException
+from support.mockprovider import MockProvider, case_reply
+from support.routers import router_block
+from support.sidecar import initialize, start_server, stop_client
 
 BANDIT_LINE = re.compile(
     r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ "
@@ -17,12 +20,7 @@ BANDIT_LINE = re.compile(
 
 
 def chain_config(mock, order, **router):
-    providers = {}
-    if "searxng" in order:
-        providers["searxng"] = {"baseUrl": mock.url}
-    if "duckduckgo" in order:
-        providers["duckduckgo"] = {"baseURL": mock.url}
-    return {"router": {"order": order, "providers": providers, "timeoutMs": 5000, **router}}
+    return {"router": router_block(mock, order, timeoutMs=5000, **router)}
 
 
 async def test_search_searxng_quick(spawn, mock_provider):
@@ -85,6 +83,20 @@ async def test_all_providers_failing_gives_the_aggregated_error(spawn, mock_prov
     assert [c["provider"] for c in status["router"]["chain"]] == ["searxng", "duckduckgo"]
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def searxng_sidecar(tmp_path_factory):
+    """One sidecar over a SearXNG mock for the read-only cases (refused params change nothing)."""
+    mock = MockProvider()
+    mock.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
+    client = await start_server(tmp_path_factory.mktemp("dsh-home"))
+    try:
+        await initialize(client, chain_config(mock, ["searxng"]))
+        yield client
+    finally:
+        await stop_client(client)
+        mock.close()
+
+
 @pytest.mark.parametrize(
     "params, field",
     [
@@ -96,9 +108,9 @@ async def test_all_providers_failing_gives_the_aggregated_error(spawn, mock_prov
         ([1, 2], "params must be an object"),
     ],
 )
-async def test_malformed_search_gets_invalid_params_with_its_id(spawn, mock_provider, params, field):
-    mock_provider.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
-    client = await spawn(chain_config(mock_provider, ["searxng"]))
+@pytest.mark.asyncio(loop_scope="module")
+async def test_malformed_search_gets_invalid_params_with_its_id(searxng_sidecar, params, field):
+    client = searxng_sidecar
     with pytest.raises(JsonRpcException) as info:
         await client.protocol.send_request_async("dsh/search", params)
     assert info.value.code == -32602

@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import server_command
+from support.locks import VSCODE_BUILD, shared
+from support.sidecar import server_command
 
 VSCODE = Path(__file__).resolve().parent.parent / "editor-clients" / "vscode"
 
@@ -28,7 +29,8 @@ def _npm() -> str:
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DSH_SEARCH_COMMAND=server_command()[0])
-    return subprocess.run(args, cwd=VSCODE, env=env, capture_output=True, text=True, timeout=600)
+    with shared(VSCODE_BUILD):  # the workbench test builds the same out/ (pytest-xdist workers)
+        return subprocess.run(args, cwd=VSCODE, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_vscode_extension_lint_clean():

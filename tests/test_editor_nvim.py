@@ -10,18 +10,14 @@ adds to test a current release), plus any listed in ``$DSH_TEST_NVIM`` (``os.pat
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import clean_env, server_command
-from mockprovider import MockProvider, case_reply
-
-PLUGIN = Path(__file__).resolve().parent.parent / "editor-clients" / "nvim"
+from support.editors import PLUGIN
+from support.mockprovider import MockProvider, case_reply
+from support.sidecar import clean_env, server_command
 
 #: tests/data/providers/searxng/cases.yaml, case ``ok``: the usable sources in order.
 OK_URLS = [
@@ -31,25 +27,6 @@ OK_URLS = [
     "https://www.example.org/guides/when-to-replace-a-chain",
     "https://video.example.com/watch/chain-cleaning-tool-review",
 ]
-
-
-def _nvims() -> list[str]:
-    found: dict[str, str] = {}
-    extra = [p for p in os.environ.get("DSH_TEST_NVIM", "").split(os.pathsep) if p]
-    for cand in (shutil.which("nvim"), "/usr/bin/nvim", str(Path(sys.executable).parent / "nvim"), *extra):
-        if cand and os.access(cand, os.X_OK):
-            found.setdefault(os.path.realpath(cand), cand)
-    return list(found.values())
-
-
-NVIMS = _nvims()
-
-
-@pytest.fixture(params=NVIMS or [None], ids=lambda p: p or "no-nvim")
-def nvim(request) -> str:
-    if request.param is None:
-        pytest.skip("Neovim is not installed (apt-get install -y neovim; .ci/run installs it)")
-    return request.param
 
 
 @pytest.fixture

@@ -8,17 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-from conftest import DATA, clean_env, server_command
-from mockprovider import MockProvider, Reply
-from test_editor_nvim import NVIMS, PLUGIN
-
-
-@pytest.fixture(params=NVIMS or [None], ids=lambda p: p or "no-nvim")
-def nvim(request) -> str:
-    if request.param is None:
-        pytest.skip("Neovim is not installed (apt-get install -y neovim; .ci/run installs it)")
-    return request.param
+from support.editors import PLUGIN
+from support.mockprovider import MockProvider, Reply
+from support.sidecar import DATA, clean_env, server_command
 
 
 def _nvim(nvim: str, tmp_path: Path, lua: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:

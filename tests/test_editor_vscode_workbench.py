@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, clean_env, server_command
+from support.locks import VSCODE_BUILD, shared
+from support.sidecar import DATA, clean_env, server_command
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "tests" / "vscode"
@@ -46,11 +47,13 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     artifacts = Path(os.environ.get("DSH_TEST_ARTIFACTS", HARNESS / "artifacts")).resolve()
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir(parents=True)
-    pack = subprocess.run(
-        ["npm", "run", "--silent", "package"], cwd=EXTENSION, capture_output=True, text=True, timeout=600
-    )
-    assert pack.returncode == 0, pack.stdout[-3000:] + pack.stderr[-3000:]
-    vsix = EXTENSION / "dsh-search.vsix"
+    vsix = tmp_path / "dsh-search.vsix"
+    with shared(VSCODE_BUILD):  # test_editor_clients builds the same out/ (pytest-xdist workers)
+        pack = subprocess.run(
+            ["npm", "run", "--silent", "package"], cwd=EXTENSION, capture_output=True, text=True, timeout=600
+        )
+        assert pack.returncode == 0, pack.stdout[-3000:] + pack.stderr[-3000:]
+        shutil.copyfile(EXTENSION / "dsh-search.vsix", vsix)  # this run's package, whoever builds next
     workspace = tmp_path / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
     env = clean_env(

@@ -29,7 +29,16 @@ from pathlib import Path
 import pytest
 import redis
 from dsh_sidecar.state import keys
-from fleetkit import REDIS_SERVER, SESSION, Providers, RedisServer, Sidecar, make_workspace, options, sidecar_env
+from support.fleetkit import (
+    REDIS_SERVER,
+    SESSION,
+    Providers,
+    RedisServer,
+    Sidecar,
+    make_workspace,
+    options,
+    sidecar_env,
+)
 
 pytestmark = pytest.mark.skipif(
     REDIS_SERVER is None, reason="redis-server not installed (Debian package redis-server; .ci/run installs it)"

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 from dsh_sidecar.lsp.app import SidecarServer
-from mockprovider import case_reply
-from rawrpc import RawServer
+from support.mockprovider import case_reply
+from support.rawrpc import RawServer
 
 BANDIT = '[bandit-search] arm=quick reward=1.000 durationMs=1 resultCount=5 stats={"quick":{"alpha":2,"beta":1}}'
 LEDGER = "[search-suggester] shown family=Version path=src/app.py"
@@ -39,10 +39,10 @@ def test_over_stdio_and_after_reconfiguration(dsh_home, mock_provider, setting, 
         # a reconfiguration that does not name logMessages keeps it
         srv.notify("workspace/didChangeConfiguration", {"settings": {"dsh": {"bandit": {"discount": 1}}}})
         assert "result" in srv.request("dsh/search", {"query": "road tyre pressure", "strategy": "quick"})
-        seen = srv.notifications + srv.drain(0.3)
-        logs = [n for n in seen if n.get("method") == "window/logMessage"]
+        srv.barrier()  # every line sent before the status reply is read: no quiet period guessed
+        logs = srv.log_lines()
         assert len(logs) == 2 * count
-        assert all(n["params"]["message"].startswith("[bandit-search] arm=quick ") for n in logs)
+        assert all(line.startswith("[bandit-search] arm=quick ") for line in logs)
         assert srv.shutdown() == 0
     finally:
         srv.close()

@@ -12,8 +12,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mockprovider import Reply, case_reply
-from test_router_providers import ROUTES
+from support.mockprovider import Reply, case_reply
+from support.routers import ROUTES, router_block
+from support.waiting import until
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_params  # noqa: E402
@@ -149,7 +150,7 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
 
 
 def searxng(mock) -> dict:
-    return {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}}}
+    return {"router": router_block(mock, ["searxng"])}
 
 
 async def test_web_search_sources_and_progress(tmp_path, workspace, mock_provider):
@@ -191,17 +192,11 @@ async def test_cancellation_reaches_the_http_call(tmp_path, workspace, mock_prov
     config["router"]["timeoutMs"] = 30000
     async with session(tmp_path, workspace, config) as s:
         call = asyncio.ensure_future(s.call_tool("web_search", {"query": "bike chain cleaning", "strategy": "quick"}))
-        for _ in range(1000):
-            if mock_provider.count(*ROUTES["searxng"]) == 1:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: mock_provider.count(*ROUTES["searxng"]) == 1, "the search at the provider")
         call.cancel()  # the SDK sends notifications/cancelled for an abandoned request
         with pytest.raises(asyncio.CancelledError):
             await call
-        for _ in range(1000):
-            if mock_provider.closed_early:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: mock_provider.closed_early, "the provider seeing the connection closed")
         assert len(mock_provider.closed_early) == 1  # the provider saw the connection closed
         still = await s.call_tool("where_is", {"query": "__version__"})  # and the server keeps serving
     assert still.structured_content["intent"] == "Version"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from rawrpc import RawServer, frame
+from support.rawrpc import RawServer, frame
 
 STATUS = {"jsonrpc": "2.0", "method": "dsh/status"}
 

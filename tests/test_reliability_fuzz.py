@@ -15,11 +15,11 @@ import shutil
 import string
 
 import pytest
-from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mockprovider import MockProvider, case_reply
-from rawrpc import RawServer, frame
+from support.mockprovider import MockProvider, case_reply
+from support.rawrpc import RawServer, frame
+from support.sidecar import DATA
 
 #: Examples per method: enough to hit every field with every wrong type, small enough for CI.
 EXAMPLES = 100

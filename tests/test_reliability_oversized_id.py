@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 
 def test_oversized_request_is_refused_with_its_id(tmp_path):

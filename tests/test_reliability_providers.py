@@ -11,7 +11,7 @@ import struct
 import threading
 
 import pytest
-from mockprovider import MockProvider, Reply, case_reply
+from support.mockprovider import MockProvider, Reply, case_reply
 
 BRAVE_PATH = "/res/v1/web/search"
 BRAVE_KEY = "BSA-FAULTKEY-7f3a9c"
@@ -132,7 +132,9 @@ async def test_slow_loris_body_times_out_within_the_provider_budget(spawn, healt
         client = await spawn(config(slow.url, healthy.url, timeout_ms=800))
         result = await search(client, "slow loris provider")
         assert result["attempts"][0]["outcome"] == "timeout after 800ms"
-        assert result["attempts"][0]["ms"] < 5000  # generous: the timeout covers the body, not just headers
+        # the timeout covers the body, not just headers: far less than the ~55 s the body trickles
+        # (a bound for a loaded machine, not a latency figure)
+        assert result["attempts"][0]["ms"] < 25_000
         assert result["attempts"][1]["outcome"] == "ok"
     finally:
         slow.close()

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.state import StateFile
-from mockprovider import MockProvider, case_reply
-from rawrpc import RawServer
+from support.mockprovider import MockProvider, case_reply
+from support.rawrpc import RawServer
+from support.routers import router_block
 
 #: kill -9 repetitions (issue 8).
 KILL_ROUNDS = 100
@@ -100,7 +101,7 @@ def sidecar_config(mock: MockProvider) -> dict:
     # discount 1 (the seed's stationary rule) makes every update add exactly 1 to α+β of the
     # arm's global row, so updates can be counted; cache off so every search is an update.
     return {
-        "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock.url}}, "cache": False},
+        "router": router_block(mock, ["searxng"], cache=False),
         "bandit": {"discount": 1.0},
         "suggester": {"enabled": True},
     }

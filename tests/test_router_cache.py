@@ -8,22 +8,20 @@ import pytest
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.cache import normalise_query
-from mockprovider import case_reply
-from test_router_health import FakeClock
-from test_router_providers import ROUTES, expected_source
+from support.mockprovider import case_reply
+from support.routers import ROUTES, FakeClock, expected_source, make_router
 
 SEARCH = ROUTES["searxng"]
 
 
-def make_router(mock, clock=None, **extra):
-    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}, **extra})
-    return Router.from_config(cfg, {}, clock=clock or FakeClock())
+def searxng_router(mock, clock=None, **extra):
+    return make_router(mock, "searxng", env={}, clock=clock or FakeClock(), **extra)
 
 
 async def test_hit_is_reported_and_costs_no_request(mock_provider):
     reply, case = case_reply("searxng", "ok", check=False)
     mock_provider.route(*SEARCH, reply)
-    router = make_router(mock_provider)
+    router = searxng_router(mock_provider)
     try:
         first = await router.search("Bike  chain cleaning", 10)
         second = await router.search("  bike chain CLEANING ", 10)
@@ -42,7 +40,7 @@ async def test_hit_is_reported_and_costs_no_request(mock_provider):
 async def test_ttl_expiry_and_lru_bound(mock_provider):
     mock_provider.route(*SEARCH, case_reply("searxng", "ok", check=False)[0])
     clock = FakeClock()
-    router = make_router(mock_provider, clock, cache={"ttlSeconds": 60, "maxEntries": 2})
+    router = searxng_router(mock_provider, clock, cache={"ttlSeconds": 60, "maxEntries": 2})
     try:
         await router.search("a", 5)
         clock.now += 59
@@ -62,7 +60,7 @@ async def test_ttl_expiry_and_lru_bound(mock_provider):
 
 async def test_failures_and_empty_answers_are_never_cached(mock_provider):
     mock_provider.route(*SEARCH, case_reply("searxng", "json-disabled", check=False)[0])
-    router = make_router(mock_provider)
+    router = searxng_router(mock_provider)
     try:
         for _ in range(2):
             with pytest.raises(AllProvidersFailed):
@@ -95,7 +93,7 @@ async def test_empty_answer_not_cached(mock_provider):
 
 async def test_cache_false_turns_it_off(mock_provider):
     mock_provider.route(*SEARCH, case_reply("searxng", "ok", check=False)[0])
-    router = make_router(mock_provider, cache=False)
+    router = searxng_router(mock_provider, cache=False)
     try:
         await router.search("x", 5)
         assert (await router.search("x", 5)).attempts[0].outcome == "ok"

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.chain import AGGREGATE_HEADER
-from mockprovider import DATA, MockProvider, case_reply
-from test_router_providers import ROUTES, credential_env, expected_source
+from support.mockprovider import DATA, MockProvider, case_reply
+from support.routers import ROUTES, base_url_key, credential_env, expected_source
 
 SCENARIOS = {s["id"]: s for s in yaml.safe_load((DATA / "chains.yaml").read_text())["scenarios"]}
 
@@ -49,7 +49,7 @@ class Scenario:
             if "#" in ref and "+" not in ref:
                 mock.route(*ROUTES[pid], case_reply(*case_of(ref), check=False)[0])
             env.update(credential_env(pid))
-            providers[pid] = {"baseUrl" if pid == "searxng" else "baseURL": mock.url}
+            providers[pid] = {base_url_key(pid): mock.url}
         cfg.update(providers=providers, cache=False)
         self.router = Router.from_config(parse_router_config(cfg), env, clock=clock)
 

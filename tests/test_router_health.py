@@ -12,29 +12,14 @@ from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.health import MAX_COOLDOWN_S, ProviderHealth
 from dsh_sidecar.router.providers import brave
 from dsh_sidecar.router.providers.base import HttpResponse, retry_after_seconds
-from mockprovider import Reply, case_reply
-from test_router_providers import ROUTES, credential_env
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def make_router(provider, mock, clock, **extra):
-    cfg = parse_router_config(
-        {"order": [provider], "providers": {provider: {"baseURL": mock.url}}, "cache": False, **extra}
-    )
-    return Router.from_config(cfg, credential_env(provider), clock=clock)
+from support.mockprovider import Reply, case_reply
+from support.routers import ROUTES, FakeClock, credential_env, make_router
 
 
 async def test_tavily_retry_after_cools_down_exactly_30s(mock_provider):
     clock = FakeClock()
     mock_provider.route(*ROUTES["tavily"], case_reply("tavily", "rate-limited", check=False)[0])
-    router = make_router("tavily", mock_provider, clock)
+    router = make_router(mock_provider, "tavily", clock=clock, cache=False)
     try:
         with pytest.raises(AllProvidersFailed):
             await router.search("best time to plant tomatoes", 8)
@@ -56,7 +41,7 @@ async def test_tavily_retry_after_cools_down_exactly_30s(mock_provider):
 async def test_status_shows_health_without_secrets(mock_provider):
     clock = FakeClock()
     mock_provider.route(*ROUTES["exa"], case_reply("exa", "auth-key-echo", check=False)[0])
-    router = make_router("exa", mock_provider, clock)
+    router = make_router(mock_provider, "exa", clock=clock, cache=False)
     try:
         assert router.health_status() == [
             {
@@ -152,7 +137,7 @@ def test_cooldown_capped_and_defaults_per_class():
 async def test_reconfiguration_keeps_cooldowns_of_unchanged_providers(mock_provider):
     clock = FakeClock()
     mock_provider.route(*ROUTES["tavily"], case_reply("tavily", "plan-limit", check=False)[0])
-    old = make_router("tavily", mock_provider, clock)
+    old = make_router(mock_provider, "tavily", clock=clock, cache=False)
     try:
         with pytest.raises(AllProvidersFailed):
             await old.search("best time to plant tomatoes", 8)
@@ -183,7 +168,7 @@ async def test_503_with_retry_after_cools_down_for_that_long(mock_provider):
         *ROUTES["perplexity"],
         Reply(503, {"content-type": "text/html", "retry-after": "120"}, b"<html>maintenance</html>"),
     )
-    router = make_router("perplexity", mock_provider, clock)
+    router = make_router(mock_provider, "perplexity", clock=clock, cache=False)
     try:
         with pytest.raises(AllProvidersFailed) as info:
             await router.search("sourdough", 5)

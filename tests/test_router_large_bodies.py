@@ -8,9 +8,10 @@ import json
 
 import pytest
 from dsh_sidecar.redact import MARKER
-from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
+from dsh_sidecar.router import AllProvidersFailed, Router
 from dsh_sidecar.router.chain import OFF_PROCESS_BYTES
-from mockprovider import Reply
+from support.mockprovider import Reply
+from support.routers import make_router
 
 KEY = "tvly-LARGE-0123456789abcdef"
 
@@ -25,16 +26,13 @@ def big_body(n: int) -> bytes:
     return body
 
 
-def router_for(url: str, **extra) -> Router:
-    cfg = parse_router_config(
-        {"provider": "tavily", "cache": False, "providers": {"tavily": {"baseURL": url}}, **extra}
-    )
-    return Router.from_config(cfg, {"TAVILY_API_KEY": KEY})
+def tavily_router(url: str, **extra) -> Router:
+    return make_router(url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, **extra)
 
 
 async def test_a_large_body_gives_the_same_answer_from_the_worker(mock_provider):
     mock_provider.route("POST", "/search", Reply(200, {"content-type": "application/json"}, big_body(1500)))
-    router = router_for(mock_provider.url)
+    router = tavily_router(mock_provider.url)
     try:
         res = await router.search("q", 5)
     finally:
@@ -49,7 +47,7 @@ async def test_a_large_body_gives_the_same_answer_from_the_worker(mock_provider)
 )
 async def test_a_large_unreadable_body_is_that_providers_failure(mock_provider, body):
     mock_provider.route("POST", "/search", Reply(200, {"content-type": "application/json"}, body))
-    router = router_for(mock_provider.url)
+    router = tavily_router(mock_provider.url)
     try:
         with pytest.raises(AllProvidersFailed) as info:
             await router.search("q", 5)
@@ -60,7 +58,7 @@ async def test_a_large_unreadable_body_is_that_providers_failure(mock_provider, 
 
 def test_the_worker_process_runs_under_the_real_server(dsh_home, mock_provider):
     """``python -m dsh_sidecar serve``: the spawned worker must not re-run the server's main."""
-    from rawrpc import RawServer
+    from support.rawrpc import RawServer
 
     mock_provider.route("POST", "/search", Reply(200, {"content-type": "application/json"}, big_body(1500)))
     srv = RawServer(dsh_home, env={"TAVILY_API_KEY": KEY})

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from dsh_sidecar.router.normalize import RawItem, clean_text, normalize
 from dsh_sidecar.router.providers import PROVIDERS
-from providerbodies import answer
-from test_router_providers import ALL, ROUTES, router_for
+from support.providerbodies import answer
+from support.routers import ALL, ROUTES, make_router
 
 CODE_LIKE = [
     ("Vec<T> in std::vec - Rust", "Use Vec<String> when n < 10 and m > 2."),
@@ -26,7 +26,7 @@ def items(pairs):
 @pytest.mark.parametrize("provider", ALL)
 async def test_code_like_text_survives_every_provider(provider, mock_provider):
     mock_provider.route(*ROUTES[provider], answer(provider, items(CODE_LIKE)))
-    router = router_for(provider, mock_provider)
+    router = make_router(mock_provider, provider, cache=False)
     try:
         res = await router.search("rust vec", 10)
     finally:
@@ -40,7 +40,7 @@ async def test_documented_html_fields_lose_their_markup_only(provider, mock_prov
     """Brave's highlighted descriptions and DuckDuckGo's page: ``<strong>``/``<b>`` go, the
     escaped code-like text inside stays."""
     mock_provider.route(*ROUTES[provider], answer(provider, items(CODE_LIKE[:2]), markup=("<strong>", "</strong>")))
-    router = router_for(provider, mock_provider)
+    router = make_router(mock_provider, provider, cache=False)
     try:
         res = await router.search("rust vec", 10)
     finally:
@@ -52,7 +52,7 @@ async def test_documented_html_fields_lose_their_markup_only(provider, mock_prov
 async def test_plain_text_fields_keep_tag_like_text_and_decode_entities(provider, mock_provider):
     pairs = [("a <b>bold</b> claim", "Tom &amp; Jerry&#39;s &lt;T&gt; &#x2F; &nbsp;end")]
     mock_provider.route(*ROUTES[provider], answer(provider, items(pairs)))
-    router = router_for(provider, mock_provider)
+    router = make_router(mock_provider, provider, cache=False)
     try:
         res = await router.search("q", 10)
     finally:

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
-from conftest import DATA
-from rawrpc import RawServer
+from support.rawrpc import RawServer
+from support.sidecar import DATA
+from support.waiting import wait_until
 
-#: Generous "does not hang" bound for one call, seconds (a catastrophic regex would take hours).
-CALL_BOUND_S = 10.0
+#: "Does not hang" bound of one call, seconds: each request must be answered within it (a
+#: catastrophic regex would take hours). Generous for a loaded CI machine; a timing bound of
+#: the regex budget itself is bench's business, the budget's ledger line is asserted here.
+CALL_BOUND_S = 60.0
 
 GOOD_SIGNAL = "{pattern: 'zzz', weight: 3.0}"
 
@@ -37,7 +39,7 @@ def packsrv(tmp_path_factory):
 
 def reload(srv: RawServer) -> list[str]:
     """Reload the packs (toolsChanged + one call) and return ``packErrors``."""
-    srv.drain(0.05)
+    srv.barrier()  # every line of the previous case is read: none is counted for this one
     srv.notifications.clear()
     srv.notify("dsh/toolsChanged")
     timed_post_execute(srv, "nothing to see", turn=0)
@@ -59,13 +61,12 @@ def set_dsh(srv: RawServer, pack_text: str | None = None, link_to=None) -> None:
 
 
 def timed_post_execute(srv: RawServer, pattern: str, turn: int = 1, session: str = "sec") -> dict:
-    t0 = time.monotonic()
+    """One ``dsh/postExecute``; a call not answered within :data:`CALL_BOUND_S` fails the test."""
     reply = srv.request(
         "dsh/postExecute",
         {"sessionId": session, "turn": turn, "tool": {"name": "Grep", "input": {"pattern": pattern}}},
-        timeout=CALL_BOUND_S * 3,
+        timeout=CALL_BOUND_S,
     )
-    assert time.monotonic() - t0 < CALL_BOUND_S
     assert "result" in reply, reply
     return reply["result"]
 
@@ -76,9 +77,8 @@ def refusal(srv: RawServer) -> list[str]:
 
 
 def ledger_lines(srv: RawServer) -> list[str]:
-    srv.drain(0.2)
-    msgs = srv.notifications + list(srv.early.values())
-    return [m["params"]["message"] for m in msgs if m.get("method") == "window/logMessage"]
+    srv.barrier()
+    return srv.log_lines()
 
 
 def assert_builtin_still_works(srv: RawServer) -> None:
@@ -122,20 +122,16 @@ def assert_builtin_still_works(srv: RawServer) -> None:
 def test_hostile_repo_pack_is_refused_with_a_clear_line(packsrv, text, reason):
     srv = packsrv
     set_dsh(srv, text)
-    t0 = time.monotonic()
-    errors = reload(srv)
-    assert time.monotonic() - t0 < CALL_BOUND_S
+    errors = reload(srv)  # each of its calls bounded by CALL_BOUND_S
     if reason == "hostile":  # the bomb is not a pack: refused without being expanded
         assert len(errors) == 1 and ".dsh/pack.yml" in errors[0], errors
     else:
         assert len(errors) == 1 and reason in errors[0], errors
     # a refusal found by a background activation is written at the next call of the request
-    # thread, and ledger lines are sent in batches (within 1 s): one more call, then wait
-    deadline = time.monotonic() + 3
-    lines = [line for line in ledger_lines(srv) if "pack refused (" in line]
-    while not lines and time.monotonic() < deadline:
-        timed_post_execute(srv, "nothing to see", turn=0)
-        lines = [line for line in ledger_lines(srv) if "pack refused (" in line]
+    # thread (dsh/status, the barrier, is one): wait for the line, not for a guessed time
+    lines = wait_until(
+        lambda: [line for line in ledger_lines(srv) if "pack refused (" in line], "the pack refused ledger line"
+    )
     assert len(lines) == 1 and errors[0] in lines[0], lines
     assert_builtin_still_works(srv)
     assert srv.rss_kib() < 300 * 1024
@@ -188,11 +184,8 @@ def test_symlink_candidate_out_of_the_workspace_is_never_named_or_read(packsrv, 
         "    candidates: [{path: 'src/demo_pkg/leak.py', contains: 'stolen', reason: the leak}]\n",
     )
     try:
-        errors = reload(packsrv)
-        deadline = time.monotonic() + 5  # candidates are resolved by the background preparation
-        while not errors and time.monotonic() < deadline:
-            time.sleep(0.05)
-            errors = refusal(packsrv)
+        reload(packsrv)  # candidates are resolved by the background preparation: wait for it
+        errors = wait_until(lambda: refusal(packsrv), "the candidate's refusal in packErrors")
         assert errors == ["candidate src/demo_pkg/leak.py: resolves outside the workspace"]
         notes = timed_post_execute(packsrv, "__version__", session="linky")["additionalContexts"]
         assert all("leak.py" not in t for n in notes for t in n["source"]["targets"]), notes
@@ -242,9 +235,7 @@ def test_slow_contains_checks_share_one_activation_budget(packsrv):
     )
     set_dsh(packsrv, "id: slowcontains\nintents:\n" + rows)
     try:
-        t0 = time.monotonic()
-        reload(packsrv)
-        assert time.monotonic() - t0 < CALL_BOUND_S
+        reload(packsrv)  # its call answered within CALL_BOUND_S, under the activation budget
         assert packsrv.alive()
     finally:
         set_dsh(packsrv)

@@ -12,8 +12,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from mockprovider import MockProvider, Reply, case_reply
-from rawrpc import RawServer
+from support.mockprovider import MockProvider, Reply, case_reply
+from support.rawrpc import RawServer
 
 EXA_KEY = "exa-SECRET-1b2c3d4e5f"
 TAVILY_KEY = "tvly-SECRET-9a8b7c6d5e"

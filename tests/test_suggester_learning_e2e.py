@@ -4,24 +4,12 @@ sidecar keeps the learned order and the dismissal."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
 import pytest
-from conftest import stop_client
 from pygls.exceptions import JsonRpcException
-
-
-async def prepared(client, timeout_s: float = 60.0):
-    """Wait until the sidecar's workspace projection (graph, content index, targets) is ready:
-    initialize answers before it, and calls before it are suppressed as not-ready."""
-    for _ in range(int(timeout_s / 0.05)):
-        status = await client.protocol.send_request_async("dsh/status", {})
-        if status["suggester"]["graph"]["ready"]:
-            return client
-        await asyncio.sleep(0.05)
-    raise AssertionError("the workspace projection never got ready")
+from support.sidecar import prepared, stop_client
 
 
 def grep(session: str, pattern: str = "pytest fixture") -> dict:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.replay import TraceError, TraceLine, percentile, read_trace, replay, score
+from dsh_sidecar.replay import TraceError, percentile, read_trace, replay, score
+from support.replay import line, note
 
 DATA = Path(__file__).parent / "data"
 TRACE = DATA / "replay" / "shopcart-50.jsonl"
@@ -16,25 +17,6 @@ WORKSPACE = DATA / "workspaces" / "shopcart"
 #: The baseline recorded in the README ("Suggester replay baseline"); the plan's own is
 #: calls=50 notes=5 precision=1.00 recall=0.70 first-note=1 and ours must be at least as good.
 BASELINE = "calls=50 notes=18 precision=1.00 recall=0.96 first-note=1"
-
-
-def note(intent, *targets):
-    return {
-        "source": {
-            "kind": "search-suggester",
-            "form": "notice",
-            "summary": "",
-            "intent": intent,
-            "targets": list(targets),
-        },
-        "text": "",
-    }
-
-
-def line(session, turn, intent=None, targets=()):
-    return TraceLine(
-        {"sessionId": session, "turn": turn, "tool": {"name": "grep", "input": {}}}, intent, tuple(targets)
-    )
 
 
 def test_scorer_definitions():

@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import clean_env
-from test_transport_stdin import ids, replies, session
+from support.rawrpc import ids, replies, session
+from support.sidecar import clean_env
 
 SERVE = [sys.executable, "-m", "dsh_sidecar", "serve"]
 

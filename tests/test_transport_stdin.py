@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import select
@@ -11,45 +10,10 @@ import subprocess
 import sys
 import time
 
-from conftest import clean_env
-from rawrpc import frame
+from support.rawrpc import ids, replies, session
+from support.sidecar import clean_env
 
 SERVE = [sys.executable, "-m", "dsh_sidecar", "serve"]
-
-
-def session(log_messages: str | None = None) -> bytes:
-    options = {} if log_messages is None else {"logMessages": log_messages}
-    return b"".join(
-        frame(m)
-        for m in (
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {"processId": None, "capabilities": {}, "rootUri": None, "initializationOptions": options},
-            },
-            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {"jsonrpc": "2.0", "id": 2, "method": "dsh/status", "params": {}},
-            {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
-            {"jsonrpc": "2.0", "method": "exit"},
-        )
-    )
-
-
-def replies(stdout: bytes) -> list[dict]:
-    out, rest = [], stdout
-    while rest:
-        head, sep, rest = rest.partition(b"\r\n\r\n")
-        if not sep:
-            break
-        length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
-        out.append(json.loads(rest[:length]))
-        rest = rest[length:]
-    return out
-
-
-def ids(messages: list[dict]) -> list:
-    return [m["id"] for m in messages if "id" in m]
 
 
 def test_stdin_from_a_regular_file(tmp_path, dsh_home):

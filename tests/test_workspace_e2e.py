@@ -3,11 +3,11 @@ workspace, refresh on ``workspace/didChangeWatchedFiles``, state in ``dsh/status
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from dsh_sidecar.workspace.graph import LARGE_REPO_FILES
 from lsprotocol import types as lsp
+from support.waiting import until
 
 ENABLED = {"suggester": {"enabled": True}}
 
@@ -18,13 +18,18 @@ async def _status_graph(client) -> dict:
     return suggester.get("graph") or status.get("workspaceGraph") or {}
 
 
-async def _wait_ready(client, timeout_s: float = 60.0) -> dict:
-    for _ in range(int(timeout_s / 0.1)):
+async def _wait_ready(client) -> dict:
+    async def ready() -> dict | None:
         graph = await _status_graph(client)
-        if graph.get("ready") or graph.get("state") == "ready":
-            return graph
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"graph never ready: {graph}")
+        return graph if graph.get("ready") or graph.get("state") == "ready" else None
+
+    return await until(ready, "the workspace graph ready")
+
+
+def _ended(client, tokens: set[str] = frozenset()) -> bool:
+    """Whether every progress token (but ``tokens``) is complete, and there is at least one."""
+    fresh = {t: v for t, v in client.progress_reports.items() if t not in tokens}
+    return bool(fresh) and all(v and isinstance(v[-1], lsp.WorkDoneProgressEnd) for v in fresh.values())
 
 
 def _large_workspace(root: Path) -> None:
@@ -48,19 +53,15 @@ async def test_large_workspace_reports_progress(spawn, tmp_path: Path) -> None:
         )
     )
     await _wait_ready(client)
+    first = set(client.progress_reports)
     # the first build may finish before `initialized`; a rebuild (dsh/toolsChanged) is reported
     for i in range(3):
         (root / f"mod{i}.py").write_text(f"def func{i}():\n    pass\n" * 2000)
     client.protocol.notify("dsh/toolsChanged", {})
-    await asyncio.sleep(0.2)
+    await until(lambda: _ended(client, first), "the rebuild's progress begin … end")
+    await until(lambda: _ended(client), "every progress token ended")
     graph = await _wait_ready(client)
     assert graph["files"] == LARGE_REPO_FILES + 4
-    for _ in range(100):  # the end notification may trail the status by a loop turn
-        if client.progress_reports and all(
-            v and isinstance(v[-1], lsp.WorkDoneProgressEnd) for v in client.progress_reports.values()
-        ):
-            break
-        await asyncio.sleep(0.05)
     # the first build is reported too when it is still running at `initialized` (timing):
     # one or two tokens, each a complete begin … end sequence; the last one is the rebuild
     assert 1 <= len(client.progress_reports) <= 2
@@ -87,7 +88,7 @@ async def test_small_workspace_sends_no_progress(spawn, workspace: Path) -> None
         )
     )
     await _wait_ready(client)
-    await asyncio.sleep(0.2)
+    await client.protocol.send_request_async("dsh/status", {})  # a progress begun before this reply is in
     assert client.progress_reports == {}
 
 
@@ -100,10 +101,11 @@ async def test_watched_file_change_refreshes_graph(spawn, workspace: Path) -> No
         lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=new.as_uri(), type=lsp.FileChangeType.Created)]),
     )
-    for _ in range(100):
+
+    async def refreshed() -> dict | None:
         after = await _status_graph(client)
-        if after.get("files") == before["files"] + 1:
-            break
-        await asyncio.sleep(0.05)
+        return after if after.get("files") == before["files"] + 1 else None
+
+    after = await until(refreshed, "the graph counting the added file")
     assert after["files"] == before["files"] + 1
     assert after["kinds"]["source"] == before["kinds"]["source"] + 1

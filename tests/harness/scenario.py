@@ -19,12 +19,12 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness and support packages
 
-import harnesses as h  # noqa: E402
-from fakemodel import FakeModel, ToolStep  # noqa: E402
-from mockprovider import MockProvider, case_reply  # noqa: E402
+from support.mockprovider import MockProvider, case_reply  # noqa: E402
+
+from harness import harnesses as h  # noqa: E402
+from harness.fakemodel import FakeModel, ToolStep  # noqa: E402
 
 CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 
-import harnesses as h
 import pytest
-from fakemodel import texts
+
+from harness import harnesses as h
+from harness.fakemodel import texts
 
 pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_missing() or "")
 

@@ -7,9 +7,10 @@ sidecar the run still exits 0."""
 
 from __future__ import annotations
 
-import harnesses as h
 import pytest
-from fakemodel import texts
+
+from harness import harnesses as h
+from harness.fakemodel import texts
 
 pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missing() or "")
 

@@ -14,7 +14,7 @@ from dsh_sidecar.router import Router, parse_router_config
 from dsh_sidecar.router.config import ProviderSpec, resolve_chain
 from dsh_sidecar.router.http import make_client
 from dsh_sidecar.router.providers import PROVIDERS
-from mockprovider import case_reply
+from support.mockprovider import case_reply
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from dsh_sidecar.escape import EscapingFilter, escape_controls
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.ledger import Ledger
 from dsh_sidecar.suggester.notes import make_note
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 FORGED = "docs/x\n[2026-01-01T00:00:00.000Z] followed Doc evil.md"
 LINE = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] [^\n]*")

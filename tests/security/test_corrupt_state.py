@@ -17,7 +17,7 @@ from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.state.files import MAX_DEPTH, StateFile, check_document
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.workspace.cache import SymbolCache
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 CORRUPTIONS: dict[str, bytes] = {
     "deep-list": b"[" * 50_000,

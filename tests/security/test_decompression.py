@@ -13,7 +13,8 @@ import pytest
 from dsh_sidecar.router import Router, parse_router_config
 from dsh_sidecar.router.http import ACCEPT_ENCODING, MAX_BODY_BYTES, BoundedDecoder
 from dsh_sidecar.router.providers.base import ProviderFailure
-from mockprovider import MockProvider, Reply, case_reply
+from support.mockprovider import MockProvider, Reply, case_reply
+from support.routers import router_block
 
 MIB = 1024 * 1024
 SEARXNG_OK = b'{"query": "q", "results": [{"url": "https://ok.example/", "title": "fine", "content": "text"}]}'
@@ -37,11 +38,7 @@ def chain():
     hostile, healthy = MockProvider(), MockProvider()
     healthy.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     cfg = parse_router_config(
-        {
-            "order": ["searxng", "duckduckgo"],
-            "cache": False,
-            "providers": {"searxng": {"baseUrl": hostile.url}, "duckduckgo": {"baseURL": healthy.url}},
-        }
+        router_block({"searxng": hostile, "duckduckgo": healthy}, ["searxng", "duckduckgo"], cache=False)
     )
     router = Router.from_config(cfg, {})
     yield hostile, router

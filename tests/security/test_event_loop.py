@@ -19,9 +19,8 @@ from dsh_sidecar.workspace import files as files_mod
 from dsh_sidecar.workspace.fsguard import root_refusal
 from dsh_sidecar.workspace.graph import GraphBuilder
 from filelock import FileLock
-from rawrpc import RawServer
-
-from security.secutil import threads, wait_built
+from support.rawrpc import RawServer
+from support.secutil import threads, wait_built
 
 
 def _hold(lock_path: str, ready, release) -> None:

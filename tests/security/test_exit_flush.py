@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 
 import pytest
 from dsh_sidecar.suggester import ledger as ledger_mod
 from dsh_sidecar.suggester.ledger import Ledger
-from rawrpc import RawServer
+from support.rawrpc import RawServer
+from support.waiting import wait_until
 
 FAMILIES = ["Doc", "Config", "Test", "Ledger", "Path"]
 TARGET = "src/demo_pkg/__init__.py"
@@ -53,9 +53,7 @@ def test_lines_are_batched_in_order_and_none_lost(tmp_path, monkeypatch):
 def test_a_buffered_line_lands_without_an_explicit_flush(tmp_path):
     ledger = Ledger(tmp_path / "ledger.log")
     ledger.write("suppressed cooldown Doc")
-    deadline = time.monotonic() + 10
-    while not (tmp_path / "ledger.log").exists() and time.monotonic() < deadline:
-        time.sleep(0.02)  # poll: the flush timer fires within FLUSH_S
+    wait_until((tmp_path / "ledger.log").exists, "the flush timer writing the ledger")  # within FLUSH_S
     assert (tmp_path / "ledger.log").read_text().endswith("suppressed cooldown Doc\n")
 
 

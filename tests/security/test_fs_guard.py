@@ -21,9 +21,8 @@ from dsh_sidecar.suggester.packs import PackError, read_pack_file
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.files import walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
-from rawrpc import RawServer
-
-from security.secutil import finishes, threads, wait_built
+from support.rawrpc import RawServer
+from support.secutil import finishes, threads, wait_built
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
 

@@ -22,7 +22,7 @@ from dsh_sidecar.workspace import gitcmd
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.recency import git_scan
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -16,9 +16,8 @@ from dsh_sidecar.suggester.candidates import FileIndex
 from dsh_sidecar.workspace.files import walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher, ignore_spec
-from rawrpc import RawServer
-
-from security.secutil import finishes, finishes_in_child
+from support.rawrpc import RawServer
+from support.secutil import finishes, finishes_in_child
 
 LONG = "a" * 250  # within NAME_MAX (255)
 

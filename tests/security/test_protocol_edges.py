@@ -8,16 +8,21 @@ state folder are removed at the next start.
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import pytest
 from dsh_sidecar.lsp.app import INTERNAL_ERROR_MESSAGE, SidecarServer
-from rawrpc import RawServer
+from support.rawrpc import RawServer
+from support.sidecar import DATA
 
 
-@pytest.fixture
-def server(dsh_home, workspace):
-    srv = RawServer(dsh_home, cwd=workspace)
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One sidecar for the module's read-only cases (refused requests change nothing)."""
+    workspace = tmp_path_factory.mktemp("ws") / "pyproj"
+    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    srv = RawServer(tmp_path_factory.mktemp("dsh-home"), cwd=workspace)
     srv.initialize({"suggester": {"enabled": True}}, root=workspace)
     yield srv
     srv.close()
@@ -50,9 +55,9 @@ def test_a_method_that_is_not_a_string_is_invalid_request(server, method):
 
 def test_a_method_notification_that_is_not_a_string_gets_id_null(server):
     server.send({"jsonrpc": "2.0", "method": 7})
-    msg = server.recv(5)
+    msg = server.recv(60)
     while "method" in msg:
-        msg = server.recv(5)
+        msg = server.recv(60)
     assert msg["id"] is None and msg["error"]["code"] == -32600
 
 

@@ -17,9 +17,9 @@ from dsh_sidecar.bandit.decisions import DecisionLog
 from dsh_sidecar.lsp.transport import FdWriter, redact_frame
 from dsh_sidecar.redact import MARKER, RedactingFilter, Redactor, secret_forms
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
-from mockprovider import Reply
-from providerbodies import answer
-from test_router_providers import ROUTES
+from support.mockprovider import Reply
+from support.providerbodies import answer
+from support.routers import ROUTES, base_url_key
 
 KEY = "sk-Live_9f8e7d6c5b4a3/21+0zz"  # a key with the characters encoders change (/ + _)
 JSON = {"content-type": "application/json"}
@@ -74,7 +74,7 @@ def test_deep_redacts_every_string_keys_included():
 
 
 def router(provider: str, url: str) -> Router:
-    key = "baseUrl" if provider == "searxng" else "baseURL"
+    key = base_url_key(provider)
     cfg = {"provider": provider, "cache": False, "providers": {provider: {key: url}}}
     if provider in ("exa", "tavily", "brave", "perplexity", "deepseek"):
         cfg["providers"][provider]["apiKey"] = KEY
@@ -116,7 +116,7 @@ async def test_a_key_inside_a_date_that_parses_is_redacted_in_published_at(provi
     """RFC 2822 dates accept a trailing zone token, so ``20 Nov 1995 19:12:08 <key>`` is a date."""
     item = {"url": "https://e.example/", "title": "t", "snippet": "s", "date": f"20 Nov 1995 19:12:08 {SHORT_KEY}"}
     mock_provider.route(*ROUTES[provider], answer(provider, [item]))
-    key = "baseUrl" if provider == "searxng" else "baseURL"
+    key = base_url_key(provider)
     cfg = {"provider": provider, "cache": False, "providers": {provider: {key: mock_provider.url}}}
     if provider != "searxng":
         cfg["providers"][provider]["apiKey"] = SHORT_KEY
@@ -249,7 +249,7 @@ def test_no_form_of_the_key_reaches_stdout_or_stderr(dsh_home, mock_provider):
     """The spawned sidecar: a provider planting every form of the key in its answer and in its
     error body; neither the replies (every frame on stdout), nor stderr (DEBUG logging) holds
     the key in any form."""
-    from rawrpc import RawServer
+    from support.rawrpc import RawServer
 
     forms = list(every_form().values())
     items = [

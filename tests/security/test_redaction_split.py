@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.redact import FRAGMENT_CHARS, MARKER, Redactor
-from rawrpc import RawServer
+from support.rawrpc import RawServer
 
 KEY = "bsk-SplitAcrossFields-5c9e21d7a4"
 

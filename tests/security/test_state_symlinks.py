@@ -14,9 +14,8 @@ import pytest
 from dsh_sidecar.state.files import StateFile, UnsafeAppendFile, open_append
 from dsh_sidecar.suggester import ledger as ledger_mod
 from dsh_sidecar.suggester.ledger import Ledger
-from rawrpc import RawServer
-
-from security.secutil import finishes
+from support.rawrpc import RawServer
+from support.secutil import finishes
 
 VICTIM = "precious content\n"
 

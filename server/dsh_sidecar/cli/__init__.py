@@ -226,7 +226,32 @@ def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     server = build_server()
     server.config_defaults = defaults
     configure_logging(server.redactor, log_level)
-    return run_stdio(server)
+    code = run_stdio(server)  # the state is flushed and the transport closed when it returns
+    _exit_now(code)
+    return code  # not reached
+
+
+def _exit_now(code: int) -> None:
+    """End the server process as ``Py_FinalizeEx`` would up to its last step, then ``os._exit``:
+    non-daemon threads joined and the threading exit hooks run (the parse worker pool's shutdown),
+    the atexit flushes, the streams flushed. The skipped last step would stop the background
+    daemon threads (workspace graph, content index, git drains) that wake up meanwhile by
+    unwinding their stacks, and a C frame without unwind tables or a C++ ``noexcept`` frame on one
+    aborts the process ("FATAL: exception not rethrown", "terminate called without an active
+    exception": SIGABRT instead of the exit code; CPython gh-87135)."""
+    import atexit
+    import logging
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 @app.command(

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from dsh_protocol.stdio_client import StdioClient
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 REDIS_SERVER = shutil.which("redis-server")
 
 

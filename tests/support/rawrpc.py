@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import clean_env, server_command
+from support.sidecar import clean_env, server_command
 
 #: Clock ticks per second of /proc/<pid>/stat times (Linux ``sysconf(_SC_CLK_TCK)``).
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -33,6 +33,45 @@ def frame(body: bytes | str | dict[str, Any]) -> bytes:
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogatepass")
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def session(log_messages: str | None = None) -> bytes:
+    """A whole framed session: initialize (``logMessages`` if given), initialized, dsh/status
+    (id 2), shutdown (id 3), exit."""
+    options = {} if log_messages is None else {"logMessages": log_messages}
+    return b"".join(
+        frame(m)
+        for m in (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "capabilities": {}, "rootUri": None, "initializationOptions": options},
+            },
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "dsh/status", "params": {}},
+            {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        )
+    )
+
+
+def replies(stdout: bytes) -> list[dict]:
+    """The messages of a captured stdout (LSP frames, in order)."""
+    out, rest = [], stdout
+    while rest:
+        head, sep, rest = rest.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        out.append(json.loads(rest[:length]))
+        rest = rest[length:]
+    return out
+
+
+def ids(messages: list[dict]) -> list:
+    """The ids of the responses among ``messages``, in order."""
+    return [m["id"] for m in messages if "id" in m]
 
 
 class RawServer:
@@ -116,6 +155,18 @@ class RawServer:
             elif "id" in msg and isinstance(msg["id"], (int, str)):
                 self.early[msg["id"]] = msg
         return self.early.pop(msg_id)
+
+    def barrier(self, timeout: float = 60.0) -> None:
+        """A sync point instead of a guessed quiet period: send ``dsh/status`` and read up to its
+        reply, so every notification the server wrote before answering is in
+        :attr:`notifications` (the handlers and the ledger's sink run on the server's event loop
+        thread, and ``dsh/status`` writes the ledger lines other threads left for it first)."""
+        reply = self.request("dsh/status", {}, timeout)
+        assert "result" in reply, reply
+
+    def log_lines(self) -> list[str]:
+        """The ``window/logMessage`` texts received so far (call :meth:`barrier` first)."""
+        return [m["params"]["message"] for m in self.notifications if m.get("method") == "window/logMessage"]
 
     def drain(self, quiet_s: float = 0.3) -> list[dict[str, Any]]:
         """Every message that arrives until the server is quiet for ``quiet_s`` seconds."""

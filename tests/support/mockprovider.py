@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-DATA = Path(__file__).parent / "data" / "providers"
+DATA = Path(__file__).resolve().parents[1] / "data" / "providers"
 
 
 @dataclass

@@ -13,7 +13,7 @@ import json
 from html import escape
 from typing import Any
 
-from mockprovider import Reply
+from support.mockprovider import Reply
 
 JSON = {"content-type": "application/json"}
 

@@ -1,0 +1,107 @@
+"""Starting the sidecar in tests: the installed ``dsh-search serve``, a host environment
+without provider credentials, a pytest-lsp client that keeps custom results as plain JSON, a
+polite stop, and the wait for the workspace projection to be ready."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from dsh_sidecar.lsp.transport import raw_params_converter
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from support.waiting import until
+
+#: The test data (provider fixtures, workspaces, CLI snapshots, replay traces).
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+#: Environment variables of the host that would leak into provider auto-detection.
+PROVIDER_VARS = (
+    "EXA_API_KEY",
+    "TAVILY_API_KEY",
+    "BRAVE_SEARCH_API_KEY",
+    "PPLX_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "SEARXNG_BASE_URL",
+)
+
+
+def server_command() -> list[str]:
+    """The installed ``dsh-search serve`` next to this Python (the venv's console script)."""
+    script = Path(sys.executable).parent / "dsh-search"
+    if script.exists():
+        return [str(script), "serve"]
+    return [sys.executable, "-m", "dsh_sidecar", "serve"]
+
+
+def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The host environment without provider credentials, with ``DSH_HOME`` set."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    env["DSH_HOME"] = str(dsh_home)
+    env.update(extra or {})
+    return env
+
+
+def make_client() -> LanguageClient:
+    """A pytest-lsp client whose custom-method results stay plain JSON (dicts)."""
+    client = LanguageClient(converter_factory=raw_params_converter)
+    register_lsp_features(client)
+    return client
+
+
+async def start_server(dsh_home: Path, env: dict[str, str] | None = None) -> LanguageClient:
+    """``dsh-search serve`` over real stdio with :func:`clean_env` (plus ``env``), not yet
+    initialized; stop it with :func:`stop_client`."""
+    config = ClientServerConfig(
+        server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
+    )
+    return await config.start()
+
+
+async def initialize(
+    client: LanguageClient, init_options: dict[str, Any] | None = None, root: Path | None = None
+) -> None:
+    """``initialize`` (no client capabilities, ``rootUri`` from ``root``) and ``initialized``."""
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            root_uri=root.as_uri() if root else None,
+            initialization_options=init_options,
+        )
+    )
+
+
+async def stop_client(client: LanguageClient, timeout_s: float = 10.0) -> None:
+    """Shut the server down politely (shutdown + exit), else close its stdin, else kill it."""
+    server = client._server
+    try:
+        if client.capabilities is not None and client.error is None and server and server.returncode is None:
+            await asyncio.wait_for(client.shutdown_session(), timeout_s)
+    except Exception:
+        pass
+    if server is not None and server.returncode is None:
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            await asyncio.wait_for(server.wait(), timeout_s)
+        except TimeoutError:
+            server.kill()
+    await asyncio.wait_for(client.stop(), timeout_s)
+
+
+async def prepared(client: LanguageClient) -> LanguageClient:
+    """``client`` once the sidecar's workspace projection (graph, content index, targets) is
+    ready (``dsh/status`` ``suggester.graph.ready``): ``initialize`` answers before it, and
+    calls before it are suppressed as not-ready."""
+
+    async def ready() -> Any:
+        status = await client.protocol.send_request_async("dsh/status", {})
+        return status["suggester"]["graph"]["ready"]
+
+    await until(ready, "the workspace projection ready")
+    return client

@@ -1,0 +1,49 @@
+"""Waiting for the event a test is about (a status field, a notification, a progress report)
+instead of sleeping a fixed time: poll a probe until it holds, under a deadline generous enough
+that only a real hang fails (a loaded 2-core CI machine is slow, never minutes slow)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Default deadline of a wait, seconds: far above any healthy latency, still a bounded test run.
+HANG_S = 60.0
+#: Pause between two probes, seconds.
+POLL_S = 0.02
+
+
+def wait_until(probe: Callable[[], T], what: str, timeout_s: float = HANG_S, poll_s: float = POLL_S) -> T:
+    """Call ``probe()`` until it returns a truthy value and return that value. Raises
+    ``AssertionError`` naming ``what`` (and the last value) after ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not reached within {timeout_s:g} s (last: {value!r})")
+        time.sleep(poll_s)
+
+
+async def until(
+    probe: Callable[[], T | Awaitable[T]], what: str, timeout_s: float = HANG_S, poll_s: float = POLL_S
+) -> T:
+    """:func:`wait_until` for the event loop: ``probe`` may be a plain or a coroutine function
+    (e.g. a ``dsh/status`` request); the loop keeps running between probes."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        value: Any = probe()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if loop.time() >= deadline:
+            raise AssertionError(f"{what}: not reached within {timeout_s:g} s (last: {value!r})")
+        await asyncio.sleep(poll_s)
