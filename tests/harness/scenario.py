@@ -157,6 +157,7 @@ def dsh_adapter_rows(
         script = work / "hang_once.py"
         script.write_text(HANG_ONCE)
         rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung.flag')])}")
+        rows.append("    startWaitMs: 60000")  # the call after the restart waits for it, however loaded the machine
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)

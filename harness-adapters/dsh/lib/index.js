@@ -86,7 +86,7 @@ class SidecarProcess {
   start() {
     if (this.stopped) return;
     this.startWaitSpent = false;
-    this.ready = this.spawn().then(
+    const started = this.spawn().then(
       () => {
         this.usable = true;
         return true;
@@ -97,6 +97,25 @@ class SidecarProcess {
         return false;
       },
     );
+    if (this.settleRestart) this.restartSettled(started);
+    else this.ready = started;
+  }
+
+  /** From a crash or a hang until the restart settles, `ready` is pending: a call that arrives
+   * meanwhile waits for the restarted sidecar as for a first start (`startWaitMs`, once per
+   * start) instead of passing through during the backoff. */
+  restartPending() {
+    if (this.settleRestart) return;
+    this.startWaitSpent = false;
+    this.ready = new Promise((resolve) => {
+      this.settleRestart = resolve;
+    });
+  }
+
+  restartSettled(outcome) {
+    const settle = this.settleRestart;
+    this.settleRestart = undefined;
+    settle?.(outcome);
   }
 
   env() {
@@ -138,14 +157,15 @@ class SidecarProcess {
     client.close(new Error('sidecar exited'));
     if (this.client !== client) return;
     this.usable = false;
-    if (this.stopped) return;
+    if (this.stopped) return this.restartSettled(false);
     if (this.restarts >= this.config.maxRestarts) {
       warn(this.ctx, `sidecar exited (${JSON.stringify(outcome)}); restart budget spent, running without it`);
-      return;
+      return this.restartSettled(false);
     }
     const delay = Math.min(250 * 2 ** this.restarts, 30000);
     this.restarts += 1;
     warn(this.ctx, `sidecar exited; restarting in ${delay} ms`);
+    this.restartPending();
     this.timer = setTimeout(() => this.start(), delay);
     this.timer.unref?.();
   }
@@ -195,6 +215,7 @@ class SidecarProcess {
     this.missed = 0;
     this.hungRestarts += 1;
     this.usable = false;
+    this.restartPending();
     warn(this.ctx, `sidecar did not answer ${bound} request(s) in a row; restarting it`);
     try {
       this.handle?.terminate?.();
@@ -206,6 +227,7 @@ class SidecarProcess {
   async stop() {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.restartSettled(false);
     const client = this.client;
     if (client && this.usable) {
       try {
