@@ -37,8 +37,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.state.files import open_append
-
 log = logging.getLogger(__name__)
 
 #: File name under ``$DSH_HOME/bandit/``.
@@ -64,6 +62,8 @@ class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
 
     def _open(self) -> io.TextIOWrapper:
         # never through a planted symlink or hard link, never blocked by a FIFO (SECURITY.md, class 10)
+        from dsh_sidecar.state.files import open_append  # not needed to parse the config
+
         return open(open_append(self.baseFilename), "a", encoding="utf-8")
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)

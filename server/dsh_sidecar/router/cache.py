@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from cachetools import TTLCache
-from dsh_protocol import Source
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
+    from dsh_protocol import Source
+
     from dsh_sidecar.state.shared import SharedState
 
 #: Outcome of the single attempt reported for a cache hit.
@@ -122,6 +123,8 @@ def _decode(raw: bytes | None) -> CachedAnswer | None:
         return None
     try:
         data = json.loads(raw)
+        from dsh_protocol import Source  # the wire models are not needed to parse the config
+
         sources = tuple(Source.model_validate(s) for s in data["sources"])
         content = data.get("content")
         if not sources or not isinstance(data["provider"], str) or not (content is None or isinstance(content, str)):
