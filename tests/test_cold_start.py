@@ -194,3 +194,23 @@ def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_t
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_serve_defines_the_config_models_without_their_docstrings_and_nothing_else_does():
+    code = textwrap.dedent(
+        """
+        import sys
+        from dsh_sidecar import configmodel
+        if sys.argv[1] == "serve":
+            configmodel.set_attribute_docstrings(False)
+        from dsh_sidecar.config import SidecarConfig
+        from dsh_sidecar.router.config import RouterConfig
+        print(SidecarConfig.model_fields["log_messages"].description is None,
+              RouterConfig.model_fields["timeout_ms"].description is None)
+        """
+    )
+    for mode, expected in (("serve", "True True"), ("cli", "False False")):
+        out = subprocess.run(
+            [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=120, check=True
+        )
+        assert out.stdout.strip() == expected

@@ -130,6 +130,9 @@ def _open_log_file(path: Path) -> None:
 def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     """``dsh-search serve``: the stdio JSON-RPC server until ``exit`` or EOF; the exit code
     (2 for an unusable ``--config`` or ``--log-file``, reported as the other commands do)."""
+    from dsh_sidecar.configmodel import set_attribute_docstrings
+
+    set_attribute_docstrings(False)  # before the config models are defined (cold start)
     defaults = None
     if config is not None:
         try:
