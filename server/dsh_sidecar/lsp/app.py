@@ -59,6 +59,16 @@ class SidecarProtocol(LanguageServerProtocol):
     #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
     initialized_once: bool = False
 
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
+        write with the reply that follows it."""
+        writer = self.writer
+        if isinstance(writer, FdWriter):
+            with writer.holding():
+                super().notify(method, params)
+        else:
+            super().notify(method, params)
+
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
         if error is not None:
             if error.code == INTERNAL_ERROR_CODE:

@@ -1,0 +1,92 @@
+"""The stdio writer's held notifications (issue 16, items 3 and 5): a notification sent on the
+event loop shares one write with the reply that follows it, goes out by itself soon after
+when no reply follows, and is never lost at close; the order on the wire is the write order."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from dsh_sidecar.lsp.transport import FdWriter
+
+
+class CountingWriter(FdWriter):
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd, redact=lambda body: body.replace(b"sk-secret", b"[redacted]"))
+        self.writes: list[bytes] = []
+
+    def _write(self, data: bytes) -> None:
+        before = len(self._held)
+        super()._write(data)
+        if before or data:
+            self.writes.append(b"x")
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_all(fd: int) -> bytes:
+    os.set_blocking(fd, False)
+    out = b""
+    try:
+        while chunk := os.read(fd, 65536):
+            out += chunk
+    except BlockingIOError:
+        pass
+    return out
+
+
+def test_a_notification_and_the_reply_after_it_are_one_write_in_order():
+    r, w = os.pipe()
+    writer = CountingWriter(w)
+
+    async def call() -> None:
+        with writer.holding():
+            writer.write(frame(b'{"method":"window/logMessage","params":{"message":"sk-secret"}}'))
+        writer.write(frame(b'{"id":1,"result":{}}'))
+
+    asyncio.run(call())
+    assert writer.writes == [b"x"]
+    assert read_all(r) == frame(b'{"method":"window/logMessage","params":{"message":"[redacted]"}}') + frame(
+        b'{"id":1,"result":{}}'
+    )
+    writer.close()
+    os.close(r)
+
+
+def test_a_held_notification_without_a_reply_goes_out_by_itself():
+    r, w = os.pipe()
+    writer = CountingWriter(w)
+
+    async def call() -> bytes:
+        with writer.holding():
+            writer.write(frame(b'{"method":"a"}'))
+            writer.write(frame(b'{"method":"b"}'))
+        assert read_all(r) == b""  # held
+        await asyncio.sleep(0.05)
+        return read_all(r)
+
+    assert asyncio.run(call()) == frame(b'{"method":"a"}') + frame(b'{"method":"b"}')
+    assert writer.writes == [b"x"]
+    writer.close()
+    os.close(r)
+
+
+def test_close_writes_what_is_held_and_off_the_loop_nothing_is_held():
+    r, w = os.pipe()
+    writer = CountingWriter(w)
+    with writer.holding():  # no running loop: written at once
+        writer.write(frame(b'{"method":"now"}'))
+    assert read_all(r) == frame(b'{"method":"now"}')
+
+    async def call() -> None:
+        with writer.holding():
+            writer.write(frame(b'{"method":"late"}'))
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(call())
+    loop.close()  # the loop ends before the hold timer fires (exit): close() still writes it
+    writer.close()
+    assert read_all(r) == frame(b'{"method":"late"}')
+    os.close(r)
