@@ -135,7 +135,8 @@ class DecisionLog:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-decisions", daemon=True)
                 self._writer.start()
                 _LIVE.add(self)
-            self._cond.notify_all()
+            if len(self._lines) == 1:  # only a writer waiting for an empty queue needs waking (store.py)
+                self._cond.notify_all()
 
     def _run(self) -> None:
         while True:
