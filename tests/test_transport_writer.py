@@ -90,3 +90,35 @@ def test_close_writes_what_is_held_and_off_the_loop_nothing_is_held():
     writer.close()
     assert read_all(r) == frame(b'{"method":"late"}')
     os.close(r)
+
+
+class Capture:
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.out.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+def test_log_lines_and_dsh_replies_are_the_bytes_pygls_writes():
+    """The sidecar builds window/logMessage and dsh/* replies itself (no converter pass): the
+    frames must be byte-identical to stock pygls' for the same message."""
+    from dsh_sidecar.lsp.app import SidecarServer
+    from lsprotocol import types as lsp
+    from pygls.lsp.server import LanguageServer
+
+    ours, stock = SidecarServer(), LanguageServer("stock", "0")
+    for server in (ours, stock):
+        server.protocol.set_writer(Capture())
+        line = '[search-suggester] suggest Symbol 0.97 1 targets "a b".py é \u2014 \\ \n'
+        server.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=line))
+        server.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message="w"))
+        result = {"additionalContexts": [{"text": "x\u00e9", "n": 1, "k": 0.5, "ok": True, "none": None, "l": []}]}
+        server.protocol._send_response(7, result)
+        server.protocol._send_response("id-1", {})
+        server.protocol._send_response(8, None)  # not a dsh/* object: pygls' own path
+    assert ours.protocol.writer.out == stock.protocol.writer.out
+    assert len(ours.protocol.writer.out) == 5

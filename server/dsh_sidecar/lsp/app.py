@@ -20,6 +20,7 @@ from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
 from dsh_sidecar.escape import EscapingFilter
+from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
 from dsh_sidecar.lsp.transport import (
     FdWriter,
     FramingLost,
@@ -70,6 +71,11 @@ class SidecarProtocol(LanguageServerProtocol):
             super().notify(method, params)
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+        if error is None and type(result) is dict and msg_id not in self._result_types:
+            # a dsh/* reply (a plain JSON object, no LSP result type): the same JSON pygls writes,
+            # without its converter's pass over every value of the result
+            PyglsPeer(self).send_raw({"id": msg_id, "jsonrpc": "2.0", "result": result})
+            return
         if error is not None:
             if error.code == INTERNAL_ERROR_CODE:
                 error = ResponseError(code=INTERNAL_ERROR_CODE, message=INTERNAL_ERROR_MESSAGE)
@@ -136,6 +142,21 @@ class SidecarServer(LanguageServer):
         except Exception as exc:
             self.build_error = exc
             self.report_server_error(exc, "initialize")
+
+    def window_log_message(self, params: lsp.LogMessageParams) -> None:
+        """pygls' ``window/logMessage``: the same JSON, built here rather than by its converter,
+        and held (≤ 1 ms) to share a write with the reply after it (:class:`FdWriter`)."""
+        message = {
+            "params": {"type": int(params.type), "message": params.message},
+            "method": lsp.WINDOW_LOG_MESSAGE,
+            "jsonrpc": "2.0",
+        }
+        writer = self.protocol.writer
+        if isinstance(writer, FdWriter):
+            with writer.holding():
+                PyglsPeer(self.protocol).send_raw(message)
+        else:
+            PyglsPeer(self.protocol).send_raw(message)
 
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
         """Send one seed/ledger line as ``window/logMessage`` (byte-exact), as the config's
