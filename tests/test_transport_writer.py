@@ -122,3 +122,35 @@ def test_log_lines_and_dsh_replies_are_the_bytes_pygls_writes():
         server.protocol._send_response(8, None)  # not a dsh/* object: pygls' own path
     assert ours.protocol.writer.out == stock.protocol.writer.out
     assert len(ours.protocol.writer.out) == 5
+
+
+def test_untyped_requests_are_dispatched_as_pygls_would_and_dropped_after_shutdown():
+    from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
+    from pygls.lsp.server import LanguageServer
+    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
+
+    server = LanguageServer("t", "0")
+    seen: list[tuple[str, object]] = []
+
+    @server.feature("dsh/x")
+    def on_x(ls, params):
+        seen.append(("request", params))
+        return {"ok": True}
+
+    @server.feature("dsh/n")
+    def on_n(ls, params):
+        seen.append(("notification", params))
+
+    server.protocol.set_writer(Capture())
+    peer = PyglsPeer(server.protocol)
+    peer.handle(JsonRPCRequestMessage(id=1, method="dsh/x", params={"a": 1}, jsonrpc="2.0"))
+    peer.handle(JsonRPCNotification(method="dsh/n", params={"b": 2}, jsonrpc="2.0"))
+    peer.handle(JsonRPCRequestMessage(id=2, method="dsh/x", params={}, jsonrpc="1.0"))  # pygls drops it
+    assert seen == [("request", {"a": 1}), ("notification", {"b": 2})]
+    assert server.protocol.writer.out == [
+        b"Content-Length: 51\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+        b'{"id": 1, "jsonrpc": "2.0", "result": {"ok": true}}'
+    ]
+    server.protocol._shutdown = True
+    peer.handle(JsonRPCRequestMessage(id=3, method="dsh/x", params={}, jsonrpc="2.0"))
+    assert len(seen) == 2
