@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from cachetools import TTLCache
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
+    from cachetools import TTLCache
     from dsh_protocol import Source
 
     from dsh_sidecar.state.shared import SharedState
@@ -64,6 +64,8 @@ class ResultCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        from cachetools import TTLCache  # here: the config parser reads this module's defaults only
+
         self._cache: TTLCache[CacheKey, CachedAnswer] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self.hits = 0
         self.misses = 0
