@@ -15,8 +15,10 @@ pipelined calls (``--window`` in flight), so every ratio is taken between measur
 seconds apart under the same machine noise.
 
 Prints per row: sequential p50/p99 round trip (ms, all rounds) and pipelined throughput (req/s,
-the median over the rounds), then each sidecar path's throughput ratio to the echo on the same
-params: the median of the per-round ratios, with their spread (goals: intent >= 1.5x, silent
+the median over the rounds) and the server process's CPU time per pipelined call (µs, from
+``/proc``: what the server spends, whatever the neighbours do), then each sidecar path's
+throughput ratio to the echo on the same params: the median of the per-round ratios, with
+their spread, and the CPU-per-call ratio (goals: intent >= 1.5x, silent
 >= 2x; "the echo floor" of issue 16 is the pygls+asyncio echo's throughput on the same params).
 ``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
 adds that commit's sidecar, silent and intent (logMessages all), to the same interleaving.
@@ -111,6 +113,16 @@ def pipelined(client: StdioClient, method: str, params_of, start: int, n: int, w
     return n / (time.perf_counter() - t0)
 
 
+#: Clock ticks per second of ``/proc/<pid>/stat`` times.
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads), from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 def wait_ready(client: StdioClient, timeout_s: float = 120.0) -> None:
     """Until the sidecar's workspace projection is built (``dsh/status``: graph ready)."""
     deadline = time.monotonic() + timeout_s
@@ -178,6 +190,7 @@ def main() -> None:
         clients.append(client)
     lat: list[list[float]] = [[] for _ in rows]
     rps: list[list[float]] = [[] for _ in rows]
+    cpu: list[list[float]] = [[] for _ in rows]  # server CPU µs per pipelined call
     for r in range(rounds):
         order = list(range(len(rows)))
         order = order[r % len(order) :] + order[: r % len(order)]  # rotate: no row always first
@@ -185,7 +198,9 @@ def main() -> None:
             _label, _cmd, _options, method, params_of = rows[k]
             base = 1_000_000 * (r + 1)  # fresh sessionIds for the intent path, every call
             lat[k] += sequential(clients[k], method, params_of, base, per_round)
+            c0 = cpu_s(clients[k].proc.pid)
             rps[k].append(pipelined(clients[k], method, params_of, base + per_round, per_round, args.window))
+            cpu[k].append((cpu_s(clients[k].proc.pid) - c0) / per_round * 1e6)
     for client in clients:
         client.close()
     width = max(len(r[0]) for r in rows)
@@ -193,11 +208,15 @@ def main() -> None:
         f"transport benchmark: {rounds} interleaved rounds x {per_round} calls per server "
         f"(sequential, then pipelined window={args.window})"
     )
-    print(f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}  {'req/s min-max':>15}")
+    print(
+        f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}  {'req/s min-max':>15}  "
+        f"{'server CPU us/call':>18}"
+    )
     for k, row in enumerate(rows):
         print(
             f"{row[0]:<{width}}  {percentile(lat[k], 0.5):>8.3f}  {percentile(lat[k], 0.99):>8.3f}  "
-            f"{statistics.median(rps[k]):>9.0f}  {min(rps[k]):>7.0f}-{max(rps[k]):<7.0f}"
+            f"{statistics.median(rps[k]):>9.0f}  {min(rps[k]):>7.0f}-{max(rps[k]):<7.0f}  "
+            f"{statistics.median(cpu[k]):>18.0f}"
         )
     pairs = [(2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)]
     if args.baseline_src:
@@ -206,10 +225,11 @@ def main() -> None:
         ratios = [a / b for a, b in zip(rps[side], rps[base], strict=True)]
         ratio = statistics.median(ratios)
         p50 = percentile(lat[side], 0.5) / percentile(lat[base], 0.5)
+        cpu_ratio = statistics.median(cpu[base]) / max(statistics.median(cpu[side]), 1e-9)
         print(
             f"{rows[side][0]} vs {rows[base][0]}: throughput x{ratio:.2f} (median of {rounds} per-round ratios, "
-            f"spread x{min(ratios):.2f}-x{max(ratios):.2f}), p50 x{p50:.2f}   goal >= {goal}x: "
-            f"{'met' if ratio >= goal else 'NOT met'}"
+            f"spread x{min(ratios):.2f}-x{max(ratios):.2f}), p50 x{p50:.2f}, server CPU per call x{cpu_ratio:.2f} "
+            f"less   goal >= {goal}x: {'met' if ratio >= goal else 'NOT met'}"
         )
 
 
