@@ -214,3 +214,17 @@ def test_serve_defines_the_config_models_without_their_docstrings_and_nothing_el
             [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=120, check=True
         )
         assert out.stdout.strip() == expected
+
+
+def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh_home, workspace):
+    """Exiting under a background build can abort the process (a native extension's thread at
+    interpreter finalisation: exit status -6): aclose cancels it and waits, bounded."""
+    import asyncio
+
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    assert sidecar.graph.building  # started by the constructor
+    asyncio.run(sidecar.aclose())
+    assert not sidecar.graph.building and not sidecar.content.building
