@@ -11,7 +11,10 @@ Two measures:
 
 Workspaces: the ``pyproj`` fixture (small) and a synthetic one of ``--files`` files (default
 100,000, built once under ``--cache``; 0 skips it). Goals: small <= 1.3x the echo, large
-<= 0.7 s. Usage: ``python bench/coldstart.py [--runs 7] [--files 100000]``.
+<= 0.7 s. ``--baseline-src DIR`` (a source tree of another commit, e.g. ``git archive main | tar
+-x -C DIR``) adds that sidecar on the same workspaces to the interleaving, run from DIR through
+``PYTHONPATH`` with this interpreter: before/after in one run.
+Usage: ``python bench/coldstart.py [--runs 7] [--files 100000] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ def read_reply(out) -> None:
 
 
 def spawn_to_reply(cmd: list[str], root: Path | None, env: dict[str, str]) -> float:
+    """Seconds from ``Popen`` to the ``initialize`` reply read."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin is not None and proc.stdout is not None
@@ -105,6 +109,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--files", type=int, default=100_000)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "dsh-coldstart-ws")
+    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
     args = ap.parse_args()
     runs = max(5, args.runs)
     tmp = Path(tempfile.mkdtemp(prefix="dsh-coldstart-"))
@@ -115,13 +120,20 @@ def main() -> None:
     cases = [("pygls echo (bare LanguageServer)", [sys.executable, str(tmp / "echo.py")], small)]
     sidecar = [sys.executable, "-m", "dsh_sidecar", "serve"]
     cases.append((f"sidecar, small repo ({sum(1 for p in small.rglob('*') if p.is_file())} files)", sidecar, small))
+    big = args.cache / f"synthetic-{args.files}"
     if args.files:
-        big = args.cache / f"synthetic-{args.files}"
         if not big.exists():
             args.cache.mkdir(parents=True, exist_ok=True)
             secs = synthetic_workspace(big, args.files)
             print(f"(built a {args.files}-file workspace in {secs:.1f}s at {big})")
         cases.append((f"sidecar, large repo ({args.files} files)", sidecar, big))
+    envs = {label: env for label, _, _ in cases}
+    if args.baseline_src:
+        src = args.baseline_src.resolve()
+        base_env = dict(env, PYTHONPATH=os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs")))
+        for label, cmd, root in list(cases[1:]):
+            cases.append((f"baseline {label.removeprefix('sidecar, ')}", cmd, root))
+            envs[cases[-1][0]] = base_env
     sessions = {}
     for label, _cmd, root in cases:
         path = tmp / f"session-{len(sessions)}.bin"
@@ -129,17 +141,17 @@ def main() -> None:
         sessions[label] = path
     timed: dict[str, list[float]] = {label: [] for label, _, _ in cases}
     whole: dict[str, list[tuple[float, int]]] = {label: [] for label, _, _ in cases}
-    for _label, cmd, root in cases:  # one warm-up each: the page cache, bytecode
-        spawn_to_reply(cmd, root, env)
+    for label, cmd, root in cases:  # one warm-up each: the page cache, bytecode
+        spawn_to_reply(cmd, root, envs[label])
     for _ in range(runs):  # interleaved: the same machine noise for every case
         for label, cmd, root in cases:
-            timed[label].append(spawn_to_reply(cmd, root, env))
-            whole[label].append(whole_process(cmd, sessions[label], env))
+            timed[label].append(spawn_to_reply(cmd, root, envs[label]))
+            whole[label].append(whole_process(cmd, sessions[label], envs[label]))
     base = statistics.median(timed[cases[0][0]])
     base_whole = statistics.median(w for w, _ in whole[cases[0][0]])
     print(f"cold start: spawn -> initialize reply, {runs} interleaved runs each (python {sys.version.split()[0]})")
     print(
-        f"{'server':<40} {'median s':>9} {'min s':>7} {'x echo':>7}   "
+        f"{'server':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'x echo':>7}   "
         f"{'/usr/bin/time wall s':>20} {'x echo':>7} {'peak RSS MiB':>13}"
     )
     for label, _cmd, _root in cases:
@@ -147,7 +159,7 @@ def main() -> None:
         wall = statistics.median(w for w, _ in whole[label])
         rss = statistics.median(r for _, r in whole[label]) / 1024
         print(
-            f"{label:<40} {med:>9.3f} {min(timed[label]):>7.3f} {med / base:>7.2f}   "
+            f"{label:<40} {med:>9.3f} {min(timed[label]):>7.3f} {max(timed[label]):>7.3f} {med / base:>7.2f}   "
             f"{wall:>20.2f} {wall / base_whole:>7.2f} {rss:>13.1f}"
         )
     small_ratio = statistics.median(timed[cases[1][0]]) / base
@@ -155,6 +167,15 @@ def main() -> None:
     if args.files:
         large = statistics.median(timed[cases[2][0]])
         print(f"large repo: {large:.3f} s   goal <= 0.7 s: {'met' if large <= 0.7 else 'NOT met'}")
+    ratios = [t / e for t, e in zip(timed[cases[1][0]], timed[cases[0][0]], strict=True)]
+    print(
+        f"small repo, per-run ratio to the echo of the same round: median x{statistics.median(ratios):.2f}, "
+        f"spread x{min(ratios):.2f}-x{max(ratios):.2f}"
+    )
+    if args.baseline_src:
+        for label, _cmd, _root in cases[1 + (2 if args.files else 1) :]:
+            med = statistics.median(timed[label])
+            print(f"{label}: {med:.3f} s, x{med / base:.2f} of the echo")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

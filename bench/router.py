@@ -16,7 +16,11 @@ The same three figures are also measured in-process (``Router.search`` vs ``http
 on one event loop, interleaved), which isolates the router from the stdio transport and the
 bandit.
 
-Usage: ``python bench/router.py [--n 300] [--hang-runs 8]``.
+``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
+adds that commit's sidecar to the interleaving (A, B, baseline, …), run from DIR through
+``PYTHONPATH``: before/after against the same direct call in one run.
+
+Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -96,9 +100,11 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
     return out
 
 
-def spawn(home: str, router: dict, log_messages: str = "all") -> StdioClient:
+def spawn(home: str, router: dict, log_messages: str = "all", src: Path | None = None) -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(str(src.resolve() / d) for d in ("server", "protocol", "packs"))
     client = StdioClient(sidecar_cmd(), env=env)
     reply = client.request(
         "initialize",
@@ -143,16 +149,24 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--hang-runs", type=int, default=15)
     ap.add_argument("--log-messages", default="all", help="the sidecar's logMessages setting (all|decisions|none)")
+    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
     args = ap.parse_args()
 
     mock = MockProvider()
+    hang_mock = MockProvider()
+    for m in (mock, hang_mock):  # TCP_NODELAY on the provider side (socketserver's own switch)
+        m.server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
     ok, _ = case_reply("searxng", "ok", check=False)
     mock.route("GET", "/search", ok)
-    hang_mock = MockProvider()
     hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     with tempfile.TemporaryDirectory() as home:
-        fast = spawn(home, {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}, args.log_messages)
+        fast_config = {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}
+        fast = spawn(home, fast_config, args.log_messages)
+        base = None
+        if args.baseline_src:
+            base_home = tempfile.mkdtemp(prefix="dsh-bench-base-")  # its own state file
+            base = spawn(base_home, fast_config, args.log_messages, src=args.baseline_src)
         hang = spawn(
             home,
             {
@@ -172,11 +186,15 @@ def main() -> None:
             for i in range(20):  # warm up both paths
                 direct(i)
                 search(fast, f"warm {i}")
-            d, s, st = [], [], []
+                if base is not None:
+                    search(base, f"warm {i}")
+            d, s, st, sb = [], [], [], []
             for i in range(args.n):  # interleaved A/B/C: the same noise for all three
                 d.append(_time_one(direct, i))
                 s.append(_time_one(lambda q: search(fast, q), f"bench query {i}"))
                 st.append(_time_one(lambda _: fast.request("dsh/status", {}), None))
+                if base is not None:
+                    sb.append(_time_one(lambda q: search(base, q), f"bench query {i}"))
             pairs = [b - a for a, b in zip(d, s, strict=True)]
             search(fast, "cached query")
             c = timed(lambda i: search(fast, "cached query"), args.n)
@@ -196,6 +214,8 @@ def main() -> None:
         finally:
             fast.close()
             hang.close()
+            if base is not None:
+                base.close()
             mock.close()
             hang_mock.close()
 
@@ -219,6 +239,11 @@ def main() -> None:
     )
     print(f"  p50 of the per-pair differences (search - direct, interleaved): {pct(pairs, 50):.3f} ms")
     print(f"  of which stdio round trip (status p50): {pct(st, 50):.3f} ms; router+bandit: {router_only:.3f} ms")
+    if sb:
+        print(
+            f"baseline ({args.baseline_src}) dsh/search p50 {pct(sb, 50):.3f} ms, p99 {pct(sb, 99):.3f} ms; "
+            f"overhead p50 {pct(sb, 50) - pct(d, 50):.3f} ms (the same direct calls)"
+        )
     excess = [x - HANG_TIMEOUT_MS for x in h]
     print(
         f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "

@@ -9,10 +9,20 @@ that matches the Symbol intent: a note, a ledger line and a ``window/logMessage`
 ``sessionId`` per call so every call matches). The intent path runs with ``logMessages: all``
 (the default) and ``none``.
 
-Prints per row: sequential p50/p99 round trip (ms) and pipelined throughput (req/s,
-``--window`` in flight), then each sidecar path's throughput ratio to the echo on the same
-params (goals: intent >= 1.5x, silent >= 2x).
-Usage: ``python bench/transport.py [--n 2000] [--window 64]``.
+All six servers run at once and are measured **interleaved**: ``--rounds`` rounds (>= 5), each
+giving every server, in a rotating order, ``--n``/rounds sequential round trips and as many
+pipelined calls (``--window`` in flight), so every ratio is taken between measurements made
+seconds apart under the same machine noise.
+
+Prints per row: sequential p50/p99 round trip (ms, all rounds) and pipelined throughput (req/s,
+the median over the rounds) and the server process's CPU time per pipelined call (µs, from
+``/proc``: what the server spends, whatever the neighbours do), then each sidecar path's
+throughput ratio to the echo on the same params: the median of the per-round ratios, with
+their spread, and the CPU-per-call ratio (goals: intent >= 1.5x, silent
+>= 2x; "the echo floor" of issue 16 is the pygls+asyncio echo's throughput on the same params).
+``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
+adds that commit's sidecar, silent and intent (logMessages all), to the same interleaving.
+Usage: ``python bench/transport.py [--n 2000] [--window 64] [--rounds 7] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -74,30 +84,52 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def measure(client: StdioClient, method: str, params_of, n: int, window: int) -> tuple[float, float, float]:
-    """``params_of(i)`` gives the i-th call's params."""
-    for i in range(50):  # warm up
-        client.request(method, params_of(-1 - i))
+def sequential(client: StdioClient, method: str, params_of, start: int, n: int) -> list[float]:
+    """``n`` round trips one after the other: their latencies, ms."""
     lat = []
-    for i in range(n):
+    for i in range(start, start + n):
         params = params_of(i)
         t0 = time.perf_counter()
         reply = client.request(method, params)
         lat.append((time.perf_counter() - t0) * 1000)
-    assert "result" in reply or "error" in reply
+        assert "result" in reply, reply
+    return lat
+
+
+def pipelined(client: StdioClient, method: str, params_of, start: int, n: int, window: int) -> float:
+    """``n`` calls with ``window`` in flight: requests per second."""
     t0 = time.perf_counter()
     sent = done = 0
     pending: set[int] = set()
     while done < n:
         while sent < n and len(pending) < window:
-            pending.add(client.send(method, params_of(n + sent)))  # type: ignore[arg-type]
+            pending.add(client.send(method, params_of(start + sent)))  # type: ignore[arg-type]
             sent += 1
         msg = client.read()
         if msg.get("id") in pending:
+            assert "result" in msg, msg
             pending.discard(msg["id"])
             done += 1
-    rps = n / (time.perf_counter() - t0)
-    return statistics.median(lat), percentile(lat, 0.99), rps
+    return n / (time.perf_counter() - t0)
+
+
+#: Clock ticks per second of ``/proc/<pid>/stat`` times.
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads), from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def wait_ready(client: StdioClient, timeout_s: float = 120.0) -> None:
+    """Until the sidecar's workspace projection is built (``dsh/status``: graph ready)."""
+    deadline = time.monotonic() + timeout_s
+    while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the workspace graph was not built in time")
+        time.sleep(0.05)
 
 
 def silent(i: int) -> dict:
@@ -110,14 +142,17 @@ def intent(i: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--n", type=int, default=2000, help="calls per server and mode, over all rounds")
     ap.add_argument("--window", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
     args = ap.parse_args()
+    rounds = max(5, args.rounds)
+    per_round = max(50, args.n // rounds)
     tmp = Path(tempfile.mkdtemp(prefix="dsh-bench-"))
     (tmp / "raw.py").write_text(RAW_ECHO)
     (tmp / "stock.py").write_text(STOCK_PYGLS)
     ws = Path(__file__).resolve().parents[1] / "tests" / "data" / "workspaces" / "pyproj"
-    env = dict(os.environ, DSH_HOME=str(tmp / "home"))
 
     def init(options: dict) -> dict:
         return {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}, "initializationOptions": options}
@@ -125,34 +160,76 @@ def main() -> None:
     on = {"suggester": {"enabled": True}}
     quiet = {"suggester": {"enabled": True}, "logMessages": "none"}
     echo = [sys.executable, str(tmp / "stock.py")]
-    rows = []
-    for label, cmd, options, method, params_of in (
+    rows = [
         ("raw Python framing (floor), no-op", [sys.executable, str(tmp / "raw.py")], None, "bench/noop", silent),
         ("echo pygls+asyncio, silent params", echo, {}, "dsh/postExecute", silent),
         ("sidecar dsh/postExecute silent", sidecar_cmd(), on, "dsh/postExecute", silent),
         ("echo pygls+asyncio, intent params", echo, {}, "dsh/postExecute", intent),
         ("sidecar dsh/postExecute intent (logMessages all)", sidecar_cmd(), on, "dsh/postExecute", intent),
         ("sidecar dsh/postExecute intent (logMessages none)", sidecar_cmd(), quiet, "dsh/postExecute", intent),
-    ):
+    ]
+    pythonpath: dict[int, str] = {}
+    if args.baseline_src:
+        src = args.baseline_src.resolve()
+        for label, options, params_of in (("silent", on, silent), ("intent (logMessages all)", on, intent)):
+            pythonpath[len(rows)] = os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs"))
+            rows.append((f"baseline dsh/postExecute {label}", sidecar_cmd(), options, "dsh/postExecute", params_of))
+    clients = []
+    for k, (_label, cmd, options, method, params_of) in enumerate(rows):
+        env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"))  # each its own state and ledger
+        if k in pythonpath:
+            env["PYTHONPATH"] = pythonpath[k]
         client = StdioClient(cmd, env)
         if options is not None:
             client.request("initialize", init(options))
             client.send("initialized", {}, notify=True)
             if cmd != echo:
-                time.sleep(1.0)  # the workspace graph builds in the background
-        p50, p99, rps = measure(client, method, params_of, args.n, args.window)
+                wait_ready(client)  # the workspace graph builds in the background
+        for i in range(50):  # warm up
+            client.request(method, params_of(-1 - i))
+        clients.append(client)
+    lat: list[list[float]] = [[] for _ in rows]
+    rps: list[list[float]] = [[] for _ in rows]
+    cpu: list[list[float]] = [[] for _ in rows]  # server CPU µs per pipelined call
+    for r in range(rounds):
+        order = list(range(len(rows)))
+        order = order[r % len(order) :] + order[: r % len(order)]  # rotate: no row always first
+        for k in order:
+            _label, _cmd, _options, method, params_of = rows[k]
+            base = 1_000_000 * (r + 1)  # fresh sessionIds for the intent path, every call
+            lat[k] += sequential(clients[k], method, params_of, base, per_round)
+            c0 = cpu_s(clients[k].proc.pid)
+            rps[k].append(pipelined(clients[k], method, params_of, base + per_round, per_round, args.window))
+            cpu[k].append((cpu_s(clients[k].proc.pid) - c0) / per_round * 1e6)
+    for client in clients:
         client.close()
-        rows.append((label, p50, p99, rps))
     width = max(len(r[0]) for r in rows)
-    print(f"transport benchmark: n={args.n} sequential round trips, pipelined window={args.window}")
-    print(f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}")
-    for label, p50, p99, rps in rows:
-        print(f"{label:<{width}}  {p50:>8.3f}  {p99:>8.3f}  {rps:>9.0f}")
-    for side, base, goal in ((2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)):
-        ratio = rows[side][3] / rows[base][3]
+    print(
+        f"transport benchmark: {rounds} interleaved rounds x {per_round} calls per server "
+        f"(sequential, then pipelined window={args.window})"
+    )
+    print(
+        f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}  {'req/s min-max':>15}  "
+        f"{'server CPU us/call':>18}"
+    )
+    for k, row in enumerate(rows):
         print(
-            f"{rows[side][0]} vs {rows[base][0]}: throughput x{ratio:.2f}, p50 x{rows[side][1] / rows[base][1]:.2f}"
-            f"   goal >= {goal}x: {'met' if ratio >= goal else 'NOT met'}"
+            f"{row[0]:<{width}}  {percentile(lat[k], 0.5):>8.3f}  {percentile(lat[k], 0.99):>8.3f}  "
+            f"{statistics.median(rps[k]):>9.0f}  {min(rps[k]):>7.0f}-{max(rps[k]):<7.0f}  "
+            f"{statistics.median(cpu[k]):>18.0f}"
+        )
+    pairs = [(2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)]
+    if args.baseline_src:
+        pairs += [(6, 1, 2.0), (7, 3, 1.5)]
+    for side, base, goal in pairs:
+        ratios = [a / b for a, b in zip(rps[side], rps[base], strict=True)]
+        ratio = statistics.median(ratios)
+        p50 = percentile(lat[side], 0.5) / percentile(lat[base], 0.5)
+        cpu_ratio = statistics.median(cpu[base]) / max(statistics.median(cpu[side]), 1e-9)
+        print(
+            f"{rows[side][0]} vs {rows[base][0]}: throughput x{ratio:.2f} (median of {rounds} per-round ratios, "
+            f"spread x{min(ratios):.2f}-x{max(ratios):.2f}), p50 x{p50:.2f}, server CPU per call x{cpu_ratio:.2f} "
+            f"less   goal >= {goal}x: {'met' if ratio >= goal else 'NOT met'}"
         )
 
 

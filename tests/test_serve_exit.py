@@ -1,4 +1,4 @@
-"""How ``dsh-search serve`` leaves after serving (cli._exit_now): the exit code kept, the
+"""How ``dsh-search serve`` leaves after serving (cli.serving._exit_now): the exit code kept, the
 non-daemon threads joined and the atexit flushes run — then ``os._exit``, so daemon threads still
 running background work (graph, content index) are not unwound by finalization, which aborted
 the process with SIGABRT when one of them was in a C/C++ frame."""
@@ -10,7 +10,7 @@ import sys
 
 CHILD = r"""
 import atexit, sys, threading, time
-from dsh_sidecar.cli import _exit_now
+from dsh_sidecar.cli.serving import _exit_now
 
 atexit.register(lambda: print("atexit ran", flush=True))
 def slow_writer():

@@ -13,15 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
-import yaml
 from pydantic import Field
 
-from dsh_sidecar.bandit import BanditConfig, parse_bandit_config
+from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
 from dsh_sidecar.configmodel import ConfigModel, parse_block
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.router import RouterConfig, parse_router_config
+from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
-from dsh_sidecar.suggester import SuggesterConfig, parse_suggester_config
+from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.
 BLOCKS: Final = ("router", "bandit", "suggester", "state")
@@ -87,6 +86,8 @@ def read_config_file(path: Path) -> Any:
         text = path.read_text("utf-8")
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    import yaml  # only for a --config file, not on the serve path
+
     try:
         raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError):

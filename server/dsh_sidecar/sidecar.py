@@ -6,6 +6,7 @@ one method here, and send back ``.wire()`` of the result. The CLI uses the same 
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import sys
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Longest wait of a sticky-section request (a session's start) for the background projection, s.
 SECTION_WAIT_S = 5.0
+#: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
+QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
 
@@ -374,9 +377,21 @@ class Sidecar:
 
     async def aclose(self) -> None:
         """Release the HTTP client, the bandit's decision log, the content index and the shared
-        state (its queued writes are tried once more)."""
+        state (its queued writes are tried once more). A workspace build still running is
+        cancelled and waited for, at most :data:`QUIESCE_S`: the interpreter must not finalise
+        under a background thread inside a native extension (google-re2's pybind11 module
+        aborts the whole process then, exit status -6, instead of exiting 0)."""
+        self.graph.cancel()
         self.content.close()
         self.bandit.close()
         await self.router.aclose()
         if self.shared is not None:
             self.shared.close()
+        await asyncio.to_thread(self._quiesce, QUIESCE_S)
+
+    def _quiesce(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for the graph build and the content sync to stop."""
+        t0 = time.monotonic()
+        if self.graph.building:  # (a graph never started has nothing to wait for)
+            self.graph.wait(timeout_s)
+        self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))

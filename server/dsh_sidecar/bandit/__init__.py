@@ -6,8 +6,33 @@ router, ``config`` is the ``bandit`` config block, ``core`` ties them together a
 forgets what was learned (``dsh-search bandit reset``).
 """
 
-from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
-from dsh_sidecar.bandit.core import SearchOutcome, StrategyBandit
-from dsh_sidecar.bandit.store import reset_posteriors
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
+    from dsh_sidecar.bandit.core import SearchOutcome, StrategyBandit
+    from dsh_sidecar.bandit.store import reset_posteriors
+
+#: Where each public name lives; each is imported on first use (PEP 562), so importing one
+#: submodule (the config parser a server's ``initialize`` needs) does not import the whole core.
+_EXPORTS = {
+    "BanditConfig": "config",
+    "parse_bandit_config": "config",
+    "SearchOutcome": "core",
+    "StrategyBandit": "core",
+    "reset_posteriors": "store",
+}
 
 __all__ = ["BanditConfig", "SearchOutcome", "StrategyBandit", "parse_bandit_config", "reset_posteriors"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

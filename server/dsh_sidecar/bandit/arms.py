@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from dsh_protocol import Attempt, Source
-
 from dsh_sidecar.bandit.variants import reframe
-from dsh_sidecar.router import AllProvidersFailed, Router, RouterResult
+
+if TYPE_CHECKING:  # the arm sizes below are read by the config parser, before the router is imported
+    from dsh_protocol import Attempt, Source
+
+    from dsh_sidecar.router import Router, RouterResult
 
 #: Seed: quick is "a single search query, capped at 5 results".
 QUICK_MAX: Final = 5
@@ -60,6 +62,8 @@ async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | 
     """The variants concurrently, merged in variant order (original first), de-duplicated
     by :func:`normalise_url`. Raises the original query's :class:`AllProvidersFailed` only
     when every variant failed."""
+    from dsh_sidecar.router import AllProvidersFailed
+
     variants = reframe(query)
     results = await asyncio.gather(*(router.search(v, cap, deadline_ms) for v in variants), return_exceptions=True)
     answered: list[RouterResult | AllProvidersFailed] = []  # variant order; a failure carries its attempts too

@@ -189,7 +189,7 @@ class StrategyBandit:
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
         reward = await self._learn(cls, arm, len(result.sources), duration_ms)
-        self.pending.add(search_id, cls, arm, reward, (normalise_url(s.url) for s in result.sources))
+        self.pending.add(search_id, cls, arm, reward, [s.url for s in result.sources])
         self._record(
             search_id,
             cls,
@@ -279,7 +279,8 @@ class StrategyBandit:
         (:mod:`.feedback`) and return it, in [0, 1]. Raises :class:`~.feedback.UnknownSearch`
         (a :class:`~dsh_sidecar.errors.RequestError` naming ``searchId``) for an unknown or expired search."""
         item = self.pending.get(search_id)
-        used = any(normalise_url(u) in item.urls for u in used_urls)
+        returned = {normalise_url(u) for u in item.urls}
+        used = any(normalise_url(u) in returned for u in used_urls)
         reward = usage_reward(used, item.heuristic, self.config.feedback_weight)
         delta = reward - item.credited
         if delta:

@@ -37,8 +37,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.state.files import open_append
-
 log = logging.getLogger(__name__)
 
 #: File name under ``$DSH_HOME/bandit/``.
@@ -64,6 +62,8 @@ class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
 
     def _open(self) -> io.TextIOWrapper:
         # never through a planted symlink or hard link, never blocked by a FIFO (SECURITY.md, class 10)
+        from dsh_sidecar.state.files import open_append  # not needed to parse the config
+
         return open(open_append(self.baseFilename), "a", encoding="utf-8")
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
@@ -135,7 +135,8 @@ class DecisionLog:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-decisions", daemon=True)
                 self._writer.start()
                 _LIVE.add(self)
-            self._cond.notify_all()
+            if len(self._lines) == 1:  # only a writer waiting for an empty queue needs waking (store.py)
+                self._cond.notify_all()
 
     def _run(self) -> None:
         while True:

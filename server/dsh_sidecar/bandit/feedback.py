@@ -48,8 +48,8 @@ class UnknownSearch(RequestError):
 @dataclass
 class PendingSearch:
     """One search awaiting feedback: its class, arm, heuristic reward, the reward it is
-    currently credited with, its returned sources' normalised URLs, and when it ran
-    (``time.monotonic()`` seconds)."""
+    currently credited with, its returned sources' URLs (as returned: normalised when feedback
+    arrives, not on every search), and when it ran (``time.monotonic()`` seconds)."""
 
     query_class: str
     arm: str

@@ -196,7 +196,11 @@ class PosteriorStore:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-state", daemon=True)
                 self._writer.start()
                 _LIVE.add(self)
-            self._cond.notify_all()
+            if len(self._queue) == 1:
+                # only a writer waiting for an empty queue needs waking: one collecting a batch
+                # (the bounded delay) takes this op with it, and waking it on every search would
+                # make it take the GIL from the event loop each time for nothing
+                self._cond.notify_all()
 
     def apply(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:
         """:meth:`submit`, then wait until the write (and every earlier one) has landed."""

@@ -7,8 +7,9 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import ErrorCode
 from lsprotocol import types as lsp
@@ -18,8 +19,8 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
-from dsh_sidecar.bandit.core import LOG_PREFIX as BANDIT_LOG_PREFIX
 from dsh_sidecar.escape import EscapingFilter
+from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
 from dsh_sidecar.lsp.transport import (
     FdWriter,
     FramingLost,
@@ -30,7 +31,9 @@ from dsh_sidecar.lsp.transport import (
     serve,
 )
 from dsh_sidecar.redact import RedactingFilter, Redactor
-from dsh_sidecar.sidecar import Sidecar
+
+if TYPE_CHECKING:  # the composition root is imported after the ``initialize`` reply (cold start)
+    from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,22 @@ class SidecarProtocol(LanguageServerProtocol):
     #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
     initialized_once: bool = False
 
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
+        write with the reply that follows it."""
+        writer = self.writer
+        if isinstance(writer, FdWriter):
+            with writer.holding():
+                super().notify(method, params)
+        else:
+            super().notify(method, params)
+
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+        if error is None and type(result) is dict and msg_id not in self._result_types:
+            # a dsh/* reply (a plain JSON object, no LSP result type): the same JSON pygls writes,
+            # without its converter's pass over every value of the result
+            PyglsPeer(self).send_raw({"id": msg_id, "jsonrpc": "2.0", "result": result})
+            return
         if error is not None:
             if error.code == INTERNAL_ERROR_CODE:
                 error = ResponseError(code=INTERNAL_ERROR_CODE, message=INTERNAL_ERROR_MESSAGE)
@@ -67,7 +85,13 @@ class SidecarProtocol(LanguageServerProtocol):
 
 
 class SidecarServer(LanguageServer):
-    """The language server that hosts one :class:`Sidecar` (built on ``initialize``)."""
+    """The language server that hosts one :class:`Sidecar`.
+
+    ``initialize`` validates the config and answers; the :class:`Sidecar` itself (the router,
+    the bandit, the suggester and their imports) is built right after the reply, before the
+    next message is dispatched (:meth:`defer_sidecar`). Reading :attr:`sidecar` completes a
+    build still pending, so no request ever sees a half-initialised server.
+    """
 
     protocol: SidecarProtocol  # built from ``protocol_cls`` below
 
@@ -75,18 +99,76 @@ class SidecarServer(LanguageServer):
         super().__init__(
             "dsh-search-sidecar", __version__, converter_factory=raw_params_converter, protocol_cls=SidecarProtocol
         )
-        self.sidecar: Sidecar | None = None
+        self._sidecar: Sidecar | None = None
+        #: The deferred construction of the sidecar (set by ``initialize``, run once).
+        self._build: Callable[[], Sidecar] | None = None
+        #: Why the deferred construction failed (re-raised to every request that needs the sidecar).
+        self.build_error: BaseException | None = None
         self.env: dict[str, str] = dict(os.environ)
         self.redactor = Redactor()
         #: The raw ``dsh-search serve --config`` document, under the client's initializationOptions.
         self.config_defaults: Any = None
 
+    @property
+    def sidecar(self) -> Sidecar | None:
+        """The sidecar, ``None`` before ``initialize``; completes a deferred build first."""
+        if self._build is not None:
+            self.finish_sidecar()
+        return self._sidecar
+
+    @sidecar.setter
+    def sidecar(self, value: Sidecar | None) -> None:
+        self._build = None
+        self._sidecar = value
+
+    def defer_sidecar(self, build: Callable[[], Sidecar]) -> None:
+        """Build the sidecar with ``build()`` as the event loop's next callback (after the
+        ``initialize`` reply is written), or when :attr:`sidecar` is first read, whichever
+        comes first. Without a running loop it is built at once."""
+        self._build = build
+        try:
+            asyncio.get_running_loop().call_soon(self.finish_sidecar)
+        except RuntimeError:
+            self.finish_sidecar()
+
+    def finish_sidecar(self) -> None:
+        """Run the pending build, if any (idempotent). A failure is logged (redacted, ERROR)
+        and kept in :attr:`build_error`."""
+        build, self._build = self._build, None
+        if build is None:
+            return
+        try:
+            self._sidecar = build()
+        except Exception as exc:
+            self.build_error = exc
+            self.report_server_error(exc, "initialize")
+
+    def window_log_message(self, params: lsp.LogMessageParams) -> None:
+        """pygls' ``window/logMessage``: the same JSON, built here rather than by its converter,
+        and held (≤ 1 ms) to share a write with the reply after it (:class:`FdWriter`)."""
+        message = {
+            "params": {"type": int(params.type), "message": params.message},
+            "method": lsp.WINDOW_LOG_MESSAGE,
+            "jsonrpc": "2.0",
+        }
+        writer = self.protocol.writer
+        if isinstance(writer, FdWriter):
+            with writer.holding():
+                PyglsPeer(self.protocol).send_raw(message)
+        else:
+            PyglsPeer(self.protocol).send_raw(message)
+
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
         """Send one seed/ledger line as ``window/logMessage`` (byte-exact), as the config's
         ``logMessages`` allows (``all``, ``decisions``: ``[bandit-search]`` lines only, ``none``)."""
-        wanted = self.sidecar.config.log_messages if self.sidecar is not None else "all"
-        if wanted == "none" or (wanted == "decisions" and not line.startswith(BANDIT_LOG_PREFIX)):
+        wanted = self._sidecar.config.log_messages if self._sidecar is not None else "all"
+        if wanted == "none":
             return
+        if wanted == "decisions":
+            from dsh_sidecar.bandit.core import LOG_PREFIX as BANDIT_LOG_PREFIX
+
+            if not line.startswith(BANDIT_LOG_PREFIX):
+                return
         try:
             self.window_log_message(lsp.LogMessageParams(type=level, message=line))
         except Exception:  # no transport (tests, shutdown): the line is on stderr/ledger already

@@ -10,29 +10,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from dsh_protocol import (
-    AssembleSectionParams,
-    DismissParams,
-    ErrorCode,
-    Method,
-    PostExecuteParams,
-    SearchFeedbackParams,
-    SearchParams,
-    StatusParams,
-)
+import dsh_protocol as wire  # the params models are imported by the sidecar's build (after initialize)
+from dsh_protocol import ErrorCode, Method
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from dsh_sidecar.config import merge_options, parse_config
+from dsh_sidecar import router as router_core
+from dsh_sidecar.config import SidecarConfig, merge_options, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
 from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
-from dsh_sidecar.router import AllProvidersFailed
-from dsh_sidecar.sidecar import Sidecar
+from dsh_sidecar.router.config import resolve_chain, secrets_of
+
+if TYPE_CHECKING:
+    from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +61,26 @@ def request_error(exc: RequestError) -> JsonRpcException:
 
 
 def require(server: SidecarServer) -> Sidecar:
-    """The sidecar, or -32002 when ``initialize`` has not run."""
-    if server.sidecar is None:
+    """The sidecar (its deferred build completed), or -32002 when ``initialize`` has not run,
+    or -32603 when the build after ``initialize`` failed (logged then)."""
+    sidecar = server.sidecar
+    if sidecar is None:
+        if server.build_error is not None:
+            raise JsonRpcInternalError(message="Internal error")
         raise JsonRpcException(
             code=ErrorCode.SERVER_NOT_INITIALIZED, message="server not initialized: send initialize first"
         )
-    return server.sidecar
+    return sidecar
+
+
+def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -> Sidecar:
+    """The :class:`Sidecar` of an accepted ``initialize``; its secrets join the log filter.
+    Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
+    from dsh_sidecar.sidecar import Sidecar
+
+    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line)
+    ls.redactor.add(sidecar.router.secrets())
+    return sidecar
 
 
 def register(server: SidecarServer) -> None:
@@ -80,11 +90,18 @@ def register(server: SidecarServer) -> None:
     def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
         try:
             config = parse_config(merge_options(ls.config_defaults, params.initialization_options))
-            sidecar = Sidecar(config, workspace_root(params), ls.env, log_sink=ls.send_log_line)
+            root = workspace_root(params)
+            if config.state.shared:  # opening the shared store can refuse the config: before the reply
+                ls.sidecar = build_sidecar(ls, config, root)
+            else:
+                # what the reply needs: the config checked (the environment's provider URLs
+                # included: resolve_chain raises as the router would) and every secret in the log
+                # filter; the sidecar is built right after the reply (cold start, issue 16)
+                chain, _missing = resolve_chain(config.router, ls.env)
+                ls.redactor.add(secrets_of(chain))
+                ls.defer_sidecar(lambda: build_sidecar(ls, config, root))
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
-        ls.redactor.add(sidecar.router.secrets())
-        ls.sidecar = sidecar
         ls.protocol.initialized_once = True  # a second initialize is refused (transport.dispatch)
 
     @server.feature(lsp.INITIALIZED)
@@ -95,11 +112,11 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.SEARCH)
     async def on_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        p = validate(SearchParams, params)
+        p = validate(wire.SearchParams, params)
         sidecar = require(ls)
         try:
             result = await sidecar.search(p)
-        except AllProvidersFailed as exc:
+        except router_core.AllProvidersFailed as exc:
             raise JsonRpcException(
                 code=ErrorCode.SEARCH_FAILED,
                 message=exc.message,
@@ -109,7 +126,7 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.SEARCH_FEEDBACK)
     def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        p = validate(SearchFeedbackParams, params)
+        p = validate(wire.SearchFeedbackParams, params)
         try:
             return require(ls).search_feedback(p).wire()
         except RequestError as exc:
@@ -117,12 +134,12 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.POST_EXECUTE)
     def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        p = validate(PostExecuteParams, params)
+        p = validate(wire.PostExecuteParams, params)
         return require(ls).post_execute(p).wire()
 
     @server.feature(Method.DISMISS)
     async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        p = validate(DismissParams, params)
+        p = validate(wire.DismissParams, params)
         sidecar = require(ls)
         try:  # the knowledge write waits for another sidecar's lock: off the event loop
             return (await asyncio.to_thread(sidecar.dismiss, p)).wire()
@@ -131,12 +148,12 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.ASSEMBLE_SECTION)
     def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        p = validate(AssembleSectionParams, params)
+        p = validate(wire.AssembleSectionParams, params)
         return require(ls).assemble_section(p.session_id).wire()
 
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
-        validate(StatusParams, params)
+        validate(wire.StatusParams, params)
         return require(ls).status().wire()
 
     @server.feature(lsp.SHUTDOWN)

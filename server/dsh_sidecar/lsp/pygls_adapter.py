@@ -10,12 +10,18 @@ place, instead of as a silent hang.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Final
+
+from lsprotocol.types import EXIT
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 
 #: The pygls major version this adapter was written against (``pyproject.toml``: ``pygls>=2.0,<3``).
 PYGLS_MAJOR: Final = 2
 #: Private attributes of ``pygls.protocol.JsonRPCProtocol`` used below.
-PRIVATE_NAMES: Final = ("_send_data", "_shutdown")
+PRIVATE_NAMES: Final = ("_send_data", "_shutdown", "_handle_request", "_handle_notification")
+#: The JSON-RPC version every message must carry (pygls drops any other, with a warning).
+JSONRPC_VERSION: Final = "2.0"
 
 
 class PyglsPeer:
@@ -50,5 +56,25 @@ class PyglsPeer:
         return self.protocol.structure_message(raw)
 
     def handle(self, message: Any) -> None:
-        """Hand a structured message to pygls' dispatch."""
-        self.protocol.handle_message(message)
+        """Hand a structured message to pygls' dispatch.
+
+        An untyped request or notification (the ``dsh/*`` methods: pygls'
+        ``JsonRPCRequestMessage``/``JsonRPCNotification``) goes straight to pygls' private
+        ``_handle_request``/``_handle_notification`` in its own context, as ``handle_message``
+        would after three ``isinstance`` checks against runtime-checkable protocols (~11 µs
+        each on CPython 3.11); every other message, and any that ``handle_message`` would
+        drop (wrong version, after ``shutdown``), takes pygls' own path."""
+        protocol = self.protocol
+        kind = type(message)
+        if (
+            (kind is JsonRPCRequestMessage or kind is JsonRPCNotification)
+            and message.jsonrpc == JSONRPC_VERSION
+            and not (getattr(protocol, "_shutdown", False) and message.method != EXIT)
+        ):
+            ctx = contextvars.copy_context()
+            if kind is JsonRPCRequestMessage:
+                ctx.run(protocol._handle_request, message.id, message.method, message.params)
+            else:
+                ctx.run(protocol._handle_notification, message.method, message.params)
+            return
+        protocol.handle_message(message)

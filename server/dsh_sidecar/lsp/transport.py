@@ -25,6 +25,7 @@ recomputed: the last line of defence, whatever a handler put in a reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -32,7 +33,7 @@ import re
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 import attrs
@@ -104,26 +105,81 @@ def redact_frame(data: bytes, redact: Callable[[bytes], bytes]) -> bytes:
     return b"".join(out)
 
 
+#: Longest a notification is held back so that it shares one write with the reply that
+#: follows it (a ``[bandit-search]`` or ledger line and its call's reply), seconds.
+HOLD_S: Final = 0.001
+
+
 class FdWriter:
     """pygls writer over a raw file descriptor (blocking writes of whole frames). ``redact``
     (bytes → bytes, e.g. :meth:`~dsh_sidecar.redact.Redactor.redact_bytes`) is applied to
-    every frame body before it is written."""
+    every frame body before it is written.
+
+    Frames written inside :meth:`holding` (the server's notifications) on the event loop's
+    thread are held, in order, and written together with the next frame (a reply), or by
+    themselves after :data:`HOLD_S`, or at :meth:`close`: a call that sends a log line and
+    its reply costs the client one read, not two. Every other write goes out at once, after
+    whatever is held, so the order on the wire is the order of the writes."""
 
     def __init__(self, fd: int, redact: Callable[[bytes], bytes] | None = None) -> None:
         self.fd = fd
         self.closed = False
         self.redact = redact
+        self._held: list[bytes] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Writes made in this block (by this thread) may be held (see the class docstring)."""
+        self._local.hold = True
+        try:
+            yield
+        finally:
+            self._local.hold = False
 
     def write(self, data: bytes) -> None:
-        if self.redact is not None:
-            data = redact_frame(data, self.redact)
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
+        if getattr(self._local, "hold", False):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None:
+                with self._lock:
+                    self._held.append(data)
+                    if self._timer is None:
+                        self._timer = loop.call_later(HOLD_S, self.flush)
+                return
+        self._write(data)
+
+    def flush(self) -> None:
+        """Write what is held now."""
+        self._write(b"")
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            if self._held:
+                data = b"".join(self._held) + data
+                self._held.clear()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not data:
+                return
+            if self.redact is not None:
+                data = redact_frame(data, self.redact)
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
 
     def close(self) -> None:
         if not self.closed:
+            try:
+                self.flush()
+            except OSError:
+                pass
             self.closed = True
             try:
                 os.close(self.fd)

@@ -8,7 +8,32 @@ raw items into sources, ``health`` keeps per-provider failures and cooldowns, ``
 recent answers, ``redact`` keeps secrets out of every text that leaves the router.
 """
 
-from dsh_sidecar.router.chain import AllProvidersFailed, Router, RouterResult
-from dsh_sidecar.router.config import RouterConfig, parse_router_config
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_sidecar.router.chain import AllProvidersFailed, Router, RouterResult
+    from dsh_sidecar.router.config import RouterConfig, parse_router_config
+
+#: Where each public name lives; each is imported on first use (PEP 562), so importing one
+#: submodule (the config parser a server's ``initialize`` needs) does not import the whole core.
+_EXPORTS = {
+    "AllProvidersFailed": "chain",
+    "Router": "chain",
+    "RouterResult": "chain",
+    "RouterConfig": "config",
+    "parse_router_config": "config",
+}
 
 __all__ = ["AllProvidersFailed", "Router", "RouterConfig", "RouterResult", "parse_router_config"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -22,11 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from cachetools import TTLCache
-from dsh_protocol import Source
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
+    from cachetools import TTLCache
+    from dsh_protocol import Source
+
     from dsh_sidecar.state.shared import SharedState
 
 #: Outcome of the single attempt reported for a cache hit.
@@ -63,6 +64,8 @@ class ResultCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        from cachetools import TTLCache  # here: the config parser reads this module's defaults only
+
         self._cache: TTLCache[CacheKey, CachedAnswer] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self.hits = 0
         self.misses = 0
@@ -122,6 +125,8 @@ def _decode(raw: bytes | None) -> CachedAnswer | None:
         return None
     try:
         data = json.loads(raw)
+        from dsh_protocol import Source  # the wire models are not needed to parse the config
+
         sources = tuple(Source.model_validate(s) for s in data["sources"])
         content = data.get("content")
         if not sources or not isinstance(data["provider"], str) or not (content is None or isinstance(content, str)):

@@ -15,6 +15,7 @@ stacked or unknown coding is the provider's ``bad_response`` failure, so the cha
 from __future__ import annotations
 
 import asyncio
+import functools
 import zlib
 from typing import Final
 
@@ -176,14 +177,20 @@ async def exchange(
 def check_url(url: str) -> None:
     """Raise the ``config`` failure ``invalid request URL`` unless ``url`` is an absolute
     http(s) URL with a host and a port in 1–65535 (httpx leaves the port range to the socket,
-    which fails later as a connection error)."""
+    which fails later as a connection error). The verdict is remembered per URL (a provider's
+    endpoint is the same on every search; httpx's URL parse costs tens of µs)."""
+    if not _url_ok(url):
+        raise ProviderFailure("invalid request URL", CONFIG)
+
+
+@functools.lru_cache(maxsize=256)
+def _url_ok(url: str) -> bool:
     try:
         parsed = httpx.URL(url)
         port = parsed.port
     except (httpx.InvalidURL, ValueError, UnicodeError):
-        raise ProviderFailure("invalid request URL", CONFIG) from None
-    if parsed.scheme not in ("http", "https") or not parsed.host or (port is not None and not 0 < port < 65536):
-        raise ProviderFailure("invalid request URL", CONFIG)
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.host) and (port is None or 0 < port < 65536)
 
 
 async def _exchange(

@@ -21,9 +21,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from dsh_protocol import Source
+if TYPE_CHECKING:
+    from dsh_protocol import Source
 
 #: Snippet cap in characters; the seed's reference implementation uses the same value.
 SNIPPET_MAX_CHARS: Final = 400
@@ -141,6 +142,10 @@ def normalize(
     applied to every string kept (url, title, snippet, publishedAt). Stops after
     ``max_results + 1`` usable items (the one past the cap only tells ``truncated``).
     """
+    # here, not at the top: the provider registry (read by the config parser before the
+    # ``initialize`` reply) imports this module, and needs none of the wire models
+    from dsh_protocol import Source
+
     seen: set[str] = set()
     usable: list[Source] = []
     title_html, snippet_html = "title" in html_fields, "snippet" in html_fields

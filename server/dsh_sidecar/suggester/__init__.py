@@ -6,7 +6,30 @@ resolves target files in the workspace, ``noise`` holds cooldown/dedupe/turn cap
 filter, ``notes`` writes the note, ``ledger`` the plan's ledger lines, ``core`` ties them.
 """
 
-from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
-from dsh_sidecar.suggester.core import Suggester
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
+    from dsh_sidecar.suggester.core import Suggester
+
+#: Where each public name lives; each is imported on first use (PEP 562), so importing one
+#: submodule (the config parser a server's ``initialize`` needs) does not import the whole core.
+_EXPORTS = {
+    "SuggesterConfig": "config",
+    "parse_suggester_config": "config",
+    "Suggester": "core",
+}
 
 __all__ = ["Suggester", "SuggesterConfig", "parse_suggester_config"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -2,21 +2,36 @@
 ``.gitignore``), what kind each is, how recently it changed, and which files define or use a
 symbol (``graph.WorkspaceGraph``, built in the background by ``graph.GraphBuilder``)."""
 
-from dsh_sidecar.workspace.files import WorkspaceFiles, list_files
-from dsh_sidecar.workspace.graph import (
-    FileNode,
-    GraphBuilder,
-    WorkspaceGraph,
-)
-from dsh_sidecar.workspace.kinds import KINDS, Kind, classify
+from __future__ import annotations
 
-__all__ = [
-    "KINDS",
-    "FileNode",
-    "GraphBuilder",
-    "Kind",
-    "WorkspaceFiles",
-    "WorkspaceGraph",
-    "classify",
-    "list_files",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_sidecar.workspace.files import WorkspaceFiles, list_files
+    from dsh_sidecar.workspace.graph import FileNode, GraphBuilder, WorkspaceGraph
+    from dsh_sidecar.workspace.kinds import KINDS, Kind, classify
+
+#: Where each public name lives; each is imported on first use (PEP 562), so importing one
+#: submodule (the config parser a server's ``initialize`` needs) does not import the whole core.
+_EXPORTS = {
+    "WorkspaceFiles": "files",
+    "list_files": "files",
+    "FileNode": "graph",
+    "GraphBuilder": "graph",
+    "WorkspaceGraph": "graph",
+    "KINDS": "kinds",
+    "Kind": "kinds",
+    "classify": "kinds",
+}
+
+__all__ = ["FileNode", "GraphBuilder", "KINDS", "Kind", "WorkspaceFiles", "WorkspaceGraph", "classify", "list_files"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

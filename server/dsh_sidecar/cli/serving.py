@@ -1,0 +1,185 @@
+"""``dsh-search serve`` without the command-line framework: what a harness spawns starts
+without importing Typer and Rich (cold start, issue 16); :func:`serve_args` recognises the
+plain ``serve`` command lines and everything else goes through the Typer app
+(:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`_serve`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from pathlib import Path
+
+from dsh_sidecar.errors import ConfigError
+
+#: ``serve``'s options that take a value (``--opt value`` or ``--opt=value``), as Typer defines them.
+VALUE_OPTIONS = {"--config": "config", "-c": "config", "--log-file": "log_file", "--log-level": "log_level"}
+#: ``serve``'s flags (``--stdio`` is accepted and ignored).
+FLAGS = frozenset({"--stdio"})
+
+
+def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
+    """``(config, log_file, log_level)`` when ``argv`` is a plain serve command line: empty
+    (serve is the default) or ``serve`` followed by its own options, each at most once, every
+    value non-empty and not starting with ``-``. ``None`` for anything else (help, another
+    command, an unknown or repeated option): the Typer app parses it. ``log_level`` falls
+    back to ``$DSH_LOG_LEVEL``, then ``WARNING``, as the Typer option does."""
+    if not argv:
+        return None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")
+    if argv[0] != "serve":
+        return None
+    values: dict[str, str] = {}
+    seen: set[str] = set()
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        i += 1
+        if arg in FLAGS:
+            if arg in seen:
+                return None
+            seen.add(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        key = VALUE_OPTIONS.get(name)
+        if key is None or (eq and name == "-c"):
+            return None
+        if not eq:
+            if i >= len(rest):
+                return None
+            value = rest[i]
+            i += 1
+        if not value or value.startswith("-") or key in values:
+            return None
+        values[key] = value
+    config = Path(values["config"]) if "config" in values else None
+    log_file = Path(values["log_file"]) if "log_file" in values else None
+    return config, log_file, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+
+
+def serve_main(config: Path | None, log_file: Path | None, log_level: str) -> int:
+    """Run :func:`_serve`; the exit code, with the entry point's handling of an unwritable
+    stdout (:func:`dsh_sidecar.cli.commands.main`)."""
+    try:
+        code = _serve(config, log_file, log_level)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from dsh_sidecar.cli.commands import _closed_pipe
+
+        return _closed_pipe()
+    except OSError as exc:
+        from dsh_sidecar.cli.commands import _WRITE_ERRNOS, _unwritable
+
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        return _unwritable(exc)
+    return code
+
+
+def _check_config_path(path: Path) -> None:
+    """Refuse a ``--config`` that is not a regular file (a FIFO would block the read forever,
+    ``/dev/zero`` never ends) before it is read. Raises :class:`ConfigError` naming the file."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(str(path), "cannot read (Is a directory)")
+    if not stat.S_ISREG(mode):
+        raise ConfigError(str(path), "not a regular file")
+
+
+def _read_config(path: Path):
+    """The raw document of a ``--config`` file (:func:`dsh_sidecar.config.read_config_file`),
+    with the same guards as :func:`_config`. Raises :class:`ConfigError`."""
+    from dsh_sidecar.config import read_config_file
+
+    _check_config_path(path)
+    try:
+        return read_config_file(path)
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "not UTF-8 text") from None
+    except RecursionError:
+        raise ConfigError(str(path), "nested too deeply") from None
+
+
+def _open_log_file(path: Path) -> None:
+    """Point the process's stderr (fd 2: logging, the bandit's lines, native warnings) at
+    ``path``, appended, created 0600. A symlink is refused, not followed (a planted link must
+    not redirect the log, nor create a file where it points); a FIFO without a reader is an
+    error, not a hang. Raises :class:`CliError` (usage, exit 2)."""
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        why = {errno.ELOOP: "is a symbolic link", errno.ENXIO: "a FIFO nobody reads"}.get(exc.errno or 0, exc.strerror)
+        from dsh_sidecar.cli.output import usage_error  # Rich: only on this error path
+
+        raise usage_error(f"--log-file {path}: cannot open ({why})", flag="--log-file") from None
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
+    """``dsh-search serve``: the stdio JSON-RPC server until ``exit`` or EOF; the exit code
+    (2 for an unusable ``--config`` or ``--log-file``, reported as the other commands do)."""
+    from dsh_sidecar.configmodel import set_attribute_docstrings
+
+    set_attribute_docstrings(False)  # before the config models are defined (cold start)
+    defaults = None
+    if config is not None:
+        try:
+            defaults = _read_config(config)
+        except ConfigError as exc:
+            from dsh_sidecar.cli.commands import config_error
+            from dsh_sidecar.cli.output import Output
+
+            return Output().error(config_error(exc))
+    if log_file is not None:
+        try:
+            _open_log_file(log_file)
+        except Exception as exc:
+            from dsh_sidecar.cli.output import CliError, Output
+
+            if not isinstance(exc, CliError):
+                raise
+            return Output().error(exc)
+    from dsh_sidecar.lsp.app import configure_logging, run_stdio
+    from dsh_sidecar.lsp.handlers import build_server
+
+    server = build_server()
+    server.config_defaults = defaults
+    configure_logging(server.redactor, log_level)
+    code = run_stdio(server)  # the state is flushed and the transport closed when it returns
+    _exit_now(code)
+    return code  # not reached
+
+
+def _exit_now(code: int) -> None:
+    """End the server process as ``Py_FinalizeEx`` would up to its last step, then ``os._exit``:
+    non-daemon threads joined and the threading exit hooks run (the parse worker pool's shutdown),
+    the atexit flushes, the streams flushed. The skipped last step would stop the background
+    daemon threads (workspace graph, content index, git drains) that wake up meanwhile by
+    unwinding their stacks, and a C frame without unwind tables or a C++ ``noexcept`` frame on one
+    aborts the process ("FATAL: exception not rethrown", "terminate called without an active
+    exception": SIGABRT instead of the exit code; CPython gh-87135)."""
+    import atexit
+    import logging
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -1,0 +1,230 @@
+"""Cold start (issue 16, item 6): ``initialize`` is answered once the config is checked, and the
+:class:`~dsh_sidecar.sidecar.Sidecar` is built right after the reply. What is deferred must still
+happen, a request pipelined with ``initialize`` must get the same answer as before, and what
+``initialize`` refused before it still refuses. The serve path must not import the CLI framework
+nor the cores before the reply (checked in a fresh interpreter, not timed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from dsh_sidecar.cli.serving import serve_args
+from dsh_sidecar.lsp.app import SidecarServer
+from dsh_sidecar.lsp.handlers import require
+from pygls.exceptions import JsonRpcException
+from support.rawrpc import RawServer, frame
+from support.waiting import wait_until
+
+
+def _initialize(msg_id: int, root: Path | None, options: dict | None) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "method": "initialize",
+        "params": {
+            "processId": None,
+            "capabilities": {},
+            "rootUri": root.as_uri() if root else None,
+            "initializationOptions": options,
+        },
+    }
+
+
+def test_a_request_pipelined_with_initialize_gets_the_built_sidecars_answer(dsh_home, workspace):
+    srv = RawServer(dsh_home)
+    try:
+        # one write: initialize, initialized and a status request arrive in the same read
+        srv.send_raw(
+            frame(_initialize(1, workspace, {"suggester": {"enabled": True}, "router": {"timeoutMs": 1234}}))
+            + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            + frame({"jsonrpc": "2.0", "id": 2, "method": "dsh/status", "params": {}})
+            + frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "dsh/postExecute",
+                    "params": {
+                        "sessionId": "s1",
+                        "turn": 1,
+                        "tool": {"name": "Grep", "input": {"pattern": "def main"}},
+                    },
+                }
+            )
+        )
+        init = srv.response(1, timeout=60)
+        assert init["result"]["serverInfo"]["name"] == "dsh-search-sidecar"
+        status = srv.response(2, timeout=60)["result"]
+        assert status["workspace"] == str(workspace)
+        assert status["router"]["timeoutMs"] == 1234
+        assert status["suggester"]["enabled"] is True
+        note = srv.response(3, timeout=60)["result"]["additionalContexts"]
+        assert [c["source"]["intent"] for c in note] == ["Symbol"]
+        # the deferred part happened: the workspace projection was built in the background and
+        # the packs were activated (the ledger's ``activated`` line)
+        wait_until(
+            lambda: srv.request("dsh/status", {})["result"]["suggester"]["graph"]["ready"],
+            "the workspace graph built in the background",
+        )
+        assert srv.shutdown() == 0
+        ledger = (dsh_home / "search-suggester" / "ledger.log").read_text()
+        assert "] activated (packs generic,python intents " in ledger, ledger
+    finally:
+        srv.close()
+
+
+def test_initialize_still_refuses_a_bad_provider_url_from_the_environment(dsh_home):
+    """The router's chain is resolved against the environment before the reply, as the Sidecar
+    did when it was built inside ``initialize``."""
+    srv = RawServer(dsh_home, env={"SEARXNG_BASE_URL": "ftp://searx.example"})
+    try:
+        reply = srv.request("initialize", _initialize(1, None, None)["params"], timeout=60)
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == (
+            "invalid initializationOptions: $SEARXNG_BASE_URL: must be an absolute http:// or https:// URL"
+        )
+        # and the server keeps refusing other requests as not initialized
+        assert srv.request("dsh/status", {})["error"]["code"] == -32002
+    finally:
+        srv.close()
+
+
+def test_reading_the_sidecar_completes_a_pending_build():
+    server = SidecarServer()
+    built = SimpleNamespace(config=SimpleNamespace(log_messages="all"))
+    calls: list[int] = []
+
+    def build():
+        calls.append(1)
+        return built
+
+    server.defer_sidecar(build)  # no running loop here: built at once
+    assert calls == [1] and server.sidecar is built
+    server._build = build  # a build still pending when a request reads the sidecar
+    server._sidecar = None
+    assert require(server) is built
+    assert calls == [1, 1]
+    assert server.sidecar is built and calls == [1, 1]  # once
+
+
+def test_a_failed_build_is_an_internal_error_for_every_request(caplog):
+    server = SidecarServer()
+
+    def build():
+        raise OSError("disk full")
+
+    server.defer_sidecar(build)
+    assert server.sidecar is None
+    assert isinstance(server.build_error, OSError)
+    with pytest.raises(JsonRpcException) as info:
+        require(server)
+    assert info.value.code == -32603
+    assert "initialize: disk full" in caplog.text
+
+
+def test_before_initialize_requests_are_still_not_initialized():
+    with pytest.raises(JsonRpcException) as info:
+        require(SidecarServer())
+    assert info.value.code == -32002
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        ([], (None, None, "WARNING")),
+        (["serve"], (None, None, "WARNING")),
+        (["serve", "--stdio"], (None, None, "WARNING")),
+        (["serve", "--config", "a.yml"], (Path("a.yml"), None, "WARNING")),
+        (["serve", "-c", "a.yml", "--log-level", "DEBUG"], (Path("a.yml"), None, "DEBUG")),
+        (["serve", "--log-file=/tmp/s.log", "--config=b.json"], (Path("b.json"), Path("/tmp/s.log"), "WARNING")),
+    ],
+)
+def test_plain_serve_command_lines_skip_the_typer_app(argv, parsed, monkeypatch):
+    monkeypatch.delenv("DSH_LOG_LEVEL", raising=False)
+    assert serve_args(argv) == parsed
+
+
+def test_the_log_level_falls_back_to_the_environment(monkeypatch):
+    monkeypatch.setenv("DSH_LOG_LEVEL", "INFO")
+    assert serve_args(["serve"]) == (None, None, "INFO")
+    assert serve_args(["serve", "--log-level", "ERROR"]) == (None, None, "ERROR")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--help"],
+        ["--json"],
+        ["status"],
+        ["serve", "--config"],
+        ["serve", "--config", "--stdio"],
+        ["serve", "--config", ""],
+        ["serve", "--stdio", "--stdio"],
+        ["serve", "-c", "a", "--config", "b"],
+        ["serve", "-c=a.yml"],
+        ["serve", "--verbose"],
+        ["serve", "--", "x"],
+    ],
+)
+def test_every_other_command_line_goes_through_typer(argv):
+    assert serve_args(argv) is None
+
+
+def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_the_reply():
+    """What ``initialize`` runs (entry point, server, config check) in a fresh interpreter."""
+    code = textwrap.dedent(
+        """
+        import os, sys
+        import dsh_sidecar.cli
+        from dsh_sidecar.lsp.handlers import build_server
+        from dsh_sidecar.config import merge_options, parse_config
+        from dsh_sidecar.router.config import resolve_chain
+        build_server()
+        config = parse_config(merge_options(None, {"suggester": {"enabled": True}}))
+        resolve_chain(config.router, os.environ)
+        heavy = ["typer", "rich", "httpx", "bashlex", "yaml", "filelock", "numpy", "cachetools", "dsh_protocol.models",
+                 "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.core",
+                 "dsh_sidecar.bandit.core", "dsh_sidecar.workspace.graph"]
+        print(",".join(m for m in heavy if m in sys.modules))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_serve_defines_the_config_models_without_their_docstrings_and_nothing_else_does():
+    code = textwrap.dedent(
+        """
+        import sys
+        from dsh_sidecar import configmodel
+        if sys.argv[1] == "serve":
+            configmodel.set_attribute_docstrings(False)
+        from dsh_sidecar.config import SidecarConfig
+        from dsh_sidecar.router.config import RouterConfig
+        print(SidecarConfig.model_fields["log_messages"].description is None,
+              RouterConfig.model_fields["timeout_ms"].description is None)
+        """
+    )
+    for mode, expected in (("serve", "True True"), ("cli", "False False")):
+        out = subprocess.run(
+            [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=120, check=True
+        )
+        assert out.stdout.strip() == expected
+
+
+def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh_home, workspace):
+    """Exiting under a background build can abort the process (a native extension's thread at
+    interpreter finalisation: exit status -6): aclose cancels it and waits, bounded."""
+    import asyncio
+
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    assert sidecar.graph.building  # started by the constructor
+    asyncio.run(sidecar.aclose())
+    assert not sidecar.graph.building and not sidecar.content.building
