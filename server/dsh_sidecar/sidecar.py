@@ -376,8 +376,8 @@ class Sidecar:
         }
 
     async def aclose(self) -> None:
-        """Release the HTTP client, the bandit's decision log, the content index and the shared
-        state (its queued writes are tried once more). A workspace build still running is
+        """Release the HTTP client, the bandit's decision log, the content index and, last, the
+        shared state (its queued writes are tried once more). A workspace build still running is
         cancelled and waited for, at most :data:`QUIESCE_S`: the interpreter must not finalise
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
@@ -385,9 +385,9 @@ class Sidecar:
         self.content.close()
         self.bandit.close()
         await self.router.aclose()
-        if self.shared is not None:
-            self.shared.close()
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
+        if self.shared is not None:  # last: the background work above may still write to it
+            self.shared.close()
 
     def _quiesce(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) for the graph build and the content sync to stop."""

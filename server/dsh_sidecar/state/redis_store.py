@@ -275,6 +275,8 @@ class RedisState:
         """The store failed: serve locally, warn once per outage, start the re-sync thread."""
         with self._lock:
             self.last_error = type(exc).__name__
+            if self._stop.is_set():
+                return  # closing: a write that races close() is no outage (close() tried the queue once)
             if self._up:
                 self._up = False
                 self.outages += 1
