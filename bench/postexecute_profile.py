@@ -6,7 +6,9 @@ thread; only this thread is profiled (``cProfile`` profiles the thread that enab
 
 Prints p50/p99/max in ms of ``Sidecar.post_execute`` (params validated as the wire does) during
 and after the build, the slowest calls after the build, and the top ``--top`` functions by
-cumulative time of each phase.
+cumulative time of each phase. ``--no-parse-cache`` clears the shell-parse cache before each
+call, so every line is parsed as if new (the corpus calls are cycled: without it, repeats hit
+the cache).
 
     python bench/postexecute_profile.py [--files 100000] [--after 3000] [--top 25] [--keep DIR]
 """
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dsh_protocol.models import PostExecuteParams  # noqa: E402
 from dsh_sidecar.config import parse_config  # noqa: E402
 from dsh_sidecar.sidecar import Sidecar  # noqa: E402
+from dsh_sidecar.suggester import query  # noqa: E402
 from postexecute_latency import corpus_calls, pct  # noqa: E402
 from workspace import synthetic  # noqa: E402
 
@@ -37,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--after", type=int, default=3000)
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--keep", type=Path)
+    p.add_argument(
+        "--no-parse-cache", action="store_true", help="clear the shell-parse cache before each call (every line new)"
+    )
     args = p.parse_args(argv)
+    clear = getattr(getattr(query, "shell_words", None), "cache_clear", None) if args.no_parse_cache else None
     tmp = Path(tempfile.mkdtemp(prefix="dsh-prof-"))
     root = (args.keep or tmp) / f"synthetic-{args.files}"
     if not root.exists():
@@ -51,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         tool, result = calls[seq % len(calls)]
         seq += 1
         raw = {"sessionId": f"p{seq // 100}", "turn": 1, "callId": f"c{seq}", "tool": tool, "result": result}
+        if clear is not None:
+            clear()
         prof.enable()
         t0 = time.perf_counter()
         sidecar.post_execute(PostExecuteParams.model_validate(raw))
