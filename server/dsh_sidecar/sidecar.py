@@ -257,6 +257,8 @@ class Sidecar:
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
+        if self.config.suggester.section_mode != "sticky":
+            return AssembleSectionResult(section=None)  # at once: no wait for the projection
         if not self.suggester.ready or self.graph.building or self.content.building:
             self.wait_for_graph(SECTION_WAIT_S)  # the section (session start) lists the whole projection
         text = self.suggester.section_text(session_id)

@@ -40,6 +40,9 @@ export const Config = z.object({
   // a call that arrives while the sidecar is still starting waits at most this long for it
   startWaitMs: z.number().default(5000),
   sectionTimeoutMs: z.number().default(500),
+  // the first section of the process waits for the workspace projection (the sidecar bounds that
+  // wait at 5 s itself): once, so a session's first system prompt carries the section
+  firstSectionTimeoutMs: z.number().default(5000),
   maxRestarts: z.number().default(5),
 });
 
@@ -452,12 +455,15 @@ function install(ctx, config) {
   });
 
   // suggester seed: the optional sticky section
+  let sectionAsked = false;
   ctx.on('system-prompt/assemble', async (assembly, context, next) => {
     const out = await next();
     const started = performance.now();
     try {
+      const first = !sectionAsked;
+      sectionAsked = true;
       const answer = await sidecar.request(Methods.assembleSection, {}, {
-        timeoutMs: config.sectionTimeoutMs,
+        timeoutMs: first ? Math.max(config.sectionTimeoutMs, config.firstSectionTimeoutMs) : config.sectionTimeoutMs,
         signal: context?.signal,
         waitForStart: config.startWaitMs,
       });
