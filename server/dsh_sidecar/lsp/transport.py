@@ -170,8 +170,8 @@ class FdWriter:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            if not data or self.lost:
-                return
+            if not data or self.lost or self.closed:
+                return  # after close the descriptor's number may name a file opened since
             if self.redact is not None:
                 data = redact_frame(data, self.redact)
             view = memoryview(data)
