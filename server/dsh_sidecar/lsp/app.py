@@ -248,8 +248,12 @@ def run_stdio(server: SidecarServer) -> int:
             loop.add_signal_handler(signal.SIGHUP, task.cancel)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
+
         # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
-        writer.on_lost = lambda: loop.call_soon_threadsafe(task.cancel)
+        def lost() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        writer.on_lost = lost
         try:
             await serve(server.protocol, sys.stdin.buffer)
         except asyncio.CancelledError:
