@@ -58,3 +58,27 @@ def test_a_config_too_large_to_pre_read_is_refused(tmp_path):
     )
     small = repo_with_config(tmp_path / "small", "[include]\n\tpath = missing.cfg\n")
     assert gitcmd.include_refusal(small) is None
+
+
+@pytest.mark.parametrize("named", ["absolute", "relative"])
+def test_a_gitdir_file_naming_a_folder_inside_the_workspace_is_pre_read(tmp_path, named):
+    """``git init --separate-git-dir=<ws>/gd``: ``.git`` is a ``gitdir:`` file and git reads
+    ``gd/config``; an include of a FIFO there blocked every git run until its timeout."""
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    root = tmp_path / "ws"
+    (root / "gd").mkdir(parents=True)
+    (root / "gd" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    (root / ".git").write_text(f"gitdir: {root / 'gd' if named == 'absolute' else 'gd'}\n")
+    assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
+
+
+def test_a_gitdir_file_naming_a_folder_outside_is_not_read(tmp_path):
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").write_text("gitdir: ../outside\n")
+    assert gitcmd.include_refusal(root) is None  # outside the workspace: never read (git's timeout bounds it)

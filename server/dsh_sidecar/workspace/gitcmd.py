@@ -298,7 +298,8 @@ def include_refusal(root: Path) -> str | None:
     Git opens every ``[include]``/``[includeIf]`` ``path`` while it reads its config, for any
     command: a FIFO (or device, socket, folder) named there would block or fail each git run
     until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
-    inside the workspace only); each included path is ``stat``-ed (never opened unless it is a
+    inside the workspace only: the ``.git`` folder, or the folder a ``gitdir:`` file names when
+    it is inside the workspace); each included path is ``stat``-ed (never opened unless it is a
     regular file inside the workspace, whose own includes are followed up to
     :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is itself a
     refusal). ``~/`` is the user's home, a relative path is relative to
@@ -307,9 +308,22 @@ def include_refusal(root: Path) -> str | None:
 
     try:
         dot_git = root / ".git"
-        if not dot_git.is_dir() or dot_git.is_symlink():
-            return None  # a gitdir: file or a link: git finds its config elsewhere; nothing to pre-read here
-        queue = [(".git/config", 0), (".git/config.worktree", 0)]
+        if dot_git.is_symlink():
+            return None  # a link: git finds its config elsewhere; nothing to pre-read here
+        git_dir = ".git"
+        if not dot_git.is_dir():
+            # a `gitdir: <folder>` file (a submodule, `--separate-git-dir`): its config is
+            # pre-read when that folder is inside the workspace; one outside is not read
+            raw = fsguard.read_or_none(root, ".git", 4096)
+            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+            if not text.startswith("gitdir:"):
+                return None
+            named = text[len("gitdir:") :].strip()
+            inner_dir = fsguard.relative(root, named if os.path.isabs(named) else os.path.join(root, named))
+            if inner_dir is None:
+                return None
+            git_dir = os.path.normpath(inner_dir).replace(os.sep, "/")
+        queue = [(f"{git_dir}/config", 0), (f"{git_dir}/config.worktree", 0)]
         seen: set[str] = set()
         while queue:
             rel, depth = queue.pop()
