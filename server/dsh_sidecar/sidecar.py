@@ -230,6 +230,11 @@ class Sidecar:
         built (a call that answers from all of them waits: :meth:`wait_for_graph`)."""
         return not self.suggester.ready or self.graph.building or self.content.building
 
+    def section_pending(self) -> bool:
+        """Whether :meth:`assemble_section` would wait for the projection (the suggester on and
+        the projection pending)."""
+        return bool(self.config.suggester.enabled or self.force_suggester) and self.projection_pending()
+
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
         ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``

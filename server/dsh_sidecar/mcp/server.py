@@ -229,7 +229,7 @@ def build_server(
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
             sidecar = holder(ctx).sidecar
-            if sidecar.projection_pending():  # as where_is: the wait off the loop
+            if sidecar.section_pending():  # as where_is: the wait off the loop
                 await asyncio.to_thread(sidecar.wait_for_graph, SECTION_WAIT_S)
             section = sidecar.assemble_section(sid, wait_s=0.0).section
             return session_start_output(section.text if section else None, event)
