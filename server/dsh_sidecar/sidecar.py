@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Longest wait of a sticky-section request (a session's start) for the background projection, s.
 SECTION_WAIT_S = 5.0
+#: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
+WHERE_IS_WAIT_S = 60.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
 
@@ -223,13 +225,26 @@ class Sidecar:
             return PostExecuteResult()
         return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
 
-    def where_is(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    def projection_pending(self) -> bool:
+        """Whether the suggester's targets, the graph or the content index are still being
+        built (a call that answers from all of them waits: :meth:`wait_for_graph`)."""
+        return not self.suggester.ready or self.graph.building or self.content.building
+
+    def section_pending(self) -> bool:
+        """Whether :meth:`assemble_section` would wait for the projection (the suggester on, the
+        sticky section on and the projection pending)."""
+        on = bool(self.config.suggester.enabled or self.force_suggester)
+        return on and self.config.suggester.section_mode == "sticky" and self.projection_pending()
+
+    def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
         ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
-        when no intent applies. No ledger line, no cooldown: asking is not a tool call."""
-        if not self.suggester.ready or self.graph.building or self.content.building:
+        when no intent applies. No ledger line, no cooldown: asking is not a tool call. Waits
+        up to ``wait_s`` seconds for a pending projection (an event loop waits off its thread
+        first and passes ``0``)."""
+        if self.projection_pending():
             # asked on demand before (or without) the background projection: answer from all of it
-            self.wait_for_graph(60.0)
+            self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
         if hit is None:
             return {"intent": None, "targets": []}
@@ -252,15 +267,16 @@ class Sidecar:
             raise RequestError(str(exc)) from None
         return DismissResult(record=record, expires_at=expires)
 
-    def assemble_section(self, session_id: str | None = None) -> AssembleSectionResult:
+    def assemble_section(self, session_id: str | None = None, wait_s: float = SECTION_WAIT_S) -> AssembleSectionResult:
         """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;
-        ``section: null`` while sticky mode (or the suggester) is off or nothing applies."""
+        ``section: null`` while sticky mode (or the suggester) is off or nothing applies. Waits
+        up to ``wait_s`` seconds for a pending projection (as :meth:`where_is`)."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
         if self.config.suggester.section_mode != "sticky":
             return AssembleSectionResult(section=None)  # at once: no wait for the projection
-        if not self.suggester.ready or self.graph.building or self.content.building:
-            self.wait_for_graph(SECTION_WAIT_S)  # the section (session start) lists the whole projection
+        if self.projection_pending():
+            self.wait_for_graph(wait_s)  # the section (session start) lists the whole projection
         text = self.suggester.section_text(session_id)
         if text is None:
             return AssembleSectionResult(section=None)

@@ -226,7 +226,7 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
 
 def run_stdio(server: SidecarServer) -> int:
     """Serve JSON-RPC on stdin/stdout until ``exit`` or EOF; return the exit code (1 when
-    stdout is closed: nothing could be answered)."""
+    stdout is closed, at start or by the reader while serving: nothing could be answered)."""
     try:
         reopen_std_fds()  # issue 16: whatever stdin is, including a closed descriptor
     except StdoutClosed as exc:
@@ -248,10 +248,19 @@ def run_stdio(server: SidecarServer) -> int:
             loop.add_signal_handler(signal.SIGHUP, task.cancel)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
+
+        # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
+        def lost() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        writer.on_lost = lost
         try:
             await serve(server.protocol, sys.stdin.buffer)
         except asyncio.CancelledError:
-            log.info("stopping on a termination signal")
+            if writer.lost:
+                log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
+            else:
+                log.info("stopping on a termination signal")
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
@@ -267,6 +276,8 @@ def run_stdio(server: SidecarServer) -> int:
         code = 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if writer.lost:
+            code = 1  # as for a stdout closed at start: nothing could be answered
         if server.sidecar is not None:
             server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
             try:

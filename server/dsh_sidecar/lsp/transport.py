@@ -129,6 +129,11 @@ class FdWriter:
         self._timer: asyncio.TimerHandle | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
+        #: Set when the reader closed the pipe (``EPIPE``): later writes are dropped, and
+        #: :attr:`on_lost` (any thread) is called once, so the server stops instead of failing
+        #: every reply with a traceback.
+        self.lost = False
+        self.on_lost: Callable[[], None] | None = None
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
@@ -165,14 +170,19 @@ class FdWriter:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            if not data:
-                return
+            if not data or self.lost or self.closed:
+                return  # after close the descriptor's number may name a file opened since
             if self.redact is not None:
                 data = redact_frame(data, self.redact)
             view = memoryview(data)
-            while view:
-                n = os.write(self.fd, view)
-                view = view[n:]
+            try:
+                while view:
+                    n = os.write(self.fd, view)
+                    view = view[n:]
+            except BrokenPipeError:
+                self.lost = True
+                if self.on_lost is not None:
+                    self.on_lost()
 
     def close(self) -> None:
         if not self.closed:

@@ -63,7 +63,7 @@ from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.progress import observe_attempts
-from dsh_sidecar.sidecar import Sidecar
+from dsh_sidecar.sidecar import SECTION_WAIT_S, WHERE_IS_WAIT_S, Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -172,14 +172,18 @@ def build_server(
         sidecar = holder(ctx).sidecar
         if tool_name:
             try:
-                return sidecar.where_is(tool_name, parse_tool_input(tool_input))
+                tool, args = tool_name, parse_tool_input(tool_input)
             except HookInputError as exc:
                 raise ToolError(str(exc)) from None
-        if query and query.strip():
+        elif query and query.strip():
             from dsh_sidecar.suggester.query import QUESTION_TOOL  # the suggester loads lazily
 
-            return sidecar.where_is(QUESTION_TOOL, {"query": query})  # free text: the query model's question
-        raise ToolError("give query, or tool_name with tool_input")
+            tool, args = QUESTION_TOOL, {"query": query}  # free text: the query model's question
+        else:
+            raise ToolError("give query, or tool_name with tool_input")
+        if sidecar.projection_pending():  # the wait for the build off the loop: other calls go on
+            await asyncio.to_thread(sidecar.wait_for_graph, WHERE_IS_WAIT_S)
+        return sidecar.where_is(tool, args, wait_s=0.0)
 
     @server.tool(
         description="Hook-only (Claude Code PostToolUse mcp_tool hook). Do not call.",
@@ -224,7 +228,10 @@ def build_server(
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
-            section = holder(ctx).sidecar.assemble_section(sid).section
+            sidecar = holder(ctx).sidecar
+            if sidecar.section_pending():  # as where_is: the wait off the loop
+                await asyncio.to_thread(sidecar.wait_for_graph, SECTION_WAIT_S)
+            section = sidecar.assemble_section(sid, wait_s=0.0).section
             return session_start_output(section.text if section else None, event)
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
@@ -243,7 +250,8 @@ def build_server(
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
     ) -> DismissResult:
         try:
-            return holder(ctx).sidecar.dismiss(DismissParams(family=family, path=path))
+            # the knowledge write waits for another sidecar's lock: off the loop (as serve's handler)
+            return await asyncio.to_thread(holder(ctx).sidecar.dismiss, DismissParams(family=family, path=path))
         except RequestError as exc:
             raise ToolError(exc.message) from None
 

@@ -101,6 +101,8 @@ class FileIndex:
         self.by_name = dict(by_name)
         self.by_dir = dict(by_dir)
         self.names = sorted(self.by_name)
+        #: Most ``/`` in one listed path (no longer suffix of a path can be a listed file).
+        self.depth = max((rel.count("/") for rel in self.files), default=0)
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
         self._sorted = sorted(self.files)

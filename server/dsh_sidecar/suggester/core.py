@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 import re
+import stat
 import threading
 import time
 from collections import OrderedDict, deque
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
+from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester import evidence, ledger
 from dsh_sidecar.suggester.activation import ActivePacks, activate
 from dsh_sidecar.suggester.candidates import (
@@ -91,6 +94,14 @@ class View:
     #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
     #: only to a call that scopes into them
     test_tree: dict[str, list[Target]] = field(default_factory=dict)
+
+
+def _regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file now (``stat`` following links; never opened)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
@@ -542,9 +553,13 @@ class Suggester:
             if path.startswith(base):
                 rel = path[len(base) :]
                 return rel if index.exists(rel) else None
+        if path.rsplit("/", 1)[-1] not in index.by_name:
+            return None  # no listed file has its name: no suffix can match (most frames: the stdlib)
+        # longest suffix first, the first part left out (the root it ran under), and none with
+        # more parts than the deepest listed file: a deep path of a hostile output costs little
         parts = [p for p in path.split("/") if p]
-        for i in range(1, len(parts)):
-            rel = "/".join(parts[i:])
+        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
+            rel = "/".join(parts[-n:])
             if index.exists(rel):
                 return rel
         return None
@@ -567,10 +582,16 @@ class Suggester:
             return []
         index = view.index
         found: dict[str, str] = {}
+        seen: set[str] = set()
         for path, func in q.frames:
+            if path in seen:
+                continue  # a recursion prints one frame many times
+            seen.add(path)
             rel = self._workspace_path(path, index)
             if rel is None or rel in found or is_test_path(rel) or in_test_tree(rel) or not index.inside(rel):
                 continue
+            if escape_controls(rel) is not rel or not _regular_file(index.root / rel):
+                continue  # a name with controls is shown nowhere raw; a listing can be stale
             found[rel] = func
         if not found:
             return []

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import selectors
 import signal
 import stat
@@ -228,16 +229,53 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> 
     return b"".join(chunks)
 
 
+#: Largest config file :func:`include_refusal` reads (a larger one is refused, not skipped).
+MAX_CONFIG_BYTES: Final = 1 << 20
 #: Deepest ``[include]`` chain followed by :func:`include_refusal` (git's own limit is 10).
 MAX_INCLUDE_DEPTH: Final = 10
 
 
+#: A backslash-newline (an odd run of backslashes before it): git joins the lines of a value.
+_CONTINUATION: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\\r?\n")
+_ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
+
+
+def _config_value(raw: str) -> str | None:
+    """A config value as git reads it (config.c ``parse_value``): quotes anywhere toggle
+    quoting, an unquoted ``;``/``#`` starts a comment, ``\\n \\t \\b \\\\ \\"`` are escapes,
+    unquoted whitespace at the ends is dropped and inside runs kept; ``None`` for a value git
+    refuses (an unknown escape, an open quote)."""
+    out: list[str] = []
+    quoted = False
+    spaces = 0
+    chars = iter(raw.lstrip())
+    for c in chars:
+        if not quoted and c in " \t":
+            spaces += 1 if out else 0
+            continue
+        if not quoted and c in ";#":
+            break
+        out.append(" " * spaces)
+        spaces = 0
+        if c == "\\":
+            esc = _ESCAPES.get(next(chars, ""))
+            if esc is None:
+                return None
+            out.append(esc)
+        elif c == '"':
+            quoted = not quoted
+        else:
+            out.append(c)
+    return None if quoted else "".join(out)
+
+
 def _include_paths(text: str) -> list[str]:
     """The ``path`` values of the ``[include]``/``[includeIf "…"]`` sections of a git config
-    text (git-config(1) "Includes"; quotes stripped; ``key = value`` and ``key=value``)."""
+    text (git-config(1) "Includes"; values read as git reads them: :func:`_config_value`,
+    continuation lines joined; ``key = value`` and ``key=value``)."""
     out: list[str] = []
     section = ""
-    for raw in text.splitlines():
+    for raw in _CONTINUATION.sub(r"\1", text).splitlines():
         line = raw.strip()
         if line.startswith("["):
             head = line[1:].split("]", 1)[0].strip()
@@ -247,11 +285,9 @@ def _include_paths(text: str) -> list[str]:
                 continue
         if section not in ("include", "includeif") or "=" not in line:
             continue
-        key, _, value = line.partition("=")
-        value = value.strip()
+        key, _, rest = line.partition("=")
+        value = _config_value(rest)
         if key.strip().lower() == "path" and value:
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                value = value[1:-1]
             out.append(value)
     return out
 
@@ -262,25 +298,45 @@ def include_refusal(root: Path) -> str | None:
     Git opens every ``[include]``/``[includeIf]`` ``path`` while it reads its config, for any
     command: a FIFO (or device, socket, folder) named there would block or fail each git run
     until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
-    inside the workspace only); each included path is ``stat``-ed (never opened unless it is a
+    inside the workspace only: the ``.git`` folder, or the folder a ``gitdir:`` file names when
+    it is inside the workspace); each included path is ``stat``-ed (never opened unless it is a
     regular file inside the workspace, whose own includes are followed up to
-    :data:`MAX_INCLUDE_DEPTH` deep). ``~/`` is the user's home, a relative path is relative to
+    :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is itself a
+    refusal). ``~/`` is the user's home, a relative path is relative to
     the including file's folder, as in git-config(1). Never raises."""
     from dsh_sidecar.workspace import fsguard
 
     try:
         dot_git = root / ".git"
-        if not dot_git.is_dir() or dot_git.is_symlink():
-            return None  # a gitdir: file or a link: git finds its config elsewhere; nothing to pre-read here
-        queue = [(".git/config", 0), (".git/config.worktree", 0)]
+        if dot_git.is_symlink():
+            return None  # a link: git finds its config elsewhere; nothing to pre-read here
+        git_dir = ".git"
+        if not dot_git.is_dir():
+            # a `gitdir: <folder>` file (a submodule, `--separate-git-dir`): its config is
+            # pre-read when that folder is inside the workspace; one outside is not read
+            raw = fsguard.read_or_none(root, ".git", 4096)
+            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+            if not text.startswith("gitdir:"):
+                return None
+            named = text[len("gitdir:") :].strip()
+            inner_dir = fsguard.relative(root, named if os.path.isabs(named) else os.path.join(root, named))
+            if inner_dir is None:
+                return None
+            git_dir = os.path.normpath(inner_dir).replace(os.sep, "/")
+        queue = [(f"{git_dir}/config", 0), (f"{git_dir}/config.worktree", 0)]
         seen: set[str] = set()
         while queue:
             rel, depth = queue.pop()
             if rel in seen or depth > MAX_INCLUDE_DEPTH:
                 continue
             seen.add(rel)
-            data = fsguard.read_or_none(root, rel, 1 << 20)
-            if data is None:
+            try:
+                data = fsguard.read_bytes(root, rel, MAX_CONFIG_BYTES)
+            except fsguard.Refused as exc:
+                if exc.reason == "too-large":  # what it includes past the bound is unknown: refused
+                    return f"repository config file larger than {MAX_CONFIG_BYTES} bytes ({rel})"
+                continue
+            except OSError:
                 continue
             for value in _include_paths(data.decode("utf-8", "replace")):
                 if value.startswith("~/"):

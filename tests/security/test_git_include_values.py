@@ -1,0 +1,84 @@
+"""The git include pre-check reads ``path`` values as git does (config.c ``parse_value``): an
+inline comment, quotes inside the value and a continuation line name the same FIFO to git, which
+blocks on it while reading its config (checked by hand with git 2.x: ``git config --list`` hung on
+each of the values below, and the pre-check said ``None``); and a config too large to pre-read
+is refused, not skipped (padding would hide an include of ``/dev/zero`` past the bound)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from dsh_sidecar.workspace import gitcmd
+
+
+def repo_with_config(root: Path, text: str) -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n" + text)
+    return root
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{fifo} ; a comment",
+        "{fifo};x",
+        '"{fifo}" # a comment',
+        '"{head}"{tail}',
+        "{head}\\\n{tail}",
+        '{head}""{tail}',
+    ],
+)
+def test_an_include_value_read_as_git_reads_it(tmp_path, value):
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    text = value.format(fifo=fifo, head=str(fifo)[:-3], tail=str(fifo)[-3:])
+    root = repo_with_config(tmp_path / "ws", f"[include]\n\tpath = {text}\n")
+    refusal = gitcmd.include_refusal(root)
+    assert refusal == f"repository config includes a file that is not a regular file ({fifo})"
+
+
+def test_config_values():
+    assert gitcmd._config_value(' "a b" ; c') == "a b"
+    assert gitcmd._config_value("a  b\t") == "a  b"
+    assert gitcmd._config_value('"a;b"') == "a;b"
+    assert gitcmd._config_value('a\\"b') == 'a"b'
+    assert gitcmd._config_value("a\\tb") == "a\tb"
+    assert gitcmd._config_value("a\\qb") is None  # git: bad config line
+    assert gitcmd._config_value('"open') is None
+    assert gitcmd._include_paths("[include]\n\tpath = a\\\\\n[user]\n\tpath = b\n") == ["a\\"]
+
+
+def test_a_config_too_large_to_pre_read_is_refused(tmp_path):
+    root = repo_with_config(tmp_path, "[include]\n\tpath = /dev/zero\n" + "#" * gitcmd.MAX_CONFIG_BYTES + "\n")
+    assert (
+        gitcmd.include_refusal(root)
+        == f"repository config file larger than {gitcmd.MAX_CONFIG_BYTES} bytes (.git/config)"
+    )
+    small = repo_with_config(tmp_path / "small", "[include]\n\tpath = missing.cfg\n")
+    assert gitcmd.include_refusal(small) is None
+
+
+@pytest.mark.parametrize("named", ["absolute", "relative"])
+def test_a_gitdir_file_naming_a_folder_inside_the_workspace_is_pre_read(tmp_path, named):
+    """``git init --separate-git-dir=<ws>/gd``: ``.git`` is a ``gitdir:`` file and git reads
+    ``gd/config``; an include of a FIFO there blocked every git run until its timeout."""
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    root = tmp_path / "ws"
+    (root / "gd").mkdir(parents=True)
+    (root / "gd" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    (root / ".git").write_text(f"gitdir: {root / 'gd' if named == 'absolute' else 'gd'}\n")
+    assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
+
+
+def test_a_gitdir_file_naming_a_folder_outside_is_not_read(tmp_path):
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".git").write_text("gitdir: ../outside\n")
+    assert gitcmd.include_refusal(root) is None  # outside the workspace: never read (git's timeout bounds it)

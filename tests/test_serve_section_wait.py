@@ -1,0 +1,47 @@
+"""``dsh/assembleSection`` during the workspace build waits for it (up to SECTION_WAIT_S) off
+the event loop, so the ``dsh/postExecute`` calls after it are answered at once. On the loop it
+held them for the whole wait (5.3 s on a 20 000-file tree), past DeepSeek Harness's 500 ms bound:
+three of them in a row count as a hung sidecar, which the bundle kills and restarts (and the
+restarted one builds again: a restart storm until maxRestarts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.rawrpc import RawServer
+
+POST = {"sessionId": "s", "turn": 0, "tool": {"name": "grep", "input": {"pattern": "x"}}}
+
+
+def big_workspace(root: Path, folders: int = 100, files: int = 100) -> Path:
+    for d in range(folders):
+        pkg = root / "src" / f"pkg{d}"
+        pkg.mkdir(parents=True)
+        for f in range(files):
+            (pkg / f"m{f}.py").write_text(f"def f{d}_{f}():\n    return {f}\n")
+    return root
+
+
+def arrival(srv: RawServer, ids: list[int]) -> list[int]:
+    order: list[int] = []
+    while len(order) < len(ids):
+        msg = srv.recv(timeout=60)
+        if msg.get("id") in ids:
+            order.append(msg["id"])
+    return order
+
+
+def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, tmp_path):
+    root = big_workspace(tmp_path / "big")
+    srv = RawServer(dsh_home)
+    try:
+        srv.initialize({"suggester": {"enabled": True}}, root=root)
+        section = srv.request_id("dsh/assembleSection", {})
+        posts = [srv.request_id("dsh/postExecute", POST) for _ in range(3)]
+        assert arrival(srv, [section, *posts]) == [*posts, section]
+        srv.request("shutdown")
+        srv.notify("exit")
+        assert srv.wait(30) == 0
+    finally:
+        srv.close()
+    assert b"Traceback" not in srv.stderr_bytes
