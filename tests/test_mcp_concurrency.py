@@ -32,7 +32,14 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
     mock_provider.route(*ROUTES["searxng"], reply)
     workspace = big_workspace(tmp_path / "big")
     cfg = tmp_path / "sidecar.json"
-    cfg.write_text(json.dumps({"router": router_block(mock_provider, ["searxng"]), "suggester": {"enabled": True}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "router": router_block(mock_provider, ["searxng"]),
+                "suggester": {"enabled": True, "sectionMode": "sticky"},
+            }
+        )
+    )
     home = tmp_path / "dsh-home"
     home.mkdir()
     params = StdioServerParameters(

@@ -35,7 +35,7 @@ def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, tmp_pat
     root = big_workspace(tmp_path / "big")
     srv = RawServer(dsh_home)
     try:
-        srv.initialize({"suggester": {"enabled": True}}, root=root)
+        srv.initialize({"suggester": {"enabled": True, "sectionMode": "sticky"}}, root=root)
         section = srv.request_id("dsh/assembleSection", {})
         posts = [srv.request_id("dsh/postExecute", POST) for _ in range(3)]
         assert arrival(srv, [section, *posts]) == [*posts, section]
@@ -45,3 +45,19 @@ def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, tmp_pat
     finally:
         srv.close()
     assert b"Traceback" not in srv.stderr_bytes
+
+
+def test_with_the_section_off_the_request_answers_null_without_waiting_for_the_build(dsh_home, tmp_path):
+    """sectionMode off: the section is always empty, so it waits for nothing — its null reply
+    comes while the build still runs."""
+    root = big_workspace(tmp_path / "big")
+    srv = RawServer(dsh_home)
+    try:
+        srv.initialize({"suggester": {"enabled": True}}, root=root)
+        assert srv.request("dsh/assembleSection", {})["result"] == {"section": None}
+        assert srv.request("dsh/status", {})["result"]["suggester"]["graph"]["ready"] is False
+        srv.request("shutdown")
+        srv.notify("exit")
+        assert srv.wait(30) == 0
+    finally:
+        srv.close()
