@@ -8,8 +8,9 @@ forgets what was learned (``dsh-search bandit reset``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
@@ -29,10 +30,4 @@ _EXPORTS = {
 __all__ = ["BanditConfig", "SearchOutcome", "StrategyBandit", "parse_bandit_config", "reset_posteriors"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -10,8 +10,9 @@ recent answers, ``redact`` keeps secrets out of every text that leaves the route
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dsh_sidecar.router.chain import AllProvidersFailed, Router, RouterResult
@@ -30,10 +31,4 @@ _EXPORTS = {
 __all__ = ["AllProvidersFailed", "Router", "RouterConfig", "RouterResult", "parse_router_config"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

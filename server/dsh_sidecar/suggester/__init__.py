@@ -8,8 +8,9 @@ filter, ``notes`` writes the note, ``ledger`` the plan's ledger lines, ``core`` 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
@@ -26,10 +27,4 @@ _EXPORTS = {
 __all__ = ["Suggester", "SuggesterConfig", "parse_suggester_config"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -4,8 +4,9 @@ symbol (``graph.WorkspaceGraph``, built in the background by ``graph.GraphBuilde
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dsh_sidecar.workspace.files import WorkspaceFiles, list_files
@@ -28,10 +29,4 @@ _EXPORTS = {
 __all__ = ["FileNode", "GraphBuilder", "KINDS", "Kind", "WorkspaceFiles", "WorkspaceGraph", "classify", "list_files"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
