@@ -132,17 +132,8 @@ def one_run(
     try:
         client.request("dsh/status", {})  # the process is up (answered -32002 before initialize)
         t0 = time.perf_counter()
-        client.call(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "capabilities": {},
-                "rootUri": root.resolve().as_uri(),
-                "initializationOptions": {"suggester": {"enabled": True}},
-            },
-        )
+        client.initialize(root, {"suggester": {"enabled": True}})  # the reply, then `initialized`
         init_ms = (time.perf_counter() - t0) * 1000
-        client.send("initialized", {}, notify=True)
         k = 0
         was_ready = ready()
         deadline = time.monotonic() + args.build_timeout

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import IO, Any
 
 
@@ -93,6 +94,22 @@ class StdioClient:
         if "error" in msg:
             raise RuntimeError(f"{method}: {msg['error'].get('message')}")
         return msg.get("result")
+
+    def initialize(self, root: Path | None, options: Any = None) -> Any:
+        """The LSP handshake: ``initialize`` (``rootUri`` from ``root``, ``initializationOptions``
+        ``options``) then the ``initialized`` notification; returns the ``initialize`` result.
+        Raises ``RuntimeError`` when the server refuses it (e.g. -32602 for bad options)."""
+        result = self.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": {},
+                "rootUri": root.resolve().as_uri() if root is not None else None,
+                "initializationOptions": options,
+            },
+        )
+        self.send("initialized", {}, notify=True)
+        return result
 
     def close(self) -> None:
         """``shutdown`` + ``exit`` and wait; kill the process if it does not go."""

@@ -295,16 +295,7 @@ def replay(
         env["DSH_HOME"] = str(dsh_home or Path(tmp))
         client = StdioClient(server_command(), env)
         try:
-            client.call(
-                "initialize",
-                {
-                    "processId": os.getpid(),
-                    "capabilities": {},
-                    "rootUri": workspace.resolve().as_uri(),
-                    "initializationOptions": {"suggester": {**(suggester or {}), "enabled": True}},
-                },
-            )
-            client.send("initialized", {}, notify=True)
+            client.initialize(workspace, {"suggester": {**(suggester or {}), "enabled": True}})
             deadline = time.monotonic() + graph_wait_s
             while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
                 if time.monotonic() > deadline:
