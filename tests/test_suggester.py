@@ -258,9 +258,18 @@ def test_test_tree_rule_values():
         "_examples/versions/go.mod",  # chi's examples
         "src/testdata/setup.cfg",
         "third_party/lib/CHANGELOG.md",
+        "Tests/Fixtures/Package.swift",  # folder names in any case (Swift packages)
+        "Vendor/lib/composer.json",
     ):
         assert in_test_tree(rel), rel
-    for rel in ("pyproject.toml", "src/attr/__init__.py", "crates/cli/Cargo.toml", "docs/conf.py", "latest.py"):
+    for rel in (
+        "pyproject.toml",
+        "src/attr/__init__.py",
+        "crates/cli/Cargo.toml",
+        "docs/conf.py",
+        "latest.py",
+        "Sources/Testing.swift",
+    ):
         assert not in_test_tree(rel), rel
     assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots"])
     assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots/test-setup/conf.py"])

@@ -264,8 +264,9 @@ FIXTURE_DIRS: Final = frozenset(
 
 
 def is_fixture(rel: str) -> bool:
-    """Whether ``rel`` lies in a fixture/example/vendor folder (``tests/data/`` included)."""
-    parts = rel.split("/")[:-1]
+    """Whether ``rel`` lies in a fixture/example/vendor folder (``tests/data/`` included; names
+    in any case)."""
+    parts = [p.lower() for p in rel.split("/")[:-1]]
     if any(p in FIXTURE_DIRS for p in parts):
         return True
     return any(parts[i] in ("tests", "test") and parts[i + 1] == "data" for i in range(len(parts) - 1))
@@ -284,8 +285,9 @@ TEST_TREE_DIRS: Final = TEST_DIRS | FIXTURE_DIRS
 
 def in_test_tree(rel: str) -> bool:
     """Whether ``rel`` lies below a test, fixture, example or vendor folder
-    (:data:`TEST_TREE_DIRS`, any depth; ``tests/data/`` included)."""
-    return any(p.strip("_") in TEST_TREE_DIRS or p in TEST_TREE_DIRS for p in rel.split("/")[:-1])
+    (:data:`TEST_TREE_DIRS`, any depth, any case: Swift's ``Tests/``, ``Vendor/``;
+    ``tests/data/`` included)."""
+    return any(p.strip("_").lower() in TEST_TREE_DIRS or p.lower() in TEST_TREE_DIRS for p in rel.split("/")[:-1])
 
 
 def scoped_into(rel: str, scopes: Iterable[str]) -> bool:
