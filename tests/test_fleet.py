@@ -63,7 +63,9 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
         for k in range(PROCESSES):  # each its own checkout (path) and $DSH_HOME: as on separate machines
             ws = make_workspace(tmp_path / f"checkout-{k}" / "demo")
             sc = Sidecar(sidecar_env(tmp_path / f"home-{k}"), tmp_path / f"stderr-{k}.log")
-            sc.initialize(ws, options(providers, store.url, seed=k, retryMs=100))
+            # timeoutMs 1000 (default 50): the outage here is the killed store (refused at once),
+            # not a loaded CI machine's slow reply, which would count as an outage of its own
+            sc.initialize(ws, options(providers, store.url, seed=k, retryMs=100, timeoutMs=1000))
             sidecars.append(sc)
 
         progress = [0] * PROCESSES
@@ -146,14 +148,18 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
             assert reply["attempts"][1]["provider"] == "searxng" and reply["attempts"][1]["outcome"] == "ok"
         assert providers.counts["tavily"] == tavily_seen  # no other sidecar sent Tavily a request
 
+        # one warning per outage: each log is read before its status (the warning is written
+        # with the count raised, under the store's lock), so the status counts every warned
+        # outage, plus at most one that began between the two reads (a 50 ms timeout on a
+        # loaded machine is an outage too); the exit's own flush may add one after both
+        warned = [sc.stderr().count("unavailable (") for sc in sidecars]
         statuses = [sc.call("dsh/status")["state"] for sc in sidecars]
         for sc in sidecars:
             sc.close()
         for k, sc in enumerate(sidecars):
             assert sc.proc.returncode == 0, (k, sc.stderr()[-2000:])
             log = sc.stderr()
-            away = log.count("unavailable (")
-            assert away == statuses[k]["outages"] >= 1, (k, away, statuses[k])
+            assert 1 <= warned[k] <= statuses[k]["outages"] <= warned[k] + 1, (k, warned[k], statuses[k])
             assert KEY not in log
 
         # half the run without the store: bandit writes (≤ 1 s apart) and knowledge flushes (≤ 2 s)
