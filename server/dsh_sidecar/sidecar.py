@@ -236,6 +236,13 @@ class Sidecar:
         on = bool(self.config.suggester.enabled or self.force_suggester)
         return on and self.config.suggester.section_mode == "sticky" and self.projection_pending()
 
+    async def where_is_async(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`where_is` for an event loop: the wait for a pending projection runs on a
+        worker thread, so the loop's other calls go on meanwhile."""
+        if self.projection_pending():
+            await asyncio.to_thread(self.wait_for_graph, WHERE_IS_WAIT_S)
+        return self.where_is(tool, tool_input, wait_s=0.0)
+
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
         ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
@@ -266,6 +273,13 @@ class Sidecar:
         except ValueError as exc:  # the suggester's dismissals still raise ValueError for these
             raise RequestError(str(exc)) from None
         return DismissResult(record=record, expires_at=expires)
+
+    async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
+        """:meth:`assemble_section` for an event loop: the wait for a pending projection runs
+        on a worker thread (on the loop it held the hook calls behind it past their bounds)."""
+        if self.section_pending():
+            await asyncio.to_thread(self.wait_for_graph, SECTION_WAIT_S)
+        return self.assemble_section(session_id, wait_s=0.0)
 
     def assemble_section(self, session_id: str | None = None, wait_s: float = SECTION_WAIT_S) -> AssembleSectionResult:
         """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;

@@ -149,12 +149,7 @@ def register(server: SidecarServer) -> None:
     @server.feature(Method.ASSEMBLE_SECTION)
     async def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(wire.AssembleSectionParams, params)
-        sidecar = require(ls)
-        if sidecar.section_pending():  # the wait for the build off the loop: hook calls go on
-            from dsh_sidecar.sidecar import SECTION_WAIT_S
-
-            await asyncio.to_thread(sidecar.wait_for_graph, SECTION_WAIT_S)
-        return sidecar.assemble_section(p.session_id, wait_s=0.0).wire()
+        return (await require(ls).assemble_section_async(p.session_id)).wire()  # waits off the loop
 
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:

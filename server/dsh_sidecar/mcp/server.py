@@ -63,7 +63,7 @@ from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.progress import observe_attempts
-from dsh_sidecar.sidecar import SECTION_WAIT_S, WHERE_IS_WAIT_S, Sidecar
+from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -181,9 +181,7 @@ def build_server(
             tool, args = QUESTION_TOOL, {"query": query}  # free text: the query model's question
         else:
             raise ToolError("give query, or tool_name with tool_input")
-        if sidecar.projection_pending():  # the wait for the build off the loop: other calls go on
-            await asyncio.to_thread(sidecar.wait_for_graph, WHERE_IS_WAIT_S)
-        return sidecar.where_is(tool, args, wait_s=0.0)
+        return await sidecar.where_is_async(tool, args)  # waits for a build off the loop
 
     @server.tool(
         description="Hook-only (Claude Code PostToolUse mcp_tool hook). Do not call.",
@@ -228,10 +226,7 @@ def build_server(
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
-            sidecar = holder(ctx).sidecar
-            if sidecar.section_pending():  # as where_is: the wait off the loop
-                await asyncio.to_thread(sidecar.wait_for_graph, SECTION_WAIT_S)
-            section = sidecar.assemble_section(sid, wait_s=0.0).section
+            section = (await holder(ctx).sidecar.assemble_section_async(sid)).section
             return session_start_output(section.text if section else None, event)
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
