@@ -171,19 +171,27 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
             raise NotRegularFile("not a regular file")
         if st.st_size > max_bytes:
             raise NotRegularFile(f"larger than {max_bytes} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > max_bytes:
+        data = read_capped(fd, max_bytes)
+        if data is None:
             raise NotRegularFile(f"larger than {max_bytes} bytes")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
+
+
+def read_capped(fd: int, max_bytes: int) -> bytes | None:
+    """The rest of the open file ``fd``, or ``None`` when it holds more than ``max_bytes``
+    bytes; never reads more than ``max_bytes + 1`` (a file that grows, or ``/dev/zero`` behind
+    a checked descriptor, cannot grow memory). Raises ``OSError`` from ``os.read``."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= max_bytes:
+        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks) if size <= max_bytes else None
 
 
 class UnsafeAppendFile(OSError):

@@ -41,6 +41,8 @@ import threading
 from pathlib import Path
 from typing import Final
 
+from dsh_sidecar.state.files import read_capped
+
 #: Default largest workspace file read, bytes.
 DEFAULT_MAX_BYTES: Final = 2 * 1024 * 1024
 #: Real-path prefixes never read, whatever the workspace root (kernel pseudo file systems).
@@ -137,17 +139,10 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
             raise _refuse("pseudo-fs", rel)
         if not real.startswith(base):
             raise _refuse("outside", rel)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > max_bytes:
+        data = read_capped(fd, max_bytes)
+        if data is None:
             raise _refuse("too-large", rel)
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
