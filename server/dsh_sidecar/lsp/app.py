@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -51,6 +52,11 @@ MAX_LOGGED_ERROR_CHARS = 500
 INTERNAL_ERROR_MESSAGE = "Internal error: the sidecar logged the details to its stderr"
 
 
+def held(writer: Any) -> contextlib.AbstractContextManager[None]:
+    """:meth:`FdWriter.holding` on the server's own writer; nothing on any other (tests)."""
+    return writer.holding() if isinstance(writer, FdWriter) else contextlib.nullcontext()
+
+
 class SidecarProtocol(LanguageServerProtocol):
     """pygls' protocol, except that error replies never carry a traceback or raw exception
     text (issue 13, class 12): an internal error (-32603) is answered with
@@ -63,11 +69,7 @@ class SidecarProtocol(LanguageServerProtocol):
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
         write with the reply that follows it."""
-        writer = self.writer
-        if isinstance(writer, FdWriter):
-            with writer.holding():
-                super().notify(method, params)
-        else:
+        with held(self.writer):
             super().notify(method, params)
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
@@ -151,11 +153,7 @@ class SidecarServer(LanguageServer):
             "method": lsp.WINDOW_LOG_MESSAGE,
             "jsonrpc": "2.0",
         }
-        writer = self.protocol.writer
-        if isinstance(writer, FdWriter):
-            with writer.holding():
-                PyglsPeer(self.protocol).send_raw(message)
-        else:
+        with held(self.protocol.writer):
             PyglsPeer(self.protocol).send_raw(message)
 
     def send_log_line(self, line: str, level: lsp.MessageType = lsp.MessageType.Info) -> None:
