@@ -207,3 +207,53 @@ def test_serve_accepts_the_stdio_flag_language_clients_add(tmp_path: Path, monke
         assert server.shutdown() == 0
     finally:
         server.close()
+
+
+def test_bandit_reset_with_a_shared_state_deletes_the_fleets_statistics(tmp_path: Path):
+    """In Redis mode the posteriors live in the store, not under $DSH_HOME: ``bandit reset
+    --config`` deletes every ``dsh:v1:bandit:*`` key of every row and discount (SCAN + UNLINK)
+    and nothing else; a store that does not answer is exit 1 naming it without its password, and
+    nothing is reset."""
+    from dsh_sidecar.bandit.policy import ARMS, GLOBAL
+    from dsh_sidecar.state import keys
+    from dsh_sidecar.state.config import parse_state_config
+    from dsh_sidecar.state.redis_store import RedisState
+    from support.bandit_ops import op
+    from support.fleetkit import REDIS_SERVER, RedisServer
+
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server not installed (Debian package redis-server; .ci/run installs it)")
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        st = RedisState(parse_state_config({"backend": server.url, "timeoutMs": 5000}))
+        for i in range(6):
+            st.bandit_apply(op(i, "quick", 1.0))
+        st.bandit_apply(op(6, "thorough", 0.0, discount=0.9))  # a second discount: its own keys
+        st.start_cooldown("brave", "rate-limit", 600)
+        assert st.wait_synced(10)
+        bandit_keys = sorted(st.client.scan_iter(match=keys.BANDIT_PATTERN))
+        # per row ('factoid', 'global'): the exact totals, and the sums under γ = 0.99 and γ = 0.9
+        assert len(bandit_keys) == 6
+        cfg = tmp_path / "fleet.yml"
+        cfg.write_text(f"state:\n  backend: {server.url}\n")
+        env = env_for(tmp_path / "home")
+        rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+        assert (rc, err) == (0, "")
+        assert (
+            out == f"nothing to reset under {tmp_path / 'home' / 'bandit'}\nremoved 6 bandit keys from {server.url}\n"
+        )
+        assert list(st.client.scan_iter(match=keys.BANDIT_PATTERN)) == []
+        assert st.bandit_counts((GLOBAL,), ARMS)[GLOBAL]["quick"]["updates"] == 0.0
+        assert st.cooldown("brave") is not None  # the rest of the store is not the bandit's
+        rc, out, _ = run(["bandit", "reset", "--config", str(cfg), "--json"], env, tmp_path)
+        assert rc == 0 and json.loads(out)["shared"] == {"backend": server.url, "removedKeys": 0}
+        st.close()
+    finally:
+        server.stop()
+    port = _dead_port()
+    cfg.write_text(f"state:\n  backend: redis://admin:{PASSWORD}@127.0.0.1:{port}/0\n  timeoutMs: 300\n")
+    rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+    assert (rc, out) == (1, "")  # the store first: nothing was reset
+    assert f"bandit reset failed: state store redis://127.0.0.1:{port}/0 unavailable (ConnectionError)" in err
+    assert PASSWORD not in out + err

@@ -128,6 +128,21 @@ def test_bandit_ops_count_once_and_rows_stay_bounded(state) -> None:
         assert 0 < state.client.ttl(keys.bandit_discounted_key(GLOBAL, 0.9)) <= keys.LEARNED_TTL_S
 
 
+def test_bandit_reset_forgets_every_row_and_discount_only(state) -> None:
+    for i, discount in enumerate((0.99, 0.9)):
+        state.bandit_apply(op(i, "quick", 1.0, discount))
+    state.start_cooldown("brave", "rate-limit", 600)
+    settle(state)
+    # per row ('factoid', 'global'): the exact totals, and the sums under γ = 0.99 and γ = 0.9
+    assert state.reset_bandit() == 6
+    assert state.bandit_counts((GLOBAL,), ARMS)[GLOBAL]["quick"] == {"updates": 0.0, "reward": 0.0}
+    assert state.bandit_evidence((GLOBAL,), ARMS, 0.9)[GLOBAL]["quick"] == [0.0, 0.0]
+    assert state.cooldown("brave") is not None
+    assert state.reset_bandit() == 0
+    state.bandit_apply(op(9, "thorough", 1.0))  # the next update starts from the prior
+    assert state.bandit_counts((GLOBAL,), ARMS)[GLOBAL]["thorough"]["updates"] == 1.0
+
+
 def test_bucket_width() -> None:
     assert bucket_width(0.99) == 89
     assert bucket_width(1.0) == 2**52

@@ -418,35 +418,76 @@ def _doctor(out: Output, config: Path | None, timeout: float, offline: bool) -> 
 
 
 @bandit_app.command(
-    "reset", epilog=_epilog("dsh-search bandit reset --decisions", HOME_ENV, "A running sidecar keeps its memory.")
+    "reset",
+    epilog=_epilog(
+        "dsh-search bandit reset --decisions",
+        HOME_ENV,
+        "A running sidecar keeps its memory. With a shared state (--config with state.backend redis://…),"
+        " the fleet's statistics in the store are deleted too.",
+    ),
 )
 def bandit_reset(
     ctx: typer.Context,
     decisions: Annotated[bool, typer.Option("--decisions", help="Also delete the decision log.")] = False,
+    config: ConfigOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Forget what the bandit learned: delete its posteriors under $DSH_HOME (the prior Beta(1, 1) again)."""
     out = _output(ctx, as_json, quiet, verbose)
-    _finish(out, lambda: _bandit_reset(out, decisions))
+    _finish(out, lambda: _bandit_reset(out, decisions, _config(config)))
 
 
-def _bandit_reset(out: Output, decisions: bool) -> None:
+def _bandit_reset(out: Output, decisions: bool, cfg) -> None:
     from dsh_sidecar.bandit.store import reset_posteriors
     from dsh_sidecar.config import dsh_home
 
     home = dsh_home(os.environ)
+    # the store first: when it does not answer, nothing is reset
+    shared = _reset_shared_bandit(cfg.state) if cfg.state.shared else None
     try:
         removed = reset_posteriors(home, decisions=decisions)
     except (OSError, TimeoutError) as exc:
         raise CliError(ErrorCode.INTERNAL_ERROR, f"bandit reset failed: {exc}", EXIT_FAILED) from None
     if out.json:
-        out.emit_json({"removed": [str(p) for p in removed], "dshHome": str(home)})
-    elif not removed:
-        out.write(f"nothing to reset under {home / 'bandit'}")
-    else:
-        out.write("\n".join(f"removed {p}" for p in removed))
+        doc: dict = {"removed": [str(p) for p in removed], "dshHome": str(home)}
+        if shared is not None:
+            doc["shared"] = {"backend": shared[0], "removedKeys": shared[1]}
+        out.emit_json(doc)
+        return
+    lines = [f"removed {p}" for p in removed] or [f"nothing to reset under {home / 'bandit'}"]
+    if shared is not None:
+        lines.append(f"removed {shared[1]} bandit keys from {shared[0]}")
+    out.write("\n".join(lines))
+
+
+def _reset_shared_bandit(state_config) -> tuple[str, int]:
+    """``(the store's public URL, keys deleted)``: the fleet's bandit statistics deleted from the
+    shared store of ``state_config``. Raises :class:`CliError` (exit 1) when redis-py is missing
+    or the store does not answer (the URL without its password, the error's class only)."""
+    from dsh_sidecar.state.fleet import open_state
+
+    try:
+        store = open_state(state_config)
+    except ConfigError as exc:
+        raise config_error(exc) from None
+    assert store is not None  # a shared config
+    url = store.status()["backend"]
+    try:
+        return url, store.reset_bandit()
+    except Exception as exc:
+        import redis
+
+        if not isinstance(exc, (redis.RedisError, OSError)):
+            raise
+        raise CliError(
+            ErrorCode.INTERNAL_ERROR,
+            f"bandit reset failed: state store {url} unavailable ({type(exc).__name__})",
+            EXIT_FAILED,
+        ) from None
+    finally:
+        store.close()
 
 
 # ---------------------------------------------------------------------------- replay

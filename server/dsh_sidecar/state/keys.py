@@ -73,6 +73,10 @@ def bandit_discounted_key(row: str, discount: float) -> str:
     return f"{PREFIX}bandit:d:{discount:.12g}:{row}"
 
 
+#: A ``SCAN MATCH`` pattern of every bandit key above (every row, every discount).
+BANDIT_PATTERN: Final = f"{PREFIX}bandit:*"
+
+
 def repo_key(repo: str) -> str:
     """``dsh:v1:know:<digest of the repository identity>``."""
     return f"{PREFIX}know:{digest('repo', repo)}"

@@ -159,6 +159,15 @@ class LocalState:
                     f = f"{k}:{op.arm}:{part}"
                     disc[f] = disc.get(f, 0.0) + inc * w
 
+    def reset_bandit(self) -> int:
+        """Forget every bandit statistic of this store; the number of (row) and (row, discount)
+        entries dropped (as the Redis store counts its keys)."""
+        with self._lock:
+            n = len(self._counts) + len(self._discounted)
+            self._counts.clear()
+            self._discounted.clear()
+            return n
+
     def bandit_evidence(
         self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float
     ) -> dict[str, RowEvidence] | None:

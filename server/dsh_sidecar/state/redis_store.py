@@ -70,6 +70,8 @@ MAX_RETRY_S: Final = 30.0
 STABLE_S: Final = 60.0
 #: What a store that is away (or too slow) raises.
 STORE_ERRORS: Final = (redis.ConnectionError, redis.TimeoutError, OSError)
+#: Keys per ``SCAN`` step and per ``UNLINK`` of :meth:`RedisState.reset_bandit`.
+RESET_BATCH: Final = 500
 
 # KEYS[1] cooldown key. ARGV: failure class, milliseconds. Keeps a longer running cooldown.
 _COOLDOWN = """
@@ -565,6 +567,24 @@ class RedisState:
     def knowledge_version(self, repo: str) -> int | None:
         key = f"{keys.repo_key(repo)}:ver"
         return self._read(lambda: _count(_finite(self.client.get(key) or 0)), lambda: None)
+
+    def reset_bandit(self) -> int:
+        """Delete the fleet's bandit statistics (every :data:`~.keys.BANDIT_PATTERN` key: the exact
+        totals and the discounted sums of every row and discount), for ``dsh-search bandit reset``;
+        the number of keys deleted. Sidecars still running keep the evidence they adopted and add
+        their next updates to the emptied statistics. Unlike the serving calls this never degrades
+        nor queues: raises one of :data:`STORE_ERRORS` (or another ``redis.RedisError``) when the
+        store does not answer within ``timeoutMs``."""
+        deleted = 0
+        batch: list[Any] = []
+        for key in self.client.scan_iter(match=keys.BANDIT_PATTERN, count=RESET_BATCH):
+            batch.append(key)
+            if len(batch) >= RESET_BATCH:
+                deleted += int(self.client.unlink(*batch))
+                batch.clear()
+        if batch:
+            deleted += int(self.client.unlink(*batch))
+        return deleted
 
     # ------------------------------------------------------------------ lifecycle
     def status(self) -> dict[str, Any]:

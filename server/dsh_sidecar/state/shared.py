@@ -192,6 +192,12 @@ class SharedState(Protocol):
         """Undiscounted totals ``{row: {arm: {"updates": n, "reward": Σr}}}`` (exact counts)."""
         ...
 
+    def reset_bandit(self) -> int:
+        """Delete every bandit statistic (all rows, all discounts) for ``dsh-search bandit
+        reset``; the number of stored entries deleted. Raises when the store does not answer
+        (an administrative call: never degraded to local state, never queued)."""
+        ...
+
     # -- suggester knowledge
     def knowledge_apply(self, batch: KnowledgeBatch) -> None:
         """Apply one knowledge flush (idempotent per ``batch.op_id``)."""
