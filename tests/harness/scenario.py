@@ -5,7 +5,7 @@ root), so the fake model, the fake SearXNG and the harness all live on that name
 loopback. Usage::
 
     python tests/harness/scenario.py claude|dsh note|web|calls|restart|webseam WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--calls N]
+        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
@@ -100,7 +100,9 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if not args.no_adapter:
-        lines += dsh_adapter_rows(args.sticky, work, args.scenario == "restart", args.hang_sidecar, args.hang_once)
+        lines += dsh_adapter_rows(
+            args.sticky, work, args.scenario == "restart", args.hang_sidecar, args.hang_once, args.hang_start_once
+        )
     overlay.write_text("\n".join(lines) + "\n")
     if not args.no_adapter:
         install = h.run([str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"], work, env, 300)
@@ -116,6 +118,15 @@ if not os.path.exists(flag):
     open(flag, "w").close()
     sys.exit(3)  # the first sidecar dies at once: the bundle must restart it
 os.execvp("dsh-search", ["dsh-search", "serve"])
+"""
+
+
+HANG_START_ONCE = """import os, sys, time
+flag = sys.argv[1]
+if os.path.exists(flag):
+    os.execvp("dsh-search", ["dsh-search", "serve"])
+open(flag, "w").close()
+time.sleep(1000)  # the first sidecar hangs in its own start: initialize is never answered
 """
 
 
@@ -146,7 +157,12 @@ while True:
 
 
 def dsh_adapter_rows(
-    sticky: bool, work: Path, crash_once: bool, hang: bool = False, hang_once: bool = False
+    sticky: bool,
+    work: Path,
+    crash_once: bool,
+    hang: bool = False,
+    hang_once: bool = False,
+    hang_start_once: bool = False,
 ) -> list[str]:
     config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
     rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
@@ -158,6 +174,12 @@ def dsh_adapter_rows(
         script.write_text(HANG_ONCE)
         rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung.flag')])}")
         rows.append("    startWaitMs: 60000")  # the call after the restart waits for it, however loaded the machine
+    if hang_start_once:
+        script = work / "hang_start_once.py"
+        script.write_text(HANG_START_ONCE)
+        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung-start.flag')])}")
+        rows.append("    startTimeoutMs: 3000")  # the first child never answers initialize
+        rows.append("    startWaitMs: 60000")  # calls after the abandoned start wait for the restart
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)
@@ -211,6 +233,7 @@ def main() -> int:
     ap.add_argument("--deny-hook-tools", action="store_true")
     ap.add_argument("--hang-sidecar", action="store_true")
     ap.add_argument("--hang-once", action="store_true")
+    ap.add_argument("--hang-start-once", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     args = ap.parse_args()
     work: Path = args.work
@@ -235,6 +258,7 @@ def main() -> int:
         "gaps_ms": fake.tool_gaps_ms(),
         "crashed_once": (work / "crashed.flag").exists(),
         "hung_once": (work / "hung.flag").exists(),
+        "hung_start_once": (work / "hung-start.flag").exists(),
         "searxng_requests": len(searx.requests),
         "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),

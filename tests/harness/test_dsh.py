@@ -122,3 +122,14 @@ def test_a_sidecar_that_stops_answering_is_restarted(tmp_path):
     assert len(times.get("post-execute", [])) == 5, times
     assert NOTE in texts(report["requests"][-1]["messages"]), times  # the restarted one answered
     assert NOTE not in texts(report["requests"][1]["messages"])  # the hung one did not
+
+
+def test_a_sidecar_that_hangs_in_its_start_is_ended_and_restarted(tmp_path):
+    """The first sidecar never answers initialize (hung in its own start): after startTimeoutMs
+    (3000 here) the bundle ends it instead of leaving it running for the whole session, and
+    restarts it; a later call gets the restarted sidecar's note."""
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-start-once", "--calls", "3")
+    assert report["returncode"] == 0, report["stderr"]
+    assert report["stdout"].strip() == "All done."
+    assert report["hung_start_once"]
+    assert NOTE in texts(report["requests"][-1]["messages"]), report["listener_ms"]

@@ -84,6 +84,7 @@ class SidecarProcess {
     this.timer = undefined;
     this.missed = 0; // requests in a row the live sidecar did not answer in time
     this.hungRestarts = 0; // restarts for a hang since the last answer
+    this.refused = false; // the sidecar refused its initialize: never restarted
   }
 
   start() {
@@ -97,6 +98,7 @@ class SidecarProcess {
       (error) => {
         warn(this.ctx, 'sidecar did not start; the harness runs as without it', error);
         this.usable = false;
+        this.abandon(error instanceof RpcError);
         return false;
       },
     );
@@ -156,11 +158,26 @@ class SidecarProcess {
     client.notify('initialized', {});
   }
 
+  /** A child that did not finish its start (no `initialize` reply within `startTimeoutMs`, or
+   * an error reply) is ended, not left running until `stop()`: after a hung start its exit
+   * restarts it (backoff, `maxRestarts`); after a refused one (`refused`: the config was
+   * rejected, and a restart would be rejected the same way) it is not restarted. */
+  abandon(refused) {
+    if (this.stopped) return;
+    if (refused) this.refused = true;
+    else this.restartPending(); // calls from now on wait for the restart, as after a crash
+    try {
+      this.handle?.terminate?.();
+    } catch {
+      this.client?.close(new Error('sidecar start abandoned'));
+    }
+  }
+
   exited(client, outcome) {
     client.close(new Error('sidecar exited'));
     if (this.client !== client) return;
     this.usable = false;
-    if (this.stopped) return this.restartSettled(false);
+    if (this.stopped || this.refused) return this.restartSettled(false);
     if (this.restarts >= this.config.maxRestarts) {
       warn(this.ctx, `sidecar exited (${JSON.stringify(outcome)}); restart budget spent, running without it`);
       return this.restartSettled(false);
