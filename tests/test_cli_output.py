@@ -281,7 +281,8 @@ def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: 
 
     mock = MockProvider()
     reply, _ = case_reply("searxng", "ok", check=False)
-    mock.route("GET", "/search", Reply(reply.status, reply.headers, reply.body, delay_s=1.5))
+    # slow enough to be a search a user waits for (Rich draws the spinner when it starts)
+    mock.route("GET", "/search", Reply(reply.status, reply.headers, reply.body, delay_s=0.5))
     try:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         rc, out, err = _run_stderr_tty(["query", "slow", "-s", "quick"], env, home)

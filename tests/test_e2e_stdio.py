@@ -23,12 +23,14 @@ def chain_config(mock, order, **router):
     return {"router": router_block(mock, order, timeoutMs=5000, **router)}
 
 
-async def test_search_searxng_quick(spawn, mock_provider):
-    reply, case = case_reply("searxng", "ok", check=False)
-    mock_provider.route("GET", "/search", reply)
-    client = await spawn(chain_config(mock_provider, ["searxng"]))
+@pytest.mark.asyncio(loop_scope="module")
+async def test_search_searxng_quick(searxng_sidecar):
+    _, case = case_reply("searxng", "ok", check=False)  # what the shared sidecar's SearXNG answers
+    client = searxng_sidecar
+    seen = len(client.log_messages)  # the lines of earlier searches came before their replies
+    # a query no other test of the shared sidecar searches: not a cache hit
     result = await client.protocol.send_request_async(
-        "dsh/search", {"query": "bike chain cleaning", "strategy": "quick"}
+        "dsh/search", {"query": "bike chain cleaning tools", "strategy": "quick"}
     )
     assert result["strategy"] == "quick"
     # quick caps at 5 of the 6 usable sources, so the cap really dropped one
@@ -41,7 +43,7 @@ async def test_search_searxng_quick(spawn, mock_provider):
     assert 0.0 <= result["reward"] <= 1.0
     assert re.fullmatch(r"[0-9a-f]{32}", result["searchId"])
     # the seed's log line arrives as window/logMessage
-    lines = [m.message for m in client.log_messages if m.message.startswith("[bandit-search]")]
+    lines = [m.message for m in client.log_messages[seen:] if m.message.startswith("[bandit-search]")]
     assert len(lines) == 1 and BANDIT_LINE.match(lines[0]), lines
     assert " arm=quick " in lines[0] and " resultCount=5 " in lines[0]
 
@@ -85,7 +87,8 @@ async def test_all_providers_failing_gives_the_aggregated_error(spawn, mock_prov
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def searxng_sidecar(tmp_path_factory):
-    """One sidecar over a SearXNG mock for the read-only cases (refused params change nothing)."""
+    """One sidecar over a SearXNG mock for the read-only cases (refused params change nothing;
+    a search teaches the bandit, which no test here reads)."""
     mock = MockProvider()
     mock.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
     client = await start_server(tmp_path_factory.mktemp("dsh-home"))

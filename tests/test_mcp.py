@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, router_block
+from support.sidecar import DATA
 from support.waiting import until
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -57,9 +60,41 @@ async def session(
 SUGGEST = {"suggester": {"enabled": True, "sectionMode": "sticky"}}
 
 
-async def test_tools_listed_with_schemas(tmp_path, workspace):
-    async with session(tmp_path, workspace, SUGGEST) as s:
-        tools = {t.name: t for t in (await s.list_tools()).tools}
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
+    """One ``dsh-search mcp`` (SUGGEST) shared by the listing and the note tests: the listing
+    changes nothing, and the note test is the only one here whose calls teach it anything (its
+    notes and its write are learning signals, which later sections reflect), under session ids
+    of its own. Tests whose outcome depends on what the suggester has learned, a dismissal or a
+    ledger count get their own server below. The SDK's client is held by a task of its own,
+    which enters and leaves its cancel scopes (anyio's rule) while the tests call it from theirs."""
+    tmp = tmp_path_factory.mktemp("mcp-suggesting")
+    workspace = tmp / "pyproj"
+    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    opened: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+    done = asyncio.Event()
+
+    async def hold() -> None:
+        try:
+            async with session(tmp, workspace, SUGGEST) as s:
+                opened.set_result(s)
+                await done.wait()
+        except BaseException as exc:
+            if not opened.done():
+                opened.set_exception(exc)
+            raise
+
+    holder = asyncio.create_task(hold())
+    try:
+        yield await opened
+    finally:
+        done.set()
+        await holder
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_tools_listed_with_schemas(suggesting):
+    tools = {t.name: t for t in (await suggesting.list_tools()).tools}
     assert set(tools) == {"web_search", "where_is", "post_tool_use", "session_start", "suggestion_dismiss"}
     schema = tools["web_search"].input_schema
     assert schema["required"] == ["query"]
@@ -69,26 +104,27 @@ async def test_tools_listed_with_schemas(tmp_path, workspace):
     assert {"searchId", "strategy", "sources", "attempts", "truncated", "durationMs", "reward"} <= set(out["required"])
 
 
-async def test_post_tool_use_note_as_hook_output(tmp_path, workspace):
-    async with session(tmp_path, workspace, SUGGEST) as s:
-        # Claude Code's mcp_tool hook interpolates ${tool_input} as JSON text
-        first = await s.call_tool(
-            "post_tool_use",
-            {"tool_name": "Grep", "tool_input": json.dumps({"pattern": "__version__"}), "session_id": "s1"},
-        )
-        # the same call again inside the cooldown: silence is {}
-        again = await s.call_tool(
-            "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s1"}
-        )
-        # an object tool_input (any other MCP client) in a new session notes again
-        other = await s.call_tool(
-            "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s2"}
-        )
-        # a write is a learning signal only; malformed input is fail-open {}
-        write = await s.call_tool(
-            "post_tool_use", {"tool_name": "Write", "tool_input": {"file_path": "x.py"}, "session_id": "s1"}
-        )
-        bad = await s.call_tool("post_tool_use", {"tool_name": "Grep", "tool_input": "[1, 2", "session_id": "s3"})
+@pytest.mark.asyncio(loop_scope="module")
+async def test_post_tool_use_note_as_hook_output(suggesting):
+    s = suggesting
+    # Claude Code's mcp_tool hook interpolates ${tool_input} as JSON text
+    first = await s.call_tool(
+        "post_tool_use",
+        {"tool_name": "Grep", "tool_input": json.dumps({"pattern": "__version__"}), "session_id": "note-1"},
+    )
+    # the same call again inside the cooldown: silence is {}
+    again = await s.call_tool(
+        "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "note-1"}
+    )
+    # an object tool_input (any other MCP client) in a new session notes again
+    other = await s.call_tool(
+        "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "note-2"}
+    )
+    # a write is a learning signal only; malformed input is fail-open {}
+    write = await s.call_tool(
+        "post_tool_use", {"tool_name": "Write", "tool_input": {"file_path": "x.py"}, "session_id": "note-1"}
+    )
+    bad = await s.call_tool("post_tool_use", {"tool_name": "Grep", "tool_input": "[1, 2", "session_id": "note-3"})
     expected = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": NOTE}}
     assert first.structured_content == expected
     assert json.loads(first.content[0].text) == expected  # the text Claude Code's hook parser reads

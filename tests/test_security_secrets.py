@@ -44,8 +44,12 @@ def hostile(request):
     mocks = {name: MockProvider() for name in ("exa", "tavily", "brave", "perplexity", "searxng")}
     mocks["exa"].route("POST", "/search", echo(401, EXA_KEY))
     mocks["tavily"].route("POST", "/search", echo(500, TAVILY_KEY))
+    # a paid plan's X-RateLimit-Limit (20/s), which the pacer adopts: the free plan's 1 request/s
+    # would make each of the session's searches wait a second for Brave's slot
     mocks["brave"].route(
-        "GET", "/res/v1/web/search", Reply(302, {"location": f"http://127.0.0.1:9/steal?key={BRAVE_KEY}"})
+        "GET",
+        "/res/v1/web/search",
+        Reply(302, {"location": f"http://127.0.0.1:9/steal?key={BRAVE_KEY}", "x-ratelimit-limit": "20, 20000000"}),
     )
     mocks["perplexity"].route("POST", "/chat/completions", echo(429, PPLX_KEY, "Retry-After: 1"))
     ok, _ = case_reply("searxng", "ok", check=False)

@@ -174,6 +174,10 @@ def dsh_adapter_rows(
         script.write_text(HANG_ONCE)
         rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung.flag')])}")
         rows.append("    startWaitMs: 60000")  # the call after the restart waits for it, however loaded the machine
+        # the hung sidecar never answers the session's first section either: its bound (5 s by
+        # default, a wait for the workspace projection this scenario is not about) is one miss
+        # like the 500 ms post-execute ones
+        rows.append("    firstSectionTimeoutMs: 500")
     if hang_start_once:
         script = work / "hang_start_once.py"
         script.write_text(HANG_START_ONCE)
