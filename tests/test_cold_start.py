@@ -6,6 +6,7 @@ nor the cores before the reply (checked in a fresh interpreter, not timed)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -228,3 +229,40 @@ def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh
     assert sidecar.graph.building  # started by the constructor
     asyncio.run(sidecar.aclose())
     assert not sidecar.graph.building and not sidecar.content.building
+
+
+@pytest.mark.parametrize(
+    ("options", "built"),
+    [
+        (None, ""),
+        ({}, ""),
+        ({"suggester": {"enabled": True}}, "SuggesterConfig"),
+        ({"router": {"timeoutMs": 500, "cache": False}, "logMessages": "none"}, "RouterConfig,SidecarConfig"),
+    ],
+)
+def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(options, built):
+    """What ``initialize`` runs, in a fresh interpreter: an absent block is its defaults, with
+    no validator generated for it (pydantic's plugin loader, which imports importlib.metadata
+    when the first validator is built, is not even imported without options)."""
+    code = textwrap.dedent(
+        """
+        import json, os, sys
+        from dsh_sidecar.configmodel import ConfigModel
+        from dsh_sidecar.config import merge_options, parse_config
+        from dsh_sidecar.router.config import resolve_chain
+        config = parse_config(merge_options(None, json.loads(sys.argv[1])))
+        resolve_chain(config.router, os.environ)
+        todo, built = [ConfigModel], []
+        while todo:
+            for sub in todo.pop().__subclasses__():
+                todo.append(sub)
+                if sub.__pydantic_complete__:
+                    built.append(sub.__name__)
+        print(",".join(sorted(built)))
+        print("pydantic.plugin._loader" in sys.modules)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(options)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.splitlines() == [built, str(bool(built))]
