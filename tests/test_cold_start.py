@@ -7,6 +7,7 @@ nor the cores before the reply (checked in a fresh interpreter, not timed)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -266,3 +267,26 @@ def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(option
         [sys.executable, "-c", code, json.dumps(options)], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.splitlines() == [built, str(bool(built))]
+
+
+def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parser(tmp_path, workspace):
+    """In a fresh interpreter: the built sidecar (default config: the suggester is off) has not
+    imported yaml, regex or bashlex, nor built the pack models; parsing the built-in packs does."""
+    code = textwrap.dedent(
+        """
+        import asyncio, os, sys
+        from pathlib import Path
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.sidecar import Sidecar
+        from dsh_sidecar.suggester import packs
+        sidecar = Sidecar(parse_config(None), Path(sys.argv[1]), dict(os.environ))
+        print([m for m in ("yaml", "regex", "bashlex") if m in sys.modules], packs.Pack.__pydantic_complete__)
+        asyncio.run(sidecar.aclose())
+        print(len(packs.builtin_packs()) > 0, [m for m in ("yaml", "regex") if m in sys.modules])
+        """
+    )
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
+    assert out.stdout.splitlines() == ["[] False", "True ['yaml', 'regex']"]
