@@ -4,7 +4,6 @@ temporary ``$DSH_HOME`` and copies of the workspace fixtures."""
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,25 +15,6 @@ from support.editors import NVIMS
 from support.mockprovider import MockProvider
 from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
-
-#: The source trees of the sidecar the tests spawn (``pip install -e`` points at them).
-SOURCE_TREES = ("server", "protocol", "packs")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Compile the sidecar's sources once per run when the interpreter will not write bytecode
-    itself (``PYTHONDONTWRITEBYTECODE``): an editable install has no ``.pyc`` until the first
-    import writes it, so otherwise every spawned sidecar compiles its ~200 modules from source
-    (0.7 G of the 3.95 G instructions of a default ``serve`` session: valgrind, issue 16). Stale
-    files are recompiled, the others only stat'ed; ``__pycache__`` is git-ignored. Runs in the
-    xdist controller (or the only process), before any worker starts."""
-    if hasattr(config, "workerinput") or not sys.flags.dont_write_bytecode:
-        return
-    import compileall
-
-    root = Path(__file__).resolve().parent.parent
-    for tree in SOURCE_TREES:
-        compileall.compile_dir(str(root / tree), quiet=1)
 
 
 @pytest.fixture
