@@ -271,7 +271,8 @@ def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(option
 
 def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parser(tmp_path, workspace):
     """In a fresh interpreter: the built sidecar (default config: the suggester is off) has not
-    imported yaml, regex or bashlex, nor built the pack models; parsing the built-in packs does."""
+    imported yaml, regex, bashlex, pathspec or RE2, nor built the pack models; parsing the
+    built-in packs does import yaml and regex."""
     code = textwrap.dedent(
         """
         import asyncio, os, sys
@@ -280,7 +281,8 @@ def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parse
         from dsh_sidecar.sidecar import Sidecar
         from dsh_sidecar.suggester import packs
         sidecar = Sidecar(parse_config(None), Path(sys.argv[1]), dict(os.environ))
-        print([m for m in ("yaml", "regex", "bashlex") if m in sys.modules], packs.Pack.__pydantic_complete__)
+        print([m for m in ("yaml", "regex", "bashlex", "pathspec", "re2") if m in sys.modules],
+              packs.Pack.__pydantic_complete__)
         asyncio.run(sidecar.aclose())
         print(len(packs.builtin_packs()) > 0, [m for m in ("yaml", "regex") if m in sys.modules])
         """
