@@ -6,6 +6,8 @@ nor the cores before the reply (checked in a fresh interpreter, not timed)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -188,7 +190,7 @@ def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_t
         resolve_chain(config.router, os.environ)
         heavy = ["typer", "rich", "httpx", "bashlex", "yaml", "filelock", "numpy", "cachetools", "dsh_protocol.models",
                  "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.core",
-                 "dsh_sidecar.bandit.core", "dsh_sidecar.workspace.graph"]
+                 "dsh_sidecar.bandit.core", "dsh_sidecar.workspace.graph", "dsh_sidecar.lsp.progress"]
         print(",".join(m for m in heavy if m in sys.modules))
         """
     )
@@ -228,3 +230,65 @@ def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh
     assert sidecar.graph.building  # started by the constructor
     asyncio.run(sidecar.aclose())
     assert not sidecar.graph.building and not sidecar.content.building
+
+
+@pytest.mark.parametrize(
+    ("options", "built"),
+    [
+        (None, ""),
+        ({}, ""),
+        ({"suggester": {"enabled": True}}, "SuggesterConfig"),
+        ({"router": {"timeoutMs": 500, "cache": False}, "logMessages": "none"}, "RouterConfig,SidecarConfig"),
+    ],
+)
+def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(options, built):
+    """What ``initialize`` runs, in a fresh interpreter: an absent block is its defaults, with
+    no validator generated for it (pydantic's plugin loader, which imports importlib.metadata
+    when the first validator is built, is not even imported without options)."""
+    code = textwrap.dedent(
+        """
+        import json, os, sys
+        from dsh_sidecar.configmodel import ConfigModel
+        from dsh_sidecar.config import merge_options, parse_config
+        from dsh_sidecar.router.config import resolve_chain
+        config = parse_config(merge_options(None, json.loads(sys.argv[1])))
+        resolve_chain(config.router, os.environ)
+        todo, built = [ConfigModel], []
+        while todo:
+            for sub in todo.pop().__subclasses__():
+                todo.append(sub)
+                if sub.__pydantic_complete__:
+                    built.append(sub.__name__)
+        print(",".join(sorted(built)))
+        print("pydantic.plugin._loader" in sys.modules)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(options)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.splitlines() == [built, str(bool(built))]
+
+
+def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parser(tmp_path, workspace):
+    """In a fresh interpreter: the built sidecar (default config: the suggester is off) has not
+    imported yaml, regex, bashlex, pathspec or RE2, nor built the pack models; parsing the
+    built-in packs does import yaml and regex."""
+    code = textwrap.dedent(
+        """
+        import asyncio, os, sys
+        from pathlib import Path
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.sidecar import Sidecar
+        from dsh_sidecar.suggester import packs
+        sidecar = Sidecar(parse_config(None), Path(sys.argv[1]), dict(os.environ))
+        print([m for m in ("yaml", "regex", "bashlex", "pathspec", "re2") if m in sys.modules],
+              packs.Pack.__pydantic_complete__)
+        asyncio.run(sidecar.aclose())
+        print(len(packs.builtin_packs()) > 0, [m for m in ("yaml", "regex") if m in sys.modules])
+        """
+    )
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
+    assert out.stdout.splitlines() == ["[] False", "True ['yaml', 'regex']"]

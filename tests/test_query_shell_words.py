@@ -5,6 +5,10 @@ bashlex; parses are cached per distinct line."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 from dsh_sidecar.suggester import query
 from dsh_sidecar.suggester.query import _bashlex_commands, _plain_words, shell_words, split_commands
@@ -100,3 +104,24 @@ def test_split_commands_hands_out_fresh_word_lists() -> None:
     one[0].args.append("mutated")
     assert two[0].args == ["-rn", "needle", "."]
     assert split_commands(line)[0].args == ["-rn", "needle", "."]
+
+
+def test_bashlex_is_imported_by_the_first_line_that_needs_it():
+    """In a fresh interpreter: building the sidecar's modules and parsing plain lines never
+    imports bashlex (its grammar tables cost a spawned sidecar ~1 G instructions)."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import dsh_sidecar.sidecar
+        from dsh_sidecar.suggester.query import shell_words
+        print("bashlex" in sys.modules)
+        print(shell_words("grep -rn foo ."), "bashlex" in sys.modules)
+        print(shell_words("ls src | head -3"), "bashlex" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == [
+        "False",
+        "(('grep', '-rn', 'foo', '.'),) False",
+        "(('ls', 'src'), ('head', '-3')) True",
+    ]

@@ -8,9 +8,12 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+import pytest
 from dsh_protocol.stdio_client import StdioClient
+from support.waiting import wait_until
 
 
 def test_sigterm_exits_0(tmp_path: Path):
@@ -33,3 +36,59 @@ def test_sigterm_exits_0(tmp_path: Path):
     proc: subprocess.Popen = client.proc
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0  # not -15: the handler ran, then the finally block's flush
+
+
+#: A ``sitecustomize`` (imported by ``site`` from ``PYTHONPATH`` at interpreter start) that holds
+#: the server inside its first import of ``$GATE_MODULE``: it writes ``$GATE_FILE`` and sleeps, so
+#: a signal can be sent at a known point of the start, before the ``initialize`` reply.
+GATE = textwrap.dedent(
+    """
+    import os, sys, time
+
+    class Gate:
+        def find_spec(self, name, path=None, target=None):
+            if name == os.environ["GATE_MODULE"]:
+                sys.meta_path.remove(self)
+                with open(os.environ["GATE_FILE"], "w") as f:
+                    f.write(" ".join(sorted(m for m in sys.modules if m.startswith("dsh_"))))
+                time.sleep(60)
+            return None
+
+    sys.meta_path.insert(0, Gate())
+    """
+)
+
+
+@pytest.mark.parametrize("module", ["pydantic", "pygls"])
+def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, module: str):
+    """Before the fix the handler was installed after the imports: SIGTERM then killed the
+    process (exit -15). Both modules are imported before the ``initialize`` reply."""
+    gate_dir = tmp_path / "gate"
+    gate_dir.mkdir()
+    (gate_dir / "sitecustomize.py").write_text(GATE)
+    ready = tmp_path / "ready"
+    env = {
+        **os.environ,
+        "DSH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": os.pathsep.join([str(gate_dir), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "GATE_MODULE": module,
+        "GATE_FILE": str(ready),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dsh_sidecar", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        wait_until(lambda: ready.exists() and ready.read_text(), f"the server reached its import of {module}")
+        assert "dsh_sidecar.lsp.signals" in ready.read_text().split()  # the handler is in place
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 0, err.decode(errors="replace")
+    assert out == b""  # nothing was answered, and nothing else was written on the channel
+    assert b"Traceback" not in err

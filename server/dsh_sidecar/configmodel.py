@@ -13,6 +13,12 @@ the field's ``description`` in the JSON schema (the VS Code settings schema is b
 
 :func:`parse_block` validates one block and turns pydantic's error into a
 :class:`~dsh_sidecar.errors.ConfigError` naming the key (``router.timeoutMs``), never the value.
+
+The models are built lazily (pydantic's ``defer_build``): a block's validator is generated the
+first time a value of it is validated, and a block that is absent or empty is not validated at
+all but taken from its defaults (:func:`defaults_of`), which is what validating ``{}`` returns. So
+``initialize`` without options builds no validator, and one with a ``suggester`` block builds that
+block's only (cold start, issue 16).
 """
 
 from __future__ import annotations
@@ -25,20 +31,27 @@ from pydantic.alias_generators import to_camel
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
 
-__all__ = ["ConfigModel", "parse_block", "set_attribute_docstrings"]
+__all__ = ["ConfigModel", "defaults_of", "parse_block", "set_attribute_docstrings"]
 
 
 class ConfigModel(BaseModel):
     """Base of the config models: camelCase keys (generated; the snake_case field names are
-    accepted too), ``extra="forbid"``, strict types, attribute docstrings as descriptions."""
+    accepted too), ``extra="forbid"``, strict types, attribute docstrings as descriptions,
+    validators built on first use (``defer_build``)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         extra="forbid",
         strict=True,
-        use_attribute_docstrings=True,
+        defer_build=True,
+        # on for the blocks below (set right after this class: this base has no fields whose
+        # docstrings pydantic would read, and reading them re-tokenises this module's source)
+        use_attribute_docstrings=False,
     )
+
+
+ConfigModel.model_config["use_attribute_docstrings"] = True
 
 
 def set_attribute_docstrings(enabled: bool) -> None:
@@ -53,8 +66,42 @@ def set_attribute_docstrings(enabled: bool) -> None:
 M = TypeVar("M", bound=BaseModel)
 
 
+#: Per model: whether validating ``{}`` is exactly its defaults (:func:`_defaults_are_valid`).
+_DEFAULTS_ARE_VALID: dict[type[BaseModel], bool] = {}
+
+
+def _defaults_are_valid(model: type[BaseModel]) -> bool:
+    """Whether ``model.model_validate({})`` can only return the field defaults, unvalidated (so
+    ``model_construct()`` is the same value): no required field, no default that pydantic
+    validates (``validate_default``), no model-level validator. Field validators do not run on
+    defaults (pydantic, "Validating defaults")."""
+    known = _DEFAULTS_ARE_VALID.get(model)
+    if known is None:
+        decorators = model.__pydantic_decorators__
+        known = (
+            not model.model_config.get("validate_default", False)
+            and not decorators.model_validators
+            and not decorators.root_validators
+            and all(not f.is_required() and not f.validate_default for f in model.model_fields.values())
+        )
+        _DEFAULTS_ARE_VALID[model] = known
+    return known
+
+
+def defaults_of(model: type[M]) -> M:
+    """``model`` with every field at its default: the value ``model.model_validate({})``
+    returns (the same defaults and default factories, no field set), without building the
+    model's validator when no check could apply to it (:func:`_defaults_are_valid`); otherwise
+    it is validated. Raises :class:`pydantic.ValidationError` only for a model with a required
+    field."""
+    if _defaults_are_valid(model):
+        return model.model_construct()
+    return model.model_validate({})
+
+
 def parse_block(model: type[M], raw: Any, key: str) -> M:
-    """Validate the block ``key`` of the config as ``model`` (``None``: every default).
+    """Validate the block ``key`` of the config as ``model`` (``None`` or ``{}``: every
+    default, :func:`defaults_of`).
 
     Raises :class:`ConfigError` naming ``key`` when ``raw`` is not an object, or the dotted
     key of pydantic's first error (``bandit.speedMs``) with its message, never the value."""
@@ -62,6 +109,8 @@ def parse_block(model: type[M], raw: Any, key: str) -> M:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(key, "must be an object")
+    if not raw and _defaults_are_valid(model):
+        return model.model_construct()
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

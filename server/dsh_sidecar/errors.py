@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import ErrorCode
-from pydantic import ValidationError
+
+if TYPE_CHECKING:  # annotations only: `dsh-search serve` imports this before pydantic (cold start, SIGTERM)
+    from pydantic import ValidationError
 
 
 class ConfigError(ValueError):

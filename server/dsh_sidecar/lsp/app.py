@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 from dsh_sidecar import __version__
 from dsh_sidecar.escape import EscapingFilter
 from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
+from dsh_sidecar.lsp.signals import ignore_sigterm, install_sigterm_exit
 from dsh_sidecar.lsp.transport import (
     FdWriter,
     FramingLost,
@@ -223,8 +224,10 @@ def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
 
 
 def run_stdio(server: SidecarServer) -> int:
-    """Serve JSON-RPC on stdin/stdout until ``exit`` or EOF; return the exit code (1 when
-    stdout is closed, at start or by the reader while serving: nothing could be answered)."""
+    """Serve JSON-RPC on stdin/stdout until ``exit``, EOF, SIGTERM or SIGHUP; return the exit
+    code (1 when stdout is closed, at start or by the reader while serving: nothing could be
+    answered). The state is flushed before it returns; from then on SIGTERM is ignored
+    (:mod:`dsh_sidecar.lsp.signals`): the process is ending."""
     try:
         reopen_std_fds()  # issue 16: whatever stdin is, including a closed descriptor
     except StdoutClosed as exc:
@@ -262,7 +265,8 @@ def run_stdio(server: SidecarServer) -> int:
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    # (`dsh-search serve` installed the same handler at its start, before its imports)
+    install_sigterm_exit()
     try:
         asyncio.run(main())
     except SystemExit as exc:  # the LSP `exit` notification
@@ -273,7 +277,7 @@ def run_stdio(server: SidecarServer) -> int:
     except KeyboardInterrupt:
         code = 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        ignore_sigterm()  # ending already: a SIGTERM must not cut the flush short (nor kill it, -15)
         if writer.lost:
             code = 1  # as for a stdout closed at start: nothing could be answered
         if server.sidecar is not None:
@@ -284,7 +288,3 @@ def run_stdio(server: SidecarServer) -> int:
                 pass
         writer.close()
     return code
-
-
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(0)

@@ -24,7 +24,6 @@ from dsh_sidecar import router as router_core
 from dsh_sidecar.config import SidecarConfig, merge_options, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
-from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress
 from dsh_sidecar.router.config import resolve_chain, secrets_of
 
 if TYPE_CHECKING:
@@ -107,6 +106,8 @@ def register(server: SidecarServer) -> None:
     @server.feature(lsp.INITIALIZED)
     def on_initialized(ls: SidecarServer, params: Any) -> None:
         # the workspace graph builds in the background; a large one reports $/progress
+        from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress  # after the reply
+
         if ls.sidecar is not None and client_supports_progress(ls.client_capabilities):
             ls.sidecar.report_graph_progress(GraphProgress(ls, asyncio.get_running_loop()))
 

@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, Field
 
-from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.configmodel import ConfigModel, defaults_of, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.cache import DEFAULT_MAX_ENTRIES, DEFAULT_TTL_S
 from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
@@ -119,7 +119,7 @@ class RouterConfig(ConfigModel):
     """A successful answer with no results counts as a failure, so the next provider is tried (seed)."""
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     """Per-provider key, endpoint and model, keyed by provider id."""
-    cache: CacheSettings = Field(default_factory=CacheSettings)
+    cache: CacheSettings = Field(default_factory=lambda: defaults_of(CacheSettings))
     """The result cache: false, true or {ttlSeconds, maxEntries}."""
 
 
@@ -275,7 +275,7 @@ def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> Pro
     key has whitespace/control characters inside (naming the key or variable, never the value).
     """
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = cfg.providers.get(pid, ProviderSettings())
+    settings = cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
     key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
     if defaults.key_env and key is None:
         return None
@@ -337,7 +337,7 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     providers.exa.apiKey)`` or ``not configured (no base URL: set SEARXNG_BASE_URL or
     providers.searxng.baseUrl)``."""
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = cfg.providers.get(pid, ProviderSettings())
+    settings = cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
     if defaults.key_env:
         var = settings.api_key_env or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"

@@ -30,9 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol
-
-import regex
+from typing import TYPE_CHECKING, Final, Protocol
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 from dsh_sidecar.suggester.query import LANGUAGE_OF_EXTENSION
@@ -40,6 +38,9 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.content import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
+
+if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
+    import regex
 
 log = logging.getLogger(__name__)
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import regex
+from typing import TYPE_CHECKING
 
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
 from dsh_sidecar.suggester.packs import Candidate, IntentRow, check_regex, compile_trusted, search
 from dsh_sidecar.suggester.query import Query
+
+if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
+    import regex
 
 
 @dataclass(frozen=True)

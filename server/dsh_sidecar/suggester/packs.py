@@ -40,16 +40,17 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-import regex
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.content import FACTS
+
+if TYPE_CHECKING:  # imported where a pack is parsed or an untrusted regex compiled: a sidecar
+    import regex  # whose suggester is off never needs them (cold start, issue 16)
 
 #: Largest pack file read, bytes.
 MAX_PACK_BYTES: Final = 256 * 1024
@@ -117,6 +118,8 @@ def check_regex(pattern: str) -> regex.Pattern[str]:
         raise ValueError(f"pattern longer than {MAX_PATTERN_CHARS} characters")
     if _NESTED_QUANTIFIER.search(pattern):
         raise ValueError("pattern has a quantified group containing a quantifier (catastrophic backtracking)")
+    import regex
+
     try:
         return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
     except (regex.error, re.error) as exc:
@@ -152,7 +155,8 @@ def search(pattern: regex.Pattern[str] | re.Pattern[str], text: str) -> bool:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    # defer_build: the validators are generated when the first pack is parsed, not at import
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, defer_build=True)
 
 
 class Signal(_Strict):
@@ -296,6 +300,8 @@ def parse_pack(text: str, source: str) -> Pack:
     """Parse and validate one pack. Raises :class:`PackError` naming ``source`` and the key."""
     if len(text.encode("utf-8", "replace")) > MAX_PACK_BYTES:
         raise PackError(f"{source}: larger than {MAX_PACK_BYTES // 1024} KiB")
+    import yaml
+
     try:
         # the C loader when libyaml is there: same safe constructors, ~9x faster (cold start)
         data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506

@@ -40,8 +40,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import bashlex
-
 #: Shortest identifier looked up (shorter tokens are noise: ``id``, ``db``…).
 MIN_CHARS: Final = 3
 #: Longest identifier looked up.
@@ -472,7 +470,11 @@ def language_of(path: str) -> str | None:
 
 def _bashlex_commands(command: str) -> list[list[str]] | None:
     """Simple commands of ``command`` as word lists (``$(…)`` inner commands included), with
-    ``&&``/``;``/``|`` boundaries as ``[';']`` separators; ``None`` when bashlex refuses it."""
+    ``&&``/``;``/``|`` boundaries as ``[';']`` separators; ``None`` when bashlex refuses it.
+    bashlex is imported here, on the first line that needs it (its parser module builds its
+    grammar tables at import: ~50 ms of CPU that a plain one-command line never needs)."""
+    import bashlex
+
     try:
         trees = bashlex.parse(command)
     except Exception:  # bashlex raises its own errors and sometimes others on odd input

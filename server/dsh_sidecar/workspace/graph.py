@@ -35,9 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-import pathspec
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache
@@ -46,6 +44,9 @@ from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import dense_ranks, git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
 from dsh_sidecar.workspace.wildmatch import ignore_spec
+
+if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
+    import pathspec
 
 log = logging.getLogger(__name__)
 

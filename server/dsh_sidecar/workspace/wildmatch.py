@@ -17,12 +17,13 @@ log: a malformed line must not stop the listing. Tests: ``tests/security/test_pa
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-import pathspec
-import re2
+if TYPE_CHECKING:  # pathspec and RE2 are imported by the first spec built: a sidecar whose
+    import pathspec  # suggester is off never builds one (cold start, issue 16)
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +34,24 @@ MAX_LINE_CHARS: Final = 4096
 #: Most distinct pattern lines kept per spec (the rest are dropped).
 MAX_LINES: Final = 5_000
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.max_mem = 64 << 20  # bytes of automaton per compiled pattern
+#: Most automaton memory per compiled pattern, bytes (RE2's ``max_mem``).
+RE2_MAX_MEM: Final = 64 << 20
+
+
+@functools.cache
+def _re2_options() -> Any:
+    """The RE2 options every workspace pattern is compiled with (:data:`RE2_MAX_MEM`)."""
+    import re2
+
+    options = re2.Options()
+    options.max_mem = RE2_MAX_MEM
+    return options
 
 
 def _usable(line: str) -> bool:
+    import pathspec
+    import re2
+
     if len(line) > MAX_LINE_CHARS:
         return False
     try:
@@ -49,7 +63,7 @@ def _usable(line: str) -> bool:
         regex = getattr(p, "regex", None)
         if regex is not None:
             try:
-                re2.compile(regex.pattern, _RE2_OPTIONS)
+                re2.compile(regex.pattern, _re2_options())
             except re2.error:
                 log.debug("ignore line dropped (RE2): %.80r", line)
                 return False
@@ -62,6 +76,8 @@ def ignore_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
     decides, so a later duplicate of a line changes nothing unless a negation sits between:
     duplicates are kept then); at most :data:`MAX_LINES` lines. A set RE2 cannot compile as a
     whole gives an empty spec, with a warning."""
+    import pathspec
+
     kept: list[str] = []
     seen: set[str] = set()
     negated = False
@@ -94,12 +110,14 @@ def glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
 def ignore_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
     """``spec.match_file``, or (same answers, several times faster on big trees) one combined
     RE2 alternation when the spec has no negated (``!``) pattern, so that any match ignores."""
+    import re2
+
     patterns = [p for p in spec.patterns if getattr(p, "include", None) is not None]
     if patterns and all(p.include for p in patterns):
         try:
             combined = re2.compile(
                 "|".join("(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in patterns),
-                _RE2_OPTIONS,
+                _re2_options(),
             )
         except (re2.error, AttributeError):
             return spec.match_file
