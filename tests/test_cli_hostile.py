@@ -46,12 +46,18 @@ def _bad_config(home: Path, kind: str) -> tuple[str, str]:
     if kind == "binary":
         (home / "cfg.yml").write_bytes(b"\xff\xfe router: {}")
         return "cfg.yml", "not UTF-8 text"
+    if kind == "deep-block":  # nested by indentation, not brackets
+        (home / "cfg.yml").write_text("".join(" " * i + "k:\n" for i in range(1200)))
+        return "cfg.yml", "nested too deeply"
+    if kind == "deep-json":
+        (home / "cfg.json").write_text("[" * 100_000 + "\n")
+        return "cfg.json", "nested too deeply"
     assert kind == "deep"
     (home / "cfg.yml").write_text("[" * 100_000 + "\n")
     return "cfg.yml", "nested too deeply"
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "binary", "deep"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "binary", "deep", "deep-block", "deep-json"])
 @pytest.mark.parametrize("command", [["status"], ["doctor", "--offline"], ["serve"]])
 def test_a_config_that_cannot_be_a_config_is_a_usage_error_not_a_hang(home: Path, kind: str, command: list[str]):
     path, why = _bad_config(home, kind)
