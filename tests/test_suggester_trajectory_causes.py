@@ -83,6 +83,37 @@ def test_traceback_frames_of_python_pytest_and_node():
     assert parse_call("bash", {"command": "grep -rn apply_discount src"}, TRACEBACK).frames == []
 
 
+SYNTAX_ERROR = """Traceback (most recent call last):
+  File "/testbed/repro.py", line 1, in <module>
+    from shopcart import api
+  File "/testbed/src/shopcart/__init__.py", line 2, in <module>
+    from .api import checkout
+  File "/testbed/src/shopcart/pricing.py", line 11
+    return cart.total_cents() * (100 - percent // 100
+           ^
+SyntaxError: '(' was never closed
+"""
+
+
+def test_a_file_that_does_not_compile_is_the_innermost_frame(shopcart, dsh_home):
+    """Python prints a SyntaxError's place as ``File "p.py", line N`` without ``, in f``, after
+    the import chain that reached it: that file leads the note (IndentationError and TabError
+    are SyntaxErrors printed the same way)."""
+    assert traceback_frames(SYNTAX_ERROR) == [
+        ("/testbed/src/shopcart/pricing.py", "SyntaxError"),
+        ("/testbed/src/shopcart/__init__.py", "<module>"),
+        ("/testbed/repro.py", "<module>"),
+    ]
+    indent = '  File "/w/a.py", line 3\n    return x\n    ^\nIndentationError: expected an indented block\n'
+    assert traceback_frames(indent) == [("/w/a.py", "IndentationError")]
+    # the location line alone, or followed by another error, is no frame
+    assert traceback_frames('  File "/w/a.py", line 3\n    x = 1\nValueError: no\n') == []
+    s, _ = make(shopcart, dsh_home)
+    notes = post(s, "bash", {"command": "python repro.py"}, SYNTAX_ERROR, is_error=True)
+    assert notes[0].source.targets == ["src/shopcart/pricing.py", "src/shopcart/__init__.py"]
+    assert "- src/shopcart/pricing.py — the traceback passes here (SyntaxError)" in notes[0].text
+
+
 def test_a_failing_run_names_the_project_frames_innermost_first(shopcart, dsh_home):
     s, lines = make(shopcart, dsh_home)
     notes = post(s, "bash", {"command": "python repro.py"}, TRACEBACK, is_error=True)

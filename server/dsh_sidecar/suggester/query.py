@@ -1025,14 +1025,23 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
     return text, text
 
 
-#: Python (``File "p.py", line 3, in f``), pytest (``p.py:3: in f``, and its innermost
-#: ``p.py:9: ValueError`` line: the error's name alone on the line) and Node (``at f
+#: Python (``File "p.py", line 3, in f``, and a SyntaxError's location: :data:`_PY_SYNTAX`), pytest
+#: (``p.py:3: in f``, and its innermost ``p.py:9: ValueError`` line: the error's name alone on the
+#: line) and Node (``at f
 #: (p.js:3:1)``) frames; Python and pytest list the innermost frame last, Node first. A
 #: warning's ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every
 #: run: on the tune trajectories they made a note of every run, read by no one).
 _PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
 _PYTEST_FRAME = re.compile(
     r"^([\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception)))$",
+    re.M,
+)
+#: Where Python reports a file that does not compile: ``File "p.py", line 9`` without ``, in``,
+#: then the source line and its caret, then ``SyntaxError``/``IndentationError``/``TabError`` (the
+#: traceback module's format for a SyntaxError). The innermost place of all: the frames above it
+#: are the import chain that reached the file, and the error's name is its "function".
+_PY_SYNTAX = re.compile(
+    r'^[ \t]*File "([^"\n]{1,400})", line \d+\n(?:[^\n]{0,2000}\n){0,4}?[ \t]*((?:Syntax|Indentation|Tab)Error)\b',
     re.M,
 )
 _NODE_FRAME = re.compile(
@@ -1051,6 +1060,7 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
     # pytest's frames (`p.py:3: in f`) and its innermost line (`p.py:9: ValueError`)
     py += [(m.start(), m.group(1), m.group(2) or m.group(3)) for m in _PYTEST_FRAME.finditer(text)]
+    py += [(m.start(), m.group(1), m.group(2)) for m in _PY_SYNTAX.finditer(text)]
     for _, path, func in sorted(py, reverse=True):
         out.append((path, func))
     for m in _NODE_FRAME.finditer(text):
