@@ -59,10 +59,14 @@ GATE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("module", ["pydantic", "pygls"])
+# datetime: imported by pydantic_core's Rust (pyo3) module init through the C API; an exception
+# raised inside that import became a Rust panic (PanicException, exit 1, a panic trace on stderr)
+@pytest.mark.parametrize("module", ["pydantic", "pygls", "datetime"])
 def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, module: str):
     """Before the fix the handler was installed after the imports: SIGTERM then killed the
-    process (exit -15). Both modules are imported before the ``initialize`` reply."""
+    process (exit -15); then it raised ``SystemExit`` inside whatever was importing, which a
+    native module's init turned into another error (exit 1). These modules are imported before
+    the ``initialize`` reply."""
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
     (gate_dir / "sitecustomize.py").write_text(GATE)

@@ -330,6 +330,46 @@ def test_state_config() -> None:
         assert str(err.value).startswith("state.") and "pw" not in str(err.value)
 
 
+URL_ERROR = "must be 'file' or a redis://, rediss://, valkey:// or valkeys:// URL"
+
+
+@pytest.mark.parametrize(
+    ("backend", "reason"),
+    [
+        # a password with a '/': the rest of it was the URL's path, which the public URL shows
+        ("redis://:12345/hunter2@cache.internal:6379/0", f"{URL_ERROR} (its path, if any, a database number: /0)"),
+        ("redis://cache.internal:6379/notadb", f"{URL_ERROR} (its path, if any, a database number: /0)"),
+        # redis-py lets the URL's options override the client's: timeoutMs would not bound a wait
+        (
+            "redis://:pw@cache.internal:6379/0?socket_timeout=30",
+            f"{URL_ERROR} whose query sets only db, password, protocol, username"
+            " (timeouts and retries are state.timeoutMs and state.retryMs)",
+        ),
+        (
+            "redis://cache.internal/0?ssl_ca_certs=/x",
+            f"{URL_ERROR} whose query sets only db, password, protocol, username"
+            " (timeouts and retries are state.timeoutMs and state.retryMs)",
+        ),
+        ("redis://cache.internal/0?db=zz", f"{URL_ERROR} (db, a database number)"),
+        ("redis://cache.internal/0?pw", f"{URL_ERROR} (a malformed query)"),
+    ],
+)
+def test_a_url_that_would_show_a_secret_or_undo_the_bounds_is_refused(backend: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_state_config({"backend": backend})
+    assert (err.value.key, err.value.reason) == ("state.backend", f"Value error, {reason}")
+
+
+def test_url_options_the_store_takes() -> None:
+    cfg = parse_state_config({"backend": "rediss://cache.internal:6380/?db=3&password=pw&ssl_cert_reqs=none"})
+    assert public_url(cfg.backend) == "rediss://cache.internal:6380/"
+    assert parse_state_config({"backend": "redis://h"}).redis_url() == "redis://h"
+    # a value redis-py cannot read is a config error naming the key, not a traceback
+    with pytest.raises(ConfigError) as err:
+        RedisState(parse_state_config({"backend": "redis://h/0?protocol=x"}))
+    assert str(err.value) == "state.backend: an option of the URL's query has an invalid value"
+
+
 def test_state_backend_is_not_hot_reloaded(tmp_path: Path) -> None:
     from dsh_sidecar.sidecar import Sidecar
 

@@ -131,6 +131,7 @@ class SidecarProcess {
 
   async spawn() {
     const [command, ...args] = this.config.command;
+    this.handle = undefined; // until this start's child exists (the spawn itself may throw)
     const handle = this.ctx.subprocess.spawn({
       argv: [command, ...args],
       cwd: process.cwd(),
@@ -161,9 +162,11 @@ class SidecarProcess {
   /** A child that did not finish its start (no `initialize` reply within `startTimeoutMs`, or
    * an error reply) is ended, not left running until `stop()`: after a hung start its exit
    * restarts it (backoff, `maxRestarts`); after a refused one (`refused`: the config was
-   * rejected, and a restart would be rejected the same way) it is not restarted. */
+   * rejected, and a restart would be rejected the same way) it is not restarted. A start whose
+   * spawn threw (no child: an invalid argv, an aborted spawn) has no exit to restart from: it
+   * stays failed (`ready` settled false), so calls go where they go without the sidecar. */
   abandon(refused) {
-    if (this.stopped) return;
+    if (this.stopped || !this.handle) return;
     if (refused) this.refused = true;
     else this.restartPending(); // calls from now on wait for the restart, as after a crash
     try {

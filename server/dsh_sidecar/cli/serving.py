@@ -132,9 +132,9 @@ def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     (2 for an unusable ``--config`` or ``--log-file``, reported as the other commands do).
     SIGTERM is the LSP ``exit`` from here on, during the imports before the ``initialize``
     reply too (:mod:`dsh_sidecar.lsp.signals`)."""
-    from dsh_sidecar.lsp.signals import install_sigterm_exit
+    from dsh_sidecar.lsp.signals import install_start_sigterm
 
-    install_sigterm_exit()  # first: everything below may take a while (imports, the config)
+    install_start_sigterm()  # first: everything below may take a while (imports, the config)
     from dsh_sidecar.configmodel import set_attribute_docstrings
 
     set_attribute_docstrings(False)  # before the config models are defined (cold start)

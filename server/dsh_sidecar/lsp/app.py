@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from dsh_sidecar import __version__
 from dsh_sidecar.escape import EscapingFilter
 from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
-from dsh_sidecar.lsp.signals import ignore_sigterm, install_sigterm_exit
+from dsh_sidecar.lsp.signals import ignore_sigterm, install_sigterm_callback, install_sigterm_exit
 from dsh_sidecar.lsp.transport import (
     FdWriter,
     FramingLost,
@@ -249,6 +249,9 @@ def run_stdio(server: SidecarServer) -> int:
             loop.add_signal_handler(signal.SIGHUP, task.cancel)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
+        # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
+        # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
+        install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
 
         # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
         def lost() -> None:
@@ -262,10 +265,13 @@ def run_stdio(server: SidecarServer) -> int:
                 log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
             else:
                 log.info("stopping on a termination signal")
+        finally:
+            ignore_sigterm()  # ending (the flush below)
 
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
-    # (`dsh-search serve` installed the same handler at its start, before its imports)
+    # until the loop takes SIGTERM over in main() (`dsh-search serve` ended the process at once
+    # on a SIGTERM during its start, before this)
     install_sigterm_exit()
     try:
         asyncio.run(main())

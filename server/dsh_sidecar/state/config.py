@@ -15,8 +15,9 @@ same RESP protocol; redis-py speaks to both). A URL's password is never echoed: 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from pydantic import Field, field_validator
 
@@ -31,6 +32,17 @@ SCHEMES: Final[dict[str, str]] = {"redis": "redis", "rediss": "rediss", "valkey"
 DEFAULT_TIMEOUT_MS: Final = 50
 #: Default first back-off before probing a store that went away, milliseconds.
 DEFAULT_RETRY_MS: Final = 1000
+#: A URL's path: empty or the database number (redis-py reads ``/1/2`` as database 12 and
+#: drops any other path silently; :func:`public_url` shows the path, so it must hold no secret).
+_DB_PATH: Final = re.compile(r"/?[0-9]{0,5}")
+#: Query options a URL may set (redis-py lets the URL's options override the client's, so
+#: ``?socket_timeout=…`` would undo ``timeoutMs``; any other name is passed on as a keyword
+#: the connection does not take). The ``ssl_`` options only on the TLS schemes.
+URL_OPTIONS: Final = frozenset({"db", "username", "password", "protocol"})
+TLS_URL_OPTIONS: Final = frozenset(
+    {"ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname"}
+)
+_URL_ERROR: Final = "must be 'file' or a redis://, rediss://, valkey:// or valkeys:// URL"
 
 
 class StateConfig(ConfigModel):
@@ -52,9 +64,23 @@ class StateConfig(ConfigModel):
             parts = urlsplit(value)
             parts.port  # noqa: B018 (raises ValueError for a malformed port)
         except ValueError:
-            raise ValueError("must be 'file' or a redis://, rediss://, valkey:// or valkeys:// URL") from None
+            raise ValueError(_URL_ERROR) from None
         if parts.scheme not in SCHEMES or not (parts.hostname or parts.path):
-            raise ValueError("must be 'file' or a redis://, rediss://, valkey:// or valkeys:// URL")
+            raise ValueError(_URL_ERROR)
+        if not _DB_PATH.fullmatch(parts.path):
+            raise ValueError(f"{_URL_ERROR} (its path, if any, a database number: /0)")
+        allowed = URL_OPTIONS | (TLS_URL_OPTIONS if SCHEMES[parts.scheme] == "rediss" else frozenset())
+        try:
+            options = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+        except ValueError:
+            raise ValueError(f"{_URL_ERROR} (a malformed query)") from None
+        if not set(options) <= allowed:  # names not echoed: a mistyped URL may put a secret there
+            raise ValueError(
+                f"{_URL_ERROR} whose query sets only {', '.join(sorted(allowed))}"
+                " (timeouts and retries are state.timeoutMs and state.retryMs)"
+            )
+        if "db" in options and not all(v.isdigit() and v.isascii() for v in options["db"]):
+            raise ValueError(f"{_URL_ERROR} (db, a database number)")
         return value
 
     @property

@@ -39,6 +39,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.state import keys
 from dsh_sidecar.state.config import StateConfig, public_url
 from dsh_sidecar.state.local import MAX_DISMISSALS, MAX_ROWS, LocalState, counts_from_fields, evidence_from_fields
@@ -238,14 +239,17 @@ class RedisState:
         self.url = public_url(config.backend)
         self.timeout_s = config.timeout_ms / 1000
         self.retry_s = config.retry_ms / 1000
-        self.client = client or redis.Redis.from_url(
-            config.redis_url(),
-            socket_timeout=self.timeout_s,
-            socket_connect_timeout=self.timeout_s,
-            retry=Retry(NoBackoff(), 0),  # a call waits once, at most timeoutMs
-            health_check_interval=0,
-            client_name="dsh-sidecar",
-        )
+        try:
+            self.client = client or redis.Redis.from_url(
+                config.redis_url(),
+                socket_timeout=self.timeout_s,
+                socket_connect_timeout=self.timeout_s,
+                retry=Retry(NoBackoff(), 0),  # a call waits once, at most timeoutMs
+                health_check_interval=0,
+                client_name="dsh-sidecar",
+            )
+        except ValueError:  # an option of the URL's query redis-py cannot read (its message would name it only)
+            raise ConfigError("state.backend", "an option of the URL's query has an invalid value") from None
         self.local = LocalState(clock)
         self._cooldown = self.client.register_script(_COOLDOWN)
         self._slot = self.client.register_script(_SLOT)
