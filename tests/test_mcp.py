@@ -262,7 +262,8 @@ def test_missing_sdk_message(monkeypatch, capsys):
     assert capsys.readouterr().err == front.MISSING_SDK
     # the install it names is the README's (dsh-search-sidecar is not on PyPI)
     assert (
-        front.MISSING_SDK == "dsh-search mcp: the MCP SDK is not installed; in the checkout, pip install -e '.[mcp]'\n"
+        front.MISSING_SDK
+        == "dsh-search mcp: the MCP SDK is not installed; in the checkout: pip install '.[mcp]' (editable: -e '.[mcp]')\n"
     )
 
 

@@ -73,7 +73,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the result (and errors); no progress.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also the log lines (bandit, suggester ledger).")]
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="YAML/JSON file with router/bandit/suggester blocks.")
+    Path | None, typer.Option("--config", "-c", help="YAML/JSON file with router/bandit/suggester/state blocks.")
 ]
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import sys
 
 #: What ``dsh-search mcp`` prints (stderr) when the optional SDK is not installed.
-MISSING_SDK = "dsh-search mcp: the MCP SDK is not installed; in the checkout, pip install -e '.[mcp]'\n"
+MISSING_SDK = (
+    "dsh-search mcp: the MCP SDK is not installed; in the checkout: pip install '.[mcp]' (editable: -e '.[mcp]')\n"
+)
 
 
 def run(argv: list[str] | None = None) -> int:
