@@ -3,7 +3,9 @@ by Node 22 with the bundle's own dependencies from the installed DeepSeek Harnes
 whose ``subprocess.spawn`` throws, as DSH's local subprocess service does for an argv it cannot
 run (an empty program name) or an aborted spawn: no child exists, so nothing will ever exit and
 restart it. The web seam's search must then go to the harness's own provider at once (as before
-the start handling ended abandoned starts), not wait for a restart that never comes."""
+the start handling ended abandoned starts), not wait for a restart that never comes. And with fake
+children that die, serve a while, or stay: a sidecar that served ``restartResetMs`` before it
+exited gets a new restart budget, one that did not finds ``maxRestarts`` spent."""
 
 from __future__ import annotations
 
@@ -65,7 +67,9 @@ def _module_dir(name: str) -> Path:
     return found[-1] / "node_modules" / "@deepseek-ai" / name
 
 
-def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: Path):
+def run_bundle(tmp_path: Path, script: str, *args: str) -> dict:
+    """Run ``script`` (an ES module importing ``./lib/index.js``) beside a copy of the bundle
+    under Node 22; the JSON object it prints."""
     work = tmp_path / "bundle"
     shutil.copytree(BUNDLE / "lib", work / "lib")
     shutil.copy(BUNDLE / "package.json", work / "package.json")
@@ -73,10 +77,16 @@ def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: P
     scope.mkdir(parents=True)
     for name in ("schemastery", "dsh-tools"):
         (scope / name).symlink_to(_module_dir(name))
-    (work / "run.mjs").write_text(SCRIPT)
-    proc = subprocess.run([str(h.NODE22_BIN / "node"), "run.mjs"], cwd=work, capture_output=True, text=True, timeout=60)
+    (work / "run.mjs").write_text(script)
+    proc = subprocess.run(
+        [str(h.NODE22_BIN / "node"), "run.mjs", *args], cwd=work, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == {
+    return json.loads(proc.stdout)
+
+
+def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: Path):
+    assert run_bundle(tmp_path, SCRIPT) == {
         "result": {"sources": [{"url": "https://other.example/"}], "truncated": False},
         "warnings": [
             "sidecar did not start; the harness runs as without it:"
@@ -84,3 +94,82 @@ def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: P
             "sidecar unavailable; this web search goes to the harness's own provider",
         ],
     }
+
+
+# Fake children in place of `dsh-search serve`, one life per spawn: the first dies at once, the
+# second answers initialize and exits 200 ms later, the third stays.
+RESTARTS = textwrap.dedent(
+    """
+    import { PassThrough } from 'node:stream';
+    import { apply } from './lib/index.js';
+    const warnings = [];
+    const spawns = [];
+    const lives = ['dies', 'serves', 'stays'];
+    function onFrames(stream, onMessage) {
+      let buf = Buffer.alloc(0);
+      stream.on('data', (chunk) => {
+        buf = Buffer.concat([buf, chunk]);
+        for (;;) {
+          const head = buf.indexOf('\\r\\n\\r\\n');
+          if (head < 0) return;
+          const len = Number(/Content-Length: (\\d+)/i.exec(buf.subarray(0, head).toString('ascii'))[1]);
+          if (buf.length < head + 4 + len) return;
+          onMessage(JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8')));
+          buf = buf.subarray(head + 4 + len);
+        }
+      });
+    }
+    const ctx = {
+      logger: () => ({ warn: (m) => warnings.push(m) }),
+      effect: () => {},
+      on: () => {},
+      systemPrompt: { section: () => {} },
+      tools: { register: () => {} },
+      web: { registerSearchProvider: () => {}, searchProviders: new Map() },
+      subprocess: {
+        spawn: () => {
+          const life = lives[spawns.length] ?? 'stays';
+          spawns.push(life);
+          const stdin = new PassThrough();
+          const stdout = new PassThrough();
+          let exit;
+          let ended = false;
+          const done = new Promise((r) => { exit = r; });
+          const end = (outcome) => {
+            if (ended) return;
+            ended = true;
+            stdout.end();
+            exit(outcome);
+          };
+          if (life === 'dies') setTimeout(() => end({ code: 3 }), 5);
+          onFrames(stdin, (msg) => {
+            if (msg.method !== 'initialize' || life === 'dies') return;
+            const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
+            stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+            if (life === 'serves') setTimeout(() => end({ code: 3 }), 200);
+          });
+          return { stdin, stdout, done, terminate: () => end({ signal: 'SIGTERM' }) };
+        },
+      },
+    };
+    apply(ctx, { maxRestarts: 1, restartResetMs: Number(process.argv[2]) });
+    await new Promise((r) => setTimeout(r, 2500)); // two restarts of 250 ms each, with room to spare
+    console.log(JSON.stringify({ spawns, exits: warnings.filter((w) => w.startsWith('sidecar exited')) }));
+    process.exit(0);
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("reset_ms", "spawns", "last"),
+    [
+        # served 200 ms >= restartResetMs: not a crash loop, so the budget of 1 starts over
+        (100, ["dies", "serves", "stays"], "sidecar exited; restarting in 250 ms"),
+        # served less than restartResetMs: the second exit finds the budget of 1 spent
+        (60000, ["dies", "serves"], 'sidecar exited ({"code":3}); restart budget spent, running without it'),
+    ],
+)
+def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, reset_ms, spawns, last):
+    report = run_bundle(tmp_path, RESTARTS, str(reset_ms))
+    assert report["spawns"] == spawns
+    assert report["exits"] == ["sidecar exited; restarting in 250 ms", last]

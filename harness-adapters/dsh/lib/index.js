@@ -44,6 +44,9 @@ export const Config = z.object({
   // wait at 5 s itself): once, so a session's first system prompt carries the section
   firstSectionTimeoutMs: z.number().default(5000),
   maxRestarts: z.number().default(5),
+  // a sidecar that served this long before it exited was not crash-looping: the restart budget
+  // (maxRestarts, and the backoff) starts over, as a process supervisor's minimum uptime does
+  restartResetMs: z.number().default(60000),
 });
 
 /** Bench instrumentation (bench/harness.py), off unless this variable names a file: each
@@ -93,6 +96,7 @@ class SidecarProcess {
     const started = this.spawn().then(
       () => {
         this.usable = true;
+        this.usableSince = Date.now();
         return true;
       },
       (error) => {
@@ -180,6 +184,9 @@ class SidecarProcess {
     client.close(new Error('sidecar exited'));
     if (this.client !== client) return;
     this.usable = false;
+    const served = this.usableSince === undefined ? 0 : Date.now() - this.usableSince;
+    this.usableSince = undefined;
+    if (served >= this.config.restartResetMs) this.restarts = 0; // not a crash loop: a new budget
     if (this.stopped || this.refused) return this.restartSettled(false);
     if (this.restarts >= this.config.maxRestarts) {
       warn(this.ctx, `sidecar exited (${JSON.stringify(outcome)}); restart budget spent, running without it`);
