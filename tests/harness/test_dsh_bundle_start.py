@@ -5,7 +5,8 @@ run (an empty program name) or an aborted spawn: no child exists, so nothing wil
 restart it. The web seam's search must then go to the harness's own provider at once (as before
 the start handling ended abandoned starts), not wait for a restart that never comes. And with fake
 children that die, serve a while, or stay: a sidecar that served ``restartResetMs`` before it
-exited gets a new restart budget, one that did not finds ``maxRestarts`` spent."""
+exited gets a new restart budget, one that did not finds ``maxRestarts`` spent; a burst of
+``tools/change`` events is one ``dsh/toolsChanged``."""
 
 from __future__ import annotations
 
@@ -173,3 +174,62 @@ def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, r
     report = run_bundle(tmp_path, RESTARTS, str(reset_ms))
     assert report["spawns"] == spawns
     assert report["exits"] == ["sidecar exited; restarting in 250 ms", last]
+
+
+# One fake child that answers initialize and records every notification it is sent; a burst of
+# ten `tools/change` events, then a single one after a quiet time.
+TOOLS = textwrap.dedent(
+    """
+    import { PassThrough } from 'node:stream';
+    import { apply } from './lib/index.js';
+    const handlers = {};
+    const seen = [];
+    const ctx = {
+      logger: () => ({ warn: () => {} }),
+      effect: () => {},
+      on: (name, fn) => { handlers[name] = fn; },
+      systemPrompt: { section: () => {} },
+      tools: { register: () => {} },
+      web: { registerSearchProvider: () => {}, searchProviders: new Map() },
+      subprocess: {
+        spawn: () => {
+          const stdin = new PassThrough();
+          const stdout = new PassThrough();
+          let buf = Buffer.alloc(0);
+          stdin.on('data', (chunk) => {
+            buf = Buffer.concat([buf, chunk]);
+            for (;;) {
+              const head = buf.indexOf('\\r\\n\\r\\n');
+              if (head < 0) return;
+              const len = Number(/Content-Length: (\\d+)/i.exec(buf.subarray(0, head).toString('ascii'))[1]);
+              if (buf.length < head + 4 + len) return;
+              const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
+              buf = buf.subarray(head + 4 + len);
+              if (msg.id === undefined) seen.push(msg.method);
+              else if (msg.method === 'initialize') {
+                const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
+                stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+              }
+            }
+          });
+          return { stdin, stdout, done: new Promise(() => {}), terminate: () => {} };
+        },
+      },
+    };
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    apply(ctx, {});
+    await sleep(200); // started
+    for (let i = 0; i < 10; i++) handlers['tools/change']();
+    await sleep(500);
+    handlers['tools/change']();
+    await sleep(500);
+    console.log(JSON.stringify({ seen }));
+    process.exit(0);
+    """
+)
+
+
+def test_a_burst_of_tool_changes_is_one_tools_changed(tmp_path):
+    """Ten ``tools/change`` events at once reach the sidecar as one ``dsh/toolsChanged`` (each
+    re-reads its packs), sent after 100 ms of quiet; a later change is sent on its own."""
+    assert run_bundle(tmp_path, TOOLS) == {"seen": ["initialized", "dsh/toolsChanged", "dsh/toolsChanged"]}

@@ -70,6 +70,9 @@ function warn(ctx, message, error) {
   }
 }
 
+/** Quiet time after a `tools/change` before `dsh/toolsChanged` is sent (a burst is sent once), ms. */
+export const TOOLS_CHANGE_QUIET_MS = 100;
+
 /** Unanswered requests in a row after which a live sidecar counts as hung and is restarted. */
 export const HUNG_AFTER = 3;
 
@@ -506,13 +509,20 @@ function install(ctx, config) {
     return out;
   });
 
+  // a burst of tool changes (MCP servers connecting, a profile reload) is one invalidation of
+  // the sidecar's packs: sent once, TOOLS_CHANGE_QUIET_MS after the last change of the burst
+  let toolsChanged;
   ctx.on('tools/change', () => {
-    if (sidecar.usable) {
+    clearTimeout(toolsChanged);
+    toolsChanged = setTimeout(() => {
+      if (!sidecar.usable) return;
       try {
         sidecar.client.notify(Methods.toolsChanged);
       } catch {
         // fail-open
       }
-    }
+    }, TOOLS_CHANGE_QUIET_MS);
+    toolsChanged.unref?.();
   });
+  ctx.effect(() => () => clearTimeout(toolsChanged), 'search-sidecar tools/change');
 }
