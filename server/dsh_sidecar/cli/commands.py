@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Final, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
@@ -29,6 +29,10 @@ from dsh_sidecar.cli.output import (
 from dsh_sidecar.cli.render import render_status
 from dsh_sidecar.cli.serving import _check_config_path, _serve
 from dsh_sidecar.errors import ConfigError, first_problem
+
+if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
+    from dsh_sidecar.config import SidecarConfig
+    from dsh_sidecar.state.config import StateConfig
 
 __all__ = ["app", "main", "render_status"]
 
@@ -439,7 +443,7 @@ def bandit_reset(
     _finish(out, lambda: _bandit_reset(out, decisions, _config(config)))
 
 
-def _bandit_reset(out: Output, decisions: bool, cfg) -> None:
+def _bandit_reset(out: Output, decisions: bool, cfg: SidecarConfig) -> None:
     from dsh_sidecar.bandit.store import reset_posteriors
     from dsh_sidecar.config import dsh_home
 
@@ -462,7 +466,7 @@ def _bandit_reset(out: Output, decisions: bool, cfg) -> None:
     out.write("\n".join(lines))
 
 
-def _reset_shared_bandit(state_config) -> tuple[str, int]:
+def _reset_shared_bandit(state_config: StateConfig) -> tuple[str, int]:
     """``(the store's public URL, keys deleted)``: the fleet's bandit statistics deleted from the
     shared store of ``state_config``. Raises :class:`CliError` (exit 1) when redis-py is missing
     or the store does not answer (the URL without its password, the error's class only)."""
