@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "exit_at_once",
     "exit_on_sigterm",
     "ignore_sigterm",
     "install_sigterm_callback",
