@@ -12,19 +12,11 @@ from pathlib import Path
 import pytest
 from support.mockprovider import case_reply
 from support.routers import ROUTES, router_block
+from support.trees import big_workspace
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-
-
-def big_workspace(root: Path, folders: int = 100, files: int = 100) -> Path:
-    for d in range(folders):
-        pkg = root / "src" / f"pkg{d}"
-        pkg.mkdir(parents=True)
-        for f in range(files):
-            (pkg / f"m{f}.py").write_text(f"def f{d}_{f}():\n    return {f}\n")
-    return root
 
 
 async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, mock_provider):

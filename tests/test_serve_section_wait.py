@@ -6,20 +6,10 @@ restarted one builds again: a restart storm until maxRestarts)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from support.rawrpc import RawServer
+from support.trees import big_workspace
 
 POST = {"sessionId": "s", "turn": 0, "tool": {"name": "grep", "input": {"pattern": "x"}}}
-
-
-def big_workspace(root: Path, folders: int = 100, files: int = 100) -> Path:
-    for d in range(folders):
-        pkg = root / "src" / f"pkg{d}"
-        pkg.mkdir(parents=True)
-        for f in range(files):
-            (pkg / f"m{f}.py").write_text(f"def f{d}_{f}():\n    return {f}\n")
-    return root
 
 
 def arrival(srv: RawServer, ids: list[int]) -> list[int]:
