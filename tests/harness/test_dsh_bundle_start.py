@@ -97,64 +97,80 @@ def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: P
     }
 
 
-# Fake children in place of `dsh-search serve`, one life per spawn: the first dies at once, the
-# second answers initialize and exits 200 ms later, the third stays.
-RESTARTS = textwrap.dedent(
+# A fake `dsh-search serve` and a fake DSH `ctx` for the scripts below: `fakeChild(hooks)` is a
+# spawn handle whose stdin is read as LSP frames (`hooks.initialize` answers an initialize,
+# `hooks.notified(method)` sees each notification) and whose `end(outcome)` closes its stdout and
+# settles `done`; `fakeCtx(spawn)` records warnings and the `ctx.on` handlers.
+FAKES = """
+import { PassThrough } from 'node:stream';
+import { apply } from './lib/index.js';
+function fakeChild(hooks = {}) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let exit;
+  let ended = false;
+  const done = new Promise((r) => { exit = r; });
+  const end = (outcome) => {
+    if (ended) return;
+    ended = true;
+    stdout.end();
+    exit(outcome);
+  };
+  let buf = Buffer.alloc(0);
+  stdin.on('data', (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+      const head = buf.indexOf('\\r\\n\\r\\n');
+      if (head < 0) return;
+      const len = Number(/Content-Length: (\\d+)/i.exec(buf.subarray(0, head).toString('ascii'))[1]);
+      if (buf.length < head + 4 + len) return;
+      const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
+      buf = buf.subarray(head + 4 + len);
+      if (msg.id === undefined) hooks.notified?.(msg.method);
+      else if (msg.method === 'initialize' && hooks.initialize?.() !== false) {
+        const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
+        stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+      }
+    }
+  });
+  return { stdin, stdout, done, end, terminate: () => end({ signal: 'SIGTERM' }) };
+}
+const warnings = [];
+const handlers = {};
+function fakeCtx(spawn) {
+  return {
+    logger: () => ({ warn: (m) => warnings.push(m) }),
+    effect: () => {},
+    on: (name, fn) => { handlers[name] = fn; },
+    systemPrompt: { section: () => {} },
+    tools: { register: () => {} },
+    web: { registerSearchProvider: () => {}, searchProviders: new Map() },
+    subprocess: { spawn },
+  };
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+"""
+
+# Fake children, one life per spawn: the first dies at once, the second answers initialize and
+# exits 200 ms later, the third stays.
+RESTARTS = FAKES + textwrap.dedent(
     """
-    import { PassThrough } from 'node:stream';
-    import { apply } from './lib/index.js';
-    const warnings = [];
     const spawns = [];
     const lives = ['dies', 'serves', 'stays'];
-    function onFrames(stream, onMessage) {
-      let buf = Buffer.alloc(0);
-      stream.on('data', (chunk) => {
-        buf = Buffer.concat([buf, chunk]);
-        for (;;) {
-          const head = buf.indexOf('\\r\\n\\r\\n');
-          if (head < 0) return;
-          const len = Number(/Content-Length: (\\d+)/i.exec(buf.subarray(0, head).toString('ascii'))[1]);
-          if (buf.length < head + 4 + len) return;
-          onMessage(JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8')));
-          buf = buf.subarray(head + 4 + len);
-        }
-      });
-    }
-    const ctx = {
-      logger: () => ({ warn: (m) => warnings.push(m) }),
-      effect: () => {},
-      on: () => {},
-      systemPrompt: { section: () => {} },
-      tools: { register: () => {} },
-      web: { registerSearchProvider: () => {}, searchProviders: new Map() },
-      subprocess: {
-        spawn: () => {
-          const life = lives[spawns.length] ?? 'stays';
-          spawns.push(life);
-          const stdin = new PassThrough();
-          const stdout = new PassThrough();
-          let exit;
-          let ended = false;
-          const done = new Promise((r) => { exit = r; });
-          const end = (outcome) => {
-            if (ended) return;
-            ended = true;
-            stdout.end();
-            exit(outcome);
-          };
-          if (life === 'dies') setTimeout(() => end({ code: 3 }), 5);
-          onFrames(stdin, (msg) => {
-            if (msg.method !== 'initialize' || life === 'dies') return;
-            const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
-            stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
-            if (life === 'serves') setTimeout(() => end({ code: 3 }), 200);
-          });
-          return { stdin, stdout, done, terminate: () => end({ signal: 'SIGTERM' }) };
+    const spawn = () => {
+      const life = lives[spawns.length] ?? 'stays';
+      spawns.push(life);
+      const child = fakeChild({
+        initialize: () => {
+          if (life === 'dies') return false;
+          if (life === 'serves') setTimeout(() => child.end({ code: 3 }), 200);
         },
-      },
+      });
+      if (life === 'dies') setTimeout(() => child.end({ code: 3 }), 5);
+      return child;
     };
-    apply(ctx, { maxRestarts: 1, restartResetMs: Number(process.argv[2]) });
-    await new Promise((r) => setTimeout(r, 2500)); // two restarts of 250 ms each, with room to spare
+    apply(fakeCtx(spawn), { maxRestarts: 1, restartResetMs: Number(process.argv[2]) });
+    await sleep(2500); // two restarts of 250 ms each, with room to spare
     console.log(JSON.stringify({ spawns, exits: warnings.filter((w) => w.startsWith('sidecar exited')) }));
     process.exit(0);
     """
@@ -178,46 +194,10 @@ def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, r
 
 # One fake child that answers initialize and records every notification it is sent; a burst of
 # ten `tools/change` events, then a single one after a quiet time.
-TOOLS = textwrap.dedent(
+TOOLS = FAKES + textwrap.dedent(
     """
-    import { PassThrough } from 'node:stream';
-    import { apply } from './lib/index.js';
-    const handlers = {};
     const seen = [];
-    const ctx = {
-      logger: () => ({ warn: () => {} }),
-      effect: () => {},
-      on: (name, fn) => { handlers[name] = fn; },
-      systemPrompt: { section: () => {} },
-      tools: { register: () => {} },
-      web: { registerSearchProvider: () => {}, searchProviders: new Map() },
-      subprocess: {
-        spawn: () => {
-          const stdin = new PassThrough();
-          const stdout = new PassThrough();
-          let buf = Buffer.alloc(0);
-          stdin.on('data', (chunk) => {
-            buf = Buffer.concat([buf, chunk]);
-            for (;;) {
-              const head = buf.indexOf('\\r\\n\\r\\n');
-              if (head < 0) return;
-              const len = Number(/Content-Length: (\\d+)/i.exec(buf.subarray(0, head).toString('ascii'))[1]);
-              if (buf.length < head + 4 + len) return;
-              const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
-              buf = buf.subarray(head + 4 + len);
-              if (msg.id === undefined) seen.push(msg.method);
-              else if (msg.method === 'initialize') {
-                const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
-                stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
-              }
-            }
-          });
-          return { stdin, stdout, done: new Promise(() => {}), terminate: () => {} };
-        },
-      },
-    };
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-    apply(ctx, {});
+    apply(fakeCtx(() => fakeChild({ notified: (method) => seen.push(method) })), {});
     await sleep(200); // started
     for (let i = 0; i < 10; i++) handlers['tools/change']();
     await sleep(500);
