@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, get_args
 from pydantic import Field
 
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
-from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
@@ -88,12 +88,10 @@ def read_config_file(path: Path) -> Any:
         raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
     import yaml  # only for a --config file, not on the serve path
 
-    # libyaml's loader when PyYAML has it (as for packs): fast, and it refuses a document nested
-    # past its own bound at once, where the pure-Python one recurses until RecursionError (1.2 s
-    # for 100,000 "[")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=loader)  # noqa: S506
+        # load_yaml refuses a document nested past libyaml's bound at once (the pure-Python
+        # loader recursed for 1.2 s over 100,000 "[")
+        raw = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         if "nesting depth" in (exc.problem or ""):
             raise ConfigError(str(path), "nested too deeply") from None

@@ -31,7 +31,7 @@ from pydantic.alias_generators import to_camel
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
 
-__all__ = ["ConfigModel", "defaults_of", "parse_block", "set_attribute_docstrings"]
+__all__ = ["ConfigModel", "defaults_of", "load_yaml", "parse_block", "set_attribute_docstrings"]
 
 
 class ConfigModel(BaseModel):
@@ -115,3 +115,14 @@ def parse_block(model: type[M], raw: Any, key: str) -> M:
         return model.model_validate(raw)
     except ValidationError as exc:
         raise config_error_from_pydantic(key, exc) from None
+
+
+def load_yaml(text: str) -> Any:
+    """The document of an untrusted YAML ``text`` (a ``--config`` file, a pack), built by
+    PyYAML's safe constructors only: with libyaml's loader when PyYAML has it (about 9x faster,
+    and it refuses nesting past its own bound at once, where the pure-Python loader recurses
+    until ``RecursionError``). PyYAML is imported here, on first use. Raises ``yaml.YAMLError``
+    (``RecursionError`` from the pure-Python loader)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 (a safe loader)

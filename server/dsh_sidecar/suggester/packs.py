@@ -22,9 +22,9 @@ Pack format (``packs/*.yml``, ``<workspace>/.dsh/pack.yml``,
           - {path: 'src/*/__init__.py', fallback: true, reason: the package's public names}
 
 A pack from the workspace or the user layer is untrusted input: it is size-capped, parsed
-with ``yaml.safe_load``, validated strictly, its regexes are length-capped and checked for
-nested quantifiers (catastrophic backtracking), and its candidate paths must stay inside the
-workspace. A refused pack is reported with a reason and the others keep working. At run
+with PyYAML's safe constructors (``configmodel.load_yaml``), validated strictly, its regexes
+are length-capped and checked for nested quantifiers (catastrophic backtracking), and its
+candidate paths must stay inside the workspace. A refused pack is reported with a reason and the others keep working. At run
 time every pack regex is matched with the ``regex`` module under a timeout
 (:data:`MATCH_TIMEOUT_S`), so a pattern the static check misses still cannot hang a call.
 """
@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dsh_sidecar.configmodel import load_yaml
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.workspace import fsguard
@@ -303,8 +304,7 @@ def parse_pack(text: str, source: str) -> Pack:
     import yaml
 
     try:
-        # the C loader when libyaml is there: same safe constructors, ~9x faster (cold start)
-        data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        data: Any = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
