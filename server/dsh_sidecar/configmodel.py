@@ -109,10 +109,8 @@ def parse_block(model: type[M], raw: Any, key: str) -> M:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError(key, "must be an object")
-    if not raw and _defaults_are_valid(model):
-        return model.model_construct()
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw) if raw else defaults_of(model)
     except ValidationError as exc:
         raise config_error_from_pydantic(key, exc) from None
 

@@ -267,6 +267,11 @@ def _check_key(where: str, key: str) -> str:
     return key
 
 
+def _settings(cfg: RouterConfig, pid: str) -> ProviderSettings:
+    """The ``providers.<pid>`` block of ``cfg``, or its defaults when the config has none."""
+    return cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
+
+
 def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> ProviderSpec | None:
     """Resolve one provider's key, endpoint and model; ``None`` when it is not usable
     (a keyed provider without a key, SearXNG without a base URL).
@@ -275,7 +280,7 @@ def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> Pro
     key has whitespace/control characters inside (naming the key or variable, never the value).
     """
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
+    settings = _settings(cfg, pid)
     key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
     if defaults.key_env and key is None:
         return None
@@ -337,7 +342,7 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     providers.exa.apiKey)`` or ``not configured (no base URL: set SEARXNG_BASE_URL or
     providers.searxng.baseUrl)``."""
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
+    settings = _settings(cfg, pid)
     if defaults.key_env:
         var = settings.api_key_env or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
