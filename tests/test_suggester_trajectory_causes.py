@@ -176,3 +176,24 @@ def test_a_grep_filtering_a_commands_output_is_no_search():
         q = parse_call("bash", {"command": command})
         assert (q.tool, q.scope) == ("bash", scope), command
     assert parse_call("bash", {"command": "grep -rn foo | grep -v test"}).patterns == ["foo", "test"]
+
+
+WINDOWS_TRACEBACK = r"""Traceback (most recent call last):
+  File "C:\Users\dev\work\shopcart\repro.py", line 3, in <module>
+  File "c:\users\dev\work\shopcart\src\shopcart\api.py", line 12, in checkout
+  File "\\build01\ci\shopcart\src\shopcart\pricing.py", line 11, in apply_discount
+  File "C:\Python311\Lib\functools.py", line 9, in wrapper
+TypeError: unsupported operand type(s)
+"""
+
+
+def test_windows_paths_in_a_traceback_map_to_the_workspace(shopcart, dsh_home):
+    r"""A run on Windows prints drive (``C:\…``) and UNC (``\\host\share\…``) paths; they map by
+    suffix like a container's ``/testbed`` paths, and the standard library still maps to nothing."""
+    s, _ = make(shopcart, dsh_home)
+    notes = post(s, "bash", {"command": "python repro.py"}, WINDOWS_TRACEBACK, is_error=True)
+    assert notes[0].source.targets == ["src/shopcart/pricing.py", "src/shopcart/api.py"]
+    node = "TypeError: x\n    at total (C:\\app\\src\\cart.ts:3:9)\n    at D:/app/src/main.js:1:2\n"
+    assert traceback_frames(node) == [(r"C:\app\src\cart.ts", "total"), ("D:/app/src/main.js", "<anonymous>")]
+    pytest_out = "C:\\w\\src\\shopcart\\pricing.py:11: in apply_discount\n    return f(x)\n"
+    assert traceback_frames(pytest_out) == [(r"C:\w\src\shopcart\pricing.py", "apply_discount")]

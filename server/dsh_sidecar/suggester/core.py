@@ -73,6 +73,9 @@ from dsh_sidecar.workspace.kinds import classify as classify_path
 log = logging.getLogger(__name__)
 
 _INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
+#: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
+#: ``//host/share/`` (the part left out when it is mapped by suffix).
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/[^/]+/")
 #: Longest wait of the process's first classified call for the background preparation, s.
 FIRST_CALL_WAIT_S: Final = 0.5
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
@@ -543,8 +546,18 @@ class Suggester:
         absolute under the root made relative, any other absolute path by its longest suffix
         that is a listed file (a run in a container's ``/testbed``, an installed copy of the
         package); ``None`` when nothing listed matches (the standard library, an agent's own
-        unlisted script)."""
+        unlisted script). A Windows path (``C:\\repo\\pkg\\mod.py``, ``\\\\host\\share\\…``) is
+        absolute too: under the root when it starts with the root (drive letter in any case),
+        else mapped by suffix like any other."""
         path = path.replace("\\", "/").strip()
+        drive = _WINDOWS_ABSOLUTE.match(path)
+        if drive is not None:
+            if self.root is not None:
+                base = self.root.as_posix().rstrip("/") + "/"
+                if path[:1].lower() + path[1 : len(base)] == base[:1].lower() + base[1:]:
+                    rel = path[len(base) :]
+                    return rel if index.exists(rel) else None
+            path = "/" + path[drive.end() :]
         if not path.startswith("/"):
             rel = path[2:] if path.startswith("./") else path
             return rel if index.exists(rel) else None
