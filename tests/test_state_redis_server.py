@@ -39,3 +39,30 @@ def test_kill_and_restart_under_a_live_state(tmp_path: Path, caplog: pytest.LogC
     finally:
         st.close()
         server.stop()
+
+
+def test_a_chosen_port_taken_before_redis_binds_it_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race of ``free_port`` under two xdist workers: the port it returned is bound by
+    someone else before ``redis-server`` starts. The start moves to a new port; a restart of a
+    server already served on (its URL handed out) does not move."""
+    import socket
+
+    import support.fleetkit as fleetkit
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        ports = iter([taken])
+        real = fleetkit.free_port
+        monkeypatch.setattr(fleetkit, "free_port", lambda: next(ports, None) or real())
+        server = RedisServer(tmp_path / "redis")
+        assert server.port == taken
+        server.start()
+        try:
+            assert server.port != taken and server.pinned
+            pinned = RedisServer(tmp_path / "other", port=taken)
+            with pytest.raises(RuntimeError, match="Address already in use"):
+                pinned.start(timeout_s=10)
+        finally:
+            server.stop()

@@ -41,6 +41,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class _PortTaken(RuntimeError):
+    """``redis-server`` could not bind its port (another process holds it)."""
+
+
 class RedisServer:
     """A ``redis-server`` on 127.0.0.1:``port`` with data in ``folder`` (AOF, fsync always)."""
 
@@ -48,6 +52,7 @@ class RedisServer:
         if REDIS_SERVER is None:
             raise RuntimeError("redis-server is not installed")
         self.folder = folder
+        self.pinned = port is not None  # a restart on the same port must not move
         self.port = port or free_port()
         self.fsync = fsync  # "always": a SIGKILL loses nothing acknowledged; "everysec": Redis's default
         self.proc: subprocess.Popen[bytes] | None = None
@@ -57,16 +62,34 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout_s: float = 20.0) -> None:
+        """Start and wait for ``PING``. A port chosen by :func:`free_port` can be taken by another
+        process before redis binds it (two xdist workers, any server started meanwhile): then a new
+        port is tried, up to 5 times; a port given, or one already served on (a restart), is not moved."""
+        for attempt in range(5):
+            try:
+                self._start(timeout_s)
+            except _PortTaken:
+                if self.pinned or attempt == 4:
+                    raise
+                self.port = free_port()
+            else:
+                self.pinned = True  # its URL is out now: a restart stays on this port
+                return
+
+    def _start(self, timeout_s: float) -> None:
         assert REDIS_SERVER is not None
         self.folder.mkdir(parents=True, exist_ok=True)
         args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
         args += ["--save", "", "--appendonly", "yes", "--appendfsync", self.fsync, "--protected-mode", "yes"]
         args += ["--daemonize", "no", "--logfile", str(self.folder / "redis.log")]
+        mark = len(self.log())  # the log file is appended to by every start
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited {self.proc.returncode}: {self.log()[-500:]}")
+                log = self.log()[mark:]
+                kind = _PortTaken if "Address already in use" in log else RuntimeError
+                raise kind(f"redis-server exited {self.proc.returncode}: {log[-500:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
                     s.sendall(b"PING\r\n")
