@@ -46,6 +46,26 @@ def test_remote_urls_reads_config_as_data():
     assert remote_urls("[[[ not a config") == {}
 
 
+def test_remote_urls_are_read_with_git_syntax():
+    """Quotes, escapes, inline comments, the old ``[remote.name]`` header, a subsection with an
+    escaped quote and a continued line, as git reads them (a Python ini parser read several of
+    these wrong: a quoted URL kept its quotes, an indented line became a continuation, a second
+    ``url`` replaced the first, which is the one git fetches from)."""
+    text = (
+        '[remote "origin"]\n\turl = "git@github.com:me/proj.git" ; the fork\n'
+        "\turl = https://mirror.example/me/proj.git\n"
+        "[remote.Upstream]\n\turl=https://github.com/up/proj.git # upstream\n"
+        '[remote "we\\"ird"] url = https://github.com/we/ird\\\n.git\n'
+        "[remote]\n\turl = https://github.com/no/name.git\n"
+        '[remote "bad"]\n\turl = https://x/\\q\n'
+    )
+    assert remote_urls(text) == {
+        "origin": "git@github.com:me/proj.git",
+        "upstream": "https://github.com/up/proj.git",
+        'we"ird': "https://github.com/we/ird.git",
+    }
+
+
 def _write_config(root: Path, body: str) -> None:
     (root / ".git").mkdir()
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace import gitcmd
+from dsh_sidecar.workspace import gitcmd, gitconfig
 
 
 def repo_with_config(root: Path, text: str) -> Path:
@@ -40,13 +40,13 @@ def test_an_include_value_read_as_git_reads_it(tmp_path, value):
 
 
 def test_config_values():
-    assert gitcmd._config_value(' "a b" ; c') == "a b"
-    assert gitcmd._config_value("a  b\t") == "a  b"
-    assert gitcmd._config_value('"a;b"') == "a;b"
-    assert gitcmd._config_value('a\\"b') == 'a"b'
-    assert gitcmd._config_value("a\\tb") == "a\tb"
-    assert gitcmd._config_value("a\\qb") is None  # git: bad config line
-    assert gitcmd._config_value('"open') is None
+    assert gitconfig.value(' "a b" ; c') == "a b"
+    assert gitconfig.value("a  b\t") == "a  b"
+    assert gitconfig.value('"a;b"') == "a;b"
+    assert gitconfig.value('a\\"b') == 'a"b'
+    assert gitconfig.value("a\\tb") == "a\tb"
+    assert gitconfig.value("a\\qb") is None  # git: bad config line
+    assert gitconfig.value('"open') is None
     assert gitcmd._include_paths("[include]\n\tpath = a\\\\\n[user]\n\tpath = b\n") == ["a\\"]
 
 
@@ -82,3 +82,15 @@ def test_a_gitdir_file_naming_a_folder_outside_is_not_read(tmp_path):
     root.mkdir()
     (root / ".git").write_text("gitdir: ../outside\n")
     assert gitcmd.include_refusal(root) is None  # outside the workspace: never read (git's timeout bounds it)
+
+
+def test_a_backslash_ending_a_comment_does_not_hide_the_next_line(tmp_path):
+    """Git ends a value's comment at the newline even after a backslash (config.c reads the
+    comment to the end of the line), so an ``[include]`` on the next line is read and its FIFO
+    opened; joining the lines first (as the first reader did) hid it from the pre-check."""
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    root = repo_with_config(tmp_path / "ws", f"[core]\n\tbare = false ; note \\\n[include]\n\tpath = {fifo}\n")
+    assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
+    # a backslash-newline inside a value (outside a comment) does continue it
+    assert [e.value for e in gitconfig.entries('[a]\n\tk = "x \\\ny" z\\\n w\n')] == ["x y z w"]

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import selectors
 import signal
 import stat
@@ -62,6 +61,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from dsh_sidecar.workspace import gitconfig
 
 log = logging.getLogger(__name__)
 
@@ -235,61 +236,14 @@ MAX_CONFIG_BYTES: Final = 1 << 20
 MAX_INCLUDE_DEPTH: Final = 10
 
 
-#: A backslash-newline (an odd run of backslashes before it): git joins the lines of a value.
-_CONTINUATION: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\\r?\n")
-_ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
-
-
-def _config_value(raw: str) -> str | None:
-    """A config value as git reads it (config.c ``parse_value``): quotes anywhere toggle
-    quoting, an unquoted ``;``/``#`` starts a comment, ``\\n \\t \\b \\\\ \\"`` are escapes,
-    unquoted whitespace at the ends is dropped and inside runs kept; ``None`` for a value git
-    refuses (an unknown escape, an open quote)."""
-    out: list[str] = []
-    quoted = False
-    spaces = 0
-    chars = iter(raw.lstrip())
-    for c in chars:
-        if not quoted and c in " \t":
-            spaces += 1 if out else 0
-            continue
-        if not quoted and c in ";#":
-            break
-        out.append(" " * spaces)
-        spaces = 0
-        if c == "\\":
-            esc = _ESCAPES.get(next(chars, ""))
-            if esc is None:
-                return None
-            out.append(esc)
-        elif c == '"':
-            quoted = not quoted
-        else:
-            out.append(c)
-    return None if quoted else "".join(out)
-
-
 def _include_paths(text: str) -> list[str]:
     """The ``path`` values of the ``[include]``/``[includeIf "…"]`` sections of a git config
-    text (git-config(1) "Includes"; values read as git reads them: :func:`_config_value`,
-    continuation lines joined; ``key = value`` and ``key=value``)."""
-    out: list[str] = []
-    section = ""
-    for raw in _CONTINUATION.sub(r"\1", text).splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            head = line[1:].split("]", 1)[0].strip()
-            section = head.split(None, 1)[0].split('"', 1)[0].lower() if head else ""
-            line = line.split("]", 1)[1].strip() if "]" in line else ""
-            if not line:
-                continue
-        if section not in ("include", "includeif") or "=" not in line:
-            continue
-        key, _, rest = line.partition("=")
-        value = _config_value(rest)
-        if key.strip().lower() == "path" and value:
-            out.append(value)
-    return out
+    text (git-config(1) "Includes"; read as git reads them: ``workspace/gitconfig.py``)."""
+    return [
+        e.value
+        for e in gitconfig.entries(text)
+        if e.section in ("include", "includeif") and e.key == "path" and e.value
+    ]
 
 
 def include_refusal(root: Path) -> str | None:

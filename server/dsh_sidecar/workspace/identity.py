@@ -23,12 +23,11 @@ Never raises: an unreadable or hostile ``.git`` (huge file, binary junk, a symli
 
 from __future__ import annotations
 
-import configparser
 import re
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import fsguard, gitcmd
+from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig
 
 #: Largest git config (or ``.git`` pointer) file read, bytes; a bigger one is not read.
 MAX_CONFIG_BYTES: Final = 256 * 1024
@@ -40,7 +39,6 @@ PREFERRED_REMOTES: Final = ("origin", "upstream")
 _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?!//)(?P<path>.+)$")
 _URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/]*@)?(?P<host>[^/:?#]+)(?::\d*)?(?P<path>/[^?#]*)?")
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-_REMOTE_SECTION = re.compile(r'^remote\s+"(?P<name>[^"]*)"$')
 
 
 def _read_small(root: Path, rel: str) -> str | None:
@@ -92,21 +90,13 @@ def normalize_remote_url(url: str) -> str | None:
 
 
 def remote_urls(config_text: str) -> dict[str, str]:
-    """``{remote name: url}`` from a git config file's text (``[remote "x"] url = …``);
-    ``{}`` when it does not parse. Includes are not followed."""
-    parser = configparser.RawConfigParser(strict=False, interpolation=None, comment_prefixes=("#", ";"))
-    try:
-        parser.read_string(config_text)
-    except (configparser.Error, ValueError):
-        return {}
+    """``{remote name: url}`` from a git config file's text (``[remote "x"] url = …``, read
+    as git reads it: ``workspace/gitconfig.py``; the first ``url`` of a remote, as git fetches
+    from). ``{}`` when there is none. Includes are not followed."""
     out: dict[str, str] = {}
-    for section in parser.sections():
-        m = _REMOTE_SECTION.match(section.strip())
-        if m is None:
-            continue
-        url = parser.get(section, "url", fallback=None)
-        if url:
-            out[m.group("name")] = url.split(" #", 1)[0].split(" ;", 1)[0].strip()
+    for e in gitconfig.entries(config_text):
+        if e.section == "remote" and e.subsection is not None and e.key == "url" and e.value:
+            out.setdefault(e.subsection, e.value)
     return out
 
 
