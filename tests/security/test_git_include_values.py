@@ -94,3 +94,15 @@ def test_a_backslash_ending_a_comment_does_not_hide_the_next_line(tmp_path):
     assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
     # a backslash-newline inside a value (outside a comment) does continue it
     assert [e.value for e in gitconfig.entries('[a]\n\tk = "x \\\ny" z\\\n w\n')] == ["x y z w"]
+
+
+def test_a_hostile_config_text_is_read_in_linear_time():
+    """A header of one ``[`` and a megabyte of blanks took the first header pattern quadratic
+    time (two ``\\s*`` around an optional name); each of these must be read at once (a bound of
+    seconds, not a timing of the reader)."""
+    import time
+
+    for text in ("[" + " " * 1_000_000, '[a "' + "\\x" * 500_000, "[a]\nk=" + '"' * 1_000_000, "[\n" * 300_000):
+        started = time.monotonic()
+        gitconfig.entries(text)
+        assert time.monotonic() - started < 10

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import Final
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
-#: ``[name "subsection"] rest`` and ``[name.sub] rest`` / ``[name] rest`` (one physical line).
-_QUOTED_HEADER: Final = re.compile(r'\[\s*([A-Za-z0-9.-]+)\s+"((?:[^"\\\n]|\\[^\n])*)"\s*\]')
-_PLAIN_HEADER: Final = re.compile(r"\[\s*([A-Za-z0-9.-]*)\s*\]")
+#: ``[name "subsection"] rest`` and ``[name.sub] rest`` / ``[name] rest`` (one physical line; git
+#: allows blanks only between the name and the quote). Unambiguous: linear on any input.
+_QUOTED_HEADER: Final = re.compile(r'\[([A-Za-z0-9.-]+)[ \t]+"((?:[^"\\\n]|\\[^\n])*)"\]')
+_PLAIN_HEADER: Final = re.compile(r"\[([A-Za-z0-9.-]*)\]")
 _KEY: Final = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*")
 
 
