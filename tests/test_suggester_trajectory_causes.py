@@ -197,3 +197,33 @@ def test_windows_paths_in_a_traceback_map_to_the_workspace(shopcart, dsh_home):
     assert traceback_frames(node) == [(r"C:\app\src\cart.ts", "total"), ("D:/app/src/main.js", "<anonymous>")]
     pytest_out = "C:\\w\\src\\shopcart\\pricing.py:11: in apply_discount\n    return f(x)\n"
     assert traceback_frames(pytest_out) == [(r"C:\w\src\shopcart\pricing.py", "apply_discount")]
+
+
+def test_a_test_search_lists_the_test_modules_before_the_test_data_it_found(tmp_path, dsh_home):
+    """Of the files a Test search lists, the test modules are "the tests"; the data files beside
+    them (``tests/data/*.html``) come after, named for what they are (found by the search), not
+    as tests."""
+    root = tmp_path / "pkg-like"
+    (root / "pkg" / "io" / "tests" / "data").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "1.0"\n')
+    (root / "README.md").write_text("# pkg\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "io" / "html.py").write_text("def write_html(t):\n    return t\n")
+    (root / "pkg" / "io" / "tests" / "__init__.py").write_text("")
+    (root / "pkg" / "io" / "tests" / "test_html.py").write_text("def test_write():\n    assert True\n")
+    for name in ("html.html", "html2.html"):
+        (root / "pkg" / "io" / "tests" / "data" / name).write_text("<table></table>\n")
+    s, lines = make(root, dsh_home)
+    listed = "pkg/io/tests/data/html.html\npkg/io/tests/data/html2.html\npkg/io/tests/test_html.py"
+    notes = post(s, "bash", {"command": 'find pkg/io/tests -name "*html*"'}, listed)
+    assert notes[0].source.intent == "Test"
+    assert notes[0].source.targets == [
+        "pkg/io/tests/test_html.py",
+        "pkg/io/tests/data/html.html",
+        "pkg/io/tests/data/html2.html",
+    ]
+    assert notes[0].text.splitlines()[1:] == [
+        "- pkg/io/tests/test_html.py — the tests",
+        "- pkg/io/tests/data/html.html — where the search found it",
+        "- pkg/io/tests/data/html2.html — where the search found it",
+    ]
