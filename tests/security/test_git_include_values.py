@@ -7,6 +7,8 @@ is refused, not skipped (padding would hide an include of ``/dev/zero`` past the
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,63 @@ def test_a_hostile_config_text_is_read_in_linear_time():
         started = time.monotonic()
         gitconfig.entries(text)
         assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"\xef\xbb\xbf[include]\n\tpath = {fifo}\n",  # git skips a UTF-8 byte order mark
+        b"[include]\n\tpath = {fifo}\\",  # a final backslash: git reads the end of the file as a newline
+        b"[include]\n\tpath = {fifo}\0junk\n",  # git's value is a C string: it ends at the NUL
+        b'[include "path\0"]\n\tx = {fifo}\n',  # so does the name: `include.path\0.x` is include.path
+        b'[includeIf "gitdir:.git.path\0"]\n\tx = {fifo}\n',  # includeif.<gitdir:.git>.path
+        b'[includeIf\r"gitdir:/"]\n\tpath = {fifo}\n',  # a lone CR is a blank before the quote
+    ],
+)
+def test_a_config_git_reads_its_fifo_include_from_is_refused(tmp_path, text):
+    """Each text makes git (2.39: ``git config --file F --list -z``) name ``include.path`` (or
+    ``includeif.<cond>.path``) with the FIFO as its value; the pre-check read none of them."""
+    fifo = tmp_path / "inc.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    (tmp_path / "ws" / ".git" / "config").write_bytes(text.replace(b"{fifo}", os.fsencode(fifo)))
+    assert gitcmd.include_refusal(tmp_path / "ws") == (
+        f"repository config includes a file that is not a regular file ({fifo})"
+    )
+
+
+GIT_TEXTS = [
+    b'\xef\xbb\xbf[a "b"]\n\tk = v\n',
+    b"[a]\n\tk = v\\",
+    b"[a]\n\tk = x\0y\n",
+    b'[remote "origin.url\0"]\n\tx = evil\n',
+    b'[a\r"b"]\n\tk = v\n',
+    b'[a \r "b"]\n\tk = v\r\n',
+    b'[ "x"]\n\tk = v\n',
+    b'[a.b "c"]\n\tk = v\n',
+    b'[remote "my.fork"]\n\turl = u\n',
+    b"[A.B]K=v\n",
+    b'[a "q\\"\\\\"] k = " x " ; c\\\n',
+    b"[a]\n\tk = a\\\r\n b\r\n\tbare\r\n",
+    b"[a]\n\tk = \xff\xfe\n",
+]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("text", GIT_TEXTS)
+def test_entries_are_the_ones_git_lists(tmp_path, text):
+    """Differential against real git: ``git config --file F --list -z`` prints ``name\\nvalue``
+    (``name`` alone for a bare key) per entry; the reader gives the same names and values."""
+    (tmp_path / "f").write_bytes(text)
+    out = subprocess.run(
+        ["git", "config", "--file", str(tmp_path / "f"), "--list", "-z"], capture_output=True, check=True
+    ).stdout
+    listed = [tuple(item.split(b"\n", 1)) for item in out.split(b"\0")[:-1]]
+    ours = [
+        (
+            os.fsencode(".".join(p for p in (e.section, e.subsection, e.key) if p is not None)),
+            *(() if e.value is None else (os.fsencode(e.value),)),
+        )
+        for e in gitconfig.entries(text.decode("utf-8", "surrogateescape"))
+    ]
+    assert ours == listed

@@ -16,6 +16,11 @@ What is parsed as git's ``config.c`` does:
   ``\\n \\t \\b \\\\ \\"`` are escapes, a backslash-newline joins lines, unquoted whitespace at
   the ends is dropped and inside runs kept.
 
+A UTF-8 byte order mark at the start is skipped, and git's end of file reads as a newline (a
+final ``\\`` joins nothing). Git keeps names and values in C strings: a NUL (in a quoted
+subsection or a value) ends them, so ``[include "path\\0"] x = f`` is git's ``include.path``;
+names are split as ``parse_config_key`` does (section to the first dot, key after the last).
+
 A line git would refuse (an unknown escape, an open quote, a broken section header) yields
 no entry; the rest of the file is still read, since a caller must never fail on a hostile
 config (git itself would refuse to run on it, and the callers then fall back).
@@ -29,8 +34,9 @@ from typing import Final
 
 _ESCAPES: Final = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
 #: ``[name "subsection"] rest`` and ``[name.sub] rest`` / ``[name] rest`` (one physical line; git
-#: allows blanks only between the name and the quote). Unambiguous: linear on any input.
-_QUOTED_HEADER: Final = re.compile(r'\[([A-Za-z0-9.-]+)[ \t]+"((?:[^"\\\n]|\\[^\n])*)"\]')
+#: allows blanks, a lone CR among them, only between the name, which may be empty, and the quote).
+#: Unambiguous: linear on any input.
+_QUOTED_HEADER: Final = re.compile(r'\[([A-Za-z0-9.-]*)[ \t\r]+"((?:[^"\\\n]|\\[^\n])*)"\]')
 _PLAIN_HEADER: Final = re.compile(r"\[([A-Za-z0-9.-]*)\]")
 _KEY: Final = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*")
 
@@ -75,7 +81,7 @@ def _value_at(text: str, i: int) -> tuple[str | None, int]:
         if c == "\\":
             nxt = text[i] if i < n else ""
             i += 1
-            if nxt == "\n":
+            if nxt in ("\n", ""):  # git reads the end of the file as a newline: a final `\` joins nothing
                 continue
             if nxt == "\r" and text[i : i + 1] == "\n":
                 i += 1
@@ -105,6 +111,19 @@ def _subsection(raw: str) -> str:
     return re.sub(r"\\(.)", r"\1", raw)
 
 
+def _entry(head: str, key: str, val: str | None) -> Entry | None:
+    """The entry git's callback sees for ``<head>.<key>``: git keeps names and values in C
+    strings, so a NUL (possible only in a quoted subsection or a value) ends them there; the
+    name is then split as ``parse_config_key`` splits it (the section up to the first dot, the
+    key after the last, the subsection between). ``None`` for a name left without a dot."""
+    name = f"{head}.{key}".partition("\0")[0]
+    section, dot, rest = name.partition(".")
+    if not dot:
+        return None
+    sub, dot, last = rest.rpartition(".")
+    return Entry(section, sub if dot else None, last, None if val is None else val.partition("\0")[0])
+
+
 def _line_end(text: str, i: int) -> int:
     """The index after the newline that ends the physical line holding ``text[i]``."""
     j = text.find("\n", i)
@@ -115,8 +134,8 @@ def entries(text: str) -> list[Entry]:
     """Every ``key = value`` of a config text, in file order (rules in the module docstring).
     Never raises; linear in the text's length."""
     out: list[Entry] = []
-    section: tuple[str, str | None] | None = None
-    i, n = 0, len(text)
+    head: str | None = None  # git's name so far: `section` or `section.subsection`
+    i, n = (1 if text.startswith("\ufeff") else 0), len(text)  # git skips a UTF-8 byte order mark
     while i < n:
         while i < n and text[i] in " \t\r":
             i += 1
@@ -133,12 +152,11 @@ def entries(text: str) -> list[Entry]:
             quoted = _QUOTED_HEADER.match(text, i)
             plain = None if quoted is not None else _PLAIN_HEADER.match(text, i)
             if quoted is not None:
-                section, i = (quoted.group(1).lower(), _subsection(quoted.group(2))), quoted.end()
+                head, i = f"{quoted.group(1).lower()}.{_subsection(quoted.group(2))}", quoted.end()
             elif plain is not None and plain.group(1):
-                name, dot, sub = plain.group(1).partition(".")
-                section, i = (name.lower(), sub.lower() if dot else None), plain.end()
+                head, i = plain.group(1).lower(), plain.end()
             else:
-                section = None  # a header git refuses: what follows belongs to no section
+                head = None  # a header git refuses: what follows belongs to no section
                 i = _line_end(text, i)
             continue  # the rest of the line is read as a key line
         k = _KEY.match(text, i)
@@ -148,11 +166,13 @@ def entries(text: str) -> list[Entry]:
         i = k.end()
         if i < n and text[i] == "=":
             val, i = _value_at(text, i + 1)
-            if val is not None and section is not None:
-                out.append(Entry(section[0], section[1], k.group(1).lower(), val))
+            entry = _entry(head, k.group(1).lower(), val) if val is not None and head is not None else None
+            if entry is not None:
+                out.append(entry)
             continue
         if i >= n or text[i] in "\r\n#;":
-            if section is not None:
-                out.append(Entry(section[0], section[1], k.group(1).lower(), None))
+            entry = _entry(head, k.group(1).lower(), None) if head is not None else None
+            if entry is not None:
+                out.append(entry)
         i = _line_end(text, i)  # a bare key's comment, or `key junk` (git refuses the line)
     return out
