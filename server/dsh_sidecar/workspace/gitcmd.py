@@ -49,6 +49,7 @@ Tests: ``tests/security/test_git_config.py`` plants each vector in ``.git/config
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import selectors
@@ -62,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import gitconfig
+from dsh_sidecar.workspace import fsguard, gitconfig
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +247,38 @@ def _include_paths(text: str) -> list[str]:
     ]
 
 
+def _physical(path: str, hops: int = 40) -> str | None:
+    """The absolute ``path`` as the kernel resolves it: each symlink read (``readlink``) and
+    followed, ``..`` after a link taken from the link target's parent, as ``open`` does; no
+    file is opened. ``None`` when the walk passes ``/proc``, ``/sys`` or ``/dev`` (what git
+    would open there is its own: ``/proc/self/cwd`` is its working folder, ``/dev/stdout`` its
+    output pipe, which this process cannot ``stat`` for it) or follows more than ``hops`` links."""
+    todo = path.split("/")[::-1]
+    cur = ""
+    while todo:
+        part = todo.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            cur = cur.rpartition("/")[0]
+            continue
+        nxt = f"{cur}/{part}"
+        if (nxt + "/").startswith(fsguard.FORBIDDEN_PREFIXES):
+            return None
+        try:
+            link = os.readlink(nxt)
+        except OSError:  # not a link, or missing (the stat that follows says so)
+            cur = nxt
+            continue
+        hops -= 1
+        if hops < 0:
+            return None
+        todo.extend(link.split("/")[::-1])
+        if link.startswith("/"):
+            cur = ""
+    return cur or "/"
+
+
 def include_refusal(root: Path) -> str | None:
     """Why git must not be run in ``root`` because of what its config includes, else ``None``.
 
@@ -253,61 +286,60 @@ def include_refusal(root: Path) -> str | None:
     command: a FIFO (or device, socket, folder) named there would block or fail each git run
     until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
     inside the workspace only: the ``.git`` folder, or the folder a ``gitdir:`` file names when
-    it is inside the workspace); each included path is ``stat``-ed (never opened unless it is a
-    regular file inside the workspace, whose own includes are followed up to
-    :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is itself a
-    refusal). ``~/`` is the user's home, a relative path is relative to
-    the including file's folder, as in git-config(1). Never raises."""
-    from dsh_sidecar.workspace import fsguard
-
+    it is inside the workspace); each included path is resolved as the kernel resolves git's
+    (:func:`_physical`) and ``stat``-ed (never opened unless it is a regular file inside the
+    workspace, whose own includes are followed, breadth first so each file at its shallowest
+    depth, up to :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is
+    itself a refusal). Paths are expanded as git's ``interpolate_path``: ``~/`` is the user's
+    home, ``~user/`` that user's, a relative path is relative to the folder of the including
+    file as git names it (git-config(1) "Includes"); a ``%(prefix)/`` path (git's install
+    prefix) and one through ``/proc``, ``/sys`` or ``/dev`` are refused. Never raises."""
     try:
-        dot_git = root / ".git"
-        if dot_git.is_symlink():
-            return None  # a link: git finds its config elsewhere; nothing to pre-read here
-        git_dir = ".git"
-        if not dot_git.is_dir():
+        base = os.path.abspath(root)
+        real_base = fsguard.real_root(base)
+        git_dir = os.path.join(base, ".git")
+        if not os.path.isdir(git_dir):
             # a `gitdir: <folder>` file (a submodule, `--separate-git-dir`): its config is
             # pre-read when that folder is inside the workspace; one outside is not read
             raw = fsguard.read_or_none(root, ".git", 4096)
             text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
             if not text.startswith("gitdir:"):
                 return None
-            named = text[len("gitdir:") :].strip()
-            inner_dir = fsguard.relative(root, named if os.path.isabs(named) else os.path.join(root, named))
-            if inner_dir is None:
-                return None
-            git_dir = os.path.normpath(inner_dir).replace(os.sep, "/")
-        queue = [(f"{git_dir}/config", 0), (f"{git_dir}/config.worktree", 0)]
-        seen: set[str] = set()
+            git_dir = os.path.join(base, text[len("gitdir:") :].strip())
+        # (the path git names a config file by, depth); read where it physically is
+        queue = collections.deque([(os.path.join(git_dir, "config"), 0), (os.path.join(git_dir, "config.worktree"), 0)])
+        seen: set[tuple[str, str]] = set()
         while queue:
-            rel, depth = queue.pop()
-            if rel in seen or depth > MAX_INCLUDE_DEPTH:
-                continue
-            seen.add(rel)
+            named, depth = queue.popleft()
+            real = _physical(named)
+            inner = fsguard.relative(real_base, real) if real is not None else None
+            if inner is None or (real, os.path.dirname(named)) in seen or depth > MAX_INCLUDE_DEPTH:
+                continue  # outside the workspace: not read (git's timeout bounds it)
+            seen.add((real, os.path.dirname(named)))
             try:
-                data = fsguard.read_bytes(root, rel, MAX_CONFIG_BYTES)
+                data = fsguard.read_bytes(real_base, inner, MAX_CONFIG_BYTES)
             except fsguard.Refused as exc:
                 if exc.reason == "too-large":  # what it includes past the bound is unknown: refused
-                    return f"repository config file larger than {MAX_CONFIG_BYTES} bytes ({rel})"
+                    return f"repository config file larger than {MAX_CONFIG_BYTES} bytes ({inner})"
                 continue
             except OSError:
                 continue
-            for value in _include_paths(data.decode("utf-8", "replace")):
-                if value.startswith("~/"):
-                    target = Path(os.path.expanduser(value))
-                elif os.path.isabs(value):
-                    target = Path(value)
-                else:
-                    target = (root / rel).parent / value
+            # surrogateescape: a non-UTF-8 name stays the bytes git opens
+            for value in _include_paths(data.decode("utf-8", "surrogateescape")):
+                if value.startswith("%(prefix)/"):
+                    return f"repository config includes a path under git's install prefix ({value})"
+                expanded = os.path.expanduser(value) if value.startswith("~") else value
+                target = expanded if os.path.isabs(expanded) else os.path.dirname(named) + "/" + expanded
+                resolved = _physical(target)
+                if resolved is None:
+                    return f"repository config includes a path through /proc, /sys or /dev ({value})"
                 try:
-                    st = os.stat(target)
+                    st = os.stat(resolved)
                 except OSError:
                     continue  # git skips a missing include
                 if not stat.S_ISREG(st.st_mode):
                     return f"repository config includes a file that is not a regular file ({value})"
-                inner = fsguard.relative(root, target)
-                if inner is not None:
-                    queue.append((inner, depth + 1))
+                queue.append((target, depth + 1))
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git include pre-check failed", exc_info=True)
     return None

@@ -1,0 +1,109 @@
+"""The git include pre-check resolves an include path the way git (and the kernel) do, so the
+file it ``stat``-s is the one git opens; each case here named a FIFO that ``git status`` blocked
+on until its timeout (checked by hand, git 2.39) while the pre-check said ``None``."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+
+import pytest
+from dsh_sidecar.workspace import gitcmd
+
+NOT_REGULAR = "repository config includes a file that is not a regular file ({})"
+
+
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    fifo = root / "inc.fifo"
+    os.mkfifo(fifo)
+    return root, fifo
+
+
+def test_a_user_home_path_is_expanded_as_git_expands_it(tmp_path):
+    """``~user/…`` is that user's home (git's ``interpolate_path``), not a relative path."""
+    root, fifo = workspace(tmp_path)
+    me = pwd.getpwuid(os.getuid())
+    if not os.path.isdir(me.pw_dir):
+        pytest.skip("the current user's home folder does not exist")
+    value = f"~{me.pw_name}/{os.path.relpath(fifo, me.pw_dir)}"
+    (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(value)
+
+
+@pytest.mark.parametrize("value", ["/proc/self/cwd/inc.fifo", "/dev/fd/1", "../via/inc.fifo"])
+def test_a_path_through_proc_or_dev_is_refused(tmp_path, value):
+    """``/proc/self/cwd`` is git's working folder (the workspace), ``/dev/fd/1`` its output
+    pipe; the sidecar's ``stat`` of them answers for itself. ``via`` is a committed link to
+    ``/proc/self/cwd``."""
+    root, _ = workspace(tmp_path)
+    os.symlink("/proc/self/cwd", root / "via")
+    (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
+    assert gitcmd.include_refusal(root) == f"repository config includes a path through /proc, /sys or /dev ({value})"
+
+
+def test_an_install_prefix_path_is_refused(tmp_path):
+    root, _ = workspace(tmp_path)
+    (root / ".git" / "config").write_text("[include]\n\tpath = %(prefix)/../dev/stdout\n")
+    assert gitcmd.include_refusal(root) == (
+        "repository config includes a path under git's install prefix (%(prefix)/../dev/stdout)"
+    )
+
+
+def test_a_dotdot_after_a_folder_link_is_the_link_targets_parent(tmp_path):
+    """``link/../more.cfg`` with ``link -> ../sub/deeper`` is ``sub/more.cfg`` to the kernel;
+    read lexically it was ``.git/more.cfg`` (missing), and its FIFO include was never seen."""
+    root, fifo = workspace(tmp_path)
+    (root / "sub" / "deeper").mkdir(parents=True)
+    os.symlink("../sub/deeper", root / ".git" / "link")
+    (root / "sub" / "more.cfg").write_text(f"[include]\n\tpath = {fifo}\n")
+    (root / ".git" / "config").write_text("[include]\n\tpath = link/../more.cfg\n")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+
+
+def test_a_file_is_followed_at_its_shallowest_depth(tmp_path):
+    """Git reads ``short.cfg`` -> ``x.cfg`` -> ``y.cfg`` -> FIFO (depth 4); ``x.cfg`` is also the
+    end of a chain ten deep. Read depth first, that chain marked ``x.cfg`` seen at depth 10, its
+    include ``y.cfg`` was past the bound, and the short path's ``x.cfg`` was skipped as seen."""
+    root, fifo = workspace(tmp_path)
+    cfg = root / "cfg"
+    cfg.mkdir()
+    (cfg / "y.cfg").write_text(f"[include]\n\tpath = {fifo}\n")
+    (cfg / "x.cfg").write_text("[include]\n\tpath = y.cfg\n")
+    (cfg / "short.cfg").write_text("[include]\n\tpath = x.cfg\n")
+    for i in range(1, 10):
+        (cfg / f"long{i}.cfg").write_text(f"[include]\n\tpath = {f'long{i + 1}.cfg' if i < 9 else 'x.cfg'}\n")
+    (root / ".git" / "config").write_text("[include]\n\tpath = ../cfg/short.cfg\n\tpath = ../cfg/long1.cfg\n")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+
+
+def test_a_name_that_is_not_utf8_is_the_bytes_git_opens(tmp_path):
+    root, _ = workspace(tmp_path)
+    os.mkfifo(os.fsencode(root) + b"/inc\xff.fifo")
+    (root / ".git" / "config").write_bytes(b"[include]\n\tpath = ../inc\xff.fifo\n")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format("../inc\udcff.fifo")
+
+
+def test_a_git_folder_linked_inside_the_workspace_is_pre_read(tmp_path):
+    """``.git -> gitdata`` (a link to a folder in the workspace): git reads ``gitdata/config``."""
+    root, fifo = workspace(tmp_path)
+    os.rmdir(root / ".git")
+    (root / "gitdata").mkdir()
+    (root / "gitdata" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    os.symlink("gitdata", root / ".git")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+
+
+def test_regular_includes_inside_and_outside_still_run_git(tmp_path):
+    root, _ = workspace(tmp_path)
+    (tmp_path / "outside.cfg").write_text("[user]\n\tname = x\n")
+    os.symlink("../cfgdir", root / ".git" / "cfglink")
+    (root / "cfgdir").mkdir()
+    (root / "cfgdir" / "a.cfg").write_text("[include]\n\tpath = b.cfg\n")
+    (root / "cfgdir" / "b.cfg").write_text("[user]\n\temail = y\n")
+    (root / ".git" / "config").write_text(
+        f"[include]\n\tpath = {tmp_path / 'outside.cfg'}\n\tpath = cfglink/a.cfg\n\tpath = ~/missing.cfg\n"
+    )
+    assert gitcmd.include_refusal(root) is None
