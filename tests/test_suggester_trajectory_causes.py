@@ -194,7 +194,12 @@ def test_windows_paths_in_a_traceback_map_to_the_workspace(shopcart, dsh_home):
     notes = post(s, "bash", {"command": "python repro.py"}, WINDOWS_TRACEBACK, is_error=True)
     assert notes[0].source.targets == ["src/shopcart/pricing.py", "src/shopcart/api.py"]
     node = "TypeError: x\n    at total (C:\\app\\src\\cart.ts:3:9)\n    at D:/app/src/main.js:1:2\n"
-    assert traceback_frames(node) == [(r"C:\app\src\cart.ts", "total"), ("D:/app/src/main.js", "<anonymous>")]
+    node += "    at run (\\\\build01\\ci\\app\\src\\run.js:4:1)\n"
+    assert traceback_frames(node) == [
+        (r"C:\app\src\cart.ts", "total"),
+        ("D:/app/src/main.js", "<anonymous>"),
+        (r"\\build01\ci\app\src\run.js", "run"),
+    ]
     pytest_out = "C:\\w\\src\\shopcart\\pricing.py:11: in apply_discount\n    return f(x)\n"
     assert traceback_frames(pytest_out) == [(r"C:\w\src\shopcart\pricing.py", "apply_discount")]
 

@@ -1027,10 +1027,10 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
 
 #: Python (``File "p.py", line 3, in f``, and a SyntaxError's location: :data:`_PY_SYNTAX`), pytest
 #: (``p.py:3: in f``, and its innermost ``p.py:9: ValueError`` line: the error's name alone on the
-#: line) and Node (``at f (p.js:3:1)``) frames, a Windows drive (``C:\…``) included; Python
-#: and pytest list the innermost frame last, Node first. A
-#: warning's ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every
-#: run: on the tune trajectories they made a note of every run, read by no one).
+#: line) and Node (``at f (p.js:3:1)``) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
+#: included; Python and pytest list the innermost frame last, Node first. A warning's
+#: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run: on the
+#: tune trajectories they made a note of every run, read by no one).
 _PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
 _PYTEST_FRAME = re.compile(
     r"^((?:[A-Za-z]:)?[\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception)))$",
@@ -1045,7 +1045,8 @@ _PY_SYNTAX = re.compile(
     re.M,
 )
 _NODE_FRAME = re.compile(
-    r"^[ \t]+at (?:([\w$.<>]{1,100}) )?\(?((?:[A-Za-z]:[\\/]|/|\./|\w)[^\s():]{0,400}\.[cm]?[jt]sx?):\d+:\d+\)?", re.M
+    r"^[ \t]+at (?:([\w$.<>]{1,100}) )?\(?((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[cm]?[jt]sx?):\d+:\d+\)?",
+    re.M,
 )
 #: Most frames kept of one output.
 MAX_FRAMES: Final = 100
