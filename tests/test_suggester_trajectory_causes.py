@@ -200,6 +200,16 @@ def test_windows_paths_in_a_traceback_map_to_the_workspace(shopcart, dsh_home):
         ("D:/app/src/main.js", "<anonymous>"),
         (r"\\build01\ci\app\src\run.js", "run"),
     ]
+    # the checkout itself shared (``\\build01\shopcart``): the share is its root folder, not one above
+    # it; a POSIX path written with ``//`` maps as it did before Windows paths were read
+    shared = (
+        "Traceback (most recent call last):\n"
+        '  File "\\\\build01\\shopcart\\src\\shopcart\\api.py", line 12, in checkout\n'
+        '  File "//work/shopcart/src/shopcart/pricing.py", line 11, in apply_discount\n'
+        "TypeError: x\n"
+    )
+    notes = post(make(shopcart, dsh_home)[0], "bash", {"command": "python repro.py"}, shared, True, session="w")
+    assert notes[0].source.targets == ["src/shopcart/pricing.py", "src/shopcart/api.py"]
     pytest_out = "C:\\w\\src\\shopcart\\pricing.py:11: in apply_discount\n    return f(x)\n"
     assert traceback_frames(pytest_out) == [(r"C:\w\src\shopcart\pricing.py", "apply_discount")]
 

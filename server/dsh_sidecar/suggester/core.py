@@ -74,8 +74,9 @@ log = logging.getLogger(__name__)
 
 _INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
 #: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
-#: ``//host/share/`` (the part left out when it is mapped by suffix).
-_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/[^/]+/")
+#: ``//host/`` (the part left out when it is mapped by suffix; the share stays its first folder,
+#: as the top folder of a drive does: a checkout shared as ``\\host\repo`` maps ``repo\pkg\m.py``).
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
 #: Longest wait of the process's first classified call for the background preparation, s.
 FIRST_CALL_WAIT_S: Final = 0.5
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
