@@ -242,3 +242,24 @@ def test_a_test_search_lists_the_test_modules_before_the_test_data_it_found(tmp_
         "- pkg/io/tests/data/html.html — where the search found it",
         "- pkg/io/tests/data/html2.html — where the search found it",
     ]
+
+
+def test_a_listed_path_too_long_for_a_note_is_left_out_not_cut(tmp_path, dsh_home):
+    """A note is at most 600 characters and each target keeps its reason: a listed path whose
+    line cannot fit was cut to a prefix (no file of that name, no reason); it is left out, and a
+    listing of nothing else makes no note."""
+    root = tmp_path / "pkg-like"
+    deep = root / "pkg" / "tests" / "data" / ("d" * 200) / ("d" * 200)
+    deep.mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "1.0"\n')
+    (root / "README.md").write_text("# pkg\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "tests" / "test_html.py").write_text("def test_write():\n    assert True\n")
+    (deep / ("f" * 150 + ".html")).write_text("<table></table>\n")
+    long = (deep / ("f" * 150 + ".html")).relative_to(root).as_posix()
+    s, lines = make(root, dsh_home)
+    assert post(s, "bash", {"command": 'find pkg/tests -name "f*"'}, long, session="a") == []
+    assert messages(lines)[-1] == "abstained no-companions Test 0.86"
+    notes = post(s, "bash", {"command": 'find pkg/tests -name "*"'}, f"{long}\npkg/tests/test_html.py", session="b")
+    assert notes[0].source.targets == ["pkg/tests/test_html.py"]
+    assert notes[0].text.splitlines()[1:] == ["- pkg/tests/test_html.py — the tests"]

@@ -635,6 +635,10 @@ class Suggester:
             return self._suppress(reason, intent)
         # the most specific pack's wording (language packs load after the generic one)
         note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
+        if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
+            self.counters["abstained"] += 1
+            self.ledger.write(ledger.abstained_no_companions(intent, k))
+            return []
         self.noise.record(state, intent, params.turn, key, name)
         self.counters["notes"] += 1
         self.ledger.write(ledger.suggest(intent, k, note.source.targets))

@@ -17,11 +17,16 @@ MAX_NOTE_TARGETS: Final = 5
 
 
 def make_note(intent: str, about: str | None, targets: list[Target]) -> AdditionalContext:
-    """Build the labelled note for ``targets`` (already ordered, already filtered)."""
-    shown = targets[:MAX_NOTE_TARGETS]
+    """Build the labelled note for ``targets`` (already ordered, already filtered). A target
+    whose line alone would not fit in :data:`MAX_NOTE_CHARS` with the heading is left out (cut,
+    it would name a path that is no file, without its reason); ``source.targets`` is then empty
+    when none fits, and the caller shows no note."""
     what = escape_controls(about or intent.lower())
-    summary = f"{intent}: {', '.join(escape_controls(t.path) for t in shown)}"
     lines = [f"search-suggester: in this repository, look here for {what}:"]
+    budget = MAX_NOTE_CHARS - len(lines[0]) - 1
+    shown = [t for t in targets if len(f"- {escape_controls(t.path)} — {escape_controls(t.reason)}") <= budget]
+    shown = shown[:MAX_NOTE_TARGETS]
+    summary = f"{intent}: {', '.join(escape_controls(t.path) for t in shown)}"
     for t in shown:  # workspace names are data: a newline in one cannot add a line (class 8)
         lines.append(f"- {escape_controls(t.path)} — {escape_controls(t.reason)}")
     text = "\n".join(lines)
