@@ -66,3 +66,32 @@ def test_a_chosen_port_taken_before_redis_binds_it_is_replaced(tmp_path: Path, m
                 pinned.start(timeout_s=10)
         finally:
             server.stop()
+
+
+def test_a_chosen_port_served_by_another_redis_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two RedisServers given the same ``free_port`` (two xdist workers): the second one's
+    redis-server cannot bind it, but the other's answers its ``PING`` first; it took that PONG
+    for its own and served the tests from the other's store while its own process had exited.
+    A PONG counts only from its own process (``INFO server``'s ``process_id``)."""
+    import support.fleetkit as fleetkit
+
+    first = RedisServer(tmp_path / "first")
+    first.start()
+    try:
+        ports = iter([first.port])
+        real = fleetkit.free_port
+        monkeypatch.setattr(fleetkit, "free_port", lambda: next(ports, None) or real())
+        second = RedisServer(tmp_path / "second")
+        assert second.port == first.port
+        second.start()
+        try:
+            assert second.port != first.port
+            assert second.proc is not None and second.proc.poll() is None
+        finally:
+            second.stop()
+        with pytest.raises(
+            RuntimeError, match=f"Address already in use|port {first.port} is served by another redis-server"
+        ):
+            RedisServer(tmp_path / "pinned", port=first.port).start(timeout_s=10)
+    finally:
+        first.stop()

@@ -45,6 +45,26 @@ class _PortTaken(RuntimeError):
     """``redis-server`` could not bind its port (another process holds it)."""
 
 
+def _server_pid(s: socket.socket) -> int | None:
+    """The ``process_id`` of the Redis server on the connection ``s`` (``INFO server``, a RESP
+    bulk string ``$<length>\\r\\n<text>\\r\\n``), or ``None`` when the reply is not one."""
+    s.sendall(b"INFO server\r\n")
+    buf = b""
+    while True:
+        head, sep, body = buf.partition(b"\r\n")
+        if sep and (not head[1:].isdigit() or len(body) >= int(head[1:])):
+            break
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    for line in buf.decode("ascii", "replace").splitlines():
+        key, _, pid = line.partition(":")
+        if key == "process_id" and pid.isdigit():
+            return int(pid)
+    return None
+
+
 class RedisServer:
     """A ``redis-server`` on 127.0.0.1:``port`` with data in ``folder`` (AOF, fsync always)."""
 
@@ -94,7 +114,13 @@ class RedisServer:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
                     s.sendall(b"PING\r\n")
                     if s.recv(64).startswith(b"+PONG"):
-                        return
+                        pid = _server_pid(s)
+                        if pid == self.proc.pid:
+                            return
+                        # another redis-server holds the port (a second RedisServer given the
+                        # same free_port): its PONG is not ours, and ours is failing to bind
+                        self.stop()
+                        raise _PortTaken(f"port {self.port} is served by another redis-server (pid {pid})")
                     # -LOADING: still replaying the AOF
             except OSError:
                 pass
