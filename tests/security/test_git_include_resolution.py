@@ -107,3 +107,33 @@ def test_regular_includes_inside_and_outside_still_run_git(tmp_path):
         f"[include]\n\tpath = {tmp_path / 'outside.cfg'}\n\tpath = cfglink/a.cfg\n\tpath = ~/missing.cfg\n"
     )
     assert gitcmd.include_refusal(root) is None
+
+
+@pytest.mark.parametrize("how", ["worktree", "plain"])
+def test_the_common_folder_a_commondir_file_names_is_pre_read(tmp_path, how):
+    """A git folder holding ``commondir`` (a linked worktree's, gitrepository-layout(5)) has
+    git read ``<commondir>/config``: a ``gitdir:`` file naming ``sub/.git/worktrees/x``, or a
+    plain ``.git`` folder given a ``commondir`` of ``../sub/.git``, made git read the FIFO
+    include of ``sub/.git/config``, which the pre-check never read."""
+    root, fifo = workspace(tmp_path)
+    (root / "sub" / ".git").mkdir(parents=True)
+    (root / "sub" / ".git" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
+    if how == "worktree":
+        os.rmdir(root / ".git")
+        (root / "sub" / ".git" / "worktrees" / "x").mkdir(parents=True)
+        (root / "sub" / ".git" / "worktrees" / "x" / "commondir").write_text("../..\n")
+        (root / ".git").write_text("gitdir: sub/.git/worktrees/x\n")
+    else:
+        (root / ".git" / "commondir").write_text("../sub/.git\n")
+    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+
+
+def test_a_git_folder_named_through_proc_is_refused(tmp_path):
+    """``gitdir: /proc/self/cwd/sub/.git`` is the workspace's ``sub/.git`` to git (its working
+    folder is the workspace), outside it to a lexical check, so its config was never read."""
+    root, _ = workspace(tmp_path)
+    os.rmdir(root / ".git")
+    (root / ".git").write_text("gitdir: /proc/self/cwd/sub/.git\n")
+    assert gitcmd.include_refusal(root) == (
+        "repository config is read through /proc, /sys or /dev (/proc/self/cwd/sub/.git/config)"
+    )

@@ -279,6 +279,17 @@ def _physical(path: str, hops: int = 40) -> str | None:
     return cur or "/"
 
 
+def _commondir(real_base: str, git_dir: str) -> str | None:
+    """The common folder git uses for ``git_dir`` when it holds a ``commondir`` file (a linked
+    worktree's git folder, gitrepository-layout(5); relative to ``git_dir``), else ``None``; the
+    file is read only inside the workspace."""
+    real = _physical(os.path.join(git_dir, "commondir"))
+    inner = fsguard.relative(real_base, real) if real is not None else None
+    raw = fsguard.read_or_none(real_base, inner, 4096) if inner is not None else None
+    named = raw.decode("utf-8", "surrogateescape").strip() if raw is not None else ""
+    return os.path.join(git_dir, named) if named else None
+
+
 def include_refusal(root: Path) -> str | None:
     """Why git must not be run in ``root`` because of what its config includes, else ``None``.
 
@@ -286,7 +297,8 @@ def include_refusal(root: Path) -> str | None:
     command: a FIFO (or device, socket, folder) named there would block or fail each git run
     until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
     inside the workspace only: the ``.git`` folder, or the folder a ``gitdir:`` file names when
-    it is inside the workspace); each included path is resolved as the kernel resolves git's
+    it is inside the workspace, and the ``config`` of the common folder its ``commondir`` file
+    names; a config file git reads through ``/proc``, ``/sys`` or ``/dev`` is refused); each included path is resolved as the kernel resolves git's
     (:func:`_physical`) and ``stat``-ed (never opened unless it is a regular file inside the
     workspace, whose own includes are followed, breadth first so each file at its shallowest
     depth, up to :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is
@@ -308,11 +320,16 @@ def include_refusal(root: Path) -> str | None:
             git_dir = os.path.join(base, text[len("gitdir:") :].strip())
         # (the path git names a config file by, depth); read where it physically is
         queue = collections.deque([(os.path.join(git_dir, "config"), 0), (os.path.join(git_dir, "config.worktree"), 0)])
+        common = _commondir(real_base, git_dir)
+        if common is not None:  # a worktree's git folder: git reads the common folder's config
+            queue.appendleft((os.path.join(common, "config"), 0))
         seen: set[tuple[str, str]] = set()
         while queue:
             named, depth = queue.popleft()
             real = _physical(named)
-            inner = fsguard.relative(real_base, real) if real is not None else None
+            if real is None:
+                return f"repository config is read through /proc, /sys or /dev ({named})"
+            inner = fsguard.relative(real_base, real)
             if inner is None or (real, os.path.dirname(named)) in seen or depth > MAX_INCLUDE_DEPTH:
                 continue  # outside the workspace: not read (git's timeout bounds it)
             seen.add((real, os.path.dirname(named)))
