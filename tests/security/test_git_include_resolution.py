@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
+import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,36 @@ def test_a_git_folder_named_through_proc_is_refused(tmp_path):
     assert gitcmd.include_refusal(root) == (
         "repository config is read through /proc, /sys or /dev (/proc/self/cwd/sub/.git/config)"
     )
+
+
+@pytest.mark.parametrize("name", ["config", "HEAD", "index", "packed-refs", "commondir", "refs/heads/main"])
+def test_a_fifo_git_opens_in_its_own_folder_is_refused(tmp_path, name):
+    """Git opens its folder's ``config``, ``HEAD``, ``index``, ``packed-refs``, ``commondir``
+    and the branch ``HEAD`` names on every ``status``: each one as a FIFO blocked git until its
+    timeout (``config`` too, which the pre-check skipped as not regular)."""
+    root, _ = workspace(tmp_path)
+    (root / ".git" / "refs" / "heads").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / ".git" / name).unlink(missing_ok=True)
+    os.mkfifo(root / ".git" / name)
+    assert gitcmd.include_refusal(root) == (f"repository git folder holds a FIFO or device ({root / '.git' / name})")
+
+
+def test_a_real_git_folder_is_scanned_and_passes(tmp_path, monkeypatch):
+    """A repository made by git itself (refs, hooks samples, objects) holds nothing special."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "a.txt").write_text("a\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@x"
+    subprocess.run(["git", "-C", str(root), "add", "a.txt"], check=True, env=env)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "x"], check=True, env=env)
+    assert gitcmd.include_refusal(root) is None
+    # a socket (git's fsmonitor daemon's) fails to open at once: no refusal (bound by a short
+    # relative name, AF_UNIX paths are at most 107 bytes)
+    monkeypatch.chdir(root / ".git")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind("fsmonitor--daemon.ipc")
+        assert gitcmd.include_refusal(root) is None

@@ -279,6 +279,47 @@ def _physical(path: str, hops: int = 40) -> str | None:
     return cur or "/"
 
 
+#: Most entries of a git folder :func:`_special_entry` looks at (its own files come first; past
+#: the bound the rest, loose objects mostly, is left to git's timeout).
+MAX_GIT_DIR_ENTRIES: Final = 20_000
+
+
+def _special_entry(real_base: str, git_dir: str) -> str | None:
+    """The first entry of the git folder ``git_dir`` (breadth first, at most
+    :data:`MAX_GIT_DIR_ENTRIES`; folder links not walked) that git could block on: a FIFO or a
+    device once its links are followed, or a link
+    through ``/proc``, ``/sys`` or ``/dev``; ``None`` when there is none, or when the folder is
+    not inside the workspace (not read). Nothing is opened."""
+    real = _physical(git_dir)
+    if real is None or fsguard.relative(real_base, real) is None:
+        return None
+    todo = collections.deque([real])
+    count = 0
+    while todo:
+        try:
+            with os.scandir(todo.popleft()) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            count += 1
+            if count > MAX_GIT_DIR_ENTRIES:
+                return None
+            target = _physical(entry.path) if entry.is_symlink() else entry.path
+            if target is None:
+                return entry.path
+            try:
+                mode = os.stat(target).st_mode
+            except OSError:
+                continue  # a dangling link: git finds nothing there
+            if stat.S_ISDIR(mode):
+                if not entry.is_symlink():
+                    todo.append(entry.path)
+            elif stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                return entry.path  # (a socket, git's fsmonitor daemon's, fails to open at once)
+    return None
+
+
 def _commondir(real_base: str, git_dir: str) -> str | None:
     """The common folder git uses for ``git_dir`` when it holds a ``commondir`` file (a linked
     worktree's git folder, gitrepository-layout(5); relative to ``git_dir``), else ``None``; the
@@ -298,8 +339,10 @@ def include_refusal(root: Path) -> str | None:
     until its timeout. The repository's ``config`` and ``config.worktree`` are read (guarded,
     inside the workspace only: the ``.git`` folder, or the folder a ``gitdir:`` file names when
     it is inside the workspace, and the ``config`` of the common folder its ``commondir`` file
-    names; a config file git reads through ``/proc``, ``/sys`` or ``/dev`` is refused); each included path is resolved as the kernel resolves git's
-    (:func:`_physical`) and ``stat``-ed (never opened unless it is a regular file inside the
+    names; a config file git reads through ``/proc``, ``/sys`` or ``/dev`` is refused). Those
+    git folders are scanned first (:func:`_special_entry`): git opens ``config``, ``HEAD``,
+    ``index``, ``packed-refs``… on every command, and one that is a FIFO blocks it just the
+    same. Each included path is resolved as the kernel resolves git's (:func:`_physical`) and ``stat``-ed (never opened unless it is a regular file inside the
     workspace, whose own includes are followed, breadth first so each file at its shallowest
     depth, up to :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is
     itself a refusal). Paths are expanded as git's ``interpolate_path``: ``~/`` is the user's
@@ -323,6 +366,10 @@ def include_refusal(root: Path) -> str | None:
         common = _commondir(real_base, git_dir)
         if common is not None:  # a worktree's git folder: git reads the common folder's config
             queue.appendleft((os.path.join(common, "config"), 0))
+        for folder in dict.fromkeys(f for f in (git_dir, common) if f is not None):
+            special = _special_entry(real_base, folder)
+            if special is not None:
+                return f"repository git folder holds a FIFO or device ({special})"
         seen: set[tuple[str, str]] = set()
         while queue:
             named, depth = queue.popleft()
