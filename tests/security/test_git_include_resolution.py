@@ -173,3 +173,29 @@ def test_a_real_git_folder_is_scanned_and_passes(tmp_path, monkeypatch):
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind("fsmonitor--daemon.ipc")
         assert gitcmd.include_refusal(root) is None
+
+
+def test_one_file_named_many_ways_is_read_once(tmp_path):
+    """``x.cfg`` including itself as ``./x.cfg``, ``././x.cfg``…: each spelling is the same file
+    resolved from the same folder, read once (keyed by the spelling, the reads grew as
+    600 ** depth and the pre-check never returned)."""
+    root, _ = workspace(tmp_path)
+    (root / ".git" / "x.cfg").write_text("".join(f"[include]path={'./' * i}x.cfg\n" for i in range(1, 600)))
+    (root / ".git" / "config").write_text("[include]\n\tpath = x.cfg\n")
+    assert gitcmd.include_refusal(root) is None
+
+
+def test_includes_past_the_bounds_are_refused(tmp_path):
+    """More include paths than :data:`gitcmd.MAX_INCLUDES`, or more config text than
+    :data:`gitcmd.MAX_CONFIG_TOTAL_BYTES` in all, is a refusal, not minutes of reading."""
+    root, _ = workspace(tmp_path)
+    many = "".join(f"[include]path=missing{i}.cfg\n" for i in range(gitcmd.MAX_INCLUDES + 1))
+    (root / ".git" / "config").write_text(many)
+    assert gitcmd.include_refusal(root) == f"repository config includes more than {gitcmd.MAX_INCLUDES} paths"
+    pad = "#" * (gitcmd.MAX_CONFIG_BYTES - 100) + "\n"
+    for i in range(3):
+        (root / ".git" / f"big{i}.cfg").write_text(pad)
+    (root / ".git" / "config").write_text("".join(f"[include]path=big{i}.cfg\n" for i in range(3)))
+    assert gitcmd.include_refusal(root) == (
+        f"repository config files larger than {gitcmd.MAX_CONFIG_TOTAL_BYTES} bytes in all"
+    )

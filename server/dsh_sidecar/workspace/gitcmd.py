@@ -235,6 +235,12 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> 
 MAX_CONFIG_BYTES: Final = 1 << 20
 #: Deepest ``[include]`` chain followed by :func:`include_refusal` (git's own limit is 10).
 MAX_INCLUDE_DEPTH: Final = 10
+#: Most include paths :func:`include_refusal` examines in all (more is a refusal: a real
+#: configuration has a handful; a hostile one could make each file include the others).
+MAX_INCLUDES: Final = 1000
+#: Most bytes of config text :func:`include_refusal` reads in all (more is a refusal: each
+#: megabyte costs a fraction of a second to read, and a thousand included files would be minutes).
+MAX_CONFIG_TOTAL_BYTES: Final = 2 * MAX_CONFIG_BYTES
 
 
 def _include_paths(text: str) -> list[str]:
@@ -371,15 +377,19 @@ def include_refusal(root: Path) -> str | None:
             if special is not None:
                 return f"repository git folder holds a FIFO or device ({special})"
         seen: set[tuple[str, str]] = set()
+        examined = total = 0
         while queue:
             named, depth = queue.popleft()
             real = _physical(named)
             if real is None:
                 return f"repository config is read through /proc, /sys or /dev ({named})"
             inner = fsguard.relative(real_base, real)
-            if inner is None or (real, os.path.dirname(named)) in seen or depth > MAX_INCLUDE_DEPTH:
+            # the folder its relative includes resolve from, as the kernel resolves it: one
+            # file named in many spellings (`./x`, `././x`) is read once
+            key = (real, _physical(os.path.dirname(named)) or "")
+            if inner is None or key in seen or depth > MAX_INCLUDE_DEPTH:
                 continue  # outside the workspace: not read (git's timeout bounds it)
-            seen.add((real, os.path.dirname(named)))
+            seen.add(key)
             try:
                 data = fsguard.read_bytes(real_base, inner, MAX_CONFIG_BYTES)
             except fsguard.Refused as exc:
@@ -388,8 +398,14 @@ def include_refusal(root: Path) -> str | None:
                 continue
             except OSError:
                 continue
+            total += len(data)
+            if total > MAX_CONFIG_TOTAL_BYTES:
+                return f"repository config files larger than {MAX_CONFIG_TOTAL_BYTES} bytes in all"
             # surrogateescape: a non-UTF-8 name stays the bytes git opens
             for value in _include_paths(data.decode("utf-8", "surrogateescape")):
+                examined += 1
+                if examined > MAX_INCLUDES:
+                    return f"repository config includes more than {MAX_INCLUDES} paths"
                 if value.startswith("%(prefix)/"):
                     return f"repository config includes a path under git's install prefix ({value})"
                 expanded = os.path.expanduser(value) if value.startswith("~") else value
