@@ -44,7 +44,10 @@ def test_a_path_through_proc_or_dev_is_refused(tmp_path, value):
     root, _ = workspace(tmp_path)
     os.symlink("/proc/self/cwd", root / "via")
     (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
-    assert gitcmd.include_refusal(root) == f"repository config includes a path through /proc, /sys or /dev ({value})"
+    assert (
+        gitcmd.include_refusal(root)
+        == f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({value})"
+    )
 
 
 def test_an_install_prefix_path_is_refused(tmp_path):
@@ -138,7 +141,7 @@ def test_a_git_folder_named_through_proc_is_refused(tmp_path):
     os.rmdir(root / ".git")
     (root / ".git").write_text("gitdir: /proc/self/cwd/sub/.git\n")
     assert gitcmd.include_refusal(root) == (
-        "repository config is read through /proc, /sys or /dev (/proc/self/cwd/sub/.git/config)"
+        "repository config is read through /proc, /sys or /dev, or past 40 links (/proc/self/cwd/sub/.git/config)"
     )
 
 
@@ -198,4 +201,22 @@ def test_includes_past_the_bounds_are_refused(tmp_path):
     (root / ".git" / "config").write_text("".join(f"[include]path=big{i}.cfg\n" for i in range(3)))
     assert gitcmd.include_refusal(root) == (
         f"repository config files larger than {gitcmd.MAX_CONFIG_TOTAL_BYTES} bytes in all"
+    )
+
+
+def test_a_link_chain_is_followed_within_bounds(tmp_path):
+    """A chain of 41 links (the kernel's ``ELOOP`` bound is 40), or a path of more components
+    than a real one has, is refused at once rather than walked a ``readlink`` at a time."""
+    root, _ = workspace(tmp_path)
+    for i in range(41):
+        os.symlink(f"l{i + 1}", root / f"l{i}")
+    (root / "l41").write_text("[user]\n\tname = x\n")
+    (root / ".git" / "config").write_text("[include]\n\tpath = ../l0\n")
+    assert gitcmd.include_refusal(root) == (
+        "repository config includes a path through /proc, /sys or /dev, or past 40 links (../l0)"
+    )
+    deep = "a/" * 5000 + "x.cfg"
+    (root / ".git" / "config").write_text(f"[include]\n\tpath = {deep}\n")
+    assert gitcmd.include_refusal(root) == (
+        f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({deep})"
     )

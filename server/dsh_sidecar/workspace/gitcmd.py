@@ -253,15 +253,20 @@ def _include_paths(text: str) -> list[str]:
     ]
 
 
-def _physical(path: str, hops: int = 40) -> str | None:
+def _physical(path: str, hops: int = 40, steps: int = 4096) -> str | None:
     """The absolute ``path`` as the kernel resolves it: each symlink read (``readlink``) and
     followed, ``..`` after a link taken from the link target's parent, as ``open`` does; no
     file is opened. ``None`` when the walk passes ``/proc``, ``/sys`` or ``/dev`` (what git
     would open there is its own: ``/proc/self/cwd`` is its working folder, ``/dev/stdout`` its
-    output pipe, which this process cannot ``stat`` for it) or follows more than ``hops`` links."""
+    output pipe, which this process cannot ``stat`` for it), follows more than ``hops`` links
+    (the kernel's ``ELOOP`` bound) or takes more than ``steps`` components (a bound on the
+    ``readlink`` calls: a real path has a few dozen)."""
     todo = path.split("/")[::-1]
     cur = ""
     while todo:
+        steps -= 1
+        if steps < 0:
+            return None
         part = todo.pop()
         if part in ("", "."):
             continue
@@ -382,7 +387,7 @@ def include_refusal(root: Path) -> str | None:
             named, depth = queue.popleft()
             real = _physical(named)
             if real is None:
-                return f"repository config is read through /proc, /sys or /dev ({named})"
+                return f"repository config is read through /proc, /sys or /dev, or past 40 links ({named})"
             inner = fsguard.relative(real_base, real)
             # the folder its relative includes resolve from, as the kernel resolves it: one
             # file named in many spellings (`./x`, `././x`) is read once
@@ -412,7 +417,7 @@ def include_refusal(root: Path) -> str | None:
                 target = expanded if os.path.isabs(expanded) else os.path.dirname(named) + "/" + expanded
                 resolved = _physical(target)
                 if resolved is None:
-                    return f"repository config includes a path through /proc, /sys or /dev ({value})"
+                    return f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({value})"
                 try:
                     st = os.stat(resolved)
                 except OSError:
