@@ -298,8 +298,8 @@ MAX_GIT_DIR_ENTRIES: Final = 20_000
 def _special_entry(real_base: str, git_dir: str) -> str | None:
     """The first entry of the git folder ``git_dir`` (breadth first, at most
     :data:`MAX_GIT_DIR_ENTRIES`; folder links not walked) that git could block on: a FIFO or a
-    device once its links are followed, or a link
-    through ``/proc``, ``/sys`` or ``/dev``; ``None`` when there is none, or when the folder is
+    device once its links are followed, or a link through ``/proc``, ``/sys`` or ``/dev`` (or
+    past 256 components: a bound on the work per link); ``None`` when there is none, or when the folder is
     not inside the workspace (not read). Nothing is opened."""
     real = _physical(git_dir)
     if real is None or fsguard.relative(real_base, real) is None:
@@ -316,7 +316,7 @@ def _special_entry(real_base: str, git_dir: str) -> str | None:
             count += 1
             if count > MAX_GIT_DIR_ENTRIES:
                 return None
-            target = _physical(entry.path) if entry.is_symlink() else entry.path
+            target = _physical(entry.path, steps=256) if entry.is_symlink() else entry.path
             if target is None:
                 return entry.path
             try:
