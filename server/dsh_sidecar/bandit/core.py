@@ -121,9 +121,10 @@ class StrategyBandit:
         )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self._config = config
-        # search ids: a random prefix per process and a counter (unique, and no urandom call
-        # per search)
-        self._ids = (f"{uuid.uuid4().hex[:16]}{n:016x}" for n in itertools.count(1))
+        # search ids: a random prefix per bandit and a counter (unique, and no urandom call
+        # per search: the prefix is drawn once, here, not in the generator's loop)
+        prefix = uuid.uuid4().hex[:16]
+        self._ids = (f"{prefix}{n:016x}" for n in itertools.count(1))
 
     def _redact(self, text: str) -> str:
         redactor = getattr(self.router, "redactor", None)  # the current router's secrets
