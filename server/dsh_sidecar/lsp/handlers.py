@@ -103,28 +103,29 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
-        options = merge_options(ls.config_defaults, params.initialization_options)
         try:
-            root = workspace_root(params)
+            options = merge_options(ls.config_defaults, params.initialization_options)
             config: SidecarConfig | None = None
-            if is_empty(options):
-                # every default: checked without pydantic (dsh_sidecar.options); the sidecar's
-                # build imports it after the reply, with the config models (cold start, issue 16)
-                check = preflight_defaults(ls.env)
-                shared = check.shared_state
-            else:
+            if not is_empty(options):  # every default otherwise: nothing to validate before the reply
                 from dsh_sidecar.config import parse_config
 
                 config = parse_config(options)
+            root = workspace_root(params)
+            # what the reply needs: the config checked (the environment's provider URLs and keys
+            # included: the chain is resolved as the router resolves it) and every secret in the
+            # log filter; without options this imports no pydantic (dsh_sidecar.options), and the
+            # config is validated with the sidecar's build, right after the reply (cold start,
+            # issue 16), unless opening a shared store can still refuse it
+            if config is None:
+                check = preflight_defaults(ls.env)
+                shared = check.shared_state
+            else:
                 shared = config.state.shared
+                check = None if shared else preflight_of(config, ls.env)
             if shared:  # opening the shared store can refuse the config: before the reply
                 ls.sidecar = build_sidecar(ls, config_of(options, config), root)
             else:
-                # what the reply needs: the config checked (the environment's provider URLs and
-                # keys included: the chain is resolved as the router resolves it) and every
-                # secret in the log filter; the sidecar is built right after the reply
-                if config is not None:
-                    check = preflight_of(config, ls.env)
+                assert check is not None
                 ls.redactor.add(check.secrets)
                 ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root))
         except ConfigError as exc:
