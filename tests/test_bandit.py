@@ -108,3 +108,26 @@ async def test_thorough_runs_three_queries_and_merges(mock_provider):
         assert st["alpha"] - 1 == pytest.approx(out.reward)
     finally:
         await router.aclose()
+
+
+async def test_search_ids_are_one_random_prefix_and_a_counter(mock_provider, monkeypatch):
+    """The bandit draws its id prefix once (no urandom call per search): 16 hex digits, then a
+    16-digit counter from 1."""
+    import uuid
+
+    reply, _case = case_reply("searxng", "ok", check=False)
+    mock_provider.route("GET", "/search", reply)
+    cfg = parse_router_config({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}})
+    router = Router.from_config(cfg, {})
+    bandit = StrategyBandit(router, parse_bandit_config({"seed": 1}))
+    drawn: list[int] = []
+    real_uuid4 = uuid.uuid4
+    monkeypatch.setattr(uuid, "uuid4", lambda: drawn.append(1) or real_uuid4())
+    try:
+        ids = [(await bandit.search(f"query {i}", strategy="quick")).search_id for i in range(3)]
+    finally:
+        await router.aclose()
+    assert drawn == []  # the prefix was drawn when the bandit was built, not per search
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    assert len({i[:16] for i in ids}) == 1
+    assert [int(i[16:], 16) for i in ids] == [1, 2, 3]

@@ -159,3 +159,48 @@ async def test_keys_planted_in_results_are_redacted(mock_provider):
         assert "TESTKEY" not in json.dumps([s.wire() for s in res.sources])
     finally:
         await router.aclose()
+
+
+def test_params_put_in_the_url_make_the_url_httpx_would_build_from_them():
+    """router/http.with_query: the request line is byte-for-byte what httpx builds from
+    ``params`` (code-like text, non-ASCII, reserved characters, every provider's params)."""
+    import random
+    import string
+
+    import httpx
+    from dsh_sidecar.router.http import with_query
+    from dsh_sidecar.router.providers import PROVIDERS
+    from dsh_sidecar.router.providers.base import ProviderSpec
+
+    client = httpx.Client()  # build_request only: nothing is sent
+    rng = random.Random(16)
+    alphabet = string.printable + "éü中文😀\u00a0\u2028%+&=#?/[]@!$'()*,;:~"
+    queries = [
+        "Vec<T> in std::vec",
+        "a&b=c?d#e",
+        "100% + 1",
+        "",
+        " ",
+        *("".join(rng.choices(alphabet, k=rng.randint(1, 40))) for _ in range(300)),
+    ]
+    requests = []
+    for pid, provider in PROVIDERS.items():
+        spec = ProviderSpec(id=pid, base_url="https://user.example:8443/base", api_key="k-0123456789", model="m")
+        for q in queries:
+            try:
+                requests.append(provider.build_request(spec, q, 5))
+            except Exception:  # a builder may refuse a query (e.g. an empty one)
+                continue
+    with_params = [r for r in requests if r.params]
+    assert with_params  # the providers that send a query string (SearXNG, Brave) are covered
+    for r in requests:
+        url, params = with_query(r.url, r.params)
+        ours = client.build_request(r.method, url, params=params)
+        theirs = client.build_request(r.method, r.url, params=r.params)
+        assert (str(ours.url), ours.url.raw_path) == (str(theirs.url), theirs.url.raw_path)
+        if r.params and "?" not in r.url:
+            assert params is None  # the query went into the URL
+    for url in ("https://x.example/s?a=1", "https://x.example/s#frag", "https://x.example/s"):
+        got, params = with_query(url, {"q": "é x"})
+        theirs = client.build_request("GET", url, params={"q": "é x"})
+        assert str(client.build_request("GET", got, params=params).url) == str(theirs.url)

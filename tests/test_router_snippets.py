@@ -91,3 +91,19 @@ def test_normalisation_stops_after_max_results_plus_one():
     assert [s.title for s in sources] == ["t0", "t1", "t2", "t3", "t4"] and truncated is True
     sources, truncated = normalize(raw[:5], 5)
     assert len(sources) == 5 and truncated is False
+
+
+def test_whitespace_is_folded_as_the_regex_folds_it_for_every_code_point():
+    """clean_text folds whitespace with str.split(); it must be re.sub(r"\\s+", " ", t).strip()
+    exactly, for every character (NBSP, U+2028, the C0 separators, …)."""
+    import re
+    import sys
+
+    ws = re.compile(r"\s+")
+    for cp in range(sys.maxunicode + 1):
+        c = chr(cp)
+        if c.isspace() or ws.fullmatch(c):
+            for text in (f"a{c}b", f"{c}a {c}{c}b{c}", c * 3):
+                assert clean_text(text) == (ws.sub(" ", text).strip() or None), hex(cp)
+    mixed = "\u00a0 Vec<T>\tin\u2028std::vec \x1c- Rust\u3000 "
+    assert clean_text(mixed) == ws.sub(" ", mixed).strip() == "Vec<T> in std::vec - Rust"

@@ -4,6 +4,7 @@ adapter's shutdown/exit may still be in flight)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -39,8 +40,9 @@ def test_sigterm_exits_0(tmp_path: Path):
 
 
 #: A ``sitecustomize`` (imported by ``site`` from ``PYTHONPATH`` at interpreter start) that holds
-#: the server inside its first import of ``$GATE_MODULE``: it writes ``$GATE_FILE`` and sleeps, so
-#: a signal can be sent at a known point of the start, before the ``initialize`` reply.
+#: the server inside its first import of ``$GATE_MODULE``: it writes ``$GATE_FILE`` and waits
+#: (at most 60 s) until ``$GATE_FILE.go`` exists, so a signal can be sent at a known point of the
+#: start, before the ``initialize`` reply, and the import then goes on as a slow one would.
 GATE = textwrap.dedent(
     """
     import os, sys, time
@@ -51,7 +53,9 @@ GATE = textwrap.dedent(
                 sys.meta_path.remove(self)
                 with open(os.environ["GATE_FILE"], "w") as f:
                     f.write(" ".join(sorted(m for m in sys.modules if m.startswith("dsh_"))))
-                time.sleep(60)
+                deadline = time.monotonic() + 60
+                while not os.path.exists(os.environ["GATE_FILE"] + ".go") and time.monotonic() < deadline:
+                    time.sleep(0.01)
             return None
 
     sys.meta_path.insert(0, Gate())
@@ -59,14 +63,29 @@ GATE = textwrap.dedent(
 )
 
 
+#: An ``initialize`` whose options go through the config models (pydantic) before the reply.
+INITIALIZE_WITH_OPTIONS = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"processId": None, "capabilities": {}, "initializationOptions": {"router": {"timeoutMs": 5000}}},
+}
+
+
+def frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
 # datetime: imported by pydantic_core's Rust (pyo3) module init through the C API; an exception
 # raised inside that import became a Rust panic (PanicException, exit 1, a panic trace on stderr)
-@pytest.mark.parametrize("module", ["pydantic", "pygls", "datetime"])
-def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, module: str):
+@pytest.mark.parametrize(("module", "replied"), [("pydantic", True), ("pygls", False), ("datetime", True)])
+def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, module: str, replied: bool):
     """Before the fix the handler was installed after the imports: SIGTERM then killed the
     process (exit -15); then it raised ``SystemExit`` inside whatever was importing, which a
     native module's init turned into another error (exit 1). These modules are imported before
-    the ``initialize`` reply."""
+    the reply to an ``initialize`` with options (pydantic validates them; without options it is
+    imported after the reply), which is waiting on stdin."""
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
     (gate_dir / "sitecustomize.py").write_text(GATE)
@@ -85,14 +104,28 @@ def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, m
         stderr=subprocess.PIPE,
         env=env,
     )
+    assert proc.stdin is not None
+    proc.stdin.write(frame(INITIALIZE_WITH_OPTIONS))
+    proc.stdin.flush()
     try:
         wait_until(lambda: ready.exists() and ready.read_text(), f"the server reached its import of {module}")
         assert "dsh_sidecar.lsp.signals" in ready.read_text().split()  # the handler is in place
         proc.send_signal(signal.SIGTERM)
+        (tmp_path / "ready.go").touch()  # the import goes on
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
         proc.wait()
     assert proc.returncode == 0, err.decode(errors="replace")
-    assert out == b""  # nothing was answered, and nothing else was written on the channel
+    # nothing else was written on the channel: nothing at all when the start ended at once, or,
+    # when the module was imported by the initialize handler on the event loop (pydantic and
+    # pydantic_core's datetime, validating the options: the signal is taken when the handler
+    # returns), its reply
+    if replied:
+        header, _, body = out.partition(b"\r\n\r\n")
+        assert b"Content-Length: %d" % len(body) in header.split(b"\r\n")
+        reply = json.loads(body)
+        assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "dsh-search-sidecar"
+    else:
+        assert out == b""
     assert b"Traceback" not in err

@@ -154,3 +154,47 @@ def test_untyped_requests_are_dispatched_as_pygls_would_and_dropped_after_shutdo
     server.protocol._shutdown = True
     peer.handle(JsonRPCRequestMessage(id=3, method="dsh/x", params={}, jsonrpc="2.0"))
     assert len(seen) == 2
+
+
+def _rebuilt(data: bytes, redact) -> bytes:
+    """redact_frame as it was before its nothing-to-redact shortcut: every header rebuilt."""
+    out, rest = [], data
+    while rest:
+        head_end = rest.find(b"\r\n\r\n")
+        header = rest[:head_end]
+        value = [ln for ln in header.split(b"\r\n") if ln.lower().startswith(b"content-length:")][0].split(b":")[1]
+        start, end = head_end + 4, head_end + 4 + int(value)
+        body = redact(rest[start:end])
+        lines = [
+            b"Content-Length: %d" % len(body) if ln.lower().startswith(b"content-length:") else ln
+            for ln in header.split(b"\r\n")
+        ]
+        out.append(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        rest = rest[end:]
+    return b"".join(out)
+
+
+def test_a_frame_with_nothing_to_redact_is_written_as_it_would_have_been_rebuilt():
+    from dsh_sidecar.lsp.transport import redact_frame
+    from dsh_sidecar.redact import Redactor
+
+    body = b'{"jsonrpc":"2.0","id":1,"result":{"t":"ok"}}'
+    pygls = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" % len(body) + body
+    odd = [
+        b"content-length: %d\r\n\r\n" % len(body) + body,  # another spelling: rebuilt
+        b"Content-Length: %d\r\nX: 1\r\nContent-Length: %d\r\n\r\n" % (len(body), len(body)) + body,  # two
+        b"Content-Length:  %d\r\n\r\n" % len(body) + body,
+        frame(body),
+        pygls,
+    ]
+    for secrets in ([], ["sk-secret-0123456789"]):
+        red = Redactor(secrets).redact_bytes
+        for data in [
+            pygls,
+            frame(body),
+            pygls + frame(body),
+            *odd,
+            pygls + odd[0] + frame(b'{"t":"sk-secret-0123456789"}'),
+        ]:
+            assert redact_frame(data, red) == _rebuilt(data, red), data
+    assert redact_frame(pygls, Redactor([]).redact_bytes) == pygls

@@ -18,6 +18,7 @@ from pydantic import Field
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
 from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.options import merge_options as merge_options  # its home before the cold-start split
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
 from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
@@ -100,37 +101,6 @@ def read_config_file(path: Path) -> Any:
         raise ConfigError(str(path), "not valid YAML/JSON") from None
     parse_config(raw)
     return raw
-
-
-#: Keys of the router block that exclude each other: an override giving one drops the other.
-_ALTERNATIVES: Final = {"router": ("provider", "order")}
-
-
-def merge_options(base: Any, override: Any) -> Any:
-    """``override`` (a client's ``initializationOptions``) laid over ``base`` (the
-    ``dsh-search serve --config`` file): objects merge key by key, recursively; any other value
-    of ``override`` replaces the base's. In ``router``, ``provider`` and ``order`` are
-    alternatives: an override naming one drops the other from the base. ``None`` on either
-    side is the other side unchanged. Nothing is validated here (:func:`parse_config` does)."""
-    if base is None:
-        return override
-    if override is None:
-        return base
-    if not isinstance(base, Mapping) or not isinstance(override, Mapping):
-        return override
-    out = dict(base)
-    for key, value in override.items():
-        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
-            merged = dict(merge_options(out[key], value))
-            pair = _ALTERNATIVES.get(str(key))
-            if pair:
-                for mine, other in (pair, pair[::-1]):
-                    if mine in value and other not in value:
-                        merged.pop(other, None)
-            out[key] = merged
-        else:
-            out[key] = value
-    return out
 
 
 def dsh_home(env: Mapping[str, str] | None = None) -> Path:

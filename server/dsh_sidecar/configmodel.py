@@ -17,8 +17,10 @@ the field's ``description`` in the JSON schema (the VS Code settings schema is b
 The models are built lazily (pydantic's ``defer_build``): a block's validator is generated the
 first time a value of it is validated, and a block that is absent or empty is not validated at
 all but taken from its defaults (:func:`defaults_of`), which is what validating ``{}`` returns. So
-``initialize`` without options builds no validator, and one with a ``suggester`` block builds that
-block's only (cold start, issue 16).
+the sidecar built after an ``initialize`` without options builds no validator (that reply itself
+imports no pydantic: :mod:`dsh_sidecar.options`), and one with a ``suggester`` block builds that
+block's only (cold start, issue 16). :func:`set_attribute_docstrings` lives in
+:mod:`dsh_sidecar.options` (no pydantic there) and is re-exported here.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
+from dsh_sidecar.options import attribute_docstrings, set_attribute_docstrings
 
 __all__ = ["ConfigModel", "defaults_of", "load_yaml", "parse_block", "set_attribute_docstrings"]
 
@@ -51,16 +54,7 @@ class ConfigModel(BaseModel):
     )
 
 
-ConfigModel.model_config["use_attribute_docstrings"] = True
-
-
-def set_attribute_docstrings(enabled: bool) -> None:
-    """Whether config models defined from now on read their attribute docstrings as field
-    descriptions (pydantic's ``use_attribute_docstrings``, which re-reads and tokenises each
-    class's source: ~30 ms of CPU for all the blocks). On by default (the JSON schema, the CLI,
-    the tests); ``dsh-search serve`` turns it off before the config modules are imported,
-    since nothing it answers carries a description, and models already defined keep theirs."""
-    ConfigModel.model_config["use_attribute_docstrings"] = enabled
+ConfigModel.model_config["use_attribute_docstrings"] = attribute_docstrings()  # set_attribute_docstrings
 
 
 M = TypeVar("M", bound=BaseModel)

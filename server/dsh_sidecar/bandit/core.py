@@ -45,6 +45,9 @@ from dsh_sidecar.router import AllProvidersFailed, Router
 LOG_PREFIX: Final = "[bandit-search]"
 #: Decimals of the α/β written in the log line's ``stats`` (discounting makes long fractions).
 STATS_DECIMALS: Final = 6
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per line (the same
+#: encoder ``json.dumps`` builds for those arguments).
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 @dataclass
@@ -75,7 +78,7 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
     compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
     return (
         f"{LOG_PREFIX} arm={arm} reward={reward:.3f} durationMs={duration_ms} "
-        f"resultCount={result_count} stats={json.dumps(compact, separators=(',', ':'))}"
+        f"resultCount={result_count} stats={_compact_json(compact)}"
     )
 
 
@@ -85,7 +88,7 @@ def format_unlearned_line(arm: str, duration_ms: int, stats: dict) -> str:
     compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
     return (
         f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount=0 "
-        f"stats={json.dumps(compact, separators=(',', ':'))} learned=false"
+        f"stats={_compact_json(compact)} learned=false"
     )
 
 
@@ -121,9 +124,10 @@ class StrategyBandit:
         )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self._config = config
-        # search ids: a random prefix per process and a counter (unique, and no urandom call
-        # per search)
-        self._ids = (f"{uuid.uuid4().hex[:16]}{n:016x}" for n in itertools.count(1))
+        # search ids: a random prefix per bandit and a counter (unique, and no urandom call
+        # per search: the prefix is drawn once, here, not in the generator's loop)
+        prefix = uuid.uuid4().hex[:16]
+        self._ids = (f"{prefix}{n:016x}" for n in itertools.count(1))
 
     def _redact(self, text: str) -> str:
         redactor = getattr(self.router, "redactor", None)  # the current router's secrets

@@ -90,8 +90,10 @@ class SidecarProtocol(LanguageServerProtocol):
 class SidecarServer(LanguageServer):
     """The language server that hosts one :class:`Sidecar`.
 
-    ``initialize`` validates the config and answers; the :class:`Sidecar` itself (the router,
-    the bandit, the suggester and their imports) is built right after the reply, before the
+    ``initialize`` validates the config and answers (an ``initialize`` without options is
+    checked without pydantic, :mod:`dsh_sidecar.options`, and its config is validated with the
+    build); the :class:`Sidecar` itself (the router, the bandit, the suggester and their imports,
+    pydantic's included) is built right after the reply, before the
     next message is dispatched (:meth:`defer_sidecar`). Reading :attr:`sidecar` completes a
     build still pending, so no request ever sees a half-initialised server.
     """

@@ -16,22 +16,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import dsh_protocol as wire  # the params models are imported by the sidecar's build (after initialize)
 from dsh_protocol import ErrorCode, Method
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import router as router_core
-from dsh_sidecar.config import SidecarConfig, merge_options, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
-from dsh_sidecar.router.config import resolve_chain, secrets_of
+from dsh_sidecar.options import is_empty, merge_options, preflight_defaults, preflight_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic and the config models: imported after an initialize without options replies
+    from pydantic import BaseModel
+
+    from dsh_sidecar.config import SidecarConfig
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -47,7 +48,11 @@ def validate(model: type[M], params: Any) -> M:
         raise invalid_params("params must be an object")
     try:
         return model.model_validate(params, by_alias=True, by_name=False)
-    except ValidationError as exc:
+    except Exception as exc:
+        from pydantic import ValidationError  # imported already: ``model`` is a pydantic model
+
+        if not isinstance(exc, ValidationError):
+            raise
         problem = first_problem(exc, unknown="unknown field")
         raise invalid_params(f"{problem.key or 'params'}: {problem.message()}") from None
 
@@ -82,23 +87,47 @@ def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -
     return sidecar
 
 
+def config_of(options: Any, config: SidecarConfig | None) -> SidecarConfig:
+    """``config``, or when ``initialize`` had it checked without pydantic (``None``), the
+    validated config of ``options`` (:func:`~dsh_sidecar.config.parse_config`: every default).
+    Raises :class:`ConfigError` as ``parse_config`` does."""
+    if config is not None:
+        return config
+    from dsh_sidecar.config import parse_config
+
+    return parse_config(options)
+
+
 def register(server: SidecarServer) -> None:
     """Attach every handler to ``server``."""
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
         try:
-            config = parse_config(merge_options(ls.config_defaults, params.initialization_options))
+            options = merge_options(ls.config_defaults, params.initialization_options)
+            config: SidecarConfig | None = None
+            if not is_empty(options):  # every default otherwise: nothing to validate before the reply
+                from dsh_sidecar.config import parse_config
+
+                config = parse_config(options)
             root = workspace_root(params)
-            if config.state.shared:  # opening the shared store can refuse the config: before the reply
-                ls.sidecar = build_sidecar(ls, config, root)
+            # what the reply needs: the config checked (the environment's provider URLs and keys
+            # included: the chain is resolved as the router resolves it) and every secret in the
+            # log filter; without options this imports no pydantic (dsh_sidecar.options), and the
+            # config is validated with the sidecar's build, right after the reply (cold start,
+            # issue 16), unless opening a shared store can still refuse it
+            if config is None:
+                check = preflight_defaults(ls.env)
+                shared = check.shared_state
             else:
-                # what the reply needs: the config checked (the environment's provider URLs
-                # included: resolve_chain raises as the router would) and every secret in the log
-                # filter; the sidecar is built right after the reply (cold start, issue 16)
-                chain, _missing = resolve_chain(config.router, ls.env)
-                ls.redactor.add(secrets_of(chain))
-                ls.defer_sidecar(lambda: build_sidecar(ls, config, root))
+                shared = config.state.shared
+                check = None if shared else preflight_of(config, ls.env)
+            if shared:  # opening the shared store can refuse the config: before the reply
+                ls.sidecar = build_sidecar(ls, config_of(options, config), root)
+            else:
+                assert check is not None
+                ls.redactor.add(check.secrets)
+                ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root))
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
         ls.protocol.initialized_once = True  # a second initialize is refused (transport.dispatch)

@@ -33,7 +33,7 @@ import re
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 import attrs
@@ -79,7 +79,9 @@ _CONTENT_LENGTH = b"content-length:"
 
 def redact_frame(data: bytes, redact: Callable[[bytes], bytes]) -> bytes:
     """``data`` (one LSP frame, or several) with every body redacted by ``redact`` and each
-    ``Content-Length`` recomputed. Data that is not a well-formed frame is redacted whole."""
+    ``Content-Length`` recomputed. Data that is not a well-formed frame is redacted whole. A
+    frame ``redact`` leaves alone (returns its body object itself) whose header is already what
+    the rebuild would write is copied as it is."""
     out: list[bytes] = []
     rest = data
     while rest:
@@ -95,7 +97,16 @@ def redact_frame(data: bytes, redact: Callable[[bytes], bytes]) -> bytes:
             break
         start = head_end + len(_HEADER_END)
         end = start + int(value)
-        body = redact(rest[start:end])
+        raw = rest[start:end]
+        body = redact(raw)
+        if body is raw:  # nothing redacted: the frame as it came when its header is what would be rebuilt
+            first = b"Content-Length: %d" % len(body)
+            if header == first or (
+                header.startswith(first + b"\r\n") and _CONTENT_LENGTH not in header[len(first) :].lower()
+            ):
+                out.append(rest[:end])
+                rest = rest[end:]
+                continue
         lines = [
             b"Content-Length: %d" % len(body) if line.lower().startswith(_CONTENT_LENGTH) else line
             for line in header.split(b"\r\n")
@@ -108,6 +119,22 @@ def redact_frame(data: bytes, redact: Callable[[bytes], bytes]) -> bytes:
 #: Longest a notification is held back so that it shares one write with the reply that
 #: follows it (a ``[bandit-search]`` or ledger line and its call's reply), seconds.
 HOLD_S: Final = 0.001
+
+
+class _Holding:
+    """:meth:`FdWriter.holding`: sets the writing thread's ``hold`` flag for the block, and
+    clears it on the way out (exceptions included)."""
+
+    __slots__ = ("_local",)
+
+    def __init__(self, local: threading.local) -> None:
+        self._local = local
+
+    def __enter__(self) -> None:
+        self._local.hold = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._local.hold = False
 
 
 class FdWriter:
@@ -129,20 +156,18 @@ class FdWriter:
         self._timer: asyncio.TimerHandle | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._holding = _Holding(self._local)
         #: Set when the reader closed the pipe (``EPIPE``): later writes are dropped, and
         #: :attr:`on_lost` (any thread) is called once, so the server stops instead of failing
         #: every reply with a traceback.
         self.lost = False
         self.on_lost: Callable[[], None] | None = None
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[None]:
-        """Writes made in this block (by this thread) may be held (see the class docstring)."""
-        self._local.hold = True
-        try:
-            yield
-        finally:
-            self._local.hold = False
+    def holding(self) -> contextlib.AbstractContextManager[None]:
+        """Writes made in this block (by this thread) may be held (see the class docstring).
+        (One reusable context manager object: a generator-based one per notification cost a
+        generator and its frame each time.)"""
+        return self._holding
 
     def write(self, data: bytes) -> None:
         if getattr(self._local, "hold", False):

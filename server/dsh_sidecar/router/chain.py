@@ -349,8 +349,10 @@ def digest(
 ) -> tuple[ProviderAnswer, list[Source], bool]:
     """Parse and normalise one response (redacted, cut to ``max_results`` before the rest is
     normalised). Raises :class:`ProviderFailure`; a parser bug is ``unreadable response``."""
+    if response.redact is not redactor:
+        response = replace(response, redact=redactor)
     try:
-        answer = provider.parse_response(replace(response, redact=redactor), max_results)
+        answer = provider.parse_response(response, max_results)
         sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS)
         answer.items = []  # not needed past here (and not worth sending back from a worker)
     except ProviderFailure:
@@ -403,7 +405,7 @@ def digest_in_worker(
     if redactor is None:
         _WORKER_REDACTORS.clear()
         redactor = _WORKER_REDACTORS[secrets] = Redactor(secrets)
-    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body), max_results, redactor)
+    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body, redact=redactor), max_results, redactor)
 
 
 def _ms_since(t0: float) -> int:

@@ -15,18 +15,28 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, Field
 
 from dsh_sidecar.configmodel import ConfigModel, defaults_of, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.cache import DEFAULT_MAX_ENTRIES, DEFAULT_TTL_S
-from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
-from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
+from dsh_sidecar.router.resolve import (
+    BASIC_AUTH_PROVIDERS,
+    CANONICAL_ORDER,
+    DEFAULT_ORDER,
+    DEFAULT_PROVIDER,
+    DEFAULT_PROVIDERS,
+    MAX_URL_CHARS,
+    PROVIDER_DEFAULTS,
+    ProviderSpec,
+    check_base_url,
+    resolve_chain_of,
+    resolve_provider_of,
+    secrets_of,
+)
 
 __all__ = [
     "BASIC_AUTH_PROVIDERS",
@@ -38,6 +48,7 @@ __all__ = [
     "parse_router_config",
     "resolve_chain",
     "resolve_provider",
+    "secrets_of",
 ]
 
 #: Seed default per-provider timeout, milliseconds.
@@ -50,19 +61,10 @@ DEFAULT_DEADLINE_MS: Final = 60_000
 #: longer than that is a hung one; bigger values used to overflow the timer at request time.
 MAX_TIMEOUT_MS: Final = 600_000
 MAX_DEADLINE_MS: Final = 3_600_000
-#: Longest base URL accepted, characters, and longest API key.
-MAX_URL_CHARS: Final = 2048
+#: Longest API key accepted, characters (the longest base URL: :data:`MAX_URL_CHARS`).
 MAX_KEY_CHARS: Final = 4096
 #: An environment variable name (POSIX portable names).
 ENV_NAME: Final = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"
-
-
-#: Provider id → its defaults (each provider module's ``DEFAULTS``).
-PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {pid: p.DEFAULTS for pid, p in PROVIDERS.items()}
-#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
-#: those whose ``AUTH_KIND`` is :attr:`AuthKind.BASIC_FROM_URL` (keyless, often self-hosted, behind
-#: an auth proxy). Keyed providers authenticate with their key.
-BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p.AUTH_KIND is AuthKind.BASIC_FROM_URL)
 
 
 class ProviderSettings(ConfigModel):
@@ -107,9 +109,9 @@ class CacheSettings(ConfigModel):
 class RouterConfig(ConfigModel):
     """The validated router block. Times are milliseconds."""
 
-    provider: str | None = None
+    provider: str | None = DEFAULT_PROVIDER
     """Single-provider mode: the one provider asked (not with order)."""
-    order: list[str] | None = None
+    order: list[str] | None = DEFAULT_ORDER
     """Fallback-chain mode: providers tried in this order (not with provider). Neither: every usable provider, in canonical order."""
     timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS)
     """Per-provider timeout, milliseconds (seed: default 10000, at least 100)."""
@@ -117,7 +119,7 @@ class RouterConfig(ConfigModel):
     """Deadline of a whole search over the chain, milliseconds."""
     empty_results_fallback: bool = True
     """A successful answer with no results counts as a failure, so the next provider is tried (seed)."""
-    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    providers: dict[str, ProviderSettings] = Field(default_factory=lambda: dict(DEFAULT_PROVIDERS))
     """Per-provider key, endpoint and model, keyed by provider id."""
     cache: CacheSettings = Field(default_factory=lambda: defaults_of(CacheSettings))
     """The result cache: false, true or {ttlSeconds, maxEntries}."""
@@ -203,137 +205,27 @@ def parse_router_config(raw: Any) -> RouterConfig:
     return cfg
 
 
-def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
-    """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
-
-    Raises :class:`ConfigError` naming ``key``; the message never repeats the URL. Credentials
-    (``user:password@``) are refused unless ``allow_credentials`` (then the caller strips them
-    with :func:`split_credentials` and sends them as Basic auth).
-    """
-    stripped = url.strip()
-    if len(stripped) > MAX_URL_CHARS:
-        raise ConfigError(key, f"longer than {MAX_URL_CHARS} characters")
-    if any(c.isspace() or not c.isprintable() for c in stripped):
-        # urlsplit silently drops TAB/CR/LF (WHATWG); httpx then refuses the URL per request
-        raise ConfigError(key, "contains whitespace or control characters")
-    import httpx  # lazy: only a configured URL needs it (cold start)
-
-    try:
-        parts = urlsplit(stripped)
-        _ = parts.port
-        httpx.URL(stripped)  # what the client will parse: host syntax, IDNA, port range
-    except (ValueError, httpx.InvalidURL):
-        raise ConfigError(key, "not a valid URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(key, "must be an absolute http:// or https:// URL")
-    if (parts.username is not None or parts.password is not None) and not allow_credentials:
-        raise ConfigError(
-            key,
-            f"must not carry credentials (user:password@): only {', '.join(sorted(BASIC_AUTH_PROVIDERS))} take Basic auth this way",
-        )
-    if parts.query or parts.fragment:
-        raise ConfigError(key, "must not have a query string or fragment")
-    return stripped.rstrip("/")
-
-
-def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``http://user:pw@host/p`` → ``("http://host/p", ("user", "pw"))`` (percent-decoded);
-    a URL without credentials comes back unchanged with ``None``."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, None
-    netloc = parts.netloc.rpartition("@")[2]
-    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
-
-
-def _key_from(settings: ProviderSettings, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:
-    """The provider's key: ``apiKey``, else the variable ``apiKeyEnv`` (default: the seed's
-    variable). Stray whitespace at the ends is trimmed; a key with whitespace or control
-    characters inside (it would corrupt the HTTP header) is a :class:`ConfigError` naming the
-    key or variable, never the value."""
-    if settings.api_key is not None and settings.api_key.strip():
-        return _check_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
-    var = settings.api_key_env or defaults.key_env
-    if var:
-        value = env.get(var, "").strip()
-        return _check_key(f"${var}", value) if value else None
-    return None
-
-
-def _check_key(where: str, key: str) -> str:
-    if any(c.isspace() or not c.isprintable() or not c.isascii() for c in key):
-        raise ConfigError(where, "API key contains whitespace, control or non-ASCII characters")
-    return key
-
-
-def _settings(cfg: RouterConfig, pid: str) -> ProviderSettings:
-    """The ``providers.<pid>`` block of ``cfg``, or its defaults when the config has none."""
-    return cfg.providers[pid] if pid in cfg.providers else defaults_of(ProviderSettings)
-
-
 def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> ProviderSpec | None:
-    """Resolve one provider's key, endpoint and model; ``None`` when it is not usable
+    """Resolve one provider's key, endpoint and model from ``cfg`` and ``env``
+    (:func:`~dsh_sidecar.router.resolve.resolve_provider_of`); ``None`` when it is not usable
     (a keyed provider without a key, SearXNG without a base URL).
 
     Raises :class:`ConfigError` when a base URL taken from the environment is malformed or a
     key has whitespace/control characters inside (naming the key or variable, never the value).
     """
-    defaults = PROVIDER_DEFAULTS[pid]
-    settings = _settings(cfg, pid)
-    key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
-    if defaults.key_env and key is None:
-        return None
-    base = settings.base_url
-    if base is None:
-        var = settings.base_url_env or defaults.base_url_env
-        if var and env.get(var, "").strip():
-            base = check_base_url(f"${var}", env[var], allow_credentials=pid in BASIC_AUTH_PROVIDERS)
-    base = base or defaults.base_url
-    if base is None:
-        return None
-    base, basic_auth = split_credentials(base.strip().rstrip("/"))
-    return ProviderSpec(
-        id=pid, base_url=base, api_key=key, model=settings.model or defaults.model, basic_auth=basic_auth
-    )
+    return resolve_provider_of(pid, cfg.providers.get(pid), env)
 
 
 def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[ProviderSpec], list[str]]:
-    """Return the providers to try, in order, and the ids that were named but are unusable.
+    """Return the providers to try, in order, and the ids that were named but are unusable
+    (:func:`~dsh_sidecar.router.resolve.resolve_chain_of` of ``cfg``'s ``provider``, ``order``
+    and ``providers``).
 
     ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
     or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
-    zero-config chain is never empty).
+    zero-config chain is never empty). Raises :class:`ConfigError` as :func:`resolve_provider` does.
     """
-    if cfg.provider is not None:
-        ids: tuple[str, ...] = (cfg.provider,)
-    elif cfg.order is not None:
-        ids = tuple(cfg.order)
-    else:
-        ids = CANONICAL_ORDER
-    chain: list[ProviderSpec] = []
-    missing: list[str] = []
-    for pid in ids:
-        spec = resolve_provider(pid, cfg, env)
-        if spec is None:
-            missing.append(pid)
-        else:
-            chain.append(spec)
-    if cfg.provider is None and cfg.order is None:
-        missing = []
-    return chain, missing
-
-
-def secrets_of(chain: list[ProviderSpec]) -> list[str]:
-    """Every secret the chain holds, for redaction: API keys and Basic-auth passwords (also
-    percent-encoded, as they may be echoed in a URL, and the base64 ``user:password`` of the
-    Authorization header)."""
-    out = [s.api_key for s in chain if s.api_key]
-    for spec in chain:
-        if spec.basic_auth and spec.basic_auth[1]:
-            user, password = spec.basic_auth
-            out += [password, quote(password, safe=""), base64.b64encode(f"{user}:{password}".encode()).decode()]
-    return out
+    return resolve_chain_of(cfg.provider, cfg.order, cfg.providers, env)
 
 
 def unusable_reason(pid: str, cfg: RouterConfig) -> str:
@@ -342,11 +234,11 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     providers.exa.apiKey)`` or ``not configured (no base URL: set SEARXNG_BASE_URL or
     providers.searxng.baseUrl)``."""
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = _settings(cfg, pid)
+    settings = cfg.providers.get(pid)
     if defaults.key_env:
-        var = settings.api_key_env or defaults.key_env
+        var = (settings.api_key_env if settings is not None else None) or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
-    url_var = settings.base_url_env or defaults.base_url_env
+    url_var = (settings.base_url_env if settings is not None else None) or defaults.base_url_env
     if url_var:
         return f"not configured (no base URL: set {url_var} or providers.{pid}.baseUrl)"
     return f"not configured (no base URL: set providers.{pid}.baseUrl)"

@@ -22,9 +22,8 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 from pydantic import Field, field_validator
 
 from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.state.backends import DEFAULT_BACKEND, FILE, is_shared
 
-#: The default backend: today's files under ``$DSH_HOME``.
-FILE: Final = "file"
 #: URL schemes accepted for a shared store, and what redis-py is given instead.
 SCHEMES: Final[dict[str, str]] = {"redis": "redis", "rediss": "rediss", "valkey": "redis", "valkeys": "rediss"}
 #: Default bound on one store operation, milliseconds: a loopback or LAN round trip is
@@ -48,7 +47,7 @@ _URL_ERROR: Final = "must be 'file' or a redis://, rediss://, valkey:// or valke
 class StateConfig(ConfigModel):
     """``state``: the backend and the bounds on waiting for it."""
 
-    backend: str = Field(default=FILE, min_length=1, max_length=2048, repr=False)
+    backend: str = Field(default=DEFAULT_BACKEND, min_length=1, max_length=2048, repr=False)
     """``file`` (default) or a ``redis://``/``rediss://``/``valkey://``/``valkeys://`` URL."""
     timeout_ms: int = Field(default=DEFAULT_TIMEOUT_MS, ge=1, le=5000)
     """Longest wait on the store per operation (socket connect and read), milliseconds."""
@@ -86,7 +85,7 @@ class StateConfig(ConfigModel):
     @property
     def shared(self) -> bool:
         """Whether a shared store (not files) is configured."""
-        return self.backend != FILE
+        return is_shared(self.backend)
 
     def redis_url(self) -> str:
         """The URL as redis-py takes it (``valkey`` schemes mapped to ``redis`` ones)."""

@@ -1,0 +1,209 @@
+"""The router's chain resolved against the environment, without pydantic.
+
+:func:`resolve_chain_of` turns the router block's ``provider``, ``order`` and ``providers``
+settings into the providers to call (:class:`ProviderSpec`: key, endpoint, model, Basic auth),
+reading keys and base URLs from the environment as the search-router seed says. The validated
+:class:`~dsh_sidecar.router.config.RouterConfig` passes its fields here
+(:func:`~dsh_sidecar.router.config.resolve_chain`), and ``initialize`` without options passes
+the block's defaults (:data:`DEFAULT_PROVIDER`, :data:`DEFAULT_ORDER`, :data:`DEFAULT_PROVIDERS`),
+which the model's fields read too, so a server can check its chain and collect its secrets
+before its reply without importing pydantic (cold start, issue 16). Errors are
+:class:`~dsh_sidecar.errors.ConfigError` naming the key or variable, never the value.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final, Protocol
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.router.providers import CANONICAL_ORDER, PROVIDERS
+from dsh_sidecar.router.providers.base import AuthKind, ProviderDefaults, ProviderSpec
+
+__all__ = [
+    "BASIC_AUTH_PROVIDERS",
+    "CANONICAL_ORDER",
+    "DEFAULT_ORDER",
+    "DEFAULT_PROVIDER",
+    "DEFAULT_PROVIDERS",
+    "MAX_URL_CHARS",
+    "PROVIDER_DEFAULTS",
+    "ProviderOverrides",
+    "ProviderSpec",
+    "check_base_url",
+    "resolve_chain_of",
+    "resolve_provider_of",
+    "secrets_of",
+    "split_credentials",
+]
+
+#: Default of the router block's ``provider`` (single-provider mode) and ``order`` (chain mode):
+#: neither, so the chain is every usable provider in :data:`CANONICAL_ORDER` (seed,
+#: "Auto-detection"). :class:`~dsh_sidecar.router.config.RouterConfig`'s fields default to these.
+DEFAULT_PROVIDER: Final[str | None] = None
+DEFAULT_ORDER: Final[list[str] | None] = None
+#: Longest base URL accepted, characters.
+MAX_URL_CHARS: Final = 2048
+
+#: Provider id → its defaults (each provider module's ``DEFAULTS``).
+PROVIDER_DEFAULTS: Final[dict[str, ProviderDefaults]] = {pid: p.DEFAULTS for pid, p in PROVIDERS.items()}
+#: Providers whose base URL may carry ``user:password@``, sent as HTTP Basic auth (RFC 7617):
+#: those whose ``AUTH_KIND`` is :attr:`AuthKind.BASIC_FROM_URL` (keyless, often self-hosted, behind
+#: an auth proxy). Keyed providers authenticate with their key.
+BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p.AUTH_KIND is AuthKind.BASIC_FROM_URL)
+
+
+class ProviderOverrides(Protocol):
+    """The ``providers.<id>`` block as the resolver reads it (``None`` for a setting not given):
+    :class:`~dsh_sidecar.router.config.ProviderSettings`."""
+
+    api_key: str | None
+    api_key_env: str | None
+    base_url: str | None
+    base_url_env: str | None
+    model: str | None
+
+
+#: Default of the router block's ``providers``: no per-provider block, so every provider's key,
+#: endpoint and model are its own defaults (:data:`PROVIDER_DEFAULTS`, its variables).
+DEFAULT_PROVIDERS: Final[Mapping[str, ProviderOverrides]] = MappingProxyType({})
+
+
+def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
+    """Check that ``url`` is an absolute http(s) URL with a host; return it without a trailing ``/``.
+
+    Raises :class:`ConfigError` naming ``key``; the message never repeats the URL. Credentials
+    (``user:password@``) are refused unless ``allow_credentials`` (then the caller strips them
+    with :func:`split_credentials` and sends them as Basic auth).
+    """
+    stripped = url.strip()
+    if len(stripped) > MAX_URL_CHARS:
+        raise ConfigError(key, f"longer than {MAX_URL_CHARS} characters")
+    if any(c.isspace() or not c.isprintable() for c in stripped):
+        # urlsplit silently drops TAB/CR/LF (WHATWG); httpx then refuses the URL per request
+        raise ConfigError(key, "contains whitespace or control characters")
+    import httpx  # lazy: only a configured URL needs it (cold start)
+
+    try:
+        parts = urlsplit(stripped)
+        _ = parts.port
+        httpx.URL(stripped)  # what the client will parse: host syntax, IDNA, port range
+    except (ValueError, httpx.InvalidURL):
+        raise ConfigError(key, "not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(key, "must be an absolute http:// or https:// URL")
+    if (parts.username is not None or parts.password is not None) and not allow_credentials:
+        raise ConfigError(
+            key,
+            f"must not carry credentials (user:password@): only {', '.join(sorted(BASIC_AUTH_PROVIDERS))} take Basic auth this way",
+        )
+    if parts.query or parts.fragment:
+        raise ConfigError(key, "must not have a query string or fragment")
+    return stripped.rstrip("/")
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:pw@host/p`` → ``("http://host/p", ("user", "pw"))`` (percent-decoded);
+    a URL without credentials comes back unchanged with ``None``."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def _key_from(
+    settings: ProviderOverrides | None, defaults: ProviderDefaults, env: Mapping[str, str], pid: str
+) -> str | None:
+    """The provider's key: ``apiKey``, else the variable ``apiKeyEnv`` (default: the seed's
+    variable). Stray whitespace at the ends is trimmed; a key with whitespace or control
+    characters inside (it would corrupt the HTTP header) is a :class:`ConfigError` naming the
+    key or variable, never the value."""
+    if settings is not None and settings.api_key is not None and settings.api_key.strip():
+        return _check_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
+    var = (settings.api_key_env if settings is not None else None) or defaults.key_env
+    if var:
+        value = env.get(var, "").strip()
+        return _check_key(f"${var}", value) if value else None
+    return None
+
+
+def _check_key(where: str, key: str) -> str:
+    if any(c.isspace() or not c.isprintable() or not c.isascii() for c in key):
+        raise ConfigError(where, "API key contains whitespace, control or non-ASCII characters")
+    return key
+
+
+def resolve_provider_of(pid: str, settings: ProviderOverrides | None, env: Mapping[str, str]) -> ProviderSpec | None:
+    """Resolve one provider's key, endpoint and model from its ``providers.<pid>`` block
+    (``None``: the config has none, so every value is the provider's own default from
+    :data:`PROVIDER_DEFAULTS` or its variables); ``None`` when it is not usable (a keyed provider
+    without a key, SearXNG without a base URL).
+
+    Raises :class:`ConfigError` when a base URL taken from the environment is malformed or a
+    key has whitespace/control characters inside (naming the key or variable, never the value).
+    """
+    defaults = PROVIDER_DEFAULTS[pid]
+    key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
+    if defaults.key_env and key is None:
+        return None
+    base = settings.base_url if settings is not None else None
+    if base is None:
+        var = (settings.base_url_env if settings is not None else None) or defaults.base_url_env
+        if var and env.get(var, "").strip():
+            base = check_base_url(f"${var}", env[var], allow_credentials=pid in BASIC_AUTH_PROVIDERS)
+    base = base or defaults.base_url
+    if base is None:
+        return None
+    base, basic_auth = split_credentials(base.strip().rstrip("/"))
+    model = (settings.model if settings is not None else None) or defaults.model
+    return ProviderSpec(id=pid, base_url=base, api_key=key, model=model, basic_auth=basic_auth)
+
+
+def resolve_chain_of(
+    provider: str | None,
+    order: Sequence[str] | None,
+    providers: Mapping[str, ProviderOverrides],
+    env: Mapping[str, str],
+) -> tuple[list[ProviderSpec], list[str]]:
+    """Return the providers to try, in order, and the ids that were named but are unusable.
+
+    ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
+    or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
+    zero-config chain is never empty). ``providers`` holds the ``providers.<id>`` blocks given.
+    The ids are taken as valid (the config parser checked them). Raises :class:`ConfigError`
+    as :func:`resolve_provider_of` does.
+    """
+    if provider is not None:
+        ids: tuple[str, ...] = (provider,)
+    elif order is not None:
+        ids = tuple(order)
+    else:
+        ids = CANONICAL_ORDER
+    chain: list[ProviderSpec] = []
+    missing: list[str] = []
+    for pid in ids:
+        spec = resolve_provider_of(pid, providers.get(pid), env)
+        if spec is None:
+            missing.append(pid)
+        else:
+            chain.append(spec)
+    if provider is None and order is None:
+        missing = []
+    return chain, missing
+
+
+def secrets_of(chain: list[ProviderSpec]) -> list[str]:
+    """Every secret the chain holds, for redaction: API keys and Basic-auth passwords (also
+    percent-encoded, as they may be echoed in a URL, and the base64 ``user:password`` of the
+    Authorization header)."""
+    out = [s.api_key for s in chain if s.api_key]
+    for spec in chain:
+        if spec.basic_auth and spec.basic_auth[1]:
+            user, password = spec.basic_auth
+            out += [password, quote(password, safe=""), base64.b64encode(f"{user}:{password}".encode()).decode()]
+    return out
