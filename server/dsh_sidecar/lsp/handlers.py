@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from dsh_sidecar import router as router_core
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.lsp.app import SidecarServer, workspace_root
-from dsh_sidecar.options import is_empty, merge_options, preflight_defaults, preflight_of
+from dsh_sidecar.options import Preflight, is_empty, merge_options, preflight_defaults, preflight_of
 
 if TYPE_CHECKING:  # pydantic and the config models: imported after an initialize without options replies
     from pydantic import BaseModel
@@ -116,6 +116,7 @@ def register(server: SidecarServer) -> None:
             # log filter; without options this imports no pydantic (dsh_sidecar.options), and the
             # config is validated with the sidecar's build, right after the reply (cold start,
             # issue 16), unless opening a shared store can still refuse it
+            check: Preflight | None
             if config is None:
                 check = preflight_defaults(ls.env)
                 shared = check.shared_state

@@ -16,7 +16,7 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pydantic import AliasChoices, Field
 
@@ -119,7 +119,10 @@ class RouterConfig(ConfigModel):
     """Deadline of a whole search over the chain, milliseconds."""
     empty_results_fallback: bool = True
     """A successful answer with no results counts as a failure, so the next provider is tried (seed)."""
-    providers: dict[str, ProviderSettings] = Field(default_factory=lambda: dict(DEFAULT_PROVIDERS))
+    # (DEFAULT_PROVIDERS is empty, no overrides: the cast only states its value's type here)
+    providers: dict[str, ProviderSettings] = Field(
+        default_factory=lambda: cast("dict[str, ProviderSettings]", dict(DEFAULT_PROVIDERS))
+    )
     """Per-provider key, endpoint and model, keyed by provider id."""
     cache: CacheSettings = Field(default_factory=lambda: defaults_of(CacheSettings))
     """The result cache: false, true or {ttlSeconds, maxEntries}."""
