@@ -59,7 +59,11 @@ Spawn = Callable[..., Awaitable[LanguageClient]]
 
 @pytest_asyncio.fixture
 async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
-    """Start ``dsh-search serve`` and initialize it: ``await spawn(init_options, root=…, env=…)``."""
+    """Start ``dsh-search serve`` and initialize it: ``await spawn(init_options, root=…, env=…)``.
+
+    These tests talk to the sidecar, so it is forked from the worker's fork server
+    (:mod:`support.forkserver`: the same ``serve`` on the same pipes, without the ~0.7 s of
+    imports each); ``forked=False`` spawns it, for a test that reads the process (``/proc``)."""
     clients: list[LanguageClient] = []
 
     async def start(
@@ -67,8 +71,9 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
         root: Path | None = None,
         env: dict[str, str] | None = None,
         initialize: bool = True,
+        forked: bool = True,
     ) -> LanguageClient:
-        client = await start_server(dsh_home, env)
+        client = await start_server(dsh_home, env, forked=forked)
         clients.append(client)
         if initialize:
             await initialize_session(client, init_options, root)

@@ -5,8 +5,11 @@ polite stop, and the wait for the workspace projection to be ready."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,41 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "dsh_sidecar", "serve"]
 
 
+#: The fork server of this pytest process (:mod:`support.forkserver`): (zygote, socket path).
+_ZYGOTE: tuple[subprocess.Popen[bytes], str] | None = None
+FORKSERVER = Path(__file__).with_name("forkserver.py")
+
+
+def forked_command() -> list[str]:
+    """:func:`server_command` started through :mod:`support.forkserver` (the same ``serve``
+    forked from a process that has done its imports, on the caller's pipes), for tests that only
+    talk to a sidecar; :func:`server_command` itself with ``DSH_TESTS_FORKSERVER=0``. The zygote
+    starts on first use and ends with this process."""
+    global _ZYGOTE
+    if os.environ.get("DSH_TESTS_FORKSERVER") == "0":
+        return server_command()
+    if _ZYGOTE is None or _ZYGOTE[0].poll() is not None:
+        path = str(Path(tempfile.mkdtemp(prefix="dsh-zygote-")) / "sock")
+        proc = subprocess.Popen(
+            [sys.executable, "-P", str(FORKSERVER), "zygote", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert proc.stdout is not None
+        if proc.stdout.readline() != b"ready\n":
+            raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
+        atexit.register(_stop_zygote, proc)
+        _ZYGOTE = (proc, path)
+    return [sys.executable, "-S", "-I", str(FORKSERVER), "launch", _ZYGOTE[1], *server_command()]
+
+
+def _stop_zygote(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()  # the zygote kills its remaining sidecars and exits
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The host environment without provider credentials, with ``DSH_HOME`` set."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
@@ -54,12 +92,12 @@ def make_client() -> LanguageClient:
     return client
 
 
-async def start_server(dsh_home: Path, env: dict[str, str] | None = None) -> LanguageClient:
+async def start_server(dsh_home: Path, env: dict[str, str] | None = None, forked: bool = False) -> LanguageClient:
     """``dsh-search serve`` over real stdio with :func:`clean_env` (plus ``env``), not yet
-    initialized; stop it with :func:`stop_client`."""
-    config = ClientServerConfig(
-        server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
-    )
+    initialized; stop it with :func:`stop_client`. ``forked``: through :func:`forked_command`
+    (then ``client._server.pid`` is the launcher's, not the sidecar's)."""
+    command = forked_command() if forked else server_command()
+    config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=clean_env(dsh_home, env))
     return await config.start()
 
 
