@@ -3,7 +3,7 @@ process that has already imported it, over the test's own stdio pipes.
 
 Of the ~0.75 s of CPU a sidecar costs a short test, ~0.68 s is imports, 0.34 s of them
 ``lsprotocol.types`` alone (attrs generating the methods of ~1000 classes at import; bytecode
-does not cache that). Over ~275 sidecars per run that was most of the suite's CPU. Here one
+does not cache that), ~70 s of CPU over the ~100 the suite starts itself. Here one
 *zygote* per pytest worker imports what ``serve`` imports, as ``serve`` does (attribute
 docstrings off first), and waits on a Unix socket. A test starts a small *launcher* process
 (``python -S -I`` on this file: no site, no project imports, ~15 ms), which passes its fds 0, 1
@@ -18,8 +18,10 @@ What differs from a spawned process, so which tests must not use it: the pid a t
 the launcher's (so ``/proc`` readings of RSS, CPU or threads are not the sidecar's;
 :class:`support.rawrpc.RawServer` refuses them for a forked server); the interpreter start and
 the imports are not exercised (start-up, SIGTERM during the imports, cold start); ``-X``/``PYTHON*``
-settings of the test's environment do not reach the interpreter. Start-up, signals, exit paths,
-config refusal, harness and editor tests spawn ``dsh-search serve`` as a user's harness does.
+settings of the test's environment do not reach the interpreter; all forks of one zygote share
+its string hash seed (a spawned process draws its own), so a test of determinism across two
+processes spawns them. Start-up, signals, exit paths, config refusal, harness and editor tests
+spawn ``dsh-search serve`` as a user's harness does.
 
 ``DSH_TESTS_FORKSERVER=0`` turns it off (every sidecar spawned).
 """
