@@ -110,10 +110,18 @@ def launch(path: str, argv: list[str]) -> None:
 # ---------------------------------------------------------------------------- the zygote
 
 
-def _preload() -> None:
-    """Import what ``dsh-search serve`` imports before it reads its first message, in its order
-    (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config models)."""
+def _preload(kind: str) -> None:
+    """``serve``: import what ``dsh-search serve`` imports before it reads its first message, in
+    its order (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config
+    models). ``mcp``: the Typer app and the MCP server, with the config models' docstrings on, as
+    ``dsh-search mcp`` defines them."""
     import dsh_sidecar.cli  # noqa: F401
+
+    if kind == "mcp":
+        import dsh_sidecar.cli.commands  # noqa: F401
+        import dsh_sidecar.mcp.server  # noqa: F401
+
+        return
     from dsh_sidecar.configmodel import set_attribute_docstrings
 
     set_attribute_docstrings(False)
@@ -159,12 +167,13 @@ def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
     os._exit(code)
 
 
-def zygote(path: str) -> None:
-    """Serve forks on the Unix socket ``path`` until stdin closes (the pytest worker ended)."""
+def zygote(kind: str, path: str) -> None:
+    """Serve forks of ``kind`` (``serve`` or ``mcp``: :func:`_preload`) on the Unix socket
+    ``path`` until stdin closes (the pytest worker ended)."""
     import selectors
     import threading
 
-    _preload()
+    _preload(kind)
     assert threading.active_count() == 1, "the zygote must have no threads to fork"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -248,6 +257,6 @@ def zygote(path: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "zygote":
-        zygote(sys.argv[2])
+        zygote(sys.argv[2], sys.argv[3])
     else:
         launch(sys.argv[2], sys.argv[3:])

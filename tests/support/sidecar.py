@@ -42,30 +42,37 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "dsh_sidecar", "serve"]
 
 
-#: The fork server of this pytest process (:mod:`support.forkserver`): (zygote, socket path).
-_ZYGOTE: tuple[subprocess.Popen[bytes], str] | None = None
+#: The fork servers of this pytest process (:mod:`support.forkserver`), by kind: (zygote, socket).
+_ZYGOTES: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
 FORKSERVER = Path(__file__).with_name("forkserver.py")
 
 
-def forked_command() -> list[str]:
-    """:func:`server_command` started through :mod:`support.forkserver` (the same ``serve``
-    forked from a process that has done its imports, on the caller's pipes), for tests that only
-    talk to a sidecar; :func:`server_command` itself with ``DSH_TESTS_FORKSERVER=0``. The zygote
-    starts on first use and ends with this process."""
-    global _ZYGOTE
+def forked(argv: list[str]) -> list[str]:
+    """``argv`` (the ``dsh-search`` console script and its arguments) started through
+    :mod:`support.forkserver`: the same command forked from a process that has done its imports
+    (a ``serve`` zygote, or an ``mcp`` one for ``dsh-search mcp``), on the caller's pipes; for
+    tests that only talk to the sidecar. ``argv`` itself with ``DSH_TESTS_FORKSERVER=0``. Each
+    zygote starts on first use and ends with this process."""
     if os.environ.get("DSH_TESTS_FORKSERVER") == "0":
-        return server_command()
-    if _ZYGOTE is None or _ZYGOTE[0].poll() is not None:
+        return argv
+    kind = "mcp" if argv[1:2] == ["mcp"] else "serve"
+    zygote = _ZYGOTES.get(kind)
+    if zygote is None or zygote[0].poll() is not None:
         path = str(Path(tempfile.mkdtemp(prefix="dsh-zygote-")) / "sock")
         proc = subprocess.Popen(
-            [sys.executable, "-P", str(FORKSERVER), "zygote", path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [sys.executable, "-P", str(FORKSERVER), "zygote", kind, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         assert proc.stdout is not None
         if proc.stdout.readline() != b"ready\n":
-            raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
+            raise RuntimeError(f"the {kind} fork server did not start (exit {proc.wait()})")
         atexit.register(_stop_zygote, proc)
-        _ZYGOTE = (proc, path)
-    return [sys.executable, "-S", "-I", str(FORKSERVER), "launch", _ZYGOTE[1], *server_command()]
+        zygote = _ZYGOTES[kind] = (proc, path)
+    return [sys.executable, "-S", "-I", str(FORKSERVER), "launch", zygote[1], *argv]
+
+
+def forked_command() -> list[str]:
+    """:func:`server_command` through :func:`forked`."""
+    return forked(server_command())
 
 
 def _stop_zygote(proc: subprocess.Popen[bytes]) -> None:
