@@ -6,10 +6,18 @@ restarted one builds again: a restart storm until maxRestarts)."""
 
 from __future__ import annotations
 
+import pytest
 from support.rawrpc import RawServer
 from support.trees import big_workspace
 
 POST = {"sessionId": "s", "turn": 0, "tool": {"name": "grep", "input": {"pattern": "x"}}}
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """The 10,000-file tree, written once for both tests (the sidecar only reads its workspace;
+    each test has its own DSH_HOME and its own sidecar building from scratch)."""
+    return big_workspace(tmp_path_factory.mktemp("big"))
 
 
 def arrival(srv: RawServer, ids: list[int]) -> list[int]:
@@ -21,8 +29,8 @@ def arrival(srv: RawServer, ids: list[int]) -> list[int]:
     return order
 
 
-def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, tmp_path):
-    root = big_workspace(tmp_path / "big")
+def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, big):
+    root = big
     srv = RawServer(dsh_home)
     try:
         srv.initialize({"suggester": {"enabled": True, "sectionMode": "sticky"}}, root=root)
@@ -37,10 +45,10 @@ def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, tmp_pat
     assert b"Traceback" not in srv.stderr_bytes
 
 
-def test_with_the_section_off_the_request_answers_null_without_waiting_for_the_build(dsh_home, tmp_path):
+def test_with_the_section_off_the_request_answers_null_without_waiting_for_the_build(dsh_home, big):
     """sectionMode off: the section is always empty, so it waits for nothing — its null reply
     comes while the build still runs."""
-    root = big_workspace(tmp_path / "big")
+    root = big
     srv = RawServer(dsh_home)
     try:
         srv.initialize({"suggester": {"enabled": True}}, root=root)

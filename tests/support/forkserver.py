@@ -20,8 +20,11 @@ the launcher's (so ``/proc`` readings of RSS, CPU or threads are not the sidecar
 the imports are not exercised (start-up, SIGTERM during the imports, cold start); ``-X``/``PYTHON*``
 settings of the test's environment do not reach the interpreter; all forks of one zygote share
 its string hash seed (a spawned process draws its own), so a test of determinism across two
-processes spawns them. Start-up, signals, exit paths, config refusal, harness and editor tests
-spawn ``dsh-search serve`` as a user's harness does.
+processes spawns them; modules that read the environment when imported read the zygote's
+(``typer.rich_utils`` reads ``FORCE_COLOR``/``TERMINAL_WIDTH``: the ``mcp`` zygote has Typer
+imported), so the CLI tests, which check what is rendered under each environment, spawn. Start-up,
+signals, exit paths, config refusal, harness and editor tests spawn ``dsh-search serve`` as a
+user's harness does.
 
 ``DSH_TESTS_FORKSERVER=0`` turns it off (every sidecar spawned).
 """
