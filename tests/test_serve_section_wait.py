@@ -2,7 +2,8 @@
 the event loop, so the ``dsh/postExecute`` calls after it are answered at once. On the loop it
 held them for the whole wait (5.3 s on a 20 000-file tree), past DeepSeek Harness's 500 ms bound:
 three of them in a row count as a hung sidecar, which the bundle kills and restarts (and the
-restarted one builds again: a restart storm until maxRestarts)."""
+restarted one builds again: a restart storm until maxRestarts). The sidecars are forked
+(support.forkserver): these are about its event loop during the build, not its start."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def arrival(srv: RawServer, ids: list[int]) -> list[int]:
 
 def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, big):
     root = big
-    srv = RawServer(dsh_home)
+    srv = RawServer(dsh_home, forked=True)
     try:
         srv.initialize({"suggester": {"enabled": True, "sectionMode": "sticky"}}, root=root)
         section = srv.request_id("dsh/assembleSection", {})
@@ -49,7 +50,7 @@ def test_with_the_section_off_the_request_answers_null_without_waiting_for_the_b
     """sectionMode off: the section is always empty, so it waits for nothing — its null reply
     comes while the build still runs."""
     root = big
-    srv = RawServer(dsh_home)
+    srv = RawServer(dsh_home, forked=True)
     try:
         srv.initialize({"suggester": {"enabled": True}}, root=root)
         assert srv.request("dsh/assembleSection", {})["result"] == {"section": None}
