@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,7 +66,7 @@ def forked(argv: list[str]) -> list[str]:
         assert proc.stdout is not None
         if proc.stdout.readline() != b"ready\n":
             raise RuntimeError(f"the {kind} fork server did not start (exit {proc.wait()})")
-        atexit.register(_stop_zygote, proc)
+        atexit.register(_stop_zygote, proc, path)
         zygote = _ZYGOTES[kind] = (proc, path)
     return [sys.executable, "-S", "-I", str(FORKSERVER), "launch", zygote[1], *argv]
 
@@ -75,13 +76,14 @@ def forked_command() -> list[str]:
     return forked(server_command())
 
 
-def _stop_zygote(proc: subprocess.Popen[bytes]) -> None:
+def _stop_zygote(proc: subprocess.Popen[bytes], path: str) -> None:
     if proc.stdin is not None:
         proc.stdin.close()  # the zygote kills its remaining sidecars and exits
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    shutil.rmtree(Path(path).parent, ignore_errors=True)  # its socket's temp dir
 
 
 def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
