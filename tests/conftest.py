@@ -32,6 +32,36 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.dont_write_bytecode = False
 
 
+#: The longest-running modules, longest first (wall seconds on the 2-core CI machine in
+#: parentheses). pytest-xdist hands each worker one module at a time in collection order
+#: (``--no-loadscope-reorder`` in the addopts; its default order is by test count, which put the
+#: one-test 55 s VS Code workbench last, with one worker idle for it), so these start first and
+#: the short ones fill in behind them. Only the order changes: a stale list costs time, nothing else.
+LONG_FIRST = (
+    "tests/harness/test_dsh.py",  # (66) restarts with the DSH bundle's real backoff
+    "tests/test_editor_vscode_workbench.py",  # (54) one test: code-server + Chromium
+    "tests/test_corpus_scores.py",  # (30)
+    "tests/test_cli_output.py",  # (25)
+    "tests/test_cli_hostile.py",  # (24)
+    "tests/test_editor_clients.py",  # (20)
+    "tests/test_reliability_state.py",  # (19)
+    "tests/harness/test_claude_code.py",  # (17)
+    "tests/test_mcp.py",  # (17)
+    "tests/test_fleet.py",  # (15)
+    "tests/test_serve_section_wait.py",  # (12)
+    "tests/test_editor_nvim.py",  # (11)
+    "tests/test_cli_commands.py",  # (11)
+    "tests/test_mcp_concurrency.py",  # (11)
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules of :data:`LONG_FIRST` first, in its order; the rest keep theirs (a stable sort,
+    so the order inside each module stays as written)."""
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 @pytest.fixture
 def dsh_home(tmp_path: Path) -> Path:
     home = tmp_path / "dsh-home"
@@ -59,7 +89,11 @@ Spawn = Callable[..., Awaitable[LanguageClient]]
 
 @pytest_asyncio.fixture
 async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
-    """Start ``dsh-search serve`` and initialize it: ``await spawn(init_options, root=…, env=…)``."""
+    """Start ``dsh-search serve`` and initialize it: ``await spawn(init_options, root=…, env=…)``.
+
+    These tests talk to the sidecar, so it is forked from the worker's fork server
+    (:mod:`support.forkserver`: the same ``serve`` on the same pipes, without the ~0.7 s of
+    imports each); ``forked=False`` spawns it, for a test that reads the process (``/proc``)."""
     clients: list[LanguageClient] = []
 
     async def start(
@@ -67,8 +101,9 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
         root: Path | None = None,
         env: dict[str, str] | None = None,
         initialize: bool = True,
+        forked: bool = True,
     ) -> LanguageClient:
-        client = await start_server(dsh_home, env)
+        client = await start_server(dsh_home, env, forked=forked)
         clients.append(client)
         if initialize:
             await initialize_session(client, init_options, root)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dsh_sidecar.replay
 import pytest
 from dsh_sidecar.replay import intent_report, read_manifest, read_trajectories, run_intents, run_trajectories
 
@@ -28,6 +29,16 @@ TRAJECTORIES = Path(os.environ.get("DSH_CORPUS_TRAJECTORIES", CORPUS / "trajecto
 sys.path.insert(0, str(CORPUS))
 
 from materialize import materialize, materialize_trajectory  # noqa: E402
+from support.sidecar import forked_command  # noqa: E402
+
+
+@pytest.fixture
+def forked_replay(monkeypatch):
+    """The replays' sidecars forked (support.forkserver: the same ``serve`` over the same stdio,
+    without its imports): these figures are the suggester's, not the process start's, and the
+    16 sidecars spawned cost 11 s of CPU in imports. ``dsh-search replay`` below spawns."""
+    monkeypatch.setattr(dsh_sidecar.replay, "server_command", forked_command)
+
 
 #: One trajectory per repository (the first of each in ``index.jsonl``), to keep this module fast.
 TRAJECTORY_IDS = (
@@ -114,7 +125,7 @@ def test_corpus_data_is_as_documented():
     assert all(len(v) >= 4 for v in intents.values()), {k: len(v) for k, v in intents.items()}
 
 
-def test_intent_figures_on_materialized_repositories(tmp_path):
+def test_intent_figures_on_materialized_repositories(tmp_path, forked_replay):
     repos = read_manifest(CORPUS)
 
     def workspace(r):
@@ -129,7 +140,7 @@ def test_intent_figures_on_materialized_repositories(tmp_path):
 @pytest.mark.skipif(
     not (TRAJECTORIES / "index.jsonl").is_file(), reason=f"no trajectory data in {TRAJECTORIES} (not merged yet)"
 )
-def test_trajectory_figures_on_materialized_workspaces(tmp_path):
+def test_trajectory_figures_on_materialized_workspaces(tmp_path, forked_replay):
     trajs = read_trajectories(TRAJECTORIES, TRAJECTORY_IDS)
     assert sorted(t.id for t in trajs) == sorted(TRAJECTORY_IDS)
 

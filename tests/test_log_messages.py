@@ -32,7 +32,7 @@ def test_the_knob_filters_what_is_sent(setting, sent, monkeypatch):
 def test_over_stdio_and_after_reconfiguration(dsh_home, mock_provider, setting, count):
     mock_provider.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
     router = {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}}
-    srv = RawServer(dsh_home)
+    srv = RawServer(dsh_home, forked=True)
     try:
         srv.initialize({"router": router, "logMessages": setting})
         assert "result" in srv.request("dsh/search", {"query": "bike chain length", "strategy": "quick"})

@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, router_block
-from support.sidecar import DATA
+from support.sidecar import DATA, forked
 from support.waiting import until
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -45,11 +45,9 @@ async def session(
     cfg.write_text(json.dumps(config))
     home = tmp_path / "dsh-home"
     home.mkdir(exist_ok=True)
-    params = StdioServerParameters(
-        command=command(),
-        args=["mcp", "--config", str(cfg), "--workspace", str(workspace)],
-        env={"DSH_HOME": str(home), **(env or {})},
-    )
+    # forked (support.forkserver): these tests talk MCP to the server, none is about its start
+    argv = forked([command(), "mcp", "--config", str(cfg), "--workspace", str(workspace)])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home), **(env or {})})
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as s:
@@ -312,7 +310,7 @@ def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
     import subprocess
 
     proc = subprocess.Popen(
-        [command(), "mcp", "--workspace", str(workspace)],
+        forked([command(), "mcp", "--workspace", str(workspace)]),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from support.rawrpc import RawServer
 
 
 def test_oversized_request_is_refused_with_its_id(tmp_path):
-    server = RawServer(tmp_path / "home")
+    server = RawServer(tmp_path / "home", forked=True)
     try:
         server.initialize({})
         pad = "x" * (16 * 1024 * 1024 + 10)

@@ -187,7 +187,8 @@ async def test_50mb_body_is_refused_by_a_bounded_read(spawn, healthy):
     huge = MockProvider()
     try:
         huge.route("GET", BRAVE_PATH, Reply(200, {"content-type": "application/json"}, b" " * (50 * 1024 * 1024)))
-        client = await spawn(config(huge.url, healthy.url, timeout_ms=10000))
+        # spawned, not forked: the RSS read below is of this pid
+        client = await spawn(config(huge.url, healthy.url, timeout_ms=10000), forked=False)
         outcome = await assert_fell_back(client, "huge body provider")
         assert outcome == "response body larger than 8 MiB", outcome
         server_pid = client._server.pid

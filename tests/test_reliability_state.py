@@ -122,7 +122,7 @@ def knowledge_dismissals(home: Path, root: Path) -> int:
 @pytest.mark.parametrize("sidecars", [2, 4])
 def test_sidecars_sharing_one_dsh_home_lose_no_update(dsh_home, workspace, provider, sidecars):
     per_sidecar = 8
-    servers = [RawServer(dsh_home) for _ in range(sidecars)]
+    servers = [RawServer(dsh_home, forked=True) for _ in range(sidecars)]
     try:
         for srv in servers:
             srv.initialize(sidecar_config(provider), root=workspace)
@@ -195,7 +195,7 @@ def broken_home(request, tmp_path):
 
 
 def test_unwritable_state_folder_keeps_serving_with_a_warning(broken_home, workspace, provider):
-    srv = RawServer(broken_home)
+    srv = RawServer(broken_home, forked=True)
     try:
         srv.initialize(sidecar_config(provider), root=workspace)
         for i in range(3):

@@ -108,7 +108,7 @@ def run_session_and_scan(dsh_home, workspace, hostile):
         "bandit": {"seed": 8},
         "suggester": {"enabled": True},
     }
-    srv = RawServer(dsh_home, env=env)
+    srv = RawServer(dsh_home, env=env, forked=True)
     try:
         srv.initialize(config, root=workspace)
         for i, strategy in enumerate(["quick", "thorough", "auto", "quick"]):
@@ -168,7 +168,7 @@ def run_session_and_scan(dsh_home, workspace, hostile):
     ],
 )
 def test_refused_initialize_never_echoes_the_bad_value(dsh_home, options):
-    srv = RawServer(dsh_home)
+    srv = RawServer(dsh_home, forked=True)
     try:
         reply = srv.request(
             "initialize", {"processId": None, "capabilities": {}, "initializationOptions": options}, timeout=60
@@ -182,7 +182,7 @@ def test_refused_initialize_never_echoes_the_bad_value(dsh_home, options):
 
 
 def test_state_files_are_0600_and_folders_0700(dsh_home, workspace, hostile):
-    srv = RawServer(dsh_home)
+    srv = RawServer(dsh_home, forked=True)
     try:
         srv.initialize(
             {

@@ -8,11 +8,13 @@ import re
 import sys
 from pathlib import Path
 
+import dsh_sidecar.replay
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.knowledge import SCHEMA, Knowledge, Row
 from dsh_sidecar.workspace.graph import WorkspaceGraph
+from support.sidecar import forked_command
 
 T0 = 1_764_480_000.0  # 2025-11-30T05:20:00Z
 
@@ -270,7 +272,10 @@ def test_second_replay_pass_keeps_precision_and_recall_and_ranks_better(workspac
     assert (learned.calls, learned.notes) == (cold.calls, cold.notes) == (32, 8)
 
 
-def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home):
+def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home, monkeypatch):
+    # the two sidecars forked (support.forkserver): what is tested is what the first one learned
+    # and flushed at its exit, which the second reads, not how they start
+    monkeypatch.setattr(dsh_sidecar.replay, "server_command", forked_command)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     from suggester_learning import shopcart_two_passes
 

@@ -86,7 +86,7 @@ def test_sidecar_note_and_ledger_with_a_newline_file_name(tmp_path, dsh_home):
         "id: t\nreplace: true\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n"
         "    candidates:\n      - {path: 'docs/*.md', prior: 1.0, reason: a doc}\n"
     )
-    server = RawServer(dsh_home, cwd=ws)
+    server = RawServer(dsh_home, cwd=ws, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=ws)
         reply = server.request(

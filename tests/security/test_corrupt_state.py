@@ -147,7 +147,7 @@ def _plant_everything(home: Path) -> list[Path]:
 
 def test_sidecar_with_corrupt_state_initializes_dismisses_and_reports(tmp_path, dsh_home, workspace):
     planted = _plant_everything(dsh_home)
-    server = RawServer(dsh_home, cwd=workspace)
+    server = RawServer(dsh_home, cwd=workspace, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=workspace)
         reply = server.request("dsh/dismiss", {"family": "Doc"})

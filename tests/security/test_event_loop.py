@@ -63,7 +63,7 @@ def test_a_read_never_waits_for_a_held_lock(tmp_path, held_lock):
 def test_dismiss_waiting_for_a_held_lock_does_not_stop_other_requests(dsh_home, workspace, held_lock):
     knowledge = dsh_home / "search-suggester" / "knowledge.json"
     knowledge.parent.mkdir(parents=True)
-    server = RawServer(dsh_home, cwd=workspace)
+    server = RawServer(dsh_home, cwd=workspace, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=workspace)
         release = held_lock(knowledge)
@@ -132,7 +132,7 @@ def test_sidecar_refuses_a_root_of_slash_or_home_and_keeps_answering(tmp_path, d
     fake_home = tmp_path / "me"
     fake_home.mkdir()
     root = Path("/") if kind == "slash" else fake_home
-    server = RawServer(dsh_home, env={"HOME": str(fake_home)}, cwd=tmp_path)
+    server = RawServer(dsh_home, env={"HOME": str(fake_home)}, cwd=tmp_path, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=root)
         status = server.request("dsh/status")["result"]

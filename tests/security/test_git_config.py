@@ -461,7 +461,7 @@ def _evil_workspace(repo: Repo) -> None:
 
 def test_sidecar_initialize_on_an_fsmonitor_workspace_runs_nothing(repo, dsh_home):
     _evil_workspace(repo)
-    server = RawServer(dsh_home, cwd=repo.root)
+    server = RawServer(dsh_home, cwd=repo.root, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=repo.root)
         status = server.request("dsh/status")["result"]
@@ -478,7 +478,7 @@ def test_sidecar_initialize_on_an_fsmonitor_workspace_runs_nothing(repo, dsh_hom
 
 def test_sidecar_with_suggester_off_and_a_large_change_runs_nothing(repo, dsh_home):
     _evil_workspace(repo)
-    server = RawServer(dsh_home, cwd=repo.root)
+    server = RawServer(dsh_home, cwd=repo.root, forked=True)
     try:
         server.initialize({"suggester": {"enabled": False}}, root=repo.root)
         changes = [{"uri": (repo.root / f"f{i}.py").as_uri(), "type": 1} for i in range(500)]

@@ -121,7 +121,7 @@ def test_sidecar_initialize_with_evil_gitignore_and_pack_answers(tmp_path, dsh_h
         "id: evil\nintents:\n  Doc:\n    signals:\n      - {pattern: 'docs', weight: 3}\n"
         f"    candidates:\n{candidates.replace(',', '')}\n"
     )
-    server = RawServer(dsh_home, cwd=ws)
+    server = RawServer(dsh_home, cwd=ws, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=ws)
         reply = server.request(

@@ -22,7 +22,7 @@ def server(tmp_path_factory):
     """One sidecar for the module's read-only cases (refused requests change nothing)."""
     workspace = tmp_path_factory.mktemp("ws") / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
-    srv = RawServer(tmp_path_factory.mktemp("dsh-home"), cwd=workspace)
+    srv = RawServer(tmp_path_factory.mktemp("dsh-home"), cwd=workspace, forked=True)
     srv.initialize({"suggester": {"enabled": True}}, root=workspace)
     yield srv
     srv.close()
@@ -103,7 +103,7 @@ def test_temp_files_of_a_killed_writer_are_removed_at_the_next_start(dsh_home, w
         p.write_bytes(b'{"half": ')
     keep = dsh_home / "bandit" / "notes.tmp"  # not a temp file of ours
     keep.write_text("mine")
-    server = RawServer(dsh_home, cwd=workspace)
+    server = RawServer(dsh_home, cwd=workspace, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=workspace)
         assert "result" in server.request("dsh/dismiss", {"family": "Doc"})  # reads knowledge

@@ -256,7 +256,7 @@ def test_no_form_of_the_key_reaches_stdout_or_stderr(dsh_home, mock_provider):
         {"url": f"https://e.example/{i}?k={quote(f, safe='')}", "title": f, "snippet": f} for i, f in enumerate(forms)
     ]
     mock_provider.route(*ROUTES["exa"], answer("exa", items))
-    srv = RawServer(dsh_home, env={"EXA_API_KEY": KEY})
+    srv = RawServer(dsh_home, env={"EXA_API_KEY": KEY}, forked=True)
     try:
         srv.initialize({"router": {"provider": "exa", "providers": {"exa": {"baseURL": mock_provider.url}}}})
         ok = srv.request("dsh/search", {"query": f"find {KEY}", "strategy": "quick"})

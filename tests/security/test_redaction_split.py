@@ -60,7 +60,7 @@ def test_split_key_never_reaches_the_agent(tmp_path: Path) -> None:
     http = ThreadingHTTPServer(("127.0.0.1", 0), _Split)
     threading.Thread(target=http.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{http.server_address[1]}"
-    server = RawServer(tmp_path / "home", env={"BRAVE_SEARCH_API_KEY": KEY, "DSH_LOG_LEVEL": "DEBUG"})
+    server = RawServer(tmp_path / "home", env={"BRAVE_SEARCH_API_KEY": KEY, "DSH_LOG_LEVEL": "DEBUG"}, forked=True)
     try:
         server.initialize({"router": {"order": ["brave"], "providers": {"brave": {"baseUrl": base}}, "cache": False}})
         reply = server.request("dsh/search", {"query": "q", "strategy": "quick"}, timeout=30)

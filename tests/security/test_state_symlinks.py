@@ -108,7 +108,7 @@ def test_sidecar_with_a_symlinked_ledger_writes_nothing_through_it(dsh_home, wor
     folder = dsh_home / "search-suggester"
     folder.mkdir(parents=True)
     os.symlink(victim, folder / "ledger.log")
-    server = RawServer(dsh_home, cwd=workspace)
+    server = RawServer(dsh_home, cwd=workspace, forked=True)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=workspace)
         reply = server.request(

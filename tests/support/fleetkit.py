@@ -19,7 +19,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,6 +29,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from dsh_protocol.stdio_client import StdioClient
+
+from support.sidecar import forked_command
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REDIS_SERVER = shutil.which("redis-server")
@@ -277,7 +278,7 @@ class Sidecar(StdioClient):
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "wb")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dsh_sidecar", "serve"],
+            forked_command(),  # support.forkserver: the fleet's behaviour, not the process start
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

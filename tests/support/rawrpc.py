@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.sidecar import clean_env, server_command
+from support.sidecar import clean_env, forked_command, server_command
 
 #: Clock ticks per second of /proc/<pid>/stat times (Linux ``sysconf(_SC_CLK_TCK)``).
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -78,16 +78,21 @@ class RawServer:
     """``dsh-search serve`` over pipes. ``request``/``notify`` send well-framed JSON;
     ``send_raw`` sends any bytes; ``recv`` returns the next message (or raises ``TimeoutError``)."""
 
-    def __init__(self, dsh_home: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self, dsh_home: Path, env: dict[str, str] | None = None, cwd: Path | None = None, forked: bool = False
+    ) -> None:
+        #: Started through :func:`support.sidecar.forked_command` (for tests that only talk to
+        #: it): :attr:`pid` is then the launcher's, and :meth:`rss_kib`/:meth:`cpu_s` refuse.
+        self.forked = forked
         self.proc = subprocess.Popen(
-            server_command(),
+            forked_command() if forked else server_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=clean_env(dsh_home, env),
             cwd=cwd,
         )
-        self.pid = self.proc.pid
+        self.pid = None if forked else self.proc.pid  # a forked server's is not this process's
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stdout_bytes = bytearray()
         self.stderr_bytes = bytearray()
@@ -238,6 +243,7 @@ class RawServer:
 
     def rss_kib(self) -> int:
         """Resident set size of the server, KiB (``VmRSS`` of /proc/<pid>/status)."""
+        assert not self.forked, "a forked server's pid is its launcher's: spawn it (forked=False)"
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
@@ -245,6 +251,7 @@ class RawServer:
 
     def cpu_s(self) -> float:
         """User + system CPU time of the server so far, seconds (/proc/<pid>/stat)."""
+        assert not self.forked, "a forked server's pid is its launcher's: spawn it (forked=False)"
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
 

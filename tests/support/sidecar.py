@@ -5,8 +5,12 @@ polite stop, and the wait for the workspace projection to be ready."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,49 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "dsh_sidecar", "serve"]
 
 
+#: The fork servers of this pytest process (:mod:`support.forkserver`), by kind: (zygote, socket).
+_ZYGOTES: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+FORKSERVER = Path(__file__).with_name("forkserver.py")
+
+
+def forked(argv: list[str]) -> list[str]:
+    """``argv`` (the ``dsh-search`` console script and its arguments) started through
+    :mod:`support.forkserver`: the same command forked from a process that has done its imports
+    (a ``serve`` zygote, or an ``mcp`` one for ``dsh-search mcp``), on the caller's pipes; for
+    tests that only talk to the sidecar. ``argv`` itself with ``DSH_TESTS_FORKSERVER=0``. Each
+    zygote starts on first use and ends with this process."""
+    if os.environ.get("DSH_TESTS_FORKSERVER") == "0":
+        return argv
+    kind = "mcp" if argv[1:2] == ["mcp"] else "serve"
+    zygote = _ZYGOTES.get(kind)
+    if zygote is None or zygote[0].poll() is not None:
+        path = str(Path(tempfile.mkdtemp(prefix="dsh-zygote-")) / "sock")
+        proc = subprocess.Popen(
+            [sys.executable, "-P", str(FORKSERVER), "zygote", kind, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert proc.stdout is not None
+        if proc.stdout.readline() != b"ready\n":
+            raise RuntimeError(f"the {kind} fork server did not start (exit {proc.wait()})")
+        atexit.register(_stop_zygote, proc, path)
+        zygote = _ZYGOTES[kind] = (proc, path)
+    return [sys.executable, "-S", "-I", str(FORKSERVER), "launch", zygote[1], *argv]
+
+
+def forked_command() -> list[str]:
+    """:func:`server_command` through :func:`forked`."""
+    return forked(server_command())
+
+
+def _stop_zygote(proc: subprocess.Popen[bytes], path: str) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()  # the zygote kills its remaining sidecars and exits
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(Path(path).parent, ignore_errors=True)  # its socket's temp dir
+
+
 def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The host environment without provider credentials, with ``DSH_HOME`` set."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
@@ -54,12 +101,12 @@ def make_client() -> LanguageClient:
     return client
 
 
-async def start_server(dsh_home: Path, env: dict[str, str] | None = None) -> LanguageClient:
+async def start_server(dsh_home: Path, env: dict[str, str] | None = None, forked: bool = False) -> LanguageClient:
     """``dsh-search serve`` over real stdio with :func:`clean_env` (plus ``env``), not yet
-    initialized; stop it with :func:`stop_client`."""
-    config = ClientServerConfig(
-        server_command=server_command(), client_factory=make_client, server_env=clean_env(dsh_home, env)
-    )
+    initialized; stop it with :func:`stop_client`. ``forked``: through :func:`forked_command`
+    (then ``client._server.pid`` is the launcher's, not the sidecar's)."""
+    command = forked_command() if forked else server_command()
+    config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=clean_env(dsh_home, env))
     return await config.start()
 
 
