@@ -20,7 +20,7 @@ all but taken from its defaults (:func:`defaults_of`), which is what validating 
 the sidecar built after an ``initialize`` without options builds no validator (that reply itself
 imports no pydantic: :mod:`dsh_sidecar.options`), and one with a ``suggester`` block builds that
 block's only (cold start, issue 16). :func:`set_attribute_docstrings` lives in
-:mod:`dsh_sidecar.options` (no pydantic there) and is re-exported here.
+:mod:`dsh_sidecar.fielddocs` (no pydantic there) and is re-exported here.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
-from dsh_sidecar.options import attribute_docstrings, set_attribute_docstrings
+from dsh_sidecar.fielddocs import attribute_docstrings, set_attribute_docstrings
 
 __all__ = ["ConfigModel", "defaults_of", "load_yaml", "parse_block", "set_attribute_docstrings"]
 

@@ -135,7 +135,7 @@ def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     from dsh_sidecar.lsp.signals import install_start_sigterm
 
     install_start_sigterm()  # first: everything below may take a while (imports, the config)
-    from dsh_sidecar.options import set_attribute_docstrings
+    from dsh_sidecar.fielddocs import set_attribute_docstrings
 
     set_attribute_docstrings(False)  # before the config models are defined (cold start; imports no pydantic)
     defaults = None
