@@ -172,6 +172,7 @@ async function suggestCommand(): Promise<void> {
   const tool = await vscode.window.showQuickPick([...SUGGEST_TOOLS], {
     title: 'DSH: What would the suggester say?',
     placeHolder: 'Which tool did the agent call?',
+    ignoreFocusOut: true,
   });
   if (!tool) {
     return;
