@@ -430,6 +430,56 @@ def include_refusal(root: Path) -> str | None:
     return None
 
 
+#: Most work-tree entries :func:`worktree_refusal` looks at (past the bound the rest is left to
+#: git's timeout); above the listing's own bound (``files.MAX_FILES``).
+MAX_WORKTREE_ENTRIES: Final = 300_000
+
+
+def worktree_refusal(root: Path) -> str | None:
+    """Why git must not list ``root``'s untracked files, else ``None``: a ``.gitignore`` in its
+    work tree that git would block on (a FIFO or a device, once links are followed; a link
+    through ``/proc``, ``/sys`` or ``/dev``). ``ls-files --others --exclude-standard`` opens
+    every walked folder's ``.gitignore``, and a FIFO there held each run until its timeout
+    (10 s; measured with git 2.39; a FIFO ``.gitattributes`` or ``.gitmodules`` did not block
+    ``status`` or ``log``). Git folders (``.git``) and linked folders are not walked; at most
+    :data:`MAX_WORKTREE_ENTRIES` entries are looked at. Nothing is opened; never raises."""
+    try:
+        todo = [os.path.abspath(root)]
+        count = 0
+        while todo:
+            try:
+                with os.scandir(todo.pop()) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for entry in entries:
+                count += 1
+                if count > MAX_WORKTREE_ENTRIES:
+                    return None
+                name = entry.name
+                if name == ".git":
+                    continue
+                if name != ".gitignore":
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+                    continue
+                rel = os.path.relpath(entry.path, root)
+                target = _physical(entry.path, steps=256) if entry.is_symlink() else entry.path
+                if target is None:
+                    return f"work-tree .gitignore is read through /proc, /sys or /dev, or past 40 links ({rel})"
+                try:
+                    mode = os.stat(target).st_mode
+                except OSError:
+                    continue  # dangling: git finds nothing there
+                if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                    return f"work tree holds a .gitignore that is a FIFO or device ({rel})"
+                if stat.S_ISDIR(mode) and not entry.is_symlink():
+                    todo.append(entry.path)
+    except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
+        log.debug("git work-tree pre-check failed", exc_info=True)
+    return None
+
+
 class Git:
     """Hardened git for one workspace ``root`` (rules in the module docstring).
 

@@ -6,19 +6,23 @@ committer time of the newest commit that touched it, and ``git status --porcelai
 ``git ls-files --others`` name the files changed since (modified or untracked): those take their
 mtime. Files none of these reach (last touched before the bound) count as 0, the oldest. The
 four git commands of :func:`git_scan` run side by side. Without git, every file's mtime is used
-(collected during the walk).
+(collected during the walk); so too when the work tree holds a ``.gitignore`` git would block
+on (:func:`.gitcmd.worktree_refusal`).
 
 Ranks are dense: files changed at the same second (e.g. one commit) share a rank.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import gitcmd
+
+log = logging.getLogger(__name__)
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -83,6 +87,10 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     not a checkout or the listing fails (the caller walks instead); a failed log or status only
     loses recency."""
     if not gitcmd.is_checkout(root):
+        return None
+    refusal = gitcmd.worktree_refusal(root)
+    if refusal is not None:
+        log.info("git scan of %s not run (%s); walking the folder", root, refusal)
         return None
     outs = _run_parallel(root, _GIT_SCAN)
     if outs["tracked"] is None:
