@@ -58,7 +58,7 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -295,16 +295,14 @@ def _physical(path: str, hops: int = 40, steps: int = 4096) -> str | None:
 MAX_GIT_DIR_ENTRIES: Final = 20_000
 
 
-def _special_entry(real_base: str, git_dir: str) -> str | None:
-    """The first entry of the git folder ``git_dir`` (breadth first, at most
-    :data:`MAX_GIT_DIR_ENTRIES`; folder links not walked) that git could block on: a FIFO or a
-    device once its links are followed, or a link through ``/proc``, ``/sys`` or ``/dev`` (or
-    past 256 components: a bound on the work per link); ``None`` when there is none, or when the folder is
-    not inside the workspace (not read). Nothing is opened."""
-    real = _physical(git_dir)
-    if real is None or fsguard.relative(real_base, real) is None:
-        return None
-    todo = collections.deque([real])
+def _blocking_entry(start: str, limit: int, checked: Callable[[str], bool], skip: str = "") -> tuple[str, bool] | None:
+    """The first entry under the folder ``start`` (breadth first, at most ``limit`` entries;
+    folder links not walked; an entry named ``skip`` neither looked at nor walked) whose name
+    ``checked`` accepts and that git could block on: ``(path, False)`` for a FIFO or a device
+    once its links are followed, ``(path, True)`` for a link through ``/proc``, ``/sys`` or
+    ``/dev`` (or past 256 components: a bound on the work per link); ``None`` when there is
+    none within the bound. Nothing is opened."""
+    todo = collections.deque([start])
     count = 0
     while todo:
         try:
@@ -314,11 +312,17 @@ def _special_entry(real_base: str, git_dir: str) -> str | None:
             continue
         for entry in entries:
             count += 1
-            if count > MAX_GIT_DIR_ENTRIES:
+            if count > limit:
                 return None
+            if entry.name == skip:
+                continue
+            if not checked(entry.name):
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                continue
             target = _physical(entry.path, steps=256) if entry.is_symlink() else entry.path
             if target is None:
-                return entry.path
+                return entry.path, True
             try:
                 mode = os.stat(target).st_mode
             except OSError:
@@ -327,8 +331,19 @@ def _special_entry(real_base: str, git_dir: str) -> str | None:
                 if not entry.is_symlink():
                     todo.append(entry.path)
             elif stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-                return entry.path  # (a socket, git's fsmonitor daemon's, fails to open at once)
+                return entry.path, False  # (a socket, git's fsmonitor daemon's, fails to open at once)
     return None
+
+
+def _special_entry(real_base: str, git_dir: str) -> str | None:
+    """The first entry of the git folder ``git_dir`` (at most :data:`MAX_GIT_DIR_ENTRIES`) that
+    git could block on (:func:`_blocking_entry`); ``None`` when there is none, or when the
+    folder is not inside the workspace (not read)."""
+    real = _physical(git_dir)
+    if real is None or fsguard.relative(real_base, real) is None:
+        return None
+    hit = _blocking_entry(real, MAX_GIT_DIR_ENTRIES, lambda _name: True)
+    return hit[0] if hit is not None else None
 
 
 def _commondir(real_base: str, git_dir: str) -> str | None:
@@ -444,40 +459,16 @@ def worktree_refusal(root: Path) -> str | None:
     ``status`` or ``log``). Git folders (``.git``) and linked folders are not walked; at most
     :data:`MAX_WORKTREE_ENTRIES` entries are looked at. Nothing is opened; never raises."""
     try:
-        todo = [os.path.abspath(root)]
-        count = 0
-        while todo:
-            try:
-                with os.scandir(todo.pop()) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            for entry in entries:
-                count += 1
-                if count > MAX_WORKTREE_ENTRIES:
-                    return None
-                name = entry.name
-                if name == ".git":
-                    continue
-                if name != ".gitignore":
-                    if entry.is_dir(follow_symlinks=False):
-                        todo.append(entry.path)
-                    continue
-                rel = os.path.relpath(entry.path, root)
-                target = _physical(entry.path, steps=256) if entry.is_symlink() else entry.path
-                if target is None:
-                    return f"work-tree .gitignore is read through /proc, /sys or /dev, or past 40 links ({rel})"
-                try:
-                    mode = os.stat(target).st_mode
-                except OSError:
-                    continue  # dangling: git finds nothing there
-                if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-                    return f"work tree holds a .gitignore that is a FIFO or device ({rel})"
-                if stat.S_ISDIR(mode) and not entry.is_symlink():
-                    todo.append(entry.path)
+        hit = _blocking_entry(os.path.abspath(root), MAX_WORKTREE_ENTRIES, lambda name: name == ".gitignore", ".git")
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git work-tree pre-check failed", exc_info=True)
-    return None
+        return None
+    if hit is None:
+        return None
+    rel = os.path.relpath(hit[0], root)
+    if hit[1]:
+        return f"work-tree .gitignore is read through /proc, /sys or /dev, or past 40 links ({rel})"
+    return f"work tree holds a .gitignore that is a FIFO or device ({rel})"
 
 
 class Git:
