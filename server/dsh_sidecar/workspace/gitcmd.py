@@ -16,7 +16,8 @@ so every invocation here is built the way git-aware tools that run in untrusted 
   scope, the highest precedence, and no quoting problem with ``=`` in subsection names):
   :data:`FIXED_OVERRIDES` (fsmonitor off, hooks at ``/dev/null``, pager ``cat``, no askpass,
   no credential helper, no ssh/proxy command, every transport protocol ``never``, signatures
-  off and ``gpg.program`` harmless, attributes file ``/dev/null``, bare repositories only when
+  off and ``gpg.program`` harmless, attributes and excludes files ``/dev/null``, no mailmap,
+  bare repositories only when
   named, no auto gc/maintenance) plus, per repository, an empty value for every program-valued
   key that its config defines under a name we cannot know in advance (``filter.<driver>.*``,
   ``diff.<driver>.command/textconv``, ``merge.<driver>.driver``, ``pager.*``,
@@ -86,6 +87,10 @@ FIXED_OVERRIDES: Final[tuple[tuple[str, str], ...]] = (
     ("core.editor", "false"),
     ("sequence.editor", "false"),
     ("core.attributesFile", "/dev/null"),
+    # a FIFO named by the repository's excludesFile, or a FIFO .mailmap (log reads it since
+    # git 2.29), held ls-files --others / log until the timeout; an outside file steered them
+    ("core.excludesFile", "/dev/null"),
+    ("log.mailmap", "false"),
     ("core.untrackedCache", "false"),
     ("core.quotePath", "false"),
     ("credential.helper", ""),
@@ -295,13 +300,19 @@ def _physical(path: str, hops: int = 40, steps: int = 4096) -> str | None:
 MAX_GIT_DIR_ENTRIES: Final = 20_000
 
 
-def _blocking_entry(start: str, limit: int, checked: Callable[[str], bool], skip: str = "") -> tuple[str, bool] | None:
+class _TooMany(Exception):
+    """More entries than the walk's bound, with ``strict`` set."""
+
+
+def _blocking_entry(
+    start: str, limit: int, checked: Callable[[str], bool], skip: str = "", *, strict: bool = False
+) -> tuple[str, bool] | None:
     """The first entry under the folder ``start`` (breadth first, at most ``limit`` entries;
     folder links not walked; an entry named ``skip`` neither looked at nor walked) whose name
     ``checked`` accepts and that git could block on: ``(path, False)`` for a FIFO or a device
     once its links are followed, ``(path, True)`` for a link through ``/proc``, ``/sys`` or
     ``/dev`` (or past 256 components: a bound on the work per link); ``None`` when there is
-    none within the bound. Nothing is opened."""
+    none within the bound (``strict``: raises :class:`_TooMany` past it). Nothing is opened."""
     todo = collections.deque([start])
     count = 0
     while todo:
@@ -313,6 +324,8 @@ def _blocking_entry(start: str, limit: int, checked: Callable[[str], bool], skip
         for entry in entries:
             count += 1
             if count > limit:
+                if strict:
+                    raise _TooMany
                 return None
             if entry.name == skip:
                 continue
@@ -445,30 +458,40 @@ def include_refusal(root: Path) -> str | None:
     return None
 
 
-#: Most work-tree entries :func:`worktree_refusal` looks at (past the bound the rest is left to
-#: git's timeout); above the listing's own bound (``files.MAX_FILES``).
+#: Most work-tree entries :func:`worktree_refusal` looks at; past the bound the tree is refused
+#: (walked instead): above the listing's own bound (``files.MAX_FILES``).
 MAX_WORKTREE_ENTRIES: Final = 300_000
+#: Work-tree files git opens in every folder it walks: ``ls-files --others --exclude-standard``
+#: each ``.gitignore``; ``status`` each ``.gitattributes`` of a folder holding a file whose
+#: index entry is stat-dirty (a fresh commit, a touched file).
+WORKTREE_GIT_FILES: Final = frozenset({".gitignore", ".gitattributes"})
 
 
 def worktree_refusal(root: Path) -> str | None:
-    """Why git must not list ``root``'s untracked files, else ``None``: a ``.gitignore`` in its
-    work tree that git would block on (a FIFO or a device, once links are followed; a link
-    through ``/proc``, ``/sys`` or ``/dev``). ``ls-files --others --exclude-standard`` opens
-    every walked folder's ``.gitignore``, and a FIFO there held each run until its timeout
-    (10 s; measured with git 2.39; a FIFO ``.gitattributes`` or ``.gitmodules`` did not block
-    ``status`` or ``log``). Git folders (``.git``) and linked folders are not walked; at most
-    :data:`MAX_WORKTREE_ENTRIES` entries are looked at. Nothing is opened; never raises."""
+    """Why git must not list or check ``root``'s work tree, else ``None``: a ``.gitignore`` or
+    ``.gitattributes`` in it that git would block on (a FIFO or a device, once links are
+    followed; a link through ``/proc``, ``/sys`` or ``/dev``): one held each ``ls-files
+    --others`` or ``status`` run until its timeout (10 s; git 2.39). Also a tree of more than
+    :data:`MAX_WORKTREE_ENTRIES` entries (what lies past the bound is unknown). Git folders
+    (``.git``) and linked folders are not walked, and ignored folders are walked too (git
+    skips them: the check is conservative; a refusal costs git's recency, the walk lists the
+    same files). Nothing is opened; never raises."""
     try:
-        hit = _blocking_entry(os.path.abspath(root), MAX_WORKTREE_ENTRIES, lambda name: name == ".gitignore", ".git")
+        hit = _blocking_entry(
+            os.path.abspath(root), MAX_WORKTREE_ENTRIES, WORKTREE_GIT_FILES.__contains__, ".git", strict=True
+        )
+    except _TooMany:
+        return f"work tree has more than {MAX_WORKTREE_ENTRIES} entries"
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git work-tree pre-check failed", exc_info=True)
         return None
     if hit is None:
         return None
-    rel = os.path.relpath(hit[0], root)
+    rel = os.path.relpath(hit[0], root).encode("utf-8", "backslashreplace").decode("utf-8")
+    name = os.path.basename(hit[0])
     if hit[1]:
-        return f"work-tree .gitignore is read through /proc, /sys or /dev, or past 40 links ({rel})"
-    return f"work tree holds a .gitignore that is a FIFO or device ({rel})"
+        return f"work-tree {name} is read through /proc, /sys or /dev, or past 40 links ({rel})"
+    return f"work tree holds a {name} that is a FIFO or device ({rel})"
 
 
 class Git:

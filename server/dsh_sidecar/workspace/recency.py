@@ -6,8 +6,8 @@ committer time of the newest commit that touched it, and ``git status --porcelai
 ``git ls-files --others`` name the files changed since (modified or untracked): those take their
 mtime. Files none of these reach (last touched before the bound) count as 0, the oldest. The
 four git commands of :func:`git_scan` run side by side. Without git, every file's mtime is used
-(collected during the walk); so too when the work tree holds a ``.gitignore`` git would block
-on (:func:`.gitcmd.worktree_refusal`).
+(collected during the walk); so too when either listing fails, or when the work tree holds a
+``.gitignore`` or ``.gitattributes`` git would block on (:func:`.gitcmd.worktree_refusal`).
 
 Ranks are dense: files changed at the same second (e.g. one commit) share a rank.
 """
@@ -93,8 +93,8 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
         log.info("git scan of %s not run (%s); walking the folder", root, refusal)
         return None
     outs = _run_parallel(root, _GIT_SCAN)
-    if outs["tracked"] is None:
-        return None
+    if outs["tracked"] is None or outs["untracked"] is None:
+        return None  # a listing without the untracked files would drop them from the graph
     untracked = _z(outs["untracked"])
     files = list(dict.fromkeys(_z(outs["tracked"]) + untracked))
     times = _parse_log(outs["log"]) if outs["log"] else {}
