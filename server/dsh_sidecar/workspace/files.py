@@ -49,11 +49,7 @@ GIT_TIMEOUT_S: Final = 10
 
 
 def _git_files(root: Path) -> list[str] | None:
-    if not gitcmd.is_checkout(root):
-        return None
-    refusal = gitcmd.worktree_refusal(root)
-    if refusal is not None:
-        log.info("git listing of %s not run (%s); walking the folder", root, refusal)
+    if not gitcmd.can_list(root):
         return None
     try:
         out = gitcmd.run(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], GIT_TIMEOUT_S)

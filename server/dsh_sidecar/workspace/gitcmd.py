@@ -300,19 +300,13 @@ def _physical(path: str, hops: int = 40, steps: int = 4096) -> str | None:
 MAX_GIT_DIR_ENTRIES: Final = 20_000
 
 
-class _TooMany(Exception):
-    """More entries than the walk's bound, with ``strict`` set."""
-
-
-def _blocking_entry(
-    start: str, limit: int, checked: Callable[[str], bool], skip: str = "", *, strict: bool = False
-) -> tuple[str, bool] | None:
-    """The first entry under the folder ``start`` (breadth first, at most ``limit`` entries;
-    folder links not walked; an entry named ``skip`` neither looked at nor walked) whose name
-    ``checked`` accepts and that git could block on: ``(path, False)`` for a FIFO or a device
-    once its links are followed, ``(path, True)`` for a link through ``/proc``, ``/sys`` or
-    ``/dev`` (or past 256 components: a bound on the work per link); ``None`` when there is
-    none within the bound (``strict``: raises :class:`_TooMany` past it). Nothing is opened."""
+def _blocking_entry(start: str, limit: int, checked: Callable[[str], bool], skip: str = "") -> tuple[str, str] | None:
+    """The first entry under the folder ``start`` (breadth first; folder links not walked; an
+    entry named ``skip`` neither looked at nor walked) whose name ``checked`` accepts and that
+    git could block on: ``(path, "special")`` for a FIFO or a device once its links are
+    followed, ``(path, "link")`` for a link through ``/proc``, ``/sys`` or ``/dev`` (or past 256
+    components: a bound on the work per link); ``("", "bound")`` once more than ``limit``
+    entries were looked at without one; ``None`` when there is none. Nothing is opened."""
     todo = collections.deque([start])
     count = 0
     while todo:
@@ -324,9 +318,7 @@ def _blocking_entry(
         for entry in entries:
             count += 1
             if count > limit:
-                if strict:
-                    raise _TooMany
-                return None
+                return "", "bound"
             if entry.name == skip:
                 continue
             if not checked(entry.name):
@@ -335,7 +327,7 @@ def _blocking_entry(
                 continue
             target = _physical(entry.path, steps=256) if entry.is_symlink() else entry.path
             if target is None:
-                return entry.path, True
+                return entry.path, "link"
             try:
                 mode = os.stat(target).st_mode
             except OSError:
@@ -344,7 +336,7 @@ def _blocking_entry(
                 if not entry.is_symlink():
                     todo.append(entry.path)
             elif stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-                return entry.path, False  # (a socket, git's fsmonitor daemon's, fails to open at once)
+                return entry.path, "special"  # (a socket, git's fsmonitor daemon's, fails to open at once)
     return None
 
 
@@ -356,7 +348,7 @@ def _special_entry(real_base: str, git_dir: str) -> str | None:
     if real is None or fsguard.relative(real_base, real) is None:
         return None
     hit = _blocking_entry(real, MAX_GIT_DIR_ENTRIES, lambda _name: True)
-    return hit[0] if hit is not None else None
+    return hit[0] if hit is not None and hit[1] != "bound" else None  # past the bound: git's timeout
 
 
 def _commondir(real_base: str, git_dir: str) -> str | None:
@@ -477,21 +469,33 @@ def worktree_refusal(root: Path) -> str | None:
     skips them: the check is conservative; a refusal costs git's recency, the walk lists the
     same files). Nothing is opened; never raises."""
     try:
-        hit = _blocking_entry(
-            os.path.abspath(root), MAX_WORKTREE_ENTRIES, WORKTREE_GIT_FILES.__contains__, ".git", strict=True
-        )
-    except _TooMany:
-        return f"work tree has more than {MAX_WORKTREE_ENTRIES} entries"
+        hit = _blocking_entry(os.path.abspath(root), MAX_WORKTREE_ENTRIES, WORKTREE_GIT_FILES.__contains__, ".git")
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git work-tree pre-check failed", exc_info=True)
         return None
     if hit is None:
         return None
-    rel = os.path.relpath(hit[0], root).encode("utf-8", "backslashreplace").decode("utf-8")
-    name = os.path.basename(hit[0])
-    if hit[1]:
+    path, kind = hit
+    if kind == "bound":
+        return f"work tree has more than {MAX_WORKTREE_ENTRIES} entries"
+    rel = os.path.relpath(path, root).encode("utf-8", "backslashreplace").decode("utf-8")
+    name = os.path.basename(path)
+    if kind == "link":
         return f"work-tree {name} is read through /proc, /sys or /dev, or past 40 links ({rel})"
     return f"work tree holds a {name} that is a FIFO or device ({rel})"
+
+
+def can_list(root: Path) -> bool:
+    """Whether git may list and check ``root``'s work tree (``ls-files --others``, ``status``):
+    it is a checkout (:func:`is_checkout`) holding nothing git would block on
+    (:func:`worktree_refusal`; a refusal is logged). ``False``: the caller walks the folder."""
+    if not is_checkout(root):
+        return False
+    refusal = worktree_refusal(root)
+    if refusal is not None:
+        log.info("git not run over the work tree of %s (%s); walking the folder", root, refusal)
+        return False
+    return True
 
 
 class Git:

@@ -14,15 +14,12 @@ Ranks are dense: files changed at the same second (e.g. one commit) share a rank
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import gitcmd
-
-log = logging.getLogger(__name__)
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -86,11 +83,7 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     files = tracked + untracked-not-ignored, de-duplicated, unsorted. ``None`` when ``root`` is
     not a checkout or the listing fails (the caller walks instead); a failed log or status only
     loses recency."""
-    if not gitcmd.is_checkout(root):
-        return None
-    refusal = gitcmd.worktree_refusal(root)
-    if refusal is not None:
-        log.info("git scan of %s not run (%s); walking the folder", root, refusal)
+    if not gitcmd.can_list(root):
         return None
     outs = _run_parallel(root, _GIT_SCAN)
     if outs["tracked"] is None or outs["untracked"] is None:
