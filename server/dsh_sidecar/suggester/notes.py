@@ -24,11 +24,19 @@ def make_note(intent: str, about: str | None, targets: list[Target]) -> Addition
     what = escape_controls(about or intent.lower())
     lines = [f"search-suggester: in this repository, look here for {what}:"]
     budget = MAX_NOTE_CHARS - len(lines[0]) - 1
-    shown = [t for t in targets if len(f"- {escape_controls(t.path)} — {escape_controls(t.reason)}") <= budget]
-    shown = shown[:MAX_NOTE_TARGETS]
-    summary = f"{intent}: {', '.join(escape_controls(t.path) for t in shown)}"
-    for t in shown:  # workspace names are data: a newline in one cannot add a line (class 8)
-        lines.append(f"- {escape_controls(t.path)} — {escape_controls(t.reason)}")
+    # the first targets whose line fits: (target, its shown path, its line); workspace names
+    # are data, a newline in one cannot add a line (class 8)
+    fitting: list[tuple[Target, str, str]] = []
+    for t in targets:
+        path = escape_controls(t.path)
+        line = f"- {path} — {escape_controls(t.reason)}"
+        if len(line) <= budget:
+            fitting.append((t, path, line))
+            if len(fitting) == MAX_NOTE_TARGETS:
+                break
+    shown = [t for t, _, _ in fitting]
+    summary = f"{intent}: {', '.join(path for _, path, _ in fitting)}"
+    lines += [line for _, _, line in fitting]
     text = "\n".join(lines)
     while len(text) > MAX_NOTE_CHARS and len(lines) > 2:
         lines.pop()
