@@ -183,7 +183,8 @@ def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_t
         import os, sys
         import dsh_sidecar.cli
         from dsh_sidecar.lsp.handlers import build_server
-        from dsh_sidecar.config import merge_options, parse_config
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.options import merge_options
         from dsh_sidecar.router.config import resolve_chain
         build_server()
         config = parse_config(merge_options(None, {"suggester": {"enabled": True}}))
@@ -249,7 +250,8 @@ def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(option
         """
         import json, os, sys
         from dsh_sidecar.configmodel import ConfigModel
-        from dsh_sidecar.config import merge_options, parse_config
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.options import merge_options
         from dsh_sidecar.router.config import resolve_chain
         config = parse_config(merge_options(None, json.loads(sys.argv[1])))
         resolve_chain(config.router, os.environ)

@@ -18,7 +18,6 @@ from pydantic import Field
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
 from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.options import merge_options as merge_options  # its home before the cold-start split
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
 from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
