@@ -30,7 +30,9 @@ from dsh_sidecar.router.resolve import (
     DEFAULT_PROVIDER,
     DEFAULT_PROVIDERS,
     MAX_URL_CHARS,
+    NO_OVERRIDES,
     PROVIDER_DEFAULTS,
+    ProviderOverrides,
     ProviderSpec,
     check_base_url,
     resolve_chain_of,
@@ -237,11 +239,12 @@ def unusable_reason(pid: str, cfg: RouterConfig) -> str:
     providers.exa.apiKey)`` or ``not configured (no base URL: set SEARXNG_BASE_URL or
     providers.searxng.baseUrl)``."""
     defaults = PROVIDER_DEFAULTS[pid]
-    settings = cfg.providers.get(pid)
+    given = cfg.providers.get(pid)
+    settings: ProviderOverrides = NO_OVERRIDES if given is None else given
     if defaults.key_env:
-        var = (settings.api_key_env if settings is not None else None) or defaults.key_env
+        var = settings.api_key_env or defaults.key_env
         return f"not configured (no API key: set {var} or providers.{pid}.apiKey)"
-    url_var = (settings.base_url_env if settings is not None else None) or defaults.base_url_env
+    url_var = settings.base_url_env or defaults.base_url_env
     if url_var:
         return f"not configured (no base URL: set {url_var} or providers.{pid}.baseUrl)"
     return f"not configured (no base URL: set providers.{pid}.baseUrl)"

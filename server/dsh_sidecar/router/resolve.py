@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Protocol
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_PROVIDER",
     "DEFAULT_PROVIDERS",
     "MAX_URL_CHARS",
+    "NO_OVERRIDES",
     "PROVIDER_DEFAULTS",
     "ProviderOverrides",
     "ProviderSpec",
@@ -58,18 +60,38 @@ BASIC_AUTH_PROVIDERS: Final = frozenset(pid for pid, p in PROVIDERS.items() if p
 
 class ProviderOverrides(Protocol):
     """The ``providers.<id>`` block as the resolver reads it (``None`` for a setting not given):
-    :class:`~dsh_sidecar.router.config.ProviderSettings`."""
+    :class:`~dsh_sidecar.router.config.ProviderSettings`, or :data:`NO_OVERRIDES`; read only."""
 
-    api_key: str | None
-    api_key_env: str | None
-    base_url: str | None
-    base_url_env: str | None
-    model: str | None
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def base_url_env(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
 
 
 #: Default of the router block's ``providers``: no per-provider block, so every provider's key,
 #: endpoint and model are its own defaults (:data:`PROVIDER_DEFAULTS`, its variables).
 DEFAULT_PROVIDERS: Final[Mapping[str, ProviderOverrides]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class _NoOverrides:
+    """A ``providers.<id>`` block that sets nothing (what a config without one means)."""
+
+    api_key: str | None = None
+    api_key_env: str | None = None
+    base_url: str | None = None
+    base_url_env: str | None = None
+    model: str | None = None
+
+
+#: The :class:`ProviderOverrides` of a provider the config gives no block for.
+NO_OVERRIDES: Final[ProviderOverrides] = _NoOverrides()
 
 
 def check_base_url(key: str, url: str, allow_credentials: bool = False) -> str:
@@ -116,16 +138,14 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
 
 
-def _key_from(
-    settings: ProviderOverrides | None, defaults: ProviderDefaults, env: Mapping[str, str], pid: str
-) -> str | None:
+def _key_from(settings: ProviderOverrides, defaults: ProviderDefaults, env: Mapping[str, str], pid: str) -> str | None:
     """The provider's key: ``apiKey``, else the variable ``apiKeyEnv`` (default: the seed's
     variable). Stray whitespace at the ends is trimmed; a key with whitespace or control
     characters inside (it would corrupt the HTTP header) is a :class:`ConfigError` naming the
     key or variable, never the value."""
-    if settings is not None and settings.api_key is not None and settings.api_key.strip():
+    if settings.api_key is not None and settings.api_key.strip():
         return _check_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
-    var = (settings.api_key_env if settings is not None else None) or defaults.key_env
+    var = settings.api_key_env or defaults.key_env
     if var:
         value = env.get(var, "").strip()
         return _check_key(f"${var}", value) if value else None
@@ -148,19 +168,21 @@ def resolve_provider_of(pid: str, settings: ProviderOverrides | None, env: Mappi
     key has whitespace/control characters inside (naming the key or variable, never the value).
     """
     defaults = PROVIDER_DEFAULTS[pid]
+    if settings is None:
+        settings = NO_OVERRIDES
     key = _key_from(settings, defaults, env, pid) if defaults.key_env else None
     if defaults.key_env and key is None:
         return None
-    base = settings.base_url if settings is not None else None
+    base = settings.base_url
     if base is None:
-        var = (settings.base_url_env if settings is not None else None) or defaults.base_url_env
+        var = settings.base_url_env or defaults.base_url_env
         if var and env.get(var, "").strip():
             base = check_base_url(f"${var}", env[var], allow_credentials=pid in BASIC_AUTH_PROVIDERS)
     base = base or defaults.base_url
     if base is None:
         return None
     base, basic_auth = split_credentials(base.strip().rstrip("/"))
-    model = (settings.model if settings is not None else None) or defaults.model
+    model = settings.model or defaults.model
     return ProviderSpec(id=pid, base_url=base, api_key=key, model=model, basic_auth=basic_auth)
 
 
