@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from dsh_sidecar.workspace import (
 )
 from dsh_sidecar.workspace.cache import CACHE_VERSION
 from dsh_sidecar.workspace.graph import recency_score
+from support.gitrepo import git
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -24,19 +24,6 @@ def write(root: Path, files: dict[str, str]) -> None:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-
-
-def git(root: Path, *args: str, date: str | None = None) -> None:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com",
-    )
-    if date:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
 # ---------------------------------------------------------------------- kinds

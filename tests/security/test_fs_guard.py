@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from dsh_sidecar.suggester.packs import PackError, read_pack_file
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.files import walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
+from support.gitrepo import git
 from support.rawrpc import RawServer
 from support.secutil import finishes, threads, wait_built
 
@@ -160,16 +160,11 @@ def test_symbol_index_reads_only_the_good_files(hostile):
     assert graph.usages(SECRET.replace("-", "_")) == []
 
 
-def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True, timeout=30)
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_committed_symlinks_in_a_git_checkout_are_not_followed_out(hostile):
-    _git(hostile, "init", "-q")
-    _git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
-    _git(hostile, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "traps")
+    git(hostile, "init", "-q")
+    git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
+    git(hostile, "commit", "-qm", "traps")
     graph = finishes(lambda: WorkspaceGraph.build(hostile))
     assert graph.time_source == "git"
     assert "escape.py" in graph.files and "stdin.py" in graph.files  # listed, never read
@@ -226,9 +221,9 @@ def test_repo_pack_traps_are_refused_without_blocking(hostile, outside, trap):
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hostile, dsh_home):
-    _git(hostile, "init", "-q")
-    _git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
-    _git(hostile, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "traps")
+    git(hostile, "init", "-q")
+    git(hostile, "add", "src", *[t for t in TRAPS if "/" not in t and t not in ("fifo.py", "sock.py")])
+    git(hostile, "commit", "-qm", "traps")
     server = RawServer(dsh_home, cwd=hostile)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=hostile)

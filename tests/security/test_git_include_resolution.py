@@ -8,11 +8,11 @@ import os
 import pwd
 import shutil
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
 from dsh_sidecar.workspace import gitcmd
+from support.gitrepo import git
 
 NOT_REGULAR = "repository config includes a file that is not a regular file ({})"
 
@@ -163,12 +163,11 @@ def test_a_real_git_folder_is_scanned_and_passes(tmp_path, monkeypatch):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     root = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    root.mkdir()
+    git(root, "init", "-q")
     (root / "a.txt").write_text("a\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t"}
-    env["GIT_COMMITTER_EMAIL"] = "t@x"
-    subprocess.run(["git", "-C", str(root), "add", "a.txt"], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "x"], check=True, env=env)
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "x")
     assert gitcmd.include_refusal(root) is None
     # a socket (git's fsmonitor daemon's) fails to open at once: no refusal (bound by a short
     # relative name, AF_UNIX paths are at most 107 bytes)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from dsh_sidecar.workspace import files, gitcmd, recency
 from dsh_sidecar.workspace.graph import WorkspaceGraph
+from support.gitrepo import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -25,17 +25,8 @@ def checkout(tmp_path: Path) -> Path:
     (root / "sub").mkdir(parents=True)
     (root / "a.py").write_text("x = 1\n")
     (root / "sub" / "v.py").write_text("__version__ = '1'\n")
-    env = {
-        **os.environ,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@x",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@x",
-    }
     for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "one"]):
-        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
+        git(root, *args)
     (root / "sub" / "new.py").write_text("y = 2\n")
     return root
 
