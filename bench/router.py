@@ -11,6 +11,10 @@ replaying ``searxng/ok``):
 2. Time to answer when the primary hangs (``timeoutMs`` = 300; the fallback answers at once):
    goal timeout + <= 50 ms.
 3. A cache hit (the same query again) through the sidecar.
+4. The first ``auto`` search of a fresh sidecar (spawned, initialised, idle for 1 s as a
+   harness is between its start and the agent's first search) vs its second one: the first
+   must not pay for the bandit's numpy import (issue 16). Fresh spawns, medians over
+   ``--first-runs``; with ``--baseline-src`` the baseline's sidecar is measured alike.
 
 The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``
 on one event loop, interleaved), which isolates the router from the stdio transport and the
@@ -20,7 +24,7 @@ bandit.
 adds that commit's sidecar to the interleaving (A, B, baseline, …), run from DIR through
 ``PYTHONPATH``: before/after against the same direct call in one run.
 
-Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--baseline-src DIR]``.
+Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--first-runs 7] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -144,10 +148,33 @@ def search(client: StdioClient, query: str) -> dict:
     return reply["result"]
 
 
+def first_auto(mock_url: str, src: Path | None, runs: int) -> tuple[list[float], list[float]]:
+    """``runs`` fresh sidecars: the first and the second ``auto`` search's round trip, in ms,
+    each sidecar idle for 1 s after ``initialized`` (cache off: both reach the provider)."""
+    first, second = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as home:
+            client = spawn(
+                home, {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": mock_url}}}, src=src
+            )
+            try:
+                client.request("dsh/status", {})  # the build after the reply is done
+                time.sleep(1.0)
+                for out, q in ((first, "first auto query"), (second, "second auto query")):
+                    t0 = time.perf_counter()
+                    reply = client.request("dsh/search", {"query": q, "strategy": "auto"})
+                    out.append((time.perf_counter() - t0) * 1000)
+                    assert "result" in reply, reply
+            finally:
+                client.close()
+    return first, second
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--hang-runs", type=int, default=15)
+    ap.add_argument("--first-runs", type=int, default=7, help="fresh sidecars for the first-auto-search figure")
     ap.add_argument("--log-messages", default="all", help="the sidecar's logMessages setting (all|decisions|none)")
     ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
     args = ap.parse_args()
@@ -211,6 +238,8 @@ def main() -> None:
                 fallback.append(res["attempts"][1]["ms"])
             direct_client.close()
             ip = asyncio.run(in_process(mock.url, hang_mock.url, args.n, args.hang_runs))
+            fa = first_auto(mock.url, None, args.first_runs)
+            fb = first_auto(mock.url, args.baseline_src, args.first_runs) if args.baseline_src else None
         finally:
             fast.close()
             hang.close()
@@ -255,6 +284,12 @@ def main() -> None:
         f"the fallback's own answer took {statistics.median(fallback):.0f} ms (p50, max {max(fallback)})"
     )
     print(f"cache hit p50 {pct(c, 50):.3f} ms vs uncached p50 {pct(s, 50):.3f} ms")
+    for label, (f1, f2) in (("this tree", fa), *((("baseline", fb),) if fb else ())):
+        print(
+            f"first auto search of a fresh sidecar ({label}, {len(f1)} spawns): median {statistics.median(f1):.1f} ms "
+            f"vs its second {statistics.median(f2):.1f} ms (first - second: "
+            f"{statistics.median([a - b for a, b in zip(f1, f2, strict=True)]):.1f} ms)"
+        )
     print()
     print("in-process (one event loop, no stdio, no bandit)")
     print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")

@@ -294,3 +294,72 @@ def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parse
         [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
     )
     assert out.stdout.splitlines() == ["[] False", "True ['yaml', 'regex']"]
+
+
+def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, workspace):
+    """In a fresh interpreter: a server's sidecar (``warm_search``) imports httpx and numpy and
+    builds the HTTP client and the bandit's generators on the ``dsh-search-prepare`` thread, so
+    the first ``auto`` search does not import them where it runs (issue 16: 0.1–0.25 s on the
+    event loop). The warmed decision stream is the one a first decision would create with the
+    same seed. A one-shot CLI sidecar starts no such thread and imports neither."""
+    code = textwrap.dedent(
+        """
+        import asyncio, os, sys, threading
+        from pathlib import Path
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.sidecar import Sidecar
+        from dsh_sidecar.bandit.policy import ContextualPolicy
+        config = parse_config({"bandit": {"seed": 7, "persist": False}})
+        warm = sys.argv[2] == "server"
+        sidecar = Sidecar(config, Path(sys.argv[1]), dict(os.environ), warm_search=warm)
+        threads = [t for t in threading.enumerate() if t.name == "dsh-search-prepare"]
+        for t in threads:
+            t.join(60)
+        policy = sidecar.bandit.policy
+        print(len(threads), sidecar.router.client is not None, policy._rng is not None,
+              [m for m in ("numpy", "httpx", "anyio._backends._asyncio") if m in sys.modules])
+        cold = ContextualPolicy(policy.classes, seed=7)
+        cls = policy.classes[0]
+        print([policy.choose(cls) for _ in range(20)] == [cold.choose(cls) for _ in range(20)])
+        asyncio.run(sidecar.aclose())
+        """
+    )
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
+    for mode, first in (
+        ("server", "1 True True ['numpy', 'httpx', 'anyio._backends._asyncio']"),
+        ("cli", "0 False False []"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(workspace), mode],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+            env=env,
+        )
+        assert out.stdout.splitlines() == [first, "True"], (mode, out.stdout, out.stderr)
+
+
+def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home, monkeypatch):
+    """The server asks for the ``warm_search`` sidecar (the CLI's one-shot commands do not:
+    :func:`test_a_server_sidecar_prepares_the_search_path_off_the_event_loop`)."""
+    import asyncio
+
+    from dsh_sidecar import sidecar as sidecar_module
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.lsp.handlers import build_sidecar
+
+    seen: list[bool] = []
+
+    class Recording(sidecar_module.Sidecar):
+        def __init__(self, *args, **kwargs):
+            seen.append(kwargs.get("warm_search", False))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module, "Sidecar", Recording)
+    server = SidecarServer()
+    server.env = {"DSH_HOME": str(dsh_home)}
+    sidecar = build_sidecar(server, parse_config(None), None)
+    assert seen == [True] and sidecar._search_warm is not None
+    asyncio.run(sidecar.aclose())
+    assert not sidecar._search_warm.is_alive()

@@ -91,7 +91,9 @@ class Sidecar:
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
     ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
-    CLI shows it with ``--verbose`` through ``log_sink``).
+    CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
+    servers) imports the search path's libraries and builds its HTTP client and bandit
+    generators on a ``dsh-search-prepare`` thread at once, instead of in the first search.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class Sidecar:
         log_sink: LogSink | None = None,
         force_suggester: bool = False,
         echo_stderr: bool = True,
+        warm_search: bool = False,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -122,6 +125,13 @@ class Sidecar:
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
+        # a long-lived server (warm_search) imports httpx and numpy and builds the HTTP client and
+        # the bandit's generators on a thread, so its first search never waits for them; a
+        # one-shot CLI command does not pay for what it may never use
+        self._search_warm: threading.Thread | None = None
+        if warm_search:
+            self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
+            self._search_warm.start()
         # the workspace graph (symbol index) and the content index are built in the background
         # once the suggester runs; the suggester prepares its targets on the graph's thread as
         # soon as the listing exists (initialize never waits for any of it).
@@ -138,6 +148,13 @@ class Sidecar:
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
             self.graph.start()
+
+    def _warm_search(self) -> None:
+        try:
+            self.router.warm()
+            self.bandit.policy.warm()
+        except Exception:  # a first search will meet (and report) the same failure
+            log.debug("preparing the search path failed", exc_info=True)
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -422,8 +439,11 @@ class Sidecar:
             self.shared.close()
 
     def _quiesce(self, timeout_s: float) -> None:
-        """Wait (at most ``timeout_s``) for the graph build and the content sync to stop."""
+        """Wait (at most ``timeout_s``) for the graph build, the content sync and the search
+        path's preparation to stop."""
         t0 = time.monotonic()
         if self.graph.building:  # (a graph never started has nothing to wait for)
             self.graph.wait(timeout_s)
         self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
+        if self._search_warm is not None:
+            self._search_warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))

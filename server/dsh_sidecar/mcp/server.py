@@ -102,7 +102,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Holder]) -> AsyncIterator[Holder]:
-        sidecar = Sidecar(config, workspace, env)
+        sidecar = Sidecar(config, workspace, env, warm_search=True)
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
         try:

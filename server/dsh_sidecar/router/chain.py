@@ -125,6 +125,7 @@ class Router:
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
     pacer: Pacer = field(default_factory=Pacer)
+    _client_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -169,10 +170,21 @@ class Router:
         """The shared HTTP client, created on first use (httpx and its TLS context cost tens
         of milliseconds that the ``initialize`` reply need not wait for)."""
         if self.client is None:
-            from dsh_sidecar.router.http import make_client
+            with self._client_lock:  # warm() on its thread and a first search may race
+                if self.client is None:
+                    from dsh_sidecar.router.http import make_client
 
-            self.client = make_client()
+                    self.client = make_client()
         return self.client
+
+    def warm(self) -> None:
+        """Import httpx and create the shared client now (the server runs this on a thread
+        after the ``initialize`` reply), so the first search does not pay ~0.1–0.3 s for them on
+        the event loop (issue 16). Call it off the event loop. Idempotent."""
+        self.http()
+        from dsh_sidecar.router.http import warm_async_backend
+
+        warm_async_backend()
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

@@ -57,6 +57,19 @@ def make_client() -> httpx.AsyncClient:
     )
 
 
+def warm_async_backend() -> None:
+    """Import what a first exchange imports on the event loop otherwise: httpcore's pool and
+    sockets go through anyio, which loads its asyncio backend (and sniffio) on first use,
+    ~50 ms here. Runs a throwaway event loop, so call it off the server's loop (a thread)."""
+    import anyio
+
+    async def touch() -> None:
+        anyio.Event().set()
+        await anyio.sleep(0)
+
+    asyncio.run(touch())
+
+
 def _too_big() -> ProviderFailure:
     return ProviderFailure(f"response body larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB", BAD_RESPONSE)
 
