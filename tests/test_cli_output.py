@@ -77,6 +77,25 @@ def test_status_on_a_terminal_is_rich_tables_in_colour(home: Path):
     snapshot("status.terminal.txt", out)
 
 
+def test_status_shows_the_updates_each_arm_has_had_in_a_pipe_and_on_a_terminal(home: Path):
+    """Issue 16: how many posterior updates each arm has had, read from the saved state."""
+    (home / "home" / "bandit").mkdir()
+    doc = {
+        "version": 1,
+        "rows": {"global": {"quick": [2.5, 0.5], "thorough": [0.5, 0.5]}},
+        "updates": {"quick": 3, "thorough": 1},
+    }
+    (home / "home" / "bandit" / "posteriors.json").write_text(json.dumps(doc), "utf-8")
+    rc, out, err = run(["status"], relhome(home), home)
+    assert (rc, err) == (0, "")
+    assert "  updates per arm (searches learnt from): quick 3, thorough 1\n" in out
+    rc, out, err = run(["status"], relhome(home, {"NO_COLOR": "1"}), home, tty=True)
+    assert (rc, err) == (0, "")
+    assert "Bandit updates per arm: quick 3, thorough 1\n" in SGR.sub("", out)
+    rc, out, _ = run(["status", "--json"], relhome(home), home)
+    assert json.loads(out)["bandit"]["updates"] == {"quick": 3, "thorough": 1}
+
+
 def test_no_color_keeps_the_tables_and_drops_the_colour(home: Path):
     rc, out, _ = run(["status"], relhome(home, {"NO_COLOR": "1"}), home, tty=True)
     assert rc == 0

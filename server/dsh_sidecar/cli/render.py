@@ -105,6 +105,7 @@ def render_status(status: dict[str, Any]) -> str:
             lines.append(
                 f"  {name if i == 0 else '':8} {arm:9} {p['alpha']:9.3f} {p['beta']:9.3f} {p['mean']:6.3f} {ev:>9}  {fb}"
             )
+    lines.append(f"  updates per arm (searches learnt from): {_updates_text(status)}")
     state = status["state"]
     where = state["path"] or "memory only"
     lines.append(
@@ -114,6 +115,15 @@ def render_status(status: dict[str, Any]) -> str:
     for w in state["warnings"] + status["decisionLog"]["warnings"]:
         lines.append(f"  warning: {clean(w)}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _updates_text(bandit: dict[str, Any]) -> str:
+    """``quick 3, thorough 1``: the posterior updates each arm has had (``bandit.updates`` of
+    ``dsh/status``; outages are not counted, issue 16)."""
+    from dsh_sidecar.bandit.policy import ARMS
+
+    updates = bandit.get("updates") or {}
+    return ", ".join(f"{arm} {int(updates.get(arm, 0))}" for arm in ARMS)
 
 
 def _health_word(h: dict[str, Any]) -> str:
@@ -206,6 +216,8 @@ def status_rich(status: dict[str, Any]) -> Group:
     lines = Text()
     lines.append("Suggester: ", style="bold")
     lines.append(_suggester_line(status["suggester"]))
+    lines.append("\nBandit updates per arm: ", style="bold")
+    lines.append(_updates_text(b))
     lines.append("\nState: ", style="bold")
     lines.append(f"{clean(status['state']['dshHome'])} (DSH_HOME); posteriors {clean(state['path'] or 'memory only')}")
     for w in state["warnings"] + b["decisionLog"]["warnings"]:
