@@ -320,7 +320,7 @@ def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
     """A provider's title with an OSC window-title sequence, a cursor move and Rich markup."""
     from support.mockprovider import Reply
 
-    hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/]"
+    hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/] \u202egnp\u2069.\u2066exe\u202c"
     body = {
         "query": "x",
         "results": [
@@ -337,7 +337,8 @@ def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
             visible = SGR.sub("", out)
             assert "pwned" not in out and "[2J" not in out
             assert "\x1b]0;" not in out and "\x1b[2J" not in out and "\r" not in out.replace("\r\n", "\n")
-            assert "Real title [bold red]not markup[/]" in visible
+            assert "Real title [bold red]not markup[/] gnp.exe" in visible  # bidi controls dropped
+            assert not set(out) & {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
             assert "snippet line" in visible  # the colour code dropped, the CR a space
         rc, out, _ = run(["query", "x", "-s", "quick", "--json"], env, home)
         assert json.loads(out)["sources"][0]["title"] == hostile  # --json keeps the data as it came

@@ -45,12 +45,14 @@ EXIT_CLOSED_PIPE: Final = 141
 #: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
 #: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
 _ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
-#: C0/C1 control characters (BEL, CR, …) and DEL left after that; tabs and newlines apart.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: C0/C1 control characters (BEL, CR, …) and DEL left after that, tabs and newlines apart, and
+#: the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which
+#: reorder what a reader sees ("Trojan Source", CVE-2021-42574), as :mod:`dsh_sidecar.escape`.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(text: Any, one_line: bool = True) -> str:
-    """``text`` as printable text: escape sequences and control characters removed (so nothing
+    """``text`` as printable text: escape sequences, control characters and bidi controls removed (so nothing
     from a provider or a workspace reaches the terminal as a command), tabs as spaces, and with ``one_line`` every
     run of line breaks as one space."""
     s = _CONTROL.sub("", _ESCAPES.sub("", str(text))).replace("\t", " ")
