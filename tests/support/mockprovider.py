@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -94,6 +95,17 @@ def case_reply(provider: str, case_id: str, check: bool = True) -> tuple[Reply, 
     return Reply(resp["status"], headers, body, expect=case["request"] if check else None), case
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that drops its connection (a cancelled search, a timeout) is what the tests
+    cause on purpose: no traceback on stderr for a reset or broken pipe; anything else is
+    still reported."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class MockProvider:
     """A loopback HTTP server. ``url`` is its base URL; set routes with :meth:`route`."""
 
@@ -175,7 +187,7 @@ class MockProvider:
 
             do_GET = do_POST = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
