@@ -49,6 +49,7 @@ from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
+from dsh_sidecar.workspace.heap import HeapFreezer
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +147,11 @@ class Sidecar:
             on_change=self._graph_changed,
         )
         self.suggester = self._make_suggester(config.suggester)
+        # freezes the heap in steps while the projection is built (workspace/heap.py: a full
+        # collection over a big build's heap stops the event loop for hundreds of ms)
+        self.heap = HeapFreezer(self._building)
         if self._suggesting(config.suggester):
-            self.graph.start()
+            self._start_graph()
 
     def _warm_search(self) -> None:
         try:
@@ -155,6 +159,14 @@ class Sidecar:
             self.bandit.policy.warm()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
+
+    def _building(self) -> bool:
+        # the targets are prepared on these two threads (on_files, the content's on_ready)
+        return self.graph.building or self.content.building
+
+    def _start_graph(self) -> None:
+        self.graph.start()
+        self.heap.start()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -191,7 +203,7 @@ class Sidecar:
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
         if self.graph.graph is None and not self.graph.building:
-            self.graph.start()
+            self._start_graph()
         t0 = time.monotonic()
         done = self.graph.wait(timeout_s)
         return done and self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
@@ -335,7 +347,7 @@ class Sidecar:
         while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
         if self.config.suggester.refresh_on_boot and self.graph.graph is not None:
-            self.graph.start()
+            self._start_graph()
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
@@ -375,7 +387,7 @@ class Sidecar:
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
         if self._suggesting(new.suggester) and self.graph.graph is None and not self.graph.building:
-            self.graph.start()
+            self._start_graph()
         self.config = new
 
     def _graph_status(self) -> dict[str, Any]:
@@ -431,6 +443,7 @@ class Sidecar:
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self.graph.cancel()
+        self.heap.stop()
         self.content.close()
         self.bandit.close()
         await self.router.aclose()

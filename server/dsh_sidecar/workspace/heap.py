@@ -1,0 +1,66 @@
+"""Keep the cyclic garbage collector's full collections short while a big build allocates.
+
+A workspace build of 200,000 files allocates millions of long-lived objects (the listing, the
+symbol index, the prepared targets). CPython runs a full (generation 2) collection whenever the
+objects that survived since the last one exceed a quarter of the long-lived total (CPython's
+``gc`` module, "long_lived_pending"), so during such a build a full collection runs every few
+seconds, each one scanning the whole heap with the GIL held: 250–590 ms each on this machine,
+a stop of the event loop, so of every ``dsh/postExecute`` in flight (measured with
+``bench/build_pauses.py``).
+
+:class:`HeapFreezer` calls :func:`gc.freeze` (Python 3.7+: move every tracked object to the
+permanent generation, which collections do not scan) every ``interval_s`` while a build is
+running and once when it ends, so a collection only scans what was allocated since the last
+freeze. The cost is the one :func:`gc.freeze` documents: a reference cycle that is garbage at a
+freeze is never collected. The sidecar already froze its heap once, when the graph is ready; this
+freezes it in steps instead, during the build only.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable
+from typing import Final
+
+#: Seconds between two freezes while a build runs: a collection then scans at most what this
+#: long a stretch of the build allocated (bench/build_pauses.py).
+FREEZE_INTERVAL_S: Final = 0.5
+
+
+class HeapFreezer:
+    """Freezes the heap every ``interval_s`` seconds while ``busy()`` is true, on a daemon
+    thread, and once more when it turns false (the thread then ends). :meth:`start` is
+    idempotent while the thread runs; :meth:`stop` ends it at once (no final freeze)."""
+
+    def __init__(self, busy: Callable[[], bool], interval_s: float = FREEZE_INTERVAL_S) -> None:
+        self.busy = busy
+        self.interval_s = interval_s
+        self.freezes = 0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        """Follow a build that has just been started (no-op when already following one)."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="dsh-heap-freezer", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout_s: float = 1.0) -> None:
+        """End the thread (at most ``timeout_s`` of waiting)."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            busy = self.busy()
+            gc.freeze()
+            self.freezes += 1
+            if not busy:
+                return
