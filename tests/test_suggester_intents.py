@@ -380,3 +380,17 @@ def test_symlinked_dsh_folder_out_of_the_workspace_is_refused(shopcart, dsh_home
         f"pack refused ({shopcart.resolve() / '.dsh' / 'pack.yml'}: resolves outside the workspace "
         "(a symlinked folder); packs must live in it)"
     ]
+
+
+def test_kind_members_follow_the_facts_lists_they_were_built_from(tmp_path):
+    from dsh_sidecar.suggester.candidates import FileIndex
+
+    index = FileIndex(tmp_path, ["a.py", "tests/test_a.py", "tests/test_b.py"])
+    assert index.kind_members("test") == frozenset()
+    index.facts = {"test": ["tests/test_a.py"]}
+    first = index.kind_members("test")
+    assert first == {"tests/test_a.py"} and index.kind_members("test") is first  # built once
+    index.facts["test"].append("tests/test_b.py")  # the list grew
+    assert index.kind_members("test") == {"tests/test_a.py", "tests/test_b.py"}
+    index.facts = {"test": ["tests/test_b.py"]}  # a new list
+    assert index.kind_members("test") == {"tests/test_b.py"}
