@@ -363,3 +363,35 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
     assert seen == [True] and sidecar._search_warm is not None
     asyncio.run(sidecar.aclose())
     assert not sidecar._search_warm.is_alive()
+
+
+def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_graph(tmp_path, workspace):
+    """The suggester's first notes need the graph: its build goes first, the search path's
+    imports after it (a fresh interpreter; the preparation records whether the graph was
+    still building when it began)."""
+    code = textwrap.dedent(
+        """
+        import asyncio, os, sys, threading, time
+        from pathlib import Path
+        from dsh_sidecar.config import parse_config
+        from dsh_sidecar.router.chain import Router
+        from dsh_sidecar.sidecar import Sidecar
+        built, seen, original = [], [], Router.warm
+        def warm(self):
+            while not built:
+                time.sleep(0.01)
+            seen.append((built[0].graph.building, built[0].graph.graph is not None))
+            original(self)
+        Router.warm = warm
+        config = parse_config({"suggester": {"enabled": True}})
+        built.append(Sidecar(config, Path(sys.argv[1]), dict(os.environ), warm_search=True))
+        built[0]._search_warm.join(60)
+        print(seen, built[0].router.client is not None)
+        asyncio.run(built[0].aclose())
+        """
+    )
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
+    assert out.stdout.splitlines() == ["[(False, True)] True"], out.stderr

@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 SECTION_WAIT_S = 5.0
 #: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
 WHERE_IS_WAIT_S = 60.0
+#: Longest wait (s) of the search path's preparation for the workspace graph build it lets go
+#: first (a 200k-file tree lists and indexes its symbols in about this long, bench/build_pauses.py).
+WARM_AFTER_GRAPH_S = 60.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
 
@@ -128,16 +131,16 @@ class Sidecar:
             self.bandit.store.share(self.shared, self.bandit.policy)
         # a long-lived server (warm_search) imports httpx and numpy and builds the HTTP client and
         # the bandit's generators on a thread, so its first search never waits for them; a
-        # one-shot CLI command does not pay for what it may never use
+        # one-shot CLI command does not pay for what it may never use. With the suggester on, it
+        # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
-        if warm_search:
-            self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
-            self._search_warm.start()
+        self._closing = threading.Event()
         # the workspace graph (symbol index) and the content index are built in the background
         # once the suggester runs; the suggester prepares its targets on the graph's thread as
         # soon as the listing exists (initialize never waits for any of it).
-        # gc.freeze(): the long-lived graph and pack indexes leave the cyclic GC's generations,
-        # so a full collection never pauses a dsh/postExecute call for tens of ms on a big tree
+        # gc.freeze() when the graph is ready: the long-lived graph and pack indexes leave the
+        # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
+        # tens of ms on a big tree
         self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
         self.graph = GraphBuilder(
             workspace,
@@ -152,8 +155,17 @@ class Sidecar:
         self.heap = HeapFreezer(self._building)
         if self._suggesting(config.suggester):
             self._start_graph()
+        if warm_search:
+            self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
+            self._search_warm.start()
 
     def _warm_search(self) -> None:
+        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
+        while self.graph.building and time.monotonic() < deadline:  # the suggester's build first
+            if self._closing.wait(0.1):
+                return
+        if self._closing.is_set():
+            return
         try:
             self.router.warm()
             self.bandit.policy.warm()
@@ -442,6 +454,7 @@ class Sidecar:
         cancelled and waited for, at most :data:`QUIESCE_S`: the interpreter must not finalise
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
+        self._closing.set()
         self.graph.cancel()
         self.heap.stop()
         self.content.close()
@@ -458,5 +471,6 @@ class Sidecar:
         if self.graph.building:  # (a graph never started has nothing to wait for)
             self.graph.wait(timeout_s)
         self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
-        if self._search_warm is not None:
-            self._search_warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))
+        warm = self._search_warm
+        if warm is not None:
+            warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))
