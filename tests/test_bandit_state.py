@@ -361,7 +361,7 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
     p = policy(discount=1.0)
     store = PosteriorStore(dsh_home)
     for _ in range(3):
-        store.apply(p, p.update_op("fresh", "thorough", 0.5))
+        store.apply(p, p.update_op("fresh", "thorough", 0.5), counts_for="thorough")
     out = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "status"],
         env=clean_env(dsh_home),
@@ -374,7 +374,8 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
     assert lines[0].startswith("bandit posteriors Beta(alpha, beta) per query class (discount 0.99;")
     assert lines[6].split() == ["fresh", "quick", "1.000", "1.000", "0.500", "3", "yes"]
     assert lines[7].split() == ["thorough", "2.500", "2.500", "0.500"]
-    assert lines[10].strip() == f"state: {dsh_home / 'bandit' / 'posteriors.json'}; pending feedback: 0"
+    assert lines[10].strip() == "updates per arm (searches learnt from): quick 0, thorough 3"
+    assert lines[11].strip() == f"state: {dsh_home / 'bandit' / 'posteriors.json'}; pending feedback: 0"
     js = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "status", "--json"],
         env=clean_env(dsh_home),
