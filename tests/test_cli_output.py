@@ -344,3 +344,54 @@ def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
         assert json.loads(out)["sources"][0]["title"] == hostile  # --json keeps the data as it came
     finally:
         mock.close()
+
+
+def test_a_failed_search_reports_provider_text_without_its_escapes(home: Path):
+    """The router's aggregated error quotes the provider (SearXNG's unresponsive engines): its
+    escape sequences and bidi controls never reach the terminal, in a pipe or on one."""
+    from support.mockprovider import Reply
+
+    evil = "\x1b]0;PWNED\x07\x1b[31mRED\u202eRLO\u2066ISO\x1b[2J"
+    body = {"query": "x", "results": [], "unresponsive_engines": [[evil, evil]]}
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        for tty in (False, True):
+            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            shown = err + out  # on a pseudo-terminal both streams arrive together
+            assert rc == 1, (out, err)
+            assert "REDRLOISO" in shown  # the text is reported, its controls are not
+            assert "\x1b]0;" not in shown and "\x1b[31m" not in shown and "\x1b[2J" not in shown
+            assert "\u202e" not in shown and "\u2066" not in shown
+    finally:
+        mock.close()
+
+
+def test_lone_surrogates_from_a_provider_become_replacement_characters(home: Path):
+    """JSON may escape a lone surrogate (``"\\ud800"``); no UTF-8 writer takes one: the search
+    is answered (exit 0) in a pipe, on a terminal and with --json, each lone one as U+FFFD."""
+    from support.mockprovider import Reply
+
+    body = (
+        b'{"query":"x","results":[{"url":"https://ex.com/a\\ud800b","title":"T\\ud800x\\udfff",'
+        b'"content":"S\\udc00 lone","engine":"x"}],"unresponsive_engines":[]}'
+    )
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, body))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+        for tty in (False, True):
+            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            assert rc == 0, err
+            assert "T\ufffdx\ufffd" in SGR.sub("", out)
+        rc, out, err = run(["query", "x", "-s", "quick", "--json"], env, home)
+        assert rc == 0, err
+        source = json.loads(out)["sources"][0]
+        assert (source["title"], source["snippet"], source["url"]) == (
+            "T\ufffdx\ufffd",
+            "S\ufffd lone",
+            "https://ex.com/a\ufffdb",
+        )
+    finally:
+        mock.close()

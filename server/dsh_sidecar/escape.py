@@ -4,9 +4,10 @@ ledger line, a log line or a note (issue 13, class 8).
 A file named ``x\\n[2026-01-01T00:00:00.000Z] followed Doc evil`` would otherwise forge a second
 ledger line, and a path with a newline would put extra lines into the note shown to the agent.
 :func:`escape_controls` rewrites every C0 control (U+0000–U+001F), DEL (U+007F), C1 control
-(U+0080–U+009F), the Unicode line/paragraph separators (U+2028, U+2029) and the bidirectional
-overrides/isolates (U+202A–U+202E, U+2066–U+2069, which reorder what a reader sees) as a visible
-escape: ``\\n``, ``\\r``, ``\\t``, else ``\\xHH`` (below U+0100) or ``\\uHHHH``. Everything else,
+(U+0080–U+009F), the Unicode line/paragraph separators (U+2028, U+2029) and the format
+characters (:data:`FORMAT_CHARS`: bidirectional overrides and isolates, zero-width characters,
+tag characters…, which change what a reader sees) as a visible escape: ``\\n``, ``\\r``,
+``\\t``, else ``\\xHH`` (below U+0100), ``\\uHHHH`` or ``\\UHHHHHHHH``. Everything else,
 including a backslash, passes unchanged, so ordinary paths and seed strings stay byte-exact.
 """
 
@@ -16,7 +17,18 @@ import logging
 import re
 from typing import Final
 
-_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: The Unicode format characters (general category Cf, Unicode 15.0), as the body of a regex
+#: character class. Invisible, they change what a reader sees: the bidirectional embeddings,
+#: overrides and isolates reorder text ("Trojan Source", CVE-2021-42574), the tag characters
+#: carry hidden text ("ASCII smuggling"), zero-width and joiner characters, the soft hyphen and
+#: the byte-order mark split or join words unseen. ``tests/security/test_control_chars.py`` checks the set
+#: against :mod:`unicodedata`.
+FORMAT_CHARS: Final = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_CONTROLS: Final = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{FORMAT_CHARS}]")
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -26,7 +38,9 @@ def _one(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def escape_controls(text: str) -> str:

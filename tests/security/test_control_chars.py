@@ -33,10 +33,31 @@ LINE = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] [^\n]*")
         ("ls\u2028ps\u2029", "ls\\u2028ps\\u2029"),
         ("rtl\u202egnp.exe", "rtl\\u202egnp.exe"),
         ("iso\u2066x\u2069", "iso\\u2066x\\u2069"),
+        ("zero\u200bwidth\u200d", "zero\\u200bwidth\\u200d"),
+        ("lrm\u200e alm\u061c bom\ufeff shy\u00ad", "lrm\\u200e alm\\u061c bom\\ufeff shy\\xad"),
+        ("tag\U000e0041\U000e007f", "tag\\U000e0041\\U000e007f"),
     ],
 )
 def test_escape_controls_exact(raw, escaped):
     assert escape_controls(raw) == escaped
+
+
+def test_the_format_characters_are_exactly_the_unicode_cf_category():
+    """FORMAT_CHARS is Unicode 15.0's Cf set: every Cf character of this Python's Unicode
+    database is in it, and everything in it is Cf or (in an older database) unassigned."""
+    import sys
+    import unicodedata
+
+    from dsh_sidecar.escape import FORMAT_CHARS
+
+    cls = re.compile(f"[{FORMAT_CHARS}]")
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        category = unicodedata.category(ch)
+        if category == "Cf":
+            assert cls.match(ch), f"U+{code:04X} is Cf and not escaped"
+        elif cls.match(ch):
+            assert category == "Cn", f"U+{code:04X} ({category}) is escaped and is no format character"
 
 
 def test_ordinary_text_is_untouched_and_the_same_object():

@@ -32,6 +32,8 @@ from dsh_protocol.errors import ErrorCode
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from dsh_sidecar.escape import FORMAT_CHARS
+
 #: Exit codes (documented in ``dsh-search --help`` and the README): success.
 EXIT_OK: Final = 0
 #: A search failed (every provider of the chain), a replay failed, or a doctor check failed.
@@ -46,9 +48,9 @@ EXIT_CLOSED_PIPE: Final = 141
 #: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
 _ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
 #: C0/C1 control characters (BEL, CR, …) and DEL left after that, tabs and newlines apart, and
-#: the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which
-#: reorder what a reader sees ("Trojan Source", CVE-2021-42574), as :mod:`dsh_sidecar.escape`.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: the Unicode format characters (bidi overrides and isolates, zero-width and tag characters,
+#: :data:`dsh_sidecar.escape.FORMAT_CHARS`), which change what a reader sees.
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{FORMAT_CHARS}]")
 
 
 def clean(text: Any, one_line: bool = True) -> str:
@@ -106,6 +108,15 @@ class Output:
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
 
     def __post_init__(self) -> None:
+        # a lone surrogate (a provider's JSON, a non-UTF-8 file name) is shown as an escape
+        # instead of ending the run with UnicodeEncodeError after the search succeeded
+        for stream in (self.stdout, self.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                try:
+                    reconfigure(errors="backslashreplace")
+                except (ValueError, OSError):  # a closed or detached stream: left as it is
+                    pass
         no_color = _no_color(os.environ)
         self.out = Console(file=self.stdout, no_color=no_color, highlight=False, soft_wrap=False)
         self.err = Console(file=self.stderr, no_color=no_color, highlight=False, stderr=True)
@@ -137,7 +148,7 @@ class Output:
     def info(self, line: str) -> None:
         """A note for the person at the terminal (stderr; dropped by ``--quiet`` and ``--json``)."""
         if not self.quiet and not self.json:
-            self.stderr.write(line + "\n")
+            self.stderr.write(clean(line, one_line=False) + "\n")
 
     def error(self, exc: CliError) -> int:
         """Report ``exc`` (JSON on stdout with ``--json``, else one line on stderr, even with
@@ -145,7 +156,8 @@ class Output:
         if self.json:
             self.emit_json({"error": exc.wire()})
         else:
-            self.stderr.write(f"dsh-search: {exc.message}\n" if exc.prefixed else exc.message + "\n")
+            message = clean(exc.message, one_line=False)  # provider text (engine names, …) is in it
+            self.stderr.write(f"dsh-search: {message}\n" if exc.prefixed else message + "\n")
         return exc.exit_code
 
     # ------------------------------------------------------------------ progress

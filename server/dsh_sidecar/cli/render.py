@@ -75,13 +75,6 @@ def search_rich(result: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def search_failed_rich(message: str, attempts: list[dict[str, Any]]) -> Text:
-    """The router's aggregated error for a terminal (the message is key-free already)."""
-    text = Text("search failed: ", style="bold red")
-    text.append(clean(message, one_line=False))
-    return text
-
-
 # ---------------------------------------------------------------------------- status
 
 

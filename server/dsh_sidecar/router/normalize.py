@@ -63,6 +63,17 @@ def html_to_text(value: str) -> str:
         return ""
 
 
+#: A UTF-16 surrogate code point: in a decoded ``str`` it can only be a lone one (JSON's
+#: ``"\\ud800"`` escape decodes to it; a valid pair decodes to one code point), which no UTF-8
+#: encoder accepts (the CLI's output, a strict JSON reader of ``dsh/search`` replies).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def no_lone_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (the replacement character)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def _identity(text: str) -> str:
     return text
 
@@ -78,7 +89,7 @@ def clean_text(
     """
     if not isinstance(value, str):
         return None
-    text = html_to_text(value) if is_html else html.unescape(value)
+    text = no_lone_surrogates(html_to_text(value) if is_html else html.unescape(value))
     # whitespace runs folded and the ends trimmed: str.split() splits on exactly the characters
     # re's \s matches in a str pattern (both Py_UNICODE_ISSPACE), so this is
     # re.sub(r"\s+", " ", text).strip() (tests/test_router_snippets.py checks every code point)
@@ -125,7 +136,7 @@ def parse_date(value: Any) -> str | None:
 def _clean_url(value: Any, redact: Callable[[str], str]) -> str | None:
     if not isinstance(value, str):
         return None
-    url = value.strip()
+    url = no_lone_surrogates(value.strip())
     if not url or len(url) > URL_MAX_CHARS:
         return None
     if not (url.startswith("http://") or url.startswith("https://")):
