@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dsh-pauses-ws-"))
     ws = base / f"synthetic-{args.files}"
     if not ws.exists():
-        ws.mkdir(parents=True)
+        base.mkdir(parents=True, exist_ok=True)
         print(f"built {args.files} files in {synthetic(ws, args.files, with_content=True):.1f}s", flush=True)
     trees = [("this tree", ROOT)] + ([("baseline", args.baseline_src.resolve())] if args.baseline_src else [])
     results: dict[str, list[dict]] = {name: [] for name, _ in trees}

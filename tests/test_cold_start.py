@@ -395,3 +395,34 @@ def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_g
         [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
     )
     assert out.stdout.splitlines() == ["[(False, True)] True"], out.stderr
+
+
+def test_a_reconfigure_while_the_search_path_warms_keeps_one_http_client(dsh_home, monkeypatch, mock_provider):
+    """The reconfigured router was built before the warming router had a client: it adopts
+    that client (one client, closed at exit), instead of building its own on the event loop."""
+    import asyncio
+    import threading
+
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.router.chain import Router
+    from dsh_sidecar.sidecar import Sidecar
+
+    go = threading.Event()
+    original = Router.warm
+
+    def held_warm(self):
+        go.wait(30)
+        original(self)
+
+    monkeypatch.setattr(Router, "warm", held_warm)
+    block = {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock_provider.url}}}
+    sidecar = Sidecar(parse_config({"router": block}), None, {"DSH_HOME": str(dsh_home)}, warm_search=True)
+    old = sidecar.router
+    sidecar.reconfigure({"router": {**block, "timeoutMs": 5000}})
+    new = sidecar.router
+    assert new is not old and old.client is None and new.client is None
+    go.set()
+    sidecar._search_warm.join(30)
+    assert new.client is not None and new.client is old.client
+    asyncio.run(sidecar.aclose())
+    assert new.client.is_closed

@@ -63,6 +63,10 @@ def test_a_sidecar_follows_its_workspace_build_with_the_freezer(dsh_home, worksp
         assert sidecar.wait_for_graph(60)
         sidecar.heap._thread.join(30)
         assert not sidecar.heap._thread.is_alive() and sidecar.heap.freezes >= 1  # the last freeze, then it ends
+        done = sidecar.heap.freezes
+        sidecar.files_changed(None)  # didChangeWatchedFiles: a rebuild, followed as the first build
+        assert sidecar.wait_for_graph(60)
+        wait_until(lambda: sidecar.heap.freezes > done, "a freeze during or after the rebuild")
     finally:
         asyncio.run(sidecar.aclose())
         gc.unfreeze()

@@ -167,7 +167,14 @@ class Sidecar:
         if self._closing.is_set():
             return
         try:
-            self.router.warm()
+            router = self.router
+            router.warm()
+            while self.router is not router:  # a reconfigure while warming: one client still
+                new = self.router
+                if not new.adopt_client(router) and router.client is not None and router.client is not new.client:
+                    asyncio.run(router.client.aclose())  # never used: no connection to wait for
+                router = new
+                router.warm()
             self.bandit.policy.warm()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
@@ -230,6 +237,8 @@ class Sidecar:
         rebuild); the graph, content index and suggester targets follow in the background, so
         no call ever waits for a re-index."""
         self.graph.refresh(paths)
+        if self.graph.building:  # a rebuild (many paths, or None) allocates as the first build
+            self.heap.start()
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)

@@ -186,6 +186,16 @@ class Router:
 
         warm_async_backend()
 
+    def adopt_client(self, old: Router) -> bool:
+        """Take ``old``'s HTTP client when this router has none yet (a reconfigure built this
+        router from ``old`` before ``old``'s client existed, and :meth:`warm` then made it);
+        ``True`` when taken. The caller closes ``old``'s client otherwise."""
+        with self._client_lock:
+            if self.client is None and old.client is not None:
+                self.client = old.client
+                return True
+        return False
+
     async def aclose(self) -> None:
         """Close the HTTP client."""
         if self.client is not None:
