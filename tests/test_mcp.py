@@ -374,3 +374,67 @@ async def test_parallel_hook_calls_each_note_once_in_their_own_session(tmp_path,
     lines = (tmp_path / "dsh-home" / "search-suggester" / "ledger.log").read_text().splitlines()
     assert sum(" suggest Version " in line for line in lines) == 12, lines
     assert sum(" suppressed " in line for line in lines) == 12, lines
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "EOF"])
+def test_a_signal_ends_the_mcp_server_with_0_and_its_learning_saved(tmp_path, workspace, mock_provider, ending):
+    """A harness tears its MCP servers down with SIGTERM: the search's bandit update (written
+    behind) is flushed and the exit status is 0, as at the end of stdin (a real spawned
+    ``dsh-search mcp``: the SDK's stdin reader is a blocked thread no cancellation reaches)."""
+    import os
+    import signal
+    import subprocess
+
+    reply, _ = case_reply("searxng", "ok", check=False)  # any query
+    mock_provider.route(*ROUTES["searxng"], reply)
+    cfg = tmp_path / "sidecar.json"
+    cfg.write_text(json.dumps(searxng(mock_provider)))
+    home = tmp_path / "dsh-home"
+    proc = subprocess.Popen(
+        [command(), "mcp", "--config", str(cfg), "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": os.environ["PATH"], "DSH_HOME": str(home), "HOME": str(tmp_path)},
+    )
+    try:
+
+        def send(*messages: dict) -> None:
+            proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            proc.stdin.flush()
+
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        send(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "web_search", "arguments": {"query": "bike chain", "strategy": "quick"}},
+            },
+        )
+        answer = json.loads(proc.stdout.readline())
+        assert answer["id"] == 2 and not answer["result"].get("isError"), answer
+        if ending == "EOF":
+            proc.stdin.close()
+        else:
+            proc.send_signal(getattr(signal, ending))
+        assert proc.wait(30) == 0, proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    saved = json.loads((home / "bandit" / "posteriors.json").read_text())
+    assert saved["updates"] == {"quick": 1, "thorough": 0}

@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -94,22 +95,44 @@ class Holder:
         self.turns = TurnCounter()
 
 
+class Lifetime:
+    """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
+    then ``aclose``: state flushed), whichever comes first: the session's end or a signal."""
+
+    def __init__(self) -> None:
+        self.sidecar: Sidecar | None = None
+
+    async def close(self) -> None:
+        """Flush and close the sidecar (once; shielded from cancellation)."""
+        sidecar, self.sidecar = self.sidecar, None
+        if sidecar is None:
+            return
+        with anyio.CancelScope(shield=True):
+            sidecar.shutdown()
+            await sidecar.aclose()
+
+
 def build_server(
-    config: SidecarConfig, workspace: Path | None, env: Mapping[str, str], redactor: Redactor | None = None
+    config: SidecarConfig,
+    workspace: Path | None,
+    env: Mapping[str, str],
+    redactor: Redactor | None = None,
+    lifetime: Lifetime | None = None,
 ) -> MCPServer[Holder]:
-    """An :class:`MCPServer` whose lifespan owns one :class:`Sidecar` for ``workspace``; the
-    router's keys are added to ``redactor`` (the log filter's) once the sidecar exists."""
+    """An :class:`MCPServer` whose lifespan owns one :class:`Sidecar` for ``workspace`` (kept
+    in ``lifetime``, so a signal can close it); the router's keys are added to ``redactor``
+    (the log filter's) once the sidecar exists."""
+    live = lifetime if lifetime is not None else Lifetime()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Holder]) -> AsyncIterator[Holder]:
-        sidecar = Sidecar(config, workspace, env, warm_search=True)
+        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True)
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
         try:
             yield Holder(sidecar)
         finally:
-            sidecar.shutdown()
-            await sidecar.aclose()
+            await live.close()
 
     server: MCPServer[Holder] = MCPServer(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
@@ -290,5 +313,31 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     if not workspace.is_dir():
         sys.stderr.write(f"dsh-search mcp: workspace {workspace} is not a folder\n")
         return 2
-    anyio.run(serve_stdio, build_server(config, workspace.resolve(), env, redactor))
+    lifetime = Lifetime()
+    anyio.run(serve_until_signal, build_server(config, workspace.resolve(), env, redactor, lifetime), lifetime)
     return 0
+
+
+async def serve_until_signal(server: MCPServer[Any], lifetime: Lifetime) -> None:
+    """:func:`serve_stdio` until stdin ends, or SIGTERM/SIGHUP arrives (a harness's teardown
+    of its MCP servers). On a signal the sidecar's state (the bandit's written-behind
+    posteriors, the suggester's ledger and knowledge) is flushed and the process ends with
+    status 0, as ``serve`` does: at once (``os._exit``), since the SDK's stdin reader is a
+    thread blocked in ``read`` that no cancellation reaches."""
+    async with anyio.create_task_group() as group:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for _ in signals:
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the flush is not cut short
+                    await lifetime.close()
+                    for stream in (sys.stdout, sys.stderr):
+                        try:
+                            stream.flush()
+                        except (OSError, ValueError):
+                            pass
+                    os._exit(0)
+
+        group.start_soon(on_signal)
+        await serve_stdio(server)
+        group.cancel_scope.cancel()
