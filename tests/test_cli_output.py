@@ -395,3 +395,24 @@ def test_lone_surrogates_from_a_provider_become_replacement_characters(home: Pat
         )
     finally:
         mock.close()
+
+
+def test_json_stays_valid_json_on_a_stream_that_is_not_utf8(home: Path):
+    """PYTHONIOENCODING=ascii (or a C locale): --json escapes non-ASCII as \\uXXXX instead of
+    writing Python escapes into the document."""
+    from support.mockprovider import Reply
+
+    body = {
+        "query": "x",
+        "results": [{"url": "https://ex.com/c", "title": "café \u00ad tag\U000e0041", "content": "ü"}],
+    }
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
+    try:
+        env = relhome(home, {"SEARXNG_BASE_URL": mock.url, "PYTHONIOENCODING": "ascii"})
+        rc, out, err = run(["query", "x", "-s", "quick", "--json"], env, home)
+        assert rc == 0, err
+        assert out.isascii()
+        assert json.loads(out)["sources"][0]["title"] == "café \u00ad tag\U000e0041"
+    finally:
+        mock.close()

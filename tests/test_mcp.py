@@ -376,7 +376,7 @@ async def test_parallel_hook_calls_each_note_once_in_their_own_session(tmp_path,
     assert sum(" suppressed " in line for line in lines) == 12, lines
 
 
-@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "EOF"])
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "SIGINT", "EOF"])
 def test_a_signal_ends_the_mcp_server_with_0_and_its_learning_saved(tmp_path, workspace, mock_provider, ending):
     """A harness tears its MCP servers down with SIGTERM: the search's bandit update (written
     behind) is flushed and the exit status is 0, as at the end of stdin (a real spawned
@@ -438,3 +438,23 @@ def test_a_signal_ends_the_mcp_server_with_0_and_its_learning_saved(tmp_path, wo
             proc.wait()
     saved = json.loads((home / "bandit" / "posteriors.json").read_text())
     assert saved["updates"] == {"quick": 1, "thorough": 0}
+
+
+async def test_a_provider_error_with_a_lone_surrogate_is_a_tool_error_not_a_dead_session(
+    tmp_path, workspace, mock_provider
+):
+    """A provider's error body is quoted in the tool error; a lone surrogate in it (JSON's
+    ``"\\ud800"``) is U+FFFD, and the session keeps answering (the SDK's writer cannot encode
+    a surrogate: it stopped answering at all)."""
+    body = b'{"error": "quota \\ud800 exceeded\\n- forged: ok"}'
+    mock_provider.route(*ROUTES["searxng"], Reply(400, {"content-type": "application/json"}, body))
+    async with session(tmp_path, workspace, searxng(mock_provider)) as s:
+        res = await s.call_tool("web_search", {"query": "bike chain", "strategy": "quick"})
+        again = await s.call_tool("where_is", {"query": "zebra giraffe"})
+    assert res.is_error
+    text = res.content[0].text
+    assert text == (
+        "Error executing tool web_search: search-router: all configured search providers failed:\n"
+        "- searxng: HTTP 400: quota \ufffd exceeded - forged: ok"  # one line: the body adds none
+    )
+    assert again.structured_content is not None

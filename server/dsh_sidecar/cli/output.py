@@ -132,8 +132,12 @@ class Output:
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def emit_json(self, value: Any) -> None:
-        """One JSON document on stdout (2-space indent, UTF-8 kept)."""
-        self.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        """One JSON document on stdout (2-space indent; UTF-8 kept on a UTF-8 stream)."""
+        # UTF-8 kept where the stream is UTF-8; elsewhere (PYTHONIOENCODING=ascii, LANG=C)
+        # \uXXXX escapes, so the document stays valid JSON
+        encoding = (getattr(self.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        utf8 = encoding in ("utf8", "utf8sig")
+        self.stdout.write(json.dumps(value, indent=2, ensure_ascii=not utf8) + "\n")
 
     def print(self, *renderables: Any) -> None:
         """Rich renderables on stdout (terminal only: callers check :attr:`rich`)."""

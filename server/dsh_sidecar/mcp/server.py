@@ -319,15 +319,15 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
 
 
 async def serve_until_signal(server: MCPServer[Any], lifetime: Lifetime) -> None:
-    """:func:`serve_stdio` until stdin ends, or SIGTERM/SIGHUP arrives (a harness's teardown
-    of its MCP servers). On a signal the sidecar's state (the bandit's written-behind
+    """:func:`serve_stdio` until stdin ends, or SIGTERM/SIGHUP/SIGINT arrives (a harness's
+    teardown of its MCP servers, a Ctrl-C). On a signal the sidecar's state (the bandit's written-behind
     posteriors, the suggester's ledger and knowledge) is flushed and the process ends with
     status 0, as ``serve`` does: at once (``os._exit``), since the SDK's stdin reader is a
     thread blocked in ``read`` that no cancellation reaches."""
     async with anyio.create_task_group() as group:
 
         async def on_signal() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
                 async for _ in signals:
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the flush is not cut short
                     await lifetime.close()

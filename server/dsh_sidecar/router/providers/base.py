@@ -27,7 +27,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any, Final, Protocol, runtime_checkable
 
-from dsh_sidecar.router.normalize import RawItem
+from dsh_sidecar.router.normalize import RawItem, no_lone_surrogates
 
 # Failure classes (shared/fixtures/providers/README.md, "Outcome vocabulary").
 AUTH: Final = "auth"
@@ -153,9 +153,14 @@ class ProviderFailure(Exception):
     ``reason`` is the short text shown after ``- <id>: `` in the aggregated error and in
     ``attempts[].outcome`` (redacted by the chain); ``failure_class`` one of the module
     constants; ``cooldown_s`` the cooldown the response itself asked for (seconds), if any.
+    The reason quotes provider text (an error body, engine names): it is kept on one line
+    (whitespace runs, line breaks included, become one space), so it cannot add lines to the
+    aggregated error, and a lone surrogate in it becomes U+FFFD (no JSON-RPC or MCP writer
+    encodes one).
     """
 
     def __init__(self, reason: str, failure_class: str, cooldown_s: float | None = None) -> None:
+        reason = no_lone_surrogates(" ".join(str(reason).split()))
         super().__init__(reason)
         self.reason = reason
         self.failure_class = failure_class
