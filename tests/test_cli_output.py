@@ -15,6 +15,8 @@ import re
 import struct
 import subprocess
 import termios
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,20 @@ def colour_codes(text: str) -> set[str]:
             if p and (30 <= int(p) <= 49 or 90 <= int(p) <= 107):
                 out.add(p)
     return out
+
+
+@contextmanager
+def searxng_answering(body: dict | bytes) -> Iterator[MockProvider]:
+    """A loopback SearXNG whose ``/search`` answers ``body`` (JSON; bytes as they are)."""
+    from support.mockprovider import Reply
+
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    mock = MockProvider()
+    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, raw))
+    try:
+        yield mock
+    finally:
+        mock.close()
 
 
 @pytest.fixture
@@ -318,7 +334,6 @@ def test_a_slow_search_shows_a_spinner_on_a_terminal_stderr_and_clears_it(home: 
 
 def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
     """A provider's title with an OSC window-title sequence, a cursor move and Rich markup."""
-    from support.mockprovider import Reply
 
     hostile = "\x1b]0;pwned\x07Real\x1b[2J title [bold red]not markup[/] \u202egnp\u2069.\u2066exe\u202c"
     body = {
@@ -327,9 +342,7 @@ def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
             {"url": "https://example.com/a", "title": hostile, "content": "snip\x1b[31mpet\rline", "engine": "e"}
         ],
     }
-    mock = MockProvider()
-    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
-    try:
+    with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         for tty in (False, True):
             rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
@@ -342,20 +355,15 @@ def test_hostile_titles_reach_no_terminal_as_escapes_or_markup(home: Path):
             assert "snippet line" in visible  # the colour code dropped, the CR a space
         rc, out, _ = run(["query", "x", "-s", "quick", "--json"], env, home)
         assert json.loads(out)["sources"][0]["title"] == hostile  # --json keeps the data as it came
-    finally:
-        mock.close()
 
 
 def test_a_failed_search_reports_provider_text_without_its_escapes(home: Path):
     """The router's aggregated error quotes the provider (SearXNG's unresponsive engines): its
     escape sequences and bidi controls never reach the terminal, in a pipe or on one."""
-    from support.mockprovider import Reply
 
     evil = "\x1b]0;PWNED\x07\x1b[31mRED\u202eRLO\u2066ISO\x1b[2J"
     body = {"query": "x", "results": [], "unresponsive_engines": [[evil, evil]]}
-    mock = MockProvider()
-    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
-    try:
+    with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         for tty in (False, True):
             rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
@@ -364,22 +372,17 @@ def test_a_failed_search_reports_provider_text_without_its_escapes(home: Path):
             assert "REDRLOISO" in shown  # the text is reported, its controls are not
             assert "\x1b]0;" not in shown and "\x1b[31m" not in shown and "\x1b[2J" not in shown
             assert "\u202e" not in shown and "\u2066" not in shown
-    finally:
-        mock.close()
 
 
 def test_lone_surrogates_from_a_provider_become_replacement_characters(home: Path):
     """JSON may escape a lone surrogate (``"\\ud800"``); no UTF-8 writer takes one: the search
     is answered (exit 0) in a pipe, on a terminal and with --json, each lone one as U+FFFD."""
-    from support.mockprovider import Reply
 
     body = (
         b'{"query":"x","results":[{"url":"https://ex.com/a\\ud800b","title":"T\\ud800x\\udfff",'
         b'"content":"S\\udc00 lone","engine":"x"}],"unresponsive_engines":[]}'
     )
-    mock = MockProvider()
-    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, body))
-    try:
+    with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         for tty in (False, True):
             rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
@@ -393,26 +396,19 @@ def test_lone_surrogates_from_a_provider_become_replacement_characters(home: Pat
             "S\ufffd lone",
             "https://ex.com/a\ufffdb",
         )
-    finally:
-        mock.close()
 
 
 def test_json_stays_valid_json_on_a_stream_that_is_not_utf8(home: Path):
     """PYTHONIOENCODING=ascii (or a C locale): --json escapes non-ASCII as \\uXXXX instead of
     writing Python escapes into the document."""
-    from support.mockprovider import Reply
 
     body = {
         "query": "x",
         "results": [{"url": "https://ex.com/c", "title": "café \u00ad tag\U000e0041", "content": "ü"}],
     }
-    mock = MockProvider()
-    mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, json.dumps(body).encode()))
-    try:
+    with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url, "PYTHONIOENCODING": "ascii"})
         rc, out, err = run(["query", "x", "-s", "quick", "--json"], env, home)
         assert rc == 0, err
         assert out.isascii()
         assert json.loads(out)["sources"][0]["title"] == "café \u00ad tag\U000e0041"
-    finally:
-        mock.close()
