@@ -394,6 +394,9 @@ class Sidecar:
         if new.router != self.config.router:
             old = self.router
             self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            # the warming thread may have made old's client after it was read above, and seen
+            # no new router yet: take it here (the thread takes it when it sees this router)
+            self.router.adopt_client(old)
             share_router(self.router, self.shared)
             self.redactor = self.router.redactor
             self.bandit.router = self.router
