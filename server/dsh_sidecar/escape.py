@@ -5,8 +5,9 @@ A file named ``x\\n[2026-01-01T00:00:00.000Z] followed Doc evil`` would otherwis
 ledger line, and a path with a newline would put extra lines into the note shown to the agent.
 :func:`escape_controls` rewrites every C0 control (U+0000–U+001F), DEL (U+007F), C1 control
 (U+0080–U+009F), the Unicode line/paragraph separators (U+2028, U+2029) and the format
-characters (:data:`FORMAT_CHARS`: bidirectional overrides and isolates, zero-width characters,
-tag characters…, which change what a reader sees) as a visible escape: ``\\n``, ``\\r``,
+characters and other invisible ones (:data:`FORMAT_CHARS`: bidirectional overrides and
+isolates, zero-width characters, tag characters, variation selectors…, which change what a
+reader sees) as a visible escape: ``\\n``, ``\\r``,
 ``\\t``, else ``\\xHH`` (below U+0100), ``\\uHHHH`` or ``\\UHHHHHHHH``. Everything else,
 including a backslash, passes unchanged, so ordinary paths and seed strings stay byte-exact.
 """
@@ -17,16 +18,20 @@ import logging
 import re
 from typing import Final
 
-#: The Unicode format characters (general category Cf, Unicode 15.0), as the body of a regex
-#: character class. Invisible, they change what a reader sees: the bidirectional embeddings,
-#: overrides and isolates reorder text ("Trojan Source", CVE-2021-42574), the tag characters
-#: carry hidden text ("ASCII smuggling"), zero-width and joiner characters, the soft hyphen and
-#: the byte-order mark split or join words unseen. ``tests/security/test_control_chars.py`` checks the set
-#: against :mod:`unicodedata`.
+#: The invisible characters, as the body of a regex character class: the Unicode format
+#: characters (general category Cf) and the default-ignorable code points
+#: (``Default_Ignorable_Code_Point`` in Unicode 15.0's DerivedCoreProperties.txt: variation
+#: selectors, Hangul fillers, …). They change what a reader sees without being seen: the
+#: bidirectional embeddings, overrides and isolates reorder text ("Trojan Source",
+#: CVE-2021-42574), tag characters and runs of variation selectors carry hidden text ("ASCII
+#: smuggling"), zero-width and joiner characters, the soft hyphen and the byte-order mark split
+#: or join words unseen. ``tests/security/test_control_chars.py`` checks the Cf part against
+#: :mod:`unicodedata`.
 FORMAT_CHARS: Final = (
-    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
 _CONTROLS: Final = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{FORMAT_CHARS}]")
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -42,9 +42,10 @@ def test_escape_controls_exact(raw, escaped):
     assert escape_controls(raw) == escaped
 
 
-def test_the_format_characters_are_exactly_the_unicode_cf_category():
-    """FORMAT_CHARS is Unicode 15.0's Cf set: every Cf character of this Python's Unicode
-    database is in it, and everything in it is Cf or (in an older database) unassigned."""
+def test_every_format_character_is_escaped_and_visible_text_is_not():
+    """FORMAT_CHARS holds every Cf character of this Python's Unicode database; what else it
+    holds is invisible (default-ignorable: marks Mn, fillers Lo, unassigned Cn), never a
+    letter, digit, symbol or punctuation a reader sees."""
     import sys
     import unicodedata
 
@@ -57,7 +58,12 @@ def test_the_format_characters_are_exactly_the_unicode_cf_category():
         if category == "Cf":
             assert cls.match(ch), f"U+{code:04X} is Cf and not escaped"
         elif cls.match(ch):
-            assert category == "Cn", f"U+{code:04X} ({category}) is escaped and is no format character"
+            assert category in ("Mn", "Lo", "Cn", "Cc"), f"U+{code:04X} ({category}) is escaped"
+            if category == "Lo":
+                assert "FILLER" in unicodedata.name(ch), f"U+{code:04X} is a letter"
+    hidden = "\U0001f600" + "".join(chr(0xE0100 + b) for b in b"run rm -rf")  # variation selectors
+    assert escape_controls(hidden) == "\U0001f600" + "".join(f"\\U{0xE0100 + b:08x}" for b in b"run rm -rf")
+    assert escape_controls("\u3164x\ufe0f") == "\\u3164x\\ufe0f"
 
 
 def test_ordinary_text_is_untouched_and_the_same_object():
