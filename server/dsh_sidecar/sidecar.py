@@ -142,19 +142,21 @@ class Sidecar:
         # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
         # tens of ms on a big tree
         self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
+        # freezes the heap in steps while the projection is built, from every build start
+        # (workspace/heap.py: a full collection over a big build's heap stops the event loop
+        # for hundreds of ms)
+        self.heap = HeapFreezer(self._building)
         self.graph = GraphBuilder(
             workspace,
             on_ready=lambda graph: gc.freeze(),
             cache_dir=self.home / "workspace",
             on_files=self._graph_listed,
             on_change=self._graph_changed,
+            on_start=self.heap.start,
         )
         self.suggester = self._make_suggester(config.suggester)
-        # freezes the heap in steps while the projection is built (workspace/heap.py: a full
-        # collection over a big build's heap stops the event loop for hundreds of ms)
-        self.heap = HeapFreezer(self._building)
         if self._suggesting(config.suggester):
-            self._start_graph()
+            self.graph.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
             self._search_warm.start()
@@ -182,10 +184,6 @@ class Sidecar:
     def _building(self) -> bool:
         # the targets are prepared on these two threads (on_files, the content's on_ready)
         return self.graph.building or self.content.building
-
-    def _start_graph(self) -> None:
-        self.graph.start()
-        self.heap.start()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -222,7 +220,7 @@ class Sidecar:
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
         if self.graph.graph is None and not self.graph.building:
-            self._start_graph()
+            self.graph.start()
         t0 = time.monotonic()
         done = self.graph.wait(timeout_s)
         return done and self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
@@ -237,8 +235,6 @@ class Sidecar:
         rebuild); the graph, content index and suggester targets follow in the background, so
         no call ever waits for a re-index."""
         self.graph.refresh(paths)
-        if self.graph.building:  # a rebuild (many paths, or None) allocates as the first build
-            self.heap.start()
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
@@ -368,7 +364,7 @@ class Sidecar:
         while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
         if self.config.suggester.refresh_on_boot and self.graph.graph is not None:
-            self._start_graph()
+            self.graph.start()
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
@@ -411,7 +407,7 @@ class Sidecar:
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
         if self._suggesting(new.suggester) and self.graph.graph is None and not self.graph.building:
-            self._start_graph()
+            self.graph.start()
         self.config = new
 
     def _graph_status(self) -> dict[str, Any]:

@@ -468,7 +468,8 @@ class GraphBuilder:
     one is complete. ``progress(done, total)`` (symbol files indexed of the total) is called
     from the worker thread (the server marshals it to its loop) for builds of at least
     ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
-    a build finishes. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
+    a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
+    :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
     symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
     applies file changes now (and again after a running build finishes).
     """
@@ -484,8 +485,10 @@ class GraphBuilder:
         cache_dir: Path | None = None,
         on_files: Callable[[WorkspaceGraph], None] | None = None,
         on_change: Callable[[WorkspaceGraph, list[str]], None] | None = None,
+        on_start: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
+        self.on_start = on_start
         self.on_files = on_files
         self.on_change = on_change
         self._refresher: threading.Thread | None = None
@@ -532,6 +535,8 @@ class GraphBuilder:
             self._worker = True
             self._thread = threading.Thread(target=self._work, name="dsh-workspace-graph", daemon=True)
             self._thread.start()
+        if self.on_start is not None:
+            self.on_start()
 
     def _work(self) -> None:
         """The worker: build the newest generation until no newer one is requested."""
