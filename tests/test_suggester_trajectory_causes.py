@@ -1,6 +1,7 @@
 """The general causes found on the recorded agent runs (docs/corpus.md, "What moved the
 trajectory figures"): tracebacks of failing runs, words and names searched in the project's
-code folders, modules found by name, and greps that filter a command's output."""
+code folders, modules found by name, greps that filter a command's output, and the project
+names a script the agent writes uses."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.query import parse_call, traceback_frames
+from dsh_sidecar.suggester.query import MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -263,3 +264,110 @@ def test_a_listed_path_too_long_for_a_note_is_left_out_not_cut(tmp_path, dsh_hom
     notes = post(s, "bash", {"command": 'find pkg/tests -name "*"'}, f"{long}\npkg/tests/test_html.py", session="b")
     assert notes[0].source.targets == ["pkg/tests/test_html.py"]
     assert notes[0].text.splitlines()[1:] == ["- pkg/tests/test_html.py — the tests"]
+
+
+REPRO = """import shopcart as sc
+from shopcart.pricing import apply_discount as discount
+
+cart = sc.Cart()
+print(discount(cart, 10), sc.api.checkout(cart))
+"""
+
+
+def test_script_names_are_the_imported_names_a_script_uses_in_order():
+    assert script_names(REPRO) == [
+        ("shopcart", "Cart"),
+        ("shopcart.pricing", "apply_discount"),
+        ("shopcart.api", "checkout"),
+    ]
+    # `import a.b` binds `a`; a dotted use names the module path; `*`, relative imports,
+    # dunders and methods of objects name nothing
+    code = "import os.path\nfrom . import x\nfrom m import *\nfrom m import __version__ as v\nos.path.join(v)\nx.y()\n"
+    assert script_names(code) == [("os.path", "join")]
+    # never run, only parsed: no Python, an oversized text, a nesting bomb or NUL bytes give []
+    for bad in ("def (:", "import a\n" + "x" * MAX_SCRIPT_CHARS, "(" * 2000 + ")" * 2000, "import a\0", ""):
+        assert script_names(bad) == []
+    # a longer write is a module, not a script: not even kept
+    assert parse_call("write", {"file_path": "m.py", "content": REPRO + "#" * MAX_SCRIPT_CHARS}).script_code == ""
+    # the sources: a write of a .py file, `python -c`; not a write of another file, not a script file run
+    write = parse_call("write", {"file_path": "repro.py", "content": REPRO})
+    assert write.tool == "write" and write.script[0] == ("shopcart", "Cart")
+    assert parse_call("create", {"path": "t.py", "file_text": REPRO}).script[0] == ("shopcart", "Cart")
+    assert parse_call("write", {"file_path": "notes.md", "content": REPRO}).script == []
+    inline = parse_call("bash", {"command": "cd /w && python3 -c 'import shopcart; shopcart.api.checkout(1)'"})
+    assert inline.script == [("shopcart.api", "checkout")]
+    assert parse_call("bash", {"command": "python repro.py"}).script == []
+    assert parse_call("bash", {"command": ["python3.11", "-c", "from shopcart.cart import Cart; Cart()"]}).script == [
+        ("shopcart.cart", "Cart")
+    ]
+
+
+def test_a_reproduction_script_names_where_the_project_names_it_uses_are_defined(shopcart, dsh_home):
+    """An agent writes a script to reproduce what it was asked to fix; the definitions of the
+    project names it uses are named, one file a name, in the order the script uses them (the
+    defining module, not the package's re-export)."""
+    s, lines = make(shopcart, dsh_home)
+    notes = post(s, "write", {"file_path": "repro.py", "content": REPRO}, "")
+    assert notes[0].source.intent == "Symbol"
+    assert notes[0].source.targets == ["src/shopcart/cart.py", "src/shopcart/pricing.py", "src/shopcart/api.py"]
+    assert notes[0].text == (
+        "search-suggester: in this repository, look here for the definition of the searched name:\n"
+        "- src/shopcart/cart.py — defines Cart\n"
+        "- src/shopcart/pricing.py — defines apply_discount\n"
+        "- src/shopcart/api.py — defines checkout"
+    )
+    assert messages(lines)[-1] == (
+        "suggest Symbol 0.92 3 targets src/shopcart/cart.py,src/shopcart/pricing.py,src/shopcart/api.py"
+    )
+    # one script note a turn: a later script of the turn tries what the agent found meanwhile
+    assert post(s, "write", {"file_path": "r2.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
+    assert messages(lines)[-1] == "suppressed turn-cap Symbol"
+    # the next turn may have one; running the same code inline then: one note per (intent, targets)
+    assert post(s, "bash", {"command": ["python", "-c", REPRO]}, "", turn=2) == []
+    assert messages(lines)[-1] == "suppressed dedupe Symbol"
+
+
+def test_a_script_names_nothing_outside_the_project_or_of_the_package_itself(shopcart, dsh_home):
+    s, lines = make(shopcart, dsh_home)
+    # the standard library and installed packages are not this workspace's
+    assert (
+        post(s, "write", {"file_path": "r.py", "content": "import json\nimport numpy as np\njson.dumps(np.ones(3))\n"})
+        == []
+    )
+    # a module of the package importing its siblings asks nothing
+    sibling = "from shopcart.cart import Cart\n\ndef total(c: Cart) -> int:\n    return 0\n"
+    assert post(s, "write", {"file_path": "src/shopcart/extra.py", "content": sibling}) == []
+    # the best target read whole just before: the agent is there already
+    post(s, "read", {"file_path": "src/shopcart/cart.py"}, "class Cart: ...")
+    assert post(s, "write", {"file_path": "r2.py", "content": "from shopcart.cart import Cart\nCart()\n"}) == []
+    assert messages(lines)[-1] == "suppressed recent Symbol"
+
+
+def test_after_an_edit_of_the_workspace_a_script_checks_the_change_and_names_nothing(shopcart, dsh_home):
+    """Once the session has edited a file of the workspace, the agent knows where it works: a
+    script it writes then checks its own change. Rewriting its own new script is no such edit."""
+    s, lines = make(shopcart, dsh_home)
+    assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}, "")
+    (shopcart / "r.py").write_text("from shopcart.api import checkout\n")
+    assert s.prepare(WorkspaceGraph.build(shopcart))  # the listing catches up with the agent's script
+    assert s.view is not None and s.view.index.exists("r.py")
+    again = "from shopcart.cart import Cart\nCart()\n"
+    notes = post(s, "write", {"file_path": "r.py", "content": again}, "", turn=2)
+    assert notes[0].source.targets == ["src/shopcart/cart.py"]
+    post(s, "edit", {"file_path": "src/shopcart/pricing.py", "old_string": "a", "new_string": "b"}, "", turn=3)
+    n = len(lines)
+    assert (
+        post(
+            s,
+            "write",
+            {"file_path": "r3.py", "content": "from shopcart.pricing import apply_discount\napply_discount(1, 2)\n"},
+            turn=3,
+        )
+        == []
+    )
+    assert lines[n:] == []  # a script after an edit is no question: no note and no ledger line
+    # another session has edited nothing
+    assert post(
+        s, "write", {"file_path": "r4.py", "content": "import shopcart\nshopcart.apply_discount(1, 2)\n"}, session="u"
+    )
+

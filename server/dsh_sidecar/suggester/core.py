@@ -108,6 +108,34 @@ def _regular_file(path: Path) -> bool:
         return False
 
 
+#: Turns remembered per session for the one-script-note-a-turn rule (``core._script``).
+MAX_SCRIPT_TURNS: Final = 1024
+
+
+def _python_package(index: FileIndex, top: str) -> str | None:
+    """The folder (or module file without ``.py``) of the top-level Python package ``top`` in
+    this workspace: ``top/`` or ``src/top/`` with an ``__init__.py``, or a top-level ``top.py``;
+    ``None`` when ``top`` is no package here (the standard library, an installed dependency)."""
+    if not top.isidentifier():
+        return None
+    for folder in (top, f"src/{top}"):
+        if index.exists(f"{folder}/__init__.py"):
+            return folder
+    return top if index.exists(f"{top}.py") else None
+
+
+def _script_order(paths: list[str], module: str | None, name: str) -> list[str]:
+    """Definition files of a script's ``name`` (stable sort): those in the imported ``module``
+    path (``a/b.py``, ``a/b/__init__.py``, below ``a/b/``) first, then those whose file name is
+    the name in any case (``merge.py`` for ``merge``, ``dataset.py`` for ``Dataset``)."""
+
+    def key(d: str) -> tuple[int, int]:
+        inside = module is not None and (d in (module + ".py", module + "/__init__.py") or d.startswith(module + "/"))
+        return (0 if inside else 1, 0 if d.rsplit("/", 1)[-1][:-3].lower() == name.lower() else 1)
+
+    return sorted(paths, key=key)
+
+
 def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
     """``targets`` whose path or name matches one of the call's file-name globs (``*.pyi``,
     ``*_test.go``); all of them when there is no glob or none matches."""
@@ -447,11 +475,16 @@ class Suggester:
             # an edit is no reading of the whole file: what it searches next may be named
             state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
         view = self.view
+        if q.tool == "write" and view is not None:
+            for path in q.reads:
+                state.wrote(path, view.index.exists(path))
         guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
         if guess is not None and view is not None:
             return self._redirect(params, q, state, view, guess)
         if q.frames and view is not None:
             return self._traceback(params, q, state, view)
+        if q.script_code and view is not None and not state.edited:
+            return self._script(params, q, state, view)
         if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
             # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
             # but never triggers a note
@@ -622,6 +655,83 @@ class Suggester:
             return self._suppress("recent", intent) if targets else []
         shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
         return self._deliver(params, state, intent, k, shown, next(iter(found.values())))
+
+    def _script(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
+        """A Python script the agent writes or runs inline uses names of this project
+        (``query.script_names``): name where they are defined, in the order the script uses
+        them, one file a name (Symbol, through the ``symbol: definitions`` candidates of its
+        rows). An agent writes such a script to reproduce what it was asked to fix, so the
+        definitions it calls are where the fix starts (docs/corpus.md, "What moved the
+        trajectory figures"). A name counts when its module's top package is a folder (or
+        ``src/`` folder) with ``__init__.py``, or a top-level ``.py`` module, of this
+        workspace, and the written file is not inside that package (a module importing its
+        siblings asks nothing); its definition is the symbol index's Python, non-test file
+        inside that package: in the imported module (``a/b.py``, ``a/b/__init__.py``, below
+        ``a/b/``) first, then one whose file name is the name (``merge`` → ``merge.py``,
+        ``Dataset`` → ``dataset.py``: modules are commonly named after what they define), then
+        :func:`rank_definitions`. The gate's evidence is a subject rule's weight; noise control
+        and the ledger are those of any note, plus one such note a turn (``suppressed turn-cap
+        Symbol`` after it): the first script of a task reproduces it, later ones try what the
+        agent found meanwhile (on the tune trajectories the notes of later scripts in a turn
+        were useful 3 times of 8, of first scripts 15 of 24)."""
+        self.activate()
+        intent = "Symbol"
+        rows = self.rows.get(intent, [])
+        cands = [c for r in rows for c in r.candidates if c.symbol == "definitions"]
+        symbols = self._symbols()
+        if not cands or symbols is None:
+            return []
+        k = gate(evidence.SUBJECT, self.config.bias)
+        if k < min(r.threshold for r in rows):
+            return []
+        index = view.index
+        written = q.reads[0] if q.tool == "write" and q.reads else None
+        ctx = CallContext(languages=frozenset({"python"}))
+        cand = max(cands, key=lambda c: c.prior)
+        found: dict[str, str] = {}
+        for module, name in q.script:
+            package = _python_package(index, module.split(".", 1)[0])
+            if package is None or (written is not None and written.startswith(package + "/")):
+                continue
+            here = package.rsplit("/", 1)[0] + "/" if "/" in package else ""
+            path = here + module.replace(".", "/")
+            try:
+                defs = list(symbols.definitions(name))[:200]
+            except Exception:  # the graph is another core: a failure there is silence here
+                log.warning("search-suggester: symbol index lookup failed for %r", name, exc_info=True)
+                continue
+            own = [
+                d
+                for d in defs
+                if isinstance(d, str)
+                and (d.startswith(package + "/") or d == package + ".py")
+                and d.endswith(".py")
+                and not is_test_path(d)
+                and not in_test_tree(d)
+            ]
+            ranked = _script_order(rank_definitions(own, ctx), path if path != package else None, name)
+            best = next((d for d in ranked if index.exists(d) and index.inside(d) and d != written), None)
+            if best is not None and best not in found and escape_controls(best) is best:
+                found[best] = name
+        if not found:
+            return []
+        if self.dismissals.family_dismissed(intent):
+            return self._suppress("dismissed", intent)
+        targets = [
+            Target(rel, cand.reason.replace("{name}", name), cand.prior)
+            for rel, name in found.items()
+            if not self.dismissals.path_dismissed(intent, rel)
+        ]
+        whole = state.wholly_read()
+        if not targets or targets[0].path in whole:
+            return self._suppress("recent", intent) if targets else []
+        if params.turn in state.script_turns:
+            return self._suppress("turn-cap", intent)
+        shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
+        notes = self._deliver(params, state, intent, k, shown, next(iter(found.values())))
+        if notes and len(state.script_turns) < MAX_SCRIPT_TURNS:
+            state.script_turns.add(params.turn)
+        return notes
 
     def _deliver(
         self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None

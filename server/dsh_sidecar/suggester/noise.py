@@ -33,6 +33,24 @@ class SessionState:
     notes_in_turn: dict[int, int] = field(default_factory=dict)
     recent: deque[tuple[int, str]] = field(default_factory=deque)
     whole: set[str] = field(default_factory=set)  # of the recent reads, those of whole files
+    #: the session has changed a file of the workspace (an edit or write of a listed file): the
+    #: agent knows where it works, and a script it writes now checks its own change
+    edited: bool = False
+    #: files the session created (written while not listed): rewriting its own script is no
+    #: edit of the workspace, whether or not the listing has caught up with it (at most
+    #: ``MAX_RECENT`` kept)
+    created: set[str] = field(default_factory=set)
+    #: turns that had a reproduction-script note (``core._script``): one a turn
+    script_turns: set[int] = field(default_factory=set)
+
+    def wrote(self, path: str, listed: bool) -> None:
+        """Remember a write of ``path`` (``listed``: a file of the workspace's listing)."""
+        if path in self.created:
+            return
+        if listed:
+            self.edited = True
+        elif len(self.created) < MAX_RECENT:
+            self.created.add(path)
 
     def touch(self, paths: list[str], window: int, whole: bool = True) -> None:
         """Remember that the current call read ``paths`` (``whole``: entire files, not a

@@ -32,6 +32,7 @@ searched). :attr:`Query.text` is what pack signals match (the same text the seed
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import re
@@ -288,11 +289,22 @@ class Query:
     #: a free-text question (MCP ``where_is`` query, :data:`QUESTION_TOOL`), not a tool call:
     #: only code-shaped tokens are identifiers
     question: bool = False
+    #: a Python script: the whole text of a ``.py`` file the call writes (``content``/
+    #: ``file_text``/``contents``) or the code it runs inline (``python -c CODE``), at most
+    #: :data:`MAX_SCRIPT_CHARS` (parsed only when asked: :attr:`script`)
+    script_code: str = ""
 
     @property
     def search(self) -> bool:
         """Whether the call is search-class (may trigger a note)."""
         return self.tool in ("grep", "glob", "read", "bash", QUESTION_TOOL) and bool(self.text)
+
+    @property
+    def script(self) -> list[tuple[str, str]]:
+        """``(module, name)`` of the imported names :attr:`script_code` uses
+        (:func:`script_names`; parsed at each access, so the caller asks only when it will
+        use them)."""
+        return script_names(self.script_code) if self.script_code else []
 
     @property
     def query(self) -> str:
@@ -1069,6 +1081,86 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     return out[:MAX_FRAMES]
 
 
+#: Input keys holding the whole text a write tool puts in a file (Claude Code's ``Write``
+#: ``content``, the Anthropic text editor tool's ``create`` ``file_text``, ``contents``).
+SCRIPT_CONTENT_KEYS: Final = ("content", "file_text", "contents")
+#: Longest script read, characters: of the 187 ``.py`` files written in the 48 recorded agent
+#: runs (bench/corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
+#: only the largest longer than this; parsing and walking 4 KiB takes about 2.5 ms on the slow
+#: 2-core machine, on the request path (bench/postexecute_latency.py, ``--scripts``). A longer
+#: text is a module, not a script.
+MAX_SCRIPT_CHARS: Final = 4096
+#: Most names one script yields.
+MAX_SCRIPT_NAMES: Final = 20
+_PYTHON_NAME = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+
+
+def _inline_python(cmd: Command) -> str | None:
+    """The code of ``python -c CODE`` (``python3``, ``python3.11``…), else ``None``."""
+    if not _PYTHON_NAME.match(cmd.name):
+        return None
+    args = cmd.args
+    for i, a in enumerate(args):
+        if a == "-c":
+            return args[i + 1] if i + 1 < len(args) else None
+        if not a.startswith("-") or a in ("-m", "-"):
+            return None  # a script file, a module or stdin runs, not inline code
+    return None
+
+
+def script_names(code: str) -> list[tuple[str, str]]:
+    """``(module, name)`` of the imported names a Python script uses, in the order of their
+    first use, at most :data:`MAX_SCRIPT_NAMES`: ``from a.b import c`` then ``c(…)`` gives
+    ``("a.b", "c")``; ``import a.b as m`` (or ``import a.b``) then ``m.f(…)`` (``a.b.f``) gives
+    ``("a.b", "f")``. Relative and ``*`` imports, dunder names and methods of objects are left
+    out (nothing says where those live), and so are names shorter than :data:`MIN_CHARS`
+    (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text is parsed with :func:`ast.parse` (never run);
+    ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS` or is no Python. Never raises."""
+    if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS:
+        return []
+    try:
+        tree = ast.parse(code)
+        nodes = list(ast.walk(tree))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return []
+    names: dict[str, tuple[str, str]] = {}  # local name → (module, imported name)
+    modules: dict[str, str] = {}  # local name → module
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    modules[top] = top
+    if not names and not modules:
+        return []
+    inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    uses: list[tuple[int, int, str, str]] = []
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            module, name = names[node.id]
+            uses.append((node.lineno, node.col_offset, module, name))
+        elif isinstance(node, ast.Attribute) and id(node) not in inner:
+            chain = [node.attr]
+            base: ast.expr = node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                parts = [modules[base.id], *reversed(chain)]
+                uses.append((node.lineno, node.col_offset, ".".join(parts[:-1]), parts[-1]))
+    out: dict[tuple[str, str], None] = {}
+    for *_, module, name in sorted(uses):
+        if not name.startswith("__") and len(name) >= MIN_CHARS and len(out) < MAX_SCRIPT_NAMES:
+            out[(module, name)] = None
+    return list(out)
+
+
 def _recursive(cmd: Command) -> bool:
     """Whether a grep-like command searches folders without being given one (``grep -r``;
     ``rg``/``ag``/``ack`` read their input when piped, so they count as not recursive here)."""
@@ -1116,7 +1208,11 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
         return parse_question(text if isinstance(text, str) else "")
     if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
         path = _first_path(inp)
-        return Query("write", path, reads=[_clean_path(path)] if path else [])
+        q = Query("write", path, reads=[_clean_path(path)] if path else [])
+        body = next((inp[k] for k in SCRIPT_CONTENT_KEYS if isinstance(inp.get(k), str)), None)
+        if body is not None and path.lower().endswith(".py") and len(body) <= MAX_SCRIPT_CHARS:
+            q.script_code = body
+        return q
     tool = TOOL_ALIASES.get(tool, "other")
     q = Query(tool, is_error=is_error)
     if tool == "grep":
@@ -1187,6 +1283,9 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             q.text = text
             if result_text:
                 q.frames = traceback_frames(result_text)
+            inline = next((c for c in (_inline_python(cmd) for cmd in commands[:50]) if c is not None), None)
+            if inline is not None and len(inline) <= MAX_SCRIPT_CHARS:
+                q.script_code = inline
             return q
         q.text = text
     else:
