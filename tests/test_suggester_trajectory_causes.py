@@ -371,3 +371,25 @@ def test_after_an_edit_of_the_workspace_a_script_checks_the_change_and_names_not
         s, "write", {"file_path": "r4.py", "content": "import shopcart\nshopcart.apply_discount(1, 2)\n"}, session="u"
     )
 
+
+def test_a_usage_search_that_lists_only_translation_catalogs_names_the_code_first(tmp_path, dsh_home):
+    """The listed files that are code (``source``, ``test``) are where a name is used; a listed
+    translation catalog or doc only holds its text: it comes after the symbol index's call sites,
+    named for what it is (where the search found it)."""
+    root = tmp_path / "proj"
+    (root / "proj" / "locale" / "ko" / "LC_MESSAGES").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1.0"\n')
+    (root / "README.md").write_text("# proj\n")
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "config.py").write_text("class Config:\n    needs_extensions = {}\n")
+    (root / "proj" / "extension.py").write_text(
+        "def verify_needs_extensions(app, config):\n    for name in config.needs_extensions:\n        print(name)\n"
+    )
+    po = "proj/locale/ko/LC_MESSAGES/proj.po"
+    (root / po).write_text('msgid "required by needs_extensions settings"\nmsgstr ""\n')
+    s, lines = make(root, dsh_home)
+    result = f'{po}:msgid "required by needs_extensions settings"\n'
+    notes = post(s, "bash", {"command": 'grep -r "needs_extensions" proj'}, result)
+    assert notes[0].source.intent == "Usage"
+    assert notes[0].source.targets == ["proj/extension.py", "proj/config.py", po]
+    assert f"- {po} — where the search found needs_extensions" in notes[0].text
