@@ -27,7 +27,10 @@ of the intent calls and of the floor, p99 − floor p99 (the goal's figure), p50
 p99 ratio.
 
     python bench/postexecute_latency.py [--files 100000] [--runs 2] [--after 1500]
-        [--baseline-src DIR] [--keep DIR]
+        [--baseline-src DIR] [--keep DIR] [--scripts]
+
+``--scripts`` adds the ``.py`` writes of the recorded agent runs (``bench/corpus/trajectories``)
+to the intent calls: the reproduction scripts the suggester parses (``query.script_names``).
 """
 
 from __future__ import annotations
@@ -56,10 +59,25 @@ KINDS = {"grep", "glob", "read", "bash"}
 SYNTHETIC = [c for c in CALLS if c["input"] != {"command": "ls .github/workflows"}]
 
 
-def corpus_calls() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def script_writes() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(tool, result) of every write of a ``.py`` file in the recorded agent runs
+    (``bench/corpus/trajectories``): the scripts the suggester parses for the project names they
+    use (``query.script_names``), oversized ones included (they are dismissed unparsed)."""
+    out = []
+    for trace in sorted((HERE / "corpus" / "trajectories").glob("*__*.jsonl")):
+        for line in trace.read_text().splitlines():
+            if not line.strip():
+                continue
+            tool = (json.loads(line).get("params") or {}).get("tool") or {}
+            if tool.get("name") == "write" and str((tool.get("input") or {}).get("file_path", "")).endswith(".py"):
+                out.append((tool, {"text": ""}))
+    return out
+
+
+def corpus_calls(scripts: bool = False) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(tool, result) of every grep/glob/read/bash call in the corpus traces, then the synthetic
-    searches (with an empty result); interleaved so consecutive calls come from different
-    traces."""
+    searches (with an empty result), then (``scripts``) :func:`script_writes`; interleaved so
+    consecutive calls come from different traces."""
     per_trace: list[list[tuple[dict[str, Any], dict[str, Any]]]] = []
     for trace in sorted((HERE / "corpus" / "intents").glob("*/trace.jsonl")):
         rows = []
@@ -72,6 +90,8 @@ def corpus_calls() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                 rows.append((tool, params.get("result") or {"text": ""}))
         per_trace.append(rows)
     per_trace.append([(t, {"text": ""}) for t in SYNTHETIC])
+    if scripts:
+        per_trace.append(script_writes())
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for i in range(max(len(r) for r in per_trace)):
         out += [rows[i] for rows in per_trace if i < len(rows)]
@@ -159,11 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--build-timeout", type=float, default=600.0)
     p.add_argument("--baseline-src", type=Path, help="another commit's source tree, runs alternated with this one")
     p.add_argument("--keep", type=Path, help="build the synthetic tree here and keep it")
+    p.add_argument(
+        "--scripts", action="store_true", help="add the .py writes of the recorded agent runs to the intent calls"
+    )
     args = p.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from workspace import synthetic  # the generator (imports this tree's package)
 
-    calls = corpus_calls()
+    calls = corpus_calls(args.scripts)
     tmp = Path(tempfile.mkdtemp(prefix="dsh-lat-"))
     root = (args.keep or tmp) / f"synthetic-{args.files}"
     if not root.exists():
