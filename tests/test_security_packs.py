@@ -207,15 +207,16 @@ def test_many_slow_signals_share_one_budget_per_call(packsrv):
     )
     set_dsh(packsrv, "id: slow\nintents:\n" + rows)
     try:
-        assert reload(packsrv) == []
+        # the pack is accepted; on a loaded machine even reload's benign call may spend the
+        # budget on its 1,000 signals, and that is the one refusal it may then report
+        budget = "untrusted pack regexes used the 50 ms budget of a call; the remaining signals count as no match"
+        assert all(e == budget for e in reload(packsrv)), refusal(packsrv)
         for turn in range(1, 3):
             timed_post_execute(packsrv, "a" * 60 + "b", turn=turn)
         budget_lines = [m for m in ledger_lines(packsrv) if "budget of a call" in m]
         assert len(budget_lines) == 1, budget_lines
-        assert budget_lines[0].endswith(
-            "pack refused (untrusted pack regexes used the 50 ms budget of a call; "
-            "the remaining signals count as no match)"
-        )
+        assert budget_lines[0].endswith(f"pack refused ({budget})")
+        assert refusal(packsrv) == [budget]
         assert packsrv.alive()
     finally:
         set_dsh(packsrv)
