@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import struct
 import subprocess
 import termios
@@ -234,6 +235,21 @@ def test_a_closed_stdout_ends_quietly_with_141(home: Path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""  # no BrokenPipeError traceback, no "Exception ignored" line
+
+
+@pytest.mark.parametrize("args", [["status"], ["--version"], ["query", "x"]])
+def test_a_command_started_with_stdout_closed_exits_141_without_a_traceback(home: Path, args: list[str]):
+    """``dsh-search status >&-``: Python starts with no stdout object at all (``sys.stdout is
+    None``); that is a reader gone before the first write."""
+    p = subprocess.run(
+        ["bash", "-c", " ".join(shlex.quote(a) for a in cli() + args) + " >&-"],
+        env=relhome(home),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (p.returncode, p.stderr) == (141, "")
 
 
 def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):

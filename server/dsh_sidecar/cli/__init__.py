@@ -33,6 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     serve = serve_args(args)
     if serve is not None:
         return serve_main(*serve)
+    if sys.stdout is None:
+        # started with stdout closed (`dsh-search status >&-`): Python has no stdout object
+        # then; like a reader gone before the first write, 141 and nothing else
+        from dsh_sidecar.cli.output import EXIT_CLOSED_PIPE
+
+        return EXIT_CLOSED_PIPE
     from dsh_sidecar.cli.commands import main as commands_main
 
     return commands_main(args)
