@@ -5,8 +5,10 @@ names a script the agent writes uses."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -393,3 +395,76 @@ def test_a_usage_search_that_lists_only_translation_catalogs_names_the_code_firs
     assert notes[0].source.intent == "Usage"
     assert notes[0].source.targets == ["proj/extension.py", "proj/config.py", po]
     assert f"- {po} — where the search found needs_extensions" in notes[0].text
+
+
+def test_a_script_is_parsed_only_when_small_and_silently():
+    """The parse's cost follows the tree's nodes: past MAX_SCRIPT_ATOMS words and brackets a
+    text is not parsed; the parser's own warnings (an invalid escape) never reach stderr."""
+    assert script_names("import shopcart\nshopcart.checkout()\n" + "a;" * 700) == []
+    assert script_names("import shopcart\nshopcart.checkout()\n" + "a;" * 300) == [("shopcart", "checkout")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert script_names("import shopcart\nx = '\\q\x1b]0;t\x07'\nshopcart.checkout()\n") == [
+            ("shopcart", "checkout")
+        ]
+    assert caught == []
+    # python's options with a value before -c, and -cCODE
+    assert parse_call("bash", {"command": "python -W ignore -X dev -c 'import shopcart; shopcart.checkout()'"}).script
+    assert parse_call("bash", {"command": ["python3", "-cimport shopcart; shopcart.checkout()"]}).script
+    assert parse_call("bash", {"command": "python -m pytest -c setup.cfg"}).script_code == ""
+
+
+@pytest.mark.parametrize(
+    "tool, inp, result",
+    [
+        ("str_replace_based_edit_tool", {"command": "str_replace", "path": "src/shopcart/pricing.py"}, ""),
+        ("apply_patch", {"input": "*** Begin Patch\n*** Update File: src/shopcart/pricing.py\n*** End Patch"}, ""),
+        ("bash", {"command": "sed -i 's/a/b/' src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "cat > src/shopcart/pricing.py <<'EOF'\nx = 1\nEOF"}, ""),
+        ("bash", {"command": "git apply fix.diff"}, ""),
+        ("edit", {"file_path": "src//shopcart/../shopcart/pricing.py"}, ""),
+        ("edit", {"file_path": "/testbed/src/shopcart/pricing.py"}, ""),
+    ],
+)
+def test_every_way_of_editing_the_workspace_ends_the_script_notes(shopcart, dsh_home, tool, inp, result):
+    s, lines = make(shopcart, dsh_home)
+    post(s, tool, inp, result)
+    assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
+
+
+def test_a_failed_edit_or_a_view_is_no_edit_and_a_container_sibling_asks_nothing(shopcart, dsh_home):
+    s, _ = make(shopcart, dsh_home)
+    post(s, "edit", {"file_path": "src/shopcart/pricing.py"}, "File has not been read yet", is_error=True)
+    post(s, "str_replace_based_edit_tool", {"command": "view", "path": "src/shopcart/cart.py"}, "class Cart")
+    # a new module of the package, written through a container path, imports its siblings
+    sibling = "from shopcart.cart import Cart\n\ndef total(c: Cart) -> int:\n    return 0\n"
+    assert post(s, "write", {"file_path": "/testbed/src/shopcart/extra.py", "content": sibling}) == []
+    notes = post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"})
+    assert notes[0].source.targets == ["src/shopcart/api.py"]
+
+
+def test_a_script_never_names_a_file_that_is_no_longer_a_regular_file(shopcart, dsh_home):
+    s, _ = make(shopcart, dsh_home)
+    pricing = shopcart / "src" / "shopcart" / "pricing.py"
+    pricing.unlink()
+    os.mkfifo(pricing)
+    code = "from shopcart.pricing import apply_discount\nfrom shopcart.api import checkout\napply_discount(1, 2)\ncheckout(1)\n"
+    assert post(s, "write", {"file_path": "r.py", "content": code})[0].source.targets == ["src/shopcart/api.py"]
+
+
+def test_a_usage_search_names_listed_code_in_any_folder_and_not_test_data(tmp_path, dsh_home):
+    root = tmp_path / "proj"
+    for d in ("proj", "docs/examples", "tests/data"):
+        (root / d).mkdir(parents=True)
+    (root / "README.md").write_text("# proj\nfrobnicate_value\n")
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "core.py").write_text("def frobnicate_value(x):\n    return x\n")
+    (root / "docs" / "examples" / "ex.py").write_text("from proj.core import frobnicate_value\nfrobnicate_value(1)\n")
+    (root / "tests" / "data" / "expected.txt").write_text("frobnicate_value 1\n")
+    s, _ = make(root, dsh_home)
+    listed = "docs/examples/ex.py\ntests/data/expected.txt\nREADME.md\n"
+    notes = post(s, "bash", {"command": "grep -rln frobnicate_value ."}, listed)
+    assert notes[0].source.intent == "Usage"
+    text = notes[0].text
+    assert "- docs/examples/ex.py — uses frobnicate_value" in text
+    assert "- tests/data/expected.txt — where the search found frobnicate_value" in text

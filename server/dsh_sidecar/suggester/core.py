@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import posixpath
 import re
 import stat
 import threading
@@ -63,9 +64,9 @@ from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed, to
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
-from dsh_sidecar.suggester.query import Query, parse_call
+from dsh_sidecar.suggester.query import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
-from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of
+from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.identity import repository_identity
 from dsh_sidecar.workspace.kinds import classify as classify_path
@@ -106,10 +107,6 @@ def _regular_file(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
-
-
-#: Turns remembered per session for the one-script-note-a-turn rule (``core._script``).
-MAX_SCRIPT_TURNS: Final = 1024
 
 
 def _python_package(index: FileIndex, top: str) -> str | None:
@@ -318,7 +315,7 @@ class Suggester:
         index.facts = self._facts(files, kind_map)
         fact_of: dict[str, set[str]] = {}
         for fact, paths in index.facts.items():
-            if fact not in ("source", "other", "config", "doc", "test", "manifest", "lock", "generated"):
+            if fact not in ("source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"):
                 for p in paths:
                     fact_of.setdefault(p, set()).add(fact)
         view = View(
@@ -360,6 +357,8 @@ class Suggester:
                 time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
             kind = kind_map.get(f, "other")
             out.setdefault(kind, set()).add(f)
+            if kind_is_code(f):  # code by extension, in any folder (a docs example, a test)
+                out.setdefault("code", set()).add(f)
             for fact in facts_of(f, kind, None):
                 out.setdefault(fact, set()).add(f)
         content = self.content
@@ -464,6 +463,7 @@ class Suggester:
         )
         if q.question:
             return []  # a question is asked through where_is, never sent as an agent's tool call
+        written = (list(q.reads) if q.tool == "write" else []) + [w for w in q.writes if w != PATCHED]
         self._relative(q)
         state = self.noise.session(params.session_id)
         state.calls += 1
@@ -475,9 +475,13 @@ class Suggester:
             # an edit is no reading of the whole file: what it searches next may be named
             state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
         view = self.view
-        if q.tool == "write" and view is not None:
-            for path in q.reads:
-                state.wrote(path, view.index.exists(path))
+        if view is not None and not q.is_error:  # a failed write changed nothing
+            for path in written:
+                rel = self._written_path(path, view.index)
+                if rel is not None:
+                    state.wrote(rel, view.index.exists(rel))
+            if PATCHED in q.writes:
+                state.edited = True
         guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
         if guess is not None and view is not None:
             return self._redirect(params, q, state, view, guess)
@@ -611,6 +615,31 @@ class Suggester:
                 return rel
         return None
 
+    def _written_path(self, path: str, index: FileIndex) -> str | None:
+        """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,
+        ``./``), absolute under the root made relative, any other absolute path mapped like a
+        traceback's (:meth:`_workspace_path`: a listed file by suffix, ``/testbed/…``) or, for
+        a new file, by its folder's longest suffix that is a listed folder; ``None`` outside
+        the workspace or when nothing maps."""
+        p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
+        if not p or p == "." or p == ".." or p.startswith("../"):
+            return None
+        if not p.startswith("/"):
+            return p
+        if self.root is not None:
+            base = self.root.as_posix().rstrip("/") + "/"
+            if p.startswith(base):
+                return p[len(base) :] or None
+        listed = self._workspace_path(p, index)
+        if listed is not None:
+            return listed
+        parts = [x for x in p.split("/") if x]
+        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
+            folder = "/".join(parts[-1 - n : -1])
+            if index.has_dir(folder):
+                return f"{folder}/{parts[-1]}"
+        return None
+
     def _traceback(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
         """A command that is no search failed with a traceback (``query.traceback_frames``):
         name the project files it runs through, innermost first — where the definition of
@@ -642,19 +671,39 @@ class Suggester:
             found[rel] = func
         if not found:
             return []
+        return self._deliver_found(params, state, intent, k, max(cands, key=lambda c: c.prior), found)
+
+    def _deliver_found(
+        self,
+        params: PostExecuteParams,
+        state: Any,
+        intent: str,
+        k: float,
+        cand: Any,
+        found: dict[str, str],
+        one_a_turn: bool = False,
+    ) -> list[AdditionalContext]:
+        """The note of ``found`` (``{path: name}``, best first), each target with ``cand``'s
+        reason (``{name}`` its name): dismissals, then ``recent`` when the best target was read
+        whole just before, then (``one_a_turn``) ``turn-cap`` when this session already had
+        such a note in this turn, then :meth:`_deliver`."""
         if self.dismissals.family_dismissed(intent):
             return self._suppress("dismissed", intent)
-        cand = max(cands, key=lambda c: c.prior)
         targets = [
-            Target(rel, cand.reason.replace("{name}", func), cand.prior)
-            for rel, func in found.items()
+            Target(rel, cand.reason.replace("{name}", name), cand.prior)
+            for rel, name in found.items()
             if not self.dismissals.path_dismissed(intent, rel)
         ]
         whole = state.wholly_read()
         if not targets or targets[0].path in whole:
             return self._suppress("recent", intent) if targets else []
+        if one_a_turn and state.script_turn == params.turn:
+            return self._suppress("turn-cap", intent)
         shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
-        return self._deliver(params, state, intent, k, shown, next(iter(found.values())))
+        notes = self._deliver(params, state, intent, k, shown, next(iter(found.values())))
+        if notes and one_a_turn:
+            state.script_turn = params.turn
+        return notes
 
     def _script(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
         """A Python script the agent writes or runs inline uses names of this project
@@ -685,7 +734,7 @@ class Suggester:
         if k < min(r.threshold for r in rows):
             return []
         index = view.index
-        written = q.reads[0] if q.tool == "write" and q.reads else None
+        written = self._written_path(q.text, index) if q.tool == "write" else None  # its text: the path as sent
         ctx = CallContext(languages=frozenset({"python"}))
         cand = max(cands, key=lambda c: c.prior)
         found: dict[str, str] = {}
@@ -710,28 +759,19 @@ class Suggester:
                 and not in_test_tree(d)
             ]
             ranked = _script_order(rank_definitions(own, ctx), path if path != package else None, name)
-            best = next((d for d in ranked if index.exists(d) and index.inside(d) and d != written), None)
+            best = next(
+                (
+                    d
+                    for d in ranked
+                    if index.exists(d) and index.inside(d) and d != written and _regular_file(index.root / d)
+                ),
+                None,
+            )
             if best is not None and best not in found and escape_controls(best) is best:
                 found[best] = name
         if not found:
             return []
-        if self.dismissals.family_dismissed(intent):
-            return self._suppress("dismissed", intent)
-        targets = [
-            Target(rel, cand.reason.replace("{name}", name), cand.prior)
-            for rel, name in found.items()
-            if not self.dismissals.path_dismissed(intent, rel)
-        ]
-        whole = state.wholly_read()
-        if not targets or targets[0].path in whole:
-            return self._suppress("recent", intent) if targets else []
-        if params.turn in state.script_turns:
-            return self._suppress("turn-cap", intent)
-        shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
-        notes = self._deliver(params, state, intent, k, shown, next(iter(found.values())))
-        if notes and len(state.script_turns) < MAX_SCRIPT_TURNS:
-            state.script_turns.add(params.turn)
-        return notes
+        return self._deliver_found(params, state, intent, k, cand, found, one_a_turn=True)
 
     def _deliver(
         self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None

@@ -40,8 +40,8 @@ class SessionState:
     #: edit of the workspace, whether or not the listing has caught up with it (at most
     #: ``MAX_RECENT`` kept)
     created: set[str] = field(default_factory=set)
-    #: turns that had a reproduction-script note (``core._script``): one a turn
-    script_turns: set[int] = field(default_factory=set)
+    #: the turn of the last reproduction-script note (``core._script``): one a turn
+    script_turn: int | None = None
 
     def wrote(self, path: str, listed: bool) -> None:
         """Remember a write of ``path`` (``listed``: a file of the workspace's listing)."""

@@ -175,8 +175,9 @@ class Signal(_Strict):
 
 
 #: Kinds a ``kind`` candidate may ask the workspace graph for: the path kinds of
-#: ``workspace/kinds.py`` and the content facts of ``workspace/content.py``.
-GRAPH_KINDS: Final = ("manifest", "lock", "test", "doc", "config", "source", *FACTS)
+#: ``workspace/kinds.py``, ``code`` (a code extension in any folder, ``content.kind_is_code``)
+#: and the content facts of ``workspace/content.py``.
+GRAPH_KINDS: Final = ("manifest", "lock", "test", "doc", "config", "source", "code", *FACTS)
 
 
 class Candidate(_Strict):

@@ -37,6 +37,8 @@ import copy
 import functools
 import re
 import shlex
+import threading
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -293,6 +295,9 @@ class Query:
     #: ``file_text``/``contents``) or the code it runs inline (``python -c CODE``), at most
     #: :data:`MAX_SCRIPT_CHARS` (parsed only when asked: :attr:`script`)
     script_code: str = ""
+    #: files a shell command changes: ``sed -i``/``perl -i`` operands, ``>``/``>>`` targets;
+    #: :data:`PATCHED` when it applies a patch (``git apply``, ``patch``: files unknown)
+    writes: list[str] = field(default_factory=list)
 
     @property
     def search(self) -> bool:
@@ -1086,13 +1091,57 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
 SCRIPT_CONTENT_KEYS: Final = ("content", "file_text", "contents")
 #: Longest script read, characters: of the 187 ``.py`` files written in the 48 recorded agent
 #: runs (bench/corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
-#: only the largest longer than this; parsing and walking 4 KiB takes about 2.5 ms on the slow
-#: 2-core machine, on the request path (bench/postexecute_latency.py, ``--scripts``). A longer
-#: text is a module, not a script.
+#: only the largest longer than this. A longer text is a module, not a script.
 MAX_SCRIPT_CHARS: Final = 4096
+#: Most words and brackets (``\w+`` runs plus ``()[]{}``) a script may have to be parsed: what
+#: Python's parser and the tree walk cost grows with the tree's nodes, not with the characters
+#: (4 KiB of ``a;a;…`` or ``1+1+…`` took 8–14 ms where a real 4 KiB script took 2), and these two
+#: counts bound the nodes. The 185 scripts of at most 4,096 characters in the recorded runs have
+#: at most 556 (median 105); hostile 4 KiB texts (``a;`` repeated, ``1+1+…``, ``Cart()()…``)
+#: 2,000–4,000. Counting stops at the bound (one C regex pass).
+MAX_SCRIPT_ATOMS: Final = 700
+_ATOM = re.compile(r"\w+|[()\[\]{}]")
+#: ``ast.parse`` warns (``SyntaxWarning``/``DeprecationWarning``: an invalid escape ``'\q'``)
+#: by printing the script's own text to stderr; warnings filters are process-wide, so the
+#: parses that silence them take this lock.
+_PARSE_LOCK = threading.Lock()
 #: Most names one script yields.
 MAX_SCRIPT_NAMES: Final = 20
 _PYTHON_NAME = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+
+
+#: The text editor tools that view and write under one name (Anthropic's
+#: ``str_replace_based_edit_tool``, ``str_replace_editor``): ``command`` is ``view`` (a read)
+#: or ``create``/``str_replace``/``insert``/``undo_edit`` (a write).
+TEXT_EDITOR_TOOLS: Final = frozenset({"str_replace_based_edit_tool", "str_replace_editor", "text_editor"})
+#: The files of a patch: Codex ``apply_patch`` headers and unified-diff ``+++ b/`` lines.
+_PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: (.+?)|\+\+\+ (?:b/)?(.+?))\s*$", re.M)
+#: A shell redirection's target (``> f``, ``>> f``; not ``2>&1``, ``>&-``, here-strings).
+_REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*(?!&)([^\s;&|<>()'\"]+)")
+#: ``Query.writes`` of a command that applies a patch (which files, it does not say).
+PATCHED: Final = "*"
+
+
+def _patched_paths(inp: dict[str, Any]) -> list[str]:
+    """The files a patch input (``input``/``patch``/``diff``) names, at most 50."""
+    text = next((inp[k] for k in ("input", "patch", "diff") if isinstance(inp.get(k), str)), "")
+    out = [m.group(1) or m.group(2) for m in _PATCH_FILE.finditer(text[:MAX_RESULT_CHARS])]
+    return [p for p in dict.fromkeys(out) if p and p != "/dev/null"][:50]
+
+
+def _shell_writes(commands: list[Command], line: str) -> list[str]:
+    """What a shell line changes (``Query.writes``): the file operands of ``sed -i`` and
+    ``perl -i``, the targets of ``>``/``>>`` (read from the line's text: a quoted ``>`` can
+    count too, which only errs towards "edited"), :data:`PATCHED` for ``git apply``/``patch``."""
+    out: list[str] = []
+    for cmd in commands:
+        if cmd.name in ("sed", "perl") and any(a.startswith("-i") or a.startswith("-pi") for a in cmd.args):
+            words = [a for a in cmd.args if not a.startswith("-")]
+            out += [_clean_path(w, cmd.cwd) for w in (words[1:] if cmd.name == "sed" else words[1:])]
+        elif cmd.name in ("git apply", "patch", "git am"):
+            out.append(PATCHED)
+    out += [_clean_path(m.group(1)) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]) if m.group(1) != "/dev/null"]
+    return list(dict.fromkeys(out))[:50]
 
 
 def _inline_python(cmd: Command) -> str | None:
@@ -1100,10 +1149,19 @@ def _inline_python(cmd: Command) -> str | None:
     if not _PYTHON_NAME.match(cmd.name):
         return None
     args = cmd.args
+    skip = False
     for i, a in enumerate(args):
+        if skip:  # the value of -W / -X
+            skip = False
+            continue
         if a == "-c":
             return args[i + 1] if i + 1 < len(args) else None
-        if not a.startswith("-") or a in ("-m", "-"):
+        if a.startswith("-c") and not a.startswith("--"):
+            return a[2:]  # -cCODE
+        if a in ("-W", "-X"):
+            skip = True
+            continue
+        if not a.startswith("-") or a in ("-m", "-") or a.startswith("-m"):
             return None  # a script file, a module or stdin runs, not inline code
     return None
 
@@ -1114,12 +1172,21 @@ def script_names(code: str) -> list[tuple[str, str]]:
     ``("a.b", "c")``; ``import a.b as m`` (or ``import a.b``) then ``m.f(…)`` (``a.b.f``) gives
     ``("a.b", "f")``. Relative and ``*`` imports, dunder names and methods of objects are left
     out (nothing says where those live), and so are names shorter than :data:`MIN_CHARS`
-    (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text is parsed with :func:`ast.parse` (never run);
-    ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS` or is no Python. Never raises."""
-    if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS:
+    (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text
+    is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`);
+    ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS`, has more than
+    :data:`MAX_SCRIPT_ATOMS` words and brackets, imports nothing or is no Python. Never raises."""
+    if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
+    atoms = 0
+    for _ in _ATOM.finditer(code):
+        atoms += 1
+        if atoms > MAX_SCRIPT_ATOMS:
+            return []
     try:
-        tree = ast.parse(code)
+        with _PARSE_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
         nodes = list(ast.walk(tree))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return []
@@ -1206,9 +1273,13 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
     if tool == QUESTION_TOOL:
         text = inp.get("query")
         return parse_question(text if isinstance(text, str) else "")
+    if tool in TEXT_EDITOR_TOOLS:  # one tool, the `command` says which: `view` reads, the rest write
+        tool = "read" if inp.get("command") == "view" else "write"
     if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
         path = _first_path(inp)
-        q = Query("write", path, reads=[_clean_path(path)] if path else [])
+        q = Query("write", path, reads=[_clean_path(path)] if path else [], is_error=is_error)
+        if not path:  # a patch names its files inside (apply_patch)
+            q.reads = [_clean_path(p) for p in _patched_paths(inp)]
         body = next((inp[k] for k in SCRIPT_CONTENT_KEYS if isinstance(inp.get(k), str)), None)
         if body is not None and path.lower().endswith(".py") and len(body) <= MAX_SCRIPT_CHARS:
             q.script_code = body
@@ -1262,6 +1333,7 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
         except Exception:  # a shell line is untrusted text: a parser surprise is "not a search"
             commands = []
         prev_found: bool | None = None  # whether the previous command was search-class
+        q.writes = _shell_writes(commands[:50], command if isinstance(command, str) else "")
         for cmd in commands[:50]:
             q.commands.append(cmd.name)
             before = list(q.reads)
