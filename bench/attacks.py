@@ -14,7 +14,8 @@ Classes 4, 5 and 11 belong to the router branch: until it lands they may be prin
 The attacks after the first 27 are the break-test's second round (submodule config, ``gitdir:``
 elsewhere, an include FIFO, YAML aliases, non-UTF-8 names, special state files, a planted
 ``decisions.jsonl``, a key split across fields, SIGHUP/EOF mid-frame flushes, a pipelined
-flood, a closed stdin, offline searches that must not teach the bandit, params over the body limit).
+flood, a closed stdin, offline searches that must not teach the bandit, params over the body
+limit, tool inputs that are costly to parse).
 """
 
 from __future__ import annotations
@@ -964,6 +965,35 @@ def a_oversized_params(ctx: Ctx) -> Result:
     return ok, "-32600 with its id, still serving" if ok else "no reply carrying the request's id"
 
 
+def a_costly_inputs(ctx: Ctx) -> Result:
+    """Tool inputs whose parse could cost more than the call: a patch header line padded with
+    19,000 spaces (a lazy regex backtracked over them: 1.4 s) and 4 KiB scripts of string
+    literals and operators (3-5 ms before atoms were counted). Held when the slowest of them
+    answers within 20 plain ``grep`` replies of the same sidecar."""
+    ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
+    s = Sidecar(ctx.home(), ws, name="costly-inputs")
+    s.initialize(ws, ON)
+    wait_graph(s, 30)
+
+    def took(tool: str, inp: dict[str, Any]) -> float:
+        t0 = time.perf_counter()
+        s.post(tool, inp)
+        return (time.perf_counter() - t0) * 1000
+
+    plain = sorted(took("grep", {"pattern": f"app{i}"}) for i in range(21))[10]
+    pad = " " * 19_000
+    hostile = {
+        "apply_patch +++": ("apply_patch", {"input": "+++ a" + pad + "b"}),
+        "apply_patch Update": ("apply_patch", {"input": "*** Update File: a" + pad + "b"}),
+        "script quotes": ("write", {"file_path": "r.py", "content": "import app\n" + "\"'';" * 1000}),
+        "script plus": ("write", {"file_path": "r.py", "content": "import app\n" + "''+" * 1300}),
+        "script star": ("write", {"file_path": "r.py", "content": "import app\n[" + "*''," * 1000 + "]"}),
+    }
+    worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
+    s.close()
+    return worst[0] < 20 * plain, f"slowest {worst[0]:.1f} ms ({worst[1]}), plain grep median {plain:.1f} ms"
+
+
 ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (1, "git core.fsmonitor at initialize", a_fsmonitor),
     (1, "git fsmonitor via [include], suggester off, 500 changes", a_include_fsmonitor_suggester_off),
@@ -1007,6 +1037,7 @@ ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (12, "serve with stdin closed", a_closed_stdin),
     (12, "3 offline searches teach the bandit nothing", a_offline_no_learning),
     (12, "params 10 bytes over the 16 MiB body limit", a_oversized_params),
+    (12, "patch header of 19,000 spaces, 4 KiB literal scripts", a_costly_inputs),
 ]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.query import MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
+from dsh_sidecar.suggester.query import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -398,10 +398,16 @@ def test_a_usage_search_that_lists_only_translation_catalogs_names_the_code_firs
 
 
 def test_a_script_is_parsed_only_when_small_and_silently():
-    """The parse's cost follows the tree's nodes: past MAX_SCRIPT_ATOMS words and brackets a
-    text is not parsed; the parser's own warnings (an invalid escape) never reach stderr."""
-    assert script_names("import shopcart\nshopcart.checkout()\n" + "a;" * 700) == []
-    assert script_names("import shopcart\nshopcart.checkout()\n" + "a;" * 300) == [("shopcart", "checkout")]
+    """The parse's cost follows the tree's nodes: past MAX_SCRIPT_ATOMS atoms (names, and each
+    operator, bracket and quote) a text is not parsed; the parser's own warnings (an invalid
+    escape) never reach stderr."""
+    head = "import shopcart\nshopcart.checkout()\n"  # 7 atoms
+    assert MAX_SCRIPT_ATOMS == 1000
+    assert script_names(head + "a;" * 496) == [("shopcart", "checkout")]  # 999 atoms
+    assert script_names(head + "a;" * 497) == []
+    for literal_heavy in ("\"'';" * 250, "''+" * 400, "[" + "*''," * 300 + "]", "''," * 400):
+        assert script_names(head + literal_heavy) == []
+    assert script_names(head + "''+" * 300 + "''") == [("shopcart", "checkout")]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert script_names("import shopcart\nx = '\\q\x1b]0;t\x07'\nshopcart.checkout()\n") == [
@@ -412,6 +418,9 @@ def test_a_script_is_parsed_only_when_small_and_silently():
     assert parse_call("bash", {"command": "python -W ignore -X dev -c 'import shopcart; shopcart.checkout()'"}).script
     assert parse_call("bash", {"command": ["python3", "-cimport shopcart; shopcart.checkout()"]}).script
     assert parse_call("bash", {"command": "python -m pytest -c setup.cfg"}).script_code == ""
+    for inline in ("python -Bc 'import shopcart'", "python3 -u -c 'import shopcart'", "python -IcCODE"):
+        assert parse_call("bash", {"command": inline}).script_code in ("import shopcart", "CODE")
+    assert parse_call("bash", {"command": "python -- -c 'import shopcart'"}).script_code == ""
 
 
 @pytest.mark.parametrize(
@@ -424,12 +433,55 @@ def test_a_script_is_parsed_only_when_small_and_silently():
         ("bash", {"command": "git apply fix.diff"}, ""),
         ("edit", {"file_path": "src//shopcart/../shopcart/pricing.py"}, ""),
         ("edit", {"file_path": "/testbed/src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "sed -Ei 's/a/b/' src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "sed --in-place=.bak 's/a/b/' src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "perl -0pi -e 's/a/b/' src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "printf 'x' &>> 'src/shopcart/pricing.py'"}, ""),
+        ("bash", {"command": "cd src/shopcart && printf 'x' >| pricing.py"}, ""),
+        ("bash", {"command": "python gen.py 1> src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "cp /tmp/p.py src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "printf 'x' | tee -a src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "git -C . apply fix.diff"}, ""),
     ],
 )
 def test_every_way_of_editing_the_workspace_ends_the_script_notes(shopcart, dsh_home, tool, inp, result):
     s, lines = make(shopcart, dsh_home)
     post(s, tool, inp, result)
     assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
+
+
+def test_a_patch_names_its_files_without_the_line_ends_spaces():
+    patch = "*** Begin Patch\n*** Update File: src/a.py   \n*** Add File: b.py\t\n--- a/c.py\n+++ b/c.py \n"
+    assert parse_call("apply_patch", {"input": patch}).reads == ["src/a.py", "b.py", "c.py"]
+    # a header padded with spaces is read once, not once a space (bench/attacks.py times it)
+    assert parse_call("apply_patch", {"input": "+++ a" + " " * 19_000 + "b"}).reads == ["a" + " " * 19_000 + "b"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git apply --check fix.diff",
+        "patch --dry-run -p1 < fix.diff",
+        "printf 'x' > /tmp/x/README.md",
+        "python -c 'print(1)' 2>/dev/null",
+        "cp src/shopcart/pricing.py /tmp/pricing.py",
+    ],
+)
+def test_a_command_that_only_looks_or_writes_elsewhere_is_no_edit(shopcart, dsh_home, command):
+    s, _ = make(shopcart, dsh_home)
+    post(s, "bash", {"command": command}, "")
+    notes = post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"})
+    assert notes[0].source.targets == ["src/shopcart/api.py"]
+
+
+def test_a_failed_shell_line_still_edited_and_a_new_subpackage_asks_nothing(shopcart, dsh_home):
+    s, _ = make(shopcart, dsh_home)
+    # the edit ran; what failed is the run after it
+    post(s, "bash", {"command": "sed -i 's/a/b/' src/shopcart/pricing.py && python r.py"}, "exit 1", is_error=True)
+    assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
+    s, _ = make(shopcart, dsh_home)
+    sibling = "from shopcart.cart import Cart\n\ndef total(c: Cart) -> int:\n    return 0\n"
+    assert post(s, "write", {"file_path": "/testbed/src/shopcart/extras/mod.py", "content": sibling}) == []
 
 
 def test_a_failed_edit_or_a_view_is_no_edit_and_a_container_sibling_asks_nothing(shopcart, dsh_home):

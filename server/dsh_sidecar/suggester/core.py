@@ -463,7 +463,12 @@ class Suggester:
         )
         if q.question:
             return []  # a question is asked through where_is, never sent as an agent's tool call
-        written = (list(q.reads) if q.tool == "write" else []) + [w for w in q.writes if w != PATCHED]
+        # a failed write tool changed nothing; a failed shell line may have written before the
+        # part that failed (``sed -i … && python r.py``), so its writes count
+        failed_write = q.tool == "write" and q.is_error
+        written = (list(q.reads) if q.tool == "write" and not failed_write else []) + [
+            w for w in q.writes if w != PATCHED
+        ]
         self._relative(q)
         state = self.noise.session(params.session_id)
         state.calls += 1
@@ -475,7 +480,7 @@ class Suggester:
             # an edit is no reading of the whole file: what it searches next may be named
             state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
         view = self.view
-        if view is not None and not q.is_error:  # a failed write changed nothing
+        if view is not None:
             for path in written:
                 rel = self._written_path(path, view.index)
                 if rel is not None:
@@ -618,8 +623,9 @@ class Suggester:
     def _written_path(self, path: str, index: FileIndex) -> str | None:
         """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,
         ``./``), absolute under the root made relative, any other absolute path mapped like a
-        traceback's (:meth:`_workspace_path`: a listed file by suffix, ``/testbed/…``) or, for
-        a new file, by its folder's longest suffix that is a listed folder; ``None`` outside
+        traceback's (:meth:`_workspace_path`: a listed file by suffix, ``/testbed/…``; by its
+        name alone only when it is one folder deep) or, for a new file, by its folder's longest
+        suffix that is a listed folder (or whose parent is: a new subpackage); ``None`` outside
         the workspace or when nothing maps."""
         p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
         if not p or p == "." or p == ".." or p.startswith("../"):
@@ -630,14 +636,17 @@ class Suggester:
             base = self.root.as_posix().rstrip("/") + "/"
             if p.startswith(base):
                 return p[len(base) :] or None
-        listed = self._workspace_path(p, index)
-        if listed is not None:
-            return listed
         parts = [x for x in p.split("/") if x]
-        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
-            folder = "/".join(parts[-1 - n : -1])
-            if index.has_dir(folder):
-                return f"{folder}/{parts[-1]}"
+        listed = self._workspace_path(p, index)
+        if listed is not None and ("/" in listed or len(parts) <= 2):
+            # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
+            # file of that name elsewhere (``/tmp/x/README.md``)
+            return listed
+        for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
+            for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):
+                folder = "/".join(parts[-1 - new_dirs - n : len(parts) - 1 - new_dirs])
+                if index.has_dir(folder):
+                    return "/".join(parts[-1 - new_dirs - n :])
         return None
 
     def _traceback(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:

@@ -620,10 +620,12 @@ def split_commands(command: str | list[Any]) -> list[Command]:
             cwd = "" if target in ("", "~", "/") else _join(cwd, target)
             continue
         if head == "git" and len(words) > 1:
-            sub = [w for w in words[1:] if not w.startswith("-")]
-            if sub:
-                head = "git " + sub[0]
-                words = words[words.index(sub[0]) :]
+            i = 1  # git's own options before the subcommand; -C/-c and the like take a value
+            while i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
+            if i < len(words):
+                head = "git " + words[i]
+                words = words[i:]
         elif head in ("bash", "sh", "zsh") and len(words) >= 3 and words[1] in ("-c", "-lc"):
             out.extend(split_commands(words[2]))
             continue
@@ -635,6 +637,10 @@ def split_commands(command: str | list[Any]) -> list[Command]:
             if inner:
                 out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1:], cwd))
     return out
+
+
+#: git's options that take the next word as their value (``git -C sub apply``).
+_GIT_VALUE_OPTIONS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
 def _unwrap(words: list[str]) -> list[str]:
@@ -1093,14 +1099,15 @@ SCRIPT_CONTENT_KEYS: Final = ("content", "file_text", "contents")
 #: runs (bench/corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
 #: only the largest longer than this. A longer text is a module, not a script.
 MAX_SCRIPT_CHARS: Final = 4096
-#: Most words and brackets (``\w+`` runs plus ``()[]{}``) a script may have to be parsed: what
-#: Python's parser and the tree walk cost grows with the tree's nodes, not with the characters
-#: (4 KiB of ``a;a;…`` or ``1+1+…`` took 8–14 ms where a real 4 KiB script took 2), and these two
-#: counts bound the nodes. The 185 scripts of at most 4,096 characters in the recorded runs have
-#: at most 556 (median 105); hostile 4 KiB texts (``a;`` repeated, ``1+1+…``, ``Cart()()…``)
-#: 2,000–4,000. Counting stops at the bound (one C regex pass).
-MAX_SCRIPT_ATOMS: Final = 700
-_ATOM = re.compile(r"\w+|[()\[\]{}]")
+#: Most atoms (``\w+`` runs and single other non-space characters: names, numbers, operators,
+#: brackets, quotes) a script may have to be parsed: what Python's parser and the tree walk
+#: cost grows with the tree's nodes, not with the characters (4 KiB of ``a;a;…``, ``''+''+…``
+#: or ``[*'',…]`` took 3–14 ms where a real 4 KiB script took 2), and atoms bound the nodes.
+#: The 236 scripts of at most 4,096 characters in the recorded runs (``.py`` writes and
+#: ``python -c``) have at most 962 (median 113); at this bound the costliest hostile text
+#: (``a;`` repeated) parses in about 1.8 ms. Counting stops at the bound (one C regex pass).
+MAX_SCRIPT_ATOMS: Final = 1000
+_ATOM = re.compile(r"\w+|[^\w\s]")
 #: ``ast.parse`` warns (``SyntaxWarning``/``DeprecationWarning``: an invalid escape ``'\q'``)
 #: by printing the script's own text to stderr; warnings filters are process-wide, so the
 #: parses that silence them take this lock.
@@ -1108,6 +1115,9 @@ _PARSE_LOCK = threading.Lock()
 #: Most names one script yields.
 MAX_SCRIPT_NAMES: Final = 20
 _PYTHON_NAME = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+#: A python option word that ends in ``-c``: flags without a value (``-B``, ``-u``, ``-I``,
+#: ``-E``, ``-O``…) then ``c``, the code the rest of the word or the next word.
+_PYTHON_FLAGS_THEN_C = re.compile(r"^-[bBdEhiIOPqsSuvx]*c")
 
 
 #: The text editor tools that view and write under one name (Anthropic's
@@ -1115,9 +1125,21 @@ _PYTHON_NAME = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 #: or ``create``/``str_replace``/``insert``/``undo_edit`` (a write).
 TEXT_EDITOR_TOOLS: Final = frozenset({"str_replace_based_edit_tool", "str_replace_editor", "text_editor"})
 #: The files of a patch: Codex ``apply_patch`` headers and unified-diff ``+++ b/`` lines.
-_PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: (.+?)|\+\+\+ (?:b/)?(.+?))\s*$", re.M)
-#: A shell redirection's target (``> f``, ``>> f``; not ``2>&1``, ``>&-``, here-strings).
-_REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*(?!&)([^\s;&|<>()'\"]+)")
+#: The path is the rest of the line, stripped in Python: a lazy ``(.+?)\s*$`` backtracks over
+#: every space of a line (19 KB of spaces took 1.4 s).
+_PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
+#: A shell redirection's target (``> f``, ``>> f``, ``1> f``, ``&> f``, ``&>> f``, ``>| f``,
+#: quoted or not; not ``2>&1``, ``>&-``, here-strings, ``<>``).
+_REDIRECT = re.compile(r"(?<![<>])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
+#: ``sed``/``perl`` option words that edit in place: ``-i``, ``-i.bak``, ``-Ei``, ``-ri``,
+#: ``--in-place``; perl's ``-pi``, ``-0pi``, ``-0777 -pi`` (switches without a value, then ``i``).
+_SED_IN_PLACE = re.compile(r"^(?:-[nrEsuzl]*i|--in-place)")
+_PERL_IN_PLACE = re.compile(r"^-(?:0[0-7]*|[lnpaswTtU])*i")
+#: Commands that write their last operand (``cp a b``, ``mv a b``, ``install a b``) or every
+#: operand (``tee a b``).
+_COPY_COMMANDS: Final = frozenset({"cp", "mv", "install"})
+#: ``git apply``/``patch`` options that only look: they change nothing.
+_DRY_RUN: Final = frozenset({"--check", "--dry-run", "--stat", "--numstat", "--summary"})
 #: ``Query.writes`` of a command that applies a patch (which files, it does not say).
 PATCHED: Final = "*"
 
@@ -1125,23 +1147,39 @@ PATCHED: Final = "*"
 def _patched_paths(inp: dict[str, Any]) -> list[str]:
     """The files a patch input (``input``/``patch``/``diff``) names, at most 50."""
     text = next((inp[k] for k in ("input", "patch", "diff") if isinstance(inp.get(k), str)), "")
-    out = [m.group(1) or m.group(2) for m in _PATCH_FILE.finditer(text[:MAX_RESULT_CHARS])]
+    out = [m.group(1).strip() for m in _PATCH_FILE.finditer(text[:MAX_RESULT_CHARS])]
     return [p for p in dict.fromkeys(out) if p and p != "/dev/null"][:50]
 
 
 def _shell_writes(commands: list[Command], line: str) -> list[str]:
     """What a shell line changes (``Query.writes``): the file operands of ``sed -i`` and
-    ``perl -i``, the targets of ``>``/``>>`` (read from the line's text: a quoted ``>`` can
-    count too, which only errs towards "edited"), :data:`PATCHED` for ``git apply``/``patch``."""
+    ``perl -i`` (:data:`_SED_IN_PLACE`, :data:`_PERL_IN_PLACE`; the first word, the script,
+    left out), the targets of ``cp``/``mv``/``install`` and ``tee``, the targets of
+    redirections (:data:`_REDIRECT`, read from the line's text: a quoted ``>`` can count too,
+    which only errs towards "edited"), :data:`PATCHED` for ``git apply``/``git am``/``patch``
+    unless they only check (:data:`_DRY_RUN`). Paths after a ``cd`` are joined to its folder."""
     out: list[str] = []
     for cmd in commands:
-        if cmd.name in ("sed", "perl") and any(a.startswith("-i") or a.startswith("-pi") for a in cmd.args):
-            words = [a for a in cmd.args if not a.startswith("-")]
-            out += [_clean_path(w, cmd.cwd) for w in (words[1:] if cmd.name == "sed" else words[1:])]
-        elif cmd.name in ("git apply", "patch", "git am"):
+        words = [a for a in cmd.args if not a.startswith("-")]
+        if (cmd.name == "sed" and any(_SED_IN_PLACE.match(a) for a in cmd.args)) or (
+            cmd.name == "perl" and any(_PERL_IN_PLACE.match(a) for a in cmd.args)
+        ):
+            out += [_clean_path(w, cmd.cwd) for w in words[1:]]
+        elif cmd.name in _COPY_COMMANDS and len(words) >= 2:
+            out.append(_clean_path(words[-1], cmd.cwd))
+        elif cmd.name == "tee":
+            out += [_clean_path(w, cmd.cwd) for w in words]
+        elif cmd.name in ("git apply", "patch", "git am") and not _DRY_RUN & set(cmd.args):
             out.append(PATCHED)
-    out += [_clean_path(m.group(1)) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]) if m.group(1) != "/dev/null"]
-    return list(dict.fromkeys(out))[:50]
+    targets = (next(g for g in m.groups() if g is not None) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
+    out += [_clean_path(t, _redirect_cwd(commands)) for t in targets if t and not t.startswith("/dev/")]
+    return [p for p in dict.fromkeys(out) if p][:50]
+
+
+def _redirect_cwd(commands: list[Command]) -> str:
+    """The folder redirections of a line are taken in: the last ``cd``'s (a line that moves to
+    one folder and writes there, ``cd src && echo x > f``); the root when none moved."""
+    return commands[-1].cwd if commands else ""
 
 
 def _inline_python(cmd: Command) -> str | None:
@@ -1154,14 +1192,14 @@ def _inline_python(cmd: Command) -> str | None:
         if skip:  # the value of -W / -X
             skip = False
             continue
-        if a == "-c":
-            return args[i + 1] if i + 1 < len(args) else None
-        if a.startswith("-c") and not a.startswith("--"):
-            return a[2:]  # -cCODE
+        flags = _PYTHON_FLAGS_THEN_C.match(a)
+        if flags is not None:  # -c, -Bc, -uc, -cCODE, -IcCODE
+            rest = a[flags.end() :]
+            return rest if rest else (args[i + 1] if i + 1 < len(args) else None)
         if a in ("-W", "-X"):
             skip = True
             continue
-        if not a.startswith("-") or a in ("-m", "-") or a.startswith("-m"):
+        if not a.startswith("-") or a in ("-m", "-", "--") or a.startswith("-m"):
             return None  # a script file, a module or stdin runs, not inline code
     return None
 
@@ -1175,7 +1213,7 @@ def script_names(code: str) -> list[tuple[str, str]]:
     (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text
     is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`);
     ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS`, has more than
-    :data:`MAX_SCRIPT_ATOMS` words and brackets, imports nothing or is no Python. Never raises."""
+    :data:`MAX_SCRIPT_ATOMS` atoms, imports nothing or is no Python. Never raises."""
     if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
     atoms = 0
