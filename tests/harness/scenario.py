@@ -4,7 +4,7 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|web|calls|restart|webseam WORKDIR
+    python tests/harness/scenario.py claude|dsh note|web|noteweb|calls|restart|webseam WORKDIR
         [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
@@ -31,20 +31,23 @@ WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
 
 
 def steps_for(harness: str, scenario: str, calls: int) -> list:
+    if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
+        one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
+    else:
+        one = ToolStep("grep", {"pattern": "__version__"})
+    tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
+    web = ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")
     if scenario == "web":
-        tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
-        return [ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")]
-    if scenario == "webseam":  # DSH's own web_search tool, through the web seam's selected provider
-        return [ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
+        return [web]
+    if scenario == "noteweb":  # the note scenario's search, then a web search: one run, two checks
+        return [one, web]
+    if scenario == "webseam":  # the search, then DSH's own web_search tool through the web seam
+        return [one, ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
     if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
             ToolStep("grep", {"pattern": "__version__"}, think_s=4.0),
         ]
-    if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
-        one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
-    else:
-        one = ToolStep("grep", {"pattern": "__version__"})
     return [one] * (calls if scenario == "calls" else 1)
 
 
@@ -229,7 +232,7 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "web", "calls", "restart", "webseam"])
+    ap.add_argument("scenario", choices=["note", "web", "noteweb", "calls", "restart", "webseam"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")

@@ -26,8 +26,15 @@ def after_tool_result(request: dict) -> str:
     return texts(messages[last + 1 :])
 
 
-def test_note_reaches_the_next_model_request(tmp_path):
-    report = h.scenario("claude", "note", tmp_path)
+@pytest.fixture(scope="module")
+def note_web(tmp_path_factory):
+    """One run: the note scenario's grep, then ``web_search`` (each harness run costs about
+    2 s of CPU, so the checks that need the same setup share one)."""
+    return h.scenario("claude", "noteweb", tmp_path_factory.mktemp("noteweb"))
+
+
+def test_note_reaches_the_next_model_request(note_web):
+    report = note_web
     assert report["returncode"] == 0, report["stderr"]
     first, second = report["requests"][:2]
     assert NOTE not in texts(first["messages"])
@@ -39,11 +46,11 @@ def test_note_reaches_the_next_model_request(tmp_path):
     assert json.loads(report["stdout"])["result"] == "All done."
 
 
-def test_web_search_returns_the_loopback_searxng_results(tmp_path):
-    report = h.scenario("claude", "web", tmp_path)
+def test_web_search_returns_the_loopback_searxng_results(note_web):
+    report = note_web
     assert report["returncode"] == 0, report["stderr"]
     assert report["searxng_requests"] == 1
-    tail = after_tool_result(report["requests"][1])
+    tail = after_tool_result(report["requests"][2])
     for url in ("https://www.example.com/maintenance/clean-bike-chain", "https://en.wikipedia.org/wiki/Bicycle_chain"):
         assert url in tail
     assert '"strategy": "quick"' in tail or '"strategy":"quick"' in tail

@@ -26,8 +26,25 @@ def names(request: dict) -> list[str]:
     return [t["function"]["name"] for t in request["tools"]]
 
 
-def test_note_reaches_the_next_model_request(tmp_path):
-    report = h.scenario("dsh", "note", tmp_path)
+@pytest.fixture(scope="module")
+def note_web(tmp_path_factory):
+    """One run: the note scenario's grep, then the ``search`` tool (each harness run costs
+    about 3 s of CPU, so the checks that need the same setup share one)."""
+    return h.scenario("dsh", "noteweb", tmp_path_factory.mktemp("noteweb"))
+
+
+@pytest.fixture(scope="module")
+def seam(tmp_path_factory):
+    """The grep, then DSH's own ``web_search``: without the bundle, and with the bundle but
+    no sidecar on ``PATH``."""
+    base = tmp_path_factory.mktemp("webseam")
+    without = h.scenario("dsh", "webseam", base / "without", "--no-adapter")
+    missing = h.scenario("dsh", "webseam", base / "missing", "--no-sidecar")
+    return without, missing
+
+
+def test_note_reaches_the_next_model_request(note_web):
+    report = note_web
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     first, second = report["requests"][:2]
@@ -38,12 +55,12 @@ def test_note_reaches_the_next_model_request(tmp_path):
     assert {"search", "suggestion_dismiss", "web_search"} <= set(names(first))
 
 
-def test_search_tool_returns_the_loopback_searxng_results(tmp_path):
-    report = h.scenario("dsh", "web", tmp_path)
+def test_search_tool_returns_the_loopback_searxng_results(note_web):
+    report = note_web
     assert report["returncode"] == 0, report["stderr"]
     assert report["searxng_requests"] >= 1  # strategy auto: quick asks once, thorough once per variant
-    second = report["requests"][1]
-    result = next(m for m in reversed(second["messages"]) if m["role"] == "tool")["content"]
+    third = report["requests"][2]
+    result = next(m for m in reversed(third["messages"]) if m["role"] == "tool")["content"]
     assert (
         "1. How to Clean a Bike Chain in 10 Minutes\n   https://www.example.com/maintenance/clean-bike-chain" in result
     )
@@ -61,11 +78,16 @@ def test_sticky_section_in_the_system_prompt(tmp_path):
     assert "Prefer the search tool over web_search" in texts(system)
 
 
-def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
-    report = h.scenario("dsh", "note", tmp_path, "--no-sidecar")
+def test_without_the_sidecar_the_run_still_exits_0(seam):
+    """``dsh-search`` not on ``PATH``: the spawn fails (ENOENT), which no restart mends, so no
+    listener call waits for one (they waited 1-4 s each for the backoff's restarts)."""
+    _, report = seam
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     assert NOTE not in texts(report["requests"][-1])
+    times = report["listener_ms"]
+    assert len(times.get("post-execute", [])) == 2 and len(times.get("assemble", [])) >= 2, times
+    assert [ms for label in times for ms in times[label] if ms >= 1000] == [], times
 
 
 def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
@@ -79,20 +101,19 @@ def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
 
 
 def tool_result(report: dict) -> str:
-    second = report["requests"][1]
-    return next(m for m in reversed(second["messages"]) if m["role"] == "tool")["content"]
+    last = report["requests"][-1]
+    return next(m for m in reversed(last["messages"]) if m["role"] == "tool")["content"]
 
 
-def test_without_the_sidecar_web_search_goes_where_it_goes_without_the_bundle(tmp_path):
+def test_without_the_sidecar_web_search_goes_where_it_goes_without_the_bundle(seam):
     """The bundle's patch selects its provider in the web row; with the sidecar missing, DSH's
     own web_search tool must still reach the built-in provider (here a loopback 404), exactly
     as without the bundle, not fail on the selected-but-unavailable provider."""
-    without = h.scenario("dsh", "webseam", tmp_path / "without", "--no-adapter")
-    missing = h.scenario("dsh", "webseam", tmp_path / "missing", "--no-sidecar")
-    for report in (without, missing):
+    for report in seam:
         assert report["returncode"] == 0, report["stderr"]
         assert report["stdout"].strip() == "All done."
         assert report["provider_paths"] == ["POST /messages"]  # the built-in DeepSeek provider asked
+    without, missing = seam
     assert tool_result(missing) == tool_result(without) == "Error: DeepSeek API error (HTTP 404)"
 
 

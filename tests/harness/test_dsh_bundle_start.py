@@ -192,6 +192,49 @@ def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, r
     assert report["exits"] == ["sidecar exited; restarting in 250 ms", last]
 
 
+# A command that cannot be run: DSH's local subprocess service returns a handle whose `done`
+# rejects with the child's `error` event (ENOENT: not on PATH), its stdout ended.
+CANNOT_RUN = FAKES + textwrap.dedent(
+    """
+    let spawns = 0;
+    const spawn = () => {
+      spawns += 1;
+      const child = fakeChild({ initialize: () => false });
+      const error = Object.assign(new Error('spawn dsh-search ENOENT'), { code: process.argv[2] });
+      const done = new Promise((_, reject) => setTimeout(() => { child.stdout.end(); reject(error); }, 0));
+      return { ...child, done };
+    };
+    const providers = new Map();
+    const ctx = fakeCtx(spawn);
+    ctx.web = { registerSearchProvider: (p) => providers.set(p.id, p), searchProviders: providers };
+    providers.set('other', { id: 'other', available: () => true, search: async () => ({ sources: [], truncated: false }) });
+    apply(ctx, { startWaitMs: 5000 });
+    await sleep(100);
+    const bundle = [...providers.values()].find((p) => p.id !== 'other');
+    const t0 = Date.now();
+    await bundle.search({ query: 'q' }, undefined);
+    const searchMs = Date.now() - t0;
+    await sleep(1200); // a restart would have come after 250 ms
+    console.log(JSON.stringify({ spawns, quick: searchMs < 1000, warnings }));
+    process.exit(0);
+    """
+)
+
+
+@pytest.mark.parametrize("code", ["ENOENT", "EACCES"])
+def test_a_command_that_cannot_be_run_is_not_restarted_and_costs_no_wait(tmp_path, code):
+    report = run_bundle(tmp_path, CANNOT_RUN, code)
+    assert report == {
+        "spawns": 1,
+        "quick": True,
+        "warnings": [
+            f'sidecar command "dsh-search" cannot be run ({code}); the harness runs as without it',
+            "sidecar did not start; the harness runs as without it: sidecar stdout closed",
+            "sidecar unavailable; this web search goes to the harness's own provider",
+        ],
+    }
+
+
 # One fake child that answers initialize and records every notification it is sent; a burst of
 # ten `tools/change` events, then a single one after a quiet time.
 TOOLS = FAKES + textwrap.dedent(

@@ -76,6 +76,10 @@ export const TOOLS_CHANGE_QUIET_MS = 100;
 /** Unanswered requests in a row after which a live sidecar counts as hung and is restarted. */
 export const HUNG_AFTER = 3;
 
+/** Spawn errors (Node's `child_process` `error` event codes) that say the command cannot run at
+ * all, so it is never restarted: not found, not executable, a path through a non-folder. */
+const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'ENOEXEC']);
+
 /** The sidecar child and its client, restarted with exponential backoff after a crash or a hang. */
 class SidecarProcess {
   constructor(ctx, config) {
@@ -174,7 +178,7 @@ class SidecarProcess {
    * stays failed (`ready` settled false), so calls go where they go without the sidecar. */
   abandon(refused) {
     if (this.stopped || !this.handle) return;
-    if (refused) this.refused = true;
+    if (refused || this.refused) this.refused = true;
     else this.restartPending(); // calls from now on wait for the restart, as after a crash
     try {
       this.handle?.terminate?.();
@@ -187,6 +191,14 @@ class SidecarProcess {
     client.close(new Error('sidecar exited'));
     if (this.client !== client) return;
     this.usable = false;
+    const cannotRun = outcome?.error?.code;
+    if (CANNOT_RUN.has(cannotRun) && !this.refused) {
+      // the command is not there or not runnable: a restart would fail the same way, and every
+      // call would wait out its backoff and start wait (seconds a call) for nothing
+      this.refused = true;
+      warn(this.ctx, `sidecar command ${JSON.stringify(this.config.command[0])} cannot be run (${cannotRun}); the harness runs as without it`);
+      return this.restartSettled(false);
+    }
     const served = this.usableSince === undefined ? 0 : Date.now() - this.usableSince;
     this.usableSince = undefined;
     if (served >= this.config.restartResetMs) this.restarts = 0; // not a crash loop: a new budget
@@ -361,7 +373,7 @@ function install(ctx, config) {
       return undefined;
     }
   };
-  const sidecarSearchable = () => sidecar.usable || (!sidecar.stopped && sidecar.restarts === 0);
+  const sidecarSearchable = () => sidecar.usable || (!sidecar.stopped && !sidecar.refused && sidecar.restarts === 0);
 
   // router seed: the web seam's provider
   ctx.web.registerSearchProvider({
