@@ -1,8 +1,8 @@
 """The VS Code extension inside a real VS Code: code-server (npm) serves the workbench, Debian's
-Chromium renders it, playwright-core drives it (tests/vscode/workbench.mjs). The built .vsix is
-installed with ``code-server --install-extension``, a copy of the pyproj workspace is opened, and
-"DSH: Show sidecar status" and "DSH: What would the suggester say?" are run from the command
-palette; the assertions are on what the workbench rendered: the status webview, the modal note,
+Chromium renders it, playwright-core drives it (tests/vscode/workbench.mjs). The built .vsix
+(packed again when a source is newer than it) is installed with ``code-server
+--install-extension``, a copy of the pyproj workspace is opened, and "DSH: Show sidecar status"
+and "DSH: What would the suggester say?" are run from the command palette; the assertions are on what the workbench rendered: the status webview, the modal note,
 the "DSH Sidecar" output channel. Screenshots, the code-server log and the browser console are
 kept in ``$DSH_TEST_ARTIFACTS`` (default ``tests/vscode/artifacts/``).
 
@@ -42,6 +42,24 @@ def _requirements() -> str:
     return node
 
 
+def _package_is_current(package: Path) -> bool:
+    """Whether ``package`` (the packed .vsix) is newer than every file of the extension it is
+    built from (its sources, manifest, lockfile, README, images; not ``node_modules/`` or
+    ``out/``, which the lockfile and the sources decide), as ``make`` decides: ``.ci/run`` packs
+    it just before the tests (about 6 s of CPU: tsc and vsce), so the test packs again only
+    after an edit."""
+    if not package.is_file():
+        return False
+    built = package.stat().st_mtime
+    for path in EXTENSION.rglob("*"):
+        rel = path.relative_to(EXTENSION).parts
+        if rel[0] in ("node_modules", "out") or path.suffix == ".vsix" or not path.is_file():
+            continue
+        if path.stat().st_mtime >= built:
+            return False
+    return True
+
+
 def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     node = _requirements()
     artifacts = Path(os.environ.get("DSH_TEST_ARTIFACTS", HARNESS / "artifacts")).resolve()
@@ -49,10 +67,11 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     artifacts.mkdir(parents=True)
     vsix = tmp_path / "dsh-search.vsix"
     with shared(VSCODE_BUILD):  # test_editor_clients builds the same out/ (pytest-xdist workers)
-        pack = subprocess.run(
-            ["npm", "run", "--silent", "package"], cwd=EXTENSION, capture_output=True, text=True, timeout=600
-        )
-        assert pack.returncode == 0, pack.stdout[-3000:] + pack.stderr[-3000:]
+        if not _package_is_current(EXTENSION / "dsh-search.vsix"):
+            pack = subprocess.run(
+                ["npm", "run", "--silent", "package"], cwd=EXTENSION, capture_output=True, text=True, timeout=600
+            )
+            assert pack.returncode == 0, pack.stdout[-3000:] + pack.stderr[-3000:]
         shutil.copyfile(EXTENSION / "dsh-search.vsix", vsix)  # this run's package, whoever builds next
     workspace = tmp_path / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
