@@ -2,8 +2,9 @@
 Chromium renders it, playwright-core drives it (tests/vscode/workbench.mjs). The built .vsix
 (packed again when a source is newer than it) is installed with ``code-server
 --install-extension``, a copy of the pyproj workspace is opened, and "DSH: Show sidecar status"
-and "DSH: What would the suggester say?" are run from the command palette; the assertions are on what the workbench rendered: the status webview, the modal note,
-the "DSH Sidecar" output channel. Screenshots, the code-server log and the browser console are
+and "DSH: What would the suggester say?" are run from the command palette; the assertions are
+on what the workbench rendered: the status webview, the modal note, the "DSH Sidecar" output
+channel. Screenshots, the code-server log and the browser console are
 kept in ``$DSH_TEST_ARTIFACTS`` (default ``tests/vscode/artifacts/``).
 
 ``.ci/run`` installs chromium (apt) and ``tests/vscode``'s locked packages (npm ci); where either
