@@ -252,6 +252,22 @@ def test_a_command_started_with_stdout_closed_exits_141_without_a_traceback(home
     assert (p.returncode, p.stderr) == (141, "")
 
 
+def test_the_mcp_server_started_with_stdout_closed_says_why_and_fails(home: Path):
+    """Its channel is stdout: like ``serve``, one line on stderr and exit code 1, not a silent 141."""
+    p = subprocess.run(
+        ["bash", "-c", " ".join(shlex.quote(a) for a in [*cli(), "mcp"]) + " >&- </dev/null"],
+        env=relhome(home),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (p.returncode, p.stderr) == (
+        1,
+        "dsh-search mcp: stopping: stdout (fd 1) is closed: there is no MCP channel to answer on\n",
+    )
+
+
 def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
     p = subprocess.run(
         ["bash", "-c", f"set -o pipefail; {' '.join(cli())} status | head -1"],

@@ -24,9 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["app", "main", "render_status"]
 
 
+#: What ``dsh-search mcp`` started with stdout closed writes to stderr (then exit code 1).
+MCP_STDOUT_CLOSED = "dsh-search mcp: stopping: stdout (fd 1) is closed: there is no MCP channel to answer on\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
-    2 bad arguments or config, 141 closed stdout). A plain ``serve`` command line
+    2 bad arguments or config, 141 closed stdout; 1 for ``mcp`` started with stdout closed). A plain ``serve`` command line
     (:func:`~dsh_sidecar.cli.serving.serve_args`) starts the server without importing the
     Typer app; every other one is parsed by it (:func:`dsh_sidecar.cli.commands.main`)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -35,7 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve_main(*serve)
     if sys.stdout is None:
         # started with stdout closed (`dsh-search status >&-`): Python has no stdout object
-        # then; like a reader gone before the first write, 141 and nothing else
+        # then; like a reader gone before the first write, 141 and nothing else. The MCP
+        # server's channel is stdout: like `serve`, it says why it cannot start, and fails.
+        if args[:1] == ["mcp"]:
+            if sys.stderr is not None:
+                sys.stderr.write(MCP_STDOUT_CLOSED)
+            return 1
         from dsh_sidecar.cli.output import EXIT_CLOSED_PIPE
 
         return EXIT_CLOSED_PIPE
