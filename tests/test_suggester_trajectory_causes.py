@@ -405,7 +405,8 @@ def test_a_script_is_parsed_only_when_small_and_silently():
     assert MAX_SCRIPT_ATOMS == 1000
     assert script_names(head + "a;" * 496) == [("shopcart", "checkout")]  # 999 atoms
     assert script_names(head + "a;" * 497) == []
-    for literal_heavy in ("\"'';" * 250, "''+" * 400, "[" + "*''," * 300 + "]", "''," * 400):
+    # literals and operators count; a non-ASCII name weighs 3 (the parser normalises it)
+    for literal_heavy in ("\"'';" * 250, "''+" * 400, "[" + "*''," * 300 + "]", "''," * 400, "\ufb01\n" * 340):
         assert script_names(head + literal_heavy) == []
     assert script_names(head + "''+" * 300 + "''") == [("shopcart", "checkout")]
     with warnings.catch_warnings(record=True) as caught:
@@ -442,6 +443,15 @@ def test_a_script_is_parsed_only_when_small_and_silently():
         ("bash", {"command": "cp /tmp/p.py src/shopcart/pricing.py"}, ""),
         ("bash", {"command": "printf 'x' | tee -a src/shopcart/pricing.py"}, ""),
         ("bash", {"command": "git -C . apply fix.diff"}, ""),
+        ("bash", {"command": "cd /testbed && printf 'x' > src/shopcart/pricing.py"}, ""),
+        ("bash", {"command": "cd /testbed/src && cp /tmp/p.py shopcart/pricing.py"}, ""),
+        ("bash", {"command": "find src -name pricing.py -exec sed -i 's/a/b/' {} +"}, ""),
+        ("bash", {"command": "grep -rl total src | xargs sed -i 's/a/b/'"}, ""),
+        (
+            "apply_patch",
+            {"input": "--- a/src/shopcart/pricing.py\t2024-01-01\n+++ b/src/shopcart/pricing.py\t2024-01-02\n"},
+            "",
+        ),
     ],
 )
 def test_every_way_of_editing_the_workspace_ends_the_script_notes(shopcart, dsh_home, tool, inp, result):
@@ -465,6 +475,12 @@ def test_a_patch_names_its_files_without_the_line_ends_spaces():
         "printf 'x' > /tmp/x/README.md",
         "python -c 'print(1)' 2>/dev/null",
         "cp src/shopcart/pricing.py /tmp/pricing.py",
+        "cp README.md /tmp/README.md",
+        "printf 'x' > /etc/README.md",
+        "cd src && printf 'x' > ../../README.md",
+        "git apply -h",
+        "perl -" + "0" * 40 + " x",  # no -i; and read in linear time (a nested repeat was exponential)
+        "echo " + "9" * 3990 + " x",  # a digit run is scanned once for redirections, not once a digit
     ],
 )
 def test_a_command_that_only_looks_or_writes_elsewhere_is_no_edit(shopcart, dsh_home, command):
@@ -472,6 +488,12 @@ def test_a_command_that_only_looks_or_writes_elsewhere_is_no_edit(shopcart, dsh_
     post(s, "bash", {"command": command}, "")
     notes = post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"})
     assert notes[0].source.targets == ["src/shopcart/api.py"]
+
+
+def test_a_cd_to_the_workspace_by_its_absolute_path_then_an_edit_is_an_edit(shopcart, dsh_home):
+    s, _ = make(shopcart, dsh_home)
+    post(s, "bash", {"command": f"cd {shopcart}/src/shopcart && sed -i s/a/b/ pricing.py"}, "")
+    assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
 
 
 def test_a_failed_shell_line_still_edited_and_a_new_subpackage_asks_nothing(shopcart, dsh_home):

@@ -147,6 +147,14 @@ def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
     return kept or targets
 
 
+#: The top-level folders of the Filesystem Hierarchy Standard (3.0, chapter 3) and of Linux's
+#: virtual file systems: a file written there directly (``/tmp/README.md``) is the machine's, not
+#: a container's checkout of the workspace (``/testbed/README.md``).
+SYSTEM_FOLDERS: Final = frozenset(
+    "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
+)
+
+
 class Suggester:
     """The suggester for one workspace.
 
@@ -638,9 +646,10 @@ class Suggester:
                 return p[len(base) :] or None
         parts = [x for x in p.split("/") if x]
         listed = self._workspace_path(p, index)
-        if listed is not None and ("/" in listed or len(parts) <= 2):
+        if listed is not None and ("/" in listed or (len(parts) <= 2 and parts[0] not in SYSTEM_FOLDERS)):
             # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
-            # file of that name elsewhere (``/tmp/x/README.md``)
+            # file of that name elsewhere (``/tmp/x/README.md``) nor in the machine's own
+            # folders (``/tmp/README.md``, ``/etc/README.md``)
             return listed
         for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
             for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import posixpath
 import re
 import shlex
 import threading
@@ -1108,6 +1109,9 @@ MAX_SCRIPT_CHARS: Final = 4096
 #: (``a;`` repeated) parses in about 1.8 ms. Counting stops at the bound (one C regex pass).
 MAX_SCRIPT_ATOMS: Final = 1000
 _ATOM = re.compile(r"\w+|[^\w\s]")
+#: What one non-ASCII character of an atom weighs: the parser normalises every non-ASCII name
+#: (NFKC), so 990 one-letter non-ASCII names cost 5.4 ms where 1,000 ASCII atoms cost 2.
+NON_ASCII_ATOMS: Final = 3
 #: ``ast.parse`` warns (``SyntaxWarning``/``DeprecationWarning``: an invalid escape ``'\q'``)
 #: by printing the script's own text to stderr; warnings filters are process-wide, so the
 #: parses that silence them take this lock.
@@ -1129,17 +1133,18 @@ TEXT_EDITOR_TOOLS: Final = frozenset({"str_replace_based_edit_tool", "str_replac
 #: every space of a line (19 KB of spaces took 1.4 s).
 _PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
 #: A shell redirection's target (``> f``, ``>> f``, ``1> f``, ``&> f``, ``&>> f``, ``>| f``,
-#: quoted or not; not ``2>&1``, ``>&-``, here-strings, ``<>``).
-_REDIRECT = re.compile(r"(?<![<>])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
+#: quoted or not; not ``2>&1``, ``>&-``, here-strings, ``<>``). No match starts inside a run of
+#: digits (a 4,000-digit word would be scanned once a digit: 106 ms).
+_REDIRECT = re.compile(r"(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
 #: ``sed``/``perl`` option words that edit in place: ``-i``, ``-i.bak``, ``-Ei``, ``-ri``,
 #: ``--in-place``; perl's ``-pi``, ``-0pi``, ``-0777 -pi`` (switches without a value, then ``i``).
 _SED_IN_PLACE = re.compile(r"^(?:-[nrEsuzl]*i|--in-place)")
-_PERL_IN_PLACE = re.compile(r"^-(?:0[0-7]*|[lnpaswTtU])*i")
+_PERL_IN_PLACE = re.compile(r"^-[0-7lnpaswTtU]*i")  # one class: a nested repeat of -0… backtracked exponentially
 #: Commands that write their last operand (``cp a b``, ``mv a b``, ``install a b``) or every
 #: operand (``tee a b``).
 _COPY_COMMANDS: Final = frozenset({"cp", "mv", "install"})
 #: ``git apply``/``patch`` options that only look: they change nothing.
-_DRY_RUN: Final = frozenset({"--check", "--dry-run", "--stat", "--numstat", "--summary"})
+_DRY_RUN: Final = frozenset({"--check", "--dry-run", "--stat", "--numstat", "--summary", "-h", "--help"})
 #: ``Query.writes`` of a command that applies a patch (which files, it does not say).
 PATCHED: Final = "*"
 
@@ -1147,7 +1152,8 @@ PATCHED: Final = "*"
 def _patched_paths(inp: dict[str, Any]) -> list[str]:
     """The files a patch input (``input``/``patch``/``diff``) names, at most 50."""
     text = next((inp[k] for k in ("input", "patch", "diff") if isinstance(inp.get(k), str)), "")
-    out = [m.group(1).strip() for m in _PATCH_FILE.finditer(text[:MAX_RESULT_CHARS])]
+    # `diff -u` puts a tab and a timestamp after the path
+    out = [m.group(1).split("\t", 1)[0].strip() for m in _PATCH_FILE.finditer(text[:MAX_RESULT_CHARS])]
     return [p for p in dict.fromkeys(out) if p and p != "/dev/null"][:50]
 
 
@@ -1164,16 +1170,32 @@ def _shell_writes(commands: list[Command], line: str) -> list[str]:
         if (cmd.name == "sed" and any(_SED_IN_PLACE.match(a) for a in cmd.args)) or (
             cmd.name == "perl" and any(_PERL_IN_PLACE.match(a) for a in cmd.args)
         ):
-            out += [_clean_path(w, cmd.cwd) for w in words[1:]]
+            files = [w for w in words[1:] if w not in ("{}", ";", "+")]
+            # no file named: `find … -exec sed -i … {} +`, `… | xargs sed -i …` edit files the
+            # line does not say, like a patch
+            out += [_write_target(w, cmd.cwd) for w in files] if files else [PATCHED]
         elif cmd.name in _COPY_COMMANDS and len(words) >= 2:
-            out.append(_clean_path(words[-1], cmd.cwd))
+            out.append(_write_target(words[-1], cmd.cwd))
         elif cmd.name == "tee":
-            out += [_clean_path(w, cmd.cwd) for w in words]
+            out += [_write_target(w, cmd.cwd) for w in words]
         elif cmd.name in ("git apply", "patch", "git am") and not _DRY_RUN & set(cmd.args):
             out.append(PATCHED)
     targets = (next(g for g in m.groups() if g is not None) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
-    out += [_clean_path(t, _redirect_cwd(commands)) for t in targets if t and not t.startswith("/dev/")]
+    out += [_write_target(t, _redirect_cwd(commands)) for t in targets if t and not t.startswith("/dev/")]
     return [p for p in dict.fromkeys(out) if p][:50]
+
+
+def _write_target(path: str, cwd: str) -> str:
+    """A written path joined to the folder a ``cd`` moved to and normalised, absolute when that
+    folder is (``cd /testbed && echo x > f`` writes ``/testbed/f``); ``""`` when it climbs above
+    the root (``cd src && … > ../../f``: outside the workspace)."""
+    p = path.strip().replace("\\", "/")
+    if not p:
+        return ""
+    if cwd and not p.startswith("/"):
+        p = cwd.rstrip("/") + "/" + p
+    p = posixpath.normpath(p)
+    return "" if p in (".", "..") or p.startswith("../") else p
 
 
 def _redirect_cwd(commands: list[Command]) -> str:
@@ -1217,8 +1239,8 @@ def script_names(code: str) -> list[tuple[str, str]]:
     if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
     atoms = 0
-    for _ in _ATOM.finditer(code):
-        atoms += 1
+    for m in _ATOM.finditer(code):
+        atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
         if atoms > MAX_SCRIPT_ATOMS:
             return []
     try:
