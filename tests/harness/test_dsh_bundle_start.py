@@ -193,7 +193,8 @@ def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, r
 
 
 # A command that cannot be run: DSH's local subprocess service returns a handle whose `done`
-# rejects with the child's `error` event (ENOENT: not on PATH), its stdout ended.
+# rejects with the child's `error` event (ENOENT: not on PATH), its stdout ended; or a wrapper
+# (`env dsh-search`) that exits 127 before any answer.
 CANNOT_RUN = FAKES + textwrap.dedent(
     """
     let spawns = 0;
@@ -201,7 +202,12 @@ CANNOT_RUN = FAKES + textwrap.dedent(
       spawns += 1;
       const child = fakeChild({ initialize: () => false });
       const error = Object.assign(new Error('spawn dsh-search ENOENT'), { code: process.argv[2] });
-      const done = new Promise((_, reject) => setTimeout(() => { child.stdout.end(); reject(error); }, 0));
+      const how = process.argv[2];
+      const done = new Promise((resolve, reject) => setTimeout(() => {
+        child.stdout.end();
+        if (how === '127') resolve({ exitCode: 127, signal: null });
+        else reject(error);
+      }, 0));
       return { ...child, done };
     };
     const providers = new Map();
@@ -221,14 +227,14 @@ CANNOT_RUN = FAKES + textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("code", ["ENOENT", "EACCES"])
-def test_a_command_that_cannot_be_run_is_not_restarted_and_costs_no_wait(tmp_path, code):
+@pytest.mark.parametrize(("code", "reason"), [("ENOENT", "ENOENT"), ("EACCES", "EACCES"), ("127", "exit code 127")])
+def test_a_command_that_cannot_be_run_is_not_restarted_and_costs_no_wait(tmp_path, code, reason):
     report = run_bundle(tmp_path, CANNOT_RUN, code)
     assert report == {
         "spawns": 1,
         "quick": True,
         "warnings": [
-            f'sidecar command "dsh-search" cannot be run ({code}); the harness runs as without it',
+            f'sidecar command "dsh-search" cannot be run ({reason}); the harness runs as without it',
             "sidecar did not start; the harness runs as without it: sidecar stdout closed",
             "sidecar unavailable; this web search goes to the harness's own provider",
         ],

@@ -80,6 +80,17 @@ export const HUNG_AFTER = 3;
  * all, so it is never restarted: not found, not executable, a path through a non-folder. */
 const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'ENOEXEC']);
 
+/** Why an exit says the command cannot run at all, or `undefined`: a spawn error of
+ * {@link CANNOT_RUN}, or, before it ever answered, the exit codes POSIX shells and `env` give
+ * a command they could not find (127) or not execute (126) (a wrapper such as `env dsh-search`). */
+function cannotRunReason(outcome, served) {
+  const code = outcome?.error?.code;
+  if (CANNOT_RUN.has(code)) return code;
+  const status = outcome?.exitCode ?? outcome?.code;
+  if (!served && (status === 127 || status === 126)) return `exit code ${status}`;
+  return undefined;
+}
+
 /** The sidecar child and its client, restarted with exponential backoff after a crash or a hang. */
 class SidecarProcess {
   constructor(ctx, config) {
@@ -109,6 +120,8 @@ class SidecarProcess {
       (error) => {
         warn(this.ctx, 'sidecar did not start; the harness runs as without it', error);
         this.usable = false;
+        // no child (the spawn threw: an invalid argv, ENOTDIR): nothing will exit and restart
+        if (!this.handle) this.refused = true;
         this.abandon(error instanceof RpcError);
         return false;
       },
@@ -191,8 +204,8 @@ class SidecarProcess {
     client.close(new Error('sidecar exited'));
     if (this.client !== client) return;
     this.usable = false;
-    const cannotRun = outcome?.error?.code;
-    if (CANNOT_RUN.has(cannotRun) && !this.refused) {
+    const cannotRun = cannotRunReason(outcome, this.usableSince !== undefined);
+    if (cannotRun && !this.refused && !this.stopped) {
       // the command is not there or not runnable: a restart would fail the same way, and every
       // call would wait out its backoff and start wait (seconds a call) for nothing
       this.refused = true;
