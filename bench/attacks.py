@@ -967,8 +967,9 @@ def a_oversized_params(ctx: Ctx) -> Result:
 
 def a_costly_inputs(ctx: Ctx) -> Result:
     """Tool inputs whose parse could cost more than the call: a patch header line padded with
-    19,000 spaces (a lazy regex backtracked over them: 1.4 s) and 4 KiB scripts of string
-    literals and operators (3-5 ms before atoms were counted). Held when the slowest of them
+    19,000 spaces (a lazy regex backtracked over them: 1.4 s), 4 KiB scripts of string
+    literals and operators (3-5 ms before atoms were counted) or of non-ASCII names (5 ms),
+    ``perl -`` and 40 zeros (a nested repeat: exponential), a 4,000-digit word (106 ms). Held when the slowest of them
     answers within 20 plain ``grep`` replies of the same sidecar."""
     ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
     s = Sidecar(ctx.home(), ws, name="costly-inputs")
@@ -988,6 +989,9 @@ def a_costly_inputs(ctx: Ctx) -> Result:
         "script quotes": ("write", {"file_path": "r.py", "content": "import app\n" + "\"'';" * 1000}),
         "script plus": ("write", {"file_path": "r.py", "content": "import app\n" + "''+" * 1300}),
         "script star": ("write", {"file_path": "r.py", "content": "import app\n[" + "*''," * 1000 + "]"}),
+        "script non-ASCII names": ("write", {"file_path": "r.py", "content": "import app\n" + "\ufb01\n" * 990}),
+        "perl -000…": ("bash", {"command": "perl -" + "0" * 40 + " x"}),
+        "digit run": ("bash", {"command": "1" * 4000}),
     }
     worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
     s.close()
@@ -1037,7 +1041,7 @@ ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (12, "serve with stdin closed", a_closed_stdin),
     (12, "3 offline searches teach the bandit nothing", a_offline_no_learning),
     (12, "params 10 bytes over the 16 MiB body limit", a_oversized_params),
-    (12, "patch header of 19,000 spaces, 4 KiB literal scripts", a_costly_inputs),
+    (12, "patch header of 19,000 spaces, 4 KiB literal scripts, perl -000…", a_costly_inputs),
 ]
 
 
