@@ -86,7 +86,7 @@ const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'ENOEXEC']);
 function cannotRunReason(outcome, served) {
   const code = outcome?.error?.code;
   if (CANNOT_RUN.has(code)) return code;
-  const status = outcome?.exitCode ?? outcome?.code;
+  const status = outcome?.exitCode;
   if (!served && (status === 127 || status === 126)) return `exit code ${status}`;
   return undefined;
 }
@@ -191,8 +191,8 @@ class SidecarProcess {
    * stays failed (`ready` settled false), so calls go where they go without the sidecar. */
   abandon(refused) {
     if (this.stopped || !this.handle) return;
-    if (refused || this.refused) this.refused = true;
-    else this.restartPending(); // calls from now on wait for the restart, as after a crash
+    if (refused) this.refused = true;
+    if (!this.refused) this.restartPending(); // calls from now on wait for the restart, as after a crash
     try {
       this.handle?.terminate?.();
     } catch {

@@ -30,9 +30,10 @@ MCP_STDOUT_CLOSED = "dsh-search mcp: stopping: stdout (fd 1) is closed: there is
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
-    2 bad arguments or config, 141 closed stdout; 1 for ``mcp`` started with stdout closed). A plain ``serve`` command line
-    (:func:`~dsh_sidecar.cli.serving.serve_args`) starts the server without importing the
-    Typer app; every other one is parsed by it (:func:`dsh_sidecar.cli.commands.main`)."""
+    2 bad arguments or config, 141 closed stdout; 1 for ``mcp`` started with stdout closed). A
+    plain ``serve`` command line (:func:`~dsh_sidecar.cli.serving.serve_args`) starts the server
+    without importing the Typer app; every other one is parsed by it
+    (:func:`dsh_sidecar.cli.commands.main`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     serve = serve_args(args)
     if serve is not None:

@@ -473,8 +473,7 @@ class Suggester:
             return []  # a question is asked through where_is, never sent as an agent's tool call
         # a failed write tool changed nothing; a failed shell line may have written before the
         # part that failed (``sed -i … && python r.py``), so its writes count
-        failed_write = q.tool == "write" and q.is_error
-        written = (list(q.reads) if q.tool == "write" and not failed_write else []) + [
+        written = (list(q.reads) if q.tool == "write" and not q.is_error else []) + [
             w for w in q.writes if w != PATCHED
         ]
         self._relative(q)

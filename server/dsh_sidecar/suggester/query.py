@@ -35,7 +35,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import posixpath
 import re
 import shlex
 import threading
@@ -1181,21 +1180,18 @@ def _shell_writes(commands: list[Command], line: str) -> list[str]:
         elif cmd.name in ("git apply", "patch", "git am") and not _DRY_RUN & set(cmd.args):
             out.append(PATCHED)
     targets = (next(g for g in m.groups() if g is not None) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
-    out += [_write_target(t, _redirect_cwd(commands)) for t in targets if t and not t.startswith("/dev/")]
+    cwd = _redirect_cwd(commands)
+    out += [_write_target(t, cwd) for t in targets if t and not t.startswith("/dev/")]
     return [p for p in dict.fromkeys(out) if p][:50]
 
 
 def _write_target(path: str, cwd: str) -> str:
-    """A written path joined to the folder a ``cd`` moved to and normalised, absolute when that
-    folder is (``cd /testbed && echo x > f`` writes ``/testbed/f``); ``""`` when it climbs above
-    the root (``cd src && … > ../../f``: outside the workspace)."""
-    p = path.strip().replace("\\", "/")
-    if not p:
-        return ""
-    if cwd and not p.startswith("/"):
-        p = cwd.rstrip("/") + "/" + p
-    p = posixpath.normpath(p)
-    return "" if p in (".", "..") or p.startswith("../") else p
+    """A written path joined to the folder a ``cd`` moved to, as it is: absolute when that
+    folder is (``cd /testbed && echo x > f`` writes ``/testbed/f``), its ``..`` kept (unlike
+    :func:`_join`, which stops them at the root), so that the suggester's ``_written_path``,
+    which normalises every written path, finds ``cd src && … > ../../f`` outside the workspace."""
+    p = path.strip()
+    return f"{cwd.rstrip('/')}/{p}" if p and cwd and not p.startswith("/") else p
 
 
 def _redirect_cwd(commands: list[Command]) -> str:
