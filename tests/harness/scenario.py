@@ -4,7 +4,7 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|web|noteweb|calls|restart|webseam WORKDIR
+    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam WORKDIR
         [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
@@ -37,8 +37,6 @@ def steps_for(harness: str, scenario: str, calls: int) -> list:
         one = ToolStep("grep", {"pattern": "__version__"})
     tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
     web = ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")
-    if scenario == "web":
-        return [web]
     if scenario == "noteweb":  # the note scenario's search, then a web search: one run, two checks
         return [one, web]
     if scenario == "webseam":  # the search, then DSH's own web_search tool through the web seam
@@ -232,7 +230,7 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "web", "noteweb", "calls", "restart", "webseam"])
+    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
