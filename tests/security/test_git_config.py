@@ -527,7 +527,18 @@ def test_a_config_that_includes_a_fifo_is_refused_before_git_runs(tmp_path, how)
 
 def test_a_config_that_includes_regular_or_missing_files_still_runs_git(tmp_path):
     repo = Repo(tmp_path)
-    (tmp_path / "inc.cfg").write_text("[user]\n\tname = x\n")
-    repo.config(f"[include]\n\tpath = {tmp_path / 'inc.cfg'}\n[include]\n\tpath = missing.cfg\n")
+    (repo.root / "inc.cfg").write_text("[user]\n\tname = x\n")
+    repo.config(f"[include]\n\tpath = {repo.root / 'inc.cfg'}\n[include]\n\tpath = missing.cfg\n")
     assert gitcmd.include_refusal(repo.root) is None
     assert b"app.py" in gitcmd.Git(repo.root).run(["ls-files", "-z"]).stdout
+
+
+def test_a_config_that_includes_a_file_outside_the_workspace_is_walked_not_run(tmp_path):
+    """``[include] path = <a file of the user's>``: git would read it on every command, so git
+    is not run at all and the tree is walked (the listing is the same files)."""
+    repo = Repo(tmp_path)
+    (tmp_path / "private.cfg").write_text("[user]\n\tname = x\n")
+    repo.config(f"[include]\n\tpath = {tmp_path / 'private.cfg'}\n")
+    with pytest.raises(gitcmd.GitError, match="includes a file outside the workspace"):
+        gitcmd.Git(repo.root, timeout=60).prepare()
+    assert {"app.py", "lib.py"} <= set(list_files(repo.root))

@@ -102,17 +102,41 @@ def test_a_git_folder_linked_inside_the_workspace_is_pre_read(tmp_path):
     assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
 
 
-def test_regular_includes_inside_and_outside_still_run_git(tmp_path):
+def test_regular_includes_inside_and_missing_ones_still_run_git(tmp_path):
     root, _ = workspace(tmp_path)
-    (tmp_path / "outside.cfg").write_text("[user]\n\tname = x\n")
     os.symlink("../cfgdir", root / ".git" / "cfglink")
     (root / "cfgdir").mkdir()
     (root / "cfgdir" / "a.cfg").write_text("[include]\n\tpath = b.cfg\n")
     (root / "cfgdir" / "b.cfg").write_text("[user]\n\temail = y\n")
+    (root / ".git" / "extra.cfg").write_text("[user]\n\tname = x\n")
     (root / ".git" / "config").write_text(
-        f"[include]\n\tpath = {tmp_path / 'outside.cfg'}\n\tpath = cfglink/a.cfg\n\tpath = ~/missing.cfg\n"
+        f"[include]\n\tpath = cfglink/a.cfg\n\tpath = extra.cfg\n\tpath = ~/missing.cfg\n\tpath = {tmp_path / 'gone'}\n"
     )
     assert gitcmd.include_refusal(root) is None
+
+
+@pytest.mark.parametrize("how", ["absolute", "home", "relative", "symlink", "nested"])
+def test_a_regular_file_outside_the_workspace_is_never_included(tmp_path, monkeypatch, how):
+    """Git opens every included file on every command: a workspace naming one of the user's
+    files (``~/.aws/credentials``, ``/etc/shadow``) would have our git children read it, so
+    that is a refusal (the tree is walked instead), in any spelling."""
+    root, _ = workspace(tmp_path)
+    secret = tmp_path / "home" / "secret.cfg"
+    secret.parent.mkdir()
+    secret.write_text("[user]\n\tname = x\n")
+    monkeypatch.setenv("HOME", str(secret.parent))
+    value = {
+        "absolute": str(secret),
+        "home": "~/secret.cfg",
+        "relative": "../../home/secret.cfg",
+        "symlink": "../inside.cfg",
+        "nested": "../more.cfg",
+    }[how]
+    os.symlink(secret, root / "inside.cfg")
+    (root / "more.cfg").write_text(f"[include]\n\tpath = {secret}\n")
+    (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
+    shown = str(secret) if how == "nested" else value
+    assert gitcmd.include_refusal(root) == f"repository config includes a file outside the workspace ({shown})"
 
 
 @pytest.mark.parametrize("how", ["worktree", "plain"])

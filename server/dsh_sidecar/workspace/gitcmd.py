@@ -373,8 +373,11 @@ def include_refusal(root: Path) -> str | None:
     names; a config file git reads through ``/proc``, ``/sys`` or ``/dev`` is refused). Those
     git folders are scanned first (:func:`_special_entry`): git opens ``config``, ``HEAD``,
     ``index``, ``packed-refs``… on every command, and one that is a FIFO blocks it just the
-    same. Each included path is resolved as the kernel resolves git's (:func:`_physical`) and ``stat``-ed (never opened unless it is a regular file inside the
-    workspace, whose own includes are followed, breadth first so each file at its shallowest
+    same. Each included path is resolved as the kernel resolves git's (:func:`_physical`) and
+    ``stat``-ed, never opened: one that exists and is no regular file, or is a regular file
+    outside both the workspace and the git folders (``~/.aws/credentials``, ``/etc/shadow``: git
+    would read it for us), is a refusal; a regular file inside the workspace has its own includes
+    followed, breadth first so each file at its shallowest
     depth, up to :data:`MAX_INCLUDE_DEPTH` deep; a config file over :data:`MAX_CONFIG_BYTES` is
     itself a refusal). Paths are expanded as git's ``interpolate_path``: ``~/`` is the user's
     home, ``~user/`` that user's, a relative path is relative to the folder of the including
@@ -401,6 +404,9 @@ def include_refusal(root: Path) -> str | None:
             special = _special_entry(real_base, folder)
             if special is not None:
                 return f"repository git folder holds a FIFO or device ({special})"
+        # where an included file may be: the workspace, and the git folders git reads it from
+        # (a linked worktree's are outside it: they are the repository's own)
+        allowed = [real_base, *(p for p in (_physical(f) for f in (git_dir, common) if f is not None) if p)]
         seen: set[tuple[str, str]] = set()
         examined = total = 0
         while queue:
@@ -444,6 +450,10 @@ def include_refusal(root: Path) -> str | None:
                     continue  # git skips a missing include
                 if not stat.S_ISREG(st.st_mode):
                     return f"repository config includes a file that is not a regular file ({value})"
+                if not any(fsguard.relative(folder, resolved) is not None for folder in allowed):
+                    # git would open it for every command: a workspace must not make our
+                    # children read the user's files (`path = ~/.aws/credentials`, `/etc/shadow`)
+                    return f"repository config includes a file outside the workspace ({value})"
                 queue.append((target, depth + 1))
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git include pre-check failed", exc_info=True)
