@@ -969,8 +969,10 @@ def a_costly_inputs(ctx: Ctx) -> Result:
     """Tool inputs whose parse could cost more than the call: a patch header line padded with
     19,000 spaces (a lazy regex backtracked over them: 1.4 s), 4 KiB scripts of string
     literals and operators (3-5 ms before atoms were counted) or of non-ASCII names (5 ms),
-    ``perl -`` and 40 zeros (a nested repeat: exponential), a 4,000-digit word (106 ms). Held when the slowest of them
-    answers within 20 plain ``grep`` replies of the same sidecar."""
+    ``perl -`` and 40 zeros (a nested repeat: exponential), a 4,000-digit word (106 ms), shell
+    lines bashlex parses in super-linear time (50 nested ``$(``: 44 ms; 2,000 pipeline stages:
+    82 ms), the costliest lines it still parses whole (50 commands, 250 tokens) and a 4 KB here-document script. Held
+    when the slowest of them answers within 20 plain ``grep`` replies of the same sidecar."""
     ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
     s = Sidecar(ctx.home(), ws, name="costly-inputs")
     s.initialize(ws, ON)
@@ -992,6 +994,12 @@ def a_costly_inputs(ctx: Ctx) -> Result:
         "script non-ASCII names": ("write", {"file_path": "r.py", "content": "import app\n" + "\ufb01\n" * 990}),
         "perl -000…": ("bash", {"command": "perl -" + "0" * 40 + " x"}),
         "digit run": ("bash", {"command": "1" * 4000}),
+        "shell 50 nested $(": ("bash", {"command": "echo " + "$(" * 50 + "x" + ")" * 50}),
+        "shell 2,000-stage pipeline": ("bash", {"command": "|".join(["a"] * 2000)}),
+        "shell 2,000 words": ("bash", {"command": "grep " + " a" * 1995}),
+        "shell 50 commands": ("bash", {"command": ";".join(["ab"] * 50)}),
+        "shell 250 tokens": ("bash", {"command": "echo $(a)" + " x" * 245}),
+        "shell here-document of 4 KB": ("bash", {"command": "cat <<'EOF' > r.py\n" + "import app\n" * 360 + "EOF"}),
     }
     worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
     s.close()
@@ -1041,7 +1049,7 @@ ATTACKS: list[tuple[int, str, Callable[[Ctx], Result]]] = [
     (12, "serve with stdin closed", a_closed_stdin),
     (12, "3 offline searches teach the bandit nothing", a_offline_no_learning),
     (12, "params 10 bytes over the 16 MiB body limit", a_oversized_params),
-    (12, "patch header of 19,000 spaces, 4 KiB literal scripts, perl -000…", a_costly_inputs),
+    (12, "costly inputs: patch header of 19,000 spaces, 4 KiB scripts, perl -000…, deep shell", a_costly_inputs),
 ]
 
 

@@ -301,7 +301,8 @@ def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, 
     builds the HTTP client and the bandit's generators on the ``dsh-search-prepare`` thread, so
     the first ``auto`` search does not import them where it runs (issue 16: 0.1–0.25 s on the
     event loop). The warmed decision stream is the one a first decision would create with the
-    same seed. A one-shot CLI sidecar starts no such thread and imports neither."""
+    same seed. A one-shot CLI sidecar starts no such thread and imports neither; with the
+    suggester off, neither imports the shell parser."""
     code = textwrap.dedent(
         """
         import asyncio, os, sys, threading
@@ -317,7 +318,7 @@ def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, 
             t.join(60)
         policy = sidecar.bandit.policy
         print(len(threads), sidecar.router.client is not None, policy._rng is not None,
-              [m for m in ("numpy", "httpx", "anyio._backends._asyncio") if m in sys.modules])
+              [m for m in ("numpy", "httpx", "anyio._backends._asyncio", "bashlex") if m in sys.modules])
         cold = ContextualPolicy(policy.classes, seed=7)
         cls = policy.classes[0]
         print([policy.choose(cls) for _ in range(20)] == [cold.choose(cls) for _ in range(20)])
@@ -368,7 +369,8 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
 def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_graph(tmp_path, workspace):
     """The suggester's first notes need the graph: its build goes first, the search path's
     imports after it (a fresh interpreter; the preparation records whether the graph was
-    still building when it began)."""
+    still building when it began). The shell parser (bashlex, ~100 ms to import) is imported
+    on that thread too, so the first shell line that needs it does not wait for it."""
     code = textwrap.dedent(
         """
         import asyncio, os, sys, threading, time
@@ -386,7 +388,7 @@ def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_g
         config = parse_config({"suggester": {"enabled": True}})
         built.append(Sidecar(config, Path(sys.argv[1]), dict(os.environ), warm_search=True))
         built[0]._search_warm.join(60)
-        print(seen, built[0].router.client is not None)
+        print(seen, built[0].router.client is not None, "bashlex" in sys.modules)
         asyncio.run(built[0].aclose())
         """
     )
@@ -394,7 +396,7 @@ def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_g
     out = subprocess.run(
         [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
     )
-    assert out.stdout.splitlines() == ["[(False, True)] True"], out.stderr
+    assert out.stdout.splitlines() == ["[(False, True)] True True"], out.stderr
 
 
 def test_a_reconfigure_while_the_search_path_warms_keeps_one_http_client(dsh_home, monkeypatch, mock_provider):

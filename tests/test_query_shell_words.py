@@ -125,3 +125,103 @@ def test_bashlex_is_imported_by_the_first_line_that_needs_it():
         "(('grep', '-rn', 'foo', '.'),) False",
         "(('ls', 'src'), ('head', '-3')) True",
     ]
+
+
+def _spy_bashlex(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import bashlex
+
+    calls: list[str] = []
+    real = bashlex.parse
+    monkeypatch.setattr(bashlex, "parse", lambda line, *a, **k: calls.append(line) or real(line, *a, **k))
+    shell_words.cache_clear()
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        (";".join(["ab"] * 50), ";".join(["ab"] * 50)),  # 50 commands: all of it
+        ("|".join(["ab"] * 51), "|".join(["ab"] * 50)),  # cut before the 50th separator
+        ("echo $(a)" + " x" * 300, "echo $(a)" + " x" * 245),  # cut after the 250th token
+        ("echo " + "$(" * 8 + "x" + ")" * 8, "echo " + "$(" * 8 + "x" + ")" * 8),
+        ("echo " + "$(" * 9 + "x" + ")" * 9, None),
+        ("cat " + "<(" * 9 + "x" + ")" * 9, None),
+        ("echo " + "${a:-" * 9 + "x" + "}" * 9, None),
+        ("(((((((((a)))))))))", None),
+        ("(a) (b) (c) (d) (e) (f) (g) (h) (i) (j) | grep x", "(a) (b) (c) (d) (e) (f) (g) (h) (i) (j) | grep x"),
+    ],
+)
+def test_bashlex_parses_a_line_only_within_its_cost_bounds(monkeypatch, line: str, parsed: str | None) -> None:
+    """A line is read up to its :data:`query.MAX_SHELL_TOKENS`-th token or its
+    :data:`query.MAX_SHELL_COMMANDS`-th command, and past
+    :data:`query.MAX_SHELL_NESTING` levels it never reaches bashlex (whose cost grows faster than
+    both: 50 nested ``$(`` took 16 ms, 2,000 pipeline stages 82 ms); its words are then the
+    ``shlex`` fallback's."""
+    calls = _spy_bashlex(monkeypatch)
+    words = shell_words(line)
+    assert calls == ([parsed] if parsed is not None else [])
+    if parsed is None:
+        assert words == tuple(tuple(w) for w in query._shlex_commands(line))
+    if line.startswith(("ab;", "ab|")):
+        assert words == (("ab",),) * 50
+
+
+def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> None:
+    """A body is data: bashlex gets the line with each body out and its delimiter unquoted
+    (bashlex refuses ``<<'EOF'``, idank/bashlex#99, and the fallback then read the body's lines
+    as commands), so 600 words of body neither count towards the token bound nor make commands."""
+    calls = _spy_bashlex(monkeypatch)
+    body = "\n".join(["x = 1; y = 2 | grep z > out"] * 100)
+    line = f"cat <<'EOF' > notes.txt\n{body}\nEOF\ngrep -rn needle src"
+    assert shell_words(line) == (("cat",), ("grep", "-rn", "needle", "src"))
+    assert calls == ["cat <<EOF > notes.txt\nEOF\ngrep -rn needle src"]
+    assert query._shell_head("echo" + " x" * 300)[0] == "echo" + " x" * 249
+
+
+@pytest.mark.parametrize(
+    ("line", "kept", "docs"),
+    [
+        (
+            "cat <<'EOF' > r.py\nimport a\nEOF\npython r.py",
+            "cat <<EOF > r.py\nEOF\npython r.py",
+            [("cat <<EOF > r.py", "import a\n")],
+        ),
+        ('cat > r.py << "PY"\na > b\nPY', "cat > r.py <<PY\nPY\n", [("cat > r.py <<PY", "a > b\n")]),
+        ("python3 - <<-EOF\n\tx\n\tEOF\n", "python3 - <<EOF\nEOF\n", [("python3 - <<EOF", "\tx\n")]),
+        ("cd s && cat <<EOF | grep x && ls\nb\nEOF", "cd s && cat <<EOF | grep x && ls\nEOF\n", [("cat <<EOF", "b\n")]),
+        ("cat <<EOF > f\nno end", "cat <<EOF > f\nEOF\n", [("cat <<EOF > f", "no end")]),
+        ("cat <<< 'here string'", "cat <<< 'here string'", []),
+        ("echo $((1<<2))", "echo $((1<<2))", []),
+        ("grep -rn '<<' src", "grep -rn '<<' src", []),
+    ],
+)
+def test_split_heredocs_takes_each_body_out_and_keeps_a_valid_line(line: str, kept: str, docs: list) -> None:
+    out, found = query.split_heredocs(line)
+    assert out == kept
+    assert [(d.command, d.body) for d in found] == docs
+    assert [d.closed for d in found] == [line != "cat <<EOF > f\nno end" for _ in docs]
+
+
+def test_every_recorded_agent_line_is_within_the_shell_bounds() -> None:
+    """The shell lines of the recorded agent runs (bench/corpus/trajectories: the bounds'
+    justification), cut as parse_call cuts them, all reach bashlex whole."""
+    import json
+    from pathlib import Path
+
+    lines = []
+    for trace in sorted((Path(__file__).parents[1] / "bench" / "corpus" / "trajectories").glob("*__*.jsonl")):
+        for row in trace.read_text().splitlines():
+            command = json.loads(row)["params"]["tool"]["input"].get("command")
+            if isinstance(command, str):
+                lines.append(command[: query.MAX_INPUT_CHARS])
+    assert len(lines) == 1384
+    heads = [(line, query._shell_head(line)) for line in (query.split_heredocs(line)[0] for line in lines)]
+    assert [line for line, (head, deep) in heads if head != line or deep] == []
+
+
+def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
+    """Each operand costs its reader and the suggester a few µs (2,000 took 12 ms a call):
+    :data:`query.MAX_COMMAND_ARGS` are read, in order, for a plain line and a parsed one."""
+    for line in ("grep x" + " a%d" * 300, "cd s && grep x" + " a%d" * 300):
+        (grep,) = [c for c in split_commands(line % tuple(range(300))) if c.name == "grep"]
+        assert grep.args == ["x", *(f"a{i}" for i in range(99))]

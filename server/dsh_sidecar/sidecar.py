@@ -46,6 +46,7 @@ from dsh_sidecar.state.keys import provider_identity
 from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
+from dsh_sidecar.suggester.query import warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
@@ -162,6 +163,11 @@ class Sidecar:
             self._search_warm.start()
 
     def _warm_search(self) -> None:
+        if self._suggesting(self.config.suggester):
+            try:
+                warm_shell_parser()
+            except Exception:  # the first shell line meets (and falls back from) the same failure
+                log.debug("importing the shell parser failed", exc_info=True)
         deadline = time.monotonic() + WARM_AFTER_GRAPH_S
         while self.graph.building and time.monotonic() < deadline:  # the suggester's build first
             if self._closing.wait(0.1):

@@ -751,7 +751,7 @@ class Suggester:
         if k < min(r.threshold for r in rows):
             return []
         index = view.index
-        written = self._written_path(q.text, index) if q.tool == "write" else None  # its text: the path as sent
+        written = self._written_path(q.script_path, index) if q.script_path else None
         ctx = CallContext(languages=frozenset({"python"}))
         cand = max(cands, key=lambda c: c.prior)
         found: dict[str, str] = {}

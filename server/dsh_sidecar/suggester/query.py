@@ -6,8 +6,12 @@ Every ``dsh/postExecute`` call becomes one :class:`Query` (:func:`parse_call`):
   ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write`` (learning only),
   ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n", "x"]``, as Codex
   sends it); tool names are case-insensitive and a few aliases are known (:data:`TOOL_ALIASES`);
-* **shell** — parsed with ``bashlex`` (pipelines, lists, ``$(…)``, ``for`` loops), falling back
-  to ``shlex`` with punctuation splitting when bashlex refuses the line. Each simple command is
+* **shell** — parsed with ``bashlex`` (pipelines, lists, ``$(…)``, ``for`` loops) with
+  here-document bodies taken out (:func:`split_heredocs`; a body written to a ``.py`` file or fed
+  to ``python`` is a script), falling back to ``shlex`` with punctuation splitting when bashlex
+  refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a line is read up to its
+  :data:`MAX_SHELL_TOKENS`-th token, a command up to :data:`MAX_COMMAND_ARGS` words. Each simple
+  command is
   read by what it is: ``rg``/``grep``/``egrep``/``fgrep``/``ag``/``ack``/``git grep`` (pattern,
   ``-e``, ``-i``/``-l``/``-n``/``-w``/``-F``/``-E``/``-P``, ``--include``/``-g``/``--glob``,
   ``-t``/``--type``, paths, ``--`` pathspecs), ``find`` (roots, ``-name``/``-iname``/``-path``/
@@ -295,6 +299,8 @@ class Query:
     #: ``file_text``/``contents``) or the code it runs inline (``python -c CODE``), at most
     #: :data:`MAX_SCRIPT_CHARS` (parsed only when asked: :attr:`script`)
     script_code: str = ""
+    #: the file :attr:`script_code` is written to, as the call names it (``""``: run inline)
+    script_path: str = ""
     #: files a shell command changes: ``sed -i``/``perl -i`` operands, ``>``/``>>`` targets;
     #: :data:`PATCHED` when it applies a patch (``git apply``, ``patch``: files unknown)
     writes: list[str] = field(default_factory=list)
@@ -485,6 +491,99 @@ def language_of(path: str) -> str | None:
 # ---------------------------------------------------------------------------- shell
 
 
+#: Most shell tokens (words, a quoted part being part of its word, and runs of ``; & | ( ) < > ` ``,
+#: outside here-document bodies) a
+#: line may have to be parsed by bashlex. Its parse grows faster than them (4 KB of ``a|a|…``
+#: took 82 ms, 2,000 plain words 35 ms, 400 tokens of ``ab;ab;…`` 12 ms); the 1,384 lines of the
+#: 48 recorded agent runs (bench/corpus/trajectories) have at most 212 (median 9). A line past
+#: the bound is read up to its bound-th token (:func:`_shell_head`).
+MAX_SHELL_TOKENS: Final = 250
+#: Deepest nesting of ``(``/``{`` (``$(…)``, ``<(…)``, subshells, ``${…}``) bashlex may parse:
+#: its cost grows with the square of it (50 nested ``$(`` in 156 bytes took 16 ms, 400 hit
+#: Python's recursion limit after 77 ms). The recorded lines nest at most 1 deep. A line nesting
+#: deeper is split by the ``shlex`` fallback (linear), which loses only what bashlex adds (the
+#: commands inside ``$(…)``, compound commands).
+MAX_SHELL_NESTING: Final = 8
+_SHELL_TOKEN = re.compile(r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+|[;&|()<>`]+|\S""")
+_NESTING = re.compile(r"[(){}]")
+#: Most simple commands of a line read (:func:`parse_call` reads the first 50; bashlex's cost
+#: grows fastest with them: 125 of ``a;a;…`` took 6 ms): the head ends before the separator
+#: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``) that would start the next one. The recorded
+#: lines have at most 6 commands.
+MAX_SHELL_COMMANDS: Final = 50
+_SEPARATORS: Final = frozenset({";", "|", "&&", "||", "&", "|&"})
+#: A here-document (``<<EOF``, ``<<-EOF``, ``<<'EOF'``, ``<< "EOF"``; not a ``<<<`` here-string):
+#: its delimiter, the rest of the line it starts on, then its body, the lines up to the delimiter
+#: alone on a line (after tabs: ``<<-``) or the end of the text. A delimiter starts with a letter
+#: or ``_`` (``1<<2`` is a shift).
+_HEREDOC = re.compile(
+    r"(?<![<\w])<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n(.*?)(?:(^\t*\2[ \t]*(?:\n|\Z))|\Z)", re.S | re.M
+)
+
+
+@dataclass(frozen=True)
+class Heredoc:
+    """One here-document of a shell line: ``command``, the text of the simple command it is the
+    input of, from its start line (``cat <<'EOF' > repro.py``, ``python3 - <<EOF``), its
+    ``body`` (the lines between, the delimiter lines left out), and whether its delimiter line
+    ``closed`` it (else the body runs to the end of a text that may have been cut)."""
+
+    command: str
+    body: str
+    closed: bool = True
+
+
+def split_heredocs(line: str) -> tuple[str, tuple[Heredoc, ...]]:
+    """``line`` with every here-document's body taken out, and those documents. The line keeps
+    each document's start and an unquoted delimiter line (``cat <<EOF > f`` then ``EOF``), so it
+    is still a valid line whose words and redirections are the original's: a body is data (its
+    ``>`` or ``grep`` are no redirection nor command), and bashlex refuses a quoted delimiter
+    (``<<'EOF'``, the form agents write: 79 of the 1,384 recorded lines; idank/bashlex#99).
+    Linear in the length (the body's lazy scan stops at the delimiter line)."""
+    if "<<" not in line:
+        return line, ()
+    docs: list[Heredoc] = []
+
+    def cut(m: re.Match[str]) -> str:
+        start = line.rfind("\n", 0, m.start()) + 1
+        before = re.split(r"&&|\|\||[;|&]", line[start : m.start()])[-1]
+        after = re.split(r"&&|\|\||[;|&]", m.group(3))[0]
+        docs.append(Heredoc(f"{before}<<{m.group(2)}{after}".strip(), m.group(4), m.group(5) is not None))
+        return f"<<{m.group(2)}{m.group(3)}\n{m.group(2)}\n"
+
+    return _HEREDOC.sub(cut, line), tuple(docs)
+
+
+def _shell_head(command: str) -> tuple[str, bool]:
+    """``(head, deep)``: ``command`` (here-document bodies already out: :func:`split_heredocs`)
+    up to the end of its :data:`MAX_SHELL_TOKENS`-th token or the start of its
+    :data:`MAX_SHELL_COMMANDS`-th separator (all of it when shorter: every recorded line), and whether that head nests deeper than :data:`MAX_SHELL_NESTING` (quotes are
+    not tracked: a bracket inside quotes counts, which only errs towards the fallback). What a
+    line's parse costs is then bounded whatever its length; the commands past the head are not
+    read (the first 50 of a line are). Linear in the length."""
+    end = len(command)
+    separators = 0
+    for n, m in enumerate(_SHELL_TOKEN.finditer(command), 1):
+        if m.group() in _SEPARATORS:
+            separators += 1
+            if separators == MAX_SHELL_COMMANDS:
+                end = m.start()
+                break
+        if n == MAX_SHELL_TOKENS:
+            end = m.end()
+            break
+    head = command[:end]
+    depth = 0
+    for m in _NESTING.finditer(head):
+        if m.group() in "({":
+            depth += 1
+            if depth > MAX_SHELL_NESTING:
+                return head, True
+        elif depth:
+            depth -= 1
+    return head, False
+
+
 def _bashlex_commands(command: str) -> list[list[str]] | None:
     """Simple commands of ``command`` as word lists (``$(…)`` inner commands included), with
     ``&&``/``;``/``|`` boundaries as ``[';']`` separators; ``None`` when bashlex refuses it.
@@ -523,6 +622,12 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
     for tree in trees:
         walk(tree)
     return out
+
+
+def warm_shell_parser() -> None:
+    """Import bashlex now (a long-lived server's preparation thread), so the first shell line
+    that needs it does not pay the ~100 ms its grammar tables take to build."""
+    import bashlex  # noqa: F401
 
 
 def _shlex_commands(command: str) -> list[list[str]]:
@@ -579,13 +684,16 @@ def _plain_words(command: str) -> list[str] | None:
 def shell_words(command: str) -> tuple[tuple[str, ...], ...]:
     """The simple commands of a shell line as word tuples (``;``/``&&``/``|`` split,
     ``$(…)`` inner commands included): a plain line by ``shlex.split`` (the same words bashlex
-    gives it, at a tenth of the cost), any other by ``bashlex``, falling back to the ``shlex``
-    splitter when bashlex refuses it. Pure function of ``command``; the last
+    gives it, at a tenth of the cost), any other by ``bashlex`` with here-document bodies taken
+    out and the line cut after :data:`MAX_SHELL_TOKENS` tokens (:func:`_shell_head`), falling back
+    to the ``shlex`` splitter when bashlex refuses it or it nests too deep. Pure function of ``command``; the last
     ``PARSE_CACHE_SIZE`` distinct lines are cached (an LRU: a repeated line costs a lookup)."""
-    plain = _plain_words(command)
+    head, deep = _shell_head(split_heredocs(command)[0])
+    plain = _plain_words(head)
     if plain is not None:
         return (tuple(plain),)
-    return tuple(tuple(words) for words in (_bashlex_commands(command) or _shlex_commands(command)))
+    words = None if deep else _bashlex_commands(head)
+    return tuple(tuple(w) for w in (words or _shlex_commands(head)))
 
 
 def split_commands(command: str | list[Any]) -> list[Command]:
@@ -629,16 +737,20 @@ def split_commands(command: str | list[Any]) -> list[Command]:
         elif head in ("bash", "sh", "zsh") and len(words) >= 3 and words[1] in ("-c", "-lc"):
             out.extend(split_commands(words[2]))
             continue
-        out.append(Command(head, words[1:], cwd))
+        out.append(Command(head, words[1 : 1 + MAX_COMMAND_ARGS], cwd))
         if head == "find" and "-exec" in words:
             i = words.index("-exec")
             inner = [w for w in words[i + 1 :] if w not in ("{}", ";", "\\;", "+")]
             inner = _unwrap(inner)
             if inner:
-                out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1:], cwd))
+                out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1 : 1 + MAX_COMMAND_ARGS], cwd))
     return out
 
 
+#: Most words read after a command's name: each operand costs its reader and the suggester a few
+#: µs (2,000 operands of ``grep``/``ls``, which 4,000 characters allow, took 12 ms a call); the
+#: 1,765 simple commands of the recorded agent runs have at most 13.
+MAX_COMMAND_ARGS: Final = 100
 #: git's options that take the next word as their value (``git -C sub apply``).
 _GIT_VALUE_OPTIONS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
@@ -1222,6 +1334,32 @@ def _inline_python(cmd: Command) -> str | None:
     return None
 
 
+def _heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
+    """``(code, path)`` of the first here-document that is a Python script: the input of
+    ``python`` (``python3 - <<'EOF'``: path ``""``) or written to a ``.py`` file
+    (``cat <<'EOF' > repro.py``, ``cat > repro.py <<EOF``: 98 of the 107 here-documents in the
+    recorded agent runs are such writes, a reproduction script as often as not), at most
+    :data:`MAX_SCRIPT_CHARS` and closed (a body that runs to the end of the input may have been
+    cut at :data:`MAX_INPUT_CHARS`); ``("", "")`` when none is."""
+    for doc in heredocs:
+        if not doc.closed or len(doc.body) > MAX_SCRIPT_CHARS:
+            continue
+        try:
+            words = shlex.split(doc.command)
+        except ValueError:
+            words = doc.command.split()
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+        words = _unwrap(words)
+        if words and _PYTHON_NAME.match(words[0].rsplit("/", 1)[-1]):
+            return doc.body, ""
+        for m in _REDIRECT.finditer(doc.command):
+            target = next(g for g in m.groups() if g is not None)
+            if target.lower().endswith(".py"):
+                return doc.body, _write_target(target, cwd)
+    return "", ""
+
+
 def script_names(code: str) -> list[tuple[str, str]]:
     """``(module, name)`` of the imported names a Python script uses, in the order of their
     first use, at most :data:`MAX_SCRIPT_NAMES`: ``from a.b import c`` then ``c(…)`` gives
@@ -1338,7 +1476,7 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             q.reads = [_clean_path(p) for p in _patched_paths(inp)]
         body = next((inp[k] for k in SCRIPT_CONTENT_KEYS if isinstance(inp.get(k), str)), None)
         if body is not None and path.lower().endswith(".py") and len(body) <= MAX_SCRIPT_CHARS:
-            q.script_code = body
+            q.script_code, q.script_path = body, path
         return q
     tool = TOOL_ALIASES.get(tool, "other")
     q = Query(tool, is_error=is_error)
@@ -1385,12 +1523,13 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             return q
         search = False
         try:
-            commands = split_commands(command)
+            commands = split_commands(command)[:MAX_SHELL_COMMANDS]
         except Exception:  # a shell line is untrusted text: a parser surprise is "not a search"
             commands = []
         prev_found: bool | None = None  # whether the previous command was search-class
-        q.writes = _shell_writes(commands[:50], command if isinstance(command, str) else "")
-        for cmd in commands[:50]:
+        line, heredocs = split_heredocs(command) if isinstance(command, str) else ("", ())
+        q.writes = _shell_writes(commands, line)
+        for cmd in commands:
             q.commands.append(cmd.name)
             before = list(q.reads)
             snap = copy.deepcopy(q) if cmd.name in _GREP_NAMES and prev_found is False else None
@@ -1411,9 +1550,11 @@ def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, i
             q.text = text
             if result_text:
                 q.frames = traceback_frames(result_text)
-            inline = next((c for c in (_inline_python(cmd) for cmd in commands[:50]) if c is not None), None)
+            inline = next((c for c in (_inline_python(cmd) for cmd in commands) if c is not None), None)
             if inline is not None and len(inline) <= MAX_SCRIPT_CHARS:
                 q.script_code = inline
+            elif heredocs:
+                q.script_code, q.script_path = _heredoc_script(heredocs, _redirect_cwd(commands))
             return q
         q.text = text
     else:
