@@ -15,14 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.cli import cli, relhome, run
+from support.cli import cli, forked_cli, relhome, run
 
 TIMEOUT_S = 60
 
 
 def _run(args: list[str], home: Path, stdin: int | None = subprocess.DEVNULL) -> tuple[int, str, str]:
+    env = relhome(home)
     p = subprocess.run(
-        cli() + args, env=relhome(home), cwd=home, stdin=stdin, capture_output=True, text=True, timeout=TIMEOUT_S
+        forked_cli(env) + args, env=env, cwd=home, stdin=stdin, capture_output=True, text=True, timeout=TIMEOUT_S
     )
     return p.returncode, p.stdout, p.stderr
 

@@ -1,11 +1,13 @@
 """The tests' fork server (:mod:`support.forkserver`) gives a forked sidecar the ends a spawned
 one has: the same answers over the caller's pipes, its exit code, a forwarded SIGTERM, and the
-sidecar's end when the launcher is killed; and it reads none of the worker's environment."""
+sidecar's end when the launcher is killed; it reads none of the worker's environment; and a
+forked CLI command renders as a spawned one."""
 
 from __future__ import annotations
 
 import signal
 
+import pytest
 from support.rawrpc import RawServer
 
 
@@ -65,3 +67,16 @@ def test_the_sidecar_reads_the_callers_environment_not_the_zygotes(tmp_path, mon
         logs.append(bytes(srv.stderr_bytes))
     assert b" DEBUG " not in logs[0]
     assert b" DEBUG asyncio: Using selector: EpollSelector" in logs[1], logs[1][:500]
+
+
+@pytest.mark.parametrize(
+    ("extra", "tty"), [({"FORCE_COLOR": "1", "TERMINAL_WIDTH": "60"}, False), ({}, True), ({"NO_COLOR": "1"}, True)]
+)
+def test_a_forked_cli_command_renders_as_a_spawned_one(tmp_path, extra, tty):
+    """The ``cli`` zygote has not imported Typer or Rich (they read the environment when
+    imported): the same bytes, on a pipe and on a terminal, under each rendering environment."""
+    from support.cli import relhome, run
+
+    env = relhome(tmp_path, extra)
+    for args in (["status"], ["--help"]):
+        assert run(args, env, tmp_path, tty=tty) == run(args, env, tmp_path, tty=tty, spawn=True), args

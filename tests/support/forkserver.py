@@ -22,9 +22,13 @@ settings of the test's environment do not reach the interpreter; all forks of on
 its string hash seed (a spawned process draws its own), so a test of determinism across two
 processes spawns them; modules that read the environment when imported read the zygote's
 (``typer.rich_utils`` reads ``FORCE_COLOR``/``TERMINAL_WIDTH``: the ``mcp`` zygote has Typer
-imported), so the CLI tests, which check what is rendered under each environment, spawn. Start-up,
-signals, exit paths, config refusal, harness and editor tests spawn ``dsh-search serve`` as a
-user's harness does.
+imported), so the CLI tests, which check what is rendered under each environment, fork from a
+``cli`` zygote that has imported the sidecar but neither Typer nor Rich; a child's ``sys.stdout``
+is the zygote's (made for a pipe: block-buffered, also on a terminal; each stream is read whole
+by the tests), and a run whose environment sets what an interpreter reads at its start
+(``PYTHONIOENCODING``, the locale) spawns (:func:`support.cli.forked_cli`). Start-up,
+signals, exit paths (a closed or full stdout), config refusal, harness and editor tests spawn
+``dsh-search`` as a user's harness does.
 
 ``DSH_TESTS_FORKSERVER=0`` turns it off (every sidecar spawned).
 """
@@ -117,9 +121,19 @@ def _preload(kind: str) -> None:
     """``serve``: import what ``dsh-search serve`` imports before it reads its first message, in
     its order (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config
     models). ``mcp``: the Typer app and the MCP server, with the config models' docstrings on, as
-    ``dsh-search mcp`` defines them."""
+    ``dsh-search mcp`` defines them. ``cli``: the sidecar and its config models (docstrings on),
+    not Typer nor Rich."""
     import dsh_sidecar.cli  # noqa: F401
 
+    if kind == "cli":
+        # what the one-shot commands import, short of the CLI framework: Typer and Rich read the
+        # environment when imported (FORCE_COLOR, TERMINAL_WIDTH…), so each child imports them
+        # under its own test's environment, as a spawned `dsh-search` does
+        import dsh_sidecar.config  # noqa: F401
+        import dsh_sidecar.sidecar  # noqa: F401
+
+        assert not {"typer", "rich", "click"} & set(sys.modules), "the cli zygote imported the CLI framework"
+        return
     if kind == "mcp":
         import dsh_sidecar.cli.commands  # noqa: F401
         import dsh_sidecar.mcp.server  # noqa: F401
@@ -135,7 +149,8 @@ def _preload(kind: str) -> None:
 
 
 def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
-    """In the forked child: become ``dsh-search serve`` on the launcher's fds; never returns."""
+    """In the forked child: become the ``dsh-search`` command of ``request`` on the launcher's
+    fds; never returns."""
     code = 1
     try:
         for target, fd in enumerate(fds):
@@ -171,7 +186,7 @@ def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
 
 
 def zygote(kind: str, path: str) -> None:
-    """Serve forks of ``kind`` (``serve`` or ``mcp``: :func:`_preload`) on the Unix socket
+    """Serve forks of ``kind`` (``serve``, ``mcp`` or ``cli``: :func:`_preload`) on the Unix socket
     ``path`` until stdin closes (the pytest worker ended)."""
     import selectors
     import threading

@@ -48,15 +48,15 @@ _ZYGOTES: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
 FORKSERVER = Path(__file__).with_name("forkserver.py")
 
 
-def forked(argv: list[str]) -> list[str]:
+def forked(argv: list[str], kind: str | None = None) -> list[str]:
     """``argv`` (the ``dsh-search`` console script and its arguments) started through
     :mod:`support.forkserver`: the same command forked from a process that has done its imports
-    (a ``serve`` zygote, or an ``mcp`` one for ``dsh-search mcp``), on the caller's pipes; for
-    tests that only talk to the sidecar. ``argv`` itself with ``DSH_TESTS_FORKSERVER=0``. Each
-    zygote starts on first use and ends with this process."""
+    (a ``serve`` zygote, an ``mcp`` one for ``dsh-search mcp``, or the ``cli`` one ``kind`` asks
+    for), on the caller's pipes; for tests that only talk to the sidecar. ``argv`` itself with
+    ``DSH_TESTS_FORKSERVER=0``. Each zygote starts on first use and ends with this process."""
     if os.environ.get("DSH_TESTS_FORKSERVER") == "0":
         return argv
-    kind = "mcp" if argv[1:2] == ["mcp"] else "serve"
+    kind = kind or ("mcp" if argv[1:2] == ["mcp"] else "serve")
     zygote = _ZYGOTES.get(kind)
     if zygote is None or zygote[0].poll() is not None:
         path = str(Path(tempfile.mkdtemp(prefix="dsh-zygote-")) / "sock")
