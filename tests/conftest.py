@@ -38,20 +38,19 @@ def pytest_configure(config: pytest.Config) -> None:
 #: one-test 55 s VS Code workbench last, with one worker idle for it), so these start first and
 #: the short ones fill in behind them. Only the order changes: a stale list costs time, nothing else.
 LONG_FIRST = (
-    "tests/harness/test_dsh.py",  # (66) restarts with the DSH bundle's real backoff
-    "tests/test_editor_vscode_workbench.py",  # (54) one test: code-server + Chromium
-    "tests/test_corpus_scores.py",  # (30)
-    "tests/test_cli_output.py",  # (25)
-    "tests/test_cli_hostile.py",  # (24)
-    "tests/test_editor_clients.py",  # (20)
-    "tests/test_reliability_state.py",  # (19)
-    "tests/harness/test_claude_code.py",  # (17)
-    "tests/test_mcp.py",  # (17)
-    "tests/test_fleet.py",  # (15)
-    "tests/test_serve_section_wait.py",  # (12)
-    "tests/test_editor_nvim.py",  # (11)
-    "tests/test_cli_commands.py",  # (11)
-    "tests/test_mcp_concurrency.py",  # (11)
+    "tests/harness/test_dsh.py",  # (47) restarts with the DSH bundle's real backoff
+    "tests/test_corpus_scores.py",  # (24)
+    "tests/test_editor_vscode_workbench.py",  # (23) one test: code-server + Chromium
+    "tests/test_reliability_state.py",  # (12)
+    "tests/test_mcp.py",  # (11)
+    "tests/test_cli_output.py",  # (11)
+    "tests/harness/test_dsh_bundle_start.py",  # (11)
+    "tests/harness/test_claude_code.py",  # (11)
+    "tests/test_fleet.py",  # (9)
+    "tests/test_bandit_e2e.py",  # (9)
+    "tests/test_editor_clients.py",  # (8)
+    "tests/test_reliability_framing.py",  # (7)
+    "tests/test_editor_nvim.py",  # (6)
 )
 
 

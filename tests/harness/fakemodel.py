@@ -17,6 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -24,12 +25,15 @@ from typing import Any
 class ToolStep:
     """Call ``name`` with ``input``; ``match`` picks the tool by substring (MCP tools carry a
     harness-specific prefix) when ``name`` itself is not offered; ``think_s`` is how long the
-    fake "thinks" before answering with this step (spaces the tool calls out in time)."""
+    fake "thinks" before answering with this step (spaces the tool calls out in time), or, with
+    ``until``, its bound: the fake answers as soon as that file exists (an event of the run, not
+    a guess of how long it takes)."""
 
     name: str
     input: dict[str, Any]
     match: str | None = None
     think_s: float = 0.0
+    until: Path | None = None
 
 
 Step = ToolStep | str
@@ -92,7 +96,9 @@ class FakeModel:
                     return self._json({"input_tokens": 100})
                 step = fake.step_of(body)
                 if isinstance(step, ToolStep) and step.think_s:
-                    time.sleep(step.think_s)
+                    deadline = time.monotonic() + step.think_s
+                    while time.monotonic() < deadline and not (step.until is not None and step.until.exists()):
+                        time.sleep(0.02)
                 events = fake.answer(body)
                 if body.get("stream"):
                     self.send_response(200)

@@ -30,7 +30,7 @@ CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
 
 
-def steps_for(harness: str, scenario: str, calls: int) -> list:
+def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
         one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
     else:
@@ -41,10 +41,11 @@ def steps_for(harness: str, scenario: str, calls: int) -> list:
         return [one, web]
     if scenario == "webseam":  # the search, then DSH's own web_search tool through the web seam
         return [one, ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
-    if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it is back
+    if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it restarts
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
-            ToolStep("grep", {"pattern": "__version__"}, think_s=4.0),
+            # the bundle's restart began (CRASH_ONCE's second run): the call then waits for its start
+            ToolStep("grep", {"pattern": "__version__"}, think_s=30.0, until=work / "restarted.flag"),
         ]
     return [one] * (calls if scenario == "calls" else 1)
 
@@ -118,6 +119,7 @@ flag = sys.argv[1]
 if not os.path.exists(flag):
     open(flag, "w").close()
     sys.exit(3)  # the first sidecar dies at once: the bundle must restart it
+open(os.path.join(os.path.dirname(flag), "restarted.flag"), "w").close()
 os.execvp("dsh-search", ["dsh-search", "serve"])
 """
 
@@ -245,7 +247,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
     api = "anthropic" if args.harness == "claude" else "openai"
-    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls))
+    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work))
     searx = MockProvider()
     reply, _ = case_reply("searxng", "ok", check=False)
     searx.route("GET", "/search", reply)
