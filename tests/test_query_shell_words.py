@@ -225,3 +225,20 @@ def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
     for line in ("grep x" + " a%d" * 300, "cd s && grep x" + " a%d" * 300):
         (grep,) = [c for c in split_commands(line % tuple(range(300))) if c.name == "grep"]
         assert grep.args == ["x", *(f"a{i}" for i in range(99))]
+
+
+@pytest.mark.parametrize(
+    ("line", "scope"),
+    [
+        ("cd /testbed && grep -rn foo src", ["/testbed/src"]),  # was testbed/src: the root's
+        ("cd /w/sub && grep -rn foo ../src", ["/w/src"]),
+        ("cd / && grep -rn foo etc", ["/etc"]),  # was etc: the workspace's
+        ("cd / && cd w && grep -rn foo src", ["/w/src"]),
+        ("cd src && grep -rn foo ../../lib", ["lib"]),  # relative: `..` stops at the root
+        ("cd ~ && grep -rn foo src", ["src"]),
+    ],
+)
+def test_a_cd_to_an_absolute_folder_keeps_the_search_scope_absolute(line: str, scope: list[str]) -> None:
+    """The suggester makes an absolute scope under the workspace root relative and drops any
+    other, so the joined path must stay absolute to mean what the shell searched."""
+    assert query.parse_call("bash", {"command": line}).scope == scope

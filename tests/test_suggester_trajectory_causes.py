@@ -554,3 +554,25 @@ def test_a_usage_search_names_listed_code_in_any_folder_and_not_test_data(tmp_pa
     text = notes[0].text
     assert "- docs/examples/ex.py — uses frobnicate_value" in text
     assert "- tests/data/expected.txt — where the search found frobnicate_value" in text
+
+
+def test_a_search_after_a_cd_to_the_root_by_its_absolute_path_is_the_same_search(shopcart, dsh_home):
+    """``cd <root> && grep … src`` searches the workspace's ``src`` (its scope was once
+    ``<root minus its leading slash>/src``, a folder of no workspace); after ``cd /elsewhere``
+    the scope is outside and left out. (The root is a folder whose path names no test: pack
+    signals read the command's whole text, and pytest's tmp_path is ``…/pytest-…/test_…``.)"""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="dsh-ws-")) / "shop"
+    shutil.copytree(shopcart, root)
+    s, lines = make(root, dsh_home)
+    shopcart = root
+    plain = post(s, "bash", {"command": "grep -rn 'def apply_discount' src/shopcart"}, "", session="a")
+    moved = post(
+        s, "bash", {"command": f"cd {shopcart} && grep -rn 'def apply_discount' src/shopcart"}, "", session="b"
+    )
+    assert plain and [(n.text, n.source.targets) for n in moved] == [(n.text, n.source.targets) for n in plain]
+    q = parse_call("bash", {"command": "cd /elsewhere && grep -rn 'def apply_discount' src/shopcart"})
+    s._relative(q)
+    assert q.scope == []
+    shutil.rmtree(root.parent)

@@ -725,7 +725,7 @@ def split_commands(command: str | list[Any]) -> list[Command]:
         head = words[0].rsplit("/", 1)[-1]
         if head == "cd":
             target = next((w for w in words[1:] if not w.startswith("-")), "")
-            cwd = "" if target in ("", "~", "/") else _join(cwd, target)
+            cwd = "" if target in ("", "~") else _join(cwd, target)
             continue
         if head == "git" and len(words) > 1:
             i = 1  # git's own options before the subcommand; -C/-c and the like take a value
@@ -771,6 +771,9 @@ def _unwrap(words: list[str]) -> list[str]:
 
 
 def _join(cwd: str, path: str) -> str:
+    """``path`` joined to the folder a ``cd`` moved to, normalised (``.``, ``..``; a ``..`` stops
+    at the top): absolute when either is (``cd /testbed && grep x src`` searches ``/testbed/src``,
+    which the suggester makes root-relative when it is under the root and drops otherwise)."""
     path = path.strip()
     if path.startswith("/"):
         return path
@@ -781,7 +784,7 @@ def _join(cwd: str, path: str) -> str:
             out.pop()
         elif p != "..":
             out.append(p)
-    return "/".join(out)
+    return ("/" if cwd.startswith("/") else "") + "/".join(out)
 
 
 def _clean_path(path: str, cwd: str = "") -> str:
