@@ -116,6 +116,25 @@ def test_refusal_reasons(hostile, rel, reason):
     assert info.value.reason == reason
 
 
+@pytest.mark.skipif(not (getattr(os, "O_PATH", 0) and os.path.isdir("/proc/self/fd")), reason="needs Linux O_PATH")
+@pytest.mark.parametrize("rel", ["escape.py", "escape_rel.py", "escape_dotdot.py", "outdir/secret.py", "environ.py"])
+def test_a_link_out_of_the_workspace_is_refused_before_its_target_is_opened_for_reading(hostile, monkeypatch, rel):
+    """Its real path is judged on an ``O_PATH`` descriptor (which reads nothing): no open for
+    reading ever names the target, and a link that stays inside is read through the same inode."""
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+    monkeypatch.setattr(
+        os, "open", lambda path, flags, *a: opened.append((str(path), flags)) or real_open(path, flags, *a)
+    )
+    with pytest.raises(fsguard.Refused):
+        fsguard.read_bytes(hostile, rel)
+    assert opened and all(flags & os.O_PATH for _, flags in opened), opened
+    opened.clear()
+    assert fsguard.read_bytes(hostile, "src/alias.py").startswith(b"def good_function")
+    assert [bool(flags & os.O_PATH) for _, flags in opened] == [True, False]
+    assert opened[1][0].startswith("/proc/self/fd/")
+
+
 def test_regular_files_and_links_that_stay_inside_are_read(hostile):
     assert fsguard.read_bytes(hostile, "src/good.py") == b"def good_function():\n    return 1\n"
     assert fsguard.read_bytes(hostile, "src/alias.py") == fsguard.read_bytes(hostile, "src/good.py")

@@ -11,7 +11,10 @@ in this order, without ever blocking:
    ``max_bytes``: FIFOs, sockets, character/block devices and folders are refused *before* any
    ``open`` (opening some devices has effects of its own);
 3. ``open(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)``: should the file have been swapped for a
-   FIFO since step 2, the open still returns at once;
+   FIFO since step 2, the open still returns at once. On Linux the path is first opened with
+   ``O_PATH`` (which reads nothing) and that descriptor's real path judged as in step 5, so a
+   symlink out of the workspace is refused before its target is opened for reading; the read
+   descriptor is then that same inode, reopened through ``/proc/self/fd``;
 4. ``fstat`` of the open descriptor: a regular file, and the same ``(st_dev, st_ino)`` as step 2
    (no swap in between);
 5. the descriptor's real path (``/proc/self/fd/<n>``, the kernel's answer for the very inode
@@ -49,6 +52,9 @@ DEFAULT_MAX_BYTES: Final = 2 * 1024 * 1024
 FORBIDDEN_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
 _FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 _HAVE_PROC_FD: Final = os.path.isdir("/proc/self/fd")
+#: Linux's ``O_PATH``: a descriptor naming an inode without opening it for reading (no read
+#: permission checked, no device or FIFO open semantics), whose real path can be judged first.
+_O_PATH: Final = getattr(os, "O_PATH", 0)
 
 #: Refusals so far, by reason (process-wide; a diagnostic, never a decision input).
 REFUSED: collections.Counter[str] = collections.Counter()
@@ -105,6 +111,29 @@ def _fd_path(fd: int, full: str) -> str:
     return os.path.realpath(full)
 
 
+def _judge(real: str, base: str, rel: str) -> None:
+    if real.startswith(FORBIDDEN_PREFIXES):
+        raise _refuse("pseudo-fs", rel)
+    if not real.startswith(base):
+        raise _refuse("outside", rel)
+
+
+def _open_inside(full: str, base: str, rel: str) -> int:
+    """A read descriptor (:data:`_FLAGS`) of ``full``; where Linux has ``O_PATH`` and
+    ``/proc/self/fd``, the inode is first named with ``O_PATH`` and its real path judged
+    (:func:`_judge`), then that same inode reopened through ``/proc/self/fd``: a symlink leaving
+    the workspace (``x.py -> /etc/passwd``) is refused before the file is ever opened for reading,
+    and no swap can happen between the judgement and the open."""
+    if not (_O_PATH and _HAVE_PROC_FD):
+        return os.open(full, _FLAGS)
+    pfd = os.open(full, _O_PATH | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _judge(os.readlink(f"/proc/self/fd/{pfd}"), base, rel)
+        return os.open(f"/proc/self/fd/{pfd}", _FLAGS)
+    finally:
+        os.close(pfd)
+
+
 def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of the workspace file ``rel`` (repo-relative POSIX path) under ``root``.
 
@@ -125,7 +154,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
     if st.st_size > max_bytes:
         raise _refuse("too-large", rel)
     try:
-        fd = os.open(full, _FLAGS)
+        fd = _open_inside(full, base, rel)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse("loop", rel) from None
@@ -134,11 +163,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        real = _fd_path(fd, full)
-        if real.startswith(FORBIDDEN_PREFIXES):
-            raise _refuse("pseudo-fs", rel)
-        if not real.startswith(base):
-            raise _refuse("outside", rel)
+        _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes)
         if data is None:
             raise _refuse("too-large", rel)
