@@ -242,3 +242,13 @@ def test_a_cd_to_an_absolute_folder_keeps_the_search_scope_absolute(line: str, s
     """The suggester makes an absolute scope under the workspace root relative and drops any
     other, so the joined path must stay absolute to mean what the shell searched."""
     assert query.parse_call("bash", {"command": line}).scope == scope
+
+
+@pytest.mark.parametrize("flag", ["-c", "-lc", "-ic", "-lic"])
+def test_a_shell_c_argv_is_read_as_its_line_with_its_redirections(flag: str) -> None:
+    """``["bash", "-lic", LINE]`` (Codex sends argv lists) is LINE: its commands, its
+    redirections' targets and its here-document scripts, for every login/interactive flag."""
+    q = query.parse_call("bash", {"command": ["bash", flag, "echo x > notes.txt && grep -rn foo src"]})
+    assert (q.tool, q.writes, q.scope) == ("bash", ["notes.txt"], ["src"])
+    q = query.parse_call("bash", {"command": ["/bin/sh", flag, "cat <<'EOF' > r.py\nimport six\nsix.moves\nEOF"]})
+    assert (q.script_path, q.script) == ("r.py", [("six", "moves")])

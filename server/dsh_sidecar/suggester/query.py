@@ -701,16 +701,7 @@ def split_commands(command: str | list[Any]) -> list[Command]:
     applied to later commands, ``find -exec`` inner commands added after their ``find``."""
     if isinstance(command, list):
         argvs = [[str(w) for w in command if isinstance(w, (str, int, float))]]
-        if (
-            len(argvs[0]) >= 3
-            and argvs[0][0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
-            and argvs[0][1]
-            in (
-                "-c",
-                "-lc",
-                "-lic",
-            )
-        ):
+        if len(argvs[0]) >= 3 and argvs[0][0].rsplit("/", 1)[-1] in _SHELLS and argvs[0][1] in _SHELL_C:
             return split_commands(argvs[0][2])
     else:
         argvs = [list(words) for words in shell_words(command)]
@@ -734,7 +725,7 @@ def split_commands(command: str | list[Any]) -> list[Command]:
             if i < len(words):
                 head = "git " + words[i]
                 words = words[i:]
-        elif head in ("bash", "sh", "zsh") and len(words) >= 3 and words[1] in ("-c", "-lc"):
+        elif head in _SHELLS and len(words) >= 3 and words[1] in _SHELL_C:
             out.extend(split_commands(words[2]))
             continue
         out.append(Command(head, words[1 : 1 + MAX_COMMAND_ARGS], cwd))
@@ -751,6 +742,10 @@ def split_commands(command: str | list[Any]) -> list[Command]:
 #: µs (2,000 operands of ``grep``/``ls``, which 4,000 characters allow, took 12 ms a call); the
 #: 1,765 simple commands of the recorded agent runs have at most 13.
 MAX_COMMAND_ARGS: Final = 100
+#: Shells whose ``-c`` line is read as the command itself (``["bash", "-lc", "grep …"]``, as
+#: Codex sends it), and the option words that run it (login and interactive flags before ``c``).
+_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash"})
+_SHELL_C: Final = frozenset({"-c", "-lc", "-ic", "-lic", "-ilc"})
 #: git's options that take the next word as their value (``git -C sub apply``).
 _GIT_VALUE_OPTIONS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
@@ -1156,7 +1151,7 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
     raw = inp.get("command", inp.get("cmd"))
     if isinstance(raw, list):
         words = [str(w) for w in raw if isinstance(w, (str, int, float))][:200]
-        if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+        if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in _SHELL_C:
             return words[2][:MAX_INPUT_CHARS], words[2][:MAX_INPUT_CHARS]
         return shlex.join(words)[:MAX_INPUT_CHARS], words
     text = _s(raw)
