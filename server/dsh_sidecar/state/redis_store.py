@@ -391,12 +391,14 @@ class RedisState:
                 return
 
     def wait_synced(self, timeout_s: float) -> bool:
-        """Block until the store is in use again and nothing is queued or waiting for the
-        background sender; ``True`` if so (tests, benchmarks)."""
+        """Block until the store is in use again, the re-sync thread has finished (its
+        "is back" warning written) and nothing is queued or waiting for the background
+        sender; ``True`` if so (tests, benchmarks)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             with self._lock:
-                if self._up and not self._pending and not self._background.unfinished_tasks:
+                resyncing = self._resync is not None and self._resync.is_alive()
+                if self._up and not resyncing and not self._pending and not self._background.unfinished_tasks:
                     return True
             time.sleep(0.01)
         return False
