@@ -156,24 +156,28 @@ async function main() {
 
     // The palette lists an extension's commands once the extension host has scanned it, a few
     // seconds after the workbench is up: look for the command, and ask again until it is there.
+    // On a loaded machine the workbench can also close the palette between opening it and typing
+    // (focus moves to a late view): that is asked again too, until the same deadline.
     const runCommand = async (title) => {
       const deadline = Date.now() + 120000;
+      let last = null;
       for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press('F1');
-        const input = page.locator('.quick-input-widget input');
-        await input.waitFor({ state: 'visible', timeout: 30000 });
-        await input.fill('>');
-        await page.keyboard.type(title);
-        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
         try {
+          await page.keyboard.press('Escape');
+          await page.keyboard.press('F1');
+          const input = page.locator('.quick-input-widget input');
+          await input.waitFor({ state: 'visible', timeout: 30000 });
+          await input.fill('>', { timeout: 5000 });
+          await page.keyboard.type(title);
+          const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
           await row.waitFor({ timeout: 5000 });
-          await row.click();
+          await row.click({ timeout: 5000 });
           return attempt;
         } catch (e) {
-          if (Date.now() > deadline) {
-            throw new Error(`command palette never listed "${title}" (${attempt} tries)`);
-          }
+          last = e;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`command palette never ran "${title}" (${attempt} tries): ${last}`);
         }
       }
     };
