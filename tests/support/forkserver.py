@@ -121,7 +121,8 @@ def _preload(kind: str) -> None:
     """``serve``: import what ``dsh-search serve`` imports before it reads its first message, in
     its order (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config
     models). ``mcp``: the Typer app and the MCP server, with the config models' docstrings on, as
-    ``dsh-search mcp`` defines them. ``cli``: the sidecar and its config models (docstrings on),
+    ``dsh-search mcp`` defines them; both then what their preparation thread imports
+    (:func:`_preload_preparation`). ``cli``: the sidecar and its config models (docstrings on),
     not Typer nor Rich."""
     import dsh_sidecar.cli  # noqa: F401
 
@@ -137,15 +138,30 @@ def _preload(kind: str) -> None:
     if kind == "mcp":
         import dsh_sidecar.cli.commands  # noqa: F401
         import dsh_sidecar.mcp.server  # noqa: F401
+    else:
+        from dsh_sidecar.configmodel import set_attribute_docstrings
 
-        return
-    from dsh_sidecar.configmodel import set_attribute_docstrings
+        set_attribute_docstrings(False)
+        import dsh_sidecar.lsp.app  # noqa: F401
+        import dsh_sidecar.lsp.handlers  # noqa: F401
+        import dsh_sidecar.lsp.signals  # noqa: F401
+        import dsh_sidecar.sidecar  # noqa: F401  (what build_server imports on its first call)
+    _preload_preparation()
 
-    set_attribute_docstrings(False)
-    import dsh_sidecar.lsp.app  # noqa: F401
-    import dsh_sidecar.lsp.handlers  # noqa: F401
-    import dsh_sidecar.lsp.signals  # noqa: F401
-    import dsh_sidecar.sidecar  # noqa: F401  (what build_server imports on its first call)
+
+def _preload_preparation() -> None:
+    """What a long-lived server's preparation thread (``Sidecar._warm_search``) imports after
+    its ``initialize`` reply: bashlex, httpx with httpcore/anyio's asyncio backend, numpy.
+    Each fork of ``serve`` or ``mcp`` imported them again, ~0.1 s of CPU (of ~0.3 s for a short
+    session). The client and the generators made here are dropped: a child makes its own."""
+    from dsh_sidecar.bandit.policy import seeded_generators
+    from dsh_sidecar.router.http import make_client, warm_async_backend
+    from dsh_sidecar.suggester.query import warm_shell_parser
+
+    warm_shell_parser()
+    make_client()
+    warm_async_backend()
+    seeded_generators(0)
 
 
 def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
