@@ -21,12 +21,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.editors import VSCODE_EXTENSION as EXTENSION
+from support.editors import vscode_build_is_current
 from support.locks import VSCODE_BUILD, shared
 from support.sidecar import DATA, clean_env, server_command
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "tests" / "vscode"
-EXTENSION = ROOT / "editor-clients" / "vscode"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
@@ -43,24 +44,6 @@ def _requirements() -> str:
     return node
 
 
-def _package_is_current(package: Path) -> bool:
-    """Whether ``package`` (the packed .vsix) is newer than every file of the extension it is
-    built from (its sources, manifest, lockfile, README, images; not ``node_modules/`` or
-    ``out/``, which the lockfile and the sources decide), as ``make`` decides: ``.ci/run`` packs
-    it just before the tests (about 6 s of CPU: tsc and vsce), so the test packs again only
-    after an edit."""
-    if not package.is_file():
-        return False
-    built = package.stat().st_mtime
-    for path in EXTENSION.rglob("*"):
-        rel = path.relative_to(EXTENSION).parts
-        if rel[0] in ("node_modules", "out") or path.suffix == ".vsix" or not path.is_file():
-            continue
-        if path.stat().st_mtime >= built:
-            return False
-    return True
-
-
 def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     node = _requirements()
     artifacts = Path(os.environ.get("DSH_TEST_ARTIFACTS", HARNESS / "artifacts")).resolve()
@@ -68,7 +51,7 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
     artifacts.mkdir(parents=True)
     vsix = tmp_path / "dsh-search.vsix"
     with shared(VSCODE_BUILD):  # test_editor_clients builds the same out/ (pytest-xdist workers)
-        if not _package_is_current(EXTENSION / "dsh-search.vsix"):
+        if not vscode_build_is_current(EXTENSION / "dsh-search.vsix"):
             pack = subprocess.run(
                 ["npm", "run", "--silent", "package"], cwd=EXTENSION, capture_output=True, text=True, timeout=600
             )
