@@ -10,7 +10,8 @@ docstrings off first), and waits on a Unix socket. A test starts a small *launch
 and 2 (SCM_RIGHTS) with its argv, environment and cwd to the zygote; the zygote forks, and the
 child puts the fds on 0/1/2, takes the environment, cwd and argv, and runs the console
 script's :func:`dsh_sidecar.cli.main`: the same code, the same JSON-RPC over the same pipes,
-only the imports were done before the fork. The launcher stays the test's child: it forwards
+only the imports (and the built-in packs' parse, immutable package data each process parses
+once) were done before the fork. The launcher stays the test's child: it forwards
 the catchable signals, and exits with the sidecar's exit code (or dies of its signal); when the
 launcher is killed the zygote kills the sidecar.
 
@@ -122,8 +123,8 @@ def _preload(kind: str) -> None:
     its order (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config
     models). ``mcp``: the Typer app and the MCP server, with the config models' docstrings on, as
     ``dsh-search mcp`` defines them; both then what their preparation thread imports
-    (:func:`_preload_preparation`). ``cli``: the sidecar and its config models (docstrings on),
-    not Typer nor Rich."""
+    (:func:`_preload_preparation`). ``cli``: the sidecar and its config models (docstrings on)
+    and the built-in packs, not Typer nor Rich."""
     import dsh_sidecar.cli  # noqa: F401
 
     if kind == "cli":
@@ -132,6 +133,9 @@ def _preload(kind: str) -> None:
         # under its own test's environment, as a spawned `dsh-search` does
         import dsh_sidecar.config  # noqa: F401
         import dsh_sidecar.sidecar  # noqa: F401
+        from dsh_sidecar.suggester.packs import builtin_packs
+
+        builtin_packs()  # what `suggest` and `replay` activate (see _preload_preparation)
 
         assert not {"typer", "rich", "click"} & set(sys.modules), "the cli zygote imported the CLI framework"
         return
@@ -153,15 +157,20 @@ def _preload_preparation() -> None:
     """What a long-lived server's preparation thread (``Sidecar._warm_search``) imports after
     its ``initialize`` reply: bashlex, httpx with httpcore/anyio's asyncio backend, numpy.
     Each fork of ``serve`` or ``mcp`` imported them again, ~0.1 s of CPU (of ~0.3 s for a short
-    session). The client and the generators made here are dropped: a child makes its own."""
+    session). The client and the generators made here are dropped: a child makes its own.
+    Then the built-in packs (:func:`dsh_sidecar.suggester.packs.builtin_packs`, cached per
+    process): the suggester's activation parsed and validated them in every fork, ~65 ms of
+    CPU each (of ~0.11 s for a fork that replays a trace; 44% of the corpus replays' CPU)."""
     from dsh_sidecar.bandit.policy import seeded_generators
     from dsh_sidecar.router.http import make_client, warm_async_backend
+    from dsh_sidecar.suggester.packs import builtin_packs
     from dsh_sidecar.suggester.query import warm_shell_parser
 
     warm_shell_parser()
     make_client()
     warm_async_backend()
     seeded_generators(0)
+    builtin_packs()
 
 
 def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
