@@ -171,6 +171,30 @@ def _preload_preparation() -> None:
     warm_async_backend()
     seeded_generators(0)
     builtin_packs()
+    _preload_workspace()
+
+
+def _preload_workspace() -> None:
+    """What a workspace's first build and a first search import on first use: pathspec with
+    its RE2 backend (the ignore files), tree-sitter and its grammar packages (the symbol index;
+    the grammars and queries themselves are made per thread, so a child makes its own),
+    cachetools (the router's cache), pygls' progress reports: ~35 ms of CPU in each fork that
+    opens a workspace."""
+    import importlib
+
+    import cachetools  # noqa: F401
+    import pygls.progress  # noqa: F401
+    import tree_sitter  # noqa: F401
+    from dsh_sidecar.workspace import symbols
+    from dsh_sidecar.workspace.wildmatch import ignore_spec
+
+    ignore_spec(["*.pyc", "!keep.pyc", "/build/"])
+
+    for module, _fn in set(symbols._GRAMMARS.values()):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # a grammar wheel missing: the child falls back as it would
+            pass
 
 
 def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
