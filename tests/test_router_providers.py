@@ -8,18 +8,16 @@ import base64
 import json
 
 import pytest
-import yaml
 from dsh_sidecar.router import AllProvidersFailed, Router, parse_router_config
 from dsh_sidecar.router.chain import AGGREGATE_HEADER
 from dsh_sidecar.router.providers import duckduckgo
 from dsh_sidecar.router.providers.base import HttpResponse
-from support.mockprovider import DATA, Reply, case_reply
+from support.mockprovider import DATA, Reply, case_reply, provider_cases
 from support.routers import ALL, ROUTES, expected_source, make_router
 
 
 def cases(provider):
-    doc = yaml.safe_load((DATA / provider / "cases.yaml").read_text())
-    return [(provider, c["id"]) for c in doc["cases"]]
+    return [(provider, c["id"]) for c in provider_cases(provider)["cases"]]
 
 
 @pytest.mark.parametrize("provider, case_id", [c for p in ALL for c in cases(p)])

@@ -7,6 +7,8 @@ expectations gets a 400 (so a test fails loudly); every request is recorded.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import select
 import socket
@@ -23,6 +25,17 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "providers"
+
+
+@functools.cache
+def _parsed_cases(provider: str) -> dict[str, Any]:
+    return yaml.load((DATA / provider / "cases.yaml").read_text(), Loader=yaml.CSafeLoader)
+
+
+def provider_cases(provider: str) -> dict[str, Any]:
+    """``<provider>/cases.yaml`` parsed (a copy the caller may change): parsed once per
+    worker, where each case's reply and each router's credential parsed it again (~10 ms)."""
+    return copy.deepcopy(_parsed_cases(provider))
 
 
 @dataclass
@@ -87,7 +100,7 @@ def check_request(seen: Seen, expect: dict[str, Any]) -> list[str]:
 
 def case_reply(provider: str, case_id: str, check: bool = True) -> tuple[Reply, dict[str, Any]]:
     """The :class:`Reply` of one case of ``<provider>/cases.yaml`` and the whole case."""
-    doc = yaml.safe_load((DATA / provider / "cases.yaml").read_text())
+    doc = provider_cases(provider)
     case = next(c for c in doc["cases"] if c["id"] == case_id)
     resp = case["response"]
     body = (DATA / provider / resp["body_file"]).read_bytes()

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
 from dsh_sidecar.router import Router, parse_router_config
 
-from support.mockprovider import DATA, MockProvider
+from support.mockprovider import MockProvider, provider_cases
 
 #: ``(method, path)`` each provider's request reaches on the mock (its wire format's endpoint).
 ROUTES = {
@@ -35,7 +34,7 @@ def credential_env(*providers: str) -> dict[str, str]:
     """The environment variables carrying the fixtures' test keys of ``providers``."""
     env: dict[str, str] = {}
     for provider in providers:
-        cred = yaml.safe_load((DATA / provider / "cases.yaml").read_text())["credential"]
+        cred = provider_cases(provider)["credential"]
         if cred:
             env[cred["env"]] = cred["value"]
     return env
