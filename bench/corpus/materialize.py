@@ -165,7 +165,9 @@ def load(data: Path) -> tuple[list[str], dict[str, list[tuple[int, str]]]]:
     """The tracked paths and, per path, ``(line, text)`` stub lines of an intent data folder."""
     facts: dict[str, Any] = {}
     if (data / "facts.yaml").is_file():
-        facts = yaml.safe_load((data / "facts.yaml").read_text("utf-8")) or {}
+        # libyaml's safe loader where PyYAML has it: ~9x the pure-Python one on these files
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        facts = yaml.load((data / "facts.yaml").read_text("utf-8"), Loader=loader) or {}  # noqa: S506 (safe)
     symbols = read_symbols(data / "symbols.tsv") if (data / "symbols.tsv").is_file() else []
     return stub_lines((data / "paths.txt").read_text("utf-8").split("\n"), symbols, facts)
 
