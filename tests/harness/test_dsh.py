@@ -27,19 +27,32 @@ def names(request: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def note_web(tmp_path_factory):
-    """One run: the note scenario's grep, then the ``search`` tool (each harness run costs
-    about 3 s of CPU, so the checks that need the same setup share one)."""
-    return h.scenario("dsh", "noteweb", tmp_path_factory.mktemp("noteweb"))
+def note_web_work(tmp_path_factory):
+    return tmp_path_factory.mktemp("noteweb")
 
 
 @pytest.fixture(scope="module")
-def seam(tmp_path_factory):
+def note_web(note_web_work):
+    """One run: the note scenario's grep, then the ``search`` tool (each harness run costs
+    about 3 s of CPU, so the checks that need the same setup share one). Its
+    ``dsh plugin add`` is the module's one real install: the later runs copy what it
+    installed (``--profile-from``), or install themselves when it did not."""
+    return h.scenario("dsh", "noteweb", note_web_work)
+
+
+@pytest.fixture(scope="module")
+def installed(note_web, note_web_work) -> tuple[str, str]:
+    """The flags of a run that copies the note run's installed bundle."""
+    return ("--profile-from", str(note_web_work))
+
+
+@pytest.fixture(scope="module")
+def seam(tmp_path_factory, installed):
     """The grep, then DSH's own ``web_search``: without the bundle, and with the bundle but
     no sidecar on ``PATH``."""
     base = tmp_path_factory.mktemp("webseam")
     without = h.scenario("dsh", "webseam", base / "without", "--no-adapter")
-    missing = h.scenario("dsh", "webseam", base / "missing", "--no-sidecar")
+    missing = h.scenario("dsh", "webseam", base / "missing", "--no-sidecar", *installed)
     return without, missing
 
 
@@ -67,8 +80,8 @@ def test_search_tool_returns_the_loopback_searxng_results(note_web):
     assert "https://en.wikipedia.org/wiki/Bicycle_chain" in result
 
 
-def test_sticky_section_in_the_system_prompt(tmp_path):
-    report = h.scenario("dsh", "note", tmp_path, "--sticky")
+def test_sticky_section_in_the_system_prompt(tmp_path, installed):
+    report = h.scenario("dsh", "note", tmp_path, "--sticky", *installed)
     assert report["returncode"] == 0, report["stderr"]
     system = report["requests"][0]["messages"][0]
     assert system["role"] == "system"
@@ -90,8 +103,8 @@ def test_without_the_sidecar_the_run_still_exits_0(seam):
     assert [ms for label in times for ms in times[label] if ms >= 1000] == [], times
 
 
-def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path):
-    report = h.scenario("dsh", "restart", tmp_path)
+def test_a_crashed_sidecar_is_restarted_with_backoff(tmp_path, installed):
+    report = h.scenario("dsh", "restart", tmp_path, *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert report["crashed_once"]
     first, second, third = report["requests"][:3]
@@ -117,11 +130,11 @@ def test_without_the_sidecar_web_search_goes_where_it_goes_without_the_bundle(se
     assert tool_result(missing) == tool_result(without) == "Error: DeepSeek API error (HTTP 404)"
 
 
-def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path):
+def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path, installed):
     """A sidecar that never answers initialize: the first listener call waits startWaitMs
     (2000 here) for it; every later call in the 20 s start window passes through at once
     instead of adding another 2 s (the bundle's own timings file counts them)."""
-    report = h.scenario("dsh", "calls", tmp_path, "--hang-sidecar", "--calls", "3")
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-sidecar", "--calls", "3", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     times = report["listener_ms"]
@@ -130,12 +143,12 @@ def test_a_hung_sidecar_costs_one_start_wait_not_one_per_call(tmp_path):
     assert len([ms for ms in calls if ms >= 2000]) == 1, times
 
 
-def test_a_sidecar_that_stops_answering_is_restarted(tmp_path):
+def test_a_sidecar_that_stops_answering_is_restarted(tmp_path, installed):
     """The first sidecar answers initialize and then nothing (deadlocked): after HUNG_AFTER (3)
     unanswered listener requests in a row the bundle terminates it and restarts it, and a later
     call gets the restarted sidecar's note — instead of every call of the session waiting out
     its time bound for a child that will never answer."""
-    report = h.scenario("dsh", "calls", tmp_path, "--hang-once", "--calls", "5")
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-once", "--calls", "5", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     assert report["hung_once"]
@@ -145,11 +158,11 @@ def test_a_sidecar_that_stops_answering_is_restarted(tmp_path):
     assert NOTE not in texts(report["requests"][1]["messages"])  # the hung one did not
 
 
-def test_a_sidecar_that_hangs_in_its_start_is_ended_and_restarted(tmp_path):
+def test_a_sidecar_that_hangs_in_its_start_is_ended_and_restarted(tmp_path, installed):
     """The first sidecar never answers initialize (hung in its own start): after startTimeoutMs
     (3000 here) the bundle ends it instead of leaving it running for the whole session, and
     restarts it; a later call gets the restarted sidecar's note."""
-    report = h.scenario("dsh", "calls", tmp_path, "--hang-start-once", "--calls", "3")
+    report = h.scenario("dsh", "calls", tmp_path, "--hang-start-once", "--calls", "3", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."
     assert report["hung_start_once"]
