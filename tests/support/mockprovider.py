@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import yaml
+from dsh_sidecar.configmodel import load_yaml
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "providers"
 
 
 @functools.cache
 def _parsed_cases(provider: str) -> dict[str, Any]:
-    return yaml.load((DATA / provider / "cases.yaml").read_text(), Loader=yaml.CSafeLoader)
+    return load_yaml((DATA / provider / "cases.yaml").read_text())
 
 
 def provider_cases(provider: str) -> dict[str, Any]:
