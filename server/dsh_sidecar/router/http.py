@@ -54,8 +54,10 @@ def tls_context() -> ssl.SSLContext:
     verification), without the environment's ``SSL_CERT_FILE``/``SSL_CERT_DIR``, as the client
     is built without it. Made once: loading the CA bundle is ~17 ms of CPU per context (of
     ~21 ms per client, measured with httpx 0.29), paid by every router a reconfigure builds.
-    Nothing changes the context after this; an :class:`ssl.SSLContext` may be shared by
-    clients and threads (httpx's SSL guide passes one to several clients)."""
+    An :class:`ssl.SSLContext` may be shared by clients and threads (httpx's SSL guide passes
+    one to several clients); a change to it reaches every client. Our code changes nothing;
+    httpcore sets the ALPN protocols on each TLS connect, the same ``http/1.1`` for every client
+    made here (none asks for HTTP/2, which would make those writes differ)."""
     return httpx.create_ssl_context(trust_env=False)
 
 
