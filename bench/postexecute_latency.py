@@ -14,7 +14,7 @@ symbol index, content index and targets are all built from nothing):
    the one batch in which the build finished is dropped (it is neither);
 3. after the build, ``--after`` more pairs.
 
-Intent calls are the grep/glob/read/bash calls of ``bench/corpus/intents/*/trace.jsonl`` (with
+Intent calls are the grep/glob/read/bash calls of ``corpus/intents/*/trace.jsonl`` (with
 their result texts, the way harnesses send them) plus the synthetic tree's own searches
 (``content_index.CALLS``), cycled; the floor is a non-search call (``make build``) that the
 suggester dismisses at once: transport, validation and the query parse.
@@ -29,7 +29,7 @@ p99 ratio.
     python bench/postexecute_latency.py [--files 100000] [--runs 2] [--after 1500]
         [--baseline-src DIR] [--keep DIR] [--scripts]
 
-``--scripts`` adds the ``.py`` writes of the recorded agent runs (``bench/corpus/trajectories``)
+``--scripts`` adds the ``.py`` writes of the recorded agent runs (``corpus/trajectories``)
 to the intent calls: the reproduction scripts the suggester parses (``query.script_names``).
 """
 
@@ -61,7 +61,7 @@ SYNTHETIC = [c for c in CALLS if c["input"] != {"command": "ls .github/workflows
 
 def script_writes() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(tool, result) of every write of a ``.py`` file in the recorded agent runs
-    (``bench/corpus/trajectories``): the scripts the suggester parses for the project names they
+    (``corpus/trajectories``): the scripts the suggester parses for the project names they
     use (``query.script_names``), oversized ones included (they are dismissed unparsed)."""
     out = []
     for trace in sorted((HERE / "corpus" / "trajectories").glob("*__*.jsonl")):

@@ -1,13 +1,13 @@
 """Suggester benchmarks, all through the real server path (``dsh-search serve`` spawned over stdio).
 
-**The corpus** (``--corpus``): the labelled intent traces of ``bench/corpus/intents/`` and the
-recorded agent trajectories of ``bench/corpus/trajectories/``, replayed on real checkouts in a
+**The corpus** (``--corpus``): the labelled intent traces of ``corpus/intents/`` and the
+recorded agent trajectories of ``corpus/trajectories/``, replayed on real checkouts in a
 cache folder (``--cache DIR`` or ``DSH_CORPUS_CACHE``; make them with
-``bench/corpus/checkout.py``; nothing is fetched here), or on stub workspaces materialized from
+``corpus/checkout.py``; nothing is fetched here), or on stub workspaces materialized from
 the corpus data (``--materialized``, what the CI test pins). Prints per repository, per split
 (tune / heldout) and pooled precision, recall and first-note, per-intent figures, the ledger
 summary, and the trajectory table with its tune and held-out rows (``TRAJECTORY_HELDOUT``;
-definitions: ``dsh_sidecar.replay`` and ``docs/corpus.md``; per-trace view of the tune traces:
+definitions: ``dsh_sidecar.evaluation`` and ``docs/corpus.md``; per-trace view of the tune traces:
 ``bench/suggester_traces.py``):
 
     python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi] [--json out.json]
@@ -17,7 +17,7 @@ definitions: ``dsh_sidecar.replay`` and ``docs/corpus.md``; per-trace view of th
 then the same trace over a synthetic 100k-file workspace (the fixture plus filler).
 
 Prints, per workspace, ``calls=<n> notes=<n> precision=<p> recall=<r> first-note=<f>`` (the
-definitions are in ``dsh_sidecar.replay``) and the per-call round-trip latency
+definitions are in ``dsh_sidecar.evaluation``) and the per-call round-trip latency
 p50/p99 (client side, ms; goal p99 ≤ 2 ms), plus the sidecar's activation time and graph
 build figures. Compare with the README's "Suggester replay baseline".
 
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
-from dsh_sidecar.replay import (
+from dsh_sidecar.evaluation import (
     TraceLine,
     checkout_dir,
     format_corpus,
@@ -133,7 +133,7 @@ def run(trace_path: Path, workspace: Path, label: str) -> None:
     print(f"[{label}] replay wall {wall:.1f}s incl. start-up and graph build; {activated.split('] ', 1)[-1]}")
 
 
-CORPUS = ROOT / "bench" / "corpus"
+CORPUS = ROOT / "corpus"
 
 
 def corpus(
@@ -145,8 +145,8 @@ def corpus(
     intents: bool = True,
 ) -> dict:
     """Both figure sets; on checkouts in ``cache`` or on stubs materialized under ``materialized``."""
-    sys.path.insert(0, str(CORPUS))
-    from materialize import materialize, materialize_trajectory
+    sys.path.insert(0, str(ROOT))
+    from corpus.materialize import materialize, materialize_trajectory
 
     rep: dict = {"cache": str(cache) if cache else None, "materialized": materialized is not None}
     if intents:

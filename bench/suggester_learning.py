@@ -155,9 +155,9 @@ def two_passes(workspace: Path, home: Path, episodes: int = 12, **config: Any) -
 
 def shopcart_two_passes(home: Path) -> tuple[Any, Any]:
     """Issue 5's fixed trace (``tests/data/replay/shopcart-50.jsonl``) replayed twice through the
-    real server over stdio (:func:`dsh_sidecar.replay.replay`) on one ``$DSH_HOME``:
+    real server over stdio (:func:`dsh_sidecar.evaluation.replay`) on one ``$DSH_HOME``:
     the second sidecar starts from what the first flushed at ``shutdown``."""
-    from dsh_sidecar.replay import read_trace, replay
+    from dsh_sidecar.evaluation import read_trace, replay
 
     root = FIXTURE.parent.parent
     trace_lines = read_trace((root / "replay" / "shopcart-50.jsonl").read_text("utf-8").splitlines())

@@ -1,6 +1,6 @@
 """Per-trace view of the suggester on the recorded agent trajectories (a tuning aid).
 
-For each trajectory of the **tune** split (``dsh_sidecar.replay.TRAJECTORY_HELDOUT`` repositories
+For each trajectory of the **tune** split (``dsh_sidecar.evaluation.TRAJECTORY_HELDOUT`` repositories
 are refused unless ``--heldout`` is given: their per-trace details are not to be looked at
 while tuning), runs the sidecar in-process on the real checkout (same suggester, graph and
 content index as ``dsh-search serve``, without the stdio transport) and prints, for every call
@@ -25,11 +25,11 @@ from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
-from dsh_sidecar.replay import TRAJECTORY_HELDOUT, checkout_dir, read_trajectories
+from dsh_sidecar.evaluation import TRAJECTORY_HELDOUT, checkout_dir, read_trajectories
 from dsh_sidecar.sidecar import Sidecar
 
 ROOT = Path(__file__).resolve().parent.parent
-TRAJ = ROOT / "bench" / "corpus" / "trajectories"
+TRAJ = ROOT / "corpus" / "trajectories"
 
 
 def _lists(text: str, path: str) -> bool:

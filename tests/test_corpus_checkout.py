@@ -1,5 +1,5 @@
-"""``bench/corpus/checkout.py`` (plain work trees from a git dir, nothing of the repository's
-configuration run) and ``bench/corpus/materialize.py`` (corpus data → stub workspace)."""
+"""``corpus/checkout.py`` (plain work trees from a git dir, nothing of the repository's
+configuration run) and ``corpus/materialize.py`` (corpus data → stub workspace)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench" / "corpus"))
+from corpus import checkout, materialize
 
-import checkout  # noqa: E402
-import materialize  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -88,7 +86,7 @@ def test_checkout_cli_reads_the_manifest(tmp_path, origin):
     out = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "bench" / "corpus" / "checkout.py"),
+            str(ROOT / "corpus" / "checkout.py"),
             "--cache",
             str(tmp_path / "k"),
             "--local",

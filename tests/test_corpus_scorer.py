@@ -1,4 +1,4 @@
-"""The corpus scorer's definitions (``dsh_sidecar.replay``) on hand-made data: pooling,
+"""The corpus scorer's definitions (``dsh_sidecar.evaluation``) on hand-made data: pooling,
 per-intent figures, the ledger summary and the trajectory figures with their baselines.
 No server here; the replays of the corpus itself are in ``test_corpus_scores.py``."""
 
@@ -8,11 +8,10 @@ import json
 import random
 from pathlib import Path
 
-from dsh_sidecar.replay import (
+from dsh_sidecar.evaluation import (
     CorpusRepo,
     IntentRun,
     Trajectory,
-    _mentions,
     format_intent_report,
     intent_figures,
     intent_report,
@@ -22,6 +21,7 @@ from dsh_sidecar.replay import (
     trajectory_figures,
     trajectory_summary,
 )
+from dsh_sidecar.evaluation.trajectories import _mentions
 from support.replay import line, note  # the fixture scorer test's note/line builders
 
 

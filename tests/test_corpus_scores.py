@@ -1,7 +1,7 @@
 """Today's suggester on the evaluation corpus, pinned exactly: every repository of
-``bench/corpus/intents/`` materialized into stub files (paths + symbols + facts) and replayed
+``corpus/intents/`` materialized into stub files (paths + symbols + facts) and replayed
 through a spawned ``dsh-search serve`` over stdio, then a subset of the recorded trajectories of
-``bench/corpus/trajectories/`` on their materialized workspaces. Any change of suggester
+``corpus/trajectories/`` on their materialized workspaces. Any change of suggester
 behaviour shows up here as a number that moved: update the figures (and ``docs/corpus.md``)
 in the same change, and say why.
 
@@ -19,17 +19,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import dsh_sidecar.replay
+import dsh_sidecar.evaluation.trace
 import pytest
-from dsh_sidecar.replay import intent_report, read_manifest, read_trajectories, run_intents, run_trajectories
+from dsh_sidecar.evaluation import intent_report, read_manifest, read_trajectories, run_intents, run_trajectories
+from support.sidecar import forked_command
+
+from corpus.materialize import materialize, materialize_trajectory
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "bench" / "corpus"
+CORPUS = ROOT / "corpus"
 TRAJECTORIES = Path(os.environ.get("DSH_CORPUS_TRAJECTORIES", CORPUS / "trajectories"))
-sys.path.insert(0, str(CORPUS))
-
-from materialize import materialize, materialize_trajectory  # noqa: E402
-from support.sidecar import forked_command  # noqa: E402
 
 
 @pytest.fixture
@@ -37,7 +36,7 @@ def forked_replay(monkeypatch):
     """The replays' sidecars forked (support.forkserver: the same ``serve`` over the same stdio,
     without its imports): these figures are the suggester's, not the process start's, and the
     16 sidecars spawned cost 11 s of CPU in imports. ``dsh-search replay`` below spawns."""
-    monkeypatch.setattr(dsh_sidecar.replay, "server_command", forked_command)
+    monkeypatch.setattr(dsh_sidecar.evaluation.trace, "server_command", forked_command)
 
 
 #: One trajectory per repository (the first of each in ``index.jsonl``), to keep this module fast.
@@ -150,7 +149,7 @@ def test_trajectory_figures_on_materialized_workspaces(tmp_path, forked_replay):
         return dest
 
     rep = run_trajectories(trajs, workspace)
-    keys = ("repos", "tune", "heldout", "pooled", "ledger")  # tune / heldout: dsh_sidecar.replay.TRAJECTORY_HELDOUT
+    keys = ("repos", "tune", "heldout", "pooled", "ledger")  # tune / heldout: dsh_sidecar.evaluation.TRAJECTORY_HELDOUT
     assert {k: rep[k] for k in keys} == TRAJECTORY_FIGURES
 
 

@@ -1,4 +1,4 @@
-"""The trajectory corpus (bench/corpus/trajectories): the mapping rules of convert.py on exact
+"""The trajectory corpus (corpus/trajectories): the mapping rules of convert.py on exact
 commands, and the committed data's format and internal consistency (issue 11, item 2)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent / "bench" / "corpus" / "trajectories"
+ROOT = Path(__file__).resolve().parent.parent / "corpus" / "trajectories"
 _spec = importlib.util.spec_from_file_location("traj_convert", ROOT / "convert.py")
 convert = importlib.util.module_from_spec(_spec)
 sys.modules["traj_convert"] = convert

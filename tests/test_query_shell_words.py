@@ -203,13 +203,13 @@ def test_split_heredocs_takes_each_body_out_and_keeps_a_valid_line(line: str, ke
 
 
 def test_every_recorded_agent_line_is_within_the_shell_bounds() -> None:
-    """The shell lines of the recorded agent runs (bench/corpus/trajectories: the bounds'
+    """The shell lines of the recorded agent runs (corpus/trajectories: the bounds'
     justification), cut as parse_call cuts them, all reach bashlex whole."""
     import json
     from pathlib import Path
 
     lines = []
-    for trace in sorted((Path(__file__).parents[1] / "bench" / "corpus" / "trajectories").glob("*__*.jsonl")):
+    for trace in sorted((Path(__file__).parents[1] / "corpus" / "trajectories").glob("*__*.jsonl")):
         for row in trace.read_text().splitlines():
             command = json.loads(row)["params"]["tool"]["input"].get("command")
             if isinstance(command, str):

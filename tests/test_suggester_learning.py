@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-import dsh_sidecar.replay
+import dsh_sidecar.evaluation.trace
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
@@ -261,8 +260,7 @@ def test_section_lists_graph_proven_paths_first(workspace, dsh_home):
 
 
 def test_second_replay_pass_keeps_precision_and_recall_and_ranks_better(workspace, dsh_home):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    from suggester_learning import two_passes
+    from bench.suggester_learning import two_passes
 
     cold, learned = two_passes(workspace, dsh_home, episodes=8)
     assert learned.precision >= cold.precision == 1.0
@@ -275,9 +273,8 @@ def test_second_replay_pass_keeps_precision_and_recall_and_ranks_better(workspac
 def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home, monkeypatch):
     # the two sidecars forked (support.forkserver): what is tested is what the first one learned
     # and flushed at its exit, which the second reads, not how they start
-    monkeypatch.setattr(dsh_sidecar.replay, "server_command", forked_command)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    from suggester_learning import shopcart_two_passes
+    monkeypatch.setattr(dsh_sidecar.evaluation.trace, "server_command", forked_command)
+    from bench.suggester_learning import shopcart_two_passes
 
     first, second = shopcart_two_passes(dsh_home)
     assert second.precision >= first.precision

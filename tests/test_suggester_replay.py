@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.replay import TraceError, percentile, read_trace, replay, score
+from dsh_sidecar.evaluation import TraceError, percentile, read_trace, replay, score
 from support.replay import line, note
 
 DATA = Path(__file__).parent / "data"

@@ -3,7 +3,7 @@ the expected intent and targets (the scorer tests)."""
 
 from __future__ import annotations
 
-from dsh_sidecar.replay import TraceLine
+from dsh_sidecar.evaluation import TraceLine
 
 
 def note(intent, *targets):

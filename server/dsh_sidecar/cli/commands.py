@@ -511,7 +511,7 @@ def replay(
         Path | None, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")
     ] = None,
     corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Score the evaluation corpus (e.g. bench/corpus) instead of TRACE.")
+        Path | None, typer.Option("--corpus", help="Score the evaluation corpus (e.g. corpus) instead of TRACE.")
     ] = None,
     cache: Annotated[
         Path | None, typer.Option("--cache", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts.")
@@ -532,7 +532,7 @@ def replay(
 
 
 def _replay_corpus(out: Output, corpus: Path, cache: Path | None) -> None:
-    from dsh_sidecar.replay import format_corpus, run_corpus
+    from dsh_sidecar.evaluation import format_corpus, run_corpus
 
     if cache is None or not cache.is_dir():
         raise usage_error("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts", flag="--cache")
@@ -545,7 +545,7 @@ def _replay_corpus(out: Output, corpus: Path, cache: Path | None) -> None:
 
 
 def _replay(out: Output, trace_path: Path | None, workspace: Path | None) -> None:
-    from dsh_sidecar.replay import TraceError, latency_line, read_trace, replay
+    from dsh_sidecar.evaluation import TraceError, latency_line, read_trace, replay
 
     if trace_path is None or workspace is None:
         raise usage_error("replay needs TRACE --workspace DIR, or --corpus DIR --cache DIR")

@@ -495,7 +495,7 @@ def language_of(path: str) -> str | None:
 #: outside here-document bodies) a
 #: line may have to be parsed by bashlex. Its parse grows faster than them (4 KB of ``a|a|…``
 #: took 82 ms, 2,000 plain words 35 ms, 400 tokens of ``ab;ab;…`` 12 ms); the 1,384 lines of the
-#: 48 recorded agent runs (bench/corpus/trajectories) have at most 212 (median 9). A line past
+#: 48 recorded agent runs (corpus/trajectories) have at most 212 (median 9). A line past
 #: the bound is read up to its bound-th token (:func:`_shell_head`).
 MAX_SHELL_TOKENS: Final = 250
 #: Deepest nesting of ``(``/``{`` (``$(…)``, ``<(…)``, subshells, ``${…}``) bashlex may parse:
@@ -1206,7 +1206,7 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
 #: ``content``, the Anthropic text editor tool's ``create`` ``file_text``, ``contents``).
 SCRIPT_CONTENT_KEYS: Final = ("content", "file_text", "contents")
 #: Longest script read, characters: of the 187 ``.py`` files written in the 48 recorded agent
-#: runs (bench/corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
+#: runs (corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
 #: only the largest longer than this. A longer text is a module, not a script.
 MAX_SCRIPT_CHARS: Final = 4096
 #: Most atoms (``\w+`` runs and single other non-space characters: names, numbers, operators,

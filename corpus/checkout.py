@@ -17,8 +17,8 @@ nothing of the repository's own configuration runs (no hooks, no fsmonitor, no f
 git command runs with ``GIT_CONFIG_NOSYSTEM=1``, an empty global config, no prompts and
 ``-c core.fsmonitor=false -c core.hooksPath=/dev/null``.
 
-    python bench/corpus/checkout.py --cache DIR [--local '/mirrors/{owner}+{name}/repo'] \
-        [--manifest bench/corpus/intents/manifest.yaml] [--trajectories bench/corpus/trajectories/index.jsonl] \
+    python corpus/checkout.py --cache DIR [--local '/mirrors/{owner}+{name}/repo'] \
+        [--manifest corpus/intents/manifest.yaml] [--trajectories corpus/trajectories/index.jsonl] \
         [owner/name@commit ...]
 
 Without explicit ``owner/name@commit`` arguments it checks out every repository of the

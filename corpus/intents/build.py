@@ -1,7 +1,7 @@
 """Build the data of one corpus repository from its checkout (authoring tool, not run by CI).
 
-    python bench/corpus/intents/build.py extract DIR --cache CACHE
-    python bench/corpus/intents/build.py trace DIR --cache CACHE [--git-dir GIT_DIR]
+    python corpus/intents/build.py extract DIR --cache CACHE
+    python corpus/intents/build.py trace DIR --cache CACHE [--git-dir GIT_DIR]
 
 ``extract`` writes ``paths.txt`` (every tracked regular file, sorted) and ``symbols.tsv``
 (``name<TAB>kind<TAB>path<TAB>line``: definitions found by Universal Ctags in the source
@@ -100,7 +100,7 @@ def checkout_of(name: str, cache: Path) -> tuple[dict[str, Any], Path]:
     row = manifest()[name]
     tree = tree_path(cache, row["repo"], row["commit"])
     if not tree.is_dir():
-        raise SystemExit(f"no checkout {tree}: run bench/corpus/checkout.py --cache {cache}")
+        raise SystemExit(f"no checkout {tree}: run corpus/checkout.py --cache {cache}")
     return row, tree
 
 

@@ -9,8 +9,8 @@ and key names, versions), the version assignments (``__version__ = "x"``, ``VERS
 bare ``VERSION`` file) and the changelog headings, each at its recorded line. Other text files
 get a one-line title; everything else stays empty.
 
-    python bench/corpus/materialize.py DATA_DIR DEST          # e.g. bench/corpus/intents/httpx /tmp/httpx
-    python bench/corpus/materialize.py --trajectory ID DEST    # a trajectory's repo@commit from
+    python corpus/materialize.py DATA_DIR DEST          # e.g. corpus/intents/httpx /tmp/httpx
+    python corpus/materialize.py --trajectory ID DEST    # a trajectory's repo@commit from
                                                                # trajectories/paths/ and symbols/
 
 A trajectory workspace comes from ``trajectories/paths/<owner>__<name>@<commit>.txt`` and

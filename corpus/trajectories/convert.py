@@ -27,7 +27,7 @@ The mapping rules (one agent action → one tool call; which tool; which class; 
 opening a file, the first edit and a listed gold path) are in ``README.md`` next to this file and
 implemented below. The output is deterministic: same inputs → same bytes.
 
-    python bench/corpus/trajectories/convert.py --source /mirror/gruckion+mini-swe-agent/repo \
+    python corpus/trajectories/convert.py --source /mirror/gruckion+mini-swe-agent/repo \
         --dataset /mirror/lukacf+mcp-the-force-swebench/repo --upstream '/mirror/{owner}+{name}/repo'
 
 Exit code 0 on success; 1 with a message on stderr when an input is missing or inconsistent

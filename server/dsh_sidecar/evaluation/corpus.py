@@ -1,0 +1,163 @@
+"""The labelled-call corpus (``corpus/intents/``): its manifest, the per-repository replays and
+the intent report; :func:`run_corpus` runs both figure sets on real checkouts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dsh_sidecar.evaluation.trace import (
+    GRAPH_WAIT_S,
+    Score,
+    figures,
+    format_ledger,
+    intent_figures,
+    ledger_summary,
+    pooled,
+    read_trace,
+    replay,
+)
+from dsh_sidecar.evaluation.trajectories import format_trajectory_report, read_trajectories, run_trajectories
+
+# ---------------------------------------------------------------------------- the corpus
+
+
+@dataclass(frozen=True)
+class CorpusRepo:
+    """One repository of the intent corpus (a row of ``intents/manifest.yaml``)."""
+
+    repo: str
+    commit: str
+    dir: str
+    ecosystem: str
+    split: str
+    data: Path
+
+
+def checkout_dir(cache: Path, repo: str, commit: str) -> Path:
+    """``<cache>/<owner>__<name>@<commit>``: the corpus cache layout (``corpus/checkout.py``)."""
+    owner, _, name = repo.partition("/")
+    return cache / f"{owner}__{name}@{commit}"
+
+
+def read_manifest(corpus: Path) -> list[CorpusRepo]:
+    """The repositories of ``<corpus>/intents/manifest.yaml``. Raises ``OSError``/``ValueError``."""
+    import yaml
+
+    rows = yaml.safe_load((corpus / "intents" / "manifest.yaml").read_text("utf-8"))["repositories"]
+    out = []
+    for r in rows:
+        if r.get("split") not in ("tune", "heldout"):
+            raise ValueError(f"{r.get('repo')}: split must be tune or heldout")
+        out.append(
+            CorpusRepo(r["repo"], r["commit"], r["dir"], r["ecosystem"], r["split"], corpus / "intents" / r["dir"])
+        )
+    return out
+
+
+@dataclass
+class IntentRun:
+    """The replay of one corpus repository."""
+
+    repo: CorpusRepo
+    score: Score
+    notes: list[list[dict[str, Any]]]
+    ledger: dict[str, int]
+
+
+def run_intents(
+    repos: Sequence[CorpusRepo], workspace_of: Callable[[CorpusRepo], Path], graph_wait_s: float = GRAPH_WAIT_S
+) -> list[IntentRun]:
+    """Replay each repository's ``trace.jsonl`` on ``workspace_of(repo)`` (a fresh server and
+    ``$DSH_HOME`` each). Raises ``RuntimeError`` (server), ``TraceError``, ``OSError``."""
+    runs = []
+    for r in repos:
+        trace = read_trace((r.data / "trace.jsonl").read_text("utf-8").splitlines())
+        ws = workspace_of(r)
+        if not ws.is_dir():
+            raise OSError(f"no workspace {ws} for {r.repo}@{r.commit[:12]}")
+        s, notes, logs = replay(trace, ws, graph_wait_s=graph_wait_s)
+        runs.append(IntentRun(r, s, notes, ledger_summary(logs)))
+    return runs
+
+
+def intent_report(runs: Sequence[IntentRun]) -> dict[str, Any]:
+    """Figures per repository, per split, pooled and per intent (pooled), plus the ledger."""
+    ledger: Counter[str] = Counter()
+    for run in runs:
+        ledger.update(run.ledger)
+    tune = pooled(r.score for r in runs if r.repo.split == "tune")
+    held = pooled(r.score for r in runs if r.repo.split == "heldout")
+    allp = pooled(r.score for r in runs)
+    return {
+        "repos": {r.repo.dir: {"repo": r.repo.repo, "split": r.repo.split, **figures(r.score)} for r in runs},
+        "tune": figures(tune),
+        "heldout": figures(held),
+        "pooled": figures(allp),
+        "intents": intent_figures(allp),
+        "ledger": dict(sorted(ledger.items())),
+    }
+
+
+def format_intent_report(rep: dict[str, Any]) -> str:
+    """The intent figures as a fixed-width text table."""
+    head = f"{'repository':28} {'split':8} {'calls':>5} {'notes':>5} {'precision':>9} {'recall':>6} {'first-note':>10}"
+    rows = [head]
+
+    def row(name: str, split: str, f: dict[str, Any]) -> str:
+        return (
+            f"{name:28} {split:8} {f['calls']:>5} {f['notes']:>5} {f['precision']:>9.2f} {f['recall']:>6.2f} "
+            f"{f['first_note']:>10.2f}"
+        )
+
+    for f in rep["repos"].values():
+        rows.append(row(f["repo"], f["split"], f))
+    rows += [row("pooled tune", "", rep["tune"]), row("pooled heldout", "", rep["heldout"])]
+    rows.append(row("pooled all", "", rep["pooled"]))
+    rows.append("")
+    rows.append(f"{'intent':12} {'notes':>5} {'precision':>9} {'expected':>8} {'recall':>6}")
+    for intent, f in rep["intents"].items():
+        rows.append(f"{intent:12} {f['notes']:>5} {f['precision']:>9.2f} {f['expected']:>8} {f['recall']:>6.2f}")
+    rows.append("")
+    rows.append(format_ledger(rep["ledger"]))
+    return "\n".join(rows)
+
+
+def run_corpus(
+    corpus: Path,
+    cache: Path,
+    *,
+    intents: bool = True,
+    trajectories: bool = True,
+    only: Iterable[str] | None = None,
+    graph_wait_s: float = GRAPH_WAIT_S,
+) -> dict[str, Any]:
+    """Both figure sets on the real checkouts in ``cache`` (``<owner>__<name>@<commit>/``,
+    made by ``corpus/checkout.py``; nothing is fetched here). ``only``: repository dirs
+    / owner/name / trajectory ids to keep. Raises ``OSError`` naming a missing checkout."""
+    keep = set(only) if only is not None else None
+    out: dict[str, Any] = {"cache": str(cache)}
+    if intents:
+        repos = [r for r in read_manifest(corpus) if keep is None or r.dir in keep or r.repo in keep]
+        runs = run_intents(repos, lambda r: checkout_dir(cache, r.repo, r.commit), graph_wait_s)
+        out["intents"] = intent_report(runs)
+    tdir = corpus / "trajectories"
+    if trajectories and (tdir / "index.jsonl").is_file():
+        trajs = [t for t in read_trajectories(tdir) if keep is None or t.id in keep or t.row["repo"] in keep]
+        out["trajectories"] = run_trajectories(
+            trajs, lambda t: checkout_dir(cache, t.row["repo"], t.row["commit"]), graph_wait_s
+        )
+    return out
+
+
+def format_corpus(rep: dict[str, Any]) -> str:
+    """:func:`format_intent_report` then :func:`format_trajectory_report` (those present)."""
+    parts = []
+    if "intents" in rep:
+        parts.append("intents (labelled calls on real repositories)\n" + format_intent_report(rep["intents"]))
+    if "trajectories" in rep:
+        parts.append("trajectories (recorded agent runs)\n" + format_trajectory_report(rep["trajectories"]))
+    return "\n\n".join(parts)
