@@ -6,14 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace.content import (
-    ContentIndexer,
-    docs_pages,
-    docs_roots,
-    facts_of,
-    fts5_available,
-    path_words,
-)
+from dsh_sidecar.workspace.content import ContentIndexer
+from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, path_words
+from dsh_sidecar.workspace.fts import fts5_available
 
 pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
 
