@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
 from dsh_sidecar.workspace.content import ContentIndexer
-from dsh_sidecar.workspace.fts import fts5_available  # noqa: E402
 from dsh_sidecar.workspace.files import list_files  # noqa: E402
+from dsh_sidecar.workspace.fts import fts5_available  # noqa: E402
 from workspace import synthetic  # noqa: E402
 
 GOAL_CPU_S = 10.0

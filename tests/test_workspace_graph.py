@@ -447,7 +447,7 @@ def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> Non
 
 
 def test_builder_many_changes_rebuild_in_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dsh_sidecar.workspace.graph.MAX_INLINE_REFRESH", 2)
+    monkeypatch.setattr("dsh_sidecar.workspace.builder.MAX_INLINE_REFRESH", 2)
     write(tmp_path, {"a.py": "def alpha():\n    pass\n"})
     b = GraphBuilder(tmp_path)
     b.start()
