@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig
+from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig, gitguard
 
 #: Largest git config (or ``.git`` pointer) file read, bytes; a bigger one is not read.
 MAX_CONFIG_BYTES: Final = 256 * 1024
@@ -126,7 +126,7 @@ def _git_root_commits(root: Path) -> list[str]:
 
 def root_commit_identity(root: Path) -> str | None:
     """``root:<sha>`` (the smallest root commit of ``HEAD``), or ``None``."""
-    if not gitcmd.is_checkout(root):
+    if not gitguard.is_checkout(root):
         return None
     roots = _git_root_commits(root)
     return f"root:{min(roots)}" if roots else None
