@@ -8,7 +8,7 @@
   stderr is a terminal and not ``--quiet``).
 * **Errors** are :class:`CliError`: the same ``{code, message, data?}`` a JSON-RPC error reply
   carries (codes from :class:`dsh_protocol.errors.ErrorCode`), plus the process exit code
-  (:data:`EXIT_OK`, :data:`EXIT_FAILED`, :data:`EXIT_USAGE`). With ``--json`` the error is
+  (``cli/exits.py``). With ``--json`` the error is
   printed to stdout as ``{"error": {code, message, data?}}``; without, as one line
   ``dsh-search: <message>`` on stderr.
 
@@ -26,23 +26,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Final
+from typing import IO, Any
 
 from dsh_protocol.errors import ErrorCode
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from dsh_sidecar.cli.exits import EXIT_USAGE
+from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.escape import FORMAT_CHARS
-
-#: Exit codes (documented in ``dsh-search --help`` and the README): success.
-EXIT_OK: Final = 0
-#: A search failed (every provider of the chain), a replay failed, or a doctor check failed.
-EXIT_FAILED: Final = 1
-#: Bad arguments, a bad ``--config`` file, a workspace that is not a folder.
-EXIT_USAGE: Final = 2
-#: stdout was closed by the reader (``dsh-search query … | head -1``): 128 + SIGPIPE, what the
-#: shell reports for a program that the signal ended.
-EXIT_CLOSED_PIPE: Final = 141
 
 #: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
 #: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
@@ -191,3 +183,8 @@ def reporter(bar: Progress | None):
             bar.update(bar.tasks[0].id, completed=done, total=total or None)
 
     return update
+
+
+def config_error(exc: ConfigError) -> CliError:
+    """A :class:`ConfigError` as a usage error naming the key (``data.key``)."""
+    return usage_error(f"invalid config: {exc}", key=exc.key)
