@@ -51,6 +51,7 @@ from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
 from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace.identity import fleet_identity
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,10 @@ class Sidecar:
             self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
-            suggester.knowledge.share(self.shared, suggester.identity)
+            # a path is no identity a fleet can share: a history-less repository gets this
+            # machine's own id (workspace/identity.py, fleet_identity), minted off the request path
+            root, home, identity = self.workspace, self.home, suggester.identity
+            suggester.knowledge.share(self.shared, lambda: fleet_identity(identity, root, home))
         if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
