@@ -423,7 +423,7 @@ class Sidecar:
                 {  # the model reads this whole: a name with a control or separator is shown escaped
                     "path": for_model(t.path),
                     "display": display_name(t.path),
-                    "reason": shown(t.reason, reasons is not None and reasons.fullmatch(escape_controls(t.reason))),
+                    "reason": shown(t.reason, bool(reasons and reasons.fullmatch(escape_controls(t.reason)))),
                 }
                 for t in targets
             ],

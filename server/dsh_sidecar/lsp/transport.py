@@ -29,7 +29,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import stat
 import sys
 import threading

@@ -266,10 +266,14 @@ def evidence_from_fields(fields: dict[str, float], arms: tuple[str, ...], discou
 
 def counts_from_fields(fields: dict[str, float], arms: tuple[str, ...]) -> dict[str, dict[str, float]]:
     """``{arm: {"updates": n, "reward": Σr}}`` from a counts row's fields."""
+
     def bounded(value: float) -> float:
         return min(max(float(value), 0.0), float(MAX_UPDATES)) if math.isfinite(value) else 0.0
 
     return {
-        arm: {"updates": bounded(fields.get(f"{arm}:updates", 0.0)), "reward": bounded(fields.get(f"{arm}:reward", 0.0))}
+        arm: {
+            "updates": bounded(fields.get(f"{arm}:updates", 0.0)),
+            "reward": bounded(fields.get(f"{arm}:reward", 0.0)),
+        }
         for arm in arms
     }

@@ -74,7 +74,11 @@ STORE_ERRORS: Final = (redis.ConnectionError, redis.TimeoutError, OSError)
 #: What a store that answers but refuses every write raises: full (``maxmemory`` with
 #: ``noeviction``), a read-only replica (a failover), no permission, persistence failing
 #: (``MISCONF``). Treated as the store being away: writes queue and are re-sent once it takes them.
-REFUSING_ERRORS: Final = (redis.exceptions.ReadOnlyError, redis.exceptions.OutOfMemoryError, redis.exceptions.NoPermissionError)
+REFUSING_ERRORS: Final = (
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.NoPermissionError,
+)
 #: Keys per ``SCAN`` step and per ``UNLINK`` of :meth:`RedisState.reset_bandit`.
 RESET_BATCH: Final = 500
 #: Longest cooldown value read (a failure class), bytes: a bigger value is read only this far.
@@ -141,7 +145,9 @@ return 1
 # KEYS[1] window zset. ARGV: limit, window µs, member. Returns 0 (slot taken) or µs to wait.
 # Entries stamped later than the window's end (a skewed or hostile writer) are dropped too:
 # they would hold the provider's slots for the whole fleet forever.
-_SLOT = _REPAIR + """
+_SLOT = (
+    _REPAIR
+    + """
 fix(KEYS[1], 'zset', 100000)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -156,11 +162,14 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return math.max(1, math.min(window, tonumber(oldest[2]) + window - now))
 """
+)
 
 # KEYS[1] entry, KEYS[2] index. ARGV: value, ttl s, max entries, max value bytes, entry prefix.
 # First writer wins. An entry of another type or over the bound is replaced; the index only
 # ever deletes keys of the cache's own family (a planted member naming another key is dropped).
-_CACHE_PUT = _REPAIR + """
+_CACHE_PUT = (
+    _REPAIR
+    + """
 fix(KEYS[1], 'string', tonumber(ARGV[4]))
 fix(KEYS[2], 'zset', tonumber(ARGV[3]) * 2 + 16)
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
@@ -180,10 +189,13 @@ end
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 return 1
 """
+)
 
 # KEYS[1] op marker, then (counts hash, discounted hash) per row.
 # ARGV: op ttl, kind, arm, value, discount, width, buckets, learned ttl, max fields, arms...
-_BANDIT = _REPAIR + """
+_BANDIT = (
+    _REPAIR
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local kind, arm, x = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local g, width, buckets, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
@@ -226,13 +238,16 @@ for i = 2, #KEYS, 2 do
 end
 return 1
 """
+)
 
 # KEYS: op marker, rows hash, used zset, dismissals zset, version.
 # ARGV: op ttl, learned ttl, max rows, max dismissals, now, row count, max row fields,
 #       then 5 per row (member, followed, ignored, seed, lastUsed), then 2 per dismissal (member, expiresAt).
 # Last uses stamped more than a day ahead and expiries past the longest dismissal are dropped
 # (a planted +inf would otherwise outlive every real entry).
-_KNOWLEDGE = _REPAIR + """
+_KNOWLEDGE = (
+    _REPAIR
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local rows, used, dis, ver = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local ttl, now = tonumber(ARGV[2]), tonumber(ARGV[5])
@@ -278,6 +293,7 @@ local last = redis.call('ZRANGE', dis, -1, -1, 'WITHSCORES')
 if #last > 0 then redis.call('EXPIRE', dis, math.max(ttl, math.ceil(tonumber(last[2]) - now))) end
 return 1
 """
+)
 
 # A bounded read of several keys in one round trip. ARGV: 4 per key: kind (h: hash, z: zset
 # members scoring above the 4th value, s: string), most entries (or bytes, for a string),

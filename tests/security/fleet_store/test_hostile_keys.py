@@ -13,7 +13,6 @@ import math
 import resource
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis

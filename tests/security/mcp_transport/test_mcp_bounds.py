@@ -104,7 +104,8 @@ def test_an_oversized_line_with_a_string_id_or_none(raw) -> None:
 def test_an_oversized_last_line_without_a_newline_ends_cleanly(raw) -> None:
     base = raw.peak_mib()
     raw.send(_call(11, b"x" * (100 << 20)))  # no newline, then EOF
-    grown = raw.peak_mib() - base  # all of it read (the pipe holds 64 KiB); wait4's maxrss would count the fork's parent
+    # all of it read (the pipe holds 64 KiB); wait4's maxrss would count the parent it forked from
+    grown = raw.peak_mib() - base
     raw.proc.stdin.close()
     assert raw.answer() == {"jsonrpc": "2.0", "id": 11, "error": OVERSIZED}
     assert raw.proc.wait(30) == 0
