@@ -108,13 +108,14 @@ class RepoProse:
             if i == 0:
                 for heading in _ABOUT_LINES:
                     m = heading.match(line)
-                    if m and m.group(2) in self.abouts:
-                        lines[0] = m.group(1) + quoted_prose(m.group(2)) + m.group(3)
+                    # the note shows it escaped already, the section raw: compare escaped
+                    if m and escape_controls(m.group(2)) in self.abouts:
+                        lines[0] = m.group(1) + quoted_prose(escape_controls(m.group(2))) + m.group(3)
                         break
-            elif line.startswith("- ") and self.reasons is not None:
+            elif self.reasons is not None:  # an item, or the tail of one a name broke (raw newline)
                 head, sep, reason = line.rpartition(" — ")
-                if sep and self.reasons.fullmatch(reason):
-                    lines[i] = head + sep + quoted_prose(reason)
+                if sep and self.reasons.fullmatch(escape_controls(reason)):
+                    lines[i] = head + sep + quoted_prose(escape_controls(reason))
         return "\n".join(lines)
 
 

@@ -125,6 +125,9 @@ def check_note(note: dict[str, Any]) -> None:
 
 def check_section(text: str) -> None:
     harmless(text, rendered=True)
+    lines = text.split("\n")
+    assert lines[0] == f"search-suggester: in this repository, {quoted_prose(escape_controls(ABOUT))} lives here:"
+    assert all(line.endswith(" — " + quoted_prose(escape_controls(REASON))) for line in lines[1:])
 
 
 def check_where(where: dict[str, Any]) -> None:
