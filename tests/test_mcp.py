@@ -147,7 +147,9 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
         "intent": "Version",
         "k": 0.9608,
         "about": "the package version",
-        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+        "targets": [
+            {"path": "src/demo_pkg/__init__.py", "display": "src/demo_pkg/__init__.py", "reason": "defines __version__"}
+        ],
     }
 
 
@@ -173,7 +175,9 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
         "intent": "Version",
         "k": where.structured_content["k"],
         "about": "the package version",
-        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+        "targets": [
+            {"path": "src/demo_pkg/__init__.py", "display": "src/demo_pkg/__init__.py", "reason": "defines __version__"}
+        ],
     }
     assert 0.85 <= where.structured_content["k"] < 1
     assert nothing.structured_content == {"intent": None, "targets": []}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import re
 import sys
 import threading
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_protocol import (
+    AdditionalContext,
     AssembleSectionResult,
     CacheStatus,
     ChainEntry,
@@ -39,6 +41,7 @@ from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
+from dsh_sidecar.escape import display_name, escape_controls, for_model, quoted_prose
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.state.fleet import open_state, state_status
@@ -51,6 +54,7 @@ from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
 from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace.identity import fleet_identity
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,54 @@ WARM_AFTER_GRAPH_S = 60.0
 QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
+
+#: The heading lines of a note and of the sticky section whose ``about`` may be a repository
+#: pack's prose (suggester/notes.py, suggester/core.py ``_render_section``).
+_ABOUT_LINES = (
+    re.compile(r"^(search-suggester: in this repository, look here for )(.+)(:)$"),
+    re.compile(r"^(search-suggester: in this repository, )(.+)( lives here:)$"),
+)
+
+
+class RepoProse:
+    """The prose of the workspace's own pack (``.dsh/pack.yml``: untrusted, like the rest of
+    the workspace): its intents' ``about`` and its candidates' ``reason`` templates, as the
+    suggester shows them (escaped). :meth:`guard` quotes them where a rendered note or section
+    shows them (:func:`~dsh_sidecar.escape.quoted_prose`); built-in and user packs stay as
+    they are (their byte-exact strings)."""
+
+    def __init__(self, packs: list[Any]) -> None:
+        self.abouts: set[str] = set()
+        reasons: set[str] = set()
+        for loaded in packs:
+            if getattr(loaded, "origin", None) != "repo":
+                continue
+            for row in loaded.pack.intents.values():
+                if row.about:
+                    self.abouts.add(escape_controls(row.about))
+                reasons.update(escape_controls(c.reason) for c in row.candidates)
+        # "{name}" becomes the identifier the call named: any text there
+        patterns = [re.escape(r).replace(re.escape("{name}"), ".+?") for r in sorted(reasons)]
+        self.reasons = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def guard(self, text: str) -> str:
+        """``text`` (a rendered note or section) with the pack's prose quoted."""
+        if not self.abouts and self.reasons is None:
+            return text
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if i == 0:
+                for heading in _ABOUT_LINES:
+                    m = heading.match(line)
+                    # the note shows it escaped already, the section raw: compare escaped
+                    if m and escape_controls(m.group(2)) in self.abouts:
+                        lines[0] = m.group(1) + quoted_prose(escape_controls(m.group(2))) + m.group(3)
+                        break
+            elif self.reasons is not None:  # an item, or the tail of one a name broke (raw newline)
+                head, sep, reason = line.rpartition(" — ")
+                if sep and self.reasons.fullmatch(escape_controls(reason)):
+                    lines[i] = head + sep + quoted_prose(escape_controls(reason))
+        return "\n".join(lines)
 
 
 def share_router(router: Router, shared: SharedState | None) -> None:
@@ -88,6 +140,19 @@ def share_router(router: Router, shared: SharedState | None) -> None:
     router.health.share(shared, identities, limits)
     if router.cache is not None:
         router.cache.share(shared)
+
+
+def _source_for_model(source: Any) -> Any:
+    """A search result's texts through :func:`~dsh_sidecar.escape.for_model` (a provider's
+    title or snippet with OSC 52, CSI or RLO in it); the same object when nothing changes."""
+    update = {}
+    for name in ("url", "title", "snippet", "published_at"):
+        value = getattr(source, name)
+        if value is not None:
+            shown = for_model(value)
+            if shown is not value:
+                update[name] = shown
+    return source.model_copy(update=update) if update else source
 
 
 class Sidecar:
@@ -202,7 +267,10 @@ class Sidecar:
             self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
-            suggester.knowledge.share(self.shared, suggester.identity)
+            # a path is no identity a fleet can share: a history-less repository gets this
+            # machine's own id (workspace/identity.py, fleet_identity), minted off the request path
+            root, home, identity = self.workspace, self.home, suggester.identity
+            suggester.knowledge.share(self.shared, lambda: fleet_identity(identity, root, home))
         if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
@@ -251,16 +319,25 @@ class Sidecar:
 
     # ------------------------------------------------------------------ methods
 
-    async def search(self, params: SearchParams) -> SearchResult:
-        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+    async def search(self, params: SearchParams, escaped: bool = True) -> SearchResult:
+        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
+        every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
+        results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
+        output is cleaned by ``cli/output.py``)."""
         out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        if not escaped:
+            sources, content, attempts = out.sources, out.content, out.attempts
+        else:
+            sources = [_source_for_model(s) for s in out.sources]
+            content = for_model(out.content) if out.content is not None else None
+            attempts = [a.model_copy(update={"outcome": for_model(a.outcome)}) for a in out.attempts]
         return SearchResult(
             search_id=out.search_id,
             strategy=out.strategy,  # type: ignore[arg-type]
-            sources=out.sources,
-            content=out.content,
+            sources=sources,
+            content=content,
             truncated=out.truncated,
-            attempts=out.attempts,
+            attempts=attempts,
             duration_ms=out.duration_ms,
             reward=round(out.reward, 6),
         )
@@ -272,10 +349,35 @@ class Sidecar:
         return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
-        """``dsh/postExecute``: at most one note; silence when the suggester is off."""
+        """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note
+        leaves through :meth:`_note_for_model`."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return PostExecuteResult()
-        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        notes = self.suggester.post_execute(params)
+        return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+
+    def _repo_prose(self) -> RepoProse:
+        """The workspace pack's prose of the suggester's current activation (cached per activation)."""
+        active = getattr(self.suggester, "active", None)
+        cached = getattr(self, "_prose", None)
+        if cached is None or cached[0] is not active:
+            cached = (active, RepoProse(list(getattr(active, "packs", None) or [])))
+            self._prose = cached
+        return cached[1]
+
+    def _note_for_model(self, note: AdditionalContext) -> AdditionalContext:
+        """A note as it reaches the model (docs/SECURITY.md, "the model's context"): its text
+        through :func:`~dsh_sidecar.escape.for_model` (a line break only before an item) with
+        the workspace pack's prose quoted, its summary escaped, and beside the exact target
+        paths (``targets``, for a harness that opens them) their display forms
+        (``displayTargets``: escaped, quoted when not plain)."""
+        text = for_model(self._repo_prose().guard(note.text), lines=True)
+        source = note.source
+        display = [display_name(t) for t in source.targets]
+        summary = for_model(source.summary)
+        return AdditionalContext(
+            source=source.model_copy(update={"summary": summary, "display_targets": display}), text=text
+        )
 
     def projection_pending(self) -> bool:
         """Whether the suggester's targets, the graph or the content index are still being
@@ -308,11 +410,24 @@ class Sidecar:
         if hit is None:
             return {"intent": None, "targets": []}
         intent, k, about, targets = hit
-        return {
-            "intent": intent,
+        prose = self._repo_prose()
+
+        def shown(text: str, repo: bool) -> str:
+            return quoted_prose(text) if repo else for_model(text)
+
+        reasons = prose.reasons
+        return {  # the model's context: every text escaped, pack prose quoted, names also quoted
+            "intent": for_model(intent),
             "k": round(k, 4),
-            "about": about,
-            "targets": [{"path": t.path, "reason": t.reason} for t in targets],
+            "about": shown(about, escape_controls(about) in prose.abouts) if about is not None else None,
+            "targets": [
+                {  # the model reads this whole: a name with a control or separator is shown escaped
+                    "path": for_model(t.path),
+                    "display": display_name(t.path),
+                    "reason": shown(t.reason, bool(reasons and reasons.fullmatch(escape_controls(t.reason)))),
+                }
+                for t in targets
+            ],
         }
 
     def dismiss(self, params: DismissParams) -> DismissResult:
@@ -346,6 +461,9 @@ class Sidecar:
         text = self.suggester.section_text(session_id)
         if text is None:
             return AssembleSectionResult(section=None)
+        # added to every prompt: through the same function as the notes (names with U+2028,
+        # bidi or zero-width characters, a line break in a name, the workspace pack's prose)
+        text = for_model(self._repo_prose().guard(text), lines=True)
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:

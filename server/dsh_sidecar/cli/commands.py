@@ -235,7 +235,7 @@ async def _query(
         raise config_error(exc) from None
     try:
         with out.progress(f"Searching ({strategy})…"):
-            result = (await sidecar.search(params)).wire()
+            result = (await sidecar.search(params, escaped=False)).wire()  # data as it came: clean() shows it
     except AllProvidersFailed as exc:
         raise CliError(
             ErrorCode.SEARCH_FAILED,

@@ -34,11 +34,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from dsh_sidecar.cli.exits import EXIT_USAGE
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.escape import FORMAT_CHARS
+from dsh_sidecar.escape import FORMAT_CHARS, TERMINAL_SEQUENCES
 
-#: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
-#: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
-_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
+#: Whole terminal escape sequences, removed with their parameters, not just their ESC: the
+#: same expression :func:`dsh_sidecar.escape.for_model` removes for the model's context.
+_ESCAPES = TERMINAL_SEQUENCES
 #: C0/C1 control characters (BEL, CR, …) and DEL left after that, tabs and newlines apart, and
 #: the Unicode format characters (bidi overrides and isolates, zero-width and tag characters,
 #: :data:`dsh_sidecar.escape.FORMAT_CHARS`), which change what a reader sees.
