@@ -17,11 +17,11 @@ from typing import Any, Final, Literal, get_args
 from pydantic import Field
 
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
+from dsh_sidecar.capped import read_capped
 from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
-from dsh_sidecar.state.files import read_capped
 from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
 
 #: The top-level blocks of the config.

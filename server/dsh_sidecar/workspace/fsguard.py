@@ -44,7 +44,7 @@ import threading
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.state.files import read_capped
+from dsh_sidecar.capped import read_capped
 
 #: Default largest workspace file read, bytes.
 DEFAULT_MAX_BYTES: Final = 2 * 1024 * 1024
