@@ -50,7 +50,8 @@ class ContentIndexer:
     answer from the previous database (a restart) or nothing. ``facts`` is kept in memory
     (replaced, never mutated in place: a reader on another thread iterates a consistent map).
     ``on_ready(indexer, changes)`` follows each sync on the worker thread: ``changes`` is
-    ``None`` after a full sync, else the :data:`FactChanges` of the paths whose row changed.
+    ``None`` after a full sync that changed rows, else the :data:`FactChanges` of the paths
+    whose row changed (``{}`` after a full sync that found every file unchanged).
     """
 
     def __init__(
@@ -68,6 +69,9 @@ class ContentIndexer:
         self.stats: dict[str, Any] = {}
         self.error: str | None = None
         self.builds = 0
+        #: partial syncs (changed paths) done, and their CPU seconds (this worker thread's)
+        self.change_syncs = 0
+        self.change_cpu_s = 0.0
         self._reader: ContentDB | None = None
         self._lock = threading.Lock()
         self._listing: list[str] | None = None
@@ -190,12 +194,17 @@ class ContentIndexer:
             stats["dbBytes"] = 0
         self.error = None
         self.builds += 1
-        if only is None or self._reader is None:
+        if only is None and self._reader is not None and not stats["read"] and not stats["removed"]:
+            self.stats = stats  # a restart on an unchanged tree: the facts loaded at start hold
+            delta: FactChanges | None = {}
+        elif only is None or self._reader is None:
             self.stats = stats
             self._reopen()
-            delta: FactChanges | None = None
+            delta = None
         else:  # a partial sync: the facts follow in O(changes); the reader sees the new rows
             self.stats = {**self.stats, "lastChange": stats}
+            self.change_syncs += 1
+            self.change_cpu_s += stats["cpuS"]
             self._reader.rows_changed()
             self._apply(changes)
             delta = changes

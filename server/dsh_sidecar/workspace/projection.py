@@ -328,6 +328,8 @@ class WorkspaceProjection:
             "changes": {
                 "batches": self.graph_builder.refreshes,
                 "graphCpuMs": round(self.graph_builder.refresh_cpu_s * 1000, 1),
+                "contentSyncs": self.content.change_syncs,
+                "contentCpuMs": round(self.content.change_cpu_s * 1000, 1),
                 "events": self.changes,
                 "targetsCpuMs": round(self.owner_cpu_s * 1000, 1),
                 "pending": not self._targets_idle.is_set(),
