@@ -7,7 +7,6 @@ one method here, and send back ``.wire()`` of the result. The CLI uses the same 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import re
 import sys
@@ -51,10 +50,9 @@ from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
-from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
-from dsh_sidecar.workspace.content import ContentIndexer
-from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace import WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.identity import fleet_identity
+from dsh_sidecar.workspace.projection import WorkspaceProjection
 
 log = logging.getLogger(__name__)
 
@@ -201,28 +199,12 @@ class Sidecar:
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
-        # the workspace graph (symbol index) and the content index are built in the background
-        # once the suggester runs; the suggester prepares its targets on the graph's thread as
-        # soon as the listing exists (initialize never waits for any of it).
-        # gc.freeze() when the graph is ready: the long-lived graph and pack indexes leave the
-        # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
-        # tens of ms on a big tree
-        self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
-        # freezes the heap in steps while the projection is built, from every build start
-        # (workspace/heap.py: a full collection over a big build's heap stops the event loop
-        # for hundreds of ms)
-        self.heap = HeapFreezer(self._building)
-        self.graph = GraphBuilder(
-            workspace,
-            on_ready=lambda graph: gc.freeze(),
-            cache_dir=self.home / "workspace",
-            on_files=self._graph_listed,
-            on_change=self._graph_changed,
-            on_start=self.heap.start,
-        )
+        # the background index and its readiness (workspace/projection.py): the graph, the
+        # content index and the heap freezer; it prepares the suggester's targets as they change
+        self.projection = WorkspaceProjection(workspace, self.home / "workspace", lambda: self.suggester)
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
-            self.graph.start()
+            self.projection.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
             self._search_warm.start()
@@ -234,7 +216,7 @@ class Sidecar:
             except Exception:  # the first shell line meets (and falls back from) the same failure
                 log.debug("importing the shell parser failed", exc_info=True)
         deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.graph.building and time.monotonic() < deadline:  # the suggester's build first
+        while self.projection.graph_builder.building and time.monotonic() < deadline:  # the suggester's build first
             if self._closing.wait(0.1):
                 return
         if self._closing.is_set():
@@ -252,63 +234,39 @@ class Sidecar:
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
 
-    def _building(self) -> bool:
-        # the targets are prepared on these two threads (on_files, the content's on_ready)
-        return self.graph.building or self.content.building
-
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
 
     def _graph(self) -> WorkspaceGraph | None:
-        return self.graph.graph
+        return self.projection.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
         suggester = Suggester(
-            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
+            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.projection.content
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this
             # machine's own id (workspace/identity.py, fleet_identity), minted off the request path
             root, home, identity = self.workspace, self.home, suggester.identity
             suggester.knowledge.share(self.shared, lambda: fleet_identity(identity, root, home))
-        if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
+        if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
 
-    def _graph_listed(self, graph: WorkspaceGraph) -> None:
-        """The graph's listing exists (builder thread): index contents, prepare the targets."""
-        self.content.start(graph.files)
-        self.suggester.prepare(graph)
-
-    def _graph_changed(self, graph: WorkspaceGraph, changed: list[str]) -> None:
-        """Files changed and the graph applied them (worker thread): follow in the content
-        index and the suggester's targets."""
-        rel = [r for r in (graph.relative(c) for c in changed) if r]
-        self.content.refresh(rel, graph.files)
-        self.suggester.files_changed(rel)
-
-    def _content_ready(self, content: ContentIndexer) -> None:
-        """A content sync finished (its thread): its facts change targets; prepare again."""
-        self.suggester.prepare()  # serialised with the graph thread's own (Suggester.prepare)
-
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
-        if self.graph.graph is None and not self.graph.building:
-            self.graph.start()
-        t0 = time.monotonic()
-        done = self.graph.wait(timeout_s)
-        return done and self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
+        return self.projection.wait_for_graph(timeout_s)
 
     def report_graph_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Send the graph builds' ``progress(done, total)`` (large workspaces only; called from
         the builder's thread) to ``progress``; a running build is replayed to it."""
-        self.graph.set_progress(progress)
+        self.projection.report_progress(progress)
 
     def files_changed(self, paths: list[str] | None) -> None:
         """``workspace/didChangeWatchedFiles``: queue the graph refresh of those paths (``None``:
         rebuild); the graph, content index and suggester targets follow in the background, so
         no call ever waits for a re-index."""
-        self.graph.refresh(paths)
+        self.projection.files_changed(paths)
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
@@ -382,7 +340,7 @@ class Sidecar:
     def projection_pending(self) -> bool:
         """Whether the suggester's targets, the graph or the content index are still being
         built (a call that answers from all of them waits: :meth:`wait_for_graph`)."""
-        return not self.suggester.ready or self.graph.building or self.content.building
+        return self.projection.pending()
 
     def section_pending(self) -> bool:
         """Whether :meth:`assemble_section` would wait for the projection (the suggester on, the
@@ -487,8 +445,8 @@ class Sidecar:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
         while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
-        if self.config.suggester.refresh_on_boot and self.graph.graph is not None:
-            self.graph.start()
+        if self.config.suggester.refresh_on_boot and self.projection.graph is not None:
+            self.projection.start()
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
@@ -530,24 +488,9 @@ class Sidecar:
             self.suggester = self._make_suggester(new.suggester)
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
-        if self._suggesting(new.suggester) and self.graph.graph is None and not self.graph.building:
-            self.graph.start()
+        if self._suggesting(new.suggester):
+            self.projection.start_if_idle()
         self.config = new
-
-    def _graph_status(self) -> dict[str, Any]:
-        graph = self.graph.graph
-        return {
-            "building": self.graph.building,
-            # ready = the whole projection: symbols, content index (when FTS5 exists), targets
-            "ready": graph is not None
-            and graph.symbols is not None
-            and not self.graph.building
-            and not self.content.building
-            and self.suggester.ready,
-            "content": self.content.status(),
-            "error": self.graph.error,
-            **(graph.status() if graph is not None else {}),
-        }
 
     def status(self) -> StatusResult:
         """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
@@ -565,7 +508,7 @@ class Sidecar:
                 cache=CacheStatus.model_validate(cache) if (cache := self.router.cache_status()) is not None else None,
             ),
             bandit=self.bandit.status(),
-            suggester={**self.suggester.status(), "graph": self._graph_status()},
+            suggester={**self.suggester.status(), "graph": self.projection.status()},
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
 
@@ -587,9 +530,7 @@ class Sidecar:
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
-        self.graph.cancel()
-        self.heap.stop()
-        self.content.close()
+        self.projection.close()
         self.bandit.close()
         await self.router.aclose()
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
@@ -600,9 +541,7 @@ class Sidecar:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search
         path's preparation to stop."""
         t0 = time.monotonic()
-        if self.graph.building:  # (a graph never started has nothing to wait for)
-            self.graph.wait(timeout_s)
-        self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
+        self.projection.quiesce(timeout_s)
         warm = self._search_warm
         if warm is not None:
             warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, Progress, WorkspaceGraph
+from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, GraphDelta, Progress, WorkspaceGraph
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 
 #: Most changed paths a refresh re-reads on the caller's thread; more start a background rebuild.
 MAX_INLINE_REFRESH: Final = 200
+#: Seconds the refresh thread waits before taking the queued paths: a burst of
+#: ``didChangeWatchedFiles`` notifications (an editor saving several files, a formatter, a
+#: checkout in pieces) is applied as one batch, one refresh of the content index and the targets.
+COALESCE_S: Final = 0.05
 
 
 class GraphBuilder:
@@ -49,7 +53,7 @@ class GraphBuilder:
         progress_min_files: int = LARGE_REPO_FILES,
         cache_dir: Path | None = None,
         on_files: Callable[[WorkspaceGraph], None] | None = None,
-        on_change: Callable[[WorkspaceGraph, list[str]], None] | None = None,
+        on_change: Callable[[WorkspaceGraph, GraphDelta], None] | None = None,
         on_start: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
@@ -76,6 +80,9 @@ class GraphBuilder:
         self._done = threading.Event()
         self._generation = 0
         self._last: tuple[int, int] | None = None
+        #: batches of changed paths applied, and the CPU seconds they took (this thread's)
+        self.refreshes = 0
+        self.refresh_cpu_s = 0.0
 
     @property
     def building(self) -> bool:
@@ -138,8 +145,9 @@ class GraphBuilder:
     def refresh(self, changed: list[str] | None) -> None:
         """Apply file changes in a worker thread, never on the caller's (``None``, or more
         than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
-        Changes arriving while a build runs are applied when it finishes; ``on_change(graph,
-        changed)`` is called (worker thread) after each applied batch."""
+        Changes arriving while a build runs are applied when it finishes; notifications that
+        arrive within :data:`COALESCE_S` of each other (or while a batch is applied) make one
+        batch; ``on_change(graph, delta)`` is called (worker thread) after each applied batch."""
         if changed is None or len(changed) > MAX_INLINE_REFRESH:
             self.start()
             return
@@ -156,19 +164,30 @@ class GraphBuilder:
     def _apply_pending(self) -> None:
         try:
             while True:
+                time.sleep(COALESCE_S)  # the rest of a burst joins this batch
                 with self._lock:
                     pending, self._pending = self._pending, []
                     graph = self.graph
                 if not pending or graph is None:
                     return
-                try:
-                    graph.refresh(pending)
-                    if self.on_change is not None:
-                        self.on_change(graph, pending)
-                except Exception as exc:  # a refresh failure keeps the previous graph
-                    log.warning("workspace graph refresh failed: %s", exc)
+                self._apply(graph, pending)
         finally:
             self._refresh_idle.set()
+
+    def _apply(self, graph: WorkspaceGraph, pending: list[str]) -> None:
+        t0 = time.thread_time()
+        try:
+            delta = graph.apply(pending)
+        except Exception as exc:  # a refresh failure keeps the previous graph
+            log.warning("workspace graph refresh failed: %s", exc)
+            return
+        self.refreshes += 1
+        self.refresh_cpu_s += time.thread_time() - t0
+        if self.on_change is not None and delta.paths:
+            try:
+                self.on_change(graph, delta)
+            except Exception as exc:  # a listener failure must not stop the refreshes
+                log.warning("workspace graph listener failed: %s", exc)
 
     # -------------------------------------------------------------- live lookups (hot path)
     # The suggester may hold the builder itself: each lookup reads the graph current at the
@@ -269,9 +288,7 @@ class GraphBuilder:
                 pending, self._pending = self._pending, []
                 self.graph = graph
             if pending:
-                graph.refresh(pending)
-                if self.on_change is not None:
-                    self.on_change(graph, pending)
+                self._apply(graph, pending)
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)

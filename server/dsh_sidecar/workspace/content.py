@@ -4,12 +4,13 @@ the file facts (:mod:`~dsh_sidecar.workspace.facts`) in memory.
 
 **Building**: :class:`ContentIndexer` syncs the database on its own worker thread from the
 listing the workspace graph already made (the workspace is listed once; no process is started:
-only ``gitcmd`` does that): no request ever waits for it, and every :data:`YIELD_EVERY` files it
-hands the GIL to a waiting request (SQLite itself runs without the GIL). The database (WAL
-mode) lives under ``$DSH_HOME/workspace/``; a file whose mtime and size match its row is not
-read again, so a restart or a ``didChangeWatchedFiles`` batch only re-reads what changed. A
-changed file gets a new row and its old row is marked dead; past :data:`DEAD_RATIO` dead rows
-the database is rebuilt.
+only ``gitcmd`` does that): no request ever waits for it; each file's stat and read release the
+GIL, and SQLite runs without it. The database (WAL mode) lives under ``$DSH_HOME/workspace/``; a
+file whose mtime and size match its row is not read again, so a restart only re-reads what
+changed. A ``didChangeWatchedFiles`` batch of k paths reads k rows and k files and updates the
+facts in memory in O(k) (no full-table load, no re-read of every fact). A changed file gets a new
+row and its old row is marked dead; past :data:`DEAD_RATIO` dead rows the database is rebuilt
+at the next full sync.
 
 Without FTS5 in the Python build (:func:`fts5_available`), nothing is built, the facts are
 computed from names only, and ``status()`` says so.
@@ -17,11 +18,12 @@ computed from names only, and ``status()`` says so.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,8 +33,9 @@ log = logging.getLogger(__name__)
 
 #: Share of dead rows past which the database is rebuilt from scratch.
 DEAD_RATIO: Final = 0.3
-#: Files between two GIL hand-overs of the indexing thread to the request thread.
-YIELD_EVERY: Final = 8
+
+#: ``{path: its facts now, or None when it left the index}`` of one partial sync.
+FactChanges = Mapping[str, frozenset[str] | None]
 
 
 # ---------------------------------------------------------------------------- the indexer
@@ -44,11 +47,18 @@ class ContentIndexer:
 
     :meth:`start` (a full sync from a listing) and :meth:`refresh` (changed paths) queue work;
     one sync runs at a time, later requests coalesce. Lookups before the first sync finishes
-    answer from the previous database (a restart) or nothing. ``facts`` is kept in memory.
+    answer from the previous database (a restart) or nothing. ``facts`` is kept in memory
+    (replaced, never mutated in place: a reader on another thread iterates a consistent map).
+    ``on_ready(indexer, changes)`` follows each sync on the worker thread: ``changes`` is
+    ``None`` after a full sync that changed rows, else the :data:`FactChanges` of the paths
+    whose row changed (``{}`` after a full sync that found every file unchanged).
     """
 
     def __init__(
-        self, root: Path | None, cache_dir: Path | None, on_ready: Callable[[ContentIndexer], None] | None = None
+        self,
+        root: Path | None,
+        cache_dir: Path | None,
+        on_ready: Callable[[ContentIndexer, FactChanges | None], None] | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.on_ready = on_ready
@@ -59,10 +69,14 @@ class ContentIndexer:
         self.stats: dict[str, Any] = {}
         self.error: str | None = None
         self.builds = 0
+        #: partial syncs (changed paths) done, and their CPU seconds (this worker thread's)
+        self.change_syncs = 0
+        self.change_cpu_s = 0.0
         self._reader: ContentDB | None = None
         self._lock = threading.Lock()
         self._listing: list[str] | None = None
-        self._changed: set[str] = set()
+        #: queued partial work: path -> whether it is listed now (the newest word wins)
+        self._changed: dict[str, bool] = {}
         self._full = False
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()
@@ -90,13 +104,16 @@ class ContentIndexer:
             self._full = True
         self._kick()
 
-    def refresh(self, changed: list[str], listing: list[str]) -> None:
-        """Queue a sync of ``changed`` (repo-relative paths) against the new ``listing``."""
+    def refresh(self, changed: Iterable[str], present: Iterable[str]) -> None:
+        """Queue a sync of ``changed`` (repo-relative paths), of which ``present`` are in the
+        listing now (the others are dropped from the index): O(len(changed)), the listing
+        itself is not needed."""
         if self.root is None or self.db_path is None:
             return
+        listed = set(present)
         with self._lock:
-            self._listing = list(listing)
-            self._changed.update(changed)
+            for p in changed:
+                self._changed[p] = p in listed
         self._kick()
 
     def _kick(self) -> None:
@@ -124,11 +141,19 @@ class ContentIndexer:
         try:
             while not self._closed:
                 with self._lock:
-                    listing, full, changed = self._listing, self._full, sorted(self._changed)
-                    self._full, self._changed = False, set()
-                if listing is None or (not full and not changed):
+                    listing, full = self._listing, self._full
+                    if full:
+                        self._full, self._listing = False, None
+                        changed: dict[str, bool] = {}
+                    else:
+                        changed, self._changed = self._changed, {}
+                if full and listing is not None:
+                    self._sync(listing, None)
+                elif changed:
+                    only = sorted(changed)
+                    self._sync([], only, [p for p in only if changed[p]])
+                else:
                     break
-                self._sync(listing, None if full else changed)
         finally:
             self._idle.set()
             with self._lock:
@@ -136,7 +161,7 @@ class ContentIndexer:
             if pending and not self._closed:
                 self._kick()
 
-    def _sync(self, listing: list[str], only: list[str] | None) -> None:
+    def _sync(self, listing: list[str], only: list[str] | None, present: list[str] | None = None) -> None:
         """One sync on this worker thread (its own writer connection); a database past
         :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch."""
         assert self.root is not None and self.db_path is not None
@@ -152,7 +177,7 @@ class ContentIndexer:
                 self._drop_files()
                 db = ContentDB(self.db_path)
             try:
-                stats = db.sync(self.root, listing, only, yield_every=YIELD_EVERY)
+                stats = db.sync(self.root, listing, only, present)
                 db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 db.close()
@@ -160,21 +185,65 @@ class ContentIndexer:
             self.error = f"content index build failed ({type(exc).__name__}: {exc})"[:300]
             log.warning("workspace content index: %s", self.error)
             return
+        changes: dict[str, frozenset[str] | None] = stats.pop("changed")
         stats["wallS"] = round(time.perf_counter() - t0, 3)
         stats["cpuS"] = round(time.thread_time() - c0, 3)
         try:
             stats["dbBytes"] = self.db_path.stat().st_size
         except OSError:
             stats["dbBytes"] = 0
-        self.stats = stats
         self.error = None
         self.builds += 1
-        self._reopen()
+        if only is None and self._reader is not None and not stats["read"] and not stats["removed"]:
+            self.stats = stats  # a restart on an unchanged tree: the facts loaded at start hold
+            delta: FactChanges | None = {}
+        elif only is None or self._reader is None:
+            self.stats = stats
+            self._reopen()
+            delta = None
+        else:  # a partial sync: the facts follow in O(changes); the reader sees the new rows
+            self.stats = {**self.stats, "lastChange": stats}
+            self.change_syncs += 1
+            self.change_cpu_s += stats["cpuS"]
+            self._reader.rows_changed()
+            self._apply(changes)
+            delta = changes
         if self.on_ready is not None:
             try:
-                self.on_ready(self)
+                self.on_ready(self, delta)
             except Exception as exc:  # a listener failure must not stop the indexer
                 log.warning("workspace content index listener failed: %s", exc)
+
+    def _apply(self, changes: FactChanges) -> None:
+        """Follow a partial sync's fact changes in :attr:`facts` (copy on write: the touched
+        lists are copied, the map replaced) and :attr:`fact_of`."""
+        facts = dict(self.facts)
+        copied: set[str] = set()
+
+        def paths_of(fact: str) -> list[str]:
+            if fact not in copied:
+                copied.add(fact)
+                facts[fact] = list(facts.get(fact, ()))
+            return facts[fact]
+
+        for path, now in changes.items():
+            new = now or frozenset()
+            old = self.fact_of.get(path, frozenset())
+            for fact in old - new:
+                paths = paths_of(fact)
+                i = bisect.bisect_left(paths, path)
+                if i < len(paths) and paths[i] == path:
+                    del paths[i]
+            for fact in new - old:
+                paths = paths_of(fact)
+                i = bisect.bisect_left(paths, path)
+                if i == len(paths) or paths[i] != path:
+                    paths.insert(i, path)
+            if new:
+                self.fact_of[path] = new
+            else:
+                self.fact_of.pop(path, None)
+        self.facts = {f: v for f, v in facts.items() if v}
 
     def _drop_files(self) -> None:
         assert self.db_path is not None

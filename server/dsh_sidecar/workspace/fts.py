@@ -113,6 +113,7 @@ class ContentDB:
 
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
+        self._live: int | None = None
         if readonly:
             uri = f"file:{path}?mode=ro"
             self.con = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=0.05)
@@ -141,31 +142,62 @@ class ContentDB:
     # ------------------------------------------------------------------ writer
 
     def sync(
-        self, root: Path, listing: list[str], only: list[str] | None = None, yield_every: int = 0
+        self,
+        root: Path,
+        listing: list[str],
+        only: list[str] | None = None,
+        present: Iterable[str] | None = None,
     ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
-        those paths (a ``didChangeWatchedFiles`` batch). ``yield_every``: hand the GIL to other
-        threads (``time.sleep(0)``) every so many files (0: never). Returns counts."""
+        those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
+        rest are removed; ``None``: look them up in ``listing``); such a sync reads only the
+        rows of those paths, so it costs what it changes. Rows are inserted in bulk
+        (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
+        ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed."""
         t0 = time.process_time()
         con = self.con
-        known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
-        wanted = set(listing)
-        todo = listing if only is None else [p for p in only if p in wanted or p in known]
+        if only is None:
+            known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
+            wanted: set[str] | frozenset[str] = set(listing)
+            todo: list[str] = listing
+        else:
+            wanted = frozenset(present) if present is not None else frozenset(p for p in only if p in set(listing))
+            known = {}
+            for p in dict.fromkeys(only):
+                row = con.execute("SELECT rid, mtime_ns, size FROM files WHERE path=?", (p,)).fetchone()
+                if row is not None:
+                    known[p] = row
+            todo = [p for p in dict.fromkeys(only) if p in wanted or p in known]
         next_rid = (con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1
         dead = con.execute("SELECT count(*) FROM dead").fetchone()[0]
         read = skipped = removed = 0
         text_bytes = 0
         base = str(root) + os.sep
-        pending = 0
-        con.execute("BEGIN")
-        for n, rel in enumerate(todo, 1):
-            if yield_every and n % yield_every == 0:
-                time.sleep(0)  # a waiting request thread takes the GIL now, not after 5 ms
+        changed: dict[str, frozenset[str] | None] = {}
+        fts_rows: list[tuple[int, str, str]] = []
+        file_rows: list[tuple[str, int, int, int, str, str, int]] = []
+        dead_rows: list[tuple[int]] = []
+        gone: list[tuple[str]] = []
+
+        def flush() -> None:
+            # one transaction: the dead rids, the removed paths, the new fts and files rows
+            with con:
+                con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", dead_rows)
+                con.executemany("DELETE FROM files WHERE path=?", gone)
+                con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", fts_rows)
+                con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?)", file_rows)
+            for rows in (dead_rows, gone, fts_rows, file_rows):
+                rows.clear()
+
+        # no time.sleep(0) hand-over: each file's stat, open and read release the GIL, and a
+        # waiting request thread takes it there
+        for rel in todo:
             old = known.get(rel)
             if rel not in wanted:
                 if old is not None:
-                    con.execute("DELETE FROM files WHERE path=?", (rel,))
-                    con.execute("INSERT OR IGNORE INTO dead VALUES(?)", (old[0],))
+                    gone.append((rel,))
+                    dead_rows.append((old[0],))
+                    changed[rel] = None
                     removed += 1
                     dead += 1
                 continue
@@ -190,13 +222,12 @@ class ContentDB:
                     body = text_words(text)
             facts = facts_of(rel, kind, text)
             if old is not None:
-                con.execute("INSERT OR IGNORE INTO dead VALUES(?)", (old[0],))
+                dead_rows.append((old[0],))
                 dead += 1
             rid = next_rid
             next_rid += 1
-            con.execute("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", (rid, path_words(rel), body))
-            con.execute(
-                "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?)",
+            fts_rows.append((rid, path_words(rel), body))
+            file_rows.append(
                 (
                     rel,
                     rid,
@@ -205,32 +236,34 @@ class ContentDB:
                     kind,
                     ",".join(sorted(facts)),
                     body.count(" ") + 1 if body else 0,
-                ),
+                )
             )
+            if only is not None:
+                changed[rel] = frozenset(facts)
             read += 1
-            pending += 1
-            if pending >= BATCH:
-                con.execute("COMMIT")
-                con.execute("BEGIN")
-                pending = 0
+            if len(file_rows) >= BATCH:
+                flush()
         if only is None:
             for rel in set(known) - wanted:
-                con.execute("DELETE FROM files WHERE path=?", (rel,))
-                con.execute("INSERT OR IGNORE INTO dead VALUES(?)", (known[rel][0],))
+                gone.append((rel,))
+                dead_rows.append((known[rel][0],))
                 removed += 1
                 dead += 1
-        con.execute("COMMIT")
-        if read or removed:
+        flush()
+        if only is None and (read or removed):
+            # merge the b-tree segments after a full sync only: FTS5's automerge keeps a few
+            # changed rows cheap, and 'optimize' rewrites the whole index
             con.execute("INSERT INTO fts(fts) VALUES('optimize')")
             con.commit()
         return {
-            "files": len(wanted),
+            "files": len(listing),
             "read": read,
             "unchanged": skipped,
             "removed": removed,
             "dead": dead,
             "textBytes": text_bytes,
             "cpuS": round(time.process_time() - t0, 3),
+            "changed": changed,
         }
 
     def live_rows(self) -> int:
@@ -296,8 +329,12 @@ class ContentDB:
         finally:
             self.con.set_progress_handler(None, 0)
 
+    def rows_changed(self) -> None:
+        """Rows were written by another connection: the cached live-row count is read again."""
+        self._live = None
+
     def _live_rows(self) -> int:
-        cached = getattr(self, "_live", None)
+        cached = self._live
         if cached is None:
             cached = self._live = self.live_rows()
         return cached

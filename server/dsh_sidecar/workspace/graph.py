@@ -26,14 +26,16 @@ Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict 
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import logging
 import math
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,7 +43,7 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
-from dsh_sidecar.workspace.recency import dense_ranks, git_scan
+from dsh_sidecar.workspace.recency import git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
 from dsh_sidecar.workspace.wildmatch import ignore_spec
 
@@ -57,9 +59,6 @@ PROOF_RECENCY: Final = 0.2
 #: Most files the symbol index reads (newest first), and its time budget in seconds.
 MAX_SYMBOL_FILES: Final = 50_000
 SYMBOL_BUDGET_S: Final = 30.0
-#: Files of the symbol pass between two GIL hand-overs to the request thread (``time.sleep(0)``):
-#: a waiting ``dsh/postExecute`` then waits about one file's parse, not the 5 ms switch interval.
-YIELD_EVERY: Final = 4
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
@@ -78,6 +77,25 @@ class FileNode:
     kind: Kind
     depth: int
     recency_rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphDelta:
+    """What one :meth:`WorkspaceGraph.apply` did: the paths that became nodes (``added``), left
+    the graph (``removed``) or stayed and were re-read (``modified``); the kind now of each path
+    whose kind is new or changed (``kinds``: the added ones and, say, a file that turned
+    generated); and the names whose definition files changed (``names``)."""
+
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    modified: frozenset[str] = frozenset()
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    names: frozenset[str] = frozenset()
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Every path the batch touched."""
+        return self.added | self.removed | self.modified
 
 
 def recency_score(rank: int) -> float:
@@ -111,7 +129,11 @@ class WorkspaceGraph:
         self.files: list[str] = []
         self._kind: dict[str, Kind] = {}
         self._time: dict[str, float] = {}
-        self._rank: dict[str, int] = {}
+        #: the distinct change times, negated and sorted (ascending): a file's dense recency rank
+        #: is the position of its time here (bisect), so a refresh of k files moves k entries
+        #: instead of re-ranking every file; ``_stamps`` counts the files of each time
+        self._neg: list[float] = []
+        self._stamps: dict[float, int] = {}
         self._by_kind: dict[str, list[str]] = {}
         self.symbols: SymbolIndex | None = None
         self.time_source = "none"
@@ -177,11 +199,11 @@ class WorkspaceGraph:
         kinds = list(map(classify, files))
         tget = times.get
         stamps = [tget(f, 0.0) for f in files]
-        rank_of = {t: i for i, t in enumerate(sorted(set(stamps), reverse=True))}  # dense ranks
         graph.files = files
         graph._kind = _sliced_dict(files, kinds)
         graph._time = _sliced_dict(files, stamps)
-        graph._rank = _sliced_dict(files, [rank_of[t] for t in stamps])
+        graph._stamps = dict(Counter(stamps))
+        graph._neg = sorted(-t for t in graph._stamps)
         graph.time_source = source
         by_kind: dict[str, list[str]] = {}
         for f, k in zip(files, kinds):
@@ -209,10 +231,12 @@ class WorkspaceGraph:
         :data:`MAX_SYMBOL_FILES` and :data:`SYMBOL_BUDGET_S`; the index is published only
         when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``).
         With ``cache``, unchanged files (same mtime and size) come from it, and the cache is
-        rewritten when anything changed."""
+        rewritten when anything changed (a truncated index too: the next session on an
+        unchanged tree parses nothing)."""
         t0 = time.perf_counter()
+        times = self._time
         todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
-        todo.sort(key=lambda f: (self._rank[f], f))
+        todo.sort(key=lambda f: (-times[f], f))  # newest first (the rank order), then by path
         truncated = len(todo) > MAX_SYMBOL_FILES
         todo = todo[:MAX_SYMBOL_FILES]
         total = len(todo)
@@ -224,12 +248,14 @@ class WorkspaceGraph:
         base = str(self.root) + os.sep
         step = max(1, total // 100)
         hits = 0
+        cut = len(todo)
+        # no time.sleep(0) hand-over: each file's stat (and read) releases the GIL, and a waiting
+        # request thread takes it there
         for i, rel in enumerate(todo, 1):
             if (cancel is not None and cancel.is_set()) or time.perf_counter() - t0 > SYMBOL_BUDGET_S:
                 truncated = True
+                cut = i - 1
                 break
-            if i % YIELD_EVERY == 0:
-                time.sleep(0)  # hand the GIL to a waiting request thread (no call waits a switch interval)
             symbols = None
             try:
                 st = os.stat(base + rel)
@@ -240,9 +266,14 @@ class WorkspaceGraph:
                 if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
                     symbols = FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache")
                     hits += 1
-                else:
-                    data = _read(self.root, rel)
-                    symbols = extract(rel, data) if data is not None else None
+                    index.add(rel, symbols)
+                    if cache is not None:
+                        new[rel] = hit  # the cached entry itself (no copy)
+                    if progress is not None and (i % step == 0 or i == total):
+                        progress(i, total)
+                    continue
+                data = _read(self.root, rel)
+                symbols = extract(rel, data) if data is not None else None
             if symbols is not None:
                 index.add(rel, symbols)
                 if cache is not None and st is not None:  # symbols come only from a file stat() found
@@ -261,7 +292,15 @@ class WorkspaceGraph:
             self.symbols = index
             self._usage_cache = {}
         saved = False
-        if cache is not None and not truncated and (hits != len(new) or len(old) != len(new)):
+        parsed = len(new) - hits
+        if cut < len(todo):  # cut by the budget or a cancel: the entries not reached stay cached
+            for rel in todo[cut:]:
+                if rel in old:
+                    new[rel] = old[rel]
+        # saved whenever it differs from what was loaded, a truncated index too (its entries are
+        # those of the newest MAX_SYMBOL_FILES code files): a later session on an unchanged tree
+        # then parses nothing
+        if cache is not None and (parsed or len(old) != len(new)):
             saved = cache.save(new)
         self.stats.update(
             symbolFiles=len(index),
@@ -283,10 +322,33 @@ class WorkspaceGraph:
         if old == kind:
             return
         self._kind[rel] = kind
-        if old is not None and rel in self._by_kind.get(old, ()):
-            self._by_kind[old].remove(rel)
-        self._by_kind.setdefault(kind, []).append(rel)
-        self._by_kind[kind].sort()
+        if old is not None:
+            _sorted_remove(self._by_kind.get(old), rel)
+        bisect.insort(self._by_kind.setdefault(kind, []), rel)
+
+    def _set_time(self, rel: str, t: float | None) -> None:
+        """Give ``rel`` the change time ``t`` (``None``: forget it), keeping the distinct
+        times and their counts (O(log n) plus a list move; no re-rank)."""
+        old = self._time.pop(rel, None) if t is None else self._time.get(rel)
+        if old is not None:
+            left = self._stamps.get(old, 0) - 1
+            if left <= 0:
+                self._stamps.pop(old, None)
+                _sorted_remove(self._neg, -old)
+            else:
+                self._stamps[old] = left
+        if t is None:
+            return
+        self._time[rel] = t
+        count = self._stamps.get(t, 0)
+        self._stamps[t] = count + 1
+        if count == 0:
+            bisect.insort(self._neg, -t)
+
+    def rank(self, path: str) -> int:
+        """The dense recency rank of ``path`` (0 = the newest change time; a missing time counts
+        as the oldest, 0.0)."""
+        return bisect.bisect_left(self._neg, -self._time.get(path, 0.0))
 
     # ------------------------------------------------------------------ lookups
 
@@ -298,7 +360,7 @@ class WorkspaceGraph:
         kind = self._kind.get(path)
         if kind is None:
             return None
-        return FileNode(path, kind, depth(path), self._rank.get(path, 0))
+        return FileNode(path, kind, depth(path), self.rank(path))
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is a node."""
@@ -319,8 +381,8 @@ class WorkspaceGraph:
         files = idx.defs.get(name) if idx is not None else None
         if not files:
             return []
-        rank = self._rank
-        return sorted(files, key=lambda f: (rank.get(f, 0), f))
+        times = self._time  # newest first = rank order (the rank is monotone in the time)
+        return sorted(files, key=lambda f: (-times.get(f, 0.0), f))
 
     def usages(self, name: str, limit: int = 5) -> list[str]:
         """Up to ``limit`` files that mention the identifier ``name`` but do not define it, best
@@ -339,9 +401,9 @@ class WorkspaceGraph:
         idx = self.symbols
         if idx is None or name not in idx.refs:
             return []
-        posting, defs, rank = idx.refs[name], idx.defs.get(name, ()), self._rank
+        posting, defs, times = idx.refs[name], idx.defs.get(name, ()), self._time
         return heapq.nsmallest(
-            limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], rank.get(f, 0), f)
+            limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], -times.get(f, 0.0), f)
         )
 
     def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
@@ -351,7 +413,7 @@ class WorkspaceGraph:
             return 0.0
         expected = tuple(expected_kinds)
         match = 1.0 if (not expected or kind in expected) else 0.0
-        return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self._rank.get(path, 0))
+        return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self.rank(path))
 
     def status(self) -> dict[str, Any]:
         """Counts and timings for ``dsh/status``."""
@@ -374,23 +436,41 @@ class WorkspaceGraph:
             new = WorkspaceGraph.build(self.root, symbols=self.symbols is not None)
             self.__dict__.update({k: v for k, v in new.__dict__.items() if k != "_lock"})
             return self
+        self.apply(changed)
+        return self
+
+    def apply(self, changed: Iterable[str]) -> GraphDelta:
+        """Apply changed paths (as :meth:`refresh`) and say what changed: O(k log n) for k
+        paths (sorted inserts, the change time's rank by bisect; no re-rank of every file)."""
         now = time.time()
+        added: set[str] = set()
+        removed: set[str] = set()
+        modified: set[str] = set()
+        kinds: dict[str, Kind] = {}
+        names: set[str] = set()
         with self._lock:
-            touched = False
-            for raw in changed:
+            for raw in dict.fromkeys(changed):
                 rel = self.relative(raw)
-                if rel is None:
+                if rel is None or rel in added or rel in removed or rel in modified:
                     continue
+                before = self._kind.get(rel)
+                defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
                 if full.is_file() and not self._ignored(rel):
-                    touched |= self._upsert(rel, full, now)
-                elif rel in self._kind:
+                    self._upsert(rel, full, now)
+                    (modified if before is not None else added).add(rel)
+                    if self._kind[rel] != before:
+                        kinds[rel] = self._kind[rel]
+                elif before is not None:
                     self._drop(rel)
-                    touched = True
-            if touched:
-                self._rank = dense_ranks(self._time, self.files)
+                    removed.add(rel)
+                else:
+                    continue
+                if self.symbols is not None:
+                    names.update(defs ^ self.symbols.defined_in(rel))
+            if added or removed or modified:
                 self._usage_cache = {}
-        return self
+        return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
     def relative(self, raw: str) -> str | None:
         """``raw`` (repo-relative, or absolute under the root) as a repo-relative POSIX path;
@@ -422,15 +502,13 @@ class WorkspaceGraph:
                 self._ignore = ignore_spec([])
         return self._ignore.match_file(rel)
 
-    def _upsert(self, rel: str, full: Path, now: float) -> bool:
+    def _upsert(self, rel: str, full: Path, now: float) -> None:
         if rel not in self._kind:
-            self.files.append(rel)
-            self.files.sort()
+            bisect.insort(self.files, rel)
             kind = classify(rel)
             self._kind[rel] = kind
-            self._by_kind.setdefault(kind, []).append(rel)
-            self._by_kind[kind].sort()
-        self._time[rel] = now
+            bisect.insort(self._by_kind.setdefault(kind, []), rel)
+        self._set_time(rel, now)
         if self.symbols is not None and _symbol_candidate(rel, self._kind[rel]):
             data = _read(self.root, rel)
             if data is not None:
@@ -438,17 +516,23 @@ class WorkspaceGraph:
                 self.symbols.add(rel, syms)
                 if syms.generated:
                     self._set_kind(rel, "generated")
-        return True
 
     def _drop(self, rel: str) -> None:
         kind = self._kind.pop(rel)
-        self._time.pop(rel, None)
-        self._rank.pop(rel, None)
-        self.files.remove(rel)
-        if rel in self._by_kind.get(kind, ()):
-            self._by_kind[kind].remove(rel)
+        self._set_time(rel, None)
+        _sorted_remove(self.files, rel)
+        _sorted_remove(self._by_kind.get(kind), rel)
         if self.symbols is not None:
             self.symbols.remove(rel)
+
+
+def _sorted_remove(items: list[Any] | None, value: Any) -> None:
+    """Remove ``value`` from the sorted list ``items`` if it is there (bisect: no scan)."""
+    if not items:
+        return
+    i = bisect.bisect_left(items, value)
+    if i < len(items) and items[i] == value:
+        del items[i]
 
 
 def _read(root: Path, rel: str) -> bytes | None:

@@ -106,11 +106,3 @@ def mtimes(root: Path, files: Iterable[str]) -> dict[str, float]:
         except OSError:
             continue
     return out
-
-
-def dense_ranks(times: dict[str, float], files: Iterable[str]) -> dict[str, int]:
-    """``{path: rank}``, rank 0 for the newest time; missing times count as 0 (oldest)."""
-    files = list(files)
-    distinct = sorted({times.get(f, 0.0) for f in files}, reverse=True)
-    rank_of = {t: i for i, t in enumerate(distinct)}
-    return {f: rank_of[times.get(f, 0.0)] for f in files}
