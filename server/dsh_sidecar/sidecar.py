@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import (
     AssembleSectionResult,
@@ -51,6 +51,9 @@ from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.content import ContentIndexer
 from dsh_sidecar.workspace.heap import HeapFreezer
+
+if TYPE_CHECKING:
+    from dsh_sidecar.bandit.feedback import Recredit
 
 log = logging.getLogger(__name__)
 
@@ -268,8 +271,16 @@ class Sidecar:
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
 
-        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search."""
-        return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search.
+        Writes the pending-feedback file under its lock: call it off the event loop."""
+        done = self.bandit.feedback(params.search_id, params.used_urls)
+        return SearchFeedbackResult(reward=round(done.reward, 6))
+
+    def answer_feedback(self, answer: str) -> list[Recredit]:
+        """Re-credit this sidecar's pending searches with whether a final answer's text cites
+        their sources (a harness that sees the answer but not the search ids: Claude Code's
+        Stop hook). Call it off the event loop."""
+        return self.bandit.answer_feedback(answer)
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off."""
