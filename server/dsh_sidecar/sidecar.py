@@ -54,6 +54,7 @@ from dsh_sidecar.workspace.heap import HeapFreezer
 
 if TYPE_CHECKING:
     from dsh_sidecar.bandit.feedback import Recredit
+    from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
 
@@ -268,13 +269,24 @@ class Sidecar:
             reward=round(out.reward, 6),
         )
 
+    async def web_search(self, query: str, max_results: int) -> RouterResult:
+        """One query through the router's chain, the first provider that answers (the router
+        seed's ``web_search``: no strategy, no bandit). Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        return await self.router.search(query, max_results)
+
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
 
         Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search.
         Writes the pending-feedback file under its lock: call it off the event loop."""
-        done = self.bandit.feedback(params.search_id, params.used_urls)
-        return SearchFeedbackResult(reward=round(done.reward, 6))
+        return SearchFeedbackResult(reward=round(self.feedback(params.search_id, params.used_urls).reward, 6))
+
+    def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
+        """:meth:`search_feedback` with its whole outcome (the usage, the reward before and
+        after: the MCP tool answers the usage). Raises :class:`RequestError` naming
+        ``searchId``. Call it off the event loop."""
+        return self.bandit.feedback(search_id, used_urls)
 
     def answer_feedback(self, answer: str) -> list[Recredit]:
         """Re-credit this sidecar's pending searches with whether a final answer's text cites
