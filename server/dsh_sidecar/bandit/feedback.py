@@ -37,8 +37,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from filelock import Timeout
-
 from dsh_sidecar.errors import RequestError
 
 log = logging.getLogger(__name__)
@@ -352,6 +350,8 @@ class PendingFile:
             change(items)
             merged.update(self._prune(items))
             return pending_document(merged)
+
+        from filelock import Timeout  # not imported to parse the config (the serve path's initialize)
 
         try:
             self.file.update(merge)
