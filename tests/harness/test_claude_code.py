@@ -23,6 +23,10 @@ pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 CITED = "https://www.example.com/maintenance/clean-bike-chain"  # the source CC_ANSWER cites
+SEED_STEER = (
+    "Prefer the search tool over web_search for web searches: it picks a quick or a thorough "
+    "strategy per query and learns which pays off. Cite the returned URLs as markdown links."
+)
 STEERED = (
     "PreToolUse:WebSearch hook error: Search the web with the mcp__plugin_dsh-search_dsh-search__search tool "
     "instead of WebSearch: it picks a quick or a thorough strategy per query and learns which pays off. "
@@ -83,6 +87,9 @@ def test_the_model_sees_search_without_strategy_and_no_hook_only_tool(note_web):
     schema = tools[PREFIX + "search"]["input_schema"]
     assert schema["properties"].keys() == {"query"} and schema["additionalProperties"] is False
     assert "WebSearch" in tools  # the built-in stays (the steer is off by default)
+    # the bandit seed's steer toward search, byte for byte: the server's instructions, which Claude
+    # Code 2.1.328 sends as a system message ("# MCP Server Instructions")
+    assert f"## plugin:dsh-search:dsh-search\n{SEED_STEER}" in texts(note_web["requests"][0]["messages"])
 
 
 def test_search_and_web_search_return_sources_only(note_web):
