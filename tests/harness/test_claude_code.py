@@ -81,7 +81,8 @@ def test_the_model_sees_search_without_strategy_and_no_hook_only_tool(note_web):
     """The hook-only tools (post_tool_use, session_start, pre_tool_use, stop) are absent from
     the model's tool list with no deny rule, and still serve their hooks (the note above, the
     feedback below)."""
-    tools = {t["name"]: t for t in note_web["requests"][0]["tools"]}
+    last = note_web["requests"][-1]  # after every call (on a loaded machine the server may connect after the first)
+    tools = {t["name"]: t for t in last["tools"]}
     ours = sorted(n.removeprefix(PREFIX) for n in tools if n.startswith(PREFIX))
     assert ours == ["search", "search_feedback", "suggestion_dismiss", "web_search", "where_is"]
     schema = tools[PREFIX + "search"]["input_schema"]
@@ -89,7 +90,7 @@ def test_the_model_sees_search_without_strategy_and_no_hook_only_tool(note_web):
     assert "WebSearch" in tools  # the built-in stays (the steer is off by default)
     # the bandit seed's steer toward search, byte for byte: the server's instructions, which Claude
     # Code 2.1.328 sends as a system message ("# MCP Server Instructions")
-    assert f"## plugin:dsh-search:dsh-search\n{SEED_STEER}" in texts(note_web["requests"][0]["messages"])
+    assert f"## plugin:dsh-search:dsh-search\n{SEED_STEER}" in texts(last["messages"])
 
 
 def test_search_and_web_search_return_sources_only(note_web):
