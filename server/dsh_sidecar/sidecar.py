@@ -13,8 +13,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import (
     AdditionalContext,
@@ -53,6 +54,10 @@ from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.identity import fleet_identity
 from dsh_sidecar.workspace.projection import WorkspaceProjection
+
+if TYPE_CHECKING:
+    from dsh_sidecar.bandit.feedback import Recredit
+    from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
 
@@ -300,11 +305,36 @@ class Sidecar:
             reward=round(out.reward, 6),
         )
 
+    async def web_search(self, query: str, max_results: int) -> RouterResult:
+        """One query through the router's chain, the first provider that answers (the router
+        seed's ``web_search``: no strategy, no bandit), every provider text through
+        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        out = await self.router.search(query, max_results)
+        return replace(
+            out,
+            sources=[_source_for_model(s) for s in out.sources],
+            content=for_model(out.content) if out.content is not None else None,
+        )
+
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
 
-        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search."""
-        return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search.
+        Writes the pending-feedback file under its lock: call it off the event loop."""
+        return SearchFeedbackResult(reward=round(self.feedback(params.search_id, params.used_urls).reward, 6))
+
+    def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
+        """:meth:`search_feedback` with its whole outcome (the usage, the reward before and
+        after: the MCP tool answers the usage). Raises :class:`RequestError` naming
+        ``searchId``. Call it off the event loop."""
+        return self.bandit.feedback(search_id, used_urls)
+
+    def answer_feedback(self, answer: str) -> list[Recredit]:
+        """Re-credit this sidecar's pending searches with whether a final answer's text cites
+        their sources (a harness that sees the answer but not the search ids: Claude Code's
+        Stop hook). Call it off the event loop."""
+        return self.bandit.answer_feedback(answer)
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note

@@ -4,11 +4,12 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
+    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|websearch WORKDIR
+        [--no-sidecar] [--no-adapter] [--sticky] [--steer] [--searx-fail] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
-body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
+body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request),
+``bandit`` (the decision log's records and the posterior document under the run's ``DSH_HOME``).
 """
 
 from __future__ import annotations
@@ -21,18 +22,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness and support packages
 
-from support.mockprovider import MockProvider, case_reply  # noqa: E402
+from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
 
 from harness import harnesses as h  # noqa: E402
 from harness.fakemodel import FakeModel, ToolStep  # noqa: E402
 
 CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
+#: The Claude Code runs' final answer: it cites a source the loopback SearXNG returns (the
+#: plugin's Stop hook reports it to the bandit).
+CC_ANSWER = "Clean it with a degreaser ([guide](https://www.example.com/maintenance/clean-bike-chain))."
 
 
 def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
         one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
+        search = ToolStep(CC_PREFIX + "search", {"query": "bike chain cleaning"})
+        builtin = ToolStep("WebSearch", {"query": "bike chain cleaning"})
+        if scenario == "noteweb":  # the note, then our search, web_search and the built-in WebSearch
+            web = ToolStep(CC_PREFIX + "web_search", {"query": "bike chain cleaning"})
+            return [one, search, web, builtin]
+        if scenario == "websearch":  # the built-in WebSearch (steered or not), then our search
+            return [builtin, search]
     else:
         one = ToolStep("grep", {"pattern": "__version__"})
     tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
@@ -61,6 +72,9 @@ def plugin_dir(work: Path, sticky: bool) -> Path:
 
 
 def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
+    """Claude Code headless with a copy of the plugin (``--plugin-dir``: its id is
+    ``dsh-search@inline``); ``--steer`` turns the plugin's ``steer_web_search`` option on the way
+    a user's settings do (``pluginConfigs``)."""
     env = h.isolated(work, with_sidecar=not args.no_sidecar)
     env.update(
         {
@@ -72,14 +86,14 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
         }
     )
     argv = [str(h.CLAUDE), "-p", "Find where the package version is defined.", "--output-format", "json"]
-    argv += ["--allowedTools", "Bash(grep:*)", "mcp__plugin_dsh-search_dsh-search__web_search"]
+    argv += ["--allowedTools", "Bash(grep:*)", "WebSearch", *(CC_PREFIX + t for t in ("search", "web_search"))]
     argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
         argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
-    if args.deny_hook_tools:  # the README's way to keep the hook-only tools out of the model's list
+    if args.steer:  # the plugin's option, as /config or a user's settings.json stores it
         settings = work / "settings.json"
         settings.write_text(
-            json.dumps({"permissions": {"deny": [f"{CC_PREFIX}post_tool_use", f"{CC_PREFIX}session_start"]}})
+            json.dumps({"pluginConfigs": {"dsh-search@inline": {"options": {"steer_web_search": True}}}})
         )
         argv += ["--settings", str(settings)]
     return h.run(argv, work / "ws", env)
@@ -246,15 +260,25 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
     return out
 
 
+def bandit_state(folder: Path) -> dict:
+    """The run's decision-log records and posterior document (``None`` when absent)."""
+    log, posteriors = folder / "decisions.jsonl", folder / "posteriors.json"
+    return {
+        "records": [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else [],
+        "posteriors": json.loads(posteriors.read_text()) if posteriors.exists() else None,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam"])
+    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam", "websearch"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
-    ap.add_argument("--deny-hook-tools", action="store_true")
+    ap.add_argument("--steer", action="store_true", help="claude: the plugin's steer_web_search option on")
+    ap.add_argument("--searx-fail", action="store_true", help="the loopback SearXNG answers 503")
     ap.add_argument("--hang-sidecar", action="store_true")
     ap.add_argument("--hang-once", action="store_true")
     ap.add_argument("--hang-start-once", action="store_true")
@@ -265,10 +289,14 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
     api = "anthropic" if args.harness == "claude" else "openai"
-    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work))
+    final = CC_ANSWER if args.harness == "claude" else "All done."
+    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=final)
     searx = MockProvider()
     reply, _ = case_reply("searxng", "ok", check=False)
-    searx.route("GET", "/search", reply)
+    if args.harness == "claude":  # 3 sources: below both arms' caps, so the heuristic reward is < 1
+        body = json.loads(reply.body)
+        reply = Reply(reply.status, reply.headers, json.dumps({**body, "results": body["results"][:3]}).encode())
+    searx.route("GET", "/search", Reply(503, {"content-type": "text/plain"}, b"down") if args.searx_fail else reply)
     try:
         result = (run_claude if args.harness == "claude" else run_dsh)(args, work, fake, searx)
     finally:
@@ -288,6 +316,7 @@ def main() -> int:
         "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
         "listener_ms": listener_times_ms(work / "listener-times.txt"),
+        "bandit": bandit_state(work / "home" / ".dsh" / "bandit"),
     }
     sys.stdout.write(json.dumps(report))
     return 0

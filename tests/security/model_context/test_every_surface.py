@@ -193,7 +193,7 @@ def test_every_surface_over_mcp(workspace: Path, provider: str, tmp_path: Path) 
             check_section(start.structured_content["hookSpecificOutput"]["additionalContext"])
             where = await s.call_tool("where_is", {"tool_name": "Grep", "tool_input": {"pattern": "settings"}})
             check_where(where.structured_content)
-            web = await s.call_tool("web_search", {"query": "docs", "strategy": "quick"})
+            web = await s.call_tool("web_search", {"query": "docs"})
             check_search(web.structured_content)
             for block in where.content + web.content:  # the text blocks the model reads
                 for text in texts(json.loads(block.text)):
