@@ -124,12 +124,11 @@ def test_doctor_fails_when_no_endpoint_answers(tmp_path: Path):
 
 
 def _posteriors(home: Path) -> None:
-    import numpy as np
     from dsh_sidecar.bandit.context import CLASSES
     from dsh_sidecar.bandit.policy import ContextualPolicy
     from dsh_sidecar.bandit.store import PosteriorStore
 
-    p = ContextualPolicy(CLASSES, np.random.default_rng(0), mc_rng=np.random.default_rng(1), discount=1.0)
+    p = ContextualPolicy(CLASSES, seed=0, discount=1.0)
     store = PosteriorStore(home)
     for _ in range(3):
         store.apply(p, p.update_op("fresh", "thorough", 1.0))

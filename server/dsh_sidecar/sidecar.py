@@ -130,9 +130,8 @@ class Sidecar:
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
-        # a long-lived server (warm_search) imports httpx and numpy and builds the HTTP client and
-        # the bandit's generators on a thread, so its first search never waits for them; a
-        # one-shot CLI command does not pay for what it may never use. With the suggester on, it
+        # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
+        # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()

@@ -63,7 +63,7 @@ class SearchOutcome:
     reward: float
     content: str | None = None
     query_class: str = "factoid"
-    #: 1.0 for a forced arm; ``None`` for a sampled one (its Monte-Carlo estimate is computed
+    #: 1.0 for a forced arm; ``None`` for a sampled one (its integral is computed
     #: later, for the decision log only)
     propensity: float | None = 1.0
 
