@@ -39,6 +39,7 @@ from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
+from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.state.fleet import open_state, state_status
@@ -120,6 +121,8 @@ class Sidecar:
             workspace = None
         self.workspace = workspace
         self.home = dsh_home(self.env)
+        #: The per-repository workspace indexes (rebuildable: the platform cache directory).
+        self.index_dir = workspace_cache(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
@@ -141,7 +144,7 @@ class Sidecar:
         # gc.freeze() when the graph is ready: the long-lived graph and pack indexes leave the
         # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
         # tens of ms on a big tree
-        self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
+        self.content = ContentIndexer(workspace, self.index_dir, on_ready=self._content_ready)
         # freezes the heap in steps while the projection is built, from every build start
         # (workspace/heap.py: a full collection over a big build's heap stops the event loop
         # for hundreds of ms)
@@ -149,7 +152,7 @@ class Sidecar:
         self.graph = GraphBuilder(
             workspace,
             on_ready=lambda graph: gc.freeze(),
-            cache_dir=self.home / "workspace",
+            cache_dir=self.index_dir,
             on_files=self._graph_listed,
             on_change=self._graph_changed,
             on_start=self.heap.start,

@@ -274,7 +274,7 @@ def check_state(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def run_doctor(
-    cfg: SidecarConfig, env: Mapping[str, str], config_path: Path | None, timeout_s: float, offline: bool
+    cfg: SidecarConfig, env: Mapping[str, str], config_files: list[str], timeout_s: float, offline: bool
 ) -> dict[str, Any]:
     """Every check (see the module docstring); raises ConfigError when the environment holds a
     malformed provider URL or key."""
@@ -284,8 +284,8 @@ def run_doctor(
         check_sqlite(),
         check_git(env),
     ]
-    if config_path is not None:
-        checks.append(_check("config", "ok", f"{config_path}: valid", path=str(config_path)))
+    for path in config_files:
+        checks.append(_check("config", "ok", f"{path}: valid", path=path))
     provider_checks, chain = check_providers(cfg, env)
     checks += provider_checks
     if offline:

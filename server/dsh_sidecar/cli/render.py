@@ -8,6 +8,7 @@ Untrusted text (titles, snippets, URLs, provider messages, paths) always goes th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Group
@@ -243,3 +244,20 @@ def doctor_rich(report: dict[str, Any]) -> Group:
         )
     ok = report["ok"]
     return Group(table, Text(report["summary"], style="bold green" if ok else "bold red"))
+
+
+def config_plain(doc: dict[str, Any]) -> str:
+    """``dsh-search config``: the files (first wins) and each value set with the file that set it."""
+    lines = ["config files (the first wins):"]
+    width = max(len(f["kind"]) for f in doc["files"])
+    for f in doc["files"]:
+        where = clean(f["path"]) if f["path"] else ""
+        lines.append(f"  {f['kind']:<{width}}  {where}{'  ' if where else ''}{clean(f['status'])}")
+    values = doc["values"]
+    if not values:
+        lines += ["", "no value set: every default (docs/SCHEME.md)"]
+        return "\n".join(lines)
+    lines += ["", "values set:"]
+    for key, v in values.items():
+        lines.append(f"  {clean(key)} = {clean(json.dumps(v['value'], ensure_ascii=False))}  ({clean(v['from'])})")
+    return "\n".join(lines)
