@@ -165,13 +165,13 @@ def test_query_failure_json_is_the_json_rpc_error_and_exit_1(home: Path):
     env = relhome(home)
     cfg = home / "dead.yml"
     cfg.write_text("router:\n  provider: searxng\n  providers:\n    searxng:\n      baseUrl: http://127.0.0.1:9\n")
-    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg), "--json"], env, home)
+    rc, out, err = run(["query", "x", "-s", "quick", "--no-local", "--config", str(cfg), "--json"], env, home)
     assert rc == 1 and err == ""
     error = json.loads(out)["error"]
     assert error["code"] == -32001
     assert error["message"].startswith("search-router: all configured search providers failed:\n- searxng: ")
     assert [a["provider"] for a in error["data"]["attempts"]] == ["searxng"]
-    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg)], env, home)
+    rc, out, err = run(["query", "x", "-s", "quick", "--no-local", "--config", str(cfg)], env, home)
     assert (rc, out) == (1, "")
     assert err == error["message"] + "\n"  # the router's text, as the router words it
 
@@ -343,7 +343,7 @@ def test_version_short_flag_and_completion_scripts(home: Path):
 @pytest.mark.parametrize(
     ("words", "cword", "expected"),
     [("dsh-search qu", "1", ["query"]), ("dsh-search query --str", "2", ["--strategy"]),
-     ("dsh-search cache ", "2", ["dir", "clean", "prune"])],
+     ("dsh-search cache ", "2", ["dir", "clean", "prune", "index"])],
 )  # fmt: skip
 def test_completion_answers_the_shell(home: Path, words: str, cword: str, expected: list[str]):
     """What the bash script asks: the program run with the completion variables answers with
@@ -452,7 +452,7 @@ def test_a_failed_search_reports_provider_text_without_its_escapes(home: Path):
     with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         for tty in (False, True):
-            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            rc, out, err = run(["query", "x", "-s", "quick", "--no-local"], env, home, tty=tty)
             shown = err + out  # on a pseudo-terminal both streams arrive together
             assert rc == 1, (out, err)
             assert "REDRLOISO" in shown  # the text is reported, its controls are not

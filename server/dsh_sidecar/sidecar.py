@@ -99,7 +99,8 @@ class Sidecar:
     ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
     CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
-    generators on a ``dsh-search-prepare`` thread at once, instead of in the first search.
+    generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
+    ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``).
     """
 
     def __init__(
@@ -111,6 +112,7 @@ class Sidecar:
         force_suggester: bool = False,
         echo_stderr: bool = True,
         warm_search: bool = False,
+        docs_root: Path | None = None,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -127,7 +129,9 @@ class Sidecar:
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.echo_stderr = echo_stderr
-        self.router = Router.from_config(config.router, self.env)
+        # the offline docs index (when local is in the chain) holds this project's docs
+        self.docs_root = docs_root if docs_root is not None else workspace
+        self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
@@ -397,7 +401,9 @@ class Sidecar:
             raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:
             old = self.router
-            self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            self.router = Router.from_config(
+                new.router, self.env, client=old.client, previous=old, docs_root=self.docs_root
+            )
             # the warming thread may have made old's client after it was read above, and seen
             # no new router yet: take it here (the thread takes it when it sees this router)
             self.router.adopt_client(old)

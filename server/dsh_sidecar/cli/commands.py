@@ -266,8 +266,17 @@ def query(
     ] = None,
     deadline_ms: Annotated[int | None, typer.Option("--deadline-ms", help="Bound on the whole search, ms.")] = None,
     workspace: Annotated[
-        Path, typer.Option("--workspace", "-w", help="The project (its .dsh/config.yml; default: here).")
+        Path,
+        typer.Option("--workspace", "-w", help="The project (its .dsh/config.yml, its docs offline; default: here)."),
     ] = Path("."),
+    local: Annotated[
+        bool | None,
+        typer.Option(
+            "--local/--no-local",
+            help="Fall back to the offline docs index (this machine's docs, earlier results) when no web provider"
+            " answers (default: on; router.localFallback in the config).",
+        ),
+    ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -276,16 +285,22 @@ def query(
 ) -> None:
     """Run one web search through the router's chain and print the sources."""
     out = _output(ctx, as_json, quiet, verbose, color)
-    _finish(out, lambda: asyncio.run(_query(out, text, strategy, max_results, deadline_ms, config, workspace)))
+    _finish(out, lambda: asyncio.run(_query(out, text, strategy, max_results, deadline_ms, config, workspace, local)))
 
 
-def _asking_for(cfg: SidecarConfig, max_results: int | None) -> SidecarConfig:
-    """``cfg`` whose arms return ``max_results`` sources (``-n``: "give me N"; the arms' caps,
-    quick 5 and thorough 10, would otherwise cap it silently)."""
-    if max_results is None:
-        return cfg
-    bandit = cfg.bandit.model_copy(update={"quick_max_results": max_results, "thorough_max_results": max_results})
-    return cfg.model_copy(update={"bandit": bandit})
+def _asking_for(cfg: SidecarConfig, max_results: int | None, local: bool | None) -> SidecarConfig:
+    """``cfg`` for one ``query``: its arms return ``max_results`` sources (``-n``: "give me N";
+    the arms' caps, quick 5 and thorough 10, would otherwise cap it silently), and the offline
+    docs index ends its chain unless ``--no-local`` or the config said no (``localFallback``
+    unset is on for this command)."""
+    update: dict[str, Any] = {}
+    if max_results is not None:
+        update["bandit"] = cfg.bandit.model_copy(
+            update={"quick_max_results": max_results, "thorough_max_results": max_results}
+        )
+    fallback = local if local is not None else cfg.router.local_fallback
+    update["router"] = cfg.router.model_copy(update={"local_fallback": fallback is not False})
+    return cfg.model_copy(update=update)
 
 
 async def _query(
@@ -296,6 +311,7 @@ async def _query(
     deadline_ms: int | None,
     config: Path | None,
     workspace: Path = Path("."),
+    local: bool | None = None,
 ) -> None:
     from dsh_protocol import SearchParams
 
@@ -314,9 +330,9 @@ async def _query(
             flag = "QUERY"
         raise usage_error(f"bad {flag}: {problem.reason}", flag=flag) from None
     _folder("--workspace", workspace)
-    cfg = _asking_for(_config(out, config, workspace), max_results)
+    cfg = _asking_for(_config(out, config, workspace), max_results, local)
     try:
-        sidecar = Sidecar(cfg, None, os.environ, log_sink=out.log, echo_stderr=False)
+        sidecar = Sidecar(cfg, None, os.environ, log_sink=out.log, echo_stderr=False, docs_root=workspace)
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
@@ -880,6 +896,37 @@ def cache_prune(
     _finish(
         out, lambda: _cache_report(out, prune(os.environ, max_age_s=max_age_days * 86400, dry_run=dry_run), dry_run)
     )
+
+
+@cache_app.command("index", epilog=_epilog("dsh-search cache index -w .", CACHE_ENV))
+def cache_index(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path, typer.Option("--workspace", "-w", help="The project whose docs are indexed too (default: here).")
+    ] = Path("."),
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Build the offline docs index now (otherwise an offline search builds it a little at a time)."""
+    out = _output(ctx, as_json, quiet, verbose)
+    _finish(out, lambda: _cache_index(out, workspace))
+
+
+def _cache_index(out: Output, workspace: Path) -> None:
+    from dsh_sidecar.paths import docs_cache
+    from dsh_sidecar.router.localdocs import LocalDocs
+
+    _folder("--workspace", workspace)
+    docs = LocalDocs(docs_cache(os.environ), workspace)
+    with out.progress("Indexing this machine's docs…"):
+        counts = docs.build_now()
+    if out.json:
+        out.emit_json({"index": str(docs.path), "documents": counts})
+    else:
+        total = sum(counts.values())
+        parts = ", ".join(f"{name} {n}" for name, n in counts.items())
+        out.write(f"{docs.path}: {total} documents ({parts or 'none'})")
 
 
 def _cache_report(out: Output, removed: Any, dry_run: bool) -> None:

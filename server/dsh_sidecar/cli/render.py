@@ -25,12 +25,23 @@ def _attempts(attempts: list[dict[str, Any]]) -> str:
     return ", ".join(f"{clean(a['provider'])}={clean(a['outcome'])} ({a['ms']} ms)" for a in attempts)
 
 
+#: The offline docs index's provider id (``router.providers.local``).
+LOCAL = "local"
+
+
+def offline(result: dict[str, Any]) -> bool:
+    """Whether the offline docs index answered (no web provider did)."""
+    answered = {a["provider"] for a in result["attempts"] if str(a["outcome"]).startswith("ok")}
+    return bool(answered) and answered <= {LOCAL}
+
+
 def _headline(result: dict[str, Any]) -> str:
     n = len(result["sources"])
-    line = (
-        f"{result['strategy']} · {n} source{'' if n == 1 else 's'} · {result['durationMs']} ms · "
-        f"reward {result['reward']:.3f}"
-    )
+    line = f"{result['strategy']} · {n} source{'' if n == 1 else 's'} · {result['durationMs']} ms · "
+    if offline(result):  # the bandit does not learn from it: no reward to show
+        line += "offline: local docs (no web provider answered)"
+    else:
+        line += f"reward {result['reward']:.3f}"
     return line + (" · truncated" if result.get("truncated") else "")
 
 

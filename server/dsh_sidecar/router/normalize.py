@@ -186,13 +186,19 @@ def parse_date(value: Any) -> str | None:
     return None
 
 
-def _clean_url(value: Any, redact: Callable[[str], str]) -> str | None:
+#: The URL schemes a web provider's item may carry (others are dropped).
+WEB_SCHEMES: Final = ("http", "https")
+
+
+def _clean_url(value: Any, redact: Callable[[str], str], schemes: Collection[str] = WEB_SCHEMES) -> str | None:
     if not isinstance(value, str):
         return None
     url = no_lone_surrogates(value.strip())
     if not url or len(url) > URL_MAX_CHARS:
         return None
-    if not (url.startswith("http://") or url.startswith("https://")):
+    if not any(url.startswith(f"{scheme}:") for scheme in schemes):
+        return None
+    if url.startswith(("http:", "https:")) and not url.startswith(("http://", "https://")):
         return None
     return redact(url)
 
@@ -202,11 +208,13 @@ def normalize(
     max_results: int,
     redact: Callable[[str], str] = _identity,
     html_fields: Collection[str] = (),
+    schemes: Collection[str] = WEB_SCHEMES,
 ) -> tuple[list[Source], bool]:
     """Normalise, de-duplicate and cap ``items``; return ``(sources, truncated)``.
 
     ``html_fields`` names the fields (``title``, ``snippet``) given as HTML; ``redact`` is
-    applied to every string kept (url, title, snippet, publishedAt). Stops after
+    applied to every string kept (url, title, snippet, publishedAt); an item whose URL is not
+    of one of ``schemes`` (default http and https) is dropped. Stops after
     ``max_results + 1`` usable items (the one past the cap only tells ``truncated``).
     """
     # here, not at the top: the provider registry (read by the config parser before the
@@ -217,7 +225,7 @@ def normalize(
     usable: list[Source] = []
     title_html, snippet_html = "title" in html_fields, "snippet" in html_fields
     for item in items:
-        url = _clean_url(item.url, redact)
+        url = _clean_url(item.url, redact, schemes)
         if url is None or url in seen:
             continue
         seen.add(url)
