@@ -124,7 +124,8 @@ def test_status_json_is_the_dsh_status_result(home: Path):
     rc, out, err = run(["status", "--json"], relhome(home), home)
     assert (rc, err) == (0, "")
     doc = json.loads(out)
-    assert set(doc) == {"version", "workspace", "router", "bandit", "suggester", "state"}
+    assert set(doc) == {"version", "workspace", "router", "bandit", "suggester", "state", "servers"}
+    assert doc["servers"] == []  # no server runs with this home
     assert doc["router"]["chain"] == [{"provider": "duckduckgo", "baseUrl": "https://html.duckduckgo.com"}]
     assert doc["state"]["dshHome"] == "home"
 
@@ -277,7 +278,7 @@ def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
         text=True,
         timeout=120,
     )
-    assert p.stdout.startswith("bandit posteriors Beta(alpha, beta) per query class")
+    assert p.stdout.startswith("running servers: none (a server writes its live state under $DSH_HOME/run;")
     assert p.stderr == ""
 
 

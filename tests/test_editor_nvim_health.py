@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from support.editors import PLUGIN
-from support.mockprovider import MockProvider, Reply
+from support.mockprovider import MockProvider
+from support.providerbodies import answer
 from support.sidecar import DATA, clean_env, server_command
 
 
@@ -70,7 +71,7 @@ vim.cmd('qa!')
 
 def test_checkhealth_runs_the_doctor_with_the_plugins_config(nvim, tmp_path):
     up = MockProvider()
-    up.route("GET", "/", Reply(200, {"content-type": "text/html"}, b"<html>searxng</html>"))
+    up.route("GET", "/search", answer("searxng", [{"url": "https://a.example/", "title": "A", "snippet": "s"}]))
     try:
         opts = {"router": {"provider": "searxng", "providers": {"searxng": {"baseUrl": up.url}}}}
         text = _nvim(nvim, tmp_path, HEALTH, {"DSH_TEST_OPTS": json.dumps(opts), "EXA_API_KEY": "sk-nvim-secret-77"})
@@ -83,7 +84,7 @@ def test_checkhealth_runs_the_doctor_with_the_plugins_config(nvim, tmp_path):
     assert any(_ok(line) and "Neovim " in line for line in lines), text
     assert any(_ok(line) and f"dsh-search {__version__}" in line for line in lines), text
     assert any(_ok(line) and f"provider searxng: chain #1, {up.url}" in line for line in lines), text
-    assert any(_ok(line) and f"endpoint searxng: {up.url} answers (HTTP 200" in line for line in lines), text
+    assert any(_ok(line) and f"endpoint searxng: {up.url} answers searches (HTTP 200" in line for line in lines), text
     # exa's key is set in the environment, but the plugin's config names searxng only
     assert any("provider exa: not in the configured chain" in line for line in lines), text
     assert any("sqlite: SQLite" in line for line in lines), text

@@ -42,6 +42,7 @@ from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.state.keys import provider_identity
 from dsh_sidecar.state.shared import SharedState
@@ -100,7 +101,9 @@ class Sidecar:
     CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
-    ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``).
+    ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
+    ``server_kind`` (``serve``, ``mcp``) announces a running server in ``$DSH_HOME/run/`` for
+    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`).
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class Sidecar:
         echo_stderr: bool = True,
         warm_search: bool = False,
         docs_root: Path | None = None,
+        server_kind: str | None = None,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -167,6 +171,10 @@ class Sidecar:
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
             self._search_warm.start()
+        self.run_file: RunFile | None = None
+        if server_kind is not None:
+            self.run_file = RunFile(self.env, server_kind, lambda: self.status().wire())
+            self.run_file.start()
 
     def _warm_search(self) -> None:
         if self._suggesting(self.config.suggester):
@@ -477,6 +485,8 @@ class Sidecar:
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
+        if self.run_file is not None:
+            self.run_file.remove()
         self.graph.cancel()
         self.heap.stop()
         self.content.close()

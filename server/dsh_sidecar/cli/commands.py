@@ -454,7 +454,10 @@ def status(
     verbose: VerboseOpt = False,
     color: ColorOpt = None,
 ) -> None:
-    """Show the resolved chain with each provider's health, the bandit's posteriors and where state lives."""
+    """Show the resolved chain with each provider's health, the bandit's posteriors and where state lives.
+
+    The running servers (serve, mcp) of this $DSH_HOME are listed with their live state: provider health, cache and
+    suggester counters, which a new process cannot know."""
     out = _output(ctx, as_json, quiet, verbose, color)
     _finish(out, lambda: _status(out, workspace, config))
 
@@ -473,6 +476,12 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
         result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())
+    from dsh_sidecar.runstate import live_servers
+
+    servers, problem = live_servers(os.environ)
+    result["servers"] = servers  # what this command cannot know: the running servers' live state
+    if problem is not None:
+        result["serversError"] = problem
     if out.json:
         out.emit_json(result)
     elif out.rich:
@@ -490,17 +499,23 @@ def doctor(
     config: ConfigOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for each endpoint.", min=0.1)] = 3.0,
     offline: Annotated[bool, typer.Option("--offline", help="Do not contact the endpoints.")] = False,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="Also require what dsh-search mcp needs (the [mcp] extra).")
+    ] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     color: ColorOpt = None,
 ) -> None:
-    """Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state."""
+    """Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state.
+
+    Each provider of the chain is asked one real search (its own key, to its own endpoint), so a refused key or a
+    SearXNG without JSON output fails here with the fix."""
     out = _output(ctx, as_json, quiet, verbose, color)
-    _finish(out, lambda: _doctor(out, config, timeout, offline))
+    _finish(out, lambda: _doctor(out, config, timeout, offline, mcp))
 
 
-def _doctor(out: Output, config: Path | None, timeout: float, offline: bool) -> None:
+def _doctor(out: Output, config: Path | None, timeout: float, offline: bool, mcp: bool = False) -> None:
     from dsh_sidecar.cli.doctor import run_doctor
     from dsh_sidecar.cli.render import doctor_plain, doctor_rich
 
@@ -508,7 +523,7 @@ def _doctor(out: Output, config: Path | None, timeout: float, offline: bool) -> 
     cfg = _validated(out, found)
     try:
         with out.progress("Checking…"):
-            report = run_doctor(cfg, os.environ, found.files(), timeout, offline)
+            report = run_doctor(cfg, os.environ, found.files(), timeout, offline, mcp)
     except ConfigError as exc:
         raise config_error(exc) from None
     if out.json:

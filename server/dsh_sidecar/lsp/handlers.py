@@ -82,7 +82,7 @@ def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -
     Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True)
+    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve")
     ls.redactor.add(sidecar.router.secrets())
     return sidecar
 

@@ -119,7 +119,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Holder]) -> AsyncIterator[Holder]:
-        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True)
+        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True, server_kind="mcp")
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
         try:
