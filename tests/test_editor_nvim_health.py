@@ -95,7 +95,7 @@ def test_checkhealth_says_how_to_install_a_missing_sidecar(nvim, tmp_path):
     lua = HEALTH.replace("vim.env.DSH_TEST_CMD", "'/nonexistent/dsh-search'")
     text = _nvim(nvim, tmp_path, lua, {"DSH_TEST_OPTS": "{}"})
     assert "/nonexistent/dsh-search not found or not executable" in text
-    assert "pipx install dsh-search-sidecar" in text
+    assert "uv tool install 'dsh-search-sidecar @ file:///path/to/dsh-search-sidecar'" in text
 
 
 COMPLETE = """
@@ -135,3 +135,27 @@ def test_command_completion(nvim, tmp_path):
     assert got["families"] == "Version,Path,Ledger,Config,Dependency,Test,Symbol,Doc,Usage,Owner"
     assert got["V"] == "Version"
     assert got["path"] == "src/"
+
+
+HELP = """
+vim.cmd('runtime plugin/dsh.lua')
+vim.cmd('help dsh-setup')
+vim.fn.writefile({ vim.fn.expand('%:t'), vim.fn.getline('.') }, vim.env.DSH_TEST_OUT)
+vim.cmd('qa!')
+"""
+
+
+def test_help_works_from_the_runtimepath_alone(nvim, tmp_path):
+    """What a plugin manager does (the folder on 'runtimepath', nothing else): ``:help dsh-setup``
+    opens the plugin's help, through the committed doc/tags."""
+    text = _nvim(nvim, tmp_path, HELP)
+    name, line = text.splitlines()
+    assert name == "dsh.txt" and "*dsh-setup*" in line
+
+
+def test_the_committed_doc_tags_are_current(nvim, tmp_path):
+    doc = tmp_path / "doc"
+    shutil.copytree(PLUGIN / "doc", doc)
+    (doc / "tags").unlink()
+    subprocess.run([nvim, "--headless", "--clean", "-c", f"helptags {doc}", "-c", "qa!"], check=True, timeout=60)
+    assert (doc / "tags").read_text() == (PLUGIN / "doc" / "tags").read_text()
