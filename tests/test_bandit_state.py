@@ -412,6 +412,7 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
+    lines = lines[lines.index(next(x for x in lines if x.startswith("bandit posteriors"))) :]  # after servers, chain
     assert lines[0].startswith("bandit posteriors Beta(alpha, beta) per query class (discount 0.99;")
     assert lines[6].split() == ["fresh", "quick", "1.000", "1.000", "0.500", "3", "yes"]
     assert lines[7].split() == ["thorough", "2.500", "2.500", "0.500"]
