@@ -3,9 +3,10 @@ process under ``$DSH_HOME/run/`` (``<pid>.json``, 0600, in a 0700 folder), so th
 status`` — a new process, which knows nothing of a provider's cooldown or the suggester's
 counters — can show the live state of the servers a harness or an editor runs.
 
-* **Written** by the server at start, then by a daemon thread every :data:`HEARTBEAT_S`: the
-  server's own ``dsh/status`` cut to what another process needs (the chain with each
-  provider's health, the result cache, the bandit's update counts, the suggester's counters),
+* **Written** by the server at start, then by a daemon thread every :data:`HEARTBEAT_S`: a
+  snapshot the server takes for it (``Sidecar._run_snapshot``: the chain with each provider's
+  health, the result cache, the bandit's update counts, the suggester's counters; never
+  ``dsh/status`` itself, which does the event loop's work),
   at most :data:`MAX_BYTES` (past that, the suggester's part is dropped); atomically (temp +
   rename); when nothing changed only its modification time moves (the heartbeat).
 * **Removed** when the server closes (and at interpreter exit); a ``kill -9`` leaves it.
@@ -63,7 +64,7 @@ def summary_of(status: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "workspace": status.get("workspace"),
         "router": {k: router.get(k) for k in ("chain", "unavailable", "health", "cache")},
-        "bandit": {"updates": bandit.get("updates"), "arms": bandit.get("arms")},
+        "bandit": {"updates": bandit.get("updates")},
         "suggester": {k: suggester.get(k) for k in ("enabled", "counters", "sessions") if k in suggester},
     }
 

@@ -173,7 +173,7 @@ class Sidecar:
             self._search_warm.start()
         self.run_file: RunFile | None = None
         if server_kind is not None:
-            self.run_file = RunFile(self.env, server_kind, lambda: self.status().wire())
+            self.run_file = RunFile(self.env, server_kind, self._run_snapshot)
             self.run_file.start()
 
     def _warm_search(self) -> None:
@@ -466,6 +466,28 @@ class Sidecar:
             suggester={**self.suggester.status(), "graph": self._graph_status()},
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
+
+    def _run_snapshot(self) -> dict[str, Any]:
+        """What the running-server status file carries (:mod:`dsh_sidecar.runstate`), read on
+        its heartbeat thread: copies of the router's health and cache counts, the bandit's
+        update counts and the suggester's counters, never :meth:`status` (which finishes the
+        suggester's activation, the event-loop thread's work)."""
+        router = self.router
+        suggester = self.suggester
+        return {
+            "workspace": str(self.workspace) if self.workspace else None,
+            "router": {
+                "chain": router.describe(),
+                "unavailable": list(router.missing),
+                "health": router.health_status(),
+                "cache": router.cache_status(),
+            },
+            "bandit": {"updates": dict(self.bandit.store.updates)},
+            "suggester": {
+                "enabled": self._suggesting(self.config.suggester),
+                "counters": dict(suggester.counters),
+            },
+        }
 
     def _fleet_status(self) -> dict[str, Any]:
         """The shared store (none with the file backend: the status is as before) and what this
