@@ -19,6 +19,25 @@ from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
 
 
+def _isolate_user_folders() -> None:
+    """Every process of the run (this one, each sidecar, CLI and harness it starts) gets an
+    empty config folder and a cache of its own under the temp dir, never the user's
+    ``~/.config/dsh-search`` or ``~/.cache/dsh-search``; :func:`support.sidecar.clean_env` then
+    gives each test its own pair. Per worker process."""
+    import atexit
+    import os
+
+    root = Path(tempfile.mkdtemp(prefix="dsh-tests-xdg-"))
+    atexit.register(shutil.rmtree, root, True)
+    os.environ["XDG_CONFIG_HOME"] = str(root / "config")
+    os.environ["XDG_CACHE_HOME"] = str(root / "cache")
+    for name in ("DSH_SEARCH_CONFIG", "DSH_CACHE_DIR"):
+        os.environ.pop(name, None)
+
+
+_isolate_user_folders()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Cache the assertion-rewritten test modules even under ``PYTHONDONTWRITEBYTECODE=1``.
 

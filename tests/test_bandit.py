@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
+import random
+
 import pytest
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
 from dsh_sidecar.bandit.arms import normalise_url
@@ -49,7 +50,7 @@ def test_log_line_is_byte_exact_with_the_seed_examples():
 
 def test_thompson_prefers_the_better_arm_and_is_reproducible():
     def run(seed):
-        policy = ThompsonPolicy(rng=np.random.default_rng(seed))
+        policy = ThompsonPolicy(rng=random.Random(seed))
         for _ in range(50):
             policy.update("quick", 0.9)
             policy.update("thorough", 0.2)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import rawrpc
 from support.cli import cli, env_for, run
-from support.mockprovider import MockProvider, Reply, case_reply
+from support.mockprovider import MockProvider, case_reply
 
 SECRET = "sk-doctor-Zq8v3LmN0pX"
 PASSWORD = "hunter2-Rb7w"
@@ -64,52 +64,111 @@ def test_doctor_without_providers_offline(tmp_path: Path):
     assert out.endswith("\nready\n")
 
 
-def test_doctor_with_providers_names_keys_never_values_and_probes_endpoints(tmp_path: Path):
+def test_doctor_searches_once_per_provider_and_tells_what_is_wrong(tmp_path: Path):
+    """One real search per chain provider against loopback fakes in each provider's wire format
+    (the fixtures' replies): exa's key refused (401) fails naming EXA_API_KEY, a SearXNG without
+    its JSON format (403) fails with the settings.yml fix, tavily answers, brave is unreachable
+    (a warning: others search); keys and passwords never appear in the report."""
     home = tmp_path / "home"
     (home / "bandit").mkdir(parents=True)
     (home / "bandit" / "posteriors.json").write_text("x" * 2048)
     up = MockProvider()
-    up.route("GET", "/", Reply(404, {"content-type": "text/plain"}, b"no route"))
+    exa_auth, _ = case_reply("exa", "auth-key-echo", check=False)
+    up.route("POST", "/search", exa_auth)
+    searx_403, _ = case_reply("searxng", "json-disabled", check=False)
+    up.route("GET", "/searx/search", searx_403)
+    tavily = MockProvider()
+    tavily_ok, _ = case_reply("tavily", "ok", check=False)
+    tavily.route("POST", "/search", tavily_ok)
     try:
         cfg = tmp_path / "cfg.yml"
         cfg.write_text(
-            "router:\n  order: [exa, searxng, brave]\n  providers:\n"
+            "router:\n  order: [exa, tavily, searxng, brave]\n  providers:\n"
             f"    exa:\n      baseURL: {up.url}\n"
+            f"    tavily:\n      baseURL: {tavily.url}\n"
             f"    brave:\n      baseURL: http://127.0.0.1:{_dead_port()}\n"
         )
         env = env_for(
             home,
             {
                 "EXA_API_KEY": SECRET,
+                "TAVILY_API_KEY": SECRET + "t",
                 "BRAVE_SEARCH_API_KEY": SECRET + "b",
-                "SEARXNG_BASE_URL": f"http://admin:{PASSWORD}@127.0.0.1:{up.server.server_address[1]}",
+                "SEARXNG_BASE_URL": f"http://admin:{PASSWORD}@127.0.0.1:{up.server.server_address[1]}/searx",
             },
         )
-        rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "2", "--json"], env, tmp_path)
-        rc_plain, plain, err_plain = run(["doctor", "--config", str(cfg), "--timeout", "2"], env, tmp_path)
+        rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "5", "--json"], env, tmp_path)
+        rc_plain, plain, err_plain = run(["doctor", "--config", str(cfg), "--timeout", "5"], env, tmp_path)
     finally:
         up.close()
+        tavily.close()
     for text in (out, err, plain, err_plain):
         for form in forms_of(SECRET) + forms_of(PASSWORD) + [f"admin:{PASSWORD}"]:
             assert form not in text
-    assert rc == 0 and rc_plain == 0  # one endpoint does not answer, the others do: a warning
+    assert rc == 1 and rc_plain == 1
     report = json.loads(out)
     by = {c["name"]: c for c in report["checks"]}
     assert by["config"]["status"] == "ok"
-    assert by["provider exa"]["data"]["keyVariable"] == "EXA_API_KEY"
-    assert by["provider exa"]["data"]["keySet"] is True
-    assert by["provider exa"]["data"]["position"] == 1
-    assert by["provider searxng"]["data"]["endpoint"] == up.url  # credentials stripped
-    assert by["provider tavily"]["detail"] == "not in the configured chain"
-    assert by["endpoint exa"]["status"] == "ok" and by["endpoint exa"]["data"]["httpStatus"] == 404
-    assert by["endpoint searxng"]["status"] == "ok"
+    assert by["provider exa"]["data"]["keyVariable"] == "EXA_API_KEY" and by["provider exa"]["data"]["keySet"] is True
+    assert by["provider searxng"]["data"]["endpoint"] == f"{up.url}/searx"  # credentials stripped
+    assert by["provider tavily"]["data"]["position"] == 2
+    assert by["provider perplexity"]["detail"] == "not in the configured chain"
+    assert by["endpoint exa"]["status"] == "fail" and by["endpoint exa"]["data"]["failure"] == "auth"
+    assert by["endpoint exa"]["data"]["fix"] == (
+        "the provider refused the key: check EXA_API_KEY (a revoked, mistyped or unpaid key)"
+    )
+    assert by["endpoint searxng"]["status"] == "fail"
+    assert by["endpoint searxng"]["detail"] == (
+        f"{up.url}/searx: HTTP 403 (is `json` enabled in search.formats of the instance's settings.yml?)"
+        " — fix: enable the JSON format: add json to search.formats in the instance's settings.yml"
+    )
+    assert by["endpoint tavily"]["status"] == "ok" and by["endpoint tavily"]["data"]["searches"] is True
+    assert by["endpoint tavily"]["detail"].startswith(f"{tavily.url} answers searches (HTTP 200, 1 result, ")
     assert by["endpoint brave"]["status"] == "warn"
-    assert by["endpoint brave"]["detail"].endswith("unreachable (ConnectError)")
+    assert by["endpoint brave"]["detail"].endswith(
+        "network error: connection failed — fix: check the base URL and that this machine reaches it"
+    )
     assert by["state"]["data"]["parts"] == {"bandit": 2048}
-    assert report["summary"] == "ready, with 1 warning: endpoint brave"
+    assert report["summary"] == "2 checks failed: endpoint exa, endpoint searxng"
     assert "[  ok] provider exa: chain #1, " + up.url + ", key EXA_API_KEY set\n" in plain
-    # the probe sent no key and no Authorization header
-    assert all("authorization" not in r.headers and "x-api-key" not in r.headers for r in up.requests)
+    assert "[FAIL] endpoint exa: " in plain and plain.endswith("\n2 checks failed: endpoint exa, endpoint searxng\n")
+
+
+def test_doctor_fails_on_a_home_or_cache_it_cannot_write(tmp_path: Path):
+    """Review, broken 6: an unwritable DSH_HOME looked like "no answer"; doctor now fails on it
+    (and on a cache directory it cannot write), each with the fix."""
+    env = env_for(tmp_path / "home", {"DSH_HOME": "/proc/nope", "DSH_CACHE_DIR": "/proc/nope-cache"})
+    rc, out, err = run(["doctor", "--offline", "--json"], env, tmp_path)
+    assert rc == 1 and err == ""
+    by = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert by["state"]["status"] == "fail"
+    assert by["state"]["detail"] == (
+        "/proc/nope (DSH_HOME) cannot be created (/proc: No such file or directory) — fix: make it writable,"
+        " or set DSH_HOME to a writable folder"
+    )
+    assert by["cache"]["status"] == "fail" and by["cache"]["data"]["fix"].startswith(
+        "make it writable, or set DSH_CACHE_DIR"
+    )
+
+
+def test_doctor_checks_the_mcp_extra_and_names_the_install_that_fits(monkeypatch, tmp_path: Path):
+    """Without the SDK: a warning (a failure with --mcp, or under the Claude Code plugin) whose
+    fix is the command for this installation (here a virtual environment's pip)."""
+    import dsh_sidecar.mcp as front
+    from dsh_sidecar.cli.doctor import check_extras
+    from dsh_sidecar.cli.installs import extra_hint
+    from dsh_sidecar.config import parse_config
+
+    cfg = parse_config(None)
+    assert check_extras(cfg, need_mcp=True)[0]["status"] == "ok"  # this venv has it
+    monkeypatch.setattr(front, "sdk_installed", lambda: False)
+    (warn,) = check_extras(cfg, need_mcp=False)
+    (fail,) = check_extras(cfg, need_mcp=True)
+    assert (warn["status"], fail["status"]) == ("warn", "fail")
+    assert fail["data"]["fix"] == extra_hint("mcp") and "-m pip install" in fail["data"]["fix"]
+    assert fail["detail"].startswith(
+        "not installed: dsh-search mcp (Claude Code, Codex, Cursor, Continue) will not start"
+    )
 
 
 def test_doctor_fails_when_no_endpoint_answers(tmp_path: Path):
@@ -120,16 +179,15 @@ def test_doctor_fails_when_no_endpoint_answers(tmp_path: Path):
     rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "1"], env_for(tmp_path / "home"), tmp_path)
     assert rc == 1 and err == ""
     assert out.endswith("\n1 check failed: endpoint searxng\n")
-    assert "[FAIL] endpoint searxng: http://127.0.0.1:" in out
+    assert "[FAIL] endpoint searxng: http://127.0.0.1:" in out and ": network error: connection failed — fix: " in out
 
 
 def _posteriors(home: Path) -> None:
-    import numpy as np
     from dsh_sidecar.bandit.context import CLASSES
     from dsh_sidecar.bandit.policy import ContextualPolicy
     from dsh_sidecar.bandit.store import PosteriorStore
 
-    p = ContextualPolicy(CLASSES, np.random.default_rng(0), mc_rng=np.random.default_rng(1), discount=1.0)
+    p = ContextualPolicy(CLASSES, seed=0, discount=1.0)
     store = PosteriorStore(home)
     for _ in range(3):
         store.apply(p, p.update_op("fresh", "thorough", 1.0))

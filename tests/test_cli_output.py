@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from support.cli import cli, relhome, run
+from support.cli import RUN_TIMEOUT_S, cli, relhome, run
 from support.mockprovider import MockProvider, case_reply
 
 SNAPSHOTS = Path(__file__).parent / "data" / "cli"
@@ -124,7 +124,8 @@ def test_status_json_is_the_dsh_status_result(home: Path):
     rc, out, err = run(["status", "--json"], relhome(home), home)
     assert (rc, err) == (0, "")
     doc = json.loads(out)
-    assert set(doc) == {"version", "workspace", "router", "bandit", "suggester", "state"}
+    assert set(doc) == {"version", "workspace", "router", "bandit", "suggester", "state", "servers"}
+    assert doc["servers"] == []  # no server runs with this home
     assert doc["router"]["chain"] == [{"provider": "duckduckgo", "baseUrl": "https://html.duckduckgo.com"}]
     assert doc["state"]["dshHome"] == "home"
 
@@ -165,13 +166,13 @@ def test_query_failure_json_is_the_json_rpc_error_and_exit_1(home: Path):
     env = relhome(home)
     cfg = home / "dead.yml"
     cfg.write_text("router:\n  provider: searxng\n  providers:\n    searxng:\n      baseUrl: http://127.0.0.1:9\n")
-    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg), "--json"], env, home)
+    rc, out, err = run(["query", "x", "-s", "quick", "--no-local", "--config", str(cfg), "--json"], env, home)
     assert rc == 1 and err == ""
     error = json.loads(out)["error"]
     assert error["code"] == -32001
     assert error["message"].startswith("search-router: all configured search providers failed:\n- searxng: ")
     assert [a["provider"] for a in error["data"]["attempts"]] == ["searxng"]
-    rc, out, err = run(["query", "x", "-s", "quick", "--config", str(cfg)], env, home)
+    rc, out, err = run(["query", "x", "-s", "quick", "--no-local", "--config", str(cfg)], env, home)
     assert (rc, out) == (1, "")
     assert err == error["message"] + "\n"  # the router's text, as the router words it
 
@@ -277,7 +278,7 @@ def test_head_of_a_pipeline_gets_the_first_line_and_no_traceback(home: Path):
         text=True,
         timeout=120,
     )
-    assert p.stdout.startswith("bandit posteriors Beta(alpha, beta) per query class")
+    assert p.stdout.startswith("running servers: none (a server writes its live state under $DSH_HOME/run;")
     assert p.stderr == ""
 
 
@@ -291,12 +292,15 @@ DESCRIPTIONS = {
     "replay": "Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes.",
     "bandit": "Look after the bandit's learned posteriors.",
     "bandit reset": "Forget what the bandit learned: delete its posteriors under $DSH_HOME (the prior Beta(1, 1) again).",
+    "mcp": "Serve the sidecar's tools over MCP on stdio (needs the [mcp] extra).",
+    "config": "Show the config every command here would use: each file read, and where each value came from.",
+    "cache": "Look after the rebuildable indexes (workspace indexes, the offline docs index) in the cache directory.",
+    "cache clean": "Remove every index in the cache directory (rebuilt when next needed); state under $DSH_HOME stays.",
+    "cache prune": "Remove indexes that will not be used again: of deleted workspaces, unused for a while, or left in $DSH_HOME by older versions.",
 }
 
 
-@pytest.mark.parametrize(
-    "command", ["serve", "query", "suggest", "status", "doctor", "replay", "bandit", "bandit reset"]
-)
+@pytest.mark.parametrize("command", list(DESCRIPTIONS))
 def test_every_command_help_has_a_description_an_example_and_the_environment(home: Path, command):
     rc, out, err = run([*command.split(), "--help"], relhome(home), home)
     assert (rc, err) == (0, "")
@@ -304,15 +308,66 @@ def test_every_command_help_has_a_description_an_example_and_the_environment(hom
     assert f"Usage: dsh-search {command} [OPTIONS]" in text
     assert DESCRIPTIONS[command] in text
     assert f"Example: dsh-search {command}" in text
-    assert "Environment: " in text and "DSH_HOME" in text
+    assert "Environment: " in text and ("DSH_HOME" in text or command == "config")
     assert "Exit codes: 0 ok, 1 failed" in text
 
 
-def test_mcp_options_and_help_belong_to_the_mcp_server(home: Path):
+def test_mcp_takes_the_flags_every_command_takes(home: Path, workspace: Path):
+    """One CLI: ``mcp`` is a Typer command with ``-w``/``-c``/``--log-level`` (argparse refused
+    ``-w`` and ``-c``); a bad flag or folder is the usual one-line usage error, exit 2."""
     rc, out, _ = run(["mcp", "--help"], relhome(home), home)
-    assert rc == 0 and out.startswith("usage: dsh-search mcp ")
-    rc, out, _ = run(["--help"], relhome(home), home)
-    assert "Serve the sidecar's tools over MCP on stdio (the [mcp] extra;" in " ".join(out.replace("│", " ").split())
+    text = " ".join(out.replace("│", " ").split())
+    assert rc == 0 and "Usage: dsh-search mcp [OPTIONS]" in text
+    for flag in ("--workspace -w", "--config -c", "--log-level"):
+        assert flag in text
+    rc, out, err = run(["mcp", "-w", str(home / "nope")], relhome(home), home)
+    assert (rc, out) == (2, "") and err == f"dsh-search: --workspace {home / 'nope'} is not a folder\n"
+    rc, out, err = run(["mcp", "--bogus"], relhome(home), home)
+    assert rc == 2 and "No such option: --bogus" in err
+
+
+def test_version_short_flag_and_completion_scripts(home: Path):
+    from dsh_sidecar import __version__
+
+    assert run(["-V"], relhome(home), home) == (0, f"dsh-search {__version__}\n", "")
+    for shell, marker in (
+        ("bash", "complete -o"),
+        ("zsh", "#compdef dsh-search"),
+        ("fish", "complete --command dsh-search"),
+    ):
+        rc, out, err = run(["completion", shell], relhome(home), home)
+        assert (rc, err) == (0, "") and marker in out and "_DSH_SEARCH_COMPLETE" in out, shell
+    rc, out, err = run(["completion", "tcsh"], relhome(home), home)
+    assert (rc, out) == (2, "") and err == "dsh-search: bad SHELL: 'tcsh' (bash, zsh or fish)\n"
+
+
+@pytest.mark.parametrize(
+    ("words", "cword", "expected"),
+    [("dsh-search qu", "1", ["query"]), ("dsh-search query --str", "2", ["--strategy"]),
+     ("dsh-search cache ", "2", ["dir", "clean", "prune", "index"])],
+)  # fmt: skip
+def test_completion_answers_the_shell(home: Path, words: str, cword: str, expected: list[str]):
+    """What the bash script asks: the program run with the completion variables answers with
+    the candidates, one per line (it must not start serving on the empty command line)."""
+    env = {**relhome(home), "_DSH_SEARCH_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
+    rc, out, err = run([], env, home)
+    assert (rc, out.split(), err) == (0, expected, "")
+
+
+def test_bare_command_on_a_terminal_prints_the_help_and_on_a_pipe_serves(home: Path):
+    env = relhome(home)
+    master, slave = os.openpty()
+    proc = subprocess.Popen(cli(), env=env, cwd=home, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        os.close(master)
+    text = " ".join(out.decode().replace("│", " ").split())
+    assert proc.returncode == 0 and "Usage: dsh-search [OPTIONS] COMMAND [ARGS]..." in text and err == b""
+    # stdin a pipe: the JSON-RPC server (what a harness spawns), which ends at EOF
+    p = subprocess.run(cli(), env=env, cwd=home, input=b"", capture_output=True, timeout=RUN_TIMEOUT_S)
+    assert p.returncode == 0 and p.stdout == b""
 
 
 def test_version(home: Path):
@@ -398,7 +453,7 @@ def test_a_failed_search_reports_provider_text_without_its_escapes(home: Path):
     with searxng_answering(body) as mock:
         env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
         for tty in (False, True):
-            rc, out, err = run(["query", "x", "-s", "quick"], env, home, tty=tty)
+            rc, out, err = run(["query", "x", "-s", "quick", "--no-local"], env, home, tty=tty)
             shown = err + out  # on a pseudo-terminal both streams arrive together
             assert rc == 1, (out, err)
             assert "REDRLOISO" in shown  # the text is reported, its controls are not
@@ -444,3 +499,48 @@ def test_json_stays_valid_json_on_a_stream_that_is_not_utf8(home: Path):
         assert rc == 0, err
         assert out.isascii()
         assert json.loads(out)["sources"][0]["title"] == "café \u00ad tag\U000e0041"
+
+
+def _searxng_with(n: int) -> MockProvider:
+    from support.providerbodies import answer
+
+    mock = MockProvider()
+    rows = [{"url": f"https://ex.example/{i}", "title": f"Result {i}", "snippet": "s"} for i in range(n)]
+    mock.route("GET", "/search", answer("searxng", rows))
+    return mock
+
+
+def test_max_results_means_give_me_n_up_to_the_documented_maximum(home: Path):
+    """``-n 8`` returns 8 where the quick arm's cap (5) used to win silently; asking for more
+    than the providers have says how many came and who had no more; past 50 is a usage error."""
+    mock = _searxng_with(8)
+    env = relhome(home, {"SEARXNG_BASE_URL": mock.url})
+    try:
+        rc, out, err = run(["query", "bike", "-s", "quick", "-n", "8", "--json"], env, home)
+        assert (rc, err) == (0, "") and len(json.loads(out)["sources"]) == 8
+        rc, out, err = run(["query", "bike", "-s", "thorough", "-n", "12"], env, home)
+        assert rc == 0 and out.startswith("thorough · 8 sources")
+        assert err == "8 of the 12 sources asked for: searxng had no more\n"
+        rc, out, err = run(["query", "bike", "-n", "51"], env, home)
+        assert (rc, out) == (
+            2,
+            "",
+        ) and err == "dsh-search: bad --max-results: Input should be less than or equal to 50\n"
+    finally:
+        mock.close()
+
+
+def test_color_always_never_and_auto(home: Path):
+    """``--color always`` renders for a terminal in a pipe (colour escapes included), ``never``
+    keeps a terminal plain of colour, ``auto`` is the terminal/pipe rule; a bad value is exit 2."""
+    env = relhome(home)
+    rc, piped, _ = run(["status", "--color", "always"], env, home)
+    assert rc == 0 and "\x1b[" in piped
+    rc, plain, _ = run(["status"], env, home)
+    assert rc == 0 and "\x1b[" not in plain
+    rc, tty_never, _ = run(["--color", "never", "status"], env, home, tty=True)
+    assert rc == 0 and "\x1b[3" not in tty_never and "\x1b[9" not in tty_never  # no foreground colour
+    rc, tty_auto, _ = run(["status"], env, home, tty=True)
+    assert "\x1b[3" in tty_auto or "\x1b[9" in tty_auto
+    rc, out, err = run(["status", "--color", "sometimes"], env, home)
+    assert (rc, out) == (2, "") and err == "dsh-search: bad --color: 'sometimes' (auto, always or never)\n"

@@ -47,7 +47,7 @@ def test_schema_names_every_config_key_and_refuses_others():
         "maximum": 600000,
         "description": "Per-provider timeout, milliseconds (seed: default 10000, at least 100).",
     }
-    assert router["order"]["items"]["enum"] == list(CANONICAL_ORDER)
+    assert router["order"]["items"]["enum"] == [*CANONICAL_ORDER, "local"]
     assert set(router["providers"]["properties"]) == set(CANONICAL_ORDER)
     assert {"apiKey", "apiKeyEnv", "baseURL", "baseUrl", "baseUrlEnv", "model"} <= set(
         router["providers"]["properties"]["exa"]["properties"]

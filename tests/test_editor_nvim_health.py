@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from support.editors import PLUGIN
-from support.mockprovider import MockProvider, Reply
+from support.mockprovider import MockProvider
+from support.providerbodies import answer
 from support.sidecar import DATA, clean_env, server_command
 
 
@@ -70,7 +71,7 @@ vim.cmd('qa!')
 
 def test_checkhealth_runs_the_doctor_with_the_plugins_config(nvim, tmp_path):
     up = MockProvider()
-    up.route("GET", "/", Reply(200, {"content-type": "text/html"}, b"<html>searxng</html>"))
+    up.route("GET", "/search", answer("searxng", [{"url": "https://a.example/", "title": "A", "snippet": "s"}]))
     try:
         opts = {"router": {"provider": "searxng", "providers": {"searxng": {"baseUrl": up.url}}}}
         text = _nvim(nvim, tmp_path, HEALTH, {"DSH_TEST_OPTS": json.dumps(opts), "EXA_API_KEY": "sk-nvim-secret-77"})
@@ -83,7 +84,7 @@ def test_checkhealth_runs_the_doctor_with_the_plugins_config(nvim, tmp_path):
     assert any(_ok(line) and "Neovim " in line for line in lines), text
     assert any(_ok(line) and f"dsh-search {__version__}" in line for line in lines), text
     assert any(_ok(line) and f"provider searxng: chain #1, {up.url}" in line for line in lines), text
-    assert any(_ok(line) and f"endpoint searxng: {up.url} answers (HTTP 200" in line for line in lines), text
+    assert any(_ok(line) and f"endpoint searxng: {up.url} answers searches (HTTP 200" in line for line in lines), text
     # exa's key is set in the environment, but the plugin's config names searxng only
     assert any("provider exa: not in the configured chain" in line for line in lines), text
     assert any("sqlite: SQLite" in line for line in lines), text
@@ -94,7 +95,7 @@ def test_checkhealth_says_how_to_install_a_missing_sidecar(nvim, tmp_path):
     lua = HEALTH.replace("vim.env.DSH_TEST_CMD", "'/nonexistent/dsh-search'")
     text = _nvim(nvim, tmp_path, lua, {"DSH_TEST_OPTS": "{}"})
     assert "/nonexistent/dsh-search not found or not executable" in text
-    assert "pipx install dsh-search-sidecar" in text
+    assert "uv tool install 'dsh-search-sidecar @ file:///path/to/dsh-search-sidecar'" in text
 
 
 COMPLETE = """
@@ -134,3 +135,27 @@ def test_command_completion(nvim, tmp_path):
     assert got["families"] == "Version,Path,Ledger,Config,Dependency,Test,Symbol,Doc,Usage,Owner"
     assert got["V"] == "Version"
     assert got["path"] == "src/"
+
+
+HELP = """
+vim.cmd('runtime plugin/dsh.lua')
+vim.cmd('help dsh-setup')
+vim.fn.writefile({ vim.fn.expand('%:t'), vim.fn.getline('.') }, vim.env.DSH_TEST_OUT)
+vim.cmd('qa!')
+"""
+
+
+def test_help_works_from_the_runtimepath_alone(nvim, tmp_path):
+    """What a plugin manager does (the folder on 'runtimepath', nothing else): ``:help dsh-setup``
+    opens the plugin's help, through the committed doc/tags."""
+    text = _nvim(nvim, tmp_path, HELP)
+    name, line = text.splitlines()
+    assert name == "dsh.txt" and "*dsh-setup*" in line
+
+
+def test_the_committed_doc_tags_are_current(nvim, tmp_path):
+    doc = tmp_path / "doc"
+    shutil.copytree(PLUGIN / "doc", doc)
+    (doc / "tags").unlink()
+    subprocess.run([nvim, "--headless", "--clean", "-c", f"helptags {doc}", "-c", "qa!"], check=True, timeout=60)
+    assert (doc / "tags").read_text() == (PLUGIN / "doc" / "tags").read_text()

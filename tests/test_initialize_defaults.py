@@ -74,7 +74,7 @@ def test_the_check_without_pydantic_is_the_config_models_check(name):
 def test_the_environments_reach_every_branch():
     """The table above is not vacuous: it yields the whole chain, Basic auth, and errors."""
     full = preflight_defaults(ENVIRONMENTS["every key and URL"])
-    assert [s.id for s in full.chain] == list(PROVIDER_DEFAULTS)
+    assert [s.id for s in full.chain] == [p for p in PROVIDER_DEFAULTS if p != "local"]  # never auto-detected
     assert all(s.api_key for s in full.chain if PROVIDER_DEFAULTS[s.id].key_env)
     creds = preflight_defaults(ENVIRONMENTS["credentials in a URL"])
     assert any(s.basic_auth == ("user", "p@ss-word-123") for s in creds.chain)

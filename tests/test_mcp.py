@@ -272,19 +272,30 @@ def test_hook_fields_mapping():
             parse_tool_input(bad)
 
 
-def test_missing_sdk_message(monkeypatch, capsys):
+def test_without_the_sdk_help_works_and_serving_names_the_install_that_fits(monkeypatch, capsys, workspace):
+    """Without the extra, ``mcp --help`` is the help (exit 0) and ``mcp`` is one line naming the
+    command that adds the extra to this installation (exit 2): here a virtual environment, so
+    pip with this interpreter; tests/test_install_paths.py checks uv tool and pipx installs."""
     import dsh_sidecar.mcp as front
+    from dsh_sidecar.cli.commands import main
+    from dsh_sidecar.cli.installs import detect, extra_hint
 
-    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+    for name in [m for m in sys.modules if m in front.SDK_MODULES or m.startswith(("mcp.", "mcp_types."))]:
         monkeypatch.setitem(sys.modules, name, None)  # import mcp… → ModuleNotFoundError
+    monkeypatch.setitem(sys.modules, "mcp", None)
     monkeypatch.delitem(sys.modules, "dsh_sidecar.mcp.server", raising=False)
-    assert front.run(["--help"]) == 2
-    assert capsys.readouterr().err == front.MISSING_SDK
-    # the install it names is the README's (dsh-search-sidecar is not on PyPI)
-    assert (
-        front.MISSING_SDK
-        == "dsh-search mcp: the MCP SDK is not installed; in the checkout: pip install '.[mcp]' (editable: -e '.[mcp]')\n"
+    assert not front.sdk_installed()
+    assert main(["mcp", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "Usage: dsh-search mcp [OPTIONS]" in help_text
+    assert "--workspace -w" in help_text and "--config -c" in help_text and "DEBUG, INFO, WARNING or ERROR" in help_text
+    assert main(["mcp", "-w", str(workspace)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "dsh-search: dsh-search mcp needs the optional [mcp] extra, which is not installed; add it with: "
+        f"{extra_hint('mcp')}\n"
     )
+    assert detect().kind == "venv" and "-m pip install" in err
 
 
 async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):

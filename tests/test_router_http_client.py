@@ -52,3 +52,28 @@ async def test_the_client_keeps_its_settings(fresh_context):
         assert client.headers["Accept-Encoding"] == "gzip, deflate"
     finally:
         await client.aclose()
+
+
+def test_the_user_agent_names_the_released_version_and_the_project_home():
+    """``dsh-search-sidecar/<version> (+<Homepage>)``: the version and URL of pyproject.toml,
+    not a placeholder."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8"))["project"]
+    assert http.USER_AGENT == f"dsh-search-sidecar/{project['version']} (+{project['urls']['Homepage']})"
+
+
+async def test_providers_receive_the_user_agent(mock_provider):
+    from support.providerbodies import answer
+    from support.routers import ROUTES, make_router
+
+    mock_provider.route(
+        *ROUTES["searxng"], answer("searxng", [{"url": "https://a.example/", "title": "t", "snippet": "s"}])
+    )
+    router = make_router(mock_provider, "searxng", cache=False)
+    try:
+        await router.search("q", 5)
+    finally:
+        await router.aclose()
+    assert mock_provider.requests[-1].headers["user-agent"] == http.USER_AGENT

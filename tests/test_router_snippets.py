@@ -1,12 +1,14 @@
 """Snippets keep their text (issue 16, item 1): code-like text in every provider's fields comes
-back as written; markup is removed only from fields a provider documents as HTML (Brave's
-``description``, DuckDuckGo's page), with an HTML parser; entities are decoded everywhere.
-Real HTTP to a loopback mock in each provider's wire format."""
+back as written; markup is removed from fields a provider documents as HTML (Brave's
+``description``, DuckDuckGo's page) with an HTML parser, and from every other field only the
+search highlight (a known formatting element opened and closed: ``<b>…</b>``,
+``<span class="highlight">…</span>``); entities are decoded everywhere. Real HTTP to a
+loopback mock in each provider's wire format."""
 
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.router.normalize import RawItem, clean_text, normalize
+from dsh_sidecar.router.normalize import RawItem, clean_text, normalize, strip_format_tags
 from dsh_sidecar.router.providers import PROVIDERS
 from support.providerbodies import answer
 from support.routers import ALL, ROUTES, make_router
@@ -49,15 +51,61 @@ async def test_documented_html_fields_lose_their_markup_only(provider, mock_prov
 
 
 @pytest.mark.parametrize("provider", ["exa", "tavily", "perplexity", "searxng", "deepseek"])
-async def test_plain_text_fields_keep_tag_like_text_and_decode_entities(provider, mock_provider):
-    pairs = [("a <b>bold</b> claim", "Tom &amp; Jerry&#39;s &lt;T&gt; &#x2F; &nbsp;end")]
+async def test_plain_text_fields_lose_the_highlight_keep_tag_like_text_and_decode_entities(provider, mock_provider):
+    pairs = [
+        (
+            "Alpha <b>one</b> and <span class='highlight'>two</span>",
+            "Tom &amp; Jerry&#39;s &lt;b&gt;T&lt;/b&gt; &nbsp;end",
+        ),
+        ("Vec<T> where a < b <em>fast</em>", "<T extends X> List<i> x</b>"),
+    ]
     mock_provider.route(*ROUTES[provider], answer(provider, items(pairs)))
     router = make_router(mock_provider, provider, cache=False)
     try:
         res = await router.search("q", 10)
     finally:
         await router.aclose()
-    assert (res.sources[0].title, res.sources[0].snippet) == ("a <b>bold</b> claim", "Tom & Jerry's <T> / end")
+    assert [(s.title, s.snippet) for s in res.sources] == [
+        ("Alpha one and two", "Tom & Jerry's <b>T</b> end"),  # escaped markup is text
+        ("Vec<T> where a < b fast", "<T extends X> List<i> x</b>"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        ("Alpha <b>one</b>", "Alpha one"),  # SearXNG's engines
+        ("<strong>Vec</strong> in std", "Vec in std"),  # Brave
+        ('<span class="highlight">x</span> y', "x y"),
+        ("<span data-x=1 hidden>x</span>", "x"),
+        ("<B>up</B> <Em>case</eM>", "up case"),
+        ("<b >spaced</b >", "spaced"),
+        ("<b>a<b>b</b>c</b>", "abc"),  # nested
+        ("<b><i>both</i></b>", "both"),
+        ("Vec<T>", "Vec<T>"),
+        ("a < b and c > d", "a < b and c > d"),
+        ("<T extends X>", "<T extends X>"),
+        ("if (a<b && c>d) x<<2", "if (a<b && c>d) x<<2"),  # no well-formed attributes: not a tag
+        ("List<i> get()", "List<i> get()"),  # opened, never closed: text
+        ("x</b> y", "x</b> y"),  # closed, never opened: text
+        ("<em>x</strong>", "<em>x</strong>"),  # different elements
+        ("<b/>x", "<b/>x"),
+        ("<br>line<br/>", "<br>line<br/>"),  # not a highlight element
+        ("<script>alert(1)</script>", "<script>alert(1)</script>"),  # not formatting: left as text
+        ("&lt;b&gt;x&lt;/b&gt;", "&lt;b&gt;x&lt;/b&gt;"),  # entities decoded after, never stripped
+        ("</b x>", "</b x>"),  # a closing tag has no attributes
+        ("", ""),
+    ],
+)
+def test_strip_format_tags(raw, stripped):
+    assert strip_format_tags(raw) == stripped
+
+
+def test_strip_format_tags_is_linear_on_hostile_text():
+    """Many unclosed tags and attribute runs without ``>``: one pass, no backtracking blow-up
+    (a quadratic scan of 20,000 tags would not finish in this test's time)."""
+    hostile = "<b " + "a=1 " * 20_000 + "<b>" * 20_000 + "x" + "</i>" * 20_000
+    assert strip_format_tags(hostile) == hostile
 
 
 def test_html_fields_are_declared_by_the_providers_that_document_html():
@@ -75,6 +123,7 @@ def test_clean_text_html_and_plain():
     assert clean_text("nul\x00 byte\x07 <i>x</i>", is_html=True) == "nul byte x"
     assert clean_text("<p></p>", is_html=True) is None
     assert clean_text("&amp;lt;", is_html=False) == "&lt;"  # decoded once, never twice
+    assert clean_text("Alpha <b>one</b> &lt;b&gt;", is_html=False) == "Alpha one <b>"
 
 
 def test_normalisation_stops_after_max_results_plus_one():

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'node_modules/**', '*.vsix'] },
+  { ignores: ['out/**', 'dist/**', 'node_modules/**', '*.vsix'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

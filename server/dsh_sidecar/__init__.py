@@ -5,3 +5,6 @@ cores (no pygls imports); ``workspace`` and ``state`` are what the cores stand o
 """
 
 __version__ = "0.1.0"
+#: The project's home page: ``[project.urls] Homepage`` in pyproject.toml (a test keeps them
+#: equal); the User-Agent sent to providers names it.
+PROJECT_URL = "https://github.com/dsh-search/dsh-search-sidecar"

@@ -18,11 +18,14 @@ from pydantic import Field
 
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
 from dsh_sidecar.capped import read_capped
-from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
+from dsh_sidecar.configmodel import ConfigModel, json_problem, load_yaml, parse_block, yaml_problem
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.paths import dsh_home
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
 from dsh_sidecar.state.config import StateConfig, parse_state_config
 from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
+
+__all__ = ["BLOCKS", "SidecarConfig", "dsh_home", "load_config_file", "parse_config", "read_config_file"]
 
 #: The top-level blocks of the config.
 BLOCKS: Final = ("router", "bandit", "suggester", "state")
@@ -99,11 +102,11 @@ def read_config_file(path: Path) -> Any:
     except yaml.MarkedYAMLError as exc:
         if "nesting depth" in (exc.problem or ""):
             raise ConfigError(str(path), "nested too deeply") from None
-        raise ConfigError(str(path), "not valid YAML/JSON") from None
+        raise ConfigError(str(path), yaml_problem(exc)) from None
     except RecursionError:
         raise ConfigError(str(path), "nested too deeply") from None
-    except (ValueError, yaml.YAMLError):
-        raise ConfigError(str(path), "not valid YAML/JSON") from None
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), json_problem(exc) if path.suffix == ".json" else "not valid YAML") from None
     try:
         parse_config(raw)
     except RecursionError:
@@ -140,10 +143,3 @@ def _read_config_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(str(path), "not UTF-8 text") from None
-
-
-def dsh_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$DSH_HOME``, default ``~/.dsh`` (DESIGN.md, "State")."""
-    env = os.environ if env is None else env
-    value = env.get("DSH_HOME", "").strip()
-    return Path(value).expanduser() if value else Path.home() / ".dsh"

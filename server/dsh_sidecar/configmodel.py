@@ -34,7 +34,15 @@ from pydantic.alias_generators import to_camel
 from dsh_sidecar.errors import ConfigError, config_error_from_pydantic
 from dsh_sidecar.fielddocs import attribute_docstrings, set_attribute_docstrings
 
-__all__ = ["ConfigModel", "defaults_of", "load_yaml", "parse_block", "set_attribute_docstrings"]
+__all__ = [
+    "ConfigModel",
+    "defaults_of",
+    "json_problem",
+    "load_yaml",
+    "parse_block",
+    "set_attribute_docstrings",
+    "yaml_problem",
+]
 
 
 class ConfigModel(BaseModel):
@@ -118,3 +126,32 @@ def load_yaml(text: str) -> Any:
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 (a safe loader)
+
+
+#: Longest parser message quoted in a syntax error, characters.
+_PROBLEM_MAX_CHARS = 100
+
+
+def _position(kind: str, line: int, column: int, problem: str | None) -> str:
+    what = " ".join(str(problem or "syntax error").split())
+    what = "".join(c for c in what if c.isprintable())[:_PROBLEM_MAX_CHARS]
+    return f"not valid {kind} (line {line}, column {column}: {what})"
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML syntax error as ``not valid YAML (line L, column C: <parser's problem>)``, 1-based
+    as editors count (PyYAML's marks are 0-based); ``not valid YAML`` without a mark. The
+    problem is the parser's own wording (token kinds, at most a character of the file), cut."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return "not valid YAML"
+    return _position("YAML", mark.line + 1, mark.column + 1, getattr(exc, "problem", None))
+
+
+def json_problem(exc: Exception) -> str:
+    """A JSON syntax error (:class:`json.JSONDecodeError`) as ``not valid JSON (line L, column C:
+    <message>)``; ``not valid JSON`` for anything else."""
+    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+    if line is None or column is None:
+        return "not valid JSON"
+    return _position("JSON", line, column, getattr(exc, "msg", None))

@@ -42,8 +42,10 @@ from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.escape import display_name, escape_controls, for_model, quoted_prose
+from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.state.keys import provider_identity
 from dsh_sidecar.state.shared import SharedState
@@ -166,7 +168,10 @@ class Sidecar:
     ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
     CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
-    generators on a ``dsh-search-prepare`` thread at once, instead of in the first search.
+    generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
+    ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
+    ``server_kind`` (``serve``, ``mcp``) announces a running server in ``$DSH_HOME/run/`` for
+    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`).
     """
 
     def __init__(
@@ -178,6 +183,8 @@ class Sidecar:
         force_suggester: bool = False,
         echo_stderr: bool = True,
         warm_search: bool = False,
+        docs_root: Path | None = None,
+        server_kind: str | None = None,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -188,31 +195,38 @@ class Sidecar:
             workspace = None
         self.workspace = workspace
         self.home = dsh_home(self.env)
+        #: The per-repository workspace indexes (rebuildable: the platform cache directory).
+        self.index_dir = workspace_cache(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.echo_stderr = echo_stderr
-        self.router = Router.from_config(config.router, self.env)
+        # the offline docs index (when local is in the chain) holds this project's docs
+        self.docs_root = docs_root if docs_root is not None else workspace
+        self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
         self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
-        # a long-lived server (warm_search) imports httpx and numpy and builds the HTTP client and
-        # the bandit's generators on a thread, so its first search never waits for them; a
-        # one-shot CLI command does not pay for what it may never use. With the suggester on, it
+        # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
+        # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
-        self.projection = WorkspaceProjection(workspace, self.home / "workspace", lambda: self.suggester)
+        self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
             self.projection.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
             self._search_warm.start()
+        self.run_file: RunFile | None = None
+        if server_kind is not None:
+            self.run_file = RunFile(self.env, server_kind, self._run_snapshot)
+            self.run_file.start()
 
     def _warm_search(self) -> None:
         if self._suggesting(self.config.suggester):
@@ -501,7 +515,9 @@ class Sidecar:
             raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:
             old = self.router
-            self.router = Router.from_config(new.router, self.env, client=old.client, previous=old)
+            self.router = Router.from_config(
+                new.router, self.env, client=old.client, previous=old, docs_root=self.docs_root
+            )
             # the warming thread may have made old's client after it was read above, and seen
             # no new router yet: take it here (the thread takes it when it sees this router)
             self.router.adopt_client(old)
@@ -542,6 +558,28 @@ class Sidecar:
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
 
+    def _run_snapshot(self) -> dict[str, Any]:
+        """What the running-server status file carries (:mod:`dsh_sidecar.runstate`), read on
+        its heartbeat thread: copies of the router's health and cache counts, the bandit's
+        update counts and the suggester's counters, never :meth:`status` (which finishes the
+        suggester's activation, the event-loop thread's work)."""
+        router = self.router
+        suggester = self.suggester
+        return {
+            "workspace": str(self.workspace) if self.workspace else None,
+            "router": {
+                "chain": router.describe(),
+                "unavailable": list(router.missing),
+                "health": router.health_status(),
+                "cache": router.cache_status(),
+            },
+            "bandit": {"updates": dict(self.bandit.store.updates)},
+            "suggester": {
+                "enabled": self._suggesting(self.config.suggester),
+                "counters": dict(suggester.counters),
+            },
+        }
+
     def _fleet_status(self) -> dict[str, Any]:
         """The shared store (none with the file backend: the status is as before) and what this
         process wrote to it (issue 18: the fleet test counts them)."""
@@ -560,6 +598,8 @@ class Sidecar:
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
+        if self.run_file is not None:
+            self.run_file.remove()
         self.projection.close()
         self.bandit.close()
         await self.router.aclose()

@@ -62,12 +62,15 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
 
 
 def plugin_dir(work: Path, sticky: bool) -> Path:
-    """A copy of the Claude Code plugin (its sidecar.yml with sectionMode sticky when asked)."""
+    """A copy of the Claude Code plugin; with ``sticky``, the user's own config file
+    (``~/.config/dsh-search/config.yml`` of the isolated home, which the plugin's sidecar
+    discovers under its ``sidecar.yml``) sets sectionMode sticky."""
     dest = work / "plugin"
     shutil.copytree(h.CLAUDE_PLUGIN, dest)
     if sticky:
-        cfg = dest / "sidecar.yml"
-        cfg.write_text(cfg.read_text().replace('sectionMode: "off"', 'sectionMode: "sticky"'))
+        user = work / "home" / ".config" / "dsh-search" / "config.yml"
+        user.parent.mkdir(parents=True, exist_ok=True)
+        user.write_text("suggester:\n  sectionMode: sticky\n")
     return dest
 
 

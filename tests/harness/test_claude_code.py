@@ -172,3 +172,43 @@ def test_plugin_validates(tmp_path):
     done = h.run([str(h.CLAUDE), "plugin", "validate", str(h.CLAUDE_PLUGIN)], tmp_path, env, 120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout + done.stderr
+
+
+def test_the_repository_root_is_a_marketplace_claude_code_installs_from(tmp_path):
+    """``/plugin marketplace add <owner>/<repo>`` reads ``.claude-plugin/marketplace.json`` at the
+    repository root: validated there, then added from a git clone of the repository (what a
+    GitHub add fetches) and the plugin installed from it, by the real Claude Code."""
+    env = h.isolated(tmp_path)
+    done = h.run([str(h.CLAUDE), "plugin", "validate", str(h.REPO)], tmp_path, env, 120)
+    assert done.returncode == 0 and "Validation passed" in done.stdout + done.stderr, done.stdout + done.stderr
+    clone = tmp_path / "dsh-search-sidecar"
+    files = [".claude-plugin/marketplace.json"] + [
+        str(p.relative_to(h.REPO)) for p in h.CLAUDE_PLUGIN.rglob("*") if p.is_file()
+    ]
+    for rel in files:  # the committed layout: the marketplace at the root, the plugin in its folder
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_bytes((h.REPO / rel).read_bytes())
+        (clone / rel).chmod((h.REPO / rel).stat().st_mode)
+    added = h.run([str(h.CLAUDE), "plugin", "marketplace", "add", str(clone)], tmp_path, env, 120)
+    assert added.returncode == 0 and "dsh-search-sidecar" in added.stdout + added.stderr, added.stdout + added.stderr
+    installed = h.run([str(h.CLAUDE), "plugin", "install", "dsh-search@dsh-search-sidecar"], tmp_path, env, 120)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    listed = h.run([str(h.CLAUDE), "mcp", "list"], tmp_path, env, 180)
+    assert "plugin:dsh-search:dsh-search:" in listed.stdout and "✔ Connected" in listed.stdout, listed.stdout
+
+
+def test_without_dsh_search_claude_code_names_it_and_how_to_install_it(tmp_path):
+    """The plugin's launcher does not depend on the PATH Claude Code has: without dsh-search
+    anywhere it looked, ``claude mcp list`` says so (the launcher answers the MCP client's
+    requests with that message), instead of ``ENOENT … "stdio"``."""
+    env = h.isolated(tmp_path, with_sidecar=False)
+    listed = h.run([str(h.CLAUDE), "--plugin-dir", str(h.CLAUDE_PLUGIN), "mcp", "list"], tmp_path, env, 180)
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("plugin:dsh-search:dsh-search:"))
+    assert (
+        "✘ Failed to connect — -32603: dsh-search not found: the dsh-search plugin needs the dsh-search command" in line
+    )
+    assert "uv tool install 'dsh-search-sidecar[mcp] @ file:///path/to/dsh-search-sidecar'" in line
+    # an absolute DSH_SEARCH_COMMAND is enough (no PATH)
+    env["DSH_SEARCH_COMMAND"] = str(h.sidecar_bin() / "dsh-search")
+    listed = h.run([str(h.CLAUDE), "--plugin-dir", str(h.CLAUDE_PLUGIN), "mcp", "list"], tmp_path, env, 180)
+    assert "✔ Connected" in listed.stdout, listed.stdout

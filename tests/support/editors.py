@@ -33,7 +33,8 @@ VSCODE_EXTENSION = Path(__file__).resolve().parents[2] / "editor-clients" / "vsc
 def vscode_build_is_current(output: Path) -> bool:
     """Whether ``output`` (the packed ``.vsix`` file, or the ``out/`` folder tsc writes: then its
     oldest ``.js``) is newer than every file of the extension it is built from (sources, tests,
-    manifest, lockfile, tsconfig, README, images; not ``node_modules/``, ``out/`` or a ``.vsix``),
+    manifest, lockfile, tsconfig, README, images; not ``node_modules/``, ``out/``, ``dist/`` (the
+    esbuild bundle) or a ``.vsix``),
     as ``make`` decides. ``.ci/run`` packs the extension (tsc, then vsce: ~6 s of CPU) just
     before the tests, so a test builds again only after an edit. Hold
     ``shared(VSCODE_BUILD)`` around the check and the build."""
@@ -48,7 +49,7 @@ def vscode_build_is_current(output: Path) -> bool:
         return False
     for path in VSCODE_EXTENSION.rglob("*"):
         rel = path.relative_to(VSCODE_EXTENSION).parts
-        if rel[0] in ("node_modules", "out") or path.suffix == ".vsix" or not path.is_file():
+        if rel[0] in ("node_modules", "out", "dist") or path.suffix == ".vsix" or not path.is_file():
             continue
         if path.stat().st_mtime >= built:
             return False

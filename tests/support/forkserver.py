@@ -155,13 +155,12 @@ def _preload(kind: str) -> None:
 
 def _preload_preparation() -> None:
     """What a long-lived server's preparation thread (``Sidecar._warm_search``) imports after
-    its ``initialize`` reply: bashlex, httpx with httpcore/anyio's asyncio backend, numpy.
+    its ``initialize`` reply: bashlex, httpx with httpcore/anyio's asyncio backend.
     Each fork of ``serve`` or ``mcp`` imported them again, ~0.1 s of CPU (of ~0.3 s for a short
-    session). The client and the generators made here are dropped: a child makes its own.
+    session). The client made here is dropped: a child makes its own.
     Then the built-in packs (:func:`dsh_sidecar.suggester.packs.builtin_packs`, cached per
     process): the suggester's activation parsed and validated them in every fork, ~65 ms of
     CPU each (of ~0.11 s for a fork that replays a trace; 44% of the corpus replays' CPU)."""
-    from dsh_sidecar.bandit.policy import seeded_generators
     from dsh_sidecar.router.http import make_client, warm_async_backend
     from dsh_sidecar.suggester.packs import builtin_packs
     from dsh_sidecar.suggester.query import warm_shell_parser
@@ -169,7 +168,6 @@ def _preload_preparation() -> None:
     warm_shell_parser()
     make_client()
     warm_async_backend()
-    seeded_generators(0)
     builtin_packs()
     _preload_workspace()
 

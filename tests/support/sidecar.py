@@ -86,10 +86,18 @@ def _stop_zygote(proc: subprocess.Popen[bytes], path: str) -> None:
     shutil.rmtree(Path(path).parent, ignore_errors=True)  # its socket's temp dir
 
 
+#: Variables that point a sidecar at other config or cache files than the test's own.
+ISOLATED_VARS = ("DSH_SEARCH_CONFIG", "DSH_CACHE_DIR")
+
+
 def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The host environment without provider credentials, with ``DSH_HOME`` set."""
-    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    """The host environment without provider credentials, with ``DSH_HOME`` set, and the cache
+    and the user's config folder beside it (``<home>-cache``, ``<home>-config``, the latter
+    empty): each test's indexes and config files are its own, as its state is."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS and k not in ISOLATED_VARS}
     env["DSH_HOME"] = str(dsh_home)
+    env["XDG_CACHE_HOME"] = f"{dsh_home}-cache"
+    env["XDG_CONFIG_HOME"] = f"{dsh_home}-config"
     env.update(extra or {})
     return env
 

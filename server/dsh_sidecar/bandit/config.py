@@ -31,7 +31,7 @@ class BanditConfig(ConfigModel):
     """The ``bandit`` block: the Thompson-sampling policy, its reward, feedback and decision log."""
 
     seed: int | None = Field(default=None, ge=0, le=2**128)
-    """numpy SeedSequence entropy, for reproducible choices (unset: fresh entropy per process)."""
+    """Seed of the decision generator (Python's random.Random), for reproducible choices (unset: fresh entropy per process)."""
     speed_ms: float = Field(default=SPEED_CALIBRATION_MS, gt=0, le=3_600_000)
     """Speed calibration of the reward, milliseconds: a search at or under it gets the whole speed half."""
     quality_weight: float = Field(default=QUALITY_WEIGHT, ge=0, le=1)
@@ -53,7 +53,7 @@ class BanditConfig(ConfigModel):
     feedback_max_pending: int = Field(default=DEFAULT_MAX_PENDING, ge=1, le=100_000)
     """Most searches kept waiting for feedback (the oldest is dropped past it)."""
     propensity_samples: int = Field(default=DEFAULT_PROPENSITY_SAMPLES, ge=100, le=100_000)
-    """Monte-Carlo draws estimating the propensity of a sampled choice (decision log only)."""
+    """Points of the numerical integral giving the propensity of a sampled choice (decision log only)."""
     persist: bool = True
     """Keep the posteriors under $DSH_HOME/bandit/ (false: learn in memory only)."""
     decision_log_max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=4096, le=1 << 30)

@@ -40,6 +40,7 @@ from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.bandit.usage import cited_urls, url_keys
 from dsh_sidecar.router import AllProvidersFailed, Router
+from dsh_sidecar.router.providers import LOCAL_ID
 
 #: Prefix of every bandit log line (seed).
 LOG_PREFIX: Final = "[bandit-search]"
@@ -63,7 +64,7 @@ class SearchOutcome:
     reward: float
     content: str | None = None
     query_class: str = "factoid"
-    #: 1.0 for a forced arm; ``None`` for a sampled one (its Monte-Carlo estimate is computed
+    #: 1.0 for a forced arm; ``None`` for a sampled one (its integral is computed
     #: later, for the decision log only)
     propensity: float | None = 1.0
 
@@ -82,14 +83,22 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
     )
 
 
-def format_unlearned_line(arm: str, duration_ms: int, stats: dict) -> str:
-    """The log line of a search that taught nothing (every provider was unavailable): the
-    seed line's fields, ``reward=none`` and ``learned=false``, the posterior unchanged."""
+def format_unlearned_line(arm: str, duration_ms: int, stats: dict, result_count: int = 0) -> str:
+    """The log line of a search that taught nothing (every web provider was unavailable; an
+    answer from the offline docs index included): the seed line's fields, ``reward=none`` and
+    ``learned=false``, the posterior unchanged."""
     compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
     return (
-        f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount=0 "
+        f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount={result_count} "
         f"stats={_compact_json(compact)} learned=false"
     )
+
+
+def answered_offline(attempts: list[Any]) -> bool:
+    """Whether only the offline docs index answered (no web provider did): such a search says
+    nothing of how quick or thorough web searching pays, so the bandit does not learn from it."""
+    answered = {a.provider for a in attempts if a.outcome.startswith("ok")}
+    return bool(answered) and answered <= {LOCAL_ID}
 
 
 class StrategyBandit:
@@ -198,17 +207,23 @@ class StrategyBandit:
             )
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        reward = await self._learn(cls, arm, len(result.sources), duration_ms)
-        item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
-        self.pending_file.submit(search_id, item, self.pending)
-        self.own.append(search_id)
+        learned: float | None
+        if answered_offline(result.attempts):
+            reward = self._reward(arm, len(result.sources), duration_ms)  # shown, not learned
+            learned = None
+            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
+        else:
+            reward = learned = await self._learn(cls, arm, len(result.sources), duration_ms)
+            item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
+            self.pending_file.submit(search_id, item, self.pending)
+            self.own.append(search_id)
         self._record(
             search_id,
             cls,
             arm,
             strategy != "auto",
             propensity,
-            reward,
+            learned,
             duration_ms,
             decision_us,
             len(result.sources),
@@ -230,16 +245,20 @@ class StrategyBandit:
             propensity=propensity,
         )
 
-    async def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
-        """Reward the call and update the posterior: in memory at once, in the state file by the
-        store's writer thread (the locked, fsync'd write never delays the reply)."""
-        reward = heuristic_reward(
+    def _reward(self, arm: str, result_count: int, duration_ms: int) -> float:
+        """The seed's heuristic reward of a call."""
+        return heuristic_reward(
             result_count,
             self.arm_max(arm),
             duration_ms,
             speed_ms=self.config.speed_ms,
             quality_weight=self.config.quality_weight,
         )
+
+    async def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
+        """Reward the call and update the posterior: in memory at once, in the state file by the
+        store's writer thread (the locked, fsync'd write never delays the reply)."""
+        reward = self._reward(arm, result_count, duration_ms)
         self.store.submit(self.policy, self.policy.update_op(cls, arm, reward), counts_for=arm)
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward

@@ -11,7 +11,7 @@ A decision line::
      "forced":false,"propensity":0.8125,"reward":0.7342,"rewardSource":"heuristic",
      "durationMs":5210,"decisionUs":41.0,"resultCount":8,"posterior":{"quick":[α,β],"thorough":[α,β]}}
 
-``propensity`` is the Monte-Carlo probability the policy had of choosing ``arm`` (1.0 when the
+``propensity`` is the probability the policy had of choosing ``arm`` (1.0 when the
 harness forced the arm); ``posterior`` the effective Beta parameters the choice was sampled
 from. A feedback line: ``{"event":"feedback","ts":…,"searchId":…,"class":…,"arm":…,
 "used":true,"reward":…,"previousReward":…}``.
@@ -119,7 +119,7 @@ class DecisionLog:
     def append(self, record: dict[str, Any], finish: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Queue one record as a JSON line (silently nothing when the log is off).
         ``finish(record)``, when given, completes the record in the writer thread first (work
-        that need not delay the caller, e.g. a Monte-Carlo propensity)."""
+        that need not delay the caller, e.g. a propensity)."""
         if not (self.enabled and self._logger is not None):
             return
         with self._cond:

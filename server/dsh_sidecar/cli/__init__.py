@@ -1,8 +1,11 @@
 """``dsh-search``: the sidecar's command line (Typer for commands, Rich for output).
 
-Commands: ``serve`` (the default: the stdio JSON-RPC server a harness spawns), ``query`` (one
-web search), ``suggest`` (what the suggester would say for one tool call), ``status``,
-``doctor``, ``bandit reset``, ``replay`` (a trace through a spawned sidecar) and ``mcp``.
+Commands: ``serve`` (what a bare ``dsh-search`` runs when stdin is not a terminal: the stdio
+JSON-RPC server a harness spawns; on a terminal it prints the help), ``query`` (one web
+search), ``suggest`` (what the suggester would say for one tool call), ``status``, ``doctor``,
+``config`` (the config files found and where each value came from), ``cache dir|clean|prune``,
+``bandit reset``, ``replay`` (a trace through a spawned sidecar), ``mcp`` (the MCP server) and
+``completion bash|zsh|fish``.
 
 Every command takes ``--json`` (one JSON document on stdout, failures included as
 ``{"error": {code, message, data?}}``, the JSON-RPC error object), ``--quiet`` and
@@ -13,6 +16,7 @@ or config, 141 stdout closed by the reader. See :mod:`dsh_sidecar.cli.output`.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     without importing the Typer app; every other one is parsed by it
     (:func:`dsh_sidecar.cli.commands.main`)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    serve = serve_args(args)
+    serve = serve_args(args) if not _help_instead(args) else None
     if serve is not None:
         return serve_main(*serve)
     if sys.stdout is None:
@@ -52,6 +56,23 @@ def main(argv: list[str] | None = None) -> int:
     from dsh_sidecar.cli.commands import main as commands_main
 
     return commands_main(args)
+
+
+#: Set by a shell asking for completions (``dsh-search completion``'s script): the Typer app answers.
+COMPLETE_ENV = "_DSH_SEARCH_COMPLETE"
+
+
+def _help_instead(args: list[str]) -> bool:
+    """Whether a command line that would serve goes to the Typer app instead: a bare
+    ``dsh-search`` typed at a terminal (it prints the help) or a shell's completion request."""
+    if os.environ.get(COMPLETE_ENV):
+        return True
+    if args:
+        return False
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 def __getattr__(name: str) -> Any:

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
+from dsh_protocol.models import MAX_RESULTS_LIMIT
 from pydantic import ValidationError
 
 from dsh_sidecar import __version__
 from dsh_sidecar.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WRITE_ERRNOS, closed_pipe, unwritable
 from dsh_sidecar.cli.output import (
+    COLOR_CHOICES,
     CliError,
     Output,
     config_error,
@@ -24,11 +26,12 @@ from dsh_sidecar.cli.output import (
     usage_error,
 )
 from dsh_sidecar.cli.render import render_status
-from dsh_sidecar.cli.serving import check_config_path
+from dsh_sidecar.cli.serving import read_config
 from dsh_sidecar.cli.serving import serve as run_server
 from dsh_sidecar.errors import ConfigError, first_problem
 
 if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
+    from dsh_sidecar.cli.discovery import Discovered
     from dsh_sidecar.config import SidecarConfig
     from dsh_sidecar.state.config import StateConfig
 
@@ -39,7 +42,15 @@ PROVIDER_ENV = (
     "puts its provider in the zero-config chain). SEARXNG_BASE_URL: a SearXNG to ask first."
 )
 HOME_ENV = "DSH_HOME: where state lives (default ~/.dsh)."
-COLOR_ENV = "NO_COLOR: no colour on a terminal."
+CONFIG_ENV = (
+    "DSH_SEARCH_CONFIG: the config file when --config is not given (then .dsh/config.yml in the workspace,"
+    " then ~/.config/dsh-search/config.yml)."
+)
+CACHE_ENV = "DSH_CACHE_DIR, XDG_CACHE_HOME: where the rebuildable indexes live (default ~/.cache/dsh-search)."
+COLOR_ENV = "NO_COLOR: no colour on a terminal (--color always overrides)."
+#: Environment variable Claude Code sets to the project folder (hooks reference): ``mcp``'s
+#: workspace when ``--workspace`` is not given, else the current folder.
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 EXIT_CODES = "Exit codes: 0 ok, 1 failed (search, replay, doctor check), 2 bad arguments or config."
 
 
@@ -53,10 +64,12 @@ app = typer.Typer(
     epilog=_epilog(
         "dsh-search query 'httpx streaming timeout'",
         HOME_ENV,
+        CONFIG_ENV,
         PROVIDER_ENV,
         COLOR_ENV,
         "DSH_LOG_LEVEL: serve's log level.",
     ),
+    # completion is a command (dsh-search completion bash|zsh|fish), as gh and rg have it
     add_completion=False,
     invoke_without_command=True,
     no_args_is_help=False,
@@ -75,34 +88,65 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the result (and errors); no progress.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also the log lines (bandit, suggester ledger).")]
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="YAML/JSON file with router/bandit/suggester/state blocks.")
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="YAML/JSON file with router/bandit/suggester/state blocks (default: $DSH_SEARCH_CONFIG); laid over"
+        " the project's .dsh/config.yml and your ~/.config/dsh-search/config.yml (dsh-search config shows the result).",
+    ),
+]
+ColorOpt = Annotated[
+    str | None, typer.Option("--color", metavar="WHEN", help="Colour: auto (on a terminal), always or never.")
 ]
 
 
-def _output(ctx: typer.Context, as_json: bool, quiet: bool, verbose: bool) -> Output:
+def _output(ctx: typer.Context, as_json: bool, quiet: bool, verbose: bool, color: str | None = None) -> Output:
     """The command's :class:`Output`: its own flags or the ones given before the command."""
     top = ctx.find_root().obj or {}
+    color = color or top.get("color") or "auto"
+    if color not in COLOR_CHOICES:
+        raise typer.Exit(
+            Output(json=as_json or top.get("json", False)).error(
+                usage_error(f"bad --color: {color!r} (auto, always or never)", flag="--color")
+            )
+        )
     return Output(
         json=as_json or top.get("json", False),
         quiet=quiet or top.get("quiet", False),
         verbose=verbose or top.get("verbose", False),
+        color=color,
     )
 
 
-def _config(path: Path | None):
-    from dsh_sidecar.config import SidecarConfig, load_config_file
+def _discover(path: Path | None, workspace: Path | None) -> Discovered:
+    """The config files of a command (:mod:`dsh_sidecar.cli.discovery`); a bad ``--config``,
+    ``$DSH_SEARCH_CONFIG`` or user file is a usage error (exit 2)."""
+    from dsh_sidecar.cli.discovery import discover
 
-    if path is None:
-        return SidecarConfig()
     try:
-        check_config_path(path)
-        return load_config_file(path)
+        return discover(
+            path, workspace if workspace is not None and workspace.is_dir() else None, os.environ, read_config
+        )
     except ConfigError as exc:
         raise config_error(exc) from None
-    except UnicodeDecodeError:
-        raise config_error(ConfigError(str(path), "not UTF-8 text")) from None
-    except RecursionError:
-        raise config_error(ConfigError(str(path), "nested too deeply")) from None
+
+
+def _config(out: Output, path: Path | None, workspace: Path | None = Path(".")) -> SidecarConfig:
+    """The command's config: its files found and merged (warnings about the project file on
+    stderr), validated. Raises :class:`CliError` (exit 2) for a bad one."""
+    return _validated(out, _discover(path, workspace))
+
+
+def _validated(out: Output, found: Discovered) -> SidecarConfig:
+    from dsh_sidecar.config import parse_config
+
+    for line in found.warnings():
+        out.warn(line)
+    try:
+        return parse_config(found.merged())
+    except ConfigError as exc:
+        raise config_error(exc) from None
 
 
 def _folder(flag: str, path: Path | None) -> None:
@@ -129,19 +173,33 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def stdin_is_terminal() -> bool:
+    """Whether a person is typing at stdin (then a bare ``dsh-search`` shows its help, not a
+    server waiting for JSON-RPC)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    color: ColorOpt = None,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """Without a command: serve JSON-RPC on stdio (``dsh-search serve``)."""
-    ctx.obj = {"json": as_json, "quiet": quiet, "verbose": verbose}
+    """Without a command: the help on a terminal; serve JSON-RPC on stdio when stdin is a pipe
+    (what a harness spawns: ``dsh-search serve``)."""
+    ctx.obj = {"json": as_json, "quiet": quiet, "verbose": verbose, "color": color}
     if ctx.invoked_subcommand is None:
+        if stdin_is_terminal():
+            sys.stdout.write(ctx.get_help() + "\n")
+            raise typer.Exit(0)
         raise typer.Exit(run_server(None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")))
 
 
@@ -197,20 +255,63 @@ def query(
     strategy: Annotated[
         str, typer.Option("--strategy", "-s", help="auto (the bandit chooses), quick or thorough.")
     ] = "auto",
-    max_results: Annotated[int | None, typer.Option("--max-results", "-n", help="Cap on sources (1–50).")] = None,
+    max_results: Annotated[
+        int | None,
+        typer.Option(
+            "--max-results",
+            "-n",
+            help=f"How many sources to return, 1–{MAX_RESULTS_LIMIT} (default: the strategy's, quick 5, thorough 10);"
+            " fewer only when the providers have no more, and then it says so.",
+        ),
+    ] = None,
     deadline_ms: Annotated[int | None, typer.Option("--deadline-ms", help="Bound on the whole search, ms.")] = None,
+    workspace: Annotated[
+        Path,
+        typer.Option("--workspace", "-w", help="The project (its .dsh/config.yml, its docs offline; default: here)."),
+    ] = Path("."),
+    local: Annotated[
+        bool | None,
+        typer.Option(
+            "--local/--no-local",
+            help="Fall back to the offline docs index (this machine's docs, earlier results) when no web provider"
+            " answers (default: on; router.localFallback in the config).",
+        ),
+    ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    color: ColorOpt = None,
 ) -> None:
     """Run one web search through the router's chain and print the sources."""
-    out = _output(ctx, as_json, quiet, verbose)
-    _finish(out, lambda: asyncio.run(_query(out, text, strategy, max_results, deadline_ms, config)))
+    out = _output(ctx, as_json, quiet, verbose, color)
+    _finish(out, lambda: asyncio.run(_query(out, text, strategy, max_results, deadline_ms, config, workspace, local)))
+
+
+def _asking_for(cfg: SidecarConfig, max_results: int | None, local: bool | None) -> SidecarConfig:
+    """``cfg`` for one ``query``: its arms return ``max_results`` sources (``-n``: "give me N";
+    the arms' caps, quick 5 and thorough 10, would otherwise cap it silently), and the offline
+    docs index ends its chain unless ``--no-local`` or the config said no (``localFallback``
+    unset is on for this command)."""
+    update: dict[str, Any] = {}
+    if max_results is not None:
+        update["bandit"] = cfg.bandit.model_copy(
+            update={"quick_max_results": max_results, "thorough_max_results": max_results}
+        )
+    fallback = local if local is not None else cfg.router.local_fallback
+    update["router"] = cfg.router.model_copy(update={"local_fallback": fallback is not False})
+    return cfg.model_copy(update=update)
 
 
 async def _query(
-    out: Output, text: str, strategy: str, max_results: int | None, deadline_ms: int | None, config: Path | None
+    out: Output,
+    text: str,
+    strategy: str,
+    max_results: int | None,
+    deadline_ms: int | None,
+    config: Path | None,
+    workspace: Path = Path("."),
+    local: bool | None = None,
 ) -> None:
     from dsh_protocol import SearchParams
 
@@ -228,9 +329,10 @@ async def _query(
         if flag == "--query":
             flag = "QUERY"
         raise usage_error(f"bad {flag}: {problem.reason}", flag=flag) from None
-    cfg = _config(config)
+    _folder("--workspace", workspace)
+    cfg = _asking_for(_config(out, config, workspace), max_results, local)
     try:
-        sidecar = Sidecar(cfg, None, os.environ, log_sink=out.log, echo_stderr=False)
+        sidecar = Sidecar(cfg, None, os.environ, log_sink=out.log, echo_stderr=False, docs_root=workspace)
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
@@ -254,6 +356,10 @@ async def _query(
         out.print(search_rich(result))
     else:
         out.write(search_plain(result))
+    if max_results is not None and len(result["sources"]) < max_results:
+        answered = next((a["provider"] for a in reversed(result["attempts"]) if a["outcome"].startswith("ok")), None)
+        who = f"{answered} had no more" if answered else "no provider answered"
+        out.info(f"{len(result['sources'])} of the {max_results} sources asked for: {who}")
 
 
 # ---------------------------------------------------------------------------- suggest
@@ -275,9 +381,10 @@ def suggest(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    color: ColorOpt = None,
 ) -> None:
     """Say what the suggester would tell an agent after one tool call (runs even when disabled)."""
-    out = _output(ctx, as_json, quiet, verbose)
+    out = _output(ctx, as_json, quiet, verbose, color)
     _finish(out, lambda: _suggest(out, tool, tool_input, workspace, config))
 
 
@@ -299,7 +406,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
         where = "--tool" if problem.loc[:2] == ("tool", "name") else "--input"
         raise usage_error(f"bad {where}: {problem.reason}", flag=where) from None
     _folder("--workspace", workspace)
-    cfg = _config(config)
+    cfg = _config(out, config, workspace)
     lines: list[str] = []
     sidecar = Sidecar(cfg, workspace, os.environ, log_sink=lines.append, force_suggester=True, echo_stderr=False)
     try:
@@ -345,9 +452,13 @@ def status(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    color: ColorOpt = None,
 ) -> None:
-    """Show the resolved chain with each provider's health, the bandit's posteriors and where state lives."""
-    out = _output(ctx, as_json, quiet, verbose)
+    """Show the resolved chain with each provider's health, the bandit's posteriors and where state lives.
+
+    The running servers (serve, mcp) of this $DSH_HOME are listed with their live state: provider health, cache and
+    suggester counters, which a new process cannot know."""
+    out = _output(ctx, as_json, quiet, verbose, color)
     _finish(out, lambda: _status(out, workspace, config))
 
 
@@ -356,7 +467,7 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     from dsh_sidecar.sidecar import Sidecar
 
     _folder("--workspace", workspace)
-    cfg = _config(config)
+    cfg = _config(out, config, workspace if workspace is not None else Path("."))
     try:
         sidecar = Sidecar(cfg, workspace, os.environ, echo_stderr=False)
     except ConfigError as exc:
@@ -365,6 +476,12 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
         result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())
+    from dsh_sidecar.runstate import live_servers
+
+    servers, problem = live_servers(os.environ)
+    result["servers"] = servers  # what this command cannot know: the running servers' live state
+    if problem is not None:
+        result["serversError"] = problem
     if out.json:
         out.emit_json(result)
     elif out.rich:
@@ -382,23 +499,31 @@ def doctor(
     config: ConfigOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for each endpoint.", min=0.1)] = 3.0,
     offline: Annotated[bool, typer.Option("--offline", help="Do not contact the endpoints.")] = False,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="Also require what dsh-search mcp needs (the [mcp] extra).")
+    ] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    color: ColorOpt = None,
 ) -> None:
-    """Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state."""
-    out = _output(ctx, as_json, quiet, verbose)
-    _finish(out, lambda: _doctor(out, config, timeout, offline))
+    """Check Python, SQLite/FTS5, git, the providers (keys set or not, never their values), their endpoints and state.
+
+    Each provider of the chain is asked one real search (its own key, to its own endpoint), so a refused key or a
+    SearXNG without JSON output fails here with the fix."""
+    out = _output(ctx, as_json, quiet, verbose, color)
+    _finish(out, lambda: _doctor(out, config, timeout, offline, mcp))
 
 
-def _doctor(out: Output, config: Path | None, timeout: float, offline: bool) -> None:
+def _doctor(out: Output, config: Path | None, timeout: float, offline: bool, mcp: bool = False) -> None:
     from dsh_sidecar.cli.doctor import run_doctor
     from dsh_sidecar.cli.render import doctor_plain, doctor_rich
 
-    cfg = _config(config)
+    found = _discover(config, Path("."))
+    cfg = _validated(out, found)
     try:
         with out.progress("Checking…"):
-            report = run_doctor(cfg, os.environ, config, timeout, offline)
+            report = run_doctor(cfg, os.environ, found.files(), timeout, offline, mcp)
     except ConfigError as exc:
         raise config_error(exc) from None
     if out.json:
@@ -433,7 +558,7 @@ def bandit_reset(
 ) -> None:
     """Forget what the bandit learned: delete its posteriors under $DSH_HOME (the prior Beta(1, 1) again)."""
     out = _output(ctx, as_json, quiet, verbose)
-    _finish(out, lambda: _bandit_reset(out, decisions, _config(config)))
+    _finish(out, lambda: _bandit_reset(out, decisions, _config(out, config)))
 
 
 def _bandit_reset(out: Output, decisions: bool, cfg: SidecarConfig) -> None:
@@ -564,19 +689,274 @@ def _replay(out: Output, trace_path: Path | None, workspace: Path | None) -> Non
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-    epilog=_epilog("dsh-search mcp --workspace .", HOME_ENV, PROVIDER_ENV),
+    epilog=_epilog(
+        "dsh-search mcp --workspace . --config ~/.config/dsh-search/claude.yml",
+        HOME_ENV,
+        CONFIG_ENV,
+        PROVIDER_ENV,
+        f"{PROJECT_DIR_ENV}: the workspace when --workspace is not given (Claude Code sets it).",
+        "DSH_LOG_LEVEL: default of --log-level.",
+    )
 )
-def mcp(ctx: typer.Context) -> None:
-    """Serve the sidecar's tools over MCP on stdio (the \\[mcp] extra; options: dsh-search mcp --help)."""
-    raise typer.Exit(_mcp(list(ctx.args)))
+def mcp(
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", "-w", help=f"The repository (default: ${PROJECT_DIR_ENV}, else here)."),
+    ] = None,
+    config: ConfigOpt = None,
+    log_level: Annotated[
+        str, typer.Option("--log-level", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR (stderr).")
+    ] = "WARNING",
+) -> None:
+    """Serve the sidecar's tools over MCP on stdio (needs the \\[mcp] extra).
+
+    web_search, where_is and suggestion_dismiss for the model; post_tool_use and session_start for hooks."""
+    raise typer.Exit(_mcp(workspace, config, log_level))
 
 
-def _mcp(argv: list[str]) -> int:
-    """``dsh-search mcp …``: every option (and ``--help``) belongs to :mod:`dsh_sidecar.mcp`."""
-    from dsh_sidecar.mcp import run
+def _mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
+    """``dsh-search mcp``: its config files found and validated, the workspace checked, then the
+    server (:func:`dsh_sidecar.mcp.run`) until stdin ends. A missing SDK or a bad config is one
+    line on stderr and exit 2 (stdout is the protocol's)."""
+    from dsh_sidecar.mcp import SdkMissing, run, sdk_installed
 
-    return run(argv)
+    out = Output(quiet=False)
+    if not sdk_installed():
+        return out.error(_missing_extra("mcp", "dsh-search mcp"))
+    if workspace is None:
+        workspace = Path(os.environ[PROJECT_DIR_ENV]) if os.environ.get(PROJECT_DIR_ENV) else Path.cwd()
+    try:
+        _folder("--workspace", workspace)
+        cfg = _config(out, config, workspace)
+    except CliError as exc:
+        return out.error(exc)
+    try:
+        return run(cfg, workspace, log_level, os.environ)
+    except SdkMissing:
+        return out.error(_missing_extra("mcp", "dsh-search mcp"))
+
+
+def _missing_extra(extra: str, what: str) -> CliError:
+    """The usage error of a missing optional extra, with the command that installs it here."""
+    from dsh_sidecar.cli.installs import extra_hint
+
+    return CliError(
+        ErrorCode.INVALID_PARAMS,
+        f"{what} needs the optional [{extra}] extra, which is not installed; add it with: {extra_hint(extra)}",
+        EXIT_USAGE,
+        {"extra": extra},
+    )
+
+
+# ---------------------------------------------------------------------------- completion
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@app.command(
+    epilog="Example: dsh-search completion bash > ~/.local/share/bash-completion/completions/dsh-search\n\n"
+    'zsh: dsh-search completion zsh > "${fpath[1]}/_dsh-search"; fish: dsh-search completion fish >'
+    " ~/.config/fish/completions/dsh-search.fish\n\n" + EXIT_CODES,
+)
+def completion(
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
+) -> None:
+    """Print the shell completion script for bash, zsh or fish (commands, options, choices)."""
+    from typer._completion_shared import get_completion_script
+
+    if shell not in SHELLS:
+        raise typer.Exit(Output().error(usage_error(f"bad SHELL: {shell!r} (bash, zsh or fish)", flag="SHELL")))
+    sys.stdout.write(
+        get_completion_script(prog_name="dsh-search", complete_var="_DSH_SEARCH_COMPLETE", shell=shell).rstrip("\n")
+        + "\n"
+    )
+
+
+# ---------------------------------------------------------------------------- config
+
+
+@app.command(
+    "config",
+    epilog=_epilog("dsh-search config --json | jq '.values'", CONFIG_ENV, "XDG_CONFIG_HOME: where the user file is."),
+)
+def config_command(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path, typer.Option("--workspace", "-w", help="The project whose .dsh/config.yml counts (default: here).")
+    ] = Path("."),
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show the config every command here would use: each file read, and where each value came from."""
+    out = _output(ctx, as_json, quiet, verbose)
+    _finish(out, lambda: _config_show(out, workspace, config))
+
+
+def _config_show(out: Output, workspace: Path, config: Path | None) -> None:
+    from dsh_sidecar.cli.discovery import PROJECT_FILE, explicit_path, user_path
+    from dsh_sidecar.cli.render import config_plain
+    from dsh_sidecar.redact import Redactor
+
+    _folder("--workspace", workspace)
+    found = _discover(config, workspace)
+    _validated(out, found)  # refuses an invalid merge as every command would
+    merged = found.merged() or {}
+    origins = found.origins()
+    secrets = [str(v) for k, v in _flat(merged).items() if k.endswith(".apiKey") and v]
+    redact = Redactor(secrets)
+    values = {
+        key: {"value": "***" if key.endswith(".apiKey") else _redacted(value, redact), "from": origins.get(key, "?")}
+        for key, value in _flat(merged).items()
+    }
+    read = {layer.kind: layer for layer in found.layers}
+    explicit = explicit_path(config, os.environ)
+    candidates = [
+        ("explicit", explicit[1] if explicit else None, read.get("flag") or read.get("env")),
+        ("project", workspace / PROJECT_FILE, read.get("project")),
+        ("user", user_path(os.environ), read.get("user")),
+    ]
+    files = []
+    for kind, path, layer in candidates:
+        if path is None:
+            files.append({"kind": kind, "path": None, "status": "not given (--config, $DSH_SEARCH_CONFIG)"})
+            continue
+        if layer is None:
+            status = "not found"
+        elif layer.ignored:
+            status = f"ignored: {layer.ignored}"
+        elif layer.refused:
+            status = f"read; refused: {', '.join(layer.refused)}"
+        else:
+            status = "read"
+        files.append({"kind": kind, "path": str(path), "status": status})
+    doc = {"files": files, "values": values}
+    if out.json:
+        out.emit_json(doc)
+    else:
+        out.write(config_plain(doc))
+
+
+def _flat(doc: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, dict) and value:
+                out.update(_flat(value, path + "."))
+            else:
+                out[path] = value
+    return out
+
+
+def _redacted(value: Any, redact: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------- cache
+
+cache_app = typer.Typer(
+    help="Look after the rebuildable indexes (workspace indexes, the offline docs index) in the cache directory.",
+    epilog=_epilog("dsh-search cache prune --dry-run", CACHE_ENV, HOME_ENV),
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("dir", epilog=_epilog('du -sh "$(dsh-search cache dir)"', CACHE_ENV))
+def cache_dir(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Print the cache directory ($DSH_CACHE_DIR, else $XDG_CACHE_HOME/dsh-search, else ~/.cache/dsh-search)."""
+    from dsh_sidecar.cachedir import usage
+
+    out = _output(ctx, as_json, False, False)
+    doc = usage(os.environ)
+    _finish(out, lambda: out.emit_json(doc) if out.json else out.write(str(doc["dir"])))
+
+
+@cache_app.command("clean", epilog=_epilog("dsh-search cache clean", CACHE_ENV, HOME_ENV))
+def cache_clean(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Remove every index in the cache directory (rebuilt when next needed); state under $DSH_HOME stays."""
+    out = _output(ctx, as_json, quiet, verbose)
+    from dsh_sidecar.cachedir import clean
+
+    _finish(out, lambda: _cache_report(out, clean(os.environ, dry_run=dry_run), dry_run))
+
+
+@cache_app.command("prune", epilog=_epilog("dsh-search cache prune --max-age-days 30", CACHE_ENV, HOME_ENV))
+def cache_prune(
+    ctx: typer.Context,
+    max_age_days: Annotated[
+        float, typer.Option("--max-age-days", min=0, help="Remove indexes unused for this long (default 90).")
+    ] = 90.0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Remove indexes that will not be used again: of deleted workspaces, unused for a while, or left in $DSH_HOME by older versions."""
+    out = _output(ctx, as_json, quiet, verbose)
+    from dsh_sidecar.cachedir import prune
+
+    _finish(
+        out, lambda: _cache_report(out, prune(os.environ, max_age_s=max_age_days * 86400, dry_run=dry_run), dry_run)
+    )
+
+
+@cache_app.command("index", epilog=_epilog("dsh-search cache index -w .", CACHE_ENV))
+def cache_index(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path, typer.Option("--workspace", "-w", help="The project whose docs are indexed too (default: here).")
+    ] = Path("."),
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Build the offline docs index now (otherwise an offline search builds it a little at a time)."""
+    out = _output(ctx, as_json, quiet, verbose)
+    _finish(out, lambda: _cache_index(out, workspace))
+
+
+def _cache_index(out: Output, workspace: Path) -> None:
+    from dsh_sidecar.paths import docs_cache
+    from dsh_sidecar.router.localdocs import LocalDocs
+
+    _folder("--workspace", workspace)
+    docs = LocalDocs(docs_cache(os.environ), workspace)
+    with out.progress("Indexing this machine's docs…"):
+        counts = docs.build_now()
+    if out.json:
+        out.emit_json({"index": str(docs.path), "documents": counts})
+    else:
+        total = sum(counts.values())
+        parts = ", ".join(f"{name} {n}" for name, n in counts.items())
+        out.write(f"{docs.path}: {total} documents ({parts or 'none'})")
+
+
+def _cache_report(out: Output, removed: Any, dry_run: bool) -> None:
+    from dsh_sidecar.cli.doctor import human_bytes
+
+    if out.json:
+        out.emit_json({**removed.wire(), "dryRun": dry_run})
+    else:
+        verb = "would remove" if dry_run else "removed"
+        lines = [f"{verb} {p}" for p in removed.paths] if out.verbose or dry_run else []
+        lines.append(f"{verb} {len(removed.paths)} files, {human_bytes(removed.bytes)}")
+        lines += [f"could not remove {e}" for e in removed.errors]
+        out.write("\n".join(lines))
+    if removed.errors:
+        raise typer.Exit(EXIT_FAILED)
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -590,8 +970,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
     2 bad arguments or config, 141 closed stdout)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["mcp"]:  # MCP stdio mode: its options, help and logic live in dsh_sidecar.mcp
-        return _mcp(args[1:])
+    if os.environ.get("_DSH_SEARCH_COMPLETE"):  # a shell asking for completions (dsh-search completion)
+        from typer._completion_classes import completion_init
+
+        completion_init()
     command = typer.main.get_command(app)
     try:
         try:

@@ -1,18 +1,22 @@
 """``dsh-search doctor``: is this machine ready to run the sidecar?
 
 Checks, in order: Python (≥ 3.11), SQLite and its FTS5 module, ``git`` (the workspace graph
-reads ``git ls-files``; without it the tree is walked), the config file when one is given,
-each provider of the canonical order (in the chain or not, which key *variable* it reads and
-whether that variable is set — never the value, its length or any part of it), whether each
-endpoint of the chain answers an HTTP request (``--timeout``, default 3 s; no key is sent),
-and where state lives (``$DSH_HOME``) with its size on disk.
+reads ``git ls-files``; without it the tree is walked), each config file read, each provider
+of the canonical order (in the chain or not, which key *variable* it reads and whether that
+variable is set — never the value, its length or any part of it), whether each provider of
+the chain *searches*: one real search (``PROBE_QUERY``, one result, ``--timeout``, default
+3 s) through the chain's own request, exchange and parser, so a SearXNG without its JSON
+format (403), a refused key (401/403) or a base URL that is no search API fail with what to
+do; the optional extras (``[mcp]``, ``[redis]`` when the config needs it) with the install
+command that fits; ``$DSH_HOME`` (a home that cannot be written fails) and the cache
+directory with their sizes.
 
 :func:`run_doctor` returns the report as a dict (``--json`` prints it as is)::
 
     {"ok": bool, "summary": str,
      "checks": [{"name": str, "status": "ok"|"warn"|"fail"|"info"|"skip", "detail": str, "data": {...}}]}
 
-``ok`` is false when a check failed: Python too old, or no endpoint of the chain answered.
+``ok`` is false when a check failed; every failing check says what to do (``data.fix``).
 """
 
 from __future__ import annotations
@@ -158,47 +162,96 @@ def check_providers(cfg: SidecarConfig, env: Mapping[str, str]) -> tuple[list[di
     return checks, chain
 
 
-async def _probe(client: httpx.AsyncClient, spec: Any, redact: Any) -> dict[str, Any]:
-    start = time.monotonic()
-    origin = redact(spec.base_url)
-    try:
-        async with client.stream("GET", spec.base_url) as response:
-            ms = round((time.monotonic() - start) * 1000)
-            status = response.status_code
-    except httpx.TimeoutException:
-        ms = round((time.monotonic() - start) * 1000)
-        return _check(f"endpoint {spec.id}", "fail", f"{origin} did not answer within {ms} ms", answers=False, ms=ms)
-    except (httpx.HTTPError, OSError, ValueError) as exc:
-        ms = round((time.monotonic() - start) * 1000)
-        return _check(
-            f"endpoint {spec.id}", "fail", f"{origin} unreachable ({type(exc).__name__})", answers=False, ms=ms
-        )
-    return _check(
-        f"endpoint {spec.id}",
-        "ok",
-        f"{origin} answers (HTTP {status}, {ms} ms)",
-        answers=True,
-        httpStatus=status,
-        ms=ms,
+#: The query each provider is asked (one search, one result) to tell whether it works.
+PROBE_QUERY: Final = "dsh-search doctor"
+
+
+def _fix(spec: Any, failure: Any, cfg: SidecarConfig, env: Mapping[str, str]) -> tuple[str, str]:
+    """``(status, what to do)`` for a probe that failed with ``failure`` (a ProviderFailure)."""
+    from dsh_sidecar.router.providers.base import (
+        AUTH,
+        BAD_RESPONSE,
+        BLOCKED,
+        CONFIG,
+        EMPTY,
+        PACED,
+        QUOTA_EXHAUSTED,
+        RATE_LIMITED,
     )
 
+    pid, kind = spec.id, failure.failure_class
+    if kind == CONFIG and pid == "searxng":
+        return "fail", "enable the JSON format: add json to search.formats in the instance's settings.yml"
+    if kind == AUTH:
+        var, _set = _key_source(pid, cfg, env)
+        return "fail", f"the provider refused the key: check {var or 'its key'} (a revoked, mistyped or unpaid key)"
+    if kind in (RATE_LIMITED, QUOTA_EXHAUSTED, PACED):
+        return "warn", "rate-limited or out of quota now: searches fall back to the next provider until it recovers"
+    if kind == BLOCKED:
+        return "warn", "the provider shows a bot challenge: searches fall back until it lifts"
+    if kind == BAD_RESPONSE:
+        return "fail", "the endpoint answers, but not as this provider's search API: check its base URL"
+    if kind == EMPTY:
+        return "ok", ""
+    return "fail", "check the base URL and that this machine reaches it"
 
-async def check_endpoints(chain: list[Any], timeout_s: float) -> list[dict[str, Any]]:
-    """GET each chain endpoint's base URL at once, with ``timeout_s`` for connect and the
-    response head; no key, no auth header, no redirect followed, body never read. Any HTTP
-    status counts as answering (a 404 at an API root is normal). When none answers, every
-    probe is ``fail``; when some do, the silent ones are ``warn`` (the chain falls back)."""
+
+async def _probe(client: httpx.AsyncClient, spec: Any, timeout_s: float, cfg: SidecarConfig, env: Any) -> dict:
+    """One real search (:data:`PROBE_QUERY`, one result) through the chain's own code: the
+    provider's request (its key or Basic auth included, to its own endpoint only), the bounded
+    exchange and the provider's parser, so a disabled JSON format, a refused key or a wrong
+    URL fails here exactly as a search would."""
     from dsh_sidecar.redact import Redactor
+    from dsh_sidecar.router.chain import digest
     from dsh_sidecar.router.config import secrets_of
+    from dsh_sidecar.router.http import exchange
+    from dsh_sidecar.router.providers import PROVIDERS
+    from dsh_sidecar.router.providers.base import ProviderFailure
 
-    redact = Redactor(secrets_of(chain))
-    async with httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout_s), follow_redirects=False, trust_env=False, headers={"User-Agent": "dsh-doctor"}
-    ) as client:
-        checks = list(await asyncio.gather(*(_probe(client, spec, redact) for spec in chain)))
-    if any(c["data"]["answers"] for c in checks):
+    redact = Redactor(secrets_of([spec]))
+    origin = redact(spec.base_url)
+    provider = PROVIDERS[spec.id]
+    start = time.monotonic()
+    try:
+        request = provider.build_request(spec, PROBE_QUERY, 1)
+        response = await exchange(client, request, timeout_s * 1000, spec.basic_auth)
+        _answer, sources, _ = digest(provider, response, 1, redact)
+    except ProviderFailure as failure:
+        ms = round((time.monotonic() - start) * 1000)
+        status, fix = _fix(spec, failure, cfg, env)
+        reason = redact(failure.reason)
+        detail = f"{origin}: {reason}" + (f" — fix: {fix}" if fix else "")
+        answers = failure.failure_class not in ("network", "timeout")
+        return _check(
+            f"endpoint {spec.id}", status, detail, answers=answers, searches=False, failure=failure.failure_class,
+            reason=reason, fix=fix or None, ms=ms,
+        )  # fmt: skip
+    ms = round((time.monotonic() - start) * 1000)
+    detail = (
+        f"{origin} answers searches (HTTP {response.status}, {len(sources)} result{'s' * (len(sources) != 1)}, {ms} ms)"
+    )
+    return _check(f"endpoint {spec.id}", "ok", detail, answers=True, searches=True, httpStatus=response.status, ms=ms)
+
+
+async def check_endpoints(
+    chain: list[Any], timeout_s: float, cfg: SidecarConfig, env: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """One real search per chain provider at once (:func:`_probe`), ``timeout_s`` each; no
+    redirect followed, no proxy from the environment. A provider that answers but cannot
+    search (403 from a SearXNG without JSON, a refused key, a page that is no search API)
+    fails with what to do; unreachable ones fail when no provider of the chain searches, else
+    warn (the chain falls back)."""
+    from dsh_sidecar.router.http import make_client
+
+    probed = [s for s in chain if s.id != "local"]  # the offline index has its own check
+    client = make_client()
+    try:
+        checks = list(await asyncio.gather(*(_probe(client, spec, timeout_s, cfg, env) for spec in probed)))
+    finally:
+        await client.aclose()
+    if any(c["data"].get("searches") for c in checks):
         for c in checks:
-            if not c["data"]["answers"]:
+            if c["status"] == "fail" and not c["data"]["answers"]:
                 c["status"] = "warn"
     return checks
 
@@ -239,29 +292,67 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def _unwritable(folder: Path) -> str | None:
+    """Why nothing can be written in the existing ``folder``, or ``None``: a temporary file is
+    created there and removed at once (``os.access`` would say yes to root on ``/proc``)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".dsh-doctor-"):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def _creatable(folder: Path) -> str | None:
+    """Why ``folder`` (missing) could not be created, or ``None``: its nearest existing
+    ancestor must be a folder something can be written in."""
+    parent = folder
+    for _ in range(64):
+        parent = parent.parent
+        if parent.exists() or parent == parent.parent:
+            break
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    why = _unwritable(parent)
+    return f"{parent}: {why}" if why else None
+
+
 def check_state(env: Mapping[str, str]) -> dict[str, Any]:
-    """``$DSH_HOME``: where it is, whether it exists and is writable, and its size per part."""
+    """``$DSH_HOME``: where it is, whether it exists and is writable, and its size per part. A
+    home that cannot be written (or created) fails: the bandit would learn in memory only and
+    the suggester's ledger and knowledge would be lost."""
     home = dsh_home(env)
     source = "DSH_HOME" if env.get("DSH_HOME", "").strip() else "default ~/.dsh"
+    fix = "make it writable, or set DSH_HOME to a writable folder"
     if not home.exists():
+        why = _creatable(home)
+        if why is not None:
+            return _check(
+                "state", "fail", f"{home} ({source}) cannot be created ({why}) — fix: {fix}", path=str(home),
+                exists=False, bytes=0, writable=False, fix=fix,
+            )  # fmt: skip
         return _check("state", "info", f"{home} ({source}): not created yet", path=str(home), exists=False, bytes=0)
     if not home.is_dir():
-        return _check("state", "fail", f"{home} ({source}) is not a folder", path=str(home), exists=True, bytes=0)
+        return _check(
+            "state", "fail", f"{home} ({source}) is not a folder — fix: {fix}", path=str(home), exists=True, bytes=0,
+            fix=fix,
+        )  # fmt: skip
     total, files, cut = _size(home)
     parts = {}
     for name in ("bandit", "search-suggester", "workspace"):
         part = home / name
         if part.is_dir() and not part.is_symlink():  # a symlinked part is not walked, as in the total
             parts[name] = _size(part)[0]
-    writable = os.access(home, os.W_OK)
+    writable = _unwritable(home) is None
     detail = (
         f"{home} ({source}): {human_bytes(total)}{'+' if cut else ''} in {files} files"
         + ("".join(f"; {k} {human_bytes(v)}" for k, v in parts.items()))
-        + ("" if writable else "; NOT writable (state kept in memory only)")
+        + ("" if writable else f"; NOT writable (learning would be lost at exit) — fix: {fix}")
     )
     return _check(
         "state",
-        "ok" if writable else "warn",
+        "ok" if writable else "fail",
         detail,
         path=str(home),
         exists=True,
@@ -273,8 +364,63 @@ def check_state(env: Mapping[str, str]) -> dict[str, Any]:
     )
 
 
+def check_cache(env: Mapping[str, str]) -> dict[str, Any]:
+    """The cache directory (workspace indexes, offline docs index): writable or creatable, its
+    size, and the old indexes ``dsh-search cache prune`` would remove."""
+    from dsh_sidecar.cachedir import usage
+
+    doc = usage(env)
+    root = Path(str(doc["dir"]))
+    fix = "make it writable, or set DSH_CACHE_DIR (or XDG_CACHE_HOME) to a writable folder"
+    why = _creatable(root) if not root.exists() else _unwritable(root)
+    legacy: Any = doc["legacy"]
+    extra = (
+        f"; {legacy['files']} old index files under {legacy['dir']} ({human_bytes(legacy['bytes'])}): dsh-search cache prune"
+        if legacy["files"]
+        else ""
+    )
+    if why is not None:
+        detail = f"{root}: the indexes cannot be written ({why}); the suggester's notes and offline search degrade — fix: {fix}"
+        return _check("cache", "fail", detail, path=str(root), writable=False, fix=fix)
+    parts: Any = doc["parts"]
+    detail = f"{root}: {human_bytes(int(str(doc['bytes'])))} (workspace {human_bytes(parts['workspace'])}, docs {human_bytes(parts['docs'])}){extra}"
+    return _check("cache", "ok", detail, path=str(root), writable=True, bytes=doc["bytes"], parts=parts, legacy=legacy)
+
+
+def check_extras(cfg: SidecarConfig, need_mcp: bool) -> list[dict[str, Any]]:
+    """The optional extras: ``[mcp]`` for ``dsh-search mcp`` (a failure with ``--mcp``, or for
+    the Claude Code plugin, else a warning when missing), ``[redis]`` when the config's state
+    backend is a Redis/Valkey store (a failure when missing). Each names the install command
+    that fits this installation."""
+    import importlib.util
+
+    from dsh_sidecar.cli.installs import extra_hint
+    from dsh_sidecar.mcp import sdk_installed
+
+    out = []
+    if sdk_installed():
+        out.append(_check("extra mcp", "ok", "installed: dsh-search mcp can serve", installed=True))
+    else:
+        hint = extra_hint("mcp")
+        detail = f"not installed: dsh-search mcp (Claude Code, Codex, Cursor, Continue) will not start — fix: {hint}"
+        out.append(_check("extra mcp", "fail" if need_mcp else "warn", detail, installed=False, fix=hint))
+    if cfg.state.shared:
+        if importlib.util.find_spec("redis") is not None:
+            out.append(_check("extra redis", "ok", "installed: the shared state store can be opened", installed=True))
+        else:
+            hint = extra_hint("redis")
+            detail = f"not installed, and state.backend is a Redis/Valkey store — fix: {hint}"
+            out.append(_check("extra redis", "fail", detail, installed=False, fix=hint))
+    return out
+
+
 def run_doctor(
-    cfg: SidecarConfig, env: Mapping[str, str], config_path: Path | None, timeout_s: float, offline: bool
+    cfg: SidecarConfig,
+    env: Mapping[str, str],
+    config_files: list[str],
+    timeout_s: float,
+    offline: bool,
+    need_mcp: bool = False,
 ) -> dict[str, Any]:
     """Every check (see the module docstring); raises ConfigError when the environment holds a
     malformed provider URL or key."""
@@ -284,15 +430,17 @@ def run_doctor(
         check_sqlite(),
         check_git(env),
     ]
-    if config_path is not None:
-        checks.append(_check("config", "ok", f"{config_path}: valid", path=str(config_path)))
+    for path in config_files:
+        checks.append(_check("config", "ok", f"{path}: valid", path=path))
     provider_checks, chain = check_providers(cfg, env)
     checks += provider_checks
     if offline:
-        checks += [_check(f"endpoint {s.id}", "skip", "not probed (--offline)") for s in chain]
+        checks += [_check(f"endpoint {s.id}", "skip", "not probed (--offline)") for s in chain if s.id != "local"]
     elif chain:
-        checks += asyncio.run(check_endpoints(chain, timeout_s))
+        checks += asyncio.run(check_endpoints(chain, timeout_s, cfg, env))
+    checks += check_extras(cfg, need_mcp or bool(env.get("CLAUDE_PLUGIN_ROOT")))
     checks.append(check_state(env))
+    checks.append(check_cache(env))
     failed = [c["name"] for c in checks if c["status"] == "fail"]
     warned = [c["name"] for c in checks if c["status"] == "warn"]
     if failed:

@@ -3,7 +3,9 @@
 * **stdout** carries the result only: Rich tables and colour when it is a terminal, plain text
   when it is not (a pipe, a file), one JSON document with ``--json``. ``NO_COLOR`` (any non-empty
   value, https://no-color.org) turns colour off; Rich honours it, and so does this module's plain
-  path, which never colours anything.
+  path, which never colours anything. ``--color`` decides instead, as rg's and uv's do:
+  ``auto`` (the above), ``always`` (the terminal rendering, colour included, in a pipe too:
+  ``dsh-search status --color always | less -R``), ``never`` (no colour on a terminal).
 * **stderr** carries errors, log lines (``--verbose``) and the progress spinner/bar (only when
   stderr is a terminal and not ``--quiet``).
 * **Errors** are :class:`CliError`: the same ``{code, message, data?}`` a JSON-RPC error reply
@@ -82,6 +84,10 @@ def usage_error(message: str, **data: Any) -> CliError:
     return CliError(ErrorCode.INVALID_PARAMS, message, EXIT_USAGE, data or None)
 
 
+#: The values of ``--color``.
+COLOR_CHOICES = ("auto", "always", "never")
+
+
 def _no_color(env: dict[str, str] | os._Environ[str]) -> bool:
     return bool(env.get("NO_COLOR", ""))
 
@@ -96,6 +102,8 @@ class Output:
     json: bool = False
     quiet: bool = False
     verbose: bool = False
+    #: ``auto``, ``always`` or ``never`` (:data:`COLOR_CHOICES`).
+    color: str = "auto"
     stdout: IO[str] = field(default_factory=lambda: sys.stdout)
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
 
@@ -109,8 +117,9 @@ class Output:
                     reconfigure(errors="backslashreplace")
                 except (ValueError, OSError):  # a closed or detached stream: left as it is
                     pass
-        no_color = _no_color(os.environ)
-        self.out = Console(file=self.stdout, no_color=no_color, highlight=False, soft_wrap=False)
+        no_color = self.color == "never" or (self.color == "auto" and _no_color(os.environ))
+        force = True if self.color == "always" else None
+        self.out = Console(file=self.stdout, no_color=no_color, highlight=False, soft_wrap=False, force_terminal=force)
         self.err = Console(file=self.stderr, no_color=no_color, highlight=False, stderr=True)
 
     @property
@@ -140,6 +149,11 @@ class Output:
         """A log line (bandit ``[bandit-search]``, suggester ledger): stderr, ``--verbose`` only."""
         if self.verbose and not self.quiet:
             self.stderr.write(clean(line) + "\n")
+
+    def warn(self, line: str) -> None:
+        """A warning (stderr, ``dsh-search: warning: …``; dropped by ``--quiet`` only)."""
+        if not self.quiet:
+            self.stderr.write(f"dsh-search: warning: {clean(line, one_line=False)}\n")
 
     def info(self, line: str) -> None:
         """A note for the person at the terminal (stderr; dropped by ``--quiet`` and ``--json``)."""

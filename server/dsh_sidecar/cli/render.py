@@ -8,6 +8,7 @@ Untrusted text (titles, snippets, URLs, provider messages, paths) always goes th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Group
@@ -24,12 +25,23 @@ def _attempts(attempts: list[dict[str, Any]]) -> str:
     return ", ".join(f"{clean(a['provider'])}={clean(a['outcome'])} ({a['ms']} ms)" for a in attempts)
 
 
+#: The offline docs index's provider id (``router.providers.local``).
+LOCAL = "local"
+
+
+def offline(result: dict[str, Any]) -> bool:
+    """Whether the offline docs index answered (no web provider did)."""
+    answered = {a["provider"] for a in result["attempts"] if str(a["outcome"]).startswith("ok")}
+    return bool(answered) and answered <= {LOCAL}
+
+
 def _headline(result: dict[str, Any]) -> str:
     n = len(result["sources"])
-    line = (
-        f"{result['strategy']} · {n} source{'' if n == 1 else 's'} · {result['durationMs']} ms · "
-        f"reward {result['reward']:.3f}"
-    )
+    line = f"{result['strategy']} · {n} source{'' if n == 1 else 's'} · {result['durationMs']} ms · "
+    if offline(result):  # the bandit does not learn from it: no reward to show
+        line += "offline: local docs (no web provider answered)"
+    else:
+        line += f"reward {result['reward']:.3f}"
     return line + (" · truncated" if result.get("truncated") else "")
 
 
@@ -138,12 +150,51 @@ def _suggester_line(s: dict[str, Any]) -> str:
     return f"{'enabled' if s.get('enabled') else 'disabled'}; {counts}; workspace graph {ready}"
 
 
+def servers_lines(status: dict[str, Any]) -> list[str]:
+    """The running servers' live state (``servers``, from their status files under
+    ``$DSH_HOME/run``), or why there is none to show."""
+    servers = status.get("servers")
+    if servers is None:
+        return []
+    if status.get("serversError"):
+        return [f"running servers: cannot tell ({clean(status['serversError'])})"]
+    if not servers:
+        return [
+            "running servers: none (a server writes its live state under $DSH_HOME/run; the provider health"
+            " below is this command's own, which has searched nothing)"
+        ]
+    lines = [f"running servers ({len(servers)}, live):"]
+    for s in servers:
+        where = f" {clean(s['workspace'])}" if s.get("workspace") else ""
+        lines.append(f"  {clean(s.get('kind'))} pid {s.get('pid')}{where}, heartbeat {s.get('heartbeatAgeS')}s ago")
+        router = s.get("router") or {}
+        health = _health_by_provider(router)
+        chain = ", ".join(
+            f"{clean(p.get('provider'))} [{_health_word(health.get(p.get('provider'), {}))}]"
+            for p in router.get("chain") or []
+        )
+        lines.append(f"    chain: {chain or '(none)'}")
+        cache = router.get("cache")
+        if cache:
+            lines.append(
+                f"    cache: {cache.get('entries')} entries, {cache.get('hits')} hits, {cache.get('misses')} misses"
+            )
+        sug = s.get("suggester") or {}
+        counts = " ".join(f"{clean(k)}={v}" for k, v in (sug.get("counters") or {}).items())
+        lines.append(
+            f"    suggester: {'enabled' if sug.get('enabled') else 'disabled'}" + (f"; {counts}" if counts else "")
+        )
+    return lines
+
+
 def status_plain(status: dict[str, Any]) -> str:
-    """``dsh/status`` as plain text: the bandit table (:func:`render_status`) first, then the
-    router chain with each provider's health, the suggester and where state lives."""
+    """``dsh/status`` as plain text: the running servers' live state, the router chain with
+    each provider's health, the bandit table (:func:`render_status`), the suggester and where
+    state lives (the terminal's order)."""
     router = status["router"]
     health = _health_by_provider(router)
-    lines = [render_status(status["bandit"]), "", "router chain (tried in order):"]
+    lines = [*servers_lines(status)]
+    lines += ["", "router chain (tried in order):"] if lines else ["router chain (tried in order):"]
     for i, p in enumerate(router["chain"], 1):
         lines.append(
             f"  {i}. {p['provider']:11} {clean(p['baseUrl'])}  [{_health_word(health.get(p['provider'], {}))}]"
@@ -155,6 +206,7 @@ def status_plain(status: dict[str, Any]) -> str:
         f"  timeout {router['timeoutMs']} ms per provider, deadline {router['deadlineMs']} ms; cache "
         + (f"{cache['entries']} entries, {cache['hits']} hits, {cache['misses']} misses" if cache else "off")
     )
+    lines += ["", render_status(status["bandit"])]
     s = status["suggester"]
     lines += ["", f"suggester: {_suggester_line(s)}"]
     if s.get("workspace"):
@@ -215,6 +267,9 @@ def status_rich(status: dict[str, Any]) -> Group:
     lines.append(f"{clean(status['state']['dshHome'])} (DSH_HOME); posteriors {clean(state['path'] or 'memory only')}")
     for w in state["warnings"] + b["decisionLog"]["warnings"]:
         lines.append(f"\nwarning: {clean(w)}", style="yellow")
+    live = servers_lines(status)
+    if live:
+        return Group(Text("\n".join(live)), chain, post, lines)
     return Group(chain, post, lines)
 
 
@@ -243,3 +298,20 @@ def doctor_rich(report: dict[str, Any]) -> Group:
         )
     ok = report["ok"]
     return Group(table, Text(report["summary"], style="bold green" if ok else "bold red"))
+
+
+def config_plain(doc: dict[str, Any]) -> str:
+    """``dsh-search config``: the files (first wins) and each value set with the file that set it."""
+    lines = ["config files (the first wins):"]
+    width = max(len(f["kind"]) for f in doc["files"])
+    for f in doc["files"]:
+        where = clean(f["path"]) if f["path"] else ""
+        lines.append(f"  {f['kind']:<{width}}  {where}{'  ' if where else ''}{clean(f['status'])}")
+    values = doc["values"]
+    if not values:
+        lines += ["", "no value set: every default (docs/SCHEME.md)"]
+        return "\n".join(lines)
+    lines += ["", "values set:"]
+    for key, v in values.items():
+        lines.append(f"  {clean(key)} = {clean(json.dumps(v['value'], ensure_ascii=False))}  ({clean(v['from'])})")
+    return "\n".join(lines)

@@ -7,6 +7,7 @@ plain ``serve`` command lines and everything else goes through the Typer app
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from pathlib import Path
@@ -89,9 +90,10 @@ def check_config_path(path: Path) -> None:
         raise ConfigError(str(path), "not a regular file")
 
 
-def _read_config(path: Path):
-    """The raw document of a ``--config`` file (:func:`dsh_sidecar.config.read_config_file`),
-    with the same guards as :func:`_config`. Raises :class:`ConfigError`."""
+def read_config(path: Path):
+    """The raw document of one of the user's config files (``--config``, ``$DSH_SEARCH_CONFIG``,
+    the user file: :func:`dsh_sidecar.config.read_config_file`), after :func:`check_config_path`.
+    Raises :class:`ConfigError`."""
     from dsh_sidecar.config import read_config_file
 
     check_config_path(path)
@@ -135,14 +137,14 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     from dsh_sidecar.fielddocs import set_attribute_docstrings
 
     set_attribute_docstrings(False)  # before the config models are defined (cold start; imports no pydantic)
-    defaults = None
-    if config is not None:
-        try:
-            defaults = _read_config(config)
-        except ConfigError as exc:
-            from dsh_sidecar.cli.output import Output, config_error  # Rich: only on this error path
+    from dsh_sidecar.cli.discovery import discover
 
-            return Output().error(config_error(exc))
+    try:  # --config (or $DSH_SEARCH_CONFIG) and the user file now; the project file at initialize
+        discovered = discover(config, None, os.environ, read_config)
+    except ConfigError as exc:
+        from dsh_sidecar.cli.output import Output, config_error  # Rich: only on this error path
+
+        return Output().error(config_error(exc))
     if log_file is not None:
         try:
             _open_log_file(log_file)
@@ -156,8 +158,16 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     from dsh_sidecar.lsp.handlers import build_server
 
     server = build_server()
-    server.config_defaults = defaults
+    server.config_defaults = discovered.merged()
     configure_logging(server.redactor, log_level)
+
+    def config_for_root(root: Path | None):
+        found = discovered.with_project(root)
+        for line in found.warnings():
+            logging.getLogger("dsh_sidecar.config").warning("%s", line)
+        return found.merged()
+
+    server.config_for_root = config_for_root
     code = run_stdio(server)  # the state is flushed and the transport closed when it returns
     _exit_now(code)
     return code  # not reached

@@ -113,6 +113,10 @@ class SidecarServer(LanguageServer):
         self.redactor = Redactor()
         #: The raw ``dsh-search serve --config`` document, under the client's initializationOptions.
         self.config_defaults: Any = None
+        #: When set (``dsh-search serve``), the raw document of the config files discovered for a
+        #: workspace root (the project file known only at ``initialize``; ``dsh_sidecar.cli.discovery``),
+        #: used instead of :attr:`config_defaults`.
+        self.config_for_root: Callable[[Path | None], Any] | None = None
 
     @property
     def sidecar(self) -> Sidecar | None:

@@ -82,7 +82,7 @@ def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -
     Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True)
+    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve")
     ls.redactor.add(sidecar.router.secrets())
     return sidecar
 
@@ -104,13 +104,14 @@ def register(server: SidecarServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SidecarServer, params: lsp.InitializeParams) -> None:
         try:
-            options = merge_options(ls.config_defaults, params.initialization_options)
+            root = workspace_root(params)
+            defaults = ls.config_for_root(root) if ls.config_for_root is not None else ls.config_defaults
+            options = merge_options(defaults, params.initialization_options)
             config: SidecarConfig | None = None
             if not is_empty(options):  # every default otherwise: nothing to validate before the reply
                 from dsh_sidecar.config import parse_config
 
                 config = parse_config(options)
-            root = workspace_root(params)
             # what the reply needs: the config checked (the environment's provider URLs and keys
             # included: the chain is resolved as the router resolves it) and every secret in the
             # log filter; without options this imports no pydantic (dsh_sidecar.options), and the

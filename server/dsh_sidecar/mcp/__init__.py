@@ -1,28 +1,47 @@
 """The MCP front end (``dsh-search mcp``) over the same :class:`~dsh_sidecar.sidecar.Sidecar`
-as the JSON-RPC server; needs the optional ``mcp`` extra (in the checkout: ``pip install -e '.[mcp]'``; the
-distribution is not on PyPI).
+as the JSON-RPC server; needs the optional ``mcp`` extra (the official MCP SDK).
 
 ``hooks`` maps Claude Code's hook fields to sidecar params and results to hook output (no SDK
-needed); ``server`` builds the MCP server and runs it on stdio.
+needed); ``server`` builds the MCP server and runs it on stdio. The command line (options,
+help, config files) is the CLI's (:mod:`dsh_sidecar.cli.commands`), which calls :func:`run`.
 """
 
 from __future__ import annotations
 
-import sys
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-#: What ``dsh-search mcp`` prints (stderr) when the optional SDK is not installed.
-MISSING_SDK = (
-    "dsh-search mcp: the MCP SDK is not installed; in the checkout: pip install '.[mcp]' (editable: -e '.[mcp]')\n"
-)
+if TYPE_CHECKING:
+    from dsh_sidecar.config import SidecarConfig
+
+#: The modules the optional extra provides.
+SDK_MODULES = ("mcp", "mcp_types")
 
 
-def run(argv: list[str] | None = None) -> int:
-    """Entry of ``dsh-search mcp``: exit code 2 when the ``mcp`` extra is missing."""
+class SdkMissing(Exception):
+    """The MCP SDK (the ``mcp`` extra) is not installed."""
+
+
+def sdk_installed() -> bool:
+    """Whether the MCP SDK can be imported (found, not imported)."""
+    for name in SDK_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # a module set to None in sys.modules: blocked
+            return False
+    return True
+
+
+def run(config: SidecarConfig, workspace: Path, log_level: str, env: Mapping[str, str] | None = None) -> int:
+    """Serve MCP on stdio (:func:`dsh_sidecar.mcp.server.main`); the exit code. Raises
+    :class:`SdkMissing` when the extra is not installed."""
     try:
         from dsh_sidecar.mcp.server import main
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types"):
-            sys.stderr.write(MISSING_SDK)
-            return 2
+        if exc.name and exc.name.split(".")[0] in SDK_MODULES:
+            raise SdkMissing(exc.name) from None
         raise
-    return main(argv)
+    return main(config, workspace, log_level, env)

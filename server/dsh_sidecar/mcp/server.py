@@ -44,7 +44,6 @@ them is a few milliseconds of work.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
@@ -65,8 +64,8 @@ from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit.usage import MAX_CITED_URLS, MAX_URL_CHARS
-from dsh_sidecar.config import SidecarConfig, load_config_file
-from dsh_sidecar.errors import ConfigError, RequestError, first_problem
+from dsh_sidecar.config import SidecarConfig
+from dsh_sidecar.errors import RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
     STEER,
     HookInputError,
@@ -100,12 +99,6 @@ log = logging.getLogger(__name__)
 
 #: Name the server announces in ``initialize`` (``serverInfo.name``).
 SERVER_NAME = "dsh-search"
-#: Environment variable naming a config file when ``--config`` is not given.
-CONFIG_ENV = "DSH_SEARCH_CONFIG"
-#: Environment variable Claude Code sets to the project folder (hooks reference); the
-#: workspace when ``--workspace`` is not given, else the current folder.
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
-
 INSTRUCTIONS = (
     f"{STEER} search_feedback reports, after answering, which URLs of a search the answer "
     "used. web_search sends one query to the search providers in order. where_is names the "
@@ -158,7 +151,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:
-        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True)
+        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True, server_kind="mcp")
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
         try:
@@ -404,14 +397,6 @@ def build_server(
     return server
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dsh-search mcp", description="serve MCP on stdio")
-    p.add_argument("--config", type=Path, default=None, help=f"YAML/JSON config file (default: ${CONFIG_ENV})")
-    p.add_argument("--workspace", type=Path, default=None, help=f"workspace folder (default: ${PROJECT_DIR_ENV} or .)")
-    p.add_argument("--log-level", default=os.environ.get("DSH_LOG_LEVEL", "WARNING"))
-    return p
-
-
 def _configure_logging(level: str) -> Redactor:
     redactor = Redactor()
     handler = logging.StreamHandler(sys.stderr)
@@ -425,22 +410,12 @@ def _configure_logging(level: str) -> Redactor:
     return redactor
 
 
-def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    """``dsh-search mcp [--config FILE] [--workspace DIR]``; returns the exit code (2: bad
-    arguments, config or workspace)."""
+def main(config: SidecarConfig, workspace: Path, log_level: str, env: Mapping[str, str] | None = None) -> int:
+    """Serve MCP on stdio for ``workspace`` (a folder) with ``config`` until stdin ends or a
+    signal; the exit code. ``dsh-search mcp`` parses its command line and finds its config
+    files first (:mod:`dsh_sidecar.cli.commands`)."""
     env = dict(os.environ if env is None else env)
-    args = _parser().parse_args(argv)
-    redactor = _configure_logging(args.log_level)
-    config_path = args.config or (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
-    try:
-        config = load_config_file(config_path) if config_path else SidecarConfig()
-    except ConfigError as exc:
-        sys.stderr.write(f"dsh-search mcp: invalid config: {exc}\n")
-        return 2
-    workspace = args.workspace or (Path(env[PROJECT_DIR_ENV]) if env.get(PROJECT_DIR_ENV) else Path.cwd())
-    if not workspace.is_dir():
-        sys.stderr.write(f"dsh-search mcp: workspace {workspace} is not a folder\n")
-        return 2
+    redactor = _configure_logging(log_level)
     lifetime = Lifetime()
     anyio.run(serve_until_signal, build_server(config, workspace.resolve(), env, redactor, lifetime), lifetime)
     return 0

@@ -32,10 +32,10 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
-from dsh_sidecar.router.normalize import normalize
+from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.progress import ObservedAttempts
-from dsh_sidecar.router.providers import PROVIDERS
+from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
     AUTH,
     BAD_RESPONSE,
@@ -55,7 +55,11 @@ from dsh_sidecar.router.providers.base import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
+
+    from dsh_sidecar.router.localdocs import LocalDocs
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +129,8 @@ class Router:
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
     pacer: Pacer = field(default_factory=Pacer)
+    #: The offline docs index, when ``local`` is in the chain (:mod:`.localdocs`).
+    docs: LocalDocs | None = None
     _client_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
@@ -135,12 +141,14 @@ class Router:
         client: httpx.AsyncClient | None = None,
         clock: Clock = time.monotonic,
         previous: Router | None = None,
+        docs_root: Path | None = None,
     ) -> Router:
         """Resolve the chain against ``env`` and build a router. ``clock`` (monotonic
         seconds) drives cooldowns and cache expiry; injectable for tests. ``previous`` (the
         router this one replaces after a config change) hands over the health of every
         provider whose id, endpoint and key are unchanged, so a reconfiguration does not
-        forget a cooldown; the cache starts empty.
+        forget a cooldown; the cache starts empty. ``docs_root`` is the project whose docs the
+        offline docs index holds, when ``local`` is in the chain.
 
         Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
         """
@@ -155,6 +163,14 @@ class Router:
         if previous is not None:
             health.inherit(previous.health, [s.id for s in chain if s in previous.chain])
             pacer.inherit(previous.pacer)
+        docs = None
+        if any(spec.id == LOCAL_ID for spec in chain):
+            docs = previous.docs if previous is not None and previous.docs is not None else None
+            if docs is None:
+                from dsh_sidecar.paths import docs_cache
+                from dsh_sidecar.router.localdocs import LocalDocs
+
+                docs = LocalDocs(docs_cache(env), docs_root)
         return cls(
             config=config,
             chain=chain,
@@ -164,6 +180,7 @@ class Router:
             health=health,
             cache=cache,
             pacer=pacer,
+            docs=docs,
         )
 
     def http(self) -> httpx.AsyncClient:
@@ -197,7 +214,9 @@ class Router:
         return False
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
+        """Close the HTTP client (and stop the offline docs index's threads)."""
+        if self.docs is not None:
+            await asyncio.to_thread(self.docs.close)
         if self.client is not None:
             await self.client.aclose()
 
@@ -292,6 +311,8 @@ class Router:
                 continue
             attempts.append(Attempt(provider=spec.id, outcome="ok", ms=ms))
             self.health.record_success(spec.id)
+            if self.docs is not None and spec.id != LOCAL_ID:  # kept for later offline searches
+                self.docs.remember(query, sources)
             content = self.redactor(answer.content) if answer.content else None
             if key is not None and self.cache is not None:
                 self.cache.put(key, CachedAnswer(tuple(sources), truncated, spec.id, content))
@@ -310,7 +331,7 @@ class Router:
         named = [self.config.provider] if self.config.provider else list(self.config.order or [])
         specs = {s.id: s for s in self.chain}
         plan: list[ProviderSpec | str] = [specs.get(pid, pid) for pid in named if pid in specs or pid in self.missing]
-        return plan
+        return plan + [s for s in self.chain if s.id not in named]  # the appended offline docs index
 
     def _aggregate(self, failures: list[_Failed]) -> str:
         lines = [AGGREGATE_HEADER]
@@ -334,6 +355,11 @@ class Router:
         except Exception as exc:  # a bad value reaching a builder is that provider's failure
             log.warning("%s: building the request failed: %s", spec.id, type(exc).__name__)
             raise ProviderFailure("invalid request", CONFIG) from None
+        if getattr(provider, "TRANSPORT", "http") == "local":  # answered in-process, in a thread
+            if self.docs is None:
+                raise ProviderFailure("offline docs index not set up", CONFIG)
+            local = await self.docs.exchange(request, budget_ms)
+            return self._digest(provider, replace(local, redact=self.redactor), max_results)
         from dsh_sidecar.router.http import exchange  # lazy: httpx is not needed before a search
 
         async with self.pacer.slot(spec.id, provider.RATE_LIMIT, budget_ms) as waited_s:
@@ -375,7 +401,8 @@ def digest(
         response = replace(response, redact=redactor)
     try:
         answer = provider.parse_response(response, max_results)
-        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS)
+        schemes = getattr(provider, "URL_SCHEMES", WEB_SCHEMES)
+        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS, schemes)
         answer.items = []  # not needed past here (and not worth sending back from a worker)
     except ProviderFailure:
         raise

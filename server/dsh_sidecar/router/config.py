@@ -23,6 +23,7 @@ from pydantic import AliasChoices, Field
 from dsh_sidecar.configmodel import ConfigModel, defaults_of, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.cache import DEFAULT_MAX_ENTRIES, DEFAULT_TTL_S
+from dsh_sidecar.router.providers import KNOWN, LOCAL_ID
 from dsh_sidecar.router.resolve import (
     BASIC_AUTH_PROVIDERS,
     CANONICAL_ORDER,
@@ -43,6 +44,8 @@ from dsh_sidecar.router.resolve import (
 __all__ = [
     "BASIC_AUTH_PROVIDERS",
     "CANONICAL_ORDER",
+    "KNOWN",
+    "LOCAL_ID",
     "PROVIDER_DEFAULTS",
     "ProviderSpec",
     "RouterConfig",
@@ -128,12 +131,14 @@ class RouterConfig(ConfigModel):
     """Per-provider key, endpoint and model, keyed by provider id."""
     cache: CacheSettings = Field(default_factory=lambda: defaults_of(CacheSettings))
     """The result cache: false, true or {ttlSeconds, maxEntries}."""
+    local_fallback: bool | None = None
+    """Append the offline docs index (provider local) to the chain as its last resort. Unset: on for dsh-search query, off for served chains (serve, mcp), whose zero-config chain stays the search-router seed's."""
 
 
 #: Which per-provider keys make sense for which provider ("model only where the provider has one").
 _ALLOWED_KEYS: Final[dict[str, frozenset[str]]] = {
     pid: frozenset(
-        {"baseURL", "baseUrl"}
+        ({"baseURL", "baseUrl"} if d.base_url is None or d.base_url.startswith("http") else set())
         | ({"apiKey", "apiKeyEnv"} if d.key_env else set())
         | ({"model"} if d.model else set())
         | ({"baseUrlEnv"} if d.base_url_env else set())
@@ -150,14 +155,14 @@ def _raw_key_check(raw: Mapping[str, Any]) -> None:
         raise ConfigError("router.providers", "must be an object keyed by provider id")
     for pid, block in providers.items():
         if pid not in PROVIDER_DEFAULTS:
-            raise ConfigError(f"router.providers.{pid}", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
+            raise ConfigError(f"router.providers.{pid}", f"unknown provider (known: {', '.join(KNOWN)})")
         if not isinstance(block, Mapping):
             raise ConfigError(f"router.providers.{pid}", "must be an object")
         for key in block:
             if key not in _ALLOWED_KEYS[pid]:
                 raise ConfigError(
                     f"router.providers.{pid}.{key}",
-                    f"unknown key for {pid} (allowed: {', '.join(sorted(_ALLOWED_KEYS[pid]))})",
+                    f"unknown key for {pid} (allowed: {', '.join(sorted(_ALLOWED_KEYS[pid])) or 'none'})",
                 )
         if "baseURL" in block and "baseUrl" in block:
             raise ConfigError(f"router.providers.{pid}.baseURL", "give baseURL or baseUrl, not both")
@@ -194,13 +199,13 @@ def parse_router_config(raw: Any) -> RouterConfig:
     if cfg.provider is not None and cfg.order is not None:
         raise ConfigError("router.provider", "give either provider (single) or order (chain), not both")
     if cfg.provider is not None and cfg.provider not in PROVIDER_DEFAULTS:
-        raise ConfigError("router.provider", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
+        raise ConfigError("router.provider", f"unknown provider (known: {', '.join(KNOWN)})")
     if cfg.order is not None:
         if not cfg.order:
             raise ConfigError("router.order", "must name at least one provider")
         for i, pid in enumerate(cfg.order):
             if pid not in PROVIDER_DEFAULTS:
-                raise ConfigError(f"router.order[{i}]", f"unknown provider (known: {', '.join(CANONICAL_ORDER)})")
+                raise ConfigError(f"router.order[{i}]", f"unknown provider (known: {', '.join(KNOWN)})")
         if len(set(cfg.order)) != len(cfg.order):
             raise ConfigError("router.order", "names a provider twice")
     for pid, settings in cfg.providers.items():
@@ -228,9 +233,16 @@ def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[Provi
 
     ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
     or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
-    zero-config chain is never empty). Raises :class:`ConfigError` as :func:`resolve_provider` does.
+    zero-config chain is never empty). With ``localFallback`` true, the offline docs index
+    (``local``) is appended when the chain does not name it. Raises :class:`ConfigError` as
+    :func:`resolve_provider` does.
     """
-    return resolve_chain_of(cfg.provider, cfg.order, cfg.providers, env)
+    chain, missing = resolve_chain_of(cfg.provider, cfg.order, cfg.providers, env)
+    if cfg.local_fallback and all(spec.id != LOCAL_ID for spec in chain):
+        local = resolve_provider_of(LOCAL_ID, None, env)
+        if local is not None:
+            chain.append(local)
+    return chain, missing
 
 
 def unusable_reason(pid: str, cfg: RouterConfig) -> str:

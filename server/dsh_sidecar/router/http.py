@@ -22,6 +22,7 @@ from typing import Final
 
 import httpx
 
+from dsh_sidecar import PROJECT_URL, __version__
 from dsh_sidecar.router.providers.base import (
     BAD_RESPONSE,
     CONFIG,
@@ -40,8 +41,9 @@ MAX_BODY_BYTES: Final = 8 * 1024 * 1024
 ACCEPT_ENCODING: Final = "gzip, deflate"
 #: Most non-identity content codings accepted on one body (a stack is a bomb, not a provider).
 MAX_CODINGS: Final = 1
-#: User-Agent sent to providers.
-USER_AGENT: Final = "dsh-search-sidecar/0.1 (+https://github.com/)"
+#: User-Agent sent to providers: the distribution, its version and its home page (RFC 9110
+#: §10.1.5 product tokens, the ``+URL`` comment crawlers use).
+USER_AGENT: Final = f"dsh-search-sidecar/{__version__} (+{PROJECT_URL})"
 
 _GZIP_NAMES: Final = frozenset({"gzip", "x-gzip"})
 _DEFLATE_NAMES: Final = frozenset({"deflate"})

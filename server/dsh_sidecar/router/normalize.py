@@ -2,10 +2,12 @@
 
 Rules (``shared/fixtures/providers/README.md``, "Normalisation rules"): an item without a
 URL is dropped; duplicate URLs (exact string) are dropped, first wins; title and snippet have
-HTML entities decoded, markup removed *only* from the fields the provider documents as HTML
-(its ``HTML_FIELDS``, parsed with lxml's HTML parser: ``Vec<T>`` in a plain-text field is
-text, not a tag), then whitespace runs folded to one space and the ends trimmed (empty →
-absent); every field is then redacted (before any cut); snippets over 400 characters keep 400
+HTML entities decoded, markup removed from the fields the provider documents as HTML (its
+``HTML_FIELDS``, parsed with lxml's HTML parser), and from every other field only the
+highlight a search engine wraps around query words — a known inline formatting element with
+its closing tag (``<b>…</b>``, ``<span class="x">…</span>``: :func:`strip_format_tags`), so
+``Vec<T>``, ``a < b`` and ``<T extends X>`` in a plain-text field stay text — then whitespace
+runs folded to one space and the ends trimmed (empty → absent); every field is then redacted (before any cut); snippets over 400 characters keep 400
 plus ``…``;
 ``publishedAt`` is the provider's own date string, kept verbatim when it parses as a
 calendar date and is at most 40 characters; the list is capped at ``max_results`` with
@@ -50,6 +52,57 @@ class RawItem:
     published: Any = None
 
 
+#: Inline formatting elements a search engine's highlighting uses (SearXNG passes its engines'
+#: ``<b>``/``<em>``/``<span class="highlight">``, Brave ``<strong>``): stripped from plain-text
+#: fields when opened and closed (:func:`strip_format_tags`).
+FORMAT_TAGS: Final = frozenset(
+    {"b", "strong", "i", "em", "u", "s", "strike", "del", "ins", "mark", "small", "big", "sub", "sup",
+     "span", "font", "tt", "code", "kbd", "samp", "var"}
+)  # fmt: skip
+#: One formatting tag: an opening one with well-formed attributes (``name``, ``name=value``,
+#: ``name="…"``, ``name='…'``; so ``<b && c>`` in code is no tag) or a closing one. Linear:
+#: an attribute name must follow whitespace, so no text splits two ways.
+_FORMAT_TAG = re.compile(
+    r"<(/?)(" + "|".join(sorted(FORMAT_TAGS, key=len, reverse=True)) + r")"
+    r"((?:\s+[A-Za-z_:][-\w:.]*(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'=<>`]+))?)*)\s*>",
+    re.IGNORECASE,
+)
+
+
+def strip_format_tags(text: str) -> str:
+    """``text`` without the search-highlight markup in it: each opening tag of a
+    :data:`FORMAT_TAGS` element that a closing tag of the same element follows is removed with
+    that closing tag (nesting matched per element, like an HTML parser's open-element stack);
+    every other ``<`` stays text: ``Vec<T>``, ``a < b``, ``<T extends X>``, ``List<i>`` with no
+    ``</i>``, a closing tag without an opening one. Entities are not decoded here (``&lt;b&gt;``
+    is text meaning ``<b>``; decode after this). Linear in the text's length."""
+    if "<" not in text:
+        return text
+    tags = list(_FORMAT_TAG.finditer(text))
+    if not tags:
+        return text
+    open_: dict[str, list[int]] = {}
+    drop: list[int] = []
+    for i, m in enumerate(tags):
+        name = m.group(2).lower()
+        if not m.group(1):
+            open_.setdefault(name, []).append(i)
+        elif m.group(3):  # a closing tag has no attributes: this is text
+            continue
+        elif open_.get(name):
+            drop += (open_[name].pop(), i)
+    if not drop:
+        return text
+    out: list[str] = []
+    pos = 0
+    for i in sorted(drop):
+        m = tags[i]
+        out.append(text[pos : m.start()])
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def html_to_text(value: str) -> str:
     """The text of an HTML fragment: markup removed, entities and character references
     decoded (lxml's HTML parser, which knows void elements, comments and broken markup)."""
@@ -81,15 +134,15 @@ def _identity(text: str) -> str:
 def clean_text(
     value: Any, cap: int | None = None, *, is_html: bool = False, redact: Callable[[str], str] = _identity
 ) -> str | None:
-    """Decode entities (and, when ``is_html``, remove markup), fold whitespace, redact, cut;
-    ``None`` when nothing is left.
+    """Decode entities (and remove markup: all of it when ``is_html``, else the search highlight
+    of :func:`strip_format_tags`), fold whitespace, redact, cut; ``None`` when nothing is left.
 
     ``cap`` keeps the first ``cap`` characters followed by ``…`` (U+2026); ``redact`` runs
     before the cut, so a cut never leaves part of a secret.
     """
     if not isinstance(value, str):
         return None
-    text = no_lone_surrogates(html_to_text(value) if is_html else html.unescape(value))
+    text = no_lone_surrogates(html_to_text(value) if is_html else html.unescape(strip_format_tags(value)))
     # whitespace runs folded and the ends trimmed: str.split() splits on exactly the characters
     # re's \s matches in a str pattern (both Py_UNICODE_ISSPACE), so this is
     # re.sub(r"\s+", " ", text).strip() (tests/test_router_snippets.py checks every code point)
@@ -133,13 +186,19 @@ def parse_date(value: Any) -> str | None:
     return None
 
 
-def _clean_url(value: Any, redact: Callable[[str], str]) -> str | None:
+#: The URL schemes a web provider's item may carry (others are dropped).
+WEB_SCHEMES: Final = ("http", "https")
+
+
+def _clean_url(value: Any, redact: Callable[[str], str], schemes: Collection[str] = WEB_SCHEMES) -> str | None:
     if not isinstance(value, str):
         return None
     url = no_lone_surrogates(value.strip())
     if not url or len(url) > URL_MAX_CHARS:
         return None
-    if not (url.startswith("http://") or url.startswith("https://")):
+    if not any(url.startswith(f"{scheme}:") for scheme in schemes):
+        return None
+    if url.startswith(("http:", "https:")) and not url.startswith(("http://", "https://")):
         return None
     return redact(url)
 
@@ -149,11 +208,13 @@ def normalize(
     max_results: int,
     redact: Callable[[str], str] = _identity,
     html_fields: Collection[str] = (),
+    schemes: Collection[str] = WEB_SCHEMES,
 ) -> tuple[list[Source], bool]:
     """Normalise, de-duplicate and cap ``items``; return ``(sources, truncated)``.
 
     ``html_fields`` names the fields (``title``, ``snippet``) given as HTML; ``redact`` is
-    applied to every string kept (url, title, snippet, publishedAt). Stops after
+    applied to every string kept (url, title, snippet, publishedAt); an item whose URL is not
+    of one of ``schemes`` (default http and https) is dropped. Stops after
     ``max_results + 1`` usable items (the one past the cap only tells ``truncated``).
     """
     # here, not at the top: the provider registry (read by the config parser before the
@@ -164,7 +225,7 @@ def normalize(
     usable: list[Source] = []
     title_html, snippet_html = "title" in html_fields, "snippet" in html_fields
     for item in items:
-        url = _clean_url(item.url, redact)
+        url = _clean_url(item.url, redact, schemes)
         if url is None or url in seen:
             continue
         seen.add(url)

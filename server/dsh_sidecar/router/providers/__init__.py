@@ -42,5 +42,11 @@ def discover(paths: Iterable[str], package: str) -> dict[str, Provider]:
 #: Provider id → provider (module), in canonical order.
 PROVIDERS: Final[dict[str, Provider]] = discover(__path__, __name__)
 #: Canonical order of auto-detection (seed: "exa → tavily → brave → perplexity → deepseek →
-#: searxng → duckduckgo"), from each provider's ``POSITION``.
-CANONICAL_ORDER: Final[tuple[str, ...]] = tuple(PROVIDERS)
+#: searxng → duckduckgo"), from each provider's ``POSITION``: the providers a zero-config chain
+#: may hold. A module with ``AUTO_DETECT = False`` (the offline docs index, ``local``) is
+#: known (``order``, ``provider``) but never auto-detected.
+CANONICAL_ORDER: Final[tuple[str, ...]] = tuple(pid for pid, p in PROVIDERS.items() if getattr(p, "AUTO_DETECT", True))
+#: The offline docs index's id (:mod:`.local`): the chain's last resort where it is asked for.
+LOCAL_ID: Final = "local"
+#: Every provider id, auto-detected or not, in ``POSITION`` order (what a config may name).
+KNOWN: Final[tuple[str, ...]] = tuple(PROVIDERS)

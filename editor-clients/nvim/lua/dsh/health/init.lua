@@ -51,7 +51,7 @@ function M.check()
   local exe = cmd[1]
   if not exe or vim.fn.executable(exe) ~= 1 then
     fail(string.format('%s not found or not executable', tostring(exe)), {
-      'pipx install dsh-search-sidecar (or: uv tool install dsh-search-sidecar)',
+      "install it (not on PyPI yet): uv tool install 'dsh-search-sidecar @ file:///path/to/dsh-search-sidecar' (or pipx install, or a wheel)",
       "or set cmd = { '/path/to/.venv/bin/dsh-search', 'serve' } in require('dsh').setup{}",
     })
     return

@@ -1,0 +1,362 @@
+"""The offline docs index behind the ``local`` provider: one SQLite FTS5 database in the cache
+directory (``<cache>/docs/docs.sqlite``, WAL, 0600), rebuildable at any time (``dsh-search
+cache clean`` deletes it).
+
+* **What is in it**: the documents of :mod:`.sources` (the project's docs, the installed
+  distributions' descriptions and module docstrings, the Python reference topics, man pages),
+  and the sources earlier web searches returned (``fetched``: at most
+  :data:`MAX_FETCHED`, the oldest dropped; only while the local provider is in the chain).
+* **When it is built**: on a first search that reaches it, by one background thread
+  (:meth:`LocalDocs.ensure_built`), source by source, each in one transaction, a source
+  rebuilt only when its stamp changed (checked at most every :data:`STAMP_CHECK_S`); one
+  builder per machine (a lock file; another process's search reads what is there). The
+  thread stops after :data:`BUILD_BUDGET_S` of work; a source it did not finish is done again
+  next time. A search waits for the quick sources (the project's, the packages', Python's:
+  :data:`QUICK_SOURCES`) within its own time budget, never for the man pages.
+* **Bounded**: every document cut to ``MAX_BODY_CHARS``, every source to its count
+  (:mod:`.sources`), the fetched results to :data:`MAX_FETCHED`; a lookup is stopped after
+  :data:`QUERY_STEPS` SQLite steps. All of it runs in threads: the event loop only awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from dsh_sidecar.router.localdocs.sources import MAX_BODY_CHARS, Source, sources
+from dsh_sidecar.router.providers.base import HttpRequest, HttpResponse
+
+log = logging.getLogger(__name__)
+
+#: The database file in the docs cache folder.
+DB_NAME: Final = "docs.sqlite"
+#: Schema version (a database of another version is rebuilt).
+SCHEMA_VERSION: Final = "1"
+#: Wall seconds a build thread works before it stops (the rest next time).
+BUILD_BUDGET_S: Final = 60.0
+#: Sources a search waits for (quick to read), when the index is new.
+QUICK_SOURCES: Final = ("project:", "packages", "python")
+#: Seconds between two checks of the sources' stamps (a check lists the distributions).
+STAMP_CHECK_S: Final = 3600.0
+#: Most remembered web results (the oldest dropped first).
+MAX_FETCHED: Final = 2000
+#: SQLite virtual-machine steps a lookup may take (then it answers what it has: nothing).
+QUERY_STEPS: Final = 2_000_000
+#: Longest snippet returned, in FTS5 tokens.
+SNIPPET_TOKENS: Final = 40
+#: Seconds a closing index lets its build go on before stopping it.
+CLOSE_GRACE_S: Final = 1.0
+#: Documents written per transaction of a build (a build cut short keeps what it committed).
+CHUNK: Final = 100
+#: Prefix of a source's stamp while its build is unfinished.
+PARTIAL: Final = "partial:"
+#: Remembered results queued before the writer thread takes them (more are dropped).
+REMEMBER_QUEUE: Final = 64
+
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS sources(name TEXT PRIMARY KEY, stamp TEXT, checked REAL, done INTEGER)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(title, body, url UNINDEXED, source UNINDEXED,"
+    " at UNINDEXED, tokenize='porter unicode61')",
+)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    return con
+
+
+class LocalDocs:
+    """The index of one process: ``folder`` is the docs cache folder, ``project`` the workspace
+    whose docs are indexed (``None``: none)."""
+
+    def __init__(self, folder: Path, project: Path | None = None) -> None:
+        self.folder = folder
+        self.project = project.resolve() if project is not None else None
+        self.path = folder / DB_NAME
+        self._lock = threading.Lock()
+        self._builder: threading.Thread | None = None
+        self._quick = threading.Event()
+        self._stop = threading.Event()
+        self._checked = False
+        self._force = False
+        self._remember: queue.Queue[tuple[str, list[dict[str, Any]]] | None] = queue.Queue(REMEMBER_QUEUE)
+        self._writer: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ opening
+
+    def _open(self) -> sqlite3.Connection:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fresh = not self.path.exists()
+        con = _connect(self.path)
+        if fresh:
+            try:
+                os.chmod(self.path, 0o600)
+            except OSError:
+                pass
+        for statement in _SCHEMA:
+            con.execute(statement)
+        row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        elif row[0] != SCHEMA_VERSION:  # another version's index: start over
+            con.execute("DELETE FROM docs")
+            con.execute("DELETE FROM sources")
+            con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        return con
+
+    # ------------------------------------------------------------------ building
+
+    def build_now(self, budget_s: float = BUILD_BUDGET_S) -> dict[str, int]:
+        """Build (or bring up to date) every source now, on this thread, within ``budget_s``;
+        ``{source: documents}`` of the index afterwards (``dsh-search cache index``)."""
+        with self._lock:
+            self._checked = True
+        self._build(budget_s, force=True)
+        return self.counts()
+
+    def counts(self) -> dict[str, int]:
+        """``{source: documents}`` in the index (empty when there is none)."""
+        if not self.path.exists():
+            return {}
+        con = self._open_for_reading()
+        try:
+            rows = con.execute("SELECT source, count(*) FROM docs GROUP BY source").fetchall()
+        finally:
+            con.close()
+        return {str(name).split(":")[0]: int(n) for name, n in rows}
+
+    def ensure_built(self) -> None:
+        """Start the build thread unless one runs or this process checked already."""
+        with self._lock:
+            if self._checked or (self._builder is not None and self._builder.is_alive()):
+                return
+            self._checked = True
+            self._builder = threading.Thread(target=self._build, name="dsh-docs-index", daemon=True)
+            self._builder.start()
+
+    def _build(self, budget_s: float = BUILD_BUDGET_S, force: bool = False) -> None:
+        deadline = time.monotonic() + budget_s
+        self._force = force
+        try:
+            from filelock import FileLock, Timeout
+
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                with FileLock(str(self.path) + ".lock", timeout=budget_s if force else 0, mode=0o600):
+                    con = self._open()
+                    try:
+                        for source in sources(self.project):
+                            if not source.name.startswith(QUICK_SOURCES):
+                                self._quick.set()  # the quick ones are in: searches need not wait
+                            if self._stop.is_set() or time.monotonic() > deadline:
+                                break
+                            self._build_source(con, source, deadline)
+                    finally:
+                        con.close()
+            except Timeout:  # another process builds: search what is there
+                pass
+        except Exception:  # a build failure leaves the index as it was; searches go on
+            log.warning("offline docs index: build failed", exc_info=True)
+        finally:
+            self._quick.set()
+
+    def _build_source(self, con: sqlite3.Connection, source: Source, deadline: float) -> None:
+        """(Re)build one source when its stamp changed, :data:`CHUNK` documents a transaction;
+        a build cut short (the budget, the process's end) is recorded as ``partial:<stamp>``
+        with the number of items done, and the next build goes on from there."""
+        now = time.time()
+        row = con.execute("SELECT stamp, checked, done FROM sources WHERE name=?", (source.name,)).fetchone()
+        recent = row is not None and now - (row[1] or 0) < STAMP_CHECK_S
+        if recent and not self._force and not str(row[0]).startswith(PARTIAL):
+            return
+        stamp = source.stamp()
+        if row is not None and row[0] == stamp:
+            con.execute("UPDATE sources SET checked=? WHERE name=?", (now, source.name))
+            return
+        items = source.items()
+        start = int(row[2] or 0) if row is not None and row[0] == PARTIAL + stamp else 0
+        fresh, done, committed = start == 0, start, start
+        batch: list[tuple[str, str, str, str, float]] = []
+        for item in items[start:]:
+            if self._stop.is_set() or time.monotonic() > deadline:
+                break
+            doc = source.read(item)
+            done += 1
+            if doc is not None:
+                batch.append((doc.title[:500], doc.body[:MAX_BODY_CHARS], doc.url, source.name, now))
+            if done - committed >= CHUNK:
+                self._commit(con, source.name, batch, stamp, done, len(items), fresh)
+                fresh, committed, batch = False, done, []
+        if batch or (done == len(items) and (fresh or committed != done)):
+            self._commit(con, source.name, batch, stamp, done, len(items), fresh)
+
+    def _commit(
+        self, con: sqlite3.Connection, name: str, batch: list[Any], stamp: str, done: int, total: int, fresh: bool
+    ) -> None:
+        """One chunk of a source in one transaction (a fresh build first drops the old documents)."""
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            if fresh:
+                con.execute("DELETE FROM docs WHERE source=?", (name,))
+            con.executemany("INSERT INTO docs(title, body, url, source, at) VALUES (?, ?, ?, ?, ?)", batch)
+            state = stamp if done >= total else PARTIAL + stamp
+            con.execute(
+                "INSERT OR REPLACE INTO sources(name, stamp, checked, done) VALUES (?, ?, ?, ?)",
+                (name, state, time.time(), done),
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ searching
+
+    async def exchange(self, request: HttpRequest, budget_ms: float) -> HttpResponse:
+        """Answer a ``local`` provider request within ``budget_ms`` (in a thread): a JSON body
+        ``{"results": [...], "docs": n, "building": bool}``, status 200."""
+        deadline = time.monotonic() + max(budget_ms, 0) / 1000
+        return await asyncio.to_thread(self.answer, request, deadline)
+
+    def answer(self, request: HttpRequest, deadline: float) -> HttpResponse:
+        """:meth:`exchange`'s work, on the caller's thread (blocking)."""
+        self.ensure_built()
+        self._quick.wait(min(max(0.0, deadline - time.monotonic() - 0.05), BUILD_BUDGET_S))
+        params = request.params or {}
+        match, limit = params.get("match", ""), int(params.get("limit", "5") or 5)
+        results: list[dict[str, str]] = []
+        docs = 0
+        if self.path.exists():
+            con = self._open_for_reading()
+            try:
+                docs = con.execute("SELECT count(*) FROM docs").fetchone()[0]
+                if match:
+                    results = self._lookup(con, match, limit)
+            finally:
+                con.close()
+        building = self._builder is not None and self._builder.is_alive()
+        body = json.dumps({"results": results, "docs": docs, "building": building}).encode()
+        return HttpResponse(200, {"content-type": "application/json"}, body)
+
+    def _open_for_reading(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA query_only=1")
+        return con
+
+    def _lookup(self, con: sqlite3.Connection, match: str, limit: int) -> list[dict[str, str]]:
+        steps = [0]
+        every = max(1, min(1000, QUERY_STEPS))
+
+        def progress() -> int:
+            steps[0] += 1
+            return 1 if steps[0] * every >= QUERY_STEPS else 0
+
+        con.set_progress_handler(progress, every)
+        try:
+            rows = con.execute(
+                "SELECT url, title, snippet(docs, 1, '', '', '…', ?), source FROM docs WHERE docs MATCH ?"
+                " ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
+                (SNIPPET_TOKENS, match, max(1, min(limit, 50)) * 2),
+            ).fetchall()
+        except sqlite3.OperationalError as exc:  # interrupted (the step bound) or a bad expression
+            log.info("offline docs index: lookup stopped: %s", exc)
+            return []
+        finally:
+            con.set_progress_handler(None, 0)
+        out: list[dict[str, str]] = []
+        seen: set[str] = set()
+        for url, title, snippet, source in rows:
+            if url in seen:
+                continue
+            seen.add(url)
+            out.append({"url": url, "title": title, "snippet": snippet, "source": str(source).split(":")[0]})
+        return out[:limit]
+
+    # ------------------------------------------------------------------ remembering
+
+    def remember(self, query: str, sources: Iterable[Any]) -> None:
+        """Keep a web search's sources for later offline searches (queued for the writer
+        thread; dropped when the queue is full). Never blocks."""
+        rows = [
+            {"url": s.url, "title": s.title or "", "snippet": s.snippet or ""}
+            for s in sources
+            if str(getattr(s, "url", "")).startswith(("https://", "http://"))
+        ]
+        if not rows:
+            return
+        try:
+            self._remember.put_nowait((query, rows))
+        except queue.Full:
+            return
+        with self._lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=self._write_fetched, name="dsh-docs-remember", daemon=True)
+                self._writer.start()
+
+    def _write_fetched(self) -> None:
+        try:
+            con = self._open()
+        except (OSError, sqlite3.Error):
+            log.info("offline docs index: cannot keep fetched results", exc_info=True)
+            return
+        try:
+            while True:
+                try:
+                    item = self._remember.get(timeout=1.0)
+                except queue.Empty:
+                    return
+                if item is None:
+                    return
+                query, rows = item
+                now = time.time()
+                try:
+                    con.execute("BEGIN IMMEDIATE")
+                    for r in rows:
+                        con.execute("DELETE FROM docs WHERE source='fetched' AND url=?", (r["url"],))
+                        con.execute(
+                            "INSERT INTO docs(title, body, url, source, at) VALUES (?, ?, ?, 'fetched', ?)",
+                            (r["title"][:500], f"{r['snippet']}\n{query}"[:MAX_BODY_CHARS], r["url"], now),
+                        )
+                    con.execute(
+                        "DELETE FROM docs WHERE rowid IN (SELECT rowid FROM docs WHERE source='fetched'"
+                        " ORDER BY at DESC LIMIT -1 OFFSET ?)",
+                        (MAX_FETCHED,),
+                    )
+                    con.execute("COMMIT")
+                except sqlite3.Error:
+                    log.info("offline docs index: fetched results not kept", exc_info=True)
+                    try:
+                        con.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+        finally:
+            con.close()
+
+    def close(self, grace_s: float = CLOSE_GRACE_S, timeout_s: float = 2.0) -> None:
+        """Let a running build work ``grace_s`` more, then stop it (it commits what it read:
+        the next build goes on from there, so a one-shot ``dsh-search query`` adds a little
+        each time), and let the writer finish its queue; each waited for at most ``timeout_s``."""
+        builder = self._builder
+        if builder is not None and builder.is_alive():
+            builder.join(grace_s)
+        self._stop.set()
+        if builder is not None and builder.is_alive():
+            builder.join(timeout_s)
+        writer = self._writer
+        if writer is not None and writer.is_alive():
+            try:
+                self._remember.put_nowait(None)
+            except queue.Full:
+                pass
+            writer.join(timeout_s)
