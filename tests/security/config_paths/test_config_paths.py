@@ -69,7 +69,7 @@ def test_mcp_config_option_refuses_what_cannot_be_a_config(home: Path, kind: str
     path, why = _hostile(home, kind)
     rc, out, err = _run(["mcp", "--config", path], home)
     assert (rc, out) == (2, "")
-    assert err.endswith(f"dsh-search mcp: invalid config: {path}: {why}\n")
+    assert err.endswith(f"dsh-search: invalid config: {path}: {why}\n")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-2gib"])
@@ -77,7 +77,7 @@ def test_mcp_config_from_the_environment_is_refused_the_same_way(home: Path, kin
     path, why = _hostile(home, kind)
     rc, out, err = _run(["mcp"], home, {"DSH_SEARCH_CONFIG": path})
     assert (rc, out) == (2, "")
-    assert err.endswith(f"dsh-search mcp: invalid config: {path}: {why}\n")
+    assert err.endswith(f"dsh-search: invalid config: {path}: {why}\n")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "link-to-urandom", "sparse-2gib"])
