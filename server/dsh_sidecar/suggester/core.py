@@ -57,13 +57,15 @@ from dsh_sidecar.suggester.candidates import (
 )
 from dsh_sidecar.suggester.classify import classify
 from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.decision import Abstained, Decision, Note, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS, gate
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed, touched_paths
-from dsh_sidecar.suggester.noise import NoiseControl
+from dsh_sidecar.suggester.noise import NoiseControl, SessionState
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.pipeline import Sinks, deliver
 from dsh_sidecar.suggester.query import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
 from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
@@ -202,6 +204,7 @@ class Suggester:
         self.journal = Journal(self.knowledge, self.ledger.write)
         self.dismissals = Dismissals(self.knowledge, lambda: self.config.dismiss_ttl, clock, str(self.root or ""))
         self.section = StickySection(lambda: self.config.section_ttl, clock, self.ledger.write)
+        self.sinks = Sinks(self.counters, self.ledger, self.noise, self.section, self.journal)
         self.proves: Callable[[str, str], bool] | None = None
         self.seeded = 0
         # ledger lines of work done on other threads (preparation): written by the owner thread
@@ -522,11 +525,9 @@ class Suggester:
         intent, k = hit
         if q.listing and not q.result_paths and view is not None:
             # a listing that found nothing: what it looks for does not exist here
-            self.counters["abstained"] += 1
-            self.ledger.write(ledger.abstained_no_companions(intent, k))
-            return []
+            return self._apply(Abstained(intent, k), params, state)
         if self.dismissals.family_dismissed(intent):
-            return self._suppress("dismissed", intent)
+            return self._apply(Suppressed("dismissed", intent), params, state)
         if view is None:
             if not callable(self.graph_source):
                 self.prepare()  # standalone (no live graph builder): prepare on first use
@@ -537,15 +538,13 @@ class Suggester:
                 self._prepared.wait(FIRST_CALL_WAIT_S)
             view = self.view
             if view is None:
-                return self._suppress("not-ready", intent)
+                return self._apply(Suppressed("not-ready", intent), params, state)
         targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
         reads = set(q.reads)
         reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
         targets = [t for t in targets if t.path not in reads]  # never the file the call reads
         if not targets and not reads_a_target:
-            self.counters["abstained"] += 1
-            self.ledger.write(ledger.abstained_no_companions(intent, k))
-            return []
+            return self._apply(Abstained(intent, k), params, state)
         # recently read: a file read whole is known; one read in part (head, sed -n, an offset)
         # is known only as a default target — what the call itself searched or listed is named
         own = set(q.scope) | set(q.result_paths)
@@ -557,7 +556,7 @@ class Suggester:
         if reads_a_target or known(targets[0].path):
             # the agent is already where the intent lives (it reads one of the targets, or the
             # best one was just read): naming weaker targets instead would be noise
-            return self._suppress("recent", intent)
+            return self._apply(Suppressed("recent", intent), params, state)
         shown = [t for t in targets if not known(t.path)][: self.config.max_targets]
         return self._deliver(params, state, intent, k, shown, q.identifier if intent in ("Symbol", "Usage") else None)
 
@@ -574,7 +573,7 @@ class Suggester:
         if k < min(r.threshold for r in self.rows[intent]):
             return []
         if self.dismissals.family_dismissed(intent):
-            return self._suppress("dismissed", intent)
+            return self._apply(Suppressed("dismissed", intent), params, state)
         looked = set(q.reads + q.scope)
         targets = [
             t
@@ -586,9 +585,7 @@ class Suggester:
         seen = state.wholly_read()
         shown = [t for t in targets if t.path not in seen][: self.config.max_targets]
         if not shown:
-            self.counters["abstained"] += 1
-            self.ledger.write(ledger.abstained_no_companions(intent, k))
-            return []
+            return self._apply(Abstained(intent, k), params, state)
         return self._deliver(params, state, intent, k, shown, None)
 
     def _workspace_path(self, path: str, index: FileIndex) -> str | None:
@@ -705,7 +702,7 @@ class Suggester:
         whole just before, then (``one_a_turn``) ``turn-cap`` when this session already had
         such a note in this turn, then :meth:`_deliver`."""
         if self.dismissals.family_dismissed(intent):
-            return self._suppress("dismissed", intent)
+            return self._apply(Suppressed("dismissed", intent), params, state)
         targets = [
             Target(rel, cand.reason.replace("{name}", name), cand.prior)
             for rel, name in found.items()
@@ -713,14 +710,11 @@ class Suggester:
         ]
         whole = state.wholly_read()
         if not targets or targets[0].path in whole:
-            return self._suppress("recent", intent) if targets else []
+            return self._apply(Suppressed("recent", intent), params, state) if targets else []
         if one_a_turn and state.script_turn == params.turn:
-            return self._suppress("turn-cap", intent)
+            return self._apply(Suppressed("turn-cap", intent), params, state)
         shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
-        notes = self._deliver(params, state, intent, k, shown, next(iter(found.values())))
-        if notes and one_a_turn:
-            state.script_turn = params.turn
-        return notes
+        return self._deliver(params, state, intent, k, shown, next(iter(found.values())), one_a_turn)
 
     def _script(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
         """A Python script the agent writes or runs inline uses names of this project
@@ -791,28 +785,30 @@ class Suggester:
         return self._deliver_found(params, state, intent, k, cand, found, one_a_turn=True)
 
     def _deliver(
-        self, params: PostExecuteParams, state: Any, intent: str, k: float, shown: list[Target], name: str | None
+        self,
+        params: PostExecuteParams,
+        state: SessionState,
+        intent: str,
+        k: float,
+        shown: list[Target],
+        name: str | None,
+        one_a_turn: bool = False,
     ) -> list[AdditionalContext]:
-        """Noise control, then the note and its ledger line (or the suppression's line)."""
+        """Noise control, then the note (or the suppression, or the abstention when no target fits)."""
         key = tuple(t.path for t in shown)
         reason = self.noise.check(
             state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn, name
         )
         if reason is not None:
-            return self._suppress(reason, intent)
+            return self._apply(Suppressed(reason, intent), params, state)
         # the most specific pack's wording (language packs load after the generic one)
         note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
         if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
-            self.counters["abstained"] += 1
-            self.ledger.write(ledger.abstained_no_companions(intent, k))
-            return []
-        self.noise.record(state, intent, params.turn, key, name)
-        self.counters["notes"] += 1
-        self.ledger.write(ledger.suggest(intent, k, note.source.targets))
-        self.section.noted(params.session_id, intent)
-        if self.config.learn:
-            self.journal.open(params.session_id, intent, note.source.targets, state.calls)
-        return [note]
+            return self._apply(Abstained(intent, k), params, state)
+        return self._apply(Note(intent, k, note, key, name, one_a_turn), params, state)
+
+    def _apply(self, decision: Decision, params: PostExecuteParams, state: SessionState) -> list[AdditionalContext]:
+        return deliver(decision, params, state, self.sinks, self.config.learn)
 
     def _evidence_view(self, view: View | None) -> evidence.Workspace:
         """What the structural evidence reads of the workspace (``evidence.Workspace``)."""
@@ -872,11 +868,6 @@ class Suggester:
             self.counters["errors"] += 1
             log.warning("search-suggester: internal error in where_is; no answer", exc_info=True)
             return None
-
-    def _suppress(self, reason: str, intent: str) -> list[AdditionalContext]:
-        self.counters["suppressed"] += 1
-        self.ledger.write(ledger.suppressed(reason, intent))
-        return []
 
     def _resolve(self, view: View, intent: str, q: Query) -> list[Target]:
         """The intent's existing targets for this call, best first: symbol relations of the
