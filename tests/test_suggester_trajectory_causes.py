@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.query import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
@@ -573,6 +574,5 @@ def test_a_search_after_a_cd_to_the_root_by_its_absolute_path_is_the_same_search
     )
     assert plain and [(n.text, n.source.targets) for n in moved] == [(n.text, n.source.targets) for n in plain]
     q = parse_call("bash", {"command": "cd /elsewhere && grep -rn 'def apply_discount' src/shopcart"})
-    s._relative(q)
-    assert q.scope == []
+    assert WorkspacePaths(s.root, None).relative(q).scope == []
     shutil.rmtree(root.parent)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-import posixpath
 import re
 import stat
 import threading
@@ -61,10 +60,11 @@ from dsh_sidecar.suggester.decision import Abstained, Decision, Note, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS, gate
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed, touched_paths
+from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed
 from dsh_sidecar.suggester.noise import NoiseControl, SessionState
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.pipeline import Sinks, deliver
 from dsh_sidecar.suggester.query import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
@@ -76,10 +76,6 @@ from dsh_sidecar.workspace.kinds import classify as classify_path
 log = logging.getLogger(__name__)
 
 _INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
-#: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
-#: ``//host/`` (the part left out when it is mapped by suffix; the share stays its first folder,
-#: as the top folder of a drive does: a checkout shared as ``\\host\repo`` maps ``repo\pkg\m.py``).
-_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
 #: Longest wait of the process's first classified call for the background preparation, s.
 FIRST_CALL_WAIT_S: Final = 0.5
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
@@ -147,14 +143,6 @@ def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
         if any(fnmatch.fnmatch(t.path, g) or fnmatch.fnmatch(t.path.rsplit("/", 1)[-1], g) for g in globs)
     ]
     return kept or targets
-
-
-#: The top-level folders of the Filesystem Hierarchy Standard (3.0, chapter 3) and of Linux's
-#: virtual file systems: a file written there directly (``/tmp/README.md``) is the machine's, not
-#: a container's checkout of the workspace (``/testbed/README.md``).
-SYSTEM_FOLDERS: Final = frozenset(
-    "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
-)
 
 
 class Suggester:
@@ -435,33 +423,6 @@ class Suggester:
             log.warning("search-suggester: internal error; the call passes through silently", exc_info=True)
             return []
 
-    def _relative(self, q: Query) -> None:
-        """Make the query's absolute paths under the root repo-relative (others dropped)."""
-        if self.root is None:
-            return
-        base = self.root.as_posix().rstrip("/") + "/"
-
-        def rel(p: str) -> str | None:
-            if not p.startswith("/"):
-                return p
-            if p.startswith(base):
-                return p[len(base) :]
-            return None if p != base.rstrip("/") else ""
-
-        q.reads = [r for r in map(rel, q.reads) if r is not None]
-        q.scope = [r for r in map(rel, q.scope) if r is not None]
-        q.result_paths = [r for r in map(rel, q.result_paths) if r]
-        view = self.view
-        if view is not None:
-            # an `ls DIR` (or `cd DIR && …`) lists names relative to DIR
-            folders = [s for s in q.scope if s and not view.index.exists(s)]
-            fixed = []
-            for p in q.result_paths:
-                joined = next((f"{d}/{p}" for d in folders if view.index.exists(f"{d}/{p}")), None)
-                fixed.append(joined if joined is not None and ("ls" in q.commands or not view.index.exists(p)) else p)
-            q.result_paths = fixed
-        q.result_paths = [p for p in dict.fromkeys(q.result_paths) if p not in q.reads]
-
     def _post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
         self.counters["calls"] += 1
         self._drain()
@@ -479,20 +440,21 @@ class Suggester:
         written = (list(q.reads) if q.tool == "write" and not q.is_error else []) + [
             w for w in q.writes if w != PATCHED
         ]
-        self._relative(q)
+        view = self.view
+        paths = WorkspacePaths(self.root, view.index if view is not None else None)
+        q = paths.relative(q)
         state = self.noise.session(params.session_id)
         state.calls += 1
         if self.config.learn and self.journal.observe(
-            params.session_id, touched_paths(q, self.root), state.calls, self.config.learn_window
+            params.session_id, paths.touched(q), state.calls, self.config.learn_window
         ):
             self.knowledge.flush_soon()
         if q.tool in ("write", "read") or q.reads:
             # an edit is no reading of the whole file: what it searches next may be named
             state.touch(q.reads, self.config.recent_window, whole=not q.partial and q.tool != "write")
-        view = self.view
         if view is not None:
             for path in written:
-                rel = self._written_path(path, view.index)
+                rel = paths.written_path(path)
                 if rel is not None:
                     state.wrote(rel, view.index.exists(rel))
             if PATCHED in q.writes:
@@ -501,9 +463,9 @@ class Suggester:
         if guess is not None and view is not None:
             return self._redirect(params, q, state, view, guess)
         if q.frames and view is not None:
-            return self._traceback(params, q, state, view)
+            return self._traceback(params, q, state, view, paths)
         if q.script_code and view is not None and not state.edited:
-            return self._script(params, q, state, view)
+            return self._script(params, q, state, view, paths)
         if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
             # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
             # but never triggers a note
@@ -588,73 +550,9 @@ class Suggester:
             return self._apply(Abstained(intent, k), params, state)
         return self._deliver(params, state, intent, k, shown, None)
 
-    def _workspace_path(self, path: str, index: FileIndex) -> str | None:
-        """A path as a traceback prints it, as a listed workspace file: repo-relative as is,
-        absolute under the root made relative, any other absolute path by its longest suffix
-        that is a listed file (a run in a container's ``/testbed``, an installed copy of the
-        package); ``None`` when nothing listed matches (the standard library, an agent's own
-        unlisted script). A Windows path (``C:\\repo\\pkg\\mod.py``, ``\\\\host\\share\\…``) is
-        absolute too: under the root when it starts with the root (drive letter in any case),
-        else mapped by suffix like any other."""
-        path = path.replace("\\", "/").strip()
-        drive = _WINDOWS_ABSOLUTE.match(path)
-        if drive is not None:
-            if self.root is not None:
-                base = self.root.as_posix().rstrip("/") + "/"
-                if path[:1].lower() + path[1 : len(base)] == base[:1].lower() + base[1:]:
-                    rel = path[len(base) :]
-                    return rel if index.exists(rel) else None
-            path = "/" + path[drive.end() :]
-        if not path.startswith("/"):
-            rel = path[2:] if path.startswith("./") else path
-            return rel if index.exists(rel) else None
-        if self.root is not None:
-            base = self.root.as_posix().rstrip("/") + "/"
-            if path.startswith(base):
-                rel = path[len(base) :]
-                return rel if index.exists(rel) else None
-        if path.rsplit("/", 1)[-1] not in index.by_name:
-            return None  # no listed file has its name: no suffix can match (most frames: the stdlib)
-        # longest suffix first, the first part left out (the root it ran under), and none with
-        # more parts than the deepest listed file: a deep path of a hostile output costs little
-        parts = [p for p in path.split("/") if p]
-        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
-            rel = "/".join(parts[-n:])
-            if index.exists(rel):
-                return rel
-        return None
-
-    def _written_path(self, path: str, index: FileIndex) -> str | None:
-        """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,
-        ``./``), absolute under the root made relative, any other absolute path mapped like a
-        traceback's (:meth:`_workspace_path`: a listed file by suffix, ``/testbed/…``; by its
-        name alone only when it is one folder deep) or, for a new file, by its folder's longest
-        suffix that is a listed folder (or whose parent is: a new subpackage); ``None`` outside
-        the workspace or when nothing maps."""
-        p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
-        if not p or p == "." or p == ".." or p.startswith("../"):
-            return None
-        if not p.startswith("/"):
-            return p
-        if self.root is not None:
-            base = self.root.as_posix().rstrip("/") + "/"
-            if p.startswith(base):
-                return p[len(base) :] or None
-        parts = [x for x in p.split("/") if x]
-        listed = self._workspace_path(p, index)
-        if listed is not None and ("/" in listed or (len(parts) <= 2 and parts[0] not in SYSTEM_FOLDERS)):
-            # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
-            # file of that name elsewhere (``/tmp/x/README.md``) nor in the machine's own
-            # folders (``/tmp/README.md``, ``/etc/README.md``)
-            return listed
-        for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
-            for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):
-                folder = "/".join(parts[-1 - new_dirs - n : len(parts) - 1 - new_dirs])
-                if index.has_dir(folder):
-                    return "/".join(parts[-1 - new_dirs - n :])
-        return None
-
-    def _traceback(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
+    def _traceback(
+        self, params: PostExecuteParams, q: Query, state: SessionState, view: View, paths: WorkspacePaths
+    ) -> list[AdditionalContext]:
         """A command that is no search failed with a traceback (``query.traceback_frames``):
         name the project files it runs through, innermost first — where the definition of
         what failed lives (Symbol, through the ``frames`` candidates of its rows). Test files
@@ -677,7 +575,7 @@ class Suggester:
             if path in seen:
                 continue  # a recursion prints one frame many times
             seen.add(path)
-            rel = self._workspace_path(path, index)
+            rel = paths.frame_path(path)
             if rel is None or rel in found or is_test_path(rel) or in_test_tree(rel) or not index.inside(rel):
                 continue
             if escape_controls(rel) is not rel or not _regular_file(index.root / rel):
@@ -716,7 +614,9 @@ class Suggester:
         shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
         return self._deliver(params, state, intent, k, shown, next(iter(found.values())), one_a_turn)
 
-    def _script(self, params: PostExecuteParams, q: Query, state: Any, view: View) -> list[AdditionalContext]:
+    def _script(
+        self, params: PostExecuteParams, q: Query, state: SessionState, view: View, paths: WorkspacePaths
+    ) -> list[AdditionalContext]:
         """A Python script the agent writes or runs inline uses names of this project
         (``query.script_names``): name where they are defined, in the order the script uses
         them, one file a name (Symbol, through the ``symbol: definitions`` candidates of its
@@ -745,7 +645,7 @@ class Suggester:
         if k < min(r.threshold for r in rows):
             return []
         index = view.index
-        written = self._written_path(q.script_path, index) if q.script_path else None
+        written = paths.written_path(q.script_path) if q.script_path else None
         ctx = CallContext(languages=frozenset({"python"}))
         cand = max(cands, key=lambda c: c.prior)
         found: dict[str, str] = {}
@@ -845,8 +745,10 @@ class Suggester:
         internal error logs and answers ``None``).
         """
         try:
-            q = parse_call(tool, tool_input)
-            self._relative(q)
+            view = self.view
+            q = WorkspacePaths(self.root, view.index if view is not None else None).relative(
+                parse_call(tool, tool_input)
+            )
             if not q.search:
                 return None
             self.activate()

@@ -26,17 +26,14 @@ rate per listing (a click-through rate), with the seed counted as pseudo-follows
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Final, Protocol
 
 from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
-from dsh_sidecar.suggester.query import Query
 from dsh_sidecar.workspace.graph import PROOF_BASE, PROOF_KIND
 
 #: Seed pseudo-count of a built-in pack candidate (plan: "canonical candidates (prior 1.0)").
@@ -111,24 +108,6 @@ def seed(knowledge: Knowledge, targets: dict[str, list[Target]], proves: Callabl
             proven = proves is not None and proves(intent, t.path)
             inserted += knowledge.seed(intent, t.path, SEED_PROVEN if proven else SEED_CANONICAL)
     return inserted
-
-
-def touched_paths(q: Query, root: Path | None) -> set[str]:
-    """Repo-relative paths a call touches: the files it reads or edits and the paths it
-    searches in (``Query.touched``; absolute ones under ``root`` made relative)."""
-    words = q.touched()
-    out: set[str] = set()
-    for w in words:
-        p = w.replace("\\", "/")
-        if root is not None and p.startswith("/"):
-            try:
-                p = Path(p).resolve().relative_to(root).as_posix()
-            except (ValueError, OSError):
-                continue
-        p = re.sub(r"^(\./)+", "", p).rstrip("/")
-        if p:
-            out.add(p)
-    return out
 
 
 @dataclass
