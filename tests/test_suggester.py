@@ -218,7 +218,7 @@ def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkey
 
 def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
     s, _ = make(workspace, dsh_home)
-    monkeypatch.setattr(s, "_resolve", lambda *a: 1 / 0)
+    monkeypatch.setattr("dsh_sidecar.suggester.triggers.search.resolve", lambda *a: 1 / 0)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert s.counters["errors"] == 1
 

@@ -365,7 +365,7 @@ def test_after_an_edit_of_the_workspace_a_script_checks_the_change_and_names_not
     assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}, "")
     (shopcart / "r.py").write_text("from shopcart.api import checkout\n")
     assert s.prepare(WorkspaceGraph.build(shopcart))  # the listing catches up with the agent's script
-    assert s.view is not None and s.view.index.exists("r.py")
+    assert s.prepared is not None and s.prepared.index.exists("r.py")
     again = "from shopcart.cart import Cart\nCart()\n"
     notes = post(s, "write", {"file_path": "r.py", "content": again}, "", turn=2)
     assert notes[0].source.targets == ["src/shopcart/cart.py"]

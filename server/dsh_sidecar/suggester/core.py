@@ -17,57 +17,43 @@ facts change. A call that arrives before is classified, and suppressed as ``not-
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import os
-import re
-import stat
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.escape import escape_controls
-from dsh_sidecar.suggester import evidence, ledger
+from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.activation import ActivePacks, activate
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
-    CallContext,
-    ContentSearch,
     FileIndex,
     SymbolIndex,
     Target,
     in_test_tree,
-    is_doc_path,
-    is_test_path,
-    language_of,
-    merge,
-    rank_definitions,
     resolve,
-    resolve_results,
-    resolve_symbols,
-    resolve_topics,
-    scoped_into,
 )
-from dsh_sidecar.suggester.classify import classify
+from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
-from dsh_sidecar.suggester.decision import Abstained, Decision, Note, Suppressed
+from dsh_sidecar.suggester.context import Context, Sinks
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
-from dsh_sidecar.suggester.gate import INTENTS, gate
+from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed
-from dsh_sidecar.suggester.noise import NoiseControl, SessionState
-from dsh_sidecar.suggester.notes import make_note
+from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.paths import WorkspacePaths
-from dsh_sidecar.suggester.pipeline import Sinks, deliver
-from dsh_sidecar.suggester.query import PATCHED, Query, parse_call
+from dsh_sidecar.suggester.pipeline import decide, deliver
+from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
+from dsh_sidecar.suggester.query import PATCHED, parse_call
+from dsh_sidecar.suggester.resolve import Sources
+from dsh_sidecar.suggester.resolve import resolve as resolve_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
+from dsh_sidecar.suggester.triggers.search import classify_call
 from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.identity import repository_identity
@@ -75,74 +61,8 @@ from dsh_sidecar.workspace.kinds import classify as classify_path
 
 log = logging.getLogger(__name__)
 
-_INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
 #: Longest wait of the process's first classified call for the background preparation, s.
 FIRST_CALL_WAIT_S: Final = 0.5
-#: Most (intent, identifier, context) symbol lookups cached per preparation.
-SYMBOL_CACHE_SIZE: Final = 1024
-
-
-@dataclass
-class View:
-    """What one preparation resolved: the file index (with kinds and facts), each intent's
-    call-independent targets and fallbacks, and the docs roots. Replaced whole, never mutated
-    by a call (a preparation on another thread swaps in a new one)."""
-
-    index: FileIndex
-    targets: dict[str, list[Target]] = field(default_factory=dict)
-    fallback: dict[str, list[Target]] = field(default_factory=dict)
-    docs_roots: frozenset[str] = frozenset()
-    symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
-    fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
-    #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
-    #: only to a call that scopes into them
-    test_tree: dict[str, list[Target]] = field(default_factory=dict)
-
-
-def _regular_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file now (``stat`` following links; never opened)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def _python_package(index: FileIndex, top: str) -> str | None:
-    """The folder (or module file without ``.py``) of the top-level Python package ``top`` in
-    this workspace: ``top/`` or ``src/top/`` with an ``__init__.py``, or a top-level ``top.py``;
-    ``None`` when ``top`` is no package here (the standard library, an installed dependency)."""
-    if not top.isidentifier():
-        return None
-    for folder in (top, f"src/{top}"):
-        if index.exists(f"{folder}/__init__.py"):
-            return folder
-    return top if index.exists(f"{top}.py") else None
-
-
-def _script_order(paths: list[str], module: str | None, name: str) -> list[str]:
-    """Definition files of a script's ``name`` (stable sort): those in the imported ``module``
-    path (``a/b.py``, ``a/b/__init__.py``, below ``a/b/``) first, then those whose file name is
-    the name in any case (``merge.py`` for ``merge``, ``dataset.py`` for ``Dataset``)."""
-
-    def key(d: str) -> tuple[int, int]:
-        inside = module is not None and (d in (module + ".py", module + "/__init__.py") or d.startswith(module + "/"))
-        return (0 if inside else 1, 0 if d.rsplit("/", 1)[-1][:-3].lower() == name.lower() else 1)
-
-    return sorted(paths, key=key)
-
-
-def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
-    """``targets`` whose path or name matches one of the call's file-name globs (``*.pyi``,
-    ``*_test.go``); all of them when there is no glob or none matches."""
-    globs = [g for g in patterns if not g.startswith("!")]
-    if not globs:
-        return targets
-    kept = [
-        t
-        for t in targets
-        if any(fnmatch.fnmatch(t.path, g) or fnmatch.fnmatch(t.path.rsplit("/", 1)[-1], g) for g in globs)
-    ]
-    return kept or targets
 
 
 class Suggester:
@@ -178,7 +98,7 @@ class Suggester:
         self.graph_source = symbols
         self.content = content
         self.active: ActivePacks | None = None
-        self.view: View | None = None
+        self.prepared: PreparedTargets | None = None
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
         self.activation_ms: float | None = None
         self._slow_call_reported = False
@@ -317,7 +237,7 @@ class Suggester:
             if fact not in ("source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"):
                 for p in paths:
                     fact_of.setdefault(p, set()).add(fact)
-        view = View(
+        view = PreparedTargets(
             index,
             docs_roots=frozenset(docs_roots(files)),
             fact_of={p: frozenset(v) for p, v in fact_of.items()},
@@ -342,7 +262,7 @@ class Suggester:
             self._refuse(f"candidate {rel}: resolves outside the workspace")
         if index.glob_cut:
             self._refuse("pack globs used the activation's matching bound; the remaining globs match nothing")
-        self.view = view
+        self.prepared = view
         self._prepared.set()
         self._seed_knowledge()
         return True
@@ -371,7 +291,7 @@ class Suggester:
     def files_changed(self, changed: list[str] | None) -> None:
         """Files changed (``didChangeWatchedFiles``, already applied to the graph): prepare the
         targets again. Called off the request path (the server's worker thread)."""
-        if self.active is None or self.view is None:
+        if self.active is None or self.prepared is None:
             return
         self.prepare()
         self.section.invalidate()
@@ -408,8 +328,8 @@ class Suggester:
         when this is called is discarded and read again."""
         self._generation += 1
         self.active = None
-        if self.view is not None:
-            self.view.symbols.clear()
+        if self.prepared is not None:
+            self.prepared.symbols.clear()
         self.section.invalidate()
 
     # ------------------------------------------------------------------ the call
@@ -440,7 +360,7 @@ class Suggester:
         written = (list(q.reads) if q.tool == "write" and not q.is_error else []) + [
             w for w in q.writes if w != PATCHED
         ]
-        view = self.view
+        view = self.prepared
         paths = WorkspacePaths(self.root, view.index if view is not None else None)
         q = paths.relative(q)
         state = self.noise.session(params.session_id)
@@ -459,281 +379,51 @@ class Suggester:
                     state.wrote(rel, view.index.exists(rel))
             if PATCHED in q.writes:
                 state.edited = True
-        guess = evidence.wrong_guess(q, self._evidence_view(view)) if view is not None else None
-        if guess is not None and view is not None:
-            return self._redirect(params, q, state, view, guess)
-        if q.frames and view is not None:
-            return self._traceback(params, q, state, view, paths)
-        if q.script_code and view is not None and not state.edited:
-            return self._script(params, q, state, view, paths)
-        if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
-            # a read (Read, cat, head, sed -n …) ends a search: it teaches (recent, learning)
-            # but never triggers a note
-            return []
+        symbols = self._symbols()
+        ctx = Context(
+            params,
+            state,
+            self.config,
+            view,
+            paths,
+            symbols,
+            evidence_view(view, symbols),
+            self.content,
+            self.knowledge,
+            self.dismissals,
+            self.sinks,
+            self,
+        )
+        return deliver(decide(q, ctx), ctx)
+
+    # ------------------------------------------------------------------ what a call may ask (context.Service)
+
+    def active_rows(self) -> dict[str, list[CompiledRow]]:
+        """The active pack rows per intent, the packs activated first when they are not."""
         self.activate()
-        if not self.rows:
-            return []
-        view = self.view
-        with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
-            hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
-        if budget is not None and budget.exhausted and not self._slow_call_reported:
+        return self.rows
+
+    def wait_prepared(self, wait: bool = True) -> PreparedTargets | None:
+        """The prepared targets. Without a background preparation (no live graph builder) they
+        are prepared now, on first use; with one, the very first such call of the process
+        waits a moment for it (a small workspace is ready within it; ``wait``), later ones
+        never wait."""
+        if self.prepared is None:
+            if not callable(self.graph_source):
+                self.prepare()
+            elif wait and not self._waited:
+                self._waited = True
+                self._prepared.wait(FIRST_CALL_WAIT_S)
+        return self.prepared
+
+    def regex_budget_used(self) -> None:
+        """Report, once a process, a call whose untrusted pack regexes used up their budget."""
+        if not self._slow_call_reported:
             self._slow_call_reported = True
             self._refuse(
                 f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
                 "the remaining signals count as no match"
             )
-        if hit is None:
-            return []
-        intent, k = hit
-        if q.listing and not q.result_paths and view is not None:
-            # a listing that found nothing: what it looks for does not exist here
-            return self._apply(Abstained(intent, k), params, state)
-        if self.dismissals.family_dismissed(intent):
-            return self._apply(Suppressed("dismissed", intent), params, state)
-        if view is None:
-            if not callable(self.graph_source):
-                self.prepare()  # standalone (no live graph builder): prepare on first use
-            elif not self._waited:
-                # the very first such call of the process waits a moment for the background
-                # preparation (a small workspace is ready within it); later ones never wait
-                self._waited = True
-                self._prepared.wait(FIRST_CALL_WAIT_S)
-            view = self.view
-            if view is None:
-                return self._apply(Suppressed("not-ready", intent), params, state)
-        targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
-        reads = set(q.reads)
-        reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
-        targets = [t for t in targets if t.path not in reads]  # never the file the call reads
-        if not targets and not reads_a_target:
-            return self._apply(Abstained(intent, k), params, state)
-        # recently read: a file read whole is known; one read in part (head, sed -n, an offset)
-        # is known only as a default target — what the call itself searched or listed is named
-        own = set(q.scope) | set(q.result_paths)
-        whole, seen = state.wholly_read() - reads, state.recently_read() - reads
-
-        def known(path: str) -> bool:
-            return path in whole or (path in seen and path not in own)
-
-        if reads_a_target or known(targets[0].path):
-            # the agent is already where the intent lives (it reads one of the targets, or the
-            # best one was just read): naming weaker targets instead would be noise
-            return self._apply(Suppressed("recent", intent), params, state)
-        shown = [t for t in targets if not known(t.path)][: self.config.max_targets]
-        return self._deliver(params, state, intent, k, shown, q.identifier if intent in ("Symbol", "Usage") else None)
-
-    def _redirect(
-        self, params: PostExecuteParams, q: Query, state: Any, view: View, intent: str
-    ) -> list[AdditionalContext]:
-        """A wrong guess (``evidence.wrong_guess``): name where that intent really lives here —
-        its prepared targets, none of what the call looked for — through the same gate
-        (the evidence is a subject rule's weight), noise control and ledger as any note."""
-        self.activate()
-        if intent not in self.rows:
-            return []
-        k = gate(evidence.SUBJECT, self.config.bias)
-        if k < min(r.threshold for r in self.rows[intent]):
-            return []
-        if self.dismissals.family_dismissed(intent):
-            return self._apply(Suppressed("dismissed", intent), params, state)
-        looked = set(q.reads + q.scope)
-        targets = [
-            t
-            for t in view.targets.get(intent, [])
-            if t.path not in looked and not self.dismissals.path_dismissed(intent, t.path)
-        ]
-        if self.config.learn:
-            targets = rank(intent, targets, self.knowledge)
-        seen = state.wholly_read()
-        shown = [t for t in targets if t.path not in seen][: self.config.max_targets]
-        if not shown:
-            return self._apply(Abstained(intent, k), params, state)
-        return self._deliver(params, state, intent, k, shown, None)
-
-    def _traceback(
-        self, params: PostExecuteParams, q: Query, state: SessionState, view: View, paths: WorkspacePaths
-    ) -> list[AdditionalContext]:
-        """A command that is no search failed with a traceback (``query.traceback_frames``):
-        name the project files it runs through, innermost first — where the definition of
-        what failed lives (Symbol, through the ``frames`` candidates of its rows). Test files
-        and the test tree are left out (the failure is what they check, not where it is); the
-        gate's evidence is a subject rule's weight (the output names the files), and noise
-        control and the ledger are those of any note."""
-        self.activate()
-        intent = "Symbol"
-        rows = self.rows.get(intent, [])
-        cands = [c for r in rows for c in r.candidates if c.frames]
-        if not cands:
-            return []
-        k = gate(evidence.SUBJECT, self.config.bias)
-        if k < min(r.threshold for r in rows):
-            return []
-        index = view.index
-        found: dict[str, str] = {}
-        seen: set[str] = set()
-        for path, func in q.frames:
-            if path in seen:
-                continue  # a recursion prints one frame many times
-            seen.add(path)
-            rel = paths.frame_path(path)
-            if rel is None or rel in found or is_test_path(rel) or in_test_tree(rel) or not index.inside(rel):
-                continue
-            if escape_controls(rel) is not rel or not _regular_file(index.root / rel):
-                continue  # a name with controls is shown nowhere raw; a listing can be stale
-            found[rel] = func
-        if not found:
-            return []
-        return self._deliver_found(params, state, intent, k, max(cands, key=lambda c: c.prior), found)
-
-    def _deliver_found(
-        self,
-        params: PostExecuteParams,
-        state: Any,
-        intent: str,
-        k: float,
-        cand: Any,
-        found: dict[str, str],
-        one_a_turn: bool = False,
-    ) -> list[AdditionalContext]:
-        """The note of ``found`` (``{path: name}``, best first), each target with ``cand``'s
-        reason (``{name}`` its name): dismissals, then ``recent`` when the best target was read
-        whole just before, then (``one_a_turn``) ``turn-cap`` when this session already had
-        such a note in this turn, then :meth:`_deliver`."""
-        if self.dismissals.family_dismissed(intent):
-            return self._apply(Suppressed("dismissed", intent), params, state)
-        targets = [
-            Target(rel, cand.reason.replace("{name}", name), cand.prior)
-            for rel, name in found.items()
-            if not self.dismissals.path_dismissed(intent, rel)
-        ]
-        whole = state.wholly_read()
-        if not targets or targets[0].path in whole:
-            return self._apply(Suppressed("recent", intent), params, state) if targets else []
-        if one_a_turn and state.script_turn == params.turn:
-            return self._apply(Suppressed("turn-cap", intent), params, state)
-        shown = [t for t in targets if t.path not in whole][: self.config.max_targets]
-        return self._deliver(params, state, intent, k, shown, next(iter(found.values())), one_a_turn)
-
-    def _script(
-        self, params: PostExecuteParams, q: Query, state: SessionState, view: View, paths: WorkspacePaths
-    ) -> list[AdditionalContext]:
-        """A Python script the agent writes or runs inline uses names of this project
-        (``query.script_names``): name where they are defined, in the order the script uses
-        them, one file a name (Symbol, through the ``symbol: definitions`` candidates of its
-        rows). An agent writes such a script to reproduce what it was asked to fix, so the
-        definitions it calls are where the fix starts (docs/corpus.md, "What moved the
-        trajectory figures"). A name counts when its module's top package is a folder (or
-        ``src/`` folder) with ``__init__.py``, or a top-level ``.py`` module, of this
-        workspace, and the written file is not inside that package (a module importing its
-        siblings asks nothing); its definition is the symbol index's Python, non-test file
-        inside that package: in the imported module (``a/b.py``, ``a/b/__init__.py``, below
-        ``a/b/``) first, then one whose file name is the name (``merge`` → ``merge.py``,
-        ``Dataset`` → ``dataset.py``: modules are commonly named after what they define), then
-        :func:`rank_definitions`. The gate's evidence is a subject rule's weight; noise control
-        and the ledger are those of any note, plus one such note a turn (``suppressed turn-cap
-        Symbol`` after it): the first script of a task reproduces it, later ones try what the
-        agent found meanwhile (on the tune trajectories the notes of later scripts in a turn
-        were useful 3 times of 8, of first scripts 15 of 24)."""
-        self.activate()
-        intent = "Symbol"
-        rows = self.rows.get(intent, [])
-        cands = [c for r in rows for c in r.candidates if c.symbol == "definitions"]
-        symbols = self._symbols()
-        if not cands or symbols is None:
-            return []
-        k = gate(evidence.SUBJECT, self.config.bias)
-        if k < min(r.threshold for r in rows):
-            return []
-        index = view.index
-        written = paths.written_path(q.script_path) if q.script_path else None
-        ctx = CallContext(languages=frozenset({"python"}))
-        cand = max(cands, key=lambda c: c.prior)
-        found: dict[str, str] = {}
-        for module, name in q.script:
-            package = _python_package(index, module.split(".", 1)[0])
-            if package is None or (written is not None and written.startswith(package + "/")):
-                continue
-            here = package.rsplit("/", 1)[0] + "/" if "/" in package else ""
-            path = here + module.replace(".", "/")
-            try:
-                defs = list(symbols.definitions(name))[:200]
-            except Exception:  # the graph is another core: a failure there is silence here
-                log.warning("search-suggester: symbol index lookup failed for %r", name, exc_info=True)
-                continue
-            own = [
-                d
-                for d in defs
-                if isinstance(d, str)
-                and (d.startswith(package + "/") or d == package + ".py")
-                and d.endswith(".py")
-                and not is_test_path(d)
-                and not in_test_tree(d)
-            ]
-            ranked = _script_order(rank_definitions(own, ctx), path if path != package else None, name)
-            best = next(
-                (
-                    d
-                    for d in ranked
-                    if index.exists(d) and index.inside(d) and d != written and _regular_file(index.root / d)
-                ),
-                None,
-            )
-            if best is not None and best not in found and escape_controls(best) is best:
-                found[best] = name
-        if not found:
-            return []
-        return self._deliver_found(params, state, intent, k, cand, found, one_a_turn=True)
-
-    def _deliver(
-        self,
-        params: PostExecuteParams,
-        state: SessionState,
-        intent: str,
-        k: float,
-        shown: list[Target],
-        name: str | None,
-        one_a_turn: bool = False,
-    ) -> list[AdditionalContext]:
-        """Noise control, then the note (or the suppression, or the abstention when no target fits)."""
-        key = tuple(t.path for t in shown)
-        reason = self.noise.check(
-            state, intent, params.turn, key, self.config.cooldown_calls, self.config.max_notes_per_turn, name
-        )
-        if reason is not None:
-            return self._apply(Suppressed(reason, intent), params, state)
-        # the most specific pack's wording (language packs load after the generic one)
-        note = make_note(intent, next((r.about for r in reversed(self.rows[intent]) if r.about), None), shown)
-        if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
-            return self._apply(Abstained(intent, k), params, state)
-        return self._apply(Note(intent, k, note, key, name, one_a_turn), params, state)
-
-    def _apply(self, decision: Decision, params: PostExecuteParams, state: SessionState) -> list[AdditionalContext]:
-        return deliver(decision, params, state, self.sinks, self.config.learn)
-
-    def _evidence_view(self, view: View | None) -> evidence.Workspace:
-        """What the structural evidence reads of the workspace (``evidence.Workspace``)."""
-        if view is None:
-            return evidence.Workspace()
-        graph = self._symbols()
-        index = getattr(graph, "symbols", None) if graph is not None else None
-
-        def defines(path: str, name: str) -> bool:
-            return index is not None and name in index.defined_in(path)
-
-        def defined(name: str) -> bool | None:
-            return None if graph is None else bool(graph.definitions(name))
-
-        return evidence.Workspace(
-            is_file=view.index.exists,
-            is_dir=view.index.has_dir,
-            definitions=lambda name: list(graph.definitions(name)) if graph is not None else [],
-            kind=view.index.kind,
-            facts=lambda p: view.fact_of.get(p, frozenset()),
-            defines=defines,
-            defined=defined,
-            docs_roots=view.docs_roots,
-            code_folder=view.index.code_folder,
-        )
 
     def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
         """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
@@ -745,129 +435,31 @@ class Suggester:
         internal error logs and answers ``None``).
         """
         try:
-            view = self.view
+            view = self.prepared
             q = WorkspacePaths(self.root, view.index if view is not None else None).relative(
                 parse_call(tool, tool_input)
             )
             if not q.search:
                 return None
-            self.activate()
-            if not self.rows:
+            rows = self.active_rows()
+            if not rows:
                 return None
-            view = self.view
-            if view is None and not callable(self.graph_source):
-                self.prepare()
-                view = self.view
-            with use_budget(RegexBudget(CALL_BUDGET_S)):
-                hit = classify(q, self.rows, self.config.bias, evidence.weights(q, self._evidence_view(view)))
-            if hit is None or view is None or self.dismissals.family_dismissed(hit[0]):
+            view = self.wait_prepared(wait=False)
+            symbols = self._symbols()
+            hit, _ = classify_call(q, rows, self.config.bias, evidence_view(view, symbols))
+            if hit is None or view is None or self.dismissals.family_dismissed(hit.intent):
                 return None
-            intent, k = hit
-            targets = [t for t in self._resolve(view, intent, q) if not self.dismissals.path_dismissed(intent, t.path)]
-            about = next((r.about for r in reversed(self.rows.get(intent, ())) if r.about), None)
+            intent, k = hit.intent, hit.k
+            sources = Sources(view, rows, symbols, self.content, self.knowledge if self.config.learn else None)
+            targets = [
+                t for t in resolve_call(q, intent, sources) if not self.dismissals.path_dismissed(intent, t.path)
+            ]
+            about = next((r.about for r in reversed(rows.get(intent, ())) if r.about), None)
             return intent, k, about, targets[: self.config.max_targets]
         except Exception:
             self.counters["errors"] += 1
             log.warning("search-suggester: internal error in where_is; no answer", exc_info=True)
             return None
-
-    def _resolve(self, view: View, intent: str, q: Query) -> list[Target]:
-        """The intent's existing targets for this call, best first: symbol relations of the
-        searched identifier, the call's own results, topic matches and the prepared targets
-        (merged by score); the pack's fallback paths only when the row has symbol candidates
-        and they name nothing."""
-        static = view.targets.get(intent, [])
-        if intent in PROJECT_INTENTS:  # the test tree only when the call looks inside it
-            scopes = q.scope + [g.rsplit("/", 1)[0] for g in q.name_patterns if "/" in g]
-            static = static + [t for t in view.test_tree.get(intent, []) if scoped_into(t.path, scopes)]
-        if self.config.learn:  # what was learned orders the call-independent targets
-            static = rank(intent, static, self.knowledge)
-        rows = self.rows.get(intent, ())
-        cands = [c for r in rows for c in r.candidates if not c.fallback]
-        if not any(c.per_call for c in cands):
-            return sorted(static, key=lambda t: not in_test_tree(t.path)) if intent in PROJECT_INTENTS else static
-        index = view.index
-        ctx = CallContext(
-            languages=frozenset(q.languages),
-            tests=any(is_test_path(s + "/x") or is_test_path(s) for s in q.scope + q.name_patterns if s),
-            name=q.identifier,
-            reads=frozenset(q.reads),
-        )
-        groups: list[list[Target]] = []
-        has_symbol = any(c.symbol for c in cands)
-        found: list[Target] = []
-        symbols = self._symbols() if has_symbol else None
-        if has_symbol and ctx.name is not None and symbols is not None:
-            key = (intent, ctx.name, ctx.languages, ctx.tests)
-            cached = view.symbols.get(key)
-            if cached is None:
-                cached = resolve_symbols(cands, symbols, ctx.name, index, ctx)
-                view.symbols[key] = cached
-                while len(view.symbols) > SYMBOL_CACHE_SIZE:
-                    view.symbols.popitem(last=False)
-            found = _matching(cached, q.name_patterns)
-        subjects = [p for p in q.scope if p and index.exists(p)]
-        listed = list(dict.fromkeys(subjects + q.result_paths))
-        if q.listing:
-            # a listing's answer is what it listed: of those, what the intent wants (or nothing)
-            return resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name)
-        results = (
-            resolve_results(cands, listed, index, lambda ps: self._prefer(intent, ps, ctx), ctx.name) if listed else []
-        )
-        # a definition pattern's hits are the definitions themselves (more exact than the index,
-        # `impl X for Y` included): they lead; for a bare name the index's definitions lead
-        groups += [results, found] if q.definition_keyword else [found, results]
-        if any(c.match for c in cands):
-            content: ContentSearch | None = self.content if getattr(self.content, "ready", False) else None
-            groups.append(resolve_topics(cands, content, q.terms, index))
-        groups.append(static)
-        if has_symbol and not found:
-            static_paths = {t.path for t in static}
-            groups.append([t for t in view.fallback.get(intent, []) if t.path not in static_paths])
-        merged = merge(*groups)
-        if intent in PROJECT_INTENTS:
-            # inside the test tree only what the call scopes into, and then that leads
-            inside = [t for t in merged if in_test_tree(t.path) and scoped_into(t.path, scopes)]
-            merged = inside + [t for t in merged if not in_test_tree(t.path)]
-        # the files the call searches in lead: they are what the agent asked about
-        lead = [t for p in subjects for t in merged if t.path == p]
-        return lead + [t for t in merged if t.path not in set(subjects)]
-
-    def _prefer(self, intent: str, paths: list[str], ctx: CallContext) -> list[str]:
-        """A call's listed paths in the intent's order: for Symbol the files defining the
-        identifier first (Usage: last); for Doc only doc pages, index/README pages first; for
-        Ledger the changelogs, then the ledger's set-up (templates, config, README), then its
-        numbered fragments; for the others the listing order."""
-        view = self.view
-        if intent == "Doc":
-            docs = [p for p in paths if is_doc_path(p)]
-            return sorted(docs, key=lambda p: (0 if _INDEX_PAGE.match(p.rsplit("/", 1)[-1]) else 1, docs.index(p)))
-        if intent == "Ledger" and view is not None:
-            facts = view.fact_of
-
-            def ledger_key(p: str) -> tuple[int, int]:
-                name = p.rsplit("/", 1)[-1]
-                tier = 0 if "changelog" in facts.get(p, ()) else (2 if name[:1].isdigit() else 1)
-                return tier, paths.index(p)
-
-            return sorted(paths, key=ledger_key)
-        if intent in ("Symbol", "Usage") and ctx.name:
-            symbols = self._symbols()
-            defining = set(symbols.definitions(ctx.name)) if symbols is not None else set()
-            first = rank_definitions([p for p in paths if p in defining], ctx)
-            index = self.view.index if self.view is not None else None
-
-            def tier(p: str) -> int:  # code (the query's language first), then tests, then the rest
-                kind = index.kind(p) if index is not None else "source"
-                if kind == "source":
-                    return 0 if not ctx.languages or language_of(p) in ctx.languages else 1
-                return 2 if kind == "test" else 3
-
-            rest = sorted((p for p in paths if p not in defining), key=lambda p: (tier(p), paths.index(p)))
-            # a name's definition first, then its call sites (issue 12: "definition first, then
-            # top call sites"); a Usage note keeps the same order
-            return first + rest
-        return paths
 
     # ------------------------------------------------------------------ dismissal, section, seed
 
@@ -889,13 +481,13 @@ class Suggester:
         """The offline seed (plan, "The learning") over the built-in packs' prepared targets of
         the intents no repo/user pack overrode; ``learn: false`` or ``seed: false`` skip it."""
         self.proves = graph_prover(self._graph()) or self.proves
-        if not (self.config.learn and self.config.seed) or self.view is None:
+        if not (self.config.learn and self.config.seed) or self.prepared is None:
             return
         builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
         self.seeded += seed(
             self.knowledge,
             {
-                intent: self.view.targets.get(intent, [])
+                intent: self.prepared.targets.get(intent, [])
                 for intent, rows in self.rows.items()
                 if rows and all(r.pack_id in builtin for r in rows)
             },
@@ -911,12 +503,12 @@ class Suggester:
             self.activate()
             if not self.rows:
                 return None
-            if self.view is None and not callable(self.graph_source):
+            if self.prepared is None and not callable(self.graph_source):
                 self.prepare()
-            elif self.view is None and not self._waited:
+            elif self.prepared is None and not self._waited:
                 self._waited = True  # once per process, as for the first note
                 self._prepared.wait(FIRST_CALL_WAIT_S)
-            if self.view is None:
+            if self.prepared is None:
                 return None
             return self.section.get(session_id, self._render_section)
         except Exception:  # fail-open, like the note
@@ -926,7 +518,7 @@ class Suggester:
 
     def _render_section(self, intent: str | None) -> str | None:
         self.proves = graph_prover(self._graph()) or self.proves
-        view = self.view
+        view = self.prepared
         assert view is not None
 
         def listed(name: str) -> list[Target]:
@@ -971,7 +563,7 @@ class Suggester:
     def ready(self) -> bool:
         """Whether the targets are prepared (or there is nothing to prepare: no workspace, or
         no pack applies)."""
-        return self.view is not None or self.root is None or (self.active is not None and not self.active.rows)
+        return self.prepared is not None or self.root is None or (self.active is not None and not self.active.rows)
 
     def status(self) -> dict[str, Any]:
         """Counters, packs and the ledger path for ``dsh/status``.
@@ -997,7 +589,7 @@ class Suggester:
             "packErrors": self.pack_errors,
             "intents": [i for i in INTENTS if i in self.rows],
             "symbolIndex": self._symbols() is not None,
-            "prepared": self.view is not None,
+            "prepared": self.prepared is not None,
             "activationMs": self.activation_ms,
             "counters": dict(self.counters),
             "sessions": self.noise.count(),

@@ -18,10 +18,13 @@ from dsh_sidecar.suggester import ledger
 
 @dataclass(frozen=True)
 class Classification:
-    """An intent a trigger recognised in the call, with its gate score ``k``."""
+    """An intent a trigger recognised in the call, with its gate score ``k``. A trigger that
+    finds its files while recognising the call (a traceback's frames, a script's names) keeps
+    them in ``named``: ``(path, the name it defines or runs)``, best first."""
 
     intent: str
     k: float
+    named: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
