@@ -10,8 +10,8 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.gate import gate, sigmoid
 from dsh_sidecar.suggester.packs import PackError, parse_pack
-from dsh_sidecar.suggester.query import parse_call as make_probe
-from dsh_sidecar.suggester.query import search_shaped
+from dsh_sidecar.suggester.parse import parse_call as make_probe
+from dsh_sidecar.suggester.parse import search_shaped
 
 
 def call(name, inp, turn=1, session="s"):
@@ -39,7 +39,7 @@ def test_gate_values():
 
 def test_probe_classification():
     assert make_probe("Grep", {"pattern": "__version__", "path": "src"}).tool == "grep"
-    assert make_probe("READ", {"file_path": "a.py"}).paths == ["a.py"]
+    assert make_probe("READ", {"file_path": "a.py"}).reads == ["a.py"]
     assert make_probe("Edit", {"path": "a.py"}).tool == "write"
     assert make_probe("bash", {"command": "rg -n 'def merge_setting' src"}).tool == "bash"
     assert make_probe("bash", {"command": "make test"}).tool == "other"
@@ -322,7 +322,7 @@ def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
 
 
 def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
-    from dsh_sidecar.suggester.query import QUESTION_TOOL
+    from dsh_sidecar.suggester.parse import QUESTION_TOOL
 
     s, lines = make(workspace, dsh_home)
     intent, k, about, targets = s.where_is(QUESTION_TOOL, {"query": "package version"})

@@ -14,8 +14,8 @@ from dsh_sidecar.suggester import knowledge as knowledge_mod
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
 from dsh_sidecar.suggester.learning import learned_factor, rank
+from dsh_sidecar.suggester.parse import parse_call as make_probe
 from dsh_sidecar.suggester.paths import WorkspacePaths
-from dsh_sidecar.suggester.query import parse_call as make_probe
 
 T0 = 1_764_480_000.0  # 2025-11-30T05:20:00Z
 

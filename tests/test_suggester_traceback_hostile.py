@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.query import traceback_frames
+from dsh_sidecar.suggester.parse.runs import traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"

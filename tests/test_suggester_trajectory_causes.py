@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.parse import parse_call
+from dsh_sidecar.suggester.parse.runs import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, script_names, traceback_frames
 from dsh_sidecar.suggester.paths import WorkspacePaths
-from dsh_sidecar.suggester.query import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"

@@ -164,7 +164,7 @@ def _preload_preparation() -> None:
     from dsh_sidecar.bandit.policy import seeded_generators
     from dsh_sidecar.router.http import make_client, warm_async_backend
     from dsh_sidecar.suggester.packs import builtin_packs
-    from dsh_sidecar.suggester.query import warm_shell_parser
+    from dsh_sidecar.suggester.parse import warm_shell_parser
 
     warm_shell_parser()
     make_client()

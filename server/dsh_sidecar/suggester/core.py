@@ -1,6 +1,6 @@
 """The suggester behind ``dsh/postExecute`` (plan: "The intents" … "The ledger").
 
-One call → at most one note. The call becomes a query (``query.py``); the first intent, in
+One call → at most one note. The call becomes a query (``parse/``); the first intent, in
 priority order, whose gate crosses its threshold (``classify.py``: pack signals plus structural
 evidence, ``evidence.py``) is resolved to targets (``candidates.py``: paths, kinds, topic
 matches, symbol relations, the call's own results), ranked by what was learned
@@ -46,10 +46,10 @@ from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, rank, seed
 from dsh_sidecar.suggester.noise import NoiseControl
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.parse import PATCHED, parse_call
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.pipeline import decide, deliver
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
-from dsh_sidecar.suggester.query import PATCHED, parse_call
 from dsh_sidecar.suggester.resolve import Sources
 from dsh_sidecar.suggester.resolve import resolve as resolve_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render

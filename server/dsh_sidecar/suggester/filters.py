@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers.base import Trigger
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.suggester.candidates import FileIndex
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 
 #: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
 #: ``//host/`` (the part left out when it is mapped by suffix; the share stays its first folder,

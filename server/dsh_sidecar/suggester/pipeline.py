@@ -21,7 +21,7 @@ from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
 from dsh_sidecar.suggester.notes import make_note
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
 
 

@@ -34,8 +34,8 @@ from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import rank
 from dsh_sidecar.suggester.packs import Candidate
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.prepared import PreparedTargets
-from dsh_sidecar.suggester.query import Query
 
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
 SYMBOL_CACHE_SIZE: Final = 1024

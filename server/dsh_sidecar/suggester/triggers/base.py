@@ -22,7 +22,7 @@ from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision, Silent
 from dsh_sidecar.suggester.gate import gate
 from dsh_sidecar.suggester.packs import Candidate
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 
 
 class Trigger(Protocol):

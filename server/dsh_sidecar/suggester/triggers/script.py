@@ -1,6 +1,6 @@
 """A script: Python the agent writes to a file or runs inline, using names of this project.
 
-``query.script_names`` reads the imported names a script uses; the note names where they are
+``parse.runs.script_names`` reads the imported names a script uses; the note names where they are
 defined (Symbol, through the ``symbol: definitions`` candidates of its rows), in the order the
 script uses them, one file a name. An agent writes such a script to reproduce what it was
 asked to fix, so the definitions it calls are where the fix starts. One such note a turn
@@ -25,7 +25,7 @@ from dsh_sidecar.suggester.candidates import (
 )
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision, Silent
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers.base import best_candidate, claimed, named_targets, regular_file
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from dsh_sidecar.suggester.classify import CompiledRow, classify
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, RegexBudget, use_budget
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.resolve import Sources, resolve
 
 

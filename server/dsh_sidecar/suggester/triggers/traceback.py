@@ -1,6 +1,6 @@
 """A traceback: a command that is no search failed, printing the frames it ran through.
 
-``query.traceback_frames`` reads the frames (Python, pytest, Node), innermost first; the note
+``parse.runs.traceback_frames`` reads the frames (Python, pytest, Node), innermost first; the note
 names the project files among them (Symbol, through the ``frames`` candidates of its rows):
 where the definition of what failed lives. Test files and the test tree are left out (the
 failure is what they check, not where it is). Example: ``python run.py`` prints
@@ -17,7 +17,7 @@ from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester.candidates import Target, in_test_tree, is_test_path
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision, Silent
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers.base import best_candidate, claimed, named_targets, regular_file
 
 INTENT = "Symbol"

@@ -16,7 +16,7 @@ from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision
 from dsh_sidecar.suggester.learning import rank
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers.base import claimed
 
 
