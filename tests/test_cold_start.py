@@ -190,7 +190,7 @@ def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_t
         config = parse_config(merge_options(None, {"suggester": {"enabled": True}}))
         resolve_chain(config.router, os.environ)
         heavy = ["typer", "rich", "httpx", "bashlex", "yaml", "filelock", "numpy", "cachetools", "dsh_protocol.models",
-                 "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.core",
+                 "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.service",
                  "dsh_sidecar.bandit.core", "dsh_sidecar.workspace.graph", "dsh_sidecar.lsp.progress"]
         print(",".join(m for m in heavy if m in sys.modules))
         """

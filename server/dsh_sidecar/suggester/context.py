@@ -19,10 +19,10 @@ from dsh_sidecar.suggester.dismissals import Dismissals
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal
 from dsh_sidecar.suggester.ledger import Ledger
-from dsh_sidecar.suggester.noise import NoiseControl, SessionState
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.prepared import PreparedTargets
 from dsh_sidecar.suggester.section import StickySection
+from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-"""The suggester's pipeline for one tool call, and the one place its decision takes effect.
+"""The suggester's pipeline for one tool call, read top to bottom.
 
-:func:`decide` asks the triggers in order (``triggers/``); the first that answers takes the
-call. Then: a dismissed family is suppressed, targets not prepared yet are ``not-ready``, the
-trigger names its targets, the shared filters choose what is shown (``filters.py``), noise
-control may suppress it, and the note is written (``notes.py``). :func:`deliver` applies the
-decision: the counters, the ledger line, and for a note the noise state, the sticky section's
-current intent and the learning window.
+:func:`read` parses the call (``parse/``). :func:`run` then, in order: makes its paths
+workspace-relative (``paths.py``); learns from it (:func:`observe`: the learning windows it
+closes, the files it read or wrote); asks the triggers in order (``triggers/``), the first
+that answers taking the call; suppresses a dismissed family, and targets not prepared yet as
+``not-ready``; lets the trigger name its targets (a search: ``resolve.py``, ranked by what
+was learned); passes them through the shared filters (``filters.py``) and noise control
+(``suppression.py``); and writes the note (``notes.py``). :func:`deliver` applies the
+decision (``decision.py``): the counters, the ledger line, and for a note the noise state,
+the sticky section's current intent and the learning window.
 """
 
 from __future__ import annotations
@@ -14,19 +17,65 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from dsh_protocol import AdditionalContext
+from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import filters
+from dsh_sidecar.suggester import filters, suppression
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
 from dsh_sidecar.suggester.notes import make_note
-from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
 
 
+def read(params: PostExecuteParams) -> Query | None:
+    """The call as a query; ``None`` for a question (asked through ``where_is``, never as an
+    agent's tool call)."""
+    result = params.result
+    q = parse_call(
+        params.tool.name,
+        params.tool.input,
+        result.text if result is not None else None,
+        bool(result.is_error) if result is not None else False,
+    )
+    return None if q.question else q
+
+
+def run(q: Query, ctx: Context) -> Decision:
+    """The decision for the call ``q`` (module docstring)."""
+    # a failed write tool changed nothing; a failed shell line may have written before the
+    # part that failed (``sed -i … && python r.py``), so its writes count
+    written = (list(q.reads) if q.tool == "write" and not q.is_error else []) + [w for w in q.writes if w != PATCHED]
+    q = ctx.paths.relative(q)
+    observe(q, written, ctx)
+    return decide(q, ctx)
+
+
+def observe(q: Query, written: list[str], ctx: Context) -> None:
+    """What the call teaches, note or not: the learning windows it closes (it touches a noted
+    target, or the window passed), the files it read (recent), the workspace files it changed
+    (``written``, as the call spelt them; a patch's files are unknown: ``PATCHED``)."""
+    state, cfg = ctx.state, ctx.config
+    state.calls += 1
+    if cfg.learn and ctx.sinks.journal.observe(
+        ctx.params.session_id, ctx.paths.touched(q), state.calls, cfg.learn_window
+    ):
+        ctx.knowledge.flush_soon()
+    if q.tool in ("write", "read") or q.reads:
+        # an edit is no reading of the whole file: what it searches next may be named
+        state.touch(q.reads, cfg.recent_window, whole=not q.partial and q.tool != "write")
+    if ctx.prepared is not None:
+        for path in written:
+            rel = ctx.paths.written_path(path)
+            if rel is not None:
+                state.wrote(rel, ctx.prepared.index.exists(rel))
+        if PATCHED in q.writes:
+            state.edited = True
+
+
 def decide(q: Query, ctx: Context) -> Decision:
-    """The decision for the (parsed, workspace-relative) call ``q``."""
+    """The decision for the (parsed, workspace-relative) call ``q``: the first trigger that
+    answers takes it."""
     for trigger in TRIGGERS:
         with _failing_in(trigger):
             hit = trigger.detect(q, ctx)
@@ -45,7 +94,7 @@ def _failing_in(trigger: Trigger) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        exc.add_note(f"search-suggester: in the {trigger.name} trigger")
+        exc.add_note(f"in the {trigger.name} trigger")
         raise
 
 
@@ -66,13 +115,10 @@ def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> De
 
 def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, ctx: Context) -> Decision:
     """Noise control, then the note; an abstention when no target's line fits in one."""
-    state, turn, intent = ctx.state, ctx.params.turn, hit.intent
-    if trigger.one_a_turn and state.script_turn == turn:
-        return Suppressed("turn-cap", intent)
+    intent = hit.intent
     key = tuple(t.path for t in shown)
     name = trigger.noted_name(q, hit)
-    cfg = ctx.config
-    reason = ctx.sinks.noise.check(state, intent, turn, key, cfg.cooldown_calls, cfg.max_notes_per_turn, name)
+    reason = suppression.check(ctx.state, intent, ctx.params.turn, key, ctx.config, name, trigger.one_a_turn)
     if reason is not None:
         return Suppressed(reason, intent)
     # the most specific pack's wording (language packs load after the generic one)

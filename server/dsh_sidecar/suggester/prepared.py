@@ -7,12 +7,22 @@ preparation and never lists the workspace itself.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dsh_sidecar.suggester import evidence
-from dsh_sidecar.suggester.candidates import FileIndex, Target
+from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, FileIndex, Target, in_test_tree, resolve
+from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
+from dsh_sidecar.workspace.files import list_files
+from dsh_sidecar.workspace.kinds import classify as classify_path
+
+#: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
+_KIND_FACTS = frozenset({"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"})
 
 
 @dataclass
@@ -31,6 +41,83 @@ class PreparedTargets:
     #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
     #: only to a call that scopes into them
     test_tree: dict[str, list[Target]] = field(default_factory=dict)
+
+
+def listing(root: Path, graph: Any, live: bool) -> tuple[list[str], dict[str, str]] | None:
+    """``(files, {path: kind})`` to prepare from: the graph's listing when it has one; ``None``
+    while a ``live`` graph source (the server's builder) is still listing (it prepares when it
+    is done); else one listing of our own."""
+    if graph is not None and getattr(graph, "files", None):
+        files = list(graph.files)
+        kind_map = dict(graph.kind_map()) if hasattr(graph, "kind_map") else {f: classify_path(f) for f in files}
+        return files, kind_map
+    if live and graph is None:
+        return None
+    files = list_files(root)
+    return files, {f: classify_path(f) for f in files}
+
+
+def prepare(
+    root: Path, rows: dict[str, list[CompiledRow]], files: list[str], kind_map: dict[str, str], content: Any
+) -> tuple[PreparedTargets, list[str]]:
+    """Resolve every intent's call-independent targets over the listing; return them and the
+    reasons to refuse what did not resolve (untrusted regexes out of time, a candidate that
+    leaves the workspace, globs past the matching bound), in that order."""
+    index = FileIndex(root, files)
+    index.kinds = kind_map
+    index.facts = facts(files, kind_map, content)
+    fact_of: dict[str, set[str]] = {}
+    for fact, paths in index.facts.items():
+        if fact not in _KIND_FACTS:
+            for p in paths:
+                fact_of.setdefault(p, set()).add(fact)
+    prepared = PreparedTargets(
+        index,
+        docs_roots=frozenset(docs_roots(files)),
+        fact_of={p: frozenset(v) for p, v in fact_of.items()},
+    )
+    budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
+    for intent, intent_rows in rows.items():
+        cands = [c for r in intent_rows for c in r.candidates]
+        with use_budget(None if all(r.trusted for r in intent_rows) else budget):
+            prepared.targets[intent] = resolve([c for c in cands if not c.fallback], index)
+            prepared.fallback[intent] = resolve([c for c in cands if c.fallback], index)
+        if intent in PROJECT_INTENTS:
+            for table in (prepared.targets, prepared.fallback):
+                ts = table[intent]
+                prepared.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
+                table[intent] = [t for t in ts if not in_test_tree(t.path)]
+    refusals = []
+    if budget.exhausted:
+        refusals.append(
+            f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
+            "the remaining `contains` checks count as no match"
+        )
+    refusals += [f"candidate {rel}: resolves outside the workspace" for rel in index.refused]
+    if index.glob_cut:
+        refusals.append("pack globs used the activation's matching bound; the remaining globs match nothing")
+    return prepared, refusals
+
+
+def facts(files: list[str], kind_map: dict[str, str], content: Any) -> dict[str, list[str]]:
+    """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
+    (when it has run) and the docs pages."""
+    out: dict[str, set[str]] = {}
+    for n, f in enumerate(files):
+        if n % 1024 == 1023:
+            time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
+        kind = kind_map.get(f, "other")
+        out.setdefault(kind, set()).add(f)
+        if kind_is_code(f):  # code by extension, in any folder (a docs example, a test)
+            out.setdefault("code", set()).add(f)
+        for fact in facts_of(f, kind, None):
+            out.setdefault(fact, set()).add(f)
+    if content is not None:
+        present = set(files)
+        for fact, paths in getattr(content, "facts", {}).items():
+            out.setdefault(fact, set()).update(p for p in paths if p in present)
+    out["docs-page"] = set(docs_pages(files, kind_map))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def evidence_view(prepared: PreparedTargets | None, graph: Any) -> evidence.Workspace:
