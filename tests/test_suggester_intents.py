@@ -40,7 +40,8 @@ def shopcart(tmp_path: Path) -> Path:
 
 def make(root: Path, home: Path, graph=None, **cfg):
     lines: list[str] = []
-    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, symbols=graph)
+    workspace = None if graph is None else lambda: graph
+    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, workspace=workspace)
     return s, lines
 
 

@@ -96,7 +96,9 @@ def test_seed_never_overwrites_and_proven_is_seeded_twice(workspace, dsh_home):
     pre.record("Test", "tests/conftest.py", followed=3)
     pre.flush()
     graph = WorkspaceGraph.build(workspace)
-    s = Suggester(workspace, parse_suggester_config({"enabled": True}), dsh_home, clock=Clock(), symbols=graph)
+    s = Suggester(
+        workspace, parse_suggester_config({"enabled": True}), dsh_home, clock=Clock(), workspace=lambda: graph
+    )
     s.warm()
     k = s.knowledge
     assert k.row("Test", "tests/conftest.py") == Row(followed=3, last_used=T0)  # never overwritten

@@ -37,7 +37,9 @@ def shopcart(tmp_path: Path) -> Path:
 
 def make(root: Path, home: Path) -> Suggester:
     graph = WorkspaceGraph.build(root)
-    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lambda _line: None, symbols=graph)
+    s = Suggester(
+        root, parse_suggester_config({"enabled": True}), home, sink=lambda _line: None, workspace=lambda: graph
+    )
     s.warm()
     return s
 

@@ -54,7 +54,7 @@ def shopcart(tmp_path: Path) -> Path:
 def make(root: Path, home: Path):
     lines: list[str] = []
     graph = WorkspaceGraph.build(root)
-    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, symbols=graph)
+    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, workspace=lambda: graph)
     s.warm()
     return s, lines
 

@@ -8,7 +8,7 @@ preparation on another thread swaps in a new one meanwhile.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from dsh_protocol import PostExecuteParams
 
@@ -20,6 +20,7 @@ from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal
 from dsh_sidecar.suggester.ledger import Ledger
 from dsh_sidecar.suggester.paths import WorkspacePaths
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets
 from dsh_sidecar.suggester.section import StickySection
 from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
@@ -66,9 +67,9 @@ class Context:
     prepared: PreparedTargets | None
     paths: WorkspacePaths
     #: the workspace graph once its symbol index is built, else ``None``
-    symbols: Any
+    symbols: WorkspaceView | None
     evidence: evidence.Workspace
-    content: Any
+    content: ContentView | None
     knowledge: Knowledge
     dismissals: Dismissals
     sinks: Sinks

@@ -11,12 +11,12 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dsh_sidecar.suggester import evidence
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, FileIndex, Target, in_test_tree, resolve
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.kinds import classify as classify_path
@@ -36,21 +36,19 @@ class PreparedTargets:
     targets: dict[str, list[Target]] = field(default_factory=dict)
     fallback: dict[str, list[Target]] = field(default_factory=dict)
     docs_roots: frozenset[str] = frozenset()
-    symbols: OrderedDict[tuple[Any, ...], list[Target]] = field(default_factory=OrderedDict)
+    symbols: OrderedDict[tuple[str, str, frozenset[str], bool], list[Target]] = field(default_factory=OrderedDict)
     fact_of: dict[str, frozenset[str]] = field(default_factory=dict)
     #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
     #: only to a call that scopes into them
     test_tree: dict[str, list[Target]] = field(default_factory=dict)
 
 
-def listing(root: Path, graph: Any, live: bool) -> tuple[list[str], dict[str, str]] | None:
+def listing(root: Path, graph: WorkspaceView | None, live: bool) -> tuple[list[str], dict[str, str]] | None:
     """``(files, {path: kind})`` to prepare from: the graph's listing when it has one; ``None``
     while a ``live`` graph source (the server's builder) is still listing (it prepares when it
     is done); else one listing of our own."""
-    if graph is not None and getattr(graph, "files", None):
-        files = list(graph.files)
-        kind_map = dict(graph.kind_map()) if hasattr(graph, "kind_map") else {f: classify_path(f) for f in files}
-        return files, kind_map
+    if graph is not None and graph.files:
+        return list(graph.files), dict(graph.kind_map())
     if live and graph is None:
         return None
     files = list_files(root)
@@ -58,7 +56,11 @@ def listing(root: Path, graph: Any, live: bool) -> tuple[list[str], dict[str, st
 
 
 def prepare(
-    root: Path, rows: dict[str, list[CompiledRow]], files: list[str], kind_map: dict[str, str], content: Any
+    root: Path,
+    rows: dict[str, list[CompiledRow]],
+    files: list[str],
+    kind_map: dict[str, str],
+    content: ContentView | None,
 ) -> tuple[PreparedTargets, list[str]]:
     """Resolve every intent's call-independent targets over the listing; return them and the
     reasons to refuse what did not resolve (untrusted regexes out of time, a candidate that
@@ -99,7 +101,7 @@ def prepare(
     return prepared, refusals
 
 
-def facts(files: list[str], kind_map: dict[str, str], content: Any) -> dict[str, list[str]]:
+def facts(files: list[str], kind_map: dict[str, str], content: ContentView | None) -> dict[str, list[str]]:
     """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
     (when it has run) and the docs pages."""
     out: dict[str, set[str]] = {}
@@ -114,19 +116,19 @@ def facts(files: list[str], kind_map: dict[str, str], content: Any) -> dict[str,
             out.setdefault(fact, set()).add(f)
     if content is not None:
         present = set(files)
-        for fact, paths in getattr(content, "facts", {}).items():
+        for fact, paths in content.facts.items():
             out.setdefault(fact, set()).update(p for p in paths if p in present)
     out["docs-page"] = set(docs_pages(files, kind_map))
     return {k: sorted(v) for k, v in out.items()}
 
 
-def evidence_view(prepared: PreparedTargets | None, graph: Any) -> evidence.Workspace:
+def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None) -> evidence.Workspace:
     """What the structural evidence reads of the workspace (``evidence.Workspace``): the
     prepared listing's files, folders, kinds and facts, and ``graph``'s symbol index (``None``
     while its symbol pass runs). Built once per call."""
     if prepared is None:
         return evidence.Workspace()
-    index = getattr(graph, "symbols", None) if graph is not None else None
+    index = graph.symbols if graph is not None else None
 
     def defines(path: str, name: str) -> bool:
         return index is not None and name in index.defined_in(path)

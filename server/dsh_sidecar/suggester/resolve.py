@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
@@ -22,7 +22,6 @@ from dsh_sidecar.suggester.candidates import (
     in_test_tree,
     is_doc_path,
     is_test_path,
-    language_of,
     merge,
     rank_definitions,
     resolve_results,
@@ -35,14 +34,16 @@ from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import rank
 from dsh_sidecar.suggester.packs import Candidate
 from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets
+from dsh_sidecar.workspace.kinds import code_language_of
 
 #: Most (intent, identifier, context) symbol lookups cached per preparation.
 SYMBOL_CACHE_SIZE: Final = 1024
 _INDEX_PAGE = re.compile(r"(?i)^(index|readme)\.")
 
 #: How an intent orders the paths a call listed: ``(paths, prepared, symbols, call) → paths``.
-Orderer = Callable[[list[str], PreparedTargets, Any, CallContext], list[str]]
+Orderer = Callable[[list[str], PreparedTargets, "WorkspaceView | None", CallContext], list[str]]
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ class Sources:
 
     prepared: PreparedTargets
     rows: dict[str, list[CompiledRow]]
-    symbols: Any
-    content: Any
+    symbols: WorkspaceView | None
+    content: ContentView | None
     knowledge: Knowledge | None
 
 
@@ -91,7 +92,7 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
     # `impl X for Y` included): they lead; for a bare name the index's definitions lead
     groups = [results, found] if q.definition_keyword else [found, results]
     if any(c.match for c in cands):
-        content: ContentSearch | None = src.content if getattr(src.content, "ready", False) else None
+        content: ContentSearch | None = src.content if src.content is not None and src.content.ready else None
         groups.append(resolve_topics(cands, content, q.terms, index))
     groups.append(static)
     if has_symbol and not found:
@@ -112,7 +113,12 @@ def _static(intent: str, prepared: PreparedTargets, scopes: list[str], knowledge
 
 
 def _symbol_targets(
-    q: Query, intent: str, cands: list[Candidate], prepared: PreparedTargets, symbols: Any, call: CallContext
+    q: Query,
+    intent: str,
+    cands: list[Candidate],
+    prepared: PreparedTargets,
+    symbols: WorkspaceView | None,
+    call: CallContext,
 ) -> list[Target]:
     """The symbol candidates' targets for the searched identifier (cached per preparation),
     narrowed to the call's file-name globs."""
@@ -155,18 +161,24 @@ def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:
 # ---------------------------------------------------------------------------- listed paths, per intent
 
 
-def _as_listed(paths: list[str], prepared: PreparedTargets, symbols: Any, call: CallContext) -> list[str]:
+def _as_listed(
+    paths: list[str], prepared: PreparedTargets, symbols: WorkspaceView | None, call: CallContext
+) -> list[str]:
     """The listing order."""
     return paths
 
 
-def _docs_first(paths: list[str], prepared: PreparedTargets, symbols: Any, call: CallContext) -> list[str]:
+def _docs_first(
+    paths: list[str], prepared: PreparedTargets, symbols: WorkspaceView | None, call: CallContext
+) -> list[str]:
     """Only doc pages, index/README pages first."""
     docs = [p for p in paths if is_doc_path(p)]
     return sorted(docs, key=lambda p: (0 if _INDEX_PAGE.match(p.rsplit("/", 1)[-1]) else 1, docs.index(p)))
 
 
-def _changelogs_first(paths: list[str], prepared: PreparedTargets, symbols: Any, call: CallContext) -> list[str]:
+def _changelogs_first(
+    paths: list[str], prepared: PreparedTargets, symbols: WorkspaceView | None, call: CallContext
+) -> list[str]:
     """The changelogs, then the ledger's set-up (templates, config, README), then its numbered
     fragments."""
     facts = prepared.fact_of
@@ -179,7 +191,9 @@ def _changelogs_first(paths: list[str], prepared: PreparedTargets, symbols: Any,
     return sorted(paths, key=key)
 
 
-def _definitions_first(paths: list[str], prepared: PreparedTargets, symbols: Any, call: CallContext) -> list[str]:
+def _definitions_first(
+    paths: list[str], prepared: PreparedTargets, symbols: WorkspaceView | None, call: CallContext
+) -> list[str]:
     """The files defining the identifier first (:func:`rank_definitions`), then code (the
     query's language first), tests and the rest: a name's definition, then its call sites
     (a Usage note keeps the same order)."""
@@ -192,7 +206,7 @@ def _definitions_first(paths: list[str], prepared: PreparedTargets, symbols: Any
     def tier(p: str) -> int:
         kind = index.kind(p)
         if kind == "source":
-            return 0 if not call.languages or language_of(p) in call.languages else 1
+            return 0 if not call.languages or code_language_of(p) in call.languages else 1
         return 2 if kind == "test" else 3
 
     rest = sorted((p for p in paths if p not in defining), key=lambda p: (tier(p), paths.index(p)))

@@ -36,9 +36,10 @@ from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
-from dsh_sidecar.suggester.packs import CALL_BUDGET_S
+from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.paths import WorkspacePaths
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
 from dsh_sidecar.suggester.resolve import Sources, resolve
 from dsh_sidecar.suggester.suppression import NoiseControl
@@ -85,10 +86,13 @@ class Suggester:
 
     ``root`` is the workspace folder (``None``: no workspace, always silent); ``dsh_home`` the
     state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds.
-    ``symbols`` is the workspace graph (or a callable returning the current one, asked when
-    needed): its listing, kinds and symbol index; without one the suggester lists the workspace
-    itself when first prepared and Symbol/Usage use their pack's ``fallback`` paths.
-    ``content`` is the content index (``workspace/content.py``) for facts and topic matches.
+    ``workspace`` returns the current workspace graph (``ports.WorkspaceView``, ``None`` while
+    it lists), asked when needed: its listing, kinds and symbol index; without one the
+    suggester lists the workspace itself when first prepared and Symbol/Usage use their pack's
+    ``fallback`` paths. ``content`` is the content index (``ports.ContentView``) for facts and
+    topic matches. ``background``: the owner prepares the targets off the request path (it
+    calls :meth:`prepare` when the graph has listed the workspace, as the server does); else
+    they are prepared on first use.
     """
 
     def __init__(
@@ -98,8 +102,9 @@ class Suggester:
         dsh_home: Path,
         sink: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
-        symbols: Any = None,
-        content: Any = None,
+        workspace: Callable[[], WorkspaceView | None] | None = None,
+        content: ContentView | None = None,
+        background: bool = False,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
@@ -107,8 +112,9 @@ class Suggester:
         self.clock = clock
         self.ledger = ledger.Ledger(self._ledger_path(config), sink, clock)
         self.noise = NoiseControl()
-        self.graph_source = symbols
+        self.workspace = workspace
         self.content = content
+        self.background = background
         self.active: ActivePacks | None = None
         self.prepared: PreparedTargets | None = None
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
@@ -164,7 +170,7 @@ class Suggester:
         return self.active.rows if self.active is not None else {}
 
     @property
-    def packs(self) -> list[Any]:
+    def packs(self) -> list[LoadedPack]:
         """The active packs."""
         return self.active.packs if self.active is not None else []
 
@@ -238,23 +244,22 @@ class Suggester:
 
     # ------------------------------------------------------------------ the prepared targets
 
-    def _graph(self) -> Any:
-        source = self.graph_source
-        if source is None or hasattr(source, "definitions"):
-            return source
+    def _graph(self) -> WorkspaceView | None:
+        """The current workspace graph (``None``: none, or it still lists)."""
+        if self.workspace is None:
+            return None
         try:
-            return source()
+            return self.workspace()
         except Exception:
             log.warning("search-suggester: the workspace graph is unavailable", exc_info=True)
             return None
 
-    def _symbols(self) -> Any:
+    def _symbols(self) -> WorkspaceView | None:
+        """The workspace graph once its symbol pass has finished, else ``None``."""
         graph = self._graph()
-        if graph is None or getattr(graph, "symbols", True) is None:
-            return None  # a WorkspaceGraph whose symbol pass has not finished
-        return graph
+        return graph if graph is not None and graph.symbols is not None else None
 
-    def prepare(self, graph: Any = None) -> bool:
+    def prepare(self, graph: WorkspaceView | None = None) -> bool:
         """Resolve every intent's call-independent targets over the workspace listing (the
         graph's, else one listing of our own) and swap them in; ``False`` when there is
         nothing to prepare yet (no packs, or a graph source without a listing). Preparations
@@ -265,7 +270,7 @@ class Suggester:
             if self.root is None or not self.rows:
                 return False
             listed = prepared.listing(
-                self.root, graph if graph is not None else self._graph(), self.graph_source is not None
+                self.root, graph if graph is not None else self._graph(), self.workspace is not None
             )
             if listed is None:
                 return False  # the server's graph is still listing: prepared when it is
@@ -342,7 +347,7 @@ class Suggester:
         waits a moment for it (a small workspace is ready within it; ``wait``), later ones
         never wait."""
         if self.prepared is None:
-            if not callable(self.graph_source):
+            if not self.background:
                 self.prepare()
             elif wait and not self._waited:
                 self._waited = True
@@ -473,5 +478,5 @@ class Suggester:
             "sessions": self.noise.count(),
             "ledger": str(self.ledger.path) if self.ledger.path else None,
             "learning": self.learning_status(),
-            "contentIndex": content.status() if content is not None and hasattr(content, "status") else None,
+            "contentIndex": content.status() if content is not None else None,
         }

@@ -25,7 +25,6 @@ import shlex
 from typing import Any
 
 from dsh_sidecar.suggester.parse.commands import GREP_NAMES, LISTING_NAMES, Reading, read_command, recursive
-from dsh_sidecar.suggester.parse.patterns import language_of
 from dsh_sidecar.suggester.parse.query import Query
 from dsh_sidecar.suggester.parse.results import result_paths
 from dsh_sidecar.suggester.parse.runs import (
@@ -58,6 +57,7 @@ from dsh_sidecar.suggester.parse.tools import (
     TOOL_ALIASES,
     WRITE_TOOLS,
 )
+from dsh_sidecar.workspace.kinds import language_of
 
 __all__ = ["PATCHED", "QUESTION_TOOL", "Query", "parse_call", "parse_question", "search_shaped", "warm_shell_parser"]
 

@@ -14,8 +14,6 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from dsh_sidecar.suggester.parse.tools import LANGUAGE_OF_EXTENSION
-
 #: Shortest identifier looked up (shorter tokens are noise: ``id``, ``db``…).
 MIN_CHARS: Final = 3
 #: Longest identifier looked up.
@@ -231,15 +229,6 @@ def identifier(pattern: str) -> str | None:
         if "_" in t.strip("_") or _HUMP.search(t):
             return t
     return tokens[0] if tokens else None
-
-
-def language_of(path: str) -> str | None:
-    """The language a path or name pattern implies by its extension (``*.py`` → python)."""
-    name = path.rsplit("/", 1)[-1]
-    m = re.search(r"(\.[A-Za-z0-9]+)\}?$", name)
-    if m is None:
-        return None
-    return LANGUAGE_OF_EXTENSION.get(m.group(1).lower())
 
 
 def code_shaped(token: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester.candidates import (
@@ -25,7 +25,9 @@ from dsh_sidecar.suggester.candidates import (
 )
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision, Silent
+from dsh_sidecar.suggester.packs import Candidate
 from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.ports import WorkspaceView
 from dsh_sidecar.suggester.triggers.base import best_candidate, claimed, named_targets, regular_file
 
 log = logging.getLogger(__name__)
@@ -70,11 +72,11 @@ class Script:
         return hit.named[0][1] if hit.named else None
 
 
-def _definitions(cand: Any) -> bool:
+def _definitions(cand: Candidate) -> bool:
     return bool(cand.symbol == "definitions")
 
 
-def definition_files(q: Query, ctx: Context, symbols: Any) -> tuple[tuple[str, str], ...]:
+def definition_files(q: Query, ctx: Context, symbols: WorkspaceView) -> tuple[tuple[str, str], ...]:
     """``(path, name)``: for each ``(module, name)`` the script uses whose module's top package
     is this workspace's (:func:`python_package`) and does not hold the written file (a module
     importing its siblings asks nothing), the symbol index's Python, non-test definition file
