@@ -1,5 +1,5 @@
 """In-process profile of the ``dsh/postExecute`` path during and after the workspace build
-(issue 12, "Speed and memory"): a ``Sidecar`` on a synthetic workspace (``bench/workspace.py``,
+(README, "Benchmarks": the post-execute latency): a ``Sidecar`` on a synthetic workspace (``bench/workspace.py``,
 default 100k files with content) with its background threads (graph, symbol index, content
 index, targets) running, the calls of ``postexecute_latency.corpus_calls()`` made on this
 thread; only this thread is profiled (``cProfile`` profiles the thread that enables it).

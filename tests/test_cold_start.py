@@ -1,4 +1,4 @@
-"""Cold start (issue 16, item 6): ``initialize`` is answered once the config is checked, and the
+"""Cold start (docs/architecture.md, "Start-up"): ``initialize`` is answered once the config is checked, and the
 :class:`~dsh_sidecar.sidecar.Sidecar` is built right after the reply. What is deferred must still
 happen, a request pipelined with ``initialize`` must get the same answer as before, and what
 ``initialize`` refused before it still refuses. The serve path must not import the CLI framework
@@ -299,7 +299,7 @@ def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parse
 def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, workspace):
     """In a fresh interpreter: a server's sidecar (``warm_search``) imports httpx and numpy and
     builds the HTTP client and the bandit's generators on the ``dsh-search-prepare`` thread, so
-    the first ``auto`` search does not import them where it runs (issue 16: 0.1–0.25 s on the
+    the first ``auto`` search does not import them where it runs (0.1–0.25 s on the
     event loop). The warmed decision stream is the one a first decision would create with the
     same seed. A one-shot CLI sidecar starts no such thread and imports neither; with the
     suggester off, neither imports the shell parser."""

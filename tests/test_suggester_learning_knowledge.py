@@ -1,4 +1,4 @@
-"""Suggester II (issue 6), the pieces on their own: the knowledge file (schema, mode, bound,
+"""Suggester learning (plan, "The learning"), the pieces on their own: the knowledge file (schema, mode, bound,
 no lost update across processes), the scoring formula, what a call touches."""
 
 from __future__ import annotations

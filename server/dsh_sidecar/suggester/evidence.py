@@ -1,5 +1,5 @@
 """Structural evidence: what the *shape* of a call says about its intent, beside the pack's
-regex signals (issue 12, "Classification that reads structure").
+regex signals (docs/SCHEME.md, "Classification: pack signals + structural evidence").
 
 The rules read the query model (``parse/``) and the workspace (kinds and content facts of
 the searched files, the symbol index): *where* the call searches is the strongest evidence

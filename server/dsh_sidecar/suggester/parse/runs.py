@@ -25,8 +25,8 @@ from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
 #: (``p.py:3: in f``, and its innermost ``p.py:9: ValueError`` line: the error's name alone on the
 #: line) and Node (``at f (p.js:3:1)``) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
 #: included; Python and pytest list the innermost frame last, Node first. A warning's
-#: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run: on the
-#: tune trajectories they made a note of every run, read by no one).
+#: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run, so
+#: each run would be a note read by no one: docs/SCHEME.md, "Classification").
 _PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
 _PYTEST_FRAME = re.compile(
     r"^((?:[A-Za-z]:)?[\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception)))$",
@@ -65,17 +65,16 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     return out[:MAX_FRAMES]
 
 
-#: Longest script read, characters: of the 187 ``.py`` files written in the 48 recorded agent
-#: runs (bench/corpus/trajectories) the median is 538 characters, the 95th percentile 2,370 and
-#: only the largest longer than this. A longer text is a module, not a script.
+#: Longest script read, characters: a longer text is a module, not a script (what the recorded
+#: runs need: docs/SCHEME.md, "The query model's bounds").
 MAX_SCRIPT_CHARS: Final = 4096
 #: Most atoms (``\w+`` runs and single other non-space characters: names, numbers, operators,
 #: brackets, quotes) a script may have to be parsed: what Python's parser and the tree walk
 #: cost grows with the tree's nodes, not with the characters (4 KiB of ``a;a;…``, ``''+''+…``
-#: or ``[*'',…]`` took 3–14 ms where a real 4 KiB script took 2), and atoms bound the nodes.
-#: The 236 scripts of at most 4,096 characters in the recorded runs (``.py`` writes and
-#: ``python -c``) have at most 962 (median 113); at this bound the costliest hostile text
-#: (``a;`` repeated) parses in about 1.8 ms. Counting stops at the bound (one C regex pass).
+#: or ``[*'',…]`` took 3–14 ms where a real 4 KiB script took 2), and atoms bound the nodes;
+#: at this bound the costliest hostile text (``a;`` repeated) parses in about 1.8 ms (what the
+#: recorded runs need: docs/SCHEME.md, "The query model's bounds").
+#: Counting stops at the bound (one C regex pass).
 MAX_SCRIPT_ATOMS: Final = 1000
 _ATOM = re.compile(r"\w+|[^\w\s]")
 #: What one non-ASCII character of an atom weighs: the parser normalises every non-ASCII name
@@ -191,8 +190,8 @@ def inline_python(cmd: Command) -> str | None:
 def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
     """``(code, path)`` of the first here-document that is a Python script: the input of
     ``python`` (``python3 - <<'EOF'``: path ``""``) or written to a ``.py`` file
-    (``cat <<'EOF' > repro.py``, ``cat > repro.py <<EOF``: 98 of the 107 here-documents in the
-    recorded agent runs are such writes, a reproduction script as often as not), at most
+    (``cat <<'EOF' > repro.py``, ``cat > repro.py <<EOF``: the usual way an agent writes a
+    reproduction script), at most
     :data:`MAX_SCRIPT_CHARS` and closed (a body that runs to the end of the input may have been
     cut at :data:`MAX_INPUT_CHARS`); ``("", "")`` when none is."""
     for doc in heredocs:

@@ -31,15 +31,14 @@ class Command:
 
 
 #: Most shell tokens (words, a quoted part being part of its word, and runs of ``; & | ( ) < > ` ``,
-#: outside here-document bodies) a
-#: line may have to be parsed by bashlex. Its parse grows faster than them (4 KB of ``a|a|…``
-#: took 82 ms, 2,000 plain words 35 ms, 400 tokens of ``ab;ab;…`` 12 ms); the 1,384 lines of the
-#: 48 recorded agent runs (bench/corpus/trajectories) have at most 212 (median 9). A line past
-#: the bound is read up to its bound-th token (:func:`_shell_head`).
+#: outside here-document bodies) a line may have to be parsed by bashlex. Its parse grows faster
+#: than them (4 KB of ``a|a|…`` took 82 ms, 2,000 plain words 35 ms, 400 tokens of ``ab;ab;…``
+#: 12 ms; what the recorded runs need: docs/SCHEME.md, "The query model's bounds"). A line
+#: past the bound is read up to its bound-th token (:func:`_shell_head`).
 MAX_SHELL_TOKENS: Final = 250
 #: Deepest nesting of ``(``/``{`` (``$(…)``, ``<(…)``, subshells, ``${…}``) bashlex may parse:
 #: its cost grows with the square of it (50 nested ``$(`` in 156 bytes took 16 ms, 400 hit
-#: Python's recursion limit after 77 ms). The recorded lines nest at most 1 deep. A line nesting
+#: Python's recursion limit after 77 ms; the recorded lines nest 1 deep at most). A line nesting
 #: deeper is split by the ``shlex`` fallback (linear), which loses only what bashlex adds (the
 #: commands inside ``$(…)``, compound commands).
 MAX_SHELL_NESTING: Final = 8
@@ -47,8 +46,7 @@ _SHELL_TOKEN = re.compile(r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"
 _NESTING = re.compile(r"[(){}]")
 #: Most simple commands of a line read (:func:`parse_call` reads the first 50; bashlex's cost
 #: grows fastest with them: 125 of ``a;a;…`` took 6 ms): the head ends before the separator
-#: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``) that would start the next one. The recorded
-#: lines have at most 6 commands.
+#: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``) that would start the next one.
 MAX_SHELL_COMMANDS: Final = 50
 _SEPARATORS: Final = frozenset({";", "|", "&&", "||", "&", "|&"})
 #: A here-document (``<<EOF``, ``<<-EOF``, ``<<'EOF'``, ``<< "EOF"``; not a ``<<<`` here-string):
@@ -77,7 +75,7 @@ def split_heredocs(line: str) -> tuple[str, tuple[Heredoc, ...]]:
     each document's start and an unquoted delimiter line (``cat <<EOF > f`` then ``EOF``), so it
     is still a valid line whose words and redirections are the original's: a body is data (its
     ``>`` or ``grep`` are no redirection nor command), and bashlex refuses a quoted delimiter
-    (``<<'EOF'``, the form agents write: 79 of the 1,384 recorded lines; idank/bashlex#99).
+    (``<<'EOF'``, the form agents write; idank/bashlex#99).
     Linear in the length (the body's lazy scan stops at the delimiter line)."""
     if "<<" not in line:
         return line, ()
@@ -96,8 +94,9 @@ def split_heredocs(line: str) -> tuple[str, tuple[Heredoc, ...]]:
 def _shell_head(command: str) -> tuple[str, bool]:
     """``(head, deep)``: ``command`` (here-document bodies already out: :func:`split_heredocs`)
     up to the end of its :data:`MAX_SHELL_TOKENS`-th token or the start of its
-    :data:`MAX_SHELL_COMMANDS`-th separator (all of it when shorter: every recorded line), and whether that head nests deeper than :data:`MAX_SHELL_NESTING` (quotes are
-    not tracked: a bracket inside quotes counts, which only errs towards the fallback). What a
+    :data:`MAX_SHELL_COMMANDS`-th separator (all of it when shorter), and whether that head
+    nests deeper than :data:`MAX_SHELL_NESTING` (quotes are not tracked: a bracket inside
+    quotes counts, which only errs towards the fallback). What a
     line's parse costs is then bounded whatever its length; the commands past the head are not
     read (the first 50 of a line are). Linear in the length."""
     end = len(command)
@@ -278,8 +277,8 @@ def split_commands(command: str | list[Any]) -> list[Command]:
 
 
 #: Most words read after a command's name: each operand costs its reader and the suggester a few
-#: µs (2,000 operands of ``grep``/``ls``, which 4,000 characters allow, took 12 ms a call); the
-#: 1,765 simple commands of the recorded agent runs have at most 13.
+#: µs (2,000 operands of ``grep``/``ls``, which 4,000 characters allow, took 12 ms a call;
+#: what the recorded runs need: docs/SCHEME.md, "The query model's bounds").
 MAX_COMMAND_ARGS: Final = 100
 #: Shells whose ``-c`` line is read as the command itself (``["bash", "-lc", "grep …"]``, as
 #: Codex sends it), and the option words that run it (login and interactive flags before ``c``).
