@@ -1,5 +1,5 @@
 """In-process profile of the ``dsh/postExecute`` path during and after the workspace build
-(issue 12, "Speed and memory"): a ``Sidecar`` on a synthetic workspace (``bench/workspace.py``,
+(README, "Benchmarks": the post-execute latency): a ``Sidecar`` on a synthetic workspace (``bench/workspace.py``,
 default 100k files with content) with its background threads (graph, symbol index, content
 index, targets) running, the calls of ``postexecute_latency.corpus_calls()`` made on this
 thread; only this thread is profiled (``cProfile`` profiles the thread that enables it).
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dsh_protocol.models import PostExecuteParams  # noqa: E402
 from dsh_sidecar.config import parse_config  # noqa: E402
 from dsh_sidecar.sidecar import Sidecar  # noqa: E402
-from dsh_sidecar.suggester import query  # noqa: E402
+from dsh_sidecar.suggester.parse import shell  # noqa: E402
 from postexecute_latency import corpus_calls, pct  # noqa: E402
 from workspace import synthetic  # noqa: E402
 
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-parse-cache", action="store_true", help="clear the shell-parse cache before each call (every line new)"
     )
     args = p.parse_args(argv)
-    clear = getattr(getattr(query, "shell_words", None), "cache_clear", None) if args.no_parse_cache else None
+    clear = getattr(getattr(shell, "shell_words", None), "cache_clear", None) if args.no_parse_cache else None
     tmp = Path(tempfile.mkdtemp(prefix="dsh-prof-"))
     root = (args.keep or tmp) / f"synthetic-{args.files}"
     if not root.exists():

@@ -93,7 +93,7 @@ def core_latencies(trace: list[TraceLine], workspace: Path, learn: bool) -> list
     graph = WorkspaceGraph.build(workspace)
     with tempfile.TemporaryDirectory(prefix="dsh-bench-home-") as home:
         core = Suggester(
-            workspace, parse_suggester_config({"enabled": True, "learn": learn}), Path(home), symbols=graph
+            workspace, parse_suggester_config({"enabled": True, "learn": learn}), Path(home), workspace=lambda: graph
         )
         core.warm()
         gc.freeze()

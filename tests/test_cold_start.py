@@ -1,4 +1,4 @@
-"""Cold start (issue 16, item 6): ``initialize`` is answered once the config is checked, and the
+"""Cold start (docs/architecture.md, "Start-up"): ``initialize`` is answered once the config is checked, and the
 :class:`~dsh_sidecar.sidecar.Sidecar` is built right after the reply. What is deferred must still
 happen, a request pipelined with ``initialize`` must get the same answer as before, and what
 ``initialize`` refused before it still refuses. The serve path must not import the CLI framework
@@ -190,7 +190,7 @@ def test_the_serve_path_imports_neither_the_cli_framework_nor_the_cores_before_t
         config = parse_config(merge_options(None, {"suggester": {"enabled": True}}))
         resolve_chain(config.router, os.environ)
         heavy = ["typer", "rich", "httpx", "bashlex", "yaml", "filelock", "numpy", "cachetools", "dsh_protocol.models",
-                 "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.core",
+                 "dsh_sidecar.sidecar", "dsh_sidecar.router.chain", "dsh_sidecar.suggester.service",
                  "dsh_sidecar.bandit.core", "dsh_sidecar.workspace.graph", "dsh_sidecar.lsp.progress"]
         print(",".join(m for m in heavy if m in sys.modules))
         """
@@ -299,7 +299,7 @@ def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parse
 def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, workspace):
     """In a fresh interpreter: a server's sidecar (``warm_search``) imports httpx and builds the
     HTTP client on the ``dsh-search-prepare`` thread, so the first ``auto`` search does not
-    import them where it runs (issue 16: 0.1–0.25 s on the event loop); numpy is imported by
+    import them where it runs (0.1–0.25 s on the event loop); numpy is imported by
     neither (the bandit draws with the standard library). The decision stream is the one a
     fresh policy with the same seed draws. A one-shot CLI sidecar starts no such thread and
     imports none of it; with the suggester off, neither imports the shell parser."""

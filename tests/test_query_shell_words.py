@@ -1,4 +1,4 @@
-"""The shell parse entry point of the query model (``suggester/query.py``: ``shell_words``):
+"""The shell parse entry point of the query model (``suggester/parse/shell.py``: ``shell_words``):
 plain lines take the ``shlex.split`` fast path and must give exactly the words bashlex gives
 (the answers of a call never depend on which path parsed it); every other line goes through
 bashlex; parses are cached per distinct line."""
@@ -10,8 +10,8 @@ import sys
 import textwrap
 
 import pytest
-from dsh_sidecar.suggester import query
-from dsh_sidecar.suggester.query import _bashlex_commands, _plain_words, shell_words, split_commands
+from dsh_sidecar.suggester.parse import parse_call, shell, tools
+from dsh_sidecar.suggester.parse.shell import _bashlex_commands, _plain_words, shell_words, split_commands
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +61,7 @@ def test_plain_lines_take_the_fast_path_with_bashlex_words(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_PLAIN)
 def test_other_lines_are_parsed_by_bashlex_or_its_fallback(line: str) -> None:
     assert _plain_words(line) is None
-    expected = _bashlex_commands(line) or query._shlex_commands(line)
+    expected = _bashlex_commands(line) or shell._shlex_commands(line)
     assert shell_words(line) == tuple(tuple(w) for w in expected)
 
 
@@ -93,7 +93,7 @@ def test_repeated_lines_are_parsed_once() -> None:
     first = shell_words(line)
     assert shell_words(line) is first
     info = shell_words.cache_info()
-    assert (info.hits, info.misses, info.maxsize) == (1, 1, query.PARSE_CACHE_SIZE)
+    assert (info.hits, info.misses, info.maxsize) == (1, 1, shell.PARSE_CACHE_SIZE)
 
 
 def test_split_commands_hands_out_fresh_word_lists() -> None:
@@ -113,7 +113,7 @@ def test_bashlex_is_imported_by_the_first_line_that_needs_it():
         """
         import sys
         import dsh_sidecar.sidecar
-        from dsh_sidecar.suggester.query import shell_words
+        from dsh_sidecar.suggester.parse.shell import shell_words
         print("bashlex" in sys.modules)
         print(shell_words("grep -rn foo ."), "bashlex" in sys.modules)
         print(shell_words("ls src | head -3"), "bashlex" in sys.modules)
@@ -152,16 +152,16 @@ def _spy_bashlex(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ],
 )
 def test_bashlex_parses_a_line_only_within_its_cost_bounds(monkeypatch, line: str, parsed: str | None) -> None:
-    """A line is read up to its :data:`query.MAX_SHELL_TOKENS`-th token or its
-    :data:`query.MAX_SHELL_COMMANDS`-th command, and past
-    :data:`query.MAX_SHELL_NESTING` levels it never reaches bashlex (whose cost grows faster than
+    """A line is read up to its :data:`shell.MAX_SHELL_TOKENS`-th token or its
+    :data:`shell.MAX_SHELL_COMMANDS`-th command, and past
+    :data:`shell.MAX_SHELL_NESTING` levels it never reaches bashlex (whose cost grows faster than
     both: 50 nested ``$(`` took 16 ms, 2,000 pipeline stages 82 ms); its words are then the
     ``shlex`` fallback's."""
     calls = _spy_bashlex(monkeypatch)
     words = shell_words(line)
     assert calls == ([parsed] if parsed is not None else [])
     if parsed is None:
-        assert words == tuple(tuple(w) for w in query._shlex_commands(line))
+        assert words == tuple(tuple(w) for w in shell._shlex_commands(line))
     if line.startswith(("ab;", "ab|")):
         assert words == (("ab",),) * 50
 
@@ -175,7 +175,7 @@ def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> N
     line = f"cat <<'EOF' > notes.txt\n{body}\nEOF\ngrep -rn needle src"
     assert shell_words(line) == (("cat",), ("grep", "-rn", "needle", "src"))
     assert calls == ["cat <<EOF > notes.txt\nEOF\ngrep -rn needle src"]
-    assert query._shell_head("echo" + " x" * 300)[0] == "echo" + " x" * 249
+    assert shell._shell_head("echo" + " x" * 300)[0] == "echo" + " x" * 249
 
 
 @pytest.mark.parametrize(
@@ -196,7 +196,7 @@ def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> N
     ],
 )
 def test_split_heredocs_takes_each_body_out_and_keeps_a_valid_line(line: str, kept: str, docs: list) -> None:
-    out, found = query.split_heredocs(line)
+    out, found = shell.split_heredocs(line)
     assert out == kept
     assert [(d.command, d.body) for d in found] == docs
     assert [d.closed for d in found] == [line != "cat <<EOF > f\nno end" for _ in docs]
@@ -213,15 +213,15 @@ def test_every_recorded_agent_line_is_within_the_shell_bounds() -> None:
         for row in trace.read_text().splitlines():
             command = json.loads(row)["params"]["tool"]["input"].get("command")
             if isinstance(command, str):
-                lines.append(command[: query.MAX_INPUT_CHARS])
+                lines.append(command[: tools.MAX_INPUT_CHARS])
     assert len(lines) == 1384
-    heads = [(line, query._shell_head(line)) for line in (query.split_heredocs(line)[0] for line in lines)]
+    heads = [(line, shell._shell_head(line)) for line in (shell.split_heredocs(line)[0] for line in lines)]
     assert [line for line, (head, deep) in heads if head != line or deep] == []
 
 
 def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
     """Each operand costs its reader and the suggester a few µs (2,000 took 12 ms a call):
-    :data:`query.MAX_COMMAND_ARGS` are read, in order, for a plain line and a parsed one."""
+    :data:`shell.MAX_COMMAND_ARGS` are read, in order, for a plain line and a parsed one."""
     for line in ("grep x" + " a%d" * 300, "cd s && grep x" + " a%d" * 300):
         (grep,) = [c for c in split_commands(line % tuple(range(300))) if c.name == "grep"]
         assert grep.args == ["x", *(f"a{i}" for i in range(99))]
@@ -241,14 +241,14 @@ def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
 def test_a_cd_to_an_absolute_folder_keeps_the_search_scope_absolute(line: str, scope: list[str]) -> None:
     """The suggester makes an absolute scope under the workspace root relative and drops any
     other, so the joined path must stay absolute to mean what the shell searched."""
-    assert query.parse_call("bash", {"command": line}).scope == scope
+    assert parse_call("bash", {"command": line}).scope == scope
 
 
 @pytest.mark.parametrize("flag", ["-c", "-lc", "-ic", "-lic"])
 def test_a_shell_c_argv_is_read_as_its_line_with_its_redirections(flag: str) -> None:
     """``["bash", "-lic", LINE]`` (Codex sends argv lists) is LINE: its commands, its
     redirections' targets and its here-document scripts, for every login/interactive flag."""
-    q = query.parse_call("bash", {"command": ["bash", flag, "echo x > notes.txt && grep -rn foo src"]})
+    q = parse_call("bash", {"command": ["bash", flag, "echo x > notes.txt && grep -rn foo src"]})
     assert (q.tool, q.writes, q.scope) == ("bash", ["notes.txt"], ["src"])
-    q = query.parse_call("bash", {"command": ["/bin/sh", flag, "cat <<'EOF' > r.py\nimport six\nsix.moves\nEOF"]})
+    q = parse_call("bash", {"command": ["/bin/sh", flag, "cat <<'EOF' > r.py\nimport six\nsix.moves\nEOF"]})
     assert (q.script_path, q.script) == ("r.py", [("six", "moves")])

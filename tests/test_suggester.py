@@ -10,8 +10,8 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.gate import gate, sigmoid
 from dsh_sidecar.suggester.packs import PackError, parse_pack
-from dsh_sidecar.suggester.query import parse_call as make_probe
-from dsh_sidecar.suggester.query import search_shaped
+from dsh_sidecar.suggester.parse import parse_call as make_probe
+from dsh_sidecar.suggester.parse import search_shaped
 
 
 def call(name, inp, turn=1, session="s"):
@@ -39,7 +39,7 @@ def test_gate_values():
 
 def test_probe_classification():
     assert make_probe("Grep", {"pattern": "__version__", "path": "src"}).tool == "grep"
-    assert make_probe("READ", {"file_path": "a.py"}).paths == ["a.py"]
+    assert make_probe("READ", {"file_path": "a.py"}).reads == ["a.py"]
     assert make_probe("Edit", {"path": "a.py"}).tool == "write"
     assert make_probe("bash", {"command": "rg -n 'def merge_setting' src"}).tool == "bash"
     assert make_probe("bash", {"command": "make test"}).tool == "other"
@@ -86,7 +86,7 @@ def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
 
 
 def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
-    from dsh_sidecar.suggester.noise import NoiseControl
+    from dsh_sidecar.suggester.suppression import NoiseControl
 
     noise = NoiseControl()
     st = noise.session("s")
@@ -191,7 +191,7 @@ def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkey
     """A ``dsh/toolsChanged`` that lands while another thread is reading the packs (the
     start-up warm-up) must not leave the stale read installed: the pack written meanwhile is
     the one that counts."""
-    import dsh_sidecar.suggester.core as core
+    import dsh_sidecar.suggester.service as core
 
     s, lines = make(workspace, dsh_home)
     real = core.activate
@@ -216,11 +216,19 @@ def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkey
     assert sum(m.startswith("activated") for m in messages(lines)) == 1
 
 
-def test_internal_error_fails_open(workspace, dsh_home, monkeypatch):
+def test_internal_error_fails_open(workspace, dsh_home, monkeypatch, caplog):
+    """An error inside a trigger is silence for the call, counted once and logged with the
+    trigger's name; the next call is answered as usual."""
     s, _ = make(workspace, dsh_home)
-    monkeypatch.setattr(s, "_resolve", lambda *a: 1 / 0)
-    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    monkeypatch.setattr("dsh_sidecar.suggester.triggers.search.resolve", lambda *a: 1 / 0)
+    with caplog.at_level("WARNING", logger="dsh_sidecar.suggester.service"):
+        assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
     assert s.counters["errors"] == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "search-suggester: internal error; the call passes through silently (in the search trigger)"
+    ]
+    monkeypatch.undo()
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="other"))) == 1
 
 
 def test_glob_matches_in_fixture_folders_give_way_to_project_files(workspace, dsh_home):
@@ -322,7 +330,7 @@ def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
 
 
 def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
-    from dsh_sidecar.suggester.query import QUESTION_TOOL
+    from dsh_sidecar.suggester.parse import QUESTION_TOOL
 
     s, lines = make(workspace, dsh_home)
     intent, k, about, targets = s.where_is(QUESTION_TOOL, {"query": "package version"})

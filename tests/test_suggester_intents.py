@@ -16,8 +16,8 @@ from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.candidates import FileIndex, Target, resolve
 from dsh_sidecar.suggester.notes import MAX_NOTE_CHARS, make_note
 from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, check_regex, parse_pack, search
-from dsh_sidecar.suggester.query import identifier
-from dsh_sidecar.suggester.query import parse_call as make_probe
+from dsh_sidecar.suggester.parse import parse_call as make_probe
+from dsh_sidecar.suggester.parse.patterns import identifier
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -40,7 +40,8 @@ def shopcart(tmp_path: Path) -> Path:
 
 def make(root: Path, home: Path, graph=None, **cfg):
     lines: list[str] = []
-    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, symbols=graph)
+    workspace = None if graph is None else lambda: graph
+    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, workspace=workspace)
     return s, lines
 
 
@@ -67,7 +68,7 @@ def note_of(s: Suggester, name: str, inp: dict, **kw):
     ],
 )
 def test_identifier_of_a_search(tool, inp, expected):
-    assert identifier(make_probe(tool, inp).query) == expected
+    assert identifier(make_probe(tool, inp).patterns[0]) == expected
 
 
 # ---------------------------------------------------------------- Symbol / Usage from the graph

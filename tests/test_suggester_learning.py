@@ -1,4 +1,4 @@
-"""Suggester II (issue 6): knowledge file, offline seed, online learning, durable dismissals,
+"""Suggester learning (plan, "The learning"): knowledge file, offline seed, online learning, durable dismissals,
 sticky section — against the core directly (the stdio path is in test_suggester_learning_e2e.py)."""
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ def test_seed_never_overwrites_and_proven_is_seeded_twice(workspace, dsh_home):
     pre.record("Test", "tests/conftest.py", followed=3)
     pre.flush()
     graph = WorkspaceGraph.build(workspace)
-    s = Suggester(workspace, parse_suggester_config({"enabled": True}), dsh_home, clock=Clock(), symbols=graph)
+    s = Suggester(
+        workspace, parse_suggester_config({"enabled": True}), dsh_home, clock=Clock(), workspace=lambda: graph
+    )
     s.warm()
     k = s.knowledge
     assert k.row("Test", "tests/conftest.py") == Row(followed=3, last_used=T0)  # never overwritten
@@ -270,7 +272,7 @@ def test_second_replay_pass_keeps_precision_and_recall_and_ranks_better(workspac
     assert (learned.calls, learned.notes) == (cold.calls, cold.notes) == (32, 8)
 
 
-def test_issue5_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home, monkeypatch):
+def test_replay_trace_second_pass_over_stdio_keeps_precision_and_recall(dsh_home, monkeypatch):
     # the two sidecars forked (support.forkserver): what is tested is what the first one learned
     # and flushed at its exit, which the second reads, not how they start
     monkeypatch.setattr(dsh_sidecar.evaluation.trace, "server_command", forked_command)

@@ -1,4 +1,4 @@
-"""Suggester II (issue 6), the pieces on their own: the knowledge file (schema, mode, bound,
+"""Suggester learning (plan, "The learning"), the pieces on their own: the knowledge file (schema, mode, bound,
 no lost update across processes), the scoring formula, what a call touches."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 from dsh_sidecar.suggester import knowledge as knowledge_mod
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
-from dsh_sidecar.suggester.learning import learned_factor, rank, touched_paths
-from dsh_sidecar.suggester.query import parse_call as make_probe
+from dsh_sidecar.suggester.learning import learned_factor, rank
+from dsh_sidecar.suggester.parse import parse_call as make_probe
+from dsh_sidecar.suggester.paths import WorkspacePaths
 
 T0 = 1_764_480_000.0  # 2025-11-30T05:20:00Z
 
@@ -104,6 +105,10 @@ def test_stale_snapshot_never_overwrites_another_writer(tmp_path):
 
 def test_touched_paths():
     root = Path("/ws")
+
+    def touched_paths(q, root):
+        return WorkspacePaths(root, None).touched(q)
+
     assert touched_paths(make_probe("Read", {"file_path": "/ws/src/a.py"}), root) == {"src/a.py"}
     assert touched_paths(make_probe("edit", {"path": "./src/a.py"}), root) == {"src/a.py"}
     assert touched_paths(make_probe("grep", {"pattern": "x", "path": "tests/conftest.py"}), root) == {

@@ -1,16 +1,12 @@
-"""The query model (suggester/query.py) on commands written the way agents write them."""
+"""The query model (suggester/parse/) on commands written the way agents write them."""
 
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.suggester.query import (
-    fixed_parts,
-    identifier,
-    parse_call,
-    result_paths,
-    search_shaped,
-    split_commands,
-)
+from dsh_sidecar.suggester.parse import parse_call, search_shaped
+from dsh_sidecar.suggester.parse.patterns import fixed_parts, identifier
+from dsh_sidecar.suggester.parse.results import result_paths
+from dsh_sidecar.suggester.parse.shell import split_commands
 
 
 def bash(command, result=None):
@@ -261,7 +257,7 @@ def test_result_paths_in_query_exclude_the_read_file():
 
 def test_free_text_question_is_read_by_the_query_model():
     from dsh_sidecar.suggester import evidence
-    from dsh_sidecar.suggester.query import QUESTION_TOOL
+    from dsh_sidecar.suggester.parse import QUESTION_TOOL
 
     q = parse_call(QUESTION_TOOL, {"query": "package version"})
     assert (q.tool, q.question, q.search, q.patterns, q.terms, q.identifier) == (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.query import traceback_frames
+from dsh_sidecar.suggester.parse.runs import traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -37,7 +37,9 @@ def shopcart(tmp_path: Path) -> Path:
 
 def make(root: Path, home: Path) -> Suggester:
     graph = WorkspaceGraph.build(root)
-    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lambda _line: None, symbols=graph)
+    s = Suggester(
+        root, parse_suggester_config({"enabled": True}), home, sink=lambda _line: None, workspace=lambda: graph
+    )
     s.warm()
     return s
 

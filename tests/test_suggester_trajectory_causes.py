@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
-from dsh_sidecar.suggester.query import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, parse_call, script_names, traceback_frames
+from dsh_sidecar.suggester.parse import parse_call
+from dsh_sidecar.suggester.parse.runs import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, script_names, traceback_frames
+from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -52,7 +54,7 @@ def shopcart(tmp_path: Path) -> Path:
 def make(root: Path, home: Path):
     lines: list[str] = []
     graph = WorkspaceGraph.build(root)
-    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, symbols=graph)
+    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, workspace=lambda: graph)
     s.warm()
     return s, lines
 
@@ -364,7 +366,7 @@ def test_after_an_edit_of_the_workspace_a_script_checks_the_change_and_names_not
     assert post(s, "write", {"file_path": "r.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}, "")
     (shopcart / "r.py").write_text("from shopcart.api import checkout\n")
     assert s.prepare(WorkspaceGraph.build(shopcart))  # the listing catches up with the agent's script
-    assert s.view is not None and s.view.index.exists("r.py")
+    assert s.prepared is not None and s.prepared.index.exists("r.py")
     again = "from shopcart.cart import Cart\nCart()\n"
     notes = post(s, "write", {"file_path": "r.py", "content": again}, "", turn=2)
     assert notes[0].source.targets == ["src/shopcart/cart.py"]
@@ -573,6 +575,5 @@ def test_a_search_after_a_cd_to_the_root_by_its_absolute_path_is_the_same_search
     )
     assert plain and [(n.text, n.source.targets) for n in moved] == [(n.text, n.source.targets) for n in plain]
     q = parse_call("bash", {"command": "cd /elsewhere && grep -rn 'def apply_discount' src/shopcart"})
-    s._relative(q)
-    assert q.scope == []
+    assert WorkspacePaths(s.root, None).relative(q).scope == []
     shutil.rmtree(root.parent)

@@ -260,8 +260,16 @@ class Sidecar:
         return self.projection.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
+        # the graph and content index are built here in the background: the graph's thread
+        # prepares the suggester's targets when it has listed the workspace
         suggester = Suggester(
-            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.projection.content
+            self.workspace,
+            cfg,
+            self.home,
+            sink=self.log_sink,
+            workspace=self._graph,
+            content=self.projection.content,
+            background=True,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this

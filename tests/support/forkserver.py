@@ -163,7 +163,7 @@ def _preload_preparation() -> None:
     CPU each (of ~0.11 s for a fork that replays a trace; 44% of the corpus replays' CPU)."""
     from dsh_sidecar.router.http import make_client, warm_async_backend
     from dsh_sidecar.suggester.packs import builtin_packs
-    from dsh_sidecar.suggester.query import warm_shell_parser
+    from dsh_sidecar.suggester.parse import warm_shell_parser
 
     warm_shell_parser()
     make_client()

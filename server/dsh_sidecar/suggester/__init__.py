@@ -1,9 +1,12 @@
 """The search suggester core (``search-suggester.PLAN.txt``).
 
-``packs`` loads and validates intent packs, ``probe`` turns a tool call into the text the
-signals read, ``gate`` scores intents (``k = sigmoid(sum(weights) + b)``), ``candidates``
-resolves target files in the workspace, ``noise`` holds cooldown/dedupe/turn cap/recent
-filter, ``notes`` writes the note, ``ledger`` the plan's ledger lines, ``core`` ties them.
+``service`` is the suggester's lifecycle (packs, prepared targets, status); ``pipeline`` is one
+call read top to bottom: ``parse/`` turns it into a query, ``paths`` makes it workspace-relative,
+``triggers/`` recognise its intent (``classify`` + ``evidence`` + ``gate`` for a search),
+``resolve`` and ``candidates`` name the targets, ``filters`` and ``suppression`` hold back
+what the agent knows or was just told, ``notes`` writes the note, ``decision`` is the outcome
+and ``ledger`` its line. ``packs``/``activation`` load the intent packs, ``prepared`` their
+call-independent targets, ``learning``/``knowledge``/``dismissals``/``section`` what lasts.
 """
 
 from __future__ import annotations
@@ -14,14 +17,14 @@ from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dsh_sidecar.suggester.config import SuggesterConfig, parse_suggester_config
-    from dsh_sidecar.suggester.core import Suggester
+    from dsh_sidecar.suggester.service import Suggester
 
 #: Where each public name lives; each is imported on first use (PEP 562), so importing one
 #: submodule (the config parser a server's ``initialize`` needs) does not import the whole core.
 _EXPORTS = {
     "SuggesterConfig": "config",
     "parse_suggester_config": "config",
-    "Suggester": "core",
+    "Suggester": "service",
 }
 
 __all__ = ["Suggester", "SuggesterConfig", "parse_suggester_config"]

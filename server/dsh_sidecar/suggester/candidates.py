@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
-from dsh_sidecar.suggester.query import LANGUAGE_OF_EXTENSION
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import DOC_EXTENSIONS
-from dsh_sidecar.workspace.kinds import TEST_DIRS
+from dsh_sidecar.workspace.kinds import TEST_DIRS, code_language_of
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
@@ -209,7 +208,7 @@ class FileIndex:
 
     def glob(self, pattern: str) -> list[str]:
         """Files matching a gitwildmatch ``pattern``, in listing (sorted) order. All globs of one
-        index share :data:`MAX_GLOB_WORK` path matches (issue 13, class 7: 1,000 candidates on
+        index share :data:`MAX_GLOB_WORK` path matches (docs/SECURITY.md, class 7: 1,000 candidates on
         100k files took 39 s); past it a glob matches nothing and :attr:`glob_cut` is set."""
         if self.glob_work >= MAX_GLOB_WORK:
             self.glob_cut = True
@@ -392,20 +391,6 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
 REEXPORT_NAMES: Final = frozenset(
     {"__init__.py", "index.ts", "index.js", "index.mjs", "index.tsx", "mod.rs", "lib.rs", "__init__.pyi"}
 )
-#: Source-code languages by extension: the query model's table without the doc, config and
-#: shell formats (a doc or manifest is never "in the query's language").
-_LANG_OF_EXT: Final = {
-    ext: lang
-    for ext, lang in LANGUAGE_OF_EXTENSION.items()
-    if lang not in {"markdown", "rst", "json", "yaml", "toml", "shell"}
-}
-
-
-def language_of(rel: str) -> str | None:
-    """The language of a file by extension."""
-    name = rel.rsplit("/", 1)[-1]
-    dot = name.rfind(".")
-    return _LANG_OF_EXT.get(name[dot:].lower()) if dot > 0 else None
 
 
 def is_test_path(rel: str) -> bool:
@@ -439,7 +424,7 @@ def rank_definitions(paths: list[str], ctx: CallContext) -> list[str]:
 
     def key(item: tuple[int, str]) -> tuple[int, int, int, int, int, int]:
         order, rel = item
-        lang = language_of(rel)
+        lang = code_language_of(rel)
         return (
             0 if not ctx.languages or lang in ctx.languages else 1,
             0 if ctx.tests == is_test_path(rel) else 1,
@@ -459,7 +444,7 @@ def rank_usages(paths: list[str], ctx: CallContext) -> list[str]:
 
     def key(item: tuple[int, str]) -> tuple[int, int, int, int]:
         order, rel = item
-        lang = language_of(rel)
+        lang = code_language_of(rel)
         return (
             0 if not ctx.languages or lang in ctx.languages else 1,
             0 if ctx.tests == is_test_path(rel) else 1,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
 from dsh_sidecar.suggester.packs import Candidate, IntentRow, check_regex, compile_trusted, search
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex

@@ -1,7 +1,7 @@
 """Structural evidence: what the *shape* of a call says about its intent, beside the pack's
-regex signals (issue 12, "Classification that reads structure").
+regex signals (docs/SCHEME.md, "Classification: pack signals + structural evidence").
 
-The rules read the query model (``query.py``) and the workspace (kinds and content facts of
+The rules read the query model (``parse/``) and the workspace (kinds and content facts of
 the searched files, the symbol index): *where* the call searches is the strongest evidence
 there is. Each rule adds a weight to one intent's signal sum before the gate
 (``k = sigmoid(Σw + b)``, plan "The gate") — exactly like a pack signal that matched — and a
@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_sidecar.suggester.gate import INTENTS
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.parse import Query
 
 #: Weight of a subject rule for its intent.
 SUBJECT: Final = 3.0
@@ -349,7 +349,7 @@ _QUESTION_CI = re.compile(r"(?i)\bci\b|workflows?\b|pipelines?\b|github actions"
 
 
 def _question(q: Query, ws: Workspace) -> dict[str, float]:
-    """The evidence of a free-text question (``query.parse_question``): a code name in it is
+    """The evidence of a free-text question (``parse.parse_question``): a code name in it is
     searched like a grep pattern of that name (definition → Symbol, else Usage); otherwise its
     words decide one intent with the scope weight (and :data:`AGAINST` the others), as the
     words searched inside a manifest do."""

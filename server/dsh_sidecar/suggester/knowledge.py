@@ -25,7 +25,7 @@ the stale snapshot, then adopts the merged document as its new view.
 are evicted: ordered by ``lastUsed``, then ``followed + ignored``, then ``seed``, lowest first.
 Expired dismissals are pruned on every read and every flush (no timers).
 
-**Fleet** (issue 18): with a shared state (:meth:`Knowledge.share`) the file is not used: a
+**Fleet** (docs/fleet.md): with a shared state (:meth:`Knowledge.share`) the file is not used: a
 flush sends the pending deltas as increments (``HINCRBY`` counts, seeds only where no row
 exists, last use and dismissal expiry kept as maxima) under the **repository identity**
 (``workspace/identity.py``) instead of the absolute root, and the view is re-read whenever the

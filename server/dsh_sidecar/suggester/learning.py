@@ -26,17 +26,15 @@ rate per listing (a click-through rate), with the seed counted as pseudo-follows
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
 from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
-from dsh_sidecar.suggester.query import Query
+from dsh_sidecar.suggester.ports import WorkspaceView
 from dsh_sidecar.workspace.graph import PROOF_BASE, PROOF_KIND
 
 #: Seed pseudo-count of a built-in pack candidate (plan: "canonical candidates (prior 1.0)").
@@ -65,25 +63,16 @@ EXPECTED_KINDS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-class ProofGraph(Protocol):
-    """What the seed and the section read of the workspace graph."""
-
-    files: list[str]
-
-    def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float: ...
-
-
-def graph_prover(graph: object | None) -> Callable[[str, str], bool] | None:
+def graph_prover(graph: WorkspaceView | None) -> Callable[[str, str], bool] | None:
     """``proves(intent, path)`` over ``graph``: the node exists and its kind is one the intent
     expects (``proof ≥ PROOF_BASE + PROOF_KIND``, see ``workspace/graph.py``); ``None`` with no
-    graph, an empty one, or an object without ``proof``."""
-    if graph is None or not hasattr(graph, "proof") or not getattr(graph, "files", None):
+    graph or an empty one."""
+    if graph is None or not graph.files:
         return None
-    g: ProofGraph = graph  # type: ignore[assignment]
     bar = PROOF_BASE + PROOF_KIND
 
     def proves(intent: str, path: str) -> bool:
-        return g.proof(path, EXPECTED_KINDS.get(intent, ())) >= bar - 1e-9
+        return graph.proof(path, EXPECTED_KINDS.get(intent, ())) >= bar - 1e-9
 
     return proves
 
@@ -111,24 +100,6 @@ def seed(knowledge: Knowledge, targets: dict[str, list[Target]], proves: Callabl
             proven = proves is not None and proves(intent, t.path)
             inserted += knowledge.seed(intent, t.path, SEED_PROVEN if proven else SEED_CANONICAL)
     return inserted
-
-
-def touched_paths(q: Query, root: Path | None) -> set[str]:
-    """Repo-relative paths a call touches: the files it reads or edits and the paths it
-    searches in (``Query.touched``; absolute ones under ``root`` made relative)."""
-    words = q.touched()
-    out: set[str] = set()
-    for w in words:
-        p = w.replace("\\", "/")
-        if root is not None and p.startswith("/"):
-            try:
-                p = Path(p).resolve().relative_to(root).as_posix()
-            except (ValueError, OSError):
-                continue
-        p = re.sub(r"^(\./)+", "", p).rstrip("/")
-        if p:
-            out.add(p)
-    return out
 
 
 @dataclass

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 #: Size at which the ledger file is rotated to ``<logFile>.1``, bytes.
 ROTATE_BYTES: Final = 5 * 1024 * 1024
-#: Longest a written line waits in the buffer before it is appended, seconds (issue 13).
+#: Longest a written line waits in the buffer before it is appended, seconds (the file I/O below).
 FLUSH_S: Final = 1.0
 
 
@@ -106,7 +106,7 @@ def pack_refused(reason: str) -> str:
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 
-    File I/O (issue 13, classes 8–10; ``docs/SECURITY.md``):
+    File I/O (``docs/SECURITY.md``, classes 8–10):
 
     * every message has its control characters escaped (:func:`~dsh_sidecar.escape.escape_controls`)
       before it becomes a line: a workspace name cannot forge a second line;

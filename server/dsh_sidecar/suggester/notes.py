@@ -10,9 +10,9 @@ from dsh_protocol import AdditionalContext, NoteSource
 from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester.candidates import Target
 
-#: Longest note text, characters (issue #5).
+#: Longest note text, characters (plan, "The delivery").
 MAX_NOTE_CHARS: Final = 600
-#: Most targets a note lists (issue #5).
+#: Most targets a note lists (plan, "The delivery").
 MAX_NOTE_TARGETS: Final = 5
 
 

@@ -51,7 +51,7 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import FACTS
 
 if TYPE_CHECKING:  # imported where a pack is parsed or an untrusted regex compiled: a sidecar
-    import regex  # whose suggester is off never needs them (cold start, issue 16)
+    import regex  # whose suggester is off never needs them (docs/architecture.md, the cold start)
 
 #: Largest pack file read, bytes.
 MAX_PACK_BYTES: Final = 256 * 1024

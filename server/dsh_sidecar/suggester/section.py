@@ -19,6 +19,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_sidecar.suggester import ledger
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.dismissals import Dismissals
+from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.learning import rank
+from dsh_sidecar.suggester.prepared import PreparedTargets
 
 #: The section's name.
 SECTION_NAME: Final = "search-suggester"
@@ -97,3 +104,40 @@ class StickySection:
             self.rebuilds += 1
             self.write(ledger.section_rebuilt(self.ttl()))
         return built.text
+
+
+def build(
+    intent: str | None,
+    prepared: PreparedTargets,
+    rows: dict[str, list[CompiledRow]],
+    dismissals: Dismissals,
+    knowledge: Knowledge | None,
+    proves: Callable[[str, str], bool] | None,
+    max_targets: int,
+) -> str | None:
+    """The section text for the current ``intent`` (its targets, with reasons), or the index of
+    every active intent's top targets (``intent`` ``None``, dismissed, or naming nothing);
+    ``None`` when nothing applies. Targets in learned order (``knowledge``; ``None``: learning
+    off), the ones the graph proves (``proves``) only when it proves any."""
+
+    def listed(name: str) -> list[Target]:
+        ts = [t for t in prepared.targets.get(name, []) if not dismissals.path_dismissed(name, t.path)]
+        ts = rank(name, ts, knowledge) if knowledge is not None else ts
+        proven = [t for t in ts if proves is not None and proves(name, t.path)]
+        return proven or ts
+
+    if intent is not None and not dismissals.family_dismissed(intent):
+        ts = listed(intent)[:max_targets]
+        if ts:
+            about = next((r.about for r in reversed(rows.get(intent, ())) if r.about), None) or intent.lower()
+            return render(
+                [f"search-suggester: in this repository, {about} lives here:"]
+                + [f"- {t.path} — {t.reason}" for t in ts]
+            )
+    lines = ["search-suggester: where things live in this repository:"]
+    for name in INTENTS:
+        if name in rows and not dismissals.family_dismissed(name):
+            ts = listed(name)[:INDEX_TARGETS]
+            if ts:
+                lines.append(f"- {name}: {', '.join(t.path for t in ts)}")
+    return render(lines) if len(lines) > 1 else None

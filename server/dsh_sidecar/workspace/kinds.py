@@ -38,6 +38,10 @@ Kinds, in the order the rules are tried (the first match wins):
 
 A test folder beats doc/config/source (``tests/data/x.yaml`` is ``test``), but a lock or a
 manifest keeps its kind wherever it lives.
+
+The module also holds the one table of languages by extension (:data:`LANGUAGE_OF_EXTENSION`):
+:func:`language_of` (any language, for what a search names) and :func:`code_language_of` (code
+only, for the files it finds).
 """
 
 from __future__ import annotations
@@ -298,3 +302,62 @@ def classify(path: str) -> Kind:
 def depth(path: str) -> int:
     """How many folders deep ``path`` is: 0 for a file at the root."""
     return path.count("/")
+
+
+# ---------------------------------------------------------------------------- languages
+
+#: File extension → language: of code, and of the doc and config formats a search can be
+#: restricted to (``--type md``, ``*.yaml``). The sidecar's one language table.
+LANGUAGE_OF_EXTENSION: Final = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyx": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".rb": "ruby",
+    ".cs": "csharp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".php": "php",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".md": "markdown",
+    ".rst": "rst",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".sh": "shell",
+}
+#: Languages of no code: a doc, config or shell file is never "in the query's language".
+_NOT_CODE: Final = frozenset({"markdown", "rst", "json", "yaml", "toml", "shell"})
+_CODE_LANGUAGE_OF_EXTENSION: Final = {e: lang for e, lang in LANGUAGE_OF_EXTENSION.items() if lang not in _NOT_CODE}
+_LAST_EXTENSION = re.compile(r"(\.[A-Za-z0-9]+)\}?$")
+
+
+def language_of(path: str) -> str | None:
+    """The language a path or a name pattern implies by its extension (``*.py`` → python,
+    ``docs/*.md`` → markdown; a closing ``}`` after it is allowed, and so is a name that is
+    only an extension: ``.py``): what a search restricts itself to."""
+    m = _LAST_EXTENSION.search(path.rsplit("/", 1)[-1])
+    return LANGUAGE_OF_EXTENSION.get(m.group(1).lower()) if m is not None else None
+
+
+def code_language_of(path: str) -> str | None:
+    """The language of a code file by its extension (``a/b.tsx`` → typescript); ``None`` for
+    the doc, config and shell formats and for a name that starts with its only dot."""
+    return _CODE_LANGUAGE_OF_EXTENSION.get(_ext(path.rsplit("/", 1)[-1]))

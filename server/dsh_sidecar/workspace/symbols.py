@@ -27,6 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from dsh_sidecar.workspace.kinds import code_language_of
+
 log = logging.getLogger(__name__)
 
 #: Largest file indexed, in bytes (bigger ones are usually generated or data).
@@ -50,22 +52,6 @@ FALLBACK_DEFINITION: Final = re.compile(
     re.MULTILINE,
 )
 
-#: File extension → tree-sitter language key.
-LANGUAGE_OF_EXTENSION: Final = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-}
 #: Language key → (module, function returning the language pointer).
 _GRAMMARS: Final = {
     "python": ("tree_sitter_python", "language"),
@@ -188,6 +174,22 @@ class FileSymbols:
     parser: str = "none"  # "tree-sitter", "regex" or "none"
 
 
+#: Extensions of a language with a grammar here whose files the grammar does not parse:
+#: Cython (``.pyx``) is no Python to the Python grammar; its definitions come from the line regex.
+_NO_GRAMMAR: Final = frozenset({".pyx"})
+
+
+def grammar_of(path: str) -> str | None:
+    """The tree-sitter language key of ``path``: its code language (``kinds.code_language_of``)
+    when a grammar of it is installed here (:data:`_GRAMMARS`), ``tsx`` for TypeScript with
+    JSX (a grammar of its own); ``None``: the line regex (:data:`FALLBACK_DEFINITION`)."""
+    ext = extension(path)
+    if ext == ".tsx":
+        return "tsx"
+    lang = code_language_of(path)
+    return lang if lang in _GRAMMARS and ext not in _NO_GRAMMAR else None
+
+
 def extension(path: str) -> str:
     """The lower-cased extension of ``path`` including the dot (``""`` when none)."""
     name = path.rsplit("/", 1)[-1]
@@ -201,7 +203,7 @@ def extract(path: str, data: bytes) -> FileSymbols:
         return FileSymbols(generated=True)
     text = data.decode("utf-8", "replace")
     tokens = dict(Counter(TOKEN_RE.findall(text)))
-    lang = LANGUAGE_OF_EXTENSION.get(extension(path))
+    lang = grammar_of(path)
     grammar = _GRAMMAR_CACHE.get(lang) if lang else None
     if grammar is not None:
         import tree_sitter as ts

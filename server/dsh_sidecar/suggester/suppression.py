@@ -1,16 +1,19 @@
-"""Noise control (plan, "The gate"): cooldown, dedupe, per-turn cap, already-recent filter.
+"""Noise control (plan, "The gate"): when a note that is due is suppressed (ledger
+``suppressed <reason> <intent>``): cooldown, dedupe, per-turn cap; and the session state the
+already-recent filter (``filters.py``) reads.
 
 State is per session (``sessionId``): a call counter, the notes delivered (call index, intent,
 target set), notes per turn, and the files the agent read recently (a bounded window of calls).
 
 Both the cooldown and the dedupe are keyed by **(intent, target set)** — and the searched
-name, when the note is about one — not by intent alone (issue 12): a Symbol note about one
-name never silences the lookup of another name.
+name, when the note is about one — not by intent alone: a Symbol note about one name never
+silences the lookup of another name.
 
 * ``dedupe`` — the same intent with the same target set was already delivered in the session;
 * ``cooldown`` — a note of the same intent led by the same target was delivered within
   ``cooldownCalls`` calls (the agent has just been told where that lives);
-* ``turn-cap`` — ``maxNotesPerTurn`` notes already went out in this (session, turn).
+* ``turn-cap`` — ``maxNotesPerTurn`` notes already went out in this (session, turn), or a
+  trigger allowed one note a turn (the reproduction script) already had it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Final
+
+from dsh_sidecar.suggester.config import SuggesterConfig
 
 #: Most sessions tracked at once (least recently used dropped).
 MAX_SESSIONS: Final = 256
@@ -40,7 +45,7 @@ class SessionState:
     #: edit of the workspace, whether or not the listing has caught up with it (at most
     #: ``MAX_RECENT`` kept)
     created: set[str] = field(default_factory=set)
-    #: the turn of the last reproduction-script note (``core._script``): one a turn
+    #: the turn of the last note of a one-a-turn trigger (``triggers/script.py``)
     script_turn: int | None = None
 
     def wrote(self, path: str, listed: bool) -> None:
@@ -104,8 +109,8 @@ class NoiseControl:
             self._sessions.move_to_end(session_id)
         return state
 
+    @staticmethod
     def check(
-        self,
         state: SessionState,
         intent: str,
         turn: int,
@@ -151,3 +156,19 @@ class NoiseControl:
     def count(self) -> int:
         """Sessions tracked."""
         return len(self._sessions)
+
+
+def check(
+    state: SessionState,
+    intent: str,
+    turn: int,
+    targets: tuple[str, ...],
+    config: SuggesterConfig,
+    name: str | None = None,
+    one_a_turn: bool = False,
+) -> str | None:
+    """The suppression reason for a note about to go out, or ``None``: ``turn-cap`` for a
+    one-a-turn trigger that already noted in this turn, then :meth:`NoiseControl.check`'s."""
+    if one_a_turn and state.script_turn == turn:
+        return "turn-cap"
+    return NoiseControl.check(state, intent, turn, targets, config.cooldown_calls, config.max_notes_per_turn, name)

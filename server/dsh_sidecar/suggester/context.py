@@ -1,0 +1,76 @@
+"""What the stages of one call read: :class:`Context`, built once per call by the service.
+
+One snapshot per call: the prepared targets, the workspace paths and the evidence view are
+taken when the call starts, so every stage of the call sees the same workspace even when a
+preparation on another thread swaps in a new one meanwhile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from dsh_protocol import PostExecuteParams
+
+from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.dismissals import Dismissals
+from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.learning import Journal
+from dsh_sidecar.suggester.ledger import Ledger
+from dsh_sidecar.suggester.paths import WorkspacePaths
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
+from dsh_sidecar.suggester.prepared import PreparedTargets
+from dsh_sidecar.suggester.section import StickySection
+from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
+
+
+@dataclass(frozen=True)
+class Sinks:
+    """What a decision changes: the status counters, the ledger, noise control's per-session
+    state, the sticky section and the learning journal."""
+
+    counters: dict[str, int]
+    ledger: Ledger
+    noise: NoiseControl
+    section: StickySection
+    journal: Journal
+
+
+class Service(Protocol):
+    """What a call may ask of the suggester that owns it (its lifecycle stays there)."""
+
+    def active_rows(self) -> dict[str, list[CompiledRow]]:
+        """The active pack rows per intent, the packs activated first when they are not."""
+        ...
+
+    def wait_prepared(self) -> PreparedTargets | None:
+        """The prepared targets, preparing them now (no background preparation) or waiting a
+        moment for the background one (the process's first such call only)."""
+        ...
+
+    def regex_budget_used(self) -> None:
+        """Report that a call's untrusted pack regexes used up their time (once a process)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Context:
+    """One call's view of the suggester: the call and its session's noise state, the config,
+    the prepared targets (``None`` before the first preparation) and what maps and reads the
+    workspace, the knowledge and dismissals, the sinks a decision goes to, and the service."""
+
+    params: PostExecuteParams
+    state: SessionState
+    config: SuggesterConfig
+    prepared: PreparedTargets | None
+    paths: WorkspacePaths
+    #: the workspace graph once its symbol index is built, else ``None``
+    symbols: WorkspaceView | None
+    evidence: evidence.Workspace
+    content: ContentView | None
+    knowledge: Knowledge
+    dismissals: Dismissals
+    sinks: Sinks
+    service: Service

@@ -1,0 +1,57 @@
+"""The filters every trigger's targets pass, in one place.
+
+In order: dismissed paths leave; the paths the call itself opens are never named back to it
+(``Trigger.never_named``); nothing left is an abstention (or silence, for a trigger whose
+files came from the call's own output); the agent already where the intent lives — it reads a
+target, or the best target was read recently — suppresses the note as ``recent``; the other
+recently read targets leave; at most ``maxTargets`` remain. What "recently read" means and
+whether it suppresses is the trigger's (``triggers/base.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.context import Context
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
+from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.triggers.base import Trigger
+
+
+def apply(
+    trigger: Trigger, hit: Classification, targets: list[Target], q: Query, ctx: Context
+) -> list[Target] | Decision:
+    """The targets a note shows, best first, or the decision that none is shown."""
+    intent = hit.intent
+    targets = [t for t in targets if not ctx.dismissals.path_dismissed(intent, t.path)]
+    reads = set(q.reads)
+    reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
+    never = trigger.never_named(q)
+    targets = [t for t in targets if t.path not in never]
+    if not targets and not reads_a_target:
+        return _nothing(trigger, hit)
+    known = _known(trigger, q, ctx)
+    if trigger.recent_suppresses and (reads_a_target or known(targets[0].path)):
+        # the agent is already where the intent lives (it reads one of the targets, or the
+        # best one was just read): naming weaker targets instead would be noise
+        return Suppressed("recent", intent)
+    shown = [t for t in targets if not known(t.path)][: ctx.config.max_targets]
+    return shown or _nothing(trigger, hit)
+
+
+def _nothing(trigger: Trigger, hit: Classification) -> Decision:
+    return Abstained(hit.intent, hit.k) if trigger.abstains else Silent()
+
+
+def _known(trigger: Trigger, q: Query, ctx: Context) -> Callable[[str], bool]:
+    """Whether the session read a path recently: a file read whole is known; one read in part
+    (``head``, ``sed -n``, an offset) only for a trigger that counts it, and not when the call
+    itself searched or listed it (then it is what the agent asks about)."""
+    reads = set(q.reads)
+    whole = ctx.state.wholly_read() - reads
+    if not trigger.partly_read_known:
+        return lambda path: path in whole
+    seen = ctx.state.recently_read() - reads
+    own = set(q.scope) | set(q.result_paths)
+    return lambda path: path in whole or (path in seen and path not in own)

@@ -1,0 +1,159 @@
+"""Paths as a call spells them → repo-relative workspace paths: the one normaliser.
+
+A tool call names paths as the agent typed them: relative, absolute under the workspace root,
+absolute in a container's copy of it (``/testbed/pkg/m.py``), Windows-style, or as a traceback
+prints them. :class:`WorkspacePaths` maps each kind for one call, over the workspace root and
+(when the targets are prepared) the listed files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Final
+
+from dsh_sidecar.suggester.candidates import FileIndex
+from dsh_sidecar.suggester.parse import Query
+
+#: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
+#: ``//host/`` (the part left out when it is mapped by suffix; the share stays its first folder,
+#: as the top folder of a drive does: a checkout shared as ``\\host\repo`` maps ``repo\pkg\m.py``).
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
+
+#: The top-level folders of the Filesystem Hierarchy Standard (3.0, chapter 3) and of Linux's
+#: virtual file systems: a file written there directly (``/tmp/README.md``) is the machine's, not
+#: a container's checkout of the workspace (``/testbed/README.md``).
+SYSTEM_FOLDERS: Final = frozenset(
+    "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
+)
+
+
+class WorkspacePaths:
+    """The path mappings of one call: ``root`` is the resolved workspace folder (``None``: no
+    workspace, paths stay as spelt), ``index`` the listed files (``None`` before the targets are
+    prepared: nothing maps by listing)."""
+
+    def __init__(self, root: Path | None, index: FileIndex | None) -> None:
+        self.root = root
+        self.index = index
+        #: the root as a path prefix (``/ws/``), ``""`` without a root
+        self.base = root.as_posix().rstrip("/") + "/" if root is not None else ""
+
+    def _under_root(self, path: str) -> str | None:
+        """``path`` relative to the root when it starts with it, else ``None``."""
+        return path[len(self.base) :] if self.base and path.startswith(self.base) else None
+
+    def relative(self, q: Query) -> Query:
+        """``q`` with its absolute paths under the root made repo-relative (others dropped) and
+        the names an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
+        if self.root is None:
+            return q
+
+        def rel(p: str) -> str | None:
+            if not p.startswith("/"):
+                return p
+            inside = self._under_root(p)
+            if inside is not None:
+                return inside
+            return None if p != self.base.rstrip("/") else ""
+
+        reads = [r for r in map(rel, q.reads) if r is not None]
+        scope = [r for r in map(rel, q.scope) if r is not None]
+        results = [r for r in map(rel, q.result_paths) if r]
+        index = self.index
+        if index is not None:
+            # an `ls DIR` (or `cd DIR && …`) lists names relative to DIR
+            folders = [s for s in scope if s and not index.exists(s)]
+            fixed = []
+            for p in results:
+                joined = next((f"{d}/{p}" for d in folders if index.exists(f"{d}/{p}")), None)
+                fixed.append(joined if joined is not None and ("ls" in q.commands or not index.exists(p)) else p)
+            results = fixed
+        results = [p for p in dict.fromkeys(results) if p not in reads]
+        return replace(q, reads=reads, scope=scope, result_paths=results)
+
+    def touched(self, q: Query) -> set[str]:
+        """Repo-relative paths a call touches: the files it reads or edits and the paths it
+        searches in (``Query.touched``; absolute ones under the root made relative)."""
+        out: set[str] = set()
+        for w in q.touched():
+            p = w.replace("\\", "/")
+            if self.root is not None and p.startswith("/"):
+                try:
+                    p = Path(p).resolve().relative_to(self.root).as_posix()
+                except (ValueError, OSError):
+                    continue
+            p = re.sub(r"^(\./)+", "", p).rstrip("/")
+            if p:
+                out.add(p)
+        return out
+
+    def frame_path(self, path: str) -> str | None:
+        """A path as a traceback prints it, as a listed workspace file: repo-relative as is,
+        absolute under the root made relative, any other absolute path by its longest suffix
+        that is a listed file (a run in a container's ``/testbed``, an installed copy of the
+        package); ``None`` when nothing listed matches (the standard library, an agent's own
+        unlisted script). A Windows path (``C:\\repo\\pkg\\mod.py``, ``\\\\host\\share\\…``) is
+        absolute too: under the root when it starts with the root (drive letter in any case),
+        else mapped by suffix like any other."""
+        index = self.index
+        if index is None:
+            return None
+        path = path.replace("\\", "/").strip()
+        drive = _WINDOWS_ABSOLUTE.match(path)
+        if drive is not None:
+            base = self.base
+            if base and path[:1].lower() + path[1 : len(base)] == base[:1].lower() + base[1:]:
+                rel = path[len(base) :]
+                return rel if index.exists(rel) else None
+            path = "/" + path[drive.end() :]
+        if not path.startswith("/"):
+            rel = path[2:] if path.startswith("./") else path
+            return rel if index.exists(rel) else None
+        inside = self._under_root(path)
+        if inside is not None:
+            return inside if index.exists(inside) else None
+        if path.rsplit("/", 1)[-1] not in index.by_name:
+            return None  # no listed file has its name: no suffix can match (most frames: the stdlib)
+        # longest suffix first, the first part left out (the root it ran under), and none with
+        # more parts than the deepest listed file: a deep path of a hostile output costs little
+        parts = [p for p in path.split("/") if p]
+        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
+            rel = "/".join(parts[-n:])
+            if index.exists(rel):
+                return rel
+        return None
+
+    def written_path(self, path: str) -> str | None:
+        """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,
+        ``./``), absolute under the root made relative, any other absolute path mapped like a
+        traceback's (:meth:`frame_path`: a listed file by suffix, ``/testbed/…``; by its name
+        alone only when it is one folder deep) or, for a new file, by its folder's longest
+        suffix that is a listed folder (or whose parent is: a new subpackage); ``None`` outside
+        the workspace or when nothing maps."""
+        p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
+        if not p or p == "." or p == ".." or p.startswith("../"):
+            return None
+        if not p.startswith("/"):
+            return p
+        inside = self._under_root(p)
+        if inside is not None:
+            return inside or None
+        index = self.index
+        if index is None:
+            return None
+        parts = [x for x in p.split("/") if x]
+        listed = self.frame_path(p)
+        if listed is not None and ("/" in listed or (len(parts) <= 2 and parts[0] not in SYSTEM_FOLDERS)):
+            # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
+            # file of that name elsewhere (``/tmp/x/README.md``) nor in the machine's own
+            # folders (``/tmp/README.md``, ``/etc/README.md``)
+            return listed
+        for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
+            for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):
+                folder = "/".join(parts[-1 - new_dirs - n : len(parts) - 1 - new_dirs])
+                if index.has_dir(folder):
+                    return "/".join(parts[-1 - new_dirs - n :])
+        return None

@@ -1,0 +1,149 @@
+"""The suggester's pipeline for one tool call, read top to bottom.
+
+:func:`read` parses the call (``parse/``). :func:`run` then, in order: makes its paths
+workspace-relative (``paths.py``); learns from it (:func:`observe`: the learning windows it
+closes, the files it read or wrote); asks the triggers in order (``triggers/``), the first
+that answers taking the call; suppresses a dismissed family, and targets not prepared yet as
+``not-ready``; lets the trigger name its targets (a search: ``resolve.py``, ranked by what
+was learned); passes them through the shared filters (``filters.py``) and noise control
+(``suppression.py``); and writes the note (``notes.py``). :func:`deliver` applies the
+decision (``decision.py``): the counters, the ledger line, and for a note the noise state,
+the sticky section's current intent and the learning window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from dsh_protocol import AdditionalContext, PostExecuteParams
+
+from dsh_sidecar.suggester import filters, suppression
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.context import Context
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
+from dsh_sidecar.suggester.notes import make_note
+from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
+from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
+
+
+def read(params: PostExecuteParams) -> Query | None:
+    """The call as a query; ``None`` for a question (asked through ``where_is``, never as an
+    agent's tool call)."""
+    result = params.result
+    q = parse_call(
+        params.tool.name,
+        params.tool.input,
+        result.text if result is not None else None,
+        bool(result.is_error) if result is not None else False,
+    )
+    return None if q.question else q
+
+
+def run(q: Query, ctx: Context) -> Decision:
+    """The decision for the call ``q`` (module docstring)."""
+    # a failed write tool changed nothing; a failed shell line may have written before the
+    # part that failed (``sed -i … && python r.py``), so its writes count
+    written = (list(q.reads) if q.tool == "write" and not q.is_error else []) + [w for w in q.writes if w != PATCHED]
+    q = ctx.paths.relative(q)
+    observe(q, written, ctx)
+    return decide(q, ctx)
+
+
+def observe(q: Query, written: list[str], ctx: Context) -> None:
+    """What the call teaches, note or not: the learning windows it closes (it touches a noted
+    target, or the window passed), the files it read (recent), the workspace files it changed
+    (``written``, as the call spelt them; a patch's files are unknown: ``PATCHED``)."""
+    state, cfg = ctx.state, ctx.config
+    state.calls += 1
+    if cfg.learn and ctx.sinks.journal.observe(
+        ctx.params.session_id, ctx.paths.touched(q), state.calls, cfg.learn_window
+    ):
+        ctx.knowledge.flush_soon()
+    if q.tool in ("write", "read") or q.reads:
+        # an edit is no reading of the whole file: what it searches next may be named
+        state.touch(q.reads, cfg.recent_window, whole=not q.partial and q.tool != "write")
+    if ctx.prepared is not None:
+        for path in written:
+            rel = ctx.paths.written_path(path)
+            if rel is not None:
+                state.wrote(rel, ctx.prepared.index.exists(rel))
+        if PATCHED in q.writes:
+            state.edited = True
+
+
+def decide(q: Query, ctx: Context) -> Decision:
+    """The decision for the (parsed, workspace-relative) call ``q``: the first trigger that
+    answers takes it."""
+    for trigger in TRIGGERS:
+        with _failing_in(trigger):
+            hit = trigger.detect(q, ctx)
+        if hit is None:
+            continue
+        if not isinstance(hit, Classification):
+            return hit
+        with _failing_in(trigger):
+            return _answer(trigger, hit, q, ctx)
+    return Silent()
+
+
+@contextmanager
+def _failing_in(trigger: Trigger) -> Iterator[None]:
+    """Name the trigger in an error it raises (the service fails open on it: one policy)."""
+    try:
+        yield
+    except Exception as exc:
+        exc.add_note(f"in the {trigger.name} trigger")
+        raise
+
+
+def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> Decision:
+    """Dismissal, readiness, the trigger's targets, the filters, then the note."""
+    if ctx.dismissals.family_dismissed(hit.intent):
+        return Suppressed("dismissed", hit.intent)
+    if ctx.prepared is None:
+        prepared = ctx.service.wait_prepared()
+        if prepared is None:
+            return Suppressed("not-ready", hit.intent)
+        ctx = replace(ctx, prepared=prepared)
+    shown = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
+    if not isinstance(shown, list):
+        return shown
+    return _note(trigger, hit, shown, q, ctx)
+
+
+def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, ctx: Context) -> Decision:
+    """Noise control, then the note; an abstention when no target's line fits in one."""
+    intent = hit.intent
+    key = tuple(t.path for t in shown)
+    name = trigger.noted_name(q, hit)
+    reason = suppression.check(ctx.state, intent, ctx.params.turn, key, ctx.config, name, trigger.one_a_turn)
+    if reason is not None:
+        return Suppressed(reason, intent)
+    # the most specific pack's wording (language packs load after the generic one)
+    about = next((r.about for r in reversed(ctx.service.active_rows()[intent]) if r.about), None)
+    note = make_note(intent, about, shown)
+    if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
+        return Abstained(intent, hit.k)
+    return Note(intent, hit.k, note, key, name, trigger.one_a_turn)
+
+
+def deliver(decision: Decision, ctx: Context) -> list[AdditionalContext]:
+    """Apply ``decision`` to the call of ``ctx``; return the notes to send (the note, or none)."""
+    sinks, params, state = ctx.sinks, ctx.params, ctx.state
+    if isinstance(decision, Note):
+        sinks.noise.record(state, decision.intent, params.turn, decision.shown, decision.name)
+    if decision.counter is not None:
+        sinks.counters[decision.counter] += 1
+    line = decision.ledger_line()
+    if line is not None:
+        sinks.ledger.write(line)
+    if not isinstance(decision, Note):
+        return []
+    sinks.section.noted(params.session_id, decision.intent)
+    if ctx.config.learn:
+        sinks.journal.open(params.session_id, decision.intent, decision.note.source.targets, state.calls)
+    if decision.one_a_turn:
+        state.script_turn = params.turn
+    return [decision.note]

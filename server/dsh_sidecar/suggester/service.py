@@ -1,0 +1,482 @@
+"""The suggester behind ``dsh/postExecute``: its lifecycle (plan: "The intents" … "The ledger").
+
+One call → at most one note, decided by ``pipeline.py`` (read top to bottom there). This
+module keeps what lives longer than a call: the active packs (activated once, thread-safe,
+read again after ``dsh/toolsChanged``), the prepared targets (``prepared.py``, swapped in by a
+preparation off the request path), the knowledge, dismissals, noise state, sticky section and
+ledger, and the status. Fail-open (:func:`fail_open`, one policy for every entry point): an
+internal error counts in ``errors``, logs a warning and answers silence.
+
+Nothing here lists the workspace on a call or rebuilds an index inline: the targets are
+prepared once the workspace graph's listing exists (:meth:`Suggester.prepare`, on the graph
+builder's thread in the server) and re-prepared off the request path when files or content
+facts change. A call that arrives before is classified, and suppressed as ``not-ready``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
+
+from dsh_protocol import AdditionalContext, PostExecuteParams
+
+from dsh_sidecar.suggester import ledger, pipeline, prepared, section
+from dsh_sidecar.suggester.activation import ActivePacks, activate
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.context import Context, Sinks
+from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
+from dsh_sidecar.suggester.gate import INTENTS
+from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
+from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
+from dsh_sidecar.suggester.parse import parse_call
+from dsh_sidecar.suggester.paths import WorkspacePaths
+from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
+from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
+from dsh_sidecar.suggester.resolve import Sources, resolve
+from dsh_sidecar.suggester.suppression import NoiseControl
+from dsh_sidecar.suggester.triggers.search import classify_call
+from dsh_sidecar.workspace.identity import repository_identity
+
+log = logging.getLogger(__name__)
+
+#: Longest wait of the process's first classified call for the background preparation, s.
+FIRST_CALL_WAIT_S: Final = 0.5
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def fail_open(
+    default: Callable[[], object], doing: str, forget_packs: bool = False
+) -> Callable[[Callable[Concatenate[Suggester, P], R]], Callable[Concatenate[Suggester, P], R]]:
+    """Make a :class:`Suggester` entry point fail open: an exception counts in ``errors``, is
+    logged (``doing``, and the trigger it happened in, when one raised) and the entry point
+    returns ``default()``, its answer for "nothing" (``[]``, ``None``); ``forget_packs`` drops
+    the packs too (read again at the next call)."""
+
+    def wrap(fn: Callable[Concatenate[Suggester, P], R]) -> Callable[Concatenate[Suggester, P], R]:
+        @functools.wraps(fn)
+        def entry(self: Suggester, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(self, *args, **kwargs)
+            except Exception as exc:
+                self.counters["errors"] += 1
+                where = "; ".join(getattr(exc, "__notes__", ()))
+                log.warning("search-suggester: %s%s", doing, f" ({where})" if where else "", exc_info=True)
+                if forget_packs:
+                    self.active = None
+                return cast(R, default())
+
+        return entry
+
+    return wrap
+
+
+class Suggester:
+    """The suggester for one workspace.
+
+    ``root`` is the workspace folder (``None``: no workspace, always silent); ``dsh_home`` the
+    state folder; ``sink`` receives each ledger line; ``clock`` returns epoch seconds.
+    ``workspace`` returns the current workspace graph (``ports.WorkspaceView``, ``None`` while
+    it lists), asked when needed: its listing, kinds and symbol index; without one the
+    suggester lists the workspace itself when first prepared and Symbol/Usage use their pack's
+    ``fallback`` paths. ``content`` is the content index (``ports.ContentView``) for facts and
+    topic matches. ``background``: the owner prepares the targets off the request path (it
+    calls :meth:`prepare` when the graph has listed the workspace, as the server does); else
+    they are prepared on first use.
+    """
+
+    def __init__(
+        self,
+        root: Path | None,
+        config: SuggesterConfig,
+        dsh_home: Path,
+        sink: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        workspace: Callable[[], WorkspaceView | None] | None = None,
+        content: ContentView | None = None,
+        background: bool = False,
+    ) -> None:
+        self.root = root.resolve() if root is not None else None
+        self.config = config
+        self.dsh_home = dsh_home
+        self.clock = clock
+        self.ledger = ledger.Ledger(self._ledger_path(config), sink, clock)
+        self.noise = NoiseControl()
+        self.workspace = workspace
+        self.content = content
+        self.background = background
+        self.active: ActivePacks | None = None
+        self.prepared: PreparedTargets | None = None
+        self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
+        self.activation_ms: float | None = None
+        self._slow_call_reported = False
+        self.identity = repository_identity(self.root) if self.root is not None else ""
+        knowledge_path = (
+            Path(config.persist_path).expanduser()
+            if config.persist_path
+            else dsh_home / "search-suggester" / "knowledge.json"
+        )
+        self.knowledge = Knowledge(knowledge_path, self.identity, clock)
+        self.journal = Journal(self.knowledge, self.ledger.write)
+        self.dismissals = Dismissals(self.knowledge, lambda: self.config.dismiss_ttl, clock, str(self.root or ""))
+        self.section = section.StickySection(lambda: self.config.section_ttl, clock, self.ledger.write)
+        self.sinks = Sinks(self.counters, self.ledger, self.noise, self.section, self.journal)
+        self.proves: Callable[[str, str], bool] | None = None
+        self.seeded = 0
+        self._prepared = threading.Event()
+        self._preparing = threading.Lock()
+        #: one activation at a time: warm() on a worker thread and the first request may race
+        self._activating = threading.Lock()
+        #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
+        self._generation = 0
+        self._waited = False
+        # ledger lines of work done on other threads (preparation): written by the owner thread
+        # at its next call, so the sink (the server's transport) is only ever used by one thread
+        self._owner = threading.get_ident()
+        self._deferred: deque[str] = deque(maxlen=1000)
+
+    def _ledger_path(self, config: SuggesterConfig) -> Path:
+        return (
+            Path(config.log_file).expanduser() if config.log_file else self.dsh_home / "search-suggester" / "ledger.log"
+        )
+
+    def _log(self, message: str) -> None:
+        """Write a ledger line now (owner thread) or at the owner's next call (other threads)."""
+        if threading.get_ident() == self._owner:
+            self._drain()
+            self.ledger.write(message)
+        else:
+            self._deferred.append(message)
+
+    def _drain(self) -> None:
+        while self._deferred:
+            self.ledger.write(self._deferred.popleft())
+
+    # ------------------------------------------------------------------ the packs
+
+    @property
+    def rows(self) -> dict[str, list[CompiledRow]]:
+        """The active rows per intent (``{}`` before activation)."""
+        return self.active.rows if self.active is not None else {}
+
+    @property
+    def packs(self) -> list[LoadedPack]:
+        """The active packs."""
+        return self.active.packs if self.active is not None else []
+
+    def activate(self) -> None:
+        """Load the packs that apply and write the ``activated`` (or ``abstained
+        foreign-workspace``) ledger line. Cheap (no listing); idempotent until :meth:`invalidate`;
+        thread-safe (the lines are written once even when two threads ask at once)."""
+        while self.active is None:
+            with self._activating:
+                if self.active is None:
+                    self._activate(self._generation)
+
+    def _activate(self, generation: int) -> None:
+        if self.root is None:
+            self.active = ActivePacks()
+            self._log(ledger.abstained_foreign_workspace())
+            return
+        active = activate(self.root, self.dsh_home, self.config.builtin_packs)
+        self.active = active
+        if generation != self._generation:
+            # invalidated while reading (a pack changed under us): discarded, the caller reads again
+            self.active = None
+            return
+        for reason in active.refused:
+            self._refuse(reason)
+        if not active.rows:
+            self._log(ledger.abstained_foreign_workspace())
+            return
+        ids = [p.pack.id for p in active.packs]
+        self._log(ledger.activated(ids, len(active.rows), active.threshold))
+
+    def _refuse(self, reason: str) -> None:
+        if self.active is not None and reason not in self.active.refused:
+            self.active.refused.append(reason)
+        log.warning("search-suggester: pack refused: %s", reason)
+        self._log(ledger.pack_refused(reason))
+
+    @property
+    def pack_errors(self) -> list[str]:
+        """Why packs or candidates were refused."""
+        return list(self.active.refused) if self.active is not None else []
+
+    @fail_open(lambda: None, "activation failed; it is retried at the next call", forget_packs=True)
+    def warm(self) -> None:
+        """Activate and prepare now (start-up, off the request path); fail-open."""
+        t0 = time.perf_counter()
+        self.activate()
+        self.prepare()
+        self.activation_ms = round((time.perf_counter() - t0) * 1000, 1)
+
+    def reconfigure(self, config: SuggesterConfig) -> None:
+        """Hot-reload the volatile knobs (every knob but ``persistPath``/``refreshOnBoot``):
+        thresholds, caps and windows apply from the next call; ``logFile`` moves the ledger;
+        ``builtinPacks`` re-activates the packs."""
+        old, self.config = self.config, config
+        if config.log_file != old.log_file:
+            self.ledger.path = self._ledger_path(config)
+        if config.builtin_packs != old.builtin_packs:
+            self.invalidate()
+            self.warm()
+
+    def invalidate(self) -> None:
+        """Forget the packs and cached lookups (``dsh/toolsChanged``); the prepared targets stay
+        until the next preparation replaces them. An activation running on another thread
+        when this is called is discarded and read again."""
+        self._generation += 1
+        self.active = None
+        if self.prepared is not None:
+            self.prepared.symbols.clear()
+        self.section.invalidate()
+
+    # ------------------------------------------------------------------ the prepared targets
+
+    def _graph(self) -> WorkspaceView | None:
+        """The current workspace graph (``None``: none, or it still lists)."""
+        if self.workspace is None:
+            return None
+        try:
+            return self.workspace()
+        except Exception:
+            log.warning("search-suggester: the workspace graph is unavailable", exc_info=True)
+            return None
+
+    def _symbols(self) -> WorkspaceView | None:
+        """The workspace graph once its symbol pass has finished, else ``None``."""
+        graph = self._graph()
+        return graph if graph is not None and graph.symbols is not None else None
+
+    def prepare(self, graph: WorkspaceView | None = None) -> bool:
+        """Resolve every intent's call-independent targets over the workspace listing (the
+        graph's, else one listing of our own) and swap them in; ``False`` when there is
+        nothing to prepare yet (no packs, or a graph source without a listing). Preparations
+        from several threads (the graph's, the content index's) run one at a time, so the last
+        one — with the newest listing and facts — is the one that stays."""
+        with self._preparing:
+            self.activate()
+            if self.root is None or not self.rows:
+                return False
+            listed = prepared.listing(
+                self.root, graph if graph is not None else self._graph(), self.workspace is not None
+            )
+            if listed is None:
+                return False  # the server's graph is still listing: prepared when it is
+            targets, refusals = prepared.prepare(self.root, self.rows, *listed, self.content)
+            for reason in refusals:
+                self._refuse(reason)
+            self.prepared = targets
+            self._prepared.set()
+            self._seed_knowledge()
+            return True
+
+    def _seed_knowledge(self) -> None:
+        """The offline seed (plan, "The learning") over the built-in packs' prepared targets of
+        the intents no repo/user pack overrode; ``learn: false`` or ``seed: false`` skip it."""
+        self.proves = graph_prover(self._graph()) or self.proves
+        if not (self.config.learn and self.config.seed) or self.prepared is None:
+            return
+        builtin = {p.pack.id for p in self.packs if p.origin == "builtin"}
+        ready = {
+            intent: self.prepared.targets.get(intent, [])
+            for intent, rows in self.rows.items()
+            if rows and all(r.pack_id in builtin for r in rows)
+        }
+        self.seeded += seed(self.knowledge, ready, self.proves)
+
+    def files_changed(self, changed: list[str] | None) -> None:
+        """Files changed (``didChangeWatchedFiles``, already applied to the graph): prepare the
+        targets again. Called off the request path (the server's worker thread)."""
+        if self.active is None or self.prepared is None:
+            return
+        self.prepare()
+        self.section.invalidate()
+
+    # ------------------------------------------------------------------ the call (context.Service)
+
+    @fail_open(list, "internal error; the call passes through silently")
+    def post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
+        """At most one note for this tool call (``pipeline.py``)."""
+        self.counters["calls"] += 1
+        self._drain()
+        q = pipeline.read(params)
+        if q is None:
+            return []
+        ctx = self._context(params)
+        return pipeline.deliver(pipeline.run(q, ctx), ctx)
+
+    def _context(self, params: PostExecuteParams) -> Context:
+        """The call's snapshot of the prepared targets and the workspace (``context.py``)."""
+        snapshot = self.prepared
+        symbols = self._symbols()
+        return Context(
+            params,
+            self.noise.session(params.session_id),
+            self.config,
+            snapshot,
+            WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
+            symbols,
+            evidence_view(snapshot, symbols),
+            self.content,
+            self.knowledge,
+            self.dismissals,
+            self.sinks,
+            self,
+        )
+
+    def active_rows(self) -> dict[str, list[CompiledRow]]:
+        """The active pack rows per intent, the packs activated first when they are not."""
+        self.activate()
+        return self.rows
+
+    def wait_prepared(self, wait: bool = True) -> PreparedTargets | None:
+        """The prepared targets. Without a background preparation (no live graph builder) they
+        are prepared now, on first use; with one, the very first such call of the process
+        waits a moment for it (a small workspace is ready within it; ``wait``), later ones
+        never wait."""
+        if self.prepared is None:
+            if not self.background:
+                self.prepare()
+            elif wait and not self._waited:
+                self._waited = True
+                self._prepared.wait(FIRST_CALL_WAIT_S)
+        return self.prepared
+
+    def regex_budget_used(self) -> None:
+        """Report, once a process, a call whose untrusted pack regexes used up their budget."""
+        if not self._slow_call_reported:
+            self._slow_call_reported = True
+            self._refuse(
+                f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
+                "the remaining signals count as no match"
+            )
+
+    # ------------------------------------------------------------------ asked, not called
+
+    @fail_open(lambda: None, "internal error in where_is; no answer")
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
+        """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
+        tool call, or ``None`` when no intent crosses its threshold.
+
+        Reads the same query model, packs, gate, evidence and target resolution as
+        :meth:`post_execute`, without its noise control, ledger or learning: asking is not a
+        tool call of the agent. Dismissed families and paths are left out.
+        """
+        snapshot = self.prepared
+        paths = WorkspacePaths(self.root, snapshot.index if snapshot is not None else None)
+        q = paths.relative(parse_call(tool, tool_input))
+        if not q.search:
+            return None
+        rows = self.active_rows()
+        if not rows:
+            return None
+        snapshot = self.wait_prepared(wait=False)
+        symbols = self._symbols()
+        hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols))
+        if hit is None or snapshot is None or self.dismissals.family_dismissed(hit.intent):
+            return None
+        learned = self.knowledge if self.config.learn else None
+        found = resolve(q, hit.intent, Sources(snapshot, rows, symbols, self.content, learned))
+        targets = [t for t in found if not self.dismissals.path_dismissed(hit.intent, t.path)]
+        about = next((r.about for r in reversed(rows.get(hit.intent, ())) if r.about), None)
+        return hit.intent, hit.k, about, targets[: self.config.max_targets]
+
+    @fail_open(lambda: None, "internal error building the section; none sent")
+    def section_text(self, session_id: str | None) -> str | None:
+        """The sticky section text (``section.py``), ``None`` when ``sectionMode`` is off or
+        nothing applies to the workspace."""
+        if self.config.section_mode != "sticky" or self.root is None:
+            return None
+        if not self.active_rows() or self.wait_prepared() is None:
+            return None
+        return self.section.get(session_id, self._build_section)
+
+    def _build_section(self, intent: str | None) -> str | None:
+        self.proves = graph_prover(self._graph()) or self.proves
+        assert self.prepared is not None
+        learned = self.knowledge if self.config.learn else None
+        return section.build(
+            intent, self.prepared, self.rows, self.dismissals, learned, self.proves, self.config.max_targets
+        )
+
+    def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
+        """Record a durable dismissal; return ``(record line, expiresAt ISO-8601)``.
+
+        Raises ``ValueError`` for an unknown family (not one of the ten intents).
+        """
+        record, expires = self.dismissals.dismiss(family, path)
+        self.ledger.write(record)
+        self.section.invalidate()  # the section must not keep listing what was dismissed
+        return record, iso_seconds(expires)
+
+    def flush(self) -> bool:
+        """Write pending knowledge now (``shutdown``); see :meth:`Knowledge.flush_now`."""
+        return self.knowledge.flush_now()
+
+    # ------------------------------------------------------------------ status
+
+    def learning_status(self) -> dict[str, object]:
+        """Learning counters and the knowledge path."""
+        return {
+            "knowledge": str(self.knowledge.path) if self.knowledge.path else None,
+            "repository": self.identity,
+            "rows": len(self.knowledge.rows),
+            "seeded": self.seeded,
+            "followed": self.journal.followed,
+            "ignored": self.journal.ignored,
+            "openWindows": self.journal.open_windows(),
+            "dismissals": len(self.knowledge.active_dismissals()),
+            "sectionRebuilds": self.section.rebuilds,
+            "warnings": self.knowledge.warnings,
+        }
+
+    @property
+    def ready(self) -> bool:
+        """Whether the targets are prepared (or there is nothing to prepare: no workspace, or
+        no pack applies)."""
+        return self.prepared is not None or self.root is None or (self.active is not None and not self.active.rows)
+
+    def status(self) -> dict[str, Any]:
+        """Counters, packs and the ledger path for ``dsh/status``.
+
+        The pack activation (cheap: no listing) is finished first when it is still running in
+        the background, so ``intents`` lists what the packs answer as soon as the server is up;
+        ``activation`` is ``"done"``, ``"pending"`` when it could not finish (its error is
+        logged and it is retried at the next call), or ``"off"`` while ``enabled`` is false
+        (nothing is activated then)."""
+        content = self.content
+        if self.active is None and self.config.enabled:
+            try:
+                self.activate()
+            except Exception:  # reported, not counted: status is no call
+                log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
+        if threading.get_ident() == self._owner:
+            self._drain()
+        return {
+            "enabled": self.config.enabled,
+            "workspace": str(self.root) if self.root else None,
+            "activation": "done" if self.active is not None else ("pending" if self.config.enabled else "off"),
+            "packs": [{"id": p.pack.id, "origin": p.origin} for p in self.packs],
+            "packErrors": self.pack_errors,
+            "intents": [i for i in INTENTS if i in self.rows],
+            "symbolIndex": self._symbols() is not None,
+            "prepared": self.prepared is not None,
+            "activationMs": self.activation_ms,
+            "counters": dict(self.counters),
+            "sessions": self.noise.count(),
+            "ledger": str(self.ledger.path) if self.ledger.path else None,
+            "learning": self.learning_status(),
+            "contentIndex": content.status() if content is not None else None,
+        }

@@ -1,0 +1,73 @@
+"""A search: grep, glob, find, ls, a read, or a shell line of them.
+
+The first intent, in priority order, whose gate crosses its threshold wins (``classify.py``:
+the pack rows' regex signals plus the structural evidence of the call, ``evidence.py``); its
+targets come from :func:`~dsh_sidecar.suggester.resolve.resolve`. A listing that found nothing
+abstains: what it looks for does not exist here. Example: ``grep -rn __version__`` → Version
+(a pack signal and the structural evidence), noted with the package's ``__init__.py``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.classify import CompiledRow, classify
+from dsh_sidecar.suggester.context import Context
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent
+from dsh_sidecar.suggester.packs import CALL_BUDGET_S, RegexBudget, use_budget
+from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.resolve import Sources, resolve
+
+
+class Search:
+    """The last trigger: every search-class call with something to search for."""
+
+    name: ClassVar[str] = "search"
+    one_a_turn: ClassVar[bool] = False
+    abstains: ClassVar[bool] = True
+    recent_suppresses: ClassVar[bool] = True
+    partly_read_known: ClassVar[bool] = True
+
+    def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
+        """The classified intent; silence when no intent crosses its gate. A read (``Read``,
+        ``cat``, ``head``…) with nothing searched ends a search: it teaches, never notes."""
+        if not q.search or not (q.patterns or q.name_patterns or q.scope or q.keys):
+            return None
+        rows = ctx.service.active_rows()
+        if not rows:
+            return Silent()
+        hit, exhausted = classify_call(q, rows, ctx.config.bias, ctx.evidence)
+        if exhausted:
+            ctx.service.regex_budget_used()
+        if hit is None:
+            return Silent()
+        if q.listing and not q.result_paths and ctx.prepared is not None:
+            return Abstained(hit.intent, hit.k)  # a listing that found nothing
+        return hit
+
+    def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:
+        """The call's resolved targets (``resolve.py``)."""
+        assert ctx.prepared is not None
+        knowledge = ctx.knowledge if ctx.config.learn else None
+        sources = Sources(ctx.prepared, ctx.service.active_rows(), ctx.symbols, ctx.content, knowledge)
+        return resolve(q, hit.intent, sources)
+
+    def never_named(self, q: Query) -> set[str]:
+        """The files the call reads."""
+        return set(q.reads)
+
+    def noted_name(self, q: Query, hit: Classification) -> str | None:
+        """The searched identifier of a Symbol or Usage note."""
+        return q.identifier if hit.intent in ("Symbol", "Usage") else None
+
+
+def classify_call(
+    q: Query, rows: dict[str, list[CompiledRow]], bias: float, ws: evidence.Workspace
+) -> tuple[Classification | None, bool]:
+    """``(classification or None, whether untrusted regexes used up the call's budget)``."""
+    with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
+        hit = classify(q, rows, bias, evidence.weights(q, ws))
+    exhausted = budget is not None and budget.exhausted
+    return (Classification(*hit) if hit is not None else None), exhausted

@@ -1,0 +1,51 @@
+"""A wrong guess: the call looked for a file or folder this workspace does not have.
+
+``evidence.wrong_guess`` recognises it (a missing lock file or manifest → Dependency, a missing
+or empty docs folder → Doc); the note names where that intent really lives here — its
+prepared targets, in learned order, none of what the call looked for. Example: ``cat
+Pipfile.lock`` fails in a repository without one → Dependency at ``k = sigmoid(3.0 − 0.6) ≈
+0.92``, noted with the manifests (``pyproject.toml``…).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester.candidates import Target
+from dsh_sidecar.suggester.context import Context
+from dsh_sidecar.suggester.decision import Classification, Decision
+from dsh_sidecar.suggester.learning import rank
+from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.triggers.base import claimed
+
+
+class WrongGuess:
+    """The first trigger: a failed or empty look at a place every repository has."""
+
+    name: ClassVar[str] = "wrong-guess"
+    one_a_turn: ClassVar[bool] = False
+    abstains: ClassVar[bool] = True
+    recent_suppresses: ClassVar[bool] = False
+    partly_read_known: ClassVar[bool] = False
+
+    def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
+        """The intent the guess hunts for, at the subject gate's score."""
+        if ctx.prepared is None:
+            return None
+        intent = evidence.wrong_guess(q, ctx.evidence)
+        return None if intent is None else claimed(intent, ctx)
+
+    def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:
+        """The intent's prepared targets, in learned order."""
+        assert ctx.prepared is not None
+        targets = ctx.prepared.targets.get(hit.intent, [])
+        return rank(hit.intent, targets, ctx.knowledge) if ctx.config.learn else targets
+
+    def never_named(self, q: Query) -> set[str]:
+        """Everything the call looked at: what it reads and where it searched."""
+        return set(q.reads + q.scope)
+
+    def noted_name(self, q: Query, hit: Classification) -> str | None:
+        """A wrong guess is about no name."""
+        return None
