@@ -26,9 +26,15 @@ from dsh_protocol import (
     PostExecuteResult,
     ProviderHealthStatus,
     RouterStatus,
+    RouteSearchParams,
+    RouteSearchResult,
     SearchFeedbackParams,
     SearchFeedbackResult,
     SearchParams,
+    SearchPlanParams,
+    SearchPlanResult,
+    SearchReportParams,
+    SearchReportResult,
     SearchResult,
     Section,
     StateStatus,
@@ -263,6 +269,48 @@ class Sidecar:
             attempts=out.attempts,
             duration_ms=out.duration_ms,
             reward=round(out.reward, 6),
+        )
+
+    async def route_search(self, params: RouteSearchParams) -> RouteSearchResult:
+        """``dsh/routeSearch``: one query through the router's chain (the search-router seed's
+        semantics: no strategy, no reformulation, no bandit). A search whose providers all
+        failed or answered empty raises the seed's aggregated error unless
+        ``emptyResultsFallback`` is false (then the empty answer is the answer). Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        from dsh_protocol.models import DEFAULT_ROUTE_RESULTS
+
+        from dsh_sidecar.router.cache import CACHED_OUTCOME
+
+        started = time.monotonic()
+        router = self.router
+        result = await router.search(params.query, params.max_results or DEFAULT_ROUTE_RESULTS, params.deadline_ms)
+        if not result.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(result)
+        return RouteSearchResult(
+            sources=result.sources,
+            content=result.content,
+            truncated=result.truncated,
+            provider=result.provider,
+            cached=any(a.outcome == CACHED_OUTCOME for a in result.attempts),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def search_plan(self, params: SearchPlanParams) -> SearchPlanResult:
+        """``dsh/searchPlan``: the bandit chooses the arm and the queries; the harness runs them
+        (over its own web seam) and reports them with ``dsh/searchReport``."""
+        search_id, arm, queries, cap = self.bandit.plan(params.query, params.max_results)
+        return SearchPlanResult(search_id=search_id, arm=arm, queries=queries, max_results=cap)  # type: ignore[arg-type]
+
+    async def search_report(self, params: SearchReportParams) -> SearchReportResult:
+        """``dsh/searchReport``: merge, reward, log and record a planned search. Raises
+        :class:`RequestError` naming ``searchId`` for an unknown or expired plan."""
+        out = await self.bandit.report(params.search_id, params.runs, params.duration_ms)
+        return SearchReportResult(
+            search_id=params.search_id,
+            sources=out.sources,
+            content=out.content,
+            truncated=out.truncated,
+            reward=round(out.reward, 6) if out.reward is not None else None,
         )
 
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
