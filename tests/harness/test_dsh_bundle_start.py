@@ -26,11 +26,11 @@ BUNDLE = Path(__file__).resolve().parents[2] / "harness-adapters" / "dsh"
 
 SCRIPT = textwrap.dedent(
     """
-    import { apply } from './lib/index.js';
+    import { apply } from './lib/router.js';
     const providers = new Map();
     const warnings = [];
     const ctx = {
-      logger: () => ({ warn: (m) => warnings.push(m) }),
+      logger: () => ({ warn: (f, m) => warnings.push(f === '%s' ? m : f) }),
       effect: () => {},
       on: () => {},
       systemPrompt: { section: () => {} },
@@ -76,7 +76,7 @@ def run_bundle(tmp_path: Path, script: str, *args: str) -> dict:
     shutil.copy(BUNDLE / "package.json", work / "package.json")
     scope = work / "node_modules" / "@deepseek-ai"
     scope.mkdir(parents=True)
-    for name in ("schemastery", "dsh-tools"):
+    for name in ("schemastery", "dsh-tools"):  # the harness's own: lib/host.js finds them from run.mjs
         (scope / name).symlink_to(_module_dir(name))
     (work / "run.mjs").write_text(script)
     proc = subprocess.run(
@@ -103,7 +103,8 @@ def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: P
 # settles `done`; `fakeCtx(spawn)` records warnings and the `ctx.on` handlers.
 FAKES = """
 import { PassThrough } from 'node:stream';
-import { apply } from './lib/index.js';
+import * as router from './lib/router.js';
+import * as suggester from './lib/suggester.js';
 function fakeChild(hooks = {}) {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
@@ -139,7 +140,7 @@ const warnings = [];
 const handlers = {};
 function fakeCtx(spawn) {
   return {
-    logger: () => ({ warn: (m) => warnings.push(m) }),
+    logger: () => ({ warn: (f, m) => warnings.push(f === '%s' ? m : f) }),
     effect: () => {},
     on: (name, fn) => { handlers[name] = fn; },
     systemPrompt: { section: () => {} },
@@ -169,7 +170,7 @@ RESTARTS = FAKES + textwrap.dedent(
       if (life === 'dies') setTimeout(() => child.end({ code: 3 }), 5);
       return child;
     };
-    apply(fakeCtx(spawn), { maxRestarts: 1, restartResetMs: Number(process.argv[2]) });
+    router.apply(fakeCtx(spawn), { sidecar: { maxRestarts: 1, restartResetMs: Number(process.argv[2]) } });
     await sleep(2500); // two restarts of 250 ms each, with room to spare
     console.log(JSON.stringify({ spawns, exits: warnings.filter((w) => w.startsWith('sidecar exited')) }));
     process.exit(0);
@@ -214,7 +215,7 @@ CANNOT_RUN = FAKES + textwrap.dedent(
     const ctx = fakeCtx(spawn);
     ctx.web = { registerSearchProvider: (p) => providers.set(p.id, p), searchProviders: providers };
     providers.set('other', { id: 'other', available: () => true, search: async () => ({ sources: [], truncated: false }) });
-    apply(ctx, { startWaitMs: 5000 });
+    router.apply(ctx, {});
     await sleep(100);
     const bundle = [...providers.values()].find((p) => p.id !== 'other');
     const t0 = Date.now();
@@ -246,7 +247,7 @@ def test_a_command_that_cannot_be_run_is_not_restarted_and_costs_no_wait(tmp_pat
 TOOLS = FAKES + textwrap.dedent(
     """
     const seen = [];
-    apply(fakeCtx(() => fakeChild({ notified: (method) => seen.push(method) })), {});
+    suggester.apply(fakeCtx(() => fakeChild({ notified: (method) => seen.push(method) })), {});
     await sleep(200); // started
     for (let i = 0; i < 10; i++) handlers['tools/change']();
     await sleep(500);
