@@ -39,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: the short ones fill in behind them. Only the order changes: a stale list costs time, nothing else.
 LONG_FIRST = (
     "tests/harness/test_dsh_plugins.py",  # (87) seven DSH runs: install kinds, each plugin alone
+    "tests/harness/test_dsh_web_router_card.py",  # (53) one test: dsh web + Chromium, seven searches
     "tests/harness/test_dsh.py",  # (47) restarts with the DSH bundle's real backoff
     "tests/test_corpus_scores.py",  # (24)
     "tests/test_editor_vscode_workbench.py",  # (23) one test: code-server + Chromium

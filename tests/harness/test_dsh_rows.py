@@ -301,3 +301,56 @@ def test_the_harness_packages_come_from_the_host_before_the_plugins_own_folder(t
     assert out["found"] == str(host_pkg)
     shutil.rmtree(host_pkg)
     assert node(tmp_path, HOST, env)["found"] == str(own_pkg)  # no host copy: the plugin's own
+
+
+CLIENT = """
+import { readFileSync } from 'node:fs';
+const registrations = [];
+globalThis.window = { __ModuleLoader__: { load: (r) => registrations.push(r) } };
+globalThis.location = { href: 'http://127.0.0.1:1/' };
+globalThis.document = {
+  currentScript: { src: 'http://127.0.0.1:1/plugins/' + process.env.PACKAGE + '/client.js?rev=abc' },
+  querySelector: () => null,
+  createElement: () => ({ dataset: {} }),
+  head: { appendChild: () => {} },
+};
+new Function(readFileSync(process.env.CLIENT, 'utf8'))();
+const exports = registrations[0].factory((name) => {
+  if (name !== 'react') throw new Error('unexpected require ' + name);
+  return { createElement: () => null, useState: () => [], useRef: () => ({}), useEffect: () => {} };
+});
+const view = exports.viewOf(JSON.parse(process.env.SNAPSHOT));
+console.log(JSON.stringify({
+  ids: registrations.map((r) => r.id),
+  inject: exports.inject,
+  view: { chain: view.chain, kind: view.kind, userMode: view.userMode, timeout: view.timeout, key: view.field('exa', 'apiKeyEnv'), url: view.field('exa', 'baseURL') },
+}));
+"""
+
+
+@pytest.mark.parametrize("package", ["dsh-search-sidecar-bundle", "dsh-search-sidecar-router"])
+def test_the_browser_half_registers_as_the_package_it_is_served_for(tmp_path, package):
+    """The same client.js is the browser half of the combined bundle and of the router package:
+    it registers its factory under the id of the package whose `/plugins/<package>/client.js`
+    the shell loaded (the shell matches registrations to its boot graph's rows by id), and its
+    card reads the layers as the host does (the user layer's chain taken whole)."""
+    snapshot = {
+        "status": "ready",
+        "base": {
+            "order": ["exa", "searxng"],
+            "providers": {"exa": {"apiKeyEnv": "EXA_API_KEY", "baseURL": "https://b"}},
+        },
+        "user": {"provider": "searxng", "timeoutMs": 2500, "providers": {"exa": {"baseUrl": "https://u"}}},
+    }
+    env = {"PACKAGE": package, "CLIENT": str(BUNDLE / "client" / "client.js"), "SNAPSHOT": json.dumps(snapshot)}
+    out = node(tmp_path, CLIENT, env)
+    assert out["ids"] == [package]
+    assert out["inject"] == ["slots", "locale", "connection", "settingsScope"]
+    assert out["view"] == {
+        "chain": ["searxng"],
+        "kind": "single",
+        "userMode": True,
+        "timeout": {"value": 2500, "overridden": True},
+        "key": {"value": "EXA_API_KEY", "overridden": False},
+        "url": {"value": "https://u", "overridden": True, "key": "baseUrl"},
+    }
