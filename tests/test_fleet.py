@@ -86,7 +86,9 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
                         with cond:
                             outcomes.update(f"{a['provider']} {a['outcome'][:24]}" for a in attempts)
                             # the fleet's shared cache answered: no update (0 ms is no evidence)
-                            cached[0] += all(a["outcome"] == "ok (cached)" for a in attempts if a["outcome"].startswith("ok"))
+                            cached[0] += all(
+                                a["outcome"] == "ok (cached)" for a in attempts if a["outcome"].startswith("ok")
+                            )
                     name, tool_input = SESSION[i % len(SESSION)]
                     params = {
                         "sessionId": f"w{k}-s{i // len(SESSION)}",
