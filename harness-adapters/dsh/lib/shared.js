@@ -115,9 +115,21 @@ class SharedSidecar {
     });
   }
 
+  /** A block changed: sent once per turn of the event loop (a plugin reloaded for a hot edit
+   * releases its lease and takes a new one in the same turn: one reconfiguration, not two). */
   changed(block) {
     if (!this.process || this.spawnQueued) return; // the start sends them
-    this.process.optionsChanged(block);
+    if (block) (this.changedBlocks ??= new Set()).add(block);
+    if (this.pushQueued) return;
+    this.pushQueued = true;
+    setImmediate(() => {
+      this.pushQueued = false;
+      const blocks = [...(this.changedBlocks ?? [])];
+      this.changedBlocks = undefined;
+      if (!this.process) return;
+      if (blocks.length === 0) this.process.optionsChanged();
+      for (const name of blocks) this.process.optionsChanged(name);
+    });
   }
 
   release(lease) {
