@@ -127,7 +127,7 @@ function fakeChild(hooks = {}) {
       if (buf.length < head + 4 + len) return;
       const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
       buf = buf.subarray(head + 4 + len);
-      if (msg.id === undefined) hooks.notified?.(msg.method);
+      if (msg.id === undefined) hooks.notified?.(msg.method, msg.params);
       else if (msg.method === 'initialize' && hooks.initialize?.() !== false) {
         const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
         stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
@@ -263,3 +263,36 @@ def test_a_burst_of_tool_changes_is_one_tools_changed(tmp_path):
     """Ten ``tools/change`` events at once reach the sidecar as one ``dsh/toolsChanged`` (each
     re-reads its packs), sent after 100 ms of quiet; a later change is sent on its own."""
     assert run_bundle(tmp_path, TOOLS) == {"seen": ["initialized", "dsh/toolsChanged", "dsh/toolsChanged"]}
+
+
+# The suggester's row hot-edited (cordis disposes the plugin and applies it again with the new
+# config): the one sidecar keeps running and gets the new block as one live reconfiguration.
+HOT_EDIT = FAKES + textwrap.dedent(
+    """
+    let spawns = 0;
+    const seen = [];
+    const spawn = () => { spawns += 1; return fakeChild({ notified: (method, params) => seen.push([method, params ?? null]) }); };
+    const cleanups = [];
+    const ctx = fakeCtx(spawn);
+    ctx.effect = (fn) => { cleanups.push(fn()); };
+    suggester.apply(ctx, { cooldownCalls: 3 });
+    await sleep(300); // started
+    for (const cleanup of cleanups.splice(0)) cleanup(); // the row changed: the plugin disposed...
+    suggester.apply(ctx, { cooldownCalls: 7, sectionMode: 'sticky' }); // ...and applied again
+    await sleep(1200); // past the sidecar's stop grace: it was not stopped
+    console.log(JSON.stringify({ spawns, seen }));
+    process.exit(0);
+    """
+)
+
+
+def test_a_hot_edited_row_is_a_live_reconfiguration_not_a_restart(tmp_path):
+    report = run_bundle(tmp_path, HOT_EDIT)
+    assert report["spawns"] == 1
+    assert report["seen"] == [
+        ["initialized", {}],
+        [
+            "workspace/didChangeConfiguration",
+            {"settings": {"suggester": {"enabled": True, "cooldownCalls": 7, "sectionMode": "sticky"}}},
+        ],
+    ]
