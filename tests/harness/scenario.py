@@ -8,7 +8,7 @@ loopback. Usage::
         [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
         [--install file|link] [--package DIR]... [--profile-from WORK] [--log-capture] [--overlay-extra FILE]
         [--no-suggester-row] [--searx ok|fail|empty] [--deepseek-search] [--final TEXT] [--first-bound MS]
-        [--bare-workspace]
+        [--no-builtin-packs]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
@@ -125,6 +125,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
             args.hang_once,
             args.hang_start_once,
             args.first_bound,
+            not args.no_builtin_packs,
         )
     overlay.write_text("\n".join(lines) + "\n")
     if args.deepseek_search:  # DSH's own search provider answers from the loopback mock
@@ -252,11 +253,14 @@ def dsh_adapter_rows(
     hang_once: bool = False,
     hang_start_once: bool = False,
     first_bound_ms: int | None = None,
+    builtin_packs: bool = True,
 ) -> list[str]:
     """The overlay's rows for the bundle: the suggester activated (it ships disabled), its
     sectionMode, and the sidecar process knobs of a scenario (``sidecar:`` of the suggester's
     row: one sidecar serves every plugin)."""
-    config: dict = {"sectionMode": "sticky" if sticky else "off"}
+    # the workspace has no pack of its own: our built-in packs are opted into (the seed's
+    # default, a repository without a pack stays silent, is --no-builtin-packs)
+    config: dict = {"sectionMode": "sticky" if sticky else "off", "builtinPacks": builtin_packs}
     knobs: dict = {}
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         knobs.update(command=["sleep", "1000"], startWaitMs=2000)
@@ -347,7 +351,7 @@ def main() -> int:
     ap.add_argument("--first-bound", type=int, help="the suggester's firstPostExecuteTimeoutMs, ms")
     ap.add_argument("--log-capture", action="store_true", help="export DSH's logger service to dsh-log.jsonl")
     ap.add_argument("--final", default="All done.", help="the fake model's final answer")
-    ap.add_argument("--bare-workspace", action="store_true", help="a workspace without project markers")
+    ap.add_argument("--no-builtin-packs", action="store_true", help="the suggester row without builtinPacks: true")
     ap.add_argument("--overlay-extra", type=Path, help="rows appended to the run's --patch overlay")
     ap.add_argument("--no-suggester-row", action="store_true", help="leave the suggester's row as installed")
     ap.add_argument("--searx", choices=["ok", "fail", "empty"], default="ok", help="what the SearXNG mock answers")
@@ -358,11 +362,7 @@ def main() -> int:
     args = ap.parse_args()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    if args.bare_workspace:  # no project markers: no pack applies
-        (work / "ws").mkdir(exist_ok=True)
-        (work / "ws" / "notes.txt").write_text("__version__ is not here\n")
-    else:
-        shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
+    shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
     api = "anthropic" if args.harness == "claude" else "openai"
     fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=args.final)
     searx = MockProvider()

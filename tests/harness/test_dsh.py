@@ -193,10 +193,12 @@ def test_the_first_note_of_a_fresh_session_arrives_with_the_machine_busy(tmp_pat
     assert ledger[1].endswith("suggest Version 0.99 2 targets pyproject.toml,src/demo_pkg/__init__.py")
 
 
-def test_a_workspace_no_pack_applies_to_is_an_abstention_in_the_ledger(tmp_path, installed):
-    """No project markers: the suggester abstains, says so first in its ledger (written at the
-    sidecar's start, when the plugin asks whether it is prepared), and stays silent."""
-    report = h.scenario("dsh", "note", tmp_path, "--bare-workspace", *installed)
+def test_a_repository_without_a_pack_stays_silent_and_says_so_first(tmp_path, installed):
+    """The seed's default: a repository without a pack of its own (no `.dsh/pack.yml`, no user
+    layer) stays silent; our built-in packs are opt-in (`builtinPacks: true`, which the other
+    scenarios set). The abstention is the ledger's first line, written at the sidecar's start
+    when the plugin asks whether the suggester is prepared."""
+    report = h.scenario("dsh", "note", tmp_path, "--no-builtin-packs", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert NOTE not in texts(report["requests"][-1]["messages"])
     assert [line.split("] ", 1)[1] for line in report["ledger"].splitlines()] == ["abstained foreign-workspace"]

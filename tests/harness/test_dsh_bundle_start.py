@@ -293,6 +293,10 @@ def test_a_hot_edited_row_is_a_live_reconfiguration_not_a_restart(tmp_path):
         ["initialized", {}],
         [
             "workspace/didChangeConfiguration",
-            {"settings": {"suggester": {"enabled": True, "cooldownCalls": 7, "sectionMode": "sticky"}}},
+            {
+                "settings": {
+                    "suggester": {"enabled": True, "builtinPacks": False, "cooldownCalls": 7, "sectionMode": "sticky"}
+                }
+            },
         ],
     ]

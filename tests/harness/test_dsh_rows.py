@@ -158,7 +158,9 @@ def test_the_bandit_rows_defaults_are_the_seeds_learning_rule(tmp_path):
 
 def test_an_active_suggester_row_is_an_enabled_suggester(tmp_path):
     out = rows(tmp_path, [["on", "suggesterRow", {"sectionMode": "sticky", "cooldownCalls": 5}]])
-    assert out["on"]["value"] == {"suggester": {"enabled": True, "sectionMode": "sticky", "cooldownCalls": 5}}
+    assert out["on"]["value"] == {
+        "suggester": {"enabled": True, "builtinPacks": False, "sectionMode": "sticky", "cooldownCalls": 5}
+    }
 
 
 def test_the_retired_rows_shapes_are_mapped_with_where_each_moved(tmp_path):
@@ -166,7 +168,7 @@ def test_the_retired_rows_shapes_are_mapped_with_where_each_moved(tmp_path):
         "command": ["dsh-search", "serve"],
         "sidecar": {
             "router": {"order": ["searxng"]},
-            "suggester": {"enabled": True, "sectionMode": "sticky"},
+            "suggester": {"builtinPacks": True, "enabled": True, "sectionMode": "sticky"},
             "logMessages": "none",
         },
     }
@@ -179,7 +181,7 @@ def test_the_retired_rows_shapes_are_mapped_with_where_each_moved(tmp_path):
             "sidecar.logMessages has no row of its own any more; it is not applied",
         ],
         "router": {"order": ["searxng"], "cache": False},
-        "suggester": {"enabled": True, "sectionMode": "sticky"},
+        "suggester": {"builtinPacks": True, "enabled": True, "sectionMode": "sticky"},
         "sidecar": {"command": ["dsh-search", "serve"]},
     }
     assert out["empty"] == {"value": {"moves": []}, "problems": []}
@@ -209,7 +211,7 @@ def test_the_retired_row_warns_and_still_runs_the_suggester_it_enabled(tmp_path)
     not active here: the shim mounts it with the old row's knobs)."""
     row = {"sidecar": {"suggester": {"enabled": True, "sectionMode": "sticky"}}}
     out = node(tmp_path, COMPAT, {"ROW": json.dumps(row)})
-    assert out["mounted"] == [{"name": "search-suggester", "config": {"sectionMode": "sticky"}}]
+    assert out["mounted"] == [{"name": "search-suggester", "config": {"builtinPacks": True, "sectionMode": "sticky"}}]
     assert out["warnings"][0] == (
         "the search-sidecar row is retired (each seed is a plugin with its own row now: search-router, "
         "bandit-search, search-suggester); its settings apply meanwhile, move them: sidecar.suggester → the "

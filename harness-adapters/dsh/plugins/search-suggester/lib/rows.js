@@ -185,10 +185,13 @@ export function banditRow(raw, report) {
   return out;
 }
 
-/** The search-suggester row: the sidecar's suggester block (on: the row is active), `sidecar:`. */
+/** The search-suggester row: the sidecar's suggester block (on: the row is active; only the
+ * repository's own pack unless `builtinPacks: true`), `sidecar:`. */
 export function suggesterRow(raw, report) {
   const row = pick(raw, [...SUGGESTER_KEYS, 'sidecar'], 'search-suggester row', report);
-  const suggester = { enabled: true };
+  // the seed: "a repository without a pack stays silent"; our built-in generic and language
+  // packs (activated by a repository's root markers) are opt-in: `builtinPacks: true`
+  const suggester = { enabled: true, builtinPacks: false };
   for (const key of SUGGESTER_KEYS) if (key in row) suggester[key] = row[key];
   if (suggester.enabled === false) {
     report('search-suggester row: enabled: false keeps it silent although the row is active (disabled: true is the way to turn it off)');
@@ -220,7 +223,8 @@ export function retiredRow(raw, report) {
     moves.push('sidecar.bandit → the bandit-search row\'s config');
   }
   if (blocks.suggester !== undefined) {
-    out.suggester = pick(blocks.suggester, SUGGESTER_KEYS, 'search-sidecar row (retired), sidecar.suggester', report);
+    // the retired row ran our built-in packs by default: kept, so the upgrade silences nothing
+    out.suggester = { builtinPacks: true, ...pick(blocks.suggester, SUGGESTER_KEYS, 'search-sidecar row (retired), sidecar.suggester', report) };
     moves.push('sidecar.suggester → the search-suggester row\'s config (and disabled: false to activate it)');
   }
   const process = {};
