@@ -7,11 +7,15 @@ Chain: ``brave`` (a loopback fault injector: 503s, 429s, resets, invalid JSON, s
 oversized bodies, and some good answers) → ``searxng`` (a healthy loopback replay of the
 captured fixture). Queries come from a pool of 300, so the result cache sees hits and misses.
 
-Idle baselines, measured in the same run before the soak: ``dsh/postExecute`` and
-``dsh/search`` one at a time with nothing else in flight; every latency printed is next to
-its idle figure and the ratio. Then the **large-bodies** phase (issue 16, item 4): 16
-``dsh/search`` calls whose providers answer 2,000 results (~1 MB) kept in flight while
-``dsh/postExecute`` runs one at a time; its p99 is compared with the idle p99 (goal <= 2x).
+Idle baselines, measured in the same run half before and half after the soak (pooled, so a
+load change during the run shows on both sides): ``dsh/postExecute`` and ``dsh/search`` one at
+a time with nothing else in flight; every latency printed is next to its idle figure and the
+ratio. Then the **large-bodies** phase: :data:`LARGE_ROUNDS` rounds that alternate a window with
+nothing else in flight and a window with 16 ``dsh/search`` calls whose providers answer 2,000
+results (~1 MB) kept in flight, ``dsh/postExecute`` one at a time all along; the loaded p99 is
+compared with the idle p99 of the same rounds (goal <= 2x), with the searches completed (they
+must overlap the calls). The providers here are threads of this process: ``bench/large_answers.py``
+serves the large bodies from another process and compares with a baseline tree.
 
 RSS bound: the end-of-run RSS may exceed the RSS after warm-up by at most ``RSS_BOUND_MIB``
 (the result cache, the bandit's pending-feedback table and the suggester's per-session state
@@ -49,6 +53,9 @@ LARGE_RESULTS = 2000
 LARGE_INFLIGHT = 16
 #: Calls of each idle baseline.
 IDLE_CALLS = 200
+#: Rounds of the large-bodies phase (an idle window, then a loaded one), and each window's seconds.
+LARGE_ROUNDS = 4
+LARGE_WINDOW_S = 3.0
 #: Fault mix of the brave injector: (kind, weight). Sums to 100.
 FAULTS = [("ok", 25), ("503", 20), ("429", 15), ("reset", 10), ("invalid-json", 10), ("slow", 10), ("big-body", 10)]
 
@@ -267,37 +274,51 @@ async def run(args: argparse.Namespace) -> int:
             {"sessionId": "warm", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},
         )
     await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
-    # idle baselines: one call at a time, nothing else in flight
+    # idle baselines: one call at a time, nothing else in flight (half now, half after the soak)
     idle: dict[str, list[float]] = defaultdict(list)
-    for i in range(IDLE_CALLS):
-        name, inp = TOOLS[i % len(TOOLS)]
-        params = {"sessionId": f"idle{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
-        idle["dsh/postExecute"].append((await client.call("dsh/postExecute", params))[1])
-    for i in range(IDLE_CALLS // 4):
-        idle["dsh/search"].append(
-            (await client.call("dsh/search", {"query": f"idle query {i}", "strategy": "quick"}))[1]
-        )
 
-    # large bodies in flight: postExecute one at a time meanwhile
-    large_stop = asyncio.Event()
+    async def idle_pass(tag: str) -> None:
+        for i in range(IDLE_CALLS // 2):
+            name, inp = TOOLS[i % len(TOOLS)]
+            params = {"sessionId": f"idle{tag}{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
+            idle["dsh/postExecute"].append((await client.call("dsh/postExecute", params))[1])
+        for i in range(IDLE_CALLS // 8):
+            idle["dsh/search"].append(
+                (await client.call("dsh/search", {"query": f"idle query {tag}{i}", "strategy": "quick"}))[1]
+            )
+
+    await idle_pass("a")
+
+    # large bodies: idle and loaded windows alternate, postExecute one at a time all along
     large_done = Counter()
-
-    async def large_worker(k: int) -> None:
-        n = 0
-        while not large_stop.is_set():
-            n += 1
-            await client.call("dsh/search", {"query": f"large query {k}-{n}", "strategy": "quick"})
-            large_done["dsh/search"] += 1
-
-    large_tasks = [asyncio.create_task(large_worker(k)) for k in range(LARGE_INFLIGHT)]
-    await asyncio.sleep(0.5)  # let the searches fill the pipeline
+    large_idle: list[float] = []
     under_large: list[float] = []
-    for i in range(IDLE_CALLS):
-        name, inp = TOOLS[i % len(TOOLS)]
-        params = {"sessionId": f"large{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
-        under_large.append((await client.call("dsh/postExecute", params))[1])
-    large_stop.set()
-    await asyncio.gather(*large_tasks)
+
+    async def pe_window(out: list[float], seconds: float, tag: str) -> None:
+        end, i = time.monotonic() + seconds, 0
+        while time.monotonic() < end:
+            i += 1
+            name, inp = TOOLS[i % len(TOOLS)]
+            params = {"sessionId": f"large{tag}{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
+            out.append((await client.call("dsh/postExecute", params))[1])
+            await asyncio.sleep(0.002)
+
+    for rnd in range(LARGE_ROUNDS):
+        await pe_window(large_idle, LARGE_WINDOW_S, f"i{rnd}")
+        large_stop = asyncio.Event()
+
+        async def large_worker(k: int, stop: asyncio.Event = large_stop, rnd: int = rnd) -> None:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                await client.call("dsh/search", {"query": f"large query {rnd}-{k}-{n}", "strategy": "quick"})
+                large_done["dsh/search"] += 1
+
+        large_tasks = [asyncio.create_task(large_worker(k)) for k in range(LARGE_INFLIGHT)]
+        await asyncio.sleep(0.3)  # let the searches fill the pipeline
+        await pe_window(under_large, LARGE_WINDOW_S, f"l{rnd}")
+        large_stop.set()
+        await asyncio.gather(*large_tasks)
 
     rss_start = rss_mib(proc.pid)
     cpu_start = cpu_s(proc.pid)
@@ -347,6 +368,7 @@ async def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - t0
     rss_end = rss_mib(proc.pid)
     cpu_used = cpu_s(proc.pid) - cpu_start
+    await idle_pass("b")  # the other half of the idle baseline, after the soak
 
     await client.call("shutdown", None)
     client.notify("exit", None)
@@ -379,11 +401,13 @@ async def run(args: argparse.Namespace) -> int:
     for method in ("dsh/postExecute", "dsh/search"):
         row(method, latencies[method], idle[method], done[method], elapsed)
     print(f"{'all':<18} {total:>7} {total / elapsed:>8.1f}")
-    i99, l99 = percentile(idle["dsh/postExecute"], 0.99), percentile(under_large, 0.99)
+    i99, l99 = percentile(large_idle, 0.99), percentile(under_large, 0.99)
     print(
-        f"large bodies: dsh/postExecute one at a time with {LARGE_INFLIGHT} searches of {LARGE_RESULTS}-result "
-        f"answers in flight ({large_done['dsh/search']} searches done): p50 {percentile(under_large, 0.5) * 1000:.2f} ms, "
-        f"p99 {l99 * 1000:.2f} ms vs idle p99 {i99 * 1000:.2f} ms = x{l99 / i99:.2f}   goal <= 2x: "
+        f"large bodies: dsh/postExecute one at a time, {LARGE_ROUNDS} rounds of {LARGE_WINDOW_S:.0f} s idle / "
+        f"{LARGE_WINDOW_S:.0f} s with {LARGE_INFLIGHT} searches of {LARGE_RESULTS}-result answers in flight "
+        f"({large_done['dsh/search']} searches done; n = {len(large_idle)} idle / {len(under_large)} loaded): "
+        f"p50 {percentile(under_large, 0.5) * 1000:.2f} vs {percentile(large_idle, 0.5) * 1000:.2f} ms, "
+        f"p99 {l99 * 1000:.2f} ms vs idle p99 {i99 * 1000:.2f} ms (same rounds) = x{l99 / i99:.2f}   goal <= 2x: "
         f"{'met' if l99 <= 2 * i99 else 'NOT met'}"
     )
     print("errors by kind (JSON-RPC replies):", dict(errors) or "none")

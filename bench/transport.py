@@ -1,8 +1,11 @@
 """Transport benchmark: the sidecar's ``dsh/postExecute`` against a pygls+asyncio echo given
 the same nested params, side by side in one run (issue 16, items 5 and 9).
 
-Servers: raw Python framing (the floor), the **echo** (stock pygls ``start_io``, asyncio,
-answering ``dsh/postExecute`` with an empty ``additionalContexts``), and the sidecar on the
+Servers: raw Python framing (the floor), the **echo** (pygls reading stdin through an asyncio
+pipe reader, ``connect_read_pipe`` + ``run_async``, as the sidecar does, answering
+``dsh/postExecute`` with an empty ``additionalContexts``: the floor the goal names), for
+reference stock pygls ``start_io`` (stdin read through a thread pool: 1.2–1.6x slower, so ratios
+against it flatter the sidecar; printed, never used for a goal), and the sidecar on the
 ``pyproj`` fixture workspace. Two paths, each sent to the echo and to the sidecar with the same
 params: **silent** (a grep the suggester ignores) and **intent** (a grep for ``def main``
 that matches the Symbol intent: a note, a ledger line and a ``window/logMessage``; a fresh
@@ -61,6 +64,32 @@ RAW_ECHO = textwrap.dedent(
         body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": None}).encode()
         o.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
         o.flush()
+    """
+)
+
+FLOOR_PYGLS = textwrap.dedent(
+    """
+    import asyncio, logging, sys, threading
+    from pygls.lsp.server import LanguageServer
+    from pygls.io_ import StdoutWriter, run_async
+    server = LanguageServer("floor", "0")
+    @server.feature("bench/noop")
+    def noop(ls, params):
+        return None
+    @server.feature("dsh/postExecute")
+    def echo(ls, params):
+        return {"additionalContexts": []}
+    async def main():
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**20)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        await run_async(stop_event=threading.Event(), reader=reader, protocol=server.protocol,
+                        logger=logging.getLogger(), error_handler=server.report_server_error)
+    try:
+        asyncio.run(main())
+    except (SystemExit, KeyboardInterrupt):
+        pass
     """
 )
 
@@ -152,6 +181,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="dsh-bench-"))
     (tmp / "raw.py").write_text(RAW_ECHO)
     (tmp / "stock.py").write_text(STOCK_PYGLS)
+    (tmp / "floor.py").write_text(FLOOR_PYGLS)
     ws = Path(__file__).resolve().parents[1] / "tests" / "data" / "workspaces" / "pyproj"
 
     def init(options: dict) -> dict:
@@ -159,7 +189,8 @@ def main() -> None:
 
     on = {"suggester": {"enabled": True}}
     quiet = {"suggester": {"enabled": True}, "logMessages": "none"}
-    echo = [sys.executable, str(tmp / "stock.py")]
+    echo = [sys.executable, str(tmp / "floor.py")]
+    stock = [sys.executable, str(tmp / "stock.py")]
     rows = [
         ("raw Python framing (floor), no-op", [sys.executable, str(tmp / "raw.py")], None, "bench/noop", silent),
         ("echo pygls+asyncio, silent params", echo, {}, "dsh/postExecute", silent),
@@ -174,6 +205,9 @@ def main() -> None:
         for label, options, params_of in (("silent", on, silent), ("intent (logMessages all)", on, intent)):
             pythonpath[len(rows)] = os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs"))
             rows.append((f"baseline dsh/postExecute {label}", sidecar_cmd(), options, "dsh/postExecute", params_of))
+    first_stock = len(rows)
+    rows.append(("stock pygls start_io (reference), silent params", stock, {}, "dsh/postExecute", silent))
+    rows.append(("stock pygls start_io (reference), intent params", stock, {}, "dsh/postExecute", intent))
     clients = []
     for k, (_label, cmd, options, method, params_of) in enumerate(rows):
         env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"))  # each its own state and ledger
@@ -183,7 +217,7 @@ def main() -> None:
         if options is not None:
             client.request("initialize", init(options))
             client.send("initialized", {}, notify=True)
-            if cmd != echo:
+            if cmd not in (echo, stock):
                 wait_ready(client)  # the workspace graph builds in the background
         for i in range(50):  # warm up
             client.request(method, params_of(-1 - i))
@@ -221,6 +255,7 @@ def main() -> None:
     pairs = [(2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)]
     if args.baseline_src:
         pairs += [(6, 1, 2.0), (7, 3, 1.5)]
+    pairs += [(1, first_stock, 0.0), (3, first_stock + 1, 0.0)]  # how much the stock echo flatters
     for side, base, goal in pairs:
         ratios = [a / b for a, b in zip(rps[side], rps[base], strict=True)]
         ratio = statistics.median(ratios)

@@ -3,10 +3,11 @@
 
 Every tracked path becomes a file. A file with definitions gets, at each definition's line, a
 one-line definition in its language (``def name(): ...``, ``func Name() {}``, ``pub fn name()
-{}``, ``export class Name {}``, ``def name; end``…); a ``ref`` row becomes a comment naming the
+{}``, ``export class Name {}``, ``def name; end``, ``void name() {}`` in Java/C#/C++,
+``function name() {}`` in PHP…); a ``ref`` row becomes a comment naming the
 identifier at its line. Facts fill in the rest: the manifest/config skeletons (section headers
 and key names, versions), the version assignments (``__version__ = "x"``, ``VERSION = 'x'``, a
-bare ``VERSION`` file) and the changelog headings, each at its recorded line. Other text files
+bare ``VERSION`` file, or the declaration as the facts recorded it: ``#define FMT_VERSION …``) and the changelog headings, each at its recorded line. Other text files
 get a one-line title; everything else stays empty.
 
     python corpus/materialize.py DATA_DIR DEST          # e.g. corpus/intents/httpx /tmp/httpx
@@ -53,6 +54,16 @@ def _lang(path: str) -> str:
         ".mjs": "ts",
         ".cjs": "ts",
         ".rb": "rb",
+        ".java": "java",
+        ".kt": "kt",
+        ".cs": "cs",
+        ".php": "php",
+        ".c": "cpp",
+        ".h": "cpp",
+        ".cc": "cpp",
+        ".cpp": "cpp",
+        ".hpp": "cpp",
+        ".cu": "cpp",
     }.get(ext, "rb" if name in ("Gemfile", "Rakefile") or ext == ".gemspec" else "")
 
 
@@ -98,6 +109,44 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "constant": "export const {n} = 0;",
         "": "export function {n}() {{}}",
     },
+    "java": {
+        "class": "class {n} {{}}",
+        "interface": "interface {n} {{}}",
+        "enum": "enum {n} {{}}",
+        "": "void {n}() {{}}",
+    },
+    "kt": {
+        "class": "class {n}",
+        "interface": "interface {n}",
+        "object": "object {n}",
+        "constant": "val {n} = 0",
+        "": "fun {n}() {{}}",
+    },
+    "cs": {
+        "class": "class {n} {{}}",
+        "interface": "interface {n} {{}}",
+        "struct": "struct {n} {{}}",
+        "enum": "enum {n} {{}}",
+        "property": "int {n} {{ get; set; }}",
+        "": "void {n}() {{}}",
+    },
+    "php": {
+        "class": "class {n} {{}}",
+        "interface": "interface {n} {{}}",
+        "trait": "trait {n} {{}}",
+        "constant": "const {n} = 0;",
+        "": "function {n}() {{}}",
+    },
+    "cpp": {
+        "class": "class {n} {{}};",
+        "struct": "struct {n} {{}};",
+        "union": "union {n} {{}};",
+        "enum": "enum {n} {{}};",
+        "typedef": "typedef int {n};",
+        "macro": "#define {n}",
+        "variable": "int {n};",
+        "": "void {n}() {{}}",
+    },
     "rb": {
         "class": "class {n}; end",
         "module": "module {n}; end",
@@ -123,12 +172,14 @@ def comment(path: str, text: str) -> str:
     name = path.rsplit("/", 1)[-1]
     if name.endswith(_HASH) or name in ("Gemfile", "Rakefile", "Makefile", "VERSION") or name.startswith("."):
         return f"# {text}"
-    if _lang(path) in ("go", "rs", "ts") or name.endswith((".json", ".jsonc")):
+    if _lang(path) in ("go", "rs", "ts", "java", "kt", "cs", "php", "cpp") or name.endswith((".json", ".jsonc")):
         return f"// {text}"
     return text
 
 
-def _version_line(path: str, value: str) -> str:
+def _version_line(path: str, value: str, text: str | None = None) -> str:
+    if text:  # the declaration as written (`<version>1.2</version>`, `#define FMT_VERSION 120201`)
+        return text
     name = path.rsplit("/", 1)[-1]
     if name == "VERSION":
         return value
@@ -185,7 +236,7 @@ def stub_lines(
     taken = {(p, n + k) for p, rows in lines.items() for n, t in rows for k in range(t.count("\n") + 1)}
     for v in facts.get("version") or []:
         if (v["path"], int(v["line"])) not in taken:
-            lines[v["path"]].append((int(v["line"]), _version_line(v["path"], str(v["value"]))))
+            lines[v["path"]].append((int(v["line"]), _version_line(v["path"], str(v["value"]), v.get("text"))))
             taken.add((v["path"], int(v["line"])))
     for name, kind, p, n in symbols:
         if (p, n) in taken or "\n" in name:

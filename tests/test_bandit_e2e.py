@@ -131,10 +131,11 @@ async def test_search_feedback_over_stdio(spawn, shaped_provider, dsh_home: Path
     used = r["sources"][1]["url"].replace("https://example.org", "HTTPS://Example.ORG:443") + "/#section"
     fb = await client.protocol.send_request_async("dsh/searchFeedback", {"searchId": r["searchId"], "usedUrls": [used]})
     assert fb["reward"] == pytest.approx(0.5 * 1.0 + 0.5 * r["reward"], abs=1e-6)
+    # usage only turns on: a later report without its sources leaves the search used
     fb = await client.protocol.send_request_async(
         "dsh/searchFeedback", {"searchId": r["searchId"], "usedUrls": ["https://elsewhere.example/"]}
     )
-    assert fb["reward"] == pytest.approx(0.5 * r["reward"], abs=1e-6)
+    assert fb["reward"] == pytest.approx(0.5 * 1.0 + 0.5 * r["reward"], abs=1e-6)
     with pytest.raises(JsonRpcException) as info:
         await client.protocol.send_request_async("dsh/searchFeedback", {"searchId": "nope", "usedUrls": []})
     assert info.value.code == -32602
@@ -143,8 +144,8 @@ async def test_search_feedback_over_stdio(spawn, shaped_provider, dsh_home: Path
         await client.protocol.send_request_async("dsh/searchFeedback", {"searchId": r["searchId"]})
     assert info.value.code == -32602 and "usedUrls" in info.value.message
     # the re-credit landed in the persisted factoid posterior (written behind, landed by
-    # shutdown): one observation, credited 0.5 * h
+    # shutdown): one observation, credited 0.5 + 0.5 * h
     await client.protocol.send_request_async("shutdown", None)
     doc = json.loads((dsh_home / "bandit" / "posteriors.json").read_text())
     a, b = doc["rows"]["factoid"]["quick"]
-    assert a == pytest.approx(0.5 * r["reward"], abs=1e-6) and a + b == pytest.approx(1.0)
+    assert a == pytest.approx(0.5 + 0.5 * r["reward"], abs=1e-6) and a + b == pytest.approx(1.0)

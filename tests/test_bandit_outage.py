@@ -184,7 +184,7 @@ async def test_status_counts_updates_and_reset_forgets_them(dsh_home, mock_provi
         bandit.close()
         await bandit.router.aclose()
     # the CLI's reset, on the file alone (a sidecar may be running: it merges into the reset file)
-    assert reset_posteriors(dsh_home) == [dsh_home / "bandit" / "posteriors.json"]
+    assert reset_posteriors(dsh_home) == [dsh_home / "bandit" / "pending.json", dsh_home / "bandit" / "posteriors.json"]
     restarted = bandit_for({"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}}, dsh_home)
     try:
         assert restarted.status()["updates"] == {"quick": 0, "thorough": 0}

@@ -16,6 +16,7 @@ from dsh_sidecar.bandit.decisions import DecisionLog
 from dsh_sidecar.bandit.feedback import PendingSearches, UnknownSearch, usage_reward
 from dsh_sidecar.bandit.policy import GLOBAL, ContextualPolicy, apply_adjust, apply_update
 from dsh_sidecar.bandit.store import PosteriorStore
+from dsh_sidecar.bandit.usage import url_keys
 from dsh_sidecar.cli import render_status
 from dsh_sidecar.errors import ConfigError
 
@@ -267,10 +268,10 @@ def test_pending_searches_are_bounded_and_expire():
     now = [100.0]
     pending = PendingSearches(max_pending=2, ttl_s=10, clock=lambda: now[0])
     for sid in ("a", "b", "c"):
-        pending.add(sid, "open", "quick", 0.5, ["https://x.example/1"])
+        pending.add(sid, "open", "quick", 0.5, url_keys(["https://x.example/1"]))
     with pytest.raises(UnknownSearch, match=r"^searchId: unknown or expired search 'a'"):
         pending.get("a")
-    assert pending.get("c").urls == frozenset({"https://x.example/1"})
+    assert pending.get("c").keys == url_keys(["HTTPS://X.example:443/1/"])
     now[0] = 111.0
     with pytest.raises(UnknownSearch):
         pending.get("c")
@@ -285,19 +286,20 @@ class _NoRouter:
 def test_feedback_recredits_the_search_once(dsh_home: Path):
     bandit = StrategyBandit(_NoRouter(), parse_bandit_config({"discount": 1.0}), home=dsh_home)  # type: ignore[arg-type]
     bandit.store.apply(bandit.policy, bandit.policy.update_op("open", "thorough", 0.6))
-    bandit.pending.add("s1", "open", "thorough", 0.6, ["https://a.example/x"])
-    assert bandit.feedback("s1", ["https://A.example/x/"]) == pytest.approx(0.8)
+    bandit.pending.add("s1", "open", "thorough", 0.6, url_keys(["https://a.example/x"]))
+    assert bandit.feedback("s1", ["https://A.example/x/"]).reward == pytest.approx(0.8)
     assert bandit.policy.evidence["open"]["thorough"] == pytest.approx([0.8, 0.2])
-    assert bandit.feedback("s1", ["https://A.example/x/"]) == pytest.approx(0.8)  # idempotent
+    assert bandit.feedback("s1", ["https://A.example/x/"]).reward == pytest.approx(0.8)  # idempotent
     assert bandit.policy.evidence["open"]["thorough"] == pytest.approx([0.8, 0.2])
-    assert bandit.feedback("s1", []) == pytest.approx(0.3)
-    assert bandit.policy.evidence[GLOBAL]["thorough"] == pytest.approx([0.3, 0.7])
+    # usage only turns on: a later report that the answer used none of it changes nothing
+    assert bandit.feedback("s1", []).reward == pytest.approx(0.8)
+    assert bandit.policy.evidence[GLOBAL]["thorough"] == pytest.approx([0.8, 0.2])
     bandit.close()
     records = [json.loads(x) for x in (dsh_home / "bandit" / "decisions.jsonl").read_text().splitlines()]
     assert [(r["event"], r["used"], r["reward"], r["previousReward"]) for r in records] == [
         ("feedback", True, 0.8, 0.6),
         ("feedback", True, 0.8, 0.8),
-        ("feedback", False, 0.3, 0.8),
+        ("feedback", True, 0.8, 0.8),
     ]
     with pytest.raises(UnknownSearch):
         bandit.feedback("s2", [])

@@ -228,9 +228,9 @@ def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh
     from dsh_sidecar.sidecar import Sidecar
 
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
-    assert sidecar.graph.building  # started by the constructor
+    assert sidecar.projection.graph_builder.building  # started by the constructor
     asyncio.run(sidecar.aclose())
-    assert not sidecar.graph.building and not sidecar.content.building
+    assert not sidecar.projection.graph_builder.building and not sidecar.projection.content.building
 
 
 @pytest.mark.parametrize(
@@ -382,7 +382,7 @@ def test_with_the_suggester_on_the_search_path_is_prepared_after_the_workspace_g
         def warm(self):
             while not built:
                 time.sleep(0.01)
-            seen.append((built[0].graph.building, built[0].graph.graph is not None))
+            seen.append((built[0].projection.graph_builder.building, built[0].projection.graph is not None))
             original(self)
         Router.warm = warm
         config = parse_config({"suggester": {"enabled": True}})

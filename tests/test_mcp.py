@@ -1,5 +1,5 @@
-"""``dsh-search mcp`` over real stdio with the official MCP client: the five tools, Claude
-Code's hook fields (``tool_input`` as JSON text or an object), the hook output JSON, progress
+"""``dsh-search mcp`` over real stdio with the official MCP client: the listed and hook-only
+tools, Claude Code's hook fields (``tool_input`` as JSON text or an object), the hook output JSON, progress
 per provider attempt, cancellation reaching the HTTP call, and the key-free failure."""
 
 from __future__ import annotations
@@ -92,14 +92,27 @@ async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_tools_listed_with_schemas(suggesting):
+    """The model-facing tools only (the hook-only ones are served, not listed), each with a
+    closed input schema and a typed output schema, snake_case throughout; no strategy, reward
+    or provider attempt anywhere a model reads."""
     tools = {t.name: t for t in (await suggesting.list_tools()).tools}
-    assert set(tools) == {"web_search", "where_is", "post_tool_use", "session_start", "suggestion_dismiss"}
-    schema = tools["web_search"].input_schema
-    assert schema["required"] == ["query"]
-    assert schema["properties"]["strategy"]["enum"] == ["auto", "quick", "thorough"]
-    assert "Hook-only" in tools["post_tool_use"].description
-    out = tools["web_search"].output_schema
-    assert {"searchId", "strategy", "sources", "attempts", "truncated", "durationMs", "reward"} <= set(out["required"])
+    assert set(tools) == {"search", "web_search", "search_feedback", "where_is", "suggestion_dismiss"}
+    for tool in tools.values():
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert tool.output_schema is not None and tool.output_schema["additionalProperties"] is False, tool.name
+        assert tool.output_schema["type"] == "object" and tool.output_schema["properties"], tool.name
+        fields = set(tool.input_schema["properties"]) | set(tool.output_schema["properties"])
+        assert all(f == f.lower() for f in fields), (tool.name, fields)  # snake_case
+        assert not fields & {"strategy", "reward", "attempts", "duration_ms", "k"}, (tool.name, fields)
+    assert tools["search"].input_schema["properties"].keys() == {"query"}
+    assert tools["search"].input_schema["required"] == ["query"]
+    assert set(tools["search"].output_schema["required"]) == {"search_id", "sources", "truncated"}
+    assert set(tools["web_search"].input_schema["properties"]) == {"query", "max_results"}
+    assert set(tools["search_feedback"].input_schema["required"]) == {"search_id", "used_urls"}
+    where = tools["where_is"].output_schema
+    assert set(where["properties"]) == {"intent", "confidence", "about", "targets"}
+    assert set(where["required"]) == {"intent", "targets"}
+    assert where["properties"]["confidence"]["anyOf"][0] == {"maximum": 1, "minimum": 0, "type": "number"}
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -145,9 +158,11 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
     assert where.structured_content["intent"] == "Version"
     assert phrase.structured_content == {
         "intent": "Version",
-        "k": 0.9608,
+        "confidence": 0.9608,
         "about": "the package version",
-        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+        "targets": [
+            {"path": "src/demo_pkg/__init__.py", "display": "src/demo_pkg/__init__.py", "reason": "defines __version__"}
+        ],
     }
 
 
@@ -171,14 +186,17 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     assert prompt.structured_content["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert where.structured_content == {
         "intent": "Version",
-        "k": where.structured_content["k"],
+        "confidence": where.structured_content["confidence"],
         "about": "the package version",
-        "targets": [{"path": "src/demo_pkg/__init__.py", "reason": "defines __version__"}],
+        "targets": [
+            {"path": "src/demo_pkg/__init__.py", "display": "src/demo_pkg/__init__.py", "reason": "defines __version__"}
+        ],
     }
-    assert 0.85 <= where.structured_content["k"] < 1
+    assert 0.85 <= where.structured_content["confidence"] < 1
     assert nothing.structured_content == {"intent": None, "targets": []}
     assert empty.is_error and "give query" in empty.content[0].text
     assert dismissed.structured_content["record"] == "dismissed Version *"
+    assert set(dismissed.structured_content) == {"record", "expires_at"}
     assert unknown.is_error and "unknown intent 'Nope'" in unknown.content[0].text
     assert after.structured_content == {}  # the dismissed family is silent
 
@@ -188,6 +206,9 @@ def searxng(mock) -> dict:
 
 
 async def test_web_search_sources_and_progress(tmp_path, workspace, mock_provider):
+    """web_search is the router seed's tool: one query to the chain (one provider request), the
+    first answer's sources, up to max_results; the provider attempt reaches the client as
+    progress, never the result."""
     reply, case = case_reply("searxng", "ok")
     mock_provider.route(*ROUTES["searxng"], reply)
     progress: list[tuple[float, str | None]] = []
@@ -196,14 +217,15 @@ async def test_web_search_sources_and_progress(tmp_path, workspace, mock_provide
         progress.append((value, message))
 
     async with session(tmp_path, workspace, searxng(mock_provider)) as s:
-        res = await s.call_tool(
-            "web_search", {"query": "bike chain cleaning", "strategy": "quick"}, progress_callback=on_progress
-        )
+        res = await s.call_tool("web_search", {"query": "bike chain cleaning"}, progress_callback=on_progress)
+        three = await s.call_tool("web_search", {"query": "bike chain cleaning", "max_results": 3})
     out = res.structured_content
     assert not res.is_error
-    assert out["strategy"] == "quick"
+    assert set(out) == {"sources", "truncated"}
     assert [src["url"] for src in out["sources"]] == case["expect"]["urls"][:5]
-    assert [(a["provider"], a["outcome"]) for a in out["attempts"]] == [("searxng", "ok")]
+    assert json.loads(res.content[0].text) == out
+    assert len(three.structured_content["sources"]) == 3 and three.structured_content["truncated"] is True
+    assert mock_provider.count(*ROUTES["searxng"]) == 2  # one request per call: no query variants
     assert len(progress) == 1 and progress[0][0] == 1
     assert progress[0][1].startswith("searxng: ok (")
 
@@ -216,7 +238,7 @@ async def test_web_search_all_failed_is_a_key_free_tool_error(tmp_path, workspac
         res = await s.call_tool("web_search", {"query": "anything"})
     assert res.is_error
     text = res.content[0].text
-    assert "search-router: all configured search providers failed:\n- tavily: HTTP 429" in text
+    assert text == "search-router: all configured search providers failed:\n- tavily: HTTP 429"
     assert key not in text and key not in (tmp_path / "stderr.log").read_text()
 
 
@@ -225,7 +247,7 @@ async def test_cancellation_reaches_the_http_call(tmp_path, workspace, mock_prov
     config = searxng(mock_provider)
     config["router"]["timeoutMs"] = 30000
     async with session(tmp_path, workspace, config) as s:
-        call = asyncio.ensure_future(s.call_tool("web_search", {"query": "bike chain cleaning", "strategy": "quick"}))
+        call = asyncio.ensure_future(s.call_tool("web_search", {"query": "bike chain cleaning"}))
         await until(lambda: mock_provider.count(*ROUTES["searxng"]) == 1, "the search at the provider")
         call.cancel()  # the SDK sends notifications/cancelled for an abandoned request
         with pytest.raises(asyncio.CancelledError):
@@ -422,7 +444,7 @@ def test_a_signal_ends_the_mcp_server_with_0_and_its_learning_saved(tmp_path, wo
                 "jsonrpc": "2.0",
                 "id": 2,
                 "method": "tools/call",
-                "params": {"name": "web_search", "arguments": {"query": "bike chain", "strategy": "quick"}},
+                "params": {"name": "search", "arguments": {"query": "bike chain"}},
             },
         )
         answer = json.loads(proc.stdout.readline())
@@ -437,7 +459,8 @@ def test_a_signal_ends_the_mcp_server_with_0_and_its_learning_saved(tmp_path, wo
             proc.kill()
             proc.wait()
     saved = json.loads((home / "bandit" / "posteriors.json").read_text())
-    assert saved["updates"] == {"quick": 1, "thorough": 0}
+    assert sum(saved["updates"].values()) == 1
+    assert len(json.loads((home / "bandit" / "pending.json").read_text())["searches"]) == 1
 
 
 async def test_a_provider_error_with_a_lone_surrogate_is_a_tool_error_not_a_dead_session(
@@ -449,12 +472,12 @@ async def test_a_provider_error_with_a_lone_surrogate_is_a_tool_error_not_a_dead
     body = b'{"error": "quota \\ud800 exceeded\\n- forged: ok"}'
     mock_provider.route(*ROUTES["searxng"], Reply(400, {"content-type": "application/json"}, body))
     async with session(tmp_path, workspace, searxng(mock_provider)) as s:
-        res = await s.call_tool("web_search", {"query": "bike chain", "strategy": "quick"})
+        res = await s.call_tool("web_search", {"query": "bike chain"})
         again = await s.call_tool("where_is", {"query": "zebra giraffe"})
     assert res.is_error
     text = res.content[0].text
     assert text == (
-        "Error executing tool web_search: search-router: all configured search providers failed:\n"
+        "search-router: all configured search providers failed:\n"
         "- searxng: HTTP 400: quota \ufffd exceeded - forged: ok"  # one line: the body adds none
     )
     assert again.structured_content is not None

@@ -52,7 +52,7 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
 
                 where = asyncio.ensure_future(call("where_is", {"query": "f3_4"}))
                 start = asyncio.ensure_future(call("session_start", {"session_id": "a"}))
-                search = await call("web_search", {"query": "bike chain cleaning", "strategy": "quick"})
+                search = await call("web_search", {"query": "bike chain cleaning"})
                 hook = await call(
                     "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "x"}, "session_id": "a"}
                 )

@@ -464,8 +464,9 @@ def test_knowledge_and_dismissals_are_shared_by_repository_identity(server, tmp_
     b.record("Version", "pyproject.toml", ignored=1)
     a.flush()
     b.flush()
-    b.ensure()
-    b.settle()
+    for k in (a, b):  # each re-reads the changed view in a worker: wait for both
+        k.ensure()
+        k.settle()
     assert b.row("Version", "pyproject.toml") == a.row("Version", "pyproject.toml")
     row = b.row("Version", "pyproject.toml")
     assert (row.followed, row.ignored, row.seed) == (1, 1, 1.0)

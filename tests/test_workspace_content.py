@@ -6,14 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace.content import (
-    ContentIndexer,
-    docs_pages,
-    docs_roots,
-    facts_of,
-    fts5_available,
-    path_words,
-)
+from dsh_sidecar.workspace.content import ContentIndexer
+from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, path_words
+from dsh_sidecar.workspace.fts import fts5_available
 
 pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
 
@@ -103,9 +98,19 @@ def test_index_search_facts_and_incremental_sync(tmp_path):
     again.start(listing)
     assert again.wait(60) and again.stats["read"] == 0 and again.stats["unchanged"] == len(listing)
     (root / "docs/index.md").write_text("# Home\n\nNow about zeppelins.\n")
-    again.refresh(["docs/index.md"], listing)
-    assert again.wait(60) and again.stats["read"] == 1
+    again.refresh(["docs/index.md"], ["docs/index.md"])
+    assert again.wait(60) and again.stats["lastChange"]["read"] == 1 and again.stats["read"] == 0
     assert [p for p, _ in again.search(["zeppelin"])] == ["docs/index.md"]
+    # a removed file leaves the index and its facts; a new one joins them, each in one partial sync
+    seen: list[object] = []
+    again.on_ready = lambda ix, changes: seen.append(changes)
+    (root / "CHANGES.txt").unlink()
+    (root / "HISTORY.md").write_text("2.0\n---\n\n1.0\n---\n")
+    again.refresh(["CHANGES.txt", "HISTORY.md"], ["HISTORY.md"])
+    assert again.wait(60) and again.stats["lastChange"]["read"] == 1 and again.stats["lastChange"]["removed"] == 1
+    assert seen == [{"CHANGES.txt": None, "HISTORY.md": frozenset({"changelog"})}]
+    assert again.with_fact("changelog") == ["HISTORY.md"]
+    assert again.fact_of.get("CHANGES.txt") is None and again.fact_of["HISTORY.md"] == {"changelog"}
     ix.close()
     again.close()
 

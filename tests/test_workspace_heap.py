@@ -58,15 +58,16 @@ def test_a_sidecar_follows_its_workspace_build_with_the_freezer(dsh_home, worksp
     from dsh_sidecar.sidecar import Sidecar
 
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    heap = sidecar.projection.heap
     try:
-        assert sidecar.heap._thread is not None  # started with the graph build
+        assert heap._thread is not None  # started with the graph build
         assert sidecar.wait_for_graph(60)
-        sidecar.heap._thread.join(30)
-        assert not sidecar.heap._thread.is_alive() and sidecar.heap.freezes >= 1  # the last freeze, then it ends
-        done = sidecar.heap.freezes
+        heap._thread.join(30)
+        assert not heap._thread.is_alive() and heap.freezes >= 1  # the last freeze, then it ends
+        done = heap.freezes
         sidecar.files_changed(None)  # didChangeWatchedFiles: a rebuild, followed as the first build
         assert sidecar.wait_for_graph(60)
-        wait_until(lambda: sidecar.heap.freezes > done, "a freeze during or after the rebuild")
+        wait_until(lambda: heap.freezes > done, "a freeze during or after the rebuild")
     finally:
         asyncio.run(sidecar.aclose())
         gc.unfreeze()

@@ -1,12 +1,21 @@
 """Build the data of one corpus repository from its checkout (authoring tool, not run by CI).
 
     python corpus/intents/build.py extract DIR --cache CACHE
-    python corpus/intents/build.py trace DIR --cache CACHE [--git-dir GIT_DIR]
+    python corpus/intents/build.py facts DIR --cache CACHE
+    python corpus/intents/build.py trace DIR --cache CACHE [--local GIT_DIR_PATTERN]
 
 ``extract`` writes ``paths.txt`` (every tracked regular file, sorted) and ``symbols.tsv``
 (``name<TAB>kind<TAB>path<TAB>line``: definitions found by Universal Ctags in the source
-languages of the corpus, plus ``ref`` rows: the first line of each file that mentions a name
-the trace searches for, so a materialized workspace keeps who-uses-what).
+languages of the corpus — Python, Go, Rust, Ruby, Java, Kotlin, C#, C/C++, PHP — and by
+tree-sitter in TypeScript/JavaScript, plus ``ref`` rows: the first line of each file that
+mentions a name the trace searches for, so a materialized workspace keeps who-uses-what).
+
+``facts`` writes ``facts.yaml``: versions, changelogs, manifests (PEP 621/setuptools,
+``package.json``, ``Cargo.toml``, ``go.mod``, gemspecs, Maven ``pom.xml``, Gradle scripts and
+version catalogs, ``.csproj``/``Directory.*.props``/solutions, ``composer.json``,
+``CMakeLists.txt``), locks, CI workflows, tool configuration, tests, docs, owners, and the
+skeletons of manifest/config files (XML element names, Gradle blocks and dependency lines,
+CMake commands, TOML/INI/YAML keys, a JSON key tree).
 
 ``trace`` turns the hand-written ``calls.yaml`` (tool calls and their labels) into
 ``trace.jsonl``: one ``{"params": <dsh/postExecute params>, "expect": …}`` per call, the
@@ -20,7 +29,13 @@ tools computed the way Claude Code's tools answer) and then cut to path lines on
 (sticky: they carry over to the next items), ``error: true`` for a failing call. Tool keys:
 ``bash``/``Bash``/``shell`` (a string, or a list for list-form commands), ``Grep``/``grep``
 (an object), ``Glob``/``glob``, ``Read``/``read``/``view`` (a path or an object), ``Edit``/
-``Write``/``edit``/``apply_patch`` (a path).
+``Write``/``edit``/``apply_patch`` (a path); the SWE-agent tools ``search_dir`` (a term or
+``{search_term, dir}``), ``find_file`` (a name or ``{file_name, dir}``), ``search_file``
+(``{search_term, file}``) and ``open`` (a path or ``{path, line_number}``), and the OpenHands
+tools ``execute_bash`` (a command), ``view`` (``str_replace_editor`` ``view`` of a file, a
+``{path, view_range}``, or a folder: its files two levels deep) and ``str_replace`` (a path).
+Their result texts are made the way those tools answer, with paths relative to the root
+(SWE-agent prints absolute ones).
 """
 
 from __future__ import annotations
@@ -30,6 +45,7 @@ import fnmatch
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -64,7 +80,18 @@ KINDS = {
     "implementation",
     "member",
 }
-LANGS = "Python,Go,Rust,Ruby"
+LANGS = "Python,Go,Rust,Ruby,Java,Kotlin,C#,C,C++,PHP"
+#: Per language, kinds dropped although :data:`KINDS` has them (their meaning differs there):
+#: a PHP ``alias`` is a ``use`` import; a C/C++ ``member`` or ``variable`` of a class or struct
+#: is a data field; a C# ``typedef`` is a ``using X = …`` alias. PHP's ``define`` (a class or
+#: global constant, ``const MAJOR_VERSION = 7;``) is kept as a constant.
+LANG_DROP = {"PHP": {"alias", "variable"}, "C++": {"member"}, "C": {"member"}, "C#": {"typedef"}}
+LANG_EXTRA = {
+    "PHP": {"define": "constant"},
+    "C++": {"union": "union"},
+    "C": {"union": "union"},
+    "C#": {"property": "property"},
+}
 #: TypeScript/JavaScript: Universal Ctags 5.9 reports function locals as constants, so these
 #: are read with tree-sitter instead (top-level declarations and class members).
 TS_EXT = {
@@ -117,7 +144,15 @@ def tracked(tree: Path) -> list[str]:
 
 def ctags(tree: Path) -> list[tuple[str, str, str, int]]:
     proc = subprocess.run(
-        ["ctags", "-R", "--sort=no", f"--languages={LANGS}", "-x", "--_xformat=%N\t%K\t%F\t%n\t%{scopeKind}", "."],
+        [
+            "ctags",
+            "-R",
+            "--sort=no",
+            f"--languages={LANGS}",
+            "-x",
+            "--_xformat=%N\t%K\t%F\t%n\t%{scopeKind}\t%l",
+            ".",
+        ],
         cwd=tree,
         capture_output=True,
         text=True,
@@ -126,12 +161,16 @@ def ctags(tree: Path) -> list[tuple[str, str, str, int]]:
     rows = set()
     for raw in proc.stdout.splitlines():
         parts = raw.split("\t")
-        if len(parts) != 5 or parts[1] not in KINDS or not parts[3].isdigit():
+        if len(parts) != 6 or not parts[3].isdigit():
             continue
-        name, kind, path, line, scope = parts
+        name, kind, path, line, scope, lang = parts
+        extra = LANG_EXTRA.get(lang, {})
+        kind = extra.get(kind, kind)
+        if kind not in KINDS and kind not in extra.values() or kind in LANG_DROP.get(lang, ()):
+            continue
         if scope in ("function", "method", "func", "constant", "variable", "singletonMethod", "member"):
             continue  # a local of a function body, not a definition the module exports
-        if kind == "variable" and scope == "class":
+        if kind == "variable" and scope in ("class", "struct", "union"):
             continue  # a class attribute
         path = path.removeprefix("./")
         if not IDENT.fullmatch(name) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*[!?]?", name):
@@ -246,10 +285,16 @@ def cmd_extract(name: str, cache: Path) -> None:
 
 MANIFESTS = re.compile(
     r"(^|/)(pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|Cargo\.toml|go\.mod|Gemfile|"
-    r"[^/]+\.gemspec|pnpm-workspace\.yaml)$"
+    r"[^/]+\.gemspec|pnpm-workspace\.yaml|pom\.xml|(build|settings)\.gradle(\.kts)?|libs\.versions\.toml|[^/]+\.csproj|"
+    r"[^/]+\.slnx?|Directory\.(Build|Packages)\.props|composer\.json|CMakeLists\.txt|vcpkg\.json)$"
 )
-LOCKS = re.compile(r"(^|/)(uv\.lock|Cargo\.lock|go\.sum|pnpm-lock\.yaml|package-lock\.json|yarn\.lock|Gemfile\.lock)$")
-CHANGELOG = re.compile(r"(?i)(^|/)(changelog|changes|history|news|releases?)(\.[a-z]+)?$")
+LOCKS = re.compile(
+    r"(^|/)(uv\.lock|Cargo\.lock|go\.sum|pnpm-lock\.yaml|package-lock\.json|yarn\.lock|Gemfile\.lock|composer\.lock|"
+    r"packages\.lock\.json|gradle\.lockfile)$"
+)
+CHANGELOG = re.compile(
+    r"(?i)(^|/)(changelog|changes|history|news|releases?)(\.[a-z]+)?$|^docs?/(versions|changelog|changes|news)\.(rst|md)$"
+)
 OWNERS = re.compile(
     r"(?i)(^|/)(codeowners|maintainers|authors|contributors|owners|licen[cs]e|copying|unlicense|citation)"
     r"([.-][a-z]+)*$"
@@ -257,7 +302,11 @@ OWNERS = re.compile(
 CONFIG = re.compile(
     r"(^|/)(tox\.ini|\.pre-commit-config\.yaml|\.golangci\.ya?ml|\.rubocop\.yml|rustfmt\.toml|\.editorconfig|"
     r"tsconfig[^/]*\.json|config\.toml|Makefile|Rakefile|mkdocs\.yml|\.oxfmtrc\.jsonc|vitest\.config\.[a-z]+|"
-    r"\.readthedocs\.yaml|rust-toolchain\.toml|build\.rs|\.npmrc|codspeed\.yml|netlify\.toml|\.changeset/config\.json)$"
+    r"\.readthedocs\.yaml|rust-toolchain\.toml|build\.rs|\.npmrc|codspeed\.yml|netlify\.toml|\.changeset/config\.json|"
+    # Java, C#, PHP, C++ and Node tool configuration
+    r"gradle\.properties|gradle-wrapper\.properties|Directory\.Build\.targets|global\.json|NuGet\.config|"
+    r"phpunit\.xml(\.dist)?|phpstan\.neon(\.dist)?|psalm\.xml|\.php-cs-fixer(\.dist)?\.php|\.clang-format|\.clang-tidy|"
+    r"jest\.config\.[a-z]+|eslint\.config\.[a-z]+|\.prettierrc(\.[a-z]+)?|\.readthedocs\.yml|codecov\.yml)$"
 )
 VERSION_RX = [
     (re.compile(r"\.pyi?$"), re.compile(r"^__version__\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]")),
@@ -268,9 +317,24 @@ VERSION_RX = [
     (re.compile(r"\.go$"), re.compile(r"^\s*(?:const|var)?\s*Version\s*=\s*\"([^\"]+)\"")),
     (re.compile(r"(^|/)VERSION$"), re.compile(r"^(\d+\.\d+[^\s]*)$")),
 ]
+#: Version declarations kept with their line (``text``), for manifests and sources of the Java,
+#: C#, PHP and C/C++ layouts, where the key names the version (``VERSION_NAME=``, ``<version>``
+#: of the project, ``const MAJOR_VERSION = 7;``, ``#define FMT_VERSION 120000``).
+VERSION_LINE_RX = [
+    (re.compile(r"(^|/)gradle\.properties$"), re.compile(r"^(?:VERSION_NAME|version)\s*=\s*(\S+)")),
+    (re.compile(r"(^|/)pom\.xml$"), re.compile(r"^ {2}<version>([^<]+)</version>")),
+    (re.compile(r"\.(csproj|props)$"), re.compile(r"^\s*<(?:Version|VersionPrefix)>([^<$]+)</")),
+    (re.compile(r"\.php$"), re.compile(r"^\s*(?:public\s+)?const\s+\w*VERSION\s*=\s*['\"]?([\d.]+)")),
+    (re.compile(r"\.(h|hpp)$"), re.compile(r"^#\s*define\s+\w+_VERSION\s+(\d+)\s*$")),
+]
 SKELETON_EXT = re.compile(
     r"(\.(toml|cfg|ini|ya?ml|json|jsonc|mod|gemspec)|(^|/)(Gemfile|Makefile|Rakefile|setup\.py))$"
+    r"|\.(xml|dist|csproj|props|targets|slnx|gradle|kts|properties|neon)$|(^|/)(CMakeLists\.txt|\.clang-\w+)$"
 )
+#: XML elements whose text is kept in a skeleton (names, versions, modules), and attributes kept.
+XML_VALUES = {"groupId", "artifactId", "version", "module", "scope", "Version", "VersionPrefix", "TargetFramework"}
+XML_VALUES |= {"TargetFrameworks", "name", "id", "directory"}
+XML_ATTRS = ("Include", "Update", "Version", "Path", "name", "Project")
 
 
 def _heading_lines(text: str) -> list[tuple[int, str]]:
@@ -285,13 +349,15 @@ def _heading_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _json_shape(value: Any, depth: int, key: str = "") -> Any:
+def _json_shape(value: Any, depth: int, key: str = "", paths: bool = False) -> Any:
     if isinstance(value, dict):
         if depth >= 4:
             return {}
-        return {k: _json_shape(v, depth + 1, k) for k, v in value.items()}
+        return {k: _json_shape(v, depth + 1, k, paths) for k, v in value.items()}
     if isinstance(value, list):
         return []
+    if paths and isinstance(value, str) and depth >= 3 and value.endswith("/") and len(value) < 80:
+        return value  # composer.json autoload: the PSR-4 folder of a namespace
     if isinstance(value, str) and depth == 2 and key in ("version", "name", "main", "module", "type"):
         return value
     if isinstance(value, str) and depth == 3:
@@ -309,9 +375,22 @@ def skeleton(path: str, text: str) -> list[tuple[int, str]]:
         bare = re.sub(r"(?m)^\s*//.*$", "", text)
         bare = re.sub(r",(\s*[}\]])", r"\1", bare)
         try:
-            return [(1, json.dumps(_json_shape(json.loads(bare), 1), indent=2))]
+            shape = _json_shape(json.loads(bare), 1, paths=name == "composer.json")
+            return [(1, json.dumps(shape, indent=2))]
         except ValueError:
             return []
+    if name.endswith((".xml", ".csproj", ".props", ".targets", ".slnx", ".xml.dist")):
+        return _xml_skeleton(text)
+    if name.endswith((".gradle", ".gradle.kts")):
+        return _gradle_skeleton(text)
+    if name == "CMakeLists.txt":
+        return _cmake_skeleton(text)
+    if name.endswith(".properties"):
+        for no, ln in enumerate(text.splitlines(), 1):
+            if m := re.match(r"^([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)$", ln.strip()):
+                keep = re.search(r"(?i)version|group|artifact|name", m.group(1)) and len(m.group(2)) < 80
+                out.append((no, f"{m.group(1)}={m.group(2) if keep else ''}"))
+        return out[:200]
     for no, raw in enumerate(text.splitlines(), 1):
         ln = raw.rstrip()
         if not ln.strip() or ln.lstrip().startswith(("#", "//")):
@@ -351,6 +430,79 @@ def skeleton(path: str, text: str) -> list[tuple[int, str]]:
     return out[:200]
 
 
+def _xml_skeleton(text: str) -> list[tuple[int, str]]:
+    """Element names of an XML manifest (pom.xml, .csproj, .props, phpunit.xml): the opening tag
+    of each line with its :data:`XML_ATTRS` attributes, and the text of :data:`XML_VALUES`."""
+    out = []
+    in_comment = False
+    for no, raw in enumerate(text.splitlines(), 1):
+        ln = raw.rstrip()
+        if in_comment:
+            in_comment = "-->" not in ln
+            continue
+        if ln.lstrip().startswith("<!--"):
+            in_comment = "-->" not in ln
+            continue
+        m = re.match(r"^(\s*)<([A-Za-z_][\w.:-]*)([^>]*?)(/?)>", ln)
+        if not m or m.group(2).startswith(("?", "!")):
+            continue
+        indent, tag, attrs, close = m.groups()
+        kept = "".join(f' {a}="{v}"' for a, v in re.findall(r'\b([\w.:-]+)="([^"]*)"', attrs) if a in XML_ATTRS)
+        piece = f"{indent}<{tag}{kept}{close}>"
+        val = re.match(r"([^<]*)</" + re.escape(tag) + ">", ln[m.end() :])
+        if val and tag in XML_VALUES and len(val.group(1)) < 80:
+            piece += f"{val.group(1)}</{tag}>"
+        out.append((no, piece))
+    return out[:600]
+
+
+def _gradle_skeleton(text: str) -> list[tuple[int, str]]:
+    """Blocks, assignments and dependency lines of a Gradle build script: ``name {``, ``key =``
+    (versions and groups kept), ``implementation(libs.okhttp)`` / ``api 'g:a:v'`` kept whole."""
+    out = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        ln = raw.rstrip()
+        body = ln.strip()
+        if not body or body.startswith(("//", "*", "/*")):
+            continue
+        indent = ln[: len(ln) - len(ln.lstrip())]
+        if m := re.match(
+            r"^(api|implementation|testImplementation|compileOnly|runtimeOnly|testRuntimeOnly|kapt|ksp|"
+            r"annotationProcessor|classpath|id|alias|include|androidTestImplementation|testFixturesApi)\b(.*)$",
+            body,
+        ):
+            out.append((no, f"{indent}{body[:120]}"))
+        elif m := re.match(r"^([\w.]+)\s*(\(.*\))?\s*\{\s*$", body):
+            out.append((no, f"{indent}{m.group(1)} {{"))
+        elif m := re.match(r"^([\w.]+)\s*=\s*(.*)$", body):
+            keep = re.search(r"(?i)version|group", m.group(1)) and len(m.group(2)) < 80
+            out.append((no, f"{indent}{m.group(1)} = {m.group(2) if keep else chr(34) * 2}"))
+        elif m := re.match(r"^(apply|plugins|dependencies|tasks|test|repositories)\b", body):
+            out.append((no, f"{indent}{body[:80]}"))
+    return out[:300]
+
+
+def _cmake_skeleton(text: str) -> list[tuple[int, str]]:
+    """Commands of a CMakeLists.txt with their first argument (``project(FMT``, ``option(FMT_TEST``,
+    ``add_subdirectory(test``); ``project``'s ``VERSION`` kept."""
+    out = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        if m := re.match(r"^(\s*)([A-Za-z_]\w*)\s*\(\s*([^\s)]*)", raw):
+            piece = f"{m.group(1)}{m.group(2)}({m.group(3)}"
+            if v := re.search(r"\bVERSION\s+([\d.]+)", raw):
+                piece += f" VERSION {v.group(1)}"
+            out.append((no, piece + ")"))
+    return out[:300]
+
+
+def _test_root(path: str) -> str:
+    """The folder a test file is filed under: the top folder (``tests/``), or the Maven/Gradle
+    ``…/src/test/`` and a ``…/__tests__/`` folder where the tests sit beside the sources."""
+    if m := re.match(r"^(.*?(?:^|/)(?:src/test|__tests__)/)", path):
+        return m.group(1)
+    return path.split("/")[0] + "/" if "/" in path else path
+
+
 def cmd_facts(name: str, cache: Path) -> None:
     row, tree = checkout_of(name, cache)
     out = HERE / name
@@ -368,6 +520,18 @@ def cmd_facts(name: str, cache: Path) -> None:
                 if m := vrx.match(ln):
                     version.append({"path": p, "line": no, "value": m.group(1)})
                     break
+        for prx, vrx in VERSION_LINE_RX:
+            if not prx.search(p) or "/test" in "/" + p or p.startswith(("test", "spec")):
+                continue
+            try:
+                text = (tree / p).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for no, ln in enumerate(text.splitlines(), 1):
+                if m := vrx.match(ln):
+                    line_text = re.split(r"<!--|//", ln)[0].strip()
+                    version.append({"path": p, "line": no, "value": m.group(1).strip(), "text": line_text})
+                    break
     changelog = []
     for p in paths:
         if CHANGELOG.search(p):
@@ -378,15 +542,17 @@ def cmd_facts(name: str, cache: Path) -> None:
             changelog.append({"path": p, "headings": [[n, t] for n, t in heads]})
     tests = sorted(
         {
-            p.split("/")[0] + "/" if "/" in p else p
+            _test_root(p)
             for p in paths
             if re.search(r"(^|/)(tests?|spec)/|(^|/)test_[^/]+\.py$|_test\.go$|_spec\.rb$|\.test\.[jt]sx?$", p)
+            or re.search(r"(^|/)__tests__/|\.spec\.[jt]sx?$|[a-z]Tests?\.(java|kt|cs|php)$|[-_]test\.(cc|cpp)$", p)
         }
     )
     docs = sorted(
         p
         for p in paths
-        if re.search(r"(?i)(^|/)readme(\.\w+)?$|^(docs?|documentation|site/content)/.*\.(md|rst)$|^[A-Z]+\.md$", p)
+        if re.search(r"(?i)(^|/)readme(\.\w+)?$|^(docs?|documentation|site/content)/.*\.(md|rst)$", p)
+        or re.search(r"^[A-Z][A-Za-z]*\.md$", p)
     )
     skeletons = {}
     for p in paths:
@@ -425,6 +591,8 @@ def cmd_facts(name: str, cache: Path) -> None:
 
 def _bases(command: str | list[str], tree: Path) -> list[Path]:
     """The folders a command names (``ls src/attr``: names are listed relative to them)."""
+    if isinstance(command, list) and len(command) == 3 and command[:2] in (["bash", "-lc"], ["bash", "-c"]):
+        command = command[2]  # a list-form ``bash -lc LINE``: the folders LINE names
     words = command if isinstance(command, list) else re.split(r"[\s;|&]+", command)
     out = []
     for w in words:
@@ -526,7 +694,7 @@ def read_only(command: str | list[str]) -> bool:
     """Every command word of every pipeline segment is in :data:`READ_ONLY` (and ``sed`` only
     with ``-n``, ``git`` only ``grep``, ``xargs`` only a read-only program, ``find`` without
     ``-exec``/``-delete``)."""
-    text = " ".join(command) if isinstance(command, list) else command
+    text = shlex.join(command) if isinstance(command, list) else command  # argv: each word quoted
     if isinstance(command, list) and command[:2] in (["bash", "-lc"], ["bash", "-c"]):
         text = command[2]
     bare = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "''", text)  # quoted patterns may hold anything
@@ -662,7 +830,99 @@ TOOL_KEYS = {
     "Write": "Write",
     "edit": "edit",
     "apply_patch": "apply_patch",
+    # SWE-agent and OpenHands tool forms
+    "execute_bash": "execute_bash",
+    "str_replace": "str_replace_editor",
+    "search_dir": "search_dir",
+    "find_file": "find_file",
+    "search_file": "search_file",
+    "open": "open",
 }
+
+
+def _rel(tree: Path, p: str) -> str:
+    return Path(os.path.normpath(tree / p)).relative_to(tree).as_posix() if p not in ("", ".", "./") else "."
+
+
+def search_dir_tool(inp: dict[str, Any], tree: Path) -> str:
+    """SWE-agent's ``search_dir``: ``grep -nIH`` of the term in every non-hidden file under the
+    folder, one ``path (N matches)`` line a file (paths relative to the root, not absolute)."""
+    term, folder = inp["search_term"], _rel(tree, inp.get("dir", "./"))
+    if not (tree / folder).is_dir():
+        return f"Directory {inp.get('dir')} not found"
+    proc = subprocess.run(
+        ["find", folder, "-type", "f", "!", "-path", "*/.*", "-exec", "grep", "-nIH", "--", term, "{}", "+"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+    )
+    counts: dict[str, int] = {}
+    for ln in proc.stdout.splitlines():
+        f = ln.split(":", 1)[0].removeprefix("./")
+        counts[f] = counts.get(f, 0) + 1
+    shown = inp.get("dir", "./")
+    if not counts:
+        return f'No matches found for "{term}" in {shown}'
+    if len(counts) > 100:
+        return f'More than {len(counts)} files matched for "{term}" in {shown}. Please narrow your search.'
+    rows = "\n".join(f"{f} ({n} matches)" for f, n in sorted(counts.items()))
+    text = (
+        f'Found {sum(counts.values())} matches for "{term}" in {shown}:\n{rows}\nEnd of matches for "{term}" in {shown}'
+    )
+    return text[:TEXT_CAP]
+
+
+def find_file_tool(inp: dict[str, Any], tree: Path) -> str:
+    """SWE-agent's ``find_file``: ``find DIR -type f -name NAME`` (paths relative to the root)."""
+    name, folder = inp["file_name"], _rel(tree, inp.get("dir", "./"))
+    if not (tree / folder).is_dir():
+        return f"Directory {inp.get('dir')} not found"
+    proc = subprocess.run(
+        ["find", folder, "-type", "f", "-name", name],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    found = sorted(ln.removeprefix("./") for ln in proc.stdout.splitlines() if ln)
+    shown = inp.get("dir", "./")
+    if not found:
+        return f'No matches found for "{name}" in {shown}'
+    return (f'Found {len(found)} matches for "{name}" in {shown}:\n' + "\n".join(found))[:TEXT_CAP]
+
+
+def search_file_tool(inp: dict[str, Any], tree: Path) -> tuple[str, bool]:
+    """SWE-agent's ``search_file``: the matching line numbers of one file (``Line N``; the line
+    text is not kept)."""
+    term, f = inp["search_term"], inp["file"]
+    if not (tree / f).is_file():
+        return f"Usage: search_file <search_term> [<file>]\nError: File name {f} not found.", True
+    rows = [no for no, ln in enumerate((tree / f).read_text("utf-8", "replace").splitlines(), 1) if term in ln]
+    if not rows:
+        return f'No matches found for "{term}" in {f}', False
+    lines = "\n".join(f"Line {n}" for n in rows)
+    return f'Found {len(rows)} matches for "{term}" in {f}:\n{lines}\nEnd of matches for "{term}" in {f}'[
+        :TEXT_CAP
+    ], False
+
+
+def view_dir(path: str, tree: Path, paths: list[str]) -> str:
+    """OpenHands ``str_replace_editor view`` of a folder: files and folders up to two levels
+    deep, hidden ones left out (paths relative to the root)."""
+    base = _rel(tree, path)
+    pre = "" if base == "." else base + "/"
+    seen: set[str] = set()
+    for p in paths:
+        if not p.startswith(pre):
+            continue
+        parts = p[len(pre) :].split("/")
+        if any(x.startswith(".") for x in parts):
+            continue
+        for depth in range(1, min(2, len(parts)) + 1):
+            seen.add(pre + "/".join(parts[:depth]) + ("/" if depth < len(parts) else ""))
+    head = f"Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+    return (head + "\n" + "\n".join(sorted(seen)))[:TEXT_CAP]
 
 
 def parse_expect(e: Any) -> dict[str, Any] | None:
@@ -695,17 +955,45 @@ def build_call(
     elif key in ("Glob", "glob"):
         inp = {"pattern": value} if isinstance(value, str) else dict(value)
         result = {"isError": False, "text": glob_tool(inp, paths)}
+    elif key == "view" and isinstance(value, str) and (tree / value).is_dir():
+        inp = {"command": "view", "path": value}
+        result = {"isError": False, "text": view_dir(value, tree, paths)}
     elif key in ("Read", "read", "view"):
         inp = {"file_path": value} if isinstance(value, str) else dict(value)
         if key == "view":
+            rng = inp.get("view_range")
             inp = {"command": "view", "path": inp.pop("file_path", inp.get("path"))}
+            if rng:
+                inp["view_range"] = rng
         target = inp.get("file_path") or inp.get("path")
         exists = (tree / target).is_file()
         result = {"isError": not exists, "text": "" if exists else "File does not exist."}
+    elif key == "open":
+        inp = {"path": value} if isinstance(value, str) else dict(value)
+        exists = (tree / inp["path"]).is_file()
+        result = {"isError": not exists, "text": "" if exists else f"File {inp['path']} not found"}
+    elif key == "execute_bash":
+        inp = {"command": value} if isinstance(value, str) else dict(value)
+        text, err = run_shell(inp["command"], tree, git_dir, commit)
+        result = {"isError": err, "text": _to_path_lines(text, tree, tree, _bases(inp["command"], tree))}
+    elif key == "search_dir":
+        inp = {"search_term": value} if isinstance(value, str) else dict(value)
+        text = search_dir_tool(inp, tree)
+        result = {"isError": text.startswith("Directory "), "text": text}
+    elif key == "find_file":
+        inp = {"file_name": value} if isinstance(value, str) else dict(value)
+        text = find_file_tool(inp, tree)
+        result = {"isError": text.startswith("Directory "), "text": text}
+    elif key == "search_file":
+        inp = dict(value)
+        text, err = search_file_tool(inp, tree)
+        result = {"isError": err, "text": text}
     else:
         inp = {"file_path": value} if isinstance(value, str) else dict(value)
         if key == "apply_patch":
             inp = {"input": f"*** Begin Patch\n*** Update File: {value}\n*** End Patch"}
+        elif key == "str_replace":
+            inp = {"command": "str_replace", "path": value}
         result = {"isError": False, "text": ""}
     if c.get("error"):
         result["isError"] = True

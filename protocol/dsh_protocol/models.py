@@ -233,13 +233,17 @@ class PostExecuteParams(WireModel):
 
 
 class NoteSource(WireModel):
-    """The label of a suggester note (plan: "The delivery"), plus ``intent`` and ``targets``."""
+    """The label of a suggester note (plan: "The delivery"), plus ``intent``, ``targets`` (exact
+    paths) and ``display_targets`` (their display forms)."""
 
     kind: Literal["search-suggester"] = "search-suggester"
     form: Literal["notice"] = "notice"
     summary: str
     intent: str
     targets: list[str]
+    #: ``targets`` as shown to a reader (escaped, quoted when not a plain path: a harness that
+    #: prints targets prints these); ``targets`` keep the exact names, to open the files.
+    display_targets: list[str] = Field(default_factory=list)
 
 
 class AdditionalContext(WireModel):

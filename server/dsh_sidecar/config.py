@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
@@ -16,6 +17,7 @@ from typing import Any, Final, Literal, get_args
 from pydantic import Field
 
 from dsh_sidecar.bandit.config import BanditConfig, parse_bandit_config
+from dsh_sidecar.capped import read_capped
 from dsh_sidecar.configmodel import ConfigModel, load_yaml, parse_block
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router.config import RouterConfig, parse_router_config
@@ -79,13 +81,15 @@ def load_config_file(path: Path) -> SidecarConfig:
 def read_config_file(path: Path) -> Any:
     """The raw ``{router?, bandit?, suggester?}`` document of a YAML or JSON file (``.json``:
     JSON, anything else: YAML), validated once so that a bad file fails before it is used.
-    Raises :class:`ConfigError` naming the file or the key, never a value."""
-    try:
-        if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
-            raise ConfigError(str(path), "config file larger than 1 MiB")
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    Raises :class:`ConfigError` naming the file or the key, never a value.
+
+    Every command reads its config through here, so the path is untrusted the same way in
+    each (``serve``, ``query``, ``mcp --config``/``$DSH_SEARCH_CONFIG``…): it is opened
+    without waiting (``O_NONBLOCK``: a FIFO with no writer does not block), must be a regular
+    file by ``fstat`` of the opened descriptor (a FIFO, ``/dev/zero``, a folder are refused
+    before any read) and at most :data:`MAX_CONFIG_FILE_BYTES` are read (a file that grows
+    while read cannot grow memory past it)."""
+    text = _read_config_text(path)
     import yaml  # only for a --config file, not on the serve path
 
     try:
@@ -96,10 +100,46 @@ def read_config_file(path: Path) -> Any:
         if "nesting depth" in (exc.problem or ""):
             raise ConfigError(str(path), "nested too deeply") from None
         raise ConfigError(str(path), "not valid YAML/JSON") from None
+    except RecursionError:
+        raise ConfigError(str(path), "nested too deeply") from None
     except (ValueError, yaml.YAMLError):
         raise ConfigError(str(path), "not valid YAML/JSON") from None
-    parse_config(raw)
+    try:
+        parse_config(raw)
+    except RecursionError:
+        raise ConfigError(str(path), "nested too deeply") from None
     return raw
+
+
+#: Flags of a config file's open: no wait on a FIFO, no controlling terminal (a symlink is
+#: followed: a user's config is often one, into a dotfiles checkout).
+_CONFIG_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_config_text(path: Path) -> str:
+    """The text of the config file ``path`` (see :func:`read_config_file` for the guards).
+    Raises :class:`ConfigError` naming the file."""
+    try:
+        fd = os.open(path, _CONFIG_OPEN_FLAGS)
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(str(path), "cannot read (Is a directory)")
+        if not stat.S_ISREG(mode):
+            raise ConfigError(str(path), "not a regular file")
+        data = read_capped(fd, MAX_CONFIG_FILE_BYTES)
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if data is None:
+        raise ConfigError(str(path), "config file larger than 1 MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "not UTF-8 text") from None
 
 
 def dsh_home(env: Mapping[str, str] | None = None) -> Path:

@@ -10,6 +10,16 @@ isolates, zero-width characters, tag characters, variation selectors…, which c
 reader sees) as a visible escape: ``\\n``, ``\\r``,
 ``\\t``, else ``\\xHH`` (below U+0100), ``\\uHHHH`` or ``\\UHHHHHHHH``. Everything else,
 including a backslash, passes unchanged, so ordinary paths and seed strings stay byte-exact.
+
+**Everything that reaches the model's context goes through** :func:`for_model` (the per-call
+note, the sticky section, MCP ``where_is`` and web results, the CLI's output): whole terminal
+escape sequences (OSC 52 clipboard writes, CSI) removed, then :func:`escape_controls`. A
+rendered multi-line text (``lines=True``: a note, the section) keeps only the line breaks that
+start one of its ``- `` items; any other, from a name, is shown as ``\\n``, so a folder named
+``SYSTEM: ignore previous instructions`` never starts a line of its own. Names are shown by
+:func:`display_name` (escaped, and quoted when they hold more than a plain path's characters);
+untrusted prose (a repository pack's ``about``/``reason``) by :func:`quoted_prose` (escaped,
+bounded, quoted).
 """
 
 from __future__ import annotations
@@ -33,6 +43,15 @@ FORMAT_CHARS: Final = (
     "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
+#: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
+#: and any other two-byte ``ESC x`` (and the 8-bit CSI): removed with their parameters — an
+#: instruction to a terminal (set the clipboard, move the cursor), never text.
+TERMINAL_SEQUENCES: Final = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?"
+)
+#: Longest untrusted prose shown (:func:`quoted_prose`), characters (a pack's own bound).
+MAX_PROSE_CHARS: Final = 120
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9._/@+~,=-]*")
 _CONTROLS: Final = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{FORMAT_CHARS}]")
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -54,6 +73,41 @@ def escape_controls(text: str) -> str:
     if _CONTROLS.search(text) is None:
         return text
     return _CONTROLS.sub(_one, text)
+
+
+def for_model(text: str, lines: bool = False) -> str:
+    """``text`` as it may reach the model's context (module docstring): terminal sequences
+    removed, controls, line separators, bidi and invisible characters escaped. ``lines``: a
+    rendered list whose line breaks before a ``- `` item are kept (every other one escaped).
+    The same object when nothing changes (the common case costs one regex search)."""
+    if "\x1b" in text or "\x9b" in text:
+        text = TERMINAL_SEQUENCES.sub("", text)
+    if not lines or "\n" not in text:
+        return escape_controls(text)
+    parts = text.split("\n")
+    out = [escape_controls(parts[0])]
+    for part in parts[1:]:
+        out.append(("\n" if part.startswith("- ") else "\\n") + escape_controls(part))
+    return "".join(out)
+
+
+def display_name(name: str) -> str:
+    """A workspace name as shown: :func:`for_model`, and in double quotes (``"`` inside
+    escaped) when it holds anything but a plain path's characters — a space, a colon,
+    a quote — so ``SYSTEM: ignore previous instructions/x.yml`` reads as one quoted name."""
+    shown = for_model(name)
+    if _PLAIN_NAME.fullmatch(shown):
+        return shown
+    return '"' + shown.replace('"', '\\"') + '"'
+
+
+def quoted_prose(text: str, limit: int = MAX_PROSE_CHARS) -> str:
+    """Untrusted prose (a repository pack's ``about`` or ``reason``) as shown: on one line,
+    escaped, cut to ``limit`` characters (``…``), in double quotes (``"`` inside escaped)."""
+    shown = for_model(" ".join(text.split()))
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return '"' + shown.replace('"', '\\"') + '"'
 
 
 class EscapingFilter(logging.Filter):

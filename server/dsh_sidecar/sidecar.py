@@ -7,16 +7,18 @@ one method here, and send back ``.wire()`` of the result. The CLI uses the same 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import (
+    AdditionalContext,
     AssembleSectionResult,
     CacheStatus,
     ChainEntry,
@@ -45,6 +47,7 @@ from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
+from dsh_sidecar.escape import display_name, escape_controls, for_model, quoted_prose
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.state.fleet import open_state, state_status
@@ -54,9 +57,13 @@ from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
-from dsh_sidecar.workspace import GraphBuilder, WorkspaceGraph, fsguard
-from dsh_sidecar.workspace.content import ContentIndexer
-from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace import WorkspaceGraph, fsguard
+from dsh_sidecar.workspace.identity import fleet_identity
+from dsh_sidecar.workspace.projection import WorkspaceProjection
+
+if TYPE_CHECKING:
+    from dsh_sidecar.bandit.feedback import Recredit
+    from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +78,54 @@ WARM_AFTER_GRAPH_S = 60.0
 QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
+
+#: The heading lines of a note and of the sticky section whose ``about`` may be a repository
+#: pack's prose (suggester/notes.py, suggester/core.py ``_render_section``).
+_ABOUT_LINES = (
+    re.compile(r"^(search-suggester: in this repository, look here for )(.+)(:)$"),
+    re.compile(r"^(search-suggester: in this repository, )(.+)( lives here:)$"),
+)
+
+
+class RepoProse:
+    """The prose of the workspace's own pack (``.dsh/pack.yml``: untrusted, like the rest of
+    the workspace): its intents' ``about`` and its candidates' ``reason`` templates, as the
+    suggester shows them (escaped). :meth:`guard` quotes them where a rendered note or section
+    shows them (:func:`~dsh_sidecar.escape.quoted_prose`); built-in and user packs stay as
+    they are (their byte-exact strings)."""
+
+    def __init__(self, packs: list[Any]) -> None:
+        self.abouts: set[str] = set()
+        reasons: set[str] = set()
+        for loaded in packs:
+            if getattr(loaded, "origin", None) != "repo":
+                continue
+            for row in loaded.pack.intents.values():
+                if row.about:
+                    self.abouts.add(escape_controls(row.about))
+                reasons.update(escape_controls(c.reason) for c in row.candidates)
+        # "{name}" becomes the identifier the call named: any text there
+        patterns = [re.escape(r).replace(re.escape("{name}"), ".+?") for r in sorted(reasons)]
+        self.reasons = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def guard(self, text: str) -> str:
+        """``text`` (a rendered note or section) with the pack's prose quoted."""
+        if not self.abouts and self.reasons is None:
+            return text
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if i == 0:
+                for heading in _ABOUT_LINES:
+                    m = heading.match(line)
+                    # the note shows it escaped already, the section raw: compare escaped
+                    if m and escape_controls(m.group(2)) in self.abouts:
+                        lines[0] = m.group(1) + quoted_prose(escape_controls(m.group(2))) + m.group(3)
+                        break
+            elif self.reasons is not None:  # an item, or the tail of one a name broke (raw newline)
+                head, sep, reason = line.rpartition(" — ")
+                if sep and self.reasons.fullmatch(escape_controls(reason)):
+                    lines[i] = head + sep + quoted_prose(escape_controls(reason))
+        return "\n".join(lines)
 
 
 def share_router(router: Router, shared: SharedState | None) -> None:
@@ -94,6 +149,19 @@ def share_router(router: Router, shared: SharedState | None) -> None:
     router.health.share(shared, identities, limits)
     if router.cache is not None:
         router.cache.share(shared)
+
+
+def _source_for_model(source: Any) -> Any:
+    """A search result's texts through :func:`~dsh_sidecar.escape.for_model` (a provider's
+    title or snippet with OSC 52, CSI or RLO in it); the same object when nothing changes."""
+    update = {}
+    for name in ("url", "title", "snippet", "published_at"):
+        value = getattr(source, name)
+        if value is not None:
+            shown = for_model(value)
+            if shown is not value:
+                update[name] = shown
+    return source.model_copy(update=update) if update else source
 
 
 class Sidecar:
@@ -142,28 +210,12 @@ class Sidecar:
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
-        # the workspace graph (symbol index) and the content index are built in the background
-        # once the suggester runs; the suggester prepares its targets on the graph's thread as
-        # soon as the listing exists (initialize never waits for any of it).
-        # gc.freeze() when the graph is ready: the long-lived graph and pack indexes leave the
-        # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
-        # tens of ms on a big tree
-        self.content = ContentIndexer(workspace, self.home / "workspace", on_ready=self._content_ready)
-        # freezes the heap in steps while the projection is built, from every build start
-        # (workspace/heap.py: a full collection over a big build's heap stops the event loop
-        # for hundreds of ms)
-        self.heap = HeapFreezer(self._building)
-        self.graph = GraphBuilder(
-            workspace,
-            on_ready=lambda graph: gc.freeze(),
-            cache_dir=self.home / "workspace",
-            on_files=self._graph_listed,
-            on_change=self._graph_changed,
-            on_start=self.heap.start,
-        )
+        # the background index and its readiness (workspace/projection.py): the graph, the
+        # content index and the heap freezer; it prepares the suggester's targets as they change
+        self.projection = WorkspaceProjection(workspace, self.home / "workspace", lambda: self.suggester)
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
-            self.graph.start()
+            self.projection.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
             self._search_warm.start()
@@ -175,7 +227,7 @@ class Sidecar:
             except Exception:  # the first shell line meets (and falls back from) the same failure
                 log.debug("importing the shell parser failed", exc_info=True)
         deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.graph.building and time.monotonic() < deadline:  # the suggester's build first
+        while self.projection.graph_builder.building and time.monotonic() < deadline:  # the suggester's build first
             if self._closing.wait(0.1):
                 return
         if self._closing.is_set():
@@ -193,60 +245,39 @@ class Sidecar:
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
 
-    def _building(self) -> bool:
-        # the targets are prepared on these two threads (on_files, the content's on_ready)
-        return self.graph.building or self.content.building
-
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
 
     def _graph(self) -> WorkspaceGraph | None:
-        return self.graph.graph
+        return self.projection.graph
 
     def _make_suggester(self, cfg: SuggesterConfig) -> Suggester:
         suggester = Suggester(
-            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.content
+            self.workspace, cfg, self.home, sink=self.log_sink, symbols=self._graph, content=self.projection.content
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
-            suggester.knowledge.share(self.shared, suggester.identity)
-        if self.graph.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
+            # a path is no identity a fleet can share: a history-less repository gets this
+            # machine's own id (workspace/identity.py, fleet_identity), minted off the request path
+            root, home, identity = self.workspace, self.home, suggester.identity
+            suggester.knowledge.share(self.shared, lambda: fleet_identity(identity, root, home))
+        if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
 
-    def _graph_listed(self, graph: WorkspaceGraph) -> None:
-        """The graph's listing exists (builder thread): index contents, prepare the targets."""
-        self.content.start(graph.files)
-        self.suggester.prepare(graph)
-
-    def _graph_changed(self, graph: WorkspaceGraph, changed: list[str]) -> None:
-        """Files changed and the graph applied them (worker thread): follow in the content
-        index and the suggester's targets."""
-        rel = [r for r in (graph.relative(c) for c in changed) if r]
-        self.content.refresh(rel, graph.files)
-        self.suggester.files_changed(rel)
-
-    def _content_ready(self, content: ContentIndexer) -> None:
-        """A content sync finished (its thread): its facts change targets; prepare again."""
-        self.suggester.prepare()  # serialised with the graph thread's own (Suggester.prepare)
-
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
-        if self.graph.graph is None and not self.graph.building:
-            self.graph.start()
-        t0 = time.monotonic()
-        done = self.graph.wait(timeout_s)
-        return done and self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
+        return self.projection.wait_for_graph(timeout_s)
 
     def report_graph_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Send the graph builds' ``progress(done, total)`` (large workspaces only; called from
         the builder's thread) to ``progress``; a running build is replayed to it."""
-        self.graph.set_progress(progress)
+        self.projection.report_progress(progress)
 
     def files_changed(self, paths: list[str] | None) -> None:
         """``workspace/didChangeWatchedFiles``: queue the graph refresh of those paths (``None``:
         rebuild); the graph, content index and suggester targets follow in the background, so
         no call ever waits for a re-index."""
-        self.graph.refresh(paths)
+        self.projection.files_changed(paths)
 
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
@@ -257,18 +288,39 @@ class Sidecar:
 
     # ------------------------------------------------------------------ methods
 
-    async def search(self, params: SearchParams) -> SearchResult:
-        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+    async def search(self, params: SearchParams, escaped: bool = True) -> SearchResult:
+        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
+        every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
+        results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
+        output is cleaned by ``cli/output.py``)."""
         out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        if not escaped:
+            sources, content, attempts = out.sources, out.content, out.attempts
+        else:
+            sources = [_source_for_model(s) for s in out.sources]
+            content = for_model(out.content) if out.content is not None else None
+            attempts = [a.model_copy(update={"outcome": for_model(a.outcome)}) for a in out.attempts]
         return SearchResult(
             search_id=out.search_id,
             strategy=out.strategy,  # type: ignore[arg-type]
-            sources=out.sources,
-            content=out.content,
+            sources=sources,
+            content=content,
             truncated=out.truncated,
-            attempts=out.attempts,
+            attempts=attempts,
             duration_ms=out.duration_ms,
             reward=round(out.reward, 6),
+        )
+
+    async def web_search(self, query: str, max_results: int) -> RouterResult:
+        """One query through the router's chain, the first provider that answers (the router
+        seed's ``web_search``: no strategy, no bandit), every provider text through
+        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        out = await self.router.search(query, max_results)
+        return replace(
+            out,
+            sources=[_source_for_model(s) for s in out.sources],
+            content=for_model(out.content) if out.content is not None else None,
         )
 
     async def route_search(self, params: RouteSearchParams) -> RouteSearchResult:
@@ -287,8 +339,8 @@ class Sidecar:
         if not result.sources and router.config.empty_results_fallback:
             raise router.empty_as_failure(result)
         return RouteSearchResult(
-            sources=result.sources,
-            content=result.content,
+            sources=[_source_for_model(s) for s in result.sources],
+            content=for_model(result.content) if result.content is not None else None,
             truncated=result.truncated,
             provider=result.provider,
             cached=any(a.outcome == CACHED_OUTCOME for a in result.attempts),
@@ -302,13 +354,14 @@ class Sidecar:
         return SearchPlanResult(search_id=search_id, arm=arm, queries=queries, max_results=cap)  # type: ignore[arg-type]
 
     async def search_report(self, params: SearchReportParams) -> SearchReportResult:
-        """``dsh/searchReport``: merge, reward, log and record a planned search. Raises
-        :class:`RequestError` naming ``searchId`` for an unknown or expired plan."""
+        """``dsh/searchReport``: merge, reward, log and record a planned search (the harness's
+        provider's texts through :func:`~dsh_sidecar.escape.for_model`, as :meth:`search`'s).
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired plan."""
         out = await self.bandit.report(params.search_id, params.runs, params.duration_ms)
         return SearchReportResult(
             search_id=params.search_id,
-            sources=out.sources,
-            content=out.content,
+            sources=[_source_for_model(s) for s in out.sources],
+            content=for_model(out.content) if out.content is not None else None,
             truncated=out.truncated,
             reward=round(out.reward, 6) if out.reward is not None else None,
         )
@@ -316,19 +369,57 @@ class Sidecar:
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
 
-        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search."""
-        return SearchFeedbackResult(reward=round(self.bandit.feedback(params.search_id, params.used_urls), 6))
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search.
+        Writes the pending-feedback file under its lock: call it off the event loop."""
+        return SearchFeedbackResult(reward=round(self.feedback(params.search_id, params.used_urls).reward, 6))
+
+    def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
+        """:meth:`search_feedback` with its whole outcome (the usage, the reward before and
+        after: the MCP tool answers the usage). Raises :class:`RequestError` naming
+        ``searchId``. Call it off the event loop."""
+        return self.bandit.feedback(search_id, used_urls)
+
+    def answer_feedback(self, answer: str) -> list[Recredit]:
+        """Re-credit this sidecar's pending searches with whether a final answer's text cites
+        their sources (a harness that sees the answer but not the search ids: Claude Code's
+        Stop hook). Call it off the event loop."""
+        return self.bandit.answer_feedback(answer)
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
-        """``dsh/postExecute``: at most one note; silence when the suggester is off."""
+        """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note
+        leaves through :meth:`_note_for_model`."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return PostExecuteResult()
-        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        notes = self.suggester.post_execute(params)
+        return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+
+    def _repo_prose(self) -> RepoProse:
+        """The workspace pack's prose of the suggester's current activation (cached per activation)."""
+        active = getattr(self.suggester, "active", None)
+        cached = getattr(self, "_prose", None)
+        if cached is None or cached[0] is not active:
+            cached = (active, RepoProse(list(getattr(active, "packs", None) or [])))
+            self._prose = cached
+        return cached[1]
+
+    def _note_for_model(self, note: AdditionalContext) -> AdditionalContext:
+        """A note as it reaches the model (docs/SECURITY.md, "the model's context"): its text
+        through :func:`~dsh_sidecar.escape.for_model` (a line break only before an item) with
+        the workspace pack's prose quoted, its summary escaped, and beside the exact target
+        paths (``targets``, for a harness that opens them) their display forms
+        (``displayTargets``: escaped, quoted when not plain)."""
+        text = for_model(self._repo_prose().guard(note.text), lines=True)
+        source = note.source
+        display = [display_name(t) for t in source.targets]
+        summary = for_model(source.summary)
+        return AdditionalContext(
+            source=source.model_copy(update={"summary": summary, "display_targets": display}), text=text
+        )
 
     def projection_pending(self) -> bool:
         """Whether the suggester's targets, the graph or the content index are still being
         built (a call that answers from all of them waits: :meth:`wait_for_graph`)."""
-        return not self.suggester.ready or self.graph.building or self.content.building
+        return self.projection.pending()
 
     def section_pending(self) -> bool:
         """Whether :meth:`assemble_section` would wait for the projection (the suggester on, the
@@ -356,11 +447,24 @@ class Sidecar:
         if hit is None:
             return {"intent": None, "targets": []}
         intent, k, about, targets = hit
-        return {
-            "intent": intent,
+        prose = self._repo_prose()
+
+        def shown(text: str, repo: bool) -> str:
+            return quoted_prose(text) if repo else for_model(text)
+
+        reasons = prose.reasons
+        return {  # the model's context: every text escaped, pack prose quoted, names also quoted
+            "intent": for_model(intent),
             "k": round(k, 4),
-            "about": about,
-            "targets": [{"path": t.path, "reason": t.reason} for t in targets],
+            "about": shown(about, escape_controls(about) in prose.abouts) if about is not None else None,
+            "targets": [
+                {  # the model reads this whole: a name with a control or separator is shown escaped
+                    "path": for_model(t.path),
+                    "display": display_name(t.path),
+                    "reason": shown(t.reason, bool(reasons and reasons.fullmatch(escape_controls(t.reason)))),
+                }
+                for t in targets
+            ],
         }
 
     def dismiss(self, params: DismissParams) -> DismissResult:
@@ -394,6 +498,9 @@ class Sidecar:
         text = self.suggester.section_text(session_id)
         if text is None:
             return AssembleSectionResult(section=None)
+        # added to every prompt: through the same function as the notes (names with U+2028,
+        # bidi or zero-width characters, a line break in a name, the workspace pack's prose)
+        text = for_model(self._repo_prose().guard(text), lines=True)
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:
@@ -417,8 +524,8 @@ class Sidecar:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
         while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
-        if self.config.suggester.refresh_on_boot and self.graph.graph is not None:
-            self.graph.start()
+        if self.config.suggester.refresh_on_boot and self.projection.graph is not None:
+            self.projection.start()
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.
@@ -460,24 +567,9 @@ class Sidecar:
             self.suggester = self._make_suggester(new.suggester)
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
-        if self._suggesting(new.suggester) and self.graph.graph is None and not self.graph.building:
-            self.graph.start()
+        if self._suggesting(new.suggester):
+            self.projection.start_if_idle()
         self.config = new
-
-    def _graph_status(self) -> dict[str, Any]:
-        graph = self.graph.graph
-        return {
-            "building": self.graph.building,
-            # ready = the whole projection: symbols, content index (when FTS5 exists), targets
-            "ready": graph is not None
-            and graph.symbols is not None
-            and not self.graph.building
-            and not self.content.building
-            and self.suggester.ready,
-            "content": self.content.status(),
-            "error": self.graph.error,
-            **(graph.status() if graph is not None else {}),
-        }
 
     def status(self) -> StatusResult:
         """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
@@ -495,7 +587,7 @@ class Sidecar:
                 cache=CacheStatus.model_validate(cache) if (cache := self.router.cache_status()) is not None else None,
             ),
             bandit=self.bandit.status(),
-            suggester={**self.suggester.status(), "graph": self._graph_status()},
+            suggester={**self.suggester.status(), "graph": self.projection.status()},
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
 
@@ -517,9 +609,7 @@ class Sidecar:
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
-        self.graph.cancel()
-        self.heap.stop()
-        self.content.close()
+        self.projection.close()
         self.bandit.close()
         await self.router.aclose()
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
@@ -530,9 +620,7 @@ class Sidecar:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search
         path's preparation to stop."""
         t0 = time.monotonic()
-        if self.graph.building:  # (a graph never started has nothing to wait for)
-            self.graph.wait(timeout_s)
-        self.content.wait(max(0.0, timeout_s - (time.monotonic() - t0)))
+        self.projection.quiesce(timeout_s)
         warm = self._search_warm
         if warm is not None:
             warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))

@@ -4,14 +4,15 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|mixed WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--deny-hook-tools] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
+    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|websearch|mixed WORKDIR
+        [--no-sidecar] [--no-adapter] [--sticky] [--steer] [--searx-fail] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
         [--install file|link] [--package DIR]... [--profile-from WORK] [--log-capture] [--overlay-extra FILE]
         [--no-suggester-row] [--searx ok|fail|empty] [--deepseek-search] [--final TEXT] [--first-bound MS]
         [--no-builtin-packs]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
-body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request).
+body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request),
+``bandit`` (the decision log's records and the posterior document under the run's ``DSH_HOME``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,21 @@ from harness.fakemodel import FakeModel, ToolStep  # noqa: E402
 
 CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
+#: The Claude Code runs' final answer: it cites a source the loopback SearXNG returns (the
+#: plugin's Stop hook reports it to the bandit).
+CC_ANSWER = "Clean it with a degreaser ([guide](https://www.example.com/maintenance/clean-bike-chain))."
 
 
 def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
         one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
+        search = ToolStep(CC_PREFIX + "search", {"query": "bike chain cleaning"})
+        builtin = ToolStep("WebSearch", {"query": "bike chain cleaning"})
+        if scenario == "noteweb":  # the note, then our search, web_search and the built-in WebSearch
+            web = ToolStep(CC_PREFIX + "web_search", {"query": "bike chain cleaning"})
+            return [one, search, web, builtin]
+        if scenario == "websearch":  # the built-in WebSearch (steered or not), then our search
+            return [builtin, search]
     else:
         one = ToolStep("grep", {"pattern": "__version__"})
     tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
@@ -70,6 +81,9 @@ def plugin_dir(work: Path, sticky: bool) -> Path:
 
 
 def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
+    """Claude Code headless with a copy of the plugin (``--plugin-dir``: its id is
+    ``dsh-search@inline``); ``--steer`` turns the plugin's ``steer_web_search`` option on the way
+    a user's settings do (``pluginConfigs``)."""
     env = h.isolated(work, with_sidecar=not args.no_sidecar)
     env.update(
         {
@@ -81,14 +95,14 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
         }
     )
     argv = [str(h.CLAUDE), "-p", "Find where the package version is defined.", "--output-format", "json"]
-    argv += ["--allowedTools", "Bash(grep:*)", "mcp__plugin_dsh-search_dsh-search__web_search"]
+    argv += ["--allowedTools", "Bash(grep:*)", "WebSearch", *(CC_PREFIX + t for t in ("search", "web_search"))]
     argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
         argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
-    if args.deny_hook_tools:  # the README's way to keep the hook-only tools out of the model's list
+    if args.steer:  # the plugin's option, as /config or a user's settings.json stores it
         settings = work / "settings.json"
         settings.write_text(
-            json.dumps({"permissions": {"deny": [f"{CC_PREFIX}post_tool_use", f"{CC_PREFIX}session_start"]}})
+            json.dumps({"pluginConfigs": {"dsh-search@inline": {"options": {"steer_web_search": True}}}})
         )
         argv += ["--settings", str(settings)]
     return h.run(argv, work / "ws", env)
@@ -333,15 +347,25 @@ def _text(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
+def bandit_state(folder: Path) -> dict:
+    """The run's decision-log records and posterior document (``None`` when absent)."""
+    log, posteriors = folder / "decisions.jsonl", folder / "posteriors.json"
+    return {
+        "records": [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else [],
+        "posteriors": json.loads(posteriors.read_text()) if posteriors.exists() else None,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam", "mixed"])
+    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam", "websearch", "mixed"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
-    ap.add_argument("--deny-hook-tools", action="store_true")
+    ap.add_argument("--steer", action="store_true", help="claude: the plugin's steer_web_search option on")
+    ap.add_argument("--searx-fail", action="store_true", help="the loopback SearXNG answers 503")
     ap.add_argument("--hang-sidecar", action="store_true")
     ap.add_argument("--hang-once", action="store_true")
     ap.add_argument("--hang-start-once", action="store_true")
@@ -350,7 +374,7 @@ def main() -> int:
     ap.add_argument("--install", choices=["file", "link"], default="file", help="how `dsh plugin add` installs it")
     ap.add_argument("--first-bound", type=int, help="the suggester's firstPostExecuteTimeoutMs, ms")
     ap.add_argument("--log-capture", action="store_true", help="export DSH's logger service to dsh-log.jsonl")
-    ap.add_argument("--final", default="All done.", help="the fake model's final answer")
+    ap.add_argument("--final", help="the fake model's final answer (default: All done.; Claude Code's scenario answer)")
     ap.add_argument("--no-builtin-packs", action="store_true", help="the suggester row without builtinPacks: true")
     ap.add_argument("--overlay-extra", type=Path, help="rows appended to the run's --patch overlay")
     ap.add_argument("--no-suggester-row", action="store_true", help="leave the suggester's row as installed")
@@ -364,14 +388,17 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
     api = "anthropic" if args.harness == "claude" else "openai"
-    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=args.final)
+    final = args.final if args.final is not None else CC_ANSWER if args.harness == "claude" else "All done."
+    fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=final)
     searx = MockProvider()
-    if args.searx == "fail":
-        reply = Reply(503, {"content-type": "text/plain"}, b"unavailable")
+    reply, _ = case_reply("searxng", "ok", check=False)
+    if args.harness == "claude":  # 3 sources: below both arms' caps, so the heuristic reward is < 1
+        body = json.loads(reply.body)
+        reply = Reply(reply.status, reply.headers, json.dumps({**body, "results": body["results"][:3]}).encode())
+    if args.searx == "fail" or args.searx_fail:
+        reply = Reply(503, {"content-type": "text/plain"}, b"down")
     elif args.searx == "empty":
         reply = Reply(200, {"content-type": "application/json"}, b'{"results": []}')
-    else:
-        reply, _ = case_reply("searxng", "ok", check=False)
     searx.route("GET", "/search", reply)
     try:
         result = (run_claude if args.harness == "claude" else run_dsh)(args, work, fake, searx)
@@ -395,6 +422,7 @@ def main() -> int:
         "dsh_log": _log_lines(work / "dsh-log.jsonl"),
         "ledger": _text(work / "home" / ".dsh" / "search-suggester" / "ledger.log"),
         "searxng_queries": [seen.query.get("q") for seen in searx.requests if seen.path == "/search"],
+        "bandit": bandit_state(work / "home" / ".dsh" / "bandit"),
     }
     sys.stdout.write(json.dumps(report))
     return 0

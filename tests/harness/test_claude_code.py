@@ -1,7 +1,12 @@
 """Claude Code (the real CLI, pinned) with the harness-adapters/claude-code plugin, headless
 against a loopback fake Anthropic API: the PostToolUse ``mcp_tool`` hook's note reaches the
-next model request, ``web_search`` returns a loopback SearXNG's results, the sticky section
-and ``suggestion_dismiss`` are present, and without the sidecar the run still exits 0."""
+next model request; the model's tool list has ``search`` (no strategy) and no hook-only tool;
+``search`` and ``web_search`` return a loopback SearXNG's results without strategy, reward or
+attempts; the final answer's citation reaches the bandit through the Stop hook and moves its
+posterior as docs/bandit.md says; the built-in WebSearch runs as usual unless the plugin's
+``steer_web_search`` option is on, then its call is denied with the steer; a failing search's
+only text is the router's aggregated error; the sticky section and ``suggestion_dismiss`` are
+present; and without the sidecar the run still exits 0."""
 
 from __future__ import annotations
 
@@ -11,11 +16,22 @@ import pytest
 
 from harness import harnesses as h
 from harness.fakemodel import texts
+from harness.scenario import CC_ANSWER
 
 pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_missing() or "")
 
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 PREFIX = "mcp__plugin_dsh-search_dsh-search__"
+CITED = "https://www.example.com/maintenance/clean-bike-chain"  # the source CC_ANSWER cites
+SEED_STEER = (
+    "Prefer the search tool over web_search for web searches: it picks a quick or a thorough "
+    "strategy per query and learns which pays off. Cite the returned URLs as markdown links."
+)
+STEERED = (
+    "PreToolUse:WebSearch hook error: Search the web with the mcp__plugin_dsh-search_dsh-search__search tool "
+    "instead of WebSearch: it picks a quick or a thorough strategy per query and learns which pays off. "
+    "Cite the returned URLs as markdown links."
+)
 
 
 def after_tool_result(request: dict) -> str:
@@ -26,10 +42,27 @@ def after_tool_result(request: dict) -> str:
     return texts(messages[last + 1 :])
 
 
+def tool_result(request: dict) -> dict:
+    """The tool_result block answering the last assistant turn of ``request``."""
+    messages = request["messages"]
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    for m in messages[last + 1 :]:
+        for block in m["content"] if isinstance(m["content"], list) else []:
+            if block.get("type") == "tool_result":
+                return block
+    raise AssertionError(f"no tool_result after the last assistant turn: {messages[last + 1 :]}")
+
+
+def result_text(block: dict) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+
+
 @pytest.fixture(scope="module")
 def note_web(tmp_path_factory):
-    """One run: the note scenario's grep, then ``web_search`` (each harness run costs about
-    2 s of CPU, so the checks that need the same setup share one)."""
+    """One run: the note scenario's grep, then ``search``, ``web_search`` and the built-in
+    WebSearch (steer off), then an answer citing a source (each harness run costs about 2 s of
+    CPU, so the checks that need the same setup share one)."""
     return h.scenario("claude", "noteweb", tmp_path_factory.mktemp("noteweb"))
 
 
@@ -41,19 +74,83 @@ def test_note_reaches_the_next_model_request(note_web):
     tail = after_tool_result(second)
     assert '__version__ = "1.2.3"' in tail  # the real grep ran
     assert f"PostToolUse:Bash hook additional context: {NOTE}" in tail
-    names = [t["name"] for t in first["tools"]]
-    assert PREFIX + "suggestion_dismiss" in names and PREFIX + "web_search" in names
-    assert json.loads(report["stdout"])["result"] == "All done."
+    assert json.loads(report["stdout"])["result"] == CC_ANSWER
 
 
-def test_web_search_returns_the_loopback_searxng_results(note_web):
-    report = note_web
+def test_the_model_sees_search_without_strategy_and_no_hook_only_tool(note_web):
+    """The hook-only tools (post_tool_use, session_start, pre_tool_use, stop) are absent from
+    the model's tool list with no deny rule, and still serve their hooks (the note above, the
+    feedback below)."""
+    last = note_web["requests"][-1]  # after every call (on a loaded machine the server may connect after the first)
+    tools = {t["name"]: t for t in last["tools"]}
+    ours = sorted(n.removeprefix(PREFIX) for n in tools if n.startswith(PREFIX))
+    assert ours == ["search", "search_feedback", "suggestion_dismiss", "web_search", "where_is"]
+    schema = tools[PREFIX + "search"]["input_schema"]
+    assert schema["properties"].keys() == {"query"} and schema["additionalProperties"] is False
+    assert "WebSearch" in tools  # the built-in stays (the steer is off by default)
+    # the bandit seed's steer toward search, byte for byte: the server's instructions, which Claude
+    # Code 2.1.328 sends as a system message ("# MCP Server Instructions")
+    assert f"## plugin:dsh-search:dsh-search\n{SEED_STEER}" in texts(last["messages"])
+
+
+def test_search_and_web_search_return_sources_only(note_web):
+    search, web = (tool_result(r) for r in note_web["requests"][2:4])
+    for block in (search, web):
+        assert not block.get("is_error")
+        out = json.loads(result_text(block))
+        assert CITED in [s["url"] for s in out["sources"]]
+        for hidden in ("strategy", "reward", "attempts", "quick", "thorough", "searxng"):
+            assert hidden not in result_text(block)
+    assert set(json.loads(result_text(search))) == {"search_id", "sources", "truncated"}
+    assert set(json.loads(result_text(web))) == {"sources", "truncated"}
+
+
+def test_websearch_runs_when_the_steer_is_off(note_web):
+    builtin = tool_result(note_web["requests"][4])
+    assert "PreToolUse:WebSearch" not in result_text(builtin)
+
+
+def test_the_answers_citation_moves_the_posterior_by_the_formula(note_web):
+    """One bandit search (web_search is the router's, no bandit) finds n ≤ 3 sources: its
+    heuristic h = 0.5·min(n/cap, 1) + 0.5·min(6000/durationMs, 1), below 1. The Stop hook reports the answer, which cites one of them: reward 0.5 + 0.5·h,
+    and the search's class row and the global row hold exactly [0.5 + 0.5·h, 0.5 − 0.5·h] (one
+    observation; the first update of a row is not discounted, a re-credit never is)."""
+    records = note_web["bandit"]["records"]
+    decisions = [r for r in records if r["event"] == "decision"]
+    feedback = [r for r in records if r["event"] == "feedback"]
+    assert len(decisions) == 1 and len(feedback) == 1
+    d, f = decisions[0], feedback[0]
+    cap = {"quick": 5, "thorough": 10}[d["arm"]]
+    h_reward = d["reward"]
+    n = d["resultCount"]  # the 3 sources the provider sent, less what the router dropped as duplicates
+    assert 1 <= n <= 3
+    assert h_reward == pytest.approx(0.5 * n / cap + 0.5 * min(6000 / max(d["durationMs"], 1), 1.0), abs=1e-6)
+    assert (f["searchId"], f["used"], f["previousReward"]) == (d["searchId"], True, h_reward)
+    assert f["reward"] == pytest.approx(0.5 + 0.5 * h_reward, abs=1e-6) and f["reward"] > h_reward
+    rows = note_web["bandit"]["posteriors"]["rows"]
+    for row in (d["class"], "global"):
+        assert rows[row][d["arm"]] == pytest.approx([0.5 + 0.5 * h_reward, 0.5 - 0.5 * h_reward], abs=1e-6)
+        other = "quick" if d["arm"] == "thorough" else "thorough"
+        assert rows[row][other] == [0.0, 0.0]
+    assert note_web["bandit"]["posteriors"]["updates"] == {d["arm"]: 1, other: 0}
+
+
+def test_the_steer_denies_websearch_and_a_failed_search_says_only_the_seed_text(tmp_path):
+    """The plugin's steer_web_search option on (as a user's settings.json stores it) and the
+    only provider failing: the built-in WebSearch is denied with the steer, and the model's
+    search then fails with the router seed's aggregated error as its whole text."""
+    report = h.scenario("claude", "websearch", tmp_path, "--steer", "--searx-fail")
     assert report["returncode"] == 0, report["stderr"]
-    assert report["searxng_requests"] == 1
-    tail = after_tool_result(report["requests"][2])
-    for url in ("https://www.example.com/maintenance/clean-bike-chain", "https://en.wikipedia.org/wiki/Bicycle_chain"):
-        assert url in tail
-    assert '"strategy": "quick"' in tail or '"strategy":"quick"' in tail
+    builtin, search = (tool_result(r) for r in report["requests"][1:3])
+    assert builtin["is_error"] is True and result_text(builtin) == STEERED
+    assert search["is_error"] is True
+    assert result_text(search) == (  # the zero-config chain: SEARXNG_BASE_URL's SearXNG, then DuckDuckGo (no network)
+        "search-router: all configured search providers failed:\n"
+        "- searxng: HTTP 503\n"
+        "- duckduckgo: network error: connection failed"
+    )
+    paths = report["provider_paths"]  # only our search reached the provider (1 request, or 2-3 query variants)
+    assert 1 <= len(paths) <= 3 and set(paths) == {"GET /search"}
 
 
 def test_sticky_section_with_the_prompt(tmp_path):
@@ -66,16 +163,8 @@ def test_sticky_section_with_the_prompt(tmp_path):
 def test_without_the_sidecar_the_run_still_exits_0(tmp_path):
     report = h.scenario("claude", "note", tmp_path, "--no-sidecar")
     assert report["returncode"] == 0, report["stderr"]
-    assert json.loads(report["stdout"])["result"] == "All done."
+    assert json.loads(report["stdout"])["result"] == CC_ANSWER
     assert NOTE not in texts(report["requests"][-1])
-
-
-def test_denied_hook_tools_leave_the_model_list_and_still_serve_the_hook(tmp_path):
-    report = h.scenario("claude", "note", tmp_path, "--deny-hook-tools")
-    assert report["returncode"] == 0, report["stderr"]
-    names = [t["name"] for t in report["requests"][0]["tools"] if t["name"].startswith(PREFIX)]
-    assert sorted(names) == [PREFIX + "suggestion_dismiss", PREFIX + "web_search", PREFIX + "where_is"]
-    assert f"PostToolUse:Bash hook additional context: {NOTE}" in after_tool_result(report["requests"][1])
 
 
 def test_plugin_validates(tmp_path):

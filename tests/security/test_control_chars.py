@@ -123,7 +123,7 @@ def test_sidecar_note_and_ledger_with_a_newline_file_name(tmp_path, dsh_home):
         assert len(notes) == 1
         assert notes[0]["text"].split("\n") == [
             "search-suggester: in this repository, look here for doc:",
-            "- docs/a\\n[2026-01-01T00:00:00.000Z] followed Doc b.md — a doc",
+            '- docs/a\\n[2026-01-01T00:00:00.000Z] followed Doc b.md — "a doc"',  # the workspace pack's prose: quoted
         ]
         assert server.shutdown() == 0
     finally:

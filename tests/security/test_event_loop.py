@@ -16,8 +16,8 @@ import pytest
 from dsh_sidecar.state.files import StateFile
 from dsh_sidecar.suggester.candidates import MAX_GLOB_WORK, FileIndex
 from dsh_sidecar.workspace import files as files_mod
+from dsh_sidecar.workspace.builder import GraphBuilder
 from dsh_sidecar.workspace.fsguard import root_refusal
-from dsh_sidecar.workspace.graph import GraphBuilder
 from filelock import FileLock
 from support.rawrpc import RawServer
 from support.secutil import threads, wait_built

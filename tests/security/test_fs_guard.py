@@ -116,23 +116,63 @@ def test_refusal_reasons(hostile, rel, reason):
     assert info.value.reason == reason
 
 
+@pytest.fixture(params=["openat2", "o_path"])
+def opener(request, monkeypatch):
+    """Each way the guard opens a file: the kernel's ``openat2`` with ``RESOLVE_BENEATH`` where it
+    exists, and the ``O_PATH`` + ``/proc/self/fd`` path (older kernels, and every refusal)."""
+    if request.param == "o_path":
+        monkeypatch.setattr(fsguard._OPENAT2, "usable", False)
+    elif not fsguard._OPENAT2.usable or fsguard._OPENAT2.open(fsguard.real_root(str(Path.cwd())), ".") is None:
+        pytest.skip("this kernel has no openat2")
+    return request.param
+
+
 @pytest.mark.skipif(not (getattr(os, "O_PATH", 0) and os.path.isdir("/proc/self/fd")), reason="needs Linux O_PATH")
 @pytest.mark.parametrize("rel", ["escape.py", "escape_rel.py", "escape_dotdot.py", "outdir/secret.py", "environ.py"])
-def test_a_link_out_of_the_workspace_is_refused_before_its_target_is_opened_for_reading(hostile, monkeypatch, rel):
-    """Its real path is judged on an ``O_PATH`` descriptor (which reads nothing): no open for
-    reading ever names the target, and a link that stays inside is read through the same inode."""
+def test_a_link_out_of_the_workspace_is_refused_before_its_target_is_opened_for_reading(
+    hostile, monkeypatch, rel, opener
+):
+    """Its real path is judged by the kernel during the open (``openat2``, ``RESOLVE_BENEATH``:
+    the open fails, nothing is opened) or on an ``O_PATH`` descriptor (which reads nothing): no
+    open for reading ever names the target, and a link that stays inside is read through the
+    same inode."""
     opened: list[tuple[str, int]] = []
+    beneath: list[int] = []
     real_open = os.open
     monkeypatch.setattr(
         os, "open", lambda path, flags, *a: opened.append((str(path), flags)) or real_open(path, flags, *a)
     )
+    if opener == "openat2":
+        real_call = fsguard._OPENAT2._call
+        assert real_call is not None
+
+        def call(*args):
+            fd = real_call(*args)
+            beneath.append(fd)
+            return fd
+
+        monkeypatch.setattr(fsguard._OPENAT2, "_call", call)
     with pytest.raises(fsguard.Refused):
         fsguard.read_bytes(hostile, rel)
     assert opened and all(flags & os.O_PATH for _, flags in opened), opened
+    if opener == "openat2":
+        assert beneath == [-1]  # the kernel refused the resolution itself
     opened.clear()
+    beneath.clear()
     assert fsguard.read_bytes(hostile, "src/alias.py").startswith(b"def good_function")
-    assert [bool(flags & os.O_PATH) for _, flags in opened] == [True, False]
-    assert opened[1][0].startswith("/proc/self/fd/")
+    if opener == "openat2":
+        assert len(beneath) == 1 and beneath[0] >= 0 and all(flags & os.O_PATH for _, flags in opened)
+    else:
+        assert [bool(flags & os.O_PATH) for _, flags in opened] == [True, False]
+        assert opened[1][0].startswith("/proc/self/fd/")
+
+
+@pytest.mark.parametrize("rel", TRAPS)
+def test_every_trap_is_refused_either_way(hostile, rel, opener):
+    with pytest.raises(OSError) as info:
+        finishes(lambda: fsguard.read_bytes(hostile, rel))
+    assert SECRET not in str(info.value)
+    assert fsguard.read_bytes(hostile, "src/alias.py") == fsguard.read_bytes(hostile, "src/good.py")
 
 
 def test_regular_files_and_links_that_stay_inside_are_read(hostile):

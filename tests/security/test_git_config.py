@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace import gitcmd
+from dsh_sidecar.workspace import gitcmd, gitguard
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.recency import git_scan
@@ -500,7 +500,7 @@ def test_include_paths_of_a_config_text():
         '[core]\n\tbare = false\n[include]\n\tpath = a.cfg\n[includeIf "gitdir:/x/"]\n\tpath = "b c.cfg"\n'
         "[user]\n\tpath = not-an-include\n[Include] PATH=~/d.cfg\n"
     )
-    assert gitcmd._include_paths(text) == ["a.cfg", "b c.cfg", "~/d.cfg"]
+    assert gitguard._include_paths(text) == ["a.cfg", "b c.cfg", "~/d.cfg"]
 
 
 @pytest.mark.parametrize("how", ["direct", "includeIf", "nested", "symlink"])
@@ -519,7 +519,7 @@ def test_a_config_that_includes_a_fifo_is_refused_before_git_runs(tmp_path, how)
     else:
         os.symlink(tmp_path / "inc.fifo", repo.root / "inc.cfg")
         repo.config("[include]\n\tpath = ../inc.cfg\n")
-    assert gitcmd.include_refusal(repo.root) is not None
+    assert gitguard.include_refusal(repo.root) is not None
     with pytest.raises(gitcmd.GitError, match="includes a file that is not a regular file"):
         gitcmd.Git(repo.root, timeout=60).prepare()
     assert {"app.py", "lib.py"} <= set(list_files(repo.root))  # walked instead
@@ -529,7 +529,7 @@ def test_a_config_that_includes_regular_or_missing_files_still_runs_git(tmp_path
     repo = Repo(tmp_path)
     (repo.root / "inc.cfg").write_text("[user]\n\tname = x\n")
     repo.config(f"[include]\n\tpath = {repo.root / 'inc.cfg'}\n[include]\n\tpath = missing.cfg\n")
-    assert gitcmd.include_refusal(repo.root) is None
+    assert gitguard.include_refusal(repo.root) is None
     assert b"app.py" in gitcmd.Git(repo.root).run(["ls-files", "-z"]).stdout
 
 

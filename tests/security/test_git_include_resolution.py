@@ -11,7 +11,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace import gitcmd
+from dsh_sidecar.workspace import gitguard
 from support.gitrepo import git
 
 NOT_REGULAR = "repository config includes a file that is not a regular file ({})"
@@ -33,7 +33,7 @@ def test_a_user_home_path_is_expanded_as_git_expands_it(tmp_path):
         pytest.skip("the current user's home folder does not exist")
     value = f"~{me.pw_name}/{os.path.relpath(fifo, me.pw_dir)}"
     (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(value)
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format(value)
 
 
 @pytest.mark.parametrize("value", ["/proc/self/cwd/inc.fifo", "/dev/fd/1", "../via/inc.fifo"])
@@ -45,7 +45,7 @@ def test_a_path_through_proc_or_dev_is_refused(tmp_path, value):
     os.symlink("/proc/self/cwd", root / "via")
     (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
     assert (
-        gitcmd.include_refusal(root)
+        gitguard.include_refusal(root)
         == f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({value})"
     )
 
@@ -53,7 +53,7 @@ def test_a_path_through_proc_or_dev_is_refused(tmp_path, value):
 def test_an_install_prefix_path_is_refused(tmp_path):
     root, _ = workspace(tmp_path)
     (root / ".git" / "config").write_text("[include]\n\tpath = %(prefix)/../dev/stdout\n")
-    assert gitcmd.include_refusal(root) == (
+    assert gitguard.include_refusal(root) == (
         "repository config includes a path under git's install prefix (%(prefix)/../dev/stdout)"
     )
 
@@ -66,7 +66,7 @@ def test_a_dotdot_after_a_folder_link_is_the_link_targets_parent(tmp_path):
     os.symlink("../sub/deeper", root / ".git" / "link")
     (root / "sub" / "more.cfg").write_text(f"[include]\n\tpath = {fifo}\n")
     (root / ".git" / "config").write_text("[include]\n\tpath = link/../more.cfg\n")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format(fifo)
 
 
 def test_a_file_is_followed_at_its_shallowest_depth(tmp_path):
@@ -82,14 +82,14 @@ def test_a_file_is_followed_at_its_shallowest_depth(tmp_path):
     for i in range(1, 10):
         (cfg / f"long{i}.cfg").write_text(f"[include]\n\tpath = {f'long{i + 1}.cfg' if i < 9 else 'x.cfg'}\n")
     (root / ".git" / "config").write_text("[include]\n\tpath = ../cfg/short.cfg\n\tpath = ../cfg/long1.cfg\n")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format(fifo)
 
 
 def test_a_name_that_is_not_utf8_is_the_bytes_git_opens(tmp_path):
     root, _ = workspace(tmp_path)
     os.mkfifo(os.fsencode(root) + b"/inc\xff.fifo")
     (root / ".git" / "config").write_bytes(b"[include]\n\tpath = ../inc\xff.fifo\n")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format("../inc\udcff.fifo")
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format("../inc\udcff.fifo")
 
 
 def test_a_git_folder_linked_inside_the_workspace_is_pre_read(tmp_path):
@@ -99,7 +99,7 @@ def test_a_git_folder_linked_inside_the_workspace_is_pre_read(tmp_path):
     (root / "gitdata").mkdir()
     (root / "gitdata" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
     os.symlink("gitdata", root / ".git")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format(fifo)
 
 
 def test_regular_includes_inside_and_missing_ones_still_run_git(tmp_path):
@@ -112,7 +112,7 @@ def test_regular_includes_inside_and_missing_ones_still_run_git(tmp_path):
     (root / ".git" / "config").write_text(
         f"[include]\n\tpath = cfglink/a.cfg\n\tpath = extra.cfg\n\tpath = ~/missing.cfg\n\tpath = {tmp_path / 'gone'}\n"
     )
-    assert gitcmd.include_refusal(root) is None
+    assert gitguard.include_refusal(root) is None
 
 
 @pytest.mark.parametrize("how", ["absolute", "home", "relative", "symlink", "nested"])
@@ -136,7 +136,7 @@ def test_a_regular_file_outside_the_workspace_is_never_included(tmp_path, monkey
     (root / "more.cfg").write_text(f"[include]\n\tpath = {secret}\n")
     (root / ".git" / "config").write_text(f"[include]\n\tpath = {value}\n")
     shown = str(secret) if how == "nested" else value
-    assert gitcmd.include_refusal(root) == f"repository config includes a file outside the workspace ({shown})"
+    assert gitguard.include_refusal(root) == f"repository config includes a file outside the workspace ({shown})"
 
 
 @pytest.mark.parametrize("how", ["worktree", "plain"])
@@ -155,7 +155,7 @@ def test_the_common_folder_a_commondir_file_names_is_pre_read(tmp_path, how):
         (root / ".git").write_text("gitdir: sub/.git/worktrees/x\n")
     else:
         (root / ".git" / "commondir").write_text("../sub/.git\n")
-    assert gitcmd.include_refusal(root) == NOT_REGULAR.format(fifo)
+    assert gitguard.include_refusal(root) == NOT_REGULAR.format(fifo)
 
 
 def test_a_git_folder_named_through_proc_is_refused(tmp_path):
@@ -164,7 +164,7 @@ def test_a_git_folder_named_through_proc_is_refused(tmp_path):
     root, _ = workspace(tmp_path)
     os.rmdir(root / ".git")
     (root / ".git").write_text("gitdir: /proc/self/cwd/sub/.git\n")
-    assert gitcmd.include_refusal(root) == (
+    assert gitguard.include_refusal(root) == (
         "repository config is read through /proc, /sys or /dev, or past 40 links (/proc/self/cwd/sub/.git/config)"
     )
 
@@ -179,7 +179,7 @@ def test_a_fifo_git_opens_in_its_own_folder_is_refused(tmp_path, name):
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (root / ".git" / name).unlink(missing_ok=True)
     os.mkfifo(root / ".git" / name)
-    assert gitcmd.include_refusal(root) == (f"repository git folder holds a FIFO or device ({root / '.git' / name})")
+    assert gitguard.include_refusal(root) == (f"repository git folder holds a FIFO or device ({root / '.git' / name})")
 
 
 def test_a_real_git_folder_is_scanned_and_passes(tmp_path, monkeypatch):
@@ -192,13 +192,13 @@ def test_a_real_git_folder_is_scanned_and_passes(tmp_path, monkeypatch):
     (root / "a.txt").write_text("a\n")
     git(root, "add", "a.txt")
     git(root, "commit", "-qm", "x")
-    assert gitcmd.include_refusal(root) is None
+    assert gitguard.include_refusal(root) is None
     # a socket (git's fsmonitor daemon's) fails to open at once: no refusal (bound by a short
     # relative name, AF_UNIX paths are at most 107 bytes)
     monkeypatch.chdir(root / ".git")
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind("fsmonitor--daemon.ipc")
-        assert gitcmd.include_refusal(root) is None
+        assert gitguard.include_refusal(root) is None
 
 
 def test_one_file_named_many_ways_is_read_once(tmp_path):
@@ -208,22 +208,22 @@ def test_one_file_named_many_ways_is_read_once(tmp_path):
     root, _ = workspace(tmp_path)
     (root / ".git" / "x.cfg").write_text("".join(f"[include]path={'./' * i}x.cfg\n" for i in range(1, 600)))
     (root / ".git" / "config").write_text("[include]\n\tpath = x.cfg\n")
-    assert gitcmd.include_refusal(root) is None
+    assert gitguard.include_refusal(root) is None
 
 
 def test_includes_past_the_bounds_are_refused(tmp_path):
-    """More include paths than :data:`gitcmd.MAX_INCLUDES`, or more config text than
-    :data:`gitcmd.MAX_CONFIG_TOTAL_BYTES` in all, is a refusal, not minutes of reading."""
+    """More include paths than :data:`gitguard.MAX_INCLUDES`, or more config text than
+    :data:`gitguard.MAX_CONFIG_TOTAL_BYTES` in all, is a refusal, not minutes of reading."""
     root, _ = workspace(tmp_path)
-    many = "".join(f"[include]path=missing{i}.cfg\n" for i in range(gitcmd.MAX_INCLUDES + 1))
+    many = "".join(f"[include]path=missing{i}.cfg\n" for i in range(gitguard.MAX_INCLUDES + 1))
     (root / ".git" / "config").write_text(many)
-    assert gitcmd.include_refusal(root) == f"repository config includes more than {gitcmd.MAX_INCLUDES} paths"
-    pad = "#" * (gitcmd.MAX_CONFIG_BYTES - 100) + "\n"
+    assert gitguard.include_refusal(root) == f"repository config includes more than {gitguard.MAX_INCLUDES} paths"
+    pad = "#" * (gitguard.MAX_CONFIG_BYTES - 100) + "\n"
     for i in range(3):
         (root / ".git" / f"big{i}.cfg").write_text(pad)
     (root / ".git" / "config").write_text("".join(f"[include]path=big{i}.cfg\n" for i in range(3)))
-    assert gitcmd.include_refusal(root) == (
-        f"repository config files larger than {gitcmd.MAX_CONFIG_TOTAL_BYTES} bytes in all"
+    assert gitguard.include_refusal(root) == (
+        f"repository config files larger than {gitguard.MAX_CONFIG_TOTAL_BYTES} bytes in all"
     )
 
 
@@ -235,11 +235,11 @@ def test_a_link_chain_is_followed_within_bounds(tmp_path):
         os.symlink(f"l{i + 1}", root / f"l{i}")
     (root / "l41").write_text("[user]\n\tname = x\n")
     (root / ".git" / "config").write_text("[include]\n\tpath = ../l0\n")
-    assert gitcmd.include_refusal(root) == (
+    assert gitguard.include_refusal(root) == (
         "repository config includes a path through /proc, /sys or /dev, or past 40 links (../l0)"
     )
     deep = "a/" * 5000 + "x.cfg"
     (root / ".git" / "config").write_text(f"[include]\n\tpath = {deep}\n")
-    assert gitcmd.include_refusal(root) == (
+    assert gitguard.include_refusal(root) == (
         f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({deep})"
     )

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace import gitcmd, gitconfig
+from dsh_sidecar.workspace import gitconfig, gitguard
 
 
 def repo_with_config(root: Path, text: str) -> Path:
@@ -37,7 +37,7 @@ def test_an_include_value_read_as_git_reads_it(tmp_path, value):
     os.mkfifo(fifo)
     text = value.format(fifo=fifo, head=str(fifo)[:-3], tail=str(fifo)[-3:])
     root = repo_with_config(tmp_path / "ws", f"[include]\n\tpath = {text}\n")
-    refusal = gitcmd.include_refusal(root)
+    refusal = gitguard.include_refusal(root)
     assert refusal == f"repository config includes a file that is not a regular file ({fifo})"
 
 
@@ -49,17 +49,17 @@ def test_config_values():
     assert gitconfig.value("a\\tb") == "a\tb"
     assert gitconfig.value("a\\qb") is None  # git: bad config line
     assert gitconfig.value('"open') is None
-    assert gitcmd._include_paths("[include]\n\tpath = a\\\\\n[user]\n\tpath = b\n") == ["a\\"]
+    assert gitguard._include_paths("[include]\n\tpath = a\\\\\n[user]\n\tpath = b\n") == ["a\\"]
 
 
 def test_a_config_too_large_to_pre_read_is_refused(tmp_path):
-    root = repo_with_config(tmp_path, "[include]\n\tpath = /dev/zero\n" + "#" * gitcmd.MAX_CONFIG_BYTES + "\n")
+    root = repo_with_config(tmp_path, "[include]\n\tpath = /dev/zero\n" + "#" * gitguard.MAX_CONFIG_BYTES + "\n")
     assert (
-        gitcmd.include_refusal(root)
-        == f"repository config file larger than {gitcmd.MAX_CONFIG_BYTES} bytes (.git/config)"
+        gitguard.include_refusal(root)
+        == f"repository config file larger than {gitguard.MAX_CONFIG_BYTES} bytes (.git/config)"
     )
     small = repo_with_config(tmp_path / "small", "[include]\n\tpath = missing.cfg\n")
-    assert gitcmd.include_refusal(small) is None
+    assert gitguard.include_refusal(small) is None
 
 
 @pytest.mark.parametrize("named", ["absolute", "relative"])
@@ -72,7 +72,7 @@ def test_a_gitdir_file_naming_a_folder_inside_the_workspace_is_pre_read(tmp_path
     (root / "gd").mkdir(parents=True)
     (root / "gd" / "config").write_text(f"[include]\n\tpath = {fifo}\n")
     (root / ".git").write_text(f"gitdir: {root / 'gd' if named == 'absolute' else 'gd'}\n")
-    assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
+    assert gitguard.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
 
 
 def test_a_gitdir_file_naming_a_folder_outside_is_not_read(tmp_path):
@@ -83,7 +83,7 @@ def test_a_gitdir_file_naming_a_folder_outside_is_not_read(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
     (root / ".git").write_text("gitdir: ../outside\n")
-    assert gitcmd.include_refusal(root) is None  # outside the workspace: never read (git's timeout bounds it)
+    assert gitguard.include_refusal(root) is None  # outside the workspace: never read (git's timeout bounds it)
 
 
 def test_a_backslash_ending_a_comment_does_not_hide_the_next_line(tmp_path):
@@ -93,7 +93,7 @@ def test_a_backslash_ending_a_comment_does_not_hide_the_next_line(tmp_path):
     fifo = tmp_path / "inc.fifo"
     os.mkfifo(fifo)
     root = repo_with_config(tmp_path / "ws", f"[core]\n\tbare = false ; note \\\n[include]\n\tpath = {fifo}\n")
-    assert gitcmd.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
+    assert gitguard.include_refusal(root) == f"repository config includes a file that is not a regular file ({fifo})"
     # a backslash-newline inside a value (outside a comment) does continue it
     assert [e.value for e in gitconfig.entries('[a]\n\tk = "x \\\ny" z\\\n w\n')] == ["x y z w"]
 
@@ -128,7 +128,7 @@ def test_a_config_git_reads_its_fifo_include_from_is_refused(tmp_path, text):
     os.mkfifo(fifo)
     (tmp_path / "ws" / ".git").mkdir(parents=True)
     (tmp_path / "ws" / ".git" / "config").write_bytes(text.replace(b"{fifo}", os.fsencode(fifo)))
-    assert gitcmd.include_refusal(tmp_path / "ws") == (
+    assert gitguard.include_refusal(tmp_path / "ws") == (
         f"repository config includes a file that is not a regular file ({fifo})"
     )
 

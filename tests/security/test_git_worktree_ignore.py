@@ -1,7 +1,7 @@
 """Work-tree files git would block on (a FIFO, a device, a link to one): ``git ls-files --others
 --exclude-standard`` opens each walked folder's ``.gitignore`` and ``status`` the
 ``.gitattributes`` of folders with stat-dirty files, and a FIFO held every run until git's 10 s
-timeout. The pre-check (``gitcmd.worktree_refusal``) finds them without opening anything, and
+timeout. The pre-check (``gitguard.worktree_refusal``) finds them without opening anything, and
 the listing walks the folder instead (its own ``.gitignore`` reads refuse FIFOs); the files git
 is told not to read (``core.excludesFile``, ``.mailmap``) are not read."""
 
@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.workspace import files, gitcmd, recency
+from dsh_sidecar.workspace import files, gitcmd, gitguard, recency
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from support.gitrepo import git
 
@@ -49,7 +49,7 @@ def test_a_fifo_gitignore_is_refused_and_the_folder_is_walked(tmp_path, monkeypa
     (root / where).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(root / where)
     name = where.rsplit("/", 1)[-1]
-    assert gitcmd.worktree_refusal(root) == f"work tree holds a {name} that is a FIFO or device ({where})"
+    assert gitguard.worktree_refusal(root) == f"work tree holds a {name} that is a FIFO or device ({where})"
     no_git(monkeypatch)
     assert recency.git_scan(root) is None
     assert sorted(files.list_files(root)) == ["a.py", "sub/new.py", "sub/v.py"]
@@ -62,10 +62,10 @@ def test_a_link_to_a_fifo_or_through_dev_is_refused(tmp_path):
     root = checkout(tmp_path)
     os.mkfifo(tmp_path / "pipe")
     os.symlink(tmp_path / "pipe", root / "sub" / ".gitignore")
-    assert gitcmd.worktree_refusal(root) == "work tree holds a .gitignore that is a FIFO or device (sub/.gitignore)"
+    assert gitguard.worktree_refusal(root) == "work tree holds a .gitignore that is a FIFO or device (sub/.gitignore)"
     os.unlink(root / "sub" / ".gitignore")
     os.symlink("/dev/null", root / ".gitignore")
-    assert gitcmd.worktree_refusal(root) == (
+    assert gitguard.worktree_refusal(root) == (
         "work-tree .gitignore is read through /proc, /sys or /dev, or past 40 links (.gitignore)"
     )
 
@@ -79,7 +79,7 @@ def test_regular_folder_and_dangling_gitignores_pass_and_git_lists(tmp_path):
     os.symlink(tmp_path / "missing", root / "sub" / "deeper")
     (root / "sub" / "deeper2").mkdir()
     os.symlink(tmp_path / "missing", root / "sub" / "deeper2" / ".gitignore")
-    assert gitcmd.worktree_refusal(root) is None
+    assert gitguard.worktree_refusal(root) is None
     listed = files.list_files(root)
     assert "debug.log" not in listed and {"a.py", "sub/new.py", "sub/v.py", ".gitignore"} <= set(listed)
     assert WorkspaceGraph.build_files(root).stats["recencySource"] == "git"
@@ -94,22 +94,22 @@ def test_git_folders_and_linked_folders_are_not_walked(tmp_path):
     elsewhere.mkdir()
     os.mkfifo(elsewhere / ".gitignore")
     os.symlink(elsewhere, root / "linked")
-    assert gitcmd.worktree_refusal(root) is None
+    assert gitguard.worktree_refusal(root) is None
 
 
 def test_the_scan_is_bounded_and_a_bigger_tree_is_walked(tmp_path, monkeypatch):
-    """Past :data:`gitcmd.MAX_WORKTREE_ENTRIES` entries what lies beyond is unknown (a FIFO
+    """Past :data:`gitguard.MAX_WORKTREE_ENTRIES` entries what lies beyond is unknown (a FIFO
     there held git 10 s): the tree is refused and walked, listing the same files."""
     root = checkout(tmp_path)
     deep = root / "zz"
     deep.mkdir()
     os.mkfifo(deep / ".gitignore")
-    monkeypatch.setattr(gitcmd, "MAX_WORKTREE_ENTRIES", 1000)
-    assert gitcmd.worktree_refusal(root) == "work tree holds a .gitignore that is a FIFO or device (zz/.gitignore)"
+    monkeypatch.setattr(gitguard, "MAX_WORKTREE_ENTRIES", 1000)
+    assert gitguard.worktree_refusal(root) == "work tree holds a .gitignore that is a FIFO or device (zz/.gitignore)"
     os.unlink(deep / ".gitignore")
-    assert gitcmd.worktree_refusal(root) is None
-    monkeypatch.setattr(gitcmd, "MAX_WORKTREE_ENTRIES", 3)
-    assert gitcmd.worktree_refusal(root) == "work tree has more than 3 entries"
+    assert gitguard.worktree_refusal(root) is None
+    monkeypatch.setattr(gitguard, "MAX_WORKTREE_ENTRIES", 3)
+    assert gitguard.worktree_refusal(root) == "work tree has more than 3 entries"
     no_git(monkeypatch)
     assert sorted(files.list_files(root)) == ["a.py", "sub/new.py", "sub/v.py"]
 
@@ -120,7 +120,7 @@ def test_a_name_that_is_not_utf8_is_shown_escaped(tmp_path):
     os.mkdir(folder)
     os.mkfifo(os.path.join(folder, b".gitignore"))
     assert (
-        gitcmd.worktree_refusal(root)
+        gitguard.worktree_refusal(root)
         == "work tree holds a .gitignore that is a FIFO or device (\\udcff\\udcfe/.gitignore)"
     )
 
@@ -141,7 +141,7 @@ def test_files_git_is_told_not_to_read_are_not_read(tmp_path, monkeypatch, trap)
         os.mkfifo(root / ".mailmap")
     monkeypatch.setattr(files, "GIT_TIMEOUT_S", 3)
     monkeypatch.setattr(recency, "GIT_TIMEOUT_S", 3)
-    assert gitcmd.worktree_refusal(root) is None
+    assert gitguard.worktree_refusal(root) is None
     assert "sub/new.py" in files.list_files(root)
     scan = recency.git_scan(root)
     assert scan is not None

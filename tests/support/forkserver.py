@@ -120,7 +120,7 @@ def launch(path: str, argv: list[str]) -> None:
 
 def _preload(kind: str) -> None:
     """``serve``: import what ``dsh-search serve`` imports before it reads its first message, in
-    its order (:func:`dsh_sidecar.cli.serving._serve`: attribute docstrings off before the config
+    its order (:func:`dsh_sidecar.cli.serving.serve`: attribute docstrings off before the config
     models). ``mcp``: the Typer app and the MCP server, with the config models' docstrings on, as
     ``dsh-search mcp`` defines them; both then what their preparation thread imports
     (:func:`_preload_preparation`). ``cli``: the sidecar and its config models (docstrings on)

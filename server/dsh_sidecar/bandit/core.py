@@ -1,5 +1,6 @@
 """The strategy bandit: classify the query, choose an arm, run it over the router, reward,
-update (persisted), log; later re-credit the search from ``dsh/searchFeedback``.
+update (persisted), log; later re-credit the search from answer usage (``dsh/searchFeedback``,
+or the answer's text: :mod:`.feedback`).
 
 The log line is byte-exact from the bandit seed ("Example output")::
 
@@ -20,7 +21,7 @@ import itertools
 import json
 import time
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +29,11 @@ from typing import Any, Final
 
 from dsh_protocol import Attempt, SearchRun, Source
 
-from dsh_sidecar.bandit.arms import ArmResult, all_cached, merge, normalise_url, run_quick, run_thorough
+from dsh_sidecar.bandit.arms import ArmResult, all_cached, merge, run_quick, run_thorough
 from dsh_sidecar.bandit.config import BanditConfig
 from dsh_sidecar.bandit.context import CLASSES, classify
 from dsh_sidecar.bandit.decisions import DecisionLog
-from dsh_sidecar.bandit.feedback import (
-    PendingSearches,
-    usage_reward,
-)
+from dsh_sidecar.bandit.feedback import PendingFile, PendingSearches, Recredit
 from dsh_sidecar.bandit.policy import (
     ARMS,
     GLOBAL,
@@ -43,6 +41,7 @@ from dsh_sidecar.bandit.policy import (
 )
 from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.store import PosteriorStore
+from dsh_sidecar.bandit.usage import cited_urls, url_keys
 from dsh_sidecar.bandit.variants import reframe
 from dsh_sidecar.errors import RequestError
 from dsh_sidecar.router import AllProvidersFailed, Router
@@ -171,6 +170,10 @@ class StrategyBandit:
         )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
         self.planned: OrderedDict[str, PlannedSearch] = OrderedDict()
+        self.pending_file = PendingFile(state_home)
+        self.pending_file.load(self.pending)
+        #: the searches this bandit ran, newest last (an answer's report covers these)
+        self.own: deque[str] = deque(maxlen=config.feedback_max_pending)
         self._config = config
         # search ids: a random prefix per bandit and a counter (unique, and no urandom call
         # per search: the prefix is drawn once, here, not in the generator's loop)
@@ -195,6 +198,8 @@ class StrategyBandit:
         self.policy.invalidate()
         self.pending.max_pending = config.feedback_max_pending
         self.pending.ttl_s = config.feedback_ttl_s
+        if self.own.maxlen != config.feedback_max_pending:
+            self.own = deque(self.own, maxlen=config.feedback_max_pending)
 
     def _class_of(self, query: str) -> str:
         """The posterior row a search learns in: its query class, or with ``contextual: false``
@@ -252,7 +257,9 @@ class StrategyBandit:
             credited: float | None = None
         else:
             reward = credited = await self._learn(cls, arm, len(result.sources), duration_ms)
-            self.pending.add(search_id, cls, arm, reward, [s.url for s in result.sources])
+            item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
+            self.pending_file.submit(search_id, item, self.pending)
+            self.own.append(search_id)
         self._record(
             search_id,
             cls,
@@ -405,7 +412,9 @@ class StrategyBandit:
             self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), count, CACHED_WHY))
         else:
             reward = await self._learn(cls, arm, count, duration_ms)
-            self.pending.add(search_id, cls, arm, reward, [s.url for s in sources])
+            item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in sources))
+            self.pending_file.submit(search_id, item, self.pending)
+            self.own.append(search_id)
         self._record(
             search_id, cls, arm, False, None, reward, duration_ms, plan.decision_us, count, plan.posterior, why=why
         )
@@ -413,31 +422,51 @@ class StrategyBandit:
             sources, truncated = sources[: plan.max_results], True
         return ReportedSearch(sources, truncated, content, reward)
 
-    def feedback(self, search_id: str, used_urls: list[str]) -> float:
+    def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward
-        (:mod:`.feedback`) and return it, in [0, 1]. Raises :class:`~.feedback.UnknownSearch`
-        (a :class:`~dsh_sidecar.errors.RequestError` naming ``searchId``) for an unknown or expired search."""
-        item = self.pending.get(search_id)
-        returned = {normalise_url(u) for u in item.urls}
-        used = any(normalise_url(u) in returned for u in used_urls)
-        reward = usage_reward(used, item.heuristic, self.config.feedback_weight)
-        delta = reward - item.credited
-        if delta:
-            self.store.submit(self.policy, self.policy.adjust_op(item.query_class, item.arm, delta))
-        previous, item.credited = item.credited, reward
-        self.decisions.append(
-            {
-                "event": "feedback",
-                "ts": round(time.time(), 3),
-                "searchId": search_id,
-                "class": item.query_class,
-                "arm": item.arm,
-                "used": used,
-                "reward": round(reward, 6),
-                "previousReward": round(previous, 6),
-            }
-        )
-        return reward
+        (:mod:`.feedback`; usage only ever turns on). Raises :class:`~.feedback.UnknownSearch`
+        (a :class:`~dsh_sidecar.errors.RequestError` naming ``searchId``) for an unknown or
+        expired search. Writes the pending file under its lock: call it off the event loop."""
+        done = self._recredit([(search_id, url_keys(used_urls))])[0]
+        if done is None:
+            raise self.pending.unknown(search_id)
+        return done
+
+    def answer_feedback(self, answer: str) -> list[Recredit]:
+        """Report a final answer's text: every search this bandit ran that is still pending is
+        re-credited with whether the answer cites one of its sources (:func:`~.usage.cited_urls`).
+        A search already counted as used, or already reported unused and not cited now, is left
+        as it is (the report would change nothing). Returns what changed, oldest search first.
+        Call it off the event loop (see :meth:`feedback`)."""
+        cited = url_keys(cited_urls(answer))
+        reports = []
+        for sid in list(self.own):
+            item = self.pending.snapshot(sid)
+            if item is None or item.used or (item.used is False and not item.keys & cited):
+                continue
+            reports.append((sid, cited))
+        return [r for r in self._recredit(reports) if r is not None] if reports else []
+
+    def _recredit(self, reports: list[tuple[str, frozenset[str]]]) -> list[Recredit | None]:
+        done = self.pending_file.recredit(self.pending, reports, self.config.feedback_weight)
+        for r in done:
+            if r is None:
+                continue
+            if r.delta:
+                self.store.submit(self.policy, self.policy.adjust_op(r.query_class, r.arm, r.delta))
+            self.decisions.append(
+                {
+                    "event": "feedback",
+                    "ts": round(time.time(), 3),
+                    "searchId": r.search_id,
+                    "class": r.query_class,
+                    "arm": r.arm,
+                    "used": r.used,
+                    "reward": round(r.reward, 6),
+                    "previousReward": round(r.previous, 6),
+                }
+            )
+        return done
 
     def status(self) -> dict[str, Any]:
         """Posteriors for ``dsh/status``: ``{arms: {arm: {alpha, beta, mean}}`` (the global
@@ -472,7 +501,7 @@ class StrategyBandit:
             "evidenceScale": self.config.evidence_scale,
             "feedbackWeight": self.config.feedback_weight,
             "pendingFeedback": len(self.pending),
-            "state": self.store.describe(),
+            "state": {**self.store.describe(), "warnings": [*self.store.warnings, *self.pending_file.warnings]},
             "decisionLog": {
                 "path": str(self.decisions.path) if self.decisions.path else None,
                 "enabled": self.decisions.enabled,
@@ -483,6 +512,7 @@ class StrategyBandit:
     def flush(self) -> None:
         """Land the queued posterior writes and decision-log lines now."""
         self.store.flush()
+        self.pending_file.flush()
         self.decisions.flush()
 
     def reset(self) -> None:
@@ -490,9 +520,12 @@ class StrategyBandit:
         and in the state file); pending feedback dropped. Raises ``OSError`` when the state
         file cannot be written."""
         self.pending = PendingSearches(self.config.feedback_max_pending, self.config.feedback_ttl_s)
+        self.own.clear()
+        self.pending_file.reset()
         self.store.reset(self.policy)
 
     def close(self) -> None:
-        """Flush the posterior writes and close the decision log."""
+        """Flush the posterior writes and pending searches, and close the decision log."""
         self.store.close()
+        self.pending_file.close()
         self.decisions.close()

@@ -323,9 +323,9 @@ def empty_document() -> dict[str, Any]:
 
 def reset_posteriors(home: Path, decisions: bool = False) -> list[Path]:
     """Forget what the bandit learned under ``home`` (``$DSH_HOME``), for ``dsh-search bandit
-    reset``: remove ``bandit/posteriors.json`` and its moved-aside ``.corrupt-<epoch>`` copies
-    and, with ``decisions``, the decision log ``bandit/decisions.jsonl`` and its rotated ``.1``,
-    ``.2`` … files. The posterior file is removed while holding its inter-process lock
+    reset``: remove ``bandit/posteriors.json``, the searches waiting for feedback
+    (``bandit/pending.json``) and their moved-aside ``.corrupt-<epoch>`` copies and, with ``decisions``, the decision log ``bandit/decisions.jsonl`` and its rotated ``.1``,
+    ``.2`` … files. Each state file is removed while holding its inter-process lock
     (``<name>.lock``), so a sidecar's write in flight lands before it or after it, never half;
     a sidecar still running keeps its in-memory posteriors and its next write merges into the
     empty file. Symlinks are removed, never followed. Returns the removed paths, sorted (``[]``
@@ -337,20 +337,24 @@ def reset_posteriors(home: Path, decisions: bool = False) -> list[Path]:
     from filelock import FileLock
 
     from dsh_sidecar.bandit.decisions import DECISIONS_FILE
+    from dsh_sidecar.bandit.feedback import PENDING_FILE
 
     folder = home / "bandit"
     removed: list[Path] = []
     if not folder.is_dir() or folder.is_symlink():
         return removed
-    posteriors = folder / POSTERIORS_FILE
-    try:
-        with FileLock(str(posteriors) + ".lock", timeout=10, mode=0o600):
-            for path in [posteriors, *sorted(folder.glob(f"{POSTERIORS_FILE}.corrupt-*"))]:
-                if path.is_symlink() or path.exists():
-                    path.unlink()
-                    removed.append(path)
-    except Timeout:
-        raise TimeoutError(f"{posteriors}.lock is held by another process") from None
+    # the searches waiting for answer-usage feedback go too: their re-credit is relative to
+    # the evidence being forgotten
+    for name in (POSTERIORS_FILE, PENDING_FILE):
+        state = folder / name
+        try:
+            with FileLock(str(state) + ".lock", timeout=10, mode=0o600):
+                for path in [state, *sorted(folder.glob(f"{name}.corrupt-*"))]:
+                    if path.is_symlink() or path.exists():
+                        path.unlink()
+                        removed.append(path)
+        except Timeout:
+            raise TimeoutError(f"{state}.lock is held by another process") from None
     if decisions:
         for path in sorted(folder.glob(f"{DECISIONS_FILE}*")):
             if path.name == DECISIONS_FILE or path.name[len(DECISIONS_FILE) + 1 :].isdigit():

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             if sys.stderr is not None:
                 sys.stderr.write(MCP_STDOUT_CLOSED)
             return 1
-        from dsh_sidecar.cli.output import EXIT_CLOSED_PIPE
+        from dsh_sidecar.cli.exits import EXIT_CLOSED_PIPE
 
         return EXIT_CLOSED_PIPE
     from dsh_sidecar.cli.commands import main as commands_main

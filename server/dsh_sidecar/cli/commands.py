@@ -4,30 +4,28 @@ docstring for the options, output and exit codes."""
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
 from pydantic import ValidationError
 
 from dsh_sidecar import __version__
+from dsh_sidecar.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WRITE_ERRNOS, closed_pipe, unwritable
 from dsh_sidecar.cli.output import (
-    EXIT_CLOSED_PIPE,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     CliError,
     Output,
+    config_error,
     reporter,
     usage_error,
 )
 from dsh_sidecar.cli.render import render_status
-from dsh_sidecar.cli.serving import _check_config_path, _serve
+from dsh_sidecar.cli.serving import check_config_path
+from dsh_sidecar.cli.serving import serve as run_server
 from dsh_sidecar.errors import ConfigError, first_problem
 
 if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
@@ -97,7 +95,7 @@ def _config(path: Path | None):
     if path is None:
         return SidecarConfig()
     try:
-        _check_config_path(path)
+        check_config_path(path)
         return load_config_file(path)
     except ConfigError as exc:
         raise config_error(exc) from None
@@ -105,11 +103,6 @@ def _config(path: Path | None):
         raise config_error(ConfigError(str(path), "not UTF-8 text")) from None
     except RecursionError:
         raise config_error(ConfigError(str(path), "nested too deeply")) from None
-
-
-def config_error(exc: ConfigError) -> CliError:
-    """A :class:`ConfigError` as a usage error naming the key (``data.key``)."""
-    return usage_error(f"invalid config: {exc}", key=exc.key)
 
 
 def _folder(flag: str, path: Path | None) -> None:
@@ -127,7 +120,7 @@ def _finish(out: Output, run) -> None:
             raise typer.Exit(out.error(exc)) from None
         out.stdout.flush()
     except BrokenPipeError:  # before the parser's own EPIPE handler turns it into exit code 1
-        raise typer.Exit(_closed_pipe()) from None
+        raise typer.Exit(closed_pipe()) from None
 
 
 def _version(value: bool) -> None:
@@ -149,7 +142,7 @@ def _root(
     """Without a command: serve JSON-RPC on stdio (``dsh-search serve``)."""
     ctx.obj = {"json": as_json, "quiet": quiet, "verbose": verbose}
     if ctx.invoked_subcommand is None:
-        raise typer.Exit(_serve(None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")))
+        raise typer.Exit(run_server(None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")))
 
 
 # ---------------------------------------------------------------------------- serve
@@ -184,7 +177,7 @@ def serve(
     """Serve JSON-RPC (LSP framing) on stdin/stdout: what a harness spawns.
 
     The client's initializationOptions are laid over --config (object by object)."""
-    raise typer.Exit(_serve(config, log_file, log_level))
+    raise typer.Exit(run_server(config, log_file, log_level))
 
 
 # ---------------------------------------------------------------------------- query
@@ -242,7 +235,7 @@ async def _query(
         raise config_error(exc) from None
     try:
         with out.progress(f"Searching ({strategy})…"):
-            result = (await sidecar.search(params)).wire()
+            result = (await sidecar.search(params, escaped=False)).wire()  # data as it came: clean() shows it
     except AllProvidersFailed as exc:
         raise CliError(
             ErrorCode.SEARCH_FAILED,
@@ -593,37 +586,6 @@ def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
 
 
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null, so the interpreter's final flush of what is still buffered
-    cannot fail again (and print "Exception ignored" or exit 120)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-def _closed_pipe() -> int:
-    """stdout went away (``| head``): silence the rest of the output and exit 141."""
-    _silence_stdout()
-    return EXIT_CLOSED_PIPE
-
-
-#: errno values of a write to stdout that cannot succeed (``> /dev/full``, a full disk or quota).
-_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
-
-
-def _unwritable(exc: OSError) -> int:
-    """stdout cannot be written: one line on stderr, no traceback, exit code 1."""
-    _silence_stdout()
-    try:
-        sys.stderr.write(f"dsh-search: cannot write the output ({exc.strerror})\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    return EXIT_FAILED
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
     2 bad arguments or config, 141 closed stdout)."""
@@ -652,15 +614,15 @@ def main(argv: list[str] | None = None) -> int:
             code = EXIT_USAGE
         sys.stdout.flush()
     except BrokenPipeError:
-        return _closed_pipe()
+        return closed_pipe()
     except SystemExit as exc:
         # Rich's console (``--help``) and Click's parser turn a closed pipe into SystemExit(1)
         # raised while handling the BrokenPipeError: still a closed pipe (``dsh-search --help | head -1``)
         if isinstance(exc.__context__, BrokenPipeError):
-            return _closed_pipe()
+            return closed_pipe()
         raise
     except OSError as exc:
-        if exc.errno not in _WRITE_ERRNOS:
+        if exc.errno not in WRITE_ERRNOS:
             raise
-        return _unwritable(exc)
+        return unwritable(exc)
     return code

@@ -8,7 +8,7 @@
   stderr is a terminal and not ``--quiet``).
 * **Errors** are :class:`CliError`: the same ``{code, message, data?}`` a JSON-RPC error reply
   carries (codes from :class:`dsh_protocol.errors.ErrorCode`), plus the process exit code
-  (:data:`EXIT_OK`, :data:`EXIT_FAILED`, :data:`EXIT_USAGE`). With ``--json`` the error is
+  (``cli/exits.py``). With ``--json`` the error is
   printed to stdout as ``{"error": {code, message, data?}}``; without, as one line
   ``dsh-search: <message>`` on stderr.
 
@@ -26,27 +26,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Final
+from typing import IO, Any
 
 from dsh_protocol.errors import ErrorCode
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from dsh_sidecar.escape import FORMAT_CHARS
+from dsh_sidecar.cli.exits import EXIT_USAGE
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.escape import FORMAT_CHARS, TERMINAL_SEQUENCES
 
-#: Exit codes (documented in ``dsh-search --help`` and the README): success.
-EXIT_OK: Final = 0
-#: A search failed (every provider of the chain), a replay failed, or a doctor check failed.
-EXIT_FAILED: Final = 1
-#: Bad arguments, a bad ``--config`` file, a workspace that is not a folder.
-EXIT_USAGE: Final = 2
-#: stdout was closed by the reader (``dsh-search query … | head -1``): 128 + SIGPIPE, what the
-#: shell reports for a program that the signal ended.
-EXIT_CLOSED_PIPE: Final = 141
-
-#: Whole terminal escape sequences (ECMA-48): OSC ``ESC ] … BEL|ST``, CSI ``ESC [ … final``,
-#: and any other two-byte ``ESC x``; removed with their parameters, not just their ESC.
-_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]?")
+#: Whole terminal escape sequences, removed with their parameters, not just their ESC: the
+#: same expression :func:`dsh_sidecar.escape.for_model` removes for the model's context.
+_ESCAPES = TERMINAL_SEQUENCES
 #: C0/C1 control characters (BEL, CR, …) and DEL left after that, tabs and newlines apart, and
 #: the Unicode format characters (bidi overrides and isolates, zero-width and tag characters,
 #: :data:`dsh_sidecar.escape.FORMAT_CHARS`), which change what a reader sees.
@@ -191,3 +183,8 @@ def reporter(bar: Progress | None):
             bar.update(bar.tasks[0].id, completed=done, total=total or None)
 
     return update
+
+
+def config_error(exc: ConfigError) -> CliError:
+    """A :class:`ConfigError` as a usage error naming the key (``data.key``)."""
+    return usage_error(f"invalid config: {exc}", key=exc.key)

@@ -1,7 +1,7 @@
 """``dsh-search serve`` without the command-line framework: what a harness spawns starts
-without importing Typer and Rich (cold start, issue 16); :func:`serve_args` recognises the
+without importing Typer and Rich (cold start); :func:`serve_args` recognises the
 plain ``serve`` command lines and everything else goes through the Typer app
-(:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`_serve`.
+(:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`serve`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from dsh_sidecar.cli.exits import WRITE_ERRNOS, closed_pipe, unwritable
 from dsh_sidecar.errors import ConfigError
 
 #: ``serve``'s options that take a value (``--opt value`` or ``--opt=value``), as Typer defines them.
@@ -59,25 +60,21 @@ def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
 
 
 def serve_main(config: Path | None, log_file: Path | None, log_level: str) -> int:
-    """Run :func:`_serve`; the exit code, with the entry point's handling of an unwritable
+    """Run :func:`serve`; the exit code, with the entry point's handling of an unwritable
     stdout (:func:`dsh_sidecar.cli.commands.main`)."""
     try:
-        code = _serve(config, log_file, log_level)
+        code = serve(config, log_file, log_level)
         sys.stdout.flush()
     except BrokenPipeError:
-        from dsh_sidecar.cli.commands import _closed_pipe
-
-        return _closed_pipe()
+        return closed_pipe()
     except OSError as exc:
-        from dsh_sidecar.cli.commands import _WRITE_ERRNOS, _unwritable
-
-        if exc.errno not in _WRITE_ERRNOS:
+        if exc.errno not in WRITE_ERRNOS:
             raise
-        return _unwritable(exc)
+        return unwritable(exc)
     return code
 
 
-def _check_config_path(path: Path) -> None:
+def check_config_path(path: Path) -> None:
     """Refuse a ``--config`` that is not a regular file (a FIFO would block the read forever,
     ``/dev/zero`` never ends) before it is read. Raises :class:`ConfigError` naming the file."""
     import stat
@@ -97,7 +94,7 @@ def _read_config(path: Path):
     with the same guards as :func:`_config`. Raises :class:`ConfigError`."""
     from dsh_sidecar.config import read_config_file
 
-    _check_config_path(path)
+    check_config_path(path)
     try:
         return read_config_file(path)
     except UnicodeDecodeError:
@@ -127,7 +124,7 @@ def _open_log_file(path: Path) -> None:
     os.close(fd)
 
 
-def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
+def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     """``dsh-search serve``: the stdio JSON-RPC server until ``exit`` or EOF; the exit code
     (2 for an unusable ``--config`` or ``--log-file``, reported as the other commands do).
     SIGTERM is the LSP ``exit`` from here on, during the imports before the ``initialize``
@@ -143,8 +140,7 @@ def _serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
         try:
             defaults = _read_config(config)
         except ConfigError as exc:
-            from dsh_sidecar.cli.commands import config_error
-            from dsh_sidecar.cli.output import Output
+            from dsh_sidecar.cli.output import Output, config_error  # Rich: only on this error path
 
             return Output().error(config_error(exc))
     if log_file is not None:

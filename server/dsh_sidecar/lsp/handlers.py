@@ -187,10 +187,11 @@ def register(server: SidecarServer) -> None:
             raise request_error(exc) from None
 
     @server.feature(Method.SEARCH_FEEDBACK)
-    def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    async def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(wire.SearchFeedbackParams, params)
-        try:
-            return require(ls).search_feedback(p).wire()
+        sidecar = require(ls)
+        try:  # the pending-feedback write waits for another sidecar's lock: off the event loop
+            return (await asyncio.to_thread(sidecar.search_feedback, p)).wire()
         except RequestError as exc:
             raise request_error(exc) from None
 

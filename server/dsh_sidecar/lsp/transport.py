@@ -29,7 +29,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import stat
 import sys
 import threading
@@ -38,6 +37,7 @@ from typing import Any, BinaryIO, Final
 
 import attrs
 from dsh_protocol import ErrorCode
+from dsh_protocol.ids import recover_id
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
@@ -361,38 +361,6 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | BadFrame | None:
         return await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
-
-
-# a JSON string, a bracket, or a scalar token: enough to walk the top level of a body
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null')
-
-
-def recover_id(body: bytes) -> int | str | None:
-    """The top-level ``id`` of a body too deeply nested for ``json.loads``, or ``None``.
-
-    Walks the tokens tracking depth; only a string key ``"id"`` at depth 1 followed by a
-    number or string counts. Used on the error path only.
-    """
-    depth = 0
-    expect_value = False
-    for match in _TOKEN.finditer(body):
-        tok = match.group()
-        if expect_value:
-            if depth == 1 and (tok[:1] == b'"' or tok[:1].isdigit() or tok[:1] == b"-"):
-                try:
-                    value = json.loads(tok)
-                except ValueError:
-                    return None
-                return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-            expect_value = False
-        if tok in (b"[", b"{"):
-            depth += 1
-        elif tok in (b"]", b"}"):
-            depth -= 1
-        elif depth == 1 and tok == b'"id"':
-            rest = body[match.end() : match.end() + 32].lstrip()
-            expect_value = rest[:1] == b":"
-    return None
 
 
 def dispatch(protocol: Any, body: bytes) -> None:

@@ -11,12 +11,19 @@ text: so ``tool_input`` arrives as a JSON string, or as an object from any other
 hook output that adds context beside the tool result is
 ``{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "<text>"}}``;
 ``{}`` is a no-op (Claude Code hooks reference, "PostToolUse decision control").
+
+A PreToolUse hook denies a call with ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+"permissionDecision": "deny", "permissionDecisionReason": "<text>"}}``: Claude Code 2.1.328 gives
+the model ``PreToolUse:<tool> hook error: <text>`` as that call's result (seen in the real CLI).
+A Stop hook's input carries ``last_assistant_message``, the text of the final answer.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Final
 
 from dsh_protocol import PostExecuteParams, PostExecuteResult
@@ -136,3 +143,42 @@ def session_start_output(section_text: str | None, event: str | None = None) -> 
         return {}
     name = event if event in SECTION_EVENTS else SESSION_START
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": section_text}}
+
+
+PRE_TOOL_USE: Final = "PreToolUse"
+#: The bandit seed's steer toward its ``search`` tool (the DSH bundle's system-prompt section,
+#: byte for byte); the MCP server's instructions carry it.
+STEER: Final = (
+    "Prefer the search tool over web_search for web searches: it picks a quick or a thorough "
+    "strategy per query and learns which pays off. Cite the returned URLs as markdown links."
+)
+#: Environment variable that turns the steer away from Claude Code's built-in WebSearch on
+#: (``1``/``true``/``yes``/``on``); the plugin sets it from its ``steer_web_search`` option.
+STEER_ENV: Final = "DSH_SEARCH_STEER_WEBSEARCH"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+
+
+def steer_on(env: Mapping[str, str]) -> bool:
+    """Whether :data:`STEER_ENV` turns the WebSearch steer on."""
+    return env.get(STEER_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pre_tool_use_output(tool_name: Any, search_tool: Any, steer: bool) -> dict[str, Any]:
+    """Hook output JSON for a PreToolUse of a built-in web search (``tool_name``): with the
+    steer on, deny the call with a reason that points the model at ``search_tool`` (our
+    ``search`` as the harness names it); else ``{}`` (the call goes ahead). A name that is not a
+    plain tool name is not echoed (the reason reaches the model)."""
+    if not steer or not isinstance(tool_name, str) or not _TOOL_NAME.fullmatch(tool_name):
+        return {}
+    tool = search_tool if isinstance(search_tool, str) and _TOOL_NAME.fullmatch(search_tool) else "search"
+    reason = (
+        f"Search the web with the {tool} tool instead of {tool_name}: it picks a quick or a thorough "
+        "strategy per query and learns which pays off. Cite the returned URLs as markdown links."
+    )
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": PRE_TOOL_USE,
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }

@@ -6,20 +6,35 @@ stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr wh
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
 secret-redacting filter.
 
-Tools:
+Listed tools (arguments and outputs snake_case, every output typed: :mod:`.outputs`; an unknown
+argument is refused: :mod:`.surface`):
 
-* ``web_search(query, strategy?, max_results?)`` – ``dsh/search`` (router + bandit); structured
-  output is the ``dsh/search`` result (sources, strategy, attempts, …); one
-  ``notifications/progress`` per provider attempt when the call carries a progress token;
-  ``notifications/cancelled`` cancels the task, which aborts the in-flight HTTP exchange.
-* ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent and targets
-  with their reasons, no ledger line and no cooldown.
-* ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – for
-  Claude Code's PostToolUse ``mcp_tool`` hook: hook output JSON with the note as
-  ``additionalContext``, or ``{}``. Fail-open: any error answers ``{}``.
-* ``session_start(session_id?)`` – for the SessionStart hook: the sticky section (when
-  ``suggester.sectionMode`` is ``sticky``) as ``additionalContext``, or ``{}``.
+* ``search(query)`` – the bandit seed's tool: ``dsh/search`` with the strategy chosen and
+  learned per query, never named to the model; ``{search_id, sources, content?, truncated}``.
+* ``web_search(query, max_results?)`` – the router seed's tool: one query, the first provider
+  of the chain that answers; ``{sources, content?, truncated}``.
+* ``search_feedback(search_id, used_urls)`` – ``dsh/searchFeedback``: the answer-usage reward
+  (``docs/bandit.md``); ``{search_id, used}``.
+* ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent, confidence,
+  and targets with their reasons, no ledger line and no cooldown.
 * ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
+
+Both searches send one ``notifications/progress`` per provider attempt when the call carries a
+progress token; ``notifications/cancelled`` cancels the task, which aborts the in-flight HTTP
+exchange. When every provider failed, the result is an error whose only text is the router
+seed's aggregated error.
+
+Unlisted tools, for Claude Code's ``mcp_tool`` hooks (called by name; fail-open, any error
+answers ``{}``):
+
+* ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
+  output JSON with the note as ``additionalContext``, or ``{}``.
+* ``session_start(session_id?, hook_event_name?)`` – the sticky section (when
+  ``suggester.sectionMode`` is ``sticky``) as ``additionalContext``, or ``{}``.
+* ``pre_tool_use(tool_name, search_tool?)`` – the steer from the built-in WebSearch to
+  ``search``: a deny with the reason when ``DSH_SEARCH_STEER_WEBSEARCH`` is on, else ``{}``.
+* ``stop(last_assistant_message)`` – the final answer's cited URLs reported for this server's
+  pending searches (``Sidecar.answer_feedback``); ``{}``.
 
 Every tool is a coroutine, so the suggester's tools run on the server's event-loop thread one
 at a time, as ``serve``'s handlers do (the SDK runs a plain function on a worker thread, so
@@ -35,31 +50,46 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, TypeVar
 
 import anyio
-from dsh_protocol import Attempt, DismissParams, DismissResult, SearchParams, SearchResult
+from dsh_protocol import Attempt, DismissParams, SearchParams
 from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from dsh_sidecar import __version__
-from dsh_sidecar.bandit.arms import QUICK_MAX, THOROUGH_MAX  # the bandit seed's arm caps
+from dsh_sidecar.bandit.usage import MAX_CITED_URLS, MAX_URL_CHARS
 from dsh_sidecar.config import SidecarConfig, load_config_file
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
+    STEER,
     HookInputError,
     TurnCounter,
     parse_tool_input,
     post_execute_params,
     post_tool_use_output,
+    pre_tool_use_output,
     session_start_output,
+    steer_on,
 )
+from dsh_sidecar.mcp.outputs import (
+    Dismissal,
+    FeedbackReceipt,
+    SearchResults,
+    Target,
+    WebResults,
+    WebSource,
+    WhereIs,
+    failure,
+    structured,
+)
+from dsh_sidecar.mcp.surface import ToolServer
 from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
 from dsh_sidecar.router import AllProvidersFailed
@@ -77,13 +107,15 @@ CONFIG_ENV = "DSH_SEARCH_CONFIG"
 PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 
 INSTRUCTIONS = (
-    "web_search searches the web through a fallback chain of search providers and learns "
-    "whether a quick or a thorough search pays off. where_is names the files of this "
-    "repository where a thing (version, config, tests, a symbol, …) lives. "
-    "suggestion_dismiss silences a search-suggester note family you find unhelpful. "
-    "post_tool_use and session_start are for hooks only; never call them."
+    f"{STEER} search_feedback reports, after answering, which URLs of a search the answer "
+    "used. web_search sends one query to the search providers in order. where_is names the "
+    "files of this repository where a thing (version, config, tests, a symbol, …) lives. "
+    "suggestion_dismiss silences a search-suggester note family you find unhelpful."
 )
+#: Sources web_search returns when max_results is not given (the quick arm's cap, the seed's 5).
+WEB_SEARCH_DEFAULT: Final = 5
 
+_R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
@@ -118,14 +150,14 @@ def build_server(
     env: Mapping[str, str],
     redactor: Redactor | None = None,
     lifetime: Lifetime | None = None,
-) -> MCPServer[Holder]:
+) -> ToolServer:
     """An :class:`MCPServer` whose lifespan owns one :class:`Sidecar` for ``workspace`` (kept
     in ``lifetime``, so a signal can close it); the router's keys are added to ``redactor``
     (the log filter's) once the sidecar exists."""
     live = lifetime if lifetime is not None else Lifetime()
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[Holder]) -> AsyncIterator[Holder]:
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:
         sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True)
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
@@ -134,29 +166,16 @@ def build_server(
         finally:
             await live.close()
 
-    server: MCPServer[Holder] = MCPServer(
+    server = ToolServer(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
     )
 
     def holder(ctx: Context[Holder, Any]) -> Holder:
         return ctx.request_context.lifespan_context
 
-    @server.tool(
-        description=(
-            "Search the web. Returns sources (url, title, snippet), the strategy used and each "
-            "provider attempt. strategy: auto (learned), quick (one query, up to "
-            f"{QUICK_MAX} results) or thorough (three query variants merged, up to {THOROUGH_MAX} results)."
-        ),
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
-    )
-    async def web_search(
-        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
-        ctx: Context[Holder, Any],
-        strategy: Annotated[Literal["auto", "quick", "thorough"], Field(description="search strategy")] = "auto",
-        max_results: Annotated[int | None, Field(ge=1, le=MAX_RESULTS_LIMIT, description="cap on sources")] = None,
-    ) -> SearchResult:
-        sidecar = holder(ctx).sidecar
-        params = SearchParams(query=query, strategy=strategy, max_results=max_results)
+    async def with_progress(ctx: Context[Holder, Any], search: Callable[[], Awaitable[_R]]) -> _R:
+        """Run ``search``, sending one ``notifications/progress`` per provider attempt when the
+        call carries a progress token (the client's display, not the model's context)."""
         pending: list[asyncio.Task[None]] = []
         count = 0
 
@@ -168,19 +187,88 @@ def build_server(
 
         try:
             with observe_attempts(on_attempt):
-                result = await sidecar.search(params)
-        except AllProvidersFailed as exc:
-            raise ToolError(exc.message) from None
+                return await search()
         finally:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-        return result  # structured output: the dsh/search result model, its JSON Schema the outputSchema
+
+    @server.tool(
+        description=(
+            "Search the web. Returns the sources (url, title, snippet) and a search_id. The search "
+            "strategy is chosen and learned per query. Cite the URLs you use as markdown links."
+        ),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
+    )
+    async def search(
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
+        ctx: Context[Holder, Any],
+    ) -> Annotated[CallToolResult, SearchResults]:
+        sidecar = holder(ctx).sidecar
+        try:
+            result = await with_progress(ctx, lambda: sidecar.search(SearchParams(query=query)))
+        except AllProvidersFailed as exc:
+            return failure(exc.message)  # the router seed's aggregated error, and nothing else
+        sources = [WebSource.model_validate(s.model_dump()) for s in result.sources]
+        return structured(
+            SearchResults(
+                search_id=result.search_id, sources=sources, content=result.content, truncated=result.truncated
+            )
+        )
+
+    @server.tool(
+        description=(
+            "Send one query to the configured search providers, tried in order, and return the "
+            f"sources (url, title, snippet) of the first that answers: up to max_results "
+            f"(default {WEB_SEARCH_DEFAULT}, at most {MAX_RESULTS_LIMIT})."
+        ),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
+    )
+    async def web_search(
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
+        ctx: Context[Holder, Any],
+        max_results: Annotated[
+            int, Field(ge=1, le=MAX_RESULTS_LIMIT, description="how many sources to return at most")
+        ] = WEB_SEARCH_DEFAULT,
+    ) -> Annotated[CallToolResult, WebResults]:
+        sidecar = holder(ctx).sidecar
+        try:
+            result = await with_progress(ctx, lambda: sidecar.web_search(query, max_results))
+        except AllProvidersFailed as exc:
+            return failure(exc.message)
+        sources = [WebSource.model_validate(s.model_dump()) for s in result.sources]
+        return structured(WebResults(sources=sources, content=result.content, truncated=result.truncated))
+
+    @server.tool(
+        description=(
+            "After answering from a search's results, report which of its URLs the answer used "
+            "(search_id from search). The search learns from it which strategy pays off; "
+            "reporting a search again changes nothing once a URL of it was used."
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    async def search_feedback(
+        ctx: Context[Holder, Any],
+        search_id: Annotated[str, Field(min_length=1, max_length=200, description="the search_id search returned")],
+        used_urls: Annotated[
+            list[Annotated[str, Field(max_length=MAX_URL_CHARS)]],
+            Field(max_length=MAX_CITED_URLS, description="the URLs of its sources the answer used ([] if none)"),
+        ],
+    ) -> Annotated[CallToolResult, FeedbackReceipt]:
+        sidecar = holder(ctx).sidecar
+        try:  # the pending-feedback write waits for another sidecar's lock: off the loop
+            done = await asyncio.to_thread(sidecar.feedback, search_id, used_urls)
+        except RequestError as exc:  # the wire's message, in this tool's spelling
+            raise ToolError(exc.message.replace("searchId:", "search_id:", 1)) from None
+        return structured(FeedbackReceipt(search_id=search_id, used=done.used))
 
     @server.tool(
         description=(
             "Where does a thing live in this repository? Give a free-text query (e.g. 'package "
             "version', 'test config') or a tool call (tool_name + tool_input). Returns the intent, "
-            "and target files with the reason each is a target; intent null when nothing applies."
+            "the suggester's confidence in it, and target files with the reason each is a target; "
+            "intent null when nothing applies."
         ),
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
@@ -191,7 +279,7 @@ def build_server(
             str | None, Field(max_length=200, description="a tool name: Grep, Glob, Read, Bash")
         ] = None,
         tool_input: Annotated[dict[str, Any] | str | None, Field(description="that tool's input")] = None,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, WhereIs]:
         sidecar = holder(ctx).sidecar
         if tool_name:
             try:
@@ -204,12 +292,17 @@ def build_server(
             tool, args = QUESTION_TOOL, {"query": query}  # free text: the query model's question
         else:
             raise ToolError("give query, or tool_name with tool_input")
-        return await sidecar.where_is_async(tool, args)  # waits for a build off the loop
+        hit = await sidecar.where_is_async(tool, args)  # waits for a build off the loop
+        return structured(
+            WhereIs(
+                intent=hit["intent"],
+                confidence=hit.get("k"),
+                about=hit.get("about"),
+                targets=[Target(**t) for t in hit["targets"]],
+            )
+        )
 
-    @server.tool(
-        description="Hook-only (Claude Code PostToolUse mcp_tool hook). Do not call.",
-        annotations=_HOOK_ONLY,
-    )
+    @server.tool(description="Hook-only (Claude Code PostToolUse mcp_tool hook).", annotations=_HOOK_ONLY, listed=False)
     async def post_tool_use(
         ctx: Context[Holder, Any],
         # Untyped on purpose: the SDK would answer a field of the wrong shape with a tool error,
@@ -236,8 +329,9 @@ def build_server(
         return {}
 
     @server.tool(
-        description="Hook-only (Claude Code SessionStart/UserPromptSubmit mcp_tool hook). Do not call.",
+        description="Hook-only (Claude Code SessionStart/UserPromptSubmit mcp_tool hook).",
         annotations=_HOOK_ONLY,
+        listed=False,
     )
     async def session_start(
         ctx: Context[Holder, Any],
@@ -255,6 +349,39 @@ def build_server(
             log.warning("session_start: internal error; no section", exc_info=True)
             return {}
 
+    steer = steer_on(env)
+
+    @server.tool(
+        description="Hook-only (Claude Code PreToolUse mcp_tool hook on the built-in WebSearch).",
+        annotations=_HOOK_ONLY,
+        listed=False,
+    )
+    async def pre_tool_use(
+        # untyped: a malformed hook call answers {} (the call goes ahead)
+        tool_name: Annotated[Any, Field(description="the hook's tool_name (string)")] = None,
+        search_tool: Annotated[Any, Field(description="the name the harness gives this server's search")] = None,
+        tool_input: Any = None,
+        session_id: Any = None,
+        hook_event_name: Any = None,
+    ) -> dict[str, Any]:
+        return pre_tool_use_output(tool_name, search_tool, steer)
+
+    @server.tool(description="Hook-only (Claude Code Stop mcp_tool hook).", annotations=_HOOK_ONLY, listed=False)
+    async def stop(
+        ctx: Context[Holder, Any],
+        # untyped: a malformed hook call answers {} (a Stop hook must never keep the turn going)
+        last_assistant_message: Annotated[Any, Field(description="the hook's last_assistant_message")] = None,
+        session_id: Any = None,
+        stop_hook_active: Any = None,
+        hook_event_name: Any = None,
+    ) -> dict[str, Any]:
+        if isinstance(last_assistant_message, str) and last_assistant_message:
+            try:  # the pending-feedback write waits for another sidecar's lock: off the loop
+                await asyncio.to_thread(holder(ctx).sidecar.answer_feedback, last_assistant_message)
+            except Exception:
+                log.warning("stop: the answer's feedback failed; nothing learned from it", exc_info=True)
+        return {}
+
     @server.tool(
         description=(
             "Dismiss a search-suggester note family (the intent a note named, e.g. Version) or "
@@ -266,12 +393,13 @@ def build_server(
         ctx: Context[Holder, Any],
         family: Annotated[str, Field(min_length=1, max_length=100, description="intent family, e.g. Version")],
         path: Annotated[str | None, Field(min_length=1, max_length=4096, description="one target path")] = None,
-    ) -> DismissResult:
+    ) -> Annotated[CallToolResult, Dismissal]:
         try:
             # the knowledge write waits for another sidecar's lock: off the loop (as serve's handler)
-            return await asyncio.to_thread(holder(ctx).sidecar.dismiss, DismissParams(family=family, path=path))
+            done = await asyncio.to_thread(holder(ctx).sidecar.dismiss, DismissParams(family=family, path=path))
         except RequestError as exc:
             raise ToolError(exc.message) from None
+        return structured(Dismissal(record=done.record, expires_at=done.expires_at))
 
     return server
 

@@ -14,7 +14,6 @@ is read from a private duplicate, fd 0 then reads the null device.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import AsyncIterator
@@ -22,9 +21,12 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from dsh_protocol.ids import recover_id
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+
+from dsh_sidecar.mcp.bounded import MAX_LINE_BYTES, Oversized, bounded_lines
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
 UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"
@@ -42,26 +44,43 @@ def unparseable_reply(line: str) -> types.JSONRPCError | None:
         pass
     try:
         obj = json.loads(line)  # the stdlib parser nests ~1000 levels deep before RecursionError
-    except (ValueError, RecursionError):
+    except RecursionError:  # deeper still: the id from the top level, or the client waits forever
+        rid = recover_id(line.encode("utf-8", "surrogatepass"))
+        return None if rid is None else _error(rid, NESTED)
+    except ValueError:
         return None
     if not isinstance(obj, dict) or "method" not in obj:
         return None
     rid = obj.get("id")
     if isinstance(rid, bool) or not isinstance(rid, int | str):
         return None
-    return types.JSONRPCError(
-        jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=UNPARSEABLE)
-    )
+    return _error(rid, UNPARSEABLE)
+
+
+#: The error message of a request nested deeper than any parser here goes.
+NESTED = "Invalid request: the message is nested too deeply"
+#: The error message of a line over :data:`~dsh_sidecar.mcp.bounded.MAX_LINE_BYTES` (drained).
+OVERSIZED = f"Invalid request: the message is over {MAX_LINE_BYTES} bytes (discarded)"
+
+
+def _error(rid: int | str, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
+
+
+def oversized_reply(line: Oversized) -> types.JSONRPCError | None:
+    """The error answering an oversized line, or ``None`` when no request id is in its head."""
+    rid = recover_id(line.head)
+    return None if rid is None else _error(rid, OVERSIZED)
 
 
 class AnsweringStdin:
-    """The lines of a private duplicate of fd 0, for ``stdio_server(stdin=…)``; an
-    unparseable request is answered on ``reply`` (the transport's write stream) once it is
-    set, and not passed on."""
+    """The lines of a private duplicate of fd 0, for ``stdio_server(stdin=…)``, read by the
+    bounded reader (:mod:`dsh_sidecar.mcp.bounded`); an unparseable, too deeply nested or
+    oversized request is answered on ``reply`` (the transport's write stream) once it is set,
+    and not passed on."""
 
     def __init__(self, fd: int) -> None:
-        raw = os.fdopen(fd, "rb", closefd=False)
-        self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+        self._file = anyio.wrap_file(os.fdopen(fd, "rb", buffering=0, closefd=False))
         self._ready = anyio.Event()
         self._reply: Any = None
 
@@ -71,7 +90,13 @@ class AnsweringStdin:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         await self._ready.wait()
-        async for line in self._file:
+        async for raw in bounded_lines(self._file.read):
+            if isinstance(raw, Oversized):
+                error = oversized_reply(raw)
+                if error is not None:
+                    await self._reply.send(SessionMessage(error))
+                continue
+            line = raw.decode("utf-8", "replace") + "\n"
             error = unparseable_reply(line)
             if error is not None:
                 await self._reply.send(SessionMessage(error))

@@ -132,5 +132,5 @@ def _decode(raw: bytes | None) -> CachedAnswer | None:
         if not sources or not isinstance(data["provider"], str) or not (content is None or isinstance(content, str)):
             return None
         return CachedAnswer(sources, bool(data["truncated"]), data["provider"], content)
-    except (ValueError, TypeError, KeyError, ValidationError):
+    except (ValueError, TypeError, KeyError, ValidationError, RecursionError):  # "[" x 1 MiB: too deep
         return None

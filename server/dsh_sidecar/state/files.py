@@ -34,6 +34,8 @@ from typing import Any, Final
 
 from filelock import FileLock, Timeout
 
+from dsh_sidecar.capped import read_capped
+
 log = logging.getLogger(__name__)
 
 #: Default largest state file accepted, bytes.
@@ -177,21 +179,6 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
         return data
     finally:
         os.close(fd)
-
-
-def read_capped(fd: int, max_bytes: int) -> bytes | None:
-    """The rest of the open file ``fd``, or ``None`` when it holds more than ``max_bytes``
-    bytes; never reads more than ``max_bytes + 1`` (a file that grows, or ``/dev/zero`` behind
-    a checked descriptor, cannot grow memory). Raises ``OSError`` from ``os.read``."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= max_bytes:
-        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks) if size <= max_bytes else None
 
 
 class UnsafeAppendFile(OSError):

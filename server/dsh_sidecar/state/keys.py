@@ -58,8 +58,12 @@ def rate_key(identity: str) -> str:
     return f"{PREFIX}rate:{identity}"
 
 
+#: Prefix of every cache entry (and of its index): the only keys the cache's eviction deletes.
+CACHE_PREFIX: Final = f"{PREFIX}cache:"
+
+
 def cache_key(key: str) -> str:
-    return f"{PREFIX}cache:{digest('cache', key, size=16)}"
+    return f"{CACHE_PREFIX}{digest('cache', key, size=16)}"
 
 
 CACHE_INDEX: Final = f"{PREFIX}cache:index"

@@ -34,6 +34,8 @@ MAX_ROWS: Final = 5000
 MAX_DISMISSALS: Final = 1000
 #: Largest evidence value adopted from a store (as ``bandit/store.py``'s ``MAX_EVIDENCE``).
 MAX_EVIDENCE: Final = 1e9
+#: Largest update count or reward total read from a shared store (a float counts exactly to it).
+MAX_UPDATES: Final = 2**53
 #: Most applied-op ids remembered (replays older than this many writes are not expected).
 MAX_OP_IDS: Final = 100_000
 
@@ -240,17 +242,20 @@ def evidence_from_fields(fields: dict[str, float], arms: tuple[str, ...], discou
     floored at 0 (the prior), as ``bandit/policy.py``'s ``apply_adjust`` floors, and capped at
     :data:`MAX_EVIDENCE`; malformed or non-finite fields are ignored."""
     width = bucket_width(discount)
-    n = int(fields.get("t", 0))
+    n = int(min(max(fields.get("t", 0), 0), MAX_UPDATES))  # a store's t is not trusted either
+    newest = n // width
     sums: dict[tuple[str, str], dict[int, float]] = {}
     for name, value in fields.items():
         parts = name.split(":")
-        if len(parts) != 3:
+        if len(parts) != 3 or len(parts[0]) > 20:
             continue
         try:
             k, v = int(parts[0]), float(value)
         except ValueError:
             continue
-        if math.isfinite(v):  # a store is shared, not trusted: nothing non-finite reaches the policy
+        # a store is shared, not trusted: nothing non-finite, and no bucket outside the ones a
+        # row of t updates can hold (γ^(n − E_k) of a far bucket overflows), reaches the policy
+        if math.isfinite(v) and newest - BUCKETS - 1 <= k <= newest:
             sums.setdefault((parts[1], parts[2]), {})[k] = v
     out: RowEvidence = {}
     for arm in arms:
@@ -261,7 +266,14 @@ def evidence_from_fields(fields: dict[str, float], arms: tuple[str, ...], discou
 
 def counts_from_fields(fields: dict[str, float], arms: tuple[str, ...]) -> dict[str, dict[str, float]]:
     """``{arm: {"updates": n, "reward": Σr}}`` from a counts row's fields."""
+
+    def bounded(value: float) -> float:
+        return min(max(float(value), 0.0), float(MAX_UPDATES)) if math.isfinite(value) else 0.0
+
     return {
-        arm: {"updates": float(fields.get(f"{arm}:updates", 0.0)), "reward": float(fields.get(f"{arm}:reward", 0.0))}
+        arm: {
+            "updates": bounded(fields.get(f"{arm}:updates", 0.0)),
+            "reward": bounded(fields.get(f"{arm}:reward", 0.0)),
+        }
         for arm in arms
     }

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
 from dsh_sidecar.suggester.query import LANGUAGE_OF_EXTENSION
 from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.content import DOC_EXTENSIONS
+from dsh_sidecar.workspace.facts import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 

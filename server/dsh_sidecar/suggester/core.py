@@ -66,7 +66,7 @@ from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, CALL_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.query import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.section import INDEX_TARGETS, StickySection, render
-from dsh_sidecar.workspace.content import docs_pages, docs_roots, facts_of, kind_is_code
+from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, kind_is_code
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.identity import repository_identity
 from dsh_sidecar.workspace.kinds import classify as classify_path

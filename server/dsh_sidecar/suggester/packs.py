@@ -48,7 +48,7 @@ from dsh_sidecar.configmodel import load_yaml
 from dsh_sidecar.errors import config_error_from_pydantic
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.content import FACTS
+from dsh_sidecar.workspace.facts import FACTS
 
 if TYPE_CHECKING:  # imported where a pack is parsed or an untrusted regex compiled: a sidecar
     import regex  # whose suggester is off never needs them (cold start, issue 16)

@@ -1,6 +1,6 @@
 """The workspace projection: which files a workspace has (git-tracked, or a walk honouring
 ``.gitignore``), what kind each is, how recently it changed, and which files define or use a
-symbol (``graph.WorkspaceGraph``, built in the background by ``graph.GraphBuilder``)."""
+symbol (``graph.WorkspaceGraph``, built in the background by ``builder.GraphBuilder``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from dsh_sidecar.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from dsh_sidecar.workspace.builder import GraphBuilder
     from dsh_sidecar.workspace.files import WorkspaceFiles, list_files
-    from dsh_sidecar.workspace.graph import FileNode, GraphBuilder, WorkspaceGraph
+    from dsh_sidecar.workspace.graph import FileNode, WorkspaceGraph
     from dsh_sidecar.workspace.kinds import KINDS, Kind, classify
 
 #: Where each public name lives; each is imported on first use (PEP 562), so importing one
@@ -19,7 +20,7 @@ _EXPORTS = {
     "WorkspaceFiles": "files",
     "list_files": "files",
     "FileNode": "graph",
-    "GraphBuilder": "graph",
+    "GraphBuilder": "builder",
     "WorkspaceGraph": "graph",
     "KINDS": "kinds",
     "Kind": "kinds",

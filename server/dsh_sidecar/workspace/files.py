@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import fsguard, gitcmd
+from dsh_sidecar.workspace import fsguard, gitcmd, gitguard
 from dsh_sidecar.workspace.wildmatch import ignore_matcher, ignore_spec
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ GIT_TIMEOUT_S: Final = 10
 
 
 def _git_files(root: Path) -> list[str] | None:
-    if not gitcmd.can_list(root):
+    if not gitguard.can_list(root):
         return None
     try:
         out = gitcmd.run(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], GIT_TIMEOUT_S)

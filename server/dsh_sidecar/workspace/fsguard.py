@@ -11,7 +11,13 @@ in this order, without ever blocking:
    ``max_bytes``: FIFOs, sockets, character/block devices and folders are refused *before* any
    ``open`` (opening some devices has effects of its own);
 3. ``open(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)``: should the file have been swapped for a
-   FIFO since step 2, the open still returns at once. On Linux the path is first opened with
+   FIFO since step 2, the open still returns at once. Where the kernel has ``openat2`` (Linux
+   5.6+), the file is opened relative to a descriptor of the workspace's real root with
+   ``RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS``: the kernel itself refuses, during the one
+   resolution that opens the file, every path that would leave the root (an absolute symlink,
+   ``..`` above it, a ``/proc`` magic link), so a symlink out of the workspace is never opened
+   and no swap can come between the judgement and the open; such a refusal (or any other error)
+   then takes the path below, which says why. Elsewhere (and on that path) it is first opened with
    ``O_PATH`` (which reads nothing) and that descriptor's real path judged as in step 5, so a
    symlink out of the workspace is refused before its target is opened for reading; the read
    descriptor is then that same inode, reopened through ``/proc/self/fd``;
@@ -20,7 +26,8 @@ in this order, without ever blocking:
 5. the descriptor's real path (``/proc/self/fd/<n>``, the kernel's answer for the very inode
    opened; ``realpath`` where ``/proc`` is absent) lies inside the workspace's real path and not
    under ``/proc``, ``/sys`` or ``/dev``: symlinks that stay inside are followed, symlinks that
-   leave are refused;
+   leave are refused (``openat2``'s ``RESOLVE_BENEATH`` is that same judgement made by the kernel
+   during the open, so that path skips the re-check);
 6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
 
 A symlinked *folder* is never walked by the listing (``files.walk_files``); git lists a
@@ -40,11 +47,13 @@ import errno
 import functools
 import os
 import stat
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from dsh_sidecar.state.files import read_capped
+from dsh_sidecar.capped import read_capped
 
 #: Default largest workspace file read, bytes.
 DEFAULT_MAX_BYTES: Final = 2 * 1024 * 1024
@@ -55,6 +64,15 @@ _HAVE_PROC_FD: Final = os.path.isdir("/proc/self/fd")
 #: Linux's ``O_PATH``: a descriptor naming an inode without opening it for reading (no read
 #: permission checked, no device or FIFO open semantics), whose real path can be judged first.
 _O_PATH: Final = getattr(os, "O_PATH", 0)
+
+#: ``openat2``'s syscall number (the same on every Linux architecture: it came after the tables
+#: were unified) and its ``resolve`` flags (``linux/openat2.h``).
+_SYS_OPENAT2: Final = 437
+_RESOLVE_NO_MAGICLINKS: Final = 0x02
+_RESOLVE_BENEATH: Final = 0x08
+#: Most workspace roots whose directory descriptor is kept open (they are never closed: a
+#: descriptor in use on another thread must never be reused for another file).
+_MAX_ROOT_FDS: Final = 16
 
 #: Refusals so far, by reason (process-wide; a diagnostic, never a decision input).
 REFUSED: collections.Counter[str] = collections.Counter()
@@ -118,6 +136,78 @@ def _judge(real: str, base: str, rel: str) -> None:
         raise _refuse("outside", rel)
 
 
+class _Openat2:
+    """``openat2(2)`` through ``ctypes`` (the standard library has no binding), loaded on first
+    use; :attr:`usable` turns false for good when the kernel (or a seccomp filter) lacks it."""
+
+    def __init__(self) -> None:
+        self.usable = sys.platform.startswith("linux") and bool(_O_PATH)
+        self._call: Callable[..., int] | None = None
+        self._how: Any = None
+        self._roots: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def _load(self) -> bool:
+        try:
+            import ctypes
+
+            class OpenHow(ctypes.Structure):
+                _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            call = libc.syscall
+            call.restype = ctypes.c_long
+            call.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+            how = OpenHow(_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+            self._how = (ctypes.byref(how), ctypes.sizeof(how), ctypes.get_errno, how)
+            self._call = call
+            return True
+        except Exception:  # no libc symbol, no ctypes: the O_PATH path
+            self.usable = False
+            return False
+
+    def _root_fd(self, base: str) -> int | None:
+        fd = self._roots.get(base)
+        if fd is not None:
+            return fd
+        with self._lock:
+            fd = self._roots.get(base)
+            if fd is None:
+                fd = os.open(base, _O_PATH | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+                if len(self._roots) >= _MAX_ROOT_FDS:
+                    return fd  # not kept: the caller closes it (see _open_beneath)
+                self._roots[base] = fd
+        return fd
+
+    def open(self, base: str, rel: str) -> int | None:
+        """A read descriptor of ``rel`` resolved beneath the real root ``base``, or ``None``
+        (refused by the kernel, missing, or ``openat2`` unavailable: take the O_PATH path)."""
+        if not self.usable or (self._call is None and not self._load()):
+            return None
+        assert self._call is not None
+        try:
+            root_fd = self._root_fd(base)
+        except OSError:
+            return None
+        if root_fd is None:
+            return None
+        ref, size, get_errno, _ = self._how
+        try:
+            fd = self._call(_SYS_OPENAT2, root_fd, os.fsencode(rel), ref, size)
+            err = get_errno() if fd < 0 else 0
+        finally:
+            if self._roots.get(base) != root_fd:
+                os.close(root_fd)
+        if fd >= 0:
+            return fd
+        if err in (errno.ENOSYS, errno.EPERM):  # no openat2 in this kernel, or a seccomp filter
+            self.usable = False
+        return None
+
+
+_OPENAT2: Final = _Openat2()
+
+
 def _open_inside(full: str, base: str, rel: str) -> int:
     """A read descriptor (:data:`_FLAGS`) of ``full``; where Linux has ``O_PATH`` and
     ``/proc/self/fd``, the inode is first named with ``O_PATH`` and its real path judged
@@ -153,17 +243,21 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         raise _refuse("not-regular", rel)
     if st.st_size > max_bytes:
         raise _refuse("too-large", rel)
-    try:
-        fd = _open_inside(full, base, rel)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refuse("loop", rel) from None
-        raise
+    fd = _OPENAT2.open(base, rel)  # the kernel judged it beneath the root (module docstring)
+    beneath = fd is not None
+    if fd is None:
+        try:
+            fd = _open_inside(full, base, rel)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refuse("loop", rel) from None
+            raise
     try:
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        _judge(_fd_path(fd, full), base, rel)
+        if not beneath:
+            _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes)
         if data is None:
             raise _refuse("too-large", rel)

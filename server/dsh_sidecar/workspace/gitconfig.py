@@ -1,7 +1,7 @@
 """A git config file's text read as data, the way git reads it (git-config(1) "Syntax").
 
 The one reader of the workspace's ``.git/config`` text: the hardened git runner reads the
-``[include]`` paths from it before it lets git run (``gitcmd.include_refusal``), and the
+``[include]`` paths from it before it lets git run (``gitguard.include_refusal``), and the
 repository identity reads the remotes' URLs from it (``identity.remote_urls``). Nothing here
 runs git, follows an include or reads a file: the callers read the (size-capped) text through
 ``fsguard``.

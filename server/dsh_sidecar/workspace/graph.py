@@ -26,14 +26,16 @@ Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict 
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import logging
 import math
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,7 +43,7 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
-from dsh_sidecar.workspace.recency import dense_ranks, git_scan
+from dsh_sidecar.workspace.recency import git_scan
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
 from dsh_sidecar.workspace.wildmatch import ignore_spec
 
@@ -57,14 +59,9 @@ PROOF_RECENCY: Final = 0.2
 #: Most files the symbol index reads (newest first), and its time budget in seconds.
 MAX_SYMBOL_FILES: Final = 50_000
 SYMBOL_BUDGET_S: Final = 30.0
-#: Files of the symbol pass between two GIL hand-overs to the request thread (``time.sleep(0)``):
-#: a waiting ``dsh/postExecute`` then waits about one file's parse, not the 5 ms switch interval.
-YIELD_EVERY: Final = 4
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
-#: Most changed paths a refresh re-reads on the caller's thread; more start a background rebuild.
-MAX_INLINE_REFRESH: Final = 200
 #: Files at or above which the server reports ``$/progress`` for a build.
 LARGE_REPO_FILES: Final = 5_000
 
@@ -80,6 +77,25 @@ class FileNode:
     kind: Kind
     depth: int
     recency_rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphDelta:
+    """What one :meth:`WorkspaceGraph.apply` did: the paths that became nodes (``added``), left
+    the graph (``removed``) or stayed and were re-read (``modified``); the kind now of each path
+    whose kind is new or changed (``kinds``: the added ones and, say, a file that turned
+    generated); and the names whose definition files changed (``names``)."""
+
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    modified: frozenset[str] = frozenset()
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    names: frozenset[str] = frozenset()
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Every path the batch touched."""
+        return self.added | self.removed | self.modified
 
 
 def recency_score(rank: int) -> float:
@@ -113,7 +129,11 @@ class WorkspaceGraph:
         self.files: list[str] = []
         self._kind: dict[str, Kind] = {}
         self._time: dict[str, float] = {}
-        self._rank: dict[str, int] = {}
+        #: the distinct change times, negated and sorted (ascending): a file's dense recency rank
+        #: is the position of its time here (bisect), so a refresh of k files moves k entries
+        #: instead of re-ranking every file; ``_stamps`` counts the files of each time
+        self._neg: list[float] = []
+        self._stamps: dict[float, int] = {}
         self._by_kind: dict[str, list[str]] = {}
         self.symbols: SymbolIndex | None = None
         self.time_source = "none"
@@ -179,11 +199,11 @@ class WorkspaceGraph:
         kinds = list(map(classify, files))
         tget = times.get
         stamps = [tget(f, 0.0) for f in files]
-        rank_of = {t: i for i, t in enumerate(sorted(set(stamps), reverse=True))}  # dense ranks
         graph.files = files
         graph._kind = _sliced_dict(files, kinds)
         graph._time = _sliced_dict(files, stamps)
-        graph._rank = _sliced_dict(files, [rank_of[t] for t in stamps])
+        graph._stamps = dict(Counter(stamps))
+        graph._neg = sorted(-t for t in graph._stamps)
         graph.time_source = source
         by_kind: dict[str, list[str]] = {}
         for f, k in zip(files, kinds):
@@ -211,10 +231,12 @@ class WorkspaceGraph:
         :data:`MAX_SYMBOL_FILES` and :data:`SYMBOL_BUDGET_S`; the index is published only
         when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``).
         With ``cache``, unchanged files (same mtime and size) come from it, and the cache is
-        rewritten when anything changed."""
+        rewritten when anything changed (a truncated index too: the next session on an
+        unchanged tree parses nothing)."""
         t0 = time.perf_counter()
+        times = self._time
         todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
-        todo.sort(key=lambda f: (self._rank[f], f))
+        todo.sort(key=lambda f: (-times[f], f))  # newest first (the rank order), then by path
         truncated = len(todo) > MAX_SYMBOL_FILES
         todo = todo[:MAX_SYMBOL_FILES]
         total = len(todo)
@@ -226,12 +248,14 @@ class WorkspaceGraph:
         base = str(self.root) + os.sep
         step = max(1, total // 100)
         hits = 0
+        cut = len(todo)
+        # no time.sleep(0) hand-over: each file's stat (and read) releases the GIL, and a waiting
+        # request thread takes it there
         for i, rel in enumerate(todo, 1):
             if (cancel is not None and cancel.is_set()) or time.perf_counter() - t0 > SYMBOL_BUDGET_S:
                 truncated = True
+                cut = i - 1
                 break
-            if i % YIELD_EVERY == 0:
-                time.sleep(0)  # hand the GIL to a waiting request thread (no call waits a switch interval)
             symbols = None
             try:
                 st = os.stat(base + rel)
@@ -242,9 +266,14 @@ class WorkspaceGraph:
                 if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
                     symbols = FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache")
                     hits += 1
-                else:
-                    data = _read(self.root, rel)
-                    symbols = extract(rel, data) if data is not None else None
+                    index.add(rel, symbols)
+                    if cache is not None:
+                        new[rel] = hit  # the cached entry itself (no copy)
+                    if progress is not None and (i % step == 0 or i == total):
+                        progress(i, total)
+                    continue
+                data = _read(self.root, rel)
+                symbols = extract(rel, data) if data is not None else None
             if symbols is not None:
                 index.add(rel, symbols)
                 if cache is not None and st is not None:  # symbols come only from a file stat() found
@@ -263,7 +292,15 @@ class WorkspaceGraph:
             self.symbols = index
             self._usage_cache = {}
         saved = False
-        if cache is not None and not truncated and (hits != len(new) or len(old) != len(new)):
+        parsed = len(new) - hits
+        if cut < len(todo):  # cut by the budget or a cancel: the entries not reached stay cached
+            for rel in todo[cut:]:
+                if rel in old:
+                    new[rel] = old[rel]
+        # saved whenever it differs from what was loaded, a truncated index too (its entries are
+        # those of the newest MAX_SYMBOL_FILES code files): a later session on an unchanged tree
+        # then parses nothing
+        if cache is not None and (parsed or len(old) != len(new)):
             saved = cache.save(new)
         self.stats.update(
             symbolFiles=len(index),
@@ -285,10 +322,33 @@ class WorkspaceGraph:
         if old == kind:
             return
         self._kind[rel] = kind
-        if old is not None and rel in self._by_kind.get(old, ()):
-            self._by_kind[old].remove(rel)
-        self._by_kind.setdefault(kind, []).append(rel)
-        self._by_kind[kind].sort()
+        if old is not None:
+            _sorted_remove(self._by_kind.get(old), rel)
+        bisect.insort(self._by_kind.setdefault(kind, []), rel)
+
+    def _set_time(self, rel: str, t: float | None) -> None:
+        """Give ``rel`` the change time ``t`` (``None``: forget it), keeping the distinct
+        times and their counts (O(log n) plus a list move; no re-rank)."""
+        old = self._time.pop(rel, None) if t is None else self._time.get(rel)
+        if old is not None:
+            left = self._stamps.get(old, 0) - 1
+            if left <= 0:
+                self._stamps.pop(old, None)
+                _sorted_remove(self._neg, -old)
+            else:
+                self._stamps[old] = left
+        if t is None:
+            return
+        self._time[rel] = t
+        count = self._stamps.get(t, 0)
+        self._stamps[t] = count + 1
+        if count == 0:
+            bisect.insort(self._neg, -t)
+
+    def rank(self, path: str) -> int:
+        """The dense recency rank of ``path`` (0 = the newest change time; a missing time counts
+        as the oldest, 0.0)."""
+        return bisect.bisect_left(self._neg, -self._time.get(path, 0.0))
 
     # ------------------------------------------------------------------ lookups
 
@@ -300,7 +360,7 @@ class WorkspaceGraph:
         kind = self._kind.get(path)
         if kind is None:
             return None
-        return FileNode(path, kind, depth(path), self._rank.get(path, 0))
+        return FileNode(path, kind, depth(path), self.rank(path))
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is a node."""
@@ -321,8 +381,8 @@ class WorkspaceGraph:
         files = idx.defs.get(name) if idx is not None else None
         if not files:
             return []
-        rank = self._rank
-        return sorted(files, key=lambda f: (rank.get(f, 0), f))
+        times = self._time  # newest first = rank order (the rank is monotone in the time)
+        return sorted(files, key=lambda f: (-times.get(f, 0.0), f))
 
     def usages(self, name: str, limit: int = 5) -> list[str]:
         """Up to ``limit`` files that mention the identifier ``name`` but do not define it, best
@@ -341,9 +401,9 @@ class WorkspaceGraph:
         idx = self.symbols
         if idx is None or name not in idx.refs:
             return []
-        posting, defs, rank = idx.refs[name], idx.defs.get(name, ()), self._rank
+        posting, defs, times = idx.refs[name], idx.defs.get(name, ()), self._time
         return heapq.nsmallest(
-            limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], rank.get(f, 0), f)
+            limit, (f for f in posting if f not in defs), key=lambda f: (-posting[f], -times.get(f, 0.0), f)
         )
 
     def proof(self, path: str, expected_kinds: Iterable[str] = ()) -> float:
@@ -353,7 +413,7 @@ class WorkspaceGraph:
             return 0.0
         expected = tuple(expected_kinds)
         match = 1.0 if (not expected or kind in expected) else 0.0
-        return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self._rank.get(path, 0))
+        return PROOF_BASE + PROOF_KIND * match + PROOF_RECENCY * recency_score(self.rank(path))
 
     def status(self) -> dict[str, Any]:
         """Counts and timings for ``dsh/status``."""
@@ -376,23 +436,41 @@ class WorkspaceGraph:
             new = WorkspaceGraph.build(self.root, symbols=self.symbols is not None)
             self.__dict__.update({k: v for k, v in new.__dict__.items() if k != "_lock"})
             return self
+        self.apply(changed)
+        return self
+
+    def apply(self, changed: Iterable[str]) -> GraphDelta:
+        """Apply changed paths (as :meth:`refresh`) and say what changed: O(k log n) for k
+        paths (sorted inserts, the change time's rank by bisect; no re-rank of every file)."""
         now = time.time()
+        added: set[str] = set()
+        removed: set[str] = set()
+        modified: set[str] = set()
+        kinds: dict[str, Kind] = {}
+        names: set[str] = set()
         with self._lock:
-            touched = False
-            for raw in changed:
+            for raw in dict.fromkeys(changed):
                 rel = self.relative(raw)
-                if rel is None:
+                if rel is None or rel in added or rel in removed or rel in modified:
                     continue
+                before = self._kind.get(rel)
+                defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
                 if full.is_file() and not self._ignored(rel):
-                    touched |= self._upsert(rel, full, now)
-                elif rel in self._kind:
+                    self._upsert(rel, full, now)
+                    (modified if before is not None else added).add(rel)
+                    if self._kind[rel] != before:
+                        kinds[rel] = self._kind[rel]
+                elif before is not None:
                     self._drop(rel)
-                    touched = True
-            if touched:
-                self._rank = dense_ranks(self._time, self.files)
+                    removed.add(rel)
+                else:
+                    continue
+                if self.symbols is not None:
+                    names.update(defs ^ self.symbols.defined_in(rel))
+            if added or removed or modified:
                 self._usage_cache = {}
-        return self
+        return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
     def relative(self, raw: str) -> str | None:
         """``raw`` (repo-relative, or absolute under the root) as a repo-relative POSIX path;
@@ -424,15 +502,13 @@ class WorkspaceGraph:
                 self._ignore = ignore_spec([])
         return self._ignore.match_file(rel)
 
-    def _upsert(self, rel: str, full: Path, now: float) -> bool:
+    def _upsert(self, rel: str, full: Path, now: float) -> None:
         if rel not in self._kind:
-            self.files.append(rel)
-            self.files.sort()
+            bisect.insort(self.files, rel)
             kind = classify(rel)
             self._kind[rel] = kind
-            self._by_kind.setdefault(kind, []).append(rel)
-            self._by_kind[kind].sort()
-        self._time[rel] = now
+            bisect.insort(self._by_kind.setdefault(kind, []), rel)
+        self._set_time(rel, now)
         if self.symbols is not None and _symbol_candidate(rel, self._kind[rel]):
             data = _read(self.root, rel)
             if data is not None:
@@ -440,279 +516,26 @@ class WorkspaceGraph:
                 self.symbols.add(rel, syms)
                 if syms.generated:
                     self._set_kind(rel, "generated")
-        return True
 
     def _drop(self, rel: str) -> None:
         kind = self._kind.pop(rel)
-        self._time.pop(rel, None)
-        self._rank.pop(rel, None)
-        self.files.remove(rel)
-        if rel in self._by_kind.get(kind, ()):
-            self._by_kind[kind].remove(rel)
+        self._set_time(rel, None)
+        _sorted_remove(self.files, rel)
+        _sorted_remove(self._by_kind.get(kind), rel)
         if self.symbols is not None:
             self.symbols.remove(rel)
+
+
+def _sorted_remove(items: list[Any] | None, value: Any) -> None:
+    """Remove ``value`` from the sorted list ``items`` if it is there (bisect: no scan)."""
+    if not items:
+        return
+    i = bisect.bisect_left(items, value)
+    if i < len(items) and items[i] == value:
+        del items[i]
 
 
 def _read(root: Path, rel: str) -> bytes | None:
     """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
     ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
     return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
-
-
-class GraphBuilder:
-    """Builds a :class:`WorkspaceGraph` in a daemon worker thread so no request waits for it.
-
-    :attr:`graph` is ``None`` until the file-level graph is ready (usually well under a
-    second), then the file-level graph (``graph.symbols is None`` while the symbol pass runs),
-    then the full graph. A rebuild keeps answering from the previous full graph until the new
-    one is complete. ``progress(done, total)`` (symbol files indexed of the total) is called
-    from the worker thread (the server marshals it to its loop) for builds of at least
-    ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
-    a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
-    :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
-    symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
-    applies file changes now (and again after a running build finishes).
-    """
-
-    def __init__(
-        self,
-        root: Path | None,
-        *,
-        symbols: bool = True,
-        progress: Progress | None = None,
-        on_ready: Callable[[WorkspaceGraph], None] | None = None,
-        progress_min_files: int = LARGE_REPO_FILES,
-        cache_dir: Path | None = None,
-        on_files: Callable[[WorkspaceGraph], None] | None = None,
-        on_change: Callable[[WorkspaceGraph, list[str]], None] | None = None,
-        on_start: Callable[[], None] | None = None,
-    ) -> None:
-        self.root = root
-        self.on_start = on_start
-        self.on_files = on_files
-        self.on_change = on_change
-        self._refresher: threading.Thread | None = None
-        self._refresh_idle = threading.Event()
-        self._refresh_idle.set()
-        self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
-        self.progress_min_files = progress_min_files
-        self.symbols = symbols
-        self.progress = progress
-        self.on_ready = on_ready
-        self.graph: WorkspaceGraph | None = None
-        #: Files listed by the running (or last) build; set before its symbol pass starts.
-        self.file_count = 0
-        self.error: str | None = None
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._worker = False
-        self._cancel = threading.Event()
-        self._pending: list[str] = []
-        self._done = threading.Event()
-        self._generation = 0
-        self._last: tuple[int, int] | None = None
-
-    @property
-    def building(self) -> bool:
-        """Whether a build is running (or a coalesced restart is due)."""
-        return self._worker
-
-    def start(self) -> None:
-        """Start a build (no-op without a root). Requests coalesce: while a build runs, it is
-        cancelled and the same worker thread starts the newest request once it stops, so a
-        burst of N requests runs at most one build at a time and ends with one up-to-date
-        build (never N threads)."""
-        if self.root is None:
-            return
-        with self._lock:
-            self._cancel.set()
-            self._cancel = threading.Event()
-            self._generation += 1
-            self._done.clear()
-            self._last = None
-            if self._worker:
-                return  # the running worker picks the new generation up
-            self._worker = True
-            self._thread = threading.Thread(target=self._work, name="dsh-workspace-graph", daemon=True)
-            self._thread.start()
-        if self.on_start is not None:
-            self.on_start()
-
-    def _work(self) -> None:
-        """The worker: build the newest generation until no newer one is requested."""
-        try:
-            while True:
-                with self._lock:
-                    gen, cancel = self._generation, self._cancel
-                self._run(gen, cancel)
-                with self._lock:
-                    if gen == self._generation:
-                        self._worker = False
-                        return
-        except BaseException:
-            with self._lock:
-                self._worker = False
-            raise
-
-    rebuild = start
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the current build and any queued refresh are done; ``True`` if they are."""
-        if self.root is None:
-            return True
-        deadline = None if timeout is None else time.monotonic() + timeout
-        if not self._done.wait(timeout):
-            return False
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        return self._refresh_idle.wait(left)
-
-    def cancel(self) -> None:
-        """Stop a running build (the current graph stays)."""
-        self._cancel.set()
-
-    def refresh(self, changed: list[str] | None) -> None:
-        """Apply file changes in a worker thread, never on the caller's (``None``, or more
-        than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
-        Changes arriving while a build runs are applied when it finishes; ``on_change(graph,
-        changed)`` is called (worker thread) after each applied batch."""
-        if changed is None or len(changed) > MAX_INLINE_REFRESH:
-            self.start()
-            return
-        with self._lock:
-            self._pending.extend(changed)
-            if self.building or self.graph is None:
-                return  # the build applies them when it finishes
-            if self._refresher is not None and self._refresher.is_alive():
-                return
-            self._refresh_idle.clear()
-            self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
-            self._refresher.start()
-
-    def _apply_pending(self) -> None:
-        try:
-            while True:
-                with self._lock:
-                    pending, self._pending = self._pending, []
-                    graph = self.graph
-                if not pending or graph is None:
-                    return
-                try:
-                    graph.refresh(pending)
-                    if self.on_change is not None:
-                        self.on_change(graph, pending)
-                except Exception as exc:  # a refresh failure keeps the previous graph
-                    log.warning("workspace graph refresh failed: %s", exc)
-        finally:
-            self._refresh_idle.set()
-
-    # -------------------------------------------------------------- live lookups (hot path)
-    # The suggester may hold the builder itself: each lookup reads the graph current at the
-    # call, so a graph published later (or rebuilt) is used without re-wiring.
-
-    @property
-    def ready(self) -> bool:
-        """Whether the symbol index of the current graph is built."""
-        graph = self.graph
-        return graph is not None and graph.symbols is not None
-
-    def definitions(self, name: str) -> list[str]:
-        """:meth:`WorkspaceGraph.definitions` of the current graph; ``[]`` without one."""
-        graph = self.graph
-        return graph.definitions(name) if graph is not None else []
-
-    def usages(self, name: str, limit: int = 5) -> list[str]:
-        """:meth:`WorkspaceGraph.usages` of the current graph; ``[]`` without one."""
-        graph = self.graph
-        return graph.usages(name, limit) if graph is not None else []
-
-    def exists(self, path: str) -> bool | None:
-        """Whether ``path`` is a node; ``None`` while no graph is built (ask the file list)."""
-        graph = self.graph
-        return graph.exists(path) if graph is not None and graph.files else None
-
-    def node(self, path: str) -> FileNode | None:
-        """:meth:`WorkspaceGraph.node` of the current graph; ``None`` without one."""
-        graph = self.graph
-        return graph.node(path) if graph is not None else None
-
-    def status(self) -> dict[str, Any]:
-        """``{state, ...graph status}`` for ``dsh/status``: state is ``off`` (no workspace),
-        ``pending``, ``building``, ``files`` (file level ready, symbols building), ``ready`` or
-        ``failed``."""
-        graph = self.graph
-        if self.root is None:
-            state = "off"
-        elif self.error is not None and graph is None:
-            state = "failed"
-        elif graph is None:
-            state = "building" if self.building else "pending"
-        elif graph.symbols is None and self.symbols:
-            state = "files"
-        else:
-            state = "ready"
-        out: dict[str, Any] = {"state": state}
-        if graph is not None:
-            out.update(graph.status())
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    def set_progress(self, progress: Progress | None) -> None:
-        """Attach (or detach) the progress callback. A build already in its symbol pass is
-        replayed to the new callback as ``(0, total)`` then its latest ``(done, total)``."""
-        with self._lock:
-            self.progress = progress
-            last = self._last if self.building and self.file_count >= self.progress_min_files else None
-        if progress is not None and last is not None:
-            progress(0, last[1])
-            if last[0] > 0:
-                progress(*last)
-
-    def _report(self, done: int, total: int) -> None:
-        if self.file_count < self.progress_min_files:
-            return
-        with self._lock:
-            self._last = (done, total)
-            progress = self.progress
-        if progress is not None:
-            try:
-                progress(done, total)
-            except Exception as exc:  # a reporter failure must not stop the build
-                log.debug("graph progress callback failed: %s", exc)
-
-    def _run(self, gen: int, cancel: threading.Event) -> None:
-        try:
-            graph = WorkspaceGraph.build_files(self.root)  # type: ignore[arg-type]
-            if gen != self._generation:
-                return
-            self.file_count = len(graph)
-            previous = self.graph
-            if previous is None or (self.symbols and previous.symbols is None):
-                self.graph = graph  # nothing better to answer from meanwhile
-            if self.on_files is not None:
-                try:
-                    self.on_files(graph)
-                except Exception as exc:  # a listener failure must not stop the build
-                    log.warning("workspace graph listener failed: %s", exc)
-            if self.symbols:
-                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
-            else:
-                self._report(0, 0)
-            with self._lock:
-                if gen != self._generation:
-                    return
-                pending, self._pending = self._pending, []
-                self.graph = graph
-            if pending:
-                graph.refresh(pending)
-                if self.on_change is not None:
-                    self.on_change(graph, pending)
-            self.error = None
-            if self.on_ready is not None:
-                self.on_ready(graph)
-        except Exception as exc:  # a failed build leaves the previous graph (or none)
-            log.warning("workspace graph build failed: %s", exc)
-            self.error = str(exc)
-        finally:
-            if gen == self._generation:
-                self._done.set()

@@ -17,17 +17,33 @@ absolute path, so a moved or re-cloned repository keeps its knowledge (issue 12,
    one read-only ``git rev-list --max-parents=0 HEAD`` through ``workspace/gitcmd.py``;
 3. ``path:<resolved absolute path>`` — not a repository, or nothing above answered.
 
+That third answer names a folder of one machine, not content: two unrelated projects with no
+remote and no commit at the same path on two machines (CI runners, containers built from one
+image) would share it. What leaves the machine is therefore :func:`fleet_identity`: the first
+two answers as they are (the same remote or the same root commit *is* the same project), and
+for a repository with no history ``local:<random id>``, minted once per machine, folder and
+folder inode and kept in ``$DSH_HOME/workspace/identities.json`` (:func:`local_identity`):
+the sidecars of one machine on one folder share it; another machine, another ``$DSH_HOME``,
+or the folder deleted and made anew get another, so nothing learned of one is shown to
+another. The suggester's knowledge file (already per machine) keeps the ``path:`` key.
+
 Never raises: an unreadable or hostile ``.git`` (huge file, binary junk, a symlink out, a
 ``gitdir:`` pointer) only moves the answer down the list.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import uuid
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig
+from dsh_sidecar.state.files import StateFile
+from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig, gitguard
+
+log = logging.getLogger(__name__)
 
 #: Largest git config (or ``.git`` pointer) file read, bytes; a bigger one is not read.
 MAX_CONFIG_BYTES: Final = 256 * 1024
@@ -35,6 +51,11 @@ MAX_CONFIG_BYTES: Final = 256 * 1024
 GIT_TIMEOUT_S: Final = 5.0
 #: Remote names tried first, in order (then the others by name).
 PREFERRED_REMOTES: Final = ("origin", "upstream")
+
+#: Folders remembered in ``identities.json`` (the least recently minted are forgotten past it).
+MAX_LOCAL_IDENTITIES: Final = 1000
+#: The file of minted local identities under ``$DSH_HOME``.
+LOCAL_IDENTITIES: Final = Path("workspace") / "identities.json"
 
 _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?!//)(?P<path>.+)$")
 _URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/]*@)?(?P<host>[^/:?#]+)(?::\d*)?(?P<path>/[^?#]*)?")
@@ -126,7 +147,7 @@ def _git_root_commits(root: Path) -> list[str]:
 
 def root_commit_identity(root: Path) -> str | None:
     """``root:<sha>`` (the smallest root commit of ``HEAD``), or ``None``."""
-    if not gitcmd.is_checkout(root):
+    if not gitguard.is_checkout(root):
         return None
     roots = _git_root_commits(root)
     return f"root:{min(roots)}" if roots else None
@@ -147,3 +168,54 @@ def repository_identity(root: Path) -> str:
         if found:
             return found
     return f"path:{resolved.as_posix()}"
+
+
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _local_doc(data: Any) -> dict[str, str]:
+    if not isinstance(data, dict) or not isinstance(data.get("folders"), dict):
+        raise ValueError("not an identities file")
+    return {k: v for k, v in data["folders"].items() if isinstance(k, str) and isinstance(v, str) and _TOKEN.match(v)}
+
+
+def local_identity(root: Path, home: Path) -> str:
+    """``local:<32 hex>``: the identity of the history-less repository at ``root`` on this
+    machine, minted at random the first time and kept in ``home/workspace/identities.json``
+    under the folder's path, device and inode (a folder deleted and made anew at the same
+    path is another folder). When the file cannot be written, a fresh id for this process
+    only: never one another folder could have. Never raises."""
+    try:
+        resolved = root.resolve()
+        st = os.stat(resolved)
+        folder = f"{resolved.as_posix()}\0{st.st_dev}:{st.st_ino}"
+    except OSError:
+        return f"local:{uuid.uuid4().hex}"
+    state = StateFile(home / LOCAL_IDENTITIES, validate=_local_doc, max_bytes=1024 * 1024)
+    minted: list[str] = []
+
+    def merge(current: dict[str, str] | None) -> dict[str, Any]:
+        folders = dict(current or {})
+        token = folders.pop(folder, None) or uuid.uuid4().hex
+        folders[folder] = token  # most recently used last: the oldest are forgotten first
+        minted.append(token)
+        return {"folders": dict(list(folders.items())[-MAX_LOCAL_IDENTITIES:])}
+
+    try:
+        known = state.read() or {}
+        if folder in known:
+            return f"local:{known[folder]}"
+        state.update(merge)
+    except Exception as exc:  # an unwritable $DSH_HOME: this process's own id, shared with nobody
+        log.warning("workspace identity: cannot keep it in %s (%s); using one for this process", home, exc)
+        return f"local:{uuid.uuid4().hex}"
+    return f"local:{minted[-1]}"
+
+
+def fleet_identity(identity: str, root: Path, home: Path) -> str:
+    """What a shared store keys the repository at ``root`` by: ``identity`` (from
+    :func:`repository_identity`) when it names content (``remote:``, ``root:``), else the
+    machine's :func:`local_identity` of the folder (a path is not content)."""
+    if identity.startswith(("remote:", "root:")):
+        return identity
+    return local_identity(root, home)

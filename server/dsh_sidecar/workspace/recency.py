@@ -7,7 +7,7 @@ committer time of the newest commit that touched it, and ``git status --porcelai
 mtime. Files none of these reach (last touched before the bound) count as 0, the oldest. The
 four git commands of :func:`git_scan` run side by side. Without git, every file's mtime is used
 (collected during the walk); so too when either listing fails, or when the work tree holds a
-``.gitignore`` or ``.gitattributes`` git would block on (:func:`.gitcmd.worktree_refusal`).
+``.gitignore`` or ``.gitattributes`` git would block on (:func:`.gitguard.worktree_refusal`).
 
 Ranks are dense: files changed at the same second (e.g. one commit) share a rank.
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import gitcmd
+from dsh_sidecar.workspace import gitcmd, gitguard
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -83,7 +83,7 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     files = tracked + untracked-not-ignored, de-duplicated, unsorted. ``None`` when ``root`` is
     not a checkout or the listing fails (the caller walks instead); a failed log or status only
     loses recency."""
-    if not gitcmd.can_list(root):
+    if not gitguard.can_list(root):
         return None
     outs = _run_parallel(root, _GIT_SCAN)
     if outs["tracked"] is None or outs["untracked"] is None:
@@ -106,11 +106,3 @@ def mtimes(root: Path, files: Iterable[str]) -> dict[str, float]:
         except OSError:
             continue
     return out
-
-
-def dense_ranks(times: dict[str, float], files: Iterable[str]) -> dict[str, int]:
-    """``{path: rank}``, rank 0 for the newest time; missing times count as 0 (oldest)."""
-    files = list(files)
-    distinct = sorted({times.get(f, 0.0) for f in files}, reverse=True)
-    rank_of = {t: i for i, t in enumerate(distinct)}
-    return {f: rank_of[times.get(f, 0.0)] for f in files}

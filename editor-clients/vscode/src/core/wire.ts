@@ -244,7 +244,8 @@ export interface AdditionalContext {
 }
 
 /**
- * The label of a suggester note (plan: "The delivery"), plus ``intent`` and ``targets``.
+ * The label of a suggester note (plan: "The delivery"), plus ``intent``, ``targets`` (exact
+ * paths) and ``display_targets`` (their display forms).
  */
 export interface NoteSource {
   kind: "search-suggester";
@@ -252,6 +253,7 @@ export interface NoteSource {
   summary: string;
   intent: string;
   targets: string[];
+  displayTargets: string[];
 }
 
 /**

@@ -1,0 +1,194 @@
+"""``dsh/postExecute`` while large search answers are in flight, against idle in the same run.
+
+A loopback SearXNG-format provider runs in **its own process** (so serving 1 MB bodies never
+competes with this process's timing), answering ~2,000 results (~1 MB) with ``TCP_NODELAY``. A
+sidecar (this tree; with ``--baseline-src DIR`` also another commit's source tree, alternated
+with it round by round) has ``searxng`` alone in its chain. Each round is an idle window then a
+loaded window (``--inflight`` ``dsh/search`` calls kept in flight), ``dsh/postExecute`` sent one
+at a time with a 2 ms pause throughout, so idle and loaded come from the same rounds. Printed
+per tree: idle and loaded p50/p99/max, the ratios (goal: loaded p99 ≤ 2× idle), the large
+searches completed (they must overlap the calls) and their p50, and the load average.
+
+What it measures is the router's half (the body read, the hand-over to the parsing worker, the
+per-search log line): the work on it is for a later round; this bench is its yardstick.
+
+    python bench/large_answers.py [--rounds 5] [--window 4] [--inflight 16] [--baseline-src DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from load import DATA, TOOLS, Client, percentile  # noqa: E402
+
+PROVIDER = textwrap.dedent(
+    """
+    import json, socket, sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    rows = [{"url": f"https://large.example/{i}", "title": f"result {i}", "content": "x" * 400,
+             "publishedDate": "2024-01-01"} for i in range(int(sys.argv[1]))]
+    body = json.dumps({"query": "large", "results": rows}).encode()
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *args):
+            pass
+        def setup(self):
+            super().setup()
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 128
+    server = Server(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], len(body), flush=True)
+    server.serve_forever()
+    """
+)
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 1)[0]
+
+
+async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any, Client]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
+    env["DSH_HOME"] = str(home)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(str(src / p) for p in ("server", "protocol", "packs"))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "dsh_sidecar",
+        "serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+        limit=1 << 24,
+    )
+    client = Client(proc)
+    opts = {
+        "router": {
+            "order": ["searxng"],
+            "timeoutMs": 10000,
+            "deadlineMs": 30000,
+            "providers": {"searxng": {"baseUrl": f"http://127.0.0.1:{port}"}},
+        },
+        "suggester": {"enabled": True},
+    }
+    init, _ = await client.call(
+        "initialize",
+        {"processId": os.getpid(), "capabilities": {}, "rootUri": ws.as_uri(), "initializationOptions": opts},
+    )
+    assert "result" in init, init
+    client.notify("initialized", {})
+    for i in range(20):
+        await client.call(
+            "dsh/postExecute", {"sessionId": "w", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
+        )
+    reply, _ = await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
+    assert "result" in reply and len(reply["result"]["sources"]) > 0, reply
+    return proc, client
+
+
+async def pe_window(client: Client, out: list[float], seconds: float) -> None:
+    end, i = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        i += 1
+        name, inp = TOOLS[i % len(TOOLS)]
+        _, s = await client.call(
+            "dsh/postExecute", {"sessionId": f"s{i % 32}", "turn": i, "tool": {"name": name, "input": inp}}
+        )
+        out.append(s * 1000)
+        await asyncio.sleep(0.002)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    prov = subprocess.Popen([sys.executable, "-c", PROVIDER, str(args.results)], stdout=subprocess.PIPE, text=True)
+    assert prov.stdout is not None
+    port, size = prov.stdout.readline().split()
+    tmp = Path(tempfile.mkdtemp(prefix="dsh-large-"))
+    ws = tmp / "pyproj"
+    shutil.copytree(DATA / "workspaces" / "pyproj", ws)
+    trees: list[tuple[str, Path | None]] = [("this tree", None)]
+    if args.baseline_src is not None:
+        trees.append(("baseline", args.baseline_src.resolve()))
+    print(f"provider: {int(size) / 1e6:.2f} MB answers ({args.results} results), own process; load {load()}")
+    sidecars = {}
+    for i, (name, src) in enumerate(trees):
+        sidecars[name] = await spawn(src, tmp / f"home{i}", ws, port)
+    res: dict[str, dict[str, list[float]]] = {n: {"idle": [], "loaded": [], "search": []} for n, _ in trees}
+    done = dict.fromkeys(res, 0)
+    for rnd in range(args.rounds):
+        for name, _ in trees if rnd % 2 == 0 else list(reversed(trees)):
+            client = sidecars[name][1]
+            await pe_window(client, res[name]["idle"], args.window)
+            stop = time.monotonic() + args.window
+
+            async def worker(
+                k: int, client: Client = client, name: str = name, stop: float = stop, rnd: int = rnd
+            ) -> None:
+                n = 0
+                while time.monotonic() < stop:
+                    n += 1
+                    _, s = await client.call("dsh/search", {"query": f"large {rnd}-{k}-{n}", "strategy": "quick"})
+                    done[name] += 1
+                    res[name]["search"].append(s * 1000)
+
+            tasks = [asyncio.create_task(worker(k)) for k in range(args.inflight)]
+            await asyncio.sleep(0.3)
+            await pe_window(client, res[name]["loaded"], stop - time.monotonic())
+            await asyncio.gather(*tasks)
+        print(f"round {rnd + 1}: load {load()}", flush=True)
+    for name, r in res.items():
+        idle, loaded = r["idle"], r["loaded"]
+        i99, l99 = percentile(idle, 0.99), percentile(loaded, 0.99)
+        print(
+            f"{name:10}: idle n={len(idle)} p50 {percentile(idle, 0.5):.2f} p99 {i99:.2f} max {max(idle):.1f} ms | "
+            f"loaded n={len(loaded)} p50 {percentile(loaded, 0.5):.2f} p99 {l99:.2f} max {max(loaded):.1f} ms | "
+            f"p99 x{l99 / i99:.2f} (goal <= 2x) p50 x{percentile(loaded, 0.5) / percentile(idle, 0.5):.2f} | "
+            f"{done[name]} large searches (p50 {percentile(r['search'], 0.5):.0f} ms)"
+        )
+    print(f"load {load()}")
+    for proc, client in sidecars.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+        client.reader.cancel()
+    prov.kill()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--window", type=float, default=4.0, help="seconds of each idle and loaded window")
+    ap.add_argument("--inflight", type=int, default=16)
+    ap.add_argument("--results", type=int, default=2000)
+    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, alternated with this one")
+    return asyncio.run(main_async(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

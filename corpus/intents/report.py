@@ -1,0 +1,220 @@
+"""The labelled-call figures cut the ways the corpus docs report them (analysis tool, not run by CI).
+
+    python corpus/intents/report.py --cache CACHE [--json OUT] [--calls CALLS.jsonl]
+    python corpus/intents/report.py --materialized [--json OUT] [--calls CALLS.jsonl]
+
+Replays every repository of ``manifest.yaml`` through a spawned ``dsh-search serve`` (the same
+``dsh_sidecar.evaluation.run_intents`` as ``dsh-search replay --corpus``), on the real checkouts
+in CACHE (``corpus/checkout.py``) or on stub workspaces (``corpus/materialize.py``), and prints
+Markdown tables: per repository with the pooled figures of the *other* repositories beside it
+(leave-one-repository-out), per split, per ecosystem (and ecosystem × split), per intent (all,
+tune, held-out). ``--calls`` writes one JSON line per call with its expectation, the notes
+answered and a failure class:
+
+- ``ok`` — a note of the expected intent naming an expected target;
+- ``wrong-intent`` — a note naming an expected target under another intent;
+- ``wrong-file`` — a note of the expected intent naming none of the expected targets;
+- ``wrong-both`` — neither;
+- ``spoke`` — a note where none was expected;
+- ``silent`` — no note where one was expected;
+- ``echo`` (added to a note's class) — every file the note names is among the paths the
+  triggering call's own result listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+from dsh_sidecar.evaluation import (  # noqa: E402
+    checkout_dir,
+    figures,
+    intent_figures,
+    pooled,
+    read_manifest,
+    read_trace,
+    run_intents,
+)
+
+from corpus.materialize import materialize  # noqa: E402
+
+CORPUS = HERE.parent
+PATH_RX = re.compile(r"^(?:Found \d+ files?$)?([^\s:()]+\.[A-Za-z0-9]+|[^\s:()]+/)(?::\d+)?(?: \(\d+ matches\))?$")
+
+
+def result_paths(text: str) -> set[str]:
+    """The paths a result text lists (``path``, ``path:line``, ``path (N matches)``)."""
+    out = set()
+    for ln in text.splitlines():
+        m = PATH_RX.match(ln.strip())
+        if m and m.group(1):
+            out.add(m.group(1).removeprefix("./"))
+    return out
+
+
+def classify(expect: dict[str, Any] | None, notes: list[dict[str, Any]], listed: set[str]) -> list[str]:
+    if not notes:
+        return ["silent"] if expect else []
+    out = []
+    for n in notes:
+        src = n.get("source", {})
+        targets = set(src.get("targets", []))
+        if expect is None:
+            cls = "spoke"
+        else:
+            hit = bool(targets & set(expect["targets"]))
+            same = src.get("intent") == expect["intent"]
+            cls = "ok" if hit and same else "wrong-intent" if hit else "wrong-file" if same else "wrong-both"
+        if targets and targets <= listed:
+            cls += "+echo"
+        out.append(cls)
+    return out
+
+
+def row(name: str, f: dict[str, Any]) -> str:
+    return (
+        f"| {name} | {f['calls']} | {f['notes']} | {f['correct']} | {f['precision']:.2f} | "
+        f"{f['expected_targets']} | {f['found_targets']} | {f['recall']:.2f} |"
+    )
+
+
+HEAD = "| {0} | calls | notes | correct | precision | expected targets | found | recall |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+
+def intent_table(score: Any, title: str) -> str:
+    lines = [
+        f"| intent ({title}) | notes | precision | expected targets | recall |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for intent, f in intent_figures(score).items():
+        if intent == "None":
+            continue
+        lines.append(f"| {intent} | {f['notes']} | {f['precision']:.2f} | {f['expected']} | {f['recall']:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cache", type=Path)
+    p.add_argument("--materialized", action="store_true")
+    p.add_argument("--json", type=Path)
+    p.add_argument("--calls", type=Path)
+    p.add_argument("--group", action="append", default=[], help="NAME=dir,dir: a pooled row of these repositories")
+    args = p.parse_args(argv)
+    if not args.materialized and not args.cache:
+        p.error("--cache or --materialized")
+    repos = read_manifest(CORPUS)
+    with tempfile.TemporaryDirectory(prefix="corpus-report-") as tmp:
+
+        def workspace(r: Any) -> Path:
+            if args.materialized:
+                dest = Path(tmp) / r.dir
+                materialize(r.data, dest)
+                return dest
+            return checkout_dir(args.cache, r.repo, r.commit)
+
+        runs = run_intents(repos, workspace)
+    by_dir = {r.repo.dir: r for r in runs}
+    out: list[str] = []
+    out.append(
+        "| repository (split, ecosystem) | calls | notes | correct | precision | expected targets | found | recall "
+        "| the others pooled: precision | recall |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    for r in runs:
+        others = pooled(x.score for x in runs if x is not r)
+        f = figures(r.score)
+        out.append(
+            row(f"{r.repo.repo} ({r.repo.split}, {r.repo.ecosystem})", f)
+            + f" {others.precision:.2f} | {others.recall:.2f} |"
+        )
+    out.append("")
+    out.append(HEAD.format("split"))
+    for split in ("tune", "heldout"):
+        out.append(row(split, figures(pooled(x.score for x in runs if x.repo.split == split))))
+    out.append(row("all", figures(pooled(x.score for x in runs))))
+    for g in args.group:
+        name, _, dirs = g.partition("=")
+        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
+        out.append(row(f"{name} ({len(sel)})", figures(pooled(x.score for x in sel))))
+        for split in ("tune", "heldout"):
+            sub = [x for x in sel if x.repo.split == split]
+            out.append(row(f"{name} {split} ({len(sub)})", figures(pooled(x.score for x in sub))))
+    out.append("")
+    out.append(HEAD.format("ecosystem (repositories)"))
+    ecos = sorted({x.repo.ecosystem for x in runs})
+    for e in ecos:
+        sel = [x for x in runs if x.repo.ecosystem == e]
+        out.append(row(f"{e} ({len(sel)})", figures(pooled(x.score for x in sel))))
+        for split in ("tune", "heldout"):
+            sub = [x for x in sel if x.repo.split == split]
+            if sub and len(sub) != len(sel):
+                out.append(row(f"{e} {split} ({len(sub)})", figures(pooled(x.score for x in sub))))
+    out.append("")
+    for title, sel in (
+        ("all", runs),
+        ("tune", [x for x in runs if x.repo.split == "tune"]),
+        ("heldout", [x for x in runs if x.repo.split == "heldout"]),
+    ):
+        out.append(intent_table(pooled(x.score for x in sel), title))
+        out.append("")
+    for g in args.group:
+        name, _, dirs = g.partition("=")
+        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
+        out.append(intent_table(pooled(x.score for x in sel), name))
+        out.append("")
+    print("\n".join(out))
+    if args.json:
+        rep = {
+            "repos": {
+                d: {"repo": r.repo.repo, "split": r.repo.split, "ecosystem": r.repo.ecosystem, **figures(r.score)}
+                for d, r in by_dir.items()
+            },
+            "ledger": {d: r.ledger for d, r in by_dir.items()},
+        }
+        args.json.write_text(json.dumps(rep, indent=1, sort_keys=True) + "\n", "utf-8")
+    if args.calls:
+        with args.calls.open("w", encoding="utf-8") as fh:
+            for r in runs:
+                lines = (r.repo.data / "trace.jsonl").read_text("utf-8").splitlines()
+                trace = read_trace(lines)
+                for raw, _line, notes in zip(lines, trace, r.notes):
+                    obj = json.loads(raw)
+                    res = obj["params"].get("result") or {}
+                    listed = result_paths(res.get("text", "")) if not res.get("isError") else set()
+                    fh.write(
+                        json.dumps(
+                            {
+                                "repo": r.repo.dir,
+                                "split": r.repo.split,
+                                "ecosystem": r.repo.ecosystem,
+                                "callId": obj["params"].get("callId"),
+                                "tool": obj["params"]["tool"],
+                                "result": res.get("text", "")[:400],
+                                "expect": obj["expect"],
+                                "notes": [
+                                    {
+                                        "intent": n.get("source", {}).get("intent"),
+                                        "targets": n.get("source", {}).get("targets", []),
+                                    }
+                                    for n in notes
+                                ],
+                                "class": classify(obj["expect"], notes, listed),
+                            },
+                            ensure_ascii=False,
+                        )
+                        + "\n"
+                    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,300 @@
+"""Building the workspace graph off the request path: :class:`GraphBuilder` runs a
+:class:`~dsh_sidecar.workspace.graph.WorkspaceGraph` build in a daemon worker thread, keeps
+answering from the previous full graph while a rebuild runs, applies file changes, and reports
+progress (``$/progress``) for large workspaces."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from dsh_sidecar.workspace.cache import SymbolCache
+from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, GraphDelta, Progress, WorkspaceGraph
+
+if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
+    pass
+
+log = logging.getLogger(__name__)
+
+#: Most changed paths a refresh re-reads on the caller's thread; more start a background rebuild.
+MAX_INLINE_REFRESH: Final = 200
+#: Seconds the refresh thread waits before taking the queued paths: a burst of
+#: ``didChangeWatchedFiles`` notifications (an editor saving several files, a formatter, a
+#: checkout in pieces) is applied as one batch, one refresh of the content index and the targets.
+COALESCE_S: Final = 0.05
+
+
+class GraphBuilder:
+    """Builds a :class:`WorkspaceGraph` in a daemon worker thread so no request waits for it.
+
+    :attr:`graph` is ``None`` until the file-level graph is ready (usually well under a
+    second), then the file-level graph (``graph.symbols is None`` while the symbol pass runs),
+    then the full graph. A rebuild keeps answering from the previous full graph until the new
+    one is complete. ``progress(done, total)`` (symbol files indexed of the total) is called
+    from the worker thread (the server marshals it to its loop) for builds of at least
+    ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
+    a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
+    :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
+    symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
+    applies file changes now (and again after a running build finishes).
+    """
+
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        symbols: bool = True,
+        progress: Progress | None = None,
+        on_ready: Callable[[WorkspaceGraph], None] | None = None,
+        progress_min_files: int = LARGE_REPO_FILES,
+        cache_dir: Path | None = None,
+        on_files: Callable[[WorkspaceGraph], None] | None = None,
+        on_change: Callable[[WorkspaceGraph, GraphDelta], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
+        self.root = root
+        self.on_start = on_start
+        self.on_files = on_files
+        self.on_change = on_change
+        self._refresher: threading.Thread | None = None
+        self._refresh_idle = threading.Event()
+        self._refresh_idle.set()
+        self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        self.progress_min_files = progress_min_files
+        self.symbols = symbols
+        self.progress = progress
+        self.on_ready = on_ready
+        self.graph: WorkspaceGraph | None = None
+        #: Files listed by the running (or last) build; set before its symbol pass starts.
+        self.file_count = 0
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._worker = False
+        self._cancel = threading.Event()
+        self._pending: list[str] = []
+        self._done = threading.Event()
+        self._generation = 0
+        self._last: tuple[int, int] | None = None
+        #: batches of changed paths applied, and the CPU seconds they took (this thread's)
+        self.refreshes = 0
+        self.refresh_cpu_s = 0.0
+
+    @property
+    def building(self) -> bool:
+        """Whether a build is running (or a coalesced restart is due)."""
+        return self._worker
+
+    def start(self) -> None:
+        """Start a build (no-op without a root). Requests coalesce: while a build runs, it is
+        cancelled and the same worker thread starts the newest request once it stops, so a
+        burst of N requests runs at most one build at a time and ends with one up-to-date
+        build (never N threads)."""
+        if self.root is None:
+            return
+        with self._lock:
+            self._cancel.set()
+            self._cancel = threading.Event()
+            self._generation += 1
+            self._done.clear()
+            self._last = None
+            if self._worker:
+                return  # the running worker picks the new generation up
+            self._worker = True
+            self._thread = threading.Thread(target=self._work, name="dsh-workspace-graph", daemon=True)
+            self._thread.start()
+        if self.on_start is not None:
+            self.on_start()
+
+    def _work(self) -> None:
+        """The worker: build the newest generation until no newer one is requested."""
+        try:
+            while True:
+                with self._lock:
+                    gen, cancel = self._generation, self._cancel
+                self._run(gen, cancel)
+                with self._lock:
+                    if gen == self._generation:
+                        self._worker = False
+                        return
+        except BaseException:
+            with self._lock:
+                self._worker = False
+            raise
+
+    rebuild = start
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current build and any queued refresh are done; ``True`` if they are."""
+        if self.root is None:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._done.wait(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return self._refresh_idle.wait(left)
+
+    def cancel(self) -> None:
+        """Stop a running build (the current graph stays)."""
+        self._cancel.set()
+
+    def refresh(self, changed: list[str] | None) -> None:
+        """Apply file changes in a worker thread, never on the caller's (``None``, or more
+        than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
+        Changes arriving while a build runs are applied when it finishes; notifications that
+        arrive within :data:`COALESCE_S` of each other (or while a batch is applied) make one
+        batch; ``on_change(graph, delta)`` is called (worker thread) after each applied batch."""
+        if changed is None or len(changed) > MAX_INLINE_REFRESH:
+            self.start()
+            return
+        with self._lock:
+            self._pending.extend(changed)
+            if self.building or self.graph is None:
+                return  # the build applies them when it finishes
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            self._refresh_idle.clear()
+            self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
+            self._refresher.start()
+
+    def _apply_pending(self) -> None:
+        try:
+            while True:
+                time.sleep(COALESCE_S)  # the rest of a burst joins this batch
+                with self._lock:
+                    pending, self._pending = self._pending, []
+                    graph = self.graph
+                if not pending or graph is None:
+                    return
+                self._apply(graph, pending)
+        finally:
+            self._refresh_idle.set()
+
+    def _apply(self, graph: WorkspaceGraph, pending: list[str]) -> None:
+        t0 = time.thread_time()
+        try:
+            delta = graph.apply(pending)
+        except Exception as exc:  # a refresh failure keeps the previous graph
+            log.warning("workspace graph refresh failed: %s", exc)
+            return
+        self.refreshes += 1
+        self.refresh_cpu_s += time.thread_time() - t0
+        if self.on_change is not None and delta.paths:
+            try:
+                self.on_change(graph, delta)
+            except Exception as exc:  # a listener failure must not stop the refreshes
+                log.warning("workspace graph listener failed: %s", exc)
+
+    # -------------------------------------------------------------- live lookups (hot path)
+    # The suggester may hold the builder itself: each lookup reads the graph current at the
+    # call, so a graph published later (or rebuilt) is used without re-wiring.
+
+    @property
+    def ready(self) -> bool:
+        """Whether the symbol index of the current graph is built."""
+        graph = self.graph
+        return graph is not None and graph.symbols is not None
+
+    def definitions(self, name: str) -> list[str]:
+        """:meth:`WorkspaceGraph.definitions` of the current graph; ``[]`` without one."""
+        graph = self.graph
+        return graph.definitions(name) if graph is not None else []
+
+    def usages(self, name: str, limit: int = 5) -> list[str]:
+        """:meth:`WorkspaceGraph.usages` of the current graph; ``[]`` without one."""
+        graph = self.graph
+        return graph.usages(name, limit) if graph is not None else []
+
+    def exists(self, path: str) -> bool | None:
+        """Whether ``path`` is a node; ``None`` while no graph is built (ask the file list)."""
+        graph = self.graph
+        return graph.exists(path) if graph is not None and graph.files else None
+
+    def node(self, path: str) -> FileNode | None:
+        """:meth:`WorkspaceGraph.node` of the current graph; ``None`` without one."""
+        graph = self.graph
+        return graph.node(path) if graph is not None else None
+
+    def status(self) -> dict[str, Any]:
+        """``{state, ...graph status}`` for ``dsh/status``: state is ``off`` (no workspace),
+        ``pending``, ``building``, ``files`` (file level ready, symbols building), ``ready`` or
+        ``failed``."""
+        graph = self.graph
+        if self.root is None:
+            state = "off"
+        elif self.error is not None and graph is None:
+            state = "failed"
+        elif graph is None:
+            state = "building" if self.building else "pending"
+        elif graph.symbols is None and self.symbols:
+            state = "files"
+        else:
+            state = "ready"
+        out: dict[str, Any] = {"state": state}
+        if graph is not None:
+            out.update(graph.status())
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def set_progress(self, progress: Progress | None) -> None:
+        """Attach (or detach) the progress callback. A build already in its symbol pass is
+        replayed to the new callback as ``(0, total)`` then its latest ``(done, total)``."""
+        with self._lock:
+            self.progress = progress
+            last = self._last if self.building and self.file_count >= self.progress_min_files else None
+        if progress is not None and last is not None:
+            progress(0, last[1])
+            if last[0] > 0:
+                progress(*last)
+
+    def _report(self, done: int, total: int) -> None:
+        if self.file_count < self.progress_min_files:
+            return
+        with self._lock:
+            self._last = (done, total)
+            progress = self.progress
+        if progress is not None:
+            try:
+                progress(done, total)
+            except Exception as exc:  # a reporter failure must not stop the build
+                log.debug("graph progress callback failed: %s", exc)
+
+    def _run(self, gen: int, cancel: threading.Event) -> None:
+        try:
+            graph = WorkspaceGraph.build_files(self.root)  # type: ignore[arg-type]
+            if gen != self._generation:
+                return
+            self.file_count = len(graph)
+            previous = self.graph
+            if previous is None or (self.symbols and previous.symbols is None):
+                self.graph = graph  # nothing better to answer from meanwhile
+            if self.on_files is not None:
+                try:
+                    self.on_files(graph)
+                except Exception as exc:  # a listener failure must not stop the build
+                    log.warning("workspace graph listener failed: %s", exc)
+            if self.symbols:
+                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
+            else:
+                self._report(0, 0)
+            with self._lock:
+                if gen != self._generation:
+                    return
+                pending, self._pending = self._pending, []
+                self.graph = graph
+            if pending:
+                self._apply(graph, pending)
+            self.error = None
+            if self.on_ready is not None:
+                self.on_ready(graph)
+        except Exception as exc:  # a failed build leaves the previous graph (or none)
+            log.warning("workspace graph build failed: %s", exc)
+            self.error = str(exc)
+        finally:
+            if gen == self._generation:
+                self._done.set()

@@ -1,0 +1,305 @@
+"""What a workspace file is, from its name and (when read) its text: the *facts* the suggester
+and the content index use, and the words a path or a text is indexed by. Pure functions, no I/O.
+
+Facts (:func:`facts_of`, from names *and* contents): ``version-module`` (a code file that
+assigns ``__version__``/``VERSION``/``version`` to a literal at top level), ``manifest-version``
+(a manifest with a version field), ``changelog`` (a name such as CHANGELOG/CHANGES/HISTORY/NEWS/
+RELEASE-NOTES in any case and folder, or a doc whose headings are versions: ``## [1.2.0]``,
+``v1.2 (2024-01-02)``, ``Version 3.1``), ``ci-workflow`` (GitHub/GitLab/Circle/Azure/Travis/
+Jenkins/AppVeyor/Buildkite pipelines, ``tox.ini``/``noxfile.py``) and ``ci-tests`` (a workflow
+that runs a test command), ``docs-page`` (a doc file under a docs root — a folder named like
+docs or holding a Sphinx ``conf.py``/``mkdocs.yml``/``index`` page among several doc files),
+``test-module`` (a test by path, or code with test functions/cases), ``owners`` (CODEOWNERS,
+OWNERS, MAINTAINERS, AUTHORS, CONTRIBUTORS in any case), ``owners-section`` (a README/doc with a
+Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest naming authors or
+maintainers), ``env-config`` (code reading environment variables), ``test-config`` (pytest/jest/
+vitest/… configuration).
+
+Words (:func:`path_words`, :func:`text_words`): ASCII letters/digits, 3–30 characters,
+lower-cased, stop words dropped, each once per file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from typing import Final
+
+log = logging.getLogger(__name__)
+
+#: Most bytes read of one file.
+MAX_READ_BYTES: Final = 256 * 1024
+#: Most distinct words indexed per file.
+MAX_WORDS: Final = 4000
+
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
+_SPLIT_PATH = re.compile(r"[/._\-\s]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: Words never indexed (English glue and code keywords: present everywhere, telling nothing).
+STOP_WORDS: Final = frozenset(
+    "the and for not with this that from are was were you your have has had but all any can will into out its "
+    "than then them they there their what when where which who why how use used using also may might must should "
+    "would could one two new get set self return import def class none true false null nil let var const func "
+    "function public private static void int str string bool elif else while try except finally raise pass yield "
+    "lambda async await package type struct impl pub mod use crate".split()
+)
+
+_STRING_LITERAL = re.compile(r"""(["'`])((?:(?!\1)[^\\\n]|\\.){8,300})\1""")
+_VERSION_ASSIGN = re.compile(
+    r"""^(?:export\s+)?(?:(?:pub\s+)?const|var|let|static|final|public\s+static\s+final\s+String)?\s*"""
+    r"""(?:__version__|VERSION|Version|version|__VERSION__)\s*(?::\s*[\w&'\[\]<> ]+)?\s*(?::=|=)\s*["'][\w.+-]*\d""",
+    re.MULTILINE,
+)
+_MANIFEST_VERSION = {
+    "pyproject.toml": re.compile(r"^version\s*=\s*[\"']", re.MULTILINE),
+    "setup.cfg": re.compile(r"^version\s*=", re.MULTILINE),
+    "setup.py": re.compile(r"\bversion\s*=", re.MULTILINE),
+    "package.json": re.compile(r"^\s{0,4}\"version\"\s*:", re.MULTILINE),
+    "Cargo.toml": re.compile(r"^version\s*=|^version\.workspace\s*=", re.MULTILINE),
+    "pom.xml": re.compile(r"<version>"),
+    "build.gradle": re.compile(r"^\s*version\s*=", re.MULTILINE),
+    "build.gradle.kts": re.compile(r"^\s*version\s*=", re.MULTILINE),
+    "gradle.properties": re.compile(r"^version\s*=", re.MULTILINE),
+    "composer.json": re.compile(r"\"version\"\s*:"),
+    "pubspec.yaml": re.compile(r"^version:", re.MULTILINE),
+    "mix.exs": re.compile(r"\bversion:\s"),
+    "meson.build": re.compile(r"\bversion\s*:"),
+}
+_MANIFEST_VERSION_SUFFIX = {
+    ".gemspec": re.compile(r"\.version\s*="),
+    ".csproj": re.compile(r"<(?:Version|VersionPrefix)>"),
+    ".nimble": re.compile(r"^version\s*=", re.MULTILINE),
+    ".cabal": re.compile(r"^version:", re.MULTILINE | re.IGNORECASE),
+}
+_MANIFEST_AUTHORS = re.compile(
+    r"^\s*(?:authors|maintainers|author|maintainer|\"author\"|\"authors\"|\"contributors\"|\"maintainers\")\s*[:=]"
+    r"|<developers>|\bauthors?\s*=|\bmaintainers?\s*=",
+    re.MULTILINE | re.IGNORECASE,
+)
+_CHANGELOG_NAME = re.compile(
+    r"^(?:change[-_ ]?log|changes|history|news|release[-_ ]?notes|releases|whats[-_]?new|release[-_]history)"
+    r"(?:\.[\w.-]+)?$",
+    re.IGNORECASE,
+)
+_VERSION_HEADING = re.compile(
+    r"^(?:#{1,4}\s*\[?v?\d+\.\d+(?:\.\d+)?[^\n]*|\[?v?\d+\.\d+(?:\.\d+)?\]?\s*(?:\(|-|—|–)\s*\d{4}[^\n]*"
+    r"|(?:version|release)\s+v?\d+\.\d+[^\n]*|v?\d+\.\d+(?:\.\d+)?\s*\n[-=~^*]{3,})\s*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+_OWNER_NAME = re.compile(
+    r"^(?:codeowners|owners|maintainers|authors|contributors|credits)(?:\.[\w.-]+)?$", re.IGNORECASE
+)
+_OWNER_HEADING = re.compile(
+    r"^(?:#{1,4}\s*|\*\*)(?:core\s+)?(?:maintainers?|authors?|owners?|team|core team|credits|people|contributors)"
+    r"\b[^\n]*$|^(?:maintainers?|authors?|owners?|credits)\s*\n[-=~^*]{3,}\s*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+_TEST_CODE = re.compile(
+    r"^\s*(?:def test_\w+|class Test\w*|import pytest|from pytest|import unittest|func Test\w+\(|#\[test\]|"
+    r"#\[cfg\(test\)\]|@Test\b|(?:describe|it|test)\s*\(\s*['\"`])",
+    re.MULTILINE,
+)
+_ENV_READ = re.compile(
+    r"os\.environ|os\.getenv|getenv\(|process\.env\b|std::env::var|env::var\(|System\.getenv|ENV\[|"
+    r"pydantic_settings|BaseSettings\b|dotenv"
+)
+_TEST_RUN = re.compile(
+    r"\b(?:pytest|tox|nox|unittest|npm (?:run )?test|yarn test|pnpm test|jest|vitest|mocha|cargo test|"
+    r"cargo nextest|go test|mvn (?:-\S+ )*(?:test|verify)|gradle\w* (?:test|check)|make (?:test|check)|"
+    r"rake|rspec|dotnet test|ctest|phpunit)\b"
+)
+CI_FILES: Final = frozenset(
+    {".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "appveyor.yml", ".appveyor.yml", "Jenkinsfile"}
+    | {"bitbucket-pipelines.yml", ".drone.yml", "cloudbuild.yaml", "tox.ini", "noxfile.py", ".cirrus.yml"}
+)
+_CI_DIRS = (".github/workflows/", ".circleci/", ".buildkite/", ".gitlab/ci/", ".azure-pipelines/", ".ci/")
+TEST_CONFIG_NAMES: Final = frozenset(
+    {"pytest.ini", "conftest.py", "tox.ini", "noxfile.py", "jest.config.js", "jest.config.ts", "jest.config.mjs"}
+    | {"jest.config.cjs", "vitest.config.ts", "vitest.config.js", "vitest.config.mts", "karma.conf.js"}
+    | {
+        ".mocharc.yml",
+        ".mocharc.json",
+        ".mocharc.js",
+        "phpunit.xml",
+        "phpunit.xml.dist",
+        ".rspec",
+        "playwright.config.ts",
+    }
+    | {"cypress.config.ts", "cypress.config.js", "nextest.toml", "codecov.yml", ".coveragerc"}
+)
+DOCS_DIR_NAMES: Final = frozenset(
+    {"docs", "doc", "documentation", "website", "site", "guide", "guides", "manual", "book", "handbook", "wiki"}
+    | {"pages", "docsite", "userguide", "user_guide", "tutorials", "tutorial"}
+)
+DOC_EXTENSIONS: Final = (".md", ".markdown", ".rst", ".adoc", ".txt", ".mdx", ".ipynb", ".rdoc", ".org")
+#: Every fact :func:`facts_of` / :func:`docs_pages` can give.
+FACTS: Final = (
+    "version-module",
+    "manifest-version",
+    "manifest-authors",
+    "changelog",
+    "ci-workflow",
+    "ci-tests",
+    "docs-page",
+    "test-module",
+    "test-config",
+    "owners",
+    "owners-section",
+    "env-config",
+)
+
+
+def path_words(path: str) -> str:
+    """The words of a path: folders, stem and extension, snake_case and camelCase split, lower-cased."""
+    out: list[str] = []
+    for part in _SPLIT_PATH.split(path):
+        if not part:
+            continue
+        pieces = _CAMEL.split(part)
+        out.append(part.lower())
+        if len(pieces) > 1:
+            out.extend(p.lower() for p in pieces if p)
+    return " ".join(dict.fromkeys(out))
+
+
+def text_words(text: str, limit: int = MAX_WORDS) -> str:
+    """The distinct indexable words of ``text`` (module docstring), space-separated."""
+    seen: dict[str, None] = {}
+    for w in WORD.findall(text):
+        lw = w.lower()
+        if lw in STOP_WORDS or lw in seen:
+            continue
+        seen[lw] = None
+        pieces = _CAMEL.split(w)
+        if len(pieces) > 1:
+            for p in pieces:
+                lp = p.lower()
+                if len(lp) >= 3 and lp not in STOP_WORDS:
+                    seen.setdefault(lp, None)
+        if len(seen) >= limit:
+            break
+    return " ".join(seen)
+
+
+def messages_of(text: str) -> str:
+    """The message-like string literals of code (at least two words), joined by newlines."""
+    out = []
+    for m in _STRING_LITERAL.finditer(text):
+        s = m.group(2)
+        if " " in s and sum(1 for _ in WORD.finditer(s)) >= 2:
+            out.append(s)
+    return "\n".join(out)
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def is_ci(path: str) -> bool:
+    """Whether ``path`` is a CI pipeline definition (by location and name)."""
+    name = _name(path)
+    if name in CI_FILES and "/" not in path:
+        return True
+    return path.startswith(_CI_DIRS) and name.endswith((".yml", ".yaml", ".json", ".sh")) or name == "Jenkinsfile"
+
+
+def facts_of(path: str, kind: str, text: str | None) -> set[str]:
+    """The facts of one file (module docstring) from its path, kind and text (``None``: unread)."""
+    name = _name(path)
+    lname = name.lower()
+    facts: set[str] = set()
+    stem_ok = kind in ("doc", "other", "config") or lname.endswith(DOC_EXTENSIONS)
+    if _CHANGELOG_NAME.match(name) and stem_ok and "/node_modules/" not in path:
+        facts.add("changelog")
+    if _OWNER_NAME.match(name) and kind in ("doc", "other", "config"):
+        facts.add("owners")
+    if is_ci(path):
+        facts.add("ci-workflow")
+    if name in TEST_CONFIG_NAMES:
+        facts.add("test-config")
+    if kind == "test" and kind_is_code(path):
+        facts.add("test-module")
+    if text is None:
+        return facts
+    head = text[:MAX_READ_BYTES]
+    if kind == "manifest":
+        rx = _MANIFEST_VERSION.get(name) or next(
+            (r for suf, r in _MANIFEST_VERSION_SUFFIX.items() if lname.endswith(suf)), None
+        )
+        if rx is not None and rx.search(head):
+            facts.add("manifest-version")
+        if _MANIFEST_AUTHORS.search(head):
+            facts.add("manifest-authors")
+    elif name == "gradle.properties" and _MANIFEST_VERSION["gradle.properties"].search(head):
+        facts.add("manifest-version")
+    if kind in ("source", "test") and kind_is_code(path):
+        if kind == "source" and _VERSION_ASSIGN.search(head[:20_000]):
+            facts.add("version-module")
+        if _TEST_CODE.search(head):
+            if kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path):
+                facts.add("test-module")
+        if kind == "source" and _ENV_READ.search(head):
+            facts.add("env-config")
+    if kind in ("doc", "other") or lname.endswith(DOC_EXTENSIONS):
+        if "changelog" not in facts and len(_VERSION_HEADING.findall(head[:60_000])) >= 2:
+            facts.add("changelog")
+        if _OWNER_HEADING.search(head):
+            facts.add("owners-section")
+    if "ci-workflow" in facts and _TEST_RUN.search(head):
+        facts.add("ci-tests")
+    if name == "package.json" and re.search(r"\"(?:jest|vitest|mocha)\"\s*:", head):
+        facts.add("test-config")
+    if name in ("pyproject.toml", "setup.cfg") and re.search(r"^\[(?:tool[.:])?pytest", head, re.MULTILINE):
+        facts.add("test-config")
+    return facts
+
+
+def kind_is_code(path: str) -> bool:
+    """Whether ``path`` has a code extension (the kinds' source extensions, markup excluded)."""
+    from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS
+
+    dot = path.rfind(".")
+    ext = path[dot:].lower() if dot > path.rfind("/") else ""
+    return ext in SOURCE_EXTENSIONS and ext not in (".css", ".scss", ".less", ".html", ".htm", ".sql", ".graphql")
+
+
+def docs_roots(files: Iterable[str]) -> set[str]:
+    """Folders that are documentation roots: named like docs (:data:`DOCS_DIR_NAMES`), or
+    holding a Sphinx ``conf.py``/``mkdocs.yml``/``index`` page beside at least three doc files."""
+    doc_count: dict[str, int] = {}
+    markers: set[str] = set()
+    roots: set[str] = set()
+    for f in files:
+        folder, _, name = f.rpartition("/")
+        lname = name.lower()
+        if lname.endswith(DOC_EXTENSIONS):
+            doc_count[folder] = doc_count.get(folder, 0) + 1
+        if lname in ("conf.py", "mkdocs.yml", "index.rst", "index.md", "_config.yml", "docusaurus.config.js"):
+            markers.add(folder)
+        parts = folder.split("/") if folder else []
+        for i, p in enumerate(parts):
+            if p.lower() in DOCS_DIR_NAMES:
+                roots.add("/".join(parts[: i + 1]))
+                break
+    for folder in markers:
+        if doc_count.get(folder, 0) >= 3 and folder:
+            roots.add(folder)
+    return roots
+
+
+def docs_pages(files: Iterable[str], kind_of: dict[str, str] | None = None) -> list[str]:
+    """Doc files (by extension) under a docs root (:func:`docs_roots`), sorted."""
+    files = list(files)
+    roots = docs_roots(files)
+    if not roots:
+        return []
+    out = []
+    for f in files:
+        if not f.lower().endswith(DOC_EXTENSIONS[:6]):
+            continue
+        if kind_of is not None and kind_of.get(f) in ("test", "generated"):
+            continue
+        if any(f.startswith(r + "/") for r in roots):
+            out.append(f)
+    return sorted(out)

@@ -1,0 +1,340 @@
+"""The content database: SQLite FTS5 (standard library), BM25-ranked, over path words and text:
+the schema and the writer and reader sides of one database file (the thread that keeps it in
+sync is :mod:`dsh_sidecar.workspace.content`).
+
+**What is indexed** (one row per listed file, each file read once, at most
+:data:`MAX_READ_BYTES`): ``path`` = the path's words (folders, stem, extension, snake/camel
+parts: ``src/HttpClient/retry_policy.py`` → ``src http client retry policy py``); ``body`` =
+the distinct words of the text of docs, tests, config, manifests and other text files; for code
+files only the words of their message-like string literals (``"could not find %s"``) and their
+comments' first words are indexed. Words are ASCII letters/digits, 3–30 characters, lower-cased,
+stop words dropped, each once per file (FTS5's ``porter`` tokenizer stems them). The table is
+*contentless* (``content=''``) with ``detail=full``: the text itself is never stored, so the
+index is a fraction of the text it covers (``bench/content_index.py`` prints the ratio; goal
+≤ 25 %). A phrase or an exact literal is checked by reading the few top files again
+(:meth:`ContentIndex.files_containing`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.facts import (
+    MAX_READ_BYTES,
+    MAX_WORDS,
+    STOP_WORDS,
+    WORD,
+    facts_of,
+    kind_is_code,
+    messages_of,
+    path_words,
+    text_words,
+)
+from dsh_sidecar.workspace.kinds import classify
+
+log = logging.getLogger(__name__)
+
+#: Schema version of the database (a different one is rebuilt).
+SCHEMA_VERSION: Final = 2
+#: Largest file read at all (bigger ones get path tokens only).
+MAX_FILE_BYTES: Final = 2 * 1024 * 1024
+#: Rows per transaction of the builder.
+BATCH: Final = 500
+#: Column weights of BM25 (path words count more than body words): ``bm25(fts, path, body)``.
+BM25_WEIGHTS: Final = (4.0, 1.0)
+
+
+@lru_cache(maxsize=1)
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has FTS5 (checked once per process)."""
+    try:
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        con.close()
+        return True
+    except sqlite3.Error:
+        return False
+
+
+# ---------------------------------------------------------------------------- the database
+
+
+def db_path(cache_dir: Path, root: Path) -> Path:
+    """``<cache_dir>/<slug>-<hash>.content.sqlite`` (slug and hash as the symbol cache's)."""
+    resolved = str(root.resolve())
+    slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
+    return cache_dir / f"{slug}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}.content.sqlite"
+
+
+#: Most SQLite virtual-machine steps a content lookup on the request path may take (then it
+#: answers no match), in units of :data:`PROGRESS_STEPS`: a bound counted in work, not time, so
+#: the same workspace gives the same answers on a loaded machine. 60 000 steps ≈ 2 ms on this
+#: (loaded, 2-core) machine; lookups take 0.02–0.4 ms on sympy's 1.5k files once common words
+#: are left out (p99 0.6 ms on 100k files, bench/content_index.py).
+SEARCH_STEP_BUDGET: Final = 60
+#: SQLite virtual-machine steps between two progress-handler calls.
+PROGRESS_STEPS: Final = 1000
+#: A word in more than this share of the files (and in more than :data:`MIN_DF_CAP`) is left
+#: out of a lookup: it matches nearly everything and only slows the ranking down.
+MAX_DF_SHARE: Final = 0.05
+MIN_DF_CAP: Final = 50
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, rid INTEGER UNIQUE, mtime_ns INTEGER, size INTEGER,"
+    " kind TEXT, facts TEXT, words INTEGER)",
+    "CREATE TABLE IF NOT EXISTS dead(rid INTEGER PRIMARY KEY)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full,"
+    " tokenize='porter unicode61')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')",
+)
+
+
+def read_head(root: Path, rel: str) -> bytes | None:
+    """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (refused by the guarded
+    reader ``workspace/fsguard.py``: missing, not a regular file, larger than
+    :data:`MAX_FILE_BYTES`, resolving outside the workspace)."""
+    data = fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+    return data[:MAX_READ_BYTES] if data is not None else None
+
+
+class ContentDB:
+    """One content database (module docstring): the writer (indexing thread) and reader sides."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = path
+        self._live: int | None = None
+        if readonly:
+            uri = f"file:{path}?mode=ro"
+            self.con = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=0.05)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.con = sqlite3.connect(str(path), timeout=10)
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            for stmt in _SCHEMA:
+                self.con.execute(stmt)
+            row = self.con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self.con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
+                self.con.commit()
+            elif row[0] != str(SCHEMA_VERSION):
+                raise sqlite3.DatabaseError("schema version mismatch")
+            try:
+                os.chmod(path, 0o600)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.con.close()
+
+    # ------------------------------------------------------------------ writer
+
+    def sync(
+        self,
+        root: Path,
+        listing: list[str],
+        only: list[str] | None = None,
+        present: Iterable[str] | None = None,
+    ) -> dict[str, Any]:
+        """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
+        those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
+        rest are removed; ``None``: look them up in ``listing``); such a sync reads only the
+        rows of those paths, so it costs what it changes. Rows are inserted in bulk
+        (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
+        ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed."""
+        t0 = time.process_time()
+        con = self.con
+        if only is None:
+            known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
+            wanted: set[str] | frozenset[str] = set(listing)
+            todo: list[str] = listing
+        else:
+            wanted = frozenset(present) if present is not None else frozenset(p for p in only if p in set(listing))
+            known = {}
+            for p in dict.fromkeys(only):
+                row = con.execute("SELECT rid, mtime_ns, size FROM files WHERE path=?", (p,)).fetchone()
+                if row is not None:
+                    known[p] = row
+            todo = [p for p in dict.fromkeys(only) if p in wanted or p in known]
+        next_rid = (con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1
+        dead = con.execute("SELECT count(*) FROM dead").fetchone()[0]
+        read = skipped = removed = 0
+        text_bytes = 0
+        base = str(root) + os.sep
+        changed: dict[str, frozenset[str] | None] = {}
+        fts_rows: list[tuple[int, str, str]] = []
+        file_rows: list[tuple[str, int, int, int, str, str, int]] = []
+        dead_rows: list[tuple[int]] = []
+        gone: list[tuple[str]] = []
+
+        def flush() -> None:
+            # one transaction: the dead rids, the removed paths, the new fts and files rows
+            with con:
+                con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", dead_rows)
+                con.executemany("DELETE FROM files WHERE path=?", gone)
+                con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", fts_rows)
+                con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?)", file_rows)
+            for rows in (dead_rows, gone, fts_rows, file_rows):
+                rows.clear()
+
+        # no time.sleep(0) hand-over: each file's stat, open and read release the GIL, and a
+        # waiting request thread takes it there
+        for rel in todo:
+            old = known.get(rel)
+            if rel not in wanted:
+                if old is not None:
+                    gone.append((rel,))
+                    dead_rows.append((old[0],))
+                    changed[rel] = None
+                    removed += 1
+                    dead += 1
+                continue
+            try:
+                st = os.stat(base + rel)
+            except OSError:
+                st = None
+            if st is not None and old is not None and old[1] == st.st_mtime_ns and old[2] == st.st_size:
+                skipped += 1
+                continue
+            kind = classify(rel)
+            data = read_head(root, rel) if st is not None and kind not in ("generated", "lock") else None
+            text = data.decode("utf-8", "replace") if data is not None and b"\0" not in data[:4096] else None
+            body = ""
+            if text is not None:
+                text_bytes += len(data or b"")
+                if kind in ("source",) and kind_is_code(rel):
+                    body = text_words(messages_of(text))
+                elif kind == "test" and kind_is_code(rel):
+                    body = text_words(text, MAX_WORDS // 2)
+                else:
+                    body = text_words(text)
+            facts = facts_of(rel, kind, text)
+            if old is not None:
+                dead_rows.append((old[0],))
+                dead += 1
+            rid = next_rid
+            next_rid += 1
+            fts_rows.append((rid, path_words(rel), body))
+            file_rows.append(
+                (
+                    rel,
+                    rid,
+                    st.st_mtime_ns if st else 0,
+                    st.st_size if st else 0,
+                    kind,
+                    ",".join(sorted(facts)),
+                    body.count(" ") + 1 if body else 0,
+                )
+            )
+            if only is not None:
+                changed[rel] = frozenset(facts)
+            read += 1
+            if len(file_rows) >= BATCH:
+                flush()
+        if only is None:
+            for rel in set(known) - wanted:
+                gone.append((rel,))
+                dead_rows.append((known[rel][0],))
+                removed += 1
+                dead += 1
+        flush()
+        if only is None and (read or removed):
+            # merge the b-tree segments after a full sync only: FTS5's automerge keeps a few
+            # changed rows cheap, and 'optimize' rewrites the whole index
+            con.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            con.commit()
+        return {
+            "files": len(listing),
+            "read": read,
+            "unchanged": skipped,
+            "removed": removed,
+            "dead": dead,
+            "textBytes": text_bytes,
+            "cpuS": round(time.process_time() - t0, 3),
+            "changed": changed,
+        }
+
+    def live_rows(self) -> int:
+        """Rows of live files."""
+        return self.con.execute("SELECT count(*) FROM files").fetchone()[0]
+
+    def dead_rows(self) -> int:
+        """Rows of files changed or removed since they were indexed."""
+        return self.con.execute("SELECT count(*) FROM dead").fetchone()[0]
+
+    # ------------------------------------------------------------------ reader
+
+    def facts(self) -> dict[str, list[str]]:
+        """``{fact: [paths, sorted]}`` of every file with a fact."""
+        out: dict[str, list[str]] = {}
+        for path, facts in self.con.execute("SELECT path, facts FROM files WHERE facts != ''"):
+            for f in facts.split(","):
+                out.setdefault(f, []).append(path)
+        for paths in out.values():
+            paths.sort()
+        return out
+
+    def search(
+        self, words: Iterable[str], limit: int = 20, budget: int = SEARCH_STEP_BUDGET
+    ) -> list[tuple[str, float]]:
+        """Files matching any of ``words`` (OR), BM25 best first: ``[(path, score > 0)]``.
+
+        Words are quoted (FTS5 syntax in them is literal); a word in more than
+        :data:`MAX_DF_SHARE` of the files tells nothing and is left out (document frequencies
+        from ``fts5vocab``); the query is interrupted after ``budget`` × :data:`PROGRESS_STEPS`
+        virtual-machine steps (SQLite's
+        progress handler), which answers ``[]``: a lookup on the request path stays bounded
+        on any workspace, deterministically. An empty list of words gives ``[]``."""
+        terms = [w for w in dict.fromkeys(x.lower() for x in words if WORD.fullmatch(x or "")) if w not in STOP_WORDS]
+        if not terms:
+            return []
+        spent = [0]
+
+        def over() -> int:
+            spent[0] += 1
+            return 1 if spent[0] > budget else 0
+
+        self.con.set_progress_handler(over, PROGRESS_STEPS)
+        try:
+            live = self._live_rows()
+            rare = []
+            for t in terms[:16]:
+                row = self.con.execute("SELECT doc FROM fts_vocab WHERE term = ?", (t,)).fetchone()
+                if row is not None and row[0] <= max(MIN_DF_CAP, MAX_DF_SHARE * live):
+                    rare.append(t)
+            if not rare:
+                return []
+            match = " OR ".join(f'"{t}"' for t in rare)
+            sql = (
+                "SELECT f.path, -bm25(fts, ?, ?) AS s FROM fts JOIN files f ON f.rid = fts.rowid "
+                "WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?) LIMIT ?"
+            )
+            w1, w2 = BM25_WEIGHTS
+            return [(p, float(s)) for p, s in self.con.execute(sql, (w1, w2, match, w1, w2, limit))]
+        except sqlite3.Error as exc:  # interrupted (over budget) or a query problem: no match
+            log.debug("content index query failed: %s", exc)
+            return []
+        finally:
+            self.con.set_progress_handler(None, 0)
+
+    def rows_changed(self) -> None:
+        """Rows were written by another connection: the cached live-row count is read again."""
+        self._live = None
+
+    def _live_rows(self) -> int:
+        cached = self._live
+        if cached is None:
+            cached = self._live = self.live_rows()
+        return cached

@@ -1,0 +1,1 @@
+"""The fleet store's contents are untrusted (docs/SECURITY.md: the fleet store)."""

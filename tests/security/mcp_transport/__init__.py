@@ -1,0 +1,1 @@
+"""The MCP transport's bounds (docs/SECURITY.md: the MCP transport)."""

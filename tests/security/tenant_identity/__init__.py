@@ -1,0 +1,1 @@
+"""Tenant identity in a shared store (docs/SECURITY.md: tenant identity)."""
