@@ -34,6 +34,8 @@ export const STEER =
   'Prefer the search tool over web_search for web searches: it picks a quick or a thorough strategy per query and learns which pays off. Cite the returned URLs as markdown links.';
 /** Default bound of the whole `search` call (its queries run concurrently), ms. */
 export const SEARCH_TIMEOUT_MS = 65000;
+/** Longest wait of a turn's end for its answer-usage reports, ms. */
+export const FEEDBACK_TIMEOUT_MS = 2000;
 /** Searches of one agent kept for the answer-usage feedback (the oldest dropped first). */
 export const MAX_PENDING_FEEDBACK = 50;
 /** WebError codes that say the web seam had no provider to ask (nothing to learn from). */
@@ -207,8 +209,10 @@ function install(ctx, raw) {
     }),
   );
 
-  // the answer of the turn: which returned URLs it cites (each search reported once)
-  ctx.on('agent/turn-stopping', (payload) => {
+  // the answer of the turn: which returned URLs it cites (each search reported once). The
+  // event is awaited before the turn closes, so the reports land before a one-shot harness
+  // exits (at most FEEDBACK_TIMEOUT_MS; a report answers in milliseconds)
+  ctx.on('agent/turn-stopping', async (payload) => {
     try {
       const agent = payload?.agent;
       const list = agent ? pending.get(agent) : undefined;
@@ -216,11 +220,13 @@ function install(ctx, raw) {
       pending.delete(agent);
       // the sidecar matches them against each search's sources by normalised URL
       const usedUrls = citedUrls(finalAnswer(agent, payload?.turn), 1000);
-      for (const { searchId } of list) {
-        lease
-          .request(Methods.searchFeedback, { searchId, usedUrls }, { timeoutMs: 5000 })
-          .catch((error) => note(ctx, 'bandit-search', 'answer-usage feedback not recorded', error));
-      }
+      await Promise.all(
+        list.map(({ searchId }) =>
+          lease
+            .request(Methods.searchFeedback, { searchId, usedUrls }, { timeoutMs: FEEDBACK_TIMEOUT_MS })
+            .catch((error) => note(ctx, 'bandit-search', 'answer-usage feedback not recorded', error)),
+        ),
+      );
     } catch (error) {
       note(ctx, 'bandit-search', 'answer-usage feedback skipped', error);
     }
