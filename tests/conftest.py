@@ -57,12 +57,15 @@ def pytest_configure(config: pytest.Config) -> None:
 #: one-test 55 s VS Code workbench last, with one worker idle for it), so these start first and
 #: the short ones fill in behind them. Only the order changes: a stale list costs time, nothing else.
 LONG_FIRST = (
+    "tests/harness/test_dsh_plugins.py",  # (87) seven DSH runs: install kinds, each plugin alone
+    "tests/harness/test_dsh_web_router_card.py",  # (53) one test: dsh web + Chromium, seven searches
     "tests/harness/test_dsh.py",  # (47) restarts with the DSH bundle's real backoff
     "tests/test_corpus_scores.py",  # (24)
     "tests/test_editor_vscode_workbench.py",  # (23) one test: code-server + Chromium
     "tests/test_reliability_state.py",  # (12)
     "tests/test_mcp.py",  # (11)
     "tests/test_cli_output.py",  # (11)
+    "tests/harness/test_dsh_bundle_trust.py",  # (21) misbehaving children, a 24 MB frame
     "tests/harness/test_dsh_bundle_start.py",  # (11)
     "tests/harness/test_claude_code.py",  # (11)
     "tests/test_fleet.py",  # (9)

@@ -41,8 +41,9 @@ def test_log_line_is_byte_exact_with_the_seed_examples():
     )
     policy = ThompsonPolicy()
     policy.update("quick", 1.0)
-    policy.update("thorough", 0.85)
-    assert format_log_line("thorough", 0.854, 8481, 10, policy.stats()) == (
+    reward = heuristic_reward(10, 10, 8481)  # 0.85375...: the seed's own numbers, unrounded
+    policy.update("thorough", reward)
+    assert format_log_line("thorough", reward, 8481, 10, policy.stats()) == (
         "[bandit-search] arm=thorough reward=0.854 durationMs=8481 resultCount=10 "
         'stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1.85,"beta":1.15}}'
     )

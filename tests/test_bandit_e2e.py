@@ -72,7 +72,8 @@ def shaped_provider() -> Iterator[tuple[str, list[str]]]:
 
 def options(url: str) -> dict[str, Any]:
     return {
-        "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": url}}, "timeoutMs": 5000},
+        # no cache: every search reaches the provider (a cached answer is never credited)
+        "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": url}}, "timeoutMs": 5000, "cache": False},
         "bandit": {"seed": 11, "speedMs": SPEED_MS},
     }
 

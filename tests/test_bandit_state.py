@@ -84,13 +84,13 @@ def test_policy_update_lands_in_class_and_global_and_stats_are_the_class_row():
     )
 
 
-def test_log_line_rounds_discounted_stats_to_six_decimals():
+def test_log_line_rounds_discounted_stats_to_two_decimals_as_the_seed():
     p = policy(discount=0.99)
     p.update("factoid", "quick", 1.0)
     p.update("factoid", "thorough", 1 / 3)
     assert format_log_line("thorough", 1 / 3, 7000, 9, p.stats("factoid")) == (
         "[bandit-search] arm=thorough reward=0.333 durationMs=7000 resultCount=9 "
-        'stats={"quick":{"alpha":1.99,"beta":1},"thorough":{"alpha":1.333333,"beta":1.666667}}'
+        'stats={"quick":{"alpha":1.99,"beta":1},"thorough":{"alpha":1.33,"beta":1.67}}'
     )
 
 

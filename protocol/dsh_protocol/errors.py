@@ -21,5 +21,6 @@ class ErrorCode(IntEnum):
     SERVER_NOT_INITIALIZED = -32002
     REQUEST_CANCELLED = -32800
     #: every provider of the chain failed; ``message`` is the router seed's aggregated,
-    #: key-free text and ``data.attempts`` lists each provider's outcome.
+    #: key-free text, ``data.attempts`` lists each provider's outcome and ``data.outage`` is true
+    #: when every failure was an outage (nothing configured or reachable: nothing to learn from).
     SEARCH_FAILED = -32001

@@ -10,6 +10,9 @@ class Method:
 
     SEARCH: Final = "dsh/search"
     SEARCH_FEEDBACK: Final = "dsh/searchFeedback"
+    ROUTE_SEARCH: Final = "dsh/routeSearch"
+    SEARCH_PLAN: Final = "dsh/searchPlan"
+    SEARCH_REPORT: Final = "dsh/searchReport"
     POST_EXECUTE: Final = "dsh/postExecute"
     DISMISS: Final = "dsh/dismiss"
     ASSEMBLE_SECTION: Final = "dsh/assembleSection"

@@ -22,6 +22,9 @@ MIN_DEADLINE_MS = 100
 MAX_DEADLINE_MS = 600_000
 #: Longest free-text field of a tool call that the suggester looks at (characters).
 MAX_TOOL_TEXT = 100_000
+#: Sources a ``dsh/routeSearch`` returns when the caller names no ``maxResults`` (the router
+#: seed's providers return 5-10 by default; DSH's ``web_search`` asks for its own number).
+DEFAULT_ROUTE_RESULTS = 10
 
 
 class WireModel(BaseModel):
@@ -87,6 +90,106 @@ class SearchResult(WireModel):
     attempts: list[Attempt]
     duration_ms: int
     reward: float
+
+
+class RouteSearchParams(WireModel):
+    """``dsh/routeSearch`` params: one query through the router's chain, nothing else (the
+    search-router seed's single-query semantics: one backend query per call, fallback in
+    order, no strategy, no reformulation, no bandit). ``max_results`` caps the sources
+    (default :data:`DEFAULT_ROUTE_RESULTS`); ``deadline_ms`` bounds the whole chain."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_LIMIT)
+    deadline_ms: int | None = Field(default=None, ge=MIN_DEADLINE_MS, le=MAX_DEADLINE_MS)
+
+
+class RouteSearchResult(WireModel):
+    """``dsh/routeSearch`` result: the first provider's answer. ``provider`` is the one that
+    answered; ``cached`` is true when the (opt-in) result cache answered instead of a
+    provider; ``duration_ms`` is the whole search in milliseconds."""
+
+    sources: list[Source]
+    content: str | None = None
+    truncated: bool
+    provider: str | None = None
+    cached: bool
+    duration_ms: int
+
+
+#: Most query variants one bandit search may run (the thorough arm runs 3).
+MAX_PLAN_QUERIES = 10
+#: Most sources one reported query run may carry (the arms cap at 10; providers at 20-100).
+MAX_RUN_SOURCES = 100
+#: Longest error text of a reported run, characters.
+MAX_RUN_ERROR_CHARS = 4000
+
+
+class SearchPlanParams(WireModel):
+    """``dsh/searchPlan`` params: the bandit seed's ``search(query)`` when the harness runs the
+    queries itself (the DSH bundle runs them over ``ctx.web``, so the search goes to whatever
+    provider the profile has). ``max_results`` further caps the chosen arm's own cap."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_LIMIT)
+
+
+class SearchPlanResult(WireModel):
+    """``dsh/searchPlan`` result: the arm Thompson sampling chose for the query's class, the
+    queries to run (``quick``: the query; ``thorough``: the query and its reframed variants,
+    to run concurrently) and how many sources each may return (``max_results``). The search
+    is pending until its ``dsh/searchReport`` (or it expires, unlearned)."""
+
+    search_id: str
+    arm: Literal["quick", "thorough"]
+    queries: list[str]
+    max_results: int
+
+
+class ReportedSource(WireModel):
+    """One source a reported query run returned (bounded: the harness's provider is untrusted)."""
+
+    url: str = Field(min_length=1, max_length=8192)
+    title: str | None = Field(default=None, max_length=4000)
+    snippet: str | None = Field(default=None, max_length=20000)
+    published_at: str | None = Field(default=None, max_length=200)
+
+
+class SearchRun(WireModel):
+    """One planned query as the harness ran it: its sources, or ``error`` (the provider's
+    failure text) when it failed; ``outage`` when the failure says nothing of the search (no
+    provider configured or reachable, a cancellation); ``cached`` when a result cache answered
+    it (a cached answer is no evidence of speed); ``duration_ms`` its wall time."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    sources: list[ReportedSource] = Field(default_factory=list, max_length=MAX_RUN_SOURCES)
+    content: str | None = Field(default=None, max_length=100_000)
+    truncated: bool = False
+    error: str | None = Field(default=None, max_length=MAX_RUN_ERROR_CHARS)
+    outage: bool = False
+    cached: bool = False
+    duration_ms: int = Field(ge=0, le=MAX_DEADLINE_MS)
+
+
+class SearchReportParams(WireModel):
+    """``dsh/searchReport`` params: the runs of a planned search, in plan order, and the whole
+    search's wall time (the runs of the thorough arm overlap), milliseconds."""
+
+    search_id: str = Field(min_length=1, max_length=200)
+    runs: list[SearchRun] = Field(min_length=1, max_length=MAX_PLAN_QUERIES)
+    duration_ms: int = Field(ge=0, le=MAX_DEADLINE_MS)
+
+
+class SearchReportResult(WireModel):
+    """``dsh/searchReport`` result: the runs merged in plan order, de-duplicated by URL and
+    capped at the arm's cap (``truncated`` when the cap dropped any); ``reward`` the seed's
+    heuristic reward credited, ``None`` when the search taught nothing (every run failed for an
+    outage, or every answer came from a cache)."""
+
+    search_id: str
+    sources: list[Source]
+    content: str | None = None
+    truncated: bool
+    reward: float | None = None
 
 
 class SearchFeedbackParams(WireModel):

@@ -28,9 +28,15 @@ from dsh_protocol import (
     PostExecuteResult,
     ProviderHealthStatus,
     RouterStatus,
+    RouteSearchParams,
+    RouteSearchResult,
     SearchFeedbackParams,
     SearchFeedbackResult,
     SearchParams,
+    SearchPlanParams,
+    SearchPlanResult,
+    SearchReportParams,
+    SearchReportResult,
     SearchResult,
     Section,
     StateStatus,
@@ -337,6 +343,49 @@ class Sidecar:
             out,
             sources=[_source_for_model(s) for s in out.sources],
             content=for_model(out.content) if out.content is not None else None,
+        )
+
+    async def route_search(self, params: RouteSearchParams) -> RouteSearchResult:
+        """``dsh/routeSearch``: one query through the router's chain (the search-router seed's
+        semantics: no strategy, no reformulation, no bandit). A search whose providers all
+        failed or answered empty raises the seed's aggregated error unless
+        ``emptyResultsFallback`` is false (then the empty answer is the answer). Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        from dsh_protocol.models import DEFAULT_ROUTE_RESULTS
+
+        from dsh_sidecar.router.cache import CACHED_OUTCOME
+
+        started = time.monotonic()
+        router = self.router
+        result = await router.search(params.query, params.max_results or DEFAULT_ROUTE_RESULTS, params.deadline_ms)
+        if not result.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(result)
+        return RouteSearchResult(
+            sources=[_source_for_model(s) for s in result.sources],
+            content=for_model(result.content) if result.content is not None else None,
+            truncated=result.truncated,
+            provider=result.provider,
+            cached=any(a.outcome == CACHED_OUTCOME for a in result.attempts),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def search_plan(self, params: SearchPlanParams) -> SearchPlanResult:
+        """``dsh/searchPlan``: the bandit chooses the arm and the queries; the harness runs them
+        (over its own web seam) and reports them with ``dsh/searchReport``."""
+        search_id, arm, queries, cap = self.bandit.plan(params.query, params.max_results)
+        return SearchPlanResult(search_id=search_id, arm=arm, queries=queries, max_results=cap)  # type: ignore[arg-type]
+
+    async def search_report(self, params: SearchReportParams) -> SearchReportResult:
+        """``dsh/searchReport``: merge, reward, log and record a planned search (the harness's
+        provider's texts through :func:`~dsh_sidecar.escape.for_model`, as :meth:`search`'s).
+        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired plan."""
+        out = await self.bandit.report(params.search_id, params.runs, params.duration_ms)
+        return SearchReportResult(
+            search_id=params.search_id,
+            sources=[_source_for_model(s) for s in out.sources],
+            content=for_model(out.content) if out.content is not None else None,
+            truncated=out.truncated,
+            reward=round(out.reward, 6) if out.reward is not None else None,
         )
 
     def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:

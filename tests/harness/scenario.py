@@ -4,8 +4,11 @@ Runs inside the caller's network namespace (the tests start it under ``unshare -
 root), so the fake model, the fake SearXNG and the harness all live on that namespace's
 loopback. Usage::
 
-    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|websearch WORKDIR
+    python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|websearch|mixed WORKDIR
         [--no-sidecar] [--no-adapter] [--sticky] [--steer] [--searx-fail] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
+        [--install file|link] [--package DIR]... [--profile-from WORK] [--log-capture] [--overlay-extra FILE]
+        [--no-suggester-row] [--searx ok|fail|empty] [--deepseek-search] [--final TEXT] [--first-bound MS]
+        [--no-builtin-packs]
 
 Report: ``returncode``, ``stdout``, ``stderr`` (tail), ``requests`` (every main-loop request
 body the fake model received), ``gaps_ms`` (per scripted tool call, answer → next request),
@@ -52,6 +55,12 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
         return [one, web]
     if scenario == "webseam":  # the search, then DSH's own web_search tool through the web seam
         return [one, ToolStep("web_search", {"queries": ["bike chain cleaning"]})]
+    if scenario == "mixed":  # a note, the router seed's web_search, the bandit seed's search, an answer citing it
+        return [
+            one,
+            ToolStep("web_search", {"queries": ["how do I clean a bike chain"]}),
+            ToolStep("search", {"query": "how do I clean a bike chain"}),
+        ]
     if scenario == "restart":  # a call while the first sidecar dies, then the Version call once it restarts
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
@@ -118,20 +127,36 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
-    if not args.no_adapter:
+    if args.log_capture:  # DSH's logger service, exported to a file (tests/harness/log_capture.mjs)
+        capture = {"file": str(work / "dsh-log.jsonl")}
+        lines += ["- insert:", "    - id: log-capture", f"      name: {json.dumps(str(LOG_CAPTURE))}"]
+        lines += [f"      config: {json.dumps(capture)}"]
+    if args.overlay_extra is not None:
+        lines += args.overlay_extra.read_text().splitlines()
+    if not args.no_adapter and not args.no_suggester_row:
         lines += dsh_adapter_rows(
-            args.sticky, work, args.scenario == "restart", args.hang_sidecar, args.hang_once, args.hang_start_once
+            args.sticky,
+            work,
+            args.scenario == "restart",
+            args.hang_sidecar,
+            args.hang_once,
+            args.hang_start_once,
+            args.first_bound,
+            not args.no_builtin_packs,
         )
     overlay.write_text("\n".join(lines) + "\n")
+    if args.deepseek_search:  # DSH's own search provider answers from the loopback mock
+        searx.route("POST", "/messages", deepseek_search_reply)
     if not args.no_adapter:
         installed = _installed_profiles(args.profile_from)
         if installed is not None:  # what `dsh plugin add` installed there: copied, not installed again
             shutil.copytree(installed, Path(env["DSH_HOME"]) / "profiles", symlinks=True)
         else:
-            argv = [str(h.DSH), "plugin", "--profile", "headless", "add", f"file:{h.DSH_BUNDLE}"]
-            install = h.run(argv, work, env, 300)
-            if install.returncode != 0:
-                return install
+            for package in args.package or [str(h.DSH_BUNDLE)]:
+                argv = [str(h.DSH), "plugin", "--profile", "headless", "add", f"{args.install}:{package}"]
+                install = h.run(argv, work, env, 300)
+                if install.returncode != 0:
+                    return install
     argv = [str(h.DSH), "--profile", "headless", "--patch", str(overlay), "Find where the package version is defined."]
     return h.run(argv, work / "ws", env)
 
@@ -146,6 +171,50 @@ def _installed_profiles(work: Path | None) -> Path | None:
     profiles = work / "home" / ".dsh" / "profiles"
     name = json.loads((h.DSH_BUNDLE / "package.json").read_text())["name"]
     return profiles if (profiles / "headless" / "node_modules" / name / "package.json").is_file() else None
+
+
+LOG_CAPTURE = Path(__file__).resolve().parent / "log_capture.mjs"
+
+
+def deepseek_search_reply(seen) -> Reply:
+    """What DSH's own DeepSeek search provider (Anthropic Messages with the native web_search
+    server tool) gets: two results, one cited with an excerpt."""
+    query = json.loads(seen.body or b"{}").get("messages", [{}])[0].get("content", [{}])[0].get("text", "")
+    body = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": "deepseek-v4-flash",
+        "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": query}},
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_1",
+                "content": [
+                    {
+                        "type": "web_search_result",
+                        "url": "https://deepseek.example/chain",
+                        "title": "Chain care (DeepSeek)",
+                    },
+                    {"type": "web_search_result", "url": "https://deepseek.example/lube", "title": "Lube (DeepSeek)"},
+                ],
+            },
+            {
+                "type": "text",
+                "text": "Found it.",
+                "citations": [
+                    {
+                        "type": "web_search_result_location",
+                        "url": "https://deepseek.example/chain",
+                        "cited_text": "Degrease, scrub, rinse.",
+                    }
+                ],
+            },
+        ],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "output_tokens": 5},
+    }
+    return Reply(200, {"content-type": "application/json"}, json.dumps(body).encode())
 
 
 CRASH_ONCE = """import os, sys
@@ -200,32 +269,42 @@ def dsh_adapter_rows(
     hang: bool = False,
     hang_once: bool = False,
     hang_start_once: bool = False,
+    first_bound_ms: int | None = None,
+    builtin_packs: bool = True,
 ) -> list[str]:
-    config = {"suggester": {"enabled": True, "sectionMode": "sticky" if sticky else "off"}}
-    rows = ["- id: search-sidecar", "  config:", f"    sidecar: {json.dumps(config)}"]
+    """The overlay's rows for the bundle: the suggester activated (it ships disabled), its
+    sectionMode, and the sidecar process knobs of a scenario (``sidecar:`` of the suggester's
+    row: one sidecar serves every plugin)."""
+    # the workspace has no pack of its own: our built-in packs are opted into (the seed's
+    # default, a repository without a pack stays silent, is --no-builtin-packs)
+    config: dict = {"sectionMode": "sticky" if sticky else "off", "builtinPacks": builtin_packs}
+    knobs: dict = {}
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
-        rows.append(f"    command: {json.dumps(['sleep', '1000'])}")
-        rows.append("    startWaitMs: 2000")
+        knobs.update(command=["sleep", "1000"], startWaitMs=2000)
     if hang_once:
         script = work / "hang_once.py"
         script.write_text(HANG_ONCE)
-        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung.flag')])}")
-        rows.append("    startWaitMs: 60000")  # the call after the restart waits for it, however loaded the machine
+        knobs["command"] = [sys.executable, str(script), str(work / "hung.flag")]
+        knobs["startWaitMs"] = 60000  # the call after the restart waits for it, however loaded the machine
         # the hung sidecar never answers the session's first section either: its bound (5 s by
         # default, a wait for the workspace projection this scenario is not about) is one miss
         # like the 500 ms post-execute ones
-        rows.append("    firstSectionTimeoutMs: 500")
+        knobs["firstSectionTimeoutMs"] = 500
     if hang_start_once:
         script = work / "hang_start_once.py"
         script.write_text(HANG_START_ONCE)
-        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'hung-start.flag')])}")
-        rows.append("    startTimeoutMs: 3000")  # the first child never answers initialize
-        rows.append("    startWaitMs: 60000")  # calls after the abandoned start wait for the restart
+        knobs["command"] = [sys.executable, str(script), str(work / "hung-start.flag")]
+        knobs["startTimeoutMs"] = 3000  # the first child never answers initialize
+        knobs["startWaitMs"] = 60000  # calls after the abandoned start wait for the restart
     if crash_once:
         script = work / "crash_once.py"
         script.write_text(CRASH_ONCE)
-        rows.append(f"    command: {json.dumps([sys.executable, str(script), str(work / 'crashed.flag')])}")
-    return rows
+        knobs["command"] = [sys.executable, str(script), str(work / "crashed.flag")]
+    if first_bound_ms is not None:  # the first post-execute call's bound (bench/dsh_first_note.py)
+        knobs["firstPostExecuteTimeoutMs"] = first_bound_ms
+    if knobs:
+        config["sidecar"] = knobs
+    return ["- id: search-suggester", "  disabled: false", f"  config: {json.dumps(config)}"]
 
 
 _STAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z "
@@ -263,6 +342,14 @@ def listener_times_ms(path: Path) -> dict[str, list[float]]:
     return out
 
 
+def _log_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def bandit_state(folder: Path) -> dict:
     """The run's decision-log records and posterior document (``None`` when absent)."""
     log, posteriors = folder / "decisions.jsonl", folder / "posteriors.json"
@@ -275,7 +362,7 @@ def bandit_state(folder: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("harness", choices=["claude", "dsh"])
-    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam", "websearch"])
+    ap.add_argument("scenario", choices=["note", "noteweb", "calls", "restart", "webseam", "websearch", "mixed"])
     ap.add_argument("work", type=Path)
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
@@ -287,19 +374,35 @@ def main() -> int:
     ap.add_argument("--hang-start-once", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--profile-from", type=Path, help="an earlier DSH run's work folder: copy its installed bundle")
+    ap.add_argument("--install", choices=["file", "link"], default="file", help="how `dsh plugin add` installs it")
+    ap.add_argument("--first-bound", type=int, help="the suggester's firstPostExecuteTimeoutMs, ms")
+    ap.add_argument("--log-capture", action="store_true", help="export DSH's logger service to dsh-log.jsonl")
+    ap.add_argument("--final", help="the fake model's final answer (default: All done.; Claude Code's scenario answer)")
+    ap.add_argument("--no-builtin-packs", action="store_true", help="the suggester row without builtinPacks: true")
+    ap.add_argument("--overlay-extra", type=Path, help="rows appended to the run's --patch overlay")
+    ap.add_argument("--no-suggester-row", action="store_true", help="leave the suggester's row as installed")
+    ap.add_argument("--searx", choices=["ok", "fail", "empty"], default="ok", help="what the SearXNG mock answers")
+    ap.add_argument("--deepseek-search", action="store_true", help="DSH's own search provider answers (loopback)")
+    ap.add_argument(
+        "--package", action="append", help="a package folder to install (repeatable; default: the combined bundle)"
+    )
     args = ap.parse_args()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
     api = "anthropic" if args.harness == "claude" else "openai"
-    final = CC_ANSWER if args.harness == "claude" else "All done."
+    final = args.final if args.final is not None else CC_ANSWER if args.harness == "claude" else "All done."
     fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=final)
     searx = MockProvider()
     reply, _ = case_reply("searxng", "ok", check=False)
     if args.harness == "claude":  # 3 sources: below both arms' caps, so the heuristic reward is < 1
         body = json.loads(reply.body)
         reply = Reply(reply.status, reply.headers, json.dumps({**body, "results": body["results"][:3]}).encode())
-    searx.route("GET", "/search", Reply(503, {"content-type": "text/plain"}, b"down") if args.searx_fail else reply)
+    if args.searx == "fail" or args.searx_fail:
+        reply = Reply(503, {"content-type": "text/plain"}, b"down")
+    elif args.searx == "empty":
+        reply = Reply(200, {"content-type": "application/json"}, b'{"results": []}')
+    searx.route("GET", "/search", reply)
     try:
         result = (run_claude if args.harness == "claude" else run_dsh)(args, work, fake, searx)
     finally:
@@ -319,6 +422,9 @@ def main() -> int:
         "provider_paths": [f"{seen.method} {seen.path}" for seen in searx.requests],
         "hook_ms": hook_times_ms(work / "claude-debug.log"),
         "listener_ms": listener_times_ms(work / "listener-times.txt"),
+        "dsh_log": _log_lines(work / "dsh-log.jsonl"),
+        "ledger": _text(work / "home" / ".dsh" / "search-suggester" / "ledger.log"),
+        "searxng_queries": [seen.query.get("q") for seen in searx.requests if seen.path == "/search"],
         "bandit": bandit_state(work / "home" / ".dsh" / "bandit"),
     }
     sys.stdout.write(json.dumps(report))

@@ -7,6 +7,9 @@ sidecar the run still exits 0."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from harness import harnesses as h
@@ -167,3 +170,35 @@ def test_a_sidecar_that_hangs_in_its_start_is_ended_and_restarted(tmp_path, inst
     assert report["stdout"].strip() == "All done."
     assert report["hung_start_once"]
     assert NOTE in texts(report["requests"][-1]["messages"]), report["listener_ms"]
+
+
+def test_the_first_note_of_a_fresh_session_arrives_with_the_machine_busy(tmp_path, installed):
+    """A fresh DSH process (a fresh sidecar) with two CPU-bound processes beside it: the note of
+    the session's first search-class call is in that call's tool result. The sidecar is spawned
+    and initialized at plugin load and prepared in the background (the first system prompt waits
+    at most startWaitMs for its start), so the first call meets a prepared sidecar; its bound is
+    firstPostExecuteTimeoutMs (2 s). bench/dsh_first_note.py runs 20 such sessions per bound."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(2)]
+    try:
+        report = h.scenario("dsh", "note", tmp_path, *installed)
+    finally:
+        for p in burners:
+            p.kill()
+            p.wait()
+    assert report["returncode"] == 0, report["stderr"]
+    tool_at = max(i for i, m in enumerate(report["requests"][1]["messages"]) if m["role"] == "tool")
+    assert report["requests"][1]["messages"][tool_at + 1] == {"role": "user", "content": NOTE}, report["listener_ms"]
+    ledger = report["ledger"].splitlines()
+    assert ledger[0].endswith("activated (packs generic,python intents 10 threshold 0.75)")  # written first
+    assert ledger[1].endswith("suggest Version 0.99 2 targets pyproject.toml,src/demo_pkg/__init__.py")
+
+
+def test_a_repository_without_a_pack_stays_silent_and_says_so_first(tmp_path, installed):
+    """The seed's default: a repository without a pack of its own (no `.dsh/pack.yml`, no user
+    layer) stays silent; our built-in packs are opt-in (`builtinPacks: true`, which the other
+    scenarios set). The abstention is the ledger's first line, written at the sidecar's start
+    when the plugin asks whether the suggester is prepared."""
+    report = h.scenario("dsh", "note", tmp_path, "--no-builtin-packs", *installed)
+    assert report["returncode"] == 0, report["stderr"]
+    assert NOTE not in texts(report["requests"][-1]["messages"])
+    assert [line.split("] ", 1)[1] for line in report["ledger"].splitlines()] == ["abstained foreign-workspace"]

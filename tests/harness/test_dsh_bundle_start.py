@@ -26,11 +26,11 @@ BUNDLE = Path(__file__).resolve().parents[2] / "harness-adapters" / "dsh"
 
 SCRIPT = textwrap.dedent(
     """
-    import { apply } from './lib/index.js';
+    import { apply } from './lib/router.js';
     const providers = new Map();
     const warnings = [];
     const ctx = {
-      logger: () => ({ warn: (m) => warnings.push(m) }),
+      logger: () => ({ warn: (f, m) => warnings.push(f === '%s' ? m : f) }),
       effect: () => {},
       on: () => {},
       systemPrompt: { section: () => {} },
@@ -76,7 +76,7 @@ def run_bundle(tmp_path: Path, script: str, *args: str) -> dict:
     shutil.copy(BUNDLE / "package.json", work / "package.json")
     scope = work / "node_modules" / "@deepseek-ai"
     scope.mkdir(parents=True)
-    for name in ("schemastery", "dsh-tools"):
+    for name in ("schemastery", "dsh-tools"):  # the harness's own: lib/host.js finds them from run.mjs
         (scope / name).symlink_to(_module_dir(name))
     (work / "run.mjs").write_text(script)
     proc = subprocess.run(
@@ -103,7 +103,8 @@ def test_a_start_whose_spawn_throws_leaves_web_search_to_the_harness(tmp_path: P
 # settles `done`; `fakeCtx(spawn)` records warnings and the `ctx.on` handlers.
 FAKES = """
 import { PassThrough } from 'node:stream';
-import { apply } from './lib/index.js';
+import * as router from './lib/router.js';
+import * as suggester from './lib/suggester.js';
 function fakeChild(hooks = {}) {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
@@ -126,7 +127,7 @@ function fakeChild(hooks = {}) {
       if (buf.length < head + 4 + len) return;
       const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
       buf = buf.subarray(head + 4 + len);
-      if (msg.id === undefined) hooks.notified?.(msg.method);
+      if (msg.id === undefined) hooks.notified?.(msg.method, msg.params);
       else if (msg.method === 'initialize' && hooks.initialize?.() !== false) {
         const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
         stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
@@ -139,7 +140,7 @@ const warnings = [];
 const handlers = {};
 function fakeCtx(spawn) {
   return {
-    logger: () => ({ warn: (m) => warnings.push(m) }),
+    logger: () => ({ warn: (f, m) => warnings.push(f === '%s' ? m : f) }),
     effect: () => {},
     on: (name, fn) => { handlers[name] = fn; },
     systemPrompt: { section: () => {} },
@@ -169,7 +170,7 @@ RESTARTS = FAKES + textwrap.dedent(
       if (life === 'dies') setTimeout(() => child.end({ code: 3 }), 5);
       return child;
     };
-    apply(fakeCtx(spawn), { maxRestarts: 1, restartResetMs: Number(process.argv[2]) });
+    router.apply(fakeCtx(spawn), { sidecar: { maxRestarts: 1, restartResetMs: Number(process.argv[2]) } });
     await sleep(2500); // two restarts of 250 ms each, with room to spare
     console.log(JSON.stringify({ spawns, exits: warnings.filter((w) => w.startsWith('sidecar exited')) }));
     process.exit(0);
@@ -214,7 +215,7 @@ CANNOT_RUN = FAKES + textwrap.dedent(
     const ctx = fakeCtx(spawn);
     ctx.web = { registerSearchProvider: (p) => providers.set(p.id, p), searchProviders: providers };
     providers.set('other', { id: 'other', available: () => true, search: async () => ({ sources: [], truncated: false }) });
-    apply(ctx, { startWaitMs: 5000 });
+    router.apply(ctx, {});
     await sleep(100);
     const bundle = [...providers.values()].find((p) => p.id !== 'other');
     const t0 = Date.now();
@@ -246,7 +247,7 @@ def test_a_command_that_cannot_be_run_is_not_restarted_and_costs_no_wait(tmp_pat
 TOOLS = FAKES + textwrap.dedent(
     """
     const seen = [];
-    apply(fakeCtx(() => fakeChild({ notified: (method) => seen.push(method) })), {});
+    suggester.apply(fakeCtx(() => fakeChild({ notified: (method) => seen.push(method) })), {});
     await sleep(200); // started
     for (let i = 0; i < 10; i++) handlers['tools/change']();
     await sleep(500);
@@ -262,3 +263,40 @@ def test_a_burst_of_tool_changes_is_one_tools_changed(tmp_path):
     """Ten ``tools/change`` events at once reach the sidecar as one ``dsh/toolsChanged`` (each
     re-reads its packs), sent after 100 ms of quiet; a later change is sent on its own."""
     assert run_bundle(tmp_path, TOOLS) == {"seen": ["initialized", "dsh/toolsChanged", "dsh/toolsChanged"]}
+
+
+# The suggester's row hot-edited (cordis disposes the plugin and applies it again with the new
+# config): the one sidecar keeps running and gets the new block as one live reconfiguration.
+HOT_EDIT = FAKES + textwrap.dedent(
+    """
+    let spawns = 0;
+    const seen = [];
+    const spawn = () => { spawns += 1; return fakeChild({ notified: (method, params) => seen.push([method, params ?? null]) }); };
+    const cleanups = [];
+    const ctx = fakeCtx(spawn);
+    ctx.effect = (fn) => { cleanups.push(fn()); };
+    suggester.apply(ctx, { cooldownCalls: 3 });
+    await sleep(300); // started
+    for (const cleanup of cleanups.splice(0)) cleanup(); // the row changed: the plugin disposed...
+    suggester.apply(ctx, { cooldownCalls: 7, sectionMode: 'sticky' }); // ...and applied again
+    await sleep(1200); // past the sidecar's stop grace: it was not stopped
+    console.log(JSON.stringify({ spawns, seen }));
+    process.exit(0);
+    """
+)
+
+
+def test_a_hot_edited_row_is_a_live_reconfiguration_not_a_restart(tmp_path):
+    report = run_bundle(tmp_path, HOT_EDIT)
+    assert report["spawns"] == 1
+    assert report["seen"] == [
+        ["initialized", {}],
+        [
+            "workspace/didChangeConfiguration",
+            {
+                "settings": {
+                    "suggester": {"enabled": True, "builtinPacks": False, "cooldownCalls": 7, "sectionMode": "sticky"}
+                }
+            },
+        ],
+    ]

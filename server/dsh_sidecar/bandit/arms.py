@@ -78,14 +78,29 @@ async def run_thorough(router: Router, query: str, cap: int, deadline_ms: int | 
         assert isinstance(first, AllProvidersFailed)
         outage = all(isinstance(r, AllProvidersFailed) and r.outage for r in results)
         raise AllProvidersFailed(first.message, attempts, outage=outage)
+    sources, truncated = merge([r.sources for r in ok], cap)
+    content = next((r.content for r in ok if r.content), None)
+    return ArmResult(sources, truncated or any(r.truncated for r in ok), attempts, content)
+
+
+def merge(runs: list[list[Source]], cap: int) -> tuple[list[Source], bool]:
+    """The sources of ``runs`` in run order (the original query's first), de-duplicated by
+    :func:`normalise_url` and cut to ``cap``; ``True`` when the cut dropped any."""
     seen: set[str] = set()
     merged: list[Source] = []
-    for r in ok:
-        for s in r.sources:
+    for sources in runs:
+        for s in sources:
             key = normalise_url(s.url)
             if key not in seen:
                 seen.add(key)
                 merged.append(s)
-    content = next((r.content for r in ok if r.content), None)
-    truncated = len(merged) > cap or any(r.truncated for r in ok)
-    return ArmResult(merged[:cap], truncated, attempts, content)
+    return merged[:cap], len(merged) > cap
+
+
+def all_cached(attempts: list[Attempt]) -> bool:
+    """Whether an answer came from the router's result cache alone (one ``ok (cached)``
+    attempt per query run): a cached answer took 0 ms and says nothing of the arm's speed."""
+    from dsh_sidecar.router.cache import CACHED_OUTCOME
+
+    answered = [a for a in attempts if a.outcome == "ok" or a.outcome == CACHED_OUTCOME]
+    return bool(answered) and all(a.outcome == CACHED_OUTCOME for a in answered)

@@ -40,6 +40,8 @@ class BanditConfig(ConfigModel):
     """Most sources the quick arm returns (seed: 5)."""
     thorough_max_results: int = Field(default=THOROUGH_MAX, ge=1, le=50)
     """Most sources the thorough arm returns, merged over its query variants (seed: 10)."""
+    contextual: bool = True
+    """One posterior pair per query class, topped up from the global one (false: the seed's one pair for every query)."""
     discount: float = Field(default=DEFAULT_DISCOUNT, gt=0, le=1)
     """Discount γ applied to the posteriors at each update; 1 is the seed's stationary rule."""
     min_class_evidence: float = Field(default=DEFAULT_MIN_CLASS_EVIDENCE, ge=0, le=1e6)

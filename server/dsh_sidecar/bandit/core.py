@@ -7,9 +7,12 @@ The log line is byte-exact from the bandit seed ("Example output")::
     [bandit-search] arm=quick reward=1.000 durationMs=4393 resultCount=5 stats={"quick":{"alpha":2,"beta":1},"thorough":{"alpha":1,"beta":1}}
 
 ``stats`` is the compact JSON of both arms' α/β, *after* the update, of the posterior that
-was updated for the query's **class** (:mod:`.context`), rounded to 6 decimals and written
-the way JavaScript writes numbers (``2``, not ``2.0``). With ``discount: 1`` the lines are
-the seed's exactly; with the default discount the other arm's α/β shrink toward 1 too.
+was updated (the query's **class**, :mod:`.context`; with ``contextual: false`` the one
+posterior of every query), rounded to 2 decimals as the seed's example shows (a reward of
+0.85375 printed ``reward=0.854`` makes α 1.85375, printed ``1.85``) and written the way
+JavaScript writes numbers (``2``, not ``2.0``). With ``contextual: false``, ``discount: 1`` and
+``evidenceScale: 1`` (the DSH bandit-search plugin's defaults) the lines are the seed's
+exactly; with the default discount the other arm's α/β shrink toward 1 too.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ import itertools
 import json
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_protocol import Attempt, Source
+from dsh_protocol import Attempt, SearchRun, Source
 
-from dsh_sidecar.bandit.arms import ArmResult, run_quick, run_thorough
+from dsh_sidecar.bandit.arms import ArmResult, all_cached, merge, run_quick, run_thorough
 from dsh_sidecar.bandit.config import BanditConfig
 from dsh_sidecar.bandit.context import CLASSES, classify
 from dsh_sidecar.bandit.decisions import DecisionLog
@@ -39,13 +42,15 @@ from dsh_sidecar.bandit.policy import (
 from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.bandit.usage import cited_urls, url_keys
+from dsh_sidecar.bandit.variants import reframe
+from dsh_sidecar.errors import RequestError
 from dsh_sidecar.router import AllProvidersFailed, Router
 from dsh_sidecar.router.providers import LOCAL_ID
 
 #: Prefix of every bandit log line (seed).
 LOG_PREFIX: Final = "[bandit-search]"
-#: Decimals of the α/β written in the log line's ``stats`` (discounting makes long fractions).
-STATS_DECIMALS: Final = 6
+#: Decimals of the α/β written in the log line's ``stats`` (the seed's example: 1.85, 1.15).
+STATS_DECIMALS: Final = 2
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per line (the same
 #: encoder ``json.dumps`` builds for those arguments).
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
@@ -83,14 +88,14 @@ def format_log_line(arm: str, reward: float, duration_ms: int, result_count: int
     )
 
 
-def format_unlearned_line(arm: str, duration_ms: int, stats: dict, result_count: int = 0) -> str:
-    """The log line of a search that taught nothing (every web provider was unavailable; an
-    answer from the offline docs index included): the seed line's fields, ``reward=none`` and
-    ``learned=false``, the posterior unchanged."""
+def format_unlearned_line(arm: str, duration_ms: int, stats: dict, result_count: int = 0, why: str = "") -> str:
+    """The log line of a search that taught nothing (every provider was unavailable, or every
+    answer came from a cache): the seed line's fields, ``reward=none`` and ``learned=false``
+    (then `` cached=true`` for a cached answer: ``why``), the posterior unchanged."""
     compact = {a: {k: js_number(round(v, STATS_DECIMALS)) for k, v in ab.items()} for a, ab in stats.items()}
     return (
         f"{LOG_PREFIX} arm={arm} reward=none durationMs={duration_ms} resultCount={result_count} "
-        f"stats={_compact_json(compact)} learned=false"
+        f"stats={_compact_json(compact)} learned=false{why}"
     )
 
 
@@ -99,6 +104,46 @@ def answered_offline(attempts: list[Any]) -> bool:
     nothing of how quick or thorough web searching pays, so the bandit does not learn from it."""
     answered = {a.provider for a in attempts if a.outcome.startswith("ok")}
     return bool(answered) and answered <= {LOCAL_ID}
+
+
+#: What an unlearned line adds when every answer of the search came from a cache.
+CACHED_WHY: Final = " cached=true"
+#: Searches planned (``dsh/searchPlan``) and not yet reported that are kept, and for how long,
+#: seconds: a harness that never reports (its process died) must not grow the sidecar.
+MAX_PLANNED: Final = 256
+PLAN_TTL_S: Final = 600.0
+
+
+class UnknownPlan(RequestError):
+    """A ``dsh/searchReport`` for a search that was never planned, was reported already, or
+    expired: the client's error, answered -32602 naming ``searchId``."""
+
+
+@dataclass
+class PlannedSearch:
+    """One ``dsh/searchPlan`` awaiting its report: the query's class, the arm, its cap, the
+    propensity (``None``: sampled, estimated at report time), the posterior it was chosen
+    from, the decision's time (µs) and when it was planned (``time.monotonic()`` seconds)."""
+
+    query_class: str
+    arm: str
+    cap: int
+    max_results: int | None
+    propensity: float | None
+    posterior: tuple[float, float, float, float]
+    decision_us: float
+    at: float
+
+
+@dataclass
+class ReportedSearch:
+    """A reported search merged: its sources (capped), whether the cap dropped any, the first
+    answer's content, and the reward credited (``None``: nothing was learned)."""
+
+    sources: list[Source]
+    truncated: bool
+    content: str | None
+    reward: float | None
 
 
 class StrategyBandit:
@@ -132,6 +177,7 @@ class StrategyBandit:
             state_home, config.decision_log_max_bytes, config.decision_log_backups, redact=self._redact
         )
         self.pending = PendingSearches(config.feedback_max_pending, config.feedback_ttl_s)
+        self.planned: OrderedDict[str, PlannedSearch] = OrderedDict()
         self.pending_file = PendingFile(state_home)
         self.pending_file.load(self.pending)
         #: the searches this bandit ran, newest last (an answer's report covers these)
@@ -163,6 +209,11 @@ class StrategyBandit:
         if self.own.maxlen != config.feedback_max_pending:
             self.own = deque(self.own, maxlen=config.feedback_max_pending)
 
+    def _class_of(self, query: str) -> str:
+        """The posterior row a search learns in: its query class, or with ``contextual: false``
+        the seed's one row for every query (:data:`~.policy.GLOBAL`)."""
+        return classify(query) if self.config.contextual else GLOBAL
+
     def arm_max(self, arm: str) -> int:
         """The arm's own result cap."""
         return self.config.quick_max_results if arm == "quick" else self.config.thorough_max_results
@@ -180,7 +231,7 @@ class StrategyBandit:
         failure was an outage (not configured, network down, auth, cooldown: the
         exception's ``outage``), which would teach the bandit that both arms are bad.
         """
-        cls = classify(query)
+        cls = self._class_of(query)
         search_id = next(self._ids)
         t0 = time.perf_counter()
         if strategy == "auto":
@@ -207,13 +258,20 @@ class StrategyBandit:
             )
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        learned: float | None
-        if answered_offline(result.attempts):
-            reward = self._reward(arm, len(result.sources), duration_ms)  # shown, not learned
-            learned = None
+        credited: float | None
+        unlearned_why: str | None = None
+        if all_cached(result.attempts):
+            # the cache answered in 0 ms: no evidence of the arm's speed (nor of anything else)
+            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources), CACHED_WHY))
+            reward = self._heuristic(arm, len(result.sources), duration_ms)
+            credited, unlearned_why = None, "none (cached: no provider was asked)"
+        elif answered_offline(result.attempts):
+            # only the offline docs index answered: it says nothing of how web searching pays
             self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
+            reward = self._heuristic(arm, len(result.sources), duration_ms)
+            credited, unlearned_why = None, "none (offline: only the local docs index answered)"
         else:
-            reward = learned = await self._learn(cls, arm, len(result.sources), duration_ms)
+            reward = credited = await self._learn(cls, arm, len(result.sources), duration_ms)
             item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
             self.pending_file.submit(search_id, item, self.pending)
             self.own.append(search_id)
@@ -223,11 +281,12 @@ class StrategyBandit:
             arm,
             strategy != "auto",
             propensity,
-            learned,
+            credited,
             duration_ms,
             decision_us,
             len(result.sources),
             posterior,
+            why=unlearned_why,
         )
         sources, truncated = result.sources, result.truncated
         if max_results is not None and len(sources) > max_results:
@@ -245,8 +304,7 @@ class StrategyBandit:
             propensity=propensity,
         )
 
-    def _reward(self, arm: str, result_count: int, duration_ms: int) -> float:
-        """The seed's heuristic reward of a call."""
+    def _heuristic(self, arm: str, result_count: int, duration_ms: int) -> float:
         return heuristic_reward(
             result_count,
             self.arm_max(arm),
@@ -258,7 +316,7 @@ class StrategyBandit:
     async def _learn(self, cls: str, arm: str, result_count: int, duration_ms: int) -> float:
         """Reward the call and update the posterior: in memory at once, in the state file by the
         store's writer thread (the locked, fsync'd write never delays the reply)."""
-        reward = self._reward(arm, result_count, duration_ms)
+        reward = self._heuristic(arm, result_count, duration_ms)
         self.store.submit(self.policy, self.policy.update_op(cls, arm, reward), counts_for=arm)
         self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
@@ -275,6 +333,7 @@ class StrategyBandit:
         decision_us: float,
         result_count: int,
         posterior: tuple[float, float, float, float],
+        why: str | None = None,
     ) -> None:
         self.decisions.append(
             {
@@ -286,7 +345,7 @@ class StrategyBandit:
                 "forced": forced,
                 "propensity": round(propensity, 6) if propensity is not None else None,
                 "reward": round(reward, 6) if reward is not None else None,
-                "rewardSource": "heuristic" if reward is not None else "none (outage: no provider answered)",
+                "rewardSource": "heuristic" if reward is not None else why or "none (outage: no provider answered)",
                 "durationMs": duration_ms,
                 "decisionUs": round(decision_us, 1),
                 "resultCount": result_count,
@@ -304,6 +363,79 @@ class StrategyBandit:
             record["propensity"] = round(self.policy.propensity_from(posterior, arm, samples), 6)
 
         return finish
+
+    def plan(self, query: str, max_results: int | None = None) -> tuple[str, str, list[str], int]:
+        """``dsh/searchPlan``: choose the arm for ``query``'s class (Thompson sampling) and return
+        ``(search_id, arm, queries, cap)``: the queries the harness runs (``quick``: the query;
+        ``thorough``: it and its reframed variants, concurrently) and the sources each may
+        return. The search waits for its :meth:`report` (at most :data:`MAX_PLANNED`, for
+        :data:`PLAN_TTL_S`; an expired one is dropped unlearned)."""
+        cls = self._class_of(query)
+        t0 = time.perf_counter()
+        arm = self.policy.choose(cls)
+        decision_us = (time.perf_counter() - t0) * 1e6
+        posterior = self.policy.effective(cls)
+        cap = self.arm_max(arm)
+        queries = [" ".join(query.split())] if arm == "quick" else reframe(query)
+        search_id = next(self._ids)
+        self._expire_plans()
+        self.planned[search_id] = PlannedSearch(
+            cls, arm, cap, max_results, None, posterior, decision_us, time.monotonic()
+        )
+        while len(self.planned) > MAX_PLANNED:
+            self.planned.popitem(last=False)
+        return search_id, arm, queries, cap
+
+    def _expire_plans(self) -> None:
+        now = time.monotonic()
+        while self.planned:
+            oldest = next(iter(self.planned.values()))
+            if now - oldest.at <= PLAN_TTL_S:
+                break
+            self.planned.popitem(last=False)
+
+    async def report(self, search_id: str, runs: list[SearchRun], duration_ms: int) -> ReportedSearch:
+        """``dsh/searchReport``: merge the runs of a planned search (in plan order), reward it and
+        update the posterior, log the seed line, record the decision, and keep it for feedback.
+
+        Learned as :meth:`search` learns: the seed's heuristic over the merged count and the
+        whole search's ``duration_ms``; nothing is learned when every run failed for an outage
+        (nothing was configured or reachable) or every answer came from a cache (0 ms says
+        nothing of the arm's speed). Raises :class:`UnknownPlan` for an unknown, expired or
+        already reported ``search_id``."""
+        self._expire_plans()
+        plan = self.planned.pop(search_id, None)
+        if plan is None:
+            raise UnknownPlan(
+                f"searchId: unknown, expired or already reported search {search_id[:64]!r} "
+                f"(a dsh/searchPlan is reported once, within {PLAN_TTL_S:g} s)"
+            )
+        answered = [r for r in runs if r.error is None]
+        returned = [[Source.model_validate(src.model_dump()) for src in r.sources] for r in answered]
+        sources, truncated = merge(returned, plan.cap)
+        truncated = truncated or any(r.truncated for r in answered)
+        content = next((r.content for r in answered if r.content), None)
+        count = len(sources)
+        cls, arm = plan.query_class, plan.arm
+        reward: float | None
+        why: str | None = None
+        if not answered and all(r.outage for r in runs):
+            reward, why = None, "none (outage: no provider answered)"
+            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+        elif answered and all(r.cached for r in answered):
+            reward, why = None, "none (cached: no provider was asked)"
+            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), count, CACHED_WHY))
+        else:
+            reward = await self._learn(cls, arm, count, duration_ms)
+            item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in sources))
+            self.pending_file.submit(search_id, item, self.pending)
+            self.own.append(search_id)
+        self._record(
+            search_id, cls, arm, False, None, reward, duration_ms, plan.decision_us, count, plan.posterior, why=why
+        )
+        if plan.max_results is not None and len(sources) > plan.max_results:
+            sources, truncated = sources[: plan.max_results], True
+        return ReportedSearch(sources, truncated, content, reward)
 
     def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
         """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward

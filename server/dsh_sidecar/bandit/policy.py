@@ -245,22 +245,26 @@ class ContextualPolicy:
         persisted one, applied under its lock)."""
         discount = self.discount
 
+        rows = (cls, GLOBAL) if cls != GLOBAL else (GLOBAL,)  # the global row alone: not twice
+
         def op(ev: Evidence) -> None:
-            apply_update(ev, cls, arm, reward, discount)
-            apply_update(ev, GLOBAL, arm, reward, discount)
+            for row in rows:
+                apply_update(ev, row, arm, reward, discount)
 
         # what a shared store replays as increments (state/shared.py BanditOp): kind, rows, arm, value, γ
-        op.fleet = ("update", (cls, GLOBAL), arm, min(max(reward, 0.0), 1.0), discount)  # type: ignore[attr-defined]
+        op.fleet = ("update", rows, arm, min(max(reward, 0.0), 1.0), discount)  # type: ignore[attr-defined]
         return op
 
     def adjust_op(self, cls: str, arm: str, delta: float) -> Callable[[Evidence], None]:
         """The re-credit of :meth:`adjust` as an operation on any evidence document."""
 
-        def op(ev: Evidence) -> None:
-            apply_adjust(ev, cls, arm, delta)
-            apply_adjust(ev, GLOBAL, arm, delta)
+        rows = (cls, GLOBAL) if cls != GLOBAL else (GLOBAL,)
 
-        op.fleet = ("adjust", (cls, GLOBAL), arm, delta, self.discount)  # type: ignore[attr-defined]
+        def op(ev: Evidence) -> None:
+            for row in rows:
+                apply_adjust(ev, row, arm, delta)
+
+        op.fleet = ("adjust", rows, arm, delta, self.discount)  # type: ignore[attr-defined]
         return op
 
     def update(self, cls: str, arm: str, reward: float) -> None:

@@ -64,6 +64,17 @@ def request_error(exc: RequestError) -> JsonRpcException:
     return JsonRpcException(code=exc.code, message=exc.message)
 
 
+def search_failed(exc: router_core.AllProvidersFailed) -> JsonRpcException:
+    """The -32001 reply of a search whose every provider failed: the seed's aggregated text,
+    each provider's outcome (``data.attempts``) and whether it was an outage (``data.outage``:
+    nothing configured or reachable, so nothing to learn from)."""
+    return JsonRpcException(
+        code=ErrorCode.SEARCH_FAILED,
+        message=exc.message,
+        data={"attempts": [a.wire() for a in exc.attempts], "outage": exc.outage},
+    )
+
+
 def require(server: SidecarServer) -> Sidecar:
     """The sidecar (its deferred build completed), or -32002 when ``initialize`` has not run,
     or -32603 when the build after ``initialize`` failed (logged then)."""
@@ -149,12 +160,32 @@ def register(server: SidecarServer) -> None:
         try:
             result = await sidecar.search(p)
         except router_core.AllProvidersFailed as exc:
-            raise JsonRpcException(
-                code=ErrorCode.SEARCH_FAILED,
-                message=exc.message,
-                data={"attempts": [a.wire() for a in exc.attempts]},
-            ) from None
+            raise search_failed(exc) from None
         return result.wire()
+
+    @server.feature(Method.ROUTE_SEARCH)
+    async def on_route_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(wire.RouteSearchParams, params)
+        sidecar = require(ls)
+        try:
+            result = await sidecar.route_search(p)
+        except router_core.AllProvidersFailed as exc:
+            raise search_failed(exc) from None
+        return result.wire()
+
+    @server.feature(Method.SEARCH_PLAN)
+    def on_search_plan(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(wire.SearchPlanParams, params)
+        return require(ls).search_plan(p).wire()
+
+    @server.feature(Method.SEARCH_REPORT)
+    async def on_search_report(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(wire.SearchReportParams, params)
+        sidecar = require(ls)
+        try:
+            return (await sidecar.search_report(p)).wire()
+        except RequestError as exc:
+            raise request_error(exc) from None
 
     @server.feature(Method.SEARCH_FEEDBACK)
     async def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:

@@ -323,6 +323,18 @@ class Router:
         outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
         raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
 
+    def empty_as_failure(self, result: RouterResult) -> AllProvidersFailed:
+        """The seed's all-failed error for a search whose providers all failed or answered
+        empty (``emptyResultsFallback: true``: "0-result success counts as failure"), which
+        :meth:`search` answers with the truthful empty result instead: one ``- <id>: <reason>``
+        line per provider tried or skipped, ``0 results`` for an empty answer."""
+        failures = [
+            _Failed(a.provider, a.outcome, EMPTY if a.outcome == EMPTY_REASON else "skipped")
+            for a in result.attempts
+            if a.outcome != "skipped: not implemented"
+        ]
+        return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
+
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured order, with the ids of named-but-unusable providers
         (:attr:`missing`) at their place."""

@@ -16,8 +16,22 @@ import { Method } from './wire';
 const HEADER_END = Buffer.from('\r\n\r\n');
 /** Largest frame accepted, bytes: a broken stream never grows memory without bound. */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+/**
+ * Most bytes read before a header's end (`\r\n\r\n`), bytes: a header is one or two short
+ * lines, so a stream that sends more without one has lost its framing (a child writing
+ * something else on stdout), and is not buffered further.
+ */
+export const MAX_HEADER_BYTES = 8 * 1024;
 /** Default request timeout, milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Why a connection's framing broke: the child is not speaking the protocol (any more). */
+export class FramingLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FramingLost';
+  }
+}
 
 /** A JSON-RPC error reply: `code` (e.g. -32001 all providers failed), `message`, `data`. */
 export class RpcError extends Error {
@@ -39,6 +53,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** One JSON-RPC message as received (untrusted: every field is checked before use). */
+type Message = { id?: number | string | null; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+
 interface Pending {
   resolve(value: unknown): void;
   reject(reason: unknown): void;
@@ -49,10 +66,22 @@ interface Pending {
 export class FramedClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private buffer: Buffer = Buffer.alloc(0);
+  /** The bytes of the header being read (at most {@link MAX_HEADER_BYTES} plus one chunk). */
+  private head: Buffer = Buffer.alloc(0);
+  /** Where the search for the header's end resumes in {@link head} (never rescans a byte). */
+  private scanned = 0;
+  /** While a body is being read: its length, and its chunks so far (joined once, when complete). */
+  private bodyLength = -1;
+  private bodyChunks: Buffer[] = [];
+  private bodyBytes = 0;
   private closedFlag = false;
+  /** Header blocks skipped because they named no usable `Content-Length` (stray writes). */
+  skippedHeaders = 0;
   /** Called with every server→client notification (`window/logMessage`, `$/progress`, …). */
   onNotification: (method: string, params: unknown) => void = () => undefined;
+  /** Called once when the connection closes, with the reason ({@link FramingLost} when the
+   * stream stopped being LSP framing). */
+  onClose: (reason: Error) => void = () => undefined;
 
   constructor(
     private readonly writable: Writable,
@@ -69,33 +98,80 @@ export class FramedClient {
     return this.closedFlag;
   }
 
+  /**
+   * Frame assembly, linear in the bytes received: a header is searched in at most
+   * {@link MAX_HEADER_BYTES} (each byte once), and a body's chunks are joined once, when the
+   * body is complete (joining the buffer with every chunk made a 24 MB frame cost seconds of
+   * copying). A header block without a usable `Content-Length` (a stray write on the child's
+   * stdout) is skipped and reading resynchronises on the next header; a stream that sends
+   * {@link MAX_HEADER_BYTES} without a header end, or announces a frame over
+   * {@link MAX_FRAME_BYTES}, has lost its framing: the connection closes ({@link FramingLost}).
+   */
   private feed(chunk: Buffer): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    for (;;) {
-      const end = this.buffer.indexOf(HEADER_END);
-      if (end < 0) return;
-      const header = this.buffer.subarray(0, end).toString('ascii');
-      const match = /content-length:\s*(\d+)/i.exec(header);
-      const length = match ? Number(match[1]) : NaN;
-      if (!Number.isFinite(length) || length > MAX_FRAME_BYTES) {
-        this.close(new Error('sidecar framing lost'));
-        return;
-      }
-      const start = end + HEADER_END.length;
-      if (this.buffer.length < start + length) return;
-      const body = this.buffer.subarray(start, start + length).toString('utf8');
-      this.buffer = this.buffer.subarray(start + length);
-      let message: { id?: number | string | null; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
-      try {
-        message = JSON.parse(body);
-      } catch {
+    let data: Buffer | undefined = chunk;
+    while (data !== undefined && data.length > 0 && !this.closedFlag) {
+      if (this.bodyLength >= 0) {
+        data = this.feedBody(data);
         continue;
       }
-      this.dispatch(message);
+      const buf: Buffer = this.head.length ? Buffer.concat([this.head, data]) : data;
+      const end = buf.indexOf(HEADER_END, Math.max(0, this.scanned - (HEADER_END.length - 1)));
+      if (end < 0 || end > MAX_HEADER_BYTES) {
+        if (end > MAX_HEADER_BYTES || buf.length > MAX_HEADER_BYTES + HEADER_END.length) {
+          this.close(new FramingLost(`sidecar framing lost: no header end within ${MAX_HEADER_BYTES} bytes`));
+          return;
+        }
+        this.head = buf;
+        this.scanned = buf.length;
+        return;
+      }
+      this.head = Buffer.alloc(0);
+      this.scanned = 0;
+      const header = buf.subarray(0, end).toString('latin1');
+      const rest = buf.subarray(end + HEADER_END.length);
+      const match = /content-length:[ \t]*(\d{1,12})/i.exec(header);
+      if (!match) {
+        this.skippedHeaders += 1; // not a protocol header: skipped, resynchronise on the next one
+        data = rest;
+        continue;
+      }
+      const length = Number(match[1]);
+      if (length > MAX_FRAME_BYTES) {
+        this.close(new FramingLost(`sidecar framing lost: a ${length}-byte frame (at most ${MAX_FRAME_BYTES})`));
+        return;
+      }
+      this.bodyLength = length;
+      this.bodyChunks = [];
+      this.bodyBytes = 0;
+      data = rest;
+      if (length === 0) data = this.feedBody(rest);
     }
   }
 
-  private dispatch(message: { id?: number | string | null; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
+  /** Add `data` to the body being read; dispatch it when complete. Returns what follows it. */
+  private feedBody(data: Buffer): Buffer | undefined {
+    const missing = this.bodyLength - this.bodyBytes;
+    const take = data.length <= missing ? data : data.subarray(0, missing);
+    if (take.length) {
+      this.bodyChunks.push(take);
+      this.bodyBytes += take.length;
+    }
+    if (this.bodyBytes < this.bodyLength) return undefined;
+    const body = this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks, this.bodyBytes);
+    this.bodyLength = -1;
+    this.bodyChunks = [];
+    this.bodyBytes = 0;
+    let message: Message | undefined;
+    try {
+      message = JSON.parse(body.toString('utf8'));
+    } catch {
+      message = undefined; // not JSON: the frame is dropped, the framing itself still holds
+    }
+    if (message !== undefined) this.dispatch(message);
+    return data.length > take.length ? data.subarray(take.length) : undefined;
+  }
+
+  private dispatch(message: Message): void {
     if (message === null || typeof message !== 'object') return;
     const hasId = message.id !== undefined && message.id !== null;
     if (hasId && !message.method) {
@@ -103,9 +179,12 @@ export class FramedClient {
       if (!entry) return;
       this.pending.delete(message.id as number);
       entry.cleanup();
-      if (message.error) entry.reject(new RpcError(message.error.code, message.error.message, message.error.data));
-      else entry.resolve(message.result);
-    } else if (message.method && !hasId) {
+      const error = message.error;
+      if (error !== undefined && error !== null) {
+        const fields = typeof error === 'object' ? error : { code: NaN, message: String(error) };
+        entry.reject(new RpcError(Number(fields.code), String(fields.message ?? 'error'), fields.data));
+      } else entry.resolve(message.result);
+    } else if (typeof message.method === 'string' && !hasId) {
       try {
         this.onNotification(message.method, message.params);
       } catch {
@@ -171,14 +250,22 @@ export class FramedClient {
     return this.request<R>(method, params);
   }
 
-  /** Reject every pending request and refuse new ones. */
+  /** Reject every pending request and refuse new ones; {@link onClose} hears why. */
   close(reason?: Error): void {
     if (this.closedFlag) return;
     this.closedFlag = true;
+    const why = reason ?? new Error('sidecar connection closed');
+    this.head = Buffer.alloc(0);
+    this.bodyChunks = [];
     for (const entry of this.pending.values()) {
       entry.cleanup();
-      entry.reject(reason ?? new Error('sidecar connection closed'));
+      entry.reject(why);
     }
     this.pending.clear();
+    try {
+      this.onClose(why);
+    } catch {
+      // a close handler never throws into the stream
+    }
   }
 }

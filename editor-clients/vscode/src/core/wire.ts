@@ -6,6 +6,9 @@
 export const Method = {
   SEARCH: "dsh/search",
   SEARCH_FEEDBACK: "dsh/searchFeedback",
+  ROUTE_SEARCH: "dsh/routeSearch",
+  SEARCH_PLAN: "dsh/searchPlan",
+  SEARCH_REPORT: "dsh/searchReport",
   POST_EXECUTE: "dsh/postExecute",
   DISMISS: "dsh/dismiss",
   ASSEMBLE_SECTION: "dsh/assembleSection",
@@ -37,6 +40,9 @@ export const MAX_RESULTS_LIMIT = 50;
 export const MIN_DEADLINE_MS = 100;
 export const MAX_DEADLINE_MS = 600000;
 export const MAX_TOOL_TEXT = 100000;
+export const DEFAULT_ROUTE_RESULTS = 10;
+export const MAX_PLAN_QUERIES = 10;
+export const MAX_RUN_SOURCES = 100;
 
 /**
  * ``dsh/search`` params.
@@ -100,6 +106,106 @@ export interface SearchFeedbackParams {
  */
 export interface SearchFeedbackResult {
   reward: number;
+}
+
+/**
+ * ``dsh/routeSearch`` params: one query through the router's chain, nothing else (the
+ * search-router seed's single-query semantics: one backend query per call, fallback in
+ * order, no strategy, no reformulation, no bandit). ``max_results`` caps the sources
+ * (default :data:`DEFAULT_ROUTE_RESULTS`); ``deadline_ms`` bounds the whole chain.
+ */
+export interface RouteSearchParams {
+  query: string;
+  maxResults?: number | null;
+  deadlineMs?: number | null;
+}
+
+/**
+ * ``dsh/routeSearch`` result: the first provider's answer. ``provider`` is the one that
+ * answered; ``cached`` is true when the (opt-in) result cache answered instead of a
+ * provider; ``duration_ms`` is the whole search in milliseconds.
+ */
+export interface RouteSearchResult {
+  sources: Source[];
+  content?: string | null;
+  truncated: boolean;
+  provider?: string | null;
+  cached: boolean;
+  durationMs: number;
+}
+
+/**
+ * ``dsh/searchPlan`` params: the bandit seed's ``search(query)`` when the harness runs the
+ * queries itself (the DSH bundle runs them over ``ctx.web``, so the search goes to whatever
+ * provider the profile has). ``max_results`` further caps the chosen arm's own cap.
+ */
+export interface SearchPlanParams {
+  query: string;
+  maxResults?: number | null;
+}
+
+/**
+ * ``dsh/searchPlan`` result: the arm Thompson sampling chose for the query's class, the
+ * queries to run (``quick``: the query; ``thorough``: the query and its reframed variants,
+ * to run concurrently) and how many sources each may return (``max_results``). The search
+ * is pending until its ``dsh/searchReport`` (or it expires, unlearned).
+ */
+export interface SearchPlanResult {
+  searchId: string;
+  arm: "quick" | "thorough";
+  queries: string[];
+  maxResults: number;
+}
+
+/**
+ * One source a reported query run returned (bounded: the harness's provider is untrusted).
+ */
+export interface ReportedSource {
+  url: string;
+  title?: string | null;
+  snippet?: string | null;
+  publishedAt?: string | null;
+}
+
+/**
+ * One planned query as the harness ran it: its sources, or ``error`` (the provider's
+ * failure text) when it failed; ``outage`` when the failure says nothing of the search (no
+ * provider configured or reachable, a cancellation); ``cached`` when a result cache answered
+ * it (a cached answer is no evidence of speed); ``duration_ms`` its wall time.
+ */
+export interface SearchRun {
+  query: string;
+  sources?: ReportedSource[];
+  content?: string | null;
+  truncated?: boolean;
+  error?: string | null;
+  outage?: boolean;
+  cached?: boolean;
+  durationMs: number;
+}
+
+/**
+ * ``dsh/searchReport`` params: the runs of a planned search, in plan order, and the whole
+ * search's wall time (the runs of the thorough arm overlap), milliseconds.
+ */
+export interface SearchReportParams {
+  searchId: string;
+  runs: SearchRun[];
+  durationMs: number;
+}
+
+/**
+ * ``dsh/searchReport`` result: the runs merged in plan order, de-duplicated by URL and
+ * capped at the arm's cap (``truncated`` when the cap dropped any); ``reward`` the seed's
+ * heuristic reward credited, ``None`` when the search taught nothing (every run failed for an
+ * outage, or every answer came from a cache).
+ */
+export interface SearchReportResult {
+  searchId: string;
+  sources: Source[];
+  content?: string | null;
+  truncated: boolean;
+  reward?: number | null;
 }
 
 /**

@@ -20,6 +20,9 @@ Object.defineProperty(exports, "MIN_DEADLINE_MS", { enumerable: true, get: funct
 exports.Methods = {
     search: wire_1.Method.SEARCH,
     searchFeedback: wire_1.Method.SEARCH_FEEDBACK,
+    routeSearch: wire_1.Method.ROUTE_SEARCH,
+    searchPlan: wire_1.Method.SEARCH_PLAN,
+    searchReport: wire_1.Method.SEARCH_REPORT,
     status: wire_1.Method.STATUS,
     postExecute: wire_1.Method.POST_EXECUTE,
     dismiss: wire_1.Method.DISMISS,

@@ -3,11 +3,14 @@
 // protocol/dsh_protocol/models.py. Do not edit: change the models and regenerate
 // (tests/test_wire_ts.py fails while this file differs from the generator's output).
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_TOOL_TEXT = exports.MAX_DEADLINE_MS = exports.MIN_DEADLINE_MS = exports.MAX_RESULTS_LIMIT = exports.MAX_QUERY_CHARS = exports.ErrorCode = exports.Method = void 0;
+exports.MAX_RUN_SOURCES = exports.MAX_PLAN_QUERIES = exports.DEFAULT_ROUTE_RESULTS = exports.MAX_TOOL_TEXT = exports.MAX_DEADLINE_MS = exports.MIN_DEADLINE_MS = exports.MAX_RESULTS_LIMIT = exports.MAX_QUERY_CHARS = exports.ErrorCode = exports.Method = void 0;
 /** JSON-RPC method names (protocol/dsh_protocol/methods.py). */
 exports.Method = {
     SEARCH: "dsh/search",
     SEARCH_FEEDBACK: "dsh/searchFeedback",
+    ROUTE_SEARCH: "dsh/routeSearch",
+    SEARCH_PLAN: "dsh/searchPlan",
+    SEARCH_REPORT: "dsh/searchReport",
     POST_EXECUTE: "dsh/postExecute",
     DISMISS: "dsh/dismiss",
     ASSEMBLE_SECTION: "dsh/assembleSection",
@@ -37,3 +40,6 @@ exports.MAX_RESULTS_LIMIT = 50;
 exports.MIN_DEADLINE_MS = 100;
 exports.MAX_DEADLINE_MS = 600000;
 exports.MAX_TOOL_TEXT = 100000;
+exports.DEFAULT_ROUTE_RESULTS = 10;
+exports.MAX_PLAN_QUERIES = 10;
+exports.MAX_RUN_SOURCES = 100;

@@ -1,0 +1,47 @@
+// Warnings a user must see. DSH's logger service (`ctx.logger`) is where plugins log, but
+// rc.8 composes no exporter that prints it (its messages stay in the logger's in-memory
+// buffer unless a logger exporter is mounted), so a warning about a user's own configuration
+// (a retired row, a misspelt key, a value the sidecar refused) also goes to the harness's
+// stderr, once per distinct text: the terminal `dsh` and `dsh web` run in. No warning ever
+// carries a value (a key could be one), only names.
+
+const printed = new Set();
+
+/** Most distinct warning texts remembered (a flood of distinct ones stops being printed). */
+export const MAX_WARNINGS = 200;
+
+/** Log `message` as a warning of `scope` through DSH's logger; print it once on stderr. */
+export function warn(ctx, scope, message, error) {
+  const text = `${message}${error ? `: ${error?.message ?? error}` : ''}`;
+  try {
+    ctx?.logger?.(scope)?.warn?.('%s', text);
+  } catch {
+    // logging never throws into the harness
+  }
+  if (printed.has(`${scope}\0${text}`) || printed.size >= MAX_WARNINGS) return;
+  printed.add(`${scope}\0${text}`);
+  try {
+    process.stderr.write(`[${scope}] warning: ${text}\n`);
+  } catch {
+    // a closed stderr is no reason to fail
+  }
+}
+
+/** A quiet diagnostic (DSH's logger only): things that fail open and are no user's doing. */
+export function note(ctx, scope, message, error) {
+  try {
+    ctx?.logger?.(scope)?.warn?.('%s', `${message}${error ? `: ${error?.message ?? error}` : ''}`);
+  } catch {
+    // logging never throws into the harness
+  }
+}
+
+/** One line of the sidecar's own log (the bandit seed's `[bandit-search] …` line, a ledger line)
+ * through DSH's logger service, byte-exact (`%s`: the logger formats its first argument). */
+export function info(ctx, scope, line) {
+  try {
+    ctx?.logger?.(scope)?.info?.('%s', line);
+  } catch {
+    // logging never throws into the harness
+  }
+}
