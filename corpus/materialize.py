@@ -3,8 +3,8 @@
 
 Every tracked path becomes a file. A file with definitions gets, at each definition's line, a
 one-line definition in its language (``def name(): ...``, ``func Name() {}``, ``pub fn name()
-{}``, ``export class Name {}``, ``def name; end``…); a ``ref`` row becomes a comment naming the
-identifier at its line. Facts fill in the rest: the manifest/config skeletons (section headers
+{}``, ``export class Name {}``, ``class Name {}``/``void name() {}`` in Java, ``def name; end``…);
+a ``ref`` row becomes a comment naming the identifier at its line. Facts fill in the rest: the manifest/config skeletons (section headers
 and key names, versions), the version assignments (``__version__ = "x"``, ``VERSION = 'x'``, a
 bare ``VERSION`` file) and the changelog headings, each at its recorded line. Other text files
 get a one-line title; everything else stays empty.
@@ -53,6 +53,7 @@ def _lang(path: str) -> str:
         ".mjs": "ts",
         ".cjs": "ts",
         ".rb": "rb",
+        ".java": "java",
     }.get(ext, "rb" if name in ("Gemfile", "Rakefile") or ext == ".gemspec" else "")
 
 
@@ -98,6 +99,12 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "constant": "export const {n} = 0;",
         "": "export function {n}() {{}}",
     },
+    "java": {
+        "class": "class {n} {{}}",
+        "interface": "interface {n} {{}}",
+        "enum": "enum {n} {{}}",
+        "": "void {n}() {{}}",
+    },
     "rb": {
         "class": "class {n}; end",
         "module": "module {n}; end",
@@ -123,7 +130,7 @@ def comment(path: str, text: str) -> str:
     name = path.rsplit("/", 1)[-1]
     if name.endswith(_HASH) or name in ("Gemfile", "Rakefile", "Makefile", "VERSION") or name.startswith("."):
         return f"# {text}"
-    if _lang(path) in ("go", "rs", "ts") or name.endswith((".json", ".jsonc")):
+    if _lang(path) in ("go", "rs", "ts", "java") or name.endswith((".json", ".jsonc")):
         return f"// {text}"
     return text
 
