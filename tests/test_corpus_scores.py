@@ -251,3 +251,12 @@ def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
         env={**os.environ, "DSH_HOME": str(dsh_home)},
     )
     assert missing.returncode == 2 and "--cache" in missing.stderr
+    bad_knobs = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(cache)]
+        + ["--suggester", "[1]"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert bad_knobs.returncode == 2 and "--suggester must be a JSON object" in bad_knobs.stderr

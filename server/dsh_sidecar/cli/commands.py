@@ -511,7 +511,11 @@ def replay(
         Path | None, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")
     ] = None,
     corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Score the evaluation corpus (e.g. corpus) instead of TRACE.")
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Score the evaluation corpus (e.g. corpus) instead of TRACE: both figure sets and the trajectories' held-out folds.",
+        ),
     ] = None,
     cache: Annotated[
         Path | None, typer.Option("--cache", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts.")
@@ -528,15 +532,13 @@ def replay(
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes
-    (--corpus: both figure sets and the trajectories' held-out folds)."""
+    """Replay a trace of dsh/postExecute calls through a spawned sidecar and score the notes."""
     out = _output(ctx, False, quiet, verbose)
     out.json = as_json or out.json
-    knobs = _suggester_knobs(suggester)
     if corpus is not None:
-        _finish(out, lambda: _replay_corpus(out, corpus, cache, knobs))
+        _finish(out, lambda: _replay_corpus(out, corpus, cache, _suggester_knobs(suggester)))
     else:
-        _finish(out, lambda: _replay(out, trace, workspace, knobs))
+        _finish(out, lambda: _replay(out, trace, workspace, _suggester_knobs(suggester)))
 
 
 def _suggester_knobs(raw: str | None) -> dict[str, Any] | None:
