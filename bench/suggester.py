@@ -17,6 +17,11 @@ leave-one-repository-out, leave-one-agent-family-out and the fixed held-out set 
     python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi,rovo-dev] [--json out.json]
     python bench/suggester.py --corpus --materialized [--trajectory-ids a,b] [--no-intents]
 
+``--rescore OLD.json`` scores a report kept with ``--json`` again with today's definitions, on
+the same notes (each note's call and targets are in the report), without replaying:
+
+    python bench/suggester.py --corpus --materialized --rescore before.json [--json after.json]
+
 ``--suggester '{"bias": 0.5}'`` replays under those knobs (``initializationOptions.suggester``);
 ``--select bias=-0.5,0,0.5`` replays every trajectory once per value and reports each fold under
 the value chosen on the other folds (``--objective lead_share,-echo_share``, default
@@ -61,6 +66,8 @@ from dsh_sidecar.evaluation import (
     run_intents,
 )
 from dsh_sidecar.evaluation.corpus import run_trajectory_grid
+from dsh_sidecar.evaluation.folds import fold_report
+from dsh_sidecar.evaluation.trajectories import rescore_trajectories, trajectory_report, workspace_files
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.workspace import WorkspaceGraph
 
@@ -216,6 +223,29 @@ def corpus(
     return rep
 
 
+def rescore(kept_path: Path, cache: Path | None, materialized: bool, trajectories_dir: Path, objective) -> dict:
+    """The trajectory report of a kept ``--json`` report scored again on the same notes."""
+    kept = json.loads(kept_path.read_text("utf-8"))
+    old = kept["trajectories"]
+    trajs = read_trajectories(trajectories_dir, set(old["traces"]))
+
+    def files_of(t):
+        if materialized:
+            key = f"{t.row['repo'].replace('/', '__')}@{t.row['commit']}"
+            return [p for p in (trajectories_dir / "paths" / f"{key}.txt").read_text("utf-8").split("\n") if p]
+        return workspace_files(checkout_dir(cache, t.row["repo"], t.row["commit"]))
+
+    per = rescore_trajectories(trajs, old["traces"], files_of)
+    rep = trajectory_report(per, old["ledger"])
+    rep["folds"] = fold_report({"default": per}, objective)
+    return {
+        "cache": str(cache) if cache else None,
+        "materialized": materialized,
+        "rescored": str(kept_path),
+        "trajectories": rep,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", action="store_true", help="score the evaluation corpus instead of the fixture")
@@ -229,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--suggester", default=None, help="suggester knobs as JSON (initializationOptions.suggester)")
     p.add_argument("--select", default=None, help="knob=v1,v2,…: choose the value on the training folds")
     p.add_argument("--objective", default=None, help="summary keys to maximise, in order (-key minimises)")
+    p.add_argument("--rescore", type=Path, default=None, help="score a kept --json report again (no replay)")
     p.add_argument("--trace", type=Path, default=TRACE)
     p.add_argument("--workspace", type=Path, default=FIXTURE)
     p.add_argument("--files", type=int, default=100_000, help="size of the synthetic workspace (0: skip it)")
@@ -248,6 +279,19 @@ def main(argv: list[str] | None = None) -> int:
         if knobs is not None and not isinstance(knobs, dict):
             p.error("--suggester must be a JSON object")
         t0 = time.perf_counter()
+        if args.rescore:
+            rep = rescore(
+                args.rescore,
+                Path(args.cache) if args.cache else None,
+                args.materialized,
+                args.trajectories_dir,
+                objective,
+            )
+            print(f"corpus report {args.rescore} scored again ({time.perf_counter() - t0:.0f} s)\n")
+            print(format_corpus(rep))
+            if args.json:
+                args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
+            return 0
         with tempfile.TemporaryDirectory(prefix="dsh-corpus-") as tmp:
             rep = corpus(
                 Path(args.cache) if args.cache else None,

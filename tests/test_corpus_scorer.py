@@ -8,6 +8,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from dsh_sidecar.evaluation import (
     CorpusRepo,
     FileIndex,
@@ -20,8 +21,10 @@ from dsh_sidecar.evaluation import (
     intent_report,
     ledger_summary,
     listed_files,
+    notes_from_log,
     parse_objective,
     pooled,
+    rescore_trajectories,
     score,
     trajectory_figures,
     trajectory_summary,
@@ -218,8 +221,15 @@ def test_echo_is_a_note_repeating_a_small_listing():
         [note("Symbol", "pkg/m0.py")],  # nothing listed: no echo
     ]
     f = trajectory_figures(t, notes, FILES)
-    assert (f["notes"], f["echo"]) == (5, 2)
-    assert trajectory_summary([f])["echo_share"] == 0.4
+    assert (f["notes"], f["echo"], f["echo_first"]) == (5, 2, 3)  # the padded note repeats pkg/m0.py first
+    assert (trajectory_summary([f])["echo_share"], trajectory_summary([f])["echo_first_share"]) == (0.4, 0.6)
+    assert [(n["i"], n["echo"], n["echo_first"]) for n in f["note_log"]] == [
+        (0, True, True),
+        (0, False, True),
+        (1, False, False),
+        (2, True, True),
+        (3, False, False),
+    ]
 
 
 def test_lead_names_a_gold_file_no_result_had_shown():
@@ -343,3 +353,26 @@ def test_folds_choose_on_the_training_folds_and_score_the_held_out_one():
     table = format_folds(folds)
     assert "repository o/a [y]" in table and "pooled held-out (family)" in table and "fixed held-out set [x]" in table
     assert parse_objective("lead_share, -echo_share") == ("lead_share", "-echo_share")
+
+
+def test_a_kept_report_scores_again_on_the_same_notes():
+    calls = [
+        call(0, "search", "grep", {"pattern": "f"}, "./pkg/m0.py:1:f\n./pkg/m1.py:2:f"),
+        call(1, "read", "read", {"file_path": "pkg/m0.py"}, opens=["pkg/m0.py"]),
+        call(2, "search", "grep", {"pattern": "g"}, ""),
+    ]
+    row = {"id": "k", "repo": "o/n", "gold": ["pkg/core.py"], "firstEdit": None, "ownSearchHit": None}
+    t = Trajectory(row, calls)
+    notes = [[note("Symbol", "pkg/m0.py", "setup.py"), note("Usage", "pkg/m1.py")], [], [note("Symbol", "pkg/core.py")]]
+    f = trajectory_figures(t, notes, FILES)
+    rebuilt = notes_from_log(t, f["note_log"])
+    assert [[(n["source"]["intent"], n["source"]["targets"]) for n in ns] for ns in rebuilt] == [
+        [("Symbol", ["pkg/m0.py", "setup.py"]), ("Usage", ["pkg/m1.py"])],
+        [],
+        [("Symbol", ["pkg/core.py"])],
+    ]
+    per = rescore_trajectories([t], {"k": f}, lambda _t: FILES)
+    assert per["k"] == {"repo": "o/n", "family": "mini-swe-agent", "language": "python", "heldout": False, **f}
+    assert (f["echo"], f["echo_first"], f["lead"]) == (1, 2, 1)
+    with pytest.raises(ValueError, match="a note at call 7 of 3"):
+        notes_from_log(t, [{"i": 7, "intent": "Symbol", "targets": []}])

@@ -114,6 +114,7 @@ FOLD_COLUMNS: Final = (
     ("n/100s", "notes_per_100_search", ".2f"),
     ("useful-p", "useful_precision", ".2f"),
     ("echo", "echo_share", ".2f"),
+    ("echo-first", "echo_first_share", ".2f"),
     ("lead-traces", "lead_share", ".2f"),
     ("rank", "rank_share", ".2f"),
     ("gold-hit", "gold_hit_before_first_edit", ".2f"),

@@ -10,7 +10,9 @@ edge cases, are in ``docs/corpus.md``, "Metric definitions"):
 * notes per 100 search-class calls = 100 × notes ÷ calls of class ``search``;
 * **echo** (per note): every target is among the repository files the triggering call's own
   result showed (its listing, see :func:`listed_files`, plus the files the call opened or
-  edited, the line's ``opens``), and that call showed 1 to 5 repository files;
+  edited, the line's ``opens``), and that call showed 1 to 5 repository files; **first-target
+  echo**: the same for the note's first target alone (a note that repeats the listing first and
+  pads it with other files is no echo, but is a first-target echo);
 * **lead** (per note): a target is a gold file that no call so far (the triggering one
   included) had shown; a trace *has a lead* when one of its notes is a lead;
 * **rank** (per note on a broad result, ≥ 10 repository files shown by the triggering call):
@@ -291,10 +293,13 @@ def trajectory_figures(
     def echo(i: int, targets: Sequence[str]) -> bool:
         return bool(targets) and 1 <= len(shown[i]) <= ECHO_MAX_FILES and set(targets) <= shown[i]
 
+    def echo_first(i: int, targets: Sequence[str]) -> bool:
+        return bool(targets) and 1 <= len(shown[i]) <= ECHO_MAX_FILES and targets[0] in shown[i]
+
     def lead(i: int, targets: Sequence[str]) -> bool:
         return any(p in gold and p not in seen[i] for p in targets)
 
-    n_notes = useful = echoes = leads = broad = ranked = 0
+    n_notes = useful = echoes = firsts = leads = broad = ranked = 0
     gold_hit = gold_hit_any = False
     first_named: dict[str, int] = {}
     log: list[dict[str, Any]] = []
@@ -309,6 +314,7 @@ def trajectory_figures(
                 gold_hit_any = gold_hit_any or i < t.any_limit
             is_echo, is_lead = echo(i, targets), lead(i, targets)
             echoes += is_echo
+            firsts += echo_first(i, targets)
             leads += is_lead
             if len(shown[i]) >= RANK_MIN_FILES and targets:
                 broad += 1
@@ -321,6 +327,7 @@ def trajectory_figures(
                     "shown": len(shown[i]),
                     "useful": is_useful,
                     "echo": is_echo,
+                    "echo_first": echo_first(i, targets),
                     "lead": is_lead,
                     "gold": sorted(set(targets) & gold),
                 }
@@ -351,6 +358,7 @@ def trajectory_figures(
         "own_hit_any": any(listed[j] & gold for j in range(t.any_limit)),
         "random_hit_any": any(p in gold and i < t.any_limit for i, p in picks),
         "echo": echoes,
+        "echo_first": firsts,
         "lead": leads,
         "broad": broad,
         "ranked": ranked,
@@ -394,6 +402,7 @@ def trajectory_summary(per_trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "random_gold_hit_before_any_edit": _rate(total("random_hit_any"), n),
         "echo_notes": total("echo"),
         "echo_share": _rate(total("echo"), notes),
+        "echo_first_share": _rate(total("echo_first"), notes),
         "lead_notes": total("lead"),
         "lead_traces": sum(1 for p in per_trace if p.get("lead")),
         "lead_share": _rate(sum(1 for p in per_trace if p.get("lead")), n),
@@ -449,6 +458,40 @@ def replay_trajectories(
     return per, dict(sorted(ledger.items()))
 
 
+def notes_from_log(t: Trajectory, log: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The notes of a replay rebuilt from its ``note_log`` (call index, intent, targets): what
+    :func:`trajectory_figures` reads of a note, so a kept report can be scored again."""
+    notes: list[list[dict[str, Any]]] = [[] for _ in t.calls]
+    for n in log:
+        i = int(n["i"])
+        if not 0 <= i < len(notes):
+            raise ValueError(f"{t.id}: a note at call {i} of {len(notes)}")
+        notes[i].append({"source": {"intent": n.get("intent"), "targets": list(n.get("targets") or [])}})
+    return notes
+
+
+def rescore_trajectories(
+    trajs: Sequence[Trajectory],
+    kept: dict[str, dict[str, Any]],
+    files_of: Callable[[Trajectory], Sequence[str]],
+) -> dict[str, dict[str, Any]]:
+    """The per-trace counts of a kept report (``report["traces"]``: counts with ``note_log``)
+    computed again with today's definitions on the same notes — no server runs; ``files_of(t)``
+    is the workspace's file list the report was scored on (a checkout's
+    :func:`workspace_files`; a stub workspace's are the trace's tracked paths). Raises
+    ``KeyError`` for a trace the report lacks."""
+    per: dict[str, dict[str, Any]] = {}
+    index_cache: dict[tuple[str, ...], FileIndex] = {}
+    for t in trajs:
+        files = tuple(sorted(files_of(t)))
+        if files not in index_cache:
+            index_cache[files] = FileIndex(files)
+        notes = notes_from_log(t, kept[t.id]["note_log"])
+        tags = {"repo": t.row["repo"], "family": t.family, "language": t.language, "heldout": t.heldout}
+        per[t.id] = {**tags, **trajectory_figures(t, notes, index_cache[files])}
+    return per
+
+
 def _groups(per: dict[str, dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for p in per.values():
@@ -499,6 +542,7 @@ _HELP_COLUMNS: Final = (
     ("traces", "traces", "d"),
     ("notes", "notes", "d"),
     ("echo", "echo_share", ".2f"),
+    ("echo-first", "echo_first_share", ".2f"),
     ("random-echo", "random_echo_share", ".2f"),
     ("lead-traces", "lead_share", ".2f"),
     ("random-lead", "random_lead_share", ".2f"),
