@@ -1,17 +1,31 @@
 """Suggester benchmarks, all through the real server path (``dsh-search serve`` spawned over stdio).
 
 **The corpus** (``--corpus``): the labelled intent traces of ``corpus/intents/`` and the
-recorded agent trajectories of ``corpus/trajectories/``, replayed on real checkouts in a
-cache folder (``--cache DIR`` or ``DSH_CORPUS_CACHE``; make them with
-``corpus/checkout.py``; nothing is fetched here), or on stub workspaces materialized from
-the corpus data (``--materialized``, what the CI test pins). Prints per repository, per split
-(tune / heldout) and pooled precision, recall and first-note, per-intent figures, the ledger
-summary, and the trajectory table with its tune and held-out rows (``TRAJECTORY_HELDOUT``;
-definitions: ``dsh_sidecar.evaluation`` and ``docs/corpus.md``; per-trace view of the tune traces:
+recorded agent trajectories of ``corpus/trajectories/`` (Corpus II: four agent families, 20
+repositories, four languages), replayed on real checkouts in a cache folder (``--cache DIR`` or
+``DSH_CORPUS_CACHE``; make them with ``corpus/checkout.py``; nothing is fetched here), or on stub
+workspaces materialized from the corpus data (``--materialized``, what the CI test pins). Prints
+per repository, per split (tune / heldout) and pooled precision, recall and first-note,
+per-intent figures, the ledger summary; then the trajectory tables per repository, agent family
+and language with the fixed tune / held-out split (``TRAJECTORY_HELDOUT``,
+``TRAJECTORY_HELDOUT_FAMILIES``), the help figures (echo, lead, rank, gold-hit before any edit,
+searches saved) beside the agent's own results and random files, and the **folds**:
+leave-one-repository-out, leave-one-agent-family-out and the fixed held-out set (definitions:
+``dsh_sidecar.evaluation`` and ``docs/corpus.md``; per-trace view of the tune traces:
 ``bench/suggester_traces.py``):
 
-    python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi] [--json out.json]
-    python bench/suggester.py --corpus --materialized [--trajectory-ids a,b]
+    python bench/suggester.py --corpus --cache ~/.cache/dsh-corpus [--only attrs,chi,rovo-dev] [--json out.json]
+    python bench/suggester.py --corpus --materialized [--trajectory-ids a,b] [--no-intents]
+
+``--rescore OLD.json`` scores a report kept with ``--json`` again with today's definitions, on
+the same notes (each note's call and targets are in the report), without replaying:
+
+    python bench/suggester.py --corpus --materialized --rescore before.json [--json after.json]
+
+``--suggester '{"bias": 0.5}'`` replays under those knobs (``initializationOptions.suggester``);
+``--select bias=-0.5,0,0.5`` replays every trajectory once per value and reports each fold under
+the value chosen on the other folds (``--objective lead_share,-echo_share``, default
+``dsh_sidecar.evaluation.DEFAULT_OBJECTIVE``): a knob is kept only when the held-out rows move.
 
 **The fixture** (default): the fixed 50-call trace over the shopcart fixture,
 then the same trace over a synthetic 100k-file workspace (the fixture plus filler).
@@ -28,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import shutil
 import sys
@@ -37,18 +52,22 @@ from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.evaluation import (
+    DEFAULT_OBJECTIVE,
     TraceLine,
     checkout_dir,
     format_corpus,
     intent_report,
     latency_line,
+    parse_objective,
     read_manifest,
     read_trace,
     read_trajectories,
     replay,
     run_intents,
-    run_trajectories,
 )
+from dsh_sidecar.evaluation.corpus import run_trajectory_grid
+from dsh_sidecar.evaluation.folds import fold_report
+from dsh_sidecar.evaluation.trajectories import rescore_trajectories, trajectory_report, workspace_files
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.workspace import WorkspaceGraph
 
@@ -136,6 +155,22 @@ def run(trace_path: Path, workspace: Path, label: str) -> None:
 CORPUS = ROOT / "corpus"
 
 
+def parse_select(spec: str | None) -> tuple[str, list] | None:
+    """``knob=v1,v2`` → ``("knob", [v1, v2])`` (each value read as JSON, else kept as text)."""
+    if not spec:
+        return None
+    knob, sep, values = spec.partition("=")
+    if not sep or not knob.strip() or not values.strip():
+        raise ValueError(f"--select needs knob=v1,v2,…: {spec!r}")
+    out = []
+    for raw in values.split(","):
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            out.append(raw)
+    return knob.strip(), out
+
+
 def corpus(
     cache: Path | None,
     materialized: Path | None,
@@ -143,6 +178,9 @@ def corpus(
     trajectory_ids: set[str] | None,
     trajectories_dir: Path,
     intents: bool = True,
+    suggester: dict | None = None,
+    select: tuple[str, list] | None = None,
+    objective: tuple[str, ...] = DEFAULT_OBJECTIVE,
 ) -> dict:
     """Both figure sets; on checkouts in ``cache`` or on stubs materialized under ``materialized``."""
     sys.path.insert(0, str(ROOT))
@@ -163,11 +201,11 @@ def corpus(
             def ws(r):
                 return checkout_dir(cache, r.repo, r.commit)
 
-        rep["intents"] = intent_report(run_intents(repos, ws))
+        rep["intents"] = intent_report(run_intents(repos, ws, suggester=suggester))
     if (trajectories_dir / "index.jsonl").is_file():
         trajs = read_trajectories(trajectories_dir, trajectory_ids)
         if only is not None:
-            trajs = [t for t in trajs if t.row["repo"] in only or t.id in only]
+            trajs = [t for t in trajs if t.row["repo"] in only or t.id in only or t.family in only]
         if materialized is not None:
 
             def tws(t):
@@ -181,8 +219,31 @@ def corpus(
                 return checkout_dir(cache, t.row["repo"], t.row["commit"])
 
         if trajs:
-            rep["trajectories"] = run_trajectories(trajs, tws)
+            rep["trajectories"] = run_trajectory_grid(trajs, tws, suggester, select, objective)
     return rep
+
+
+def rescore(kept_path: Path, cache: Path | None, materialized: bool, trajectories_dir: Path, objective) -> dict:
+    """The trajectory report of a kept ``--json`` report scored again on the same notes."""
+    kept = json.loads(kept_path.read_text("utf-8"))
+    old = kept["trajectories"]
+    trajs = read_trajectories(trajectories_dir, set(old["traces"]))
+
+    def files_of(t):
+        if materialized:
+            key = f"{t.row['repo'].replace('/', '__')}@{t.row['commit']}"
+            return [p for p in (trajectories_dir / "paths" / f"{key}.txt").read_text("utf-8").split("\n") if p]
+        return workspace_files(checkout_dir(cache, t.row["repo"], t.row["commit"]))
+
+    per = rescore_trajectories(trajs, old["traces"], files_of)
+    rep = trajectory_report(per, old["ledger"])
+    rep["folds"] = fold_report({"default": per}, objective)
+    return {
+        "cache": str(cache) if cache else None,
+        "materialized": materialized,
+        "rescored": str(kept_path),
+        "trajectories": rep,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trajectories-dir", type=Path, default=CORPUS / "trajectories")
     p.add_argument("--no-intents", action="store_true", help="trajectories only")
     p.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    p.add_argument("--suggester", default=None, help="suggester knobs as JSON (initializationOptions.suggester)")
+    p.add_argument("--select", default=None, help="knob=v1,v2,…: choose the value on the training folds")
+    p.add_argument("--objective", default=None, help="summary keys to maximise, in order (-key minimises)")
+    p.add_argument("--rescore", type=Path, default=None, help="score a kept --json report again (no replay)")
     p.add_argument("--trace", type=Path, default=TRACE)
     p.add_argument("--workspace", type=Path, default=FIXTURE)
     p.add_argument("--files", type=int, default=100_000, help="size of the synthetic workspace (0: skip it)")
@@ -205,7 +270,28 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts, or --materialized")
         only = set(args.only.split(",")) if args.only else None
         ids = set(args.trajectory_ids.split(",")) if args.trajectory_ids else None
+        try:
+            knobs = json.loads(args.suggester) if args.suggester else None
+            select = parse_select(args.select)
+            objective = parse_objective(args.objective)
+        except ValueError as exc:
+            p.error(str(exc))
+        if knobs is not None and not isinstance(knobs, dict):
+            p.error("--suggester must be a JSON object")
         t0 = time.perf_counter()
+        if args.rescore:
+            rep = rescore(
+                args.rescore,
+                Path(args.cache) if args.cache else None,
+                args.materialized,
+                args.trajectories_dir,
+                objective,
+            )
+            print(f"corpus report {args.rescore} scored again ({time.perf_counter() - t0:.0f} s)\n")
+            print(format_corpus(rep))
+            if args.json:
+                args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
+            return 0
         with tempfile.TemporaryDirectory(prefix="dsh-corpus-") as tmp:
             rep = corpus(
                 Path(args.cache) if args.cache else None,
@@ -214,13 +300,14 @@ def main(argv: list[str] | None = None) -> int:
                 ids,
                 args.trajectories_dir,
                 intents=not args.no_intents,
+                suggester=knobs,
+                select=select,
+                objective=objective,
             )
         where = "materialized stub workspaces" if args.materialized else f"real checkouts in {args.cache}"
         print(f"corpus on {where} ({time.perf_counter() - t0:.0f} s)\n")
         print(format_corpus(rep))
         if args.json:
-            import json
-
             args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
         return 0
     run(args.trace, args.workspace, args.workspace.name)

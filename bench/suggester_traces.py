@@ -1,16 +1,19 @@
 """Per-trace view of the suggester on the recorded agent trajectories (a tuning aid).
 
-For each trajectory of the **tune** split (``dsh_sidecar.evaluation.TRAJECTORY_HELDOUT`` repositories
-are refused unless ``--heldout`` is given: their per-trace details are not to be looked at
-while tuning), runs the sidecar in-process on the real checkout (same suggester, graph and
-content index as ``dsh-search serve``, without the stdio transport) and prints, for every call
-before the agent's first edit: its index and class, the command or input (cut), ``G`` when its
-result text lists a gold file, and the ledger lines the call produced (``suggest …`` with the
-note's targets, ``suppressed …``, ``abstained …``). A summary line per trace says whether the
-agent's own results listed a gold file before the first edit (``own``) and whether a note named
-one (``hit``); ``--missed`` prints only the traces with ``own`` and not ``hit``.
+For each trajectory of the **tune** split (the fixed held-out set — ``TRAJECTORY_HELDOUT``
+repositories and ``TRAJECTORY_HELDOUT_FAMILIES`` agent families of ``dsh_sidecar.evaluation`` — is
+refused unless ``--heldout`` is given: its per-trace details are not to be looked at while
+tuning), runs the sidecar in-process on the real checkout (same suggester, graph and content index
+as ``dsh-search serve``, without the stdio transport) and prints, for every call before the
+agent's first edit of a repository file: its index and class, the command or input (cut), ``G``
+when its result text lists a gold file, the number of repository files its result showed
+(``[n]``), and the ledger lines the call produced (``suggest …`` with the note's targets,
+``suppressed …``, ``abstained …``); a note is marked ``ECHO`` (it repeats a listing of ≤ 5
+files) or ``LEAD`` (it names a gold file no result had shown). A summary line per trace says
+whether the agent's own results listed a gold file before the first edit (``own``) and whether a
+note named one (``hit``); ``--missed`` prints only the traces with ``own`` and not ``hit``.
 
-    python bench/suggester_traces.py --cache /work/corpus-cache [--only ID,ID] [--missed]
+    python bench/suggester_traces.py --cache /work/corpus-cache [--only ID,ID,FAMILY] [--missed]
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
-from dsh_sidecar.evaluation import TRAJECTORY_HELDOUT, checkout_dir, read_trajectories
+from dsh_sidecar.evaluation import ECHO_MAX_FILES, FileIndex, checkout_dir, read_trajectories, workspace_files
+from dsh_sidecar.evaluation.trajectories import shown_by
 from dsh_sidecar.sidecar import Sidecar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +42,8 @@ def _lists(text: str, path: str) -> bool:
 
 def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
     out: list[str] = []
+    _listed, shown, _opens = shown_by(t, FileIndex(workspace_files(ws)))
+    seen: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="dsh-traces-") as home:
         lines: list[str] = []
         env = {**os.environ, "DSH_HOME": home}
@@ -47,6 +53,7 @@ def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
         for i, c in enumerate(t.calls):
             n0 = len(lines)
             res = sc.post_execute(PostExecuteParams.model_validate(c["params"]))
+            seen |= shown[i]
             if i >= t.limit:
                 continue
             text = (c["params"].get("result") or {}).get("text") or ""
@@ -60,11 +67,13 @@ def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
             led = [m for m in led if m.startswith(("suggest", "suppressed", "abstained"))]
             if verbose or g or led:
                 mark = "G" if g else " "
-                out.append(f"  {i:3d} {c.get('class', ''):7} {mark} {str(cmd)[:150]!r}")
+                out.append(f"  {i:3d} {c.get('class', ''):7} {mark} [{len(shown[i])}] {str(cmd)[:150]!r}")
                 for m in led:
                     out.append(f"        -> {m[:200]}")
                 for ts in named:
-                    out.append(f"        => {ts}")
+                    echo = bool(ts) and 1 <= len(shown[i]) <= ECHO_MAX_FILES and set(ts) <= shown[i]
+                    lead = any(p in t.gold and p not in seen for p in ts)
+                    out.append(f"        => {ts}{' ECHO' if echo else ''}{' LEAD' if lead else ''}")
         sc.shutdown()
     return own, hit, out
 
@@ -79,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     only = set(a.only.split(",")) if a.only else None
     for t in read_trajectories(TRAJ):
-        if only is not None and t.id not in only and t.row["repo"] not in only:
+        if only is not None and t.id not in only and t.row["repo"] not in only and t.family not in only:
             continue
-        if t.row["repo"] in TRAJECTORY_HELDOUT and not a.heldout:
+        if t.heldout and not a.heldout:
             if only is not None:
                 sys.stderr.write(f"{t.id}: held out (not shown while tuning; --heldout to score it)\n")
             continue

@@ -15,9 +15,11 @@ nothing of the repository's own configuration runs (no hooks, no fsmonitor, no f
 ``.gitattributes`` export rules, no submodules); symlinks and submodule entries are skipped
 (listed on stderr); a path that is absolute, has ``..`` or ``.git`` parts is refused. Every
 git command runs with ``GIT_CONFIG_NOSYSTEM=1``, an empty global config, no prompts and
-``-c core.fsmonitor=false -c core.hooksPath=/dev/null``.
+``-c core.fsmonitor=false -c core.hooksPath=/dev/null``. A blob the local git dir lacks fails the
+checkout, or with ``--missing-empty`` is written as an empty file and listed on stderr (this
+workplace's snapshots leave out files of 4 MiB and more).
 
-    python corpus/checkout.py --cache DIR [--local '/mirrors/{owner}+{name}/repo'] \
+    python corpus/checkout.py --cache DIR [--local '/mirrors/{owner}+{name}/repo'] [--missing-empty] \
         [--manifest corpus/intents/manifest.yaml] [--trajectories corpus/trajectories/index.jsonl] \
         [owner/name@commit ...]
 
@@ -129,9 +131,11 @@ def safe_relpath(path: str) -> bool:
     return bool(path) and not p.is_absolute() and all(part not in ("..", ".git", "") for part in p.parts)
 
 
-def write_tree(git_dir: Path, commit: str, dest: Path) -> list[str]:
+def write_tree(git_dir: Path, commit: str, dest: Path, missing: list[str] | None = None) -> list[str]:
     """Write the regular files of ``commit`` under ``dest`` (which must not exist); return the
-    skipped paths (symlinks, submodules, refused names)."""
+    skipped paths (symlinks, submodules, refused names). A blob the git dir lacks raises
+    :class:`CheckoutError`, unless ``missing`` is a list: then the file is written empty and its
+    path appended (a fetched snapshot leaves out files of 4 MiB and more)."""
     skipped: list[str] = []
     files: list[tuple[str, str, str]] = []
     for mode, kind, sha, path in _entries(git_dir, commit):
@@ -152,10 +156,14 @@ def write_tree(git_dir: Path, commit: str, dest: Path) -> list[str]:
             proc.stdin.write(sha.encode() + b"\n")
             proc.stdin.flush()
             header = proc.stdout.readline().split()
-            if len(header) != 3:
+            if len(header) == 2 and header[1] == b"missing" and missing is not None:
+                missing.append(path)
+                data = b""
+            elif len(header) != 3:
                 raise CheckoutError(f"cat-file gave no blob for {path}")
-            data = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)
+            else:
+                data = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)
             target = dest / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -166,11 +174,19 @@ def write_tree(git_dir: Path, commit: str, dest: Path) -> list[str]:
     return skipped
 
 
-def checkout(cache: Path, repo: str, commit: str, local: Path | None = None, url: str | None = None) -> Path:
+def checkout(
+    cache: Path,
+    repo: str,
+    commit: str,
+    local: Path | None = None,
+    url: str | None = None,
+    missing_empty: bool = False,
+) -> Path:
     """Make (or reuse) ``<cache>/<owner>__<name>@<commit>/``; return its path.
 
     ``local``: a git directory holding the commit; else ``url`` (default the GitHub URL) is
-    fetched. Raises :class:`CheckoutError` or ``ValueError``."""
+    fetched. ``missing_empty``: a blob the git dir lacks is written as an empty file (listed on
+    stderr) instead of failing the checkout. Raises :class:`CheckoutError` or ``ValueError``."""
     dest = tree_path(cache, repo, commit)
     if dest.is_dir():
         return dest
@@ -182,14 +198,17 @@ def checkout(cache: Path, repo: str, commit: str, local: Path | None = None, url
     git(git_dir, "cat-file", "-e", f"{commit}^{{commit}}")
     tmp = dest.with_name(f"{dest.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
+    missing: list[str] | None = [] if missing_empty else None
     try:
-        skipped = write_tree(git_dir, commit, tmp)
+        skipped = write_tree(git_dir, commit, tmp, missing)
         tmp.rename(dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for path in skipped:
         sys.stderr.write(f"checkout: {repo}@{commit[:12]}: skipped {path} (not a regular file)\n")
+    for path in missing or []:
+        sys.stderr.write(f"checkout: {repo}@{commit[:12]}: {path} written empty (its blob is not in the git dir)\n")
     return dest
 
 
@@ -224,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", default="https://github.com/{owner}/{name}.git", help="git URL pattern")
     p.add_argument("--manifest", type=Path, default=MANIFEST)
     p.add_argument("--trajectories", type=Path, default=TRAJECTORIES)
+    p.add_argument(
+        "--missing-empty",
+        action="store_true",
+        help="write a blob the git dir lacks (a snapshot leaves out files of 4 MiB and more) as an empty file",
+    )
     args = p.parse_args(argv)
     if args.cache is None:
         p.error("--cache DIR (or DSH_CORPUS_CACHE) is required")
@@ -238,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if local is not None and not local.is_dir():
                 raise CheckoutError(f"no local git dir {local}")
-            dest = checkout(args.cache, repo, commit, local, args.url.format(owner=owner, name=name))
+            url = args.url.format(owner=owner, name=name)
+            dest = checkout(args.cache, repo, commit, local, url, missing_empty=args.missing_empty)
             sys.stdout.write(f"{repo}@{commit} {dest}\n")
         except (CheckoutError, ValueError, OSError) as exc:
             failed += 1

@@ -79,6 +79,22 @@ def test_checkout_refuses_bad_names_and_unknown_commits(tmp_path, origin):
     )
 
 
+def test_a_blob_the_git_dir_lacks_fails_or_is_written_empty(tmp_path, origin, capsys):
+    """A snapshot without its largest files: the checkout fails, or with ``missing_empty``
+    writes the file empty and says so."""
+    src, commit, _ = origin
+    blob = _git(src, "rev-parse", f"{commit}:pkg/__init__.py").strip()
+    (src / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(checkout.CheckoutError, match="no blob for pkg/__init__.py"):
+        checkout.checkout(tmp_path / "c", "acme/demo", commit, local=src)
+    assert not (tmp_path / "c" / f"acme__demo@{commit}").exists()
+    dest = checkout.checkout(tmp_path / "c", "acme/demo", commit, local=src, missing_empty=True)
+    assert (dest / "pkg" / "__init__.py").read_bytes() == b"" and (
+        dest / "run.sh"
+    ).read_text() == "#!/bin/sh\necho hi\n"
+    assert f"acme/demo@{commit[:12]}: pkg/__init__.py written empty" in capsys.readouterr().err
+
+
 def test_checkout_cli_reads_the_manifest(tmp_path, origin):
     src, commit, _ = origin
     manifest = tmp_path / "manifest.yaml"

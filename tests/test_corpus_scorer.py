@@ -8,15 +8,23 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from dsh_sidecar.evaluation import (
     CorpusRepo,
+    FileIndex,
     IntentRun,
     Trajectory,
+    fold_report,
+    format_folds,
     format_intent_report,
     intent_figures,
     intent_report,
     ledger_summary,
+    listed_files,
+    notes_from_log,
+    parse_objective,
     pooled,
+    rescore_trajectories,
     score,
     trajectory_figures,
     trajectory_summary,
@@ -93,8 +101,15 @@ def test_ledger_summary_counts_the_seed_lines():
     }
 
 
-def call(i, cls, name, inp):
-    return {"i": i, "class": cls, "params": {"sessionId": "t", "turn": 1, "tool": {"name": name, "input": inp}}}
+def call(i, cls, name, inp, text="", opens=(), dirs=()):
+    """A trajectory call line; ``text`` its result, ``opens``/``dirs`` as the converters write them."""
+    return {
+        "i": i,
+        "class": cls,
+        "params": {"sessionId": "t", "turn": 1, "tool": {"name": name, "input": inp}, "result": {"text": text}},
+        "opens": list(opens),
+        "dirs": list(dirs),
+    }
 
 
 def test_trajectory_figures_and_baselines():
@@ -149,3 +164,215 @@ def test_a_path_counts_only_as_a_whole_path():
     assert _mentions(json.dumps({"command": "echo x >a/b.py"}), "a/b.py")
     assert not _mentions(json.dumps({"command": "cat a/b.pyc"}), "a/b.py")
     assert not _mentions(json.dumps({"command": "cat xa/b.py"}), "a/b.py")
+
+
+# ---------------------------------------------------------------------------- help, not agreement
+
+FILES = [f"pkg/m{k}.py" for k in range(12)] + ["setup.py", "pkg/core.py", "docs/index.md"]
+
+
+def test_listed_files_resolves_the_ways_results_name_a_file():
+    index = FileIndex(FILES)
+    text = "\n".join(
+        [
+            "./pkg/m0.py:3:    def x",  # ./ prefix, grep -n
+            "/testbed/pkg/m1.py",  # a container root
+            "/mnt/w/repos/o__n/pkg/m2.py:9: y",  # the longest workspace path ending an absolute path
+            "--- a/pkg/m3.py",  # a diff header
+            "m4.py",  # a bare name, relative to dirs
+            "pkg/m0.py again",  # each file once
+            "pkg/m5.pyc pkg/m6.py.bak xpkg/m7.py",  # not as part of a longer name
+            "/usr/lib/python3/setup.py",  # a root-level name under a foreign absolute path: no
+            "sympy.core.add README",  # no path
+        ]
+    )
+    assert listed_files(text, index, ["pkg"]) == ["pkg/m0.py", "pkg/m1.py", "pkg/m2.py", "pkg/m3.py", "pkg/m4.py"]
+    assert listed_files("m4.py", index) == []  # no folder given: a bare name is no root file
+    assert listed_files("setup.py:1:import x", index) == ["setup.py"]
+    # an ``ls -R`` header (or a folder tree line ``pkg/:``) sets the folder of the names below it
+    assert listed_files("./pkg:\nm8.py  m9.py\n\n./docs:\nindex.md", index) == [
+        "pkg/m8.py",
+        "pkg/m9.py",
+        "docs/index.md",
+    ]
+    assert listed_files("/testbed/pkg/:\nm8.py", index) == ["pkg/m8.py"]
+    assert listed_files("nowhere/:\nm8.py", index) == []
+
+
+def listing(n):
+    return "\n".join(f"./pkg/m{k}.py" for k in range(n))
+
+
+def test_echo_is_a_note_repeating_a_small_listing():
+    calls = [
+        call(0, "search", "bash", {"command": "find pkg -name 'm*'"}, listing(5)),  # exactly 5: a note can echo
+        call(1, "search", "bash", {"command": "find pkg -name 'm*'"}, listing(6)),  # 6: ranked, no echo
+        call(2, "read", "read", {"file_path": "/testbed/pkg/core.py"}, "def f(): pass", opens=["pkg/core.py"]),
+        call(3, "search", "grep", {"pattern": "zzz"}, "No matches"),
+    ]
+    t = Trajectory({"id": "e", "repo": "o/n", "gold": ["pkg/core.py"], "firstEdit": None, "ownSearchHit": None}, calls)
+    notes = [
+        [
+            note("Path", "pkg/m0.py", "pkg/m4.py"),
+            note("Path", "pkg/m0.py", "setup.py"),
+        ],  # echo; not (setup.py unlisted)
+        [note("Path", "pkg/m0.py")],  # 6 files listed: not an echo
+        [note("Symbol", "pkg/core.py")],  # the file the read call just showed: echo
+        [note("Symbol", "pkg/m0.py")],  # nothing listed: no echo
+    ]
+    f = trajectory_figures(t, notes, FILES)
+    assert (f["notes"], f["echo"], f["echo_first"]) == (5, 2, 3)  # the padded note repeats pkg/m0.py first
+    assert (trajectory_summary([f])["echo_share"], trajectory_summary([f])["echo_first_share"]) == (0.4, 0.6)
+    assert [(n["i"], n["echo"], n["echo_first"]) for n in f["note_log"]] == [
+        (0, True, True),
+        (0, False, True),
+        (1, False, False),
+        (2, True, True),
+        (3, False, False),
+    ]
+
+
+def test_lead_names_a_gold_file_no_result_had_shown():
+    calls = [
+        call(0, "search", "grep", {"pattern": "f"}, "pkg/m0.py:1:f"),
+        call(1, "search", "grep", {"pattern": "g"}, "/testbed/pkg/core.py:4:g"),  # shows the gold file
+        call(2, "search", "grep", {"pattern": "h"}, ""),
+    ]
+    row = {"id": "l", "repo": "o/n", "gold": ["pkg/core.py", "setup.py"], "firstEdit": None, "ownSearchHit": None}
+    t = Trajectory(row, calls)
+    # call 0: a lead (core.py not shown yet); call 1: core.py is in its own output; call 2: setup.py never shown
+    notes = [[note("Symbol", "pkg/core.py")], [note("Symbol", "pkg/core.py")], [note("Symbol", "pkg/core.py")]]
+    f = trajectory_figures(t, notes, FILES)
+    assert (f["lead"], f["echo"]) == (1, 1)
+    f2 = trajectory_figures(t, [[], [note("Symbol", "pkg/core.py")], [note("Config", "setup.py")]], FILES)
+    assert f2["lead"] == 1
+    none = trajectory_figures(t, [[], [note("Symbol", "pkg/core.py")], []], FILES)
+    assert none["lead"] == 0
+    s = trajectory_summary([f, f2, none])
+    assert (s["lead_notes"], s["lead_traces"], s["lead_share"]) == (2, 2, 0.6667)
+
+
+def test_rank_judges_notes_on_listings_of_ten_files_or_more():
+    calls = [
+        call(0, "search", "bash", {"command": "find pkg"}, listing(10)),  # exactly 10: broad
+        call(1, "search", "bash", {"command": "find pkg"}, listing(9)),  # 9: not broad
+        call(2, "other", "bash", {"command": "git status"}),
+        call(3, "read", "read", {"file_path": "pkg/m3.py"}, opens=["pkg/m3.py"]),
+        call(4, "read", "read", {"file_path": "pkg/m4.py"}, opens=["pkg/m4.py"]),
+    ]
+    t = Trajectory({"id": "r", "repo": "o/n", "gold": ["pkg/m9.py"], "firstEdit": None, "ownSearchHit": None}, calls)
+    hit = trajectory_figures(
+        t, [[note("Symbol", "pkg/m3.py", "pkg/m4.py")], [note("Symbol", "pkg/m3.py")], [], [], []], FILES
+    )
+    assert (hit["broad"], hit["ranked"]) == (1, 1)  # the next file opened after call 0 is pkg/m3.py
+    miss = trajectory_figures(t, [[note("Symbol", "pkg/m4.py", "pkg/m3.py")], [], [], [], []], FILES)
+    assert (miss["broad"], miss["ranked"]) == (1, 0)  # the first target is judged
+    assert trajectory_summary([hit, miss])["rank_share"] == 0.5
+
+
+def test_gold_hit_before_any_edit_and_before_the_first_repository_edit():
+    calls = [
+        call(0, "search", "grep", {"pattern": "f"}, "./pkg/m0.py:1:f"),
+        call(
+            1, "edit", "write", {"file_path": "reproduce.py", "content": "import pkg"}
+        ),  # a new script: no repository file
+        call(2, "search", "grep", {"pattern": "g"}, "pkg/core.py:2:g"),
+        call(3, "edit", "edit", {"file_path": "pkg/core.py"}, opens=["pkg/core.py"]),  # the first repository edit
+    ]
+    row = {"id": "g", "repo": "o/n", "gold": ["pkg/core.py"], "firstEdit": 3, "ownSearchHit": 2}
+    t = Trajectory(row, calls)
+    assert (t.any_limit, t.limit) == (1, 3)
+    late = trajectory_figures(t, [[], [], [note("Symbol", "pkg/core.py")], []], FILES)
+    assert (late["gold_hit"], late["gold_hit_any"], late["own_hit"], late["own_hit_any"]) == (True, False, True, False)
+    early = trajectory_figures(t, [[note("Symbol", "pkg/core.py")], [], [], []], FILES)
+    assert (early["gold_hit"], early["gold_hit_any"]) == (True, True)
+    s = trajectory_summary([late, early])
+    assert (s["gold_hit_before_first_edit"], s["gold_hit_before_any_edit"], s["own_hit_before_any_edit"]) == (
+        1.0,
+        0.5,
+        0.0,
+    )
+
+
+def test_searches_saved_count_the_search_calls_between_the_note_and_the_agents_own_open():
+    calls = [call(0, "search", "grep", {"pattern": "a"})]
+    calls += [call(i, "search" if i != 3 else "run", "grep", {"pattern": "b"}) for i in range(1, 5)]
+    calls.append(call(5, "read", "read", {"file_path": "pkg/core.py"}, opens=["pkg/core.py"]))
+    row = {"id": "s", "repo": "o/n", "gold": ["pkg/core.py", "setup.py"], "firstEdit": None, "ownSearchHit": None}
+    row["firstOpen"] = {"pkg/core.py": 5}
+    t = Trajectory(row, calls)
+    notes = [[note("Symbol", "pkg/core.py")], [note("Symbol", "pkg/core.py")], [], [], [], []]
+    f = trajectory_figures(t, notes, FILES)
+    assert (f["saved"], f["saved_pairs"]) == (3, 1)  # calls 1, 2 and 4 are searches; call 3 runs; setup.py never opened
+    after = trajectory_figures(t, [[], [], [], [], [], [note("Symbol", "pkg/core.py")]], FILES)
+    assert (after["saved"], after["saved_pairs"]) == (0, 0)  # the note came with the open
+    assert trajectory_summary([f, after])["searches_saved"] == 3
+
+
+def test_random_file_echo_and_lead_are_seeded():
+    calls = [call(i, "search", "grep", {"pattern": "x"}, listing(3)) for i in range(4)]
+    t = Trajectory({"id": "rnd", "repo": "o/n", "gold": ["pkg/m1.py"], "firstEdit": 2, "ownSearchHit": 0}, calls)
+    f = trajectory_figures(t, [[], [], [], []], FILES)
+    rng = random.Random(int(__import__("hashlib").sha256(b"rnd").hexdigest(), 16))
+    picks = [rng.choice(sorted(FILES)) for _ in range(2)]  # two searches before the first repository edit
+    assert f["random_notes"] == 2
+    assert f["random_echo"] == sum(p in {"pkg/m0.py", "pkg/m1.py", "pkg/m2.py"} for p in picks)
+    assert f["random_lead"] == 0  # the gold file was shown by every result: no pick can lead
+    assert f["own_hit_any"] is True and f["gold_hit_any"] is False
+
+
+def per(ids, **values):
+    """Per-trace counts of one trace per id, tagged (repo, family, heldout) — the folds' input."""
+    base = {"calls": 1, "search": 1, "notes": 0, "useful": 0, "gold_hit": False, "own_hit": False}
+    base.update(random_notes=0, random_useful=0, random_hit=False, lead=0, echo=0)
+    return {i: {**base, **tags, **values.get(i, {})} for i, tags in ids.items()}
+
+
+def test_folds_choose_on_the_training_folds_and_score_the_held_out_one():
+    tags = {
+        "a1": {"repo": "o/a", "family": "f1", "heldout": False},
+        "a2": {"repo": "o/a", "family": "f2", "heldout": False},
+        "b1": {"repo": "o/b", "family": "f1", "heldout": True},
+    }
+    # config "x" leads on o/a's traces, "y" only on o/b's
+    runs = {
+        "x": per(tags, a1={"lead": 1, "notes": 1}, a2={"lead": 1, "notes": 1}),
+        "y": per(tags, b1={"lead": 1, "notes": 1}),
+    }
+    folds = fold_report(runs, parse_objective("lead_share"))
+    repo = {f["held_out"]: (f["chosen"], f["figures"]["lead_share"]) for f in folds["repository"]}
+    assert repo == {"o/a": ("y", 0.0), "o/b": ("x", 0.0)}  # each fold scored under the other's choice
+    assert folds["pooled repository"]["lead_share"] == 0.0 and folds["pooled repository"]["traces"] == 3
+    fam = {f["held_out"]: (f["chosen"], f["figures"]["lead_share"]) for f in folds["family"]}
+    # f1 is trained on a2 (x leads); f2 on a1 and b1, where x and y tie (the first listed wins)
+    assert fam == {"f1": ("x", 0.5), "f2": ("x", 1.0)}
+    assert folds["pooled family"]["lead_traces"] == 2
+    assert (folds["fixed"]["chosen"], folds["fixed"]["figures"]["traces"]) == ("x", 1)
+    single = fold_report({"default": runs["x"]})
+    assert [f["chosen"] for f in single["repository"]] == ["default", "default"]
+    table = format_folds(folds)
+    assert "repository o/a [y]" in table and "pooled held-out (family)" in table and "fixed held-out set [x]" in table
+    assert parse_objective("lead_share, -echo_share") == ("lead_share", "-echo_share")
+
+
+def test_a_kept_report_scores_again_on_the_same_notes():
+    calls = [
+        call(0, "search", "grep", {"pattern": "f"}, "./pkg/m0.py:1:f\n./pkg/m1.py:2:f"),
+        call(1, "read", "read", {"file_path": "pkg/m0.py"}, opens=["pkg/m0.py"]),
+        call(2, "search", "grep", {"pattern": "g"}, ""),
+    ]
+    row = {"id": "k", "repo": "o/n", "gold": ["pkg/core.py"], "firstEdit": None, "ownSearchHit": None}
+    t = Trajectory(row, calls)
+    notes = [[note("Symbol", "pkg/m0.py", "setup.py"), note("Usage", "pkg/m1.py")], [], [note("Symbol", "pkg/core.py")]]
+    f = trajectory_figures(t, notes, FILES)
+    rebuilt = notes_from_log(t, f["note_log"])
+    assert [[(n["source"]["intent"], n["source"]["targets"]) for n in ns] for ns in rebuilt] == [
+        [("Symbol", ["pkg/m0.py", "setup.py"]), ("Usage", ["pkg/m1.py"])],
+        [],
+        [("Symbol", ["pkg/core.py"])],
+    ]
+    per = rescore_trajectories([t], {"k": f}, lambda _t: FILES)
+    assert per["k"] == {"repo": "o/n", "family": "mini-swe-agent", "language": "python", "heldout": False, **f}
+    assert (f["echo"], f["echo_first"], f["lead"]) == (1, 2, 1)
+    with pytest.raises(ValueError, match="a note at call 7 of 3"):
+        notes_from_log(t, [{"i": 7, "intent": "Symbol", "targets": []}])

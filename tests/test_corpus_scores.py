@@ -40,7 +40,7 @@ def forked_replay(monkeypatch):
     monkeypatch.setattr(dsh_sidecar.evaluation.trace, "server_command", forked_command)
 
 
-#: One trajectory per repository (the first of each in ``index.jsonl``), to keep this module fast.
+#: One Corpus I trajectory per repository (the first of each in ``index.jsonl``), to keep this module fast.
 TRAJECTORY_IDS = (
     "sympy__sympy-13798",
     "sphinx-doc__sphinx-9230",
@@ -48,6 +48,18 @@ TRAJECTORY_IDS = (
     "pydata__xarray-4356",
     "pytest-dev__pytest-5631",
     "pylint-dev__pylint-7080",
+)
+#: Corpus II: one trace per agent family and language beyond them — for each (family, language)
+#: the trace whose workspace has the fewest files (the first in ``index.jsonl`` on a tie).
+#: coder/code-server is a held-out repository and iswe a held-out family.
+CORPUS_II_IDS = (
+    "rovo-dev/google__gson-2134",
+    "rovo-dev/tailwindlabs__tailwindcss-550",
+    "rovo-dev/coder__code-server-4923",
+    "rovo-dev/keras-team__keras-19190",
+    "iswe/google__gson-2134",
+    "codex/tailwindlabs__tailwindcss-550",
+    "codex/coder__code-server-4923",
 )
 
 # fmt: off
@@ -93,17 +105,40 @@ INTENTS = {
 }
 TRAJECTORY_FIGURES = {
     'repos': {
-        'astropy/astropy': {'traces': 1, 'calls': 30, 'search_calls': 7, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 42.86, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 71.43},
-        'pydata/xarray': {'traces': 1, 'calls': 74, 'search_calls': 1, 'notes': 3, 'useful_notes': 3, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 300.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0},
-        'pylint-dev/pylint': {'traces': 1, 'calls': 63, 'search_calls': 14, 'notes': 7, 'useful_notes': 6, 'useful_precision': 0.8571, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 64.29},
-        'pytest-dev/pytest': {'traces': 1, 'calls': 29, 'search_calls': 2, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 50.0},
-        'sphinx-doc/sphinx': {'traces': 1, 'calls': 41, 'search_calls': 12, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 16.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67},
-        'sympy/sympy': {'traces': 1, 'calls': 40, 'search_calls': 9, 'notes': 5, 'useful_notes': 5, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 55.56, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 44.44},
+        'astropy/astropy': {'traces': 1, 'calls': 30, 'search_calls': 7, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 42.86, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 71.43, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.3333, 'echo_first_share': 0.6667, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pydata/xarray': {'traces': 1, 'calls': 74, 'search_calls': 1, 'notes': 3, 'useful_notes': 3, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 300.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 3, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pylint-dev/pylint': {'traces': 1, 'calls': 63, 'search_calls': 14, 'notes': 7, 'useful_notes': 6, 'useful_precision': 0.8571, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 64.29, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 5, 'echo_share': 0.7143, 'echo_first_share': 1.0, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 1.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pytest-dev/pytest': {'traces': 1, 'calls': 29, 'search_calls': 2, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 50.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'sphinx-doc/sphinx': {'traces': 1, 'calls': 41, 'search_calls': 12, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 16.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.5, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'sympy/sympy': {'traces': 1, 'calls': 40, 'search_calls': 9, 'notes': 5, 'useful_notes': 5, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 55.56, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 44.44, 'gold_hit_before_any_edit': 1.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 3, 'echo_share': 0.6, 'echo_first_share': 0.6, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
     },
-    'tune': {'traces': 4, 'calls': 185, 'search_calls': 29, 'notes': 13, 'useful_notes': 10, 'useful_precision': 0.7692, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 44.83, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 51.72},
-    'heldout': {'traces': 2, 'calls': 92, 'search_calls': 16, 'notes': 8, 'useful_notes': 7, 'useful_precision': 0.875, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.5, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 62.5},
-    'pooled': {'traces': 6, 'calls': 277, 'search_calls': 45, 'notes': 21, 'useful_notes': 17, 'useful_precision': 0.8095, 'gold_hit_before_first_edit': 0.6667, 'notes_per_100_search': 46.67, 'own_search_hit_before_first_edit': 0.8333, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 55.56},
+    'tune': {'traces': 4, 'calls': 185, 'search_calls': 29, 'notes': 13, 'useful_notes': 10, 'useful_precision': 0.7692, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 44.83, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 51.72, 'gold_hit_before_any_edit': 0.25, 'own_hit_before_any_edit': 0.5, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 8, 'echo_share': 0.6154, 'echo_first_share': 0.7692, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 0, 'saved_pairs': 2, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'heldout': {'traces': 2, 'calls': 92, 'search_calls': 16, 'notes': 8, 'useful_notes': 7, 'useful_precision': 0.875, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.5, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 62.5, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 6, 'echo_share': 0.75, 'echo_first_share': 1.0, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 0.5, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 2, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'pooled': {'traces': 6, 'calls': 277, 'search_calls': 45, 'notes': 21, 'useful_notes': 17, 'useful_precision': 0.8095, 'gold_hit_before_first_edit': 0.6667, 'notes_per_100_search': 46.67, 'own_search_hit_before_first_edit': 0.8333, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 55.56, 'gold_hit_before_any_edit': 0.1667, 'own_hit_before_any_edit': 0.3333, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 14, 'echo_share': 0.6667, 'echo_first_share': 0.8571, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 0.1667, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 1, 'saved_pairs': 4, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
     'ledger': {'suggest': 21, 'suggest Path': 1, 'suggest Symbol': 13, 'suggest Test': 2, 'suggest Usage': 5, 'suppressed cooldown': 2, 'suppressed cooldown Symbol': 1, 'suppressed cooldown Test': 1, 'suppressed dedupe': 4, 'suppressed dedupe Symbol': 2, 'suppressed dedupe Usage': 2, 'suppressed recent': 6, 'suppressed recent Symbol': 3, 'suppressed recent Usage': 3, 'suppressed turn-cap': 1, 'suppressed turn-cap Symbol': 1},
+}
+CORPUS_II_FIGURES = {
+    'repos': {
+        'coder/code-server': {'traces': 2, 'calls': 66, 'search_calls': 17, 'notes': 4, 'useful_notes': 3, 'useful_precision': 0.75, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 23.53, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 70.59, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.5, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'google/gson': {'traces': 2, 'calls': 24, 'search_calls': 4, 'notes': 0, 'useful_notes': 0, 'useful_precision': 0.0, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 0.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 0, 'echo_share': 0.0, 'echo_first_share': 0.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'keras-team/keras': {'traces': 1, 'calls': 20, 'search_calls': 2, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 100.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 0.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.5, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'tailwindlabs/tailwindcss': {'traces': 2, 'calls': 31, 'search_calls': 12, 'notes': 5, 'useful_notes': 2, 'useful_precision': 0.4, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 41.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.2, 'echo_first_share': 0.6, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'families': {
+        'codex': {'traces': 2, 'calls': 33, 'search_calls': 16, 'notes': 5, 'useful_notes': 3, 'useful_precision': 0.6, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 31.25, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.4, 'echo_first_share': 0.4, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'iswe': {'traces': 1, 'calls': 5, 'search_calls': 3, 'notes': 0, 'useful_notes': 0, 'useful_precision': 0.0, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 0.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 0, 'echo_share': 0.0, 'echo_first_share': 0.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'rovo-dev': {'traces': 4, 'calls': 103, 'search_calls': 16, 'notes': 6, 'useful_notes': 3, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 37.5, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 6.25, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.3333, 'echo_first_share': 0.6667, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'languages': {
+        'java': {'traces': 2, 'calls': 24, 'search_calls': 4, 'notes': 0, 'useful_notes': 0, 'useful_precision': 0.0, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 0.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 0, 'echo_share': 0.0, 'echo_first_share': 0.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'javascript': {'traces': 2, 'calls': 31, 'search_calls': 12, 'notes': 5, 'useful_notes': 2, 'useful_precision': 0.4, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 41.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.2, 'echo_first_share': 0.6, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'python': {'traces': 1, 'calls': 20, 'search_calls': 2, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 100.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 0.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.5, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'typescript': {'traces': 2, 'calls': 66, 'search_calls': 17, 'notes': 4, 'useful_notes': 3, 'useful_precision': 0.75, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 23.53, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 70.59, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.5, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'tune': {'traces': 4, 'calls': 70, 'search_calls': 15, 'notes': 7, 'useful_notes': 3, 'useful_precision': 0.4286, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 46.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 33.33, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.2857, 'echo_first_share': 0.5714, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'heldout': {'traces': 3, 'calls': 71, 'search_calls': 20, 'notes': 4, 'useful_notes': 3, 'useful_precision': 0.75, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 20.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.5, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'pooled': {'traces': 7, 'calls': 141, 'search_calls': 35, 'notes': 11, 'useful_notes': 6, 'useful_precision': 0.5455, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 31.43, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 57.14, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 4, 'echo_share': 0.3636, 'echo_first_share': 0.5455, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'ledger': {'abstained no-companions': 1, 'abstained no-companions Usage': 1, 'suggest': 11, 'suggest Symbol': 6, 'suggest Test': 3, 'suggest Usage': 2, 'suppressed cooldown': 1, 'suppressed cooldown Test': 1},
 }
 # fmt: on
 
@@ -165,6 +200,33 @@ def test_trajectory_figures_on_materialized_workspaces(tmp_path, forked_replay):
     assert {k: rep[k] for k in keys} == TRAJECTORY_FIGURES
 
 
+@pytest.mark.skipif(not (TRAJECTORIES / "index.jsonl").is_file(), reason=f"no trajectory data in {TRAJECTORIES}")
+def test_corpus_ii_figures_on_materialized_workspaces(tmp_path, forked_replay):
+    """Rovo Dev (Java, JavaScript, TypeScript, Python), iSWE (Java) and Codex (JavaScript,
+    TypeScript) runs: every family and language of Corpus II, with the help figures (echo, lead,
+    rank, gold-hit before any edit, searches saved) beside the agent's own results and random files."""
+    trajs = read_trajectories(TRAJECTORIES, CORPUS_II_IDS)
+    assert sorted(t.id for t in trajs) == sorted(CORPUS_II_IDS)
+    assert {(t.family, t.language) for t in trajs} == {
+        ("rovo-dev", "java"),
+        ("rovo-dev", "javascript"),
+        ("rovo-dev", "typescript"),
+        ("rovo-dev", "python"),
+        ("iswe", "java"),
+        ("codex", "javascript"),
+        ("codex", "typescript"),
+    }
+
+    def workspace(t):
+        dest = tmp_path / t.id
+        materialize_trajectory(TRAJECTORIES, t.row["repo"], t.row["commit"], dest)
+        return dest
+
+    rep = run_trajectories(trajs, workspace)
+    keys = ("repos", "families", "languages", "tune", "heldout", "pooled", "ledger")
+    assert {k: rep[k] for k in keys} == CORPUS_II_FIGURES
+
+
 def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
     """``dsh-search replay --corpus DIR --cache DIR`` on a one-repository corpus whose checkout
     is a materialized workspace in the cache layout ``<owner>__<name>@<commit>/``."""
@@ -201,3 +263,12 @@ def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
         env={**os.environ, "DSH_HOME": str(dsh_home)},
     )
     assert missing.returncode == 2 and "--cache" in missing.stderr
+    bad_knobs = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(cache)]
+        + ["--suggester", "[1]"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert bad_knobs.returncode == 2 and "--suggester must be a JSON object" in bad_knobs.stderr

@@ -1,21 +1,19 @@
-"""The trajectory corpus (corpus/trajectories): the mapping rules of convert.py on exact
-commands, and the committed data's format and internal consistency (issue 11, item 2)."""
+"""The trajectory corpus (corpus/trajectories, Corpus II): the converters' rules on exact inputs
+(the shared shell rules of ``core``, each family's parser) and the committed data's format and
+internal consistency."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from corpus.trajectories import codex, core, iswe, mini_swe_agent, polybench, rovo_dev
+
 ROOT = Path(__file__).resolve().parent.parent / "corpus" / "trajectories"
-_spec = importlib.util.spec_from_file_location("traj_convert", ROOT / "convert.py")
-convert = importlib.util.module_from_spec(_spec)
-sys.modules["traj_convert"] = convert
-_spec.loader.exec_module(convert)
+convert = core  # the shell rules the mini-swe-agent converter was first written with
 
 TRACKED = {"sympy/core/add.py", "sympy/printing/latex.py", "setup.py"}
 
@@ -158,18 +156,18 @@ def test_viewed_files_and_grep_flags() -> None:
 
 
 def test_observations() -> None:
-    assert convert.observation("<returncode>1</returncode>\n<output>\nboom\n</output>") == (True, "boom")
-    assert convert.observation("<returncode>0</returncode>\n<output>\n</output>") == (False, "")
+    assert mini_swe_agent.observation("<returncode>1</returncode>\n<output>\nboom\n</output>") == (True, "boom")
+    assert mini_swe_agent.observation("<returncode>0</returncode>\n<output>\n</output>") == (False, "")
     long = (
         "<returncode>0</returncode>\n<warning>\ntoo long\n</warning><output_head>\nA\n</output_head>\n"
         "<elided_chars>\n1234 characters elided\n</elided_chars>\n<output_tail>\nZ\n</output_tail>"
     )
-    assert convert.observation(long) == (False, "A\n[1234 characters elided]\nZ")
+    assert mini_swe_agent.observation(long) == (False, "A\n[1234 characters elided]\nZ")
     timeout = (
         "The last command <command>pytest</command> timed out and has been killed.\n<output>\npartial\n</output>\n"
     )
-    assert convert.observation(timeout) == (True, "partial")
-    assert convert.observation("diff --git a/x b/x\n") == (False, "diff --git a/x b/x\n")
+    assert mini_swe_agent.observation(timeout) == (True, "partial")
+    assert mini_swe_agent.observation("diff --git a/x b/x\n") == (False, "diff --git a/x b/x\n")
 
 
 def test_rejected_replies_are_not_calls() -> None:
@@ -181,7 +179,7 @@ def test_rejected_replies_are_not_calls() -> None:
         {"role": "assistant", "content": "THOUGHT: list\n\n```bash\nls -la\n```"},
         {"role": "user", "content": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>"},
     ]
-    assert convert.actions(messages) == ([("ls -la", False, "setup.py")], 1)
+    assert mini_swe_agent.actions(messages) == ([("ls -la", False, "setup.py")], 1)
 
 
 @pytest.mark.parametrize(
@@ -227,6 +225,219 @@ def test_python_symbols() -> None:
     ]
 
 
+# --------------------------------------------------------------------------- the families' parsers
+
+
+def test_code_symbols_of_java_and_typescript():
+    java = (
+        b"package a;\npublic class A {\n  public A() {}\n  void m() {}\n  interface I { void n(); }\n}\nenum E { X }\n"
+    )
+    assert core.code_symbols("A.java", java) == [
+        ("A", "class", "A.java", 2),
+        ("A", "method", "A.java", 3),
+        ("m", "method", "A.java", 4),
+        ("I", "interface", "A.java", 5),
+        ("n", "method", "A.java", 5),
+        ("E", "enum", "A.java", 7),
+    ]
+    ts = b"export const X = 1;\nexport class C {\n  m() {}\n}\nfunction f() { const y = 2; }\ntype T = string;\n"
+    assert core.code_symbols("a.ts", ts) == [
+        ("X", "constant", "a.ts", 1),
+        ("C", "class", "a.ts", 2),
+        ("m", "method", "a.ts", 3),
+        ("f", "function", "a.ts", 5),
+        ("T", "type", "a.ts", 6),
+    ]
+    assert core.code_symbols("README.md", b"# x") == []
+    assert core.language_of(["a.java", "b.ts", "c.ts"], "x") == "typescript"
+    assert core.language_of(["a.java", "b.ts"], "x") == "java"  # a tie: the first
+    assert core.language_of(["pom.xml"], "x") == "x"
+
+
+def test_shell_rules_in_another_workdir():
+    cls, segs, writes, _ = core.shell_call(
+        "cd /workspace && grep -rn foo src | head && cat src/a.ts", {"src/a.ts"}, workdir="/workspace"
+    )
+    assert (cls, writes) == ("search", [])
+    assert core.opens_of(segs, writes, {"src/a.ts"}) == ["src/a.ts"]
+    assert core.shell_call("cd /workspace && mvn -q test | tail -5", set(), workdir="/workspace")[0] == "run"
+    cls, segs, writes, _ = core.shell_call("cd lib && sed -i s/a/b/ x.js && ls sub", {"lib/x.js"}, workdir="/workspace")
+    assert (cls, writes, core.dirs_of(segs)) == ("edit", ["lib/x.js"], ["lib", "lib/sub"])
+
+
+ROVO_LOG = "\n".join(
+    [
+        "#" * 8,
+        "PHASE 1",
+        "=" * 120,
+        "USER PROMPT:",
+        "Resolve the following problem statement:",
+        "<problem_statement>",
+        "Empty string breaks convertPrimitive",
+        "</problem_statement>",
+        "=" * 120,
+        "TOOL CALL (grep)",
+        "content_pattern: convertPrimitive",
+        "path_glob: '**/*.java'",
+        "",
+        "=" * 120,
+        "TOOL RETURN (grep)",
+        "```",
+        "src/main/java/a/ClassHelper.java:267:    public static Object convertPrimitive(...",
+        "=" * 120 + " inside a result, not a separator",
+        "```",
+        "=" * 120,
+        "TOOL CALL (open_files)",
+        "file_paths:",
+        "- src/main/java/a/ClassHelper.java",
+        "- ./src/main/java/a/Missing.java",
+        "=" * 120,
+        "TOOL RETURN (open_files)",
+        "```",
+        "['Successfully opened src/main/java/a/ClassHelper.java:...",
+        "```",
+        "=" * 120,
+        "TOOL CALL (find_and_replace_code)",
+        "file_path: src/main/java/a/ClassHelper.java",
+        "find: a",
+        "replace: b",
+        "=" * 120,
+        "TOOL RETURN (find_and_replace_code)",
+        "```",
+        "Successfully replaced code",
+        "```",
+        "=" * 120,
+        "TOOL CALL (bash)",
+        "command: cd /workspace && cat src/main/java/a/ClassHelper.java | head -5",
+        "=" * 120,
+        "TOOL RETURN (bash)",
+        "```",
+        "package a;",
+        "```",
+    ]
+)
+
+
+def test_rovo_dev_log():
+    assert rovo_dev.problem_statement(ROVO_LOG) == "Empty string breaks convertPrimitive"
+    got = rovo_dev.calls_of(ROVO_LOG)
+    assert [(n, a) for n, a, _ in got] == [
+        ("grep", {"content_pattern": "convertPrimitive", "path_glob": "**/*.java"}),
+        ("open_files", {"file_paths": ["src/main/java/a/ClassHelper.java", "./src/main/java/a/Missing.java"]}),
+        ("find_and_replace_code", {"file_path": "src/main/java/a/ClassHelper.java", "find": "a", "replace": "b"}),
+        ("bash", {"command": "cd /workspace && cat src/main/java/a/ClassHelper.java | head -5"}),
+    ]
+    assert got[0][2] == (
+        "src/main/java/a/ClassHelper.java:267:    public static Object convertPrimitive(...\n"
+        + "=" * 120
+        + " inside a result, not a separator"
+    )
+    tracked = {"src/main/java/a/ClassHelper.java"}
+    calls = [rovo_dev.to_call(n, a, t, tracked, {}) for n, a, t in got]
+    assert [(c.cls, c.opens, c.writes) for c in calls] == [
+        ("search", [], []),
+        ("read", ["src/main/java/a/ClassHelper.java"], []),  # Missing.java is no repository file
+        ("edit", ["src/main/java/a/ClassHelper.java"], ["src/main/java/a/ClassHelper.java"]),
+        ("read", ["src/main/java/a/ClassHelper.java"], []),
+    ]
+    assert calls[0].tool == {"name": "grep", "input": got[0][1]}  # kept as the agent called it
+    assert core.first_edit_of(calls, tracked) == 2
+
+
+def test_iswe_calls_and_edits():
+    assert iswe.parse_call('get_method_info(method_name="ClassHelper.convertPrimitive")') == (
+        "get_method_info",
+        {"method_name": "ClassHelper.convertPrimitive"},
+    )
+    assert iswe.parse_call("get_call_chain('f', max_chains=3)") == ("get_call_chain", {"arg0": "f", "max_chains": 3})
+    assert iswe.parse_call("get_class_info(class_name=x)") is None  # not a literal
+    run = {
+        "localization": {
+            "localization_instance_config": {"model": {"name": "m1"}},
+            "trajectory": [
+                {"role": "user", "content": "x\n--- BEGIN ISSUE ---\nBoom\n--- END ISSUE ---\n"},
+                {"role": "assistant", "content": '<execute_tool>\nget_file_info(file_path="a/B.java")\n'},
+                {"role": "user", "content": "--- Observation ---\nDefined in file: a/B.java\n"},
+                {"role": "assistant", "content": '<execute_tool>\nget_class_info(class_name="a.B")\n</execute_tool>'},
+                {"role": "user", "content": "--- Observation ---\nDefinition starts at line: 3\n"},
+            ],
+        },
+        "editing": {
+            "trajectory": [
+                {
+                    "role": "assistant",
+                    "content": "### a/B.java\n<<<<<<< SEARCH\nint x;\n=======\nint y;\n>>>>>>> REPLACE\n",
+                },
+                {"role": "user", "content": "Your edit does not follow the required format."},
+                {
+                    "role": "assistant",
+                    "content": "```java\n### a/B.java\n<<<<<<< SEARCH\nint x;\n=======\nint y;\n>>>>>>> REPLACE\n```",
+                },
+                {"role": "user", "content": "Success! The edit was applied and here is the patch:"},
+            ]
+        },
+    }
+    assert iswe.issue_text(run) == "Boom" and iswe.model_of(run) == "m1"
+    calls = iswe.calls_of(run, {"a/B.java"})
+    assert [(c.cls, c.tool["name"], c.opens, c.writes, c.is_error) for c in calls] == [
+        ("read", "get_file_info", ["a/B.java"], [], False),
+        ("search", "get_class_info", [], [], False),
+        ("edit", "search_replace", [], [], True),  # refused by the harness: nothing written
+        ("edit", "search_replace", ["a/B.java"], ["a/B.java"], False),
+    ]
+    assert calls[0].text == "Defined in file: a/B.java\n"
+    assert calls[3].tool["input"] == {"edits": [{"file_path": "a/B.java", "search": "int x;", "replace": "int y;"}]}
+
+
+def test_codex_items():
+    tracked = {"src/a.ts"}
+    cmd = {
+        "type": "command_execution",
+        "command": "/bin/bash -lc 'grep -RIn foo src'",
+        "aggregated_output": "src/a.ts:1:foo",
+        "exit_code": 0,
+    }
+    c = codex.to_call(cmd, tracked, {})
+    assert (c.cls, c.tool, c.is_error) == (
+        "search",
+        {"name": "shell", "input": {"command": ["/bin/bash", "-lc", "grep -RIn foo src"]}},
+        False,
+    )
+    mcp = {
+        "type": "mcp_tool_call",
+        "server": "px",
+        "tool": "get-content",
+        "arguments": {"target": "src/a.ts"},
+        "result": {"content": [{"type": "text", "text": "ok"}]},
+    }
+    c = codex.to_call(mcp, tracked, {})
+    assert (c.cls, c.tool["name"], c.text, c.opens) == ("read", "mcp__px__get-content", "ok", ["src/a.ts"])
+    fc = {"type": "file_change", "changes": [{"path": "/testbed/src/a.ts", "kind": "update"}], "status": "completed"}
+    c = codex.to_call(fc, tracked, {})
+    assert (c.cls, c.writes, c.opens) == ("edit", ["src/a.ts"], ["src/a.ts"])
+    assert codex.to_call({"type": "reasoning", "text": "hm"}, tracked, {}) is None
+    failed = {**cmd, "exit_code": 127, "aggregated_output": "rg: command not found"}
+    assert codex.to_call(failed, tracked, {}).is_error is True
+
+
+def test_polybench_checks():
+    assert polybench.is_test_path("gson/src/test/java/a/BTest.java")
+    assert polybench.is_test_path("src/__tests__/x.js") and polybench.is_test_path("lib/a.test.ts")
+    assert polybench.is_test_path("tests/markdown/jsfmt.spec.js") and polybench.is_test_path("keras/ops/nn_test.py")
+    assert not polybench.is_test_path("gson/src/main/java/a/B.java") and not polybench.is_test_path("src/testing.js")
+    patch = (
+        "diff --git a/x.py b/x.py\nindex 1234567..89abcde 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n"
+        "--- a removed line that looks like a header\n+y\n"
+        "diff --git a/n.py b/n.py\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/n.py\n"
+    )
+    assert polybench.old_paths(patch) == {"x.py", "/dev/null"}
+    assert polybench.preimages(patch) == [("x.py", "1234567")]
+    assert polybench.retrieval({"x.py", "/dev/null"}, {"x.py"}) == (0.5, 1.0)
+    assert polybench.retrieval({"x.py"}, set()) == (0.0, 0.0)
+    assert polybench.same_task("Title\n\nbody  text " + "z" * 400, "Resolve:\n Title body text " + "z" * 400)
+    assert not polybench.same_task("Title", "Other")
+
+
 # --------------------------------------------------------------------------- committed data
 
 INDEX = [json.loads(line) for line in (ROOT / "index.jsonl").read_text("utf-8").splitlines()]
@@ -242,7 +453,26 @@ INDEX_KEYS = [
     "firstEdit",
     "firstOpen",
     "ownSearchHit",
+    "family",
+    "agent",
+    "language",
+    "task",
 ]
+#: The Corpus I traces (mini-swe-agent, the first 48): ids and figures kept as they were.
+CORPUS_I = {
+    "sympy/sympy": 12,
+    "sphinx-doc/sphinx": 10,
+    "astropy/astropy": 7,
+    "pydata/xarray": 7,
+    "pytest-dev/pytest": 7,
+    "pylint-dev/pylint": 5,
+}
+SOURCES = {
+    "mini-swe-agent": (mini_swe_agent.SOURCE_REPO, mini_swe_agent.SOURCE_COMMIT),
+    "rovo-dev": (polybench.PB_REPO, polybench.SUBMISSION_COMMIT),
+    "iswe": (polybench.PB_REPO, polybench.SUBMISSION_COMMIT),
+    "codex": (polybench.PB_REPO, codex.SOURCE_COMMIT),
+}
 
 
 def load_calls(trace_id: str) -> list[dict]:
@@ -250,85 +480,80 @@ def load_calls(trace_id: str) -> list[dict]:
 
 
 def test_index_counts() -> None:
-    assert len(INDEX) == 48
-    assert Counter(e["repo"] for e in INDEX) == {
-        "sympy/sympy": 12,
-        "sphinx-doc/sphinx": 10,
-        "astropy/astropy": 7,
-        "pydata/xarray": 7,
-        "pytest-dev/pytest": 7,
-        "pylint-dev/pylint": 5,
-    }
-    assert {e["model"] for e in INDEX} == {"google/gemini-3-pro-preview"}
-    assert sum(e["calls"] for e in INDEX) == 1993
-    calls = [c for e in INDEX for c in load_calls(e["id"])]
+    assert len(INDEX) == 331 and len({e["id"] for e in INDEX}) == 331
+    assert Counter(e["family"] for e in INDEX) == {"mini-swe-agent": 93, "rovo-dev": 179, "iswe": 54, "codex": 5}
+    assert Counter(e["language"] for e in INDEX) == {"python": 120, "java": 108, "javascript": 56, "typescript": 47}
+    repos = Counter(e["repo"] for e in INDEX)
+    assert len(repos) == 20 and repos["sveltejs/svelte"] == 46 and repos["pallets/flask"] == 1
+    mini = [e for e in INDEX if e["family"] == "mini-swe-agent"]
+    assert Counter(e["repo"] for e in mini) == mini_swe_agent.QUOTA
+    assert sum(e["calls"] for e in INDEX) == 12413
+    assert sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("**/*.jsonl")) == sorted(
+        [f"{e['id']}.jsonl" for e in INDEX] + ["index.jsonl"]
+    )
+    assert sorted(p.name for p in (ROOT / "tasks").iterdir()) == sorted({f"{e['instance']}.md" for e in INDEX})
+
+
+def test_corpus_i_is_kept() -> None:
+    """The first 48 mini-swe-agent traces (Corpus I) are the same runs with the same figures."""
+    legacy = [e for e in INDEX if e["family"] == "mini-swe-agent" and "/" not in e["id"]]
+    firsts: dict[str, list[dict]] = {}
+    for e in legacy:
+        firsts.setdefault(e["repo"], []).append(e)
+    kept = [e for repo, n in CORPUS_I.items() for e in firsts[repo][:n]]
+    assert len(kept) == 48
+    assert sum(e["calls"] for e in kept) == 1993
+    assert sum(1 for e in kept if e["ownSearchHit"] is not None) == 40
+    calls = [c for e in kept for c in load_calls(e["id"])]
     assert Counter(c["class"] for c in calls) == {"edit": 479, "run": 475, "search": 463, "read": 435, "other": 141}
     assert Counter(c["params"]["tool"]["name"] for c in calls) == {"bash": 1240, "read": 403, "write": 206, "edit": 144}
-    assert len({e["id"] for e in INDEX}) == 48
-    assert sorted(p.name for p in ROOT.glob("*.jsonl")) == sorted([f"{e['id']}.jsonl" for e in INDEX] + ["index.jsonl"])
 
 
 @pytest.mark.parametrize("entry", INDEX, ids=[e["id"] for e in INDEX])
 def test_trace_is_consistent(entry: dict) -> None:
     assert list(entry) == INDEX_KEYS
-    assert entry["instance"] == entry["id"]
+    assert entry["family"] in SOURCES and entry["language"] in ("python", "java", "javascript", "typescript")
+    assert entry["id"] == (
+        entry["instance"] if entry["family"] == "mini-swe-agent" else f"{entry['family']}/{entry['instance']}"
+    )
     assert len(entry["commit"]) == 40
-    assert entry["source"] == {
-        "repo": convert.SOURCE_REPO,
-        "path": f"{convert.SOURCE_DIR}/{entry['id']}/{entry['id']}.traj.json",
-        "commit": convert.SOURCE_COMMIT,
-    }
+    assert (entry["source"]["repo"], entry["source"]["commit"]) == SOURCES[entry["family"]]
+    assert entry["task"] == f"tasks/{entry['instance']}.md" and (ROOT / entry["task"]).read_text("utf-8").strip()
     owner, name = entry["repo"].split("/")
     key = f"{owner}__{name}@{entry['commit']}"
     paths = set((ROOT / "paths" / f"{key}.txt").read_text("utf-8").splitlines())
-    assert set(entry["gold"]) <= paths
+    assert set(entry["gold"]) & paths  # a gold file the patch adds (a changelog entry) is not tracked yet
     symbols = [row.split("\t") for row in (ROOT / "symbols" / f"{key}.tsv").read_text("utf-8").splitlines()]
-    assert all(len(r) == 4 and r[1] in ("class", "function", "method", "variable") and r[3].isdigit() for r in symbols)
-    assert {g for g in entry["gold"] if g.endswith(".py")} <= {r[2] for r in symbols}
+    kinds = ("class", "function", "method", "variable", "interface", "enum", "type", "module", "constant")
+    assert all(len(r) == 4 and r[1] in kinds and r[3].isdigit() for r in symbols)
+    assert {g for g in entry["gold"] if g.endswith((".py", ".java")) and g in paths} <= {r[2] for r in symbols}
 
     calls = load_calls(entry["id"])
     assert len(calls) == entry["calls"]
     for i, c in enumerate(calls):
-        assert list(c) == ["i", "class", "params"] and c["i"] == i and c["class"] in convert.CLASSES
+        assert list(c) == ["i", "class", "params", "opens", "dirs"] and c["i"] == i and c["class"] in core.CLASSES
         p = c["params"]
         assert list(p) == ["sessionId", "turn", "callId", "tool", "result"]
         assert (p["sessionId"], p["turn"], p["callId"]) == (entry["id"], 1, f"{entry['id']}-{i}")
         assert list(p["result"]) == ["isError", "text"] and isinstance(p["result"]["isError"], bool)
-        assert len(p["result"]["text"]) <= convert.MAX_RESULT_CHARS
-        tool = p["tool"]
-        assert tool["name"] in ("bash", "read", "edit", "write")
-        if tool["name"] == "bash":
-            assert list(tool["input"]) == ["command"]
-        elif tool["name"] != "read":
-            assert tool["input"]["file_path"] and set(tool["input"]) in (
-                {"file_path", "command"},
-                {"file_path", "content"},
-            )
-    assert "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in calls[-1]["params"]["tool"]["input"]["command"]
-
+        assert len(p["result"]["text"]) <= core.MAX_RESULT_CHARS
+        assert set(c["opens"]) <= paths and all(d and not d.startswith("/") for d in c["dirs"])
     first_edit = entry["firstEdit"]
     assert first_edit is not None and calls[first_edit]["class"] == "edit"
     for g, i in entry["firstOpen"].items():
-        tool = calls[i]["params"]["tool"]
-        assert g in entry["gold"] and (tool["input"].get("file_path") == g or g.rsplit("/", 1)[-1] in json.dumps(tool))
-        earlier = [c for c in calls[:i] if c["params"]["tool"] == {"name": "read", "input": {"file_path": g}}]
-        assert earlier == []
+        assert g in entry["gold"] and g in calls[i]["opens"]
     hit = entry["ownSearchHit"]
     if hit is not None:
         assert hit < first_edit
         text = calls[hit]["params"]["result"]["text"]
         assert any(g.rsplit("/", 1)[-1] in text for g in entry["gold"])
+    if entry["family"] == "mini-swe-agent":
+        assert entry["source"]["path"] == f"{mini_swe_agent.SOURCE_DIR}/{entry['id']}/{entry['id']}.traj.json"
+        assert {c["params"]["tool"]["name"] for c in calls} <= {"bash", "read", "edit", "write"}
+        assert "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in calls[-1]["params"]["tool"]["input"]["command"]
 
 
 def test_own_search_baseline() -> None:
-    hits = [e for e in INDEX if e["ownSearchHit"] is not None]
-    assert len(hits) == 40
-    assert Counter(e["repo"] for e in hits) == {
-        "sympy/sympy": 8,
-        "sphinx-doc/sphinx": 9,
-        "astropy/astropy": 7,
-        "pydata/xarray": 5,
-        "pytest-dev/pytest": 7,
-        "pylint-dev/pylint": 4,
-    }
-    assert sum(1 for e in INDEX if e["firstOpen"]) == 48
+    hits = Counter(e["family"] for e in INDEX if e["ownSearchHit"] is not None)
+    assert hits == {"mini-swe-agent": 67, "rovo-dev": 171, "iswe": 52, "codex": 5}
+    assert sum(1 for e in INDEX if e["firstOpen"]) == 319

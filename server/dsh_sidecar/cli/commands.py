@@ -629,7 +629,11 @@ def replay(
         Path | None, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")
     ] = None,
     corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Score the evaluation corpus (e.g. corpus) instead of TRACE.")
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Score the evaluation corpus (e.g. corpus) instead of TRACE: both figure sets and the trajectories' held-out folds.",
+        ),
     ] = None,
     cache: Annotated[
         Path | None, typer.Option("--cache", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts.")
@@ -637,6 +641,12 @@ def replay(
     as_json: Annotated[
         bool, typer.Option("--json", help="Also print every call's notes as JSON lines (--corpus: the report).")
     ] = False,
+    suggester: Annotated[
+        str | None,
+        typer.Option(
+            "--suggester", help="Suggester knobs for the replayed sidecar, a JSON object ('{\"bias\": 0.5}')."
+        ),
+    ] = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -644,25 +654,38 @@ def replay(
     out = _output(ctx, False, quiet, verbose)
     out.json = as_json or out.json
     if corpus is not None:
-        _finish(out, lambda: _replay_corpus(out, corpus, cache))
+        _finish(out, lambda: _replay_corpus(out, corpus, cache, _suggester_knobs(suggester)))
     else:
-        _finish(out, lambda: _replay(out, trace, workspace))
+        _finish(out, lambda: _replay(out, trace, workspace, _suggester_knobs(suggester)))
 
 
-def _replay_corpus(out: Output, corpus: Path, cache: Path | None) -> None:
+def _suggester_knobs(raw: str | None) -> dict[str, Any] | None:
+    """``--suggester`` as a dict (``None`` when absent). Raises a usage error for anything else."""
+    if raw is None:
+        return None
+    try:
+        knobs = json.loads(raw)
+    except ValueError:
+        knobs = None
+    if not isinstance(knobs, dict):
+        raise usage_error("--suggester must be a JSON object of suggester knobs", flag="--suggester")
+    return knobs
+
+
+def _replay_corpus(out: Output, corpus: Path, cache: Path | None, knobs: dict[str, Any] | None = None) -> None:
     from dsh_sidecar.evaluation import format_corpus, run_corpus
 
     if cache is None or not cache.is_dir():
         raise usage_error("--corpus needs --cache DIR (or DSH_CORPUS_CACHE) holding the checkouts", flag="--cache")
     try:
         with out.progress("Replaying the corpus…"):
-            report = run_corpus(corpus, cache)
+            report = run_corpus(corpus, cache, suggester=knobs)
     except (RuntimeError, OSError, EOFError, ValueError, KeyError) as exc:
         raise CliError(ErrorCode.INTERNAL_ERROR, f"corpus replay failed: {exc}", EXIT_FAILED) from None
     out.write(json.dumps(report, indent=1) if out.json else format_corpus(report))
 
 
-def _replay(out: Output, trace_path: Path | None, workspace: Path | None) -> None:
+def _replay(out: Output, trace_path: Path | None, workspace: Path | None, knobs: dict[str, Any] | None = None) -> None:
     from dsh_sidecar.evaluation import TraceError, latency_line, read_trace, replay
 
     if trace_path is None or workspace is None:
@@ -676,7 +699,7 @@ def _replay(out: Output, trace_path: Path | None, workspace: Path | None) -> Non
         raise usage_error(f"{trace_path}: {exc}", flag="TRACE") from None
     try:
         with out.progress(f"Replaying {len(trace)} calls…"):
-            score, notes, _ = replay(trace, workspace)
+            score, notes, _ = replay(trace, workspace, knobs)
     except (RuntimeError, OSError, EOFError) as exc:
         raise CliError(ErrorCode.INTERNAL_ERROR, f"replay failed: {exc}", EXIT_FAILED) from None
     if out.json:

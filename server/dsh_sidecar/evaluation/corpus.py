@@ -3,12 +3,14 @@ the intent report; :func:`run_corpus` runs both figure sets on real checkouts.""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dsh_sidecar.evaluation.folds import DEFAULT_OBJECTIVE, fold_report, format_folds
 from dsh_sidecar.evaluation.trace import (
     GRAPH_WAIT_S,
     Score,
@@ -20,7 +22,13 @@ from dsh_sidecar.evaluation.trace import (
     read_trace,
     replay,
 )
-from dsh_sidecar.evaluation.trajectories import format_trajectory_report, read_trajectories, run_trajectories
+from dsh_sidecar.evaluation.trajectories import (
+    Trajectory,
+    format_trajectory_report,
+    read_trajectories,
+    replay_trajectories,
+    trajectory_report,
+)
 
 # ---------------------------------------------------------------------------- the corpus
 
@@ -69,17 +77,21 @@ class IntentRun:
 
 
 def run_intents(
-    repos: Sequence[CorpusRepo], workspace_of: Callable[[CorpusRepo], Path], graph_wait_s: float = GRAPH_WAIT_S
+    repos: Sequence[CorpusRepo],
+    workspace_of: Callable[[CorpusRepo], Path],
+    graph_wait_s: float = GRAPH_WAIT_S,
+    suggester: dict[str, Any] | None = None,
 ) -> list[IntentRun]:
     """Replay each repository's ``trace.jsonl`` on ``workspace_of(repo)`` (a fresh server and
-    ``$DSH_HOME`` each). Raises ``RuntimeError`` (server), ``TraceError``, ``OSError``."""
+    ``$DSH_HOME`` each; ``suggester``: knobs given as ``initializationOptions.suggester``).
+    Raises ``RuntimeError`` (server), ``TraceError``, ``OSError``."""
     runs = []
     for r in repos:
         trace = read_trace((r.data / "trace.jsonl").read_text("utf-8").splitlines())
         ws = workspace_of(r)
         if not ws.is_dir():
             raise OSError(f"no workspace {ws} for {r.repo}@{r.commit[:12]}")
-        s, notes, logs = replay(trace, ws, graph_wait_s=graph_wait_s)
+        s, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s)
         runs.append(IntentRun(r, s, notes, ledger_summary(logs)))
     return runs
 
@@ -126,6 +138,38 @@ def format_intent_report(rep: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def config_label(config: dict[str, Any]) -> str:
+    """``knob=value`` pairs of a suggester configuration (``default`` when empty)."""
+    return ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(config.items())) or "default"
+
+
+def run_trajectory_grid(
+    trajs: Sequence[Trajectory],
+    workspace_of: Callable[[Trajectory], Path],
+    suggester: dict[str, Any] | None = None,
+    select: tuple[str, Sequence[Any]] | None = None,
+    objective: Sequence[str] = DEFAULT_OBJECTIVE,
+    graph_wait_s: float = GRAPH_WAIT_S,
+) -> dict[str, Any]:
+    """The trajectory report under ``suggester`` (the first value of ``select`` when given) and
+    its folds: with ``select = (knob, values)`` every trace is replayed once per value and each
+    fold's value is chosen on the other folds (:func:`~dsh_sidecar.evaluation.folds.fold_report`)."""
+    base = dict(suggester or {})
+    configs = [{**base, select[0]: v} for v in select[1]] if select else [base]
+    per_config: dict[str, dict[str, dict[str, Any]]] = {}
+    first: dict[str, Any] | None = None
+    for config in configs:
+        per, ledger = replay_trajectories(trajs, workspace_of, graph_wait_s, config)
+        per_config[config_label(config) if select else "default"] = per
+        if first is None:
+            first = trajectory_report(per, ledger)
+    assert first is not None
+    first["folds"] = fold_report(per_config, objective)
+    if select:
+        first["config"] = config_label(configs[0])
+    return first
+
+
 def run_corpus(
     corpus: Path,
     cache: Path,
@@ -134,21 +178,32 @@ def run_corpus(
     trajectories: bool = True,
     only: Iterable[str] | None = None,
     graph_wait_s: float = GRAPH_WAIT_S,
+    suggester: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Both figure sets on the real checkouts in ``cache`` (``<owner>__<name>@<commit>/``,
-    made by ``corpus/checkout.py``; nothing is fetched here). ``only``: repository dirs
-    / owner/name / trajectory ids to keep. Raises ``OSError`` naming a missing checkout."""
+    made by ``corpus/checkout.py``; nothing is fetched here), the trajectories with their folds.
+    ``only``: repository dirs / owner/name / trajectory ids / agent families to keep;
+    ``suggester``: knobs for every replay. Raises ``OSError`` naming a missing checkout."""
     keep = set(only) if only is not None else None
     out: dict[str, Any] = {"cache": str(cache)}
     if intents:
         repos = [r for r in read_manifest(corpus) if keep is None or r.dir in keep or r.repo in keep]
-        runs = run_intents(repos, lambda r: checkout_dir(cache, r.repo, r.commit), graph_wait_s)
+        runs = run_intents(repos, lambda r: checkout_dir(cache, r.repo, r.commit), graph_wait_s, suggester)
         out["intents"] = intent_report(runs)
     tdir = corpus / "trajectories"
     if trajectories and (tdir / "index.jsonl").is_file():
-        trajs = [t for t in read_trajectories(tdir) if keep is None or t.id in keep or t.row["repo"] in keep]
-        out["trajectories"] = run_trajectories(
-            trajs, lambda t: checkout_dir(cache, t.row["repo"], t.row["commit"]), graph_wait_s
+        trajs = [
+            t
+            for t in read_trajectories(tdir)
+            if keep is None or t.id in keep or t.row["repo"] in keep or t.family in keep
+        ]
+        out["trajectories"] = run_trajectory_grid(
+            trajs,
+            lambda t: checkout_dir(cache, t.row["repo"], t.row["commit"]),
+            suggester,
+            None,
+            DEFAULT_OBJECTIVE,
+            graph_wait_s,
         )
     return out
 
@@ -159,5 +214,9 @@ def format_corpus(rep: dict[str, Any]) -> str:
     if "intents" in rep:
         parts.append("intents (labelled calls on real repositories)\n" + format_intent_report(rep["intents"]))
     if "trajectories" in rep:
-        parts.append("trajectories (recorded agent runs)\n" + format_trajectory_report(rep["trajectories"]))
+        traj = rep["trajectories"]
+        head = "trajectories (recorded agent runs)" + (f" under {traj['config']}" if traj.get("config") else "")
+        parts.append(head + "\n" + format_trajectory_report(traj))
+        if "folds" in traj:
+            parts.append("trajectory folds (each fold scored when held out)\n" + format_folds(traj["folds"]))
     return "\n\n".join(parts)
