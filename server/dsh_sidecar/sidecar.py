@@ -131,7 +131,7 @@ class RepoProse:
 
 
 def share_router(router: Router, shared: SharedState | None) -> None:
-    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
+    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (docs/fleet.md).
     Providers are identified by id, endpoint and a digest of their key
     (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
     ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
@@ -194,7 +194,7 @@ class Sidecar:
     ) -> None:
         self.config = config
         self.env = dict(env)
-        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (issue 13, class 7).
+        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (docs/SECURITY.md, class 7).
         self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
         if self.workspace_refused is not None:
             log.warning("%s", self.workspace_refused)
@@ -205,7 +205,7 @@ class Sidecar:
         self.index_dir = workspace_cache(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
-        self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
+        self.shared = open_state(config.state)  # None: files under $DSH_HOME (docs/fleet.md)
         self.echo_stderr = echo_stderr
         # the offline docs index (when local is in the chain) holds this project's docs
         self.docs_root = docs_root if docs_root is not None else workspace
@@ -639,7 +639,7 @@ class Sidecar:
 
     def _fleet_status(self) -> dict[str, Any]:
         """The shared store (none with the file backend: the status is as before) and what this
-        process wrote to it (issue 18: the fleet test counts them)."""
+        process wrote to it (docs/fleet.md: the fleet test counts them)."""
         if self.shared is None:
             return {}
         return {

@@ -127,7 +127,7 @@ def register(server: SidecarServer) -> None:
             # included: the chain is resolved as the router resolves it) and every secret in the
             # log filter; without options this imports no pydantic (dsh_sidecar.options), and the
             # config is validated with the sidecar's build, right after the reply (cold start,
-            # issue 16), unless opening a shared store can still refuse it
+            # the cold start), unless opening a shared store can still refuse it
             check: Preflight | None
             if config is None:
                 check = preflight_defaults(ls.env)
