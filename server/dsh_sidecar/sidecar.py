@@ -177,7 +177,11 @@ class Sidecar:
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
     ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
     ``server_kind`` (``serve``, ``mcp``) announces a running server in ``$DSH_HOME/run/`` for
-    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`).
+    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`). With the suggester on, its packs are
+    activated here and its ``activated`` (or ``abstained foreign-workspace``) ledger line written
+    before anything else of it; ``start_suggester`` false leaves that to the owner, which calls
+    :meth:`start_suggester` (a front end whose construction is on the ``initialize`` reply's path
+    runs it on a thread: every call waits for the activation, so the line still comes first).
     """
 
     def __init__(
@@ -191,6 +195,7 @@ class Sidecar:
         warm_search: bool = False,
         docs_root: Path | None = None,
         server_kind: str | None = None,
+        start_suggester: bool = True,
     ) -> None:
         self.config = config
         self.env = dict(env)
@@ -225,6 +230,8 @@ class Sidecar:
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
+            if start_suggester:  # its `activated` ledger line first, before any call is answered
+                self.suggester.start()
             self.projection.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
@@ -285,6 +292,11 @@ class Sidecar:
         if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
+
+    def start_suggester(self) -> None:
+        """Activate the suggester (writing its first ledger line) when it is on; fail-open."""
+        if self._suggesting(self.config.suggester):
+            self.suggester.start()
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
@@ -592,6 +604,7 @@ class Sidecar:
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
         if self._suggesting(new.suggester):
+            self.suggester.start()  # turned on, or rebuilt: its activation line first
             self.projection.start_if_idle()
         self.config = new
 

@@ -19,7 +19,6 @@ import functools
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
@@ -140,10 +139,6 @@ class Suggester:
         #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
         self._generation = 0
         self._waited = False
-        # ledger lines of work done on other threads (preparation): written by the owner thread
-        # at its next call, so the sink (the server's transport) is only ever used by one thread
-        self._owner = threading.get_ident()
-        self._deferred: deque[str] = deque(maxlen=1000)
 
     def _ledger_path(self, config: SuggesterConfig) -> Path:
         return (
@@ -151,16 +146,9 @@ class Suggester:
         )
 
     def _log(self, message: str) -> None:
-        """Write a ledger line now (owner thread) or at the owner's next call (other threads)."""
-        if threading.get_ident() == self._owner:
-            self._drain()
-            self.ledger.write(message)
-        else:
-            self._deferred.append(message)
-
-    def _drain(self) -> None:
-        while self._deferred:
-            self.ledger.write(self._deferred.popleft())
+        """Write a ledger line (any thread: the ledger hands the sink its lines on the thread
+        that made it, ``ledger.Ledger``)."""
+        self.ledger.write(message)
 
     # ------------------------------------------------------------------ the packs
 
@@ -212,6 +200,18 @@ class Suggester:
     def pack_errors(self) -> list[str]:
         """Why packs or candidates were refused."""
         return list(self.active.refused) if self.active is not None else []
+
+    @fail_open(lambda: None, "activation failed; it is retried at the next call", forget_packs=True)
+    def start(self) -> None:
+        """Activate the packs now (no listing: a few ``stat`` calls and the packs read), so the
+        ``activated`` or ``abstained foreign-workspace`` ledger line is the session's first: the
+        front ends call it once ``initialize`` is answered (or on a thread of their own) and
+        before they answer any call. Idempotent; fail-open (an error counts in ``errors`` and
+        the activation is retried at the next call)."""
+        if self.active is None:
+            t0 = time.perf_counter()
+            self.activate()
+            self.activation_ms = round((time.perf_counter() - t0) * 1000, 1)
 
     @fail_open(lambda: None, "activation failed; it is retried at the next call", forget_packs=True)
     def warm(self) -> None:
@@ -310,7 +310,7 @@ class Suggester:
     def post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
         """At most one note for this tool call (``pipeline.py``)."""
         self.counters["calls"] += 1
-        self._drain()
+        self.ledger.drain()
         q = pipeline.read(params)
         if q is None:
             return []
@@ -458,12 +458,8 @@ class Suggester:
         (nothing is activated then)."""
         content = self.content
         if self.active is None and self.config.enabled:
-            try:
-                self.activate()
-            except Exception:  # reported, not counted: status is no call
-                log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
-        if threading.get_ident() == self._owner:
-            self._drain()
+            self.start()  # a failure counts in errors, as at any other entry point
+        self.ledger.drain()
         return {
             "enabled": self.config.enabled,
             "workspace": str(self.root) if self.root else None,
