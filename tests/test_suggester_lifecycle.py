@@ -93,7 +93,7 @@ def test_stdio_a_call_pipelined_with_initialize_comes_after_the_activation(dsh_h
         srv.send_raw(
             frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
             + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-            + frame({"jsonrpc": "2.0", "id": 2, "method": "dsh/postExecute", "params": call})
+            + frame({"jsonrpc": "2.0", "id": 2, "method": "dsh/postExecute", "params": {**call, "waitMs": 30000}})
         )
         assert srv.response(1, timeout=60)["result"]["serverInfo"]["name"] == "dsh-search-sidecar"
         note = srv.response(2, timeout=60)["result"]["additionalContexts"]

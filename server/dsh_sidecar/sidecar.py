@@ -225,6 +225,8 @@ class Sidecar:
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
+        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
+        self._calls = asyncio.Lock()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
@@ -283,6 +285,7 @@ class Sidecar:
             workspace=self._graph,
             content=self.projection.content,
             background=True,
+            indexing=self.projection.building,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this
@@ -421,11 +424,25 @@ class Sidecar:
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note
-        leaves through :meth:`_note_for_model`."""
+        leaves through :meth:`_note_for_model`. A call whose note needs a part of the workspace
+        index still being built may wait for it within its bound, blocking this thread (an
+        event loop calls :meth:`post_execute_async`)."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return PostExecuteResult()
         notes = self.suggester.post_execute(params)
         return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+
+    async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
+        """:meth:`post_execute` for an event loop: calls are answered in the order they came,
+        and one that may wait for the workspace index (a fresh server's first call, or a call
+        with ``waitMs``) runs on a worker thread meanwhile, so the loop answers everything
+        else; the others run on the loop at once."""
+        async with self._calls:
+            if not self.suggester.may_wait(params):
+                return self.post_execute(params)
+            result = await asyncio.to_thread(self.post_execute, params)
+            self.suggester.ledger.drain()  # its ledger lines, for the sink on this thread
+            return result
 
     def _repo_prose(self) -> RepoProse:
         """The workspace pack's prose of the suggester's current activation (cached per activation)."""

@@ -197,9 +197,9 @@ def register(server: SidecarServer) -> None:
             raise request_error(exc) from None
 
     @server.feature(Method.POST_EXECUTE)
-    def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    async def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(wire.PostExecuteParams, params)
-        return require(ls).post_execute(p).wire()
+        return (await require(ls).post_execute_async(p)).wire()  # a wait for the index runs off the loop
 
     @server.feature(Method.DISMISS)
     async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:

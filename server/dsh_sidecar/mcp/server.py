@@ -317,7 +317,7 @@ def build_server(
         h = holder(ctx)
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
-            return post_tool_use_output(h.sidecar.post_execute(params))
+            return post_tool_use_output(await h.sidecar.post_execute_async(params))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
         except ValidationError as exc:

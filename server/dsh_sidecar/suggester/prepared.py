@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester import evidence, readiness
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, FileIndex, Target, in_test_tree, resolve
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
@@ -41,6 +41,9 @@ class PreparedTargets:
     #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
     #: only to a call that scopes into them
     test_tree: dict[str, list[Target]] = field(default_factory=dict)
+    #: prepared before the content index's first sync: the facts read from contents are missing
+    #: (``readiness.py``: the intents with such candidates wait for the next preparation)
+    content_pending: bool = False
 
 
 def listing(root: Path, graph: WorkspaceView | None, live: bool) -> tuple[list[str], dict[str, str]] | None:
@@ -77,6 +80,7 @@ def prepare(
         index,
         docs_roots=frozenset(docs_roots(files)),
         fact_of={p: frozenset(v) for p, v in fact_of.items()},
+        content_pending=content is not None and content.pending,
     )
     budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
     for intent, intent_rows in rows.items():
@@ -125,21 +129,34 @@ def facts(files: list[str], kind_map: dict[str, str], content: ContentView | Non
 def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None) -> evidence.Workspace:
     """What the structural evidence reads of the workspace (``evidence.Workspace``): the
     prepared listing's files, folders, kinds and facts, and ``graph``'s symbol index (``None``
-    while its symbol pass runs). Built once per call."""
+    while its symbol pass runs: a question to it is then recorded, ``readiness.asked``). Built
+    once per call."""
     if prepared is None:
         return evidence.Workspace()
     index = graph.symbols if graph is not None else None
 
     def defines(path: str, name: str) -> bool:
-        return index is not None and name in index.defined_in(path)
+        if index is None:
+            readiness.asked(readiness.SYMBOLS)
+            return False
+        return name in index.defined_in(path)
 
     def defined(name: str) -> bool | None:
-        return None if graph is None else bool(graph.definitions(name))
+        if graph is None:
+            readiness.asked(readiness.SYMBOLS)
+            return None
+        return bool(graph.definitions(name))
+
+    def definitions(name: str) -> list[str]:
+        if graph is None:
+            readiness.asked(readiness.SYMBOLS)
+            return []
+        return list(graph.definitions(name))
 
     return evidence.Workspace(
         is_file=prepared.index.exists,
         is_dir=prepared.index.has_dir,
-        definitions=lambda name: list(graph.definitions(name)) if graph is not None else [],
+        definitions=definitions,
         kind=prepared.index.kind,
         facts=lambda p: prepared.fact_of.get(p, frozenset()),
         defines=defines,

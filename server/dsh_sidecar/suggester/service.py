@@ -10,7 +10,12 @@ internal error counts in ``errors``, logs a warning and answers silence.
 Nothing here lists the workspace on a call or rebuilds an index inline: the targets are
 prepared once the workspace graph's listing exists (:meth:`Suggester.prepare`, on the graph
 builder's thread in the server) and re-prepared off the request path when files or content
-facts change. A call that arrives before is classified, and suppressed as ``not-ready``.
+facts change. A call that needs a part of the index still being built (``readiness.py``: the
+targets, the symbol pass, the content index) is classified and held back as ``not-ready``,
+after waiting for that part within its bound (:meth:`Suggester.wait_budget`: the call's own
+``waitMs``, else ``firstCallWaitMs`` for the first such call of a start); the wait blocks the
+calling thread, so a server runs a call that may wait off its event loop
+(:meth:`Suggester.may_wait`).
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import ledger, pipeline, prepared, section
+from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section
 from dsh_sidecar.suggester.activation import ActivePacks, activate
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
+from dsh_sidecar.suggester.decision import Decision, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
@@ -47,8 +53,8 @@ from dsh_sidecar.workspace.identity import repository_identity
 
 log = logging.getLogger(__name__)
 
-#: Longest wait of the process's first classified call for the background preparation, s.
-FIRST_CALL_WAIT_S: Final = 0.5
+#: Pause between two looks at the index while a call waits for it, s.
+WAIT_POLL_S: Final = 0.02
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -91,7 +97,10 @@ class Suggester:
     ``fallback`` paths. ``content`` is the content index (``ports.ContentView``) for facts and
     topic matches. ``background``: the owner prepares the targets off the request path (it
     calls :meth:`prepare` when the graph has listed the workspace, as the server does); else
-    they are prepared on first use.
+    they are prepared on first use. ``indexing`` says whether the owner is still building the
+    workspace index (the graph, its symbol pass, the content index, a change on its way): a
+    part of it that is missing is *pending* only meanwhile (``readiness.py``); without it, a
+    missing part never comes.
     """
 
     def __init__(
@@ -104,6 +113,7 @@ class Suggester:
         workspace: Callable[[], WorkspaceView | None] | None = None,
         content: ContentView | None = None,
         background: bool = False,
+        indexing: Callable[[], bool] | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
@@ -114,6 +124,7 @@ class Suggester:
         self.workspace = workspace
         self.content = content
         self.background = background
+        self.indexing = indexing or (lambda: False)
         self.active: ActivePacks | None = None
         self.prepared: PreparedTargets | None = None
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
@@ -132,7 +143,6 @@ class Suggester:
         self.sinks = Sinks(self.counters, self.ledger, self.noise, self.section, self.journal)
         self.proves: Callable[[str, str], bool] | None = None
         self.seeded = 0
-        self._prepared = threading.Event()
         self._preparing = threading.Lock()
         #: one activation at a time: warm() on a worker thread and the first request may race
         self._activating = threading.Lock()
@@ -278,7 +288,6 @@ class Suggester:
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = targets
-            self._prepared.set()
             self._seed_knowledge()
             return True
 
@@ -308,14 +317,68 @@ class Suggester:
 
     @fail_open(list, "internal error; the call passes through silently")
     def post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
-        """At most one note for this tool call (``pipeline.py``)."""
+        """At most one note for this tool call (``pipeline.py``). A call held back because a
+        part of the index it needs is still being built waits for that part within
+        :meth:`wait_budget` (blocking this thread) and is decided again."""
         self.counters["calls"] += 1
         self.ledger.drain()
         q = pipeline.read(params)
         if q is None:
             return []
         ctx = self._context(params)
-        return pipeline.deliver(pipeline.run(q, ctx), ctx)
+        with readiness.recording() as asked:
+            decision = pipeline.run(q, ctx)
+        if _not_ready(decision):
+            budget = self.wait_budget(params)
+            self._waited = True
+            if budget > 0 and self._wait_for(asked or set(self.pending()), budget):
+                ctx = self._context(params)
+                with readiness.recording():
+                    decision = pipeline.decide(ctx.paths.relative(q), ctx)
+        return pipeline.deliver(decision, ctx)
+
+    def wait_budget(self, params: PostExecuteParams) -> float:
+        """How long (s) this call may wait for the index it needs: its ``waitMs``; without one,
+        ``firstCallWaitMs`` for the first call of this start held back by readiness, 0 after."""
+        if params.wait_ms is not None:
+            return params.wait_ms / 1000
+        return 0.0 if self._waited else self.config.first_call_wait_ms / 1000
+
+    def may_wait(self, params: PostExecuteParams) -> bool:
+        """Whether :meth:`post_execute` may block for this call (a part of the index is still
+        being built and the call has time to wait for it): a server then runs it off its
+        event loop."""
+        return self.config.enabled and self.wait_budget(params) > 0 and bool(self.pending())
+
+    def _wait_for(self, parts: set[str], budget_s: float) -> bool:
+        """Block until none of ``parts`` is pending (``True``), at most ``budget_s`` seconds."""
+        deadline = time.monotonic() + budget_s
+        while parts & self.pending():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(WAIT_POLL_S, left))
+        return True
+
+    def pending(self) -> frozenset[str]:
+        """The parts of the workspace index still being built (``readiness.py``): the targets
+        before their first preparation; the symbol pass while a graph source builds it; the
+        content index until its first sync, and the targets prepared before it until they are
+        prepared again. A part the owner no longer builds (a failed or cancelled build, no
+        FTS5) is not pending."""
+        out: set[str] = set()
+        snapshot = self.prepared
+        if snapshot is None:
+            out.add(readiness.TARGETS)
+        building = self.indexing()
+        if not building:
+            return frozenset(out)
+        if self.workspace is not None and self._symbols() is None:
+            out.add(readiness.SYMBOLS)
+        content = self.content
+        if content is not None and (content.pending or (snapshot is not None and snapshot.content_pending)):
+            out.add(readiness.CONTENT)
+        return frozenset(out)
 
     def _context(self, params: PostExecuteParams) -> Context:
         """The call's snapshot of the prepared targets and the workspace (``context.py``)."""
@@ -341,17 +404,12 @@ class Suggester:
         self.activate()
         return self.rows
 
-    def wait_prepared(self, wait: bool = True) -> PreparedTargets | None:
+    def prepared_now(self) -> PreparedTargets | None:
         """The prepared targets. Without a background preparation (no live graph builder) they
-        are prepared now, on first use; with one, the very first such call of the process
-        waits a moment for it (a small workspace is ready within it; ``wait``), later ones
-        never wait."""
-        if self.prepared is None:
-            if not self.background:
-                self.prepare()
-            elif wait and not self._waited:
-                self._waited = True
-                self._prepared.wait(FIRST_CALL_WAIT_S)
+        are prepared now, on first use; with one, ``None`` until it has run (never waits: a
+        call waits in :meth:`post_execute`, within its bound)."""
+        if self.prepared is None and not self.background:
+            self.prepare()
         return self.prepared
 
     def regex_budget_used(self) -> None:
@@ -382,7 +440,7 @@ class Suggester:
         rows = self.active_rows()
         if not rows:
             return None
-        snapshot = self.wait_prepared(wait=False)
+        snapshot = self.prepared_now()
         symbols = self._symbols()
         hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols))
         if hit is None or snapshot is None or self.dismissals.family_dismissed(hit.intent):
@@ -399,7 +457,7 @@ class Suggester:
         nothing applies to the workspace."""
         if self.config.section_mode != "sticky" or self.root is None:
             return None
-        if not self.active_rows() or self.wait_prepared() is None:
+        if not self.active_rows() or self.prepared_now() is None:
             return None
         return self.section.get(session_id, self._build_section)
 
@@ -476,3 +534,8 @@ class Suggester:
             "learning": self.learning_status(),
             "contentIndex": content.status() if content is not None else None,
         }
+
+
+def _not_ready(decision: Decision) -> bool:
+    """Whether ``decision`` holds a call back because a part of the index is still being built."""
+    return isinstance(decision, Suppressed) and decision.reason == "not-ready"

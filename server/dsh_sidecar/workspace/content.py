@@ -95,6 +95,18 @@ class ContentIndexer:
         """Whether a database answers lookups."""
         return self._reader is not None
 
+    @property
+    def pending(self) -> bool:
+        """Whether a database is still to come: none answers yet, and one is being (or will be)
+        built (FTS5 present, a workspace, no failure, not closed)."""
+        return (
+            self._reader is None
+            and self.available
+            and self.db_path is not None
+            and self.error is None
+            and not self._closed
+        )
+
     def start(self, listing: list[str]) -> None:
         """Queue a full sync against ``listing`` (repo-relative paths)."""
         if self.root is None or self.db_path is None:
