@@ -31,6 +31,9 @@ class ActivePacks:
     rows: dict[str, list[CompiledRow]] = field(default_factory=dict)
     packs: list[LoadedPack] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    #: the intents whose rows are the repository pack's (``.dsh/pack.yml``): their ``about`` and
+    #: reasons are the workspace's prose, untrusted, quoted wherever they are shown
+    repo_prose: set[str] = field(default_factory=set)
 
     @property
     def threshold(self) -> float:
@@ -75,5 +78,9 @@ def activate(root: Path, dsh_home: Path, builtins_on: bool) -> ActivePacks:
     for loaded in reversed(layered):  # repo first, then user overrides it
         for name, row in loaded.pack.intents.items():
             out.rows[name] = [CompiledRow.of(loaded.pack.id, name, row)]
+            if loaded.origin == "repo":
+                out.repo_prose.add(name)
+            else:
+                out.repo_prose.discard(name)
     out.packs = layered + builtins
     return out

@@ -55,6 +55,11 @@ class Service(Protocol):
         symbols, content); a part that will never come is not pending."""
         ...
 
+    def repo_prose(self, intent: str) -> bool:
+        """Whether ``intent``'s ``about`` and reasons are the repository pack's prose (quoted
+        wherever they are shown: ``notes.py``)."""
+        ...
+
     def regex_budget_used(self) -> None:
         """Report that a call's untrusted pack regexes used up their time (once a process)."""
         ...

@@ -125,7 +125,7 @@ def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, 
         return Suppressed(reason, intent)
     # the most specific pack's wording (language packs load after the generic one)
     about = next((r.about for r in reversed(ctx.service.active_rows()[intent]) if r.about), None)
-    note = make_note(intent, about, shown)
+    note = make_note(intent, about, shown, ctx.service.repo_prose(intent))
     if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
         return Abstained(intent, hit.k)
     return Note(intent, hit.k, note, key, name, trigger.one_a_turn)

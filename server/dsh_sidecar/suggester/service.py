@@ -25,30 +25,31 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
+from dsh_sidecar.escape import display_name, for_model
 from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section
 from dsh_sidecar.suggester.activation import ActivePacks, activate
-from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
-from dsh_sidecar.suggester.decision import Decision, Suppressed
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
+from dsh_sidecar.suggester.notes import shown_field
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
-from dsh_sidecar.suggester.resolve import Sources, resolve
-from dsh_sidecar.suggester.suppression import NoiseControl
-from dsh_sidecar.suggester.triggers.search import classify_call
+from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
+from dsh_sidecar.suggester.triggers import TRIGGERS
 from dsh_sidecar.workspace.identity import repository_identity
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,29 @@ WAIT_POLL_S: Final = 0.02
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class ShownTarget:
+    """A target of :meth:`Suggester.where_is` as the model reads it: the path escaped, its
+    display form (escaped, quoted when not plain), the reason (the repository pack's quoted)."""
+
+    path: str
+    display: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class WhereIs:
+    """:meth:`Suggester.where_is`'s answer, every text escaped (``about`` quoted when it is the
+    repository pack's prose); ``ready`` false when a part of the index the answer needs is
+    still being built (then ``targets`` is empty)."""
+
+    intent: str
+    k: float
+    about: str | None
+    targets: list[ShownTarget]
+    ready: bool = True
 
 
 def fail_open(
@@ -380,13 +404,14 @@ class Suggester:
             out.add(readiness.CONTENT)
         return frozenset(out)
 
-    def _context(self, params: PostExecuteParams) -> Context:
-        """The call's snapshot of the prepared targets and the workspace (``context.py``)."""
+    def _context(self, params: PostExecuteParams, state: SessionState | None = None) -> Context:
+        """The call's snapshot of the prepared targets and the workspace (``context.py``);
+        ``state``: the session's noise state (default: the call's session's)."""
         snapshot = self.prepared
         symbols = self._symbols()
         return Context(
             params,
-            self.noise.session(params.session_id),
+            state if state is not None else self.noise.session(params.session_id),
             self.config,
             snapshot,
             WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
@@ -424,32 +449,51 @@ class Suggester:
     # ------------------------------------------------------------------ asked, not called
 
     @fail_open(lambda: None, "internal error in where_is; no answer")
-    def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
-        """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
-        tool call, or ``None`` when no intent crosses its threshold.
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> WhereIs | None:
+        """The suggester on demand (MCP ``where_is``): the intent, its gate score, its ``about``
+        and up to ``maxTargets`` targets for one tool call (a free-text question included), every
+        text as the model may read it; ``None`` when it is no search or no intent crosses.
 
-        Reads the same query model, packs, gate, evidence and target resolution as
-        :meth:`post_execute`, without its noise control, ledger or learning: asking is not a
-        tool call of the agent. Dismissed families and paths are left out.
+        It shares the call's stages that depend on the query alone (``pipeline.py``, the search
+        trigger): a read with nothing searched is no search, the classification, readiness (a
+        part of the index still being built names nothing: ``targets`` empty), the resolution,
+        dismissed families and paths, and the call's own files never named back. It shares none
+        of what depends on a session (the recent filter, noise control) or on the note's length,
+        and writes no ledger line and teaches nothing: asking is not a tool call of the agent.
         """
-        snapshot = self.prepared
-        paths = WorkspacePaths(self.root, snapshot.index if snapshot is not None else None)
-        q = paths.relative(parse_call(tool, tool_input))
-        if not q.search:
-            return None
-        rows = self.active_rows()
-        if not rows:
-            return None
-        snapshot = self.prepared_now()
-        symbols = self._symbols()
-        hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols))
-        if hit is None or snapshot is None or self.dismissals.family_dismissed(hit.intent):
-            return None
-        learned = self.knowledge if self.config.learn else None
-        found = resolve(q, hit.intent, Sources(snapshot, rows, symbols, self.content, learned))
-        targets = [t for t in found if not self.dismissals.path_dismissed(hit.intent, t.path)]
-        about = next((r.about for r in reversed(rows.get(hit.intent, ())) if r.about), None)
-        return hit.intent, hit.k, about, targets[: self.config.max_targets]
+        params = PostExecuteParams(session_id="where-is", turn=0, tool=cast(Any, {"name": tool, "input": tool_input}))
+        ctx = self._context(params, SessionState())
+        q = ctx.paths.relative(parse_call(tool, tool_input))
+        search = TRIGGERS[-1]
+        with readiness.recording():
+            hit = search.detect(q, ctx)
+            if isinstance(hit, Abstained):  # "a listing that found nothing": a question has no results
+                hit = Classification(hit.intent, hit.k)
+            if not isinstance(hit, Classification) or self.dismissals.family_dismissed(hit.intent):
+                return None
+            if ctx.prepared is None:
+                ctx = replace(ctx, prepared=self.prepared_now())
+            ready = not readiness.missing(hit.intent, q, ctx)
+            found = search.targets(q, hit, ctx) if ready else []
+        never = search.never_named(q)
+        targets = [t for t in found if t.path not in never and not self.dismissals.path_dismissed(hit.intent, t.path)]
+        about = next((r.about for r in reversed(self.rows.get(hit.intent, ())) if r.about), None)
+        prose = self.repo_prose(hit.intent)
+        return WhereIs(
+            intent=for_model(hit.intent),
+            k=hit.k,
+            about=shown_field(about, prose) if about is not None else None,
+            targets=[
+                ShownTarget(for_model(t.path), display_name(t.path), shown_field(t.reason, prose))
+                for t in targets[: self.config.max_targets]
+            ],
+            ready=ready,
+        )
+
+    def repo_prose(self, intent: str) -> bool:
+        """Whether ``intent``'s ``about`` and reasons are the repository pack's prose."""
+        active = self.active
+        return active is not None and intent in active.repo_prose
 
     @fail_open(lambda: None, "internal error building the section; none sent")
     def section_text(self, session_id: str | None) -> str | None:
@@ -466,7 +510,14 @@ class Suggester:
         assert self.prepared is not None
         learned = self.knowledge if self.config.learn else None
         return section.build(
-            intent, self.prepared, self.rows, self.dismissals, learned, self.proves, self.config.max_targets
+            intent,
+            self.prepared,
+            self.rows,
+            self.dismissals,
+            learned,
+            self.proves,
+            self.config.max_targets,
+            self.repo_prose,
         )
 
     def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
