@@ -443,6 +443,15 @@ class Sidecar:
             raise RequestError(str(exc)) from None
         return DismissResult(record=record, expires_at=expires)
 
+    async def dismiss_async(self, params: DismissParams) -> DismissResult:
+        """:meth:`dismiss` for an event loop: the knowledge write (which may wait for another
+        sidecar's lock) runs on a worker thread; its ``dismissed`` ledger line then reaches the
+        sink on the loop's thread."""
+        try:
+            return await asyncio.to_thread(self.dismiss, params)
+        finally:
+            self.suggester.ledger.drain()
+
     async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
         """:meth:`assemble_section` for an event loop: the wait for a pending projection runs
         on a worker thread (on the loop it held the hook calls behind it past their bounds)."""

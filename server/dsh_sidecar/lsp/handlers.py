@@ -206,7 +206,7 @@ def register(server: SidecarServer) -> None:
         p = validate(wire.DismissParams, params)
         sidecar = require(ls)
         try:  # the knowledge write waits for another sidecar's lock: off the event loop
-            return (await asyncio.to_thread(sidecar.dismiss, p)).wire()
+            return (await sidecar.dismiss_async(p)).wire()
         except RequestError as exc:
             raise request_error(exc) from None
 
