@@ -7,19 +7,48 @@ preparation and never lists the workspace itself.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from dsh_sidecar.suggester import evidence, readiness
-from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, FileIndex, Target, in_test_tree, resolve
+from dsh_sidecar.suggester.candidates import (
+    PROJECT_INTENTS,
+    FileIndex,
+    Target,
+    in_test_tree,
+    resolve,
+    sliced_copy,
+    sliced_dict_copy,
+)
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
-from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, kind_is_code
+from dsh_sidecar.workspace.facts import (
+    DOC_EXTENSIONS,
+    DOCS_DIR_NAMES,
+    docs_pages,
+    docs_roots,
+    facts_of,
+    kind_is_code,
+)
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.kinds import classify as classify_path
+from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
+
+if TYPE_CHECKING:  # the event only (workspace/projection.py imports the graph builder)
+    from dsh_sidecar.workspace.projection import WorkspaceChange
+
+#: Glob characters in a candidate path (``candidates.py``).
+_GLOB_CHARS: Final = re.compile(r"[*?\[]")
+#: Items per slice of a copy (``candidates.sliced_copy``).
+SLICE: Final = 8192
 
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
 _KIND_FACTS = frozenset({"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"})
@@ -84,25 +113,181 @@ def prepare(
     )
     budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
     for intent, intent_rows in rows.items():
-        cands = [c for r in intent_rows for c in r.candidates]
-        with use_budget(None if all(r.trusted for r in intent_rows) else budget):
-            prepared.targets[intent] = resolve([c for c in cands if not c.fallback], index)
-            prepared.fallback[intent] = resolve([c for c in cands if c.fallback], index)
-        if intent in PROJECT_INTENTS:
-            for table in (prepared.targets, prepared.fallback):
-                ts = table[intent]
-                prepared.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
-                table[intent] = [t for t in ts if not in_test_tree(t.path)]
+        _resolve_intent(prepared, intent, intent_rows, budget)
+    return prepared, _refusals(index, budget)
+
+
+def _resolve_intent(prepared: PreparedTargets, intent: str, rows: list[CompiledRow], budget: RegexBudget) -> None:
+    """Resolve ``intent``'s call-independent candidates over ``prepared.index`` into its tables
+    (its targets, fallbacks and, for a project-level intent, those inside the test tree)."""
+    cands = [c for r in rows for c in r.candidates]
+    with use_budget(None if all(r.trusted for r in rows) else budget):
+        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index)
+        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index)
+    prepared.test_tree.pop(intent, None)
+    if intent in PROJECT_INTENTS:
+        for table in (prepared.targets, prepared.fallback):
+            ts = table[intent]
+            prepared.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
+            table[intent] = [t for t in ts if not in_test_tree(t.path)]
+
+
+def _refusals(index: FileIndex, budget: RegexBudget, known: frozenset[str] = frozenset()) -> list[str]:
+    """Why what a preparation resolved was cut (module docstring of :func:`prepare`); the
+    workspace escapes in ``known`` (reported by the preparation before) are left out."""
     refusals = []
     if budget.exhausted:
         refusals.append(
             f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
             "the remaining `contains` checks count as no match"
         )
-    refusals += [f"candidate {rel}: resolves outside the workspace" for rel in index.refused]
+    refusals += [f"candidate {rel}: resolves outside the workspace" for rel in index.refused if rel not in known]
     if index.glob_cut:
         refusals.append("pack globs used the activation's matching bound; the remaining globs match nothing")
-    return prepared, refusals
+    return refusals
+
+
+#: File names whose coming or going may move the docs roots (``workspace/facts.docs_roots``).
+_DOCS_MARKERS: Final = frozenset(
+    {"conf.py", "mkdocs.yml", "index.rst", "index.md", "_config.yml", "docusaurus.config.js"}
+)
+
+
+def _moves_docs_roots(path: str) -> bool:
+    """Whether adding or removing ``path`` may change the docs roots: a doc file (a folder's
+    count of them), a docs marker, or a file in a folder named like docs."""
+    folder, _, name = path.rpartition("/")
+    lname = name.lower()
+    if lname in _DOCS_MARKERS or lname.endswith(DOC_EXTENSIONS):
+        return True
+    return any(part.lower() in DOCS_DIR_NAMES for part in folder.split("/") if part)
+
+
+def _all_facts(path: str, kind: str, fact_of: frozenset[str]) -> set[str]:
+    """Every fact and kind a listed file is found under in ``FileIndex.facts``."""
+    out = {kind, *fact_of}
+    if kind_is_code(path):
+        out.add("code")
+    return out
+
+
+def apply_change(
+    old: PreparedTargets,
+    change: WorkspaceChange,
+    rows: dict[str, list[CompiledRow]],
+) -> tuple[PreparedTargets, list[str]] | None:
+    """``old`` brought up to date with one batch of changed files, in O(changed files): a new
+    :class:`PreparedTargets` (``old`` is left as it is for the calls reading it: copy on write)
+    and the new refusals; ``None`` when only a full preparation can follow it (a change that
+    may move the docs roots, or everything changed). The file index follows the paths
+    (:meth:`FileIndex.with_changes`); the facts and kinds lists change only for the changed
+    paths (their content facts from the batch, the others carried over); an intent is resolved
+    again only when a changed path is, was, or could be one of its targets (a literal path or a
+    glob matching it, a fact or kind it had or has), its ``contains`` checks reading only the
+    changed files; the cached symbol lookups of the batch's names and paths are dropped."""
+    if change.full or any(_moves_docs_roots(p) for p in change.added | change.removed):
+        return None
+    touched = change.added | change.removed | change.modified | set(change.kinds) | set(change.facts)
+    before = old.index
+    index = before.with_changes(change.added, change.removed, change.kinds, change.modified)
+    was: dict[str, set[str]] = {}
+    now: dict[str, set[str]] = {}
+    fact_of = dict(old.fact_of) if len(old.fact_of) < 4 * SLICE else sliced_dict_copy(old.fact_of)
+    for path in touched:
+        listed_before = before.exists(path)
+        if listed_before:
+            was[path] = _all_facts(path, before.kind(path), old.fact_of.get(path, frozenset()))
+        if not index.exists(path):
+            fact_of.pop(path, None)
+            continue
+        kind = index.kind(path)
+        if path in change.facts:
+            read = set(change.facts[path])
+        elif listed_before:  # contents unchanged: the facts read from them stay
+            old_kind = before.kind(path)
+            read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
+        else:
+            read = set()
+        mine = facts_of(path, kind, None) | read
+        if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
+            mine.add("docs-page")
+        if mine:
+            fact_of[path] = frozenset(mine)
+        else:
+            fact_of.pop(path, None)
+        now[path] = _all_facts(path, kind, fact_of.get(path, frozenset()))
+    facts = dict(before.facts)
+    copied: set[str] = set()
+    for path in touched:
+        gone, came = was.get(path, set()) - now.get(path, set()), now.get(path, set()) - was.get(path, set())
+        for fact in gone | came:
+            if fact not in copied:
+                copied.add(fact)
+                facts[fact] = sliced_copy(facts.get(fact, []))
+            paths = facts[fact]
+            i = bisect.bisect_left(paths, path)
+            present = i < len(paths) and paths[i] == path
+            if fact in gone and present:
+                del paths[i]
+            elif fact in came and not present:
+                paths.insert(i, path)
+    index.facts = {f: v for f, v in facts.items() if v}
+    for fact in copied:  # the sets calls filter by, followed here rather than rebuilt on a call
+        joined = [p for p in touched if fact in now.get(p, ()) and fact not in was.get(p, ())]
+        left = {p for p in touched if fact in was.get(p, ()) and fact not in now.get(p, ())}
+        index.follow_members(fact, before, joined, left)
+    new = PreparedTargets(
+        index,
+        targets=dict(old.targets),
+        fallback=dict(old.fallback),
+        docs_roots=old.docs_roots,
+        fact_of=fact_of,
+        test_tree=dict(old.test_tree),
+        content_pending=old.content_pending,
+    )
+    budget = RegexBudget(ACTIVATION_BUDGET_S)
+    for intent, intent_rows in rows.items():
+        if _affected(old, intent, intent_rows, touched, was, now):
+            _resolve_intent(new, intent, intent_rows, budget)
+    for key, found in old.symbols.items():
+        if key[1] not in change.names and not any(t.path in touched for t in found):
+            new.symbols[key] = found
+    return new, _refusals(index, budget, frozenset(before.refused))
+
+
+def _docs_page(path: str, roots: frozenset[str]) -> bool:
+    """Whether ``path`` is a doc page under one of ``roots`` (``workspace/facts.docs_pages``)."""
+    return path.lower().endswith(DOC_EXTENSIONS[:6]) and any(path.startswith(r + "/") for r in roots)
+
+
+def _affected(
+    old: PreparedTargets,
+    intent: str,
+    rows: list[CompiledRow],
+    touched: set[str] | frozenset[str],
+    was: dict[str, set[str]],
+    now: dict[str, set[str]],
+) -> bool:
+    """Whether a changed path is, was or could be one of ``intent``'s prepared targets."""
+    named = {t.path for table in (old.targets, old.fallback, old.test_tree) for t in table.get(intent, ())}
+    if touched & named:
+        return True
+    for cand in (c for r in rows for c in r.candidates if not c.per_call):
+        if cand.kind is not None:
+            if any(cand.kind in was.get(p, ()) or cand.kind in now.get(p, ()) for p in touched):
+                return True
+        elif cand.path is not None:
+            if cand.path in touched:
+                return True
+            if _GLOB_CHARS.search(cand.path) and any(map(_matcher(cand.path), touched)):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """A pack glob's matcher (gitwildmatch, RE2), compiled once."""
+    return ignore_matcher(glob_spec(pattern))
 
 
 def facts(files: list[str], kind_map: dict[str, str], content: ContentView | None) -> dict[str, list[str]]:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
@@ -51,6 +51,9 @@ from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
 from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
 from dsh_sidecar.suggester.triggers import TRIGGERS
 from dsh_sidecar.workspace.identity import repository_identity
+
+if TYPE_CHECKING:  # the event only: the projection imports the graph builder
+    from dsh_sidecar.workspace.projection import WorkspaceChange
 
 log = logging.getLogger(__name__)
 
@@ -329,13 +332,68 @@ class Suggester:
         }
         self.seeded += seed(self.knowledge, ready, self.proves)
 
+    def workspace_changed(self, change: WorkspaceChange) -> bool:
+        """One batch of changed files, as the workspace applied it (``workspace/projection.py``):
+        the prepared targets follow it in O(changed files) (``prepared.apply_change``: copy on
+        write, swapped in whole) and the section is rebuilt at its next use; ``False`` when a
+        full preparation must follow instead (everything changed, or the docs roots may move).
+        Called off the request path (the projection's targets thread)."""
+        with self._preparing:
+            old = self.prepared
+            if change.full or old is None or self.active is None:
+                return False
+            applied = prepared.apply_change(old, change, self.rows)
+            if applied is None:
+                return False
+            new, refusals = applied
+            for reason in refusals:
+                self._refuse(reason)
+            self.prepared = new
+        self.section.invalidate()
+        return True
+
     def files_changed(self, changed: list[str] | None) -> None:
-        """Files changed (``didChangeWatchedFiles``, already applied to the graph): prepare the
-        targets again. Called off the request path (the server's worker thread)."""
+        """Files changed (``didChangeWatchedFiles``, already applied to the graph): the prepared
+        targets follow ``changed`` (repo-relative paths) as :meth:`workspace_changed` follows a
+        batch, which paths were added, removed or modified read from the graph's listing (their
+        content facts and symbol names unknown here: the cached symbol lookups are dropped);
+        ``None``, or no graph to read, prepares them all again. Called off the request path."""
         if self.active is None or self.prepared is None:
             return
-        self.prepare()
-        self.section.invalidate()
+        change = self._change_of(changed) if changed is not None else None
+        if change is None or not self.workspace_changed(change):
+            self.prepare()
+            self.section.invalidate()
+            return
+        if self.prepared is not None:
+            self.prepared.symbols.clear()
+
+    def _change_of(self, changed: list[str]) -> WorkspaceChange | None:
+        """The batch of ``changed`` paths as the graph now lists them, against the prepared
+        index; ``None`` without a graph."""
+        from dsh_sidecar.workspace.projection import WorkspaceChange
+
+        graph, snapshot = self._graph(), self.prepared
+        if graph is None or snapshot is None:
+            return None
+        kinds_now = graph.kind_map()
+        added, removed, modified, kinds = set(), set(), set(), {}
+        for path in changed:
+            listed, known = path in kinds_now, snapshot.index.exists(path)
+            if listed and not known:
+                added.add(path)
+            elif known and not listed:
+                removed.add(path)
+            elif listed:
+                modified.add(path)
+            if listed and kinds_now[path] != snapshot.index.kind(path):
+                kinds[path] = kinds_now[path]
+        return WorkspaceChange(
+            added=frozenset(added),
+            removed=frozenset(removed),
+            modified=frozenset(modified),
+            kinds=cast(Any, kinds),
+        )
 
     # ------------------------------------------------------------------ the call (context.Service)
 
@@ -578,6 +636,8 @@ class Suggester:
             "intents": [i for i in INTENTS if i in self.rows],
             "symbolIndex": self._symbols() is not None,
             "prepared": self.prepared is not None,
+            # the parts of the index a note may still wait for (readiness.py): empty = ready
+            "pending": sorted(self.pending()),
             "activationMs": self.activation_ms,
             "counters": dict(self.counters),
             "sessions": self.noise.count(),

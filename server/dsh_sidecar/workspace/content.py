@@ -97,10 +97,12 @@ class ContentIndexer:
 
     @property
     def pending(self) -> bool:
-        """Whether a database is still to come: none answers yet, and one is being (or will be)
-        built (FTS5 present, a workspace, no failure, not closed)."""
+        """Whether the first database is still to come: none was opened at start and no sync
+        has finished yet, while one is being (or will be) built (FTS5 present, a workspace, no
+        failure, not closed). A later rebuild (dead rows) keeps the facts it had meanwhile."""
         return (
             self._reader is None
+            and self.builds == 0
             and self.available
             and self.db_path is not None
             and self.error is None
