@@ -97,3 +97,17 @@ def test_frame_lines_do_not_span_blank_lines():
     assert traceback_frames("Error: x\n\n    at parse (src/parse.js:3:9)\n") == [("src/parse.js", "parse")]
     assert traceback_frames('\n\nFile "src/a.py", line 1, in f\n') == [("src/a.py", "f")]
     assert traceback_frames("\n" * 20_000) == []
+
+
+def test_a_frame_that_resolves_outside_the_workspace_is_reported_once(shopcart, dsh_home):
+    """A name a call leads to that is a symlink out of the workspace is refused like a pack's
+    candidate, and said so: a ``pack refused`` ledger line and ``packErrors``, once."""
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(shopcart, parse_suggester_config({"enabled": True}), dsh_home, lines.append, workspace=lambda: graph)
+    s.warm()
+    for session in ("a", "b"):
+        assert targets(s, frame("/testbed/src/shopcart/outside.py"), session) == []
+    refused = [line.split("] ", 1)[1] for line in lines if "pack refused (" in line]
+    assert refused == ["pack refused (candidate src/shopcart/outside.py: resolves outside the workspace)"]
+    assert "candidate src/shopcart/outside.py: resolves outside the workspace" in s.status()["packErrors"]

@@ -408,6 +408,7 @@ class Suggester:
         if q is None:
             return []
         ctx = self._context(params)
+        escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         with readiness.recording() as asked:
             decision = pipeline.run(q, ctx)
         if _not_ready(decision):
@@ -417,6 +418,12 @@ class Suggester:
                 ctx = self._context(params)
                 with readiness.recording():
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
+                escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
+        if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
+            # a name the call led to that resolves outside the workspace (a symlink): refused
+            # like a pack's candidate, and said so once a preparation
+            for rel in ctx.prepared.index.refused[escapes:]:
+                self._refuse(f"candidate {rel}: resolves outside the workspace")
         return pipeline.deliver(decision, ctx)
 
     def wait_budget(self, params: PostExecuteParams) -> float:
