@@ -111,3 +111,15 @@ def test_a_frame_that_resolves_outside_the_workspace_is_reported_once(shopcart, 
     refused = [line.split("] ", 1)[1] for line in lines if "pack refused (" in line]
     assert refused == ["pack refused (candidate src/shopcart/outside.py: resolves outside the workspace)"]
     assert "candidate src/shopcart/outside.py: resolves outside the workspace" in s.status()["packErrors"]
+
+
+def test_a_traceback_whose_files_are_all_dismissed_abstains(shopcart, dsh_home):
+    """A note was due and a dismissal took every file it found: ``abstained no-companions``
+    (a ledger line, as for a search), not a silence no ledger shows."""
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(shopcart, parse_suggester_config({"enabled": True}), dsh_home, lines.append, workspace=lambda: graph)
+    s.warm()
+    s.dismiss("Symbol", "src/shopcart/pricing.py")
+    assert targets(s, frame("/testbed/src/shopcart/pricing.py", "apply_discount"), "a") == []
+    assert lines[-1].split("] ", 1)[1] == "abstained no-companions Symbol 0.92"
