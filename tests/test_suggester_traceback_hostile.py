@@ -123,3 +123,26 @@ def test_a_traceback_whose_files_are_all_dismissed_abstains(shopcart, dsh_home):
     s.dismiss("Symbol", "src/shopcart/pricing.py")
     assert targets(s, frame("/testbed/src/shopcart/pricing.py", "apply_discount"), "a") == []
     assert lines[-1].split("] ", 1)[1] == "abstained no-companions Symbol 0.92"
+
+
+def test_noise_control_keys_on_the_first_shown_frame_not_a_dismissed_one(shopcart, dsh_home):
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(
+        shopcart,
+        parse_suggester_config({"enabled": True, "cooldownCalls": 10}),
+        dsh_home,
+        lines.append,
+        workspace=lambda: graph,
+    )
+    s.warm()
+    s.dismiss("Symbol", "src/shopcart/pricing.py")
+    # innermost last: apply_discount (its file dismissed) is the innermost frame; checkout's is shown
+    api, pricing = "/testbed/src/shopcart/api.py", "/testbed/src/shopcart/pricing.py"
+    both = frame(api, "checkout") + frame(pricing, "apply_discount")
+    assert targets(s, both, "a") == [["src/shopcart/api.py"]]
+    noted = s.noise.session("a").notes[-1]
+    assert noted[1:] == ("Symbol", ("src/shopcart/api.py", "checkout"))  # the shown file's name
+    # so the shown file alone again is the same note (a dedupe), not a new one about a name it hid
+    assert targets(s, frame("/testbed/src/shopcart/api.py", "checkout"), "a") == []
+    assert lines[-1].split("] ", 1)[1] == "suppressed dedupe Symbol"

@@ -62,6 +62,9 @@ class Script:
             ours = any(python_package(index, module.split(".", 1)[0]) for module, _ in q.script)
             return Suppressed("not-ready", INTENT) if ours and SYMBOLS in ctx.service.pending() else Silent()
         named = definition_files(q, ctx, ctx.symbols)
+        # the dismissed files after the others (the filters drop them): the noted name, noise
+        # control's key, is the first shown file's
+        named = tuple(sorted(named, key=lambda pn: ctx.dismissals.path_dismissed(INTENT, pn[0])))
         return replace(hit, named=named) if named else Silent()
 
     def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:
