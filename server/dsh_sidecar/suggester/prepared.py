@@ -33,7 +33,6 @@ from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.workspace.facts import (
     DOC_EXTENSIONS,
     DOCS_DIR_NAMES,
-    docs_pages,
     docs_roots,
     facts_of,
     kind_is_code,
@@ -99,7 +98,8 @@ def prepare(
     leaves the workspace, globs past the matching bound), in that order."""
     index = FileIndex(root, files)
     index.kinds = kind_map
-    index.facts = facts(files, kind_map, content)
+    roots = frozenset(docs_roots(files))
+    index.facts = facts(files, kind_map, content, roots)
     fact_of: dict[str, set[str]] = {}
     for fact, paths in index.facts.items():
         if fact not in _KIND_FACTS:
@@ -107,7 +107,7 @@ def prepare(
                 fact_of.setdefault(p, set()).add(fact)
     prepared = PreparedTargets(
         index,
-        docs_roots=frozenset(docs_roots(files)),
+        docs_roots=roots,
         fact_of={p: frozenset(v) for p, v in fact_of.items()},
         content_pending=content is not None and content.pending,
     )
@@ -290,25 +290,49 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     return ignore_matcher(glob_spec(pattern))
 
 
-def facts(files: list[str], kind_map: dict[str, str], content: ContentView | None) -> dict[str, list[str]]:
+def facts(
+    files: list[str],
+    kind_map: dict[str, str],
+    content: ContentView | None,
+    roots: set[str] | frozenset[str] | None = None,
+) -> dict[str, list[str]]:
     """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
-    (when it has run) and the docs pages."""
-    out: dict[str, set[str]] = {}
+    (when it has run) and the docs pages (under ``roots``, the docs roots: found here when not
+    given). One pass over the listing (the preparation's largest part on a large tree: a warm
+    start's whole suggester cost); whether a file is code is decided once per extension."""
+    roots = frozenset(docs_roots(files) if roots is None else roots)
+    out: dict[str, list[str]] = {}
+    code_ext: dict[str, bool] = {}
+    pages: list[str] = []
     for n, f in enumerate(files):
         if n % 1024 == 1023:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
         kind = kind_map.get(f, "other")
-        out.setdefault(kind, set()).add(f)
-        if kind_is_code(f):  # code by extension, in any folder (a docs example, a test)
-            out.setdefault("code", set()).add(f)
+        group = out.get(kind)
+        if group is None:
+            out[kind] = [f]
+        else:
+            group.append(f)
+        dot = f.rfind(".")
+        ext = f[dot:].lower() if dot > f.rfind("/") else ""
+        code = code_ext.get(ext)
+        if code is None:
+            code = code_ext[ext] = kind_is_code(f)
+        if code:  # code by extension, in any folder (a docs example, a test)
+            out.setdefault("code", []).append(f)
         for fact in facts_of(f, kind, None):
-            out.setdefault(fact, set()).add(f)
+            out.setdefault(fact, []).append(f)
+        if roots and kind not in ("test", "generated") and _docs_page(f, roots):
+            pages.append(f)
+    found: dict[str, set[str]] = {}
     if content is not None:
-        present = set(files)
+        present = kind_map  # every listed file has a kind
         for fact, paths in content.facts.items():
-            out.setdefault(fact, set()).update(p for p in paths if p in present)
-    out["docs-page"] = set(docs_pages(files, kind_map))
-    return {k: sorted(v) for k, v in out.items()}
+            found.setdefault(fact, set()).update(p for p in paths if p in present)
+    out["docs-page"] = pages
+    for fact, extra in found.items():
+        out[fact] = sorted(extra.union(out.get(fact, ())))
+    return {k: v if k in found else sorted(v) for k, v in out.items()}
 
 
 def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None) -> evidence.Workspace:
