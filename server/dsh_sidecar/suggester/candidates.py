@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
-import itertools
 import logging
 import re
 import time
@@ -176,17 +175,26 @@ class FileIndex:
         of ``kinds`` set; this one is left as it is (copy on write: a call reading it never sees
         half a change). The per-name and per-folder lists of the changed paths are copied, the
         flat tables (the listing, its set, the kinds) copied in slices that hand the GIL over
-        (pointers only: the paths are shared); ``facts`` are the caller's to set. What was
+        (pointers only: the paths are shared), or shared when no path came, went or changed
+        kind (files edited in place, the common change); ``facts`` are the caller's to set. What was
         learnt of paths that did not change (``modified`` did: their contents) carries over:
         whether they resolve inside the workspace, their ``contains`` answers."""
         added = [p for p in dict.fromkeys(added) if p not in self.file_set]
         gone = {p for p in removed if p in self.file_set}
+        kinds = {p: k for p, k in kinds.items() if self.kinds.get(p) != k}
         new = FileIndex.__new__(FileIndex)
         new.root = self.root
         new.glob_work, new.glob_cut = 0, False
         new.refused = list(self.refused)
         new.facts = self.facts
         new._members = dict(self._members)  # valid while a fact's list is the same object
+        changed = gone | set(added) | set(kinds) | set(modified)
+        new._inside = {k: v for k, v in self._inside.items() if k not in changed}
+        new.contains_seen = {k: v for k, v in self.contains_seen.items() if k[1] not in changed}
+        if not added and not gone and not kinds:  # files edited in place: the tables are shared
+            new.files, new._sorted, new.file_set, new.kinds = self.files, self._sorted, self.file_set, self.kinds
+            new.by_name, new.by_dir, new.names, new.depth = self.by_name, self.by_dir, self.names, self.depth
+            return new
         listing = sliced_copy(self._sorted)
         for rel in gone:
             i = bisect.bisect_left(listing, rel)
@@ -224,9 +232,6 @@ class FileIndex:
             by_dir[folder] = [*by_dir.get(folder, ()), rel]
         new.by_name, new.by_dir, new.names = by_name, by_dir, names
         new.depth = max([self.depth, *(rel.count("/") for rel in added)])
-        changed = gone | set(added) | set(kinds) | set(modified)
-        new._inside = {k: v for k, v in self._inside.items() if k not in changed}
-        new.contains_seen = {k: v for k, v in self.contains_seen.items() if k[1] not in changed}
         return new
 
     def follow_members(self, kind: str, before: FileIndex, added: Iterable[str], removed: AbstractSet[str]) -> None:
@@ -360,10 +365,10 @@ def sliced_copy(items: list[str]) -> list[str]:
 
 def _sliced_set(items: AbstractSet[str], added: Iterable[str], removed: AbstractSet[str]) -> set[str]:
     """``items | added - removed``, copied slice by slice (:func:`sliced_copy`)."""
+    elements = list(items)  # one C copy of the pointers, then the hashing in slices
     out: set[str] = set()
-    it = iter(items)
-    while chunk := list(itertools.islice(it, SLICE)):
-        out.update(chunk)
+    for i in range(0, len(elements), SLICE):
+        out.update(elements[i : i + SLICE])
         time.sleep(0)
     out.update(added)
     out.difference_update(removed)
@@ -372,10 +377,10 @@ def _sliced_set(items: AbstractSet[str], added: Iterable[str], removed: Abstract
 
 def sliced_dict_copy(items: dict[str, _V]) -> dict[str, _V]:
     """A copy of ``items``, slice by slice (:func:`sliced_copy`)."""
+    keys, values = list(items), list(items.values())  # C copies of the pointers, then slices
     out: dict[str, _V] = {}
-    it = iter(items.items())
-    while chunk := list(itertools.islice(it, SLICE)):
-        out.update(chunk)
+    for i in range(0, len(keys), SLICE):
+        out.update(zip(keys[i : i + SLICE], values[i : i + SLICE]))
         time.sleep(0)
     return out
 

@@ -192,13 +192,15 @@ def apply_change(
     index = before.with_changes(change.added, change.removed, change.kinds, change.modified)
     was: dict[str, set[str]] = {}
     now: dict[str, set[str]] = {}
-    fact_of = dict(old.fact_of) if len(old.fact_of) < 4 * SLICE else sliced_dict_copy(old.fact_of)
+    fact_of = old.fact_of  # copied on the first entry that changes
     for path in touched:
         listed_before = before.exists(path)
         if listed_before:
             was[path] = _all_facts(path, before.kind(path), old.fact_of.get(path, frozenset()))
         if not index.exists(path):
-            fact_of.pop(path, None)
+            if path in fact_of:
+                fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
+                del fact_of[path]
             continue
         kind = index.kind(path)
         if path in change.facts:
@@ -211,10 +213,12 @@ def apply_change(
         mine = facts_of(path, kind, None) | read
         if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
             mine.add("docs-page")
-        if mine:
-            fact_of[path] = frozenset(mine)
-        else:
-            fact_of.pop(path, None)
+        if frozenset(mine) != fact_of.get(path, frozenset()):
+            fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
+            if mine:
+                fact_of[path] = frozenset(mine)
+            else:
+                del fact_of[path]
         now[path] = _all_facts(path, kind, fact_of.get(path, frozenset()))
     facts = dict(before.facts)
     copied: set[str] = set()
