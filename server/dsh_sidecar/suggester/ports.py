@@ -59,6 +59,11 @@ class ContentView(Protocol):
         ...
 
     @property
+    def pending(self) -> bool:
+        """Whether a database is still to come (none answers yet; one is being built)."""
+        ...
+
+    @property
     def facts(self) -> Mapping[str, Sequence[str]]:
         """``{fact: [paths]}`` read from contents (a changelog, a licence…)."""
         ...

@@ -95,6 +95,20 @@ class ContentIndexer:
         """Whether a database answers lookups."""
         return self._reader is not None
 
+    @property
+    def pending(self) -> bool:
+        """Whether the first database is still to come: none was opened at start and no sync
+        has finished yet, while one is being (or will be) built (FTS5 present, a workspace, no
+        failure, not closed). A later rebuild (dead rows) keeps the facts it had meanwhile."""
+        return (
+            self._reader is None
+            and self.builds == 0
+            and self.available
+            and self.db_path is not None
+            and self.error is None
+            and not self._closed
+        )
+
     def start(self, listing: list[str]) -> None:
         """Queue a full sync against ``listing`` (repo-relative paths)."""
         if self.root is None or self.db_path is None:
