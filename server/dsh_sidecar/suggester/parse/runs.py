@@ -193,7 +193,8 @@ def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
     (``cat <<'EOF' > repro.py``, ``cat > repro.py <<EOF``: the usual way an agent writes a
     reproduction script), at most
     :data:`MAX_SCRIPT_CHARS` and closed (a body that runs to the end of the input may have been
-    cut at :data:`MAX_INPUT_CHARS`); ``("", "")`` when none is."""
+    cut at :data:`MAX_INPUT_CHARS`: it was longer, a module rather than a script); ``("", "")``
+    when none is."""
     for doc in heredocs:
         if not doc.closed or len(doc.body) > MAX_SCRIPT_CHARS:
             continue
@@ -213,6 +214,40 @@ def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
     return "", ""
 
 
+#: The start of a line that starts a top-level statement (not indented, not a comment).
+_TOP_LEVEL_LINE = re.compile(r"^(?=[^\s#])", re.M)
+
+
+def _whole_statements(code: str, end: int) -> str:
+    """``code`` before the last top-level statement that starts before ``end`` (that one may
+    run past ``end``: a script cut there keeps the statements it has whole)."""
+    start = 0
+    for m in _TOP_LEVEL_LINE.finditer(code, 0, end):
+        start = m.start()
+    return code[:start]
+
+
+def _parsed(code: str) -> list[ast.AST] | None:
+    """The syntax nodes of ``code``; when it does not compile, those of its statements before
+    the top-level one the error is in (a script cut at ``MAX_INPUT_CHARS``, or at its atom
+    bound, ends inside a statement), tried once; ``None`` when neither parses."""
+    for attempt in (0, 1):
+        try:
+            with _PARSE_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(code)
+            return list(ast.walk(tree))
+        except SyntaxError as exc:
+            line = exc.lineno or 0
+            if attempt or line < 1:
+                return None
+            starts = [0, *(m.end() for m in re.finditer("\n", code))]
+            code = _whole_statements(code, starts[min(line, len(starts)) - 1] + 1)
+        except (ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+    return None
+
+
 def script_names(code: str) -> list[tuple[str, str]]:
     """``(module, name)`` of the imported names a Python script uses, in the order of their
     first use, at most :data:`MAX_SCRIPT_NAMES`: ``from a.b import c`` then ``c(…)`` gives
@@ -220,22 +255,21 @@ def script_names(code: str) -> list[tuple[str, str]]:
     ``("a.b", "f")``. Relative and ``*`` imports, dunder names and methods of objects are left
     out (nothing says where those live), and so are names shorter than :data:`MIN_CHARS`
     (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text
-    is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`);
-    ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS`, has more than
-    :data:`MAX_SCRIPT_ATOMS` atoms, imports nothing or is no Python. Never raises."""
+    is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`): of
+    a script with more than :data:`MAX_SCRIPT_ATOMS` atoms, the top-level statements before the
+    bound; of a script that does not compile (cut at ``MAX_INPUT_CHARS``), the statements
+    before the error's (:func:`_parsed`). ``[]`` when it is longer than
+    :data:`MAX_SCRIPT_CHARS`, imports nothing or is no Python. Never raises."""
     if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
     atoms = 0
     for m in _ATOM.finditer(code):
         atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
         if atoms > MAX_SCRIPT_ATOMS:
-            return []
-    try:
-        with _PARSE_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(code)
-        nodes = list(ast.walk(tree))
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            code = _whole_statements(code, m.start())  # read the statements within the bound
+            break
+    nodes = _parsed(code)
+    if nodes is None:
         return []
     names: dict[str, tuple[str, str]] = {}  # local name → (module, imported name)
     modules: dict[str, str] = {}  # local name → module
