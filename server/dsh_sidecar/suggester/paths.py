@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.suggester.candidates import FileIndex
+from dsh_sidecar.suggester.candidates import FileIndex, in_test_tree
 from dsh_sidecar.suggester.parse import Query
 
 #: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
@@ -25,6 +25,10 @@ _WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
 #: The top-level folders of the Filesystem Hierarchy Standard (3.0, chapter 3) and of Linux's
 #: virtual file systems: a file written there directly (``/tmp/README.md``) is the machine's, not
 #: a container's checkout of the workspace (``/testbed/README.md``).
+#: Most listed files of one name a relative frame path is matched against (``index.js`` can be
+#: thousands in a Node workspace; a JVM class's file name is rarely more than a few).
+SUFFIX_SCAN: Final = 2000
+
 SYSTEM_FOLDERS: Final = frozenset(
     "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
 )
@@ -111,7 +115,7 @@ class WorkspacePaths:
             path = "/" + path[drive.end() :]
         if not path.startswith("/"):
             rel = path[2:] if path.startswith("./") else path
-            return rel if index.exists(rel) else None
+            return rel if index.exists(rel) else self._by_suffix(rel)
         inside = self._under_root(path)
         if inside is not None:
             return inside if index.exists(inside) else None
@@ -125,6 +129,21 @@ class WorkspacePaths:
             if index.exists(rel):
                 return rel
         return None
+
+    def _by_suffix(self, rel: str) -> str | None:
+        """The one listed file whose path ends with the relative path ``rel`` (at least a folder
+        and a name): a JVM frame names its package's folder and file (``org/x/Foo.java``) under
+        a source root the frame does not print (``mod/src/main/java/``), a run in a sub-folder
+        prints paths relative to it. ``None`` when none or several do (the test tree's left out
+        first), and past :data:`SUFFIX_SCAN` files of that name."""
+        index = self.index
+        if index is None or "/" not in rel:
+            return None
+        tail = "/" + rel
+        found = [p for p in index.by_name.get(rel.rsplit("/", 1)[-1], ())[:SUFFIX_SCAN] if p.endswith(tail)]
+        if len(found) > 1:
+            found = [p for p in found if not in_test_tree(p)]
+        return found[0] if len(found) == 1 else None
 
     def written_path(self, path: str) -> str | None:
         """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,

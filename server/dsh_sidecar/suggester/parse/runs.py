@@ -23,8 +23,9 @@ from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
 
 #: Python (``File "p.py", line 3, in f``, and a SyntaxError's location: :data:`_PY_SYNTAX`), pytest
 #: (``p.py:3: in f``, and its innermost ``p.py:9: ValueError`` line: the error's name alone on the
-#: line) and Node (``at f (p.js:3:1)``) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
-#: included; Python and pytest list the innermost frame last, Node first. A warning's
+#: line), Node (``at f (p.js:3:1)``: :data:`_NODE_FRAME`) and JVM (``at a.B.c(B.java:3)``:
+#: :data:`_JVM_FRAME`) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
+#: included; Python and pytest list the innermost frame last, Node and the JVM first. A warning's
 #: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run, so
 #: each run would be a note read by no one: docs/SCHEME.md, "Classification").
 _PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
@@ -40,18 +41,36 @@ _PY_SYNTAX = re.compile(
     r'^[ \t]*File "([^"\n]{1,400})", line \d+\n(?:[^\n]{0,2000}\n){0,4}?[ \t]*((?:Syntax|Indentation|Tab)Error)\b',
     re.M,
 )
+#: Node's frames: ``at f (p.js:3:1)``, ``at p.js:3:1``, ``at async f (…)``, ``at new C (…)``,
+#: ``at C.m [as alias] (…)``, an ESM ``file:///…`` URL; any extension (a compiled ``.svelte`` or
+#: ``.html`` component, ``.mjs``, ``.ts`` through ts-node). ``node:internal/…`` and
+#: ``<anonymous>`` are no files.
 _NODE_FRAME = re.compile(
-    r"^[ \t]+at (?:([\w$.<>]{1,100}) )?\(?((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[cm]?[jt]sx?):\d+:\d+\)?",
+    r"^[ \t]+at (?:async )?(?:new )?(?:([\w$.<>\[\]]{1,100})(?: \[as [^\]\n]{1,100}\])? )?\(?(?:file://)?"
+    r"((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[A-Za-z]{1,10}):\d+:\d+\)?",
     re.M,
 )
+#: A JVM frame (Java, Kotlin, Scala, Groovy): ``at org.x.Foo.bar(Foo.java:42)``, ``at
+#: org.x.Foo$Inner.lambda$run$0(Foo.java:7)``, with a module or class loader before it
+#: (``java.base/java.lang.Thread.run(…)``, ``app//org.x.Y.m(…)``). It names the class and its
+#: file's name, not a path: the frame's path is the package's folder and that name
+#: (``org/x/Foo.java``), which the workspace's listing resolves (a source root before it).
+_JVM_FRAME = re.compile(
+    r"^[ \t]*at (?:[\w.$-]{0,100}//?)?([\w$.<>]{1,400})\(([\w$-]{1,200}\.(?:java|kt|kts|scala|groovy)):\d+\)",
+    re.M,
+)
+#: Where a JVM trace names the exception that caused the one above it: its frames come after.
+_CAUSED_BY = re.compile(r"^[ \t]*Caused by: ", re.M)
 #: Most frames kept of one output.
 MAX_FRAMES: Final = 100
 
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
     """``(path, function)`` of the traceback frames in a command's output, innermost first
-    (paths as printed: absolute ones are mapped to the workspace by the caller). Reads the
-    last :data:`MAX_RESULT_CHARS` characters (a traceback ends the output)."""
+    (paths as printed: absolute ones are mapped to the workspace by the caller; a JVM frame's
+    path is its package's folder and file name, ``org/x/Foo.java``). Reads the last
+    :data:`MAX_RESULT_CHARS` characters (a traceback ends the output). A JVM trace's root cause
+    (its last ``Caused by:``) leads."""
     text = text[-MAX_RESULT_CHARS:]
     out: list[tuple[str, str]] = []
     py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
@@ -61,8 +80,28 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     for _, path, func in sorted(py, reverse=True):
         out.append((path, func))
     for m in _NODE_FRAME.finditer(text):
-        out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
+        if not m.group(2).startswith("node:"):
+            out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
+    out += jvm_frames(text)
     return out[:MAX_FRAMES]
+
+
+def jvm_frames(text: str) -> list[tuple[str, str]]:
+    """``(package folder/file name, method)`` of the JVM frames in ``text``: the last
+    ``Caused by:`` block's first, then the blocks before it; innermost first in each."""
+    starts = [0, *(m.start() for m in _CAUSED_BY.finditer(text))]
+    blocks = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+    out: list[tuple[str, str]] = []
+    for block in reversed(blocks):
+        for m in _JVM_FRAME.finditer(block):
+            qualified, file_name = m.group(1), m.group(2)
+            owner, _, method = qualified.rpartition(".")
+            package = owner.rpartition(".")[0]
+            folder = package.replace(".", "/")
+            out.append((f"{folder}/{file_name}" if folder else file_name, method or qualified))
+            if len(out) >= MAX_FRAMES:
+                return out
+    return out
 
 
 #: Longest script read, characters: a longer text is a module, not a script (what the recorded
