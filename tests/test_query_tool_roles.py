@@ -57,11 +57,13 @@ def shape(q):
             {"class_name": "org.apache.dubbo.rpc.RpcContext"},
             ("grep", ["class RpcContext"], [], [], [], False),
         ),
+        # a method is looked up as its class (it is defined inside it), a module's function as itself
         (
             "get_method_info",
             {"method_name": "ClassHelper.convertPrimitive"},
-            ("grep", ["function convertPrimitive"], [], [], [], False),
+            ("grep", ["class ClassHelper", "function convertPrimitive"], [], [], [], False),
         ),
+        ("get_method_info", {"method_name": "utils.merge"}, ("grep", ["function merge"], [], [], [], False)),
         ("get_symbol_info", {"symbol_name": "NetUtils"}, ("grep", ["NetUtils"], [], [], [], False)),
         ("get_function_callers", {"function_name": "a.b.RpcUtils.isOneway"}, ("grep", ["isOneway"], [], [], [], False)),
         ("get_file_info", {"file_path": "a/B.java"}, ("read", [], [], [], ["a/B.java"], False)),
@@ -292,3 +294,36 @@ def test_role_reading_never_raises_on_odd_inputs():
 )
 def test_result_paths_of_each_familys_listing_format(text, paths):
     assert result_paths(text) == paths
+
+
+def test_a_search_glob_naming_one_file_searches_in_that_file():
+    """``grep {content_pattern, path_glob: "**/ClassHelper.java"}`` asks what ``grep x
+    path/ClassHelper.java`` asks: the listed files the glob names (at most three) are the files
+    it searches in; a glob of a kind of file, or naming none or many, stays a glob."""
+    from pathlib import Path
+
+    from dsh_sidecar.suggester.candidates import FileIndex
+    from dsh_sidecar.suggester.paths import WorkspacePaths
+
+    files = [
+        "a/src/ClassHelper.java",
+        "a/src/Other.java",
+        "b/pom.xml",
+        "pom.xml",
+        *[f"m{i}/build.gradle" for i in range(4)],
+    ]
+    paths = WorkspacePaths(Path("/nonexistent"), FileIndex(Path("/nonexistent"), files))
+
+    def rel(name, inp):
+        q = paths.relative(parse_call(name, inp))
+        return q.scope, q.name_patterns
+
+    assert rel("grep", {"content_pattern": "convert", "path_glob": "**/ClassHelper.java"}) == (
+        ["a/src/ClassHelper.java"],
+        [],
+    )
+    assert rel("bash", {"command": "grep -rn '<version>' --include=pom.xml ."}) == (["b/pom.xml", "pom.xml"], [])
+    assert rel("bash", {"command": "grep -rn okhttp --include=build.gradle ."}) == ([""], ["build.gradle"])  # four
+    assert rel("grep", {"content_pattern": "x", "path_glob": "**/*.java"}) == ([], ["**/*.java"])
+    assert rel("grep", {"content_pattern": "x", "path_glob": "**/Missing.java"}) == ([], ["**/Missing.java"])
+    assert rel("Glob", {"pattern": "**/ClassHelper.java"}) == ([], ["**/ClassHelper.java"])  # a listing lists

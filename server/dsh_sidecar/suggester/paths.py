@@ -8,6 +8,7 @@ prints them. :class:`WorkspacePaths` maps each kind for one call, over the works
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from dataclasses import replace
@@ -28,6 +29,10 @@ _WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
 #: Most listed files of one name a relative frame path is matched against (``index.js`` can be
 #: thousands in a Node workspace; a JVM class's file name is rarely more than a few).
 SUFFIX_SCAN: Final = 2000
+#: Most listed files a content search's file-name glob may name to be read as the files it
+#: searches in (``WorkspacePaths._named_files``).
+NAMED_FILES: Final = 3
+GLOB_CHARS = re.compile(r"[*?\[{]")
 
 SYSTEM_FOLDERS: Final = frozenset(
     "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
@@ -76,7 +81,41 @@ class WorkspacePaths:
                 fixed.append(joined if joined is not None and ("ls" in q.commands or not index.exists(p)) else p)
             results = fixed
         results = [p for p in dict.fromkeys(results) if p not in reads]
-        return replace(q, reads=reads, scope=scope, result_paths=results)
+        names = q.name_patterns
+        if index is not None and q.tool in ("grep", "bash") and q.patterns:
+            scope, names = self._named_files(scope, names)
+        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names)
+
+    def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:
+        """A content search's file-name globs whose last part names one file
+        (``**/ClassHelper.java``, ``--include=setup.cfg``: a glob without ``/`` matches names at
+        any depth, as grep's ``--include`` and ripgrep's ``-g`` do): the listed files they match
+        (inside the folders searched), at most :data:`NAMED_FILES`, become the files it searches
+        in (``grep x path/ClassHelper.java`` asks the same); a glob matching none or more stays a
+        glob."""
+        index = self.index
+        assert index is not None
+        folders = [s for s in scope if s and not index.exists(s)]
+        kept: list[str] = []
+        files: list[str] = []
+        for pattern in names:
+            base = pattern.rsplit("/", 1)[-1]
+            found = []
+            if base and not GLOB_CHARS.search(base):
+                bare = pattern[3:] if pattern.startswith("**/") else pattern
+                found = [
+                    p
+                    for p in index.by_name.get(base, ())[:SUFFIX_SCAN]
+                    if ("/" not in pattern or fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, bare))
+                    and (not folders or any(p.startswith(f + "/") for f in folders))
+                ]
+            if 1 <= len(found) <= NAMED_FILES:
+                files += found
+            else:
+                kept.append(pattern)
+        if not files:
+            return scope, names
+        return [s for s in scope if s and s not in folders] + files, kept
 
     def touched(self, q: Query) -> set[str]:
         """Repo-relative paths a call touches: the files it reads or edits and the paths it

@@ -512,8 +512,13 @@ def _symbol(words: list[str], symbol_words: list[str], fields: _Fields) -> ToolC
         kind_value = fields.raw("kind")
         kinds += [str(v).lower() for v in (kind_value if isinstance(kind_value, list) else [kind_value]) if v]
         keyword = next((KIND_KEYWORDS[k] for k in kinds if k in KIND_KEYWORDS), "function")
-    pattern = f"{keyword} {short}" if keyword else short
-    return ToolCall("grep", patterns=[pattern], scopes=_scopes(fields), symbol=qualified, keyword=keyword, flags={"l"})
+    patterns = [f"{keyword} {short}" if keyword else short]
+    owner = re.sub(r"\(.*$", "", qualified).split(".")[-2:-1]
+    if keyword == "function" and owner and owner[0][:1].isupper():
+        # a method is defined inside its class: ``ClassHelper.convertPrimitive`` is looked up as
+        # its class (one file), not as every definition of ``convertPrimitive``
+        patterns.insert(0, f"class {owner[0]}")
+    return ToolCall("grep", patterns=patterns, scopes=_scopes(fields), symbol=qualified, keyword=keyword, flags={"l"})
 
 
 def _editor(command: str, fields: _Fields, result_text: str | None) -> ToolCall:
