@@ -35,6 +35,12 @@ def test_a_parse_never_spends_more_than_its_budget():
     assert budget.spent() == 100
     assert budget.parse_bounded(line)  # within the product's budget
     assert budget.spent() <= budget.budget_for(line)
+    # whatever the length, at most MAX_UNITS: 8 nested $( around 3 KB (read 9 times) is refused
+    assert budget.budget_for("x" * 4000) == budget.MAX_UNITS == 8192
+    deep = "echo " + "$(a " * 8 + "x" * 3000 + ")" * 8
+    with pytest.raises(budget.ParseRefused, match="over budget"):
+        budget.parse_bounded(deep)
+    assert shell.shell_words(deep) == tuple(tuple(w) for w in shell._shlex_commands(deep))  # the fallback's
 
 
 SHELLISH = st.text(alphabet=list("${}()[]'\"`;&|<>#\\~=*?! \n-/.abcY59"), max_size=24)

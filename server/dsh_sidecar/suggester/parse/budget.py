@@ -20,8 +20,9 @@ Two guards, installed into bashlex once (:func:`install`), hold for every parse:
   of bashlex either reads a character, builds a node, or moves forward through its text (the
   LR parser shifts read tokens and reduces to nodes), so no input can make it work past the
   budget, whatever bashlex does wrong next. The budget is :data:`UNITS_PER_CHAR` units a
-  character of the line plus :data:`BASE_UNITS`: fuzzing (``bench/shell_fuzz.py``) and the
-  recorded lines (``docs/SCHEME.md``, "The query model's bounds") say what real parses spend.
+  character of the line plus :data:`BASE_UNITS`, at most :data:`MAX_UNITS`: fuzzing
+  (``bench/shell_fuzz.py``) and the recorded lines (``docs/SCHEME.md``, "The query model's
+  bounds") say what real parses spend.
 
 A refused line is split by ``shell.py``'s ``shlex`` fallback, as a line bashlex refuses is.
 The budget is per thread (a parse on one thread never charges another's).
@@ -40,6 +41,10 @@ from typing import Any, Final
 UNITS_PER_CHAR: Final = 16
 #: Units every parse may spend besides (the parser's start and end).
 BASE_UNITS: Final = 200
+#: Most units any parse may spend, whatever the line's length: twice the costliest recorded
+#: line (a ``python3 -c "…"`` script of 4,000 characters spent 4,016 units, 3-45 ms on a busy
+#: machine). A line past it (8 nested ``$(`` around 3 KB would spend 27,000) is refused.
+MAX_UNITS: Final = 8192
 
 
 class ParseRefused(Exception):
@@ -101,8 +106,9 @@ def install() -> None:
 
 
 def budget_for(line: str) -> int:
-    """The units a parse of ``line`` may spend."""
-    return UNITS_PER_CHAR * len(line) + BASE_UNITS
+    """The units a parse of ``line`` may spend: :data:`UNITS_PER_CHAR` a character and
+    :data:`BASE_UNITS`, at most :data:`MAX_UNITS`."""
+    return min(UNITS_PER_CHAR * len(line) + BASE_UNITS, MAX_UNITS)
 
 
 def parse_bounded(line: str, budget: int | None = None) -> list[Any]:
