@@ -2,17 +2,20 @@
 
 Every ``dsh/postExecute`` call becomes one frozen :class:`~.query.Query` (:func:`parse_call`):
 
-* **tool inputs** — ``grep {pattern, path?, glob?, include?, type?, -i?, output_mode?}``,
-  ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write`` (learning only),
-  ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n", "x"]``, as Codex
-  sends it); tool names are case-insensitive and a few aliases are known
-  (``tools.TOOL_ALIASES``);
+* **tool inputs** — Claude Code's ``grep {pattern, path?, glob?, include?, type?, -i?,
+  output_mode?}``, ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write``
+  (learning only), ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n",
+  "x"]``, as Codex sends it), and any other harness's tool read by the verb of its name and the
+  roles of its fields' words (``roles.py``: SWE-agent's ``search_dir {search_term, dir}``, Rovo
+  Dev's ``grep {content_pattern, path_glob}``, iSWE's ``get_class_info {class_name}`` as the
+  search for ``class X``, OpenHands' ``execute_bash`` and ``str_replace_editor`` ``view`` of a
+  file or a folder…);
 * **shell** — a line's simple commands (``shell.py``: bashlex, here-documents, wrappers,
   ``cd``), each read by what it is (``commands.py``: grep and its kin, find, fd, ls, the file
   readers, git);
-* **the result text** — the paths a search just listed (``results.py``);
-* **a run that is no search** — its traceback frames, the Python script it writes or runs,
-  the files it changes (``runs.py``).
+* **the result text** — the paths a search just listed, in each family's format (``results.py``);
+* **a run that is no search** — its traceback frames (Python, pytest, Node, JVM), the Python
+  script it writes or runs, the files it changes (``runs.py``).
 
 From a pattern come its fixed parts, terms, literals and identifier (``patterns.py``). The
 **languages** come from extensions (name patterns, ``--include``, ``-t``, files read or
