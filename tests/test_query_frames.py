@@ -72,3 +72,20 @@ def test_a_jvm_frame_resolves_to_the_one_listed_file_under_a_source_root():
     assert paths.frame_path("org/x/Only.java") == "a/src/main/java/org/x/Only.java"  # the test tree's left out
     assert paths.frame_path("RpcContext.java") is None  # a name alone says no folder
     assert paths.frame_path("java/lang/Thread.java") is None
+
+
+def test_paths_of_a_containers_copy_of_the_workspace_map_to_its_files_and_folders():
+    files = ["lib/plugins/aws/index.js", "lib/Serverless.js", "setup.py", "src/a/b.py", "docs/x.md"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+    assert paths.in_container("/workspace/lib/plugins/aws/index.js") == "lib/plugins/aws/index.js"
+    assert paths.in_container("/workspace/setup.py") == "setup.py"
+    assert paths.in_container("/workspace/lib/plugins") == "lib/plugins"
+    assert paths.in_container("/testbed/src") == "src"
+    assert paths.in_container("/x/y/setup.py") is None  # a root file's name alone, three deep
+    assert paths.in_container("/x/y/src") is None
+    assert paths.in_container("/usr/lib/python3/site-packages/src/a/b.py") is None  # the machine's
+    assert paths.in_container("/tmp/setup.py") is None
+    q = paths.relative(
+        parse_call("bash", {"command": "cd /workspace && grep -rn Deploy lib/plugins && cat /workspace/setup.py"})
+    )
+    assert (q.scope, q.reads) == (["lib/plugins"], ["setup.py"])

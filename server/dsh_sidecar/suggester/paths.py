@@ -55,8 +55,10 @@ class WorkspacePaths:
         return path[len(self.base) :] if self.base and path.startswith(self.base) else None
 
     def relative(self, q: Query) -> Query:
-        """``q`` with its absolute paths under the root made repo-relative (others dropped) and
-        the names an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
+        """``q`` with its absolute paths under the root made repo-relative, those of a
+        container's copy of the workspace (``/workspace/src/a.ts``, ``/testbed/pkg``) mapped to
+        the listed file or folder they name (:meth:`in_container`; others dropped) and the names
+        an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
         if self.root is None:
             return q
 
@@ -66,7 +68,7 @@ class WorkspacePaths:
             inside = self._under_root(p)
             if inside is not None:
                 return inside
-            return None if p != self.base.rstrip("/") else ""
+            return "" if p == self.base.rstrip("/") else self.in_container(p)
 
         reads = [r for r in map(rel, q.reads) if r is not None]
         scope = [r for r in map(rel, q.scope) if r is not None]
@@ -167,6 +169,28 @@ class WorkspacePaths:
             rel = "/".join(parts[-n:])
             if index.exists(rel):
                 return rel
+        return None
+
+    def in_container(self, path: str) -> str | None:
+        """An absolute path outside the root as the listed file or folder it names in a copy of
+        the workspace (a harness's container: ``/workspace/lib/a.js`` → ``lib/a.js``,
+        ``/testbed/src`` → ``src``): a listed file by its longest suffix (:meth:`frame_path`),
+        else a listed folder by its longest suffix (a name alone only one folder deep:
+        ``/workspace/src``, not ``/x/y/src``); never when the path's first folder is a Filesystem
+        Hierarchy Standard folder (``/usr/lib/…/site-packages/x`` is the machine's, ``/tmp/src``
+        no workspace folder).
+        ``None`` when nothing listed matches (before the index is prepared, always)."""
+        index = self.index
+        parts = [x for x in path.replace("\\", "/").split("/") if x]
+        if index is None or len(parts) < 2 or parts[0] in SYSTEM_FOLDERS:
+            return None
+        listed = self.frame_path(path)
+        if listed is not None and ("/" in listed or len(parts) == 2):
+            return listed  # a root file's name alone only one folder deep (``/workspace/setup.py``)
+        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
+            folder = "/".join(parts[-n:])
+            if index.has_dir(folder) and (n > 1 or len(parts) == 2):
+                return folder
         return None
 
     def _by_suffix(self, rel: str) -> str | None:
