@@ -980,7 +980,9 @@ def a_costly_inputs(ctx: Ctx) -> Result:
     literals and operators (3-5 ms before atoms were counted) or of non-ASCII names (5 ms),
     ``perl -`` and 40 zeros (a nested repeat: exponential), a 4,000-digit word (106 ms), shell
     lines bashlex parses in super-linear time (50 nested ``$(``: 44 ms; 2,000 pipeline stages:
-    82 ms), the costliest lines it still parses whole (50 commands, 250 tokens) and a 4 KB here-document script. Held
+    82 ms), the costliest lines it still parses whole (50 commands, 250 tokens, 8 nested ``$(``
+    around 3 KB), lines bashlex looped on forever (a ``${`` without its ``}`` in a quoted part
+    of a word), a ``python -c`` script cut inside its quote and a 4 KB here-document script. Held
     when the slowest of them answers within 20 plain ``grep`` replies of the same sidecar."""
     ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
     s = Sidecar(ctx.home(), ws, name="costly-inputs")
@@ -1009,6 +1011,15 @@ def a_costly_inputs(ctx: Ctx) -> Result:
         "shell 50 commands": ("bash", {"command": ";".join(["ab"] * 50)}),
         "shell 250 tokens": ("bash", {"command": "echo $(a)" + " x" * 245}),
         "shell here-document of 4 KB": ("bash", {"command": "cat <<'EOF' > r.py\n" + "import app\n" * 360 + "EOF"}),
+        # bashlex looped forever on these (77-121 s and 17 GB for the first): ${ without its }
+        # inside a quoted part of a word (parse/budget.py)
+        "shell endless ${ in quotes": ("bash", {"command": "5&c']${[Y>$Y'9{&b`3"}),
+        "shell endless ${ in quotes, long": ("bash", {"command": "echo " + "ab'${x'" * 300}),
+        "shell endless, bash -lc argv": ("shell", {"command": ["bash", "-lc", "grep x c'${'"]}),
+        # the costliest lines within the bounds: 8 nested $( around 3 KB (read 9 times), and a
+        # python -c script cut inside its quote at 4,000 characters
+        "shell 8 nested $( of 3 KB": ("bash", {"command": "echo " + "$(a " * 8 + "x" * 3000 + ")" * 8}),
+        "shell cut python -c": ("bash", {"command": 'python3 -c "import app\n' + "app.run('x')\n" * 400}),
     }
     worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
     s.close()
