@@ -328,7 +328,7 @@ class Suggester:
             snapshot,
             WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
             symbols,
-            evidence_view(snapshot, symbols),
+            evidence_view(snapshot, symbols, self.content),
             self.content,
             self.knowledge,
             self.dismissals,
@@ -384,7 +384,7 @@ class Suggester:
             return None
         snapshot = self.wait_prepared(wait=False)
         symbols = self._symbols()
-        hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols))
+        hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols, self.content))
         if hit is None or snapshot is None or self.dismissals.family_dismissed(hit.intent):
             return None
         learned = self.knowledge if self.config.learn else None
