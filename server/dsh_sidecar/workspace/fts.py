@@ -13,6 +13,10 @@ stop words dropped, each once per file (FTS5's ``porter`` tokenizer stems them).
 index is a fraction of the text it covers (``bench/content_index.py`` prints the ratio; goal
 ≤ 25 %). A phrase or an exact literal is checked by reading the few top files again
 (:meth:`ContentIndex.files_containing`).
+
+Beside each file's kind and facts (``workspace/facts.py``), a manifest's row keeps the words of
+its sections with their intents (``keys``, JSON, read per file by primary key) and the files it
+declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests.py``.
 """
 
 from __future__ import annotations
