@@ -15,7 +15,8 @@ The attacks after the first 27 are the break-test's second round (submodule conf
 elsewhere, an include FIFO, YAML aliases, non-UTF-8 names, special state files, a planted
 ``decisions.jsonl``, a key split across fields, SIGHUP/EOF mid-frame flushes, a pipelined
 flood, a closed stdin, offline searches that must not teach the bandit, params over the body
-limit, tool inputs that are costly to parse).
+limit, tool inputs that are costly to parse) and hostile manifests (class 15: an XML entity
+bomb, a 50 MB manifest, deep and unbalanced documents the content index reads).
 """
 
 from __future__ import annotations
@@ -789,6 +790,35 @@ def a_yaml_laughs(ctx: Ctx) -> Result:
     return ok, f"pack refused, peak RSS {hwm} MiB" if ok else f"initialize {reply is not None}, peak {hwm} MiB"
 
 
+def a_manifest_bombs(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n"})
+    laughs = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    (ws / "pom.xml").write_text(
+        f'<?xml version="1.0"?><!DOCTYPE p [{laughs}]><project><version>&l9;</version></project>'
+    )
+    with (ws / "pyproject.toml").open("w") as fh:  # 50 MB
+        for i in range(2_000_000):
+            fh.write(f'[tool.x{i}]\nversion = "1"\n')
+    (ws / "package.json").write_text("[" * 200_000 + "]" * 200_000)
+    (ws / "build.gradle").write_text("dependencies {\n" * 100_000)
+    (ws / "CMakeLists.txt").write_text("add_test(\n" * 100_000)
+    (ws / "pnpm-workspace.yaml").write_text(
+        "packages:\n- &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"- &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    )
+    s = Sidecar(ctx.home(), ws, name="manifest-bombs")
+    s.initialize(ws, ON, timeout=30)
+    graph = wait_graph(s, timeout=120)
+    reply = s.request(
+        "dsh/postExecute",
+        {"sessionId": "m", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "version", "path": "pom.xml"}}},
+    )
+    hwm = _status_field(s.proc.pid, "VmHWM:") // 1024 if s.proc.poll() is None else -1
+    s.close()
+    ok = bool(graph.get("ready")) and bool(reply and "result" in reply) and 0 < hwm < 512
+    return ok, f"indexed, answered, peak RSS {hwm} MiB" if ok else f"ready {graph.get('ready')}, peak {hwm} MiB"
+
+
 def a_bad_utf8_names(ctx: Ctx) -> Result:
     ws = ctx.ws({"README.md": "# x\n", ".gitignore": "*.log\n"})
     docs = os.path.join(os.fsencode(ws), b"docs")
@@ -1488,6 +1518,11 @@ ATTACKS: list[tuple[int | str, str, Callable[[Ctx], Result]]] = [
     (1, ".git file gitdir: /etc, /proc/self/fd/0, .git FIFO", a_gitdir_elsewhere),
     (1, "[include] path = a FIFO", a_include_fifo),
     (3, "pack.yml billion laughs (9^9 aliases)", a_yaml_laughs),
+    (
+        15,
+        "manifests: XML entity bomb, 50 MB pyproject, deep JSON, unbalanced Gradle/CMake, YAML aliases",
+        a_manifest_bombs,
+    ),
     (8, "file names not UTF-8, with ESC and bidi, in a walked folder", a_bad_utf8_names),
     (6, "posteriors.json symlinked to /dev/zero", a_posteriors_dev_zero),
     (6, "knowledge.json is a FIFO", a_knowledge_fifo),

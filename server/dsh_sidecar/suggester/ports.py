@@ -72,6 +72,11 @@ class ContentView(Protocol):
         """BM25 matches of any of ``words``, best first."""
         ...
 
+    def keys(self, path: str) -> Mapping[str, Mapping[str, float]] | None:
+        """The words of a manifest's sections, ``{word: {intent: weight}}`` (``None``: not a
+        manifest a reader knows, or not indexed yet)."""
+        ...
+
     def status(self) -> Mapping[str, object]:
         """State and figures for ``dsh/status``."""
         ...

@@ -339,11 +339,13 @@ def facts(
     return {k: v if k in found else sorted(v) for k, v in out.items()}
 
 
-def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None) -> evidence.Workspace:
+def evidence_view(
+    prepared: PreparedTargets | None, graph: WorkspaceView | None, content: ContentView | None = None
+) -> evidence.Workspace:
     """What the structural evidence reads of the workspace (``evidence.Workspace``): the
-    prepared listing's files, folders, kinds and facts, and ``graph``'s symbol index (``None``
-    while its symbol pass runs: a question to it is then recorded, ``readiness.asked``). Built
-    once per call."""
+    prepared listing's files, folders, kinds and facts, ``graph``'s symbol index (``None``
+    while its symbol pass runs: a question to it is then recorded, ``readiness.asked``) and the
+    section words of the manifests ``content`` indexed. Built once per call."""
     if prepared is None:
         return evidence.Workspace()
     index = graph.symbols if graph is not None else None
@@ -376,4 +378,6 @@ def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None)
         defined=defined,
         docs_roots=prepared.docs_roots,
         code_folder=prepared.index.code_folder,
+        keys=content.keys if content is not None else (lambda p: None),
+        with_fact=prepared.index.with_kind,
     )

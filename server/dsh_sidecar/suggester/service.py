@@ -481,7 +481,7 @@ class Suggester:
             snapshot,
             WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
             symbols,
-            evidence_view(snapshot, symbols),
+            evidence_view(snapshot, symbols, self.content),
             self.content,
             self.knowledge,
             self.dismissals,
