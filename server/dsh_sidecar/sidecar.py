@@ -239,6 +239,12 @@ class Sidecar:
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
 
+    def _prepare_search(self) -> None:
+        """What ``dsh-search-prepare`` prepares for the search path (httpx and the client,
+        numpy and the bandit's generators), done now on the calling thread (idempotent)."""
+        self.router.prepare()
+        self.bandit.policy.warm()
+
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
 
@@ -282,12 +288,22 @@ class Sidecar:
 
     # ------------------------------------------------------------------ methods
 
-    async def search(self, params: SearchParams, escaped: bool = True) -> SearchResult:
+    async def search(
+        self, params: SearchParams, escaped: bool = True, received_at: float | None = None
+    ) -> SearchResult:
         """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
         every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
         results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
-        output is cleaned by ``cli/output.py``)."""
-        out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        output is cleaned by ``cli/output.py``). ``received_at`` (``time.monotonic()`` when the
+        request was read): the deadline (``deadlineMs``, else the config's) counts from then,
+        so the time the request waited for the server is inside it, not added to it."""
+        if not (self.router.ready and self.bandit.policy.ready):  # a first search before the preparation
+            await asyncio.to_thread(self._prepare_search)  # ended: its imports off the event loop
+        deadline_ms = params.deadline_ms
+        if received_at is not None:
+            waited_ms = (time.monotonic() - received_at) * 1000
+            deadline_ms = max(1, int((deadline_ms or self.config.router.deadline_ms) - waited_ms))
+        out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
         if not escaped:
             sources, content, attempts = out.sources, out.content, out.attempts
         else:

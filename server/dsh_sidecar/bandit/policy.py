@@ -196,6 +196,11 @@ class ContextualPolicy:
             if self._mc_rng is None:
                 self._mc_rng = mc_rng
 
+    @property
+    def ready(self) -> bool:
+        """Whether both generators exist (a decision imports and builds nothing)."""
+        return self._rng is not None and self._mc_rng is not None
+
     def warm(self) -> None:
         """Import numpy and create both generators now (the server runs this on a thread
         after the ``initialize`` reply), so the first ``auto`` decision does not import numpy

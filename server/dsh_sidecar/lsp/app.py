@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,9 +94,12 @@ class SidecarServer(LanguageServer):
     ``initialize`` validates the config and answers (an ``initialize`` without options is
     checked without pydantic, :mod:`dsh_sidecar.options`, and its config is validated with the
     build); the :class:`Sidecar` itself (the router, the bandit, the suggester and their imports,
-    pydantic's included) is built right after the reply, before the
-    next message is dispatched (:meth:`defer_sidecar`). Reading :attr:`sidecar` completes a
-    build still pending, so no request ever sees a half-initialised server.
+    pydantic's included) is built right after the reply on a ``dsh-sidecar-build`` thread
+    (:meth:`defer_sidecar`): on a loaded machine that is most of a second of imports, which on
+    the event loop held a ``$/cancelRequest`` sent meanwhile as long. A coroutine handler waits
+    for it with :meth:`sidecar_ready` (the loop serves other messages meanwhile); reading
+    :attr:`sidecar` (a plain handler) waits for a build still running, or runs one still
+    pending, so no request ever sees a half-initialised server.
     """
 
     protocol: SidecarProtocol  # built from ``protocol_cls`` below
@@ -105,8 +109,14 @@ class SidecarServer(LanguageServer):
             "dsh-search-sidecar", __version__, converter_factory=raw_params_converter, protocol_cls=SidecarProtocol
         )
         self._sidecar: Sidecar | None = None
-        #: The deferred construction of the sidecar (set by ``initialize``, run once).
+        #: The deferred construction of the sidecar (set by ``initialize``, run once; cleared
+        #: when it has run, under :attr:`_build_lock`, which the build holds while it runs).
         self._build: Callable[[], Sidecar] | None = None
+        self._build_lock = threading.Lock()
+        #: Set (on the loop) when a build started by :meth:`defer_sidecar` has ended.
+        self._built: asyncio.Event | None = None
+        #: What :meth:`after_build` deferred to the build's end.
+        self._after_build: list[Callable[[Sidecar | None], None]] = []
         #: Why the deferred construction failed (re-raised to every request that needs the sidecar).
         self.build_error: BaseException | None = None
         self.env: dict[str, str] = dict(os.environ)
@@ -127,26 +137,73 @@ class SidecarServer(LanguageServer):
         self._sidecar = value
 
     def defer_sidecar(self, build: Callable[[], Sidecar]) -> None:
-        """Build the sidecar with ``build()`` as the event loop's next callback (after the
-        ``initialize`` reply is written), or when :attr:`sidecar` is first read, whichever
-        comes first. Without a running loop it is built at once."""
+        """Build the sidecar with ``build()`` on a ``dsh-sidecar-build`` thread started as the
+        event loop's next callback (after the ``initialize`` reply is written), or when
+        :attr:`sidecar` is first read, whichever comes first. Without a running loop it is
+        built at once."""
         self._build = build
         try:
-            asyncio.get_running_loop().call_soon(self.finish_sidecar)
+            loop = asyncio.get_running_loop()
         except RuntimeError:
             self.finish_sidecar()
+            return
+        self._built = asyncio.Event()
+
+        def run() -> None:
+            try:
+                self.finish_sidecar()
+            finally:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                    loop.call_soon_threadsafe(self._build_ended)
+
+        # started as the loop's next callback: after the initialize reply is written (the
+        # thread's imports would otherwise compete with writing it)
+        loop.call_soon(threading.Thread(target=run, name="dsh-sidecar-build", daemon=True).start)
+
+    def _build_ended(self) -> None:
+        """On the loop, once the build's thread has ended: wake the waiters, run what waited."""
+        if self._built is not None:
+            self._built.set()
+        waiting, self._after_build = self._after_build, []
+        for fn in waiting:
+            self._run_after_build(fn)
+
+    def after_build(self, fn: Callable[[Sidecar | None], None]) -> None:
+        """Call ``fn(sidecar)`` (on the loop) once the sidecar is built: now when it is (or none
+        is pending), else when its build's thread ends; never waits for it."""
+        if self._build is None or self._built is None:
+            self._run_after_build(fn)
+        else:
+            self._after_build.append(fn)
+
+    def _run_after_build(self, fn: Callable[[Sidecar | None], None]) -> None:
+        try:
+            fn(self.sidecar)
+        except Exception as exc:
+            self.report_server_error(exc, getattr(fn, "__name__", "after_build"))
+
+    async def sidecar_ready(self) -> Sidecar | None:
+        """:attr:`sidecar`, awaiting a build still running on its thread without holding the
+        event loop (a ``$/cancelRequest`` or another request is served meanwhile)."""
+        built = self._built
+        if built is not None and self._build is not None:
+            await built.wait()
+        return self.sidecar
 
     def finish_sidecar(self) -> None:
-        """Run the pending build, if any (idempotent). A failure is logged (redacted, ERROR)
-        and kept in :attr:`build_error`."""
-        build, self._build = self._build, None
-        if build is None:
-            return
-        try:
-            self._sidecar = build()
-        except Exception as exc:
-            self.build_error = exc
-            self.report_server_error(exc, "initialize")
+        """Run the pending build, if any, or wait for the one running (idempotent). A failure
+        is logged (redacted, ERROR) and kept in :attr:`build_error`."""
+        with self._build_lock:
+            build = self._build
+            if build is None:
+                return
+            try:
+                self._sidecar = build()
+            except Exception as exc:
+                self.build_error = exc
+                self.report_server_error(exc, "initialize")
+            finally:
+                self._build = None
 
     def window_log_message(self, params: lsp.LogMessageParams) -> None:
         """pygls' ``window/logMessage``: the same JSON, built here rather than by its converter,

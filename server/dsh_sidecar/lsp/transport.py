@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
@@ -56,6 +58,12 @@ DISCARDED_HEAD_BYTES: Final = 4096
 #: Largest oversized body still drained to keep the stream in sync, bytes; a bigger
 #: ``Content-Length`` is a broken client: the server exits (:class:`FramingLost`).
 MAX_DRAIN_BYTES: Final = 256 * 1024 * 1024
+
+
+#: When the message being dispatched was read off stdin (``time.monotonic()``), in the context
+#: its handler runs in (pygls runs a coroutine handler as a task, which copies the context): a
+#: search's deadline counts from here, not from when its handler got to run.
+RECEIVED_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar("received_at", default=None)
 
 
 def raw_params_converter():
@@ -495,6 +503,7 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
                 _error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}")
             )
             continue
+        RECEIVED_AT.set(time.monotonic())
         try:
             dispatch(protocol, frame)
         except SystemExit:
