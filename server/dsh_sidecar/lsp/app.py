@@ -9,15 +9,17 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import ErrorCode
 from lsprotocol import types as lsp
 from lsprotocol.types import ResponseError
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
@@ -67,6 +69,18 @@ class SidecarProtocol(LanguageServerProtocol):
 
     #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
     initialized_once: bool = False
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """pygls' ``initialize``, once the workspace root is known to name a folder
+        (:func:`workspace_root`): pygls builds its own workspace from ``rootUri`` before the
+        sidecar's handler runs, and a URI it cannot parse (an invalid IPv6 host) failed there as
+        an internal error."""
+        try:
+            workspace_root(params)
+        except InvalidRoot as exc:
+            raise JsonRpcInvalidParams(message=str(exc)) from None
+        return (yield from super().lsp_initialize(params))
 
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
@@ -247,17 +261,67 @@ class SidecarServer(LanguageServer):
         log.log(level, "%s: %s", getattr(source, "__name__", source), text)
 
 
+#: Longest workspace path accepted, bytes (Linux ``PATH_MAX``, the terminating NUL included).
+MAX_ROOT_PATH_BYTES = 4096
+#: Longest name of one folder on the workspace path, bytes (``NAME_MAX``).
+MAX_ROOT_NAME_BYTES = 255
+
+
+class InvalidRoot(ValueError):
+    """An ``initialize`` whose workspace URI or path cannot name a folder: answered -32602 with
+    a message naming the field (``rootUri``, ``workspaceFolders[0].uri``, ``rootPath``) and
+    never echoing the value."""
+
+
+def _check_root_chars(field: str, text: str) -> None:
+    if "\x00" in text:
+        raise InvalidRoot(f"{field}: the path contains a NUL character")
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise InvalidRoot(f"{field}: the path is not valid Unicode (a lone surrogate)")
+
+
+def _check_root_path(field: str, path: str) -> None:
+    _check_root_chars(field, path)
+    raw = os.fsencode(path)
+    if len(raw) >= MAX_ROOT_PATH_BYTES:
+        raise InvalidRoot(f"{field}: the path is longer than {MAX_ROOT_PATH_BYTES - 1} bytes")
+    if any(len(name) > MAX_ROOT_NAME_BYTES for name in raw.split(b"/")):
+        raise InvalidRoot(f"{field}: a folder name on the path is longer than {MAX_ROOT_NAME_BYTES} bytes")
+
+
+def _root_of_uri(field: str, uri: str) -> Path | None:
+    from urllib.parse import unquote_to_bytes, urlsplit
+
+    _check_root_chars(field, uri)  # a raw NUL or a lone surrogate, as written
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # an invalid IPv6 host, …
+        raise InvalidRoot(f"{field}: not a valid URI") from None
+    if parts.scheme.lower() == "file":
+        try:
+            unquote_to_bytes(parts.path).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRoot(f"{field}: the path is not UTF-8 once percent-decoded") from None
+    path = to_fs_path(uri)
+    if not path:  # not a file: URI (untitled:, a remote scheme): no workspace folder
+        return None
+    _check_root_path(field, path)  # %00, or a length the decoding reached
+    return Path(path)
+
+
 def workspace_root(params: lsp.InitializeParams) -> Path | None:
-    """The workspace folder from ``workspaceFolders[0]``, ``rootUri`` or ``rootPath``."""
-    uri = None
+    """The workspace folder from ``workspaceFolders[0]``, ``rootUri`` or ``rootPath``.
+
+    Raises :class:`InvalidRoot` naming the field when it cannot name a folder: a NUL character
+    (``%00`` too), a lone surrogate, a ``file:`` path that is not UTF-8 once percent-decoded, a
+    path longer than the system takes (such a root was accepted, then failed ``dsh/status``
+    with an internal error); a URI of another scheme is no workspace (``None``)."""
     if params.workspace_folders:
-        uri = params.workspace_folders[0].uri
-    elif params.root_uri:
-        uri = params.root_uri
-    if uri:
-        path = to_fs_path(uri)
-        return Path(path) if path else None
+        return _root_of_uri("workspaceFolders[0].uri", params.workspace_folders[0].uri)
+    if params.root_uri:
+        return _root_of_uri("rootUri", params.root_uri)
     if params.root_path:
+        _check_root_path("rootPath", params.root_path)
         return Path(params.root_path)
     return None
 

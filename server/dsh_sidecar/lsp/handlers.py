@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 
 from dsh_sidecar import router as router_core
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
-from dsh_sidecar.lsp.app import SidecarServer, workspace_root
+from dsh_sidecar.lsp.app import InvalidRoot, SidecarServer, workspace_root
 from dsh_sidecar.lsp.transport import RECEIVED_AT
 from dsh_sidecar.options import Preflight, is_empty, merge_options, preflight_defaults, preflight_of
 
@@ -132,6 +132,8 @@ def register(server: SidecarServer) -> None:
                 ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root))
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
+        except InvalidRoot as exc:
+            raise invalid_params(str(exc)) from None
         ls.protocol.initialized_once = True  # a second initialize is refused (transport.dispatch)
 
     @server.feature(lsp.INITIALIZED)
