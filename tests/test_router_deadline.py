@@ -4,6 +4,7 @@ running search at the core level, and concurrent searches over one router (the t
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from dsh_sidecar.router import AllProvidersFailed
@@ -26,7 +27,9 @@ def chain(mock, order, **extra):
     """A router prepared as the server prepares it after ``initialize`` (httpx and the client:
     a first search that finds them missing makes them inside its deadline)."""
     router = make_router(mock, order, clock=FakeClock(), cache=False, **extra)
-    router.prepare()
+    worker = threading.Thread(target=router.prepare)  # off the test's event loop, as the server does
+    worker.start()
+    worker.join()
     return router
 
 

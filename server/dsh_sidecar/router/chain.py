@@ -62,6 +62,10 @@ log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
+#: Outcome of a provider not tried because the search's deadline had passed.
+DEADLINE_SKIP: Final = "skipped: deadline"
+#: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
+_BACKEND_WARM = threading.Event()
 #: Reason of an empty answer (fixtures README, outcome ``empty``).
 EMPTY_REASON: Final = "0 results"
 #: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
@@ -147,6 +151,10 @@ class Router:
     cache: ResultCache | None = None
     pacer: Pacer = field(default_factory=Pacer)
     _client_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    #: The running :meth:`prepare` (its loop and future), shared by the searches waiting for it.
+    _preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_config(
@@ -203,21 +211,53 @@ class Router:
         after the ``initialize`` reply), so the first search does not pay ~0.1–0.3 s for them on
         the event loop (issue 16). Call it off the event loop. Idempotent."""
         self.prepare()
-        from dsh_sidecar.router.http import warm_async_backend
-
-        warm_async_backend()
 
     @property
     def ready(self) -> bool:
-        """Whether a search can start its exchange without importing or building anything (the
-        client exists, so :mod:`.http` and httpx are imported whole)."""
-        return self.client is not None
+        """Whether a search can start its exchange without importing or building anything: the
+        client exists (so :mod:`.http` and httpx are imported whole) and anyio's asyncio
+        backend is loaded (a first exchange imported it on the event loop, synchronously:
+        1.8 s under load, past a 1 ms budget its timer could not interrupt)."""
+        return self.client is not None and _BACKEND_WARM.is_set()
 
     def prepare(self) -> None:
-        """Import the exchange (httpx) and create the shared client: what a search that finds
-        the router not :attr:`ready` runs on a worker thread, so the event loop (a
-        ``$/cancelRequest``, other requests) is never held by it. Idempotent; thread-safe."""
+        """Import the exchange (httpx) and its async backend and create the shared client:
+        what a search that finds the router not :attr:`ready` runs on a worker thread, so the
+        event loop (a ``$/cancelRequest``, other requests) is never held by it. Idempotent;
+        thread-safe. Call it off the event loop."""
         self.http()
+        if not _BACKEND_WARM.is_set():
+            from dsh_sidecar.router.http import warm_async_backend
+
+            warm_async_backend()
+            _BACKEND_WARM.set()
+
+    async def until_ready(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) for :meth:`prepare`, run once on a worker thread however
+        many searches wait for it; ``True`` once :attr:`ready`. A timeout leaves it running."""
+        if self.ready:
+            return True
+        loop = asyncio.get_running_loop()
+        preparing = self._preparing
+        if preparing is None or preparing[0] is not loop or preparing[1].done():
+            preparing = self._preparing = (loop, loop.run_in_executor(None, self.prepare))
+        try:
+            await asyncio.wait_for(asyncio.shield(preparing[1]), max(0.0, timeout_s))
+        except TimeoutError:
+            return False
+        return True
+
+    def deadline_passed(self) -> AllProvidersFailed:
+        """The failure of a search whose deadline passed before any provider could be tried
+        (the search path was still being prepared): every provider of the chain ``skipped:
+        deadline``, an outage (the search never ran: nothing to learn from)."""
+        attempts: list[Attempt] = []
+        failures: list[_Failed] = []
+        for spec in self._plan():
+            pid = spec if isinstance(spec, str) else spec.id
+            attempts.append(Attempt(provider=pid, outcome=DEADLINE_SKIP, ms=0))
+            failures.append(_Failed(pid, DEADLINE_SKIP, "skipped"))
+        return AllProvidersFailed(self._aggregate(failures), attempts, outage=True)
 
     def adopt_client(self, old: Router) -> bool:
         """Take ``old``'s HTTP client when this router has none yet (a reconfigure built this
@@ -277,7 +317,7 @@ class Router:
                 cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
                 return RouterResult(list(hit.sources), hit.truncated, cached, hit.provider, hit.content)
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
-            await asyncio.to_thread(self.prepare)
+            await self.until_ready(deadline - _now())  # not ready by then: every attempt is skipped
         attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None
@@ -296,9 +336,9 @@ class Router:
                 failures.append(_Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped"))
                 continue
             left_ms = (deadline - _now()) * 1000
-            if left_ms <= 0:
-                attempts.append(Attempt(provider=spec.id, outcome="skipped: deadline", ms=0))
-                failures.append(_Failed(spec.id, "skipped: deadline", TIMEOUT))
+            if left_ms <= 0 or not self.ready:
+                attempts.append(Attempt(provider=spec.id, outcome=DEADLINE_SKIP, ms=0))
+                failures.append(_Failed(spec.id, DEADLINE_SKIP, TIMEOUT))
                 continue
             budget_ms = min(self.config.timeout_ms, left_ms)
             t0 = time.monotonic()

@@ -119,8 +119,7 @@ async def test_a_first_search_prepares_the_search_path_off_the_loop(sidecar):
     ],
 )
 async def test_the_deadline_counts_from_the_requests_arrival(sidecar, deadline_ms, waited_s, most):
-    sidecar.router.prepare()
-    sidecar.bandit.policy.warm()
+    await asyncio.to_thread(sidecar._prepare_search)
     seen: list[int | None] = []
 
     async def search(query, strategy, max_results, deadline):
@@ -139,3 +138,64 @@ async def test_the_deadline_counts_from_the_requests_arrival(sidecar, deadline_m
         assert seen[1] == deadline_ms
     finally:
         await sidecar.aclose()
+
+
+async def test_a_search_whose_deadline_passes_during_the_preparation_answers_at_its_deadline(sidecar):
+    """The preparation (imports) outlasts the deadline: the search does not wait for it past
+    the deadline's reserve; every provider is ``skipped: deadline`` and nothing is learned (the
+    search never ran). The preparation goes on, once, and the next search uses it."""
+    release = threading.Event()
+    calls: list[int] = []
+    prepare = sidecar._prepare_search
+
+    def slow():
+        calls.append(1)
+        assert release.wait(60), "never released"
+        prepare()
+
+    sidecar._prepare_search = slow
+    before = sidecar.bandit.status()
+    try:
+        params = SearchParams(query="bike chain cleaning", strategy="quick", deadline_ms=300)
+        with pytest.raises(AllProvidersFailed) as info:
+            await asyncio.wait_for(sidecar.search(params, received_at=time.monotonic()), 30)  # bounded: no hang
+        assert [(a.provider, a.outcome, a.ms) for a in info.value.attempts] == [("searxng", "skipped: deadline", 0)]
+        assert (
+            info.value.message == "search-router: all configured search providers failed:\n- searxng: skipped: deadline"
+        )
+        assert info.value.outage and sidecar.bandit.status() == before  # nothing learned
+        with pytest.raises(AllProvidersFailed):  # a second one waits for the same preparation
+            await asyncio.wait_for(sidecar.search(params, received_at=time.monotonic()), 30)
+        release.set()
+        result = await asyncio.wait_for(sidecar.search(SearchParams(query="chain wax", strategy="quick")), 60)
+        assert result.sources and calls == [1]
+    finally:
+        release.set()
+        await sidecar.aclose()
+
+
+async def test_a_router_not_ready_by_the_deadline_skips_its_providers(mock_provider):
+    from support.routers import make_router
+
+    mock_provider.route(*ROUTES["searxng"], case_reply("searxng", "ok", check=False)[0])
+    router = make_router(mock_provider, ["searxng", "duckduckgo"], cache=False)
+    release = threading.Event()
+    prepare = router.prepare
+
+    def slow():
+        release.wait(60)
+        prepare()
+
+    router.prepare = slow
+    try:
+        with pytest.raises(AllProvidersFailed) as info:
+            await asyncio.wait_for(router.search("x", 5, deadline_ms=200), 30)
+        assert [a.outcome for a in info.value.attempts] == ["skipped: deadline", "skipped: deadline"]
+        assert mock_provider.count(*ROUTES["searxng"]) == 0
+        release.set()
+        assert await router.until_ready(60)
+        result = await router.search("y", 5, deadline_ms=60000)
+        assert result.provider == "searxng"
+    finally:
+        release.set()
+        await router.aclose()

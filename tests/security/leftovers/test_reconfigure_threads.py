@@ -62,8 +62,12 @@ def test_300_reconfigurations_leave_no_extra_threads_or_descriptors(dsh_home, tm
     (ws / "src" / "app.py").write_text("def main():\n    return 1\n")
     srv = RawServer(dsh_home)
     try:
-        srv.initialize({"suggester": {"enabled": True}}, root=ws)
+        srv.initialize({"suggester": {"enabled": True}, **router(0)}, root=ws)
         wait_built(srv)
+        # a first search (refused at once: nothing listens on port 9) waits for the search
+        # path's preparation, which starts the long-lived writer threads: the baseline is after
+        search = srv.request("dsh/search", {"query": "x", "strategy": "quick", "deadlineMs": 60000}, timeout=90)
+        assert search["error"]["code"] == -32001, search
         srv.barrier()
         base_threads = settled(lambda: threads(srv.pid))  # the search path's preparation ended
         base_fds = settled(lambda: fds(srv.pid))
