@@ -49,6 +49,7 @@ from dsh_sidecar.escape import for_model
 from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.router.chain import deadline_reserve_ms
 from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.state.keys import provider_identity
@@ -174,6 +175,8 @@ class Sidecar:
         # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
+        #: A first search's preparation (its loop and future), shared by the searches waiting.
+        self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._closing = threading.Event()
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
@@ -214,9 +217,29 @@ class Sidecar:
                     asyncio.run(router.client.aclose())  # never used: no connection to wait for
                 router = new
                 router.warm()
-            self.bandit.policy.warm()
+            self.bandit.prepare()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
+
+    async def _search_path_ready(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) for :meth:`_prepare_search`, run once on a worker thread
+        however many searches wait for it; ``True`` once done. A timeout leaves it running."""
+        loop = asyncio.get_running_loop()
+        preparing = self._preparing
+        if preparing is None or preparing[0] is not loop or preparing[1].done():
+            preparing = self._preparing = (loop, loop.run_in_executor(None, self._prepare_search))
+        try:
+            await asyncio.wait_for(asyncio.shield(preparing[1]), max(0.0, timeout_s))
+        except TimeoutError:
+            return False
+        return True
+
+    def _prepare_search(self) -> None:
+        """What ``dsh-search-prepare`` prepares for the search path (httpx and the client,
+        the bandit's writer threads), done now on the calling thread
+        (idempotent)."""
+        self.router.warm()
+        self.bandit.prepare()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -275,12 +298,29 @@ class Sidecar:
 
     # ------------------------------------------------------------------ methods
 
-    async def search(self, params: SearchParams, escaped: bool = True) -> SearchResult:
+    async def search(
+        self, params: SearchParams, escaped: bool = True, received_at: float | None = None
+    ) -> SearchResult:
         """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
         every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
         results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
-        output is cleaned by ``cli/output.py``)."""
-        out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        output is cleaned by ``cli/output.py``). ``received_at`` (``time.monotonic()`` when the
+        request was read): the deadline (``deadlineMs``, else the config's) counts from then,
+        so the time the request waited for the server is inside it, not added to it."""
+        total_ms = params.deadline_ms or self.config.router.deadline_ms
+        start = received_at if received_at is not None else time.monotonic()
+        if not (self.router.ready and self.bandit.policy.ready):
+            # a first search before the preparation ended: its imports run on a worker thread
+            # (never on the event loop), at most until the deadline's reserve; past it every
+            # provider is skipped, and the reply still comes by the deadline
+            left_s = (total_ms - deadline_reserve_ms(total_ms)) / 1000 - (time.monotonic() - start)
+            if not await self._search_path_ready(left_s):
+                raise self.router.deadline_passed()
+        deadline_ms = params.deadline_ms
+        if received_at is not None:
+            waited_ms = (time.monotonic() - received_at) * 1000
+            deadline_ms = max(1, int(total_ms - waited_ms))
+        out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
         if not escaped:
             sources, content, attempts = out.sources, out.content, out.attempts
         else:

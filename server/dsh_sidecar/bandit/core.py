@@ -524,6 +524,15 @@ class StrategyBandit:
             },
         }
 
+    def prepare(self) -> None:
+        """What a first search would otherwise do on the event loop: the policy's preparation
+        (:meth:`ContextualPolicy.warm`) and the three writer threads (posteriors, decision log,
+        pending feedback). Call it off the loop (the server's preparation thread). Idempotent."""
+        self.policy.warm()
+        self.store.start_writer()
+        self.decisions.start_writer()
+        self.pending_file.start_writer()
+
     def flush(self) -> None:
         """Land the queued posterior writes and decision-log lines now."""
         self.store.flush()
