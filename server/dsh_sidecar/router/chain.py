@@ -57,8 +57,7 @@ from dsh_sidecar.router.providers.base import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import httpx
-
+    from dsh_sidecar.router.http import ProviderClient
     from dsh_sidecar.router.localdocs import LocalDocs
 
 log = logging.getLogger(__name__)
@@ -123,7 +122,7 @@ class Router:
     config: RouterConfig
     chain: list[ProviderSpec]
     redactor: Redactor
-    client: httpx.AsyncClient | None = None
+    client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
@@ -138,7 +137,7 @@ class Router:
         cls,
         config: RouterConfig,
         env: Mapping[str, str],
-        client: httpx.AsyncClient | None = None,
+        client: ProviderClient | None = None,
         clock: Clock = time.monotonic,
         previous: Router | None = None,
         docs_root: Path | None = None,
@@ -183,7 +182,7 @@ class Router:
             docs=docs,
         )
 
-    def http(self) -> httpx.AsyncClient:
+    def http(self) -> ProviderClient:
         """The shared HTTP client, created on first use (httpx and its TLS context cost tens
         of milliseconds that the ``initialize`` reply need not wait for)."""
         if self.client is None:
