@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -68,6 +67,9 @@ if TYPE_CHECKING:
     from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
+#: Where the bandit seed's ``[bandit-search]`` lines are logged, at INFO (a server's stderr
+#: shows them with ``--log-level INFO``; the client gets them as ``window/logMessage``).
+bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
 #: Longest wait of a sticky-section request (a session's start) for the background projection, s.
 SECTION_WAIT_S = 5.0
@@ -80,6 +82,11 @@ WARM_AFTER_GRAPH_S = 60.0
 QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
+
+
+def _no_sink(line: str) -> None:
+    """The log sink of a sidecar nobody reads the lines of (an MCP server)."""
+
 
 #: The heading lines of a note and of the sticky section whose ``about`` may be a repository
 #: pack's prose (suggester/notes.py, suggester/core.py ``_render_section``).
@@ -171,8 +178,9 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
-    CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line out of the process's
+    log (logged at INFO otherwise, on the ``dsh_sidecar.bandit`` logger: a server's stderr with
+    ``--log-level INFO``; the CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
     ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
@@ -203,7 +211,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         #: The per-repository workspace indexes (rebuildable: the platform cache directory).
         self.index_dir = workspace_cache(self.env)
-        self.log_sink = log_sink or (lambda line: None)
+        self.log_sink = log_sink or _no_sink
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
         self.echo_stderr = echo_stderr
@@ -212,7 +220,9 @@ class Sidecar:
         self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
+        self.bandit = StrategyBandit(
+            self.router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
+        )
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
@@ -304,9 +314,17 @@ class Sidecar:
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
         if self.echo_stderr:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+            bandit_log.info("%s", line)
         self.log_sink(line)
+
+    def _bandit_log_wanted(self) -> bool:
+        """Whether a search's seed line goes anywhere (docs/bandit.md, "The log line"): to
+        the client (``log_sink``, as ``logMessages`` allows: ``none`` sends none) or to the log
+        at INFO (``--log-level INFO``). Nothing else asks for it, so with ``logMessages: none``
+        at the default WARNING level a search costs no log line at all."""
+        if self.echo_stderr and bandit_log.isEnabledFor(logging.INFO):
+            return True
+        return self.log_sink is not _no_sink and self.config.log_messages != "none"
 
     # ------------------------------------------------------------------ methods
 
