@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import trustme
 from dsh_sidecar.router import http
-from dsh_sidecar.router.loopnet import HIGH_WATER, LoopBackend
+from dsh_sidecar.router.loopnet import HIGH_WATER, LOW_WATER, LoopBackend, _Buffering
 from dsh_sidecar.router.providers.base import NETWORK, HttpRequest, ProviderFailure
 
-BODY = bytes(range(256)) * (5 * HIGH_WATER // 256 + 7)  # > 5× the read-ahead bound, not a multiple of it
+BODY = bytes(range(256)) * (3 * HIGH_WATER // 2 // 256 + 7)  # past the read-ahead bound, not a multiple of 64 KiB
 
 
 class _Server(ThreadingHTTPServer):
@@ -193,3 +193,41 @@ async def test_a_refused_connection_is_a_network_failure():
         assert (failure.value.reason, failure.value.failure_class) == ("network error: connection failed", NETWORK)
     finally:
         await client.aclose()
+
+
+class _Reading:
+    """A transport stand-in that records pause/resume_reading."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def pause_reading(self) -> None:
+        self.calls.append("pause")
+
+    def resume_reading(self) -> None:
+        self.calls.append("resume")
+
+
+def test_the_buffer_hands_out_slices_and_joins_and_bounds_its_read_ahead():
+    proto = _Buffering()
+    transport = _Reading()
+    proto.transport = transport  # type: ignore[assignment]
+    proto.data_received(b"a" * 100)
+    proto.data_received(b"b" * 50)
+    assert proto.take(1000) == b"a" * 100 + b"b" * 50  # small chunks joined
+    proto.data_received(b"0123456789")
+    assert [proto.take(4), proto.take(4), proto.take(4)] == [b"0123", b"4567", b"89"]  # sliced, in order
+    assert proto.size == 0 and not proto.chunks and transport.calls == []
+    big = bytes(range(256)) * (HIGH_WATER // 256)
+    proto.data_received(big)  # the bound reached: reading paused once
+    assert transport.calls == ["pause"]
+    proto.data_received(b"tail")  # more may still come in: kept, never dropped
+    out = b""
+    while proto.size - 64 * 1024 >= LOW_WATER:
+        out += proto.take(64 * 1024)
+        assert transport.calls == ["pause"]
+    out += proto.take(64 * 1024)  # under the low mark: reading resumed once
+    assert transport.calls == ["pause", "resume"]
+    while proto.chunks:
+        out += proto.take(64 * 1024)
+    assert out == big + b"tail" and proto.size == 0

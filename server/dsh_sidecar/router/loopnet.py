@@ -12,7 +12,8 @@ is one, and only what httpcore's HTTP/1.1 connection calls:
 
 * the protocol keeps reading into a buffer while it holds less than :data:`HIGH_WATER`
   bytes (and stops until a read brings it under :data:`LOW_WATER`), so a read returns what
-  is buffered at once, joined up to ``max_bytes``, and waits on one future otherwise;
+  is buffered at once (small chunks joined, a large one sliced, up to ``max_bytes``) and
+  waits on one future otherwise;
 * a write hands the bytes to the transport and waits only while the transport asks the
   protocol to pause writing;
 * ``is_readable`` (the pool's "did the server close this idle connection" check) is the
@@ -37,11 +38,13 @@ from typing import Any, Final
 
 import httpcore
 
-#: Bytes buffered ahead of the reader before the transport's reading is paused (asyncio's
-#: selector transport reads at most 256 KiB a call).
-HIGH_WATER: Final = 256 * 1024
+#: Bytes buffered ahead of the reader before the transport's reading is paused. The reader is
+#: the same event loop, draining the buffer as fast as it fills, so pausing is for a reader
+#: that stopped: at 256 KiB (what asyncio's selector transport reads in one call) a 1 MB
+#: answer paused and resumed the reading (two ``epoll_ctl``) four times.
+HIGH_WATER: Final = 2 * 1024 * 1024
 #: Bytes under which a paused transport's reading is resumed.
-LOW_WATER: Final = 64 * 1024
+LOW_WATER: Final = 256 * 1024
 
 
 @contextlib.contextmanager
@@ -60,6 +63,7 @@ class _Buffering(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.chunks: deque[bytes] = deque()
+        self.offset = 0  # of the first chunk: what was handed out of it already
         self.size = 0
         self.eof = False
         self.error: BaseException | None = None
@@ -105,20 +109,26 @@ class _Buffering(asyncio.Protocol):
             reader.set_result(None)
 
     def take(self, max_bytes: int) -> bytes:
-        """Up to ``max_bytes`` of what is buffered (a chunk as it came when it fits alone)."""
-        first = self.chunks.popleft()
-        if len(first) > max_bytes:
-            self.chunks.appendleft(first[max_bytes:])
-            data = first[:max_bytes]
-        elif not self.chunks or len(first) + len(self.chunks[0]) > max_bytes:
-            data = first
+        """Up to ``max_bytes`` of what is buffered: a chunk as it came when it fits alone,
+        consecutive small chunks joined, a large chunk handed out in ``max_bytes`` slices from
+        an offset (its remainder is never copied again)."""
+        first = self.chunks[0]
+        start = self.offset
+        left = len(first) - start
+        if left > max_bytes:
+            data = first[start : start + max_bytes]
+            self.offset = start + max_bytes
         else:
-            parts, n = [first], len(first)
-            while self.chunks and n + len(self.chunks[0]) <= max_bytes:
-                part = self.chunks.popleft()
-                parts.append(part)
-                n += len(part)
-            data = b"".join(parts)
+            self.chunks.popleft()
+            self.offset = 0
+            data = first[start:] if start else first
+            if self.chunks and len(data) + len(self.chunks[0]) <= max_bytes:
+                parts, n = [data], len(data)
+                while self.chunks and n + len(self.chunks[0]) <= max_bytes:
+                    part = self.chunks.popleft()
+                    parts.append(part)
+                    n += len(part)
+                data = b"".join(parts)
         self.size -= len(data)
         if self.reading_paused and self.size < LOW_WATER and self.transport is not None:
             self.reading_paused = False
