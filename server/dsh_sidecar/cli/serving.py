@@ -175,9 +175,10 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
 
 def _exit_now(code: int) -> None:
     """End the server process as ``Py_FinalizeEx`` would up to its last step, then ``os._exit``:
-    non-daemon threads joined and the threading exit hooks run (the parse worker pool's shutdown),
-    the atexit flushes, the streams flushed. The skipped last step would stop the background
-    daemon threads (workspace graph, content index, git drains) that wake up meanwhile by
+    non-daemon threads joined and the threading exit hooks run, the atexit flushes (and
+    multiprocessing's, which ends the router's parsing worker), the streams flushed. The
+    skipped last step would stop the background daemon threads (workspace graph, content
+    index, git drains) that wake up meanwhile by
     unwinding their stacks, and a C frame without unwind tables or a C++ ``noexcept`` frame on one
     aborts the process ("FATAL: exception not rethrown", "terminate called without an active
     exception": SIGABRT instead of the exit code; CPython gh-87135)."""
