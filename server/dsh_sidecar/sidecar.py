@@ -78,6 +78,11 @@ WHERE_IS_WAIT_S = 60.0
 #: Longest wait (s) of the search path's preparation for the workspace graph build it lets go
 #: first (a 200k-file tree lists and indexes its symbols in about this long, bench/build_pauses.py).
 WARM_AFTER_GRAPH_S = 60.0
+#: Longest wait (s) of the search path's preparation for the server's first answered call: a
+#: harness calls its hooks as soon as the server is up (Claude Code's SessionStart, the first
+#: PostToolUse), and the preparation's imports (the shell parser, httpx: ~0.2 s of CPU) would
+#: take the GIL from those first answers (bench/mcp_start.py).
+WARM_AFTER_FIRST_CALL_S = 1.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
 
@@ -230,6 +235,8 @@ class Sidecar:
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
+        #: set when the first call is answered (the search path's preparation waits for it)
+        self._answered = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
@@ -245,17 +252,23 @@ class Sidecar:
             self.run_file.start()
 
     def _warm_search(self) -> None:
+        # the first answer first, then the suggester's build (its first notes need the graph),
+        # then the shell parser and the search path
+        first = time.monotonic() + WARM_AFTER_FIRST_CALL_S
+        while not self._answered.is_set() and time.monotonic() < first:
+            if self._closing.wait(0.02):
+                return
+        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
+        while self.projection.graph_builder.building and time.monotonic() < deadline:
+            if self._closing.wait(0.1):
+                return
+        if self._closing.is_set():
+            return
         if self._suggesting(self.config.suggester):
             try:
                 warm_shell_parser()
             except Exception:  # the first shell line meets (and falls back from) the same failure
                 log.debug("importing the shell parser failed", exc_info=True)
-        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.projection.graph_builder.building and time.monotonic() < deadline:  # the suggester's build first
-            if self._closing.wait(0.1):
-                return
-        if self._closing.is_set():
-            return
         try:
             router = self.router
             router.warm()
@@ -333,7 +346,10 @@ class Sidecar:
         every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
         results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
         output is cleaned by ``cli/output.py``)."""
-        out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        try:
+            out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        finally:
+            self._answered.set()
         if not escaped:
             sources, content, attempts = out.sources, out.content, out.attempts
         else:
@@ -428,10 +444,13 @@ class Sidecar:
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note
         leaves through :meth:`_note_for_model`."""
-        if not (self.config.suggester.enabled or self.force_suggester):
-            return PostExecuteResult()
-        notes = self.suggester.post_execute(params)
-        return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+        try:
+            if not (self.config.suggester.enabled or self.force_suggester):
+                return PostExecuteResult()
+            notes = self.suggester.post_execute(params)
+            return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+        finally:
+            self._answered.set()
 
     def _repo_prose(self) -> RepoProse:
         """The workspace pack's prose of the suggester's current activation (cached per activation)."""
@@ -484,6 +503,7 @@ class Sidecar:
             # asked on demand before (or without) the background projection: answer from all of it
             self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
+        self._answered.set()
         if hit is None:
             return {"intent": None, "targets": []}
         intent, k, about, targets = hit
@@ -529,6 +549,7 @@ class Sidecar:
         """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies. Waits
         up to ``wait_s`` seconds for a pending projection (as :meth:`where_is`)."""
+        self._answered.set()  # a session's start: answered at once or after a bounded wait
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
         if self.config.suggester.section_mode != "sticky":
