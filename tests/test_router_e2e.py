@@ -94,6 +94,7 @@ async def test_all_fail_keys_never_leak_to_error_status_or_stderr(spawn, dsh_hom
             "EXA_API_KEY": " exa-TESTKEY-123 ",
             "TAVILY_API_KEY": "tvly-TESTKEY-123",
             "SEARXNG_BASE_URL": mocks["searxng"].url,
+            "DSH_LOG_LEVEL": "INFO",  # the [bandit-search] line is logged at INFO (docs/bandit.md)
         }
         router = {
             "order": ["exa", "tavily", "searxng"],

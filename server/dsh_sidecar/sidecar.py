@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -67,6 +66,9 @@ if TYPE_CHECKING:
     from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
+#: Where the bandit seed's ``[bandit-search]`` lines are logged, at INFO (a server's stderr
+#: shows them with ``--log-level INFO``; the client gets them as ``window/logMessage``).
+bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
 #: Longest wait of a sticky-section request (a session's start) for the background projection, s.
 SECTION_WAIT_S = 5.0
@@ -75,10 +77,19 @@ WHERE_IS_WAIT_S = 60.0
 #: Longest wait (s) of the search path's preparation for the workspace graph build it lets go
 #: first (a 200k-file tree lists and indexes its symbols in about this long, bench/build_pauses.py).
 WARM_AFTER_GRAPH_S = 60.0
+#: Longest wait (s) of the search path's preparation for the server's first answered call: a
+#: harness calls its hooks as soon as the server is up (Claude Code's SessionStart, the first
+#: PostToolUse), and the preparation's imports (the shell parser, httpx: ~0.2 s of CPU) would
+#: take the GIL from those first answers (bench/mcp_start.py).
+WARM_AFTER_FIRST_CALL_S = 1.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
+
+
+def _no_sink(line: str) -> None:
+    """The log sink of a sidecar nobody reads the lines of (an MCP server)."""
 
 
 def share_router(router: Router, shared: SharedState | None) -> None:
@@ -122,8 +133,9 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
-    CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line out of the process's
+    log (logged at INFO otherwise, on the ``dsh_sidecar.bandit`` logger: a server's stderr with
+    ``--log-level INFO``; the CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
     ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
@@ -159,7 +171,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         #: The per-repository workspace indexes (rebuildable: the platform cache directory).
         self.index_dir = workspace_cache(self.env)
-        self.log_sink = log_sink or (lambda line: None)
+        self.log_sink = log_sink or _no_sink
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (docs/fleet.md)
         self.echo_stderr = echo_stderr
@@ -168,7 +180,9 @@ class Sidecar:
         self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
+        self.bandit = StrategyBandit(
+            self.router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
+        )
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
@@ -180,6 +194,8 @@ class Sidecar:
         self._closing = threading.Event()
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
+        #: set when the first call is answered (the search path's preparation waits for it)
+        self._answered = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
@@ -197,17 +213,23 @@ class Sidecar:
             self.run_file.start()
 
     def _warm_search(self) -> None:
+        # the first answer first, then the suggester's build (its first notes need the graph),
+        # then the shell parser and the search path
+        first = time.monotonic() + WARM_AFTER_FIRST_CALL_S
+        while not self._answered.is_set() and time.monotonic() < first:
+            if self._closing.wait(0.02):
+                return
+        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
+        while self.projection.graph_builder.building and time.monotonic() < deadline:
+            if self._closing.wait(0.1):
+                return
+        if self._closing.is_set():
+            return
         if self._suggesting(self.config.suggester):
             try:
                 warm_shell_parser()
             except Exception:  # the first shell line meets (and falls back from) the same failure
                 log.debug("importing the shell parser failed", exc_info=True)
-        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.projection.graph_builder.building and time.monotonic() < deadline:  # the suggester's build first
-            if self._closing.wait(0.1):
-                return
-        if self._closing.is_set():
-            return
         try:
             router = self.router
             router.warm()
@@ -292,9 +314,17 @@ class Sidecar:
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
         if self.echo_stderr:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+            bandit_log.info("%s", line)
         self.log_sink(line)
+
+    def _bandit_log_wanted(self) -> bool:
+        """Whether a search's seed line goes anywhere (docs/bandit.md, "The log line"): to
+        the client (``log_sink``, as ``logMessages`` allows: ``none`` sends none) or to the log
+        at INFO (``--log-level INFO``). Nothing else asks for it, so with ``logMessages: none``
+        at the default WARNING level a search costs no log line at all."""
+        if self.echo_stderr and bandit_log.isEnabledFor(logging.INFO):
+            return True
+        return self.log_sink is not _no_sink and self.config.log_messages != "none"
 
     # ------------------------------------------------------------------ methods
 
@@ -307,20 +337,23 @@ class Sidecar:
         output is cleaned by ``cli/output.py``). ``received_at`` (``time.monotonic()`` when the
         request was read): the deadline (``deadlineMs``, else the config's) counts from then,
         so the time the request waited for the server is inside it, not added to it."""
-        total_ms = params.deadline_ms or self.config.router.deadline_ms
-        start = received_at if received_at is not None else time.monotonic()
-        if not (self.router.ready and self.bandit.policy.ready):
-            # a first search before the preparation ended: its imports run on a worker thread
-            # (never on the event loop), at most until the deadline's reserve; past it every
-            # provider is skipped, and the reply still comes by the deadline
-            left_s = (total_ms - deadline_reserve_ms(total_ms)) / 1000 - (time.monotonic() - start)
-            if not await self._search_path_ready(left_s):
-                raise self.router.deadline_passed()
-        deadline_ms = params.deadline_ms
-        if received_at is not None:
-            waited_ms = (time.monotonic() - received_at) * 1000
-            deadline_ms = max(1, int(total_ms - waited_ms))
-        out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
+        try:
+            total_ms = params.deadline_ms or self.config.router.deadline_ms
+            start = received_at if received_at is not None else time.monotonic()
+            if not (self.router.ready and self.bandit.policy.ready):
+                # a first search before the preparation ended: its imports run on a worker thread
+                # (never on the event loop), at most until the deadline's reserve; past it every
+                # provider is skipped, and the reply still comes by the deadline
+                left_s = (total_ms - deadline_reserve_ms(total_ms)) / 1000 - (time.monotonic() - start)
+                if not await self._search_path_ready(left_s):
+                    raise self.router.deadline_passed()
+            deadline_ms = params.deadline_ms
+            if received_at is not None:
+                waited_ms = (time.monotonic() - received_at) * 1000
+                deadline_ms = max(1, int(total_ms - waited_ms))
+            out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
+        finally:
+            self._answered.set()
         if not escaped:
             sources, content, attempts = out.sources, out.content, out.attempts
         else:
@@ -418,9 +451,12 @@ class Sidecar:
         escaped, the repository pack's prose quoted, display forms beside the exact paths). A
         call whose note needs a part of the workspace index still being built may wait for it
         within its bound, blocking this thread (an event loop calls :meth:`post_execute_async`)."""
-        if not (self.config.suggester.enabled or self.force_suggester):
-            return PostExecuteResult()
-        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        try:
+            if not (self.config.suggester.enabled or self.force_suggester):
+                return PostExecuteResult()
+            return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        finally:
+            self._answered.set()
 
     async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
         """:meth:`post_execute` for an event loop: calls are answered in the order they came,
@@ -463,6 +499,7 @@ class Sidecar:
             # asked on demand before (or without) the background projection: answer from all of it
             self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
+        self._answered.set()
         if hit is None:
             return {"intent": None, "targets": []}
         return {
@@ -503,6 +540,7 @@ class Sidecar:
         """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies. Waits
         up to ``wait_s`` seconds for a pending projection (as :meth:`where_is`)."""
+        self._answered.set()  # a session's start: answered at once or after a bounded wait
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
         if self.config.suggester.section_mode != "sticky":

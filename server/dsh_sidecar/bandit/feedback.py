@@ -329,7 +329,11 @@ class PendingFile:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-pending", daemon=True)
                 self._writer.start()
                 _LIVE.add(self)
-            self._cond.notify_all()
+            if len(self._queue) == 1:
+                # only a writer waiting for an empty queue needs waking: one collecting a batch
+                # takes this search with it (waking it on every search took the GIL from the
+                # event loop each time, for nothing: bandit/store.py does the same)
+                self._cond.notify_all()
 
     def _run(self) -> None:
         while True:

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
@@ -35,6 +32,7 @@ from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain,
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
 from dsh_sidecar.router.pacing import Pacer
+from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
@@ -58,8 +56,7 @@ from dsh_sidecar.router.providers.base import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import httpx
-
+    from dsh_sidecar.router.http import ProviderClient
     from dsh_sidecar.router.localdocs import LocalDocs
 
 log = logging.getLogger(__name__)
@@ -148,7 +145,7 @@ class Router:
     config: RouterConfig
     chain: list[ProviderSpec]
     redactor: Redactor
-    client: httpx.AsyncClient | None = None
+    client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
@@ -167,7 +164,7 @@ class Router:
         cls,
         config: RouterConfig,
         env: Mapping[str, str],
-        client: httpx.AsyncClient | None = None,
+        client: ProviderClient | None = None,
         clock: Clock = time.monotonic,
         previous: Router | None = None,
         docs_root: Path | None = None,
@@ -212,7 +209,7 @@ class Router:
             docs=docs,
         )
 
-    def http(self) -> httpx.AsyncClient:
+    def http(self) -> ProviderClient:
         """The shared HTTP client, created on first use (httpx and its TLS context cost tens
         of milliseconds that the ``initialize`` reply need not wait for)."""
         if self.client is None:
@@ -431,9 +428,9 @@ class Router:
         self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
-        normalise. A body over :data:`OFF_PROCESS_BYTES` is parsed and normalised in a worker
-        process, one over :data:`OFF_LOOP_BYTES` in a thread, so a large answer never stalls
-        the event loop (other requests keep being served)."""
+        normalise. A body over :data:`~.parsing.OFF_PROCESS_BYTES` is parsed and normalised in
+        a worker process (:mod:`.parsing`), one over :data:`OFF_LOOP_BYTES` in a thread, so a
+        large answer never stalls the event loop (other requests keep being served)."""
         provider = self.modules[spec.id]
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
@@ -454,20 +451,11 @@ class Router:
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
             try:
-                pool = _POOL or await asyncio.to_thread(_worker_pool)  # started off the loop
-                return await asyncio.get_running_loop().run_in_executor(
-                    pool,
-                    digest_in_worker,
-                    provider.ID,
-                    response.status,
-                    response.headers,
-                    response.body,
-                    max_results,
-                    tuple(self.secrets()),
+                return await WORKER.digest(
+                    provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
                 )
-            except BrokenProcessPool:  # the worker died (OOM?): parse here, in a thread
-                log.warning("router: the body-parsing worker process died; parsing in a thread")
-                _reset_worker_pool()
+            except WorkerGone:  # the worker died (OOM?) or could not start: parse here, in a thread
+                pass
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
@@ -497,51 +485,6 @@ def digest(
         log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
         raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
     return answer, sources, truncated
-
-
-#: Bodies larger than this are parsed in a worker process, bytes: ``json.loads`` and lxml
-#: hold the GIL for their whole run (~10 ms a MB), so a thread would still stall the loop.
-OFF_PROCESS_BYTES: Final = 256 * 1024
-_POOL: ProcessPoolExecutor | None = None
-_WORKER_REDACTORS: dict[tuple[str, ...], Redactor] = {}
-
-
-_POOL_LOCK = threading.Lock()
-
-
-def _worker_pool() -> ProcessPoolExecutor:
-    """One worker process for large bodies, started (``spawn``: no inherited threads or
-    locks) on first need and waited for, so the caller (a thread, not the event loop) pays
-    the start-up, not a search."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-            pool.submit(_warm).result()
-            _POOL = pool
-        return _POOL
-
-
-def _warm() -> None:
-    import dsh_sidecar.router.providers  # noqa: F401  (the parsers, imported once in the worker)
-
-
-def _reset_worker_pool() -> None:
-    global _POOL
-    pool, _POOL = _POOL, None
-    if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
-def digest_in_worker(
-    provider_id: str, status: int, headers: dict[str, str], body: bytes, max_results: int, secrets: tuple[str, ...]
-) -> tuple[ProviderAnswer, list[Source], bool]:
-    """:func:`digest` in the worker process (arguments and results pickled)."""
-    redactor = _WORKER_REDACTORS.get(secrets)
-    if redactor is None:
-        _WORKER_REDACTORS.clear()
-        redactor = _WORKER_REDACTORS[secrets] = Redactor(secrets)
-    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body, redact=redactor), max_results, redactor)
 
 
 def _now() -> float:
