@@ -385,9 +385,14 @@ class Sidecar:
     async def web_search(self, query: str, max_results: int) -> RouterResult:
         """One query through the router's chain, the first provider that answers (the router
         seed's ``web_search``: no strategy, no bandit), every provider text through
-        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. Raises
+        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A search whose providers all
+        failed or answered empty raises the seed's aggregated error unless
+        ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
         :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        out = await self.router.search(query, max_results)
+        router = self.router
+        out = await router.search(query, max_results)
+        if not out.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(out)
         return replace(
             out,
             sources=[_source_for_model(s) for s in out.sources],
