@@ -32,20 +32,25 @@ _PATH_EXT: Final = (
     r"vue|svelte|html|css|scss|less|md|rst|txt|json|ya?ml|toml|ini|cfg|xml|gradle|properties|sh|sql|proto"
 )
 #: A path or a file name: segments of word characters, dots and dashes joined by ``/`` (or ``\``),
-#: ending in a known extension; a ``~``/``@`` scope allowed at the start. Not inside a longer
-#: word (``a.pyc``, ``x.jsonl`` are not ``.py``/``.json``).
+#: ending in a known extension; a ``~``/``@`` scope or a leading ``/`` (an absolute path: its
+#: trailing segments match the workspace's) allowed at the start. Not inside a longer word
+#: (``a.pyc``, ``x.jsonl`` are not ``.py``/``.json``).
 _PATH: Final = re.compile(
-    rf"(?<![\w.\-/\\@~])((?:[@~]?[\w.\-]{{1,100}}[/\\]){{0,30}}[\w.\-]{{0,100}}\w\.(?:{_PATH_EXT}))(?![\w\-])",
+    rf"(?<![\w.\-/\\@~])(/?(?:[@~]?[\w.\-]{{1,100}}[/\\]){{0,30}}[\w.\-]{{0,100}}\w\.(?:{_PATH_EXT}))(?![\w\-])",
     re.IGNORECASE,
 )
 #: A folder path without a file name (``src/compiler/phases``, ``lib/plugins/aws/``): at least
 #: two segments; only inside backticks (prose has ``and/or``).
 _FOLDER: Final = re.compile(r"^(?:[\w.\-]{1,100}/){1,30}[\w.\-]{1,100}/?$")
 #: A GitHub link to a file: ``github.com/<owner>/<repo>/blob/<ref>/<path>``.
-_GITHUB_BLOB: Final = re.compile(r"github\.com/[\w.\-]{1,100}/[\w.\-]{1,100}/(?:blob|tree)/[\w.\-]{1,100}/([^\s#?)\]>'\"]{1,400})")
+_GITHUB_BLOB: Final = re.compile(
+    r"github\.com/[\w.\-]{1,100}/[\w.\-]{1,100}/(?:blob|tree)/[\w.\-]{1,100}/([^\s#?)\]>'\"]{1,400})"
+)
 #: Java and Kotlin frames: ``at com.example.Foo.bar(Foo.java:12)`` (the class is the part before
 #: the method; inner classes ``Foo$Bar`` belong to ``Foo``).
-_JVM_FRAME: Final = re.compile(r"\bat ((?:[\w$]{1,100}\.){1,30})([\w$<>]{1,100})\(([\w$]{1,100}\.(?:java|kt|scala))(?::\d+)?\)")
+_JVM_FRAME: Final = re.compile(
+    r"\bat ((?:[\w$]{1,100}\.){1,30})([\w$<>]{1,100})\(([\w$]{1,100}\.(?:java|kt|scala))(?::\d+)?\)"
+)
 #: An inline code span (single or double backticks) on one line.
 _CODE_SPAN: Final = re.compile(r"(`{1,2})([^`\n]{1,300}?)\1")
 #: A fenced code block (```` ``` ```` or ``~~~``), its body; an unclosed fence runs to the end.
@@ -65,7 +70,9 @@ _CALL: Final = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]{1,100})\(")
 #: An exception or error type: ``ValueError``, ``ClassCastException``, ``TypeError``, ``SyntaxWarning``.
 _EXCEPTION: Final = re.compile(r"\b([A-Z]\w{0,80}(?:Error|Exception|Warning|Fault))\b")
 #: The message after an exception name: ``ValueError: could not convert string``.
-_EXCEPTION_MESSAGE: Final = re.compile(r"\b(?:[\w.$]{0,200}(?:Error|Exception|Warning)|error|Error|ERROR|panic)(?::|\s-)[ \t]+([^\n]{6,300})")
+_EXCEPTION_MESSAGE: Final = re.compile(
+    r"\b(?:[\w.$]{0,200}(?:Error|Exception|Warning)|error|Error|ERROR|panic)(?::|\s-)[ \t]+([^\n]{6,300})"
+)
 #: A quoted string of at least three words in the text (prose or code): ``"could not find %s"``.
 _QUOTED: Final = re.compile(r"""(?<![\w])(["'“‘])([^"'“”‘’\n]{10,300}?)(["'”’])""")
 #: CamelCase (``GsonBuilder``, ``ISO8601Utils``, ``newJsonWriter``), snake_case (``mul_symbol``),
@@ -75,11 +82,15 @@ _CODE_SHAPED: Final = re.compile(
     r"^(?:_*[a-z][a-z0-9]*(?:_+[a-z0-9]+)+_*|_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+_*|__\w+__"
     r"|[A-Z]+[a-z0-9]+(?:[A-Z]+[a-z0-9]*)+|[a-z]+[0-9]*(?:[A-Z]+[a-z0-9]*)+|[A-Z]{2,}[a-z]+\w*|[A-Z][a-z]+[A-Z0-9]\w*)$"
 )
+#: A URL (its words are the host's and the site's, not the task's).
+_URL: Final = re.compile(r"\b(?:https?|ftp)://[^\s)\]>'\"`]{1,2000}")
 #: Prose words (letters, at least three).
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
 _CAMEL_SPLIT: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: Words about tests: a task with them may be about a test file.
-_TEST_WORDS: Final = frozenset({"test", "tests", "testing", "pytest", "unittest", "junit", "jest", "spec", "fixture", "fixtures"})
+_TEST_WORDS: Final = frozenset(
+    {"test", "tests", "testing", "pytest", "unittest", "junit", "jest", "spec", "fixture", "fixtures"}
+)
 #: Top-level names of languages' own libraries and of common third parties: a dotted name
 #: starting with one is not the workspace's (``os.path.join``, ``java.util.Map``, ``np.array``).
 _FOREIGN_ROOTS: Final = frozenset(
@@ -174,9 +185,19 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
+#: A task-list item of an issue form (``- [x] I have searched the issues``): the template's
+#: checklist, the same in every issue of the repository, not the reporter's words.
+_CHECKLIST: Final = re.compile(r"^[ \t]{0,8}[-*+][ \t]{1,4}\[[ xX]\][^\n]{0,2000}$", re.M)
+
+
+def strip_template(text: str) -> str:
+    """``text`` without an issue template's parts: hidden HTML comments and task-list items."""
+    return _CHECKLIST.sub("", strip_comments(text))
+
+
 def mentions(text: str, title: str | None = None) -> Mentions:
     """The :class:`Mentions` of a task ``text`` (``title``: its first line when not given)."""
-    text = strip_comments(text[:MAX_TASK_CHARS])
+    text = strip_template(text[:MAX_TASK_CHARS])
     if title is None:
         title = text.split("\n", 1)[0][:300]
     fences = [m.group(2) for m in _FENCE.finditer(text)]
@@ -204,7 +225,7 @@ def mentions(text: str, title: str | None = None) -> Mentions:
     errors = [m.group(1).strip().rstrip(".") for m in _EXCEPTION_MESSAGE.finditer(text)]
     for m in _QUOTED.finditer(text):
         s = m.group(2).strip()
-        if len(_WORD.findall(s)) >= 3 and not s.startswith(("http", "www.")):
+        if " " in s and len(_WORD.findall(s)) >= 3 and not s.startswith(("http", "www.")):
             errors.append(s)
 
     dotted: list[str] = []
@@ -238,7 +259,7 @@ def mentions(text: str, title: str | None = None) -> Mentions:
             del counts[name]
 
     words: list[str] = []
-    for m in _WORD.finditer(text):
+    for m in _WORD.finditer(_URL.sub(" ", text)):  # a link's host and path are no prose
         w = m.group(0)
         pieces = split_identifier(w) if code_shaped(w) else [w.lower()]
         for p in pieces:

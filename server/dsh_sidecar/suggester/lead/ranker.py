@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,9 +98,10 @@ class Weights:
     """The weight of each feature and the demotions (chosen on training folds only:
     ``bench/task_lead.py --select``; the defaults are the choice on all training folds)."""
 
-    words: float = 0.0
     path: float = 3.0
     frame: float = 1.5
+    stem: float = 1.0
+    words: float = 0.5
     symbol: float = 1.0
     dotted: float = 1.5
     error: float = 1.5
@@ -111,6 +113,8 @@ class Weights:
 
 
 DEFAULT_WEIGHTS: Final = Weights()
+#: The features, in the order of :class:`Weights`.
+FEATURES: Final = ("path", "frame", "stem", "words", "symbol", "dotted", "error", "text", "usage", "graph")
 
 #: A name defined in more files than this names no file in particular.
 MAX_DEFINITIONS: Final = 12
@@ -130,8 +134,12 @@ GRAPH_NEIGHBOURS: Final = 4
 #: Folder names whose files are examples, fixtures, benchmarks: demoted like docs.
 AUX_DIRS: Final = frozenset(
     {"example", "examples", "fixtures", "fixture", "samples", "sample", "demo", "demos", "benchmark", "benchmarks",
-     "bench", "playground", "site", "website", "sites", "scripts"}
+     "bench", "playground", "site", "website", "sites", "scripts", "guides", "guide", "tutorials", "tutorial"}
 )  # fmt: skip
+#: The words of a file name: ``HttpClient`` → Http, Client; ``retry_policy`` → retry, policy.
+_NAME_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: Prose words of the text looked up as code tokens (the rarest in the code first).
+MAX_WORD_TOKENS: Final = 40
 #: Extensions of code modules a dotted name may resolve to, and a package's own file.
 MODULE_EXTENSIONS: Final = (".py", ".java", ".kt", ".scala", ".js", ".ts", ".tsx", ".jsx", ".mjs", ".go", ".rs", ".rb")
 PACKAGE_FILES: Final = ("__init__.py", "index.js", "index.ts", "mod.rs")
@@ -163,19 +171,32 @@ class _Scores:
 
 
 class _Paths:
-    """Suffix lookups over the listing: a path mention's files (bounded per lookup)."""
+    """Suffix lookups over the listing: a path mention's files (bounded per lookup); and the
+    files whose name's words are words of the task (``stems``: file → its matched words and
+    how many words the name has; ``stem_df``: in how many names each matched word is)."""
 
-    def __init__(self, files: Sequence[str], names: set[str]) -> None:
-        # one pass over the listing: the files whose base name the text mentions
+    def __init__(self, files: Sequence[str], names: set[str], words: Collection[str] = ()) -> None:
+        # one pass over the listing: the files whose base name the text mentions, and the
+        # words of every file name (``retry_policy.py``, ``RetryPolicy.java``: retry, policy)
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_lower: dict[str, list[str]] = defaultdict(list)
+        self.stems: dict[str, tuple[tuple[str, ...], int]] = {}
+        self.stem_df: dict[str, int] = defaultdict(int)
         lowered = {n.lower() for n in names}
+        wanted = frozenset(words)
         for f in files:
             base = f[f.rfind("/") + 1 :]
             if base in names:
                 self.by_name[base].append(f)
             elif base.lower() in lowered:
                 self.by_lower[base.lower()].append(f)
+            if wanted:
+                parts = [w.lower() for w in _NAME_WORD.findall(base.split(".", 1)[0])]
+                hit = tuple(w for w in dict.fromkeys(parts) if w in wanted)
+                if hit:
+                    self.stems[f] = (hit, len(parts))
+                    for w in hit:
+                        self.stem_df[w] += 1
 
     def match(self, mention: str) -> tuple[list[str], int]:
         """The files whose path ends with the longest trailing part of ``mention`` that matches
@@ -198,13 +219,21 @@ class _Paths:
         return [], 0
 
 
-def _kind_factor(path: str, kind: str, weights: Weights) -> float:
+def category(path: str, kind: str) -> str:
+    """``test``, ``doc`` (docs, configuration, manifests, other files; examples, fixtures,
+    benchmarks, guides; anything in a hidden folder: CI, editor and container settings) or
+    ``source``."""
     if kind == "test":
-        return weights.test
+        return "test"
     parts = path.lower().split("/")
-    if kind in ("doc", "other") or any(p in AUX_DIRS for p in parts[:-1]):
-        return weights.doc
-    return 1.0
+    if kind in ("doc", "other", "config", "manifest") or any(p in AUX_DIRS or p.startswith(".") for p in parts[:-1]):
+        return "doc"
+    return "source"
+
+
+def _kind_factor(path: str, kind: str, weights: Weights) -> float:
+    cat = category(path, kind)
+    return weights.test if cat == "test" else weights.doc if cat == "doc" else 1.0
 
 
 def _idf(count: int, total: int) -> float:
@@ -236,20 +265,32 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
         parts = d.split(".")
         wanted.update(parts[-1] + e for e in MODULE_EXTENSIONS)
         wanted.update(parts[-2] + e for e in MODULE_EXTENSIONS)
-    lookup = _Paths(files, {w for w in wanted if w})
-    for i, p in enumerate(m.paths):
+    task_words = {w: 1.0 + math.log(c) for w, c in m.word_counts.items() if len(w) >= 3}
+    for w in m.title_words:
+        if w in task_words:
+            task_words[w] += 1.0  # the title says what the task is about
+    lookup = _Paths(files, {w for w in wanted if w}, task_words)
+    # ---------------------------------------------------------------- file names
+    if lookup.stems:
+        acc_stem: dict[str, float] = {}
+        for f, (hit, n) in lookup.stems.items():
+            acc_stem[f] = sum(_idf(lookup.stem_df[w], total) * task_words[w] for w in hit) / math.sqrt(max(n, 1))
+        most_stem = max(acc_stem.values())
+        for f, v in acc_stem.items():
+            s.add("stem", f, v / most_stem, "its name is the task's words", weights.stem)
+    for p in m.paths:
         hits, k = lookup.match(p)
         if hits and len(hits) <= MAX_PATH_MATCHES:
             depth = p.count("/") + 1
             value = (k / depth) ** 0.5 / len(hits)
             for f in hits:
-                s.add("path", f, value, f"the task names {p}", weights.path)
-    for i, (p, fn) in enumerate(m.frames):
+                s.add("path", f, value, "the task names this file", weights.path)
+    for i, (p, _fn) in enumerate(m.frames):
         hits, k = lookup.match(p)
         if hits and len(hits) <= MAX_PATH_MATCHES:
             value = 1.0 / (1 + i) / len(hits)
             for f in hits:
-                s.add("frame", f, value, f"a frame of the task's traceback ({fn})", weights.frame)
+                s.add("frame", f, value, "a frame of the task's traceback", weights.frame)
     # ---------------------------------------------------------------- symbols
     if symbols is not None:
         defs = symbols.defs
@@ -272,18 +313,18 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             words = [w for w in split_words(e) if w not in STOP_WORDS]
             if len(words) < 2:
                 continue
-            found = [p for p, _ in content.search(words, ERROR_CANDIDATES)]
+            candidates = [p for p, _ in content.search(words, ERROR_CANDIDATES)]
             literal = _literal(e)
-            hits = content.files_containing(found, literal, 3) if literal and found else []
+            hits = content.files_containing(candidates, literal, 3) if literal and candidates else []
             for f in hits:
-                s.add("error", f, 1.0 / len(hits), f"contains the task's message “{literal[:60]}”", weights.error)
+                s.add("error", f, 1.0 / len(hits), "holds the task's error message", weights.error)
         # ------------------------------------------------------------ text (content index)
         query = _query_words(m)
-        found = content.search(query, 50) if query else []
-        if found:
-            top = found[0][1]
-            for f, v in found:
-                s.add("text", f, v / top, "its words match the task's", weights.text)
+        matched = content.search(query, 50) if query else []
+        if matched:
+            best = matched[0][1]
+            for f, v in matched:
+                s.add("text", f, v / best, "its words match the task's", weights.text)
     # ---------------------------------------------------------------- usages (symbol index)
     if symbols is not None:
         refs = symbols.refs
@@ -297,9 +338,29 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             for f, tf in posting.items():
                 acc[f] += idf * tf / (tf + 1.2)
         if acc:
-            top = max(acc.values())
+            most = max(acc.values())
             for f, v in acc.items():
-                s.add("usage", f, v / top, "uses the names the task names", weights.usage)
+                s.add("usage", f, v / most, "uses the names the task names", weights.usage)
+    # ---------------------------------------------------------------- prose words as code tokens
+    if symbols is not None:
+        refs = symbols.refs
+        cap = max(50, MAX_USAGE_SHARE * total)
+        postings: list[tuple[int, str, Mapping[str, int]]] = []
+        for w in task_words:
+            for token in (w, w.capitalize()):
+                posting = refs.get(token)
+                if posting and len(posting) <= cap:
+                    postings.append((len(posting), token, posting))
+        postings.sort(key=lambda t: (t[0], t[1]))
+        acc_words: dict[str, float] = defaultdict(float)
+        for n, token, posting in postings[:MAX_WORD_TOKENS]:
+            idf = _idf(n, total) * task_words[token.lower()]
+            for f, tf in posting.items():
+                acc_words[f] += idf * tf / (tf + 1.2)
+        if acc_words:
+            most_words = max(acc_words.values())
+            for f, v in acc_words.items():
+                s.add("words", f, v / most_words, "its code uses the task's words", weights.words)
     # ---------------------------------------------------------------- graph neighbours
     if symbols is not None and weights.graph > 0:
         seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
