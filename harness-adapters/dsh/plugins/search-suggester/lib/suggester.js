@@ -4,6 +4,8 @@
 //   tools/post-execute waterfall listener (plain registration, next() first) → dsh/postExecute:
 //     at most one labelled note folded into additionalContexts, never a content replacement;
 //   system-prompt/assemble listener → dsh/assembleSection (the sticky section, `sectionMode`);
+//   agent/pre-step listener → dsh/taskLead (the task lead, `taskLead`: the files the session's
+//     first user message points to, one labelled note entering that first step, once);
 //   the `suggestion_dismiss` tool → dsh/dismiss;
 //   tools/change → dsh/toolsChanged (a burst sent once).
 // Every knob of the row is sent to the sidecar as its suggester block; a hot edit of the row
@@ -40,6 +42,9 @@ export const TIMINGS = Object.freeze({
   // wait at 5 s itself): once, so a session's first system prompt carries the section
   firstSectionTimeoutMs: 5000,
   dismissTimeoutMs: 5000,
+  // the task lead of a session's first step: the sidecar waits at most 5 s for its workspace
+  // index, then ranks (bounded work); the step waits at most this long for the answer
+  leadTimeoutMs: 6000,
   // after each start, how long the plugin asks the sidecar (in the background) whether its
   // targets are prepared
   prepareWaitMs: 15000,
@@ -82,6 +87,22 @@ export const MAX_NOTES_PER_CALL = 1;
 export const MAX_NOTE_BYTES = 4096;
 /** The sticky section's text is at most this long (UTF-8 bytes), or it is left out. */
 export const MAX_SECTION_BYTES = 16384;
+
+/** Longest task text sent to `dsh/taskLead`, characters (the wire's `MAX_TASK_CHARS`). */
+export const MAX_TASK_CHARS = 200000;
+
+/** The task text of a step's messages: the text blocks of its user messages that are no
+ * plugin's notice (a suggester note, a harness notice), joined; at most {@link MAX_TASK_CHARS}. */
+export function taskText(messages) {
+  const parts = [];
+  for (const m of Array.isArray(messages) ? messages : []) {
+    if (m?.role !== 'user' || (m.source?.kind && m.source.kind !== 'user') || m.source?.form) continue;
+    for (const block of Array.isArray(m.content) ? m.content : []) {
+      if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    }
+  }
+  return parts.join('\n\n').slice(0, MAX_TASK_CHARS).trim();
+}
 
 /** Quiet time after a `tools/change` before `dsh/toolsChanged` is sent (a burst is sent once), ms. */
 export const TOOLS_CHANGE_QUIET_MS = 100;
@@ -246,6 +267,38 @@ function install(ctx, raw) {
       timed('post-execute', started);
     }
   });
+
+  // the optional task lead (`taskLead`, off by default): the first step of each agent carries
+  // its first user message; the sidecar ranks the workspace against it and answers at most one
+  // note, once per session, which enters that step after the message (fail-open: any error or
+  // timeout lets the step enter unchanged)
+  if (row.suggester?.taskLead === true) {
+    const leadAsked = new WeakSet();
+    ctx.on('agent/pre-step', async (payload, next) => {
+      const decision = await next();
+      const agent = payload?.agent;
+      if (!agent || leadAsked.has(agent) || decision?.kind !== 'enter') return decision;
+      leadAsked.add(agent);
+      const started = performance.now();
+      try {
+        const task = taskText(decision.messages);
+        if (!task) return decision;
+        const answer = await lease.request(Methods.taskLead, { sessionId: session(agent).id, task }, {
+          timeoutMs: config.leadTimeoutMs,
+          signal: payload.signal,
+          waitForStart: config.startWaitMs,
+        });
+        const { notes } = boundedNotes(answer);
+        if (notes.length === 0) return decision;
+        return { kind: 'enter', messages: [...decision.messages, ...notes] };
+      } catch (error) {
+        note(ctx, 'search-suggester', 'task lead skipped', error);
+        return decision;
+      } finally {
+        timed('task-lead', started);
+      }
+    });
+  }
 
   // the optional sticky section
   let sectionAsked = false;
