@@ -25,6 +25,7 @@ is bounded work on any workspace.
 
 from __future__ import annotations
 
+import heapq
 import math
 import posixpath
 import re
@@ -38,6 +39,8 @@ from dsh_sidecar.workspace.facts import STOP_WORDS
 
 #: Files named by the lead at most.
 MAX_LEAD: Final = 5
+#: Files of each feature's order that count (the rest never reach the top ten).
+MAX_FEATURE_FILES: Final = 300
 
 
 class SymbolTable(Protocol):
@@ -95,20 +98,21 @@ class LeadContent(Protocol):
 
 @dataclass(frozen=True)
 class Weights:
-    """The weight of each feature and the demotions (chosen on training folds only:
-    ``bench/task_lead.py --select``; the defaults are the choice on all training folds)."""
+    """The weight of each feature and the demotions of tests and docs. The defaults are the
+    weights ``bench/task_lead.py`` chooses on the training repositories (every repository but
+    the fixed held-out ones), by coordinate ascent over a fixed grid."""
 
-    path: float = 3.0
-    frame: float = 1.5
-    stem: float = 1.0
-    words: float = 0.5
+    path: float = 5.0
+    frame: float = 2.0
+    stem: float = 2.0
+    words: float = 1.5
     symbol: float = 1.0
-    dotted: float = 1.5
-    error: float = 1.5
+    dotted: float = 0.25
+    error: float = 5.0
     text: float = 1.0
-    usage: float = 0.5
-    graph: float = 0.3
-    test: float = 0.25
+    usage: float = 1.5
+    graph: float = 0.0
+    test: float = 0.05
     doc: float = 0.3
 
 
@@ -138,6 +142,10 @@ AUX_DIRS: Final = frozenset(
 )  # fmt: skip
 #: The words of a file name: ``HttpClient`` → Http, Client; ``retry_policy`` → retry, policy.
 _NAME_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: Folders whose words are kept at once while the listing is read (then forgotten).
+MAX_FOLDERS_CACHED: Final = 10_000
+#: What a task word in a file's folders counts for, beside one in its name.
+FOLDER_WORD_SHARE: Final = 0.5
 #: Prose words of the text looked up as code tokens (the rarest in the code first).
 MAX_WORD_TOKENS: Final = 40
 #: Extensions of code modules a dotted name may resolve to, and a package's own file.
@@ -180,12 +188,16 @@ class _Paths:
         # words of every file name (``retry_policy.py``, ``RetryPolicy.java``: retry, policy)
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.by_lower: dict[str, list[str]] = defaultdict(list)
-        self.stems: dict[str, tuple[tuple[str, ...], int]] = {}
+        self.stems: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {}
         self.stem_df: dict[str, int] = defaultdict(int)
         lowered = {n.lower() for n in names}
         wanted = frozenset(words)
+        # a folder's words are read once for all its files (the listing is sorted: one folder's
+        # files are together)
+        folder_of: dict[str, tuple[str, ...]] = {}
         for f in files:
-            base = f[f.rfind("/") + 1 :]
+            cut = f.rfind("/") + 1
+            base = f[cut:]
             if base in names:
                 self.by_name[base].append(f)
             elif base.lower() in lowered:
@@ -193,9 +205,18 @@ class _Paths:
             if wanted:
                 parts = [w.lower() for w in _NAME_WORD.findall(base.split(".", 1)[0])]
                 hit = tuple(w for w in dict.fromkeys(parts) if w in wanted)
-                if hit:
-                    self.stems[f] = (hit, len(parts))
-                    for w in hit:
+                folder = f[:cut]
+                in_folder = folder_of.get(folder)
+                if in_folder is None:
+                    if len(folder_of) >= MAX_FOLDERS_CACHED:
+                        folder_of.clear()
+                    in_folder = folder_of[folder] = tuple(
+                        w for w in dict.fromkeys(x.lower() for x in _NAME_WORD.findall(folder)) if w in wanted
+                    )
+                folders = tuple(w for w in in_folder if w not in hit) if hit else in_folder
+                if hit or folders:
+                    self.stems[f] = (hit, folders, len(parts))
+                    for w in hit + folders:
                         self.stem_df[w] += 1
 
     def match(self, mention: str) -> tuple[list[str], int]:
@@ -272,12 +293,13 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
     lookup = _Paths(files, {w for w in wanted if w}, task_words)
     # ---------------------------------------------------------------- file names
     if lookup.stems:
+        worth = {w: _idf(df, total) * task_words[w] for w, df in lookup.stem_df.items()}
         acc_stem: dict[str, float] = {}
-        for f, (hit, n) in lookup.stems.items():
-            acc_stem[f] = sum(_idf(lookup.stem_df[w], total) * task_words[w] for w in hit) / math.sqrt(max(n, 1))
-        most_stem = max(acc_stem.values())
-        for f, v in acc_stem.items():
-            s.add("stem", f, v / most_stem, "its name is the task's words", weights.stem)
+        for f, (hit, folders, n) in lookup.stems.items():
+            named = sum(worth[w] for w in hit)
+            held = sum(worth[w] for w in folders)
+            acc_stem[f] = (named + FOLDER_WORD_SHARE * held) / math.sqrt(max(n, 1))
+        _add_top(s, "stem", acc_stem, "its path is the task's words", weights.stem)
     for p in m.paths:
         hits, k = lookup.match(p)
         if hits and len(hits) <= MAX_PATH_MATCHES:
@@ -337,10 +359,7 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             idf = _idf(len(posting), total)
             for f, tf in posting.items():
                 acc[f] += idf * tf / (tf + 1.2)
-        if acc:
-            most = max(acc.values())
-            for f, v in acc.items():
-                s.add("usage", f, v / most, "uses the names the task names", weights.usage)
+        _add_top(s, "usage", acc, "uses the names the task names", weights.usage)
     # ---------------------------------------------------------------- prose words as code tokens
     if symbols is not None:
         refs = symbols.refs
@@ -357,10 +376,7 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             idf = _idf(n, total) * task_words[token.lower()]
             for f, tf in posting.items():
                 acc_words[f] += idf * tf / (tf + 1.2)
-        if acc_words:
-            most_words = max(acc_words.values())
-            for f, v in acc_words.items():
-                s.add("words", f, v / most_words, "its code uses the task's words", weights.words)
+        _add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
     # ---------------------------------------------------------------- graph neighbours
     if symbols is not None and weights.graph > 0:
         seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
@@ -368,6 +384,19 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             for g in _neighbours(f, symbols):
                 s.add("graph", g, v, f"close to {f}", weights.graph)
     return s
+
+
+def _add_top(s: _Scores, feature: str, acc: Mapping[str, float], reason: str, weight: float) -> None:
+    """The :data:`MAX_FEATURE_FILES` best files of ``acc`` (ties by path) as ``feature``,
+    scaled so the best is 1 (the rest count for nothing in :func:`combine`)."""
+    if not acc:
+        return
+    top = heapq.nsmallest(MAX_FEATURE_FILES, acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    most = top[0][1]
+    if most <= 0:
+        return
+    for f, v in top:
+        s.add(feature, f, v / most, reason, weight)
 
 
 def _dotted(name: str, lookup: _Paths, symbols: SymbolTable, s: _Scores, weights: Weights) -> None:
@@ -464,11 +493,14 @@ def _query_words(m: Mentions) -> list[str]:
 
 
 def combine(s: _Scores, workspace: LeadWorkspace, weights: Weights, limit: int = MAX_LEAD) -> list[Lead]:
-    """The weighted sum of the features, demoted by kind, best first (ties by path)."""
+    """The weighted sum of the features (the first :data:`MAX_FEATURE_FILES` files of each,
+    best first, ties by path), demoted by kind, best first (ties by path)."""
     total: dict[str, float] = defaultdict(float)
     for feature, per in s.by.items():
         w = getattr(weights, feature)
-        for f, v in per.items():
+        if w <= 0:
+            continue
+        for f, v in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_FEATURE_FILES]:
             total[f] += w * v
     kinds = workspace.kind_map()
     named = set(s.by.get("path", {}))
