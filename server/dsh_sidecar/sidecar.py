@@ -413,10 +413,9 @@ class Sidecar:
         if self.projection_pending():
             await asyncio.to_thread(self.wait_for_graph, WHERE_IS_WAIT_S)
         if tool == QUESTION_TOOL and self.config.suggester.task_lead:
-            # free text may be ranked as a task (bounded, but it grows with the workspace): off
-            # the loop, in the order of the suggester's calls
-            async with self._calls:
-                return await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
+            # free text may be ranked as a task (bounded, but one pass over the listing): off
+            # the loop, as dsh/taskLead
+            return await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
         return self.where_is(tool, tool_input, wait_s=0.0)
 
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
@@ -455,17 +454,15 @@ class Sidecar:
 
     async def task_lead_async(self, params: TaskLeadParams) -> TaskLeadResult:
         """:meth:`task_lead` for an event loop, at once while the lead is off: the wait for a
-        pending projection on a worker thread (the loop answers everything else meanwhile),
-        then the ranking on a worker thread in the order of the suggester's calls (a
-        ``dsh/postExecute`` never reads the indexes at the same time); its ledger lines are
-        then handed to the sink on the loop's thread."""
+        pending projection and the ranking (one pass over the listing: about a second on 100k
+        files, ``bench/task_lead.py --scale``) on a worker thread, so the loop answers every
+        ``dsh/postExecute`` meanwhile (the ranking only reads the indexes: the content index's
+        reader connection is serialized by SQLite, a refresh of the graph under it ranks once
+        more); its ledger lines are then handed to the sink on the loop's thread."""
         if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
             return TaskLeadResult()
-        if self.projection_pending():
-            await asyncio.to_thread(self.wait_for_graph, SECTION_WAIT_S)
         try:
-            async with self._calls:
-                return await asyncio.to_thread(self.task_lead, params, 0.0)
+            return await asyncio.to_thread(self.task_lead, params)
         finally:
             self.suggester.ledger.drain()
 

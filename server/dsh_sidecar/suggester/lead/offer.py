@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_protocol import AdditionalContext
+
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.lead.mentions import mentions
 from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, MAX_LEAD, Lead, LeadContent, LeadWorkspace, rank
