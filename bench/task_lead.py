@@ -292,9 +292,9 @@ def table(rows: dict[str, dict[str, list[int | None]]]) -> list[str]:
 
 
 SCALE_TASK = (
-    "helper_77 returns the wrong value for negative input\n\n"
-    "Calling `helper_77(-1)` in vendor/area000/pkg01/mod77.py raises `ValueError: could not add the value` "
-    "instead of returning 76. The same happens with helper_1234 and helper_99999 when the input is negative; "
+    "helper_71 returns the wrong value for negative input\n\n"
+    "Calling `helper_71(-1)` in vendor/area000/pkg01/mod71.py raises `ValueError: could not add the value` "
+    "instead of returning 70. The same happens with helper_1234 and helper_99999 when the input is negative; "
     "the notes in notes78.md say the helpers accept any integer.\n"
 ) * 40
 
