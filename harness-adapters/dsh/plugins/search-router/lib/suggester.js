@@ -18,14 +18,14 @@ import { randomUUID } from 'node:crypto';
 import { hostImport } from './host.js';
 import { Methods } from './core/protocol.js';
 import { dismissParams } from './core/requests.js';
-import { noteMessage } from './note.js';
+import { noteMessage, taskText } from './note.js';
 import { suggesterRow } from './rows.js';
 import { acquireSidecar } from './shared.js';
 import { note, warn } from './warnings.js';
 
 const tools = await hostImport('@deepseek-ai/dsh-tools').catch(() => undefined);
 
-export { noteMessage } from './note.js';
+export { MAX_TASK_CHARS, noteMessage, taskText } from './note.js';
 export const name = 'search-suggester';
 export const inject = ['subprocess', 'tools', 'systemPrompt'];
 
@@ -87,22 +87,6 @@ export const MAX_NOTES_PER_CALL = 1;
 export const MAX_NOTE_BYTES = 4096;
 /** The sticky section's text is at most this long (UTF-8 bytes), or it is left out. */
 export const MAX_SECTION_BYTES = 16384;
-
-/** Longest task text sent to `dsh/taskLead`, characters (the wire's `MAX_TASK_CHARS`). */
-export const MAX_TASK_CHARS = 200000;
-
-/** The task text of a step's messages: the text blocks of its user messages that are no
- * plugin's notice (a suggester note, a harness notice), joined; at most {@link MAX_TASK_CHARS}. */
-export function taskText(messages) {
-  const parts = [];
-  for (const m of Array.isArray(messages) ? messages : []) {
-    if (m?.role !== 'user' || (m.source?.kind && m.source.kind !== 'user') || m.source?.form) continue;
-    for (const block of Array.isArray(m.content) ? m.content : []) {
-      if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    }
-  }
-  return parts.join('\n\n').slice(0, MAX_TASK_CHARS).trim();
-}
 
 /** Quiet time after a `tools/change` before `dsh/toolsChanged` is sent (a burst is sent once), ms. */
 export const TOOLS_CHANGE_QUIET_MS = 100;
