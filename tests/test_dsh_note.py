@@ -39,3 +39,37 @@ def test_note_message_label_and_summary_bound():
     assert len(long["source"]["summary"]) == 120
     assert short["source"]["summary"] == "first line"  # no summary from the sidecar: the note's first line
     assert long["id"] != short["id"] and out["frozen"] is True
+
+
+TASK_SCRIPT = """
+import { taskText, MAX_TASK_CHARS } from %s;
+const text = (t) => [{ type: 'text', text: t }];
+const messages = [
+  { role: 'user', content: text('Cart.total crashes'), source: { kind: 'user' } },
+  { role: 'user', content: text('Current runtime context'), source: { kind: 'dsh', form: 'snapshot', summary: 's' } },
+  { role: 'user', content: text('a note'), source: { kind: 'search-suggester', form: 'notice', summary: 'n' } },
+  { role: 'assistant', content: text('I will look'), source: { kind: 'model' } },
+  { role: 'user', content: [{ type: 'image' }, ...text('with a log')] },
+];
+process.stdout.write(JSON.stringify({
+  task: taskText(messages),
+  long: taskText([{ role: 'user', content: text('x'.repeat(MAX_TASK_CHARS + 10)) }]).length,
+  none: taskText(undefined),
+}));
+"""
+
+
+def test_task_text_is_the_users_own_words():
+    """The task lead's text (DSH's first step): the user's text blocks only, never a plugin's or
+    the harness's labelled context, the model's turn or a non-text block; bounded."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", TASK_SCRIPT % json.dumps(NOTE_JS.as_uri())],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"task": "Cart.total crashes\n\nwith a log", "long": 200_000, "none": ""}

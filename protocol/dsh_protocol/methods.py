@@ -16,6 +16,7 @@ class Method:
     POST_EXECUTE: Final = "dsh/postExecute"
     DISMISS: Final = "dsh/dismiss"
     ASSEMBLE_SECTION: Final = "dsh/assembleSection"
+    TASK_LEAD: Final = "dsh/taskLead"
     STATUS: Final = "dsh/status"
     TOOLS_CHANGED: Final = "dsh/toolsChanged"  # notification
 

@@ -303,6 +303,24 @@ class AssembleSectionResult(WireModel):
         return {"section": self.section.wire() if self.section else None}
 
 
+#: Longest task text ``dsh/taskLead`` accepts, characters (the sidecar reads its head).
+MAX_TASK_CHARS = 200_000
+
+
+class TaskLeadParams(WireModel):
+    """``dsh/taskLead`` params: the task's text (a prompt, an issue) of one session."""
+
+    session_id: str | None = Field(default=None, max_length=500)
+    task: str = Field(min_length=1, max_length=MAX_TASK_CHARS)
+
+
+class TaskLeadResult(WireModel):
+    """``dsh/taskLead`` result: at most one note (intent ``Task``) naming the files the task
+    points to, once per session; an empty list is silence (off, already offered, nothing found)."""
+
+    additional_contexts: list[AdditionalContext] = Field(default_factory=list)
+
+
 class StatusParams(WireModel):
     """``dsh/status`` params (none today)."""
 

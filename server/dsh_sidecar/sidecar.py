@@ -38,6 +38,8 @@ from dsh_protocol import (
     Section,
     StateStatus,
     StatusResult,
+    TaskLeadParams,
+    TaskLeadResult,
 )
 
 from dsh_sidecar import __version__
@@ -55,7 +57,7 @@ from dsh_sidecar.state.keys import provider_identity
 from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
-from dsh_sidecar.suggester.query import warm_shell_parser
+from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.identity import fleet_identity
@@ -502,6 +504,10 @@ class Sidecar:
         worker thread, so the loop's other calls go on meanwhile."""
         if self.projection_pending():
             await asyncio.to_thread(self.wait_for_graph, WHERE_IS_WAIT_S)
+        if tool == QUESTION_TOOL and self.config.suggester.task_lead:
+            # free text may be ranked as a task (bounded, but one pass over the listing): off
+            # the loop, as dsh/taskLead
+            return await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
         return self.where_is(tool, tool_input, wait_s=0.0)
 
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
@@ -516,6 +522,8 @@ class Sidecar:
             self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
         self._answered.set()
+        if hit is None and tool == QUESTION_TOOL and isinstance(tool_input.get("query"), str):
+            hit = self.suggester.lead_where_is(tool_input["query"])  # free text no intent answers
         if hit is None:
             return {"intent": None, "targets": []}
         return {
@@ -524,6 +532,32 @@ class Sidecar:
             "about": hit.about,
             "targets": [{"path": t.path, "display": t.display, "reason": t.reason} for t in hit.targets],
         }
+
+    def task_lead(self, params: TaskLeadParams, wait_s: float = SECTION_WAIT_S) -> TaskLeadResult:
+        """``dsh/taskLead``: the files the task text points to, one labelled note once per
+        session (``suggester/lead/offer.py``); silence while the suggester or ``taskLead`` is
+        off. Waits up to ``wait_s`` seconds for a pending projection, then ranks (bounded
+        work, one pass over the listing at most): an event loop calls :meth:`task_lead_async`."""
+        if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
+            return TaskLeadResult()
+        if self.projection_pending():
+            self.wait_for_graph(wait_s)
+        note = self.suggester.task_lead(params.session_id or "dsh", params.task)
+        return TaskLeadResult(additional_contexts=[note] if note is not None else [])
+
+    async def task_lead_async(self, params: TaskLeadParams) -> TaskLeadResult:
+        """:meth:`task_lead` for an event loop, at once while the lead is off: the wait for a
+        pending projection and the ranking (one pass over the listing: about a second on 100k
+        files, ``bench/task_lead.py --scale``) on a worker thread, so the loop answers every
+        ``dsh/postExecute`` meanwhile (the ranking only reads the indexes: the content index's
+        reader connection is serialized by SQLite, a refresh of the graph under it ranks once
+        more); its ledger lines are then handed to the sink on the loop's thread."""
+        if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
+            return TaskLeadResult()
+        try:
+            return await asyncio.to_thread(self.task_lead, params)
+        finally:
+            self.suggester.ledger.drain()
 
     def dismiss(self, params: DismissParams) -> DismissResult:
         """``dsh/dismiss``. Raises :class:`RequestError` naming ``family`` or ``path`` for an

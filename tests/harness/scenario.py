@@ -5,7 +5,7 @@ root), so the fake model, the fake SearXNG and the harness all live on that name
 loopback. Usage::
 
     python tests/harness/scenario.py claude|dsh note|noteweb|calls|restart|webseam|websearch|mixed WORKDIR
-        [--no-sidecar] [--no-adapter] [--sticky] [--steer] [--searx-fail] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
+        [--no-sidecar] [--no-adapter] [--sticky] [--task-lead] [--steer] [--searx-fail] [--hang-sidecar] [--hang-once] [--hang-start-once] [--calls N]
         [--install file|link] [--package DIR]... [--profile-from WORK] [--log-capture] [--overlay-extra FILE]
         [--no-suggester-row] [--searx ok|fail|empty] [--deepseek-search] [--final TEXT] [--first-bound MS]
         [--no-builtin-packs]
@@ -70,16 +70,17 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     return [one] * (calls if scenario == "calls" else 1)
 
 
-def plugin_dir(work: Path, sticky: bool) -> Path:
-    """A copy of the Claude Code plugin; with ``sticky``, the user's own config file
-    (``~/.config/dsh-search/config.yml`` of the isolated home, which the plugin's sidecar
-    discovers under its ``sidecar.yml``) sets sectionMode sticky."""
+def plugin_dir(work: Path, sticky: bool, task_lead: bool = False) -> Path:
+    """A copy of the Claude Code plugin; with ``sticky`` (``task_lead``), the user's own config
+    file (``~/.config/dsh-search/config.yml`` of the isolated home, which the plugin's sidecar
+    discovers under its ``sidecar.yml``) sets sectionMode sticky (taskLead true)."""
     dest = work / "plugin"
     shutil.copytree(h.CLAUDE_PLUGIN, dest)
-    if sticky:
+    knobs = ["  sectionMode: sticky"] * sticky + ["  taskLead: true"] * task_lead
+    if knobs:
         user = work / "home" / ".config" / "dsh-search" / "config.yml"
         user.parent.mkdir(parents=True, exist_ok=True)
-        user.write_text("suggester:\n  sectionMode: sticky\n")
+        user.write_text("suggester:\n" + "\n".join(knobs) + "\n")
     return dest
 
 
@@ -101,7 +102,7 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     argv += ["--allowedTools", "Bash(grep:*)", "WebSearch", *(CC_PREFIX + t for t in ("search", "web_search"))]
     argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
-        argv += ["--plugin-dir", str(plugin_dir(work, args.sticky))]
+        argv += ["--plugin-dir", str(plugin_dir(work, args.sticky, args.task_lead))]
     if args.steer:  # the plugin's option, as /config or a user's settings.json stores it
         settings = work / "settings.json"
         settings.write_text(
@@ -143,6 +144,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
             args.hang_start_once,
             args.first_bound,
             not args.no_builtin_packs,
+            args.task_lead,
         )
     overlay.write_text("\n".join(lines) + "\n")
     if args.deepseek_search:  # DSH's own search provider answers from the loopback mock
@@ -271,6 +273,7 @@ def dsh_adapter_rows(
     hang_start_once: bool = False,
     first_bound_ms: int | None = None,
     builtin_packs: bool = True,
+    task_lead: bool = False,
 ) -> list[str]:
     """The overlay's rows for the bundle: the suggester activated (it ships disabled), its
     sectionMode, and the sidecar process knobs of a scenario (``sidecar:`` of the suggester's
@@ -278,6 +281,8 @@ def dsh_adapter_rows(
     # the workspace has no pack of its own: our built-in packs are opted into (the seed's
     # default, a repository without a pack stays silent, is --no-builtin-packs)
     config: dict = {"sectionMode": "sticky" if sticky else "off", "builtinPacks": builtin_packs}
+    if task_lead:
+        config["taskLead"] = True
     knobs: dict = {}
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         knobs.update(command=["sleep", "1000"], startWaitMs=2000)
@@ -367,6 +372,7 @@ def main() -> int:
     ap.add_argument("--no-sidecar", action="store_true")
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
+    ap.add_argument("--task-lead", action="store_true", help="the suggester's taskLead on")
     ap.add_argument("--steer", action="store_true", help="claude: the plugin's steer_web_search option on")
     ap.add_argument("--searx-fail", action="store_true", help="the loopback SearXNG answers 503")
     ap.add_argument("--hang-sidecar", action="store_true")

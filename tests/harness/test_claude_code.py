@@ -6,7 +6,8 @@ attempts; the final answer's citation reaches the bandit through the Stop hook a
 posterior as docs/bandit.md says; the built-in WebSearch runs as usual unless the plugin's
 ``steer_web_search`` option is on, then its call is denied with the steer; a failing search's
 only text is the router's aggregated error; the sticky section and ``suggestion_dismiss`` are
-present; and without the sidecar the run still exits 0."""
+present; the task lead reaches the first request with the prompt (``taskLead`` on); and without
+the sidecar the run still exits 0."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_
 
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 PREFIX = "mcp__plugin_dsh-search_dsh-search__"
+LEAD_HEADING = "search-suggester: in this repository, look here for the code this task is about:"
+LEAD = LEAD_HEADING + "\n- pyproject.toml — its words match the task's"
 CITED = "https://www.example.com/maintenance/clean-bike-chain"  # the source CC_ANSWER cites
 SEED_STEER = (
     "Prefer the search tool over web_search for web searches: it picks a quick or a thorough "
@@ -158,6 +161,15 @@ def test_sticky_section_with_the_prompt(tmp_path):
     assert report["returncode"] == 0, report["stderr"]
     first = texts(report["requests"][0])
     assert "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py" in first
+
+
+def test_task_lead_with_the_first_prompt(tmp_path):
+    """taskLead on (the user's config): the real CLI's UserPromptSubmit hook passes the prompt to
+    ``session_start``, and the files it points to reach the first model request, once."""
+    report = h.scenario("claude", "note", tmp_path, "--task-lead")
+    assert report["returncode"] == 0, report["stderr"]
+    assert f"UserPromptSubmit hook additional context: {LEAD}" in texts(report["requests"][0])
+    assert texts(report["requests"][-1]).count(LEAD_HEADING) == 1
 
 
 def test_without_the_sidecar_the_run_still_exits_0(tmp_path):

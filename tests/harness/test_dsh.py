@@ -2,8 +2,8 @@
 by ``dsh plugin --profile headless add file:…`` and run headless against a loopback fake
 OpenAI-compatible API (DEEPSEEK_BASE_URL): the post-execute note reaches the next model
 request as its own user message, the bandit seed's ``search`` tool returns a loopback
-SearXNG's results, the section and ``suggestion_dismiss`` are present, and without the
-sidecar the run still exits 0."""
+SearXNG's results, the section and ``suggestion_dismiss`` are present, the task lead enters the
+first step after the prompt (``taskLead`` on), and without the sidecar the run still exits 0."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missin
 
 # What the sidecar answers for DSH's grep: the bundle forwards the call's result text, which lists
 # pyproject.toml too (its `attr = "demo_pkg.__version__"`), so the generic pack's results candidate wins.
+LEAD = "search-suggester: in this repository, look here for the code this task is about:\n- pyproject.toml — its words match the task's"
 NOTE = (
     "search-suggester: in this repository, look here for the package version:\n"
     "- pyproject.toml — declares the version\n- src/demo_pkg/__init__.py — declares the version"
@@ -92,6 +93,17 @@ def test_sticky_section_in_the_system_prompt(tmp_path, installed):
         system
     )
     assert "Prefer the search tool over web_search" in texts(system)
+
+
+def test_task_lead_enters_the_first_step_after_the_prompt(tmp_path, installed):
+    """taskLead on (the row's config): the bundle sends the first user message to
+    ``dsh/taskLead`` and the note enters the first step right after it, once."""
+    report = h.scenario("dsh", "note", tmp_path, "--task-lead", *installed)
+    assert report["returncode"] == 0, report["stderr"]
+    users = [texts(m) for m in report["requests"][0]["messages"] if m["role"] == "user"]
+    assert users[0].endswith("Find where the package version is defined.")
+    assert users[-1].endswith("\n" + LEAD)  # the last message entering the first step
+    assert sum(texts(m).count(LEAD) for m in report["requests"][-1]["messages"]) == 1
 
 
 def test_without_the_sidecar_the_run_still_exits_0(seam):

@@ -70,6 +70,7 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "sectionMode",
             "sectionTtl",
             "builtinPacks",
+            "taskLead",
         }
     ),
 }

@@ -235,6 +235,11 @@ def register(server: SidecarServer) -> None:
         p = validate(wire.AssembleSectionParams, params)
         return (await require(ls).assemble_section_async(p.session_id)).wire()  # waits off the loop
 
+    @server.feature(Method.TASK_LEAD)
+    async def on_task_lead(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        p = validate(wire.TaskLeadParams, params)
+        return (await require(ls).task_lead_async(p)).wire()  # ranks (and waits) off the loop
+
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
         validate(wire.StatusParams, params)

@@ -16,7 +16,8 @@ argument is refused: :mod:`.surface`):
 * ``search_feedback(search_id, used_urls)`` – ``dsh/searchFeedback``: the answer-usage reward
   (``docs/bandit.md``); ``{search_id, used}``.
 * ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent, confidence,
-  and targets with their reasons, no ledger line and no cooldown.
+  and targets with their reasons, no ledger line and no cooldown; free text no intent answers
+  gets the task lead's ranking (intent ``Task``) when ``suggester.taskLead`` is on.
 * ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
 
 Both searches send one ``notifications/progress`` per provider attempt when the call carries a
@@ -29,8 +30,9 @@ answers ``{}``):
 
 * ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
   output JSON with the note as ``additionalContext``, or ``{}``.
-* ``session_start(session_id?, hook_event_name?)`` – the sticky section (when
-  ``suggester.sectionMode`` is ``sticky``) as ``additionalContext``, or ``{}``.
+* ``session_start(session_id?, hook_event_name?, prompt?)`` – the sticky section (when
+  ``suggester.sectionMode`` is ``sticky``) and, with a ``UserPromptSubmit`` prompt, the task
+  lead (when ``suggester.taskLead`` is on; once per session) as ``additionalContext``, or ``{}``.
 * ``pre_tool_use(tool_name, search_tool?)`` – the steer from the built-in WebSearch to
   ``search``: a deny with the reason when ``DSH_SEARCH_STEER_WEBSEARCH`` is on, else ``{}``.
 * ``stop(last_assistant_message)`` – the final answer's cited URLs reported for this server's
@@ -56,8 +58,8 @@ from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
 
 import anyio
-from dsh_protocol import Attempt, DismissParams, SearchParams
-from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
+from dsh_protocol import Attempt, DismissParams, SearchParams, TaskLeadParams
+from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TASK_CHARS
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -338,12 +340,19 @@ def build_server(
         session_id: Annotated[Any, Field(description="the hook's session_id (string)")] = None,
         hook_event_name: Annotated[Any, Field(description="SessionStart or UserPromptSubmit")] = None,
         source: Any = None,
+        prompt: Annotated[Any, Field(description="UserPromptSubmit's prompt (string): the task lead's text")] = None,
     ) -> dict[str, Any]:
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
-            section = (await holder(ctx).sidecar.assemble_section_async(sid)).section
-            return session_start_output(section.text if section else None, event)
+            sidecar = holder(ctx).sidecar
+            section = (await sidecar.assemble_section_async(sid)).section
+            texts = [section.text] if section else []
+            if isinstance(prompt, str) and prompt.strip():
+                # the task lead: once per session, ranked off the loop (suggester/lead/offer.py)
+                params = TaskLeadParams(session_id=(sid or "")[:500] or None, task=prompt[:MAX_TASK_CHARS])
+                texts += [c.text for c in (await sidecar.task_lead_async(params)).additional_contexts]
+            return session_start_output("\n\n".join(texts) or None, event)
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
             return {}

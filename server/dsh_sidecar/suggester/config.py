@@ -62,6 +62,11 @@ class SuggesterConfig(ConfigModel):
     returns null)."""
     section_ttl: int = Field(default=300, ge=0, le=MAX_TTL_S)
     """The sticky section is rebuilt after this many seconds."""
+    task_lead: bool = False
+    """Offer the files a task is about once per session, ranked against the task's own text
+    (the prompt of Claude Code's ``UserPromptSubmit`` hook, DeepSeek Harness's first user
+    message: ``dsh/taskLead``), and answer a free-text ``where_is`` that no intent matches with
+    that ranking (docs/SCHEME.md, "The task lead"). Needs the suggester on."""
     builtin_packs: bool = True
     """Use the intent packs shipped with the sidecar (``dsh_packs``)."""
     first_call_wait_ms: int = Field(default=500, ge=0, le=60_000)

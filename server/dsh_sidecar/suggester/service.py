@@ -41,6 +41,7 @@ from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, 
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
+from dsh_sidecar.suggester.lead.offer import LEAD_ABOUT, LEAD_INTENT, TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
 from dsh_sidecar.suggester.notes import shown_field
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
@@ -169,6 +170,7 @@ class Suggester:
         self.journal = Journal(self.knowledge, self.ledger.write)
         self.dismissals = Dismissals(self.knowledge, lambda: self.config.dismiss_ttl, clock, str(self.root or ""))
         self.section = section.StickySection(lambda: self.config.section_ttl, clock, self.ledger.write)
+        self.leads = TaskLeads(self.ledger.write)
         self.sinks = Sinks(self.counters, self.ledger, self.noise, self.section, self.journal)
         self.proves: Callable[[str, str], bool] | None = None
         self.seeded = 0
@@ -557,6 +559,36 @@ class Suggester:
             ready=ready,
         )
 
+    @fail_open(lambda: None, "internal error in the task lead; none offered")
+    def task_lead(self, session_id: str, task: str) -> AdditionalContext | None:
+        """The task lead of ``session_id`` (``lead/offer.py``): the files the task text points
+        to, as one labelled note, once per session; ``None`` while ``taskLead`` is off, without
+        a workspace, and for every silence (each a ledger line). Bounded work (one pass over
+        the listing at most): a server runs it off its event loop."""
+        if not self.config.task_lead or self.root is None:
+            return None
+        graph = self._symbols()
+        content = self.content
+        ready = graph is not None and not (content is not None and content.pending)
+        answer = self.leads.offer(session_id, task, cast(Any, graph), cast(Any, content), ready)
+        return answer.note
+
+    def lead_where_is(self, text: str) -> WhereIs | None:
+        """A free-text ``where_is`` that no intent answers, when ``taskLead`` is on: the task
+        lead's ranking of ``text`` as the intent ``Task`` (no session, no ledger line)."""
+        if not self.config.task_lead or self.root is None:
+            return None
+        leads = self.leads.rank_only(text, cast(Any, self._symbols()), cast(Any, self.content), self.config.max_targets)
+        if not leads:
+            return None
+        return WhereIs(
+            intent=LEAD_INTENT,
+            k=1.0,
+            about=for_model(LEAD_ABOUT),
+            targets=[ShownTarget(for_model(t.path), display_name(t.path), for_model(t.reason)) for t in leads],
+            ready=True,
+        )
+
     def repo_prose(self, intent: str) -> bool:
         """Whether ``intent``'s ``about`` and reasons are the repository pack's prose."""
         active = self.active
@@ -652,6 +684,7 @@ class Suggester:
             "sessions": self.noise.count(),
             "ledger": str(self.ledger.path) if self.ledger.path else None,
             "learning": self.learning_status(),
+            "taskLead": {"on": self.config.task_lead, "offers": self.leads.offers, "silences": self.leads.silences},
             "contentIndex": content.status() if content is not None else None,
         }
 

@@ -52,6 +52,7 @@ export const Methods = {
   postExecute: Method.POST_EXECUTE,
   dismiss: Method.DISMISS,
   assembleSection: Method.ASSEMBLE_SECTION,
+  taskLead: Method.TASK_LEAD,
   toolsChanged: Method.TOOLS_CHANGED,
   logMessage: Method.LOG_MESSAGE,
 } as const;

@@ -12,6 +12,7 @@ export const Method = {
   POST_EXECUTE: "dsh/postExecute",
   DISMISS: "dsh/dismiss",
   ASSEMBLE_SECTION: "dsh/assembleSection",
+  TASK_LEAD: "dsh/taskLead",
   STATUS: "dsh/status",
   TOOLS_CHANGED: "dsh/toolsChanged",
   INITIALIZE: "initialize",
@@ -43,6 +44,7 @@ export const MAX_TOOL_TEXT = 100000;
 export const DEFAULT_ROUTE_RESULTS = 10;
 export const MAX_PLAN_QUERIES = 10;
 export const MAX_RUN_SOURCES = 100;
+export const MAX_TASK_CHARS = 200000;
 
 /**
  * ``dsh/search`` params.
@@ -301,6 +303,22 @@ export interface Section {
  */
 export interface AssembleSectionResult {
   section?: Section | null;
+}
+
+/**
+ * ``dsh/taskLead`` params: the task's text (a prompt, an issue) of one session.
+ */
+export interface TaskLeadParams {
+  sessionId?: string | null;
+  task: string;
+}
+
+/**
+ * ``dsh/taskLead`` result: at most one note (intent ``Task``) naming the files the task
+ * points to, once per session; an empty list is silence (off, already offered, nothing found).
+ */
+export interface TaskLeadResult {
+  additionalContexts: AdditionalContext[];
 }
 
 /**

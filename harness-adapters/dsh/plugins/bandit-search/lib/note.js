@@ -28,3 +28,19 @@ export function noteMessage(context) {
   });
 }
 
+/** Longest task text sent to `dsh/taskLead`, characters (the wire's `MAX_TASK_CHARS`). */
+export const MAX_TASK_CHARS = 200000;
+
+/** The task text of a step's messages (the task lead's): the text blocks of its user messages
+ * that are no plugin's or harness's context (a labelled `source.form`: a suggester note, a
+ * runtime snapshot), joined; at most {@link MAX_TASK_CHARS} characters. */
+export function taskText(messages) {
+  const parts = [];
+  for (const m of Array.isArray(messages) ? messages : []) {
+    if (m?.role !== 'user' || (m.source?.kind && m.source.kind !== 'user') || m.source?.form) continue;
+    for (const block of Array.isArray(m.content) ? m.content : []) {
+      if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    }
+  }
+  return parts.join('\n\n').slice(0, MAX_TASK_CHARS).trim();
+}

@@ -46,7 +46,7 @@ export const BANDIT_SEED_DEFAULTS = Object.freeze({ contextual: false, discount:
 export const SUGGESTER_KEYS = [
   'enabled', 'cooldownCalls', 'maxNotesPerTurn', 'recentWindow', 'maxTargets', 'bias', 'logFile', 'persistPath',
   'refreshOnBoot', 'indexPath', 'learn', 'seed', 'learnWindow', 'dismissTtl', 'sectionMode', 'sectionTtl',
-  'builtinPacks',
+  'builtinPacks', 'taskLead',
 ];
 
 /** The process knobs every row takes under `sidecar:` (the first plugin loaded starts it). */
@@ -56,7 +56,7 @@ export const ROUTER_TIMING_KEYS = ['searchTimeoutMs', 'startWaitMs'];
 export const BANDIT_TIMING_KEYS = ['searchTimeoutMs', 'startWaitMs'];
 export const SUGGESTER_TIMING_KEYS = [
   'postExecuteTimeoutMs', 'firstPostExecuteTimeoutMs', 'startWaitMs', 'sectionTimeoutMs', 'firstSectionTimeoutMs',
-  'dismissTimeoutMs', 'prepareWaitMs',
+  'dismissTimeoutMs', 'prepareWaitMs', 'leadTimeoutMs',
 ];
 
 /** Damerau-free edit distance (small strings): how far a written key is from a known one. */

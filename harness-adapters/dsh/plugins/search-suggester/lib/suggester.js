@@ -4,6 +4,8 @@
 //   tools/post-execute waterfall listener (plain registration, next() first) → dsh/postExecute:
 //     at most one labelled note folded into additionalContexts, never a content replacement;
 //   system-prompt/assemble listener → dsh/assembleSection (the sticky section, `sectionMode`);
+//   agent/pre-step listener → dsh/taskLead (the task lead, `taskLead`: the files the session's
+//     first user message points to, one labelled note entering that first step, once);
 //   the `suggestion_dismiss` tool → dsh/dismiss;
 //   tools/change → dsh/toolsChanged (a burst sent once).
 // Every knob of the row is sent to the sidecar as its suggester block; a hot edit of the row
@@ -16,14 +18,14 @@ import { randomUUID } from 'node:crypto';
 import { hostImport } from './host.js';
 import { Methods } from './core/protocol.js';
 import { dismissParams } from './core/requests.js';
-import { noteMessage } from './note.js';
+import { noteMessage, taskText } from './note.js';
 import { suggesterRow } from './rows.js';
 import { acquireSidecar } from './shared.js';
 import { note, warn } from './warnings.js';
 
 const tools = await hostImport('@deepseek-ai/dsh-tools').catch(() => undefined);
 
-export { noteMessage } from './note.js';
+export { MAX_TASK_CHARS, noteMessage, taskText } from './note.js';
 export const name = 'search-suggester';
 export const inject = ['subprocess', 'tools', 'systemPrompt'];
 
@@ -40,6 +42,9 @@ export const TIMINGS = Object.freeze({
   // wait at 5 s itself): once, so a session's first system prompt carries the section
   firstSectionTimeoutMs: 5000,
   dismissTimeoutMs: 5000,
+  // the task lead of a session's first step: the sidecar waits at most 5 s for its workspace
+  // index, then ranks (bounded work); the step waits at most this long for the answer
+  leadTimeoutMs: 6000,
   // after each start, how long the plugin asks the sidecar (in the background) whether its
   // targets are prepared
   prepareWaitMs: 15000,
@@ -246,6 +251,38 @@ function install(ctx, raw) {
       timed('post-execute', started);
     }
   });
+
+  // the optional task lead (`taskLead`, off by default): the first step of each agent carries
+  // its first user message; the sidecar ranks the workspace against it and answers at most one
+  // note, once per session, which enters that step after the message (fail-open: any error or
+  // timeout lets the step enter unchanged)
+  if (row.suggester?.taskLead === true) {
+    const leadAsked = new WeakSet();
+    ctx.on('agent/pre-step', async (payload, next) => {
+      const decision = await next();
+      const agent = payload?.agent;
+      if (!agent || leadAsked.has(agent) || decision?.kind !== 'enter') return decision;
+      leadAsked.add(agent);
+      const started = performance.now();
+      try {
+        const task = taskText(decision.messages);
+        if (!task) return decision;
+        const answer = await lease.request(Methods.taskLead, { sessionId: session(agent).id, task }, {
+          timeoutMs: config.leadTimeoutMs,
+          signal: payload.signal,
+          waitForStart: config.startWaitMs,
+        });
+        const { notes } = boundedNotes(answer);
+        if (notes.length === 0) return decision;
+        return { kind: 'enter', messages: [...decision.messages, ...notes] };
+      } catch (error) {
+        note(ctx, 'search-suggester', 'task lead skipped', error);
+        return decision;
+      } finally {
+        timed('task-lead', started);
+      }
+    });
+  }
 
   // the optional sticky section
   let sectionAsked = false;

@@ -27,6 +27,7 @@ exports.Methods = {
     postExecute: wire_1.Method.POST_EXECUTE,
     dismiss: wire_1.Method.DISMISS,
     assembleSection: wire_1.Method.ASSEMBLE_SECTION,
+    taskLead: wire_1.Method.TASK_LEAD,
     toolsChanged: wire_1.Method.TOOLS_CHANGED,
     logMessage: wire_1.Method.LOG_MESSAGE,
 };

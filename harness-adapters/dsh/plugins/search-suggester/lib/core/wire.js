@@ -3,7 +3,7 @@
 // protocol/dsh_protocol/models.py. Do not edit: change the models and regenerate
 // (tests/test_wire_ts.py fails while this file differs from the generator's output).
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_RUN_SOURCES = exports.MAX_PLAN_QUERIES = exports.DEFAULT_ROUTE_RESULTS = exports.MAX_TOOL_TEXT = exports.MAX_DEADLINE_MS = exports.MIN_DEADLINE_MS = exports.MAX_RESULTS_LIMIT = exports.MAX_QUERY_CHARS = exports.ErrorCode = exports.Method = void 0;
+exports.MAX_TASK_CHARS = exports.MAX_RUN_SOURCES = exports.MAX_PLAN_QUERIES = exports.DEFAULT_ROUTE_RESULTS = exports.MAX_TOOL_TEXT = exports.MAX_DEADLINE_MS = exports.MIN_DEADLINE_MS = exports.MAX_RESULTS_LIMIT = exports.MAX_QUERY_CHARS = exports.ErrorCode = exports.Method = void 0;
 /** JSON-RPC method names (protocol/dsh_protocol/methods.py). */
 exports.Method = {
     SEARCH: "dsh/search",
@@ -14,6 +14,7 @@ exports.Method = {
     POST_EXECUTE: "dsh/postExecute",
     DISMISS: "dsh/dismiss",
     ASSEMBLE_SECTION: "dsh/assembleSection",
+    TASK_LEAD: "dsh/taskLead",
     STATUS: "dsh/status",
     TOOLS_CHANGED: "dsh/toolsChanged",
     INITIALIZE: "initialize",
@@ -43,3 +44,4 @@ exports.MAX_TOOL_TEXT = 100000;
 exports.DEFAULT_ROUTE_RESULTS = 10;
 exports.MAX_PLAN_QUERIES = 10;
 exports.MAX_RUN_SOURCES = 100;
+exports.MAX_TASK_CHARS = 200000;

@@ -1,0 +1,435 @@
+"""The task lead on Corpus II's own task texts: Hit@1/5/10 and MRR of the files each task changes,
+the product's ranking (``suggester/lead``) against a plain BM25-over-files baseline built in the
+same run, per language, on the fixed held-out set and leave-one-repository-out.
+
+For each task of ``corpus/trajectories/index.jsonl`` (one per SWE-bench / SWE-PolyBench
+instance: the several agents' runs of one instance share its text and gold files) the real
+checkout of its base commit (``--cache DIR``, read only) is indexed the way the sidecar indexes
+a workspace (the workspace graph with its symbol index, the content index: SQLite FTS5), the
+task text's mentions are read (``lead/mentions.py``) and every feature of the ranker is scored
+(``lead/ranker.py``). The features are kept per task (``--features DIR``, so a second run only
+re-selects). The baseline: one FTS5 table over every listed text file (path and whole content,
+unicode61 words, BM25 with equal column weights), queried with every distinct word of the whole
+task text (OR).
+
+**Weights are chosen on training folds only** (coordinate ascent over a fixed grid, objective
+Hit@5 + 0.1 × MRR): the *fixed held-out* row scores the held-out repositories
+(``TRAJECTORY_HELDOUT``) with the weights chosen on the other repositories; the
+*leave-one-repository-out* row scores each repository with the weights chosen on the other
+nineteen. ``defaults`` scores the shipped :data:`DEFAULT_WEIGHTS` (themselves the choice on the
+training repositories). Run::
+
+    python bench/task_lead.py --cache /work/corpus-cache-ii [--only sympy,gson] [--json out.json]
+    python bench/task_lead.py --scale 100000     # one ranking's time on a 100k-file workspace
+
+``--scale N``: the time of one ranking (a long issue text) on a synthetic workspace of ``N``
+files (``bench/suggester.py``'s), interleaved with its floor, one pass over the listing that
+only finds each base name, as medians and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for _p in ("server", "protocol", "packs"):
+    if str(ROOT / _p) not in sys.path:
+        sys.path.insert(0, str(ROOT / _p))
+
+import numpy as np  # noqa: E402
+from dsh_sidecar.evaluation.corpus import checkout_dir  # noqa: E402
+from dsh_sidecar.evaluation.trajectories import TRAJECTORY_HELDOUT  # noqa: E402
+from dsh_sidecar.suggester.lead.mentions import mentions  # noqa: E402
+from dsh_sidecar.suggester.lead.ranker import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    FEATURES,
+    MAX_FEATURE_FILES,
+    Weights,
+    category,
+    features,
+)
+from dsh_sidecar.workspace import graph as graph_module  # noqa: E402
+from dsh_sidecar.workspace.content import ContentIndexer  # noqa: E402
+from dsh_sidecar.workspace.graph import WorkspaceGraph  # noqa: E402
+
+TRAJECTORIES = ROOT / "corpus" / "trajectories"
+#: Files kept per feature per task (the ranker's own bound: the rest count for nothing).
+KEEP_PER_FEATURE = MAX_FEATURE_FILES
+#: Largest file the baseline reads, bytes.
+BASELINE_MAX_BYTES = 1024 * 1024
+#: The grid of each weight.
+FEATURE_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
+DEMOTION_GRID = (0.05, 0.1, 0.25, 0.5, 1.0)
+KS = (1, 5, 10)
+WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+# ------------------------------------------------------------------------------ tasks
+
+
+def tasks(only: set[str] | None) -> list[dict[str, Any]]:
+    """One row per instance: id, repo, commit, language, gold, task text."""
+    seen: dict[str, dict[str, Any]] = {}
+    for raw in (TRAJECTORIES / "index.jsonl").read_text("utf-8").splitlines():
+        if not raw.strip():
+            continue
+        row = json.loads(raw)
+        inst = row["instance"]
+        if inst in seen or not row.get("task"):
+            continue
+        if only and not any(o in row["repo"] or o == row["family"] for o in only):
+            continue
+        text = (TRAJECTORIES / row["task"]).read_text("utf-8")
+        seen[inst] = {
+            "id": inst,
+            "repo": row["repo"],
+            "commit": row["commit"],
+            "language": row.get("language") or "python",
+            "gold": sorted(row.get("gold") or []),
+            "text": text,
+        }
+    return sorted(seen.values(), key=lambda t: (t["repo"], t["commit"], t["id"]))
+
+
+# ------------------------------------------------------------------------------ baseline
+
+
+def bm25_baseline(root: Path, files: list[str], text: str, limit: int = 10) -> list[str]:
+    """Plain BM25 over path and content of every listed text file, queried with every distinct
+    word of ``text`` (OR): the top ``limit`` paths."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE d USING fts5(path, body)")
+    rows = []
+    for rel in files:
+        try:
+            with open(root / rel, "rb") as fh:
+                data = fh.read(BASELINE_MAX_BYTES)
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue
+        rows.append((rel, data.decode("utf-8", "replace")))
+    con.executemany("INSERT INTO d(path, body) VALUES (?, ?)", rows)
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(text)))[:2000]
+    if not words:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words)
+    try:
+        out = [p for (p,) in con.execute("SELECT path FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (match, limit))]
+    except sqlite3.Error:
+        out = []
+    con.close()
+    return out
+
+
+# ------------------------------------------------------------------------------ features
+
+
+class _Memo:
+    """Symbol extraction memoised by content within one repository (the commits of one
+    repository share most files): same results as the product, less CPU."""
+
+    def __init__(self) -> None:
+        self.repo: str | None = None
+        self.memo: dict[tuple[str, str], Any] = {}
+        self.original = graph_module.extract
+
+    def for_repo(self, repo: str) -> None:
+        if repo != self.repo:
+            self.repo, self.memo = repo, {}
+
+    def __call__(self, path: str, data: bytes) -> Any:
+        key = (os.path.splitext(path)[1], hashlib.sha1(data).hexdigest())
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self.original(path, data)
+        return hit
+
+
+def extract_features(
+    task: dict[str, Any], cache: Path, memo: _Memo, baseline: list[str] | None = None
+) -> dict[str, Any] | None:
+    """Index the checkout, score every feature, run the baseline (``baseline``: its answer kept
+    from an earlier record of this task: it depends on the checkout and the text alone): one
+    JSON-able record."""
+    root = checkout_dir(cache, task["repo"], task["commit"])
+    if not root.is_dir():
+        return None
+    memo.for_repo(task["repo"])
+    t0 = time.perf_counter()
+    graph = WorkspaceGraph.build(root)
+    with tempfile.TemporaryDirectory(prefix="task-lead-") as tmp:
+        content = ContentIndexer(root, Path(tmp))
+        content.start(list(graph.files))
+        content.wait()
+        t1 = time.perf_counter()
+        m = mentions(task["text"])
+        scores = features(m, graph, content, replace(DEFAULT_WEIGHTS, graph=1.0))  # every feature scored
+        t2 = time.perf_counter()
+        content.close()
+    kinds = graph.kind_map()
+    feats: dict[str, dict[str, float]] = {}
+    for name, per in scores.by.items():
+        top = sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:KEEP_PER_FEATURE]
+        feats[name] = {f: round(v, 6) for f, v in top if f in kinds}
+    union = sorted({f for per in feats.values() for f in per})
+    t3 = time.perf_counter()
+    if baseline is None:
+        baseline = bm25_baseline(root, list(graph.files), task["text"])
+    t4 = time.perf_counter()
+    listed = set(graph.files)
+    return {
+        "id": task["id"],
+        "repo": task["repo"],
+        "language": task["language"],
+        "gold": task["gold"],
+        "goldPresent": sorted(g for g in task["gold"] if g in listed),
+        "files": len(graph.files),
+        "features": feats,
+        "category": {f: category(f, kinds[f]) for f in union},
+        "named": sorted(scores.by.get("path", {})),
+        "baseline": baseline,
+        "seconds": {"index": round(t1 - t0, 2), "rank": round(t2 - t1, 3), "baseline": round(t4 - t3, 2)},
+    }
+
+
+# ------------------------------------------------------------------------------ scoring
+
+
+class Task:
+    """One task's feature matrix, ready for any weights."""
+
+    def __init__(self, rec: dict[str, Any]) -> None:
+        self.rec = rec
+        self.files = list(rec["category"])
+        idx = {f: i for i, f in enumerate(self.files)}
+        self.m = np.zeros((len(self.files), len(FEATURES)))
+        for j, name in enumerate(FEATURES):
+            for f, v in rec["features"].get(name, {}).items():
+                if f in idx:
+                    self.m[idx[f], j] = v
+        named = set(rec["named"])
+        cat = rec["category"]
+        self.is_test = np.array([cat[f] == "test" and f not in named for f in self.files])
+        self.is_doc = np.array([cat[f] == "doc" and f not in named for f in self.files])
+        self.order = np.array(sorted(range(len(self.files)), key=lambda i: self.files[i]))  # ties by path
+        self.gold = set(rec["gold"])
+
+    def ranking(self, w: Weights, k: int = 10) -> list[str]:
+        if not self.files:
+            return []
+        vec = np.array([getattr(w, name) for name in FEATURES])
+        s = self.m @ vec
+        s = s * np.where(self.is_test, w.test, 1.0) * np.where(self.is_doc, w.doc, 1.0)
+        s = s[self.order]
+        top = np.argsort(-s, kind="stable")[:k]
+        return [self.files[self.order[i]] for i in top if s[i] > 0]
+
+
+def first_hit(ranked: list[str], gold: set[str]) -> int | None:
+    return next((i + 1 for i, f in enumerate(ranked) if f in gold), None)
+
+
+def figures(ranks: list[int | None]) -> dict[str, float]:
+    n = max(1, len(ranks))
+    out = {f"hit@{k}": sum(1 for r in ranks if r is not None and r <= k) / n for k in KS}
+    out["mrr"] = sum(1.0 / r for r in ranks if r is not None and r <= 10) / n
+    out["n"] = len(ranks)
+    return out
+
+
+def objective(ts: list[Task], w: Weights) -> float:
+    ranks = [first_hit(t.ranking(w), t.gold) for t in ts]
+    f = figures(ranks)
+    return f["hit@5"] + 0.1 * f["mrr"]
+
+
+#: Where the search starts: every feature 1, tests at a quarter, docs at 0.3 (fixed, so the
+#: choice is the same whatever the shipped defaults are).
+START = Weights(**{name: 1.0 for name in FEATURES}, test=0.25, doc=0.3)
+
+
+def select(ts: list[Task], start: Weights = START, passes: int = 3) -> Weights:
+    """Coordinate ascent over the grid from ``start`` on ``ts`` (training tasks only)."""
+    best, best_v = start, objective(ts, start)
+    for _ in range(passes):
+        improved = False
+        for fld in fields(Weights):
+            grid = DEMOTION_GRID if fld.name in ("test", "doc") else FEATURE_GRID
+            for v in grid:
+                cand = replace(best, **{fld.name: v})
+                cv = objective(ts, cand)
+                if cv > best_v + 1e-9:
+                    best, best_v, improved = cand, cv, True
+        if not improved:
+            break
+    return best
+
+
+def table(rows: dict[str, dict[str, list[int | None]]]) -> list[str]:
+    out = ["| split | language | tasks | product Hit@1 | Hit@5 | Hit@10 | MRR | BM25 Hit@1 | Hit@5 | Hit@10 | MRR |"]
+    out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for key, r in rows.items():
+        split, lang = key.split("|")
+        p, b = figures(r["product"]), figures(r["baseline"])
+        out.append(
+            f"| {split} | {lang} | {p['n']} | {p['hit@1']:.2f} | **{p['hit@5']:.2f}** | {p['hit@10']:.2f} | {p['mrr']:.2f} "
+            f"| {b['hit@1']:.2f} | {b['hit@5']:.2f} | {b['hit@10']:.2f} | {b['mrr']:.2f} |"
+        )
+    return out
+
+
+SCALE_TASK = (
+    "helper_71 returns the wrong value for negative input\n\n"
+    "Calling `helper_71(-1)` in vendor/area000/pkg01/mod71.py raises `ValueError: could not add the value` "
+    "instead of returning 70. The same happens with helper_1234 and helper_99999 when the input is negative; "
+    "the notes in notes78.md say the helpers accept any integer.\n"
+) * 40
+
+
+def scale(files: int, runs: int = 7) -> int:
+    """One ranking's time on a synthetic workspace of ``files`` files, beside its floor."""
+    from dsh_sidecar.suggester.lead.ranker import rank
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from suggester import synthetic_workspace
+
+    with tempfile.TemporaryDirectory(prefix="task-lead-scale-") as tmp:
+        root = Path(tmp) / "ws"
+        synthetic_workspace(root, files)
+        t0 = time.perf_counter()
+        graph = WorkspaceGraph.build(root)
+        content = ContentIndexer(root, Path(tmp) / "cache")
+        content.start(list(graph.files))
+        content.wait()
+        print(f"# {len(graph.files)} files indexed in {time.perf_counter() - t0:.1f} s")
+        floor_ms, rank_ms, mention_ms = [], [], []
+        top: list[str] = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            _ = sum(1 for f in graph.files if f[f.rfind("/") + 1 :] == "x")
+            floor_ms.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            m = mentions(SCALE_TASK)
+            mention_ms.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            top = [lead.path for lead in rank(m, graph, content)]
+            rank_ms.append((time.perf_counter() - t) * 1000)
+        content.close()
+
+    def med(v: list[float]) -> float:
+        return sorted(v)[len(v) // 2]
+
+    print(f"# task text {len(SCALE_TASK)} characters; top: {top[:3]}")
+    print("| what | median ms | × floor |")
+    print("| --- | ---: | ---: |")
+    print(f"| floor: one pass over the listing | {med(floor_ms):.1f} | 1.0 |")
+    print(f"| mentions of the text | {med(mention_ms):.1f} | {med(mention_ms) / med(floor_ms):.1f} |")
+    print(f"| ranking | {med(rank_ms):.1f} | {med(rank_ms) / med(floor_ms):.1f} |")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"), help="real checkouts (read only)")
+    p.add_argument(
+        "--features", type=Path, default=Path(tempfile.gettempdir()) / "dsh-task-lead", help="feature records"
+    )
+    p.add_argument("--only", default="", help="comma-separated repository substrings")
+    p.add_argument("--refresh", action="store_true", help="score the features again (else reuse the records)")
+    p.add_argument("--json", type=Path, help="write the figures here")
+    p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
+    args = p.parse_args(argv)
+    if args.scale:
+        return scale(args.scale)
+    only = {o for o in args.only.split(",") if o} or None
+    if args.cache is None or not Path(args.cache).is_dir():
+        p.error("--cache DIR (or DSH_CORPUS_CACHE) holding the checkouts is needed")
+    args.features.mkdir(parents=True, exist_ok=True)
+    memo = _Memo()
+    graph_module.extract = memo  # type: ignore[assignment]
+    recs: list[dict[str, Any]] = []
+    todo = tasks(only)
+    for i, t in enumerate(todo, 1):
+        path = args.features / f"{t['id']}.json"
+        rec = None
+        old = json.loads(path.read_text("utf-8")) if path.exists() else None
+        if old is not None and not args.refresh:
+            rec = old
+        else:
+            rec = extract_features(t, Path(args.cache), memo, old["baseline"] if old else None)
+            if rec is not None:
+                path.write_text(json.dumps(rec), "utf-8")
+            print(f"[{i}/{len(todo)}] {t['id']}: {rec and rec['seconds']}", file=sys.stderr, flush=True)
+        if rec is not None:
+            recs.append(rec)
+    graph_module.extract = memo.original  # type: ignore[assignment]
+    ts = [Task(r) for r in recs]
+    repos = sorted({t.rec["repo"] for t in ts})
+    rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "baseline": []})
+
+    def put(split: str, t: Task, w: Weights) -> None:
+        pr, br = first_hit(t.ranking(w), t.gold), first_hit(t.rec["baseline"], t.gold)
+        for lang in (t.rec["language"], "all"):
+            rows[f"{split}|{lang}"]["product"].append(pr)
+            rows[f"{split}|{lang}"]["baseline"].append(br)
+
+    train = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
+    held = [t for t in ts if t.rec["repo"] in TRAJECTORY_HELDOUT]
+    chosen: dict[str, Any] = {}
+    if train and held:
+        w = select(train)
+        chosen["heldout"] = asdict(w)
+        for t in held:
+            put("fixed held-out", t, w)
+    for repo in repos:
+        others = [t for t in ts if t.rec["repo"] != repo]
+        w = select(others) if others else DEFAULT_WEIGHTS
+        chosen[repo] = asdict(w)
+        for t in ts:
+            if t.rec["repo"] == repo:
+                put("leave-one-repository-out", t, w)
+    for t in ts:
+        put("defaults (all tasks)", t, DEFAULT_WEIGHTS)
+    order = sorted(rows, key=lambda k: (k.split("|")[0], k.split("|")[1] != "all", k.split("|")[1]))
+    lines = table({k: rows[k] for k in order})
+    print(f"# task lead: {len(ts)} tasks, {len(repos)} repositories, checkouts in {args.cache}")
+    print(f"# tasks whose gold files all exist at the base commit: {sum(1 for t in ts if t.rec['goldPresent'])}")
+    print("\n".join(lines))
+    per_repo = ["| repository | tasks | product Hit@5 (LORO) | BM25 Hit@5 |", "| --- | ---: | ---: | ---: |"]
+    for repo in repos:
+        rs = [t for t in ts if t.rec["repo"] == repo]
+        w = Weights(**chosen[repo])
+        pr = figures([first_hit(t.ranking(w), t.gold) for t in rs])
+        br = figures([first_hit(t.rec["baseline"], t.gold) for t in rs])
+        mark = " (held out)" if repo in TRAJECTORY_HELDOUT else ""
+        per_repo.append(f"| {repo}{mark} | {len(rs)} | {pr['hit@5']:.2f} | {br['hit@5']:.2f} |")
+    print("\n".join(per_repo))
+    if "heldout" in chosen:
+        print("# weights chosen on the training repositories:", json.dumps(chosen["heldout"]))
+    secs = [t.rec["seconds"] for t in ts]
+    if secs:
+        med = sorted(s["rank"] for s in secs)[len(secs) // 2]
+        print(
+            f"# ranking time per task (after indexing): median {med * 1000:.0f} ms, max {max(s['rank'] for s in secs) * 1000:.0f} ms"
+        )
+    if args.json:
+        out = {k: {"product": figures(v["product"]), "baseline": figures(v["baseline"])} for k, v in rows.items()}
+        args.json.write_text(json.dumps({"rows": out, "weights": chosen}, indent=1), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,287 @@
+"""What a task text names: the code identifiers, dotted names, file paths and names, quoted
+error messages, exception names and stack-trace frames of an issue or a prompt, and its prose
+words. Pure functions over untrusted text (every pattern linear; the text is cut to
+:data:`MAX_TASK_CHARS` first, and every list is bounded).
+
+Where a mention comes from says how much it weighs (``docs/SCHEME.md``, "The task lead"): a name
+in backticks or in the title is the issue's own subject; a name in a fenced code block may be the
+reporter's own code (``MyAppendable``); a frame is where the program was, the innermost one
+nearest to the fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+from dsh_sidecar.suggester.parse.runs import traceback_frames
+from dsh_sidecar.workspace.facts import STOP_WORDS
+
+#: Longest task text read, characters (an issue with logs is cut: its head says what it is about).
+MAX_TASK_CHARS: Final = 32_000
+#: Most mentions of each kind kept.
+MAX_MENTIONS: Final = 200
+#: Most prose words kept (the distinct words, in order of first use).
+MAX_WORDS: Final = 400
+
+#: Extensions a path mention may end with (code, docs, config, templates, styles).
+_PATH_EXT: Final = (
+    r"py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|mts|cts|java|kt|kts|scala|go|rs|rb|php|cs|c|h|cc|cpp|hpp|swift|"
+    r"vue|svelte|html|css|scss|less|md|rst|txt|json|ya?ml|toml|ini|cfg|xml|gradle|properties|sh|sql|proto"
+)
+#: A path or a file name: segments of word characters, dots and dashes joined by ``/`` (or ``\``),
+#: ending in a known extension; a ``~``/``@`` scope or a leading ``/`` (an absolute path: its
+#: trailing segments match the workspace's) allowed at the start. Not inside a longer word
+#: (``a.pyc``, ``x.jsonl`` are not ``.py``/``.json``).
+_PATH: Final = re.compile(
+    rf"(?<![\w.\-/\\@~])(/?(?:[@~]?[\w.\-]{{1,100}}[/\\]){{0,30}}[\w.\-]{{0,100}}\w\.(?:{_PATH_EXT}))(?![\w\-])",
+    re.IGNORECASE,
+)
+#: A folder path without a file name (``src/compiler/phases``, ``lib/plugins/aws/``): at least
+#: two segments; only inside backticks (prose has ``and/or``).
+_FOLDER: Final = re.compile(r"^(?:[\w.\-]{1,100}/){1,30}[\w.\-]{1,100}/?$")
+#: A GitHub link to a file: ``github.com/<owner>/<repo>/blob/<ref>/<path>``.
+_GITHUB_BLOB: Final = re.compile(
+    r"github\.com/[\w.\-]{1,100}/[\w.\-]{1,100}/(?:blob|tree)/[\w.\-]{1,100}/([^\s#?)\]>'\"]{1,400})"
+)
+#: Java and Kotlin frames: ``at com.example.Foo.bar(Foo.java:12)`` (the class is the part before
+#: the method; inner classes ``Foo$Bar`` belong to ``Foo``).
+_JVM_FRAME: Final = re.compile(
+    r"\bat ((?:[\w$]{1,100}\.){1,30})([\w$<>]{1,100})\(([\w$]{1,100}\.(?:java|kt|scala))(?::\d+)?\)"
+)
+#: An inline code span (single or double backticks) on one line.
+_CODE_SPAN: Final = re.compile(r"(`{1,2})([^`\n]{1,300}?)\1")
+#: A fenced code block (```` ``` ```` or ``~~~``), its body; an unclosed fence runs to the end.
+_FENCE: Final = re.compile(r"^[ \t]{0,3}(```+|~~~+)[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
+#: An identifier (ASCII; ``$`` for JavaScript names).
+_IDENT: Final = re.compile(r"[A-Za-z_$][\w$]{1,100}")
+#: A dotted name: identifiers joined by dots (``a.b``, ``pkg.mod.Class.method``), not a number,
+#: a host name in a URL or a file name (checked after the match).
+_DOTTED: Final = re.compile(r"(?<![\w.$/\\@:-])([A-Za-z_$][\w$]{0,100}(?:\.[A-Za-z_$][\w$]{0,100}){1,12})(?![\w$])")
+#: An API documentation page named after a dotted name (Sphinx, javadoc-like):
+#: ``…/api/astropy.io.ascii.write.html``.
+_DOC_PAGE: Final = re.compile(r"/([A-Za-z_][\w]{0,100}(?:\.[A-Za-z_][\w]{0,100}){1,12})\.html?\b")
+#: A Python import alias: ``import xarray as xr``.
+_IMPORT_AS: Final = re.compile(r"^[ \t>]*import ([A-Za-z_][\w.]{0,100}) as ([A-Za-z_]\w{0,50})\s*$", re.M)
+#: A call in prose or code: ``name(`` (the name is a code identifier even when it is one word).
+_CALL: Final = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]{1,100})\(")
+#: An exception or error type: ``ValueError``, ``ClassCastException``, ``TypeError``, ``SyntaxWarning``.
+_EXCEPTION: Final = re.compile(r"\b([A-Z]\w{0,80}(?:Error|Exception|Warning|Fault))\b")
+#: The message after an exception name: ``ValueError: could not convert string``.
+_EXCEPTION_MESSAGE: Final = re.compile(
+    r"\b(?:[\w.$]{0,200}(?:Error|Exception|Warning)|error|Error|ERROR|panic)(?::|\s-)[ \t]+([^\n]{6,300})"
+)
+#: A quoted string of at least three words in the text (prose or code): ``"could not find %s"``.
+_QUOTED: Final = re.compile(r"""(?<![\w])(["'“‘])([^"'“”‘’\n]{10,300}?)(["'”’])""")
+#: CamelCase (``GsonBuilder``, ``ISO8601Utils``, ``newJsonWriter``), snake_case (``mul_symbol``),
+#: SCREAMING_CASE (``MAX_SIZE``), dunder (``__init__``): identifiers that are code wherever they
+#: appear, even in prose.
+_CODE_SHAPED: Final = re.compile(
+    r"^(?:_*[a-z][a-z0-9]*(?:_+[a-z0-9]+)+_*|_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+_*|__\w+__"
+    r"|[A-Z]+[a-z0-9]+(?:[A-Z]+[a-z0-9]*)+|[a-z]+[0-9]*(?:[A-Z]+[a-z0-9]*)+|[A-Z]{2,}[a-z]+\w*|[A-Z][a-z]+[A-Z0-9]\w*)$"
+)
+#: A URL (its words are the host's and the site's, not the task's).
+_URL: Final = re.compile(r"\b(?:https?|ftp)://[^\s)\]>'\"`]{1,2000}")
+#: Prose words (letters, at least three).
+_WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
+_CAMEL_SPLIT: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: Words about tests: a task with them may be about a test file.
+_TEST_WORDS: Final = frozenset(
+    {"test", "tests", "testing", "pytest", "unittest", "junit", "jest", "spec", "fixture", "fixtures"}
+)
+#: Top-level names of languages' own libraries and of common third parties: a dotted name
+#: starting with one is not the workspace's (``os.path.join``, ``java.util.Map``, ``np.array``).
+_FOREIGN_ROOTS: Final = frozenset(
+    {"os", "sys", "re", "java", "javax", "np", "numpy", "pd", "pandas", "console", "Math", "JSON", "Object",
+     "Array", "String", "window", "document", "process", "self", "this", "http", "https", "www", "org", "net",
+     "com", "io", "e", "g", "i", "ie", "eg", "etc", "vs"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """What one task text names (each tuple in order of first mention, without repeats).
+
+    ``subject``: identifiers of the title and of inline code spans (the issue's own words for
+    the code); ``identifiers``: every code-shaped name (spans, calls, CamelCase/snake_case in
+    prose or code blocks), with ``counts`` how often each occurs; ``dotted``: dotted names
+    (``pkg.mod.Class``); ``paths``: paths and file names; ``frames``: stack-trace frames
+    ``(path or class, function)``, innermost first; ``errors``: quoted messages and exception
+    messages; ``exceptions``: exception type names; ``words``: the distinct prose words
+    (lower-case, stop words out) with ``word_counts``; ``about_tests``: the text talks about
+    tests (then test files are not demoted)."""
+
+    subject: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    dotted: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    frames: tuple[tuple[str, str], ...] = ()
+    errors: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    word_counts: dict[str, int] = field(default_factory=dict)
+    title_words: tuple[str, ...] = ()
+    about_tests: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to rank by."""
+        return not (self.identifiers or self.dotted or self.paths or self.frames or self.errors or self.words)
+
+
+def _unique(items: list[str], limit: int = MAX_MENTIONS) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in items if i))[:limit]
+
+
+def _clean_path(raw: str) -> str:
+    p = raw.replace("\\", "/").strip()
+    while p.startswith("./"):
+        p = p[2:]
+    return p.lstrip("/")
+
+
+def code_shaped(name: str) -> bool:
+    """Whether ``name`` looks like code in any context (CamelCase, snake_case, SCREAMING_CASE,
+    a dunder), as opposed to a word that is code only in backticks or before ``(``."""
+    return bool(_CODE_SHAPED.match(name))
+
+
+def split_identifier(name: str) -> list[str]:
+    """The lower-case words of an identifier: ``newJsonWriter`` → ``new json writer``,
+    ``mul_symbol`` → ``mul symbol``."""
+    out: list[str] = []
+    for part in re.split(r"[_$\d]+", name):
+        out += [p.lower() for p in _CAMEL_SPLIT.split(part) if p]
+    return out
+
+
+def _dotted_ok(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0] in _FOREIGN_ROOTS or parts[0].lower() in ("www", "http", "https"):
+        return False
+    last = parts[-1].lower()
+    # a file name (`setup.py`) is a path mention; a version or abbreviation is nothing
+    return not re.fullmatch(_PATH_EXT, last) and len(name) >= 4
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without HTML comments (an issue template's hidden instructions, which name the
+    project's contributing guide and code of conduct in every issue). Linear: ``str.find``."""
+    out: list[str] = []
+    at = 0
+    while True:
+        start = text.find("<!--", at)
+        if start < 0:
+            out.append(text[at:])
+            break
+        out.append(text[at:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        at = end + 3
+    return "".join(out)
+
+
+#: A task-list item of an issue form (``- [x] I have searched the issues``): the template's
+#: checklist, the same in every issue of the repository, not the reporter's words.
+_CHECKLIST: Final = re.compile(r"^[ \t]{0,8}[-*+][ \t]{1,4}\[[ xX]\][^\n]{0,2000}$", re.M)
+
+
+def strip_template(text: str) -> str:
+    """``text`` without an issue template's parts: hidden HTML comments and task-list items."""
+    return _CHECKLIST.sub("", strip_comments(text))
+
+
+def mentions(text: str, title: str | None = None) -> Mentions:
+    """The :class:`Mentions` of a task ``text`` (``title``: its first line when not given)."""
+    text = strip_template(text[:MAX_TASK_CHARS])
+    if title is None:
+        title = text.split("\n", 1)[0][:300]
+    fences = [m.group(2) for m in _FENCE.finditer(text)]
+    prose = _FENCE.sub("\n", text)
+    spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(prose)]
+
+    paths: list[str] = []
+    for m in _GITHUB_BLOB.finditer(text):
+        paths.append(_clean_path(m.group(1)))
+    for m in _PATH.finditer(text):
+        raw = m.group(1)
+        if "://" in text[max(0, m.start() - 8) : m.start()] or raw.startswith(("http", "www.")):
+            continue
+        paths.append(_clean_path(raw))
+    for span in spans:
+        if _FOLDER.match(span) and not span.startswith(("http", "www.")):
+            paths.append(_clean_path(span.rstrip("/")))
+
+    frames: list[tuple[str, str]] = []
+    frames += traceback_frames(text)
+    jvm = [(m.group(1)[:-1].split("$", 1)[0], m.group(2)) for m in _JVM_FRAME.finditer(text)]
+    frames += [(cls.replace(".", "/") + ".java", fn) for cls, fn in jvm]  # innermost first already
+
+    exceptions = [m.group(1) for m in _EXCEPTION.finditer(text)]
+    errors = [m.group(1).strip().rstrip(".") for m in _EXCEPTION_MESSAGE.finditer(text)]
+    for m in _QUOTED.finditer(text):
+        s = m.group(2).strip()
+        if " " in s and len(_WORD.findall(s)) >= 3 and not s.startswith(("http", "www.")):
+            errors.append(s)
+
+    dotted: list[str] = []
+    for m in _DOC_PAGE.finditer(text):  # an API page named after its object: `…/api/pkg.mod.func.html`
+        dotted.append(m.group(1))
+    aliases = {m.group(2): m.group(1) for m in _IMPORT_AS.finditer(text) if m.group(2) != m.group(1)}
+    for source in (title, *spans, prose, *fences):
+        for m in _DOTTED.finditer(source):
+            name = m.group(1).rstrip(".")
+            head, _, rest = name.partition(".")
+            if head in aliases:  # `import xarray as xr` … `xr.where` is `xarray.where`
+                name = f"{aliases[head]}.{rest}"
+            if _dotted_ok(name):
+                dotted.append(name)
+
+    subject: list[str] = []
+    for source in (title, *spans):
+        for m in _IDENT.finditer(source):
+            name = m.group(0)
+            if source is title and not code_shaped(name) and not _CALL.search(title[m.start() :][: len(name) + 1]):
+                continue
+            subject.append(name)
+
+    idents: list[str] = list(subject)
+    for source in (prose, *fences):
+        idents += [m.group(1) for m in _CALL.finditer(source)]
+        idents += [m.group(0) for m in _IDENT.finditer(source) if code_shaped(m.group(0))]
+    counts = Counter(i for i in idents if len(i) >= 3)
+    for name in list(counts):
+        if name.lower() in STOP_WORDS:
+            del counts[name]
+
+    words: list[str] = []
+    for m in _WORD.finditer(_URL.sub(" ", text)):  # a link's host and path are no prose
+        w = m.group(0)
+        pieces = split_identifier(w) if code_shaped(w) else [w.lower()]
+        for p in pieces:
+            if len(p) >= 3 and p not in STOP_WORDS:
+                words.append(p)
+    word_counts = Counter(words)
+    title_words = [w.lower() for w in _WORD.findall(title) if w.lower() not in STOP_WORDS]
+    lowered = set(word_counts)
+    about_tests = bool(lowered & _TEST_WORDS) and any(
+        w in lowered for w in ("test", "tests", "testing", "fixture", "fixtures")
+    )
+    return Mentions(
+        subject=_unique([s for s in subject if len(s) >= 3 and s.lower() not in STOP_WORDS]),
+        identifiers=_unique(list(counts)),
+        counts=dict(counts),
+        dotted=_unique(dotted),
+        paths=_unique(paths),
+        frames=tuple(dict.fromkeys(frames))[:MAX_MENTIONS],
+        errors=_unique(errors, 50),
+        exceptions=_unique(exceptions, 50),
+        words=_unique(words, MAX_WORDS),
+        word_counts=dict(word_counts),
+        title_words=_unique(title_words, 50),
+        about_tests=about_tests,
+    )

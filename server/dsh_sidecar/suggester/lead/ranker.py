@@ -1,0 +1,515 @@
+"""Rank the workspace's files against a task text (``docs/SCHEME.md``, "The task lead").
+
+Each kind of evidence is one *feature*, a score per file:
+
+* ``path`` — a path or file name the text writes (or a GitHub link to one), matched to the
+  workspace's paths by whole trailing segments; a frame of a stack trace, innermost first;
+* ``symbol`` — a code identifier the text names, resolved to the files that define it (the
+  symbol index), rarer names weighing more, a file named after the name (``Gson.java`` for
+  ``Gson``) most; a dotted name resolved as a module path (``sympy.printing.latex``,
+  ``com.google.gson.internal.Streams``) or as ``Class.member`` (both defined in one file);
+* ``error`` — a quoted message or an exception's message found in a file's text (the content
+  index's words first, then the literal checked in the few files they find);
+* ``text`` — BM25 of the text's rarest words over the content index (path words weigh more
+  than body words there), and of the text's identifiers over the symbol index's usages;
+* ``graph`` — the close neighbours of the files the ``symbol`` feature names most: the files
+  defining what those files' names use the most (their imports, in effect) share a little of
+  their score.
+
+The file's score is the weighted sum (:class:`Weights`, chosen on training folds:
+``bench/task_lead.py``), multiplied by a demotion for tests, docs, examples and fixtures unless
+the text names that file. Nothing here reads a file except :meth:`files_containing` of the
+content index on a handful of candidates, and every loop is bounded by a count, so one ranking
+is bounded work on any workspace.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from dsh_sidecar.suggester.lead.mentions import Mentions, split_identifier
+from dsh_sidecar.workspace.facts import STOP_WORDS
+
+#: Files named by the lead at most.
+MAX_LEAD: Final = 5
+#: Files of each feature's order that count (the rest never reach the top ten).
+MAX_FEATURE_FILES: Final = 300
+
+
+class SymbolTable(Protocol):
+    """The symbol index as the ranker reads it (``workspace.symbols.SymbolIndex``)."""
+
+    @property
+    def defs(self) -> Mapping[str, Collection[str]]:
+        """Name → files defining it."""
+        ...
+
+    @property
+    def refs(self) -> Mapping[str, Mapping[str, int]]:
+        """Identifier → {file: occurrences}."""
+        ...
+
+    def defined_in(self, path: str) -> frozenset[str]:
+        """The names ``path`` defines."""
+        ...
+
+
+class LeadWorkspace(Protocol):
+    """The workspace graph as the ranker reads it (``workspace.graph.WorkspaceGraph``)."""
+
+    @property
+    def files(self) -> Sequence[str]:
+        """The listed files, repo-relative, sorted."""
+        ...
+
+    @property
+    def symbols(self) -> SymbolTable | None:
+        """The symbol index, ``None`` until it is built."""
+        ...
+
+    def kind_map(self) -> Mapping[str, str]:
+        """``{path: kind}``."""
+        ...
+
+
+class LeadContent(Protocol):
+    """The content index as the ranker reads it (``workspace.content.ContentIndexer``)."""
+
+    @property
+    def ready(self) -> bool:
+        """Whether a database answers lookups."""
+        ...
+
+    def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
+        """BM25 matches of any of ``words``, best first."""
+        ...
+
+    def files_containing(self, paths: Iterable[str], literal: str, limit: int = 5) -> list[str]:
+        """Of ``paths``, those whose text contains ``literal``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The weight of each feature and the demotions of tests and docs. The defaults are the
+    weights ``bench/task_lead.py`` chooses on the training repositories (every repository but
+    the fixed held-out ones), by coordinate ascent over a fixed grid."""
+
+    path: float = 5.0
+    frame: float = 2.0
+    stem: float = 2.0
+    words: float = 1.5
+    symbol: float = 1.0
+    dotted: float = 0.25
+    error: float = 5.0
+    text: float = 1.0
+    usage: float = 1.5
+    graph: float = 0.0
+    test: float = 0.05
+    doc: float = 0.3
+
+
+DEFAULT_WEIGHTS: Final = Weights()
+#: The features, in the order of :class:`Weights`.
+FEATURES: Final = ("path", "frame", "stem", "words", "symbol", "dotted", "error", "text", "usage", "graph")
+
+#: A name defined in more files than this names no file in particular.
+MAX_DEFINITIONS: Final = 12
+#: A path mention matching more files than this is no file in particular (``index.js``).
+MAX_PATH_MATCHES: Final = 8
+#: Identifiers whose usages are read, and files a usage posting may have (more: too common).
+MAX_USAGE_NAMES: Final = 60
+MAX_USAGE_SHARE: Final = 0.05
+#: Words sent to the content index per query, and queries.
+QUERY_WORDS: Final = 16
+#: Error strings checked, and candidate files read for each.
+MAX_ERRORS: Final = 8
+ERROR_CANDIDATES: Final = 8
+#: Files of the ``symbol`` feature whose neighbours share their score, and neighbours each.
+GRAPH_SEEDS: Final = 3
+GRAPH_NEIGHBOURS: Final = 4
+#: Folder names whose files are examples, fixtures, benchmarks: demoted like docs.
+AUX_DIRS: Final = frozenset(
+    {"example", "examples", "fixtures", "fixture", "samples", "sample", "demo", "demos", "benchmark", "benchmarks",
+     "bench", "playground", "site", "website", "sites", "scripts", "guides", "guide", "tutorials", "tutorial"}
+)  # fmt: skip
+#: The words of a file name: ``HttpClient`` → Http, Client; ``retry_policy`` → retry, policy.
+_NAME_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: Folders whose words are kept at once while the listing is read (then forgotten).
+MAX_FOLDERS_CACHED: Final = 10_000
+#: What a task word in a file's folders counts for, beside one in its name.
+FOLDER_WORD_SHARE: Final = 0.5
+#: Prose words of the text looked up as code tokens (the rarest in the code first).
+MAX_WORD_TOKENS: Final = 40
+#: Extensions of code modules a dotted name may resolve to, and a package's own file.
+MODULE_EXTENSIONS: Final = (".py", ".java", ".kt", ".scala", ".js", ".ts", ".tsx", ".jsx", ".mjs", ".go", ".rs", ".rb")
+PACKAGE_FILES: Final = ("__init__.py", "index.js", "index.ts", "mod.rs")
+
+
+@dataclass(frozen=True)
+class Lead:
+    """One ranked file: its ``path``, ``score`` and the strongest evidence (``reason``)."""
+
+    path: str
+    score: float
+    reason: str
+
+
+class _Scores:
+    """Per-feature scores and the best reason of each file."""
+
+    def __init__(self) -> None:
+        self.by: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.reason: dict[str, tuple[float, str]] = {}
+
+    def add(self, feature: str, path: str, value: float, reason: str, weight: float) -> None:
+        if value <= 0:
+            return
+        self.by[feature][path] += value
+        best = self.reason.get(path)
+        if best is None or value * weight > best[0]:
+            self.reason[path] = (value * weight, reason)
+
+
+class _Paths:
+    """Suffix lookups over the listing: a path mention's files (bounded per lookup); and the
+    files whose name's words are words of the task (``stems``: file → its matched words and
+    how many words the name has; ``stem_df``: in how many names each matched word is)."""
+
+    def __init__(self, files: Sequence[str], names: set[str], words: Collection[str] = ()) -> None:
+        # one pass over the listing: the files whose base name the text mentions, and the
+        # words of every file name (``retry_policy.py``, ``RetryPolicy.java``: retry, policy)
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.by_lower: dict[str, list[str]] = defaultdict(list)
+        self.stems: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {}
+        self.stem_df: dict[str, int] = defaultdict(int)
+        lowered = {n.lower() for n in names}
+        wanted = frozenset(words)
+        # a folder's words are read once for all its files (the listing is sorted: one folder's
+        # files are together)
+        folder_of: dict[str, tuple[str, ...]] = {}
+        for f in files:
+            cut = f.rfind("/") + 1
+            base = f[cut:]
+            if base in names:
+                self.by_name[base].append(f)
+            elif base.lower() in lowered:
+                self.by_lower[base.lower()].append(f)
+            if wanted:
+                parts = [w.lower() for w in _NAME_WORD.findall(base.split(".", 1)[0])]
+                hit = tuple(w for w in dict.fromkeys(parts) if w in wanted)
+                folder = f[:cut]
+                in_folder = folder_of.get(folder)
+                if in_folder is None:
+                    if len(folder_of) >= MAX_FOLDERS_CACHED:
+                        folder_of.clear()
+                    in_folder = folder_of[folder] = tuple(
+                        w for w in dict.fromkeys(x.lower() for x in _NAME_WORD.findall(folder)) if w in wanted
+                    )
+                folders = tuple(w for w in in_folder if w not in hit) if hit else in_folder
+                if hit or folders:
+                    self.stems[f] = (hit, folders, len(parts))
+                    for w in hit + folders:
+                        self.stem_df[w] += 1
+
+    def match(self, mention: str) -> tuple[list[str], int]:
+        """The files whose path ends with the longest trailing part of ``mention`` that matches
+        any, and how many segments matched (0: none)."""
+        parts = [p for p in mention.split("/") if p and p not in (".", "..")]
+        if not parts:
+            return [], 0
+        base = parts[-1]
+        pool = self.by_name.get(base) or self.by_lower.get(base.lower()) or []
+        if not pool:
+            return [], 0
+        for k in range(len(parts), 0, -1):
+            tail = "/".join(parts[-k:])
+            hits = [f for f in pool if f == tail or f.endswith("/" + tail)]
+            if not hits and k > 1:
+                low = tail.lower()
+                hits = [f for f in pool if f.lower() == low or f.lower().endswith("/" + low)]
+            if hits:
+                return hits, k
+        return [], 0
+
+
+def category(path: str, kind: str) -> str:
+    """``test``, ``doc`` (docs, configuration, manifests, other files; examples, fixtures,
+    benchmarks, guides; anything in a hidden folder: CI, editor and container settings) or
+    ``source``."""
+    if kind == "test":
+        return "test"
+    parts = path.lower().split("/")
+    if kind in ("doc", "other", "config", "manifest") or any(p in AUX_DIRS or p.startswith(".") for p in parts[:-1]):
+        return "doc"
+    return "source"
+
+
+def _kind_factor(path: str, kind: str, weights: Weights) -> float:
+    cat = category(path, kind)
+    return weights.test if cat == "test" else weights.doc if cat == "doc" else 1.0
+
+
+def _idf(count: int, total: int) -> float:
+    return math.log(1.0 + total / max(1, count))
+
+
+def rank(
+    text_mentions: Mentions,
+    workspace: LeadWorkspace,
+    content: LeadContent | None = None,
+    weights: Weights = DEFAULT_WEIGHTS,
+    limit: int = MAX_LEAD,
+) -> list[Lead]:
+    """The ``limit`` best files of ``workspace`` for the task whose :class:`Mentions` are
+    ``text_mentions``, best first (``[]`` when nothing in the text points anywhere)."""
+    scores = features(text_mentions, workspace, content, weights)
+    return combine(scores, workspace, weights, limit)
+
+
+def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> _Scores:
+    """Every feature's score per file (module docstring)."""
+    s = _Scores()
+    files = workspace.files
+    total = max(1, len(files))
+    symbols = workspace.symbols
+    # ---------------------------------------------------------------- paths and frames
+    wanted = {p.rsplit("/", 1)[-1] for p in m.paths} | {p.rsplit("/", 1)[-1] for p, _ in m.frames}
+    for d in m.dotted:  # a dotted module name's last part as a file (`a.b.c` → `c.py`)
+        parts = d.split(".")
+        wanted.update(parts[-1] + e for e in MODULE_EXTENSIONS)
+        wanted.update(parts[-2] + e for e in MODULE_EXTENSIONS)
+    task_words = {w: 1.0 + math.log(c) for w, c in m.word_counts.items() if len(w) >= 3}
+    for w in m.title_words:
+        if w in task_words:
+            task_words[w] += 1.0  # the title says what the task is about
+    lookup = _Paths(files, {w for w in wanted if w}, task_words)
+    # ---------------------------------------------------------------- file names
+    if lookup.stems:
+        worth = {w: _idf(df, total) * task_words[w] for w, df in lookup.stem_df.items()}
+        acc_stem: dict[str, float] = {}
+        for f, (hit, folders, n) in lookup.stems.items():
+            named = sum(worth[w] for w in hit)
+            held = sum(worth[w] for w in folders)
+            acc_stem[f] = (named + FOLDER_WORD_SHARE * held) / math.sqrt(max(n, 1))
+        _add_top(s, "stem", acc_stem, "its path is the task's words", weights.stem)
+    for p in m.paths:
+        hits, k = lookup.match(p)
+        if hits and len(hits) <= MAX_PATH_MATCHES:
+            depth = p.count("/") + 1
+            value = (k / depth) ** 0.5 / len(hits)
+            for f in hits:
+                s.add("path", f, value, "the task names this file", weights.path)
+    for i, (p, _fn) in enumerate(m.frames):
+        hits, k = lookup.match(p)
+        if hits and len(hits) <= MAX_PATH_MATCHES:
+            value = 1.0 / (1 + i) / len(hits)
+            for f in hits:
+                s.add("frame", f, value, "a frame of the task's traceback", weights.frame)
+    # ---------------------------------------------------------------- symbols
+    if symbols is not None:
+        defs = symbols.defs
+        subject = set(m.subject)
+        for name in m.identifiers:
+            where = defs.get(name)
+            if not where or len(where) > MAX_DEFINITIONS:
+                continue
+            base = _idf(len(where), total) / math.log(1.0 + total)
+            weight = (1.0 if name in subject else 0.5) * (1 + math.log(m.counts.get(name, 1)))
+            for f in where:
+                stem = posixpath.splitext(f.rsplit("/", 1)[-1])[0]
+                named = 2.0 if stem.lower() == name.lower() else 1.0
+                s.add("symbol", f, base * weight * named / len(where), f"defines {name}", weights.symbol)
+        for d in m.dotted:
+            _dotted(d, lookup, symbols, s, weights)
+    # ---------------------------------------------------------------- errors
+    if content is not None and content.ready:
+        for e in m.errors[:MAX_ERRORS]:
+            words = [w for w in split_words(e) if w not in STOP_WORDS]
+            if len(words) < 2:
+                continue
+            candidates = [p for p, _ in content.search(words, ERROR_CANDIDATES)]
+            literal = _literal(e)
+            hits = content.files_containing(candidates, literal, 3) if literal and candidates else []
+            for f in hits:
+                s.add("error", f, 1.0 / len(hits), "holds the task's error message", weights.error)
+        # ------------------------------------------------------------ text (content index)
+        query = _query_words(m)
+        matched = content.search(query, 50) if query else []
+        if matched:
+            best = matched[0][1]
+            for f, v in matched:
+                s.add("text", f, v / best, "its words match the task's", weights.text)
+    # ---------------------------------------------------------------- usages (symbol index)
+    if symbols is not None:
+        refs = symbols.refs
+        cap = max(50, MAX_USAGE_SHARE * total)
+        acc: dict[str, float] = defaultdict(float)
+        for name in list(m.identifiers)[:MAX_USAGE_NAMES]:
+            posting = refs.get(name)
+            if not posting or len(posting) > cap:
+                continue
+            idf = _idf(len(posting), total)
+            for f, tf in posting.items():
+                acc[f] += idf * tf / (tf + 1.2)
+        _add_top(s, "usage", acc, "uses the names the task names", weights.usage)
+    # ---------------------------------------------------------------- prose words as code tokens
+    if symbols is not None:
+        refs = symbols.refs
+        cap = max(50, MAX_USAGE_SHARE * total)
+        postings: list[tuple[int, str, Mapping[str, int]]] = []
+        for w in task_words:
+            for token in (w, w.capitalize()):
+                posting = refs.get(token)
+                if posting and len(posting) <= cap:
+                    postings.append((len(posting), token, posting))
+        postings.sort(key=lambda t: (t[0], t[1]))
+        acc_words: dict[str, float] = defaultdict(float)
+        for n, token, posting in postings[:MAX_WORD_TOKENS]:
+            idf = _idf(n, total) * task_words[token.lower()]
+            for f, tf in posting.items():
+                acc_words[f] += idf * tf / (tf + 1.2)
+        _add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
+    # ---------------------------------------------------------------- graph neighbours
+    if symbols is not None and weights.graph > 0:
+        seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
+        for f, v in seeds:
+            for g in _neighbours(f, symbols):
+                s.add("graph", g, v, f"close to {f}", weights.graph)
+    return s
+
+
+def _add_top(s: _Scores, feature: str, acc: Mapping[str, float], reason: str, weight: float) -> None:
+    """The :data:`MAX_FEATURE_FILES` best files of ``acc`` (ties by path) as ``feature``,
+    scaled so the best is 1 (the rest count for nothing in :func:`combine`)."""
+    if not acc:
+        return
+    top = heapq.nsmallest(MAX_FEATURE_FILES, acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    most = top[0][1]
+    if most <= 0:
+        return
+    for f, v in top:
+        s.add(feature, f, v / most, reason, weight)
+
+
+def _dotted(name: str, lookup: _Paths, symbols: SymbolTable, s: _Scores, weights: Weights) -> None:
+    """A dotted name: the longest prefix that is a module path, the rest defined in it; else
+    ``Class.member`` both defined in one file."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        stem = "/".join(parts[:k])
+        hits: list[str] = []
+        for ext in MODULE_EXTENSIONS:
+            found, depth = lookup.match(stem + ext)
+            if found and depth == k:
+                hits += found
+        if not hits and k >= 2:
+            for pkg in PACKAGE_FILES:
+                found, depth = lookup.match(stem + "/" + pkg)
+                if found and depth == k + 1:
+                    hits += found
+        if hits and len(hits) <= MAX_PATH_MATCHES:
+            rest = parts[k:]
+            for f in hits:
+                own = symbols.defined_in(f)
+                if rest and rest[0] not in own and f.rsplit("/", 1)[-1] in PACKAGE_FILES:
+                    # a package re-exporting a name (`xarray.where`): where the package defines it
+                    folder = f.rsplit("/", 1)[0] + "/"
+                    inner = [g for g in symbols.defs.get(rest[0], ()) if g.startswith(folder)]
+                    if 0 < len(inner) <= MAX_DEFINITIONS:
+                        for g in inner:
+                            s.add("dotted", g, 1.0 / len(inner) / len(hits), f"defines {name}", weights.dotted)
+                        continue
+                bonus = 1.0 + sum(1 for r in rest if r in own)
+                value = (k / len(parts)) ** 0.5 * bonus / len(hits)
+                s.add("dotted", f, value / (1 + len(rest)) ** 0.5, f"is {name}", weights.dotted)
+            return
+    defs = symbols.defs
+    for a, b in zip(parts, parts[1:]):
+        where = defs.get(a)
+        if not where or len(where) > MAX_DEFINITIONS:
+            continue
+        both = [f for f in where if b in symbols.defined_in(f)]
+        for f in both:
+            s.add("dotted", f, 1.0 / len(both), f"defines {a}.{b}", weights.dotted)
+
+
+def _neighbours(path: str, symbols: SymbolTable) -> list[str]:
+    """The files defining the names ``path`` uses most (its imports, in effect)."""
+    out: dict[str, float] = {}
+    own = symbols.defined_in(path)
+    defs = symbols.defs
+    refs = symbols.refs
+    # the names this file defines, used elsewhere: who uses them most
+    for name in list(own)[:50]:
+        posting = refs.get(name)
+        if not posting or len(posting) > 200:
+            continue
+        for f, n in posting.items():
+            if f != path and name not in symbols.defined_in(f):
+                out[f] = out.get(f, 0.0) + n / len(posting)
+    del defs
+    return [f for f, _ in sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_NEIGHBOURS]]
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words (3+ letters) of ``text``, identifiers split."""
+    import re
+
+    out: list[str] = []
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,40}", text):
+        out += [p for p in split_identifier(w) if len(p) >= 3] or [w.lower()]
+    return out
+
+
+def _literal(message: str) -> str:
+    """The longest run of the message without a placeholder or a value the program formatted
+    in (quotes, digits, ``%s``, ``{}``): what the source file holds literally."""
+    import re
+
+    pieces = re.split(r"[\"'`{}%<>\[\]()0-9]|\s-\s|:\s", message)
+    best = max((p.strip() for p in pieces), key=len, default="")
+    return best if len(best) >= 12 and " " in best else ""
+
+
+def _query_words(m: Mentions) -> list[str]:
+    """The words sent to the content index: the title's first, then the text's by frequency."""
+    seen: dict[str, None] = {}
+    for w in m.title_words:
+        if len(w) >= 3 and w not in STOP_WORDS:
+            seen.setdefault(w, None)
+    for w, _ in sorted(m.word_counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        seen.setdefault(w, None)
+        if len(seen) >= QUERY_WORDS * 2:
+            break
+    return list(seen)
+
+
+def combine(s: _Scores, workspace: LeadWorkspace, weights: Weights, limit: int = MAX_LEAD) -> list[Lead]:
+    """The weighted sum of the features (the first :data:`MAX_FEATURE_FILES` files of each,
+    best first, ties by path), demoted by kind, best first (ties by path)."""
+    total: dict[str, float] = defaultdict(float)
+    for feature, per in s.by.items():
+        w = getattr(weights, feature)
+        if w <= 0:
+            continue
+        for f, v in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_FEATURE_FILES]:
+            total[f] += w * v
+    kinds = workspace.kind_map()
+    named = set(s.by.get("path", {}))
+    out = []
+    for f, v in total.items():
+        kind = kinds.get(f)
+        if kind is None:
+            continue
+        factor = 1.0 if f in named else _kind_factor(f, kind, weights)
+        out.append((v * factor, f))
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return [Lead(f, round(v, 6), s.reason.get(f, (0.0, ""))[1]) for v, f in out[:limit]]
