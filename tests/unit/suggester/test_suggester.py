@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from dsh_protocol import PostExecuteParams
@@ -12,20 +11,7 @@ from dsh_sidecar.suggester.gate import gate, sigmoid
 from dsh_sidecar.suggester.packs import PackError, parse_pack
 from dsh_sidecar.suggester.parse import parse_call as make_probe
 from dsh_sidecar.suggester.parse import search_shaped
-
-
-def call(name, inp, turn=1, session="s"):
-    return PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp})
-
-
-def make(workspace: Path, home: Path, **cfg) -> tuple[Suggester, list[str]]:
-    lines: list[str] = []
-    s = Suggester(workspace, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append)
-    return s, lines
-
-
-def messages(lines):
-    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
+from support.suggester import call, ledger_messages, make_suggester
 
 
 def test_gate_values():
@@ -49,7 +35,7 @@ def test_probe_classification():
 
 
 def test_version_note_and_ledger(workspace, dsh_home):
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     notes = s.post_execute(call("grep", {"pattern": "__version__"}))
     assert len(notes) == 1
     assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
@@ -57,7 +43,7 @@ def test_version_note_and_ledger(workspace, dsh_home):
         "search-suggester: in this repository, look here for the package version:\n"
         "- src/demo_pkg/__init__.py — defines __version__"
     )
-    assert messages(lines) == [
+    assert ledger_messages(lines) == [
         "activated (packs generic,python intents 10 threshold 0.75)",
         "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
     ]
@@ -68,17 +54,17 @@ def test_version_note_and_ledger(workspace, dsh_home):
 
 
 def test_weak_signal_is_silent(workspace, dsh_home):
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "version"})) == []  # 1.4 alone: k = 0.69 < 0.85
-    assert messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+    assert ledger_messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
 
 
 def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
-    s, lines = make(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
+    s, lines = make_suggester(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
     assert len(s.post_execute(call("grep", {"pattern": "__version__"}, turn=1))) == 1
     assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
     assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # same targets: dedupe
-    assert messages(lines)[1:] == [
+    assert ledger_messages(lines)[1:] == [
         "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
         "suppressed turn-cap Test",
         "suppressed dedupe Version",
@@ -106,24 +92,24 @@ def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
 
 
 def test_recently_read_targets_are_not_suggested(workspace, dsh_home):
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     s.post_execute(call("read", {"path": "src/demo_pkg/__init__.py"}))
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines)[-1] == "suppressed recent Version"
+    assert ledger_messages(lines)[-1] == "suppressed recent Version"
 
 
 def test_foreign_workspace_abstains(tmp_path, dsh_home):
     (tmp_path / "notes.txt").write_text("hi")
-    s, lines = make(tmp_path, dsh_home)
+    s, lines = make_suggester(tmp_path, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines) == ["abstained foreign-workspace"]
+    assert ledger_messages(lines) == ["abstained foreign-workspace"]
 
 
 def test_no_companions(workspace, dsh_home):
     (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version here"""\n')
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines)[-1] == "abstained no-companions Version 0.99"
+    assert ledger_messages(lines)[-1] == "abstained no-companions Version 0.99"
 
 
 def test_dismissal_family_and_expiry(workspace, dsh_home):
@@ -147,10 +133,10 @@ def test_repo_pack_replaces_and_hostile_pack_is_refused(workspace, dsh_home):
         "id: mine\nreplace: true\nintents:\n  Config:\n    signals:\n      - {pattern: 'settings', weight: 2.0}\n"
         "    candidates:\n      - {path: README.md, reason: our settings are documented here}\n"
     )
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     notes = s.post_execute(call("grep", {"pattern": "settings"}))
     assert notes[0].source.intent == "Config" and notes[0].source.targets == ["README.md"]
-    assert messages(lines)[0] == "activated (packs mine intents 1 threshold 0.75)"
+    assert ledger_messages(lines)[0] == "activated (packs mine intents 1 threshold 0.75)"
 
 
 @pytest.mark.parametrize(
@@ -182,9 +168,9 @@ def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
     (workspace / ".dsh" / "pack.yml").write_text(
         "id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a*)*b', weight: 3}\n"
     )
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
-    assert any("pack refused" in m and "catastrophic" in m for m in messages(lines))
+    assert any("pack refused" in m and "catastrophic" in m for m in ledger_messages(lines))
 
 
 def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkeypatch):
@@ -193,7 +179,7 @@ def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkey
     the one that counts."""
     import dsh_sidecar.suggester.service as core
 
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     real = core.activate
     reads: list[int] = []
 
@@ -212,14 +198,14 @@ def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkey
     s.activate()
     assert reads == [0, 1]
     assert len(s.pack_errors) == 1 and "catastrophic" in s.pack_errors[0]
-    assert sum("pack refused" in m for m in messages(lines)) == 1
-    assert sum(m.startswith("activated") for m in messages(lines)) == 1
+    assert sum("pack refused" in m for m in ledger_messages(lines)) == 1
+    assert sum(m.startswith("activated") for m in ledger_messages(lines)) == 1
 
 
 def test_internal_error_fails_open(workspace, dsh_home, monkeypatch, caplog):
     """An error inside a trigger is silence for the call, counted once and logged with the
     trigger's name; the next call is answered as usual."""
-    s, _ = make(workspace, dsh_home)
+    s, _ = make_suggester(workspace, dsh_home)
     monkeypatch.setattr("dsh_sidecar.suggester.triggers.search.resolve", lambda *a: 1 / 0)
     with caplog.at_level("WARNING", logger="dsh_sidecar.suggester.service"):
         assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
@@ -240,15 +226,15 @@ def test_glob_matches_in_fixture_folders_give_way_to_project_files(workspace, ds
     fixture = workspace / "tests" / "data" / "sample" / "pkg"
     fixture.mkdir(parents=True)
     (fixture / "__init__.py").write_text('__version__ = "9.9.9"\n')
-    s, _ = make(workspace, dsh_home)
+    s, _ = make_suggester(workspace, dsh_home)
     notes = s.post_execute(call("grep", {"pattern": "__version__"}))
     assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
     # with the package's own definition gone, a fixture is still not the project's version:
     # silence — unless the call scopes into the fixture's folder, which then leads
     (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version"""\n')
-    s2, lines2 = make(workspace, dsh_home)
+    s2, lines2 = make_suggester(workspace, dsh_home)
     assert s2.post_execute(call("grep", {"pattern": "__version__"}, session="other")) == []
-    assert messages(lines2)[-1] == "abstained no-companions Version 0.99"
+    assert ledger_messages(lines2)[-1] == "abstained no-companions Version 0.99"
     notes = s2.post_execute(call("grep", {"pattern": "__version__", "path": "tests/data/sample"}, session="third"))
     assert notes[0].source.targets == ["tests/data/sample/pkg/__init__.py"]
 
@@ -292,7 +278,7 @@ def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
         "isError": False,
         "text": "Found 2 files\ntests/data/workspaces/sample/pyproject.toml\nsrc/demo_pkg/__init__.py",
     }
-    s, _ = make(workspace, dsh_home)
+    s, _ = make_suggester(workspace, dsh_home)
     # the search's own result lists the fixture's manifest: not the project's version
     p = PostExecuteParams(
         session_id="a", turn=1, tool={"name": "grep", "input": {"pattern": "__version__|^version ="}}, result=found
@@ -309,7 +295,7 @@ def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
 
 
 def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
-    s, lines = make(workspace, dsh_home)  # no warm(): the background activation has not run
+    s, lines = make_suggester(workspace, dsh_home)  # no warm(): the background activation has not run
     st = s.status()
     assert st["activation"] == "done"
     assert st["intents"] == [
@@ -324,7 +310,7 @@ def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
         "Usage",
         "Owner",
     ]
-    assert messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+    assert ledger_messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
     off = Suggester(workspace, parse_suggester_config({"enabled": False}), dsh_home)
     assert (off.status()["activation"], off.status()["intents"]) == ("off", [])
 
@@ -332,7 +318,7 @@ def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
 def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
     from dsh_sidecar.suggester.parse import QUESTION_TOOL
 
-    s, lines = make(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     hit = s.where_is(QUESTION_TOOL, {"query": "package version"})
     assert hit is not None
     assert (hit.intent, round(hit.k, 4), hit.about, [t.path for t in hit.targets]) == (

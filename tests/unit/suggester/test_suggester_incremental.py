@@ -6,7 +6,6 @@ unchanged files not read again."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,12 @@ from dsh_sidecar.suggester import prepared as prep
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.projection import WorkspaceChange, _Batch
-from support.sidecar import DATA
+from support.suggester import copy_workspace
 
 
 @pytest.fixture
 def shopcart(tmp_path: Path) -> Path:
-    dest = tmp_path / "shopcart"
-    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
+    dest = copy_workspace(tmp_path, "shopcart")
     (dest / "package.json").write_text('{"name": "shop", "version": "1.0.0"}\n')  # a `contains` candidate
     return dest
 

@@ -4,44 +4,19 @@ the workspace graph, the identifier extraction, untrusted repo packs, hot reload
 from __future__ import annotations
 
 import os
-import re
-import shutil
 from pathlib import Path
 
 import pytest
-from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
-from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester import Suggester
 from dsh_sidecar.suggester.candidates import FileIndex, Target, resolve
 from dsh_sidecar.suggester.notes import MAX_NOTE_CHARS, make_note
 from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, check_regex, parse_pack, search
 from dsh_sidecar.suggester.parse import parse_call as make_probe
 from dsh_sidecar.suggester.parse.patterns import identifier
 from dsh_sidecar.workspace import WorkspaceGraph
-from support.sidecar import DATA
-
-
-def call(name, inp, turn=1, session="s"):
-    return PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp})
-
-
-def messages(lines):
-    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
-
-
-@pytest.fixture
-def shopcart(tmp_path: Path) -> Path:
-    dest = tmp_path / "shopcart"
-    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
-    return dest
-
-
-def make(root: Path, home: Path, graph=None, **cfg):
-    lines: list[str] = []
-    workspace = None if graph is None else lambda: graph
-    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, workspace=workspace)
-    return s, lines
+from support.suggester import call, ledger_messages, make_suggester
 
 
 def note_of(s: Suggester, name: str, inp: dict, **kw):
@@ -75,7 +50,7 @@ def test_identifier_of_a_search(tool, inp, expected):
 
 def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     graph = WorkspaceGraph.build(shopcart)
-    s, lines = make(shopcart, dsh_home, graph, maxNotesPerTurn=5, cooldownCalls=0)
+    s, lines = make_suggester(shopcart, dsh_home, graph, maxNotesPerTurn=5, cooldownCalls=0)
     notes = s.post_execute(call("grep", {"pattern": "class Cart"}))
     assert notes[0].source.intent == "Symbol"
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"
@@ -97,21 +72,21 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
         "src/shopcart/pricing.py",
     }
     assert targets[-1] == "src/shopcart/pricing.py"  # the definition comes after the uses
-    assert messages(lines)[-1].startswith("suggest Usage 0.96 4 targets ")
+    assert ledger_messages(lines)[-1].startswith("suggest Usage 0.96 4 targets ")
 
 
 def test_symbol_without_graph_degrades_to_pack_globs(shopcart, dsh_home):
-    s, lines = make(shopcart, dsh_home)  # no symbol index
+    s, lines = make_suggester(shopcart, dsh_home)  # no symbol index
     assert note_of(s, "grep", {"pattern": "class Cart"}) == ("Symbol", ["src/shopcart/__init__.py"])
     # Usage has no fallback path: an unknown identifier abstains
     assert s.post_execute(call("bash", {"command": "git grep apply_discount"}, session="x")) == []
-    assert messages(lines)[-1] == "abstained no-companions Usage 0.96"
+    assert ledger_messages(lines)[-1] == "abstained no-companions Usage 0.96"
 
 
 def test_unknown_identifier_abstains(shopcart, dsh_home):
-    s, lines = make(shopcart, dsh_home, WorkspaceGraph.build(shopcart))
+    s, lines = make_suggester(shopcart, dsh_home, WorkspaceGraph.build(shopcart))
     assert s.post_execute(call("grep", {"pattern": "frobnicate_widget"})) == []
-    assert messages(lines)[-1] == "abstained no-companions Usage 0.96"
+    assert ledger_messages(lines)[-1] == "abstained no-companions Usage 0.96"
 
 
 # ---------------------------------------------------------------- built-in packs
@@ -137,13 +112,13 @@ def test_node_pack(tmp_path, dsh_home):
             "pnpm-lock.yaml": "lockfileVersion: 9\n",
         },
     )
-    s, lines = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
+    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": '"version":'}) == ("Version", ["package.json"])
     assert note_of(s, "grep", {"pattern": "baseUrl"}) == ("Path", ["tsconfig.json", "package.json"])
     assert note_of(s, "grep", {"pattern": "devDependencies"}) == ("Dependency", ["package.json", "pnpm-lock.yaml"])
     assert note_of(s, "grep", {"pattern": "describe("}) == ("Test", ["jest.config.js"])
     assert note_of(s, "glob", {"pattern": "eslint*"}) == ("Config", ["eslint.config.js"])
-    assert messages(lines)[0] == "activated (packs node intents 8 threshold 0.75)"
+    assert ledger_messages(lines)[0] == "activated (packs node intents 8 threshold 0.75)"
 
 
 def test_rust_pack(tmp_path, dsh_home):
@@ -156,7 +131,7 @@ def test_rust_pack(tmp_path, dsh_home):
             "tests/it.rs": "#[test]\nfn t() {}\n",
         },
     )
-    s, _ = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
+    s, _ = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "CARGO_PKG_VERSION"}) == ("Version", ["Cargo.toml"])
     assert note_of(s, "grep", {"pattern": "[dependencies]"}) == ("Dependency", ["Cargo.toml", "Cargo.lock"])
     assert note_of(s, "grep", {"pattern": "#[test]"}) == ("Test", ["tests/it.rs"])
@@ -176,7 +151,7 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
         },
     )
     graph = WorkspaceGraph.build(root)
-    s, _ = make(root, dsh_home, graph, maxNotesPerTurn=10, cooldownCalls=0)
+    s, _ = make_suggester(root, dsh_home, graph, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "const Version"}) == ("Version", ["version.go"])
     assert note_of(s, "grep", {"pattern": "go.sum"}) == ("Dependency", ["go.mod", "go.sum"])
     assert note_of(s, "bash", {"command": "go test ./..."}) is None  # not a search
@@ -197,12 +172,12 @@ def test_generic_pack_alone(tmp_path, dsh_home):
             ".gitlab-ci.yml": "test: {script: [make]}\n",
         },
     )
-    s, lines = make(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
+    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
     assert note_of(s, "grep", {"pattern": "changelog"}) == ("Ledger", ["CHANGELOG.md"])
     assert note_of(s, "grep", {"pattern": "maintainers"}) == ("Owner", ["MAINTAINERS", "LICENSE"])
     assert note_of(s, "grep", {"pattern": "gitlab-ci"}) == ("Config", [".gitlab-ci.yml"])
     assert note_of(s, "grep", {"pattern": "documentation"}) == ("Doc", ["README.md"])
-    assert messages(lines)[0] == "activated (packs generic intents 10 threshold 0.75)"
+    assert ledger_messages(lines)[0] == "activated (packs generic intents 10 threshold 0.75)"
 
 
 def test_every_builtin_candidate_has_a_reason_and_every_intent_is_covered():
@@ -233,22 +208,22 @@ def test_destructive_thresholds_and_single_weak_signals():
 
 
 def test_write_calls_never_note(shopcart, dsh_home):
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert s.post_execute(call("Edit", {"file_path": "CHANGELOG.md", "old_string": "changelog"})) == []
     assert s.post_execute(call("Write", {"path": "src/shopcart/__init__.py", "content": "__version__"})) == []
-    assert not any(" suggest " in f" {m}" for m in messages(lines))
+    assert not any(" suggest " in f" {m}" for m in ledger_messages(lines))
 
 
 def test_reads_never_note_and_a_searched_file_read_whole_is_not_named_again(shopcart, dsh_home):
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert s.post_execute(call("Read", {"file_path": "src/shopcart/settings.py"})) == []
     assert s.post_execute(call("bash", {"command": "cat pyproject.toml"})) == []
-    assert messages(lines) == []  # a read is where a search ends: no classification, no line
+    assert ledger_messages(lines) == []  # a read is where a search ends: no classification, no line
     # the file just read whole is the only target of a search inside it: silence, one line
     assert s.post_execute(call("Grep", {"pattern": "dependencies", "path": "pyproject.toml"})) == []
-    assert messages(lines)[-1] == "suppressed recent Dependency"
+    assert ledger_messages(lines)[-1] == "suppressed recent Dependency"
     # read in part (head), the same search names it: the rest of the file is what it asks for
-    s2, lines2 = make(shopcart, dsh_home)
+    s2, lines2 = make_suggester(shopcart, dsh_home)
     s2.post_execute(call("bash", {"command": "head -5 pyproject.toml"}, session="b"))
     assert note_of(s2, "Grep", {"pattern": "dependencies", "path": "pyproject.toml"}, session="b") == (
         "Dependency",
@@ -281,17 +256,17 @@ def test_symlink_candidate_pointing_out_is_refused(shopcart, dsh_home, tmp_path)
         "    candidates:\n      - {path: settings.local.py, reason: local overrides}\n"
         "      - {path: src/shopcart/settings.py, reason: the settings}\n"
     )
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "local settings"}) == ("Config", ["src/shopcart/settings.py"])
-    assert "pack refused (candidate settings.local.py: resolves outside the workspace)" in messages(lines)
+    assert "pack refused (candidate settings.local.py: resolves outside the workspace)" in ledger_messages(lines)
 
 
 def test_huge_repo_pack_is_refused_and_builtins_keep_working(shopcart, dsh_home):
     (shopcart / ".dsh").mkdir()
     (shopcart / ".dsh" / "pack.yml").write_text("id: big\n# " + "x" * 300_000 + "\n")
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "__version__"})[0] == "Version"
-    refused = [m for m in messages(lines) if m.startswith("pack refused")]
+    refused = [m for m in ledger_messages(lines) if m.startswith("pack refused")]
     assert len(refused) == 1 and refused[0].endswith("larger than 256 KiB)")
 
 
@@ -307,9 +282,9 @@ def test_user_layer_pack_overrides_repo_pack(shopcart, dsh_home):
         "id: user\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
         "    candidates: [{path: docs/index.md, reason: user says}]\n"
     )
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["docs/index.md"])
-    assert messages(lines)[0].startswith("activated (packs user,repo,generic,python intents 10 ")
+    assert ledger_messages(lines)[0].startswith("activated (packs user,repo,generic,python intents 10 ")
 
 
 def test_the_seeds_user_layer_path_is_read_too_and_ours_wins(shopcart, dsh_home):
@@ -322,18 +297,18 @@ def test_the_seeds_user_layer_path_is_read_too_and_ours_wins(shopcart, dsh_home)
         "id: seed\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
         "    candidates: [{path: README.md, reason: the seed's layer says}]\n"
     )
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["README.md"])
-    assert messages(lines)[0].startswith("activated (packs seed,generic,python intents 10 ")
+    assert ledger_messages(lines)[0].startswith("activated (packs seed,generic,python intents 10 ")
     ours = dsh_home / "search-suggester" / "workspaces"
     ours.mkdir(parents=True)
     (ours / "shopcart.yml").write_text(
         "id: ours\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
         "    candidates: [{path: docs/index.md, reason: ours says}]\n"
     )
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["docs/index.md"])
-    assert messages(lines)[0].startswith("activated (packs ours,seed,generic,python intents 10 ")
+    assert ledger_messages(lines)[0].startswith("activated (packs ours,seed,generic,python intents 10 ")
 
 
 def test_regex_timeout_is_no_match():
@@ -397,9 +372,9 @@ def test_symlinked_dsh_folder_out_of_the_workspace_is_refused(shopcart, dsh_home
     elsewhere.mkdir()
     (elsewhere / "pack.yml").write_text("id: outside\nreplace: true\nintents: {}\n")
     os.symlink(elsewhere, shopcart / ".dsh")
-    s, lines = make(shopcart, dsh_home)
+    s, lines = make_suggester(shopcart, dsh_home)
     assert note_of(s, "grep", {"pattern": "__version__"})[0] == "Version"
-    refused = [m for m in messages(lines) if m.startswith("pack refused")]
+    refused = [m for m in ledger_messages(lines) if m.startswith("pack refused")]
     assert refused == [
         f"pack refused ({shopcart.resolve() / '.dsh' / 'pack.yml'}: resolves outside the workspace "
         "(a symlinked folder); packs must live in it)"

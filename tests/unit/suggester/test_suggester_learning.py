@@ -9,17 +9,13 @@ from pathlib import Path
 
 import dsh_sidecar.evaluation.trace
 import pytest
-from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.knowledge import SCHEMA, Knowledge, Row
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from support.sidecar import DATA, forked_command
+from support.suggester import call, ledger_messages, make_suggester
 
 T0 = 1_764_480_000.0  # 2025-11-30T05:20:00Z
-
-
-def call(name, inp, turn=1, session="s"):
-    return PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp})
 
 
 class Clock:
@@ -31,15 +27,8 @@ class Clock:
 
 
 def make(workspace: Path, home: Path, clock: Clock | None = None, **cfg) -> tuple[Suggester, list[str]]:
-    lines: list[str] = []
-    s = Suggester(
-        workspace, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, clock=clock or Clock()
-    )
-    return s, lines
-
-
-def messages(lines):
-    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
+    """A suggester on the fixed clock :data:`T0` unless ``clock`` is given."""
+    return make_suggester(workspace, home, clock=clock or Clock(), **cfg)
 
 
 def kfile(home: Path) -> Path:
@@ -135,7 +124,9 @@ def test_followed_closes_the_window_and_moves_counts(workspace, dsh_home):
     s.post_execute(call("bash", {"command": "make"}))  # untouched call inside the window
     s.post_execute(call("Read", {"file_path": str(workspace / "tests" / "test_core.py")}))
     s.post_execute(call("Read", {"file_path": "tests/conftest.py"}))  # window already closed
-    assert [m for m in messages(lines) if m.startswith(("followed", "ignored"))] == ["followed Test tests/test_core.py"]
+    assert [m for m in ledger_messages(lines) if m.startswith(("followed", "ignored"))] == [
+        "followed Test tests/test_core.py"
+    ]
     k = s.knowledge
     assert k.row("Test", "tests/test_core.py") == Row(followed=1, seed=1.0, last_used=T0)
     assert k.row("Test", "tests/conftest.py") == Row(ignored=1, seed=1.0, last_used=T0)  # passed over
@@ -147,9 +138,9 @@ def test_untouched_window_closes_as_ignored(workspace, dsh_home):
     s.post_execute(call("grep", {"pattern": "__version__"}))
     for _ in range(3):  # calls 2..4: inside the window, untouched
         s.post_execute(call("bash", {"command": "make"}))
-    assert not any(m.startswith("ignored") for m in messages(lines))
+    assert not any(m.startswith("ignored") for m in ledger_messages(lines))
     s.post_execute(call("Read", {"path": "src/demo_pkg/__init__.py"}))  # call 5: too late
-    assert [m for m in messages(lines) if m.startswith(("followed", "ignored"))] == ["ignored Version"]
+    assert [m for m in ledger_messages(lines) if m.startswith(("followed", "ignored"))] == ["ignored Version"]
     assert s.knowledge.row("Version", "src/demo_pkg/__init__.py").ignored == 1
 
 
@@ -157,7 +148,7 @@ def test_learn_false_learns_nothing(workspace, dsh_home):
     s, lines = make(workspace, dsh_home, learn=False)
     s.post_execute(call("grep", {"pattern": "__version__"}))
     s.post_execute(call("read", {"path": "src/demo_pkg/__init__.py"}))
-    assert not any(m.startswith("followed") for m in messages(lines))
+    assert not any(m.startswith("followed") for m in ledger_messages(lines))
     assert s.knowledge.rows == {}
 
 
@@ -173,7 +164,7 @@ def test_learned_order_changes_and_persists_across_restart(workspace, dsh_home):
     assert _learn_round(s, "b", workspace) == ["tests/conftest.py", "pyproject.toml", "tests/test_core.py"]
     learned = s.post_execute(call("grep", {"pattern": "pytest fixture"}, session="c"))[0].source.targets
     assert learned == ["tests/test_core.py", "tests/conftest.py", "pyproject.toml"]
-    assert messages(lines).count("followed Test tests/test_core.py") == 2
+    assert ledger_messages(lines).count("followed Test tests/test_core.py") == 2
     s.flush()  # what `shutdown` does
     restarted, _ = make(workspace, dsh_home)
     again = restarted.post_execute(call("grep", {"pattern": "pytest fixture"}, session="d"))[0].source.targets
@@ -189,14 +180,14 @@ def test_family_dismissal_is_durable_and_expires_on_read(workspace, dsh_home):
     record, expires = s.dismiss("Version", None)
     assert (record, expires) == ("dismissed Version *", "2025-11-30T05:21:00Z")
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert [m for m in messages(lines) if not m.startswith("activated")] == [
+    assert [m for m in ledger_messages(lines) if not m.startswith("activated")] == [
         "dismissed Version *",
         "suppressed dismissed Version",
     ]
     # a restarted sidecar on the same file still honours it
     other, olines = make(workspace, dsh_home, clock=clock, dismissTtl=60)
     assert other.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(olines)[-1] == "suppressed dismissed Version"
+    assert ledger_messages(olines)[-1] == "suppressed dismissed Version"
     clock.t = T0 + 60  # expired: pruned on read, no timer
     assert len(other.post_execute(call("grep", {"pattern": "__version__"}, session="t2"))) == 1
     assert other.knowledge.active_dismissals() == {}
@@ -239,16 +230,16 @@ def test_sticky_section_ttl_and_invalidation(workspace, dsh_home):
         "- pyproject.toml — pytest configuration ([tool.pytest.ini_options])\n"
         "- tests/test_core.py — a test module"
     )
-    assert messages(lines).count("section rebuilt (ttl 300)") == 2
+    assert ledger_messages(lines).count("section rebuilt (ttl 300)") == 2
     clock.t += 299
     assert s.section_text("s") == text
-    assert messages(lines).count("section rebuilt (ttl 300)") == 2  # cached
+    assert ledger_messages(lines).count("section rebuilt (ttl 300)") == 2  # cached
     clock.t += 1
     s.section_text("s")
-    assert messages(lines).count("section rebuilt (ttl 300)") == 3  # TTL passed
+    assert ledger_messages(lines).count("section rebuilt (ttl 300)") == 3  # TTL passed
     s.invalidate()  # dsh/toolsChanged
     s.section_text("s")
-    assert messages(lines).count("section rebuilt (ttl 300)") == 4
+    assert ledger_messages(lines).count("section rebuilt (ttl 300)") == 4
 
 
 def test_section_lists_graph_proven_paths_first(workspace, dsh_home):
@@ -299,7 +290,7 @@ def test_dismissed_path_is_checked_and_normalised(workspace, dsh_home):
             s.dismiss("Test", outside)
     record, _ = s.dismiss("Test", str(workspace.resolve() / "tests" / "conftest.py"))
     assert record == "dismissed Test tests/conftest.py"
-    assert messages(lines) == ["dismissed Test tests/conftest.py"]
+    assert ledger_messages(lines) == ["dismissed Test tests/conftest.py"]
 
 
 def test_knowledge_is_keyed_by_repository_identity_and_survives_a_move(tmp_path, dsh_home):
@@ -319,4 +310,4 @@ def test_knowledge_is_keyed_by_repository_identity_and_survives_a_move(tmp_path,
     again, lines = make(moved, dsh_home)
     assert again.identity == "remote:github.com/team/pyproj"
     assert again.post_execute(call("grep", {"pattern": "CODEOWNERS maintainers"})) == []
-    assert messages(lines)[-1] == "suppressed dismissed Owner"
+    assert ledger_messages(lines)[-1] == "suppressed dismissed Owner"

@@ -7,20 +7,19 @@ neither is answered at once; a part whose build stopped no longer holds anything
 from __future__ import annotations
 
 import asyncio
-import re
 import shutil
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.readiness import CONTENT, CONTENT_FACTS, NAME_FACTS, SYMBOLS, TARGETS
 from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.facts import FACTS
 from support.sidecar import DATA
+from support.suggester import ledger_messages
 
 
 def call(name: str, inp: dict, session: str = "s", wait_ms: int | None = None) -> PostExecuteParams:
@@ -28,10 +27,6 @@ def call(name: str, inp: dict, session: str = "s", wait_ms: int | None = None) -
     return PostExecuteParams.model_validate(
         {"sessionId": session, "turn": 1, "tool": {"name": name, "input": inp}, **extra}
     )
-
-
-def messages(lines: list[str]) -> list[str]:
-    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
 
 
 class Content:
@@ -76,13 +71,6 @@ class Index:
         self.graph.index_symbols()
 
 
-@pytest.fixture
-def shopcart(tmp_path: Path) -> Path:
-    dest = tmp_path / "shopcart"
-    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
-    return dest
-
-
 def make(root: Path, home: Path, index: Index, **cfg) -> tuple[Suggester, list[str]]:
     lines: list[str] = []
     s = Suggester(
@@ -112,12 +100,12 @@ def test_a_symbol_search_is_held_back_until_the_symbol_pass_and_never_guessed(sh
     # without the symbol index the packs would guess src/shopcart/__init__.py ("the package's
     # public names"): the call is held back instead
     assert s.post_execute(call("grep", {"pattern": "class Cart"})) == []
-    assert messages(lines)[-1] == "suppressed not-ready Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Symbol"
     index.symbols_done()
     assert s.pending() == frozenset()
     notes = s.post_execute(call("grep", {"pattern": "class Cart"}, session="later"))
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"
-    assert messages(lines)[-1].startswith("suggest Symbol ")
+    assert ledger_messages(lines)[-1].startswith("suggest Symbol ")
 
 
 def test_a_classification_that_asked_the_symbol_index_is_held_back(shopcart, dsh_home):
@@ -126,7 +114,7 @@ def test_a_classification_that_asked_the_symbol_index_is_held_back(shopcart, dsh
     index = Index(shopcart)
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.post_execute(call("bash", {"command": "git grep apply_discount"})) == []
-    assert messages(lines)[-1] == "suppressed not-ready Usage"
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Usage"
 
 
 def test_a_call_that_needs_neither_index_is_answered_at_once(shopcart, dsh_home):
@@ -134,7 +122,7 @@ def test_a_call_that_needs_neither_index_is_answered_at_once(shopcart, dsh_home)
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {SYMBOLS, CONTENT}
     notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}))
-    assert [n.source.intent for n in notes] == ["Owner"], messages(lines)
+    assert [n.source.intent for n in notes] == ["Owner"], ledger_messages(lines)
 
 
 def test_an_intent_with_content_facts_waits_for_the_content_index(shopcart, dsh_home):
@@ -144,7 +132,7 @@ def test_an_intent_with_content_facts_waits_for_the_content_index(shopcart, dsh_
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {CONTENT}
     assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
-    assert messages(lines)[-1] == "suppressed not-ready Version"
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Version"
     content.sync()
     assert s.pending() == {CONTENT}  # the targets were prepared before it: prepared again first
     s.prepare()
@@ -158,11 +146,11 @@ def test_a_script_using_this_project_waits_for_the_symbol_index(shopcart, dsh_ho
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     script = "from shopcart.cart import Cart\nCart().merge_items([])\n"
     assert s.post_execute(call("Write", {"file_path": "repro.py", "content": script})) == []
-    assert messages(lines)[-1] == "suppressed not-ready Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Symbol"
     # a script of the standard library only asks nothing of this workspace: silence
     other = "import json\nprint(json.dumps({}))\n"
     assert s.post_execute(call("Write", {"file_path": "other.py", "content": other}, session="x")) == []
-    assert messages(lines)[-1] == "suppressed not-ready Symbol"  # no new line
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Symbol"  # no new line
 
 
 def test_a_build_that_stopped_holds_nothing_back(shopcart, dsh_home):
@@ -201,7 +189,7 @@ def test_the_first_call_waits_within_its_bound_later_ones_only_with_wait_ms(shop
     notes = s.post_execute(call("grep", {"pattern": "class Cart"}))
     assert time.monotonic() - t0 >= 0.25  # it waited for the symbol pass, then was decided again
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"
-    assert messages(lines)[-1].startswith("suggest Symbol ")
+    assert ledger_messages(lines)[-1].startswith("suggest Symbol ")
     timer.join()
 
     index2 = Index(shopcart)
@@ -215,7 +203,7 @@ def test_the_first_call_waits_within_its_bound_later_ones_only_with_wait_ms(shop
     notes = s2.post_execute(later)  # its own bound: it waits
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"
     timer.join()
-    assert messages(lines2) == [
+    assert ledger_messages(lines2) == [
         "activated (packs generic,python intents 10 threshold 0.75)",
         "suppressed not-ready Symbol",
         "suggest Symbol 0.97 5 targets src/shopcart/cart.py,src/shopcart/api.py,src/shopcart/pricing.py,"
@@ -229,7 +217,7 @@ def test_a_wait_that_runs_out_is_held_back_once(shopcart, dsh_home):
     t0 = time.monotonic()
     assert s.post_execute(call("grep", {"pattern": "class Cart"})) == []
     assert time.monotonic() - t0 < 5
-    assert messages(lines)[1:] == ["suppressed not-ready Symbol"]
+    assert ledger_messages(lines)[1:] == ["suppressed not-ready Symbol"]
     assert not s.may_wait(call("grep", {"pattern": "class Cart"}))  # the first call's wait is spent
 
 

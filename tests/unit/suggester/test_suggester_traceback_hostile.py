@@ -5,7 +5,6 @@ linear in the output (no regex that crosses blank lines from every line start)."
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.parse.runs import traceback_frames
 from dsh_sidecar.workspace import WorkspaceGraph
-from support.sidecar import DATA
+from support.suggester import copy_workspace
 
 
 def frame(path: str, func: str = "f") -> str:
@@ -22,8 +21,7 @@ def frame(path: str, func: str = "f") -> str:
 
 @pytest.fixture
 def shopcart(tmp_path: Path) -> Path:
-    dest = tmp_path / "shopcart"
-    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
+    dest = copy_workspace(tmp_path, "shopcart")
     pkg = dest / "src" / "shopcart"
     (pkg / "adir.py").mkdir()
     (pkg / "adir.py" / "inner.py").write_text("x = 1\n")

@@ -6,19 +6,17 @@ names a script the agent writes uses."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import warnings
 from pathlib import Path
 
 import pytest
-from dsh_protocol import PostExecuteParams
-from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester import Suggester
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.parse.runs import MAX_SCRIPT_ATOMS, MAX_SCRIPT_CHARS, script_names, traceback_frames
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.workspace import WorkspaceGraph
-from support.sidecar import DATA
+from support.suggester import ledger_messages, make_suggester, post
 
 TRACEBACK = """Traceback (most recent call last):
   File "/testbed/repro.py", line 3, in <module>
@@ -32,30 +30,9 @@ TypeError: unsupported operand type(s)
 """
 
 
-def post(s, name, inp, text=None, is_error=False, session="s", turn=1):
-    result = {"isError": is_error, "text": text} if text is not None else None
-    return s.post_execute(
-        PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp}, result=result)
-    )
-
-
-def messages(lines):
-    return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
-
-
-@pytest.fixture
-def shopcart(tmp_path: Path) -> Path:
-    dest = tmp_path / "shopcart"
-    shutil.copytree(DATA / "workspaces" / "shopcart", dest)
-    return dest
-
-
-def make(root: Path, home: Path):
-    lines: list[str] = []
-    graph = WorkspaceGraph.build(root)
-    s = Suggester(root, parse_suggester_config({"enabled": True}), home, sink=lines.append, workspace=lambda: graph)
-    s.warm()
-    return s, lines
+def make(root: Path, home: Path) -> tuple[Suggester, list[str]]:
+    """A suggester on ``root``'s workspace graph, its targets prepared."""
+    return make_suggester(root, home, WorkspaceGraph.build(root), warm=True)
 
 
 def test_traceback_frames_of_python_pytest_and_node():
@@ -128,10 +105,10 @@ def test_a_failing_run_names_the_project_frames_innermost_first(shopcart, dsh_ho
         "- src/shopcart/pricing.py — the traceback passes here (apply_discount)\n"
         "- src/shopcart/api.py — the traceback passes here (checkout)"
     )
-    assert messages(lines)[-1] == "suggest Symbol 0.92 2 targets src/shopcart/pricing.py,src/shopcart/api.py"
+    assert ledger_messages(lines)[-1] == "suggest Symbol 0.92 2 targets src/shopcart/pricing.py,src/shopcart/api.py"
     # the same traceback again: one note per (intent, targets)
     assert post(s, "bash", {"command": "python repro.py"}, TRACEBACK, is_error=True) == []
-    assert messages(lines)[-1] == "suppressed dedupe Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed dedupe Symbol"
     # a traceback only through the tests and the standard library names nothing
     only_tests = '  File "/testbed/tests/test_pricing.py", line 8, in test_x\n  File "/usr/lib/x.py", line 1, in f\n'
     assert post(s, "bash", {"command": "pytest -x"}, only_tests, is_error=True, session="t") == []
@@ -263,7 +240,7 @@ def test_a_listed_path_too_long_for_a_note_is_left_out_not_cut(tmp_path, dsh_hom
     long = (deep / ("f" * 150 + ".html")).relative_to(root).as_posix()
     s, lines = make(root, dsh_home)
     assert post(s, "bash", {"command": 'find pkg/tests -name "f*"'}, long, session="a") == []
-    assert messages(lines)[-1] == "abstained no-companions Test 0.86"
+    assert ledger_messages(lines)[-1] == "abstained no-companions Test 0.86"
     notes = post(s, "bash", {"command": 'find pkg/tests -name "*"'}, f"{long}\npkg/tests/test_html.py", session="b")
     assert notes[0].source.targets == ["pkg/tests/test_html.py"]
     assert notes[0].text.splitlines()[1:] == ["- pkg/tests/test_html.py — the tests"]
@@ -330,15 +307,15 @@ def test_a_reproduction_script_names_where_the_project_names_it_uses_are_defined
         "- src/shopcart/pricing.py — defines apply_discount\n"
         "- src/shopcart/api.py — defines checkout"
     )
-    assert messages(lines)[-1] == (
+    assert ledger_messages(lines)[-1] == (
         "suggest Symbol 0.92 3 targets src/shopcart/cart.py,src/shopcart/pricing.py,src/shopcart/api.py"
     )
     # one script note a turn: a later script of the turn tries what the agent found meanwhile
     assert post(s, "write", {"file_path": "r2.py", "content": "from shopcart.api import checkout\ncheckout(1)\n"}) == []
-    assert messages(lines)[-1] == "suppressed turn-cap Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed turn-cap Symbol"
     # the next turn may have one; running the same code inline then: one note per (intent, targets)
     assert post(s, "bash", {"command": ["python", "-c", REPRO]}, "", turn=2) == []
-    assert messages(lines)[-1] == "suppressed dedupe Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed dedupe Symbol"
 
 
 def test_a_script_names_nothing_outside_the_project_or_of_the_package_itself(shopcart, dsh_home):
@@ -355,7 +332,7 @@ def test_a_script_names_nothing_outside_the_project_or_of_the_package_itself(sho
     # the best target read whole just before: the agent is there already
     post(s, "read", {"file_path": "src/shopcart/cart.py"}, "class Cart: ...")
     assert post(s, "write", {"file_path": "r2.py", "content": "from shopcart.cart import Cart\nCart()\n"}) == []
-    assert messages(lines)[-1] == "suppressed recent Symbol"
+    assert ledger_messages(lines)[-1] == "suppressed recent Symbol"
 
 
 def test_after_an_edit_of_the_workspace_a_script_checks_the_change_and_names_nothing(shopcart, dsh_home):
