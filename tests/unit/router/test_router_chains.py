@@ -89,6 +89,15 @@ def assert_error_lines(message: str, lines: list[str]) -> None:
     assert got == lines
 
 
+async def run_failed(s: Scenario) -> AllProvidersFailed:
+    """The scenario's call, which no provider answers: its error, its lines checked."""
+    call, expect = s.scenario["call"], s.scenario["expect"]
+    with pytest.raises(AllProvidersFailed) as info:
+        await s.router.search(call["query"], call["maxResults"])
+    assert_error_lines(info.value.message, expect["error_message_lines"])
+    return info.value
+
+
 async def test_ddg_blocked_then_searxng():
     s = Scenario(SCENARIOS["ddg-blocked-then-searxng"])
     try:
@@ -106,11 +115,8 @@ async def test_ddg_blocked_then_searxng():
 
 async def test_ddg_blocked_single_provider_empty_fallback_off_is_an_error():
     s = Scenario(SCENARIOS["ddg-blocked-single-provider-empty-fallback-off"])
-    call, expect = s.scenario["call"], s.scenario["expect"]
     try:
-        with pytest.raises(AllProvidersFailed) as info:
-            await s.router.search(call["query"], call["maxResults"])
-        assert_error_lines(info.value.message, expect["error_message_lines"])
+        await run_failed(s)
     finally:
         await s.close()
 
@@ -135,12 +141,10 @@ async def test_all_fail_keys_redacted():
     s = Scenario(SCENARIOS["all-fail-keys-redacted"])
     call, expect = s.scenario["call"], s.scenario["expect"]
     try:
-        with pytest.raises(AllProvidersFailed) as info:
-            await s.router.search(call["query"], call["maxResults"])
-        assert_error_lines(info.value.message, expect["error_message_lines"])
+        error = await run_failed(s)
         texts = [
-            info.value.message,
-            *(a.outcome for a in info.value.attempts),
+            error.message,
+            *(a.outcome for a in error.attempts),
             str(s.router.health_status()),
             str(s.router.describe()),
         ]

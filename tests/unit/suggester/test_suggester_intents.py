@@ -100,9 +100,10 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_node_pack(tmp_path, dsh_home):
-    root = write(
-        tmp_path / "web",
+#: Each built-in pack alone on a small workspace of its ecosystem: the files, then the calls in
+#: order on one suggester with their (intent, targets), then the activation line (None: not checked).
+PACK_CASES = {
+    "node": (
         {
             "package.json": '{"name": "web", "version": "2.0.0", "main": "src/index.js", "dependencies": {"react": "18"}}\n',
             "tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["src/*"]}}}\n',
@@ -111,31 +112,56 @@ def test_node_pack(tmp_path, dsh_home):
             "eslint.config.js": "export default [];\n",
             "pnpm-lock.yaml": "lockfileVersion: 9\n",
         },
-    )
-    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
-    assert note_of(s, "grep", {"pattern": '"version":'}) == ("Version", ["package.json"])
-    assert note_of(s, "grep", {"pattern": "baseUrl"}) == ("Path", ["tsconfig.json", "package.json"])
-    assert note_of(s, "grep", {"pattern": "devDependencies"}) == ("Dependency", ["package.json", "pnpm-lock.yaml"])
-    assert note_of(s, "grep", {"pattern": "describe("}) == ("Test", ["jest.config.js"])
-    assert note_of(s, "glob", {"pattern": "eslint*"}) == ("Config", ["eslint.config.js"])
-    assert ledger_messages(lines)[0] == "activated (packs node intents 8 threshold 0.75)"
-
-
-def test_rust_pack(tmp_path, dsh_home):
-    root = write(
-        tmp_path / "crate",
+        [
+            ("grep", {"pattern": '"version":'}, ("Version", ["package.json"])),
+            ("grep", {"pattern": "baseUrl"}, ("Path", ["tsconfig.json", "package.json"])),
+            ("grep", {"pattern": "devDependencies"}, ("Dependency", ["package.json", "pnpm-lock.yaml"])),
+            ("grep", {"pattern": "describe("}, ("Test", ["jest.config.js"])),
+            ("glob", {"pattern": "eslint*"}, ("Config", ["eslint.config.js"])),
+        ],
+        "activated (packs node intents 8 threshold 0.75)",
+    ),
+    "rust": (
         {
             "Cargo.toml": '[package]\nname = "c"\nversion = "0.3.0"\n\n[features]\nfast = []\n\n[dependencies]\nserde = "1"\n',
             "Cargo.lock": "# generated\n",
             "src/lib.rs": "pub fn truncate_runes(s: &str) -> &str { s }\n",
             "tests/it.rs": "#[test]\nfn t() {}\n",
         },
-    )
-    s, _ = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
-    assert note_of(s, "grep", {"pattern": "CARGO_PKG_VERSION"}) == ("Version", ["Cargo.toml"])
-    assert note_of(s, "grep", {"pattern": "[dependencies]"}) == ("Dependency", ["Cargo.toml", "Cargo.lock"])
-    assert note_of(s, "grep", {"pattern": "#[test]"}) == ("Test", ["tests/it.rs"])
-    assert note_of(s, "grep", {"pattern": "cfg(feature"}) == ("Config", ["Cargo.toml"])
+        [
+            ("grep", {"pattern": "CARGO_PKG_VERSION"}, ("Version", ["Cargo.toml"])),
+            ("grep", {"pattern": "[dependencies]"}, ("Dependency", ["Cargo.toml", "Cargo.lock"])),
+            ("grep", {"pattern": "#[test]"}, ("Test", ["tests/it.rs"])),
+            ("grep", {"pattern": "cfg(feature"}, ("Config", ["Cargo.toml"])),
+        ],
+        None,
+    ),
+    "generic-alone": (
+        {
+            "README.md": "# plain\n",
+            "CHANGELOG.md": "# Changes\n",
+            "MAINTAINERS": "ann\n",
+            "LICENSE": "MIT\n",
+            ".gitlab-ci.yml": "test: {script: [make]}\n",
+        },
+        [
+            ("grep", {"pattern": "changelog"}, ("Ledger", ["CHANGELOG.md"])),
+            ("grep", {"pattern": "maintainers"}, ("Owner", ["MAINTAINERS", "LICENSE"])),
+            ("grep", {"pattern": "gitlab-ci"}, ("Config", [".gitlab-ci.yml"])),
+            ("grep", {"pattern": "documentation"}, ("Doc", ["README.md"])),
+        ],
+        "activated (packs generic intents 10 threshold 0.75)",
+    ),
+}
+
+
+@pytest.mark.parametrize("files, calls, activated", PACK_CASES.values(), ids=PACK_CASES.keys())
+def test_builtin_pack(tmp_path, dsh_home, files, calls, activated):
+    root = write(tmp_path / "ws", files)
+    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
+    assert [note_of(s, tool, inp) for tool, inp, _ in calls] == [expected for _, _, expected in calls]
+    if activated is not None:
+        assert ledger_messages(lines)[0] == activated
 
 
 def test_go_pack_and_symbol(tmp_path, dsh_home):
@@ -159,25 +185,6 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
     assert intent == "Usage" and targets[0] == "cmd/cut/main.go"  # code before tests
     assert set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
     assert note_of(s, "grep", {"pattern": "func TruncateRunes"}, session="2")[1][0] == "strs.go"
-
-
-def test_generic_pack_alone(tmp_path, dsh_home):
-    root = write(
-        tmp_path / "plain",
-        {
-            "README.md": "# plain\n",
-            "CHANGELOG.md": "# Changes\n",
-            "MAINTAINERS": "ann\n",
-            "LICENSE": "MIT\n",
-            ".gitlab-ci.yml": "test: {script: [make]}\n",
-        },
-    )
-    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
-    assert note_of(s, "grep", {"pattern": "changelog"}) == ("Ledger", ["CHANGELOG.md"])
-    assert note_of(s, "grep", {"pattern": "maintainers"}) == ("Owner", ["MAINTAINERS", "LICENSE"])
-    assert note_of(s, "grep", {"pattern": "gitlab-ci"}) == ("Config", [".gitlab-ci.yml"])
-    assert note_of(s, "grep", {"pattern": "documentation"}) == ("Doc", ["README.md"])
-    assert ledger_messages(lines)[0] == "activated (packs generic intents 10 threshold 0.75)"
 
 
 def test_every_builtin_candidate_has_a_reason_and_every_intent_is_covered():

@@ -121,7 +121,7 @@ def test_pyproject_hatch_flit_and_src_layout_versions():
     assert scm is not None and "version-tool" in scm.facts
 
 
-def test_setup_cfg_tox_ini_and_setup_py():
+def test_setup_cfg_and_tox_ini():
     cfg = read(
         "setup.cfg",
         "[metadata]\nname = six\nversion = attr: six.__version__\nauthor = Benjamin Peterson\n\n"
@@ -142,16 +142,6 @@ def test_setup_cfg_tox_ini_and_setup_py():
     tox = read("tox.ini", "[tox]\nenvlist = py39,lint\n\n[testenv]\ncommands = pytest\n\n[flake8]\nignore = E501\n")
     assert tox is not None and tox.facts == {"lint-config"}
     assert intent(tox, "envlist") == "Config" and intent(tox, "flake8") == "Config"
-    setup = read(
-        "setup.py",
-        'from setuptools import setup\nimport re\nv = re.search("x", open("pkg/__version__.py").read())\n'
-        "setup(\n    name='pkg',\n    version=v,\n    install_requires=['idna', 'certifi'],\n"
-        "    packages=['pkg'],\n    author='Kenneth',\n)\n",
-    )
-    assert setup is not None
-    assert setup.facts == {"dependency-manifest", "manifest-authors", "manifest-version"}
-    assert setup.points == (("version-declared", "pkg/__version__.py"),)
-    assert intent(setup, "certifi") == "Dependency"
 
 
 def test_package_json_scripts_workspaces_and_test_config():
@@ -205,20 +195,40 @@ def test_cargo_workspace_and_inherited_version():
     )
 
 
-def test_go_mod_and_gemspec():
+def test_go_mod():
     go = read("go.mod", "module github.com/go-chi/chi/v5\n\ngo 1.20\n\nrequire (\n\tgolang.org/x/net v0.1.0\n)\n")
     assert go is not None and go.facts == {"dependency-manifest", "layout-manifest"}
     assert intent(go, "golang.org/x/net") == "Dependency" and intent(go, "module") == "Path"
-    gem = read(
-        "sinatra.gemspec",
-        "version = File.read(File.expand_path('VERSION', __dir__)).strip\n"
-        "Gem::Specification.new 'sinatra', version do |s|\n  s.authors = ['Blake Mizerany']\n"
-        "  s.add_dependency 'rack', '>= 3.0'\n  s.files = Dir['lib/**/*.rb']\nend\n",
-    )
-    assert gem is not None
-    assert gem.facts == {"dependency-manifest", "manifest-authors", "manifest-version"}
-    assert gem.points == (("version-declared", "VERSION"),)
-    assert intent(gem, "rack") == "Dependency"
+
+
+@pytest.mark.parametrize(
+    "name, text, version_file, dependency",
+    [
+        (
+            "setup.py",
+            'from setuptools import setup\nimport re\nv = re.search("x", open("pkg/__version__.py").read())\n'
+            "setup(\n    name='pkg',\n    version=v,\n    install_requires=['idna', 'certifi'],\n"
+            "    packages=['pkg'],\n    author='Kenneth',\n)\n",
+            "pkg/__version__.py",
+            "certifi",
+        ),
+        (
+            "sinatra.gemspec",
+            "version = File.read(File.expand_path('VERSION', __dir__)).strip\n"
+            "Gem::Specification.new 'sinatra', version do |s|\n  s.authors = ['Blake Mizerany']\n"
+            "  s.add_dependency 'rack', '>= 3.0'\n  s.files = Dir['lib/**/*.rb']\nend\n",
+            "VERSION",
+            "rack",
+        ),
+    ],
+    ids=["setup.py", "gemspec"],
+)
+def test_a_manifest_reading_its_version_from_another_file(name, text, version_file, dependency):
+    m = read(name, text)
+    assert m is not None
+    assert m.facts == {"dependency-manifest", "manifest-authors", "manifest-version"}
+    assert m.points == (("version-declared", version_file),)
+    assert intent(m, dependency) == "Dependency"
 
 
 POM = """\
