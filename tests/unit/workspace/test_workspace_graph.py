@@ -26,6 +26,13 @@ def write(root: Path, files: dict[str, str]) -> None:
         p.write_text(text)
 
 
+def commit(root: Path, files: dict[str, str], message: str, date: str) -> None:
+    """Write ``files`` and commit everything at ``date`` (author and committer)."""
+    write(root, files)
+    git(root, "add", ".")
+    git(root, "commit", "-qm", message, date=date)
+
+
 # ---------------------------------------------------------------------- kinds
 
 
@@ -82,15 +89,9 @@ def test_classify(path: str, kind: str) -> None:
 
 def test_recency_from_git_history_with_controlled_dates(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    write(tmp_path, {"old.py": "a = 1\n", "README.md": "# r\n"})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
-    write(tmp_path, {"mid.py": "b = 2\n"})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "two", date="2021-01-01T00:00:00Z")
-    write(tmp_path, {"new.py": "c = 3\n", "old.py": "a = 10\n"})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "three", date="2022-01-01T00:00:00Z")
+    commit(tmp_path, {"old.py": "a = 1\n", "README.md": "# r\n"}, "one", "2020-01-01T00:00:00Z")
+    commit(tmp_path, {"mid.py": "b = 2\n"}, "two", "2021-01-01T00:00:00Z")
+    commit(tmp_path, {"new.py": "c = 3\n", "old.py": "a = 10\n"}, "three", "2022-01-01T00:00:00Z")
 
     g = WorkspaceGraph.build(tmp_path)
     assert g.time_source == "git"
@@ -104,9 +105,7 @@ def test_recency_from_git_history_with_controlled_dates(tmp_path: Path) -> None:
 
 def test_untracked_file_is_newest(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    write(tmp_path, {"a.py": "x = 1\n", ".gitignore": "*.log\n"})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    commit(tmp_path, {"a.py": "x = 1\n", ".gitignore": "*.log\n"}, "one", "2020-01-01T00:00:00Z")
     write(tmp_path, {"b.py": "y = 2\n", "debug.log": "noise\n"})
     g = WorkspaceGraph.build(tmp_path)
     assert g.exists("b.py") and not g.exists("debug.log")
@@ -161,9 +160,7 @@ def test_walk_recency_from_mtime(tmp_path: Path) -> None:
 
 def test_modified_tracked_file_is_newest(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    write(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 1\n"})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    commit(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 1\n"}, "one", "2020-01-01T00:00:00Z")
     write(tmp_path, {"b.py": "y = 2\n"})
     os.utime(tmp_path / "b.py", (2_000_000_000, 2_000_000_000))
     g = WorkspaceGraph.build(tmp_path, symbols=False)
@@ -369,9 +366,7 @@ def test_full_refresh_rebuilds(tmp_path: Path) -> None:
 
 def test_proof_and_scope(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    write(tmp_path, {"pyproject.toml": "", "old/a/b/c.py": ""})
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "one", date="2020-01-01T00:00:00Z")
+    commit(tmp_path, {"pyproject.toml": "", "old/a/b/c.py": ""}, "one", "2020-01-01T00:00:00Z")
     write(tmp_path, {"pyproject.toml": "[project]\n"})
     git(tmp_path, "commit", "-qam", "two", date="2021-01-01T00:00:00Z")
     g = WorkspaceGraph.build(tmp_path, symbols=False)
