@@ -96,7 +96,7 @@ def test_status_on_a_terminal_is_rich_tables_in_colour(home: Path):
 
 
 def test_status_shows_the_updates_each_arm_has_had_in_a_pipe_and_on_a_terminal(home: Path):
-    """Issue 16: how many posterior updates each arm has had, read from the saved state."""
+    """How many posterior updates each arm has had, read from the saved state."""
     (home / "home" / "bandit").mkdir()
     doc = {
         "version": 1,

@@ -1,4 +1,4 @@
-"""The fleet on a real Redis (issue 18): 8 sidecar processes share one ``redis-server`` while
+"""The fleet on a real Redis (docs/fleet.md): 8 sidecar processes share one ``redis-server`` while
 they search through a faulty provider and learn from ``dsh/postExecute`` calls, the server is
 killed (``SIGKILL``) at 20% of the calls and restarted at 70% (and at least 3 s later), and then:
 
@@ -9,7 +9,7 @@ killed (``SIGKILL``) at 20% of the calls and restarted at 70% (and at least 3 s 
 * no API key reaches the store or the logs.
 
 Size: ``DSH_FLEET_PROCESSES`` (8) × ``DSH_FLEET_CALLS`` searches and as many postExecute calls
-per process. The issue's 8 × 500 takes 50–85 s on this 2-core machine (every call crosses two
+per process. The full size, 8 × 500, takes 50–85 s on this 2-core machine (every call crosses two
 processes and the store, whose ``appendfsync always`` costs a disk flush per write); CI runs
 8 × 60 (15–25 s), ``DSH_FLEET_CALLS=500 pytest -s tests/e2e/test_fleet.py`` the full size. Besides
 the kill, a flush slower than ``timeoutMs`` (50 ms) on a loaded machine is an outage too: it is

@@ -1,5 +1,5 @@
 """``initialize`` without options (absent, ``null`` or ``{}``) is checked without pydantic
-(:mod:`dsh_sidecar.options`, cold start, issue 16): the check must give what the config models'
+(:mod:`dsh_sidecar.options`, cold start): the check must give what the config models'
 path gives for the same environment (the chain, its secrets, the same errors), the sidecar built
 after the reply must hold ``parse_config(None)``, and a spawned ``dsh-search serve`` must not
 have imported pydantic when it writes that reply (any options: it has)."""

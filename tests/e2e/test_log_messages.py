@@ -1,4 +1,4 @@
-"""``logMessages: all | decisions | none`` (issue 16, item 5): which log lines are also sent as
+"""``logMessages: all | decisions | none``: which log lines are also sent as
 ``window/logMessage``. Default ``all`` (DESIGN.md: the ledger and ``[bandit-search]`` lines)."""
 
 from __future__ import annotations

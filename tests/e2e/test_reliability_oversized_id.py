@@ -1,4 +1,4 @@
-"""A request over the 16 MiB body limit is answered with its own id (issue 13, class 12).
+"""A request over the 16 MiB body limit is answered with its own id (docs/SECURITY.md, class 12).
 
 The body is drained and refused; the reply used to carry ``id: null`` always, so a client
 waiting for its request's id (every harness does) waited forever: a 16 MiB + 10 byte

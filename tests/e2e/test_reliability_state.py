@@ -18,7 +18,7 @@ from support.mockprovider import MockProvider, case_reply
 from support.rawrpc import RawServer
 from support.routers import router_block
 
-#: kill -9 repetitions (issue 8).
+#: kill -9 repetitions.
 KILL_ROUNDS = 100
 
 

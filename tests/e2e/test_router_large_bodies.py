@@ -1,4 +1,4 @@
-"""Large provider bodies are parsed and normalised in a worker process (issue 16, item 4): the
+"""Large provider bodies are parsed and normalised in a worker process: the
 answer is the same as in-process (cut to maxResults, redacted, markup rules kept), a parse
 failure is the same provider failure, and the chain falls back as usual."""
 

@@ -1,4 +1,4 @@
-"""The fixed 50-call replay (issue #5, "Benchmark and its definitions"): its numbers through
+"""The fixed 50-call replay (docs/benchmarks.md, "Suggester replay baseline"): its numbers through
 the real server path, their determinism, the scorer's definitions, and ``dsh-search replay``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``dsh-search serve`` with a standard descriptor *closed* by the harness (issue 16, item 8).
+"""``dsh-search serve`` with a standard descriptor *closed* by the harness.
 
 A closed stdin (``<&-``) made ``serve`` die with ``AttributeError: 'NoneType' object has no
 attribute 'buffer'`` (Python sets ``sys.stdin`` to ``None``); a closed stdout or stderr crashed

@@ -1,4 +1,4 @@
-"""``dsh-search serve`` works whatever stdin is (issue 16, item 8): a pipe, a regular file,
+"""``dsh-search serve`` works whatever stdin is: a pipe, a regular file,
 ``/dev/null`` or a terminal (a pty). Each case spawns the real server."""
 
 from __future__ import annotations

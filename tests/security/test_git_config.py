@@ -1,4 +1,4 @@
-"""Class 1: no program or setting from the workspace executes (issue 13).
+"""Class 1: no program or setting from the workspace executes (docs/SECURITY.md).
 
 Each vector is planted in a real checkout as a program that would append to a marker file.
 Every test first shows the vector is live (plain ``git`` runs the program: a *control*), then

@@ -1,4 +1,4 @@
-"""The bandit learns only from real outcomes (issue 16, item 2): a search no provider could
+"""The bandit learns only from real outcomes: a search no provider could
 answer for configuration, network, auth or cooldown reasons leaves the posteriors (memory and
 file) alone; a real empty answer or a provider's real failure still scores 0 as the seed says.
 Also: per-arm update counts in ``dsh/status`` and the reset behind ``dsh-search bandit reset``.

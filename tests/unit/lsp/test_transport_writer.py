@@ -1,4 +1,4 @@
-"""The stdio writer's held notifications (issue 16, items 3 and 5): a notification sent on the
+"""The stdio writer's held notifications : a notification sent on the
 event loop shares one write with the reply that follows it, goes out by itself soon after
 when no reply follows, and is never lost at close; the order on the wire is the write order."""
 

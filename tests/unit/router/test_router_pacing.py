@@ -1,4 +1,4 @@
-"""Request spacing for providers with a documented per-second limit (issue 16, item 7), on an
+"""Request spacing for providers with a documented per-second limit, on an
 injected clock: no real sleeping, exact slot arithmetic."""
 
 from __future__ import annotations

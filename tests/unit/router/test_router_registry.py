@@ -1,5 +1,5 @@
 """One descriptor per provider: the registry finds every provider module, in canonical order,
-and each module declares the whole of its definition (issue 15, item 3)."""
+and each module declares the whole of its definition (``router/providers/__init__.py``)."""
 
 from __future__ import annotations
 

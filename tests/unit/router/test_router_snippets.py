@@ -1,4 +1,4 @@
-"""Snippets keep their text (issue 16, item 1): code-like text in every provider's fields comes
+"""Snippets keep their text: code-like text in every provider's fields comes
 back as written; markup is removed from fields a provider documents as HTML (Brave's
 ``description``, DuckDuckGo's page) with an HTML parser, and from every other field only the
 search highlight (a known formatting element opened and closed: ``<b>…</b>``,

@@ -1,4 +1,4 @@
-"""The shared-state backends (issue 18), on fakeredis: one contract for :class:`LocalState` and
+"""The shared-state backends (docs/fleet.md), on fakeredis: one contract for :class:`LocalState` and
 :class:`RedisState`, degradation and re-sync, the bound on waiting, and the cores' hooks
 (health, cache, bandit store, knowledge) with two "sidecars" on one store."""
 
