@@ -145,6 +145,7 @@ def test_propensity_integral_is_exact_where_the_answer_is_known(posterior, exact
     assert win_probability(*posterior) == pytest.approx(exact, abs=2e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "posterior",
     [

@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 CHILD = r"""
 import atexit, sys, threading, time
 from dsh_sidecar.cli.serving import _exit_now
@@ -27,6 +29,7 @@ print("not reached")
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_exit_keeps_the_code_joins_threads_runs_atexit_and_flushes():
     p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=60)
     assert p.returncode == 3, p.stderr

@@ -131,6 +131,7 @@ def test_validators_are_built_on_first_validation_and_not_for_defaults():
     assert (info.value.key, info.value.reason) == ("fresh.retries", "Input should be greater than or equal to 0")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_base_model_reads_no_docstrings_and_each_block_reads_its_own():
     """pydantic reads attribute docstrings by re-reading the class's module source; the base
     has no fields, so only its subclasses may pay for that (in a fresh interpreter)."""

@@ -95,6 +95,7 @@ def settle(state: object) -> None:
 # --------------------------------------------------------------------------- the contract
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("discount", [0.99, 0.9, 1.0])
 def test_bandit_statistics_equal_the_discounted_policy_update(state, discount: float) -> None:
     rng = random.Random(7)
@@ -114,6 +115,7 @@ def test_bandit_statistics_equal_the_discounted_policy_update(state, discount: f
     assert counts["quick"]["updates"] + counts["thorough"]["updates"] == n
 
 
+@pytest.mark.slow
 def test_bandit_ops_count_once_and_rows_stay_bounded(state) -> None:
     for i in range(700):
         state.bandit_apply(op(i, "quick", 1.0, 0.9))

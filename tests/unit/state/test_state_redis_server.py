@@ -14,9 +14,12 @@ from dsh_sidecar.state.redis_store import RedisState
 from support.bandit_ops import op
 from support.fleetkit import REDIS_SERVER, RedisServer
 
-pytestmark = pytest.mark.skipif(
-    REDIS_SERVER is None, reason="redis-server not installed (Debian package redis-server; .ci/run installs it)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        REDIS_SERVER is None, reason="redis-server not installed (Debian package redis-server; .ci/run installs it)"
+    ),
+    pytest.mark.slow,  # each test starts redis-server processes
+]
 
 
 def test_kill_and_restart_under_a_live_state(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
