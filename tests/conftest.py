@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from pytest_lsp import LanguageClient
-from support.editors import NVIMS
 from support.mockprovider import MockProvider
 from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
@@ -166,11 +165,3 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
     yield start
     for client in clients:
         await stop_client(client)
-
-
-@pytest.fixture(params=NVIMS or [None], ids=lambda p: p or "no-nvim")
-def nvim(request) -> str:
-    """Each Neovim found (support.editors.NVIMS), or a skip with the reason when there is none."""
-    if request.param is None:
-        pytest.skip("Neovim is not installed (apt-get install -y neovim; .ci/run installs it)")
-    return request.param
