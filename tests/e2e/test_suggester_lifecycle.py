@@ -129,7 +129,7 @@ def test_a_suggester_that_is_off_writes_nothing(dsh_home, workspace):
 
 def test_mcp_activates_at_start(tmp_path):
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
-    from test_mcp import session
+    from e2e.test_mcp import session
 
     workspace = tmp_path / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
@@ -150,7 +150,7 @@ def test_mcp_activates_at_start(tmp_path):
 
 def test_mcp_a_foreign_workspace_abstains_at_start(tmp_path):
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
-    from test_mcp import session
+    from e2e.test_mcp import session
 
     home = tmp_path / "dsh-home"
 
