@@ -1,4 +1,4 @@
-"""Every attack of issue 13 against a freshly spawned sidecar; prints which held.
+"""Every attack of docs/SECURITY.md against a freshly spawned sidecar; prints which held.
 
 Usage: ``python bench/attacks.py [-k SUBSTRING] [-v]``. Each attack builds its own hostile
 workspace / state folder / loopback provider (a real HTTP server on 127.0.0.1 speaking SearXNG's
@@ -1013,7 +1013,8 @@ def a_costly_inputs(ctx: Ctx) -> Result:
     82 ms), the costliest lines it still parses whole (50 commands, 250 tokens, 8 nested ``$(``
     around 3 KB), lines bashlex looped on forever (a ``${`` without its ``}`` in a quoted part
     of a word), a ``python -c`` script cut inside its quote and a 4 KB here-document script. Held
-    when the slowest of them answers within 20 plain ``grep`` replies of the same sidecar."""
+    when the slowest of them (the least of three replies each) answers within 20 plain ``grep``
+    replies of the same sidecar."""
     ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
     s = Sidecar(ctx.home(), ws, name="costly-inputs")
     s.initialize(ws, ON)
@@ -1051,7 +1052,9 @@ def a_costly_inputs(ctx: Ctx) -> Result:
         "shell 8 nested $( of 3 KB": ("bash", {"command": "echo " + "$(a " * 8 + "x" * 3000 + ")" * 8}),
         "shell cut python -c": ("bash", {"command": 'python3 -c "import app\n' + "app.run('x')\n" * 400}),
     }
-    worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
+    # each the least of three replies: the parse's cost is the same each time, a loaded
+    # machine's scheduling delays are not (one 250 ms reply at load 11 was the CPU queue)
+    worst = max((min(took(tool, inp) for _ in range(3)), name) for name, (tool, inp) in hostile.items())
     s.close()
     return worst[0] < 20 * plain, f"slowest {worst[0]:.1f} ms ({worst[1]}), plain grep median {plain:.1f} ms"
 

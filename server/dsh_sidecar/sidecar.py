@@ -145,6 +145,9 @@ class Sidecar:
     before anything else of it; ``start_suggester`` false leaves that to the owner, which calls
     :meth:`start_suggester` (a front end whose construction is on the ``initialize`` reply's path
     runs it on a thread: every call waits for the activation, so the line still comes first).
+    ``sink_thread`` (a ``threading.get_ident()``) is the thread ``log_sink`` is called on for
+    ledger lines (the event loop's, when the sidecar is built on another thread; default: the
+    constructing thread): lines written elsewhere wait for it (:meth:`drain_ledger`).
     """
 
     def __init__(
@@ -159,8 +162,10 @@ class Sidecar:
         docs_root: Path | None = None,
         server_kind: str | None = None,
         start_suggester: bool = True,
+        sink_thread: int | None = None,
     ) -> None:
         self.config = config
+        self.sink_thread = sink_thread if sink_thread is not None else threading.get_ident()
         self.env = dict(env)
         #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (docs/SECURITY.md, class 7).
         self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
@@ -281,6 +286,7 @@ class Sidecar:
             content=self.projection.content,
             background=True,
             indexing=self.projection.building,
+            sink_thread=self.sink_thread,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this
@@ -290,6 +296,11 @@ class Sidecar:
         if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
+
+    def drain_ledger(self) -> None:
+        """Pass the ledger lines written on other threads (the activation on a build thread)
+        to ``log_sink``; on :attr:`sink_thread` only (elsewhere nothing happens)."""
+        self.suggester.ledger.drain()
 
     def start_suggester(self) -> None:
         """Activate the suggester (writing its first ledger line) when it is on; fail-open."""
@@ -374,9 +385,14 @@ class Sidecar:
     async def web_search(self, query: str, max_results: int) -> RouterResult:
         """One query through the router's chain, the first provider that answers (the router
         seed's ``web_search``: no strategy, no bandit), every provider text through
-        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. Raises
+        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A search whose providers all
+        failed or answered empty raises the seed's aggregated error unless
+        ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
         :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        out = await self.router.search(query, max_results)
+        router = self.router
+        out = await router.search(query, max_results)
+        if not out.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(out)
         return replace(
             out,
             sources=[_source_for_model(s) for s in out.sources],

@@ -345,6 +345,7 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
     """The server asks for the ``warm_search`` sidecar (the CLI's one-shot commands do not:
     :func:`test_a_server_sidecar_prepares_the_search_path_off_the_event_loop`)."""
     import asyncio
+    import threading
 
     from dsh_sidecar import sidecar as sidecar_module
     from dsh_sidecar.config import parse_config
@@ -360,7 +361,7 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
     monkeypatch.setattr(sidecar_module, "Sidecar", Recording)
     server = SidecarServer()
     server.env = {"DSH_HOME": str(dsh_home)}
-    sidecar = build_sidecar(server, parse_config(None), None)
+    sidecar = build_sidecar(server, parse_config(None), None, threading.get_ident())
     assert seen == [True] and sidecar._search_warm is not None
     asyncio.run(sidecar.aclose())
     assert not sidecar._search_warm.is_alive()

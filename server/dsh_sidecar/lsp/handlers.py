@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -89,12 +90,15 @@ def require(server: SidecarServer) -> Sidecar:
     return sidecar
 
 
-def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -> Sidecar:
+def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None, loop_thread: int) -> Sidecar:
     """The :class:`Sidecar` of an accepted ``initialize``; its secrets join the log filter.
-    Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
+    ``loop_thread``: the event loop's thread, where its ledger lines are sent (it may be built
+    on another). Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve")
+    sidecar = Sidecar(
+        config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve", sink_thread=loop_thread
+    )
     ls.redactor.add(sidecar.router.secrets())
     return sidecar
 
@@ -137,11 +141,12 @@ def register(server: SidecarServer) -> None:
                 shared = config.state.shared
                 check = None if shared else preflight_of(config, ls.env)
             if shared:  # opening the shared store can refuse the config: before the reply
-                ls.sidecar = build_sidecar(ls, config_of(options, config), root)
+                ls.sidecar = build_sidecar(ls, config_of(options, config), root, threading.get_ident())
             else:
                 assert check is not None
                 ls.redactor.add(check.secrets)
-                ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root))
+                loop_thread = threading.get_ident()
+                ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root, loop_thread))
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
         except InvalidRoot as exc:
@@ -156,6 +161,8 @@ def register(server: SidecarServer) -> None:
         def report_progress(sidecar: Sidecar | None) -> None:
             from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress  # after the reply
 
+            if sidecar is not None:  # the activation's ledger line, written on the build's thread
+                sidecar.drain_ledger()
             if sidecar is not None and client_supports_progress(ls.client_capabilities):
                 sidecar.report_graph_progress(GraphProgress(ls, loop))
 

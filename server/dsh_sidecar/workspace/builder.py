@@ -82,6 +82,9 @@ class GraphBuilder:
         self._pending: list[str] = []
         self._done = threading.Event()
         self._generation = 0
+        #: the generation whose graph the build published (and whose queued changes it took):
+        #: changes queued after that go to the refresh thread, even while the worker winds down
+        self._published = -1
         self._last: tuple[int, int] | None = None
         #: batches of changed paths applied, and the CPU seconds they took (this thread's)
         self.refreshes = 0
@@ -162,7 +165,7 @@ class GraphBuilder:
             return
         with self._lock:
             self._pending.extend(changed)
-            if self.building or self.graph is None:
+            if self.graph is None or (self._worker and self._published != self._generation):
                 return  # the build applies them when it finishes
             self._refresh_idle.clear()
             if self._refresher is not None and self._refresher.is_alive():
@@ -315,6 +318,7 @@ class GraphBuilder:
                     return
                 pending, self._pending = self._pending, []
                 self.graph = graph
+                self._published = gen
                 if self._refresher is None or not self._refresher.is_alive():
                     self._start_refresher()  # here, off the request path: it waits for changes
             if pending:

@@ -51,6 +51,9 @@ class Content:
     def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
         return []
 
+    def keys(self, path: str) -> Mapping[str, Mapping[str, float]] | None:
+        return None  # no manifest's section words indexed
+
     def status(self) -> Mapping[str, object]:
         return {"state": "ready" if self.synced else "building"}
 
@@ -117,12 +120,22 @@ def test_a_classification_that_asked_the_symbol_index_is_held_back(shopcart, dsh
     assert ledger_messages(lines)[-1] == "suppressed not-ready Usage"
 
 
-def test_a_call_that_needs_neither_index_is_answered_at_once(shopcart, dsh_home):
+def test_a_call_that_needs_no_pending_part_is_answered_at_once(shopcart, dsh_home):
+    """Owner reads the symbol index nowhere: with the symbol pass running (and no content
+    index, which then never comes) it is answered at once."""
+    index = Index(shopcart)
+    s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
+    assert s.pending() == {SYMBOLS}
+    notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}))
+    assert [n.source.intent for n in notes] == ["Owner"], ledger_messages(lines)
+
+
+def test_owner_waits_for_the_content_index_since_a_manifests_authors_are_read_from_it(shopcart, dsh_home):
     index = Index(shopcart, Content())
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {SYMBOLS, CONTENT}
-    notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}))
-    assert [n.source.intent for n in notes] == ["Owner"], ledger_messages(lines)
+    assert s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"})) == []
+    assert ledger_messages(lines)[-1] == "suppressed not-ready Owner"
 
 
 def test_an_intent_with_content_facts_waits_for_the_content_index(shopcart, dsh_home):
