@@ -24,7 +24,7 @@ Figures per pass (definitions of issue 5's replay benchmark):
   48 calls p99 is the slowest call, the first one, which activates: packs, file list, seed).
 
 Pass 2 must keep precision and not lose recall (asserted in
-``tests/test_suggester_learning.py``). The same two passes are also run on issue 5's fixed
+``tests/unit/suggester/test_suggester_learning.py``). The same two passes are also run on the fixed
 50-call trace (``tests/data/replay/shopcart-50.jsonl``) through the real server over stdio.
 
 Usage: ``python bench/suggester_learning.py [--episodes 12]``.

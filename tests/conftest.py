@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from pytest_lsp import LanguageClient
-from support.editors import NVIMS
 from support.mockprovider import MockProvider
 from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
@@ -60,27 +59,60 @@ LONG_FIRST = (
     "tests/harness/test_dsh_plugins.py",  # (87) seven DSH runs: install kinds, each plugin alone
     "tests/harness/test_dsh_web_router_card.py",  # (53) one test: dsh web + Chromium, seven searches
     "tests/harness/test_dsh.py",  # (47) restarts with the DSH bundle's real backoff
-    "tests/test_corpus_scores.py",  # (24)
-    "tests/test_editor_vscode_workbench.py",  # (23) one test: code-server + Chromium
-    "tests/test_reliability_state.py",  # (12)
-    "tests/test_mcp.py",  # (11)
-    "tests/test_cli_output.py",  # (11)
+    "tests/e2e/test_corpus_scores.py",  # (24)
+    "tests/editors/test_editor_vscode_workbench.py",  # (23) one test: code-server + Chromium
+    "tests/e2e/test_reliability_state.py",  # (12)
+    "tests/e2e/test_mcp.py",  # (11)
+    "tests/e2e/test_cli_output.py",  # (11)
     "tests/harness/test_dsh_bundle_trust.py",  # (21) misbehaving children, a 24 MB frame
     "tests/harness/test_dsh_bundle_start.py",  # (11)
     "tests/harness/test_claude_code.py",  # (11)
-    "tests/test_fleet.py",  # (9)
-    "tests/test_bandit_e2e.py",  # (9)
-    "tests/test_editor_clients.py",  # (8)
-    "tests/test_reliability_framing.py",  # (7)
-    "tests/test_editor_nvim.py",  # (6)
+    "tests/e2e/test_fleet.py",  # (9)
+    "tests/e2e/test_bandit_e2e.py",  # (9)
+    "tests/editors/test_editor_clients.py",  # (8)
+    "tests/e2e/test_reliability_framing.py",  # (7)
+    "tests/editors/test_editor_nvim.py",  # (6)
 )
+
+
+#: The folders whose every test starts processes (sidecars, CLIs, editors, harnesses): each of
+#: their tests is ``slow`` without saying so itself.
+SLOW_FOLDERS = ("tests/e2e/", "tests/harness/", "tests/editors/")
+
+#: The inner loop: ``pytest tests/unit`` leaves out the unit tests marked ``slow`` (a process
+#: started, or over a second on the 2-core CI machine) unless ``--slow`` or ``-m`` is given.
+UNIT = "tests/unit"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help=f"with only {UNIT} paths: run their slow tests too (the whole suite always does)",
+    )
+
+
+def _unit_only(config: pytest.Config) -> bool:
+    """Whether every path on the command line lies in tests/unit (no path: the whole suite)."""
+    unit = config.rootpath / UNIT
+    paths = [Path(arg.split("::", 1)[0]) for arg in config.args]
+    return bool(config.args) and all((config.invocation_params.dir / p).resolve().is_relative_to(unit) for p in paths)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The modules of :data:`LONG_FIRST` first, in its order; the rest keep theirs (a stable sort,
-    so the order inside each module stays as written)."""
+    so the order inside each module stays as written). Every test of :data:`SLOW_FOLDERS` is
+    marked ``slow``; a run of tests/unit alone leaves its slow tests out (:data:`UNIT`)."""
     rank = {path: i for i, path in enumerate(LONG_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+    for item in items:
+        if item.nodeid.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
+    if _unit_only(config) and not config.getoption("--slow") and not config.getoption("markexpr"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture
@@ -133,11 +165,3 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
     yield start
     for client in clients:
         await stop_client(client)
-
-
-@pytest.fixture(params=NVIMS or [None], ids=lambda p: p or "no-nvim")
-def nvim(request) -> str:
-    """Each Neovim found (support.editors.NVIMS), or a skip with the reason when there is none."""
-    if request.param is None:
-        pytest.skip("Neovim is not installed (apt-get install -y neovim; .ci/run installs it)")
-    return request.param

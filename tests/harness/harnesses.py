@@ -29,7 +29,7 @@ DSH_BUNDLE = REPO / "harness-adapters" / "dsh"
 CLAUDE_CODE_VERSION = "2.1.328"
 DSH_VERSION = "0.1.0-rc.8"
 
-#: Telemetry and update traffic off (issue 14).
+#: Telemetry and update traffic off.
 QUIET = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",

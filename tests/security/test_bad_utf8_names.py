@@ -1,4 +1,4 @@
-"""Class 8 (issue 13): a file name that is not UTF-8 is data, not a crash.
+"""Class 8 (docs/SECURITY.md): a file name that is not UTF-8 is data, not a crash.
 
 In a folder that is not a git checkout, one file named ``docs/\\xff\\xfe.md`` came back from the
 walk as a string with lone surrogates; RE2 refused to encode it (``UnicodeEncodeError``), so

@@ -1,4 +1,4 @@
-"""Issue 13, class 11: config is bounded and URLs are validated up front. Out-of-range numbers
+"""Class 11 (docs/SECURITY.md): config is bounded and URLs are validated up front. Out-of-range numbers
 and malformed URLs are refused by the config model with an error naming the key (never the
 value); a URL that still cannot be sent at request time is that provider's failure, so the
 chain goes on."""

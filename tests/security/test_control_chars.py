@@ -1,4 +1,4 @@
-"""Class 8: names from the workspace are data (issue 13).
+"""Class 8: names from the workspace are data (docs/SECURITY.md).
 
 A file name with a newline (or another control character) must not forge a ledger line, a log
 line or extra text in the note shown to the agent: control characters are escaped first.

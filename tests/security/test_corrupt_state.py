@@ -1,4 +1,4 @@
-"""Class 6: corrupt state is a cold start, never a failure (issue 13).
+"""Class 6: corrupt state is a cold start, never a failure (docs/SECURITY.md).
 
 Every state file (bandit posteriors, suggester knowledge, workspace symbol cache) is planted
 with each corruption; reading it must warn, start cold and set the file aside, and the

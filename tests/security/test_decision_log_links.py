@@ -1,4 +1,4 @@
-"""Class 10 (issue 13): the bandit's ``decisions.jsonl`` is never followed elsewhere.
+"""Class 10 (docs/SECURITY.md): the bandit's ``decisions.jsonl`` is never followed elsewhere.
 
 It was opened without ``O_NOFOLLOW``: a symlink (or a hard link) planted at
 ``$DSH_HOME/bandit/decisions.jsonl`` made every search append a decision line to the target

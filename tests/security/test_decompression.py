@@ -1,4 +1,4 @@
-"""Issue 13, class 4: decompression is bounded. Every provider body is inflated in bounded
+"""Class 4 (docs/SECURITY.md): decompression is bounded. Every provider body is inflated in bounded
 steps with its *decoded* size counted against the cap; stacked or unasked-for codings are
 refused; each case is that provider's failure, so the chain falls back. Real HTTP to loopback
 mocks."""
@@ -62,7 +62,7 @@ async def falls_back(hostile: MockProvider, router: Router, reply: Reply) -> str
 
 async def test_stacked_gzip_gzip_is_refused_and_the_chain_falls_back(chain, bomb_64m):
     hostile, router = chain
-    body = gzip.compress(bomb_64m)  # the issue's shape: a small body, two layers
+    body = gzip.compress(bomb_64m)  # a small body, two layers
     assert len(body) < 16 * 1024
     reply = Reply(200, {"content-type": "application/json", "content-encoding": "gzip, gzip"}, body)
     assert await falls_back(hostile, router, reply) == "stacked content encodings refused (2 layers)"

@@ -1,4 +1,4 @@
-"""Class 7: nothing blocks the event loop (issue 13).
+"""Class 7: nothing blocks the event loop (docs/SECURITY.md).
 
 A lock held by another (stopped) sidecar, a burst of invalidations, a workspace of ``/`` or
 ``$HOME``, a thousand glob candidates: the sidecar keeps answering other requests meanwhile, and

@@ -1,4 +1,4 @@
-"""Class 9: nothing is lost at exit (issue 13), and the ledger's buffered writes.
+"""Class 9: nothing is lost at exit (docs/SECURITY.md), and the ledger's buffered writes.
 
 The harness may end the sidecar with ``shutdown``+``exit``, ``exit`` alone, EOF on stdin,
 SIGTERM or SIGHUP: on every path each dismissal reaches ``knowledge.json`` and each ledger line

@@ -1,4 +1,4 @@
-"""Class 2: only regular files inside the workspace are read (issue 13).
+"""Class 2: only regular files inside the workspace are read (docs/SECURITY.md).
 
 A hostile tree is planted (symlinks to ``/proc/self/fd/0``, to a FIFO, to ``/dev/zero``, loops,
 links that leave the workspace; FIFOs and sockets in the tree; a FIFO ``.gitignore`` and pack).

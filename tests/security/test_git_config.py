@@ -1,4 +1,4 @@
-"""Class 1: no program or setting from the workspace executes (issue 13).
+"""Class 1: no program or setting from the workspace executes (docs/SECURITY.md).
 
 Each vector is planted in a real checkout as a program that would append to a marker file.
 Every test first shows the vector is live (plain ``git`` runs the program: a *control*), then
@@ -89,49 +89,46 @@ def hardened(repo: Repo, *args: str) -> None:
         pass
 
 
+def only_plain_git_runs_it(
+    repo: Repo, plain: tuple[str, ...], *runs: tuple[str, ...], control: str = "control"
+) -> None:
+    """Plain ``git <plain>`` runs the planted program (the live control, ``control`` names it);
+    the sidecar's scan and each hardened ``git <run>`` of ``runs`` do not."""
+    plain_git(repo.root, *plain)
+    assert repo.fired(), control
+    repo.reset()
+    sidecar_scans(repo)
+    for args in runs:
+        hardened(repo, *args)
+    assert not repo.fired()
+
+
 # ---------------------------------------------------------------- fsmonitor and includes
 
 
 def test_fsmonitor_in_git_config_never_runs(repo):
     repo.config(f"[core]\n\tfsmonitor = {repo.evil}\n")
-    plain_git(repo.root, "ls-files")
-    assert repo.fired(), "control: plain git ls-files runs core.fsmonitor"
-    repo.reset()
-    sidecar_scans(repo)
-    hardened(repo, "status")
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("ls-files",), ("status",), control="control: plain git ls-files runs core.fsmonitor")
 
 
 def test_fsmonitor_pulled_in_by_include_path_never_runs(repo):
     inc = repo.root / "innocent.cfg"  # a committed-looking file in the workspace
     inc.write_text(f"[core]\n\tfsmonitor = {repo.evil}\n")
     repo.config("[include]\n\tpath = ../innocent.cfg\n")
-    plain_git(repo.root, "status")
-    assert repo.fired(), "control"
-    repo.reset()
-    sidecar_scans(repo)
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("status",))
 
 
 def test_fsmonitor_pulled_in_by_include_if_and_nested_include_never_runs(repo):
     (repo.root / ".git" / "a.cfg").write_text("[include]\n\tpath = b.cfg\n")
     (repo.root / ".git" / "b.cfg").write_text(f"[core]\n\tfsmonitor = {repo.evil}\n")
     repo.config('[includeIf "gitdir:**"]\n\tpath = a.cfg\n')
-    plain_git(repo.root, "ls-files")
-    assert repo.fired(), "control"
-    repo.reset()
-    sidecar_scans(repo)
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("ls-files",))
 
 
 def test_worktree_config_extension_fsmonitor_never_runs(repo):
     repo.config("[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n")
     (repo.root / ".git" / "config.worktree").write_text(f"[core]\n\tfsmonitor = {repo.evil}\n")
-    plain_git(repo.root, "ls-files")
-    assert repo.fired(), "control"
-    repo.reset()
-    sidecar_scans(repo)
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("ls-files",))
 
 
 def test_gitdir_file_pointing_at_an_evil_git_dir_never_runs(repo, tmp_path):
@@ -139,11 +136,7 @@ def test_gitdir_file_pointing_at_an_evil_git_dir_never_runs(repo, tmp_path):
     shutil.move(repo.root / ".git", other)
     (repo.root / ".git").write_text(f"gitdir: {other}\n")
     repo.config(f"[core]\n\tfsmonitor = {repo.evil}\n", other / "config")
-    plain_git(repo.root, "ls-files")
-    assert repo.fired(), "control"
-    repo.reset()
-    sidecar_scans(repo)
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("ls-files",))
 
 
 # ---------------------------------------------------------------- hooks
@@ -280,12 +273,7 @@ def test_gpg_program_never_runs_for_show_signature(repo):
     ).stdout.strip()
     plain_git(repo.root, "update-ref", "HEAD", oid)
     repo.config(f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {repo.evil}\n")
-    plain_git(repo.root, "log")
-    assert repo.fired(), "control: git log verifies the signature with gpg.program"
-    repo.reset()
-    sidecar_scans(repo)
-    hardened(repo, "log")
-    assert not repo.fired()
+    only_plain_git_runs_it(repo, ("log",), ("log",), control="control: git log verifies the signature with gpg.program")
 
 
 # ---------------------------------------------------------------- transports, credentials, prompts

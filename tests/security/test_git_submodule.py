@@ -1,4 +1,4 @@
-"""Class 1 (issue 13): a submodule's own config runs nothing either.
+"""Class 1 (docs/SECURITY.md): a submodule's own config runs nothing either.
 
 ``git status`` (the recency scan) enters every submodule and runs ``git status`` there, under
 the submodule's config (``.git/modules/<name>/config``), whose program keys the parent's

@@ -1,4 +1,4 @@
-"""Class 3: untrusted patterns are linear-time (issue 13).
+"""Class 3: untrusted patterns are linear-time (docs/SECURITY.md).
 
 Globs from packs and lines from ``.gitignore`` files are matched by RE2 (``workspace/wildmatch``).
 The shapes below need exponential time in a backtracking engine on a long name of ``a``s (a

@@ -1,4 +1,4 @@
-"""Class 12: protocol edges (issue 13).
+"""Class 12: protocol edges (docs/SECURITY.md).
 
 A second ``initialize`` is refused (-32600) and changes nothing; a ``method`` that is not a
 string gets -32600 with the request's id; an internal error reply carries no traceback and no

@@ -1,4 +1,4 @@
-"""Issue 13, class 5: redaction comes first and covers every form. A key a provider plants in
+"""Class 5 (docs/SECURITY.md): redaction comes first and covers every form. A key a provider plants in
 any field, in raw, URL-encoded, base64 or JSON-escaped form, never leaves the sidecar: not in
 a reply (any string field), an error reason, a log record at any level, a decision-log line
 or a frame on stdout; and it is redacted before any cut, so no cut leaves part of it."""

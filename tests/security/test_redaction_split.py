@@ -1,4 +1,4 @@
-"""Class 5 (issue 13): a key split across fields shows no part of it.
+"""Class 5 (docs/SECURITY.md): a key split across fields shows no part of it.
 
 A Brave-format provider that answered ``title: "t <first 16 characters of the key>"`` and
 ``description: "<the other 16> tail"`` got both halves to the agent: each field held only part

@@ -1,4 +1,4 @@
-"""Class 6 (issue 13): a state file replaced by something that is not a regular file.
+"""Class 6 (docs/SECURITY.md): a state file replaced by something that is not a regular file.
 
 ``posteriors.json`` symlinked to ``/dev/zero`` made every start read forever (the spawned
 sidecar reached 5.9 GiB RSS and never answered ``initialize``); a FIFO in its place blocked the

@@ -1,4 +1,4 @@
-"""Class 10: state files are never followed elsewhere (issue 13).
+"""Class 10: state files are never followed elsewhere (docs/SECURITY.md).
 
 ``ledger.log`` (and its rotation) replaced by a symlink, a dangling symlink, a hard link, a FIFO
 or a file of another user: the sidecar appends nothing through it, keeps serving, and warns once.

@@ -1,7 +1,7 @@
 // Drive the real VS Code workbench (code-server) with the system Chromium through playwright-core:
 // install the built .vsix, open a workspace, run "DSH: Show sidecar status" and
 // "DSH: What would the suggester say?", and report what the workbench rendered as one JSON line on
-// stdout (the pytest side, tests/test_editor_vscode_workbench.py, asserts on it).
+// stdout (the pytest side, tests/editors/test_editor_vscode_workbench.py, asserts on it).
 //
 // Environment: VSIX (the packed extension), WORKSPACE (folder to open), DSH_COMMAND (the sidecar's
 // console script), ARTIFACTS (folder for screenshots and the code-server log), CHROMIUM (default

@@ -1,5 +1,5 @@
 -- Headless end-to-end test of dsh.nvim against the REAL sidecar (driven by
--- tests/test_editor_nvim.py): run every command as a user would, wait for the answer, and
+-- tests/editors/test_editor_nvim.py): run every command as a user would, wait for the answer, and
 -- write what the user would see (buffer lines, quickfix list, :messages) to $DSH_TEST_OUT as
 -- JSON. Environment: DSH_TEST_OUT, DSH_TEST_CMD (the sidecar executable), DSH_TEST_MOCK (a
 -- loopback SearXNG base URL), DSH_TEST_ROOT (the workspace), DSH_TEST_FAIL_MOCK (a SearXNG that

@@ -3,7 +3,7 @@
 The schema is derived from the sidecar's own config models (``RouterConfig``,
 ``BanditConfig``, ``SuggesterConfig``: types, defaults, bounds, enums, and each field's
 description where the model has one), so VS Code's settings editor completes and checks what
-the sidecar accepts. Run it after a config field changes (``tests/test_editor_clients_schema.py``
+the sidecar accepts. Run it after a config field changes (``tests/editors/test_editor_clients_schema.py``
 fails until then)::
 
     python editor-clients/vscode/scripts/initialization_options_schema.py          # rewrite

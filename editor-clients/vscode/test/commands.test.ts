@@ -38,7 +38,7 @@ const OK_URLS = [
   'https://www.example.net/blog/wax-vs-wet-lube',
 ];
 
-/** The bandit seed's log line (sidecar tests/test_e2e_stdio.py BANDIT_LINE). */
+/** The bandit seed's log line (sidecar tests/e2e/test_e2e_stdio.py BANDIT_LINE). */
 const BANDIT_LINE =
   /^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ stats=\{"quick":\{"alpha":[\d.]+,"beta":[\d.]+\},"thorough":\{"alpha":[\d.]+,"beta":[\d.]+\}\}$/;
 

@@ -90,7 +90,7 @@ DEFAULT_MIN_CLASS_EVIDENCE: Final = 5.0
 DEFAULT_EVIDENCE_SCALE: Final = 5.0
 #: Default points of the propensity's numerical integral (:func:`win_probability`): at most
 #: 2e-4 from a 40,000-point integral over posteriors from Beta(1, 1) to Beta(600, 5)
-#: (tests/test_bandit_state.py), ~0.5 ms of CPU; the 2,000-draw Monte-Carlo estimate it
+#: (tests/unit/bandit/test_bandit_state.py), ~0.5 ms of CPU; the 2,000-draw Monte-Carlo estimate it
 #: replaces had a standard error of up to 0.011.
 DEFAULT_PROPENSITY_SAMPLES: Final = 512
 

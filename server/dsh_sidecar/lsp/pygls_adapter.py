@@ -3,7 +3,7 @@
 The transport (``transport.py``) answers what pygls would drop silently (parse errors, invalid
 envelopes, requests after ``shutdown``, a second ``initialize``) and so has to write a raw
 JSON-RPC message and read pygls' shutdown flag. pygls 2.x offers neither publicly, so both go
-through :class:`PyglsPeer`; ``tests/test_pygls_adapter.py`` pins the pygls major version and
+through :class:`PyglsPeer`; ``tests/unit/lsp/test_pygls_adapter.py`` pins the pygls major version and
 checks that each private name still exists, so an upgrade that moves them fails there, in one
 place, instead of as a silent hang.
 """

@@ -259,7 +259,7 @@ def _url_ok(url: str) -> bool:
 def with_query(url: str, params: dict[str, str] | None) -> tuple[str, dict[str, str] | None]:
     """``(url, params)`` with the params already in the URL when it has neither a query nor a
     fragment: ``url?<httpx.QueryParams(params)>`` is the URL httpx builds from ``params``, to the
-    byte (the same encoder; tests/test_router_providers.py compares them), and httpx then parses
+    byte (the same encoder; tests/unit/router/test_router_providers.py compares them), and httpx then parses
     it once instead of parsing, merging and re-parsing (~15 µs a request). Anything else comes
     back as it was, for httpx to merge."""
     if not params or "?" in url or "#" in url:

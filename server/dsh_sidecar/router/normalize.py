@@ -145,7 +145,7 @@ def clean_text(
     text = no_lone_surrogates(html_to_text(value) if is_html else html.unescape(strip_format_tags(value)))
     # whitespace runs folded and the ends trimmed: str.split() splits on exactly the characters
     # re's \s matches in a str pattern (both Py_UNICODE_ISSPACE), so this is
-    # re.sub(r"\s+", " ", text).strip() (tests/test_router_snippets.py checks every code point)
+    # re.sub(r"\s+", " ", text).strip() (tests/unit/router/test_router_snippets.py checks every code point)
     # at a fifth of its cost
     text = redact(" ".join(text.split()))
     if not text:

@@ -1,7 +1,7 @@
 """:class:`LocalState`: the shared-state interface for one process, in memory.
 
 The reference implementation of :class:`~.shared.SharedState` (the Redis one must agree with
-it, ``tests/test_state_redis.py`` runs one contract over both) and what
+it, ``tests/unit/state/test_state_redis.py`` runs one contract over both) and what
 :class:`~.redis_store.RedisState` serves from while its store is away: a sidecar alone keeps
 spacing its own requests, caching and counting. Thread-safe (one lock). Same bounds as the
 store: ``maxEntries`` cache entries, :data:`~.shared.BUCKETS` buckets per bandit row,

@@ -187,7 +187,7 @@ def test_every_surface_in_process(workspace: Path, provider: str, tmp_path: Path
 
 def test_every_surface_over_mcp(workspace: Path, provider: str, tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
-    from test_mcp import session
+    from e2e.test_mcp import session
 
     async def run() -> None:
         async with session(tmp_path, workspace, config(provider)) as s:

@@ -1,7 +1,7 @@
 // The suggester's note as a DSH user message: labelled with the plugin's own source
 // ({kind: "search-suggester", form: "notice", summary}, plan "The delivery"), because an
 // unlabeled context would render as a user prompt in derived history. No DSH import, so it
-// is tested on its own (tests/test_dsh_note.py).
+// is tested on its own (tests/harness/test_dsh_note.py).
 
 import { randomUUID } from 'node:crypto';
 

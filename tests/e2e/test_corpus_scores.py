@@ -1,0 +1,274 @@
+"""Today's suggester on the evaluation corpus, pinned exactly: every repository of
+``corpus/intents/`` materialized into stub files (paths + symbols + facts) and replayed
+through a spawned ``dsh-search serve`` over stdio, then a subset of the recorded trajectories of
+``corpus/trajectories/`` on their materialized workspaces. Any change of suggester
+behaviour shows up here as a number that moved: update the figures (and ``docs/corpus.md``)
+in the same change, and say why.
+
+The figures on real checkouts (``bench/suggester.py --corpus --cache DIR``) are in
+``docs/corpus.md``; these are the materialized ones, which differ a little (stub files carry
+definitions and structure, not text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dsh_sidecar.evaluation.trace
+import pytest
+from dsh_sidecar.evaluation import intent_report, read_manifest, read_trajectories, run_intents, run_trajectories
+from support.sidecar import forked_command
+
+from corpus.materialize import materialize, materialize_trajectory
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "corpus"
+TRAJECTORIES = Path(os.environ.get("DSH_CORPUS_TRAJECTORIES", CORPUS / "trajectories"))
+
+
+@pytest.fixture
+def forked_replay(monkeypatch):
+    """The replays' sidecars forked (support.forkserver: the same ``serve`` over the same stdio,
+    without its imports): these figures are the suggester's, not the process start's, and each
+    spawned sidecar costs ~0.7 s of CPU in imports (26 here: 20 repositories, 6 traces).
+    ``dsh-search replay`` below spawns."""
+    monkeypatch.setattr(dsh_sidecar.evaluation.trace, "server_command", forked_command)
+
+
+#: One Corpus I trajectory per repository (the first of each in ``index.jsonl``), to keep this module fast.
+TRAJECTORY_IDS = (
+    "sympy__sympy-13798",
+    "sphinx-doc__sphinx-9230",
+    "astropy__astropy-13453",
+    "pydata__xarray-4356",
+    "pytest-dev__pytest-5631",
+    "pylint-dev__pylint-7080",
+)
+#: Corpus II: one trace per agent family and language beyond them — for each (family, language)
+#: the trace whose workspace has the fewest files (the first in ``index.jsonl`` on a tie).
+#: coder/code-server is a held-out repository and iswe a held-out family.
+CORPUS_II_IDS = (
+    "rovo-dev/google__gson-2134",
+    "rovo-dev/tailwindlabs__tailwindcss-550",
+    "rovo-dev/coder__code-server-4923",
+    "rovo-dev/keras-team__keras-19190",
+    "iswe/google__gson-2134",
+    "codex/tailwindlabs__tailwindcss-550",
+    "codex/coder__code-server-4923",
+)
+
+# fmt: off
+INTENTS = {
+    'repos': {
+        'attrs': {'repo': 'python-attrs/attrs', 'split': 'tune', 'calls': 47, 'notes': 23, 'correct': 21, 'precision': 0.913, 'recall': 0.75, 'first_note': 1.0, 'expected_targets': 32, 'found_targets': 24},
+        'httpx': {'repo': 'encode/httpx', 'split': 'tune', 'calls': 43, 'notes': 20, 'correct': 19, 'precision': 0.95, 'recall': 0.7931, 'first_note': 1.0, 'expected_targets': 29, 'found_targets': 23},
+        'six': {'repo': 'benjaminp/six', 'split': 'heldout', 'calls': 43, 'notes': 20, 'correct': 16, 'precision': 0.8, 'recall': 0.7308, 'first_note': 1.0, 'expected_targets': 26, 'found_targets': 19},
+        'ky': {'repo': 'sindresorhus/ky', 'split': 'tune', 'calls': 44, 'notes': 21, 'correct': 19, 'precision': 0.9048, 'recall': 0.7407, 'first_note': 1.0, 'expected_targets': 27, 'found_targets': 20},
+        'signals': {'repo': 'preactjs/signals', 'split': 'tune', 'calls': 44, 'notes': 20, 'correct': 19, 'precision': 0.95, 'recall': 0.6757, 'first_note': 1.0, 'expected_targets': 37, 'found_targets': 25},
+        'chi': {'repo': 'go-chi/chi', 'split': 'tune', 'calls': 43, 'notes': 18, 'correct': 18, 'precision': 1.0, 'recall': 0.9091, 'first_note': 1.0, 'expected_targets': 22, 'found_targets': 20},
+        'cobra': {'repo': 'spf13/cobra', 'split': 'heldout', 'calls': 42, 'notes': 19, 'correct': 16, 'precision': 0.8421, 'recall': 0.8, 'first_note': 1.0, 'expected_targets': 25, 'found_targets': 20},
+        'ripgrep': {'repo': 'BurntSushi/ripgrep', 'split': 'tune', 'calls': 41, 'notes': 20, 'correct': 19, 'precision': 0.95, 'recall': 0.7586, 'first_note': 1.0, 'expected_targets': 29, 'found_targets': 22},
+        'anyhow': {'repo': 'dtolnay/anyhow', 'split': 'tune', 'calls': 43, 'notes': 20, 'correct': 20, 'precision': 1.0, 'recall': 0.8276, 'first_note': 1.0, 'expected_targets': 29, 'found_targets': 24},
+        'sinatra': {'repo': 'sinatra/sinatra', 'split': 'tune', 'calls': 43, 'notes': 23, 'correct': 23, 'precision': 1.0, 'recall': 0.875, 'first_note': 1.0, 'expected_targets': 32, 'found_targets': 28},
+        'jsoup': {'repo': 'jhy/jsoup', 'split': 'tune', 'calls': 45, 'notes': 19, 'correct': 10, 'precision': 0.5263, 'recall': 0.4815, 'first_note': 1.1, 'expected_targets': 27, 'found_targets': 13},
+        'gson': {'repo': 'google/gson', 'split': 'tune', 'calls': 41, 'notes': 21, 'correct': 17, 'precision': 0.8095, 'recall': 0.75, 'first_note': 1.0, 'expected_targets': 28, 'found_targets': 21},
+        'retrofit': {'repo': 'square/retrofit', 'split': 'heldout', 'calls': 46, 'notes': 23, 'correct': 17, 'precision': 0.7391, 'recall': 0.6957, 'first_note': 1.125, 'expected_targets': 23, 'found_targets': 16},
+        'polly': {'repo': 'App-vNext/Polly', 'split': 'tune', 'calls': 42, 'notes': 21, 'correct': 16, 'precision': 0.7619, 'recall': 0.7619, 'first_note': 1.0, 'expected_targets': 21, 'found_targets': 16},
+        'guzzle': {'repo': 'guzzle/guzzle', 'split': 'heldout', 'calls': 42, 'notes': 21, 'correct': 18, 'precision': 0.8571, 'recall': 0.8333, 'first_note': 1.0, 'expected_targets': 24, 'found_targets': 20},
+        'fmt': {'repo': 'fmtlib/fmt', 'split': 'tune', 'calls': 42, 'notes': 20, 'correct': 17, 'precision': 0.85, 'recall': 0.6552, 'first_note': 1.0, 'expected_targets': 29, 'found_targets': 19},
+        'python-gitlab': {'repo': 'python-gitlab/python-gitlab', 'split': 'tune', 'calls': 44, 'notes': 24, 'correct': 17, 'precision': 0.7083, 'recall': 0.7037, 'first_note': 1.0625, 'expected_targets': 27, 'found_targets': 19},
+        'more-itertools': {'repo': 'more-itertools/more-itertools', 'split': 'heldout', 'calls': 43, 'notes': 21, 'correct': 17, 'precision': 0.8095, 'recall': 0.7778, 'first_note': 1.0588, 'expected_targets': 27, 'found_targets': 21},
+        'commander': {'repo': 'tj/commander.js', 'split': 'tune', 'calls': 43, 'notes': 24, 'correct': 19, 'precision': 0.7917, 'recall': 0.76, 'first_note': 1.0, 'expected_targets': 25, 'found_targets': 19},
+        'react-hook-form': {'repo': 'react-hook-form/react-hook-form', 'split': 'heldout', 'calls': 41, 'notes': 22, 'correct': 17, 'precision': 0.7727, 'recall': 0.76, 'first_note': 1.0, 'expected_targets': 25, 'found_targets': 19},
+    },
+    'tune': {'calls': 605, 'notes': 294, 'correct': 254, 'precision': 0.8639, 'recall': 0.7437, 'first_note': 1.008, 'expected_targets': 394, 'found_targets': 293},
+    'heldout': {'calls': 257, 'notes': 126, 'correct': 101, 'precision': 0.8016, 'recall': 0.7667, 'first_note': 1.03, 'expected_targets': 150, 'found_targets': 115},
+    'pooled': {'calls': 862, 'notes': 420, 'correct': 355, 'precision': 0.8452, 'recall': 0.75, 'first_note': 1.0142, 'expected_targets': 544, 'found_targets': 408},
+    'intents': {
+        'Config': {'notes': 68, 'precision': 0.7059, 'expected': 70, 'recall': 0.7857},
+        'Dependency': {'notes': 27, 'precision': 0.9259, 'expected': 41, 'recall': 0.7073},
+        'Doc': {'notes': 33, 'precision': 0.7879, 'expected': 54, 'recall': 0.537},
+        'Ledger': {'notes': 24, 'precision': 0.9583, 'expected': 36, 'recall': 0.75},
+        'Owner': {'notes': 33, 'precision': 1.0, 'expected': 55, 'recall': 0.7818},
+        'Path': {'notes': 19, 'precision': 0.9474, 'expected': 25, 'recall': 0.72},
+        'Symbol': {'notes': 90, 'precision': 0.8667, 'expected': 89, 'recall': 0.8876},
+        'Test': {'notes': 47, 'precision': 0.8298, 'expected': 60, 'recall': 0.7},
+        'Usage': {'notes': 53, 'precision': 0.7925, 'expected': 70, 'recall': 0.8},
+        'Version': {'notes': 26, 'precision': 0.8846, 'expected': 44, 'recall': 0.6818},
+    },
+    'ledger': {'abstained no-companions': 25, 'abstained no-companions Config': 5, 'abstained no-companions Dependency': 2, 'abstained no-companions Ledger': 4, 'abstained no-companions Owner': 11, 'abstained no-companions Path': 1, 'abstained no-companions Test': 1, 'abstained no-companions Version': 1, 'suggest': 420, 'suggest Config': 68, 'suggest Dependency': 27, 'suggest Doc': 33, 'suggest Ledger': 24, 'suggest Owner': 33, 'suggest Path': 19, 'suggest Symbol': 90, 'suggest Test': 47, 'suggest Usage': 53, 'suggest Version': 26, 'suppressed cooldown': 12, 'suppressed cooldown Config': 3, 'suppressed cooldown Doc': 4, 'suppressed cooldown Owner': 1, 'suppressed cooldown Symbol': 1, 'suppressed cooldown Test': 1, 'suppressed cooldown Version': 2, 'suppressed dedupe': 19, 'suppressed dedupe Config': 1, 'suppressed dedupe Dependency': 6, 'suppressed dedupe Doc': 9, 'suppressed dedupe Ledger': 1, 'suppressed dedupe Symbol': 1, 'suppressed dedupe Version': 1, 'suppressed recent': 4, 'suppressed recent Owner': 1, 'suppressed recent Path': 1, 'suppressed recent Usage': 2},
+}
+TRAJECTORY_FIGURES = {
+    'repos': {
+        'astropy/astropy': {'traces': 1, 'calls': 30, 'search_calls': 7, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 42.86, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 71.43, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.3333, 'echo_first_share': 0.6667, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pydata/xarray': {'traces': 1, 'calls': 74, 'search_calls': 1, 'notes': 3, 'useful_notes': 3, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 300.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 3, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pylint-dev/pylint': {'traces': 1, 'calls': 63, 'search_calls': 14, 'notes': 7, 'useful_notes': 6, 'useful_precision': 0.8571, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 64.29, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 5, 'echo_share': 0.7143, 'echo_first_share': 1.0, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 1.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'pytest-dev/pytest': {'traces': 1, 'calls': 29, 'search_calls': 2, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 50.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'sphinx-doc/sphinx': {'traces': 1, 'calls': 41, 'search_calls': 12, 'notes': 2, 'useful_notes': 1, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 16.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 0.5, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'sympy/sympy': {'traces': 1, 'calls': 40, 'search_calls': 9, 'notes': 5, 'useful_notes': 5, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 55.56, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 44.44, 'gold_hit_before_any_edit': 1.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 3, 'echo_share': 0.6, 'echo_first_share': 0.6, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 0, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'tune': {'traces': 4, 'calls': 185, 'search_calls': 29, 'notes': 13, 'useful_notes': 10, 'useful_precision': 0.7692, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 44.83, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 51.72, 'gold_hit_before_any_edit': 0.25, 'own_hit_before_any_edit': 0.5, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 8, 'echo_share': 0.6154, 'echo_first_share': 0.7692, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 0, 'saved_pairs': 2, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'heldout': {'traces': 2, 'calls': 92, 'search_calls': 16, 'notes': 8, 'useful_notes': 7, 'useful_precision': 0.875, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 50.0, 'own_search_hit_before_first_edit': 0.5, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 62.5, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 0.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 6, 'echo_share': 0.75, 'echo_first_share': 1.0, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 0.5, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 2, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'pooled': {'traces': 6, 'calls': 277, 'search_calls': 45, 'notes': 21, 'useful_notes': 17, 'useful_precision': 0.8095, 'gold_hit_before_first_edit': 0.6667, 'notes_per_100_search': 46.67, 'own_search_hit_before_first_edit': 0.8333, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 55.56, 'gold_hit_before_any_edit': 0.1667, 'own_hit_before_any_edit': 0.3333, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 14, 'echo_share': 0.6667, 'echo_first_share': 0.8571, 'lead_notes': 1, 'lead_traces': 1, 'lead_share': 0.1667, 'broad_notes': 1, 'rank_share': 1.0, 'searches_saved': 1, 'saved_pairs': 4, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'ledger': {'suggest': 21, 'suggest Path': 1, 'suggest Symbol': 13, 'suggest Test': 2, 'suggest Usage': 5, 'suppressed cooldown': 2, 'suppressed cooldown Symbol': 1, 'suppressed cooldown Test': 1, 'suppressed dedupe': 4, 'suppressed dedupe Symbol': 2, 'suppressed dedupe Usage': 2, 'suppressed recent': 6, 'suppressed recent Symbol': 3, 'suppressed recent Usage': 3, 'suppressed turn-cap': 1, 'suppressed turn-cap Symbol': 1},
+}
+CORPUS_II_FIGURES = {
+    'repos': {
+        'coder/code-server': {'traces': 2, 'calls': 66, 'search_calls': 17, 'notes': 6, 'useful_notes': 3, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 35.29, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 70.59, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.3333, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'google/gson': {'traces': 2, 'calls': 24, 'search_calls': 4, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 25.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.5, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'keras-team/keras': {'traces': 1, 'calls': 20, 'search_calls': 2, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 150.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 0.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.6667, 'echo_first_share': 0.6667, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'tailwindlabs/tailwindcss': {'traces': 2, 'calls': 31, 'search_calls': 12, 'notes': 4, 'useful_notes': 1, 'useful_precision': 0.25, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 33.33, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.5, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 0, 'echo_share': 0.0, 'echo_first_share': 0.25, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'families': {
+        'codex': {'traces': 2, 'calls': 33, 'search_calls': 16, 'notes': 6, 'useful_notes': 4, 'useful_precision': 0.6667, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 37.5, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 0.5, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.3333, 'echo_first_share': 0.3333, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'iswe': {'traces': 1, 'calls': 5, 'search_calls': 3, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 1.0, 'notes_per_100_search': 33.33, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 100.0, 'gold_hit_before_any_edit': 1.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'rovo-dev': {'traces': 4, 'calls': 103, 'search_calls': 16, 'notes': 7, 'useful_notes': 1, 'useful_precision': 0.1429, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 43.75, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 6.25, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.2857, 'echo_first_share': 0.5714, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'languages': {
+        'java': {'traces': 2, 'calls': 24, 'search_calls': 4, 'notes': 1, 'useful_notes': 1, 'useful_precision': 1.0, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 25.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.5, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 1, 'echo_share': 1.0, 'echo_first_share': 1.0, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'javascript': {'traces': 2, 'calls': 31, 'search_calls': 12, 'notes': 4, 'useful_notes': 1, 'useful_precision': 0.25, 'gold_hit_before_first_edit': 0.5, 'notes_per_100_search': 33.33, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 41.67, 'gold_hit_before_any_edit': 0.5, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 0, 'echo_share': 0.0, 'echo_first_share': 0.25, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'python': {'traces': 1, 'calls': 20, 'search_calls': 2, 'notes': 3, 'useful_notes': 1, 'useful_precision': 0.3333, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 150.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 0.0, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.6667, 'echo_first_share': 0.6667, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+        'typescript': {'traces': 2, 'calls': 66, 'search_calls': 17, 'notes': 6, 'useful_notes': 3, 'useful_precision': 0.5, 'gold_hit_before_first_edit': 0.0, 'notes_per_100_search': 35.29, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 70.59, 'gold_hit_before_any_edit': 0.0, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.3333, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    },
+    'tune': {'traces': 4, 'calls': 70, 'search_calls': 15, 'notes': 7, 'useful_notes': 2, 'useful_precision': 0.2857, 'gold_hit_before_first_edit': 0.25, 'notes_per_100_search': 46.67, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 33.33, 'gold_hit_before_any_edit': 0.25, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 2, 'echo_share': 0.2857, 'echo_first_share': 0.4286, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 0, 'saved_pairs': 0, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'heldout': {'traces': 3, 'calls': 71, 'search_calls': 20, 'notes': 7, 'useful_notes': 4, 'useful_precision': 0.5714, 'gold_hit_before_first_edit': 0.3333, 'notes_per_100_search': 35.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 75.0, 'gold_hit_before_any_edit': 0.3333, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 3, 'echo_share': 0.4286, 'echo_first_share': 0.5714, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 0, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'pooled': {'traces': 7, 'calls': 141, 'search_calls': 35, 'notes': 14, 'useful_notes': 6, 'useful_precision': 0.4286, 'gold_hit_before_first_edit': 0.2857, 'notes_per_100_search': 40.0, 'own_search_hit_before_first_edit': 1.0, 'random_useful_precision': 0.0, 'random_gold_hit_before_first_edit': 0.0, 'random_notes_per_100_search': 57.14, 'gold_hit_before_any_edit': 0.2857, 'own_hit_before_any_edit': 1.0, 'random_gold_hit_before_any_edit': 0.0, 'echo_notes': 5, 'echo_share': 0.3571, 'echo_first_share': 0.5, 'lead_notes': 0, 'lead_traces': 0, 'lead_share': 0.0, 'broad_notes': 1, 'rank_share': 0.0, 'searches_saved': 1, 'saved_pairs': 1, 'random_echo_share': 0.0, 'random_lead_share': 0.0},
+    'ledger': {'abstained no-companions': 1, 'abstained no-companions Usage': 1, 'suggest': 14, 'suggest Doc': 2, 'suggest Symbol': 7, 'suggest Test': 3, 'suggest Usage': 2, 'suppressed dedupe': 1, 'suppressed dedupe Symbol': 1, 'suppressed recent': 10, 'suppressed recent Symbol': 6, 'suppressed recent Test': 2, 'suppressed recent Usage': 2},
+}
+# fmt: on
+
+
+def test_corpus_data_is_as_documented():
+    repos = read_manifest(CORPUS)
+    assert len(repos) >= 20 and len({r.ecosystem for r in repos}) >= 6
+    assert {r.split for r in repos} == {"tune", "heldout"}
+    held = {r.ecosystem for r in repos if r.split == "heldout"}
+    assert len(held) >= 4 and "java" in held, held
+    calls = silent = 0
+    intents: dict[str, set[str]] = {}
+    for r in repos:
+        lines = (r.data / "trace.jsonl").read_text("utf-8").splitlines()
+        paths = set((r.data / "paths.txt").read_text("utf-8").split())
+        assert len(lines) >= 40, r.dir
+        n_silent = sum(1 for ln in lines if ln.endswith('"expect": null}'))
+        assert n_silent / len(lines) >= 0.4, r.dir
+        calls += len(lines)
+        silent += n_silent
+        for ln in lines:
+            e = json.loads(ln)["expect"]
+            if e:
+                intents.setdefault(e["intent"], set()).add(r.dir)
+                assert set(e["targets"]) <= paths, (r.dir, e)
+    assert calls >= 800 and silent / calls >= 0.4
+    assert sorted(intents) == sorted(
+        ["Version", "Path", "Ledger", "Config", "Dependency", "Test", "Symbol", "Doc", "Usage", "Owner"]
+    )
+    assert all(len(v) >= 14 for v in intents.values()), {k: len(v) for k, v in intents.items()}
+
+
+def test_intent_figures_on_materialized_repositories(tmp_path, forked_replay):
+    repos = read_manifest(CORPUS)
+
+    def workspace(r):
+        dest = tmp_path / r.dir
+        materialize(r.data, dest)
+        return dest
+
+    rep = intent_report(run_intents(repos, workspace))
+    assert rep == INTENTS
+
+
+@pytest.mark.skipif(
+    not (TRAJECTORIES / "index.jsonl").is_file(), reason=f"no trajectory data in {TRAJECTORIES} (not merged yet)"
+)
+def test_trajectory_figures_on_materialized_workspaces(tmp_path, forked_replay):
+    trajs = read_trajectories(TRAJECTORIES, TRAJECTORY_IDS)
+    assert sorted(t.id for t in trajs) == sorted(TRAJECTORY_IDS)
+
+    def workspace(t):
+        dest = tmp_path / t.id
+        materialize_trajectory(TRAJECTORIES, t.row["repo"], t.row["commit"], dest)
+        return dest
+
+    rep = run_trajectories(trajs, workspace)
+    keys = ("repos", "tune", "heldout", "pooled", "ledger")  # tune / heldout: dsh_sidecar.evaluation.TRAJECTORY_HELDOUT
+    assert {k: rep[k] for k in keys} == TRAJECTORY_FIGURES
+
+
+@pytest.mark.skipif(not (TRAJECTORIES / "index.jsonl").is_file(), reason=f"no trajectory data in {TRAJECTORIES}")
+def test_corpus_ii_figures_on_materialized_workspaces(tmp_path, forked_replay):
+    """Rovo Dev (Java, JavaScript, TypeScript, Python), iSWE (Java) and Codex (JavaScript,
+    TypeScript) runs: every family and language of Corpus II, with the help figures (echo, lead,
+    rank, gold-hit before any edit, searches saved) beside the agent's own results and random files."""
+    trajs = read_trajectories(TRAJECTORIES, CORPUS_II_IDS)
+    assert sorted(t.id for t in trajs) == sorted(CORPUS_II_IDS)
+    assert {(t.family, t.language) for t in trajs} == {
+        ("rovo-dev", "java"),
+        ("rovo-dev", "javascript"),
+        ("rovo-dev", "typescript"),
+        ("rovo-dev", "python"),
+        ("iswe", "java"),
+        ("codex", "javascript"),
+        ("codex", "typescript"),
+    }
+
+    def workspace(t):
+        dest = tmp_path / t.id
+        materialize_trajectory(TRAJECTORIES, t.row["repo"], t.row["commit"], dest)
+        return dest
+
+    rep = run_trajectories(trajs, workspace)
+    keys = ("repos", "families", "languages", "tune", "heldout", "pooled", "ledger")
+    assert {k: rep[k] for k in keys} == CORPUS_II_FIGURES
+
+
+def test_cli_replay_corpus_prints_the_tables(tmp_path, dsh_home):
+    """``dsh-search replay --corpus DIR --cache DIR`` on a one-repository corpus whose checkout
+    is a materialized workspace in the cache layout ``<owner>__<name>@<commit>/``."""
+    src = next(r for r in read_manifest(CORPUS) if r.dir == "httpx")
+    corpus = tmp_path / "corpus"
+    (corpus / "intents" / "httpx").mkdir(parents=True)
+    (corpus / "intents" / "manifest.yaml").write_text(
+        f"repositories:\n  - {{repo: {src.repo}, commit: {src.commit}, dir: httpx, ecosystem: python, split: tune}}\n"
+    )
+    shutil.copy(src.data / "trace.jsonl", corpus / "intents" / "httpx" / "trace.jsonl")
+    cache = tmp_path / "cache"
+    materialize(src.data, cache / f"encode__httpx@{src.commit}")
+    out = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()
+    assert rows[0] == "intents (labelled calls on real repositories)"
+    f = INTENTS["repos"]["httpx"]  # the same figures as the materialized run above
+    assert rows[2] == (
+        f"encode/httpx                 tune     {f['calls']:>5} {f['notes']:>5} {f['precision']:>9.2f} "
+        f"{f['recall']:>6.2f} {f['first_note']:>10.2f}"
+    )
+    assert "trajectories" not in out.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert missing.returncode == 2 and "--cache" in missing.stderr
+    bad_knobs = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "replay", "--corpus", str(corpus), "--cache", str(cache)]
+        + ["--suggester", "[1]"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DSH_HOME": str(dsh_home)},
+    )
+    assert bad_knobs.returncode == 2 and "--suggester must be a JSON object" in bad_knobs.stderr

@@ -1,0 +1,76 @@
+"""The in-process suggester tests' shared helpers: a :class:`Suggester` on a workspace with its
+ledger lines collected, the ``dsh/postExecute`` params of one tool call, and the messages of
+ledger lines without their time stamps."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsh_protocol import AdditionalContext, PostExecuteParams
+from dsh_sidecar.suggester import Suggester, parse_suggester_config
+
+from support.sidecar import DATA
+
+#: The ``[<ISO time>] `` a ledger line starts with.
+_STAMP = re.compile(r"^\[[^\]]+\] ")
+
+
+def call(
+    name: str, inp: dict, turn: int = 1, session: str = "s", text: str | None = None, is_error: bool = False
+) -> PostExecuteParams:
+    """One tool call as the harness reports it; ``text`` (and ``is_error``) its result."""
+    result = {"isError": is_error, "text": text} if text is not None else None
+    return PostExecuteParams(session_id=session, turn=turn, tool={"name": name, "input": inp}, result=result)
+
+
+def post(
+    s: Suggester,
+    name: str,
+    inp: dict,
+    text: str | None = None,
+    is_error: bool = False,
+    session: str = "s",
+    turn: int = 1,
+) -> list[AdditionalContext]:
+    """The notes the suggester answers one tool call with."""
+    return s.post_execute(call(name, inp, turn=turn, session=session, text=text, is_error=is_error))
+
+
+def ledger_messages(lines: list[str]) -> list[str]:
+    """The messages of ledger lines (``[<ISO time>] <message>``), in order."""
+    return [_STAMP.sub("", line) for line in lines]
+
+
+def make_suggester(
+    root: Path,
+    home: Path,
+    graph: Any = None,
+    *,
+    clock: Callable[[], float] | None = None,
+    warm: bool = False,
+    **cfg: Any,
+) -> tuple[Suggester, list[str]]:
+    """An enabled suggester on ``root`` with ``$DSH_HOME`` ``home`` and the config keys ``cfg``;
+    ``graph`` its workspace graph (none: it reads the tree itself), ``warm`` prepares its targets
+    before the first call. Returns it and the list its ledger lines are appended to."""
+    lines: list[str] = []
+    extra: dict[str, Any] = {}
+    if graph is not None:
+        extra["workspace"] = lambda: graph
+    if clock is not None:
+        extra["clock"] = clock
+    s = Suggester(root, parse_suggester_config({"enabled": True, **cfg}), home, sink=lines.append, **extra)
+    if warm:
+        s.warm()
+    return s, lines
+
+
+def copy_workspace(tmp_path: Path, name: str) -> Path:
+    """A copy of the workspace fixture ``tests/data/workspaces/<name>`` (tests may change it)."""
+    dest = tmp_path / name
+    shutil.copytree(DATA / "workspaces" / name, dest)
+    return dest

@@ -1,0 +1,255 @@
+"""The shell parse entry point of the query model (``suggester/parse/shell.py``: ``shell_words``):
+plain lines take the ``shlex.split`` fast path and must give exactly the words bashlex gives
+(the answers of a call never depend on which path parsed it); every other line goes through
+bashlex; parses are cached per distinct line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from dsh_sidecar.suggester.parse import parse_call, shell, tools
+from dsh_sidecar.suggester.parse.shell import _bashlex_commands, _plain_words, shell_words, split_commands
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+PLAIN = [
+    "grep -rn foo .",
+    "rg -l resolve_color_default",
+    "grep -rli 'retry timeout' --include=*.py src",
+    'grep -n "def main" src/app.py',
+    "find . -name '*.yaml' -path '*config*'",
+    "git grep -n WSIReader",
+    "ls .github/workflows",
+    "sed -n 10,20p setup.cfg",
+    "grep -rn --include='*_test.go' 'RegisterFlag(' .",
+    "grep '' empty.txt",
+    "grep -rnE 'retry|backoff' src",
+    'grep -n "fn main() {" src/main.rs',
+    "jq -r .version package.json",
+]
+
+NOT_PLAIN = [
+    "grep -rn foo . | head",  # operator
+    "cat $(git ls-files)",  # substitution
+    "grep x > out.txt",  # redirection
+    "FOO=1 make test",  # assignment
+    "X+=1 y",  # append assignment
+    "for f in a b; do grep x $f; done",  # compound
+    "if true",  # reserved word first
+    'grep -r "\\.pylint\\.d" .',  # escape
+    "grep -n 'a\"b' x",  # both quote kinds
+    "grep 'a<(b' x",  # bashlex refuses a quoted process substitution
+    "grep 'a''b' x",  # two quoted parts in one word
+    "grep foo # comment",
+    "grep x ~/notes",
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize("line", PLAIN)
+def test_plain_lines_take_the_fast_path_with_bashlex_words(line: str) -> None:
+    words = _plain_words(line)
+    assert words is not None
+    assert _bashlex_commands(line) == [words]
+    assert shell_words(line) == (tuple(words),)
+
+
+@pytest.mark.parametrize("line", NOT_PLAIN)
+def test_other_lines_are_parsed_by_bashlex_or_its_fallback(line: str) -> None:
+    assert _plain_words(line) is None
+    expected = _bashlex_commands(line) or shell._shlex_commands(line)
+    assert shell_words(line) == tuple(tuple(w) for w in expected)
+
+
+def test_exact_words_of_a_plain_line() -> None:
+    assert shell_words("grep -rli 'retry timeout' --include=*.py src") == (
+        ("grep", "-rli", "retry timeout", "--include=*.py", "src"),
+    )
+
+
+def test_a_pipeline_keeps_its_commands_and_substitutions() -> None:
+    assert shell_words("grep -rn foo . | head -3") == (("grep", "-rn", "foo", "."), ("head", "-3"))
+    assert shell_words("cat $(git ls-files)") == (("git", "ls-files"), ("cat", "$(git ls-files)"))
+
+
+_ALPHABET = "ab_Z09 \t\"'.,:/@%+=^*?[]-\\$`!#~;|&<>(){}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_ALPHABET, max_size=40))
+def test_fast_path_words_equal_bashlex_words(line: str) -> None:
+    words = _plain_words(line)
+    if words is not None:
+        assert _bashlex_commands(line) == [words]
+
+
+def test_repeated_lines_are_parsed_once() -> None:
+    shell_words.cache_clear()
+    line = "grep -rn 'cached line' src | head"
+    first = shell_words(line)
+    assert shell_words(line) is first
+    info = shell_words.cache_info()
+    assert (info.hits, info.misses, info.maxsize) == (1, 1, shell.PARSE_CACHE_SIZE)
+
+
+def test_split_commands_hands_out_fresh_word_lists() -> None:
+    line = "cd src && grep -rn needle ."
+    one = split_commands(line)
+    two = split_commands(line)
+    assert [(c.name, c.args, c.cwd) for c in one] == [("grep", ["-rn", "needle", "."], "src")]
+    one[0].args.append("mutated")
+    assert two[0].args == ["-rn", "needle", "."]
+    assert split_commands(line)[0].args == ["-rn", "needle", "."]
+
+
+@pytest.mark.slow
+def test_bashlex_is_imported_by_the_first_line_that_needs_it():
+    """In a fresh interpreter: building the sidecar's modules and parsing plain lines never
+    imports bashlex (its grammar tables cost a spawned sidecar ~1 G instructions)."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import dsh_sidecar.sidecar
+        from dsh_sidecar.suggester.parse.shell import shell_words
+        print("bashlex" in sys.modules)
+        print(shell_words("grep -rn foo ."), "bashlex" in sys.modules)
+        print(shell_words("ls src | head -3"), "bashlex" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == [
+        "False",
+        "(('grep', '-rn', 'foo', '.'),) False",
+        "(('ls', 'src'), ('head', '-3')) True",
+    ]
+
+
+def _spy_bashlex(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import bashlex
+
+    calls: list[str] = []
+    real = bashlex.parse
+    monkeypatch.setattr(bashlex, "parse", lambda line, *a, **k: calls.append(line) or real(line, *a, **k))
+    shell_words.cache_clear()
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        (";".join(["ab"] * 50), ";".join(["ab"] * 50)),  # 50 commands: all of it
+        ("|".join(["ab"] * 51), "|".join(["ab"] * 50)),  # cut before the 50th separator
+        ("echo $(a)" + " x" * 300, "echo $(a)" + " x" * 245),  # cut after the 250th token
+        ("echo " + "$(" * 8 + "x" + ")" * 8, "echo " + "$(" * 8 + "x" + ")" * 8),
+        ("echo " + "$(" * 9 + "x" + ")" * 9, None),
+        ("cat " + "<(" * 9 + "x" + ")" * 9, None),
+        ("echo " + "${a:-" * 9 + "x" + "}" * 9, None),
+        ("(((((((((a)))))))))", None),
+        ("(a) (b) (c) (d) (e) (f) (g) (h) (i) (j) | grep x", "(a) (b) (c) (d) (e) (f) (g) (h) (i) (j) | grep x"),
+    ],
+)
+def test_bashlex_parses_a_line_only_within_its_cost_bounds(monkeypatch, line: str, parsed: str | None) -> None:
+    """A line is read up to its :data:`shell.MAX_SHELL_TOKENS`-th token or its
+    :data:`shell.MAX_SHELL_COMMANDS`-th command, and past
+    :data:`shell.MAX_SHELL_NESTING` levels it never reaches bashlex (whose cost grows faster than
+    both: 50 nested ``$(`` took 16 ms, 2,000 pipeline stages 82 ms); its words are then the
+    ``shlex`` fallback's."""
+    calls = _spy_bashlex(monkeypatch)
+    words = shell_words(line)
+    assert calls == ([parsed] if parsed is not None else [])
+    if parsed is None:
+        assert words == tuple(tuple(w) for w in shell._shlex_commands(line))
+    if line.startswith(("ab;", "ab|")):
+        assert words == (("ab",),) * 50
+
+
+def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> None:
+    """A body is data: bashlex gets the line with each body out and its delimiter unquoted
+    (bashlex refuses ``<<'EOF'``, idank/bashlex#99, and the fallback then read the body's lines
+    as commands), so 600 words of body neither count towards the token bound nor make commands."""
+    calls = _spy_bashlex(monkeypatch)
+    body = "\n".join(["x = 1; y = 2 | grep z > out"] * 100)
+    line = f"cat <<'EOF' > notes.txt\n{body}\nEOF\ngrep -rn needle src"
+    assert shell_words(line) == (("cat",), ("grep", "-rn", "needle", "src"))
+    assert calls == ["cat <<EOF > notes.txt\nEOF\ngrep -rn needle src"]
+    assert shell._shell_head("echo" + " x" * 300)[0] == "echo" + " x" * 249
+
+
+@pytest.mark.parametrize(
+    ("line", "kept", "docs"),
+    [
+        (
+            "cat <<'EOF' > r.py\nimport a\nEOF\npython r.py",
+            "cat <<EOF > r.py\nEOF\npython r.py",
+            [("cat <<EOF > r.py", "import a\n")],
+        ),
+        ('cat > r.py << "PY"\na > b\nPY', "cat > r.py <<PY\nPY\n", [("cat > r.py <<PY", "a > b\n")]),
+        ("python3 - <<-EOF\n\tx\n\tEOF\n", "python3 - <<EOF\nEOF\n", [("python3 - <<EOF", "\tx\n")]),
+        ("cd s && cat <<EOF | grep x && ls\nb\nEOF", "cd s && cat <<EOF | grep x && ls\nEOF\n", [("cat <<EOF", "b\n")]),
+        ("cat <<EOF > f\nno end", "cat <<EOF > f\nEOF\n", [("cat <<EOF > f", "no end")]),
+        ("cat <<< 'here string'", "cat <<< 'here string'", []),
+        ("echo $((1<<2))", "echo $((1<<2))", []),
+        ("grep -rn '<<' src", "grep -rn '<<' src", []),
+    ],
+)
+def test_split_heredocs_takes_each_body_out_and_keeps_a_valid_line(line: str, kept: str, docs: list) -> None:
+    out, found = shell.split_heredocs(line)
+    assert out == kept
+    assert [(d.command, d.body) for d in found] == docs
+    assert [d.closed for d in found] == [line != "cat <<EOF > f\nno end" for _ in docs]
+
+
+def test_every_recorded_agent_line_is_within_the_shell_bounds() -> None:
+    """The shell lines of the recorded mini-swe-agent runs (corpus/trajectories, its top-level
+    traces: the bounds' justification), cut as parse_call cuts them, all reach bashlex whole."""
+    import json
+    from pathlib import Path
+
+    lines = []
+    for trace in sorted((Path(__file__).parents[4] / "corpus" / "trajectories").glob("*__*.jsonl")):
+        for row in trace.read_text().splitlines():
+            command = json.loads(row)["params"]["tool"]["input"].get("command")
+            if isinstance(command, str):
+                lines.append(command[: tools.MAX_INPUT_CHARS])
+    assert len(lines) == 2708  # 93 runs (Corpus II; the first 48, Corpus I, had 1,384)
+    heads = [(line, shell._shell_head(line)) for line in (shell.split_heredocs(line)[0] for line in lines)]
+    assert [line for line, (head, deep) in heads if head != line or deep] == []
+
+
+def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
+    """Each operand costs its reader and the suggester a few µs (2,000 took 12 ms a call):
+    :data:`shell.MAX_COMMAND_ARGS` are read, in order, for a plain line and a parsed one."""
+    for line in ("grep x" + " a%d" * 300, "cd s && grep x" + " a%d" * 300):
+        (grep,) = [c for c in split_commands(line % tuple(range(300))) if c.name == "grep"]
+        assert grep.args == ["x", *(f"a{i}" for i in range(99))]
+
+
+@pytest.mark.parametrize(
+    ("line", "scope"),
+    [
+        ("cd /testbed && grep -rn foo src", ["/testbed/src"]),  # was testbed/src: the root's
+        ("cd /w/sub && grep -rn foo ../src", ["/w/src"]),
+        ("cd / && grep -rn foo etc", ["/etc"]),  # was etc: the workspace's
+        ("cd / && cd w && grep -rn foo src", ["/w/src"]),
+        ("cd src && grep -rn foo ../../lib", ["lib"]),  # relative: `..` stops at the root
+        ("cd ~ && grep -rn foo src", ["src"]),
+    ],
+)
+def test_a_cd_to_an_absolute_folder_keeps_the_search_scope_absolute(line: str, scope: list[str]) -> None:
+    """The suggester makes an absolute scope under the workspace root relative and drops any
+    other, so the joined path must stay absolute to mean what the shell searched."""
+    assert parse_call("bash", {"command": line}).scope == scope
+
+
+@pytest.mark.parametrize("flag", ["-c", "-lc", "-ic", "-lic"])
+def test_a_shell_c_argv_is_read_as_its_line_with_its_redirections(flag: str) -> None:
+    """``["bash", "-lic", LINE]`` (Codex sends argv lists) is LINE: its commands, its
+    redirections' targets and its here-document scripts, for every login/interactive flag."""
+    q = parse_call("bash", {"command": ["bash", flag, "echo x > notes.txt && grep -rn foo src"]})
+    assert (q.tool, q.writes, q.scope) == ("bash", ["notes.txt"], ["src"])
+    q = parse_call("bash", {"command": ["/bin/sh", flag, "cat <<'EOF' > r.py\nimport six\nsix.moves\nEOF"]})
+    assert (q.script_path, q.script) == ("r.py", [("six", "moves")])

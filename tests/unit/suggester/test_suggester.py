@@ -1,0 +1,332 @@
+"""Suggester core: gate, probe, packs, candidates, noise control, ledger lines."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from dsh_protocol import PostExecuteParams
+from dsh_sidecar.suggester import Suggester, parse_suggester_config
+from dsh_sidecar.suggester.gate import gate, sigmoid
+from dsh_sidecar.suggester.packs import PackError, parse_pack
+from dsh_sidecar.suggester.parse import parse_call as make_probe
+from dsh_sidecar.suggester.parse import search_shaped
+from support.suggester import call, ledger_messages, make_suggester
+
+
+def test_gate_values():
+    assert gate(0.0) == pytest.approx(sigmoid(-0.6))
+    assert gate(2.6) == pytest.approx(0.8808, abs=1e-4)
+    assert gate(1.698) < 0.75 < gate(1.699)
+    assert gate(2.334) < 0.85 < gate(2.335)
+    # a single weak signal (weight < 1.7) never crosses even the lower threshold
+    assert gate(1.6) < 0.75
+
+
+def test_probe_classification():
+    assert make_probe("Grep", {"pattern": "__version__", "path": "src"}).tool == "grep"
+    assert make_probe("READ", {"file_path": "a.py"}).reads == ["a.py"]
+    assert make_probe("Edit", {"path": "a.py"}).tool == "write"
+    assert make_probe("bash", {"command": "rg -n 'def merge_setting' src"}).tool == "bash"
+    assert make_probe("bash", {"command": "make test"}).tool == "other"
+    assert search_shaped("cd src && git grep -n TruncateRunes")
+    assert search_shaped("FOO=1 find . -name '*.toml'")
+    assert not search_shaped("python -m pytest")
+
+
+def test_version_note_and_ledger(workspace, dsh_home):
+    s, lines = make_suggester(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "__version__"}))
+    assert len(notes) == 1
+    assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
+    assert notes[0].text == (
+        "search-suggester: in this repository, look here for the package version:\n"
+        "- src/demo_pkg/__init__.py — defines __version__"
+    )
+    assert ledger_messages(lines) == [
+        "activated (packs generic,python intents 10 threshold 0.75)",
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
+    ]
+    s.ledger.flush()  # lines are buffered (appended within 1 s, and at every exit)
+    ledger = (dsh_home / "search-suggester" / "ledger.log").read_text().splitlines()
+    assert ledger == lines
+    assert re.fullmatch(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] .+", lines[0])
+
+
+def test_weak_signal_is_silent(workspace, dsh_home):
+    s, lines = make_suggester(workspace, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "version"})) == []  # 1.4 alone: k = 0.69 < 0.85
+    assert ledger_messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+
+
+def test_cooldown_dedupe_turn_cap(workspace, dsh_home):
+    s, lines = make_suggester(workspace, dsh_home, cooldownCalls=3, maxNotesPerTurn=1)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, turn=1))) == 1
+    assert s.post_execute(call("grep", {"pattern": "pytest fixture"}, turn=1)) == []  # turn cap
+    assert s.post_execute(call("grep", {"pattern": "__version__"}, turn=2)) == []  # same targets: dedupe
+    assert ledger_messages(lines)[1:] == [
+        "suggest Version 0.99 1 targets src/demo_pkg/__init__.py",
+        "suppressed turn-cap Test",
+        "suppressed dedupe Version",
+    ]
+
+
+def test_cooldown_and_dedupe_are_keyed_by_intent_and_target_set():
+    from dsh_sidecar.suggester.suppression import NoiseControl
+
+    noise = NoiseControl()
+    st = noise.session("s")
+    st.calls = 1
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) is None
+    noise.record(st, "Symbol", 1, ("a.py",))
+    st.calls = 2
+    assert noise.check(st, "Symbol", 1, ("b.py",), 3, 10) is None  # another name: no cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) == "cooldown"  # led by a.py within 3 calls
+    assert noise.check(st, "Symbol", 1, ("c.py", "a.py"), 3, 10) is None  # led by another target
+    assert noise.check(st, "Usage", 1, ("a.py", "c.py"), 3, 10) is None  # another intent
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"
+    st.calls = 5
+    assert noise.check(st, "Symbol", 1, ("a.py", "c.py"), 3, 10) is None  # past the cooldown
+    assert noise.check(st, "Symbol", 1, ("a.py",), 3, 10) == "dedupe"  # a dedupe never expires
+    assert noise.check(st, "Doc", 1, ("d.md",), 3, 1) == "turn-cap"
+
+
+def test_recently_read_targets_are_not_suggested(workspace, dsh_home):
+    s, lines = make_suggester(workspace, dsh_home)
+    s.post_execute(call("read", {"path": "src/demo_pkg/__init__.py"}))
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert ledger_messages(lines)[-1] == "suppressed recent Version"
+
+
+def test_foreign_workspace_abstains(tmp_path, dsh_home):
+    (tmp_path / "notes.txt").write_text("hi")
+    s, lines = make_suggester(tmp_path, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert ledger_messages(lines) == ["abstained foreign-workspace"]
+
+
+def test_no_companions(workspace, dsh_home):
+    (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version here"""\n')
+    s, lines = make_suggester(workspace, dsh_home)
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert ledger_messages(lines)[-1] == "abstained no-companions Version 0.99"
+
+
+def test_dismissal_family_and_expiry(workspace, dsh_home):
+    now = [1_000_000.0]
+    s = Suggester(
+        workspace, parse_suggester_config({"enabled": True, "dismissTtl": 60}), dsh_home, clock=lambda: now[0]
+    )
+    record, expires = s.dismiss("Version", None)
+    assert record == "dismissed Version *"
+    assert expires == "1970-01-12T13:47:40Z"
+    assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    now[0] += 61
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="other"))) == 1
+    with pytest.raises(ValueError):
+        s.dismiss("Nope", None)
+
+
+def test_repo_pack_replaces_and_hostile_pack_is_refused(workspace, dsh_home):
+    (workspace / ".dsh").mkdir()
+    (workspace / ".dsh" / "pack.yml").write_text(
+        "id: mine\nreplace: true\nintents:\n  Config:\n    signals:\n      - {pattern: 'settings', weight: 2.0}\n"
+        "    candidates:\n      - {path: README.md, reason: our settings are documented here}\n"
+    )
+    s, lines = make_suggester(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "settings"}))
+    assert notes[0].source.intent == "Config" and notes[0].source.targets == ["README.md"]
+    assert ledger_messages(lines)[0] == "activated (packs mine intents 1 threshold 0.75)"
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a+)+$', weight: 3}\n", "catastrophic"),
+        (
+            "id: x\nintents:\n  Version:\n    candidates:\n      - {path: ../../etc/passwd, reason: r}\n",
+            "inside the workspace",
+        ),
+        (
+            "id: x\nintents:\n  Version:\n    candidates:\n      - {path: /etc/passwd, reason: r}\n",
+            "inside the workspace",
+        ),
+        ("id: x\nintents:\n  Version:\n    candidates:\n      - {path: a.txt}\n", "reason"),
+        ("id: x\nintents:\n  Nope: {}\n", "unknown intent"),
+        ("id: [unclosed\n", "invalid YAML"),
+        ("a: &a [1,2]\nb: &b [*a,*a]\n", "id"),
+    ],
+)
+def test_untrusted_pack_refusals(text, needle):
+    with pytest.raises(PackError) as info:
+        parse_pack(text, "repo:.dsh/pack.yml")
+    assert needle in str(info.value)
+
+
+def test_refused_repo_pack_keeps_builtins_working(workspace, dsh_home):
+    (workspace / ".dsh").mkdir()
+    (workspace / ".dsh" / "pack.yml").write_text(
+        "id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a*)*b', weight: 3}\n"
+    )
+    s, lines = make_suggester(workspace, dsh_home)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
+    assert any("pack refused" in m and "catastrophic" in m for m in ledger_messages(lines))
+
+
+def test_pack_changed_while_activating_is_read_again(workspace, dsh_home, monkeypatch):
+    """A ``dsh/toolsChanged`` that lands while another thread is reading the packs (the
+    start-up warm-up) must not leave the stale read installed: the pack written meanwhile is
+    the one that counts."""
+    import dsh_sidecar.suggester.service as core
+
+    s, lines = make_suggester(workspace, dsh_home)
+    real = core.activate
+    reads: list[int] = []
+
+    def racing(root, home, builtins_on):
+        out = real(root, home, builtins_on)
+        reads.append(len(out.refused))
+        if len(reads) == 1:  # the warm-up read finished; the pack is written and toolsChanged lands
+            (workspace / ".dsh").mkdir()
+            (workspace / ".dsh" / "pack.yml").write_text(
+                "id: x\nintents:\n  Version:\n    signals:\n      - {pattern: '(a+)+$', weight: 3}\n"
+            )
+            s.invalidate()
+        return out
+
+    monkeypatch.setattr(core, "activate", racing)
+    s.activate()
+    assert reads == [0, 1]
+    assert len(s.pack_errors) == 1 and "catastrophic" in s.pack_errors[0]
+    assert sum("pack refused" in m for m in ledger_messages(lines)) == 1
+    assert sum(m.startswith("activated") for m in ledger_messages(lines)) == 1
+
+
+def test_internal_error_fails_open(workspace, dsh_home, monkeypatch, caplog):
+    """An error inside a trigger is silence for the call, counted once and logged with the
+    trigger's name; the next call is answered as usual."""
+    s, _ = make_suggester(workspace, dsh_home)
+    monkeypatch.setattr("dsh_sidecar.suggester.triggers.search.resolve", lambda *a: 1 / 0)
+    with caplog.at_level("WARNING", logger="dsh_sidecar.suggester.service"):
+        assert s.post_execute(call("grep", {"pattern": "__version__"})) == []
+    assert s.counters["errors"] == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "search-suggester: internal error; the call passes through silently (in the search trigger)"
+    ]
+    monkeypatch.undo()
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="other"))) == 1
+
+
+def test_glob_matches_in_fixture_folders_give_way_to_project_files(workspace, dsh_home):
+    from dsh_sidecar.suggester.candidates import is_fixture
+
+    assert is_fixture("tests/data/workspaces/x/__init__.py")
+    assert is_fixture("pkg/testdata/a.go") and is_fixture("vendor/lib/__init__.py")
+    assert not is_fixture("src/demo_pkg/__init__.py") and not is_fixture("tests/conftest.py")
+    fixture = workspace / "tests" / "data" / "sample" / "pkg"
+    fixture.mkdir(parents=True)
+    (fixture / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    s, _ = make_suggester(workspace, dsh_home)
+    notes = s.post_execute(call("grep", {"pattern": "__version__"}))
+    assert notes[0].source.targets == ["src/demo_pkg/__init__.py"]
+    # with the package's own definition gone, a fixture is still not the project's version:
+    # silence — unless the call scopes into the fixture's folder, which then leads
+    (workspace / "src" / "demo_pkg" / "__init__.py").write_text('"""no version"""\n')
+    s2, lines2 = make_suggester(workspace, dsh_home)
+    assert s2.post_execute(call("grep", {"pattern": "__version__"}, session="other")) == []
+    assert ledger_messages(lines2)[-1] == "abstained no-companions Version 0.99"
+    notes = s2.post_execute(call("grep", {"pattern": "__version__", "path": "tests/data/sample"}, session="third"))
+    assert notes[0].source.targets == ["tests/data/sample/pkg/__init__.py"]
+
+
+def test_test_tree_rule_values():
+    from dsh_sidecar.suggester.candidates import in_test_tree, scoped_into
+
+    for rel in (
+        "tests/data/workspaces/shopcart/pyproject.toml",  # this repository's fixture workspace
+        "tests/roots/test-setup/conf.py",  # a Sphinx test root
+        "tests/crate/Cargo.toml",  # anyhow's test crate
+        "astropy/wcs/tests/extension/setup.py",
+        "testing/plugins_integration/requirements.txt",  # pytest's test folder
+        "pkg/__fixtures__/package.json",
+        "_examples/versions/go.mod",  # chi's examples
+        "src/testdata/setup.cfg",
+        "third_party/lib/CHANGELOG.md",
+        "Tests/Fixtures/Package.swift",  # folder names in any case (Swift packages)
+        "Vendor/lib/composer.json",
+    ):
+        assert in_test_tree(rel), rel
+    for rel in (
+        "pyproject.toml",
+        "src/attr/__init__.py",
+        "crates/cli/Cargo.toml",
+        "docs/conf.py",
+        "latest.py",
+        "Sources/Testing.swift",
+    ):
+        assert not in_test_tree(rel), rel
+    assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots"])
+    assert scoped_into("tests/roots/test-setup/conf.py", ["tests/roots/test-setup/conf.py"])
+    assert not scoped_into("tests/roots/test-setup/conf.py", ["", ".", "src", "tests/roots/test-basic"])
+
+
+def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
+    sample = workspace / "tests" / "data" / "workspaces" / "sample"
+    sample.mkdir(parents=True)
+    (sample / "pyproject.toml").write_text('[project]\nname = "sample"\nversion = "0.0.1"\n')
+    found = {
+        "isError": False,
+        "text": "Found 2 files\ntests/data/workspaces/sample/pyproject.toml\nsrc/demo_pkg/__init__.py",
+    }
+    s, _ = make_suggester(workspace, dsh_home)
+    # the search's own result lists the fixture's manifest: not the project's version
+    p = PostExecuteParams(
+        session_id="a", turn=1, tool={"name": "grep", "input": {"pattern": "__version__|^version ="}}, result=found
+    )
+    assert s.post_execute(p)[0].source.targets == ["src/demo_pkg/__init__.py"]
+    # scoped into the fixture: its manifest is what the call asks about, and it leads
+    grep = {"pattern": "__version__|^version =", "path": "tests/data/workspaces/sample"}
+    one = {"isError": False, "text": "Found 1 file\ntests/data/workspaces/sample/pyproject.toml"}
+    p = PostExecuteParams(session_id="b", turn=1, tool={"name": "grep", "input": grep}, result=one)
+    assert s.post_execute(p)[0].source.targets == [
+        "tests/data/workspaces/sample/pyproject.toml",
+        "src/demo_pkg/__init__.py",
+    ]
+
+
+def test_status_finishes_the_activation_before_answering(workspace, dsh_home):
+    s, lines = make_suggester(workspace, dsh_home)  # no warm(): the background activation has not run
+    st = s.status()
+    assert st["activation"] == "done"
+    assert st["intents"] == [
+        "Version",
+        "Path",
+        "Ledger",
+        "Config",
+        "Dependency",
+        "Test",
+        "Symbol",
+        "Doc",
+        "Usage",
+        "Owner",
+    ]
+    assert ledger_messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+    off = Suggester(workspace, parse_suggester_config({"enabled": False}), dsh_home)
+    assert (off.status()["activation"], off.status()["intents"]) == ("off", [])
+
+
+def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
+    from dsh_sidecar.suggester.parse import QUESTION_TOOL
+
+    s, lines = make_suggester(workspace, dsh_home)
+    hit = s.where_is(QUESTION_TOOL, {"query": "package version"})
+    assert hit is not None
+    assert (hit.intent, round(hit.k, 4), hit.about, [t.path for t in hit.targets]) == (
+        "Version",
+        0.9608,
+        "the package version",
+        ["src/demo_pkg/__init__.py"],
+    )
+    assert s.where_is(QUESTION_TOOL, {"query": "zebra giraffe"}) is None
+    # a question is never an agent's tool call: post_execute passes it through
+    assert s.post_execute(call(QUESTION_TOOL, {"query": "package version"})) == []

@@ -1,0 +1,75 @@
+"""The heap freezer that keeps full GC collections short during a big workspace build."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+from dsh_sidecar.workspace.graph import SLICE, _sliced_dict
+from dsh_sidecar.workspace.heap import HeapFreezer
+from support.waiting import wait_until
+
+
+def test_the_heap_is_frozen_in_steps_while_busy_and_once_more_when_the_build_ends():
+    busy = threading.Event()
+    busy.set()
+    freezer = HeapFreezer(busy.is_set, interval_s=0.01)
+    try:
+        freezer.start()
+        freezer.start()  # idempotent while following a build
+        assert [t.name for t in threading.enumerate()].count("dsh-heap-freezer") == 1
+        wait_until(lambda: freezer.freezes >= 3, "three freezes")
+        assert gc.get_freeze_count() > 0
+        busy.clear()
+        assert freezer._thread is not None
+        freezer._thread.join(10)
+        assert not freezer._thread.is_alive()
+        done = freezer.freezes
+        assert gc.get_freeze_count() > 0
+        busy.set()
+        freezer.start()  # a later build is followed again
+        wait_until(lambda: freezer.freezes > done, "a freeze of the later build")
+    finally:
+        freezer.stop()
+        gc.unfreeze()
+    assert freezer._thread is not None and not freezer._thread.is_alive()
+
+
+def test_stop_ends_the_thread_without_waiting_for_the_build():
+    freezer = HeapFreezer(lambda: True, interval_s=30.0)
+    freezer.start()
+    freezer.stop(timeout_s=5)
+    gc.unfreeze()
+    assert freezer._thread is not None and not freezer._thread.is_alive() and freezer.freezes == 0
+
+
+def test_sliced_dict_is_dict_of_zip_across_slice_boundaries():
+    for n in (0, 1, SLICE - 1, SLICE, SLICE + 1, 3 * SLICE + 5):
+        keys = [f"k{i}" for i in range(n)]
+        values = list(range(n))
+        assert _sliced_dict(keys, values) == dict(zip(keys, values))
+        assert list(_sliced_dict(keys, values)) == keys  # insertion order kept
+
+
+@pytest.mark.slow
+def test_a_sidecar_follows_its_workspace_build_with_the_freezer(dsh_home, workspace):
+    import asyncio
+
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    heap = sidecar.projection.heap
+    try:
+        assert heap._thread is not None  # started with the graph build
+        assert sidecar.wait_for_graph(60)
+        heap._thread.join(30)
+        assert not heap._thread.is_alive() and heap.freezes >= 1  # the last freeze, then it ends
+        done = heap.freezes
+        sidecar.files_changed(None)  # didChangeWatchedFiles: a rebuild, followed as the first build
+        assert sidecar.wait_for_graph(60)
+        wait_until(lambda: heap.freezes > done, "a freeze during or after the rebuild")
+    finally:
+        asyncio.run(sidecar.aclose())
+        gc.unfreeze()
