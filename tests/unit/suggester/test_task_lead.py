@@ -240,12 +240,14 @@ def _serve(dsh_home: Path, root: Path, suggester: dict) -> tuple[list[dict], lis
     return answers, lines
 
 
+@pytest.mark.slow  # spawns a sidecar
 def test_stdio_off_by_default(dsh_home, tmp_path):
     answers, lines = _serve(dsh_home, shop(tmp_path / "shop"), {"enabled": True})
     assert answers == [{"additionalContexts": []}, {"additionalContexts": []}, -32602]
     assert lines == []
 
 
+@pytest.mark.slow  # spawns a sidecar
 def test_stdio_on_with_the_switch_offers_once(dsh_home, tmp_path):
     answers, lines = _serve(dsh_home, shop(tmp_path / "shop"), {"enabled": True, "taskLead": True})
     first, second, bad = answers
@@ -293,12 +295,14 @@ async def _mcp_calls(tmp_path: Path, suggester: dict) -> list:
     return [first.structured_content, second.structured_content, where.structured_content]
 
 
+@pytest.mark.slow  # spawns a sidecar
 async def test_mcp_prompt_hook_and_where_is_off_by_default(tmp_path):
     first, second, where = await _mcp_calls(tmp_path, {"enabled": True})
     assert first == {} and second == {}
     assert where == {"intent": None, "targets": []}
 
 
+@pytest.mark.slow  # spawns a sidecar
 async def test_mcp_prompt_hook_and_where_is_with_the_switch(tmp_path):
     first, second, where = await _mcp_calls(tmp_path, {"enabled": True, "taskLead": True})
     assert first == {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": NOTE}}
