@@ -15,7 +15,8 @@ The attacks after the first 27 are the break-test's second round (submodule conf
 elsewhere, an include FIFO, YAML aliases, non-UTF-8 names, special state files, a planted
 ``decisions.jsonl``, a key split across fields, SIGHUP/EOF mid-frame flushes, a pipelined
 flood, a closed stdin, offline searches that must not teach the bandit, params over the body
-limit, tool inputs that are costly to parse).
+limit, tool inputs that are costly to parse) and hostile manifests (class 15: an XML entity
+bomb, a 50 MB manifest, deep and unbalanced documents the content index reads).
 """
 
 from __future__ import annotations
@@ -789,6 +790,35 @@ def a_yaml_laughs(ctx: Ctx) -> Result:
     return ok, f"pack refused, peak RSS {hwm} MiB" if ok else f"initialize {reply is not None}, peak {hwm} MiB"
 
 
+def a_manifest_bombs(ctx: Ctx) -> Result:
+    ws = ctx.ws({"README.md": "# x\n"})
+    laughs = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    (ws / "pom.xml").write_text(
+        f'<?xml version="1.0"?><!DOCTYPE p [{laughs}]><project><version>&l9;</version></project>'
+    )
+    with (ws / "pyproject.toml").open("w") as fh:  # 50 MB
+        for i in range(2_000_000):
+            fh.write(f'[tool.x{i}]\nversion = "1"\n')
+    (ws / "package.json").write_text("[" * 200_000 + "]" * 200_000)
+    (ws / "build.gradle").write_text("dependencies {\n" * 100_000)
+    (ws / "CMakeLists.txt").write_text("add_test(\n" * 100_000)
+    (ws / "pnpm-workspace.yaml").write_text(
+        "packages:\n- &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"- &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    )
+    s = Sidecar(ctx.home(), ws, name="manifest-bombs")
+    s.initialize(ws, ON, timeout=30)
+    graph = wait_graph(s, timeout=120)
+    reply = s.request(
+        "dsh/postExecute",
+        {"sessionId": "m", "turn": 1, "tool": {"name": "grep", "input": {"pattern": "version", "path": "pom.xml"}}},
+    )
+    hwm = _status_field(s.proc.pid, "VmHWM:") // 1024 if s.proc.poll() is None else -1
+    s.close()
+    ok = bool(graph.get("ready")) and bool(reply and "result" in reply) and 0 < hwm < 512
+    return ok, f"indexed, answered, peak RSS {hwm} MiB" if ok else f"ready {graph.get('ready')}, peak {hwm} MiB"
+
+
 def a_bad_utf8_names(ctx: Ctx) -> Result:
     ws = ctx.ws({"README.md": "# x\n", ".gitignore": "*.log\n"})
     docs = os.path.join(os.fsencode(ws), b"docs")
@@ -980,7 +1010,9 @@ def a_costly_inputs(ctx: Ctx) -> Result:
     literals and operators (3-5 ms before atoms were counted) or of non-ASCII names (5 ms),
     ``perl -`` and 40 zeros (a nested repeat: exponential), a 4,000-digit word (106 ms), shell
     lines bashlex parses in super-linear time (50 nested ``$(``: 44 ms; 2,000 pipeline stages:
-    82 ms), the costliest lines it still parses whole (50 commands, 250 tokens) and a 4 KB here-document script. Held
+    82 ms), the costliest lines it still parses whole (50 commands, 250 tokens, 8 nested ``$(``
+    around 3 KB), lines bashlex looped on forever (a ``${`` without its ``}`` in a quoted part
+    of a word), a ``python -c`` script cut inside its quote and a 4 KB here-document script. Held
     when the slowest of them answers within 20 plain ``grep`` replies of the same sidecar."""
     ws = ctx.ws({"README.md": "# x\n", "src/app.py": "def app():\n    pass\n"})
     s = Sidecar(ctx.home(), ws, name="costly-inputs")
@@ -1009,6 +1041,15 @@ def a_costly_inputs(ctx: Ctx) -> Result:
         "shell 50 commands": ("bash", {"command": ";".join(["ab"] * 50)}),
         "shell 250 tokens": ("bash", {"command": "echo $(a)" + " x" * 245}),
         "shell here-document of 4 KB": ("bash", {"command": "cat <<'EOF' > r.py\n" + "import app\n" * 360 + "EOF"}),
+        # bashlex looped forever on these (77-121 s and 17 GB for the first): ${ without its }
+        # inside a quoted part of a word (parse/budget.py)
+        "shell endless ${ in quotes": ("bash", {"command": "5&c']${[Y>$Y'9{&b`3"}),
+        "shell endless ${ in quotes, long": ("bash", {"command": "echo " + "ab'${x'" * 300}),
+        "shell endless, bash -lc argv": ("shell", {"command": ["bash", "-lc", "grep x c'${'"]}),
+        # the costliest lines within the bounds: 8 nested $( around 3 KB (read 9 times), and a
+        # python -c script cut inside its quote at 4,000 characters
+        "shell 8 nested $( of 3 KB": ("bash", {"command": "echo " + "$(a " * 8 + "x" * 3000 + ")" * 8}),
+        "shell cut python -c": ("bash", {"command": 'python3 -c "import app\n' + "app.run('x')\n" * 400}),
     }
     worst = max((took(tool, inp), name) for name, (tool, inp) in hostile.items())
     s.close()
@@ -1477,6 +1518,11 @@ ATTACKS: list[tuple[int | str, str, Callable[[Ctx], Result]]] = [
     (1, ".git file gitdir: /etc, /proc/self/fd/0, .git FIFO", a_gitdir_elsewhere),
     (1, "[include] path = a FIFO", a_include_fifo),
     (3, "pack.yml billion laughs (9^9 aliases)", a_yaml_laughs),
+    (
+        15,
+        "manifests: XML entity bomb, 50 MB pyproject, deep JSON, unbalanced Gradle/CMake, YAML aliases",
+        a_manifest_bombs,
+    ),
     (8, "file names not UTF-8, with ESC and bidi, in a walked folder", a_bad_utf8_names),
     (6, "posteriors.json symlinked to /dev/zero", a_posteriors_dev_zero),
     (6, "knowledge.json is a FIFO", a_knowledge_fifo),

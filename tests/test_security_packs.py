@@ -33,6 +33,9 @@ def packsrv(tmp_path_factory):
     srv = RawServer(tmp_path_factory.mktemp("dsh-home"))
     srv.initialize({"suggester": {"enabled": True}}, root=root)
     srv.root = root  # type: ignore[attr-defined]
+    # the built-in note needs the content index (its version facts): a note is never guessed
+    # before it (suggester/readiness.py), so the cases start once it is built
+    wait_until(lambda: srv.request("dsh/status", {})["result"]["suggester"]["graph"]["ready"], "the projection")
     yield srv
     srv.close()
 

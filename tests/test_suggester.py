@@ -333,8 +333,9 @@ def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
     from dsh_sidecar.suggester.parse import QUESTION_TOOL
 
     s, lines = make(workspace, dsh_home)
-    intent, k, about, targets = s.where_is(QUESTION_TOOL, {"query": "package version"})
-    assert (intent, round(k, 4), about, [t.path for t in targets]) == (
+    hit = s.where_is(QUESTION_TOOL, {"query": "package version"})
+    assert hit is not None
+    assert (hit.intent, round(hit.k, 4), hit.about, [t.path for t in hit.targets]) == (
         "Version",
         0.9608,
         "the package version",

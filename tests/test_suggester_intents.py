@@ -313,6 +313,30 @@ def test_user_layer_pack_overrides_repo_pack(shopcart, dsh_home):
     assert messages(lines)[0].startswith("activated (packs user,repo,generic,python intents 10 ")
 
 
+def test_the_seeds_user_layer_path_is_read_too_and_ours_wins(shopcart, dsh_home):
+    """The plan's user layer is ``~/.dsh/playform/workspaces/<slug>.yml`` (``$DSH_HOME/playform``);
+    ours, ``$DSH_HOME/search-suggester/workspaces/<slug>.yml``, is read beside it and wins an
+    intent both define."""
+    seed = dsh_home / "playform" / "workspaces"
+    seed.mkdir(parents=True)
+    (seed / "shopcart.yml").write_text(
+        "id: seed\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
+        "    candidates: [{path: README.md, reason: the seed's layer says}]\n"
+    )
+    s, lines = make(shopcart, dsh_home)
+    assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["README.md"])
+    assert messages(lines)[0].startswith("activated (packs seed,generic,python intents 10 ")
+    ours = dsh_home / "search-suggester" / "workspaces"
+    ours.mkdir(parents=True)
+    (ours / "shopcart.yml").write_text(
+        "id: ours\nintents:\n  Doc:\n    signals: [{pattern: 'handbook', weight: 2.0}]\n"
+        "    candidates: [{path: docs/index.md, reason: ours says}]\n"
+    )
+    s, lines = make(shopcart, dsh_home)
+    assert note_of(s, "grep", {"pattern": "handbook"}) == ("Doc", ["docs/index.md"])
+    assert messages(lines)[0].startswith("activated (packs ours,seed,generic,python intents 10 ")
+
+
 def test_regex_timeout_is_no_match():
     # nested quantifiers are refused statically; a pattern that slips through is bounded at run time
     with pytest.raises(ValueError, match="catastrophic"):

@@ -97,3 +97,52 @@ def test_frame_lines_do_not_span_blank_lines():
     assert traceback_frames("Error: x\n\n    at parse (src/parse.js:3:9)\n") == [("src/parse.js", "parse")]
     assert traceback_frames('\n\nFile "src/a.py", line 1, in f\n') == [("src/a.py", "f")]
     assert traceback_frames("\n" * 20_000) == []
+
+
+def test_a_frame_that_resolves_outside_the_workspace_is_reported_once(shopcart, dsh_home):
+    """A name a call leads to that is a symlink out of the workspace is refused like a pack's
+    candidate, and said so: a ``pack refused`` ledger line and ``packErrors``, once."""
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(shopcart, parse_suggester_config({"enabled": True}), dsh_home, lines.append, workspace=lambda: graph)
+    s.warm()
+    for session in ("a", "b"):
+        assert targets(s, frame("/testbed/src/shopcart/outside.py"), session) == []
+    refused = [line.split("] ", 1)[1] for line in lines if "pack refused (" in line]
+    assert refused == ["pack refused (candidate src/shopcart/outside.py: resolves outside the workspace)"]
+    assert "candidate src/shopcart/outside.py: resolves outside the workspace" in s.status()["packErrors"]
+
+
+def test_a_traceback_whose_files_are_all_dismissed_abstains(shopcart, dsh_home):
+    """A note was due and a dismissal took every file it found: ``abstained no-companions``
+    (a ledger line, as for a search), not a silence no ledger shows."""
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(shopcart, parse_suggester_config({"enabled": True}), dsh_home, lines.append, workspace=lambda: graph)
+    s.warm()
+    s.dismiss("Symbol", "src/shopcart/pricing.py")
+    assert targets(s, frame("/testbed/src/shopcart/pricing.py", "apply_discount"), "a") == []
+    assert lines[-1].split("] ", 1)[1] == "abstained no-companions Symbol 0.92"
+
+
+def test_noise_control_keys_on_the_first_shown_frame_not_a_dismissed_one(shopcart, dsh_home):
+    lines: list[str] = []
+    graph = WorkspaceGraph.build(shopcart)
+    s = Suggester(
+        shopcart,
+        parse_suggester_config({"enabled": True, "cooldownCalls": 10}),
+        dsh_home,
+        lines.append,
+        workspace=lambda: graph,
+    )
+    s.warm()
+    s.dismiss("Symbol", "src/shopcart/pricing.py")
+    # innermost last: apply_discount (its file dismissed) is the innermost frame; checkout's is shown
+    api, pricing = "/testbed/src/shopcart/api.py", "/testbed/src/shopcart/pricing.py"
+    both = frame(api, "checkout") + frame(pricing, "apply_discount")
+    assert targets(s, both, "a") == [["src/shopcart/api.py"]]
+    noted = s.noise.session("a").notes[-1]
+    assert noted[1:] == ("Symbol", ("src/shopcart/api.py", "checkout"))  # the shown file's name
+    # so the shown file alone again is the same note (a dedupe), not a new one about a name it hid
+    assert targets(s, frame("/testbed/src/shopcart/api.py", "checkout"), "a") == []
+    assert lines[-1].split("] ", 1)[1] == "suppressed dedupe Symbol"

@@ -418,10 +418,14 @@ def test_a_script_is_parsed_only_when_small_and_silently():
     head = "import shopcart\nshopcart.checkout()\n"  # 7 atoms
     assert MAX_SCRIPT_ATOMS == 1000
     assert script_names(head + "a;" * 496) == [("shopcart", "checkout")]  # 999 atoms
-    assert script_names(head + "a;" * 497) == []
+    # past the bound, the top-level statements before it are read (a long `python -c` script
+    # still says what it imports and calls); one statement past the bound says nothing
+    assert script_names(head + "a;" * 497) == [("shopcart", "checkout")]
+    assert script_names("import shopcart; shopcart.checkout(" + "a," * 600 + ")") == []
     # literals and operators count; a non-ASCII name weighs 3 (the parser normalises it)
     for literal_heavy in ("\"'';" * 250, "''+" * 400, "[" + "*''," * 300 + "]", "''," * 400, "\ufb01\n" * 340):
-        assert script_names(head + literal_heavy) == []
+        assert script_names(head + literal_heavy) == [("shopcart", "checkout")]  # what comes before the bound
+        assert script_names("import shopcart\n" + literal_heavy + "\nshopcart.checkout()\n") == []
     assert script_names(head + "''+" * 300 + "''") == [("shopcart", "checkout")]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

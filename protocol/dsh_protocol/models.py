@@ -230,6 +230,12 @@ class PostExecuteParams(WireModel):
     call_id: str | None = Field(default=None, max_length=500)
     tool: ToolCall
     result: ToolResult | None = None
+    #: Longest this call may wait (ms) for a part of the workspace index it needs that is still
+    #: being built (a fresh server's symbol pass or content index) before the suggester holds its
+    #: note back (``suppressed not-ready``); the client's own time bound for the call, less what
+    #: it needs to read the answer. Absent: the server's ``suggester.firstCallWaitMs`` for the
+    #: first such call of a start, no wait after.
+    wait_ms: int | None = Field(default=None, ge=0, le=60_000)
 
 
 class NoteSource(WireModel):

@@ -19,7 +19,7 @@ first time a value of it is validated, and a block that is absent or empty is no
 all but taken from its defaults (:func:`defaults_of`), which is what validating ``{}`` returns. So
 the sidecar built after an ``initialize`` without options builds no validator (that reply itself
 imports no pydantic: :mod:`dsh_sidecar.options`), and one with a ``suggester`` block builds that
-block's only (cold start, issue 16). :func:`set_attribute_docstrings` lives in
+block's only (cold start). :func:`set_attribute_docstrings` lives in
 :mod:`dsh_sidecar.fielddocs` (no pydantic there) and is re-exported here.
 """
 

@@ -2,7 +2,7 @@
 
 A package ``__init__`` that re-exports its submodules' names would import them all whenever one
 submodule is imported (the config parser that a server's ``initialize`` reply needs would pull
-in the whole core: cold start, issue 16). Instead it maps each public name to the submodule that
+in the whole core: cold start). Instead it maps each public name to the submodule that
 defines it and sets ``__getattr__ = lazy_exports(__name__, {...})``; the first access imports
 that submodule and caches the name in the package's namespace, so later accesses are plain
 attribute lookups.

@@ -9,7 +9,7 @@ read too (the router's :data:`~dsh_sidecar.router.resolve.DEFAULT_PROVIDER`,
 :data:`~dsh_sidecar.router.resolve.DEFAULT_PROVIDERS`, the state's
 :data:`~dsh_sidecar.state.backends.DEFAULT_BACKEND`) and imports no pydantic: pydantic and the
 models (~0.1 s) are imported after the reply, when the :class:`~dsh_sidecar.sidecar.Sidecar`
-is built (cold start, issue 16). Any other document is validated first and checked with
+is built (cold start). Any other document is validated first and checked with
 :func:`preflight_of`; both give the same :class:`Preflight` and raise the same errors for the
 same environment.
 """

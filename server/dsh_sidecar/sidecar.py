@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import sys
 import threading
 import time
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import (
-    AdditionalContext,
     AssembleSectionResult,
     CacheStatus,
     ChainEntry,
@@ -47,7 +45,7 @@ from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
 from dsh_sidecar.errors import ConfigError, RequestError
-from dsh_sidecar.escape import display_name, escape_controls, for_model, quoted_prose
+from dsh_sidecar.escape import for_model
 from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
@@ -81,57 +79,9 @@ QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
 
-#: The heading lines of a note and of the sticky section whose ``about`` may be a repository
-#: pack's prose (suggester/notes.py, suggester/core.py ``_render_section``).
-_ABOUT_LINES = (
-    re.compile(r"^(search-suggester: in this repository, look here for )(.+)(:)$"),
-    re.compile(r"^(search-suggester: in this repository, )(.+)( lives here:)$"),
-)
-
-
-class RepoProse:
-    """The prose of the workspace's own pack (``.dsh/pack.yml``: untrusted, like the rest of
-    the workspace): its intents' ``about`` and its candidates' ``reason`` templates, as the
-    suggester shows them (escaped). :meth:`guard` quotes them where a rendered note or section
-    shows them (:func:`~dsh_sidecar.escape.quoted_prose`); built-in and user packs stay as
-    they are (their byte-exact strings)."""
-
-    def __init__(self, packs: list[Any]) -> None:
-        self.abouts: set[str] = set()
-        reasons: set[str] = set()
-        for loaded in packs:
-            if getattr(loaded, "origin", None) != "repo":
-                continue
-            for row in loaded.pack.intents.values():
-                if row.about:
-                    self.abouts.add(escape_controls(row.about))
-                reasons.update(escape_controls(c.reason) for c in row.candidates)
-        # "{name}" becomes the identifier the call named: any text there
-        patterns = [re.escape(r).replace(re.escape("{name}"), ".+?") for r in sorted(reasons)]
-        self.reasons = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
-
-    def guard(self, text: str) -> str:
-        """``text`` (a rendered note or section) with the pack's prose quoted."""
-        if not self.abouts and self.reasons is None:
-            return text
-        lines = text.split("\n")
-        for i, line in enumerate(lines):
-            if i == 0:
-                for heading in _ABOUT_LINES:
-                    m = heading.match(line)
-                    # the note shows it escaped already, the section raw: compare escaped
-                    if m and escape_controls(m.group(2)) in self.abouts:
-                        lines[0] = m.group(1) + quoted_prose(escape_controls(m.group(2))) + m.group(3)
-                        break
-            elif self.reasons is not None:  # an item, or the tail of one a name broke (raw newline)
-                head, sep, reason = line.rpartition(" — ")
-                if sep and self.reasons.fullmatch(escape_controls(reason)):
-                    lines[i] = head + sep + quoted_prose(escape_controls(reason))
-        return "\n".join(lines)
-
 
 def share_router(router: Router, shared: SharedState | None) -> None:
-    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (issue 18).
+    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (docs/fleet.md).
     Providers are identified by id, endpoint and a digest of their key
     (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
     ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
@@ -177,7 +127,11 @@ class Sidecar:
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
     ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
     ``server_kind`` (``serve``, ``mcp``) announces a running server in ``$DSH_HOME/run/`` for
-    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`).
+    ``dsh-search status`` (:mod:`dsh_sidecar.runstate`). With the suggester on, its packs are
+    activated here and its ``activated`` (or ``abstained foreign-workspace``) ledger line written
+    before anything else of it; ``start_suggester`` false leaves that to the owner, which calls
+    :meth:`start_suggester` (a front end whose construction is on the ``initialize`` reply's path
+    runs it on a thread: every call waits for the activation, so the line still comes first).
     """
 
     def __init__(
@@ -191,10 +145,11 @@ class Sidecar:
         warm_search: bool = False,
         docs_root: Path | None = None,
         server_kind: str | None = None,
+        start_suggester: bool = True,
     ) -> None:
         self.config = config
         self.env = dict(env)
-        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (issue 13, class 7).
+        #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (docs/SECURITY.md, class 7).
         self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
         if self.workspace_refused is not None:
             log.warning("%s", self.workspace_refused)
@@ -205,7 +160,7 @@ class Sidecar:
         self.index_dir = workspace_cache(self.env)
         self.log_sink = log_sink or (lambda line: None)
         self.force_suggester = force_suggester
-        self.shared = open_state(config.state)  # None: files under $DSH_HOME (issue 18)
+        self.shared = open_state(config.state)  # None: files under $DSH_HOME (docs/fleet.md)
         self.echo_stderr = echo_stderr
         # the offline docs index (when local is in the chain) holds this project's docs
         self.docs_root = docs_root if docs_root is not None else workspace
@@ -220,11 +175,15 @@ class Sidecar:
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
         self._closing = threading.Event()
+        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
+        self._calls = asyncio.Lock()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
         self.suggester = self._make_suggester(config.suggester)
         if self._suggesting(config.suggester):
+            if start_suggester:  # its `activated` ledger line first, before any call is answered
+                self.suggester.start()
             self.projection.start()
         if warm_search:
             self._search_warm = threading.Thread(target=self._warm_search, name="dsh-search-prepare", daemon=True)
@@ -276,6 +235,7 @@ class Sidecar:
             workspace=self._graph,
             content=self.projection.content,
             background=True,
+            indexing=self.projection.building,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this
@@ -285,6 +245,11 @@ class Sidecar:
         if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
+
+    def start_suggester(self) -> None:
+        """Activate the suggester (writing its first ledger line) when it is on; fail-open."""
+        if self._suggesting(self.config.suggester):
+            self.suggester.start()
 
     def wait_for_graph(self, timeout_s: float) -> bool:
         """Block until the workspace graph (with its symbol index) is built; ``True`` if it is."""
@@ -408,35 +373,26 @@ class Sidecar:
         return self.bandit.answer_feedback(answer)
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
-        """``dsh/postExecute``: at most one note; silence when the suggester is off. Each note
-        leaves through :meth:`_note_for_model`."""
+        """``dsh/postExecute``: at most one note; silence when the suggester is off. The note
+        is safe for the model's context as the suggester writes it (``suggester/notes.py``:
+        escaped, the repository pack's prose quoted, display forms beside the exact paths). A
+        call whose note needs a part of the workspace index still being built may wait for it
+        within its bound, blocking this thread (an event loop calls :meth:`post_execute_async`)."""
         if not (self.config.suggester.enabled or self.force_suggester):
             return PostExecuteResult()
-        notes = self.suggester.post_execute(params)
-        return PostExecuteResult(additional_contexts=[self._note_for_model(n) for n in notes] if notes else notes)
+        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
 
-    def _repo_prose(self) -> RepoProse:
-        """The workspace pack's prose of the suggester's current activation (cached per activation)."""
-        active = getattr(self.suggester, "active", None)
-        cached = getattr(self, "_prose", None)
-        if cached is None or cached[0] is not active:
-            cached = (active, RepoProse(list(getattr(active, "packs", None) or [])))
-            self._prose = cached
-        return cached[1]
-
-    def _note_for_model(self, note: AdditionalContext) -> AdditionalContext:
-        """A note as it reaches the model (docs/SECURITY.md, "the model's context"): its text
-        through :func:`~dsh_sidecar.escape.for_model` (a line break only before an item) with
-        the workspace pack's prose quoted, its summary escaped, and beside the exact target
-        paths (``targets``, for a harness that opens them) their display forms
-        (``displayTargets``: escaped, quoted when not plain)."""
-        text = for_model(self._repo_prose().guard(note.text), lines=True)
-        source = note.source
-        display = [display_name(t) for t in source.targets]
-        summary = for_model(source.summary)
-        return AdditionalContext(
-            source=source.model_copy(update={"summary": summary, "display_targets": display}), text=text
-        )
+    async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
+        """:meth:`post_execute` for an event loop: calls are answered in the order they came,
+        and one that may wait for the workspace index (a fresh server's first call, or a call
+        with ``waitMs``) runs on a worker thread meanwhile, so the loop answers everything
+        else; the others run on the loop at once."""
+        async with self._calls:
+            if not self.suggester.may_wait(params):
+                return self.post_execute(params)
+            result = await asyncio.to_thread(self.post_execute, params)
+            self.suggester.ledger.drain()  # its ledger lines, for the sink on this thread
+            return result
 
     def projection_pending(self) -> bool:
         """Whether the suggester's targets, the graph or the content index are still being
@@ -458,35 +414,22 @@ class Sidecar:
 
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
-        ``{intent, k, about, targets: [{path, reason}]}``, or ``{intent: None, targets: []}``
-        when no intent applies. No ledger line, no cooldown: asking is not a tool call. Waits
-        up to ``wait_s`` seconds for a pending projection (an event loop waits off its thread
-        first and passes ``0``)."""
+        ``{intent, k, about, targets: [{path, display, reason}]}``, or ``{intent: None, targets:
+        []}`` when no intent applies; every text escaped by the suggester (the repository pack's
+        prose quoted). No ledger line, no cooldown: asking is not a tool call. Waits up to
+        ``wait_s`` seconds for a pending projection (an event loop waits off its thread first
+        and passes ``0``)."""
         if self.projection_pending():
             # asked on demand before (or without) the background projection: answer from all of it
             self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
         if hit is None:
             return {"intent": None, "targets": []}
-        intent, k, about, targets = hit
-        prose = self._repo_prose()
-
-        def shown(text: str, repo: bool) -> str:
-            return quoted_prose(text) if repo else for_model(text)
-
-        reasons = prose.reasons
-        return {  # the model's context: every text escaped, pack prose quoted, names also quoted
-            "intent": for_model(intent),
-            "k": round(k, 4),
-            "about": shown(about, escape_controls(about) in prose.abouts) if about is not None else None,
-            "targets": [
-                {  # the model reads this whole: a name with a control or separator is shown escaped
-                    "path": for_model(t.path),
-                    "display": display_name(t.path),
-                    "reason": shown(t.reason, bool(reasons and reasons.fullmatch(escape_controls(t.reason)))),
-                }
-                for t in targets
-            ],
+        return {
+            "intent": hit.intent,
+            "k": round(hit.k, 4),
+            "about": hit.about,
+            "targets": [{"path": t.path, "display": t.display, "reason": t.reason} for t in hit.targets],
         }
 
     def dismiss(self, params: DismissParams) -> DismissResult:
@@ -499,6 +442,15 @@ class Sidecar:
         except ValueError as exc:  # the suggester's dismissals still raise ValueError for these
             raise RequestError(str(exc)) from None
         return DismissResult(record=record, expires_at=expires)
+
+    async def dismiss_async(self, params: DismissParams) -> DismissResult:
+        """:meth:`dismiss` for an event loop: the knowledge write (which may wait for another
+        sidecar's lock) runs on a worker thread; its ``dismissed`` ledger line then reaches the
+        sink on the loop's thread."""
+        try:
+            return await asyncio.to_thread(self.dismiss, params)
+        finally:
+            self.suggester.ledger.drain()
 
     async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
         """:meth:`assemble_section` for an event loop: the wait for a pending projection runs
@@ -517,12 +469,9 @@ class Sidecar:
             return AssembleSectionResult(section=None)  # at once: no wait for the projection
         if self.projection_pending():
             self.wait_for_graph(wait_s)  # the section (session start) lists the whole projection
-        text = self.suggester.section_text(session_id)
+        text = self.suggester.section_text(session_id)  # escaped as it is written (suggester/section.py)
         if text is None:
             return AssembleSectionResult(section=None)
-        # added to every prompt: through the same function as the notes (names with U+2028,
-        # bidi or zero-width characters, a line break in a name, the workspace pack's prose)
-        text = for_model(self._repo_prose().guard(text), lines=True)
         return AssembleSectionResult(section=Section(name=SECTION_NAME, order=SECTION_ORDER, text=text))
 
     def shutdown(self) -> None:
@@ -592,6 +541,7 @@ class Sidecar:
         else:  # every other suggester knob is volatile: hot reload
             self.suggester.reconfigure(new.suggester)
         if self._suggesting(new.suggester):
+            self.suggester.start()  # turned on, or rebuilt: its activation line first
             self.projection.start_if_idle()
         self.config = new
 
@@ -639,7 +589,7 @@ class Sidecar:
 
     def _fleet_status(self) -> dict[str, Any]:
         """The shared store (none with the file backend: the status is as before) and what this
-        process wrote to it (issue 18: the fleet test counts them)."""
+        process wrote to it (docs/fleet.md: the fleet test counts them)."""
         if self.shared is None:
             return {}
         return {

@@ -1,4 +1,5 @@
-"""The README's "Use it in a harness" section, as a newcomer runs it: every ``pip install``
+"""The README's "Use it in a harness" section and ``docs/harnesses.md`` (its long form), as a
+newcomer runs them: every ``pip install``
 installs from this checkout (the distribution is not on PyPI), every checkout path it names
 exists, and its DSH install lines are the ones ``.ci/run`` installs with (same pins, same
 override), so the two cannot drift. No harness needed: this reads the files."""
@@ -15,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def section() -> str:
     text = (REPO / "README.md").read_text()
     start = text.index("## Use it in a harness")
-    return text[start : text.index("\n## ", start + 1)]
+    return text[start : text.index("\n## ", start + 1)] + (REPO / "docs" / "harnesses.md").read_text()
 
 
 def bash_lines() -> list[str]:

@@ -47,14 +47,20 @@ export const TIMINGS = Object.freeze({
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref?.());
 
-/** Whether a `dsh/status` answer says the suggester is ready to note: prepared, or nothing to
- * prepare (off, no workspace, no pack applies). */
+/** Whether a `dsh/status` answer says the suggester is ready to note: no part of its workspace
+ * index a note may need is still being built (`pending` empty: targets, symbol pass, content
+ * index), or nothing to prepare (off, no workspace, no pack applies). */
 export function suggesterReady(status) {
   const s = status?.suggester;
   if (!s || s.enabled === false || !s.workspace) return true;
-  if (s.prepared) return true;
-  return s.activation === 'done' && Array.isArray(s.intents) && s.intents.length === 0;
+  if (s.activation === 'done' && Array.isArray(s.intents) && s.intents.length === 0) return true;
+  if (Array.isArray(s.pending)) return s.pending.length === 0;
+  return Boolean(s.prepared);
 }
+
+/** What the first call of a start leaves for reading the answer, ms: the rest of its bound is
+ * the call's `waitMs` (the sidecar waits that long, at most, for the index its note needs). */
+export const ANSWER_MARGIN_MS = 150;
 
 /** Ask `dsh/status` until {@link suggesterReady} (every 200 ms, at most `waitMs`); settles
  * (never rejects) when ready, when the sidecar is gone or restarted, or when the time is up. */
@@ -222,6 +228,8 @@ function install(ctx, raw) {
         before: async () => {
           if (deadline === undefined) return;
           await Promise.race([prepared, sleep(Math.max(0, deadline - performance.now() - config.postExecuteTimeoutMs))]);
+          // what is left of the first call's bound the sidecar may spend waiting for its index
+          params.waitMs = Math.max(0, Math.floor(deadline - performance.now() - ANSWER_MARGIN_MS));
           return Math.max(config.postExecuteTimeoutMs, deadline - performance.now());
         },
         signal: exec.signal,

@@ -15,7 +15,7 @@ A corrupt or foreign file is moved aside and the bandit starts cold (StateFile w
 the file cannot be written (read-only, disk full, lock held too long) the bandit keeps serving
 from memory: the first failure is warned about once and persistence stays off for the process.
 
-**Fleet** (issue 18): with a shared state (:meth:`PosteriorStore.share`) the file is not used:
+**Fleet** (docs/fleet.md): with a shared state (:meth:`PosteriorStore.share`) the file is not used:
 the same writer thread sends each queued update/re-credit as increments (``state/shared.py``:
 exact totals and the discounted bucket sums), and the fleet's evidence and update counts, read
 back at most every :data:`SHARED_REFRESH_S`, become the in-memory posterior. A store that is

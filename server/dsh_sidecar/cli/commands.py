@@ -417,6 +417,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
         # one call of a fresh CLI session: no cooldown/turn history to suppress it
         result = sidecar.post_execute(params).wire()
     finally:
+        sidecar.shutdown()  # the ledger (its activation line first) and knowledge written now, not at exit
         asyncio.run(sidecar.aclose())
     if out.json:
         out.emit_json(result)

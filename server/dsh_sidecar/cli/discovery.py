@@ -73,8 +73,9 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
         }
     ),
 }
-#: Suggester knobs a project may not set: file paths (where the ledger, the knowledge file go).
-PROJECT_REFUSED_SUGGESTER: Final = frozenset({"logFile", "persistPath", "indexPath"})
+#: Suggester knobs a project may not set: file paths (where the ledger, the knowledge file go),
+#: and how long a call may hold the user's harness waiting for the index (``firstCallWaitMs``).
+PROJECT_REFUSED_SUGGESTER: Final = frozenset({"logFile", "persistPath", "indexPath", "firstCallWaitMs"})
 
 #: Reads one of the user's config files (the explicit or the user file): the raw document,
 #: validated; raises :class:`ConfigError` (the ``--config`` guard: ``cli.serving.read_config``).

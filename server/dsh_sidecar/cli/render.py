@@ -124,7 +124,7 @@ def render_status(status: dict[str, Any]) -> str:
 
 def _updates_text(bandit: dict[str, Any]) -> str:
     """``quick 3, thorough 1``: the posterior updates each arm has had (``bandit.updates`` of
-    ``dsh/status``; outages are not counted, issue 16)."""
+    ``dsh/status``; outages are not counted)."""
     from dsh_sidecar.bandit.policy import ARMS
 
     updates = bandit.get("updates") or {}

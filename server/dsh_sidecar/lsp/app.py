@@ -60,7 +60,7 @@ def held(writer: Any) -> contextlib.AbstractContextManager[None]:
 
 class SidecarProtocol(LanguageServerProtocol):
     """pygls' protocol, except that error replies never carry a traceback or raw exception
-    text (issue 13, class 12): an internal error (-32603) is answered with
+    text (docs/SECURITY.md, class 12): an internal error (-32603) is answered with
     :data:`INTERNAL_ERROR_MESSAGE` and no ``data``; the server's ``report_server_error`` has
     logged the exception, redacted and capped, to stderr."""
 
@@ -235,7 +235,7 @@ def run_stdio(server: SidecarServer) -> int:
     answered). The state is flushed before it returns; from then on SIGTERM is ignored
     (:mod:`dsh_sidecar.lsp.signals`): the process is ending."""
     try:
-        reopen_std_fds()  # issue 16: whatever stdin is, including a closed descriptor
+        reopen_std_fds()  # whatever stdin is, including a closed descriptor
     except StdoutClosed as exc:
         log.error("stopping: %s", exc)
         return 1
@@ -246,7 +246,7 @@ def run_stdio(server: SidecarServer) -> int:
 
     async def main() -> None:
         # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
-        # does, so the flush below runs and nothing learned is lost (issue 13, class 9); SIGTERM
+        # does, so the flush below runs and nothing learned is lost (docs/SECURITY.md, class 9); SIGTERM
         # is handled as `exit` below
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()

@@ -127,7 +127,7 @@ def register(server: SidecarServer) -> None:
             # included: the chain is resolved as the router resolves it) and every secret in the
             # log filter; without options this imports no pydantic (dsh_sidecar.options), and the
             # config is validated with the sidecar's build, right after the reply (cold start,
-            # issue 16), unless opening a shared store can still refuse it
+            # the cold start), unless opening a shared store can still refuse it
             check: Preflight | None
             if config is None:
                 check = preflight_defaults(ls.env)
@@ -197,16 +197,16 @@ def register(server: SidecarServer) -> None:
             raise request_error(exc) from None
 
     @server.feature(Method.POST_EXECUTE)
-    def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    async def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(wire.PostExecuteParams, params)
-        return require(ls).post_execute(p).wire()
+        return (await require(ls).post_execute_async(p)).wire()  # a wait for the index runs off the loop
 
     @server.feature(Method.DISMISS)
     async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
         p = validate(wire.DismissParams, params)
         sidecar = require(ls)
         try:  # the knowledge write waits for another sidecar's lock: off the event loop
-            return (await asyncio.to_thread(sidecar.dismiss, p)).wire()
+            return (await sidecar.dismiss_async(p)).wire()
         except RequestError as exc:
             raise request_error(exc) from None
 

@@ -49,6 +49,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -151,7 +152,12 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:
-        sidecar = live.sidecar = Sidecar(config, workspace, env, warm_search=True, server_kind="mcp")
+        # the lifespan runs before the initialize reply: the suggester's activation (its packs read,
+        # its first ledger line) runs on a thread instead; every call waits for it
+        sidecar = live.sidecar = Sidecar(
+            config, workspace, env, warm_search=True, server_kind="mcp", start_suggester=False
+        )
+        threading.Thread(target=sidecar.start_suggester, name="dsh-suggester-activate", daemon=True).start()
         if redactor is not None:
             redactor.add(sidecar.router.secrets())
         try:
@@ -311,7 +317,7 @@ def build_server(
         h = holder(ctx)
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
-            return post_tool_use_output(h.sidecar.post_execute(params))
+            return post_tool_use_output(await h.sidecar.post_execute_async(params))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
         except ValidationError as exc:

@@ -8,7 +8,7 @@ different answer. Only answers with sources are stored; failures and empty answe
 ``{provider: <the provider that answered>, outcome: "ok (cached)", ms: 0}`` so a caller can
 tell it apart from a fresh answer.
 
-**Fleet** (issue 18): with a shared state (:meth:`ResultCache.share`) an answer is also stored
+**Fleet** (docs/fleet.md): with a shared state (:meth:`ResultCache.share`) an answer is also stored
 there (``SET NX EX``: the first sidecar's answer wins, same TTL, the store bounded to
 ``maxEntries``), and a local miss asks the store, so one sidecar's answer serves the fleet.
 What the store returns is validated like a provider answer; anything malformed is a miss.
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 #: Outcome of the single attempt reported for a cache hit.
 CACHED_OUTCOME: Final = "ok (cached)"
-#: Default time to live, seconds: short, so a cache never hides news for long (issue #3).
+#: Default time to live, seconds: short, so a cache never hides news for long.
 DEFAULT_TTL_S: Final = 300
 #: Default number of entries kept.
 DEFAULT_MAX_ENTRIES: Final = 256

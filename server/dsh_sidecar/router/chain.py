@@ -88,7 +88,7 @@ class RouterResult:
 #: Failure classes that say nothing of the search itself: the provider was not configured,
 #: unreachable, refused the key, or was cooling down/blocked/out of quota/paced. A search whose
 #: every provider failed only for these produced no answer at all (an outage), which the bandit
-#: must not learn from (issue 16). Timeouts, 5xx and unreadable answers are real outcomes.
+#: must not learn from. Timeouts, 5xx and unreadable answers are real outcomes.
 OUTAGE_CLASSES: Final = frozenset({CONFIG, NETWORK, AUTH, RATE_LIMITED, QUOTA_EXHAUSTED, BLOCKED, PACED, "skipped"})
 
 
@@ -197,7 +197,7 @@ class Router:
     def warm(self) -> None:
         """Import httpx and create the shared client now (the server runs this on a thread
         after the ``initialize`` reply), so the first search does not pay ~0.1–0.3 s for them on
-        the event loop (issue 16). Call it off the event loop. Idempotent."""
+        the event loop. Call it off the event loop. Idempotent."""
         self.http()
         from dsh_sidecar.router.http import warm_async_backend
 

@@ -60,7 +60,7 @@ __all__ = [
 DEFAULT_TIMEOUT_MS: Final = 10_000
 #: Seed floor of ``timeoutMs`` ("non-integer or < 100 → config error"), milliseconds.
 MIN_TIMEOUT_MS: Final = 100
-#: Default whole-chain deadline of one ``dsh/search``, milliseconds (issue #3).
+#: Default whole-chain deadline of one ``dsh/search``, milliseconds.
 DEFAULT_DEADLINE_MS: Final = 60_000
 #: Ceilings of ``timeoutMs`` (10 minutes) and ``deadlineMs`` (1 hour), milliseconds: a search
 #: longer than that is a hung one; bigger values used to overflow the timer at request time.

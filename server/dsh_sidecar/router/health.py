@@ -17,7 +17,7 @@ a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All met
 on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
 an update.
 
-**Fleet** (issue 18): with a shared state (``state.backend`` a Redis/Valkey URL, wired by the
+**Fleet** (docs/fleet.md): with a shared state (``state.backend`` a Redis/Valkey URL, wired by the
 composition root through :meth:`ProviderHealth.share`) a cooldown started here is also written
 to the store under the provider's identity (id + a digest of endpoint and key), and every
 check reads the store, so a 429 seen by one sidecar skips that provider in all of them from

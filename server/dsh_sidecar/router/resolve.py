@@ -7,7 +7,7 @@ reading keys and base URLs from the environment as the search-router seed says. 
 (:func:`~dsh_sidecar.router.config.resolve_chain`), and ``initialize`` without options passes
 the block's defaults (:data:`DEFAULT_PROVIDER`, :data:`DEFAULT_ORDER`, :data:`DEFAULT_PROVIDERS`),
 which the model's fields read too, so a server can check its chain and collect its secrets
-before its reply without importing pydantic (cold start, issue 16). Errors are
+before its reply without importing pydantic (cold start). Errors are
 :class:`~dsh_sidecar.errors.ConfigError` naming the key or variable, never the value.
 """
 

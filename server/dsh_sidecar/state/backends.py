@@ -1,7 +1,7 @@
 """The ``state.backend`` setting's values, without pydantic: the files backend's name, the
 default, and whether a value names a shared store. :class:`~dsh_sidecar.state.config.StateConfig`
 reads them, and so does what ``initialize`` checks before its reply without options
-(:mod:`dsh_sidecar.options`), which imports no pydantic (cold start, issue 16)."""
+(:mod:`dsh_sidecar.options`), which imports no pydantic (cold start)."""
 
 from __future__ import annotations
 

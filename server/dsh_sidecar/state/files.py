@@ -12,7 +12,7 @@
   deeper than :data:`MAX_DEPTH`, an integer outside the signed 64-bit range, a non-finite
   number (``1e400``, ``NaN``, ``Infinity``), or anything ``validate`` rejects with *any*
   exception (``RecursionError``, ``OverflowError``… included): every parse or validation error is
-  a warning and a cold start, never a failure (issue 13, class 6). At most
+  a warning and a cold start, never a failure (docs/SECURITY.md, class 6). At most
   :data:`KEEP_CORRUPT` set-aside copies are kept per file.
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
   locked read or update of the file (class 12); under the lock no other writer has one open.
@@ -191,7 +191,7 @@ def open_append(path: Path | str) -> int:
     ``O_NOFOLLOW`` (a planted symlink fails with ``ELOOP``, never followed) and ``O_NONBLOCK``
     (a FIFO without a reader fails with ``ENXIO`` instead of blocking), then ``fstat`` must show
     a regular file owned by this user with one link (a hard link to another file is refused).
-    Raises ``OSError`` (:class:`UnsafeAppendFile` for the checks); issue 13, class 10."""
+    Raises ``OSError`` (:class:`UnsafeAppendFile` for the checks); docs/SECURITY.md, class 10."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, 0o600)
     st = os.fstat(fd)
@@ -299,7 +299,7 @@ class StateFile:
     def read(self) -> Any | None:
         """The validated document, or ``None`` (absent, corrupt, unreadable: cold start).
 
-        Never waits for another process's lock (issue 13, class 7: a stopped sidecar holding it
+        Never waits for another process's lock (docs/SECURITY.md, class 7: a stopped sidecar holding it
         froze every request for 10 s): writes are atomic renames, so an unlocked read always
         sees a whole file. The lock is only *tried*: when free, temp debris is swept and a
         corrupt file is set aside under it; when held, the file is read without setting anything

@@ -1,7 +1,9 @@
 """Activation: which packs apply to a workspace, layered (plan, "The intents").
 
 Precedence is user > repo > built-ins: a user-layer pack
-(``$DSH_HOME/search-suggester/workspaces/<slug>.yml``) or a repository pack (``.dsh/pack.yml``)
+(``$DSH_HOME/search-suggester/workspaces/<slug>.yml``, or the seed's
+``$DSH_HOME/playform/workspaces/<slug>.yml`` beside it: ours wins an intent both define) or a
+repository pack (``.dsh/pack.yml``)
 replaces the built-in rows of the intents it defines (``replace: true`` drops the built-ins);
 the rows of several applicable built-in packs for one intent add up (each row is gated on its
 own, so overlapping packs never double-count a signal). A built-in pack applies when any of its
@@ -31,6 +33,9 @@ class ActivePacks:
     rows: dict[str, list[CompiledRow]] = field(default_factory=dict)
     packs: list[LoadedPack] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    #: the intents whose rows are the repository pack's (``.dsh/pack.yml``): their ``about`` and
+    #: reasons are the workspace's prose, untrusted, quoted wherever they are shown
+    repo_prose: set[str] = field(default_factory=set)
 
     @property
     def threshold(self) -> float:
@@ -56,8 +61,10 @@ def activate(root: Path, dsh_home: Path, builtins_on: bool) -> ActivePacks:
     (it is refused with a reason in :attr:`ActivePacks.refused`)."""
     out = ActivePacks()
     layered: list[LoadedPack] = []
+    slug = workspace_slug(root)
     for path, origin in (
-        (dsh_home / "search-suggester" / "workspaces" / f"{workspace_slug(root)}.yml", "user"),
+        (dsh_home / "search-suggester" / "workspaces" / f"{slug}.yml", "user"),
+        (dsh_home / "playform" / "workspaces" / f"{slug}.yml", "user"),  # the seed's user layer
         (root / ".dsh" / "pack.yml", "repo"),
     ):
         try:
@@ -72,8 +79,12 @@ def activate(root: Path, dsh_home: Path, builtins_on: bool) -> ActivePacks:
     for loaded in builtins:
         for name, row in loaded.pack.intents.items():
             out.rows.setdefault(name, []).append(CompiledRow.of(loaded.pack.id, name, row, trusted=True))
-    for loaded in reversed(layered):  # repo first, then user overrides it
+    for loaded in reversed(layered):  # repo first, then the user layers override it (ours last)
         for name, row in loaded.pack.intents.items():
             out.rows[name] = [CompiledRow.of(loaded.pack.id, name, row)]
+            if loaded.origin == "repo":
+                out.repo_prose.add(name)
+            else:
+                out.repo_prose.discard(name)
     out.packs = layered + builtins
     return out

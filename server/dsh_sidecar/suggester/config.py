@@ -64,6 +64,11 @@ class SuggesterConfig(ConfigModel):
     """The sticky section is rebuilt after this many seconds."""
     builtin_packs: bool = True
     """Use the intent packs shipped with the sidecar (``dsh_packs``)."""
+    first_call_wait_ms: int = Field(default=500, ge=0, le=60_000)
+    """The first call of a start that needs a part of the workspace index still being built
+    (its listing, symbol pass or content index) waits at most this long for it, ms, then is
+    held back (``suppressed not-ready``); later calls never wait. A call's own ``waitMs``
+    (``dsh/postExecute``) replaces this bound for that call."""
 
 
 def parse_suggester_config(raw: Any) -> SuggesterConfig:

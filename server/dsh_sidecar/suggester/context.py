@@ -45,9 +45,19 @@ class Service(Protocol):
         """The active pack rows per intent, the packs activated first when they are not."""
         ...
 
-    def wait_prepared(self) -> PreparedTargets | None:
-        """The prepared targets, preparing them now (no background preparation) or waiting a
-        moment for the background one (the process's first such call only)."""
+    def prepared_now(self) -> PreparedTargets | None:
+        """The prepared targets, prepared now when no background preparation makes them;
+        ``None`` while the background one has not finished (never waits)."""
+        ...
+
+    def pending(self) -> frozenset[str]:
+        """The parts of the workspace index still being built (``readiness.py``: targets,
+        symbols, content); a part that will never come is not pending."""
+        ...
+
+    def repo_prose(self, intent: str) -> bool:
+        """Whether ``intent``'s ``about`` and reasons are the repository pack's prose (quoted
+        wherever they are shown: ``notes.py``)."""
         ...
 
     def regex_budget_used(self) -> None:

@@ -22,22 +22,36 @@ a lock file               Dependency
 a test module             Test
 a CI workflow, config     Config      test words → Test (``grep '^test' Makefile``)
 a doc page                Doc         owner words (copyright, maintainer, @handle) → Owner
-a manifest                by words    ledger → Ledger, owner → Owner, version → Version,
-                                      dependency → Dependency, test → Test, layout
-                                      (packages, members, paths, exports) → Path, else
-                                      tool/config words → Config
+a manifest                by section  the section of the words searched, read the way the
+                                      ecosystem's tools read the file
+                                      (``workspace/manifests.py``: ``<developers>`` of a
+                                      POM → Owner, a dependency's name → Dependency,
+                                      ``argLine`` of Surefire → Test); words the file does
+                                      not place: ledger → Ledger, owner → Owner, version →
+                                      Version, dependency → Dependency, test → Test,
+                                      layout (packages, members, paths, exports) → Path,
+                                      else tool/config words → Config
+a linter's configuration  Config
 a code file               by words    definition keyword or a name ``F`` defines → Symbol;
                                       version → Version; module layout → Path; doc
                                       comments → Doc; else a name → Usage
 ========================  ==========  =================================================
+
+Several files searched (or, for a search of the whole tree, the files it found when they are
+all manifests or tool configurations): each file votes for its intent (a manifest by the
+share of its sections the words stand in), a file the result shows no hit in does not vote,
+and the intent with the most votes wins (a tie goes to the more specific intent: Config is
+what any configuration is when nothing more is known).
 
 Scope rules — the call searches folders or file types: a docs root, ``--type md`` or
 ``*.md`` → Doc; ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
 Ledger; a test folder or test-file names with a pattern that is no identifier → Test.
 
 Listing rules (``ls``, ``find``, ``fd``, ``glob``): names or folders of changelogs → Ledger,
-owners/licence files → Owner, CI → Config, doc files → Doc, test files → Test, lock files
-and manifests → Dependency.
+owners/licence files → Owner, CI → Config, test files and test-runner configurations →
+Test, lock files → Dependency, solution/workspace files (``*.sln``, ``settings.gradle``,
+``pnpm-workspace.yaml``, ``go.work``) → Path, linter/formatter configurations → Config,
+doc files → Doc.
 
 Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbol; an identifier
 (``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
@@ -47,8 +61,12 @@ Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the w
 does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
 holds no doc page, hunts for something whose canonical place *every* repository has: a missing
 lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
-top-level pages). A miss of anything else (CODEOWNERS, a changelog, a linter config) may simply
-mean the repository has none: silence.
+top-level pages). A listing that finds no configuration file of a tool the project configures
+elsewhere (``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
+``{jest,vitest}.config.*`` glob where a package script runs the tests, ``packages.config``
+where the packages are pinned centrally) → that tool's intent (Config, Test, Dependency),
+when the workspace has such a file to name. A miss of anything else (CODEOWNERS, a
+changelog) may simply mean the repository has none: silence.
 
 Weights are ours (``docs/SCHEME.md`` gives the corpus figures that chose them).
 """
@@ -57,12 +75,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.workspace import manifests
 
 #: Weight of a subject rule for its intent.
 SUBJECT: Final = 3.0
@@ -74,7 +93,11 @@ SCOPE: Final = 2.4
 NAME: Final = 2.0
 
 _LEDGER_W = re.compile(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|^#+\s|\^#")
-_OWNER_W = re.compile(r"(?i)\b(authors?|maintainers?|copyright|licen[cs]e|owners?|contributors?|email)\b|@[a-z]")
+#: Words of the change ledger itself (a release marker searched in prose is a ledger question).
+_LEDGER_WORD = re.compile(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|next[-_ ]release")
+_OWNER_W = re.compile(
+    r"(?i)\b(authors?|maintainers?|copyright|licen[cs]es?|owners?|contributors?|developers?|email)\b|@[a-z]"
+)
 _VERSION_W = re.compile(r"(?i)(^|[^a-z-])_*version_*\b|html_root_url|\bbump\b|#:version")
 _DEP_W = re.compile(
     r"(?i)dependenc|\brequires?\b|install_requires|add_(?:runtime_|development_)?dependency|^\s*gem\b|\bgem '"
@@ -96,7 +119,10 @@ _DEP_KEY = re.compile(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
 _IDENTLIKE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
 _CALL = re.compile(r"(?:^|\bnew\s+)[A-Za-z_][A-Za-z0-9_.:]*\\?\($|\bnew\s+[A-Z]\w+")
-_VERSION_DECL = re.compile(r"(?i)__version__|\bversion\s*\\?[:=]|\bVERSION\s*=|\"version\"|^\^version")
+_VERSION_DECL = re.compile(
+    r"(?i)__version__|\bversion\s*\\?[:=]|\bVERSION\s*=|\"version\"|^\^version"
+    r"|<(?:version|VersionPrefix|AssemblyVersion|FileVersion)\\?>|#?\bdefine\s+\w*_VERSION\b"
+)
 _CONFIG_DIRS: Final = frozenset({".github", ".cargo", ".circleci", ".devcontainer", ".vscode", ".husky", ".config"})
 _IMPORT = re.compile(r"^\^?\s*(?:import\s+\w|from\s+[\w.]+\s+import\b|use\s+\w|require\()")
 _ENV_VAR = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
@@ -107,7 +133,32 @@ _LEDGER_NAME = re.compile(
 _OWNER_NAME = re.compile(r"(?i)(?:^|[/*{,])(?:codeowners|owners|maintainers|authors|contributors|licen[cs]e|copying)")
 _CI_NAME = re.compile(r"(?i)\.github/workflows|\.gitlab-ci|\.circleci|azure-pipelines|\.travis|jenkinsfile|\.buildkite")
 _DOC_NAME = re.compile(r"(?i)\*\.(?:md|rst|adoc|mdx)$|(?:^|/)readme|(?:^|/)docs?(?:/|$)")
-_TEST_NAME = re.compile(r"(?i)(?:^|[/*])(?:test_|tests?/|spec/|__tests__)|_test\b|\.test\.|\.spec\.|_spec\b|\*test\*")
+_TEST_NAME = re.compile(
+    r"(?i)(?:^|[/*])(?:test_|tests?/|spec/|__tests__)|_test\b|\.test\.|\.spec\.|_spec\b|\*test\*|[-_]test\.c\w*$"
+    r"|(?-i:[a-z*](?:Tests?|IT|Spec)\.(?:java|kt|kts|cs|fs|vb|scala|groovy|swift|php)$)"
+)
+#: Configuration files of test runners (a listing of them asks for the tests' set-up).
+_TEST_CONFIG_NAME = re.compile(
+    r"(?i)(?:^|[/*{,])(?:jest|vitest|karma|playwright|cypress|ava|wdio)\.config\b|(?:^|[/*{,])(?:pytest\.ini|conftest\.py"
+    r"|\.mocharc|phpunit\.xml|\.rspec|\.coveragerc|codecov\.ya?ml|jest|vitest|pytest|phpunit|karma)(?:$|[.,}*])"
+)
+#: Configuration files of linters, formatters and type checkers.
+_LINT_CONFIG_NAME = re.compile(
+    r"(?i)(?:^|[/*{,|.])(?:eslint|prettier|stylelint|biome|ruff|flake8|pylint|mypy|isort|black|setup\.cfg|tox\.ini"
+    r"|rubocop|golangci|rustfmt|clippy|clang-format|clang-tidy|editorconfig|php-cs-fixer|phpstan|psalm|phpcs"
+    r"|checkstyle|detekt|swiftlint|stylecop|tsconfig|pre-commit-config|oxlint|oxfmt|mkdocs|readthedocs|doxyfile"
+    r"|docusaurus\.config|typedoc|renovate|dependabot)\b"
+)
+#: Files that list a solution's or workspace's projects.
+_LAYOUT_NAME = re.compile(
+    r"(?i)(?:^|[/*{,])[\w*.-]*\.slnx?\*?$|\.sln\*?$|(?:^|[/*{,])(?:settings\.gradle(?:\.kts)?|pnpm-workspace\.ya?ml"
+    r"|go\.work|lerna\.json|nx\.json|rush\.json|turbo\.json)(?:$|[,}*])"
+)
+#: Dependency manifests of one ecosystem or another (a miss of one hunts for the dependencies).
+_DEP_MANIFEST_NAME = re.compile(
+    r"(?i)(?:^|[/*{,])(?:packages\.config|paket\.dependencies|directory\.packages\.props|requirements[\w.-]*\.txt"
+    r"|pipfile|gemfile|vcpkg\.json|conanfile\.(?:txt|py)|libs\.versions\.toml)(?:$|[,}*])"
+)
 _LOCK_NAME = re.compile(r"(?i)\.lock$|lock\.json$|lock\.ya?ml$|go\.sum$")
 _DOC_DIRS: Final = frozenset({"docs", "doc", "documentation", "website", "guide", "guides", "manual", "book"})
 _TEST_DIRS: Final = frozenset({"tests", "test", "spec", "specs", "__tests__", "testing", "testdata", "e2e"})
@@ -128,6 +179,10 @@ class Workspace:
     definitions: Callable[[str], list[str]] = lambda name: []
     docs_roots: frozenset[str] = field(default_factory=frozenset)
     code_folder: Callable[[str], bool] = lambda p: False
+    #: the section words of a manifest (``workspace/manifests.py``), ``None`` when unknown
+    keys: Callable[[str], Mapping[str, Mapping[str, float]] | None] = lambda p: None
+    #: the files with a fact (``workspace/facts.py``), the project's own first
+    with_fact: Callable[[str], list[str]] = lambda fact: []
 
 
 def _words(q: Query) -> str:
@@ -148,7 +203,10 @@ def _subject_intent(path: str, q: Query, ws: Workspace) -> str | None:
         return "Dependency"
     if kind == "test" or "test-module" in facts:
         return "Test"
-    if kind == "manifest":
+    manifest = kind == "manifest" or (manifests.is_manifest_name(path) and "ci-workflow" not in facts)
+    if "lint-config" in facts and kind != "config" and not manifest:
+        return "Config"  # a linter's or formatter's own configuration file (`.prettierrc.js`)
+    if manifest:
         for intent, rx in (
             ("Ledger", _LEDGER_W),
             ("Owner", _OWNER_W),
@@ -187,6 +245,69 @@ def _subject_intent(path: str, q: Query, ws: Workspace) -> str | None:
         if ident is not None:
             return "Usage"
     return None
+
+
+def _searched(q: Query) -> list[str]:
+    """What a call searches for, as a manifest's sections are keyed: its dotted key paths,
+    then its words (``manifests.key_paths``, ``manifests.words``)."""
+    text = " ".join(q.patterns + q.keys)
+    return manifests.key_paths(text) + manifests.words(text)
+
+
+#: The words that name an intent themselves, whatever section they stand in (the manifest
+#: rule's ladder without its catch-all Config): ``version`` in a Cargo.toml is Version even
+#: though every dependency there has a version too.
+_INTENT_WORDS: Final = (
+    ("Ledger", _LEDGER_W),
+    ("Owner", _OWNER_W),
+    ("Version", _VERSION_W),
+    ("Dependency", _DEP_W),
+    ("Test", _TEST_W),
+    ("Path", _PATH_W),
+)
+
+
+def _file_vote(path: str, q: Query, ws: Workspace) -> dict[str, float] | None:
+    """What searching inside ``path`` asks for: for a manifest whose words name no intent
+    themselves, the intents of the sections the searched words stand in (shares adding up to
+    1); else the subject rule's one intent; ``None`` when neither says anything."""
+    if manifests.is_manifest_name(path) and "changelog" not in ws.facts(path):
+        words = _words(q)
+        if not any(rx.search(words) for _, rx in _INTENT_WORDS):
+            keys = ws.keys(path)
+            vote = manifests.keyed_vote(keys, _searched(q)) if keys else None
+            if vote:
+                return vote
+    intent = _subject_intent(path, q, ws)
+    return {intent: 1.0} if intent is not None else None
+
+
+def _vote(paths: list[str], q: Query, ws: Workspace) -> str | None:
+    """The intent the files ``paths`` vote for (module docstring): the most votes, a tie to
+    the more specific intent (Config last), then to the intents' priority order."""
+    votes: dict[str, float] = {}
+    for p in paths:
+        for intent, share in (_file_vote(p, q, ws) or {}).items():
+            votes[intent] = votes.get(intent, 0.0) + share
+    if not votes:
+        return None
+    return min(votes, key=lambda i: (-round(votes[i], 6), i == "Config", INTENTS.index(i) if i in INTENTS else 99))
+
+
+#: Kinds and facts of the files a search of the whole tree may be read by (its configuration,
+#: not its code or prose).
+_CONFIG_KINDS: Final = frozenset({"manifest", "config", "lock"})
+_CONFIG_FACTS: Final = frozenset(
+    {"lint-config", "test-config", "ci-workflow", "changelog", "owners", "dependency-manifest", "version-tool"}
+)
+
+
+def _configuration(path: str, ws: Workspace) -> bool:
+    """Whether ``path`` is a manifest or a tool's configuration (not code, tests or prose)."""
+    facts = ws.facts(path)
+    if "test-module" in facts:
+        return False
+    return ws.kind(path) in _CONFIG_KINDS or bool(facts & _CONFIG_FACTS) or manifests.is_manifest_name(path)
 
 
 def _is_identifier(p: str, ws: Workspace) -> bool:
@@ -229,12 +350,24 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     folders = [f for f in folders if not f or ws.is_dir(f)]
 
     if subjects and (q.patterns or q.keys):
-        decided = {_subject_intent(s, q, ws) for s in subjects} - {None}
-        if len(decided) == 1:
-            intent = decided.pop()
-            assert intent is not None
+        hit = [s for s in subjects if s in q.result_paths]  # the result shows where it matched
+        intent = _vote(hit or subjects, q, ws)
+        if intent is not None:
             return decide(intent, SUBJECT)
     patterns = q.patterns
+    found = [p for p in dict.fromkeys(q.result_paths) if ws.is_file(p)]
+    if (
+        patterns
+        and not q.listing
+        and not subjects
+        and 0 < len(found) <= 10
+        and all(_configuration(p, ws) for p in found)
+    ):
+        # a search of the tree that found only manifests and tool configurations: what it
+        # names is their configuration (`rg -l junit-jupiter` → the POM's dependencies)
+        intent = _vote(found, q, ws)
+        if intent is not None:
+            return decide(intent, SUBJECT)
     names = q.name_patterns + [f for f in folders if f]
     listing = q.listing or (not patterns and (q.name_patterns or folders))
     parts = [p for f in folders for p in f.split("/")]
@@ -252,6 +385,12 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
             return decide("Test", SCOPE)  # test files asked for by name (a bare `ls tests/` asks nothing)
         if any(_LOCK_NAME.search(n) for n in names):
             return decide("Dependency", SCOPE)
+        if any(_TEST_CONFIG_NAME.search(n) for n in q.name_patterns):
+            return decide("Test", SCOPE)  # the test runner's configuration
+        if any(_LAYOUT_NAME.search(n) for n in q.name_patterns):
+            return decide("Path", SCOPE)  # the solution's or workspace's projects
+        if any(_LINT_CONFIG_NAME.search(n) for n in q.name_patterns):
+            return decide("Config", SCOPE)
         if any(_DOC_NAME.search(n) for n in names) or set(parts) & _DOC_DIRS or _in_docs(folders, ws):
             return decide("Doc", SCOPE)
         if not q.name_patterns:
@@ -275,6 +414,8 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         or _in_docs(folders, ws)
     )
     if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
+        if _LEDGER_WORD.search(" ".join(patterns)) or (found and all("changelog" in ws.facts(p) for p in found)):
+            return decide("Ledger", SCOPE)  # a release marker, or found only in the change ledger
         return decide("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
     if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
         return decide("Config", SCOPE)
@@ -405,10 +546,49 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     if q.is_error and missing:
         if any(_DEP_FILE.search(p) for p in missing):
             return "Dependency"
+    if q.listing and not q.result_paths and q.tool in ("bash", "glob") and not q.is_error:
+        asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w]
+        intent = _missing_config(asked, ws)
+        if intent is not None:
+            return intent
     if (q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})) and q.tool in ("bash", "glob"):
         docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
         if docs and all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs):
             return "Doc"
+    return None
+
+
+#: Files that hold the settings of several Python tools (a miss of one: they are elsewhere).
+_TOOL_CONTAINER = re.compile(r"(?i)(?:^|[/*{,])(?:setup\.cfg|tox\.ini)(?:$|[,}*])")
+#: Most files whose section words a missing tool configuration is looked for in.
+_TOOL_FILES: Final = 30
+
+
+def _missing_config(asked: list[str], ws: Workspace) -> str | None:
+    """The intent of the configuration files a listing asked for by name and did not find,
+    when the project has that configuration elsewhere: a test runner's → Test (where the
+    tests are set up: a package script, ``[tool.pytest.ini_options]``), a dependency manifest
+    → Dependency, a linter's or formatter's → Config when that tool is configured in another
+    file (``[flake8]`` of ``tox.ini``), or a Python tools' file when the tools are configured
+    in ``pyproject.toml``; ``None`` otherwise (the project may simply have none)."""
+    if any(_TEST_CONFIG_NAME.search(n) for n in asked):
+        return "Test" if ws.with_fact("test-config") else None
+    if any(_DEP_MANIFEST_NAME.search(n) for n in asked):
+        return "Dependency" if ws.with_fact("dependency-manifest") else None
+    configured = ws.with_fact("lint-config")[:_TOOL_FILES]
+    if not configured:
+        return None
+    if any(_TOOL_CONTAINER.search(n) for n in asked) and any(manifests.is_manifest_name(p) for p in configured):
+        return "Config"
+    tools = {m.group(0).lower().lstrip("/*{,|.") for n in asked for m in _LINT_CONFIG_NAME.finditer(n)}
+    tools = {t for t in tools if t in manifests.LINT_TOOLS}
+    for path in configured:
+        name = path.rsplit("/", 1)[-1].lower()
+        if any(t in name for t in tools):
+            return "Config"
+        keys = ws.keys(path) if tools and manifests.is_manifest_name(path) else None
+        if keys and any((keys.get(t) or {}).get("Config") for t in tools):
+            return "Config"
     return None
 
 

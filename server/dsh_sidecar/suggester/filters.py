@@ -1,6 +1,7 @@
 """The filters every trigger's targets pass, in one place.
 
-In order: dismissed paths leave; the paths the call itself opens are never named back to it
+In order: dismissed paths leave (when they were all it found: an abstention, whatever the
+trigger); the paths the call itself opens are never named back to it
 (``Trigger.never_named``); nothing left is an abstention (or silence, for a trigger whose
 files came from the call's own output); the agent already where the intent lives — it reads a
 target, or the best target was read recently — suppresses the note as ``recent``; the other
@@ -25,7 +26,10 @@ def apply(
 ) -> list[Target] | Decision:
     """The targets a note shows, best first, or the decision that none is shown."""
     intent = hit.intent
+    found = bool(targets)
     targets = [t for t in targets if not ctx.dismissals.path_dismissed(intent, t.path)]
+    if found and not targets:  # every target found was dismissed: a note was due, none is left
+        return Abstained(hit.intent, hit.k)
     reads = set(q.reads)
     reads_a_target = q.tool == "read" and any(t.path in reads for t in targets)
     never = trigger.never_named(q)

@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 ROTATE_BYTES: Final = 5 * 1024 * 1024
 #: Longest a written line waits in the buffer before it is appended, seconds (the file I/O below).
 FLUSH_S: Final = 1.0
+#: Most lines written on other threads kept for the sink until its thread takes them.
+MAX_HELD_LINES: Final = 1000
 
 
 def iso_now(clock: Callable[[], float] | None = None) -> str:
@@ -106,6 +109,12 @@ def pack_refused(reason: str) -> str:
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 
+    Threads: a line is appended to the file's buffer at once, whatever thread writes it, so the
+    file's order is the order of the decisions. The ``sink`` (the server's transport) is only
+    called on the thread that made the ledger (its owner): a line written on another thread (an
+    activation or preparation on a worker thread) is held and passed to the sink before the
+    owner's next line, or at :meth:`drain`.
+
     File I/O (``docs/SECURITY.md``, classes 8–10):
 
     * every message has its control characters escaped (:func:`~dsh_sidecar.escape.escape_controls`)
@@ -137,26 +146,48 @@ class Ledger:
         self._lock = threading.Lock()  # guards the buffer
         self._io = threading.Lock()  # one flush at a time: batches land in order
         self._timer: threading.Timer | None = None
+        self._owner = threading.get_ident()
+        self._held: deque[str] = deque(maxlen=MAX_HELD_LINES)
         if path is not None:
             _LIVE.add(self)
 
     def write(self, message: str) -> str:
         """Record ``message``; return the full line (control characters escaped)."""
         line = f"[{iso_now(self.clock)}] {escape_controls(message)}"
-        self.lines_written += 1
-        if self.path is not None:
-            with self._lock:
+        with self._lock:
+            self.lines_written += 1
+            if self.path is not None:
                 self._buffer.append(line)
                 if self._timer is None:
                     self._timer = threading.Timer(FLUSH_S, self.flush)
                     self._timer.daemon = True
                     self._timer.start()
+            if self.sink is not None and threading.get_ident() != self._owner:
+                self._held.append(line)  # for the sink's own thread (class docstring)
+                return line
         if self.sink is not None:
-            try:
-                self.sink(line)
-            except Exception:  # the sink is the transport; never fail a decision on it
-                log.exception("ledger sink failed")
+            self.drain()
+            self._send(line)
         return line
+
+    def drain(self) -> None:
+        """Pass the lines written on other threads to the sink (on the owner thread; elsewhere
+        nothing happens)."""
+        if self.sink is None or threading.get_ident() != self._owner:
+            return
+        while self._held:
+            try:
+                line = self._held.popleft()
+            except IndexError:
+                return
+            self._send(line)
+
+    def _send(self, line: str) -> None:
+        assert self.sink is not None
+        try:
+            self.sink(line)
+        except Exception:  # the sink is the transport; never fail a decision on it
+            log.exception("ledger sink failed")
 
     def flush(self) -> None:
         """Append every buffered line now (one write); never raises."""

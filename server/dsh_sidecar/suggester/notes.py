@@ -1,5 +1,14 @@
 """The note: one short, factual text naming where an intent lives (≤ 600 characters, ≤ 5
-targets, each with its reason), and its label (plan, "The delivery")."""
+targets, each with its reason), and its label (plan, "The delivery").
+
+Everything in it reaches the model's context, so it is made safe here, where it is written
+(docs/SECURITY.md, "the model's context"): every text through :func:`~dsh_sidecar.escape.for_model`
+(a workspace name cannot add a line, a bidi or invisible character, a terminal sequence), the
+repository pack's prose (its ``about`` and reasons: ``repo_prose``) quoted and bounded
+(:func:`~dsh_sidecar.escape.quoted_prose`), and beside the exact paths (``targets``, for a
+harness that opens them) their display forms (``displayTargets``: escaped, quoted when not a
+plain path).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,7 @@ from typing import Final
 
 from dsh_protocol import AdditionalContext, NoteSource
 
-from dsh_sidecar.escape import escape_controls
+from dsh_sidecar.escape import display_name, escape_controls, for_model, quoted_prose
 from dsh_sidecar.suggester.candidates import Target
 
 #: Longest note text, characters (plan, "The delivery").
@@ -16,26 +25,39 @@ MAX_NOTE_CHARS: Final = 600
 MAX_NOTE_TARGETS: Final = 5
 
 
-def make_note(intent: str, about: str | None, targets: list[Target]) -> AdditionalContext:
+def shown_prose(text: str, repo_prose: bool) -> str:
+    """A pack's ``about`` or reason as a rendered note or section shows it: the repository
+    pack's prose escaped, bounded and quoted; the built-in and user packs' escaped (their
+    byte-exact strings)."""
+    return quoted_prose(escape_controls(text)) if repo_prose else for_model(text)
+
+
+def shown_field(text: str, repo_prose: bool) -> str:
+    """A pack's ``about`` or reason as one field of an answer (``where_is``): escaped, on one
+    line; the repository pack's prose quoted and bounded."""
+    return quoted_prose(text) if repo_prose else for_model(text)
+
+
+def make_note(intent: str, about: str | None, targets: list[Target], repo_prose: bool = False) -> AdditionalContext:
     """Build the labelled note for ``targets`` (already ordered, already filtered). A target
     whose line alone would not fit in :data:`MAX_NOTE_CHARS` with the heading is left out (cut,
     it would name a path that is no file, without its reason); ``source.targets`` is then empty
-    when none fits, and the caller shows no note."""
-    what = escape_controls(about or intent.lower())
+    when none fits, and the caller shows no note. ``repo_prose``: ``about`` and the reasons
+    are the repository pack's (module docstring)."""
+    what = shown_prose(about, repo_prose) if about else for_model(intent.lower())
     lines = [f"search-suggester: in this repository, look here for {what}:"]
     budget = MAX_NOTE_CHARS - len(lines[0]) - 1
     # the first targets whose line fits: (target, its shown path, its line); workspace names
     # are data, a newline in one cannot add a line (class 8)
     fitting: list[tuple[Target, str, str]] = []
     for t in targets:
-        path = escape_controls(t.path)
-        line = f"- {path} — {escape_controls(t.reason)}"
+        path = for_model(t.path)
+        line = f"- {path} — {shown_prose(t.reason, repo_prose)}"
         if len(line) <= budget:
             fitting.append((t, path, line))
             if len(fitting) == MAX_NOTE_TARGETS:
                 break
-    shown = [t for t, _, _ in fitting]
-    summary = f"{intent}: {', '.join(path for _, path, _ in fitting)}"
+    summary = f"{for_model(intent)}: {', '.join(path for _, path, _ in fitting)}"
     lines += [line for _, _, line in fitting]
     text = "\n".join(lines)
     while len(text) > MAX_NOTE_CHARS and len(lines) > 2:
@@ -43,8 +65,13 @@ def make_note(intent: str, about: str | None, targets: list[Target]) -> Addition
         text = "\n".join(lines)
     if len(text) > MAX_NOTE_CHARS:
         text = text[: MAX_NOTE_CHARS - 1] + "…"
-    listed = [t.path for t in shown[: len(lines) - 1]]
+    listed = [t.path for t, _, _ in fitting[: len(lines) - 1]]
     return AdditionalContext(
-        source=NoteSource(summary=summary[:200], intent=intent, targets=listed),
+        source=NoteSource(
+            summary=summary[:200],
+            intent=intent,
+            targets=listed,
+            display_targets=[display_name(p) for p in listed],
+        ),
         text=text,
     )

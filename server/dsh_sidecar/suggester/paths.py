@@ -8,13 +8,14 @@ prints them. :class:`WorkspacePaths` maps each kind for one call, over the works
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.suggester.candidates import FileIndex
+from dsh_sidecar.suggester.candidates import FileIndex, in_test_tree
 from dsh_sidecar.suggester.parse import Query
 
 #: A Windows absolute path after ``\`` became ``/``: a drive (``C:/``) or a UNC share's
@@ -25,6 +26,14 @@ _WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:/|//[^/]+/(?=[^/]+/)")
 #: The top-level folders of the Filesystem Hierarchy Standard (3.0, chapter 3) and of Linux's
 #: virtual file systems: a file written there directly (``/tmp/README.md``) is the machine's, not
 #: a container's checkout of the workspace (``/testbed/README.md``).
+#: Most listed files of one name a relative frame path is matched against (``index.js`` can be
+#: thousands in a Node workspace; a JVM class's file name is rarely more than a few).
+SUFFIX_SCAN: Final = 2000
+#: Most listed files a content search's file-name glob may name to be read as the files it
+#: searches in (``WorkspacePaths._named_files``).
+NAMED_FILES: Final = 3
+GLOB_CHARS = re.compile(r"[*?\[{]")
+
 SYSTEM_FOLDERS: Final = frozenset(
     "bin boot dev etc home lib lib32 lib64 media mnt opt proc root run sbin srv sys tmp usr var".split()
 )
@@ -46,8 +55,10 @@ class WorkspacePaths:
         return path[len(self.base) :] if self.base and path.startswith(self.base) else None
 
     def relative(self, q: Query) -> Query:
-        """``q`` with its absolute paths under the root made repo-relative (others dropped) and
-        the names an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
+        """``q`` with its absolute paths under the root made repo-relative, those of a
+        container's copy of the workspace (``/workspace/src/a.ts``, ``/testbed/pkg``) mapped to
+        the listed file or folder they name (:meth:`in_container`; others dropped) and the names
+        an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
         if self.root is None:
             return q
 
@@ -57,7 +68,7 @@ class WorkspacePaths:
             inside = self._under_root(p)
             if inside is not None:
                 return inside
-            return None if p != self.base.rstrip("/") else ""
+            return "" if p == self.base.rstrip("/") else self.in_container(p)
 
         reads = [r for r in map(rel, q.reads) if r is not None]
         scope = [r for r in map(rel, q.scope) if r is not None]
@@ -72,7 +83,41 @@ class WorkspacePaths:
                 fixed.append(joined if joined is not None and ("ls" in q.commands or not index.exists(p)) else p)
             results = fixed
         results = [p for p in dict.fromkeys(results) if p not in reads]
-        return replace(q, reads=reads, scope=scope, result_paths=results)
+        names = q.name_patterns
+        if index is not None and q.tool in ("grep", "bash") and q.patterns:
+            scope, names = self._named_files(scope, names)
+        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names)
+
+    def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:
+        """A content search's file-name globs whose last part names one file
+        (``**/ClassHelper.java``, ``--include=setup.cfg``: a glob without ``/`` matches names at
+        any depth, as grep's ``--include`` and ripgrep's ``-g`` do): the listed files they match
+        (inside the folders searched), at most :data:`NAMED_FILES`, become the files it searches
+        in (``grep x path/ClassHelper.java`` asks the same); a glob matching none or more stays a
+        glob."""
+        index = self.index
+        assert index is not None
+        folders = [s for s in scope if s and not index.exists(s)]
+        kept: list[str] = []
+        files: list[str] = []
+        for pattern in names:
+            base = pattern.rsplit("/", 1)[-1]
+            found = []
+            if base and not GLOB_CHARS.search(base):
+                bare = pattern[3:] if pattern.startswith("**/") else pattern
+                found = [
+                    p
+                    for p in index.by_name.get(base, ())[:SUFFIX_SCAN]
+                    if ("/" not in pattern or fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, bare))
+                    and (not folders or any(p.startswith(f + "/") for f in folders))
+                ]
+            if 1 <= len(found) <= NAMED_FILES:
+                files += found
+            else:
+                kept.append(pattern)
+        if not files:
+            return scope, names
+        return [s for s in scope if s and s not in folders] + files, kept
 
     def touched(self, q: Query) -> set[str]:
         """Repo-relative paths a call touches: the files it reads or edits and the paths it
@@ -111,7 +156,7 @@ class WorkspacePaths:
             path = "/" + path[drive.end() :]
         if not path.startswith("/"):
             rel = path[2:] if path.startswith("./") else path
-            return rel if index.exists(rel) else None
+            return rel if index.exists(rel) else self._by_suffix(rel)
         inside = self._under_root(path)
         if inside is not None:
             return inside if index.exists(inside) else None
@@ -125,6 +170,43 @@ class WorkspacePaths:
             if index.exists(rel):
                 return rel
         return None
+
+    def in_container(self, path: str) -> str | None:
+        """An absolute path outside the root as the listed file or folder it names in a copy of
+        the workspace (a harness's container: ``/workspace/lib/a.js`` → ``lib/a.js``,
+        ``/testbed/src`` → ``src``): a listed file by its longest suffix (:meth:`frame_path`),
+        else a listed folder by its longest suffix (a name alone only one folder deep:
+        ``/workspace/src``, not ``/x/y/src``); never when the path's first folder is a Filesystem
+        Hierarchy Standard folder (``/usr/lib/…/site-packages/x`` is the machine's, ``/tmp/src``
+        no workspace folder).
+        ``None`` when nothing listed matches (before the index is prepared, always)."""
+        index = self.index
+        parts = [x for x in path.replace("\\", "/").split("/") if x]
+        if index is None or len(parts) < 2 or parts[0] in SYSTEM_FOLDERS:
+            return None
+        listed = self.frame_path(path)
+        if listed is not None and ("/" in listed or len(parts) == 2):
+            return listed  # a root file's name alone only one folder deep (``/workspace/setup.py``)
+        for n in range(min(len(parts) - 1, index.depth + 1), 0, -1):
+            folder = "/".join(parts[-n:])
+            if index.has_dir(folder) and (n > 1 or len(parts) == 2):
+                return folder
+        return None
+
+    def _by_suffix(self, rel: str) -> str | None:
+        """The one listed file whose path ends with the relative path ``rel`` (at least a folder
+        and a name): a JVM frame names its package's folder and file (``org/x/Foo.java``) under
+        a source root the frame does not print (``mod/src/main/java/``), a run in a sub-folder
+        prints paths relative to it. ``None`` when none or several do (the test tree's left out
+        first), and past :data:`SUFFIX_SCAN` files of that name."""
+        index = self.index
+        if index is None or "/" not in rel:
+            return None
+        tail = "/" + rel
+        found = [p for p in index.by_name.get(rel.rsplit("/", 1)[-1], ())[:SUFFIX_SCAN] if p.endswith(tail)]
+        if len(found) > 1:
+            found = [p for p in found if not in_test_tree(p)]
+        return found[0] if len(found) == 1 else None
 
     def written_path(self, path: str) -> str | None:
         """A path a write names, as a repo-relative path: normalised (``a/../b``, ``a//b``,

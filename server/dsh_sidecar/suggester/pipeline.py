@@ -3,12 +3,13 @@
 :func:`read` parses the call (``parse/``). :func:`run` then, in order: makes its paths
 workspace-relative (``paths.py``); learns from it (:func:`observe`: the learning windows it
 closes, the files it read or wrote); asks the triggers in order (``triggers/``), the first
-that answers taking the call; suppresses a dismissed family, and targets not prepared yet as
-``not-ready``; lets the trigger name its targets (a search: ``resolve.py``, ranked by what
-was learned); passes them through the shared filters (``filters.py``) and noise control
-(``suppression.py``); and writes the note (``notes.py``). :func:`deliver` applies the
-decision (``decision.py``): the counters, the ledger line, and for a note the noise state,
-the sticky section's current intent and the learning window.
+that answers taking the call; suppresses a dismissed family, and a call that needs a part of
+the workspace index still being built (``readiness.py``) as ``not-ready``; lets the trigger
+name its targets (a search: ``resolve.py``, ranked by what was learned); passes them through
+the shared filters (``filters.py``) and noise control (``suppression.py``); and writes the note
+(``notes.py``). :func:`deliver` applies the decision (``decision.py``): the counters, the
+ledger line, and for a note the noise state, the sticky section's current intent and the
+learning window.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import replace
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import filters, shown, suppression
+from dsh_sidecar.suggester import filters, readiness, shown, suppression
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
@@ -129,14 +130,15 @@ def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> De
     if ctx.dismissals.family_dismissed(hit.intent):
         return Suppressed("dismissed", hit.intent)
     if ctx.prepared is None:
-        prepared = ctx.service.wait_prepared()
-        if prepared is None:
-            return Suppressed("not-ready", hit.intent)
-        ctx = replace(ctx, prepared=prepared)
-    shown = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
-    if not isinstance(shown, list):
-        return shown
-    return _note(trigger, hit, shown, q, ctx)
+        prepared = ctx.service.prepared_now()
+        if prepared is not None:
+            ctx = replace(ctx, prepared=prepared)
+    if readiness.missing(hit.intent, q, ctx):  # never guess before the index covers the call
+        return Suppressed("not-ready", hit.intent)
+    chosen = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
+    if not isinstance(chosen, list):
+        return chosen
+    return _note(trigger, hit, chosen, q, ctx)
 
 
 def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, ctx: Context) -> Decision:
@@ -149,7 +151,7 @@ def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, 
         return Suppressed(reason, intent)
     # the most specific pack's wording (language packs load after the generic one)
     about = next((r.about for r in reversed(ctx.service.active_rows()[intent]) if r.about), None)
-    note = make_note(intent, about, shown)
+    note = make_note(intent, about, shown, ctx.service.repo_prose(intent))
     if not note.source.targets:  # no target's line fits in a note (a path hundreds of characters long)
         return Abstained(intent, hit.k)
     return Note(intent, hit.k, note, key, name, trigger.one_a_turn)

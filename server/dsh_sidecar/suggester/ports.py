@@ -59,12 +59,22 @@ class ContentView(Protocol):
         ...
 
     @property
+    def pending(self) -> bool:
+        """Whether a database is still to come (none answers yet; one is being built)."""
+        ...
+
+    @property
     def facts(self) -> Mapping[str, Sequence[str]]:
         """``{fact: [paths]}`` read from contents (a changelog, a licence…)."""
         ...
 
     def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
         """BM25 matches of any of ``words``, best first."""
+        ...
+
+    def keys(self, path: str) -> Mapping[str, Mapping[str, float]] | None:
+        """The words of a manifest's sections, ``{word: {intent: weight}}`` (``None``: not a
+        manifest a reader knows, or not indexed yet)."""
         ...
 
     def status(self) -> Mapping[str, object]:

@@ -7,19 +7,47 @@ preparation and never lists the workspace itself.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
-from dsh_sidecar.suggester import evidence
-from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, FileIndex, Target, in_test_tree, resolve
+from dsh_sidecar.suggester import evidence, readiness
+from dsh_sidecar.suggester.candidates import (
+    PROJECT_INTENTS,
+    FileIndex,
+    Target,
+    in_test_tree,
+    resolve,
+    sliced_copy,
+    sliced_dict_copy,
+)
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
-from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, kind_is_code
+from dsh_sidecar.workspace.facts import (
+    DOC_EXTENSIONS,
+    DOCS_DIR_NAMES,
+    docs_roots,
+    facts_of,
+    kind_is_code,
+)
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.kinds import classify as classify_path
+from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
+
+if TYPE_CHECKING:  # the event only (workspace/projection.py imports the graph builder)
+    from dsh_sidecar.workspace.projection import WorkspaceChange
+
+#: Glob characters in a candidate path (``candidates.py``).
+_GLOB_CHARS: Final = re.compile(r"[*?\[]")
+#: Items per slice of a copy (``candidates.sliced_copy``).
+SLICE: Final = 8192
 
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
 _KIND_FACTS = frozenset({"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"})
@@ -41,6 +69,9 @@ class PreparedTargets:
     #: a project-level intent's prepared targets inside the test tree (``in_test_tree``): named
     #: only to a call that scopes into them
     test_tree: dict[str, list[Target]] = field(default_factory=dict)
+    #: prepared before the content index's first sync: the facts read from contents are missing
+    #: (``readiness.py``: the intents with such candidates wait for the next preparation)
+    content_pending: bool = False
 
 
 def listing(root: Path, graph: WorkspaceView | None, live: bool) -> tuple[list[str], dict[str, str]] | None:
@@ -67,7 +98,8 @@ def prepare(
     leaves the workspace, globs past the matching bound), in that order."""
     index = FileIndex(root, files)
     index.kinds = kind_map
-    index.facts = facts(files, kind_map, content)
+    roots = frozenset(docs_roots(files))
+    index.facts = facts(files, kind_map, content, roots)
     fact_of: dict[str, set[str]] = {}
     for fact, paths in index.facts.items():
         if fact not in _KIND_FACTS:
@@ -75,75 +107,277 @@ def prepare(
                 fact_of.setdefault(p, set()).add(fact)
     prepared = PreparedTargets(
         index,
-        docs_roots=frozenset(docs_roots(files)),
+        docs_roots=roots,
         fact_of={p: frozenset(v) for p, v in fact_of.items()},
+        content_pending=content is not None and content.pending,
     )
     budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
     for intent, intent_rows in rows.items():
-        cands = [c for r in intent_rows for c in r.candidates]
-        with use_budget(None if all(r.trusted for r in intent_rows) else budget):
-            prepared.targets[intent] = resolve([c for c in cands if not c.fallback], index)
-            prepared.fallback[intent] = resolve([c for c in cands if c.fallback], index)
-        if intent in PROJECT_INTENTS:
-            for table in (prepared.targets, prepared.fallback):
-                ts = table[intent]
-                prepared.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
-                table[intent] = [t for t in ts if not in_test_tree(t.path)]
+        _resolve_intent(prepared, intent, intent_rows, budget)
+    return prepared, _refusals(index, budget)
+
+
+def _resolve_intent(prepared: PreparedTargets, intent: str, rows: list[CompiledRow], budget: RegexBudget) -> None:
+    """Resolve ``intent``'s call-independent candidates over ``prepared.index`` into its tables
+    (its targets, fallbacks and, for a project-level intent, those inside the test tree)."""
+    cands = [c for r in rows for c in r.candidates]
+    with use_budget(None if all(r.trusted for r in rows) else budget):
+        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index)
+        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index)
+    prepared.test_tree.pop(intent, None)
+    if intent in PROJECT_INTENTS:
+        for table in (prepared.targets, prepared.fallback):
+            ts = table[intent]
+            prepared.test_tree.setdefault(intent, []).extend(t for t in ts if in_test_tree(t.path))
+            table[intent] = [t for t in ts if not in_test_tree(t.path)]
+
+
+def _refusals(index: FileIndex, budget: RegexBudget, known: frozenset[str] = frozenset()) -> list[str]:
+    """Why what a preparation resolved was cut (module docstring of :func:`prepare`); the
+    workspace escapes in ``known`` (reported by the preparation before) are left out."""
     refusals = []
     if budget.exhausted:
         refusals.append(
             f"untrusted pack regexes used the {ACTIVATION_BUDGET_S:g} s activation budget; "
             "the remaining `contains` checks count as no match"
         )
-    refusals += [f"candidate {rel}: resolves outside the workspace" for rel in index.refused]
+    refusals += [f"candidate {rel}: resolves outside the workspace" for rel in index.refused if rel not in known]
     if index.glob_cut:
         refusals.append("pack globs used the activation's matching bound; the remaining globs match nothing")
-    return prepared, refusals
+    return refusals
 
 
-def facts(files: list[str], kind_map: dict[str, str], content: ContentView | None) -> dict[str, list[str]]:
+#: File names whose coming or going may move the docs roots (``workspace/facts.docs_roots``).
+_DOCS_MARKERS: Final = frozenset(
+    {"conf.py", "mkdocs.yml", "index.rst", "index.md", "_config.yml", "docusaurus.config.js"}
+)
+
+
+def _moves_docs_roots(path: str) -> bool:
+    """Whether adding or removing ``path`` may change the docs roots: a doc file (a folder's
+    count of them), a docs marker, or a file in a folder named like docs."""
+    folder, _, name = path.rpartition("/")
+    lname = name.lower()
+    if lname in _DOCS_MARKERS or lname.endswith(DOC_EXTENSIONS):
+        return True
+    return any(part.lower() in DOCS_DIR_NAMES for part in folder.split("/") if part)
+
+
+def _all_facts(path: str, kind: str, fact_of: frozenset[str]) -> set[str]:
+    """Every fact and kind a listed file is found under in ``FileIndex.facts``."""
+    out = {kind, *fact_of}
+    if kind_is_code(path):
+        out.add("code")
+    return out
+
+
+def apply_change(
+    old: PreparedTargets,
+    change: WorkspaceChange,
+    rows: dict[str, list[CompiledRow]],
+) -> tuple[PreparedTargets, list[str]] | None:
+    """``old`` brought up to date with one batch of changed files, in O(changed files): a new
+    :class:`PreparedTargets` (``old`` is left as it is for the calls reading it: copy on write)
+    and the new refusals; ``None`` when only a full preparation can follow it (a change that
+    may move the docs roots, or everything changed). The file index follows the paths
+    (:meth:`FileIndex.with_changes`); the facts and kinds lists change only for the changed
+    paths (their content facts from the batch, the others carried over); an intent is resolved
+    again only when a changed path is, was, or could be one of its targets (a literal path or a
+    glob matching it, a fact or kind it had or has), its ``contains`` checks reading only the
+    changed files; the cached symbol lookups of the batch's names and paths are dropped."""
+    if change.full or any(_moves_docs_roots(p) for p in change.added | change.removed):
+        return None
+    touched = change.added | change.removed | change.modified | set(change.kinds) | set(change.facts)
+    before = old.index
+    index = before.with_changes(change.added, change.removed, change.kinds, change.modified)
+    was: dict[str, set[str]] = {}
+    now: dict[str, set[str]] = {}
+    fact_of = old.fact_of  # copied on the first entry that changes
+    for path in touched:
+        listed_before = before.exists(path)
+        if listed_before:
+            was[path] = _all_facts(path, before.kind(path), old.fact_of.get(path, frozenset()))
+        if not index.exists(path):
+            if path in fact_of:
+                fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
+                del fact_of[path]
+            continue
+        kind = index.kind(path)
+        if path in change.facts:
+            read = set(change.facts[path])
+        elif listed_before:  # contents unchanged: the facts read from them stay
+            old_kind = before.kind(path)
+            read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
+        else:
+            read = set()
+        mine = facts_of(path, kind, None) | read
+        if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
+            mine.add("docs-page")
+        if frozenset(mine) != fact_of.get(path, frozenset()):
+            fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
+            if mine:
+                fact_of[path] = frozenset(mine)
+            else:
+                del fact_of[path]
+        now[path] = _all_facts(path, kind, fact_of.get(path, frozenset()))
+    facts = dict(before.facts)
+    copied: set[str] = set()
+    for path in touched:
+        gone, came = was.get(path, set()) - now.get(path, set()), now.get(path, set()) - was.get(path, set())
+        for fact in gone | came:
+            if fact not in copied:
+                copied.add(fact)
+                facts[fact] = sliced_copy(facts.get(fact, []))
+            paths = facts[fact]
+            i = bisect.bisect_left(paths, path)
+            present = i < len(paths) and paths[i] == path
+            if fact in gone and present:
+                del paths[i]
+            elif fact in came and not present:
+                paths.insert(i, path)
+    index.facts = {f: v for f, v in facts.items() if v}
+    for fact in copied:  # the sets calls filter by, followed here rather than rebuilt on a call
+        joined = [p for p in touched if fact in now.get(p, ()) and fact not in was.get(p, ())]
+        left = {p for p in touched if fact in was.get(p, ()) and fact not in now.get(p, ())}
+        index.follow_members(fact, before, joined, left)
+    new = PreparedTargets(
+        index,
+        targets=dict(old.targets),
+        fallback=dict(old.fallback),
+        docs_roots=old.docs_roots,
+        fact_of=fact_of,
+        test_tree=dict(old.test_tree),
+        content_pending=old.content_pending,
+    )
+    budget = RegexBudget(ACTIVATION_BUDGET_S)
+    for intent, intent_rows in rows.items():
+        if _affected(old, intent, intent_rows, touched, was, now):
+            _resolve_intent(new, intent, intent_rows, budget)
+    for key, found in old.symbols.items():
+        if key[1] not in change.names and not any(t.path in touched for t in found):
+            new.symbols[key] = found
+    return new, _refusals(index, budget, frozenset(before.refused))
+
+
+def _docs_page(path: str, roots: frozenset[str]) -> bool:
+    """Whether ``path`` is a doc page under one of ``roots`` (``workspace/facts.docs_pages``)."""
+    return path.lower().endswith(DOC_EXTENSIONS[:6]) and any(path.startswith(r + "/") for r in roots)
+
+
+def _affected(
+    old: PreparedTargets,
+    intent: str,
+    rows: list[CompiledRow],
+    touched: set[str] | frozenset[str],
+    was: dict[str, set[str]],
+    now: dict[str, set[str]],
+) -> bool:
+    """Whether a changed path is, was or could be one of ``intent``'s prepared targets."""
+    named = {t.path for table in (old.targets, old.fallback, old.test_tree) for t in table.get(intent, ())}
+    if touched & named:
+        return True
+    for cand in (c for r in rows for c in r.candidates if not c.per_call):
+        if cand.kind is not None:
+            if any(cand.kind in was.get(p, ()) or cand.kind in now.get(p, ()) for p in touched):
+                return True
+        elif cand.path is not None:
+            if cand.path in touched:
+                return True
+            if _GLOB_CHARS.search(cand.path) and any(map(_matcher(cand.path), touched)):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """A pack glob's matcher (gitwildmatch, RE2), compiled once."""
+    return ignore_matcher(glob_spec(pattern))
+
+
+def facts(
+    files: list[str],
+    kind_map: dict[str, str],
+    content: ContentView | None,
+    roots: set[str] | frozenset[str] | None = None,
+) -> dict[str, list[str]]:
     """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
-    (when it has run) and the docs pages."""
-    out: dict[str, set[str]] = {}
+    (when it has run) and the docs pages (under ``roots``, the docs roots: found here when not
+    given). One pass over the listing (the preparation's largest part on a large tree: a warm
+    start's whole suggester cost); whether a file is code is decided once per extension."""
+    roots = frozenset(docs_roots(files) if roots is None else roots)
+    out: dict[str, list[str]] = {}
+    code_ext: dict[str, bool] = {}
+    pages: list[str] = []
     for n, f in enumerate(files):
         if n % 1024 == 1023:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
         kind = kind_map.get(f, "other")
-        out.setdefault(kind, set()).add(f)
-        if kind_is_code(f):  # code by extension, in any folder (a docs example, a test)
-            out.setdefault("code", set()).add(f)
+        group = out.get(kind)
+        if group is None:
+            out[kind] = [f]
+        else:
+            group.append(f)
+        dot = f.rfind(".")
+        ext = f[dot:].lower() if dot > f.rfind("/") else ""
+        code = code_ext.get(ext)
+        if code is None:
+            code = code_ext[ext] = kind_is_code(f)
+        if code:  # code by extension, in any folder (a docs example, a test)
+            out.setdefault("code", []).append(f)
         for fact in facts_of(f, kind, None):
-            out.setdefault(fact, set()).add(f)
+            out.setdefault(fact, []).append(f)
+        if roots and kind not in ("test", "generated") and _docs_page(f, roots):
+            pages.append(f)
+    found: dict[str, set[str]] = {}
     if content is not None:
-        present = set(files)
+        present = kind_map  # every listed file has a kind
         for fact, paths in content.facts.items():
-            out.setdefault(fact, set()).update(p for p in paths if p in present)
-    out["docs-page"] = set(docs_pages(files, kind_map))
-    return {k: sorted(v) for k, v in out.items()}
+            found.setdefault(fact, set()).update(p for p in paths if p in present)
+    out["docs-page"] = pages
+    for fact, extra in found.items():
+        out[fact] = sorted(extra.union(out.get(fact, ())))
+    return {k: v if k in found else sorted(v) for k, v in out.items()}
 
 
-def evidence_view(prepared: PreparedTargets | None, graph: WorkspaceView | None) -> evidence.Workspace:
+def evidence_view(
+    prepared: PreparedTargets | None, graph: WorkspaceView | None, content: ContentView | None = None
+) -> evidence.Workspace:
     """What the structural evidence reads of the workspace (``evidence.Workspace``): the
-    prepared listing's files, folders, kinds and facts, and ``graph``'s symbol index (``None``
-    while its symbol pass runs). Built once per call."""
+    prepared listing's files, folders, kinds and facts, ``graph``'s symbol index (``None``
+    while its symbol pass runs: a question to it is then recorded, ``readiness.asked``) and the
+    section words of the manifests ``content`` indexed. Built once per call."""
     if prepared is None:
         return evidence.Workspace()
     index = graph.symbols if graph is not None else None
 
     def defines(path: str, name: str) -> bool:
-        return index is not None and name in index.defined_in(path)
+        if index is None:
+            readiness.asked(readiness.SYMBOLS)
+            return False
+        return name in index.defined_in(path)
 
     def defined(name: str) -> bool | None:
-        return None if graph is None else bool(graph.definitions(name))
+        if graph is None:
+            readiness.asked(readiness.SYMBOLS)
+            return None
+        return bool(graph.definitions(name))
+
+    def definitions(name: str) -> list[str]:
+        if graph is None:
+            readiness.asked(readiness.SYMBOLS)
+            return []
+        return list(graph.definitions(name))
 
     return evidence.Workspace(
         is_file=prepared.index.exists,
         is_dir=prepared.index.has_dir,
-        definitions=lambda name: list(graph.definitions(name)) if graph is not None else [],
+        definitions=definitions,
         kind=prepared.index.kind,
         facts=lambda p: prepared.fact_of.get(p, frozenset()),
         defines=defines,
         defined=defined,
         docs_roots=prepared.docs_roots,
         code_folder=prepared.index.code_folder,
+        keys=content.keys if content is not None else (lambda p: None),
+        with_fact=prepared.index.with_kind,
     )

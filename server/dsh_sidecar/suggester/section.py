@@ -9,6 +9,10 @@ intent, else the pack list (both in learned order). The text is cached and rebui
 ``dsh/toolsChanged`` or a ``dsh/dismiss`` (:meth:`StickySection.invalidate`); every rebuild is
 the ledger line ``section rebuilt (ttl <n>)``. No timers: the age is checked when the section
 is asked for.
+
+The text joins every system prompt, so it is made safe as it is written (as a note is:
+``notes.py``): paths in their display form (escaped, quoted when not plain), reasons and
+``about`` escaped, the repository pack's prose quoted and bounded.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_sidecar.escape import display_name
 from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow
@@ -25,6 +30,7 @@ from dsh_sidecar.suggester.dismissals import Dismissals
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import rank
+from dsh_sidecar.suggester.notes import shown_prose
 from dsh_sidecar.suggester.prepared import PreparedTargets
 
 #: The section's name.
@@ -114,11 +120,13 @@ def build(
     knowledge: Knowledge | None,
     proves: Callable[[str, str], bool] | None,
     max_targets: int,
+    repo_prose: Callable[[str], bool] = lambda intent: False,
 ) -> str | None:
     """The section text for the current ``intent`` (its targets, with reasons), or the index of
     every active intent's top targets (``intent`` ``None``, dismissed, or naming nothing);
     ``None`` when nothing applies. Targets in learned order (``knowledge``; ``None``: learning
-    off), the ones the graph proves (``proves``) only when it proves any."""
+    off), the ones the graph proves (``proves``) only when it proves any; ``repo_prose(intent)``
+    says whether the intent's ``about`` and reasons are the repository pack's prose."""
 
     def listed(name: str) -> list[Target]:
         ts = [t for t in prepared.targets.get(name, []) if not dismissals.path_dismissed(name, t.path)]
@@ -129,15 +137,17 @@ def build(
     if intent is not None and not dismissals.family_dismissed(intent):
         ts = listed(intent)[:max_targets]
         if ts:
-            about = next((r.about for r in reversed(rows.get(intent, ())) if r.about), None) or intent.lower()
+            prose = repo_prose(intent)
+            about = next((r.about for r in reversed(rows.get(intent, ())) if r.about), None)
+            what = shown_prose(about, prose) if about else intent.lower()
             return render(
-                [f"search-suggester: in this repository, {about} lives here:"]
-                + [f"- {t.path} — {t.reason}" for t in ts]
+                [f"search-suggester: in this repository, {what} lives here:"]
+                + [f"- {display_name(t.path)} — {shown_prose(t.reason, prose)}" for t in ts]
             )
     lines = ["search-suggester: where things live in this repository:"]
     for name in INTENTS:
         if name in rows and not dismissals.family_dismissed(name):
             ts = listed(name)[:INDEX_TARGETS]
             if ts:
-                lines.append(f"- {name}: {', '.join(t.path for t in ts)}")
+                lines.append(f"- {name}: {', '.join(display_name(t.path) for t in ts)}")
     return render(lines) if len(lines) > 1 else None

@@ -10,7 +10,12 @@ internal error counts in ``errors``, logs a warning and answers silence.
 Nothing here lists the workspace on a call or rebuilds an index inline: the targets are
 prepared once the workspace graph's listing exists (:meth:`Suggester.prepare`, on the graph
 builder's thread in the server) and re-prepared off the request path when files or content
-facts change. A call that arrives before is classified, and suppressed as ``not-ready``.
+facts change. A call that needs a part of the index still being built (``readiness.py``: the
+targets, the symbol pass, the content index) is classified and held back as ``not-ready``,
+after waiting for that part within its bound (:meth:`Suggester.wait_budget`: the call's own
+``waitMs``, else ``firstCallWaitMs`` for the first such call of a start); the wait blocks the
+calling thread, so a server runs a call that may wait off its event loop
+(:meth:`Suggester.may_wait`).
 """
 
 from __future__ import annotations
@@ -19,40 +24,67 @@ import functools
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import ledger, pipeline, prepared, section
+from dsh_sidecar.escape import display_name, for_model
+from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section
 from dsh_sidecar.suggester.activation import ActivePacks, activate
-from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
+from dsh_sidecar.suggester.notes import shown_field
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
-from dsh_sidecar.suggester.resolve import Sources, resolve
-from dsh_sidecar.suggester.suppression import NoiseControl
-from dsh_sidecar.suggester.triggers.search import classify_call
+from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
+from dsh_sidecar.suggester.triggers import TRIGGERS
 from dsh_sidecar.workspace.identity import repository_identity
+
+if TYPE_CHECKING:  # the event only: the projection imports the graph builder
+    from dsh_sidecar.workspace.projection import WorkspaceChange
 
 log = logging.getLogger(__name__)
 
-#: Longest wait of the process's first classified call for the background preparation, s.
-FIRST_CALL_WAIT_S: Final = 0.5
+#: Pause between two looks at the index while a call waits for it, s.
+WAIT_POLL_S: Final = 0.02
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class ShownTarget:
+    """A target of :meth:`Suggester.where_is` as the model reads it: the path escaped, its
+    display form (escaped, quoted when not plain), the reason (the repository pack's quoted)."""
+
+    path: str
+    display: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class WhereIs:
+    """:meth:`Suggester.where_is`'s answer, every text escaped (``about`` quoted when it is the
+    repository pack's prose); ``ready`` false when a part of the index the answer needs is
+    still being built (then ``targets`` is empty)."""
+
+    intent: str
+    k: float
+    about: str | None
+    targets: list[ShownTarget]
+    ready: bool = True
 
 
 def fail_open(
@@ -92,7 +124,10 @@ class Suggester:
     ``fallback`` paths. ``content`` is the content index (``ports.ContentView``) for facts and
     topic matches. ``background``: the owner prepares the targets off the request path (it
     calls :meth:`prepare` when the graph has listed the workspace, as the server does); else
-    they are prepared on first use.
+    they are prepared on first use. ``indexing`` says whether the owner is still building the
+    workspace index (the graph, its symbol pass, the content index, a change on its way): a
+    part of it that is missing is *pending* only meanwhile (``readiness.py``); without it, a
+    missing part never comes.
     """
 
     def __init__(
@@ -105,6 +140,7 @@ class Suggester:
         workspace: Callable[[], WorkspaceView | None] | None = None,
         content: ContentView | None = None,
         background: bool = False,
+        indexing: Callable[[], bool] | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
@@ -115,6 +151,7 @@ class Suggester:
         self.workspace = workspace
         self.content = content
         self.background = background
+        self.indexing = indexing or (lambda: False)
         self.active: ActivePacks | None = None
         self.prepared: PreparedTargets | None = None
         self.counters: dict[str, int] = {"calls": 0, "notes": 0, "suppressed": 0, "abstained": 0, "errors": 0}
@@ -133,17 +170,12 @@ class Suggester:
         self.sinks = Sinks(self.counters, self.ledger, self.noise, self.section, self.journal)
         self.proves: Callable[[str, str], bool] | None = None
         self.seeded = 0
-        self._prepared = threading.Event()
         self._preparing = threading.Lock()
         #: one activation at a time: warm() on a worker thread and the first request may race
         self._activating = threading.Lock()
         #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
         self._generation = 0
         self._waited = False
-        # ledger lines of work done on other threads (preparation): written by the owner thread
-        # at its next call, so the sink (the server's transport) is only ever used by one thread
-        self._owner = threading.get_ident()
-        self._deferred: deque[str] = deque(maxlen=1000)
 
     def _ledger_path(self, config: SuggesterConfig) -> Path:
         return (
@@ -151,16 +183,9 @@ class Suggester:
         )
 
     def _log(self, message: str) -> None:
-        """Write a ledger line now (owner thread) or at the owner's next call (other threads)."""
-        if threading.get_ident() == self._owner:
-            self._drain()
-            self.ledger.write(message)
-        else:
-            self._deferred.append(message)
-
-    def _drain(self) -> None:
-        while self._deferred:
-            self.ledger.write(self._deferred.popleft())
+        """Write a ledger line (any thread: the ledger hands the sink its lines on the thread
+        that made it, ``ledger.Ledger``)."""
+        self.ledger.write(message)
 
     # ------------------------------------------------------------------ the packs
 
@@ -212,6 +237,18 @@ class Suggester:
     def pack_errors(self) -> list[str]:
         """Why packs or candidates were refused."""
         return list(self.active.refused) if self.active is not None else []
+
+    @fail_open(lambda: None, "activation failed; it is retried at the next call", forget_packs=True)
+    def start(self) -> None:
+        """Activate the packs now (no listing: a few ``stat`` calls and the packs read), so the
+        ``activated`` or ``abstained foreign-workspace`` ledger line is the session's first: the
+        front ends call it once ``initialize`` is answered (or on a thread of their own) and
+        before they answer any call. Idempotent; fail-open (an error counts in ``errors`` and
+        the activation is retried at the next call)."""
+        if self.active is None:
+            t0 = time.perf_counter()
+            self.activate()
+            self.activation_ms = round((time.perf_counter() - t0) * 1000, 1)
 
     @fail_open(lambda: None, "activation failed; it is retried at the next call", forget_packs=True)
     def warm(self) -> None:
@@ -278,7 +315,6 @@ class Suggester:
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = targets
-            self._prepared.set()
             self._seed_knowledge()
             return True
 
@@ -296,39 +332,156 @@ class Suggester:
         }
         self.seeded += seed(self.knowledge, ready, self.proves)
 
+    def workspace_changed(self, change: WorkspaceChange) -> bool:
+        """One batch of changed files, as the workspace applied it (``workspace/projection.py``):
+        the prepared targets follow it in O(changed files) (``prepared.apply_change``: copy on
+        write, swapped in whole) and the section is rebuilt at its next use; ``False`` when a
+        full preparation must follow instead (everything changed, or the docs roots may move).
+        Called off the request path (the projection's targets thread)."""
+        with self._preparing:
+            old = self.prepared
+            if change.full or old is None or self.active is None:
+                return False
+            applied = prepared.apply_change(old, change, self.rows)
+            if applied is None:
+                return False
+            new, refusals = applied
+            for reason in refusals:
+                self._refuse(reason)
+            self.prepared = new
+        self.section.invalidate()
+        return True
+
     def files_changed(self, changed: list[str] | None) -> None:
-        """Files changed (``didChangeWatchedFiles``, already applied to the graph): prepare the
-        targets again. Called off the request path (the server's worker thread)."""
+        """Files changed (``didChangeWatchedFiles``, already applied to the graph): the prepared
+        targets follow ``changed`` (repo-relative paths) as :meth:`workspace_changed` follows a
+        batch, which paths were added, removed or modified read from the graph's listing (their
+        content facts and symbol names unknown here: the cached symbol lookups are dropped);
+        ``None``, or no graph to read, prepares them all again. Called off the request path."""
         if self.active is None or self.prepared is None:
             return
-        self.prepare()
-        self.section.invalidate()
+        change = self._change_of(changed) if changed is not None else None
+        if change is None or not self.workspace_changed(change):
+            self.prepare()
+            self.section.invalidate()
+            return
+        if self.prepared is not None:
+            self.prepared.symbols.clear()
+
+    def _change_of(self, changed: list[str]) -> WorkspaceChange | None:
+        """The batch of ``changed`` paths as the graph now lists them, against the prepared
+        index; ``None`` without a graph."""
+        from dsh_sidecar.workspace.projection import WorkspaceChange
+
+        graph, snapshot = self._graph(), self.prepared
+        if graph is None or snapshot is None:
+            return None
+        kinds_now = graph.kind_map()
+        added, removed, modified, kinds = set(), set(), set(), {}
+        for path in changed:
+            listed, known = path in kinds_now, snapshot.index.exists(path)
+            if listed and not known:
+                added.add(path)
+            elif known and not listed:
+                removed.add(path)
+            elif listed:
+                modified.add(path)
+            if listed and kinds_now[path] != snapshot.index.kind(path):
+                kinds[path] = kinds_now[path]
+        return WorkspaceChange(
+            added=frozenset(added),
+            removed=frozenset(removed),
+            modified=frozenset(modified),
+            kinds=cast(Any, kinds),
+        )
 
     # ------------------------------------------------------------------ the call (context.Service)
 
     @fail_open(list, "internal error; the call passes through silently")
     def post_execute(self, params: PostExecuteParams) -> list[AdditionalContext]:
-        """At most one note for this tool call (``pipeline.py``)."""
+        """At most one note for this tool call (``pipeline.py``). A call held back because a
+        part of the index it needs is still being built waits for that part within
+        :meth:`wait_budget` (blocking this thread) and is decided again."""
         self.counters["calls"] += 1
-        self._drain()
+        self.ledger.drain()
         q = pipeline.read(params)
         if q is None:
             return []
         ctx = self._context(params)
-        return pipeline.deliver(pipeline.run(q, ctx), ctx)
+        escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
+        with readiness.recording() as asked:
+            decision = pipeline.run(q, ctx)
+        if _not_ready(decision):
+            budget = self.wait_budget(params)
+            self._waited = True
+            if budget > 0 and self._wait_for(asked or set(self.pending()), budget):
+                ctx = self._context(params)
+                with readiness.recording():
+                    decision = pipeline.decide(ctx.paths.relative(q), ctx)
+                escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
+        if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
+            # a name the call led to that resolves outside the workspace (a symlink): refused
+            # like a pack's candidate, and said so once a preparation
+            for rel in ctx.prepared.index.refused[escapes:]:
+                self._refuse(f"candidate {rel}: resolves outside the workspace")
+        return pipeline.deliver(decision, ctx)
 
-    def _context(self, params: PostExecuteParams) -> Context:
-        """The call's snapshot of the prepared targets and the workspace (``context.py``)."""
+    def wait_budget(self, params: PostExecuteParams) -> float:
+        """How long (s) this call may wait for the index it needs: its ``waitMs``; without one,
+        ``firstCallWaitMs`` for the first call of this start held back by readiness, 0 after."""
+        if params.wait_ms is not None:
+            return params.wait_ms / 1000
+        return 0.0 if self._waited else self.config.first_call_wait_ms / 1000
+
+    def may_wait(self, params: PostExecuteParams) -> bool:
+        """Whether :meth:`post_execute` may block for this call (a part of the index is still
+        being built and the call has time to wait for it): a server then runs it off its
+        event loop."""
+        return self.config.enabled and self.wait_budget(params) > 0 and bool(self.pending())
+
+    def _wait_for(self, parts: set[str], budget_s: float) -> bool:
+        """Block until none of ``parts`` is pending (``True``), at most ``budget_s`` seconds."""
+        deadline = time.monotonic() + budget_s
+        while parts & self.pending():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(WAIT_POLL_S, left))
+        return True
+
+    def pending(self) -> frozenset[str]:
+        """The parts of the workspace index still being built (``readiness.py``): the targets
+        before their first preparation; the symbol pass while a graph source builds it; the
+        content index until its first sync, and the targets prepared before it until they are
+        prepared again. A part the owner no longer builds (a failed or cancelled build, no
+        FTS5) is not pending."""
+        out: set[str] = set()
+        snapshot = self.prepared
+        if snapshot is None:
+            out.add(readiness.TARGETS)
+        building = self.indexing()
+        if not building:
+            return frozenset(out)
+        if self.workspace is not None and self._symbols() is None:
+            out.add(readiness.SYMBOLS)
+        content = self.content
+        if content is not None and (content.pending or (snapshot is not None and snapshot.content_pending)):
+            out.add(readiness.CONTENT)
+        return frozenset(out)
+
+    def _context(self, params: PostExecuteParams, state: SessionState | None = None) -> Context:
+        """The call's snapshot of the prepared targets and the workspace (``context.py``);
+        ``state``: the session's noise state (default: the call's session's)."""
         snapshot = self.prepared
         symbols = self._symbols()
         return Context(
             params,
-            self.noise.session(params.session_id),
+            state if state is not None else self.noise.session(params.session_id),
             self.config,
             snapshot,
             WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
             symbols,
-            evidence_view(snapshot, symbols),
+            evidence_view(snapshot, symbols, self.content),
             self.content,
             self.knowledge,
             self.dismissals,
@@ -341,17 +494,12 @@ class Suggester:
         self.activate()
         return self.rows
 
-    def wait_prepared(self, wait: bool = True) -> PreparedTargets | None:
+    def prepared_now(self) -> PreparedTargets | None:
         """The prepared targets. Without a background preparation (no live graph builder) they
-        are prepared now, on first use; with one, the very first such call of the process
-        waits a moment for it (a small workspace is ready within it; ``wait``), later ones
-        never wait."""
-        if self.prepared is None:
-            if not self.background:
-                self.prepare()
-            elif wait and not self._waited:
-                self._waited = True
-                self._prepared.wait(FIRST_CALL_WAIT_S)
+        are prepared now, on first use; with one, ``None`` until it has run (never waits: a
+        call waits in :meth:`post_execute`, within its bound)."""
+        if self.prepared is None and not self.background:
+            self.prepare()
         return self.prepared
 
     def regex_budget_used(self) -> None:
@@ -366,32 +514,51 @@ class Suggester:
     # ------------------------------------------------------------------ asked, not called
 
     @fail_open(lambda: None, "internal error in where_is; no answer")
-    def where_is(self, tool: str, tool_input: dict[str, Any]) -> tuple[str, float, str | None, list[Target]] | None:
-        """The suggester on demand (MCP ``where_is``): ``(intent, k, about, targets)`` for one
-        tool call, or ``None`` when no intent crosses its threshold.
+    def where_is(self, tool: str, tool_input: dict[str, Any]) -> WhereIs | None:
+        """The suggester on demand (MCP ``where_is``): the intent, its gate score, its ``about``
+        and up to ``maxTargets`` targets for one tool call (a free-text question included), every
+        text as the model may read it; ``None`` when it is no search or no intent crosses.
 
-        Reads the same query model, packs, gate, evidence and target resolution as
-        :meth:`post_execute`, without its noise control, ledger or learning: asking is not a
-        tool call of the agent. Dismissed families and paths are left out.
+        It shares the call's stages that depend on the query alone (``pipeline.py``, the search
+        trigger): a read with nothing searched is no search, the classification, readiness (a
+        part of the index still being built names nothing: ``targets`` empty), the resolution,
+        dismissed families and paths, and the call's own files never named back. It shares none
+        of what depends on a session (the recent filter, noise control) or on the note's length,
+        and writes no ledger line and teaches nothing: asking is not a tool call of the agent.
         """
-        snapshot = self.prepared
-        paths = WorkspacePaths(self.root, snapshot.index if snapshot is not None else None)
-        q = paths.relative(parse_call(tool, tool_input))
-        if not q.search:
-            return None
-        rows = self.active_rows()
-        if not rows:
-            return None
-        snapshot = self.wait_prepared(wait=False)
-        symbols = self._symbols()
-        hit, _ = classify_call(q, rows, self.config.bias, evidence_view(snapshot, symbols))
-        if hit is None or snapshot is None or self.dismissals.family_dismissed(hit.intent):
-            return None
-        learned = self.knowledge if self.config.learn else None
-        found = resolve(q, hit.intent, Sources(snapshot, rows, symbols, self.content, learned))
-        targets = [t for t in found if not self.dismissals.path_dismissed(hit.intent, t.path)]
-        about = next((r.about for r in reversed(rows.get(hit.intent, ())) if r.about), None)
-        return hit.intent, hit.k, about, targets[: self.config.max_targets]
+        params = PostExecuteParams(session_id="where-is", turn=0, tool=cast(Any, {"name": tool, "input": tool_input}))
+        ctx = self._context(params, SessionState())
+        q = ctx.paths.relative(parse_call(tool, tool_input))
+        search = TRIGGERS[-1]
+        with readiness.recording():
+            hit = search.detect(q, ctx)
+            if isinstance(hit, Abstained):  # "a listing that found nothing": a question has no results
+                hit = Classification(hit.intent, hit.k)
+            if not isinstance(hit, Classification) or self.dismissals.family_dismissed(hit.intent):
+                return None
+            if ctx.prepared is None:
+                ctx = replace(ctx, prepared=self.prepared_now())
+            ready = not readiness.missing(hit.intent, q, ctx)
+            found = search.targets(q, hit, ctx) if ready else []
+        never = search.never_named(q)
+        targets = [t for t in found if t.path not in never and not self.dismissals.path_dismissed(hit.intent, t.path)]
+        about = next((r.about for r in reversed(self.rows.get(hit.intent, ())) if r.about), None)
+        prose = self.repo_prose(hit.intent)
+        return WhereIs(
+            intent=for_model(hit.intent),
+            k=hit.k,
+            about=shown_field(about, prose) if about is not None else None,
+            targets=[
+                ShownTarget(for_model(t.path), display_name(t.path), shown_field(t.reason, prose))
+                for t in targets[: self.config.max_targets]
+            ],
+            ready=ready,
+        )
+
+    def repo_prose(self, intent: str) -> bool:
+        """Whether ``intent``'s ``about`` and reasons are the repository pack's prose."""
+        active = self.active
+        return active is not None and intent in active.repo_prose
 
     @fail_open(lambda: None, "internal error building the section; none sent")
     def section_text(self, session_id: str | None) -> str | None:
@@ -399,7 +566,7 @@ class Suggester:
         nothing applies to the workspace."""
         if self.config.section_mode != "sticky" or self.root is None:
             return None
-        if not self.active_rows() or self.wait_prepared() is None:
+        if not self.active_rows() or self.prepared_now() is None:
             return None
         return self.section.get(session_id, self._build_section)
 
@@ -408,7 +575,14 @@ class Suggester:
         assert self.prepared is not None
         learned = self.knowledge if self.config.learn else None
         return section.build(
-            intent, self.prepared, self.rows, self.dismissals, learned, self.proves, self.config.max_targets
+            intent,
+            self.prepared,
+            self.rows,
+            self.dismissals,
+            learned,
+            self.proves,
+            self.config.max_targets,
+            self.repo_prose,
         )
 
     def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
@@ -458,12 +632,8 @@ class Suggester:
         (nothing is activated then)."""
         content = self.content
         if self.active is None and self.config.enabled:
-            try:
-                self.activate()
-            except Exception:  # reported, not counted: status is no call
-                log.warning("search-suggester: activation failed; it is retried at the next call", exc_info=True)
-        if threading.get_ident() == self._owner:
-            self._drain()
+            self.start()  # a failure counts in errors, as at any other entry point
+        self.ledger.drain()
         return {
             "enabled": self.config.enabled,
             "workspace": str(self.root) if self.root else None,
@@ -473,6 +643,8 @@ class Suggester:
             "intents": [i for i in INTENTS if i in self.rows],
             "symbolIndex": self._symbols() is not None,
             "prepared": self.prepared is not None,
+            # the parts of the index a note may still wait for (readiness.py): empty = ready
+            "pending": sorted(self.pending()),
             "activationMs": self.activation_ms,
             "counters": dict(self.counters),
             "sessions": self.noise.count(),
@@ -480,3 +652,8 @@ class Suggester:
             "learning": self.learning_status(),
             "contentIndex": content.status() if content is not None else None,
         }
+
+
+def _not_ready(decision: Decision) -> bool:
+    """Whether ``decision`` holds a call back because a part of the index is still being built."""
+    return isinstance(decision, Suppressed) and decision.reason == "not-ready"

@@ -12,6 +12,13 @@ facts in memory in O(k) (no full-table load, no re-read of every fact). A change
 row and its old row is marked dead; past :data:`DEAD_RATIO` dead rows the database is rebuilt
 at the next full sync.
 
+**Declarations followed**: a manifest that declares a value lives in another file
+(``workspace/manifests.py``: a dynamic version's module, a Gradle property, towncrier's
+changelog) *points* to it; the pointed-to file gets that fact beside its own (derived in memory
+from the stored points after each sync, O(points)). The words of a manifest's sections are
+looked up per file (:meth:`ContentIndexer.keys`, one primary-key read) when a call searches
+inside it.
+
 Without FTS5 in the Python build (:func:`fts5_available`), nothing is built, the facts are
 computed from names only, and ``status()`` says so.
 """
@@ -28,6 +35,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.workspace.fts import ContentDB, db_path, fts5_available, read_head
+
+#: ``{path: ((fact, target), …)}``: the files manifests point to.
+Points = dict[str, tuple[tuple[str, str], ...]]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +76,11 @@ class ContentIndexer:
         self.available = fts5_available()
         self.facts: dict[str, list[str]] = {}
         self.fact_of: dict[str, frozenset[str]] = {}
+        #: what manifests point to, and the facts that gives the pointed-to files
+        self.points: Points = {}
+        self._derived: dict[str, frozenset[str]] = {}
+        #: the stored (own) facts of the files that also have derived ones
+        self._own: dict[str, frozenset[str]] = {}
         self.stats: dict[str, Any] = {}
         self.error: str | None = None
         self.builds = 0
@@ -94,6 +109,20 @@ class ContentIndexer:
     def ready(self) -> bool:
         """Whether a database answers lookups."""
         return self._reader is not None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the first database is still to come: none was opened at start and no sync
+        has finished yet, while one is being (or will be) built (FTS5 present, a workspace, no
+        failure, not closed). A later rebuild (dead rows) keeps the facts it had meanwhile."""
+        return (
+            self._reader is None
+            and self.builds == 0
+            and self.available
+            and self.db_path is not None
+            and self.error is None
+            and not self._closed
+        )
 
     def start(self, listing: list[str]) -> None:
         """Queue a full sync against ``listing`` (repo-relative paths)."""
@@ -179,6 +208,9 @@ class ContentIndexer:
             try:
                 stats = db.sync(self.root, listing, only, present)
                 db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                if only is not None:  # which files the points name exist now (a full sync: _reopen)
+                    merged = {**self.points, **stats["points"]}
+                    stats["targets"] = db.existing({t for pts in merged.values() for _, t in pts})
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as exc:
@@ -186,6 +218,8 @@ class ContentIndexer:
             log.warning("workspace content index: %s", self.error)
             return
         changes: dict[str, frozenset[str] | None] = stats.pop("changed")
+        point_changes: Points = stats.pop("points")
+        targets: set[str] = stats.pop("targets", set())
         stats["wallS"] = round(time.perf_counter() - t0, 3)
         stats["cpuS"] = round(time.thread_time() - c0, 3)
         try:
@@ -206,13 +240,49 @@ class ContentIndexer:
             self.change_syncs += 1
             self.change_cpu_s += stats["cpuS"]
             self._reader.rows_changed()
-            self._apply(changes)
-            delta = changes
+            delta = self._follow(changes, point_changes, targets)
         if self.on_ready is not None:
             try:
                 self.on_ready(self, delta)
             except Exception as exc:  # a listener failure must not stop the indexer
                 log.warning("workspace content index listener failed: %s", exc)
+
+    def _follow(self, changes: FactChanges, point_changes: Points, present: set[str]) -> FactChanges:
+        """A partial sync's stored facts and points: the files whose facts now differ (the
+        changed rows, and the files a changed manifest points or pointed to), with their
+        facts (own ∪ derived), applied to :attr:`facts` and :attr:`fact_of`."""
+        points = dict(self.points)
+        for path, pts in point_changes.items():
+            if pts:
+                points[path] = pts
+            else:
+                points.pop(path, None)
+        derived = _derive(points, present)
+        old = self._derived
+        moved = {t for t in set(old) | set(derived) if old.get(t) != derived.get(t)}
+        own = dict(self._own)
+        out: dict[str, frozenset[str] | None] = {}
+        for path in set(changes) | moved:
+            if path in changes:
+                mine = changes[path] or frozenset()
+                alive = changes[path] is not None
+            else:
+                mine = (
+                    own.get(path, self.fact_of.get(path, frozenset()))
+                    if path in old
+                    else self.fact_of.get(path, frozenset())
+                )
+                alive = True
+            extra = derived.get(path, frozenset())
+            if extra:
+                own[path] = mine
+            else:
+                own.pop(path, None)
+            both = mine | extra if alive or extra else frozenset()
+            out[path] = both if both or alive else None
+        self.points, self._derived, self._own = points, derived, own
+        self._apply(out)
+        return out
 
     def _apply(self, changes: FactChanges) -> None:
         """Follow a partial sync's fact changes in :attr:`facts` (copy on write: the touched
@@ -258,6 +328,8 @@ class ContentIndexer:
         try:
             reader = ContentDB(self.db_path, readonly=True)
             facts = reader.facts()
+            points = reader.points()
+            present = reader.existing({t for pts in points.values() for _, t in pts})
         except sqlite3.Error as exc:
             log.warning("workspace content index unreadable (%s); it is rebuilt", exc)
             return
@@ -265,9 +337,19 @@ class ContentIndexer:
         for f, paths in facts.items():
             for p in paths:
                 fact_of.setdefault(p, set()).add(f)
+        derived = _derive(points, present)
+        own = {p: frozenset(fact_of.get(p, ())) for p in derived}
+        for p, extra in derived.items():
+            mine = fact_of.setdefault(p, set())
+            for f in extra - mine:
+                mine.add(f)
+                facts.setdefault(f, []).append(p)
+        for paths in facts.values():
+            paths.sort()
         old, self._reader = self._reader, reader
         self.facts = facts
         self.fact_of = {p: frozenset(v) for p, v in fact_of.items()}
+        self.points, self._derived, self._own = points, derived, own
         if old is not None:
             old.close()
 
@@ -278,6 +360,12 @@ class ContentIndexer:
         database exists."""
         reader = self._reader
         return reader.search(words, limit) if reader is not None else []
+
+    def keys(self, path: str) -> dict[str, dict[str, float]] | None:
+        """The section words of the manifest at ``path`` (``workspace/manifests.py``):
+        ``{word: {intent: weight}}``; ``None`` when it has none or no database exists."""
+        reader = self._reader
+        return reader.keys(path) if reader is not None else None
 
     def with_fact(self, fact: str) -> list[str]:
         """Paths with ``fact`` (sorted)."""
@@ -319,3 +407,14 @@ class ContentIndexer:
             **({"error": self.error} if self.error else {}),
             **self.stats,
         }
+
+
+def _derive(points: Points, present: set[str]) -> dict[str, frozenset[str]]:
+    """``{target: facts}`` the points give to the indexed files of ``present`` (a file several
+    manifests point to gets each fact; a file a manifest names that does not exist, nothing)."""
+    out: dict[str, set[str]] = {}
+    for pts in points.values():
+        for fact, target in pts:
+            if target in present:
+                out.setdefault(target, set()).add(fact)
+    return {t: frozenset(f) for t, f in out.items()}

@@ -13,7 +13,11 @@ docs or holding a Sphinx ``conf.py``/``mkdocs.yml``/``index`` page among several
 OWNERS, MAINTAINERS, AUTHORS, CONTRIBUTORS in any case), ``owners-section`` (a README/doc with a
 Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest naming authors or
 maintainers), ``env-config`` (code reading environment variables), ``test-config`` (pytest/jest/
-vitest/… configuration).
+vitest/… configuration; also a package script, a Surefire/Failsafe plugin, a CTest set-up, a
+``phpunit.xml``), and what the manifest readers (``workspace/manifests.py``) give:
+``dependency-manifest``, ``lint-config``, ``layout-manifest``, ``version-tool``, and on the files a
+manifest *points to* (``version-declared``, ``ledger-declared``, ``changelog``, ``test-config``)
+once the content index has read the manifest (:func:`describe`).
 
 Words (:func:`path_words`, :func:`text_words`): ASCII letters/digits, 3–30 characters,
 lower-cased, stop words dropped, each once per file.
@@ -26,8 +30,15 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from dsh_sidecar.workspace import manifests
+from dsh_sidecar.workspace.manifests import MANIFEST_FACTS, Manifest
+
 log = logging.getLogger(__name__)
 
+#: Version of the rules below and of the manifest readers: the content index keeps what it
+#: read of an unchanged file, so a change of what is read from one must bump it (the index is
+#: rebuilt).
+RULES_VERSION: Final = 1
 #: Most bytes read of one file.
 MAX_READ_BYTES: Final = 256 * 1024
 #: Most distinct words indexed per file.
@@ -49,6 +60,13 @@ _STRING_LITERAL = re.compile(r"""(["'`])((?:(?!\1)[^\\\n]|\\.){8,300})\1""")
 _VERSION_ASSIGN = re.compile(
     r"""^(?:export\s+)?(?:(?:pub\s+)?const|var|let|static|final|public\s+static\s+final\s+String)?\s*"""
     r"""(?:__version__|VERSION|Version|version|__VERSION__)\s*(?::\s*[\w&'\[\]<> ]+)?\s*(?::=|=)\s*["'][\w.+-]*\d""",
+    re.MULTILINE,
+)
+#: A C/C++ version macro (``#define FMT_VERSION 120201``, ``#define X_VERSION_MAJOR 3``,
+#: ``#define X_VERSION "1.2"``) or a .NET assembly attribute.
+_C_VERSION = re.compile(
+    r"""^\s*#\s*define\s+[A-Z][A-Z0-9_]*VERSION(?:_MAJOR|_STRING|_STR)?\s+(?:\d|"\d|\()"""
+    r"""|^\s*\[assembly:\s*Assembly(?:Informational|File)?Version\(""",
     re.MULTILINE,
 )
 _MANIFEST_VERSION = {
@@ -147,6 +165,7 @@ FACTS: Final = (
     "owners",
     "owners-section",
     "env-config",
+    *MANIFEST_FACTS,
 )
 
 
@@ -206,6 +225,17 @@ def is_ci(path: str) -> bool:
 
 def facts_of(path: str, kind: str, text: str | None) -> set[str]:
     """The facts of one file (module docstring) from its path, kind and text (``None``: unread)."""
+    return describe(path, kind, text)[0]
+
+
+def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest | None]:
+    """The facts of one file and, for a manifest or tool configuration, what it declares
+    (``workspace/manifests.py``: the words of its sections and the files it points to)."""
+    manifest = manifests.read(path, text[:MAX_READ_BYTES] if text is not None else None)
+    return _facts(path, kind, text, manifest), manifest
+
+
+def _facts(path: str, kind: str, text: str | None, manifest: Manifest | None) -> set[str]:
     name = _name(path)
     lname = name.lower()
     facts: set[str] = set()
@@ -220,6 +250,8 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
         facts.add("test-config")
     if kind == "test" and kind_is_code(path):
         facts.add("test-module")
+    if manifest is not None:
+        facts |= manifest.facts
     if text is None:
         return facts
     head = text[:MAX_READ_BYTES]
@@ -234,7 +266,7 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
     elif name == "gradle.properties" and _MANIFEST_VERSION["gradle.properties"].search(head):
         facts.add("manifest-version")
     if kind in ("source", "test") and kind_is_code(path):
-        if kind == "source" and _VERSION_ASSIGN.search(head[:20_000]):
+        if kind == "source" and (_VERSION_ASSIGN.search(head[:20_000]) or _C_VERSION.search(head[:60_000])):
             facts.add("version-module")
         if _TEST_CODE.search(head):
             if kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path):

@@ -40,8 +40,11 @@ SKIP_DIRS: Final = frozenset(
         ".dsh-cache",
     }
 )
-#: Seconds a walk may take; past that the listing is cut (with a warning), like at MAX_FILES.
+#: CPU seconds a walk may spend (its thread's: a busy machine slows the walk's wall clock, not
+#: the work it does); past that the listing is cut (with a warning), like at MAX_FILES.
 WALK_BUDGET_S: Final = 20.0
+#: Wall-clock seconds after which a walk is cut whatever its CPU time (a stuck file system).
+WALK_WALL_S: Final = 300.0
 #: Largest ``.gitignore`` read, bytes.
 MAX_IGNORE_BYTES: Final = 1_000_000
 #: Seconds a ``git ls-files`` may take before the walk is used instead.
@@ -100,10 +103,16 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
     files and folders whose names are not UTF-8 are left out."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
-    deadline = time.monotonic() + WALK_BUDGET_S
+    cpu0, wall0 = time.thread_time(), time.monotonic()
     while stack:
-        if time.monotonic() > deadline:
-            log.warning("walk of %s cut at %d files after %.0f s", root, len(out), WALK_BUDGET_S)
+        if time.thread_time() - cpu0 > WALK_BUDGET_S or time.monotonic() - wall0 > WALK_WALL_S:
+            log.warning(
+                "walk of %s cut at %d files after %.0f s of CPU (%.0f s)",
+                root,
+                len(out),
+                time.thread_time() - cpu0,
+                time.monotonic() - wall0,
+            )
             return out
         folder, prefix, lines, ignored = stack.pop()
         try:

@@ -284,7 +284,7 @@ def root_refusal(root: Path | str | None, home: str | None = None) -> str | None
     """Why ``root`` is refused as a workspace (``None``: accepted). Refused: a filesystem root
     (``/``), a kernel pseudo file system (``/proc``, ``/sys``, ``/dev``), the user's home folder
     (``home``, default ``$HOME`` / ``~``) or one of its ancestors (``/home``): listing and indexing
-    those would walk the whole machine or every project of the user (issue 13, class 7). The
+    those would walk the whole machine or every project of the user (docs/SECURITY.md, class 7). The
     message names the folder and what to do."""
     if root is None:
         return None

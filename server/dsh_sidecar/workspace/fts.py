@@ -13,11 +13,16 @@ stop words dropped, each once per file (FTS5's ``porter`` tokenizer stems them).
 index is a fraction of the text it covers (``bench/content_index.py`` prints the ratio; goal
 ≤ 25 %). A phrase or an exact literal is checked by reading the few top files again
 (:meth:`ContentIndex.files_containing`).
+
+Beside each file's kind and facts (``workspace/facts.py``), a manifest's row keeps the words of
+its sections with their intents (``keys``, JSON, read per file by primary key) and the files it
+declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -32,9 +37,10 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import (
     MAX_READ_BYTES,
     MAX_WORDS,
+    RULES_VERSION,
     STOP_WORDS,
     WORD,
-    facts_of,
+    describe,
     kind_is_code,
     messages_of,
     path_words,
@@ -44,8 +50,10 @@ from dsh_sidecar.workspace.kinds import classify
 
 log = logging.getLogger(__name__)
 
-#: Schema version of the database (a different one is rebuilt).
-SCHEMA_VERSION: Final = 2
+#: Schema version of the database (a different one is rebuilt): the tables', and the version
+#: of the rules that read a file's facts and declarations (``facts.RULES_VERSION``), since a
+#: file is read again only when it changes.
+SCHEMA_VERSION: Final = f"3.{RULES_VERSION}"
 #: Largest file read at all (bigger ones get path tokens only).
 MAX_FILE_BYTES: Final = 2 * 1024 * 1024
 #: Rows per transaction of the builder.
@@ -92,12 +100,25 @@ MIN_DF_CAP: Final = 50
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, rid INTEGER UNIQUE, mtime_ns INTEGER, size INTEGER,"
-    " kind TEXT, facts TEXT, words INTEGER)",
+    " kind TEXT, facts TEXT, words INTEGER, keys TEXT, points TEXT)",
     "CREATE TABLE IF NOT EXISTS dead(rid INTEGER PRIMARY KEY)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full,"
     " tokenize='porter unicode61')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')",
 )
+
+
+def parse_points(raw: str) -> tuple[tuple[str, str], ...]:
+    """The ``points`` column of a row: ``((fact, target), …)``; ``()`` when unreadable."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return ()
+    if not isinstance(data, list):
+        return ()
+    return tuple(
+        (p[0], p[1]) for p in data if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+    )
 
 
 def read_head(root: Path, rel: str) -> bytes | None:
@@ -153,7 +174,9 @@ class ContentDB:
         rest are removed; ``None``: look them up in ``listing``); such a sync reads only the
         rows of those paths, so it costs what it changes. Rows are inserted in bulk
         (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
-        ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed."""
+        ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed, and
+        under ``"points"`` ``{path: the files it points to}`` of those rows (a manifest's
+        declarations, ``workspace/manifests.py``; ``()`` for none or removed)."""
         t0 = time.process_time()
         con = self.con
         if only is None:
@@ -174,8 +197,9 @@ class ContentDB:
         text_bytes = 0
         base = str(root) + os.sep
         changed: dict[str, frozenset[str] | None] = {}
+        points: dict[str, tuple[tuple[str, str], ...]] = {}
         fts_rows: list[tuple[int, str, str]] = []
-        file_rows: list[tuple[str, int, int, int, str, str, int]] = []
+        file_rows: list[tuple[str, int, int, int, str, str, int, str, str]] = []
         dead_rows: list[tuple[int]] = []
         gone: list[tuple[str]] = []
 
@@ -185,7 +209,7 @@ class ContentDB:
                 con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", dead_rows)
                 con.executemany("DELETE FROM files WHERE path=?", gone)
                 con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", fts_rows)
-                con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?)", file_rows)
+                con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?)", file_rows)
             for rows in (dead_rows, gone, fts_rows, file_rows):
                 rows.clear()
 
@@ -198,6 +222,7 @@ class ContentDB:
                     gone.append((rel,))
                     dead_rows.append((old[0],))
                     changed[rel] = None
+                    points[rel] = ()
                     removed += 1
                     dead += 1
                 continue
@@ -220,7 +245,9 @@ class ContentDB:
                     body = text_words(text, MAX_WORDS // 2)
                 else:
                     body = text_words(text)
-            facts = facts_of(rel, kind, text)
+            facts, manifest = describe(rel, kind, text)
+            keys = json.dumps(manifest.keys, separators=(",", ":")) if manifest is not None and manifest.keys else ""
+            pts = manifest.points if manifest is not None else ()
             if old is not None:
                 dead_rows.append((old[0],))
                 dead += 1
@@ -236,10 +263,13 @@ class ContentDB:
                     kind,
                     ",".join(sorted(facts)),
                     body.count(" ") + 1 if body else 0,
+                    keys,
+                    json.dumps(pts, separators=(",", ":")) if pts else "",
                 )
             )
             if only is not None:
                 changed[rel] = frozenset(facts)
+                points[rel] = pts
             read += 1
             if len(file_rows) >= BATCH:
                 flush()
@@ -264,6 +294,7 @@ class ContentDB:
             "textBytes": text_bytes,
             "cpuS": round(time.process_time() - t0, 3),
             "changed": changed,
+            "points": points,
         }
 
     def live_rows(self) -> int:
@@ -285,6 +316,40 @@ class ContentDB:
         for paths in out.values():
             paths.sort()
         return out
+
+    def points(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """``{path: ((fact, target), …)}`` of every manifest that points to other files."""
+        out: dict[str, tuple[tuple[str, str], ...]] = {}
+        for path, raw in self.con.execute("SELECT path, points FROM files WHERE points != ''"):
+            pts = parse_points(raw)
+            if pts:
+                out[path] = pts
+        return out
+
+    def existing(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` that have a row (looked up in chunks)."""
+        wanted = sorted(set(paths))
+        out: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(r[0] for r in self.con.execute(f"SELECT path FROM files WHERE path IN ({marks})", chunk))
+        return out
+
+    def keys(self, path: str) -> dict[str, dict[str, float]] | None:
+        """The section words of the manifest at ``path`` (``workspace/manifests.py``), ``None``
+        when it has none or is not indexed. One primary-key lookup."""
+        try:
+            row = self.con.execute("SELECT keys FROM files WHERE path = ?", (path,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None or not row[0]:
+            return None
+        try:
+            data = json.loads(row[0])
+        except (ValueError, RecursionError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def search(
         self, words: Iterable[str], limit: int = 20, budget: int = SEARCH_STEP_BUDGET

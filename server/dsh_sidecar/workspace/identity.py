@@ -1,7 +1,7 @@
 """Which repository a workspace is, independent of where it is checked out.
 
 What the suggester learns (and what a fleet shares) is keyed by this identity, not by the
-absolute path, so a moved or re-cloned repository keeps its knowledge (issue 12, item 5).
+absolute path, so a moved or re-cloned repository keeps its knowledge (docs/SCHEME.md, "Learning").
 
 :func:`repository_identity` answers, in this order:
 

@@ -15,7 +15,10 @@ Kinds, in the order the rules are tried (the first match wins):
     dependency manifests: ``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``requirements*.txt``,
     ``Pipfile``, ``package.json``, ``Cargo.toml``, ``go.mod``, ``pom.xml``, ``build.gradle(.kts)``,
     ``Gemfile``, ``*.gemspec``, ``composer.json``, ``mix.exs``, ``pubspec.yaml``, ``*.csproj``,
-    ``deno.json``, ``environment.yml``.
+    ``deno.json``, ``environment.yml``; what declares dependencies for a build elsewhere too:
+    ``settings.gradle.kts``, Gradle version catalogs (``*.versions.toml``), MSBuild's central
+    ``Directory.Packages.props``, NuGet's ``packages.config``, ``paket.dependencies``, pip's
+    ``*requirements*.txt``/``.in`` files, ``vcpkg.json``, ``conanfile.txt``.
 ``test``
     a folder segment in :data:`TEST_DIRS` (``tests/``, ``test/``, ``__tests__/``, ``spec/``,
     ``testdata/``), or ``test_*.py``, ``*_test.py``, ``conftest.py``, ``*_test.go``,
@@ -28,7 +31,8 @@ Kinds, in the order the rules are tried (the first match wins):
 ``config``
     anything under ``.github/``, ``.gitlab/``, ``.circleci/``, ``.ci/``, ``.devcontainer/``,
     ``.vscode/``; ``*.toml``, ``*.yaml``, ``*.yml``, ``*.ini``, ``*.cfg``, ``*.conf``,
-    ``*.properties``, ``*.env``, ``*.json`` (non-manifest, non-lock); dotfiles (``.gitignore``,
+    ``*.properties``, ``*.env``, ``*.json`` (non-manifest, non-lock), MSBuild's ``*.props`` and
+    ``*.targets``, solutions (``*.sln``, ``*.slnx``); dotfiles (``.gitignore``,
     ``.editorconfig``, ``.eslintrc``…); ``Dockerfile``, ``Makefile``, ``Justfile``,
     ``Containerfile``, ``docker-compose*``, ``tox.ini``, ``noxfile.py``.
 ``source``
@@ -115,10 +119,16 @@ MANIFEST_NAMES: Final = frozenset(
         "meson.build",
         "BUILD.bazel",
         "WORKSPACE",
+        "settings.gradle.kts",
+        "Directory.Packages.props",
+        "packages.config",
+        "paket.dependencies",
+        "vcpkg.json",
+        "conanfile.txt",
     }
 )
 _MANIFEST_NAME: Final = re.compile(
-    r"^(requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble))$"
+    r"^([\w.-]*requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble)|[\w.-]+\.versions\.toml)$"
 )
 TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs", "testdata", "testing", "e2e"})
 _TEST_NAME: Final = re.compile(
@@ -149,6 +159,10 @@ CONFIG_EXTENSIONS: Final = frozenset(
         ".jsonc",
         ".json5",
         ".editorconfig",
+        ".props",
+        ".targets",
+        ".sln",
+        ".slnx",
     }
 )
 CONFIG_NAMES: Final = frozenset(

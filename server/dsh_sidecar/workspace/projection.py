@@ -15,11 +15,12 @@ that changed, the names whose definitions moved — goes to the subscribers
 (:meth:`WorkspaceProjection.subscribe`) and to the targets' owner, on the projection's own
 ``dsh-workspace-targets`` thread. Batches that arrive while the owner prepares are merged into
 the next event, so a burst costs one preparation, not one per notification. An owner with a
-``workspace_changed(change)`` method that returns ``True`` has applied the delta itself (O(k));
-otherwise its ``files_changed(paths)`` is called, which today rebuilds its whole prepared view:
-that full preparation is spaced so that it takes at most :data:`TARGETS_DUTY` of the time
-(measured on the thread's own CPU clock), and a file changed every 200 ms on a 100k-file tree
-never keeps a core busy.
+``workspace_changed(change)`` method that returns ``True`` has applied the delta itself (O(k):
+the suggester does, ``suggester/prepared.apply_change``); otherwise its ``files_changed(paths)``
+is called (the suggester then prepares everything again: a change that may move the docs
+roots). Each delivery is spaced so that the owner's work takes at most :data:`TARGETS_DUTY` of
+the time (measured on the thread's own CPU clock), and a file changed every 200 ms on a
+100k-file tree never keeps a core busy.
 """
 
 from __future__ import annotations
@@ -318,10 +319,12 @@ class WorkspaceProjection:
         return {
             "building": self.graph_builder.building,
             # ready = the whole projection: symbols, content index (when FTS5 exists), targets
+            # (and no change, or the content index's facts, still on its way to them)
             "ready": graph is not None
             and graph.symbols is not None
             and not self.graph_builder.building
             and not self.content.building
+            and self._targets_idle.is_set()
             and self.owner().ready,
             "content": self.content.status(),
             "error": self.graph_builder.error,

@@ -45,7 +45,7 @@ _GIT_SCAN: Final = {
         "--no-show-signature",
     ],
     # --ignore-submodules=all: status otherwise runs `git status` inside each submodule, under
-    # the submodule's own config (its clean/process filters ran: issue 13, class 1); the
+    # the submodule's own config (its clean/process filters ran: docs/SECURITY.md, class 1); the
     # command-line option beats every `submodule.<name>.ignore` the repository sets
     "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=all"],
 }

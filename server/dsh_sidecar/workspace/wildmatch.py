@@ -2,7 +2,7 @@
 
 A ``.gitignore`` line or a pack's candidate glob such as ``*a*a*a*a*a*a*a*a*a*ab/*`` becomes, in
 gitwildmatch, ``[^/]*a[^/]*a…ab/…``: Python's backtracking ``re`` needs exponential time on a long
-folder name of ``a``\\ s (issue 13, class 3: ``initialize`` hung). Every such pattern from the
+folder name of ``a``\\ s (docs/SECURITY.md, class 3: ``initialize`` hung). Every such pattern from the
 workspace is therefore compiled by RE2 (``google-re2``; an automaton, time linear in the path
 length, no backtracking) and never by ``re``:
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:  # pathspec and RE2 are imported by the first spec built: a sidecar whose
-    import pathspec  # suggester is off never builds one (cold start, issue 16)
+    import pathspec  # suggester is off never builds one (cold start)
 
 log = logging.getLogger(__name__)
 

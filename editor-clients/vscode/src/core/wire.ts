@@ -233,6 +233,7 @@ export interface PostExecuteParams {
   callId?: string | null;
   tool: ToolCall;
   result?: ToolResult | null;
+  waitMs?: number | null;
 }
 
 /**

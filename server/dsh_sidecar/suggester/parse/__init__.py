@@ -2,17 +2,20 @@
 
 Every ``dsh/postExecute`` call becomes one frozen :class:`~.query.Query` (:func:`parse_call`):
 
-* **tool inputs** — ``grep {pattern, path?, glob?, include?, type?, -i?, output_mode?}``,
-  ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write`` (learning only),
-  ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n", "x"]``, as Codex
-  sends it); tool names are case-insensitive and a few aliases are known
-  (``tools.TOOL_ALIASES``);
+* **tool inputs** — Claude Code's ``grep {pattern, path?, glob?, include?, type?, -i?,
+  output_mode?}``, ``glob {pattern, path?}``, ``read {file_path|path}``, ``edit``/``write``
+  (learning only), ``bash {command}`` where ``command`` is a string or a list (``["rg", "-n",
+  "x"]``, as Codex sends it), and any other harness's tool read by the verb of its name and the
+  roles of its fields' words (``roles.py``: SWE-agent's ``search_dir {search_term, dir}``, Rovo
+  Dev's ``grep {content_pattern, path_glob}``, iSWE's ``get_class_info {class_name}`` as the
+  search for ``class X``, OpenHands' ``execute_bash`` and ``str_replace_editor`` ``view`` of a
+  file or a folder…);
 * **shell** — a line's simple commands (``shell.py``: bashlex, here-documents, wrappers,
   ``cd``), each read by what it is (``commands.py``: grep and its kin, find, fd, ls, the file
   readers, git);
-* **the result text** — the paths a search just listed (``results.py``);
-* **a run that is no search** — its traceback frames, the Python script it writes or runs,
-  the files it changes (``runs.py``).
+* **the result text** — the paths a search just listed, in each family's format (``results.py``);
+* **a run that is no search** — its traceback frames (Python, pytest, Node, JVM), the Python
+  script it writes or runs, the files it changes (``runs.py``).
 
 From a pattern come its fixed parts, terms, literals and identifier (``patterns.py``). The
 **languages** come from extensions (name patterns, ``--include``, ``-t``, files read or
@@ -27,6 +30,7 @@ from typing import Any
 from dsh_sidecar.suggester.parse.commands import GREP_NAMES, LISTING_NAMES, Reading, read_command, recursive
 from dsh_sidecar.suggester.parse.query import Query
 from dsh_sidecar.suggester.parse.results import result_paths
+from dsh_sidecar.suggester.parse.roles import ToolCall, read_tool
 from dsh_sidecar.suggester.parse.runs import (
     MAX_SCRIPT_CHARS,
     PATCHED,
@@ -65,24 +69,23 @@ __all__ = ["PATCHED", "QUESTION_TOOL", "Query", "parse_call", "parse_question", 
 def parse_call(name: str, inp: dict[str, Any], result_text: str | None = None, is_error: bool = False) -> Query:
     """The :class:`Query` of one tool call (module docstring); ``name`` == ``QUESTION_TOOL``
     reads ``inp["query"]`` as a free-text question (:func:`parse_question`). Never raises."""
-    tool = name.strip().lower()
+    tool = name.strip().lower() if isinstance(name, str) else ""
+    if not isinstance(inp, dict):
+        inp = {}
     if tool == QUESTION_TOOL:
         text = inp.get("query")
         return parse_question(text if isinstance(text, str) else "")
     if tool in TEXT_EDITOR_TOOLS:  # one tool, the `command` says which: `view` reads, the rest write
-        tool = "read" if inp.get("command") == "view" else "write"
+        if inp.get("command") != "view":
+            return _write_call(inp, is_error)
+        return _from_call(read_tool(tool, inp, result_text), result_text, is_error)
     if tool in WRITE_TOOLS or tool.endswith(("edit", "_write")):
         return _write_call(inp, is_error)
-    tool = TOOL_ALIASES.get(tool, "other")
-    if tool == "grep":
-        return _searched("grep", *_grep_tool(inp), ["grep"], result_text, is_error)
-    if tool == "glob":
-        return _searched("glob", *_glob_tool(inp), ["glob"], result_text, is_error)
-    if tool == "read":
-        return _searched("read", *_read_tool(inp), ["read"], result_text, is_error)
-    if tool == "bash":
+    alias = TOOL_ALIASES.get(tool)
+    if alias == "bash":
         return _bash_call(inp, result_text, is_error)
-    return Query(tool, is_error=is_error)
+    # a known tool reads as its canonical verb; any other by its name's words and its fields' roles
+    return _from_call(read_tool(alias or name, inp, result_text), result_text, is_error)
 
 
 def parse_question(text: str) -> Query:
@@ -143,57 +146,57 @@ def _searched(
 
 
 def _write_call(inp: dict[str, Any], is_error: bool) -> Query:
-    """A write tool: the file it writes (a patch names its files inside: ``apply_patch``) and,
-    for a ``.py`` file given whole, its text as a script."""
+    """A write tool: the file it writes (a patch names its files inside: ``apply_patch``; an
+    edit list its files: ``edits: [{file_path}]``) and, for a ``.py`` file given whole, its
+    text as a script."""
     path = _first_path(inp)
-    reads = [clean_path(path)] if path else [clean_path(p) for p in patched_paths(inp)]
+    files = [path] if path else patched_paths(inp) or read_tool("edit", inp).files
     body = next((inp[k] for k in SCRIPT_CONTENT_KEYS if isinstance(inp.get(k), str)), None)
+    return _written(path, [clean_path(f) for f in files], body, is_error)
+
+
+def _written(path: str, reads: list[str], body: str | None, is_error: bool) -> Query:
     if body is not None and path.lower().endswith(".py") and len(body) <= MAX_SCRIPT_CHARS:
         return Query("write", path, reads=reads, is_error=is_error, script_code=body, script_path=path)
     return Query("write", path, reads=reads, is_error=is_error)
 
 
-def _grep_tool(inp: dict[str, Any]) -> tuple[str, Reading]:
-    """The grep tool's input: pattern, glob/include, type, path, case and output mode."""
+def _from_call(call: ToolCall, result_text: str | None, is_error: bool) -> Query:
+    """The :class:`Query` of a call read by its roles (``roles.read_tool``): a search (a
+    symbol lookup is the search for its definition or its name), a file-name search or a
+    folder listing, a read, a shell line, a write, an inline script."""
+    if call.kind == "bash" and call.command is not None:
+        return _bash_call({"command": call.command}, result_text, is_error)
+    if call.kind == "write":
+        path = call.files[0] if call.files else ""
+        body = call.body if isinstance(call.body, str) else None
+        return _written(path, [clean_path(f) for f in call.files], body, is_error)
+    if call.kind == "script":
+        code = call.code if len(call.code) <= MAX_SCRIPT_CHARS else ""
+        return Query("other", call.code[:MAX_INPUT_CHARS], is_error=is_error, script_code=code)
     r = Reading()
-    pattern = next((_s(inp.get(k)) for k in ("pattern", "query", "regex") if isinstance(inp.get(k), str)), "")
-    parts = [pattern, _s(inp.get("glob")), _s(inp.get("path")), _s(inp.get("include"))]
-    if pattern:
-        r.patterns.append(pattern)
-        r.add_pattern(pattern, "fixed" if inp.get("fixed_strings") or inp.get("literal") else "ere")
-    for key in ("glob", "include"):
-        if _s(inp.get(key)):
-            r.name_patterns.append(_s(inp.get(key)))
-    if _s(inp.get("type")):
-        lang = RG_TYPES.get(_s(inp.get("type")))
+    if call.kind == "grep":
+        for p in call.patterns:
+            r.patterns.append(p)
+            r.add_pattern(p, "fixed" if call.fixed else "ere")
+        r.name_patterns.extend(call.names)
+        lang = RG_TYPES.get(call.rg_type)
         if lang:
             r.languages.add(lang)
-    if _s(inp.get("path")):
-        r.scope.append(clean_path(_s(inp.get("path"))))
-    if inp.get("-i") is True or inp.get("case_insensitive") is True or inp.get("ignore_case") is True:
-        r.flags.add("i")
-    if inp.get("output_mode") == "files_with_matches" or "output_mode" not in inp:
-        r.flags.add("l")
-    return " ".join(p for p in parts if p), r
-
-
-def _glob_tool(inp: dict[str, Any]) -> tuple[str, Reading]:
-    """The glob tool's input: pattern and path."""
-    r = Reading()
-    pattern = _s(inp.get("pattern"))
-    if pattern:
-        r.name_patterns.append(pattern)
-    if _s(inp.get("path")):
-        r.scope.append(clean_path(_s(inp.get("path"))))
-    return " ".join(p for p in [pattern, _s(inp.get("path"))] if p), r
-
-
-def _read_tool(inp: dict[str, Any]) -> tuple[str, Reading]:
-    """The read tool's input: the file, and whether it reads a slice (offset, limit, range)."""
-    path = _first_path(inp)
-    r = Reading(reads=[clean_path(path)] if path else [])
-    r.partial = any(inp.get(k) is not None for k in ("offset", "limit", "view_range", "start_line"))
-    return path, r
+        r.scope.extend(clean_path(s) for s in call.scopes)
+        r.flags |= call.flags
+        text = " ".join(call.patterns + call.names + call.scopes)
+        return _searched("grep", text, r, ["grep"], result_text, is_error)
+    if call.kind == "glob":
+        r.name_patterns.extend(call.names)
+        r.scope.extend(clean_path(s) for s in call.scopes if s)
+        text = " ".join(call.names + [s for s in call.scopes if s])
+        return _searched("glob", text, r, ["glob" if call.names else "ls"], result_text, is_error)
+    if call.kind == "read":
+        r.reads.extend(clean_path(f) for f in call.files)
+        r.partial = call.partial
+        return _searched("read", call.files[0], r, ["read"], result_text, is_error)
+    return Query("other", is_error=is_error)
 
 
 def _bash_call(inp: dict[str, Any], result_text: str | None, is_error: bool) -> Query:

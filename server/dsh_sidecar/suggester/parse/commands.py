@@ -149,7 +149,7 @@ class _GrepWords:
 
 def _read_grep(cmd: Command, r: Reading, rg: bool) -> None:
     """grep/egrep/fgrep/rg/ag/ack/git grep: options, pattern(s), paths."""
-    words = _grep_words(cmd.args, rg, r)
+    words = _grep_words(cmd.args, rg, r, git=cmd.name == "git grep")
     if words.explicit:
         patterns, paths = words.explicit, words.positional
     else:
@@ -184,15 +184,17 @@ def _grep_dialect(name: str, rg: bool, flags: set[str]) -> str:
     return "ere" if rg or name in ("ag", "ack", "egrep") or flags & {"E", "P"} else "bre"
 
 
-def _grep_words(args: list[str], rg: bool, r: Reading) -> _GrepWords:
-    """Sort a grep line's words (name patterns and ``--type`` languages go to ``r``)."""
+def _grep_words(args: list[str], rg: bool, r: Reading, git: bool = False) -> _GrepWords:
+    """Sort a grep line's words (name patterns and ``--type`` languages go to ``r``). ``--``
+    ends the options: for ``git grep`` the pathspecs follow it, for the others the pattern
+    (unless ``-e`` gave it) and the files (``grep -rn -- -x src``)."""
     values = RG_VALUE_OPTS if rg else GREP_VALUE_OPTS
     out = _GrepWords()
     i = 0
     while i < len(args):
         w = args[i]
         if w == "--":
-            out.pathspecs.extend(args[i + 1 :])
+            (out.pathspecs if git else out.positional).extend(args[i + 1 :])
             break
         if w.startswith("--"):
             i = _long_option(args, i, values, rg, r, out)

@@ -12,37 +12,98 @@ _BARE_NAME = re.compile(r"^[A-Za-z][\w.+-]{1,63}$")
 _HAS_EXT_OR_DIR = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
 
 
+#: A folder header of a recursive listing, the names under it relative to it: ``ls -R``'s
+#: ``./pkg:``/``pkg/sub:``, Rovo Dev's ``expand_folder`` ``pkg/sub/:``.
+_FOLDER_HEADER = re.compile(r"^(?P<dir>[\w.@+~/-]+?)/?:$")
+#: A listing's head naming the folder its names are in: SWE-agent's ``Found 3 matches for "x" in
+#: src:``, Gemini CLI's ``Directory listing for /w/src:``.
+_PROSE_START = re.compile(r"^[A-Z][a-z]+ ")
+_LISTING_IN = re.compile(r"\b(?:in|for)\s+['\"]?(?P<dir>[\w.@+~/-]+?)/?['\"]?:$")
+#: A listing line's marks around the path: ``[DIR] sub`` (Gemini CLI), ``a.py (3 matches)``
+#: (SWE-agent's ``search_dir``).
+_ENTRY_MARK = re.compile(r"^\[(?:DIR|FILE)\]\s+", re.I)
+_MATCH_COUNT = re.compile(r"\s+\(\d+ match(?:es)?\)$")
+#: A labelled path: ``File: pkg/a.java``, ``Defined in file: pkg/a.java`` (a symbol tool's
+#: answer), ``Path: …``.
+_LABELLED = re.compile(r"^[A-Z][A-Za-z ]{0,30}:\s+(?P<path>\S+)$")
+#: A path-valued field of a JSON answer (an MCP tool's ``"file_path": "src/a.ts"``, ``"path":
+#: "src/a.ts#436-1706:…"``), read line by line (the text may be cut).
+_JSON_PATH = re.compile(r'"(?:file_?[pP]ath|path|file|filename|relative_?[pP]ath|uri)"\s*:\s*"(?P<path>[^"#\n]{1,400})')
+
+
+def _as_path(cand: str) -> str | None:
+    """``cand`` when it looks like a path (a folder separator or an extension, no spaces)."""
+    cand = cand.strip()
+    if cand and " " not in cand and _PATH_LIKE.match(cand) and _HAS_EXT_OR_DIR.search(cand):
+        return cand
+    return None
+
+
 def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[str]:
     """Paths listed in a search's result text, first seen first, ``./`` stripped.
 
     Understood: ``Found N files`` lists and one-path-a-line output (glob, find, fd, ``rg -l``),
     ``path:line:text`` / ``path:text`` / ``path-line-text`` hit lines (rg, grep -rn, git grep),
-    and ripgrep's heading mode (a path line followed by ``line:text`` lines). A line is taken as
-    a path only when it looks like one (a folder separator or an extension, no spaces at its
-    ends, no ``://``); headers, counts and code are skipped."""
+    ripgrep's heading mode (a path line followed by ``line:text`` lines), recursive listings
+    whose names are relative to a folder header (``ls -R``, Rovo Dev's ``expand_folder``, a
+    listing's ``… in DIR:`` head), listing marks (``[DIR] x``, ``x.py (3 matches)``), labelled
+    paths (``File: x``, ``Defined in file: x``) and JSON path fields. A line is taken as a path
+    only when it looks like one (a folder separator or an extension, no spaces at its ends, no
+    ``://``); headers, counts and code are skipped."""
     if not text:
         return []
     out: dict[str, None] = {}
+    folder: str | None = None  # the folder header the bare names below are in
+    block_start = True
     for raw in text[:MAX_RESULT_CHARS].splitlines():
         line = raw.strip()
-        if not line or line.startswith(("Found ", "No files", "No matches", "--", "(")) or "://" in line:
+        if not line:
+            folder, block_start = None, True
             continue
+        at_start, block_start = block_start, False
+        head = _LISTING_IN.search(line) if line.endswith(":") and _PROSE_START.match(line) else None
+        header = _FOLDER_HEADER.match(line)
+        if header and ("/" in header.group("dir") or header.group("dir") == "." or at_start):
+            folder = _clean(header.group("dir"))
+            continue
+        if head is not None:
+            folder = _clean(head.group("dir"))
+            continue
+        for m in _JSON_PATH.finditer(line):
+            p = _as_path(m.group("path"))
+            if p is not None:
+                _add(out, p)
+        if line.startswith(("Found ", "No files", "No matches", "--", "(", "{", "}", '"')) or "://" in line:
+            continue
+        line = _MATCH_COUNT.sub("", _ENTRY_MARK.sub("", line))
         path = None
         if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
             path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
+            if folder and "/" not in path.rstrip("/"):
+                path = f"{folder}/{path}"
         else:
-            m = _HIT_LINE.match(line)
-            if m and (m.group("line") or ":" in line):
-                cand = m.group("path").strip()
-                if _PATH_LIKE.match(cand) and _HAS_EXT_OR_DIR.search(cand) and " " not in cand:
-                    path = cand
-        if path is None:
-            continue
-        while path.startswith("./"):
-            path = path[2:]
-        path = path.rstrip("/")
-        if path and not re.fullmatch(r"[\d.]+", path):
-            out.setdefault(path, None)
-            if len(out) >= max_paths:
-                break
-    return list(out)
+            hit = _HIT_LINE.match(line)
+            if hit and (hit.group("line") or ":" in line):
+                path = _as_path(hit.group("path"))
+            if path is None:
+                labelled = _LABELLED.match(line)
+                path = _as_path(labelled.group("path")) if labelled else None
+        if path is not None:
+            _add(out, path)
+        if len(out) >= max_paths:
+            break
+    return list(out)[:max_paths]
+
+
+def _clean(folder: str) -> str:
+    while folder.startswith("./"):
+        folder = folder[2:]
+    return "" if folder in (".", "") else folder.rstrip("/")
+
+
+def _add(out: dict[str, None], path: str) -> None:
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.rstrip("/")
+    if path and not re.fullmatch(r"[\d.]+", path):
+        out.setdefault(path, None)

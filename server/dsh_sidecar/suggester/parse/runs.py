@@ -23,8 +23,9 @@ from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
 
 #: Python (``File "p.py", line 3, in f``, and a SyntaxError's location: :data:`_PY_SYNTAX`), pytest
 #: (``p.py:3: in f``, and its innermost ``p.py:9: ValueError`` line: the error's name alone on the
-#: line) and Node (``at f (p.js:3:1)``) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
-#: included; Python and pytest list the innermost frame last, Node first. A warning's
+#: line), Node (``at f (p.js:3:1)``: :data:`_NODE_FRAME`) and JVM (``at a.B.c(B.java:3)``:
+#: :data:`_JVM_FRAME`) frames, a Windows drive (``C:\…``) or UNC share (``\\h\s\…``)
+#: included; Python and pytest list the innermost frame last, Node and the JVM first. A warning's
 #: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run, so
 #: each run would be a note read by no one: docs/SCHEME.md, "Classification").
 _PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
@@ -40,18 +41,36 @@ _PY_SYNTAX = re.compile(
     r'^[ \t]*File "([^"\n]{1,400})", line \d+\n(?:[^\n]{0,2000}\n){0,4}?[ \t]*((?:Syntax|Indentation|Tab)Error)\b',
     re.M,
 )
+#: Node's frames: ``at f (p.js:3:1)``, ``at p.js:3:1``, ``at async f (…)``, ``at new C (…)``,
+#: ``at C.m [as alias] (…)``, an ESM ``file:///…`` URL; any extension (a compiled ``.svelte`` or
+#: ``.html`` component, ``.mjs``, ``.ts`` through ts-node). ``node:internal/…`` and
+#: ``<anonymous>`` are no files.
 _NODE_FRAME = re.compile(
-    r"^[ \t]+at (?:([\w$.<>]{1,100}) )?\(?((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[cm]?[jt]sx?):\d+:\d+\)?",
+    r"^[ \t]+at (?:async )?(?:new )?(?:([\w$.<>\[\]]{1,100})(?: \[as [^\]\n]{1,100}\])? )?\(?(?:file://)?"
+    r"((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[A-Za-z]{1,10}):\d+:\d+\)?",
     re.M,
 )
+#: A JVM frame (Java, Kotlin, Scala, Groovy): ``at org.x.Foo.bar(Foo.java:42)``, ``at
+#: org.x.Foo$Inner.lambda$run$0(Foo.java:7)``, with a module or class loader before it
+#: (``java.base/java.lang.Thread.run(…)``, ``app//org.x.Y.m(…)``). It names the class and its
+#: file's name, not a path: the frame's path is the package's folder and that name
+#: (``org/x/Foo.java``), which the workspace's listing resolves (a source root before it).
+_JVM_FRAME = re.compile(
+    r"^[ \t]*at (?:[\w.$-]{0,100}//?)?([\w$.<>]{1,400})\(([\w$-]{1,200}\.(?:java|kt|kts|scala|groovy)):\d+\)",
+    re.M,
+)
+#: Where a JVM trace names the exception that caused the one above it: its frames come after.
+_CAUSED_BY = re.compile(r"^[ \t]*Caused by: ", re.M)
 #: Most frames kept of one output.
 MAX_FRAMES: Final = 100
 
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
     """``(path, function)`` of the traceback frames in a command's output, innermost first
-    (paths as printed: absolute ones are mapped to the workspace by the caller). Reads the
-    last :data:`MAX_RESULT_CHARS` characters (a traceback ends the output)."""
+    (paths as printed: absolute ones are mapped to the workspace by the caller; a JVM frame's
+    path is its package's folder and file name, ``org/x/Foo.java``). Reads the last
+    :data:`MAX_RESULT_CHARS` characters (a traceback ends the output). A JVM trace's root cause
+    (its last ``Caused by:``) leads."""
     text = text[-MAX_RESULT_CHARS:]
     out: list[tuple[str, str]] = []
     py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
@@ -61,8 +80,28 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     for _, path, func in sorted(py, reverse=True):
         out.append((path, func))
     for m in _NODE_FRAME.finditer(text):
-        out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
+        if not m.group(2).startswith("node:"):
+            out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
+    out += jvm_frames(text)
     return out[:MAX_FRAMES]
+
+
+def jvm_frames(text: str) -> list[tuple[str, str]]:
+    """``(package folder/file name, method)`` of the JVM frames in ``text``: the last
+    ``Caused by:`` block's first, then the blocks before it; innermost first in each."""
+    starts = [0, *(m.start() for m in _CAUSED_BY.finditer(text))]
+    blocks = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+    out: list[tuple[str, str]] = []
+    for block in reversed(blocks):
+        for m in _JVM_FRAME.finditer(block):
+            qualified, file_name = m.group(1), m.group(2)
+            owner, _, method = qualified.rpartition(".")
+            package = owner.rpartition(".")[0]
+            folder = package.replace(".", "/")
+            out.append((f"{folder}/{file_name}" if folder else file_name, method or qualified))
+            if len(out) >= MAX_FRAMES:
+                return out
+    return out
 
 
 #: Longest script read, characters: a longer text is a module, not a script (what the recorded
@@ -193,7 +232,8 @@ def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
     (``cat <<'EOF' > repro.py``, ``cat > repro.py <<EOF``: the usual way an agent writes a
     reproduction script), at most
     :data:`MAX_SCRIPT_CHARS` and closed (a body that runs to the end of the input may have been
-    cut at :data:`MAX_INPUT_CHARS`); ``("", "")`` when none is."""
+    cut at :data:`MAX_INPUT_CHARS`: it was longer, a module rather than a script); ``("", "")``
+    when none is."""
     for doc in heredocs:
         if not doc.closed or len(doc.body) > MAX_SCRIPT_CHARS:
             continue
@@ -213,6 +253,40 @@ def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
     return "", ""
 
 
+#: The start of a line that starts a top-level statement (not indented, not a comment).
+_TOP_LEVEL_LINE = re.compile(r"^(?=[^\s#])", re.M)
+
+
+def _whole_statements(code: str, end: int) -> str:
+    """``code`` before the last top-level statement that starts before ``end`` (that one may
+    run past ``end``: a script cut there keeps the statements it has whole)."""
+    start = 0
+    for m in _TOP_LEVEL_LINE.finditer(code, 0, end):
+        start = m.start()
+    return code[:start]
+
+
+def _parsed(code: str) -> list[ast.AST] | None:
+    """The syntax nodes of ``code``; when it does not compile, those of its statements before
+    the top-level one the error is in (a script cut at ``MAX_INPUT_CHARS``, or at its atom
+    bound, ends inside a statement), tried once; ``None`` when neither parses."""
+    for attempt in (0, 1):
+        try:
+            with _PARSE_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(code)
+            return list(ast.walk(tree))
+        except SyntaxError as exc:
+            line = exc.lineno or 0
+            if attempt or line < 1:
+                return None
+            starts = [0, *(m.end() for m in re.finditer("\n", code))]
+            code = _whole_statements(code, starts[min(line, len(starts)) - 1] + 1)
+        except (ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+    return None
+
+
 def script_names(code: str) -> list[tuple[str, str]]:
     """``(module, name)`` of the imported names a Python script uses, in the order of their
     first use, at most :data:`MAX_SCRIPT_NAMES`: ``from a.b import c`` then ``c(…)`` gives
@@ -220,22 +294,21 @@ def script_names(code: str) -> list[tuple[str, str]]:
     ``("a.b", "f")``. Relative and ``*`` imports, dunder names and methods of objects are left
     out (nothing says where those live), and so are names shorter than :data:`MIN_CHARS`
     (``x``, ``I``, ``ZZ``: symbols and constants a script imports to build its input). The text
-    is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`);
-    ``[]`` when it is longer than :data:`MAX_SCRIPT_CHARS`, has more than
-    :data:`MAX_SCRIPT_ATOMS` atoms, imports nothing or is no Python. Never raises."""
+    is parsed with :func:`ast.parse` (never run; its warnings silenced, :data:`_PARSE_LOCK`): of
+    a script with more than :data:`MAX_SCRIPT_ATOMS` atoms, the top-level statements before the
+    bound; of a script that does not compile (cut at ``MAX_INPUT_CHARS``), the statements
+    before the error's (:func:`_parsed`). ``[]`` when it is longer than
+    :data:`MAX_SCRIPT_CHARS`, imports nothing or is no Python. Never raises."""
     if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
     atoms = 0
     for m in _ATOM.finditer(code):
         atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
         if atoms > MAX_SCRIPT_ATOMS:
-            return []
-    try:
-        with _PARSE_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(code)
-        nodes = list(ast.walk(tree))
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            code = _whole_statements(code, m.start())  # read the statements within the bound
+            break
+    nodes = _parsed(code)
+    if nodes is None:
         return []
     names: dict[str, tuple[str, str]] = {}  # local name → (module, imported name)
     modules: dict[str, str] = {}  # local name → module

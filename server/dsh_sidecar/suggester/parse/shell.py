@@ -18,6 +18,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Final
 
+from dsh_sidecar.suggester.parse.budget import install as install_budget
+from dsh_sidecar.suggester.parse.budget import parse_bounded
 from dsh_sidecar.suggester.parse.tools import WRAPPERS
 
 
@@ -42,8 +44,16 @@ MAX_SHELL_TOKENS: Final = 250
 #: deeper is split by the ``shlex`` fallback (linear), which loses only what bashlex adds (the
 #: commands inside ``$(…)``, compound commands).
 MAX_SHELL_NESTING: Final = 8
-_SHELL_TOKEN = re.compile(r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+|[;&|()<>`]+|\S""")
-_NESTING = re.compile(r"[(){}]")
+#: A shell token: a word (its quoted parts in it; a quote still open at the end of the text — a
+#: line cut at ``MAX_INPUT_CHARS`` — runs to the end), a run of operator characters, or any
+#: other character.
+_SHELL_TOKEN = re.compile(r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*(?:'|\Z)|"(?:[^"\\]|\\.)*(?:"|\\?\Z))+|[;&|()<>`]+|\S""")
+#: What nests in a line: a bracket outside quotes, and inside double quotes only ``$(``/``${``
+#: (a command or parameter substitution, which bashlex parses again) and closing brackets;
+#: single-quoted text is data (``node -e "… { … }"``, ``awk '{…}'`` nest nothing), and so is a
+#: comment (``# it's`` opens no quote).
+_NEST_PART = re.compile(r"""(?:^|(?<=[\s;&|()]))#[^\n]*|'[^']*(?P<sq>')?|"(?:[^"\\]|\\.)*(?P<dq>")?|\\.|[(){}]""", re.M)
+_NEST_IN_DOUBLE = re.compile(r"\$[({]|[)}]")
 #: Most simple commands of a line read (:func:`parse_call` reads the first 50; bashlex's cost
 #: grows fastest with them: 125 of ``a;a;…`` took 6 ms): the head ends before the separator
 #: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``) that would start the next one.
@@ -94,11 +104,12 @@ def split_heredocs(line: str) -> tuple[str, tuple[Heredoc, ...]]:
 def _shell_head(command: str) -> tuple[str, bool]:
     """``(head, deep)``: ``command`` (here-document bodies already out: :func:`split_heredocs`)
     up to the end of its :data:`MAX_SHELL_TOKENS`-th token or the start of its
-    :data:`MAX_SHELL_COMMANDS`-th separator (all of it when shorter), and whether that head
-    nests deeper than :data:`MAX_SHELL_NESTING` (quotes are not tracked: a bracket inside
-    quotes counts, which only errs towards the fallback). What a
-    line's parse costs is then bounded whatever its length; the commands past the head are not
-    read (the first 50 of a line are). Linear in the length."""
+    :data:`MAX_SHELL_COMMANDS`-th separator (all of it when shorter), with the quote it leaves
+    open closed (a line cut inside a quoted script, ``python -c "…``, is read as the script so
+    far), and whether that head nests deeper than :data:`MAX_SHELL_NESTING`
+    (:data:`_NEST_PART`: brackets inside quotes do not nest, but ``$(`` inside double quotes
+    does). What a line's parse costs is then bounded whatever its length; the commands past the
+    head are not read (the first 50 of a line are). Linear in the length."""
     end = len(command)
     separators = 0
     for n, m in enumerate(_SHELL_TOKEN.finditer(command), 1):
@@ -112,13 +123,29 @@ def _shell_head(command: str) -> tuple[str, bool]:
             break
     head = command[:end]
     depth = 0
-    for m in _NESTING.finditer(head):
-        if m.group() in "({":
-            depth += 1
-            if depth > MAX_SHELL_NESTING:
-                return head, True
-        elif depth:
-            depth -= 1
+    open_quote: re.Match[str] | None = None
+    for m in _NEST_PART.finditer(head):
+        part = m.group()
+        open_quote = None
+        if part[0] == '"':
+            open_quote = m if m.group("dq") is None else None
+            brackets = [b.group()[-1] for b in _NEST_IN_DOUBLE.finditer(part)]
+        elif part[0] == "'":
+            open_quote = m if m.group("sq") is None else None
+            continue
+        elif part[0] in "\\#":
+            continue
+        else:
+            brackets = [part]
+        for b in brackets:
+            if b in "({":
+                depth += 1
+                if depth > MAX_SHELL_NESTING:
+                    return head, True
+            elif depth:
+                depth -= 1
+    if open_quote is not None:  # the text ends inside this quote (a lone backslash after it is dropped)
+        head = head[: open_quote.end()] + open_quote.group()[0]
     return head, False
 
 
@@ -126,11 +153,11 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
     """Simple commands of ``command`` as word lists (``$(…)`` inner commands included), with
     ``&&``/``;``/``|`` boundaries as ``[';']`` separators; ``None`` when bashlex refuses it.
     bashlex is imported here, on the first line that needs it (its parser module builds its
-    grammar tables at import: ~50 ms of CPU that a plain one-command line never needs)."""
-    import bashlex
-
+    grammar tables at import: ~50 ms of CPU that a plain one-command line never needs), and
+    parses under a work budget it cannot exceed (``budget.parse_bounded``: a line that would
+    make it loop, or work past the budget, is refused like a line it cannot parse)."""
     try:
-        trees = bashlex.parse(command)
+        trees = parse_bounded(command)
     except Exception:  # bashlex raises its own errors and sometimes others on odd input
         return None
     out: list[list[str]] = []
@@ -164,8 +191,9 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
 
 def warm_shell_parser() -> None:
     """Import bashlex now (a long-lived server's preparation thread), so the first shell line
-    that needs it does not pay the ~100 ms its grammar tables take to build."""
-    import bashlex  # noqa: F401
+    that needs it does not pay the ~100 ms its grammar tables take to build (and put the
+    budget's guards into it)."""
+    install_budget()
 
 
 def _shlex_commands(command: str) -> list[list[str]]:

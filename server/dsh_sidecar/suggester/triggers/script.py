@@ -24,10 +24,11 @@ from dsh_sidecar.suggester.candidates import (
     rank_definitions,
 )
 from dsh_sidecar.suggester.context import Context
-from dsh_sidecar.suggester.decision import Classification, Decision, Silent
+from dsh_sidecar.suggester.decision import Classification, Decision, Silent, Suppressed
 from dsh_sidecar.suggester.packs import Candidate
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
+from dsh_sidecar.suggester.readiness import SYMBOLS
 from dsh_sidecar.suggester.triggers.base import best_candidate, claimed, named_targets, regular_file
 
 log = logging.getLogger(__name__)
@@ -47,15 +48,23 @@ class Script:
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """Symbol at the subject gate's score, with the definition file of each name; silence
-        without a ``definitions`` candidate, a symbol index or a name defined here."""
+        without a ``definitions`` candidate, a symbol index or a name defined here; held back
+        (``not-ready``) while the symbol index of a script using this project is being built."""
         if not q.script_code or ctx.prepared is None or ctx.state.edited:
             return None
-        if best_candidate(INTENT, ctx, _definitions) is None or ctx.symbols is None:
+        if best_candidate(INTENT, ctx, _definitions) is None:
             return Silent()
         hit = claimed(INTENT, ctx)
         if not isinstance(hit, Classification):
             return hit
+        if ctx.symbols is None:
+            index = ctx.prepared.index
+            ours = any(python_package(index, module.split(".", 1)[0]) for module, _ in q.script)
+            return Suppressed("not-ready", INTENT) if ours and SYMBOLS in ctx.service.pending() else Silent()
         named = definition_files(q, ctx, ctx.symbols)
+        # the dismissed files after the others (the filters drop them): the noted name, noise
+        # control's key, is the first shown file's
+        named = tuple(sorted(named, key=lambda pn: ctx.dismissals.path_dismissed(INTENT, pn[0])))
         return replace(hit, named=named) if named else Silent()
 
     def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:

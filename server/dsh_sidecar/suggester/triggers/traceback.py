@@ -43,6 +43,9 @@ class Traceback:
         if not isinstance(hit, Classification):
             return hit
         named = frame_files(q, ctx)
+        # the dismissed files after the others (the filters drop them): the noted name, noise
+        # control's key, is the first shown file's
+        named = tuple(sorted(named, key=lambda pn: ctx.dismissals.path_dismissed(INTENT, pn[0])))
         return replace(hit, named=named) if named else Silent()
 
     def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:

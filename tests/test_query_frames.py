@@ -1,0 +1,91 @@
+"""JVM and Node frames (``suggester/parse/runs.py``) and how a frame's path finds its workspace
+file (``suggester/paths.py``: a JVM frame names its package's folder and file, not a path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dsh_sidecar.suggester.candidates import FileIndex
+from dsh_sidecar.suggester.parse import parse_call
+from dsh_sidecar.suggester.parse.runs import jvm_frames, traceback_frames
+from dsh_sidecar.suggester.paths import WorkspacePaths
+
+# ------------------------------------------------------------------ JVM and Node frames
+
+JAVA = """java.lang.IllegalStateException: boom
+\tat org.apache.dubbo.rpc.RpcContext.get(RpcContext.java:42)
+\tat org.apache.dubbo.rpc.RpcContext$Inner.lambda$run$0(RpcContext.java:7)
+\tat java.base/java.lang.Thread.run(Thread.java:829)
+\tat sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)
+Caused by: java.lang.NullPointerException
+\tat org.apache.dubbo.common.URL.getParameter(URL.java:100)
+\t... 3 more
+"""
+
+
+def test_jvm_frames_name_the_package_folder_and_file_root_cause_first():
+    assert jvm_frames(JAVA) == [
+        ("org/apache/dubbo/common/URL.java", "getParameter"),
+        ("org/apache/dubbo/rpc/RpcContext.java", "get"),
+        ("org/apache/dubbo/rpc/RpcContext.java", "lambda$run$0"),
+        ("java/lang/Thread.java", "run"),
+    ]
+    assert jvm_frames("\tat app//com.x.Ext.m(Ext.kt:5)\n\tat Main.main(Main.java:3)\n") == [
+        ("com/x/Ext.kt", "m"),
+        ("Main.java", "main"),
+    ]
+    q = parse_call("bash", {"command": "mvn -q test"}, JAVA)
+    assert q.frames[0] == ("org/apache/dubbo/common/URL.java", "getParameter")
+
+
+def test_node_frames_in_their_many_forms():
+    text = (
+        "    at Object.newLoader [as .ts] (/w/node_modules/pirates/lib/index.js:1:2)\n"
+        "    at new Parser (/w/compiler/svelte.js:3:4)\n"
+        "    at async load (/w/src/a.mjs:3:4)\n"
+        "    at Function._load (node:internal/modules/cjs/loader:1:2)\n"
+        "    at file:///w/src/x.mjs:3:5\n"
+        "    at Object.unmount [as u] (/w/test/Modal.html:9:1)\n"
+    )
+    assert traceback_frames(text) == [
+        ("/w/node_modules/pirates/lib/index.js", "newLoader"),
+        ("/w/compiler/svelte.js", "Parser"),
+        ("/w/src/a.mjs", "load"),
+        ("/w/src/x.mjs", "<anonymous>"),
+        ("/w/test/Modal.html", "unmount"),
+    ]
+
+
+def test_a_jvm_frame_resolves_to_the_one_listed_file_under_a_source_root():
+    files = [
+        "dubbo-rpc/dubbo-rpc-api/src/main/java/org/apache/dubbo/rpc/RpcContext.java",
+        "dubbo-compatible/src/main/java/com/alibaba/dubbo/rpc/RpcContext.java",
+        "a/src/main/java/org/x/Dup.java",
+        "b/src/main/java/org/x/Dup.java",
+        "a/src/main/java/org/x/Only.java",
+        "a/src/test/java/org/x/Only.java",
+    ]
+    paths = WorkspacePaths(Path("/nonexistent"), FileIndex(Path("/nonexistent"), files))
+    assert paths.frame_path("org/apache/dubbo/rpc/RpcContext.java") == files[0]  # the package disambiguates
+    assert paths.frame_path("com/alibaba/dubbo/rpc/RpcContext.java") == files[1]
+    assert paths.frame_path("org/x/Dup.java") is None  # two modules: no guess
+    assert paths.frame_path("org/x/Only.java") == "a/src/main/java/org/x/Only.java"  # the test tree's left out
+    assert paths.frame_path("RpcContext.java") is None  # a name alone says no folder
+    assert paths.frame_path("java/lang/Thread.java") is None
+
+
+def test_paths_of_a_containers_copy_of_the_workspace_map_to_its_files_and_folders():
+    files = ["lib/plugins/aws/index.js", "lib/Serverless.js", "setup.py", "src/a/b.py", "docs/x.md"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+    assert paths.in_container("/workspace/lib/plugins/aws/index.js") == "lib/plugins/aws/index.js"
+    assert paths.in_container("/workspace/setup.py") == "setup.py"
+    assert paths.in_container("/workspace/lib/plugins") == "lib/plugins"
+    assert paths.in_container("/testbed/src") == "src"
+    assert paths.in_container("/x/y/setup.py") is None  # a root file's name alone, three deep
+    assert paths.in_container("/x/y/src") is None
+    assert paths.in_container("/usr/lib/python3/site-packages/src/a/b.py") is None  # the machine's
+    assert paths.in_container("/tmp/setup.py") is None
+    q = paths.relative(
+        parse_call("bash", {"command": "cd /workspace && grep -rn Deploy lib/plugins && cat /workspace/setup.py"})
+    )
+    assert (q.scope, q.reads) == (["lib/plugins"], ["setup.py"])
