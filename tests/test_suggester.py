@@ -298,14 +298,12 @@ def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
         session_id="a", turn=1, tool={"name": "grep", "input": {"pattern": "__version__|^version ="}}, result=found
     )
     assert s.post_execute(p)[0].source.targets == ["src/demo_pkg/__init__.py"]
-    # scoped into the fixture: its manifest is what the call asks about, and it leads
+    # scoped into the fixture: its manifest is what the call asks about, but the call has just
+    # listed it (naming it back would be an echo): the project's version is what is left
     grep = {"pattern": "__version__|^version =", "path": "tests/data/workspaces/sample"}
     one = {"isError": False, "text": "Found 1 file\ntests/data/workspaces/sample/pyproject.toml"}
     p = PostExecuteParams(session_id="b", turn=1, tool={"name": "grep", "input": grep}, result=one)
-    assert s.post_execute(p)[0].source.targets == [
-        "tests/data/workspaces/sample/pyproject.toml",
-        "src/demo_pkg/__init__.py",
-    ]
+    assert s.post_execute(p)[0].source.targets == ["src/demo_pkg/__init__.py"]
 
 
 def test_status_finishes_the_activation_before_answering(workspace, dsh_home):

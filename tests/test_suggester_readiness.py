@@ -57,6 +57,9 @@ class Content:
     def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
         return []
 
+    def keys(self, path: str) -> dict[str, dict[str, float]] | None:
+        return None  # no manifest's section words (``workspace/manifests.py``)
+
     def status(self) -> Mapping[str, object]:
         return {"state": "ready" if self.synced else "building"}
 
@@ -130,11 +133,20 @@ def test_a_classification_that_asked_the_symbol_index_is_held_back(shopcart, dsh
     assert messages(lines)[-1] == "suppressed not-ready Usage"
 
 
-def test_a_call_that_needs_neither_index_is_answered_at_once(shopcart, dsh_home):
-    index = Index(shopcart, Content())
+def test_a_call_that_needs_no_symbol_index_waits_only_for_the_content_index(shopcart, dsh_home):
+    """An Owner search needs no symbol index; its manifest-authors candidate is a fact read from
+    contents, so it waits for the content index alone (then answered, the symbol pass still
+    running)."""
+    content = Content()
+    index = Index(shopcart, content)
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {SYMBOLS, CONTENT}
-    notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}))
+    assert s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"})) == []
+    assert messages(lines)[-1] == "suppressed not-ready Owner"
+    content.sync()
+    s.prepare()
+    assert s.pending() == {SYMBOLS}
+    notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}, session="later"))
     assert [n.source.intent for n in notes] == ["Owner"], messages(lines)
 
 

@@ -27,6 +27,7 @@ from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, 
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
+from dsh_sidecar.suggester.triggers.traceback import frame_files
 
 
 def read(params: PostExecuteParams) -> Query | None:
@@ -80,7 +81,7 @@ def observe(q: Query, written: list[str], ctx: Context) -> None:
 def _evidence(q: Query, changed: list[str], ctx: Context) -> None:
     """The session's evidence (``session.py``): what the call showed (its result's workspace
     files, read as the evaluation reads them, and the files it opened or changed), the files it
-    opened or changed, and what it searched for."""
+    opened or changed, what it searched for, and a failing run's own code path."""
     ev = ctx.state.evidence
     if ctx.prepared is None:
         ev.showed([])
@@ -98,6 +99,8 @@ def _evidence(q: Query, changed: list[str], ctx: Context) -> None:
     ev.opened_files(edited, edit=True)
     if q.search and q.tool != "read" and (q.patterns or q.name_patterns):
         ev.searched(q.identifier, q.terms)
+    if q.frames:  # a failing run: its own code path (no import plumbing, no script of its own)
+        ev.failed_in([path for path, _ in frame_files(q, ctx)])
 
 
 def decide(q: Query, ctx: Context) -> Decision:

@@ -2,25 +2,32 @@
 rule that a note adds information or stays silent (plan: "the algebra's identity element is
 silence").
 
-**Support** of a target (:func:`support`, additive; the weights are :class:`Weights`): it defines
-the identifier the call searches for, or one the session searched before; it is a file of a
-failing run's own code path (``triggers/traceback.py``); its file name is a word the session
-searched for; it lies in the folder of a file the agent opened or edited. A test file is
-ranked after the sources unless the call is about tests.
+**Support** of a target (:meth:`Scorer.support`, additive; the weights are :class:`Weights`):
+it defines the identifier the call searches for, or else one the session searched before; it
+is a file of a failing run's own code path (``triggers/traceback.py``: no import plumbing, no
+script of the agent's own); its file name is a word the session searched for; it lies in the
+folder of a file the agent opened or edited (a JVM source set's root made one: a class and its
+test are neighbours, :func:`package_folder`). The targets of a code intent (Symbol, Usage,
+Test) are ordered by support; a test file comes after the sources unless the call is about
+tests (:func:`about_tests`); among equals, the resolver's order stays. A project intent's
+targets (``candidates.PROJECT_INTENTS``: where the project keeps its version, changelog,
+manifests…) keep the order the manifests and the learned habits give them: a word of the
+search naming a file (``readme``) is no evidence against where the project says it is.
 
 **What a note may say**, by how many workspace files the call showed (``shown.py``, the
 evaluation's reading of a result):
 
 * 1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES`: the targets it showed are dropped
-  (naming them back repeats it); the other targets stay only with support; none left is
-  ``suppressed echo <Intent>``;
-* :data:`~dsh_sidecar.suggester.shown.RANK_MIN_FILES` or more (a broad listing): the note has to
-  rank it — its first target needs support, else ``suppressed unranked <Intent>``;
-* otherwise (nothing shown, or a listing in between): the targets in order of support, the ones
-  not shown first.
+  (naming them back repeats it); none left is ``suppressed echo <Intent>``;
+* :data:`~dsh_sidecar.suggester.shown.RANK_MIN_FILES` or more (a broad listing): a code
+  intent's note has to rank it — its first target needs :attr:`Weights.broad_minimum` support,
+  else ``suppressed unranked <Intent>``;
+* otherwise (nothing shown, or a listing in between): the targets in order of support.
 
-Per call, the work is bounded by the targets (at most a few dozen) and the session's bounded
-evidence (``session.py``): nothing grows with the workspace.
+The weights and both thresholds were chosen on the tune traces, leave-one-agent-family-out and
+leave-one-repository-out (docs/corpus.md, "Suggester IV: lead, not echo"): every training fold
+chose the same values. Per call, the work is bounded by the targets (at most a few dozen) and
+the session's bounded evidence (``session.py``): nothing grows with the workspace.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from dsh_sidecar.suggester.candidates import Target, in_test_tree, is_test_path
+from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target, in_test_tree, is_test_path
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
 from dsh_sidecar.suggester.session import SessionEvidence
@@ -43,21 +50,34 @@ class Weights:
 
     #: the target defines the identifier the call searches for
     defines_searched: float = 3.0
-    #: it defines an identifier the session searched for before
-    defines_earlier: float = 2.0
+    #: it defines an identifier the session searched for before (and not the current one)
+    defines_earlier: float = 1.0
     #: it is a file of a failing run's own code path
     frame: float = 2.0
     #: its file name (stem) is a word or identifier the session searched for
     named: float = 1.0
     #: it lies in the folder of a file the agent opened or edited
     near: float = 0.5
-    #: least support a target needs to be named where support is required
-    minimum: float = 2.0
+    #: least support the first target of a note on a broad listing needs (it has to rank it:
+    #: defining the searched name, or a frame the session failed in and named like a word it
+    #: searched for)
+    broad_minimum: float = 3.0
 
 
 WEIGHTS: Final = Weights()
 
 _WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
+#: A JVM source root (Maven/Gradle ``src/main/java``, ``src/test/kotlin``…): what follows is
+#: the package's folder, the same for a class and its test.
+_JVM_ROOT = re.compile(r"(^|/)src/[\w-]+/(?:java|kotlin|scala|groovy)/")
+
+
+def package_folder(path: str) -> str:
+    """The folder a file's neighbours share: its folder, with a JVM source set's root made one
+    (``m/src/main/java/org/x/A.java`` and ``m/src/test/java/org/x/ATest.java`` are both in
+    ``m/src/*/org/x``), so a class's test is near the class and the other way round."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return _JVM_ROOT.sub(r"\1src/*/", folder + "/", count=1)[:-1]
 
 
 def stem_words(path: str) -> frozenset[str]:
@@ -95,7 +115,7 @@ class Scorer:
             t for t in ev.terms if len(t) >= 4
         )
         self.frames = frozenset(ev.frames)
-        self.folders = frozenset(p.rsplit("/", 1)[0] for p in ev.opened if "/" in p)
+        self.folders = frozenset(package_folder(p) for p in ev.opened if "/" in p)
 
     def support(self, path: str) -> float:
         """The evidence for ``path`` (module docstring)."""
@@ -110,7 +130,7 @@ class Scorer:
             score += w.frame
         if not self.words.isdisjoint(stem_words(path)):
             score += w.named
-        if "/" in path and path.rsplit("/", 1)[0] in self.folders:
+        if "/" in path and package_folder(path) in self.folders:
             score += w.near
         return score
 
@@ -125,6 +145,13 @@ def choose(
     """The targets a note shows, best first, or the suppression reason (``echo``,
     ``unranked``) when the note would add nothing (module docstring)."""
     shown = ev.current
+    n = len(shown)
+    if 1 <= n <= ECHO_MAX_FILES:
+        targets = [t for t in targets if t.path not in shown]
+        if not targets:
+            return "echo"
+    if intent in PROJECT_INTENTS:  # where the project keeps it: the manifests' order stays
+        return targets
     scorer = Scorer(q, ev, graph)
     tests_last = not about_tests(q, intent)
     scored = [(scorer.support(t.path), pos, t) for pos, t in enumerate(targets)]
@@ -133,13 +160,7 @@ def choose(
         s, pos, t = item
         return (1 if tests_last and _is_test(t.path) else 0, -s, 1 if t.path in shown else 0, pos)
 
-    n = len(shown)
-    if 1 <= n <= ECHO_MAX_FILES:
-        fresh = [x for x in scored if x[2].path not in shown and x[0] >= WEIGHTS.minimum]
-        if not fresh:
-            return "echo"
-        return [t for _, _, t in sorted(fresh, key=key)]
     ordered = sorted(scored, key=key)
-    if n >= RANK_MIN_FILES and (not ordered or ordered[0][0] < WEIGHTS.minimum):
+    if n >= RANK_MIN_FILES and (not ordered or ordered[0][0] < WEIGHTS.broad_minimum):
         return "unranked"
     return [t for _, _, t in ordered]
