@@ -141,12 +141,12 @@ def test_a_call_that_needs_no_symbol_index_waits_only_for_the_content_index(shop
     index = Index(shopcart, content)
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {SYMBOLS, CONTENT}
-    assert s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"})) == []
+    assert s.post_execute(call("bash", {"command": "grep -rni 'code owners' ."})) == []
     assert messages(lines)[-1] == "suppressed not-ready Owner"
     content.sync()
     s.prepare()
     assert s.pending() == {SYMBOLS}
-    notes = s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"}, session="later"))
+    notes = s.post_execute(call("bash", {"command": "grep -rni 'code owners' ."}, session="later"))
     assert [n.source.intent for n in notes] == ["Owner"], messages(lines)
 
 

@@ -147,7 +147,12 @@ def choose(
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
-        targets = [t for t in targets if t.path not in shown]
+        # the call showed its best target: the agent is where the intent lives; only source
+        # files it did not show may follow (a project file, or a test, after it is noise)
+        there = targets[0].path in shown
+        if there and intent in PROJECT_INTENTS:
+            return "echo"
+        targets = [t for t in targets if t.path not in shown and not (there and _is_test(t.path))]
         if not targets:
             return "echo"
     if intent in PROJECT_INTENTS:  # where the project keeps it: the manifests' order stays
