@@ -15,7 +15,7 @@ from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.ranking import WEIGHTS, Scorer, choose, package_folder, stem_words
 from dsh_sidecar.suggester.session import MAX_RECENT, SessionEvidence
 from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES, listed_files
-from dsh_sidecar.suggester.triggers.traceback import plumbing
+from dsh_sidecar.suggester.triggers.traceback import installed, plumbing
 from dsh_sidecar.workspace import WorkspaceGraph
 
 DATA = Path(__file__).parent / "data"
@@ -87,6 +87,35 @@ def test_import_plumbing_frames_are_not_the_code_path():
         False,
         False,
     ]
+    assert [
+        installed(p) for p in (".venv/lib/python3.11/site-packages/django/db/models/base.py", "web/node_modules/x/i.js")
+    ] == [
+        True,
+        True,
+    ]
+    assert [installed(p) for p in ("src/pkg/vendored.py", "site-packages.py", "pkg/core.py")] == [False, False, False]
+
+
+def test_the_agents_own_script_and_installed_code_are_no_frames(tmp_path, dsh_home):
+    root = tmp_path / "shop"
+    shutil.copytree(DATA / "workspaces" / "shopcart", root)
+    lib = root / ".venv" / "lib" / "python3.11" / "site-packages" / "attr"
+    lib.mkdir(parents=True)
+    (lib / "_make.py").write_text("def attrs(): pass\n")
+    s, lines = make(root, dsh_home)
+    # the agent writes its reproduction script (a file the session created) and runs it
+    assert post(s, "write", {"file_path": "repro.py", "content": "def main():\n    pass\n"}, "") == []
+    (root / "repro.py").write_text("def main():\n    pass\n")
+    trace = "".join(
+        f'  File "/testbed/{p}", line 1, in {f}\n'
+        for p, f in (
+            ("repro.py", "main"),
+            ("src/shopcart/api.py", "checkout"),
+            (".venv/lib/python3.11/site-packages/attr/_make.py", "attrs"),
+        )
+    )
+    post(s, "bash", {"command": "python repro.py"}, "Traceback (most recent call last):\n" + trace + "TypeError: x\n")
+    assert list(s.noise.session("s").evidence.frames) == ["src/shopcart/api.py"]
 
 
 # ---------------------------------------------------------------- support and ranking
