@@ -212,6 +212,12 @@ def test_sources_before_tests_unless_the_call_is_about_tests():
     in_tests = parse_call("bash", {"command": "grep -rn 'def run' tests"})
     assert paths(choose(found, in_tests, "Symbol", ev, view)) == ["tests/test_core.py", "pkg/core.py"]
     assert paths(choose(found, q, "Test", ev, view)) == ["tests/test_core.py", "pkg/core.py"]
+    # a Maven/Gradle layout: the test source set is a test folder, the main one is not
+    java = targets("m/src/test/java/org/x/CacheTest.java", "m/src/main/java/org/x/Cache.java")
+    in_main = parse_call("bash", {"command": "grep -rn evict m/src/main/java"})
+    in_test = parse_call("bash", {"command": "grep -rn evict m/src/test/java"})
+    assert paths(choose(java, in_main, "Usage", ev, None)) == [java[1].path, java[0].path]
+    assert paths(choose(java, in_test, "Usage", ev, None)) == [java[0].path, java[1].path]
 
 
 def test_a_java_class_is_near_the_test_the_agent_opened():
