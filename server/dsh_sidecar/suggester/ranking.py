@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target, in_test_tree, is_test_path
 from dsh_sidecar.suggester.parse import Query
@@ -65,6 +65,10 @@ class Weights:
 
 
 WEIGHTS: Final = Weights()
+
+#: Why a note would add nothing: its targets only repeat what the call showed (``echo``), or
+#: nothing in the session ranks the broad listing it answers (``unranked``).
+NothingToAdd = Literal["echo", "unranked"]
 
 _WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 #: A JVM source root (Maven/Gradle ``src/main/java``, ``src/test/kotlin``…): what follows is
@@ -141,7 +145,7 @@ def _is_test(path: str) -> bool:
 
 def choose(
     targets: list[Target], q: Query, intent: str, ev: SessionEvidence, graph: WorkspaceView | None
-) -> list[Target] | str:
+) -> list[Target] | NothingToAdd:
     """The targets a note shows, best first, or the suppression reason (``echo``,
     ``unranked``) when the note would add nothing (module docstring)."""
     shown = ev.current
