@@ -7,10 +7,13 @@ with it round by round) has ``searxng`` alone in its chain. Each round is an idl
 loaded window (``--inflight`` ``dsh/search`` calls kept in flight), ``dsh/postExecute`` sent one
 at a time with a 2 ms pause throughout, so idle and loaded come from the same rounds. Printed
 per tree: idle and loaded p50/p99/max, the ratios (goal: loaded p99 ≤ 2× idle), the large
-searches completed (they must overlap the calls) and their p50, and the load average.
+searches completed (they must overlap the calls) and their p50, the server process's own CPU
+(idle and loaded, per second, and per large search over the idle rate: the parsing worker is
+a child process and not counted; this figure moves less with the machine's load than the
+p99s do), and the load average.
 
-What it measures is the router's half (the body read, the hand-over to the parsing worker, the
-per-search log line): the work on it is for a later round; this bench is its yardstick.
+What it measures is the router's half: the body read, the hand-over to the parsing worker, the
+per-search log line.
 
     python bench/large_answers.py [--rounds 5] [--window 4] [--inflight 16] [--baseline-src DIR]
 """
@@ -31,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import DATA, TOOLS, Client, percentile  # noqa: E402
+from load import DATA, TOOLS, Client, cpu_s, percentile  # noqa: E402
 
 PROVIDER = textwrap.dedent(
     """
@@ -136,10 +139,16 @@ async def main_async(args: argparse.Namespace) -> int:
         sidecars[name] = await spawn(src, tmp / f"home{i}", ws, port)
     res: dict[str, dict[str, list[float]]] = {n: {"idle": [], "loaded": [], "search": []} for n, _ in trees}
     done = dict.fromkeys(res, 0)
+    # the server process's own CPU (its parsing worker is a child: not counted), per window kind
+    cpu = {n: {"idle": 0.0, "loaded": 0.0, "idle_s": 0.0, "loaded_s": 0.0} for n, _ in trees}
     for rnd in range(args.rounds):
         for name, _ in trees if rnd % 2 == 0 else list(reversed(trees)):
-            client = sidecars[name][1]
+            proc, client = sidecars[name]
+            c0, t0 = cpu_s(proc.pid), time.monotonic()
             await pe_window(client, res[name]["idle"], args.window)
+            c1, t1 = cpu_s(proc.pid), time.monotonic()
+            cpu[name]["idle"] += c1 - c0
+            cpu[name]["idle_s"] += t1 - t0
             stop = time.monotonic() + args.window
 
             async def worker(
@@ -156,6 +165,8 @@ async def main_async(args: argparse.Namespace) -> int:
             await asyncio.sleep(0.3)
             await pe_window(client, res[name]["loaded"], stop - time.monotonic())
             await asyncio.gather(*tasks)
+            cpu[name]["loaded"] += cpu_s(proc.pid) - c1
+            cpu[name]["loaded_s"] += time.monotonic() - t1
         print(f"round {rnd + 1}: load {load()}", flush=True)
     for name, r in res.items():
         idle, loaded = r["idle"], r["loaded"]
@@ -165,6 +176,13 @@ async def main_async(args: argparse.Namespace) -> int:
             f"loaded n={len(loaded)} p50 {percentile(loaded, 0.5):.2f} p99 {l99:.2f} max {max(loaded):.1f} ms | "
             f"p99 x{l99 / i99:.2f} (goal <= 2x) p50 x{percentile(loaded, 0.5) / percentile(idle, 0.5):.2f} | "
             f"{done[name]} large searches (p50 {percentile(r['search'], 0.5):.0f} ms)"
+        )
+        c = cpu[name]
+        extra = c["loaded"] - c["idle"] / max(c["idle_s"], 1e-9) * c["loaded_s"]
+        print(
+            f"{'':10}  server process CPU: idle {c['idle'] / max(c['idle_s'], 1e-9) * 1000:.0f} ms/s, "
+            f"loaded {c['loaded'] / max(c['loaded_s'], 1e-9) * 1000:.0f} ms/s; "
+            f"{extra / max(done[name], 1) * 1000:.2f} ms per large search over idle"
         )
     print(f"load {load()}")
     for proc, client in sidecars.values():

@@ -22,7 +22,10 @@ bandit.
 
 ``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
 adds that commit's sidecar to the interleaving (A, B, baseline, …), run from DIR through
-``PYTHONPATH``: before/after against the same direct call in one run.
+``PYTHONPATH``: before/after against the same direct call in one run. A second sidecar of this
+tree with ``logMessages`` ``none`` (no per-search ``window/logMessage``) is interleaved too, so
+the cost of the seed's line reaching the client is measured, not guessed. The load average is
+printed before and after.
 
 Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--first-runs 7] [--baseline-src DIR]``.
 """
@@ -55,6 +58,10 @@ PROVIDER_VARS = (
     "SEARXNG_BASE_URL",
 )
 HANG_TIMEOUT_MS = 300
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 1)[0]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -187,9 +194,11 @@ def main() -> None:
     mock.route("GET", "/search", ok)
     hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
+    load_before = load()
     with tempfile.TemporaryDirectory() as home:
         fast_config = {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}
         fast = spawn(home, fast_config, args.log_messages)
+        quiet = spawn(tempfile.mkdtemp(prefix="dsh-bench-quiet-"), fast_config, "none")
         base = None
         if args.baseline_src:
             base_home = tempfile.mkdtemp(prefix="dsh-bench-base-")  # its own state file
@@ -213,13 +222,15 @@ def main() -> None:
             for i in range(20):  # warm up both paths
                 direct(i)
                 search(fast, f"warm {i}")
+                search(quiet, f"warm {i}")
                 if base is not None:
                     search(base, f"warm {i}")
-            d, s, st, sb = [], [], [], []
-            for i in range(args.n):  # interleaved A/B/C: the same noise for all three
+            d, s, st, sq, sb = [], [], [], [], []
+            for i in range(args.n):  # interleaved A/B/C/D: the same noise for all of them
                 d.append(_time_one(direct, i))
                 s.append(_time_one(lambda q: search(fast, q), f"bench query {i}"))
                 st.append(_time_one(lambda _: fast.request("dsh/status", {}), None))
+                sq.append(_time_one(lambda q: search(quiet, q), f"bench query {i}"))
                 if base is not None:
                     sb.append(_time_one(lambda q: search(base, q), f"bench query {i}"))
             pairs = [b - a for a, b in zip(d, s, strict=True)]
@@ -242,6 +253,7 @@ def main() -> None:
             fb = first_auto(mock.url, args.baseline_src, args.first_runs) if args.baseline_src else None
         finally:
             fast.close()
+            quiet.close()
             hang.close()
             if base is not None:
                 base.close()
@@ -250,13 +262,14 @@ def main() -> None:
 
     print(
         f"router benchmark (n={args.n}, loopback provider replaying searxng/ok, strategy quick, "
-        f"bandit persistence on, logMessages {args.log_messages})"
+        f"bandit persistence on, logMessages {args.log_messages}); load {load_before} -> {load()}"
     )
     print(f"{'path':44} {'p50 ms':>8} {'p99 ms':>8}")
     rows = [
         ("direct httpx GET + JSON decode", d),
         ("dsh/search via sidecar over stdio (no cache)", s),
         ("dsh/status via sidecar (stdio floor)", st),
+        ("dsh/search, logMessages none", sq),
         ("dsh/search cache hit via sidecar", c),
     ]
     for name, values in rows:
@@ -268,6 +281,10 @@ def main() -> None:
     )
     print(f"  p50 of the per-pair differences (search - direct, interleaved): {pct(pairs, 50):.3f} ms")
     print(f"  of which stdio round trip (status p50): {pct(st, 50):.3f} ms; router+bandit: {router_only:.3f} ms")
+    print(
+        f"  with logMessages none (no per-search window/logMessage): overhead p50 {pct(sq, 50) - pct(d, 50):.3f} ms; "
+        f"the line to the client costs {pct(s, 50) - pct(sq, 50):+.3f} ms p50"
+    )
     if sb:
         print(
             f"baseline ({args.baseline_src}) dsh/search p50 {pct(sb, 50):.3f} ms, p99 {pct(sb, 99):.3f} ms; "

@@ -220,14 +220,16 @@ def searxng():
     mock.close()
 
 
-def test_serve_takes_a_config_file_and_logs_to_a_file(tmp_path: Path, searxng: MockProvider, monkeypatch):
+@pytest.mark.parametrize("level", ["INFO", None])
+def test_serve_takes_a_config_file_and_logs_to_a_file(tmp_path: Path, searxng: MockProvider, monkeypatch, level):
     cfg = tmp_path / "sidecar.yml"
     cfg.write_text(
         f"router:\n  order: [searxng]\n  providers:\n    searxng:\n      baseUrl: {searxng.url}\nbandit:\n  seed: 3\n"
     )
     log = tmp_path / "serve.log"
+    levels = ["--log-level", level] if level else []
     monkeypatch.setattr(
-        rawrpc, "server_command", lambda: cli() + ["serve", "--config", str(cfg), "--log-file", str(log)]
+        rawrpc, "server_command", lambda: cli() + ["serve", "--config", str(cfg), "--log-file", str(log), *levels]
     )
     server = rawrpc.RawServer(tmp_path / "home")
     try:
@@ -243,7 +245,14 @@ def test_serve_takes_a_config_file_and_logs_to_a_file(tmp_path: Path, searxng: M
         server.close()
     assert bytes(server.stderr_bytes) == b""  # everything went to the log file
     lines = log.read_text().splitlines()
-    assert any(line.startswith("[bandit-search] arm=quick reward=") for line in lines)
+    # the seed's line is logged at INFO (docs/bandit.md, "The log line"): at the default level
+    # (WARNING) a search writes nothing to the log; the client still gets it (window/logMessage)
+    seed = [line.partition(" INFO dsh_sidecar.bandit: ")[2] for line in lines if "[bandit-search]" in line]
+    if level:
+        assert len(seed) == 1 and seed[0].startswith("[bandit-search] arm=quick reward="), lines
+    else:
+        assert seed == [], lines
+    assert server.log_lines()[0].startswith("[bandit-search] arm=quick reward=")
     assert (log.stat().st_mode & 0o777) == 0o600
 
 

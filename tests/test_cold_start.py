@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from dsh_sidecar.cli.serving import serve_args
+from dsh_sidecar.cli.serving import mcp_args, serve_args
 from dsh_sidecar.lsp.app import SidecarServer
 from dsh_sidecar.lsp.handlers import require
 from pygls.exceptions import JsonRpcException
@@ -345,6 +345,7 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
     """The server asks for the ``warm_search`` sidecar (the CLI's one-shot commands do not:
     :func:`test_a_server_sidecar_prepares_the_search_path_off_the_event_loop`)."""
     import asyncio
+    import threading
 
     from dsh_sidecar import sidecar as sidecar_module
     from dsh_sidecar.config import parse_config
@@ -360,7 +361,7 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
     monkeypatch.setattr(sidecar_module, "Sidecar", Recording)
     server = SidecarServer()
     server.env = {"DSH_HOME": str(dsh_home)}
-    sidecar = build_sidecar(server, parse_config(None), None)
+    sidecar = build_sidecar(server, parse_config(None), None, threading.get_ident())
     assert seen == [True] and sidecar._search_warm is not None
     asyncio.run(sidecar.aclose())
     assert not sidecar._search_warm.is_alive()
@@ -405,21 +406,25 @@ def test_a_reconfigure_while_the_search_path_warms_keeps_one_http_client(dsh_hom
     import asyncio
     import threading
 
+    from dsh_sidecar import sidecar as sidecar_module
     from dsh_sidecar.config import parse_config
     from dsh_sidecar.router.chain import Router
     from dsh_sidecar.sidecar import Sidecar
 
-    go = threading.Event()
+    go, entered = threading.Event(), threading.Event()
     original = Router.warm
 
     def held_warm(self):
+        entered.set()
         go.wait(30)
         original(self)
 
     monkeypatch.setattr(Router, "warm", held_warm)
+    monkeypatch.setattr(sidecar_module, "WARM_AFTER_FIRST_CALL_S", 0.0)  # no first call to wait for
     block = {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock_provider.url}}}
     sidecar = Sidecar(parse_config({"router": block}), None, {"DSH_HOME": str(dsh_home)}, warm_search=True)
     old = sidecar.router
+    assert entered.wait(30)  # the preparation is warming the first router
     sidecar.reconfigure({"router": {**block, "timeoutMs": 5000}})
     new = sidecar.router
     assert new is not old and old.client is None and new.client is None
@@ -428,3 +433,119 @@ def test_a_reconfigure_while_the_search_path_warms_keeps_one_http_client(dsh_hom
     assert new.client is not None and new.client is old.client
     asyncio.run(sidecar.aclose())
     assert new.client.is_closed
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["mcp"], (None, None, "WARNING")),
+        (["mcp", "--workspace", "w", "--config", "c.yml"], (Path("w"), Path("c.yml"), "WARNING")),
+        (["mcp", "-w", "w", "-c", "c.yml", "--log-level", "DEBUG"], (Path("w"), Path("c.yml"), "DEBUG")),
+        (["mcp", "--workspace=w", "--log-level=INFO"], (Path("w"), None, "INFO")),
+    ],
+)
+def test_plain_mcp_command_lines_skip_the_typer_app(argv, parsed, monkeypatch):
+    monkeypatch.delenv("DSH_LOG_LEVEL", raising=False)
+    assert mcp_args(argv) == parsed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mcp", "--help"],
+        ["--json", "mcp"],
+        ["mcp", "--workspace"],
+        ["mcp", "-w", "a", "--workspace", "b"],
+        ["mcp", "-w=a"],
+        ["mcp", "--stdio"],
+        ["mcp", "--bogus"],
+        ["mcp", "-w", ""],
+        ["serve"],
+    ],
+)
+def test_every_other_mcp_command_line_goes_through_typer(argv):
+    assert mcp_args(argv) is None
+
+
+def test_mcp_serves_without_the_typer_app(tmp_path, workspace):
+    """A spawned ``dsh-search mcp`` answers ``initialize`` and a tool call without importing
+    Typer or the Typer commands (``-X importtime`` lists every module the process imported;
+    Rich and Click come with the MCP SDK, and a trivial server on it imports them too)."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "post_tool_use",
+                "arguments": {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s"},
+            },
+        },
+    ]
+    env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
+    with (tmp_path / "stderr").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "dsh_sidecar", "mcp", "--workspace", str(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    assert [r["id"] for r in replies] == [1, 2] and all("result" in r for r in replies)
+    lines = (tmp_path / "stderr").read_text().splitlines()
+    imported = {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")}
+    assert "dsh_sidecar.mcp.server" in imported
+    assert not {"typer", "dsh_sidecar.cli.commands"} & imported
+
+
+def test_the_search_path_is_prepared_after_the_first_answer(dsh_home, workspace, monkeypatch):
+    """A harness calls its hooks right after the start: the preparation's imports wait for
+    the first answered call (or :data:`~dsh_sidecar.sidecar.WARM_AFTER_FIRST_CALL_S`)."""
+    import asyncio
+    import threading
+
+    from dsh_protocol import PostExecuteParams
+    from dsh_sidecar import sidecar as sidecar_module
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.router.chain import Router
+
+    warmed = threading.Event()
+    original = Router.warm
+
+    def warm(self):
+        warmed.set()
+        original(self)
+
+    monkeypatch.setattr(Router, "warm", warm)
+    monkeypatch.setattr(sidecar_module, "WARM_AFTER_FIRST_CALL_S", 60.0)
+    sidecar = sidecar_module.Sidecar(
+        parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)}, warm_search=True
+    )
+    try:
+        assert sidecar.wait_for_graph(60)
+        assert not warmed.wait(0.5)  # the graph is built, but no call was answered yet
+        sidecar.post_execute(
+            PostExecuteParams.model_validate(
+                {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
+            )
+        )
+        assert warmed.wait(30)
+    finally:
+        asyncio.run(sidecar.aclose())

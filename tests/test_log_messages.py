@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import pytest
@@ -46,3 +47,49 @@ def test_over_stdio_and_after_reconfiguration(dsh_home, mock_provider, setting, 
         assert srv.shutdown() == 0
     finally:
         srv.close()
+    # at the default log level (WARNING) the line is on stderr for no setting: it is logged at INFO
+    assert b"[bandit-search]" not in bytes(srv.stderr_bytes)
+
+
+@pytest.mark.parametrize(
+    ("setting", "sink", "level", "wanted"),
+    [
+        ("all", True, logging.WARNING, True),
+        ("decisions", True, logging.WARNING, True),
+        ("none", True, logging.WARNING, False),  # nobody takes it: not even formatted
+        ("none", True, logging.INFO, True),  # --log-level INFO: the log takes it
+        ("all", False, logging.WARNING, False),  # an MCP server: no client sink, only the log
+        ("all", False, logging.INFO, True),
+    ],
+)
+async def test_a_search_formats_its_line_only_when_someone_takes_it(
+    dsh_home, mock_provider, setting, sink, level, wanted, caplog
+):
+    from dsh_protocol import SearchParams
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    mock_provider.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
+    config = parse_config(
+        {
+            "router": {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock_provider.url}}},
+            "logMessages": setting,
+        }
+    )
+    sent: list[str] = []
+    sidecar = Sidecar(config, None, {"DSH_HOME": str(dsh_home)}, log_sink=sent.append if sink else None)
+    made: list[str] = []
+    real = sidecar.bandit.log
+    sidecar.bandit.log = lambda line: (made.append(line), real(line))  # type: ignore[method-assign]
+    caplog.set_level(level, logger="dsh_sidecar.bandit")
+    try:
+        await sidecar.search(SearchParams(query="bike chain length", strategy="quick"))
+    finally:
+        await sidecar.aclose()
+    assert sidecar.bandit.log_wanted() is wanted
+    assert len(made) == int(wanted)
+    logged = [r.getMessage() for r in caplog.records if r.name == "dsh_sidecar.bandit"]
+    assert logged == (made if level == logging.INFO else [])
+    assert sent == (made if sink else [])  # the front end's sink filters by logMessages (above)
+    if wanted:
+        assert made[0].startswith("[bandit-search] arm=quick reward=")

@@ -106,6 +106,28 @@ async def test_search_hides_its_arms_and_fails_with_the_seed_text_alone(tmp_path
     ]
 
 
+async def test_web_search_answered_empty_is_the_router_seeds_error_unless_empty_is_an_answer(
+    tmp_path, workspace, mock_provider
+):
+    """The router seed: "0-result success counts as failure" (``emptyResultsFallback``, default
+    true) — the model gets the aggregated error, as over ``dsh/routeSearch``; with the knob off
+    the empty answer is the answer."""
+    empty = json.dumps({"query": "q", "results": [], "answers": [], "suggestions": []}).encode()
+    mock_provider.route(*ROUTES["searxng"], Reply(200, {"content-type": "application/json"}, empty))
+    block = router_block(mock_provider, ["searxng"])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with session(tmp_path / "a", workspace, {"router": block}) as (s, _):
+        failed = await s.call_tool("web_search", {"query": "nothing here"})
+    assert failed.is_error
+    assert [c.text for c in failed.content] == [
+        "search-router: all configured search providers failed:\n- searxng: 0 results"
+    ]
+    async with session(tmp_path / "b", workspace, {"router": {**block, "emptyResultsFallback": False}}) as (s, _):
+        answered = await s.call_tool("web_search", {"query": "nothing here"})
+    assert not answered.is_error and answered.structured_content == {"sources": [], "truncated": False}
+
+
 async def test_feedback_moves_the_posterior_as_the_formula_says(tmp_path, workspace, mock_provider):
     """Three searches (the third finds other pages); search_feedback reports the first used;
     the hook-only stop (Claude Code's Stop hook) reports an answer citing a source of the first

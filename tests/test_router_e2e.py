@@ -9,6 +9,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from dsh_sidecar.router.chain import deadline_reserve_ms
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from support.mockprovider import MockProvider, Reply, case_reply
@@ -50,16 +51,25 @@ async def test_deadline_bounds_the_reply_with_a_hanging_provider(spawn, mock_pro
     mock_provider.route(*ROUTES["searxng"], HANG)
     mock_provider.route(*ROUTES["duckduckgo"], HANG)
     client = await spawn(config(mock_provider, ["searxng", "duckduckgo"]))  # timeoutMs 10000 (seed default)
+    # a first search waits (inside its deadline) for the search path's preparation after
+    # initialize, which a loaded machine may take longer than 600 ms for: this one, with a
+    # deadline shorter than that, returns once it is done, before any provider is tried
+    with pytest.raises(JsonRpcException) as first:
+        await client.protocol.send_request_async(
+            "dsh/search", {"query": "warm", "strategy": "quick", "deadlineMs": 100}
+        )
+    assert first.value.code == -32001
+    calls = mock_provider.count(*ROUTES["searxng"])
     with pytest.raises(JsonRpcException) as info:
         await client.protocol.send_request_async(
             "dsh/search", {"query": "bike chain cleaning", "strategy": "quick", "deadlineMs": 600}
         )
     err = info.value
     assert err.code == -32001
-    # the attempt got what was left of the 600 ms minus the 25 ms margin (575 at most)
+    # the attempt got what was left of the 600 ms minus the reserve for the answer (540 at most)
     lines = err.message.split("\n")
     budget = re.fullmatch(r"- searxng: timeout after (\d+)ms \(deadline\)", lines[1])
-    assert budget and 0 < int(budget.group(1)) <= 575, lines[1]  # the deadline's, not timeoutMs
+    assert budget and 0 < int(budget.group(1)) <= 600 - deadline_reserve_ms(600), lines[1]  # not timeoutMs
     assert lines[0] == "search-router: all configured search providers failed:"
     assert lines[2:] == ["- duckduckgo: skipped: deadline"]
     attempts = err.data["attempts"]
@@ -68,7 +78,7 @@ async def test_deadline_bounds_the_reply_with_a_hanging_provider(spawn, mock_pro
         ("duckduckgo", "skipped: deadline"),
     ]
     assert attempts[1]["ms"] == 0
-    await wait_for(lambda: len(mock_provider.closed_early) == 1)
+    await wait_for(lambda: len(mock_provider.closed_early) == calls + 1)
     assert mock_provider.count(*ROUTES["duckduckgo"]) == 0
 
 
@@ -84,6 +94,7 @@ async def test_all_fail_keys_never_leak_to_error_status_or_stderr(spawn, dsh_hom
             "EXA_API_KEY": " exa-TESTKEY-123 ",
             "TAVILY_API_KEY": "tvly-TESTKEY-123",
             "SEARXNG_BASE_URL": mocks["searxng"].url,
+            "DSH_LOG_LEVEL": "INFO",  # the [bandit-search] line is logged at INFO (docs/bandit.md)
         }
         router = {
             "order": ["exa", "tavily", "searxng"],

@@ -26,6 +26,25 @@ def test_registry_is_the_seed_order_and_every_module_is_a_provider():
         assert provider.HTML_FIELDS <= {"title", "snippet"}
 
 
+#: The router seed's provider table ("search-router.README.txt": credential, endpoint) and its
+#: schema's default models: (key variable, default origin, base-URL variable, model). The seed
+#: gives DuckDuckGo no endpoint; its origin here is the HTML endpoint the provider scrapes.
+SEED_PROVIDERS = {
+    "exa": ("EXA_API_KEY", "https://api.exa.ai", None, None),
+    "tavily": ("TAVILY_API_KEY", "https://api.tavily.com", None, None),
+    "brave": ("BRAVE_SEARCH_API_KEY", "https://api.search.brave.com", None, None),
+    "perplexity": ("PPLX_API_KEY", "https://api.perplexity.ai", None, "sonar"),
+    "deepseek": ("DEEPSEEK_API_KEY", "https://api.deepseek.com/anthropic/v1", None, "deepseek-v4-flash"),
+    "searxng": (None, None, "SEARXNG_BASE_URL", None),
+    "duckduckgo": (None, "https://html.duckduckgo.com", None, None),
+}
+
+
+def test_each_providers_credential_endpoint_and_model_are_the_seeds():
+    have = {pid: (d.key_env, d.base_url, d.base_url_env, d.model) for pid, d in router_config.PROVIDER_DEFAULTS.items()}
+    assert {pid: have[pid] for pid in SEED_PROVIDERS} == SEED_PROVIDERS
+
+
 def test_config_tables_are_derived_from_the_descriptors():
     assert router_config.BASIC_AUTH_PROVIDERS == {"searxng", "duckduckgo"}
     assert router_config.PROVIDER_DEFAULTS["perplexity"].model == "sonar"

@@ -57,8 +57,8 @@ class Content:
     def search(self, words: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
         return []
 
-    def keys(self, path: str) -> dict[str, dict[str, float]] | None:
-        return None  # no manifest's section words (``workspace/manifests.py``)
+    def keys(self, path: str) -> Mapping[str, Mapping[str, float]] | None:
+        return None  # no manifest's section words indexed
 
     def status(self) -> Mapping[str, object]:
         return {"state": "ready" if self.synced else "building"}
@@ -133,21 +133,23 @@ def test_a_classification_that_asked_the_symbol_index_is_held_back(shopcart, dsh
     assert messages(lines)[-1] == "suppressed not-ready Usage"
 
 
-def test_a_call_that_needs_no_symbol_index_waits_only_for_the_content_index(shopcart, dsh_home):
-    """An Owner search needs no symbol index; its manifest-authors candidate is a fact read from
-    contents, so it waits for the content index alone (then answered, the symbol pass still
-    running)."""
-    content = Content()
-    index = Index(shopcart, content)
+def test_a_call_that_needs_no_pending_part_is_answered_at_once(shopcart, dsh_home):
+    """Owner reads the symbol index nowhere: with the symbol pass running (and no content
+    index, which then never comes) it is answered at once."""
+    index = Index(shopcart)
+    s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
+    assert s.pending() == {SYMBOLS}
+    # (a search, not a read of CODEOWNERS: a note naming the file the call reads is an echo)
+    notes = s.post_execute(call("bash", {"command": "grep -rni 'code owners' ."}))
+    assert [n.source.intent for n in notes] == ["Owner"], messages(lines)
+
+
+def test_owner_waits_for_the_content_index_since_a_manifests_authors_are_read_from_it(shopcart, dsh_home):
+    index = Index(shopcart, Content())
     s, lines = make(shopcart, dsh_home, index, firstCallWaitMs=0)
     assert s.pending() == {SYMBOLS, CONTENT}
-    assert s.post_execute(call("bash", {"command": "grep -rni 'code owners' ."})) == []
+    assert s.post_execute(call("bash", {"command": "cat .github/CODEOWNERS | grep -i owner"})) == []
     assert messages(lines)[-1] == "suppressed not-ready Owner"
-    content.sync()
-    s.prepare()
-    assert s.pending() == {SYMBOLS}
-    notes = s.post_execute(call("bash", {"command": "grep -rni 'code owners' ."}, session="later"))
-    assert [n.source.intent for n in notes] == ["Owner"], messages(lines)
 
 
 def test_an_intent_with_content_facts_waits_for_the_content_index(shopcart, dsh_home):

@@ -446,6 +446,22 @@ def test_builder_queues_changes_during_build_and_rebuilds(tmp_path: Path) -> Non
     assert b.graph.definitions("gamma") == ["c.py"]
 
 
+def test_a_change_queued_while_the_finished_build_winds_down_is_applied(tmp_path: Path) -> None:
+    """The build has published its graph (and taken the changes queued so far) but its worker
+    has not ended yet: a change queued then goes to the refresh thread, not to the build."""
+    write(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(tmp_path)
+    b.start()
+    assert b.wait(30)
+    b._worker = True  # the window between the build's publication and its worker's end
+    write(tmp_path, {"b.py": "def beta():\n    pass\n"})
+    b.refresh(["b.py"])
+    assert b.wait(30)
+    assert b.graph.definitions("beta") == ["b.py"]
+    b._worker = False
+    b.close()
+
+
 def test_builder_many_changes_rebuild_in_background(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("dsh_sidecar.workspace.builder.MAX_INLINE_REFRESH", 2)
     write(tmp_path, {"a.py": "def alpha():\n    pass\n"})

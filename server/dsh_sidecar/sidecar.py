@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -49,6 +48,7 @@ from dsh_sidecar.escape import for_model
 from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
+from dsh_sidecar.router.chain import deadline_reserve_ms
 from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.state.keys import provider_identity
@@ -66,6 +66,9 @@ if TYPE_CHECKING:
     from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
+#: Where the bandit seed's ``[bandit-search]`` lines are logged, at INFO (a server's stderr
+#: shows them with ``--log-level INFO``; the client gets them as ``window/logMessage``).
+bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
 #: Longest wait of a sticky-section request (a session's start) for the background projection, s.
 SECTION_WAIT_S = 5.0
@@ -74,10 +77,19 @@ WHERE_IS_WAIT_S = 60.0
 #: Longest wait (s) of the search path's preparation for the workspace graph build it lets go
 #: first (a 200k-file tree lists and indexes its symbols in about this long, bench/build_pauses.py).
 WARM_AFTER_GRAPH_S = 60.0
+#: Longest wait (s) of the search path's preparation for the server's first answered call: a
+#: harness calls its hooks as soon as the server is up (Claude Code's SessionStart, the first
+#: PostToolUse), and the preparation's imports (the shell parser, httpx: ~0.2 s of CPU) would
+#: take the GIL from those first answers (bench/mcp_start.py).
+WARM_AFTER_FIRST_CALL_S = 1.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
 
 LogSink = Callable[[str], None]
+
+
+def _no_sink(line: str) -> None:
+    """The log sink of a sidecar nobody reads the lines of (an MCP server)."""
 
 
 def share_router(router: Router, shared: SharedState | None) -> None:
@@ -121,8 +133,9 @@ class Sidecar:
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
     ``force_suggester`` runs the suggester even when ``suggester.enabled`` is false (the CLI's
-    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line off stderr (the
-    CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
+    ``suggest`` command); ``echo_stderr`` false keeps the bandit's seed line out of the process's
+    log (logged at INFO otherwise, on the ``dsh_sidecar.bandit`` logger: a server's stderr with
+    ``--log-level INFO``; the CLI shows it with ``--verbose`` through ``log_sink``); ``warm_search`` (the LSP and MCP
     servers) imports the search path's libraries and builds its HTTP client and bandit
     generators on a ``dsh-search-prepare`` thread at once, instead of in the first search;
     ``docs_root`` is the project whose docs the offline docs index holds (default: ``workspace``);
@@ -132,6 +145,9 @@ class Sidecar:
     before anything else of it; ``start_suggester`` false leaves that to the owner, which calls
     :meth:`start_suggester` (a front end whose construction is on the ``initialize`` reply's path
     runs it on a thread: every call waits for the activation, so the line still comes first).
+    ``sink_thread`` (a ``threading.get_ident()``) is the thread ``log_sink`` is called on for
+    ledger lines (the event loop's, when the sidecar is built on another thread; default: the
+    constructing thread): lines written elsewhere wait for it (:meth:`drain_ledger`).
     """
 
     def __init__(
@@ -146,8 +162,10 @@ class Sidecar:
         docs_root: Path | None = None,
         server_kind: str | None = None,
         start_suggester: bool = True,
+        sink_thread: int | None = None,
     ) -> None:
         self.config = config
+        self.sink_thread = sink_thread if sink_thread is not None else threading.get_ident()
         self.env = dict(env)
         #: Why the workspace folder is refused (``/``, ``$HOME``…), or ``None`` (docs/SECURITY.md, class 7).
         self.workspace_refused = fsguard.root_refusal(workspace, self.env.get("HOME"))
@@ -158,7 +176,7 @@ class Sidecar:
         self.home = dsh_home(self.env)
         #: The per-repository workspace indexes (rebuildable: the platform cache directory).
         self.index_dir = workspace_cache(self.env)
-        self.log_sink = log_sink or (lambda line: None)
+        self.log_sink = log_sink or _no_sink
         self.force_suggester = force_suggester
         self.shared = open_state(config.state)  # None: files under $DSH_HOME (docs/fleet.md)
         self.echo_stderr = echo_stderr
@@ -167,16 +185,22 @@ class Sidecar:
         self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(self.router, self.shared)
         self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(self.router, config.bandit, log=self._bandit_log, home=self.home)
+        self.bandit = StrategyBandit(
+            self.router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
+        )
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             self.bandit.store.share(self.shared, self.bandit.policy)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
         # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
         self._search_warm: threading.Thread | None = None
+        #: A first search's preparation (its loop and future), shared by the searches waiting.
+        self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._closing = threading.Event()
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
+        #: set when the first call is answered (the search path's preparation waits for it)
+        self._answered = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
@@ -194,17 +218,23 @@ class Sidecar:
             self.run_file.start()
 
     def _warm_search(self) -> None:
+        # the first answer first, then the suggester's build (its first notes need the graph),
+        # then the shell parser and the search path
+        first = time.monotonic() + WARM_AFTER_FIRST_CALL_S
+        while not self._answered.is_set() and time.monotonic() < first:
+            if self._closing.wait(0.02):
+                return
+        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
+        while self.projection.graph_builder.building and time.monotonic() < deadline:
+            if self._closing.wait(0.1):
+                return
+        if self._closing.is_set():
+            return
         if self._suggesting(self.config.suggester):
             try:
                 warm_shell_parser()
             except Exception:  # the first shell line meets (and falls back from) the same failure
                 log.debug("importing the shell parser failed", exc_info=True)
-        deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.projection.graph_builder.building and time.monotonic() < deadline:  # the suggester's build first
-            if self._closing.wait(0.1):
-                return
-        if self._closing.is_set():
-            return
         try:
             router = self.router
             router.warm()
@@ -214,9 +244,29 @@ class Sidecar:
                     asyncio.run(router.client.aclose())  # never used: no connection to wait for
                 router = new
                 router.warm()
-            self.bandit.policy.warm()
+            self.bandit.prepare()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
+
+    async def _search_path_ready(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) for :meth:`_prepare_search`, run once on a worker thread
+        however many searches wait for it; ``True`` once done. A timeout leaves it running."""
+        loop = asyncio.get_running_loop()
+        preparing = self._preparing
+        if preparing is None or preparing[0] is not loop or preparing[1].done():
+            preparing = self._preparing = (loop, loop.run_in_executor(None, self._prepare_search))
+        try:
+            await asyncio.wait_for(asyncio.shield(preparing[1]), max(0.0, timeout_s))
+        except TimeoutError:
+            return False
+        return True
+
+    def _prepare_search(self) -> None:
+        """What ``dsh-search-prepare`` prepares for the search path (httpx and the client,
+        the bandit's writer threads), done now on the calling thread
+        (idempotent)."""
+        self.router.warm()
+        self.bandit.prepare()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -236,6 +286,7 @@ class Sidecar:
             content=self.projection.content,
             background=True,
             indexing=self.projection.building,
+            sink_thread=self.sink_thread,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this
@@ -245,6 +296,11 @@ class Sidecar:
         if self.projection.graph is not None:  # a rebuilt core (structural knob): prepare it off the request path
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
+
+    def drain_ledger(self) -> None:
+        """Pass the ledger lines written on other threads (the activation on a build thread)
+        to ``log_sink``; on :attr:`sink_thread` only (elsewhere nothing happens)."""
+        self.suggester.ledger.drain()
 
     def start_suggester(self) -> None:
         """Activate the suggester (writing its first ledger line) when it is on; fail-open."""
@@ -269,18 +325,46 @@ class Sidecar:
     def _bandit_log(self, line: str) -> None:
         line = self.redactor(line)
         if self.echo_stderr:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+            bandit_log.info("%s", line)
         self.log_sink(line)
+
+    def _bandit_log_wanted(self) -> bool:
+        """Whether a search's seed line goes anywhere (docs/bandit.md, "The log line"): to
+        the client (``log_sink``, as ``logMessages`` allows: ``none`` sends none) or to the log
+        at INFO (``--log-level INFO``). Nothing else asks for it, so with ``logMessages: none``
+        at the default WARNING level a search costs no log line at all."""
+        if self.echo_stderr and bandit_log.isEnabledFor(logging.INFO):
+            return True
+        return self.log_sink is not _no_sink and self.config.log_messages != "none"
 
     # ------------------------------------------------------------------ methods
 
-    async def search(self, params: SearchParams, escaped: bool = True) -> SearchResult:
+    async def search(
+        self, params: SearchParams, escaped: bool = True, received_at: float | None = None
+    ) -> SearchResult:
         """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
         every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
         results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
-        output is cleaned by ``cli/output.py``)."""
-        out = await self.bandit.search(params.query, params.strategy, params.max_results, params.deadline_ms)
+        output is cleaned by ``cli/output.py``). ``received_at`` (``time.monotonic()`` when the
+        request was read): the deadline (``deadlineMs``, else the config's) counts from then,
+        so the time the request waited for the server is inside it, not added to it."""
+        try:
+            total_ms = params.deadline_ms or self.config.router.deadline_ms
+            start = received_at if received_at is not None else time.monotonic()
+            if not (self.router.ready and self.bandit.policy.ready):
+                # a first search before the preparation ended: its imports run on a worker thread
+                # (never on the event loop), at most until the deadline's reserve; past it every
+                # provider is skipped, and the reply still comes by the deadline
+                left_s = (total_ms - deadline_reserve_ms(total_ms)) / 1000 - (time.monotonic() - start)
+                if not await self._search_path_ready(left_s):
+                    raise self.router.deadline_passed()
+            deadline_ms = params.deadline_ms
+            if received_at is not None:
+                waited_ms = (time.monotonic() - received_at) * 1000
+                deadline_ms = max(1, int(total_ms - waited_ms))
+            out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
+        finally:
+            self._answered.set()
         if not escaped:
             sources, content, attempts = out.sources, out.content, out.attempts
         else:
@@ -301,9 +385,14 @@ class Sidecar:
     async def web_search(self, query: str, max_results: int) -> RouterResult:
         """One query through the router's chain, the first provider that answers (the router
         seed's ``web_search``: no strategy, no bandit), every provider text through
-        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. Raises
+        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A search whose providers all
+        failed or answered empty raises the seed's aggregated error unless
+        ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
         :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        out = await self.router.search(query, max_results)
+        router = self.router
+        out = await router.search(query, max_results)
+        if not out.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(out)
         return replace(
             out,
             sources=[_source_for_model(s) for s in out.sources],
@@ -378,9 +467,12 @@ class Sidecar:
         escaped, the repository pack's prose quoted, display forms beside the exact paths). A
         call whose note needs a part of the workspace index still being built may wait for it
         within its bound, blocking this thread (an event loop calls :meth:`post_execute_async`)."""
-        if not (self.config.suggester.enabled or self.force_suggester):
-            return PostExecuteResult()
-        return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        try:
+            if not (self.config.suggester.enabled or self.force_suggester):
+                return PostExecuteResult()
+            return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+        finally:
+            self._answered.set()
 
     async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
         """:meth:`post_execute` for an event loop: calls are answered in the order they came,
@@ -423,6 +515,7 @@ class Sidecar:
             # asked on demand before (or without) the background projection: answer from all of it
             self.wait_for_graph(wait_s)
         hit = self.suggester.where_is(tool, tool_input)
+        self._answered.set()
         if hit is None:
             return {"intent": None, "targets": []}
         return {
@@ -463,6 +556,7 @@ class Sidecar:
         """``dsh/assembleSection``: the sticky section of ``session_id``'s current intent;
         ``section: null`` while sticky mode (or the suggester) is off or nothing applies. Waits
         up to ``wait_s`` seconds for a pending projection (as :meth:`where_is`)."""
+        self._answered.set()  # a session's start: answered at once or after a bounded wait
         if not (self.config.suggester.enabled or self.force_suggester):
             return AssembleSectionResult(section=None)
         if self.config.suggester.section_mode != "sticky":

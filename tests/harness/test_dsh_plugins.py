@@ -209,3 +209,30 @@ def test_the_seeds_own_row_configures_the_router_and_a_misspelt_key_is_a_visible
     ) in report["stderr"].splitlines()
     assert "suggestion_dismiss" not in names(report["requests"][0])
     assert NOTE_HEAD not in texts(report["requests"][-1]["messages"])
+
+
+def test_removing_the_plugins_restores_the_profiles_composition(tmp_path):
+    """The router seed: ``dsh plugin … remove`` restores the original composition. The profile's
+    bundles and dependencies after ``add`` then ``remove`` are the fresh profile's, and the
+    package is gone from its node_modules (so its patch no longer applies)."""
+    env = h.isolated(tmp_path)
+    env["PATH"] = f"{h.PNPM_BIN}:{env['PATH']}"
+    profile = Path(env["DSH_HOME"]) / "profiles" / "headless"
+
+    def composition() -> tuple[list[str], dict]:
+        manifest = json.loads((profile / "package.json").read_text())
+        return manifest["dsh"]["profile"]["bundles"], manifest.get("dependencies") or {}
+
+    plugin = [str(h.DSH), "plugin", "--profile", "headless"]
+    listed = h.run([*plugin, "list"], tmp_path, env, 300)
+    assert listed.returncode == 0, listed.stderr
+    fresh = composition()
+    assert h.run([*plugin, "add", f"file:{h.DSH_BUNDLE}"], tmp_path, env, 300).returncode == 0
+    assert composition() == (
+        fresh[0] + ["dsh-search-sidecar-bundle"],
+        {"dsh-search-sidecar-bundle": f"file:{h.DSH_BUNDLE}"},
+    )
+    removed = h.run([*plugin, "remove", "dsh-search-sidecar-bundle"], tmp_path, env, 300)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert composition() == fresh
+    assert not (profile / "node_modules" / "dsh-search-sidecar-bundle").exists()

@@ -10,7 +10,10 @@ received is the behaviour asserted:
 * a key stored in the card overrides ``EXA_API_KEY``; clearing it falls back to the variable;
 * the add-provider flow adds a row (its editor open) and removing it takes it out;
 * a reset re-inherits the composition value: the chain, and the timeout (a 2500 ms override
-  makes a 3 s Exa time out and SearXNG answer; after the reset the row's 4000 ms lets Exa answer).
+  makes a 3 s Exa time out and SearXNG answer; after the reset the row's 4000 ms lets Exa answer);
+* the empty-results policy: an Exa answering 0 results falls through to SearXNG (the seed's
+  ``emptyResultsFallback: true``), is the answer once the card says so, and falls through again
+  after its reset.
 
 Screenshots, the browser console and ``dsh web``'s log are kept in ``$DSH_TEST_ARTIFACTS``
 (default ``tests/harness/artifacts/dsh-web``, git-ignored).
@@ -95,6 +98,19 @@ def test_the_search_router_card_in_a_real_dsh_web(tmp_path):
     ]
     assert steps["reset the timeout"] == {**steps["reset the timeout"], "value": "4000", "overridden": False}
     assert steps["search timeout reset, exa slow"]["asked"] == [{"provider": "exa", "key": "env-exa-key-0001"}]
+    # ...and the empty-results policy (Advanced): Exa answering 0 results falls through to
+    # SearXNG (the seed's default), is the answer once the card says so, and falls through again
+    # after the reset
+    exa, searxng = {"provider": "exa", "key": "env-exa-key-0001"}, {"provider": "searxng", "key": None}
+    assert steps["search exa empty, fallback"]["asked"] == [exa, searxng]
+    assert steps["empty results: the answer"] == {
+        **steps["empty results: the answer"],
+        "value": "answer",
+        "overridden": True,
+    }
+    assert steps["search exa empty, answer"]["asked"] == [exa]
+    assert steps["reset empty results"] == {**steps["reset empty results"], "value": "fallback", "overridden": False}
+    assert steps["search exa empty, reset"]["asked"] == [exa, searxng]
     # every field reset: the user layer holds nothing of the router any more
     assert "search-router:\n  providers:\n    exa: {}\n" in report["settingsAtEnd"]
     # the stored key never reached a log (dsh web's, the browser console)
@@ -106,5 +122,6 @@ def test_the_search_router_card_in_a_real_dsh_web(tmp_path):
         "04-added",
         "05-timeout-overridden",
         "06-timeout-reset",
+        "07-empty-answer",
     ):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name

@@ -64,12 +64,21 @@ def test_dsh_install_matches_ci():
 
 
 def test_tool_installs_name_a_source_that_exists_today():
-    """dsh-search-sidecar is not on PyPI yet: every ``uv tool install`` / ``pipx install`` the
-    README and the clients' READMEs show installs from a file (a checkout or a wheel), never by
-    a bare name the registry does not know (review: the first install command of three
-    documents failed)."""
-    docs = ["README.md", "editor-clients/vscode/README.md", "harness-adapters/claude-code/README.md"]
-    install = re.compile(r"""(?:uv tool install|pipx install)((?:\s+--?[\w-]+)*)\s+('[^']*'|"[^"]*"|\S+)""")
+    """dsh-search-sidecar is not on PyPI yet: every ``uv tool install`` / ``pipx install`` /
+    ``pip install`` the README and the clients' and DSH plugins' READMEs show installs from a
+    file (a checkout or a wheel), never by a bare name the registry does not know (review: the
+    first install command of three documents failed)."""
+    docs = [
+        "README.md",
+        "editor-clients/vscode/README.md",
+        "harness-adapters/claude-code/README.md",
+        "harness-adapters/dsh/README.md",
+        *(
+            f"harness-adapters/dsh/plugins/{p}/README.md"
+            for p in ("search-router", "bandit-search", "search-suggester")
+        ),
+    ]
+    install = re.compile(r"""(?:uv tool install|pipx install|pip install)((?:\s+--?[\w-]+)*)\s+('[^']*'|"[^"]*"|\S+)""")
     found = 0
     for doc in docs:
         inside, code = False, []

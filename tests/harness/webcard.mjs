@@ -183,6 +183,26 @@ const commands = {
       overridden: (await details.getByText('Overridden', { exact: true }).count()) > 0,
     };
   },
+  async setEmpty({ value }) {
+    const details = card().locator('details.dshsr-advanced');
+    if (!(await details.evaluate((el) => el.open))) await details.locator('summary').click();
+    const out = await write(() => card().locator('#dshsr-empty').selectOption(value));
+    return {
+      ...out,
+      value: await card().locator('#dshsr-empty').inputValue(),
+      overridden: (await details.getByText('Overridden', { exact: true }).count()) > 0,
+    };
+  },
+  async resetEmpty() {
+    const details = card().locator('details.dshsr-advanced');
+    if (!(await details.evaluate((el) => el.open))) await details.locator('summary').click();
+    const out = await write(() => details.getByRole('button', { name: /^Reset to default: Empty results/ }).click());
+    return {
+      ...out,
+      value: await card().locator('#dshsr-empty').inputValue(),
+      overridden: (await details.getByText('Overridden', { exact: true }).count()) > 0,
+    };
+  },
   async addProvider({ provider }) {
     await card().getByRole('button', { name: 'Add provider' }).click();
     await card().getByRole('combobox', { name: 'Provider to add' }).selectOption(provider);

@@ -40,15 +40,22 @@ GUI_KEY = "gui-exa-key-0002"
 
 
 class Providers:
-    """The loopback Exa + SearXNG mock; ``slow_exa_s`` delays Exa's answers."""
+    """The loopback Exa + SearXNG mock; ``slow_exa_s`` delays Exa's answers, ``empty_exa``
+    makes Exa answer 200 with no results."""
 
     def __init__(self) -> None:
         self.mock = MockProvider()
         self.slow_exa_s = 0.0
+        self.empty_exa = False
         exa, _ = case_reply("exa", "ok", check=False)
         searx, _ = case_reply("searxng", "ok", check=False)
+        no_results = Reply(200, {"Content-Type": "application/json"}, b'{"results": []}')
         self.mock.route(
-            "POST", "/search", lambda seen: Reply(exa.status, exa.headers, exa.body, delay_s=self.slow_exa_s)
+            "POST",
+            "/search",
+            lambda seen: (
+                no_results if self.empty_exa else Reply(exa.status, exa.headers, exa.body, delay_s=self.slow_exa_s)
+            ),
         )
         self.mock.route("GET", "/search", searx)
         self.seen = 0
@@ -232,6 +239,15 @@ def main() -> int:
         step("reset the timeout", "resetTimeout")
         step("shot: advanced, reset", "shot", name="06-timeout-reset")
         search("timeout reset, exa slow")
+        providers.slow_exa_s, providers.empty_exa = 0.0, True  # exa answers 0 results: emptyResultsFallback decides
+        search("exa empty, fallback")
+        step("card again", "openCard")
+        step("empty results: the answer", "setEmpty", value="answer")
+        step("shot: empty results overridden", "shot", name="07-empty-answer")
+        search("exa empty, answer")
+        step("card again", "openCard")
+        step("reset empty results", "resetEmpty")
+        search("exa empty, reset")
         report["settingsAtEnd"] = document.read_text()
         driver("quit")
     except Exception as exc:  # reported: the test shows how far it got

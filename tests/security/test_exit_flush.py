@@ -65,6 +65,10 @@ def test_flush_all_flushes_every_live_ledger(tmp_path):
     assert (tmp_path / "a.log").read_text().endswith("x\n") and (tmp_path / "b.log").read_text().endswith("y\n")
 
 
+def projection_ready(server: RawServer) -> bool:
+    return bool(server.request("dsh/status", {}, timeout=60)["result"]["suggester"]["graph"]["ready"])
+
+
 def _end(server: RawServer, how: str) -> None:
     if how == "shutdown":
         assert server.shutdown() == 0
@@ -82,6 +86,9 @@ def test_every_exit_path_keeps_every_dismissal_and_ledger_line(dsh_home, workspa
     server = RawServer(dsh_home, cwd=workspace)
     try:
         server.initialize({"suggester": {"enabled": True}}, root=workspace)
+        # a note needs the projection (graph, symbols, content index, targets), which is built
+        # in the background after initialize: wait for it as a client does, by dsh/status
+        wait_until(lambda: projection_ready(server), "the workspace projection ready (dsh/status)")
         for fam in FAMILIES:
             assert "result" in server.request("dsh/dismiss", {"family": fam})
         for n in range(5):  # five learning events: a note, then the agent reads its target

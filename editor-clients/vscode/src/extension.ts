@@ -190,10 +190,13 @@ async function suggestCommand(): Promise<void> {
   const c = await ensureClient();
   const view = renderSuggestion(await suggest(c, tool, text, 'vscode'));
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const buttons = folder ? view.targets.slice(0, 3) : [];
+  // buttons show the display forms (a name with a line break or a bidi control cannot forge one);
+  // the chosen one opens its exact path
+  const buttons = folder ? view.labels.slice(0, 3) : [];
   const choice = await vscode.window.showInformationMessage(view.title, { modal: true, detail: view.text }, ...buttons);
-  if (choice && folder) {
-    await vscode.window.showTextDocument(vscode.Uri.joinPath(folder.uri, choice));
+  const target = choice === undefined ? undefined : view.targets[buttons.indexOf(choice)];
+  if (target && folder) {
+    await vscode.window.showTextDocument(vscode.Uri.joinPath(folder.uri, target));
   }
 }
 

@@ -157,6 +157,7 @@ describe('search, status, suggest and dismiss against the real sidecar', () => {
     assert.equal(view.said, true);
     assert.equal(view.title, 'The suggester would say (Version): ' + result.additionalContexts[0].source.summary);
     assert.deepEqual(view.targets, ['src/demo_pkg/__init__.py']);
+    assert.deepEqual(view.labels, ['src/demo_pkg/__init__.py']); // the sidecar's displayTargets
     assert.ok(view.text.startsWith('search-suggester: in this repository, look here for the package version:\n'), view.text);
     assert.ok(view.text.includes('src/demo_pkg/__init__.py — defines __version__'));
     const ledger = await sidecar.waitForLog(/\] suggest /);
@@ -168,7 +169,7 @@ describe('search, status, suggest and dismiss against the real sidecar', () => {
     const json = renderSuggestion(await suggest(sidecar.connection, 'Grep', '{"pattern": "__version__", "path": "src"}', 'test'));
     assert.deepEqual(json.targets, ['src/demo_pkg/__init__.py']);
     const silent = renderSuggestion(await suggest(sidecar.connection, 'grep', 'frobnicate', 'test'));
-    assert.deepEqual(silent, { said: false, title: 'The suggester would say nothing.', text: SILENCE, targets: [] });
+    assert.deepEqual(silent, { said: false, title: 'The suggester would say nothing.', text: SILENCE, targets: [], labels: [] });
   });
 
   test('DSH: Dismiss suggestion family — record, expiry, and the suggester goes silent', async () => {

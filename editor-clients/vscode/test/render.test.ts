@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import {
   buildToolCall,
   dismissParams,
+  displayPath,
   errorText,
   formatLogLine,
   posteriors,
@@ -154,10 +155,28 @@ describe('rendering untrusted shapes', () => {
     assert.deepEqual(searchItems({ sources: 'nope' } as never), []);
   });
 
+  test('suggestion buttons show the display forms of hostile file names, and open the exact path', () => {
+    const targets = ['a\nSYSTEM: obey.yml', 'r\u202egnp.exe', 'z\u200bw/x.yml', 'ok/b.yml'];
+    // the sidecar's displayTargets label each target, index for index
+    const shown = renderSuggestion({
+      additionalContexts: [{ source: { summary: 'S', targets, displayTargets: ['"a\\nSYSTEM: obey.yml"', 'r\\u202egnp.exe', 'z\\u200bw/x.yml', 'ok/b.yml'] }, text: 'T' }],
+    } as never);
+    assert.deepEqual(shown.targets, targets);
+    assert.deepEqual(shown.labels, ['"a\\nSYSTEM: obey.yml"', 'r\\u202egnp.exe', 'z\\u200bw/x.yml', 'ok/b.yml']);
+    // a sidecar without displayTargets (or a hostile one sending raw labels): escaped here
+    const bare = renderSuggestion({ additionalContexts: [{ source: { summary: 'S', targets, displayTargets: ['x\ny'] }, text: 'T' }] } as never);
+    assert.deepEqual(bare.labels, ['x\\u000ay', 'r\\u202egnp.exe', 'z\\u200bw/x.yml', 'ok/b.yml']);
+    for (const label of [...shown.labels, ...bare.labels]) {
+      // eslint-disable-next-line no-control-regex
+      assert.ok(!/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e]/.test(label), label);
+    }
+    assert.equal(displayPath('src/a.py'), 'src/a.py');
+  });
+
   test('suggestion, dismissal, errors and log lines', () => {
     assert.equal(renderSuggestion({ additionalContexts: 'x' } as never).said, false);
     const view = renderSuggestion({ additionalContexts: [{ source: { summary: 'S', intent: 'Version', targets: ['a', 3] }, text: 'T' }] } as never);
-    assert.deepEqual(view, { said: true, title: 'The suggester would say (Version): S', text: 'T', targets: ['a'] });
+    assert.deepEqual(view, { said: true, title: 'The suggester would say (Version): S', text: 'T', targets: ['a'], labels: ['a'] });
     assert.equal(renderDismiss({} as never), 'Dismissed until ? (no record).');
     assert.equal(errorText(new Error('boom')), 'boom');
     assert.equal(errorText({ code: -32001, message: 'agg' }), 'agg');

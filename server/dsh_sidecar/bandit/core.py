@@ -151,7 +151,8 @@ class StrategyBandit:
 
     ``home`` is ``$DSH_HOME`` (posteriors and decision log under ``home/bandit/``; ``None``
     or ``persist: false`` keeps everything in memory). ``log`` receives each seed log line
-    (the server forwards it as ``window/logMessage`` and to stderr).
+    (the server forwards it as ``window/logMessage`` and logs it at INFO); ``log_wanted()`` says
+    whether anyone takes it now (``False``: the line is not even formatted, no per-search cost).
     """
 
     def __init__(
@@ -160,9 +161,11 @@ class StrategyBandit:
         config: BanditConfig,
         log: Callable[[str], None] = lambda _l: None,
         home: Path | None = None,
+        log_wanted: Callable[[], bool] = lambda: True,
     ) -> None:
         self.router = router
         self.log = log
+        self.log_wanted = log_wanted
         self.policy = ContextualPolicy(
             CLASSES,
             seed=config.seed,
@@ -249,7 +252,7 @@ class StrategyBandit:
         except AllProvidersFailed as failed:
             duration_ms = int((time.monotonic() - started) * 1000)
             if failed.outage:
-                self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+                self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
                 reward = None
             else:
                 reward = await self._learn(cls, arm, 0, duration_ms)
@@ -262,12 +265,14 @@ class StrategyBandit:
         unlearned_why: str | None = None
         if all_cached(result.attempts):
             # the cache answered in 0 ms: no evidence of the arm's speed (nor of anything else)
-            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources), CACHED_WHY))
+            self._emit(
+                lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources), CACHED_WHY)
+            )
             reward = self._heuristic(arm, len(result.sources), duration_ms)
             credited, unlearned_why = None, "none (cached: no provider was asked)"
         elif answered_offline(result.attempts):
             # only the offline docs index answered: it says nothing of how web searching pays
-            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
+            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
             reward = self._heuristic(arm, len(result.sources), duration_ms)
             credited, unlearned_why = None, "none (offline: only the local docs index answered)"
         else:
@@ -304,6 +309,11 @@ class StrategyBandit:
             propensity=propensity,
         )
 
+    def _emit(self, line: Callable[[], str]) -> None:
+        """Log the line ``line()`` makes, when anyone takes it (:attr:`log_wanted`)."""
+        if self.log_wanted():
+            self.log(line())
+
     def _heuristic(self, arm: str, result_count: int, duration_ms: int) -> float:
         return heuristic_reward(
             result_count,
@@ -318,7 +328,7 @@ class StrategyBandit:
         store's writer thread (the locked, fsync'd write never delays the reply)."""
         reward = self._heuristic(arm, result_count, duration_ms)
         self.store.submit(self.policy, self.policy.update_op(cls, arm, reward), counts_for=arm)
-        self.log(format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
+        self._emit(lambda: format_log_line(arm, reward, duration_ms, result_count, self.policy.stats(cls)))
         return reward
 
     def _record(
@@ -421,10 +431,10 @@ class StrategyBandit:
         why: str | None = None
         if not answered and all(r.outage for r in runs):
             reward, why = None, "none (outage: no provider answered)"
-            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
         elif answered and all(r.cached for r in answered):
             reward, why = None, "none (cached: no provider was asked)"
-            self.log(format_unlearned_line(arm, duration_ms, self.policy.stats(cls), count, CACHED_WHY))
+            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), count, CACHED_WHY))
         else:
             reward = await self._learn(cls, arm, count, duration_ms)
             item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in sources))
@@ -523,6 +533,15 @@ class StrategyBandit:
                 "warnings": list(self.decisions.warnings),
             },
         }
+
+    def prepare(self) -> None:
+        """What a first search would otherwise do on the event loop: the policy's preparation
+        (:meth:`ContextualPolicy.warm`) and the three writer threads (posteriors, decision log,
+        pending feedback). Call it off the loop (the server's preparation thread). Idempotent."""
+        self.policy.warm()
+        self.store.start_writer()
+        self.decisions.start_writer()
+        self.pending_file.start_writer()
 
     def flush(self) -> None:
         """Land the queued posterior writes and decision-log lines now."""

@@ -116,6 +116,17 @@ class DecisionLog:
         self.warnings.append(message)
         log.warning("%s", message)
 
+    def start_writer(self) -> None:
+        """Start the writer thread now, when the log is on (idempotent; see
+        :meth:`~dsh_sidecar.bandit.store.PosteriorStore.start_writer`)."""
+        if not (self.enabled and self._logger is not None):
+            return
+        with self._cond:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._run, name="dsh-bandit-decisions", daemon=True)
+                self._writer.start()
+                _LIVE.add(self)
+
     def append(self, record: dict[str, Any], finish: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Queue one record as a JSON line (silently nothing when the log is off).
         ``finish(record)``, when given, completes the record in the writer thread first (work

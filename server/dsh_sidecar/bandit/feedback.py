@@ -307,6 +307,17 @@ class PendingFile:
         live = sorted(((sid, it) for sid, it in items.items() if now - it.at <= ttl_s), key=lambda kv: kv[1].at)
         return dict(live[-min(max_pending, MAX_PERSISTED) :])
 
+    def start_writer(self) -> None:
+        """Start the writer thread now, when the file persists (idempotent; see
+        :meth:`~dsh_sidecar.bandit.store.PosteriorStore.start_writer`)."""
+        if not self.persisting:
+            return
+        with self._cond:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._run, name="dsh-bandit-pending", daemon=True)
+                self._writer.start()
+                _LIVE.add(self)
+
     def submit(self, search_id: str, item: PendingSearch, pending: PendingSearches) -> None:
         """Queue a new search for the file (landed within :data:`WRITE_DELAY_S`)."""
         if not self.persisting:
@@ -318,7 +329,11 @@ class PendingFile:
                 self._writer = threading.Thread(target=self._run, name="dsh-bandit-pending", daemon=True)
                 self._writer.start()
                 _LIVE.add(self)
-            self._cond.notify_all()
+            if len(self._queue) == 1:
+                # only a writer waiting for an empty queue needs waking: one collecting a batch
+                # takes this search with it (waking it on every search took the GIL from the
+                # event loop each time, for nothing: bandit/store.py does the same)
+                self._cond.notify_all()
 
     def _run(self) -> None:
         while True:

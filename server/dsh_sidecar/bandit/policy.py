@@ -220,6 +220,12 @@ class ContextualPolicy:
         self.evidence: Evidence = empty_evidence(self.rows)
         self._effective: dict[str, tuple[float, float, float, float]] = {}
 
+    @property
+    def ready(self) -> bool:
+        """Always: the generator is the standard library's, made with the policy (a decision
+        imports and builds nothing)."""
+        return True
+
     def warm(self) -> None:
         """Nothing left to prepare (the generator is the standard library's, made with the
         policy); kept so a server's preparation thread can call it."""

@@ -174,6 +174,16 @@ class PosteriorStore:
             policy.load(doc["rows"])
             self.updates = dict(doc["updates"])
 
+    def start_writer(self) -> None:
+        """Start the writer thread now, when this store persists (idempotent): the server's
+        preparation calls it off the event loop, so a first :meth:`submit` on the loop only
+        queues (a thread started there waits for the GIL and a CPU, tens of ms when loaded)."""
+        with self._cond:
+            if self._writer is None and (self.shared is not None or (self.file is not None and self.persisting)):
+                self._writer = threading.Thread(target=self._run, name="dsh-bandit-state", daemon=True)
+                self._writer.start()
+                _LIVE.add(self)
+
     def submit(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:
         """Apply ``op`` to the in-memory evidence now and queue it for the file (landed within
         :data:`WRITE_DELAY_S`, in submission order). ``counts_for`` names the arm whose update

@@ -20,7 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dsh_sidecar.cli.serving import serve_args, serve_main
+from dsh_sidecar.cli.serving import mcp_args, mcp_main, serve_args, serve_main
 
 if TYPE_CHECKING:
     from dsh_sidecar.cli.commands import app, render_status
@@ -35,9 +35,9 @@ MCP_STDOUT_CLOSED = "dsh-search mcp: stopping: stdout (fd 1) is closed: there is
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dsh-search`` console script; returns the exit code (0 ok, 1 failed,
     2 bad arguments or config, 141 closed stdout; 1 for ``mcp`` started with stdout closed). A
-    plain ``serve`` command line (:func:`~dsh_sidecar.cli.serving.serve_args`) starts the server
-    without importing the Typer app; every other one is parsed by it
-    (:func:`dsh_sidecar.cli.commands.main`)."""
+    plain ``serve`` or ``mcp`` command line (:func:`~dsh_sidecar.cli.serving.serve_args`,
+    :func:`~dsh_sidecar.cli.serving.mcp_args`) starts the server without importing the Typer
+    app; every other one is parsed by it (:func:`dsh_sidecar.cli.commands.main`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     serve = serve_args(args) if not _help_instead(args) else None
     if serve is not None:
@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         from dsh_sidecar.cli.exits import EXIT_CLOSED_PIPE
 
         return EXIT_CLOSED_PIPE
+    mcp = mcp_args(args)
+    if mcp is not None:  # a plain `mcp` command line: served without the Typer app, as `serve`
+        return mcp_main(*mcp)
     from dsh_sidecar.cli.commands import main as commands_main
 
     return commands_main(args)

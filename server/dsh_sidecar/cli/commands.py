@@ -26,7 +26,7 @@ from dsh_sidecar.cli.output import (
     usage_error,
 )
 from dsh_sidecar.cli.render import render_status
-from dsh_sidecar.cli.serving import read_config
+from dsh_sidecar.cli.serving import PROJECT_DIR_ENV, read_config
 from dsh_sidecar.cli.serving import serve as run_server
 from dsh_sidecar.errors import ConfigError, first_problem
 
@@ -48,9 +48,6 @@ CONFIG_ENV = (
 )
 CACHE_ENV = "DSH_CACHE_DIR, XDG_CACHE_HOME: where the rebuildable indexes live (default ~/.cache/dsh-search)."
 COLOR_ENV = "NO_COLOR: no colour on a terminal (--color always overrides)."
-#: Environment variable Claude Code sets to the project folder (hooks reference): ``mcp``'s
-#: workspace when ``--workspace`` is not given, else the current folder.
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 EXIT_CODES = "Exit codes: 0 ok, 1 failed (search, replay, doctor check), 2 bad arguments or config."
 
 
@@ -739,37 +736,11 @@ def mcp(
 
 
 def _mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
-    """``dsh-search mcp``: its config files found and validated, the workspace checked, then the
-    server (:func:`dsh_sidecar.mcp.run`) until stdin ends. A missing SDK or a bad config is one
-    line on stderr and exit 2 (stdout is the protocol's)."""
-    from dsh_sidecar.mcp import SdkMissing, run, sdk_installed
+    """``dsh-search mcp`` (:func:`dsh_sidecar.cli.serving.mcp`, which a plain ``mcp`` command
+    line reaches without this app)."""
+    from dsh_sidecar.cli.serving import mcp as run_mcp
 
-    out = Output(quiet=False)
-    if not sdk_installed():
-        return out.error(_missing_extra("mcp", "dsh-search mcp"))
-    if workspace is None:
-        workspace = Path(os.environ[PROJECT_DIR_ENV]) if os.environ.get(PROJECT_DIR_ENV) else Path.cwd()
-    try:
-        _folder("--workspace", workspace)
-        cfg = _config(out, config, workspace)
-    except CliError as exc:
-        return out.error(exc)
-    try:
-        return run(cfg, workspace, log_level, os.environ)
-    except SdkMissing:
-        return out.error(_missing_extra("mcp", "dsh-search mcp"))
-
-
-def _missing_extra(extra: str, what: str) -> CliError:
-    """The usage error of a missing optional extra, with the command that installs it here."""
-    from dsh_sidecar.cli.installs import extra_hint
-
-    return CliError(
-        ErrorCode.INVALID_PARAMS,
-        f"{what} needs the optional [{extra}] extra, which is not installed; add it with: {extra_hint(extra)}",
-        EXIT_USAGE,
-        {"extra": extra},
-    )
+    return run_mcp(workspace, config, log_level)
 
 
 # ---------------------------------------------------------------------------- completion

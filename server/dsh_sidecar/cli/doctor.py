@@ -30,13 +30,14 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
-
-import httpx
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar import __version__
 from dsh_sidecar.config import SidecarConfig, dsh_home
 from dsh_sidecar.workspace import gitcmd
+
+if TYPE_CHECKING:
+    from dsh_sidecar.router.http import ProviderClient
 
 #: Oldest Python the package supports (``requires-python`` in pyproject.toml).
 MIN_PYTHON: Final = (3, 11)
@@ -196,7 +197,7 @@ def _fix(spec: Any, failure: Any, cfg: SidecarConfig, env: Mapping[str, str]) ->
     return "fail", "check the base URL and that this machine reaches it"
 
 
-async def _probe(client: httpx.AsyncClient, spec: Any, timeout_s: float, cfg: SidecarConfig, env: Any) -> dict:
+async def _probe(client: ProviderClient, spec: Any, timeout_s: float, cfg: SidecarConfig, env: Any) -> dict:
     """One real search (:data:`PROBE_QUERY`, one result) through the chain's own code: the
     provider's request (its key or Basic auth included, to its own endpoint only), the bounded
     exchange and the provider's parser, so a disabled JSON format, a refused key or a wrong

@@ -1,7 +1,7 @@
-"""``dsh-search serve`` without the command-line framework: what a harness spawns starts
-without importing Typer and Rich (cold start); :func:`serve_args` recognises the
-plain ``serve`` command lines and everything else goes through the Typer app
-(:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`serve`.
+"""``dsh-search serve`` and ``dsh-search mcp`` without the command-line framework: what a
+harness spawns starts without importing Typer and Rich (cold start); :func:`serve_args` and
+:func:`mcp_args` recognise the plain command lines and everything else goes through the Typer
+app (:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`serve` and :func:`mcp`.
 """
 
 from __future__ import annotations
@@ -31,21 +31,58 @@ def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
         return None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")
     if argv[0] != "serve":
         return None
+    values = _plain_options(argv[1:], VALUE_OPTIONS, FLAGS)
+    if values is None:
+        return None
+    config = Path(values["config"]) if "config" in values else None
+    log_file = Path(values["log_file"]) if "log_file" in values else None
+    return config, log_file, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+
+
+#: ``mcp``'s options (all take a value), as Typer defines them.
+MCP_OPTIONS = {
+    "--workspace": "workspace",
+    "-w": "workspace",
+    "--config": "config",
+    "-c": "config",
+    "--log-level": "log_level",
+}
+#: Environment variable Claude Code sets to the project folder (hooks reference): ``mcp``'s
+#: workspace when ``--workspace`` is not given, else the current folder.
+PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
+
+
+def mcp_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
+    """``(workspace, config, log_level)`` when ``argv`` is a plain ``mcp`` command line (its
+    own options, each at most once, as :func:`serve_args` accepts them); ``None`` for anything
+    else (help, an unknown option…): the Typer app parses it."""
+    if argv[:1] != ["mcp"]:
+        return None
+    values = _plain_options(argv[1:], MCP_OPTIONS, frozenset())
+    if values is None:
+        return None
+    workspace = Path(values["workspace"]) if "workspace" in values else None
+    config = Path(values["config"]) if "config" in values else None
+    return workspace, config, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+
+
+def _plain_options(rest: list[str], options: dict[str, str], flags: frozenset[str]) -> dict[str, str] | None:
+    """The values of ``rest`` by option key, or ``None`` when it is not plain (an unknown or
+    repeated option, a missing or empty value, a value starting with ``-``, ``-x=value``)."""
     values: dict[str, str] = {}
     seen: set[str] = set()
-    rest = argv[1:]
     i = 0
     while i < len(rest):
         arg = rest[i]
         i += 1
-        if arg in FLAGS:
+        if arg in flags:
             if arg in seen:
                 return None
             seen.add(arg)
             continue
         name, eq, value = arg.partition("=")
-        key = VALUE_OPTIONS.get(name)
-        if key is None or (eq and name == "-c"):
+        key = options.get(name)
+        if key is None or (eq and not name.startswith("--")):
             return None
         if not eq:
             if i >= len(rest):
@@ -55,9 +92,7 @@ def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
         if not value or value.startswith("-") or key in values:
             return None
         values[key] = value
-    config = Path(values["config"]) if "config" in values else None
-    log_file = Path(values["log_file"]) if "log_file" in values else None
-    return config, log_file, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    return values
 
 
 def serve_main(config: Path | None, log_file: Path | None, log_level: str) -> int:
@@ -66,6 +101,87 @@ def serve_main(config: Path | None, log_file: Path | None, log_level: str) -> in
     try:
         code = serve(config, log_file, log_level)
         sys.stdout.flush()
+    except BrokenPipeError:
+        return closed_pipe()
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        return unwritable(exc)
+    return code
+
+
+def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
+    """``dsh-search mcp``: its config files found and validated, the workspace checked, then the
+    server (:func:`dsh_sidecar.mcp.run`) until stdin ends; the exit code. A missing SDK, a bad
+    config or folder is one line on stderr and exit 2 (stdout is the protocol's), as every
+    command reports it (the CLI's output module is imported on those paths only)."""
+    from dsh_sidecar.fielddocs import set_attribute_docstrings
+    from dsh_sidecar.mcp import SdkMissing, run, sdk_installed
+
+    set_attribute_docstrings(False)  # nothing MCP answers carries a config field's description
+    if not sdk_installed():
+        return _report(_missing_extra("mcp", "dsh-search mcp"))
+    if workspace is None:
+        workspace = Path(os.environ[PROJECT_DIR_ENV]) if os.environ.get(PROJECT_DIR_ENV) else Path.cwd()
+    if not workspace.is_dir():
+        from dsh_sidecar.cli.output import usage_error
+
+        return _report(usage_error(f"--workspace {workspace} is not a folder", flag="--workspace"))
+    from dsh_sidecar.cli.discovery import discover
+    from dsh_sidecar.config import parse_config
+
+    try:
+        found = discover(config, workspace, os.environ, read_config)
+        warnings = found.warnings()
+        if warnings:
+            from dsh_sidecar.cli.output import Output
+
+            out = Output(quiet=False)
+            for line in warnings:
+                out.warn(line)
+        cfg = parse_config(found.merged())
+    except ConfigError as exc:
+        from dsh_sidecar.cli.output import config_error
+
+        return _report(config_error(exc))
+    try:
+        return run(cfg, workspace, log_level, os.environ)
+    except SdkMissing:
+        return _report(_missing_extra("mcp", "dsh-search mcp"))
+
+
+def _report(exc: Exception) -> int:
+    """Report a :class:`~dsh_sidecar.cli.output.CliError` as every command does; its exit code."""
+    from dsh_sidecar.cli.output import CliError, Output
+
+    assert isinstance(exc, CliError)
+    return Output(quiet=False).error(exc)
+
+
+def _missing_extra(extra: str, what: str) -> Exception:
+    """The usage error of a missing optional extra, with the command that installs it here."""
+    from dsh_protocol.errors import ErrorCode
+
+    from dsh_sidecar.cli.exits import EXIT_USAGE
+    from dsh_sidecar.cli.installs import extra_hint
+    from dsh_sidecar.cli.output import CliError
+
+    return CliError(
+        ErrorCode.INVALID_PARAMS,
+        f"{what} needs the optional [{extra}] extra, which is not installed; add it with: {extra_hint(extra)}",
+        EXIT_USAGE,
+        {"extra": extra},
+    )
+
+
+def mcp_main(workspace: Path | None, config: Path | None, log_level: str) -> int:
+    """Run :func:`mcp`; the exit code, with the entry point's handling of an unwritable stdout
+    and of Ctrl-C (130), as :func:`serve_main` and the Typer app's entry point do."""
+    try:
+        code = mcp(workspace, config, log_level)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        return 130
     except BrokenPipeError:
         return closed_pipe()
     except OSError as exc:
@@ -175,9 +291,10 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
 
 def _exit_now(code: int) -> None:
     """End the server process as ``Py_FinalizeEx`` would up to its last step, then ``os._exit``:
-    non-daemon threads joined and the threading exit hooks run (the parse worker pool's shutdown),
-    the atexit flushes, the streams flushed. The skipped last step would stop the background
-    daemon threads (workspace graph, content index, git drains) that wake up meanwhile by
+    non-daemon threads joined and the threading exit hooks run, the atexit flushes (and
+    multiprocessing's, which ends the router's parsing worker), the streams flushed. The
+    skipped last step would stop the background daemon threads (workspace graph, content
+    index, git drains) that wake up meanwhile by
     unwinding their stacks, and a C frame without unwind tables or a C++ ``noexcept`` frame on one
     aborts the process ("FATAL: exception not rethrown", "terminate called without an active
     exception": SIGABRT instead of the exit code; CPython gh-87135)."""

@@ -8,15 +8,18 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh_protocol import ErrorCode
 from lsprotocol import types as lsp
 from lsprotocol.types import ResponseError
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
@@ -67,6 +70,18 @@ class SidecarProtocol(LanguageServerProtocol):
     #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
     initialized_once: bool = False
 
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """pygls' ``initialize``, once the workspace root is known to name a folder
+        (:func:`workspace_root`): pygls builds its own workspace from ``rootUri`` before the
+        sidecar's handler runs, and a URI it cannot parse (an invalid IPv6 host) failed there as
+        an internal error."""
+        try:
+            workspace_root(params)
+        except InvalidRoot as exc:
+            raise JsonRpcInvalidParams(message=str(exc)) from None
+        return (yield from super().lsp_initialize(params))
+
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
         write with the reply that follows it."""
@@ -93,9 +108,12 @@ class SidecarServer(LanguageServer):
     ``initialize`` validates the config and answers (an ``initialize`` without options is
     checked without pydantic, :mod:`dsh_sidecar.options`, and its config is validated with the
     build); the :class:`Sidecar` itself (the router, the bandit, the suggester and their imports,
-    pydantic's included) is built right after the reply, before the
-    next message is dispatched (:meth:`defer_sidecar`). Reading :attr:`sidecar` completes a
-    build still pending, so no request ever sees a half-initialised server.
+    pydantic's included) is built right after the reply on a ``dsh-sidecar-build`` thread
+    (:meth:`defer_sidecar`): on a loaded machine that is most of a second of imports, which on
+    the event loop held a ``$/cancelRequest`` sent meanwhile as long. A coroutine handler waits
+    for it with :meth:`sidecar_ready` (the loop serves other messages meanwhile); reading
+    :attr:`sidecar` (a plain handler) waits for a build still running, or runs one still
+    pending, so no request ever sees a half-initialised server.
     """
 
     protocol: SidecarProtocol  # built from ``protocol_cls`` below
@@ -105,8 +123,14 @@ class SidecarServer(LanguageServer):
             "dsh-search-sidecar", __version__, converter_factory=raw_params_converter, protocol_cls=SidecarProtocol
         )
         self._sidecar: Sidecar | None = None
-        #: The deferred construction of the sidecar (set by ``initialize``, run once).
+        #: The deferred construction of the sidecar (set by ``initialize``, run once; cleared
+        #: when it has run, under :attr:`_build_lock`, which the build holds while it runs).
         self._build: Callable[[], Sidecar] | None = None
+        self._build_lock = threading.Lock()
+        #: Set (on the loop) when a build started by :meth:`defer_sidecar` has ended.
+        self._built: asyncio.Event | None = None
+        #: What :meth:`after_build` deferred to the build's end.
+        self._after_build: list[Callable[[Sidecar | None], None]] = []
         #: Why the deferred construction failed (re-raised to every request that needs the sidecar).
         self.build_error: BaseException | None = None
         self.env: dict[str, str] = dict(os.environ)
@@ -131,26 +155,73 @@ class SidecarServer(LanguageServer):
         self._sidecar = value
 
     def defer_sidecar(self, build: Callable[[], Sidecar]) -> None:
-        """Build the sidecar with ``build()`` as the event loop's next callback (after the
-        ``initialize`` reply is written), or when :attr:`sidecar` is first read, whichever
-        comes first. Without a running loop it is built at once."""
+        """Build the sidecar with ``build()`` on a ``dsh-sidecar-build`` thread started as the
+        event loop's next callback (after the ``initialize`` reply is written), or when
+        :attr:`sidecar` is first read, whichever comes first. Without a running loop it is
+        built at once."""
         self._build = build
         try:
-            asyncio.get_running_loop().call_soon(self.finish_sidecar)
+            loop = asyncio.get_running_loop()
         except RuntimeError:
             self.finish_sidecar()
+            return
+        self._built = asyncio.Event()
+
+        def run() -> None:
+            try:
+                self.finish_sidecar()
+            finally:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                    loop.call_soon_threadsafe(self._build_ended)
+
+        # started as the loop's next callback: after the initialize reply is written (the
+        # thread's imports would otherwise compete with writing it)
+        loop.call_soon(threading.Thread(target=run, name="dsh-sidecar-build", daemon=True).start)
+
+    def _build_ended(self) -> None:
+        """On the loop, once the build's thread has ended: wake the waiters, run what waited."""
+        if self._built is not None:
+            self._built.set()
+        waiting, self._after_build = self._after_build, []
+        for fn in waiting:
+            self._run_after_build(fn)
+
+    def after_build(self, fn: Callable[[Sidecar | None], None]) -> None:
+        """Call ``fn(sidecar)`` (on the loop) once the sidecar is built: now when it is (or none
+        is pending), else when its build's thread ends; never waits for it."""
+        if self._build is None or self._built is None:
+            self._run_after_build(fn)
+        else:
+            self._after_build.append(fn)
+
+    def _run_after_build(self, fn: Callable[[Sidecar | None], None]) -> None:
+        try:
+            fn(self.sidecar)
+        except Exception as exc:
+            self.report_server_error(exc, getattr(fn, "__name__", "after_build"))
+
+    async def sidecar_ready(self) -> Sidecar | None:
+        """:attr:`sidecar`, awaiting a build still running on its thread without holding the
+        event loop (a ``$/cancelRequest`` or another request is served meanwhile)."""
+        built = self._built
+        if built is not None and self._build is not None:
+            await built.wait()
+        return self.sidecar
 
     def finish_sidecar(self) -> None:
-        """Run the pending build, if any (idempotent). A failure is logged (redacted, ERROR)
-        and kept in :attr:`build_error`."""
-        build, self._build = self._build, None
-        if build is None:
-            return
-        try:
-            self._sidecar = build()
-        except Exception as exc:
-            self.build_error = exc
-            self.report_server_error(exc, "initialize")
+        """Run the pending build, if any, or wait for the one running (idempotent). A failure
+        is logged (redacted, ERROR) and kept in :attr:`build_error`."""
+        with self._build_lock:
+            build = self._build
+            if build is None:
+                return
+            try:
+                self._sidecar = build()
+            except Exception as exc:
+                self.build_error = exc
+                self.report_server_error(exc, "initialize")
+            finally:
+                self._build = None
 
     def window_log_message(self, params: lsp.LogMessageParams) -> None:
         """pygls' ``window/logMessage``: the same JSON, built here rather than by its converter,
@@ -194,17 +265,67 @@ class SidecarServer(LanguageServer):
         log.log(level, "%s: %s", getattr(source, "__name__", source), text)
 
 
+#: Longest workspace path accepted, bytes (Linux ``PATH_MAX``, the terminating NUL included).
+MAX_ROOT_PATH_BYTES = 4096
+#: Longest name of one folder on the workspace path, bytes (``NAME_MAX``).
+MAX_ROOT_NAME_BYTES = 255
+
+
+class InvalidRoot(ValueError):
+    """An ``initialize`` whose workspace URI or path cannot name a folder: answered -32602 with
+    a message naming the field (``rootUri``, ``workspaceFolders[0].uri``, ``rootPath``) and
+    never echoing the value."""
+
+
+def _check_root_chars(field: str, text: str) -> None:
+    if "\x00" in text:
+        raise InvalidRoot(f"{field}: the path contains a NUL character")
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise InvalidRoot(f"{field}: the path is not valid Unicode (a lone surrogate)")
+
+
+def _check_root_path(field: str, path: str) -> None:
+    _check_root_chars(field, path)
+    raw = os.fsencode(path)
+    if len(raw) >= MAX_ROOT_PATH_BYTES:
+        raise InvalidRoot(f"{field}: the path is longer than {MAX_ROOT_PATH_BYTES - 1} bytes")
+    if any(len(name) > MAX_ROOT_NAME_BYTES for name in raw.split(b"/")):
+        raise InvalidRoot(f"{field}: a folder name on the path is longer than {MAX_ROOT_NAME_BYTES} bytes")
+
+
+def _root_of_uri(field: str, uri: str) -> Path | None:
+    from urllib.parse import unquote_to_bytes, urlsplit
+
+    _check_root_chars(field, uri)  # a raw NUL or a lone surrogate, as written
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # an invalid IPv6 host, …
+        raise InvalidRoot(f"{field}: not a valid URI") from None
+    if parts.scheme.lower() == "file":
+        try:
+            unquote_to_bytes(parts.path).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRoot(f"{field}: the path is not UTF-8 once percent-decoded") from None
+    path = to_fs_path(uri)
+    if not path:  # not a file: URI (untitled:, a remote scheme): no workspace folder
+        return None
+    _check_root_path(field, path)  # %00, or a length the decoding reached
+    return Path(path)
+
+
 def workspace_root(params: lsp.InitializeParams) -> Path | None:
-    """The workspace folder from ``workspaceFolders[0]``, ``rootUri`` or ``rootPath``."""
-    uri = None
+    """The workspace folder from ``workspaceFolders[0]``, ``rootUri`` or ``rootPath``.
+
+    Raises :class:`InvalidRoot` naming the field when it cannot name a folder: a NUL character
+    (``%00`` too), a lone surrogate, a ``file:`` path that is not UTF-8 once percent-decoded, a
+    path longer than the system takes (such a root was accepted, then failed ``dsh/status``
+    with an internal error); a URI of another scheme is no workspace (``None``)."""
     if params.workspace_folders:
-        uri = params.workspace_folders[0].uri
-    elif params.root_uri:
-        uri = params.root_uri
-    if uri:
-        path = to_fs_path(uri)
-        return Path(path) if path else None
+        return _root_of_uri("workspaceFolders[0].uri", params.workspace_folders[0].uri)
+    if params.root_uri:
+        return _root_of_uri("rootUri", params.root_uri)
     if params.root_path:
+        _check_root_path("rootPath", params.root_path)
         return Path(params.root_path)
     return None
 

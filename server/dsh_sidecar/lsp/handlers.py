@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,7 +22,8 @@ from pygls.uris import to_fs_path
 
 from dsh_sidecar import router as router_core
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
-from dsh_sidecar.lsp.app import SidecarServer, workspace_root
+from dsh_sidecar.lsp.app import InvalidRoot, SidecarServer, workspace_root
+from dsh_sidecar.lsp.transport import RECEIVED_AT
 from dsh_sidecar.options import Preflight, is_empty, merge_options, preflight_defaults, preflight_of
 
 if TYPE_CHECKING:  # pydantic and the config models: imported after an initialize without options replies
@@ -88,12 +90,15 @@ def require(server: SidecarServer) -> Sidecar:
     return sidecar
 
 
-def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None) -> Sidecar:
+def build_sidecar(ls: SidecarServer, config: SidecarConfig, root: Path | None, loop_thread: int) -> Sidecar:
     """The :class:`Sidecar` of an accepted ``initialize``; its secrets join the log filter.
-    Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
+    ``loop_thread``: the event loop's thread, where its ledger lines are sent (it may be built
+    on another). Raises :class:`ConfigError` (the shared state backend cannot be opened)."""
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve")
+    sidecar = Sidecar(
+        config, root, ls.env, log_sink=ls.send_log_line, warm_search=True, server_kind="serve", sink_thread=loop_thread
+    )
     ls.redactor.add(sidecar.router.secrets())
     return sidecar
 
@@ -136,29 +141,41 @@ def register(server: SidecarServer) -> None:
                 shared = config.state.shared
                 check = None if shared else preflight_of(config, ls.env)
             if shared:  # opening the shared store can refuse the config: before the reply
-                ls.sidecar = build_sidecar(ls, config_of(options, config), root)
+                ls.sidecar = build_sidecar(ls, config_of(options, config), root, threading.get_ident())
             else:
                 assert check is not None
                 ls.redactor.add(check.secrets)
-                ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root))
+                loop_thread = threading.get_ident()
+                ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root, loop_thread))
         except ConfigError as exc:
             raise invalid_params(f"invalid initializationOptions: {exc}") from None
+        except InvalidRoot as exc:
+            raise invalid_params(str(exc)) from None
         ls.protocol.initialized_once = True  # a second initialize is refused (transport.dispatch)
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(ls: SidecarServer, params: Any) -> None:
         # the workspace graph builds in the background; a large one reports $/progress
-        from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress  # after the reply
+        loop = asyncio.get_running_loop()
 
-        if ls.sidecar is not None and client_supports_progress(ls.client_capabilities):
-            ls.sidecar.report_graph_progress(GraphProgress(ls, asyncio.get_running_loop()))
+        def report_progress(sidecar: Sidecar | None) -> None:
+            from dsh_sidecar.lsp.progress import GraphProgress, client_supports_progress  # after the reply
+
+            if sidecar is not None:  # the activation's ledger line, written on the build's thread
+                sidecar.drain_ledger()
+            if sidecar is not None and client_supports_progress(ls.client_capabilities):
+                sidecar.report_graph_progress(GraphProgress(ls, loop))
+
+        ls.after_build(report_progress)  # the build's thread: the loop serves on meanwhile
 
     @server.feature(Method.SEARCH)
     async def on_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        received = RECEIVED_AT.get()  # the deadline counts from the request's arrival
+        await ls.sidecar_ready()  # before the params model, which the build may be importing
         p = validate(wire.SearchParams, params)
         sidecar = require(ls)
         try:
-            result = await sidecar.search(p)
+            result = await sidecar.search(p, received_at=received)
         except router_core.AllProvidersFailed as exc:
             raise search_failed(exc) from None
         return result.wire()
@@ -189,6 +206,7 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.SEARCH_FEEDBACK)
     async def on_search_feedback(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        await ls.sidecar_ready()
         p = validate(wire.SearchFeedbackParams, params)
         sidecar = require(ls)
         try:  # the pending-feedback write waits for another sidecar's lock: off the event loop
@@ -203,6 +221,7 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.DISMISS)
     async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        await ls.sidecar_ready()
         p = validate(wire.DismissParams, params)
         sidecar = require(ls)
         try:  # the knowledge write waits for another sidecar's lock: off the event loop
@@ -212,6 +231,7 @@ def register(server: SidecarServer) -> None:
 
     @server.feature(Method.ASSEMBLE_SECTION)
     async def on_assemble_section(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        await ls.sidecar_ready()
         p = validate(wire.AssembleSectionParams, params)
         return (await require(ls).assemble_section_async(p.session_id)).wire()  # waits off the loop
 

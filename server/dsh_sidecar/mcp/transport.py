@@ -14,9 +14,11 @@ is read from a private duplicate, fd 0 then reads the null device.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -26,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from dsh_sidecar.mcp.bounded import MAX_LINE_BYTES, Oversized, bounded_lines
+from dsh_sidecar.mcp.bounded import CHUNK_BYTES, MAX_LINE_BYTES, Oversized, bounded_lines
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
 UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"
@@ -80,6 +82,7 @@ class AnsweringStdin:
     and not passed on."""
 
     def __init__(self, fd: int) -> None:
+        self._fd = fd
         self._file = anyio.wrap_file(os.fdopen(fd, "rb", buffering=0, closefd=False))
         self._ready = anyio.Event()
         self._reply: Any = None
@@ -90,7 +93,7 @@ class AnsweringStdin:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         await self._ready.wait()
-        async for raw in bounded_lines(self._file.read):
+        async for raw in bounded_lines(await self._reader()):
             if isinstance(raw, Oversized):
                 error = oversized_reply(raw)
                 if error is not None:
@@ -102,6 +105,26 @@ class AnsweringStdin:
                 await self._reply.send(SessionMessage(error))
                 continue
             yield line
+
+    async def _reader(self) -> Callable[[int], Awaitable[bytes]]:
+        """``read(n)`` of the wire: a pipe or socket is read by the event loop itself (as the LSP
+        transport reads it); anything else (a file, a terminal) through anyio's worker thread,
+        one thread hop a read. A hop waits for the GIL and a CPU, which on a loaded machine with
+        the workspace indexing was most of a ``notifications/cancelled``'s latency."""
+        try:
+            mode = os.fstat(self._fd).st_mode
+            loop = asyncio.get_running_loop()
+        except (OSError, RuntimeError):
+            return self._file.read
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return self._file.read
+        reader = asyncio.StreamReader(limit=CHUNK_BYTES, loop=loop)
+        try:
+            pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+        except (ValueError, OSError):
+            return self._file.read
+        return reader.read
 
 
 def claim_stdin() -> int:

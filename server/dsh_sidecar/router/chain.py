@@ -7,8 +7,9 @@ whose first line is :data:`AGGREGATE_HEADER`. When no provider answered usefully
 least one answered an empty success, the truthful empty result is returned instead.
 
 The per-provider timeout covers the whole exchange (headers and body), and the whole chain
-has a deadline: each attempt gets what is left of it minus :data:`DEADLINE_MARGIN_MS`;
-providers not reached in time are reported as ``skipped: deadline``. Providers cooling down
+has a deadline: each attempt gets what is left of it minus the time reserved to compose and
+send the answer (:func:`deadline_reserve_ms`); providers not reached in time are reported as
+``skipped: deadline``. Providers cooling down
 (:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
 answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 """
@@ -17,12 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
@@ -34,6 +32,7 @@ from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain,
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
 from dsh_sidecar.router.pacing import Pacer
+from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
@@ -57,21 +56,44 @@ from dsh_sidecar.router.providers.base import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import httpx
-
+    from dsh_sidecar.router.http import ProviderClient
     from dsh_sidecar.router.localdocs import LocalDocs
 
 log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
+#: Outcome of a provider not tried because the search's deadline had passed.
+DEADLINE_SKIP: Final = "skipped: deadline"
+#: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
+_BACKEND_WARM = threading.Event()
 #: Reason of an empty answer (fixtures README, outcome ``empty``).
 EMPTY_REASON: Final = "0 results"
 #: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
 #: JSON answer is 2-10 KB and parses in well under a millisecond; 2,000 results take ~60 ms).
 OFF_LOOP_BYTES: Final = 64 * 1024
-#: Time kept back from the deadline for the reply itself, milliseconds.
-DEADLINE_MARGIN_MS: Final = 25
+#: Time kept back from a search's deadline to compose and send its answer, milliseconds: the
+#: last attempt's budget ends this long before the deadline. What it covers, measured with
+#: ``bench/deadlines.py`` (two CPU burners on the 2-core reference machine, load average 11-15,
+#: the workspace's files changing every 200 ms so the graph, content index and suggester
+#: re-prepare in the background) with no reserve at all: a reply came p50 25 ms, p90 104 ms,
+#: max 279 ms (n=90, both arms) after a 1 s deadline. That is the attempt's timer firing late
+#: (the event loop's thread waits for a CPU and for the GIL, which the background threads hold
+#: in 5 ms turns) plus composing the answer: the aggregated error, the bandit's update, log
+#: line and decision record, the escape pass, the frame (2-5 ms warm; 30-45 ms the first time
+#: a process does it, the first window/logMessage and decision write included). 250 ms covers
+#: every such reply measured, and the machine's own floor (a stdio echo child under the same
+#: load: p99 ~20 ms, max ~250 ms); it is 5% of a 5 s deadline, 0.4% of the default 60 s.
+DEADLINE_RESERVE_MS: Final = 250
+#: Largest share of a short deadline the reserve takes (a 100 ms deadline keeps 90 ms for
+#: its providers, not none).
+DEADLINE_RESERVE_SHARE: Final = 0.1
+
+
+def deadline_reserve_ms(deadline_ms: float) -> float:
+    """Milliseconds of a ``deadline_ms`` deadline kept back to compose and send the answer:
+    :data:`DEADLINE_RESERVE_MS`, at most :data:`DEADLINE_RESERVE_SHARE` of the deadline."""
+    return min(DEADLINE_RESERVE_MS, deadline_ms * DEADLINE_RESERVE_SHARE)
 
 
 @dataclass
@@ -123,7 +145,7 @@ class Router:
     config: RouterConfig
     chain: list[ProviderSpec]
     redactor: Redactor
-    client: httpx.AsyncClient | None = None
+    client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
@@ -132,13 +154,17 @@ class Router:
     #: The offline docs index, when ``local`` is in the chain (:mod:`.localdocs`).
     docs: LocalDocs | None = None
     _client_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    #: The running :meth:`prepare` (its loop and future), shared by the searches waiting for it.
+    _preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_config(
         cls,
         config: RouterConfig,
         env: Mapping[str, str],
-        client: httpx.AsyncClient | None = None,
+        client: ProviderClient | None = None,
         clock: Clock = time.monotonic,
         previous: Router | None = None,
         docs_root: Path | None = None,
@@ -183,7 +209,7 @@ class Router:
             docs=docs,
         )
 
-    def http(self) -> httpx.AsyncClient:
+    def http(self) -> ProviderClient:
         """The shared HTTP client, created on first use (httpx and its TLS context cost tens
         of milliseconds that the ``initialize`` reply need not wait for)."""
         if self.client is None:
@@ -198,10 +224,54 @@ class Router:
         """Import httpx and create the shared client now (the server runs this on a thread
         after the ``initialize`` reply), so the first search does not pay ~0.1–0.3 s for them on
         the event loop. Call it off the event loop. Idempotent."""
-        self.http()
-        from dsh_sidecar.router.http import warm_async_backend
+        self.prepare()
 
-        warm_async_backend()
+    @property
+    def ready(self) -> bool:
+        """Whether a search can start its exchange without importing or building anything: the
+        client exists (so :mod:`.http` and httpx are imported whole) and anyio's asyncio
+        backend is loaded (a first exchange imported it on the event loop, synchronously:
+        1.8 s under load, past a 1 ms budget its timer could not interrupt)."""
+        return self.client is not None and _BACKEND_WARM.is_set()
+
+    def prepare(self) -> None:
+        """Import the exchange (httpx) and its async backend and create the shared client:
+        what a search that finds the router not :attr:`ready` runs on a worker thread, so the
+        event loop (a ``$/cancelRequest``, other requests) is never held by it. Idempotent;
+        thread-safe. Call it off the event loop."""
+        self.http()
+        if not _BACKEND_WARM.is_set():
+            from dsh_sidecar.router.http import warm_async_backend
+
+            warm_async_backend()
+            _BACKEND_WARM.set()
+
+    async def until_ready(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) for :meth:`prepare`, run once on a worker thread however
+        many searches wait for it; ``True`` once :attr:`ready`. A timeout leaves it running."""
+        if self.ready:
+            return True
+        loop = asyncio.get_running_loop()
+        preparing = self._preparing
+        if preparing is None or preparing[0] is not loop or preparing[1].done():
+            preparing = self._preparing = (loop, loop.run_in_executor(None, self.prepare))
+        try:
+            await asyncio.wait_for(asyncio.shield(preparing[1]), max(0.0, timeout_s))
+        except TimeoutError:
+            return False
+        return True
+
+    def deadline_passed(self) -> AllProvidersFailed:
+        """The failure of a search whose deadline passed before any provider could be tried
+        (the search path was still being prepared): every provider of the chain ``skipped:
+        deadline``, an outage (the search never ran: nothing to learn from)."""
+        attempts: list[Attempt] = []
+        failures: list[_Failed] = []
+        for spec in self._plan():
+            pid = spec if isinstance(spec, str) else spec.id
+            attempts.append(Attempt(provider=pid, outcome=DEADLINE_SKIP, ms=0))
+            failures.append(_Failed(pid, DEADLINE_SKIP, "skipped"))
+        return AllProvidersFailed(self._aggregate(failures), attempts, outage=True)
 
     def adopt_client(self, old: Router) -> bool:
         """Take ``old``'s HTTP client when this router has none yet (a reconfigure built this
@@ -245,23 +315,25 @@ class Router:
         """Search ``query`` through the chain.
 
         ``max_results`` caps the sources; ``deadline_ms`` bounds the whole chain (default: the
-        config's ``deadlineMs``), each attempt getting ``min(timeoutMs, what is left -
-        DEADLINE_MARGIN_MS)``. A live cache entry answers at once (one ``ok (cached)``
+        config's ``deadlineMs``), each attempt getting ``min(timeoutMs, what is left of it minus
+        the reserve)`` (:func:`deadline_reserve_ms`: the time to compose and send the answer). A live cache entry answers at once (one ``ok (cached)``
         attempt, ``ms`` 0); providers cooling down or not configured are reported as
         ``skipped: …``. Raises :class:`AllProvidersFailed` when no provider answered (its
         message is the seed's aggregated text, one line per provider incl. skipped ones).
         Cancelling the calling task aborts the in-flight HTTP exchange (the connection is
         closed) and records nothing in the provider's health.
         """
-        self.http()  # the first search creates the client (and imports httpx) before its deadline starts
-        started = time.monotonic()
-        deadline = started + (deadline_ms or self.config.deadline_ms) / 1000
+        started = _now()
+        total_ms = deadline_ms or self.config.deadline_ms
+        deadline = started + (total_ms - deadline_reserve_ms(total_ms)) / 1000  # the last attempt's end
         key = self._cache_key(query, max_results) if self.cache is not None else None
         if key is not None and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
                 return RouterResult(list(hit.sources), hit.truncated, cached, hit.provider, hit.content)
+        if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
+            await self.until_ready(deadline - _now())  # not ready by then: every attempt is skipped
         attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None
@@ -279,10 +351,10 @@ class Router:
                 attempts.append(Attempt(provider=spec.id, outcome=cooling, ms=0))
                 failures.append(_Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped"))
                 continue
-            left_ms = (deadline - time.monotonic()) * 1000 - DEADLINE_MARGIN_MS
-            if left_ms <= 0:
-                attempts.append(Attempt(provider=spec.id, outcome="skipped: deadline", ms=0))
-                failures.append(_Failed(spec.id, "skipped: deadline", TIMEOUT))
+            left_ms = (deadline - _now()) * 1000
+            if left_ms <= 0 or not self.ready:
+                attempts.append(Attempt(provider=spec.id, outcome=DEADLINE_SKIP, ms=0))
+                failures.append(_Failed(spec.id, DEADLINE_SKIP, TIMEOUT))
                 continue
             budget_ms = min(self.config.timeout_ms, left_ms)
             t0 = time.monotonic()
@@ -356,9 +428,9 @@ class Router:
         self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
-        normalise. A body over :data:`OFF_PROCESS_BYTES` is parsed and normalised in a worker
-        process, one over :data:`OFF_LOOP_BYTES` in a thread, so a large answer never stalls
-        the event loop (other requests keep being served)."""
+        normalise. A body over :data:`~.parsing.OFF_PROCESS_BYTES` is parsed and normalised in
+        a worker process (:mod:`.parsing`), one over :data:`OFF_LOOP_BYTES` in a thread, so a
+        large answer never stalls the event loop (other requests keep being served)."""
         provider = self.modules[spec.id]
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
@@ -379,20 +451,11 @@ class Router:
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
             try:
-                pool = _POOL or await asyncio.to_thread(_worker_pool)  # started off the loop
-                return await asyncio.get_running_loop().run_in_executor(
-                    pool,
-                    digest_in_worker,
-                    provider.ID,
-                    response.status,
-                    response.headers,
-                    response.body,
-                    max_results,
-                    tuple(self.secrets()),
+                return await WORKER.digest(
+                    provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
                 )
-            except BrokenProcessPool:  # the worker died (OOM?): parse here, in a thread
-                log.warning("router: the body-parsing worker process died; parsing in a thread")
-                _reset_worker_pool()
+            except WorkerGone:  # the worker died (OOM?) or could not start: parse here, in a thread
+                pass
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
@@ -424,49 +487,9 @@ def digest(
     return answer, sources, truncated
 
 
-#: Bodies larger than this are parsed in a worker process, bytes: ``json.loads`` and lxml
-#: hold the GIL for their whole run (~10 ms a MB), so a thread would still stall the loop.
-OFF_PROCESS_BYTES: Final = 256 * 1024
-_POOL: ProcessPoolExecutor | None = None
-_WORKER_REDACTORS: dict[tuple[str, ...], Redactor] = {}
-
-
-_POOL_LOCK = threading.Lock()
-
-
-def _worker_pool() -> ProcessPoolExecutor:
-    """One worker process for large bodies, started (``spawn``: no inherited threads or
-    locks) on first need and waited for, so the caller (a thread, not the event loop) pays
-    the start-up, not a search."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-            pool.submit(_warm).result()
-            _POOL = pool
-        return _POOL
-
-
-def _warm() -> None:
-    import dsh_sidecar.router.providers  # noqa: F401  (the parsers, imported once in the worker)
-
-
-def _reset_worker_pool() -> None:
-    global _POOL
-    pool, _POOL = _POOL, None
-    if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
-def digest_in_worker(
-    provider_id: str, status: int, headers: dict[str, str], body: bytes, max_results: int, secrets: tuple[str, ...]
-) -> tuple[ProviderAnswer, list[Source], bool]:
-    """:func:`digest` in the worker process (arguments and results pickled)."""
-    redactor = _WORKER_REDACTORS.get(secrets)
-    if redactor is None:
-        _WORKER_REDACTORS.clear()
-        redactor = _WORKER_REDACTORS[secrets] = Redactor(secrets)
-    return digest(PROVIDERS[provider_id], HttpResponse(status, headers, body, redact=redactor), max_results, redactor)
+def _now() -> float:
+    """The deadline's clock (``time.monotonic``; a test freezes it to check the budgets)."""
+    return time.monotonic()
 
 
 def _ms_since(t0: float) -> int:

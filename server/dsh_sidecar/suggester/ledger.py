@@ -135,6 +135,7 @@ class Ledger:
         path: Path | None,
         sink: Callable[[str], None] | None = None,
         clock: Callable[[], float] | None = None,
+        owner: int | None = None,
     ) -> None:
         self.path = path
         self.sink = sink
@@ -146,7 +147,8 @@ class Ledger:
         self._lock = threading.Lock()  # guards the buffer
         self._io = threading.Lock()  # one flush at a time: batches land in order
         self._timer: threading.Timer | None = None
-        self._owner = threading.get_ident()
+        #: the sink's thread (``threading.get_ident()``): the given one, else the making thread
+        self._owner = owner if owner is not None else threading.get_ident()
         self._held: deque[str] = deque(maxlen=MAX_HELD_LINES)
         if path is not None:
             _LIVE.add(self)

@@ -141,12 +141,14 @@ class Suggester:
         content: ContentView | None = None,
         background: bool = False,
         indexing: Callable[[], bool] | None = None,
+        sink_thread: int | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
         self.config = config
         self.dsh_home = dsh_home
         self.clock = clock
-        self.ledger = ledger.Ledger(self._ledger_path(config), sink, clock)
+        # ``sink`` is called on ``sink_thread`` only (default: this one; ledger.Ledger)
+        self.ledger = ledger.Ledger(self._ledger_path(config), sink, clock, owner=sink_thread)
         self.noise = NoiseControl()
         self.workspace = workspace
         self.content = content

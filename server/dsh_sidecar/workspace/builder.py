@@ -73,12 +73,18 @@ class GraphBuilder:
         self.file_count = 0
         self.error: str | None = None
         self._lock = threading.Lock()
+        #: Wakes the refresh thread when changes are queued (see :meth:`refresh`).
+        self._wake_refresher = threading.Condition(self._lock)
+        self._closed = False
         self._thread: threading.Thread | None = None
         self._worker = False
         self._cancel = threading.Event()
         self._pending: list[str] = []
         self._done = threading.Event()
         self._generation = 0
+        #: the generation whose graph the build published (and whose queued changes it took):
+        #: changes queued after that go to the refresh thread, even while the worker winds down
+        self._published = -1
         self._last: tuple[int, int] | None = None
         #: batches of changed paths applied, and the CPU seconds they took (this thread's)
         self.refreshes = 0
@@ -147,32 +153,57 @@ class GraphBuilder:
         than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
         Changes arriving while a build runs are applied when it finishes; notifications that
         arrive within :data:`COALESCE_S` of each other (or while a batch is applied) make one
-        batch; ``on_change(graph, delta)`` is called (worker thread) after each applied batch."""
+        batch; ``on_change(graph, delta)`` is called (worker thread) after each applied batch.
+
+        The batches are applied by one ``dsh-workspace-refresh`` thread, started by the build
+        (off the caller's thread) and kept waiting for the next change: the caller (the
+        server's event loop, on ``didChangeWatchedFiles``) only queues the paths and wakes it.
+        Starting a thread per batch there held the loop until the new thread got the GIL and a
+        CPU, tens of ms a batch on a loaded machine."""
         if changed is None or len(changed) > MAX_INLINE_REFRESH:
             self.start()
             return
         with self._lock:
             self._pending.extend(changed)
-            if self.building or self.graph is None:
+            if self.graph is None or (self._worker and self._published != self._generation):
                 return  # the build applies them when it finishes
-            if self._refresher is not None and self._refresher.is_alive():
-                return
             self._refresh_idle.clear()
-            self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
-            self._refresher.start()
+            if self._refresher is not None and self._refresher.is_alive():
+                self._wake_refresher.notify()
+                return
+            self._start_refresher()  # only if it never started (or died): on the caller's thread
+
+    def _start_refresher(self) -> None:
+        """Start the refresh thread (call with :attr:`_lock` held)."""
+        if self._closed:
+            return
+        self._refresher = threading.Thread(target=self._apply_pending, name="dsh-workspace-refresh", daemon=True)
+        self._refresher.start()
 
     def _apply_pending(self) -> None:
         try:
             while True:
+                with self._lock:
+                    while not self._pending and not self._closed:
+                        self._refresh_idle.set()
+                        self._wake_refresher.wait()
+                    if self._closed:
+                        return
                 time.sleep(COALESCE_S)  # the rest of a burst joins this batch
                 with self._lock:
                     pending, self._pending = self._pending, []
                     graph = self.graph
-                if not pending or graph is None:
-                    return
-                self._apply(graph, pending)
+                if pending and graph is not None:
+                    self._apply(graph, pending)
         finally:
             self._refresh_idle.set()
+
+    def close(self) -> None:
+        """Cancel a running build and end the refresh thread (queued changes are dropped)."""
+        self.cancel()
+        with self._lock:
+            self._closed = True
+            self._wake_refresher.notify_all()
 
     def _apply(self, graph: WorkspaceGraph, pending: list[str]) -> None:
         t0 = time.thread_time()
@@ -287,6 +318,9 @@ class GraphBuilder:
                     return
                 pending, self._pending = self._pending, []
                 self.graph = graph
+                self._published = gen
+                if self._refresher is None or not self._refresher.is_alive():
+                    self._start_refresher()  # here, off the request path: it waits for changes
             if pending:
                 self._apply(graph, pending)
             self.error = None

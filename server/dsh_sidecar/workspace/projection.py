@@ -344,7 +344,7 @@ class WorkspaceProjection:
         """Cancel a running build, stop the freezer, stop syncing and close the content reader."""
         self._closed = True
         self._wake.set()
-        self.graph_builder.cancel()
+        self.graph_builder.close()
         self.heap.stop()
         self.content.close()
 

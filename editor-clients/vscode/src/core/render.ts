@@ -118,12 +118,28 @@ export function errorText(error: unknown): string {
   return String(error);
 }
 
-/** What the suggester said, for a message box: `title` one line, `text` the note, `targets` files. */
+/**
+ * What the suggester said, for a message box: `title` one line, `text` the note, `targets` the
+ * exact paths (to open) and `labels` their display forms (to show: a file name with a line break,
+ * a control or a bidi character must not forge a button), index for index.
+ */
 export interface SuggestionView {
   said: boolean;
   title: string;
   text: string;
   targets: string[];
+  labels: string[];
+}
+
+/**
+ * A path as it may be shown: C0/C1 controls, DEL, line/paragraph separators, bidi controls and
+ * zero-width characters as `\\uXXXX` (a sidecar without `displayTargets` sent the raw name).
+ */
+export function displayPath(path: string): string {
+  // eslint-disable-next-line no-control-regex
+  return path.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) =>
+    `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** The text shown when the suggester stays silent. */
@@ -135,16 +151,27 @@ export const SILENCE =
 export function renderSuggestion(result: PostExecuteResult): SuggestionView {
   const notes = Array.isArray(result?.additionalContexts) ? result.additionalContexts.filter(isObj) : [];
   if (notes.length === 0) {
-    return { said: false, title: 'The suggester would say nothing.', text: SILENCE, targets: [] };
+    return { said: false, title: 'The suggester would say nothing.', text: SILENCE, targets: [], labels: [] };
   }
   const source: Obj = isObj(notes[0].source) ? notes[0].source : {};
-  const targets = Array.isArray(source.targets) ? source.targets.filter((t): t is string => typeof t === 'string') : [];
+  const raw: unknown[] = Array.isArray(source.targets) ? source.targets : [];
+  const shown: unknown[] = Array.isArray(source.displayTargets) ? source.displayTargets : [];
+  const targets: string[] = [];
+  const labels: string[] = [];
+  raw.forEach((t, i) => {
+    if (typeof t === 'string') {
+      targets.push(t);
+      const label = shown[i];
+      labels.push(typeof label === 'string' ? displayPath(label) : displayPath(t));
+    }
+  });
   const intent = str(source.intent);
   return {
     said: true,
     title: `The suggester would say${intent ? ` (${intent})` : ''}: ${str(source.summary)}`,
     text: notes.map((n) => str(n.text)).join('\n\n'),
     targets,
+    labels,
   };
 }
 
