@@ -70,7 +70,7 @@ def test_fixed_replay_meets_the_baseline_and_is_deterministic(dsh_home):
     assert len(suggests) == first.notes
     assert (
         suggests[0]
-        == "suggest Usage 0.96 4 targets src/shopcart/api.py,src/shopcart/__init__.py,tests/test_pricing.py,src/shopcart/pricing.py"
+        == "suggest Usage 0.96 4 targets src/shopcart/pricing.py,src/shopcart/api.py,src/shopcart/__init__.py,tests/test_pricing.py"
     )
 
 

@@ -50,7 +50,8 @@ class Note:
 
 @dataclass(frozen=True)
 class Suppressed:
-    """A note was due but noise control, a dismissal or readiness held it back."""
+    """A note was due but noise control, a dismissal or readiness held it back, or it would
+    have added nothing (``echo``, ``unranked``: ``ranking.py``)."""
 
     counter: ClassVar[str] = "suppressed"
     reason: str

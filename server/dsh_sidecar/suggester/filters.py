@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
@@ -40,8 +41,13 @@ def apply(
         # the agent is already where the intent lives (it reads one of the targets, or the
         # best one was just read): naming weaker targets instead would be noise
         return Suppressed("recent", intent)
-    shown = [t for t in targets if not known(t.path)][: ctx.config.max_targets]
-    return shown or _nothing(trigger, hit)
+    fresh = [t for t in targets if not known(t.path)]
+    if not fresh:
+        return _nothing(trigger, hit)
+    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols)
+    if isinstance(chosen, str):
+        return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
+    return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
 
 
 def _nothing(trigger: Trigger, hit: Classification) -> Decision:

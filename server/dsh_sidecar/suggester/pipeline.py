@@ -20,13 +20,14 @@ from dataclasses import replace
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import filters, readiness, suppression
+from dsh_sidecar.suggester import filters, readiness, shown, suppression
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
+from dsh_sidecar.suggester.triggers.traceback import frame_files
 
 
 def read(params: PostExecuteParams) -> Query | None:
@@ -65,13 +66,41 @@ def observe(q: Query, written: list[str], ctx: Context) -> None:
     if q.tool in ("write", "read") or q.reads:
         # an edit is no reading of the whole file: what it searches next may be named
         state.touch(q.reads, cfg.recent_window, whole=not q.partial and q.tool != "write")
+    changed: list[str] = []
     if ctx.prepared is not None:
         for path in written:
             rel = ctx.paths.written_path(path)
             if rel is not None:
                 state.wrote(rel, ctx.prepared.index.exists(rel))
+                changed.append(rel)
         if PATCHED in q.writes:
             state.edited = True
+    _evidence(q, changed, ctx)
+
+
+def _evidence(q: Query, changed: list[str], ctx: Context) -> None:
+    """The session's evidence (``session.py``): what the call showed (its result's workspace
+    files, read as the evaluation reads them, and the files it opened or changed), the files it
+    opened or changed, what it searched for, and a failing run's own code path."""
+    ev = ctx.state.evidence
+    if ctx.prepared is None:
+        ev.showed([])
+        return
+    index = ctx.prepared.index
+    result = ctx.params.result
+    text = result.text if result is not None and result.text else ""
+    folders = [s for s in q.scope if s and not index.exists(s)]
+    # a file read, or searched inside (its lines are printed), was opened
+    opened = [p for p in dict.fromkeys(q.reads + q.scope) if p and index.exists(p)]
+    edited = [p for p in changed if index.exists(p)]
+    listed = shown.listed_files(text, index, ctx.paths.base, folders) if text else []
+    ev.showed(list(dict.fromkeys(listed + opened + edited)))
+    ev.opened_files(opened)
+    ev.opened_files(edited, edit=True)
+    if q.search and q.tool != "read" and (q.patterns or q.name_patterns):
+        ev.searched(q.identifier, q.terms)
+    if q.frames:  # a failing run: its own code path (no import plumbing, no script of its own)
+        ev.failed_in([path for path, _ in frame_files(q, ctx)])
 
 
 def decide(q: Query, ctx: Context) -> Decision:
@@ -109,10 +138,10 @@ def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> De
             ctx = replace(ctx, prepared=prepared)
     if readiness.missing(hit.intent, q, ctx):  # never guess before the index covers the call
         return Suppressed("not-ready", hit.intent)
-    shown = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
-    if not isinstance(shown, list):
-        return shown
-    return _note(trigger, hit, shown, q, ctx)
+    chosen = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
+    if not isinstance(chosen, list):
+        return chosen
+    return _note(trigger, hit, chosen, q, ctx)
 
 
 def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, ctx: Context) -> Decision:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_sidecar.suggester.config import SuggesterConfig
+from dsh_sidecar.suggester.session import SessionEvidence
 
 #: Most sessions tracked at once (least recently used dropped).
 MAX_SESSIONS: Final = 256
@@ -47,6 +48,8 @@ class SessionState:
     created: set[str] = field(default_factory=set)
     #: the turn of the last note of a one-a-turn trigger (``triggers/script.py``)
     script_turn: int | None = None
+    #: what the session was shown, opened and searched for (``session.py``)
+    evidence: SessionEvidence = field(default_factory=SessionEvidence)
 
     def wrote(self, path: str, listed: bool) -> None:
         """Remember a write of ``path`` (``listed``: a file of the workspace's listing)."""

@@ -278,20 +278,19 @@ def test_fixture_manifest_is_no_project_version(workspace, dsh_home):
         "isError": False,
         "text": "Found 2 files\ntests/data/workspaces/sample/pyproject.toml\nsrc/demo_pkg/__init__.py",
     }
-    s, _ = make_suggester(workspace, dsh_home)
+    s, lines = make_suggester(workspace, dsh_home)
     # the search's own result lists the fixture's manifest: not the project's version
     p = PostExecuteParams(
         session_id="a", turn=1, tool={"name": "grep", "input": {"pattern": "__version__|^version ="}}, result=found
     )
     assert s.post_execute(p)[0].source.targets == ["src/demo_pkg/__init__.py"]
-    # scoped into the fixture: its manifest is what the call asks about, and it leads
+    # scoped into the fixture: its manifest is what the call asks about and leads, but the call
+    # has just listed it: the agent is where the intent lives, and a note would repeat it
     grep = {"pattern": "__version__|^version =", "path": "tests/data/workspaces/sample"}
     one = {"isError": False, "text": "Found 1 file\ntests/data/workspaces/sample/pyproject.toml"}
     p = PostExecuteParams(session_id="b", turn=1, tool={"name": "grep", "input": grep}, result=one)
-    assert s.post_execute(p)[0].source.targets == [
-        "tests/data/workspaces/sample/pyproject.toml",
-        "src/demo_pkg/__init__.py",
-    ]
+    assert s.post_execute(p) == []
+    assert ledger_messages(lines)[-1] == "suppressed echo Version"
 
 
 def test_status_finishes_the_activation_before_answering(workspace, dsh_home):

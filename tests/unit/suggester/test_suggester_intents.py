@@ -65,14 +65,18 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     )
     intent, targets = note_of(s, "bash", {"command": "git grep apply_discount"}, session="c")
     assert intent == "Usage"
-    assert set(targets) == {
-        "tests/test_pricing.py",
+    # ranked by the session's evidence: the file defining the searched name leads, then the
+    # uses in the resolver's order, the test last
+    assert targets == [
+        "src/shopcart/pricing.py",
         "src/shopcart/api.py",
         "src/shopcart/__init__.py",
-        "src/shopcart/pricing.py",
-    }
-    assert targets[-1] == "src/shopcart/pricing.py"  # the definition comes after the uses
-    assert ledger_messages(lines)[-1].startswith("suggest Usage 0.96 4 targets ")
+        "tests/test_pricing.py",
+    ]
+    assert ledger_messages(lines)[-1] == (
+        "suggest Usage 0.96 4 targets src/shopcart/pricing.py,src/shopcart/api.py,"
+        "src/shopcart/__init__.py,tests/test_pricing.py"
+    )
 
 
 def test_symbol_without_graph_degrades_to_pack_globs(shopcart, dsh_home):
@@ -182,8 +186,8 @@ def test_go_pack_and_symbol(tmp_path, dsh_home):
     assert note_of(s, "grep", {"pattern": "go.sum"}) == ("Dependency", ["go.mod", "go.sum"])
     assert note_of(s, "bash", {"command": "go test ./..."}) is None  # not a search
     intent, targets = note_of(s, "bash", {"command": "git grep TruncateRunes"})
-    assert intent == "Usage" and targets[0] == "cmd/cut/main.go"  # code before tests
-    assert set(targets) == {"cmd/cut/main.go", "strs_test.go", "strs.go"}
+    # the definition leads (ranking by evidence), code before tests
+    assert (intent, targets) == ("Usage", ["strs.go", "cmd/cut/main.go", "strs_test.go"])
     assert note_of(s, "grep", {"pattern": "func TruncateRunes"}, session="2")[1][0] == "strs.go"
 
 

@@ -11,7 +11,7 @@ reason names ``apply``).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from dsh_sidecar.escape import escape_controls
 from dsh_sidecar.suggester.candidates import Target, in_test_tree, is_test_path
@@ -62,19 +62,43 @@ class Traceback:
         return hit.named[0][1] if hit.named else None
 
 
+#: Folders of installed third-party code: a frame there is a library's, not the agent's own
+#: code path, even when an environment lives inside the workspace (``.venv/lib/…/site-packages``).
+INSTALLED: Final = frozenset({"site-packages", "dist-packages", "node_modules", "vendor"})
+
+
+def installed(rel: str) -> bool:
+    """Whether the workspace path ``rel`` lies in a folder of installed packages."""
+    return not INSTALLED.isdisjoint(rel.split("/")[:-1])
+
+
+def plumbing(func: str) -> bool:
+    """Whether a frame's function is import plumbing, not the failing code path: a module's
+    top level (``<module>``, as Python prints it, or cut: ``<module>...``, ``...``) runs while
+    a package is imported — the chain of ``__init__.py`` files from the agent's script to the
+    module that failed to load. In the recorded runs' tune traces no such frame was ever a file
+    the task changed (docs/SCHEME.md, "The agent's own code path")."""
+    return func.startswith("<module>") or func.strip(".") == ""
+
+
 def frame_files(q: Query, ctx: Context) -> tuple[tuple[str, str], ...]:
-    """``(path, function)`` of the frames that are listed project files inside the workspace,
-    each once, innermost first; a name with control characters is shown nowhere raw."""
+    """``(path, function)`` of the frames of the failing run's own code path that are project
+    files inside the workspace, each once, innermost first: no test file, no import plumbing
+    (:func:`plumbing`), no installed package (:func:`installed`), no file the session created
+    (its own reproduction script); a name with control characters is shown nowhere raw."""
     assert ctx.prepared is not None
     index = ctx.prepared.index
+    created = ctx.state.created
     found: dict[str, str] = {}
     seen: set[str] = set()
     for path, func in q.frames:
-        if path in seen:
+        if path in seen or plumbing(func):
             continue  # a recursion prints one frame many times
         seen.add(path)
         rel = ctx.paths.frame_path(path)
-        if rel is None or rel in found or is_test_path(rel) or in_test_tree(rel) or not index.inside(rel):
+        if rel is None or rel in found or rel in created or is_test_path(rel) or in_test_tree(rel) or installed(rel):
+            continue
+        if not index.inside(rel):
             continue
         if escape_controls(rel) is not rel or not regular_file(index.root / rel):
             continue  # a name with controls is shown nowhere raw; a listing can be stale

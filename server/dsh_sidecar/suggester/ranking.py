@@ -1,0 +1,175 @@
+"""Ranking instead of filtering: a note's targets scored against the session's evidence, and the
+rule that a note adds information or stays silent (plan: "the algebra's identity element is
+silence").
+
+**Support** of a target (:meth:`Scorer.support`, additive; the weights are :class:`Weights`):
+it defines the identifier the call searches for, or else one the session searched before; it
+is a file of a failing run's own code path (``triggers/traceback.py``: no import plumbing, no
+script of the agent's own); its file name is a word the session searched for; it lies in the
+folder of a file the agent opened or edited (a JVM source set's root made one: a class and its
+test are neighbours, :func:`package_folder`). The targets of a code intent (Symbol, Usage,
+Test) are ordered by support; a test file comes after the sources unless the call is about
+tests (:func:`about_tests`); among equals, the resolver's order stays. A project intent's
+targets (``candidates.PROJECT_INTENTS``: where the project keeps its version, changelog,
+manifests…) keep the order the manifests and the learned habits give them: a word of the
+search naming a file (``readme``) is no evidence against where the project says it is.
+
+**What a note may say**, by how many workspace files the call showed (``shown.py``, the
+evaluation's reading of a result):
+
+* 1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES`: the targets it showed are dropped
+  (naming them back repeats it); none left is ``suppressed echo <Intent>``;
+* :data:`~dsh_sidecar.suggester.shown.RANK_MIN_FILES` or more (a broad listing): a code
+  intent's note has to rank it — its first target needs :attr:`Weights.broad_minimum` support,
+  else ``suppressed unranked <Intent>``;
+* otherwise (nothing shown, or a listing in between): the targets in order of support.
+
+The weights and both thresholds were chosen on the tune traces, leave-one-agent-family-out and
+leave-one-repository-out (docs/corpus.md, "Suggester IV: lead, not echo"): every training fold
+chose the same values. Per call, the work is bounded by the targets (at most a few dozen) and
+the session's bounded evidence (``session.py``): nothing grows with the workspace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target, in_test_tree, is_test_path
+from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.ports import WorkspaceView
+from dsh_sidecar.suggester.session import SessionEvidence
+from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The support weights (ours; chosen on the tune traces, docs/corpus.md)."""
+
+    #: the target defines the identifier the call searches for
+    defines_searched: float = 3.0
+    #: it defines an identifier the session searched for before (and not the current one)
+    defines_earlier: float = 1.0
+    #: it is a file of a failing run's own code path
+    frame: float = 2.0
+    #: its file name (stem) is a word or identifier the session searched for
+    named: float = 1.0
+    #: it lies in the folder of a file the agent opened or edited
+    near: float = 0.5
+    #: least support the first target of a note on a broad listing needs (it has to rank it:
+    #: defining the searched name, or a frame the session failed in and named like a word it
+    #: searched for)
+    broad_minimum: float = 3.0
+
+
+WEIGHTS: Final = Weights()
+
+#: Why a note would add nothing: its targets only repeat what the call showed (``echo``), or
+#: nothing in the session ranks the broad listing it answers (``unranked``).
+NothingToAdd = Literal["echo", "unranked"]
+
+_WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
+#: A JVM source root (Maven/Gradle ``src/main/java``, ``src/test/kotlin``…): what follows is
+#: the package's folder, the same for a class and its test.
+_JVM_ROOT = re.compile(r"(^|/)src/[\w-]+/(?:java|kotlin|scala|groovy)/")
+
+
+def package_folder(path: str) -> str:
+    """The folder a file's neighbours share: its folder, with a JVM source set's root made one
+    (``m/src/main/java/org/x/A.java`` and ``m/src/test/java/org/x/ATest.java`` are both in
+    ``m/src/*/org/x``), so a class's test is near the class and the other way round."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return _JVM_ROOT.sub(r"\1src/*/", folder + "/", count=1)[:-1]
+
+
+def stem_words(path: str) -> frozenset[str]:
+    """The lower-case words of a file name without its extension (``HttpClient.java`` →
+    ``{http, client, httpclient}``; ``retry_policy.py`` → ``{retry, policy, retry_policy}``)."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    words = {w.lower() for w in _WORDS.findall(stem)}
+    if stem:
+        words.add(stem.lower())
+    return frozenset(w for w in words if len(w) >= 3)
+
+
+def about_tests(q: Query, intent: str) -> bool:
+    """Whether the call is about tests (the Test intent, a test folder or test-file names)."""
+    if intent == "Test":
+        return True
+    return any(is_test_path(s + "/x") or is_test_path(s) for s in q.scope + q.name_patterns if s)
+
+
+class Scorer:
+    """Support of a path (module docstring) for one call."""
+
+    def __init__(self, q: Query, ev: SessionEvidence, graph: WorkspaceView | None, weights: Weights = WEIGHTS):
+        self.q = q
+        self.ev = ev
+        self.w = weights
+        symbols = graph.symbols if graph is not None else None
+        self._defined: Callable[[str], frozenset[str]] = (
+            symbols.defined_in if symbols is not None else (lambda path: frozenset())
+        )
+        self.name = q.identifier
+        self.earlier = frozenset(n for n in ev.names if n != self.name)
+        self.words = frozenset(w.lower() for w in ([self.name] if self.name else []) + list(ev.names)) | frozenset(
+            t for t in ev.terms if len(t) >= 4
+        )
+        self.frames = frozenset(ev.frames)
+        self.folders = frozenset(package_folder(p) for p in ev.opened if "/" in p)
+
+    def support(self, path: str) -> float:
+        """The evidence for ``path`` (module docstring)."""
+        w = self.w
+        score = 0.0
+        defined = self._defined(path)
+        if self.name and self.name in defined:
+            score += w.defines_searched
+        elif self.earlier and not self.earlier.isdisjoint(defined):
+            score += w.defines_earlier
+        if path in self.frames:
+            score += w.frame
+        if not self.words.isdisjoint(stem_words(path)):
+            score += w.named
+        if "/" in path and package_folder(path) in self.folders:
+            score += w.near
+        return score
+
+
+def _is_test(path: str) -> bool:
+    return is_test_path(path) or in_test_tree(path)
+
+
+def choose(
+    targets: list[Target], q: Query, intent: str, ev: SessionEvidence, graph: WorkspaceView | None
+) -> list[Target] | NothingToAdd:
+    """The targets a note shows, best first, or the suppression reason (``echo``,
+    ``unranked``) when the note would add nothing (module docstring)."""
+    shown = ev.current
+    n = len(shown)
+    if 1 <= n <= ECHO_MAX_FILES:
+        # the call showed its best target: the agent is where the intent lives; only source
+        # files it did not show may follow (a project file, or a test, after it is noise)
+        there = targets[0].path in shown
+        if there and intent in PROJECT_INTENTS:
+            return "echo"
+        targets = [t for t in targets if t.path not in shown and not (there and _is_test(t.path))]
+        if not targets:
+            return "echo"
+    if intent in PROJECT_INTENTS:  # where the project keeps it: the manifests' order stays
+        return targets
+    scorer = Scorer(q, ev, graph)
+    tests_last = not about_tests(q, intent)
+    scored = [(scorer.support(t.path), pos, t) for pos, t in enumerate(targets)]
+
+    def key(item: tuple[float, int, Target]) -> tuple[int, float, int, int]:
+        s, pos, t = item
+        return (1 if tests_last and _is_test(t.path) else 0, -s, 1 if t.path in shown else 0, pos)
+
+    ordered = sorted(scored, key=key)
+    if n >= RANK_MIN_FILES and (not ordered or ordered[0][0] < WEIGHTS.broad_minimum):
+        return "unranked"
+    return [t for _, _, t in ordered]
