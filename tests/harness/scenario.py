@@ -39,7 +39,8 @@ CC_ANSWER = "Clean it with a degreaser ([guide](https://www.example.com/maintena
 
 def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     if harness == "claude":  # Claude Code 2.1.328 has no Grep/Glob tools: search goes through Bash
-        one = ToolStep("Bash", {"command": "grep -rn __version__ .", "description": "find the version"})
+        # the agent looks for the version where it is not (the tests): the note leads it there
+        one = ToolStep("Bash", {"command": "grep -rn __version__ tests", "description": "find the version"})
         search = ToolStep(CC_PREFIX + "search", {"query": "bike chain cleaning"})
         builtin = ToolStep("WebSearch", {"query": "bike chain cleaning"})
         if scenario == "noteweb":  # the note, then our search, web_search and the built-in WebSearch
@@ -47,8 +48,8 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
             return [one, search, web, builtin]
         if scenario == "websearch":  # the built-in WebSearch (steered or not), then our search
             return [builtin, search]
-    else:
-        one = ToolStep("grep", {"pattern": "__version__"})
+    else:  # a search of the wrong folder: the note names the file the search did not show
+        one = ToolStep("grep", {"pattern": "__version__", "path": "tests"})
     tool = "mcp__plugin_dsh-search_dsh-search__web_search" if harness == "claude" else "search"
     web = ToolStep(tool, {"query": "bike chain cleaning", "strategy": "quick"}, match="web_search")
     if scenario == "noteweb":  # the note scenario's search, then a web search: one run, two checks
@@ -65,7 +66,7 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
         return [
             ToolStep("grep", {"pattern": "zzz_not_an_intent"}),
             # the bundle's restart began (CRASH_ONCE's second run): the call then waits for its start
-            ToolStep("grep", {"pattern": "__version__"}, think_s=30.0, until=work / "restarted.flag"),
+            ToolStep("grep", {"pattern": "__version__", "path": "tests"}, think_s=30.0, until=work / "restarted.flag"),
         ]
     return [one] * (calls if scenario == "calls" else 1)
 

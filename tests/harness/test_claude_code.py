@@ -75,7 +75,7 @@ def test_note_reaches_the_next_model_request(note_web):
     first, second = report["requests"][:2]
     assert NOTE not in texts(first["messages"])
     tail = after_tool_result(second)
-    assert '__version__ = "1.2.3"' in tail  # the real grep ran
+    assert '__version__ = "1.2.3"' not in tail  # the real grep ran, in the tests: nothing found
     assert f"PostToolUse:Bash hook additional context: {NOTE}" in tail
     assert json.loads(report["stdout"])["result"] == CC_ANSWER
 

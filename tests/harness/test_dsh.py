@@ -17,13 +17,11 @@ from harness.fakemodel import texts
 
 pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missing() or "")
 
-# What the sidecar answers for DSH's grep: the bundle forwards the call's result text, which lists
-# pyproject.toml too (its `attr = "demo_pkg.__version__"`), so the generic pack's results candidate wins.
+# What the sidecar answers for DSH's grep of the tests folder: the bundle forwards the call's result
+# text, which shows no file, so the note names where the version is (a note naming a file the grep
+# had listed would be an echo, and is held back: `suppressed echo Version`).
 LEAD = "search-suggester: in this repository, look here for the code this task is about:\n- pyproject.toml — its words match the task's"
-NOTE = (
-    "search-suggester: in this repository, look here for the package version:\n"
-    "- pyproject.toml — declares the version\n- src/demo_pkg/__init__.py — declares the version"
-)
+NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 
 
 def names(request: dict) -> list[str]:
@@ -67,7 +65,7 @@ def test_note_reaches_the_next_model_request(note_web):
     first, second = report["requests"][:2]
     assert NOTE not in texts(first["messages"])
     tool_at = max(i for i, m in enumerate(second["messages"]) if m["role"] == "tool")
-    assert 'Line 3: __version__ = "1.2.3"' in second["messages"][tool_at]["content"]  # the real grep ran, unchanged
+    assert second["messages"][tool_at]["content"] == "No matches found"  # the real grep's result, unchanged
     assert second["messages"][tool_at + 1] == {"role": "user", "content": NOTE}
     assert {"search", "suggestion_dismiss", "web_search"} <= set(names(first))
 
@@ -202,7 +200,7 @@ def test_the_first_note_of_a_fresh_session_arrives_with_the_machine_busy(tmp_pat
     assert report["requests"][1]["messages"][tool_at + 1] == {"role": "user", "content": NOTE}, report["listener_ms"]
     ledger = report["ledger"].splitlines()
     assert ledger[0].endswith("activated (packs generic,python intents 10 threshold 0.75)")  # written first
-    assert ledger[1].endswith("suggest Version 0.99 2 targets pyproject.toml,src/demo_pkg/__init__.py")
+    assert ledger[1].endswith("suggest Version 0.99 1 targets src/demo_pkg/__init__.py")
 
 
 def test_a_repository_without_a_pack_stays_silent_and_says_so_first(tmp_path, installed):

@@ -99,7 +99,7 @@ def check_mixed(report: dict, work: Path) -> None:
     assert BANDIT_LINE.match(line), line
     ledger = logged(report, "search-suggester")
     assert ledger[0].endswith("activated (packs generic,python intents 10 threshold 0.75)"), ledger
-    assert ledger[1].endswith("suggest Version 0.99 2 targets pyproject.toml,src/demo_pkg/__init__.py"), ledger
+    assert ledger[1].endswith("suggest Version 0.99 1 targets src/demo_pkg/__init__.py"), ledger
     assert "\n".join(ledger) + "\n" == report["ledger"]  # the ledger file's lines, byte for byte
     # the answer cites a URL the search returned: the search is re-credited with it
     decision, feedback = decisions(work)

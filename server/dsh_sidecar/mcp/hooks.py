@@ -63,11 +63,28 @@ def parse_tool_input(value: Any) -> dict[str, Any]:
     raise HookInputError("tool_input: must be a JSON object (or its JSON text)")
 
 
+#: The text fields of Claude Code's tool responses, in the order they are read: Bash's
+#: ``stdout``/``stderr``, Grep's ``content`` (content mode), an MCP tool's ``output``/``result``.
+RESPONSE_TEXT_FIELDS = ("stdout", "content", "output", "result", "text", "stderr")
+
+
 def response_text(value: Any) -> str | None:
-    """``tool_response`` as the text the suggester may read (capped), ``None`` when absent."""
+    """``tool_response`` as the text the suggester may read (capped), ``None`` when absent: a
+    string as it is; an object's text fields (:data:`RESPONSE_TEXT_FIELDS`) and its
+    ``filenames`` (Grep and Glob list their files there), one per line, as the tool printed
+    them — a JSON dump of the object would put every path on one line, behind escaped line
+    breaks, where no listing reader finds it (so a note could name back what the call had just
+    listed); anything else as its JSON text."""
     if value is None or value == "":
         return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, dict):
+        parts = [value[k] for k in RESPONSE_TEXT_FIELDS if isinstance(value.get(k), str) and value[k]]
+        names = value.get("filenames")
+        if isinstance(names, list):
+            parts.append("\n".join(n for n in names if isinstance(n, str)))
+        text = "\n".join(parts) if parts else json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text[: 10 * MAX_TOOL_TEXT]
 
 
