@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -151,7 +152,7 @@ def _folder(flag: str, path: Path | None) -> None:
         raise usage_error(f"{flag} {path} is not a folder", flag=flag)
 
 
-def _finish(out: Output, run) -> None:
+def _finish(out: Output, run: Callable[[], object]) -> None:
     """Run ``run()``; turn a :class:`CliError` into its report and exit code, a closed stdout
     into :data:`EXIT_CLOSED_PIPE`."""
     try:
@@ -729,7 +730,7 @@ def mcp(
         str, typer.Option("--log-level", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR (stderr).")
     ] = "WARNING",
 ) -> None:
-    """Serve the sidecar's tools over MCP on stdio (needs the \\[mcp] extra).
+    r"""Serve the sidecar's tools over MCP on stdio (needs the \[mcp] extra).
 
     web_search, where_is and suggestion_dismiss for the model; post_tool_use and session_start for hooks."""
     raise typer.Exit(_mcp(workspace, config, log_level))

@@ -1,4 +1,4 @@
-"""``dsh-search doctor``: is this machine ready to run the sidecar?
+"""``dsh-search doctor``: whether this machine is ready to run the sidecar.
 
 Checks, in order: Python (≥ 3.11), SQLite and its FTS5 module, ``git`` (the workspace graph
 reads ``git ls-files``; without it the tree is walked), each config file read, each provider

@@ -1,5 +1,6 @@
-"""Trajectory figures (recorded agent runs, ``corpus/trajectories/``; the definitions, with their
-edge cases, are in ``docs/corpus.md``, "Metric definitions"):
+"""Trajectory figures: recorded agent runs, ``corpus/trajectories/``.
+
+The definitions, with their edge cases, are in ``docs/corpus.md``, "Metric definitions":
 
 * useful-precision = notes naming (among their targets) a file the agent reads or edits at a
   later call of the trace, or a gold file ÷ all notes;
@@ -129,8 +130,8 @@ def read_trajectories(folder: Path, ids: Iterable[str] | None = None) -> list[Tr
 
 
 def _mentions(blob: str, path: str) -> bool:
-    """``path`` appears in ``blob`` (a JSON text) as a whole path: after a start, ``/``, space,
-    quote or redirection, before an end, space, quote, separator or an escape (``\\n``)."""
+    r"""``path`` appears in ``blob`` (a JSON text) as a whole path: after a start, ``/``, space,
+    quote or redirection, before an end, space, quote, separator or an escape (``\n``)."""
     return re.search(r"(?:^|[\s/'\"=:(<>])" + re.escape(path) + r"(?=$|[\s'\":,;|&<>)\]\\])", blob) is not None
 
 

@@ -332,10 +332,8 @@ def workspace_root(params: lsp.InitializeParams) -> Path | None:
 
 def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
     """Log to stderr only, through the secret-redacting filter; pygls kept quiet."""
-    try:
+    with contextlib.suppress(StdoutClosed):  # run_stdio reports it
         reopen_std_fds()  # a closed stderr or stdin must not make logging or serving crash
-    except StdoutClosed:
-        pass  # run_stdio reports it
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(redactor))
@@ -372,10 +370,8 @@ def run_stdio(server: SidecarServer) -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGHUP, task.cancel)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
         # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
         # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
         install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
@@ -415,9 +411,7 @@ def run_stdio(server: SidecarServer) -> int:
             code = 1  # as for a stdout closed at start: nothing could be answered
         if server.sidecar is not None:
             server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
-            try:
+            with contextlib.suppress(Exception):
                 asyncio.run(server.sidecar.aclose())
-            except Exception:
-                pass
         writer.close()
     return code

@@ -1,4 +1,4 @@
-"""stdio transport: LSP framing over an asyncio pipe reader, and stdout kept for JSON-RPC only.
+r"""stdio transport: LSP framing over an asyncio pipe reader, and stdout kept for JSON-RPC only.
 
 pygls' own ``start_io`` reads stdin through a thread pool (3+ thread hops a message,
 DESIGN.md "Performance floor"); here stdin is an asyncio pipe and framing is parsed on the
@@ -14,7 +14,7 @@ gets a -32600 reply with ``id: null``; an oversized ``Content-Length`` is draine
 one so large that draining it makes no sense (over 256 MiB) ends the server cleanly with a
 reason on stderr. After an understated ``Content-Length`` the reader re-synchronises on the
 next ``Content-Length:`` header, so one broken frame costs one message, not the session. A body
-that follows its header without the blank line (``Content-Length: N\\r\\n{…``), or runs on from
+that follows its header without the blank line (``Content-Length: N\r\n{…``), or runs on from
 the ``Content-Length`` line itself (``Content-Length: N{…``), is answered -32600 with its own id
 as soon as it has arrived, and reading goes on after it (:class:`FrameReader`).
 
@@ -70,7 +70,7 @@ MAX_DRAIN_BYTES: Final = 256 * 1024 * 1024
 RECEIVED_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar("received_at", default=None)
 
 
-def raw_params_converter():
+def raw_params_converter() -> Any:
     """pygls' converter, except that untyped (``dsh/*``) params and results stay plain JSON
     (dicts/lists) instead of becoming namedtuples: handlers validate them with pydantic."""
     converter = default_converter()
@@ -177,6 +177,7 @@ class FdWriter:
 
     def holding(self) -> contextlib.AbstractContextManager[None]:
         """Writes made in this block (by this thread) may be held (see the class docstring).
+
         (One reusable context manager object: a generator-based one per notification cost a
         generator and its frame each time.)"""
         return self._holding
@@ -223,15 +224,11 @@ class FdWriter:
 
     def close(self) -> None:
         if not self.closed:
-            try:
+            with contextlib.suppress(OSError):
                 self.flush()
-            except OSError:
-                pass
             self.closed = True
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self.fd)
-            except OSError:
-                pass
 
 
 class StdoutClosed(Exception):
@@ -319,12 +316,12 @@ class _Headless:
 
 
 class FrameReader:
-    """LSP frames out of a byte stream, parsed from a buffer of its own (read in chunks of up to
+    r"""LSP frames out of a byte stream, parsed from a buffer of its own (read in chunks of up to
     :data:`READ_CHUNK_BYTES`), so a header block can be looked at before a line of it ends.
 
     :meth:`next` returns one message body, a :class:`BadFrame` for a refused frame (answered
     -32600, with the request's id when it can be recovered), or ``None`` at EOF. A header block
-    without its blank line (``Content-Length: N\\r\\n`` then the body), or a ``Content-Length``
+    without its blank line (``Content-Length: N\r\n`` then the body), or a ``Content-Length``
     line that never ended before the body, is answered at once with the body's id and the
     stream goes on after the declared length: the request is refused, never lost silently, and
     the next frame is read as usual. Raises :class:`FramingLost` for a length over

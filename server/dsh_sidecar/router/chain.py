@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
-from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
+from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
@@ -308,7 +308,7 @@ class Router:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
         return self.cache.status() if self.cache is not None else None
 
-    def _cache_key(self, query: str, max_results: int):
+    def _cache_key(self, query: str, max_results: int) -> CacheKey:
         return ResultCache.key(query, max_results, tuple((s.id, s.base_url) for s in self.chain))
 
     async def search(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:

@@ -23,6 +23,7 @@ the socket close and exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -98,10 +99,8 @@ class ParseWorker:
                 process.join(1)
                 raise WorkerGone(f"the parsing worker did not start: {type(exc).__name__}") from None
             ours.setblocking(False)
-            try:
+            with contextlib.suppress(OSError):  # a smaller buffer only means more writes
                 ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-            except OSError:  # a smaller buffer only means more writes
-                pass
             self._process, self._sock = process, ours
 
     async def digest(
@@ -238,10 +237,8 @@ def _reap(process: Any) -> None:
 
 def serve_parses(sock: socket.socket) -> None:
     """The worker process: digest each job from ``sock`` until it closes."""
-    try:
+    with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
-    except OSError:  # not allowed: parse at the server's priority
-        pass
     from dsh_sidecar.redact import Redactor
     from dsh_sidecar.router.chain import digest
     from dsh_sidecar.router.providers import PROVIDERS

@@ -24,6 +24,7 @@ per outage and zero afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import queue
@@ -905,7 +906,5 @@ class RedisState:
                     "state store %s still unavailable at exit: %d queued writes not sent", self.url, len(pending) - i
                 )
                 break
-        try:
+        with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
             self.client.close()
-        except Exception:  # closing a broken connection must not fail a shutdown
-            pass

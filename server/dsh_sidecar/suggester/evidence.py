@@ -543,9 +543,8 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     """The intent a wrong guess hunts for (module docstring), or ``None``."""
     names = [p for p in q.reads + q.scope + q.name_patterns if p]
     missing = [p for p in names if not ws.is_file(p) and not ws.is_dir(p)]
-    if q.is_error and missing:
-        if any(_DEP_FILE.search(p) for p in missing):
-            return "Dependency"
+    if q.is_error and missing and any(_DEP_FILE.search(p) for p in missing):
+        return "Dependency"
     if q.listing and not q.result_paths and q.tool in ("bash", "glob") and not q.is_error:
         asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w]
         intent = _missing_config(asked, ws)

@@ -268,9 +268,10 @@ def _facts(path: str, kind: str, text: str | None, manifest: Manifest | None) ->
     if kind in ("source", "test") and kind_is_code(path):
         if kind == "source" and (_VERSION_ASSIGN.search(head[:20_000]) or _C_VERSION.search(head[:60_000])):
             facts.add("version-module")
-        if _TEST_CODE.search(head):
-            if kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path):
-                facts.add("test-module")
+        if _TEST_CODE.search(head) and (
+            kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path)
+        ):
+            facts.add("test-module")
         if kind == "source" and _ENV_READ.search(head):
             facts.add("env-config")
     if kind in ("doc", "other") or lname.endswith(DOC_EXTENSIONS):

@@ -4,6 +4,7 @@ skips VCS and build folders."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -124,10 +125,8 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 extra = _read_ignore(root, prefix)
                 if extra:
                     lines = lines + extra
-                    try:
+                    with contextlib.suppress(Exception):  # a malformed .gitignore must not stop the listing
                         ignored = ignore_matcher(ignore_spec(lines))
-                    except Exception:  # a malformed .gitignore must not stop the listing
-                        pass
                 break
         for e in entries:
             if not _is_utf8(e.name):
@@ -151,10 +150,8 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 continue
             mtime = 0.0
             if mtimes:
-                try:
+                with contextlib.suppress(OSError):
                     mtime = e.stat(follow_symlinks=False).st_mtime
-                except OSError:
-                    pass
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out

@@ -21,6 +21,7 @@ declares hold a value (``points``, JSON, loaded with the facts): ``workspace/man
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -151,10 +152,8 @@ class ContentDB:
                 self.con.commit()
             elif row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError("schema version mismatch")
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(path, 0o600)
-            except OSError:
-                pass
 
     def close(self) -> None:
         """Close the connection."""

@@ -27,6 +27,7 @@ Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import logging
 import math
@@ -499,10 +500,8 @@ class WorkspaceGraph:
             return True
         if self._ignore is None:
             lines: list[str] = []
-            try:
+            with contextlib.suppress(OSError):
                 lines = fsguard.read_text(self.root, ".gitignore", MAX_IGNORE_BYTES).splitlines()
-            except OSError:
-                pass
             try:
                 self._ignore = ignore_spec(lines)  # RE2: linear in the path length
             except Exception:
