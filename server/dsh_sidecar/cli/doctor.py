@@ -203,8 +203,8 @@ async def _probe(client: ProviderClient, spec: Any, timeout_s: float, cfg: Sidec
     exchange and the provider's parser, so a disabled JSON format, a refused key or a wrong
     URL fails here exactly as a search would."""
     from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.chain import digest
     from dsh_sidecar.router.config import secrets_of
+    from dsh_sidecar.router.digest import digest
     from dsh_sidecar.router.http import exchange
     from dsh_sidecar.router.providers import PROVIDERS
     from dsh_sidecar.router.providers.base import ProviderFailure

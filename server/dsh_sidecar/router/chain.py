@@ -29,15 +29,14 @@ from dsh_protocol import Attempt, Source
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
+from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.health import Clock, ProviderHealth
-from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
     AUTH,
-    BAD_RESPONSE,
     BLOCKED,
     CONFIG,
     EMPTY,
@@ -465,26 +464,6 @@ class Router:
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         return digest(provider, response, max_results, self.redactor)
-
-
-def digest(
-    provider: Provider, response: HttpResponse, max_results: int, redactor: Redactor
-) -> tuple[ProviderAnswer, list[Source], bool]:
-    """Parse and normalise one response (redacted, cut to ``max_results`` before the rest is
-    normalised). Raises :class:`ProviderFailure`; a parser bug is ``unreadable response``."""
-    if response.redact is not redactor:
-        response = replace(response, redact=redactor)
-    try:
-        answer = provider.parse_response(response, max_results)
-        schemes = getattr(provider, "URL_SCHEMES", WEB_SCHEMES)
-        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS, schemes)
-        answer.items = []  # not needed past here (and not worth sending back from a worker)
-    except ProviderFailure:
-        raise
-    except Exception as exc:  # a parser bug on hostile input must not crash the search
-        log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
-        raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
-    return answer, sources, truncated
 
 
 def _now() -> float:

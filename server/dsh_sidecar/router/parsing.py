@@ -112,7 +112,7 @@ class ParseWorker:
         max_results: int,
         secrets: tuple[str, ...],
     ) -> Any:
-        """The worker's :func:`~dsh_sidecar.router.chain.digest` of one body: the answer, or
+        """The worker's :func:`~dsh_sidecar.router.digest.digest` of one body: the answer, or
         the provider's :class:`~dsh_sidecar.router.providers.base.ProviderFailure` raised.
         Raises :class:`WorkerGone` when no worker can take the job."""
         if self._sock is None:
@@ -240,7 +240,7 @@ def serve_parses(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
     from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.chain import digest
+    from dsh_sidecar.router.digest import digest
     from dsh_sidecar.router.providers import PROVIDERS
     from dsh_sidecar.router.providers.base import HttpResponse, ProviderFailure
 
