@@ -24,7 +24,7 @@ a CI workflow, config     Config      test words → Test (``grep '^test' Makefi
 a doc page                Doc         owner words (copyright, maintainer, @handle) → Owner
 a manifest                by section  the section of the words searched, read the way the
                                       ecosystem's tools read the file
-                                      (``workspace/manifests.py``: ``<developers>`` of a
+                                      (``workspace/manifests/``: ``<developers>`` of a
                                       POM → Owner, a dependency's name → Dependency,
                                       ``argLine`` of Surefire → Test); words the file does
                                       not place: ledger → Ledger, owner → Owner, version →
@@ -179,7 +179,7 @@ class Workspace:
     definitions: Callable[[str], list[str]] = lambda name: []
     docs_roots: frozenset[str] = field(default_factory=frozenset)
     code_folder: Callable[[str], bool] = lambda p: False
-    #: the section words of a manifest (``workspace/manifests.py``), ``None`` when unknown
+    #: the section words of a manifest (``workspace/manifests/``), ``None`` when unknown
     keys: Callable[[str], Mapping[str, Mapping[str, float]] | None] = lambda p: None
     #: the files with a fact (``workspace/facts.py``), the project's own first
     with_fact: Callable[[str], list[str]] = lambda fact: []

@@ -14,7 +14,7 @@ OWNERS, MAINTAINERS, AUTHORS, CONTRIBUTORS in any case), ``owners-section`` (a R
 Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest naming authors or
 maintainers), ``env-config`` (code reading environment variables), ``test-config`` (pytest/jest/
 vitest/… configuration; also a package script, a Surefire/Failsafe plugin, a CTest set-up, a
-``phpunit.xml``), and what the manifest readers (``workspace/manifests.py``) give:
+``phpunit.xml``), and what the manifest readers (``workspace/manifests/``) give:
 ``dependency-manifest``, ``lint-config``, ``layout-manifest``, ``version-tool``, and on the files a
 manifest *points to* (``version-declared``, ``ledger-declared``, ``changelog``, ``test-config``)
 once the content index has read the manifest (:func:`describe`).
@@ -230,7 +230,7 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
 
 def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest | None]:
     """The facts of one file and, for a manifest or tool configuration, what it declares
-    (``workspace/manifests.py``: the words of its sections and the files it points to)."""
+    (``workspace/manifests/``: the words of its sections and the files it points to)."""
     manifest = manifests.read(path, text[:MAX_READ_BYTES] if text is not None else None)
     return _facts(path, kind, text, manifest), manifest
 

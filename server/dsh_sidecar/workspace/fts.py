@@ -16,7 +16,7 @@ index is a fraction of the text it covers (``bench/content_index.py`` prints the
 
 Beside each file's kind and facts (``workspace/facts.py``), a manifest's row keeps the words of
 its sections with their intents (``keys``, JSON, read per file by primary key) and the files it
-declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests.py``.
+declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests/``.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class ContentDB:
         (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
         ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed, and
         under ``"points"`` ``{path: the files it points to}`` of those rows (a manifest's
-        declarations, ``workspace/manifests.py``; ``()`` for none or removed)."""
+        declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
         t0 = time.process_time()
         con = self.con
         if only is None:
@@ -336,7 +336,7 @@ class ContentDB:
         return out
 
     def keys(self, path: str) -> dict[str, dict[str, float]] | None:
-        """The section words of the manifest at ``path`` (``workspace/manifests.py``), ``None``
+        """The section words of the manifest at ``path`` (``workspace/manifests/``), ``None``
         when it has none or is not indexed. One primary-key lookup."""
         try:
             row = self.con.execute("SELECT keys FROM files WHERE path = ?", (path,)).fetchone()
