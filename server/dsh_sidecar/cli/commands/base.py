@@ -36,23 +36,13 @@ PROVIDER_ENV = (
     "EXA_API_KEY, TAVILY_API_KEY, BRAVE_SEARCH_API_KEY, PPLX_API_KEY, DEEPSEEK_API_KEY: provider keys (a set key "
     "puts its provider in the zero-config chain). SEARXNG_BASE_URL: a SearXNG to ask first."
 )
-
-
 HOME_ENV = "DSH_HOME: where state lives (default ~/.dsh)."
-
-
 CONFIG_ENV = (
     "DSH_SEARCH_CONFIG: the config file when --config is not given (then .dsh/config.yml in the workspace,"
     " then ~/.config/dsh-search/config.yml)."
 )
-
-
 CACHE_ENV = "DSH_CACHE_DIR, XDG_CACHE_HOME: where the rebuildable indexes live (default ~/.cache/dsh-search)."
-
-
 COLOR_ENV = "NO_COLOR: no colour on a terminal (--color always overrides)."
-
-
 EXIT_CODES = "Exit codes: 0 ok, 1 failed (search, replay, doctor check), 2 bad arguments or config."
 
 
@@ -91,27 +81,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
 bandit_app = typer.Typer(
     help="Look after the bandit's learned posteriors.",
     epilog=help_epilog("dsh-search bandit reset", HOME_ENV),
     no_args_is_help=True,
 )
-
-
 app.add_typer(bandit_app, name="bandit")
 
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (errors too).")]
-
-
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the result (and errors); no progress.")]
-
-
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also the log lines (bandit, suggester ledger).")]
-
-
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -121,8 +100,6 @@ ConfigOpt = Annotated[
         " the project's .dsh/config.yml and your ~/.config/dsh-search/config.yml (dsh-search config shows the result).",
     ),
 ]
-
-
 ColorOpt = Annotated[
     str | None, typer.Option("--color", metavar="WHEN", help="Colour: auto (on a terminal), always or never.")
 ]
@@ -235,6 +212,4 @@ cache_app = typer.Typer(
     epilog=help_epilog("dsh-search cache prune --dry-run", CACHE_ENV, HOME_ENV),
     no_args_is_help=True,
 )
-
-
 app.add_typer(cache_app, name="cache")

@@ -115,15 +115,11 @@ _LINT_NAMES: Final = re.compile(
     r"|\.markdownlint(?:\.\w+)?|\.yamllint(?:\.ya?ml)?)$",
     re.IGNORECASE,
 )
-
-
 _VERSION_TOOL_NAMES: Final = re.compile(
     r"^(?:\.bumpversion\.(?:cfg|toml)|\.releaserc(?:\.\w+)?|release\.config\.[cm]?js|release-please-config\.json"
     r"|\.release-please-manifest\.json|GitVersion\.ya?ml|version\.json|\.versionrc(?:\.\w+)?|\.tbump\.toml|tbump\.toml"
     r"|\.cz\.(?:toml|json|ya?ml)|cz\.(?:toml|json|ya?ml))$"
 )
-
-
 _MSBUILD_SUFFIXES: Final = (".csproj", ".fsproj", ".vbproj", ".props", ".targets", ".proj")
 
 

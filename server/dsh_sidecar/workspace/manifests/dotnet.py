@@ -14,13 +14,9 @@ _MSBUILD_VERSION: Final = frozenset(
     {"Version", "VersionPrefix", "VersionSuffix", "AssemblyVersion", "FileVersion", "InformationalVersion"}
     | {"PackageVersion", "ReleaseVersion", "ApplicationVersion", "ApplicationDisplayVersion"}
 )
-
-
 _MSBUILD_OWNER: Final = frozenset(
     {"Authors", "Company", "Copyright", "PackageLicenseExpression", "PackageLicenseFile", "Owners", "Product"}
 )
-
-
 _MSBUILD_TEST: Final = frozenset(
     {
         "IsTestProject",
@@ -31,25 +27,17 @@ _MSBUILD_TEST: Final = frozenset(
         "RunSettingsFilePath",
     }
 )
-
-
 _MSBUILD_PATH: Final = frozenset(
     {"RootNamespace", "AssemblyName", "OutputPath", "BaseOutputPath", "ArtifactsPath", "UseArtifactsOutput"}
     | {"BaseIntermediateOutputPath", "IntermediateOutputPath", "PackageId"}
 )
-
-
 _MSBUILD_DEPENDENCY: Final = frozenset(
     {"ManagePackageVersionsCentrally", "CentralPackageTransitivePinningEnabled", "RestoreSources"}
 )
-
-
 _MSBUILD_LINT: Final = frozenset(
     {"RunAnalyzers", "RunAnalyzersDuringBuild", "EnforceCodeStyleInBuild", "AnalysisLevel", "AnalysisMode"}
     | {"EnableNETAnalyzers", "CodeAnalysisRuleSet", "StyleCopTreatErrorsAsWarnings"}
 )
-
-
 _MSBUILD_ITEMS_PATH: Final = frozenset(
     {"Compile", "None", "Content", "EmbeddedResource", "Folder", "AdditionalFiles", "InternalsVisibleTo"}
 )

@@ -26,20 +26,12 @@ _PKG_DEPS: Final = frozenset(
         "catalogs",
     }
 )
-
-
 _PKG_PATH: Final = frozenset(
     {"main", "module", "exports", "types", "typings", "bin", "files", "workspaces", "directories", "imports"}
     | {"browser", "sideEffects", "type", "man", "unpkg", "jsdelivr", "source"}
 )
-
-
 _PKG_OWNER: Final = frozenset({"author", "contributors", "maintainers", "license", "funding"})
-
-
 _PKG_TEST: Final = frozenset({"jest", "mocha", "ava", "c8", "nyc", "vitest", "tap", "jasmine", "tsd"})
-
-
 _PKG_LINT: Final = frozenset(
     {"eslintConfig", "eslintIgnore", "prettier", "stylelint", "xo", "standard", "lint-staged", "nano-staged"}
     | {"commitlint", "husky", "simple-git-hooks", "browserslist", "markdownlint", "remarkConfig"}

@@ -27,25 +27,15 @@ _POM_TEST_PLUGINS: Final = frozenset(
     {"maven-surefire-plugin", "maven-failsafe-plugin", "jacoco-maven-plugin", "maven-surefire-report-plugin"}
     | {"pitest-maven", "junit-platform-maven-plugin"}
 )
-
-
 _POM_PATH_PLUGINS: Final = frozenset({"build-helper-maven-plugin"})
-
-
 _POM_VERSION_PLUGINS: Final = frozenset(
     {"versions-maven-plugin", "maven-release-plugin", "flatten-maven-plugin", "jgitver-maven-plugin"}
 )
-
-
 _POM_OWNER_PLUGINS: Final = frozenset({"license-maven-plugin", "maven-license-plugin"})
-
-
 _POM_LINT_PLUGINS: Final = frozenset(
     {"maven-checkstyle-plugin", "spotless-maven-plugin", "maven-pmd-plugin", "spotbugs-maven-plugin"}
     | {"error-prone", "animal-sniffer-maven-plugin", "fmt-maven-plugin", "maven-enforcer-plugin"}
 )
-
-
 _POM_PATH_LEAVES: Final = frozenset(
     {"sourceDirectory", "testSourceDirectory", "scriptSourceDirectory", "compileSourceRoot", "compileSourceRoots"}
     | {"directory", "source", "sources", "module", "modules", "resources", "testResources", "outputDirectory"}

@@ -13,33 +13,20 @@ from typing import Final
 
 #: Most characters of one file a reader looks at.
 MAX_BYTES: Final = 256 * 1024
-
-
 #: Most distinct words kept per file.
 MAX_KEYS: Final = 1500
-
-
 #: Most nodes (table entries, elements, list items) one reader walks.
 MAX_NODES: Final = 20_000
-
-
 #: Deepest nesting one reader walks.
 MAX_DEPTH: Final = 48
-
-
 #: Most pointers kept per file.
 MAX_POINTS: Final = 16
-
-
 #: Weight of a word that only labels something (an execution id, a profile id) or is
 #: mentioned in a longer text.
 LABEL: Final = 0.5
-
-
 #: Most blank-separated parts of a key or value that names something (more: a text that
 #: mentions things; a path or a dotted name is one part).
 NAME_WORDS: Final = 3
-
 
 #: The facts a manifest reader gives (``workspace/facts.py`` lists them with the others).
 MANIFEST_FACTS: Final = (
@@ -52,9 +39,7 @@ MANIFEST_FACTS: Final = (
     "ledger-declared",
 )
 
-
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*")
-
 
 KeyMap = Mapping[str, Mapping[str, float]]
 
@@ -149,16 +134,12 @@ LINT_TOOLS: Final = frozenset(
     "spotless pmd spotbugs errorprone ktlint detekt phpcs phpstan psalm rector stylecop editorconfig "
     "clang".split()
 )
-
-
 #: Tools that run or measure tests.
 TEST_TOOLS: Final = frozenset(
     "pytest unittest nose nose2 coverage hypothesis jest vitest mocha ava jasmine karma tap c8 nyc "
     "playwright cypress rspec minitest phpunit pest codeception infection junit testng surefire failsafe "
     "jacoco xunit nunit mstest coverlet ctest gtest googletest catch2 doctest".split()
 )
-
-
 #: Tools that derive or bump the version.
 VERSION_TOOLS: Final = frozenset(
     "setuptools_scm setuptools-scm hatch-vcs hatch_vcs versioneer versioningit bumpversion bump2version "
@@ -166,11 +147,8 @@ VERSION_TOOLS: Final = frozenset(
     "poetry-dynamic-versioning dunamai minver nerdbank gitversion release-please changesets "
     "standard-version".split()
 )
-
-
 #: Tools that build the change ledger.
 LEDGER_TOOLS: Final = frozenset("towncrier scriv git-cliff git_cliff changelog".split())
-
 
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|(/])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|jasmine|karma|tap|c8|nyc|playwright test"

@@ -74,8 +74,6 @@ def read_cargo(b: Builder, text: str, path: str) -> None:
 
 
 _CMAKE_CMD = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(", re.MULTILINE)
-
-
 _CMAKE_INTENT: Final = {
     "add_library": "Path",
     "add_executable": "Path",

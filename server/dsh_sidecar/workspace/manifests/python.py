@@ -312,8 +312,6 @@ def _setup_cfg_version(b: Builder, value: str) -> None:
 
 
 _SETUP_KW = re.compile(r"^\s*(\w+)\s*=", re.MULTILINE)
-
-
 _SETUP_INTENT: Final = {
     "version": "Version",
     "install_requires": "Dependency",
