@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Final
+from typing import Any, Final
 
 #: The invisible characters, as the body of a regex character class: the Unicode format
 #: characters (general category Cf) and the default-ignorable code points
@@ -123,3 +123,16 @@ class EscapingFilter(logging.Filter):
         if escaped is not message:
             record.msg, record.args = escaped, None
         return True
+
+
+def source_for_model(source: Any) -> Any:
+    """A search result's texts through :func:`for_model` (a provider's
+    title or snippet with OSC 52, CSI or RLO in it); the same object when nothing changes."""
+    update = {}
+    for name in ("url", "title", "snippet", "published_at"):
+        value = getattr(source, name)
+        if value is not None:
+            shown = for_model(value)
+            if shown is not value:
+                update[name] = shown
+    return source.model_copy(update=update) if update else source
