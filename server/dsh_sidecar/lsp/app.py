@@ -24,11 +24,11 @@ from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
 from dsh_sidecar.escape import EscapingFilter
+from dsh_sidecar.lsp.framing import FramingLost
 from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
 from dsh_sidecar.lsp.signals import ignore_sigterm, install_sigterm_callback, install_sigterm_exit
 from dsh_sidecar.lsp.transport import (
     FdWriter,
-    FramingLost,
     StdoutClosed,
     protect_stdout,
     raw_params_converter,
