@@ -24,10 +24,9 @@ from dsh_sidecar.suggester.candidates import (
     Target,
     in_test_tree,
     resolve,
-    sliced_copy,
-    sliced_dict_copy,
 )
 from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.fileindex import sliced_copy, sliced_dict_copy
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.workspace.facts import (
@@ -46,7 +45,7 @@ if TYPE_CHECKING:  # the event only (workspace/projection.py imports the graph b
 
 #: Glob characters in a candidate path (``candidates.py``).
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")
-#: Items per slice of a copy (``candidates.sliced_copy``).
+#: Items per slice of a copy (``fileindex.sliced_copy``).
 SLICE: Final = 8192
 
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
