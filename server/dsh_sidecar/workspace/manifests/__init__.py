@@ -129,8 +129,17 @@ def is_manifest_name(path: str) -> bool:
     return _reader(name) is not None
 
 
-def _reader(name: str) -> Callable[[Builder, str, str], None] | None:
-    low = name.lower()
+Reader = Callable[[Builder, str, str], None]
+
+
+def _reader(name: str) -> Reader | None:
+    """The reader of the file called ``name``; ``None`` when no reader knows it. The two
+    families' names never overlap, so the order they are asked in does not matter."""
+    return _package_reader(name) or _build_reader(name, name.lower())
+
+
+def _package_reader(name: str) -> Reader | None:
+    """Python's, JavaScript's and Composer's package manifests and tool files, and ``CITATION.cff``."""
     if name == "pyproject.toml":
         return lambda b, t, p: read_pyproject(b, t)
     if name in ("setup.cfg", "tox.ini", "pytest.ini", ".coveragerc", ".flake8", ".pylintrc", "mypy.ini", ".isort.cfg"):
@@ -147,6 +156,11 @@ def _reader(name: str) -> Callable[[Builder, str, str], None] | None:
         return lambda b, t, p: read_pnpm_workspace(b, t)
     if name == "CITATION.cff":
         return lambda b, t, p: read_citation(b, t)
+    return None
+
+
+def _build_reader(name: str, low: str) -> Reader | None:
+    """The build files of Rust, the JVM, Go, Ruby, .NET, PHPUnit and CMake (``low``: ``name`` lower-cased)."""
     if name == "Cargo.toml":
         return read_cargo
     if low.endswith(".versions.toml"):

@@ -9,7 +9,7 @@ import configparser
 import posixpath
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from dsh_sidecar.workspace.manifests.formats import parse_toml, strings, walk
 from dsh_sidecar.workspace.manifests.model import LEDGER_TOOLS, LINT_TOOLS, MAX_BYTES, VERSION_TOOLS, Builder, first_of
@@ -37,7 +37,11 @@ def _pyproject_intent(p: tuple[str, ...]) -> str:
         return "Dependency"
     if top != "tool":
         return "Config"
-    tool = key.lower()
+    return _tool_intent(key.lower(), p)
+
+
+def _tool_intent(tool: str, p: tuple[str, ...]) -> str:
+    """The intent of a key of ``pyproject.toml``'s ``[tool.<tool>]`` table (``p``: the whole key)."""
     sub = p[2] if len(p) > 2 else ""
     if tool in ("setuptools", "setuptools-scm", "setuptools_scm"):
         if tool != "setuptools":
@@ -106,6 +110,24 @@ def read_pyproject(b: Builder, text: str) -> None:
     assert isinstance(tool, dict)
     dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
     assert isinstance(dynamic, list)
+    _project_facts(b, data, project, dynamic)
+    _setuptools(b, tool)
+    _version_sources(b, tool)
+    _release_tools(b, tool)
+    _build_backend(b, data, tool, project, dynamic)
+    towncrier = tool.get("towncrier")
+    if isinstance(towncrier, dict):
+        _towncrier(b, towncrier)
+    for t in tool:
+        low = t.lower()
+        if low in LINT_TOOLS:
+            b.facts.add("lint-config")
+        if low in ("pytest", "coverage", "tox", "nox"):
+            b.facts.add("test-config")
+
+
+def _project_facts(b: Builder, data: dict[str, Any], project: dict[str, Any], dynamic: list[Any]) -> None:
+    """The ``[project]`` table's facts; ``dynamic = ["version"]``'s words follow the values they name."""
     for item in dynamic:  # `dynamic = ["version"]`: the word says which value is dynamic
         if isinstance(item, str):
             b.add(_pyproject_intent(("project", item)), item)
@@ -116,6 +138,10 @@ def read_pyproject(b: Builder, text: str) -> None:
         b.facts.add("manifest-authors")
     if project.get("dependencies") or project.get("optional-dependencies") or data.get("dependency-groups"):
         b.facts.add("dependency-manifest")
+
+
+def _setuptools(b: Builder, tool: dict[str, Any]) -> None:
+    """``[tool.setuptools]``: its layout, and the files its dynamic version and dependencies name."""
     setuptools = tool.get("setuptools") if isinstance(tool.get("setuptools"), dict) else {}
     assert isinstance(setuptools, dict)
     pkg_dir = setuptools.get("package-dir") if isinstance(setuptools.get("package-dir"), dict) else {}
@@ -138,6 +164,10 @@ def read_pyproject(b: Builder, text: str) -> None:
         dep = dyn.get(name)
         for f in _declared_files(dep):
             b.point("dependency-manifest", f)
+
+
+def _version_sources(b: Builder, tool: dict[str, Any]) -> None:
+    """Hatch's, PDM's and setuptools-scm's version sources: the file they read or write, or a VCS."""
     hatch = tool.get("hatch") if isinstance(tool.get("hatch"), dict) else {}
     assert isinstance(hatch, dict)
     hv = hatch.get("version") if isinstance(hatch.get("version"), dict) else {}
@@ -158,6 +188,10 @@ def read_pyproject(b: Builder, text: str) -> None:
         scm = tool.get(key)
         if isinstance(scm, dict):
             b.point("version-declared", scm.get("version_file") or scm.get("write_to"))
+
+
+def _release_tools(b: Builder, tool: dict[str, Any]) -> None:
+    """semantic-release, bumpversion, tbump and commitizen: the files whose version they bump."""
     sr = tool.get("semantic_release") or tool.get("semantic-release")
     if isinstance(sr, dict):
         b.facts.add("version-tool")
@@ -178,6 +212,12 @@ def read_pyproject(b: Builder, text: str) -> None:
                 found = (item.get("filename") or item.get("src")) if isinstance(item, dict) else item
                 if isinstance(found, str):
                     b.point("version-declared", found.split(":", 1)[0])
+
+
+def _build_backend(
+    b: Builder, data: dict[str, Any], tool: dict[str, Any], project: dict[str, Any], dynamic: list[Any]
+) -> None:
+    """A dynamic version from the build backend: a VCS plugin, or flit reading the module's ``__version__``."""
     build = data.get("build-system") if isinstance(data.get("build-system"), dict) else {}
     assert isinstance(build, dict)
     requires = " ".join(strings(build.get("requires"))).lower()
@@ -194,15 +234,6 @@ def read_pyproject(b: Builder, text: str) -> None:
         for base in (mod, f"src/{mod}"):
             b.point("version-declared", f"{base}/__init__.py")
         b.point("version-declared", f"{mod}.py")
-    towncrier = tool.get("towncrier")
-    if isinstance(towncrier, dict):
-        _towncrier(b, towncrier)
-    for t in tool:
-        low = t.lower()
-        if low in LINT_TOOLS:
-            b.facts.add("lint-config")
-        if low in ("pytest", "coverage", "tox", "nox"):
-            b.facts.add("test-config")
 
 
 def _towncrier(b: Builder, conf: Mapping[str, object]) -> None:
