@@ -88,6 +88,11 @@ def read_pom(b: Builder, text: str) -> None:
         intent = max(d, key=lambda i: d[i]) if d else _property_intent(name)
         b.add(intent, name)
         b.add(intent, value)
+    _pom_facts(b, root)
+
+
+def _pom_facts(b: Builder, root: Any) -> None:
+    """What the POM's top-level elements declare; a version inherited from the parent points to it."""
     top = {local_name(c.tag): c for c in root}
     if top.get("version") is not None:
         b.facts.add("manifest-version")
@@ -191,33 +196,8 @@ def read_gradle(b: Builder, text: str, name: str) -> None:
     def end_line() -> None:
         stmt = " ".join(line).strip()
         line.clear()
-        if not stmt:
-            return
-        intent = intent_here()
-        low = stmt.lower()
-        m = re.match(r"^(?:project\.)?(version|versionname|versioncode)\s*=?\s*(.*)$", low)
-        if m and intent in ("Config", "Path"):
-            intent = "Version"
-            b.facts.add("manifest-version")
-            rhs = stmt[m.start(2) :]
-            if not re.match(r"^[\"'][\w.+-]*\d", rhs.strip()):  # a property, not a literal
-                b.point("version-declared", "gradle.properties")
-                b.point("version-declared", "gradle.properties", "")
-        elif settings and re.match(r"^(include|includebuild|rootproject\.name)\b", low):
-            intent = "Path"
-            b.facts.add("layout-manifest")
-        elif intent == "Dependency":
-            b.facts.add("dependency-manifest")
-        elif intent == "Test":
-            b.facts.add("test-config")
-        elif intent == "Owner":
-            b.facts.add("manifest-authors")
-        elif re.search(r"\bsrcdirs?\b|\bsetsrcdirs\b|\bsourcesets\b", low):
-            intent = "Path"
-        # a top-level definition (`val testJdk = …`, `ext.x = …`) means what its uses mean:
-        # its words weigh less here than where a block uses them
-        defining = not stack and re.match(r"^(?:val|var|def|ext\.|project\.ext\.)?\s*[\w.]+\s*=", low)
-        b.add(intent, stmt, LABEL if defining and intent == "Config" else 1.0)
+        if stmt:
+            _gradle_statement(b, stmt, intent_here(), settings, not stack)
 
     for m in _GRADLE_TOKEN.finditer(text[:MAX_BYTES]):
         tok = m.group(0)
@@ -249,6 +229,34 @@ def read_gradle(b: Builder, text: str, name: str) -> None:
     end_line()
     if "libs." in text:
         b.point("dependency-manifest", "gradle/libs.versions.toml", "")
+
+
+def _gradle_statement(b: Builder, stmt: str, intent: str, settings: bool, top_level: bool) -> None:
+    """One statement of a Gradle script in a block of ``intent`` (``top_level``: in no block)."""
+    low = stmt.lower()
+    m = re.match(r"^(?:project\.)?(version|versionname|versioncode)\s*=?\s*(.*)$", low)
+    if m and intent in ("Config", "Path"):
+        intent = "Version"
+        b.facts.add("manifest-version")
+        rhs = stmt[m.start(2) :]
+        if not re.match(r"^[\"'][\w.+-]*\d", rhs.strip()):  # a property, not a literal
+            b.point("version-declared", "gradle.properties")
+            b.point("version-declared", "gradle.properties", "")
+    elif settings and re.match(r"^(include|includebuild|rootproject\.name)\b", low):
+        intent = "Path"
+        b.facts.add("layout-manifest")
+    elif intent == "Dependency":
+        b.facts.add("dependency-manifest")
+    elif intent == "Test":
+        b.facts.add("test-config")
+    elif intent == "Owner":
+        b.facts.add("manifest-authors")
+    elif re.search(r"\bsrcdirs?\b|\bsetsrcdirs\b|\bsourcesets\b", low):
+        intent = "Path"
+    # a top-level definition (`val testJdk = …`, `ext.x = …`) means what its uses mean:
+    # its words weigh less here than where a block uses them
+    defining = top_level and re.match(r"^(?:val|var|def|ext\.|project\.ext\.)?\s*[\w.]+\s*=", low)
+    b.add(intent, stmt, LABEL if defining and intent == "Config" else 1.0)
 
 
 def read_gradle_properties(b: Builder, text: str) -> None:

@@ -119,7 +119,25 @@ def read_cmake(b: Builder, text: str, path: str) -> None:
     ``add_test``…); a ``function``/``macro`` takes the intent of what its body does, and so
     do its calls (``add_fmt_test(x)`` of a function that calls ``add_test`` is Test); a
     ``file(READ|STRINGS <file> …)`` whose result feeds a version points to that file."""
-    text = re.sub(r"#[^\n]*", "", text[:MAX_BYTES])
+    calls, funcs = _cmake_commands(b, re.sub(r"#[^\n]*", "", text[:MAX_BYTES]))
+    in_test = any(p.lower() in ("test", "tests", "testing") for p in path.split("/")[:-1])
+    for idx, (cmd, args) in enumerate(calls):
+        intent = _cmake_call_intent(b, calls, idx, funcs)
+        if intent is None:
+            intent = "Test" if in_test else "Config"
+        b.add(intent, cmd)
+        b.add(intent, args)
+        if intent == "Test":
+            b.facts.add("test-config")
+        elif intent == "Dependency" and cmd != "target_link_libraries":
+            b.facts.add("dependency-manifest")
+        elif intent == "Path" and cmd in ("add_library", "add_executable", "add_subdirectory"):
+            b.facts.add("layout-manifest")
+
+
+def _cmake_commands(b: Builder, text: str) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The commands of ``text`` (comments removed) with their arguments, in order, and the intent
+    of each function or macro it defines (what its body does)."""
     funcs: dict[str, str] = {}
     calls: list[tuple[str, str]] = []
     defining: list[tuple[str, int]] = []
@@ -142,39 +160,32 @@ def read_cmake(b: Builder, text: str, path: str) -> None:
             intents = [_CMAKE_INTENT.get(c) or funcs.get(c) for c in body]
             found = [i for i in intents if i]
             funcs[fname] = "Test" if "Test" in found else (max(set(found), key=found.count) if found else "Config")
-    in_test = any(p.lower() in ("test", "tests", "testing") for p in path.split("/")[:-1])
-    for idx, (cmd, args) in enumerate(calls):
-        intent = _CMAKE_INTENT.get(cmd) or funcs.get(cmd)
-        if cmd == "project" and re.search(r"\bVERSION\b", args):
+    return calls, funcs
+
+
+def _cmake_call_intent(b: Builder, calls: list[tuple[str, str]], idx: int, funcs: dict[str, str]) -> str | None:
+    """The intent of command ``idx`` of ``calls`` (``None``: none of its own); a version it
+    declares or reads from a file is recorded in ``b``."""
+    cmd, args = calls[idx]
+    intent = _CMAKE_INTENT.get(cmd) or funcs.get(cmd)
+    if cmd == "project" and re.search(r"\bVERSION\b", args):
+        intent = "Version"
+        b.facts.add("manifest-version")
+    elif cmd == "set" and re.match(r"\s*\w*VERSION\w*\b", args) and not args.strip().startswith("CMAKE_"):
+        intent = "Version"
+    elif cmd in ("file",) and re.match(r"\s*(READ|STRINGS)\b", args):
+        parts = args.split()
+        around = " ".join(a for _, a in calls[idx : idx + 6])
+        if len(parts) >= 3 and re.search(r"VERSION", around):
+            target = (
+                parts[1].strip('"').replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "")
+            )
+            b.point("version-declared", target)
             intent = "Version"
-            b.facts.add("manifest-version")
-        elif cmd == "set" and re.match(r"\s*\w*VERSION\w*\b", args) and not args.strip().startswith("CMAKE_"):
-            intent = "Version"
-        elif cmd in ("file",) and re.match(r"\s*(READ|STRINGS)\b", args):
-            parts = args.split()
-            around = " ".join(a for _, a in calls[idx : idx + 6])
-            if len(parts) >= 3 and re.search(r"VERSION", around):
-                target = (
-                    parts[1]
-                    .strip('"')
-                    .replace("${CMAKE_CURRENT_SOURCE_DIR}/", "")
-                    .replace("${PROJECT_SOURCE_DIR}/", "")
-                )
-                b.point("version-declared", target)
-                intent = "Version"
-        elif cmd in ("function", "macro"):
-            first = args.split()
-            intent = funcs.get(first[0].lower()) if first else None
-        if intent is None:
-            intent = "Test" if in_test else "Config"
-        b.add(intent, cmd)
-        b.add(intent, args)
-        if intent == "Test":
-            b.facts.add("test-config")
-        elif intent == "Dependency" and cmd != "target_link_libraries":
-            b.facts.add("dependency-manifest")
-        elif intent == "Path" and cmd in ("add_library", "add_executable", "add_subdirectory"):
-            b.facts.add("layout-manifest")
+    elif cmd in ("function", "macro"):
+        first = args.split()
+        intent = funcs.get(first[0].lower()) if first else None
+    return intent
 
 
 def read_go_mod(b: Builder, text: str, workspace: bool) -> None:
