@@ -194,12 +194,13 @@ class FrameReader:
             at = line.lower().find(CONTENT_LENGTH)
             if at < 0:
                 continue  # Content-Type or garbage: ignored, as LSP allows other headers
-            if at > 0:
-                log.warning("discarded %d bytes of garbage before a Content-Length header", at)
-            value = line[at + len(CONTENT_LENGTH) :].strip()
-            length = int(value) if value.isdigit() and len(value) <= 12 else -1
-            if length < 0:
-                problem = problem or f"Content-Length {value[:40].decode('ascii', 'replace')!r} is not a byte count"
+            length, bad = _content_length(line, at)
+            problem = problem or bad
+        return await self._body(length, problem)
+
+    async def _body(self, length: int | None, problem: str | None) -> bytes | BadFrame | None:
+        """The body after a header block that gave ``length`` (``None``: no Content-Length) and
+        ``problem`` (the first thing wrong with it, or ``None``)."""
         if problem is not None:
             return BadFrame(problem)
         if length is None:
@@ -227,6 +228,18 @@ class FrameReader:
             return await self._oversized(length, reason.removesuffix(" (body discarded)"))
         body = await self._take(length)
         return None if body is None else BadFrame(reason, recover_id(body))
+
+
+def _content_length(line: bytes, at: int) -> tuple[int, str | None]:
+    """The byte count of a header ``line`` whose ``Content-Length:`` starts at ``at`` (-1 with
+    the problem when it is not one); garbage before the header is logged and skipped."""
+    if at > 0:
+        log.warning("discarded %d bytes of garbage before a Content-Length header", at)
+    value = line[at + len(CONTENT_LENGTH) :].strip()
+    length = int(value) if value.isdigit() and len(value) <= 12 else -1
+    if length < 0:
+        return length, f"Content-Length {value[:40].decode('ascii', 'replace')!r} is not a byte count"
+    return length, None
 
 
 #: Bytes read at a time: the frame reader's reads and the stdin thread's ``os.read``.
