@@ -13,6 +13,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -202,16 +203,7 @@ def apply_change(
                 del fact_of[path]
             continue
         kind = index.kind(path)
-        if path in change.facts:
-            read = set(change.facts[path])
-        elif listed_before:  # contents unchanged: the facts read from them stay
-            old_kind = before.kind(path)
-            read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
-        else:
-            read = set()
-        mine = facts_of(path, kind, None) | read
-        if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
-            mine.add("docs-page")
+        mine = _facts_now(path, kind, change, old, before if listed_before else None)
         if frozenset(mine) != fact_of.get(path, frozenset()):
             fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
             if mine:
@@ -219,22 +211,7 @@ def apply_change(
             else:
                 del fact_of[path]
         now[path] = _all_facts(path, kind, fact_of.get(path, frozenset()))
-    facts = dict(before.facts)
-    copied: set[str] = set()
-    for path in touched:
-        gone, came = was.get(path, set()) - now.get(path, set()), now.get(path, set()) - was.get(path, set())
-        for fact in gone | came:
-            if fact not in copied:
-                copied.add(fact)
-                facts[fact] = sliced_copy(facts.get(fact, []))
-            paths = facts[fact]
-            i = bisect.bisect_left(paths, path)
-            present = i < len(paths) and paths[i] == path
-            if fact in gone and present:
-                del paths[i]
-            elif fact in came and not present:
-                paths.insert(i, path)
-    index.facts = {f: v for f, v in facts.items() if v}
+    index.facts, copied = _facts_lists(before, touched, was, now)
     for fact in copied:  # the sets calls filter by, followed here rather than rebuilt on a call
         joined = [p for p in touched if fact in now.get(p, ()) and fact not in was.get(p, ())]
         left = {p for p in touched if fact in was.get(p, ()) and fact not in now.get(p, ())}
@@ -256,6 +233,49 @@ def apply_change(
         if key[1] not in change.names and not any(t.path in touched for t in found):
             new.symbols[key] = found
     return new, _refusals(index, budget, frozenset(before.refused))
+
+
+def _facts_now(
+    path: str, kind: str, change: WorkspaceChange, old: PreparedTargets, before: FileIndex | None
+) -> set[str]:
+    """The facts of the listed ``path`` (of ``kind``) after ``change``: those of its name, those
+    the batch read from its contents, or, for contents unchanged (``before``: the index it was
+    listed in), those read before; ``docs-page`` under the docs roots."""
+    if path in change.facts:
+        read = set(change.facts[path])
+    elif before is not None:  # contents unchanged: the facts read from them stay
+        old_kind = before.kind(path)
+        read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
+    else:
+        read = set()
+    mine = facts_of(path, kind, None) | read
+    if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
+        mine.add("docs-page")
+    return mine
+
+
+def _facts_lists(
+    before: FileIndex, touched: AbstractSet[str], was: dict[str, set[str]], now: dict[str, set[str]]
+) -> tuple[dict[str, list[str]], set[str]]:
+    """``before``'s sorted path list per fact with the ``touched`` paths moved from the facts they
+    ``was`` under to those they are under ``now`` (a list is copied before its first change; empty
+    ones are dropped), and the facts whose lists changed."""
+    facts = dict(before.facts)
+    copied: set[str] = set()
+    for path in touched:
+        gone, came = was.get(path, set()) - now.get(path, set()), now.get(path, set()) - was.get(path, set())
+        for fact in gone | came:
+            if fact not in copied:
+                copied.add(fact)
+                facts[fact] = sliced_copy(facts.get(fact, []))
+            paths = facts[fact]
+            i = bisect.bisect_left(paths, path)
+            present = i < len(paths) and paths[i] == path
+            if fact in gone and present:
+                del paths[i]
+            elif fact in came and not present:
+                paths.insert(i, path)
+    return {f: v for f, v in facts.items() if v}, copied
 
 
 def _docs_page(path: str, roots: frozenset[str]) -> bool:
