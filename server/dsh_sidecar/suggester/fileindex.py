@@ -162,6 +162,15 @@ class FileIndex:
         for rel in gone:
             new.kinds.pop(rel, None)
         new.kinds.update(kinds)
+        new.by_name, new.by_dir, new.names = self._names_after(gone, added)
+        new.depth = max([self.depth, *(rel.count("/") for rel in added)])
+        return new
+
+    def _names_after(
+        self, gone: AbstractSet[str], added: list[str]
+    ) -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]:
+        """The per-name and per-folder lists and the sorted names with ``gone`` forgotten and
+        ``added`` listed (the tables copied in slices, a changed list copied, not edited)."""
         by_name, by_dir = sliced_dict_copy(self.by_name), sliced_dict_copy(self.by_dir)
         names = self.names
         for rel in gone:
@@ -184,9 +193,7 @@ class FileIndex:
                 bisect.insort(names, name)
             by_name[name] = [*by_name.get(name, ()), rel]
             by_dir[folder] = [*by_dir.get(folder, ()), rel]
-        new.by_name, new.by_dir, new.names = by_name, by_dir, names
-        new.depth = max([self.depth, *(rel.count("/") for rel in added)])
-        return new
+        return by_name, by_dir, names
 
     def follow_members(self, kind: str, before: FileIndex, added: Iterable[str], removed: AbstractSet[str]) -> None:
         """Give :meth:`kind_members` of ``kind`` (whose list changed from ``before``'s by

@@ -225,6 +225,20 @@ def apply_change(
         test_tree=dict(old.test_tree),
         content_pending=old.content_pending,
     )
+    return new, _resolve_changed(old, new, change, rows, touched, was, now)
+
+
+def _resolve_changed(
+    old: PreparedTargets,
+    new: PreparedTargets,
+    change: WorkspaceChange,
+    rows: dict[str, list[CompiledRow]],
+    touched: set[str] | frozenset[str],
+    was: dict[str, set[str]],
+    now: dict[str, set[str]],
+) -> list[str]:
+    """Resolve again in ``new`` the intents a ``touched`` path may affect; carry over the symbol
+    lookups the batch did not touch; the new refusals."""
     budget = RegexBudget(ACTIVATION_BUDGET_S)
     for intent, intent_rows in rows.items():
         if _affected(old, intent, intent_rows, touched, was, now):
@@ -232,7 +246,7 @@ def apply_change(
     for key, found in old.symbols.items():
         if key[1] not in change.names and not any(t.path in touched for t in found):
             new.symbols[key] = found
-    return new, _refusals(index, budget, frozenset(before.refused))
+    return _refusals(new.index, budget, frozenset(old.index.refused))
 
 
 def _facts_now(
