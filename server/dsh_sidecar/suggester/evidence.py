@@ -207,43 +207,60 @@ def _subject_intent(path: str, q: Query, ws: Workspace) -> str | None:
     if "lint-config" in facts and kind != "config" and not manifest:
         return "Config"  # a linter's or formatter's own configuration file (`.prettierrc.js`)
     if manifest:
-        for intent, rx in (
-            ("Ledger", _LEDGER_W),
-            ("Owner", _OWNER_W),
-            ("Version", _VERSION_W),
-            ("Dependency", _DEP_W),
-            ("Test", _TEST_W),
-            ("Path", _PATH_W),
-        ):
-            if rx.search(words):
-                return intent
-        if _DEP_KEY.match(words.strip()) and not _CONFIG_W.search(words):
-            return "Dependency"  # `ignore = `, `"left-pad":`: a package named as a key
-        return "Config"
+        return _manifest_subject(words)
     if kind in ("config",) or "ci-workflow" in facts:
-        if _TEST_W.search(words) and not _CONFIG_W.search(words):
-            return "Test"
-        if _PATH_W.search(words) and name.startswith(("tsconfig", "jsconfig", "pnpm-workspace")):
-            return "Path"
-        if _DEP_W.search(words) and name.startswith(("pnpm-workspace",)):
-            return "Path"
-        return "Config"
+        return _config_subject(words, name)
     if kind == "doc":
         return "Owner" if _OWNER_W.search(words) else "Doc"
     if kind in ("source", "generated"):
-        ident = q.identifier
-        if q.definition_keyword is not None or (ident is not None and ws.defines(path, ident)):
-            return "Symbol"
-        if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False:
-            return "Config"  # an environment variable the file reads
-        if _VERSION_W.search(words):
-            return "Version"
-        if _MOD_LAYOUT.search(words):
-            return "Path"
-        if _DOC_W.search(words):
-            return "Doc"
-        if ident is not None:
-            return "Usage"
+        return _code_subject(path, q, ws, words)
+    return None
+
+
+def _manifest_subject(words: str) -> str:
+    """The subject rule's intent inside a manifest: what the searched ``words`` name, else Config."""
+    for intent, rx in (
+        ("Ledger", _LEDGER_W),
+        ("Owner", _OWNER_W),
+        ("Version", _VERSION_W),
+        ("Dependency", _DEP_W),
+        ("Test", _TEST_W),
+        ("Path", _PATH_W),
+    ):
+        if rx.search(words):
+            return intent
+    if _DEP_KEY.match(words.strip()) and not _CONFIG_W.search(words):
+        return "Dependency"  # `ignore = `, `"left-pad":`: a package named as a key
+    return "Config"
+
+
+def _config_subject(words: str, name: str) -> str:
+    """The subject rule's intent inside a tool's configuration or a CI workflow (file ``name``)."""
+    if _TEST_W.search(words) and not _CONFIG_W.search(words):
+        return "Test"
+    if _PATH_W.search(words) and name.startswith(("tsconfig", "jsconfig", "pnpm-workspace")):
+        return "Path"
+    if _DEP_W.search(words) and name.startswith(("pnpm-workspace",)):
+        return "Path"
+    return "Config"
+
+
+def _code_subject(path: str, q: Query, ws: Workspace, words: str) -> str | None:
+    """The subject rule's intent inside a code file: the searched name's definition, an
+    environment variable it reads, a version, the module layout, docs, or the name's uses."""
+    ident = q.identifier
+    if q.definition_keyword is not None or (ident is not None and ws.defines(path, ident)):
+        return "Symbol"
+    if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False:
+        return "Config"  # an environment variable the file reads
+    if _VERSION_W.search(words):
+        return "Version"
+    if _MOD_LAYOUT.search(words):
+        return "Path"
+    if _DOC_W.search(words):
+        return "Doc"
+    if ident is not None:
+        return "Usage"
     return None
 
 
@@ -326,38 +343,51 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     """``{intent: summed evidence weight}`` of ``q`` (module docstring); reads are never
     evidence (a read is where a search ends, not a new one)."""
     ws = ws or Workspace()
-    out: dict[str, float] = {}
-
-    def add(intent: str, w: float) -> None:
-        out[intent] = out.get(intent, 0.0) + w
-
     if q.question:
         return _question(q, ws)
     if q.tool not in ("grep", "glob", "bash"):
-        return out
+        return {}
     subjects = [s for s in q.scope if s and ws.is_file(s)]
     folders = [s for s in q.scope if s not in subjects]
-
-    def decide(intent: str, w: float) -> dict[str, float]:
-        add(intent, w)
-        for other in INTENTS:
-            if other != intent:
-                add(other, AGAINST)
-        return out
-
     if folders and all(f and not ws.is_dir(f) for f in folders) and not subjects:
-        return decide("none", 0.0)  # it searches folders the workspace does not have: nothing to name
+        return _decided("none", 0.0)  # it searches folders the workspace does not have: nothing to name
     folders = [f for f in folders if not f or ws.is_dir(f)]
+    by_files = _files_rule(q, ws, subjects)
+    if by_files is not None:
+        return by_files
+    names = q.name_patterns + [f for f in folders if f]
+    parts = [p for f in folders for p in f.split("/")]
+    if q.listing or (not q.patterns and (q.name_patterns or folders)):
+        return _listing_rule(q, ws, names, parts, folders)
+    if not q.patterns:
+        return {}
+    scoped = _scope_rule(q, ws, names, parts, folders)
+    if scoped is not None:
+        return scoped
+    return _words_rule(q, ws, folders)
 
+
+def _decided(intent: str, w: float) -> dict[str, float]:
+    """``intent`` with weight ``w``, and every other intent weighed against."""
+    out = {intent: w}
+    for other in INTENTS:
+        if other != intent:
+            out[other] = AGAINST
+    return out
+
+
+def _files_rule(q: Query, ws: Workspace, subjects: list[str]) -> dict[str, float] | None:
+    """The intent the files searched in vote for (the subject rule), or, for a search of the
+    tree that found only manifests and tool configurations, the files it found; ``None``
+    when no file decides."""
     if subjects and (q.patterns or q.keys):
         hit = [s for s in subjects if s in q.result_paths]  # the result shows where it matched
         intent = _vote(hit or subjects, q, ws)
         if intent is not None:
-            return decide(intent, SUBJECT)
-    patterns = q.patterns
-    found = [p for p in dict.fromkeys(q.result_paths) if ws.is_file(p)]
+            return _decided(intent, SUBJECT)
+    found = _found(q, ws)
     if (
-        patterns
+        q.patterns
         and not q.listing
         and not subjects
         and 0 < len(found) <= 10
@@ -367,45 +397,65 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         # names is their configuration (`rg -l junit-jupiter` → the POM's dependencies)
         intent = _vote(found, q, ws)
         if intent is not None:
-            return decide(intent, SUBJECT)
-    names = q.name_patterns + [f for f in folders if f]
-    listing = q.listing or (not patterns and (q.name_patterns or folders))
-    parts = [p for f in folders for p in f.split("/")]
-    if listing:
-        filtered = bool(patterns) or bool(q.name_patterns)
-        if any(_LEDGER_NAME.search(n) for n in names) or set(parts) & _LEDGER_DIRS:
-            return decide("Ledger", SCOPE)
-        if any(_OWNER_NAME.search(n) for n in names):
-            return decide("Owner", SCOPE)
-        if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
-            return decide("Config", SCOPE)
-        if any(_TEST_NAME.search(n) for n in q.name_patterns) or (
-            filtered and (set(parts) & _TEST_DIRS or any(_TEST_NAME.search(p) for p in q.result_paths))
-        ):
-            return decide("Test", SCOPE)  # test files asked for by name (a bare `ls tests/` asks nothing)
-        if any(_LOCK_NAME.search(n) for n in names):
-            return decide("Dependency", SCOPE)
-        if any(_TEST_CONFIG_NAME.search(n) for n in q.name_patterns):
-            return decide("Test", SCOPE)  # the test runner's configuration
-        if any(_LAYOUT_NAME.search(n) for n in q.name_patterns):
-            return decide("Path", SCOPE)  # the solution's or workspace's projects
-        if any(_LINT_CONFIG_NAME.search(n) for n in q.name_patterns):
-            return decide("Config", SCOPE)
-        if any(_DOC_NAME.search(n) for n in names) or set(parts) & _DOC_DIRS or _in_docs(folders, ws):
-            return decide("Doc", SCOPE)
-        if not q.name_patterns:
-            return decide("none", 0.0)  # a bare listing of any other folder asks for no intent
-        if (
-            all(not f or f == "." or ws.code_folder(f) for f in folders)
-            and any(_specific_name(n) for n in q.name_patterns)
-            and any(_code_file(p) for p in q.result_paths)
-        ):
-            # a module asked for by name (`find . -name introspection.py`, `*quickstart*`) in the
-            # project's code, and found: the pack signals of higher intents still come first
-            add("Symbol", SCOPE)
-        return out  # files asked for by name: the packs' signals say which intent
-    if not patterns:
-        return out
+            return _decided(intent, SUBJECT)
+    return None
+
+
+def _found(q: Query, ws: Workspace) -> list[str]:
+    """The workspace files the call's result lists, each once, in order."""
+    return [p for p in dict.fromkeys(q.result_paths) if ws.is_file(p)]
+
+
+def _listing_rule(q: Query, ws: Workspace, names: list[str], parts: list[str], folders: list[str]) -> dict[str, float]:
+    """A listing, or a search for files by name: what the names and folders it asks for say."""
+    decided = _named_files_rule(q, ws, names, parts, folders)
+    if decided is not None:
+        return _decided(decided, SCOPE)
+    if not q.name_patterns:
+        return _decided("none", 0.0)  # a bare listing of any other folder asks for no intent
+    if (
+        all(not f or f == "." or ws.code_folder(f) for f in folders)
+        and any(_specific_name(n) for n in q.name_patterns)
+        and any(_code_file(p) for p in q.result_paths)
+    ):
+        # a module asked for by name (`find . -name introspection.py`, `*quickstart*`) in the
+        # project's code, and found: the pack signals of higher intents still come first
+        return {"Symbol": SCOPE}
+    return {}  # files asked for by name: the packs' signals say which intent
+
+
+def _named_files_rule(q: Query, ws: Workspace, names: list[str], parts: list[str], folders: list[str]) -> str | None:
+    """The intent of the files a listing asks for by name or folder, ``None`` when they name none."""
+    filtered = bool(q.patterns) or bool(q.name_patterns)
+    if any(_LEDGER_NAME.search(n) for n in names) or set(parts) & _LEDGER_DIRS:
+        return "Ledger"
+    if any(_OWNER_NAME.search(n) for n in names):
+        return "Owner"
+    if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
+        return "Config"
+    if any(_TEST_NAME.search(n) for n in q.name_patterns) or (
+        filtered and (set(parts) & _TEST_DIRS or any(_TEST_NAME.search(p) for p in q.result_paths))
+    ):
+        return "Test"  # test files asked for by name (a bare `ls tests/` asks nothing)
+    if any(_LOCK_NAME.search(n) for n in names):
+        return "Dependency"
+    if any(_TEST_CONFIG_NAME.search(n) for n in q.name_patterns):
+        return "Test"  # the test runner's configuration
+    if any(_LAYOUT_NAME.search(n) for n in q.name_patterns):
+        return "Path"  # the solution's or workspace's projects
+    if any(_LINT_CONFIG_NAME.search(n) for n in q.name_patterns):
+        return "Config"
+    if any(_DOC_NAME.search(n) for n in names) or set(parts) & _DOC_DIRS or _in_docs(folders, ws):
+        return "Doc"
+    return None
+
+
+def _scope_rule(
+    q: Query, ws: Workspace, names: list[str], parts: list[str], folders: list[str]
+) -> dict[str, float] | None:
+    """A search in the docs, the CI or the change ledger's folders, of a definition or of a
+    version declaration: what its scope or pattern says; ``None`` when they say nothing."""
+    patterns = q.patterns
     doc_scope = (
         "markdown" in q.languages
         or "rst" in q.languages
@@ -414,42 +464,46 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         or _in_docs(folders, ws)
     )
     if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
+        found = _found(q, ws)
         if _LEDGER_WORD.search(" ".join(patterns)) or (found and all("changelog" in ws.facts(p) for p in found)):
-            return decide("Ledger", SCOPE)  # a release marker, or found only in the change ledger
-        return decide("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
+            return _decided("Ledger", SCOPE)  # a release marker, or found only in the change ledger
+        return _decided("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
     if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
-        return decide("Config", SCOPE)
+        return _decided("Config", SCOPE)
     if set(parts) & _LEDGER_DIRS:
-        return decide("Ledger", SCOPE)
+        return _decided("Ledger", SCOPE)
     if q.definition_keyword is not None and q.tool in ("grep", "bash"):
-        add("Symbol", NAME)
-        return out
+        return {"Symbol": NAME}
     if any(_VERSION_DECL.search(p) for p in patterns):
-        add("Version", SCOPE)
-        return out
+        return {"Version": SCOPE}
+    return None
+
+
+def _words_rule(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]:
+    """A search of words in the code, the tests or the tree: a code name's definition or uses,
+    the tests, or the code that handles a word."""
+    patterns = q.patterns
+    out: dict[str, float] = {}
     ident = next((p for p in patterns if _is_identifier(p, ws)), None)
     if ident is None and any(_IMPORT.search(p) or _CALL.search(p) for p in patterns):
         ident = patterns[0]  # `import X`, `from x import`, `require(`, `new X(`, `f(`: who uses it
     if ident is not None and q.identifier is not None and _narrowed_to_definition(q, ws):
-        add("Symbol", NAME)  # searched in the very files that define it: where it is defined
-        return out
+        return {"Symbol": NAME}  # searched in the very files that define it: where it is defined
     test_scope = (bool(folders) and all(set(f.split("/")) & _TEST_DIRS for f in folders)) or any(
         _TEST_NAME.search(n) for n in q.name_patterns
     )
     if ident is not None:
         core = ident.strip("^$")
         if _ENV_VAR.match(core) and ws.defined(core) is False:
-            add("Config", NAME)
-        else:
-            add("Usage", NAME)
-            if folders and all(ws.code_folder(f) for f in folders) and not _DOC_W.search(" ".join(patterns)):
-                add("Doc", AGAINST)  # a name searched in the code folders: its uses, whatever the folder is called
-            if test_scope or any(set(f.split("/")) & _TEST_DIRS for f in folders):
-                add("Test", AGAINST)  # a name searched in tests: its uses there, not the tests' set-up
+            return {"Config": NAME}
+        out["Usage"] = NAME
+        if folders and all(ws.code_folder(f) for f in folders) and not _DOC_W.search(" ".join(patterns)):
+            out["Doc"] = AGAINST  # a name searched in the code folders: its uses, whatever the folder is called
+        if test_scope or any(set(f.split("/")) & _TEST_DIRS for f in folders):
+            out["Test"] = AGAINST  # a name searched in tests: its uses there, not the tests' set-up
         return out
     if test_scope:
-        add("Test", SCOPE)
-        return out
+        return {"Test": SCOPE}
     if (
         folders
         and all(ws.code_folder(f) for f in folders)
@@ -459,8 +513,8 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     ):
         # a word searched in the project's code folders, found in code: the code that handles
         # it (a folder named like a docs tool — `grep -r X sphinx` in Sphinx — is no doc topic)
-        add("Symbol", NAME)
-        add("Doc", AGAINST)
+        out["Symbol"] = NAME
+        out["Doc"] = AGAINST
     return out
 
 
