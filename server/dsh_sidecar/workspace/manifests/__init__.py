@@ -14,7 +14,7 @@ section by section, and where it says a value lives instead. Pure functions over
   intent of the section it stands in (``<developers>`` of a POM is Owner, ``truth`` in its
   ``<dependencies>`` Dependency, ``argLine`` in Surefire's configuration Test,
   ``[tool.setuptools.dynamic] version`` Version). A search *inside* the file is classified
-  by the section of the words it names (``suggester/evidence.py``), not as "Config" for any
+  by the section of the words it names (``suggester/evidence/``), not as "Config" for any
   manifest;
 * ``points`` — ``(fact, path)``: the file declares that a value lives in another file
   (``[tool.setuptools.dynamic] version = {attr = "pkg._version.__version__"}`` →
