@@ -126,41 +126,9 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
         if cand.per_call:
             continue
         if cand.kind is not None:
-            matched = 0
-            for rel in _project_order(index.with_kind(cand.kind)):
-                if not index.exists(rel) or not index.inside(rel):
-                    continue
-                score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
-                found.append((-score, order, Target(rel, cand.reason, score)))
-                matched += 1
-                if matched >= MAX_GLOB_MATCHES:
-                    break
-            continue
-        if cand.path is None:
-            continue
-        contains = check_regex(cand.contains) if cand.contains else None
-        if GLOB_CHARS.search(cand.path):
-            tiers = _project_files_first(index.glob(cand.path))
-        else:
-            tiers = [[cand.path] if index.exists(cand.path) else []]
-        matched = reads = 0
-        for paths in tiers:
-            if matched:
-                break
-            for rel in paths:
-                if not index.inside(rel):
-                    continue
-                if contains is not None:
-                    reads += 1
-                    if reads > MAX_CONTAINS_READS:
-                        break
-                    if not _content_matches(index, rel, contains):
-                        continue
-                score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
-                found.append((-score, order, Target(rel, cand.reason, score)))
-                matched += 1
-                if matched >= MAX_GLOB_MATCHES:
-                    break
+            found += _kind_targets(cand, order, index)
+        elif cand.path is not None:
+            found += _path_targets(cand, order, index)
     best: dict[str, tuple[float, int, Target]] = {}
     phrase: dict[str, tuple[float, str]] = {}  # the reason of the most confident (highest-prior) candidate
     for item in found:  # a path several candidates name keeps its best score (then first order)
@@ -173,6 +141,50 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
             phrase[path] = (prior, item[2].reason)
     ordered = sorted(best.values(), key=lambda t: (t[0], t[1]))
     return [Target(t.path, phrase[t.path][1], t.score) for _, _, t in ordered]
+
+
+def _kind_targets(cand: Candidate, order: int, index: FileIndex) -> list[tuple[float, int, Target]]:
+    """``(-score, order, target)`` of a ``kind`` candidate: the project's files of that kind first."""
+    found: list[tuple[float, int, Target]] = []
+    assert cand.kind is not None
+    for rel in _project_order(index.with_kind(cand.kind)):
+        if not index.exists(rel) or not index.inside(rel):
+            continue
+        score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
+        found.append((-score, order, Target(rel, cand.reason, score)))
+        if len(found) >= MAX_GLOB_MATCHES:
+            break
+    return found
+
+
+def _path_targets(cand: Candidate, order: int, index: FileIndex) -> list[tuple[float, int, Target]]:
+    """``(-score, order, target)`` of a path or glob candidate (the project's own files first,
+    a ``contains`` regex checked on at most :data:`MAX_CONTAINS_READS` of them)."""
+    assert cand.path is not None
+    contains = check_regex(cand.contains) if cand.contains else None
+    if GLOB_CHARS.search(cand.path):
+        tiers = _project_files_first(index.glob(cand.path))
+    else:
+        tiers = [[cand.path] if index.exists(cand.path) else []]
+    found: list[tuple[float, int, Target]] = []
+    reads = 0
+    for paths in tiers:
+        if found:
+            break
+        for rel in paths:
+            if not index.inside(rel):
+                continue
+            if contains is not None:
+                reads += 1
+                if reads > MAX_CONTAINS_READS:
+                    break
+                if not _content_matches(index, rel, contains):
+                    continue
+            score = cand.prior * NEUTRAL_LITERAL * NEUTRAL_SCOPE
+            found.append((-score, order, Target(rel, cand.reason, score)))
+            if len(found) >= MAX_GLOB_MATCHES:
+                break
+    return found
 
 
 #: Re-export hubs: a definition found here is demoted when the name is defined elsewhere too.
