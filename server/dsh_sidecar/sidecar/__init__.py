@@ -124,14 +124,7 @@ class Sidecar(SearchMethods):
         self.echo_stderr = echo_stderr
         # the offline docs index (when local is in the chain) holds this project's docs
         self.docs_root = docs_root if docs_root is not None else workspace
-        self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
-        share_router(self.router, self.shared)
-        self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(
-            self.router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
-        )
-        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
-            self.bandit.store.share(self.shared, self.bandit.policy)
+        self.router, self.bandit = self._search_cores(config)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
         # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
@@ -158,6 +151,19 @@ class Sidecar(SearchMethods):
         if server_kind is not None:
             self.run_file = RunFile(self.env, server_kind, self._run_snapshot)
             self.run_file.start()
+
+    def _search_cores(self, config: SidecarConfig) -> tuple[Router, StrategyBandit]:
+        """The router and the bandit of ``config``, on the fleet's shared state when there is one
+        (the router's redactor is the sidecar's before the bandit may log)."""
+        router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
+        share_router(router, self.shared)
+        self.redactor: Redactor = router.redactor
+        bandit = StrategyBandit(
+            router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
+        )
+        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
+            bandit.store.share(self.shared, bandit.policy)
+        return router, bandit
 
     def _warm_search(self) -> None:
         # the first answer first, then the suggester's build (its first notes need the graph),
