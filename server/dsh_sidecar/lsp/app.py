@@ -363,41 +363,13 @@ def run_stdio(server: SidecarServer) -> int:
     server.protocol.set_writer(writer)
     code = 0
 
-    async def main() -> None:
-        # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
-        # does, so the flush below runs and nothing learned is lost (docs/SECURITY.md, class 9); SIGTERM
-        # is handled as `exit` below
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGHUP, task.cancel)
-        # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
-        # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
-        install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
-
-        # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
-        def lost() -> None:
-            loop.call_soon_threadsafe(task.cancel)
-
-        writer.on_lost = lost
-        try:
-            await serve(server.protocol, sys.stdin.buffer)
-        except asyncio.CancelledError:
-            if writer.lost:
-                log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
-            else:
-                log.info("stopping on a termination signal")
-        finally:
-            ignore_sigterm()  # ending (the flush below)
-
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
     # until the loop takes SIGTERM over in main() (`dsh-search serve` ended the process at once
     # on a SIGTERM during its start, before this)
     install_sigterm_exit()
     try:
-        asyncio.run(main())
+        asyncio.run(_serve_until_stopped(server, writer))
     except SystemExit as exc:  # the LSP `exit` notification
         code = exc.code if isinstance(exc.code, int) else 0
     except FramingLost as exc:
@@ -415,3 +387,33 @@ def run_stdio(server: SidecarServer) -> int:
                 asyncio.run(server.sidecar.aclose())
         writer.close()
     return code
+
+
+async def _serve_until_stopped(server: SidecarServer, writer: FdWriter) -> None:
+    """Serve on stdin until EOF, ``exit``, SIGHUP, SIGTERM or a lost stdout (then cancelled)."""
+    # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
+    # does, so run_stdio's flush runs and nothing learned is lost (docs/SECURITY.md, class 9);
+    # SIGTERM is handled as `exit` (run_stdio) until the loop takes it over here
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGHUP, task.cancel)
+    # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
+    # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
+    install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
+
+    # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
+    def lost() -> None:
+        loop.call_soon_threadsafe(task.cancel)
+
+    writer.on_lost = lost
+    try:
+        await serve(server.protocol, sys.stdin.buffer)
+    except asyncio.CancelledError:
+        if writer.lost:
+            log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
+        else:
+            log.info("stopping on a termination signal")
+    finally:
+        ignore_sigterm()  # ending (run_stdio's flush)
