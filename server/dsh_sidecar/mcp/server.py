@@ -138,7 +138,7 @@ class Lifetime:
             await sidecar.aclose()
 
 
-def build_server(
+def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nested handler per MCP tool)
     config: SidecarConfig,
     workspace: Path | None,
     env: Mapping[str, str],
