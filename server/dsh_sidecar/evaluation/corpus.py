@@ -23,12 +23,11 @@ from dsh_sidecar.evaluation.trace import (
     replay,
 )
 from dsh_sidecar.evaluation.trajectories import (
-    Trajectory,
     format_trajectory_report,
-    read_trajectories,
     replay_trajectories,
     trajectory_report,
 )
+from dsh_sidecar.evaluation.trajectory_runs import Trajectory, read_trajectories
 
 # ---------------------------------------------------------------------------- the corpus
 
