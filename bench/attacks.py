@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import gzip
 import json
 import os
@@ -83,10 +84,8 @@ class Sidecar:
             if body is None:
                 self.msgs.put(None)
                 return
-            try:
+            with contextlib.suppress(ValueError):
                 self.msgs.put(json.loads(body))
-            except ValueError:
-                pass
 
     def _err(self) -> None:
         err = self.proc.stderr
@@ -166,10 +165,8 @@ class Sidecar:
         return _status_field(self.proc.pid, "VmRSS:")
 
     def close(self, how: str = "shutdown") -> int:
-        try:
+        with contextlib.suppress(Exception):
             PEAK[0] = max(PEAK[0], _status_field(self.proc.pid, "VmHWM:"))
-        except Exception:
-            pass
         try:
             if how == "shutdown" and self.proc.poll() is None:
                 self.request("shutdown", timeout=10)
@@ -1207,15 +1204,11 @@ def _mcp(ctx: Ctx, args: list[str], env: dict[str, str] | None = None, stdin: by
         env=full,
     )
     peak = 0
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.communicate(stdin, timeout=0.5)
-    except subprocess.TimeoutExpired:
-        pass
     while proc.poll() is None and time.perf_counter() - t0 < 20:
-        try:
+        with contextlib.suppress(OSError):
             peak = max(peak, _status_field(proc.pid, "VmHWM:") // 1024)
-        except OSError:
-            pass
         if peak > 2048:
             break
         time.sleep(0.1)

@@ -90,17 +90,16 @@ def mcp_session(ws: Path, call: dict, src: Path | None, home: Path, options: dic
 
     async def run() -> tuple[str, float]:
         with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as s:
-                    await s.initialize()
-                    t0 = time.perf_counter()
-                    hook = await s.call_tool(
-                        "post_tool_use",
-                        {"tool_name": call["name"], "tool_input": call["input"], "session_id": "m"},
-                    )
-                    ms = (time.perf_counter() - t0) * 1000
-                    out = hook.structured_content or {}
-                    return out.get("hookSpecificOutput", {}).get("additionalContext", ""), ms
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                t0 = time.perf_counter()
+                hook = await s.call_tool(
+                    "post_tool_use",
+                    {"tool_name": call["name"], "tool_input": call["input"], "session_id": "m"},
+                )
+                ms = (time.perf_counter() - t0) * 1000
+                out = hook.structured_content or {}
+                return out.get("hookSpecificOutput", {}).get("additionalContext", ""), ms
 
     text, ms = asyncio.run(run())
     time.sleep(1.2)  # the ledger's buffer (written within 1 s, and at exit)

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 
 def encode_frame(msg: Any) -> bytes:
-    """One JSON-RPC message as an LSP frame: ``Content-Length: <n>\\r\\n\\r\\n<JSON body>``."""
+    r"""One JSON-RPC message as an LSP frame: ``Content-Length: <n>\r\n\r\n<JSON body>``."""
     body = json.dumps(msg).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 

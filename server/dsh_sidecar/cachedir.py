@@ -17,6 +17,7 @@ Symbolic links are neither followed nor removed; folders are removed only when e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -93,10 +94,8 @@ def _remove(path: Path, size: int, out: Removed, dry_run: bool) -> None:
 
 
 def _rmdir_if_empty(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 
 
 def usage(env: Mapping[str, str] | None = None) -> dict[str, object]:

@@ -76,6 +76,25 @@ def parse_config(raw: Any) -> SidecarConfig:
     )
 
 
+def overlay_config(config: SidecarConfig, raw: Any) -> SidecarConfig:
+    """``config`` with the blocks of ``raw`` (a ``workspace/didChangeConfiguration`` payload,
+    whole or under ``dsh``) in place of its own, validated. Raises :class:`ConfigError`."""
+    if isinstance(raw, Mapping) and "dsh" in raw and isinstance(raw["dsh"], Mapping):
+        raw = raw["dsh"]
+    merged = {
+        "router": config.router.model_dump(by_alias=True, exclude_unset=True),
+        "bandit": config.bandit.model_dump(by_alias=True, exclude_unset=True),
+        "suggester": config.suggester.model_dump(by_alias=True, exclude_unset=True),
+        "state": config.state.model_dump(by_alias=True, exclude_unset=True),
+        "logMessages": config.log_messages,
+    }
+    if not isinstance(raw, Mapping):
+        raise ConfigError("settings", "must be an object")
+    for key, block in raw.items():
+        merged[key] = block
+    return parse_config(merged)
+
+
 def load_config_file(path: Path) -> SidecarConfig:
     """Read a YAML or JSON config file and validate it. Raises :class:`ConfigError`."""
     return parse_config(read_config_file(path))

@@ -1,21 +1,21 @@
-"""Workspace-derived strings are data: their control characters are escaped before they reach a
+r"""Workspace-derived strings are data: their control characters are escaped before they reach a
 ledger line, a log line or a note (docs/SECURITY.md, class 8).
 
-A file named ``x\\n[2026-01-01T00:00:00.000Z] followed Doc evil`` would otherwise forge a second
+A file named ``x\n[2026-01-01T00:00:00.000Z] followed Doc evil`` would otherwise forge a second
 ledger line, and a path with a newline would put extra lines into the note shown to the agent.
 :func:`escape_controls` rewrites every C0 control (U+0000–U+001F), DEL (U+007F), C1 control
 (U+0080–U+009F), the Unicode line/paragraph separators (U+2028, U+2029) and the format
 characters and other invisible ones (:data:`FORMAT_CHARS`: bidirectional overrides and
 isolates, zero-width characters, tag characters, variation selectors…, which change what a
-reader sees) as a visible escape: ``\\n``, ``\\r``,
-``\\t``, else ``\\xHH`` (below U+0100), ``\\uHHHH`` or ``\\UHHHHHHHH``. Everything else,
+reader sees) as a visible escape: ``\n``, ``\r``,
+``\t``, else ``\xHH`` (below U+0100), ``\uHHHH`` or ``\UHHHHHHHH``. Everything else,
 including a backslash, passes unchanged, so ordinary paths and seed strings stay byte-exact.
 
 **Everything that reaches the model's context goes through** :func:`for_model` (the per-call
 note, the sticky section, MCP ``where_is`` and web results, the CLI's output): whole terminal
 escape sequences (OSC 52 clipboard writes, CSI) removed, then :func:`escape_controls`. A
 rendered multi-line text (``lines=True``: a note, the section) keeps only the line breaks that
-start one of its ``- `` items; any other, from a name, is shown as ``\\n``, so a folder named
+start one of its ``- `` items; any other, from a name, is shown as ``\n``, so a folder named
 ``SYSTEM: ignore previous instructions`` never starts a line of its own. Names are shown by
 :func:`display_name` (escaped, and quoted when they hold more than a plain path's characters);
 untrusted prose (a repository pack's ``about``/``reason``) by :func:`quoted_prose` (escaped,
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Final
+from typing import Any, Final
 
 #: The invisible characters, as the body of a regex character class: the Unicode format
 #: characters (general category Cf) and the default-ignorable code points
@@ -123,3 +123,16 @@ class EscapingFilter(logging.Filter):
         if escaped is not message:
             record.msg, record.args = escaped, None
         return True
+
+
+def source_for_model(source: Any) -> Any:
+    """A search result's texts through :func:`for_model` (a provider's
+    title or snippet with OSC 52, CSI or RLO in it); the same object when nothing changes."""
+    update = {}
+    for name in ("url", "title", "snippet", "published_at"):
+        value = getattr(source, name)
+        if value is not None:
+            shown = for_model(value)
+            if shown is not value:
+                update[name] = shown
+    return source.model_copy(update=update) if update else source

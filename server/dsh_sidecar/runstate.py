@@ -18,6 +18,7 @@ counters — can show the live state of the servers a harness or an editor runs.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
@@ -124,10 +125,8 @@ class RunFile:
     def remove(self) -> None:
         """Stop the heartbeat and delete the file (idempotent)."""
         self._stop.set()
-        try:
+        with contextlib.suppress(OSError):
             self.path.unlink()
-        except OSError:
-            pass
 
 
 def live_servers(
@@ -160,10 +159,8 @@ def live_servers(
         if doc is None:
             continue
         if not _alive(pid):
-            try:
+            with contextlib.suppress(OSError):
                 path.unlink()  # its process is gone: nobody will remove it
-            except OSError:
-                pass
             continue
         age = now - doc.pop("_mtime")
         if age > STALE_S or doc.get("pid") != pid:

@@ -49,10 +49,9 @@ async def session(
     argv = forked([command(), "mcp", "--config", str(cfg), "--workspace", str(workspace)])
     params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home), **(env or {})})
     with (tmp_path / "stderr.log").open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                yield s
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            yield s
 
 
 SUGGEST = {"suggester": {"enabled": True, "sectionMode": "sticky"}}

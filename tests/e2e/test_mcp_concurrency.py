@@ -41,23 +41,20 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
     )
     order: list[str] = []
     with (tmp_path / "stderr.log").open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
 
-                async def call(name: str, args: dict) -> object:
-                    res = await s.call_tool(name, args)
-                    order.append(name)
-                    return res
+            async def call(name: str, args: dict) -> object:
+                res = await s.call_tool(name, args)
+                order.append(name)
+                return res
 
-                where = asyncio.ensure_future(call("where_is", {"query": "f3_4"}))
-                start = asyncio.ensure_future(call("session_start", {"session_id": "a"}))
-                search = await call("web_search", {"query": "bike chain cleaning"})
-                hook = await call(
-                    "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "x"}, "session_id": "a"}
-                )
-                found = await where
-                await start
+            where = asyncio.ensure_future(call("where_is", {"query": "f3_4"}))
+            start = asyncio.ensure_future(call("session_start", {"session_id": "a"}))
+            search = await call("web_search", {"query": "bike chain cleaning"})
+            hook = await call("post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "x"}, "session_id": "a"})
+            found = await where
+            await start
     assert not search.is_error and not hook.is_error
     assert order[:2] == ["web_search", "post_tool_use"], order
     assert not found.is_error and "intent" in found.structured_content

@@ -49,10 +49,9 @@ async def session(tmp_path: Path, workspace: Path, config: dict, env: dict | Non
     argv = forked([dsh_search(), "mcp", "--config", str(cfg), "--workspace", str(workspace)])
     params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home), **(env or {})})
     with (tmp_path / "stderr.log").open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as s:
-                init = await s.initialize()
-                yield s, init
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            init = await s.initialize()
+            yield s, init
 
 
 async def test_arguments_are_closed_and_errors_read_plainly(tmp_path, workspace, mock_provider):

@@ -9,6 +9,7 @@ import asyncio
 import socket
 import struct
 import threading
+from pathlib import Path
 
 import pytest
 from support.mockprovider import MockProvider, Reply, case_reply
@@ -192,7 +193,13 @@ async def test_50mb_body_is_refused_by_a_bounded_read(spawn, healthy):
         outcome = await assert_fell_back(client, "huge body provider")
         assert outcome == "response body larger than 8 MiB", outcome
         server_pid = client._server.pid
-        rss = int(next(line.split()[1] for line in open(f"/proc/{server_pid}/status") if line.startswith("VmRSS:")))
+        rss = int(
+            next(
+                line.split()[1]
+                for line in Path(f"/proc/{server_pid}/status").read_text().splitlines()
+                if line.startswith("VmRSS:")
+            )
+        )
         assert rss < 200 * 1024, f"RSS {rss} KiB after a 50 MB body"  # never held the whole body
     finally:
         huge.close()

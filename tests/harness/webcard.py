@@ -152,15 +152,15 @@ def main() -> int:
         hmr.write_text("- id: hmr\n  disabled: false\n")  # rc.8's web profile boots only with it
         port = free_port()
         argv = [str(h.DSH), "--profile", "web", "--patch", str(hmr), "--no-open", "--host", "127.0.0.1"]
-        log = open(artifacts / "dsh-web.log", "w")
-        dsh = subprocess.Popen(
-            [*argv, "--port", str(port)],
-            cwd=home / "ws",
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(artifacts / "dsh-web.log", "w") as log:  # the child keeps its own copy of the fd
+            dsh = subprocess.Popen(
+                [*argv, "--port", str(port)],
+                cwd=home / "ws",
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         url = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

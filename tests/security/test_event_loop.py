@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.state.files import StateFile
-from dsh_sidecar.suggester.candidates import MAX_GLOB_WORK, FileIndex
+from dsh_sidecar.suggester.candidates import FileIndex
+from dsh_sidecar.suggester.fileindex import MAX_GLOB_WORK
 from dsh_sidecar.workspace import files as files_mod
 from dsh_sidecar.workspace.builder import GraphBuilder
 from dsh_sidecar.workspace.fsguard import root_refusal

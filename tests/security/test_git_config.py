@@ -8,6 +8,7 @@ never runs it. The end-to-end tests plant ``core.fsmonitor`` under a spawned sid
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import pty
@@ -83,10 +84,8 @@ def sidecar_scans(repo: Repo) -> None:
 
 
 def hardened(repo: Repo, *args: str) -> None:
-    try:
+    with contextlib.suppress(gitcmd.GitError):
         gitcmd.run(repo.root, args)
-    except gitcmd.GitError:
-        pass
 
 
 def only_plain_git_runs_it(

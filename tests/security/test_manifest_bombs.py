@@ -1,5 +1,5 @@
 """Class 15: manifests are read, never run, and a hostile one costs a bounded read
-(workspace/manifests.py, workspace/fts.py): entity bombs and external entities refused, a huge
+(workspace/manifests/, workspace/fts.py): entity bombs and external entities refused, a huge
 manifest cut at the read bound (and past 2 MiB not read at all), deep documents, alias bombs
 and unbalanced build scripts stopped by the depth and node bounds, declared paths kept inside
 the workspace."""

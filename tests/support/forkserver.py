@@ -37,6 +37,7 @@ signals, exit paths (a closed or full stdout), config refusal, harness and edito
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import os
 import signal
@@ -78,10 +79,8 @@ def launch(path: str, argv: list[str]) -> None:
 
     def forward(signum: int, _frame: object) -> None:
         if child[0]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(child[0], signum)
-            except ProcessLookupError:
-                pass
         else:
             pending.append(signum)
 
@@ -189,10 +188,8 @@ def _preload_workspace() -> None:
     ignore_spec(["*.pyc", "!keep.pyc", "/build/"])
 
     for module, _fn in set(symbols._GRAMMARS.values()):
-        try:
+        with contextlib.suppress(ImportError):  # a grammar wheel missing: the child falls back as it would
             importlib.import_module(module)
-        except ImportError:  # a grammar wheel missing: the child falls back as it would
-            pass
 
 
 def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
@@ -221,10 +218,8 @@ def _run_child(conn: socket.socket, request: dict, fds: list[int]) -> None:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
     except BaseException:
         import traceback
 
@@ -257,10 +252,8 @@ def zygote(kind: str, path: str) -> None:
             what = key.data
             if what == "parent":
                 for _conn, pid in children.values():
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                 return
             if what == "accept":
                 conn, _ = listener.accept()
@@ -302,10 +295,8 @@ def zygote(kind: str, path: str) -> None:
                 os.close(pidfd)
                 if by_conn.pop(conn.fileno(), None) is not None:
                     sel.unregister(conn)
-                try:
+                with contextlib.suppress(OSError):
                     conn.sendall(struct.pack("!i", status))
-                except OSError:
-                    pass
                 conn.close()
             elif what == "launcher":  # the launcher closed (killed): so is the sidecar
                 conn = key.fileobj
@@ -314,10 +305,8 @@ def zygote(kind: str, path: str) -> None:
                 pidfd = by_conn.pop(conn.fileno())
                 sel.unregister(conn)
                 _, pid = children[pidfd]  # its exit is still reaped above
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
 
 if __name__ == "__main__":

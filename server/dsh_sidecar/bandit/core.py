@@ -236,13 +236,7 @@ class StrategyBandit:
         """
         cls = self._class_of(query)
         search_id = next(self._ids)
-        t0 = time.perf_counter()
-        if strategy == "auto":
-            arm = self.policy.choose(cls)
-            decision_us = (time.perf_counter() - t0) * 1e6
-            propensity: float | None = None  # computed by the decision log's writer, off the reply's path
-        else:
-            arm, decision_us, propensity = strategy, 0.0, 1.0
+        arm, decision_us, propensity = self._arm_for(cls, strategy)
         posterior = self.policy.effective(cls)
         cap = self.arm_max(arm)
         run = run_quick if arm == "quick" else run_thorough
@@ -251,35 +245,13 @@ class StrategyBandit:
             result: ArmResult = await run(self.router, query, cap, deadline_ms)
         except AllProvidersFailed as failed:
             duration_ms = int((time.monotonic() - started) * 1000)
-            if failed.outage:
-                self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
-                reward = None
-            else:
-                reward = await self._learn(cls, arm, 0, duration_ms)
+            reward = await self._unanswered(failed, cls, arm, duration_ms)
             self._record(
                 search_id, cls, arm, strategy != "auto", propensity, reward, duration_ms, decision_us, 0, posterior
             )
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        credited: float | None
-        unlearned_why: str | None = None
-        if all_cached(result.attempts):
-            # the cache answered in 0 ms: no evidence of the arm's speed (nor of anything else)
-            self._emit(
-                lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources), CACHED_WHY)
-            )
-            reward = self._heuristic(arm, len(result.sources), duration_ms)
-            credited, unlearned_why = None, "none (cached: no provider was asked)"
-        elif answered_offline(result.attempts):
-            # only the offline docs index answered: it says nothing of how web searching pays
-            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
-            reward = self._heuristic(arm, len(result.sources), duration_ms)
-            credited, unlearned_why = None, "none (offline: only the local docs index answered)"
-        else:
-            reward = credited = await self._learn(cls, arm, len(result.sources), duration_ms)
-            item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
-            self.pending_file.submit(search_id, item, self.pending)
-            self.own.append(search_id)
+        reward, credited, unlearned_why = await self._credit(search_id, cls, arm, result, duration_ms)
         self._record(
             search_id,
             cls,
@@ -308,6 +280,48 @@ class StrategyBandit:
             query_class=cls,
             propensity=propensity,
         )
+
+    def _arm_for(self, cls: str, strategy: str) -> tuple[str, float, float | None]:
+        """The arm of a search of class ``cls`` (sampled for ``auto``, else the one forced), the
+        decision's time in microseconds and its propensity (``None``: computed by the decision
+        log's writer, off the reply's path; 1 for a forced arm)."""
+        if strategy != "auto":
+            return strategy, 0.0, 1.0
+        t0 = time.perf_counter()
+        arm = self.policy.choose(cls)
+        return arm, (time.perf_counter() - t0) * 1e6, None
+
+    async def _unanswered(self, failed: AllProvidersFailed, cls: str, arm: str, duration_ms: int) -> float | None:
+        """The reward of a search no provider answered: 0, learned, unless every failure was an
+        outage (then nothing is learned: ``None``)."""
+        if failed.outage:
+            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls)))
+            return None
+        return await self._learn(cls, arm, 0, duration_ms)
+
+    async def _credit(
+        self, search_id: str, cls: str, arm: str, result: ArmResult, duration_ms: int
+    ) -> tuple[float, float | None, str | None]:
+        """The reward of an answered search, what the posteriors were credited (``None``: not
+        learned from) and why not: a cached answer or one only the offline docs index gave
+        says nothing of the arm (its reward is the heuristic's); any other is learned from and
+        waits for its feedback."""
+        if all_cached(result.attempts):
+            # the cache answered in 0 ms: no evidence of the arm's speed (nor of anything else)
+            self._emit(
+                lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources), CACHED_WHY)
+            )
+            return self._heuristic(arm, len(result.sources), duration_ms), None, "none (cached: no provider was asked)"
+        if answered_offline(result.attempts):
+            # only the offline docs index answered: it says nothing of how web searching pays
+            self._emit(lambda: format_unlearned_line(arm, duration_ms, self.policy.stats(cls), len(result.sources)))
+            reward = self._heuristic(arm, len(result.sources), duration_ms)
+            return reward, None, "none (offline: only the local docs index answered)"
+        reward = await self._learn(cls, arm, len(result.sources), duration_ms)
+        item = self.pending.add(search_id, cls, arm, reward, url_keys(s.url for s in result.sources))
+        self.pending_file.submit(search_id, item, self.pending)
+        self.own.append(search_id)
+        return reward, reward, None
 
     def _emit(self, line: Callable[[], str]) -> None:
         """Log the line ``line()`` makes, when anyone takes it (:attr:`log_wanted`)."""

@@ -263,7 +263,6 @@ class ContextualPolicy:
 
     def adjust_op(self, cls: str, arm: str, delta: float) -> Callable[[Evidence], None]:
         """The re-credit of :meth:`adjust` as an operation on any evidence document."""
-
         rows = (cls, GLOBAL) if cls != GLOBAL else (GLOBAL,)
 
         def op(ev: Evidence) -> None:

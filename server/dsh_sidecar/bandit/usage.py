@@ -34,9 +34,7 @@ def _trim(url: str) -> str:
     closing ``)`` the URL did not open (markdown's ``[t](url)``, a parenthesised URL) — a
     balanced one stays (``…/wiki/Chain_(unit)``)."""
     while url:
-        if url[-1] in _TRAILING:
-            url = url[:-1]
-        elif url[-1] == ")" and url.count(")") > url.count("("):
+        if url[-1] in _TRAILING or url[-1] == ")" and url.count(")") > url.count("("):
             url = url[:-1]
         else:
             break

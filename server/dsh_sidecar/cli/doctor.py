@@ -1,4 +1,4 @@
-"""``dsh-search doctor``: is this machine ready to run the sidecar?
+"""``dsh-search doctor``: whether this machine is ready to run the sidecar.
 
 Checks, in order: Python (≥ 3.11), SQLite and its FTS5 module, ``git`` (the workspace graph
 reads ``git ls-files``; without it the tree is walked), each config file read, each provider
@@ -203,8 +203,8 @@ async def _probe(client: ProviderClient, spec: Any, timeout_s: float, cfg: Sidec
     exchange and the provider's parser, so a disabled JSON format, a refused key or a wrong
     URL fails here exactly as a search would."""
     from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.chain import digest
     from dsh_sidecar.router.config import secrets_of
+    from dsh_sidecar.router.digest import digest
     from dsh_sidecar.router.http import exchange
     from dsh_sidecar.router.providers import PROVIDERS
     from dsh_sidecar.router.providers.base import ProviderFailure

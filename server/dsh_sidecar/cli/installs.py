@@ -94,10 +94,7 @@ def extra_hint(extra: str, install: Install | None = None) -> str:
     requirement = _requirement(extra)
     if install.kind == "pipx" and requirement:
         return f"pipx inject {DISTRIBUTION} {shlex.quote(requirement)}"
-    if install.source is not None:
-        spec = f"{DISTRIBUTION}[{extra}] @ {install.source}"
-    else:
-        spec = f"{DISTRIBUTION}[{extra}]"
+    spec = f"{DISTRIBUTION}[{extra}] @ {install.source}" if install.source is not None else f"{DISTRIBUTION}[{extra}]"
     if install.kind == "uv-tool":
         return f"uv tool install --force {shlex.quote(spec)}"
     if install.kind == "pipx":

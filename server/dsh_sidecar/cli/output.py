@@ -21,11 +21,12 @@ the window title or hide text with terminal escape sequences, and Rich never rea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -113,10 +114,8 @@ class Output:
         for stream in (self.stdout, self.stderr):
             reconfigure = getattr(stream, "reconfigure", None)
             if reconfigure is not None:
-                try:
+                with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: left as it is
                     reconfigure(errors="backslashreplace")
-                except (ValueError, OSError):  # a closed or detached stream: left as it is
-                    pass
         no_color = self.color == "never" or (self.color == "auto" and _no_color(os.environ))
         force = True if self.color == "always" else None
         self.out = Console(file=self.stdout, no_color=no_color, highlight=False, soft_wrap=False, force_terminal=force)
@@ -189,7 +188,7 @@ class Output:
             yield bar
 
 
-def reporter(bar: Progress | None):
+def reporter(bar: Progress | None) -> Callable[[int, int], None]:
     """``progress(done, total)`` moving the first task of ``bar`` (thread-safe; a no-op without a bar)."""
 
     def update(done: int, total: int) -> None:

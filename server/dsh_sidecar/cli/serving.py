@@ -6,11 +6,13 @@ app (:mod:`dsh_sidecar.cli.commands`), which calls the same :func:`serve` and :f
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from dsh_sidecar.cli.exits import WRITE_ERRNOS, closed_pipe, unwritable
 from dsh_sidecar.errors import ConfigError
@@ -206,7 +208,7 @@ def check_config_path(path: Path) -> None:
         raise ConfigError(str(path), "not a regular file")
 
 
-def read_config(path: Path):
+def read_config(path: Path) -> Any:
     """The raw document of one of the user's config files (``--config``, ``$DSH_SEARCH_CONFIG``,
     the user file: :func:`dsh_sidecar.config.read_config_file`), after :func:`check_config_path`.
     Raises :class:`ConfigError`."""
@@ -277,7 +279,7 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     server.config_defaults = discovered.merged()
     configure_logging(server.redactor, log_level)
 
-    def config_for_root(root: Path | None):
+    def config_for_root(root: Path | None) -> Any:
         found = discovered.with_project(root)
         for line in found.warnings():
             logging.getLogger("dsh_sidecar.config").warning("%s", line)
@@ -306,8 +308,6 @@ def _exit_now(code: int) -> None:
     atexit._run_exitfuncs()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(code)

@@ -45,14 +45,8 @@ from dsh_sidecar.evaluation.trace import (
 from dsh_sidecar.evaluation.trajectories import (
     ECHO_MAX_FILES,
     RANK_MIN_FILES,
-    TRAJECTORY_HELDOUT,
-    TRAJECTORY_HELDOUT_FAMILIES,
-    FileIndex,
-    Trajectory,
     format_trajectory_report,
-    listed_files,
     notes_from_log,
-    read_trajectories,
     replay_trajectories,
     rescore_trajectories,
     run_trajectories,
@@ -60,6 +54,14 @@ from dsh_sidecar.evaluation.trajectories import (
     trajectory_report,
     trajectory_summary,
     workspace_files,
+)
+from dsh_sidecar.evaluation.trajectory_runs import (
+    TRAJECTORY_HELDOUT,
+    TRAJECTORY_HELDOUT_FAMILIES,
+    FileIndex,
+    Trajectory,
+    listed_files,
+    read_trajectories,
 )
 
 __all__ = [

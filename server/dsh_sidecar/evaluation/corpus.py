@@ -25,13 +25,12 @@ from dsh_sidecar.evaluation.trace import (
     score,
 )
 from dsh_sidecar.evaluation.trajectories import (
-    Trajectory,
     format_trajectory_report,
-    read_trajectories,
     replay_trajectories,
     trajectory_report,
     workspace_files,
 )
+from dsh_sidecar.evaluation.trajectory_runs import Trajectory, read_trajectories
 
 # ---------------------------------------------------------------------------- the corpus
 

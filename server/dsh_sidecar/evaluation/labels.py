@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from dsh_sidecar.evaluation.trace import TraceLine
-from dsh_sidecar.evaluation.trajectories import ECHO_MAX_FILES, FileIndex, listed_files
+from dsh_sidecar.evaluation.trajectories import ECHO_MAX_FILES
+from dsh_sidecar.evaluation.trajectory_runs import FileIndex, listed_files
 
 
 def shown_files(line: TraceLine, index: FileIndex) -> set[str]:

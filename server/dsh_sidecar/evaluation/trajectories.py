@@ -1,5 +1,6 @@
-"""Trajectory figures (recorded agent runs, ``corpus/trajectories/``; the definitions, with their
-edge cases, are in ``docs/corpus.md``, "Metric definitions"):
+"""Trajectory figures: recorded agent runs, ``corpus/trajectories/``.
+
+The definitions, with their edge cases, are in ``docs/corpus.md``, "Metric definitions":
 
 * useful-precision = notes naming (among their targets) a file the agent reads or edits at a
   later call of the trace, or a gold file ÷ all notes;
@@ -31,226 +32,22 @@ edge cases, are in ``docs/corpus.md``, "Metric definitions"):
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import posixpath
 import random
-import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.evaluation.trace import GRAPH_WAIT_S, TraceLine, format_ledger, ledger_summary, replay
+from dsh_sidecar.evaluation.trajectory_runs import FileIndex, Trajectory, _mentions, _touched_after, shown_by
 
-#: The fixed held-out set of the trajectories (``corpus/README.md``, "Held-out trajectories"):
-#: never tuned on, their per-trace details not looked at while tuning; scored as their own row.
-#: A trace is held out when its repository is in :data:`TRAJECTORY_HELDOUT` or its agent family
-#: is in :data:`TRAJECTORY_HELDOUT_FAMILIES`.
-TRAJECTORY_HELDOUT: Final = frozenset(
-    {
-        "pylint-dev/pylint",
-        "pytest-dev/pytest",
-        "psf/requests",
-        "pallets/flask",
-        "apache/dubbo",
-        "prettier/prettier",
-        "coder/code-server",
-    }
-)
-#: Agent families held out whole (see :data:`TRAJECTORY_HELDOUT`).
-TRAJECTORY_HELDOUT_FAMILIES: Final = frozenset({"iswe"})
-#: Absolute folders agents' containers mount the repository at: ``/testbed/x.py`` is ``x.py``.
-CONTAINER_ROOTS: Final = ("/testbed", "/workspace")
 #: A result naming more repository files than this is a ranked listing: a note can't echo it.
 ECHO_MAX_FILES: Final = 5
 #: A result naming at least this many repository files is broad: its notes are judged on rank.
 RANK_MIN_FILES: Final = 10
-
-
-# ---------------------------------------------------------------------------- trajectories
-
-
-@dataclass
-class Trajectory:
-    """One recorded agent run: its index row and its calls (``{"i", "class", "params"}``, and in
-    Corpus II ``opens``/``dirs``: the repository files the call opened or edited, the folders its
-    result's bare names are relative to)."""
-
-    row: dict[str, Any]
-    calls: list[dict[str, Any]]
-
-    @property
-    def id(self) -> str:
-        return str(self.row["id"])
-
-    @property
-    def gold(self) -> set[str]:
-        return set(self.row.get("gold") or [])
-
-    @property
-    def family(self) -> str:
-        return str(self.row.get("family") or "mini-swe-agent")
-
-    @property
-    def language(self) -> str:
-        return str(self.row.get("language") or "python")
-
-    @property
-    def heldout(self) -> bool:
-        return self.row["repo"] in TRAJECTORY_HELDOUT or self.family in TRAJECTORY_HELDOUT_FAMILIES
-
-    @property
-    def limit(self) -> int:
-        """Index of the first edit of a repository file (the length of the trace when none)."""
-        fe = self.row.get("firstEdit")
-        return len(self.calls) if fe is None else int(fe)
-
-    @property
-    def any_limit(self) -> int:
-        """Index of the first call of class ``edit`` (scratch files too; the length when none)."""
-        return next((i for i, c in enumerate(self.calls) if c.get("class") == "edit"), len(self.calls))
-
-
-def read_trajectories(folder: Path, ids: Iterable[str] | None = None) -> list[Trajectory]:
-    """``<folder>/index.jsonl`` and each ``<folder>/<id>.jsonl`` (only ``ids`` when given)."""
-    wanted = set(ids) if ids is not None else None
-    out = []
-    for raw in (folder / "index.jsonl").read_text("utf-8").splitlines():
-        if not raw.strip():
-            continue
-        row = json.loads(raw)
-        if wanted is not None and row["id"] not in wanted:
-            continue
-        calls = [json.loads(x) for x in (folder / f"{row['id']}.jsonl").read_text("utf-8").splitlines() if x.strip()]
-        out.append(Trajectory(row, calls))
-    return out
-
-
-def _mentions(blob: str, path: str) -> bool:
-    """``path`` appears in ``blob`` (a JSON text) as a whole path: after a start, ``/``, space,
-    quote or redirection, before an end, space, quote, separator or an escape (``\\n``)."""
-    return re.search(r"(?:^|[\s/'\"=:(<>])" + re.escape(path) + r"(?=$|[\s'\":,;|&<>)\]\\])", blob) is not None
-
-
-def _touched_after(t: Trajectory) -> list[str]:
-    """Per call index: the JSON of the tool inputs of the read/edit calls after it, joined."""
-    blobs = [
-        json.dumps(c["params"].get("tool", {}).get("input", {}), ensure_ascii=False)
-        if c.get("class") in ("read", "edit")
-        else ""
-        for c in t.calls
-    ]
-    after = [""] * len(blobs)
-    acc = ""
-    for i in range(len(blobs) - 1, -1, -1):
-        after[i] = acc
-        if blobs[i]:
-            acc = blobs[i] + "\n" + acc
-    return after
-
-
-# ---------------------------------------------------------------------------- what a result showed
-
-
-class FileIndex:
-    """The workspace's files (repository-relative) and their folders, for :func:`listed_files`."""
-
-    def __init__(self, files: Iterable[str]) -> None:
-        self.files = frozenset(files)
-        dirs = {""}
-        for f in self.files:
-            parts = f.split("/")[:-1]
-            for k in range(1, len(parts) + 1):
-                dirs.add("/".join(parts[:k]))
-        self.dirs = frozenset(dirs)
-
-    def resolve(self, token: str, dirs: Sequence[str] = ()) -> str | None:
-        """The workspace file ``token`` names, or ``None``: the path itself (``./`` and a diff's
-        ``a/``/``b/`` removed), an absolute path under a container root (``/testbed/x.py``), the
-        longest workspace path ending an absolute path (``/mnt/w/repo/src/x.ts``: ``src/x.ts``,
-        only a path with a folder), or a name relative to one of ``dirs``."""
-        tok = token
-        while tok.startswith("./"):
-            tok = tok[2:]
-        if not tok or tok.endswith("/"):
-            return None
-        if tok in self.files:
-            return tok
-        if tok.startswith(("a/", "b/")) and tok[2:] in self.files:
-            return tok[2:]
-        if tok.startswith("/"):
-            for root in CONTAINER_ROOTS:
-                if tok.startswith(root + "/"):
-                    rel = posixpath.normpath(tok[len(root) + 1 :])
-                    return rel if rel in self.files else None
-            parts = tok.split("/")
-            for k in range(1, len(parts) - 1):
-                rel = "/".join(parts[k:])
-                if rel in self.files:
-                    return rel
-            return None
-        for d in dirs:
-            if d:
-                rel = posixpath.normpath(posixpath.join(d, tok))
-                if rel in self.files:
-                    return rel
-        return None
-
-
-#: A path-like token of a result text: no spaces, quotes, colons or brackets.
-_TOKEN: Final = re.compile(r"[\w@+~.\-/]+")
-#: A listing's folder header: ``./sympy/core:`` (``ls -R``) or ``src/generators/:``.
-_HEADER: Final = re.compile(r"^\s*(\S+?)/?:\s*$")
-
-
-def listed_files(text: str, index: FileIndex, dirs: Sequence[str] = ()) -> list[str]:
-    """Workspace files a result text names, in order of first appearance (each once): every
-    path-like token resolved by :meth:`FileIndex.resolve`, bare names relative to ``dirs``
-    (the folders the command ran in or listed) and to the last folder header above them
-    (``ls -R``, a folder tree)."""
-    out: list[str] = []
-    seen: set[str] = set()
-    header: str | None = None
-    for line in text.splitlines():
-        m = _HEADER.match(line)
-        if m:
-            d = m.group(1)
-            while d.startswith("./"):
-                d = d[2:]
-            for root in CONTAINER_ROOTS:
-                if d == root or d.startswith(root + "/"):
-                    d = d[len(root) + 1 :]
-            d = posixpath.normpath(d) if d not in ("", ".") else ""
-            header = d if d in index.dirs else None
-            continue
-        where = [*dirs, header] if header is not None else list(dirs)
-        for tok in _TOKEN.findall(line):
-            p = index.resolve(tok.rstrip("."), where)
-            if p is not None and p not in seen:
-                seen.add(p)
-                out.append(p)
-    return out
-
-
-def shown_by(t: Trajectory, index: FileIndex) -> tuple[list[set[str]], list[set[str]], list[list[str]]]:
-    """Per call: the files its result listed, the files it showed (listed, opened or edited)
-    and the files it opened or edited (in order)."""
-    listed: list[set[str]] = []
-    shown: list[set[str]] = []
-    opens: list[list[str]] = []
-    for c in t.calls:
-        text = ((c.get("params") or {}).get("result") or {}).get("text") or ""
-        lst = set(listed_files(str(text), index, c.get("dirs") or ()))
-        op = [str(p) for p in c.get("opens") or ()]
-        listed.append(lst)
-        shown.append(lst | set(op))
-        opens.append(op)
-    return listed, shown, opens
-
-
-# ---------------------------------------------------------------------------- per-trace figures
 
 
 def _draw(t: Trajectory, ordered: Sequence[str]) -> list[tuple[int, str]]:
@@ -276,98 +73,133 @@ def trajectory_figures(
     after = _touched_after(t)
     gold = t.gold
     listed, shown, opens = shown_by(t, index)
+    tally = _NoteTally(t, gold, after, shown, _cumulative(shown), _next_opens(opens))
+    for i, ns in enumerate(notes):
+        for n in ns:
+            tally.add(i, n)
+    is_search = [c.get("class") == "search" for c in t.calls]
+    first_open = {str(g): int(i) for g, i in (t.row.get("firstOpen") or {}).items()}
+    saved = pairs = 0
+    for g, i in tally.first_named.items():
+        o = first_open.get(g)
+        if o is not None and i < o:
+            pairs += 1
+            saved += sum(is_search[i + 1 : o])
+    picks = _draw(t, sorted(index.files))
+    return {
+        "calls": len(t.calls),
+        "search": sum(is_search),
+        "notes": tally.notes,
+        "useful": tally.useful,
+        "gold_hit": tally.gold_hit,
+        "own_hit": t.row.get("ownSearchHit") is not None,
+        "random_notes": len(picks),
+        "random_useful": sum(1 for i, p in picks if p in gold or _mentions(after[i], p)),
+        "random_hit": any(p in gold for _, p in picks),
+        "gold_hit_any": tally.gold_hit_any,
+        "own_hit_any": any(listed[j] & gold for j in range(t.any_limit)),
+        "random_hit_any": any(p in gold and i < t.any_limit for i, p in picks),
+        "echo": tally.echoes,
+        "echo_first": tally.firsts,
+        "lead": tally.leads,
+        "broad": tally.broad,
+        "ranked": tally.ranked,
+        "saved": saved,
+        "saved_pairs": pairs,
+        "random_echo": sum(1 for i, p in picks if tally.echo(i, [p])),
+        "random_lead": sum(1 for i, p in picks if tally.lead(i, [p])),
+        "note_log": tally.log,
+    }
+
+
+def _cumulative(shown: Sequence[set[str]]) -> list[set[str]]:
+    """Per call, every file the trace showed up to it (that call included)."""
     seen: list[set[str]] = []
     acc: set[str] = set()
     for s in shown:
         acc = acc | s
         seen.append(acc)
-    next_open: list[set[str]] = [set()] * len(t.calls)
+    return seen
+
+
+def _next_opens(opens: Sequence[Any]) -> list[set[str]]:
+    """Per call, the files of the next call after it that opens any."""
+    next_open: list[set[str]] = [set()] * len(opens)
     nxt: set[str] = set()
-    for i in range(len(t.calls) - 1, -1, -1):
+    for i in range(len(opens) - 1, -1, -1):
         next_open[i] = nxt
         if opens[i]:
             nxt = set(opens[i])
-    first_open = {str(g): int(i) for g, i in (t.row.get("firstOpen") or {}).items()}
-    is_search = [c.get("class") == "search" for c in t.calls]
+    return next_open
 
-    def echo(i: int, targets: Sequence[str]) -> bool:
-        return bool(targets) and 1 <= len(shown[i]) <= ECHO_MAX_FILES and set(targets) <= shown[i]
 
-    def echo_first(i: int, targets: Sequence[str]) -> bool:
-        return bool(targets) and 1 <= len(shown[i]) <= ECHO_MAX_FILES and targets[0] in shown[i]
+@dataclass
+class _NoteTally:
+    """The counts of a trace's notes (module docstring) and their log, note by note."""
 
-    def lead(i: int, targets: Sequence[str]) -> bool:
-        return any(p in gold and p not in seen[i] for p in targets)
+    t: Trajectory
+    gold: AbstractSet[str]
+    after: Sequence[Any]
+    shown: Sequence[set[str]]
+    seen: list[set[str]]
+    next_open: list[set[str]]
+    notes: int = 0
+    useful: int = 0
+    echoes: int = 0
+    firsts: int = 0
+    leads: int = 0
+    broad: int = 0
+    ranked: int = 0
+    gold_hit: bool = False
+    gold_hit_any: bool = False
+    first_named: dict[str, int] = field(default_factory=dict)
+    log: list[dict[str, Any]] = field(default_factory=list)
 
-    n_notes = useful = echoes = firsts = leads = broad = ranked = 0
-    gold_hit = gold_hit_any = False
-    first_named: dict[str, int] = {}
-    log: list[dict[str, Any]] = []
-    for i, ns in enumerate(notes):
-        for n in ns:
-            targets = [str(x) for x in n.get("source", {}).get("targets", [])]
-            n_notes += 1
-            is_useful = bool(set(targets) & gold) or any(_mentions(after[i], p) for p in targets)
-            useful += is_useful
-            if set(targets) & gold:
-                gold_hit = gold_hit or i < t.limit
-                gold_hit_any = gold_hit_any or i < t.any_limit
-            is_echo, is_lead = echo(i, targets), lead(i, targets)
-            echoes += is_echo
-            firsts += echo_first(i, targets)
-            leads += is_lead
-            if len(shown[i]) >= RANK_MIN_FILES and targets:
-                broad += 1
-                ranked += targets[0] in next_open[i]
-            log.append(
-                {
-                    "i": i,
-                    "intent": n.get("source", {}).get("intent"),
-                    "targets": targets,
-                    "shown": len(shown[i]),
-                    "useful": is_useful,
-                    "echo": is_echo,
-                    "echo_first": echo_first(i, targets),
-                    "lead": is_lead,
-                    "gold": sorted(set(targets) & gold),
-                }
-            )
-            for p in targets:
-                if p in gold:
-                    first_named.setdefault(p, i)
-    saved = pairs = 0
-    for g, i in first_named.items():
-        o = first_open.get(g)
-        if o is not None and i < o:
-            pairs += 1
-            saved += sum(is_search[i + 1 : o])
-    ordered = sorted(index.files)
-    picks = _draw(t, ordered)
-    r_useful = sum(1 for i, p in picks if p in gold or _mentions(after[i], p))
-    return {
-        "calls": len(t.calls),
-        "search": sum(is_search),
-        "notes": n_notes,
-        "useful": useful,
-        "gold_hit": gold_hit,
-        "own_hit": t.row.get("ownSearchHit") is not None,
-        "random_notes": len(picks),
-        "random_useful": r_useful,
-        "random_hit": any(p in gold for _, p in picks),
-        "gold_hit_any": gold_hit_any,
-        "own_hit_any": any(listed[j] & gold for j in range(t.any_limit)),
-        "random_hit_any": any(p in gold and i < t.any_limit for i, p in picks),
-        "echo": echoes,
-        "echo_first": firsts,
-        "lead": leads,
-        "broad": broad,
-        "ranked": ranked,
-        "saved": saved,
-        "saved_pairs": pairs,
-        "random_echo": sum(1 for i, p in picks if echo(i, [p])),
-        "random_lead": sum(1 for i, p in picks if lead(i, [p])),
-        "note_log": log,
-    }
+    def echo(self, i: int, targets: Sequence[str]) -> bool:
+        """Every target is among the few files call ``i`` showed."""
+        return bool(targets) and 1 <= len(self.shown[i]) <= ECHO_MAX_FILES and set(targets) <= self.shown[i]
+
+    def echo_first(self, i: int, targets: Sequence[str]) -> bool:
+        """The first target is among the few files call ``i`` showed."""
+        return bool(targets) and 1 <= len(self.shown[i]) <= ECHO_MAX_FILES and targets[0] in self.shown[i]
+
+    def lead(self, i: int, targets: Sequence[str]) -> bool:
+        """A target is a gold file the trace had not shown by call ``i``."""
+        return any(p in self.gold and p not in self.seen[i] for p in targets)
+
+    def add(self, i: int, n: dict[str, Any]) -> None:
+        """Count the note ``n`` given at call ``i``."""
+        targets = [str(x) for x in n.get("source", {}).get("targets", [])]
+        gold = self.gold
+        self.notes += 1
+        is_useful = bool(set(targets) & gold) or any(_mentions(self.after[i], p) for p in targets)
+        self.useful += is_useful
+        if set(targets) & gold:
+            self.gold_hit = self.gold_hit or i < self.t.limit
+            self.gold_hit_any = self.gold_hit_any or i < self.t.any_limit
+        is_echo, is_lead = self.echo(i, targets), self.lead(i, targets)
+        self.echoes += is_echo
+        self.firsts += self.echo_first(i, targets)
+        self.leads += is_lead
+        if len(self.shown[i]) >= RANK_MIN_FILES and targets:
+            self.broad += 1
+            self.ranked += targets[0] in self.next_open[i]
+        self.log.append(
+            {
+                "i": i,
+                "intent": n.get("source", {}).get("intent"),
+                "targets": targets,
+                "shown": len(self.shown[i]),
+                "useful": is_useful,
+                "echo": is_echo,
+                "echo_first": self.echo_first(i, targets),
+                "lead": is_lead,
+                "gold": sorted(set(targets) & gold),
+            }
+        )
+        for p in targets:
+            if p in gold:
+                self.first_named.setdefault(p, i)
 
 
 def _rate(a: int, b: int) -> float:

@@ -24,11 +24,11 @@ from pygls.uris import to_fs_path
 
 from dsh_sidecar import __version__
 from dsh_sidecar.escape import EscapingFilter
+from dsh_sidecar.lsp.framing import FramingLost
 from dsh_sidecar.lsp.pygls_adapter import PyglsPeer
 from dsh_sidecar.lsp.signals import ignore_sigterm, install_sigterm_callback, install_sigterm_exit
 from dsh_sidecar.lsp.transport import (
     FdWriter,
-    FramingLost,
     StdoutClosed,
     protect_stdout,
     raw_params_converter,
@@ -332,10 +332,8 @@ def workspace_root(params: lsp.InitializeParams) -> Path | None:
 
 def configure_logging(redactor: Redactor, level: str = "WARNING") -> None:
     """Log to stderr only, through the secret-redacting filter; pygls kept quiet."""
-    try:
+    with contextlib.suppress(StdoutClosed):  # run_stdio reports it
         reopen_std_fds()  # a closed stderr or stdin must not make logging or serving crash
-    except StdoutClosed:
-        pass  # run_stdio reports it
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter(redactor))
@@ -365,43 +363,13 @@ def run_stdio(server: SidecarServer) -> int:
     server.protocol.set_writer(writer)
     code = 0
 
-    async def main() -> None:
-        # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
-        # does, so the flush below runs and nothing learned is lost (docs/SECURITY.md, class 9); SIGTERM
-        # is handled as `exit` below
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        try:
-            loop.add_signal_handler(signal.SIGHUP, task.cancel)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-        # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
-        # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
-        install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
-
-        # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
-        def lost() -> None:
-            loop.call_soon_threadsafe(task.cancel)
-
-        writer.on_lost = lost
-        try:
-            await serve(server.protocol, sys.stdin.buffer)
-        except asyncio.CancelledError:
-            if writer.lost:
-                log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
-            else:
-                log.info("stopping on a termination signal")
-        finally:
-            ignore_sigterm()  # ending (the flush below)
-
     # a harness's teardown may SIGTERM its children before (or while) it sends shutdown/exit
     # (DeepSeek Harness's child-process teardown does): treat it as `exit`, flushing state below
     # until the loop takes SIGTERM over in main() (`dsh-search serve` ended the process at once
     # on a SIGTERM during its start, before this)
     install_sigterm_exit()
     try:
-        asyncio.run(main())
+        asyncio.run(_serve_until_stopped(server, writer))
     except SystemExit as exc:  # the LSP `exit` notification
         code = exc.code if isinstance(exc.code, int) else 0
     except FramingLost as exc:
@@ -415,9 +383,37 @@ def run_stdio(server: SidecarServer) -> int:
             code = 1  # as for a stdout closed at start: nothing could be answered
         if server.sidecar is not None:
             server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
-            try:
+            with contextlib.suppress(Exception):
                 asyncio.run(server.sidecar.aclose())
-            except Exception:
-                pass
         writer.close()
     return code
+
+
+async def _serve_until_stopped(server: SidecarServer, writer: FdWriter) -> None:
+    """Serve on stdin until EOF, ``exit``, SIGHUP, SIGTERM or a lost stdout (then cancelled)."""
+    # SIGHUP (the harness's terminal or parent went away) stops serving the same way EOF
+    # does, so run_stdio's flush runs and nothing learned is lost (docs/SECURITY.md, class 9);
+    # SIGTERM is handled as `exit` (run_stdio) until the loop takes it over here
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGHUP, task.cancel)
+    # SIGTERM too, run by the loop (between callbacks), not raised into whatever runs in the
+    # main thread then (a lazy import, a native call): see dsh_sidecar.lsp.signals
+    install_sigterm_callback(lambda: loop.call_soon_threadsafe(task.cancel))
+
+    # the reader closed stdout: nothing can be answered any more, so stop as on SIGHUP
+    def lost() -> None:
+        loop.call_soon_threadsafe(task.cancel)
+
+    writer.on_lost = lost
+    try:
+        await serve(server.protocol, sys.stdin.buffer)
+    except asyncio.CancelledError:
+        if writer.lost:
+            log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
+        else:
+            log.info("stopping on a termination signal")
+    finally:
+        ignore_sigterm()  # ending (run_stdio's flush)

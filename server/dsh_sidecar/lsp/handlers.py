@@ -114,7 +114,7 @@ def config_of(options: Any, config: SidecarConfig | None) -> SidecarConfig:
     return parse_config(options)
 
 
-def register(server: SidecarServer) -> None:
+def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registration closure: one short nested handler per method)
     """Attach every handler to ``server``."""
 
     @server.feature(lsp.INITIALIZE)

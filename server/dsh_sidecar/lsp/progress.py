@@ -9,6 +9,7 @@ its worker thread; every message is sent from the server's event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from typing import TYPE_CHECKING, Final
@@ -44,10 +45,8 @@ class GraphProgress:
 
     def __call__(self, done: int, total: int) -> None:
         """Thread-safe: hand the update to the event loop."""
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed (shutdown): nothing to report to
             self.loop.call_soon_threadsafe(self._update, done, total)
-        except RuntimeError:  # the loop is closed (shutdown): nothing to report to
-            pass
 
     def _update(self, done: int, total: int) -> None:
         if done == 0:  # a new build

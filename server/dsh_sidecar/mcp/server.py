@@ -53,7 +53,7 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
 
@@ -140,7 +140,7 @@ class Lifetime:
             await sidecar.aclose()
 
 
-def build_server(
+def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nested handler per MCP tool)
     config: SidecarConfig,
     workspace: Path | None,
     env: Mapping[str, str],
@@ -450,10 +450,8 @@ async def serve_until_signal(server: MCPServer[Any], lifetime: Lifetime) -> None
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the flush is not cut short
                     await lifetime.close()
                     for stream in (sys.stdout, sys.stderr):
-                        try:
+                        with suppress(OSError, ValueError):
                             stream.flush()
-                        except (OSError, ValueError):
-                            pass
                     os._exit(0)
 
         group.start_soon(on_signal)

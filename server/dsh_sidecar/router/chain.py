@@ -27,17 +27,16 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
-from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, ResultCache
+from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
+from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.health import Clock, ProviderHealth
-from dsh_sidecar.router.normalize import WEB_SCHEMES, normalize
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
     AUTH,
-    BAD_RESPONSE,
     BLOCKED,
     CONFIG,
     EMPTY,
@@ -308,7 +307,7 @@ class Router:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
         return self.cache.status() if self.cache is not None else None
 
-    def _cache_key(self, query: str, max_results: int):
+    def _cache_key(self, query: str, max_results: int) -> CacheKey:
         return ResultCache.key(query, max_results, tuple((s.id, s.base_url) for s in self.chain))
 
     async def search(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:
@@ -327,30 +326,22 @@ class Router:
         total_ms = deadline_ms or self.config.deadline_ms
         deadline = started + (total_ms - deadline_reserve_ms(total_ms)) / 1000  # the last attempt's end
         key = self._cache_key(query, max_results) if self.cache is not None else None
-        if key is not None and self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
-                return RouterResult(list(hit.sources), hit.truncated, cached, hit.provider, hit.content)
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
             await self.until_ready(deadline - _now())  # not ready by then: every attempt is skipped
         attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None
         for spec in self._plan():
-            if isinstance(spec, str):  # named in provider/order but not usable
-                reason = f"skipped: {unusable_reason(spec, self.config)}"
-                attempts.append(Attempt(provider=spec, outcome=reason, ms=0))
-                failures.append(_Failed(spec, reason, CONFIG))
+            skipped = self._unavailable(spec)
+            if skipped is not None:
+                attempts.append(skipped[0])
+                if skipped[1] is not None:
+                    failures.append(skipped[1])
                 continue
-            if spec.id not in self.modules:
-                attempts.append(Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0))
-                continue
-            cooling = self.health.skip_reason(spec.id)
-            if cooling is not None:
-                attempts.append(Attempt(provider=spec.id, outcome=cooling, ms=0))
-                failures.append(_Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped"))
-                continue
+            assert not isinstance(spec, str)
             left_ms = (deadline - _now()) * 1000
             if left_ms <= 0 or not self.ready:
                 attempts.append(Attempt(provider=spec.id, outcome=DEADLINE_SKIP, ms=0))
@@ -361,15 +352,10 @@ class Router:
             try:
                 answer, sources, truncated = await self._attempt(spec, query, max_results, budget_ms)
             except ProviderFailure as failure:
-                ms = _ms_since(t0)
-                reason = self.redactor(failure.reason)
-                if failure.failure_class == TIMEOUT:  # the attempt's whole budget (a pacing wait included)
-                    reason = f"timeout after {int(budget_ms)}ms"
-                    if budget_ms < self.config.timeout_ms:
-                        reason += " (deadline)"
-                attempts.append(Attempt(provider=spec.id, outcome=reason, ms=ms))
-                failures.append(_Failed(spec.id, reason, failure.failure_class))
-                self.health.record_failure(spec.id, failure.failure_class, reason, failure.cooldown_s)
+                attempt, failed = self._failed(spec.id, failure, budget_ms, _ms_since(t0))
+                attempts.append(attempt)
+                failures.append(failed)
+                self.health.record_failure(spec.id, failure.failure_class, failed.reason, failure.cooldown_s)
                 continue
             ms = _ms_since(t0)
             if not sources:
@@ -382,18 +368,70 @@ class Router:
                 failures.append(_Failed(spec.id, EMPTY_REASON, EMPTY))
                 continue
             attempts.append(Attempt(provider=spec.id, outcome="ok", ms=ms))
-            self.health.record_success(spec.id)
-            if self.docs is not None and spec.id != LOCAL_ID:  # kept for later offline searches
-                self.docs.remember(query, sources)
-            content = self.redactor(answer.content) if answer.content else None
-            if key is not None and self.cache is not None:
-                self.cache.put(key, CachedAnswer(tuple(sources), truncated, spec.id, content))
-            return RouterResult(sources, truncated, attempts, spec.id, content)
+            return self._answered(spec.id, query, key, answer, sources, truncated, attempts)
+        return self._unanswered(empty, attempts, failures)
+
+    def _unanswered(self, empty: RouterResult | None, attempts: list[Attempt], failures: list[_Failed]) -> RouterResult:
+        """The end of a chain no provider answered with sources: the first empty answer (with
+        every attempt), else :class:`AllProvidersFailed`."""
         if empty is not None:
             empty.attempts = attempts
             return empty
         outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
         raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
+
+    def _cached(self, key: CacheKey | None) -> RouterResult | None:
+        """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or ``None``."""
+        if key is None or self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
+        return RouterResult(list(hit.sources), hit.truncated, cached, hit.provider, hit.content)
+
+    def _answered(
+        self,
+        pid: str,
+        query: str,
+        key: CacheKey | None,
+        answer: ProviderAnswer,
+        sources: list[Source],
+        truncated: bool,
+        attempts: list[Attempt],
+    ) -> RouterResult:
+        """The result of provider ``pid``'s answer: its health, the offline docs index and the
+        cache told, the content redacted."""
+        self.health.record_success(pid)
+        if self.docs is not None and pid != LOCAL_ID:  # kept for later offline searches
+            self.docs.remember(query, sources)
+        content = self.redactor(answer.content) if answer.content else None
+        if key is not None and self.cache is not None:
+            self.cache.put(key, CachedAnswer(tuple(sources), truncated, pid, content))
+        return RouterResult(sources, truncated, attempts, pid, content)
+
+    def _unavailable(self, spec: ProviderSpec | str) -> tuple[Attempt, _Failed | None] | None:
+        """The attempt (and failure) of a provider skipped before the deadline is looked at:
+        named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
+        if isinstance(spec, str):  # named in provider/order but not usable
+            reason = f"skipped: {unusable_reason(spec, self.config)}"
+            return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
+        if spec.id not in self.modules:
+            return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
+        cooling = self.health.skip_reason(spec.id)
+        if cooling is not None:
+            failed = _Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped")
+            return Attempt(provider=spec.id, outcome=cooling, ms=0), failed
+        return None
+
+    def _failed(self, pid: str, failure: ProviderFailure, budget_ms: float, ms: int) -> tuple[Attempt, _Failed]:
+        """The attempt and failure of provider ``pid`` that failed after ``ms``."""
+        reason = self.redactor(failure.reason)
+        if failure.failure_class == TIMEOUT:  # the attempt's whole budget (a pacing wait included)
+            reason = f"timeout after {int(budget_ms)}ms"
+            if budget_ms < self.config.timeout_ms:
+                reason += " (deadline)"
+        return Attempt(provider=pid, outcome=reason, ms=ms), _Failed(pid, reason, failure.failure_class)
 
     def empty_as_failure(self, result: RouterResult) -> AllProvidersFailed:
         """The seed's all-failed error for a search whose providers all failed or answered
@@ -465,26 +503,6 @@ class Router:
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         return digest(provider, response, max_results, self.redactor)
-
-
-def digest(
-    provider: Provider, response: HttpResponse, max_results: int, redactor: Redactor
-) -> tuple[ProviderAnswer, list[Source], bool]:
-    """Parse and normalise one response (redacted, cut to ``max_results`` before the rest is
-    normalised). Raises :class:`ProviderFailure`; a parser bug is ``unreadable response``."""
-    if response.redact is not redactor:
-        response = replace(response, redact=redactor)
-    try:
-        answer = provider.parse_response(response, max_results)
-        schemes = getattr(provider, "URL_SCHEMES", WEB_SCHEMES)
-        sources, truncated = normalize(answer.items, max_results, redactor, provider.HTML_FIELDS, schemes)
-        answer.items = []  # not needed past here (and not worth sending back from a worker)
-    except ProviderFailure:
-        raise
-    except Exception as exc:  # a parser bug on hostile input must not crash the search
-        log.warning("%s: parsing the response failed: %s", provider.ID, type(exc).__name__)
-        raise ProviderFailure("unreadable response", BAD_RESPONSE) from None
-    return answer, sources, truncated
 
 
 def _now() -> float:

@@ -23,6 +23,7 @@ the socket close and exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -98,10 +99,8 @@ class ParseWorker:
                 process.join(1)
                 raise WorkerGone(f"the parsing worker did not start: {type(exc).__name__}") from None
             ours.setblocking(False)
-            try:
+            with contextlib.suppress(OSError):  # a smaller buffer only means more writes
                 ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-            except OSError:  # a smaller buffer only means more writes
-                pass
             self._process, self._sock = process, ours
 
     async def digest(
@@ -113,7 +112,7 @@ class ParseWorker:
         max_results: int,
         secrets: tuple[str, ...],
     ) -> Any:
-        """The worker's :func:`~dsh_sidecar.router.chain.digest` of one body: the answer, or
+        """The worker's :func:`~dsh_sidecar.router.digest.digest` of one body: the answer, or
         the provider's :class:`~dsh_sidecar.router.providers.base.ProviderFailure` raised.
         Raises :class:`WorkerGone` when no worker can take the job."""
         if self._sock is None:
@@ -238,12 +237,10 @@ def _reap(process: Any) -> None:
 
 def serve_parses(sock: socket.socket) -> None:
     """The worker process: digest each job from ``sock`` until it closes."""
-    try:
+    with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
-    except OSError:  # not allowed: parse at the server's priority
-        pass
     from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.chain import digest
+    from dsh_sidecar.router.digest import digest
     from dsh_sidecar.router.providers import PROVIDERS
     from dsh_sidecar.router.providers.base import HttpResponse, ProviderFailure
 

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
@@ -125,10 +126,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     try:  # make the rename itself durable
         dfd = os.open(path.parent, os.O_RDONLY)

@@ -1,4 +1,4 @@
-"""Opening the configured state backend (the composition root, ``sidecar.py``, hands it to the
+"""Opening the configured state backend (the composition root, ``sidecar/``, hands it to the
 cores: the state layer imports none of them).
 
 ``state.backend: file`` (the default) opens nothing: every core keeps exactly its behaviour of

@@ -2,7 +2,7 @@
 
 For every intent in priority order (``gate.INTENTS``) and every pack row of it, the weights of
 the row's signals whose regex matches the call's text are summed, plus the structural evidence
-of the call (``evidence.py``) for that intent, and ``k = sigmoid(Σw + b)``. The first intent
+of the call (``evidence/``) for that intent, and ``k = sigmoid(Σw + b)``. The first intent
 whose best row crosses its threshold wins, with that ``k``. A row with no matching signal and
 no evidence does not score.
 """

@@ -17,6 +17,7 @@ Message shapes, exactly::
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -236,10 +237,8 @@ _LIVE: weakref.WeakSet[Ledger] = weakref.WeakSet()
 def flush_all() -> None:
     """Flush every live ledger (called at exit; never raises)."""
     for ledger in list(_LIVE):
-        try:
+        with contextlib.suppress(Exception):
             ledger.flush()
-        except Exception:
-            pass
 
 
 atexit.register(flush_all)

@@ -1,4 +1,4 @@
-"""Intent packs: YAML files that say, per intent, which signals reveal it and where it lives.
+r"""Intent packs: YAML files that say, per intent, which signals reveal it and where it lives.
 
 Pack format (``packs/*.yml``, ``<workspace>/.dsh/pack.yml``,
 ``$DSH_HOME/search-suggester/workspaces/<slug>.yml``)::
@@ -13,7 +13,7 @@ Pack format (``packs/*.yml``, ``<workspace>/.dsh/pack.yml``,
         signals:                     # regex rules with weights (plan, "The gate")
           - {pattern: '__version__', weight: 2.6, tools: [grep, bash]}
         candidates:                  # ordered; path or glob, prior, ONE reason phrase
-          - {path: 'src/**/__init__.py', contains: '^__version__\\s*=', prior: 1.0,
+          - {path: 'src/**/__init__.py', contains: '^__version__\s*=', prior: 1.0,
              reason: defines __version__}
       Symbol:
         candidates:                  # from the workspace symbol index, for the searched name

@@ -136,11 +136,11 @@ class WorkspacePaths:
         return out
 
     def frame_path(self, path: str) -> str | None:
-        """A path as a traceback prints it, as a listed workspace file: repo-relative as is,
+        r"""A path as a traceback prints it, as a listed workspace file: repo-relative as is,
         absolute under the root made relative, any other absolute path by its longest suffix
         that is a listed file (a run in a container's ``/testbed``, an installed copy of the
         package); ``None`` when nothing listed matches (the standard library, an agent's own
-        unlisted script). A Windows path (``C:\\repo\\pkg\\mod.py``, ``\\\\host\\share\\…``) is
+        unlisted script). A Windows path (``C:\repo\pkg\mod.py``, ``\\host\share\…``) is
         absolute too: under the root when it starts with the root (drive letter in any case),
         else mapped by suffix like any other."""
         index = self.index

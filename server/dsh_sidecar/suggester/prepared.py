@@ -13,6 +13,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -24,10 +25,9 @@ from dsh_sidecar.suggester.candidates import (
     Target,
     in_test_tree,
     resolve,
-    sliced_copy,
-    sliced_dict_copy,
 )
 from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.fileindex import sliced_copy, sliced_dict_copy
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.workspace.facts import (
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the event only (workspace/projection.py imports the graph b
 
 #: Glob characters in a candidate path (``candidates.py``).
 _GLOB_CHARS: Final = re.compile(r"[*?\[]")
-#: Items per slice of a copy (``candidates.sliced_copy``).
+#: Items per slice of a copy (``fileindex.sliced_copy``).
 SLICE: Final = 8192
 
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
@@ -203,16 +203,7 @@ def apply_change(
                 del fact_of[path]
             continue
         kind = index.kind(path)
-        if path in change.facts:
-            read = set(change.facts[path])
-        elif listed_before:  # contents unchanged: the facts read from them stay
-            old_kind = before.kind(path)
-            read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
-        else:
-            read = set()
-        mine = facts_of(path, kind, None) | read
-        if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
-            mine.add("docs-page")
+        mine = _facts_now(path, kind, change, old, before if listed_before else None)
         if frozenset(mine) != fact_of.get(path, frozenset()):
             fact_of = fact_of if fact_of is not old.fact_of else sliced_dict_copy(fact_of)
             if mine:
@@ -220,6 +211,69 @@ def apply_change(
             else:
                 del fact_of[path]
         now[path] = _all_facts(path, kind, fact_of.get(path, frozenset()))
+    index.facts, copied = _facts_lists(before, touched, was, now)
+    for fact in copied:  # the sets calls filter by, followed here rather than rebuilt on a call
+        joined = [p for p in touched if fact in now.get(p, ()) and fact not in was.get(p, ())]
+        left = {p for p in touched if fact in was.get(p, ()) and fact not in now.get(p, ())}
+        index.follow_members(fact, before, joined, left)
+    new = PreparedTargets(
+        index,
+        targets=dict(old.targets),
+        fallback=dict(old.fallback),
+        docs_roots=old.docs_roots,
+        fact_of=fact_of,
+        test_tree=dict(old.test_tree),
+        content_pending=old.content_pending,
+    )
+    return new, _resolve_changed(old, new, change, rows, touched, was, now)
+
+
+def _resolve_changed(
+    old: PreparedTargets,
+    new: PreparedTargets,
+    change: WorkspaceChange,
+    rows: dict[str, list[CompiledRow]],
+    touched: set[str] | frozenset[str],
+    was: dict[str, set[str]],
+    now: dict[str, set[str]],
+) -> list[str]:
+    """Resolve again in ``new`` the intents a ``touched`` path may affect; carry over the symbol
+    lookups the batch did not touch; the new refusals."""
+    budget = RegexBudget(ACTIVATION_BUDGET_S)
+    for intent, intent_rows in rows.items():
+        if _affected(old, intent, intent_rows, touched, was, now):
+            _resolve_intent(new, intent, intent_rows, budget)
+    for key, found in old.symbols.items():
+        if key[1] not in change.names and not any(t.path in touched for t in found):
+            new.symbols[key] = found
+    return _refusals(new.index, budget, frozenset(old.index.refused))
+
+
+def _facts_now(
+    path: str, kind: str, change: WorkspaceChange, old: PreparedTargets, before: FileIndex | None
+) -> set[str]:
+    """The facts of the listed ``path`` (of ``kind``) after ``change``: those of its name, those
+    the batch read from its contents, or, for contents unchanged (``before``: the index it was
+    listed in), those read before; ``docs-page`` under the docs roots."""
+    if path in change.facts:
+        read = set(change.facts[path])
+    elif before is not None:  # contents unchanged: the facts read from them stay
+        old_kind = before.kind(path)
+        read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
+    else:
+        read = set()
+    mine = facts_of(path, kind, None) | read
+    if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
+        mine.add("docs-page")
+    return mine
+
+
+def _facts_lists(
+    before: FileIndex, touched: AbstractSet[str], was: dict[str, set[str]], now: dict[str, set[str]]
+) -> tuple[dict[str, list[str]], set[str]]:
+    """``before``'s sorted path list per fact with the ``touched`` paths moved from the facts they
+    ``was`` under to those they are under ``now`` (a list is copied before its first change; empty
+    ones are dropped), and the facts whose lists changed."""
     facts = dict(before.facts)
     copied: set[str] = set()
     for path in touched:
@@ -235,28 +289,7 @@ def apply_change(
                 del paths[i]
             elif fact in came and not present:
                 paths.insert(i, path)
-    index.facts = {f: v for f, v in facts.items() if v}
-    for fact in copied:  # the sets calls filter by, followed here rather than rebuilt on a call
-        joined = [p for p in touched if fact in now.get(p, ()) and fact not in was.get(p, ())]
-        left = {p for p in touched if fact in was.get(p, ()) and fact not in now.get(p, ())}
-        index.follow_members(fact, before, joined, left)
-    new = PreparedTargets(
-        index,
-        targets=dict(old.targets),
-        fallback=dict(old.fallback),
-        docs_roots=old.docs_roots,
-        fact_of=fact_of,
-        test_tree=dict(old.test_tree),
-        content_pending=old.content_pending,
-    )
-    budget = RegexBudget(ACTIVATION_BUDGET_S)
-    for intent, intent_rows in rows.items():
-        if _affected(old, intent, intent_rows, touched, was, now):
-            _resolve_intent(new, intent, intent_rows, budget)
-    for key, found in old.symbols.items():
-        if key[1] not in change.names and not any(t.path in touched for t in found):
-            new.symbols[key] = found
-    return new, _refusals(index, budget, frozenset(before.refused))
+    return {f: v for f, v in facts.items() if v}, copied
 
 
 def _docs_page(path: str, roots: frozenset[str]) -> bool:

@@ -31,13 +31,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.workspace.facts import FACTS
 
-if TYPE_CHECKING:  # the call context imports the prepared view, which records through here
-    from dsh_sidecar.suggester.context import Context
+if TYPE_CHECKING:
+    from dsh_sidecar.suggester.classify import CompiledRow
 
 #: The parts of the index a note may need.
 TARGETS: Final = "targets"
@@ -72,7 +72,22 @@ def asked(part: str) -> None:
         seen.add(part)
 
 
-def missing(intent: str, q: Query, ctx: Context) -> set[str]:
+class _Rows(Protocol):
+    def active_rows(self) -> dict[str, list[CompiledRow]]: ...
+    def pending(self) -> frozenset[str]: ...
+
+
+class CallView(Protocol):
+    """What :func:`missing` reads of a call: the call context (``context.py``) is one. A
+    protocol, because the call context imports the prepared view, which records through here."""
+
+    @property
+    def prepared(self) -> object | None: ...
+    @property
+    def service(self) -> _Rows: ...
+
+
+def missing(intent: str, q: Query, ctx: CallView) -> set[str]:
     """The parts of the index ``ctx`` lacks that a note of ``intent`` for ``q`` needs (module
     docstring); empty when it may be decided now. Those found missing are also recorded."""
     pending = ctx.service.pending()

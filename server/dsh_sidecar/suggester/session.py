@@ -22,10 +22,8 @@ MAX_RECENT: Final = 32
 
 def _push(items: deque[str], value: str) -> None:
     """Move ``value`` to the recent end of ``items`` (each value once)."""
-    try:
+    if value in items:
         items.remove(value)
-    except ValueError:
-        pass
     items.append(value)
 
 

@@ -13,7 +13,7 @@ row and its old row is marked dead; past :data:`DEAD_RATIO` dead rows the databa
 at the next full sync.
 
 **Declarations followed**: a manifest that declares a value lives in another file
-(``workspace/manifests.py``: a dynamic version's module, a Gradle property, towncrier's
+(``workspace/manifests/``: a dynamic version's module, a Gradle property, towncrier's
 changelog) *points* to it; the pointed-to file gets that fact beside its own (derived in memory
 from the stored points after each sync, O(points)). The words of a manifest's sections are
 looked up per file (:meth:`ContentIndexer.keys`, one primary-key read) when a call searches
@@ -362,7 +362,7 @@ class ContentIndexer:
         return reader.search(words, limit) if reader is not None else []
 
     def keys(self, path: str) -> dict[str, dict[str, float]] | None:
-        """The section words of the manifest at ``path`` (``workspace/manifests.py``):
+        """The section words of the manifest at ``path`` (``workspace/manifests/``):
         ``{word: {intent: weight}}``; ``None`` when it has none or no database exists."""
         reader = self._reader
         return reader.keys(path) if reader is not None else None

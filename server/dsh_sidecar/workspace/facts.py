@@ -14,7 +14,7 @@ OWNERS, MAINTAINERS, AUTHORS, CONTRIBUTORS in any case), ``owners-section`` (a R
 Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest naming authors or
 maintainers), ``env-config`` (code reading environment variables), ``test-config`` (pytest/jest/
 vitest/… configuration; also a package script, a Surefire/Failsafe plugin, a CTest set-up, a
-``phpunit.xml``), and what the manifest readers (``workspace/manifests.py``) give:
+``phpunit.xml``), and what the manifest readers (``workspace/manifests/``) give:
 ``dependency-manifest``, ``lint-config``, ``layout-manifest``, ``version-tool``, and on the files a
 manifest *points to* (``version-declared``, ``ledger-declared``, ``changelog``, ``test-config``)
 once the content index has read the manifest (:func:`describe`).
@@ -230,7 +230,7 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
 
 def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest | None]:
     """The facts of one file and, for a manifest or tool configuration, what it declares
-    (``workspace/manifests.py``: the words of its sections and the files it points to)."""
+    (``workspace/manifests/``: the words of its sections and the files it points to)."""
     manifest = manifests.read(path, text[:MAX_READ_BYTES] if text is not None else None)
     return _facts(path, kind, text, manifest), manifest
 
@@ -238,41 +238,15 @@ def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest
 def _facts(path: str, kind: str, text: str | None, manifest: Manifest | None) -> set[str]:
     name = _name(path)
     lname = name.lower()
-    facts: set[str] = set()
-    stem_ok = kind in ("doc", "other", "config") or lname.endswith(DOC_EXTENSIONS)
-    if _CHANGELOG_NAME.match(name) and stem_ok and "/node_modules/" not in path:
-        facts.add("changelog")
-    if _OWNER_NAME.match(name) and kind in ("doc", "other", "config"):
-        facts.add("owners")
-    if is_ci(path):
-        facts.add("ci-workflow")
-    if name in TEST_CONFIG_NAMES:
-        facts.add("test-config")
-    if kind == "test" and kind_is_code(path):
-        facts.add("test-module")
+    facts = _name_facts(path, name, lname, kind)
     if manifest is not None:
         facts |= manifest.facts
     if text is None:
         return facts
     head = text[:MAX_READ_BYTES]
-    if kind == "manifest":
-        rx = _MANIFEST_VERSION.get(name) or next(
-            (r for suf, r in _MANIFEST_VERSION_SUFFIX.items() if lname.endswith(suf)), None
-        )
-        if rx is not None and rx.search(head):
-            facts.add("manifest-version")
-        if _MANIFEST_AUTHORS.search(head):
-            facts.add("manifest-authors")
-    elif name == "gradle.properties" and _MANIFEST_VERSION["gradle.properties"].search(head):
-        facts.add("manifest-version")
+    _manifest_text_facts(facts, name, lname, kind, head)
     if kind in ("source", "test") and kind_is_code(path):
-        if kind == "source" and (_VERSION_ASSIGN.search(head[:20_000]) or _C_VERSION.search(head[:60_000])):
-            facts.add("version-module")
-        if _TEST_CODE.search(head):
-            if kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path):
-                facts.add("test-module")
-        if kind == "source" and _ENV_READ.search(head):
-            facts.add("env-config")
+        _code_text_facts(facts, path, kind, head)
     if kind in ("doc", "other") or lname.endswith(DOC_EXTENSIONS):
         if "changelog" not in facts and len(_VERSION_HEADING.findall(head[:60_000])) >= 2:
             facts.add("changelog")
@@ -285,6 +259,49 @@ def _facts(path: str, kind: str, text: str | None, manifest: Manifest | None) ->
     if name in ("pyproject.toml", "setup.cfg") and re.search(r"^\[(?:tool[.:])?pytest", head, re.MULTILINE):
         facts.add("test-config")
     return facts
+
+
+def _name_facts(path: str, name: str, lname: str, kind: str) -> set[str]:
+    """The facts a file's path, name (``lname``: lower-cased) and kind give without its text."""
+    facts: set[str] = set()
+    stem_ok = kind in ("doc", "other", "config") or lname.endswith(DOC_EXTENSIONS)
+    if _CHANGELOG_NAME.match(name) and stem_ok and "/node_modules/" not in path:
+        facts.add("changelog")
+    if _OWNER_NAME.match(name) and kind in ("doc", "other", "config"):
+        facts.add("owners")
+    if is_ci(path):
+        facts.add("ci-workflow")
+    if name in TEST_CONFIG_NAMES:
+        facts.add("test-config")
+    if kind == "test" and kind_is_code(path):
+        facts.add("test-module")
+    return facts
+
+
+def _manifest_text_facts(facts: set[str], name: str, lname: str, kind: str, head: str) -> None:
+    """A manifest's version and authors as its text declares them (and ``gradle.properties``')."""
+    if kind == "manifest":
+        rx = _MANIFEST_VERSION.get(name) or next(
+            (r for suf, r in _MANIFEST_VERSION_SUFFIX.items() if lname.endswith(suf)), None
+        )
+        if rx is not None and rx.search(head):
+            facts.add("manifest-version")
+        if _MANIFEST_AUTHORS.search(head):
+            facts.add("manifest-authors")
+    elif name == "gradle.properties" and _MANIFEST_VERSION["gradle.properties"].search(head):
+        facts.add("manifest-version")
+
+
+def _code_text_facts(facts: set[str], path: str, kind: str, head: str) -> None:
+    """A code file's facts from its text: a version module, a test module, environment reads."""
+    if kind == "source" and (_VERSION_ASSIGN.search(head[:20_000]) or _C_VERSION.search(head[:60_000])):
+        facts.add("version-module")
+    if _TEST_CODE.search(head) and (
+        kind == "test" or re.search(r"(?:^|/)(?:test|tests|spec|testing)[_/]|_test\.|test_", path)
+    ):
+        facts.add("test-module")
+    if kind == "source" and _ENV_READ.search(head):
+        facts.add("env-config")
 
 
 def kind_is_code(path: str) -> bool:

@@ -4,6 +4,7 @@ skips VCS and build folders."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -119,16 +120,7 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
             entries = list(os.scandir(folder))
         except OSError:
             continue
-        for e in entries:
-            if e.name == ".gitignore":
-                extra = _read_ignore(root, prefix)
-                if extra:
-                    lines = lines + extra
-                    try:
-                        ignored = ignore_matcher(ignore_spec(lines))
-                    except Exception:  # a malformed .gitignore must not stop the listing
-                        pass
-                break
+        lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
         for e in entries:
             if not _is_utf8(e.name):
                 continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
@@ -144,21 +136,45 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 continue
             if ignored is not None and ignored(rel):
                 continue
-            try:  # FIFOs, sockets and devices are not files of the project (d_type: no syscall)
-                if not (e.is_file(follow_symlinks=False) or e.is_symlink()):
-                    continue
-            except OSError:
+            if not _is_project_file(e):
                 continue
             mtime = 0.0
             if mtimes:
-                try:
+                with contextlib.suppress(OSError):
                     mtime = e.stat(follow_symlinks=False).st_mtime
-                except OSError:
-                    pass
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out
     return out
+
+
+def _with_folder_ignores(
+    root: Path,
+    prefix: str,
+    entries: list[os.DirEntry[str]],
+    lines: list[str],
+    ignored: Callable[[str], bool] | None,
+) -> tuple[list[str], Callable[[str], bool] | None]:
+    """The ignore lines and matcher of the folder at ``prefix`` (its ``entries``): its parent's,
+    plus its own ``.gitignore``'s lines when it has one."""
+    for e in entries:
+        if e.name == ".gitignore":
+            extra = _read_ignore(root, prefix)
+            if extra:
+                lines = lines + extra
+                with contextlib.suppress(Exception):  # a malformed .gitignore must not stop the listing
+                    ignored = ignore_matcher(ignore_spec(lines))
+            break
+    return lines, ignored
+
+
+def _is_project_file(e: os.DirEntry[str]) -> bool:
+    """Whether ``e`` (not a folder) is a file or a symlink: FIFOs, sockets and devices are not
+    files of the project (d_type: no syscall)."""
+    try:
+        return e.is_file(follow_symlinks=False) or e.is_symlink()
+    except OSError:
+        return False
 
 
 def _walk_files(root: Path) -> list[str]:

@@ -16,11 +16,12 @@ index is a fraction of the text it covers (``bench/content_index.py`` prints the
 
 Beside each file's kind and facts (``workspace/facts.py``), a manifest's row keeps the words of
 its sections with their intents (``keys``, JSON, read per file by primary key) and the files it
-declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests.py``.
+declares hold a value (``points``, JSON, loaded with the facts): ``workspace/manifests/``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -29,9 +30,10 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import (
@@ -129,6 +131,136 @@ def read_head(root: Path, rel: str) -> bytes | None:
     return data[:MAX_READ_BYTES] if data is not None else None
 
 
+class _Row(NamedTuple):
+    """What one file's row holds, read from its head: its kind, words, facts and declarations."""
+
+    kind: str
+    body: str
+    facts: set[str]
+    keys: str
+    points: tuple[tuple[str, str], ...]
+    text_bytes: int
+
+
+def _read_row(root: Path, rel: str, st: os.stat_result | None) -> _Row:
+    """The row of the file ``rel`` (``st``: its stat, ``None`` when it is gone): its words (a
+    code file's identifiers and messages, a test's fewer, any other text's), its facts and,
+    for a manifest, its section words and pointers; a lock, a generated or a binary file is
+    not read."""
+    kind = classify(rel)
+    data = read_head(root, rel) if st is not None and kind not in ("generated", "lock") else None
+    text = data.decode("utf-8", "replace") if data is not None and b"\0" not in data[:4096] else None
+    body = ""
+    text_bytes = 0
+    if text is not None:
+        text_bytes = len(data or b"")
+        if kind in ("source",) and kind_is_code(rel):
+            body = text_words(messages_of(text))
+        elif kind == "test" and kind_is_code(rel):
+            body = text_words(text, MAX_WORDS // 2)
+        else:
+            body = text_words(text)
+    facts, manifest = describe(rel, kind, text)
+    keys = json.dumps(manifest.keys, separators=(",", ":")) if manifest is not None and manifest.keys else ""
+    pts = manifest.points if manifest is not None else ()
+    return _Row(kind, body, facts, keys, pts, text_bytes)
+
+
+class _Batch:
+    """The rows a sync writes, sent in one transaction a batch (:meth:`flush`)."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self.fts_rows: list[tuple[int, str, str]] = []
+        self.file_rows: list[tuple[str, int, int, int, str, str, int, str, str]] = []
+        self.dead_rows: list[tuple[int]] = []
+        self.gone: list[tuple[str]] = []
+
+    def remove(self, rel: str, rid: int) -> None:
+        """Forget the file ``rel`` (its FTS row ``rid`` is dead)."""
+        self.gone.append((rel,))
+        self.dead_rows.append((rid,))
+
+    def add(self, rid: int, rel: str, st: os.stat_result | None, row: _Row) -> None:
+        """Index the file ``rel`` as FTS row ``rid``."""
+        self.fts_rows.append((rid, path_words(rel), row.body))
+        self.file_rows.append(
+            (
+                rel,
+                rid,
+                st.st_mtime_ns if st else 0,
+                st.st_size if st else 0,
+                row.kind,
+                ",".join(sorted(row.facts)),
+                row.body.count(" ") + 1 if row.body else 0,
+                row.keys,
+                json.dumps(row.points, separators=(",", ":")) if row.points else "",
+            )
+        )
+
+    def flush(self) -> None:
+        """One transaction: the dead rids, the removed paths, the new fts and files rows."""
+        con = self.con
+        with con:
+            con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", self.dead_rows)
+            con.executemany("DELETE FROM files WHERE path=?", self.gone)
+            con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", self.fts_rows)
+            con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?)", self.file_rows)
+        for rows in (self.dead_rows, self.gone, self.fts_rows, self.file_rows):
+            rows.clear()
+
+
+@dataclass
+class _Sync:
+    """One sync's progress: the rows it writes (``batch``), the next FTS row id and its counts;
+    ``report_changes``: the changed files' facts and pointers are reported (a batch of paths)."""
+
+    root: Path
+    base: str
+    batch: _Batch
+    next_rid: int
+    dead: int
+    report_changes: bool
+    read: int = 0
+    skipped: int = 0
+    removed: int = 0
+    text_bytes: int = 0
+    changed: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    points: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+    def file(self, rel: str, old: tuple[int, int, int] | None, wanted: bool) -> None:
+        """Sync the file ``rel`` (``old``: its row's ``(rid, mtime_ns, size)``; ``wanted``:
+        whether it should have a row): removed, unchanged (same mtime and size), or read again."""
+        if not wanted:
+            if old is not None:
+                self.batch.remove(rel, old[0])
+                self.changed[rel] = None
+                self.points[rel] = ()
+                self.removed += 1
+                self.dead += 1
+            return
+        try:
+            st: os.stat_result | None = os.stat(self.base + rel)
+        except OSError:
+            st = None
+        if st is not None and old is not None and old[1] == st.st_mtime_ns and old[2] == st.st_size:
+            self.skipped += 1
+            return
+        row = _read_row(self.root, rel, st)
+        self.text_bytes += row.text_bytes
+        if old is not None:
+            self.batch.dead_rows.append((old[0],))
+            self.dead += 1
+        self.batch.add(self.next_rid, rel, st, row)
+        self.next_rid += 1
+        if self.report_changes:
+            self.changed[rel] = frozenset(row.facts)
+            self.points[rel] = row.points
+        self.read += 1
+        if len(self.batch.file_rows) >= BATCH:
+            self.batch.flush()
+
+
 class ContentDB:
     """One content database (module docstring): the writer (indexing thread) and reader sides."""
 
@@ -151,10 +283,8 @@ class ContentDB:
                 self.con.commit()
             elif row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError("schema version mismatch")
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(path, 0o600)
-            except OSError:
-                pass
 
     def close(self) -> None:
         """Close the connection."""
@@ -176,126 +306,61 @@ class ContentDB:
         (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
         ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed, and
         under ``"points"`` ``{path: the files it points to}`` of those rows (a manifest's
-        declarations, ``workspace/manifests.py``; ``()`` for none or removed)."""
+        declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
         t0 = time.process_time()
         con = self.con
-        if only is None:
-            known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
-            wanted: set[str] | frozenset[str] = set(listing)
-            todo: list[str] = listing
-        else:
-            wanted = frozenset(present) if present is not None else frozenset(p for p in only if p in set(listing))
-            known = {}
-            for p in dict.fromkeys(only):
-                row = con.execute("SELECT rid, mtime_ns, size FROM files WHERE path=?", (p,)).fetchone()
-                if row is not None:
-                    known[p] = row
-            todo = [p for p in dict.fromkeys(only) if p in wanted or p in known]
-        next_rid = (con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1
-        dead = con.execute("SELECT count(*) FROM dead").fetchone()[0]
-        read = skipped = removed = 0
-        text_bytes = 0
-        base = str(root) + os.sep
-        changed: dict[str, frozenset[str] | None] = {}
-        points: dict[str, tuple[tuple[str, str], ...]] = {}
-        fts_rows: list[tuple[int, str, str]] = []
-        file_rows: list[tuple[str, int, int, int, str, str, int, str, str]] = []
-        dead_rows: list[tuple[int]] = []
-        gone: list[tuple[str]] = []
-
-        def flush() -> None:
-            # one transaction: the dead rids, the removed paths, the new fts and files rows
-            with con:
-                con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", dead_rows)
-                con.executemany("DELETE FROM files WHERE path=?", gone)
-                con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", fts_rows)
-                con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?)", file_rows)
-            for rows in (dead_rows, gone, fts_rows, file_rows):
-                rows.clear()
-
+        known, wanted, todo = self._rows_to_sync(listing, only, present)
+        run = _Sync(
+            root,
+            str(root) + os.sep,
+            _Batch(con),
+            next_rid=(con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1,
+            dead=con.execute("SELECT count(*) FROM dead").fetchone()[0],
+            report_changes=only is not None,
+        )
         # no time.sleep(0) hand-over: each file's stat, open and read release the GIL, and a
         # waiting request thread takes it there
         for rel in todo:
-            old = known.get(rel)
-            if rel not in wanted:
-                if old is not None:
-                    gone.append((rel,))
-                    dead_rows.append((old[0],))
-                    changed[rel] = None
-                    points[rel] = ()
-                    removed += 1
-                    dead += 1
-                continue
-            try:
-                st = os.stat(base + rel)
-            except OSError:
-                st = None
-            if st is not None and old is not None and old[1] == st.st_mtime_ns and old[2] == st.st_size:
-                skipped += 1
-                continue
-            kind = classify(rel)
-            data = read_head(root, rel) if st is not None and kind not in ("generated", "lock") else None
-            text = data.decode("utf-8", "replace") if data is not None and b"\0" not in data[:4096] else None
-            body = ""
-            if text is not None:
-                text_bytes += len(data or b"")
-                if kind in ("source",) and kind_is_code(rel):
-                    body = text_words(messages_of(text))
-                elif kind == "test" and kind_is_code(rel):
-                    body = text_words(text, MAX_WORDS // 2)
-                else:
-                    body = text_words(text)
-            facts, manifest = describe(rel, kind, text)
-            keys = json.dumps(manifest.keys, separators=(",", ":")) if manifest is not None and manifest.keys else ""
-            pts = manifest.points if manifest is not None else ()
-            if old is not None:
-                dead_rows.append((old[0],))
-                dead += 1
-            rid = next_rid
-            next_rid += 1
-            fts_rows.append((rid, path_words(rel), body))
-            file_rows.append(
-                (
-                    rel,
-                    rid,
-                    st.st_mtime_ns if st else 0,
-                    st.st_size if st else 0,
-                    kind,
-                    ",".join(sorted(facts)),
-                    body.count(" ") + 1 if body else 0,
-                    keys,
-                    json.dumps(pts, separators=(",", ":")) if pts else "",
-                )
-            )
-            if only is not None:
-                changed[rel] = frozenset(facts)
-                points[rel] = pts
-            read += 1
-            if len(file_rows) >= BATCH:
-                flush()
+            run.file(rel, known.get(rel), rel in wanted)
         if only is None:
             for rel in set(known) - wanted:
-                gone.append((rel,))
-                dead_rows.append((known[rel][0],))
-                removed += 1
-                dead += 1
-        flush()
-        if only is None and (read or removed):
+                run.batch.remove(rel, known[rel][0])
+                run.removed += 1
+                run.dead += 1
+        run.batch.flush()
+        if only is None and (run.read or run.removed):
             # merge the b-tree segments after a full sync only: FTS5's automerge keeps a few
             # changed rows cheap, and 'optimize' rewrites the whole index
             con.execute("INSERT INTO fts(fts) VALUES('optimize')")
             con.commit()
         return {
             "files": len(listing),
-            "read": read,
-            "unchanged": skipped,
-            "removed": removed,
-            "dead": dead,
-            "textBytes": text_bytes,
+            "read": run.read,
+            "unchanged": run.skipped,
+            "removed": run.removed,
+            "dead": run.dead,
+            "textBytes": run.text_bytes,
             "cpuS": round(time.process_time() - t0, 3),
-            "changed": changed,
-            "points": points,
+            "changed": run.changed,
+            "points": run.points,
         }
+
+    def _rows_to_sync(
+        self, listing: list[str], only: list[str] | None, present: Iterable[str] | None
+    ) -> tuple[dict[str, tuple[int, int, int]], set[str] | frozenset[str], list[str]]:
+        """``{path: (rid, mtime_ns, size)}`` of the rows a sync looks at (all, or those of
+        ``only``), the paths that should have a row, and the paths to look at, in order."""
+        con = self.con
+        if only is None:
+            known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
+            return known, set(listing), listing
+        wanted = frozenset(present) if present is not None else frozenset(p for p in only if p in set(listing))
+        known = {}
+        for p in dict.fromkeys(only):
+            row = con.execute("SELECT rid, mtime_ns, size FROM files WHERE path=?", (p,)).fetchone()
+            if row is not None:
+                known[p] = row
+        return known, wanted, [p for p in dict.fromkeys(only) if p in wanted or p in known]
 
     def live_rows(self) -> int:
         """Rows of live files."""
@@ -337,7 +402,7 @@ class ContentDB:
         return out
 
     def keys(self, path: str) -> dict[str, dict[str, float]] | None:
-        """The section words of the manifest at ``path`` (``workspace/manifests.py``), ``None``
+        """The section words of the manifest at ``path`` (``workspace/manifests/``), ``None``
         when it has none or is not indexed. One primary-key lookup."""
         try:
             row = self.con.execute("SELECT keys FROM files WHERE path = ?", (path,)).fetchone()

@@ -50,6 +50,7 @@ Tests: ``tests/security/test_git_config.py`` plants each vector in ``.git/config
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import selectors
@@ -184,14 +185,10 @@ def argv(root: Path, args: Sequence[str]) -> list[str]:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(OSError):
         proc.kill()
-    except OSError:
-        pass
 
 
 def _collect(proc: subprocess.Popen[bytes], deadline: float, max_bytes: int) -> bytes:

@@ -1,4 +1,4 @@
-"""A git config file's text read as data, the way git reads it (git-config(1) "Syntax").
+r"""A git config file's text read as data, the way git reads it (git-config(1) "Syntax").
 
 The one reader of the workspace's ``.git/config`` text: the hardened git runner reads the
 ``[include]`` paths from it before it lets git run (``gitguard.include_refusal``), and the
@@ -8,17 +8,17 @@ runs git, follows an include or reads a file: the callers read the (size-capped)
 
 What is parsed as git's ``config.c`` does:
 
-* ``[section]``, ``[section "subsection"]`` (the subsection case-sensitive, ``\\"`` and ``\\\\``
+* ``[section]``, ``[section "subsection"]`` (the subsection case-sensitive, ``\"`` and ``\\``
   its only escapes) and the old ``[section.subsection]`` (lower-cased); section names and keys
   are case-insensitive (lower-cased here);
 * ``key = value``, ``key=value``, and a bare ``key`` (the boolean true: value ``None``);
 * values: quotes anywhere toggle quoting, an unquoted ``;`` or ``#`` starts a comment,
-  ``\\n \\t \\b \\\\ \\"`` are escapes, a backslash-newline joins lines, unquoted whitespace at
+  ``\n \t \b \\ \"`` are escapes, a backslash-newline joins lines, unquoted whitespace at
   the ends is dropped and inside runs kept.
 
 A UTF-8 byte order mark at the start is skipped, and git's end of file reads as a newline (a
-final ``\\`` joins nothing). Git keeps names and values in C strings: a NUL (in a quoted
-subsection or a value) ends them, so ``[include "path\\0"] x = f`` is git's ``include.path``;
+final ``\`` joins nothing). Git keeps names and values in C strings: a NUL (in a quoted
+subsection or a value) ends them, so ``[include "path\0"] x = f`` is git's ``include.path``;
 names are split as ``parse_config_key`` does (section to the first dot, key after the last).
 
 A line git would refuse (an unknown escape, an open quote, a broken section header) yields
@@ -107,7 +107,7 @@ def value(raw: str) -> str | None:
 
 
 def _subsection(raw: str) -> str:
-    """A quoted subsection name without its escapes (git keeps the character after ``\\``)."""
+    r"""A quoted subsection name without its escapes (git keeps the character after ``\``)."""
     return re.sub(r"\\(.)", r"\1", raw)
 
 

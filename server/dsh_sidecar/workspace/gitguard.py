@@ -186,80 +186,122 @@ def include_refusal(root: Path) -> str | None:
     file as git names it (git-config(1) "Includes"); a ``%(prefix)/`` path (git's install
     prefix) and one through ``/proc``, ``/sys`` or ``/dev`` are refused. Never raises."""
     try:
-        base = os.path.abspath(root)
-        real_base = fsguard.real_root(base)
-        git_dir = os.path.join(base, ".git")
-        if not os.path.isdir(git_dir):
-            # a `gitdir: <folder>` file (a submodule, `--separate-git-dir`): its config is
-            # pre-read when that folder is inside the workspace; one outside is not read
-            raw = fsguard.read_or_none(root, ".git", 4096)
-            text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = os.path.join(base, text[len("gitdir:") :].strip())
-        # (the path git names a config file by, depth); read where it physically is
-        queue = collections.deque([(os.path.join(git_dir, "config"), 0), (os.path.join(git_dir, "config.worktree"), 0)])
-        common = _commondir(real_base, git_dir)
-        if common is not None:  # a worktree's git folder: git reads the common folder's config
-            queue.appendleft((os.path.join(common, "config"), 0))
-        for folder in dict.fromkeys(f for f in (git_dir, common) if f is not None):
-            special = _special_entry(real_base, folder)
-            if special is not None:
-                return f"repository git folder holds a FIFO or device ({special})"
-        # where an included file may be: the workspace, and the git folders git reads it from
-        # (a linked worktree's are outside it: they are the repository's own)
-        allowed = [real_base, *(p for p in (_physical(f) for f in (git_dir, common) if f is not None) if p)]
-        seen: set[tuple[str, str]] = set()
-        examined = total = 0
-        while queue:
-            named, depth = queue.popleft()
-            real = _physical(named)
-            if real is None:
-                return f"repository config is read through /proc, /sys or /dev, or past 40 links ({named})"
-            inner = fsguard.relative(real_base, real)
-            # the folder its relative includes resolve from, as the kernel resolves it: one
-            # file named in many spellings (`./x`, `././x`) is read once
-            key = (real, _physical(os.path.dirname(named)) or "")
-            if inner is None or key in seen or depth > MAX_INCLUDE_DEPTH:
-                continue  # outside the workspace: not read (git's timeout bounds it)
-            seen.add(key)
-            try:
-                data = fsguard.read_bytes(real_base, inner, MAX_CONFIG_BYTES)
-            except fsguard.Refused as exc:
-                if exc.reason == "too-large":  # what it includes past the bound is unknown: refused
-                    return f"repository config file larger than {MAX_CONFIG_BYTES} bytes ({inner})"
-                continue
-            except OSError:
-                continue
-            total += len(data)
-            if total > MAX_CONFIG_TOTAL_BYTES:
-                return f"repository config files larger than {MAX_CONFIG_TOTAL_BYTES} bytes in all"
-            # surrogateescape: a non-UTF-8 name stays the bytes git opens
-            for value in _include_paths(data.decode("utf-8", "surrogateescape")):
-                examined += 1
-                if examined > MAX_INCLUDES:
-                    return f"repository config includes more than {MAX_INCLUDES} paths"
-                if value.startswith("%(prefix)/"):
-                    return f"repository config includes a path under git's install prefix ({value})"
-                expanded = os.path.expanduser(value) if value.startswith("~") else value
-                target = expanded if os.path.isabs(expanded) else os.path.dirname(named) + "/" + expanded
-                resolved = _physical(target)
-                if resolved is None:
-                    return f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({value})"
-                try:
-                    st = os.stat(resolved)
-                except OSError:
-                    continue  # git skips a missing include
-                if not stat.S_ISREG(st.st_mode):
-                    return f"repository config includes a file that is not a regular file ({value})"
-                if not any(fsguard.relative(folder, resolved) is not None for folder in allowed):
-                    # git would open it for every command: a workspace must not make our
-                    # children read the user's files (`path = ~/.aws/credentials`, `/etc/shadow`)
-                    return f"repository config includes a file outside the workspace ({value})"
-                queue.append((target, depth + 1))
+        return _include_refusal(root)
     except Exception:  # a pre-check never fails the caller: git's own timeout still bounds it
         log.debug("git include pre-check failed", exc_info=True)
     return None
+
+
+def _include_refusal(root: Path) -> str | None:
+    """:func:`include_refusal`, which may raise."""
+    base = os.path.abspath(root)
+    real_base = fsguard.real_root(base)
+    git_dir = _repository_git_dir(root, base)
+    if git_dir is None:
+        return None
+    # (the path git names a config file by, depth); read where it physically is
+    queue = collections.deque([(os.path.join(git_dir, "config"), 0), (os.path.join(git_dir, "config.worktree"), 0)])
+    common = _commondir(real_base, git_dir)
+    if common is not None:  # a worktree's git folder: git reads the common folder's config
+        queue.appendleft((os.path.join(common, "config"), 0))
+    for folder in dict.fromkeys(f for f in (git_dir, common) if f is not None):
+        special = _special_entry(real_base, folder)
+        if special is not None:
+            return f"repository git folder holds a FIFO or device ({special})"
+    # where an included file may be: the workspace, and the git folders git reads it from
+    # (a linked worktree's are outside it: they are the repository's own)
+    allowed = [real_base, *(p for p in (_physical(f) for f in (git_dir, common) if f is not None) if p)]
+    return _walk_includes(real_base, queue, allowed)
+
+
+def _repository_git_dir(root: Path, base: str) -> str | None:
+    """The repository's git folder: ``.git``, or the folder a ``gitdir:`` file names (a
+    submodule, ``--separate-git-dir``); ``None`` when there is neither."""
+    git_dir = os.path.join(base, ".git")
+    if os.path.isdir(git_dir):
+        return git_dir
+    # a `gitdir: <folder>` file: its config is pre-read when that folder is inside the
+    # workspace; one outside is not read
+    raw = fsguard.read_or_none(root, ".git", 4096)
+    text = raw.decode("utf-8", "replace").strip() if raw is not None else ""
+    if not text.startswith("gitdir:"):
+        return None
+    return os.path.join(base, text[len("gitdir:") :].strip())
+
+
+def _walk_includes(real_base: str, queue: collections.deque[tuple[str, int]], allowed: list[str]) -> str | None:
+    """Follow the config files in ``queue`` and what they include, breadth first (the bounds
+    and refusals of :func:`include_refusal`); the first refusal, else ``None``."""
+    seen: set[tuple[str, str]] = set()
+    examined = total = 0
+    while queue:
+        named, depth = queue.popleft()
+        real = _physical(named)
+        if real is None:
+            return f"repository config is read through /proc, /sys or /dev, or past 40 links ({named})"
+        inner = fsguard.relative(real_base, real)
+        # the folder its relative includes resolve from, as the kernel resolves it: one
+        # file named in many spellings (`./x`, `././x`) is read once
+        key = (real, _physical(os.path.dirname(named)) or "")
+        if inner is None or key in seen or depth > MAX_INCLUDE_DEPTH:
+            continue  # outside the workspace: not read (git's timeout bounds it)
+        seen.add(key)
+        data, refusal = _config_bytes(real_base, inner)
+        if refusal is not None:
+            return refusal
+        if data is None:
+            continue
+        total += len(data)
+        if total > MAX_CONFIG_TOTAL_BYTES:
+            return f"repository config files larger than {MAX_CONFIG_TOTAL_BYTES} bytes in all"
+        # surrogateescape: a non-UTF-8 name stays the bytes git opens
+        for value in _include_paths(data.decode("utf-8", "surrogateescape")):
+            examined += 1
+            if examined > MAX_INCLUDES:
+                return f"repository config includes more than {MAX_INCLUDES} paths"
+            refusal, target = _included(value, named, allowed)
+            if refusal is not None:
+                return refusal
+            if target is not None:
+                queue.append((target, depth + 1))
+    return None
+
+
+def _config_bytes(real_base: str, inner: str) -> tuple[bytes | None, str | None]:
+    """A config file's bytes (``None`` when it cannot be read: git skips it too), or the
+    refusal of one over :data:`MAX_CONFIG_BYTES` (what it includes past the bound is unknown)."""
+    try:
+        return fsguard.read_bytes(real_base, inner, MAX_CONFIG_BYTES), None
+    except fsguard.Refused as exc:
+        if exc.reason == "too-large":
+            return None, f"repository config file larger than {MAX_CONFIG_BYTES} bytes ({inner})"
+        return None, None
+    except OSError:
+        return None, None
+
+
+def _included(value: str, named: str, allowed: list[str]) -> tuple[str | None, str | None]:
+    """One ``path`` the config file ``named`` includes: ``(refusal, None)``, ``(None, path to
+    follow)`` for a regular file inside ``allowed``, or ``(None, None)`` for a missing one (git
+    skips it)."""
+    if value.startswith("%(prefix)/"):
+        return f"repository config includes a path under git's install prefix ({value})", None
+    expanded = os.path.expanduser(value) if value.startswith("~") else value
+    target = expanded if os.path.isabs(expanded) else os.path.dirname(named) + "/" + expanded
+    resolved = _physical(target)
+    if resolved is None:
+        return f"repository config includes a path through /proc, /sys or /dev, or past 40 links ({value})", None
+    try:
+        st = os.stat(resolved)
+    except OSError:
+        return None, None  # git skips a missing include
+    if not stat.S_ISREG(st.st_mode):
+        return f"repository config includes a file that is not a regular file ({value})", None
+    if not any(fsguard.relative(folder, resolved) is not None for folder in allowed):
+        # git would open it for every command: a workspace must not make our children read
+        # the user's files (`path = ~/.aws/credentials`, `/etc/shadow`)
+        return f"repository config includes a file outside the workspace ({value})", None
+    return None, target
 
 
 #: Most work-tree entries :func:`worktree_refusal` looks at; past the bound the tree is refused

@@ -27,6 +27,7 @@ Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import logging
 import math
@@ -34,7 +35,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -223,6 +224,22 @@ class WorkspaceGraph:
         }
         return graph
 
+    def _symbol_todo(self) -> tuple[list[str], bool]:
+        """The code files to index, newest first (the rank order), then by path, at most
+        :data:`MAX_SYMBOL_FILES`; and whether there were more."""
+        times = self._time
+        todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
+        todo.sort(key=lambda f: (-times[f], f))
+        return todo[:MAX_SYMBOL_FILES], len(todo) > MAX_SYMBOL_FILES
+
+    def _publish_symbols(self, index: SymbolIndex) -> None:
+        """Make ``index`` the graph's symbol index (the files it found generated get that kind)."""
+        with self._lock:
+            for rel in index.generated:
+                self._set_kind(rel, "generated")
+            self.symbols = index
+            self._usage_cache = {}
+
     def index_symbols(
         self,
         *,
@@ -237,11 +254,7 @@ class WorkspaceGraph:
         rewritten when anything changed (a truncated index too: the next session on an
         unchanged tree parses nothing)."""
         t0, cpu0 = time.perf_counter(), time.thread_time()
-        times = self._time
-        todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
-        todo.sort(key=lambda f: (-times[f], f))  # newest first (the rank order), then by path
-        truncated = len(todo) > MAX_SYMBOL_FILES
-        todo = todo[:MAX_SYMBOL_FILES]
+        todo, truncated = self._symbol_todo()
         total = len(todo)
         if progress is not None:
             progress(0, total)
@@ -263,52 +276,21 @@ class WorkspaceGraph:
                 truncated = True
                 cut = i - 1
                 break
-            symbols = None
-            try:
-                st = os.stat(base + rel)
-            except OSError:
-                st = None
-            if st is not None and st.st_size <= MAX_FILE_BYTES:
-                hit = old.get(rel)
-                if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-                    symbols = FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache")
-                    hits += 1
-                    index.add(rel, symbols)
-                    if cache is not None:
-                        new[rel] = hit  # the cached entry itself (no copy)
-                    if progress is not None and (i % step == 0 or i == total):
-                        progress(i, total)
-                    continue
-                data = _read(self.root, rel)
-                symbols = extract(rel, data) if data is not None else None
-            if symbols is not None:
+            symbols, st, hit = _file_symbols(self.root, base + rel, rel, old)
+            if hit is not None:
+                hits += 1
+                index.add(rel, FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache"))
+                if cache is not None:
+                    new[rel] = hit  # the cached entry itself (no copy)
+            elif symbols is not None and st is not None:  # symbols come only from a file stat() found
                 index.add(rel, symbols)
-                if cache is not None and st is not None:  # symbols come only from a file stat() found
-                    new[rel] = (
-                        st.st_mtime_ns,
-                        st.st_size,
-                        sorted(symbols.definitions),
-                        symbols.tokens,
-                        symbols.generated,
-                    )
+                if cache is not None:
+                    new[rel] = _cache_entry(st, symbols)
             if progress is not None and (i % step == 0 or i == total):
                 progress(i, total)
-        with self._lock:
-            for rel in index.generated:
-                self._set_kind(rel, "generated")
-            self.symbols = index
-            self._usage_cache = {}
-        saved = False
+        self._publish_symbols(index)
         parsed = len(new) - hits
-        if cut < len(todo):  # cut by the budget or a cancel: the entries not reached stay cached
-            for rel in todo[cut:]:
-                if rel in old:
-                    new[rel] = old[rel]
-        # saved whenever it differs from what was loaded, a truncated index too (its entries are
-        # those of the newest MAX_SYMBOL_FILES code files): a later session on an unchanged tree
-        # then parses nothing
-        if cache is not None and (parsed or len(old) != len(new)):
-            saved = cache.save(new)
+        saved = _save_symbols(cache, old, new, todo[cut:], parsed) if cache is not None else False
         self.stats.update(
             symbolFiles=len(index),
             symbolMs=round((time.perf_counter() - t0) * 1000, 1),
@@ -499,10 +481,8 @@ class WorkspaceGraph:
             return True
         if self._ignore is None:
             lines: list[str] = []
-            try:
+            with contextlib.suppress(OSError):
                 lines = fsguard.read_text(self.root, ".gitignore", MAX_IGNORE_BYTES).splitlines()
-            except OSError:
-                pass
             try:
                 self._ignore = ignore_spec(lines)  # RE2: linear in the path length
             except Exception:
@@ -546,3 +526,41 @@ def _read(root: Path, rel: str) -> bytes | None:
     """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
     ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
     return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+
+
+def _file_symbols(
+    root: Path, path: str, rel: str, old: Mapping[str, Entry]
+) -> tuple[FileSymbols | None, os.stat_result | None, Entry | None]:
+    """The symbols of the code file ``rel`` (at ``path``), its stat and, when ``old`` has an
+    entry for it with the same mtime and size, that entry (then nothing is read or parsed)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None, None
+    if st.st_size > MAX_FILE_BYTES:
+        return None, st, None
+    hit = old.get(rel)
+    if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+        return None, st, hit
+    data = _read(root, rel)
+    return (extract(rel, data) if data is not None else None), st, None
+
+
+def _cache_entry(st: os.stat_result, symbols: FileSymbols) -> Entry:
+    """The symbol cache's entry of a file parsed now (its stat and symbols)."""
+    return (st.st_mtime_ns, st.st_size, sorted(symbols.definitions), symbols.tokens, symbols.generated)
+
+
+def _save_symbols(
+    cache: SymbolCache, old: dict[str, Entry], new: dict[str, Entry], unreached: list[str], parsed: int
+) -> bool:
+    """Save the symbol cache when it differs from what was loaded (``old``); the entries of the
+    files a cut build did not reach (``unreached``) stay cached. A truncated index is saved
+    too (its entries are those of the newest MAX_SYMBOL_FILES code files): a later session on
+    an unchanged tree then parses nothing. Whether it was saved."""
+    for rel in unreached:
+        if rel in old:
+            new[rel] = old[rel]
+    if parsed or len(old) != len(new):
+        return cache.save(new)
+    return False

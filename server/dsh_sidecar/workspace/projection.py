@@ -4,7 +4,7 @@ graph's builder (:mod:`.builder`), the content indexer (:mod:`.content`) and the
 applied is followed by the content index), tells the targets' owner (the suggester, through
 :class:`TargetsOwner`) when to prepare again, and answers whether the whole projection is built.
 
-The composition root (``sidecar.py``) builds one per workspace and keeps the config, the cores and
+The composition root (``sidecar/``) builds one per workspace and keeps the config, the cores and
 the method mapping; this module never imports a core above it (the suggester is reached through
 the callable given at construction).
 

@@ -1,4 +1,4 @@
-"""The workspace symbol index: which files define a name, and which files use it.
+r"""The workspace symbol index: which files define a name, and which files use it.
 
 Definitions come from tree-sitter (PyPI wheels ``tree-sitter`` + one grammar wheel per language,
 compiled in, nothing downloaded at run time) for Python, JavaScript, TypeScript/TSX, Go, Rust and
@@ -8,7 +8,7 @@ constants, types, structs, interfaces, enums, traits, modules, macros…). Other
 :data:`FALLBACK_DEFINITION`, a line regex over ``class|def|func|function|struct|interface|enum|
 trait|type|const|module …``.
 
-Usages come from an identifier-token index built in the same pass: every ``[A-Za-z_]\\w+`` token
+Usages come from an identifier-token index built in the same pass: every ``[A-Za-z_]\w+`` token
 of an indexed file, counted, so :meth:`SymbolIndex.usages` is a dict lookup, not a grep.
 
 Only code files are indexed (kind ``source`` or ``test`` with an extension in

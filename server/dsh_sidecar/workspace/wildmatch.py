@@ -1,8 +1,8 @@
-"""Linear-time matching of the workspace's globs and ``.gitignore`` lines (RE2).
+r"""Linear-time matching of the workspace's globs and ``.gitignore`` lines (RE2).
 
 A ``.gitignore`` line or a pack's candidate glob such as ``*a*a*a*a*a*a*a*a*a*ab/*`` becomes, in
 gitwildmatch, ``[^/]*a[^/]*a…ab/…``: Python's backtracking ``re`` needs exponential time on a long
-folder name of ``a``\\ s (docs/SECURITY.md, class 3: ``initialize`` hung). Every such pattern from the
+folder name of ``a``\ s (docs/SECURITY.md, class 3: ``initialize`` hung). Every such pattern from the
 workspace is therefore compiled by RE2 (``google-re2``; an automaton, time linear in the path
 length, no backtracking) and never by ``re``:
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dsh_sidecar.lsp.transport import NO_BLANK_LINE, UNENDED_HEADER
+from dsh_sidecar.lsp.framing import NO_BLANK_LINE, UNENDED_HEADER
 from support.rawrpc import RawServer, frame
 
 

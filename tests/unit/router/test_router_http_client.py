@@ -61,7 +61,7 @@ def test_the_user_agent_names_the_released_version_and_the_project_home():
     from pathlib import Path
 
     project = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text("utf-8"))["project"]
-    assert http.USER_AGENT == f"dsh-search-sidecar/{project['version']} (+{project['urls']['Homepage']})"
+    assert f"dsh-search-sidecar/{project['version']} (+{project['urls']['Homepage']})" == http.USER_AGENT
 
 
 async def test_providers_receive_the_user_agent(mock_provider):

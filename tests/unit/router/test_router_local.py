@@ -56,7 +56,7 @@ def request(query: str, limit: int = 5) -> HttpRequest:
 
 
 def test_local_is_known_but_never_auto_detected():
-    assert KNOWN == (*SEED_ORDER, "local") and CANONICAL_ORDER == SEED_ORDER
+    assert (*SEED_ORDER, "local") == KNOWN and CANONICAL_ORDER == SEED_ORDER
     assert PROVIDERS["local"] is local
     chain, _ = resolve_chain(parse_router_config(None), {})
     assert [s.id for s in chain] == ["duckduckgo"]  # the seed's zero-config chain, unchanged

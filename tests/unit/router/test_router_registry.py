@@ -20,10 +20,10 @@ def test_registry_is_the_seed_order_and_every_module_is_a_provider():
     assert router_config.CANONICAL_ORDER == SEED_ORDER
     for position, (pid, provider) in enumerate(PROVIDERS.items()):
         assert isinstance(provider, Provider)
-        assert (provider.ID, provider.POSITION) == (pid, position)
+        assert (pid, position) == (provider.ID, provider.POSITION)
         assert isinstance(provider.DEFAULTS, ProviderDefaults)
         assert isinstance(provider.AUTH_KIND, AuthKind)
-        assert provider.HTML_FIELDS <= {"title", "snippet"}
+        assert {"title", "snippet"} >= provider.HTML_FIELDS
 
 
 #: The router seed's provider table ("search-router.README.txt": credential, endpoint) and its
@@ -46,12 +46,12 @@ def test_each_providers_credential_endpoint_and_model_are_the_seeds():
 
 
 def test_config_tables_are_derived_from_the_descriptors():
-    assert router_config.BASIC_AUTH_PROVIDERS == {"searxng", "duckduckgo"}
+    assert {"searxng", "duckduckgo"} == router_config.BASIC_AUTH_PROVIDERS
     assert router_config.PROVIDER_DEFAULTS["perplexity"].model == "sonar"
     assert router_config.PROVIDER_DEFAULTS["deepseek"].key_env == "DEEPSEEK_API_KEY"
     assert router_config.PROVIDER_DEFAULTS["brave"].max_count == 20
     assert router_config.PROVIDER_DEFAULTS["searxng"].base_url_env == "SEARXNG_BASE_URL"
-    assert PROVIDERS["brave"].RATE_LIMIT == RateLimit(1, 1.0, "Free", "https://brave.com/search/api/")
+    assert RateLimit(1, 1.0, "Free", "https://brave.com/search/api/") == PROVIDERS["brave"].RATE_LIMIT
     assert PROVIDERS["brave"].RATE_LIMIT.interval_s == 1.0
 
 

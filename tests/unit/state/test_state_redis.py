@@ -26,7 +26,7 @@ from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.cache import CachedAnswer, ResultCache
 from dsh_sidecar.router.health import ProviderHealth
-from dsh_sidecar.state import keys, redis_store
+from dsh_sidecar.state import keys, redis_link, redis_store
 from dsh_sidecar.state.config import parse_state_config, public_url
 from dsh_sidecar.state.local import LocalState
 from dsh_sidecar.state.redis_store import RedisState
@@ -270,7 +270,7 @@ def test_store_away_serves_locally_warns_once_and_resyncs(server, caplog) -> Non
 
 
 def test_queue_is_bounded(server, monkeypatch) -> None:
-    monkeypatch.setattr(redis_store, "MAX_PENDING", 5)
+    monkeypatch.setattr(redis_link, "MAX_PENDING", 5)
     st = redis_state(server, retryMs=60_000)
     server.connected = False
     for i in range(8):

@@ -1,4 +1,4 @@
-"""Structural evidence read from manifests (suggester/evidence.py): a search inside a manifest
+"""Structural evidence read from manifests (suggester/evidence/): a search inside a manifest
 is classified by the section of the words it names, a search of the tree that finds only
 manifests and tool configurations by theirs, listings of test-runner, solution and tool
 configurations by what they configure, and a listing that misses a tool's configuration by

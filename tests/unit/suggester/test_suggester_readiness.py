@@ -92,7 +92,7 @@ def make(root: Path, home: Path, index: Index, **cfg) -> tuple[Suggester, list[s
 
 
 def test_the_content_facts_are_every_fact_a_name_alone_does_not_give():
-    assert CONTENT_FACTS | NAME_FACTS == set(FACTS)
+    assert set(FACTS) == CONTENT_FACTS | NAME_FACTS
     assert {"version-module", "manifest-version", "test-module", "changelog"} <= CONTENT_FACTS
 
 

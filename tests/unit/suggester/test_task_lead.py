@@ -286,12 +286,11 @@ async def _mcp_calls(tmp_path: Path, suggester: dict) -> list:
     params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home)})
     hook = {"session_id": "c1", "hook_event_name": "UserPromptSubmit", "prompt": TASK}
     with (tmp_path / "stderr.log").open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                first = await s.call_tool("session_start", hook)
-                second = await s.call_tool("session_start", hook)
-                where = await s.call_tool("where_is", {"query": "why does Cart.total raise KeyError"})
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            first = await s.call_tool("session_start", hook)
+            second = await s.call_tool("session_start", hook)
+            where = await s.call_tool("where_is", {"query": "why does Cart.total raise KeyError"})
     return [first.structured_content, second.structured_content, where.structured_content]
 
 

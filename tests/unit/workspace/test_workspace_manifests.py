@@ -1,4 +1,4 @@
-"""Manifest readers (workspace/manifests.py): each ecosystem's files read the way its tools read
+"""Manifest readers (workspace/manifests/): each ecosystem's files read the way its tools read
 them — facts, the intent of each section's words, the files a declaration points to — and
 hostile inputs (entity bombs, huge and deep documents) that must cost nothing."""
 

@@ -21,6 +21,7 @@ cache clean`` deletes it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -101,10 +102,8 @@ class LocalDocs:
         fresh = not self.path.exists()
         con = _connect(self.path)
         if fresh:
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
-            except OSError:
-                pass
         for statement in _SCHEMA:
             con.execute(statement)
         row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -336,10 +335,8 @@ class LocalDocs:
                     con.execute("COMMIT")
                 except sqlite3.Error:
                     log.info("offline docs index: fetched results not kept", exc_info=True)
-                    try:
+                    with contextlib.suppress(sqlite3.Error):
                         con.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        pass
         finally:
             con.close()
 
@@ -355,8 +352,6 @@ class LocalDocs:
             builder.join(timeout_s)
         writer = self._writer
         if writer is not None and writer.is_alive():
-            try:
+            with contextlib.suppress(queue.Full):
                 self._remember.put_nowait(None)
-            except queue.Full:
-                pass
             writer.join(timeout_s)

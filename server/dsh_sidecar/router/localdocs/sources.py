@@ -303,26 +303,29 @@ def roff_to_text(roff: str) -> tuple[str, str]:
             macro = macro.strip()
             if macro in ("SH", "SS"):
                 lines.append("\n" + rest.strip().strip('"').upper() + "\n")
-            elif macro in (
-                "B",
-                "I",
-                "BR",
-                "IR",
-                "RB",
-                "RI",
-                "BI",
-                "IB",
-                "SM",
-                "SB",
-                "IP",
-                "TP",
-                "Nm",
-                "Nd",
-                "Fl",
-                "Ar",
+            elif (
+                macro
+                in (
+                    "B",
+                    "I",
+                    "BR",
+                    "IR",
+                    "RB",
+                    "RI",
+                    "BI",
+                    "IB",
+                    "SM",
+                    "SB",
+                    "IP",
+                    "TP",
+                    "Nm",
+                    "Nd",
+                    "Fl",
+                    "Ar",
+                )
+                and rest.strip()
             ):
-                if rest.strip():
-                    lines.append(rest.replace('"', "").strip())
+                lines.append(rest.replace('"', "").strip())
             continue  # every other request (.TH, .PP, .br, comments) carries no text
         lines.append(line)
     text = "\n".join(lines)

@@ -195,15 +195,8 @@ def strip_template(text: str) -> str:
     return _CHECKLIST.sub("", strip_comments(text))
 
 
-def mentions(text: str, title: str | None = None) -> Mentions:
-    """The :class:`Mentions` of a task ``text`` (``title``: its first line when not given)."""
-    text = strip_template(text[:MAX_TASK_CHARS])
-    if title is None:
-        title = text.split("\n", 1)[0][:300]
-    fences = [m.group(2) for m in _FENCE.finditer(text)]
-    prose = _FENCE.sub("\n", text)
-    spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(prose)]
-
+def _paths(text: str, spans: list[str]) -> list[str]:
+    """The paths a task names: repository links, path-shaped words, code spans naming a folder."""
     paths: list[str] = []
     for m in _GITHUB_BLOB.finditer(text):
         paths.append(_clean_path(m.group(1)))
@@ -215,24 +208,35 @@ def mentions(text: str, title: str | None = None) -> Mentions:
     for span in spans:
         if _FOLDER.match(span) and not span.startswith(("http", "www.")):
             paths.append(_clean_path(span.rstrip("/")))
+    return paths
 
+
+def _frames(text: str) -> list[tuple[str, str]]:
+    """The stack frames a task quotes (Python's, then the JVM's as ``pkg/Cls.java``), innermost first."""
     frames: list[tuple[str, str]] = []
     frames += traceback_frames(text)
     jvm = [(m.group(1)[:-1].split("$", 1)[0], m.group(2)) for m in _JVM_FRAME.finditer(text)]
     frames += [(cls.replace(".", "/") + ".java", fn) for cls, fn in jvm]  # innermost first already
+    return frames
 
-    exceptions = [m.group(1) for m in _EXCEPTION.finditer(text)]
+
+def _errors(text: str) -> list[str]:
+    """The error messages a task quotes: an exception's message, or a quoted sentence."""
     errors = [m.group(1).strip().rstrip(".") for m in _EXCEPTION_MESSAGE.finditer(text)]
     for m in _QUOTED.finditer(text):
         s = m.group(2).strip()
         if " " in s and len(_WORD.findall(s)) >= 3 and not s.startswith(("http", "www.")):
             errors.append(s)
+    return errors
 
+
+def _dotted(text: str, sources: tuple[str, ...]) -> list[str]:
+    """The dotted names of ``sources`` (an import alias read as its module), API pages first."""
     dotted: list[str] = []
     for m in _DOC_PAGE.finditer(text):  # an API page named after its object: `…/api/pkg.mod.func.html`
         dotted.append(m.group(1))
     aliases = {m.group(2): m.group(1) for m in _IMPORT_AS.finditer(text) if m.group(2) != m.group(1)}
-    for source in (title, *spans, prose, *fences):
+    for source in sources:
         for m in _DOTTED.finditer(source):
             name = m.group(1).rstrip(".")
             head, _, rest = name.partition(".")
@@ -240,7 +244,11 @@ def mentions(text: str, title: str | None = None) -> Mentions:
                 name = f"{aliases[head]}.{rest}"
             if _dotted_ok(name):
                 dotted.append(name)
+    return dotted
 
+
+def _subject(title: str, spans: list[str]) -> list[str]:
+    """The identifiers of the title (code-shaped or called) and of the code spans."""
     subject: list[str] = []
     for source in (title, *spans):
         for m in _IDENT.finditer(source):
@@ -248,23 +256,43 @@ def mentions(text: str, title: str | None = None) -> Mentions:
             if source is title and not code_shaped(name) and not _CALL.search(title[m.start() :][: len(name) + 1]):
                 continue
             subject.append(name)
+    return subject
 
+
+def _identifier_counts(subject: list[str], sources: tuple[str, ...]) -> Counter[str]:
+    """How often each identifier (the subject's, the calls and code-shaped words of ``sources``) occurs."""
     idents: list[str] = list(subject)
-    for source in (prose, *fences):
+    for source in sources:
         idents += [m.group(1) for m in _CALL.finditer(source)]
         idents += [m.group(0) for m in _IDENT.finditer(source) if code_shaped(m.group(0))]
     counts = Counter(i for i in idents if len(i) >= 3)
     for name in list(counts):
         if name.lower() in STOP_WORDS:
             del counts[name]
+    return counts
 
+
+def _words(text: str) -> list[str]:
+    """The task's words (identifiers split), links left out, stop words dropped."""
     words: list[str] = []
     for m in _WORD.finditer(_URL.sub(" ", text)):  # a link's host and path are no prose
         w = m.group(0)
         pieces = split_identifier(w) if code_shaped(w) else [w.lower()]
-        for p in pieces:
-            if len(p) >= 3 and p not in STOP_WORDS:
-                words.append(p)
+        words += [p for p in pieces if len(p) >= 3 and p not in STOP_WORDS]
+    return words
+
+
+def mentions(text: str, title: str | None = None) -> Mentions:
+    """The :class:`Mentions` of a task ``text`` (``title``: its first line when not given)."""
+    text = strip_template(text[:MAX_TASK_CHARS])
+    if title is None:
+        title = text.split("\n", 1)[0][:300]
+    fences = [m.group(2) for m in _FENCE.finditer(text)]
+    prose = _FENCE.sub("\n", text)
+    spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(prose)]
+    subject = _subject(title, spans)
+    counts = _identifier_counts(subject, (prose, *fences))
+    words = _words(text)
     word_counts = Counter(words)
     title_words = [w.lower() for w in _WORD.findall(title) if w.lower() not in STOP_WORDS]
     lowered = set(word_counts)
@@ -275,11 +303,11 @@ def mentions(text: str, title: str | None = None) -> Mentions:
         subject=_unique([s for s in subject if len(s) >= 3 and s.lower() not in STOP_WORDS]),
         identifiers=_unique(list(counts)),
         counts=dict(counts),
-        dotted=_unique(dotted),
-        paths=_unique(paths),
-        frames=tuple(dict.fromkeys(frames))[:MAX_MENTIONS],
-        errors=_unique(errors, 50),
-        exceptions=_unique(exceptions, 50),
+        dotted=_unique(_dotted(text, (title, *spans, prose, *fences))),
+        paths=_unique(_paths(text, spans)),
+        frames=tuple(dict.fromkeys(_frames(text)))[:MAX_MENTIONS],
+        errors=_unique(_errors(text), 50),
+        exceptions=_unique([m.group(1) for m in _EXCEPTION.finditer(text)], 50),
         words=_unique(words, MAX_WORDS),
         word_counts=dict(word_counts),
         title_words=_unique(title_words, 50),

@@ -280,7 +280,6 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
     files = workspace.files
     total = max(1, len(files))
     symbols = workspace.symbols
-    # ---------------------------------------------------------------- paths and frames
     wanted = {p.rsplit("/", 1)[-1] for p in m.paths} | {p.rsplit("/", 1)[-1] for p, _ in m.frames}
     for d in m.dotted:  # a dotted module name's last part as a file (`a.b.c` → `c.py`)
         parts = d.split(".")
@@ -291,7 +290,26 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
         if w in task_words:
             task_words[w] += 1.0  # the title says what the task is about
     lookup = _Paths(files, {w for w in wanted if w}, task_words)
-    # ---------------------------------------------------------------- file names
+    _path_features(s, m, lookup, task_words, total, weights)
+    if symbols is not None:
+        _symbol_features(s, m, lookup, symbols, total, weights)
+    if content is not None and content.ready:
+        _content_features(s, m, content, weights)
+    if symbols is not None:
+        _usage_features(s, m, symbols, total, weights)
+        _word_token_features(s, task_words, symbols, total, weights)
+        if weights.graph > 0:
+            seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
+            for f, v in seeds:
+                for g in _neighbours(f, symbols):
+                    s.add("graph", g, v, f"close to {f}", weights.graph)
+    return s
+
+
+def _path_features(
+    s: _Scores, m: Mentions, lookup: _Paths, task_words: Mapping[str, float], total: int, weights: Weights
+) -> None:
+    """File names made of the task's words; the paths and the traceback frames it names."""
     if lookup.stems:
         worth = {w: _idf(df, total) * task_words[w] for w, df in lookup.stem_df.items()}
         acc_stem: dict[str, float] = {}
@@ -313,77 +331,81 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             value = 1.0 / (1 + i) / len(hits)
             for f in hits:
                 s.add("frame", f, value, "a frame of the task's traceback", weights.frame)
-    # ---------------------------------------------------------------- symbols
-    if symbols is not None:
-        defs = symbols.defs
-        subject = set(m.subject)
-        for name in m.identifiers:
-            where = defs.get(name)
-            if not where or len(where) > MAX_DEFINITIONS:
-                continue
-            base = _idf(len(where), total) / math.log(1.0 + total)
-            weight = (1.0 if name in subject else 0.5) * (1 + math.log(m.counts.get(name, 1)))
-            for f in where:
-                stem = posixpath.splitext(f.rsplit("/", 1)[-1])[0]
-                named = 2.0 if stem.lower() == name.lower() else 1.0
-                s.add("symbol", f, base * weight * named / len(where), f"defines {name}", weights.symbol)
-        for d in m.dotted:
-            _dotted(d, lookup, symbols, s, weights)
-    # ---------------------------------------------------------------- errors
-    if content is not None and content.ready:
-        for e in m.errors[:MAX_ERRORS]:
-            words = [w for w in split_words(e) if w not in STOP_WORDS]
-            if len(words) < 2:
-                continue
-            candidates = [p for p, _ in content.search(words, ERROR_CANDIDATES)]
-            literal = _literal(e)
-            hits = content.files_containing(candidates, literal, 3) if literal and candidates else []
-            for f in hits:
-                s.add("error", f, 1.0 / len(hits), "holds the task's error message", weights.error)
-        # ------------------------------------------------------------ text (content index)
-        query = _query_words(m)
-        matched = content.search(query, 50) if query else []
-        if matched:
-            best = matched[0][1]
-            for f, v in matched:
-                s.add("text", f, v / best, "its words match the task's", weights.text)
-    # ---------------------------------------------------------------- usages (symbol index)
-    if symbols is not None:
-        refs = symbols.refs
-        cap = max(50, MAX_USAGE_SHARE * total)
-        acc: dict[str, float] = defaultdict(float)
-        for name in list(m.identifiers)[:MAX_USAGE_NAMES]:
-            posting = refs.get(name)
-            if not posting or len(posting) > cap:
-                continue
-            idf = _idf(len(posting), total)
-            for f, tf in posting.items():
-                acc[f] += idf * tf / (tf + 1.2)
-        _add_top(s, "usage", acc, "uses the names the task names", weights.usage)
-    # ---------------------------------------------------------------- prose words as code tokens
-    if symbols is not None:
-        refs = symbols.refs
-        cap = max(50, MAX_USAGE_SHARE * total)
-        postings: list[tuple[int, str, Mapping[str, int]]] = []
-        for w in task_words:
-            for token in (w, w.capitalize()):
-                posting = refs.get(token)
-                if posting and len(posting) <= cap:
-                    postings.append((len(posting), token, posting))
-        postings.sort(key=lambda t: (t[0], t[1]))
-        acc_words: dict[str, float] = defaultdict(float)
-        for n, token, posting in postings[:MAX_WORD_TOKENS]:
-            idf = _idf(n, total) * task_words[token.lower()]
-            for f, tf in posting.items():
-                acc_words[f] += idf * tf / (tf + 1.2)
-        _add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
-    # ---------------------------------------------------------------- graph neighbours
-    if symbols is not None and weights.graph > 0:
-        seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
-        for f, v in seeds:
-            for g in _neighbours(f, symbols):
-                s.add("graph", g, v, f"close to {f}", weights.graph)
-    return s
+
+
+def _symbol_features(
+    s: _Scores, m: Mentions, lookup: _Paths, symbols: SymbolTable, total: int, weights: Weights
+) -> None:
+    """The files that define the names (and dotted names) the task names."""
+    defs = symbols.defs
+    subject = set(m.subject)
+    for name in m.identifiers:
+        where = defs.get(name)
+        if not where or len(where) > MAX_DEFINITIONS:
+            continue
+        base = _idf(len(where), total) / math.log(1.0 + total)
+        weight = (1.0 if name in subject else 0.5) * (1 + math.log(m.counts.get(name, 1)))
+        for f in where:
+            stem = posixpath.splitext(f.rsplit("/", 1)[-1])[0]
+            named = 2.0 if stem.lower() == name.lower() else 1.0
+            s.add("symbol", f, base * weight * named / len(where), f"defines {name}", weights.symbol)
+    for d in m.dotted:
+        _dotted(d, lookup, symbols, s, weights)
+
+
+def _content_features(s: _Scores, m: Mentions, content: LeadContent, weights: Weights) -> None:
+    """The files holding the task's error messages, and BM25 over the content index."""
+    for e in m.errors[:MAX_ERRORS]:
+        words = [w for w in split_words(e) if w not in STOP_WORDS]
+        if len(words) < 2:
+            continue
+        candidates = [p for p, _ in content.search(words, ERROR_CANDIDATES)]
+        literal = _literal(e)
+        hits = content.files_containing(candidates, literal, 3) if literal and candidates else []
+        for f in hits:
+            s.add("error", f, 1.0 / len(hits), "holds the task's error message", weights.error)
+    query = _query_words(m)
+    matched = content.search(query, 50) if query else []
+    if matched:
+        best = matched[0][1]
+        for f, v in matched:
+            s.add("text", f, v / best, "its words match the task's", weights.text)
+
+
+def _usage_features(s: _Scores, m: Mentions, symbols: SymbolTable, total: int, weights: Weights) -> None:
+    """The files that use the names the task names (the symbol index's references)."""
+    refs = symbols.refs
+    cap = max(50, MAX_USAGE_SHARE * total)
+    acc: dict[str, float] = defaultdict(float)
+    for name in list(m.identifiers)[:MAX_USAGE_NAMES]:
+        posting = refs.get(name)
+        if not posting or len(posting) > cap:
+            continue
+        idf = _idf(len(posting), total)
+        for f, tf in posting.items():
+            acc[f] += idf * tf / (tf + 1.2)
+    _add_top(s, "usage", acc, "uses the names the task names", weights.usage)
+
+
+def _word_token_features(
+    s: _Scores, task_words: Mapping[str, float], symbols: SymbolTable, total: int, weights: Weights
+) -> None:
+    """The files whose code uses the task's prose words as tokens."""
+    refs = symbols.refs
+    cap = max(50, MAX_USAGE_SHARE * total)
+    postings: list[tuple[int, str, Mapping[str, int]]] = []
+    for w in task_words:
+        for token in (w, w.capitalize()):
+            posting = refs.get(token)
+            if posting and len(posting) <= cap:
+                postings.append((len(posting), token, posting))
+    postings.sort(key=lambda t: (t[0], t[1]))
+    acc_words: dict[str, float] = defaultdict(float)
+    for n, token, posting in postings[:MAX_WORD_TOKENS]:
+        idf = _idf(n, total) * task_words[token.lower()]
+        for f, tf in posting.items():
+            acc_words[f] += idf * tf / (tf + 1.2)
+    _add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
 
 
 def _add_top(s: _Scores, feature: str, acc: Mapping[str, float], reason: str, weight: float) -> None:

@@ -110,12 +110,12 @@ class _Runs:
 
 
 def fixed_parts(pattern: str, dialect: str = "ere") -> list[str]:
-    """The literal runs of ``pattern`` (what any match must contain, per alternative).
+    r"""The literal runs of ``pattern`` (what any match must contain, per alternative).
 
     ``dialect``: ``ere`` (ERE/PCRE/Rust regex: ``| ( ) + ? { }`` are operators), ``bre`` (POSIX
-    basic: ``\\| \\( \\) \\{ \\}`` are operators, ``+ ? | ( )`` literal), ``fixed`` (the whole
-    pattern is one literal). Escapes of punctuation are literals (``\\.`` → ``.``); classes
-    (``\\s``, ``\\w``, ``[…]``), ``.``, anchors and groups end a run; a quantified character is
+    basic: ``\| \( \) \{ \}`` are operators, ``+ ? | ( )`` literal), ``fixed`` (the whole
+    pattern is one literal). Escapes of punctuation are literals (``\.`` → ``.``); classes
+    (``\s``, ``\w``, ``[…]``), ``.``, anchors and groups end a run; a quantified character is
     dropped from its run (``colou?r`` → ``colo``, ``r``). Runs are stripped; empty ones dropped.
     """
     if dialect == "fixed":
@@ -143,8 +143,8 @@ def fixed_parts(pattern: str, dialect: str = "ere") -> list[str]:
 
 
 def _escape(pattern: str, i: int, dialect: str, runs: _Runs) -> int:
-    """Read the escape at ``i``; return the index after it. A BRE operator (``\\|``, ``\\(``,
-    ``\\{…\\}``) or a class/anchor (``\\s``, ``\\b``) ends the run; escaped punctuation is a literal."""
+    r"""Read the escape at ``i``; return the index after it. A BRE operator (``\|``, ``\(``,
+    ``\{…\}``) or a class/anchor (``\s``, ``\b``) ends the run; escaped punctuation is a literal."""
     d = pattern[i + 1]
     if dialect == "bre" and d in "|(){}+?":
         runs.cut()

@@ -421,13 +421,7 @@ def _decide(
     if "edit" in verbs:
         return _write(fields, inp)
     if "run" in verbs or (command is not None and not verbs):
-        if isinstance(command, (str, list)):
-            return ToolCall("bash", command=command[:MAX_FIELD_CHARS] if isinstance(command, str) else command)
-        code = next(iter(fields.values("code")), "")
-        if code and {"python", "ipython"} & set(words):
-            fields.used.append("run:python-code")
-            return ToolCall("script", code=code)
-        return ToolCall("other")
+        return _run(command, words, fields)
     symbol_words = [w for w in words if w in SYMBOL_WORDS]
     if symbol_words or fields.has("symbol"):
         call = _symbol(words, symbol_words, fields)
@@ -451,6 +445,22 @@ def _decide(
         return _grep(content, names, fields)
     if names:
         return ToolCall("glob", names=names, scopes=_scopes(fields), listing=True)
+    return _listing_or_read(words, verbs, fields)
+
+
+def _run(command: Any, words: list[str], fields: _Fields) -> ToolCall:
+    """A call that runs something: a shell command, a Python snippet, or something else."""
+    if isinstance(command, (str, list)):
+        return ToolCall("bash", command=command[:MAX_FIELD_CHARS] if isinstance(command, str) else command)
+    code = next(iter(fields.values("code")), "")
+    if code and {"python", "ipython"} & set(words):
+        fields.used.append("run:python-code")
+        return ToolCall("script", code=code)
+    return ToolCall("other")
+
+
+def _listing_or_read(words: list[str], verbs: set[str], fields: _Fields) -> ToolCall:
+    """A call that names no content and no file names: a folder listing, a read, or something else."""
     part = verbs == {"list"} and bool(set(words) & PART_WORDS) and not set(words) & FOLDER_WORDS
     listing = ("list" in verbs and not part) or ("find" in verbs and "read" not in verbs)
     if listing or (set(words) & FOLDER_WORDS and not verbs & {"read", "edit"}):

@@ -287,6 +287,48 @@ def _parsed(code: str) -> list[ast.AST] | None:
     return None
 
 
+def _imports(nodes: list[ast.AST]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """What a script imports: local name → (module, imported name) of its ``from … import``s
+    (absolute, not ``*``), and local name → module of its ``import``s."""
+    names: dict[str, tuple[str, str]] = {}
+    modules: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    modules[top] = top
+    return names, modules
+
+
+def _uses(
+    nodes: list[ast.AST], names: dict[str, tuple[str, str]], modules: dict[str, str]
+) -> list[tuple[int, int, str, str]]:
+    """``(line, column, module, name)`` of each use of an imported name or a module's attribute."""
+    inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    uses: list[tuple[int, int, str, str]] = []
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            module, name = names[node.id]
+            uses.append((node.lineno, node.col_offset, module, name))
+        elif isinstance(node, ast.Attribute) and id(node) not in inner:
+            chain = [node.attr]
+            base: ast.expr = node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                parts = [modules[base.id], *reversed(chain)]
+                uses.append((node.lineno, node.col_offset, ".".join(parts[:-1]), parts[-1]))
+    return uses
+
+
 def script_names(code: str) -> list[tuple[str, str]]:
     """``(module, name)`` of the imported names a Python script uses, in the order of their
     first use, at most :data:`MAX_SCRIPT_NAMES`: ``from a.b import c`` then ``c(…)`` gives
@@ -310,37 +352,10 @@ def script_names(code: str) -> list[tuple[str, str]]:
     nodes = _parsed(code)
     if nodes is None:
         return []
-    names: dict[str, tuple[str, str]] = {}  # local name → (module, imported name)
-    modules: dict[str, str] = {}  # local name → module
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    names[alias.asname or alias.name] = (node.module, alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    modules[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".", 1)[0]
-                    modules[top] = top
+    names, modules = _imports(nodes)
     if not names and not modules:
         return []
-    inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
-    uses: list[tuple[int, int, str, str]] = []
-    for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
-            module, name = names[node.id]
-            uses.append((node.lineno, node.col_offset, module, name))
-        elif isinstance(node, ast.Attribute) and id(node) not in inner:
-            chain = [node.attr]
-            base: ast.expr = node.value
-            while isinstance(base, ast.Attribute):
-                chain.append(base.attr)
-                base = base.value
-            if isinstance(base, ast.Name) and base.id in modules:
-                parts = [modules[base.id], *reversed(chain)]
-                uses.append((node.lineno, node.col_offset, ".".join(parts[:-1]), parts[-1]))
+    uses = _uses(nodes, names, modules)
     out: dict[tuple[str, str], None] = {}
     for *_, module, name in sorted(uses):
         if not name.startswith("__") and len(name) >= MIN_CHARS and len(out) < MAX_SCRIPT_NAMES:

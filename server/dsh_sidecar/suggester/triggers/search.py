@@ -1,7 +1,7 @@
 """A search: grep, glob, find, ls, a read, or a shell line of them.
 
 The first intent, in priority order, whose gate crosses its threshold wins (``classify.py``:
-the pack rows' regex signals plus the structural evidence of the call, ``evidence.py``); its
+the pack rows' regex signals plus the structural evidence of the call, ``evidence/``); its
 targets come from :func:`~dsh_sidecar.suggester.resolve.resolve`. A listing that found nothing
 abstains: what it looks for does not exist here. Example: ``grep -rn __version__`` → Version
 (a pack signal and the structural evidence), noted with the package's ``__init__.py``.

@@ -11,9 +11,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dsh_protocol import (
     AssembleSectionResult,
@@ -25,16 +24,6 @@ from dsh_protocol import (
     PostExecuteResult,
     ProviderHealthStatus,
     RouterStatus,
-    RouteSearchParams,
-    RouteSearchResult,
-    SearchFeedbackParams,
-    SearchFeedbackResult,
-    SearchParams,
-    SearchPlanParams,
-    SearchPlanResult,
-    SearchReportParams,
-    SearchReportResult,
-    SearchResult,
     Section,
     StateStatus,
     StatusResult,
@@ -44,17 +33,15 @@ from dsh_protocol import (
 
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
-from dsh_sidecar.config import SidecarConfig, dsh_home, parse_config
+from dsh_sidecar.config import SidecarConfig, dsh_home, overlay_config
 from dsh_sidecar.errors import ConfigError, RequestError
-from dsh_sidecar.escape import for_model
 from dsh_sidecar.paths import workspace_cache
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
-from dsh_sidecar.router.chain import deadline_reserve_ms
+from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
+from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.state.fleet import open_state, state_status
-from dsh_sidecar.state.keys import provider_identity
-from dsh_sidecar.state.shared import SharedState
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
@@ -62,10 +49,6 @@ from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.identity import fleet_identity
 from dsh_sidecar.workspace.projection import WorkspaceProjection
-
-if TYPE_CHECKING:
-    from dsh_sidecar.bandit.feedback import Recredit
-    from dsh_sidecar.router.chain import RouterResult
 
 log = logging.getLogger(__name__)
 #: Where the bandit seed's ``[bandit-search]`` lines are logged, at INFO (a server's stderr
@@ -94,43 +77,7 @@ def _no_sink(line: str) -> None:
     """The log sink of a sidecar nobody reads the lines of (an MCP server)."""
 
 
-def share_router(router: Router, shared: SharedState | None) -> None:
-    """Give ``router``'s health (cooldowns, rate windows) and cache the shared state (docs/fleet.md).
-    Providers are identified by id, endpoint and a digest of their key
-    (:func:`~dsh_sidecar.state.keys.provider_identity`); a provider module's documented
-    ``RATE_LIMIT`` is enforced fleet-wide as one request per the interval the router's pacer
-    has in force (a paid plan's headers raise it)."""
-    if shared is None:
-        return
-    identities = {s.id: provider_identity(s.id, s.base_url, s.api_key) for s in router.chain}
-
-    def spacing(pid: str, limit: Any) -> Callable[[], tuple[int, float]]:
-        return lambda: (1, router.pacer.interval(pid, limit))
-
-    limits: dict[str, Callable[[], tuple[int, float]]] = {}
-    for spec in router.chain:
-        limit = getattr(router.modules.get(spec.id), "RATE_LIMIT", None)
-        if limit is not None:  # one request per the spacing in force (router/pacing.py), fleet-wide
-            limits[spec.id] = spacing(spec.id, limit)
-    router.health.share(shared, identities, limits)
-    if router.cache is not None:
-        router.cache.share(shared)
-
-
-def _source_for_model(source: Any) -> Any:
-    """A search result's texts through :func:`~dsh_sidecar.escape.for_model` (a provider's
-    title or snippet with OSC 52, CSI or RLO in it); the same object when nothing changes."""
-    update = {}
-    for name in ("url", "title", "snippet", "published_at"):
-        value = getattr(source, name)
-        if value is not None:
-            shown = for_model(value)
-            if shown is not value:
-                update[name] = shown
-    return source.model_copy(update=update) if update else source
-
-
-class Sidecar:
+class Sidecar(SearchMethods):
     """The router, the bandit and the suggester for one workspace.
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
@@ -184,14 +131,7 @@ class Sidecar:
         self.echo_stderr = echo_stderr
         # the offline docs index (when local is in the chain) holds this project's docs
         self.docs_root = docs_root if docs_root is not None else workspace
-        self.router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
-        share_router(self.router, self.shared)
-        self.redactor: Redactor = self.router.redactor
-        self.bandit = StrategyBandit(
-            self.router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
-        )
-        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
-            self.bandit.store.share(self.shared, self.bandit.policy)
+        self.router, self.bandit = self._search_cores(config)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
         # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
@@ -218,6 +158,19 @@ class Sidecar:
         if server_kind is not None:
             self.run_file = RunFile(self.env, server_kind, self._run_snapshot)
             self.run_file.start()
+
+    def _search_cores(self, config: SidecarConfig) -> tuple[Router, StrategyBandit]:
+        """The router and the bandit of ``config``, on the fleet's shared state when there is one
+        (the router's redactor is the sidecar's before the bandit may log)."""
+        router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
+        share_router(router, self.shared)
+        self.redactor: Redactor = router.redactor
+        bandit = StrategyBandit(
+            router, config.bandit, log=self._bandit_log, home=self.home, log_wanted=self._bandit_log_wanted
+        )
+        if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
+            bandit.store.share(self.shared, bandit.policy)
+        return router, bandit
 
     def _warm_search(self) -> None:
         # the first answer first, then the suggester's build (its first notes need the graph),
@@ -249,26 +202,6 @@ class Sidecar:
             self.bandit.prepare()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
-
-    async def _search_path_ready(self, timeout_s: float) -> bool:
-        """Wait (at most ``timeout_s``) for :meth:`_prepare_search`, run once on a worker thread
-        however many searches wait for it; ``True`` once done. A timeout leaves it running."""
-        loop = asyncio.get_running_loop()
-        preparing = self._preparing
-        if preparing is None or preparing[0] is not loop or preparing[1].done():
-            preparing = self._preparing = (loop, loop.run_in_executor(None, self._prepare_search))
-        try:
-            await asyncio.wait_for(asyncio.shield(preparing[1]), max(0.0, timeout_s))
-        except TimeoutError:
-            return False
-        return True
-
-    def _prepare_search(self) -> None:
-        """What ``dsh-search-prepare`` prepares for the search path (httpx and the client,
-        the bandit's writer threads), done now on the calling thread
-        (idempotent)."""
-        self.router.warm()
-        self.bandit.prepare()
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
@@ -340,128 +273,6 @@ class Sidecar:
         return self.log_sink is not _no_sink and self.config.log_messages != "none"
 
     # ------------------------------------------------------------------ methods
-
-    async def search(
-        self, params: SearchParams, escaped: bool = True, received_at: float | None = None
-    ) -> SearchResult:
-        """``dsh/search``. Raises :class:`~dsh_sidecar.router.AllProvidersFailed`. ``escaped``:
-        every provider text through :func:`~dsh_sidecar.escape.for_model` (the JSON-RPC and MCP
-        results reach the model); the CLI's ``--json`` keeps the data as it came (its terminal
-        output is cleaned by ``cli/output.py``). ``received_at`` (``time.monotonic()`` when the
-        request was read): the deadline (``deadlineMs``, else the config's) counts from then,
-        so the time the request waited for the server is inside it, not added to it."""
-        try:
-            total_ms = params.deadline_ms or self.config.router.deadline_ms
-            start = received_at if received_at is not None else time.monotonic()
-            if not (self.router.ready and self.bandit.policy.ready):
-                # a first search before the preparation ended: its imports run on a worker thread
-                # (never on the event loop), at most until the deadline's reserve; past it every
-                # provider is skipped, and the reply still comes by the deadline
-                left_s = (total_ms - deadline_reserve_ms(total_ms)) / 1000 - (time.monotonic() - start)
-                if not await self._search_path_ready(left_s):
-                    raise self.router.deadline_passed()
-            deadline_ms = params.deadline_ms
-            if received_at is not None:
-                waited_ms = (time.monotonic() - received_at) * 1000
-                deadline_ms = max(1, int(total_ms - waited_ms))
-            out = await self.bandit.search(params.query, params.strategy, params.max_results, deadline_ms)
-        finally:
-            self._answered.set()
-        if not escaped:
-            sources, content, attempts = out.sources, out.content, out.attempts
-        else:
-            sources = [_source_for_model(s) for s in out.sources]
-            content = for_model(out.content) if out.content is not None else None
-            attempts = [a.model_copy(update={"outcome": for_model(a.outcome)}) for a in out.attempts]
-        return SearchResult(
-            search_id=out.search_id,
-            strategy=out.strategy,  # type: ignore[arg-type]
-            sources=sources,
-            content=content,
-            truncated=out.truncated,
-            attempts=attempts,
-            duration_ms=out.duration_ms,
-            reward=round(out.reward, 6),
-        )
-
-    async def web_search(self, query: str, max_results: int) -> RouterResult:
-        """One query through the router's chain, the first provider that answers (the router
-        seed's ``web_search``: no strategy, no bandit), every provider text through
-        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A search whose providers all
-        failed or answered empty raises the seed's aggregated error unless
-        ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
-        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        router = self.router
-        out = await router.search(query, max_results)
-        if not out.sources and router.config.empty_results_fallback:
-            raise router.empty_as_failure(out)
-        return replace(
-            out,
-            sources=[_source_for_model(s) for s in out.sources],
-            content=for_model(out.content) if out.content is not None else None,
-        )
-
-    async def route_search(self, params: RouteSearchParams) -> RouteSearchResult:
-        """``dsh/routeSearch``: one query through the router's chain (the search-router seed's
-        semantics: no strategy, no reformulation, no bandit). A search whose providers all
-        failed or answered empty raises the seed's aggregated error unless
-        ``emptyResultsFallback`` is false (then the empty answer is the answer). Raises
-        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        from dsh_protocol.models import DEFAULT_ROUTE_RESULTS
-
-        from dsh_sidecar.router.cache import CACHED_OUTCOME
-
-        started = time.monotonic()
-        router = self.router
-        result = await router.search(params.query, params.max_results or DEFAULT_ROUTE_RESULTS, params.deadline_ms)
-        if not result.sources and router.config.empty_results_fallback:
-            raise router.empty_as_failure(result)
-        return RouteSearchResult(
-            sources=[_source_for_model(s) for s in result.sources],
-            content=for_model(result.content) if result.content is not None else None,
-            truncated=result.truncated,
-            provider=result.provider,
-            cached=any(a.outcome == CACHED_OUTCOME for a in result.attempts),
-            duration_ms=int((time.monotonic() - started) * 1000),
-        )
-
-    def search_plan(self, params: SearchPlanParams) -> SearchPlanResult:
-        """``dsh/searchPlan``: the bandit chooses the arm and the queries; the harness runs them
-        (over its own web seam) and reports them with ``dsh/searchReport``."""
-        search_id, arm, queries, cap = self.bandit.plan(params.query, params.max_results)
-        return SearchPlanResult(search_id=search_id, arm=arm, queries=queries, max_results=cap)  # type: ignore[arg-type]
-
-    async def search_report(self, params: SearchReportParams) -> SearchReportResult:
-        """``dsh/searchReport``: merge, reward, log and record a planned search (the harness's
-        provider's texts through :func:`~dsh_sidecar.escape.for_model`, as :meth:`search`'s).
-        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired plan."""
-        out = await self.bandit.report(params.search_id, params.runs, params.duration_ms)
-        return SearchReportResult(
-            search_id=params.search_id,
-            sources=[_source_for_model(s) for s in out.sources],
-            content=for_model(out.content) if out.content is not None else None,
-            truncated=out.truncated,
-            reward=round(out.reward, 6) if out.reward is not None else None,
-        )
-
-    def search_feedback(self, params: SearchFeedbackParams) -> SearchFeedbackResult:
-        """``dsh/searchFeedback``: re-credit a recent search with the answer-usage reward.
-
-        Raises :class:`RequestError` naming ``searchId`` for an unknown or expired search.
-        Writes the pending-feedback file under its lock: call it off the event loop."""
-        return SearchFeedbackResult(reward=round(self.feedback(params.search_id, params.used_urls).reward, 6))
-
-    def feedback(self, search_id: str, used_urls: list[str]) -> Recredit:
-        """:meth:`search_feedback` with its whole outcome (the usage, the reward before and
-        after: the MCP tool answers the usage). Raises :class:`RequestError` naming
-        ``searchId``. Call it off the event loop."""
-        return self.bandit.feedback(search_id, used_urls)
-
-    def answer_feedback(self, answer: str) -> list[Recredit]:
-        """Re-credit this sidecar's pending searches with whether a final answer's text cites
-        their sources (a harness that sees the answer but not the search ids: Claude Code's
-        Stop hook). Call it off the event loop."""
-        return self.bandit.answer_feedback(answer)
 
     def post_execute(self, params: PostExecuteParams) -> PostExecuteResult:
         """``dsh/postExecute``: at most one note; silence when the suggester is off. The note
@@ -631,20 +442,7 @@ class Sidecar:
 
         Raises :class:`ConfigError` (and changes nothing) when the new config is invalid.
         """
-        if isinstance(raw, Mapping) and "dsh" in raw and isinstance(raw["dsh"], Mapping):
-            raw = raw["dsh"]
-        merged = {
-            "router": self.config.router.model_dump(by_alias=True, exclude_unset=True),
-            "bandit": self.config.bandit.model_dump(by_alias=True, exclude_unset=True),
-            "suggester": self.config.suggester.model_dump(by_alias=True, exclude_unset=True),
-            "state": self.config.state.model_dump(by_alias=True, exclude_unset=True),
-            "logMessages": self.config.log_messages,
-        }
-        if not isinstance(raw, Mapping):
-            raise ConfigError("settings", "must be an object")
-        for key, block in raw.items():
-            merged[key] = block
-        new = parse_config(merged)
+        new = overlay_config(self.config, raw)
         if new.state != self.config.state:
             raise ConfigError("state", "the state backend is chosen at start; restart the sidecar to change it")
         if new.router != self.config.router:

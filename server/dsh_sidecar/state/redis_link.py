@@ -1,0 +1,301 @@
+"""The link to the fleet store that degrades and never fails (the "Degrades, never fails"
+paragraph of :mod:`.redis_store`): redis-py's client with one bounded wait per command, the store
+marked away on the first failure (one warning), writes queued while it is away and re-sent in
+order by a background thread that probes with ``PING``, cache writes sent from a background
+sender, and the keys found unusable counted and logged once. :class:`~.redis_store.RedisState`
+builds the store's operations on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.state import keys
+from dsh_sidecar.state.config import StateConfig, public_url
+from dsh_sidecar.state.shared import (
+    YIELD_S,
+)
+
+# the fleet store's log lines keep the name they have always had (the log format shows it)
+log = logging.getLogger("dsh_sidecar.state.redis_store")
+
+#: Most writes queued while the store is away (oldest dropped past it, counted in the status).
+MAX_PENDING: Final = 100_000
+#: Most cache writes waiting for the background sender (more are dropped: it is a cache).
+MAX_BACKGROUND: Final = 256
+#: Longest wait between two probes of a store that is away, seconds.
+MAX_RETRY_S: Final = 30.0
+#: A store back for less than this long that goes away again keeps its back-off, seconds.
+STABLE_S: Final = 60.0
+#: What a store that is away (or too slow) raises.
+STORE_ERRORS: Final = (redis.ConnectionError, redis.TimeoutError, OSError)
+#: What a store that answers but refuses every write raises: full (``maxmemory`` with
+#: ``noeviction``), a read-only replica (a failover), no permission, persistence failing
+#: (``MISCONF``). Treated as the store being away: writes queue and are re-sent once it takes them.
+REFUSING_ERRORS: Final = (
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.NoPermissionError,
+)
+#: Distinct unusable keys logged by name (one warning each); later ones are only counted.
+MAX_LOGGED_KEYS: Final = 32
+
+
+class StoreLink:
+    """The connection to the store, its outages and its queued writes (module docstring)."""
+
+    def __init__(self, config: StateConfig, client: redis.Redis | None = None) -> None:
+        self.url = public_url(config.backend)
+        self.timeout_s = config.timeout_ms / 1000
+        self.retry_s = config.retry_ms / 1000
+        try:
+            self.client = client or redis.Redis.from_url(
+                config.redis_url(),
+                socket_timeout=self.timeout_s,
+                socket_connect_timeout=self.timeout_s,
+                retry=Retry(NoBackoff(), 0),  # a call waits once, at most timeoutMs
+                health_check_interval=0,
+                client_name="dsh-sidecar",
+            )
+        except ValueError:  # an option of the URL's query redis-py cannot read (its message would name it only)
+            raise ConfigError("state.backend", "an option of the URL's query has an invalid value") from None
+        self._lock = threading.Lock()
+        self._up = True
+        self._pending: deque[Callable[[], object]] = deque()
+        self._stop = threading.Event()
+        self._resync: threading.Thread | None = None
+        self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
+        self._sender: threading.Thread | None = None
+        self._delay = self.retry_s
+        self._back_at = float("-inf")
+        self.outages = 0
+        self.resent = 0
+        self.dropped = 0
+        self.last_error: str | None = None
+        #: Keys found unusable (another type, over a bound, a write the store refused for its
+        #: content): each logged once (the first :data:`MAX_LOGGED_KEYS`), all counted.
+        self.bad_keys: set[str] = set()
+        self.bad_key_count = 0
+
+    @property
+    def available(self) -> bool:
+        return self._up
+
+    # ------------------------------------------------------------------ degrade / re-sync
+    @staticmethod
+    def _store_wide(exc: BaseException) -> bool:
+        """Whether ``exc`` says the whole store is unusable (away, or refusing writes), not one key."""
+        return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS) or (
+            isinstance(exc, redis.ResponseError) and str(exc).startswith(("MISCONF", "LOADING", "BUSY", "MASTERDOWN"))
+        )
+
+    def _bad_key(self, key: str, exc: BaseException | str) -> None:
+        """``key`` is unusable (another type, too big, content the store refused): warn once
+        for it, count it; the caller serves from local state for this key."""
+        why = exc if isinstance(exc, str) else type(exc).__name__
+        with self._lock:
+            self.bad_key_count += 1
+            if key in self.bad_keys or len(self.bad_keys) >= MAX_LOGGED_KEYS:
+                return
+            self.bad_keys.add(key)
+        log.warning(
+            "state store %s: key %s is unusable (%s); serving it from local state (a write replaces it)",
+            self.url,
+            key[:200],
+            why,
+        )
+
+    def _away(self, exc: BaseException) -> None:
+        """The store failed: serve locally, warn once per outage, start the re-sync thread."""
+        with self._lock:
+            self.last_error = type(exc).__name__
+            if self._stop.is_set():
+                return  # closing: a write that races close() is no outage (close() tried the queue once)
+            if self._up:
+                self._up = False
+                self.outages += 1
+                log.warning(
+                    "state store %s unavailable (%s); serving from local state, re-syncing when it returns",
+                    self.url,
+                    self.last_error,
+                )
+            if (self._resync is None or not self._resync.is_alive()) and not self._stop.is_set():
+                self._resync = threading.Thread(target=self._resync_loop, name="dsh-state-resync", daemon=True)
+                self._resync.start()
+
+    def _queue(self, send: Callable[[], object]) -> None:
+        """Keep a write for the re-sync (caller holds the lock)."""
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.popleft()
+            if self.dropped == 0:
+                log.warning("state store %s away too long: dropping the oldest queued writes", self.url)
+            self.dropped += 1
+        self._pending.append(send)
+
+    def _read(self, fetch: Callable[[], Any], fallback: Callable[[], Any], key: str = "") -> Any:
+        """``fetch()``, or ``fallback()`` when the store is away, refuses, or the key is unusable."""
+        if not self._up:
+            return fallback()
+        try:
+            return fetch()
+        except redis.RedisError as exc:
+            if self._store_wide(exc):
+                self._away(exc)
+            else:
+                self._bad_key(key or "(read)", exc)
+            return fallback()
+        except OSError as exc:
+            self._away(exc)
+            return fallback()
+
+    def _write(self, send: Callable[[], object], key: str = "") -> None:
+        with self._lock:
+            if not self._up:
+                self._queue(send)
+                return
+        try:
+            send()
+        except (redis.RedisError, OSError) as exc:
+            if not self._store_wide(exc):
+                # the scripts repair what they touch, so this is a store that refuses this write
+                # for its content: re-sending it would fail the same way and hold the queue
+                self._bad_key(key or "(write)", exc)
+                with self._lock:
+                    self.dropped += 1
+                return
+            with self._lock:
+                self._queue(send)
+            self._away(exc)
+
+    def _later(self, send: Callable[[], object]) -> None:
+        """Send ``send`` from the background sender (the caller does not wait; dropped when the
+        store is away or the sender is behind)."""
+        if not self._up or self._stop.is_set():
+            return
+        try:
+            self._background.put_nowait(send)
+        except queue.Full:
+            return
+        if self._sender is None or not self._sender.is_alive():
+            with self._lock:
+                if self._sender is None or not self._sender.is_alive():
+                    self._sender = threading.Thread(target=self._send_loop, name="dsh-state-send", daemon=True)
+                    self._sender.start()
+
+    def _send_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                send = self._background.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            time.sleep(YIELD_S)
+            try:
+                if self._up:
+                    send()
+            except (redis.RedisError, OSError) as exc:  # a cache write: dropped either way
+                if self._store_wide(exc):
+                    self._away(exc)
+                else:
+                    self._bad_key(keys.CACHE_INDEX, exc)
+            finally:
+                self._background.task_done()
+
+    def _resync_loop(self) -> None:
+        # a store that flaps (back, then away again within a minute) keeps its back-off, so a
+        # slow-but-alive store costs one bounded wait and one warning per back-off, not per call
+        recent = time.monotonic() - self._back_at < STABLE_S
+        delay = min(self._delay * 2, MAX_RETRY_S) if recent else self.retry_s
+        while not self._stop.wait(delay):
+            self._delay = delay
+            delay = min(delay * 2, MAX_RETRY_S)
+            try:
+                self.client.ping()
+            except (redis.RedisError, OSError):
+                continue
+            sent = 0
+            while True:
+                with self._lock:
+                    if not self._pending:
+                        self._up = True
+                        break
+                    send = self._pending.popleft()
+                try:
+                    send()
+                    sent += 1
+                except (redis.RedisError, OSError) as exc:
+                    if not self._store_wide(exc):  # refused for its content: never sendable, dropped
+                        self._bad_key("(queued write)", exc)
+                        with self._lock:
+                            self.dropped += 1
+                        continue
+                    with self._lock:  # still away, full or read-only: keep it, back off
+                        self._pending.appendleft(send)
+                    break
+            with self._lock:
+                self.resent += sent
+                back = self._up
+                if back:
+                    self._back_at = time.monotonic()
+            if back:
+                log.warning("state store %s is back; re-sent %d queued writes", self.url, sent)
+                return
+
+    def wait_synced(self, timeout_s: float) -> bool:
+        """Block until the store is in use again, the re-sync thread has finished (its
+        "is back" warning written) and nothing is queued or waiting for the background
+        sender; ``True`` if so (tests, benchmarks)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                resyncing = self._resync is not None and self._resync.is_alive()
+                if self._up and not resyncing and not self._pending and not self._background.unfinished_tasks:
+                    return True
+            time.sleep(0.01)
+        return False
+
+    # ------------------------------------------------------------------ lifecycle
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "backend": self.url,
+                "shared": True,
+                "available": self._up,
+                "timeoutMs": round(self.timeout_s * 1000),
+                "outages": self.outages,
+                "queuedWrites": len(self._pending),
+                "resentWrites": self.resent,
+                "droppedWrites": self.dropped,
+                "badKeys": self.bad_key_count,
+                "lastError": self.last_error,
+            }
+
+    def close(self) -> None:
+        self._stop.set()
+        for thread in (self._resync, self._sender):
+            if thread is not None:
+                thread.join(self.timeout_s * 4 + 0.1)
+        with self._lock:
+            pending, self._pending = list(self._pending), deque()
+        for i, send in enumerate(pending):  # one last try, bounded by timeoutMs each (a down store fails fast)
+            try:
+                send()
+            except (redis.RedisError, OSError):
+                self.dropped += len(pending) - i
+                log.warning(
+                    "state store %s still unavailable at exit: %d queued writes not sent", self.url, len(pending) - i
+                )
+                break
+        with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
+            self.client.close()

@@ -1,0 +1,371 @@
+"""The workspace's files as the suggester resolves candidates against them (:class:`FileIndex`):
+a basename index that answers a glob without walking the tree, the files of each path kind,
+folders, and the updates of a listing that changed (copied in slices, so a big workspace never
+holds the GIL for one long copy).
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Final, TypeVar
+
+from dsh_sidecar.workspace.kinds import TEST_DIRS
+from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
+
+#: Path matches and names scanned all globs of one activation may spend (≈ 0.5–2 s on this machine
+#: class; bench/attacks.py measures the 1,000-candidate case).
+MAX_GLOB_WORK: Final = 300_000
+#: Most files one glob or symbol candidate expands to.
+MAX_GLOB_MATCHES: Final = 20
+#: Most files whose content one ``contains`` candidate reads.
+MAX_CONTAINS_READS: Final = 200
+#: Largest file whose content a ``contains`` check reads, bytes (bigger files are skipped).
+MAX_CONTAINS_BYTES: Final = 512 * 1024
+
+
+GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+#: Least share of source files that makes a folder a code folder (:meth:`FileIndex.code_folder`).
+CODE_SHARE: Final = 0.5
+
+
+class FileIndex:
+    """The workspace's file list, indexed by folder and by basename, with an
+    inside-the-workspace check. ``files`` are repo-relative POSIX paths (sorted); ``root``
+    the resolved workspace folder. A glob is answered from the index (see :meth:`glob`),
+    never by matching every file of a large tree.
+    """
+
+    def __init__(self, root: Path, files: Iterable[str]) -> None:
+        self.root = root
+        self.files = list(files)
+        self.file_set: AbstractSet[str] = frozenset(self.files)
+        by_name: dict[str, list[str]] = defaultdict(list)
+        by_dir: dict[str, list[str]] = defaultdict(list)
+        for rel in self.files:
+            folder, _, name = rel.rpartition("/")
+            by_name[name].append(rel)
+            by_dir[folder].append(rel)
+        self.by_name = dict(by_name)
+        self.by_dir = dict(by_dir)
+        self.names = sorted(self.by_name)
+        #: Most ``/`` in one listed path (no longer suffix of a path can be a listed file).
+        self.depth = max((rel.count("/") for rel in self.files), default=0)
+        self.refused: list[str] = []
+        self._inside: dict[str, bool] = {}
+        self._sorted = sorted(self.files)
+        #: Path matches spent by :meth:`glob` so far, and whether a glob was cut by the bound.
+        self.glob_work = 0
+        self.glob_cut = False
+        #: ``{path: kind}`` (``workspace/kinds.py``); filled by the owner from the graph.
+        self.kinds: dict[str, str] = {}
+        #: ``{fact or kind: [paths]}``: content facts and path kinds (``workspace/content.py``).
+        self.facts: dict[str, list[str]] = {}
+        self._members: dict[str, tuple[list[str], int, AbstractSet[str]]] = {}
+        #: ``{(pattern, path): whether the file matched}`` of the ``contains`` checks made: a
+        #: preparation after a change reads again only the files that changed
+        self.contains_seen: dict[tuple[str, str], bool] = {}
+
+    def has_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder holding at least one listed file (at any depth)."""
+        rel = rel.strip("/")
+        if not rel:
+            return True
+        if rel in self.by_dir:
+            return True
+        prefix = rel + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i].startswith(prefix)
+
+    def code_folder(self, rel: str, sample: int = 200) -> bool:
+        """Whether ``rel`` is a folder of the project's code: below the root, not in the test
+        tree, and at least :data:`CODE_SHARE` of its first ``sample`` listed files (path
+        order) are of kind ``source``."""
+        rel = rel.strip("/")
+        if not rel or rel == "." or in_test_tree(rel + "/x"):
+            return False
+        prefix = rel + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        files: list[str] = []
+        while i < len(self._sorted) and len(files) < sample and self._sorted[i].startswith(prefix):
+            files.append(self._sorted[i])
+            i += 1
+        return bool(files) and sum(self.kinds.get(f) == "source" for f in files) >= CODE_SHARE * len(files)
+
+    def kind(self, rel: str) -> str:
+        """The path kind of ``rel`` (``other`` when unknown)."""
+        return self.kinds.get(rel, "other")
+
+    def with_kind(self, kind: str) -> list[str]:
+        """Paths of a fact or path kind."""
+        return self.facts.get(kind, [])
+
+    def kind_members(self, kind: str) -> AbstractSet[str]:
+        """:meth:`with_kind` as a set, built once per list (a call filtering its listed paths
+        by kind would otherwise build a set of, say, 50,000 test paths each time: 2 ms on a
+        200k-file tree, bench/postexecute_latency.py)."""
+        paths = self.facts.get(kind, [])
+        cached = self._members.get(kind)
+        if cached is None or cached[0] is not paths or cached[1] != len(paths):
+            cached = self._members[kind] = (paths, len(paths), frozenset(paths))
+        return cached[2]
+
+    def with_changes(
+        self,
+        added: Iterable[str],
+        removed: Iterable[str],
+        kinds: Mapping[str, str],
+        modified: Iterable[str] = (),
+    ) -> FileIndex:
+        """A new index: this one with ``added`` listed, ``removed`` forgotten and the path kinds
+        of ``kinds`` set; this one is left as it is (copy on write: a call reading it never sees
+        half a change). The per-name and per-folder lists of the changed paths are copied, the
+        flat tables (the listing, its set, the kinds) copied in slices that hand the GIL over
+        (pointers only: the paths are shared), or shared when no path came, went or changed
+        kind (files edited in place, the common change); ``facts`` are the caller's to set. What was
+        learnt of paths that did not change (``modified`` did: their contents) carries over:
+        whether they resolve inside the workspace, their ``contains`` answers."""
+        added = [p for p in dict.fromkeys(added) if p not in self.file_set]
+        gone = {p for p in removed if p in self.file_set}
+        kinds = {p: k for p, k in kinds.items() if self.kinds.get(p) != k}
+        new = FileIndex.__new__(FileIndex)
+        new.root = self.root
+        new.glob_work, new.glob_cut = 0, False
+        new.refused = list(self.refused)
+        new.facts = self.facts
+        new._members = dict(self._members)  # valid while a fact's list is the same object
+        changed = gone | set(added) | set(kinds) | set(modified)
+        new._inside = {k: v for k, v in self._inside.items() if k not in changed}
+        new.contains_seen = {k: v for k, v in self.contains_seen.items() if k[1] not in changed}
+        if not added and not gone and not kinds:  # files edited in place: the tables are shared
+            new.files, new._sorted, new.file_set, new.kinds = self.files, self._sorted, self.file_set, self.kinds
+            new.by_name, new.by_dir, new.names, new.depth = self.by_name, self.by_dir, self.names, self.depth
+            return new
+        listing = sliced_copy(self._sorted)
+        for rel in gone:
+            i = bisect.bisect_left(listing, rel)
+            if i < len(listing) and listing[i] == rel:
+                del listing[i]
+        for rel in added:
+            bisect.insort(listing, rel)
+        new.files = new._sorted = listing
+        new.file_set = _sliced_set(self.file_set, added, gone)
+        new.kinds = sliced_dict_copy(self.kinds)
+        for rel in gone:
+            new.kinds.pop(rel, None)
+        new.kinds.update(kinds)
+        new.by_name, new.by_dir, new.names = self._names_after(gone, added)
+        new.depth = max([self.depth, *(rel.count("/") for rel in added)])
+        return new
+
+    def _names_after(
+        self, gone: AbstractSet[str], added: list[str]
+    ) -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]:
+        """The per-name and per-folder lists and the sorted names with ``gone`` forgotten and
+        ``added`` listed (the tables copied in slices, a changed list copied, not edited)."""
+        by_name, by_dir = sliced_dict_copy(self.by_name), sliced_dict_copy(self.by_dir)
+        names = self.names
+        for rel in gone:
+            folder, _, name = rel.rpartition("/")
+            for table, key in ((by_name, name), (by_dir, folder)):
+                left = [p for p in table.get(key, ()) if p != rel]
+                if left:
+                    table[key] = left
+                else:
+                    table.pop(key, None)
+            if name not in by_name:  # its last file: the name goes from the sorted names
+                names = list(names) if names is self.names else names
+                i = bisect.bisect_left(names, name)
+                if i < len(names) and names[i] == name:
+                    del names[i]
+        for rel in added:
+            folder, _, name = rel.rpartition("/")
+            if name not in by_name:
+                names = list(names) if names is self.names else names
+                bisect.insort(names, name)
+            by_name[name] = [*by_name.get(name, ()), rel]
+            by_dir[folder] = [*by_dir.get(folder, ()), rel]
+        return by_name, by_dir, names
+
+    def follow_members(self, kind: str, before: FileIndex, added: Iterable[str], removed: AbstractSet[str]) -> None:
+        """Give :meth:`kind_members` of ``kind`` (whose list changed from ``before``'s by
+        ``added`` and ``removed``) its set now, built off the calls' path: the set ``before``
+        had, copied in slices, and changed (a call would otherwise build it whole: ~3 ms for
+        50,000 paths with the GIL held). Nothing when ``before`` never built it."""
+        old = before._members.get(kind)
+        paths = self.facts.get(kind)
+        if old is None or paths is None:
+            return
+        self._members[kind] = (paths, len(paths), _sliced_set(old[2], added, removed))
+
+    def add(self, rel: str) -> None:
+        """List a new file (a ``didChangeWatchedFiles`` creation)."""
+        if rel in self.file_set:
+            return
+        self.files.append(rel)
+        self.file_set = self.file_set | {rel}
+        folder, _, name = rel.rpartition("/")
+        if name not in self.by_name:
+            bisect.insort(self.names, name)
+        self.by_name.setdefault(name, []).append(rel)
+        self.by_dir.setdefault(folder, []).append(rel)
+        bisect.insort(self._sorted, rel)
+        self._inside.pop(rel, None)
+
+    def remove(self, rel: str) -> None:
+        """Forget a deleted file."""
+        if rel not in self.file_set:
+            return
+        self.file_set = self.file_set - {rel}
+        self.files.remove(rel)
+        folder, _, name = rel.rpartition("/")
+        for table in (self.by_name.get(name), self.by_dir.get(folder), self._sorted):
+            if table is not None and rel in table:
+                table.remove(rel)
+        self._inside.pop(rel, None)
+
+    def _names_like(self, segment: str) -> list[str]:
+        """Basenames matching one glob segment: a literal prefix is looked up by bisection."""
+        cut = GLOB_CHARS.search(segment)
+        if cut is None:
+            return [segment] if segment in self.by_name else []
+        prefix = segment[: cut.start()]
+        lo = bisect.bisect_left(self.names, prefix)
+        hi = bisect.bisect_left(self.names, prefix + "\U0010ffff") if prefix else len(self.names)
+        match = re.compile(fnmatch.translate(segment)).match  # linear since Python 3.9 (bpo-40480)
+        self.glob_work += hi - lo  # names scanned count against MAX_GLOB_WORK
+        return [n for n in self.names[lo:hi] if match(n)]
+
+    def _pool(self, pattern: str) -> list[str]:
+        folder, _, last = pattern.rpartition("/")
+        if folder and not GLOB_CHARS.search(folder):  # docs/*.md, .github/workflows/*.yml
+            return self.by_dir.get(folder, [])
+        if folder.startswith("**/") and not GLOB_CHARS.search(folder[3:]) and GLOB_CHARS.search(last):
+            tail = folder[3:]  # **/testdata/*: the folders named so, at any depth
+            return [p for d, ps in self.by_dir.items() if d == tail or d.endswith("/" + tail) for p in ps]
+        return [p for n in self._names_like(last) for p in self.by_name[n]]
+
+    def glob(self, pattern: str) -> list[str]:
+        """Files matching a gitwildmatch ``pattern``, in listing (sorted) order. All globs of one
+        index share :data:`MAX_GLOB_WORK` path matches (docs/SECURITY.md, class 7: 1,000 candidates on
+        100k files took 39 s); past it a glob matches nothing and :attr:`glob_cut` is set."""
+        if self.glob_work >= MAX_GLOB_WORK:
+            self.glob_cut = True
+            return []
+        spec = glob_spec(pattern)  # RE2: an untrusted glob cannot backtrack
+        pattern = pattern.lstrip("/")
+        pool = self._pool(pattern)
+        if self.glob_work + len(pool) > MAX_GLOB_WORK:
+            self.glob_cut = True
+            return []
+        self.glob_work += len(pool)
+        match = ignore_matcher(spec)  # one RE2 match per path
+        return sorted(p for p in pool if match(p))
+
+    def exists(self, rel: str) -> bool:
+        """Whether ``rel`` is a listed file."""
+        return rel in self.file_set
+
+    def inside(self, rel: str) -> bool:
+        """Whether ``rel`` resolves inside the workspace (a symlink pointing out is refused,
+        remembered in :attr:`refused`). Answers are cached per path."""
+        known = self._inside.get(rel)
+        if known is not None:
+            return known
+        ok = self._inside[rel] = self._check_inside(rel)
+        return ok
+
+    def _check_inside(self, rel: str) -> bool:
+        try:
+            real = (self.root / rel).resolve()
+        except (OSError, RuntimeError):
+            return False
+        if real == self.root or self.root in real.parents:
+            return True
+        if rel not in self.refused:
+            self.refused.append(rel)
+        return False
+
+
+_V = TypeVar("_V")
+#: Items copied per slice by :func:`sliced_copy`, :func:`_sliced_set` and :func:`sliced_dict_copy`.
+SLICE: Final = 8192
+
+
+def sliced_copy(items: list[str]) -> list[str]:
+    """A copy of ``items`` made slice by slice, the GIL handed over between slices (one C copy
+    of 100,000 pointers holds it ~1 ms on a busy machine: the event loop's calls wait that long)."""
+    out: list[str] = []
+    for i in range(0, len(items), SLICE):
+        out += items[i : i + SLICE]
+        time.sleep(0)
+    return out
+
+
+def _sliced_set(items: AbstractSet[str], added: Iterable[str], removed: AbstractSet[str]) -> set[str]:
+    """``items | added - removed``, copied slice by slice (:func:`sliced_copy`)."""
+    elements = list(items)  # one C copy of the pointers, then the hashing in slices
+    out: set[str] = set()
+    for i in range(0, len(elements), SLICE):
+        out.update(elements[i : i + SLICE])
+        time.sleep(0)
+    out.update(added)
+    out.difference_update(removed)
+    return out
+
+
+def sliced_dict_copy(items: dict[str, _V]) -> dict[str, _V]:
+    """A copy of ``items``, slice by slice (:func:`sliced_copy`)."""
+    keys, values = list(items), list(items.values())  # C copies of the pointers, then slices
+    out: dict[str, _V] = {}
+    for i in range(0, len(keys), SLICE):
+        out.update(zip(keys[i : i + SLICE], values[i : i + SLICE]))
+        time.sleep(0)
+    return out
+
+
+#: Folder names that hold test data, examples or vendored code, not the project's own files.
+FIXTURE_DIRS: Final = frozenset(
+    {
+        "fixtures",
+        "__fixtures__",
+        "testdata",
+        "test-data",
+        "test_data",
+        "examples",
+        "vendor",
+        "third_party",
+        "node_modules",
+    }
+)
+
+
+def is_fixture(rel: str) -> bool:
+    """Whether ``rel`` lies in a fixture/example/vendor folder (``tests/data/`` included; names
+    in any case)."""
+    parts = [p.lower() for p in rel.split("/")[:-1]]
+    if any(p in FIXTURE_DIRS for p in parts):
+        return True
+    return any(parts[i] in ("tests", "test") and parts[i + 1] == "data" for i in range(len(parts) - 1))
+
+
+#: Folder names (leading/trailing ``_`` ignored: ``__fixtures__``, ``_examples``, ``__tests__``)
+#: whose files are test fixtures, test data, examples or vendored code. Chosen from the corpus
+#: checkouts (docs/corpus.md, "Test trees"): every manifest, changelog, ``conf.py``, tox/setup
+#: config or CODEOWNERS found below one of them is a fixture, none is the project's own.
+TEST_TREE_DIRS: Final = TEST_DIRS | FIXTURE_DIRS
+
+
+def in_test_tree(rel: str) -> bool:
+    """Whether ``rel`` lies below a test, fixture, example or vendor folder
+    (:data:`TEST_TREE_DIRS`, any depth, any case: Swift's ``Tests/``, ``Vendor/``;
+    ``tests/data/`` included)."""
+    return any(p.strip("_").lower() in TEST_TREE_DIRS or p.lower() in TEST_TREE_DIRS for p in rel.split("/")[:-1])
