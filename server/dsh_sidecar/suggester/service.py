@@ -20,37 +20,33 @@ calling thread, so a server runs a call that may wait off its event loop
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.escape import display_name, for_model
 from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section
 from dsh_sidecar.suggester.activation import ActivePacks, activate
+from dsh_sidecar.suggester.asked import AskedMethods
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
-from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Suppressed
+from dsh_sidecar.suggester.decision import Decision, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
+from dsh_sidecar.suggester.failopen import fail_open
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.suggester.lead.offer import LEAD_ABOUT, LEAD_INTENT, TaskLeads
+from dsh_sidecar.suggester.lead.offer import TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
-from dsh_sidecar.suggester.notes import shown_field
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
-from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
 from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
-from dsh_sidecar.suggester.triggers import TRIGGERS
 from dsh_sidecar.workspace.identity import repository_identity
 
 if TYPE_CHECKING:  # the event only: the projection imports the graph builder
@@ -65,56 +61,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
-class ShownTarget:
-    """A target of :meth:`Suggester.where_is` as the model reads it: the path escaped, its
-    display form (escaped, quoted when not plain), the reason (the repository pack's quoted)."""
-
-    path: str
-    display: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class WhereIs:
-    """:meth:`Suggester.where_is`'s answer, every text escaped (``about`` quoted when it is the
-    repository pack's prose); ``ready`` false when a part of the index the answer needs is
-    still being built (then ``targets`` is empty)."""
-
-    intent: str
-    k: float
-    about: str | None
-    targets: list[ShownTarget]
-    ready: bool = True
-
-
-def fail_open(
-    default: Callable[[], object], doing: str, forget_packs: bool = False
-) -> Callable[[Callable[Concatenate[Suggester, P], R]], Callable[Concatenate[Suggester, P], R]]:
-    """Make a :class:`Suggester` entry point fail open: an exception counts in ``errors``, is
-    logged (``doing``, and the trigger it happened in, when one raised) and the entry point
-    returns ``default()``, its answer for "nothing" (``[]``, ``None``); ``forget_packs`` drops
-    the packs too (read again at the next call)."""
-
-    def wrap(fn: Callable[Concatenate[Suggester, P], R]) -> Callable[Concatenate[Suggester, P], R]:
-        @functools.wraps(fn)
-        def entry(self: Suggester, *args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return fn(self, *args, **kwargs)
-            except Exception as exc:
-                self.counters["errors"] += 1
-                where = "; ".join(getattr(exc, "__notes__", ()))
-                log.warning("search-suggester: %s%s", doing, f" ({where})" if where else "", exc_info=True)
-                if forget_packs:
-                    self.active = None
-                return cast(R, default())
-
-        return entry
-
-    return wrap
-
-
-class Suggester:
+class Suggester(AskedMethods):
     """The suggester for one workspace.
 
     ``root`` is the workspace folder (``None``: no workspace, always silent); ``dsh_home`` the
@@ -514,85 +461,6 @@ class Suggester:
                 f"untrusted pack regexes used the {CALL_BUDGET_S * 1000:g} ms budget of a call; "
                 "the remaining signals count as no match"
             )
-
-    # ------------------------------------------------------------------ asked, not called
-
-    @fail_open(lambda: None, "internal error in where_is; no answer")
-    def where_is(self, tool: str, tool_input: dict[str, Any]) -> WhereIs | None:
-        """The suggester on demand (MCP ``where_is``): the intent, its gate score, its ``about``
-        and up to ``maxTargets`` targets for one tool call (a free-text question included), every
-        text as the model may read it; ``None`` when it is no search or no intent crosses.
-
-        It shares the call's stages that depend on the query alone (``pipeline.py``, the search
-        trigger): a read with nothing searched is no search, the classification, readiness (a
-        part of the index still being built names nothing: ``targets`` empty), the resolution,
-        dismissed families and paths, and the call's own files never named back. It shares none
-        of what depends on a session (the recent filter, noise control) or on the note's length,
-        and writes no ledger line and teaches nothing: asking is not a tool call of the agent.
-        """
-        params = PostExecuteParams(session_id="where-is", turn=0, tool=cast(Any, {"name": tool, "input": tool_input}))
-        ctx = self._context(params, SessionState())
-        q = ctx.paths.relative(parse_call(tool, tool_input))
-        search = TRIGGERS[-1]
-        with readiness.recording():
-            hit = search.detect(q, ctx)
-            if isinstance(hit, Abstained):  # "a listing that found nothing": a question has no results
-                hit = Classification(hit.intent, hit.k)
-            if not isinstance(hit, Classification) or self.dismissals.family_dismissed(hit.intent):
-                return None
-            if ctx.prepared is None:
-                ctx = replace(ctx, prepared=self.prepared_now())
-            ready = not readiness.missing(hit.intent, q, ctx)
-            found = search.targets(q, hit, ctx) if ready else []
-        never = search.never_named(q)
-        targets = [t for t in found if t.path not in never and not self.dismissals.path_dismissed(hit.intent, t.path)]
-        about = next((r.about for r in reversed(self.rows.get(hit.intent, ())) if r.about), None)
-        prose = self.repo_prose(hit.intent)
-        return WhereIs(
-            intent=for_model(hit.intent),
-            k=hit.k,
-            about=shown_field(about, prose) if about is not None else None,
-            targets=[
-                ShownTarget(for_model(t.path), display_name(t.path), shown_field(t.reason, prose))
-                for t in targets[: self.config.max_targets]
-            ],
-            ready=ready,
-        )
-
-    @fail_open(lambda: None, "internal error in the task lead; none offered")
-    def task_lead(self, session_id: str, task: str) -> AdditionalContext | None:
-        """The task lead of ``session_id`` (``lead/offer.py``): the files the task text points
-        to, as one labelled note, once per session; ``None`` while ``taskLead`` is off, without
-        a workspace, and for every silence (each a ledger line). Bounded work (one pass over
-        the listing at most): a server runs it off its event loop."""
-        if not self.config.task_lead or self.root is None:
-            return None
-        graph = self._symbols()
-        content = self.content
-        ready = graph is not None and not (content is not None and content.pending)
-        answer = self.leads.offer(session_id, task, cast(Any, graph), cast(Any, content), ready)
-        return answer.note
-
-    def lead_where_is(self, text: str) -> WhereIs | None:
-        """A free-text ``where_is`` that no intent answers, when ``taskLead`` is on: the task
-        lead's ranking of ``text`` as the intent ``Task`` (no session, no ledger line)."""
-        if not self.config.task_lead or self.root is None:
-            return None
-        leads = self.leads.rank_only(text, cast(Any, self._symbols()), cast(Any, self.content), self.config.max_targets)
-        if not leads:
-            return None
-        return WhereIs(
-            intent=LEAD_INTENT,
-            k=1.0,
-            about=for_model(LEAD_ABOUT),
-            targets=[ShownTarget(for_model(t.path), display_name(t.path), for_model(t.reason)) for t in leads],
-            ready=True,
-        )
-
-    def repo_prose(self, intent: str) -> bool:
-        """Whether ``intent``'s ``about`` and reasons are the repository pack's prose."""
-        active = self.active
-        return active is not None and intent in active.repo_prose
 
     @fail_open(lambda: None, "internal error building the section; none sent")
     def section_text(self, session_id: str | None) -> str | None:
