@@ -1,6 +1,6 @@
-"""Strategy-bandit benchmark: a simulated search environment with drift (issue 4).
+"""Strategy-bandit benchmark: a simulated search environment with drift (docs/bandit.md).
 
-Environment (numbers from issue 4): query classes factoid 60% / open 30% / fresh 10%; per
+Environment (numbers from docs/bandit.md): query classes factoid 60% / open 30% / fresh 10%; per
 class and arm (median latency ms, fill rate, zero-result rate, P(answer uses sources))::
 
     factoid  quick (3000, .95, .02, .80)  thorough (7000, .90, .01, .82)
@@ -50,7 +50,7 @@ REWARD_MODELS = {
     "R2": "answer usage (did the final answer use the sources; the feedback path)",
 }
 CLASS_P = {"factoid": 0.60, "open": 0.30, "fresh": 0.10}
-# (median latency ms, fill rate, zero-result rate, P(answer uses sources)), issue 4
+# (median latency ms, fill rate, zero-result rate, P(answer uses sources)), docs/bandit.md
 ENV = {
     ("factoid", "quick"): (3000, 0.95, 0.02, 0.80),
     ("factoid", "thorough"): (7000, 0.90, 0.01, 0.82),

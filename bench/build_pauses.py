@@ -1,4 +1,4 @@
-"""How long the workspace build stops the server's event loop (issue 12 "Speed and memory",
+"""How long the workspace build stops the server's event loop (the "Speed and memory" goals of docs/benchmarks.md,
 the break-test finding "postExecute up to 502 ms during the build of a 200k-file tree").
 
 The build runs on background threads, but a thread holding the GIL in one long C call (a

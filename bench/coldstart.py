@@ -1,4 +1,4 @@
-"""Cold-start benchmark (issue 16, item 6): spawn → ``initialize`` reply of ``dsh-search serve``
+"""Cold-start benchmark (the cold start, docs/architecture.md "Start-up"): spawn → ``initialize`` reply of ``dsh-search serve``
 against a bare pygls server (the echo: ``LanguageServer`` + ``start_io``, nothing else), in one
 run, interleaved (echo, sidecar small, sidecar large, echo, …) over ``--runs`` (>= 5) runs.
 

@@ -1,4 +1,4 @@
-"""Content index and suggester hot-path benchmark (issue 12, "Speed and memory").
+"""Content index and suggester hot-path benchmark ("Speed and memory", docs/benchmarks.md).
 
 On a synthetic workspace (default 100k files: ``bench/workspace.py``'s mix of Python/TS
 modules, tests, Markdown pages, YAML config and binary-ish assets, with real text in them):
@@ -19,7 +19,7 @@ modules, tests, Markdown pages, YAML config and binary-ish assets, with real tex
    for seconds, not the first 30 ms; their p99 over the floor's, against the same number of
    pairs just before the change. ``bench/file_churn.py`` measures a change every 200 ms.
 
-Goals (issue 12): p99 ≤ floor + 2 ms during and after the build; index build ≤ 10 s CPU;
+Goals (docs/benchmarks.md): p99 ≤ floor + 2 ms during and after the build; index build ≤ 10 s CPU;
 RSS after ≤ 300 MiB; index on disk ≤ 25 % of the indexed text. Machines are shared and noisy:
 medians and ratios against the same run's floor are what to compare.
 

@@ -1,4 +1,4 @@
-"""Fleet state benchmark (issue 18): what the Redis backend adds per call, and what 8 sidecars do.
+"""Fleet state benchmark (docs/fleet.md): what the Redis backend adds per call, and what 8 sidecars do.
 
 1. **Added latency**, one run, interleaved A/B: two sidecars on the same loopback providers, one
    with ``state.backend: file`` (the default), one on a real ``redis-server`` started here; each

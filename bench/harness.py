@@ -11,7 +11,7 @@ adapter (``--rounds`` each) so machine noise hits both; the figure is the differ
 the medians, calls after the first (the first call's gap is printed apart: sidecar start-up
 must stay off it). Beside it, each adapter's own time per call: the ``mcp_tool`` hook's, from
 Claude Code's debug log, and the DSH listeners', from the bundle's opt-in
-``SEARCH_SIDECAR_TIMINGS_FILE`` file. Goals (issue 14): ≤ 10 ms Claude Code, ≤ 5 ms DSH.
+``SEARCH_SIDECAR_TIMINGS_FILE`` file. Goals (docs/harnesses.md, per-call latency): ≤ 10 ms Claude Code, ≤ 5 ms DSH.
 
     python bench/harness.py [--calls 8] [--rounds 2] [--harness claude,dsh]
 """

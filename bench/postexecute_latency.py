@@ -1,5 +1,5 @@
 """``dsh/postExecute`` latency during and after the workspace build, against the floor of the
-same run (issue 12, "Speed and memory": p99 ≤ floor + 2 ms on a 100k-file workspace **during**
+same run ("Speed and memory", docs/benchmarks.md: p99 ≤ floor + 2 ms on a 100k-file workspace **during**
 the graph/index build as well as after it).
 
 What it does, per run (a fresh ``dsh-search serve`` with a fresh ``$DSH_HOME``, so the graph,
@@ -50,7 +50,7 @@ from _rpc import StdioClient, sidecar_cmd  # noqa: E402
 from content_index import CALLS, FLOOR  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-#: The goal: intent p99 over the floor p99, ms (issue 12).
+#: The goal: intent p99 over the floor p99, ms (docs/benchmarks.md).
 GOAL_OVER_FLOOR_MS = 2.0
 #: Tool names (lower case) taken from the corpus traces.
 KINDS = {"grep", "glob", "read", "bash"}

@@ -13,7 +13,7 @@ replaying ``searxng/ok``):
 3. A cache hit (the same query again) through the sidecar.
 4. The first ``auto`` search of a fresh sidecar (spawned, initialised, idle for 1 s as a
    harness is between its start and the agent's first search) vs its second one: the first
-   must not pay for the search path's imports (issue 16). Fresh spawns, medians over
+   must not pay for the search path's imports (the cold start). Fresh spawns, medians over
    ``--first-runs``; with ``--baseline-src`` the baseline's sidecar is measured alike.
 
 The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``

@@ -1,4 +1,4 @@
-"""Suggester learning benchmark (issue 6): the same trace replayed twice, cold then after learning.
+"""Suggester learning benchmark (docs/SCHEME.md, learning): the same trace replayed twice, cold then after learning.
 
 The trace (:func:`trace`, built in code, deterministic) is a run of short sessions over the
 ``tests/data/workspaces/pyproj`` fixture. Each episode is one session: a search-class call
@@ -11,7 +11,7 @@ targets are the repository's real habits, not the pack's first guesses: tests li
 Pass 1 runs with an empty knowledge file; pass 2 is a *restarted* suggester on the same file
 (so it reads what pass 1 flushed at its shutdown) replaying the same trace.
 
-Figures per pass (definitions of issue 5's replay benchmark):
+Figures per pass (definitions of the suggester replay benchmark, docs/benchmarks.md):
 
 * precision = notes whose intent is the expected one and whose targets include an expected
   target ÷ all notes (a note on a line expecting null is a false positive);
@@ -154,7 +154,7 @@ def two_passes(workspace: Path, home: Path, episodes: int = 12, **config: Any) -
 
 
 def shopcart_two_passes(home: Path) -> tuple[Any, Any]:
-    """Issue 5's fixed trace (``tests/data/replay/shopcart-50.jsonl``) replayed twice through the
+    """The fixed replay trace (``tests/data/replay/shopcart-50.jsonl``) replayed twice through the
     real server over stdio (:func:`dsh_sidecar.evaluation.replay`) on one ``$DSH_HOME``:
     the second sidecar starts from what the first flushed at ``shutdown``."""
     from dsh_sidecar.evaluation import read_trace, replay

@@ -1,5 +1,5 @@
 """Transport benchmark: the sidecar's ``dsh/postExecute`` against a pygls+asyncio echo given
-the same nested params, side by side in one run (issue 16, items 5 and 9).
+the same nested params, side by side in one run (the transport's throughput goal, docs/benchmarks.md).
 
 Servers: raw Python framing (the floor), the **echo** (pygls reading stdin through an asyncio
 pipe reader, ``connect_read_pipe`` + ``run_async``, as the sidecar does, answering
@@ -22,7 +22,7 @@ the median over the rounds) and the server process's CPU time per pipelined call
 ``/proc``: what the server spends, whatever the neighbours do), then each sidecar path's
 throughput ratio to the echo on the same params: the median of the per-round ratios, with
 their spread, and the CPU-per-call ratio (goals: intent >= 1.5x, silent
->= 2x; "the echo floor" of issue 16 is the pygls+asyncio echo's throughput on the same params).
+>= 2x; "the echo floor" of that goal is the pygls+asyncio echo's throughput on the same params).
 ``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
 adds that commit's sidecar, silent and intent (logMessages all), to the same interleaving.
 Usage: ``python bench/transport.py [--n 2000] [--window 64] [--rounds 7] [--baseline-src DIR]``.

@@ -26,9 +26,9 @@ from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.cache import SymbolCache
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Goal for the file-level build of 100k files, seconds (issue #6).
+#: Goal for the file-level build of 100k files, seconds (docs/benchmarks.md).
 GOAL_BUILD_100K_S = 2.0
-#: Goal for one lookup on the hot path, p99 milliseconds (issue #5).
+#: Goal for one lookup on the hot path, p99 milliseconds (docs/benchmarks.md).
 GOAL_LOOKUP_P99_MS = 2.0
 
 _KIND_MIX = [  # (relative folder pattern, file name pattern, content), cycled per folder

@@ -71,7 +71,7 @@ def mcp(
 ) -> None:
     r"""Serve the sidecar's tools over MCP on stdio (needs the \[mcp] extra).
 
-    web_search, where_is and suggestion_dismiss for the model; post_tool_use and session_start for hooks."""
+    For the model: search, web_search, search_feedback, where_is and suggestion_dismiss. Claude Code's hooks call post_tool_use, session_start, pre_tool_use and stop (not in the model's tool list)."""
     raise typer.Exit(_mcp(workspace, config, log_level))
 
 
