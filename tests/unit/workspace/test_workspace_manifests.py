@@ -480,3 +480,26 @@ def test_content_index_follows_declarations_and_keeps_section_words(tmp_path):
     assert again.with_fact("version-declared") == ["VERSION"]
     ix.close()
     again.close()
+
+
+@pytest.mark.slow  # six interpreters
+def test_a_cmake_functions_intent_on_a_tie_is_its_first_commands_whatever_the_hash_seed():
+    """A function whose body is one Path and one Dependency command is a Path function (the
+    first of the tied intents), in every interpreter: the choice came from a set's order."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from dsh_sidecar.workspace.manifests.model import Builder\n"
+        "from dsh_sidecar.workspace.manifests.native import _cmake_commands\n"
+        "text = 'function(setup x)\\n  add_library(x a.c)\\n  find_package(Y)\\nendfunction()\\n'\n"
+        "print(_cmake_commands(Builder('CMakeLists.txt'), text)[1]['setup'])\n"
+    )
+    seen = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        seen.add(
+            subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        )
+    assert seen == {"Path\n"}

@@ -159,7 +159,8 @@ def _cmake_commands(b: Builder, text: str) -> tuple[list[tuple[str, str]], dict[
             body = [c for c, _ in calls[begin:-1]]
             intents = [_CMAKE_INTENT.get(c) or funcs.get(c) for c in body]
             found = [i for i in intents if i]
-            funcs[fname] = "Test" if "Test" in found else (max(set(found), key=found.count) if found else "Config")
+            # the most frequent intent, the first of them on a tie (never the hash seed's choice)
+            funcs[fname] = "Test" if "Test" in found else (max(found, key=found.count) if found else "Config")
     return calls, funcs
 
 
