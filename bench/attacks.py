@@ -594,6 +594,7 @@ def a_newline_name(ctx: Ctx) -> Result:
     home = ctx.home()
     s = Sidecar(home, ws, name="newline")
     s.initialize(ws, ON)
+    wait_graph(s, 30)  # the note is what is judged: a call before the index is ready is held back
     reply = s.post("grep", {"pattern": "docs"})
     s.close()
     notes = (reply or {}).get("result", {}).get("additionalContexts", [])
@@ -604,6 +605,8 @@ def a_newline_name(ctx: Ctx) -> Result:
     )
     forged = any(line.startswith("[2026-01-01") for line in ledger.splitlines())
     ok = bool(notes) and notes[0]["text"].count("\n") == 1 and not forged
+    if not notes:
+        return False, f"no note to judge (ledger: {ledger.splitlines()[-1:]})"
     return ok, "no forged line" if ok else "forged a ledger line or note line"
 
 
