@@ -168,7 +168,7 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
             words: list[str] = []
             for part in node.parts:
                 if part.kind == "word":
-                    words.append(part.word)
+                    words.append(_word_text(part, command))
                     for sub in getattr(part, "parts", ()):
                         walk(sub)
             if words:
@@ -187,6 +187,27 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
     for tree in trees:
         walk(tree)
     return out
+
+
+def _word_text(part: Any, command: str) -> str:
+    """bashlex's text of a word, except where it drops a backslash inside double quotes that
+    escapes nothing the shell escapes there (``"def reframe\\b"``: the shell, and ``grep``,
+    get ``def reframe\\b``; bashlex gave ``def reframeb``, a name nothing defines): such a
+    word is read again from its source by ``shlex``, which keeps that backslash as POSIX
+    says."""
+    word = str(part.word)
+    pos = getattr(part, "pos", None)
+    if not pos:
+        return word
+    raw = command[pos[0] : pos[1]]
+    if "\\" not in raw or '"' not in raw:
+        return word
+    try:
+        again = shlex.split(raw)
+    except ValueError:
+        return word
+    # shlex keeps ``\$`` and ``\``` inside double quotes, where the shell drops the backslash
+    return again[0].replace("\\$", "$").replace("\\`", "`") if len(again) == 1 else word
 
 
 def warm_shell_parser() -> None:

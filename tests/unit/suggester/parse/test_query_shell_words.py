@@ -253,3 +253,20 @@ def test_a_shell_c_argv_is_read_as_its_line_with_its_redirections(flag: str) -> 
     assert (q.tool, q.writes, q.scope) == ("bash", ["notes.txt"], ["src"])
     q = parse_call("bash", {"command": ["/bin/sh", flag, "cat <<'EOF' > r.py\nimport six\nsix.moves\nEOF"]})
     assert (q.script_path, q.script) == ("r.py", [("six", "moves")])
+
+
+def test_a_backslash_inside_double_quotes_is_kept_where_the_shell_keeps_it():
+    """``grep -rn "def reframe\\b"``: the shell passes ``def reframe\\b`` (a word boundary) to
+    grep; bashlex dropped the backslash (``reframeb``, a name nothing defines, so the call was
+    silent). Escapes the shell does honour inside double quotes still go."""
+    cases = {
+        'grep -rn "def reframe\\b" server': ("reframe", ["def reframe\\b"]),
+        'rg -n "class StrategyBandit\\b"': ("StrategyBandit", ["class StrategyBandit\\b"]),
+        'grep -rn "\\\\bfoo" .': ("foo", ["\\bfoo"]),
+        'grep -rn "a\\"b" .': (None, ['a"b']),
+        'grep -n "x\\$y\\b" f': (None, ["x$y\\b"]),
+        "grep -rn def\\ reframe server": ("reframe", ["def reframe"]),
+    }
+    for command, (identifier, patterns) in cases.items():
+        q = parse_call("bash", {"command": command})
+        assert (q.identifier, q.patterns) == (identifier, patterns), command
