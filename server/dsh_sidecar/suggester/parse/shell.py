@@ -190,9 +190,9 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
 
 
 def _word_text(part: Any, command: str) -> str:
-    """bashlex's text of a word, except where it drops a backslash inside double quotes that
-    escapes nothing the shell escapes there (``"def reframe\\b"``: the shell, and ``grep``,
-    get ``def reframe\\b``; bashlex gave ``def reframeb``, a name nothing defines): such a
+    r"""bashlex's text of a word, except where it drops a backslash inside double quotes that
+    escapes nothing the shell escapes there (``"def reframe\b"``: the shell, and ``grep``,
+    get ``def reframe\b``; bashlex gave ``def reframeb``, a name nothing defines): such a
     word is read again from its source by ``shlex``, which keeps that backslash as POSIX
     says."""
     word = str(part.word)
