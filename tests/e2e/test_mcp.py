@@ -179,6 +179,7 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
         after = await s.call_tool(
             "post_tool_use", {"tool_name": "Grep", "tool_input": '{"pattern": "__version__"}', "session_id": "s9"}
         )
+        asked = await s.call_tool("where_is", {"query": "where is the package version"})
     assert section.structured_content == {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": SECTION_START}
     }
@@ -198,6 +199,9 @@ async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     assert set(dismissed.structured_content) == {"record", "expires_at"}
     assert unknown.is_error and "unknown intent 'Nope'" in unknown.content[0].text
     assert after.structured_content == {}  # the dismissed family is silent
+    # an explicit question is no note: a dismissed family still answers it
+    assert asked.structured_content["intent"] == "Version"
+    assert [t["path"] for t in asked.structured_content["targets"]] == ["src/demo_pkg/__init__.py"]
 
 
 def searxng(mock) -> dict:

@@ -87,7 +87,8 @@ class AskedMethods:
         It shares the call's stages that depend on the query alone (``pipeline.py``, the search
         trigger): a read with nothing searched is no search, the classification, readiness (a
         part of the index still being built names nothing: ``targets`` empty), the resolution,
-        dismissed families and paths, and the call's own files never named back. It shares none
+        dismissed paths, and the call's own files never named back (a dismissed family silences the
+        notes of the agent's calls, not an explicit question). It shares none
         of what depends on a session (the recent filter, noise control) or on the note's length,
         and writes no ledger line and teaches nothing: asking is not a tool call of the agent.
         """
@@ -99,7 +100,7 @@ class AskedMethods:
             hit = search.detect(q, ctx)
             if isinstance(hit, Abstained):  # "a listing that found nothing": a question has no results
                 hit = Classification(hit.intent, hit.k)
-            if not isinstance(hit, Classification) or self.dismissals.family_dismissed(hit.intent):
+            if not isinstance(hit, Classification):
                 return None
             if ctx.prepared is None:
                 ctx = replace(ctx, prepared=self.prepared_now())
