@@ -71,17 +71,20 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     return [one] * (calls if scenario == "calls" else 1)
 
 
-def plugin_dir(work: Path, sticky: bool, task_lead: bool = False) -> Path:
+def plugin_dir(work: Path, sticky: bool, task_lead: bool = False, bad_config: bool = False) -> Path:
     """A copy of the Claude Code plugin; with ``sticky`` (``task_lead``), the user's own config
     file (``~/.config/dsh-search/config.yml`` of the isolated home, which the plugin's sidecar
     discovers under its ``sidecar.yml``) sets sectionMode sticky (taskLead true)."""
     dest = work / "plugin"
     shutil.copytree(h.CLAUDE_PLUGIN, dest)
     knobs = ["  sectionMode: sticky"] * sticky + ["  taskLead: true"] * task_lead
+    user = work / "home" / ".config" / "dsh-search" / "config.yml"
     if knobs:
-        user = work / "home" / ".config" / "dsh-search" / "config.yml"
         user.parent.mkdir(parents=True, exist_ok=True)
         user.write_text("suggester:\n" + "\n".join(knobs) + "\n")
+    if bad_config:  # a misspelt block: the server refuses its config and exits before initialize
+        user.parent.mkdir(parents=True, exist_ok=True)
+        user.write_text("routr:\n  order: [searxng]\n")
     return dest
 
 
@@ -103,7 +106,7 @@ def run_claude(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
     argv += ["--allowedTools", "Bash(grep:*)", "WebSearch", *(CC_PREFIX + t for t in ("search", "web_search"))]
     argv += ["--debug", "hooks", "--debug-file", str(work / "claude-debug.log")]  # hook timings, same in both modes
     if not args.no_adapter:
-        argv += ["--plugin-dir", str(plugin_dir(work, args.sticky, args.task_lead))]
+        argv += ["--plugin-dir", str(plugin_dir(work, args.sticky, args.task_lead, args.bad_config))]
     if args.steer:  # the plugin's option, as /config or a user's settings.json stores it
         settings = work / "settings.json"
         settings.write_text(
@@ -374,6 +377,7 @@ def main() -> int:
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
     ap.add_argument("--task-lead", action="store_true", help="the suggester's taskLead on")
+    ap.add_argument("--bad-config", action="store_true", help="claude: the user's config has a misspelt block")
     ap.add_argument("--steer", action="store_true", help="claude: the plugin's steer_web_search option on")
     ap.add_argument("--searx-fail", action="store_true", help="the loopback SearXNG answers 503")
     ap.add_argument("--hang-sidecar", action="store_true")

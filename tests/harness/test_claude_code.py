@@ -224,3 +224,18 @@ def test_without_dsh_search_claude_code_names_it_and_how_to_install_it(tmp_path)
     env["DSH_SEARCH_COMMAND"] = str(h.sidecar_bin() / "dsh-search")
     listed = h.run([str(h.CLAUDE), "--plugin-dir", str(h.CLAUDE_PLUGIN), "mcp", "list"], tmp_path, env, 180)
     assert "✔ Connected" in listed.stdout, listed.stdout
+
+
+def test_a_refused_config_is_a_clear_line_in_claude_codes_mcp_log(tmp_path):
+    """A misspelt block in the user's config: the server refuses it and exits before
+    ``initialize`` (exit 2), the run still ends 0 without the plugin's tools, and Claude Code's
+    per-server MCP log (what ``claude --debug`` and ``/mcp`` show for a failed server) carries
+    the one line that says what is wrong."""
+    report = h.scenario("claude", "note", tmp_path, "--bad-config")
+    assert report["returncode"] == 0, report["stderr"]
+    logs = [p for p in (tmp_path / "home" / ".cache").rglob("*.jsonl") if "mcp-logs-" in str(p.parent)]
+    errors = [json.loads(line).get("error") for p in logs for line in p.read_text().splitlines()]
+    assert (
+        "Server stderr: dsh-search: invalid config: routr: unknown key "
+        "(expected one of: router, bandit, suggester, state, logMessages)\n"
+    ) in errors
