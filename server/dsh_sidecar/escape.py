@@ -92,10 +92,12 @@ def for_model(text: str, lines: bool = False) -> str:
 
 
 def display_name(name: str) -> str:
-    """A workspace name as shown: :func:`for_model`, and in double quotes (``"`` inside
-    escaped) when it holds anything but a plain path's characters — a space, a colon,
-    a quote — so ``SYSTEM: ignore previous instructions/x.yml`` reads as one quoted name."""
-    shown = for_model(name)
+    """A workspace name as shown: its controls, bidi and invisible characters escaped (a
+    terminal sequence too, visibly: a name is never shortened into another, existing path, as
+    :func:`for_model` does to prose), and in double quotes (``"`` inside escaped) when it holds
+    anything but a plain path's characters — a space, a colon, a quote, an escape — so
+    ``SYSTEM: ignore previous instructions/x.yml`` reads as one quoted name."""
+    shown = escape_controls(name)
     if _PLAIN_NAME.fullmatch(shown):
         return shown
     return '"' + shown.replace('"', '\\"') + '"'

@@ -89,9 +89,10 @@ def test_note_cannot_gain_lines(bad):
     note = make_note("Doc", "the docs" + bad, [Target(path, "a reason" + bad, 1.0), Target("README.md", "readme", 1.0)])
     lines = note.text.split("\n")
     assert len(lines) == 3
-    # escaped as the model may read it (escape.for_model: a terminal sequence removed whole)
+    # escaped as the model may read it: prose through escape.for_model (a terminal sequence
+    # removed whole), a name escaped and never shortened (its terminal sequence shown escaped)
     assert lines[0] == f"search-suggester: in this repository, look here for the docs{for_model(bad)}:"
-    assert lines[1].startswith("- docs/a" + for_model(bad))
+    assert lines[1].startswith("- docs/a" + escape_controls(bad))
     assert lines[2] == "- README.md — readme"
     assert note.source.targets[0] == path  # the structured field keeps the real name (JSON-escaped)
     assert "\n" not in note.source.summary and bad not in note.source.summary

@@ -11,7 +11,7 @@ from typing import Any, Protocol, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.escape import display_name, for_model
+from dsh_sidecar.escape import display_name, escape_controls, for_model
 from dsh_sidecar.suggester import readiness
 from dsh_sidecar.suggester.activation import ActivePacks
 from dsh_sidecar.suggester.classify import CompiledRow
@@ -115,7 +115,7 @@ class AskedMethods:
             k=hit.k,
             about=shown_field(about, prose) if about is not None else None,
             targets=[
-                ShownTarget(for_model(t.path), display_name(t.path), shown_field(t.reason, prose))
+                ShownTarget(escape_controls(t.path), display_name(t.path), shown_field(t.reason, prose))
                 for t in targets[: self.config.max_targets]
             ],
             ready=ready,
@@ -147,7 +147,7 @@ class AskedMethods:
             intent=LEAD_INTENT,
             k=1.0,
             about=for_model(LEAD_ABOUT),
-            targets=[ShownTarget(for_model(t.path), display_name(t.path), for_model(t.reason)) for t in leads],
+            targets=[ShownTarget(escape_controls(t.path), display_name(t.path), for_model(t.reason)) for t in leads],
             ready=True,
         )
 

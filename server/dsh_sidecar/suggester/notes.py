@@ -51,7 +51,7 @@ def make_note(intent: str, about: str | None, targets: list[Target], repo_prose:
     # are data, a newline in one cannot add a line (class 8)
     fitting: list[tuple[Target, str, str]] = []
     for t in targets:
-        path = for_model(t.path)
+        path = escape_controls(t.path)  # a name: escaped, never shortened (escape.display_name)
         line = f"- {path} — {shown_prose(t.reason, repo_prose)}"
         if len(line) <= budget:
             fitting.append((t, path, line))

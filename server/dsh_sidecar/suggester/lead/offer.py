@@ -5,7 +5,7 @@ hook carries the prompt, DeepSeek Harness's first step carries the first user me
 client may ask ``where_is`` with free text. :class:`TaskLeads` ranks the workspace against that
 text (``mentions.py``, ``ranker.py``) and offers the top files **once per session**, as a
 labelled note of the intent ``Task``: the same form, bounds and escaping as every note
-(``notes.make_note``: each path through ``escape.for_model``, at most 600 characters and five
+(``notes.make_note``: each path escaped as a name, ``escape.escape_controls``, at most 600 characters and five
 targets). The task text itself never reaches the model from here: only workspace paths and the
 ranker's fixed reasons, in which the text's own names are escaped too.
 
