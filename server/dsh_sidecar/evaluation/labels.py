@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from dsh_sidecar.evaluation.trace import TraceLine
-from dsh_sidecar.evaluation.trajectories import ECHO_MAX_FILES
+from dsh_sidecar.evaluation.trajectories import is_echo
 from dsh_sidecar.evaluation.trajectory_runs import FileIndex, listed_files
 
 
@@ -38,10 +38,8 @@ def echo_aware(trace: Sequence[TraceLine], files: Iterable[str]) -> list[TraceLi
     index = FileIndex(files)
     out: list[TraceLine] = []
     for line in trace:
-        if line.intent is not None and line.targets:
-            shown = shown_files(line, index)
-            if 1 <= len(shown) <= ECHO_MAX_FILES and set(line.targets) <= shown:
-                out.append(TraceLine(line.params, None, ()))
-                continue
+        if line.intent is not None and line.targets and is_echo(line.targets, shown_files(line, index)):
+            out.append(TraceLine(line.params, None, ()))
+            continue
         out.append(line)
     return out

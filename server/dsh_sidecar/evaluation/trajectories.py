@@ -133,6 +133,12 @@ def _next_opens(opens: Sequence[Any]) -> list[set[str]]:
     return next_open
 
 
+def is_echo(targets: Sequence[str] | set[str], shown: set[str]) -> bool:
+    """The evaluation's echo: ``targets`` are all among the files a call showed, and it showed
+    at most :data:`ECHO_MAX_FILES` (nothing was ranked)."""
+    return bool(targets) and 1 <= len(shown) <= ECHO_MAX_FILES and set(targets) <= shown
+
+
 @dataclass
 class _NoteTally:
     """The counts of a trace's notes (module docstring) and their log, note by note."""
@@ -156,8 +162,8 @@ class _NoteTally:
     log: list[dict[str, Any]] = field(default_factory=list)
 
     def echo(self, i: int, targets: Sequence[str]) -> bool:
-        """Every target is among the few files call ``i`` showed."""
-        return bool(targets) and 1 <= len(self.shown[i]) <= ECHO_MAX_FILES and set(targets) <= self.shown[i]
+        """Every target is among the few files call ``i`` showed (:func:`is_echo`)."""
+        return is_echo(targets, self.shown[i])
 
     def echo_first(self, i: int, targets: Sequence[str]) -> bool:
         """The first target is among the few files call ``i`` showed."""

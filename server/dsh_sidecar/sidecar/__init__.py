@@ -233,8 +233,9 @@ class Sidecar(SearchMethods):
         return suggester
 
     def drain_ledger(self) -> None:
-        """Pass the ledger lines written on other threads (the activation on a build thread)
-        to ``log_sink``; on :attr:`sink_thread` only (elsewhere nothing happens)."""
+        """Pass the ledger lines written on other threads (the activation on a build thread, a
+        call run on a worker thread) to ``log_sink``; on :attr:`sink_thread` only (elsewhere
+        nothing happens)."""
         self.suggester.ledger.drain()
 
     def start_suggester(self) -> None:
@@ -296,7 +297,7 @@ class Sidecar(SearchMethods):
             if not self.suggester.may_wait(params):
                 return self.post_execute(params)
             result = await asyncio.to_thread(self.post_execute, params)
-            self.suggester.ledger.drain()  # its ledger lines, for the sink on this thread
+            self.drain_ledger()  # its ledger lines, for the sink on this thread
             return result
 
     def projection_pending(self) -> bool:
@@ -368,7 +369,7 @@ class Sidecar(SearchMethods):
         try:
             return await asyncio.to_thread(self.task_lead, params)
         finally:
-            self.suggester.ledger.drain()
+            self.drain_ledger()
 
     def dismiss(self, params: DismissParams) -> DismissResult:
         """``dsh/dismiss``. Raises :class:`RequestError` naming ``family`` or ``path`` for an
@@ -388,7 +389,7 @@ class Sidecar(SearchMethods):
         try:
             return await asyncio.to_thread(self.dismiss, params)
         finally:
-            self.suggester.ledger.drain()
+            self.drain_ledger()
 
     async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
         """:meth:`assemble_section` for an event loop: the wait for a pending projection runs

@@ -113,6 +113,16 @@ class SearchMethods:
             reward=round(out.reward, 6),
         )
 
+    async def _route(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:
+        """One query through the router's chain, with the router seed's rule for an answer with
+        no sources: unless ``emptyResultsFallback`` is false, the seed's aggregated error (every
+        provider failed or answered empty). Raises :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        router = self.router
+        out = await router.search(query, max_results, deadline_ms)
+        if not out.sources and router.config.empty_results_fallback:
+            raise router.empty_as_failure(out)
+        return out
+
     async def web_search(self, query: str, max_results: int) -> RouterResult:
         """One query through the router's chain, the first provider that answers (the router
         seed's ``web_search``: no strategy, no bandit), every provider text through
@@ -120,10 +130,7 @@ class SearchMethods:
         failed or answered empty raises the seed's aggregated error unless
         ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
         :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        router = self.router
-        out = await router.search(query, max_results)
-        if not out.sources and router.config.empty_results_fallback:
-            raise router.empty_as_failure(out)
+        out = await self._route(query, max_results)
         return replace(
             out,
             sources=[source_for_model(s) for s in out.sources],
@@ -141,10 +148,7 @@ class SearchMethods:
         from dsh_sidecar.router.cache import CACHED_OUTCOME
 
         started = time.monotonic()
-        router = self.router
-        result = await router.search(params.query, params.max_results or DEFAULT_ROUTE_RESULTS, params.deadline_ms)
-        if not result.sources and router.config.empty_results_fallback:
-            raise router.empty_as_failure(result)
+        result = await self._route(params.query, params.max_results or DEFAULT_ROUTE_RESULTS, params.deadline_ms)
         return RouteSearchResult(
             sources=[source_for_model(s) for s in result.sources],
             content=for_model(result.content) if result.content is not None else None,
