@@ -25,6 +25,8 @@ MAX_TOOL_TEXT = 100_000
 #: Sources a ``dsh/routeSearch`` returns when the caller names no ``maxResults`` (the router
 #: seed's providers return 5-10 by default; DSH's ``web_search`` asks for its own number).
 DEFAULT_ROUTE_RESULTS = 10
+#: What ``dsh/search`` may ask for: an arm by name, or ``auto`` (the bandit chooses).
+StrategyChoice = Literal["auto", "quick", "thorough"]
 
 
 class WireModel(BaseModel):
@@ -56,7 +58,7 @@ class SearchParams(WireModel):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_LIMIT)
-    strategy: Literal["auto", "quick", "thorough"] = "auto"
+    strategy: StrategyChoice = "auto"
     deadline_ms: int | None = Field(default=None, ge=MIN_DEADLINE_MS, le=MAX_DEADLINE_MS)
 
 

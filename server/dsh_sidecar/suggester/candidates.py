@@ -26,7 +26,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from dsh_sidecar.suggester.fileindex import (
     GLOB_CHARS,
@@ -57,11 +57,14 @@ NEUTRAL_SCOPE: Final = 1.0
 
 @dataclass(frozen=True)
 class Target:
-    """One resolved target: repo-relative path, reason phrase, score."""
+    """One resolved target: repo-relative path, reason phrase, score; ``relation``: the symbol
+    relation that named it (``definitions``, ``usages``; ``None`` for any other candidate), which
+    the note's heading reads (:func:`dsh_sidecar.suggester.notes.make_note`)."""
 
     path: str
     reason: str
     score: float
+    relation: Literal["definitions", "usages"] | None = None
 
 
 class SymbolIndex(Protocol):
@@ -280,7 +283,7 @@ def resolve_symbols(
                 continue
             seen.add(rel)
             score = cand.prior * PROVEN_LITERAL * NEUTRAL_SCOPE
-            found.append((-score, order, rank, Target(rel, cand.reason.replace("{name}", name), score)))
+            found.append((-score, order, rank, Target(rel, cand.reason.replace("{name}", name), score, cand.symbol)))
     found.sort(key=lambda t: (t[0], t[1], t[2]))
     return [t for *_, t in found]
 

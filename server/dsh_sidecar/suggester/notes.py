@@ -38,13 +38,55 @@ def shown_field(text: str, repo_prose: bool) -> str:
     return quoted_prose(text) if repo_prose else for_model(text)
 
 
+#: What a note's lines from the workspace symbol index are, for its heading: the searched
+#: name's definition or its uses (the packs' ``symbol: definitions|usages`` candidates).
+RELATIONS: Final = {"definitions": "definition", "usages": "uses"}
+
+
+def relations_heading(targets: list[Target]) -> str | None:
+    """The heading's words for lines that all come from the symbol index, naming what they are
+    in the order they come (``the uses and the definition of the searched name``); ``None`` when
+    a line comes from another candidate (then the pack's ``about`` heads the note)."""
+    if not targets or any(t.relation is None for t in targets):
+        return None
+    named = list(dict.fromkeys(RELATIONS[str(t.relation)] for t in targets))
+    return f"the {' and the '.join(named)} of the searched name"
+
+
 def make_note(intent: str, about: str | None, targets: list[Target], repo_prose: bool = False) -> AdditionalContext:
     """Build the labelled note for ``targets`` (already ordered, already filtered). A target
     whose line alone would not fit in :data:`MAX_NOTE_CHARS` with the heading is left out (cut,
     it would name a path that is no file, without its reason); ``source.targets`` is then empty
     when none fits, and the caller shows no note. ``repo_prose``: ``about`` and the reasons
-    are the repository pack's (module docstring)."""
+    are the repository pack's (module docstring).
+
+    The heading says what the listed lines are: lines that all come from the symbol index are
+    headed by their relations (:func:`relations_heading`), so a Usage note that lists the
+    defining file reads ``the uses and the definition of the searched name``, not only ``the
+    uses``; any other note by the pack's ``about`` (else the intent)."""
     what = shown_prose(about, repo_prose) if about else for_model(intent.lower())
+    text, fitting, shown = _render(what, targets, repo_prose)
+    relational = relations_heading([t for t, _, _ in fitting[:shown]])
+    if relational is not None and relational != what:
+        again = _render(relational, targets, repo_prose)
+        if relations_heading([t for t, _, _ in again[1][: again[2]]]) == relational:
+            text, fitting, shown = again
+    summary = f"{for_model(intent)}: {', '.join(path for _, path, _ in fitting)}"
+    listed = [t.path for t, _, _ in fitting[:shown]]
+    return AdditionalContext(
+        source=NoteSource(
+            summary=summary[:200],
+            intent=intent,
+            targets=listed,
+            display_targets=[display_name(p) for p in listed],
+        ),
+        text=text,
+    )
+
+
+def _render(what: str, targets: list[Target], repo_prose: bool) -> tuple[str, list[tuple[Target, str, str]], int]:
+    """The note's text under the heading ``what``; the targets whose line fit (each with its
+    shown path and line), and how many of them the text lists."""
     lines = [f"search-suggester: in this repository, look here for {what}:"]
     budget = MAX_NOTE_CHARS - len(lines[0]) - 1
     # the first targets whose line fits: (target, its shown path, its line); workspace names
@@ -57,7 +99,6 @@ def make_note(intent: str, about: str | None, targets: list[Target], repo_prose:
             fitting.append((t, path, line))
             if len(fitting) == MAX_NOTE_TARGETS:
                 break
-    summary = f"{for_model(intent)}: {', '.join(path for _, path, _ in fitting)}"
     lines += [line for _, _, line in fitting]
     text = "\n".join(lines)
     while len(text) > MAX_NOTE_CHARS and len(lines) > 2:
@@ -65,13 +106,4 @@ def make_note(intent: str, about: str | None, targets: list[Target], repo_prose:
         text = "\n".join(lines)
     if len(text) > MAX_NOTE_CHARS:
         text = text[: MAX_NOTE_CHARS - 1] + "…"
-    listed = [t.path for t, _, _ in fitting[: len(lines) - 1]]
-    return AdditionalContext(
-        source=NoteSource(
-            summary=summary[:200],
-            intent=intent,
-            targets=listed,
-            display_targets=[display_name(p) for p in listed],
-        ),
-        text=text,
-    )
+    return text, fitting, len(lines) - 1

@@ -22,14 +22,9 @@ from dsh_sidecar.cli import main
             ["suggest", "--tool", "grep", "--input", '{"p": ' + "[" * 20000 + "]" * 20000 + "}"],
             "dsh-search: --input must be a JSON object\n",
         ),
-        (
-            ["query", "--max-results", "0", "x"],
-            "dsh-search: bad --max-results: Input should be greater than or equal to 1\n",
-        ),
-        (
-            ["query", "--deadline-ms", "1", "x"],
-            "dsh-search: bad --deadline-ms: Input should be greater than or equal to 100\n",
-        ),
+        (["query", "--max-results", "0", "x"], "dsh-search: '--max-results' / '-n' must be at least 1, got '0'\n"),
+        (["query", "--deadline-ms", "1", "x"], "dsh-search: '--deadline-ms' must be at least 100, got '1'\n"),
+        (["query", "x", "-n", ""], "dsh-search: '-n' / '--max-results' must be a whole number, got ''\n"),
         (["status", "--workspace", "/nonexistent/dsh"], "dsh-search: --workspace /nonexistent/dsh is not a folder\n"),
     ],
 )

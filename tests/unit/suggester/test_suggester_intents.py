@@ -254,6 +254,67 @@ def test_note_is_short_and_capped_at_five_targets():
     assert note.source.kind == "search-suggester" and note.source.form == "notice" and note.source.intent == "Usage"
 
 
+USES, DEFINITION = "the uses of the searched name", "the definition of the searched name"
+
+
+def heading(note) -> str:
+    return note.text.split("\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "about, relations, expected",
+    [
+        # the lines of the symbol index, mixed: both named, in the lines' order
+        (USES, ["definitions", "usages"], "the definition and the uses of the searched name"),
+        (USES, ["usages", "definitions", "usages"], "the uses and the definition of the searched name"),
+        (DEFINITION, ["definitions", "usages"], "the definition and the uses of the searched name"),
+        # one relation: the one the lines are, whichever intent's pack asked
+        (USES, ["definitions"], DEFINITION),
+        (DEFINITION, ["usages", "usages"], USES),
+        (USES, ["usages"], USES),
+        # a line from another candidate (a path, the search's results): the pack's about
+        (USES, ["usages", None], USES),
+        ("the package version", [None], "the package version"),
+    ],
+)
+def test_the_heading_says_what_the_lines_are(about, relations, expected):
+    targets = [Target(f"src/m{i}.py", "uses X", 0.5, relation) for i, relation in enumerate(relations)]
+    note = make_note("Usage", about, targets)
+    assert heading(note) == f"search-suggester: in this repository, look here for {expected}:"
+    assert note.source.targets == [t.path for t in targets]
+
+
+def test_the_heading_counts_only_the_lines_the_note_lists():
+    """A line past the note's budget is not listed: the heading names only the listed lines."""
+    definition = Target("src/" + "d" * 520 + ".py", "defines X", 0.9, "definitions")
+    uses = Target("src/caller.py", "uses X", 1.0, "usages")
+    note = make_note("Usage", USES, [uses, definition])
+    assert note.source.targets == ["src/caller.py"]
+    assert heading(note) == f"search-suggester: in this repository, look here for {USES}:"
+
+
+def test_a_usage_note_naming_the_definition_says_so(tmp_path, dsh_home):
+    """A grep for a constant: the Usage note lists where it is defined and where it is used,
+    and its heading says both, in the order of its lines (it said only "the uses")."""
+    root = write(
+        tmp_path / "pkg",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n',
+            "src/pkg/__init__.py": "",
+            "src/pkg/policy.py": "from typing import Final\n\nDEFAULT_DISCOUNT: Final = 0.99\n",
+            "src/pkg/config.py": "from pkg.policy import DEFAULT_DISCOUNT\n\nDISCOUNT = DEFAULT_DISCOUNT\n",
+        },
+    )
+    s, _ = make_suggester(root, dsh_home, WorkspaceGraph.build(root))
+    notes = s.post_execute(call("grep", {"pattern": "DEFAULT_DISCOUNT"}))
+    assert notes[0].source.intent == "Usage"
+    assert notes[0].text == (
+        "search-suggester: in this repository, look here for the definition and the uses of the searched name:\n"
+        "- src/pkg/policy.py — defines DEFAULT_DISCOUNT\n"
+        "- src/pkg/config.py — uses DEFAULT_DISCOUNT"
+    )
+
+
 # ---------------------------------------------------------------- untrusted packs
 
 

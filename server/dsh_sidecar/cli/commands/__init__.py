@@ -14,11 +14,13 @@ import os
 import sys
 
 import typer
+from typer._click import exceptions as click_errors
 
 from dsh_sidecar.cli.commands import ask, machine, servers  # noqa: F401  (importing a group registers its commands)
 from dsh_sidecar.cli.commands.base import app
+from dsh_sidecar.cli.commands.usage import parser_error
 from dsh_sidecar.cli.exits import EXIT_OK, EXIT_USAGE, WRITE_ERRNOS, closed_pipe, unwritable
-from dsh_sidecar.cli.output import Output, usage_error
+from dsh_sidecar.cli.output import Output
 from dsh_sidecar.cli.render import render_status
 
 __all__ = ["app", "main", "render_status"]
@@ -47,15 +49,12 @@ def main(argv: list[str] | None = None) -> int:
             code = 130
         except KeyboardInterrupt:
             code = 130
-        except Exception as exc:
-            if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
-                raise
-            # a usage error found by the parser: missing option, unknown command, bad choice
-            if _wants_json(args):
-                Output(json=True).error(usage_error(exc.format_message()))
-            else:
-                exc.show()  # type: ignore[attr-defined]
+        except click_errors.NoArgsIsHelpError as exc:  # `dsh-search cache`: the group's help
+            exc.show()
             code = EXIT_USAGE
+        except click_errors.UsageError as exc:
+            # found by the parser: a bad or missing value, an unknown option or command
+            code = Output(json=_wants_json(args)).error(parser_error(exc, args, command))
         sys.stdout.flush()
     except BrokenPipeError:
         return closed_pipe()

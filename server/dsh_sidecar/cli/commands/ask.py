@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from dsh_protocol.errors import ErrorCode
-from dsh_protocol.models import MAX_RESULTS_LIMIT
+from dsh_protocol.models import MAX_DEADLINE_MS, MAX_RESULTS_LIMIT, MIN_DEADLINE_MS, StrategyChoice
 from pydantic import ValidationError
 
 from dsh_sidecar.cli.commands.base import (
@@ -58,21 +58,39 @@ def query(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(metavar="QUERY", help="What to search for.")],
     strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help="auto (the bandit chooses), quick or thorough.")
+        StrategyChoice,
+        typer.Option("--strategy", "-s", metavar="STRATEGY", help="auto (the bandit chooses), quick or thorough."),
     ] = "auto",
     max_results: Annotated[
         int | None,
         typer.Option(
             "--max-results",
             "-n",
+            metavar="N",
+            min=1,
+            max=MAX_RESULTS_LIMIT,
             help=f"How many sources to return, 1–{MAX_RESULTS_LIMIT} (default: the strategy's, quick 5, thorough 10);"
             " fewer only when the providers have no more, and then it says so.",
         ),
     ] = None,
-    deadline_ms: Annotated[int | None, typer.Option("--deadline-ms", help="Bound on the whole search, ms.")] = None,
+    deadline_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--deadline-ms",
+            metavar="MS",
+            min=MIN_DEADLINE_MS,
+            max=MAX_DEADLINE_MS,
+            help=f"Bound on the whole search, in ms ({MIN_DEADLINE_MS}–{MAX_DEADLINE_MS}).",
+        ),
+    ] = None,
     workspace: Annotated[
         Path,
-        typer.Option("--workspace", "-w", help="The project (its .dsh/config.yml, its docs offline; default: here)."),
+        typer.Option(
+            "--workspace",
+            "-w",
+            metavar="DIR",
+            help="The project (its .dsh/config.yml, its docs offline; default: here).",
+        ),
     ] = Path("."),
     local: Annotated[
         bool | None,
@@ -174,11 +192,16 @@ async def _query(
 )
 def suggest(
     ctx: typer.Context,
-    tool: Annotated[str, typer.Option("--tool", "-t", help="Tool name: grep, glob, read, bash, …")],
+    tool: Annotated[str, typer.Option("--tool", "-t", metavar="NAME", help="Tool name: grep, glob, read, bash, …")],
     tool_input: Annotated[
-        str, typer.Option("--input", "-i", help="""Tool input as a JSON object, e.g. '{"pattern": "__version__"}'.""")
+        str,
+        typer.Option(
+            "--input", "-i", metavar="JSON", help="""Tool input as a JSON object, e.g. '{"pattern": "__version__"}'."""
+        ),
     ],
-    workspace: Annotated[Path, typer.Option("--workspace", "-w", help="The repository (default: here).")] = Path("."),
+    workspace: Annotated[
+        Path, typer.Option("--workspace", "-w", metavar="DIR", help="The repository (default: here).")
+    ] = Path("."),
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -251,19 +274,21 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
 )
 def replay(
     ctx: typer.Context,
-    trace: Annotated[Path | None, typer.Argument(help="JSONL trace of dsh/postExecute calls.")] = None,
+    trace: Annotated[Path | None, typer.Argument(metavar="TRACE", help="JSONL trace of dsh/postExecute calls.")] = None,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="The repository the trace was taken in.")
+        Path | None, typer.Option("--workspace", "-w", metavar="DIR", help="The repository the trace was taken in.")
     ] = None,
     corpus: Annotated[
         Path | None,
         typer.Option(
             "--corpus",
+            metavar="DIR",
             help="Score the evaluation corpus (e.g. corpus) instead of TRACE: both figure sets and the trajectories' held-out folds.",
         ),
     ] = None,
     cache: Annotated[
-        Path | None, typer.Option("--cache", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts.")
+        Path | None,
+        typer.Option("--cache", metavar="DIR", envvar="DSH_CORPUS_CACHE", help="Folder holding the corpus checkouts."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Also print every call's notes as JSON lines (--corpus: the report).")
@@ -271,7 +296,9 @@ def replay(
     suggester: Annotated[
         str | None,
         typer.Option(
-            "--suggester", help="Suggester knobs for the replayed sidecar, a JSON object ('{\"bias\": 0.5}')."
+            "--suggester",
+            metavar="JSON",
+            help="Suggester knobs for the replayed sidecar, a JSON object ('{\"bias\": 0.5}').",
         ),
     ] = None,
     quiet: QuietOpt = False,

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from dsh_sidecar import __version__
+from dsh_sidecar.cli.commands.helpstyle import PlainGroup, PlainTyper
 from dsh_sidecar.cli.exits import closed_pipe
 from dsh_sidecar.cli.output import (
     COLOR_CHOICES,
@@ -50,7 +50,7 @@ def help_epilog(example: str, *env: str) -> str:
     return f"Example: {example}\n\nEnvironment: {' '.join(env)}\n\n{EXIT_CODES}"
 
 
-class _Listed(TyperGroup):
+class _Listed(PlainGroup):
     """The top-level commands in the order the help lists them, whichever module of this package
     defines them (Typer lists them in the order they were registered); the groups follow."""
 
@@ -61,7 +61,7 @@ class _Listed(TyperGroup):
         return sorted(names, key=lambda n: self.ORDER.index(n) if n in self.ORDER else len(self.ORDER))
 
 
-app = typer.Typer(
+app = PlainTyper(
     cls=_Listed,
     name="dsh-search",
     help="dsh-search-sidecar: web-search router, strategy bandit and search suggester for coding agents.",
@@ -81,12 +81,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-bandit_app = typer.Typer(
+bandit_app = PlainTyper(
     help="Look after the bandit's learned posteriors.",
     epilog=help_epilog("dsh-search bandit reset", HOME_ENV),
     no_args_is_help=True,
 )
-app.add_typer(bandit_app, name="bandit")
+app.add_typer(bandit_app, name="bandit", cls=PlainGroup)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout (errors too).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the result (and errors); no progress.")]
@@ -96,6 +96,7 @@ ConfigOpt = Annotated[
     typer.Option(
         "--config",
         "-c",
+        metavar="FILE",
         help="YAML/JSON file with router/bandit/suggester/state blocks (default: $DSH_SEARCH_CONFIG); laid over"
         " the project's .dsh/config.yml and your ~/.config/dsh-search/config.yml (dsh-search config shows the result).",
     ),
@@ -207,9 +208,9 @@ def _root(
         raise typer.Exit(run_server(None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")))
 
 
-cache_app = typer.Typer(
+cache_app = PlainTyper(
     help="Look after the rebuildable indexes (workspace indexes, the offline docs index) in the cache directory.",
     epilog=help_epilog("dsh-search cache prune --dry-run", CACHE_ENV, HOME_ENV),
     no_args_is_help=True,
 )
-app.add_typer(cache_app, name="cache")
+app.add_typer(cache_app, name="cache", cls=PlainGroup)

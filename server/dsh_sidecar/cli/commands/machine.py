@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # the config modules are imported by the commands that read a
 def status(
     ctx: typer.Context,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="Also report the suggester for this folder.")
+        Path | None, typer.Option("--workspace", "-w", metavar="DIR", help="Also report the suggester for this folder.")
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -102,10 +102,13 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
 def doctor(
     ctx: typer.Context,
     config: ConfigOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for each endpoint.", min=0.1)] = 3.0,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", metavar="SECONDS", help="Seconds to wait for each endpoint (at least 0.1).", min=0.1),
+    ] = 3.0,
     offline: Annotated[bool, typer.Option("--offline", help="Do not contact the endpoints.")] = False,
     mcp: Annotated[
-        bool, typer.Option("--mcp", help="Also require what dsh-search mcp needs (the [mcp] extra).")
+        bool, typer.Option("--mcp", help=r"Also require what dsh-search mcp needs (the \[mcp] extra).")
     ] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -245,7 +248,10 @@ def completion(
 def config_command(
     ctx: typer.Context,
     workspace: Annotated[
-        Path, typer.Option("--workspace", "-w", help="The project whose .dsh/config.yml counts (default: here).")
+        Path,
+        typer.Option(
+            "--workspace", "-w", metavar="DIR", help="The project whose .dsh/config.yml counts (default: here)."
+        ),
     ] = Path("."),
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -350,7 +356,8 @@ def cache_clean(
 def cache_prune(
     ctx: typer.Context,
     max_age_days: Annotated[
-        float, typer.Option("--max-age-days", min=0, help="Remove indexes unused for this long (default 90).")
+        float,
+        typer.Option("--max-age-days", metavar="DAYS", min=0, help="Remove indexes unused for this long (default 90)."),
     ] = 90.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")] = False,
     as_json: JsonOpt = False,
@@ -368,7 +375,10 @@ def cache_prune(
 def cache_index(
     ctx: typer.Context,
     workspace: Annotated[
-        Path, typer.Option("--workspace", "-w", help="The project whose docs are indexed too (default: here).")
+        Path,
+        typer.Option(
+            "--workspace", "-w", metavar="DIR", help="The project whose docs are indexed too (default: here)."
+        ),
     ] = Path("."),
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,

@@ -30,11 +30,13 @@ def serve(
     log_file: Annotated[
         Path | None,
         typer.Option(
-            "--log-file", help="Append stderr (logs, bandit lines) to this file, for harnesses that drop stderr."
+            "--log-file",
+            metavar="FILE",
+            help="Append stderr (logs, bandit lines) to this file, for harnesses that drop stderr.",
         ),
     ] = None,
     log_level: Annotated[
-        str, typer.Option("--log-level", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR.")
+        str, typer.Option("--log-level", metavar="LEVEL", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR.")
     ] = "WARNING",
     stdio: Annotated[
         bool,
@@ -62,11 +64,16 @@ def serve(
 def mcp(
     workspace: Annotated[
         Path | None,
-        typer.Option("--workspace", "-w", help=f"The repository (default: ${PROJECT_DIR_ENV}, else here)."),
+        typer.Option(
+            "--workspace", "-w", metavar="DIR", help=f"The repository (default: ${PROJECT_DIR_ENV}, else here)."
+        ),
     ] = None,
     config: ConfigOpt = None,
     log_level: Annotated[
-        str, typer.Option("--log-level", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR (stderr).")
+        str,
+        typer.Option(
+            "--log-level", metavar="LEVEL", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR (stderr)."
+        ),
     ] = "WARNING",
 ) -> None:
     r"""Serve the sidecar's tools over MCP on stdio (needs the \[mcp] extra).

@@ -96,4 +96,4 @@ def best_candidate(intent: str, ctx: Context, wanted: Callable[[Candidate], bool
 
 def named_targets(hit: Classification, cand: Candidate) -> list[Target]:
     """``hit.named`` as targets with ``cand``'s reason (``{name}``: each file's name) and prior."""
-    return [Target(rel, cand.reason.replace("{name}", name), cand.prior) for rel, name in hit.named]
+    return [Target(rel, cand.reason.replace("{name}", name), cand.prior, cand.symbol) for rel, name in hit.named]
