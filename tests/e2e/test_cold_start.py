@@ -156,6 +156,44 @@ def test_the_log_level_falls_back_to_the_environment(monkeypatch):
     assert serve_args(["serve", "--log-level", "ERROR"]) == (None, None, "ERROR")
 
 
+@pytest.mark.parametrize("parse", [serve_args, mcp_args], ids=["serve", "mcp"])
+def test_an_unknown_log_level_is_left_to_the_typer_app(parse, monkeypatch):
+    """The plain parsers accept the four levels in any case and leave anything else (the flag
+    or ``$DSH_LOG_LEVEL``) to the Typer app, which refuses it naming the flag."""
+    command = "serve" if parse is serve_args else "mcp"
+    monkeypatch.delenv("DSH_LOG_LEVEL", raising=False)
+    assert parse([command, "--log-level", "debug"])[2] == "debug"
+    assert parse([command, "--log-level", "BOGUS"]) is None
+    monkeypatch.setenv("DSH_LOG_LEVEL", "verbose")
+    assert parse([command]) is None
+    if parse is serve_args:
+        assert parse([]) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "bad"),
+    [
+        (["mcp", "--log-level", "BOGUS"], {}, "BOGUS"),
+        (["serve", "--log-level", "nope"], {}, "nope"),
+        (["mcp"], {"DSH_LOG_LEVEL": "verbose"}, "verbose"),
+    ],
+)
+def test_a_server_refuses_an_unknown_log_level_in_one_line(argv, env, bad):
+    """Before, ``mcp --log-level BOGUS`` served at WARNING with exit 0: a typo went unseen."""
+    out = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == f"dsh-search: '--log-level' must be one of DEBUG, INFO, WARNING, ERROR, got '{bad}'\n"
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -19,6 +19,8 @@ from dsh_sidecar.errors import ConfigError
 
 #: ``serve``'s options that take a value (``--opt value`` or ``--opt=value``), as Typer defines them.
 VALUE_OPTIONS = {"--config": "config", "-c": "config", "--log-file": "log_file", "--log-level": "log_level"}
+#: The levels ``--log-level`` and ``$DSH_LOG_LEVEL`` accept (any case).
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: ``serve``'s flags (``--stdio`` is accepted and ignored).
 FLAGS = frozenset({"--stdio"})
 
@@ -30,15 +32,19 @@ def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
     command, an unknown or repeated option): the Typer app parses it. ``log_level`` falls
     back to ``$DSH_LOG_LEVEL``, then ``WARNING``, as the Typer option does."""
     if not argv:
-        return None, None, os.environ.get("DSH_LOG_LEVEL", "WARNING")
+        level = _log_level({})
+        return None if level is None else (None, None, level)
     if argv[0] != "serve":
         return None
     values = _plain_options(argv[1:], VALUE_OPTIONS, FLAGS)
     if values is None:
         return None
+    level = _log_level(values)
+    if level is None:
+        return None
     config = Path(values["config"]) if "config" in values else None
     log_file = Path(values["log_file"]) if "log_file" in values else None
-    return config, log_file, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    return config, log_file, level
 
 
 #: ``mcp``'s options (all take a value), as Typer defines them.
@@ -63,9 +69,20 @@ def mcp_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
     values = _plain_options(argv[1:], MCP_OPTIONS, frozenset())
     if values is None:
         return None
+    level = _log_level(values)
+    if level is None:
+        return None
     workspace = Path(values["workspace"]) if "workspace" in values else None
     config = Path(values["config"]) if "config" in values else None
-    return workspace, config, values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    return workspace, config, level
+
+
+def _log_level(values: dict[str, str]) -> str | None:
+    """The level of a plain command line (its ``--log-level``, else ``$DSH_LOG_LEVEL``, else
+    ``WARNING``), or ``None`` when it is not one of :data:`LOG_LEVELS`: the Typer app then
+    says so, naming the flag, and exits 2."""
+    level = values.get("log_level", os.environ.get("DSH_LOG_LEVEL", "WARNING"))
+    return level if level.upper() in LOG_LEVELS else None
 
 
 def _plain_options(rest: list[str], options: dict[str, str], flags: frozenset[str]) -> dict[str, str] | None:

@@ -5,13 +5,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from dsh_sidecar.cli.commands.base import CONFIG_ENV, HOME_ENV, PROVIDER_ENV, ConfigOpt, app, help_epilog
 from dsh_sidecar.cli.serving import PROJECT_DIR_ENV
 from dsh_sidecar.cli.serving import serve as run_server
+
+#: What ``--log-level`` accepts (any case; :data:`dsh_sidecar.cli.serving.LOG_LEVELS`).
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
     pass
@@ -36,7 +39,14 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[
-        str, typer.Option("--log-level", metavar="LEVEL", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR.")
+        LogLevel,
+        typer.Option(
+            "--log-level",
+            metavar="LEVEL",
+            envvar="DSH_LOG_LEVEL",
+            case_sensitive=False,
+            help="DEBUG, INFO, WARNING or ERROR.",
+        ),
     ] = "WARNING",
     stdio: Annotated[
         bool,
@@ -70,9 +80,13 @@ def mcp(
     ] = None,
     config: ConfigOpt = None,
     log_level: Annotated[
-        str,
+        LogLevel,
         typer.Option(
-            "--log-level", metavar="LEVEL", envvar="DSH_LOG_LEVEL", help="DEBUG, INFO, WARNING or ERROR (stderr)."
+            "--log-level",
+            metavar="LEVEL",
+            envvar="DSH_LOG_LEVEL",
+            case_sensitive=False,
+            help="DEBUG, INFO, WARNING or ERROR (stderr).",
         ),
     ] = "WARNING",
 ) -> None:
