@@ -430,7 +430,7 @@ def test_version_short_flag_and_completion_scripts(home: Path):
         rc, out, err = run(["completion", shell], relhome(home), home)
         assert (rc, err) == (0, "") and marker in out and "_DSH_SEARCH_COMPLETE" in out, shell
     rc, out, err = run(["completion", "tcsh"], relhome(home), home)
-    assert (rc, out) == (2, "") and err == "dsh-search: bad SHELL: 'tcsh' (bash, zsh or fish)\n"
+    assert (rc, out) == (2, "") and err == "dsh-search: 'SHELL' must be one of bash, zsh, fish, got 'tcsh'\n"
 
 
 @pytest.mark.parametrize(
@@ -632,4 +632,6 @@ def test_color_always_never_and_auto(home: Path):
     rc, tty_auto, _ = run(["status"], env, home, tty=True)
     assert "\x1b[3" in tty_auto or "\x1b[9" in tty_auto
     rc, out, err = run(["status", "--color", "sometimes"], env, home)
-    assert (rc, out) == (2, "") and err == "dsh-search: bad --color: 'sometimes' (auto, always or never)\n"
+    assert (rc, out) == (2, "") and err == "dsh-search: '--color' must be one of auto, always, never, got 'sometimes'\n"
+    rc, out, err = run(["--color", "sometimes", "status", "--json"], env, home)
+    assert (rc, json.loads(out)["error"]["data"]) == (2, {"flag": "--color"})

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -17,7 +17,6 @@ from dsh_sidecar import __version__
 from dsh_sidecar.cli.commands.helpstyle import PlainGroup, PlainTyper
 from dsh_sidecar.cli.exits import closed_pipe
 from dsh_sidecar.cli.output import (
-    COLOR_CHOICES,
     CliError,
     Output,
     config_error,
@@ -101,8 +100,9 @@ ConfigOpt = Annotated[
         " the project's .dsh/config.yml and your ~/.config/dsh-search/config.yml (dsh-search config shows the result).",
     ),
 ]
+ColorChoice = Literal["auto", "always", "never"]  # :data:`COLOR_CHOICES`, checked by the parser
 ColorOpt = Annotated[
-    str | None, typer.Option("--color", metavar="WHEN", help="Colour: auto (on a terminal), always or never.")
+    ColorChoice | None, typer.Option("--color", metavar="WHEN", help="Colour: auto (on a terminal), always or never.")
 ]
 
 
@@ -110,12 +110,6 @@ def command_output(ctx: typer.Context, as_json: bool, quiet: bool, verbose: bool
     """The command's :class:`Output`: its own flags or the ones given before the command."""
     top = ctx.find_root().obj or {}
     color = color or top.get("color") or "auto"
-    if color not in COLOR_CHOICES:
-        raise typer.Exit(
-            Output(json=as_json or top.get("json", False)).error(
-                usage_error(f"bad --color: {color!r} (auto, always or never)", flag="--color")
-            )
-        )
     return Output(
         json=as_json or top.get("json", False),
         quiet=quiet or top.get("quiet", False),

@@ -8,7 +8,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from dsh_protocol.errors import ErrorCode
@@ -41,7 +41,6 @@ from dsh_sidecar.cli.output import (
     CliError,
     Output,
     config_error,
-    usage_error,
 )
 from dsh_sidecar.errors import ConfigError
 
@@ -217,22 +216,17 @@ def _reset_shared_bandit(state_config: StateConfig) -> tuple[str, int]:
         store.close()
 
 
-SHELLS = ("bash", "zsh", "fish")
-
-
 @app.command(
     epilog="Example: dsh-search completion bash > ~/.local/share/bash-completion/completions/dsh-search\n\n"
     'zsh: dsh-search completion zsh > "${fpath[1]}/_dsh-search"; fish: dsh-search completion fish >'
     " ~/.config/fish/completions/dsh-search.fish\n\n" + EXIT_CODES,
 )
 def completion(
-    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
+    shell: Annotated[Literal["bash", "zsh", "fish"], typer.Argument(metavar="SHELL", help="bash, zsh or fish.")],
 ) -> None:
     """Print the shell completion script for bash, zsh or fish (commands, options, choices)."""
     from typer._completion_shared import get_completion_script
 
-    if shell not in SHELLS:
-        raise typer.Exit(Output().error(usage_error(f"bad SHELL: {shell!r} (bash, zsh or fish)", flag="SHELL")))
     sys.stdout.write(
         get_completion_script(prog_name="dsh-search", complete_var="_DSH_SEARCH_COMPLETE", shell=shell).rstrip("\n")
         + "\n"
