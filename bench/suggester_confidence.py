@@ -336,6 +336,32 @@ def split_rows(per: Sequence[dict[str, Any]], label: str) -> list[tuple[str, dic
     return rows
 
 
+#: Bars of the trade-off table (the shipped one is added).
+CURVE_BARS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
+
+
+def curve_table(runs: Sequence[Run], model: Model, bar: float) -> str:
+    """What each bar would give under ``model`` (notes removed from the recorded run, as in the
+    folds): notes per 100 search calls, useful-precision and lead share, per split — how much
+    precision the features can buy, and what it costs in leads."""
+    lines = [f"{'split':10} {'bar':>6} {'notes':>6} {'n/100s':>7} {'useful-p':>9} {'lead-traces':>12}"]
+    for name, keep in (("tune", False), ("held-out", True)):
+        part = [r for r in runs if bool(r.t.heldout) == keep]
+        if not part:
+            continue
+        data = [labelled(r) for r in part]
+        notes = [n for _, ns in data for n in ns]
+        search = sum(f["search"] for f, _ in data)
+        for b in sorted({*CURVE_BARS, bar}):
+            kept = [n for n in notes if n.features is None or confidence_of(model, n.features) >= b]
+            p, leads, per100 = _quick(kept, lambda n: True, len(part), search)
+            mark = " (shipped)" if b == bar else ""
+            lines.append(
+                f"{name:10} {b:>6.4g} {len(kept):>6} {per100:>7.1f} {p:>9.3f} {leads / len(part):>12.3f}{mark}"
+            )
+    return "\n".join(lines)
+
+
 def targets_table(runs: Sequence[Run], heldout: bool) -> str:
     """Fewer targets per note: useful-precision and lead share if every note named only its
     first k targets, and the share of named targets that are useful (per-target precision)."""
@@ -413,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nfitted on the tune traces (the constants to ship in confidence.py):\n")
         print(model_source(chosen["model"], chosen["bar"]))
         out["fixed"] = {"model": chosen["model"].__dict__, "bar": chosen["bar"]}
+    print("\nthe shipped model's trade-off, bar by bar (notes removed from the recorded run):\n")
+    print(curve_table(runs, MODEL, MIN_CONFIDENCE))
     print("\nfewer targets per note (no abstention):\n")
     print(targets_table(runs, a.heldout))
     if a.check:
