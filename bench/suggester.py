@@ -25,7 +25,10 @@ the same notes (each note's call and targets are in the report), without replayi
 ``--suggester '{"bias": 0.5}'`` replays under those knobs (``initializationOptions.suggester``);
 ``--select bias=-0.5,0,0.5`` replays every trajectory once per value and reports each fold under
 the value chosen on the other folds (``--objective lead_share,-echo_share``, default
-``dsh_sidecar.evaluation.DEFAULT_OBJECTIVE``): a knob is kept only when the held-out rows move.
+``dsh_sidecar.evaluation.DEFAULT_OBJECTIVE``; a term ``key>=v`` or ``key<=v`` is a floor or a
+ceiling: ``--select minConfidence=0,0.2172,0.3 --objective
+'lead_share>=0.15,notes_per_100_search>=8,useful_precision'`` takes the most precise bar that
+keeps both floors): a knob is kept only when the held-out rows move.
 
 **The fixture** (default): the fixed 50-call trace over the shopcart fixture,
 then the same trace over a synthetic 100k-file workspace (the fixture plus filler).
@@ -258,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     p.add_argument("--suggester", default=None, help="suggester knobs as JSON (initializationOptions.suggester)")
     p.add_argument("--select", default=None, help="knob=v1,v2,…: choose the value on the training folds")
-    p.add_argument("--objective", default=None, help="summary keys to maximise, in order (-key minimises)")
+    p.add_argument(
+        "--objective",
+        default=None,
+        help="summary keys to maximise, in order (-key minimises; key>=v, key<=v: a floor, a ceiling)",
+    )
     p.add_argument("--rescore", type=Path, default=None, help="score a kept --json report again (no replay)")
     p.add_argument("--trace", type=Path, default=TRACE)
     p.add_argument("--workspace", type=Path, default=FIXTURE)

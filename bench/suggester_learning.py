@@ -142,9 +142,11 @@ def replay(suggester: Suggester, lines: list[dict[str, Any]]) -> PassResult:
 
 
 def two_passes(workspace: Path, home: Path, episodes: int = 12, **config: Any) -> tuple[PassResult, PassResult]:
-    """Pass 1 on an empty knowledge file, shutdown flush, pass 2 on a restarted suggester."""
+    """Pass 1 on an empty knowledge file, shutdown flush, pass 2 on a restarted suggester. What
+    is learned is measured on every note: the per-note confidence's bar is 0 unless given (the
+    trace's Test notes name test modules, which the shipped model holds back)."""
     lines = trace(episodes)
-    cfg = parse_suggester_config({"enabled": True, **config})
+    cfg = parse_suggester_config({"enabled": True, "minConfidence": 0, **config})
     results = []
     for _ in range(2):
         s = Suggester(workspace, cfg, home)

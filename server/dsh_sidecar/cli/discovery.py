@@ -62,6 +62,7 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "recentWindow",
             "maxTargets",
             "bias",
+            "minConfidence",
             "refreshOnBoot",
             "learn",
             "seed",

@@ -13,11 +13,16 @@ not looked at — true of a hand-written rule only for traces nobody tuned on, w
 fixed held-out set exists.
 
 The choice maximises an *objective*: summary keys compared in order (lexicographically), a
-leading ``-`` minimising one; ties go to the configuration listed first.
+leading ``-`` minimising one; ties go to the configuration listed first. A term may be a
+**floor** or a **ceiling** instead (``lead_share>=0.15``, ``echo_share<=0.2``): it counts 1 when
+the training traces meet it and 0 when they miss it, so
+``lead_share>=0.15,notes_per_100_search>=8,useful_precision`` maximises useful-precision among
+the configurations that keep both floors (and, when none does, among those that keep the first).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -26,25 +31,38 @@ from dsh_sidecar.evaluation.trajectories import format_table, trajectory_summary
 #: The default objective: traces with a lead note, then gold-hit before the first edit of a
 #: repository file, then fewer echoes, then useful-precision.
 DEFAULT_OBJECTIVE: Final = ("lead_share", "gold_hit_before_first_edit", "-echo_share", "useful_precision")
+#: A floor or ceiling term of an objective: ``key>=number`` or ``key<=number``.
+_BOUND: Final = re.compile(r"^(?P<key>[a-z_0-9]+)\s*(?P<op>>=|<=)\s*(?P<value>-?[0-9]+(?:\.[0-9]+)?)$")
 #: The fold kinds: the per-trace tag each one leaves out, one value at a time.
 FOLD_KINDS: Final = (("repository", "repo"), ("family", "family"))
 
 
 def parse_objective(spec: str | Sequence[str] | None) -> tuple[str, ...]:
-    """``"lead_share,-echo_share"`` → ``("lead_share", "-echo_share")`` (``None``: the default)."""
+    """``"lead_share,-echo_share"`` → ``("lead_share", "-echo_share")`` (``None``: the default);
+    a floor or ceiling term (``lead_share>=0.15``) is kept with its spaces removed. Raises
+    ``ValueError`` for no term or a malformed bound."""
     if spec is None:
         return DEFAULT_OBJECTIVE
     keys = spec.split(",") if isinstance(spec, str) else list(spec)
-    out = tuple(k.strip() for k in keys if k.strip())
+    out = tuple(k.replace(" ", "") for k in keys if k.strip())
     if not out:
         raise ValueError("the objective names no summary key")
+    for k in out:
+        if ("<" in k or ">" in k or "=" in k) and not _BOUND.match(k):
+            raise ValueError(f"not a floor or ceiling (key>=number, key<=number): {k!r}")
     return out
 
 
 def objective_value(summary: Mapping[str, Any], objective: Sequence[str]) -> tuple[float, ...]:
-    """The summary's objective as a tuple to maximise. Raises ``KeyError`` for an unknown key."""
+    """The summary's objective as a tuple to maximise (a floor or ceiling: 1 met, 0 missed).
+    Raises ``KeyError`` for an unknown key."""
     out = []
     for key in objective:
+        bound = _BOUND.match(key)
+        if bound is not None:
+            value, limit = float(summary[bound["key"]]), float(bound["value"])
+            out.append(1.0 if (value >= limit if bound["op"] == ">=" else value <= limit) else 0.0)
+            continue
         sign = -1.0 if key.startswith("-") else 1.0
         out.append(sign * float(summary[key.lstrip("-")]))
     return tuple(out)

@@ -12,6 +12,7 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from dsh_sidecar.configmodel import ConfigModel, parse_block
+from dsh_sidecar.suggester.confidence import MIN_CONFIDENCE
 from dsh_sidecar.suggester.gate import BIAS
 
 #: Knobs whose change rebuilds the core instead of hot-reloading (plan, "The configuration").
@@ -39,6 +40,10 @@ class SuggesterConfig(ConfigModel):
     """Targets listed in one note (the note also stays at most 600 characters)."""
     bias: float = Field(default=BIAS, ge=-10, le=10)
     """The gate's ``b`` in ``k = sigmoid(sum(weights) + b)`` (plan, "The gate")."""
+    min_confidence: float = Field(default=MIN_CONFIDENCE, ge=0, le=1)
+    """A code intent's note whose confidence is below this is held back (``suppressed
+    low-confidence``); 0 keeps every note. Chosen on the corpus (docs/SCHEME.md, "Per-note
+    confidence")."""
     log_file: str | None = None
     """Where ledger lines are appended (default ``$DSH_HOME/search-suggester/ledger.log``,
     rotated to ``.1`` past 5 MiB)."""

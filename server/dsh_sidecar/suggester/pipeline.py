@@ -6,10 +6,10 @@ closes, the files it read or wrote); asks the triggers in order (``triggers/``),
 that answers taking the call; suppresses a dismissed family, and a call that needs a part of
 the workspace index still being built (``readiness.py``) as ``not-ready``; lets the trigger
 name its targets (a search: ``resolve.py``, ranked by what was learned); passes them through
-the shared filters (``filters.py``) and noise control (``suppression.py``); and writes the note
-(``notes.py``). :func:`deliver` applies the decision (``decision.py``): the counters, the
-ledger line, and for a note the noise state, the sticky section's current intent and the
-learning window.
+the shared filters (``filters.py``), noise control (``suppression.py``) and, for a code intent,
+the note's confidence (``confidence.py``); and writes the note (``notes.py``). :func:`deliver`
+applies the decision (``decision.py``): the counters, the ledger line, and for a note the noise
+state, the sticky section's current intent and the learning window.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import filters, readiness, shown, suppression
+from dsh_sidecar.suggester import confidence, filters, readiness, shown, suppression
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
@@ -145,13 +145,17 @@ def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> De
 
 
 def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, ctx: Context) -> Decision:
-    """Noise control, then the note; an abstention when no target's line fits in one."""
+    """Noise control, the note's confidence (``confidence.py``), then the note; an abstention
+    when no target's line fits in one."""
     intent = hit.intent
     key = tuple(t.path for t in shown)
     name = trigger.noted_name(q, hit)
     reason = suppression.check(ctx.state, intent, ctx.params.turn, key, ctx.config, name, trigger.one_a_turn)
     if reason is not None:
         return Suppressed(reason, intent)
+    judged = confidence.assess(trigger.name, intent, shown, q, ctx.state.evidence, ctx.symbols)
+    if judged is not None and judged.value < ctx.config.min_confidence:
+        return Suppressed("low-confidence", intent)  # the evidence says it would rarely help
     # the most specific pack's wording (language packs load after the generic one)
     about = next((r.about for r in reversed(ctx.service.active_rows()[intent]) if r.about), None)
     note = make_note(intent, about, shown, ctx.service.repo_prose(intent))

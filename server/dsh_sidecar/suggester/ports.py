@@ -18,6 +18,10 @@ class SymbolsView(Protocol):
         """The names ``path`` defines."""
         ...
 
+    def mentions(self, name: str) -> int:
+        """How many files mention the identifier ``name`` (defining it or not)."""
+        ...
+
 
 class WorkspaceView(Protocol):
     """The workspace graph: its listing with path kinds, its symbol index (``symbols`` is

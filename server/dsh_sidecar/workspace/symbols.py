@@ -276,6 +276,10 @@ class SymbolIndex:
         """The names ``path`` defines."""
         return self._file_defs.get(path, frozenset())
 
+    def mentions(self, name: str) -> int:
+        """How many files mention the identifier ``name`` (defining it or not)."""
+        return len(self.refs.get(name, ()))
+
     def indexed(self, path: str) -> bool:
         """Whether ``path`` is in the index."""
         return path in self._file_defs

@@ -29,6 +29,7 @@ from dsh_sidecar.evaluation import (
     trajectory_figures,
     trajectory_summary,
 )
+from dsh_sidecar.evaluation.folds import objective_value
 from dsh_sidecar.evaluation.trajectories import _mentions
 from support.replay import line, note  # the fixture scorer test's note/line builders
 
@@ -353,6 +354,34 @@ def test_folds_choose_on_the_training_folds_and_score_the_held_out_one():
     table = format_folds(folds)
     assert "repository o/a [y]" in table and "pooled held-out (family)" in table and "fixed held-out set [x]" in table
     assert parse_objective("lead_share, -echo_share") == ("lead_share", "-echo_share")
+
+
+def test_an_objective_may_hold_floors_and_ceilings():
+    tags = {
+        "a": {"repo": "o/a", "family": "f1", "heldout": False},
+        "b": {"repo": "o/b", "family": "f2", "heldout": True},
+    }
+    # "x" leads in every trace with four notes each; "y" in one trace, with one useful note of one
+    runs = {
+        "x": per(tags, a={"lead": 1, "notes": 4, "useful": 1}, b={"lead": 1, "notes": 4, "useful": 1}),
+        "y": per(tags, a={"lead": 1, "notes": 1, "useful": 1}),
+    }
+    spec = "lead_share >= 0.5, useful_precision"
+    objective = parse_objective(spec)
+    assert objective == ("lead_share>=0.5", "useful_precision")
+    # trained on trace a both keep the floor and y's precision wins; on b only x leads
+    assert objective_value(trajectory_summary([runs["y"]["a"]]), objective) == (1.0, 1.0)
+    folds = fold_report(runs, objective)
+    assert {f["held_out"]: f["chosen"] for f in folds["repository"]} == {"o/a": "x", "o/b": "y"}
+    # over both traces y leads in half of them: a floor of 0.5 is kept, one of 0.6 is not
+    assert objective_value(trajectory_summary(list(runs["y"].values())), objective) == (1.0, 1.0)
+    strict = parse_objective("lead_share>=0.6,useful_precision")
+    assert objective_value(trajectory_summary(list(runs["y"].values())), strict) == (0.0, 1.0)
+    assert objective_value(trajectory_summary(list(runs["x"].values())), strict) == (1.0, 0.25)
+    assert objective_value({"echo_share": 0.25}, ("echo_share<=0.2",)) == (0.0,)
+    for bad in ("lead_share>0.5", "lead_share>=", "lead_share=>0.5"):
+        with pytest.raises(ValueError, match="not a floor or ceiling"):
+            parse_objective(bad)
 
 
 def test_a_kept_report_scores_again_on_the_same_notes():

@@ -162,7 +162,8 @@ PACK_CASES = {
 @pytest.mark.parametrize("files, calls, activated", PACK_CASES.values(), ids=PACK_CASES.keys())
 def test_builtin_pack(tmp_path, dsh_home, files, calls, activated):
     root = write(tmp_path / "ws", files)
-    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0)
+    # the pack's intents and targets, before the per-note confidence (test_suggester_confidence.py)
+    s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0, minConfidence=0)
     assert [note_of(s, tool, inp) for tool, inp, _ in calls] == [expected for _, _, expected in calls]
     if activated is not None:
         assert ledger_messages(lines)[0] == activated

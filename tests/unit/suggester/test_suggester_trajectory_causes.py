@@ -31,8 +31,9 @@ TypeError: unsupported operand type(s)
 
 
 def make(root: Path, home: Path) -> tuple[Suggester, list[str]]:
-    """A suggester on ``root``'s workspace graph, its targets prepared."""
-    return make_suggester(root, home, WorkspaceGraph.build(root), warm=True)
+    """A suggester on ``root``'s workspace graph, its targets prepared; the targets a note names
+    are what is tested, so the per-note confidence's bar is 0 (``test_suggester_confidence.py``)."""
+    return make_suggester(root, home, WorkspaceGraph.build(root), warm=True, minConfidence=0)
 
 
 def evidence_of(s, session="s"):

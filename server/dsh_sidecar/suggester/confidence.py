@@ -1,0 +1,151 @@
+"""How likely a code intent's note is to help: a per-note confidence, and silence below a bar.
+
+A note on a code intent (Symbol, Usage, Test: the intents whose targets ``ranking.py`` orders by
+the session's evidence) is scored at decision time, from what is known when the call is
+decided — nothing of the trace's future — by a logistic model of six features
+(:class:`Features`):
+
+* ``source`` — its first target is a source file (``workspace/kinds.py``), not a test, a
+  config, a manifest or a doc;
+* ``support`` — the first target's support (``ranking.Scorer``: it defines the searched name,
+  a name searched before, a failing run's own frame, a file-name word, the folder of an opened
+  file);
+* ``margin`` — by how much the first target's support exceeds the second's (the first's own
+  when it is alone; never negative);
+* ``failing_run`` — the trigger is a failing run (a traceback, a script the agent runs), not a
+  search;
+* ``one_shown`` — the call showed exactly one workspace file (a ``grep`` that found the
+  definition: the note can only name other files, its uses);
+* ``common_name`` — the searched identifier is mentioned in more than
+  :data:`COMMON_NAME_FILES` files of the workspace (``find``, ``name``, ``value``: a name that
+  says little about where the task is).
+
+``confidence = sigmoid(bias + Σ weight × feature)``. A note below ``minConfidence`` (the
+suggester knob; default :data:`MIN_CONFIDENCE`) is ``suppressed low-confidence <Intent>``, a
+ledger line like every silence the pipeline chooses. A project intent's note (where the
+project keeps its version, changelog, manifests…) is not scored: its targets come from the
+manifests, and none of these features says whether they are right.
+
+**How the constants were chosen** (``docs/corpus.md``, "Per-note confidence"): by
+``bench/suggester_confidence.py`` on the tune trajectories only — every note of an in-process
+replay with the abstention off, labelled *useful* (it names a gold file or a file the agent
+opens later), the model fitted by regularised logistic regression, and the bar chosen to
+maximise useful-precision subject to a lead note in at least 15% of the traces, at least 90%
+of the traces with a lead note kept, and at least 8 notes per 100 search calls. The same bench
+refits and rechooses on every leave-one-agent-family-out and leave-one-repository-out training
+fold and scores the held-out fold, so what the model and its bar generalise to is in the table,
+not only the fixed held-out set. Per call the work is a few set and dictionary reads (two
+supports, one kind, one posting's size): nothing grows with the workspace.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Final
+
+from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target
+from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.ports import WorkspaceView
+from dsh_sidecar.suggester.ranking import Scorer
+from dsh_sidecar.suggester.session import SessionEvidence
+from dsh_sidecar.workspace.kinds import classify
+
+#: A searched identifier mentioned in more files than this is a common name (``common_name``).
+COMMON_NAME_FILES: Final = 100
+#: The triggers of a failing run (``failing_run``).
+FAILING_RUN_TRIGGERS: Final = frozenset({"traceback", "script"})
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the model reads of one note (module docstring); numbers, a flag being 0 or 1."""
+
+    source: float
+    support: float
+    margin: float
+    failing_run: float
+    one_shown: float
+    common_name: float
+
+    def values(self) -> tuple[float, ...]:
+        """The features in declaration order (the order of :class:`Model`'s weights)."""
+        return tuple(float(getattr(self, f.name)) for f in fields(self))
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model over :class:`Features`: a bias and one weight per feature."""
+
+    bias: float
+    source: float
+    support: float
+    margin: float
+    failing_run: float
+    one_shown: float
+    common_name: float
+
+    def weights(self) -> tuple[float, ...]:
+        """The weights in :class:`Features`' order."""
+        return tuple(getattr(self, f.name) for f in fields(Features))
+
+    def confidence(self, f: Features) -> float:
+        """``sigmoid(bias + Σ weight × feature)``."""
+        z = self.bias + sum(w * x for w, x in zip(self.weights(), f.values(), strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+
+#: The model shipped (fitted on the tune trajectories: ``python bench/suggester_confidence.py
+#: --cache /work/corpus-cache-ii --heldout``, the fixed fold's fit).
+MODEL: Final = Model(
+    bias=-1.7234,
+    source=0.993,
+    support=0.1745,
+    margin=0.33,
+    failing_run=0.8932,
+    one_shown=-0.7554,
+    common_name=-1.0468,
+)
+#: The bar shipped (``minConfidence``'s default), chosen with :data:`MODEL` by the same command.
+MIN_CONFIDENCE: Final = 0.2172
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A note's features and its confidence under the model."""
+
+    features: Features
+    value: float
+
+
+def features(
+    trigger: str, targets: list[Target], q: Query, ev: SessionEvidence, view: WorkspaceView | None
+) -> Features:
+    """The features of a note naming ``targets`` (best first) for the call ``q``, raised by the
+    trigger named ``trigger``, in the session whose evidence is ``ev`` (``view``: the workspace
+    graph once its symbol index is built)."""
+    scorer = Scorer(q, ev, view)
+    first = scorer.support(targets[0].path)
+    second = scorer.support(targets[1].path) if len(targets) > 1 else 0.0
+    symbols = view.symbols if view is not None else None
+    name = q.identifier
+    common = bool(name) and symbols is not None and symbols.mentions(name or "") > COMMON_NAME_FILES
+    return Features(
+        source=float(classify(targets[0].path) == "source"),
+        support=first,
+        margin=max(0.0, first - second),
+        failing_run=float(trigger in FAILING_RUN_TRIGGERS),
+        one_shown=float(len(ev.current) == 1),
+        common_name=float(common),
+    )
+
+
+def assess(
+    trigger: str, intent: str, targets: list[Target], q: Query, ev: SessionEvidence, view: WorkspaceView | None
+) -> Assessment | None:
+    """The confidence of a note of ``intent`` naming ``targets`` (:func:`features`); ``None``
+    for a project intent or no target (module docstring)."""
+    if intent in PROJECT_INTENTS or not targets:
+        return None
+    f = features(trigger, targets, q, ev, view)
+    return Assessment(f, MODEL.confidence(f))
