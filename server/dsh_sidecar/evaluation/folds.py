@@ -71,6 +71,11 @@ def objective_value(summary: Mapping[str, Any], objective: Sequence[str]) -> tup
 def _choose(
     per_config: Mapping[str, Mapping[str, dict[str, Any]]], ids: Sequence[str], objective: Sequence[str]
 ) -> tuple[str, tuple[float, ...]]:
+    """The configuration that maximises the objective on the training traces ``ids``; with no
+    training trace (a run limited to one fold's traces) the first configuration, never one
+    chosen on the traces it is then judged on."""
+    if not ids:
+        return next(iter(per_config)), ()
     best: tuple[str, tuple[float, ...]] | None = None
     for label, per in per_config.items():
         value = objective_value(trajectory_summary([per[i] for i in ids]), objective)
@@ -105,7 +110,7 @@ def fold_report(
         for value in sorted({str(meta[i][tag]) for i in ids}):
             test = [i for i in ids if str(meta[i][tag]) == value]
             train = [i for i in ids if str(meta[i][tag]) != value]
-            chosen, score = _choose(per_config, train or test, objective)
+            chosen, score = _choose(per_config, train, objective)
             held = [per_config[chosen][i] for i in test]
             pooled += held
             folds.append(
@@ -115,7 +120,7 @@ def fold_report(
         out[f"pooled {kind}"] = trajectory_summary(pooled)
     test = [i for i in ids if meta[i]["heldout"]]
     train = [i for i in ids if not meta[i]["heldout"]]
-    chosen, score = _choose(per_config, train or test, objective)
+    chosen, score = _choose(per_config, train, objective)
     out["fixed"] = {
         "held_out": "fixed",
         "chosen": chosen,

@@ -356,6 +356,16 @@ def test_folds_choose_on_the_training_folds_and_score_the_held_out_one():
     assert parse_objective("lead_share, -echo_share") == ("lead_share", "-echo_share")
 
 
+def test_a_fold_without_training_traces_keeps_the_first_configuration():
+    """A run limited to one fold's traces (``--only`` the held-out set) has nothing to choose
+    on: the first configuration is scored, never the one that does best on the judged traces."""
+    tags = {"b1": {"repo": "o/b", "family": "f1", "heldout": True}}
+    runs = {"x": per(tags), "y": per(tags, b1={"lead": 1, "notes": 1})}
+    folds = fold_report(runs, parse_objective("lead_share"))
+    assert [f["chosen"] for f in folds["repository"] + folds["family"]] == ["x", "x"]
+    assert (folds["fixed"]["chosen"], folds["fixed"]["train"], folds["fixed"]["figures"]["lead_share"]) == ("x", [], 0.0)
+
+
 def test_an_objective_may_hold_floors_and_ceilings():
     tags = {
         "a": {"repo": "o/a", "family": "f1", "heldout": False},
