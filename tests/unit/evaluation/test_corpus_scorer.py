@@ -363,7 +363,11 @@ def test_a_fold_without_training_traces_keeps_the_first_configuration():
     runs = {"x": per(tags), "y": per(tags, b1={"lead": 1, "notes": 1})}
     folds = fold_report(runs, parse_objective("lead_share"))
     assert [f["chosen"] for f in folds["repository"] + folds["family"]] == ["x", "x"]
-    assert (folds["fixed"]["chosen"], folds["fixed"]["train"], folds["fixed"]["figures"]["lead_share"]) == ("x", [], 0.0)
+    assert (folds["fixed"]["chosen"], folds["fixed"]["train"], folds["fixed"]["figures"]["lead_share"]) == (
+        "x",
+        [],
+        0.0,
+    )
 
 
 def test_an_objective_may_hold_floors_and_ceilings():
