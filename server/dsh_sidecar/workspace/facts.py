@@ -146,6 +146,8 @@ TEST_CONFIG_NAMES: Final = frozenset(
     }
     | {"cypress.config.ts", "cypress.config.js", "nextest.toml", "codecov.yml", ".coveragerc"}
 )
+#: The names a rule gives a fact to by the name alone (CI files anywhere: :func:`is_ci` decides).
+_NAMED: Final = CI_FILES | TEST_CONFIG_NAMES
 DOCS_DIR_NAMES: Final = frozenset(
     {"docs", "doc", "documentation", "website", "site", "guide", "guides", "manual", "book", "handbook", "wiki"}
     | {"pages", "docsite", "userguide", "user_guide", "tutorials", "tutorial"}
@@ -226,6 +228,29 @@ def is_ci(path: str) -> bool:
 def facts_of(path: str, kind: str, text: str | None) -> set[str]:
     """The facts of one file (module docstring) from its path, kind and text (``None``: unread)."""
     return describe(path, kind, text)[0]
+
+
+#: The names a name-level rule may give a fact to (:func:`_name_facts`, the manifest readers'
+#: lint and version-tool names), as one pattern: a superset (case ignored for all of them).
+_NAME_RULES: Final = re.compile(
+    "|".join(
+        f"(?:{rx.pattern})" for rx in (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+    ),
+    re.IGNORECASE,
+)
+_NO_FACTS: Final[frozenset[str]] = frozenset()
+_TEST_MODULE: Final = frozenset({"test-module"})
+
+
+def name_facts(path: str, kind: str) -> frozenset[str]:
+    """:func:`facts_of` with no text (the facts of ``path``'s name, place and ``kind``), worked
+    out in full only for a CI path or a name some rule names; the rest, nearly every file of a
+    large tree, has none but ``test-module`` (a test's code): one match per file for a whole
+    listing."""
+    name = _name(path)
+    if name in _NAMED or path.startswith(_CI_DIRS) or _NAME_RULES.match(name):
+        return frozenset(facts_of(path, kind, None))
+    return _TEST_MODULE if kind == "test" and kind_is_code(path) else _NO_FACTS
 
 
 def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest | None]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import fsguard, gitcmd, gitguard
+from dsh_sidecar.workspace.stats import FileStats, stat_of
 from dsh_sidecar.workspace.wildmatch import ignore_matcher, ignore_spec
 
 log = logging.getLogger(__name__)
@@ -97,11 +98,14 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
+def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = None) -> list[tuple[str, float]]:
     """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
     root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
     :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed;
-    files and folders whose names are not UTF-8 are left out."""
+    files and folders whose names are not UTF-8 are left out. With ``mtimes`` and ``stats``
+    (an empty :class:`~dsh_sidecar.workspace.stats.FileStats` over an empty list), each listed
+    file's stat is appended to it in the walk's order, its path to ``stats.files``: the one
+    ``lstat`` the mtime needs gives it (a symlink is stat'ed once more, followed)."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
@@ -140,8 +144,13 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 continue
             mtime = 0.0
             if mtimes:
+                st: os.stat_result | None = None
                 with contextlib.suppress(OSError):
-                    mtime = e.stat(follow_symlinks=False).st_mtime
+                    st = e.stat(follow_symlinks=False)
+                    mtime = st.st_mtime
+                if stats is not None:
+                    stats.files.append(rel)
+                    stats.append(stat_of(e.path) if st is None or e.is_symlink() else st)
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out
