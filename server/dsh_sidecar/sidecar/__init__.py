@@ -63,6 +63,9 @@ WHERE_IS_WAIT_S = 60.0
 #: first (graph, content index, the suggester's targets: a 200k-file tree lists and indexes its
 #: symbols in about this long, bench/build_pauses.py).
 WARM_AFTER_GRAPH_S = 60.0
+#: Seconds the search path's preparation lets pass after the projection is built: the calls a
+#: client held back until then (a `dsh/status` poll for ready, a waiting where_is) come first.
+WARM_AFTER_READY_S = 0.5
 #: Longest wait (s) of the search path's preparation for the server's first answered call: a
 #: harness calls its hooks as soon as the server is up (Claude Code's SessionStart, the first
 #: PostToolUse), and the preparation's imports (the shell parser, httpx: ~0.2 s of CPU) would
@@ -187,7 +190,8 @@ class Sidecar(SearchMethods):
         while self.projection.building() and time.monotonic() < deadline:
             if self._closing.wait(0.1):
                 return
-        if self._closing.is_set():
+        # a client that waited for the projection (dsh/status, where_is) calls right after it
+        if self._closing.wait(WARM_AFTER_READY_S):
             return
         if self._suggesting(self.config.suggester):
             try:

@@ -38,6 +38,7 @@ from dsh_sidecar.workspace.facts import (
     name_facts,
 )
 from dsh_sidecar.workspace.files import list_files
+from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kinds import classify as classify_path
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
@@ -372,7 +373,8 @@ def tables(
     ``{path: its facts}`` (kinds left out), all from one pass over the listing (the
     preparation's largest part on a large tree: a warm start's whole suggester cost); whether a
     folder names a docs root is decided once per folder."""
-    listed = _gather(files, kind_map)
+    with collections_paused():  # the file index's lists: long-lived, no cycle
+        listed = _gather(files, kind_map)
     out = listed.groups
     roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
     out["docs-page"] = [f for f in listed.maybe_pages if _docs_page(f, roots)] if roots else []

@@ -7,8 +7,9 @@ the cache back (bench/workspace.py prints both); the content index keeps its own
 The document (format :data:`CACHE_VERSION`) holds the indexed files in columns, one entry per
 column per file, so that reading it back is a few JSON arrays, not one object per file: a head
 line ``{"version", "root", "digest"}`` (``digest``: the BLAKE2b of the rest), then the columns
-``paths``, ``mtime`` (ns), ``size``, ``ino``, ``generated`` (0/1), ``defs`` (the names each
-defines), ``tokens`` and ``counts`` (each file's identifier tokens and how often each occurs). A file whose ``(mtime_ns, size, inode)`` still match
+``paths``, ``mtime`` (ns), ``size``, ``ino``, ``generated`` (0/1), ``ndefs`` and ``defs`` (the
+names each defines), ``ntokens``, ``tokens`` and ``counts`` (each file's identifier tokens and how
+often each occurs), the lists of names and tokens flat (:class:`SymbolEntries`). A file whose ``(mtime_ns, size, inode)`` still match
 is taken from the cache without being read; any other is parsed again; a session on an
 unchanged tree reads every entry back at once (:meth:`SymbolEntries.index`).
 
@@ -27,22 +28,23 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.state.files import MAX_INT, StateDocumentError, StateFile, atomic_write_bytes
+from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.stats import Stat
 from dsh_sidecar.workspace.symbols import FileSymbols, SymbolIndex
 
 log = logging.getLogger(__name__)
 
 #: Format version of the cache document.
-CACHE_VERSION: Final = 3
+CACHE_VERSION: Final = 4
 #: Largest cache written or read, bytes.
 MAX_CACHE_BYTES: Final = 64 * 1024 * 1024
 #: The columns of the document.
-COLUMNS: Final = ("paths", "mtime", "size", "ino", "generated", "defs", "tokens", "counts")
+COLUMNS: Final = ("paths", "mtime", "size", "ino", "generated", "ndefs", "defs", "ntokens", "tokens", "counts")
 #: Largest unsigned 64-bit value (an inode number).
 _MAX_U64: Final = 2**64 - 1
 
@@ -60,17 +62,24 @@ def cache_path(cache_dir: Path, root: Path) -> Path:
 
 @dataclass
 class SymbolEntries:
-    """The entries of a cache document, by column (:data:`COLUMNS`), position ``i`` = one file."""
+    """The entries of a cache document, by column (:data:`COLUMNS`): position ``i`` of ``paths``,
+    ``mtime``, ``size``, ``ino``, ``generated``, ``ndefs`` and ``ntokens`` is one file; ``defs``,
+    ``tokens`` and ``counts`` hold every file's names and tokens one after the other (the
+    ``i``-th file's are the ``ndefs[i]`` / ``ntokens[i]`` after those of the files before it):
+    flat lists of strings and numbers, which JSON reads back without a container per file."""
 
     paths: list[str] = field(default_factory=list)
     mtime: list[int] = field(default_factory=list)
     size: list[int] = field(default_factory=list)
     ino: list[int] = field(default_factory=list)
     generated: list[int] = field(default_factory=list)
-    defs: list[list[str]] = field(default_factory=list)
-    tokens: list[list[str]] = field(default_factory=list)
-    counts: list[list[int]] = field(default_factory=list)
+    ndefs: list[int] = field(default_factory=list)
+    defs: list[str] = field(default_factory=list)
+    ntokens: list[int] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
     _where: dict[str, int] | None = None
+    _offsets: tuple[list[int], list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -81,23 +90,38 @@ class SymbolEntries:
             self._where = {p: i for i, p in enumerate(self.paths)}
         return self._where.get(rel)
 
+    def offsets(self) -> tuple[list[int], list[int]]:
+        """Where each file's names and tokens start in ``defs`` and ``tokens`` (and, last, the
+        lengths of those columns)."""
+        if self._offsets is None:
+            self._offsets = (list(accumulate(self.ndefs, initial=0)), list(accumulate(self.ntokens, initial=0)))
+        return self._offsets
+
     def stat(self, i: int) -> Stat:
         """The stat the ``i``-th entry was made from."""
         return self.mtime[i], self.size[i], self.ino[i]
 
+    def _parts(self, i: int) -> tuple[list[str], dict[str, int]]:
+        d, t = self.offsets()
+        return self.defs[d[i] : d[i + 1]], dict(zip(self.tokens[t[i] : t[i + 1]], self.counts[t[i] : t[i + 1]]))
+
     def entry(self, i: int) -> Entry:
         """The ``i``-th entry."""
-        return self.stat(i), self.defs[i], dict(zip(self.tokens[i], self.counts[i])), bool(self.generated[i])
+        defs, tokens = self._parts(i)
+        return self.stat(i), defs, tokens, bool(self.generated[i])
 
     def symbols(self, i: int) -> FileSymbols:
         """The ``i``-th file's symbols, as the cache gives them."""
         if self.generated[i]:
             return FileSymbols(generated=True, parser="cache")
-        return FileSymbols(frozenset(self.defs[i]), dict(zip(self.tokens[i], self.counts[i])), parser="cache")
+        defs, tokens = self._parts(i)
+        return FileSymbols(frozenset(defs), tokens, parser="cache")
 
     def index(self) -> SymbolIndex:
         """A symbol index of every entry (the whole cache was current): built from the columns."""
-        return SymbolIndex.from_columns(self.paths, self.defs, self.tokens, self.counts, self.generated)
+        d, t = self.offsets()
+        with collections_paused():  # tens of thousands of long-lived tables, no cycle
+            return SymbolIndex.from_columns(self.paths, self.defs, d, self.tokens, self.counts, t, self.generated)
 
     @classmethod
     def of(cls, entries: Iterable[tuple[str, Entry]]) -> SymbolEntries:
@@ -109,9 +133,11 @@ class SymbolEntries:
             out.size.append(st[1])
             out.ino.append(st[2])
             out.generated.append(1 if generated else 0)
-            out.defs.append(defs)
-            out.tokens.append(list(tokens))
-            out.counts.append(list(tokens.values()))
+            out.ndefs.append(len(defs))
+            out.defs += defs
+            out.ntokens.append(len(tokens))
+            out.tokens += tokens
+            out.counts += tokens.values()
         return out
 
 
@@ -124,14 +150,8 @@ def _ints(values: Any, low: int, high: int) -> bool:
     )
 
 
-def _nested(values: Any, kind: type, n: int) -> bool:
-    """Whether ``values`` is ``n`` lists, each of ``kind`` items only."""
-    return (
-        isinstance(values, list)
-        and len(values) == n
-        and set(map(type, values)) <= {list}
-        and set(map(type, chain.from_iterable(values))) <= {kind}
-    )
+def _strs(values: Any) -> bool:
+    return isinstance(values, list) and set(map(type, values)) <= {str}
 
 
 def _validate(root: str) -> Any:
@@ -142,22 +162,20 @@ def _validate(root: str) -> Any:
             if isinstance(doc.get("version"), int) and doc["version"] < CACHE_VERSION:
                 return None  # an older format of ours: a cold start, nothing to set aside
             raise ValueError("not a symbol cache of this format")
-        paths = doc.get("paths")
-        if not isinstance(paths, list) or not set(map(type, paths)) <= {str} or len(set(paths)) != len(paths):
+        if not _strs(doc.get("paths")) or len(set(doc["paths"])) != len(doc["paths"]):
             raise ValueError("paths must be distinct strings")
-        n = len(paths)
-        counts = doc.get("counts")
+        n = len(doc["paths"])
+        per_file = all(
+            _ints(doc.get(c), 0, high) and len(doc[c]) == n
+            for c, high in (("mtime", MAX_INT), ("size", MAX_INT), ("ino", _MAX_U64), ("generated", 1))
+        ) and all(_ints(doc.get(c), 0, MAX_INT) and len(doc[c]) == n for c in ("ndefs", "ntokens"))
         ok = (
-            all(_ints(doc.get(c), 0, MAX_INT) and len(doc[c]) == n for c in ("mtime", "size"))
-            and _ints(doc.get("ino"), 0, _MAX_U64)
-            and len(doc["ino"]) == n
-            and _ints(doc.get("generated"), 0, 1)
-            and len(doc["generated"]) == n
-            and _nested(doc.get("defs"), str, n)
-            and _nested(doc.get("tokens"), str, n)
-            and _nested(counts, int, n)
-            and list(map(len, doc["tokens"])) == list(map(len, doc["counts"]))
-            and _ints(list(chain.from_iterable(doc["counts"])), 1, MAX_INT)
+            per_file
+            and _strs(doc.get("defs"))
+            and _strs(doc.get("tokens"))
+            and _ints(doc.get("counts"), 1, MAX_INT)
+            and sum(doc["ndefs"]) == len(doc["defs"])
+            and sum(doc["ntokens"]) == len(doc["tokens"]) == len(doc["counts"])
         )
         if not ok:
             raise ValueError("columns of the wrong type or length")
@@ -207,7 +225,8 @@ class SymbolCache:
     def load(self) -> SymbolEntries:
         """The cached entries (none when absent, corrupt, foreign or unreadable)."""
         try:
-            return self.file.read() or SymbolEntries()
+            with collections_paused():  # the columns: long-lived, no cycle
+                return self.file.read() or SymbolEntries()
         except Exception as exc:  # a cache problem is only a slower start
             log.warning("workspace symbol cache unreadable (%s); indexing from scratch", exc)
             return SymbolEntries()

@@ -104,8 +104,8 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
     :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed;
     files and folders whose names are not UTF-8 are left out. With ``mtimes`` and ``stats``
     (an empty :class:`~dsh_sidecar.workspace.stats.FileStats` over an empty list), each listed
-    file's stat is appended to it in the walk's order, its path to ``stats.files``: the one
-    ``lstat`` the mtime needs gives it (a symlink is stat'ed once more, followed)."""
+    file and its stat are given to it (:meth:`~dsh_sidecar.workspace.stats.FileStats.take`):
+    the one ``lstat`` the mtime needs (a symlink is stat'ed once more, followed)."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
@@ -149,8 +149,7 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
                     st = e.stat(follow_symlinks=False)
                     mtime = st.st_mtime
                 if stats is not None:
-                    stats.files.append(rel)
-                    stats.append(stat_of(e.path) if st is None or e.is_symlink() else st)
+                    stats.take(rel, stat_of(e.path) if st is None or e.is_symlink() else st)
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out

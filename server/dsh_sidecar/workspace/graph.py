@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 from dsh_sidecar.workspace import fsguard, symbolpass
 from dsh_sidecar.workspace.cache import SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
+from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import git_scan
@@ -191,9 +192,10 @@ class WorkspaceGraph:
             source = "mtime"
         else:
             files = []
-        graph = cls.from_listing(root, files, times, source, kind_cache.load if kind_cache is not None else None)
-        if walked is not None:
-            graph._stats = walked.select(graph.files)
+        with collections_paused():  # the listing's tables: long-lived, no cycle
+            graph = cls.from_listing(root, files, times, source, kind_cache.load if kind_cache is not None else None)
+            if walked is not None:
+                graph._stats = walked.select(graph.files)
         graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
         graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
         return graph
@@ -252,9 +254,10 @@ class WorkspaceGraph:
     def _symbol_todo(self) -> tuple[list[int], bool]:
         """The code files to index (their positions in :attr:`files`), newest first (the rank
         order), then by path, at most :data:`MAX_SYMBOL_FILES`; and whether there were more."""
-        files, times, kinds = self.files, self._time, self._kind
+        files, kinds = self.files, self._kind
         todo = [i for i, f in enumerate(files) if _symbol_candidate(f, kinds[f])]
-        todo.sort(key=lambda i: (-times[files[i]], files[i]))
+        times = list(map(self._time.__getitem__, files))
+        todo.sort(key=times.__getitem__, reverse=True)  # stable: a time's files stay in path order
         return todo[:MAX_SYMBOL_FILES], len(todo) > MAX_SYMBOL_FILES
 
     def _publish_symbols(self, index: SymbolIndex) -> None:

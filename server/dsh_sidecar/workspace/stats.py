@@ -39,6 +39,11 @@ class FileStats:
         self.ino = array("Q")
         self._fingerprint: str | None = None
 
+    def take(self, rel: str, st: os.stat_result | None) -> None:
+        """A walk found ``rel`` with the stat ``st`` (in the walk's order: :meth:`select`)."""
+        self.files.append(rel)
+        self.append(st)
+
     def append(self, st: os.stat_result | None) -> None:
         """The next file's stat (``None``: it could not be stat'ed)."""
         if st is None:
@@ -66,21 +71,19 @@ class FileStats:
         return self.at(i)
 
     def select(self, files: list[str]) -> FileStats:
-        """The stats of ``files`` (sorted; each one of this listing's), aligned with them: a
-        walk's stats, taken in the walk's order, for the graph's sorted listing."""
+        """The stats of ``files`` (sorted; each one of this listing's: a walk's, in its order),
+        aligned with them: the columns permuted at once (C loops: ``map``)."""
         order = sorted(range(len(self.files)), key=self.files.__getitem__)
         out = FileStats(files)
-        if [self.files[i] for i in order] == files:  # the same paths: permute the columns
-            out.mtime = array("q", map(self.mtime.__getitem__, order))
-            out.size = array("q", map(self.size.__getitem__, order))
-            out.ino = array("Q", map(self.ino.__getitem__, order))
-            return out
-        where = {rel: i for i, rel in enumerate(self.files)}
-        for rel in files:
-            i = where.get(rel)
-            out.append(None)
-            if i is not None:
-                out.mtime[-1], out.size[-1], out.ino[-1] = self.mtime[i], self.size[i], self.ino[i]
+        if [self.files[i] for i in order] != files:  # another listing: by path
+            where = dict(zip(self.files, range(len(self.files))))
+            order = [where.get(rel, -1) for rel in files]
+            if -1 in order:  # a path the walk did not take: no stat
+                order = [len(self.files) if i == -1 else i for i in order]
+                self.append(None)
+        out.mtime = array("q", map(self.mtime.__getitem__, order))
+        out.size = array("q", map(self.size.__getitem__, order))
+        out.ino = array("Q", map(self.ino.__getitem__, order))
         return out
 
     def fingerprint(self) -> str:

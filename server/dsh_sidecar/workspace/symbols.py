@@ -241,24 +241,26 @@ class SymbolIndex:
     def from_columns(
         cls,
         paths: list[str],
-        defs: list[list[str]],
-        tokens: list[list[str]],
-        counts: list[list[int]],
+        defs: list[str],
+        def_at: list[int],
+        tokens: list[str],
+        counts: list[int],
+        token_at: list[int],
         generated: list[int],
     ) -> SymbolIndex:
-        """The index of whole files given by column (``workspace/cache.py``: position ``i`` is
-        one file; ``generated[i]`` 1 for a generated file, which has no symbols): what
-        :meth:`add` of each would build, with the per-file tables made in bulk. Runs on a
-        builder thread beside the server's calls: the GIL is handed over every
-        :data:`BULK_SLICE` files."""
+        """The index of whole files given by column (``workspace/cache.py``): file ``i`` is
+        ``paths[i]``, its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens and their counts
+        ``tokens`` / ``counts[token_at[i]:token_at[i + 1]]``; ``generated[i]`` 1 for a generated
+        file, which has no symbols. What :meth:`add` of each would build, the per-file tables
+        made in bulk. Runs on a builder thread beside the server's calls: the GIL is handed
+        over every :data:`BULK_SLICE` files."""
         index = cls()
         live = [i for i, g in enumerate(generated) if not g]
         index.generated = {paths[i] for i, g in enumerate(generated) if g}
         files = [paths[i] for i in live]
-        file_defs = [defs[i] for i in live]
-        file_tokens = [tokens[i] for i in live]
+        file_defs = [defs[def_at[i] : def_at[i + 1]] for i in live]
         index._file_defs = dict(zip(files, map(frozenset, file_defs)))
-        index._file_tokens = dict(zip(files, map(tuple, file_tokens)))
+        index._file_tokens = {paths[i]: tuple(tokens[token_at[i] : token_at[i + 1]]) for i in live}
         index.parsers = Counter({"cache": len(files)}) if files else Counter()
         by_name = index.defs
         for path, names in zip(files, file_defs):
@@ -269,10 +271,12 @@ class SymbolIndex:
                 else:
                     group.add(path)
         refs = index.refs
-        for n, (path, toks, i) in enumerate(zip(files, file_tokens, live)):
+        for n, i in enumerate(live):
             if n % BULK_SLICE == BULK_SLICE - 1:
                 time.sleep(0)
-            for tok, count in zip(toks, counts[i]):
+            path = paths[i]
+            a, b = token_at[i], token_at[i + 1]
+            for tok, count in zip(tokens[a:b], counts[a:b]):
                 posting = refs.get(tok)
                 if posting is None:
                     refs[tok] = {path: count}
