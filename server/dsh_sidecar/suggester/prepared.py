@@ -111,9 +111,10 @@ def _resolve_intent(prepared: PreparedTargets, intent: str, rows: list[CompiledR
     """Resolve ``intent``'s call-independent candidates over ``prepared.index`` into its tables
     (its targets, fallbacks and, for a project-level intent, those inside the test tree)."""
     cands = [c for r in rows for c in r.candidates]
-    with use_budget(None if all(r.trusted for r in rows) else budget):
-        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index)
-        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index)
+    trusted = all(r.trusted for r in rows)
+    with use_budget(None if trusted else budget):
+        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index, trusted)
+        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index, trusted)
     prepared.test_tree.pop(intent, None)
     if intent in PROJECT_INTENTS:
         for table in (prepared.targets, prepared.fallback):
