@@ -35,7 +35,8 @@ from dsh_sidecar.workspace.facts import (
     DOCS_DIR_NAMES,
     facts_of,
     kind_is_code,
-    name_facts,
+    maybe_named,
+    rule_named,
 )
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.heap import collections_paused
@@ -50,6 +51,7 @@ _GLOB_CHARS: Final = re.compile(r"[*?\[]")
 #: Items per slice of a copy (``fileindex.sliced_copy``).
 SLICE: Final = 8192
 
+_TEST_MODULE: Final = frozenset({"test-module"})
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
 _KIND_FACTS = frozenset({"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"})
 
@@ -334,14 +336,18 @@ class _Listed:
 
 def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
     """One pass over the listing (:func:`tables`); whether a file is code is decided once per
-    extension."""
+    extension, which names a name-level rule may give a fact to by one scan of them all
+    (``facts.rule_named``)."""
     out = _Listed()
     by_name, by_dir, groups = out.by_name, out.by_dir, out.groups
     code_ext: dict[str, bool] = {}
+    names: list[str] = []
+    special: list[int] = []
     for n, f in enumerate(files):
         if n % 1024 == 1023:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
         folder, _, name = f.rpartition("/")
+        names.append(name)
         by_name.setdefault(name, []).append(f)
         by_dir.setdefault(folder, []).append(f)
         kind = kind_map.get(f, "other")
@@ -353,8 +359,10 @@ def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
             is_code = code_ext[ext] = kind_is_code(f)
         if is_code:  # code by extension, in any folder (a docs example, a test)
             groups.setdefault("code", []).append(f)
-        for fact in name_facts(f, kind):
-            groups.setdefault(fact, []).append(f)
+            if kind == "test":  # the one name-only fact most files of a large tree may have
+                groups.setdefault("test-module", []).append(f)
+        if maybe_named(f, name):
+            special.append(n)
         lname = name.lower()
         if lname.endswith(DOC_EXTENSIONS):
             out.doc_count[folder] = out.doc_count.get(folder, 0) + 1
@@ -362,6 +370,10 @@ def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
                 out.maybe_pages.append(f)
         if lname in _DOCS_MARKERS:
             out.markers.add(folder)
+    for n in sorted(set(special).union(rule_named(names))):  # the rest of the name-only facts
+        f = files[n]
+        for fact in facts_of(f, kind_map.get(f, "other"), None) - _TEST_MODULE:
+            groups.setdefault(fact, []).append(f)
     return out
 
 

@@ -25,10 +25,13 @@ lower-cased, stop words dropped, each once per file.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import logging
 import re
 from collections.abc import Iterable
-from typing import Final
+from itertools import accumulate
+from typing import Any, Final
 
 from dsh_sidecar.workspace import manifests
 from dsh_sidecar.workspace.manifests import MANIFEST_FACTS, Manifest
@@ -240,6 +243,43 @@ _NAME_RULES: Final = re.compile(
 )
 _NO_FACTS: Final[frozenset[str]] = frozenset()
 _TEST_MODULE: Final = frozenset({"test-module"})
+
+
+def maybe_named(path: str, name: str) -> bool:
+    """Whether a name-level rule may give ``path`` (called ``name``) a fact by its name or its
+    place, besides a rule's pattern (:func:`rule_named`): a name a rule lists, a CI folder."""
+    return name in _NAMED or path.startswith(_CI_DIRS)
+
+
+@functools.cache
+def _rules_scan() -> Any:
+    """:data:`_NAME_RULES` as one RE2 pattern over a text of names, one a line: each rule's
+    pattern without its end anchor (a prefix of the name: a superset of the names it matches,
+    whatever RE2's ASCII word class leaves out of an optional suffix), case ignored; ``None``
+    when RE2 cannot compile it (the names are then matched one by one)."""
+    import re2
+
+    parts = (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+    try:
+        return re2.compile("(?im)" + "|".join(f"(?:{rx.pattern.removesuffix('$')})" for rx in parts))
+    except re2.error:
+        log.warning("the name rules do not compile with RE2; each name is matched alone")
+        return None
+
+
+def rule_named(names: list[str]) -> list[int]:
+    """The positions in ``names`` (file names) of those a name-level rule's pattern may match
+    (a superset: :func:`facts_of` decides), found by one automaton pass over all of them (RE2,
+    linear in their length) instead of one backtracking match of every rule per name (names that
+    hold a line break: one by one)."""
+    scan, text = _rules_scan(), "\n".join(names)
+    if scan is not None and text.count("\n") == max(0, len(names) - 1):
+        starts = list(accumulate((len(n) + 1 for n in names), initial=0))
+        try:
+            return sorted({bisect.bisect_right(starts, m.start()) - 1 for m in scan.finditer(text)})
+        except (UnicodeError, ValueError):  # a name RE2 cannot take (no UTF-8): one by one
+            pass
+    return [i for i, n in enumerate(names) if _NAME_RULES.match(n)]
 
 
 def name_facts(path: str, kind: str) -> frozenset[str]:

@@ -114,6 +114,21 @@ def test_name_facts_are_the_facts_of_an_unread_file():
     assert name_facts("CHANGELOG.md", "doc") == {"changelog"} and name_facts("src/pkg/mod.py", "source") == set()
 
 
+def test_one_scan_finds_every_name_a_rule_may_match():
+    """The names one automaton pass over a listing gives (``facts.rule_named``) hold every name
+    a rule matches alone, case, other scripts and a line break in a name included."""
+    from dsh_sidecar.workspace.facts import _NAME_RULES, rule_named
+
+    repo = Path(__file__).resolve().parents[3]
+    names = [p.rsplit("/", 1)[-1] for p in list_files(repo) + NAMED_PATHS]
+    odd = ["CHANGES.ñ", "ＣＨＡＮＧＥＳ.md", "history.fr.md", "Authors", "owners.ä", ".ESLINTRC.JSON", "x.py", "é"]
+    for listing in (names + odd, odd, names + ["CHANGES\nHISTORY.md", "b\nCHANGES"], [], ["CHANGES"]):
+        expected = {i for i, n in enumerate(listing) if _NAME_RULES.match(n)}
+        found = set(rule_named(listing))
+        assert expected <= found and all(0 <= i < len(listing) for i in found), listing[:3]
+        assert len(found - expected) <= len(listing) // 10  # a superset, not everything
+
+
 def test_docs_roots_wherever_the_docs_folder_is():
     files = ["site/content/a.md", "guide/index.rst", "guide/b.rst", "guide/conf.py", "guide/c.rst", "src/x.py"]
     assert docs_roots(files) == {"site", "guide"}
