@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 
 #: Most files listed for one workspace (a bigger tree is cut, with a warning upstream).
 MAX_FILES: Final = 250_000
+_S_IFMT, _S_IFLNK = stat.S_IFMT(0o177777), stat.S_IFLNK
 #: Folders never walked (VCS metadata, dependency and build caches).
 SKIP_DIRS: Final = frozenset(
     {
@@ -110,14 +112,7 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
     while stack:
-        if time.thread_time() - cpu0 > WALK_BUDGET_S or time.monotonic() - wall0 > WALK_WALL_S:
-            log.warning(
-                "walk of %s cut at %d files after %.0f s of CPU (%.0f s)",
-                root,
-                len(out),
-                time.thread_time() - cpu0,
-                time.monotonic() - wall0,
-            )
+        if _spent(root, len(out), cpu0, wall0):
             return out
         folder, prefix, lines, ignored = stack.pop()
         try:
@@ -125,8 +120,9 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
         except OSError:
             continue
         lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
+        all_utf8 = _is_utf8("".join([e.name for e in entries]))  # one check for the folder
         for e in entries:
-            if not _is_utf8(e.name):
+            if not all_utf8 and not _is_utf8(e.name):
                 continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
             rel = prefix + e.name
             try:
@@ -134,9 +130,8 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
             except OSError:
                 continue
             if is_dir:
-                if e.name in SKIP_DIRS or (ignored is not None and ignored(rel + "/")):
-                    continue
-                stack.append((e.path, rel + "/", lines, ignored))
+                if _walked(e.name, rel, ignored):
+                    stack.append((e.path, rel + "/", lines, ignored))
                 continue
             if ignored is not None and ignored(rel):
                 continue
@@ -145,15 +140,33 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
             mtime = 0.0
             if mtimes:
                 st: os.stat_result | None = None
-                with contextlib.suppress(OSError):
+                try:  # (no context manager: this runs once per file)
                     st = e.stat(follow_symlinks=False)
                     mtime = st.st_mtime
+                except OSError:
+                    pass
                 if stats is not None:
-                    stats.take(rel, stat_of(e.path) if st is None or e.is_symlink() else st)
+                    link = st is None or st.st_mode & _S_IFMT == _S_IFLNK
+                    stats.take(rel, stat_of(e.path) if link else st)
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out
     return out
+
+
+def _walked(name: str, rel: str, ignored: Callable[[str], bool] | None) -> bool:
+    """Whether the folder ``name`` at ``rel`` is walked (not a skipped or ignored one)."""
+    return name not in SKIP_DIRS and (ignored is None or not ignored(rel + "/"))
+
+
+def _spent(root: Path, listed: int, cpu0: float, wall0: float) -> bool:
+    """Whether a walk that started at ``cpu0`` (its thread's CPU clock) and ``wall0`` has used
+    its budget (then it is cut, with a warning)."""
+    if time.thread_time() - cpu0 > WALK_BUDGET_S or time.monotonic() - wall0 > WALK_WALL_S:
+        cpu, wall = time.thread_time() - cpu0, time.monotonic() - wall0
+        log.warning("walk of %s cut at %d files after %.0f s of CPU (%.0f s)", root, listed, cpu, wall)
+        return True
+    return False
 
 
 def _with_folder_ignores(
