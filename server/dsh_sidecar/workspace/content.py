@@ -208,15 +208,7 @@ class ContentIndexer:
         assert self.root is not None and self.db_path is not None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
-            try:
-                db = ContentDB(self.db_path)
-            except sqlite3.DatabaseError:
-                self._drop_files()
-                db = ContentDB(self.db_path)
-            if only is None and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
-                db.close()
-                self._drop_files()
-                db = ContentDB(self.db_path)
+            db = self._writer(full=only is None)
             try:
                 counts = db.sync(self.root, listing, only, present, stats)
                 if not counts.get("fingerprint"):
@@ -259,6 +251,21 @@ class ContentIndexer:
                 self.on_ready(self, delta)
             except Exception as exc:  # a listener failure must not stop the indexer
                 log.warning("workspace content index listener failed: %s", exc)
+
+    def _writer(self, full: bool) -> ContentDB:
+        """The writer connection of a sync; a database of another schema, or past
+        :data:`DEAD_RATIO` dead rows at a ``full`` sync, is dropped and made anew."""
+        assert self.db_path is not None
+        try:
+            db = ContentDB(self.db_path)
+        except sqlite3.DatabaseError:
+            self._drop_files()
+            return ContentDB(self.db_path)
+        if full and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
+            db.close()
+            self._drop_files()
+            db = ContentDB(self.db_path)
+        return db
 
     def _follow(self, changes: FactChanges, point_changes: Points, present: set[str]) -> FactChanges:
         """A partial sync's stored facts and points: the files whose facts now differ (the

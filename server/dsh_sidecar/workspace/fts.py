@@ -276,6 +276,20 @@ class _Sync:
         if len(self.batch.file_rows) >= BATCH:
             self.batch.flush()
 
+    def counts(self, files: int, t0: float) -> dict[str, Any]:
+        """What :meth:`ContentDB.sync` returns of this sync (``t0``: its start, process time)."""
+        return {
+            "files": files,
+            "read": self.read,
+            "unchanged": self.skipped,
+            "removed": self.removed,
+            "dead": self.dead,
+            "textBytes": self.text_bytes,
+            "cpuS": round(time.process_time() - t0, 3),
+            "changed": self.changed,
+            "points": self.points,
+        }
+
 
 class ContentDB:
     """One content database (module docstring): the writer (indexing thread) and reader sides."""
@@ -353,25 +367,21 @@ class ContentDB:
             for rel in todo:
                 run.file(rel, rows.get(rel), rel in wanted_set)
         run.batch.flush()
-        if only is None and (run.read or run.removed):
-            # merge the b-tree segments after a full sync only: FTS5's automerge keeps a few
-            # changed rows cheap, and 'optimize' rewrites the whole index
+        if only is None:
+            self._finish_full(run, stats)
+        return run.counts(len(listing), t0)
+
+    def _finish_full(self, run: _Sync, stats: FileStats | None) -> None:
+        """After a full sync: the b-tree segments merged when rows changed (FTS5's automerge
+        keeps a few changed rows cheap, and 'optimize' rewrites the whole index), the listing's
+        fingerprint stored (the rows now hold what it says)."""
+        con = self.con
+        if run.read or run.removed:
             con.execute("INSERT INTO fts(fts) VALUES('optimize')")
             con.commit()
-        if only is None and stats is not None:
+        if stats is not None:
             with con:
                 con.execute("INSERT OR REPLACE INTO meta VALUES('listing', ?)", (stats.fingerprint(),))
-        return {
-            "files": len(listing),
-            "read": run.read,
-            "unchanged": run.skipped,
-            "removed": run.removed,
-            "dead": run.dead,
-            "textBytes": run.text_bytes,
-            "cpuS": round(time.process_time() - t0, 3),
-            "changed": run.changed,
-            "points": run.points,
-        }
 
     def _meta(self, key: str) -> str | None:
         row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
