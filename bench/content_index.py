@@ -136,7 +136,7 @@ def call(client: StdioClient, i: int, tool: dict) -> float:
 
 
 def served(root: Path, home: Path, calls: int) -> dict[str, float]:
-    env = dict(os.environ, DSH_HOME=str(home))
+    env = dict(os.environ, DSH_HOME=str(home), DSH_CACHE_DIR=str(home / "cache"))  # a fresh cache too
     client = StdioClient(sidecar_cmd(), env)
     try:
         client.request("dsh/status", {})  # answered -32002 once the process is up: start-up is not initialize

@@ -81,6 +81,9 @@ def cpu_s(pid: int) -> float:
 def env_for(src: Path | None, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["DSH_HOME"] = str(home)
+    # the workspace indexes live in the cache directory, not under DSH_HOME: a fresh home has a
+    # fresh cache too (else a "cold" start reads the symbol cache and content index of the last run)
+    env["DSH_CACHE_DIR"] = str(home / "cache")
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src / p) for p in ("server", "protocol", "packs"))
     return env

@@ -5,7 +5,9 @@ The trivial server is an ``MCPServer`` of the same official SDK with one async
 ``post_tool_use`` tool of the same argument shape, answering ``{}``; the sidecar runs
 ``python -m dsh_sidecar mcp --config FILE --workspace WS`` (the suggester on, ``sectionMode``
 off: the Claude Code plugin's ``sidecar.yml``) on a git-initialised copy of the ``pyproj``
-fixture, with a fresh ``DSH_HOME`` for every spawn. The client is a plain newline-delimited
+fixture, with a fresh ``DSH_HOME`` for every spawn and one cache directory per server
+(``DSH_CACHE_DIR``: the workspace indexes, warm after the untimed first spawn, as they are for a
+repository the user opened before; this machine's own cache is never read). The client is a plain newline-delimited
 JSON-RPC writer and reader on the process's pipes (no client SDK on the timed path). Timed
 from the spawn: the ``initialize`` reply, and the **first answer** (the reply to a
 ``tools/call`` of ``post_tool_use`` for a ``Grep __version__`` sent right after
@@ -160,13 +162,14 @@ async def main_async(args: argparse.Namespace) -> int:
     print(f"MCP start-up, {args.runs} rounds, servers {names}; load {load()}", flush=True)
     for name in names:  # a first spawn each, not timed: the page cache warm for all alike
         cmd, env = servers[name]
-        await spawn_once(cmd, dict(env, DSH_HOME=str(tmp / f"warm-{name}")))
+        await spawn_once(cmd, dict(env, DSH_HOME=str(tmp / f"warm-{name}"), DSH_CACHE_DIR=str(tmp / f"cache-{name}")))
     res: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
     for rnd in range(args.runs):
         order = names[rnd % len(names) :] + names[: rnd % len(names)]
         for name in order:
             cmd, env = servers[name]
-            res[name].append(await spawn_once(cmd, dict(env, DSH_HOME=str(tmp / f"home-{name}-{rnd}"))))
+            home = {"DSH_HOME": str(tmp / f"home-{name}-{rnd}"), "DSH_CACHE_DIR": str(tmp / f"cache-{name}")}
+            res[name].append(await spawn_once(cmd, dict(env, **home)))
         print(f"round {rnd + 1}: load {load()}", flush=True)
     triv = res["trivial"]
     for name in names:

@@ -312,7 +312,8 @@ def test_initialize_builds_the_validators_of_the_blocks_it_was_given_only(option
 def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parser(tmp_path, workspace):
     """In a fresh interpreter: the built sidecar (default config: the suggester is off) has not
     imported yaml, regex, bashlex, pathspec or RE2, nor built the pack models; parsing the
-    built-in packs does import yaml and regex."""
+    built-in packs does import yaml (their regexes are ours: ``re`` compiles them), and a pack of
+    the workspace's regex (its regexes are checked and matched by it)."""
     code = textwrap.dedent(
         """
         import asyncio, os, sys
@@ -325,13 +326,15 @@ def test_a_sidecar_whose_suggester_is_off_imports_no_pack_parser_nor_shell_parse
               packs.Pack.__pydantic_complete__)
         asyncio.run(sidecar.aclose())
         print(len(packs.builtin_packs()) > 0, [m for m in ("yaml", "regex") if m in sys.modules])
+        packs.parse_pack("id: repo\\nintents:\\n  Config:\\n    signals: [{pattern: 'x+', weight: 1.0}]\\n", "repo")
+        print([m for m in ("yaml", "regex") if m in sys.modules])
         """
     )
     env = {**os.environ, "DSH_HOME": str(tmp_path / "home")}
     out = subprocess.run(
         [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=120, check=True, env=env
     )
-    assert out.stdout.splitlines() == ["[] False", "True ['yaml', 'regex']"]
+    assert out.stdout.splitlines() == ["[] False", "True ['yaml']", "['yaml', 'regex']"]
 
 
 def test_a_server_sidecar_prepares_the_search_path_off_the_event_loop(tmp_path, workspace):

@@ -16,7 +16,8 @@ from dsh_sidecar.bandit.policy import ContextualPolicy
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.state.files import MAX_DEPTH, StateFile, check_document
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.workspace.cache import SymbolCache
+from dsh_sidecar.workspace.cache import CACHE_VERSION, SymbolCache, _digest
+from dsh_sidecar.workspace.kindcache import KindCache
 from support.rawrpc import RawServer
 
 CORRUPTIONS: dict[str, bytes] = {
@@ -134,7 +135,115 @@ def test_symbol_cache_corrupt_is_empty(tmp_path):
     cache.path.parent.mkdir(parents=True)
     for raw in (CORRUPTIONS["deep-list"], CORRUPTIONS["huge-int-array"], CORRUPTIONS["nan"]):
         cache.path.write_bytes(raw)
-        assert cache.load() == {}
+        assert len(cache.load()) == 0
+
+
+def _symbol_cache_doc(root: Path, body: bytes, digest: str | None = None) -> bytes:
+    head = {"version": CACHE_VERSION, "root": str(root.resolve()), "digest": digest or _digest(body)}
+    return json.dumps(head).encode() + b"\n" + body
+
+
+GOOD_COLUMNS = {
+    "paths": ["a.py"],
+    "mtime": [1],
+    "size": [2],
+    "ino": [3],
+    "generated": [0],
+    "ndefs": [1],
+    "defs": ["f"],
+    "ntokens": [2],
+    "tokens": ["f", "x"],
+    "counts": [1, 2],
+}
+#: A symbol cache in its own format, each column broken one way (the digest is right: a
+#: forged file, not a damaged one).
+BROKEN_COLUMNS = {
+    "missing column": {k: v for k, v in GOOD_COLUMNS.items() if k != "ino"},
+    "path not a string": {**GOOD_COLUMNS, "paths": [1]},
+    "duplicate path": {
+        **GOOD_COLUMNS,
+        **{"paths": ["a.py", "a.py"], "mtime": [1, 1], "size": [2, 2], "ino": [3, 3], "generated": [0, 0]},
+        **{"ndefs": [1, 0], "ntokens": [2, 0]},
+    },
+    "short column": {**GOOD_COLUMNS, "size": []},
+    "negative size": {**GOOD_COLUMNS, "size": [-5]},
+    "mtime past 64 bits": {**GOOD_COLUMNS, "mtime": [2**70]},
+    "float inode": {**GOOD_COLUMNS, "ino": [3.5]},
+    "generated 2": {**GOOD_COLUMNS, "generated": [2]},
+    "token not a string": {**GOOD_COLUMNS, "tokens": ["f", 7]},
+    "counts not aligned": {**GOOD_COLUMNS, "counts": [1]},
+    "more tokens than counted": {**GOOD_COLUMNS, "ntokens": [1]},
+    "fewer names than counted": {**GOOD_COLUMNS, "ndefs": [2]},
+    "negative name count": {**GOOD_COLUMNS, "ndefs": [-1], "defs": []},
+    "zero count": {**GOOD_COLUMNS, "counts": [1, 0]},
+    "count a bool": {**GOOD_COLUMNS, "counts": [1, True]},
+    "defs nested": {**GOOD_COLUMNS, "defs": [["f"]]},
+    "columns a list": [1, 2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_COLUMNS))
+def test_symbol_cache_with_broken_columns_is_set_aside(tmp_path, name):
+    root = tmp_path / "ws"
+    root.mkdir()
+    cache = SymbolCache(tmp_path / "cache", root)
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_bytes(_symbol_cache_doc(root, json.dumps(BROKEN_COLUMNS[name]).encode()))
+    assert len(cache.load()) == 0
+    assert list(cache.path.parent.glob(cache.path.name + ".corrupt-*"))
+    assert "starting cold" in (cache.file.warnings or [""])[0]
+
+
+def test_symbol_cache_digest_and_head_are_checked(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    cache = SymbolCache(tmp_path / "cache", root)
+    cache.path.parent.mkdir(parents=True)
+    body = json.dumps(GOOD_COLUMNS).encode()
+    cache.path.write_bytes(_symbol_cache_doc(root, body))
+    assert cache.load().paths == ["a.py"]  # the well-formed document, for contrast
+    flipped = body.replace(b'"x"', b'"y"')  # one byte changed after the digest was taken
+    for raw in (
+        _symbol_cache_doc(root, flipped, _digest(body)),
+        _symbol_cache_doc(root, body)[:-3],  # truncated
+        _symbol_cache_doc(tmp_path / "other", body),  # another workspace's
+        b'{"version": 99, "root": "x"}\n{}',  # a newer format
+    ):
+        cache.path.write_bytes(raw)
+        assert len(cache.load()) == 0
+    # an older format of ours is only a cold start: nothing is set aside for it
+    for old in cache.path.parent.glob("*.corrupt-*"):
+        old.unlink()
+    cache.path.write_text(json.dumps({"version": CACHE_VERSION - 1, "root": str(root.resolve()), "files": {}}))
+    assert len(cache.load()) == 0 and cache.path.exists()
+
+
+def test_kinds_cache_corrupt_or_tampered_is_a_classification(tmp_path, monkeypatch):
+    from dsh_sidecar.workspace import kindcache
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    files = ["a.py", "docs/b.md", "tests/test_c.py"]
+    cache = KindCache(tmp_path / "cache", root)
+    assert cache.save(files, ["source", "doc", "test"])
+    good = cache.path.read_bytes()
+    assert cache.load(files) == ["source", "doc", "test"]
+    assert cache.load([*files, "d.py"]) is None and cache.load(["a.py", "docs/b.md", "tests/x.py"]) is None
+    head, body = good.split(b"\n", 1)
+    forged = json.loads(head)
+    for raw in (
+        *(CORRUPTIONS[name] for name in ("deep-list", "nan", "not-json", "empty", "truncated")),
+        head + b"\n" + body.replace(b"6", b"5"),  # a kind changed after the digest was taken
+        json.dumps({**forged, "digest": _digest(b'"609"')}).encode() + b'\n"609"',  # 9: no kind
+        json.dumps({**forged, "digest": _digest(b"[6, 4, 3]")}).encode() + b"\n[6, 4, 3]",  # not a string
+        json.dumps({**forged, "root": "/elsewhere"}).encode() + b"\n" + body,
+    ):
+        cache.path.write_bytes(raw)
+        assert cache.load(files) is None
+        assert not cache.path.exists()  # set aside
+    cache.path.write_bytes(good)
+    monkeypatch.setattr(kindcache, "rules_digest", lambda: "other rules")
+    assert cache.load(files) is None and cache.path.exists()  # kept: only another version's
 
 
 def _plant_everything(home: Path) -> list[Path]:

@@ -244,3 +244,29 @@ def test_slow_contains_checks_share_one_activation_budget(packsrv):
     finally:
         set_dsh(packsrv)
         shutil.rmtree(data)
+
+
+def test_our_packs_pass_the_untrusted_checks_they_are_spared():
+    """Our packs are validated without the untrusted-regex check at each start (their patterns
+    are compiled by ``re``): every one of them passes it, and a pack from the workspace or the
+    user is still checked (the trust is ours to give, never the document's)."""
+    from importlib import resources
+
+    from dsh_sidecar.suggester.packs import PackError, check_regex, parse_pack
+
+    root = resources.files("dsh_packs")
+    names = sorted(e.name for e in root.iterdir() if e.name.endswith((".yml", ".yaml")))
+    patterns = []
+    for name in names:
+        spared = parse_pack(root.joinpath(name).read_text("utf-8"), name, trusted=True)
+        assert spared == parse_pack(root.joinpath(name).read_text("utf-8"), name)  # the same pack checked
+        for row in spared.intents.values():
+            patterns += [s.pattern for s in row.signals] + [c.contains for c in row.candidates if c.contains]
+    assert len(names) >= 5 and len(patterns) > 100
+    for pattern in patterns:
+        check_regex(pattern)
+    hostile = pack(signals="{pattern: '(a+)+$', weight: 3.0}")
+    with pytest.raises(PackError, match="catastrophic backtracking"):
+        parse_pack(hostile, "repo")
+    with pytest.raises(PackError):  # a document cannot ask for trust
+        parse_pack(hostile.replace("id: hostile", "id: hostile\ntrusted: true"), "repo")

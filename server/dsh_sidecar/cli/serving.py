@@ -163,10 +163,25 @@ def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
         from dsh_sidecar.cli.output import config_error
 
         return _report(config_error(exc))
+    _start_git(workspace, cfg.suggester.enabled)
     try:
         return run(cfg, workspace, log_level, os.environ)
     except SdkMissing:
         return _report(_missing_extra("mcp", "dsh-search mcp"))
+
+
+def _start_git(workspace: Path, suggesting: bool) -> None:
+    """Start the git commands the sidecar's first build runs over ``workspace`` (its identity;
+    its listing and recency when the suggester is on) on threads, before the server's imports
+    (``workspace/prefetch.py``): a folder the sidecar refuses runs none."""
+    from dsh_sidecar.workspace import fsguard, identity, prefetch, recency
+
+    root = workspace.resolve()
+    if fsguard.root_refusal(root, os.environ.get("HOME")) is not None:
+        return
+    prefetch.start(("identity", str(root)), identity.identify, root)
+    if suggesting:
+        prefetch.start(("git_scan", str(root)), recency.scan, root)
 
 
 def _report(exc: Exception) -> int:

@@ -59,9 +59,13 @@ bandit_log = logging.getLogger("dsh_sidecar.bandit")
 SECTION_WAIT_S = 5.0
 #: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
 WHERE_IS_WAIT_S = 60.0
-#: Longest wait (s) of the search path's preparation for the workspace graph build it lets go
-#: first (a 200k-file tree lists and indexes its symbols in about this long, bench/build_pauses.py).
+#: Longest wait (s) of the search path's preparation for the workspace projection it lets go
+#: first (graph, content index, the suggester's targets: a 200k-file tree lists and indexes its
+#: symbols in about this long, bench/build_pauses.py).
 WARM_AFTER_GRAPH_S = 60.0
+#: Seconds the search path's preparation lets pass after the projection is built: the calls a
+#: client held back until then (a `dsh/status` poll for ready, a waiting where_is) come first.
+WARM_AFTER_READY_S = 0.5
 #: Longest wait (s) of the search path's preparation for the server's first answered call: a
 #: harness calls its hooks as soon as the server is up (Claude Code's SessionStart, the first
 #: PostToolUse), and the preparation's imports (the shell parser, httpx: ~0.2 s of CPU) would
@@ -179,11 +183,15 @@ class Sidecar(SearchMethods):
         while not self._answered.is_set() and time.monotonic() < first:
             if self._closing.wait(0.02):
                 return
+        # the whole projection (not the graph alone: the content index and the targets follow it)
+        # is ready first: a later session on an unchanged tree is ready in a second of CPU, and
+        # these imports (~0.3 s of CPU) would land inside it
         deadline = time.monotonic() + WARM_AFTER_GRAPH_S
-        while self.projection.graph_builder.building and time.monotonic() < deadline:
+        while self.projection.building() and time.monotonic() < deadline:
             if self._closing.wait(0.1):
                 return
-        if self._closing.is_set():
+        # a client that waited for the projection (dsh/status, where_is) calls right after it
+        if self._closing.wait(WARM_AFTER_READY_S):
             return
         if self._suggesting(self.config.suggester):
             try:

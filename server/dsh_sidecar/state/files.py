@@ -212,13 +212,16 @@ class StateFile:
     """A JSON document at ``path`` guarded by ``<path>.lock``.
 
     ``validate(data)`` returns the data to use or raises ``ValueError`` for a foreign or
-    malformed document (treated like a corrupt file).
+    malformed document (treated like a corrupt file). ``parse(raw)`` turns the bytes into the
+    data (default :func:`parse_document`; a cache whose validator bounds every value itself may
+    skip the generic walk of :func:`check_document`).
     """
 
     path: Path
     validate: Callable[[Any], Any] = lambda data: data
     max_bytes: int = DEFAULT_MAX_BYTES
     warnings: list[str] | None = None
+    parse: Callable[[bytes], Any] = parse_document
 
     def __post_init__(self) -> None:
         if self.warnings is None:
@@ -287,7 +290,7 @@ class StateFile:
             self._warn(f"state file {self.path} unreadable ({exc.strerror}); starting cold")
             return None
         try:
-            return self.validate(parse_document(raw))
+            return self.validate(self.parse(raw))
         except Exception as exc:  # any parse/validation error (RecursionError, OverflowError…): cold start
             if set_aside:
                 self._set_aside(f"corrupt or not ours ({type(exc).__name__})")

@@ -37,7 +37,7 @@ from dsh_sidecar.suggester.fileindex import (
     in_test_tree,
     is_fixture,
 )
-from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, search
+from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, compile_trusted, search
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import DOC_EXTENSIONS
 from dsh_sidecar.workspace.kinds import TEST_DIRS, code_language_of
@@ -75,7 +75,7 @@ class SymbolIndex(Protocol):
     def usages(self, name: str, limit: int) -> list[str]: ...
 
 
-def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str]) -> bool:
+def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str] | re.Pattern[str]) -> bool:
     seen = index.contains_seen.get((pattern.pattern, rel))
     if seen is not None:  # the file has not changed since it was read
         return seen
@@ -121,9 +121,10 @@ def _project_order(paths: list[str]) -> list[str]:
     return sorted(paths, key=lambda p: (is_fixture(p), p.count("/"), p))
 
 
-def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
+def resolve(candidates: list[Candidate], index: FileIndex, trusted: bool = False) -> list[Target]:
     """Existing targets of the call-independent candidates (paths, globs, kinds without
-    ``match``) in ``candidates``, best first, each path once."""
+    ``match``) in ``candidates``, best first, each path once; ``trusted``: they are all from our
+    own packs (a ``contains`` regex is then compiled by ``re``, as their signals are)."""
     found: list[tuple[float, int, Target]] = []
     for order, cand in enumerate(candidates):
         if cand.per_call:
@@ -131,7 +132,7 @@ def resolve(candidates: list[Candidate], index: FileIndex) -> list[Target]:
         if cand.kind is not None:
             found += _kind_targets(cand, order, index)
         elif cand.path is not None:
-            found += _path_targets(cand, order, index)
+            found += _path_targets(cand, order, index, trusted)
     best: dict[str, tuple[float, int, Target]] = {}
     phrase: dict[str, tuple[float, str]] = {}  # the reason of the most confident (highest-prior) candidate
     for item in found:  # a path several candidates name keeps its best score (then first order)
@@ -160,11 +161,13 @@ def _kind_targets(cand: Candidate, order: int, index: FileIndex) -> list[tuple[f
     return found
 
 
-def _path_targets(cand: Candidate, order: int, index: FileIndex) -> list[tuple[float, int, Target]]:
+def _path_targets(
+    cand: Candidate, order: int, index: FileIndex, trusted: bool = False
+) -> list[tuple[float, int, Target]]:
     """``(-score, order, target)`` of a path or glob candidate (the project's own files first,
     a ``contains`` regex checked on at most :data:`MAX_CONTAINS_READS` of them)."""
     assert cand.path is not None
-    contains = check_regex(cand.contains) if cand.contains else None
+    contains = (compile_trusted if trusted else check_regex)(cand.contains) if cand.contains else None
     if GLOB_CHARS.search(cand.path):
         tiers = _project_files_first(index.glob(cand.path))
     else:

@@ -74,6 +74,31 @@ class FileIndex:
         #: preparation after a change reads again only the files that changed
         self.contains_seen: dict[tuple[str, str], bool] = {}
 
+    @classmethod
+    def of_tables(
+        cls, root: Path, files: list[str], by_name: dict[str, list[str]], by_dir: dict[str, list[str]]
+    ) -> FileIndex:
+        """The index of ``files`` (kept, not copied) whose per-name and per-folder lists a pass
+        over them already made (``prepared.tables``): the same index as ``FileIndex(root, files)``."""
+        index = cls.__new__(cls)
+        index.root = root
+        index.files = files
+        index.file_set = frozenset(files)
+        index.by_name = by_name
+        index.by_dir = by_dir
+        index.names = sorted(by_name)
+        index.depth = max((folder.count("/") + 1 for folder in by_dir if folder), default=0)
+        index.refused = []
+        index._inside = {}
+        index._sorted = sorted(files)
+        index.glob_work = 0
+        index.glob_cut = False
+        index.kinds = {}
+        index.facts = {}
+        index._members = {}
+        index.contains_seen = {}
+        return index
+
     def has_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a folder holding at least one listed file (at any depth)."""
         rel = rel.strip("/")

@@ -33,11 +33,13 @@ from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.workspace.facts import (
     DOC_EXTENSIONS,
     DOCS_DIR_NAMES,
-    docs_roots,
     facts_of,
     kind_is_code,
+    maybe_named,
+    rule_named,
 )
 from dsh_sidecar.workspace.files import list_files
+from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kinds import classify as classify_path
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
@@ -49,6 +51,7 @@ _GLOB_CHARS: Final = re.compile(r"[*?\[]")
 #: Items per slice of a copy (``fileindex.sliced_copy``).
 SLICE: Final = 8192
 
+_TEST_MODULE: Final = frozenset({"test-module"})
 #: Path kinds (and the ``code`` fact), which every file has one of: no fact of its own.
 _KIND_FACTS = frozenset({"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"})
 
@@ -96,20 +99,9 @@ def prepare(
     """Resolve every intent's call-independent targets over the listing; return them and the
     reasons to refuse what did not resolve (untrusted regexes out of time, a candidate that
     leaves the workspace, globs past the matching bound), in that order."""
-    index = FileIndex(root, files)
-    index.kinds = kind_map
-    roots = frozenset(docs_roots(files))
-    index.facts = facts(files, kind_map, content, roots)
-    fact_of: dict[str, set[str]] = {}
-    for fact, paths in index.facts.items():
-        if fact not in _KIND_FACTS:
-            for p in paths:
-                fact_of.setdefault(p, set()).add(fact)
+    index, roots, fact_of = tables(root, files, kind_map, content)
     prepared = PreparedTargets(
-        index,
-        docs_roots=roots,
-        fact_of={p: frozenset(v) for p, v in fact_of.items()},
-        content_pending=content is not None and content.pending,
+        index, docs_roots=roots, fact_of=fact_of, content_pending=content is not None and content.pending
     )
     budget = RegexBudget(ACTIVATION_BUDGET_S)  # shared by every untrusted row's `contains`
     for intent, intent_rows in rows.items():
@@ -121,9 +113,10 @@ def _resolve_intent(prepared: PreparedTargets, intent: str, rows: list[CompiledR
     """Resolve ``intent``'s call-independent candidates over ``prepared.index`` into its tables
     (its targets, fallbacks and, for a project-level intent, those inside the test tree)."""
     cands = [c for r in rows for c in r.candidates]
-    with use_budget(None if all(r.trusted for r in rows) else budget):
-        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index)
-        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index)
+    trusted = all(r.trusted for r in rows)
+    with use_budget(None if trusted else budget):
+        prepared.targets[intent] = resolve([c for c in cands if not c.fallback], prepared.index, trusted)
+        prepared.fallback[intent] = resolve([c for c in cands if c.fallback], prepared.index, trusted)
     prepared.test_tree.pop(intent, None)
     if intent in PROJECT_INTENTS:
         for table in (prepared.targets, prepared.fallback):
@@ -327,49 +320,109 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     return ignore_matcher(glob_spec(pattern))
 
 
-def facts(
-    files: list[str],
-    kind_map: dict[str, str],
-    content: ContentView | None,
-    roots: set[str] | frozenset[str] | None = None,
-) -> dict[str, list[str]]:
-    """``{fact or kind: [paths]}``: path kinds, name-only facts, the content index's facts
-    (when it has run) and the docs pages (under ``roots``, the docs roots: found here when not
-    given). One pass over the listing (the preparation's largest part on a large tree: a warm
-    start's whole suggester cost); whether a file is code is decided once per extension."""
-    roots = frozenset(docs_roots(files) if roots is None else roots)
-    out: dict[str, list[str]] = {}
+@dataclass
+class _Listed:
+    """What one pass over a listing gathers (:func:`_gather`)."""
+
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+    by_dir: dict[str, list[str]] = field(default_factory=dict)
+    #: ``{kind or name-only fact or "code": [paths]}``, in listing order
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    doc_count: dict[str, int] = field(default_factory=dict)
+    markers: set[str] = field(default_factory=set)
+    #: the doc files a docs root may hold as pages (not tests, not generated)
+    maybe_pages: list[str] = field(default_factory=list)
+
+
+def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
+    """One pass over the listing (:func:`tables`); whether a file is code is decided once per
+    extension, which names a name-level rule may give a fact to by one scan of them all
+    (``facts.rule_named``)."""
+    out = _Listed()
+    by_name, by_dir, groups = out.by_name, out.by_dir, out.groups
     code_ext: dict[str, bool] = {}
-    pages: list[str] = []
+    names: list[str] = []
+    special: list[int] = []
     for n, f in enumerate(files):
         if n % 1024 == 1023:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
+        folder, _, name = f.rpartition("/")
+        names.append(name)
+        by_name.setdefault(name, []).append(f)
+        by_dir.setdefault(folder, []).append(f)
         kind = kind_map.get(f, "other")
-        group = out.get(kind)
-        if group is None:
-            out[kind] = [f]
-        else:
-            group.append(f)
-        dot = f.rfind(".")
-        ext = f[dot:].lower() if dot > f.rfind("/") else ""
-        code = code_ext.get(ext)
-        if code is None:
-            code = code_ext[ext] = kind_is_code(f)
-        if code:  # code by extension, in any folder (a docs example, a test)
-            out.setdefault("code", []).append(f)
-        for fact in facts_of(f, kind, None):
-            out.setdefault(fact, []).append(f)
-        if roots and kind not in ("test", "generated") and _docs_page(f, roots):
-            pages.append(f)
+        groups.setdefault(kind, []).append(f)
+        dot = name.rfind(".")
+        ext = name[dot:].lower() if dot > -1 else ""
+        is_code = code_ext.get(ext)
+        if is_code is None:
+            is_code = code_ext[ext] = kind_is_code(f)
+        if is_code:  # code by extension, in any folder (a docs example, a test)
+            groups.setdefault("code", []).append(f)
+            if kind == "test":  # the one name-only fact most files of a large tree may have
+                groups.setdefault("test-module", []).append(f)
+        if maybe_named(f, name):
+            special.append(n)
+        lname = name.lower()
+        if lname.endswith(DOC_EXTENSIONS):
+            out.doc_count[folder] = out.doc_count.get(folder, 0) + 1
+            if kind not in ("test", "generated") and lname.endswith(DOC_EXTENSIONS[:6]):
+                out.maybe_pages.append(f)
+        if lname in _DOCS_MARKERS:
+            out.markers.add(folder)
+    for n in sorted(set(special).union(rule_named(names))):  # the rest of the name-only facts
+        f = files[n]
+        for fact in facts_of(f, kind_map.get(f, "other"), None) - _TEST_MODULE:
+            groups.setdefault(fact, []).append(f)
+    return out
+
+
+def tables(
+    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None
+) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
+    """The file index of the listing (by name and folder; ``facts``: ``{fact or kind: [paths,
+    sorted]}`` of the path kinds, ``code``, the name-only facts, the content index's facts when
+    it has run, and the docs pages), the docs roots (``workspace/facts.docs_roots``) and
+    ``{path: its facts}`` (kinds left out), all from one pass over the listing (the
+    preparation's largest part on a large tree: a warm start's whole suggester cost); whether a
+    folder names a docs root is decided once per folder."""
+    with collections_paused():  # the file index's lists: long-lived, no cycle
+        listed = _gather(files, kind_map)
+    out = listed.groups
+    roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
+    out["docs-page"] = [f for f in listed.maybe_pages if _docs_page(f, roots)] if roots else []
     found: dict[str, set[str]] = {}
     if content is not None:
-        present = kind_map  # every listed file has a kind
         for fact, paths in content.facts.items():
-            found.setdefault(fact, set()).update(p for p in paths if p in present)
-    out["docs-page"] = pages
+            found.setdefault(fact, set()).update(p for p in paths if p in kind_map)  # every listed file has a kind
     for fact, extra in found.items():
         out[fact] = sorted(extra.union(out.get(fact, ())))
-    return {k: v if k in found else sorted(v) for k, v in out.items()}
+    facts = {k: v if k in found else sorted(v) for k, v in out.items()}
+    fact_of: dict[str, set[str]] = {}
+    for fact, paths in facts.items():
+        if fact not in _KIND_FACTS:
+            for p in paths:
+                fact_of.setdefault(p, set()).add(fact)
+    index = FileIndex.of_tables(root, files, listed.by_name, listed.by_dir)
+    index.kinds = kind_map
+    index.facts = facts
+    return index, roots, {p: frozenset(v) for p, v in fact_of.items()}
+
+
+def _roots(by_dir: dict[str, list[str]], doc_count: dict[str, int], markers: set[str]) -> set[str]:
+    """``workspace/facts.docs_roots`` of a listing grouped by folder: a folder named like docs
+    (the outermost such part of each folder's path), or a marker's folder with three doc files."""
+    roots: set[str] = set()
+    for folder in by_dir:
+        if not folder:
+            continue
+        parts = folder.split("/")
+        for i, part in enumerate(parts):
+            if part.lower() in DOCS_DIR_NAMES:
+                roots.add("/".join(parts[: i + 1]))
+                break
+    roots.update(folder for folder in markers if folder and doc_count.get(folder, 0) >= 3)
+    return roots
 
 
 def evidence_view(

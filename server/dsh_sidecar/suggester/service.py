@@ -54,8 +54,9 @@ if TYPE_CHECKING:  # the event only: the projection imports the graph builder
 
 log = logging.getLogger(__name__)
 
-#: Pause between two looks at the index while a call waits for it, s.
-WAIT_POLL_S: Final = 0.02
+#: Pause between two looks at the index while a call waits for it, s (a look reads a few
+#: flags: ~10 µs; a fresh server's first answer comes this much after the part it waited for)
+WAIT_POLL_S: Final = 0.005
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -365,9 +366,20 @@ class Suggester(AskedMethods):
         if _not_ready(decision):
             budget = self.wait_budget(params)
             self._waited = True
-            if budget > 0 and self._wait_for(asked or set(self.pending()), budget):
+            deadline = time.monotonic() + budget
+            waited = False
+            # wait for what the decision asked for, decide again; a part the new decision asks
+            # for (the content index, once the targets it waited for are prepared) is waited for
+            # too while it is being built, within the same budget
+            while budget > 0 and _not_ready(decision):
+                parts = asked or set(self.pending())
+                if waited and not parts & self.pending():
+                    break  # nothing it asks for is being built: the answer stands
+                waited = True
+                if not self._wait_for(parts, deadline - time.monotonic()):
+                    break
                 ctx = self._context(params)
-                with readiness.recording():
+                with readiness.recording() as asked:
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
                 escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.workspace.cache import SymbolCache
 from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, GraphDelta, Progress, WorkspaceGraph
+from dsh_sidecar.workspace.kindcache import KindCache
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -64,6 +65,7 @@ class GraphBuilder:
         self._refresh_idle = threading.Event()
         self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        self.kind_cache = KindCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -297,7 +299,7 @@ class GraphBuilder:
 
     def _run(self, gen: int, cancel: threading.Event) -> None:
         try:
-            graph = WorkspaceGraph.build_files(self.root)  # type: ignore[arg-type]
+            graph = WorkspaceGraph.build_files(self.root, self.kind_cache)  # type: ignore[arg-type]
             if gen != self._generation:
                 return
             self.file_count = len(graph)
@@ -313,6 +315,9 @@ class GraphBuilder:
                 graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
             else:
                 self._report(0, 0)
+            if graph.classified is not None and self.kind_cache is not None:  # the next build takes them back
+                self.kind_cache.save(graph.files, graph.classified)
+                graph.classified = None
             with self._lock:
                 if gen != self._generation:
                     return

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.workspace.fts import ContentDB, db_path, fts5_available, read_head
+from dsh_sidecar.workspace.stats import FileStats
 
 #: ``{path: ((fact, target), …)}``: the files manifests point to.
 Points = dict[str, tuple[tuple[str, str], ...]]
@@ -90,6 +91,7 @@ class ContentIndexer:
         self._reader: ContentDB | None = None
         self._lock = threading.Lock()
         self._listing: list[str] | None = None
+        self._stats: Callable[[], FileStats | None] | None = None
         #: queued partial work: path -> whether it is listed now (the newest word wins)
         self._changed: dict[str, bool] = {}
         self._full = False
@@ -124,12 +126,16 @@ class ContentIndexer:
             and not self._closed
         )
 
-    def start(self, listing: list[str]) -> None:
-        """Queue a full sync against ``listing`` (repo-relative paths)."""
+    def start(self, listing: list[str], stats: Callable[[], FileStats | None] | None = None) -> None:
+        """Queue a full sync against ``listing`` (repo-relative paths); ``stats()`` (called on
+        the sync's thread) gives the listing's stats when they were taken (the graph's:
+        ``workspace/stats.py``), so that no file is stat'ed twice and an unchanged listing is
+        recognised by its fingerprint."""
         if self.root is None or self.db_path is None:
             return
         with self._lock:
             self._listing = list(listing)
+            self._stats = stats
             self._full = True
         self._kick()
 
@@ -170,14 +176,14 @@ class ContentIndexer:
         try:
             while not self._closed:
                 with self._lock:
-                    listing, full = self._listing, self._full
+                    listing, full, stats = self._listing, self._full, self._stats
                     if full:
-                        self._full, self._listing = False, None
+                        self._full, self._listing, self._stats = False, None, None
                         changed: dict[str, bool] = {}
                     else:
                         changed, self._changed = self._changed, {}
                 if full and listing is not None:
-                    self._sync(listing, None)
+                    self._sync(listing, None, stats=stats() if stats is not None else None)
                 elif changed:
                     only = sorted(changed)
                     self._sync([], only, [p for p in only if changed[p]])
@@ -190,55 +196,54 @@ class ContentIndexer:
             if pending and not self._closed:
                 self._kick()
 
-    def _sync(self, listing: list[str], only: list[str] | None, present: list[str] | None = None) -> None:
+    def _sync(
+        self,
+        listing: list[str],
+        only: list[str] | None,
+        present: list[str] | None = None,
+        stats: FileStats | None = None,
+    ) -> None:
         """One sync on this worker thread (its own writer connection); a database past
         :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch."""
         assert self.root is not None and self.db_path is not None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
+            db = self._writer(full=only is None)
             try:
-                db = ContentDB(self.db_path)
-            except sqlite3.DatabaseError:
-                self._drop_files()
-                db = ContentDB(self.db_path)
-            if only is None and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
-                db.close()
-                self._drop_files()
-                db = ContentDB(self.db_path)
-            try:
-                stats = db.sync(self.root, listing, only, present)
-                db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                counts = db.sync(self.root, listing, only, present, stats)
+                if not counts.get("fingerprint"):
+                    db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if only is not None:  # which files the points name exist now (a full sync: _reopen)
-                    merged = {**self.points, **stats["points"]}
-                    stats["targets"] = db.existing({t for pts in merged.values() for _, t in pts})
+                    merged = {**self.points, **counts["points"]}
+                    counts["targets"] = db.existing({t for pts in merged.values() for _, t in pts})
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as exc:
             self.error = f"content index build failed ({type(exc).__name__}: {exc})"[:300]
             log.warning("workspace content index: %s", self.error)
             return
-        changes: dict[str, frozenset[str] | None] = stats.pop("changed")
-        point_changes: Points = stats.pop("points")
-        targets: set[str] = stats.pop("targets", set())
-        stats["wallS"] = round(time.perf_counter() - t0, 3)
-        stats["cpuS"] = round(time.thread_time() - c0, 3)
+        changes: dict[str, frozenset[str] | None] = counts.pop("changed")
+        point_changes: Points = counts.pop("points")
+        targets: set[str] = counts.pop("targets", set())
+        counts["wallS"] = round(time.perf_counter() - t0, 3)
+        counts["cpuS"] = round(time.thread_time() - c0, 3)
         try:
-            stats["dbBytes"] = self.db_path.stat().st_size
+            counts["dbBytes"] = self.db_path.stat().st_size
         except OSError:
-            stats["dbBytes"] = 0
+            counts["dbBytes"] = 0
         self.error = None
         self.builds += 1
-        if only is None and self._reader is not None and not stats["read"] and not stats["removed"]:
-            self.stats = stats  # a restart on an unchanged tree: the facts loaded at start hold
+        if only is None and self._reader is not None and not counts["read"] and not counts["removed"]:
+            self.stats = counts  # a restart on an unchanged tree: the facts loaded at start hold
             delta: FactChanges | None = {}
         elif only is None or self._reader is None:
-            self.stats = stats
+            self.stats = counts
             self._reopen()
             delta = None
         else:  # a partial sync: the facts follow in O(changes); the reader sees the new rows
-            self.stats = {**self.stats, "lastChange": stats}
+            self.stats = {**self.stats, "lastChange": counts}
             self.change_syncs += 1
-            self.change_cpu_s += stats["cpuS"]
+            self.change_cpu_s += counts["cpuS"]
             self._reader.rows_changed()
             delta = self._follow(changes, point_changes, targets)
         if self.on_ready is not None:
@@ -246,6 +251,21 @@ class ContentIndexer:
                 self.on_ready(self, delta)
             except Exception as exc:  # a listener failure must not stop the indexer
                 log.warning("workspace content index listener failed: %s", exc)
+
+    def _writer(self, full: bool) -> ContentDB:
+        """The writer connection of a sync; a database of another schema, or past
+        :data:`DEAD_RATIO` dead rows at a ``full`` sync, is dropped and made anew."""
+        assert self.db_path is not None
+        try:
+            db = ContentDB(self.db_path)
+        except sqlite3.DatabaseError:
+            self._drop_files()
+            return ContentDB(self.db_path)
+        if full and db.live_rows() and db.dead_rows() > DEAD_RATIO * db.live_rows():
+            db.close()
+            self._drop_files()
+            db = ContentDB(self.db_path)
+        return db
 
     def _follow(self, changes: FactChanges, point_changes: Points, present: set[str]) -> FactChanges:
         """A partial sync's stored facts and points: the files whose facts now differ (the

@@ -25,10 +25,13 @@ lower-cased, stop words dropped, each once per file.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import logging
 import re
 from collections.abc import Iterable
-from typing import Final
+from itertools import accumulate
+from typing import Any, Final
 
 from dsh_sidecar.workspace import manifests
 from dsh_sidecar.workspace.manifests import MANIFEST_FACTS, Manifest
@@ -146,6 +149,8 @@ TEST_CONFIG_NAMES: Final = frozenset(
     }
     | {"cypress.config.ts", "cypress.config.js", "nextest.toml", "codecov.yml", ".coveragerc"}
 )
+#: The names a rule gives a fact to by the name alone (CI files anywhere: :func:`is_ci` decides).
+_NAMED: Final = CI_FILES | TEST_CONFIG_NAMES
 DOCS_DIR_NAMES: Final = frozenset(
     {"docs", "doc", "documentation", "website", "site", "guide", "guides", "manual", "book", "handbook", "wiki"}
     | {"pages", "docsite", "userguide", "user_guide", "tutorials", "tutorial"}
@@ -226,6 +231,66 @@ def is_ci(path: str) -> bool:
 def facts_of(path: str, kind: str, text: str | None) -> set[str]:
     """The facts of one file (module docstring) from its path, kind and text (``None``: unread)."""
     return describe(path, kind, text)[0]
+
+
+#: The names a name-level rule may give a fact to (:func:`_name_facts`, the manifest readers'
+#: lint and version-tool names), as one pattern: a superset (case ignored for all of them).
+_NAME_RULES: Final = re.compile(
+    "|".join(
+        f"(?:{rx.pattern})" for rx in (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+    ),
+    re.IGNORECASE,
+)
+_NO_FACTS: Final[frozenset[str]] = frozenset()
+_TEST_MODULE: Final = frozenset({"test-module"})
+
+
+def maybe_named(path: str, name: str) -> bool:
+    """Whether a name-level rule may give ``path`` (called ``name``) a fact by its name or its
+    place, besides a rule's pattern (:func:`rule_named`): a name a rule lists, a CI folder."""
+    return name in _NAMED or path.startswith(_CI_DIRS)
+
+
+@functools.cache
+def _rules_scan() -> Any:
+    """:data:`_NAME_RULES` as one RE2 pattern over a text of names, one a line: each rule's
+    pattern without its end anchor (a prefix of the name: a superset of the names it matches,
+    whatever RE2's ASCII word class leaves out of an optional suffix), case ignored; ``None``
+    when RE2 cannot compile it (the names are then matched one by one)."""
+    import re2
+
+    parts = (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+    try:
+        return re2.compile("(?im)" + "|".join(f"(?:{rx.pattern.removesuffix('$')})" for rx in parts))
+    except re2.error:
+        log.warning("the name rules do not compile with RE2; each name is matched alone")
+        return None
+
+
+def rule_named(names: list[str]) -> list[int]:
+    """The positions in ``names`` (file names) of those a name-level rule's pattern may match
+    (a superset: :func:`facts_of` decides), found by one automaton pass over all of them (RE2,
+    linear in their length) instead of one backtracking match of every rule per name (names that
+    hold a line break: one by one)."""
+    scan, text = _rules_scan(), "\n".join(names)
+    if scan is not None and text.count("\n") == max(0, len(names) - 1):
+        starts = list(accumulate((len(n) + 1 for n in names), initial=0))
+        try:
+            return sorted({bisect.bisect_right(starts, m.start()) - 1 for m in scan.finditer(text)})
+        except (UnicodeError, ValueError):  # a name RE2 cannot take (no UTF-8): one by one
+            pass
+    return [i for i, n in enumerate(names) if _NAME_RULES.match(n)]
+
+
+def name_facts(path: str, kind: str) -> frozenset[str]:
+    """:func:`facts_of` with no text (the facts of ``path``'s name, place and ``kind``), worked
+    out in full only for a CI path or a name some rule names; the rest, nearly every file of a
+    large tree, has none but ``test-module`` (a test's code): one match per file for a whole
+    listing."""
+    name = _name(path)
+    if name in _NAMED or path.startswith(_CI_DIRS) or _NAME_RULES.match(name):
+        return frozenset(facts_of(path, kind, None))
+    return _TEST_MODULE if kind == "test" and kind_is_code(path) else _NO_FACTS
 
 
 def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest | None]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,12 +15,14 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import fsguard, gitcmd, gitguard
+from dsh_sidecar.workspace.stats import FileStats, stat_of
 from dsh_sidecar.workspace.wildmatch import ignore_matcher, ignore_spec
 
 log = logging.getLogger(__name__)
 
 #: Most files listed for one workspace (a bigger tree is cut, with a warning upstream).
 MAX_FILES: Final = 250_000
+_S_IFMT, _S_IFLNK = stat.S_IFMT(0o177777), stat.S_IFLNK
 #: Folders never walked (VCS metadata, dependency and build caches).
 SKIP_DIRS: Final = frozenset(
     {
@@ -97,23 +100,19 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
+def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = None) -> list[tuple[str, float]]:
     """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
     root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
     :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed;
-    files and folders whose names are not UTF-8 are left out."""
+    files and folders whose names are not UTF-8 are left out. With ``mtimes`` and ``stats``
+    (an empty :class:`~dsh_sidecar.workspace.stats.FileStats` over an empty list), each listed
+    file and its stat are given to it (:meth:`~dsh_sidecar.workspace.stats.FileStats.take`):
+    the one ``lstat`` the mtime needs (a symlink is stat'ed once more, followed)."""
     out: list[tuple[str, float]] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
     while stack:
-        if time.thread_time() - cpu0 > WALK_BUDGET_S or time.monotonic() - wall0 > WALK_WALL_S:
-            log.warning(
-                "walk of %s cut at %d files after %.0f s of CPU (%.0f s)",
-                root,
-                len(out),
-                time.thread_time() - cpu0,
-                time.monotonic() - wall0,
-            )
+        if _spent(root, len(out), cpu0, wall0):
             return out
         folder, prefix, lines, ignored = stack.pop()
         try:
@@ -121,8 +120,9 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
         except OSError:
             continue
         lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
+        all_utf8 = _is_utf8("".join([e.name for e in entries]))  # one check for the folder
         for e in entries:
-            if not _is_utf8(e.name):
+            if not all_utf8 and not _is_utf8(e.name):
                 continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
             rel = prefix + e.name
             try:
@@ -130,9 +130,8 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
             except OSError:
                 continue
             if is_dir:
-                if e.name in SKIP_DIRS or (ignored is not None and ignored(rel + "/")):
-                    continue
-                stack.append((e.path, rel + "/", lines, ignored))
+                if _walked(e.name, rel, ignored):
+                    stack.append((e.path, rel + "/", lines, ignored))
                 continue
             if ignored is not None and ignored(rel):
                 continue
@@ -140,12 +139,34 @@ def walk_files(root: Path, *, mtimes: bool = False) -> list[tuple[str, float]]:
                 continue
             mtime = 0.0
             if mtimes:
-                with contextlib.suppress(OSError):
-                    mtime = e.stat(follow_symlinks=False).st_mtime
+                st: os.stat_result | None = None
+                try:  # (no context manager: this runs once per file)
+                    st = e.stat(follow_symlinks=False)
+                    mtime = st.st_mtime
+                except OSError:
+                    pass
+                if stats is not None:
+                    link = st is None or st.st_mode & _S_IFMT == _S_IFLNK
+                    stats.take(rel, stat_of(e.path) if link else st)
             out.append((rel, mtime))
             if len(out) >= MAX_FILES:
                 return out
     return out
+
+
+def _walked(name: str, rel: str, ignored: Callable[[str], bool] | None) -> bool:
+    """Whether the folder ``name`` at ``rel`` is walked (not a skipped or ignored one)."""
+    return name not in SKIP_DIRS and (ignored is None or not ignored(rel + "/"))
+
+
+def _spent(root: Path, listed: int, cpu0: float, wall0: float) -> bool:
+    """Whether a walk that started at ``cpu0`` (its thread's CPU clock) and ``wall0`` has used
+    its budget (then it is cut, with a warning)."""
+    if time.thread_time() - cpu0 > WALK_BUDGET_S or time.monotonic() - wall0 > WALK_WALL_S:
+        cpu, wall = time.thread_time() - cpu0, time.monotonic() - wall0
+        log.warning("walk of %s cut at %d files after %.0f s of CPU (%.0f s)", root, listed, cpu, wall)
+        return True
+    return False
 
 
 def _with_folder_ignores(

@@ -29,7 +29,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -49,17 +49,30 @@ from dsh_sidecar.workspace.facts import (
     text_words,
 )
 from dsh_sidecar.workspace.kinds import classify
+from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
 
 log = logging.getLogger(__name__)
 
 #: Schema version of the database (a different one is rebuilt): the tables', and the version
 #: of the rules that read a file's facts and declarations (``facts.RULES_VERSION``), since a
 #: file is read again only when it changes.
-SCHEMA_VERSION: Final = f"3.{RULES_VERSION}"
+SCHEMA_VERSION: Final = f"4.{RULES_VERSION}"
 #: Largest file read at all (bigger ones get path tokens only).
 MAX_FILE_BYTES: Final = 2 * 1024 * 1024
 #: Rows per transaction of the builder.
 BATCH: Final = 500
+#: Rows read per query of a full sync (read beside the listing, never all at once).
+PAGE: Final = 2000
+
+#: A row's ``(rid, mtime_ns, size, inode)``.
+_Old = tuple[int, int, int, int]
+
+
+def _i64(n: int) -> int:
+    """An unsigned 64-bit value (an inode number) as SQLite's signed INTEGER holds it."""
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
 #: Column weights of BM25 (path words count more than body words): ``bm25(fts, path, body)``.
 BM25_WEIGHTS: Final = (4.0, 1.0)
 
@@ -102,7 +115,7 @@ MIN_DF_CAP: Final = 50
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, rid INTEGER UNIQUE, mtime_ns INTEGER, size INTEGER,"
-    " kind TEXT, facts TEXT, words INTEGER, keys TEXT, points TEXT)",
+    " ino INTEGER, kind TEXT, facts TEXT, words INTEGER, keys TEXT, points TEXT)",
     "CREATE TABLE IF NOT EXISTS dead(rid INTEGER PRIMARY KEY)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full,"
     " tokenize='porter unicode61')",
@@ -142,7 +155,7 @@ class _Row(NamedTuple):
     text_bytes: int
 
 
-def _read_row(root: Path, rel: str, st: os.stat_result | None) -> _Row:
+def _read_row(root: Path, rel: str, st: Stat | None) -> _Row:
     """The row of the file ``rel`` (``st``: its stat, ``None`` when it is gone): its words (a
     code file's identifiers and messages, a test's fewer, any other text's), its facts and,
     for a manifest, its section words and pointers; a lock, a generated or a binary file is
@@ -172,7 +185,7 @@ class _Batch:
     def __init__(self, con: sqlite3.Connection) -> None:
         self.con = con
         self.fts_rows: list[tuple[int, str, str]] = []
-        self.file_rows: list[tuple[str, int, int, int, str, str, int, str, str]] = []
+        self.file_rows: list[tuple[str, int, int, int, int, str, str, int, str, str]] = []
         self.dead_rows: list[tuple[int]] = []
         self.gone: list[tuple[str]] = []
 
@@ -181,15 +194,16 @@ class _Batch:
         self.gone.append((rel,))
         self.dead_rows.append((rid,))
 
-    def add(self, rid: int, rel: str, st: os.stat_result | None, row: _Row) -> None:
-        """Index the file ``rel`` as FTS row ``rid``."""
+    def add(self, rid: int, rel: str, st: Stat | None, row: _Row) -> None:
+        """Index the file ``rel`` as FTS row ``rid`` (``st``: its stat, ``None``: unknown)."""
         self.fts_rows.append((rid, path_words(rel), row.body))
         self.file_rows.append(
             (
                 rel,
                 rid,
-                st.st_mtime_ns if st else 0,
-                st.st_size if st else 0,
+                st[0] if st else 0,
+                st[1] if st else 0,
+                _i64(st[2]) if st else 0,
                 row.kind,
                 ",".join(sorted(row.facts)),
                 row.body.count(" ") + 1 if row.body else 0,
@@ -205,7 +219,7 @@ class _Batch:
             con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", self.dead_rows)
             con.executemany("DELETE FROM files WHERE path=?", self.gone)
             con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", self.fts_rows)
-            con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?)", self.file_rows)
+            con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?,?)", self.file_rows)
         for rows in (self.dead_rows, self.gone, self.fts_rows, self.file_rows):
             rows.clear()
 
@@ -228,22 +242,24 @@ class _Sync:
     changed: dict[str, frozenset[str] | None] = field(default_factory=dict)
     points: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
-    def file(self, rel: str, old: tuple[int, int, int] | None, wanted: bool) -> None:
-        """Sync the file ``rel`` (``old``: its row's ``(rid, mtime_ns, size)``; ``wanted``:
-        whether it should have a row): removed, unchanged (same mtime and size), or read again."""
+    def file(self, rel: str, old: _Old | None, wanted: bool, st: Stat | None = None, known: bool = False) -> None:
+        """Sync the file ``rel`` (``old``: its row's ``(rid, mtime_ns, size, inode)``; ``wanted``:
+        whether it should have a row; ``st``: its stat when ``known``, ``None`` when it could not
+        be stat'ed; not ``known``: it is stat'ed now): removed, unchanged (the same mtime, size and
+        inode: not read), or read again."""
         if not wanted:
             if old is not None:
                 self.batch.remove(rel, old[0])
-                self.changed[rel] = None
-                self.points[rel] = ()
+                if self.report_changes:
+                    self.changed[rel] = None
+                    self.points[rel] = ()
                 self.removed += 1
                 self.dead += 1
             return
-        try:
-            st: os.stat_result | None = os.stat(self.base + rel)
-        except OSError:
-            st = None
-        if st is not None and old is not None and old[1] == st.st_mtime_ns and old[2] == st.st_size:
+        if not known:
+            found = stat_of(self.base + rel)
+            st = None if found is None else (found.st_mtime_ns, found.st_size, found.st_ino)
+        if st is not None and old is not None and old[1:] == (st[0], st[1], _i64(st[2])):
             self.skipped += 1
             return
         row = _read_row(self.root, rel, st)
@@ -259,6 +275,20 @@ class _Sync:
         self.read += 1
         if len(self.batch.file_rows) >= BATCH:
             self.batch.flush()
+
+    def counts(self, files: int, t0: float) -> dict[str, Any]:
+        """What :meth:`ContentDB.sync` returns of this sync (``t0``: its start, process time)."""
+        return {
+            "files": files,
+            "read": self.read,
+            "unchanged": self.skipped,
+            "removed": self.removed,
+            "dead": self.dead,
+            "textBytes": self.text_bytes,
+            "cpuS": round(time.process_time() - t0, 3),
+            "changed": self.changed,
+            "points": self.points,
+        }
 
 
 class ContentDB:
@@ -298,18 +328,25 @@ class ContentDB:
         listing: list[str],
         only: list[str] | None = None,
         present: Iterable[str] | None = None,
+        stats: FileStats | None = None,
     ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
         those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
         rest are removed; ``None``: look them up in ``listing``); such a sync reads only the
-        rows of those paths, so it costs what it changes. Rows are inserted in bulk
-        (``executemany``), :data:`BATCH` files a transaction. Returns counts, and under
-        ``"changed"`` ``{path: facts, or None when removed}`` of the paths whose row changed, and
-        under ``"points"`` ``{path: the files it points to}`` of those rows (a manifest's
-        declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
+        rows of those paths, so it costs what it changes. A full sync with ``stats`` (the
+        listing's stats: ``workspace/stats.py``) whose fingerprint is the one the last full sync
+        stored has nothing to do and reads no row; otherwise the rows are read in path order
+        beside the sorted listing (never loaded whole), each file's stat compared with its row.
+        Rows are inserted in bulk (``executemany``), :data:`BATCH` files a transaction. Returns
+        counts, and under ``"changed"`` ``{path: facts, or None when removed}`` of the paths
+        whose row changed, and under ``"points"`` ``{path: the files it points to}`` of those
+        rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
         t0 = time.process_time()
         con = self.con
-        known, wanted, todo = self._rows_to_sync(listing, only, present)
+        if stats is not None and stats.files != listing:
+            stats = None  # the stats of another listing: each file is stat'ed here
+        if only is None and stats is not None and self._meta("listing") == stats.fingerprint():
+            return self._unchanged(listing, t0)
         run = _Sync(
             root,
             str(root) + os.sep,
@@ -318,46 +355,100 @@ class ContentDB:
             dead=con.execute("SELECT count(*) FROM dead").fetchone()[0],
             report_changes=only is not None,
         )
-        # no time.sleep(0) hand-over: each file's stat, open and read release the GIL, and a
-        # waiting request thread takes it there
-        for rel in todo:
-            run.file(rel, known.get(rel), rel in wanted)
+        with con:  # the stored fingerprint no longer says what the rows hold (any sync)
+            con.execute("DELETE FROM meta WHERE key='listing'")
+        # no time.sleep(0) hand-over: each file's stat, open and read, and each page of rows read
+        # (SQLite steps without the GIL), release the GIL, and a waiting request thread takes it
         if only is None:
-            for rel in set(known) - wanted:
-                run.batch.remove(rel, known[rel][0])
-                run.removed += 1
-                run.dead += 1
+            for rel, old, wanted, st, known in self._full_work(listing, stats):
+                run.file(rel, old, wanted, st, known)
+        else:
+            rows, wanted_set, todo = self._rows_of(listing, only, present)
+            for rel in todo:
+                run.file(rel, rows.get(rel), rel in wanted_set)
         run.batch.flush()
-        if only is None and (run.read or run.removed):
-            # merge the b-tree segments after a full sync only: FTS5's automerge keeps a few
-            # changed rows cheap, and 'optimize' rewrites the whole index
+        if only is None:
+            self._finish_full(run, stats)
+        return run.counts(len(listing), t0)
+
+    def _finish_full(self, run: _Sync, stats: FileStats | None) -> None:
+        """After a full sync: the b-tree segments merged when rows changed (FTS5's automerge
+        keeps a few changed rows cheap, and 'optimize' rewrites the whole index), the listing's
+        fingerprint stored (the rows now hold what it says)."""
+        con = self.con
+        if run.read or run.removed:
             con.execute("INSERT INTO fts(fts) VALUES('optimize')")
             con.commit()
+        if stats is not None:
+            with con:
+                con.execute("INSERT OR REPLACE INTO meta VALUES('listing', ?)", (stats.fingerprint(),))
+
+    def _meta(self, key: str) -> str | None:
+        row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
+    def _unchanged(self, listing: list[str], t0: float) -> dict[str, Any]:
+        """The counts of a full sync that found the listing's fingerprint stored: nothing read."""
         return {
             "files": len(listing),
-            "read": run.read,
-            "unchanged": run.skipped,
-            "removed": run.removed,
-            "dead": run.dead,
-            "textBytes": run.text_bytes,
+            "read": 0,
+            "unchanged": len(listing),
+            "removed": 0,
+            "dead": self.dead_rows(),
+            "textBytes": 0,
             "cpuS": round(time.process_time() - t0, 3),
-            "changed": run.changed,
-            "points": run.points,
+            "changed": {},
+            "points": {},
+            "fingerprint": True,
         }
 
-    def _rows_to_sync(
-        self, listing: list[str], only: list[str] | None, present: Iterable[str] | None
-    ) -> tuple[dict[str, tuple[int, int, int]], set[str] | frozenset[str], list[str]]:
-        """``{path: (rid, mtime_ns, size)}`` of the rows a sync looks at (all, or those of
-        ``only``), the paths that should have a row, and the paths to look at, in order."""
+    def _full_work(
+        self, listing: list[str], stats: FileStats | None
+    ) -> Iterator[tuple[str, _Old | None, bool, Stat | None, bool]]:
+        """What a full sync looks at, in path order: each listed file with its row (or ``None``)
+        and its stat (with whether it is known: else it is taken then), then each row no listed
+        file has (to remove). The
+        rows are read beside the sorted listing, in pages (:data:`PAGE` rows), and every page
+        is read whole before any write: the pages are keyed by path, so a row this sync writes
+        is never met again as an old one (its ``rid`` is new: skipped)."""
+        order = listing if stats is not None else sorted(listing)
+        first_new = (self.con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1
+        rows = self._pages(first_new)
+        row = next(rows, None)
+        for i, rel in enumerate(order):
+            while row is not None and row[0] < rel:
+                yield row[0], row[1:], False, None, True  # a file no longer listed
+                row = next(rows, None)
+            old = None
+            if row is not None and row[0] == rel:
+                old, row = row[1:], next(rows, None)
+            yield rel, old, True, stats.at(i) if stats is not None else None, stats is not None
+        while row is not None:
+            yield row[0], row[1:], False, None, True
+            row = next(rows, None)
+
+    def _pages(self, first_new: int) -> Iterator[tuple[str, int, int, int, int]]:
+        """The rows older than ``first_new`` (``(path, rid, mtime_ns, size, inode)``), in path
+        order, fetched :data:`PAGE` at a time."""
+        after = ""
+        sql = "SELECT path, rid, mtime_ns, size, ino FROM files WHERE path > ? AND rid < ? ORDER BY path LIMIT ?"
+        while True:
+            page = self.con.execute(sql, (after, first_new, PAGE)).fetchall()
+            yield from page
+            if len(page) < PAGE:
+                return
+            after = page[-1][0]
+
+    def _rows_of(
+        self, listing: list[str], only: list[str], present: Iterable[str] | None
+    ) -> tuple[dict[str, _Old], set[str] | frozenset[str], list[str]]:
+        """``{path: (rid, mtime_ns, size, inode)}`` of the rows of ``only``, the paths that
+        should have a row, and the paths to look at, in order."""
         con = self.con
-        if only is None:
-            known = {p: (rid, m, s) for p, rid, m, s in con.execute("SELECT path, rid, mtime_ns, size FROM files")}
-            return known, set(listing), listing
         wanted = frozenset(present) if present is not None else frozenset(p for p in only if p in set(listing))
         known = {}
         for p in dict.fromkeys(only):
-            row = con.execute("SELECT rid, mtime_ns, size FROM files WHERE path=?", (p,)).fetchone()
+            row = con.execute("SELECT rid, mtime_ns, size, ino FROM files WHERE path=?", (p,)).fetchone()
             if row is not None:
                 known[p] = row
         return known, wanted, [p for p in dict.fromkeys(only) if p in wanted or p in known]

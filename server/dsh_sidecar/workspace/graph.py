@@ -35,17 +35,20 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.cache import Entry, SymbolCache
+from dsh_sidecar.workspace import fsguard, symbolpass
+from dsh_sidecar.workspace.cache import SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
+from dsh_sidecar.workspace.heap import collections_paused
+from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.recency import git_scan
-from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extension, extract
+from dsh_sidecar.workspace.stats import FileStats, stat_files
+from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
 from dsh_sidecar.workspace.wildmatch import ignore_spec
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
@@ -57,12 +60,8 @@ log = logging.getLogger(__name__)
 PROOF_BASE: Final = 0.4
 PROOF_KIND: Final = 0.4
 PROOF_RECENCY: Final = 0.2
-#: Most files the symbol index reads (newest first), and its time budget in CPU seconds of its
-#: thread (a busy machine slows the pass's wall clock, not its work: a wall-clock budget cut the
-#: index short under load); a pass is cut after :data:`SYMBOL_WALL_S` wall-clock seconds whatever.
+#: Most files the symbol index reads (newest first; its CPU budget is the pass's: ``symbolpass.py``).
 MAX_SYMBOL_FILES: Final = 50_000
-SYMBOL_BUDGET_S: Final = 30.0
-SYMBOL_WALL_S: Final = 600.0
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
@@ -145,6 +144,11 @@ class WorkspaceGraph:
         self._usage_cache: dict[str, list[str]] = {}
         self._lock = threading.RLock()
         self._ignore: pathspec.PathSpec | None = None
+        #: the kinds :meth:`from_listing` classified (none were known), for a kind cache to keep
+        self.classified: list[Kind] | None = None
+        #: the listing's stats (``workspace/stats.py``): the walk's, or taken once on first use
+        self._stats: FileStats | None = None
+        self._stats_lock = threading.Lock()
 
     # ------------------------------------------------------------------ building
 
@@ -169,38 +173,53 @@ class WorkspaceGraph:
         return graph
 
     @classmethod
-    def build_files(cls, root: Path) -> WorkspaceGraph:
-        """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols)."""
+    def build_files(cls, root: Path, kind_cache: KindCache | None = None) -> WorkspaceGraph:
+        """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols); with
+        ``kind_cache``, the kinds of a listing it holds are taken from it (``kindcache.py``)."""
         t0 = time.perf_counter()
         times: dict[str, float] = {}
         source = "none"
         scan = git_scan(root) if root.is_dir() else None
+        walked: FileStats | None = None
         if scan is not None:
             files, times = scan
             source = "git"
         elif root.is_dir():
-            pairs = walk_files(root, mtimes=True)
+            walked = FileStats([])
+            pairs = walk_files(root, mtimes=True, stats=walked)
             files = [rel for rel, _ in pairs]
             times = dict(pairs)
             source = "mtime"
         else:
             files = []
-        graph = cls.from_listing(root, files, times, source)
+        with collections_paused():  # the listing's tables: long-lived, no cycle
+            graph = cls.from_listing(root, files, times, source, kind_cache.load if kind_cache is not None else None)
+            if walked is not None:
+                graph._stats = walked.select(graph.files)
         graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
         graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
         return graph
 
     @classmethod
     def from_listing(
-        cls, root: Path, files: list[str], times: dict[str, float], source: str = "given"
+        cls,
+        root: Path,
+        files: list[str],
+        times: dict[str, float],
+        source: str = "given",
+        known: Callable[[list[str]], list[Kind] | None] | None = None,
     ) -> WorkspaceGraph:
         """The file-level graph of a given listing (repo-relative POSIX paths, at most
         :data:`~dsh_sidecar.workspace.files.MAX_FILES` kept) and change times (Unix seconds;
-        a missing time counts as the oldest)."""
+        a missing time counts as the oldest). ``known(files)`` gives the kinds of the sorted
+        listing when it knows them (a cache), else ``None``: each path is classified, and
+        :attr:`classified` holds the kinds for the caller to keep."""
         t0 = time.perf_counter()
         graph = cls(root)
         files = sorted(dict.fromkeys(files))[:MAX_FILES]
-        kinds = list(map(classify, files))
+        cached = known(files) if known is not None else None
+        kinds = cached if cached is not None else list(map(classify, files))
+        graph.classified = kinds if cached is None else None
         tget = times.get
         stamps = [tget(f, 0.0) for f in files]
         graph.files = files
@@ -224,12 +243,21 @@ class WorkspaceGraph:
         }
         return graph
 
-    def _symbol_todo(self) -> tuple[list[str], bool]:
-        """The code files to index, newest first (the rank order), then by path, at most
-        :data:`MAX_SYMBOL_FILES`; and whether there were more."""
-        times = self._time
-        todo = [f for f in self.files if _symbol_candidate(f, self._kind[f])]
-        todo.sort(key=lambda f: (-times[f], f))
+    def file_stats(self) -> FileStats:
+        """The stats of the listing as built (``workspace/stats.py``): the walk's, or one ``stat``
+        per file on the first call (from any thread; later calls wait for it and share it)."""
+        with self._stats_lock:
+            if self._stats is None or self._stats.files is not self.files:
+                self._stats = stat_files(self.root, self.files)
+            return self._stats
+
+    def _symbol_todo(self) -> tuple[list[int], bool]:
+        """The code files to index (their positions in :attr:`files`), newest first (the rank
+        order), then by path, at most :data:`MAX_SYMBOL_FILES`; and whether there were more."""
+        files, kinds = self.files, self._kind
+        todo = [i for i, f in enumerate(files) if _symbol_candidate(f, kinds[f])]
+        times = list(map(self._time.__getitem__, files))
+        todo.sort(key=times.__getitem__, reverse=True)  # stable: a time's files stay in path order
         return todo[:MAX_SYMBOL_FILES], len(todo) > MAX_SYMBOL_FILES
 
     def _publish_symbols(self, index: SymbolIndex) -> None:
@@ -248,57 +276,19 @@ class WorkspaceGraph:
         cache: SymbolCache | None = None,
     ) -> None:
         """Build the symbol index over the code files, newest first, within
-        :data:`MAX_SYMBOL_FILES` and :data:`SYMBOL_BUDGET_S`; the index is published only
-        when complete (or cut by the budget/cancel, then ``stats['symbolsTruncated']``).
-        With ``cache``, unchanged files (same mtime and size) come from it, and the cache is
-        rewritten when anything changed (a truncated index too: the next session on an
-        unchanged tree parses nothing)."""
-        t0, cpu0 = time.perf_counter(), time.thread_time()
+        :data:`MAX_SYMBOL_FILES` and the pass's CPU budget (``symbolpass.py``); the index is
+        published only when complete (or cut by the budget/cancel, then
+        ``stats['symbolsTruncated']``). With ``cache``, unchanged files (the same mtime, size and
+        inode in the listing's stats) come from it, and the cache is rewritten when anything
+        changed (a truncated index too: the next session on an unchanged tree parses nothing)."""
+        t0 = time.perf_counter()
         todo, truncated = self._symbol_todo()
-        total = len(todo)
-        if progress is not None:
-            progress(0, total)
-        old = cache.load() if cache is not None else {}
-        new: dict[str, Entry] = {}
-        index = SymbolIndex()
-        base = str(self.root) + os.sep
-        step = max(1, total // 100)
-        hits = 0
-        cut = len(todo)
-        # no time.sleep(0) hand-over: each file's stat (and read) releases the GIL, and a waiting
-        # request thread takes it there
-        for i, rel in enumerate(todo, 1):
-            # the thread's CPU clock is a system call: read every 64 files (~1 ms of parsing)
-            spent = i % 64 == 0 and (
-                time.thread_time() - cpu0 > SYMBOL_BUDGET_S or time.perf_counter() - t0 > SYMBOL_WALL_S
-            )
-            if (cancel is not None and cancel.is_set()) or spent:
-                truncated = True
-                cut = i - 1
-                break
-            symbols, st, hit = _file_symbols(self.root, base + rel, rel, old)
-            if hit is not None:
-                hits += 1
-                index.add(rel, FileSymbols(frozenset(hit[2]), hit[3], hit[4], parser="cache"))
-                if cache is not None:
-                    new[rel] = hit  # the cached entry itself (no copy)
-            elif symbols is not None and st is not None:  # symbols come only from a file stat() found
-                index.add(rel, symbols)
-                if cache is not None:
-                    new[rel] = _cache_entry(st, symbols)
-            if progress is not None and (i % step == 0 or i == total):
-                progress(i, total)
-        self._publish_symbols(index)
-        parsed = len(new) - hits
-        saved = _save_symbols(cache, old, new, todo[cut:], parsed) if cache is not None else False
-        self.stats.update(
-            symbolFiles=len(index),
-            symbolMs=round((time.perf_counter() - t0) * 1000, 1),
-            symbolsTruncated=truncated,
-            parsers=dict(index.parsers),
-            cacheHits=hits,
-            cacheSaved=saved,
+        stats = self.file_stats() if cache is not None else self._stats
+        done = symbolpass.run(
+            self.root, self.files, todo, truncated, stats=stats, progress=progress, cancel=cancel, cache=cache
         )
+        self._publish_symbols(done.index)
+        self.stats.update(symbolpass.summary(done, t0))
 
     def _reindex_kinds(self) -> None:
         by_kind: dict[str, list[str]] = {}
@@ -459,6 +449,7 @@ class WorkspaceGraph:
                     names.update(defs ^ self.symbols.defined_in(rel))
             if added or removed or modified:
                 self._usage_cache = {}
+                self._stats = None  # the listing's stats describe the tree before this batch
         return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
     def relative(self, raw: str) -> str | None:
@@ -526,41 +517,3 @@ def _read(root: Path, rel: str) -> bytes | None:
     """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
     ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
     return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
-
-
-def _file_symbols(
-    root: Path, path: str, rel: str, old: Mapping[str, Entry]
-) -> tuple[FileSymbols | None, os.stat_result | None, Entry | None]:
-    """The symbols of the code file ``rel`` (at ``path``), its stat and, when ``old`` has an
-    entry for it with the same mtime and size, that entry (then nothing is read or parsed)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None, None, None
-    if st.st_size > MAX_FILE_BYTES:
-        return None, st, None
-    hit = old.get(rel)
-    if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-        return None, st, hit
-    data = _read(root, rel)
-    return (extract(rel, data) if data is not None else None), st, None
-
-
-def _cache_entry(st: os.stat_result, symbols: FileSymbols) -> Entry:
-    """The symbol cache's entry of a file parsed now (its stat and symbols)."""
-    return (st.st_mtime_ns, st.st_size, sorted(symbols.definitions), symbols.tokens, symbols.generated)
-
-
-def _save_symbols(
-    cache: SymbolCache, old: dict[str, Entry], new: dict[str, Entry], unreached: list[str], parsed: int
-) -> bool:
-    """Save the symbol cache when it differs from what was loaded (``old``); the entries of the
-    files a cut build did not reach (``unreached``) stay cached. A truncated index is saved
-    too (its entries are those of the newest MAX_SYMBOL_FILES code files): a later session on
-    an unchanged tree then parses nothing. Whether it was saved."""
-    for rel in unreached:
-        if rel in old:
-            new[rel] = old[rel]
-    if parsed or len(old) != len(new):
-        return cache.save(new)
-    return False

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Final
 
 #: Seconds between two freezes while a build runs: a collection then scans at most what this
@@ -64,3 +65,33 @@ class HeapFreezer:
             self.freezes += 1
             if not busy:
                 return
+
+
+_paused = 0
+_pause_lock = threading.Lock()
+_was_enabled = True
+
+
+@contextmanager
+def collections_paused() -> Iterator[None]:
+    """No automatic collection while the block runs: for the bulk builds of long-lived tables
+    (a listing's dicts, a cache read back, the suggester's one-pass tables) that make tens of
+    thousands of containers and no garbage cycle. Each container would count towards the next
+    collection, and the collections that follow scan them again and again while the build goes
+    on: 20-60 % of such a build's CPU on 100k files (a JSON array of 50,000 lists: 115 ms with
+    the collector, 43 ms without). Process-wide and nested (from several threads, the collector
+    comes back when the last block ends, as it was before the first); the blocks are short
+    (a fraction of a second each), so another thread's garbage waits that long at most."""
+    global _paused, _was_enabled
+    with _pause_lock:
+        if _paused == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _paused += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _paused -= 1
+            if _paused == 0 and _was_enabled:
+                gc.enable()

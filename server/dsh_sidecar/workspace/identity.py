@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.state.files import StateFile
-from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig, gitguard
+from dsh_sidecar.workspace import fsguard, gitcmd, gitconfig, gitguard, prefetch
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +155,13 @@ def root_commit_identity(root: Path) -> str | None:
 
 def repository_identity(root: Path) -> str:
     """The identity of the repository at ``root`` (rules in the module docstring):
-    ``remote:<host>/<path>``, ``root:<sha>`` or ``path:<absolute path>``. Never raises."""
+    ``remote:<host>/<path>``, ``root:<sha>`` or ``path:<absolute path>``. Never raises. One
+    worked out early (``prefetch.py``) is taken when fresh."""
+    return prefetch.take(("identity", str(root)), identify, root)
+
+
+def identify(root: Path) -> str:
+    """:func:`repository_identity` worked out now."""
     try:
         resolved = root.resolve()
     except OSError:

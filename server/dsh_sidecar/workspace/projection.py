@@ -209,7 +209,7 @@ class WorkspaceProjection:
 
     def _graph_listed(self, graph: WorkspaceGraph) -> None:
         """The graph's listing exists (builder thread): index contents, prepare the targets."""
-        self.content.start(graph.files)
+        self.content.start(graph.files, graph.file_stats)
         self.owner().prepare(graph)
 
     def _graph_changed(self, graph: WorkspaceGraph, delta: GraphDelta) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import gitcmd, gitguard
+from dsh_sidecar.workspace import gitcmd, gitguard, prefetch
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -82,7 +82,12 @@ def git_scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     """``(files, {path: change time})`` of a git checkout (rules in the module docstring):
     files = tracked + untracked-not-ignored, de-duplicated, unsorted. ``None`` when ``root`` is
     not a checkout or the listing fails (the caller walks instead); a failed log or status only
-    loses recency."""
+    loses recency. A scan of ``root`` started early (``prefetch.py``) is taken when fresh."""
+    return prefetch.take(("git_scan", str(root)), scan, root)
+
+
+def scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
+    """:func:`git_scan` run now."""
     if not gitguard.can_list(root):
         return None
     outs = _run_parallel(root, _GIT_SCAN)

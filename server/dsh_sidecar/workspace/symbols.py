@@ -23,6 +23,7 @@ import importlib
 import logging
 import re
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -31,6 +32,8 @@ from dsh_sidecar.workspace.kinds import code_language_of
 
 log = logging.getLogger(__name__)
 
+#: Files a bulk load (:meth:`SymbolIndex.from_columns`) indexes between two hand-overs of the GIL.
+BULK_SLICE: Final = 2048
 #: Largest file indexed, in bytes (bigger ones are usually generated or data).
 MAX_FILE_BYTES: Final = 512 * 1024
 #: Identifier tokens (ASCII identifiers of two or more characters).
@@ -233,6 +236,53 @@ class SymbolIndex:
         self._file_tokens: dict[str, tuple[str, ...]] = {}
         self.parsers: Counter[str] = Counter()
         self.generated: set[str] = set()
+
+    @classmethod
+    def from_columns(
+        cls,
+        paths: list[str],
+        defs: list[str],
+        def_at: list[int],
+        tokens: list[str],
+        counts: list[int],
+        token_at: list[int],
+        generated: list[int],
+    ) -> SymbolIndex:
+        """The index of whole files given by column (``workspace/cache.py``): file ``i`` is
+        ``paths[i]``, its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens and their counts
+        ``tokens`` / ``counts[token_at[i]:token_at[i + 1]]``; ``generated[i]`` 1 for a generated
+        file, which has no symbols. What :meth:`add` of each would build, the per-file tables
+        made in bulk. Runs on a builder thread beside the server's calls: the GIL is handed
+        over every :data:`BULK_SLICE` files."""
+        index = cls()
+        live = [i for i, g in enumerate(generated) if not g]
+        index.generated = {paths[i] for i, g in enumerate(generated) if g}
+        files = [paths[i] for i in live]
+        file_defs = [defs[def_at[i] : def_at[i + 1]] for i in live]
+        index._file_defs = dict(zip(files, map(frozenset, file_defs)))
+        index._file_tokens = {paths[i]: tuple(tokens[token_at[i] : token_at[i + 1]]) for i in live}
+        index.parsers = Counter({"cache": len(files)}) if files else Counter()
+        by_name = index.defs
+        for path, names in zip(files, file_defs):
+            for name in names:
+                group = by_name.get(name)
+                if group is None:
+                    by_name[name] = {path}
+                else:
+                    group.add(path)
+        refs = index.refs
+        for n, i in enumerate(live):
+            if n % BULK_SLICE == BULK_SLICE - 1:
+                time.sleep(0)
+            path = paths[i]
+            a, b = token_at[i], token_at[i + 1]
+            for tok, count in zip(tokens[a:b], counts[a:b]):
+                posting = refs.get(tok)
+                if posting is None:
+                    refs[tok] = {path: count}
+                else:
+                    posting[path] = count
+        return index
 
     def __len__(self) -> int:
         return len(self._file_defs)

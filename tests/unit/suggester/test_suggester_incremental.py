@@ -192,3 +192,76 @@ def test_files_changed_follows_its_paths(shopcart, dsh_home):
     ws.s.files_changed(["src/shopcart/orders.py"])
     assert ws.s.prepared is not held and ws.s.prepared.index.exists("src/shopcart/orders.py")
     assert view(ws.s.prepared) == ws.full()
+
+
+class _Content:
+    """A content view with fixed facts (some of them on paths no longer listed)."""
+
+    pending = False
+
+    def __init__(self, facts: dict[str, list[str]]) -> None:
+        self.facts = facts
+
+
+def reference_tables(root: Path, files: list[str], kinds: dict[str, str], content: _Content | None) -> dict:
+    """What the one-pass tables must be, from the rules one by one: the file index of the
+    listing, every file under its kind, ``code`` and each fact ``facts_of`` gives it unread, the
+    content index's facts of listed files, and the doc pages under ``docs_roots``."""
+    from dsh_sidecar.suggester.fileindex import FileIndex
+    from dsh_sidecar.workspace.facts import DOC_EXTENSIONS, docs_roots, facts_of, kind_is_code
+
+    index = FileIndex(root, files)
+    roots = docs_roots(files)
+    facts: dict[str, set[str]] = {}
+    for f in files:
+        kind = kinds.get(f, "other")
+        for fact in {kind, *facts_of(f, kind, None), *(["code"] if kind_is_code(f) else [])}:
+            facts.setdefault(fact, set()).add(f)
+        page = f.lower().endswith(DOC_EXTENSIONS[:6]) and any(f.startswith(r + "/") for r in roots)
+        if page and kind not in ("test", "generated"):
+            facts.setdefault("docs-page", set()).add(f)
+    for fact, paths in (content.facts if content else {}).items():
+        facts.setdefault(fact, set()).update(p for p in paths if p in kinds)
+    kind_facts = {"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"}
+    fact_of: dict[str, set[str]] = {}
+    for fact, paths in facts.items():
+        if fact not in kind_facts:
+            for p in paths:
+                fact_of.setdefault(p, set()).add(fact)
+    return {
+        "by_name": {k: sorted(v) for k, v in index.by_name.items()},
+        "by_dir": {k: sorted(v) for k, v in index.by_dir.items()},
+        "names": index.names,
+        "depth": index.depth,
+        "sorted": index._sorted,
+        "facts": {k: sorted(v) for k, v in facts.items() if v},
+        "roots": roots,
+        "fact_of": fact_of,
+    }
+
+
+@pytest.mark.parametrize("name", ["shopcart", "pyproj", "bare", "this repository"])
+def test_one_pass_tables_are_the_rules_one_by_one(tmp_path: Path, name: str) -> None:
+    from dsh_sidecar.workspace.files import list_files
+    from dsh_sidecar.workspace.kinds import classify
+
+    root = Path(__file__).resolve().parents[3] if name == "this repository" else copy_workspace(tmp_path, name)
+    files = list_files(root) + ["docs/guide/a.md", "site/x.rst", "manual/conf.py", "tests/docs/b.md", "CHANGES"]
+    files = sorted(set(files))
+    kinds = {f: classify(f) for f in files}
+    kinds[files[0]] = "generated"  # a kind the symbol pass gave, not the path's
+    content = _Content({"version-module": [files[1], "gone.py"], "changelog": ["CHANGES", files[2]]})
+    for facts in (None, content):
+        index, roots, fact_of = prep.tables(root, list(files), kinds, facts)
+        got = {
+            "by_name": {k: sorted(v) for k, v in index.by_name.items()},
+            "by_dir": {k: sorted(v) for k, v in index.by_dir.items()},
+            "names": index.names,
+            "depth": index.depth,
+            "sorted": index._sorted,
+            "facts": {k: list(v) for k, v in index.facts.items() if v},
+            "roots": set(roots),
+            "fact_of": {p: set(v) for p, v in fact_of.items()},
+        }
+        assert got == reference_tables(root, files, kinds, facts)
+        assert index.files == files and index.file_set == set(files) and index.kinds is kinds

@@ -278,3 +278,45 @@ def test_a_waiting_call_leaves_the_event_loop_free_and_later_calls_keep_their_or
         built.set()
         sidecar.shutdown()
         asyncio.run(sidecar.aclose())
+
+
+def test_the_first_call_waits_for_each_part_it_turns_out_to_need(shopcart, dsh_home):
+    """A fresh server's first call comes before the targets are prepared: it waits for them, and
+    when its classification then asks the symbol index (is ``settings`` a name defined here?),
+    still being built, it waits for that too, all within its one bound (it used to wait for the
+    targets only: ``suppressed not-ready Config``, no note)."""
+    (shopcart / ".dsh").mkdir()
+    (shopcart / ".dsh" / "pack.yml").write_text(
+        "id: repo\nreplace: true\nintents:\n  Config:\n    signals:\n      - {pattern: 'settings', weight: 3}\n"
+        "    candidates:\n      - {path: '*/settings.yml', prior: 1.0, reason: the settings}\n"
+    )
+    (shopcart / "conf").mkdir()
+    (shopcart / "conf" / "settings.yml").write_text("debug: false\n")
+    index = Index(shopcart)
+    lines: list[str] = []
+    s = Suggester(
+        shopcart,
+        parse_suggester_config({"enabled": True, "firstCallWaitMs": 30_000}),
+        dsh_home,
+        sink=lines.append,
+        workspace=lambda: index.graph,
+        background=True,
+        indexing=lambda: index.building,
+    )
+    s.start()
+    assert s.pending() == {TARGETS, SYMBOLS}
+
+    def build() -> None:
+        time.sleep(0.2)
+        s.prepare(index.graph)  # the targets, the symbol pass still running
+        time.sleep(0.2)
+        index.symbols_done()
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    t0 = time.monotonic()
+    notes = s.post_execute(call("grep", {"pattern": "settings"}))
+    builder.join()
+    assert [n.source.intent for n in notes] == ["Config"], ledger_messages(lines)
+    assert notes[0].source.targets == ["conf/settings.yml"] and time.monotonic() - t0 >= 0.4
+    assert not [m for m in ledger_messages(lines) if m.startswith("suppressed")]

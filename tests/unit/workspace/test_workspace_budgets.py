@@ -10,6 +10,7 @@ import time
 
 from dsh_sidecar.workspace import files as files_mod
 from dsh_sidecar.workspace import graph as graph_mod
+from dsh_sidecar.workspace import symbolpass
 
 
 def slow_wall_clock(monkeypatch, module, step_s: float) -> None:
@@ -40,6 +41,6 @@ def test_a_slow_wall_clock_does_not_cut_the_symbol_pass(tmp_path, monkeypatch):
     slow_wall_clock(monkeypatch, graph_mod, 1.0)  # 200 files "take" 400 s of wall clock
     graph.index_symbols()
     assert graph.stats["symbolsTruncated"] is False and graph.definitions("name_199") == ["m199.py"]
-    monkeypatch.setattr(graph_mod, "SYMBOL_BUDGET_S", 0.0)  # no CPU time at all: cut
+    monkeypatch.setattr(symbolpass, "SYMBOL_BUDGET_S", 0.0)  # no CPU time at all: cut
     graph.index_symbols()
     assert graph.stats["symbolsTruncated"] is True

@@ -3,12 +3,15 @@ BM25 lookups, incremental syncs, docs roots."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from dsh_sidecar.workspace.content import ContentIndexer
-from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, path_words
+from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, name_facts, path_words
+from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.fts import fts5_available
+from dsh_sidecar.workspace.kinds import KINDS
 
 pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
 
@@ -60,6 +63,70 @@ def test_path_words_split_folders_snake_and_camel():
 )
 def test_facts_from_names_and_contents(path, kind, text, facts):
     assert facts_of(path, kind, text) == facts
+
+
+NAMED_PATHS = [
+    "CHANGELOG.md",
+    "docs/changes",
+    "HISTORY.rst",
+    "node_modules/x/CHANGELOG.md",
+    "CODEOWNERS",
+    ".github/CODEOWNERS",
+    "OWNERS",
+    "credits.txt",
+    ".eslintrc.json",
+    "web/eslint.config.mjs",
+    "ruff.toml",
+    "RUFF.TOML",
+    ".pre-commit-config.yaml",
+    ".bumpversion.cfg",
+    "GitVersion.yml",
+    "tox.ini",
+    "sub/tox.ini",
+    "noxfile.py",
+    ".gitlab-ci.yml",
+    "sub/.gitlab-ci.yml",
+    ".github/workflows/ci.yml",
+    ".github/workflows/notes.md",
+    ".circleci/config.yml",
+    "Jenkinsfile",
+    "ci/Jenkinsfile",
+    "tests/test_x.py",
+    "tests/data/x.json",
+    "conftest.py",
+    "pytest.ini",
+    "jest.config.ts",
+    "src/pkg/mod.py",
+    "README.md",
+    "Makefile",
+]
+
+
+def test_name_facts_are_the_facts_of_an_unread_file():
+    """The one-match shortcut over a whole listing gives what the full rules give a file unread,
+    for every path of this repository and the names the rules name, under every kind."""
+    repo = Path(__file__).resolve().parents[3]
+    paths = list_files(repo) + NAMED_PATHS
+    assert len(paths) > 1000
+    for kind in KINDS:
+        for path in paths:
+            assert name_facts(path, kind) == facts_of(path, kind, None), (path, kind)
+    assert name_facts("CHANGELOG.md", "doc") == {"changelog"} and name_facts("src/pkg/mod.py", "source") == set()
+
+
+def test_one_scan_finds_every_name_a_rule_may_match():
+    """The names one automaton pass over a listing gives (``facts.rule_named``) hold every name
+    a rule matches alone, case, other scripts and a line break in a name included."""
+    from dsh_sidecar.workspace.facts import _NAME_RULES, rule_named
+
+    repo = Path(__file__).resolve().parents[3]
+    names = [p.rsplit("/", 1)[-1] for p in list_files(repo) + NAMED_PATHS]
+    odd = ["CHANGES.ñ", "ＣＨＡＮＧＥＳ.md", "history.fr.md", "Authors", "owners.ä", ".ESLINTRC.JSON", "x.py", "é"]
+    for listing in (names + odd, odd, names + ["CHANGES\nHISTORY.md", "b\nCHANGES"], [], ["CHANGES"]):
+        expected = {i for i, n in enumerate(listing) if _NAME_RULES.match(n)}
+        found = set(rule_named(listing))
+        assert expected <= found and all(0 <= i < len(listing) for i in found), listing[:3]
+        assert len(found - expected) <= len(listing) // 10  # a superset, not everything
 
 
 def test_docs_roots_wherever_the_docs_folder_is():
@@ -130,3 +197,44 @@ def test_no_workspace_is_inert(tmp_path):
     ix = ContentIndexer(None, tmp_path)
     ix.start(["a"])
     assert ix.wait(1) and ix.status()["state"] == "off" and ix.search(["a"]) == []
+
+
+def test_an_unchanged_listing_is_known_by_its_fingerprint(tmp_path, monkeypatch):
+    """A full sync given the listing's stats (the graph's: one stat per file for the whole build)
+    compares no row when the stats are those the last full sync stored a fingerprint of; a file
+    changed since, or put in place of another with the same size and mtime (its inode), is read
+    again, and the rows are never loaded whole (read in pages beside the listing)."""
+    from dsh_sidecar.workspace import fts
+    from dsh_sidecar.workspace.stats import stat_files
+
+    root = tmp_path / "ws"
+    listing = write(root, {f"docs/p{i}.md": f"# page {i}\n" for i in range(30)} | {"a.py": "x = 1\n"})
+    stats = lambda: stat_files(root, listing)  # noqa: E731
+    ix = ContentIndexer(root, tmp_path / "cache")
+    ix.start(listing, stats)
+    assert ix.wait(60) and ix.stats["read"] == len(listing) and "fingerprint" not in ix.stats
+    again = ContentIndexer(root, tmp_path / "cache")
+    again.start(listing, stats)
+    assert again.wait(60) and again.stats["fingerprint"] is True and again.stats["unchanged"] == len(listing)
+    st = (root / "docs/p3.md").stat()
+    (root / "new.md").write_text("# page 9\n")  # the same size, then the same mtime: another inode
+    os.utime(root / "new.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(root / "new.md", root / "docs/p3.md")
+    (root / "a.py").write_text("x = 22\n")
+    third = ContentIndexer(root, tmp_path / "cache")
+    third.start(listing, stats)
+    assert third.wait(60) and third.stats["read"] == 2 and third.stats["unchanged"] == len(listing) - 2
+    assert [p for p, _ in third.search(["page"], 40)]  # the index still answers
+    for x in (ix, again, third):
+        x.close()
+    # a listing with a file gone and one added: the rows are read page by page (here 7 a page)
+    (root / "docs/p0.md").unlink()
+    (root / "docs/zz.md").write_text("# last\n")
+    listing = sorted({*listing, "docs/zz.md"} - {"docs/p0.md"})
+    monkeypatch.setattr(fts, "PAGE", 7)
+    db = fts.ContentDB(tmp_path / "cache" / third.db_path.name)
+    try:
+        counts = db.sync(root, listing, None, None, stat_files(root, listing))
+    finally:
+        db.close()
+    assert (counts["read"], counts["removed"], counts["unchanged"]) == (1, 1, len(listing) - 1)

@@ -73,3 +73,32 @@ def test_a_sidecar_follows_its_workspace_build_with_the_freezer(dsh_home, worksp
     finally:
         asyncio.run(sidecar.aclose())
         gc.unfreeze()
+
+
+def test_collections_paused_nests_across_threads_and_restores_the_collector() -> None:
+    import gc
+
+    from dsh_sidecar.workspace.heap import collections_paused
+
+    assert gc.isenabled()
+    inner_done = threading.Event()
+
+    def other() -> None:
+        with collections_paused():
+            assert not gc.isenabled()
+        inner_done.set()
+
+    with collections_paused():
+        assert not gc.isenabled()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert inner_done.is_set() and not gc.isenabled()  # the other block ended first: still paused
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collections_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()

@@ -104,7 +104,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-_LINT_NAMES: Final = re.compile(
+LINT_NAMES: Final = re.compile(
     r"^(?:\.eslintrc(?:\.\w+)?|eslint\.config\.[cm]?[jt]s|\.prettierrc(?:\.\w+)?|prettier\.config\.[cm]?js"
     r"|\.stylelintrc(?:\.\w+)?|stylelint\.config\.[cm]?js|biome\.jsonc?|\.oxlintrc\.json|\.oxfmtrc\.jsonc?"
     r"|ruff\.toml|\.ruff\.toml|\.flake8|\.pylintrc|pylintrc|mypy\.ini|\.mypy\.ini|pyrightconfig\.json|\.isort\.cfg"
@@ -115,7 +115,7 @@ _LINT_NAMES: Final = re.compile(
     r"|\.markdownlint(?:\.\w+)?|\.yamllint(?:\.ya?ml)?)$",
     re.IGNORECASE,
 )
-_VERSION_TOOL_NAMES: Final = re.compile(
+VERSION_TOOL_NAMES: Final = re.compile(
     r"^(?:\.bumpversion\.(?:cfg|toml)|\.releaserc(?:\.\w+)?|release\.config\.[cm]?js|release-please-config\.json"
     r"|\.release-please-manifest\.json|GitVersion\.ya?ml|version\.json|\.versionrc(?:\.\w+)?|\.tbump\.toml|tbump\.toml"
     r"|\.cz\.(?:toml|json|ya?ml)|cz\.(?:toml|json|ya?ml))$"
@@ -195,9 +195,9 @@ def read(path: str, text: str | None) -> Manifest | None:
     ``None`` for a file no reader knows, or unread (``text`` ``None``). Never raises."""
     name = path.rsplit("/", 1)[-1]
     b = Builder(path)
-    if _LINT_NAMES.match(name):
+    if LINT_NAMES.match(name):
         b.facts.add("lint-config")
-    if _VERSION_TOOL_NAMES.match(name):
+    if VERSION_TOOL_NAMES.match(name):
         b.facts.add("version-tool")
         b.add("Version", name)
     reader = _reader(name)

@@ -1,0 +1,159 @@
+"""The symbol pass of a workspace graph build: the code files indexed newest first, within a
+file count and a CPU budget, each taken from the symbol cache (``cache.py``) when its
+``(mtime_ns, size, inode)`` is the one its entry was made from, else read and parsed
+(``symbols.py``).
+
+The stats come from the build's listing (``stats.py``: one ``stat`` per file for the whole
+build), so a file taken from the cache costs no system call; when every file of the pass is in
+the cache as it is now, the index is built from the cache's columns at once
+(:meth:`~dsh_sidecar.workspace.cache.SymbolEntries.index`), the common case of a later session
+on an unchanged tree. The cache is written again only when something was parsed or left it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.cache import Entry, SymbolCache, SymbolEntries
+from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
+from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extract
+
+#: Most files the symbol index reads (newest first), and its time budget in CPU seconds of its
+#: thread (a busy machine slows the pass's wall clock, not its work: a wall-clock budget cut the
+#: index short under load); a pass is cut after :data:`SYMBOL_WALL_S` wall-clock seconds whatever.
+MAX_SYMBOL_FILES: Final = 50_000
+SYMBOL_BUDGET_S: Final = 30.0
+SYMBOL_WALL_S: Final = 600.0
+#: Files between two hand-overs of the GIL when no system call does it (files from the cache).
+YIELD_EVERY: Final = 1024
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Pass:
+    """What one symbol pass produced: the index, whether it was cut, and its counts."""
+
+    index: SymbolIndex
+    truncated: bool
+    hits: int
+    saved: bool
+
+
+def _read(root: Path, rel: str) -> bytes | None:
+    """A code file's bytes through :mod:`.fsguard` (regular files inside the workspace only);
+    ``None`` for anything refused, unreadable or over :data:`MAX_FILE_BYTES`."""
+    return fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+
+
+def _stat(root: str, rel: str) -> Stat | None:
+    st = stat_of(root + rel)
+    return None if st is None else (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def all_current(todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats) -> bool:
+    """Whether the cache holds exactly the files of ``todo`` (positions in ``files``, whose stats
+    are ``stats``), each as it is now."""
+    if len(old) != len(todo) or not old:
+        return False
+    for i in todo:
+        j = old.position(files[i])
+        if j is None or stats.at(i) != old.stat(j):
+            return False
+    return True
+
+
+def run(
+    root: Path,
+    files: list[str],
+    todo: list[int],
+    truncated: bool,
+    *,
+    stats: FileStats | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    cache: SymbolCache | None = None,
+) -> Pass:
+    """Index the files at positions ``todo`` of ``files`` (``stats``: their stats, else each
+    file is stat'ed here); see the module docstring."""
+    t0, cpu0 = time.perf_counter(), time.thread_time()
+    total = len(todo)
+    if progress is not None:
+        progress(0, total)
+    old = cache.load() if cache is not None else SymbolEntries()
+    if cache is not None and stats is not None and all_current(todo, files, old, stats):
+        index = old.index()
+        if progress is not None:
+            progress(total, total)
+        return Pass(index, truncated, total, False)
+    new: list[tuple[str, Entry]] = []
+    index = SymbolIndex()
+    base = str(root) + os.sep
+    step = max(1, total // 100)
+    hits = 0
+    cut = total
+    for n, i in enumerate(todo, 1):
+        # the thread's CPU clock is a system call: read every 64 files (~1 ms of parsing)
+        spent = n % 64 == 0 and (
+            time.thread_time() - cpu0 > SYMBOL_BUDGET_S or time.perf_counter() - t0 > SYMBOL_WALL_S
+        )
+        if (cancel is not None and cancel.is_set()) or spent:
+            truncated = True
+            cut = n - 1
+            break
+        if n % YIELD_EVERY == 0:
+            time.sleep(0)  # a file from the cache makes no system call that would hand the GIL over
+        rel = files[i]
+        st = stats.at(i) if stats is not None else _stat(base, rel)
+        j = old.position(rel) if st is not None else None
+        if st is not None and j is not None and old.stat(j) == st:
+            hits += 1
+            index.add(rel, old.symbols(j))
+            new.append((rel, old.entry(j)))
+        elif st is not None and st[1] <= MAX_FILE_BYTES:
+            data = _read(root, rel)
+            if data is not None:
+                symbols = extract(rel, data)
+                index.add(rel, symbols)
+                new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
+        if progress is not None and (n % step == 0 or n == total):
+            progress(n, total)
+    saved = False
+    if cache is not None:
+        saved = _save(cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
+    return Pass(index, truncated, hits, saved)
+
+
+def _save(
+    cache: SymbolCache, old: SymbolEntries, new: list[tuple[str, Entry]], unreached: list[str], parsed: int
+) -> bool:
+    """Save the symbol cache when it differs from what was loaded (``old``); the entries of the
+    files a cut pass did not reach (``unreached``) stay cached. A truncated index is saved
+    too (its entries are those of the newest :data:`MAX_SYMBOL_FILES` code files): a later
+    session on an unchanged tree then parses nothing. Whether it was saved."""
+    for rel in unreached:
+        j = old.position(rel)
+        if j is not None:
+            new.append((rel, old.entry(j)))
+    if parsed or len(old) != len(new):
+        return cache.save(SymbolEntries.of(new))
+    return False
+
+
+def summary(done: Pass, t0: float) -> dict[str, Any]:
+    """The graph's status figures of a pass that started at ``t0`` (``perf_counter``)."""
+    return {
+        "symbolFiles": len(done.index),
+        "symbolMs": round((time.perf_counter() - t0) * 1000, 1),
+        "symbolsTruncated": done.truncated,
+        "parsers": dict(done.index.parsers),
+        "cacheHits": done.hits,
+        "cacheSaved": done.saved,
+    }

@@ -1,0 +1,42 @@
+"""The listing's stats (workspace/stats.py): one stat per file, the walk's taken in its order and
+aligned with the sorted listing, and a fingerprint that tells an unchanged listing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dsh_sidecar.workspace.files import walk_files
+from dsh_sidecar.workspace.stats import FileStats, stat_files
+
+
+def test_the_walks_stats_are_the_listings_stats(tmp_path: Path) -> None:
+    for rel in ("b/z.py", "a.py", "b/a.md", "c/d/e.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    os.symlink("a.py", tmp_path / "link.py")  # followed: the stat of what a reader opens
+    os.symlink("gone.py", tmp_path / "dangling.py")  # no stat at all
+    walked = FileStats([])
+    pairs = walk_files(tmp_path, mtimes=True, stats=walked)
+    files = sorted(rel for rel, _ in pairs)
+    assert walked.files != files  # the walk's own order
+    aligned, reference = walked.select(files), stat_files(tmp_path, files)
+    assert [aligned.at(i) for i in range(len(files))] == [reference.at(i) for i in range(len(files))]
+    assert aligned.get("link.py") == aligned.get("a.py") and aligned.get("dangling.py") is None
+    assert aligned.fingerprint() == reference.fingerprint()
+    some = sorted(["a.py", "b/a.md", "not-walked.py"])  # a listing the walk did not take whole
+    assert [walked.select(some).get(p) for p in some] == [reference.get("a.py"), reference.get("b/a.md"), None]
+
+
+def test_the_fingerprint_tells_any_change(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    files = ["a.py", "b.py"]
+    first = stat_files(tmp_path, files).fingerprint()
+    assert stat_files(tmp_path, files).fingerprint() == first
+    assert stat_files(tmp_path, ["a.py"]).fingerprint() != first
+    st = os.stat(tmp_path / "b.py")
+    (tmp_path / "new").write_text("y = 3\n")  # the same size and mtime, another inode
+    os.utime(tmp_path / "new", ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp_path / "new", tmp_path / "b.py")
+    assert stat_files(tmp_path, files).fingerprint() != first
