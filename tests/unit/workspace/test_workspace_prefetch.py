@@ -69,3 +69,19 @@ def test_mcp_starts_the_builds_git_early_for_a_workspace_it_accepts(tmp_path: Pa
     monkeypatch.setenv("HOME", str(tmp_path))  # a folder the sidecar refuses (an ancestor of home)
     _start_git(tmp_path, suggesting=True)
     assert started == []
+
+
+def test_a_result_slower_than_the_freshness_is_waited_for_not_run_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow repository's git (a job still running past FRESH_S when the build asks) is waited
+    for: running it again beside itself doubled the git work and the wait for the first answer."""
+    monkeypatch.setattr(prefetch, "FRESH_S", 0.05)
+    calls: list[str] = []
+
+    def slow(x: str) -> str:
+        calls.append(x)
+        time.sleep(0.3)
+        return f"{x} {len(calls)}"
+
+    prefetch.start(("k", "slow"), slow, "early")
+    assert prefetch.take(("k", "slow"), slow, "now") == "early 1"
+    assert calls == ["early"]
