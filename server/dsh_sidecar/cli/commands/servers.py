@@ -15,6 +15,16 @@ from dsh_sidecar.cli.serving import serve as run_server
 
 #: What ``--log-level`` accepts (any case; :data:`dsh_sidecar.cli.serving.LOG_LEVELS`).
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+LogLevelOpt = Annotated[
+    LogLevel,
+    typer.Option(
+        "--log-level",
+        metavar="LEVEL",
+        envvar="DSH_LOG_LEVEL",
+        case_sensitive=False,
+        help="DEBUG, INFO, WARNING or ERROR (on stderr).",
+    ),
+]
 
 if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
     pass
@@ -38,16 +48,7 @@ def serve(
             help="Append stderr (logs, bandit lines) to this file, for harnesses that drop stderr.",
         ),
     ] = None,
-    log_level: Annotated[
-        LogLevel,
-        typer.Option(
-            "--log-level",
-            metavar="LEVEL",
-            envvar="DSH_LOG_LEVEL",
-            case_sensitive=False,
-            help="DEBUG, INFO, WARNING or ERROR.",
-        ),
-    ] = "WARNING",
+    log_level: LogLevelOpt = "WARNING",
     stdio: Annotated[
         bool,
         typer.Option(
@@ -79,16 +80,7 @@ def mcp(
         ),
     ] = None,
     config: ConfigOpt = None,
-    log_level: Annotated[
-        LogLevel,
-        typer.Option(
-            "--log-level",
-            metavar="LEVEL",
-            envvar="DSH_LOG_LEVEL",
-            case_sensitive=False,
-            help="DEBUG, INFO, WARNING or ERROR (stderr).",
-        ),
-    ] = "WARNING",
+    log_level: LogLevelOpt = "WARNING",
 ) -> None:
     r"""Serve the sidecar's tools over MCP on stdio (needs the \[mcp] extra).
 
