@@ -52,22 +52,22 @@ FILES = {
 }
 
 #: The shop task ranked: the file that raises the task's message, the module defining the class
-#: it names, the package re-exporting it (close to that module by the names they share), then the
-#: test by its name's words (demoted, still above nothing). The doc's words match the task's too,
+#: it names, the package re-exporting it and the test using it (close to that module by the names
+#: they share; the test demoted, still above nothing). The doc's words match the task's too,
 #: but the content index's BM25 weighs nothing in the weights chosen on the training repositories
 #: (the code's BM25 over the symbol index replaced it): the doc is not offered.
 RANKED = [
     ("src/shop/pricing.py", "holds the task's error message"),
     ("src/shop/cart.py", "defines Cart"),
     ("src/shop/__init__.py", "close to src/shop/cart.py"),
-    ("tests/test_cart.py", "its path is the task's words"),
+    ("tests/test_cart.py", "close to src/shop/cart.py"),
 ]
 RANKED_SYMBOLS_ONLY = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "tests/test_cart.py"]
 HEADING = "search-suggester: in this repository, look here for the code this task is about:"
 NOTE = HEADING + "".join(f"\n- {p} — {r}" for p, r in RANKED)
-#: ``where_is`` "why does Cart.total raise KeyError": the file raising KeyError first (the code's
-#: BM25 and the usages of the named names), then the module named after Cart.
-WHERE_IS = ["src/shop/pricing.py", "src/shop/cart.py", "src/shop/__init__.py", "tests/test_cart.py"]
+#: ``where_is`` "why does Cart.total raise KeyError": the module named after Cart, then the file
+#: raising KeyError (the code's BM25 of the question's words), the package, the test.
+WHERE_IS = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "tests/test_cart.py"]
 #: A hostile name and reason as the note shows them: the newline and the bidi override escaped,
 #: the name's terminal sequence escaped too (a name is never shortened into another path), the
 #: reason's gone; one line per target.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from dsh_sidecar.suggester.lead.bm25 import B, K1, bm25_scores, term_keys
+from dsh_sidecar.suggester.lead.bm25 import K1, B, bm25_scores, term_keys
 from dsh_sidecar.suggester.lead.mentions import MAX_TERMS, mentions, search_terms
 from dsh_sidecar.workspace.symbols import FileSymbols, SymbolIndex
 

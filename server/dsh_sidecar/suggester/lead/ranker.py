@@ -115,16 +115,16 @@ class Weights:
     path: float = 5.0
     frame: float = 2.0
     stem: float = 1.5
-    words: float = 0.5
+    words: float = 1.0
     symbol: float = 2.0
     dotted: float = 0.0
     error: float = 5.0
     text: float = 0.0
     usage: float = 0.5
-    graph: float = 0.25
-    bm25: float = 1.5
+    graph: float = 0.5
+    bm25: float = 1.0
     title: float = 1.0
-    test: float = 0.05
+    test: float = 0.25
     doc: float = 0.3
 
 
@@ -503,7 +503,7 @@ def _neighbours(path: str, symbols: SymbolTable) -> list[str]:
     defs = symbols.defs
     refs = symbols.refs
     # the names this file defines, used elsewhere: who uses them most
-    for name in list(own)[:50]:
+    for name in sorted(own)[:50]:  # sorted: a frozenset iterates in hash order, which varies by process
         posting = refs.get(name)
         if not posting or len(posting) > 200:
             continue
