@@ -7,14 +7,15 @@ A document is a file's path and its text (``"<path>\\n<text>"``, as SWE-bench's
 they occur (Lucene's query term frequency). Scoring is Okapi BM25 (``bm25s``, Lucene's IDF).
 Nothing else: no test demotion, no symbol index, no paths or names read from the text.
 
-Two tokenizers:
+Three tokenizers:
 
 * ``fts5`` — the first baseline's: SQLite FTS5 ``unicode61`` words (``_`` splits, a camelCase
   identifier stays one word), each distinct word of the text once (an OR query);
 * ``code`` — code-aware: every identifier lower-cased whole *and* split into its
   camelCase/snake_case/digit parts (``newJsonWriter`` → ``newjsonwriter new json writer``,
   ``mul_symbol`` → ``mul_symbol mul symbol``), Lucene's English stop words out, Snowball
-  (Porter 2) stems, one-character tokens out.
+  (Porter 2) stems, one-character tokens out;
+* ``code-nostem`` — the same without stems.
 
 Three sets of files: ``all`` (every text file of the listing), ``code`` (code files:
 ``kinds.SOURCE_EXTENSIONS``, tests included) and ``code-no-tests`` (SWE-bench's
@@ -42,6 +43,10 @@ MAX_BYTES = 1024 * 1024
 PARAMS = {"k1.2-b.75": (1.2, 0.75), "k0.9-b.4": (0.9, 0.4)}
 #: File sets (module docstring).
 FILE_SETS = ("all", "code", "code-no-tests")
+#: Tokenizers (module docstring).
+TOKENIZERS = ("fts5", "code", "code-nostem")
+#: Every baseline's name: ``<tokenizer>/<files>/<parameters>``.
+NAMES = tuple(f"{t}/{f}/{p}" for t in TOKENIZERS for f in FILE_SETS for p in PARAMS)
 #: Results kept per baseline.
 LIMIT = 10
 
@@ -119,8 +124,8 @@ class Vocabulary:
         hit = self.memo.get(key)
         if hit is None:
             text = rel + "\n" + data.decode("utf-8", "replace")
-            if tokenizer == "code":
-                hit = np.array(self.encode(code_tokens(text), stem=True), dtype=np.int32)
+            if tokenizer in ("code", "code-nostem"):
+                hit = np.array(self.encode(code_tokens(text), stem=tokenizer == "code"), dtype=np.int32)
             else:
                 hit = np.array(self.encode(fts5_tokens(text), stem=False), dtype=np.int32)
             self.memo[key] = hit
@@ -156,10 +161,10 @@ def baselines(vocab: Vocabulary, root: Path, files: Sequence[str], text: str) ->
         "code-no-tests": sorted(p for p in data if is_code(p) and not is_test(p)),
     }
     out: dict[str, list[str]] = {}
-    for tokenizer in ("fts5", "code"):
+    for tokenizer in TOKENIZERS:
         docs = {p: vocab.document(tokenizer, p, data[p]) for p in sets["all"]}
-        if tokenizer == "code":
-            query = vocab.encode(code_tokens(text), stem=True, grow=False)
+        if tokenizer in ("code", "code-nostem"):
+            query = vocab.encode(code_tokens(text), stem=tokenizer == "code", grow=False)
         else:  # each distinct word once (an OR of words)
             query = list(dict.fromkeys(vocab.encode(fts5_tokens(text), stem=False, grow=False)))
         for fs in FILE_SETS:
