@@ -24,7 +24,12 @@ pytestmark = pytest.mark.skipif(h.claude_missing() is not None, reason=h.claude_
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 LEAD_HEADING = "search-suggester: in this repository, look here for the code this task is about:"
-LEAD = LEAD_HEADING + "\n- pyproject.toml — its words match the task's"
+# The task lead for "Find where the package version is defined.": the code whose tokens match the
+# task's words (the package's __init__ defines __version__), by the code's BM25 over the symbol index.
+LEAD = LEAD_HEADING + (
+    "\n- src/demo_pkg/__init__.py — its code matches the task's words"
+    "\n- src/demo_pkg/core.py — its code matches the task's words"
+)
 CITED = "https://www.example.com/maintenance/clean-bike-chain"  # the source CC_ANSWER cites
 SEED_STEER = (
     "Prefer the search tool over web_search for web searches: it picks a quick or a thorough "

@@ -20,7 +20,13 @@ pytestmark = pytest.mark.skipif(h.dsh_missing() is not None, reason=h.dsh_missin
 # What the sidecar answers for DSH's grep of the tests folder: the bundle forwards the call's result
 # text, which shows no file, so the note names where the version is (a note naming a file the grep
 # had listed would be an echo, and is held back: `suppressed echo Version`).
-LEAD = "search-suggester: in this repository, look here for the code this task is about:\n- pyproject.toml — its words match the task's"
+# The task lead for "Find where the package version is defined.": the code whose tokens match the
+# task's words (the package's __init__ defines __version__), by the code's BM25 over the symbol index.
+LEAD = (
+    "search-suggester: in this repository, look here for the code this task is about:\n"
+    "- src/demo_pkg/__init__.py — its code matches the task's words\n"
+    "- src/demo_pkg/core.py — its code matches the task's words"
+)
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 
 

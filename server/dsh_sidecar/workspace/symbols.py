@@ -234,6 +234,8 @@ class SymbolIndex:
         self.refs: dict[str, dict[str, int]] = {}
         self._file_defs: dict[str, frozenset[str]] = {}
         self._file_tokens: dict[str, tuple[str, ...]] = {}
+        #: path → how many identifier tokens it has (a document's length for BM25 over ``refs``)
+        self.lengths: dict[str, int] = {}
         self.parsers: Counter[str] = Counter()
         self.generated: set[str] = set()
 
@@ -296,6 +298,7 @@ class SymbolIndex:
         self.parsers[symbols.parser] += 1
         self._file_defs[path] = symbols.definitions
         self._file_tokens[path] = tuple(symbols.tokens)
+        self.lengths[path] = sum(symbols.tokens.values())
         for name in symbols.definitions:
             self.defs.setdefault(name, set()).add(path)
         refs = self.refs
@@ -309,6 +312,7 @@ class SymbolIndex:
     def remove(self, path: str) -> None:
         """Forget ``path``."""
         self.generated.discard(path)
+        self.lengths.pop(path, None)
         for name in self._file_defs.pop(path, ()):
             files = self.defs.get(name)
             if files is not None:

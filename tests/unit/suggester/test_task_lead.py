@@ -51,20 +51,23 @@ FILES = {
     "README.md": "# shop\n\nA small shop.\n",
 }
 
-#: The shop task ranked: the file that raises the task's message, the module named after (and
-#: defining) the class it names, the package re-exporting it, then the doc by its words and the
-#: test by its name's words (docs and tests demoted, still above nothing).
+#: The shop task ranked: the file that raises the task's message, the module defining the class
+#: it names, the package re-exporting it and the test using it (close to that module by the names
+#: they share; the test demoted, still above nothing). The doc's words match the task's too,
+#: but the content index's BM25 weighs nothing in the weights chosen on the training repositories
+#: (the code's BM25 over the symbol index replaced it): the doc is not offered.
 RANKED = [
     ("src/shop/pricing.py", "holds the task's error message"),
-    ("src/shop/cart.py", "its path is the task's words"),
-    ("src/shop/__init__.py", "its code uses the task's words"),
-    ("docs/pricing.md", "its words match the task's"),
-    ("tests/test_cart.py", "its path is the task's words"),
+    ("src/shop/cart.py", "defines Cart"),
+    ("src/shop/__init__.py", "close to src/shop/cart.py"),
+    ("tests/test_cart.py", "close to src/shop/cart.py"),
 ]
 RANKED_SYMBOLS_ONLY = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "tests/test_cart.py"]
 HEADING = "search-suggester: in this repository, look here for the code this task is about:"
 NOTE = HEADING + "".join(f"\n- {p} — {r}" for p, r in RANKED)
-WHERE_IS = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "docs/pricing.md", "tests/test_cart.py"]
+#: ``where_is`` "why does Cart.total raise KeyError": the module named after Cart, then the file
+#: raising KeyError (the code's BM25 of the question's words), the package, the test.
+WHERE_IS = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "tests/test_cart.py"]
 #: A hostile name and reason as the note shows them: the newline and the bidi override escaped,
 #: the name's terminal sequence escaped too (a name is never shortened into another path), the
 #: reason's gone; one line per target.
@@ -166,7 +169,7 @@ def test_offer_once_per_session_with_its_ledger_lines(indexed):
     assert again.note is None and again.line is None
     assert unknown.note is None and empty.note is None
     assert lines == [
-        f"lead offered 5 targets {','.join(p for p, _ in RANKED)}",
+        f"lead offered 4 targets {','.join(p for p, _ in RANKED)}",
         "lead silent nothing-found",
         "lead silent no-mentions",
     ]
@@ -180,7 +183,7 @@ def test_no_guess_before_the_index_covers_the_workspace(indexed):
     held = leads.offer("s1", TASK, graph, content, ready=False)
     later = leads.offer("s1", TASK, graph, content, ready=True)  # the session may ask again
     assert held.note is None and lines[0] == "lead silent not-ready"
-    assert later.note is not None and lines[1].startswith("lead offered 5 targets src/shop/")
+    assert later.note is not None and lines[1].startswith("lead offered 4 targets src/shop/")
 
 
 def test_ledger_shapes():
@@ -265,7 +268,7 @@ def test_stdio_on_with_the_switch_offers_once(dsh_home, tmp_path):
     }
     assert second == {"additionalContexts": []}
     assert bad == -32602
-    assert [line.split("] ", 1)[1] for line in lines] == [f"lead offered 5 targets {','.join(p for p, _ in RANKED)}"]
+    assert [line.split("] ", 1)[1] for line in lines] == [f"lead offered 4 targets {','.join(p for p, _ in RANKED)}"]
 
 
 # ---------------------------------------------------------------------------- MCP

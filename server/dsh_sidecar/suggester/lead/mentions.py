@@ -25,6 +25,8 @@ MAX_TASK_CHARS: Final = 32_000
 MAX_MENTIONS: Final = 200
 #: Most prose words kept (the distinct words, in order of first use).
 MAX_WORDS: Final = 400
+#: Most distinct search terms kept (in order of first use).
+MAX_TERMS: Final = 1000
 
 #: Extensions a path mention may end with (code, docs, config, templates, styles).
 _PATH_EXT: Final = (
@@ -87,6 +89,15 @@ _URL: Final = re.compile(r"\b(?:https?|ftp)://[^\s)\]>'\"`]{1,2000}")
 #: Prose words (letters, at least three).
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
 _CAMEL_SPLIT: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: A token of the text as code search reads it, and the parts of an identifier (camelCase,
+#: snake_case, digits: ``newJSONWriter2`` → new, JSON, Writer, 2).
+_TERM: Final = re.compile(r"[A-Za-z0-9_]{2,100}")
+_TERM_PART: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: English words too common to search for (Lucene's English stop words).
+_TERM_STOP: Final = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with".split()
+)
 #: Words about tests: a task with them may be about a test file.
 _TEST_WORDS: Final = frozenset(
     {"test", "tests", "testing", "pytest", "unittest", "junit", "jest", "spec", "fixture", "fixtures"}
@@ -125,6 +136,8 @@ class Mentions:
     word_counts: dict[str, int] = field(default_factory=dict)
     title_words: tuple[str, ...] = ()
     about_tests: bool = False
+    terms: dict[str, int] = field(default_factory=dict)
+    title_terms: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -282,6 +295,26 @@ def _words(text: str) -> list[str]:
     return words
 
 
+def search_terms(text: str) -> dict[str, int]:
+    """The code search terms of ``text`` and how often each occurs: every token lower-cased,
+    an identifier both whole and as its parts (``newJsonWriter`` → newjsonwriter, new, json,
+    writer; ``mul_symbol`` → mul_symbol, mul, symbol), one-character tokens and English stop
+    words out; at most :data:`MAX_TERMS` distinct terms."""
+    counts: dict[str, int] = {}
+    for m in _TERM.finditer(text):
+        raw = m.group(0).strip("_")
+        whole = raw.lower()
+        parts = [p.lower() for p in _TERM_PART.findall(raw)]
+        for t in [whole, *parts] if len(parts) > 1 else [whole]:
+            if len(t) < 2 or t in _TERM_STOP:
+                continue
+            if t in counts:
+                counts[t] += 1
+            elif len(counts) < MAX_TERMS:
+                counts[t] = 1
+    return counts
+
+
 def mentions(text: str, title: str | None = None) -> Mentions:
     """The :class:`Mentions` of a task ``text`` (``title``: its first line when not given)."""
     text = strip_template(text[:MAX_TASK_CHARS])
@@ -312,4 +345,6 @@ def mentions(text: str, title: str | None = None) -> Mentions:
         word_counts=dict(word_counts),
         title_words=_unique(title_words, 50),
         about_tests=about_tests,
+        terms=search_terms(text),
+        title_terms=tuple(search_terms(title)),
     )

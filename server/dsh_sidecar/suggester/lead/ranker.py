@@ -15,6 +15,10 @@ Each kind of evidence is one *feature*, a score per file:
 * ``graph`` — the close neighbours of the files the ``symbol`` feature names most: the files
   defining what those files' names use the most (their imports, in effect) share a little of
   their score.
+* ``bm25`` — Okapi BM25 of the whole text's search terms (every word, identifiers whole and
+  split) over the code files' tokens (``lead/bm25.py``, the symbol index's usages): the plain
+  retrieval of code search, as one feature among the others; ``title`` — the same for the
+  title's terms alone (the issue's own summary).
 
 The file's score is the weighted sum (:class:`Weights`, chosen on training folds:
 ``bench/task_lead.py``), multiplied by a demotion for tests, docs, examples and fixtures unless
@@ -34,6 +38,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from dsh_sidecar.suggester.lead.bm25 import bm25_scores, term_keys
 from dsh_sidecar.suggester.lead.mentions import Mentions, split_identifier
 from dsh_sidecar.workspace.facts import STOP_WORDS
 
@@ -54,6 +59,11 @@ class SymbolTable(Protocol):
     @property
     def refs(self) -> Mapping[str, Mapping[str, int]]:
         """Identifier → {file: occurrences}."""
+        ...
+
+    @property
+    def lengths(self) -> Mapping[str, int]:
+        """Indexed file → how many identifier tokens it has."""
         ...
 
     def defined_in(self, path: str) -> frozenset[str]:
@@ -104,21 +114,36 @@ class Weights:
 
     path: float = 5.0
     frame: float = 2.0
-    stem: float = 2.0
-    words: float = 1.5
-    symbol: float = 1.0
-    dotted: float = 0.25
+    stem: float = 1.5
+    words: float = 1.0
+    symbol: float = 2.0
+    dotted: float = 0.0
     error: float = 5.0
-    text: float = 1.0
-    usage: float = 1.5
-    graph: float = 0.0
-    test: float = 0.05
+    text: float = 0.0
+    usage: float = 0.5
+    graph: float = 0.5
+    bm25: float = 1.0
+    title: float = 1.0
+    test: float = 0.25
     doc: float = 0.3
 
 
 DEFAULT_WEIGHTS: Final = Weights()
 #: The features, in the order of :class:`Weights`.
-FEATURES: Final = ("path", "frame", "stem", "words", "symbol", "dotted", "error", "text", "usage", "graph")
+FEATURES: Final = (
+    "path",
+    "frame",
+    "stem",
+    "words",
+    "symbol",
+    "dotted",
+    "error",
+    "text",
+    "usage",
+    "graph",
+    "bm25",
+    "title",
+)
 
 #: A name defined in more files than this names no file in particular.
 MAX_DEFINITIONS: Final = 12
@@ -298,6 +323,14 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
     if symbols is not None:
         _usage_features(s, m, symbols, total, weights)
         _word_token_features(s, task_words, symbols, total, weights)
+        if weights.bm25 > 0 or weights.title > 0:
+            keys = term_keys(symbols.refs, m.terms)
+            if weights.bm25 > 0:
+                acc = bm25_scores(m.terms, keys, symbols.refs, symbols.lengths)
+                _add_top(s, "bm25", acc, "its code matches the task's words", weights.bm25)
+            if weights.title > 0:
+                acc = bm25_scores(dict.fromkeys(m.title_terms, 1), keys, symbols.refs, symbols.lengths)
+                _add_top(s, "title", acc, "its code matches the task's title", weights.title)
         if weights.graph > 0:
             seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
             for f, v in seeds:
@@ -470,7 +503,7 @@ def _neighbours(path: str, symbols: SymbolTable) -> list[str]:
     defs = symbols.defs
     refs = symbols.refs
     # the names this file defines, used elsewhere: who uses them most
-    for name in list(own)[:50]:
+    for name in sorted(own)[:50]:  # sorted: a frozenset iterates in hash order, which varies by process
         posting = refs.get(name)
         if not posting or len(posting) > 200:
             continue
