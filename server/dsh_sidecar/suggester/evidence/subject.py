@@ -5,8 +5,6 @@ vote of several files.
 
 from __future__ import annotations
 
-from typing import Final
-
 from dsh_sidecar.suggester.evidence.vocabulary import (
     _CONFIG_W,
     _DEP_KEY,
@@ -14,13 +12,13 @@ from dsh_sidecar.suggester.evidence.vocabulary import (
     _DOC_W,
     _ENV_VAR,
     _LEDGER_NAME,
-    _LEDGER_W,
     _MOD_LAYOUT,
     _OWNER_NAME,
     _OWNER_W,
     _PATH_W,
     _TEST_W,
     _VERSION_W,
+    INTENT_WORDS,
     Workspace,
     _words,
 )
@@ -58,14 +56,7 @@ def _subject_intent(path: str, q: Query, ws: Workspace) -> str | None:
 
 def _manifest_subject(words: str) -> str:
     """The subject rule's intent inside a manifest: what the searched ``words`` name, else Config."""
-    for intent, rx in (
-        ("Ledger", _LEDGER_W),
-        ("Owner", _OWNER_W),
-        ("Version", _VERSION_W),
-        ("Dependency", _DEP_W),
-        ("Test", _TEST_W),
-        ("Path", _PATH_W),
-    ):
+    for intent, rx in INTENT_WORDS:
         if rx.search(words):
             return intent
     if _DEP_KEY.match(words.strip()) and not _CONFIG_W.search(words):
@@ -110,26 +101,13 @@ def _searched(q: Query) -> list[str]:
     return manifests.key_paths(text) + manifests.words(text)
 
 
-#: The words that name an intent themselves, whatever section they stand in (the manifest
-#: rule's ladder without its catch-all Config): ``version`` in a Cargo.toml is Version even
-#: though every dependency there has a version too.
-_INTENT_WORDS: Final = (
-    ("Ledger", _LEDGER_W),
-    ("Owner", _OWNER_W),
-    ("Version", _VERSION_W),
-    ("Dependency", _DEP_W),
-    ("Test", _TEST_W),
-    ("Path", _PATH_W),
-)
-
-
 def _file_vote(path: str, q: Query, ws: Workspace) -> dict[str, float] | None:
     """What searching inside ``path`` asks for: for a manifest whose words name no intent
     themselves, the intents of the sections the searched words stand in (shares adding up to
     1); else the subject rule's one intent; ``None`` when neither says anything."""
     if manifests.is_manifest_name(path) and "changelog" not in ws.facts(path):
         words = _words(q)
-        if not any(rx.search(words) for _, rx in _INTENT_WORDS):
+        if not any(rx.search(words) for _, rx in INTENT_WORDS):
             keys = ws.keys(path)
             vote = manifests.keyed_vote(keys, _searched(q)) if keys else None
             if vote:

@@ -116,3 +116,17 @@ class Workspace:
 def _words(q: Query) -> str:
     """The call's searched words, one string (patterns, jq keys and comment-free text)."""
     return " ".join(q.patterns + q.keys)
+
+
+#: The words that name an intent themselves, in the order they are tried, whatever file or
+#: section they stand in: the subject rule's manifest ladder (before its Config catch-all), the
+#: file vote's test for a named intent, and the words rule's ladder (before Config and Doc).
+#: ``version`` in a Cargo.toml is Version even though every dependency there has a version too.
+INTENT_WORDS: Final = (
+    ("Ledger", _LEDGER_W),
+    ("Owner", _OWNER_W),
+    ("Version", _VERSION_W),
+    ("Dependency", _DEP_W),
+    ("Test", _TEST_W),
+    ("Path", _PATH_W),
+)
