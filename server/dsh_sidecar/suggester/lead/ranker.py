@@ -35,7 +35,7 @@ import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final, Protocol
 
 from dsh_sidecar.suggester.lead.bm25 import bm25_scores, term_keys
@@ -129,21 +129,9 @@ class Weights:
 
 
 DEFAULT_WEIGHTS: Final = Weights()
-#: The features, in the order of :class:`Weights`.
-FEATURES: Final = (
-    "path",
-    "frame",
-    "stem",
-    "words",
-    "symbol",
-    "dotted",
-    "error",
-    "text",
-    "usage",
-    "graph",
-    "bm25",
-    "title",
-)
+#: The features, in the order of :class:`Weights` (its fields but the two demotions).
+DEMOTIONS: Final = ("test", "doc")
+FEATURES: Final = tuple(f.name for f in fields(Weights) if f.name not in DEMOTIONS)
 
 #: A name defined in more files than this names no file in particular.
 MAX_DEFINITIONS: Final = 12
