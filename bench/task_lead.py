@@ -65,13 +65,11 @@ from dsh_sidecar.suggester.lead.ranker import (  # noqa: E402
 from dsh_sidecar.workspace import graph as graph_module  # noqa: E402
 from dsh_sidecar.workspace.content import ContentIndexer  # noqa: E402
 from dsh_sidecar.workspace.graph import WorkspaceGraph  # noqa: E402
-from lead_baseline import NAMES, Vocabulary, baselines  # noqa: E402
+from lead_baseline import NAMES, Vocabulary, baselines, read_text_files  # noqa: E402
 
 TRAJECTORIES = ROOT / "corpus" / "trajectories"
 #: Files kept per feature per task (the ranker's own bound: the rest count for nothing).
 KEEP_PER_FEATURE = MAX_FEATURE_FILES
-#: Largest file the baseline reads, bytes.
-BASELINE_MAX_BYTES = 1024 * 1024
 #: The grid of each weight.
 FEATURE_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
 DEMOTION_GRID = (0.05, 0.1, 0.25, 0.5, 1.0)
@@ -114,16 +112,7 @@ def bm25_baseline(root: Path, files: list[str], text: str, limit: int = 10) -> l
     word of ``text`` (OR): the top ``limit`` paths."""
     con = sqlite3.connect(":memory:")
     con.execute("CREATE VIRTUAL TABLE d USING fts5(path, body)")
-    rows = []
-    for rel in files:
-        try:
-            with open(root / rel, "rb") as fh:
-                data = fh.read(BASELINE_MAX_BYTES)
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
-            continue
-        rows.append((rel, data.decode("utf-8", "replace")))
+    rows = [(rel, data.decode("utf-8", "replace")) for rel, data in read_text_files(root, files).items()]
     con.executemany("INSERT INTO d(path, body) VALUES (?, ?)", rows)
     words = list(dict.fromkeys(w.lower() for w in WORD.findall(text)))[:2000]
     if not words:
