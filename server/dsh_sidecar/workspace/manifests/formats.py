@@ -53,6 +53,13 @@ def walk(
     return {intent_of(path): 1.0}
 
 
+def table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` when it is a table (a dict), else an empty one: a manifest's section read
+    without trusting its type."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def parse_toml(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)

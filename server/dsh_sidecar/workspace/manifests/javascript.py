@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from dsh_sidecar.workspace.manifests.formats import parse_json, parse_yaml, walk
+from dsh_sidecar.workspace.manifests.formats import parse_json, parse_yaml, table, walk
 from dsh_sidecar.workspace.manifests.model import LABEL, Builder, first_of, script_intent
 
 _PKG_DEPS: Final = frozenset(
@@ -57,8 +57,7 @@ def read_package_json(b: Builder, text: str) -> None:
             or "Config"
         )
 
-    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
-    assert isinstance(scripts, dict)
+    scripts = table(data, "scripts")
     rest = {k: v for k, v in data.items() if k != "scripts"}
     walk(b, rest, (), intent_of)
     b.add("Config", "scripts", LABEL)

@@ -8,7 +8,7 @@ import posixpath
 import re
 from typing import Final
 
-from dsh_sidecar.workspace.manifests.formats import parse_toml, walk
+from dsh_sidecar.workspace.manifests.formats import parse_toml, table, walk
 from dsh_sidecar.workspace.manifests.model import MAX_BYTES, Builder, first_of
 
 
@@ -51,12 +51,10 @@ def read_cargo(b: Builder, text: str, path: str) -> None:
     if data is None:
         return
     walk(b, data, (), _cargo_intent)
-    package = data.get("package") if isinstance(data.get("package"), dict) else {}
-    workspace = data.get("workspace") if isinstance(data.get("workspace"), dict) else {}
-    assert isinstance(package, dict) and isinstance(workspace, dict)
+    package = table(data, "package")
+    workspace = table(data, "workspace")
     version = package.get("version")
-    wp = workspace.get("package") if isinstance(workspace.get("package"), dict) else {}
-    assert isinstance(wp, dict)
+    wp = table(workspace, "package")
     if isinstance(version, str) or isinstance(wp.get("version"), str):
         b.facts.add("manifest-version")
     if isinstance(version, dict) and version.get("workspace") is True:  # inherited: the workspace root's

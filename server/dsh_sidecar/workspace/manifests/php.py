@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_sidecar.workspace.manifests.formats import local_name, parse_json, strings, walk, xml_root
+from dsh_sidecar.workspace.manifests.formats import local_name, parse_json, strings, table, walk, xml_root
 from dsh_sidecar.workspace.manifests.model import Builder, first_of, script_intent
 
 
@@ -26,8 +26,7 @@ def read_composer(b: Builder, text: str) -> None:
             or "Config"
         )
 
-    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
-    assert isinstance(scripts, dict)
+    scripts = table(data, "scripts")
     walk(b, {k: v for k, v in data.items() if k != "scripts"}, (), intent_of)
     for name, command in list(scripts.items())[:500]:
         if not isinstance(name, str):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from dsh_sidecar.workspace.manifests.formats import parse_toml, strings, walk
+from dsh_sidecar.workspace.manifests.formats import parse_toml, strings, table, walk
 from dsh_sidecar.workspace.manifests.model import LEDGER_TOOLS, LINT_TOOLS, MAX_BYTES, VERSION_TOOLS, Builder, first_of
 
 
@@ -102,12 +102,10 @@ def read_pyproject(b: Builder, text: str) -> None:
     data = parse_toml(text)
     if data is None:
         return
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    assert isinstance(project, dict)
+    project = table(data, "project")
     # `dynamic = ["version"]` is about the values it names: its words follow them (below)
     walk(b, {**data, "project": {k: v for k, v in project.items() if k != "dynamic"}}, (), _pyproject_intent)
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    assert isinstance(tool, dict)
+    tool = table(data, "tool")
     dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
     assert isinstance(dynamic, list)
     _project_facts(b, data, project, dynamic)
@@ -142,15 +140,12 @@ def _project_facts(b: Builder, data: dict[str, Any], project: dict[str, Any], dy
 
 def _setuptools(b: Builder, tool: dict[str, Any]) -> None:
     """``[tool.setuptools]``: its layout, and the files its dynamic version and dependencies name."""
-    setuptools = tool.get("setuptools") if isinstance(tool.get("setuptools"), dict) else {}
-    assert isinstance(setuptools, dict)
-    pkg_dir = setuptools.get("package-dir") if isinstance(setuptools.get("package-dir"), dict) else {}
-    assert isinstance(pkg_dir, dict)
+    setuptools = table(tool, "setuptools")
+    pkg_dir = table(setuptools, "package-dir")
     package_dir = {k: v for k, v in pkg_dir.items() if isinstance(k, str) and isinstance(v, str)}
     if setuptools.get("packages") or package_dir or setuptools.get("py-modules"):
         b.facts.add("layout-manifest")
-    dyn = setuptools.get("dynamic") if isinstance(setuptools.get("dynamic"), dict) else {}
-    assert isinstance(dyn, dict)
+    dyn = table(setuptools, "dynamic")
     version = dyn.get("version")
     if isinstance(version, dict):  # {attr = "pkg.__version__"} or {file = "VERSION"}
         attr = version.get("attr")
@@ -168,18 +163,14 @@ def _setuptools(b: Builder, tool: dict[str, Any]) -> None:
 
 def _version_sources(b: Builder, tool: dict[str, Any]) -> None:
     """Hatch's, PDM's and setuptools-scm's version sources: the file they read or write, or a VCS."""
-    hatch = tool.get("hatch") if isinstance(tool.get("hatch"), dict) else {}
-    assert isinstance(hatch, dict)
-    hv = hatch.get("version") if isinstance(hatch.get("version"), dict) else {}
-    assert isinstance(hv, dict)
+    hatch = table(tool, "hatch")
+    hv = table(hatch, "version")
     if hv.get("path"):
         b.point("version-declared", hv.get("path"))
     if hv.get("source") in ("vcs", "regex_commit") or "setuptools_scm" in tool or "setuptools-scm" in tool:
         b.facts.add("version-tool")
-    pdm = tool.get("pdm") if isinstance(tool.get("pdm"), dict) else {}
-    assert isinstance(pdm, dict)
-    pv = pdm.get("version") if isinstance(pdm.get("version"), dict) else {}
-    assert isinstance(pv, dict)
+    pdm = table(tool, "pdm")
+    pv = table(pdm, "version")
     if pv.get("path"):
         b.point("version-declared", pv.get("path"))
     if pv.get("source") == "scm":
@@ -218,8 +209,7 @@ def _build_backend(
     b: Builder, data: dict[str, Any], tool: dict[str, Any], project: dict[str, Any], dynamic: list[Any]
 ) -> None:
     """A dynamic version from the build backend: a VCS plugin, or flit reading the module's ``__version__``."""
-    build = data.get("build-system") if isinstance(data.get("build-system"), dict) else {}
-    assert isinstance(build, dict)
+    build = table(data, "build-system")
     requires = " ".join(strings(build.get("requires"))).lower()
     if "version" in dynamic and re.search(r"setuptools[-_]scm|hatch-vcs|versioningit|dunamai|poetry-dynamic", requires):
         b.facts.add("version-tool")
