@@ -12,15 +12,17 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from dsh_sidecar.cli.exits import WRITE_ERRNOS, closed_pipe, unwritable
 from dsh_sidecar.errors import ConfigError
 
 #: ``serve``'s options that take a value (``--opt value`` or ``--opt=value``), as Typer defines them.
 VALUE_OPTIONS = {"--config": "config", "-c": "config", "--log-file": "log_file", "--log-level": "log_level"}
-#: The levels ``--log-level`` and ``$DSH_LOG_LEVEL`` accept (any case).
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: The levels ``--log-level`` and ``$DSH_LOG_LEVEL`` accept (any case): the Typer option's
+#: choices and what a plain command line is checked against.
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 #: ``serve``'s flags (``--stdio`` is accepted and ignored).
 FLAGS = frozenset({"--stdio"})
 

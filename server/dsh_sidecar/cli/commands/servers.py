@@ -5,16 +5,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from dsh_sidecar.cli.commands.base import CONFIG_ENV, HOME_ENV, PROVIDER_ENV, ConfigOpt, app, help_epilog
-from dsh_sidecar.cli.serving import PROJECT_DIR_ENV
+from dsh_sidecar.cli.serving import PROJECT_DIR_ENV, LogLevel
 from dsh_sidecar.cli.serving import serve as run_server
 
-#: What ``--log-level`` accepts (any case; :data:`dsh_sidecar.cli.serving.LOG_LEVELS`).
-LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 LogLevelOpt = Annotated[
     LogLevel,
     typer.Option(
@@ -25,9 +23,6 @@ LogLevelOpt = Annotated[
         help="DEBUG, INFO, WARNING or ERROR (on stderr).",
     ),
 ]
-
-if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
-    pass
 
 
 @app.command(
