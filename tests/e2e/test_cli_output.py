@@ -231,6 +231,9 @@ def test_usage_errors_as_json_exit_2(home: Path, args, code, message, data):
         (["query", "x", "--max-result", "3"], "unknown option '--max-result' (did you mean '--max-results'?)", "--max-result"),
         (["--colr", "never", "status"], "unknown option '--colr' (did you mean '--color'?)", "--colr"),
         (["query", "x", "--frob"], "unknown option '--frob'", "--frob"),
+        # a word whose bytes are not UTF-8 (never quoted back)
+        (["query", "caf\udce9"], "'QUERY' must be UTF-8 text", "QUERY"),
+        (["suggest", "-t", "grep", "-i", '{"pattern": "\udcff"}'], "'--input' must be UTF-8 text", "--input"),
         # what carries no flag: an unknown command, an extra argument
         (["quer", "x"], "unknown command 'quer' (did you mean 'query'?)", None),
         (

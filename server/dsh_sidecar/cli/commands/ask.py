@@ -32,6 +32,7 @@ from dsh_sidecar.cli.commands.base import (
     finish,
     help_epilog,
 )
+from dsh_sidecar.cli.commands.usage import utf8_text
 from dsh_sidecar.cli.exits import EXIT_FAILED
 from dsh_sidecar.cli.output import (
     CliError,
@@ -144,7 +145,10 @@ async def _query(
     try:
         # the models validate what the user typed (an unknown strategy is their error to name)
         params = SearchParams(
-            query=text, strategy=cast(Any, strategy), max_results=max_results, deadline_ms=deadline_ms
+            query=utf8_text(text, "QUERY"),
+            strategy=cast(Any, strategy),
+            max_results=max_results,
+            deadline_ms=deadline_ms,
         )
     except ValidationError as exc:
         problem = first_problem(exc)
@@ -218,6 +222,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
 
     from dsh_sidecar.sidecar import Sidecar
 
+    tool, tool_input = utf8_text(tool, "--tool"), utf8_text(tool_input, "--input")
     try:
         parsed = json.loads(tool_input)
     except (ValueError, RecursionError):

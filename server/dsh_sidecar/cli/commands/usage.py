@@ -12,7 +12,10 @@ kind of parser error into a :class:`CliError` (-32602, exit 2):
 * a missing argument or option: ``missing argument 'QUERY'``, ``missing option '--input' / '-i'``;
 * an unknown option: ``unknown option '--max-result' (did you mean '--max-results'?)``;
 * an unknown command or an extra argument: the parser's sentence, lower-cased and without its
-  full stop, as the commands' own messages read.
+  full stop, as the commands' own messages read;
+* a word that is not UTF-8 (:func:`utf8_text`): ``'QUERY' must be UTF-8 text``, the bytes never
+  quoted back (the parser decodes them with ``surrogateescape``; pydantic then named the
+  decoding, not the argument).
 
 ``data.flag`` is the flag's long name (``--max-results``), an argument's name (``QUERY``) or
 the unknown option as typed; an unknown command or an extra argument has no ``data``.
@@ -74,6 +77,16 @@ def parser_error(exc: click_errors.UsageError, args: Sequence[str], root: Any) -
     if extra is not None:
         return usage_error(_extra_arguments(extra["extra"], exc.ctx))
     return usage_error(_sentence(exc.format_message()))
+
+
+def utf8_text(value: str, name: str) -> str:
+    """``value`` as given on the command line, or a usage error naming ``name`` (``QUERY``,
+    ``--input``) when its bytes were not UTF-8 (a lone surrogate from ``surrogateescape``)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise usage_error(f"'{name}' must be UTF-8 text", flag=name) from None
+    return value
 
 
 def flag_name(param: Any) -> str:
