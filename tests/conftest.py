@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,26 @@ from pytest_lsp import LanguageClient
 from support.mockprovider import MockProvider
 from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
+
+
+def _user_workspace_cache() -> Path:
+    """Where the user's own workspace indexes live (before the isolation below changes it)."""
+    import os
+
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    explicit = os.environ.get("DSH_CACHE_DIR", "").strip()
+    base = (
+        Path(explicit)
+        if explicit
+        else (Path(xdg) / "dsh-search" if os.path.isabs(xdg) else Path.home() / ".cache" / "dsh-search")
+    )
+    return base / "workspace"
+
+
+#: The user's workspace cache, and when this run began: :func:`pytest_sessionfinish` looks for
+#: indexes the run's own workspaces left there.
+USER_WORKSPACE_CACHE = _user_workspace_cache()
+RUN_STARTED = time.time()
 
 
 def _isolate_user_folders() -> None:
@@ -165,3 +186,36 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
     yield start
     for client in clients:
         await stop_client(client)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when one of its sidecars wrote a symbol cache of a test workspace (a folder
+    under pytest's temp root) into the user's own cache: a test built the sidecar's environment
+    without the isolated cache folder (``support.sidecar.home_env`` / ``clean_env``)."""
+    if hasattr(session.config, "workerinput"):  # the xdist controller checks once for all workers
+        return
+    temp_root = f"{tempfile.gettempdir()}/pytest-of-"
+    leaked = []
+    try:
+        entries = list(USER_WORKSPACE_CACHE.glob("*-[0-9a-f]*.json"))
+    except OSError:
+        return
+    for path in entries[:10_000]:
+        try:
+            if path.stat().st_mtime < RUN_STARTED or path.name.endswith(".kinds.json"):
+                continue
+            with path.open("rb") as f:
+                head = f.read(4096)
+        except OSError:
+            continue
+        if temp_root.encode() in head:
+            leaked.append(path.name)
+    if leaked:
+        writer = session.config.get_terminal_writer()
+        writer.line()
+        writer.line(
+            f"a test wrote {len(leaked)} workspace index(es) into the user's cache {USER_WORKSPACE_CACHE}: "
+            + ", ".join(sorted(leaked)[:5]),
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -20,6 +20,7 @@ from dsh_sidecar.lsp.app import SidecarServer
 from dsh_sidecar.lsp.handlers import require
 from pygls.exceptions import JsonRpcException
 from support.rawrpc import RawServer, frame
+from support.sidecar import home_env
 from support.waiting import wait_until
 
 
@@ -265,7 +266,7 @@ def test_aclose_stops_a_running_workspace_build_before_the_interpreter_exits(dsh
     from dsh_sidecar.config import parse_config
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, home_env(dsh_home))
     assert sidecar.projection.graph_builder.building  # started by the constructor
     asyncio.run(sidecar.aclose())
     assert not sidecar.projection.graph_builder.building and not sidecar.projection.content.building
@@ -401,7 +402,7 @@ def test_the_lsp_server_builds_a_sidecar_that_prepares_the_search_path(dsh_home,
 
     monkeypatch.setattr(sidecar_module, "Sidecar", Recording)
     server = SidecarServer()
-    server.env = {"DSH_HOME": str(dsh_home)}
+    server.env = home_env(dsh_home)
     sidecar = build_sidecar(server, parse_config(None), None, threading.get_ident())
     assert seen == [True] and sidecar._search_warm is not None
     asyncio.run(sidecar.aclose())
@@ -463,7 +464,7 @@ def test_a_reconfigure_while_the_search_path_warms_keeps_one_http_client(dsh_hom
     monkeypatch.setattr(Router, "warm", held_warm)
     monkeypatch.setattr(sidecar_module, "WARM_AFTER_FIRST_CALL_S", 0.0)  # no first call to wait for
     block = {"order": ["searxng"], "providers": {"searxng": {"baseUrl": mock_provider.url}}}
-    sidecar = Sidecar(parse_config({"router": block}), None, {"DSH_HOME": str(dsh_home)}, warm_search=True)
+    sidecar = Sidecar(parse_config({"router": block}), None, home_env(dsh_home), warm_search=True)
     old = sidecar.router
     assert entered.wait(30)  # the preparation is warming the first router
     sidecar.reconfigure({"router": {**block, "timeoutMs": 5000}})
@@ -577,7 +578,7 @@ def test_the_search_path_is_prepared_after_the_first_answer(dsh_home, workspace,
     monkeypatch.setattr(Router, "warm", warm)
     monkeypatch.setattr(sidecar_module, "WARM_AFTER_FIRST_CALL_S", 60.0)
     sidecar = sidecar_module.Sidecar(
-        parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)}, warm_search=True
+        parse_config({"suggester": {"enabled": True}}), workspace, home_env(dsh_home), warm_search=True
     )
     try:
         assert sidecar.wait_for_graph(60)

@@ -10,6 +10,7 @@ import pytest
 from dsh_sidecar.lsp.app import SidecarServer
 from support.mockprovider import case_reply
 from support.rawrpc import RawServer
+from support.sidecar import home_env
 
 BANDIT = '[bandit-search] arm=quick reward=1.000 durationMs=1 resultCount=5 stats={"quick":{"alpha":2,"beta":1}}'
 LEDGER = "[search-suggester] shown family=Version path=src/app.py"
@@ -77,7 +78,7 @@ async def test_a_search_formats_its_line_only_when_someone_takes_it(
         }
     )
     sent: list[str] = []
-    sidecar = Sidecar(config, None, {"DSH_HOME": str(dsh_home)}, log_sink=sent.append if sink else None)
+    sidecar = Sidecar(config, None, home_env(dsh_home), log_sink=sent.append if sink else None)
     made: list[str] = []
     real = sidecar.bandit.log
     sidecar.bandit.log = lambda line: (made.append(line), real(line))  # type: ignore[method-assign]

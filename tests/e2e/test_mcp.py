@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, router_block
-from support.sidecar import DATA, forked
+from support.sidecar import DATA, forked, home_env
 from support.waiting import until
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -47,7 +47,7 @@ async def session(
     home.mkdir(exist_ok=True)
     # forked (support.forkserver): these tests talk MCP to the server, none is about its start
     argv = forked([command(), "mcp", "--config", str(cfg), "--workspace", str(workspace)])
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home), **(env or {})})
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env={**home_env(home), **(env or {})})
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
@@ -350,7 +350,7 @@ def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={"DSH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        env={**home_env(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
         bufsize=0,  # unbuffered: select() then sees every byte not yet read
     )
 

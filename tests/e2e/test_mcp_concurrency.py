@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.mockprovider import case_reply
 from support.routers import ROUTES, router_block
+from support.sidecar import home_env
 from support.trees import big_workspace
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -37,7 +38,7 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
     params = StdioServerParameters(
         command=str(Path(sys.executable).parent / "dsh-search"),
         args=["mcp", "--config", str(cfg), "--workspace", str(workspace)],
-        env={"DSH_HOME": str(home)},
+        env=home_env(home),
     )
     order: list[str] = []
     with (tmp_path / "stderr.log").open("w") as errlog:

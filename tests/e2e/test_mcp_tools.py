@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.mockprovider import Reply
 from support.routers import ROUTES, router_block
-from support.sidecar import forked
+from support.sidecar import forked, home_env
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -47,7 +47,7 @@ async def session(tmp_path: Path, workspace: Path, config: dict, env: dict | Non
     home = tmp_path / "dsh-home"
     home.mkdir(exist_ok=True)
     argv = forked([dsh_search(), "mcp", "--config", str(cfg), "--workspace", str(workspace)])
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home), **(env or {})})
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env={**home_env(home), **(env or {})})
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
             init = await s.initialize()

@@ -17,6 +17,7 @@ from support import rawrpc
 from support.cli import env_for, run
 from support.mockprovider import MockProvider
 from support.providerbodies import answer
+from support.sidecar import home_env
 from support.waiting import wait_until
 
 
@@ -64,7 +65,7 @@ def test_stale_and_hostile_status_files_are_ignored(tmp_path: Path):
     home = tmp_path / "home"
     run_dir = home / "run"
     run_dir.mkdir(parents=True)
-    env = {"DSH_HOME": str(home)}
+    env = home_env(home)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
     me = os.getpid()

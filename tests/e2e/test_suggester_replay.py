@@ -9,7 +9,7 @@ import sys
 import pytest
 from dsh_sidecar.evaluation import TraceError, percentile, read_trace, replay, score
 from support.replay import line, note
-from support.sidecar import DATA
+from support.sidecar import DATA, home_env
 
 TRACE = DATA / "replay" / "shopcart-50.jsonl"
 WORKSPACE = DATA / "workspaces" / "shopcart"
@@ -82,7 +82,7 @@ def test_cli_replay_prints_the_same_line(dsh_home, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env={"DSH_HOME": str(dsh_home), "PATH": "/usr/bin:/bin"},
+        env={**home_env(dsh_home), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()

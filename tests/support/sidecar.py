@@ -102,6 +102,14 @@ def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, 
     return env
 
 
+def home_env(dsh_home: Path | str) -> dict[str, str]:
+    """The smallest environment of a sidecar made in-process or spawned by the MCP SDK (which
+    passes on only ``HOME``, ``PATH`` and a few more): ``DSH_HOME``, and the cache and config
+    folders beside it as :func:`clean_env` puts them, so no index or config file of the test
+    lands in the user's ``~/.cache/dsh-search`` or is read from ``~/.config/dsh-search``."""
+    return {"DSH_HOME": str(dsh_home), "XDG_CACHE_HOME": f"{dsh_home}-cache", "XDG_CONFIG_HOME": f"{dsh_home}-config"}
+
+
 def make_client() -> LanguageClient:
     """A pytest-lsp client whose custom-method results stay plain JSON (dicts)."""
     client = LanguageClient(converter_factory=raw_params_converter)

@@ -24,6 +24,7 @@ from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.sidecar import Sidecar
 from support.mockprovider import case_reply
 from support.routers import ROUTES, router_block
+from support.sidecar import home_env
 
 
 def _built() -> SimpleNamespace:
@@ -86,7 +87,7 @@ async def test_a_failed_build_wakes_its_waiters_with_the_error_kept():
 def sidecar(mock_provider, dsh_home):
     mock_provider.route(*ROUTES["searxng"], case_reply("searxng", "ok", check=False)[0])
     config = parse_config({"router": router_block(mock_provider, ["searxng"], cache=False)})
-    return Sidecar(config, None, {"DSH_HOME": str(dsh_home)})  # each test closes it on its loop
+    return Sidecar(config, None, home_env(dsh_home))  # each test closes it on its loop
 
 
 async def test_a_first_search_prepares_the_search_path_off_the_loop(sidecar):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.mcp.bounded import MAX_LINE_BYTES, Oversized, bounded_lines
+from support.sidecar import home_env
 
 pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
@@ -31,7 +32,7 @@ class Raw:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={"DSH_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+            env={**home_env(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
             bufsize=0,
         )
         init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}

@@ -9,10 +9,11 @@ from dsh_protocol import StatusResult
 from dsh_sidecar import __version__
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
+from support.sidecar import home_env
 
 
 def _status(tmp_path, router, env=None):
-    sidecar = Sidecar(parse_config({"router": router}), None, {"DSH_HOME": str(tmp_path), **(env or {})})
+    sidecar = Sidecar(parse_config({"router": router}), None, {**home_env(tmp_path), **(env or {})})
     try:
         return sidecar.status()
     finally:

@@ -35,6 +35,7 @@ from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.workspace.identity import repository_identity
 from support.bandit_ops import op
 from support.fleetkit import REDIS_SERVER, RedisServer
+from support.sidecar import home_env
 
 URL = "redis://:hunter2@127.0.0.1:6399/0"
 
@@ -375,7 +376,7 @@ def test_url_options_the_store_takes() -> None:
 def test_state_backend_is_not_hot_reloaded(tmp_path: Path) -> None:
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(parse_config(None), None, {"DSH_HOME": str(tmp_path)})
+    sidecar = Sidecar(parse_config(None), None, home_env(tmp_path))
     assert sidecar.shared is None and sidecar.status().wire()["state"] == {"dshHome": str(tmp_path)}
     with pytest.raises(ConfigError, match="^state: "):
         sidecar.reconfigure({"state": {"backend": "redis://127.0.0.1:1/0"}})

@@ -16,6 +16,7 @@ from dsh_sidecar.suggester.packs import Candidate, PackError, builtin_packs, che
 from dsh_sidecar.suggester.parse import parse_call as make_probe
 from dsh_sidecar.suggester.parse.patterns import identifier
 from dsh_sidecar.workspace import WorkspaceGraph
+from support.sidecar import home_env
 from support.suggester import call, ledger_messages, make_suggester
 
 
@@ -430,7 +431,7 @@ def test_glob_index_matches_pathspec(tmp_path):
 
 
 def test_volatile_knobs_hot_reload_and_structural_rebuild(shopcart, dsh_home):
-    env = {"DSH_HOME": str(dsh_home)}
+    env = home_env(dsh_home)
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True, "indexPath": "/old/index.json"}}), shopcart, env)
     core = sidecar.suggester
     sidecar.reconfigure({"suggester": {"enabled": True, "cooldownCalls": 0, "maxNotesPerTurn": 3}})

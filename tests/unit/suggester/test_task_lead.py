@@ -19,6 +19,7 @@ from dsh_sidecar.suggester.lead.ranker import Lead, rank
 from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.content import ContentIndexer
 from support.rawrpc import RawServer
+from support.sidecar import home_env
 
 TASK = (
     "Cart.total crashes with an unknown discount code\n\n"
@@ -289,7 +290,7 @@ async def _mcp_calls(tmp_path: Path, suggester: dict) -> list:
     argv = forked(
         [str(Path(sys.executable).parent / "dsh-search"), "mcp", "--config", str(cfg), "--workspace", str(root)]
     )
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env={"DSH_HOME": str(home)})
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
     hook = {"session_id": "c1", "hook_event_name": "UserPromptSubmit", "prompt": TASK}
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:

@@ -8,6 +8,7 @@ import threading
 import pytest
 from dsh_sidecar.workspace.graph import SLICE, _sliced_dict
 from dsh_sidecar.workspace.heap import HeapFreezer
+from support.sidecar import home_env
 from support.waiting import wait_until
 
 
@@ -59,7 +60,7 @@ def test_a_sidecar_follows_its_workspace_build_with_the_freezer(dsh_home, worksp
     from dsh_sidecar.config import parse_config
     from dsh_sidecar.sidecar import Sidecar
 
-    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, {"DSH_HOME": str(dsh_home)})
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, home_env(dsh_home))
     heap = sidecar.projection.heap
     try:
         assert heap._thread is not None  # started with the graph build
