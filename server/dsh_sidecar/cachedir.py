@@ -13,6 +13,10 @@ Symbolic links are neither followed nor removed; folders are removed only when e
   workspace whose folder is gone (the symbol cache records its root), indexes not used for
   ``max_age_s`` (90 days by default), and the indexes older versions kept under
   ``$DSH_HOME/workspace/`` (:data:`dsh_sidecar.paths.LEGACY_INDEX`, never read since).
+* **now and then** (:func:`prune_if_due`): a long-lived server prunes by itself at most once
+  a day (:data:`AUTO_PRUNE_EVERY_S`, the time kept in :data:`PRUNE_STAMP`), after its
+  workspace is ready, as Go trims its build cache: agents that work in throw-away checkouts
+  leave an index per checkout, and nobody runs ``prune`` for them.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ INDEX_FILE: Final = re.compile(
 )
 #: An offline docs index file (:mod:`dsh_sidecar.router.localdocs`) and its side files.
 DOCS_FILE: Final = re.compile(r"^docs\.sqlite(?:-wal|-shm|-journal|\.lock)?$|^docs\.sqlite\.[0-9]+\.tmp$")
+#: The file whose modification time says when the cache was last pruned by a server.
+PRUNE_STAMP: Final = ".last-prune"
+_STAMP_FILE: Final = re.compile(r"^\.last-prune$")
+#: How often a long-lived server prunes the cache by itself, seconds (a day).
+AUTO_PRUNE_EVERY_S: Final = 86400.0
 #: Default age after which ``prune`` removes an index nobody used, seconds (90 days).
 DEFAULT_MAX_AGE_S: Final = 90 * 86400
 #: Most entries a listing looks at (a huge or hostile folder stays bounded).
@@ -134,6 +143,8 @@ def clean(env: Mapping[str, str] | None = None, dry_run: bool = False) -> Remove
             _remove(path, st.st_size, out, dry_run)
         if not dry_run:
             _rmdir_if_empty(root / name)
+    for path, st in list(_files(root, _STAMP_FILE)):
+        _remove(path, st.st_size, out, dry_run)
     if not dry_run:
         _rmdir_if_empty(root)
     _prune_legacy(env, out, dry_run)
@@ -194,3 +205,32 @@ def prune(
             _remove(path, st.st_size, out, dry_run)
     _prune_legacy(env, out, dry_run)
     return out
+
+
+def prune_if_due(env: Mapping[str, str] | None = None, now: float | None = None) -> Removed | None:
+    """:func:`prune`, when the cache holds workspace indexes and was not pruned by a server in
+    the last :data:`AUTO_PRUNE_EVERY_S` (``None``: not due). The stamp is set before pruning,
+    so the servers of a fleet starting together prune once, not each; a stamp that is a
+    symlink or not a file is never followed and means "not due"."""
+    now = time.time() if now is None else now
+    root = cache_home(env)
+    stamp = root / PRUNE_STAMP
+    try:
+        st = stamp.lstat()
+    except FileNotFoundError:
+        st = None
+    except OSError:
+        return None
+    if st is not None and (not stat.S_ISREG(st.st_mode) or now - st.st_mtime < AUTO_PRUNE_EVERY_S):
+        return None
+    if not (root / WORKSPACE_CACHE).is_dir():
+        return None
+    try:
+        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.utime(fd, (now, now))
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return prune(env, now=now)

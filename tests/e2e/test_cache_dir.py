@@ -11,8 +11,9 @@ import shutil
 import time
 from pathlib import Path
 
-from dsh_sidecar.cachedir import INDEX_FILE, clean, prune, usage
+from dsh_sidecar.cachedir import AUTO_PRUNE_EVERY_S, INDEX_FILE, PRUNE_STAMP, clean, prune, prune_if_due, usage
 from support.cli import env_for, run
+from support.waiting import wait_until
 
 GREP = ["suggest", "--tool", "grep", "--input", '{"pattern": "__version__"}']
 
@@ -123,3 +124,57 @@ def test_clean_through_the_cli_then_a_command_rebuilds(tmp_path: Path, workspace
     rc, out, _ = run([*GREP, "-w", str(workspace)], env, tmp_path)
     assert rc == 0 and "look here for the package version" in out
     shutil.rmtree(Path(env["XDG_CACHE_HOME"]))
+
+
+def _plant_gone(folder: Path, root: Path, digest: str) -> list[Path]:
+    """The symbol cache and content index of a workspace folder ``root`` that does not exist."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{root.name}-{digest}.json").write_text(json.dumps({"version": 2, "root": str(root), "files": {}}))
+    (folder / f"{root.name}-{digest}.content.sqlite").write_text("db")
+    return [folder / f"{root.name}-{digest}.json", folder / f"{root.name}-{digest}.content.sqlite"]
+
+
+def test_servers_prune_the_cache_by_themselves_at_most_once_a_day(tmp_path: Path):
+    """Agents in throw-away checkouts leave an index per checkout: the first server of a day
+    prunes (the stamp set first, so a fleet starting together prunes once), the next ones within
+    the day do not; ``clean`` removes the stamp with the rest; a stamp that is a symlink is
+    never written through."""
+    cache = tmp_path / "cache"
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    folder = cache / "workspace"
+    assert prune_if_due(env) is None  # nothing cached yet: no stamp either
+    assert not (cache / PRUNE_STAMP).exists()
+    first = _plant_gone(folder, tmp_path / "checkout-1", "aaaaaaaaaaaa")
+    t0 = time.time()
+    removed = prune_if_due(env, now=t0)
+    assert removed is not None and sorted(removed.paths) == sorted(str(p) for p in first)
+    assert (cache / PRUNE_STAMP).stat().st_mtime == t0
+    second = _plant_gone(folder, tmp_path / "checkout-2", "bbbbbbbbbbbb")
+    assert prune_if_due(env, now=t0 + AUTO_PRUNE_EVERY_S - 1) is None
+    assert all(p.exists() for p in second)
+    removed = prune_if_due(env, now=t0 + AUTO_PRUNE_EVERY_S)
+    assert removed is not None and sorted(removed.paths) == sorted(str(p) for p in second)
+    assert [Path(p).name for p in clean(env).paths] == [PRUNE_STAMP]
+    # a planted symlink stamp: not due, and its target is neither created nor touched
+    _plant_gone(folder, tmp_path / "checkout-3", "cccccccccccc")
+    target = tmp_path / "elsewhere"
+    (cache / PRUNE_STAMP).symlink_to(target)
+    assert prune_if_due(env, now=t0 + 10 * AUTO_PRUNE_EVERY_S) is None
+    assert not target.exists() and len(list(folder.iterdir())) == 2
+
+
+def test_a_long_lived_server_prunes_after_its_workspace_is_ready(tmp_path: Path, workspace: Path):
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    cache = tmp_path / "cache"
+    gone = _plant_gone(cache / "workspace", tmp_path / "deleted-checkout", "dddddddddddd")
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, env, warm_search=True)
+    try:
+        assert wait_until(lambda: not any(p.exists() for p in gone), "the deleted checkout's indexes pruned", 60)
+        assert (cache / PRUNE_STAMP).is_file()
+        # the server's own workspace indexes stay
+        assert any(p.name.endswith(".content.sqlite") for p in (cache / "workspace").iterdir())
+    finally:
+        sidecar.shutdown()

@@ -33,6 +33,7 @@ from dsh_protocol import (
 
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
+from dsh_sidecar.cachedir import prune_if_due
 from dsh_sidecar.config import SidecarConfig, dsh_home, overlay_config
 from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.paths import workspace_cache
@@ -210,6 +211,20 @@ class Sidecar(SearchMethods):
             self.bandit.prepare()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
+        self._prune_cache()
+
+    def _prune_cache(self) -> None:
+        """Prune the index cache when a day has passed since a server last did
+        (:func:`dsh_sidecar.cachedir.prune_if_due`); one log line when something went."""
+        try:
+            removed = prune_if_due(self.env)
+        except Exception:  # a cache that cannot be pruned is rebuilt or pruned another time
+            log.debug("pruning the index cache failed", exc_info=True)
+            return
+        if removed is not None and removed.paths:
+            log.info(
+                "pruned %d index files (%d KiB) of gone or unused workspaces", len(removed.paths), removed.bytes // 1024
+            )
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
