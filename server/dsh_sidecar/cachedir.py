@@ -22,6 +22,7 @@ Symbolic links are neither followed nor removed; folders are removed only when e
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -50,6 +51,9 @@ PRUNE_STAMP: Final = ".last-prune"
 _STAMP_FILE: Final = re.compile(r"^\.last-prune$")
 #: How often a long-lived server prunes the cache by itself, seconds (a day).
 AUTO_PRUNE_EVERY_S: Final = 86400.0
+#: How far in the future a stamp may be and still count as recent, seconds (an hour, as Go's
+#: build cache trim allows): further, it was set by a wrong clock and the cache is due.
+STAMP_SKEW_S: Final = 3600.0
 #: Default age after which ``prune`` removes an index nobody used, seconds (90 days).
 DEFAULT_MAX_AGE_S: Final = 90 * 86400
 #: Most entries a listing looks at (a huge or hostile folder stays bounded).
@@ -207,30 +211,62 @@ def prune(
     return out
 
 
-def prune_if_due(env: Mapping[str, str] | None = None, now: float | None = None) -> Removed | None:
-    """:func:`prune`, when the cache holds workspace indexes and was not pruned by a server in
-    the last :data:`AUTO_PRUNE_EVERY_S` (``None``: not due). The stamp is set before pruning,
-    so the servers of a fleet starting together prune once, not each; a stamp that is a
-    symlink or not a file is never followed and means "not due"."""
+def mark_used(env: Mapping[str, str] | None, digest: str, now: float | None = None) -> None:
+    """Set the modification time of the workspace indexes ``*-<digest>.*`` to ``now``: an index a
+    server has open is in use, though an unchanged tree rewrites none of its files, and
+    :func:`prune` takes the newest modification time of a group for its last use."""
     now = time.time() if now is None else now
+    for path, st in list(_files(cache_home(env) / WORKSPACE_CACHE, INDEX_FILE)):
+        m = INDEX_FILE.match(path.name)
+        if m is not None and (m.group("stem") or m.group("tmpstem")).rsplit("-", 1)[1] == digest and st.st_mtime < now:
+            with contextlib.suppress(OSError):
+                os.utime(path, (now, now), follow_symlinks=False)
+
+
+def _due(st: os.stat_result, now: float) -> bool:
+    """A regular stamp older than :data:`AUTO_PRUNE_EVERY_S`, or further in the future than a
+    clock may drift (:data:`STAMP_SKEW_S`: a stamp set by a clock that was wrong must not stop
+    pruning until the clock catches up)."""
+    age = now - st.st_mtime
+    return stat.S_ISREG(st.st_mode) and (age >= AUTO_PRUNE_EVERY_S or age < -STAMP_SKEW_S)
+
+
+def prune_if_due(
+    env: Mapping[str, str] | None = None, now: float | None = None, in_use: str | None = None
+) -> Removed | None:
+    """:func:`prune`, when the cache holds workspace indexes and was not pruned by a server in
+    the last :data:`AUTO_PRUNE_EVERY_S` (``None``: not due). ``in_use``, the hash of the
+    workspace the calling server has open, is marked used first (:func:`mark_used`), due or not.
+    The stamp is claimed before pruning (created exclusively, or locked and looked at again), so
+    the servers of a fleet starting together prune once, not each; a stamp that is a symlink or
+    not a file is never followed or opened for writing and means "not due"."""
+    now = time.time() if now is None else now
+    if in_use:
+        mark_used(env, in_use, now)
     root = cache_home(env)
     stamp = root / PRUNE_STAMP
     try:
-        st = stamp.lstat()
+        st: os.stat_result | None = stamp.lstat()
     except FileNotFoundError:
         st = None
     except OSError:
         return None
-    if st is not None and (not stat.S_ISREG(st.st_mode) or now - st.st_mtime < AUTO_PRUNE_EVERY_S):
+    if st is not None and not _due(st, now):
         return None
     if not (root / WORKSPACE_CACHE).is_dir():
         return None
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_CREAT | os.O_EXCL if st is None else 0)
     try:
-        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.utime(fd, (now, now))
-        finally:
-            os.close(fd)
+        fd = os.open(stamp, flags, 0o600)
+    except OSError:  # another server created it first, or it changed since: not ours to prune
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if st is not None and not _due(os.fstat(fd), now):  # another server pruned meanwhile
+            return None
+        os.utime(fd, (now, now))
     except OSError:
         return None
+    finally:
+        os.close(fd)
     return prune(env, now=now)

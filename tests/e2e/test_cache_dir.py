@@ -11,7 +11,16 @@ import shutil
 import time
 from pathlib import Path
 
-from dsh_sidecar.cachedir import AUTO_PRUNE_EVERY_S, INDEX_FILE, PRUNE_STAMP, clean, prune, prune_if_due, usage
+from dsh_sidecar.cachedir import (
+    AUTO_PRUNE_EVERY_S,
+    INDEX_FILE,
+    PRUNE_STAMP,
+    STAMP_SKEW_S,
+    clean,
+    prune,
+    prune_if_due,
+    usage,
+)
 from support.cli import env_for, run
 from support.waiting import wait_until
 
@@ -178,3 +187,106 @@ def test_a_long_lived_server_prunes_after_its_workspace_is_ready(tmp_path: Path,
         assert any(p.name.endswith(".content.sqlite") for p in (cache / "workspace").iterdir())
     finally:
         sidecar.shutdown()
+
+
+def test_a_workspace_whose_path_is_not_utf8_is_indexed(tmp_path: Path, workspace: Path):
+    """A folder named with bytes that are not UTF-8 (a Latin-1 checkout, an odd archive) is a
+    workspace like any other: its index is named by a hash of the path's bytes, where encoding
+    the path as UTF-8 raised and ``suggest`` printed a traceback."""
+    home = tmp_path / "home"
+    env = env_for(home)
+    odd = workspace.rename(tmp_path / "caf\udce9")  # the byte 0xE9 alone, as the OS gives it
+    rc, out, err = run([*GREP, "-w", str(odd)], env, tmp_path)
+    assert (rc, err) == (0, "") and "look here for the package version" in out
+    shutil.rmtree(Path(env["XDG_CACHE_HOME"]))
+
+
+def test_a_server_marks_its_own_workspace_indexes_used_before_pruning(tmp_path: Path, workspace: Path):
+    """An unchanged tree rewrites none of its index files, so an index opened every day was
+    pruned as "unused for 90 days" by the very server that had it open (its SQLite -wal and -shm
+    too); the server marks its own workspace's files used first, and the next prune keeps them."""
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    cache = tmp_path / "cache"
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    config = parse_config({"suggester": {"enabled": True}})
+    sidecar = Sidecar(config, workspace, env)
+    try:
+        assert wait_until(lambda: not sidecar.projection.building(), "the workspace indexed", 60)
+    finally:
+        sidecar.shutdown()
+    folder = cache / "workspace"
+    own = sorted(p.name for p in folder.iterdir())
+    assert any(n.endswith(".content.sqlite") for n in own) and any(n.endswith(".json") for n in own)
+    long_ago = time.time() - 100 * 86400
+    for path in folder.iterdir():
+        os.utime(path, (long_ago, long_ago))
+    gone = _plant_gone(folder, tmp_path / "deleted-checkout", "dddddddddddd")
+    sidecar = Sidecar(config, workspace, env, warm_search=True)
+    try:
+        assert wait_until(lambda: not any(p.exists() for p in gone), "the deleted checkout's indexes pruned", 60)
+        assert sorted(p.name for p in folder.iterdir()) == own
+        assert all(time.time() - p.stat().st_mtime < 3600 for p in folder.iterdir())
+    finally:
+        sidecar.shutdown()
+
+
+def test_a_stamp_from_a_clock_that_ran_ahead_does_not_stop_pruning(tmp_path: Path):
+    """A stamp within an hour ahead is a clock's ordinary drift (not due); one further ahead
+    was set by a wrong clock, and waiting for the clock to catch up would leave the cache
+    unpruned for as long (due, and the stamp set back to now)."""
+    cache = tmp_path / "cache"
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    now = time.time()
+    stamp = cache / PRUNE_STAMP
+    first = _plant_gone(cache / "workspace", tmp_path / "checkout-1", "aaaaaaaaaaaa")
+    stamp.touch()
+    os.utime(stamp, (now + STAMP_SKEW_S - 60, now + STAMP_SKEW_S - 60))
+    assert prune_if_due(env, now=now) is None and all(p.exists() for p in first)
+    os.utime(stamp, (now + 365 * 86400, now + 365 * 86400))
+    removed = prune_if_due(env, now=now)
+    assert removed is not None and sorted(removed.paths) == sorted(str(p) for p in first)
+    assert stamp.stat().st_mtime == now
+
+
+def test_a_stamp_that_is_not_a_file_is_never_opened(tmp_path: Path):
+    """A FIFO or a folder where the stamp goes: not due, and nothing waits on the FIFO for a
+    reader (the server's warm-up thread would hang there)."""
+    cache = tmp_path / "cache"
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    planted = _plant_gone(cache / "workspace", tmp_path / "checkout-1", "aaaaaaaaaaaa")
+    os.mkfifo(cache / PRUNE_STAMP)
+    assert prune_if_due(env, now=time.time() + 10 * AUTO_PRUNE_EVERY_S) is None
+    (cache / PRUNE_STAMP).unlink()
+    (cache / PRUNE_STAMP).mkdir()
+    assert prune_if_due(env, now=time.time() + 10 * AUTO_PRUNE_EVERY_S) is None
+    assert all(p.exists() for p in planted)
+
+
+def test_two_servers_claiming_the_stamp_at_once_prune_once(tmp_path: Path, monkeypatch):
+    """Another server claims the stamp between this one's look at it and its claim (a fleet
+    starting together): this one does not prune again, whether the stamp was missing (it is
+    created exclusively) or a day old (it is locked and looked at again)."""
+    import dsh_sidecar.cachedir as cachedir
+
+    cache = tmp_path / "cache"
+    env = {"DSH_CACHE_DIR": str(cache), "DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    (cache / "workspace").mkdir(parents=True)
+    real_open = os.open
+    results: list[object] = []
+
+    def another_server_first(path, flags, mode=0o777):
+        if path == cache / PRUNE_STAMP and not results:
+            results.append(None)
+            results[0] = prune_if_due(env, now=now)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(cachedir.os, "open", another_server_first)
+    for stamp_age in (None, 2 * AUTO_PRUNE_EVERY_S):
+        results.clear()
+        now = time.time()
+        if stamp_age is not None:
+            os.utime(cache / PRUNE_STAMP, (now - stamp_age, now - stamp_age))
+        assert prune_if_due(env, now=now) is None
+        assert results and results[0] is not None  # the other server pruned, once

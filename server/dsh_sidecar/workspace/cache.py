@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ def cache_path(cache_dir: Path, root: Path) -> Path:
     ``[a-z0-9-]``, hash = the first 12 hex digits of SHA-1 of the resolved root path."""
     resolved = str(root.resolve())
     slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
-    return cache_dir / f"{slug}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}.json"
+    return cache_dir / f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}.json"
 
 
 @dataclass

@@ -96,7 +96,7 @@ def db_path(cache_dir: Path, root: Path) -> Path:
     """``<cache_dir>/<slug>-<hash>.content.sqlite`` (slug and hash as the symbol cache's)."""
     resolved = str(root.resolve())
     slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
-    return cache_dir / f"{slug}-{hashlib.sha1(resolved.encode()).hexdigest()[:12]}.content.sqlite"
+    return cache_dir / f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}.content.sqlite"
 
 
 #: Most SQLite virtual-machine steps a content lookup on the request path may take (then it
