@@ -234,6 +234,10 @@ def test_usage_errors_as_json_exit_2(home: Path, args, code, message, data):
         # a word whose bytes are not UTF-8 (never quoted back)
         (["query", "caf\udce9"], "'QUERY' must be UTF-8 text", "QUERY"),
         (["suggest", "-t", "grep", "-i", '{"pattern": "\udcff"}'], "'--input' must be UTF-8 text", "--input"),
+        (["query", "x", "-n", "1\udcff"], "'-n' / '--max-results' must be UTF-8 text", "--max-results"),
+        (["query", "x", "--deadline-ms", "9\udcff"], "'--deadline-ms' must be UTF-8 text", "--deadline-ms"),
+        (["query", "x", "-s", "q\udcff"], "'-s' / '--strategy' must be one of auto, quick, thorough", "--strategy"),
+        (["completion", "b\udcff"], "'SHELL' must be one of bash, zsh, fish", "SHELL"),
         # what carries no flag: an unknown command, an extra argument
         (["quer", "x"], "unknown command 'quer' (did you mean 'query'?)", None),
         (

@@ -82,11 +82,18 @@ def parser_error(exc: click_errors.UsageError, args: Sequence[str], root: Any) -
 def utf8_text(value: str, name: str) -> str:
     """``value`` as given on the command line, or a usage error naming ``name`` (``QUERY``,
     ``--input``) when its bytes were not UTF-8 (a lone surrogate from ``surrogateescape``)."""
+    if not _is_utf8(value):
+        raise usage_error(f"'{name}' must be UTF-8 text", flag=name)
+    return value
+
+
+def _is_utf8(value: str) -> bool:
+    """Whether ``value`` came from UTF-8 bytes (no lone surrogate of ``surrogateescape``)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise usage_error(f"'{name}' must be UTF-8 text", flag=name) from None
-    return value
+        return False
+    return True
 
 
 def flag_name(param: Any) -> str:
@@ -128,6 +135,10 @@ def _bad_value(exc: click_errors.BadParameter, param: Any, args: Sequence[str]) 
     errors = cause.errors(include_url=False) if isinstance(cause, ValidationError) else []
     first: dict[str, Any] = dict(errors[0]) if errors else {}
     value = first.get("input")
+    if isinstance(value, str) and not _is_utf8(value):  # never quoted back, whatever was expected
+        value = None
+        if first.get("type") == "string_unicode":
+            return usage_error(f"{_names(param, args)} must be UTF-8 text", flag=flag_name(param))
     reason = _reason(first, param) or _sentence(exc.message)
     got = f", got {_shown(value)}" if value is not None else ""
     return usage_error(f"{_names(param, args)} {reason}{got}", flag=flag_name(param))
