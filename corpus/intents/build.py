@@ -17,6 +17,13 @@ version catalogs, ``.csproj``/``Directory.*.props``/solutions, ``composer.json``
 skeletons of manifest/config files (XML element names, Gradle blocks and dependency lines,
 CMake commands, TOML/INI/YAML keys, a JSON key tree).
 
+``opens`` adds to every line of ``trace.jsonl`` the repository files its call opened, searched
+inside or edited (``"opens"``, in order) and the folders its result's bare names are relative to
+(``"dirs"``: the folders a shell command ``cd``-ed into or listed) — the trajectories' ``opens``
+and ``dirs``, read with the same shell reader (``corpus/trajectories/core.py``): what the call
+showed (docs/corpus.md, "what a call showed"); ``trace`` writes them too. It needs only
+``paths.txt``.
+
 ``trace`` turns the hand-written ``calls.yaml`` (tool calls and their labels) into
 ``trace.jsonl``: one ``{"params": <dsh/postExecute params>, "expect": …}`` per call, the
 result text made by really running the search on the checkout (``bash -c`` in the work tree
@@ -56,7 +63,11 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent.parent))
 from checkout import tree_path  # noqa: E402
+
+from corpus.trajectories.codex import script_of  # noqa: E402
+from corpus.trajectories.core import WORKDIR, dirs_of, opens_of, rel_path, segments, shell_call  # noqa: E402
 
 #: Universal Ctags kinds kept as definitions (fields, locals, imports and parameters dropped).
 KINDS = {
@@ -1000,6 +1011,79 @@ def build_call(
     return {"tool": {"name": name, "input": inp}, "result": result}, parse_expect(c.get("expect"))
 
 
+#: Tool forms whose input names one file the call opens, searches inside or edits, and the key.
+FILE_TOOLS = {
+    "Read": "file_path",
+    "read": "file_path",
+    "Edit": "file_path",
+    "Write": "file_path",
+    "edit": "file_path",
+    "open": "path",
+    "search_file": "file",
+    "str_replace_editor": "path",
+    "Grep": "path",
+    "grep": "path",
+}
+SHELL_TOOLS = frozenset({"bash", "Bash", "shell", "execute_bash"})
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+
+
+def opens_of_call(tool: dict[str, Any], tracked: set[str]) -> list[str]:
+    """The repository files a call opened, searched inside or edited, in order: the file of a
+    Read/Edit/Write, SWE-agent ``open``/``search_file``, OpenHands ``str_replace_editor``, a
+    Grep whose ``path`` is a file, the files of an ``apply_patch``; for a shell command (a
+    string, or Codex's list form) the files it views or writes as the trajectories read them
+    (``core.opens_of``). A folder, a glob or a search over folders opens nothing."""
+    name, inp = tool.get("name"), tool.get("input")
+    if not isinstance(inp, dict):
+        return []
+    if name in SHELL_TOOLS:
+        command = inp.get("command")
+        script = script_of([str(w) for w in command]) if isinstance(command, list) else str(command or "")
+        _, segs, writes, _ = shell_call(script, tracked, {}, WORKDIR)
+        return opens_of(segs, writes, tracked)
+    if name == "apply_patch":
+        found = [rel_path(m, WORKDIR) for m in _PATCH_FILE.findall(str(inp.get("input") or ""))]
+        return list(dict.fromkeys(p for p in found if p and p in tracked))
+    key = FILE_TOOLS.get(str(name))
+    value = inp.get(key) if key else None
+    rel = rel_path(value, WORKDIR) if isinstance(value, str) and value.strip() else None
+    return [rel] if rel and rel in tracked else []
+
+
+def dirs_of_call(tool: dict[str, Any]) -> list[str]:
+    """The folders a shell call's bare result names are relative to (the folders it ``cd``-ed
+    into or listed with a plain ``ls``; ``core.dirs_of``); ``[]`` for the other tools."""
+    inp = tool.get("input")
+    if tool.get("name") not in SHELL_TOOLS or not isinstance(inp, dict):
+        return []
+    command = inp.get("command")
+    script = script_of([str(w) for w in command]) if isinstance(command, list) else str(command or "")
+    return dirs_of(segments(script, WORKDIR))
+
+
+def shown_fields(tool: dict[str, Any], tracked: set[str]) -> dict[str, list[str]]:
+    """A trace line's ``opens`` and ``dirs`` (:func:`opens_of_call`, :func:`dirs_of_call`)."""
+    return {"opens": opens_of_call(tool, tracked), "dirs": dirs_of_call(tool)}
+
+
+def cmd_opens(name: str) -> None:
+    """Rewrite ``trace.jsonl`` with each line's ``opens`` and ``dirs`` (:func:`shown_fields`),
+    nothing else changed."""
+    out = HERE / name
+    tracked = set((out / "paths.txt").read_text("utf-8").split())
+    lines = []
+    for raw in (out / "trace.jsonl").read_text("utf-8").splitlines():
+        if not raw.strip():
+            continue
+        obj = json.loads(raw)
+        row = {"params": obj["params"], **shown_fields(obj["params"]["tool"], tracked), "expect": obj["expect"]}
+        lines.append(json.dumps(row, ensure_ascii=False))
+    (out / "trace.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    opened = sum(1 for ln in lines if '"opens": []' not in ln)
+    sys.stdout.write(f"{name}: {len(lines)} calls, {opened} open a repository file\n")
+
+
 def cmd_trace(name: str, cache: Path, git_dir: Path | None) -> None:
     row, tree = checkout_of(name, cache)
     out = HERE / name
@@ -1018,7 +1102,8 @@ def cmd_trace(name: str, cache: Path, git_dir: Path | None) -> None:
         for t in (expect or {}).get("targets", []):
             if t not in paths:
                 raise SystemExit(f"{name} call {n}: target {t} is not a tracked path")
-        lines.append(json.dumps({"params": params, "expect": expect}, ensure_ascii=False))
+        shown = shown_fields(params["tool"], set(paths))
+        lines.append(json.dumps({"params": params, **shown, "expect": expect}, ensure_ascii=False))
     (out / "trace.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
     silent = sum(1 for ln in lines if ln.endswith('"expect": null}'))
     sys.stdout.write(f"{name}: {len(lines)} calls, {silent} expect null ({silent / len(lines):.0%})\n")
@@ -1026,7 +1111,7 @@ def cmd_trace(name: str, cache: Path, git_dir: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["extract", "trace", "facts"])
+    p.add_argument("command", choices=["extract", "trace", "facts", "opens"])
     p.add_argument("dirs", nargs="+")
     p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"))
     p.add_argument("--local", help="local git dir pattern with {owner} and {name} (for git grep)")
@@ -1036,6 +1121,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd_extract(d, args.cache)
         elif args.command == "facts":
             cmd_facts(d, args.cache)
+        elif args.command == "opens":
+            cmd_opens(d)
         else:
             row = manifest()[d]
             owner, rname = row["repo"].split("/")

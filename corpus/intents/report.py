@@ -8,8 +8,11 @@ Replays every repository of ``manifest.yaml`` through a spawned ``dsh-search ser
 in CACHE (``corpus/checkout.py``) or on stub workspaces (``corpus/materialize.py``), and prints
 Markdown tables: per repository with the pooled figures of the *other* repositories beside it
 (leave-one-repository-out), per split, per ecosystem (and ecosystem × split), per intent (all,
-tune, held-out). ``--calls`` writes one JSON line per call with its expectation, the notes
-answered and a failure class:
+tune, held-out) — each twice: **as labelled**, then **echo-aware** (the labels read with the
+help-not-agreement rule, ``dsh_sidecar.evaluation.labels``: the reading the issue's bar is judged
+by). ``--calls`` writes one JSON line per call with its expectation, the notes answered and a
+failure class, as labelled (``expect``, ``class``) and echo-aware (``expectEchoAware``,
+``classEchoAware``):
 
 - ``ok`` — a note of the expected intent naming an expected target;
 - ``wrong-intent`` — a note naming an expected target under another intent;
@@ -40,7 +43,6 @@ from dsh_sidecar.evaluation import (  # noqa: E402
     intent_figures,
     pooled,
     read_manifest,
-    read_trace,
     run_intents,
 )
 
@@ -79,6 +81,11 @@ def classify(expect: dict[str, Any] | None, notes: list[dict[str, Any]], listed:
     return out
 
 
+def expect_of(line: Any) -> dict[str, Any] | None:
+    """A trace line's expectation as the trace file writes it."""
+    return None if line.intent is None else {"intent": line.intent, "targets": list(line.targets)}
+
+
 def row(name: str, f: dict[str, Any]) -> str:
     return (
         f"| {name} | {f['calls']} | {f['notes']} | {f['correct']} | {f['precision']:.2f} | "
@@ -99,6 +106,59 @@ def intent_table(score: Any, title: str) -> str:
             continue
         lines.append(f"| {intent} | {f['notes']} | {f['precision']:.2f} | {f['expected']} | {f['recall']:.2f} |")
     return "\n".join(lines)
+
+
+def tables(runs: list[Any], pick: Any, groups: list[str]) -> list[str]:
+    """The Markdown tables of one reading (``pick(run)``: its :class:`Score`)."""
+    out: list[str] = []
+    out.append(
+        "| repository (split, ecosystem) | calls | notes | correct | precision | expected targets | found | recall "
+        "| the others pooled: precision | recall |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    for r in runs:
+        others = pooled(pick(x) for x in runs if x is not r)
+        f = figures(pick(r))
+        out.append(
+            row(f"{r.repo.repo} ({r.repo.split}, {r.repo.ecosystem})", f)
+            + f" {others.precision:.2f} | {others.recall:.2f} |"
+        )
+    out.append("")
+    out.append(HEAD.format("split"))
+    for split in ("tune", "heldout"):
+        out.append(row(split, figures(pooled(pick(x) for x in runs if x.repo.split == split))))
+    out.append(row("all", figures(pooled(pick(x) for x in runs))))
+    for g in groups:
+        name, _, dirs = g.partition("=")
+        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
+        out.append(row(f"{name} ({len(sel)})", figures(pooled(pick(x) for x in sel))))
+        for split in ("tune", "heldout"):
+            sub = [x for x in sel if x.repo.split == split]
+            out.append(row(f"{name} {split} ({len(sub)})", figures(pooled(pick(x) for x in sub))))
+    out.append("")
+    out.append(HEAD.format("ecosystem (repositories)"))
+    ecos = sorted({x.repo.ecosystem for x in runs})
+    for e in ecos:
+        sel = [x for x in runs if x.repo.ecosystem == e]
+        out.append(row(f"{e} ({len(sel)})", figures(pooled(pick(x) for x in sel))))
+        for split in ("tune", "heldout"):
+            sub = [x for x in sel if x.repo.split == split]
+            if sub and len(sub) != len(sel):
+                out.append(row(f"{e} {split} ({len(sub)})", figures(pooled(pick(x) for x in sub))))
+    out.append("")
+    for title, sel in (
+        ("all", runs),
+        ("tune", [x for x in runs if x.repo.split == "tune"]),
+        ("heldout", [x for x in runs if x.repo.split == "heldout"]),
+    ):
+        out.append(intent_table(pooled(pick(x) for x in sel), title))
+        out.append("")
+    for g in groups:
+        name, _, dirs = g.partition("=")
+        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
+        out.append(intent_table(pooled(pick(x) for x in sel), name))
+        out.append("")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,58 +184,22 @@ def main(argv: list[str] | None = None) -> int:
         runs = run_intents(repos, workspace)
     by_dir = {r.repo.dir: r for r in runs}
     out: list[str] = []
-    out.append(
-        "| repository (split, ecosystem) | calls | notes | correct | precision | expected targets | found | recall "
-        "| the others pooled: precision | recall |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    )
-    for r in runs:
-        others = pooled(x.score for x in runs if x is not r)
-        f = figures(r.score)
-        out.append(
-            row(f"{r.repo.repo} ({r.repo.split}, {r.repo.ecosystem})", f)
-            + f" {others.precision:.2f} | {others.recall:.2f} |"
-        )
-    out.append("")
-    out.append(HEAD.format("split"))
-    for split in ("tune", "heldout"):
-        out.append(row(split, figures(pooled(x.score for x in runs if x.repo.split == split))))
-    out.append(row("all", figures(pooled(x.score for x in runs))))
-    for g in args.group:
-        name, _, dirs = g.partition("=")
-        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
-        out.append(row(f"{name} ({len(sel)})", figures(pooled(x.score for x in sel))))
-        for split in ("tune", "heldout"):
-            sub = [x for x in sel if x.repo.split == split]
-            out.append(row(f"{name} {split} ({len(sub)})", figures(pooled(x.score for x in sub))))
-    out.append("")
-    out.append(HEAD.format("ecosystem (repositories)"))
-    ecos = sorted({x.repo.ecosystem for x in runs})
-    for e in ecos:
-        sel = [x for x in runs if x.repo.ecosystem == e]
-        out.append(row(f"{e} ({len(sel)})", figures(pooled(x.score for x in sel))))
-        for split in ("tune", "heldout"):
-            sub = [x for x in sel if x.repo.split == split]
-            if sub and len(sub) != len(sel):
-                out.append(row(f"{e} {split} ({len(sub)})", figures(pooled(x.score for x in sub))))
-    out.append("")
-    for title, sel in (
-        ("all", runs),
-        ("tune", [x for x in runs if x.repo.split == "tune"]),
-        ("heldout", [x for x in runs if x.repo.split == "heldout"]),
+    for title, pick in (
+        ("as labelled", lambda x: x.score),
+        ("echo-aware: the reading the bar is judged by (docs/corpus.md)", lambda x: x.echo_aware),
     ):
-        out.append(intent_table(pooled(x.score for x in sel), title))
+        out.append(f"### {title}")
         out.append("")
-    for g in args.group:
-        name, _, dirs = g.partition("=")
-        sel = [x for x in runs if x.repo.dir in dirs.split(",")]
-        out.append(intent_table(pooled(x.score for x in sel), name))
-        out.append("")
+        out += tables(runs, pick, args.group)
     print("\n".join(out))
     if args.json:
         rep = {
             "repos": {
                 d: {"repo": r.repo.repo, "split": r.repo.split, "ecosystem": r.repo.ecosystem, **figures(r.score)}
+                for d, r in by_dir.items()
+            },
+            "echoAware": {
+                d: {"repo": r.repo.repo, "split": r.repo.split, "ecosystem": r.repo.ecosystem, **figures(r.echo_aware)}
                 for d, r in by_dir.items()
             },
             "ledger": {d: r.ledger for d, r in by_dir.items()},
@@ -184,9 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.calls:
         with args.calls.open("w", encoding="utf-8") as fh:
             for r in runs:
-                lines = (r.repo.data / "trace.jsonl").read_text("utf-8").splitlines()
-                trace = read_trace(lines)
-                for raw, _line, notes in zip(lines, trace, r.notes):
+                lines = [ln for ln in (r.repo.data / "trace.jsonl").read_text("utf-8").splitlines() if ln.strip()]
+                for raw, line, notes in zip(lines, r.help_trace, r.notes, strict=True):
                     obj = json.loads(raw)
                     res = obj["params"].get("result") or {}
                     listed = result_paths(res.get("text", "")) if not res.get("isError") else set()
@@ -208,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
                                     for n in notes
                                 ],
                                 "class": classify(obj["expect"], notes, listed),
+                                "opens": list(line.opens),
+                                "expectEchoAware": expect_of(line),
+                                "classEchoAware": classify(expect_of(line), notes, listed | set(line.opens)),
                             },
                             ensure_ascii=False,
                         )

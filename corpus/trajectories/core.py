@@ -231,7 +231,7 @@ def segments(command: str, workdir: str = WORKDIR) -> list[Segment]:
 # --------------------------------------------------------------------------- classification
 
 SEARCH_PROGRAMS = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "ls", "tree", "locate"}
-VIEW_PROGRAMS = {"cat", "head", "tail", "nl", "less", "more", "bat", "sed", "awk", "view"}
+VIEW_PROGRAMS = {"cat", "head", "tail", "nl", "less", "more", "bat", "sed", "awk", "jq", "yq", "view"}
 RUN_PROGRAMS = {
     "python",
     "python3",
@@ -406,7 +406,7 @@ def edit_targets(seg: Segment, tracked: set[str], scratch: dict[str, str] | None
 
 
 def viewed_files(seg: Segment) -> list[str]:
-    """Repository-relative files a view segment prints (cat/head/tail/nl/sed -n/awk/less/more,
+    """Repository-relative files a view segment prints (cat/head/tail/nl/sed -n/awk/jq/yq/less/more,
     grep on explicit files without -l/-L/-c/-q, ``git show REV:path``); ``[]`` otherwise."""
     prog = program(seg)
     words = seg.words[1:]
@@ -425,6 +425,14 @@ def viewed_files(seg: Segment) -> list[str]:
         ops = _operands(words, {"-F", "-v", "-f"})
         if "-f" not in words:
             ops = ops[1:]
+    elif prog in ("jq", "yq"):
+        if any(w in ("-n", "--null-input") for w in words):
+            return []
+        named = [i for i, w in enumerate(words) if w in ("--arg", "--argjson")]  # --arg NAME VALUE
+        kept = [w for i, w in enumerate(words) if not any(0 <= i - k <= 2 for k in named)]
+        ops = _operands(kept, {"-f", "--from-file", "--indent"})
+        if not any(w in ("-f", "--from-file") for w in words):
+            ops = ops[1:]  # the first operand is the filter
     elif prog in ("grep", "egrep", "fgrep", "rg"):
         flags = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
         if set(flags) & set("lLcq") or any(w in ("--files-with-matches", "--count", "--quiet") for w in words):

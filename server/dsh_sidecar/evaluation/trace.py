@@ -4,7 +4,10 @@ the fixed fixture trace (``dsh-search replay TRACE --workspace DIR``) and the ev
 It spawns ``dsh-search serve`` over stdio: nothing here imports the server (an import-linter
 contract keeps it so).
 
-Trace lines: ``{"params": {<dsh/postExecute params>}, "expect": {"intent", "targets": [...]} | null}``.
+Trace lines: ``{"params": {<dsh/postExecute params>}, "expect": {"intent", "targets": [...]} | null}``,
+optionally ``"opens": [...]`` (the repository files the call opened, searched inside or edited)
+and ``"dirs": [...]`` (the folders its result's bare names are relative to), written by
+``corpus/intents/build.py`` and read by the echo-aware labels (:mod:`.labels`).
 
 * precision = notes whose intent equals the line's expected intent and whose targets include
   an expected target ÷ all notes (a note on a line expecting ``null`` is a false positive);
@@ -48,11 +51,15 @@ class TraceError(ValueError):
 
 @dataclass(frozen=True)
 class TraceLine:
-    """One call: its ``dsh/postExecute`` params and the expected note (``None``: silence)."""
+    """One call: its ``dsh/postExecute`` params, the expected note (``None``: silence) and the
+    repository files the call opened, searched inside or edited (``opens``) and the folders its
+    result's bare names are relative to (``dirs``)."""
 
     params: dict[str, Any]
     intent: str | None
     targets: tuple[str, ...]
+    opens: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
 
     @property
     def episode_key(self) -> tuple[Any, ...] | None:
@@ -74,8 +81,14 @@ def read_trace(lines: Iterable[str]) -> list[TraceLine]:
         if not isinstance(obj, dict) or not isinstance(obj.get("params"), dict):
             raise TraceError(f"line {no}: needs an object with params")
         expect = obj.get("expect")
+        shown: dict[str, tuple[str, ...]] = {}
+        for key in ("opens", "dirs"):
+            value = obj.get(key) or []
+            if not isinstance(value, list):
+                raise TraceError(f"line {no}: {key} must be a list of paths")
+            shown[key] = tuple(str(p) for p in value)
         if expect is None:
-            out.append(TraceLine(obj["params"], None, ()))
+            out.append(TraceLine(obj["params"], None, (), **shown))
             continue
         if (
             not isinstance(expect, dict)
@@ -83,7 +96,7 @@ def read_trace(lines: Iterable[str]) -> list[TraceLine]:
             or not isinstance(expect.get("targets"), list)
         ):
             raise TraceError(f"line {no}: expect must be null or {{intent, targets}}")
-        out.append(TraceLine(obj["params"], expect["intent"], tuple(str(t) for t in expect["targets"])))
+        out.append(TraceLine(obj["params"], expect["intent"], tuple(str(t) for t in expect["targets"]), **shown))
     return out
 
 

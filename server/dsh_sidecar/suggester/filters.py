@@ -6,19 +6,31 @@ trigger); the paths the call itself opens are never named back to it
 files came from the call's own output); the agent already where the intent lives — it reads a
 target, or the best target was read recently — suppresses the note as ``recent``; the other
 recently read targets leave; at most ``maxTargets`` remain. What "recently read" means and
-whether it suppresses is the trigger's (``triggers/base.py``).
+whether it suppresses is the trigger's (``triggers/base.py``). A project question asked of a
+manifest that points elsewhere for its answer names where it points (:func:`pointed_to`);
+otherwise the ranking chooses (``ranking.py``: an echo, a broad listing unranked, or the
+targets in order).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from typing import Final
 
 from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
 from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.ports import ContentView
+from dsh_sidecar.suggester.shown import ECHO_MAX_FILES
 from dsh_sidecar.suggester.triggers.base import Trigger
+
+#: Per project intent, the facts a manifest's pointer gives the file that holds the answer
+#: (``workspace/manifests/``): the version a manifest reads from a module or a file; the
+#: changelog and the template its release tool writes with.
+POINTED: Final = {"Version": frozenset({"version-declared"}), "Ledger": frozenset({"ledger-declared", "changelog"})}
 
 
 def apply(
@@ -44,10 +56,34 @@ def apply(
     fresh = [t for t in targets if not known(t.path)]
     if not fresh:
         return _nothing(trigger, hit)
+    shown = ctx.state.evidence.current
+    pointed = pointed_to(intent, fresh, shown, ctx.content)
+    if pointed:
+        return pointed[: ctx.config.max_targets]
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
     return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
+
+
+def pointed_to(
+    intent: str, targets: list[Target], shown: AbstractSet[str], content: ContentView | None
+) -> list[Target]:
+    """Of a project intent's ``targets``, the files a manifest the call showed points to, when
+    the call showed (1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES` files) the best
+    target: the manifest's answer is elsewhere and the call did not show it — a
+    ``pyproject.toml`` whose dynamic version reads ``pkg/_version.py``, a gemspec reading
+    ``VERSION``, a ``CMakeLists.txt`` parsing the version out of a header, a towncrier table
+    naming the changelog and its template (:data:`POINTED`). Otherwise (the call showed
+    nothing, or a broad listing, or not the best target; no manifest it showed points to a
+    target) empty: the ranking decides, and a note naming what the call showed is an echo."""
+    facts = POINTED.get(intent)
+    if not facts or content is None or not targets or not 1 <= len(shown) <= ECHO_MAX_FILES:
+        return []
+    if targets[0].path not in shown:
+        return []
+    named = {f for s in sorted(shown) for fact, f in content.points_of(s) if fact in facts}
+    return [t for t in targets if t.path in named and t.path not in shown]
 
 
 def _nothing(trigger: Trigger, hit: Classification) -> Decision:

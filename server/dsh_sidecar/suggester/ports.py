@@ -81,6 +81,12 @@ class ContentView(Protocol):
         manifest a reader knows, or not indexed yet)."""
         ...
 
+    def points_of(self, path: str) -> Sequence[tuple[str, str]]:
+        """What the manifest at ``path`` points to: ``(fact, file)`` pairs (its dynamic
+        version's module is ``version-declared``, its release tool's template
+        ``ledger-declared``…; ``workspace/manifests/``); empty for any other file."""
+        ...
+
     def status(self) -> Mapping[str, object]:
         """State and figures for ``dsh/status``."""
         ...

@@ -34,6 +34,7 @@ from dsh_sidecar.workspace.facts import (
     DOC_EXTENSIONS,
     DOCS_DIR_NAMES,
     facts_of,
+    is_docs_home,
     kind_is_code,
     maybe_named,
     rule_named,
@@ -247,17 +248,20 @@ def _facts_now(
 ) -> set[str]:
     """The facts of the listed ``path`` (of ``kind``) after ``change``: those of its name, those
     the batch read from its contents, or, for contents unchanged (``before``: the index it was
-    listed in), those read before; ``docs-page`` under the docs roots."""
+    listed in), those read before; ``docs-page`` under the docs roots (``docs-home`` for a
+    root's index or README page)."""
     if path in change.facts:
         read = set(change.facts[path])
     elif before is not None:  # contents unchanged: the facts read from them stay
         old_kind = before.kind(path)
-        read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page"}
+        read = set(old.fact_of.get(path, frozenset())) - facts_of(path, old_kind, None) - {"docs-page", "docs-home"}
     else:
         read = set()
     mine = facts_of(path, kind, None) | read
     if kind not in ("test", "generated") and _docs_page(path, old.docs_roots):
         mine.add("docs-page")
+        if is_docs_home(path, old.docs_roots):
+            mine.add("docs-home")
     return mine
 
 
@@ -391,6 +395,7 @@ def tables(
     out = listed.groups
     roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
     out["docs-page"] = [f for f in listed.maybe_pages if _docs_page(f, roots)] if roots else []
+    out["docs-home"] = [f for f in out["docs-page"] if is_docs_home(f, roots)]
     found: dict[str, set[str]] = {}
     if content is not None:
         for fact, paths in content.facts.items():

@@ -46,7 +46,7 @@ CONTENT: Final = "content"
 
 #: The facts a file's name alone gives (``workspace/facts.py``: read without its text); every
 #: other fact may come from contents, so the targets of its ``kind`` candidates wait for them.
-NAME_FACTS: Final = frozenset({"owners", "ci-workflow", "docs-page"})
+NAME_FACTS: Final = frozenset({"owners", "ci-workflow", "docs-page", "docs-home"})
 #: Facts read from contents (the content index's first sync adds them).
 CONTENT_FACTS: Final = frozenset(FACTS) - NAME_FACTS
 

@@ -387,6 +387,11 @@ class ContentIndexer:
         reader = self._reader
         return reader.keys(path) if reader is not None else None
 
+    def points_of(self, path: str) -> tuple[tuple[str, str], ...]:
+        """``(fact, file)`` pairs the manifest at ``path`` points to (the stored points of the
+        last sync; empty for a file that is no manifest, or before the first sync)."""
+        return self.points.get(path, ())
+
     def with_fact(self, fact: str) -> list[str]:
         """Paths with ``fact`` (sorted)."""
         return self.facts.get(fact, [])

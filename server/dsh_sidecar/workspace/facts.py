@@ -8,7 +8,8 @@ RELEASE-NOTES in any case and folder, or a doc whose headings are versions: ``##
 ``v1.2 (2024-01-02)``, ``Version 3.1``), ``ci-workflow`` (GitHub/GitLab/Circle/Azure/Travis/
 Jenkins/AppVeyor/Buildkite pipelines, ``tox.ini``/``noxfile.py``) and ``ci-tests`` (a workflow
 that runs a test command), ``docs-page`` (a doc file under a docs root — a folder named like
-docs or holding a Sphinx ``conf.py``/``mkdocs.yml``/``index`` page among several doc files),
+docs or holding a Sphinx ``conf.py``/``mkdocs.yml``/``index`` page among several doc files) and
+``docs-home`` (such a root's own ``index``/``README`` page),
 ``test-module`` (a test by path, or code with test functions/cases), ``owners`` (CODEOWNERS,
 OWNERS, MAINTAINERS, AUTHORS, CONTRIBUTORS in any case), ``owners-section`` (a README/doc with a
 Maintainers/Authors/Owners/Team heading), ``manifest-authors`` (a manifest naming authors or
@@ -165,6 +166,7 @@ FACTS: Final = (
     "ci-workflow",
     "ci-tests",
     "docs-page",
+    "docs-home",
     "test-module",
     "test-config",
     "owners",
@@ -400,6 +402,13 @@ def docs_roots(files: Iterable[str]) -> set[str]:
         if doc_count.get(folder, 0) >= 3 and folder:
             roots.add(folder)
     return roots
+
+
+def is_docs_home(path: str, roots: Iterable[str]) -> bool:
+    """Whether the doc page ``path`` is a docs root's home page: an ``index`` or ``README``
+    page directly in the root (what Sphinx, MkDocs and the static site generators serve first)."""
+    folder, _, name = path.rpartition("/")
+    return folder in roots and name.rsplit(".", 1)[0].lower() in ("index", "readme")
 
 
 def docs_pages(files: Iterable[str], kind_of: dict[str, str] | None = None) -> list[str]:

@@ -206,7 +206,8 @@ class _Content:
 def reference_tables(root: Path, files: list[str], kinds: dict[str, str], content: _Content | None) -> dict:
     """What the one-pass tables must be, from the rules one by one: the file index of the
     listing, every file under its kind, ``code`` and each fact ``facts_of`` gives it unread, the
-    content index's facts of listed files, and the doc pages under ``docs_roots``."""
+    content index's facts of listed files, and the doc pages under ``docs_roots`` (a root's own
+    index or README page also ``docs-home``)."""
     from dsh_sidecar.suggester.fileindex import FileIndex
     from dsh_sidecar.workspace.facts import DOC_EXTENSIONS, docs_roots, facts_of, kind_is_code
 
@@ -220,6 +221,9 @@ def reference_tables(root: Path, files: list[str], kinds: dict[str, str], conten
         page = f.lower().endswith(DOC_EXTENSIONS[:6]) and any(f.startswith(r + "/") for r in roots)
         if page and kind not in ("test", "generated"):
             facts.setdefault("docs-page", set()).add(f)
+            folder, _, name = f.rpartition("/")
+            if folder in roots and name.rsplit(".", 1)[0].lower() in ("index", "readme"):
+                facts.setdefault("docs-home", set()).add(f)
     for fact, paths in (content.facts if content else {}).items():
         facts.setdefault(fact, set()).update(p for p in paths if p in kinds)
     kind_facts = {"source", "other", "config", "doc", "test", "manifest", "lock", "generated", "code"}

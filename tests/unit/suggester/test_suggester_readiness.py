@@ -54,6 +54,9 @@ class Content:
     def keys(self, path: str) -> Mapping[str, Mapping[str, float]] | None:
         return None  # no manifest's section words indexed
 
+    def points_of(self, path: str) -> Sequence[tuple[str, str]]:
+        return ()  # no manifest points anywhere
+
     def status(self) -> Mapping[str, object]:
         return {"state": "ready" if self.synced else "building"}
 

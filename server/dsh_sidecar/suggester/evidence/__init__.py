@@ -402,10 +402,13 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
         intent = _missing_config(asked, ws)
         if intent is not None:
             return intent
-    if (q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})) and q.tool in ("bash", "glob"):
-        docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
-        if docs and all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs):
-            return "Doc"
+    docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
+    if docs and q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
+        return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
+    listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})
+    no_pages = all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs)
+    if listing and q.tool in ("bash", "glob") and docs and no_pages:  # a docs folder listed without doc pages
+        return "Doc"
     return None
 
 

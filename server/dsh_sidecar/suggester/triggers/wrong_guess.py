@@ -1,10 +1,12 @@
 """A wrong guess: the call looked for a file or folder this workspace does not have.
 
 ``evidence.wrong_guess`` recognises it (a missing lock file or manifest → Dependency, a missing
-or empty docs folder → Doc); the note names where that intent really lives here — its
-prepared targets, in learned order, none of what the call looked for. Example: ``cat
-Pipfile.lock`` fails in a repository without one → Dependency at ``k = sigmoid(3.0 − 0.6) ≈
-0.92``, noted with the manifests (``pyproject.toml``…).
+or empty docs folder → Doc: a search of any tool scoped to a docs folder the workspace does not
+have, or a listing of one without doc pages, answered with the docs it has: the home page of
+its docs root, ``doc/index.md`` where the call looked in ``docs/``, else the README); the note
+names where that intent really lives here — its prepared targets, in learned order, none of
+what the call looked for. Example: ``cat Pipfile.lock`` fails in a repository without one →
+Dependency at ``k = sigmoid(3.0 − 0.6) ≈ 0.92``, noted with the manifests (``pyproject.toml``…).
 """
 
 from __future__ import annotations
@@ -37,10 +39,15 @@ class WrongGuess:
         return None if intent is None else claimed(intent, ctx)
 
     def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:
-        """The intent's prepared targets, in learned order."""
+        """The intent's prepared targets, in learned order; for a docs folder guessed wrong,
+        the home pages of the docs roots the workspace has first."""
         assert ctx.prepared is not None
         targets = ctx.prepared.targets.get(hit.intent, [])
-        return rank(hit.intent, targets, ctx.knowledge) if ctx.config.learn else targets
+        targets = rank(hit.intent, targets, ctx.knowledge) if ctx.config.learn else targets
+        if hit.intent == "Doc":
+            homes = set(ctx.prepared.index.facts.get("docs-home", ()))
+            targets = sorted(targets, key=lambda t: t.path not in homes)
+        return targets
 
     def never_named(self, q: Query) -> set[str]:
         """Everything the call looked at: what it reads and where it searched."""
