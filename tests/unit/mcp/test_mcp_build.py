@@ -74,3 +74,18 @@ async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error
 def _no_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search path's warm-up (httpx, the client) is not what these tests are about."""
     monkeypatch.setattr(sidecar_module.Sidecar, "_warm_search", lambda self: None)
+
+
+async def test_a_hook_only_tool_is_registered_by_its_first_call_and_never_listed(workspace, tmp_path):
+    server = server_for(workspace, tmp_path / "home")
+    registered = {t.name for t in server._tool_manager.list_tools()}
+    assert registered == set(LISTED)  # the four hook-only tools wait for their first call
+    async with Client(server, mode="legacy") as client:
+        first = await client.call_tool("pre_tool_use", {"tool_name": "WebSearch"})
+        again = await client.call_tool("pre_tool_use", {"tool_name": "WebSearch"})
+        listed = await client.list_tools()
+        unknown = await client.call_tool("no_such_tool", {})
+    assert first.structured_content == again.structured_content == {} and not first.is_error
+    assert sorted(t.name for t in listed.tools) == LISTED
+    assert {t.name for t in server._tool_manager.list_tools()} == {*LISTED, "pre_tool_use"}
+    assert unknown.is_error
