@@ -197,8 +197,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:
         # the lifespan runs before the initialize reply: the sidecar's imports and construction
-        # run on a thread instead (initialize and tools/list do not need them), and so does the
-        # suggester's activation (its packs read, its first ledger line); every call waits for both
+        # run on a thread instead (initialize and tools/list do not need them; with a shared
+        # state backend they run here), and so does the suggester's activation (its packs read,
+        # its first ledger line); every call waits for both
         loop_thread = threading.get_ident()
 
         def build() -> Sidecar:
@@ -218,7 +219,13 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 redactor.add(sidecar.router.secrets())
             return sidecar
 
-        built = live.building = _build_on_thread(asyncio.get_running_loop(), build)
+        loop = asyncio.get_running_loop()
+        if config.state.shared:  # opening the shared store can refuse the config: before the reply, as serve does
+            built: asyncio.Future[Sidecar] = loop.create_future()
+            built.set_result(build())
+        else:
+            built = _build_on_thread(loop, build)
+        live.building = built
         try:
             yield Holder(built)
         finally:

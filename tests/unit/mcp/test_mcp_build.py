@@ -89,3 +89,18 @@ async def test_a_hook_only_tool_is_registered_by_its_first_call_and_never_listed
     assert sorted(t.name for t in listed.tools) == LISTED
     assert {t.name for t in server._tool_manager.list_tools()} == {*LISTED, "pre_tool_use"}
     assert unknown.is_error
+
+
+async def test_with_a_shared_store_the_build_precedes_the_reply(workspace, tmp_path, monkeypatch):
+    """Opening a shared store can refuse the config, so the server does not start without it."""
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the store refused")
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
+    config = parse_config({"suggester": {"enabled": True}, "state": {"backend": "redis://127.0.0.1:1"}})
+    server = build_server(config, workspace, {"DSH_HOME": str(tmp_path / "home")})
+    with pytest.raises(ExceptionGroup) as info:  # the SDK's task group: the server never started
+        async with asyncio.timeout(20), Client(server, mode="legacy") as client:
+            await client.list_tools()
+    assert [repr(e) for e in info.value.exceptions] == ["RuntimeError('the store refused')"]
