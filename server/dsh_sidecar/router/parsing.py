@@ -280,7 +280,7 @@ class ParseWorker:
             if not future.done():
                 future.set_exception(WorkerGone(why))
         if process is not None:
-            log.warning("router: %s; large bodies are parsed in a thread until it is restarted", why)
+            log.warning("router: %s; large answers are read and parsed in this process until it is restarted", why)
             threading.Thread(target=_reap, args=(process,), name="dsh-router-parse-reap", daemon=True).start()
 
     def close(self) -> None:
