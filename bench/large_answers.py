@@ -13,7 +13,9 @@ a child process and not counted; this figure moves less with the machine's load 
 p99s do), and the load average.
 
 What it measures is the router's half: the body read, the hand-over to the parsing worker, the
-per-search log line.
+per-search log line. (The warm-up search is itself a large answer, so from the first timed
+search on the provider's exchanges run in the parsing worker, as they would for a user whose
+provider answers large: ``router/parsing.py``.)
 
     python bench/large_answers.py [--rounds 5] [--window 4] [--inflight 16] [--baseline-src DIR]
 """

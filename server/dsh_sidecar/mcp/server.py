@@ -1,8 +1,10 @@
 """``dsh-search mcp``: the sidecar as an MCP stdio server (official ``mcp`` SDK, 2.x).
 
 One :class:`~dsh_sidecar.sidecar.Sidecar` per process, the same object ``serve`` drives, built
-when the server starts (off the first tool call's path) and shut down when the client closes
-stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
+on a thread when the server starts, so ``initialize`` and ``tools/list`` (what a client waits
+for before its session starts) are answered without waiting for the sidecar's imports (the
+workspace, router and bandit code) or its construction; every tool call awaits the build. It
+is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
 secret-redacting filter.
 
@@ -55,7 +57,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import anyio
 from dsh_protocol import Attempt, DismissParams, SearchParams, TaskLeadParams
@@ -94,9 +96,10 @@ from dsh_sidecar.mcp.outputs import (
 from dsh_sidecar.mcp.surface import ToolServer
 from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
-from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router.progress import observe_attempts
-from dsh_sidecar.sidecar import Sidecar
+
+if TYPE_CHECKING:
+    from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -116,28 +119,67 @@ _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class Holder:
-    """The one sidecar of this server and the per-session turn counter of the hooks."""
+    """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
+    per-session turn counter of the hooks."""
 
-    def __init__(self, sidecar: Sidecar) -> None:
-        self.sidecar = sidecar
+    def __init__(self, built: asyncio.Future[Sidecar]) -> None:
+        self.built = built
         self.turns = TurnCounter()
+
+    async def get(self) -> Sidecar:
+        """The sidecar, once built (a failed build raises its error here, in every call)."""
+        return await asyncio.shield(self.built)
 
 
 class Lifetime:
     """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
-    then ``aclose``: state flushed), whichever comes first: the session's end or a signal."""
+    then ``aclose``: state flushed), whichever comes first: the session's end or a signal. A
+    closing during the build waits for it (the built sidecar is then closed at once)."""
 
     def __init__(self) -> None:
         self.sidecar: Sidecar | None = None
+        self.building: asyncio.Future[Sidecar] | None = None
 
     async def close(self) -> None:
         """Flush and close the sidecar (once; shielded from cancellation)."""
-        sidecar, self.sidecar = self.sidecar, None
-        if sidecar is None:
-            return
         with anyio.CancelScope(shield=True):
+            building, self.building = self.building, None
+            if building is not None:
+                with suppress(Exception):  # a failed build left nothing to close
+                    self.sidecar = await asyncio.shield(building)
+            sidecar, self.sidecar = self.sidecar, None
+            if sidecar is None:
+                return
             sidecar.shutdown()
             await sidecar.aclose()
+
+
+def _build_on_thread(
+    loop: asyncio.AbstractEventLoop,
+    build: Callable[[], Sidecar],
+) -> asyncio.Future[Sidecar]:
+    """Run ``build`` on a thread; the future (of ``loop``) gets its sidecar or its error."""
+    built: asyncio.Future[Sidecar] = loop.create_future()
+
+    def settle(sidecar: Sidecar | None, exc: BaseException | None) -> None:
+        if built.done():
+            return
+        if exc is not None:
+            built.set_exception(exc)
+        else:
+            built.set_result(sidecar)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result: tuple[Sidecar | None, BaseException | None] = (build(), None)
+        except Exception as exc:  # every call reports it; the server keeps answering
+            log.error("the sidecar could not be built: %s", type(exc).__name__, exc_info=True)
+            result = (None, exc)
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(settle, *result)
+
+    threading.Thread(target=run, name="dsh-sidecar-build", daemon=True).start()
+    return built
 
 
 def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nested handler per MCP tool)
@@ -154,16 +196,38 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:
-        # the lifespan runs before the initialize reply: the suggester's activation (its packs read,
-        # its first ledger line) runs on a thread instead; every call waits for it
-        sidecar = live.sidecar = Sidecar(
-            config, workspace, env, warm_search=True, server_kind="mcp", start_suggester=False
-        )
-        threading.Thread(target=sidecar.start_suggester, name="dsh-suggester-activate", daemon=True).start()
-        if redactor is not None:
-            redactor.add(sidecar.router.secrets())
+        # the lifespan runs before the initialize reply: the sidecar's imports and construction
+        # run on a thread instead (initialize and tools/list do not need them; with a shared
+        # state backend they run here), and so does the suggester's activation (its packs read,
+        # its first ledger line); every call waits for both
+        loop_thread = threading.get_ident()
+
+        def build() -> Sidecar:
+            from dsh_sidecar.sidecar import Sidecar
+
+            sidecar = Sidecar(
+                config,
+                workspace,
+                env,
+                warm_search=True,
+                server_kind="mcp",
+                start_suggester=False,
+                sink_thread=loop_thread,
+            )
+            threading.Thread(target=sidecar.start_suggester, name="dsh-suggester-activate", daemon=True).start()
+            if redactor is not None:
+                redactor.add(sidecar.router.secrets())
+            return sidecar
+
+        loop = asyncio.get_running_loop()
+        if config.state.shared:  # opening the shared store can refuse the config: before the reply, as serve does
+            built: asyncio.Future[Sidecar] = loop.create_future()
+            built.set_result(build())
+        else:
+            built = _build_on_thread(loop, build)
+        live.building = built
         try:
-            yield Holder(sidecar)
+            yield Holder(built)
         finally:
             await live.close()
 
@@ -173,6 +237,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
 
     def holder(ctx: Context[Holder, Any]) -> Holder:
         return ctx.request_context.lifespan_context
+
+    async def sidecar_of(ctx: Context[Holder, Any]) -> Sidecar:
+        return await holder(ctx).get()
 
     async def with_progress(ctx: Context[Holder, Any], search: Callable[[], Awaitable[_R]]) -> _R:
         """Run ``search``, sending one ``notifications/progress`` per provider attempt when the
@@ -204,7 +271,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")],
         ctx: Context[Holder, Any],
     ) -> Annotated[CallToolResult, SearchResults]:
-        sidecar = holder(ctx).sidecar
+        sidecar = await sidecar_of(ctx)
+        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+
         try:
             result = await with_progress(ctx, lambda: sidecar.search(SearchParams(query=query)))
         except AllProvidersFailed as exc:
@@ -231,7 +300,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             int, Field(ge=1, le=MAX_RESULTS_LIMIT, description="how many sources to return at most")
         ] = WEB_SEARCH_DEFAULT,
     ) -> Annotated[CallToolResult, WebResults]:
-        sidecar = holder(ctx).sidecar
+        sidecar = await sidecar_of(ctx)
+        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+
         try:
             result = await with_progress(ctx, lambda: sidecar.web_search(query, max_results))
         except AllProvidersFailed as exc:
@@ -257,7 +328,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             Field(max_length=MAX_CITED_URLS, description="the URLs of its sources the answer used ([] if none)"),
         ],
     ) -> Annotated[CallToolResult, FeedbackReceipt]:
-        sidecar = holder(ctx).sidecar
+        sidecar = await sidecar_of(ctx)
         try:  # the pending-feedback write waits for another sidecar's lock: off the loop
             done = await asyncio.to_thread(sidecar.feedback, search_id, used_urls)
         except RequestError as exc:  # the wire's message, in this tool's spelling
@@ -281,7 +352,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         ] = None,
         tool_input: Annotated[dict[str, Any] | str | None, Field(description="that tool's input")] = None,
     ) -> Annotated[CallToolResult, WhereIs]:
-        sidecar = holder(ctx).sidecar
+        sidecar = await sidecar_of(ctx)
         if tool_name:
             try:
                 tool, args = tool_name, parse_tool_input(tool_input)
@@ -319,7 +390,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         h = holder(ctx)
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
-            return post_tool_use_output(await h.sidecar.post_execute_async(params))
+            return post_tool_use_output(await (await h.get()).post_execute_async(params))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
         except ValidationError as exc:
@@ -345,7 +416,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
-            sidecar = holder(ctx).sidecar
+            sidecar = await sidecar_of(ctx)
             section = (await sidecar.assemble_section_async(sid)).section
             texts = [section.text] if section else []
             if isinstance(prompt, str) and prompt.strip():
@@ -385,7 +456,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     ) -> dict[str, Any]:
         if isinstance(last_assistant_message, str) and last_assistant_message:
             try:  # the pending-feedback write waits for another sidecar's lock: off the loop
-                await asyncio.to_thread(holder(ctx).sidecar.answer_feedback, last_assistant_message)
+                await asyncio.to_thread((await sidecar_of(ctx)).answer_feedback, last_assistant_message)
             except Exception:
                 log.warning("stop: the answer's feedback failed; nothing learned from it", exc_info=True)
         return {}
@@ -404,7 +475,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     ) -> Annotated[CallToolResult, Dismissal]:
         try:
             # the knowledge write waits for another sidecar's lock: off the loop (as serve's handler)
-            done = await asyncio.to_thread(holder(ctx).sidecar.dismiss, DismissParams(family=family, path=path))
+            sidecar = await sidecar_of(ctx)
+            done = await asyncio.to_thread(sidecar.dismiss, DismissParams(family=family, path=path))
         except RequestError as exc:
             raise ToolError(exc.message) from None
         return structured(Dismissal(record=done.record, expires_at=done.expires_at))

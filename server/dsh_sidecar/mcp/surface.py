@@ -11,14 +11,21 @@
   (they answer ``{}`` to anything malformed: a hook must never fail).
 * **Argument errors a model can act on**: the first problem, its argument named, without
   pydantic's wrapper text or URL (:func:`~dsh_sidecar.errors.first_problem`).
+
+Start-up costs only what ``tools/list`` needs: an unlisted tool is registered with the SDK (its
+argument model built) by its first call, and the SDK's logging set-up (a ``rich`` handler that
+``logging.basicConfig`` then does not install, the server's own handler being there already:
+~14 ms of CPU to import ``rich`` for nothing) is skipped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
+import mcp.server.mcpserver.server as sdk_server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import Tool as MCPTool
@@ -63,12 +70,26 @@ def invalid_arguments(tool: str, exc: ValidationError) -> str:
     return f"Invalid arguments for {tool}: {where}{reason}{more}."
 
 
+@contextlib.contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """:class:`MCPServer` without its ``configure_logging`` call (the server configures its own)."""
+    configure = sdk_server.configure_logging
+    sdk_server.configure_logging = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        sdk_server.configure_logging = configure
+
+
 class ToolServer(MCPServer[Any]):
     """An :class:`MCPServer` with unlisted tools and closed argument lists (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        with _sdk_logging_left_alone():
+            super().__init__(*args, **kwargs)
         self.unlisted: set[str] = set()
+        #: Unlisted tools not registered with the SDK yet: each one's registration, run by its first call.
+        self._unregistered: dict[str, Callable[[], object]] = {}
         self._schemas: dict[str, dict[str, Any]] | None = None
 
     def tool(self, *args: Any, listed: bool = True, **kwargs: Any) -> Callable[[_F], _F]:
@@ -76,9 +97,12 @@ class ToolServer(MCPServer[Any]):
         register = super().tool(*args, **kwargs)
 
         def decorator(fn: _F) -> _F:
-            register(fn)
             if not listed:
-                self.unlisted.add(kwargs.get("name") or fn.__name__)
+                name = kwargs.get("name") or fn.__name__
+                self.unlisted.add(name)
+                self._unregistered[name] = lambda: register(fn)
+                return fn
+            register(fn)
             self._schemas = None
             return fn
 
@@ -97,6 +121,9 @@ class ToolServer(MCPServer[Any]):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Refuse an argument the tool does not take, and word argument errors plainly; then
         call the tool as :class:`MCPServer` does."""
+        registration = self._unregistered.pop(name, None)
+        if registration is not None:
+            registration()
         if self._schemas is None:
             self._schemas = {t.name: t.input_schema for t in await self._all_tools()}
         schema = self._schemas.get(name)

@@ -32,7 +32,7 @@ from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain,
 from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.pacing import Pacer
-from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WorkerGone
+from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
 from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
@@ -87,6 +87,9 @@ DEADLINE_RESERVE_MS: Final = 250
 #: Largest share of a short deadline the reserve takes (a 100 ms deadline keeps 90 ms for
 #: its providers, not none).
 DEADLINE_RESERVE_SHARE: Final = 0.1
+#: Time a worker's fetch may take past its exchange's budget before the chain gives up on it,
+#: milliseconds: the worker's digest of an 8 MiB body (the cap) on a busy machine.
+WORKER_GRACE_MS: Final = 2000
 
 
 def deadline_reserve_ms(deadline_ms: float) -> float:
@@ -157,6 +160,9 @@ class Router:
     _preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    #: Providers whose last answer was over :data:`~.parsing.OFF_PROCESS_BYTES`: their
+    #: exchanges run in the parsing worker (:meth:`_fetched`) until one answers small.
+    _large: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -468,7 +474,8 @@ class Router:
         """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
         normalise. A body over :data:`~.parsing.OFF_PROCESS_BYTES` is parsed and normalised in
         a worker process (:mod:`.parsing`), one over :data:`OFF_LOOP_BYTES` in a thread, so a
-        large answer never stalls the event loop (other requests keep being served)."""
+        large answer never stalls the event loop (other requests keep being served); after a
+        large answer, the provider's next exchanges run in that worker too (:meth:`_fetched`)."""
         provider = self.modules[spec.id]
         try:
             request: HttpRequest = provider.build_request(spec, query, max_results)
@@ -484,10 +491,26 @@ class Router:
             return self._digest(provider, replace(local, redact=self.redactor), max_results)
         from dsh_sidecar.router.http import exchange  # lazy: httpx is not needed before a search
 
+        fetched: Fetched | None = None
         async with self.pacer.slot(spec.id, provider.RATE_LIMIT, budget_ms) as waited_s:
-            response = await exchange(self.http(), request, budget_ms - waited_s * 1000, spec.basic_auth)
+            budget_ms -= waited_s * 1000
+            if spec.id in self._large and provider is PROVIDERS.get(spec.id):
+                t0 = time.monotonic()
+                fetched = await self._fetched(spec, request, budget_ms, max_results)
+                budget_ms -= (time.monotonic() - t0) * 1000  # what a worker that went took
+            if fetched is None:
+                response = await exchange(self.http(), request, budget_ms, spec.basic_auth)
+        if fetched is not None:
+            if fetched.headers is not None:  # a response came: its size says where the next goes
+                self.pacer.observe(spec.id, provider.RATE_LIMIT, fetched.headers)
+                if fetched.size <= OFF_PROCESS_BYTES:
+                    self._large.discard(spec.id)
+            if isinstance(fetched.outcome, ProviderFailure):
+                raise fetched.outcome
+            return fetched.outcome
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
+            self._large.add(spec.id)  # its next exchanges: in the worker
             try:
                 return await WORKER.digest(
                     provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
@@ -498,6 +521,23 @@ class Router:
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
         return self._digest(provider, response, max_results)
+
+    async def _fetched(
+        self, spec: ProviderSpec, request: HttpRequest, budget_ms: float, max_results: int
+    ) -> Fetched | None:
+        """The worker's exchange and digest of ``request`` (:meth:`.parsing.ParseWorker.fetch`),
+        or ``None`` when the worker cannot take it (the caller exchanges on the loop). Bounded
+        by the budget plus :data:`WORKER_GRACE_MS` (the digest) even if the worker stalls."""
+        try:
+            async with asyncio.timeout((budget_ms + WORKER_GRACE_MS) / 1000):
+                return await WORKER.fetch(
+                    spec.id, request, budget_ms, spec.basic_auth, max_results, tuple(self.secrets())
+                )
+        except WorkerGone:
+            self._large.discard(spec.id)  # back to the loop until a large answer comes again
+            return None
+        except TimeoutError:
+            raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
 
     def _digest(
         self, provider: Provider, response: HttpResponse, max_results: int

@@ -1,4 +1,4 @@
-"""Large response bodies parsed in a worker process, over a socket the event loop drives.
+"""Large answers handled in a worker process, over a socket the event loop drives.
 
 ``json.loads`` and lxml hold the GIL for their whole run (about 10 ms a MB), so a body over
 :data:`OFF_PROCESS_BYTES` is parsed and normalised in one worker process (``spawn``: no
@@ -8,22 +8,37 @@ body and pushing it through a 64 KiB pipe (a GIL round trip per pipe write), and
 thread woken by a pipe write on every submit and again for every result. Both took the GIL
 from the event loop in the middle of other requests (bench/large_answers.py). Here the event
 loop itself writes the job to a Unix socket (the body as it is, after a small header: no
-pickle of it, no thread) and reads the result when the socket is readable; the worker is a
-plain blocking loop, niced (:data:`WORKER_NICE`) so that its CPU-bound parsing yields the
-CPU to the server on a busy machine.
+pickle of it, no thread) and reads the result when the socket is readable; the worker is
+niced (:data:`WORKER_NICE`) so that its CPU-bound parsing yields the CPU to the server on a
+busy machine.
+
+Reading a large body is itself most of the server's cost of such a search (about 1.7 ms of
+CPU a MB on the event loop: the connection pool's bookkeeping, the HTTP parser's events per
+64 KiB, the decoder, the join and the copy to the worker). So once a provider has sent a
+large answer, its next exchanges are **fetched** by the worker (:meth:`ParseWorker.fetch`):
+the request goes over the socket, the worker runs the same exchange
+(:func:`dsh_sidecar.router.http.exchange`: its caps on the body and its codings, the
+attempt's budget) on its own event loop and client, digests the body, and sends back only
+the bounded result, the response's headers (for the pacer) and the body's size; the event
+loop's share is a small pickle each way. A fetched answer that was small hands the provider
+back to the event loop.
 
 Frames, both ways: ``!IIQ`` (job id, pickle length, raw length), then the pickle, then the
-raw bytes. A job's pickle is ``(provider_id, status, headers, max_results, secrets)`` and
-its raw bytes the body; a result's pickle is ``(True, answer)`` or ``(False, failure)`` with
-no raw bytes. A worker that dies fails the jobs it held with :class:`WorkerGone` (the caller
-parses in a thread) and is started again on the next need; one that loses its parent sees
-the socket close and exits.
+raw bytes. A job's pickle is ``("parse", provider_id, status, headers, max_results, secrets)``
+with the body as its raw bytes, ``("fetch", provider_id, request, budget_ms, basic_auth,
+max_results, secrets)`` with none, or ``("cancel", job)`` (a fetch whose search was
+cancelled: the worker cancels its exchange, which closes the connection); a result's pickle
+is ``(True, value)`` or ``(False, failure)`` with no raw bytes. A worker that dies fails the
+jobs it held with :class:`WorkerGone` (the caller parses in a thread, or exchanges on the
+loop) and is started again on the next need; one that loses its parent sees the socket close
+and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import multiprocessing
 import os
@@ -31,7 +46,12 @@ import pickle
 import socket
 import struct
 import threading
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from dsh_protocol import Source
+
+    from dsh_sidecar.router.providers.base import HttpRequest, ProviderAnswer, ProviderFailure
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +66,16 @@ WORKER_NICE: Final = 10
 SEND_BUFFER: Final = 4 * 1024 * 1024
 
 _HEADER: Final = struct.Struct("!IIQ")
+
+
+class Fetched(NamedTuple):
+    """What the worker sends back for a fetch: the response's headers (lower-case names;
+    ``None`` when no response came), its body's size in bytes (0 without one), and the
+    digest's answer or the provider's failure."""
+
+    headers: dict[str, str] | None
+    size: int
+    outcome: tuple[ProviderAnswer, list[Source], bool] | ProviderFailure
 
 
 class WorkerGone(Exception):
@@ -69,6 +99,7 @@ class ParseWorker:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
         self._inbox = bytearray()
+        self._cancels: set[asyncio.Task[None]] = set()
 
     def ready(self) -> bool:
         """Whether the worker is running (a job would not wait for its start)."""
@@ -115,6 +146,31 @@ class ParseWorker:
         """The worker's :func:`~dsh_sidecar.router.digest.digest` of one body: the answer, or
         the provider's :class:`~dsh_sidecar.router.providers.base.ProviderFailure` raised.
         Raises :class:`WorkerGone` when no worker can take the job."""
+        ok, value = await self._run(("parse", provider_id, status, headers, max_results, secrets), body)
+        if not ok:
+            raise value
+        return value
+
+    async def fetch(
+        self,
+        provider_id: str,
+        request: HttpRequest,
+        budget_ms: float,
+        basic_auth: tuple[str, str] | None,
+        max_results: int,
+        secrets: tuple[str, ...],
+    ) -> Fetched:
+        """The worker's exchange of ``request`` (within ``budget_ms``) and digest of its body.
+        Raises :class:`WorkerGone` when no worker can take the job; cancelling the caller
+        cancels the worker's exchange."""
+        ok, value = await self._run(
+            ("fetch", provider_id, request, budget_ms, basic_auth, max_results, secrets), b"", cancellable=True
+        )
+        if not ok:  # not the provider's failure (a fetched one is in the Fetched): a worker's bug
+            raise WorkerGone(f"the parsing worker failed a fetch: {type(value).__name__}")
+        return Fetched(*value)
+
+    async def _run(self, meta: tuple[Any, ...], body: bytes, cancellable: bool = False) -> tuple[bool, Any]:
         if self._sock is None:
             await asyncio.to_thread(self.start)  # the spawn and its imports: off the loop
         sock = self._sock
@@ -123,31 +179,45 @@ class ParseWorker:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._bind(loop, sock)
-        assert self._send_lock is not None
         job = self._next_id = (self._next_id + 1) & 0xFFFFFFFF
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[job] = future
-        meta = pickle.dumps((provider_id, status, headers, max_results, secrets), pickle.HIGHEST_PROTOCOL)
-        head = _HEADER.pack(job, len(meta), len(body)) + meta
+        pickled = pickle.dumps(meta, pickle.HIGHEST_PROTOCOL)
+        head = _HEADER.pack(job, len(pickled), len(body)) + pickled
         try:
             # shielded: a search cancelled mid-frame must not leave half a frame on the socket
             # (its result is dropped when it comes)
             await asyncio.shield(self._send(loop, sock, head, body))
-            ok, value = await future
+            result: tuple[bool, Any] = await future
         except OSError:
             self._gone("the parsing worker's socket failed")
             raise WorkerGone("the parsing worker's socket failed") from None
+        except asyncio.CancelledError:
+            if cancellable and self._pending.pop(job, None) is not None and self._sock is sock:
+                self._cancel(loop, sock, job)
+            raise
         finally:
             self._pending.pop(job, None)
-        if not ok:
-            raise value
-        return value
+        return result
+
+    def _cancel(self, loop: asyncio.AbstractEventLoop, sock: socket.socket, job: int) -> None:
+        """Tell the worker to drop ``job`` (after any frame being sent: the send lock is FIFO)."""
+        pickled = pickle.dumps(("cancel", job), pickle.HIGHEST_PROTOCOL)
+        task = loop.create_task(self._send(loop, sock, _HEADER.pack(0, len(pickled), 0) + pickled, b""))
+        self._cancels.add(task)
+        task.add_done_callback(self._cancel_sent)
+
+    def _cancel_sent(self, task: asyncio.Task[None]) -> None:
+        self._cancels.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # the socket failed: so does the worker
+            self._gone("the parsing worker's socket failed")
 
     async def _send(self, loop: asyncio.AbstractEventLoop, sock: socket.socket, head: bytes, body: bytes) -> None:
         assert self._send_lock is not None
         async with self._send_lock:  # one frame at a time on the socket
             await loop.sock_sendall(sock, head)
-            await loop.sock_sendall(sock, body)
+            if body:
+                await loop.sock_sendall(sock, body)
 
     def _bind(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
         if self._loop is not None and self._pending:
@@ -210,7 +280,7 @@ class ParseWorker:
             if not future.done():
                 future.set_exception(WorkerGone(why))
         if process is not None:
-            log.warning("router: %s; large bodies are parsed in a thread until it is restarted", why)
+            log.warning("router: %s; large answers are read and parsed in this process until it is restarted", why)
             threading.Thread(target=_reap, args=(process,), name="dsh-router-parse-reap", daemon=True).start()
 
     def close(self) -> None:
@@ -236,52 +306,110 @@ def _reap(process: Any) -> None:
 
 
 def serve_parses(sock: socket.socket) -> None:
-    """The worker process: digest each job from ``sock`` until it closes."""
+    """The worker process: serve the jobs from ``sock`` until it closes."""
     with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
-    from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.digest import digest
-    from dsh_sidecar.router.providers import PROVIDERS
-    from dsh_sidecar.router.providers.base import HttpResponse, ProviderFailure
+    # the parsers, imported before the ready byte (the first parse job does not wait for them)
+    from dsh_sidecar.redact import Redactor  # noqa: F401
+    from dsh_sidecar.router.digest import digest  # noqa: F401
+    from dsh_sidecar.router.providers import PROVIDERS  # noqa: F401
 
-    redactors: dict[tuple[str, ...], Redactor] = {}
     sock.setblocking(True)
     sock.sendall(b"R")
-    while True:
-        head = _recv_exactly(sock, _HEADER.size)
-        if head is None:
-            return
-        job, size, raw = _HEADER.unpack(head)
-        meta = _recv_exactly(sock, size)
-        body = _recv_exactly(sock, raw)
-        if meta is None or body is None:
-            return
-        provider_id, status, headers, max_results, secrets = pickle.loads(meta)
-        redactor = redactors.get(secrets)
+    asyncio.run(_Jobs(sock).serve())
+
+
+class _Jobs:
+    """The worker's side: parse jobs run at once (the worker's loop waits for them), fetches as
+    tasks of the worker's loop, each result sent when it is ready."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.writer: asyncio.StreamWriter | None = None
+        self.fetches: dict[int, asyncio.Task[None]] = {}
+        self.redactors: dict[tuple[str, ...], Any] = {}
+        self.client: Any = None
+
+    async def serve(self) -> None:
+        reader, self.writer = await asyncio.open_unix_connection(sock=self.sock)
+        while True:
+            try:
+                job, size, raw = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+                meta = pickle.loads(await reader.readexactly(size))
+                body = await reader.readexactly(raw) if raw else b""
+            except (asyncio.IncompleteReadError, OSError):
+                return
+            kind = meta[0]
+            if kind == "parse":
+                self.send(job, self.parse(meta[1:], body))
+            elif kind == "fetch":
+                task = asyncio.create_task(self.fetch(job, *meta[1:]))
+                self.fetches[job] = task
+                task.add_done_callback(functools.partial(self.finished, job))
+            elif kind == "cancel" and meta[1] in self.fetches:
+                self.fetches[meta[1]].cancel()
+
+    def finished(self, job: int, _task: asyncio.Task[None]) -> None:
+        self.fetches.pop(job, None)
+
+    def send(self, job: int, result: tuple[bool, Any]) -> None:
+        assert self.writer is not None
+        payload = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+        self.writer.write(_HEADER.pack(job, len(payload), 0) + payload)
+
+    def redactor(self, secrets: tuple[str, ...]) -> Any:
+        from dsh_sidecar.redact import Redactor
+
+        redactor = self.redactors.get(secrets)
         if redactor is None:
-            redactors.clear()  # one chain's secrets at a time
-            redactor = redactors[secrets] = Redactor(secrets)
+            self.redactors.clear()  # one chain's secrets at a time
+            redactor = self.redactors[secrets] = Redactor(secrets)
+        return redactor
+
+    def parse(self, meta: tuple[Any, ...], body: bytes) -> tuple[bool, Any]:
+        from dsh_sidecar.router.digest import digest
+        from dsh_sidecar.router.providers import PROVIDERS
+        from dsh_sidecar.router.providers.base import HttpResponse, ProviderFailure
+
+        provider_id, status, headers, max_results, secrets = meta
+        redactor = self.redactor(secrets)
         try:
             response = HttpResponse(status, headers, body, redact=redactor)
-            result: tuple[bool, Any] = (True, digest(PROVIDERS[provider_id], response, max_results, redactor))
+            return True, digest(PROVIDERS[provider_id], response, max_results, redactor)
         except ProviderFailure as failure:
-            result = (False, failure)
-        payload = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
-        sock.sendall(_HEADER.pack(job, len(payload), 0) + payload)
+            return False, failure
 
+    async def fetch(
+        self,
+        job: int,
+        provider_id: str,
+        request: HttpRequest,
+        budget_ms: float,
+        basic_auth: tuple[str, str] | None,
+        max_results: int,
+        secrets: tuple[str, ...],
+    ) -> None:
+        from dsh_sidecar.router.digest import digest
+        from dsh_sidecar.router.http import exchange, make_client
+        from dsh_sidecar.router.providers import PROVIDERS
+        from dsh_sidecar.router.providers.base import ProviderFailure
 
-def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
-    if n == 0:
-        return b""
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            return None
-        got += k
-    return bytes(buf)
+        if self.client is None:
+            self.client = make_client()
+        redactor = self.redactor(secrets)
+        headers: dict[str, str] | None = None
+        size = 0
+        try:
+            try:
+                response = await exchange(self.client, request, budget_ms, basic_auth)
+                headers, size = response.headers, len(response.body)
+                outcome: Any = digest(PROVIDERS[provider_id], response, max_results, redactor)
+            except ProviderFailure as failure:
+                outcome = failure
+            result: tuple[bool, Any] = (True, (headers, size, outcome))
+        except Exception as exc:  # a bug of ours: the server exchanges on its loop instead
+            result = (False, RuntimeError(type(exc).__name__))
+        self.send(job, result)
 
 
 #: The process's worker (one per server process, shared by every router).

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.router import Router
+from dsh_sidecar.router import AllProvidersFailed, Router
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WORKER_NICE, ParseWorker
 from support.mockprovider import MockProvider, Reply, Seen
 from support.routers import make_router
@@ -23,12 +23,17 @@ KEY = "tvly-PARSE-0123456789abcdef"
 
 
 def body_for(query: str, n: int = 1500) -> bytes:
+    body = body_of(query, n)
+    assert len(body) > OFF_PROCESS_BYTES
+    return body
+
+
+def body_of(query: str, n: int) -> bytes:
+    """A tavily answer of ``n`` results naming ``query``."""
     rows = [
         {"url": f"https://{query}.example/{i}", "title": f"{query} #{i}", "content": "words " * 40} for i in range(n)
     ]
-    body = json.dumps({"query": query, "results": rows}).encode()
-    assert len(body) > OFF_PROCESS_BYTES
-    return body
+    return json.dumps({"query": query, "results": rows}).encode()
 
 
 def echoing(mock: MockProvider, delay_s: float = 0.0) -> None:
@@ -82,19 +87,19 @@ async def test_a_search_cancelled_during_its_parse_leaves_the_others_intact(mock
 @pytest.mark.slow
 async def test_a_dead_worker_fails_its_jobs_to_a_thread_and_is_started_again(mock_provider, caplog):
     def reply(seen: Seen) -> Reply:  # ~5 MB: long enough a parse to kill the worker in the middle of it
-        return Reply(200, {"content-type": "application/json"}, body_for(seen.json()["query"], 18000))
+        query = seen.json()["query"]
+        return Reply(200, {"content-type": "application/json"}, body_of(query, 3 if query == "warm" else 18000))
 
     mock_provider.route("POST", "/search", reply)
     r = router(mock_provider)
     try:
-        await r.search("warm", 3)
-        first = WORKER._process
-        assert first is not None and first.is_alive()
+        await r.search("warm", 3)  # a small answer: the exchanges stay on the loop, only the parse moves
         in_thread: list[str] = []
         digest = r._digest
         r._digest = lambda *a: (in_thread.append(a[1].body[:40]), digest(*a))[1]  # type: ignore[method-assign]
         held = asyncio.create_task(r.search("held", 3))
-        await until(lambda: WORKER._pending, "the job at the worker", poll_s=0.001)
+        await until(lambda: WORKER._pending and WORKER._process, "the job at the worker", poll_s=0.001)
+        first = WORKER._process
         os.kill(first.pid, signal.SIGKILL)
         res = await held  # the worker's job failed over to a thread: the same answer
         assert res.sources[0].url == "https://held.example/0"
@@ -105,6 +110,110 @@ async def test_a_dead_worker_fails_its_jobs_to_a_thread_and_is_started_again(moc
         assert WORKER._process is not None and WORKER._process.pid != first.pid and WORKER._process.is_alive()
     finally:
         await r.aclose()
+
+
+def counting_loop_exchanges(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URLs this process's own exchange is called with (the worker's are not seen)."""
+    from dsh_sidecar.router import http
+
+    calls: list[str] = []
+    real = http.exchange
+
+    async def exchange(client, request, budget_ms, basic_auth=None):  # type: ignore[no-untyped-def]
+        calls.append(request.json["query"])
+        return await real(client, request, budget_ms, basic_auth)
+
+    monkeypatch.setattr(http, "exchange", exchange)
+    return calls
+
+
+@pytest.mark.slow
+async def test_after_a_large_answer_the_worker_fetches_until_an_answer_is_small(mock_provider, monkeypatch):
+    sizes = {"small": 3, "small again": 3}
+
+    def reply(seen: Seen) -> Reply:
+        query = seen.json()["query"]
+        return Reply(200, {"content-type": "application/json"}, body_of(query, sizes.get(query, 1500)))
+
+    mock_provider.route("POST", "/search", reply)
+    on_loop = counting_loop_exchanges(monkeypatch)
+    r = router(mock_provider)
+    try:
+        results = [await r.search(q, 3) for q in ("first", "second", "third", "small", "small again", "large")]
+    finally:
+        await r.aclose()
+    # the first large answer is read here; the next three are the worker's, the third of them small
+    assert on_loop == ["first", "small again", "large"]
+    assert mock_provider.count("POST", "/search") == 6  # each exchanged once, by one process
+    for q, res in zip(("first", "second", "third", "small", "small again", "large"), results, strict=True):
+        assert [s.url for s in res.sources] == [f"https://{q}.example/{i}" for i in range(3)]
+        assert res.truncated is (q not in sizes)
+        assert [(a.provider, a.outcome) for a in res.attempts] == [("tavily", "ok")]
+
+
+@pytest.mark.slow
+async def test_a_fetch_keeps_the_exchange_rules(mock_provider, monkeypatch):
+    """In the worker as on the loop: the body cap, the attempt's timeout, a status failure."""
+    huge = b'{"results": [' + b'{"url": "https://x.example/", "title": "t", "content": "' + b"x" * (9 << 20) + b'"}]}'
+    replies = {
+        "big": Reply(200, {"content-type": "application/json"}, huge),
+        "slow": Reply(200, {"content-type": "application/json"}, body_for("slow"), delay_s=1.5),
+        "error": Reply(500, {"content-type": "text/plain"}, b"oops"),
+    }
+    mock_provider.route("POST", "/search", lambda seen: replies.get(seen.json()["query"]) or echo(seen))
+    on_loop = counting_loop_exchanges(monkeypatch)
+    r = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=800)
+    try:
+        await r.search("warm", 3)
+        failures = {}
+        for q in ("big", "slow", "error"):
+            with pytest.raises(AllProvidersFailed) as info:
+                await r.search(q, 3)
+            failures[q] = info.value.attempts[0].outcome
+            r.health = type(r.health)()  # no cooldown between the cases
+        after = await r.search("after", 3)
+    finally:
+        await r.aclose()
+    # the small answer of the 500 handed the provider back to the loop
+    assert on_loop == ["warm", "after"]
+    assert failures == {"big": "response body larger than 8 MiB", "slow": "timeout after 800ms", "error": "HTTP 500"}
+    assert after.sources[0].url == "https://after.example/0"
+
+
+def echo(seen: Seen) -> Reply:
+    return Reply(200, {"content-type": "application/json"}, body_for(seen.json()["query"]))
+
+
+@pytest.mark.slow
+async def test_a_cancelled_fetch_closes_its_connection_and_a_dead_worker_fails_over_to_the_loop(mock_provider):
+    hanging = {"hung"}
+
+    def reply(seen: Seen) -> Reply:
+        query = seen.json()["query"]
+        if query in hanging:
+            return Reply(200, {"content-type": "application/json"}, body_for(query), hang_s=5.0)
+        return echo(seen)
+
+    mock_provider.route("POST", "/search", reply)
+    r = router(mock_provider)
+    try:
+        await r.search("warm", 3)  # large: the next ones are fetched by the worker
+        hung = asyncio.create_task(r.search("hung", 3))
+        await until(lambda: mock_provider.count("POST", "/search") == 2, "the worker's request", poll_s=0.005)
+        hung.cancel()
+        await until(lambda: len(mock_provider.closed_early) == 1, "the worker closing the connection", timeout_s=3)
+        assert mock_provider.closed_early[0].json()["query"] == "hung"
+        # a worker killed in the middle of a fetch: the search exchanges again, on the loop
+        hanging.add("held")
+        held = asyncio.create_task(r.search("held", 3))
+        await until(lambda: mock_provider.count("POST", "/search") == 3, "the worker's request", poll_s=0.005)
+        hanging.discard("held")
+        os.kill(WORKER._process.pid, signal.SIGKILL)
+        res = await held
+    finally:
+        await r.aclose()
+    assert res.sources[0].url == "https://held.example/0"
+    assert mock_provider.count("POST", "/search") == 4
 
 
 @pytest.mark.slow

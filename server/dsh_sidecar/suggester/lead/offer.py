@@ -29,14 +29,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from dsh_protocol import AdditionalContext
 
 from dsh_sidecar.suggester.candidates import Target
-from dsh_sidecar.suggester.lead.mentions import mentions
-from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, MAX_LEAD, Lead, LeadContent, LeadWorkspace, rank
 from dsh_sidecar.suggester.notes import make_note
+
+if TYPE_CHECKING:  # the ranking's modules load with the first offer (a hook's note does not wait for them)
+    from dsh_sidecar.suggester.lead.ranker import Lead, LeadContent, LeadWorkspace
 
 #: The intent a task lead is labelled with.
 LEAD_INTENT: Final = "Task"
@@ -109,13 +110,17 @@ class TaskLeads:
         workspace: LeadWorkspace | None,
         content: LeadContent | None,
         ready: bool,
-        limit: int = MAX_LEAD,
+        limit: int | None = None,
     ) -> LeadAnswer:
         """Rank ``workspace`` against ``task`` and offer the top ``limit`` files, once per
         ``session_id``. ``ready``: the index covers the workspace (else ``not-ready``, and the
-        session may ask again)."""
+        session may ask again). ``limit`` defaults to :data:`~.ranker.MAX_LEAD`."""
+        from dsh_sidecar.suggester.lead.mentions import mentions
+        from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, MAX_LEAD, rank
+
         if not self._claim(session_id):
             return LeadAnswer(None, (), None)
+        limit = MAX_LEAD if limit is None else limit
         m = mentions(task)
         if m.empty:
             return self._silent("no-mentions")
@@ -135,14 +140,17 @@ class TaskLeads:
         return LeadAnswer(note, tuple(leads), line)
 
     def rank_only(
-        self, text: str, workspace: LeadWorkspace | None, content: LeadContent | None, limit: int = MAX_LEAD
+        self, text: str, workspace: LeadWorkspace | None, content: LeadContent | None, limit: int | None = None
     ) -> list[Lead]:
         """The ranking of ``text`` without an offer (``where_is`` with free text): no session,
         no ledger line; ``[]`` while the symbol index is missing."""
+        from dsh_sidecar.suggester.lead.mentions import mentions
+        from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, MAX_LEAD, rank
+
         if workspace is None or workspace.symbols is None:
             return []
         m = mentions(text)
-        return [] if m.empty else rank(m, workspace, content, DEFAULT_WEIGHTS, limit)
+        return [] if m.empty else rank(m, workspace, content, DEFAULT_WEIGHTS, MAX_LEAD if limit is None else limit)
 
     def _silent(self, reason: str) -> LeadAnswer:
         line = silent(reason)

@@ -1,0 +1,106 @@
+"""The MCP server builds its sidecar on a thread (``mcp/server.py``): ``initialize`` and
+``tools/list`` are answered while the build runs, every tool call waits for it, and a build
+that fails leaves a server whose hooks answer ``{}`` and whose other tools report an error.
+Driven in-process through the SDK's own client (the initialize handshake, the JSON-RPC stream)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dsh_sidecar import sidecar as sidecar_module
+from dsh_sidecar.config import parse_config
+from dsh_sidecar.mcp.server import Lifetime, build_server
+from mcp.client.client import Client
+
+GREP = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s"}
+LISTED = ["search", "search_feedback", "suggestion_dismiss", "web_search", "where_is"]
+
+
+def server_for(workspace: Path, home: Path, lifetime: Lifetime | None = None) -> Any:
+    config = parse_config({"suggester": {"enabled": True, "sectionMode": "off"}})
+    return build_server(config, workspace, {"DSH_HOME": str(home)}, lifetime=lifetime)
+
+
+async def test_tools_are_listed_during_the_build_and_a_call_waits_for_it(workspace, tmp_path, monkeypatch):
+    release = threading.Event()
+    original = sidecar_module.Sidecar.__init__
+
+    def held(self: Any, *args: Any, **kwargs: Any) -> None:
+        release.wait(30)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
+    lifetime = Lifetime()
+    try:
+        async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+            listed = await client.list_tools()  # the build is held: answered without it
+            assert sorted(t.name for t in listed.tools) == LISTED
+            assert lifetime.sidecar is None
+            call = asyncio.create_task(client.call_tool("post_tool_use", GREP))
+            await asyncio.sleep(0.3)
+            assert not call.done()  # waiting for the sidecar
+            release.set()
+            result = await call
+    finally:
+        release.set()
+    note = result.structured_content["hookSpecificOutput"]["additionalContext"]
+    assert note.startswith("search-suggester: in this repository, look here for the package version:")
+    assert lifetime.sidecar is None and lifetime.building is None  # closed with the session
+
+
+async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error(
+    workspace, tmp_path, monkeypatch, caplog
+):
+    def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("no sidecar here")
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
+    async with Client(server_for(workspace, tmp_path / "home"), mode="legacy") as client:
+        listed = await client.list_tools()
+        hook = await client.call_tool("post_tool_use", GREP)
+        where = await client.call_tool("where_is", {"query": "package version"})
+        again = await client.call_tool("post_tool_use", GREP)
+    assert sorted(t.name for t in listed.tools) == LISTED
+    assert hook.structured_content == {} and again.structured_content == {} and not hook.is_error
+    assert where.is_error
+    assert "the sidecar could not be built: RuntimeError" in caplog.text
+
+
+@pytest.fixture(autouse=True)
+def _no_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search path's warm-up (httpx, the client) is not what these tests are about."""
+    monkeypatch.setattr(sidecar_module.Sidecar, "_warm_search", lambda self: None)
+
+
+async def test_a_hook_only_tool_is_registered_by_its_first_call_and_never_listed(workspace, tmp_path):
+    server = server_for(workspace, tmp_path / "home")
+    registered = {t.name for t in server._tool_manager.list_tools()}
+    assert registered == set(LISTED)  # the four hook-only tools wait for their first call
+    async with Client(server, mode="legacy") as client:
+        first = await client.call_tool("pre_tool_use", {"tool_name": "WebSearch"})
+        again = await client.call_tool("pre_tool_use", {"tool_name": "WebSearch"})
+        listed = await client.list_tools()
+        unknown = await client.call_tool("no_such_tool", {})
+    assert first.structured_content == again.structured_content == {} and not first.is_error
+    assert sorted(t.name for t in listed.tools) == LISTED
+    assert {t.name for t in server._tool_manager.list_tools()} == {*LISTED, "pre_tool_use"}
+    assert unknown.is_error
+
+
+async def test_with_a_shared_store_the_build_precedes_the_reply(workspace, tmp_path, monkeypatch):
+    """Opening a shared store can refuse the config, so the server does not start without it."""
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the store refused")
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
+    config = parse_config({"suggester": {"enabled": True}, "state": {"backend": "redis://127.0.0.1:1"}})
+    server = build_server(config, workspace, {"DSH_HOME": str(tmp_path / "home")})
+    with pytest.raises(ExceptionGroup) as info:  # the SDK's task group: the server never started
+        async with asyncio.timeout(20), Client(server, mode="legacy") as client:
+            await client.list_tools()
+    assert [repr(e) for e in info.value.exceptions] == ["RuntimeError('the store refused')"]
