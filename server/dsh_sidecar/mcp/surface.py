@@ -72,8 +72,12 @@ def invalid_arguments(tool: str, exc: ValidationError) -> str:
 
 @contextlib.contextmanager
 def _sdk_logging_left_alone() -> Iterator[None]:
-    """:class:`MCPServer` without its ``configure_logging`` call (the server configures its own)."""
-    configure = sdk_server.configure_logging
+    """:class:`MCPServer` without its ``configure_logging`` call (the server configures its own);
+    an SDK without that function is left as it is."""
+    configure = getattr(sdk_server, "configure_logging", None)
+    if configure is None:
+        yield
+        return
     sdk_server.configure_logging = lambda *args, **kwargs: None
     try:
         yield
