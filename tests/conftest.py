@@ -190,11 +190,12 @@ async def spawn(dsh_home: Path) -> AsyncIterator[Spawn]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when one of its sidecars wrote a symbol cache of a test workspace (a folder
-    under pytest's temp root) into the user's own cache: a test built the sidecar's environment
+    under this run's temp root: another run at the same time is not this one's concern) into
+    the user's own cache: a test built the sidecar's environment
     without the isolated cache folder (``support.sidecar.home_env`` / ``clean_env``)."""
     if hasattr(session.config, "workerinput"):  # the xdist controller checks once for all workers
         return
-    temp_root = f"{tempfile.gettempdir()}/pytest-of-"
+    temp_root = str(session.config._tmp_path_factory.getbasetemp())  # this run's (its workers' under it)
     leaked = []
     try:
         entries = list(USER_WORKSPACE_CACHE.glob("*-[0-9a-f]*.json"))

@@ -15,6 +15,7 @@ from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
+from support.sidecar import home_env
 
 GREP = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s"}
 LISTED = ["search", "search_feedback", "suggestion_dismiss", "web_search", "where_is"]
@@ -22,7 +23,7 @@ LISTED = ["search", "search_feedback", "suggestion_dismiss", "web_search", "wher
 
 def server_for(workspace: Path, home: Path, lifetime: Lifetime | None = None) -> Any:
     config = parse_config({"suggester": {"enabled": True, "sectionMode": "off"}})
-    return build_server(config, workspace, {"DSH_HOME": str(home)}, lifetime=lifetime)
+    return build_server(config, workspace, home_env(home), lifetime=lifetime)
 
 
 async def test_tools_are_listed_during_the_build_and_a_call_waits_for_it(workspace, tmp_path, monkeypatch):
@@ -99,7 +100,7 @@ async def test_with_a_shared_store_the_build_precedes_the_reply(workspace, tmp_p
 
     monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
     config = parse_config({"suggester": {"enabled": True}, "state": {"backend": "redis://127.0.0.1:1"}})
-    server = build_server(config, workspace, {"DSH_HOME": str(tmp_path / "home")})
+    server = build_server(config, workspace, home_env(tmp_path / "home"))
     with pytest.raises(ExceptionGroup) as info:  # the SDK's task group: the server never started
         async with asyncio.timeout(20), Client(server, mode="legacy") as client:
             await client.list_tools()
