@@ -87,7 +87,7 @@ def run(
     total = len(todo)
     if progress is not None:
         progress(0, total)
-    old = cache.load() if cache is not None else SymbolEntries()
+    old = cache.load(total) if cache is not None else SymbolEntries()
     if cache is not None and stats is not None and all_current(todo, files, old, stats):
         index = old.index()
         if progress is not None:

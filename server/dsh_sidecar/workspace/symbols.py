@@ -25,6 +25,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -245,24 +246,26 @@ class SymbolIndex:
         paths: list[str],
         defs: list[str],
         def_at: list[int],
-        tokens: list[str],
-        counts: list[int],
+        vocab: list[str],
+        tokens: Sequence[int],
+        counts: Sequence[int],
         token_at: list[int],
-        generated: list[int],
+        generated: Sequence[int],
     ) -> SymbolIndex:
         """The index of whole files given by column (``workspace/cache.py``): file ``i`` is
-        ``paths[i]``, its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens and their counts
-        ``tokens`` / ``counts[token_at[i]:token_at[i + 1]]``; ``generated[i]`` 1 for a generated
-        file, which has no symbols. What :meth:`add` of each would build, the per-file tables
-        made in bulk. Runs on a builder thread beside the server's calls: the GIL is handed
-        over every :data:`BULK_SLICE` files."""
+        ``paths[i]``, its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens (positions in
+        ``vocab``) and their counts ``tokens`` / ``counts[token_at[i]:token_at[i + 1]]``;
+        ``generated[i]`` 1 for a generated file, which has no symbols. What :meth:`add` of each
+        would build, the per-file tables made in bulk: one table per vocabulary token, filled
+        file by file, so a token's string is the vocabulary's (one object however many files
+        use it). Runs on a builder thread beside the server's calls: the GIL is handed over
+        every :data:`BULK_SLICE` files."""
         index = cls()
         live = [i for i, g in enumerate(generated) if not g]
         index.generated = {paths[i] for i, g in enumerate(generated) if g}
         files = [paths[i] for i in live]
         file_defs = [defs[def_at[i] : def_at[i + 1]] for i in live]
         index._file_defs = dict(zip(files, map(frozenset, file_defs)))
-        index._file_tokens = {paths[i]: tuple(tokens[token_at[i] : token_at[i + 1]]) for i in live}
         index.parsers = Counter({"cache": len(files)}) if files else Counter()
         by_name = index.defs
         for path, names in zip(files, file_defs):
@@ -272,18 +275,21 @@ class SymbolIndex:
                     by_name[name] = {path}
                 else:
                     group.add(path)
-        refs = index.refs
+        postings: list[dict[str, int]] = [{} for _ in vocab]
+        table = postings.__getitem__
+        word = vocab.__getitem__
+        file_tokens, lengths = index._file_tokens, index.lengths
         for n, i in enumerate(live):
             if n % BULK_SLICE == BULK_SLICE - 1:
                 time.sleep(0)
             path = paths[i]
             a, b = token_at[i], token_at[i + 1]
-            for tok, count in zip(tokens[a:b], counts[a:b]):
-                posting = refs.get(tok)
-                if posting is None:
-                    refs[tok] = {path: count}
-                else:
-                    posting[path] = count
+            ids, cs = tokens[a:b], counts[a:b]
+            for posting, count in zip(map(table, ids), cs):
+                posting[path] = count
+            file_tokens[path] = tuple(map(word, ids))
+            lengths[path] = sum(cs)
+        index.refs = {tok: posting for tok, posting in zip(vocab, postings) if posting}
         return index
 
     def __len__(self) -> int:

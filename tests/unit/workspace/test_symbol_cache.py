@@ -1,0 +1,122 @@
+"""The symbol cache's size model and its structural pre-check (``workspace/cache.py``): a
+real-sized repository's cache is written and read back; a forged cache whose head promises more
+than the listing allows is refused before anything is decoded, and the index is built again."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from dsh_sidecar.workspace import GraphBuilder
+from dsh_sidecar.workspace import cache as cache_mod
+from dsh_sidecar.workspace.cache import (
+    BASE_BYTES,
+    CEILING_BYTES,
+    PER_FILE_BYTES,
+    SymbolCache,
+    SymbolEntries,
+    max_cache_bytes,
+)
+
+#: The cap of the previous format, which real repositories of over ~20k files passed.
+OLD_CAP = 64 * 1024 * 1024
+
+
+def test_the_size_model_scales_with_the_files_up_to_its_ceiling() -> None:
+    assert max_cache_bytes(0) == BASE_BYTES == 1024 * 1024
+    assert max_cache_bytes(10_000) == BASE_BYTES + 10_000 * PER_FILE_BYTES == 1024 * 1024 + 80_000 * 1024
+    assert max_cache_bytes(50_000) == CEILING_BYTES == 256 * 1024 * 1024
+    assert max_cache_bytes(10**7) == CEILING_BYTES
+
+
+def _identifier(rng: random.Random) -> str:
+    parts = rng.choice([1, 2, 2, 3])
+    words = ["get", "set", "user", "request", "handler", "config", "value", "index", "parse", "token", "buffer"]
+    name = "_".join(rng.choice(words) for _ in range(parts))
+    return name + str(rng.randrange(10_000)) if rng.random() < 0.5 else name.title().replace("_", "")
+
+
+def realistic_entries(files: int, seed: int = 7) -> SymbolEntries:
+    """Entries shaped like a real repository's (measured 2.7–3.6 KB a file in the previous JSON
+    format): 150 distinct identifier tokens a file (60 of the 300 every file uses, 90 of a
+    shared vocabulary of 60k), one in seven used more than once, 20 definitions, paths a few
+    folders deep, one file in 500 generated."""
+    rng = random.Random(seed)
+    vocab = list(dict.fromkeys(_identifier(rng) for _ in range(62_000)))
+    common, rest = vocab[:300], vocab[300:]
+    entries = []
+    for i in range(files):
+        at, far = (i * 7) % 240, (i * 131) % (len(rest) - 90)
+        names = common[at : at + 60] + rest[far : far + 90]
+        tokens = {t: 1 + (k % 7 == 0) * ((i + k) % 39) for k, t in enumerate(names)}
+        path = f"src/component_{i % 97:02d}/module_{i // 97:04d}/file_{i}.py"
+        stat = (1_700_000_000_000_000_000 + i, 4000 + i, 10_000 + i)
+        entries.append((path, (stat, names[60:80], tokens, i % 500 == 0)))
+    return SymbolEntries.of(entries)
+
+
+def test_a_real_sized_repository_cache_is_written_and_read_back(tmp_path: Path) -> None:
+    """24k files shaped like a real repository's: past the previous format's 64 MiB (which left
+    such repositories without a warm start), within the size model, and read back whole."""
+    files = 24_000
+    entries = realistic_entries(files)
+    # what the previous format (JSON columns) would have taken: each token as a quoted string
+    # and its count, each name quoted, each path quoted, five integers a file
+    old_bytes = sum(len(entries.vocab[t]) + 3 + 3 for t in entries.tokens)
+    old_bytes += sum(len(d) + 3 for d in entries.defs) + sum(len(p) + 3 for p in entries.paths) + files * 40
+    assert old_bytes > OLD_CAP
+    cache = SymbolCache(tmp_path / "cache", tmp_path / "ws")
+    assert cache.save(entries)
+    size = cache.path.stat().st_size
+    assert size <= max_cache_bytes(files) and size < old_bytes / 2  # denser: the vocabulary once
+    back = cache.load(files)
+    assert back.paths == entries.paths and back.vocab == entries.vocab and back.defs == entries.defs
+    for column in ("mtime", "size", "ino", "generated", "ndefs", "ntokens", "tokens", "counts"):
+        assert list(getattr(back, column)) == list(getattr(entries, column)), column
+    assert back.entry(123) == entries.entry(123) and back.entry(files - 1) == entries.entry(files - 1)
+    assert cache.load(files // 4).paths == []  # read for a listing far smaller: refused
+
+
+def _forged_many_files(root: Path) -> bytes:
+    """100k files (a consistent file, digest and all) for a workspace of three."""
+    entries = SymbolEntries.of((f"f{i}.py", ((i, 1, i), [], {}, False)) for i in range(100_000))
+    return entries.encode(str(root.resolve()))
+
+
+def _forged_many_strings(root: Path) -> bytes:
+    """One file and a vocabulary of 200k strings no file uses."""
+    entries = SymbolEntries.of([("a.py", ((1, 1, 1), ["f"], {"f": 1}, False))])
+    entries.vocab += [f"t{i}" for i in range(200_000)]
+    return entries.encode(str(root.resolve()))
+
+
+def _forged_too_big(root: Path) -> bytes:
+    """A head line and more bytes than the size model allows the listing."""
+    return _forged_many_files(root)[:200] + b"\0" * max_cache_bytes(2 * 3 + 1024)
+
+
+@pytest.mark.parametrize("forge", [_forged_many_files, _forged_many_strings, _forged_too_big])
+def test_a_forged_cache_is_refused_before_decoding_and_the_index_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge
+) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (ws / name).write_text(f"def {name[0]}_fn():\n    pass\n")
+    decoded: list[int] = []
+    real_decode = cache_mod._decode
+    monkeypatch.setattr(cache_mod, "_decode", lambda *a: decoded.append(1) or real_decode(*a))
+    b = GraphBuilder(ws, cache_dir=home)
+    home.mkdir()
+    b.cache.path.write_bytes(forge(ws))
+    b.start()
+    assert b.wait(60)
+    assert decoded == []  # refused on its head and size alone
+    stats = b.graph.stats
+    assert stats["cacheHits"] == 0 and stats["parsers"] == {"tree-sitter": 3} and stats["cacheSaved"] is True
+    assert b.definitions("b_fn") == ["b.py"]
+    assert list(home.glob("*.json.corrupt-*"))
+    again = GraphBuilder(ws, cache_dir=home)  # the rewritten cache is the real one
+    again.start()
+    assert again.wait(60) and again.graph.stats["cacheHits"] == 3 and decoded == [1]
