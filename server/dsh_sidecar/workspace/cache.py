@@ -10,21 +10,30 @@ bytes, then a binary body in sections, each padded with zeros to a multiple of 8
 is ``{"version", "root", "byteorder", "digest", "files", "defs", "vocab", "postings",
 "strings"}``: ``digest`` the BLAKE2b of the body; ``files`` (F), ``defs`` (D), ``vocab`` (V)
 and ``postings`` (P) the counts of the columns; ``strings`` the byte lengths of the three string
-sections. The body, in order: ``mtime`` (ns), ``size`` (int64 × F), ``ino`` (uint64 × F),
-``ndefs``, ``ntokens`` (uint32 × F), ``tokens`` (uint32 × P: positions in the vocabulary),
-``counts`` (uint32 × P), ``generated`` (uint8 × F, 0/1), then ``paths`` (F), ``defs`` (D: the
-names each file defines, one after the other) and ``vocab`` (V: every identifier token once),
-each UTF-8 joined by NUL. File ``i``'s names are the ``ndefs[i]`` after those of the files before
-it; its tokens and their counts likewise (``ntokens``) (:class:`SymbolEntries`). Integers are
-in the writer's byte order (a cache of another byte order is a cold start); the numeric columns
-are used in place (``memoryview``), not copied. A file whose ``(mtime_ns, size, inode)`` still
-match is taken from the cache without being read; any other is parsed again; a session on an
-unchanged tree builds its index from the columns at once (:meth:`SymbolEntries.index`).
+sections. The body, in order (:data:`NUMERIC`, then the strings): ``mtime`` (ns), ``size``
+(int64 × F), ``ino`` (uint64 × F), ``ndefs``, ``ntokens`` (uint32 × F); each file's tokens
+``tokens`` (uint32 × P: positions in the vocabulary) and ``counts`` (uint32 × P); the same
+postings token by token, ``npost`` (uint32 × V: how many files each token has), ``pfiles``
+(uint32 × P: positions of files) and ``pcounts`` (uint32 × P); ``generated`` (uint8 × F, 0/1);
+then ``paths`` (F), ``defs`` (D: the names each file defines, one after the other) and ``vocab``
+(V: every identifier token once), each UTF-8 joined by NUL. File ``i``'s names are the
+``ndefs[i]`` after those of the files before it; its tokens and their counts likewise
+(``ntokens``) (:class:`SymbolEntries`). Integers are in the writer's byte order (a cache of
+another byte order is a cold start); the numeric columns are used in place (``memoryview``),
+not copied.
+
+A file whose ``(mtime_ns, size, inode)`` still match is taken from the cache without being
+read; any other is parsed again. A session on an unchanged tree maps the cache rather than
+rebuilding it (:meth:`SymbolEntries.index`): the definitions and each file's names and length
+are made at once, the usages stay in the token-by-token columns until a token is asked for
+(``symbols.CachedPostings``), so a warm start costs O(files), not O(postings).
 
 **Size model**: a cache may take :data:`BASE_BYTES` plus :data:`PER_FILE_BYTES` for each file it
-holds, at most :data:`CEILING_BYTES` (:func:`max_cache_bytes`); real repositories need about
-1–2 KB a file (the vocabulary written once, 8 bytes a token of a file), the synthetic tree of
-the benches under 100 bytes. A larger cache is not written (a cold start next time).
+holds, at most :data:`CEILING_BYTES` (:func:`max_cache_bytes`). Real repositories need ~16 bytes
+a token of a file (both layouts of the postings) and their strings: 2.6 KB a file on a 20k-file
+mix of real repositories (sympy, astropy, keras, prettier, dubbo, …; the JSON columns of the
+previous format took 2.0 KB there, 2.7–3.6 KB on others), the synthetic tree of the benches
+~140 bytes. A larger cache is not written (a cold start next time).
 
 It is untrusted state: a :class:`~dsh_sidecar.state.files.StateFile` (atomic, 0600, locked,
 refused past the size model for the listing it is read for). Before anything is decoded the
@@ -33,9 +42,11 @@ integer, at most :data:`FILES_SLACK` × the listing's code files (plus 1,024) fi
 :data:`STRINGS_PER_FILE` names and vocabulary strings a file on average, each string section
 holding exactly its count of non-empty strings, and the sections adding up to the body's
 length to the byte; then the digest. Decoding such a file allocates the strings it declares
-and nothing more (the integers are read in place). A token position past the vocabulary, paths
-that repeat, or any other inconsistency found later set the file aside too and the index is
-built from scratch (a cold start, never a failure); an older format of ours is ignored.
+and nothing more (the integers are read in place). Paths that repeat, per-file counts that do
+not add up to the declared ones, or a ``generated`` flag other than 0/1 set the file aside too
+and the index is built from scratch (a cold start, never a failure); an older format of ours
+is ignored. Positions are not checked one by one (a pass over every posting of a warm start):
+one past the vocabulary or the files reads as no token, no file.
 """
 
 from __future__ import annotations
@@ -45,16 +56,16 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.stats import Stat
-from dsh_sidecar.workspace.symbols import FileSymbols, SymbolIndex
+from dsh_sidecar.workspace.symbols import CachedColumns, CachedPostings, FileSymbols, SymbolIndex
 
 log = logging.getLogger(__name__)
 
@@ -72,15 +83,18 @@ FILES_SLACK: Final = 2
 STRINGS_PER_FILE: Final = 64
 #: The numeric columns: name, ``array`` type code, and whether it has one value per file
 #: (else one per posting), in body order.
-NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], bool], ...]] = (
-    ("mtime", "q", True),
-    ("size", "q", True),
-    ("ino", "Q", True),
-    ("ndefs", "I", True),
-    ("ntokens", "I", True),
-    ("tokens", "I", False),
-    ("counts", "I", False),
-    ("generated", "B", True),
+NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], Literal["files", "postings", "vocab"]], ...]] = (
+    ("mtime", "q", "files"),
+    ("size", "q", "files"),
+    ("ino", "Q", "files"),
+    ("ndefs", "I", "files"),
+    ("ntokens", "I", "files"),
+    ("tokens", "I", "postings"),
+    ("counts", "I", "postings"),
+    ("npost", "I", "vocab"),
+    ("pfiles", "I", "postings"),
+    ("pcounts", "I", "postings"),
+    ("generated", "B", "files"),
 )
 _WIDTH: Final = {"q": 8, "Q": 8, "I": 4, "B": 1}
 
@@ -124,6 +138,9 @@ class SymbolEntries:
     tokens: Any = field(default_factory=list)
     counts: Any = field(default_factory=list)
     vocab: list[str] = field(default_factory=list)
+    npost: Any = field(default_factory=list)
+    pfiles: Any = field(default_factory=list)
+    pcounts: Any = field(default_factory=list)
     _where: dict[str, int] | None = None
     _offsets: tuple[list[int], list[int]] | None = None
 
@@ -150,7 +167,11 @@ class SymbolEntries:
     def _parts(self, i: int) -> tuple[list[str], dict[str, int]]:
         d, t = self.offsets()
         a, b = t[i], t[i + 1]
-        return self.defs[d[i] : d[i + 1]], dict(zip(map(self.vocab.__getitem__, self.tokens[a:b]), self.counts[a:b]))
+        try:
+            tokens = dict(zip(map(self.vocab.__getitem__, self.tokens[a:b]), self.counts[a:b]))
+        except IndexError:  # a forged file's position past the vocabulary: no tokens
+            tokens = {}
+        return self.defs[d[i] : d[i + 1]], tokens
 
     def entry(self, i: int) -> Entry:
         """The ``i``-th entry."""
@@ -165,17 +186,19 @@ class SymbolEntries:
         return FileSymbols(frozenset(defs), tokens, parser="cache")
 
     def index(self) -> SymbolIndex:
-        """A symbol index of every entry (the whole cache was current): built from the columns."""
+        """A symbol index of every entry (the whole cache was current), on the columns: the
+        usages stay in the file's inverted columns until asked for (``CachedPostings``)."""
         d, t = self.offsets()
         with collections_paused():  # tens of thousands of long-lived tables, no cycle
-            return SymbolIndex.from_columns(
-                self.paths, self.defs, d, self.vocab, self.tokens, self.counts, t, self.generated
+            return SymbolIndex.from_cache(
+                CachedColumns(self.paths, self.defs, d, self.vocab, self.tokens, self.counts, t, self.generated),
+                CachedPostings(self.paths, self.vocab, self.npost, self.pfiles, self.pcounts),
             )
 
     @classmethod
     def of(cls, entries: Iterable[tuple[str, Entry]]) -> SymbolEntries:
         """The columns of ``(path, entry)`` pairs (names with a NUL, which the format cannot
-        hold and no identifier has, are left out)."""
+        hold and no identifier has, are left out; tokens are ``symbols.TOKEN_RE`` identifiers)."""
         out = cls()
         ids: dict[str, int] = {}
         intern = ids.setdefault
@@ -185,13 +208,12 @@ class SymbolEntries:
             out.size.append(st[1])
             out.ino.append(st[2])
             out.generated.append(1 if generated else 0)
-            names = [n for n in defs if "\0" not in n]
+            names = [n for n in defs if "\0" not in n] if "\0" in "".join(defs) else defs
             out.ndefs.append(len(names))
             out.defs += names
-            kept = {t: c for t, c in tokens.items() if "\0" not in t} if tokens else tokens
-            out.ntokens.append(len(kept))
-            out.tokens += [intern(t, len(ids)) for t in kept]
-            out.counts += kept.values()
+            out.ntokens.append(len(tokens))  # identifiers (symbols.TOKEN_RE): never a NUL
+            out.tokens += [intern(t, len(ids)) for t in tokens]
+            out.counts += tokens.values()
         out.vocab = list(ids)
         return out
 
@@ -199,6 +221,8 @@ class SymbolEntries:
         """The cache file of these entries (module docstring)."""
         from array import array
 
+        if len(self.npost) != len(self.vocab):  # entries made by :meth:`of`: the inverted columns
+            self.npost, self.pfiles, self.pcounts = _inverted(len(self.vocab), self.ntokens, self.tokens, self.counts)
         sections: list[bytes] = []
         for name, code, _ in NUMERIC:
             sections.append(array(code, getattr(self, name)).tobytes())
@@ -216,6 +240,22 @@ class SymbolEntries:
             "strings": [len(s) for s in strings],
         }
         return _head_line(json.dumps(head, separators=(",", ":")).encode()) + body
+
+
+def _inverted(
+    vocab: int, ntokens: Sequence[int], tokens: Sequence[int], counts: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """The postings of every vocabulary token, token by token (its files in file order):
+    ``npost``, ``pfiles``, ``pcounts`` of the module docstring."""
+    files: list[list[int]] = [[] for _ in range(vocab)]
+    times: list[list[int]] = [[] for _ in range(vocab)]
+    at = 0
+    for f, n in enumerate(ntokens):
+        for k, c in zip(tokens[at : at + n], counts[at : at + n]):
+            files[k].append(f)
+            times[k].append(c)
+        at += n
+    return list(map(len, files)), list(chain.from_iterable(files)), list(chain.from_iterable(times))
 
 
 def _pad(data: bytes) -> bytes:
@@ -258,19 +298,21 @@ def _layout(head: dict[str, Any], body_len: int, listed: int) -> tuple[int, int,
     for n, size in zip((files, defs, vocab), lengths):
         if (n == 0) != (size == 0) or size < 2 * n - 1:  # n non-empty strings and n - 1 NULs
             raise StateDocumentError("a string section shorter than its count")
-    expected = sum(_padded(_WIDTH[code] * (files if per_file else postings)) for _, code, per_file in NUMERIC)
+    per = {"files": files, "postings": postings, "vocab": vocab}
+    expected = sum(_padded(_WIDTH[code] * per[unit]) for _, code, unit in NUMERIC)
     expected += sum(map(_padded, lengths))
     if expected != body_len:
         raise StateDocumentError(f"sections of {expected} bytes in a body of {body_len}")
     return files, defs, vocab, postings, lengths
 
 
-def _decode(body: memoryview, files: int, postings: int, lengths: list[int]) -> dict[str, Any]:
+def _decode(body: memoryview, files: int, vocab: int, postings: int, lengths: list[int]) -> dict[str, Any]:
     """The columns of a body whose layout :func:`_layout` accepted."""
     out: dict[str, Any] = {}
     at = 0
-    for name, code, per_file in NUMERIC:
-        size = _WIDTH[code] * (files if per_file else postings)
+    per = {"files": files, "postings": postings, "vocab": vocab}
+    for name, code, unit in NUMERIC:
+        size = _WIDTH[code] * per[unit]
         out[name] = body[at : at + size].cast(code)
         at += _padded(size)
     for name, size in zip(("paths", "defs", "vocab"), lengths):
@@ -306,15 +348,13 @@ def _reader(root: str, listed: int) -> Any:
         files, defs, vocab, postings, lengths = _layout(head, len(body), listed)
         if head.get("digest") != _digest(body):
             raise StateDocumentError("digest mismatch")
-        columns = _decode(body, files, postings, lengths)
+        columns = _decode(body, files, vocab, postings, lengths)
         if (len(columns["defs"]), len(columns["vocab"]), len(columns["paths"])) != (defs, vocab, files):
             raise StateDocumentError("string sections do not hold their counts")
         if len(set(columns["paths"])) != files:
             raise StateDocumentError("paths must be distinct")
         if sum(columns["ndefs"]) != defs or sum(columns["ntokens"]) != postings:
             raise StateDocumentError("per-file counts do not add up")
-        if postings and max(columns["tokens"]) >= vocab:
-            raise StateDocumentError("a token past the vocabulary")
         if columns["generated"].tobytes().translate(None, b"\0\1"):
             raise StateDocumentError("generated must be 0 or 1")
         return SymbolEntries(**columns)

@@ -574,14 +574,14 @@ def test_an_index_read_back_whole_is_the_parsed_one(tmp_path: Path) -> None:
     assert warm.wait(30)
     assert warm.graph.stats["cacheHits"] == 42 and warm.graph.stats["parsers"] == {"cache": 41}
     a, b = cold.graph.symbols, warm.graph.symbols
-    assert (a.defs, a.refs, a._file_defs, a._file_tokens, a.generated, a.lengths) == (
+    assert (a.defs, a.refs, a._file_defs, a.generated, a.lengths) == (
         b.defs,
         b.refs,
         b._file_defs,
-        b._file_tokens,
         b.generated,
         b.lengths,
     )
+    assert {p: a.tokens_of(p) for p in files} == {p: b.tokens_of(p) for p in files}
     assert b.lengths["lib/a.go"] == 6  # package, func ×2, Alpha ×2, Beta (tokens of 2+ characters)
     assert warm.graph.node("pkg/gen.py").kind == "generated" and warm.usages("f3") == cold.usages("f3")
 
