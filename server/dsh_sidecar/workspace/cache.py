@@ -11,7 +11,7 @@ is ``{"version", "root", "byteorder", "digest", "files", "defs", "vocab", "posti
 "strings"}``: ``digest`` the BLAKE2b of the body; ``files`` (F), ``defs`` (D), ``vocab`` (V)
 and ``postings`` (P) the counts of the columns; ``strings`` the byte lengths of the three string
 sections. The body, in order (:data:`NUMERIC`, then the strings): ``mtime`` (ns), ``size``
-(int64 × F), ``ino`` (uint64 × F), ``ndefs``, ``ntokens`` (uint32 × F); each file's tokens
+(int64 × F), ``ino`` (uint64 × F), ``ndefs``, ``ntokens``, ``length`` (uint32 × F: how many tokens, how many occurrences); each file's tokens
 ``tokens`` (uint32 × P: positions in the vocabulary) and ``counts`` (uint32 × P); the same
 postings token by token, ``npost`` (uint32 × V: how many files each token has), ``pfiles``
 (uint32 × P: positions of files) and ``pcounts`` (uint32 × P); ``generated`` (uint8 × F, 0/1);
@@ -89,6 +89,7 @@ NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], Literal["files", "p
     ("ino", "Q", "files"),
     ("ndefs", "I", "files"),
     ("ntokens", "I", "files"),
+    ("length", "I", "files"),
     ("tokens", "I", "postings"),
     ("counts", "I", "postings"),
     ("npost", "I", "vocab"),
@@ -97,6 +98,7 @@ NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], Literal["files", "p
     ("generated", "B", "files"),
 )
 _WIDTH: Final = {"q": 8, "Q": 8, "I": 4, "B": 1}
+_MAX_U32: Final = 2**32 - 1
 
 #: One file's cache entry: ``(stat, definitions, {token: count}, generated)``.
 Entry = tuple[Stat, list[str], dict[str, int], bool]
@@ -137,6 +139,7 @@ class SymbolEntries:
     ntokens: Any = field(default_factory=list)
     tokens: Any = field(default_factory=list)
     counts: Any = field(default_factory=list)
+    length: Any = field(default_factory=list)
     vocab: list[str] = field(default_factory=list)
     npost: Any = field(default_factory=list)
     pfiles: Any = field(default_factory=list)
@@ -191,7 +194,7 @@ class SymbolEntries:
         d, t = self.offsets()
         with collections_paused():  # tens of thousands of long-lived tables, no cycle
             return SymbolIndex.from_cache(
-                CachedColumns(self.paths, self.defs, d, self.vocab, self.tokens, self.counts, t, self.generated),
+                CachedColumns(self.paths, self.defs, d, self.vocab, self.tokens, t, self.length, self.generated),
                 CachedPostings(self.paths, self.vocab, self.npost, self.pfiles, self.pcounts),
             )
 
@@ -214,6 +217,7 @@ class SymbolEntries:
             out.ntokens.append(len(tokens))  # identifiers (symbols.TOKEN_RE): never a NUL
             out.tokens += [intern(t, len(ids)) for t in tokens]
             out.counts += tokens.values()
+            out.length.append(min(sum(tokens.values()), _MAX_U32))
         out.vocab = list(ids)
         return out
 

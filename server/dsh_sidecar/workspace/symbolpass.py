@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,17 @@ def all_current(todo: list[int], files: list[str], old: SymbolEntries, stats: Fi
     ~2 s for 20k files)."""
     if not old:
         return False
+    kept = [i for i in todo if stats.size[i] <= MAX_FILE_BYTES]
+    if [files[i] for i in kept] == old.paths and all(  # the cache in the pass's order, as it writes it:
+        # the columns compared at once (C), not a tuple a file
+        array(code, map(column.__getitem__, kept)) == have
+        for code, column, have in (
+            ("q", stats.mtime, old.mtime),
+            ("q", stats.size, old.size),
+            ("Q", stats.ino, old.ino),
+        )
+    ):
+        return True
     cached = 0
     for i in todo:
         st = stats.at(i)

@@ -227,17 +227,17 @@ def extract(path: str, data: bytes) -> FileSymbols:
 @dataclass(frozen=True, slots=True)
 class CachedColumns:
     """A symbol cache's per-file columns (``workspace/cache.py``): file ``i`` is ``paths[i]``,
-    its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens (positions in ``vocab``) and their
-    counts ``tokens`` / ``counts[token_at[i]:token_at[i + 1]]``; ``generated[i]`` 1 for a
-    generated file, which has no symbols."""
+    its names ``defs[def_at[i]:def_at[i + 1]]``, its tokens (positions in ``vocab``)
+    ``tokens[token_at[i]:token_at[i + 1]]``, its length (occurrences of its tokens)
+    ``length[i]``; ``generated[i]`` 1 for a generated file, which has no symbols."""
 
     paths: list[str]
     defs: list[str]
     def_at: list[int]
     vocab: list[str]
     tokens: Sequence[int]
-    counts: Sequence[int]
     token_at: list[int]
+    length: Sequence[int]
     generated: Sequence[int]
 
     def tokens_of(self, i: int) -> tuple[str, ...]:
@@ -385,19 +385,17 @@ class SymbolIndex:
         thread beside the server's calls: the GIL is handed over every :data:`BULK_SLICE`
         files."""
         index = cls()
-        paths, defs, def_at, counts, token_at = (
-            columns.paths,
-            columns.defs,
-            columns.def_at,
-            columns.counts,
-            columns.token_at,
-        )
-        live = [i for i, g in enumerate(columns.generated) if not g]
-        index.generated = {paths[i] for i, g in enumerate(columns.generated) if g}
-        files = [paths[i] for i in live]
+        paths, defs, def_at = columns.paths, columns.defs, columns.def_at
+        if any(columns.generated):
+            live: Sequence[int] = [i for i, g in enumerate(columns.generated) if not g]
+            index.generated = {paths[i] for i, g in enumerate(columns.generated) if g}
+            files = [paths[i] for i in live]
+            index.lengths = dict(zip(files, map(columns.length.__getitem__, live)))
+        else:  # the common case: every file in order
+            live, files = range(len(paths)), paths
+            index.lengths = dict(zip(files, columns.length))
         file_defs = [defs[def_at[i] : def_at[i + 1]] for i in live]
         index._file_defs = dict(zip(files, map(frozenset, file_defs)))
-        index.lengths = dict(zip(files, (sum(counts[token_at[i] : token_at[i + 1]]) for i in live)))
         index.parsers = Counter({"cache": len(files)}) if files else Counter()
         by_name = index.defs
         for n, (path, names) in enumerate(zip(files, file_defs)):
