@@ -58,7 +58,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -255,10 +255,11 @@ def _inverted(
     times: list[list[int]] = [[] for _ in range(vocab)]
     at = 0
     for f, n in enumerate(ntokens):
-        for k, c in zip(tokens[at : at + n], counts[at : at + n]):
-            files[k].append(f)
-            times[k].append(c)
-        at += n
+        if n:  # the appends made in C (map over list.append), not a loop step a posting
+            ids = tokens[at : at + n]
+            any(map(list.append, map(files.__getitem__, ids), repeat(f, n)))
+            any(map(list.append, map(times.__getitem__, ids), counts[at : at + n]))
+            at += n
     return list(map(len, files)), list(chain.from_iterable(files)), list(chain.from_iterable(times))
 
 
