@@ -12,6 +12,7 @@ on an unchanged tree. The cache is written again only when something was parsed 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -40,12 +41,15 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class Pass:
-    """What one symbol pass produced: the index, whether it was cut, and its counts."""
+    """What one symbol pass produced: the index, whether it was cut, and its counts; ``save``:
+    the cache's write when ``defer_save`` asked for it later (``None``: nothing to write, or
+    written already, ``saved``)."""
 
     index: SymbolIndex
     truncated: bool
     hits: int
     saved: bool
+    save: Callable[[], bool] | None = None
 
 
 def _read(root: Path, rel: str) -> bytes | None:
@@ -100,9 +104,11 @@ def run(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     cache: SymbolCache | None = None,
+    defer_save: bool = False,
 ) -> Pass:
     """Index the files at positions ``todo`` of ``files`` (``stats``: their stats, else each
-    file is stat'ed here); see the module docstring."""
+    file is stat'ed here); see the module docstring. With ``defer_save``, the cache is not
+    written here: :attr:`Pass.save` writes it (the builder publishes the index first)."""
     t0, cpu0 = time.perf_counter(), time.thread_time()
     total = len(todo)
     if progress is not None:
@@ -113,8 +119,11 @@ def run(
         if progress is not None:
             progress(total, total)
         return Pass(index, truncated, len(old), False)
-    new: list[tuple[str, Entry]] = []
-    index = SymbolIndex()
+    new: list[tuple[str, Entry | int]] = []  # an int: the position of an entry of ``old``
+    # a cache with entries to reuse is mapped as the index (O(files)), the files that changed
+    # taken out of it and parsed again: the index is not rebuilt posting by posting
+    mapped = cache is not None and stats is not None and len(old) > 0
+    index = old.index() if mapped else SymbolIndex()
     base = str(root) + os.sep
     step = max(1, total // 100)
     hits = 0
@@ -135,24 +144,39 @@ def run(
         j = old.position(rel) if st is not None else None
         if st is not None and j is not None and old.stat(j) == st:
             hits += 1
-            index.add(rel, old.symbols(j))
-            new.append((rel, old.entry(j)))
-        elif st is not None and st[1] <= MAX_FILE_BYTES:
-            data = _read(root, rel)
-            if data is not None:
+            if not mapped:
+                index.add(rel, old.symbols(j))
+            new.append((rel, j))
+        else:
+            if mapped:
+                index.remove(rel)  # its cached version, if any, is not current
+            data = _read(root, rel) if st is not None and st[1] <= MAX_FILE_BYTES else None
+            if data is not None and st is not None:
                 symbols = extract(rel, data)
                 index.add(rel, symbols)
                 new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
         if progress is not None and (n % step == 0 or n == total):
             progress(n, total)
-    saved = False
-    if cache is not None:
-        saved = _save(cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
-    return Pass(index, truncated, hits, saved)
+    if mapped:
+        _untake(index, old, {files[i] for i in todo[:cut]})
+    if cache is None:
+        return Pass(index, truncated, hits, False)
+    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
+    return Pass(index, truncated, hits, False, save) if defer_save else Pass(index, truncated, hits, save())
+
+
+def _untake(index: SymbolIndex, old: SymbolEntries, taken: set[str]) -> None:
+    """Take out of an index mapped from ``old`` the cached files a pass did not take (gone, no
+    longer code, past its cut); its ``cache`` parser count is then the cached files left."""
+    for rel in [p for p in old.paths if p not in taken]:
+        index.remove(rel)
+    index.parsers["cache"] = index.cached_files()
+    if not index.parsers["cache"]:
+        del index.parsers["cache"]
 
 
 def _save(
-    cache: SymbolCache, old: SymbolEntries, new: list[tuple[str, Entry]], unreached: list[str], parsed: int
+    cache: SymbolCache, old: SymbolEntries, new: list[tuple[str, Entry | int]], unreached: list[str], parsed: int
 ) -> bool:
     """Save the symbol cache when it differs from what was loaded (``old``); the entries of the
     files a cut pass did not reach (``unreached``) stay cached. A truncated index is saved
@@ -161,9 +185,9 @@ def _save(
     for rel in unreached:
         j = old.position(rel)
         if j is not None:
-            new.append((rel, old.entry(j)))
+            new.append((rel, j))
     if parsed or len(old) != len(new):
-        return cache.save(SymbolEntries.of(new))
+        return cache.save(SymbolEntries.of((rel, old.entry(e) if isinstance(e, int) else e) for rel, e in new))
     return False
 
 

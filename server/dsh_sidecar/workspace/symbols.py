@@ -458,6 +458,10 @@ class SymbolIndex:
                 if not posting:
                     del self.refs[tok]
 
+    def cached_files(self) -> int:
+        """How many of the indexed files are still those of the cache it was made from."""
+        return len(self._cached_at)
+
     def defined_in(self, path: str) -> frozenset[str]:
         """The names ``path`` defines."""
         return self._file_defs.get(path, frozenset())
