@@ -4,10 +4,13 @@ file count and a CPU budget, each taken from the symbol cache (``cache.py``) whe
 (``symbols.py``).
 
 The stats come from the build's listing (``stats.py``: one ``stat`` per file for the whole
-build), so a file taken from the cache costs no system call; when every file of the pass is in
-the cache as it is now, the index is built from the cache's columns at once
-(:meth:`~dsh_sidecar.workspace.cache.SymbolEntries.index`), the common case of a later session
-on an unchanged tree. The cache is written again only when something was parsed or left it.
+build), so a file taken from the cache costs no system call. A cache with entries is mapped as
+the index (:meth:`~dsh_sidecar.workspace.cache.SymbolEntries.index`: O(files), the usages left
+in its columns until asked for); when every file of the pass is in it as it is now (the common
+case of a later session on an unchanged tree) that is all, else the files that changed are
+taken out of it and parsed again, and the cached files the pass does not take (gone, no longer
+code, past its cut) are dropped. The cache is written again only when something was parsed or
+left it, by the builder after it publishes the index (``defer_save``).
 """
 
 from __future__ import annotations
