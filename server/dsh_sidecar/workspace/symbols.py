@@ -24,6 +24,7 @@ import logging
 import re
 import threading
 import time
+from array import array
 from collections import Counter
 from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -270,9 +271,10 @@ class CachedPostings(MutableMapping[str, dict[str, int]]):
         self._vocab = vocab
         self._pfiles = pfiles
         self._pcounts = pcounts
-        self._at = list(accumulate(npost, initial=0))
+        # offsets and counts in arrays (8 bytes each, not an int object each: V is 10^5-10^6)
+        self._at = array("q", accumulate(npost, initial=0))
         self._ids = dict(zip(vocab, range(len(vocab))))
-        self._left = list(npost)  # each token's cached postings not forgotten
+        self._left = array("q", npost)  # each token's cached postings not forgotten
         self._live: dict[str, dict[str, int]] = {}
         self._settled: set[str] = set()  # tokens whose cached postings were taken (or dropped)
         self._removed: set[str] = set()  # cached files forgotten
