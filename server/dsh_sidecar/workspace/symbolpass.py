@@ -143,21 +143,7 @@ def run(
         if n % YIELD_EVERY == 0:
             time.sleep(0)  # a file from the cache makes no system call that would hand the GIL over
         rel = files[i]
-        st = stats.at(i) if stats is not None else _stat(base, rel)
-        j = old.position(rel) if st is not None else None
-        if st is not None and j is not None and old.stat(j) == st:
-            hits += 1
-            if not mapped:
-                index.add(rel, old.symbols(j))
-            new.append((rel, j))
-        else:
-            if mapped:
-                index.remove(rel)  # its cached version, if any, is not current
-            data = _read(root, rel) if st is not None and st[1] <= MAX_FILE_BYTES else None
-            if data is not None and st is not None:
-                symbols = extract(rel, data)
-                index.add(rel, symbols)
-                new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
+        hits += _take(root, rel, stats.at(i) if stats is not None else _stat(base, rel), old, index, mapped, new)
         if progress is not None and (n % step == 0 or n == total):
             progress(n, total)
     if mapped:
@@ -166,6 +152,35 @@ def run(
         return Pass(index, truncated, hits, False)
     save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
     return Pass(index, truncated, hits, False, save) if defer_save else Pass(index, truncated, hits, save())
+
+
+def _take(
+    root: Path,
+    rel: str,
+    st: Stat | None,
+    old: SymbolEntries,
+    index: SymbolIndex,
+    mapped: bool,
+    new: list[tuple[str, Entry | int]],
+) -> int:
+    """Index one file of a pass (its stat ``st``): from the cache ``old`` when its entry is
+    current (already in ``index`` when the index was ``mapped`` from it), else read and parsed
+    (its cached version taken out of a mapped index first); its entry appended to ``new``.
+    1 when it came from the cache."""
+    j = old.position(rel) if st is not None else None
+    if st is not None and j is not None and old.stat(j) == st:
+        if not mapped:
+            index.add(rel, old.symbols(j))
+        new.append((rel, j))
+        return 1
+    if mapped:
+        index.remove(rel)  # its cached version, if any, is not current
+    data = _read(root, rel) if st is not None and st[1] <= MAX_FILE_BYTES else None
+    if data is not None and st is not None:
+        symbols = extract(rel, data)
+        index.add(rel, symbols)
+        new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
+    return 0
 
 
 def _untake(index: SymbolIndex, old: SymbolEntries, taken: set[str]) -> None:
