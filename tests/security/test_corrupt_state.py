@@ -8,6 +8,7 @@ spawned sidecar must still answer ``initialize``, ``dsh/dismiss`` and ``dsh/stat
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from dsh_sidecar.bandit.policy import ContextualPolicy
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.state.files import MAX_DEPTH, StateFile, check_document
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.workspace.cache import CACHE_VERSION, SymbolCache, _digest
+from dsh_sidecar.workspace.cache import CACHE_VERSION, SymbolCache, SymbolEntries, _digest
 from dsh_sidecar.workspace.kindcache import KindCache
 from support.rawrpc import RawServer
 
@@ -133,63 +134,71 @@ def test_symbol_cache_corrupt_is_empty(tmp_path):
     root.mkdir()
     cache = SymbolCache(tmp_path / "cache", root)
     cache.path.parent.mkdir(parents=True)
-    for raw in (CORRUPTIONS["deep-list"], CORRUPTIONS["huge-int-array"], CORRUPTIONS["nan"]):
+    for raw in (CORRUPTIONS["deep-list"], CORRUPTIONS["huge-int-array"], CORRUPTIONS["nan"], CORRUPTIONS["empty"]):
         cache.path.write_bytes(raw)
-        assert len(cache.load()) == 0
+        assert len(cache.load(10)) == 0
 
 
-def _symbol_cache_doc(root: Path, body: bytes, digest: str | None = None) -> bytes:
-    head = {"version": CACHE_VERSION, "root": str(root.resolve()), "digest": digest or _digest(body)}
-    return json.dumps(head).encode() + b"\n" + body
+def _entry(defs: list[str], tokens: dict[str, int], generated: bool = False) -> tuple:
+    return ((1, 2, 3), defs, tokens, generated)
 
 
-GOOD_COLUMNS = {
-    "paths": ["a.py"],
-    "mtime": [1],
-    "size": [2],
-    "ino": [3],
-    "generated": [0],
-    "ndefs": [1],
-    "defs": ["f"],
-    "ntokens": [2],
-    "tokens": ["f", "x"],
-    "counts": [1, 2],
+GOOD = SymbolEntries.of([("a.py", _entry(["f"], {"f": 1, "x": 2}))])
+
+
+def _forge(root: Path, entries: SymbolEntries, *, body: bytes | None = None, **head: object) -> bytes:
+    """A cache file of ``entries`` (or of ``body``) whose head says ``head`` where given, with
+    the right digest: a forged file, not a damaged one."""
+    good = entries.encode(str(root.resolve()))
+    line, rest = good.split(b"\n", 1)
+    fields = {**json.loads(line), **head}
+    body = rest if body is None else body
+    fields["digest"] = _digest(body)
+    text = json.dumps(fields, separators=(",", ":")).encode()
+    return text + b" " * (-(len(text) + 1) % 8) + b"\n" + body
+
+
+def _columns(**columns: object) -> SymbolEntries:
+    out = SymbolEntries.of([("a.py", _entry(["f"], {"f": 1, "x": 2}))])
+    out.encode("/")  # the inverted columns, from the good ones
+    for name, value in columns.items():
+        setattr(out, name, value)
+    return out
+
+
+#: A symbol cache in its own format, each part broken one way (the digest is right: a forged
+#: file, not a damaged one).
+BROKEN = {
+    "duplicate path": lambda r: _forge(
+        r, SymbolEntries.of([("a.py", _entry(["f"], {"x": 1})), ("a.py", _entry(["g"], {"y": 1}))])
+    ),
+    "generated 2": lambda r: _forge(r, _columns(generated=[2])),
+    "more tokens than counted": lambda r: _forge(r, _columns(ntokens=[1])),
+    "fewer names than counted": lambda r: _forge(r, _columns(ndefs=[2])),
+    "more files declared": lambda r: _forge(r, GOOD, files=2),
+    "fewer postings declared": lambda r: _forge(r, GOOD, postings=1),
+    "negative count": lambda r: _forge(r, GOOD, defs=-1),
+    "count a bool": lambda r: _forge(r, GOOD, files=True),
+    "count a float": lambda r: _forge(r, GOOD, vocab=2.0),
+    "strings not declared": lambda r: _forge(r, GOOD, strings=None),
+    "string section too short": lambda r: _forge(r, GOOD, strings=[4, 1, 2]),
+    "more strings than counted": lambda r: _forge(r, _columns(vocab=["f", "x", "y"]), vocab=2),
+    "body one byte short": lambda r: _forge(r, GOOD, body=GOOD.encode(str(r.resolve())).split(b"\n", 1)[1][:-1]),
+    "head a list": lambda r: b"[1, 2]" + b" " + b"\n",
+    "head past 4 KiB": lambda r: b" " * 5000 + b"\n",
 }
-#: A symbol cache in its own format, each column broken one way (the digest is right: a
-#: forged file, not a damaged one).
-BROKEN_COLUMNS = {
-    "missing column": {k: v for k, v in GOOD_COLUMNS.items() if k != "ino"},
-    "path not a string": {**GOOD_COLUMNS, "paths": [1]},
-    "duplicate path": {
-        **GOOD_COLUMNS,
-        **{"paths": ["a.py", "a.py"], "mtime": [1, 1], "size": [2, 2], "ino": [3, 3], "generated": [0, 0]},
-        **{"ndefs": [1, 0], "ntokens": [2, 0]},
-    },
-    "short column": {**GOOD_COLUMNS, "size": []},
-    "negative size": {**GOOD_COLUMNS, "size": [-5]},
-    "mtime past 64 bits": {**GOOD_COLUMNS, "mtime": [2**70]},
-    "float inode": {**GOOD_COLUMNS, "ino": [3.5]},
-    "generated 2": {**GOOD_COLUMNS, "generated": [2]},
-    "token not a string": {**GOOD_COLUMNS, "tokens": ["f", 7]},
-    "counts not aligned": {**GOOD_COLUMNS, "counts": [1]},
-    "more tokens than counted": {**GOOD_COLUMNS, "ntokens": [1]},
-    "fewer names than counted": {**GOOD_COLUMNS, "ndefs": [2]},
-    "negative name count": {**GOOD_COLUMNS, "ndefs": [-1], "defs": []},
-    "zero count": {**GOOD_COLUMNS, "counts": [1, 0]},
-    "count a bool": {**GOOD_COLUMNS, "counts": [1, True]},
-    "defs nested": {**GOOD_COLUMNS, "defs": [["f"]]},
-    "columns a list": [1, 2],
-}
 
 
-@pytest.mark.parametrize("name", sorted(BROKEN_COLUMNS))
+@pytest.mark.parametrize("name", sorted(BROKEN))
 def test_symbol_cache_with_broken_columns_is_set_aside(tmp_path, name):
     root = tmp_path / "ws"
     root.mkdir()
     cache = SymbolCache(tmp_path / "cache", root)
     cache.path.parent.mkdir(parents=True)
-    cache.path.write_bytes(_symbol_cache_doc(root, json.dumps(BROKEN_COLUMNS[name]).encode()))
-    assert len(cache.load()) == 0
+    cache.path.write_bytes(_forge(root, GOOD))
+    assert cache.load(10).paths == ["a.py"]  # the well-formed file, for contrast
+    cache.path.write_bytes(BROKEN[name](root))
+    assert len(cache.load(10)) == 0
     assert list(cache.path.parent.glob(cache.path.name + ".corrupt-*"))
     assert "starting cold" in (cache.file.warnings or [""])[0]
 
@@ -199,23 +208,30 @@ def test_symbol_cache_digest_and_head_are_checked(tmp_path):
     root.mkdir()
     cache = SymbolCache(tmp_path / "cache", root)
     cache.path.parent.mkdir(parents=True)
-    body = json.dumps(GOOD_COLUMNS).encode()
-    cache.path.write_bytes(_symbol_cache_doc(root, body))
-    assert cache.load().paths == ["a.py"]  # the well-formed document, for contrast
-    flipped = body.replace(b'"x"', b'"y"')  # one byte changed after the digest was taken
+    good = GOOD.encode(str(root.resolve()))
+    cache.path.write_bytes(good)
+    loaded = cache.load(10)
+    assert loaded.paths == ["a.py"] and loaded.entry(0) == ((1, 2, 3), ["f"], {"f": 1, "x": 2}, False)
+    flipped = good.replace(b"x", b"y")  # one byte of the body changed after the digest was taken
+    assert flipped != good
     for raw in (
-        _symbol_cache_doc(root, flipped, _digest(body)),
-        _symbol_cache_doc(root, body)[:-3],  # truncated
-        _symbol_cache_doc(tmp_path / "other", body),  # another workspace's
-        b'{"version": 99, "root": "x"}\n{}',  # a newer format
+        flipped,
+        good[:-3],  # truncated
+        _forge(tmp_path / "other", GOOD),  # another workspace's
+        b'{"version": 99, "root": "x"}\n',  # a newer format
     ):
         cache.path.write_bytes(raw)
-        assert len(cache.load()) == 0
-    # an older format of ours is only a cold start: nothing is set aside for it
+        assert len(cache.load(10)) == 0
+    # an older format of ours, or another byte order, is only a cold start: nothing set aside
     for old in cache.path.parent.glob("*.corrupt-*"):
         old.unlink()
-    cache.path.write_text(json.dumps({"version": CACHE_VERSION - 1, "root": str(root.resolve()), "files": {}}))
-    assert len(cache.load()) == 0 and cache.path.exists()
+    for raw in (
+        json.dumps({"version": CACHE_VERSION - 1, "root": str(root.resolve()), "digest": ""}).encode() + b"\n{}",
+        _forge(root, GOOD, byteorder="big" if sys.byteorder == "little" else "little"),
+    ):
+        cache.path.write_bytes(raw)
+        assert len(cache.load(10)) == 0 and cache.path.exists()
+    assert not list(cache.path.parent.glob("*.corrupt-*"))
 
 
 def test_kinds_cache_corrupt_or_tampered_is_a_classification(tmp_path, monkeypatch):

@@ -312,7 +312,7 @@ class GraphBuilder:
                 except Exception as exc:  # a listener failure must not stop the build
                     log.warning("workspace graph listener failed: %s", exc)
             if self.symbols:
-                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache)
+                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache, defer_save=True)
             else:
                 self._report(0, 0)
             if graph.classified is not None and self.kind_cache is not None:  # the next build takes them back
@@ -331,6 +331,7 @@ class GraphBuilder:
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)
+            graph.save_symbols()  # after the index is answered from: the write is O(postings)
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)
             self.error = str(exc)

@@ -1,23 +1,52 @@
-"""The on-disk cache of the symbol index: ``$DSH_HOME/workspace/<slug>-<hash>.json``.
+"""The on-disk cache of the symbol index: ``$DSH_CACHE_DIR/workspace/<slug>-<hash>.json`` (the
+name of every format: ``cachedir.py`` finds a cache's workspace in its JSON head line).
 
 Only the symbol pass is cached here: re-parsing with tree-sitter costs 7–18× more than reading
 the cache back (bench/workspace.py prints both); the content index keeps its own rows
 (``fts.py``), and the listing is taken again each build (it is what tells a cache is current).
 
-The document (format :data:`CACHE_VERSION`) holds the indexed files in columns, one entry per
-column per file, so that reading it back is a few JSON arrays, not one object per file: a head
-line ``{"version", "root", "digest"}`` (``digest``: the BLAKE2b of the rest), then the columns
-``paths``, ``mtime`` (ns), ``size``, ``ino``, ``generated`` (0/1), ``ndefs`` and ``defs`` (the
-names each defines), ``ntokens``, ``tokens`` and ``counts`` (each file's identifier tokens and how
-often each occurs), the lists of names and tokens flat (:class:`SymbolEntries`). A file whose ``(mtime_ns, size, inode)`` still match
-is taken from the cache without being read; any other is parsed again; a session on an
-unchanged tree reads every entry back at once (:meth:`SymbolEntries.index`).
+**Format** (:data:`CACHE_VERSION`): a head line, JSON, padded with spaces to a multiple of 8
+bytes, then a binary body in sections, each padded with zeros to a multiple of 8 bytes. The head
+is ``{"version", "root", "byteorder", "digest", "files", "defs", "vocab", "postings",
+"strings"}``: ``digest`` the BLAKE2b of the body; ``files`` (F), ``defs`` (D), ``vocab`` (V)
+and ``postings`` (P) the counts of the columns; ``strings`` the byte lengths of the three string
+sections. The body, in order (:data:`NUMERIC`, then the strings): ``mtime`` (ns), ``size``
+(int64 × F), ``ino`` (uint64 × F), ``ndefs``, ``ntokens``, ``length`` (uint32 × F: how many tokens, how many occurrences); each file's tokens
+``tokens`` (uint32 × P: positions in the vocabulary) and ``counts`` (uint32 × P); the same
+postings token by token, ``npost`` (uint32 × V: how many files each token has), ``pfiles``
+(uint32 × P: positions of files) and ``pcounts`` (uint32 × P); ``generated`` (uint8 × F, 0/1);
+then ``paths`` (F), ``defs`` (D: the names each file defines, one after the other) and ``vocab``
+(V: every identifier token once), each UTF-8 joined by NUL. File ``i``'s names are the
+``ndefs[i]`` after those of the files before it; its tokens and their counts likewise
+(``ntokens``) (:class:`SymbolEntries`). Integers are in the writer's byte order (a cache of
+another byte order is a cold start); the numeric columns are used in place (``memoryview``),
+not copied.
+
+A file whose ``(mtime_ns, size, inode)`` still match is taken from the cache without being
+read; any other is parsed again. A session on an unchanged tree maps the cache rather than
+rebuilding it (:meth:`SymbolEntries.index`): the definitions and each file's names and length
+are made at once, the usages stay in the token-by-token columns until a token is asked for
+(``symbols.CachedPostings``), so a warm start costs O(files), not O(postings).
+
+**Size model**: a cache may take :data:`BASE_BYTES` plus :data:`PER_FILE_BYTES` for each file it
+holds, at most :data:`CEILING_BYTES` (:func:`max_cache_bytes`). Real repositories need ~16 bytes
+a token of a file (both layouts of the postings) and their strings: 2.6 KB a file on a 20k-file
+mix of real repositories (sympy, astropy, keras, prettier, dubbo, …; the JSON columns of the
+previous format took 2.0 KB there, 2.7–3.6 KB on others), the synthetic tree of the benches
+~140 bytes. A larger cache is not written (a cold start next time).
 
 It is untrusted state: a :class:`~dsh_sidecar.state.files.StateFile` (atomic, 0600, locked,
-refused past :data:`MAX_CACHE_BYTES`); a document that is not JSON, not of this workspace,
-whose columns are not the types and lengths above, with an integer out of range, or whose
-digest does not match, is set aside and the index is built from scratch (a cold start, never
-a failure); an older format of ours is ignored.
+refused past the size model for the listing it is read for). Before anything is decoded the
+head is checked against the file and the listing (:func:`_layout`): every count a non-negative
+integer, at most :data:`FILES_SLACK` × the listing's code files (plus 1,024) files, at most
+:data:`STRINGS_PER_FILE` names and vocabulary strings a file on average, each string section
+holding exactly its count of non-empty strings, and the sections adding up to the body's
+length to the byte; then the digest. Decoding such a file allocates the strings it declares
+and nothing more (the integers are read in place). Paths that repeat, per-file counts that do
+not add up to the declared ones, or a ``generated`` flag other than 0/1 set the file aside too
+and the index is built from scratch (a cold start, never a failure); an older format of ours
+is ignored. Positions are not checked one by one (a pass over every posting of a warm start):
+one past the vocabulary or the files reads as no token, no file.
 """
 
 from __future__ import annotations
@@ -27,30 +56,62 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, chain, repeat
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from dsh_sidecar.state.files import MAX_INT, StateDocumentError, StateFile, atomic_write_bytes
+from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.stats import Stat
-from dsh_sidecar.workspace.symbols import FileSymbols, SymbolIndex
+from dsh_sidecar.workspace.symbols import CachedColumns, CachedPostings, FileSymbols, SymbolIndex
 
 log = logging.getLogger(__name__)
 
 #: Format version of the cache document.
-CACHE_VERSION: Final = 4
-#: Largest cache written or read, bytes.
-MAX_CACHE_BYTES: Final = 64 * 1024 * 1024
-#: The columns of the document.
-COLUMNS: Final = ("paths", "mtime", "size", "ino", "generated", "ndefs", "defs", "ntokens", "tokens", "counts")
-#: Largest unsigned 64-bit value (an inode number).
-_MAX_U64: Final = 2**64 - 1
+CACHE_VERSION: Final = 5
+#: The size model (module docstring): bytes a cache may take, fixed and per file held, and its
+#: hard ceiling.
+BASE_BYTES: Final = 1024 * 1024
+PER_FILE_BYTES: Final = 8 * 1024
+CEILING_BYTES: Final = 256 * 1024 * 1024
+#: A cache read for a listing of n code files may hold up to ``FILES_SLACK * n + 1024`` files
+#: (files deleted since it was written stay in it until the next save).
+FILES_SLACK: Final = 2
+#: Most names and vocabulary strings a cache may hold, on average per file it may hold.
+STRINGS_PER_FILE: Final = 64
+#: The numeric columns: name, ``array`` type code, and whether it has one value per file
+#: (else one per posting), in body order.
+NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], Literal["files", "postings", "vocab"]], ...]] = (
+    ("mtime", "q", "files"),
+    ("size", "q", "files"),
+    ("ino", "Q", "files"),
+    ("ndefs", "I", "files"),
+    ("ntokens", "I", "files"),
+    ("length", "I", "files"),
+    ("tokens", "I", "postings"),
+    ("counts", "I", "postings"),
+    ("npost", "I", "vocab"),
+    ("pfiles", "I", "postings"),
+    ("pcounts", "I", "postings"),
+    ("generated", "B", "files"),
+)
+_WIDTH: Final = {"q": 8, "Q": 8, "I": 4, "B": 1}
+_MAX_U32: Final = 2**32 - 1
 
 #: One file's cache entry: ``(stat, definitions, {token: count}, generated)``.
 Entry = tuple[Stat, list[str], dict[str, int], bool]
+
+
+def max_cache_bytes(files: int) -> int:
+    """The largest cache of ``files`` files written or read (the size model)."""
+    return min(CEILING_BYTES, BASE_BYTES + PER_FILE_BYTES * max(0, files))
+
+
+def _files_bound(listed: int) -> int:
+    return FILES_SLACK * max(0, listed) + 1024
 
 
 def cache_path(cache_dir: Path, root: Path) -> Path:
@@ -63,22 +124,27 @@ def cache_path(cache_dir: Path, root: Path) -> Path:
 
 @dataclass
 class SymbolEntries:
-    """The entries of a cache document, by column (:data:`COLUMNS`): position ``i`` of ``paths``,
+    """The entries of a cache, by column (module docstring): position ``i`` of ``paths``,
     ``mtime``, ``size``, ``ino``, ``generated``, ``ndefs`` and ``ntokens`` is one file; ``defs``,
-    ``tokens`` and ``counts`` hold every file's names and tokens one after the other (the
-    ``i``-th file's are the ``ndefs[i]`` / ``ntokens[i]`` after those of the files before it):
-    flat lists of strings and numbers, which JSON reads back without a container per file."""
+    ``tokens`` and ``counts`` hold every file's names and tokens one after the other, the
+    tokens as positions in ``vocab``. The integer columns are lists or ``memoryview`` s of the
+    file read (both index and slice alike)."""
 
     paths: list[str] = field(default_factory=list)
-    mtime: list[int] = field(default_factory=list)
-    size: list[int] = field(default_factory=list)
-    ino: list[int] = field(default_factory=list)
-    generated: list[int] = field(default_factory=list)
-    ndefs: list[int] = field(default_factory=list)
+    mtime: Any = field(default_factory=list)
+    size: Any = field(default_factory=list)
+    ino: Any = field(default_factory=list)
+    generated: Any = field(default_factory=list)
+    ndefs: Any = field(default_factory=list)
     defs: list[str] = field(default_factory=list)
-    ntokens: list[int] = field(default_factory=list)
-    tokens: list[str] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
+    ntokens: Any = field(default_factory=list)
+    tokens: Any = field(default_factory=list)
+    counts: Any = field(default_factory=list)
+    length: Any = field(default_factory=list)
+    vocab: list[str] = field(default_factory=list)
+    npost: Any = field(default_factory=list)
+    pfiles: Any = field(default_factory=list)
+    pcounts: Any = field(default_factory=list)
     _where: dict[str, int] | None = None
     _offsets: tuple[list[int], list[int]] | None = None
 
@@ -104,7 +170,12 @@ class SymbolEntries:
 
     def _parts(self, i: int) -> tuple[list[str], dict[str, int]]:
         d, t = self.offsets()
-        return self.defs[d[i] : d[i + 1]], dict(zip(self.tokens[t[i] : t[i + 1]], self.counts[t[i] : t[i + 1]]))
+        a, b = t[i], t[i + 1]
+        try:
+            tokens = dict(zip(map(self.vocab.__getitem__, self.tokens[a:b]), self.counts[a:b]))
+        except IndexError:  # a forged file's position past the vocabulary: no tokens
+            tokens = {}
+        return self.defs[d[i] : d[i + 1]], tokens
 
     def entry(self, i: int) -> Entry:
         """The ``i``-th entry."""
@@ -119,100 +190,186 @@ class SymbolEntries:
         return FileSymbols(frozenset(defs), tokens, parser="cache")
 
     def index(self) -> SymbolIndex:
-        """A symbol index of every entry (the whole cache was current): built from the columns."""
+        """A symbol index of every entry (the whole cache was current), on the columns: the
+        usages stay in the file's inverted columns until asked for (``CachedPostings``)."""
         d, t = self.offsets()
         with collections_paused():  # tens of thousands of long-lived tables, no cycle
-            return SymbolIndex.from_columns(self.paths, self.defs, d, self.tokens, self.counts, t, self.generated)
+            return SymbolIndex.from_cache(
+                CachedColumns(self.paths, self.defs, d, self.vocab, self.tokens, t, self.length, self.generated),
+                CachedPostings(self.paths, self.vocab, self.npost, self.pfiles, self.pcounts),
+            )
 
     @classmethod
     def of(cls, entries: Iterable[tuple[str, Entry]]) -> SymbolEntries:
-        """The columns of ``(path, entry)`` pairs."""
+        """The columns of ``(path, entry)`` pairs (names with a NUL, which the format cannot
+        hold and no identifier has, are left out; tokens are ``symbols.TOKEN_RE`` identifiers)."""
         out = cls()
+        ids: dict[str, int] = {}
+        intern = ids.setdefault
         for rel, (st, defs, tokens, generated) in entries:
             out.paths.append(rel)
             out.mtime.append(st[0])
             out.size.append(st[1])
             out.ino.append(st[2])
             out.generated.append(1 if generated else 0)
-            out.ndefs.append(len(defs))
-            out.defs += defs
-            out.ntokens.append(len(tokens))
-            out.tokens += tokens
+            names = [n for n in defs if "\0" not in n] if "\0" in "".join(defs) else defs
+            out.ndefs.append(len(names))
+            out.defs += names
+            out.ntokens.append(len(tokens))  # identifiers (symbols.TOKEN_RE): never a NUL
+            out.tokens += [intern(t, len(ids)) for t in tokens]
             out.counts += tokens.values()
+            out.length.append(min(sum(tokens.values()), _MAX_U32))
+        out.vocab = list(ids)
         return out
 
+    def encode(self, root: str) -> bytes:
+        """The cache file of these entries (module docstring)."""
+        from array import array
 
-def _ints(values: Any, low: int, high: int) -> bool:
-    """Whether ``values`` is a list of integers within ``[low, high]`` (checked in C: ``map``)."""
-    return (
-        isinstance(values, list)
-        and set(map(type, values)) <= {int}
-        and (not values or low <= min(values) and max(values) <= high)
-    )
-
-
-def _strs(values: Any) -> bool:
-    return isinstance(values, list) and set(map(type, values)) <= {str}
-
-
-def _validate(root: str) -> Any:
-    def check(doc: Any) -> SymbolEntries | None:
-        if not isinstance(doc, dict) or doc.get("root") != root:
-            raise ValueError("not a symbol cache of this workspace")
-        if doc.get("version") != CACHE_VERSION:
-            if isinstance(doc.get("version"), int) and doc["version"] < CACHE_VERSION:
-                return None  # an older format of ours: a cold start, nothing to set aside
-            raise ValueError("not a symbol cache of this format")
-        if not _strs(doc.get("paths")) or len(set(doc["paths"])) != len(doc["paths"]):
-            raise ValueError("paths must be distinct strings")
-        n = len(doc["paths"])
-        per_file = all(
-            _ints(doc.get(c), 0, high) and len(doc[c]) == n
-            for c, high in (("mtime", MAX_INT), ("size", MAX_INT), ("ino", _MAX_U64), ("generated", 1))
-        ) and all(_ints(doc.get(c), 0, MAX_INT) and len(doc[c]) == n for c in ("ndefs", "ntokens"))
-        ok = (
-            per_file
-            and _strs(doc.get("defs"))
-            and _strs(doc.get("tokens"))
-            and _ints(doc.get("counts"), 1, MAX_INT)
-            and sum(doc["ndefs"]) == len(doc["defs"])
-            and sum(doc["ntokens"]) == len(doc["tokens"]) == len(doc["counts"])
-        )
-        if not ok:
-            raise ValueError("columns of the wrong type or length")
-        return SymbolEntries(**{c: doc[c] for c in COLUMNS})
-
-    return check
+        if len(self.npost) != len(self.vocab):  # entries made by :meth:`of`: the inverted columns
+            self.npost, self.pfiles, self.pcounts = _inverted(len(self.vocab), self.ntokens, self.tokens, self.counts)
+        sections: list[bytes] = []
+        for name, code, _ in NUMERIC:
+            sections.append(array(code, getattr(self, name)).tobytes())
+        strings = ["\0".join(s).encode("utf-8", "surrogatepass") for s in (self.paths, self.defs, self.vocab)]
+        body = b"".join(_pad(s) for s in [*sections, *strings])
+        head = {
+            "version": CACHE_VERSION,
+            "root": root,
+            "byteorder": sys.byteorder,
+            "digest": _digest(body),
+            "files": len(self.paths),
+            "defs": len(self.defs),
+            "vocab": len(self.vocab),
+            "postings": len(self.tokens),
+            "strings": [len(s) for s in strings],
+        }
+        return _head_line(json.dumps(head, separators=(",", ":")).encode()) + body
 
 
-def _digest(body: bytes) -> str:
+def _inverted(
+    vocab: int, ntokens: Sequence[int], tokens: Sequence[int], counts: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """The postings of every vocabulary token, token by token (its files in file order):
+    ``npost``, ``pfiles``, ``pcounts`` of the module docstring."""
+    files: list[list[int]] = [[] for _ in range(vocab)]
+    times: list[list[int]] = [[] for _ in range(vocab)]
+    at = 0
+    for f, n in enumerate(ntokens):
+        if n:  # the appends made in C (map over list.append), not a loop step a posting
+            ids = tokens[at : at + n]
+            any(map(list.append, map(files.__getitem__, ids), repeat(f, n)))
+            any(map(list.append, map(times.__getitem__, ids), counts[at : at + n]))
+            at += n
+    return list(map(len, files)), list(chain.from_iterable(files)), list(chain.from_iterable(times))
+
+
+def _pad(data: bytes) -> bytes:
+    """``data`` padded with zeros to a multiple of 8 bytes."""
+    return data + b"\0" * (-len(data) % 8)
+
+
+def _padded(size: int) -> int:
+    return -(-size // 8) * 8
+
+
+def _head_line(line: bytes) -> bytes:
+    """The head line padded with spaces so that the body starts at a multiple of 8 bytes."""
+    return line + b" " * (-(len(line) + 1) % 8) + b"\n"
+
+
+def _digest(body: bytes | memoryview) -> str:
     return hashlib.blake2b(body, digest_size=20).hexdigest()
 
 
-def _parse(raw: bytes) -> Any:
-    """A cache document: its head line (``version``, ``root``, ``digest``: the BLAKE2b of the
-    rest) and its columns, as one object; a digest that does not match raises. No non-finite
-    numbers; the other bounds are the validator's."""
+def _count(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise StateDocumentError("a count that is not a non-negative integer")
+    return value
 
-    def constant(name: str) -> Any:
-        raise StateDocumentError(f"non-finite number {name}")
 
-    head_end = raw.find(b"\n")
-    try:
-        if head_end < 0:  # one document: an older format (or anything else): the validator says
-            return json.loads(raw, parse_constant=constant)
-        head = json.loads(raw[:head_end], parse_constant=constant)
-        if not isinstance(head, dict) or head.get("version") != CACHE_VERSION:
-            return head  # a foreign or older document: the validator says which
-        body = raw[head_end + 1 :]
+def _layout(head: dict[str, Any], body_len: int, listed: int) -> tuple[int, int, int, int, list[int]]:
+    """The structural pre-check (module docstring): the declared counts and section lengths
+    against the body's length and the listing of ``listed`` code files, before anything is
+    decoded. Returns ``(F, D, V, P, string lengths)``; raises when they do not fit."""
+    files, defs, vocab, postings = (_count(head.get(k)) for k in ("files", "defs", "vocab", "postings"))
+    strings = head.get("strings")
+    if not isinstance(strings, list) or len(strings) != 3:
+        raise StateDocumentError("string sections not declared")
+    lengths = [_count(n) for n in strings]
+    if files > _files_bound(listed):
+        raise StateDocumentError(f"{files} files cached for a listing of {listed}")
+    if defs + vocab > STRINGS_PER_FILE * max(files, 1):
+        raise StateDocumentError(f"{defs + vocab} strings for {files} files")
+    for n, size in zip((files, defs, vocab), lengths):
+        if (n == 0) != (size == 0) or size < 2 * n - 1:  # n non-empty strings and n - 1 NULs
+            raise StateDocumentError("a string section shorter than its count")
+    per = {"files": files, "postings": postings, "vocab": vocab}
+    expected = sum(_padded(_WIDTH[code] * per[unit]) for _, code, unit in NUMERIC)
+    expected += sum(map(_padded, lengths))
+    if expected != body_len:
+        raise StateDocumentError(f"sections of {expected} bytes in a body of {body_len}")
+    return files, defs, vocab, postings, lengths
+
+
+def _decode(body: memoryview, files: int, vocab: int, postings: int, lengths: list[int]) -> dict[str, Any]:
+    """The columns of a body whose layout :func:`_layout` accepted."""
+    out: dict[str, Any] = {}
+    at = 0
+    per = {"files": files, "postings": postings, "vocab": vocab}
+    for name, code, unit in NUMERIC:
+        size = _WIDTH[code] * per[unit]
+        out[name] = body[at : at + size].cast(code)
+        at += _padded(size)
+    for name, size in zip(("paths", "defs", "vocab"), lengths):
+        text = str(body[at : at + size], "utf-8", "surrogatepass")
+        out[name] = text.split("\0") if text else []
+        at += _padded(size)
+    return out
+
+
+def _reader(root: str, listed: int) -> Any:
+    """The parser of a cache file read for a listing of ``listed`` code files."""
+
+    def parse(raw: bytes) -> SymbolEntries | None:
+        head_end = raw.find(b"\n")
+        if head_end < 0 or head_end > 4096:
+            raise StateDocumentError("no head line")
+        try:
+            head = json.loads(raw[:head_end], parse_constant=_no_constant)
+        except RecursionError:
+            raise StateDocumentError("nested too deeply") from None
+        if not isinstance(head, dict) or head.get("root") != root:
+            raise StateDocumentError("not a symbol cache of this workspace")
+        version = head.get("version")
+        if version != CACHE_VERSION:
+            if isinstance(version, int) and version < CACHE_VERSION:
+                return None  # an older format of ours: a cold start, nothing to set aside
+            raise StateDocumentError("not a symbol cache of this format")
+        if head.get("byteorder") != sys.byteorder:
+            return None  # written on another machine's byte order: a cold start
+        if (head_end + 1) % 8:
+            raise StateDocumentError("body not aligned")
+        body = memoryview(raw)[head_end + 1 :]
+        files, defs, vocab, postings, lengths = _layout(head, len(body), listed)
         if head.get("digest") != _digest(body):
             raise StateDocumentError("digest mismatch")
-        columns = json.loads(body, parse_constant=constant)
-    except RecursionError:
-        raise StateDocumentError("nested too deeply") from None
-    if not isinstance(columns, dict):
-        raise StateDocumentError("columns must be an object")
-    return {**columns, "version": head["version"], "root": head.get("root")}
+        columns = _decode(body, files, vocab, postings, lengths)
+        if (len(columns["defs"]), len(columns["vocab"]), len(columns["paths"])) != (defs, vocab, files):
+            raise StateDocumentError("string sections do not hold their counts")
+        if len(set(columns["paths"])) != files:
+            raise StateDocumentError("paths must be distinct")
+        if sum(columns["ndefs"]) != defs or sum(columns["ntokens"]) != postings:
+            raise StateDocumentError("per-file counts do not add up")
+        if columns["generated"].tobytes().translate(None, b"\0\1"):
+            raise StateDocumentError("generated must be 0 or 1")
+        return SymbolEntries(**columns)
+
+    return parse
+
+
+def _no_constant(name: str) -> Any:
+    raise StateDocumentError(f"non-finite number {name}")
 
 
 class SymbolCache:
@@ -221,10 +378,14 @@ class SymbolCache:
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
         self.path = cache_path(cache_dir, root)
-        self.file = StateFile(self.path, validate=_validate(self.root), max_bytes=MAX_CACHE_BYTES, parse=_parse)
+        self.file = StateFile(self.path, max_bytes=max_cache_bytes(0), parse=_reader(self.root, 0))
 
-    def load(self) -> SymbolEntries:
-        """The cached entries (none when absent, corrupt, foreign or unreadable)."""
+    def load(self, listed: int) -> SymbolEntries:
+        """The cached entries, read for a listing of ``listed`` code files (none when absent,
+        corrupt, foreign, unreadable or too large for it)."""
+        bound = _files_bound(listed)
+        self.file.max_bytes = max_cache_bytes(bound)
+        self.file.parse = _reader(self.root, listed)
         try:
             with collections_paused():  # the columns: long-lived, no cycle
                 return self.file.read() or SymbolEntries()
@@ -233,12 +394,12 @@ class SymbolCache:
             return SymbolEntries()
 
     def save(self, entries: SymbolEntries) -> bool:
-        """Write the entries; ``False`` (nothing written) when too big or on an I/O error."""
-        body = json.dumps({c: getattr(entries, c) for c in COLUMNS}, separators=(",", ":")).encode()
-        head = {"version": CACHE_VERSION, "root": self.root, "digest": _digest(body)}
-        data = json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
-        if len(data) > MAX_CACHE_BYTES:
-            log.info("workspace symbol cache not written: %d bytes > %d", len(data), MAX_CACHE_BYTES)
+        """Write the entries; ``False`` (nothing written) when over the size model or on an I/O
+        error."""
+        data = entries.encode(self.root)
+        cap = max_cache_bytes(len(entries))
+        if len(data) > cap:
+            log.info("workspace symbol cache not written: %d bytes > %d", len(data), cap)
             return False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -4,17 +4,22 @@ file count and a CPU budget, each taken from the symbol cache (``cache.py``) whe
 (``symbols.py``).
 
 The stats come from the build's listing (``stats.py``: one ``stat`` per file for the whole
-build), so a file taken from the cache costs no system call; when every file of the pass is in
-the cache as it is now, the index is built from the cache's columns at once
-(:meth:`~dsh_sidecar.workspace.cache.SymbolEntries.index`), the common case of a later session
-on an unchanged tree. The cache is written again only when something was parsed or left it.
+build), so a file taken from the cache costs no system call. A cache with entries is mapped as
+the index (:meth:`~dsh_sidecar.workspace.cache.SymbolEntries.index`: O(files), the usages left
+in its columns until asked for); when every file of the pass is in it as it is now (the common
+case of a later session on an unchanged tree) that is all, else the files that changed are
+taken out of it and parsed again, and the cached files the pass does not take (gone, no longer
+code, past its cut) are dropped. The cache is written again only when something was parsed or
+left it, by the builder after it publishes the index (``defer_save``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +44,15 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class Pass:
-    """What one symbol pass produced: the index, whether it was cut, and its counts."""
+    """What one symbol pass produced: the index, whether it was cut, and its counts; ``save``:
+    the cache's write when ``defer_save`` asked for it later (``None``: nothing to write, or
+    written already, ``saved``)."""
 
     index: SymbolIndex
     truncated: bool
     hits: int
     saved: bool
+    save: Callable[[], bool] | None = None
 
 
 def _read(root: Path, rel: str) -> bytes | None:
@@ -60,14 +68,33 @@ def _stat(root: str, rel: str) -> Stat | None:
 
 def all_current(todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats) -> bool:
     """Whether the cache holds exactly the files of ``todo`` (positions in ``files``, whose stats
-    are ``stats``), each as it is now."""
-    if len(old) != len(todo) or not old:
+    are ``stats``) that a pass reads, each as it is now: a file over :data:`MAX_FILE_BYTES` is
+    never read nor cached (one such file, a vendored bundle or a large test, had kept every
+    later session of a real tree off this path: each file then taken from the cache one by one,
+    ~2 s for 20k files)."""
+    if not old:
         return False
+    kept = [i for i in todo if stats.size[i] <= MAX_FILE_BYTES]
+    if [files[i] for i in kept] == old.paths and all(  # the cache in the pass's order, as it writes it:
+        # the columns compared at once (C), not a tuple a file
+        array(code, map(column.__getitem__, kept)) == have
+        for code, column, have in (
+            ("q", stats.mtime, old.mtime),
+            ("q", stats.size, old.size),
+            ("Q", stats.ino, old.ino),
+        )
+    ):
+        return True
+    cached = 0
     for i in todo:
+        st = stats.at(i)
+        if st is not None and st[1] > MAX_FILE_BYTES:
+            continue
         j = old.position(files[i])
-        if j is None or stats.at(i) != old.stat(j):
+        if j is None or st != old.stat(j):
             return False
-    return True
+        cached += 1
+    return cached == len(old)
 
 
 def run(
@@ -80,21 +107,26 @@ def run(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     cache: SymbolCache | None = None,
+    defer_save: bool = False,
 ) -> Pass:
     """Index the files at positions ``todo`` of ``files`` (``stats``: their stats, else each
-    file is stat'ed here); see the module docstring."""
+    file is stat'ed here); see the module docstring. With ``defer_save``, the cache is not
+    written here: :attr:`Pass.save` writes it (the builder publishes the index first)."""
     t0, cpu0 = time.perf_counter(), time.thread_time()
     total = len(todo)
     if progress is not None:
         progress(0, total)
-    old = cache.load() if cache is not None else SymbolEntries()
+    old = cache.load(total) if cache is not None else SymbolEntries()
     if cache is not None and stats is not None and all_current(todo, files, old, stats):
         index = old.index()
         if progress is not None:
             progress(total, total)
-        return Pass(index, truncated, total, False)
-    new: list[tuple[str, Entry]] = []
-    index = SymbolIndex()
+        return Pass(index, truncated, len(old), False)
+    new: list[tuple[str, Entry | int]] = []  # an int: the position of an entry of ``old``
+    # a cache with entries to reuse is mapped as the index (O(files)), the files that changed
+    # taken out of it and parsed again: the index is not rebuilt posting by posting
+    mapped = cache is not None and stats is not None and len(old) > 0
+    index = old.index() if mapped else SymbolIndex()
     base = str(root) + os.sep
     step = max(1, total // 100)
     hits = 0
@@ -111,28 +143,58 @@ def run(
         if n % YIELD_EVERY == 0:
             time.sleep(0)  # a file from the cache makes no system call that would hand the GIL over
         rel = files[i]
-        st = stats.at(i) if stats is not None else _stat(base, rel)
-        j = old.position(rel) if st is not None else None
-        if st is not None and j is not None and old.stat(j) == st:
-            hits += 1
-            index.add(rel, old.symbols(j))
-            new.append((rel, old.entry(j)))
-        elif st is not None and st[1] <= MAX_FILE_BYTES:
-            data = _read(root, rel)
-            if data is not None:
-                symbols = extract(rel, data)
-                index.add(rel, symbols)
-                new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
+        hits += _take(root, rel, stats.at(i) if stats is not None else _stat(base, rel), old, index, mapped, new)
         if progress is not None and (n % step == 0 or n == total):
             progress(n, total)
-    saved = False
-    if cache is not None:
-        saved = _save(cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
-    return Pass(index, truncated, hits, saved)
+    if mapped:
+        _untake(index, old, {files[i] for i in todo[:cut]})
+    if cache is None:
+        return Pass(index, truncated, hits, False)
+    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
+    return Pass(index, truncated, hits, False, save) if defer_save else Pass(index, truncated, hits, save())
+
+
+def _take(
+    root: Path,
+    rel: str,
+    st: Stat | None,
+    old: SymbolEntries,
+    index: SymbolIndex,
+    mapped: bool,
+    new: list[tuple[str, Entry | int]],
+) -> int:
+    """Index one file of a pass (its stat ``st``): from the cache ``old`` when its entry is
+    current (already in ``index`` when the index was ``mapped`` from it), else read and parsed
+    (its cached version taken out of a mapped index first); its entry appended to ``new``.
+    1 when it came from the cache."""
+    j = old.position(rel) if st is not None else None
+    if st is not None and j is not None and old.stat(j) == st:
+        if not mapped:
+            index.add(rel, old.symbols(j))
+        new.append((rel, j))
+        return 1
+    if mapped:
+        index.remove(rel)  # its cached version, if any, is not current
+    data = _read(root, rel) if st is not None and st[1] <= MAX_FILE_BYTES else None
+    if data is not None and st is not None:
+        symbols = extract(rel, data)
+        index.add(rel, symbols)
+        new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))
+    return 0
+
+
+def _untake(index: SymbolIndex, old: SymbolEntries, taken: set[str]) -> None:
+    """Take out of an index mapped from ``old`` the cached files a pass did not take (gone, no
+    longer code, past its cut); its ``cache`` parser count is then the cached files left."""
+    for rel in [p for p in old.paths if p not in taken]:
+        index.remove(rel)
+    index.parsers["cache"] = index.cached_files()
+    if not index.parsers["cache"]:
+        del index.parsers["cache"]
 
 
 def _save(
-    cache: SymbolCache, old: SymbolEntries, new: list[tuple[str, Entry]], unreached: list[str], parsed: int
+    cache: SymbolCache, old: SymbolEntries, new: list[tuple[str, Entry | int]], unreached: list[str], parsed: int
 ) -> bool:
     """Save the symbol cache when it differs from what was loaded (``old``); the entries of the
     files a cut pass did not reach (``unreached``) stay cached. A truncated index is saved
@@ -141,9 +203,9 @@ def _save(
     for rel in unreached:
         j = old.position(rel)
         if j is not None:
-            new.append((rel, old.entry(j)))
+            new.append((rel, j))
     if parsed or len(old) != len(new):
-        return cache.save(SymbolEntries.of(new))
+        return cache.save(SymbolEntries.of((rel, old.entry(e) if isinstance(e, int) else e) for rel, e in new))
     return False
 
 

@@ -556,7 +556,8 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_parsed_again(tmp_path: 
 
 def test_an_index_read_back_whole_is_the_parsed_one(tmp_path: Path) -> None:
     """A later session on an unchanged tree builds its index from the cache's columns at once:
-    the same definitions, usages and per-file tables as the session that parsed the files."""
+    the same definitions, usages, per-file tables and file lengths (BM25's document lengths) as
+    the session that parsed the files."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     files = {
         f"pkg/m{i}.py": f"from pkg import m{i - 1}\ndef f{i}(x):\n    return f{i - 1}(x) + g{i % 3}\n"
@@ -573,13 +574,15 @@ def test_an_index_read_back_whole_is_the_parsed_one(tmp_path: Path) -> None:
     assert warm.wait(30)
     assert warm.graph.stats["cacheHits"] == 42 and warm.graph.stats["parsers"] == {"cache": 41}
     a, b = cold.graph.symbols, warm.graph.symbols
-    assert (a.defs, a.refs, a._file_defs, a._file_tokens, a.generated) == (
+    assert (a.defs, a.refs, a._file_defs, a.generated, a.lengths) == (
         b.defs,
         b.refs,
         b._file_defs,
-        b._file_tokens,
         b.generated,
+        b.lengths,
     )
+    assert {p: a.tokens_of(p) for p in files} == {p: b.tokens_of(p) for p in files}
+    assert b.lengths["lib/a.go"] == 6  # package, func ×2, Alpha ×2, Beta (tokens of 2+ characters)
     assert warm.graph.node("pkg/gen.py").kind == "generated" and warm.usages("f3") == cold.usages("f3")
 
 
