@@ -48,7 +48,7 @@ from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
-from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.cache import index_stem
 from dsh_sidecar.workspace.identity import fleet_identity
 from dsh_sidecar.workspace.projection import WorkspaceProjection
 
@@ -221,7 +221,7 @@ class Sidecar(SearchMethods):
         try:
             in_use = None
             if self.workspace is not None:
-                in_use = cache_path(self.index_dir, self.workspace).stem.rsplit("-", 1)[1]
+                in_use = index_stem(self.workspace).rsplit("-", 1)[1]
             removed = prune_if_due(self.env, in_use=in_use)
         except Exception:  # a cache that cannot be pruned is rebuilt or pruned another time
             log.debug("pruning the index cache failed", exc_info=True)

@@ -114,12 +114,18 @@ def _files_bound(listed: int) -> int:
     return FILES_SLACK * max(0, listed) + 1024
 
 
-def cache_path(cache_dir: Path, root: Path) -> Path:
-    """``<cache_dir>/<slug>-<hash>.json``: slug = the folder name lower-cased to
-    ``[a-z0-9-]``, hash = the first 12 hex digits of SHA-1 of the resolved root path."""
+def index_stem(root: Path) -> str:
+    """``<slug>-<hash>``, the name every index of the workspace ``root`` starts with: slug = the
+    folder name lower-cased to ``[a-z0-9-]``, hash = the first 12 hex digits of SHA-1 of the
+    resolved root path's bytes (``os.fsencode``: a path that is not UTF-8 has one too)."""
     resolved = str(root.resolve())
     slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
-    return cache_dir / f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}.json"
+    return f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}"
+
+
+def cache_path(cache_dir: Path, root: Path) -> Path:
+    """``<cache_dir>/<slug>-<hash>.json`` (:func:`index_stem`)."""
+    return cache_dir / f"{index_stem(root)}.json"
 
 
 @dataclass

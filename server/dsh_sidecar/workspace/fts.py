@@ -22,11 +22,9 @@ declares hold a value (``points``, JSON, loaded with the facts): ``workspace/man
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -36,6 +34,7 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from dsh_sidecar.workspace import fsguard
+from dsh_sidecar.workspace.cache import index_stem
 from dsh_sidecar.workspace.facts import (
     MAX_READ_BYTES,
     MAX_WORDS,
@@ -94,9 +93,7 @@ def fts5_available() -> bool:
 
 def db_path(cache_dir: Path, root: Path) -> Path:
     """``<cache_dir>/<slug>-<hash>.content.sqlite`` (slug and hash as the symbol cache's)."""
-    resolved = str(root.resolve())
-    slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
-    return cache_dir / f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}.content.sqlite"
+    return cache_dir / f"{index_stem(root)}.content.sqlite"
 
 
 #: Most SQLite virtual-machine steps a content lookup on the request path may take (then it
