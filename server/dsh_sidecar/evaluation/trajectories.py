@@ -81,25 +81,9 @@ def trajectory_figures(
     baseline and the listings), or its index; ``start``: the notes given at the session's start,
     before any call (index ``-1``)."""
     index = files if isinstance(files, FileIndex) else FileIndex(files)
-    after = _touched_after(t)
     gold = t.gold
     listed, shown, opens = shown_by(t, index)
-    # index -1 (the session's start) is the last item of each list: nothing shown before it,
-    # every read or edit after it
-    first = json.dumps(t.calls[0]["params"].get("tool", {}).get("input", {}), ensure_ascii=False) if t.calls else ""
-    everything = (
-        (first + "\n" + after[0])
-        if t.calls and t.calls[0].get("class") in ("read", "edit")
-        else (after[0] if after else "")
-    )
-    tally = _NoteTally(
-        t,
-        gold,
-        [*after, everything],
-        [*shown, set()],
-        [*_cumulative(shown), set()],
-        [*_next_opens(opens), set()],
-    )
+    tally = _start_tally(t, shown, opens)
     for n in start:
         tally.add(-1, n)
     for i, ns in enumerate(notes):
@@ -122,7 +106,7 @@ def trajectory_figures(
         "gold_hit": tally.gold_hit,
         "own_hit": t.row.get("ownSearchHit") is not None,
         "random_notes": len(picks),
-        "random_useful": sum(1 for i, p in picks if p in gold or _mentions(after[i], p)),
+        "random_useful": sum(1 for i, p in picks if p in gold or _mentions(tally.after[i], p)),
         "random_hit": any(p in gold for _, p in picks),
         "gold_hit_any": tally.gold_hit_any,
         "own_hit_any": any(listed[j] & gold for j in range(t.any_limit)),
@@ -139,6 +123,24 @@ def trajectory_figures(
         "random_lead": sum(1 for i, p in picks if tally.lead(i, [p])),
         "note_log": tally.log,
     }
+
+
+def _start_tally(t: Trajectory, shown: list[set[str]], opens: list[list[str]]) -> _NoteTally:
+    """The tally of a trace's notes, with index ``-1`` (the session's start) as the last item of
+    each per-call list: nothing shown before it, every read or edit after it."""
+    after = _touched_after(t)
+    everything = after[0] if after else ""
+    if t.calls and t.calls[0].get("class") in ("read", "edit"):  # the first call's own read or edit
+        blob = json.dumps(t.calls[0]["params"].get("tool", {}).get("input", {}), ensure_ascii=False)
+        everything = blob + "\n" + everything
+    return _NoteTally(
+        t,
+        t.gold,
+        [*after, everything],
+        [*shown, set()],
+        [*_cumulative(shown), set()],
+        [*_next_opens(opens), set()],
+    )
 
 
 def _cumulative(shown: Sequence[set[str]]) -> list[set[str]]:
