@@ -22,6 +22,14 @@ the same notes (each note's call and targets are in the report), without replayi
 
     python bench/suggester.py --corpus --materialized --rescore before.json [--json after.json]
 
+``--task-lead`` replays the trajectories a second time with each trace's task text (the index
+row's ``task`` file) sent as ``dsh/taskLead`` at the session's start under ``taskLead`` on; its
+``Task`` note counts as a note before the first call in every figure, and every table is
+printed twice: "tool calls alone" and "with the task text" (``call-lead``: the lead share of the
+tool-call notes alone):
+
+    python bench/suggester.py --corpus --cache /work/corpus-cache-ii --no-intents --task-lead
+
 ``--suggester '{"bias": 0.5}'`` replays under those knobs (``initializationOptions.suggester``);
 ``--select bias=-0.5,0,0.5`` replays every trajectory once per value and reports each fold under
 the value chosen on the other folds (``--objective lead_share,-echo_share``, default
@@ -184,8 +192,11 @@ def corpus(
     suggester: dict | None = None,
     select: tuple[str, list] | None = None,
     objective: tuple[str, ...] = DEFAULT_OBJECTIVE,
+    task_lead: bool = False,
 ) -> dict:
-    """Both figure sets; on checkouts in ``cache`` or on stubs materialized under ``materialized``."""
+    """Both figure sets; on checkouts in ``cache`` or on stubs materialized under ``materialized``.
+    ``task_lead``: the trajectories a second time with each trace's task text (``dsh/taskLead``
+    at the session's start, ``taskLead`` on), reported beside the tool calls alone."""
     sys.path.insert(0, str(ROOT))
     from corpus.materialize import materialize, materialize_trajectory
 
@@ -223,6 +234,15 @@ def corpus(
 
         if trajs:
             rep["trajectories"] = run_trajectory_grid(trajs, tws, suggester, select, objective)
+            if task_lead:
+
+                def task_of(t):
+                    name = t.row.get("task")
+                    return (trajectories_dir / name).read_text("utf-8") if name else None
+
+                rep["trajectories_task"] = run_trajectory_grid(
+                    trajs, tws, suggester, select, objective, task_of=task_of
+                )
     return rep
 
 
@@ -265,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         "--objective",
         default=None,
         help="summary keys to maximise, in order (-key minimises; key>=v, key<=v: a floor, a ceiling)",
+    )
+    p.add_argument(
+        "--task-lead",
+        action="store_true",
+        help="also replay each trajectory with its task text (dsh/taskLead at the session's start)",
     )
     p.add_argument("--rescore", type=Path, default=None, help="score a kept --json report again (no replay)")
     p.add_argument("--trace", type=Path, default=TRACE)
@@ -310,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                 suggester=knobs,
                 select=select,
                 objective=objective,
+                task_lead=args.task_lead,
             )
         where = "materialized stub workspaces" if args.materialized else f"real checkouts in {args.cache}"
         print(f"corpus on {where} ({time.perf_counter() - t0:.0f} s)\n")

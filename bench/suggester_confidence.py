@@ -163,8 +163,10 @@ def labelled(run: Run) -> tuple[dict[str, Any], list[Labelled]]:
 
 
 def fit(xs: Sequence[Sequence[float]], ys: Sequence[float], l2: float) -> Model:
-    """Logistic regression by Newton's method, the bias unpenalised, the weights with ``l2``."""
-    d = len(Features.__dataclass_fields__) + 1
+    """Logistic regression by Newton's method, the bias unpenalised, the weights with ``l2``;
+    over the features the rows have (the first of :class:`Features`' fields: a row without the
+    task feature fits a model whose task weight is 0)."""
+    d = (len(xs[0]) if xs else len(Features.__dataclass_fields__)) + 1
     w = [0.0] * d
     rows = [(1.0, *x) for x in xs]
     for _ in range(100):
@@ -185,7 +187,7 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[float], l2: float) -> Model:
         w = [a - b for a, b in zip(w, step, strict=True)]
         if max(abs(s) for s in step) < 1e-10:
             break
-    names = ["bias", *Features.__dataclass_fields__]
+    names = ["bias", *list(Features.__dataclass_fields__)[: d - 1]]
     return Model(**{n: round(v, 4) for n, v in zip(names, w, strict=True)})
 
 

@@ -195,16 +195,18 @@ def run_trajectory_grid(
     select: tuple[str, Sequence[Any]] | None = None,
     objective: Sequence[str] = DEFAULT_OBJECTIVE,
     graph_wait_s: float = GRAPH_WAIT_S,
+    task_of: Callable[[Trajectory], str | None] | None = None,
 ) -> dict[str, Any]:
     """The trajectory report under ``suggester`` (the first value of ``select`` when given) and
     its folds: with ``select = (knob, values)`` every trace is replayed once per value and each
-    fold's value is chosen on the other folds (:func:`~dsh_sidecar.evaluation.folds.fold_report`)."""
+    fold's value is chosen on the other folds (:func:`~dsh_sidecar.evaluation.folds.fold_report`).
+    ``task_of``: each trace's task text, sent as ``dsh/taskLead`` at the session's start."""
     base = dict(suggester or {})
     configs = [{**base, select[0]: v} for v in select[1]] if select else [base]
     per_config: dict[str, dict[str, dict[str, Any]]] = {}
     first: dict[str, Any] | None = None
     for config in configs:
-        per, ledger = replay_trajectories(trajs, workspace_of, graph_wait_s, config)
+        per, ledger = replay_trajectories(trajs, workspace_of, graph_wait_s, config, task_of)
         per_config[config_label(config) if select else "default"] = per
         if first is None:
             first = trajectory_report(per, ledger)
@@ -258,10 +260,14 @@ def format_corpus(rep: dict[str, Any]) -> str:
     parts = []
     if "intents" in rep:
         parts.append("intents (labelled calls on real repositories)\n" + format_intent_report(rep["intents"]))
-    if "trajectories" in rep:
-        traj = rep["trajectories"]
-        head = "trajectories (recorded agent runs)" + (f" under {traj['config']}" if traj.get("config") else "")
+    for key, what in (("trajectories", "tool calls alone"), ("trajectories_task", "with the task text")):
+        if key not in rep:
+            continue
+        traj = rep[key]
+        head = f"trajectories (recorded agent runs; {what})" + (
+            f" under {traj['config']}" if traj.get("config") else ""
+        )
         parts.append(head + "\n" + format_trajectory_report(traj))
         if "folds" in traj:
-            parts.append("trajectory folds (each fold scored when held out)\n" + format_folds(traj["folds"]))
+            parts.append(f"trajectory folds ({what}; each fold scored when held out)\n" + format_folds(traj["folds"]))
     return "\n\n".join(parts)

@@ -139,6 +139,7 @@ FOLD_COLUMNS: Final = (
     ("echo", "echo_share", ".2f"),
     ("echo-first", "echo_first_share", ".2f"),
     ("lead-traces", "lead_share", ".2f"),
+    ("call-lead", "call_lead_share", ".2f"),
     ("rank", "rank_share", ".2f"),
     ("gold-hit", "gold_hit_before_first_edit", ".2f"),
     ("own-search", "own_search_hit_before_first_edit", ".2f"),

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_protocol.models import MAX_TASK_CHARS
 from dsh_protocol.stdio_client import StdioClient
 
 #: Seconds the replay waits for the workspace graph (symbol index) before it starts.
@@ -281,22 +282,34 @@ def replay(
     suggester: dict[str, Any] | None = None,
     dsh_home: Path | None = None,
     graph_wait_s: float = GRAPH_WAIT_S,
+    task: str | None = None,
+    start: list[dict[str, Any]] | None = None,
 ) -> tuple[Score, list[list[dict[str, Any]]], list[str]]:
     """Spawn the sidecar over stdio on ``workspace``, wait for its workspace graph, send every
     line's params as ``dsh/postExecute``; return the score (with per-call latencies), the notes
     and the ledger lines received. ``suggester`` overrides knobs (``enabled`` is forced on).
+    ``task``: a task text sent as ``dsh/taskLead`` (the first line's session) once the index is
+    ready, before the first line, under ``taskLead`` on; its notes are appended to ``start``.
     Raises ``RuntimeError`` when the sidecar refuses a request or the graph never gets ready."""
     with tempfile.TemporaryDirectory(prefix="dsh-replay-") as tmp:
         env = dict(os.environ)
         env["DSH_HOME"] = str(dsh_home or Path(tmp))
         client = StdioClient(server_command(), env)
         try:
-            client.initialize(workspace, {"suggester": {**(suggester or {}), "enabled": True}})
+            knobs = {**(suggester or {}), "enabled": True, **({"taskLead": True} if task else {})}
+            client.initialize(workspace, {"suggester": knobs})
             deadline = time.monotonic() + graph_wait_s
             while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the workspace graph was not ready within {graph_wait_s:.0f} s")
                 time.sleep(0.05)
+            if task:
+                session = trace[0].params.get("sessionId") if trace else None
+                while client.call("dsh/status", {})["suggester"]["pending"] and time.monotonic() < deadline:
+                    time.sleep(0.05)  # the task lead ranks once the whole index is there
+                lead = client.call("dsh/taskLead", {"sessionId": session, "task": task[:MAX_TASK_CHARS]})
+                if start is not None:
+                    start.extend(lead["additionalContexts"])
             notes: list[list[dict[str, Any]]] = []
             latencies: list[float] = []
             for line in trace:

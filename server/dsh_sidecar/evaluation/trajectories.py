@@ -27,11 +27,18 @@ The definitions, with their edge cases, are in ``docs/corpus.md``, "Metric defin
 * random-file baseline = the same figures for a suggester that, at every search-class call
   before the first edit, names one file drawn uniformly from the workspace's files with
   ``random.Random(sha256("<trace id>"))`` (deterministic).
+
+**With the task text** (``--task-lead``): the notes given at the session's start, before any
+call (the task lead's ``Task`` note), are counted in every figure as a note at call index
+``-1``: nothing had been shown yet (a gold file it names is a lead, it is never an echo nor on
+a broad listing), every later read or edit may make it useful, and it is before every edit.
+``call_lead``/``call_lead_share`` count the leads of the tool-call notes alone (index ≥ 0).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 from collections import Counter
@@ -63,17 +70,22 @@ def _draw(t: Trajectory, ordered: Sequence[str]) -> list[tuple[int, str]]:
 
 
 def trajectory_figures(
-    t: Trajectory, notes: Sequence[list[dict[str, Any]]], files: Sequence[str] | FileIndex
+    t: Trajectory,
+    notes: Sequence[list[dict[str, Any]]],
+    files: Sequence[str] | FileIndex,
+    start: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The per-trace counts behind the trajectory figures (module docstring), and ``note_log``: one
     entry per note (call index, intent, targets, how many files the call showed, useful, echo,
     lead, the gold files it named). ``files`` is the workspace's file list (for the random-file
-    baseline and the listings), or its index."""
+    baseline and the listings), or its index; ``start``: the notes given at the session's start,
+    before any call (index ``-1``)."""
     index = files if isinstance(files, FileIndex) else FileIndex(files)
-    after = _touched_after(t)
     gold = t.gold
     listed, shown, opens = shown_by(t, index)
-    tally = _NoteTally(t, gold, after, shown, _cumulative(shown), _next_opens(opens))
+    tally = _start_tally(t, shown, opens)
+    for n in start:
+        tally.add(-1, n)
     for i, ns in enumerate(notes):
         for n in ns:
             tally.add(i, n)
@@ -94,7 +106,7 @@ def trajectory_figures(
         "gold_hit": tally.gold_hit,
         "own_hit": t.row.get("ownSearchHit") is not None,
         "random_notes": len(picks),
-        "random_useful": sum(1 for i, p in picks if p in gold or _mentions(after[i], p)),
+        "random_useful": sum(1 for i, p in picks if p in gold or _mentions(tally.after[i], p)),
         "random_hit": any(p in gold for _, p in picks),
         "gold_hit_any": tally.gold_hit_any,
         "own_hit_any": any(listed[j] & gold for j in range(t.any_limit)),
@@ -102,6 +114,7 @@ def trajectory_figures(
         "echo": tally.echoes,
         "echo_first": tally.firsts,
         "lead": tally.leads,
+        "call_lead": tally.call_leads,
         "broad": tally.broad,
         "ranked": tally.ranked,
         "saved": saved,
@@ -110,6 +123,24 @@ def trajectory_figures(
         "random_lead": sum(1 for i, p in picks if tally.lead(i, [p])),
         "note_log": tally.log,
     }
+
+
+def _start_tally(t: Trajectory, shown: list[set[str]], opens: list[list[str]]) -> _NoteTally:
+    """The tally of a trace's notes, with index ``-1`` (the session's start) as the last item of
+    each per-call list: nothing shown before it, every read or edit after it."""
+    after = _touched_after(t)
+    everything = after[0] if after else ""
+    if t.calls and t.calls[0].get("class") in ("read", "edit"):  # the first call's own read or edit
+        blob = json.dumps(t.calls[0]["params"].get("tool", {}).get("input", {}), ensure_ascii=False)
+        everything = blob + "\n" + everything
+    return _NoteTally(
+        t,
+        t.gold,
+        [*after, everything],
+        [*shown, set()],
+        [*_cumulative(shown), set()],
+        [*_next_opens(opens), set()],
+    )
 
 
 def _cumulative(shown: Sequence[set[str]]) -> list[set[str]]:
@@ -154,6 +185,7 @@ class _NoteTally:
     echoes: int = 0
     firsts: int = 0
     leads: int = 0
+    call_leads: int = 0
     broad: int = 0
     ranked: int = 0
     gold_hit: bool = False
@@ -187,6 +219,7 @@ class _NoteTally:
         self.echoes += is_echo
         self.firsts += self.echo_first(i, targets)
         self.leads += is_lead
+        self.call_leads += is_lead and i >= 0
         if len(self.shown[i]) >= RANK_MIN_FILES and targets:
             self.broad += 1
             self.ranked += targets[0] in self.next_open[i]
@@ -244,6 +277,7 @@ def trajectory_summary(per_trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "lead_notes": total("lead"),
         "lead_traces": sum(1 for p in per_trace if p.get("lead")),
         "lead_share": _rate(sum(1 for p in per_trace if p.get("lead")), n),
+        "call_lead_share": _rate(sum(1 for p in per_trace if p.get("call_lead", p.get("lead"))), n),
         "broad_notes": total("broad"),
         "rank_share": _rate(total("ranked"), total("broad")),
         "searches_saved": total("saved"),
@@ -270,10 +304,13 @@ def replay_trajectories(
     workspace_of: Callable[[Trajectory], Path],
     graph_wait_s: float = GRAPH_WAIT_S,
     suggester: dict[str, Any] | None = None,
+    task_of: Callable[[Trajectory], str | None] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Replay each trajectory on ``workspace_of(t)`` (a fresh server and ``$DSH_HOME`` each, the
     ``suggester`` knobs given as ``initializationOptions.suggester``); return the per-trace
-    counts (tagged with repository, family, language and split) and the ledger summary."""
+    counts (tagged with repository, family, language and split) and the ledger summary.
+    ``task_of``: the trace's task text, sent as ``dsh/taskLead`` before its first call (its
+    note counted at the session's start, module docstring)."""
     per: dict[str, dict[str, Any]] = {}
     ledger: Counter[str] = Counter()
     index_cache: dict[Path, FileIndex] = {}
@@ -282,7 +319,9 @@ def replay_trajectories(
         if not ws.is_dir():
             raise OSError(f"no workspace {ws} for {t.row['repo']}@{str(t.row['commit'])[:12]}")
         trace = [TraceLine(c["params"], None, ()) for c in t.calls]
-        _, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s)
+        task = task_of(t) if task_of is not None else None
+        start: list[dict[str, Any]] = []
+        _, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s, task=task, start=start)
         if ws not in index_cache:
             index_cache[ws] = FileIndex(workspace_files(ws))
         per[t.id] = {
@@ -290,7 +329,7 @@ def replay_trajectories(
             "family": t.family,
             "language": t.language,
             "heldout": t.heldout,
-            **trajectory_figures(t, notes, index_cache[ws]),
+            **trajectory_figures(t, notes, index_cache[ws], start),
         }
         ledger.update(ledger_summary(logs))
     return per, dict(sorted(ledger.items()))
@@ -302,10 +341,21 @@ def notes_from_log(t: Trajectory, log: Sequence[dict[str, Any]]) -> list[list[di
     notes: list[list[dict[str, Any]]] = [[] for _ in t.calls]
     for n in log:
         i = int(n["i"])
+        if i == -1:  # the session's start: :func:`start_notes_from_log`
+            continue
         if not 0 <= i < len(notes):
             raise ValueError(f"{t.id}: a note at call {i} of {len(notes)}")
         notes[i].append({"source": {"intent": n.get("intent"), "targets": list(n.get("targets") or [])}})
     return notes
+
+
+def start_notes_from_log(log: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The notes a kept ``note_log`` gave at the session's start (index ``-1``)."""
+    return [
+        {"source": {"intent": n.get("intent"), "targets": list(n.get("targets") or [])}}
+        for n in log
+        if int(n["i"]) == -1
+    ]
 
 
 def rescore_trajectories(
@@ -324,9 +374,10 @@ def rescore_trajectories(
         files = tuple(sorted(files_of(t)))
         if files not in index_cache:
             index_cache[files] = FileIndex(files)
-        notes = notes_from_log(t, kept[t.id]["note_log"])
+        log = kept[t.id]["note_log"]
+        notes = notes_from_log(t, log)
         tags = {"repo": t.row["repo"], "family": t.family, "language": t.language, "heldout": t.heldout}
-        per[t.id] = {**tags, **trajectory_figures(t, notes, index_cache[files])}
+        per[t.id] = {**tags, **trajectory_figures(t, notes, index_cache[files], start_notes_from_log(log))}
     return per
 
 
@@ -357,9 +408,10 @@ def run_trajectories(
     workspace_of: Callable[[Trajectory], Path],
     graph_wait_s: float = GRAPH_WAIT_S,
     suggester: dict[str, Any] | None = None,
+    task_of: Callable[[Trajectory], str | None] | None = None,
 ) -> dict[str, Any]:
     """:func:`replay_trajectories` then :func:`trajectory_report`."""
-    per, ledger = replay_trajectories(trajs, workspace_of, graph_wait_s, suggester)
+    per, ledger = replay_trajectories(trajs, workspace_of, graph_wait_s, suggester, task_of)
     return trajectory_report(per, ledger)
 
 
@@ -383,6 +435,7 @@ _HELP_COLUMNS: Final = (
     ("echo-first", "echo_first_share", ".2f"),
     ("random-echo", "random_echo_share", ".2f"),
     ("lead-traces", "lead_share", ".2f"),
+    ("call-lead", "call_lead_share", ".2f"),
     ("random-lead", "random_lead_share", ".2f"),
     ("rank", "rank_share", ".2f"),
     ("broad", "broad_notes", "d"),

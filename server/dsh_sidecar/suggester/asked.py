@@ -25,7 +25,8 @@ from dsh_sidecar.suggester.notes import shown_field
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets
-from dsh_sidecar.suggester.suppression import SessionState
+from dsh_sidecar.suggester.session import MAX_TASK_FILES, TaskEvidence
+from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
 from dsh_sidecar.suggester.triggers import TRIGGERS
 
 
@@ -60,6 +61,7 @@ class Asking(Protocol):
     content: ContentView | None
     dismissals: Dismissals
     leads: TaskLeads
+    noise: NoiseControl
     active: ActivePacks | None
     counters: dict[str, int]
 
@@ -125,14 +127,21 @@ class AskedMethods:
     def task_lead(self: Asking, session_id: str, task: str) -> AdditionalContext | None:
         """The task lead of ``session_id`` (``lead/offer.py``): the files the task text points
         to, as one labelled note, once per session; ``None`` while ``taskLead`` is off, without
-        a workspace, and for every silence (each a ledger line). Bounded work (one pass over
-        the listing at most): a server runs it off its event loop."""
+        a workspace, and for every silence (each a ledger line). The ranking's best
+        :data:`~.session.MAX_TASK_FILES` files and the text's identifiers become the session's
+        task evidence (``session.TaskEvidence``), which its later notes are ordered and judged
+        by. Bounded work (one pass over the listing at most): a server runs it off its event
+        loop."""
         if not self.config.task_lead or self.root is None:
             return None
         graph = self._symbols()
         content = self.content
         ready = graph is not None and not (content is not None and content.pending)
-        answer = self.leads.offer(session_id, task, cast(Any, graph), cast(Any, content), ready)
+        answer = self.leads.offer(session_id, task, cast(Any, graph), cast(Any, content), ready, keep=MAX_TASK_FILES)
+        if answer.ranked or answer.names:
+            # one assignment: a call decided meanwhile on the loop sees the old or the new
+            evidence = TaskEvidence.of((lead.path for lead in answer.ranked), answer.names)
+            self.noise.session(session_id).evidence.task = evidence
         return answer.note
 
     def lead_where_is(self: Asking, text: str) -> WhereIs | None:

@@ -2,14 +2,14 @@
 
 A note on a code intent (Symbol, Usage, Test: the intents whose targets ``ranking.py`` orders by
 the session's evidence) is scored at decision time, from what is known when the call is
-decided — nothing of the trace's future — by a logistic model of six features
+decided — nothing of the trace's future — by a logistic model of seven features
 (:class:`Features`):
 
 * ``source`` — its first target is a source file (``workspace/kinds.py``), not a test, a
   config, a manifest or a doc;
-* ``support`` — the first target's support (``ranking.Scorer``: it defines the searched name,
-  a name searched before, a failing run's own frame, a file-name word, the folder of an opened
-  file);
+* ``support`` — the first target's support from the session's calls (``ranking.Scorer.
+  calls_support``: it defines the searched name, a name searched before, a failing run's own
+  frame, a file-name word, the folder of an opened file);
 * ``margin`` — by how much the first target's support exceeds the second's (the first's own
   when it is alone; never negative);
 * ``failing_run`` — the trigger is a failing run (a traceback, a script the agent runs), not a
@@ -18,7 +18,14 @@ decided — nothing of the trace's future — by a logistic model of six feature
   definition: the note can only name other files, its uses);
 * ``common_name`` — the searched identifier is mentioned in more than
   :data:`COMMON_NAME_FILES` files of the workspace (``find``, ``name``, ``value``: a name that
-  says little about where the task is).
+  says little about where the task is);
+* ``task`` — how high the session's task ranks the first target (``ranking.Scorer.
+  task_relevance``: 1 for the task lead's best file, linearly less down its kept ranking, 0
+  outside it) — always 0 in a session without a task text, so there the confidence is what
+  the six features above give. Its weight ships as 0: on a tune sample (60 traces, bar
+  off) the weight that maximised useful-precision was −1 (0.48 → 0.57), and on the held-out
+  set that weight lowered it (0.39 → 0.33) and the lead share (0.20 → 0.16): not kept
+  (docs/corpus.md, "Task-aware notes").
 
 ``confidence = sigmoid(bias + Σ weight × feature)``. A note below ``minConfidence`` (the
 suggester knob; default :data:`MIN_CONFIDENCE`) is ``suppressed low-confidence <Intent>``, a
@@ -67,6 +74,7 @@ class Features:
     failing_run: float
     one_shown: float
     common_name: float
+    task: float = 0.0
 
     def values(self) -> tuple[float, ...]:
         """The features in declaration order (the order of :class:`Model`'s weights)."""
@@ -84,6 +92,7 @@ class Model:
     failing_run: float
     one_shown: float
     common_name: float
+    task: float = 0.0
 
     def weights(self) -> tuple[float, ...]:
         """The weights in :class:`Features`' order."""
@@ -125,8 +134,9 @@ def features(
     trigger named ``trigger``, in the session whose evidence is ``ev`` (``view``: the workspace
     graph once its symbol index is built)."""
     scorer = Scorer(q, ev, view)
-    first = scorer.support(targets[0].path)
-    second = scorer.support(targets[1].path) if len(targets) > 1 else 0.0
+    # the calls' evidence alone: what the task adds is the ``task`` feature
+    first = scorer.calls_support(targets[0].path)
+    second = scorer.calls_support(targets[1].path) if len(targets) > 1 else 0.0
     symbols = view.symbols if view is not None else None
     name = q.identifier
     common = bool(name) and symbols is not None and symbols.mentions(name or "") > COMMON_NAME_FILES
@@ -137,6 +147,7 @@ def features(
         failing_run=float(trigger in FAILING_RUN_TRIGGERS),
         one_shown=float(len(ev.current) == 1),
         common_name=float(common),
+        task=scorer.task_relevance(targets[0].path),
     )
 
 

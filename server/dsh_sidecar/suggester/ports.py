@@ -22,6 +22,10 @@ class SymbolsView(Protocol):
         """How many files mention the identifier ``name`` (defining it or not)."""
         ...
 
+    def mentioned_in(self, name: str, path: str) -> bool:
+        """Whether ``path`` mentions the identifier ``name`` (defining it or not)."""
+        ...
+
 
 class WorkspaceView(Protocol):
     """The workspace graph: its listing with path kinds, its symbol index (``symbols`` is

@@ -24,6 +24,19 @@ evaluation's reading of a result):
   else ``suppressed unranked <Intent>``;
 * otherwise (nothing shown, or a listing in between): the targets in order of support.
 
+**With the task known** (``session.TaskEvidence``: the session's task text arrived through
+``dsh/taskLead``), two more kinds of support count: the target is among the task lead's best
+files (:attr:`Weights.task`, decaying linearly with its place in that ranking), and it defines
+an identifier the task text names (:attr:`Weights.task_defines`). They order the targets; they
+do not by themselves rank a broad listing (:data:`TASK_GATES`: the first target's support from
+the calls alone has to reach :attr:`Weights.broad_minimum`). A code intent's note on a searched
+identifier may also name a file the call did not show (:func:`task_targets`): up to
+:data:`MAX_TASK_TARGETS` of the task's best files that mention that identifier join the
+resolver's targets (then pass the same filters and ordering). That bound is 0 as shipped: with
+2, the tune traces' tool-call notes lost precision (0.53 → 0.47 on a 40-trace tune sample)
+and gained no lead (docs/corpus.md, "Task-aware notes"). A session without a task text has no
+such support and no such target: its notes are what they were.
+
 The weights and both thresholds were chosen on the tune traces, leave-one-agent-family-out and
 leave-one-repository-out (docs/corpus.md, "Suggester IV: lead, not echo"): every training fold
 chose the same values. Per call, the work is bounded by the targets (at most a few dozen) and
@@ -40,7 +53,7 @@ from typing import Final, Literal
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target, in_test_tree, is_test_path
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
-from dsh_sidecar.suggester.session import SessionEvidence
+from dsh_sidecar.suggester.session import MAX_TASK_FILES, SessionEvidence, TaskEvidence
 from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES
 
 
@@ -58,6 +71,10 @@ class Weights:
     named: float = 1.0
     #: it lies in the folder of a file the agent opened or edited
     near: float = 0.5
+    #: it is the task lead's best file (a file lower in that ranking: linearly less)
+    task: float = 2.0
+    #: it defines an identifier the task text names
+    task_defines: float = 1.0
     #: least support the first target of a note on a broad listing needs (it has to rank it:
     #: defining the searched name, or a frame the session failed in and named like a word it
     #: searched for)
@@ -69,6 +86,17 @@ WEIGHTS: Final = Weights()
 #: Why a note would add nothing: its targets only repeat what the call showed (``echo``), or
 #: nothing in the session ranks the broad listing it answers (``unranked``).
 NothingToAdd = Literal["echo", "unranked"]
+
+#: Whether the task's support counts toward :attr:`Weights.broad_minimum` (``False``: it only
+#: orders the targets; both gave the same notes on the tune sample).
+TASK_GATES: Final = False
+#: Most of the task's files one note's targets gain (:func:`task_targets`; 0: none, measured).
+MAX_TASK_TARGETS: Final = 0
+#: A task file's reason as a note's target (``{name}``: the searched identifier).
+TASK_USES: Final = "uses {name}; the task points here"
+TASK_DEFINES: Final = "defines {name}; the task points here"
+#: The code intents (a note naming code, ordered by support).
+CODE_INTENTS: Final = frozenset({"Symbol", "Usage", "Test"})
 
 _WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 #: A JVM source root (Maven/Gradle ``src/main/java``, ``src/test/kotlin``…): what follows is
@@ -120,12 +148,26 @@ class Scorer:
         )
         self.frames = frozenset(ev.frames)
         self.folders = frozenset(package_folder(p) for p in ev.opened if "/" in p)
+        self.task: TaskEvidence | None = ev.task
+
+    def task_relevance(self, path: str) -> float:
+        """How high the task lead ranks ``path``: 1 for its best file, linearly less down to
+        ``1 / MAX_TASK_FILES`` for the last it keeps, 0 outside them or without a task."""
+        r = self.task.rank(path) if self.task is not None else None
+        return 0.0 if r is None else 1.0 - r / MAX_TASK_FILES
 
     def support(self, path: str) -> float:
-        """The evidence for ``path`` (module docstring)."""
+        """The evidence for ``path`` (module docstring): the session's calls' and its task's."""
+        defined = self._defined(path)
+        return self.calls_support(path, defined) + self.task_support(path, defined)
+
+    def calls_support(self, path: str, defined: frozenset[str] | None = None) -> float:
+        """The part of :meth:`support` the session's tool calls give ``path`` (all of it in a
+        session without a task text)."""
         w = self.w
         score = 0.0
-        defined = self._defined(path)
+        if defined is None:
+            defined = self._defined(path)
         if self.name and self.name in defined:
             score += w.defines_searched
         elif self.earlier and not self.earlier.isdisjoint(defined):
@@ -138,9 +180,51 @@ class Scorer:
             score += w.near
         return score
 
+    def task_support(self, path: str, defined: frozenset[str] | None = None) -> float:
+        """The part of :meth:`support` the session's task gives ``path`` (0 without a task)."""
+        task, w = self.task, self.w
+        if task is None:
+            return 0.0
+        score = w.task * self.task_relevance(path)
+        if task.names:
+            if defined is None:
+                defined = self._defined(path)
+            if not task.names.isdisjoint(defined):
+                score += w.task_defines
+        return score
+
+
+def task_targets(
+    targets: list[Target], q: Query, intent: str, ev: SessionEvidence, graph: WorkspaceView | None
+) -> list[Target]:
+    """``targets`` and, when the session's task is known and the call is a code intent's search
+    for an identifier, up to :data:`MAX_TASK_TARGETS` of the task's best files (in the task's
+    order) that mention that identifier and are not targets yet (module docstring). Bounded by
+    the task's kept files (``session.MAX_TASK_FILES``): one posting lookup each."""
+    task, name = ev.task, q.identifier
+    symbols = graph.symbols if graph is not None else None
+    if task is None or not name or intent not in CODE_INTENTS or symbols is None:
+        return targets
+    have = {t.path for t in targets}
+    extra: list[Target] = []
+    for path in task.ranks:  # best first (insertion order)
+        if len(extra) >= MAX_TASK_TARGETS:
+            break
+        if path in have or not symbols.mentioned_in(name, path):
+            continue
+        defines = name in symbols.defined_in(path)
+        reason = (TASK_DEFINES if defines else TASK_USES).replace("{name}", name)
+        extra.append(Target(path, reason, 0.0, "definitions" if defines else "usages"))
+    return targets + extra
+
 
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
+
+
+def _ranking_support(scorer: Scorer, first: tuple[float, int, Target]) -> float:
+    """The first target's support as the broad-listing rule reads it (:data:`TASK_GATES`)."""
+    return first[0] if TASK_GATES else first[0] - scorer.task_support(first[2].path)
 
 
 def choose(
@@ -170,6 +254,6 @@ def choose(
         return (1 if tests_last and _is_test(t.path) else 0, -s, 1 if t.path in shown else 0, pos)
 
     ordered = sorted(scored, key=key)
-    if n >= RANK_MIN_FILES and (not ordered or ordered[0][0] < WEIGHTS.broad_minimum):
+    if n >= RANK_MIN_FILES and (not ordered or _ranking_support(scorer, ordered[0]) < WEIGHTS.broad_minimum):
         return "unranked"
     return [t for _, _, t in ordered]

@@ -6,18 +6,61 @@ Kept per session beside the noise state (``suppression.SessionState.evidence``),
 files shown so far (:data:`MAX_SEEN`), and the last :data:`MAX_RECENT` files opened or edited,
 names searched and frame files. Updated once per call (``pipeline.observe``), before the call
 is decided; :attr:`SessionEvidence.current` is what the call being decided showed.
+
+**The task** (:class:`TaskEvidence`), when the session's task text arrived (``dsh/taskLead``
+with ``taskLead`` on): the task lead's ranking of the workspace against it, cut to the first
+:data:`MAX_TASK_FILES` files, and the code identifiers the text names (at most
+:data:`MAX_TASK_NAMES`). Set once per session, read by every later call's note
+(``ranking.py``, ``confidence.py``); a session without a task text has none, and its notes
+are decided exactly as before.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final
 
 #: Most files remembered as shown in one session (a set: what a lead is measured against).
 MAX_SEEN: Final = 8192
 #: Most recent files opened/edited, searched names and frame files remembered.
 MAX_RECENT: Final = 32
+#: Most files of the task lead's ranking a session keeps (best first).
+MAX_TASK_FILES: Final = 20
+#: Most identifiers of the task text a session keeps.
+MAX_TASK_NAMES: Final = 200
+
+
+@dataclass(frozen=True)
+class TaskEvidence:
+    """What the session's task text points to: ``ranks`` maps each of the task lead's best
+    files to its place in that ranking (0 the best; at most :data:`MAX_TASK_FILES` files),
+    ``names`` the code identifiers the text names (at most :data:`MAX_TASK_NAMES`)."""
+
+    ranks: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, ranked: Iterable[str], names: Iterable[str]) -> TaskEvidence:
+        """The evidence of a ranking (``ranked``, best first; each file once) and the text's
+        identifiers, both cut to their bounds."""
+        ranks: dict[str, int] = {}
+        for path in ranked:
+            if len(ranks) >= MAX_TASK_FILES:
+                break
+            ranks.setdefault(path, len(ranks))
+        kept: list[str] = []
+        for name in names:
+            if len(kept) >= MAX_TASK_NAMES:
+                break
+            kept.append(name)
+        return cls(MappingProxyType(ranks), frozenset(kept))
+
+    def rank(self, path: str) -> int | None:
+        """``path``'s place in the task's ranking (0 the best), ``None`` outside its top."""
+        return self.ranks.get(path)
 
 
 def _push(items: deque[str], value: str) -> None:
@@ -45,6 +88,8 @@ class SessionEvidence:
     terms: deque[str] = field(default_factory=lambda: deque(maxlen=4 * MAX_RECENT))
     #: the files of its failing runs' own code path (``triggers/traceback.py``), most recent last
     frames: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_RECENT))
+    #: what the session's task text points to (``None``: no task text arrived)
+    task: TaskEvidence | None = None
 
     def showed(self, files: list[str]) -> None:
         """The current call showed ``files`` (its listing and the files it opened)."""

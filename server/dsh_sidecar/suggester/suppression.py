@@ -18,6 +18,7 @@ silences the lookup of another name.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Final
@@ -96,21 +97,24 @@ MAX_DELIVERED: Final = 4096
 
 
 class NoiseControl:
-    """Per-session noise state, bounded to :data:`MAX_SESSIONS` sessions."""
+    """Per-session noise state, bounded to :data:`MAX_SESSIONS` sessions. Thread-safe lookup
+    (the task lead sets a session's task evidence from a worker thread)."""
 
     def __init__(self) -> None:
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
+        self._lock = threading.Lock()
 
     def session(self, session_id: str) -> SessionState:
         """The state of ``session_id`` (created on first use)."""
-        state = self._sessions.get(session_id)
-        if state is None:
-            state = self._sessions[session_id] = SessionState()
-            while len(self._sessions) > MAX_SESSIONS:
-                self._sessions.popitem(last=False)
-        else:
-            self._sessions.move_to_end(session_id)
-        return state
+        with self._lock:
+            state = self._sessions.get(session_id)
+            if state is None:
+                state = self._sessions[session_id] = SessionState()
+                while len(self._sessions) > MAX_SESSIONS:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(session_id)
+            return state
 
     @staticmethod
     def check(

@@ -480,6 +480,10 @@ class SymbolIndex:
         """How many files mention the identifier ``name`` (defining it or not)."""
         return len(self.refs.get(name, ()))
 
+    def mentioned_in(self, name: str, path: str) -> bool:
+        """Whether ``path`` mentions the identifier ``name`` (defining it or not)."""
+        return path in self.refs.get(name, ())
+
     def indexed(self, path: str) -> bool:
         """Whether ``path`` is in the index."""
         return path in self._file_defs

@@ -56,8 +56,9 @@ def test_the_model_is_a_logistic_of_the_features():
     f = Features(source=1.0, support=3.0, margin=2.0, failing_run=0.0, one_shown=1.0, common_name=0.0)
     z = -1.0 + 1.0 + 0.5 * 3.0 + 0.25 * 2.0 - 1.0
     assert m.confidence(f) == pytest.approx(1 / (1 + math.exp(-z)))
-    assert m.weights() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0)
-    assert f.values() == (1.0, 3.0, 2.0, 0.0, 1.0, 0.0)
+    # the task feature's weight and value default to 0: without a task text nothing changes
+    assert m.weights() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0, 0.0)
+    assert f.values() == (1.0, 3.0, 2.0, 0.0, 1.0, 0.0, 0.0)
     # the shipped bar lies between the model's extremes (it abstains on some notes, not all)
     low = Features(0.0, 0.0, 0.0, 0.0, 1.0, 1.0)
     high = Features(1.0, 5.0, 5.0, 1.0, 0.0, 0.0)

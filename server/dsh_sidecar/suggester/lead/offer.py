@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from dsh_protocol import AdditionalContext
@@ -60,11 +60,15 @@ def silent(reason: str) -> str:
 @dataclass(frozen=True)
 class LeadAnswer:
     """What one ask gave: the note (``None``: silence), the ranked files, and the ledger line
-    written (``None``: none, an already-offered session)."""
+    written (``None``: none, an already-offered session); ``ranked``: the ranking beyond the
+    note, best first (up to the ``keep`` asked for, the session's task evidence), and
+    ``names``: the code identifiers the text names."""
 
     note: AdditionalContext | None
     leads: tuple[Lead, ...]
     line: str | None
+    ranked: tuple[Lead, ...] = ()
+    names: tuple[str, ...] = ()
 
 
 def lead_note(leads: list[Lead]) -> AdditionalContext | None:
@@ -111,10 +115,13 @@ class TaskLeads:
         content: LeadContent | None,
         ready: bool,
         limit: int | None = None,
+        keep: int = 0,
     ) -> LeadAnswer:
-        """Rank ``workspace`` against ``task`` and offer the top ``limit`` files, once per
-        ``session_id``. ``ready``: the index covers the workspace (else ``not-ready``, and the
-        session may ask again). ``limit`` defaults to :data:`~.ranker.MAX_LEAD`."""
+        """Rank ``workspace`` against ``task`` and offer the top ``limit`` files (default
+        :data:`~.ranker.MAX_LEAD`), once per ``session_id``. ``ready``: the index covers the
+        workspace (else ``not-ready``, and the session may ask again). ``keep``: how many of the
+        ranking's best files the answer carries (``ranked``; the ranking is cut after sorting,
+        so its first ``limit`` are the offer's)."""
         from dsh_sidecar.suggester.lead.mentions import mentions
         from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, MAX_LEAD, rank
 
@@ -122,22 +129,25 @@ class TaskLeads:
             return LeadAnswer(None, (), None)
         limit = MAX_LEAD if limit is None else limit
         m = mentions(task)
+        names = tuple(dict.fromkeys(m.subject + m.identifiers))
         if m.empty:
             return self._silent("no-mentions")
         if not ready or workspace is None or workspace.symbols is None:
             self._release(session_id)  # not this session's fault: a later ask may find the index
             return self._silent("not-ready")
+        n = max(limit, keep)
         try:
-            leads = rank(m, workspace, content, DEFAULT_WEIGHTS, limit)
+            ranked = rank(m, workspace, content, DEFAULT_WEIGHTS, n)
         except RuntimeError:  # the index changed under the ranking (a refresh): once more
-            leads = rank(m, workspace, content, DEFAULT_WEIGHTS, limit)
+            ranked = rank(m, workspace, content, DEFAULT_WEIGHTS, n)
+        leads = ranked[:limit]
         note = lead_note(leads) if leads else None
         if note is None:
-            return self._silent("nothing-found")
+            return replace(self._silent("nothing-found"), names=names)
         line = offered(note.source.targets)
         self.offers += 1
         self.write(line)
-        return LeadAnswer(note, tuple(leads), line)
+        return LeadAnswer(note, tuple(leads), line, tuple(ranked[:keep]), names)
 
     def rank_only(
         self, text: str, workspace: LeadWorkspace | None, content: LeadContent | None, limit: int | None = None
