@@ -15,7 +15,7 @@ import pytest
 from dsh_sidecar.suggester.config import parse_suggester_config
 from dsh_sidecar.suggester.lead.mentions import MAX_TASK_CHARS, mentions, split_identifier
 from dsh_sidecar.suggester.lead.offer import TaskLeads, lead_note, offered, silent
-from dsh_sidecar.suggester.lead.ranker import Lead, rank
+from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, Lead, features, rank
 from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.content import ContentIndexer
 from support.rawrpc import RawServer
@@ -53,15 +53,16 @@ FILES = {
 }
 
 #: The shop task ranked: the file that raises the task's message, the module defining the class
-#: it names, the package re-exporting it and the test using it (close to that module by the names
-#: they share; the test demoted, still above nothing). The doc's words match the task's too,
+#: it names, the package re-exporting it (close to that module by the names they share) and the
+#: test using it (its strongest weighted evidence the task's words in its path, `cart`; demoted,
+#: still above nothing). The doc's words match the task's too,
 #: but the content index's BM25 weighs nothing in the weights chosen on the training repositories
 #: (the code's BM25 over the symbol index replaced it): the doc is not offered.
 RANKED = [
     ("src/shop/pricing.py", "holds the task's error message"),
     ("src/shop/cart.py", "defines Cart"),
     ("src/shop/__init__.py", "close to src/shop/cart.py"),
-    ("tests/test_cart.py", "close to src/shop/cart.py"),
+    ("tests/test_cart.py", "its path is the task's words"),
 ]
 RANKED_SYMBOLS_ONLY = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/__init__.py", "tests/test_cart.py"]
 HEADING = "search-suggester: in this repository, look here for the code this task is about:"
@@ -119,11 +120,69 @@ def test_mentions_paths_frames_and_links():
         "    at com.example.gson.Gson.toJson(Gson.java:12)\n<!-- template: see CONTRIBUTING.md -->\n"
     )
     m = mentions(text)
-    # an absolute path keeps its segments: its trailing ones match the workspace's
-    assert m.paths == ("pkg/mod/thing.py", "src/pkg/io.py", "testbed/pkg/core.py", "Gson.java")
+    # an absolute path keeps its segments: its trailing ones match the workspace's; a frame's
+    # file is a frame, not a path the text names
+    assert m.paths == ("pkg/mod/thing.py", "src/pkg/io.py")
     assert m.frames == (("/testbed/pkg/core.py", "run"), ("com/example/gson/Gson.java", "toJson"))
     assert m.errors == ("bad value here",)
     assert "CONTRIBUTING.md" not in m.paths  # an issue template's hidden comment is no mention
+
+
+#: A Java issue: a Javadoc member reference in the title, a class named in prose, a stack trace
+#: with a ``Caused by:`` block (the JDK's and the workspace's frames) and a frame-like log line.
+JAVA_TASK = (
+    "Optimize Version#isRelease263OrHigher check\n\n"
+    "The consumer fails in `DubboCodec` when the provider runs 2.7.2; see PojoUtils.java too.\n"
+    "```\n"
+    "java.io.IOException: Unknown result flag, expect '0' '1' '2', get 4\n"
+    "\tat com.alibaba.dubbo.rpc.protocol.dubbo.DecodeableRpcResult.decode(DecodeableRpcResult.java:101)\n"
+    "\tat java.lang.Thread.run(Thread.java:748)\n"
+    "Caused by: java.lang.IllegalStateException: bad flag\n"
+    "\tat org.apache.dubbo.common.Version.isRelease263OrHigher(Version.java:77) ~[dubbo-2.7.2.jar:2.7.2]\n"
+    "\tat org.apache.dubbo.rpc.protocol.dubbo.DubboCodec$Inner.decodeBody(DubboCodec.java:89)\n"
+    "```\n"
+)
+
+
+def test_mentions_of_java_frames_and_member_references():
+    m = mentions(JAVA_TASK)
+    # the root cause's frames first (innermost first in each block), then the block above it;
+    # an inner class's frame is its outer class's file; the runtime's frames are kept (the
+    # workspace resolves nothing for them)
+    assert m.frames == (
+        ("org/apache/dubbo/common/Version.java", "isRelease263OrHigher"),
+        ("org/apache/dubbo/rpc/protocol/dubbo/DubboCodec.java", "decodeBody"),
+        ("com/alibaba/dubbo/rpc/protocol/dubbo/DecodeableRpcResult.java", "decode"),
+        ("java/lang/Thread.java", "run"),
+    )
+    # the frames' files are no path mentions; the file the prose names is
+    assert m.paths == ("PojoUtils.java",)
+    # `Version#isRelease263OrHigher` is the dotted `Version.isRelease263OrHigher`, and its class a
+    # code name of the title (one word, yet code by the `#`)
+    assert m.dotted[:1] == ("Version.isRelease263OrHigher",)
+    assert m.subject == ("isRelease263OrHigher", "DubboCodec", "Version")
+    assert m.identifiers[:3] == ("isRelease263OrHigher", "DubboCodec", "Version")
+    assert m.counts["Version"] == 2  # the title's subject and the reference itself
+    # a frame's class is read as its frame only, not as a name the text chose
+    assert "DecodeableRpcResult" not in m.identifiers and "decode" not in m.words
+
+
+def test_mentions_of_frames_no_parser_knows():
+    """A browser's frames without a column and an indented pytest frame: frames, after the
+    parsed ones, in the text's order; their files are not path mentions."""
+    text = (
+        "Selector fails on attributes in src/css/Selector.ts\n"
+        "      at attributeMatches (Selector.ts:228)\n"
+        "      at Stylesheet.apply (Stylesheet.ts:30)\n"
+        " /usr/lib/python3.6/dist-packages/_pytest/python.py:197: in pytest_pycollect_makeitem\n"
+    )
+    m = mentions(text)
+    assert m.frames == (
+        ("Selector.ts", ""),
+        ("Stylesheet.ts", ""),
+        ("/usr/lib/python3.6/dist-packages/_pytest/python.py", ""),
+    )
+    assert m.paths == ("src/css/Selector.ts",)
 
 
 def test_mentions_are_bounded_and_identifiers_split():
@@ -146,6 +205,37 @@ def test_rank_without_the_content_index_uses_the_symbols_alone(indexed):
     _, graph, _ = indexed
     leads = rank(mentions(TASK), graph, None)
     assert [lead.path for lead in leads] == RANKED_SYMBOLS_ONLY
+
+
+#: A traceback through an installed copy of the shop: a test's frame outermost, the standard
+#: library's innermost (no file of the workspace).
+TRACE_TASK = (
+    "Total fails for a new code\n\n"
+    "Traceback (most recent call last):\n"
+    '  File "/repo/tests/test_cart.py", line 7, in test_total_with_discount\n'
+    '  File "/venv/lib/python3.11/site-packages/shop/cart.py", line 14, in total\n'
+    '  File "/venv/lib/python3.11/site-packages/shop/pricing.py", line 9, in apply_discount\n'
+    '  File "/usr/lib/python3.11/json/decoder.py", line 5, in decode\n'
+    "KeyError: 'SUMMER'\n"
+)
+
+
+def test_frames_rank_in_the_workspaces_own_files_sources_before_tests(indexed):
+    """The frames in the workspace's files, innermost first: the standard library's frame takes
+    no place (pricing, the innermost own frame, scores 1, not 1/2); the frames' files are no
+    path mentions, so the test's frame is demoted like any test and ranks after the sources."""
+    _, graph, _ = indexed
+    m = mentions(TRACE_TASK)
+    s = features(m, graph, None, DEFAULT_WEIGHTS)
+    assert dict(s.by["frame"]) == {"src/shop/pricing.py": 1.0, "src/shop/cart.py": 0.5, "tests/test_cart.py": 1 / 3}
+    assert not s.by.get("path")
+    leads = rank(m, graph, None)
+    assert [(lead.path, lead.reason) for lead in leads] == [
+        ("src/shop/pricing.py", "a frame of the task's traceback"),
+        ("src/shop/cart.py", "a frame of the task's traceback"),
+        ("tests/test_cart.py", "a frame of the task's traceback"),
+    ]
+    assert leads[2].score < leads[1].score / 4
 
 
 def test_rank_of_a_text_that_names_nothing_is_empty(indexed):

@@ -53,6 +53,19 @@ _GITHUB_BLOB: Final = re.compile(
 _JVM_FRAME: Final = re.compile(
     r"\bat ((?:[\w$]{1,100}\.){1,30})([\w$<>]{1,100})\(([\w$]{1,100}\.(?:java|kt|scala))(?::\d+)?\)"
 )
+#: A line of a stack trace: Python's ``File "p.py", line 3``, pytest's ``p.py:3: in f``, a Node or
+#: JVM frame ``at … (p.js:3:1)`` / ``at a.B.c(B.java:3)``. Its file is a frame (:func:`_frames`),
+#: not a path the text names: a trace of thirty frames names thirty files the reporter never
+#: chose, most of them the framework's plumbing.
+_FRAME_LINE: Final = re.compile(
+    r'^[ \t]*(?:File "[^"\n]{1,400}", line \d+|at [^\n]{0,600}?\.[A-Za-z]{1,10}:\d+|[\w./\\:-]{1,400}\.py:\d+: in )[^\n]*',
+    re.M,
+)
+#: The file of a frame line (:data:`_FRAME_LINE`): Python's quoted path, else ``path.ext:line``.
+_FRAME_FILE: Final = re.compile(r'File "([^"\n]{1,400})"|([^\s"\'():\[\]]{1,400}\.[A-Za-z]{1,10}):\d+')
+#: A member in Javadoc's and KDoc's form, ``Version#isRelease263OrHigher`` (also ``Foo#bar()``):
+#: the class and the member, read as the dotted ``Version.isRelease263OrHigher``.
+_MEMBER_REF: Final = re.compile(r"(?<![\w$.#/])([A-Z][\w$]{0,100})#([A-Za-z_$][\w$]{0,100})(?![\w$])")
 #: An inline code span (single or double backticks) on one line.
 _CODE_SPAN: Final = re.compile(r"(`{1,2})([^`\n]{1,300}?)\1")
 #: A fenced code block (```` ``` ```` or ``~~~``), its body; an unclosed fence runs to the end.
@@ -230,6 +243,20 @@ def _frames(text: str) -> list[tuple[str, str]]:
     frames += traceback_frames(text)
     jvm = [(m.group(1)[:-1].split("$", 1)[0], m.group(2)) for m in _JVM_FRAME.finditer(text)]
     frames += [(cls.replace(".", "/") + ".java", fn) for cls, fn in jvm]  # innermost first already
+    # any other frame-shaped line (a browser's `at f (Selector.ts:228)` without a column, an
+    # indented pytest frame): its file, in the text's order, after the frames parsed above
+    known: dict[str, list[str]] = {}
+    for p, _ in frames:
+        known.setdefault(p.replace("\\", "/").rsplit("/", 1)[-1], []).append(p.replace("\\", "/"))
+    for m in _FRAME_LINE.finditer(text):
+        at = _FRAME_FILE.search(m.group(0)[:1000])  # its file is near its start
+        if not at or len(frames) >= MAX_MENTIONS:
+            continue
+        path = (at.group(1) or at.group(2)).replace("\\", "/")
+        same = known.setdefault(path.rsplit("/", 1)[-1], [])
+        if not any(k == path or k.endswith("/" + path) for k in same):
+            same.append(path)
+            frames.append((path, ""))
     return frames
 
 
@@ -320,11 +347,20 @@ def mentions(text: str, title: str | None = None) -> Mentions:
     text = strip_template(text[:MAX_TASK_CHARS])
     if title is None:
         title = text.split("\n", 1)[0][:300]
+    # `Foo#bar` is `Foo.bar`, and its class a code name even when it is one word (`Version`)
+    members = [m.group(1) for m in _MEMBER_REF.finditer(text)]
+    title_members = [m.group(1) for m in _MEMBER_REF.finditer(title)]
+    text, title = _MEMBER_REF.sub(r"\1.\2", text), _MEMBER_REF.sub(r"\1.\2", title)
+    # a stack trace is read once, as its frames: its lines' files, classes and words are not
+    # also paths, names and words the text chose (thirty frames are mostly the framework's)
+    frames = tuple(dict.fromkeys(_frames(text)))[:MAX_MENTIONS]
+    text = _FRAME_LINE.sub("", text)
     fences = [m.group(2) for m in _FENCE.finditer(text)]
     prose = _FENCE.sub("\n", text)
     spans = [m.group(2).strip() for m in _CODE_SPAN.finditer(prose)]
-    subject = _subject(title, spans)
+    subject = _subject(title, spans) + title_members
     counts = _identifier_counts(subject, (prose, *fences))
+    counts.update(m for m in members if len(m) >= 3 and m.lower() not in STOP_WORDS)
     words = _words(text)
     word_counts = Counter(words)
     title_words = [w.lower() for w in _WORD.findall(title) if w.lower() not in STOP_WORDS]
@@ -338,7 +374,7 @@ def mentions(text: str, title: str | None = None) -> Mentions:
         counts=dict(counts),
         dotted=_unique(_dotted(text, (title, *spans, prose, *fences))),
         paths=_unique(_paths(text, spans)),
-        frames=tuple(dict.fromkeys(_frames(text)))[:MAX_MENTIONS],
+        frames=frames,
         errors=_unique(_errors(text), 50),
         exceptions=_unique([m.group(1) for m in _EXCEPTION.finditer(text)], 50),
         words=_unique(words, MAX_WORDS),

@@ -3,7 +3,8 @@
 Each kind of evidence is one *feature*, a score per file:
 
 * ``path`` — a path or file name the text writes (or a GitHub link to one), matched to the
-  workspace's paths by whole trailing segments; a frame of a stack trace, innermost first;
+  workspace's paths by whole trailing segments; ``frame`` — a frame of a stack trace in the
+  workspace's own files, innermost first (the runtime's and libraries' frames take no place);
 * ``symbol`` — a code identifier the text names, resolved to the files that define it (the
   symbol index), rarer names weighing more, a file named after the name (``Gson.java`` for
   ``Gson``) most; a dotted name resolved as a module path (``sympy.printing.latex``,
@@ -113,15 +114,15 @@ class Weights:
     the fixed held-out ones), by coordinate ascent over a fixed grid."""
 
     path: float = 5.0
-    frame: float = 2.0
+    frame: float = 5.0
     stem: float = 1.5
     words: float = 1.0
     symbol: float = 2.0
     dotted: float = 0.0
     error: float = 5.0
     text: float = 0.0
-    usage: float = 0.5
-    graph: float = 0.5
+    usage: float = 0.25
+    graph: float = 0.25
     bm25: float = 1.0
     title: float = 1.0
     test: float = 0.25
@@ -346,10 +347,14 @@ def _path_features(
             value = (k / depth) ** 0.5 / len(hits)
             for f in hits:
                 s.add("path", f, value, "the task names this file", weights.path)
-    for i, (p, _fn) in enumerate(m.frames):
+    # the frames in the workspace's own files, innermost first: the runtime's and the libraries'
+    # frames (`java/lang/Thread.java`, `site-packages/…`) match nothing and take no place
+    own = 0
+    for p, _fn in m.frames:
         hits, k = lookup.match(p)
         if hits and len(hits) <= MAX_PATH_MATCHES:
-            value = 1.0 / (1 + i) / len(hits)
+            value = 1.0 / (1 + own) / len(hits)
+            own += 1
             for f in hits:
                 s.add("frame", f, value, "a frame of the task's traceback", weights.frame)
 
