@@ -53,7 +53,8 @@ from dsh_sidecar.evaluation.trajectories import format_table, trajectory_figures
 from dsh_sidecar.evaluation.trajectory_runs import Trajectory, _mentions, _touched_after
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester import confidence
-from dsh_sidecar.suggester.confidence import MIN_CONFIDENCE, MODEL, Features, Model
+from dsh_sidecar.suggester.confidence import MODEL, Features, Model
+from dsh_sidecar.suggester.thresholds import MIN_CONFIDENCE
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAJ = ROOT / "corpus" / "trajectories"
@@ -404,7 +405,10 @@ def _shown(run: Run) -> tuple[Any, list[set[str]], Any]:
 
 def model_source(model: Model, bar: float) -> str:
     body = "\n".join(f"    {name}={getattr(model, name)}," for name in Model.__dataclass_fields__)
-    return f"MODEL: Final = Model(\n{body}\n)\nMIN_CONFIDENCE: Final = {bar}"
+    return (
+        f"# suggester/confidence.py\nMODEL: Final = Model(\n{body}\n)\n"
+        f"# suggester/thresholds.py\nMIN_CONFIDENCE: Final = {bar}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ decided — nothing of the trace's future — by a logistic model of seven featu
   (docs/corpus.md, "Task-aware notes").
 
 ``confidence = sigmoid(bias + Σ weight × feature)``. A note below ``minConfidence`` (the
-suggester knob; default :data:`MIN_CONFIDENCE`) is ``suppressed low-confidence <Intent>``, a
+suggester knob; default :data:`.thresholds.MIN_CONFIDENCE`) is ``suppressed low-confidence <Intent>``, a
 ledger line like every silence the pipeline chooses. A project intent's note (where the
 project keeps its version, changelog, manifests…) is not scored: its targets come from the
 manifests, and none of these features says whether they are right.
@@ -115,8 +115,6 @@ MODEL: Final = Model(
     one_shown=-0.7554,
     common_name=-1.0468,
 )
-#: The bar shipped (``minConfidence``'s default), chosen with :data:`MODEL` by the same command.
-MIN_CONFIDENCE: Final = 0.2172
 
 
 @dataclass(frozen=True)

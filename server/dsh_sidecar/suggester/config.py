@@ -12,8 +12,8 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from dsh_sidecar.configmodel import ConfigModel, parse_block
-from dsh_sidecar.suggester.confidence import MIN_CONFIDENCE
 from dsh_sidecar.suggester.gate import BIAS
+from dsh_sidecar.suggester.thresholds import MIN_CONFIDENCE
 
 #: Knobs whose change rebuilds the core instead of hot-reloading (plan, "The configuration").
 STRUCTURAL_KEYS: Final = frozenset({"persist_path", "refresh_on_boot"})

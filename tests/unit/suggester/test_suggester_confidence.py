@@ -12,7 +12,6 @@ from dsh_sidecar.suggester import parse_suggester_config
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.confidence import (
     COMMON_NAME_FILES,
-    MIN_CONFIDENCE,
     MODEL,
     Features,
     Model,
@@ -22,6 +21,7 @@ from dsh_sidecar.suggester.confidence import (
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.ranking import WEIGHTS
 from dsh_sidecar.suggester.session import SessionEvidence
+from dsh_sidecar.suggester.thresholds import MIN_CONFIDENCE
 from dsh_sidecar.workspace import WorkspaceGraph
 from support.suggester import ledger_messages, make_suggester, post
 
