@@ -24,6 +24,11 @@ and the per-round ratios to the trivial server of the same round (median and ran
 ``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
 adds that commit's sidecar to the rotation, run from DIR through ``PYTHONPATH``.
 
+**Bytecode.** Under ``PYTHONDONTWRITEBYTECODE`` a module whose ``.pyc`` is missing or older
+than its source is compiled from source at every start (a checkout or an edit makes it stale):
+the header counts such modules for each tree measured; compile both first
+(``python -m compileall -q server protocol packs``, and the same in DIR) for a fair pair.
+
 Usage: ``python bench/mcp_start.py [--runs 9] [--baseline-src DIR]``.
 """
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -67,6 +73,18 @@ CALL = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_
 
 def load() -> str:
     return Path("/proc/loadavg").read_text().split(" ", 1)[0]
+
+
+def stale_bytecode(root: Path) -> tuple[int, int]:
+    """``(modules without an up-to-date .pyc, modules)`` of ``root``'s ``server``, ``protocol``
+    and ``packs`` trees."""
+    sources = [f for d in ("server", "protocol", "packs") for f in (root / d).rglob("*.py")]
+    stale = 0
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        if not cached.exists() or cached.stat().st_mtime < source.stat().st_mtime:
+            stale += 1
+    return stale, len(sources)
 
 
 def cpu_s(pid: int) -> float:
@@ -171,6 +189,10 @@ async def main_async(args: argparse.Namespace) -> int:
         servers["baseline"] = (servers["this tree"][0], env)
     names = list(servers)
     print(f"MCP start-up, {args.runs} rounds, servers {names}; load {load()}", flush=True)
+    trees = {"this tree": HERE.parent, **({"baseline": args.baseline_src.resolve()} if args.baseline_src else {})}
+    counts = ", ".join(f"{name} {'%d of %d' % stale_bytecode(root)}" for name, root in trees.items())
+    dont = "PYTHONDONTWRITEBYTECODE set: compiled at every start" if sys.flags.dont_write_bytecode else "written once"
+    print(f"modules without up-to-date bytecode: {counts} ({dont})", flush=True)
     for name in names:  # a first spawn each, not timed: the page cache warm for all alike
         cmd, env = servers[name]
         await spawn_once(cmd, dict(env, DSH_HOME=str(tmp / f"warm-{name}"), DSH_CACHE_DIR=str(tmp / f"cache-{name}")))
