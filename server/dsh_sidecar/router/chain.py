@@ -512,25 +512,39 @@ class Router:
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
             self._large.add(spec.id)  # its next exchanges: in the worker
-            sent = time.monotonic()
-            try:
-                async with asyncio.timeout(WORKER_GRACE_MS / 1000):
-                    return await WORKER.digest(
-                        provider.ID,
-                        response.status,
-                        response.headers,
-                        response.body,
-                        max_results,
-                        tuple(self.secrets()),
-                    )
-            except WorkerGone:  # the worker died (OOM?) or could not start: parse here, in a thread
-                pass
-            except TimeoutError:  # a stuck worker is given up (the next job starts another); parse here
-                WORKER.abandon_if_silent(sent)
+            answer = await self._worker_digest(provider, response, max_results)
+            if answer is not None:
+                return answer
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
         return self._digest(provider, response, max_results)
+
+    async def _worker_digest(
+        self, provider: Provider, response: HttpResponse, max_results: int
+    ) -> tuple[ProviderAnswer, list[Source], bool] | None:
+        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`),
+        or ``None`` when the worker died, could not start, or sent nothing within
+        :data:`WORKER_GRACE_MS` (the caller parses in a thread; a worker that sent nothing in that
+        time is given up: :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the
+        provider's failure."""
+        try:
+            if not WORKER.ready():  # its start (a spawn, its imports) is not the digest's grace
+                await asyncio.to_thread(WORKER.start)
+        except WorkerGone:
+            return None
+        sent = time.monotonic()
+        try:
+            async with asyncio.timeout(WORKER_GRACE_MS / 1000):
+                answer: tuple[ProviderAnswer, list[Source], bool] = await WORKER.digest(
+                    provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
+                )
+                return answer
+        except WorkerGone:  # the worker died (OOM?) or could not start
+            return None
+        except TimeoutError:  # stuck: given up (the next job starts another)
+            WORKER.abandon_if_silent(sent)
+            return None
 
     async def _fetched(
         self, spec: ProviderSpec, request: HttpRequest, budget_ms: float, max_results: int
@@ -538,7 +552,12 @@ class Router:
         """The worker's exchange and digest of ``request`` (:meth:`.parsing.ParseWorker.fetch`),
         or ``None`` when the worker cannot take it (the caller exchanges on the loop). Bounded
         by the budget plus :data:`WORKER_GRACE_MS` (the digest) even if the worker stalls; a
-        worker that sent nothing in that time is given up (:meth:`.parsing.ParseWorker.abandon_if_silent`)."""
+        worker that sent nothing in that time is given up (:meth:`.parsing.ParseWorker.abandon_if_silent`).
+        A worker not running (given up, or dead) is started by the next large body read here,
+        not in this attempt's budget."""
+        if not WORKER.ready():
+            self._large.discard(spec.id)
+            return None
         sent = time.monotonic()
         try:
             async with asyncio.timeout((budget_ms + WORKER_GRACE_MS) / 1000):

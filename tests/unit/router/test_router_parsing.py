@@ -257,7 +257,7 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
         os.kill(stopped[0], signal.SIGSTOP)
         parsed_here = await asyncio.wait_for(r.search("read here", 3), 10)  # was: waited for ever
         assert WORKER._process is None  # given up (killed)
-        again = await r.search("large again", 3)  # fetched by a new worker
+        again = await r.search("large again", 3)  # on the loop (no worker), parsed by a new one
         first = WORKER._process.pid
         os.kill(first, signal.SIGSTOP)
         stopped.append(first)
@@ -273,4 +273,4 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
     assert again.sources[0].url == "https://large again.example/0"
     assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
     assert after.sources[0].url == "https://after.example/0"
-    assert on_loop == ["warm", "read here", "after"]  # "large again" and "fetched": the worker's
+    assert on_loop == ["warm", "read here", "large again", "after"]  # "fetched": the new worker's
