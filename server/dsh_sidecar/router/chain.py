@@ -87,8 +87,9 @@ DEADLINE_RESERVE_MS: Final = 250
 #: Largest share of a short deadline the reserve takes (a 100 ms deadline keeps 90 ms for
 #: its providers, not none).
 DEADLINE_RESERVE_SHARE: Final = 0.1
-#: Time a worker's fetch may take past its exchange's budget before the chain gives up on it,
-#: milliseconds: the worker's digest of an 8 MiB body (the cap) on a busy machine.
+#: Time a worker's fetch may take past its exchange's budget, and its digest of a body read
+#: here may take, before the chain gives up on it, milliseconds: the worker's digest of an
+#: 8 MiB body (the cap) on a busy machine.
 WORKER_GRACE_MS: Final = 2000
 
 
@@ -511,23 +512,53 @@ class Router:
         self.pacer.observe(spec.id, provider.RATE_LIMIT, response.headers)
         if len(response.body) > OFF_PROCESS_BYTES:
             self._large.add(spec.id)  # its next exchanges: in the worker
-            try:
-                return await WORKER.digest(
-                    provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
-                )
-            except WorkerGone:  # the worker died (OOM?) or could not start: parse here, in a thread
-                pass
+            answer = await self._worker_digest(provider, response, max_results)
+            if answer is not None:
+                return answer
         response = replace(response, redact=self.redactor)
         if len(response.body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(self._digest, provider, response, max_results)
         return self._digest(provider, response, max_results)
+
+    async def _worker_digest(
+        self, provider: Provider, response: HttpResponse, max_results: int
+    ) -> tuple[ProviderAnswer, list[Source], bool] | None:
+        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`),
+        or ``None`` when the worker died, could not start, or sent nothing within
+        :data:`WORKER_GRACE_MS` (the caller parses in a thread; a worker that sent nothing in that
+        time is given up: :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the
+        provider's failure."""
+        try:
+            if not WORKER.ready():  # its start (a spawn, its imports) is not the digest's grace
+                await asyncio.to_thread(WORKER.start)
+        except WorkerGone:
+            return None
+        sent = time.monotonic()
+        try:
+            async with asyncio.timeout(WORKER_GRACE_MS / 1000):
+                answer: tuple[ProviderAnswer, list[Source], bool] = await WORKER.digest(
+                    provider.ID, response.status, response.headers, response.body, max_results, tuple(self.secrets())
+                )
+                return answer
+        except WorkerGone:  # the worker died (OOM?) or could not start
+            return None
+        except TimeoutError:  # stuck: given up (the next job starts another)
+            WORKER.abandon_if_silent(sent)
+            return None
 
     async def _fetched(
         self, spec: ProviderSpec, request: HttpRequest, budget_ms: float, max_results: int
     ) -> Fetched | None:
         """The worker's exchange and digest of ``request`` (:meth:`.parsing.ParseWorker.fetch`),
         or ``None`` when the worker cannot take it (the caller exchanges on the loop). Bounded
-        by the budget plus :data:`WORKER_GRACE_MS` (the digest) even if the worker stalls."""
+        by the budget plus :data:`WORKER_GRACE_MS` (the digest) even if the worker stalls; a
+        worker that sent nothing in that time is given up (:meth:`.parsing.ParseWorker.abandon_if_silent`).
+        A worker not running (given up, or dead) is started by the next large body read here,
+        not in this attempt's budget."""
+        if not WORKER.ready():
+            self._large.discard(spec.id)
+            return None
+        sent = time.monotonic()
         try:
             async with asyncio.timeout((budget_ms + WORKER_GRACE_MS) / 1000):
                 return await WORKER.fetch(
@@ -537,6 +568,8 @@ class Router:
             self._large.discard(spec.id)  # back to the loop until a large answer comes again
             return None
         except TimeoutError:
+            if WORKER.abandon_if_silent(sent):  # stuck: the provider's next exchanges on the loop
+                self._large.discard(spec.id)
             raise ProviderFailure(f"timeout after {int(budget_ms)}ms", TIMEOUT) from None
 
     def _digest(

@@ -46,6 +46,7 @@ import pickle
 import socket
 import struct
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class ParseWorker:
         self._next_id = 0
         self._inbox = bytearray()
         self._cancels: set[asyncio.Task[None]] = set()
+        self._heard = 0.0  # time.monotonic() of the worker's last result
 
     def ready(self) -> bool:
         """Whether the worker is running (a job would not wait for its start)."""
@@ -261,9 +263,23 @@ class ParseWorker:
                 self._gone("the parsing worker sent an unreadable result")
                 return
             del inbox[:end]
+            self._heard = time.monotonic()
             future = self._pending.pop(job, None)
             if future is not None and not future.done():
                 future.set_result(result)
+
+    def abandon_if_silent(self, since: float) -> bool:
+        """Give up on a worker that has sent no result since ``since`` (``time.monotonic()``,
+        when a job that timed out was sent): it is stuck (stopped, or a parse that never ends),
+        and every later job would wait for it too. It is killed and its jobs fail with
+        :class:`WorkerGone`; the next job starts another. ``True`` when it was given up."""
+        if self._sock is None or self._heard >= since:
+            return False  # gone already, or answering (busy, not stuck)
+        if self._process is not None:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+        self._gone("the parsing worker stopped answering")
+        return True
 
     def _gone(self, why: str) -> None:
         """Forget the worker: close its socket, fail its jobs (the next job starts another)."""

@@ -7,6 +7,7 @@ runs niced and ends when its server's end of the socket closes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -229,3 +230,47 @@ async def test_the_worker_is_niced_and_ends_with_its_socket(mock_provider):
     finally:
         worker.close()
     assert process.exitcode == 0  # it saw its socket close and returned
+
+
+@pytest.mark.slow
+async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_provider, monkeypatch):
+    """A worker that stops answering (SIGSTOP here; a parse that never ends alike): the body
+    read here is parsed in a thread after the grace, the fetch in flight times out once, and
+    the worker is killed, so the next search exchanges on the loop instead of waiting for it."""
+    from dsh_sidecar.router import chain
+
+    monkeypatch.setattr(chain, "WORKER_GRACE_MS", 300)
+    sizes = {"warm": 3}
+
+    def reply(seen: Seen) -> Reply:
+        query = seen.json()["query"]
+        return Reply(200, {"content-type": "application/json"}, body_of(query, sizes.get(query, 1500)))
+
+    mock_provider.route("POST", "/search", reply)
+    on_loop = counting_loop_exchanges(monkeypatch)
+    r = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=1000)
+    stopped: list[int] = []
+    try:
+        await r.search("warm", 3)
+        await asyncio.to_thread(WORKER.start)
+        stopped.append(WORKER._process.pid)
+        os.kill(stopped[0], signal.SIGSTOP)
+        parsed_here = await asyncio.wait_for(r.search("read here", 3), 10)  # was: waited for ever
+        assert WORKER._process is None  # given up (killed)
+        again = await r.search("large again", 3)  # on the loop (no worker), parsed by a new one
+        first = WORKER._process.pid
+        os.kill(first, signal.SIGSTOP)
+        stopped.append(first)
+        with pytest.raises(AllProvidersFailed) as info:
+            await asyncio.wait_for(r.search("fetched", 3), 10)
+        after = await r.search("after", 3)  # was: every later search timed out at the same worker
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await r.aclose()
+    assert parsed_here.sources[0].url == "https://read here.example/0"
+    assert again.sources[0].url == "https://large again.example/0"
+    assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
+    assert after.sources[0].url == "https://after.example/0"
+    assert on_loop == ["warm", "read here", "large again", "after"]  # "fetched": the new worker's
