@@ -45,6 +45,7 @@ import os
 import pickle
 import socket
 import struct
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -322,7 +323,12 @@ def _reap(process: Any) -> None:
 
 
 def serve_parses(sock: socket.socket) -> None:
-    """The worker process: serve the jobs from ``sock`` until it closes."""
+    """The worker process: serve the jobs from ``sock`` until it closes. Its standard output
+    is its standard error: the server's stdout, which it inherits, is the JSON-RPC or MCP
+    channel, and a stray line written there by any code of the worker would break it."""
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
     with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
     # the parsers, imported before the ready byte (the first parse job does not wait for them)

@@ -274,3 +274,25 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
     assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
     assert after.sources[0].url == "https://after.example/0"
     assert on_loop == ["warm", "read here", "large again", "after"]  # "fetched": the new worker's
+
+
+@pytest.mark.slow
+def test_the_worker_never_writes_to_the_servers_stdout():
+    """The server's stdout is its JSON-RPC (or MCP) channel: the worker it spawns inherits it,
+    and gets its stderr there instead."""
+    channel_r, channel_w = os.pipe()
+    saved = os.dup(1)
+    worker = ParseWorker()
+    try:
+        os.dup2(channel_w, 1)  # stands for the channel while the worker starts
+        try:
+            worker.start()
+        finally:
+            os.dup2(saved, 1)
+        pid = worker._process.pid
+        channel = os.readlink(f"/proc/{os.getpid()}/fd/{channel_w}")
+        assert os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2") != channel
+    finally:
+        worker.close()
+        for fd in (saved, channel_r, channel_w):
+            os.close(fd)
