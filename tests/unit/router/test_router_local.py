@@ -120,6 +120,24 @@ def test_project_docs_are_indexed_and_found(tmp_path: Path, project: Path, only_
     assert (tmp_path / "cache" / "docs" / "docs.sqlite").stat().st_mode & 0o777 == 0o600
 
 
+def test_another_workspaces_docs_are_never_answered(tmp_path: Path, project: Path, only_project):
+    """One cache folder holds every workspace's docs: a search from one workspace (or from
+    none) answers from its own project's documents only."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "README.md").write_text("# Secret plans\n\nThe frobnicate rollout of the other team.\n")
+    LocalDocs(tmp_path / "cache" / "docs", other).build_now()
+    docs = LocalDocs(tmp_path / "cache" / "docs", project)
+    assert docs.build_now() == {"project": 2}
+    reply = json.loads(docs.answer(request("frobnicate"), deadline=time.monotonic() + 60).body)
+    assert sorted(r["url"] for r in reply["results"]) == [
+        (project / "README.md").as_uri(),
+        (project / "docs" / "guide" / "tuning.md").as_uri(),
+    ]
+    outside = LocalDocs(tmp_path / "cache" / "docs", None)
+    assert json.loads(outside.answer(request("frobnicate"), deadline=time.monotonic() + 60).body)["results"] == []
+
+
 def test_the_project_is_read_through_the_workspace_guard(tmp_path: Path, project: Path, only_project):
     """A doc that is a symlink out of the project, or a FIFO, is never read."""
     secret = tmp_path / "secret.md"

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.router.localdocs.sources import MAX_BODY_CHARS, Source, sources
+from dsh_sidecar.router.localdocs.sources import MAX_BODY_CHARS, Source, project_source_name, sources
 from dsh_sidecar.router.providers.base import HttpRequest, HttpResponse
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,9 @@ class LocalDocs:
     def __init__(self, folder: Path, project: Path | None = None) -> None:
         self.folder = folder
         self.project = project.resolve() if project is not None else None
+        #: The only project source a lookup answers from (the index holds every workspace's
+        #: docs; another project's files are not this one's to show).
+        self.project_source = project_source_name(self.project) if self.project is not None else ""
         self.path = folder / DB_NAME
         self._lock = threading.Lock()
         self._builder: threading.Thread | None = None
@@ -126,12 +129,16 @@ class LocalDocs:
         return self.counts()
 
     def counts(self) -> dict[str, int]:
-        """``{source: documents}`` in the index (empty when there is none)."""
+        """``{source: documents}`` in the index that this workspace's searches answer from
+        (another workspace's project docs left out; empty when there is no index)."""
         if not self.path.exists():
             return {}
         con = self._open_for_reading()
         try:
-            rows = con.execute("SELECT source, count(*) FROM docs GROUP BY source").fetchall()
+            rows = con.execute(
+                "SELECT source, count(*) FROM docs WHERE source NOT LIKE 'project:%' OR source = ? GROUP BY source",
+                (self.project_source,),
+            ).fetchall()
         finally:
             con.close()
         return {str(name).split(":")[0]: int(n) for name, n in rows}
@@ -265,8 +272,8 @@ class LocalDocs:
         try:
             rows = con.execute(
                 "SELECT url, title, snippet(docs, 1, '', '', '…', ?), source FROM docs WHERE docs MATCH ?"
-                " ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
-                (SNIPPET_TOKENS, match, max(1, min(limit, 50)) * 2),
+                " AND (source NOT LIKE 'project:%' OR source = ?) ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
+                (SNIPPET_TOKENS, match, self.project_source, max(1, min(limit, 50)) * 2),
             ).fetchall()
         except sqlite3.OperationalError as exc:  # interrupted (the step bound) or a bad expression
             log.info("offline docs index: lookup stopped: %s", exc)

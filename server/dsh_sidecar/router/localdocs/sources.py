@@ -139,6 +139,12 @@ def _title_of(rel: str, text: str) -> str:
     return f"{heading} ({rel})" if heading else rel
 
 
+def project_source_name(root: Path) -> str:
+    """``project:<digest of the resolved root>``: the name of ``root``'s docs in the index,
+    which one cache folder shares among every workspace of the user."""
+    return f"project:{_digest([str(root.resolve())])}"
+
+
 def project_source(root: Path) -> Source:
     """The project's docs (module docstring); ``root`` is the workspace folder."""
     from dsh_sidecar.workspace.fsguard import read_or_none
@@ -160,7 +166,7 @@ def project_source(root: Path) -> Source:
         text = _text(data)
         return Doc((root.resolve() / rel).as_uri(), _title_of(rel, text), text)
 
-    return Source(f"project:{_digest([str(root.resolve())])}", stamp, lambda: _project_files(root), read)
+    return Source(project_source_name(root), stamp, lambda: _project_files(root), read)
 
 
 # ---------------------------------------------------------------------------- packages
