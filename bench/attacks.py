@@ -939,6 +939,7 @@ def a_sighup_flush_posteriors(ctx: Ctx) -> Result:
 def a_closed_stdin(ctx: Ctx) -> Result:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["DSH_HOME"] = str(ctx.home())
+    env["DSH_CACHE_DIR"] = f"{ctx.home()}-cache"  # its indexes go with the run's temp folder
     proc = subprocess.run(
         [sys.executable, "-m", "dsh_sidecar", "serve"],
         capture_output=True,
@@ -1238,6 +1239,7 @@ class _McpRaw:
     def __init__(self, ctx: Ctx) -> None:
         full = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         full["DSH_HOME"] = str(ctx.home())
+        full["DSH_CACHE_DIR"] = f"{ctx.home()}-cache"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dsh_sidecar", "mcp", "--workspace", str(ctx.ws())],
             stdin=subprocess.PIPE,

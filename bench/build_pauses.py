@@ -50,7 +50,7 @@ CHILD = textwrap.dedent(
     async def main():
         t0 = time.perf_counter()
         sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), Path(sys.argv[1]),
-                          {"DSH_HOME": sys.argv[2], "PATH": os.environ.get("PATH", "")})
+                          {"DSH_HOME": sys.argv[2], "DSH_CACHE_DIR": sys.argv[2] + "-cache", "PATH": os.environ.get("PATH", "")})
         stalls, ready = [], None
         while time.perf_counter() - t0 < float(sys.argv[3]):
             before = time.perf_counter()

@@ -122,7 +122,7 @@ def wait_closed(query: str, cancelled: float, timeout: float = 10.0) -> float:
 
 def _env(home: Path, src: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
-    env.update(DSH_HOME=str(home), BRAVE_SEARCH_API_KEY=KEY)
+    env.update(DSH_HOME=str(home), DSH_CACHE_DIR=f"{home}-cache", BRAVE_SEARCH_API_KEY=KEY)
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs"))
     return env

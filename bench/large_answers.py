@@ -75,6 +75,7 @@ def load() -> str:
 async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any, Client]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
     env["DSH_HOME"] = str(home)
+    env["DSH_CACHE_DIR"] = f"{home}-cache"
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src / p) for p in ("server", "protocol", "packs"))
     proc = await asyncio.create_subprocess_exec(

@@ -241,6 +241,7 @@ async def run(args: argparse.Namespace) -> int:
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
     env["DSH_HOME"] = str(tmp / "home")
+    env["DSH_CACHE_DIR"] = str(tmp / "cache")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -110,7 +110,7 @@ def one_run(
     root: Path, home: Path, pythonpath: str | None, calls: list, args: argparse.Namespace
 ) -> dict[str, list[float]]:
     """One fresh server: samples (ms) of ``intent``/``floor`` for ``during``/``after``."""
-    env = dict(os.environ, DSH_HOME=str(home))
+    env = dict(os.environ, DSH_HOME=str(home), DSH_CACHE_DIR=f"{home}-cache")  # fresh: no earlier index
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     client = StdioClient(sidecar_cmd(), env)

@@ -50,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     if not root.exists():
         synthetic(root, args.files, with_content=True)
     calls = corpus_calls()
-    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, {"DSH_HOME": str(tmp / "home")})
+    sidecar = Sidecar(
+        parse_config({"suggester": {"enabled": True}}),
+        root,
+        {"DSH_HOME": str(tmp / "home"), "DSH_CACHE_DIR": str(tmp / "cache")},
+    )
     seq = 0
 
     def one(prof: cProfile.Profile) -> tuple[float, str]:

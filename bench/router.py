@@ -114,6 +114,7 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
 def spawn(home: str, router: dict, log_messages: str = "all", src: Path | None = None) -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
+    env["DSH_CACHE_DIR"] = f"{home}-cache"
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src.resolve() / d) for d in ("server", "protocol", "packs"))
     client = StdioClient(sidecar_cmd(), env=env)

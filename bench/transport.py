@@ -210,7 +210,7 @@ def main() -> None:
     rows.append(("stock pygls start_io (reference), intent params", stock, {}, "dsh/postExecute", intent))
     clients = []
     for k, (_label, cmd, options, method, params_of) in enumerate(rows):
-        env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"))  # each its own state and ledger
+        env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"), DSH_CACHE_DIR=str(tmp / f"cache-{k}"))  # its own state
         if k in pythonpath:
             env["PYTHONPATH"] = pythonpath[k]
         client = StdioClient(cmd, env)
