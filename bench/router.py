@@ -291,18 +291,21 @@ def main() -> None:
             f"baseline ({args.baseline_src}) dsh/search p50 {pct(sb, 50):.3f} ms, p99 {pct(sb, 99):.3f} ms; "
             f"overhead p50 {pct(sb, 50) - pct(d, 50):.3f} ms (the same direct calls)"
         )
-    excess = [x - HANG_TIMEOUT_MS for x in h]
-    print(
-        f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "
-        f"excess over timeout p50 {statistics.median(excess):.1f} ms, max {max(excess):.1f} ms   "
-        f"goal <= 50 ms: {'met' if max(excess) <= 50 else 'NOT met'}"
-    )
-    print(
-        f"  split: the timeout fired {statistics.median(fired):.0f} ms late (p50, max {max(fired)}); "
-        f"the fallback's own answer took {statistics.median(fallback):.0f} ms (p50, max {max(fallback)})"
-    )
+    if h:  # --hang-runs 0 measures none
+        excess = [x - HANG_TIMEOUT_MS for x in h]
+        print(
+            f"primary hangs, timeoutMs={HANG_TIMEOUT_MS}: answer p50 {statistics.median(h):.1f} ms, max {max(h):.1f} ms; "
+            f"excess over timeout p50 {statistics.median(excess):.1f} ms, max {max(excess):.1f} ms   "
+            f"goal <= 50 ms: {'met' if max(excess) <= 50 else 'NOT met'}"
+        )
+        print(
+            f"  split: the timeout fired {statistics.median(fired):.0f} ms late (p50, max {max(fired)}); "
+            f"the fallback's own answer took {statistics.median(fallback):.0f} ms (p50, max {max(fallback)})"
+        )
     print(f"cache hit p50 {pct(c, 50):.3f} ms vs uncached p50 {pct(s, 50):.3f} ms")
     for label, (f1, f2) in (("this tree", fa), *((("baseline", fb),) if fb else ())):
+        if not f1:  # --first-runs 0
+            continue
         print(
             f"first auto search of a fresh sidecar ({label}, {len(f1)} spawns): median {statistics.median(f1):.1f} ms "
             f"vs its second {statistics.median(f2):.1f} ms (first - second: "
@@ -320,10 +323,11 @@ def main() -> None:
     ov = pct(ip["router"], 50) - pct(ip["direct"], 50)
     print(f"router overhead p50: {ov:.3f} ms   goal <= 1 ms: {'met' if ov <= 1 else 'NOT met'}")
     ex = [x - HANG_TIMEOUT_MS for x in ip["hang"]]
-    print(
-        f"primary hangs: answer p50 {statistics.median(ip['hang']):.1f} ms; excess over timeout p50 "
-        f"{statistics.median(ex):.1f} ms, max {max(ex):.1f} ms   goal <= 50 ms: {'met' if max(ex) <= 50 else 'NOT met'}"
-    )
+    if ex:
+        print(
+            f"primary hangs: answer p50 {statistics.median(ip['hang']):.1f} ms; excess over timeout p50 "
+            f"{statistics.median(ex):.1f} ms, max {max(ex):.1f} ms   goal <= 50 ms: {'met' if max(ex) <= 50 else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":
