@@ -188,8 +188,8 @@ def fit(xs: Sequence[Sequence[float]], ys: Sequence[float], l2: float) -> Model:
         w = [a - b for a, b in zip(w, step, strict=True)]
         if max(abs(s) for s in step) < 1e-10:
             break
-    names = ["bias", *list(Features.__dataclass_fields__)[: d - 1]]
-    return Model(**{n: round(v, 4) for n, v in zip(names, w, strict=True)})
+    names = list(Features.__dataclass_fields__)[: d - 1]
+    return Model(round(w[0], 4), Features(**{n: round(v, 4) for n, v in zip(names, w[1:], strict=True)}))
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -404,9 +404,9 @@ def _shown(run: Run) -> tuple[Any, list[set[str]], Any]:
 
 
 def model_source(model: Model, bar: float) -> str:
-    body = "\n".join(f"    {name}={getattr(model, name)}," for name in Model.__dataclass_fields__)
+    body = "\n".join(f"        {name}={getattr(model.weights, name)}," for name in Features.__dataclass_fields__)
     return (
-        f"# suggester/confidence.py\nMODEL: Final = Model(\n{body}\n)\n"
+        f"# suggester/confidence.py\nMODEL: Final = Model(\n    bias={model.bias},\n    weights=Features(\n{body}\n    ),\n)\n"
         f"# suggester/thresholds.py\nMIN_CONFIDENCE: Final = {bar}"
     )
 

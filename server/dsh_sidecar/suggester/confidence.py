@@ -83,24 +83,15 @@ class Features:
 
 @dataclass(frozen=True)
 class Model:
-    """A logistic model over :class:`Features`: a bias and one weight per feature."""
+    """A logistic model over :class:`Features`: a bias and one weight per feature (``weights``,
+    a :class:`Features` whose values are the weights: the features are listed once)."""
 
     bias: float
-    source: float
-    support: float
-    margin: float
-    failing_run: float
-    one_shown: float
-    common_name: float
-    task: float = 0.0
-
-    def weights(self) -> tuple[float, ...]:
-        """The weights in :class:`Features`' order."""
-        return tuple(getattr(self, f.name) for f in fields(Features))
+    weights: Features
 
     def confidence(self, f: Features) -> float:
         """``sigmoid(bias + Σ weight × feature)``."""
-        z = self.bias + sum(w * x for w, x in zip(self.weights(), f.values(), strict=True))
+        z = self.bias + sum(w * x for w, x in zip(self.weights.values(), f.values(), strict=True))
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
@@ -108,12 +99,14 @@ class Model:
 #: --cache /work/corpus-cache-ii --heldout``, the fixed fold's fit).
 MODEL: Final = Model(
     bias=-1.7234,
-    source=0.993,
-    support=0.1745,
-    margin=0.33,
-    failing_run=0.8932,
-    one_shown=-0.7554,
-    common_name=-1.0468,
+    weights=Features(
+        source=0.993,
+        support=0.1745,
+        margin=0.33,
+        failing_run=0.8932,
+        one_shown=-0.7554,
+        common_name=-1.0468,
+    ),
 )
 
 

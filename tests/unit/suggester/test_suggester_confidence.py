@@ -52,12 +52,15 @@ def targets(*paths: str) -> list[Target]:
 
 
 def test_the_model_is_a_logistic_of_the_features():
-    m = Model(bias=-1.0, source=1.0, support=0.5, margin=0.25, failing_run=2.0, one_shown=-1.0, common_name=-3.0)
+    m = Model(
+        bias=-1.0,
+        weights=Features(source=1.0, support=0.5, margin=0.25, failing_run=2.0, one_shown=-1.0, common_name=-3.0),
+    )
     f = Features(source=1.0, support=3.0, margin=2.0, failing_run=0.0, one_shown=1.0, common_name=0.0)
     z = -1.0 + 1.0 + 0.5 * 3.0 + 0.25 * 2.0 - 1.0
     assert m.confidence(f) == pytest.approx(1 / (1 + math.exp(-z)))
     # the task feature's weight and value default to 0: without a task text nothing changes
-    assert m.weights() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0, 0.0)
+    assert m.weights.values() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0, 0.0)
     assert f.values() == (1.0, 3.0, 2.0, 0.0, 1.0, 0.0, 0.0)
     # the shipped bar lies between the model's extremes (it abstains on some notes, not all)
     low = Features(0.0, 0.0, 0.0, 0.0, 1.0, 1.0)
@@ -145,7 +148,7 @@ def test_the_bar_maximises_precision_under_the_lead_and_notes_floors():
     ]
     scored = [n for n in notes if n.features is not None]
     model = fit([n.features for n in scored if n.features is not None], [float(n.useful) for n in scored], 1.0)
-    assert model.support > 0
+    assert model.weights.support > 0
 
     def conf(support: float) -> float:
         return model.confidence(Features(1.0, support, 0.0, 0.0, 0.0, 0.0))

@@ -139,4 +139,4 @@ def test_the_confidence_reads_the_task_feature_at_weight_zero():
     assert f.task == 0.95 and plain.task == 0.0
     # support and margin are the calls' alone: the task is its own feature
     assert (f.support, f.margin) == (plain.support, plain.margin) == (3.0, 3.0)
-    assert MODEL.task == 0.0 and MODEL.confidence(f) == MODEL.confidence(plain)
+    assert MODEL.weights.task == 0.0 and MODEL.confidence(f) == MODEL.confidence(plain)
