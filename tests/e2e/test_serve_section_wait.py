@@ -38,9 +38,7 @@ def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, big):
         section = srv.request_id("dsh/assembleSection", {})
         posts = [srv.request_id("dsh/postExecute", POST) for _ in range(3)]
         assert arrival(srv, [section, *posts]) == [*posts, section]
-        srv.request("shutdown")
-        srv.notify("exit")
-        assert srv.wait(30) == 0
+        assert srv.shutdown(30) == 0  # shutdown, exit, a clean end
     finally:
         srv.close()
     assert b"Traceback" not in srv.stderr_bytes
@@ -55,8 +53,6 @@ def test_with_the_section_off_the_request_answers_null_without_waiting_for_the_b
         srv.initialize({"suggester": {"enabled": True}}, root=root)
         assert srv.request("dsh/assembleSection", {})["result"] == {"section": None}
         assert srv.request("dsh/status", {})["result"]["suggester"]["graph"]["ready"] is False
-        srv.request("shutdown")
-        srv.notify("exit")
-        assert srv.wait(30) == 0
+        assert srv.shutdown(30) == 0  # shutdown, exit, a clean end
     finally:
         srv.close()

@@ -49,9 +49,7 @@ def _session(dsh_home: Path, root: Path, task: str | None) -> tuple[list[str], l
             lead = [p for c in answer["additionalContexts"] for p in c["source"]["targets"]]
         result = srv.request("dsh/postExecute", {**CALL, "waitMs": 30000}, timeout=60)["result"]
         notes = [c["source"] for c in result["additionalContexts"]]
-        srv.request("shutdown")
-        srv.notify("exit")
-        assert srv.wait(30) == 0
+        assert srv.shutdown(30) == 0  # shutdown, exit, a clean end
     finally:
         srv.close()
     assert b"Traceback" not in srv.stderr_bytes

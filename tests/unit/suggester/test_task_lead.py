@@ -328,9 +328,7 @@ def _serve(dsh_home: Path, root: Path, suggester: dict) -> tuple[list[dict], lis
         answers.append(bad.get("error", {}).get("code"))
         srv.barrier()
         lines = [line for line in srv.log_lines() if "lead " in line]
-        srv.request("shutdown")
-        srv.notify("exit")
-        assert srv.wait(30) == 0
+        assert srv.shutdown(30) == 0  # shutdown, exit, a clean end
     finally:
         srv.close()
     assert b"Traceback" not in srv.stderr_bytes
