@@ -1,5 +1,5 @@
-"""Workspaces built on the fly for tests that need a tree large enough for the background build
-to take a while."""
+"""Workspaces built on the fly: a tree of given files (:func:`write_tree`), and one large enough
+for the background build to take a while (:func:`big_workspace`)."""
 
 from __future__ import annotations
 
@@ -14,4 +14,14 @@ def big_workspace(root: Path, folders: int = 100, files: int = 100) -> Path:
         pkg.mkdir(parents=True)
         for f in range(files):
             (pkg / f"m{f}.py").write_text(f"def f{d}_{f}():\n    return {f}\n")
+    return root
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write each ``{relative path: text}`` of ``files`` under ``root`` (folders made as needed);
+    returns ``root``."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     return root

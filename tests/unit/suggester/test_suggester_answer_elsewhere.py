@@ -6,8 +6,6 @@ graph and content index), exact notes and ledger lines."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
@@ -16,6 +14,7 @@ from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.filters import pointed_to
 from dsh_sidecar.workspace.facts import is_docs_home
 from support.suggester import ledger_messages
+from support.trees import write_tree
 
 HATCH = """[project]
 name = "pkg"
@@ -110,17 +109,9 @@ CASES = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 @pytest.mark.parametrize(("files", "tool_call", "expected"), CASES.values(), ids=CASES.keys())
 def test_a_project_question_names_what_the_call_did_not_show(tmp_path, files, tool_call, expected):
-    root = write(tmp_path / "ws", files)
+    root = write_tree(tmp_path / "ws", files)
     lines: list[str] = []
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)

@@ -4,7 +4,6 @@ the workspace graph, the identifier extraction, untrusted repo packs, hot reload
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from dsh_sidecar.config import parse_config
@@ -18,6 +17,7 @@ from dsh_sidecar.suggester.parse.patterns import identifier
 from dsh_sidecar.workspace import WorkspaceGraph
 from support.sidecar import home_env
 from support.suggester import call, ledger_messages, make_suggester
+from support.trees import write_tree
 
 
 def note_of(s: Suggester, name: str, inp: dict, **kw):
@@ -97,14 +97,6 @@ def test_unknown_identifier_abstains(shopcart, dsh_home):
 # ---------------------------------------------------------------- built-in packs
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 #: Each built-in pack alone on a small workspace of its ecosystem: the files, then the calls in
 #: order on one suggester with their (intent, targets), then the activation line (None: not checked).
 PACK_CASES = {
@@ -162,7 +154,7 @@ PACK_CASES = {
 
 @pytest.mark.parametrize("files, calls, activated", PACK_CASES.values(), ids=PACK_CASES.keys())
 def test_builtin_pack(tmp_path, dsh_home, files, calls, activated):
-    root = write(tmp_path / "ws", files)
+    root = write_tree(tmp_path / "ws", files)
     # the pack's intents and targets, before the per-note confidence (test_suggester_confidence.py)
     s, lines = make_suggester(root, dsh_home, maxNotesPerTurn=10, cooldownCalls=0, minConfidence=0)
     assert [note_of(s, tool, inp) for tool, inp, _ in calls] == [expected for _, _, expected in calls]
@@ -171,7 +163,7 @@ def test_builtin_pack(tmp_path, dsh_home, files, calls, activated):
 
 
 def test_go_pack_and_symbol(tmp_path, dsh_home):
-    root = write(
+    root = write_tree(
         tmp_path / "gomod",
         {
             "go.mod": "module example.com/strs\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
@@ -298,7 +290,7 @@ def test_the_heading_counts_only_the_lines_the_note_lists():
 def test_a_usage_note_naming_the_definition_says_so(tmp_path, dsh_home):
     """A grep for a constant: the Usage note lists where it is defined and where it is used,
     and its heading says both, in the order of its lines (it said only "the uses")."""
-    root = write(
+    root = write_tree(
         tmp_path / "pkg",
         {
             "pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n',

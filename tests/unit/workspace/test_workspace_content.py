@@ -12,14 +12,14 @@ from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, name_f
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.fts import fts5_available
 from dsh_sidecar.workspace.kinds import KINDS
+from support.trees import write_tree
 
 pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
 
 
 def write(root: Path, files: dict[str, str]) -> list[str]:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    """``files`` written under ``root``; their listing."""
+    write_tree(root, files)
     return sorted(files)
 
 

@@ -10,6 +10,7 @@ from dsh_sidecar.workspace.content import ContentIndexer
 from dsh_sidecar.workspace.facts import describe
 from dsh_sidecar.workspace.fts import fts5_available
 from dsh_sidecar.workspace.manifests import keyed_vote, read
+from support.trees import write_tree
 
 
 def intent(m: manifests.Manifest | None, *searched: str) -> str | None:
@@ -448,9 +449,7 @@ def test_content_index_follows_declarations_and_keeps_section_words(tmp_path):
         "pkg/__version__.py": 'VERSION = "1.0"\n',
         "pkg/core.py": "x = 1\n",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
     ix = ContentIndexer(root, tmp_path / "home")
     ix.start(sorted(files))
     assert ix.wait(60) and ix.ready
