@@ -95,17 +95,15 @@ def clean_env(dsh_home: Path, extra: dict[str, str] | None = None) -> dict[str, 
     and the user's config folder beside it (``<home>-cache``, ``<home>-config``, the latter
     empty): each test's indexes and config files are its own, as its state is."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS and k not in ISOLATED_VARS}
-    env["DSH_HOME"] = str(dsh_home)
-    env["XDG_CACHE_HOME"] = f"{dsh_home}-cache"
-    env["XDG_CONFIG_HOME"] = f"{dsh_home}-config"
+    env.update(home_env(dsh_home))
     env.update(extra or {})
     return env
 
 
 def home_env(dsh_home: Path | str) -> dict[str, str]:
     """The smallest environment of a sidecar made in-process or spawned by the MCP SDK (which
-    passes on only ``HOME``, ``PATH`` and a few more): ``DSH_HOME``, and the cache and config
-    folders beside it as :func:`clean_env` puts them, so no index or config file of the test
+    passes on only ``HOME``, ``PATH`` and a few more; :func:`clean_env` lays it over the host's):
+    ``DSH_HOME``, and the cache and config folders beside it, so no index or config file of the test
     lands in the user's ``~/.cache/dsh-search`` or is read from ``~/.config/dsh-search``."""
     return {"DSH_HOME": str(dsh_home), "XDG_CACHE_HOME": f"{dsh_home}-cache", "XDG_CONFIG_HOME": f"{dsh_home}-config"}
 
