@@ -13,29 +13,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from dsh_sidecar.paths import workspace_cache
 from pytest_lsp import LanguageClient
 from support.mockprovider import MockProvider
 from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
 
-
-def _user_workspace_cache() -> Path:
-    """Where the user's own workspace indexes live (before the isolation below changes it)."""
-    import os
-
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    explicit = os.environ.get("DSH_CACHE_DIR", "").strip()
-    base = (
-        Path(explicit)
-        if explicit
-        else (Path(xdg) / "dsh-search" if os.path.isabs(xdg) else Path.home() / ".cache" / "dsh-search")
-    )
-    return base / "workspace"
-
-
 #: The user's workspace cache, and when this run began: :func:`pytest_sessionfinish` looks for
 #: indexes the run's own workspaces left there.
-USER_WORKSPACE_CACHE = _user_workspace_cache()
+USER_WORKSPACE_CACHE = workspace_cache()  # read before the isolation below changes the environment
 RUN_STARTED = time.time()
 
 
