@@ -48,7 +48,7 @@ INDEX_FILE: Final = re.compile(
 DOCS_FILE: Final = re.compile(r"^docs\.sqlite(?:-wal|-shm|-journal|\.lock)?$|^docs\.sqlite\.[0-9]+\.tmp$")
 #: The file whose modification time says when the cache was last pruned by a server.
 PRUNE_STAMP: Final = ".last-prune"
-_STAMP_FILE: Final = re.compile(r"^\.last-prune$")
+_STAMP_FILE: Final = re.compile(f"^{re.escape(PRUNE_STAMP)}$")
 #: How often a long-lived server prunes the cache by itself, seconds (a day).
 AUTO_PRUNE_EVERY_S: Final = 86400.0
 #: How far in the future a stamp may be and still count as recent, seconds (an hour, as Go's
