@@ -3,7 +3,9 @@
 One :class:`~dsh_sidecar.sidecar.Sidecar` per process, the same object ``serve`` drives, built
 on a thread when the server starts, so ``initialize`` and ``tools/list`` (what a client waits
 for before its session starts) are answered without waiting for the sidecar's imports (the
-workspace, router and bandit code) or its construction; every tool call awaits the build. It
+workspace, router and bandit code) or its construction; every tool call awaits the build,
+but a ``session_start`` that has nothing to add (no sticky section, no task lead: the
+defaults) answers ``{}`` at once, since a harness's first call is that hook. It
 is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
 secret-redacting filter.
@@ -80,6 +82,7 @@ from dsh_sidecar.mcp.hooks import (
     post_tool_use_output,
     pre_tool_use_output,
     session_start_output,
+    session_start_wants,
     steer_on,
 )
 from dsh_sidecar.mcp.outputs import (
@@ -416,6 +419,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
+            if not session_start_wants(config.suggester, prompt):
+                return {}  # nothing to add, built or not: no wait for the build
             sidecar = await sidecar_of(ctx)
             section = (await sidecar.assemble_section_async(sid)).section
             texts = [section.text] if section else []

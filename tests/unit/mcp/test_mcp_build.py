@@ -53,6 +53,68 @@ async def test_tools_are_listed_during_the_build_and_a_call_waits_for_it(workspa
     assert lifetime.sidecar is None and lifetime.building is None  # closed with the session
 
 
+def held_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every sidecar build until the returned event is set."""
+    release = threading.Event()
+    original = sidecar_module.Sidecar.__init__
+
+    def held(self: Any, *args: Any, **kwargs: Any) -> None:
+        release.wait(30)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
+    return release
+
+
+PROMPT = {
+    "session_id": "s",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "Find where the package version is defined.",
+}
+
+
+async def test_a_session_start_with_nothing_to_add_is_answered_during_the_build(workspace, tmp_path, monkeypatch):
+    """A harness's first call (Claude Code's UserPromptSubmit hook) right after the tool list:
+    no sticky section, no task lead (the defaults), so {} at once; the next hook still waits."""
+    release = held_build(monkeypatch)
+    lifetime = Lifetime()
+    try:
+        async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+            first = await asyncio.wait_for(client.call_tool("session_start", PROMPT), 10)
+            assert lifetime.sidecar is None and not lifetime.building.done()  # answered while held
+            call = asyncio.create_task(client.call_tool("post_tool_use", GREP))
+            await asyncio.sleep(0.3)
+            assert not call.done()
+            release.set()
+            note = await call
+    finally:
+        release.set()
+    assert first.structured_content == {} and not first.is_error
+    assert note.structured_content["hookSpecificOutput"]["additionalContext"].startswith("search-suggester: ")
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [{"sectionMode": "sticky"}, {"taskLead": True}],
+    ids=["sticky-section", "task-lead"],
+)
+async def test_a_session_start_that_may_add_context_waits_for_the_build(workspace, tmp_path, monkeypatch, knobs):
+    release = held_build(monkeypatch)
+    config = parse_config({"suggester": {"enabled": True, **knobs}})
+    try:
+        async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+            call = asyncio.create_task(client.call_tool("session_start", PROMPT))
+            await asyncio.sleep(0.3)
+            assert not call.done()  # the section or the lead needs the sidecar
+            release.set()
+            result = await call
+    finally:
+        release.set()
+    context = result.structured_content["hookSpecificOutput"]["additionalContext"]
+    assert result.structured_content["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert context  # the section (sticky) or the task lead's files: built from the sidecar
+
+
 async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error(
     workspace, tmp_path, monkeypatch, caplog
 ):
