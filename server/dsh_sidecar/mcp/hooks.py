@@ -26,10 +26,11 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh_protocol import PostExecuteParams, PostExecuteResult
-from dsh_protocol.models import MAX_TOOL_TEXT
+from dsh_protocol.limits import MAX_TOOL_TEXT
 
 if TYPE_CHECKING:
+    from dsh_protocol import PostExecuteParams, PostExecuteResult
+
     from dsh_sidecar.suggester.config import SuggesterConfig
 
 #: Sessions whose per-call counter is kept (oldest dropped first): bounded memory.
@@ -139,6 +140,8 @@ def post_execute_params(
     text = response_text(tool_response)
     if text is not None:
         payload["result"] = {"text": text}
+    from dsh_protocol import PostExecuteParams  # the wire models: built by the first call, not at start
+
     return PostExecuteParams.model_validate(payload)
 
 

@@ -62,8 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import anyio
-from dsh_protocol import Attempt, DismissParams, SearchParams, TaskLeadParams
-from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TASK_CHARS
+from dsh_protocol.limits import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TASK_CHARS
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -99,9 +98,10 @@ from dsh_sidecar.mcp.outputs import (
 from dsh_sidecar.mcp.surface import ToolServer
 from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
-from dsh_sidecar.router.progress import observe_attempts
 
 if TYPE_CHECKING:
+    from dsh_protocol import Attempt
+
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -247,6 +247,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     async def with_progress(ctx: Context[Holder, Any], search: Callable[[], Awaitable[_R]]) -> _R:
         """Run ``search``, sending one ``notifications/progress`` per provider attempt when the
         call carries a progress token (the client's display, not the model's context)."""
+        from dsh_sidecar.router.progress import observe_attempts  # the wire models: imported by the build
+
         pending: list[asyncio.Task[None]] = []
         count = 0
 
@@ -275,7 +277,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         ctx: Context[Holder, Any],
     ) -> Annotated[CallToolResult, SearchResults]:
         sidecar = await sidecar_of(ctx)
-        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+        from dsh_protocol import SearchParams  # the wire models (and the router): imported by the build
+
+        from dsh_sidecar.router.chain import AllProvidersFailed
 
         try:
             result = await with_progress(ctx, lambda: sidecar.search(SearchParams(query=query)))
@@ -425,6 +429,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             section = (await sidecar.assemble_section_async(sid)).section
             texts = [section.text] if section else []
             if isinstance(prompt, str) and prompt.strip():
+                from dsh_protocol import TaskLeadParams  # the wire models: imported by the build
+
                 # the task lead: once per session, ranked off the loop (suggester/lead/offer.py)
                 params = TaskLeadParams(session_id=(sid or "")[:500] or None, task=prompt[:MAX_TASK_CHARS])
                 texts += [c.text for c in (await sidecar.task_lead_async(params)).additional_contexts]
@@ -481,6 +487,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         try:
             # the knowledge write waits for another sidecar's lock: off the loop (as serve's handler)
             sidecar = await sidecar_of(ctx)
+            from dsh_protocol import DismissParams  # the wire models: imported by the build
+
             done = await asyncio.to_thread(sidecar.dismiss, DismissParams(family=family, path=path))
         except RequestError as exc:
             raise ToolError(exc.message) from None
