@@ -116,21 +116,32 @@ INSTRUCTIONS = (
 )
 #: Sources web_search returns when max_results is not given (the quick arm's cap, the seed's 5).
 WEB_SEARCH_DEFAULT: Final = 5
+#: Longest wait (s) of the sidecar's build for the client's tool list, its first tool call or
+#: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
+#: a client starts its session (and sends its first hook call) only once the tools are listed.
+BUILD_AFTER_LIST_S: Final = 1.0
 
 _R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class SessionEnded(Exception):
+    """The session ended before the sidecar's build started: none was built."""
 
 
 class Holder:
     """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
     per-session turn counter of the hooks."""
 
-    def __init__(self, built: asyncio.Future[Sidecar]) -> None:
+    def __init__(self, built: asyncio.Future[Sidecar], start: threading.Event | None = None) -> None:
         self.built = built
+        self.start = start if start is not None else threading.Event()
         self.turns = TurnCounter()
 
     async def get(self) -> Sidecar:
-        """The sidecar, once built (a failed build raises its error here, in every call)."""
+        """The sidecar, once built (its build started now if it still waits for the tool list;
+        a failed build raises its error here, in every call)."""
+        self.start.set()
         return await asyncio.shield(self.built)
 
 
@@ -142,10 +153,16 @@ class Lifetime:
     def __init__(self) -> None:
         self.sidecar: Sidecar | None = None
         self.building: asyncio.Future[Sidecar] | None = None
+        #: Set to start a build that waits for the tool list (:data:`BUILD_AFTER_LIST_S`).
+        self.start = threading.Event()
+        #: Set when the session ended: a build that has not started never does.
+        self.ended = threading.Event()
 
     async def close(self) -> None:
         """Flush and close the sidecar (once; shielded from cancellation)."""
         with anyio.CancelScope(shield=True):
+            self.ended.set()  # a build still waiting for the tool list never starts
+            self.start.set()
             building, self.building = self.building, None
             if building is not None:
                 with suppress(Exception):  # a failed build left nothing to close
@@ -160,8 +177,12 @@ class Lifetime:
 def _build_on_thread(
     loop: asyncio.AbstractEventLoop,
     build: Callable[[], Sidecar],
+    start: threading.Event | None = None,
+    wait_s: float = 0.0,
+    ended: threading.Event | None = None,
 ) -> asyncio.Future[Sidecar]:
-    """Run ``build`` on a thread; the future (of ``loop``) gets its sidecar or its error."""
+    """Run ``build`` on a thread, once ``start`` is set (or ``wait_s`` has passed) unless
+    ``ended`` is set by then; the future (of ``loop``) gets its sidecar or its error."""
     built: asyncio.Future[Sidecar] = loop.create_future()
 
     def settle(sidecar: Sidecar | None, exc: BaseException | None) -> None:
@@ -173,6 +194,12 @@ def _build_on_thread(
             built.set_result(sidecar)  # type: ignore[arg-type]
 
     def run() -> None:
+        if start is not None:
+            start.wait(wait_s)
+        if ended is not None and ended.is_set():  # the session is over: nothing to build
+            with suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, None, SessionEnded())
+            return
         try:
             result: tuple[Sidecar | None, BaseException | None] = (build(), None)
         except Exception as exc:  # every call reports it; the server keeps answering
@@ -202,7 +229,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         # the lifespan runs before the initialize reply: the sidecar's imports and construction
         # run on a thread instead (initialize and tools/list do not need them; with a shared
         # state backend they run here), and so does the suggester's activation (its packs read,
-        # its first ledger line); every call waits for both
+        # its first ledger line); every call waits for both. The thread starts building once the
+        # tools are listed (or a call comes first): until then its imports would take the GIL
+        # from the handshake the client's session waits for
         loop_thread = threading.get_ident()
 
         def build() -> Sidecar:
@@ -227,10 +256,11 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             built: asyncio.Future[Sidecar] = loop.create_future()
             built.set_result(build())
         else:
-            built = _build_on_thread(loop, build)
+            server.on_list = live.start.set
+            built = _build_on_thread(loop, build, live.start, BUILD_AFTER_LIST_S, live.ended)
         live.building = built
         try:
-            yield Holder(built)
+            yield Holder(built, live.start)
         finally:
             await live.close()
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
+from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
 from support.sidecar import home_env
@@ -91,6 +92,52 @@ async def test_a_session_start_with_nothing_to_add_is_answered_during_the_build(
         release.set()
     assert first.structured_content == {} and not first.is_error
     assert note.structured_content["hookSpecificOutput"]["additionalContext"].startswith("search-suggester: ")
+
+
+async def test_the_build_starts_when_the_tools_are_listed(workspace, tmp_path, monkeypatch):
+    """Until the client lists the tools (its handshake, which its session waits for) the
+    build's imports stay off the GIL; listing starts it."""
+    monkeypatch.setattr(server_module, "BUILD_AFTER_LIST_S", 60.0)
+    started = threading.Event()
+    original = sidecar_module.Sidecar.__init__
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+        started.set()
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", noted)
+    lifetime = Lifetime()
+    async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+        await asyncio.sleep(0.3)
+        assert not started.is_set() and not lifetime.building.done()  # connected, nothing listed
+        await client.list_tools()
+        assert await asyncio.to_thread(started.wait, 30)
+        note = await client.call_tool("post_tool_use", GREP)
+    assert note.structured_content["hookSpecificOutput"]["additionalContext"].startswith("search-suggester: ")
+
+
+@pytest.mark.parametrize("first", ["post_tool_use", "session end"])
+async def test_a_call_or_the_end_before_any_tool_list_starts_the_build(workspace, tmp_path, monkeypatch, first):
+    """A client that calls a tool without listing them gets its answer from the sidecar (no
+    wait for the bound); one that leaves at once gets no sidecar built at all."""
+    monkeypatch.setattr(server_module, "BUILD_AFTER_LIST_S", 60.0)
+    built: list[object] = []
+    original = sidecar_module.Sidecar.__init__
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", noted)
+    lifetime = Lifetime()
+    async with asyncio.timeout(30):
+        async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+            if first == "post_tool_use":
+                note = await client.call_tool("post_tool_use", GREP)
+                context = note.structured_content["hookSpecificOutput"]["additionalContext"]
+                assert context.startswith("search-suggester: in this repository, look here for the package version:")
+    assert len(built) == (1 if first == "post_tool_use" else 0)
+    assert lifetime.sidecar is None and lifetime.building is None  # closed with the session
 
 
 @pytest.mark.parametrize(
