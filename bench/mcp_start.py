@@ -1,25 +1,36 @@
-"""MCP start-up: ``dsh-search mcp`` against a trivial MCP server on the same SDK, spawned in
-turn (echo, this tree, baseline, then the next round in another order) over ``--runs`` rounds.
+"""MCP start-up as Claude Code meets it: ``dsh-search mcp`` (the Claude Code plugin's command line
+and ``sidecar.yml``) against a trivial MCP server on the same SDK, spawned in turn (trivial,
+this tree, baseline, then the next round in another order) over ``--runs`` rounds.
 
-The trivial server is an ``MCPServer`` of the same official SDK with one async
-``post_tool_use`` tool of the same argument shape, answering ``{}``; the sidecar runs
-``python -m dsh_sidecar mcp --config FILE --workspace WS`` (the suggester on, ``sectionMode``
-off: the Claude Code plugin's ``sidecar.yml``) on a git-initialised copy of the ``pyproj``
-fixture, with a fresh ``DSH_HOME`` for every spawn and one cache directory per server
-(``DSH_CACHE_DIR``: the workspace indexes, warm after the untimed first spawn, as they are for a
-repository the user opened before; this machine's own cache is never read). The client is a plain newline-delimited
-JSON-RPC writer and reader on the process's pipes (no client SDK on the timed path) and talks
-as an MCP client does at start-up: ``initialize``, then ``notifications/initialized`` with
-``tools/list`` at once (what a client such as Claude Code waits for before its session
-starts), then, once the tools are listed, a ``tools/call`` of ``post_tool_use`` for a
-``Grep __version__`` (the hook a harness calls after the agent's first tool call: here at once,
-where a real session has a model turn before it). Timed from the spawn: the ``initialize``
-reply, the ``tools/list`` reply (**ready**: the server's tools are known) and the **first
-hook answer** (the ``post_tool_use`` reply: for the sidecar, its suggester's first note, which
-needs the workspace listed); also the server process's CPU seconds at each (``/proc``, less
-sensitive to the machine's load than the wall times). Printed per server: medians and minimums,
-and the per-round ratios to the trivial server of the same round (median and range). Goal:
-≤ 1.2× the trivial server, shown for both the ready and the first hook answer.
+**What a harness sees** (traced from Claude Code 2.1.328 driving the plugin headless against a
+loopback model): it spawns the server in the project folder and speaks the 2026-07-28 protocol
+(no ``initialize``): a ``server/discover`` probe, ``subscriptions/listen`` (answered with a
+``notifications/subscriptions/acknowledged``), ``server/discover`` again, then
+``prompts/list``, ``resources/list`` and ``tools/list`` at once; its session starts once all
+three are answered (**ready**). Its **first** ``tools/call`` is the plugin's
+``UserPromptSubmit`` hook, ``session_start`` with the prompt (about 0.3 s after ready in that
+trace; here at once, the harder case); the ``post_tool_use`` hook (the suggester's note on the
+agent's first search) comes only after a model turn. The bench sends the same messages (the
+same ``_meta``) and times from the spawn, per flow:
+
+* ``hooks``: ``session_start`` (**first answer**), then at once ``post_tool_use`` for a ``Bash
+  grep -rn __version__ tests`` (**first note**: the suggester's first answer, a note or its
+  abstention; the notes given are counted);
+* ``where_is``: ``where_is`` of a free-text query as the first call (the suggester on demand: it
+  answers from the whole workspace index, so it waits for it);
+* ``web_search``: ``web_search`` as the first call, against a loopback SearXNG replaying a
+  recorded answer (``SEARXNG_BASE_URL``, as the plugin's ``.mcp.json`` passes it).
+
+The trivial server is an ``MCPServer`` of the same SDK with the same tool names: the hooks and
+``where_is`` answer at once; its ``web_search`` imports httpx, sends the same GET and returns
+the results. The sidecar runs with a fresh ``HOME`` and
+``DSH_HOME`` every spawn and one ``DSH_CACHE_DIR`` per server (the workspace indexes warm after
+an untimed first spawn, as for a repository opened before; this machine's own cache and config
+are never read), on a git-initialised copy of the ``pyproj`` fixture. Also the server's CPU
+seconds at ready and at the first answer (``/proc``, less sensitive to the load than the wall
+times). Printed per flow and server: medians and minimums, and the per-round ratios to the
+trivial server of the same round (median and range) with the goal (≤ 1.2×); the load beside
+each round.
 
 ``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
 adds that commit's sidecar to the rotation, run from DIR through ``PYTHONPATH``.
@@ -29,7 +40,7 @@ than its source is compiled from source at every start (a checkout or an edit ma
 the header counts such modules for each tree measured; compile both first
 (``python -m compileall -q server protocol packs``, and the same in DIR) for a fair pair.
 
-Usage: ``python bench/mcp_start.py [--runs 9] [--baseline-src DIR]``.
+Usage: ``python bench/mcp_start.py [--runs 9] [--flows hooks,where_is,web_search] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -47,28 +58,83 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-FIXTURE = HERE.parent / "tests" / "data" / "workspaces" / "pyproj"
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+from support.mockprovider import MockProvider, case_reply  # noqa: E402
+
+FIXTURE = REPO / "tests" / "data" / "workspaces" / "pyproj"
+PLUGIN_CONFIG = REPO / "harness-adapters" / "claude-code" / "sidecar.yml"
+FLOWS = ("hooks", "where_is", "web_search")
 
 TRIVIAL = textwrap.dedent(
     """
+    import os
     from typing import Any
     import anyio
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("trivial", log_level="WARNING")
 
-    @server.tool(description="echo")
-    async def post_tool_use(tool_name: Any = None, tool_input: Any = None, session_id: Any = None,
-                            tool_response: Any = None, tool_use_id: Any = None) -> dict[str, Any]:
+    @server.tool(description="hook")
+    async def session_start(session_id: Any = None, hook_event_name: Any = None, source: Any = None,
+                            prompt: Any = None) -> dict[str, Any]:
         return {}
+
+    @server.tool(description="hook")
+    async def post_tool_use(tool_name: Any = None, tool_input: Any = None, session_id: Any = None,
+                            tool_response: Any = None, tool_use_id: Any = None,
+                            hook_event_name: Any = None) -> dict[str, Any]:
+        return {}
+
+    @server.tool(description="where")
+    async def where_is(query: str | None = None, tool_name: str | None = None,
+                       tool_input: Any = None) -> dict[str, Any]:
+        return {"intent": None, "targets": []}
+
+    @server.tool(description="search")
+    async def web_search(query: str, max_results: int = 5) -> dict[str, Any]:
+        import httpx  # as the sidecar, imported for the first search
+
+        async with httpx.AsyncClient() as client:
+            r = await client.get(os.environ["SEARXNG_BASE_URL"] + "/search", params={"q": query, "format": "json"})
+        rows = r.json().get("results", [])[:max_results]
+        return {"sources": [{"url": x.get("url"), "title": x.get("title")} for x in rows]}
 
     anyio.run(server.run_stdio_async)
     """
 )
 
-CALL = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "bench"}
+#: What Claude Code 2.1.328 puts in every request's ``_meta``.
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {
+        "name": "claude-code",
+        "title": "Claude Code",
+        "version": "2.1.328",
+        "description": "Anthropic's agentic coding tool",
+        "websiteUrl": "https://claude.com/claude-code",
+    },
+    "io.modelcontextprotocol/clientCapabilities": {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+    },
+}
+SESSION = "5d02c739-852a-4240-b53b-abf901b83dde"
+PROMPT = "Find where the package version is defined."
+GREP = {
+    "tool_name": "Bash",
+    "tool_input": json.dumps({"command": "grep -rn __version__ tests", "description": "find the version"}),
+    "session_id": SESSION,
+    "tool_use_id": "toolu_723c1ac3abe843b38544f5ec",
+}
+FIRST_CALL = {
+    "hooks": ("session_start", {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT}),
+    "where_is": ("where_is", {"query": "package version"}),
+    "web_search": ("web_search", {"query": "bike chain cleaning"}),
+}
 
 
 def load() -> str:
@@ -92,9 +158,43 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def spawn_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, float, float]:
-    """``(initialize s, ready s, first hook answer s, CPU s when ready, CPU s at the first hook
-    answer)`` of one spawn."""
+class Spawn:
+    """One server process spoken to as Claude Code does (newline-delimited JSON-RPC on its pipes:
+    no client SDK on the timed path)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.waiting: dict[Any, asyncio.Future[dict]] = {}
+        self.acknowledged: asyncio.Future[dict] = asyncio.get_running_loop().create_future()
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            msg = json.loads(line)
+            if msg.get("method") == "notifications/subscriptions/acknowledged" and not self.acknowledged.done():
+                self.acknowledged.set_result(msg)
+            elif "method" not in msg and msg.get("id") in self.waiting:
+                self.waiting.pop(msg["id"]).set_result(msg)
+        for fut in self.waiting.values():
+            fut.set_exception(EOFError("the server closed stdout"))
+
+    def request(self, msg_id: Any, method: str, params: dict | None = None) -> asyncio.Future[dict]:
+        assert self.proc.stdin is not None
+        fut: asyncio.Future[dict] = asyncio.get_running_loop().create_future()
+        self.waiting[msg_id] = fut
+        body = {"method": method, "jsonrpc": "2.0", "id": msg_id, "params": {**(params or {}), "_meta": META}}
+        self.proc.stdin.write(json.dumps(body).encode() + b"\n")
+        return fut
+
+    async def call(self, msg_id: int, name: str, arguments: dict) -> dict:
+        msg = await asyncio.wait_for(self.request(msg_id, "tools/call", {"name": name, "arguments": arguments}), 120)
+        assert "result" in msg and not msg["result"].get("isError"), msg
+        return msg["result"]
+
+
+async def spawn_once(cmd: list[str], env: dict[str, str], cwd: Path, flow: str) -> dict[str, Any]:
+    """Timings (s from the spawn) and CPU seconds of one spawn and its ``flow``."""
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *cmd,
@@ -102,61 +202,45 @@ async def spawn_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         env=env,
+        cwd=cwd,
         limit=1 << 22,
     )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def send(msg: dict) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(msg).encode() + b"\n")
-
-    async def reply(msg_id: int) -> dict:
-        assert proc.stdout is not None
-        while True:
-            line = await asyncio.wait_for(proc.stdout.readline(), 120)
-            if not line:
-                raise EOFError("the server closed stdout")
-            msg = json.loads(line)
-            if msg.get("id") == msg_id and "method" not in msg:
-                return msg
-
+    s = Spawn(proc)
+    out: dict[str, Any] = {}
     try:
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "0"},
-                },
-            }
-        )
-        init = await reply(1)
-        t_init = time.perf_counter() - t0
-        assert "result" in init, init
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        listed = await reply(2)
-        t_ready = time.perf_counter() - t0
-        cpu_ready = cpu_s(proc.pid)
-        assert any(t["name"] == "post_tool_use" or t["name"] == "search" for t in listed["result"]["tools"]), listed
-        send(
-            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "post_tool_use", "arguments": CALL}}
-        )
-        first = await reply(3)
-        t_first = time.perf_counter() - t0
-        cpu = cpu_s(proc.pid)
-        assert "result" in first and not first["result"].get("isError"), first
+        probe = await asyncio.wait_for(s.request("server-discover-probe-1", "server/discover"), 120)
+        assert "result" in probe, probe
+        out["discover"] = time.perf_counter() - t0
+        assert proc.stdin is not None
+        listen = {"notifications": {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}}
+        s.request("listen:0", "subscriptions/listen", listen)
+        await asyncio.wait_for(s.acknowledged, 120)
+        await asyncio.wait_for(s.request(0, "server/discover"), 120)
+        lists = [s.request(i, m) for i, m in enumerate(("prompts/list", "resources/list", "tools/list"), 1)]
+        listed = (await asyncio.wait_for(asyncio.gather(*lists), 120))[2]
+        out["ready"] = time.perf_counter() - t0
+        out["cpu_ready"] = cpu_s(proc.pid)
+        assert any(t["name"] == "web_search" for t in listed["result"]["tools"]), listed
+        name, arguments = FIRST_CALL[flow]
+        first = await s.call(4, name, arguments)
+        out["first"] = time.perf_counter() - t0
+        out["cpu_first"] = cpu_s(proc.pid)
+        if flow == "web_search":
+            assert first["structuredContent"]["sources"], first
+        if flow == "hooks":
+            note = await s.call(5, "post_tool_use", GREP)
+            out["note"] = time.perf_counter() - t0
+            out["noted"] = "additionalContext" in json.dumps(note.get("structuredContent") or {})
     finally:
+        assert proc.stdin is not None
         proc.stdin.close()
         try:
             await asyncio.wait_for(proc.wait(), 20)
         except TimeoutError:
             proc.kill()
             await proc.wait()
-    return t_init, t_ready, t_first, cpu_ready, cpu
+        await s.reader
+    return out
 
 
 def workspace(tmp: Path) -> Path:
@@ -167,67 +251,89 @@ def workspace(tmp: Path) -> Path:
     return ws
 
 
+def ratio_text(ours: list[dict], triv: list[dict], key: str) -> str:
+    r = [a[key] / t[key] for a, t in zip(ours, triv, strict=True) if t.get(key)]
+    met = "met" if statistics.median(r) <= 1.2 else "NOT met"
+    return f"{statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f}; goal <= 1.2 {met})"
+
+
+def report(flow: str, res: dict[str, list[dict]]) -> None:
+    def ms(rows: list[dict], key: str) -> str:
+        xs = [r[key] * 1000 for r in rows]
+        return f"{statistics.median(xs):5.0f} ms (min {min(xs):5.0f})"
+
+    first = {"hooks": "first answer (session_start)", "where_is": "first answer (where_is)"}.get(
+        flow, "first answer (web_search)"
+    )
+    triv = res["trivial"]
+    print(f"flow {flow}:")
+    for name, rows in res.items():
+        line = (
+            f"  {name:10} ready median {ms(rows, 'ready')}, CPU {statistics.median(r['cpu_ready'] for r in rows):.2f} s"
+            f" | {first} median {ms(rows, 'first')}, CPU {statistics.median(r['cpu_first'] for r in rows):.2f} s"
+        )
+        if flow == "hooks":
+            line += f" | first note (post_tool_use) median {ms(rows, 'note')}, notes {sum(r['noted'] for r in rows)}/{len(rows)}"
+        if name != "trivial":
+            line += f"\n  {'':10} x trivial, per round: ready {ratio_text(rows, triv, 'ready')}, {first.split(' (')[0]} {ratio_text(rows, triv, 'first')}"
+            if flow == "hooks":
+                line += f", first note {ratio_text(rows, triv, 'note')}"
+            line += f"; CPU at the first answer {ratio_text(rows, triv, 'cpu_first')}"
+        print(line)
+
+
 async def main_async(args: argparse.Namespace) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="dsh-mcp-start-"))
     ws = workspace(tmp)
-    cfg = tmp / "sidecar.json"
-    cfg.write_text(json.dumps({"suggester": {"enabled": True, "sectionMode": "off"}}))
     trivial = tmp / "trivial_server.py"
     trivial.write_text(TRIVIAL)
-    base_env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
-    base_env.pop("CLAUDE_PROJECT_DIR", None)
+    searx = MockProvider()
+    searx.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and not k.startswith(("DSH_", "XDG_")) and k != "SEARXNG_BASE_URL"
+    }
+    base_env.update(SEARXNG_BASE_URL=searx.url, CLAUDE_PROJECT_DIR=str(ws))
+    sidecar = [sys.executable, "-m", "dsh_sidecar", "mcp", "--config", str(PLUGIN_CONFIG)]
     servers: dict[str, tuple[list[str], dict[str, str]]] = {
         "trivial": ([sys.executable, str(trivial)], dict(base_env)),
-        "this tree": (
-            [sys.executable, "-m", "dsh_sidecar", "mcp", "--config", str(cfg), "--workspace", str(ws)],
-            dict(base_env),
-        ),
+        "this tree": (sidecar, dict(base_env)),
     }
     if args.baseline_src is not None:
         src = args.baseline_src.resolve()
         env = dict(base_env, PYTHONPATH=os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs")))
-        servers["baseline"] = (servers["this tree"][0], env)
+        servers["baseline"] = (sidecar, env)
     names = list(servers)
-    print(f"MCP start-up, {args.runs} rounds, servers {names}; load {load()}", flush=True)
-    trees = {"this tree": HERE.parent, **({"baseline": args.baseline_src.resolve()} if args.baseline_src else {})}
+    flows = args.flows.split(",")
+    print(
+        f"MCP start-up as Claude Code 2.1.328 speaks it, {args.runs} rounds, flows {flows}, servers {names}; load {load()}"
+    )
+    trees = {"this tree": REPO, **({"baseline": args.baseline_src.resolve()} if args.baseline_src else {})}
     counts = ", ".join(f"{name} {'%d of %d' % stale_bytecode(root)}" for name, root in trees.items())
     dont = "PYTHONDONTWRITEBYTECODE set: compiled at every start" if sys.flags.dont_write_bytecode else "written once"
     print(f"modules without up-to-date bytecode: {counts} ({dont})", flush=True)
-    for name in names:  # a first spawn each, not timed: the page cache warm for all alike
-        cmd, env = servers[name]
-        await spawn_once(cmd, dict(env, DSH_HOME=str(tmp / f"warm-{name}"), DSH_CACHE_DIR=str(tmp / f"cache-{name}")))
-    res: dict[str, list[tuple[float, ...]]] = {n: [] for n in names}
+
+    def env_of(name: str, tag: str) -> dict[str, str]:
+        home = tmp / f"home-{name}-{tag}"
+        (home / "dsh").mkdir(parents=True)
+        return dict(
+            servers[name][1], HOME=str(home), DSH_HOME=str(home / "dsh"), DSH_CACHE_DIR=str(tmp / f"cache-{name}")
+        )
+
+    for name in names:  # a first spawn each, not timed: the page cache and the workspace indexes warm
+        await spawn_once(servers[name][0], env_of(name, "warm"), ws, "hooks")
+    res: dict[str, dict[str, list[dict]]] = {f: {n: [] for n in names} for f in flows}
     for rnd in range(args.runs):
         order = names[rnd % len(names) :] + names[: rnd % len(names)]
-        for name in order:
-            cmd, env = servers[name]
-            home = {"DSH_HOME": str(tmp / f"home-{name}-{rnd}"), "DSH_CACHE_DIR": str(tmp / f"cache-{name}")}
-            res[name].append(await spawn_once(cmd, dict(env, **home)))
+        for flow in flows:
+            for name in order:
+                res[flow][name].append(await spawn_once(servers[name][0], env_of(name, f"{flow}-{rnd}"), ws, flow))
         print(f"round {rnd + 1}: load {load()}", flush=True)
-    triv = res["trivial"]
-    for name in names:
-        rows = res[name]
-        ini, rdy, fst, cpu_r, cpu_f = ([r[i] for r in rows] for i in range(5))
-        line = (
-            f"{name:10} initialize median {statistics.median(ini) * 1000:5.0f} ms | "
-            f"ready (tools/list) median {statistics.median(rdy) * 1000:5.0f} ms (min {min(rdy) * 1000:5.0f}), "
-            f"CPU {statistics.median(cpu_r):.2f} s | "
-            f"first hook answer median {statistics.median(fst) * 1000:5.0f} ms (min {min(fst) * 1000:5.0f}), "
-            f"CPU {statistics.median(cpu_f):.2f} s"
-        )
-        if name != "trivial":
-
-            def ratios(i: int, rows: list[tuple[float, ...]] = rows) -> str:
-                r = [a[i] / t[i] for a, t in zip(rows, triv, strict=True) if t[i] > 0]
-                met = "met" if statistics.median(r) <= 1.2 else "NOT met"
-                return f"{statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f}; goal <= 1.2 {met})"
-
-            line += (
-                f"\n{'':10} x trivial, per round: initialize {ratios(0)}, ready {ratios(1)}, "
-                f"first hook answer {ratios(2)}; CPU ready {ratios(3)}, CPU first hook answer {ratios(4)}"
-            )
-        print(line)
+    for flow in flows:
+        report(flow, res[flow])
     print(f"load {load()}")
+    searx.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
@@ -235,6 +341,7 @@ async def main_async(args: argparse.Namespace) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--flows", default=",".join(FLOWS), help="comma-separated: " + ", ".join(FLOWS))
     ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
     return asyncio.run(main_async(ap.parse_args()))
 

@@ -47,7 +47,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     models.TaskLeadResult,
     models.StatusResult,
 )
-#: Constants exported beside the types (protocol/dsh_protocol/models.py).
+#: Constants exported beside the types (protocol/dsh_protocol/limits.py, named by models.py too).
 CONSTANTS = (
     "MAX_QUERY_CHARS",
     "MAX_RESULTS_LIMIT",

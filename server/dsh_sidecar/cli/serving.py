@@ -27,6 +27,18 @@ LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 FLAGS = frozenset({"--stdio"})
 
 
+def without_httpx_cli() -> None:
+    """Keep httpx's command line (``httpx._main``: rich, pygments and click, which this package's
+    own CLI installs beside it) out of a server: httpx imports it whenever they are there, and a
+    server never runs it. That import was ~50 ms of CPU (importtime) in the first search, and in
+    the MCP server's build when a provider's base URL is configured (the router checks it with
+    ``httpx.URL``). Blocked the documented way (``None`` in :data:`sys.modules`: httpx then
+    defines its ``main`` as the note to install its ``cli`` extra); nothing when httpx is
+    already imported."""
+    if "httpx" not in sys.modules and "httpx._main" not in sys.modules:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+
+
 def serve_args(argv: list[str]) -> tuple[Path | None, Path | None, str] | None:
     """``(config, log_file, log_level)`` when ``argv`` is a plain serve command line: empty
     (serve is the default) or ``serve`` followed by its own options, each at most once, every
@@ -140,6 +152,7 @@ def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
     from dsh_sidecar.mcp import SdkMissing, run, sdk_installed
 
     set_attribute_docstrings(False)  # nothing MCP answers carries a config field's description
+    without_httpx_cli()
     if not sdk_installed():
         return _report(_missing_extra("mcp", "dsh-search mcp"))
     if workspace is None:
@@ -289,6 +302,7 @@ def serve(config: Path | None, log_file: Path | None, log_level: str) -> int:
     from dsh_sidecar.fielddocs import set_attribute_docstrings
 
     set_attribute_docstrings(False)  # before the config models are defined (cold start; imports no pydantic)
+    without_httpx_cli()
     from dsh_sidecar.cli.discovery import discover
 
     try:  # --config (or $DSH_SEARCH_CONFIG) and the user file now; the project file at initialize

@@ -24,10 +24,14 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from dsh_protocol import PostExecuteParams, PostExecuteResult
-from dsh_protocol.models import MAX_TOOL_TEXT
+from dsh_protocol.limits import MAX_TOOL_TEXT
+
+if TYPE_CHECKING:
+    from dsh_protocol import PostExecuteParams, PostExecuteResult
+
+    from dsh_sidecar.suggester.config import SuggesterConfig
 
 #: Sessions whose per-call counter is kept (oldest dropped first): bounded memory.
 MAX_SESSIONS: Final = 1000
@@ -136,6 +140,8 @@ def post_execute_params(
     text = response_text(tool_response)
     if text is not None:
         payload["result"] = {"text": text}
+    from dsh_protocol import PostExecuteParams  # the wire models: built by the first call, not at start
+
     return PostExecuteParams.model_validate(payload)
 
 
@@ -149,6 +155,19 @@ def post_tool_use_output(result: PostExecuteResult) -> dict[str, Any]:
 
 #: Hook events whose output may carry the sticky section as ``additionalContext``.
 SECTION_EVENTS: Final = frozenset({SESSION_START, "UserPromptSubmit"})
+
+
+def session_start_wants(config: SuggesterConfig, prompt: Any) -> bool:
+    """Whether a ``session_start`` call with ``prompt`` can add anything: the sticky section
+    (the suggester on, ``sectionMode: sticky``) or the task lead (the suggester on,
+    ``taskLead: true``, a prompt with text). When not, its answer is ``{}`` whatever the
+    sidecar holds, so the server gives it without waiting for the sidecar's build (a harness's
+    first hook call, Claude Code's ``UserPromptSubmit``, comes right after the tool list)."""
+    if not config.enabled:
+        return False
+    if config.section_mode == "sticky":
+        return True
+    return config.task_lead and isinstance(prompt, str) and bool(prompt.strip())
 
 
 def session_start_output(section_text: str | None, event: str | None = None) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 One :class:`~dsh_sidecar.sidecar.Sidecar` per process, the same object ``serve`` drives, built
 on a thread when the server starts, so ``initialize`` and ``tools/list`` (what a client waits
 for before its session starts) are answered without waiting for the sidecar's imports (the
-workspace, router and bandit code) or its construction; every tool call awaits the build. It
+workspace, router and bandit code) or its construction; every tool call awaits the build,
+but a ``session_start`` that has nothing to add (no sticky section, no task lead: the
+defaults) answers ``{}`` at once, since a harness's first call is that hook. It
 is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
 secret-redacting filter.
@@ -60,8 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import anyio
-from dsh_protocol import Attempt, DismissParams, SearchParams, TaskLeadParams
-from dsh_protocol.models import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TASK_CHARS
+from dsh_protocol.limits import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TASK_CHARS
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -80,6 +81,7 @@ from dsh_sidecar.mcp.hooks import (
     post_tool_use_output,
     pre_tool_use_output,
     session_start_output,
+    session_start_wants,
     steer_on,
 )
 from dsh_sidecar.mcp.outputs import (
@@ -96,9 +98,10 @@ from dsh_sidecar.mcp.outputs import (
 from dsh_sidecar.mcp.surface import ToolServer
 from dsh_sidecar.mcp.transport import serve_stdio
 from dsh_sidecar.redact import RedactingFilter, Redactor
-from dsh_sidecar.router.progress import observe_attempts
 
 if TYPE_CHECKING:
+    from dsh_protocol import Attempt
+
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -113,21 +116,32 @@ INSTRUCTIONS = (
 )
 #: Sources web_search returns when max_results is not given (the quick arm's cap, the seed's 5).
 WEB_SEARCH_DEFAULT: Final = 5
+#: Longest wait (s) of the sidecar's build for the client's tool list, its first tool call or
+#: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
+#: a client starts its session (and sends its first hook call) only once the tools are listed.
+BUILD_AFTER_LIST_S: Final = 1.0
 
 _R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class SessionEnded(Exception):
+    """The session ended before the sidecar's build started: none was built."""
 
 
 class Holder:
     """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
     per-session turn counter of the hooks."""
 
-    def __init__(self, built: asyncio.Future[Sidecar]) -> None:
+    def __init__(self, built: asyncio.Future[Sidecar], start: threading.Event | None = None) -> None:
         self.built = built
+        self.start = start if start is not None else threading.Event()
         self.turns = TurnCounter()
 
     async def get(self) -> Sidecar:
-        """The sidecar, once built (a failed build raises its error here, in every call)."""
+        """The sidecar, once built (its build started now if it still waits for the tool list;
+        a failed build raises its error here, in every call)."""
+        self.start.set()
         return await asyncio.shield(self.built)
 
 
@@ -139,10 +153,16 @@ class Lifetime:
     def __init__(self) -> None:
         self.sidecar: Sidecar | None = None
         self.building: asyncio.Future[Sidecar] | None = None
+        #: Set to start a build that waits for the tool list (:data:`BUILD_AFTER_LIST_S`).
+        self.start = threading.Event()
+        #: Set when the session ended: a build that has not started never does.
+        self.ended = threading.Event()
 
     async def close(self) -> None:
         """Flush and close the sidecar (once; shielded from cancellation)."""
         with anyio.CancelScope(shield=True):
+            self.ended.set()  # a build still waiting for the tool list never starts
+            self.start.set()
             building, self.building = self.building, None
             if building is not None:
                 with suppress(Exception):  # a failed build left nothing to close
@@ -157,8 +177,12 @@ class Lifetime:
 def _build_on_thread(
     loop: asyncio.AbstractEventLoop,
     build: Callable[[], Sidecar],
+    start: threading.Event | None = None,
+    wait_s: float = 0.0,
+    ended: threading.Event | None = None,
 ) -> asyncio.Future[Sidecar]:
-    """Run ``build`` on a thread; the future (of ``loop``) gets its sidecar or its error."""
+    """Run ``build`` on a thread, once ``start`` is set (or ``wait_s`` has passed) unless
+    ``ended`` is set by then; the future (of ``loop``) gets its sidecar or its error."""
     built: asyncio.Future[Sidecar] = loop.create_future()
 
     def settle(sidecar: Sidecar | None, exc: BaseException | None) -> None:
@@ -170,6 +194,12 @@ def _build_on_thread(
             built.set_result(sidecar)  # type: ignore[arg-type]
 
     def run() -> None:
+        if start is not None:
+            start.wait(wait_s)
+        if ended is not None and ended.is_set():  # the session is over: nothing to build
+            with suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, None, SessionEnded())
+            return
         try:
             result: tuple[Sidecar | None, BaseException | None] = (build(), None)
         except Exception as exc:  # every call reports it; the server keeps answering
@@ -199,7 +229,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         # the lifespan runs before the initialize reply: the sidecar's imports and construction
         # run on a thread instead (initialize and tools/list do not need them; with a shared
         # state backend they run here), and so does the suggester's activation (its packs read,
-        # its first ledger line); every call waits for both
+        # its first ledger line); every call waits for both. The thread starts building once the
+        # tools are listed (or a call comes first): until then its imports would take the GIL
+        # from the handshake the client's session waits for
         loop_thread = threading.get_ident()
 
         def build() -> Sidecar:
@@ -224,10 +256,11 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             built: asyncio.Future[Sidecar] = loop.create_future()
             built.set_result(build())
         else:
-            built = _build_on_thread(loop, build)
+            server.on_list = live.start.set
+            built = _build_on_thread(loop, build, live.start, BUILD_AFTER_LIST_S, live.ended)
         live.building = built
         try:
-            yield Holder(built)
+            yield Holder(built, live.start)
         finally:
             await live.close()
 
@@ -244,6 +277,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     async def with_progress(ctx: Context[Holder, Any], search: Callable[[], Awaitable[_R]]) -> _R:
         """Run ``search``, sending one ``notifications/progress`` per provider attempt when the
         call carries a progress token (the client's display, not the model's context)."""
+        from dsh_sidecar.router.progress import observe_attempts  # the wire models: imported by the build
+
         pending: list[asyncio.Task[None]] = []
         count = 0
 
@@ -272,7 +307,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         ctx: Context[Holder, Any],
     ) -> Annotated[CallToolResult, SearchResults]:
         sidecar = await sidecar_of(ctx)
-        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+        from dsh_protocol import SearchParams  # the wire models (and the router): imported by the build
+
+        from dsh_sidecar.router.chain import AllProvidersFailed
 
         try:
             result = await with_progress(ctx, lambda: sidecar.search(SearchParams(query=query)))
@@ -416,10 +453,14 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         try:
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
+            if not session_start_wants(config.suggester, prompt):
+                return {}  # nothing to add, built or not: no wait for the build
             sidecar = await sidecar_of(ctx)
             section = (await sidecar.assemble_section_async(sid)).section
             texts = [section.text] if section else []
             if isinstance(prompt, str) and prompt.strip():
+                from dsh_protocol import TaskLeadParams  # the wire models: imported by the build
+
                 # the task lead: once per session, ranked off the loop (suggester/lead/offer.py)
                 params = TaskLeadParams(session_id=(sid or "")[:500] or None, task=prompt[:MAX_TASK_CHARS])
                 texts += [c.text for c in (await sidecar.task_lead_async(params)).additional_contexts]
@@ -476,6 +517,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         try:
             # the knowledge write waits for another sidecar's lock: off the loop (as serve's handler)
             sidecar = await sidecar_of(ctx)
+            from dsh_protocol import DismissParams  # the wire models: imported by the build
+
             done = await asyncio.to_thread(sidecar.dismiss, DismissParams(family=family, path=path))
         except RequestError as exc:
             raise ToolError(exc.message) from None

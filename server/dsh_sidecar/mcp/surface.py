@@ -95,6 +95,8 @@ class ToolServer(MCPServer[Any]):
         #: Unlisted tools not registered with the SDK yet: each one's registration, run by its first call.
         self._unregistered: dict[str, Callable[[], object]] = {}
         self._schemas: dict[str, dict[str, Any]] | None = None
+        #: Called when a client lists the tools (the owner's cue that the client's session starts).
+        self.on_list: Callable[[], object] | None = None
 
     def tool(self, *args: Any, listed: bool = True, **kwargs: Any) -> Callable[[_F], _F]:
         """:meth:`MCPServer.tool`, plus ``listed=False`` for a tool only hooks call."""
@@ -120,6 +122,8 @@ class ToolServer(MCPServer[Any]):
 
     async def list_tools(self) -> list[MCPTool]:
         """The model-facing tools (the unlisted ones are served, not listed)."""
+        if self.on_list is not None:
+            self.on_list()
         return [t for t in await self._all_tools() if t.name not in self.unlisted]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

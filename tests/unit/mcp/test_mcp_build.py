@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
+from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
 from support.sidecar import home_env
@@ -51,6 +52,114 @@ async def test_tools_are_listed_during_the_build_and_a_call_waits_for_it(workspa
     note = result.structured_content["hookSpecificOutput"]["additionalContext"]
     assert note.startswith("search-suggester: in this repository, look here for the package version:")
     assert lifetime.sidecar is None and lifetime.building is None  # closed with the session
+
+
+def held_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every sidecar build until the returned event is set."""
+    release = threading.Event()
+    original = sidecar_module.Sidecar.__init__
+
+    def held(self: Any, *args: Any, **kwargs: Any) -> None:
+        release.wait(30)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
+    return release
+
+
+PROMPT = {
+    "session_id": "s",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "Find where the package version is defined.",
+}
+
+
+async def test_a_session_start_with_nothing_to_add_is_answered_during_the_build(workspace, tmp_path, monkeypatch):
+    """A harness's first call (Claude Code's UserPromptSubmit hook) right after the tool list:
+    no sticky section, no task lead (the defaults), so {} at once; the next hook still waits."""
+    release = held_build(monkeypatch)
+    lifetime = Lifetime()
+    try:
+        async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+            first = await asyncio.wait_for(client.call_tool("session_start", PROMPT), 10)
+            assert lifetime.sidecar is None and not lifetime.building.done()  # answered while held
+            call = asyncio.create_task(client.call_tool("post_tool_use", GREP))
+            await asyncio.sleep(0.3)
+            assert not call.done()
+            release.set()
+            note = await call
+    finally:
+        release.set()
+    assert first.structured_content == {} and not first.is_error
+    assert note.structured_content["hookSpecificOutput"]["additionalContext"].startswith("search-suggester: ")
+
+
+async def test_the_build_starts_when_the_tools_are_listed(workspace, tmp_path, monkeypatch):
+    """Until the client lists the tools (its handshake, which its session waits for) the
+    build's imports stay off the GIL; listing starts it."""
+    monkeypatch.setattr(server_module, "BUILD_AFTER_LIST_S", 60.0)
+    started = threading.Event()
+    original = sidecar_module.Sidecar.__init__
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+        started.set()
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", noted)
+    lifetime = Lifetime()
+    async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+        await asyncio.sleep(0.3)
+        assert not started.is_set() and not lifetime.building.done()  # connected, nothing listed
+        await client.list_tools()
+        assert await asyncio.to_thread(started.wait, 30)
+        note = await client.call_tool("post_tool_use", GREP)
+    assert note.structured_content["hookSpecificOutput"]["additionalContext"].startswith("search-suggester: ")
+
+
+@pytest.mark.parametrize("first", ["post_tool_use", "session end"])
+async def test_a_call_or_the_end_before_any_tool_list_starts_the_build(workspace, tmp_path, monkeypatch, first):
+    """A client that calls a tool without listing them gets its answer from the sidecar (no
+    wait for the bound); one that leaves at once gets no sidecar built at all."""
+    monkeypatch.setattr(server_module, "BUILD_AFTER_LIST_S", 60.0)
+    built: list[object] = []
+    original = sidecar_module.Sidecar.__init__
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", noted)
+    lifetime = Lifetime()
+    async with asyncio.timeout(30):
+        async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
+            if first == "post_tool_use":
+                note = await client.call_tool("post_tool_use", GREP)
+                context = note.structured_content["hookSpecificOutput"]["additionalContext"]
+                assert context.startswith("search-suggester: in this repository, look here for the package version:")
+    assert len(built) == (1 if first == "post_tool_use" else 0)
+    assert lifetime.sidecar is None and lifetime.building is None  # closed with the session
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [{"sectionMode": "sticky"}, {"taskLead": True}],
+    ids=["sticky-section", "task-lead"],
+)
+async def test_a_session_start_that_may_add_context_waits_for_the_build(workspace, tmp_path, monkeypatch, knobs):
+    release = held_build(monkeypatch)
+    config = parse_config({"suggester": {"enabled": True, **knobs}})
+    try:
+        async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+            call = asyncio.create_task(client.call_tool("session_start", PROMPT))
+            await asyncio.sleep(0.3)
+            assert not call.done()  # the section or the lead needs the sidecar
+            release.set()
+            result = await call
+    finally:
+        release.set()
+    context = result.structured_content["hookSpecificOutput"]["additionalContext"]
+    assert result.structured_content["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert context  # the section (sticky) or the task lead's files: built from the sidecar
 
 
 async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error(
