@@ -129,6 +129,9 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
                 lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
                 if _walk_folder(folder, fd, prefix, entries, lines, ignored, stack, out, taken if mtimes else None):
                     return out
+                if stats is not None and len(taken) >= _STATS_BATCH:  # columns, not 100k stat objects
+                    stats.extend(taken)
+                    taken.clear()
             except OSError:
                 continue
             finally:
@@ -140,6 +143,8 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
             stats.extend(taken)
 
 
+#: Stats kept as objects before they go to the columns (each ``os.stat_result`` is ~200 bytes).
+_STATS_BATCH: Final = 4096
 #: How a walked folder is opened: a folder, never through a symlink, not inherited.
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
