@@ -339,46 +339,75 @@ class _Listed:
 
 
 def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
-    """One pass over the listing (:func:`tables`); whether a file is code is decided once per
-    extension, which names a name-level rule may give a fact to by one scan of them all
-    (``facts.rule_named``)."""
+    """One pass over the listing (:func:`tables`); what a file's extension decides (code, a
+    doc file, a docs page, maybe a docs marker) is decided once per extension, a sorted
+    listing's files of one folder are added to its list as one run, and which names a
+    name-level rule may give a fact to is found by one scan of them all (``facts.rule_named``)."""
     out = _Listed()
     by_name, by_dir, groups = out.by_name, out.by_dir, out.groups
-    code_ext: dict[str, bool] = {}
+    by_ext: dict[str, tuple[bool, bool, bool, bool]] = {}
     names: list[str] = []
     special: list[int] = []
+    last_folder, in_folder = None, []
     for n, f in enumerate(files):
         if n % 1024 == 1023:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
         folder, _, name = f.rpartition("/")
         names.append(name)
-        by_name.setdefault(name, []).append(f)
-        by_dir.setdefault(folder, []).append(f)
+        same = by_name.get(name)
+        if same is None:
+            by_name[name] = [f]
+        else:
+            same.append(f)
+        if folder != last_folder:
+            last_folder, in_folder = folder, by_dir.setdefault(folder, [])
+        in_folder.append(f)
         kind = kind_map.get(f, "other")
-        groups.setdefault(kind, []).append(f)
+        group = groups.get(kind)
+        if group is None:
+            groups[kind] = [f]
+        else:
+            group.append(f)
         dot = name.rfind(".")
-        ext = name[dot:].lower() if dot > -1 else ""
-        is_code = code_ext.get(ext)
-        if is_code is None:
-            is_code = code_ext[ext] = kind_is_code(f)
+        ext = name[dot:] if dot > -1 else ""
+        decided = by_ext.get(ext)
+        if decided is None:
+            decided = by_ext[ext] = _by_extension(ext)
+        is_code, is_doc, is_page, marker = decided
         if is_code:  # code by extension, in any folder (a docs example, a test)
             groups.setdefault("code", []).append(f)
             if kind == "test":  # the one name-only fact most files of a large tree may have
                 groups.setdefault("test-module", []).append(f)
         if maybe_named(f, name):
             special.append(n)
-        lname = name.lower()
-        if lname.endswith(DOC_EXTENSIONS):
+        if is_doc:
             out.doc_count[folder] = out.doc_count.get(folder, 0) + 1
-            if kind not in ("test", "generated") and lname.endswith(DOC_EXTENSIONS[:6]):
+            if is_page and kind not in ("test", "generated"):
                 out.maybe_pages.append(f)
-        if lname in _DOCS_MARKERS:
+        if marker and name.lower() in _DOCS_MARKERS:
             out.markers.add(folder)
     for n in sorted(set(special).union(rule_named(names))):  # the rest of the name-only facts
         f = files[n]
         for fact in facts_of(f, kind_map.get(f, "other"), None) - _TEST_MODULE:
             groups.setdefault(fact, []).append(f)
     return out
+
+
+#: The extensions (lower case) of the docs markers.
+_MARKER_EXTENSIONS: Final = frozenset(m[m.rfind(".") :] for m in _DOCS_MARKERS)
+
+
+def _by_extension(ext: str) -> tuple[bool, bool, bool, bool]:
+    """What a file name's extension ``ext`` (from its last dot, as written; ``""`` without one)
+    decides: code (``facts.kind_is_code``), a doc file, a docs page's extension, and whether the
+    name may be a docs marker."""
+    low = ext.lower()
+    return (
+        kind_is_code("x" + low) if low else False,
+        low.endswith(DOC_EXTENSIONS),
+        low.endswith(DOC_EXTENSIONS[:6]),
+        low in _MARKER_EXTENSIONS,
+    )
 
 
 def tables(

@@ -88,14 +88,20 @@ class GraphBuilder:
         #: changes queued after that go to the refresh thread, even while the worker winds down
         self._published = -1
         self._last: tuple[int, int] | None = None
+        #: the generation whose symbol cache is being written after its graph was published: that
+        #: write is not part of the build (:attr:`building` is ``False`` meanwhile; :meth:`wait`
+        #: still waits for it)
+        self._saving = -1
         #: batches of changed paths applied, and the CPU seconds they took (this thread's)
         self.refreshes = 0
         self.refresh_cpu_s = 0.0
 
     @property
     def building(self) -> bool:
-        """Whether a build is running (or a coalesced restart is due)."""
-        return self._worker
+        """Whether a build is running (or a coalesced restart is due). The symbol cache's write
+        after a build published its graph is not building: the graph is whole, and the write
+        (O(postings), seconds on a large changed tree) must not hold back readiness."""
+        return self._worker and self._saving != self._generation
 
     def start(self) -> None:
         """Start a build (no-op without a root). Requests coalesce: while a build runs, it is
@@ -331,6 +337,7 @@ class GraphBuilder:
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)
+            self._saving = gen
             graph.save_symbols()  # after the index is answered from: the write is O(postings)
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)

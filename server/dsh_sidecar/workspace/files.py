@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import fsguard, gitcmd, gitguard
-from dsh_sidecar.workspace.stats import FileStats, stat_of
+from dsh_sidecar.workspace.stats import FileStats
 from dsh_sidecar.workspace.wildmatch import ignore_matcher, ignore_spec
 
 log = logging.getLogger(__name__)
@@ -103,55 +103,108 @@ def _is_utf8(name: str) -> bool:
 def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = None) -> list[tuple[str, float]]:
     """``(repo-relative POSIX path, mtime or 0.0)`` of every file under ``root``, honouring the
     root's and nested ``.gitignore`` files (pathspec's gitwildmatch) and skipping
-    :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed;
-    files and folders whose names are not UTF-8 are left out. With ``mtimes`` and ``stats``
-    (an empty :class:`~dsh_sidecar.workspace.stats.FileStats` over an empty list), each listed
-    file and its stat are given to it (:meth:`~dsh_sidecar.workspace.stats.FileStats.take`):
-    the one ``lstat`` the mtime needs (a symlink is stat'ed once more, followed)."""
+    :data:`SKIP_DIRS`; unsorted, at most :data:`MAX_FILES`. Symlinked folders are not followed
+    (each folder is opened ``O_NOFOLLOW``: one swapped for a symlink after it was listed is not
+    walked either); files and folders whose names are not UTF-8 are left out. With ``mtimes``
+    and ``stats`` (an empty :class:`~dsh_sidecar.workspace.stats.FileStats` over an empty
+    list), each listed file and its stat are given to it, in the walk's order
+    (``files`` and :meth:`~dsh_sidecar.workspace.stats.FileStats.extend`): the one ``lstat`` the mtime needs,
+    made relative to the open folder (``fstatat``: no path walk from the root per file; a
+    symlink is stat'ed once more, followed)."""
     out: list[tuple[str, float]] = []
+    taken: list[os.stat_result | None] = []
     stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
-    while stack:
-        if _spent(root, len(out), cpu0, wall0):
-            return out
-        folder, prefix, lines, ignored = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
-        all_utf8 = _is_utf8("".join([e.name for e in entries]))  # one check for the folder
-        for e in entries:
-            if not all_utf8 and not _is_utf8(e.name):
-                continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
-            rel = prefix + e.name
+    try:
+        while stack:
+            if _spent(root, len(out), cpu0, wall0):
+                return out
+            folder, prefix, lines, ignored = stack.pop()
             try:
-                is_dir = e.is_dir(follow_symlinks=False)
+                fd = os.open(folder, _DIR_FLAGS)
             except OSError:
                 continue
-            if is_dir:
-                if _walked(e.name, rel, ignored):
-                    stack.append((e.path, rel + "/", lines, ignored))
+            try:
+                entries = list(os.scandir(fd))
+                lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
+                if _walk_folder(folder, fd, prefix, entries, lines, ignored, stack, out, taken if mtimes else None):
+                    return out
+                if stats is not None and len(taken) >= _STATS_BATCH:  # columns, not 100k stat objects
+                    stats.extend(taken)
+                    taken.clear()
+            except OSError:
                 continue
-            if ignored is not None and ignored(rel):
-                continue
-            if not _is_project_file(e):
-                continue
-            mtime = 0.0
-            if mtimes:
-                st: os.stat_result | None = None
-                try:  # (no context manager: this runs once per file)
-                    st = e.stat(follow_symlinks=False)
-                    mtime = st.st_mtime
-                except OSError:
-                    pass
-                if stats is not None:
-                    link = st is None or st.st_mode & _S_IFMT == _S_IFLNK
-                    stats.take(rel, stat_of(e.path) if link else st)
-            out.append((rel, mtime))
-            if len(out) >= MAX_FILES:
-                return out
-    return out
+            finally:
+                os.close(fd)
+        return out
+    finally:
+        if stats is not None and mtimes:
+            stats.files.extend([rel for rel, _ in out])
+            stats.extend(taken)
+
+
+#: Stats kept as objects before they go to the columns (each ``os.stat_result`` is ~200 bytes).
+_STATS_BATCH: Final = 4096
+#: How a walked folder is opened: a folder, never through a symlink, not inherited.
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _walk_folder(
+    folder: str,
+    fd: int,
+    prefix: str,
+    entries: list[os.DirEntry[str]],
+    lines: list[str],
+    ignored: Callable[[str], bool] | None,
+    stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]],
+    out: list[tuple[str, float]],
+    taken: list[os.stat_result | None] | None,
+) -> bool:
+    """List the folder ``folder`` (open as ``fd``, its ``entries`` from ``os.scandir(fd)``, at
+    ``prefix``): its files to ``out`` (their stats to ``taken`` when given), its walked folders
+    onto ``stack``; ``True`` once :data:`MAX_FILES` files are listed."""
+    all_utf8 = _is_utf8("".join([e.name for e in entries]))  # one check for the folder
+    for e in entries:
+        name = e.name
+        if not all_utf8 and not _is_utf8(name):
+            continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
+        rel = prefix + name
+        try:
+            is_dir = e.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_dir:
+            if _walked(name, rel, ignored):
+                stack.append((folder + "/" + name, rel + "/", lines, ignored))
+            continue
+        if ignored is not None and ignored(rel):
+            continue
+        if not _is_project_file(e):
+            continue
+        mtime = 0.0
+        if taken is not None:
+            st: os.stat_result | None = None
+            try:  # (no context manager: this runs once per file)
+                st = e.stat(follow_symlinks=False)  # fstatat(fd, name): the folder is open
+                mtime = st.st_mtime
+            except OSError:
+                pass
+            if st is None or st.st_mode & _S_IFMT == _S_IFLNK:
+                st = _stat_at(fd, name)
+            taken.append(st)
+        out.append((rel, mtime))
+        if len(out) >= MAX_FILES:
+            return True
+    return False
+
+
+def _stat_at(fd: int, name: str) -> os.stat_result | None:
+    """``stat`` of ``name`` in the open folder ``fd``, following a symlink; ``None`` when it
+    fails (dangling, gone)."""
+    try:
+        return os.stat(name, dir_fd=fd)
+    except (OSError, ValueError):
+        return None
 
 
 def _walked(name: str, rel: str, ignored: Callable[[str], bool] | None) -> bool:

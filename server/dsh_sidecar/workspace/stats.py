@@ -17,6 +17,7 @@ import bisect
 import hashlib
 import os
 from array import array
+from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
@@ -25,6 +26,7 @@ Stat = tuple[int, int, int]
 
 #: Marks a file that could not be stat'ed (no real file has a negative size).
 _MISSING: Final = -1
+_MTIME, _SIZE, _INO = (attrgetter(f) for f in ("st_mtime_ns", "st_size", "st_ino"))
 
 
 class FileStats:
@@ -39,10 +41,16 @@ class FileStats:
         self.ino = array("Q")
         self._fingerprint: str | None = None
 
-    def take(self, rel: str, st: os.stat_result | None) -> None:
-        """A walk found ``rel`` with the stat ``st`` (in the walk's order: :meth:`select`)."""
-        self.files.append(rel)
-        self.append(st)
+    def extend(self, stats: list[os.stat_result | None]) -> None:
+        """The stats of the next files (``None``: could not be stat'ed), the columns filled in
+        C loops (``map``), not a method call a file."""
+        if None in stats:  # (rare: a dangling symlink, a file gone meanwhile)
+            for st in stats:
+                self.append(st)
+            return
+        self.mtime.extend(array("q", map(_MTIME, stats)))
+        self.size.extend(array("q", map(_SIZE, stats)))
+        self.ino.extend(array("Q", map(_INO, stats)))
 
     def append(self, st: os.stat_result | None) -> None:
         """The next file's stat (``None``: it could not be stat'ed)."""
@@ -111,6 +119,5 @@ def stat_files(root: Path, files: list[str]) -> FileStats:
     """The stats of the sorted listing ``files`` under ``root``, one ``stat`` each."""
     out = FileStats(files)
     base = str(root) + os.sep
-    for rel in files:
-        out.append(stat_of(base + rel))
+    out.extend([stat_of(base + rel) for rel in files])
     return out

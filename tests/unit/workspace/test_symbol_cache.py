@@ -236,3 +236,33 @@ def test_a_session_after_edits_maps_the_cache_and_parses_only_what_changed(tmp_p
     third = _built(ws, tmp_path / "home")
     assert third.graph.stats["cacheHits"] == 19 and third.graph.stats["cacheSaved"] is False
     assert _tables(third.graph.symbols) == _tables(fresh.graph.symbols)
+
+
+def test_the_cache_write_after_a_build_is_not_part_of_the_build(tmp_path: Path, monkeypatch) -> None:
+    """The symbol cache is written after the index is published, and that write (O(postings):
+    seconds on a large tree that changed) does not hold readiness back: while it runs the
+    builder is not building and answers from the whole index; ``wait`` still waits for it, and
+    a build asked for meanwhile is building again."""
+    import threading
+
+    ws = tmp_path / "ws"
+    write_tree(ws, {"a.py": "def alpha():\n    pass\n", "b.py": "alpha()\n"})
+    entered, release = threading.Event(), threading.Event()
+    real_save = SymbolCache.save
+
+    def held_save(self: SymbolCache, entries: SymbolEntries) -> bool:
+        entered.set()
+        assert release.wait(30)
+        return real_save(self, entries)
+
+    monkeypatch.setattr(SymbolCache, "save", held_save)
+    b = GraphBuilder(ws, cache_dir=tmp_path / "home")
+    b.start()
+    assert entered.wait(30)
+    assert b.building is False and b.ready and b.definitions("alpha") == ["a.py"]
+    assert b.wait(0.05) is False  # the write is still on its way
+    b.start()  # a rebuild asked for while the write runs
+    assert b.building is True
+    release.set()
+    assert b.wait(30) and b.building is False
+    assert b.graph.stats["cacheHits"] == 2 and b.graph.stats["cacheSaved"] is False  # the first build wrote it

@@ -40,3 +40,33 @@ def test_the_fingerprint_tells_any_change(tmp_path: Path) -> None:
     os.utime(tmp_path / "new", ns=(st.st_atime_ns, st.st_mtime_ns))
     os.replace(tmp_path / "new", tmp_path / "b.py")
     assert stat_files(tmp_path, files).fingerprint() != first
+
+
+def test_the_walk_stats_each_file_in_its_open_folder_as_a_stat_by_path_would(tmp_path: Path) -> None:
+    """The walk stats a file relative to its open folder (``fstatat``): the same values as a
+    ``stat`` of its whole path; a symlinked folder is not walked; a file rewritten in place
+    (same size, its inode kept) reads as changed by its mtime."""
+    for rel in ("src/pkg/m.py", "src/pkg/n.py", "docs/index.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("x = 1\n")
+    os.symlink(outside, tmp_path / "src" / "linked")  # a folder through a symlink: not walked
+    walked = FileStats([])
+    files = sorted(rel for rel, _ in walk_files(tmp_path, mtimes=True, stats=walked))
+    assert files == ["docs/index.md", "src/linked", "src/pkg/m.py", "src/pkg/n.py"]
+    aligned = walked.select(files)
+    for rel in ("docs/index.md", "src/pkg/m.py", "src/pkg/n.py"):
+        st = os.stat(tmp_path / rel)
+        assert aligned.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino)
+    target = tmp_path / "src/pkg/m.py"
+    before = aligned.get("src/pkg/m.py")
+    with target.open("r+") as fh:  # the same size, in place
+        fh.write("src/pkg/M.py")
+    os.utime(target, ns=(before[0] + 1_000_000, before[0] + 1_000_000))  # (a later clock tick)
+    again = FileStats([])
+    walk_files(tmp_path, mtimes=True, stats=again)
+    changed = again.select(files)
+    assert changed.get("src/pkg/m.py") == (before[0] + 1_000_000, before[1], before[2])
+    assert changed.fingerprint() != aligned.fingerprint()
