@@ -26,15 +26,23 @@ from typing import TYPE_CHECKING, Final
 
 from dsh_protocol import Attempt, Source
 
+from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
-from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
+from dsh_sidecar.router.config import (
+    ProviderSpec,
+    RouterConfig,
+    invalid_reason,
+    resolve_chain,
+    secrets_of,
+    unusable_reason,
+)
 from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
-from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
+from dsh_sidecar.router.providers import CANONICAL_ORDER, LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
     AUTH,
     BLOCKED,
@@ -150,6 +158,9 @@ class Router:
     redactor: Redactor
     client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
+    #: Why each provider of :attr:`missing` whose key or base URL in the environment is
+    #: malformed is skipped (:func:`~.config.invalid_reason`: the variable, never its value).
+    invalid: dict[str, str] = field(default_factory=dict)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
@@ -182,9 +193,14 @@ class Router:
         forget a cooldown; the cache starts empty. ``docs_root`` is the project whose docs the
         offline docs index holds, when ``local`` is in the chain.
 
-        Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
+        A malformed key or base URL in the environment skips its provider (every search
+        reports why, :meth:`health_status` too; logged once here): the others keep answering.
         """
-        chain, missing = resolve_chain(config, env)
+        problems: dict[str, ConfigError] = {}
+        chain, missing = resolve_chain(config, env, problems)
+        invalid = {pid: invalid_reason(exc) for pid, exc in problems.items()}
+        for pid, why in invalid.items():
+            log.warning("router: provider %s skipped: %s", pid, why)
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
         cache = None
@@ -209,6 +225,7 @@ class Router:
             redactor=redactor,
             client=client,
             missing=missing,
+            invalid=invalid,
             health=health,
             cache=cache,
             pacer=pacer,
@@ -307,8 +324,23 @@ class Router:
 
     def health_status(self) -> list[dict[str, object]]:
         """Per-provider health for ``dsh/status`` (see :meth:`ProviderHealth.status`); every
-        text in it is redacted already."""
-        return self.health.status(s.id for s in self.chain)
+        text in it is redacted already. A provider skipped for a malformed setting
+        (:attr:`invalid`) has its line too: ``failing``, class ``config``, the reason as its
+        last outcome."""
+        lines = self.health.status(s.id for s in self.chain)
+        for pid, why in self.invalid.items():
+            lines.append(
+                {
+                    "provider": pid,
+                    "state": "failing",
+                    "failureClass": CONFIG,
+                    "cooldownSecondsLeft": 0,
+                    "lastOutcome": f"skipped: {why}",
+                    "successes": 0,
+                    "failures": 0,
+                }
+            )
+        return lines
 
     def cache_status(self) -> dict[str, int] | None:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
@@ -420,8 +452,9 @@ class Router:
     def _unavailable(self, spec: ProviderSpec | str) -> tuple[Attempt, _Failed | None] | None:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
         named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
-        if isinstance(spec, str):  # named in provider/order but not usable
-            reason = f"skipped: {unusable_reason(spec, self.config)}"
+        if isinstance(spec, str):  # named in provider/order but not usable, or its setting malformed
+            why = self.invalid.get(spec) or unusable_reason(spec, self.config)
+            reason = f"skipped: {why}"
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
@@ -453,11 +486,13 @@ class Router:
         return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
 
     def _plan(self) -> list[ProviderSpec | str]:
-        """The chain in configured order, with the ids of named-but-unusable providers
-        (:attr:`missing`) at their place."""
+        """The chain in configured order (or the canonical one), with the ids of unusable
+        providers (:attr:`missing`: named but not configured, or whose setting is malformed)
+        at their place."""
         if not self.missing:
             return list(self.chain)
-        named = [self.config.provider] if self.config.provider else list(self.config.order or [])
+        # the auto-detected chain's only unusable providers are those with a malformed setting
+        named = [self.config.provider] if self.config.provider else list(self.config.order or CANONICAL_ORDER)
         specs = {s.id: s for s in self.chain}
         plan: list[ProviderSpec | str] = [specs.get(pid, pid) for pid in named if pid in specs or pid in self.missing]
         return plan + [s for s in self.chain if s.id not in named]  # the appended offline docs index
