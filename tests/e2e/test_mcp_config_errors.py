@@ -90,7 +90,7 @@ async def test_a_bad_searxng_url_skips_searxng_and_nothing_else(tmp_path, worksp
     assert progress[0] == f"searxng: {why} (0 ms)"
     assert progress[1] is not None and progress[1].startswith("duckduckgo: ok (") and len(progress) == 2
     err = (tmp_path / "stderr.log").read_text()
-    assert f"WARNING dsh_sidecar.router.chain: router: provider searxng {why}\n" in err
+    assert f"WARNING dsh_sidecar.router.config: router: provider searxng {why}\n" in err
     assert "Traceback" not in err
     everything = err + json.dumps([note.model_dump(), where.model_dump(), found.model_dump(), progress])
     assert PASSWORD not in everything

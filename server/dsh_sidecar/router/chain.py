@@ -26,14 +26,12 @@ from typing import TYPE_CHECKING, Final
 
 from dsh_protocol import Attempt, Source
 
-from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
     ProviderSpec,
     RouterConfig,
-    invalid_reason,
-    resolve_chain,
+    resolve_chain_skipping,
     secrets_of,
     unusable_reason,
 )
@@ -158,8 +156,7 @@ class Router:
     redactor: Redactor
     client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
-    #: Why each provider of :attr:`missing` whose key or base URL in the environment is
-    #: malformed is skipped (:func:`~.config.invalid_reason`: the variable, never its value).
+    #: Why a provider of :attr:`missing` with a malformed key or URL in the environment is skipped.
     invalid: dict[str, str] = field(default_factory=dict)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
@@ -193,14 +190,9 @@ class Router:
         forget a cooldown; the cache starts empty. ``docs_root`` is the project whose docs the
         offline docs index holds, when ``local`` is in the chain.
 
-        A malformed key or base URL in the environment skips its provider (every search
-        reports why, :meth:`health_status` too; logged once here): the others keep answering.
-        """
-        problems: dict[str, ConfigError] = {}
-        chain, missing = resolve_chain(config, env, problems)
-        invalid = {pid: invalid_reason(exc) for pid, exc in problems.items()}
-        for pid, why in invalid.items():
-            log.warning("router: provider %s skipped: %s", pid, why)
+        A malformed key or base URL in the environment skips its provider (logged once here;
+        every search and :meth:`health_status` say why): the others keep answering."""
+        chain, missing, invalid = resolve_chain_skipping(config, env)
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
         cache = None
@@ -324,23 +316,11 @@ class Router:
 
     def health_status(self) -> list[dict[str, object]]:
         """Per-provider health for ``dsh/status`` (see :meth:`ProviderHealth.status`); every
-        text in it is redacted already. A provider skipped for a malformed setting
-        (:attr:`invalid`) has its line too: ``failing``, class ``config``, the reason as its
-        last outcome."""
-        lines = self.health.status(s.id for s in self.chain)
-        for pid, why in self.invalid.items():
-            lines.append(
-                {
-                    "provider": pid,
-                    "state": "failing",
-                    "failureClass": CONFIG,
-                    "cooldownSecondsLeft": 0,
-                    "lastOutcome": f"skipped: {why}",
-                    "successes": 0,
-                    "failures": 0,
-                }
-            )
-        return lines
+        text in it is redacted already. One skipped for a malformed setting (:attr:`invalid`):
+        ``failing``, class ``config``, its reason as the last outcome."""
+        skip = {"state": "failing", "failureClass": CONFIG, "cooldownSecondsLeft": 0, "successes": 0, "failures": 0}
+        invalid = [{"provider": pid, **skip, "lastOutcome": f"skipped: {why}"} for pid, why in self.invalid.items()]
+        return self.health.status(s.id for s in self.chain) + invalid
 
     def cache_status(self) -> dict[str, int] | None:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
@@ -453,8 +433,7 @@ class Router:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
         named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
         if isinstance(spec, str):  # named in provider/order but not usable, or its setting malformed
-            why = self.invalid.get(spec) or unusable_reason(spec, self.config)
-            reason = f"skipped: {why}"
+            reason = f"skipped: {self.invalid.get(spec) or unusable_reason(spec, self.config)}"
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
@@ -486,12 +465,10 @@ class Router:
         return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
 
     def _plan(self) -> list[ProviderSpec | str]:
-        """The chain in configured order (or the canonical one), with the ids of unusable
-        providers (:attr:`missing`: named but not configured, or whose setting is malformed)
-        at their place."""
+        """The chain in configured (or canonical) order, with the ids of unusable providers
+        (:attr:`missing`: named but not configured, or a setting malformed) at their place."""
         if not self.missing:
             return list(self.chain)
-        # the auto-detected chain's only unusable providers are those with a malformed setting
         named = [self.config.provider] if self.config.provider else list(self.config.order or CANONICAL_ORDER)
         specs = {s.id: s for s in self.chain}
         plan: list[ProviderSpec | str] = [specs.get(pid, pid) for pid in named if pid in specs or pid in self.missing]

@@ -15,6 +15,7 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
@@ -53,9 +54,12 @@ __all__ = [
     "check_base_url",
     "parse_router_config",
     "resolve_chain",
+    "resolve_chain_skipping",
     "resolve_provider",
     "secrets_of",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Seed default per-provider timeout, milliseconds.
 DEFAULT_TIMEOUT_MS: Final = 10_000
@@ -249,6 +253,21 @@ def resolve_chain(
         if local is not None:
             chain.append(local)
     return chain, missing
+
+
+def resolve_chain_skipping(
+    cfg: RouterConfig, env: Mapping[str, str]
+) -> tuple[list[ProviderSpec], list[str], dict[str, str]]:
+    """:func:`resolve_chain` for a router: the chain, the unusable ids (named but not
+    configured; named or auto-detected but with a malformed key or URL in the environment, in
+    place in the plan) and, by id, why each of the latter is skipped (:func:`invalid_reason`),
+    logged once here."""
+    problems: dict[str, ConfigError] = {}
+    chain, missing = resolve_chain(cfg, env, problems)
+    invalid = {pid: invalid_reason(exc) for pid, exc in problems.items()}
+    for pid, why in invalid.items():
+        log.warning("router: provider %s skipped: %s", pid, why)
+    return chain, missing, invalid
 
 
 def invalid_reason(problem: ConfigError) -> str:

@@ -195,7 +195,7 @@ async def test_a_provider_with_a_malformed_setting_is_skipped_in_place_with_its_
     from dsh_sidecar.router import AllProvidersFailed, Router
 
     cfg = parse_router_config({"providers": {"duckduckgo": {"baseURL": "http://127.0.0.1:9"}}})
-    with caplog.at_level("WARNING", logger="dsh_sidecar.router.chain"):
+    with caplog.at_level("WARNING", logger="dsh_sidecar.router.config"):
         router = Router.from_config(cfg, {"SEARXNG_BASE_URL": "http://admin:hunter22@"})
     why = "invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)"
     try:
