@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from dsh_sidecar.config import SidecarConfig
+    from dsh_sidecar.errors import ConfigError
     from dsh_sidecar.router.resolve import ProviderSpec
 
 __all__ = [
@@ -87,9 +88,8 @@ class Preflight:
 def preflight_defaults(env: Mapping[str, str]) -> Preflight:
     """The :class:`Preflight` of a config with every default (an empty document), against
     ``env``, without importing pydantic: equal to ``preflight_of(parse_config(None), env)``.
-
-    Raises :class:`~dsh_sidecar.errors.ConfigError` as the router's chain resolution does (a
-    malformed base URL or key in the environment, naming the variable, never the value)."""
+    A malformed base URL or key in the environment skips its provider, as the router does
+    (the router logs it when it is built)."""
     from dsh_sidecar.router.resolve import (
         DEFAULT_ORDER,
         DEFAULT_PROVIDER,
@@ -99,15 +99,17 @@ def preflight_defaults(env: Mapping[str, str]) -> Preflight:
     )
     from dsh_sidecar.state.backends import DEFAULT_BACKEND, is_shared
 
-    chain, _missing = resolve_chain_of(DEFAULT_PROVIDER, DEFAULT_ORDER, DEFAULT_PROVIDERS, env)
+    problems: dict[str, ConfigError] = {}
+    chain, _missing = resolve_chain_of(DEFAULT_PROVIDER, DEFAULT_ORDER, DEFAULT_PROVIDERS, env, problems)
     return Preflight(tuple(chain), tuple(secrets_of(chain)), is_shared(DEFAULT_BACKEND))
 
 
 def preflight_of(config: SidecarConfig, env: Mapping[str, str]) -> Preflight:
     """The :class:`Preflight` of a validated ``config`` against ``env``.
 
-    Raises :class:`~dsh_sidecar.errors.ConfigError` as the router's chain resolution does."""
+    A malformed base URL or key in the environment skips its provider (the router logs it when it is built)."""
     from dsh_sidecar.router.config import resolve_chain, secrets_of
 
-    chain, _missing = resolve_chain(config.router, env)
+    problems: dict[str, ConfigError] = {}
+    chain, _missing = resolve_chain(config.router, env, problems)
     return Preflight(tuple(chain), tuple(secrets_of(chain)), config.state.shared)

@@ -64,6 +64,25 @@ def test_doctor_without_providers_offline(tmp_path: Path):
     assert out.endswith("\nready\n")
 
 
+def test_doctor_and_status_show_a_provider_skipped_for_a_malformed_setting(tmp_path: Path):
+    """A malformed SEARXNG_BASE_URL (with a password in it) is SearXNG's warning, naming the
+    variable and why, never the value; DuckDuckGo stays the chain, as the servers have it."""
+    env = env_for(tmp_path / "home", {"SEARXNG_BASE_URL": "http://admin:hunter22@"})
+    why = "skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)"
+    rc, out, err = run(["doctor", "--offline", "--json"], env, tmp_path)
+    assert (rc, err) == (0, "")
+    report = json.loads(out)
+    by = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] is True and report["summary"] == "ready, with 1 warning: provider searxng"
+    assert (by["provider searxng"]["status"], by["provider searxng"]["detail"]) == ("warn", why)
+    assert by["provider duckduckgo"]["data"]["position"] == 1
+    rc, out, err = run(["status"], env, tmp_path)
+    assert rc == 0
+    assert f"  -  searxng     {why}\n" in out
+    assert f"router: provider searxng {why}" in err
+    assert "hunter22" not in out + err
+
+
 def test_doctor_searches_once_per_provider_and_tells_what_is_wrong(tmp_path: Path):
     """One real search per chain provider against loopback fakes in each provider's wire format
     (the fixtures' replies): exa's key refused (401) fails naming EXA_API_KEY, a SearXNG without

@@ -80,15 +80,43 @@ def test_a_request_pipelined_with_initialize_gets_the_built_sidecars_answer(dsh_
         srv.close()
 
 
-def test_initialize_still_refuses_a_bad_provider_url_from_the_environment(dsh_home):
-    """The router's chain is resolved against the environment before the reply, as the Sidecar
-    did when it was built inside ``initialize``."""
-    srv = RawServer(dsh_home, env={"SEARXNG_BASE_URL": "ftp://searx.example"})
+def test_a_bad_provider_url_in_the_environment_skips_that_provider_and_serves(dsh_home, workspace):
+    """A malformed ``SEARXNG_BASE_URL`` (here with a password in it) is that provider's problem,
+    as ``dsh-search mcp`` has it: ``initialize`` succeeds, the suggester notes, the status shows
+    the skipped provider with its reason and the log names the variable, never the value."""
+    srv = RawServer(dsh_home, env={"SEARXNG_BASE_URL": "http://admin:hunter22@"})
+    why = "skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)"
     try:
-        reply = srv.request("initialize", _initialize(1, None, None)["params"], timeout=60)
+        init = srv.request("initialize", _initialize(1, workspace, {"suggester": {"enabled": True}})["params"], 60)
+        assert init["result"]["serverInfo"]["name"] == "dsh-search-sidecar"
+        srv.notify("initialized", {})
+        note = srv.request(
+            "dsh/postExecute",
+            {"sessionId": "s1", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "def main"}}},
+            timeout=60,
+        )["result"]["additionalContexts"]
+        assert [c["source"]["intent"] for c in note] == ["Symbol"]
+        router = srv.request("dsh/status", {}, timeout=60)["result"]["router"]
+        assert [p["provider"] for p in router["chain"]] == ["duckduckgo"]
+        assert router["unavailable"] == ["searxng"]
+        assert [h["lastOutcome"] for h in router["health"] if h["provider"] == "searxng"] == [why]
+        assert srv.shutdown() == 0
+        err = srv.stderr_bytes.decode()
+        assert f"router: provider searxng {why}" in err
+        assert "hunter22" not in err + srv.stdout_bytes.decode()
+    finally:
+        srv.close()
+
+
+def test_initialize_still_refuses_a_bad_provider_url_in_its_options(dsh_home):
+    """The config document's own value is refused before the reply, naming the key."""
+    srv = RawServer(dsh_home)
+    options = {"router": {"providers": {"searxng": {"baseUrl": "ftp://searx.example"}}}}
+    try:
+        reply = srv.request("initialize", _initialize(1, None, options)["params"], timeout=60)
         assert reply["error"]["code"] == -32602
         assert reply["error"]["message"] == (
-            "invalid initializationOptions: $SEARXNG_BASE_URL: must be an absolute http:// or https:// URL"
+            "invalid initializationOptions: router.providers.searxng.baseUrl: must be an absolute http:// or https:// URL"
         )
         # and the server keeps refusing other requests as not initialized
         assert srv.request("dsh/status", {})["error"]["code"] == -32002

@@ -110,12 +110,14 @@ def _key_source(pid: str, cfg: SidecarConfig, env: Mapping[str, str]) -> tuple[s
 
 def check_providers(cfg: SidecarConfig, env: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[Any]]:
     """One check per provider of the canonical order; returns them and the chain's specs (for
-    :func:`check_endpoints`). Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed
-    URL or key in the environment (named, never shown)."""
+    :func:`check_endpoints`). A provider whose URL or key in the environment is malformed is a
+    warning naming the variable and why (never the value), as the router skips it."""
+    from dsh_sidecar.errors import ConfigError
     from dsh_sidecar.redact import Redactor
-    from dsh_sidecar.router.config import CANONICAL_ORDER, resolve_chain, secrets_of, unusable_reason
+    from dsh_sidecar.router.config import CANONICAL_ORDER, invalid_reason, resolve_chain, secrets_of, unusable_reason
 
-    chain, _missing = resolve_chain(cfg.router, env)
+    problems: dict[str, ConfigError] = {}
+    chain, _missing = resolve_chain(cfg.router, env, problems)
     redact = Redactor(secrets_of(chain))
     position = {spec.id: i for i, spec in enumerate(chain, 1)}
     checks = []
@@ -143,6 +145,8 @@ def check_providers(cfg: SidecarConfig, env: Mapping[str, str]) -> tuple[list[di
             named = pid == cfg.router.provider or pid in (cfg.router.order or [])
             if explicit and not named:
                 why, status = "not in the configured chain", "skip"
+            elif pid in problems:  # its variable is set but malformed: skipped, whoever asked for it
+                why, status = f"skipped: {invalid_reason(problems[pid])}", "warn"
             else:  # named but unusable (warn), or not auto-detected: say what to set
                 why, status = unusable_reason(pid, cfg.router), "warn" if named else "skip"
             checks.append(
@@ -423,8 +427,8 @@ def run_doctor(
     offline: bool,
     need_mcp: bool = False,
 ) -> dict[str, Any]:
-    """Every check (see the module docstring); raises ConfigError when the environment holds a
-    malformed provider URL or key."""
+    """Every check (see the module docstring); a malformed provider URL or key in the
+    environment is its provider's warning."""
     checks = [
         _check("dsh-search", "info", f"{__version__} ({Path(__file__).resolve().parents[1]})", version=__version__),
         check_python(),

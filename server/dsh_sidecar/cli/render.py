@@ -187,6 +187,12 @@ def servers_lines(status: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _unavailable_word(health: dict[str, Any]) -> str:
+    """What an unusable provider's line says: ``not configured``, or the reason a malformed
+    setting in the environment skips it (its health line's outcome, the variable named)."""
+    return str(health.get("lastOutcome") or "not configured")
+
+
 def status_plain(status: dict[str, Any]) -> str:
     """``dsh/status`` as plain text: the running servers' live state, the router chain with
     each provider's health, the bandit table (:func:`render_status`), the suggester and where
@@ -200,7 +206,7 @@ def status_plain(status: dict[str, Any]) -> str:
             f"  {i}. {p['provider']:11} {clean(p['baseUrl'])}  [{_health_word(health.get(p['provider'], {}))}]"
         )
     for pid in router.get("unavailable", []):
-        lines.append(f"  -  {pid:11} not configured")
+        lines.append(f"  -  {pid:11} {clean(_unavailable_word(health.get(pid, {})))}")
     cache = router.get("cache")
     lines.append(
         f"  timeout {router['timeoutMs']} ms per provider, deadline {router['deadlineMs']} ms; cache "
@@ -230,7 +236,8 @@ def status_rich(status: dict[str, Any]) -> Group:
         style = "green" if h.get("state") == "ok" else ("red" if h.get("cooldownSecondsLeft") else "yellow")
         chain.add_row(str(i), p["provider"], Text(clean(p["baseUrl"])), Text(word, style=style))
     for pid in router.get("unavailable", []):
-        chain.add_row("-", pid, Text("not configured", style="dim"), "")
+        h = health.get(pid, {})
+        chain.add_row("-", pid, Text(clean(_unavailable_word(h)), style="yellow" if h else "dim"), "")
     b = status["bandit"]
     post = Table(
         title=f"Bandit posteriors Beta(α, β) per query class (discount {b['discount']:g})",

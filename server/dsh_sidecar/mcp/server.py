@@ -5,7 +5,10 @@ on a thread when the server starts, so ``initialize`` and ``tools/list`` (what a
 for before its session starts) are answered without waiting for the sidecar's imports (the
 workspace, router and bandit code) or its construction; every tool call awaits the build,
 but a ``session_start`` that has nothing to add (no sticky section, no task lead: the
-defaults) answers ``{}`` at once, since a harness's first call is that hook. It
+defaults) answers ``{}`` at once, since a harness's first call is that hook; a build that
+failed makes every tool that needs the sidecar a tool error naming why
+(:class:`SidecarUnavailable`), the hooks ``{}``. A malformed provider setting in the
+environment is no such failure: the router skips that provider and logs why once built. It
 is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
 secret-redacting filter.
@@ -71,7 +74,7 @@ from pydantic import Field, ValidationError
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit.usage import MAX_CITED_URLS, MAX_URL_CHARS
 from dsh_sidecar.config import SidecarConfig
-from dsh_sidecar.errors import RequestError, first_problem
+from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
     STEER,
     HookInputError,
@@ -129,6 +132,18 @@ class SessionEnded(Exception):
     """The session ended before the sidecar's build started: none was built."""
 
 
+class SidecarUnavailable(ToolError):
+    """The sidecar's build failed: the tool error of every call that needs it, naming why
+    (a :class:`~dsh_sidecar.errors.ConfigError`'s key and reason; else the error's type and
+    where its details are), never a value."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> SidecarUnavailable:
+        if isinstance(exc, ConfigError):
+            return cls(f"dsh-search could not start: invalid config: {exc}")
+        return cls(f"dsh-search could not start ({type(exc).__name__}); the server's log (stderr) has the details")
+
+
 class Holder:
     """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
     per-session turn counter of the hooks."""
@@ -140,9 +155,14 @@ class Holder:
 
     async def get(self) -> Sidecar:
         """The sidecar, once built (its build started now if it still waits for the tool list;
-        a failed build raises its error here, in every call)."""
+        a failed build raises :class:`SidecarUnavailable` naming its error, in every call)."""
         self.start.set()
-        return await asyncio.shield(self.built)
+        try:
+            return await asyncio.shield(self.built)
+        except (SessionEnded, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise SidecarUnavailable.of(exc) from None
 
 
 class Lifetime:
@@ -430,6 +450,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             return post_tool_use_output(await (await h.get()).post_execute_async(params))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
+        except SidecarUnavailable as exc:
+            log.warning("post_tool_use: no note: %s", exc)
         except ValidationError as exc:
             problem = first_problem(exc, unknown="unknown field")
             log.info("post_tool_use: ignored a malformed hook call: %s: %s", problem.key, problem.message())
@@ -465,6 +487,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 params = TaskLeadParams(session_id=(sid or "")[:500] or None, task=prompt[:MAX_TASK_CHARS])
                 texts += [c.text for c in (await sidecar.task_lead_async(params)).additional_contexts]
             return session_start_output("\n\n".join(texts) or None, event)
+        except SidecarUnavailable as exc:
+            log.warning("session_start: no section: %s", exc)
+            return {}
         except Exception:
             log.warning("session_start: internal error; no section", exc_info=True)
             return {}

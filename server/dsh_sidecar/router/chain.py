@@ -28,13 +28,19 @@ from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
-from dsh_sidecar.router.config import ProviderSpec, RouterConfig, resolve_chain, secrets_of, unusable_reason
+from dsh_sidecar.router.config import (
+    ProviderSpec,
+    RouterConfig,
+    resolve_chain_skipping,
+    secrets_of,
+    unusable_reason,
+)
 from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
-from dsh_sidecar.router.providers import LOCAL_ID, PROVIDERS
+from dsh_sidecar.router.providers import CANONICAL_ORDER, LOCAL_ID, PROVIDERS
 from dsh_sidecar.router.providers.base import (
     AUTH,
     BLOCKED,
@@ -150,6 +156,8 @@ class Router:
     redactor: Redactor
     client: ProviderClient | None = None
     missing: list[str] = field(default_factory=list)
+    #: Why a provider of :attr:`missing` with a malformed key or URL in the environment is skipped.
+    invalid: dict[str, str] = field(default_factory=dict)
     modules: Mapping[str, Provider] = field(default_factory=lambda: PROVIDERS)
     health: ProviderHealth = field(default_factory=ProviderHealth)
     cache: ResultCache | None = None
@@ -182,9 +190,9 @@ class Router:
         forget a cooldown; the cache starts empty. ``docs_root`` is the project whose docs the
         offline docs index holds, when ``local`` is in the chain.
 
-        Raises :class:`~dsh_sidecar.errors.ConfigError` for a malformed URL in the environment.
-        """
-        chain, missing = resolve_chain(config, env)
+        A malformed key or base URL in the environment skips its provider (logged once here;
+        every search and :meth:`health_status` say why): the others keep answering."""
+        chain, missing, invalid = resolve_chain_skipping(config, env)
         chain = [spec for spec in chain if spec.id in PROVIDERS] or chain
         redactor = Redactor(secrets_of(chain))
         cache = None
@@ -209,6 +217,7 @@ class Router:
             redactor=redactor,
             client=client,
             missing=missing,
+            invalid=invalid,
             health=health,
             cache=cache,
             pacer=pacer,
@@ -307,8 +316,11 @@ class Router:
 
     def health_status(self) -> list[dict[str, object]]:
         """Per-provider health for ``dsh/status`` (see :meth:`ProviderHealth.status`); every
-        text in it is redacted already."""
-        return self.health.status(s.id for s in self.chain)
+        text in it is redacted already. One skipped for a malformed setting (:attr:`invalid`):
+        ``failing``, class ``config``, its reason as the last outcome."""
+        skip = {"state": "failing", "failureClass": CONFIG, "cooldownSecondsLeft": 0, "successes": 0, "failures": 0}
+        invalid = [{"provider": pid, **skip, "lastOutcome": f"skipped: {why}"} for pid, why in self.invalid.items()]
+        return self.health.status(s.id for s in self.chain) + invalid
 
     def cache_status(self) -> dict[str, int] | None:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
@@ -420,8 +432,8 @@ class Router:
     def _unavailable(self, spec: ProviderSpec | str) -> tuple[Attempt, _Failed | None] | None:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
         named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
-        if isinstance(spec, str):  # named in provider/order but not usable
-            reason = f"skipped: {unusable_reason(spec, self.config)}"
+        if isinstance(spec, str):  # named in provider/order but not usable, or its setting malformed
+            reason = f"skipped: {self.invalid.get(spec) or unusable_reason(spec, self.config)}"
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
@@ -453,11 +465,11 @@ class Router:
         return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
 
     def _plan(self) -> list[ProviderSpec | str]:
-        """The chain in configured order, with the ids of named-but-unusable providers
-        (:attr:`missing`) at their place."""
+        """The chain in configured (or canonical) order, with the ids of unusable providers
+        (:attr:`missing`: named but not configured, or a setting malformed) at their place."""
         if not self.missing:
             return list(self.chain)
-        named = [self.config.provider] if self.config.provider else list(self.config.order or [])
+        named = [self.config.provider] if self.config.provider else list(self.config.order or CANONICAL_ORDER)
         specs = {s.id: s for s in self.chain}
         plan: list[ProviderSpec | str] = [specs.get(pid, pid) for pid in named if pid in specs or pid in self.missing]
         return plan + [s for s in self.chain if s.id not in named]  # the appended offline docs index

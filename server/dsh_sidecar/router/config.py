@@ -15,6 +15,7 @@ plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``tru
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
@@ -35,6 +36,7 @@ from dsh_sidecar.router.resolve import (
     PROVIDER_DEFAULTS,
     ProviderOverrides,
     ProviderSpec,
+    check_api_key,
     check_base_url,
     resolve_chain_of,
     resolve_provider_of,
@@ -52,9 +54,12 @@ __all__ = [
     "check_base_url",
     "parse_router_config",
     "resolve_chain",
+    "resolve_chain_skipping",
     "resolve_provider",
     "secrets_of",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Seed default per-provider timeout, milliseconds.
 DEFAULT_TIMEOUT_MS: Final = 10_000
@@ -209,6 +214,8 @@ def parse_router_config(raw: Any) -> RouterConfig:
         if len(set(cfg.order)) != len(cfg.order):
             raise ConfigError("router.order", "names a provider twice")
     for pid, settings in cfg.providers.items():
+        if settings.api_key is not None and settings.api_key.strip():  # the document's own value: refused now
+            check_api_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
         if settings.base_url is not None:
             key = f"router.providers.{pid}.{'baseURL' if 'baseURL' in raw['providers'][pid] else 'baseUrl'}"
             check_base_url(key, settings.base_url, allow_credentials=pid in BASIC_AUTH_PROVIDERS)
@@ -226,7 +233,9 @@ def resolve_provider(pid: str, cfg: RouterConfig, env: Mapping[str, str]) -> Pro
     return resolve_provider_of(pid, cfg.providers.get(pid), env)
 
 
-def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[ProviderSpec], list[str]]:
+def resolve_chain(
+    cfg: RouterConfig, env: Mapping[str, str], problems: dict[str, ConfigError] | None = None
+) -> tuple[list[ProviderSpec], list[str]]:
     """Return the providers to try, in order, and the ids that were named but are unusable
     (:func:`~dsh_sidecar.router.resolve.resolve_chain_of` of ``cfg``'s ``provider``, ``order``
     and ``providers``).
@@ -234,15 +243,38 @@ def resolve_chain(cfg: RouterConfig, env: Mapping[str, str]) -> tuple[list[Provi
     ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
     or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
     zero-config chain is never empty). With ``localFallback`` true, the offline docs index
-    (``local``) is appended when the chain does not name it. Raises :class:`ConfigError` as
-    :func:`resolve_provider` does.
+    (``local``) is appended when the chain does not name it. A malformed key or base URL in
+    the environment makes its provider unusable and is kept in ``problems`` (without it, the
+    :class:`ConfigError` is raised), as :func:`~dsh_sidecar.router.resolve.resolve_chain_of` says.
     """
-    chain, missing = resolve_chain_of(cfg.provider, cfg.order, cfg.providers, env)
+    chain, missing = resolve_chain_of(cfg.provider, cfg.order, cfg.providers, env, problems)
     if cfg.local_fallback and all(spec.id != LOCAL_ID for spec in chain):
         local = resolve_provider_of(LOCAL_ID, None, env)
         if local is not None:
             chain.append(local)
     return chain, missing
+
+
+def resolve_chain_skipping(
+    cfg: RouterConfig, env: Mapping[str, str]
+) -> tuple[list[ProviderSpec], list[str], dict[str, str]]:
+    """:func:`resolve_chain` for a router: the chain, the unusable ids (named but not
+    configured; named or auto-detected but with a malformed key or URL in the environment, in
+    place in the plan) and, by id, why each of the latter is skipped (:func:`invalid_reason`),
+    logged once here."""
+    problems: dict[str, ConfigError] = {}
+    chain, missing = resolve_chain(cfg, env, problems)
+    invalid = {pid: invalid_reason(exc) for pid, exc in problems.items()}
+    for pid, why in invalid.items():
+        log.warning("router: provider %s skipped: %s", pid, why)
+    return chain, missing, invalid
+
+
+def invalid_reason(problem: ConfigError) -> str:
+    """Why a provider whose key or base URL in the environment is malformed is not usable,
+    naming the variable and what is wrong (never the value): ``invalid config
+    ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)``."""
+    return f"invalid config ({problem})"
 
 
 def unusable_reason(pid: str, cfg: RouterConfig) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "PROVIDER_DEFAULTS",
     "ProviderOverrides",
     "ProviderSpec",
+    "check_api_key",
     "check_base_url",
     "resolve_chain_of",
     "resolve_provider_of",
@@ -144,15 +145,17 @@ def _key_from(settings: ProviderOverrides, defaults: ProviderDefaults, env: Mapp
     characters inside (it would corrupt the HTTP header) is a :class:`ConfigError` naming the
     key or variable, never the value."""
     if settings.api_key is not None and settings.api_key.strip():
-        return _check_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
+        return check_api_key(f"router.providers.{pid}.apiKey", settings.api_key.strip())
     var = settings.api_key_env or defaults.key_env
     if var:
         value = env.get(var, "").strip()
-        return _check_key(f"${var}", value) if value else None
+        return check_api_key(f"${var}", value) if value else None
     return None
 
 
-def _check_key(where: str, key: str) -> str:
+def check_api_key(where: str, key: str) -> str:
+    """``key`` when it can go in an HTTP header; else a :class:`ConfigError` naming ``where``
+    (never the value)."""
     if any(c.isspace() or not c.isprintable() or not c.isascii() for c in key):
         raise ConfigError(where, "API key contains whitespace, control or non-ASCII characters")
     return key
@@ -191,14 +194,20 @@ def resolve_chain_of(
     order: Sequence[str] | None,
     providers: Mapping[str, ProviderOverrides],
     env: Mapping[str, str],
+    problems: dict[str, ConfigError] | None = None,
 ) -> tuple[list[ProviderSpec], list[str]]:
     """Return the providers to try, in order, and the ids that were named but are unusable.
 
     ``provider`` → that one; ``order`` → those, in order; neither → every provider whose key
     or endpoint is available, in :data:`CANONICAL_ORDER` (DuckDuckGo needs nothing, so the
     zero-config chain is never empty). ``providers`` holds the ``providers.<id>`` blocks given.
-    The ids are taken as valid (the config parser checked them). Raises :class:`ConfigError`
-    as :func:`resolve_provider_of` does.
+    The ids are taken as valid (the config parser checked them).
+
+    A key or base URL read from the environment that is malformed (the :class:`ConfigError`
+    of :func:`resolve_provider_of`, naming the variable) makes its provider unusable, as a
+    missing one does, when ``problems`` is given: the error is kept there under the provider's
+    id and the id is among the unusable ones, auto-detected or named (the other providers of
+    the chain keep answering; the skipped one says why). Without ``problems`` it is raised.
     """
     if provider is not None:
         ids: tuple[str, ...] = (provider,)
@@ -208,14 +217,22 @@ def resolve_chain_of(
         ids = CANONICAL_ORDER
     chain: list[ProviderSpec] = []
     missing: list[str] = []
+    broken: set[str] = set()
     for pid in ids:
-        spec = resolve_provider_of(pid, providers.get(pid), env)
+        try:
+            spec = resolve_provider_of(pid, providers.get(pid), env)
+        except ConfigError as exc:
+            if problems is None or not exc.key.startswith("$"):  # a document's value: its parser's error
+                raise
+            problems[pid] = exc
+            broken.add(pid)
+            spec = None
         if spec is None:
             missing.append(pid)
         else:
             chain.append(spec)
     if provider is None and order is None:
-        missing = []
+        missing = [pid for pid in missing if pid in broken]
     return chain, missing
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
+from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
@@ -162,22 +163,43 @@ async def test_a_session_start_that_may_add_context_waits_for_the_build(workspac
     assert context  # the section (sticky) or the task lead's files: built from the sidecar
 
 
-async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error(
-    workspace, tmp_path, monkeypatch, caplog
+@pytest.mark.parametrize(
+    ("error", "why"),
+    [
+        (
+            RuntimeError("no sidecar here"),
+            "dsh-search could not start (RuntimeError); the server's log (stderr) has the details",
+        ),
+        (
+            ConfigError("state.backend", "cannot open the shared store"),
+            "dsh-search could not start: invalid config: state.backend: cannot open the shared store",
+        ),
+    ],
+    ids=["crash", "config"],
+)
+async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error_naming_it(
+    workspace, tmp_path, monkeypatch, caplog, error, why
 ):
+    """Every call that needs the sidecar says why there is none (a config error's key and
+    reason; a crash's type only, its text stays in the log), as an MCP tool error; the hooks stay
+    fail-open ({}), each logging the same reason."""
+
     def broken(self: Any, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("no sidecar here")
+        raise error
 
     monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
     async with Client(server_for(workspace, tmp_path / "home"), mode="legacy") as client:
         listed = await client.list_tools()
         hook = await client.call_tool("post_tool_use", GREP)
         where = await client.call_tool("where_is", {"query": "package version"})
+        web = await client.call_tool("web_search", {"query": "x"})
         again = await client.call_tool("post_tool_use", GREP)
     assert sorted(t.name for t in listed.tools) == LISTED
     assert hook.structured_content == {} and again.structured_content == {} and not hook.is_error
-    assert where.is_error
-    assert "the sidecar could not be built: RuntimeError" in caplog.text
+    assert where.is_error and [c.text for c in where.content] == [f"Error executing tool where_is: {why}"]
+    assert web.is_error and [c.text for c in web.content] == [f"Error executing tool web_search: {why}"]
+    assert f"the sidecar could not be built: {type(error).__name__}" in caplog.text
+    assert caplog.text.count(f"post_tool_use: no note: {why}") == 2
 
 
 @pytest.fixture(autouse=True)

@@ -142,3 +142,81 @@ async def test_named_but_unusable_providers_are_reported_as_skipped_in_place(moc
         assert [a.ms for a in info.value.attempts] == [0, 0, info.value.attempts[2].ms]
     finally:
         await router.aclose()
+
+
+#: A malformed SEARXNG_BASE_URL per way it can be wrong, with the reason the router gives.
+BAD_SEARXNG = {
+    "ftp://x": "must be an absolute http:// or https:// URL",
+    "http://": "must be an absolute http:// or https:// URL",
+    "not a url": "contains whitespace or control characters",
+    "http://admin:hunter22@": "must be an absolute http:// or https:// URL",
+}
+
+
+@pytest.mark.parametrize("url", list(BAD_SEARXNG))
+@pytest.mark.parametrize(
+    ("cfg", "chain_ids", "missing_ids"),
+    [
+        (None, ["duckduckgo"], ["searxng"]),  # auto-detected: the set variable is reported, not dropped
+        ({"provider": "searxng"}, [], ["searxng"]),
+        ({"order": ["searxng", "duckduckgo"]}, ["duckduckgo"], ["searxng"]),
+    ],
+)
+def test_a_malformed_setting_in_the_environment_skips_its_provider(url, cfg, chain_ids, missing_ids):
+    """The environment is where the chain detects its providers: a malformed value there makes
+    that provider unusable (the others answer), kept with its reason; without a place to keep
+    it the resolver raises, as before."""
+    problems: dict[str, ConfigError] = {}
+    chain, missing = resolve_chain(parse_router_config(cfg), {"SEARXNG_BASE_URL": url}, problems)
+    assert [s.id for s in chain] == chain_ids and missing == missing_ids
+    assert {pid: str(exc) for pid, exc in problems.items()} == {"searxng": f"$SEARXNG_BASE_URL: {BAD_SEARXNG[url]}"}
+    with pytest.raises(ConfigError):
+        resolve_chain(parse_router_config(cfg), {"SEARXNG_BASE_URL": url})
+
+
+def test_a_malformed_key_in_the_environment_skips_its_provider_too():
+    problems: dict[str, ConfigError] = {}
+    env = {"EXA_API_KEY": "exa-TEST KEY", "TAVILY_API_KEY": "tvly-TESTKEY-123"}
+    chain, missing = resolve_chain(parse_router_config(None), env, problems)
+    assert [s.id for s in chain] == ["tavily", "duckduckgo"] and missing == ["exa"]
+    assert str(problems["exa"]) == "$EXA_API_KEY: API key contains whitespace, control or non-ASCII characters"
+
+
+def test_a_literal_key_the_document_gives_is_refused_when_it_is_parsed():
+    """The config document's own value is the document's error, at once, as a bad baseUrl is."""
+    with pytest.raises(ConfigError) as info:
+        parse_router_config({"providers": {"exa": {"apiKey": "exa-TEST KEY"}}})
+    assert (
+        str(info.value) == "router.providers.exa.apiKey: API key contains whitespace, control or non-ASCII characters"
+    )
+
+
+async def test_a_provider_with_a_malformed_setting_is_skipped_in_place_with_its_health_line(caplog):
+    from dsh_sidecar.router import AllProvidersFailed, Router
+
+    cfg = parse_router_config({"providers": {"duckduckgo": {"baseURL": "http://127.0.0.1:9"}}})
+    with caplog.at_level("WARNING", logger="dsh_sidecar.router.config"):
+        router = Router.from_config(cfg, {"SEARXNG_BASE_URL": "http://admin:hunter22@"})
+    why = "invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)"
+    try:
+        assert [r.getMessage() for r in caplog.records] == [f"router: provider searxng skipped: {why}"]
+        with pytest.raises(AllProvidersFailed) as info:
+            await router.search("x", 5)
+        assert info.value.message.split("\n") == [
+            "search-router: all configured search providers failed:",
+            f"- searxng: skipped: {why}",
+            "- duckduckgo: network error: connection failed",
+        ]
+        health = {h["provider"]: h for h in router.health_status()}
+        assert health["searxng"] == {
+            "provider": "searxng",
+            "state": "failing",
+            "failureClass": "config",
+            "cooldownSecondsLeft": 0,
+            "lastOutcome": f"skipped: {why}",
+            "successes": 0,
+            "failures": 0,
+        }
+        assert "hunter22" not in info.value.message and "hunter22" not in caplog.text
+    finally:
+        await router.aclose()
