@@ -39,7 +39,10 @@ It is untrusted state: a :class:`~dsh_sidecar.state.files.StateFile` (atomic, 06
 refused past the size model for the listing it is read for). Before anything is decoded the
 head is checked against the file and the listing (:func:`_layout`): every count a non-negative
 integer, at most :data:`FILES_SLACK` × the listing's code files (plus 1,024) files, at most
-:data:`STRINGS_PER_FILE` names and vocabulary strings a file on average, each string section
+:func:`strings_bound` names and vocabulary strings (:data:`STRINGS_BASE` plus
+:data:`STRINGS_PER_FILE` a file: a workspace's vocabulary grows slower than its files, so a small
+repository has many strings a file — 680 in a two-file one, 130 in requests — and a large one few,
+3–80 measured on 365 real checkouts; the writer keeps to the same bound), each string section
 holding exactly its count of non-empty strings, and the sections adding up to the body's
 length to the byte; then the digest. Decoding such a file allocates the strings it declares
 and nothing more (the integers are read in place). Paths that repeat, per-file counts that do
@@ -80,7 +83,11 @@ CEILING_BYTES: Final = 256 * 1024 * 1024
 #: A cache read for a listing of n code files may hold up to ``FILES_SLACK * n + 1024`` files
 #: (files deleted since it was written stay in it until the next save).
 FILES_SLACK: Final = 2
-#: Most names and vocabulary strings a cache may hold, on average per file it may hold.
+#: Most names and vocabulary strings a cache may hold: a fixed allowance and so many a file it
+#: holds (:func:`strings_bound`). 365 real checkouts (two files to 5k) need at most 110k beyond
+#: 33 a file; the allowance bounds what a forged head makes the reader allocate (~10 MB of
+#: strings for a small listing).
+STRINGS_BASE: Final = 128 * 1024
 STRINGS_PER_FILE: Final = 64
 #: The numeric columns: name, ``array`` type code, and whether it has one value per file
 #: (else one per posting), in body order.
@@ -110,6 +117,12 @@ Entry = tuple[Stat, list[str], dict[str, int], bool]
 def max_cache_bytes(files: int) -> int:
     """The largest cache of ``files`` files written or read (the size model)."""
     return min(CEILING_BYTES, BASE_BYTES + PER_FILE_BYTES * max(0, files))
+
+
+def strings_bound(files: int) -> int:
+    """The most names and vocabulary strings a cache of ``files`` files may hold (written or
+    read)."""
+    return STRINGS_BASE + STRINGS_PER_FILE * max(0, files)
 
 
 def _files_bound(listed: int) -> int:
@@ -322,7 +335,7 @@ def _layout(head: dict[str, Any], body_len: int, listed: int) -> tuple[int, int,
     lengths = [_count(n) for n in strings]
     if files > _files_bound(listed):
         raise StateDocumentError(f"{files} files cached for a listing of {listed}")
-    if defs + vocab > STRINGS_PER_FILE * max(files, 1):
+    if defs + vocab > strings_bound(files):
         raise StateDocumentError(f"{defs + vocab} strings for {files} files")
     for n, size in zip((files, defs, vocab), lengths):
         if (n == 0) != (size == 0) or size < 2 * n - 1:  # n non-empty strings and n - 1 NULs
@@ -417,8 +430,12 @@ class SymbolCache:
             return SymbolEntries()
 
     def save(self, entries: SymbolEntries) -> bool:
-        """Write the entries; ``False`` (nothing written) when over the size model or on an I/O
-        error."""
+        """Write the entries; ``False`` (nothing written) when over the size model or the
+        strings' bound (which the reader would refuse) or on an I/O error."""
+        strings, bound = len(entries.defs) + len(entries.vocab), strings_bound(len(entries))
+        if strings > bound:
+            log.info("workspace symbol cache not written: %d strings > %d", strings, bound)
+            return False
         data = entries.encode(self.root)
         cap = max_cache_bytes(len(entries))
         if len(data) > cap:

@@ -17,6 +17,7 @@ from dsh_sidecar.workspace.cache import (
     SymbolCache,
     SymbolEntries,
     max_cache_bytes,
+    strings_bound,
 )
 from support.trees import write_tree
 
@@ -77,6 +78,36 @@ def test_a_real_sized_repository_cache_is_written_and_read_back(tmp_path: Path) 
         assert list(getattr(back, column)) == list(getattr(entries, column)), column
     assert back.entry(123) == entries.entry(123) and back.entry(files - 1) == entries.entry(files - 1)
     assert cache.load(files // 4).paths == []  # read for a listing far smaller: refused
+
+
+def test_a_small_repository_with_a_large_vocabulary_starts_warm(tmp_path: Path) -> None:
+    """Two files using 1,400 distinct names between them (a ``six``-like module: 680 strings a
+    file), the shape of half the real checkouts' caches, which a per-file bound alone refused
+    as forged: each session set the cache aside and indexed from scratch."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(
+        ws,
+        {
+            "one.py": "".join(f"def name_{i}():\n    return other_{i}\n" for i in range(350)),
+            "two.py": "".join(f"def word_{i}():\n    return thing_{i}\n" for i in range(350)),
+        },
+    )
+    first = GraphBuilder(ws, cache_dir=home)
+    first.start()
+    assert first.wait(60) and first.graph.stats["cacheSaved"] is True
+    again = GraphBuilder(ws, cache_dir=home)
+    again.start()
+    assert again.wait(60) and again.graph.stats["cacheHits"] == 2
+    assert again.definitions("word_349") == ["two.py"]
+    assert list(home.glob("*.corrupt-*")) == []
+
+
+def test_a_cache_past_the_strings_bound_is_not_written(tmp_path: Path) -> None:
+    """What the reader would refuse is never written (no write, set-aside and rebuild each session)."""
+    entries = SymbolEntries.of([("a.py", ((1, 1, 1), ["f"], {"f": 1}, False))])
+    entries.vocab += [f"t{i}" for i in range(strings_bound(1))]
+    cache = SymbolCache(tmp_path / "cache", tmp_path / "ws")
+    assert cache.save(entries) is False and not cache.path.exists()
 
 
 def _forged_many_files(root: Path) -> bytes:
