@@ -9,7 +9,8 @@ are not Redis (one that never answers, one that answers garbage, one that floods
 * :class:`FakeListener` speaks just enough RESP to get through redis-py's handshake (``+OK`` to
   ``CLIENT``/``SELECT``/``AUTH``, ``+PONG`` to ``PING``) and then answers every other command
   with ``answer``: ``"silent"`` (nothing, ever), ``"garbage"`` (a bulk string to everything,
-  the handshake too: not Redis at all) or ``"flood"`` (a bulk string announcing 2 GB, sent until
+  the handshake too: not Redis at all), ``"http"`` (a web server's ``400 Bad Request``: a URL
+  with the wrong port) or ``"flood"`` (a bulk string announcing 2 GB, sent until
   the client goes away; ``sent`` counts the bytes that left).
 """
 
@@ -111,7 +112,7 @@ class StoreProxy(_Listener):
 class FakeListener(_Listener):
     """A TCP listener that is not Redis (module docstring)."""
 
-    def __init__(self, answer: Literal["silent", "garbage", "flood"]) -> None:
+    def __init__(self, answer: Literal["silent", "garbage", "http", "flood"]) -> None:
         self.answer = answer
         self.sent = 0
         super().__init__()
@@ -124,6 +125,10 @@ class FakeListener(_Listener):
                 if not data:
                     return
                 buf += data
+                if self.answer == "http":
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    conn.close()
+                    return
                 while (command := _one_command(buf)) is not None:
                     words, buf = command
                     name = words[0].upper() if words else b""

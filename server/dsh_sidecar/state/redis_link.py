@@ -51,8 +51,13 @@ REFUSING_ERRORS: Final = (
     redis.exceptions.OutOfMemoryError,
     redis.exceptions.NoPermissionError,
 )
+#: What a server that does not speak Redis makes a call raise: a protocol error, or, in
+#: redis-py's handshake or our reading of a reply not of the shape asked for, the error of
+#: that shape (a listener answering ``$5 hello`` to every command failed ``initialize`` with
+#: an ``AttributeError`` from redis-py). The store is not usable: as when it is away.
+FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
 #: Everything a call to the store may raise.
-CALL_ERRORS: Final = (redis.RedisError, OSError)
+CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
 #: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
@@ -193,7 +198,7 @@ class StoreLink:
     @staticmethod
     def _store_wide(exc: BaseException) -> bool:
         """Whether ``exc`` says the whole store is unusable (away, or refusing writes), not one key."""
-        return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS) or (
+        return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS + FOREIGN_ERRORS) or (
             isinstance(exc, redis.ResponseError) and str(exc).startswith(("MISCONF", "LOADING", "BUSY", "MASTERDOWN"))
         )
 

@@ -50,7 +50,7 @@ def faulty(kind: str, server: RedisServer) -> StoreProxy | FakeListener:
     return FakeListener(kind)  # type: ignore[arg-type]
 
 
-KINDS = ["silent", "late", "drip", "cut", "flood"]
+KINDS = ["silent", "late", "drip", "cut", "garbage", "http", "flood"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -130,7 +130,7 @@ def test_the_bound_on_a_reply_lets_the_largest_knowledge_through(server) -> None
         raw.close()
 
 
-@pytest.mark.parametrize("kind", ["drip"])
+@pytest.mark.parametrize("kind", ["drip", "garbage"])
 def test_a_sidecar_on_a_faulty_link_answers_every_call(tmp_path: Path, server, kind) -> None:
     """``dsh-search serve`` whose store drips its replies (``initialize`` took 10 s, each search
     7.5 s with ``timeoutMs`` 50) or is not Redis (``initialize`` failed -32603): every call
