@@ -58,6 +58,9 @@ REFUSING_ERRORS: Final = (
 FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
 #: Everything a call to the store may raise.
 CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
+#: Longest the exit spends re-sending queued writes, seconds (each also bounded by ``timeoutMs``):
+#: the queue may hold :data:`MAX_PENDING` writes, and the exit is on the harness's clock.
+EXIT_FLUSH_S: Final = 2.0
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
 #: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
@@ -386,7 +389,18 @@ class StoreLink:
                 thread.join(self.timeout_s * 4 + 0.1)
         with self._lock:
             pending, self._pending = list(self._pending), deque()
-        for i, send in enumerate(pending):  # one last try, bounded by timeoutMs each (a down store fails fast)
+        # one last try, bounded by timeoutMs each (a down store fails fast) and EXIT_FLUSH_S in all
+        deadline = time.monotonic() + EXIT_FLUSH_S
+        for i, send in enumerate(pending):
+            if time.monotonic() > deadline:
+                self.dropped += len(pending) - i
+                log.warning(
+                    "state store %s: %d queued writes not sent at exit (the exit waits at most %g s for the store)",
+                    self.url,
+                    len(pending) - i,
+                    EXIT_FLUSH_S,
+                )
+                break
             try:
                 send()
             except CALL_ERRORS:
