@@ -158,7 +158,7 @@ class RedisState(StoreLink):
     def clear_cooldown(self, provider: str) -> None:
         self._forget(provider)
         key = keys.cooldown_key(provider)
-        self._write(lambda: self.client.delete(key), key)
+        self._write(lambda: self.client.unlink(key), key)  # a planted big value is freed off the main thread
 
     def take_slot(self, provider: str, limit: int, window_s: float) -> float:
         key = keys.rate_key(provider)
