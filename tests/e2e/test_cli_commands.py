@@ -345,6 +345,7 @@ def test_bandit_reset_waits_for_a_slow_store_longer_than_a_search_does(tmp_path:
     server.start()
     late = StoreProxy(server.port, delay_s=0.2)
     silent = FakeListener("silent")
+    garbage = FakeListener("garbage")
     env = env_for(tmp_path / "home")
     cfg = tmp_path / "fleet.yml"
     try:
@@ -363,7 +364,18 @@ def test_bandit_reset_waits_for_a_slow_store_longer_than_a_search_does(tmp_path:
         assert (rc, out) == (1, "")
         assert f"bandit reset failed: state store redis://127.0.0.1:{silent.port}/0 unavailable (TimeoutError)" in err
         assert PASSWORD not in out + err
+        # a listener that is not Redis (its handshake reply made redis-py raise AttributeError,
+        # which the reset let through as a traceback)
+        cfg.write_text(f"state:\n  backend: {garbage.url(PASSWORD)}\n")
+        rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+        assert (rc, out, err) == (
+            1,
+            "",
+            f"dsh-search: bandit reset failed: state store redis://127.0.0.1:{garbage.port}/0 unavailable"
+            " (AttributeError)\n",
+        )
     finally:
         late.close()
         silent.close()
+        garbage.close()
         server.stop()

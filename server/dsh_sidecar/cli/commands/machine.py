@@ -203,9 +203,9 @@ def _reset_shared_bandit(state_config: StateConfig) -> tuple[str, int]:
     try:
         return url, store.reset_bandit()
     except Exception as exc:
-        import redis
+        from dsh_sidecar.state.redis_link import CALL_ERRORS  # what a store, or what answers there, raises
 
-        if not isinstance(exc, (redis.RedisError, OSError)):
+        if not isinstance(exc, CALL_ERRORS):
             raise
         raise CliError(
             ErrorCode.INTERNAL_ERROR,
