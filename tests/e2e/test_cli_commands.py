@@ -343,3 +343,58 @@ def test_bandit_reset_with_a_shared_state_deletes_the_fleets_statistics(tmp_path
     assert (rc, out) == (1, "")  # the store first: nothing was reset
     assert f"bandit reset failed: state store redis://127.0.0.1:{port}/0 unavailable (ConnectionError)" in err
     assert PASSWORD not in out + err
+
+
+def test_bandit_reset_waits_for_a_slow_store_longer_than_a_search_does(tmp_path: Path):
+    """``bandit reset`` is not on any call's path: it waits up to 5 s a command
+    (``state.fleet.ADMIN_TIMEOUT_MS``), not the 50 ms a search may (``timeoutMs``, default). A
+    store whose replies come 200 ms late (one that fsyncs every write on a loaded machine: the
+    reset above failed once with the default bound) is reset; one that never answers is exit 1
+    after that bound, naming the store without its password."""
+    from dsh_sidecar.state import keys
+    from dsh_sidecar.state.config import parse_state_config
+    from dsh_sidecar.state.redis_store import RedisState
+    from support.bandit_ops import op
+    from support.fleetkit import REDIS_SERVER, RedisServer
+    from support.storeproxy import FakeListener, StoreProxy
+
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server not installed (Debian package redis-server; .ci/run installs it)")
+    server = RedisServer(tmp_path / "redis", fsync="everysec")
+    server.start()
+    late = StoreProxy(server.port, delay_s=0.2)
+    silent = FakeListener("silent")
+    garbage = FakeListener("garbage")
+    env = env_for(tmp_path / "home")
+    cfg = tmp_path / "fleet.yml"
+    try:
+        st = RedisState(parse_state_config({"backend": server.url, "timeoutMs": 5000}))
+        for i in range(3):
+            st.bandit_apply(op(i, "quick", 1.0))
+        assert len(list(st.client.scan_iter(match=keys.BANDIT_PATTERN))) == 4  # 2 rows: totals and sums
+        cfg.write_text(f"state:\n  backend: {late.url(PASSWORD)}\n")
+        rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+        assert (rc, err) == (0, "")
+        assert out.endswith(f"removed 4 bandit keys from redis://127.0.0.1:{late.port}/0\n")
+        assert list(st.client.scan_iter(match=keys.BANDIT_PATTERN)) == []
+        st.close()
+        cfg.write_text(f"state:\n  backend: {silent.url(PASSWORD)}\n")
+        rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+        assert (rc, out) == (1, "")
+        assert f"bandit reset failed: state store redis://127.0.0.1:{silent.port}/0 unavailable (TimeoutError)" in err
+        assert PASSWORD not in out + err
+        # a listener that is not Redis (its handshake reply made redis-py raise AttributeError,
+        # which the reset let through as a traceback)
+        cfg.write_text(f"state:\n  backend: {garbage.url(PASSWORD)}\n")
+        rc, out, err = run(["bandit", "reset", "--config", str(cfg)], env, tmp_path)
+        assert (rc, out, err) == (
+            1,
+            "",
+            f"dsh-search: bandit reset failed: state store redis://127.0.0.1:{garbage.port}/0 unavailable"
+            " (AttributeError)\n",
+        )
+    finally:
+        late.close()
+        silent.close()
+        garbage.close()
+        server.stop()

@@ -84,7 +84,7 @@ class ResultCache:
         """The live entry for ``key`` (refreshing its LRU position), else ``None``."""
         answer = self._cache.get(key)
         if answer is None and self.shared is not None:
-            answer = _decode(self.shared.cache_get(json.dumps(key)))
+            answer = _decode(self.shared.cache_get(json.dumps(key)), {pid for pid, _url in key[2]})
             if answer is not None:
                 self._cache[key] = answer
         if answer is None:
@@ -119,8 +119,11 @@ def _encode(answer: CachedAnswer) -> dict[str, Any]:
     }
 
 
-def _decode(raw: bytes | None) -> CachedAnswer | None:
-    """A shared entry back into an answer; ``None`` for anything malformed (untrusted store)."""
+def _decode(raw: bytes | None, providers: set[str]) -> CachedAnswer | None:
+    """A shared entry back into an answer; ``None`` for anything malformed (untrusted store),
+    or answered by a provider that is not one of ``providers`` (the chain's ids, which the
+    entry's key names: a planted provider name with a terminal sequence and a line break was
+    the attempt's provider in the answer, raw)."""
     if raw is None:
         return None
     try:
@@ -129,7 +132,7 @@ def _decode(raw: bytes | None) -> CachedAnswer | None:
 
         sources = tuple(Source.model_validate(s) for s in data["sources"])
         content = data.get("content")
-        if not sources or not isinstance(data["provider"], str) or not (content is None or isinstance(content, str)):
+        if not sources or data["provider"] not in providers or not (content is None or isinstance(content, str)):
             return None
         return CachedAnswer(sources, bool(data["truncated"]), data["provider"], content)
     except (ValueError, TypeError, KeyError, ValidationError, RecursionError):  # "[" x 1 MiB: too deep

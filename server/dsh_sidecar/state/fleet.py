@@ -9,7 +9,7 @@ bandit's posteriors and the suggester's knowledge (see each module's "Fleet" par
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.state.config import StateConfig
@@ -29,6 +29,18 @@ def open_state(config: StateConfig) -> SharedState | None:
             "state.backend", "a Redis/Valkey backend needs redis-py: pip install 'dsh-search-sidecar[redis]'"
         ) from None
     return RedisState(config)
+
+
+#: Shortest wait per store command of an administrative call (``dsh-search bandit reset``),
+#: milliseconds: it is on no call's path, and a store that fsyncs every write on a loaded
+#: machine answers later than the 50 ms (``state.timeoutMs``'s default) a search may wait.
+ADMIN_TIMEOUT_MS: Final = 5000
+
+
+def open_admin_state(config: StateConfig) -> SharedState | None:
+    """:func:`open_state` for an administrative command: each store command waits up to
+    :data:`ADMIN_TIMEOUT_MS` (or ``config.timeout_ms`` when longer)."""
+    return open_state(config.model_copy(update={"timeout_ms": max(config.timeout_ms, ADMIN_TIMEOUT_MS)}))
 
 
 def state_status(shared: SharedState | None) -> dict[str, Any]:

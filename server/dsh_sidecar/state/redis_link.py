@@ -9,8 +9,10 @@ builds the store's operations on it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import queue
+import socket
 import threading
 import time
 from collections import deque
@@ -49,25 +51,127 @@ REFUSING_ERRORS: Final = (
     redis.exceptions.OutOfMemoryError,
     redis.exceptions.NoPermissionError,
 )
+#: What a server that does not speak Redis makes a call raise: a protocol error, or, in
+#: redis-py's handshake or our reading of a reply not of the shape asked for, the error of
+#: that shape (a listener answering ``$5 hello`` to every command failed ``initialize`` with
+#: an ``AttributeError`` from redis-py). The store is not usable: as when it is away.
+FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
+#: Everything a call to the store may raise.
+CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
+#: Longest the exit spends re-sending queued writes, seconds (each also bounded by ``timeoutMs``):
+#: the queue may hold :data:`MAX_PENDING` writes, and the exit is on the harness's clock.
+EXIT_FLUSH_S: Final = 2.0
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
+#: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
+#: largest bounded read can return): a server that sends more is not the store we asked
+#: (a 2 GB bulk string from a listener that is not Redis was read whole).
+MAX_REPLY_BYTES: Final = 4 * 1024 * 1024
+
+
+class BoundedSocket:
+    """A connection's socket whose every command is bounded as a whole: from the first byte
+    sent, its reply must arrive within ``timeout_s`` and hold at most ``max_bytes``.
+
+    redis-py's ``socket_timeout`` bounds each ``recv`` alone, so a store that sends its replies a
+    few bytes at a time, each within the timeout, held every call for seconds (replies dripped
+    at 20 ms a byte with ``timeoutMs`` 50: ``initialize`` 9.9 s, a search 1.3 to 7.7 s, all on
+    the event loop), and a reply was read whole however long it said it was. Past the deadline a read raises ``socket.timeout`` (``TimeoutError``) (redis-py's ``TimeoutError``),
+    past the size an ``OSError`` (its ``ConnectionError``): the store is away either way."""
+
+    def __init__(self, sock: socket.socket, timeout_s: float, max_bytes: int) -> None:
+        self._sock = sock
+        self._timeout_s = timeout_s
+        self._max_bytes = max_bytes
+        self._base = sock.gettimeout()
+        self._deadline = float("inf")
+        self._left = max_bytes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+    def settimeout(self, value: float | None) -> None:
+        self._base = value
+        self._sock.settimeout(value)
+
+    def gettimeout(self) -> float | None:
+        return self._base
+
+    def sendall(self, data: Any, *args: Any) -> None:
+        self._deadline = time.monotonic() + self._timeout_s  # a command (or a pipeline) starts
+        self._left = self._max_bytes
+        self._sock.settimeout(self._base)  # not what was left of the last command's deadline
+        self._sock.sendall(data, *args)
+
+    def _wait(self) -> None:
+        """Set the socket's timeout to what is left of the command's deadline."""
+        if self._base == 0:  # a poll (is anything left unread?) waits for nothing
+            return
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")  # socket.timeout, as a recv past its timeout
+        self._sock.settimeout(left if self._base is None else min(left, self._base))
+
+    def _count(self, n: int) -> None:
+        self._left -= n
+        if self._left < 0:
+            raise OSError(errno.EMSGSIZE, f"a reply over {self._max_bytes} bytes")
+
+    def recv(self, size: int, *args: Any) -> bytes:
+        self._wait()
+        data = self._sock.recv(size, *args)
+        self._count(len(data))
+        return data
+
+    def recv_into(self, buffer: Any, *args: Any) -> int:
+        self._wait()
+        n = self._sock.recv_into(buffer, *args)
+        self._count(n)
+        return n
+
+
+class _Bounded:
+    """A redis-py connection on a :class:`BoundedSocket` (mixed into its TCP and TLS classes):
+    ``max_reply_bytes`` rides in the pool's connection arguments."""
+
+    def __init__(self, *args: Any, max_reply_bytes: int = MAX_REPLY_BYTES, **kwargs: Any) -> None:
+        self.max_reply_bytes = max_reply_bytes
+        super().__init__(*args, **kwargs)
+
+    def _connect(self) -> Any:
+        sock = super()._connect()  # type: ignore[misc]
+        return BoundedSocket(sock, self.socket_timeout, self.max_reply_bytes)  # type: ignore[attr-defined]
+
+
+class BoundedConnection(_Bounded, redis.connection.Connection):
+    """``redis://``: TCP, each command bounded in time and size (:class:`BoundedSocket`)."""
+
+
+class BoundedSSLConnection(_Bounded, redis.connection.SSLConnection):
+    """``rediss://``: TLS, each command bounded in time and size (:class:`BoundedSocket`)."""
 
 
 class StoreLink:
     """The connection to the store, its outages and its queued writes (module docstring)."""
 
+    #: Most bytes of one command's reply (:class:`BoundedSocket`).
+    max_reply_bytes: int = MAX_REPLY_BYTES
+
     def __init__(self, config: StateConfig, client: redis.Redis | None = None) -> None:
         self.url = public_url(config.backend)
         self.timeout_s = config.timeout_ms / 1000
         self.retry_s = config.retry_ms / 1000
+        url = config.redis_url()
         try:
             self.client = client or redis.Redis.from_url(
-                config.redis_url(),
+                url,
                 socket_timeout=self.timeout_s,
                 socket_connect_timeout=self.timeout_s,
                 retry=Retry(NoBackoff(), 0),  # a call waits once, at most timeoutMs
                 health_check_interval=0,
                 client_name="dsh-sidecar",
+                connection_class=BoundedSSLConnection if url.startswith("rediss:") else BoundedConnection,
+                max_reply_bytes=self.max_reply_bytes,
             )
         except ValueError:  # an option of the URL's query redis-py cannot read (its message would name it only)
             raise ConfigError("state.backend", "an option of the URL's query has an invalid value") from None
@@ -97,7 +201,7 @@ class StoreLink:
     @staticmethod
     def _store_wide(exc: BaseException) -> bool:
         """Whether ``exc`` says the whole store is unusable (away, or refusing writes), not one key."""
-        return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS) or (
+        return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS + FOREIGN_ERRORS) or (
             isinstance(exc, redis.ResponseError) and str(exc).startswith(("MISCONF", "LOADING", "BUSY", "MASTERDOWN"))
         )
 
@@ -150,14 +254,11 @@ class StoreLink:
             return fallback()
         try:
             return fetch()
-        except redis.RedisError as exc:
+        except CALL_ERRORS as exc:
             if self._store_wide(exc):
                 self._away(exc)
             else:
                 self._bad_key(key or "(read)", exc)
-            return fallback()
-        except OSError as exc:
-            self._away(exc)
             return fallback()
 
     def _write(self, send: Callable[[], object], key: str = "") -> None:
@@ -167,7 +268,7 @@ class StoreLink:
                 return
         try:
             send()
-        except (redis.RedisError, OSError) as exc:
+        except CALL_ERRORS as exc:
             if not self._store_wide(exc):
                 # the scripts repair what they touch, so this is a store that refuses this write
                 # for its content: re-sending it would fail the same way and hold the queue
@@ -204,7 +305,7 @@ class StoreLink:
             try:
                 if self._up:
                     send()
-            except (redis.RedisError, OSError) as exc:  # a cache write: dropped either way
+            except CALL_ERRORS as exc:  # a cache write: dropped either way
                 if self._store_wide(exc):
                     self._away(exc)
                 else:
@@ -222,7 +323,7 @@ class StoreLink:
             delay = min(delay * 2, MAX_RETRY_S)
             try:
                 self.client.ping()
-            except (redis.RedisError, OSError):
+            except CALL_ERRORS:
                 continue
             sent = 0
             while True:
@@ -234,7 +335,7 @@ class StoreLink:
                 try:
                     send()
                     sent += 1
-                except (redis.RedisError, OSError) as exc:
+                except CALL_ERRORS as exc:
                     if not self._store_wide(exc):  # refused for its content: never sendable, dropped
                         self._bad_key("(queued write)", exc)
                         with self._lock:
@@ -288,10 +389,21 @@ class StoreLink:
                 thread.join(self.timeout_s * 4 + 0.1)
         with self._lock:
             pending, self._pending = list(self._pending), deque()
-        for i, send in enumerate(pending):  # one last try, bounded by timeoutMs each (a down store fails fast)
+        # one last try, bounded by timeoutMs each (a down store fails fast) and EXIT_FLUSH_S in all
+        deadline = time.monotonic() + EXIT_FLUSH_S
+        for i, send in enumerate(pending):
+            if time.monotonic() > deadline:
+                self.dropped += len(pending) - i
+                log.warning(
+                    "state store %s: %d queued writes not sent at exit (the exit waits at most %g s for the store)",
+                    self.url,
+                    len(pending) - i,
+                    EXIT_FLUSH_S,
+                )
+                break
             try:
                 send()
-            except (redis.RedisError, OSError):
+            except CALL_ERRORS:
                 self.dropped += len(pending) - i
                 log.warning(
                     "state store %s still unavailable at exit: %d queued writes not sent", self.url, len(pending) - i

@@ -81,6 +81,12 @@ MAX_KNOWLEDGE_FIELDS: Final = 4 * MAX_ROWS
 MAX_NAME_BYTES: Final = 4200
 #: Longest number read from a hash field or the version key, bytes.
 MAX_NUMBER_BYTES: Final = 64
+#: Most bytes of one reply: the knowledge view's bounded read (rows, last uses and dismissals
+#: at their bounds, each entry's name, number and framing), the largest there is; a server
+#: that sends more is not the store (:class:`~.redis_link.BoundedSocket`).
+MAX_REPLY_BYTES: Final = (MAX_KNOWLEDGE_FIELDS + 2 * MAX_ROWS + 2 * MAX_DISMISSALS) * (
+    MAX_NAME_BYTES + 2 * MAX_NUMBER_BYTES
+) + 2 * keys.MAX_CACHE_VALUE_BYTES
 
 
 class RedisState(StoreLink):
@@ -90,6 +96,7 @@ class RedisState(StoreLink):
     monotonic seconds (the local rate windows). Nothing connects until the first operation."""
 
     kind = "redis"
+    max_reply_bytes = MAX_REPLY_BYTES
 
     def __init__(
         self,
@@ -151,7 +158,7 @@ class RedisState(StoreLink):
     def clear_cooldown(self, provider: str) -> None:
         self._forget(provider)
         key = keys.cooldown_key(provider)
-        self._write(lambda: self.client.delete(key), key)
+        self._write(lambda: self.client.unlink(key), key)  # a planted big value is freed off the main thread
 
     def take_slot(self, provider: str, limit: int, window_s: float) -> float:
         key = keys.rate_key(provider)

@@ -192,10 +192,10 @@ def _reset_shared_bandit(state_config: StateConfig) -> tuple[str, int]:
     """``(the store's public URL, keys deleted)``: the fleet's bandit statistics deleted from the
     shared store of ``state_config``. Raises :class:`CliError` (exit 1) when redis-py is missing
     or the store does not answer (the URL without its password, the error's class only)."""
-    from dsh_sidecar.state.fleet import open_state
+    from dsh_sidecar.state.fleet import open_admin_state
 
     try:
-        store = open_state(state_config)
+        store = open_admin_state(state_config)  # not the 50 ms a search may wait on the store
     except ConfigError as exc:
         raise config_error(exc) from None
     assert store is not None  # a shared config
@@ -203,9 +203,9 @@ def _reset_shared_bandit(state_config: StateConfig) -> tuple[str, int]:
     try:
         return url, store.reset_bandit()
     except Exception as exc:
-        import redis
+        from dsh_sidecar.state.redis_link import CALL_ERRORS  # what a store, or what answers there, raises
 
-        if not isinstance(exc, (redis.RedisError, OSError)):
+        if not isinstance(exc, CALL_ERRORS):
             raise
         raise CliError(
             ErrorCode.INTERNAL_ERROR,
