@@ -66,6 +66,10 @@ WORKER_NICE: Final = 10
 #: Send buffer asked for the server's end, bytes (the kernel caps it at ``net.core.wmem_max``):
 #: a 1 MB body leaves in a few writes.
 SEND_BUFFER: Final = 4 * 1024 * 1024
+#: Seconds since its last result (or its start) a silent worker that is running (state ``R``:
+#: working, or waiting for a CPU the machine's other jobs hold, as a niced process on a loaded
+#: machine does) is kept before it is given up all the same (:meth:`ParseWorker.abandon_if_silent`).
+BUSY_LIMIT_S: Final = 30.0
 
 _HEADER: Final = struct.Struct("!IIQ")
 
@@ -102,7 +106,7 @@ class ParseWorker:
         self._next_id = 0
         self._inbox = bytearray()
         self._cancels: set[asyncio.Task[None]] = set()
-        self._heard = 0.0  # time.monotonic() of the worker's last result
+        self._heard = 0.0  # time.monotonic() of the worker's last result (or of its start)
 
     def ready(self) -> bool:
         """Whether the worker is running (a job would not wait for its start)."""
@@ -135,7 +139,7 @@ class ParseWorker:
             ours.setblocking(False)
             with contextlib.suppress(OSError):  # a smaller buffer only means more writes
                 ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-            self._process, self._sock = process, ours
+            self._process, self._sock, self._heard = process, ours, time.monotonic()
 
     async def digest(
         self,
@@ -271,11 +275,16 @@ class ParseWorker:
 
     def abandon_if_silent(self, since: float) -> bool:
         """Give up on a worker that has sent no result since ``since`` (``time.monotonic()``,
-        when a job that timed out was sent): it is stuck (stopped, or a parse that never ends),
-        and every later job would wait for it too. It is killed and its jobs fail with
+        when a job that timed out was sent) and is not running: it is stuck (stopped, or blocked),
+        and every later job would wait for it too. A running one (state ``R`` in ``/proc``) is
+        slow, not stuck — a niced worker on a loaded machine waits for a CPU — and is kept, up
+        to :data:`BUSY_LIMIT_S` (a parse that never ends). It is killed and its jobs fail with
         :class:`WorkerGone`; the next job starts another. ``True`` when it was given up."""
         if self._sock is None or self._heard >= since:
             return False  # gone already, or answering (busy, not stuck)
+        silent = time.monotonic() - self._heard  # since its last result, or its start
+        if self._process is not None and silent < BUSY_LIMIT_S and _running(self._process.pid):
+            return False  # working or waiting for a CPU: slow, not stuck (this job fell back already)
         if self._process is not None:
             with contextlib.suppress(OSError):
                 self._process.kill()
@@ -310,6 +319,17 @@ class ParseWorker:
             sock.close()
         if process is not None:
             _reap(process)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is running or runnable (``R`` in ``/proc/<pid>/stat``; ``False``
+    where there is no ``/proc``: a silent worker is then given up as before)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read(4096)
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R"
 
 
 def _reap(process: Any) -> None:

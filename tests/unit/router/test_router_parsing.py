@@ -11,10 +11,11 @@ import contextlib
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.router import AllProvidersFailed, Router
+from dsh_sidecar.router import AllProvidersFailed, Router, parsing
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WORKER_NICE, ParseWorker
 from support.mockprovider import MockProvider, Reply, Seen
 from support.routers import make_router
@@ -274,6 +275,35 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
     assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
     assert after.sources[0].url == "https://after.example/0"
     assert on_loop == ["warm", "read here", "large again", "after"]  # "fetched": the new worker's
+
+
+@pytest.mark.slow
+async def test_a_silent_worker_that_is_running_is_slow_not_stuck(monkeypatch):
+    """A niced worker on a loaded machine waits for a CPU: silent past a job's grace but running
+    (``R``), it is kept (the job fell back already); stopped, or silent past
+    :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S` though running, it is given up."""
+    worker = ParseWorker()
+    try:
+        await asyncio.to_thread(worker.start)
+        pid = worker._process.pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            assert await until(lambda: not parsing._running(pid), "the worker to stop")  # "T"
+            monkeypatch.setattr(parsing, "_running", lambda _pid: True)  # as a starved worker reads
+            since = time.monotonic()
+            assert worker.abandon_if_silent(since) is False and worker.ready()
+            monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
+            assert worker.abandon_if_silent(since) is True and not worker.ready()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    finally:
+        worker.close()
+
+
+def test_running_reads_the_state_of_a_process():
+    assert parsing._running(os.getpid()) is True  # reading its own state, it runs
+    assert parsing._running(2**22 + 12_345) is False  # no such process
 
 
 @pytest.mark.slow
