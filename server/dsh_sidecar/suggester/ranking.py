@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -83,9 +84,10 @@ class Weights:
 
 WEIGHTS: Final = Weights()
 
-#: Why a note would add nothing: its targets only repeat what the call showed (``echo``), or
-#: nothing in the session ranks the broad listing it answers (``unranked``).
-NothingToAdd = Literal["echo", "unranked"]
+#: Why a note would add nothing: its targets only repeat what the call showed (``echo``),
+#: the call's own output already answered what it asked (``answered``: :func:`answered_definition`,
+#: :func:`in_scope`), or nothing in the session ranks the broad listing it answers (``unranked``).
+NothingToAdd = Literal["echo", "answered", "unranked"]
 
 #: Whether the task's support counts toward :attr:`Weights.broad_minimum` (``False``: it only
 #: orders the targets; both gave the same notes on the tune sample).
@@ -218,6 +220,32 @@ def task_targets(
     return targets + extra
 
 
+def answered_definition(q: Query, intent: str, shown: AbstractSet[str], graph: WorkspaceView | None) -> bool:
+    """Whether a Symbol call's own output answered it: a text search for a definition
+    (``class X``, ``def x``, ``type X struct``, ``fn x``…) whose hits (1 to
+    :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES` files, ``shown``) include a file the
+    symbol index says defines the name. Where the name is defined is what the agent asked and
+    what its search printed; the other files the resolver finds mention the name (its uses),
+    which is another question. A symbol lookup (``Query.lookup``) answers with the symbol
+    itself and is not such a search."""
+    name = q.identifier
+    symbols = graph.symbols if graph is not None else None
+    if intent != "Symbol" or q.lookup or not name or not q.definition_keyword or symbols is None:
+        return False
+    return any(name in symbols.defined_in(path) for path in shown)
+
+
+def in_scope(targets: list[Target], q: Query, shown: AbstractSet[str]) -> list[Target]:
+    """Of a Usage note's ``targets``, those inside the folders the call searched (its
+    ``path``/``dir`` field, a grep's folder operands): a search scoped to ``tests/`` asks where
+    the tests use the name, and a use elsewhere answers a question it did not ask. All of them
+    when the call names no folder (the whole repository is its scope)."""
+    folders = [s.rstrip("/") for s in q.scope if s and s not in (".", "./") and s not in shown]
+    if not folders:
+        return targets
+    return [t for t in targets if any(t.path.startswith(f + "/") for f in folders)]
+
+
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
 
@@ -235,6 +263,12 @@ def choose(
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
+        if answered_definition(q, intent, shown, graph):
+            return "answered"
+        if intent == "Usage":
+            targets = in_scope(targets, q, shown)
+            if not targets:
+                return "answered"
         # the call showed its best target: the agent is where the intent lives; only source
         # files it did not show may follow (a project file, or a test, after it is noise)
         there = targets[0].path in shown

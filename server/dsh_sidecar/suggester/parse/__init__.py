@@ -186,7 +186,7 @@ def _from_call(call: ToolCall, result_text: str | None, is_error: bool) -> Query
         r.scope.extend(clean_path(s) for s in call.scopes)
         r.flags |= call.flags
         text = " ".join(call.patterns + call.names + call.scopes)
-        return _searched("grep", text, r, ["grep"], result_text, is_error)
+        return _searched("grep", text, r, ["grep"], result_text, is_error, lookup=bool(call.symbol))
     if call.kind == "glob":
         r.name_patterns.extend(call.names)
         r.scope.extend(clean_path(s) for s in call.scopes if s)
