@@ -142,7 +142,8 @@ def _searched(
     if not is_error:
         found = result_paths(result_text)
         listed = [p for p in found if p not in r.reads] if tool != "read" else []
-    return _query(tool, text, r, commands, is_error, result_paths=listed, listing=listing, **more)
+    matched = bool(result_text and result_text.strip()) and not is_error
+    return _query(tool, text, r, commands, is_error, result_paths=listed, listing=listing, matched=matched, **more)
 
 
 def _write_call(inp: dict[str, Any], is_error: bool) -> Query:

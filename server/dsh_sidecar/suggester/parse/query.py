@@ -56,6 +56,8 @@ class Query:
     #: an LSP definition…), read as the search it stands for: its answer is the symbol itself,
     #: not the lines a text search matched
     lookup: bool = False
+    #: the search printed something (a result text that is neither empty nor an error)
+    matched: bool = False
 
     @property
     def search(self) -> bool:
