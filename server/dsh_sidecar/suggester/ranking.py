@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -55,6 +56,7 @@ from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
 from dsh_sidecar.suggester.session import MAX_TASK_FILES, SessionEvidence, TaskEvidence
 from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES
+from dsh_sidecar.workspace.kinds import code_language_of
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,10 @@ class Weights:
 
 WEIGHTS: Final = Weights()
 
-#: Why a note would add nothing: its targets only repeat what the call showed (``echo``), or
-#: nothing in the session ranks the broad listing it answers (``unranked``).
-NothingToAdd = Literal["echo", "unranked"]
+#: Why a note would add nothing: its targets only repeat what the call showed (``echo``),
+#: the call's own output already answered what it asked (``answered``: :func:`answered_definition`,
+#: :func:`answered_usage`, :func:`in_scope`), or nothing in the session ranks the broad listing it answers (``unranked``).
+NothingToAdd = Literal["echo", "answered", "unranked"]
 
 #: Whether the task's support counts toward :attr:`Weights.broad_minimum` (``False``: it only
 #: orders the targets; both gave the same notes on the tune sample).
@@ -218,6 +221,56 @@ def task_targets(
     return targets + extra
 
 
+def answered_definition(q: Query, intent: str, shown: AbstractSet[str], graph: WorkspaceView | None) -> bool:
+    """Whether a Symbol call's own output answered it: a text search for a definition
+    (``class X``, ``def x``, ``type X struct``, ``fn x``, ``impl X``…) that showed 1 to
+    :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES` files (``shown``), among them a file
+    its hits name (a definition pattern's hits are definitions) or one the symbol index says
+    defines the name. Where the name is defined is what the agent asked and what its search
+    printed; the other files the resolver finds mention the name (its uses), which is another
+    question. A symbol lookup (``Query.lookup``) answers with the symbol itself and is not
+    such a search."""
+    name = q.identifier
+    if intent != "Symbol" or q.lookup or not name or not q.definition_keyword:
+        return False
+    if any(p in shown for p in q.result_paths):
+        return True
+    symbols = graph.symbols if graph is not None else None
+    return symbols is not None and q.matched and any(name in symbols.defined_in(path) for path in shown)
+
+
+def answered_usage(q: Query, intent: str, shown: AbstractSet[str]) -> bool:
+    """Whether a Usage call's own output answered it: a text search confined to folders or
+    files (its ``path``/``dir`` field, a grep's operands; not the whole repository) whose hits
+    were printed — code files it listed among the 1 to
+    :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES` it showed, or lines of the code file it
+    searched inside (``grep -n X FILE``: a read of that file). Where the name is used there is
+    what it asked, and a grep lists every file of its scope that matches: the uses the resolver
+    adds lie outside the scope or are spelt otherwise. Hits only in translation catalogs or
+    docs answer nothing about code; a symbol lookup (``Query.lookup``: callers, references) is
+    no text search."""
+    if intent != "Usage" or q.lookup or not q.patterns or not q.matched:
+        return False
+    scope = [s for s in q.scope if s and s not in (".", "./")]
+    if not scope:
+        return False
+    hits = [p for p in q.result_paths if p in shown]
+    if not hits and all(s in shown for s in scope):
+        hits = scope  # lines of the files it searched inside
+    return any(code_language_of(p) is not None for p in hits)
+
+
+def in_scope(targets: list[Target], q: Query, shown: AbstractSet[str]) -> list[Target]:
+    """Of a Usage note's ``targets``, those inside the folders the call searched (its
+    ``path``/``dir`` field, a grep's folder operands): a search scoped to ``tests/`` asks where
+    the tests use the name, and a use elsewhere answers a question it did not ask. All of them
+    when the call names no folder (the whole repository is its scope)."""
+    folders = [s.rstrip("/") for s in q.scope if s and s not in (".", "./") and s not in shown]
+    if not folders:
+        return targets
+    return [t for t in targets if any(t.path.startswith(f + "/") for f in folders)]
+
+
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
 
@@ -235,6 +288,12 @@ def choose(
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
+        if answered_definition(q, intent, shown, graph) or answered_usage(q, intent, shown):
+            return "answered"
+        if intent == "Usage":
+            targets = in_scope(targets, q, shown)
+            if not targets:
+                return "answered"
         # the call showed its best target: the agent is where the intent lives; only source
         # files it did not show may follow (a project file, or a test, after it is noise)
         there = targets[0].path in shown

@@ -12,7 +12,16 @@ from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.candidates import FileIndex, Target
 from dsh_sidecar.suggester.parse import parse_call
-from dsh_sidecar.suggester.ranking import WEIGHTS, Scorer, choose, package_folder, stem_words
+from dsh_sidecar.suggester.ranking import (
+    WEIGHTS,
+    Scorer,
+    answered_definition,
+    answered_usage,
+    choose,
+    in_scope,
+    package_folder,
+    stem_words,
+)
 from dsh_sidecar.suggester.session import MAX_RECENT, SessionEvidence
 from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES, listed_files
 from dsh_sidecar.suggester.triggers.traceback import installed, plumbing
@@ -187,6 +196,99 @@ def test_a_small_listing_is_never_named_back():
     assert paths(choose(targets("NEWS", "pkg/a.py", "CHANGES"), q, "Ledger", ev, view)) == ["NEWS", "CHANGES"]
 
 
+def test_a_definition_search_that_printed_the_definition_was_answered():
+    view = View({"pkg/a.py": {"merge_setting"}, "pkg/c.py": {"Session"}})
+    ev = SessionEvidence()
+    ev.showed(["pkg/a.py", "pkg/b.py"])
+    found = targets("pkg/a.py", "pkg/c.py", "pkg/d.py")
+    for q in (
+        parse_call("grep", {"pattern": "def merge_setting", "path": "pkg"}, "Found 1 file\npkg/a.py"),
+        parse_call("bash", {"command": "rg -n 'def merge_setting' pkg/"}, "pkg/a.py:3:def merge_setting(a, b):"),
+        parse_call("search_dir", {"search_term": "def merge_setting", "dir": "pkg"}, "pkg/a.py (1 matches)"),
+    ):
+        assert q.definition_keyword == "def" and not q.lookup and q.result_paths == ["pkg/a.py"]
+        assert answered_definition(q, "Symbol", ev.current, view)
+        assert paths(choose(found, q, "Symbol", ev, view)) == "answered"
+    # its hits are definitions whatever the index says (`impl X for Y`, a C++ class the
+    # index missed); a hit-less output over files the index says define it answers as well
+    impl = parse_call("grep", {"pattern": "impl Context for Option", "path": "src"}, "Found 1 file\nsrc/context.rs")
+    assert answered_definition(impl, "Symbol", frozenset({"src/context.rs"}), None)
+    in_file = parse_call("bash", {"command": "grep -n 'def merge_setting' pkg/a.py"}, "3")
+    assert in_file.result_paths == [] and answered_definition(in_file, "Symbol", frozenset({"pkg/a.py"}), view)
+    # ... but a search that printed nothing (or only files defining something else) did not:
+    # the definition is elsewhere and a note naming it is what the agent lacks
+    silent = parse_call("bash", {"command": "grep -n 'def merge_setting' pkg/a.py"}, "")
+    assert not answered_definition(silent, "Symbol", frozenset({"pkg/a.py"}), view)
+    q = parse_call("grep", {"pattern": "def merge_setting"}, "3")
+    assert paths(choose(found, q, "Symbol", ev, View({"pkg/c.py": {"merge_setting"}}))) == ["pkg/c.py", "pkg/d.py"]
+    # a bare name asks where it is used as much as where it is defined
+    bare = parse_call("grep", {"pattern": "merge_setting"}, "Found 1 file\npkg/a.py")
+    assert not answered_definition(bare, "Symbol", ev.current, view)
+    assert paths(choose(found, bare, "Symbol", ev, view)) == ["pkg/c.py", "pkg/d.py"]
+    # a symbol lookup answers with the symbol itself: what is around it may follow
+    lookup = parse_call("get_class_info", {"class_name": "Session"}, "pkg/c.py\nclass Session:")
+    assert lookup.lookup and lookup.definition_keyword == "class"
+    ev.showed(["pkg/c.py"])
+    assert not answered_definition(lookup, "Symbol", ev.current, view)
+    assert paths(choose(targets("pkg/c.py", "pkg/d.py"), lookup, "Symbol", ev, view)) == ["pkg/d.py"]
+    assert not answered_definition(q, "Usage", frozenset({"pkg/a.py"}), view)
+
+
+def test_a_usage_search_that_printed_its_hits_was_answered():
+    ev = SessionEvidence()
+    ev.showed(["tests/test_core.py"])
+    found = targets("pkg/core.py", "tests/test_util.py", "pkg/util.py")
+    listed = parse_call("bash", {"command": "grep -rln merge_setting tests/"}, "tests/test_core.py")
+    assert answered_usage(listed, "Usage", ev.current)
+    assert paths(choose(found, listed, "Usage", ev, None)) == "answered"
+    # lines of the file it searched inside: a read of that file
+    in_file = parse_call("bash", {"command": "grep -n merge_setting tests/test_core.py"}, "12\n40")
+    assert answered_usage(in_file, "Usage", ev.current)
+    # nothing printed: the uses are elsewhere; a symbol lookup of callers is no text search
+    for q in (
+        parse_call("bash", {"command": "grep -n merge_setting tests/test_core.py"}, ""),
+        parse_call("get_function_callers", {"function_name": "merge_setting"}, "tests/test_core.py"),
+    ):
+        assert not answered_usage(q, "Usage", ev.current)
+    assert not answered_usage(listed, "Symbol", ev.current)
+    # the whole repository (no folder, or the root) may have printed only part of its hits;
+    # hits only in catalogs or docs say nothing of the code
+    for q in (
+        parse_call("grep", {"pattern": "merge_setting"}, "Found 1 file\ntests/test_core.py"),
+        parse_call("bash", {"command": "grep -rln merge_setting ."}, "tests/test_core.py"),
+    ):
+        assert not answered_usage(q, "Usage", ev.current)
+    ev.showed(["pkg/locale/ko.po"])
+    catalog = parse_call("bash", {"command": "grep -rln merge_setting pkg"}, "pkg/locale/ko.po")
+    assert not answered_usage(catalog, "Usage", ev.current)
+
+
+def test_a_usage_search_in_a_folder_names_uses_in_that_folder():
+    ev = SessionEvidence()
+    ev.showed(["tests/test_core.py"])
+    found = targets("pkg/core.py", "tests/test_util.py", "pkg/util.py")
+    in_tests = parse_call("bash", {"command": "grep -rln merge_setting tests/"})
+    assert paths(in_scope(found, in_tests, ev.current)) == ["tests/test_util.py"]
+    assert paths(choose(found, in_tests, "Usage", ev, None)) == ["tests/test_util.py"]
+    # every use inside the folder was shown: nothing left to name
+    assert paths(choose(targets("pkg/core.py", "pkg/util.py"), in_tests, "Usage", ev, None)) == "answered"
+    # the field that scopes a tool's search means the same (Claude Code `path`, SWE-agent `dir`)
+    for q in (
+        parse_call("grep", {"pattern": "merge_setting", "path": "tests"}),
+        parse_call("search_dir", {"search_term": "merge_setting", "dir": "tests"}),
+    ):
+        assert paths(choose(found, q, "Usage", ev, None)) == ["tests/test_util.py"]
+    # no folder (or the root) is the whole repository: nothing is out of scope
+    for q in (
+        parse_call("grep", {"pattern": "merge_setting"}),
+        parse_call("bash", {"command": "grep -rn merge_setting ."}),
+    ):
+        assert paths(in_scope(found, q, ev.current)) == [t.path for t in found]
+    # a file searched inside is what it shows, no folder: the others stay
+    in_file = parse_call("bash", {"command": "grep -n merge_setting tests/test_core.py"})
+    assert paths(in_scope(found, in_file, ev.current)) == [t.path for t in found]
+
+
 def test_a_broad_listing_is_ranked_or_silent():
     q = parse_call("grep", {"pattern": "merge_setting"})
     listed = [f"pkg/m{i}.py" for i in range(RANK_MIN_FILES)]
@@ -251,7 +353,7 @@ def messages(lines):
     return [re.sub(r"^\[[^\]]+\] ", "", line) for line in lines]
 
 
-def test_echo_and_unranked_ledger_lines(tmp_path, dsh_home):
+def test_echo_answered_and_unranked_ledger_lines(tmp_path, dsh_home):
     root = tmp_path / "shop"
     shutil.copytree(DATA / "workspaces" / "shopcart", root)
     for i in range(10):
@@ -269,6 +371,10 @@ def test_echo_and_unranked_ledger_lines(tmp_path, dsh_home):
     notes = post(s, "bash", {"command": "grep -rn apply_discount src"}, views, session="v")
     assert notes[0].source.targets[0] == "src/shopcart/pricing.py"
     assert messages(lines)[-1].startswith("suggest Usage 0.96 5 targets src/shopcart/pricing.py,")
+    # the definition searched for and printed: where it is defined was the question
+    found = "src/shopcart/pricing.py:9:def apply_discount(cart: Cart, percent: int) -> int:"
+    assert post(s, "bash", {"command": "grep -rn 'def apply_discount' src"}, found, session="w") == []
+    assert messages(lines)[-1] == "suppressed answered Symbol"
 
 
 def test_a_search_scoped_to_a_top_level_folder_is_decided_as_the_unscoped_one(tmp_path, dsh_home):

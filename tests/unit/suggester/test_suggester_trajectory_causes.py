@@ -145,7 +145,7 @@ def test_a_word_searched_in_a_code_folder_named_like_a_docs_tool_is_code(tmp_pat
     # a name searched there: its uses, not the README (the pack's `sphinx` word names a docs tool)
     hits = "sphinx/config.py:rst_prolog = None\nsphinx/parsers.py:from sphinx.config import rst_prolog"
     assert post(s, "bash", {"command": 'grep -r "rst_prolog" sphinx'}, hits) == []
-    assert ledger_messages(lines)[-1] == "suppressed echo Usage"
+    assert ledger_messages(lines)[-1] == "suppressed answered Usage"
     # a module found by name
     assert post(s, "bash", {"command": "find . -name code.py"}, "./sphinx/directives/code.py", session="f") == []
     assert ledger_messages(lines)[-1] == "suppressed echo Symbol"

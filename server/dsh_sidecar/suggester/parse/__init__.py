@@ -142,7 +142,8 @@ def _searched(
     if not is_error:
         found = result_paths(result_text)
         listed = [p for p in found if p not in r.reads] if tool != "read" else []
-    return _query(tool, text, r, commands, is_error, result_paths=listed, listing=listing, **more)
+    matched = bool(result_text and result_text.strip()) and not is_error
+    return _query(tool, text, r, commands, is_error, result_paths=listed, listing=listing, matched=matched, **more)
 
 
 def _write_call(inp: dict[str, Any], is_error: bool) -> Query:
@@ -186,7 +187,7 @@ def _from_call(call: ToolCall, result_text: str | None, is_error: bool) -> Query
         r.scope.extend(clean_path(s) for s in call.scopes)
         r.flags |= call.flags
         text = " ".join(call.patterns + call.names + call.scopes)
-        return _searched("grep", text, r, ["grep"], result_text, is_error)
+        return _searched("grep", text, r, ["grep"], result_text, is_error, lookup=bool(call.symbol))
     if call.kind == "glob":
         r.name_patterns.extend(call.names)
         r.scope.extend(clean_path(s) for s in call.scopes if s)

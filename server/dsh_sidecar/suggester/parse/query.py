@@ -52,6 +52,12 @@ class Query:
     #: files a shell command changes: ``sed -i``/``perl -i`` operands, ``>``/``>>`` targets;
     #: ``runs.PATCHED`` when it applies a patch (``git apply``, ``patch``: files unknown)
     writes: list[str] = field(default_factory=list)
+    #: a symbol lookup (a tool resolving a name in its own code index: ``get_class_info``,
+    #: an LSP definition…), read as the search it stands for: its answer is the symbol itself,
+    #: not the lines a text search matched
+    lookup: bool = False
+    #: the search printed something (a result text that is neither empty nor an error)
+    matched: bool = False
 
     @property
     def search(self) -> bool:

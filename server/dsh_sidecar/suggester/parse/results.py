@@ -6,7 +6,10 @@ import re
 
 from dsh_sidecar.suggester.parse.tools import MAX_RESULT_CHARS, MAX_RESULT_PATHS
 
-_HIT_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+))?[:-](?:\d+[:-])?")
+#: A hit line: ``path:line:text``, ``path:text`` (``-c`` counts, ``-l`` with text), or a context
+#: line ``path-line-text`` (``-A``/``-B``/``-C``). The dash form needs its line number, so a
+#: file name with a dash (``compile-test.cc:3``) is read whole.
+_HIT_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+)[:-]|:|-(?P<context>\d+)-)")
 _PATH_LIKE = re.compile(r"^[\w.@+~/-][\w./@+~ -]*$")
 _BARE_NAME = re.compile(r"^[A-Za-z][\w.+-]{1,63}$")
 _HAS_EXT_OR_DIR = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
@@ -83,7 +86,7 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
                 path = f"{folder}/{path}"
         else:
             hit = _HIT_LINE.match(line)
-            if hit and (hit.group("line") or ":" in line):
+            if hit and (hit.group("line") or hit.group("context") or ":" in line):
                 path = _as_path(hit.group("path"))
             if path is None:
                 labelled = _LABELLED.match(line)

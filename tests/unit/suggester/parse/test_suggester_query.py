@@ -241,6 +241,9 @@ def test_result_paths_hit_lines_context_and_heading():
     assert result_paths(text) == ["src/a.py", "lib/b.js", "README.md"]
     heading = "sympy/core/basic.py\n12:class Basic:\n40:    def args(self):\n\nsympy/core/expr.py\n5:from .basic import Basic\n"
     assert result_paths(heading) == ["sympy/core/basic.py", "sympy/core/expr.py"]
+    # a file name with a dash is read whole: counts (`-c`), hits and context lines of it
+    dashed = "test/compile-test.cc:3\nsrc/use-form.ts:12:  x()\nsrc/use-form.ts-13-  y()\nsrc/get-head.go-7-  z\n"
+    assert result_paths(dashed) == ["test/compile-test.cc", "src/use-form.ts", "src/get-head.go"]
 
 
 def test_result_paths_skip_code_and_prose():
