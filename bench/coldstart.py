@@ -327,7 +327,8 @@ def main() -> None:
     trees: list[tuple[str, Path | None]] = [("sidecar", None)]
     if args.baseline_src:
         trees.append(("baseline", args.baseline_src.resolve()))
-    if args.ready_only:
+
+    def rounds() -> None:
         ready_rounds(
             trees,
             {"small": small, "large": big},
@@ -337,6 +338,9 @@ def main() -> None:
             args.changed_runs,
             args.changed_files,
         )
+
+    if args.ready_only:
+        rounds()
         shutil.rmtree(tmp, ignore_errors=True)
         return
     envs = {label: env for label, _, _ in cases}
@@ -423,15 +427,7 @@ def main() -> None:
             for label, count in counts.items():
                 print(f"{label:<52} {count / 1e9:>7.3f} G   x{count / echo:.3f} of the echo")
     if args.files:
-        ready_rounds(
-            trees,
-            {"small": small, "large": big},
-            tmp,
-            args.cold_runs,
-            args.warm_runs,
-            args.changed_runs,
-            args.changed_files,
-        )
+        rounds()
     shutil.rmtree(tmp, ignore_errors=True)
 
 

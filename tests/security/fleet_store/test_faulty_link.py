@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,14 +29,6 @@ TIMEOUT_MS = 300
 #: a reply dripped at :data:`DRIP_S` a byte took over 20 times ``timeoutMs`` before the bound.
 MOST_S = 6 * TIMEOUT_MS / 1000
 DRIP_S = 0.2
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    srv = RedisServer(tmp_path_factory.mktemp("redis"), fsync="everysec")
-    srv.start()
-    yield srv
-    srv.stop()
 
 
 def faulty(kind: str, server: RedisServer) -> StoreProxy | FakeListener:

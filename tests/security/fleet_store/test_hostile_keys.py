@@ -31,14 +31,6 @@ BASE = keys.repo_key(REPO)
 WRONG_TYPES = ["string", "list", "set", "zset", "hash"]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    srv = RedisServer(tmp_path_factory.mktemp("redis"), fsync="everysec")
-    srv.start()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
 def raw(server: RedisServer) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(server.url)

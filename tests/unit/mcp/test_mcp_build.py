@@ -29,14 +29,7 @@ def server_for(workspace: Path, home: Path, lifetime: Lifetime | None = None) ->
 
 
 async def test_tools_are_listed_during_the_build_and_a_call_waits_for_it(workspace, tmp_path, monkeypatch):
-    release = threading.Event()
-    original = sidecar_module.Sidecar.__init__
-
-    def held(self: Any, *args: Any, **kwargs: Any) -> None:
-        release.wait(30)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
+    release = held_build(monkeypatch)
     lifetime = Lifetime()
     try:
         async with Client(server_for(workspace, tmp_path / "home", lifetime), mode="legacy") as client:
