@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ def echoing(mock: MockProvider, delay_s: float = 0.0) -> None:
 
 def router(mock: MockProvider) -> Router:
     return make_router(mock.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False)
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker() -> Iterator[None]:
+    """Each test meets the server's one worker as a new server does (not running, not behind):
+    one a test before left behind (on a loaded machine, parsing still) is not its to meet."""
+    WORKER.close()
+    yield
+    WORKER.close()
 
 
 def nice_of(pid: int) -> int:
@@ -288,13 +298,14 @@ async def test_a_fetch_the_running_worker_never_answered_sends_the_next_exchange
     after the grace), where every search of that provider timed out at the worker for 30 s."""
     from dsh_sidecar.router import chain
 
-    monkeypatch.setattr(chain, "WORKER_GRACE_MS", 300)
+    monkeypatch.setattr(chain, "WORKER_GRACE_MS", 30_000)  # the first digest is the worker's, loaded or not
     echoing(mock_provider)
     on_loop = counting_loop_exchanges(monkeypatch)
     r = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=1000)
     pid = 0
     try:
         first = await r.search("first", 3)  # read here, digested by the worker: the next fetched there
+        monkeypatch.setattr(chain, "WORKER_GRACE_MS", 300)
         pid = WORKER._process.pid
         os.kill(pid, signal.SIGSTOP)
         monkeypatch.setattr(parsing, "_running", lambda _pid: True)  # busy: kept
