@@ -535,11 +535,11 @@ class Router:
     async def _worker_digest(
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool] | None:
-        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`),
-        or ``None`` when the worker died, could not start, or sent nothing within
-        :data:`WORKER_GRACE_MS` (the caller parses in a thread; a worker that sent nothing in that
-        time is given up: :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the
-        provider's failure."""
+        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`), or
+        ``None`` when the worker died, could not start, is behind or sent nothing within :data:`WORKER_GRACE_MS`
+        (the caller parses in a thread; :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the provider's failure."""
+        if WORKER.behind():  # kept, but silent past a job's grace: parsed in a thread, no wait
+            return None
         try:
             if not WORKER.ready():  # its start (a spawn, its imports) is not the digest's grace
                 await asyncio.to_thread(WORKER.start)
@@ -567,7 +567,7 @@ class Router:
         worker that sent nothing in that time is given up (:meth:`.parsing.ParseWorker.abandon_if_silent`).
         A worker not running (given up, or dead) is started by the next large body read here,
         not in this attempt's budget."""
-        if not WORKER.ready():
+        if not WORKER.ready() or WORKER.behind():  # not running, or silent past a job's grace
             self._large.discard(spec.id)
             return None
         sent = time.monotonic()

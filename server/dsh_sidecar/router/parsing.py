@@ -107,10 +107,21 @@ class ParseWorker:
         self._inbox = bytearray()
         self._cancels: set[asyncio.Task[None]] = set()
         self._heard = 0.0  # time.monotonic() of the worker's last result (or of its start)
+        self._behind = False  # kept silent past a job's grace (abandon_if_silent): until a result
 
     def ready(self) -> bool:
         """Whether the worker is running (a job would not wait for its start)."""
         return self._sock is not None
+
+    def behind(self) -> bool:
+        """Whether the worker was kept silent past a job's grace (running: slow, or in a parse
+        that never ends) and has sent nothing since: a job sent now would wait behind it, so the
+        caller does the work itself (a fetch on the loop, a digest in a thread) and nothing
+        waits a grace at it again. Past :data:`BUSY_LIMIT_S` of silence it is given up here."""
+        if not self._behind:
+            return False
+        self.abandon_if_silent(time.monotonic())
+        return self._sock is not None  # given up: the next job starts another
 
     def start(self) -> None:
         """Start the worker and wait until it has imported the parsers (blocking: call it off
@@ -140,6 +151,7 @@ class ParseWorker:
             with contextlib.suppress(OSError):  # a smaller buffer only means more writes
                 ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
             self._process, self._sock, self._heard = process, ours, time.monotonic()
+            self._behind = False
 
     async def digest(
         self,
@@ -268,7 +280,7 @@ class ParseWorker:
                 self._gone("the parsing worker sent an unreadable result")
                 return
             del inbox[:end]
-            self._heard = time.monotonic()
+            self._heard, self._behind = time.monotonic(), False
             future = self._pending.pop(job, None)
             if future is not None and not future.done():
                 future.set_result(result)
@@ -284,6 +296,7 @@ class ParseWorker:
             return False  # gone already, or answering (busy, not stuck)
         silent = time.monotonic() - self._heard  # since its last result, or its start
         if self._process is not None and silent < BUSY_LIMIT_S and _running(self._process.pid):
+            self._behind = True  # no job is sent to it until it answers (:meth:`behind`)
             return False  # working or waiting for a CPU: slow, not stuck (this job fell back already)
         if self._process is not None:
             with contextlib.suppress(OSError):

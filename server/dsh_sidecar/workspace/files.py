@@ -113,18 +113,20 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
     symlink is stat'ed once more, followed)."""
     out: list[tuple[str, float]] = []
     taken: list[os.stat_result | None] = []
-    stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]] = [(str(root), "", [], None)]
+    stack: list[_Pending] = [(str(root), "", [], None, None)]
     cpu0, wall0 = time.thread_time(), time.monotonic()
     try:
         while stack:
             if _spent(root, len(out), cpu0, wall0):
                 return out
-            folder, prefix, lines, ignored = stack.pop()
+            folder, prefix, lines, ignored, listed_as = stack.pop()
             try:
                 fd = os.open(folder, _DIR_FLAGS)
             except OSError:
                 continue
             try:
+                if listed_as is not None and _identity(os.fstat(fd)) != listed_as:
+                    continue  # a folder on its path was swapped (for a symlink) since it was listed
                 entries = list(os.scandir(fd))
                 lines, ignored = _with_folder_ignores(root, prefix, entries, lines, ignored)
                 if _walk_folder(folder, fd, prefix, entries, lines, ignored, stack, out, taken if mtimes else None):
@@ -143,6 +145,17 @@ def walk_files(root: Path, *, mtimes: bool = False, stats: FileStats | None = No
             stats.extend(taken)
 
 
+#: A folder still to walk: its path, its prefix, its ignore lines and matcher, and the device and
+#: inode it was listed with (``None`` for the root). The path is opened from the root again, and
+#: ``O_NOFOLLOW`` checks its last component only: a folder on the way swapped for a symlink
+#: after it was listed would lead outside the workspace, so the folder opened must be the one listed.
+_Pending = tuple[str, str, list[str], Callable[[str], bool] | None, tuple[int, int] | None]
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
 #: Stats kept as objects before they go to the columns (each ``os.stat_result`` is ~200 bytes).
 _STATS_BATCH: Final = 4096
 #: How a walked folder is opened: a folder, never through a symlink, not inherited.
@@ -156,7 +169,7 @@ def _walk_folder(
     entries: list[os.DirEntry[str]],
     lines: list[str],
     ignored: Callable[[str], bool] | None,
-    stack: list[tuple[str, str, list[str], Callable[[str], bool] | None]],
+    stack: list[_Pending],
     out: list[tuple[str, float]],
     taken: list[os.stat_result | None] | None,
 ) -> bool:
@@ -175,7 +188,11 @@ def _walk_folder(
             continue
         if is_dir:
             if _walked(name, rel, ignored):
-                stack.append((folder + "/" + name, rel + "/", lines, ignored))
+                try:  # fstatat(fd, name): what opening it by its path must find again
+                    listed_as = _identity(e.stat(follow_symlinks=False))
+                except OSError:
+                    continue
+                stack.append((folder + "/" + name, rel + "/", lines, ignored, listed_as))
             continue
         if ignored is not None and ignored(rel):
             continue

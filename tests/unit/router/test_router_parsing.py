@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ def echoing(mock: MockProvider, delay_s: float = 0.0) -> None:
 
 def router(mock: MockProvider) -> Router:
     return make_router(mock.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False)
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker() -> Iterator[None]:
+    """Each test meets the server's one worker as a new server does (not running, not behind):
+    one a test before left behind (on a loaded machine, parsing still) is not its to meet."""
+    WORKER.close()
+    yield
+    WORKER.close()
 
 
 def nice_of(pid: int) -> int:
@@ -278,6 +288,46 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
 
 
 @pytest.mark.slow
+async def test_a_fetch_the_running_worker_never_answered_sends_the_next_exchanges_to_the_loop(
+    mock_provider, monkeypatch
+):
+    """A worker that runs but never answers (a parse that never ends; stopped here and read as
+    ``R``) is kept up to :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S`, but the provider
+    whose exchange it held is not sent to it again meanwhile: the fetch in flight times out
+    once, the next search exchanges on the loop and answers (large bodies: parsed in a thread
+    after the grace), where every search of that provider timed out at the worker for 30 s."""
+    from dsh_sidecar.router import chain
+
+    monkeypatch.setattr(chain, "WORKER_GRACE_MS", 30_000)  # the first digest is the worker's, loaded or not
+    echoing(mock_provider)
+    on_loop = counting_loop_exchanges(monkeypatch)
+    r = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=1000)
+    pid = 0
+    try:
+        first = await r.search("first", 3)  # read here, digested by the worker: the next fetched there
+        monkeypatch.setattr(chain, "WORKER_GRACE_MS", 300)
+        pid = WORKER._process.pid
+        os.kill(pid, signal.SIGSTOP)
+        monkeypatch.setattr(parsing, "_running", lambda _pid: True)  # busy: kept
+        with pytest.raises(AllProvidersFailed) as info:
+            await asyncio.wait_for(r.search("held", 3), 10)
+        after = await asyncio.wait_for(r.search("after", 3), 10)
+        later = await asyncio.wait_for(r.search("later", 3), 10)
+        kept = WORKER._process is not None and WORKER._process.pid == pid
+    finally:
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await r.aclose()
+    assert first.sources[0].url == "https://first.example/0"
+    assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
+    assert [s.url for s in after.sources] == [f"https://after.example/{i}" for i in range(3)]
+    assert [s.url for s in later.sources] == [f"https://later.example/{i}" for i in range(3)]
+    assert kept  # slow, not stuck: still the same worker
+    assert on_loop == ["first", "after", "later"]  # "held": the worker's
+
+
+@pytest.mark.slow
 async def test_a_silent_worker_that_is_running_is_slow_not_stuck(monkeypatch):
     """A niced worker on a loaded machine waits for a CPU: silent past a job's grace but running
     (``R``), it is kept (the job fell back already); stopped, or silent past
@@ -297,6 +347,32 @@ async def test_a_silent_worker_that_is_running_is_slow_not_stuck(monkeypatch):
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
+    finally:
+        worker.close()
+
+
+@pytest.mark.slow
+async def test_a_worker_behind_is_given_up_past_the_busy_limit_and_a_new_one_started(monkeypatch):
+    """Kept silent past a job's grace, the worker is behind (no job sent to it) until it
+    answers; past :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S` the next look gives it up,
+    and it is no longer behind, so the next job starts another."""
+    worker = ParseWorker()
+    try:
+        await asyncio.to_thread(worker.start)
+        pid = worker._process.pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            monkeypatch.setattr(parsing, "_running", lambda _pid: True)
+            assert worker.behind() is False
+            assert worker.abandon_if_silent(time.monotonic()) is False
+            assert worker.behind() is True and worker.ready()
+            monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
+            assert worker.behind() is False and not worker.ready()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await asyncio.to_thread(worker.start)
+        assert worker.ready() and worker._process.pid != pid and worker.behind() is False
     finally:
         worker.close()
 
