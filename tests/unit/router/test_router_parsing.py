@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -327,28 +327,35 @@ async def test_a_fetch_the_running_worker_never_answered_sends_the_next_exchange
     assert on_loop == ["first", "after", "later"]  # "held": the worker's
 
 
-@pytest.mark.slow
-async def test_a_silent_worker_that_is_running_is_slow_not_stuck(monkeypatch):
-    """A niced worker on a loaded machine waits for a CPU: silent past a job's grace but running
-    (``R``), it is kept (the job fell back already); stopped, or silent past
-    :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S` though running, it is given up."""
+@contextlib.asynccontextmanager
+async def stopped_worker() -> AsyncIterator[tuple[ParseWorker, int]]:
+    """A started worker, then SIGSTOPped (its pid beside it); continued and closed after."""
     worker = ParseWorker()
     try:
         await asyncio.to_thread(worker.start)
         pid = worker._process.pid
         os.kill(pid, signal.SIGSTOP)
         try:
-            assert await until(lambda: not parsing._running(pid), "the worker to stop")  # "T"
-            monkeypatch.setattr(parsing, "_running", lambda _pid: True)  # as a starved worker reads
-            since = time.monotonic()
-            assert worker.abandon_if_silent(since) is False and worker.ready()
-            monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
-            assert worker.abandon_if_silent(since) is True and not worker.ready()
+            yield worker, pid
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
     finally:
         worker.close()
+
+
+@pytest.mark.slow
+async def test_a_silent_worker_that_is_running_is_slow_not_stuck(monkeypatch):
+    """A niced worker on a loaded machine waits for a CPU: silent past a job's grace but running
+    (``R``), it is kept (the job fell back already); stopped, or silent past
+    :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S` though running, it is given up."""
+    async with stopped_worker() as (worker, pid):
+        assert await until(lambda: not parsing._running(pid), "the worker to stop")  # "T"
+        monkeypatch.setattr(parsing, "_running", lambda _pid: True)  # as a starved worker reads
+        since = time.monotonic()
+        assert worker.abandon_if_silent(since) is False and worker.ready()
+        monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
+        assert worker.abandon_if_silent(since) is True and not worker.ready()
 
 
 @pytest.mark.slow
@@ -356,25 +363,15 @@ async def test_a_worker_behind_is_given_up_past_the_busy_limit_and_a_new_one_sta
     """Kept silent past a job's grace, the worker is behind (no job sent to it) until it
     answers; past :data:`~dsh_sidecar.router.parsing.BUSY_LIMIT_S` the next look gives it up,
     and it is no longer behind, so the next job starts another."""
-    worker = ParseWorker()
-    try:
-        await asyncio.to_thread(worker.start)
-        pid = worker._process.pid
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            monkeypatch.setattr(parsing, "_running", lambda _pid: True)
-            assert worker.behind() is False
-            assert worker.abandon_if_silent(time.monotonic()) is False
-            assert worker.behind() is True and worker.ready()
-            monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
-            assert worker.behind() is False and not worker.ready()
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+    async with stopped_worker() as (worker, pid):
+        monkeypatch.setattr(parsing, "_running", lambda _pid: True)
+        assert worker.behind() is False
+        assert worker.abandon_if_silent(time.monotonic()) is False
+        assert worker.behind() is True and worker.ready()
+        monkeypatch.setattr(parsing, "BUSY_LIMIT_S", 0.0)
+        assert worker.behind() is False and not worker.ready()
         await asyncio.to_thread(worker.start)
         assert worker.ready() and worker._process.pid != pid and worker.behind() is False
-    finally:
-        worker.close()
 
 
 def test_running_reads_the_state_of_a_process():
