@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from dsh_sidecar.router import AllProvidersFailed, Router, localdocs, parse_router_config
 from dsh_sidecar.router.config import CANONICAL_ORDER, resolve_chain
 from dsh_sidecar.router.localdocs import LocalDocs
-from dsh_sidecar.router.localdocs.sources import Doc, Source, project_source, roff_to_text
+from dsh_sidecar.router.localdocs.sources import Doc, Source, environment_source_name, project_source, roff_to_text
 from dsh_sidecar.router.providers import KNOWN, PROVIDERS, local
 from dsh_sidecar.router.providers.base import HttpRequest, HttpResponse, ProviderFailure, ProviderSpec
 from support.cli import env_for, run
@@ -136,6 +137,44 @@ def test_another_workspaces_docs_are_never_answered(tmp_path: Path, project: Pat
     ]
     outside = LocalDocs(tmp_path / "cache" / "docs", None)
     assert json.loads(outside.answer(request("frobnicate"), deadline=time.monotonic() + 60).body)["results"] == []
+
+
+def test_another_environments_packages_are_never_answered(tmp_path: Path, monkeypatch):
+    """One cache folder serves every virtual environment of the user: a search answers from the
+    distributions installed where it runs, never another environment's (nor an older index's
+    unscoped rows)."""
+
+    def packages(*names: str) -> list[Source]:
+        def read(name: str) -> Doc:
+            return Doc(f"https://pypi.org/project/{name}/", f"{name} 1.0", f"{name}: frobnicate the widgets")
+
+        return [Source(environment_source_name("packages"), lambda: ",".join(names), lambda: names, read)]
+
+    folder = tmp_path / "cache" / "docs"
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "other-venv"))
+    monkeypatch.setattr(localdocs, "sources", lambda project: packages("otherpkg"))
+    assert LocalDocs(folder).build_now() == {"packages": 1}
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "this-venv"))
+    monkeypatch.setattr(localdocs, "sources", lambda project: packages("thispkg"))
+    docs = LocalDocs(folder)
+    assert docs.build_now() == {"packages": 1}
+    reply = json.loads(docs.answer(request("frobnicate"), deadline=time.monotonic() + 60).body)
+    assert [r["url"] for r in reply["results"]] == ["https://pypi.org/project/thispkg/"]
+    con = sqlite3.connect(docs.path)
+    with con:  # an older index's rows, named without their environment
+        con.execute(
+            "INSERT INTO docs(title, body, url, source, at) VALUES ('old', 'frobnicate', 'https://old/', 'packages', 0)"
+        )
+    con.close()
+    reply = json.loads(docs.answer(request("frobnicate"), deadline=time.monotonic() + 60).body)
+    assert [r["url"] for r in reply["results"]] == ["https://pypi.org/project/thispkg/"]
+
+
+def test_every_source_is_shared_or_scoped_to_the_asking_process(tmp_path: Path):
+    docs = LocalDocs(tmp_path / "docs", tmp_path)
+    names = {source.name for source in localdocs.sources(tmp_path)}
+    assert names <= set(localdocs.SHARED_SOURCES) | set(docs.scoped)
+    assert {name.split(":")[0] for name in docs.scoped} == {"project", "packages", "modules"}
 
 
 def test_the_project_is_read_through_the_workspace_guard(tmp_path: Path, project: Path, only_project):

@@ -33,15 +33,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.router.localdocs.sources import MAX_BODY_CHARS, Source, project_source_name, sources
+from dsh_sidecar.router.localdocs.sources import (
+    MAX_BODY_CHARS,
+    Source,
+    environment_source_name,
+    project_source_name,
+    sources,
+)
 from dsh_sidecar.router.providers.base import HttpRequest, HttpResponse
 
 log = logging.getLogger(__name__)
 
 #: The database file in the docs cache folder.
 DB_NAME: Final = "docs.sqlite"
-#: Schema version (a database of another version is rebuilt).
-SCHEMA_VERSION: Final = "1"
+#: Schema version (a database of another version is rebuilt). 2: the installed distributions'
+#: sources are named by their environment (``packages:<digest>``), as the project's by its root.
+SCHEMA_VERSION: Final = "2"
 #: Wall seconds a build thread works before it stops (the rest next time).
 BUILD_BUDGET_S: Final = 60.0
 #: Sources a search waits for (quick to read), when the index is new.
@@ -56,6 +63,11 @@ QUERY_STEPS: Final = 2_000_000
 SNIPPET_TOKENS: Final = 40
 #: Seconds a closing index lets its build go on before stopping it.
 CLOSE_GRACE_S: Final = 1.0
+#: The sources every workspace and environment shares (Python's reference, man pages, fetched web results).
+SHARED_SOURCES: Final = ("python", "man", "fetched")
+#: The rows a lookup may answer from: a shared source, or one of :attr:`LocalDocs.scoped` (a
+#: name of no source of this version, as an older index's, answers nothing).
+ANSWERED: Final = f"source IN ({', '.join(repr(name) for name in SHARED_SOURCES)}, ?, ?, ?)"
 #: Documents written per transaction of a build (a build cut short keeps what it committed).
 CHUNK: Final = 100
 #: Prefix of a source's stamp while its build is unfinished.
@@ -88,6 +100,10 @@ class LocalDocs:
         #: The only project source a lookup answers from (the index holds every workspace's
         #: docs; another project's files are not this one's to show).
         self.project_source = project_source_name(self.project) if self.project is not None else ""
+        #: The scoped sources (``<kind>:<digest>``) a lookup answers from: this workspace's docs
+        #: and this environment's distributions (another virtual environment's are not
+        #: installed here); :data:`SHARED_SOURCES` are every process's.
+        self.scoped = (self.project_source, environment_source_name("packages"), environment_source_name("modules"))
         self.path = folder / DB_NAME
         self._lock = threading.Lock()
         self._builder: threading.Thread | None = None
@@ -136,8 +152,8 @@ class LocalDocs:
         con = self._open_for_reading()
         try:
             rows = con.execute(
-                "SELECT source, count(*) FROM docs WHERE source NOT LIKE 'project:%' OR source = ? GROUP BY source",
-                (self.project_source,),
+                f"SELECT source, count(*) FROM docs WHERE {ANSWERED} GROUP BY source",
+                self.scoped,
             ).fetchall()
         finally:
             con.close()
@@ -272,8 +288,8 @@ class LocalDocs:
         try:
             rows = con.execute(
                 "SELECT url, title, snippet(docs, 1, '', '', '…', ?), source FROM docs WHERE docs MATCH ?"
-                " AND (source NOT LIKE 'project:%' OR source = ?) ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
-                (SNIPPET_TOKENS, match, self.project_source, max(1, min(limit, 50)) * 2),
+                f" AND {ANSWERED} ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
+                (SNIPPET_TOKENS, match, *self.scoped, max(1, min(limit, 50)) * 2),
             ).fetchall()
         except sqlite3.OperationalError as exc:  # interrupted (the step bound) or a bad expression
             log.info("offline docs index: lookup stopped: %s", exc)

@@ -139,6 +139,13 @@ def _title_of(rel: str, text: str) -> str:
     return f"{heading} ({rel})" if heading else rel
 
 
+def environment_source_name(kind: str) -> str:
+    """``<kind>:<digest of this interpreter's environment>``: the name of the installed
+    distributions' documents (``packages``, ``modules``) in the index, which one cache folder
+    shares among every virtual environment of the user (each has other distributions)."""
+    return f"{kind}:{_digest([os.path.realpath(sys.prefix)])}"
+
+
 def project_source_name(root: Path) -> str:
     """``project:<digest of the resolved root>``: the name of ``root``'s docs in the index,
     which one cache folder shares among every workspace of the user."""
@@ -216,7 +223,7 @@ def packages_source() -> Source:
         title = f"{name} {dist.version}" + (f" — {summary}" if summary else "")
         return Doc(_doc_url(dist), title, f"{summary}\n{body}"[:MAX_BODY_CHARS])
 
-    return Source("packages", _packages_stamp, _distributions, read)
+    return Source(environment_source_name("packages"), _packages_stamp, _distributions, read)
 
 
 _DOCSTRING: Final = re.compile(r'\A(?:\s*#[^\n]*\n|\s*\n)*\s*[rRuU]?("""|\'\'\')(.*?)\1', re.S)
@@ -267,7 +274,7 @@ def modules_source() -> Source:
             return None
         return Doc(Path(path).as_uri(), f"{name} ({dist})", m.group(2).strip()[:MAX_BODY_CHARS])
 
-    return Source("modules", _packages_stamp, _module_files, read)
+    return Source(environment_source_name("modules"), _packages_stamp, _module_files, read)
 
 
 def python_source() -> Source:
