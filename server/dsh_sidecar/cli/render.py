@@ -112,7 +112,8 @@ def render_status(status: dict[str, Any]) -> str:
             )
     lines.append(f"  updates per arm (searches learnt from): {_updates_text(status)}")
     state = status["state"]
-    where = state["path"] or "memory only"
+    shared = state.get("shared")  # the fleet store's URL (its password redacted)
+    where = clean(state["path"]) if state["path"] else f"{clean(shared)} (fleet store)" if shared else "memory only"
     lines.append(
         f"  state: {where}{'' if state['persisting'] or not state['path'] else ' (not persisting)'}; "
         f"pending feedback: {status['pendingFeedback']}"

@@ -431,3 +431,27 @@ def test_cli_status_shows_each_class_posteriors(dsh_home: Path):
         timeout=60,
     )
     assert json.loads(js.stdout)["bandit"]["classes"]["fresh"]["thorough"] == {"alpha": 2.5, "beta": 2.5, "mean": 0.5}
+
+
+@pytest.mark.slow
+def test_cli_status_names_the_fleet_store_where_the_posteriors_live(dsh_home: Path, tmp_path: Path):
+    """With a Redis backend the posteriors live in the fleet store: the status names it (its
+    password redacted), where it said "memory only"."""
+    import subprocess
+    import sys
+
+    from support.sidecar import clean_env
+
+    config = tmp_path / "fleet.yml"
+    config.write_text("state:\n  backend: redis://:pw-Fleet-9x@127.0.0.1:9/0\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "dsh_sidecar", "status", "--config", str(config)],
+        env=clean_env(dsh_home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = [x.strip() for x in out.stdout.splitlines()]
+    assert "state: redis://127.0.0.1:9/0 (fleet store); pending feedback: 0" in lines
+    assert "pw-Fleet-9x" not in out.stdout + out.stderr
