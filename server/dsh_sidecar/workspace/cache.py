@@ -85,8 +85,8 @@ CEILING_BYTES: Final = 256 * 1024 * 1024
 FILES_SLACK: Final = 2
 #: Most names and vocabulary strings a cache may hold: a fixed allowance and so many a file it
 #: holds (:func:`strings_bound`). 365 real checkouts (two files to 5k) need at most 110k beyond
-#: 33 a file; the allowance bounds what a forged head makes the reader allocate (~10 MB of
-#: strings for a small listing).
+#: 33 a file; the allowance bounds what a forged head makes the reader allocate (a forged cache
+#: at the bound for a one-file listing: 197k strings, 23 MiB of memory).
 STRINGS_BASE: Final = 128 * 1024
 STRINGS_PER_FILE: Final = 64
 #: The numeric columns: name, ``array`` type code, and whether it has one value per file
