@@ -342,7 +342,8 @@ def _running(pid: int) -> bool:
             stat = f.read(4096)
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R"
+    state = stat.rfind(b")") + 2  # after "pid (comm) ", whatever the comm holds
+    return stat[state : state + 1] == b"R"
 
 
 def _reap(process: Any) -> None:

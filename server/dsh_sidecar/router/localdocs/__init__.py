@@ -65,9 +65,6 @@ SNIPPET_TOKENS: Final = 40
 CLOSE_GRACE_S: Final = 1.0
 #: The sources every workspace and environment shares (Python's reference, man pages, fetched web results).
 SHARED_SOURCES: Final = ("python", "man", "fetched")
-#: The rows a lookup may answer from: a shared source, or one of :attr:`LocalDocs.scoped` (a
-#: name of no source of this version, as an older index's, answers nothing).
-ANSWERED: Final = f"source IN ({', '.join(repr(name) for name in SHARED_SOURCES)}, ?, ?, ?)"
 #: Documents written per transaction of a build (a build cut short keeps what it committed).
 CHUNK: Final = 100
 #: Prefix of a source's stamp while its build is unfinished.
@@ -104,6 +101,10 @@ class LocalDocs:
         #: and this environment's distributions (another virtual environment's are not
         #: installed here); :data:`SHARED_SOURCES` are every process's.
         self.scoped = (self.project_source, environment_source_name("packages"), environment_source_name("modules"))
+        #: The sources a lookup or a count reads (a name of no source of this version, as an
+        #: older index's, answers nothing), and the ``WHERE`` term that binds them.
+        self.answered = (*SHARED_SOURCES, *self.scoped)
+        self._answered_sql = f"source IN ({', '.join('?' * len(self.answered))})"
         self.path = folder / DB_NAME
         self._lock = threading.Lock()
         self._builder: threading.Thread | None = None
@@ -152,8 +153,8 @@ class LocalDocs:
         con = self._open_for_reading()
         try:
             rows = con.execute(
-                f"SELECT source, count(*) FROM docs WHERE {ANSWERED} GROUP BY source",
-                self.scoped,
+                f"SELECT source, count(*) FROM docs WHERE {self._answered_sql} GROUP BY source",
+                self.answered,
             ).fetchall()
         finally:
             con.close()
@@ -288,8 +289,8 @@ class LocalDocs:
         try:
             rows = con.execute(
                 "SELECT url, title, snippet(docs, 1, '', '', '…', ?), source FROM docs WHERE docs MATCH ?"
-                f" AND {ANSWERED} ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
-                (SNIPPET_TOKENS, match, *self.scoped, max(1, min(limit, 50)) * 2),
+                f" AND {self._answered_sql} ORDER BY bm25(docs, 4.0, 1.0) LIMIT ?",
+                (SNIPPET_TOKENS, match, *self.answered, max(1, min(limit, 50)) * 2),
             ).fetchall()
         except sqlite3.OperationalError as exc:  # interrupted (the step bound) or a bad expression
             log.info("offline docs index: lookup stopped: %s", exc)
