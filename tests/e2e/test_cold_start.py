@@ -100,6 +100,19 @@ def test_a_bad_provider_url_in_the_environment_skips_that_provider_and_serves(ds
         assert [p["provider"] for p in router["chain"]] == ["duckduckgo"]
         assert router["unavailable"] == ["searxng"]
         assert [h["lastOutcome"] for h in router["health"] if h["provider"] == "searxng"] == [why]
+        # the client is told too (a harness need not read the child's stderr), once, as a warning
+        warnings = [
+            m["params"]["message"]
+            for m in srv.notifications
+            if m.get("method") == "window/logMessage" and m["params"]["type"] == 2
+        ]
+        assert warnings == [f"router: provider searxng {why}"]
+        # a router change rebuilds the chain from the same environment: told again; a change
+        # elsewhere builds no router and says nothing
+        srv.notify("workspace/didChangeConfiguration", {"settings": {"dsh": {"bandit": {"discount": 1}}}})
+        srv.notify("workspace/didChangeConfiguration", {"settings": {"dsh": {"router": {"timeoutMs": 1500}}}})
+        srv.barrier()
+        assert [line for line in srv.log_lines() if line.startswith("router: ")] == 2 * warnings
         assert srv.shutdown() == 0
         err = srv.stderr_bytes.decode()
         assert f"router: provider searxng {why}" in err

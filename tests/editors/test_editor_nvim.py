@@ -205,12 +205,20 @@ def check_hostile_rendering(hostile: dict) -> None:
     assert status[:5] == ["DSH sidecar status", "", "Sidecar", "  version: —", "  workspace: —"]
     assert "    1. p  —" in status
     assert "  health: broken" in status
-    assert "  unavailable: exa" in status
+    assert status[status.index("  not used:") + 1] == "    - exa: not configured (no key or endpoint)"
     assert "  open       quick     alpha=3        beta=1        mean=0.750  evidence=2" in status
     assert "  arms: x" in status
     assert "Suggester: DISABLED (set suggester.enabled = true)" in status
     assert "  counters: —" in status
     assert status[-5:] == ["Other", "  newThing:", "    list:", "      - a=1", "      - b=—"], status
+    # a provider skipped for a malformed setting: why, from its health record, control bytes shown
+    skipped = hostile["status_skipped"]
+    at = skipped.index("  not used:")
+    assert skipped[at + 1 : at + 3] == [
+        "    - searxng: skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)\x1b[31m",
+        "    - exa: not configured (no key or endpoint)",
+    ], skipped
+    assert not any(line.lstrip().startswith(("unavailable", "health")) for line in skipped), skipped
     assert hostile["status_not_object"][:3] == ["DSH sidecar status", "", "Sidecar"]
     assert hostile["search"][1] == "? · 3 results"
     assert hostile["search"][3:5] == ["1. not a url", "   not a url  (not a web address)"]

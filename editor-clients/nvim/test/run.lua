@@ -50,6 +50,16 @@ local ok, problem = pcall(function()
       suggester = { enabled = 'maybe', counters = vim.NIL },
       newThing = { list = { { a = 1 }, { b = vim.NIL } } },
     }),
+    status_skipped = render.status_lines({
+      router = {
+        chain = { { provider = 'duckduckgo', baseUrl = 'https://d' } },
+        unavailable = { 'searxng', 'exa' },
+        health = {
+          { provider = 'duckduckgo', state = 'ok' },
+          { provider = 'searxng', state = 'failing', lastOutcome = 'skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)\27[31m' },
+        },
+      },
+    }),
     status_not_object = render.status_lines('nope'),
     search = render.search_lines('q', { sources = { { url = 'not a url' }, { title = 'no url' }, 'x' }, reward = 'high' }),
     suggest = render.suggest_lines({ name = 'grep', input = vim.empty_dict() }, { additionalContexts = { { source = vim.NIL, text = 'T' } } }),

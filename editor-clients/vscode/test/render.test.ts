@@ -103,7 +103,7 @@ describe('rendering untrusted shapes', () => {
     assert.ok(html.includes('<td>x&quot;&gt;&lt;img src=x&gt;</td>'));
     assert.ok(html.includes('<th>health</th>'));
     assert.ok(html.includes('<dt>state</dt><dd>open</dd>'));
-    assert.ok(html.includes('Unavailable (no key or endpoint): exa'));
+    assert.ok(html.includes('<p>Not used:</p><ul class="unavailable"><li>exa: not configured (no key or endpoint)</li></ul>'));
     // mean computed when absent (3 / 4), class-level fields as columns
     assert.ok(html.includes('<tr><td>factoid</td><td>quick</td><td class="n">3</td><td class="n">1</td><td class="n">0.750</td>'));
     assert.ok(html.includes('<th>evidence</th>'));
@@ -123,6 +123,25 @@ describe('rendering untrusted shapes', () => {
     assert.ok(html.includes('<tr><td>searxng</td><td>http://s</td><td>ok</td><td>0</td></tr>'), html);
     assert.ok(html.includes('<tr><td>duckduckgo</td><td>https://d</td><td>cooling</td><td>2</td></tr>'), html);
     assert.ok(!html.includes('<dt>health</dt>'));
+  });
+
+  test('status: a provider skipped for a malformed setting shows why, escaped', () => {
+    const html = renderStatusHtml({
+      router: {
+        chain: [{ provider: 'duckduckgo', baseUrl: 'https://d' }],
+        unavailable: ['searxng', 'exa'],
+        health: [
+          { provider: 'duckduckgo', state: 'ok' },
+          { provider: 'searxng', state: 'failing', lastOutcome: 'skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL) <b>' },
+        ],
+      },
+    });
+    assert.ok(
+      html.includes(
+        '<li>searxng: skipped: invalid config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL) &lt;b&gt;</li><li>exa: not configured (no key or endpoint)</li>',
+      ),
+      html,
+    );
   });
 
   test('status: not an object at all', () => {

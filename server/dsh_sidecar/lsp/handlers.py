@@ -163,6 +163,7 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
             if sidecar is not None:  # the activation's ledger line, written on the build's thread
                 sidecar.drain_ledger()
+                warn_skipped(ls, sidecar)
             if sidecar is not None and client_supports_progress(ls.client_capabilities):
                 sidecar.report_graph_progress(GraphProgress(ls, loop))
 
@@ -259,9 +260,12 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
     def on_did_change_configuration(ls: SidecarServer, params: lsp.DidChangeConfigurationParams) -> None:
         if ls.sidecar is None:
             return
+        router = ls.sidecar.router
         try:
             ls.sidecar.reconfigure(params.settings)
             ls.redactor.add(ls.sidecar.router.secrets())  # new keys are redacted in logs too
+            if ls.sidecar.router is not router:
+                warn_skipped(ls, ls.sidecar)
         except ConfigError as exc:
             message = f"configuration change refused, keeping the previous one: {exc}"
             log.warning(message)
@@ -271,6 +275,14 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
     def on_did_change_watched_files(ls: SidecarServer, params: lsp.DidChangeWatchedFilesParams) -> None:
         if ls.sidecar is not None:
             ls.sidecar.files_changed([to_fs_path(c.uri) or c.uri for c in params.changes])
+
+
+def warn_skipped(ls: SidecarServer, sidecar: Sidecar) -> None:
+    """Tell the client, as ``window/logMessage`` warnings, which providers its router skips for a
+    malformed setting in the environment (the lines the server's stderr has): a client that does
+    not read the child's stderr would otherwise learn it only from a search's attempts."""
+    for line in sidecar.router.skipped_lines():
+        ls.send_log_line(line, lsp.MessageType.Warning)
 
 
 def build_server() -> SidecarServer:

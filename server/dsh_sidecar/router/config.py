@@ -265,9 +265,17 @@ def resolve_chain_skipping(
     problems: dict[str, ConfigError] = {}
     chain, missing = resolve_chain(cfg, env, problems)
     invalid = {pid: invalid_reason(exc) for pid, exc in problems.items()}
-    for pid, why in invalid.items():
-        log.warning("router: provider %s skipped: %s", pid, why)
+    for line in skipped_lines(invalid):
+        log.warning("%s", line)
     return chain, missing, invalid
+
+
+def skipped_lines(invalid: Mapping[str, str]) -> list[str]:
+    """One warning line per provider skipped for a malformed setting (``invalid``: by id, why,
+    as :func:`resolve_chain_skipping` gives it): ``router: provider searxng skipped: invalid
+    config ($SEARXNG_BASE_URL: must be an absolute http:// or https:// URL)``. The server's
+    stderr and an LSP client's ``window/logMessage`` carry the same text."""
+    return [f"router: provider {pid} skipped: {why}" for pid, why in invalid.items()]
 
 
 def invalid_reason(problem: ConfigError) -> str:

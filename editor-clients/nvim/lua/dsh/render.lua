@@ -288,7 +288,22 @@ function M.status_lines(status)
         end
       end
     end
-    rest_lines(lines, r, merged and { 'chain', 'health' } or { 'chain' }, 1)
+    -- each provider named but not used, with why: a malformed setting's reason is its health
+    -- record's last outcome (`skipped: invalid config ($VAR: …)`); otherwise no key or endpoint
+    local unused = type(r.unavailable) == 'table' and islist(r.unavailable) and r.unavailable or nil
+    if unused and #unused > 0 then
+      lines[#lines + 1] = '  not used:'
+      for _, pid in ipairs(unused) do
+        local h = merged and type(pid) == 'string' and health[pid] or {}
+        local why = str(h.lastOutcome) ~= '' and h.lastOutcome or 'not configured (no key or endpoint)'
+        lines[#lines + 1] = '    - ' .. M.scalar(pid) .. ': ' .. M.scalar(why)
+      end
+    end
+    local skip = { 'chain', unused and 'unavailable' or nil }
+    if merged then
+      skip[#skip + 1] = 'health'
+    end
+    rest_lines(lines, r, skip, 1)
   end
   if is_obj(s.bandit) then
     local b = s.bandit

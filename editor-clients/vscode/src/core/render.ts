@@ -353,9 +353,13 @@ function routerSection(router: Obj): string {
       ? `<p>Provider chain, tried in order, with each provider's health:</p>${tableHtml(chain, 0, ['provider', 'baseUrl', 'state'])}`
       : '<p class="warn">No provider configured: searches will fail.</p>',
   );
+  // each provider named but not used, with why: a malformed setting's reason is its health
+  // record's last outcome (``skipped: invalid config ($VAR: …)``); otherwise no key or endpoint
   const unavailable = Array.isArray(router.unavailable) ? router.unavailable : [];
   if (unavailable.length) {
-    parts.push(`<p>Unavailable (no key or endpoint): ${valueHtml(unavailable)}</p>`);
+    const why = (pid: unknown): string => str(health?.find((h) => h.provider === pid)?.lastOutcome) || 'not configured (no key or endpoint)';
+    const items = unavailable.map((pid) => `<li>${valueHtml(pid, 1)}: ${escapeHtml(why(pid))}</li>`).join('');
+    parts.push(`<p>Not used:</p><ul class="unavailable">${items}</ul>`);
   }
   parts.push(fields(router, health ? ['chain', 'unavailable', 'health'] : ['chain', 'unavailable']));
   return parts.join('\n');
