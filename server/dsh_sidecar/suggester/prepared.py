@@ -419,11 +419,20 @@ def tables(
     ``{path: its facts}`` (kinds left out), all from one pass over the listing (the
     preparation's largest part on a large tree: a warm start's whole suggester cost); whether a
     folder names a docs root is decided once per folder."""
-    with collections_paused():  # the file index's lists: long-lived, no cycle
-        listed = _gather(files, kind_map)
+    # the file index's lists: long-lived, no cycle (frozen at the end: never scanned)
+    with collections_paused(freeze=True):
+        return _tables(root, files, kind_map, content)
+
+
+def _tables(
+    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None
+) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
+    listed = _gather(files, kind_map)
     out = listed.groups
     roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
-    out["docs-page"] = [f for f in listed.maybe_pages if _docs_page(f, roots)] if roots else []
+    # _docs_page of each, the roots as one tuple of prefixes (a C loop, not a generator a file)
+    prefixes, pages = tuple(r + "/" for r in roots), DOC_EXTENSIONS[:6]
+    out["docs-page"] = [f for f in listed.maybe_pages if f.startswith(prefixes) and f.lower().endswith(pages)]
     out["docs-home"] = [f for f in out["docs-page"] if is_docs_home(f, roots)]
     found: dict[str, set[str]] = {}
     if content is not None:
