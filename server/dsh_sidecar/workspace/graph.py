@@ -191,7 +191,8 @@ class WorkspaceGraph:
             elif root.is_dir():
                 walked = FileStats([])
                 pairs = walk_files(root, mtimes=True, stats=walked)
-                files = [rel for rel, _ in pairs]
+                walked = walked.sort()  # the listing's sort, done once for the stats and the paths
+                files = walked.files
                 times = dict(pairs)
                 source = "mtime"
             else:
