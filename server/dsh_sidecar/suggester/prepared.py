@@ -36,7 +36,7 @@ from dsh_sidecar.workspace.facts import (
     facts_of,
     is_docs_home,
     kind_is_code,
-    maybe_named,
+    maybe_named_at,
     rule_named,
 )
 from dsh_sidecar.workspace.files import list_files
@@ -339,58 +339,62 @@ class _Listed:
 
 
 def _gather(files: list[str], kind_map: dict[str, str]) -> _Listed:
-    """One pass over the listing (:func:`tables`); what a file's extension decides (code, a
-    doc file, a docs page, maybe a docs marker) is decided once per extension, a sorted
-    listing's files of one folder are added to its list as one run, and which names a
-    name-level rule may give a fact to is found by one scan of them all (``facts.rule_named``)."""
+    """One pass over the listing (:func:`tables`), slice by slice (the GIL handed over between
+    two); what a file's extension decides (code, a doc file, a docs page, maybe a docs marker)
+    is decided once per extension, a sorted listing's files of one folder are added to its list
+    as one run, and which files a name-level rule may give a fact to is found by bulk scans of
+    them all (``facts.maybe_named_at``, ``facts.rule_named``)."""
     out = _Listed()
     by_name, by_dir, groups = out.by_name, out.by_dir, out.groups
     by_ext: dict[str, tuple[bool, bool, bool, bool]] = {}
     names: list[str] = []
-    special: list[int] = []
     last_folder, in_folder = None, []
-    for n, f in enumerate(files):
-        if n % 1024 == 1023:
+    for start in range(0, len(files), _GATHER_SLICE):
+        if start:
             time.sleep(0)  # a preparation runs beside requests: hand them the GIL often
-        folder, _, name = f.rpartition("/")
-        names.append(name)
-        same = by_name.get(name)
-        if same is None:
-            by_name[name] = [f]
-        else:
-            same.append(f)
-        if folder != last_folder:
-            last_folder, in_folder = folder, by_dir.setdefault(folder, [])
-        in_folder.append(f)
-        kind = kind_map.get(f, "other")
-        group = groups.get(kind)
-        if group is None:
-            groups[kind] = [f]
-        else:
-            group.append(f)
-        dot = name.rfind(".")
-        ext = name[dot:] if dot > -1 else ""
-        decided = by_ext.get(ext)
-        if decided is None:
-            decided = by_ext[ext] = _by_extension(ext)
-        is_code, is_doc, is_page, marker = decided
-        if is_code:  # code by extension, in any folder (a docs example, a test)
-            groups.setdefault("code", []).append(f)
-            if kind == "test":  # the one name-only fact most files of a large tree may have
-                groups.setdefault("test-module", []).append(f)
-        if maybe_named(f, name):
-            special.append(n)
-        if is_doc:
-            out.doc_count[folder] = out.doc_count.get(folder, 0) + 1
-            if is_page and kind not in ("test", "generated"):
-                out.maybe_pages.append(f)
-        if marker and name.lower() in _DOCS_MARKERS:
-            out.markers.add(folder)
+        for f in files[start : start + _GATHER_SLICE]:
+            folder, _, name = f.rpartition("/")
+            names.append(name)
+            same = by_name.get(name)
+            if same is None:
+                by_name[name] = [f]
+            else:
+                same.append(f)
+            if folder != last_folder:
+                last_folder, in_folder = folder, by_dir.setdefault(folder, [])
+            in_folder.append(f)
+            kind = kind_map.get(f, "other")
+            group = groups.get(kind)
+            if group is None:
+                groups[kind] = [f]
+            else:
+                group.append(f)
+            dot = name.rfind(".")
+            ext = name[dot:] if dot > -1 else ""
+            decided = by_ext.get(ext)
+            if decided is None:
+                decided = by_ext[ext] = _by_extension(ext)
+            is_code, is_doc, is_page, marker = decided
+            if is_code:  # code by extension, in any folder (a docs example, a test)
+                groups.setdefault("code", []).append(f)
+                if kind == "test":  # the one name-only fact most files of a large tree may have
+                    groups.setdefault("test-module", []).append(f)
+            if is_doc:
+                out.doc_count[folder] = out.doc_count.get(folder, 0) + 1
+                if is_page and kind not in ("test", "generated"):
+                    out.maybe_pages.append(f)
+            if marker and name.lower() in _DOCS_MARKERS:
+                out.markers.add(folder)
+    special = maybe_named_at(files, names)
     for n in sorted(set(special).union(rule_named(names))):  # the rest of the name-only facts
         f = files[n]
         for fact in facts_of(f, kind_map.get(f, "other"), None) - _TEST_MODULE:
             groups.setdefault(fact, []).append(f)
     return out
+
+
+#: Files between two hand-overs of the GIL in :func:`_gather`.
+_GATHER_SLICE: Final = 1024
 
 
 #: The extensions (lower case) of the docs markers.
@@ -419,11 +423,20 @@ def tables(
     ``{path: its facts}`` (kinds left out), all from one pass over the listing (the
     preparation's largest part on a large tree: a warm start's whole suggester cost); whether a
     folder names a docs root is decided once per folder."""
-    with collections_paused():  # the file index's lists: long-lived, no cycle
-        listed = _gather(files, kind_map)
+    # the file index's lists: long-lived, no cycle (frozen at the end: never scanned)
+    with collections_paused(freeze=True):
+        return _tables(root, files, kind_map, content)
+
+
+def _tables(
+    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None
+) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
+    listed = _gather(files, kind_map)
     out = listed.groups
     roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
-    out["docs-page"] = [f for f in listed.maybe_pages if _docs_page(f, roots)] if roots else []
+    # _docs_page of each, the roots as one tuple of prefixes (a C loop, not a generator a file)
+    prefixes, pages = tuple(r + "/" for r in roots), DOC_EXTENSIONS[:6]
+    out["docs-page"] = [f for f in listed.maybe_pages if f.startswith(prefixes) and f.lower().endswith(pages)]
     out["docs-home"] = [f for f in out["docs-page"] if is_docs_home(f, roots)]
     found: dict[str, set[str]] = {}
     if content is not None:

@@ -214,7 +214,7 @@ class SymbolEntries:
         """A symbol index of every entry (the whole cache was current), on the columns: the
         usages stay in the file's inverted columns until asked for (``CachedPostings``)."""
         d, t = self.offsets()
-        with collections_paused():  # tens of thousands of long-lived tables, no cycle
+        with collections_paused(freeze=True):  # tens of thousands of long-lived tables, no cycle
             return SymbolIndex.from_cache(
                 CachedColumns(self.paths, self.defs, d, self.vocab, self.tokens, t, self.length, self.generated),
                 CachedPostings(self.paths, self.vocab, self.npost, self.pfiles, self.pcounts),

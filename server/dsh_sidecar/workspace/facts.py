@@ -31,7 +31,8 @@ import functools
 import logging
 import re
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import methodcaller, or_
 from typing import Any, Final
 
 from dsh_sidecar.workspace import manifests
@@ -251,6 +252,14 @@ def maybe_named(path: str, name: str) -> bool:
     """Whether a name-level rule may give ``path`` (called ``name``) a fact by its name or its
     place, besides a rule's pattern (:func:`rule_named`): a name a rule lists, a CI folder."""
     return name in _NAMED or path.startswith(_CI_DIRS)
+
+
+def maybe_named_at(files: list[str], names: list[str]) -> list[int]:
+    """The positions of the ``files`` (called ``names``) :func:`maybe_named` is true of, found in
+    C loops (``map``, ``compress``) rather than one call a file."""
+    listed = map(_NAMED.__contains__, names)
+    ci = map(methodcaller("startswith", _CI_DIRS), files)
+    return list(compress(range(len(files)), map(or_, listed, ci)))
 
 
 @functools.cache

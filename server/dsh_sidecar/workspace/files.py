@@ -11,6 +11,8 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
@@ -175,44 +177,82 @@ def _walk_folder(
 ) -> bool:
     """List the folder ``folder`` (open as ``fd``, its ``entries`` from ``os.scandir(fd)``, at
     ``prefix``): its files to ``out`` (their stats to ``taken`` when given), its walked folders
-    onto ``stack``; ``True`` once :data:`MAX_FILES` files are listed."""
+    onto ``stack``; ``True`` once :data:`MAX_FILES` files are listed. The entries are sorted
+    out first (their types come from the folder's listing, ``d_type``: no system call), then
+    the folder's files are stat'ed and listed together (C loops: ``map``, not a method call
+    and an append or two a file)."""
     all_utf8 = _is_utf8("".join([e.name for e in entries]))  # one check for the folder
+    found: list[os.DirEntry[str]] = []
+    links = False  # a symlink among them (its stat is the file it points to, ``_stat_at``)
     for e in entries:
         name = e.name
         if not all_utf8 and not _is_utf8(name):
             continue  # a name that is not UTF-8 cannot be matched (RE2), shown or sent in JSON
-        rel = prefix + name
         try:
-            is_dir = e.is_dir(follow_symlinks=False)
+            if e.is_dir(follow_symlinks=False):
+                rel = prefix + name
+                if _walked(name, rel, ignored):
+                    # fstatat(fd, name): what opening it by its path must find again
+                    listed_as = _identity(e.stat(follow_symlinks=False))
+                    stack.append((folder + "/" + name, rel + "/", lines, ignored, listed_as))
+                continue
+            if ignored is not None and ignored(prefix + name):
+                continue
+            if e.is_file(follow_symlinks=False):
+                found.append(e)
+            elif e.is_symlink():  # (FIFOs, sockets and devices are not files of the project)
+                found.append(e)
+                links = True
         except OSError:
             continue
-        if is_dir:
-            if _walked(name, rel, ignored):
-                try:  # fstatat(fd, name): what opening it by its path must find again
-                    listed_as = _identity(e.stat(follow_symlinks=False))
-                except OSError:
-                    continue
-                stack.append((folder + "/" + name, rel + "/", lines, ignored, listed_as))
-            continue
-        if ignored is not None and ignored(rel):
-            continue
-        if not _is_project_file(e):
-            continue
-        mtime = 0.0
-        if taken is not None:
-            st: os.stat_result | None = None
-            try:  # (no context manager: this runs once per file)
-                st = e.stat(follow_symlinks=False)  # fstatat(fd, name): the folder is open
-                mtime = st.st_mtime
-            except OSError:
-                pass
+    return _list_found(fd, prefix, found, links, out, taken)
+
+
+def _list_found(
+    fd: int,
+    prefix: str,
+    found: list[os.DirEntry[str]],
+    links: bool,
+    out: list[tuple[str, float]],
+    taken: list[os.stat_result | None] | None,
+) -> bool:
+    """List the files ``found`` in the folder open as ``fd`` (at ``prefix``; ``links``: a
+    symlink among them) as :func:`_walk_folder` does; ``True`` once :data:`MAX_FILES` files
+    are listed."""
+    if not found:
+        return False
+    room = MAX_FILES - len(out)
+    if len(found) > room:
+        found = found[:room]
+    rels = [prefix + e.name for e in found]
+    if taken is None:
+        out.extend(zip(rels, repeat(0.0)))
+        return len(out) >= MAX_FILES
+    try:  # fstatat(fd, name): the folder is open
+        stats: list[os.stat_result | None] = [e.stat(follow_symlinks=False) for e in found]
+    except OSError:  # (rare: a file gone meanwhile)
+        stats = [_lstat_or_none(e) for e in found]
+    if links or None in stats or any(map(stat.S_ISLNK, map(_MODE, stats))):
+        # a symlink's time is its own (the lstat's), its stat the file it points to
+        mtimes = [0.0 if st is None else st.st_mtime for st in stats]
+        for k, st in enumerate(stats):
             if st is None or st.st_mode & _S_IFMT == _S_IFLNK:
-                st = _stat_at(fd, name)
-            taken.append(st)
-        out.append((rel, mtime))
-        if len(out) >= MAX_FILES:
-            return True
-    return False
+                stats[k] = _stat_at(fd, found[k].name)
+    else:
+        mtimes = list(map(_MTIME, stats))
+    taken.extend(stats)
+    out.extend(zip(rels, mtimes))
+    return len(out) >= MAX_FILES
+
+
+def _lstat_or_none(e: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return e.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+_MODE, _MTIME = attrgetter("st_mode"), attrgetter("st_mtime")
 
 
 def _stat_at(fd: int, name: str) -> os.stat_result | None:
@@ -257,15 +297,6 @@ def _with_folder_ignores(
                     ignored = ignore_matcher(ignore_spec(lines))
             break
     return lines, ignored
-
-
-def _is_project_file(e: os.DirEntry[str]) -> bool:
-    """Whether ``e`` (not a folder) is a file or a symlink: FIFOs, sockets and devices are not
-    files of the project (d_type: no syscall)."""
-    try:
-        return e.is_file(follow_symlinks=False) or e.is_symlink()
-    except OSError:
-        return False
 
 
 def _walk_files(root: Path) -> list[str]:

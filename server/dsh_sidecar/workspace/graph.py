@@ -181,20 +181,22 @@ class WorkspaceGraph:
         t0 = time.perf_counter()
         times: dict[str, float] = {}
         source = "none"
-        scan = git_scan(root) if root.is_dir() else None
-        walked: FileStats | None = None
-        if scan is not None:
-            files, times = scan
-            source = "git"
-        elif root.is_dir():
-            walked = FileStats([])
-            pairs = walk_files(root, mtimes=True, stats=walked)
-            files = [rel for rel, _ in pairs]
-            times = dict(pairs)
-            source = "mtime"
-        else:
-            files = []
-        with collections_paused():  # the listing's tables: long-lived, no cycle
+        # the listing and its tables: long-lived, no cycle (frozen at the end: never scanned)
+        with collections_paused(freeze=True):
+            scan = git_scan(root) if root.is_dir() else None
+            walked: FileStats | None = None
+            if scan is not None:
+                files, times = scan
+                source = "git"
+            elif root.is_dir():
+                walked = FileStats([])
+                pairs = walk_files(root, mtimes=True, stats=walked)
+                walked = walked.sort()  # the listing's sort, done once for the stats and the paths
+                files = walked.files
+                times = dict(pairs)
+                source = "mtime"
+            else:
+                files = []
             graph = cls.from_listing(root, files, times, source, kind_cache.load if kind_cache is not None else None)
             if walked is not None:
                 graph._stats = walked.select(graph.files)

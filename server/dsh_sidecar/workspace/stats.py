@@ -81,14 +81,28 @@ class FileStats:
     def select(self, files: list[str]) -> FileStats:
         """The stats of ``files`` (sorted; each one of this listing's: a walk's, in its order),
         aligned with them: the columns permuted at once (C loops: ``map``)."""
-        order = sorted(range(len(self.files)), key=self.files.__getitem__)
         out = FileStats(files)
-        if [self.files[i] for i in order] != files:  # another listing: by path
+        if files == self.files:  # in this order already (``sort``): the columns as they are
+            out.mtime, out.size, out.ino = self.mtime, self.size, self.ino
+            return out
+        order = sorted(range(len(self.files)), key=self.files.__getitem__)
+        if list(map(self.files.__getitem__, order)) != files:  # another listing: by path
             where = dict(zip(self.files, range(len(self.files))))
             order = [where.get(rel, -1) for rel in files]
             if -1 in order:  # a path the walk did not take: no stat
                 order = [len(self.files) if i == -1 else i for i in order]
                 self.append(None)
+        out.mtime = array("q", map(self.mtime.__getitem__, order))
+        out.size = array("q", map(self.size.__getitem__, order))
+        out.ino = array("Q", map(self.ino.__getitem__, order))
+        return out
+
+    def sort(self) -> FileStats:
+        """These stats over the listing in path order (a walk's: ``sorted`` of it), the columns
+        permuted alike: one sort of positions, so that the sort of the listing that follows
+        (``WorkspaceGraph.from_listing``) meets sorted input and :meth:`select` has nothing to do."""
+        order = sorted(range(len(self.files)), key=self.files.__getitem__)
+        out = FileStats(list(map(self.files.__getitem__, order)))
         out.mtime = array("q", map(self.mtime.__getitem__, order))
         out.size = array("q", map(self.size.__getitem__, order))
         out.ino = array("Q", map(self.ino.__getitem__, order))

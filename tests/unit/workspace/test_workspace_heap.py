@@ -103,3 +103,18 @@ def test_collections_paused_nests_across_threads_and_restores_the_collector() ->
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+def test_a_paused_block_with_freeze_leaves_what_it_made_frozen_and_the_collector_on() -> None:
+    from dsh_sidecar.workspace.heap import collections_paused
+
+    gc.unfreeze()
+    try:
+        with collections_paused(freeze=True):
+            tables = [[i] for i in range(1000)]  # containers the collector tracks
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= len(tables)  # moved to the permanent generation, not scanned
+        assert not any(tables[0] is o for o in gc.get_objects())  # frozen: no generation lists it
+    finally:
+        gc.unfreeze()

@@ -70,3 +70,20 @@ def test_the_walk_stats_each_file_in_its_open_folder_as_a_stat_by_path_would(tmp
     changed = again.select(files)
     assert changed.get("src/pkg/m.py") == (before[0] + 1_000_000, before[1], before[2])
     assert changed.fingerprint() != aligned.fingerprint()
+
+
+def test_a_walks_stats_sorted_are_its_files_stats_in_path_order_and_select_keeps_them(tmp_path: Path) -> None:
+    for i, rel in enumerate(["b/z.py", "a.py", "b/a.py", "a-b.py", "a/x.py", "c.txt"]):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x" * i)
+    walked = FileStats([])
+    walk_files(tmp_path, mtimes=True, stats=walked)
+    ordered = walked.sort()
+    assert ordered.files == sorted(walked.files) == ["a-b.py", "a.py", "a/x.py", "b/a.py", "b/z.py", "c.txt"]
+    by_path = {rel: walked.at(i) for i, rel in enumerate(walked.files)}  # the walk's order: no bisect
+    assert [ordered.at(i) for i in range(len(ordered))] == [by_path[rel] for rel in ordered.files]
+    assert [st[1] for st in map(ordered.at, range(6))] == [3, 1, 4, 2, 0, 5]  # the sizes written
+    listing = list(ordered.files)  # the graph's own list, equal
+    picked = ordered.select(listing)
+    assert picked.files is listing and picked.fingerprint() == ordered.fingerprint()
+    assert picked.fingerprint() == stat_files(tmp_path, listing).fingerprint()
