@@ -22,6 +22,11 @@ failure class, as labelled (``expect``, ``class``) and echo-aware (``expectEchoA
 - ``silent`` — no note where one was expected;
 - ``echo`` (added to a note's class) — every file the note names is among the paths the
   triggering call's own result listed.
+
+Each call's line also carries the ledger lines its call produced (``ledger``) and the stage
+that decided it (``stage``: ``suggest``, ``suppressed <reason>``, ``abstained <reason>``, ``no
+intent``); the tables end with the echo-aware misses of each split counted by that stage,
+overall, per intent and per ecosystem.
 """
 
 from __future__ import annotations
@@ -78,6 +83,47 @@ def classify(expect: dict[str, Any] | None, notes: list[dict[str, Any]], listed:
         if targets and targets <= listed:
             cls += "+echo"
         out.append(cls)
+    return out
+
+
+#: A ledger line's kind and reason (``suppressed echo Version`` → ``suppressed echo``).
+LEDGER_STAGE = re.compile(r"^(suggest|suppressed \S+|abstained \S+)")
+
+
+def stage(ledger: list[str]) -> str:
+    """Where the pipeline decided a call, by the ledger lines it produced: ``suggest``,
+    ``suppressed <reason>``, ``abstained <reason>``, or ``no intent`` (no line: no intent
+    crossed its gate, or the call was no search)."""
+    for line in ledger:
+        m = LEDGER_STAGE.match(line)
+        if m:
+            return m.group(1)
+    return "no intent"
+
+
+def stage_tables(runs: list[Any]) -> list[str]:
+    """Echo-aware, per split: the calls expecting a note that got no correct one, counted by
+    the stage that decided them (:func:`stage`; a ``suggest`` there named the wrong files or
+    intent) — overall, per intent and per ecosystem."""
+    out: list[str] = []
+    for split in ("tune", "heldout"):
+        rows: dict[tuple[str, str], int] = {}
+        for r in runs:
+            if r.repo.split != split:
+                continue
+            for line, notes, ledger in zip(r.help_trace, r.notes, r.ledgers, strict=True):
+                expect = expect_of(line)
+                if expect is None or "ok" in {c.split("+")[0] for c in classify(expect, notes, set())}:
+                    continue
+                where = stage(ledger)
+                for key in (("all", where), (f"intent {expect['intent']}", where), (f"{r.repo.ecosystem}", where)):
+                    rows[key] = rows.get(key, 0) + 1
+        stages = sorted({w for _, w in rows})
+        out.append(f"| missed calls ({split}), by stage | " + " | ".join(stages) + " |")
+        out.append("| --- |" + " ---: |" * len(stages))
+        for group in sorted({g for g, _ in rows}, key=lambda g: (g != "all", not g.startswith("intent"), g)):
+            out.append(f"| {group} | " + " | ".join(str(rows.get((group, w), 0)) for w in stages) + " |")
+        out.append("")
     return out
 
 
@@ -191,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         out.append(f"### {title}")
         out.append("")
         out += tables(runs, pick, args.group)
+    out += ["### echo-aware: the calls missed, by the stage that decided them", ""]
+    out += stage_tables(runs)
     print("\n".join(out))
     if args.json:
         rep = {
@@ -209,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         with args.calls.open("w", encoding="utf-8") as fh:
             for r in runs:
                 lines = [ln for ln in (r.repo.data / "trace.jsonl").read_text("utf-8").splitlines() if ln.strip()]
-                for raw, line, notes in zip(lines, r.help_trace, r.notes, strict=True):
+                for raw, line, notes, ledger in zip(lines, r.help_trace, r.notes, r.ledgers, strict=True):
                     obj = json.loads(raw)
                     res = obj["params"].get("result") or {}
                     listed = result_paths(res.get("text", "")) if not res.get("isError") else set()
@@ -234,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "opens": list(line.opens),
                                 "expectEchoAware": expect_of(line),
                                 "classEchoAware": classify(expect_of(line), notes, listed | set(line.opens)),
+                                "ledger": ledger,
+                                "stage": stage(ledger),
                             },
                             ensure_ascii=False,
                         )

@@ -60,7 +60,8 @@ def test_fixed_replay_meets_the_baseline_and_is_deterministic(dsh_home):
     trace = read_trace(TRACE.read_text("utf-8").splitlines())
     assert len(trace) == 50
     first, notes1, ledger = replay(trace, WORKSPACE, dsh_home=dsh_home / "one")
-    second, notes2, _ = replay(trace, WORKSPACE, dsh_home=dsh_home / "two")
+    per_call: list[list[str]] = []
+    second, notes2, _ = replay(trace, WORKSPACE, dsh_home=dsh_home / "two", per_call=per_call)
     assert first.line() == BASELINE
     assert second.line() == BASELINE
     assert notes1 == notes2  # byte-for-byte the same notes, call by call
@@ -72,6 +73,11 @@ def test_fixed_replay_meets_the_baseline_and_is_deterministic(dsh_home):
         suggests[0]
         == "suggest Usage 0.96 4 targets src/shopcart/pricing.py,src/shopcart/api.py,src/shopcart/__init__.py,tests/test_pricing.py"
     )
+    # the ledger lines of each call, line by line: a noted call's is its `suggest` line
+    assert len(per_call) == 50
+    noted = [i for i, n in enumerate(notes2) if n]
+    assert [[m for m in per_call[i] if m.startswith("suggest ")] for i in noted] == [[m] for m in suggests]
+    assert all(not any(m.startswith("suggest ") for m in per_call[i]) for i in range(50) if i not in noted)
 
 
 def test_cli_replay_prints_the_same_line(dsh_home, tmp_path):

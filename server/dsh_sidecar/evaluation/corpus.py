@@ -85,6 +85,8 @@ class IntentRun:
     narrowed: int = 0
     #: the trace read echo-aware, line by line
     help_trace: list[TraceLine] = field(default_factory=list)
+    #: the ledger lines each line's call produced (``suggest …``, ``suppressed …``…), line by line
+    ledgers: list[list[str]] = field(default_factory=list)
 
 
 def run_intents(
@@ -102,13 +104,16 @@ def run_intents(
         ws = workspace_of(r)
         if not ws.is_dir():
             raise OSError(f"no workspace {ws} for {r.repo}@{r.commit[:12]}")
-        s, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s)
+        per_call: list[list[str]] = []
+        s, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s, per_call=per_call)
         help_trace = echo_aware(trace, workspace_files(ws))
         pairs = list(zip(trace, help_trace, strict=True))
         relabelled = sum(1 for a, b in pairs if a.intent != b.intent)
         narrowed = sum(1 for a, b in pairs if a.intent == b.intent and a.targets != b.targets)
         runs.append(
-            IntentRun(r, s, notes, ledger_summary(logs), score(help_trace, notes), relabelled, narrowed, help_trace)
+            IntentRun(
+                r, s, notes, ledger_summary(logs), score(help_trace, notes), relabelled, narrowed, help_trace, per_call
+            )
         )
     return runs
 

@@ -284,12 +284,15 @@ def replay(
     graph_wait_s: float = GRAPH_WAIT_S,
     task: str | None = None,
     start: list[dict[str, Any]] | None = None,
+    per_call: list[list[str]] | None = None,
 ) -> tuple[Score, list[list[dict[str, Any]]], list[str]]:
     """Spawn the sidecar over stdio on ``workspace``, wait for its workspace graph, send every
     line's params as ``dsh/postExecute``; return the score (with per-call latencies), the notes
     and the ledger lines received. ``suggester`` overrides knobs (``enabled`` is forced on).
     ``task``: a task text sent as ``dsh/taskLead`` (the first line's session) once the index is
     ready, before the first line, under ``taskLead`` on; its notes are appended to ``start``.
+    ``per_call``: the ledger lines received while each line was answered are appended to it,
+    one list per line (the server writes a call's line before its reply).
     Raises ``RuntimeError`` when the sidecar refuses a request or the graph never gets ready."""
     with tempfile.TemporaryDirectory(prefix="dsh-replay-") as tmp:
         env = dict(os.environ)
@@ -314,9 +317,12 @@ def replay(
             latencies: list[float] = []
             for line in trace:
                 t0 = time.perf_counter()
+                seen = len(client.logs)
                 result = client.call("dsh/postExecute", line.params)
                 latencies.append((time.perf_counter() - t0) * 1000)
                 notes.append(result["additionalContexts"])
+                if per_call is not None:
+                    per_call.append([m.split("] ", 1)[1] for m in client.logs[seen:] if "] " in m])
         finally:
             client.close()
     result_score = score(trace, notes)
