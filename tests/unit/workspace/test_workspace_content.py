@@ -308,3 +308,30 @@ def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_ro
     assert [p for p, _ in new.search(["payment"])] == ["src/shopcart/HttpClient.py"]
     new.close()
     old.close()
+
+
+def test_path_words_and_code_extensions_are_those_of_the_whole_path():
+    """A path's words are its folder's (kept per folder) then its name's, each once, as if the
+    whole path were split; a code extension is one of the kinds' source extensions but markup."""
+    import random
+
+    from dsh_sidecar.workspace import facts
+    from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS
+
+    def whole(path: str) -> str:
+        out: list[str] = []
+        facts._split_words(path, out)
+        return " ".join(dict.fromkeys(out))
+
+    def code(path: str) -> bool:
+        dot = path.rfind(".")
+        ext = path[dot:].lower() if dot > path.rfind("/") else ""
+        return ext in SOURCE_EXTENSIONS and ext not in (".css", ".scss", ".less", ".html", ".htm", ".sql", ".graphql")
+
+    rnd = random.Random(7)
+    paths = ["".join(rnd.choice("aB/._- Xz09.pyJScss") for _ in range(rnd.randint(0, 24))) for _ in range(20000)]
+    paths += ["", "/", "a/", "/x", "a//b", ".py", "a/.py", "A.PY", "x.CSS", "HTTPServer/getURLFor.py", "a_/b", "a/_b"]
+    assert [facts.path_words(p) for p in paths] == [whole(p) for p in paths]
+    assert [facts.kind_is_code(p) for p in paths] == [code(p) for p in paths]
+    assert facts.path_words("src/HttpClient/retry_policy.py") == "src httpclient http client retry policy py"
+    assert facts.path_words("src/a/src/A.py") == "src a py"
