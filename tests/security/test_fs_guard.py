@@ -217,7 +217,9 @@ def test_the_folder_reader_answers_as_read_or_none_with_the_same_refusals(hostil
     fsguard.REFUSED.clear()
     with fsguard.FolderReader(hostile, 1000) as reader:
         assert finishes(lambda: reader.read(rel)) == expected
-    assert dict(fsguard.REFUSED) == refused
+        assert dict(fsguard.REFUSED) == refused
+        # only the head asked for is read; a file over the cap is refused all the same
+        assert finishes(lambda: reader.read(rel, 12)) == (expected[:12] if expected is not None else None)
     assert expected is None or SECRET.encode() not in expected
 
 

@@ -51,7 +51,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from dsh_sidecar.capped import read_capped
 
@@ -296,39 +296,63 @@ class FolderReader:
         self._folders[rel] = fd  # the most recently used last
         return fd
 
-    def read(self, rel: str) -> bytes | None:
-        """:func:`read_or_none` of ``rel`` (repo-relative POSIX path) with :attr:`max_bytes`."""
+    def read(self, rel: str, head: int | None = None) -> bytes | None:
+        """:func:`read_or_none` of ``rel`` (repo-relative POSIX path) with :attr:`max_bytes`;
+        with ``head``, only its first ``head`` bytes are read and returned (a file over
+        :attr:`max_bytes` is still refused, by its size): a pass that looks at a file's head
+        reads no more of it."""
+        data = self._read(rel, head)
+        if data is False:  # anything but a regular file named in an open folder: read_bytes judges it
+            data = read_or_none(self.root, rel, self.max_bytes)
+        return data[:head] if data is not None and head is not None else data
+
+    def _read(self, rel: str, head: int | None) -> bytes | Literal[False] | None:
+        """The bytes (or head) of ``rel`` read in its folder, ``None`` when refused as too
+        large, ``False`` for everything :func:`read_or_none` is to judge."""
         if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
-            return read_or_none(self.root, rel, self.max_bytes)
+            return False
         folder, _, name = rel.rpartition("/")
         dfd = self._folder(folder)
         if dfd is None or not name:
-            return read_or_none(self.root, rel, self.max_bytes)
+            return False
         try:
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         except (OSError, ValueError):
-            return read_or_none(self.root, rel, self.max_bytes)
+            return False
         if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
-            return read_or_none(self.root, rel, self.max_bytes)
+            return False
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
         except OSError:
-            return read_or_none(self.root, rel, self.max_bytes)
+            return False
         try:
             fst = os.fstat(fd)
             if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
-                data = None  # swapped since the stat: read_bytes judges what is there now
-            else:
-                data = read_capped(fd, self.max_bytes, fst.st_size)
-                if data is None:
-                    with _refused_lock:
-                        REFUSED["too-large"] += 1
-                    return None
+                return False  # swapped since the stat: read_bytes judges what is there now
+            if head is not None and head < fst.st_size:
+                return _read_head(fd, head)
+            data = read_capped(fd, self.max_bytes, fst.st_size)
+            if data is None:
+                with _refused_lock:
+                    REFUSED["too-large"] += 1
+            return data
         except OSError:
-            data = None
+            return False
         finally:
             os.close(fd)
-        return data if data is not None else read_or_none(self.root, rel, self.max_bytes)
+
+
+def _read_head(fd: int, head: int) -> bytes:
+    """The first ``head`` bytes of the open file ``fd`` (fewer at its end)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < head:
+        chunk = os.read(fd, head - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _open_inside(full: str, base: str, rel: str) -> int:

@@ -137,8 +137,9 @@ def read_head(root: Path, rel: str, reader: fsguard.FolderReader | None = None) 
     """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (refused by the guarded
     reader ``workspace/fsguard.py``: missing, not a regular file, larger than
     :data:`MAX_FILE_BYTES`, resolving outside the workspace); ``reader``: a pass's
-    :class:`~dsh_sidecar.workspace.fsguard.FolderReader` (the same answer, folder by folder)."""
-    data = reader.read(rel) if reader is not None else fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+    :class:`~dsh_sidecar.workspace.fsguard.FolderReader` (the same answer, folder by folder,
+    and no more than the head read of a larger file)."""
+    data = reader.read(rel, MAX_READ_BYTES) if reader is not None else fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
     return data[:MAX_READ_BYTES] if data is not None else None
 
 

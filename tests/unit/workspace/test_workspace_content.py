@@ -281,6 +281,8 @@ def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_ro
         },
     )
     (root / "huge.txt").write_bytes(b"word " * (fts.MAX_FILE_BYTES // 5 + 1))
+    # over the head that is read (its words past the head are not indexed), under the cap
+    (root / "docs/long.md").write_bytes(b"alpha beta gamma\n" * (fts.MAX_READ_BYTES // 17) + b"omega tail\n" * 999)
     os.symlink("src/shopcart/_version.py", root / "alias.py")
     os.symlink(tmp_path, root / "outside.py")
     os.mkfifo(root / "pipe.md")  # (not listed)
@@ -302,6 +304,7 @@ def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_ro
     assert len(rows) == len(graph.files) and len(vocab) > 50
     by_path = {r[0]: r for r in rows}
     assert by_path["alias.py"][6] == "version-module" and by_path["poetry.lock"][7] == 0
+    assert by_path["docs/long.md"][7] == 4 and new.search(["omega"]) == []  # alpha beta gamma omeg(a)
     assert by_path["huge.txt"][7] == 0 and by_path["outside.py"][7] == 0 and "pipe.md" not in by_path
     for words in (["payment"], ["backoff"], ["shopcart"], ["version"], ["jest"]):
         assert new.search(words) == old.search(words)
