@@ -6,14 +6,18 @@ from __future__ import annotations
 import os
 
 
-def read_capped(fd: int, max_bytes: int) -> bytes | None:
+def read_capped(fd: int, max_bytes: int, size_hint: int | None = None) -> bytes | None:
     """The rest of the open file ``fd``, or ``None`` when it holds more than ``max_bytes``
     bytes; never reads more than ``max_bytes + 1`` (a file that grows, or ``/dev/zero`` behind
-    a checked descriptor, cannot grow memory). Raises ``OSError`` from ``os.read``."""
+    a checked descriptor, cannot grow memory). ``size_hint`` (the size ``fstat`` gave) sizes the
+    first read's buffer, where it is otherwise 1 MiB whatever the file (most workspace files are
+    a few KiB). Raises ``OSError`` from ``os.read``."""
     chunks: list[bytes] = []
     size = 0
+    first = 1 << 20 if size_hint is None or size_hint < 0 else size_hint + 1
     while size <= max_bytes:
-        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+        chunk = os.read(fd, min(first, max_bytes + 1 - size))
+        first = 1 << 20
         if not chunk:
             break
         chunks.append(chunk)

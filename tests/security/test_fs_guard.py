@@ -201,6 +201,76 @@ def test_read_or_none_swallows_every_refusal(hostile):
         assert finishes(lambda rel=rel: fsguard.read_or_none(hostile, rel)) is None
 
 
+# ---------------------------------------------------------------- the folder reader of a pass
+
+ODD_PATHS = ["src/good.py", "src/alias.py", "missing.py", "src/missing.py", "src", "src/", "", "a//b.py", "big.py"]
+
+
+@pytest.mark.parametrize("rel", TRAPS + ODD_PATHS + ["../outside/secret.py", "/etc/passwd", "src\0x.py"])
+def test_the_folder_reader_answers_as_read_or_none_with_the_same_refusals(hostile, rel, opener):
+    """A pass's reader (content index, symbol pass) gives every path the answer of
+    ``read_or_none`` and counts the same refusal, without blocking, either way the guard opens."""
+    (hostile / "big.py").write_bytes(b"x" * 1001)
+    fsguard.REFUSED.clear()
+    expected = finishes(lambda: fsguard.read_or_none(hostile, rel, 1000))
+    refused = dict(fsguard.REFUSED)
+    fsguard.REFUSED.clear()
+    with fsguard.FolderReader(hostile, 1000) as reader:
+        assert finishes(lambda: reader.read(rel)) == expected
+        assert dict(fsguard.REFUSED) == refused
+        # only the head asked for is read; a file over the cap is refused all the same
+        assert finishes(lambda: reader.read(rel, 12)) == (expected[:12] if expected is not None else None)
+    assert expected is None or SECRET.encode() not in expected
+
+
+@pytest.mark.skipif(not (getattr(os, "O_PATH", 0) and os.path.isdir("/proc/self/fd")), reason="needs Linux O_PATH")
+def test_the_folder_reader_opens_for_reading_only_regular_files_it_stat_ed_in_their_folder(hostile, monkeypatch):
+    """Each file is stat'ed in its folder (no link followed) before any open; only a regular
+    file is opened there (``O_NOFOLLOW``), and everything else goes to ``read_bytes``."""
+    if fsguard._OPENAT2.open_folder(fsguard.real_root(str(hostile)), "src") is None:
+        pytest.skip("this kernel has no openat2")
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def spy(path, flags, *a, dir_fd=None, **k):
+        if dir_fd is not None:
+            opened.append((str(path), flags))
+        return real_open(path, flags, *a, dir_fd=dir_fd, **k)
+
+    monkeypatch.setattr(os, "open", spy)
+    with fsguard.FolderReader(hostile) as reader:
+        for rel in [*TRAPS, "src/good.py", "src/alias.py"]:
+            finishes(lambda rel=rel: reader.read(rel))
+    assert opened == [("good.py", fsguard._FILE_FLAGS)]
+    assert fsguard._FILE_FLAGS & os.O_NOFOLLOW and fsguard._FILE_FLAGS & os.O_NONBLOCK
+
+
+def test_the_folder_reader_reads_no_folder_swapped_for_a_link_out(hostile, outside):
+    """A folder replaced by a symlink out of the workspace after the reader met it: the
+    reader's descriptor names the folder it opened (now moved, inside), and a name only the
+    outside folder has goes to ``read_bytes``, which refuses it."""
+    with fsguard.FolderReader(hostile) as reader:
+        assert reader.read("src/good.py") == b"def good_function():\n    return 1\n"
+        (hostile / "src").rename(hostile / "moved")
+        os.symlink(outside, hostile / "src")
+        assert finishes(lambda: reader.read("src/secret.py")) is None
+    with fsguard.FolderReader(hostile) as reader:
+        assert finishes(lambda: reader.read("src/secret.py")) is None
+
+
+def test_the_folder_reader_keeps_a_bounded_number_of_folders_open(tmp_path):
+    root = tmp_path / "ws"
+    for i in range(3 * fsguard._READER_FOLDERS):
+        (root / f"d{i}").mkdir(parents=True)
+        (root / f"d{i}" / "f.py").write_text(f"x = {i}\n")
+    before = len(os.listdir("/proc/self/fd"))
+    with fsguard.FolderReader(root) as reader:
+        for i in range(3 * fsguard._READER_FOLDERS):
+            assert reader.read(f"d{i}/f.py") == f"x = {i}\n".encode()
+            assert len(os.listdir("/proc/self/fd")) <= before + fsguard._READER_FOLDERS + 1
+    assert len(os.listdir("/proc/self/fd")) <= before + 1  # (the root's O_PATH descriptor, kept)
+
+
 # ---------------------------------------------------------------- every reader of the sidecar
 
 

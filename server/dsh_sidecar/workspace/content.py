@@ -30,7 +30,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -92,6 +92,8 @@ class ContentIndexer:
         self._lock = threading.Lock()
         self._listing: list[str] | None = None
         self._stats: Callable[[], FileStats | None] | None = None
+        self._kinds: Sequence[str] | None = None
+        self._after: Callable[[], object] | None = None
         #: queued partial work: path -> whether it is listed now (the newest word wins)
         self._changed: dict[str, bool] = {}
         self._full = False
@@ -126,16 +128,27 @@ class ContentIndexer:
             and not self._closed
         )
 
-    def start(self, listing: list[str], stats: Callable[[], FileStats | None] | None = None) -> None:
+    def start(
+        self,
+        listing: list[str],
+        stats: Callable[[], FileStats | None] | None = None,
+        kinds: Sequence[str] | None = None,
+        after: Callable[[], object] | None = None,
+    ) -> None:
         """Queue a full sync against ``listing`` (repo-relative paths); ``stats()`` (called on
         the sync's thread) gives the listing's stats when they were taken (the graph's:
         ``workspace/stats.py``), so that no file is stat'ed twice and an unchanged listing is
-        recognised by its fingerprint."""
+        recognised by its fingerprint; ``kinds``: ``classify`` of each file of ``listing`` when
+        the caller made them (the graph's first listing), so no file is classified twice;
+        ``after()`` (called on the sync's thread, bounded by the caller) is waited for before
+        the sync starts (the graph's symbol pass: one pass over the files at a time)."""
         if self.root is None or self.db_path is None:
             return
         with self._lock:
             self._listing = list(listing)
             self._stats = stats
+            self._kinds = kinds
+            self._after = after
             self._full = True
         self._kick()
 
@@ -176,14 +189,22 @@ class ContentIndexer:
         try:
             while not self._closed:
                 with self._lock:
-                    listing, full, stats = self._listing, self._full, self._stats
+                    listing, full, stats, kinds, after = (
+                        self._listing,
+                        self._full,
+                        self._stats,
+                        self._kinds,
+                        self._after,
+                    )
                     if full:
-                        self._full, self._listing, self._stats = False, None, None
+                        self._full, self._listing, self._stats, self._kinds, self._after = False, None, None, None, None
                         changed: dict[str, bool] = {}
                     else:
                         changed, self._changed = self._changed, {}
                 if full and listing is not None:
-                    self._sync(listing, None, stats=stats() if stats is not None else None)
+                    if after is not None:
+                        after()
+                    self._sync(listing, None, stats=stats() if stats is not None else None, kinds=kinds)
                 elif changed:
                     only = sorted(changed)
                     self._sync([], only, [p for p in only if changed[p]])
@@ -202,6 +223,7 @@ class ContentIndexer:
         only: list[str] | None,
         present: list[str] | None = None,
         stats: FileStats | None = None,
+        kinds: Sequence[str] | None = None,
     ) -> None:
         """One sync on this worker thread (its own writer connection); a database past
         :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch."""
@@ -210,7 +232,7 @@ class ContentIndexer:
         try:
             db = self._writer(full=only is None)
             try:
-                counts = db.sync(self.root, listing, only, present, stats)
+                counts = db.sync(self.root, listing, only, present, stats, kinds)
                 if not counts.get("fingerprint"):
                     db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if only is not None:  # which files the points name exist now (a full sync: _reopen)

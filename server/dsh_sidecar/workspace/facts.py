@@ -179,15 +179,29 @@ FACTS: Final = (
 
 def path_words(path: str) -> str:
     """The words of a path: folders, stem and extension, snake_case and camelCase split, lower-cased."""
-    out: list[str] = []
-    for part in _SPLIT_PATH.split(path):
+    folder, _, name = path.rpartition("/")
+    # "/" separates words, so a path's words are its folder's (the same for all of its files,
+    # kept for the folders met last) then its name's, each once
+    out = list(_folder_words(folder)) if folder else []
+    _split_words(name, out)
+    return " ".join(dict.fromkeys(out))
+
+
+def _split_words(text: str, out: list[str]) -> None:
+    for part in _SPLIT_PATH.split(text):
         if not part:
             continue
         pieces = _CAMEL.split(part)
         out.append(part.lower())
         if len(pieces) > 1:
             out.extend(p.lower() for p in pieces if p)
-    return " ".join(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder_words(folder: str) -> tuple[str, ...]:
+    out: list[str] = []
+    _split_words(folder, out)
+    return tuple(out)
 
 
 def text_words(text: str, limit: int = MAX_WORDS) -> str:
@@ -382,11 +396,21 @@ def _code_text_facts(facts: set[str], path: str, kind: str, head: str) -> None:
 
 def kind_is_code(path: str) -> bool:
     """Whether ``path`` has a code extension (the kinds' source extensions, markup excluded)."""
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and path[dot:].lower() in (_CODE_EXTENSIONS or _code_extensions())
+
+
+#: The extensions :func:`kind_is_code` takes (made on first use: ``kinds`` is not imported
+#: with this module).
+_CODE_EXTENSIONS: frozenset[str] = frozenset()
+
+
+def _code_extensions() -> frozenset[str]:
+    global _CODE_EXTENSIONS
     from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS
 
-    dot = path.rfind(".")
-    ext = path[dot:].lower() if dot > path.rfind("/") else ""
-    return ext in SOURCE_EXTENSIONS and ext not in (".css", ".scss", ".less", ".html", ".htm", ".sql", ".graphql")
+    _CODE_EXTENSIONS = SOURCE_EXTENSIONS - {".css", ".scss", ".less", ".html", ".htm", ".sql", ".graphql"}
+    return _CODE_EXTENSIONS
 
 
 def docs_roots(files: Iterable[str]) -> set[str]:

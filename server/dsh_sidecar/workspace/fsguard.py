@@ -51,7 +51,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from dsh_sidecar.capped import read_capped
 
@@ -64,11 +64,17 @@ _HAVE_PROC_FD: Final = os.path.isdir("/proc/self/fd")
 #: Linux's ``O_PATH``: a descriptor naming an inode without opening it for reading (no read
 #: permission checked, no device or FIFO open semantics), whose real path can be judged first.
 _O_PATH: Final = getattr(os, "O_PATH", 0)
+#: How :class:`FolderReader` names a folder (``O_PATH``: nothing is opened for reading) and opens
+#: a file in it: never through a symlink (the file's own name; the folder's path is resolved by
+#: ``openat2`` with no symlink at all).
+_FOLDER_FLAGS: Final = _O_PATH | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS: Final = _FLAGS | getattr(os, "O_NOFOLLOW", 0)
 
 #: ``openat2``'s syscall number (the same on every Linux architecture: it came after the tables
 #: were unified) and its ``resolve`` flags (``linux/openat2.h``).
 _SYS_OPENAT2: Final = 437
 _RESOLVE_NO_MAGICLINKS: Final = 0x02
+_RESOLVE_NO_SYMLINKS: Final = 0x04
 _RESOLVE_BENEATH: Final = 0x08
 #: Most workspace roots whose directory descriptor is kept open (they are never closed: a
 #: descriptor in use on another thread must never be reused for another file).
@@ -144,6 +150,7 @@ class _Openat2:
         self.usable = sys.platform.startswith("linux") and bool(_O_PATH)
         self._call: Callable[..., int] | None = None
         self._how: Any = None
+        self._how_folder: Any = None
         self._roots: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -160,6 +167,8 @@ class _Openat2:
             call.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
             how = OpenHow(_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
             self._how = (ctypes.byref(how), ctypes.sizeof(how), ctypes.get_errno, how)
+            folder = OpenHow(_FOLDER_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS | _RESOLVE_NO_SYMLINKS)
+            self._how_folder = (ctypes.byref(folder), ctypes.sizeof(folder), ctypes.get_errno, folder)
             self._call = call
             return True
         except Exception:  # no libc symbol, no ctypes: the O_PATH path
@@ -204,8 +213,146 @@ class _Openat2:
             self.usable = False
         return None
 
+    def open_folder(self, base: str, rel: str) -> int | None:
+        """An ``O_PATH`` descriptor of the folder ``rel`` (``""``: the root) resolved beneath the
+        real root ``base`` with no symlink on the way (``RESOLVE_NO_SYMLINKS``), or ``None``
+        (refused, missing, or ``openat2`` unavailable). The caller closes it."""
+        if not self.usable or (self._call is None and not self._load()):
+            return None
+        assert self._call is not None
+        try:
+            root_fd = self._root_fd(base)
+        except OSError:
+            return None
+        if root_fd is None:
+            return None
+        ref, size, get_errno, _ = self._how_folder
+        try:
+            fd = self._call(_SYS_OPENAT2, root_fd, os.fsencode(rel or "."), ref, size)
+            err = get_errno() if fd < 0 else 0
+        finally:
+            if self._roots.get(base) != root_fd:
+                os.close(root_fd)
+        if fd >= 0:
+            return fd
+        if err in (errno.ENOSYS, errno.EPERM):
+            self.usable = False
+        return None
+
 
 _OPENAT2: Final = _Openat2()
+
+#: Folder descriptors a :class:`FolderReader` keeps open (the most recently used).
+_READER_FOLDERS: Final = 16
+
+
+class FolderReader:
+    """Reads many files of one workspace, the way :func:`read_or_none` does, for a pass over a
+    listing (the content index, the symbol pass): each folder is named once (an ``O_PATH``
+    descriptor that ``openat2`` resolved beneath the real root with no symlink on the way, so it
+    is inside the workspace), and each file in it is taken relative to that descriptor: ``stat``
+    of the name (``fstatat``, no symlink followed) says a regular file of at most ``max_bytes``
+    before anything is opened; ``open`` of the name with ``O_NOFOLLOW`` (and :data:`_FLAGS`);
+    ``fstat`` says the same ``(st_dev, st_ino)``; one bounded read sized by that stat
+    (``read_capped``). No path is walked from the root a file and no ``ctypes`` call is made a
+    file: 5 cheap system calls instead of a path ``stat``, an ``openat2`` through ``ctypes``, an
+    ``fstat``, a 1 MiB read buffer and a close (12 → 5 µs a file on the 100k-file tree).
+
+    Anything else (a symlink, which :func:`read_bytes` follows when it stays inside; a file that is
+    not regular, too large, missing or swapped; a folder ``openat2`` refuses or no ``openat2``)
+    is handed to :func:`read_or_none` itself, so the answer for every path is the one it gives,
+    with its refusals counted the same way. A folder descriptor names the folder it was opened
+    on: the file names are resolved in that folder, never through a symlink. Use it from one
+    thread, and close it (``with``)."""
+
+    def __init__(self, root: Path | str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self._base = real_root(os.fspath(root))
+        self._usable = bool(_O_PATH) and _OPENAT2.usable
+        self._folders: dict[str, int] = {}
+
+    def __enter__(self) -> FolderReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the folder descriptors."""
+        folders, self._folders = self._folders, {}
+        for fd in folders.values():
+            os.close(fd)
+
+    def _folder(self, rel: str) -> int | None:
+        fd = self._folders.pop(rel, None)
+        if fd is None:
+            fd = _OPENAT2.open_folder(self._base, rel)
+            if fd is None:
+                self._usable = _OPENAT2.usable
+                return None
+            if len(self._folders) >= _READER_FOLDERS:
+                os.close(self._folders.pop(next(iter(self._folders))))
+        self._folders[rel] = fd  # the most recently used last
+        return fd
+
+    def read(self, rel: str, head: int | None = None) -> bytes | None:
+        """:func:`read_or_none` of ``rel`` (repo-relative POSIX path) with :attr:`max_bytes`;
+        with ``head``, only its first ``head`` bytes are read and returned (a file over
+        :attr:`max_bytes` is still refused, by its size): a pass that looks at a file's head
+        reads no more of it."""
+        data = self._read(rel, head)
+        if data is False:  # anything but a regular file named in an open folder: read_bytes judges it
+            data = read_or_none(self.root, rel, self.max_bytes)
+        return data[:head] if data is not None and head is not None else data
+
+    def _read(self, rel: str, head: int | None) -> bytes | Literal[False] | None:
+        """The bytes (or head) of ``rel`` read in its folder, ``None`` when refused as too
+        large, ``False`` for everything :func:`read_or_none` is to judge."""
+        if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
+            return False
+        folder, _, name = rel.rpartition("/")
+        dfd = self._folder(folder)
+        if dfd is None or not name:
+            return False
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
+            return False
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+        except OSError:
+            return False
+        try:
+            fst = os.fstat(fd)
+            if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+                return False  # swapped since the stat: read_bytes judges what is there now
+            if head is not None and head < fst.st_size:
+                return _read_head(fd, head)
+            data = read_capped(fd, self.max_bytes, fst.st_size)
+            if data is None:
+                with _refused_lock:
+                    REFUSED["too-large"] += 1
+            return data
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+
+def _read_head(fd: int, head: int) -> bytes:
+    """The first ``head`` bytes of the open file ``fd`` (fewer at its end)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < head:
+        chunk = os.read(fd, head - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _open_inside(full: str, base: str, rel: str) -> int:
@@ -258,7 +405,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
             raise _refuse("raced", rel)
         if not beneath:
             _judge(_fd_path(fd, full), base, rel)
-        data = read_capped(fd, max_bytes)
+        data = read_capped(fd, max_bytes, fst.st_size)
         if data is None:
             raise _refuse("too-large", rel)
         return data

@@ -27,7 +27,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -133,11 +133,13 @@ def parse_points(raw: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def read_head(root: Path, rel: str) -> bytes | None:
+def read_head(root: Path, rel: str, reader: fsguard.FolderReader | None = None) -> bytes | None:
     """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (refused by the guarded
     reader ``workspace/fsguard.py``: missing, not a regular file, larger than
-    :data:`MAX_FILE_BYTES`, resolving outside the workspace)."""
-    data = fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
+    :data:`MAX_FILE_BYTES`, resolving outside the workspace); ``reader``: a pass's
+    :class:`~dsh_sidecar.workspace.fsguard.FolderReader` (the same answer, folder by folder,
+    and no more than the head read of a larger file)."""
+    data = reader.read(rel, MAX_READ_BYTES) if reader is not None else fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
     return data[:MAX_READ_BYTES] if data is not None else None
 
 
@@ -152,13 +154,16 @@ class _Row(NamedTuple):
     text_bytes: int
 
 
-def _read_row(root: Path, rel: str, st: Stat | None) -> _Row:
+def _read_row(
+    root: Path, rel: str, st: Stat | None, reader: fsguard.FolderReader | None = None, kind: str | None = None
+) -> _Row:
     """The row of the file ``rel`` (``st``: its stat, ``None`` when it is gone): its words (a
     code file's identifiers and messages, a test's fewer, any other text's), its facts and,
     for a manifest, its section words and pointers; a lock, a generated or a binary file is
-    not read."""
-    kind = classify(rel)
-    data = read_head(root, rel) if st is not None and kind not in ("generated", "lock") else None
+    not read. ``kind``: ``classify(rel)`` when the caller has it (the listing's kinds)."""
+    if kind is None:
+        kind = classify(rel)
+    data = read_head(root, rel, reader) if st is not None and kind not in ("generated", "lock") else None
     text = data.decode("utf-8", "replace") if data is not None and b"\0" not in data[:4096] else None
     body = ""
     text_bytes = 0
@@ -232,6 +237,7 @@ class _Sync:
     next_rid: int
     dead: int
     report_changes: bool
+    reader: fsguard.FolderReader | None = None
     read: int = 0
     skipped: int = 0
     removed: int = 0
@@ -239,11 +245,19 @@ class _Sync:
     changed: dict[str, frozenset[str] | None] = field(default_factory=dict)
     points: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
-    def file(self, rel: str, old: _Old | None, wanted: bool, st: Stat | None = None, known: bool = False) -> None:
+    def file(
+        self,
+        rel: str,
+        old: _Old | None,
+        wanted: bool,
+        st: Stat | None = None,
+        known: bool = False,
+        kind: str | None = None,
+    ) -> None:
         """Sync the file ``rel`` (``old``: its row's ``(rid, mtime_ns, size, inode)``; ``wanted``:
         whether it should have a row; ``st``: its stat when ``known``, ``None`` when it could not
-        be stat'ed; not ``known``: it is stat'ed now): removed, unchanged (the same mtime, size and
-        inode: not read), or read again."""
+        be stat'ed; not ``known``: it is stat'ed now; ``kind``: its kind when the listing has
+        it): removed, unchanged (the same mtime, size and inode: not read), or read again."""
         if not wanted:
             if old is not None:
                 self.batch.remove(rel, old[0])
@@ -259,7 +273,7 @@ class _Sync:
         if st is not None and old is not None and old[1:] == (st[0], st[1], _i64(st[2])):
             self.skipped += 1
             return
-        row = _read_row(self.root, rel, st)
+        row = _read_row(self.root, rel, st, self.reader, kind)
         self.text_bytes += row.text_bytes
         if old is not None:
             self.batch.dead_rows.append((old[0],))
@@ -326,6 +340,7 @@ class ContentDB:
         only: list[str] | None = None,
         present: Iterable[str] | None = None,
         stats: FileStats | None = None,
+        kinds: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
         those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
@@ -334,7 +349,10 @@ class ContentDB:
         listing's stats: ``workspace/stats.py``) whose fingerprint is the one the last full sync
         stored has nothing to do and reads no row; otherwise the rows are read in path order
         beside the sorted listing (never loaded whole), each file's stat compared with its row.
-        Rows are inserted in bulk (``executemany``), :data:`BATCH` files a transaction. Returns
+        Rows are inserted in bulk (``executemany``), :data:`BATCH` files a transaction; the files
+        are read folder by folder (:class:`~dsh_sidecar.workspace.fsguard.FolderReader`), and
+        ``kinds`` (``classify`` of each file of ``listing``, when the caller made them) spares
+        classifying them again. Returns
         counts, and under ``"changed"`` ``{path: facts, or None when removed}`` of the paths
         whose row changed, and under ``"points"`` ``{path: the files it points to}`` of those
         rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
@@ -342,6 +360,8 @@ class ContentDB:
         con = self.con
         if stats is not None and stats.files != listing:
             stats = None  # the stats of another listing: each file is stat'ed here
+        if kinds is not None and (stats is None or len(kinds) != len(listing)):
+            kinds = None  # kinds are taken in the listing's order only
         if only is None and stats is not None and self._meta("listing") == stats.fingerprint():
             return self._unchanged(listing, t0)
         run = _Sync(
@@ -351,18 +371,21 @@ class ContentDB:
             next_rid=(con.execute("SELECT max(rid) FROM files").fetchone()[0] or 0) + 1,
             dead=con.execute("SELECT count(*) FROM dead").fetchone()[0],
             report_changes=only is not None,
+            reader=fsguard.FolderReader(root, MAX_FILE_BYTES),
         )
         with con:  # the stored fingerprint no longer says what the rows hold (any sync)
             con.execute("DELETE FROM meta WHERE key='listing'")
         # no time.sleep(0) hand-over: each file's stat, open and read, and each page of rows read
         # (SQLite steps without the GIL), release the GIL, and a waiting request thread takes it
-        if only is None:
-            for rel, old, wanted, st, known in self._full_work(listing, stats):
-                run.file(rel, old, wanted, st, known)
-        else:
-            rows, wanted_set, todo = self._rows_of(listing, only, present)
-            for rel in todo:
-                run.file(rel, rows.get(rel), rel in wanted_set)
+        assert run.reader is not None
+        with run.reader:
+            if only is None:
+                for rel, old, wanted, st, known, kind in self._full_work(listing, stats, kinds):
+                    run.file(rel, old, wanted, st, known, kind)
+            else:
+                rows, wanted_set, todo = self._rows_of(listing, only, present)
+                for rel in todo:
+                    run.file(rel, rows.get(rel), rel in wanted_set)
         run.batch.flush()
         if only is None:
             self._finish_full(run, stats)
@@ -400,11 +423,12 @@ class ContentDB:
         }
 
     def _full_work(
-        self, listing: list[str], stats: FileStats | None
-    ) -> Iterator[tuple[str, _Old | None, bool, Stat | None, bool]]:
+        self, listing: list[str], stats: FileStats | None, kinds: Sequence[str] | None = None
+    ) -> Iterator[tuple[str, _Old | None, bool, Stat | None, bool, str | None]]:
         """What a full sync looks at, in path order: each listed file with its row (or ``None``)
-        and its stat (with whether it is known: else it is taken then), then each row no listed
-        file has (to remove). The
+        and its stat (with whether it is known: else it is taken then) and its kind (``kinds``,
+        in the listing's order, given only with ``stats``), then each row no listed file has (to
+        remove). The
         rows are read beside the sorted listing, in pages (:data:`PAGE` rows), and every page
         is read whole before any write: the pages are keyed by path, so a row this sync writes
         is never met again as an old one (its ``rid`` is new: skipped)."""
@@ -414,14 +438,21 @@ class ContentDB:
         row = next(rows, None)
         for i, rel in enumerate(order):
             while row is not None and row[0] < rel:
-                yield row[0], row[1:], False, None, True  # a file no longer listed
+                yield row[0], row[1:], False, None, True, None  # a file no longer listed
                 row = next(rows, None)
             old = None
             if row is not None and row[0] == rel:
                 old, row = row[1:], next(rows, None)
-            yield rel, old, True, stats.at(i) if stats is not None else None, stats is not None
+            yield (
+                rel,
+                old,
+                True,
+                stats.at(i) if stats is not None else None,
+                stats is not None,
+                kinds[i] if kinds is not None else None,
+            )
         while row is not None:
-            yield row[0], row[1:], False, None, True
+            yield row[0], row[1:], False, None, True, None
             row = next(rows, None)
 
     def _pages(self, first_new: int) -> Iterator[tuple[str, int, int, int, int]]:

@@ -39,6 +39,7 @@ from dsh_sidecar.workspace.content import ContentIndexer, FactChanges
 from dsh_sidecar.workspace.graph import GraphDelta, Progress, WorkspaceGraph
 from dsh_sidecar.workspace.heap import HeapFreezer
 from dsh_sidecar.workspace.kinds import Kind
+from dsh_sidecar.workspace.symbolpass import SYMBOL_WALL_S
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +210,14 @@ class WorkspaceProjection:
 
     def _graph_listed(self, graph: WorkspaceGraph) -> None:
         """The graph's listing exists (builder thread): index contents, prepare the targets."""
-        self.content.start(graph.files, graph.file_stats)
+        # the full sync starts once the symbol pass is done (one pass over the files at a time:
+        # GraphBuilder.wait_symbols), bounded by the pass's own wall-clock cut
+        self.content.start(
+            graph.files,
+            graph.file_stats,
+            graph.classified,
+            after=lambda: self.graph_builder.wait_symbols(SYMBOL_WALL_S + 5.0),
+        )
         self.owner().prepare(graph)
 
     def _graph_changed(self, graph: WorkspaceGraph, delta: GraphDelta) -> None:

@@ -238,3 +238,103 @@ def test_an_unchanged_listing_is_known_by_its_fingerprint(tmp_path, monkeypatch)
     finally:
         db.close()
     assert (counts["read"], counts["removed"], counts["unchanged"]) == (1, 1, len(listing) - 1)
+
+
+def _database(path: Path) -> tuple[list[tuple], list[tuple]]:
+    """Every row of a content database's ``files`` table and its FTS vocabulary (term, files,
+    occurrences), in order."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        rows = con.execute("SELECT * FROM files ORDER BY path").fetchall()
+        vocab = con.execute("SELECT term, doc, cnt FROM fts_vocab ORDER BY term").fetchall()
+    finally:
+        con.close()
+    return rows, vocab
+
+
+def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_rows(tmp_path, monkeypatch):
+    """The content index of a full sync that reads the files folder by folder
+    (``fsguard.FolderReader``) and takes their kinds from the graph's listing is the database
+    of one that reads each file by its path (``read_or_none``) and classifies it: the same rows,
+    facts, declarations and postings, the same answers (symlinks in and out, a FIFO, a binary,
+    a lock, a file over the read cap, manifests, tests, docs)."""
+    from dsh_sidecar.workspace import fsguard, fts
+    from dsh_sidecar.workspace.graph import WorkspaceGraph
+
+    shopcart = Path(__file__).resolve().parents[2] / "data" / "workspaces" / "shopcart"
+    root = tmp_path / "ws"
+    import shutil
+
+    shutil.copytree(shopcart, root)
+    write_tree(
+        root,
+        {
+            "package.json": '{"name": "x", "version": "1.2.3", "scripts": {"test": "jest"}, "jest": {}}\n',
+            "src/shopcart/_version.py": '__version__ = "4.5.6"\n',
+            "src/shopcart/HttpClient.py": 'raise RuntimeError("could not reach the payment gateway")\n',
+            ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: pytest -q\n",
+            "poetry.lock": "[[package]]\nname = 'a'\n",
+            "assets/logo.bin": "\0\1\2binary",
+            "deep/a/b/c/d/notes.md": "# Retry policy\n\nExponential backoff for flaky uploads.\n",
+        },
+    )
+    (root / "huge.txt").write_bytes(b"word " * (fts.MAX_FILE_BYTES // 5 + 1))
+    # over the head that is read (its words past the head are not indexed), under the cap
+    (root / "docs/long.md").write_bytes(b"alpha beta gamma\n" * (fts.MAX_READ_BYTES // 17) + b"omega tail\n" * 999)
+    os.symlink("src/shopcart/_version.py", root / "alias.py")
+    os.symlink(tmp_path, root / "outside.py")
+    os.mkfifo(root / "pipe.md")  # (not listed)
+    graph = WorkspaceGraph.build_files(root)
+    assert graph.classified is not None
+
+    def build(cache: Path, kinds: list[str] | None) -> fts.ContentDB:
+        db = fts.ContentDB(cache / "content.sqlite")
+        counts = db.sync(root, graph.files, stats=graph.file_stats(), kinds=kinds)
+        assert counts["read"] == len(graph.files)
+        return db
+
+    new = build(tmp_path / "new", graph.classified)
+    with monkeypatch.context() as m:  # each file by its path, classified here: the path before
+        m.setattr(fsguard._OPENAT2, "usable", False)
+        old = build(tmp_path / "old", None)
+    assert _database(new.path) == _database(old.path)
+    rows, vocab = _database(new.path)
+    assert len(rows) == len(graph.files) and len(vocab) > 50
+    by_path = {r[0]: r for r in rows}
+    assert by_path["alias.py"][6] == "version-module" and by_path["poetry.lock"][7] == 0
+    assert by_path["docs/long.md"][7] == 4 and new.search(["omega"]) == []  # alpha beta gamma omeg(a)
+    assert by_path["huge.txt"][7] == 0 and by_path["outside.py"][7] == 0 and "pipe.md" not in by_path
+    for words in (["payment"], ["backoff"], ["shopcart"], ["version"], ["jest"]):
+        assert new.search(words) == old.search(words)
+    assert [p for p, _ in new.search(["payment"])] == ["src/shopcart/HttpClient.py"]
+    new.close()
+    old.close()
+
+
+def test_path_words_and_code_extensions_are_those_of_the_whole_path():
+    """A path's words are its folder's (kept per folder) then its name's, each once, as if the
+    whole path were split; a code extension is one of the kinds' source extensions but markup."""
+    import random
+
+    from dsh_sidecar.workspace import facts
+    from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS
+
+    def whole(path: str) -> str:
+        out: list[str] = []
+        facts._split_words(path, out)
+        return " ".join(dict.fromkeys(out))
+
+    def code(path: str) -> bool:
+        dot = path.rfind(".")
+        ext = path[dot:].lower() if dot > path.rfind("/") else ""
+        return ext in SOURCE_EXTENSIONS and ext not in (".css", ".scss", ".less", ".html", ".htm", ".sql", ".graphql")
+
+    rnd = random.Random(7)
+    paths = ["".join(rnd.choice("aB/._- Xz09.pyJScss") for _ in range(rnd.randint(0, 24))) for _ in range(20000)]
+    paths += ["", "/", "a/", "/x", "a//b", ".py", "a/.py", "A.PY", "x.CSS", "HTTPServer/getURLFor.py", "a_/b", "a/_b"]
+    assert [facts.path_words(p) for p in paths] == [whole(p) for p in paths]
+    assert [facts.kind_is_code(p) for p in paths] == [code(p) for p in paths]
+    assert facts.path_words("src/HttpClient/retry_policy.py") == "src httpclient http client retry policy py"
+    assert facts.path_words("src/a/src/A.py") == "src a py"

@@ -118,3 +118,39 @@ def test_a_paused_block_with_freeze_leaves_what_it_made_frozen_and_the_collector
         assert not any(tables[0] is o for o in gc.get_objects())  # frozen: no generation lists it
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("cancel_after", [None, 3])
+def test_the_symbol_pass_parses_with_the_collector_paused_run_by_run(tmp_path, monkeypatch, cancel_after):
+    """Each run of files of a symbol pass is parsed with the cyclic collector paused, the
+    collector back after the pass, a pass cut short included."""
+    from dsh_sidecar.workspace import symbolpass
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    files = [f"m{i}.py" for i in range(7)]
+    for rel in files:
+        (root / rel).write_text(f"def f_{rel[1]}():\n    pass\n")
+    monkeypatch.setattr(symbolpass, "YIELD_EVERY", 2)
+    seen: list[tuple[int, bool]] = []
+    cancel = threading.Event()
+    real_take = symbolpass._take
+
+    def take(root, rel, *args):
+        seen.append((len(seen), gc.isenabled()))
+        if cancel_after is not None and len(seen) == cancel_after:
+            cancel.set()
+        return real_take(root, rel, *args)
+
+    monkeypatch.setattr(symbolpass, "_take", take)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        done = symbolpass.run(root, files, list(range(7)), False, cancel=cancel)
+        assert gc.isenabled()  # (runs 0-1, 2-3, 4-5, 6: each paused and resumed)
+    finally:
+        if not was:
+            gc.disable()
+    assert [enabled for _, enabled in seen] == [False] * len(seen)
+    assert len(seen) == (7 if cancel_after is None else 3)
+    assert len(done.index) == len(seen) and done.truncated is (cancel_after is not None)

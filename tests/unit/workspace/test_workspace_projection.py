@@ -95,3 +95,32 @@ def test_an_owner_that_applies_the_delta_is_not_asked_to_rebuild(tmp_path: Path)
         assert [d.added for d in owner.deltas] == [{"src/new.py"}] and owner.changed == []
     finally:
         projection.close()
+
+
+def test_the_content_index_syncs_the_listing_after_the_symbol_pass(tmp_path: Path, monkeypatch) -> None:
+    """One pass over the files at a time: the content index's full sync of a build's listing
+    starts once that build's symbol pass has ended (side by side, the two handed the GIL to each
+    other at every system call), with the kinds the listing was classified with."""
+    from dsh_sidecar.workspace import fts
+    from dsh_sidecar.workspace.graph import WorkspaceGraph
+
+    events: list[str] = []
+    real_index, real_sync = WorkspaceGraph.index_symbols, fts.ContentDB.sync
+
+    def index_symbols(self, **kw):
+        events.append("symbols start")
+        real_index(self, **kw)
+        events.append("symbols end")
+
+    def sync(self, root, listing, only=None, present=None, stats=None, kinds=None):
+        events.append(f"content sync ({'kinds' if kinds is not None else 'classified here'})")
+        return real_sync(self, root, listing, only, present, stats, kinds)
+
+    monkeypatch.setattr(WorkspaceGraph, "index_symbols", index_symbols)
+    monkeypatch.setattr(fts.ContentDB, "sync", sync)
+    projection = build(tmp_path, Owner())
+    try:
+        assert events == ["symbols start", "symbols end", "content sync (kinds)"]
+        assert projection.status()["ready"] and projection.content.stats["read"] == 3
+    finally:
+        projection.close()

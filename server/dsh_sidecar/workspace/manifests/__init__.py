@@ -194,13 +194,16 @@ def read(path: str, text: str | None) -> Manifest | None:
     """What the manifest or tool configuration at ``path`` declares (module docstring);
     ``None`` for a file no reader knows, or unread (``text`` ``None``). Never raises."""
     name = path.rsplit("/", 1)[-1]
+    lint, tool = LINT_NAMES.match(name), VERSION_TOOL_NAMES.match(name)
+    reader = _reader(name)
+    if not (lint or tool) and (reader is None or text is None):
+        return None  # (nearly every file of a tree: no builder made)
     b = Builder(path)
-    if LINT_NAMES.match(name):
+    if lint:
         b.facts.add("lint-config")
-    if VERSION_TOOL_NAMES.match(name):
+    if tool:
         b.facts.add("version-tool")
         b.add("Version", name)
-    reader = _reader(name)
     if reader is None or text is None:
         return b.build() if b.facts else None
     try:
