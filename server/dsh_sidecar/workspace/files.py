@@ -201,6 +201,9 @@ def _walk_folder(
             if e.is_file(follow_symlinks=False):
                 found.append(e)
             elif e.is_symlink():  # (FIFOs, sockets and devices are not files of the project)
+                target = _stat_at(fd, name)
+                if target is not None and stat.S_ISDIR(target.st_mode):
+                    continue  # a symlink to a folder: neither walked nor a file (a dangling one is)
                 found.append(e)
                 links = True
         except OSError:

@@ -284,7 +284,8 @@ def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_ro
     # over the head that is read (its words past the head are not indexed), under the cap
     (root / "docs/long.md").write_bytes(b"alpha beta gamma\n" * (fts.MAX_READ_BYTES // 17) + b"omega tail\n" * 999)
     os.symlink("src/shopcart/_version.py", root / "alias.py")
-    os.symlink(tmp_path, root / "outside.py")
+    (tmp_path / "outside-secret.py").write_text("password = 'hunter2'\n")
+    os.symlink(tmp_path / "outside-secret.py", root / "outside.py")  # a file out of the workspace
     os.mkfifo(root / "pipe.md")  # (not listed)
     graph = WorkspaceGraph.build_files(root)
     assert graph.classified is not None

@@ -55,7 +55,7 @@ def test_the_walk_stats_each_file_in_its_open_folder_as_a_stat_by_path_would(tmp
     os.symlink(outside, tmp_path / "src" / "linked")  # a folder through a symlink: not walked
     walked = FileStats([])
     files = sorted(rel for rel, _ in walk_files(tmp_path, mtimes=True, stats=walked))
-    assert files == ["docs/index.md", "src/linked", "src/pkg/m.py", "src/pkg/n.py"]
+    assert files == ["docs/index.md", "src/pkg/m.py", "src/pkg/n.py"]  # nor listed as a file
     aligned = walked.select(files)
     for rel in ("docs/index.md", "src/pkg/m.py", "src/pkg/n.py"):
         st = os.stat(tmp_path / rel)
@@ -70,6 +70,24 @@ def test_the_walk_stats_each_file_in_its_open_folder_as_a_stat_by_path_would(tmp
     changed = again.select(files)
     assert changed.get("src/pkg/m.py") == (before[0] + 1_000_000, before[1], before[2])
     assert changed.fingerprint() != aligned.fingerprint()
+
+
+def test_a_symlink_to_a_folder_is_no_file_and_one_to_a_file_or_nowhere_is(tmp_path: Path) -> None:
+    """A symlink is listed as the file it names (git lists it so too), a dangling one included;
+    one that names a folder, inside the workspace or out, is neither walked nor a file, with or
+    without the stats."""
+    (tmp_path / "src/pkg").mkdir(parents=True)
+    (tmp_path / "src/pkg/m.py").write_text("x = 1\n")
+    os.symlink("pkg", tmp_path / "src" / "alias")  # a folder inside
+    os.symlink(tmp_path.parent, tmp_path / "up")  # a folder outside
+    os.symlink("pkg/m.py", tmp_path / "src" / "m_link.py")
+    os.symlink("gone.py", tmp_path / "src" / "dangling.py")
+    expected = ["src/dangling.py", "src/m_link.py", "src/pkg/m.py"]
+    assert sorted(rel for rel, _ in walk_files(tmp_path)) == expected
+    walked = FileStats([])
+    assert sorted(rel for rel, _ in walk_files(tmp_path, mtimes=True, stats=walked)) == expected
+    picked = walked.select(expected)
+    assert picked.get("src/m_link.py") == picked.get("src/pkg/m.py")  # the stat of what it names
 
 
 def test_a_walks_stats_sorted_are_its_files_stats_in_path_order_and_select_keeps_them(tmp_path: Path) -> None:
