@@ -12,11 +12,20 @@ send the answer (:func:`deadline_reserve_ms`); providers not reached in time are
 ``skipped: deadline``. Providers cooling down
 (:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
 answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
+
+**Fleet** (docs/fleet.md): on a shared store a search that misses the local cache makes one
+read before its first attempt, the fleet's cache entry and the cooldowns of the whole chain
+in one round trip (:meth:`Router._fleet_read`), on the store's read threads: the event loop
+answers other calls meanwhile, and a store later than ``timeoutMs`` or half of what is left of
+the search's deadline (:data:`FLEET_WAIT_SHARE`: the providers keep the rest) is a miss with
+this process's cooldowns. The cooldowns are read again before an attempt that
+comes more than :data:`FLEET_READ_S` after that read (a chain whose first provider failed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -68,6 +77,13 @@ log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
+#: How long the fleet's cooldowns read by a search answer its attempts, seconds: an attempt
+#: later than this after the read (the providers before it failed) reads them again.
+FLEET_READ_S: Final = 0.02
+#: Largest share of what is left of a search's deadline that it waits for the fleet's store
+#: (on top of ``state.timeoutMs``): a store that is slow but alive leaves the providers the rest.
+FLEET_WAIT_SHARE: Final = 0.5
+
 #: Outcome of a provider not tried because the search's deadline had passed.
 DEADLINE_SKIP: Final = "skipped: deadline"
 #: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
@@ -172,6 +188,8 @@ class Router:
     #: Providers whose last answer was over :data:`~.parsing.OFF_PROCESS_BYTES`: their
     #: exchanges run in the parsing worker (:meth:`_fetched`) until one answers small.
     _large: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    #: When the fleet's cooldowns were last read (``time.monotonic()``; :meth:`_fleet_read`).
+    _fleet_at: float = field(default=float("-inf"), init=False, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -345,7 +363,7 @@ class Router:
         total_ms = deadline_ms or self.config.deadline_ms
         deadline = started + (total_ms - deadline_reserve_ms(total_ms)) / 1000  # the last attempt's end
         key = self._cache_key(query, max_results) if self.cache is not None else None
-        cached = self._cached(key)
+        cached = await self._cached(key, deadline)
         if cached is not None:
             return cached
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
@@ -354,7 +372,7 @@ class Router:
         failures: list[_Failed] = []
         empty: RouterResult | None = None
         for spec in self._plan():
-            skipped = self._unavailable(spec)
+            skipped = await self._unavailable(spec, deadline)
             if skipped is not None:
                 attempts.append(skipped[0])
                 if skipped[1] is not None:
@@ -374,7 +392,10 @@ class Router:
                 attempt, failed = self._failed(spec.id, failure, budget_ms, _ms_since(t0))
                 attempts.append(attempt)
                 failures.append(failed)
-                self.health.record_failure(spec.id, failure.failure_class, failed.reason, failure.cooldown_s)
+                cls = failure.failure_class
+                seconds = self.health.record_failure(spec.id, cls, failed.reason, failure.cooldown_s, share=False)
+                if seconds > 0 and self.health.shared is not None:  # in the store before this search answers
+                    await self.health.share_cooldown(spec.id, cls, seconds, _fleet_wait(deadline))
                 continue
             ms = _ms_since(t0)
             if not sources:
@@ -399,11 +420,18 @@ class Router:
         outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
         raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
 
-    def _cached(self, key: CacheKey | None) -> RouterResult | None:
-        """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or ``None``."""
+    async def _cached(self, key: CacheKey | None, deadline: float) -> RouterResult | None:
+        """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or
+        ``None``; on a shared store a local miss reads the fleet's entry and cooldowns (one round
+        trip, off the loop, within ``deadline``: :meth:`_fleet_read`)."""
         if key is None or self.cache is None:
+            if self.health.shared is not None:
+                await self._fleet_read(None, deadline)
             return None
-        hit = self.cache.get(key)
+        hit = self.cache.peek(key)
+        if hit is None and self.health.shared is not None:
+            hit = await self._fleet_read(key, deadline)
+        self.cache.count(hit is not None)
         if hit is None:
             return None
         cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
@@ -429,7 +457,24 @@ class Router:
             self.cache.put(key, CachedAnswer(tuple(sources), truncated, pid, content))
         return RouterResult(sources, truncated, attempts, pid, content)
 
-    def _unavailable(self, spec: ProviderSpec | str) -> tuple[Attempt, _Failed | None] | None:
+    async def _fleet_read(self, key: CacheKey | None, deadline: float) -> CachedAnswer | None:
+        """The fleet's cache entry of ``key`` (``None``: none read) and the chain's cooldowns
+        (adopted by :attr:`health`), in one round trip on the store's read threads, awaited at
+        most until ``deadline``; a late or away store: a miss, this process's cooldowns."""
+        shared = self.health.shared
+        assert shared is not None
+        ids = self.health.identities_of(s.id for s in self.chain)
+        name = json.dumps(key) if key is not None else None
+        raw, cooldowns = await shared.read_within(
+            lambda: shared.prefetch(name, ids), lambda: (None, {}), _fleet_wait(deadline)
+        )
+        self._fleet_at = time.monotonic()
+        self.health.adopt(cooldowns)
+        if key is None or self.cache is None:
+            return None
+        return self.cache.adopt(key, raw)
+
+    async def _unavailable(self, spec: ProviderSpec | str, deadline: float) -> tuple[Attempt, _Failed | None] | None:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
         named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
         if isinstance(spec, str):  # named in provider/order but not usable, or its setting malformed
@@ -437,7 +482,9 @@ class Router:
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
-        cooling = self.health.skip_reason(spec.id)
+        if self.health.shared is not None and time.monotonic() - self._fleet_at > FLEET_READ_S:
+            await self._fleet_read(None, deadline)  # the providers before this one took a while
+        cooling = await self.health.check(spec.id, lambda: _fleet_wait(deadline))
         if cooling is not None:
             failed = _Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped")
             return Attempt(provider=spec.id, outcome=cooling, ms=0), failed
@@ -588,6 +635,12 @@ class Router:
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         return digest(provider, response, max_results, self.redactor)
+
+
+def _fleet_wait(deadline: float) -> float:
+    """Longest a search waits for the fleet's store now, seconds: :data:`FLEET_WAIT_SHARE` of
+    what is left until ``deadline`` (``state.timeoutMs`` bounds it too)."""
+    return (deadline - _now()) * FLEET_WAIT_SHARE
 
 
 def _now() -> float:

@@ -8,6 +8,8 @@ builds the store's operations on it.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import errno
 import logging
@@ -17,7 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -63,6 +65,12 @@ CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
 EXIT_FLUSH_S: Final = 2.0
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
+#: Threads that run the store's reads for an event loop (:class:`ReadPool`): a slow read holds one,
+#: the other keeps serving; no call ever starts a thread of its own.
+READ_THREADS: Final = 2
+#: Most reads waiting for a :class:`ReadPool` thread; past it a read is not queued and its
+#: caller answers from local state at once (counted as ``skippedReads``).
+MAX_WAITING_READS: Final = 64
 #: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
 #: largest bounded read can return): a server that sends more is not the store we asked
 #: (a 2 GB bulk string from a listener that is not Redis was read whole).
@@ -151,6 +159,78 @@ class BoundedSSLConnection(_Bounded, redis.connection.SSLConnection):
     """``rediss://``: TLS, each command bounded in time and size (:class:`BoundedSocket`)."""
 
 
+T = TypeVar("T")
+
+
+class ReadPool:
+    """:data:`READ_THREADS` threads (started on first use) that run the store's reads, so an
+    event loop awaits a read instead of holding every other call while the store answers. At
+    most :data:`MAX_WAITING_READS` reads wait for a thread: :meth:`submit` refuses more (the
+    caller serves locally), so the queue never grows without bound, and a read its caller gave up
+    on before a thread took it is never sent."""
+
+    def __init__(self, name: str, threads: int = READ_THREADS, most: int = MAX_WAITING_READS) -> None:
+        self._name = name
+        self._threads = threads
+        self._most = most
+        self._cond = threading.Condition()
+        self._jobs: deque[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = deque()
+        self._running: list[threading.Thread] = []
+        self._idle = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T] | None:
+        """``fn()`` on a pool thread; ``None`` when :data:`MAX_WAITING_READS` reads already wait
+        (or the pool is closed): not run."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._cond:
+            if self._closed or len(self._jobs) >= self._most:
+                return None
+            self._jobs.append((future, fn))
+            if self._idle == 0 and len(self._running) < self._threads:
+                thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._running.append(thread)
+                thread.start()
+            else:
+                self._cond.notify()
+        return future
+
+    def waiting(self) -> int:
+        """Reads waiting for a thread now."""
+        with self._cond:
+            return len(self._jobs)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                self._idle += 1
+                while not self._jobs and not self._closed:
+                    self._cond.wait()
+                self._idle -= 1
+                if not self._jobs:
+                    return  # closed and drained
+                future, fn = self._jobs.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue  # its caller stopped waiting before it started: never sent
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # the caller's to see (it answers locally)
+                future.set_exception(exc)
+
+    def close(self, timeout_s: float) -> None:
+        """Cancel the reads not started, and wait up to ``timeout_s`` for the running ones."""
+        with self._cond:
+            self._closed = True
+            jobs, self._jobs = list(self._jobs), deque()
+            self._cond.notify_all()
+            threads = list(self._running)
+        for future, _fn in jobs:
+            future.cancel()
+        deadline = time.monotonic() + timeout_s
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
 class StoreLink:
     """The connection to the store, its outages and its queued writes (module docstring)."""
 
@@ -192,6 +272,11 @@ class StoreLink:
         #: content): each logged once (the first :data:`MAX_LOGGED_KEYS`), all counted.
         self.bad_keys: set[str] = set()
         self.bad_key_count = 0
+        self._reads = ReadPool("dsh-state-read")
+        #: Reads an event loop stopped waiting for (the store answered later than the call's
+        #: bound) and reads not queued (the pool's queue full): the call served locally.
+        self.late_reads = 0
+        self.skipped_reads = 0
 
     @property
     def available(self) -> bool:
@@ -283,17 +368,69 @@ class StoreLink:
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
         store is away or the sender is behind)."""
-        if not self._up or self._stop.is_set():
+        if not self._up:
+            return
+        self._submit_background(send, must=False)
+
+    def _submit_background(self, send: Callable[[], object], must: bool) -> None:
+        if self._stop.is_set():
+            if must:  # closing: its queue was flushed once already
+                with self._lock:
+                    self.dropped += 1
             return
         try:
-            self._background.put_nowait(send)
+            self._background.put_nowait(send if must else _Droppable(send))
         except queue.Full:
+            if must:
+                with self._lock:
+                    self.dropped += 1
             return
         if self._sender is None or not self._sender.is_alive():
             with self._lock:
                 if self._sender is None or not self._sender.is_alive():
                     self._sender = threading.Thread(target=self._send_loop, name="dsh-state-send", daemon=True)
                     self._sender.start()
+
+    async def read_within(self, fetch: Callable[[], T], fallback: Callable[[], T], within_s: float) -> T:
+        """``fetch()`` run on a :class:`ReadPool` thread while the event loop serves other calls,
+        awaited at most ``within_s`` (the caller's deadline) and ``timeoutMs``; ``fallback()``
+        (local state) when the store is away, the read is late or the pool's queue is full. A late
+        read goes on to its own end (bounded by ``timeoutMs``: a store that misses it is away)."""
+        if not self._up or self._stop.is_set():
+            return fallback()  # no socket is touched while the store is away: no thread either
+        wait_s = min(within_s, self.timeout_s)
+        if wait_s <= 0:
+            return fallback()
+        future = self._reads.submit(fetch)
+        if future is None:
+            with self._lock:
+                self.skipped_reads += 1
+            return fallback()
+        waiter = asyncio.wrap_future(future)
+        try:
+            async with asyncio.timeout(wait_s):
+                return await waiter
+        except TimeoutError:
+            with self._lock:
+                self.late_reads += 1
+            return fallback()
+
+    def read_behind(self, fetch: Callable[[], object]) -> bool:
+        """Run ``fetch()`` on a :class:`ReadPool` thread, not waited for (it keeps what it read
+        itself); ``False`` when not queued (the store away, the pool's queue full)."""
+        if not self._up or self._stop.is_set():
+            return False
+        if self._reads.submit(fetch) is None:
+            with self._lock:
+                self.skipped_reads += 1
+            return False
+        return True
+
+    def write_behind(self, send: Callable[[], object]) -> None:
+        """Run ``send()`` (an operation that writes through :meth:`_write`: queued for the re-sync
+        when it fails) on the background sender, in submission order; the caller does not wait.
+        Past :data:`MAX_BACKGROUND` waiting it is dropped and counted (``droppedWrites``)."""
+        self._submit_background(send, must=True)
 
     def _send_loop(self) -> None:
         while not self._stop.is_set():
@@ -303,7 +440,9 @@ class StoreLink:
                 continue
             time.sleep(YIELD_S)
             try:
-                if self._up:
+                if not isinstance(send, _Droppable):
+                    send()  # writes through _write: queued for the re-sync when the store is away
+                elif self._up:
                     send()
             except CALL_ERRORS as exc:  # a cache write: dropped either way
                 if self._store_wide(exc):
@@ -379,16 +518,26 @@ class StoreLink:
                 "resentWrites": self.resent,
                 "droppedWrites": self.dropped,
                 "badKeys": self.bad_key_count,
+                "lateReads": self.late_reads,
+                "skippedReads": self.skipped_reads,
                 "lastError": self.last_error,
             }
 
     def close(self) -> None:
         self._stop.set()
+        self._reads.close(self.timeout_s + 0.1)
         for thread in (self._resync, self._sender):
             if thread is not None:
                 thread.join(self.timeout_s * 4 + 0.1)
+        behind: list[Callable[[], object]] = []  # writes the sender had not reached (not cache writes)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                send = self._background.get_nowait()
+                self._background.task_done()
+                if not isinstance(send, _Droppable):
+                    behind.append(send)
         with self._lock:
-            pending, self._pending = list(self._pending), deque()
+            pending, self._pending = [*self._pending, *behind], deque()
         # one last try, bounded by timeoutMs each (a down store fails fast) and EXIT_FLUSH_S in all
         deadline = time.monotonic() + EXIT_FLUSH_S
         for i, send in enumerate(pending):
@@ -411,3 +560,15 @@ class StoreLink:
                 break
         with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
             self.client.close()
+
+
+class _Droppable:
+    """A background send that is dropped when the store is away (a cache write)."""
+
+    __slots__ = ("send",)
+
+    def __init__(self, send: Callable[[], object]) -> None:
+        self.send = send
+
+    def __call__(self) -> object:
+        return self.send()

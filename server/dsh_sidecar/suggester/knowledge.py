@@ -30,7 +30,9 @@ flush sends the pending deltas as increments (``HINCRBY`` counts, seeds only whe
 exists, last use and dismissal expiry kept as maxima) under the **repository identity**
 (``workspace/identity.py``) instead of the absolute root, and the view is re-read whenever the
 store's version of the repository changed (checked at most every :data:`SHARED_REFRESH_S`, one
-round trip; the re-read itself runs in a worker thread, never on the request path).
+round trip). The first read, the checks and the re-reads run on the store's read threads,
+never on the request path: a call answers from the view it has (this process's own until the
+first read lands, and while the store is away).
 A store that is away keeps the local view; its writes are re-sent when it returns.
 """
 
@@ -162,7 +164,8 @@ class Knowledge:
         self.refresh_s = SHARED_REFRESH_S
         self._version: int | None = None
         self._checked = float("-inf")
-        self._refresher: threading.Thread | None = None
+        self._idle = threading.Event()  # no background read of the shared view running
+        self._idle.set()
         self.counted = {"followed": 0, "ignored": 0}  # increments recorded by this process
 
     def share(self, shared: SharedState | None, repo: str | Callable[[], str]) -> None:
@@ -214,23 +217,42 @@ class Knowledge:
             self._adopt(doc)
 
     def _ensure_shared(self) -> None:
+        """Schedule the shared view's first read, or a check of its version (at most every
+        :attr:`refresh_s`), on the store's read threads: a call never waits for the store, it
+        answers from the view it has (this process's own until the first read lands)."""
         assert self.shared is not None
         now = time.monotonic()
         if self._loaded and (self._flushing.locked() or now - self._checked < self.refresh_s):
             return
-        self._checked = now
-        if not self._loaded:  # the first read waits (bounded by state.timeoutMs)
-            self._refresh()
-            return
-        version = self.shared.knowledge_version(self.repo)
-        busy = self._refresher is not None and self._refresher.is_alive()
-        if version is None or version == self._version or busy:
-            return
-        # a changed repository is re-read off the request path (a large view costs milliseconds)
-        self._refresher = threading.Thread(target=self._refresh, name="dsh-knowledge-refresh", daemon=True)
-        self._refresher.start()
+        with self._mutex:
+            if not self._idle.is_set():
+                return  # a read is on its way
+            self._checked = now
+            self._idle.clear()
+        if not self.shared.read_behind(self._refresh if not self._loaded else self._check):
+            with self._mutex:
+                if not self._loaded:  # the store is away: this process's view (a version check re-reads it)
+                    self._adopt(None)
+                    self._loaded = True
+                self._idle.set()
+
+    def _check(self) -> None:
+        """Re-read the view when the store's version of the repository changed (a read thread)."""
+        assert self.shared is not None
+        try:
+            version = self.shared.knowledge_version(self.repo)
+            if version is not None and version != self._version:
+                self._read_view()
+        finally:
+            self._idle.set()
 
     def _refresh(self) -> None:
+        try:
+            self._read_view()
+        finally:
+            self._idle.set()
+
+    def _read_view(self) -> None:
         assert self.shared is not None
         view = self.shared.knowledge_view(self.repo, self.clock())
         with self._mutex:
@@ -242,9 +264,8 @@ class Knowledge:
             self._loaded = True
 
     def settle(self, timeout_s: float = 10.0) -> None:
-        """Wait for a running background re-read of the shared view (tests, shutdown)."""
-        if self._refresher is not None:
-            self._refresher.join(timeout_s)
+        """Wait for a running background read of the shared view (tests, shutdown)."""
+        self._idle.wait(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
         """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas. The

@@ -393,11 +393,13 @@ def test_a_cooldown_in_one_sidecar_skips_the_provider_in_another(server) -> None
     b.share(redis_state(server), ids)
     assert b.skip_reason("brave") is None
     a.record_failure("brave", "rate_limited", "HTTP 429", cooldown_s=30)
+    settle(a.shared)  # written from the store's background sender: the caller never waits for it
     assert b.skip_reason("brave") == "skipped: rate_limited cooldown 30s left"
     other = ProviderHealth()  # another key: its own cooldowns
     other.share(redis_state(server), {"brave": keys.provider_identity("brave", "https://api.search.brave.com", "k2")})
     assert other.skip_reason("brave") is None
     a.record_success("brave")  # a success clears it for everyone
+    settle(a.shared)
     assert b.skip_reason("brave") is None or b.cooldown_left("brave") <= 30
 
 
