@@ -38,6 +38,7 @@ A store that is away keeps the local view; its writes are re-sent when it return
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -77,6 +78,9 @@ FLUSH_JOIN_S: Final = 15.0
 #: Least seconds between two checks of a shared store's version of the repository: what
 #: another sidecar learned or dismissed is seen within this (one round trip per check).
 SHARED_REFRESH_S: Final = 0.1
+#: Longest a call off the event loop waits for the shared view's first read, seconds (the read's
+#: commands are bounded by ``state.timeoutMs``, at most 5 s; its repository identity may run git).
+FIRST_READ_WAIT_S: Final = 15.0
 
 
 class _RowModel(BaseModel):
@@ -218,23 +222,26 @@ class Knowledge:
 
     def _ensure_shared(self) -> None:
         """Schedule the shared view's first read, or a check of its version (at most every
-        :attr:`refresh_s`), on the store's read threads: a call never waits for the store, it
-        answers from the view it has (this process's own until the first read lands)."""
+        :attr:`refresh_s`), on the store's read threads. A call on an event loop never waits for
+        the store: it answers from the view it has (this process's own until the first read
+        lands); a call on another thread (a worker, the command line) waits for the first read
+        (each of its commands bounded by ``state.timeoutMs``)."""
         assert self.shared is not None
         now = time.monotonic()
         if self._loaded and (self._flushing.locked() or now - self._checked < self.refresh_s):
             return
+        first = not self._loaded
         with self._mutex:
-            if not self._idle.is_set():
-                return  # a read is on its way
-            self._checked = now
-            self._idle.clear()
-        if not self.shared.read_behind(self._refresh if not self._loaded else self._check):
-            with self._mutex:
-                if not self._loaded:  # the store is away: this process's view (a version check re-reads it)
-                    self._adopt(None)
-                    self._loaded = True
-                self._idle.set()
+            if self._idle.is_set():
+                self._checked = now
+                self._idle.clear()
+                if not self.shared.read_behind(self._refresh if first else self._check):
+                    if first:  # the store is away: this process's view (a version check re-reads it)
+                        self._adopt(None)
+                        self._loaded = True
+                    self._idle.set()
+        if first and not _on_event_loop():
+            self._idle.wait(FIRST_READ_WAIT_S)
 
     def _check(self) -> None:
         """Re-read the view when the store's version of the repository changed (a read thread)."""
@@ -507,3 +514,12 @@ def _prune(doc: dict[str, Any], now: float) -> None:
             ws[part] = {i: ps for i, ps in ws[part].items() if ps}
         if not ws["rows"] and not ws["dismissals"]:
             del doc["workspaces"][root]
+
+
+def _on_event_loop() -> bool:
+    """Whether the calling thread runs an event loop (a call there must not wait for the store)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
