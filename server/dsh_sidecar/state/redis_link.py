@@ -525,7 +525,7 @@ class StoreLink:
 
     def close(self) -> None:
         self._stop.set()
-        self._reads.close(self.timeout_s + 0.1)
+        self._reads.close(0.0)  # a read running ends by itself (timeoutMs); the exit does not wait for it
         for thread in (self._resync, self._sender):
             if thread is not None:
                 thread.join(self.timeout_s * 4 + 0.1)
