@@ -203,6 +203,11 @@ class LocalState:
         with self._lock:
             return {row: counts_from_fields(self._counts.get(row, {}), arms) for row in rows}
 
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        return self.bandit_evidence(rows, arms, discount), self.bandit_counts(counted, arms)
+
     # ------------------------------------------------------------------ knowledge
     def knowledge_apply(self, batch: KnowledgeBatch) -> None:
         with self._lock:

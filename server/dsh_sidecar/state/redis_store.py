@@ -317,6 +317,27 @@ class RedisState(StoreLink):
 
         return self._read(fetch, lambda: None, keys.bandit_counts_key(rows[0] if rows else ""))
 
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        def fetch() -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+            names = [keys.bandit_discounted_key(row, discount) for row in rows]
+            names += [keys.bandit_counts_key(row) for row in counted]
+            found = self._read_bounded([(n, "h", MAX_BANDIT_FIELDS, 256, str(MAX_NUMBER_BYTES)) for n in names])
+            fields = [
+                None if d is None else {as_text(d[i]): as_finite(d[i + 1]) for i in range(0, len(d), 2)} for d in found
+            ]
+            ev_fields, count_fields = fields[: len(rows)], fields[len(rows) :]
+            evidence = None  # a row unusable: the caller keeps its local view rather than read it as no evidence
+            if all(f is not None for f in ev_fields):
+                evidence = {row: evidence_from_fields(f or {}, arms, discount) for row, f in zip(rows, ev_fields)}
+            counts = None
+            if all(f is not None for f in count_fields):
+                counts = {row: counts_from_fields(f or {}, arms) for row, f in zip(counted, count_fields)}
+            return evidence, counts
+
+        return self._read(fetch, lambda: (None, None), keys.bandit_discounted_key(rows[0] if rows else "", discount))
+
     # ------------------------------------------------------------------ knowledge
     def knowledge_apply(self, batch: KnowledgeBatch) -> None:
         base = keys.repo_key(batch.repo)

@@ -218,6 +218,13 @@ class SharedState(Protocol):
         """Undiscounted totals ``{row: {arm: {"updates": n, "reward": Σr}}}`` (exact counts)."""
         ...
 
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        """:meth:`bandit_evidence` of ``rows`` and :meth:`bandit_counts` of ``counted``, in one
+        round trip."""
+        ...
+
     def reset_bandit(self) -> int:
         """Delete every bandit statistic (all rows, all discounts) for ``dsh-search bandit
         reset``; the number of stored entries deleted. Raises when the store does not answer

@@ -114,6 +114,8 @@ def test_bandit_statistics_equal_the_discounted_policy_update(state, discount: f
             assert ev[row][arm] == pytest.approx(ref["factoid"][arm], rel=1e-9, abs=1e-9)
     counts = state.bandit_counts(("factoid",), ARMS)["factoid"]
     assert counts["quick"]["updates"] + counts["thorough"]["updates"] == n
+    # what the bandit adopts, in one round trip: the same evidence and counts
+    assert state.bandit_view(("factoid", GLOBAL), ARMS, discount, ("factoid",)) == (ev, {"factoid": counts})
 
 
 @pytest.mark.slow
