@@ -9,7 +9,6 @@ builds the store's operations on it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import errno
 import logging
@@ -162,73 +161,89 @@ class BoundedSSLConnection(_Bounded, redis.connection.SSLConnection):
 T = TypeVar("T")
 
 
+class Read:
+    """One read queued on a :class:`ReadPool`: ``fn``, and ``done(ok, value or exception)`` called
+    on the pool's thread when it ran (or, ``ok`` false with :class:`asyncio.CancelledError`, when
+    the pool closed first)."""
+
+    __slots__ = ("done", "fn", "given_up")
+
+    def __init__(self, fn: Callable[[], Any], done: Callable[[bool, Any], None] | None) -> None:
+        self.fn = fn
+        self.done = done
+        self.given_up = False
+
+    def give_up(self) -> None:
+        """The caller stopped waiting: if no thread has taken it yet, it is never sent."""
+        self.given_up = True
+
+
 class ReadPool:
     """:data:`READ_THREADS` threads (started on first use) that run the store's reads, so an
     event loop awaits a read instead of holding every other call while the store answers. At
     most :data:`MAX_WAITING_READS` reads wait for a thread: :meth:`submit` refuses more (the
     caller serves locally), so the queue never grows without bound, and a read its caller gave up
-    on before a thread took it is never sent."""
+    on before a thread took it is never sent. A ``SimpleQueue`` and a callback rather than an
+    executor's futures: the hop to the thread and back is what a search pays for it."""
 
     def __init__(self, name: str, threads: int = READ_THREADS, most: int = MAX_WAITING_READS) -> None:
         self._name = name
         self._threads = threads
         self._most = most
-        self._cond = threading.Condition()
-        self._jobs: deque[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = deque()
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[Read | None] = queue.SimpleQueue()
+        self._waiting = 0
         self._running: list[threading.Thread] = []
-        self._idle = 0
         self._closed = False
 
-    def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T] | None:
-        """``fn()`` on a pool thread; ``None`` when :data:`MAX_WAITING_READS` reads already wait
-        (or the pool is closed): not run."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        with self._cond:
-            if self._closed or len(self._jobs) >= self._most:
+    def submit(self, fn: Callable[[], Any], done: Callable[[bool, Any], None] | None = None) -> Read | None:
+        """``fn()`` on a pool thread, then ``done``; ``None`` when :data:`MAX_WAITING_READS` reads
+        already wait (or the pool is closed): not run."""
+        read = Read(fn, done)
+        with self._lock:
+            if self._closed or self._waiting >= self._most:
                 return None
-            self._jobs.append((future, fn))
-            if self._idle == 0 and len(self._running) < self._threads:
-                thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-                self._running.append(thread)
-                thread.start()
-            else:
-                self._cond.notify()
-        return future
+            self._waiting += 1
+            if not self._running:
+                for _ in range(self._threads):
+                    thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                    self._running.append(thread)
+                    thread.start()
+        self._jobs.put(read)
+        return read
 
     def waiting(self) -> int:
         """Reads waiting for a thread now."""
-        with self._cond:
-            return len(self._jobs)
+        with self._lock:
+            return self._waiting
 
     def _work(self) -> None:
-        while True:
-            with self._cond:
-                self._idle += 1
-                while not self._jobs and not self._closed:
-                    self._cond.wait()
-                self._idle -= 1
-                if not self._jobs:
-                    return  # closed and drained
-                future, fn = self._jobs.popleft()
-            if not future.set_running_or_notify_cancel():
+        while (read := self._jobs.get()) is not None:
+            with self._lock:
+                self._waiting -= 1
+                closed = self._closed
+            if read.given_up:
                 continue  # its caller stopped waiting before it started: never sent
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # the caller's to see (it answers locally)
-                future.set_exception(exc)
+            value: Any
+            if closed:
+                ok, value = False, asyncio.CancelledError()
+            else:
+                try:
+                    ok, value = True, read.fn()
+                except BaseException as exc:  # the caller's to see (it answers locally)
+                    ok, value = False, exc
+            if read.done is not None:
+                with contextlib.suppress(RuntimeError):  # the caller's event loop closed meanwhile
+                    read.done(ok, value)
 
-    def close(self, timeout_s: float) -> None:
-        """Cancel the reads not started, and wait up to ``timeout_s`` for the running ones."""
-        with self._cond:
+    def close(self) -> None:
+        """Refuse new reads; those still queued end without being sent; a running one ends by
+        itself (each command bounded by ``timeoutMs``)."""
+        with self._lock:
             self._closed = True
-            jobs, self._jobs = list(self._jobs), deque()
-            self._cond.notify_all()
-            threads = list(self._running)
-        for future, _fn in jobs:
-            future.cancel()
-        deadline = time.monotonic() + timeout_s
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            threads = len(self._running)
+        for _ in range(threads):
+            self._jobs.put(None)
 
 
 class StoreLink:
@@ -401,19 +416,31 @@ class StoreLink:
         wait_s = min(within_s, self.timeout_s)
         if wait_s <= 0:
             return fallback()
-        future = self._reads.submit(fetch)
-        if future is None:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[T] = loop.create_future()
+
+        def done(ok: bool, value: Any) -> None:  # on the read's thread
+            loop.call_soon_threadsafe(_settle, answer, ok, value)
+
+        read = self._reads.submit(fetch, done)
+        if read is None:
             with self._lock:
                 self.skipped_reads += 1
             return fallback()
-        waiter = asyncio.wrap_future(future)
+        late = loop.call_later(wait_s, _settle, answer, False, _Late())
         try:
-            async with asyncio.timeout(wait_s):
-                return await waiter
-        except TimeoutError:
+            value = await answer
+        except _Late:
+            read.give_up()
             with self._lock:
                 self.late_reads += 1
             return fallback()
+        except asyncio.CancelledError:
+            read.give_up()  # the search was cancelled ($/cancelRequest)
+            raise
+        finally:
+            late.cancel()
+        return value
 
     def read_behind(self, fetch: Callable[[], object]) -> bool:
         """Run ``fetch()`` on a :class:`ReadPool` thread, not waited for (it keeps what it read
@@ -525,7 +552,7 @@ class StoreLink:
 
     def close(self) -> None:
         self._stop.set()
-        self._reads.close(0.0)  # a read running ends by itself (timeoutMs); the exit does not wait for it
+        self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
         for thread in (self._resync, self._sender):
             if thread is not None:
                 thread.join(self.timeout_s * 4 + 0.1)
@@ -572,3 +599,19 @@ class _Droppable:
 
     def __call__(self) -> object:
         return self.send()
+
+
+class _Late(Exception):
+    """A read that did not answer within its caller's bound."""
+
+
+def _settle(answer: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Give ``answer`` the read's outcome (on its event loop), unless it has one already."""
+    if answer.done():
+        return
+    if ok:
+        answer.set_result(value)
+    elif isinstance(value, asyncio.CancelledError):  # the pool closed first: as a late read
+        answer.set_exception(_Late())
+    else:
+        answer.set_exception(value)

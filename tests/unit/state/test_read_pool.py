@@ -18,29 +18,33 @@ def test_the_pool_never_grows_past_its_threads_nor_its_queue() -> None:
     pool = ReadPool("test-read")
     gate = threading.Event()
     started = threading.Semaphore(0)
+    ended: list[tuple[bool, object]] = []
 
     def blocked() -> int:
         started.release()
         gate.wait(10)
         return 1
 
-    futures = []
+    reads = []
     for _ in range(READ_THREADS):  # each thread takes one
-        futures.append(pool.submit(blocked))
+        reads.append(pool.submit(blocked, lambda ok, value: ended.append((ok, value))))
         assert started.acquire(timeout=10)
-    futures += [pool.submit(blocked) for _ in range(MAX_WAITING_READS + 500)]
+    reads += [pool.submit(blocked, lambda ok, value: ended.append((ok, value))) for _ in range(MAX_WAITING_READS + 500)]
     try:
         # the threads took one read each; the queue holds its bound; the rest were refused
-        taken = [f for f in futures if f is not None]
+        taken = [r for r in reads if r is not None]
         assert len(taken) == READ_THREADS + MAX_WAITING_READS
-        assert futures[len(taken) :] == [None] * 500
+        assert reads[len(taken) :] == [None] * 500
         assert pool.waiting() == MAX_WAITING_READS
         assert sum(t.name == "test-read" for t in threading.enumerate()) == READ_THREADS
     finally:
         gate.set()
-    assert [f.result(10) for f in taken] == [1] * len(taken)
-    pool.close(5)
-    assert sum(t.name == "test-read" for t in threading.enumerate()) == 0
+    for _ in range(len(taken) - READ_THREADS):
+        assert started.acquire(timeout=10)
+    pool.close()
+    for thread in [t for t in threading.enumerate() if t.name == "test-read"]:
+        thread.join(10)
+    assert ended == [(True, 1)] * len(taken)
     assert pool.submit(lambda: 1) is None  # closed
 
 
@@ -48,17 +52,20 @@ def test_a_read_given_up_before_it_started_is_never_run() -> None:
     pool = ReadPool("test-read", threads=1)
     gate = threading.Event()
     ran: list[str] = []
-    first = pool.submit(lambda: gate.wait(10))
+    started = threading.Event()
+    first = pool.submit(lambda: (started.set(), gate.wait(10)))
+    assert started.wait(10)  # the thread is busy with it
     second = pool.submit(lambda: ran.append("second"))
     assert first is not None and second is not None
-    assert second.cancel()  # its caller stopped waiting while it queued
+    second.give_up()  # its caller stopped waiting while it queued
     gate.set()
-    assert first.result(10) is True
-    third = pool.submit(lambda: ran.append("third"))
-    assert third is not None
-    third.result(10)
+    third_ran = threading.Event()
+    third = pool.submit(lambda: ran.append("third"), lambda ok, value: third_ran.set())
+    assert third is not None and third_ran.wait(10)
+    pool.close()
+    for thread in [t for t in threading.enumerate() if t.name == "test-read"]:
+        thread.join(10)
     assert ran == ["third"]
-    pool.close(5)
 
 
 def _store() -> RedisState:
