@@ -13,19 +13,12 @@ send the answer (:func:`deadline_reserve_ms`); providers not reached in time are
 (:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
 answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 
-**Fleet** (docs/fleet.md): on a shared store a search that misses the local cache makes one
-read before its first attempt, the fleet's cache entry and the cooldowns of the whole chain
-in one round trip (:meth:`Router._fleet_read`), on the store's read threads: the event loop
-answers other calls meanwhile, and a store later than ``timeoutMs`` or half of what is left of
-the search's deadline (:data:`FLEET_WAIT_SHARE`: the providers keep the rest) is a miss with
-this process's cooldowns. The cooldowns are read again before an attempt that
-comes more than :data:`FLEET_READ_S` after that read (a chain whose first provider failed).
+**Fleet**: what a search reads from the fleet's store, off the event loop: :mod:`.fleet`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -36,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
+from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
     ProviderSpec,
@@ -45,6 +39,7 @@ from dsh_sidecar.router.config import (
     unusable_reason,
 )
 from dsh_sidecar.router.digest import digest
+from dsh_sidecar.router.fleet import FleetReads
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
@@ -77,13 +72,6 @@ log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
-#: How long the fleet's cooldowns read by a search answer its attempts, seconds: an attempt
-#: later than this after the read (the providers before it failed) reads them again.
-FLEET_READ_S: Final = 0.02
-#: Largest share of what is left of a search's deadline that it waits for the fleet's store
-#: (on top of ``state.timeoutMs``): a store that is slow but alive leaves the providers the rest.
-FLEET_WAIT_SHARE: Final = 0.5
-
 #: Outcome of a provider not tried because the search's deadline had passed.
 DEADLINE_SKIP: Final = "skipped: deadline"
 #: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
@@ -93,32 +81,10 @@ EMPTY_REASON: Final = "0 results"
 #: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
 #: JSON answer is 2-10 KB and parses in well under a millisecond; 2,000 results take ~60 ms).
 OFF_LOOP_BYTES: Final = 64 * 1024
-#: Time kept back from a search's deadline to compose and send its answer, milliseconds: the
-#: last attempt's budget ends this long before the deadline. What it covers, measured with
-#: ``bench/deadlines.py`` (two CPU burners on the 2-core reference machine, load average 11-15,
-#: the workspace's files changing every 200 ms so the graph, content index and suggester
-#: re-prepare in the background) with no reserve at all: a reply came p50 25 ms, p90 104 ms,
-#: max 279 ms (n=90, both arms) after a 1 s deadline. That is the attempt's timer firing late
-#: (the event loop's thread waits for a CPU and for the GIL, which the background threads hold
-#: in 5 ms turns) plus composing the answer: the aggregated error, the bandit's update, log
-#: line and decision record, the escape pass, the frame (2-5 ms warm; 30-45 ms the first time
-#: a process does it, the first window/logMessage and decision write included). 250 ms covers
-#: every such reply measured, and the machine's own floor (a stdio echo child under the same
-#: load: p99 ~20 ms, max ~250 ms); it is 5% of a 5 s deadline, 0.4% of the default 60 s.
-DEADLINE_RESERVE_MS: Final = 250
-#: Largest share of a short deadline the reserve takes (a 100 ms deadline keeps 90 ms for
-#: its providers, not none).
-DEADLINE_RESERVE_SHARE: Final = 0.1
 #: Time a worker's fetch may take past its exchange's budget, and its digest of a body read
 #: here may take, before the chain gives up on it, milliseconds: the worker's digest of an
 #: 8 MiB body (the cap) on a busy machine.
 WORKER_GRACE_MS: Final = 2000
-
-
-def deadline_reserve_ms(deadline_ms: float) -> float:
-    """Milliseconds of a ``deadline_ms`` deadline kept back to compose and send the answer:
-    :data:`DEADLINE_RESERVE_MS`, at most :data:`DEADLINE_RESERVE_SHARE` of the deadline."""
-    return min(DEADLINE_RESERVE_MS, deadline_ms * DEADLINE_RESERVE_SHARE)
 
 
 @dataclass
@@ -188,8 +154,7 @@ class Router:
     #: Providers whose last answer was over :data:`~.parsing.OFF_PROCESS_BYTES`: their
     #: exchanges run in the parsing worker (:meth:`_fetched`) until one answers small.
     _large: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
-    #: When the fleet's cooldowns were last read (``time.monotonic()``; :meth:`_fleet_read`).
-    _fleet_at: float = field(default=float("-inf"), init=False, repr=False, compare=False)
+    _fleet: FleetReads = field(default_factory=FleetReads, init=False, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -392,10 +357,7 @@ class Router:
                 attempt, failed = self._failed(spec.id, failure, budget_ms, _ms_since(t0))
                 attempts.append(attempt)
                 failures.append(failed)
-                cls = failure.failure_class
-                seconds = self.health.record_failure(spec.id, cls, failed.reason, failure.cooldown_s, share=False)
-                if seconds > 0 and self.health.shared is not None:  # in the store before this search answers
-                    await self.health.share_cooldown(spec.id, cls, seconds, _fleet_wait(deadline))
+                await self._record_failure(spec.id, failure, failed.reason, deadline)
                 continue
             ms = _ms_since(t0)
             if not sources:
@@ -423,14 +385,14 @@ class Router:
     async def _cached(self, key: CacheKey | None, deadline: float) -> RouterResult | None:
         """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or
         ``None``; on a shared store a local miss reads the fleet's entry and cooldowns (one round
-        trip, off the loop, within ``deadline``: :meth:`_fleet_read`)."""
+        trip, off the loop, within ``deadline``: :meth:`.fleet.FleetReads.read`)."""
         if key is None or self.cache is None:
             if self.health.shared is not None:
-                await self._fleet_read(None, deadline)
+                await self._fleet.read(self.health, None, self._ids(), None, deadline - _now())
             return None
         hit = self.cache.peek(key)
         if hit is None and self.health.shared is not None:
-            hit = await self._fleet_read(key, deadline)
+            hit = await self._fleet.read(self.health, self.cache, self._ids(), key, deadline - _now())
         self.cache.count(hit is not None)
         if hit is None:
             return None
@@ -457,22 +419,11 @@ class Router:
             self.cache.put(key, CachedAnswer(tuple(sources), truncated, pid, content))
         return RouterResult(sources, truncated, attempts, pid, content)
 
-    async def _fleet_read(self, key: CacheKey | None, deadline: float) -> CachedAnswer | None:
-        """The fleet's cache entry of ``key`` (``None``: none read) and the chain's cooldowns
-        (adopted by :attr:`health`), in one round trip on the store's read threads, awaited at
-        most until ``deadline``; a late or away store: a miss, this process's cooldowns."""
-        shared = self.health.shared
-        assert shared is not None
-        ids = self.health.identities_of(s.id for s in self.chain)
-        name = json.dumps(key) if key is not None else None
-        raw, cooldowns = await shared.read_within(
-            lambda: shared.prefetch(name, ids), lambda: (None, {}), _fleet_wait(deadline)
-        )
-        self._fleet_at = time.monotonic()
-        self.health.adopt(cooldowns)
-        if key is None or self.cache is None:
-            return None
-        return self.cache.adopt(key, raw)
+    async def _record_failure(self, pid: str, failure: ProviderFailure, reason: str, deadline: float) -> None:
+        cls = failure.failure_class
+        seconds = self.health.record_failure(pid, cls, reason, failure.cooldown_s, share=False)
+        if seconds > 0 and self.health.shared is not None:  # in the store before this search answers
+            await self.health.share_cooldown(pid, cls, seconds, fleet_wait(deadline - _now()))
 
     async def _unavailable(self, spec: ProviderSpec | str, deadline: float) -> tuple[Attempt, _Failed | None] | None:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
@@ -482,9 +433,9 @@ class Router:
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
-        if self.health.shared is not None and time.monotonic() - self._fleet_at > FLEET_READ_S:
-            await self._fleet_read(None, deadline)  # the providers before this one took a while
-        cooling = await self.health.check(spec.id, lambda: _fleet_wait(deadline))
+        if self.health.shared is not None:  # the cooldowns again when the providers before took a while
+            await self._fleet.refresh(self.health, self._ids(), deadline - _now())
+        cooling = await self.health.check(spec.id, lambda: fleet_wait(deadline - _now()))
         if cooling is not None:
             failed = _Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped")
             return Attempt(provider=spec.id, outcome=cooling, ms=0), failed
@@ -510,6 +461,9 @@ class Router:
             if a.outcome != "skipped: not implemented"
         ]
         return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
+
+    def _ids(self) -> list[str]:
+        return [s.id for s in self.chain]
 
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured (or canonical) order, with the ids of unusable providers
@@ -635,12 +589,6 @@ class Router:
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         return digest(provider, response, max_results, self.redactor)
-
-
-def _fleet_wait(deadline: float) -> float:
-    """Longest a search waits for the fleet's store now, seconds: :data:`FLEET_WAIT_SHARE` of
-    what is left until ``deadline`` (``state.timeoutMs`` bounds it too)."""
-    return (deadline - _now()) * FLEET_WAIT_SHARE
 
 
 def _now() -> float:

@@ -1,4 +1,4 @@
-"""The fleet store's read threads (``state/redis_link.py``, :class:`ReadPool`): a fixed number of
+"""The fleet store's read threads (``state/reads.py``, :class:`ReadPool`): a fixed number of
 threads, a bounded queue, a read its caller gave up on before it started never sent; and
 :meth:`StoreLink.read_within`, which an event loop awaits instead of waiting for the store."""
 
@@ -10,7 +10,7 @@ import threading
 import fakeredis
 import pytest
 from dsh_sidecar.state.config import parse_state_config
-from dsh_sidecar.state.redis_link import MAX_WAITING_READS, READ_THREADS, ReadPool
+from dsh_sidecar.state.reads import MAX_WAITING_READS, READ_THREADS, ReadPool
 from dsh_sidecar.state.redis_store import RedisState
 
 
