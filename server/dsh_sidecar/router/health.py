@@ -13,9 +13,10 @@ the provider again.
 
 Health lives in memory for one router. A config change builds a new router that inherits
 the health of every provider whose id, endpoint and key are unchanged (:meth:`ProviderHealth.inherit`);
-a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods are synchronous and run
-on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
-an update.
+a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods run on the event loop
+thread and every update is synchronous (the two coroutines, :meth:`ProviderHealth.check` and
+:meth:`ProviderHealth.share_cooldown`, await only the store, before or after their update), so
+concurrent searches (the thorough arm) never interleave inside an update.
 
 **Fleet** (docs/fleet.md): with a shared state (``state.backend`` a Redis/Valkey URL, wired by the
 composition root through :meth:`ProviderHealth.share`) a cooldown started here is also written

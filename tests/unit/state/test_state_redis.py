@@ -417,6 +417,23 @@ def test_rate_limited_provider_is_spaced_across_sidecars(server) -> None:
     assert all(r.startswith("skipped: rate_limited window full, next slot in ") for r in reasons[1:])
 
 
+async def test_a_search_checks_the_fleet_window_off_the_loop_and_its_own_when_the_store_is_late(server) -> None:
+    """:meth:`ProviderHealth.check` (what a search awaits): the fleet's window spaces two
+    sidecars; a store that does not answer within the search's bound leaves the process's own
+    window to decide (it takes its own slot: nothing is skipped for a store that is slow)."""
+    ids = {"brave": "brave:k"}
+    a, b = ProviderHealth(), ProviderHealth()
+    a.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    b.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    assert await a.check("brave", lambda: 1.0) is None
+    assert (await b.check("brave", lambda: 1.0) or "").startswith("skipped: rate_limited window full, next slot in ")
+    late = ProviderHealth()
+    late.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    assert await late.check("brave", lambda: 0.0) is None  # no time for the store: the local window's first slot
+    assert (await late.check("brave", lambda: 0.0) or "").startswith("skipped: rate_limited window full")
+    assert late.shared is not None and late.shared.status()["lateReads"] == 0  # not sent at all
+
+
 def test_cache_answer_is_shared(server) -> None:
     a, b = ResultCache(), ResultCache()
     a.share(redis_state(server))
