@@ -12,7 +12,8 @@
 2. **Throughput with 8 processes**: 8 sidecars × ``--calls`` (search + postExecute each), on one
    shared ``$DSH_HOME`` (files + locks: one machine) and on Redis, ``--rounds`` times each,
    interleaved; prints the median calls/s of both and checks the exact bandit and knowledge
-   totals of the last Redis run against what every process reports it wrote.
+   totals of the last Redis run against what every process reports it wrote (fewer bandit
+   updates than searches: an answer from the fleet's cache is not learned from).
 
 Run: ``python bench/fleet.py`` (defaults: 600 A/B calls of each kind; 8 × 500 fleet calls, two
 rounds per backend, interleaved).
@@ -231,9 +232,10 @@ def main() -> int:
         want_i = sum(s["knowledgeCounted"]["ignored"] for s in statuses)
         print(
             f"redis totals: bandit updates {stored:.0f} stored / {reported} reported / "
-            f"{args.processes * args.calls} searches; knowledge followed {followed}/{want_f}, ignored {ignored}/{want_i}"
+            f"{args.processes * args.calls} searches (a cached answer is not learned from: the fleet's cache answers"
+            f" most of the 200 topics); knowledge followed {followed}/{want_f}, ignored {ignored}/{want_i}"
         )
-        ok = stored == reported == args.processes * args.calls and followed == want_f and ignored == want_i
+        ok = stored == reported > 0 and followed == want_f and ignored == want_i
         print("lost updates: 0" if ok else "LOST UPDATES")
         return 0 if ok else 1
     finally:
