@@ -16,7 +16,7 @@ search path's preparation and, with the suggester on, the workspace's indexing):
   while ``--churn`` files change every 200 ms (``workspace/didChangeWatchedFiles``: the graph,
   content index and suggester re-preparation run in the background): how long past its deadline
   each reply came. Run on a tree with no reserve, this is what the router's reserve must cover
-  (``router/chain.py``, ``DEADLINE_RESERVE_MS``).
+  (``router/budget.py``, ``DEADLINE_RESERVE_MS``).
 * **LSP cancel**: a search (``deadlineMs: 20000``) over a hanging provider, ``$/cancelRequest``
   after 300 ms: the reply (-32800) latency from the cancel's write (goal <= 100 ms) and when the
   provider saw its connection closed (the cancel reached the HTTP call; 0 when the search was

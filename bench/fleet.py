@@ -5,11 +5,15 @@
    ``dsh/search`` (a fresh query, ``quick``: a cache miss, so the store's cache read, cooldown
    read and cache write all run) and each ``dsh/postExecute`` (the suggester session of
    ``tests/support/fleetkit.py``) is sent to both in turn. Prints p50/p90 per backend and the added p50
-   (goal: ≤ 0.5 ms).
+   (goal: ≤ 0.5 ms), with the load average beside it. ``--before TREE`` adds a third sidecar on
+   the same Redis running the code of ``TREE`` (a checkout or ``git archive`` of an earlier
+   commit: its ``server``, ``protocol`` and ``packs``), in the same rotation: a before/after of a
+   change from one run (every sidecar is then spawned, none forked).
 2. **Throughput with 8 processes**: 8 sidecars × ``--calls`` (search + postExecute each), on one
    shared ``$DSH_HOME`` (files + locks: one machine) and on Redis, ``--rounds`` times each,
    interleaved; prints the median calls/s of both and checks the exact bandit and knowledge
-   totals of the last Redis run against what every process reports it wrote.
+   totals of the last Redis run against what every process reports it wrote (fewer bandit
+   updates than searches: an answer from the fleet's cache is not learned from).
 
 Run: ``python bench/fleet.py`` (defaults: 600 A/B calls of each kind; 8 × 500 fleet calls, two
 rounds per backend, interleaved).
@@ -19,6 +23,7 @@ Needs Debian's ``redis-server``. The machine is shared: read ratios and differen
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
@@ -59,10 +64,20 @@ def timed(sc: Sidecar, method: str, params: dict[str, Any]) -> float:
     return ms
 
 
-def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None:
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def latency(tmp: Path, providers: Providers, store: RedisServer, n: int, before: Path | None = None) -> None:
     sidecars = {}
-    for name, backend in (("file", "file"), ("redis", store.url)):
-        sc = Sidecar(sidecar_env(tmp / f"lat-home-{name}"), tmp / f"lat-{name}.log")
+    runs = [("file", "file", None), ("redis", store.url, None)]
+    if before is not None:
+        runs.append(("before", store.url, before))
+    for name, backend, tree in runs:
+        env = sidecar_env(tmp / f"lat-home-{name}")
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join(str(tree / part) for part in ("server", "protocol", "packs"))
+        sc = Sidecar(env, tmp / f"lat-{name}.log")
         sc.initialize(make_workspace(tmp / f"lat-{name}" / "demo"), options(providers, backend, seed=1))
         sidecars[name] = sc
     for i in range(30):  # warm-up: imports, activation, connections
@@ -79,7 +94,7 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None
         t0 = time.perf_counter()
         ping.ping()  # the store's round trip in this run, under the same load
         rtt.append((time.perf_counter() - t0) * 1000)
-        order.reverse()  # alternate who goes first
+        order = order[1:] + order[:1]  # rotate who goes first
         for name, sc in order:
             q = {"query": f"bench query {i} {name}", "strategy": "quick"}
             times.setdefault((name, "search"), []).append(timed(sc, "dsh/search", q))
@@ -91,6 +106,7 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None
     print(
         f"\nstore round trip (PING from redis-py) in this run: p50 {pct(rtt, 0.5):.3f} ms, p90 {pct(rtt, 0.9):.3f} ms"
     )
+    print(f"{load()} (after the run)")
     print(f"\n## added latency, {n} calls of each kind per backend, interleaved (ms)")
     print("(paired: the median of redis − file over each pair of calls sent back to back)")
     head = f"{'method':<12} {'file p50':>9} {'file p90':>9} {'redis p50':>10} {'redis p90':>10}"
@@ -102,6 +118,18 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int) -> None
         print(
             f"{method:<12} {pct(f, 0.5):9.3f} {pct(f, 0.9):9.3f} {pct(r, 0.5):10.3f} {pct(r, 0.9):10.3f} "
             f"{added:+10.3f} {paired:+8.3f}  {'ok' if min(added, paired) <= 0.5 else 'MISSED'} (≤ 0.5)"
+        )
+    if before is None:
+        return
+    print(f"\n## the same, the code of {before} on the same Redis (same run, same rotation)")
+    for method in ("search", "postExecute"):
+        f, b, r = times[("file", method)], times[("before", method)], times[("redis", method)]
+        added = statistics.median(b) - statistics.median(f)
+        paired = statistics.median(y - x for x, y in zip(f, b))
+        now_vs = statistics.median(y - x for x, y in zip(b, r))
+        print(
+            f"{method:<12} before p50 {pct(b, 0.5):.3f} p90 {pct(b, 0.9):.3f}: added {added:+.3f} (paired {paired:+.3f});"
+            f" this tree − before, paired: {now_vs:+.3f}"
         )
 
 
@@ -145,6 +173,7 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--calls", type=int, default=500, help="searches (and postExecutes) per fleet process")
     ap.add_argument("--rounds", type=int, default=2, help="fleet runs per backend, interleaved (0: latency only)")
+    ap.add_argument("--before", type=Path, help="a tree of earlier code to compare with, in the same run")
     ap.add_argument(
         "--fsync",
         default="everysec",
@@ -155,12 +184,15 @@ def main() -> int:
     if REDIS_SERVER is None:
         print("redis-server is not installed (apt-get install redis-server)")
         return 2
+    if args.before is not None:
+        os.environ["DSH_TESTS_FORKSERVER"] = "0"  # the other tree's code runs in a process of its own
+    print(load(), "(at the start)")
     tmp = temp_root("dsh-bench-fleet-")
     store = RedisServer(tmp / "redis", fsync=args.fsync)
     store.start()
     providers = Providers(error_every=0)
     try:
-        latency(tmp, providers, store, args.ab_calls)
+        latency(tmp, providers, store, args.ab_calls, args.before)
         if args.rounds == 0:
             return 0
         rates: dict[str, list[float]] = {"file": [], "redis": []}
@@ -180,6 +212,7 @@ def main() -> int:
                     last_redis = run
         print(
             f"\n## throughput, {args.processes} processes x {args.calls} (search + postExecute), {args.rounds} rounds"
+            f" ({load()})"
         )
         base = statistics.median(rates["file"])
         for label, values in rates.items():
@@ -199,9 +232,10 @@ def main() -> int:
         want_i = sum(s["knowledgeCounted"]["ignored"] for s in statuses)
         print(
             f"redis totals: bandit updates {stored:.0f} stored / {reported} reported / "
-            f"{args.processes * args.calls} searches; knowledge followed {followed}/{want_f}, ignored {ignored}/{want_i}"
+            f"{args.processes * args.calls} searches (a cached answer is not learned from: the fleet's cache answers"
+            f" most of the 200 topics); knowledge followed {followed}/{want_f}, ignored {ignored}/{want_i}"
         )
-        ok = stored == reported == args.processes * args.calls and followed == want_f and ignored == want_i
+        ok = stored == reported > 0 and followed == want_f and ignored == want_i
         print("lost updates: 0" if ok else "LOST UPDATES")
         return 0 if ok else 1
     finally:

@@ -9,7 +9,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
-from dsh_sidecar.router.chain import deadline_reserve_ms
+from dsh_sidecar.router.budget import deadline_reserve_ms
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from support.mockprovider import MockProvider, Reply, case_reply

@@ -156,8 +156,7 @@ class PosteriorStore:
         """The fleet's evidence and update counts into ``policy`` (nothing when the store is
         away or a newer local operation is still queued)."""
         assert self.shared is not None
-        ev = self.shared.bandit_evidence(policy.rows, ARMS, policy.discount)
-        counts = self.shared.bandit_counts(("global",), ARMS)
+        ev, counts = self.shared.bandit_view(policy.rows, ARMS, policy.discount, ("global",))  # one round trip
         with self._cond:
             if ev is not None and not self._queue:
                 policy.load(ev)

@@ -11,7 +11,9 @@ tell it apart from a fresh answer.
 **Fleet** (docs/fleet.md): with a shared state (:meth:`ResultCache.share`) an answer is also stored
 there (``SET NX EX``: the first sidecar's answer wins, same TTL, the store bounded to
 ``maxEntries``), and a local miss asks the store, so one sidecar's answer serves the fleet.
-What the store returns is validated like a provider answer; anything malformed is a miss.
+What the store returns is validated like a provider answer; anything malformed is a miss. A
+search on the event loop reads the store off the loop (the router's fleet read, with the chain's
+cooldowns) and hands the entry to :meth:`ResultCache.adopt`; a store that is late is a miss.
 """
 
 from __future__ import annotations
@@ -92,6 +94,26 @@ class ResultCache:
         else:
             self.hits += 1
         return answer
+
+    def peek(self, key: CacheKey) -> CachedAnswer | None:
+        """The live local entry for ``key`` (refreshing its LRU position), not counted and
+        without asking the shared store (:meth:`adopt` takes what it holds)."""
+        return self._cache.get(key)
+
+    def adopt(self, key: CacheKey, raw: bytes | None) -> CachedAnswer | None:
+        """The shared store's entry ``raw`` for ``key`` as an answer (kept locally), ``None``
+        when absent or malformed."""
+        answer = _decode(raw, {pid for pid, _url in key[2]})
+        if answer is not None:
+            self._cache[key] = answer
+        return answer
+
+    def count(self, hit: bool) -> None:
+        """Count one lookup (:meth:`get` counts its own)."""
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
 
     def put(self, key: CacheKey, answer: CachedAnswer) -> None:
         """Store a successful answer (callers never store failures or empty answers)."""

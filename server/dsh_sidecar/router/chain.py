@@ -12,6 +12,8 @@ send the answer (:func:`deadline_reserve_ms`); providers not reached in time are
 ``skipped: deadline``. Providers cooling down
 (:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
 answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
+
+**Fleet**: what a search reads from the fleet's store, off the event loop: :mod:`.fleet`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
+from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
     ProviderSpec,
@@ -37,6 +40,7 @@ from dsh_sidecar.router.config import (
     unusable_reason,
 )
 from dsh_sidecar.router.digest import digest
+from dsh_sidecar.router.fleet import FleetReads
 from dsh_sidecar.router.health import Clock, ProviderHealth
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
@@ -78,32 +82,10 @@ EMPTY_REASON: Final = "0 results"
 #: Bodies larger than this are parsed and normalised off the event loop, bytes (a 5-result
 #: JSON answer is 2-10 KB and parses in well under a millisecond; 2,000 results take ~60 ms).
 OFF_LOOP_BYTES: Final = 64 * 1024
-#: Time kept back from a search's deadline to compose and send its answer, milliseconds: the
-#: last attempt's budget ends this long before the deadline. What it covers, measured with
-#: ``bench/deadlines.py`` (two CPU burners on the 2-core reference machine, load average 11-15,
-#: the workspace's files changing every 200 ms so the graph, content index and suggester
-#: re-prepare in the background) with no reserve at all: a reply came p50 25 ms, p90 104 ms,
-#: max 279 ms (n=90, both arms) after a 1 s deadline. That is the attempt's timer firing late
-#: (the event loop's thread waits for a CPU and for the GIL, which the background threads hold
-#: in 5 ms turns) plus composing the answer: the aggregated error, the bandit's update, log
-#: line and decision record, the escape pass, the frame (2-5 ms warm; 30-45 ms the first time
-#: a process does it, the first window/logMessage and decision write included). 250 ms covers
-#: every such reply measured, and the machine's own floor (a stdio echo child under the same
-#: load: p99 ~20 ms, max ~250 ms); it is 5% of a 5 s deadline, 0.4% of the default 60 s.
-DEADLINE_RESERVE_MS: Final = 250
-#: Largest share of a short deadline the reserve takes (a 100 ms deadline keeps 90 ms for
-#: its providers, not none).
-DEADLINE_RESERVE_SHARE: Final = 0.1
 #: Time a worker's fetch may take past its exchange's budget, and its digest of a body read
 #: here may take, before the chain gives up on it, milliseconds: the worker's digest of an
 #: 8 MiB body (the cap) on a busy machine.
 WORKER_GRACE_MS: Final = 2000
-
-
-def deadline_reserve_ms(deadline_ms: float) -> float:
-    """Milliseconds of a ``deadline_ms`` deadline kept back to compose and send the answer:
-    :data:`DEADLINE_RESERVE_MS`, at most :data:`DEADLINE_RESERVE_SHARE` of the deadline."""
-    return min(DEADLINE_RESERVE_MS, deadline_ms * DEADLINE_RESERVE_SHARE)
 
 
 @dataclass
@@ -173,6 +155,7 @@ class Router:
     #: Providers whose last answer was over :data:`~.parsing.OFF_PROCESS_BYTES`: their
     #: exchanges run in the parsing worker (:meth:`_fetched`) until one answers small.
     _large: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    _fleet: FleetReads = field(default_factory=FleetReads, init=False, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -351,7 +334,7 @@ class Router:
         total_ms = deadline_ms or self.config.deadline_ms
         deadline = started + (total_ms - deadline_reserve_ms(total_ms)) / 1000  # the last attempt's end
         key = self._cache_key(query, max_results) if self.cache is not None else None
-        cached = self._cached(key)
+        cached = await self._cached(key, deadline)
         if cached is not None:
             return cached
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
@@ -360,7 +343,7 @@ class Router:
         failures: list[_Failed] = []
         empty: RouterResult | None = None
         for spec in self._plan():
-            skipped = self._unavailable(spec)
+            skipped = await self._unavailable(spec, deadline)
             if skipped is not None:
                 attempts.append(skipped[0])
                 if skipped[1] is not None:
@@ -380,7 +363,7 @@ class Router:
                 attempt, failed = self._failed(spec.id, failure, budget_ms, _ms_since(t0))
                 attempts.append(attempt)
                 failures.append(failed)
-                self.health.record_failure(spec.id, failure.failure_class, failed.reason, failure.cooldown_s)
+                await self._record_failure(spec.id, failure, failed.reason, deadline)
                 continue
             ms = _ms_since(t0)
             if not sources:
@@ -405,11 +388,18 @@ class Router:
         outage = all(f.failure_class in OUTAGE_CLASSES for f in failures)
         raise AllProvidersFailed(self._aggregate(failures), attempts, outage=outage)
 
-    def _cached(self, key: CacheKey | None) -> RouterResult | None:
-        """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or ``None``."""
+    async def _cached(self, key: CacheKey | None, deadline: float) -> RouterResult | None:
+        """The live cache entry of ``key`` as a result (one ``ok (cached)`` attempt, ``ms`` 0), or
+        ``None``; on a shared store a local miss reads the fleet's entry and cooldowns (one round
+        trip, off the loop, within ``deadline``: :meth:`.fleet.FleetReads.read`)."""
         if key is None or self.cache is None:
+            if self.health.shared is not None:
+                await self._fleet.read(self.health, None, self._ids(), None, deadline - _now())
             return None
-        hit = self.cache.get(key)
+        hit = self.cache.peek(key)
+        if hit is None and self.health.shared is not None:
+            hit = await self._fleet.read(self.health, self.cache, self._ids(), key, deadline - _now())
+        self.cache.count(hit is not None)
         if hit is None:
             return None
         cached = [Attempt(provider=hit.provider, outcome=CACHED_OUTCOME, ms=0)]
@@ -435,7 +425,13 @@ class Router:
             self.cache.put(key, CachedAnswer(tuple(sources), truncated, pid, content))
         return RouterResult(sources, truncated, attempts, pid, content)
 
-    def _unavailable(self, spec: ProviderSpec | str) -> tuple[Attempt, _Failed | None] | None:
+    async def _record_failure(self, pid: str, failure: ProviderFailure, reason: str, deadline: float) -> None:
+        cls = failure.failure_class
+        seconds = self.health.record_failure(pid, cls, reason, failure.cooldown_s, share=False)
+        if seconds > 0 and self.health.shared is not None:  # in the store before this search answers
+            await self.health.share_cooldown(pid, cls, seconds, fleet_wait(deadline - _now()))
+
+    async def _unavailable(self, spec: ProviderSpec | str, deadline: float) -> tuple[Attempt, _Failed | None] | None:
         """The attempt (and failure) of a provider skipped before the deadline is looked at:
         named but not usable, not implemented, or cooling down; ``None`` when it may be asked."""
         if isinstance(spec, str):  # named in provider/order but not usable, or its setting malformed
@@ -443,7 +439,9 @@ class Router:
             return Attempt(provider=spec, outcome=reason, ms=0), _Failed(spec, reason, CONFIG)
         if spec.id not in self.modules:
             return Attempt(provider=spec.id, outcome="skipped: not implemented", ms=0), None
-        cooling = self.health.skip_reason(spec.id)
+        if self.health.shared is not None:  # the cooldowns again when the providers before took a while
+            await self._fleet.refresh(self.health, self._ids(), deadline - _now())
+        cooling = await self.health.check(spec.id, lambda: fleet_wait(deadline - _now()))
         if cooling is not None:
             failed = _Failed(spec.id, cooling, self.health.last_class(spec.id) or "skipped")
             return Attempt(provider=spec.id, outcome=cooling, ms=0), failed
@@ -469,6 +467,9 @@ class Router:
             if a.outcome != "skipped: not implemented"
         ]
         return AllProvidersFailed(self._aggregate(failures), list(result.attempts), outage=False)
+
+    def _ids(self) -> list[str]:
+        return [s.id for s in self.chain]
 
     def _plan(self) -> list[ProviderSpec | str]:
         """The chain in configured (or canonical) order, with the ids of unusable providers

@@ -13,15 +13,20 @@ the provider again.
 
 Health lives in memory for one router. A config change builds a new router that inherits
 the health of every provider whose id, endpoint and key are unchanged (:meth:`ProviderHealth.inherit`);
-a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods are synchronous and run
-on the event loop thread, so concurrent searches (the thorough arm) never interleave inside
-an update.
+a changed key or endpoint starts clean, which ends an ``auth`` cooldown. All methods run on the event loop
+thread and every update is synchronous (the two coroutines, :meth:`ProviderHealth.check` and
+:meth:`ProviderHealth.share_cooldown`, await only the store, before or after their update), so
+concurrent searches (the thorough arm) never interleave inside an update.
 
 **Fleet** (docs/fleet.md): with a shared state (``state.backend`` a Redis/Valkey URL, wired by the
 composition root through :meth:`ProviderHealth.share`) a cooldown started here is also written
 to the store under the provider's identity (id + a digest of endpoint and key), and every
-check reads the store, so a 429 seen by one sidecar skips that provider in all of them from
-their next call. ``rate_limits`` (``{provider: (requests, window seconds)}`` or a function
+search reads the store's cooldowns of its chain (with its cache lookup, one round trip:
+:meth:`ProviderHealth.adopt`), so a 429 seen by one sidecar skips that provider in all of them
+from their next call. On the event loop nothing here waits for the store: writes go out from
+the store's background sender, the reads a search makes are awaited off the loop within its
+deadline (:meth:`ProviderHealth.check`) and, when the store is late, the check answers from
+this process's own state. ``rate_limits`` (``{provider: (requests, window seconds)}`` or a function
 returning it, for providers with a documented limit) spaces requests per key in a sliding
 window shared by the fleet, on top of the process's own pacing (``pacing.py``); a provider
 whose fleet-wide window is full is skipped for that call.
@@ -79,6 +84,7 @@ class ProviderHealth:
         self.identities: dict[str, str] = {}
         self.rate_limits: dict[str, tuple[int, float] | Callable[[], tuple[int, float]]] = {}
         self._windows: SharedState | None = None
+        self._local_windows: SharedState | None = None
 
     def share(
         self,
@@ -90,12 +96,11 @@ class ProviderHealth:
         providers named by ``identities`` (``{provider: shared identity}``)."""
         self.shared, self.identities = shared, dict(identities)
         self.rate_limits = dict(rate_limits or {})
-        if shared is None and self.rate_limits:
+        if self.rate_limits:
             from dsh_sidecar.state.local import LocalState
 
-            self._windows = LocalState(self.clock)
-        else:
-            self._windows = shared
+            self._local_windows = LocalState(self.clock)  # also what a late store falls back to
+        self._windows = shared if shared is not None else self._local_windows
 
     def _identity(self, provider: str) -> str:
         return self.identities.get(provider, provider)
@@ -116,12 +121,17 @@ class ProviderHealth:
         state.last_outcome, state.last_class = outcome, None
         state.cooldown_until, state.cooldown_class = 0.0, None
         state.successes += 1
-        if cooling and self.shared is not None:
-            self.shared.clear_cooldown(self._identity(provider))
+        if cooling and (shared := self.shared) is not None:
+            identity = self._identity(provider)
+            shared.write_behind(lambda: shared.clear_cooldown(identity))
 
-    def record_failure(self, provider: str, failure_class: str, outcome: str, cooldown_s: float | None = None) -> float:
+    def record_failure(
+        self, provider: str, failure_class: str, outcome: str, cooldown_s: float | None = None, share: bool = True
+    ) -> float:
         """Record a failure (``outcome`` already redacted); return the cooldown it started
-        (seconds, ``0`` for classes that do not cool down)."""
+        (seconds, ``0`` for classes that do not cool down). With a shared state the cooldown is
+        written from the store's background sender, or with ``share`` false by the caller
+        (:meth:`share_cooldown`, what a search awaits before its reply)."""
         state = self._state(provider)
         state.last_outcome, state.last_class = outcome, failure_class
         state.failures += 1
@@ -135,21 +145,61 @@ class ProviderHealth:
         until = self.clock() + seconds
         if until > state.cooldown_until:
             state.cooldown_until, state.cooldown_class = until, failure_class
-        if seconds > 0 and self.shared is not None:
-            self.shared.start_cooldown(self._identity(provider), failure_class, seconds)
+        if seconds > 0 and share and (shared := self.shared) is not None:
+            identity = self._identity(provider)
+            shared.write_behind(lambda: shared.start_cooldown(identity, failure_class, seconds))
         return seconds
 
-    def cooldown_left(self, provider: str) -> float:
-        """Seconds of cooldown left (``0`` when the provider is usable); with a shared state,
-        a longer cooldown another sidecar started is adopted first."""
-        if self.shared is not None:
+    async def share_cooldown(self, provider: str, failure_class: str, seconds: float, within_s: float) -> None:
+        """Write a cooldown :meth:`record_failure` started (``share`` false) to the shared state
+        on the store's read threads, awaited at most ``within_s``: the search that saw the 429
+        answers after the fleet knows it, and the event loop is not held meanwhile. Not sent by
+        then (late, or the threads busy): the background sender writes it (the write is
+        idempotent: a cooldown kept as the longest)."""
+        shared = self.shared
+        if shared is None or seconds <= 0:
+            return
+        identity = self._identity(provider)
+
+        def send() -> bool:
+            shared.start_cooldown(identity, failure_class, seconds)
+            return True
+
+        def behind() -> bool:
+            shared.write_behind(send)
+            return False
+
+        await shared.read_within(send, behind, within_s)
+
+    def identities_of(self, providers: Iterable[str]) -> tuple[str, ...]:
+        """The shared identities of ``providers`` (what :meth:`adopt` takes back)."""
+        return tuple(self._identity(p) for p in providers)
+
+    def adopt(self, cooldowns: Mapping[str, tuple[str, float] | None]) -> None:
+        """Take the fleet's cooldowns ``{identity: (class, seconds left) | None}`` (read with a
+        search's cache lookup): a longer one than this process knows is adopted."""
+        if not cooldowns:
+            return
+        for provider, identity in self.identities.items():
+            remote = cooldowns.get(identity)
+            if remote is not None:
+                self._adopt(provider, remote)
+
+    def _adopt(self, provider: str, remote: tuple[str, float]) -> None:
+        state = self._state(provider)
+        until = self.clock() + remote[1]
+        if until > state.cooldown_until:
+            state.cooldown_until, state.cooldown_class = until, remote[0]
+            state.last_class = state.last_class or remote[0]
+
+    def cooldown_left(self, provider: str, fleet: bool = True) -> float:
+        """Seconds of cooldown left (``0`` when the provider is usable); with a shared state and
+        ``fleet``, a longer cooldown another sidecar started is read (it may wait for the store:
+        not on an event loop) and adopted first."""
+        if fleet and self.shared is not None:
             remote = self.shared.cooldown(self._identity(provider))
             if remote is not None:
-                state = self._state(provider)
-                until = self.clock() + remote[1]
-                if until > state.cooldown_until:
-                    state.cooldown_until, state.cooldown_class = until, remote[0]
-                    state.last_class = state.last_class or remote[0]
+                self._adopt(provider, remote)
         current = self._states.get(provider)
         if current is None:
             return 0.0
@@ -171,8 +221,32 @@ class ProviderHealth:
             return (
                 None if wait <= 0 else f"skipped: {RATE_LIMITED} window full, next slot in {math.ceil(wait * 1000)}ms"
             )
+        return self._cooling(provider, left)
+
+    def _cooling(self, provider: str, left: float) -> str:
         cls = self._states[provider].cooldown_class
         return f"skipped: {cls} cooldown {math.ceil(left)}s left"
+
+    async def check(self, provider: str, within_s: Callable[[], float]) -> str | None:
+        """:meth:`skip_reason` for an event loop: the cooldowns are this process's and those the
+        search's read adopted (:meth:`adopt`), and the fleet's rate window is awaited off the
+        loop within ``within_s()`` seconds; a late store leaves this process's own window to decide."""
+        left = self.cooldown_left(provider, fleet=False)
+        if left > 0:
+            return self._cooling(provider, left)
+        limit = self.rate_limits.get(provider)
+        windows, local = self._windows, self._local_windows
+        if limit is None or windows is None or local is None:
+            return None
+        if callable(limit):
+            limit = limit()
+        identity, (most, window_s) = self._identity(provider), limit
+        wait = await windows.read_within(
+            lambda: windows.take_slot(identity, most, window_s),
+            lambda: local.take_slot(identity, most, window_s),
+            within_s(),
+        )
+        return None if wait <= 0 else f"skipped: {RATE_LIMITED} window full, next slot in {math.ceil(wait * 1000)}ms"
 
     def last_class(self, provider: str) -> str | None:
         """The failure class of the provider's last outcome (``None`` after a success)."""
@@ -186,7 +260,7 @@ class ProviderHealth:
         out = []
         for pid in providers:
             state = self._states.get(pid)
-            left = self.cooldown_left(pid)
+            left = self.cooldown_left(pid, fleet=False)  # what the searches read: no wait for the store
             if state is None:
                 kind = "unknown"
             elif left > 0:

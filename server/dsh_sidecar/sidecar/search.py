@@ -28,7 +28,7 @@ from dsh_protocol import (
 )
 
 from dsh_sidecar.escape import for_model, source_for_model
-from dsh_sidecar.router.chain import deadline_reserve_ms
+from dsh_sidecar.router.budget import deadline_reserve_ms
 
 if TYPE_CHECKING:
     from dsh_sidecar.bandit import StrategyBandit

@@ -15,7 +15,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from dsh_sidecar.state.shared import (
     BUCKETS,
@@ -47,6 +47,9 @@ class _Repo:
         self.version = 0
 
 
+T = TypeVar("T")
+
+
 class LocalState:
     """In-memory :class:`~.shared.SharedState`; ``clock`` returns monotonic seconds."""
 
@@ -66,6 +69,17 @@ class LocalState:
     @property
     def available(self) -> bool:
         return True
+
+    # ------------------------------------------------------------------ off the event loop
+    async def read_within(self, fetch: Callable[[], T], fallback: Callable[[], T], within_s: float) -> T:
+        return fetch()  # memory: nothing to wait for
+
+    def read_behind(self, fetch: Callable[[], object]) -> bool:
+        fetch()
+        return True
+
+    def write_behind(self, send: Callable[[], object]) -> None:
+        send()
 
     # ------------------------------------------------------------------ health
     def cooldown(self, provider: str) -> tuple[str, float] | None:
@@ -113,6 +127,11 @@ class LocalState:
                 del self._cache[key]
                 return None
             return entry[0]
+
+    def prefetch(
+        self, key: str | None, providers: tuple[str, ...]
+    ) -> tuple[bytes | None, dict[str, tuple[str, float] | None]]:
+        return (None if key is None else self.cache_get(key)), {p: self.cooldown(p) for p in providers}
 
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
         with self._lock:
@@ -183,6 +202,11 @@ class LocalState:
     ) -> dict[str, dict[str, dict[str, float]]] | None:
         with self._lock:
             return {row: counts_from_fields(self._counts.get(row, {}), arms) for row in rows}
+
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        return self.bandit_evidence(rows, arms, discount), self.bandit_counts(counted, arms)
 
     # ------------------------------------------------------------------ knowledge
     def knowledge_apply(self, batch: KnowledgeBatch) -> None:

@@ -8,6 +8,7 @@ builds the store's operations on it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
@@ -17,7 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -26,6 +27,7 @@ from redis.retry import Retry
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.state import keys
 from dsh_sidecar.state.config import StateConfig, public_url
+from dsh_sidecar.state.reads import Late, ReadPool, settle
 from dsh_sidecar.state.shared import (
     YIELD_S,
 )
@@ -151,6 +153,9 @@ class BoundedSSLConnection(_Bounded, redis.connection.SSLConnection):
     """``rediss://``: TLS, each command bounded in time and size (:class:`BoundedSocket`)."""
 
 
+T = TypeVar("T")
+
+
 class StoreLink:
     """The connection to the store, its outages and its queued writes (module docstring)."""
 
@@ -192,6 +197,11 @@ class StoreLink:
         #: content): each logged once (the first :data:`MAX_LOGGED_KEYS`), all counted.
         self.bad_keys: set[str] = set()
         self.bad_key_count = 0
+        self._reads = ReadPool("dsh-state-read")
+        #: Reads an event loop stopped waiting for (the store answered later than the call's
+        #: bound) and reads not queued (the pool's queue full): the call served locally.
+        self.late_reads = 0
+        self.skipped_reads = 0
 
     @property
     def available(self) -> bool:
@@ -283,17 +293,81 @@ class StoreLink:
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
         store is away or the sender is behind)."""
-        if not self._up or self._stop.is_set():
+        if not self._up:
+            return
+        self._submit_background(send, must=False)
+
+    def _submit_background(self, send: Callable[[], object], must: bool) -> None:
+        if self._stop.is_set():
+            if must:  # closing: its queue was flushed once already
+                with self._lock:
+                    self.dropped += 1
             return
         try:
-            self._background.put_nowait(send)
+            self._background.put_nowait(send if must else _Droppable(send))
         except queue.Full:
+            if must:
+                with self._lock:
+                    self.dropped += 1
             return
         if self._sender is None or not self._sender.is_alive():
             with self._lock:
                 if self._sender is None or not self._sender.is_alive():
                     self._sender = threading.Thread(target=self._send_loop, name="dsh-state-send", daemon=True)
                     self._sender.start()
+
+    async def read_within(self, fetch: Callable[[], T], fallback: Callable[[], T], within_s: float) -> T:
+        """``fetch()`` run on a :class:`ReadPool` thread while the event loop serves other calls,
+        awaited at most ``within_s`` (the caller's deadline) and ``timeoutMs``; ``fallback()``
+        (local state) when the store is away, the read is late or the pool's queue is full. A late
+        read goes on to its own end (bounded by ``timeoutMs``: a store that misses it is away)."""
+        if not self._up or self._stop.is_set():
+            return fallback()  # no socket is touched while the store is away: no thread either
+        wait_s = min(within_s, self.timeout_s)
+        if wait_s <= 0:
+            return fallback()
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[T] = loop.create_future()
+
+        def done(ok: bool, value: Any) -> None:  # on the read's thread
+            loop.call_soon_threadsafe(settle, answer, ok, value)
+
+        read = self._reads.submit(fetch, done)
+        if read is None:
+            with self._lock:
+                self.skipped_reads += 1
+            return fallback()
+        late = loop.call_later(wait_s, settle, answer, False, Late())
+        try:
+            value = await answer
+        except Late:
+            read.give_up()
+            with self._lock:
+                self.late_reads += 1
+            return fallback()
+        except asyncio.CancelledError:
+            read.give_up()  # the search was cancelled ($/cancelRequest)
+            raise
+        finally:
+            late.cancel()
+        return value
+
+    def read_behind(self, fetch: Callable[[], object]) -> bool:
+        """Run ``fetch()`` on a :class:`ReadPool` thread, not waited for (it keeps what it read
+        itself); ``False`` when not queued (the store away, the pool's queue full)."""
+        if not self._up or self._stop.is_set():
+            return False
+        if self._reads.submit(fetch) is None:
+            with self._lock:
+                self.skipped_reads += 1
+            return False
+        return True
+
+    def write_behind(self, send: Callable[[], object]) -> None:
+        """Run ``send()`` (an operation that writes through :meth:`_write`: queued for the re-sync
+        when it fails) on the background sender, in submission order; the caller does not wait.
+        Past :data:`MAX_BACKGROUND` waiting it is dropped and counted (``droppedWrites``)."""
+        self._submit_background(send, must=True)
 
     def _send_loop(self) -> None:
         while not self._stop.is_set():
@@ -303,7 +377,9 @@ class StoreLink:
                 continue
             time.sleep(YIELD_S)
             try:
-                if self._up:
+                if not isinstance(send, _Droppable):
+                    send()  # writes through _write: queued for the re-sync when the store is away
+                elif self._up:
                     send()
             except CALL_ERRORS as exc:  # a cache write: dropped either way
                 if self._store_wide(exc):
@@ -379,16 +455,26 @@ class StoreLink:
                 "resentWrites": self.resent,
                 "droppedWrites": self.dropped,
                 "badKeys": self.bad_key_count,
+                "lateReads": self.late_reads,
+                "skippedReads": self.skipped_reads,
                 "lastError": self.last_error,
             }
 
     def close(self) -> None:
         self._stop.set()
+        self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
         for thread in (self._resync, self._sender):
             if thread is not None:
                 thread.join(self.timeout_s * 4 + 0.1)
+        behind: list[Callable[[], object]] = []  # writes the sender had not reached (not cache writes)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                send = self._background.get_nowait()
+                self._background.task_done()
+                if not isinstance(send, _Droppable):
+                    behind.append(send)
         with self._lock:
-            pending, self._pending = list(self._pending), deque()
+            pending, self._pending = [*self._pending, *behind], deque()
         # one last try, bounded by timeoutMs each (a down store fails fast) and EXIT_FLUSH_S in all
         deadline = time.monotonic() + EXIT_FLUSH_S
         for i, send in enumerate(pending):
@@ -411,3 +497,15 @@ class StoreLink:
                 break
         with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
             self.client.close()
+
+
+class _Droppable:
+    """A background send that is dropped when the store is away (a cache write)."""
+
+    __slots__ = ("send",)
+
+    def __init__(self, send: Callable[[], object]) -> None:
+        self.send = send
+
+    def __call__(self) -> object:
+        return self.send()

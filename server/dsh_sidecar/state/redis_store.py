@@ -173,32 +173,54 @@ class RedisState(StoreLink):
     def cache_get(self, key: str) -> bytes | None:
         """The entry under ``key``; the same round trip reads the cooldowns of the providers
         this process checks, for the search that follows a miss (see :data:`SNAPSHOT_S`)."""
+        return self._read(lambda: self._prefetch(key, ())[0], lambda: None, keys.CACHE_INDEX)
 
-        def fetch() -> bytes | None:
-            with self._lock:
-                watched = list(self._watched)
-            entry = keys.cache_key(key)
-            pipe = self.client.pipeline(transaction=False)
+    def prefetch(
+        self, key: str | None, providers: tuple[str, ...]
+    ) -> tuple[bytes | None, dict[str, tuple[str, float] | None]]:
+        """The entry under ``key`` (``None``: none read) and the cooldowns of ``providers`` and
+        of every provider this process checks, in one round trip; they also answer
+        :meth:`cooldown` for :data:`SNAPSHOT_S`. Away: no entry, this process's cooldowns."""
+
+        def local() -> tuple[bytes | None, dict[str, tuple[str, float] | None]]:
+            return None, {p: self.local.cooldown(p) for p in providers}
+
+        return self._read(lambda: self._prefetch(key, providers), local, keys.CACHE_INDEX)
+
+    def _prefetch(
+        self, key: str | None, providers: tuple[str, ...]
+    ) -> tuple[bytes | None, dict[str, tuple[str, float] | None]]:
+        with self._lock:
+            for provider in providers:
+                if provider not in self._watched and len(self._watched) < MAX_WATCHED:
+                    self._watched[provider] = None
+            watched = list(dict.fromkeys([*providers, *self._watched]))
+        pipe = self.client.pipeline(transaction=False)
+        names: list[str] = []
+        entry = keys.cache_key(key) if key is not None else ""
+        if key is not None:
             pipe.strlen(entry)
             pipe.getrange(entry, 0, keys.MAX_CACHE_VALUE_BYTES - 1)  # never more than the bound crosses
-            names = [entry, entry]
-            for provider in watched:
-                pipe.getrange(keys.cooldown_key(provider), 0, MAX_CLASS_BYTES - 1)
-                pipe.pttl(keys.cooldown_key(provider))
-                names += [keys.cooldown_key(provider)] * 2
-            replies = self._replies(pipe, names)
-            snap = {p: cooldown_of(replies[2 + 2 * i], replies[3 + 2 * i]) for i, p in enumerate(watched)}
-            with self._lock:
-                self._snapshot = (time.monotonic(), snap)
-            size, value = replies[0], replies[1]
-            if not isinstance(size, int) or size == 0:
-                return None  # absent (or unusable: already counted)
-            if size > keys.MAX_CACHE_VALUE_BYTES:
-                self._bad_key(entry, f"a value of {size} bytes, over {keys.MAX_CACHE_VALUE_BYTES}")
-                return None
-            return value
-
-        return self._read(fetch, lambda: None, keys.CACHE_INDEX)
+            names += [entry, entry]
+        first = len(names)
+        for provider in watched:
+            pipe.getrange(keys.cooldown_key(provider), 0, MAX_CLASS_BYTES - 1)
+            pipe.pttl(keys.cooldown_key(provider))
+            names += [keys.cooldown_key(provider)] * 2
+        replies = self._replies(pipe, names)
+        snap = {p: cooldown_of(replies[first + 2 * i], replies[first + 1 + 2 * i]) for i, p in enumerate(watched)}
+        with self._lock:
+            self._snapshot = (time.monotonic(), snap)
+        cooldowns = {p: snap[p] for p in providers}
+        if key is None:
+            return None, cooldowns
+        size, value = replies[0], replies[1]
+        if not isinstance(size, int) or size == 0:
+            return None, cooldowns  # absent (or unusable: already counted)
+        if size > keys.MAX_CACHE_VALUE_BYTES:
+            self._bad_key(entry, f"a value of {size} bytes, over {keys.MAX_CACHE_VALUE_BYTES}")
+            return None, cooldowns
+        return value, cooldowns
 
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
         if len(value) > keys.MAX_CACHE_VALUE_BYTES:
@@ -294,6 +316,27 @@ class RedisState(StoreLink):
             return {row: counts_from_fields(f, arms) for row, f in zip(rows, found)}
 
         return self._read(fetch, lambda: None, keys.bandit_counts_key(rows[0] if rows else ""))
+
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        def fetch() -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+            names = [keys.bandit_discounted_key(row, discount) for row in rows]
+            names += [keys.bandit_counts_key(row) for row in counted]
+            found = self._read_bounded([(n, "h", MAX_BANDIT_FIELDS, 256, str(MAX_NUMBER_BYTES)) for n in names])
+            fields = [
+                None if d is None else {as_text(d[i]): as_finite(d[i + 1]) for i in range(0, len(d), 2)} for d in found
+            ]
+            ev_fields, count_fields = fields[: len(rows)], fields[len(rows) :]
+            evidence = None  # a row unusable: the caller keeps its local view rather than read it as no evidence
+            if all(f is not None for f in ev_fields):
+                evidence = {row: evidence_from_fields(f or {}, arms, discount) for row, f in zip(rows, ev_fields)}
+            counts = None
+            if all(f is not None for f in count_fields):
+                counts = {row: counts_from_fields(f or {}, arms) for row, f in zip(counted, count_fields)}
+            return evidence, counts
+
+        return self._read(fetch, lambda: (None, None), keys.bandit_discounted_key(rows[0] if rows else "", discount))
 
     # ------------------------------------------------------------------ knowledge
     def knowledge_apply(self, batch: KnowledgeBatch) -> None:

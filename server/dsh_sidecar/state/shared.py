@@ -34,9 +34,9 @@ one bucket forever.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 #: Weight below which an old bucket of discounted evidence is dropped (relative to a fresh
 #: observation's weight 1): far below the 6-decimal rounding of every figure we show.
@@ -51,6 +51,8 @@ STATIONARY_WIDTH: Final = 2**52
 #: Pause of a background writer before it works, seconds: the reply whose call queued the
 #: write is serialised and written first instead of competing with it for the interpreter lock.
 YIELD_S: Final = 0.002
+
+T = TypeVar("T")
 
 #: The arms' evidence of one row, ``{arm: [a, b]}`` above the prior (see ``bandit/policy.py``).
 RowEvidence = dict[str, list[float]]
@@ -146,6 +148,22 @@ class SharedState(Protocol):
         """Whether the shared store answers (``False``: serving from this process's state)."""
         ...
 
+    # -- off the event loop: every operation below may wait for the store (``timeoutMs``); an
+    # event loop runs them through these, never directly
+    async def read_within(self, fetch: Callable[[], T], fallback: Callable[[], T], within_s: float) -> T:
+        """``fetch()`` (reads of this interface) on a bounded pool of threads, awaited at most
+        ``within_s`` and ``timeoutMs``; ``fallback()`` (what this process knows) when the store is
+        away, late, or the pool's queue is full."""
+        ...
+
+    def read_behind(self, fetch: Callable[[], object]) -> bool:
+        """``fetch()`` on the same pool, not waited for; ``False`` when it was not queued."""
+        ...
+
+    def write_behind(self, send: Callable[[], object]) -> None:
+        """``send()`` (writes of this interface) on one background thread, in order; not waited for."""
+        ...
+
     # -- provider health
     def cooldown(self, provider: str) -> tuple[str, float] | None:
         """``(failure class, seconds left)`` of ``provider``'s cooldown, ``None`` when usable."""
@@ -169,6 +187,14 @@ class SharedState(Protocol):
         """The cached answer under ``key``, or ``None``."""
         ...
 
+    def prefetch(
+        self, key: str | None, providers: tuple[str, ...]
+    ) -> tuple[bytes | None, dict[str, tuple[str, float] | None]]:
+        """What a search reads before its first attempt, in one round trip: the cached answer
+        under ``key`` (``None``: no cache) and each of ``providers``' cooldown (as
+        :meth:`cooldown`)."""
+        ...
+
     def cache_put(self, key: str, value: bytes, ttl_s: float, max_entries: int) -> None:
         """Store ``value`` under ``key`` for ``ttl_s`` seconds unless present (first writer
         wins); past ``max_entries`` the oldest entries are evicted."""
@@ -190,6 +216,13 @@ class SharedState(Protocol):
         self, rows: tuple[str, ...], arms: tuple[str, ...]
     ) -> dict[str, dict[str, dict[str, float]]] | None:
         """Undiscounted totals ``{row: {arm: {"updates": n, "reward": Σr}}}`` (exact counts)."""
+        ...
+
+    def bandit_view(
+        self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float, counted: tuple[str, ...]
+    ) -> tuple[dict[str, RowEvidence] | None, dict[str, dict[str, dict[str, float]]] | None]:
+        """:meth:`bandit_evidence` of ``rows`` and :meth:`bandit_counts` of ``counted``, in one
+        round trip."""
         ...
 
     def reset_bandit(self) -> int:

@@ -30,12 +30,15 @@ flush sends the pending deltas as increments (``HINCRBY`` counts, seeds only whe
 exists, last use and dismissal expiry kept as maxima) under the **repository identity**
 (``workspace/identity.py``) instead of the absolute root, and the view is re-read whenever the
 store's version of the repository changed (checked at most every :data:`SHARED_REFRESH_S`, one
-round trip; the re-read itself runs in a worker thread, never on the request path).
+round trip). The first read, the checks and the re-reads run on the store's read threads,
+never on the request path: a call answers from the view it has (this process's own until the
+first read lands, and while the store is away).
 A store that is away keeps the local view; its writes are re-sent when it returns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -75,6 +78,9 @@ FLUSH_JOIN_S: Final = 15.0
 #: Least seconds between two checks of a shared store's version of the repository: what
 #: another sidecar learned or dismissed is seen within this (one round trip per check).
 SHARED_REFRESH_S: Final = 0.1
+#: Longest a call off the event loop waits for the shared view's first read, seconds (the read's
+#: commands are bounded by ``state.timeoutMs``, at most 5 s; its repository identity may run git).
+FIRST_READ_WAIT_S: Final = 15.0
 
 
 class _RowModel(BaseModel):
@@ -162,7 +168,8 @@ class Knowledge:
         self.refresh_s = SHARED_REFRESH_S
         self._version: int | None = None
         self._checked = float("-inf")
-        self._refresher: threading.Thread | None = None
+        self._idle = threading.Event()  # no background read of the shared view running
+        self._idle.set()
         self.counted = {"followed": 0, "ignored": 0}  # increments recorded by this process
 
     def share(self, shared: SharedState | None, repo: str | Callable[[], str]) -> None:
@@ -214,23 +221,45 @@ class Knowledge:
             self._adopt(doc)
 
     def _ensure_shared(self) -> None:
+        """Schedule the shared view's first read, or a check of its version (at most every
+        :attr:`refresh_s`), on the store's read threads. A call on an event loop never waits for
+        the store: it answers from the view it has (this process's own until the first read
+        lands); a call on another thread (a worker, the command line) waits for the first read
+        (each of its commands bounded by ``state.timeoutMs``)."""
         assert self.shared is not None
         now = time.monotonic()
         if self._loaded and (self._flushing.locked() or now - self._checked < self.refresh_s):
             return
-        self._checked = now
-        if not self._loaded:  # the first read waits (bounded by state.timeoutMs)
-            self._refresh()
-            return
-        version = self.shared.knowledge_version(self.repo)
-        busy = self._refresher is not None and self._refresher.is_alive()
-        if version is None or version == self._version or busy:
-            return
-        # a changed repository is re-read off the request path (a large view costs milliseconds)
-        self._refresher = threading.Thread(target=self._refresh, name="dsh-knowledge-refresh", daemon=True)
-        self._refresher.start()
+        first = not self._loaded
+        with self._mutex:
+            if self._idle.is_set():
+                self._checked = now
+                self._idle.clear()
+                if not self.shared.read_behind(self._refresh if first else self._check):
+                    if first:  # the store is away: this process's view (a version check re-reads it)
+                        self._adopt(None)
+                        self._loaded = True
+                    self._idle.set()
+        if first and not _on_event_loop():
+            self._idle.wait(FIRST_READ_WAIT_S)
+
+    def _check(self) -> None:
+        """Re-read the view when the store's version of the repository changed (a read thread)."""
+        assert self.shared is not None
+        try:
+            version = self.shared.knowledge_version(self.repo)
+            if version is not None and version != self._version:
+                self._read_view()
+        finally:
+            self._idle.set()
 
     def _refresh(self) -> None:
+        try:
+            self._read_view()
+        finally:
+            self._idle.set()
+
+    def _read_view(self) -> None:
         assert self.shared is not None
         view = self.shared.knowledge_view(self.repo, self.clock())
         with self._mutex:
@@ -242,9 +271,8 @@ class Knowledge:
             self._loaded = True
 
     def settle(self, timeout_s: float = 10.0) -> None:
-        """Wait for a running background re-read of the shared view (tests, shutdown)."""
-        if self._refresher is not None:
-            self._refresher.join(timeout_s)
+        """Wait for a running background read of the shared view (tests, shutdown)."""
+        self._idle.wait(timeout_s)
 
     def _adopt(self, doc: dict[str, Any] | None) -> None:
         """Make ``doc`` (the merged on-disk document) the view, re-applying pending deltas. The
@@ -486,3 +514,12 @@ def _prune(doc: dict[str, Any], now: float) -> None:
             ws[part] = {i: ps for i, ps in ws[part].items() if ps}
         if not ws["rows"] and not ws["dismissals"]:
             del doc["workspaces"][root]
+
+
+def _on_event_loop() -> bool:
+    """Whether the calling thread runs an event loop (a call there must not wait for the store)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

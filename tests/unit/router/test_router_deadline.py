@@ -9,7 +9,7 @@ import threading
 import pytest
 from dsh_sidecar.router import AllProvidersFailed
 from dsh_sidecar.router import chain as chain_module
-from dsh_sidecar.router.chain import DEADLINE_RESERVE_MS, deadline_reserve_ms
+from dsh_sidecar.router.budget import DEADLINE_RESERVE_MS, deadline_reserve_ms
 from dsh_sidecar.router.providers.base import ProviderFailure
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, FakeClock, make_router

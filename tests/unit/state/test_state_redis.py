@@ -114,6 +114,8 @@ def test_bandit_statistics_equal_the_discounted_policy_update(state, discount: f
             assert ev[row][arm] == pytest.approx(ref["factoid"][arm], rel=1e-9, abs=1e-9)
     counts = state.bandit_counts(("factoid",), ARMS)["factoid"]
     assert counts["quick"]["updates"] + counts["thorough"]["updates"] == n
+    # what the bandit adopts, in one round trip: the same evidence and counts
+    assert state.bandit_view(("factoid", GLOBAL), ARMS, discount, ("factoid",)) == (ev, {"factoid": counts})
 
 
 @pytest.mark.slow
@@ -393,11 +395,13 @@ def test_a_cooldown_in_one_sidecar_skips_the_provider_in_another(server) -> None
     b.share(redis_state(server), ids)
     assert b.skip_reason("brave") is None
     a.record_failure("brave", "rate_limited", "HTTP 429", cooldown_s=30)
+    settle(a.shared)  # written from the store's background sender: the caller never waits for it
     assert b.skip_reason("brave") == "skipped: rate_limited cooldown 30s left"
     other = ProviderHealth()  # another key: its own cooldowns
     other.share(redis_state(server), {"brave": keys.provider_identity("brave", "https://api.search.brave.com", "k2")})
     assert other.skip_reason("brave") is None
     a.record_success("brave")  # a success clears it for everyone
+    settle(a.shared)
     assert b.skip_reason("brave") is None or b.cooldown_left("brave") <= 30
 
 
@@ -411,6 +415,23 @@ def test_rate_limited_provider_is_spaced_across_sidecars(server) -> None:
     reasons = [h.skip_reason("brave") for h in sidecars]
     assert reasons[0] is None
     assert all(r.startswith("skipped: rate_limited window full, next slot in ") for r in reasons[1:])
+
+
+async def test_a_search_checks_the_fleet_window_off_the_loop_and_its_own_when_the_store_is_late(server) -> None:
+    """:meth:`ProviderHealth.check` (what a search awaits): the fleet's window spaces two
+    sidecars; a store that does not answer within the search's bound leaves the process's own
+    window to decide (it takes its own slot: nothing is skipped for a store that is slow)."""
+    ids = {"brave": "brave:k"}
+    a, b = ProviderHealth(), ProviderHealth()
+    a.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    b.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    assert await a.check("brave", lambda: 1.0) is None
+    assert (await b.check("brave", lambda: 1.0) or "").startswith("skipped: rate_limited window full, next slot in ")
+    late = ProviderHealth()
+    late.share(redis_state(server), ids, {"brave": (1, 60.0)})
+    assert await late.check("brave", lambda: 0.0) is None  # no time for the store: the local window's first slot
+    assert (await late.check("brave", lambda: 0.0) or "").startswith("skipped: rate_limited window full")
+    assert late.shared is not None and late.shared.status()["lateReads"] == 0  # not sent at all
 
 
 def test_cache_answer_is_shared(server) -> None:
