@@ -7,9 +7,7 @@ that answers taking the call; suppresses a dismissed family, and a call that nee
 the workspace index still being built (``readiness.py``) as ``not-ready``; lets the trigger
 name its targets (a search: ``resolve.py``, ranked by what was learned); passes them through
 the shared filters (``filters.py``), noise control (``suppression.py``) and, for a code intent,
-the note's confidence (``confidence.py``); and writes the note (``notes.py``). After the
-session changed the workspace in this turn, a Symbol or Usage note needs a target defining the
-searched name that no result has shown (``suppressed edited <Intent>`` otherwise). :func:`deliver`
+the note's confidence (``confidence.py``); and writes the note (``notes.py``). :func:`deliver`
 applies the decision (``decision.py``): the counters, the ledger line, and for a note the noise
 state, the sticky section's current intent and the learning window.
 """
@@ -19,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Final
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import confidence, filters, ranking, readiness, shown, suppression
+from dsh_sidecar.suggester import confidence, filters, readiness, shown, suppression
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
@@ -31,11 +28,6 @@ from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
 from dsh_sidecar.suggester.triggers.traceback import frame_files
-
-#: The intents a change of the workspace quiets for the rest of its turn (:func:`_answer`):
-#: where code lives. A project question after a change (its changelog entry, the version to
-#: bump, the test set-up) is the next step, not noise.
-AFTER_EDIT_QUIET: Final = frozenset({"Symbol", "Usage"})
 
 
 def read(params: PostExecuteParams) -> Query | None:
@@ -79,12 +71,10 @@ def observe(q: Query, written: list[str], ctx: Context) -> None:
         for path in written:
             rel = ctx.paths.written_path(path)
             if rel is not None:
-                if state.wrote(rel, ctx.prepared.index.exists(rel)):
-                    state.edited_turn = ctx.params.turn
+                state.wrote(rel, ctx.prepared.index.exists(rel))
                 changed.append(rel)
         if PATCHED in q.writes:
             state.edited = True
-            state.edited_turn = ctx.params.turn
     _evidence(q, changed, ctx)
 
 
@@ -151,16 +141,6 @@ def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> De
     chosen = filters.apply(trigger, hit, trigger.targets(q, hit, ctx), q, ctx)
     if not isinstance(chosen, list):
         return chosen
-    ev = ctx.state.evidence
-    if (
-        hit.intent in AFTER_EDIT_QUIET
-        and ctx.state.edited_turn == ctx.params.turn
-        and not ranking.defines_elsewhere(chosen, q, ctx.symbols, ev.seen)
-    ):
-        # the agent changed the workspace in this turn: it knows where it works; only a
-        # definition of the searched name it has not been shown (another implementation of
-        # what it changed) adds to that
-        return Suppressed("edited", hit.intent)
     return _note(trigger, hit, chosen, q, ctx)
 
 

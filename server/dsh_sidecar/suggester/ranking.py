@@ -19,9 +19,8 @@ evaluation's reading of a result):
 
 * 1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES`: a call whose own output answered
   it (:func:`answered_definition`, :func:`answered_usage`, :func:`answered_in_files`) is
-  ``suppressed answered <Intent>`` unless it printed uses of a name defined in a target it
-  did not show (:func:`defines_elsewhere`: that definition leads); the targets it showed are
-  dropped (naming them back repeats it); none left is ``suppressed echo <Intent>``;
+  ``suppressed answered <Intent>``; the targets it showed are dropped (naming them back
+  repeats it); none left is ``suppressed echo <Intent>``;
 * :data:`~dsh_sidecar.suggester.shown.RANK_MIN_FILES` or more (a broad listing): a code
   intent's note has to rank it — its first target needs :attr:`Weights.broad_minimum` support,
   else ``suppressed unranked <Intent>``;
@@ -104,9 +103,6 @@ TASK_DEFINES: Final = "defines {name}; the task points here"
 #: The code intents (a note naming code, ordered by support).
 CODE_INTENTS: Final = frozenset({"Symbol", "Usage", "Test"})
 
-#: What may surround a searched name in a pattern that searches for the name itself (word
-#: boundaries, anchors, a call's parenthesis, quotes).
-_BARE = re.compile(r"\\[bB<>]|[\\^$()\[\]'\"\s]")
 _WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 #: A JVM source root (Maven/Gradle ``src/main/java``, ``src/test/kotlin``…): what follows is
 #: the package's folder, the same for a class and its test.
@@ -289,32 +285,6 @@ def answered_in_files(q: Query, shown: AbstractSet[str]) -> bool:
     return bool(scope) and all(s in shown for s in scope) and all(p in shown for p in q.result_paths)
 
 
-def defines_elsewhere(targets: list[Target], q: Query, graph: WorkspaceView | None, seen: AbstractSet[str]) -> bool:
-    """Whether a target outside ``seen`` that is no test defines the identifier the call
-    searches for (the symbol index's definitions): a place the agent has not been shown where
-    the name it asks about is defined — another implementation, the definition behind the
-    uses it printed."""
-    symbols = graph.symbols if graph is not None else None
-    name = q.identifier
-    if symbols is None or not name:
-        return False
-    return any(t.path not in seen and not _is_test(t.path) and name in symbols.defined_in(t.path) for t in targets)
-
-
-def _defines_unshown(targets: list[Target], q: Query, graph: WorkspaceView | None, shown: AbstractSet[str]) -> bool:
-    """Whether the call searched for a name itself (the pattern is the identifier, not a
-    phrase or a declaration around it), its own output showed no definition of it, and a
-    target it did not show defines it (:func:`defines_elsewhere`): the call printed uses, and
-    a note naming where the name is defined leads, whatever the call answered."""
-    symbols = graph.symbols if graph is not None else None
-    name = q.identifier
-    if symbols is None or not name or not any(_BARE.sub("", p) == name for p in q.patterns):
-        return False
-    if any(name in symbols.defined_in(p) for p in shown):
-        return False
-    return defines_elsewhere(targets, q, graph, shown)
-
-
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
 
@@ -332,12 +302,11 @@ def choose(
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
-        answered = (
+        if (
             answered_definition(q, intent, shown, graph)
             or answered_usage(q, intent, shown)
             or (intent in CODE_INTENTS and answered_in_files(q, shown))
-        )
-        if answered and not _defines_unshown(targets, q, graph, shown):
+        ):
             return "answered"
         if intent == "Usage":
             targets = in_scope(targets, q, shown)

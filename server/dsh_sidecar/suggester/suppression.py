@@ -49,22 +49,17 @@ class SessionState:
     created: set[str] = field(default_factory=set)
     #: the turn of the last note of a one-a-turn trigger (``triggers/script.py``)
     script_turn: int | None = None
-    #: the turn in which the session last changed a file of the workspace
-    edited_turn: int | None = None
     #: what the session was shown, opened and searched for (``session.py``)
     evidence: SessionEvidence = field(default_factory=SessionEvidence)
 
-    def wrote(self, path: str, listed: bool) -> bool:
-        """Remember a write of ``path`` (``listed``: a file of the workspace's listing); whether
-        it changed a file of the workspace (not one the session created)."""
+    def wrote(self, path: str, listed: bool) -> None:
+        """Remember a write of ``path`` (``listed``: a file of the workspace's listing)."""
         if path in self.created:
-            return False
+            return
         if listed:
             self.edited = True
-            return True
-        if len(self.created) < MAX_RECENT:
+        elif len(self.created) < MAX_RECENT:
             self.created.add(path)
-        return False
 
     def touch(self, paths: list[str], window: int, whole: bool = True) -> None:
         """Remember that the current call read ``paths`` (``whole``: entire files, not a

@@ -19,7 +19,6 @@ from dsh_sidecar.suggester.ranking import (
     answered_in_files,
     answered_usage,
     choose,
-    defines_elsewhere,
     in_scope,
     package_folder,
     stem_words,
@@ -318,28 +317,6 @@ def test_a_search_confined_to_files_that_printed_hits_was_answered():
     assert paths(choose(targets("README.md"), phrase, "Doc", ev, None)) == ["README.md"]
 
 
-def test_a_searched_name_defined_where_the_call_did_not_look_leads():
-    ev = SessionEvidence()
-    ev.showed(["pkg/core.py"])
-    view = View({"pkg/util.py": {"merge_setting"}, "tests/test_core.py": {"merge_setting"}})
-    found = targets("pkg/io/html.py", "pkg/util.py", "tests/test_core.py")
-    # uses printed, the definition not shown: the note names it first (the uses were answered)
-    bare = parse_call("bash", {"command": "grep -n merge_setting pkg/core.py"}, "12:x = merge_setting(a)")
-    assert answered_in_files(bare, ev.current)
-    assert paths(choose(found, bare, "Usage", ev, view)) == ["pkg/util.py", "pkg/io/html.py", "tests/test_core.py"]
-    # a phrase around the name asks about that line, not where the name is defined
-    phrase = parse_call("bash", {"command": "grep -n 'x = merge_setting(' pkg/core.py"}, "12:x = merge_setting(a)")
-    assert paths(choose(found, phrase, "Usage", ev, view)) == "answered"
-    # the call showed a definition of the name: answered
-    both = View({"pkg/util.py": {"merge_setting"}, "pkg/core.py": {"merge_setting"}})
-    assert paths(choose(found, bare, "Usage", ev, both)) == "answered"
-    # a definition in the tests, or one already seen, is no lead
-    assert defines_elsewhere(found, bare, view, frozenset())
-    assert not defines_elsewhere(found, bare, view, frozenset({"pkg/util.py"}))
-    assert not defines_elsewhere(targets("tests/test_core.py"), bare, view, frozenset())
-    assert not defines_elsewhere(found, bare, None, frozenset())
-
-
 def test_a_broad_listing_is_ranked_or_silent():
     q = parse_call("grep", {"pattern": "merge_setting"})
     listed = [f"pkg/m{i}.py" for i in range(RANK_MIN_FILES)]
@@ -426,29 +403,6 @@ def test_echo_answered_and_unranked_ledger_lines(tmp_path, dsh_home):
     found = "src/shopcart/pricing.py:9:def apply_discount(cart: Cart, percent: int) -> int:"
     assert post(s, "bash", {"command": "grep -rn 'def apply_discount' src"}, found, session="w") == []
     assert messages(lines)[-1] == "suppressed answered Symbol"
-
-
-def test_after_a_change_of_the_workspace_code_notes_wait_for_the_next_turn(tmp_path, dsh_home):
-    root = tmp_path / "shop"
-    shutil.copytree(DATA / "workspaces" / "shopcart", root)
-    s, lines = make(root, dsh_home)
-    # a script of the agent's own is no change of the workspace
-    assert post(s, "write", {"file_path": "repro.py", "content": "print(1)\n"}, "") == []
-    assert post(s, "bash", {"command": "grep -rn coupon_percent src"}, "")
-    assert messages(lines)[-1].startswith("suggest Usage ")
-    for session in ("s", "t"):
-        post(s, "edit", {"file_path": "src/shopcart/cart.py", "old_string": "a", "new_string": "b"}, "ok", session)
-    assert post(s, "bash", {"command": "grep -rn coupon_percent src"}, "") == []
-    assert messages(lines)[-1] == "suppressed edited Usage"
-    # ... unless a file it has not been shown defines the name it searches (another
-    # implementation of what it changed, the definition behind the uses it printed)
-    notes = post(s, "bash", {"command": "grep -rn apply_discount src"}, "")
-    assert notes[0].source.targets[0] == "src/shopcart/pricing.py"
-    # the next turn (the user's next task) has notes again
-    assert post(s, "bash", {"command": "grep -rn coupon_percent src"}, "", session="t") == []
-    assert messages(lines)[-1] == "suppressed edited Usage"
-    assert post(s, "bash", {"command": "grep -rn coupon_percent src"}, "", session="t", turn=2)
-    assert messages(lines)[-1].startswith("suggest Usage ")
 
 
 def test_a_search_scoped_to_a_top_level_folder_is_decided_as_the_unscoped_one(tmp_path, dsh_home):
