@@ -40,7 +40,7 @@ from dsh_sidecar.suggester.fileindex import (
 from dsh_sidecar.suggester.packs import Candidate, budget_exhausted, check_regex, compile_trusted, search
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import DOC_EXTENSIONS
-from dsh_sidecar.workspace.kinds import code_language_of, is_test_dir
+from dsh_sidecar.workspace.kinds import TEST_DIRS, code_language_of
 
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex
@@ -202,7 +202,7 @@ REEXPORT_NAMES: Final = frozenset(
 def is_test_path(rel: str) -> bool:
     """Whether ``rel`` is a test file by its folders or name."""
     parts = rel.split("/")
-    if any(is_test_dir(p) for p in parts[:-1]):
+    if any(p in TEST_DIRS for p in parts[:-1]):
         return True
     name = parts[-1]
     return bool(re.match(r"^(test_.*|.*_test\.\w+|conftest\.py|.*\.(test|spec)\.\w+|.*Tests?\.\w+)$", name))

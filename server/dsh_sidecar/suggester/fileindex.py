@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Final, TypeVar
 
-from dsh_sidecar.workspace.kinds import TEST_DIRS, is_test_dir
+from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
 #: Path matches and names scanned all globs of one activation may spend (≈ 0.5–2 s on this machine
@@ -393,7 +393,4 @@ def in_test_tree(rel: str) -> bool:
     """Whether ``rel`` lies below a test, fixture, example or vendor folder
     (:data:`TEST_TREE_DIRS`, any depth, any case: Swift's ``Tests/``, ``Vendor/``;
     ``tests/data/`` included)."""
-    return any(
-        p.strip("_").lower() in TEST_TREE_DIRS or p.lower() in TEST_TREE_DIRS or is_test_dir(p.lower())
-        for p in rel.split("/")[:-1]
-    )
+    return any(p.strip("_").lower() in TEST_TREE_DIRS or p.lower() in TEST_TREE_DIRS for p in rel.split("/")[:-1])

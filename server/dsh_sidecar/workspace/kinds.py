@@ -21,8 +21,7 @@ Kinds, in the order the rules are tried (the first match wins):
     ``*requirements*.txt``/``.in`` files, ``vcpkg.json``, ``conanfile.txt``.
 ``test``
     a folder segment in :data:`TEST_DIRS` (``tests/``, ``test/``, ``__tests__/``, ``spec/``,
-    ``testdata/``) or named like one (``tests_integration/``, ``test-examples/``,
-    ``integration_tests/``: :func:`is_test_dir`), or ``test_*.py``, ``*_test.py``, ``conftest.py``, ``*_test.go``,
+    ``testdata/``), or ``test_*.py``, ``*_test.py``, ``conftest.py``, ``*_test.go``,
     ``*.test.{js,jsx,ts,tsx,mjs,cjs}``, ``*.spec.{…}``, ``*Test.java``, ``*Tests.java``,
     ``*_spec.rb``, ``*_test.rs``.
 ``doc``
@@ -132,17 +131,6 @@ _MANIFEST_NAME: Final = re.compile(
     r"^([\w.-]*requirements[\w.-]*\.(txt|in)|[\w.-]+\.(gemspec|csproj|fsproj|vbproj|cabal|nimble)|[\w.-]+\.versions\.toml)$"
 )
 TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs", "testdata", "testing", "e2e"})
-#: A test folder by the shape of its name: ``tests_integration``, ``test-examples``,
-#: ``integration_tests``, ``node_tests`` (not ``shrinker-test``: a Maven/Gradle module named
-#: ``*-test`` keeps its own ``src/main``).
-_TEST_DIR_NAME: Final = re.compile(r"^tests?[_-][\w.-]+$|^[\w.-]+_tests$")
-
-
-def is_test_dir(name: str) -> bool:
-    """Whether a folder named ``name`` holds tests (:data:`TEST_DIRS`, or a name shaped like one)."""
-    return name in TEST_DIRS or _TEST_DIR_NAME.match(name) is not None
-
-
 _TEST_NAME: Final = re.compile(
     r"^(test_[^/]*\.py|[^/]*_test\.(py|go|rs|exs?|cc|cpp|c)|conftest\.py"
     r"|[^/]*\.(test|spec)\.(js|jsx|ts|tsx|mjs|cjs|mts|cts)|[^/]*Tests?\.(java|kt|cs|swift)|[^/]*_spec\.rb)$"
@@ -275,7 +263,7 @@ def _dir_priority(folder: str) -> int:
     for d in folder.split("/"):
         if d in GENERATED_DIRS:
             return _PRIORITY["generated"]
-        if is_test_dir(d):
+        if d in TEST_DIRS:
             best = min(best, _PRIORITY["test"])
         elif d in DOC_DIRS:
             best = min(best, _PRIORITY["doc"])
