@@ -17,8 +17,10 @@ search naming a file (``readme``) is no evidence against where the project says 
 **What a note may say**, by how many workspace files the call showed (``shown.py``, the
 evaluation's reading of a result):
 
-* 1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES`: the targets it showed are dropped
-  (naming them back repeats it); none left is ``suppressed echo <Intent>``;
+* 1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES`: a call whose own output answered
+  it (:func:`answered_definition`, :func:`answered_usage`, :func:`answered_in_files`) is
+  ``suppressed answered <Intent>``; the targets it showed are dropped (naming them back
+  repeats it); none left is ``suppressed echo <Intent>``;
 * :data:`~dsh_sidecar.suggester.shown.RANK_MIN_FILES` or more (a broad listing): a code
   intent's note has to rank it — its first target needs :attr:`Weights.broad_minimum` support,
   else ``suppressed unranked <Intent>``;
@@ -271,6 +273,18 @@ def in_scope(targets: list[Target], q: Query, shown: AbstractSet[str]) -> list[T
     return [t for t in targets if any(t.path.startswith(f + "/") for f in folders)]
 
 
+def answered_in_files(q: Query, shown: AbstractSet[str]) -> bool:
+    """Whether a text search confined to files printed its hits: every operand a file whose
+    lines it printed (``grep -n X a.py``, ``cat a.py | grep X``, a grep tool's path naming one
+    file), every file its hits name among them. It asked about those files and they answered;
+    files elsewhere answer another question. A search that printed nothing is not answered
+    (what it looked for is elsewhere); a symbol lookup is no text search."""
+    if q.lookup or not q.patterns or not q.matched:
+        return False
+    scope = [s for s in q.scope if s and s not in (".", "./")]
+    return bool(scope) and all(s in shown for s in scope) and all(p in shown for p in q.result_paths)
+
+
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
 
@@ -288,7 +302,11 @@ def choose(
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
-        if answered_definition(q, intent, shown, graph) or answered_usage(q, intent, shown):
+        if (
+            answered_definition(q, intent, shown, graph)
+            or answered_usage(q, intent, shown)
+            or (intent in CODE_INTENTS and answered_in_files(q, shown))
+        ):
             return "answered"
         if intent == "Usage":
             targets = in_scope(targets, q, shown)

@@ -16,6 +16,7 @@ from dsh_sidecar.suggester.ranking import (
     WEIGHTS,
     Scorer,
     answered_definition,
+    answered_in_files,
     answered_usage,
     choose,
     in_scope,
@@ -287,6 +288,33 @@ def test_a_usage_search_in_a_folder_names_uses_in_that_folder():
     # a file searched inside is what it shows, no folder: the others stay
     in_file = parse_call("bash", {"command": "grep -n merge_setting tests/test_core.py"})
     assert paths(in_scope(found, in_file, ev.current)) == [t.path for t in found]
+
+
+def test_a_search_confined_to_files_that_printed_hits_was_answered():
+    ev = SessionEvidence()
+    ev.showed(["pkg/core.py"])
+    found = targets("pkg/util.py", "pkg/io/html.py")
+    phrase = parse_call("bash", {"command": "grep -n 'x = merge_setting(' pkg/core.py"}, "12:x = merge_setting(a)")
+    piped = parse_call("bash", {"command": "cat pkg/core.py | grep merge_setting"}, "x = merge_setting(a)")
+    tool = parse_call("grep", {"content_pattern": "merge_setting", "path_glob": "pkg/core.py"}, "pkg/core.py:12:x")
+    for q in (phrase, piped):
+        assert answered_in_files(q, ev.current), q.text
+        assert paths(choose(found, q, "Symbol", ev, None)) == "answered"
+        assert paths(choose(found, q, "Usage", ev, None)) == "answered"
+    assert not tool.scope or answered_in_files(tool, ev.current)
+    # nothing printed: what it looked for is elsewhere, and the note names it
+    empty = parse_call("bash", {"command": "grep -n merge_setting pkg/core.py"}, "")
+    assert not answered_in_files(empty, ev.current)
+    assert paths(choose(found, empty, "Symbol", ev, None)) == ["pkg/util.py", "pkg/io/html.py"]
+    # a folder (not a file it printed lines of), a hit in a file it did not show, a lookup
+    for q in (
+        parse_call("bash", {"command": "grep -rn merge_setting pkg"}, "pkg/core.py:12:x"),
+        parse_call("bash", {"command": "grep -n merge_setting pkg/core.py pkg/util.py"}, "pkg/util.py:3:x"),
+        parse_call("get_class_info", {"class_name": "merge_setting"}, "pkg/core.py"),
+    ):
+        assert not answered_in_files(q, ev.current), q.text
+    # a project question asked in a code file keeps its own rule (its answer lies elsewhere)
+    assert paths(choose(targets("README.md"), phrase, "Doc", ev, None)) == ["README.md"]
 
 
 def test_a_broad_listing_is_ranked_or_silent():

@@ -167,6 +167,24 @@ def test_a_grep_filtering_a_commands_output_is_no_search():
     assert parse_call("bash", {"command": "grep -rn foo | grep -v test"}).patterns == ["foo", "test"]
 
 
+def test_the_folder_a_grep_runs_in_is_no_operand():
+    # a run's output filtered after a `cd` (test runners, builds, git status): no search
+    for command in (
+        'cd /workspace && npm test -- --grep "updateStage" 2>&1 | grep -E "(passing|failing)"',
+        'cd /workspace && mvn compile -pl broker 2>&1 | grep -E "(ERROR|BUILD)" | head',
+        "cd /workspace && git status --short | grep -v package-lock.json",
+        "cd /repo && python x.py | rg Error",
+    ):
+        assert parse_call("bash", {"command": command}).tool == "other", command
+    # a file read before it is what it searches, after a `cd` as without one
+    q = parse_call("bash", {"command": "cd /testbed && nl -ba pkg/a.py | grep -C 20 merge_setting"})
+    assert (q.tool, q.scope, q.reads) == ("bash", ["/testbed/pkg/a.py"], [])
+    # with no pipe (or `-r`), the folder it runs in is still where it searches
+    for command in ("cd /testbed && grep -rn foo", "cd /testbed && rg foo", "cd src && ls | grep foo"):
+        q = parse_call("bash", {"command": command})
+        assert q.tool == "bash" and q.scope[-1] in ("/testbed", "src"), command
+
+
 WINDOWS_TRACEBACK = r"""Traceback (most recent call last):
   File "C:\Users\dev\work\shopcart\repro.py", line 3, in <module>
   File "c:\users\dev\work\shopcart\src\shopcart\api.py", line 12, in checkout

@@ -224,8 +224,9 @@ def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool]:
     """Read each simple command in order: ``(what they said, their names, whether any is a
     search)``. A grep without file operands and without ``-r`` after a command that is no
     search (``pip list | grep sphinx``, ``python x.py | grep Error``) filters that command's
-    output, not the workspace: it says nothing. ``cat F | grep P``: the grep searches ``F``
-    (``F`` is its scope, not a file read)."""
+    output, not the workspace: it says nothing — also after a ``cd`` (``cd /repo && npm test |
+    grep failing``: the folder it runs in is no operand). ``cat F | grep P``: the grep searches ``F``
+    (``F`` is its scope, not a file read, after a ``cd`` too)."""
     draft = Reading()
     names: list[str] = []
     search = False
@@ -235,13 +236,15 @@ def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool]:
         before = list(draft.reads)
         reading, found = read_command(cmd, draft)
         filters_output = cmd.name in GREP_NAMES and prev_found is False
-        if filters_output and found and not reading.scope and not reading.reads and not recursive(cmd):
+        if filters_output and found and reading.operandless and not recursive(cmd):
             found = False
         else:
             draft.merge(reading)
         prev_found = found
-        if found and cmd.name in GREP_NAMES and not draft.scope and before and draft.reads == before:
-            draft.scope.extend(before)
+        # the grep's scope is only the folder it runs in: it searches what was read before it
+        piped = reading.operandless and not recursive(cmd) and draft.scope == reading.scope
+        if found and cmd.name in GREP_NAMES and before and draft.reads == before and (not draft.scope or piped):
+            draft.scope[:] = before
             draft.reads.clear()
         search |= found
     return draft, names, search

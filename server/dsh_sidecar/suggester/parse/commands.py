@@ -64,6 +64,9 @@ class Reading:
     languages: set[str] = field(default_factory=set)
     keys: list[str] = field(default_factory=list)
     partial: bool = False
+    #: a grep-like command given no file operand (its scope, if any, is only the folder it
+    #: runs in): after a command that is no search it reads that command's output
+    operandless: bool = False
 
     def merge(self, other: Reading) -> None:
         """Fold ``other`` (a later command's reading) into this one: terms, literals and keys
@@ -171,8 +174,10 @@ def _read_grep(cmd: Command, r: Reading, rg: bool) -> None:
             r.name_patterns.append(clean_path(p.lstrip(":"), cmd.cwd))
         else:
             r.scope.append(clean_path(p, cmd.cwd))
-    if not paths and not words.pathspecs and cmd.cwd:
-        r.scope.append(cmd.cwd)
+    if not paths and not words.pathspecs:
+        r.operandless = True
+        if cmd.cwd:
+            r.scope.append(cmd.cwd)
 
 
 def _grep_dialect(name: str, rg: bool, flags: set[str]) -> str:
