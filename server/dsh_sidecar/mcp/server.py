@@ -59,8 +59,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
@@ -105,6 +106,7 @@ from dsh_sidecar.redact import RedactingFilter, Redactor
 if TYPE_CHECKING:
     from dsh_protocol import Attempt
 
+    from dsh_sidecar.router import Router
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -123,6 +125,14 @@ WEB_SEARCH_DEFAULT: Final = 5
 #: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
 #: a client starts its session (and sends its first hook call) only once the tools are listed.
 BUILD_AFTER_LIST_S: Final = 1.0
+#: Longest wait (s) of the build's later part (the workspace and the suggester, after the
+#: router) for the client's first call, when no call needs it: a call answered without them (a
+#: web_search on the router, a hook with nothing to add) goes first.
+REST_AFTER_ROUTER_S: Final = 0.5
+#: Longest wait (s) of the build's later part for the searches that run on the router alone
+#: meanwhile: its imports and its walk would take the GIL from their exchange (each wake-up of
+#: the event loop waiting a switch interval for it).
+YIELD_TO_SEARCH_S: Final = 2.0
 
 _R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -144,21 +154,96 @@ class SidecarUnavailable(ToolError):
         return cls(f"dsh-search could not start ({type(exc).__name__}); the server's log (stderr) has the details")
 
 
-class Holder:
-    """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
-    per-session turn counter of the hooks."""
+class BuildGate:
+    """When the later part of the sidecar's build (the workspace and the suggester, after the
+    router) starts: at once when a call needs it (:meth:`need`); else once the client's first
+    call was answered without it (:meth:`answered`: a hook with nothing to add, a web_search on
+    the router) and no search on the router runs (:meth:`searching`), at most
+    :data:`REST_AFTER_ROUTER_S` after the router for the first call and
+    :data:`YIELD_TO_SEARCH_S` in all. Python runs one thread at a time: the build's imports and
+    walk beside a search stretch its exchange, so the call that waits for nothing goes first."""
 
-    def __init__(self, built: asyncio.Future[Sidecar], start: threading.Event | None = None) -> None:
+    def __init__(self, first_call_s: float = REST_AFTER_ROUTER_S, search_s: float = YIELD_TO_SEARCH_S) -> None:
+        self.first_call_s = first_call_s
+        self.search_s = search_s
+        self._changed = threading.Condition()
+        self._needed = False
+        self._answered = False
+        self._searches = 0
+
+    def need(self) -> None:
+        """A call needs the sidecar: the build goes on now."""
+        with self._changed:
+            self._needed = True
+            self._changed.notify_all()
+
+    def answered(self) -> None:
+        """A call was answered without the sidecar."""
+        with self._changed:
+            self._answered = True
+            self._changed.notify_all()
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """A call on the router alone runs (answered when it ends)."""
+        with self._changed:
+            self._searches += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._searches -= 1
+                self._answered = True
+                self._changed.notify_all()
+
+    def wait(self) -> None:
+        """Block (the build's thread) until the later part may start."""
+        t0 = time.monotonic()
+        with self._changed:
+            self._changed.wait_for(lambda: self._needed or (self._answered and not self._searches), self.first_call_s)
+            left = self.search_s - (time.monotonic() - t0)
+            self._changed.wait_for(lambda: self._needed or not self._searches, max(0.0, left))
+
+
+class Holder:
+    """The one sidecar of this server (being built on a thread: :meth:`get` awaits it), the
+    router its build makes first (:meth:`search_router`), and the per-session turn counter of
+    the hooks."""
+
+    def __init__(
+        self,
+        built: asyncio.Future[Sidecar],
+        start: threading.Event | None = None,
+        router: asyncio.Future[Router] | None = None,
+        gate: BuildGate | None = None,
+    ) -> None:
         self.built = built
         self.start = start if start is not None else threading.Event()
         self.turns = TurnCounter()
+        self.router = router
+        self.gate = gate if gate is not None else BuildGate()
 
     async def get(self) -> Sidecar:
         """The sidecar, once built (its build started now if it still waits for the tool list;
         a failed build raises :class:`SidecarUnavailable` naming its error, in every call)."""
         self.start.set()
+        self.gate.need()
         try:
             return await asyncio.shield(self.built)
+        except (SessionEnded, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise SidecarUnavailable.of(exc) from None
+
+    async def search_router(self) -> Router:
+        """The router: the sidecar's once its build ended (a failed build raises
+        :class:`SidecarUnavailable`, as :meth:`get`), else the one the build made first (a search
+        needs nothing else; the build's later part waits while it runs: :class:`BuildGate`)."""
+        if self.router is None or self.built.done():
+            return (await self.get()).router
+        self.start.set()
+        try:
+            return await asyncio.shield(self.router)
         except (SessionEnded, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -254,7 +339,28 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         # from the handshake the client's session waits for
         loop_thread = threading.get_ident()
 
-        def build() -> Sidecar:
+        loop = asyncio.get_running_loop()
+        router_built: asyncio.Future[Router] = loop.create_future()
+        gate = BuildGate()
+
+        def publish(router: Router) -> None:
+            if not router_built.done():
+                router_built.set_result(router)
+
+        def build(wait: bool = True) -> Sidecar:
+            # the router first (its imports are the search path's alone): a web_search that comes
+            # before the rest is built answers with it, and the rest waits for it (BuildGate)
+            from dsh_sidecar.router import Router
+            from dsh_sidecar.workspace import fsguard
+
+            refused = fsguard.root_refusal(workspace, env.get("HOME")) is not None
+            router = Router.from_config(config.router, env, docs_root=None if refused else workspace)
+            if redactor is not None:
+                redactor.add(router.secrets())
+            with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+                loop.call_soon_threadsafe(publish, router)
+            if wait:
+                gate.wait()
             from dsh_sidecar.sidecar import Sidecar
 
             sidecar = Sidecar(
@@ -265,22 +371,33 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 server_kind="mcp",
                 start_suggester=False,
                 sink_thread=loop_thread,
+                router=router,
             )
             threading.Thread(target=sidecar.start_suggester, name="dsh-suggester-activate", daemon=True).start()
-            if redactor is not None:
-                redactor.add(sidecar.router.secrets())
             return sidecar
 
-        loop = asyncio.get_running_loop()
         if config.state.shared:  # opening the shared store can refuse the config: before the reply, as serve does
             built: asyncio.Future[Sidecar] = loop.create_future()
-            built.set_result(build())
+            built.set_result(build(wait=False))
         else:
             server.on_list = live.start.set
             built = _build_on_thread(loop, build, live.start, BUILD_AFTER_LIST_S, live.ended)
         live.building = built
+
+        def settle_router(done: asyncio.Future[Sidecar]) -> None:  # a build that ended before publishing it
+            if router_built.done():
+                return
+            if done.cancelled():
+                router_built.cancel()
+            elif (exc := done.exception()) is not None:
+                router_built.set_exception(exc)
+                router_built.exception()  # retrieved: nobody may ask for it
+            else:
+                router_built.set_result(done.result().router)
+
+        built.add_done_callback(settle_router)
         try:
-            yield Holder(built, live.start)
+            yield Holder(built, live.start, router_built, gate)
         finally:
             await live.close()
 
@@ -357,11 +474,14 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             int, Field(ge=1, le=MAX_RESULTS_LIMIT, description="how many sources to return at most")
         ] = WEB_SEARCH_DEFAULT,
     ) -> Annotated[CallToolResult, WebResults]:
-        sidecar = await sidecar_of(ctx)
-        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+        h = holder(ctx)
+        router = await h.search_router()  # before the rest of the sidecar is built, its router
+        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the router's build
+        from dsh_sidecar.router.web import web_search as route_web_search
 
         try:
-            result = await with_progress(ctx, lambda: sidecar.web_search(query, max_results))
+            with h.gate.searching():
+                result = await with_progress(ctx, lambda: route_web_search(router, query, max_results))
         except AllProvidersFailed as exc:
             return failure(exc.message)
         sources = [WebSource.model_validate(s.model_dump()) for s in result.sources]
@@ -476,6 +596,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
             if not session_start_wants(config.suggester, prompt):
+                holder(ctx).gate.answered()
                 return {}  # nothing to add, built or not: no wait for the build
             sidecar = await sidecar_of(ctx)
             section = (await sidecar.assemble_section_async(sid)).section

@@ -6,6 +6,7 @@ Driven in-process through the SDK's own client (the initialize handshake, the JS
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
+from support.mockprovider import case_reply
+from support.routers import ROUTES, router_block
 from support.sidecar import home_env
 
 GREP = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s"}
@@ -59,6 +62,37 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
     monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
     return release
+
+
+async def test_a_web_search_during_the_build_answers_on_the_router_built_first(
+    workspace, tmp_path, monkeypatch, mock_provider
+):
+    """The build makes the router first: a web_search before the rest of the sidecar exists is
+    answered with it (the same answer as the built sidecar's), and the rest of the build (the
+    workspace, the suggester) starts only once that search is answered."""
+    reply, case = case_reply("searxng", "ok")
+    mock_provider.route(*ROUTES["searxng"], dataclasses.replace(reply, delay_s=0.4))
+    entered: list[bool] = []
+    original = sidecar_module.Sidecar.__init__
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> None:
+        entered.append(mock_provider.count(*ROUTES["searxng"]) == 1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar_module.Sidecar, "__init__", noted)
+    config = parse_config({"suggester": {"enabled": True}, "router": router_block(mock_provider, ["searxng"])})
+    lifetime = Lifetime()
+    async with Client(build_server(config, workspace, home_env(tmp_path / "home"), lifetime=lifetime)) as client:
+        await client.list_tools()
+        web = await client.call_tool("web_search", {"query": "bike chain cleaning"})
+        assert lifetime.sidecar is None  # answered before the sidecar existed
+        note = await client.call_tool("post_tool_use", GREP)  # the sidecar, built after the search
+        again = await client.call_tool("web_search", {"query": "bike chain cleaning", "max_results": 3})
+    assert not web.is_error
+    assert [src["url"] for src in web.structured_content["sources"]] == case["expect"]["urls"][:5]
+    assert entered == [True]  # the sidecar's construction began after the search's request
+    assert "additionalContext" in note.structured_content["hookSpecificOutput"]
+    assert len(again.structured_content["sources"]) == 3
 
 
 PROMPT = {
