@@ -36,10 +36,16 @@ Unlisted tools, for Claude Code's ``mcp_tool`` hooks (called by name; fail-open,
 answers ``{}``):
 
 * ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
-  output JSON with the note as ``additionalContext``, or ``{}``.
+  output JSON with the note as ``additionalContext`` (and after it the session's owed sticky
+  section, see ``session_start``), or ``{}``.
 * ``session_start(session_id?, hook_event_name?, prompt?)`` – the sticky section (when
   ``suggester.sectionMode`` is ``sticky``) and, with a ``UserPromptSubmit`` prompt, the task
   lead (when ``suggester.taskLead`` is on; once per session) as ``additionalContext``, or ``{}``.
+  The section lists the whole workspace index, and a prompt hook holds the user's turn: while
+  the index is still being built the first ``session_start`` of a start waits for it at most
+  ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all, and one
+  answered without it owes it to its session: it comes with the session's next
+  ``post_tool_use`` once the index is built (else with its next ``session_start``).
 * ``pre_tool_use(tool_name, search_tool?)`` – the steer from the built-in WebSearch to
   ``search``: a deny with the reason when ``DSH_SEARCH_STEER_WEBSEARCH`` is on, else ``{}``.
 * ``stop(last_assistant_message)`` – the final answer's cited URLs reported for this server's
@@ -77,8 +83,10 @@ from dsh_sidecar.bandit.usage import MAX_CITED_URLS, MAX_URL_CHARS
 from dsh_sidecar.config import SidecarConfig
 from dsh_sidecar.errors import ConfigError, RequestError, first_problem
 from dsh_sidecar.mcp.hooks import (
+    ANONYMOUS_SESSION,
     STEER,
     HookInputError,
+    OwedSections,
     TurnCounter,
     parse_tool_input,
     post_execute_params,
@@ -87,6 +95,7 @@ from dsh_sidecar.mcp.hooks import (
     session_start_output,
     session_start_wants,
     steer_on,
+    with_section,
 )
 from dsh_sidecar.mcp.outputs import (
     Dismissal,
@@ -222,6 +231,35 @@ class Holder:
         self.turns = TurnCounter()
         self.router = router
         self.gate = gate if gate is not None else BuildGate()
+        #: sessions whose sticky section is owed (their session_start came during the build)
+        self.owed = OwedSections()
+        #: whether a session_start asked for the section yet (the first may wait for the index)
+        self.section_asked = False
+
+    async def section(self, sidecar: Sidecar, session_id: str | None) -> str | None:
+        """The sticky section of ``session_id`` for a ``session_start``, never held for the
+        workspace build: the first of this start waits for the index within
+        ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all; without
+        the index the answer goes without the section, which is then owed (:class:`OwedSections`)."""
+        key = session_id or ANONYMOUS_SESSION
+        wait_s = 0.0 if self.section_asked else sidecar.config.suggester.first_call_wait_ms / 1000
+        self.section_asked = True
+        if sidecar.section_pending() and wait_s > 0:
+            await asyncio.to_thread(sidecar.wait_for_graph, wait_s)
+        if sidecar.section_pending():
+            self.owed.owe(key)
+            return None
+        self.owed.paid(key)
+        section = sidecar.assemble_section(session_id, wait_s=0.0).section
+        return section.text if section else None
+
+    def owed_section(self, sidecar: Sidecar, session_id: str) -> str | None:
+        """The section owed to ``session_id`` (``post_tool_use``), once the index is built."""
+        if not self.owed.owed(session_id) or sidecar.section_pending():
+            return None
+        self.owed.paid(session_id)
+        section = sidecar.assemble_section(session_id, wait_s=0.0).section
+        return section.text if section else None
 
     async def get(self) -> Sidecar:
         """The sidecar, once built (its build started now if it still waits for the tool list;
@@ -567,7 +605,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         h = holder(ctx)
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
-            return post_tool_use_output(await (await h.get()).post_execute_async(params))
+            sidecar = await h.get()
+            output = post_tool_use_output(await sidecar.post_execute_async(params))
+            return with_section(output, h.owed_section(sidecar, params.session_id))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
         except SidecarUnavailable as exc:
@@ -598,9 +638,10 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             if not session_start_wants(config.suggester, prompt):
                 holder(ctx).gate.answered()
                 return {}  # nothing to add, built or not: no wait for the build
-            sidecar = await sidecar_of(ctx)
-            section = (await sidecar.assemble_section_async(sid)).section
-            texts = [section.text] if section else []
+            h = holder(ctx)
+            sidecar = await h.get()
+            section = await h.section(sidecar, sid)
+            texts = [section] if section else []
             if isinstance(prompt, str) and prompt.strip():
                 from dsh_protocol import TaskLeadParams  # the wire models: imported by the build
 
