@@ -60,6 +60,7 @@ them is a few milliseconds of work.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import signal
@@ -134,14 +135,33 @@ WEB_SEARCH_DEFAULT: Final = 5
 #: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
 #: a client starts its session (and sends its first hook call) only once the tools are listed.
 BUILD_AFTER_LIST_S: Final = 1.0
-#: Longest wait (s) of the build's later part (the workspace and the suggester, after the
-#: router) for the client's first call, when no call needs it: a call answered without them (a
-#: web_search on the router, a hook with nothing to add) goes first.
-REST_AFTER_ROUTER_S: Final = 0.5
-#: Longest wait (s) of the build's later part for the searches that run on the router alone
-#: meanwhile: its imports and its walk would take the GIL from their exchange (each wake-up of
-#: the event loop waiting a switch interval for it).
+#: Longest wait (s), in all, of the build's later part (the workspace and the suggester, after
+#: the router) for the searches that run on the router alone meanwhile: its imports would take
+#: the GIL from their exchange (each wake-up of the event loop waiting a switch interval for it).
 YIELD_TO_SEARCH_S: Final = 2.0
+#: The build's later part, imported one step at a time in this order (each a few ms of CPU),
+#: yielding between steps to a search on the router (:class:`BuildGate`); ``dsh_sidecar.sidecar``
+#: imports the rest. A name that is gone is skipped (that import then reports a real failure).
+BUILD_MODULES: Final = (
+    "dsh_protocol.models",
+    "dsh_sidecar.state.fleet",
+    "dsh_sidecar.bandit.store",
+    "dsh_sidecar.workspace.files",
+    "dsh_sidecar.workspace.graph",
+    "dsh_sidecar.workspace.manifests",
+    "dsh_sidecar.workspace.facts",
+    "dsh_sidecar.suggester.packs",
+    "dsh_sidecar.suggester.parse",
+    "dsh_sidecar.suggester.evidence",
+    "dsh_sidecar.suggester.knowledge",
+    "dsh_sidecar.suggester.context",
+    "dsh_sidecar.suggester.triggers",
+    "dsh_sidecar.suggester.filters",
+    "dsh_sidecar.suggester.pipeline",
+    "dsh_sidecar.suggester.service",
+    "dsh_sidecar.workspace.content",
+    "dsh_sidecar.workspace.projection",
+)
 
 _R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -164,37 +184,28 @@ class SidecarUnavailable(ToolError):
 
 
 class BuildGate:
-    """When the later part of the sidecar's build (the workspace and the suggester, after the
-    router) starts: at once when a call needs it (:meth:`need`); else once the client's first
-    call was answered without it (:meth:`answered`: a hook with nothing to add, a web_search on
-    the router) and no search on the router runs (:meth:`searching`), at most
-    :data:`REST_AFTER_ROUTER_S` after the router for the first call and
-    :data:`YIELD_TO_SEARCH_S` in all. Python runs one thread at a time: the build's imports and
-    walk beside a search stretch its exchange, so the call that waits for nothing goes first."""
+    """Lets the later part of the sidecar's build (the workspace and the suggester, after the
+    router) yield to the searches that run on the router alone: between its steps it waits
+    while one runs (:meth:`searching`), unless a call needs the sidecar (:meth:`need`), at most
+    :data:`YIELD_TO_SEARCH_S` in all. Python runs one thread at a time: the build's imports
+    beside a search stretch its exchange, so the call that waits for nothing goes first."""
 
-    def __init__(self, first_call_s: float = REST_AFTER_ROUTER_S, search_s: float = YIELD_TO_SEARCH_S) -> None:
-        self.first_call_s = first_call_s
+    def __init__(self, search_s: float = YIELD_TO_SEARCH_S) -> None:
         self.search_s = search_s
         self._changed = threading.Condition()
         self._needed = False
-        self._answered = False
         self._searches = 0
+        self._deadline: float | None = None
 
     def need(self) -> None:
-        """A call needs the sidecar: the build goes on now."""
+        """A call needs the sidecar: the build no longer yields."""
         with self._changed:
             self._needed = True
             self._changed.notify_all()
 
-    def answered(self) -> None:
-        """A call was answered without the sidecar."""
-        with self._changed:
-            self._answered = True
-            self._changed.notify_all()
-
     @contextmanager
     def searching(self) -> Iterator[None]:
-        """A call on the router alone runs (answered when it ends)."""
+        """A call on the router alone runs."""
         with self._changed:
             self._searches += 1
         try:
@@ -202,15 +213,14 @@ class BuildGate:
         finally:
             with self._changed:
                 self._searches -= 1
-                self._answered = True
                 self._changed.notify_all()
 
     def wait(self) -> None:
-        """Block (the build's thread) until the later part may start."""
-        t0 = time.monotonic()
+        """Block (the build's thread, between two steps) while a search runs."""
         with self._changed:
-            self._changed.wait_for(lambda: self._needed or (self._answered and not self._searches), self.first_call_s)
-            left = self.search_s - (time.monotonic() - t0)
+            if self._deadline is None:
+                self._deadline = time.monotonic() + self.search_s
+            left = self._deadline - time.monotonic()
             self._changed.wait_for(lambda: self._needed or not self._searches, max(0.0, left))
 
 
@@ -276,7 +286,7 @@ class Holder:
     async def search_router(self) -> Router:
         """The router: the sidecar's once its build ended (a failed build raises
         :class:`SidecarUnavailable`, as :meth:`get`), else the one the build made first (a search
-        needs nothing else; the build's later part waits while it runs: :class:`BuildGate`)."""
+        needs nothing else; the build's later part yields to it: :class:`BuildGate`)."""
         if self.router is None or self.built.done():
             return (await self.get()).router
         self.start.set()
@@ -387,7 +397,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
 
         def build(wait: bool = True) -> Sidecar:
             # the router first (its imports are the search path's alone): a web_search that comes
-            # before the rest is built answers with it, and the rest waits for it (BuildGate)
+            # before the rest is built answers with it, and the rest yields to it (BuildGate)
             from dsh_sidecar.router import Router
             from dsh_sidecar.workspace import fsguard
 
@@ -397,6 +407,11 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 redactor.add(router.secrets())
             with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
                 loop.call_soon_threadsafe(publish, router)
+            for name in BUILD_MODULES:
+                if wait:
+                    gate.wait()
+                with suppress(ImportError):  # gone: the sidecar's own import says what fails
+                    importlib.import_module(name)
             if wait:
                 gate.wait()
             from dsh_sidecar.sidecar import Sidecar
@@ -636,7 +651,6 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             sid = session_id if isinstance(session_id, str) else None
             event = hook_event_name if isinstance(hook_event_name, str) else None
             if not session_start_wants(config.suggester, prompt):
-                holder(ctx).gate.answered()
                 return {}  # nothing to add, built or not: no wait for the build
             h = holder(ctx)
             sidecar = await h.get()
