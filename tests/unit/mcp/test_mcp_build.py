@@ -14,6 +14,7 @@ import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.mcp import building as building_module
 from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
@@ -91,7 +92,7 @@ async def test_a_web_search_during_the_build_answers_on_the_router_built_first(
 
 
 def test_the_build_yields_to_a_search_until_it_ends_or_a_call_needs_the_sidecar():
-    gate = server_module.BuildGate(search_s=30.0)
+    gate = building_module.BuildGate(search_s=30.0)
     passed: list[str] = []
 
     def step(name: str) -> threading.Thread:
@@ -114,7 +115,7 @@ def test_the_build_yields_to_a_search_until_it_ends_or_a_call_needs_the_sidecar(
 
 
 def test_the_build_yields_at_most_its_bound():
-    gate = server_module.BuildGate(search_s=0.2)
+    gate = building_module.BuildGate(search_s=0.2)
     with gate.searching():
         gate.wait()  # returns once the bound passed, the search still running
         gate.wait()  # the bound is for the whole build: no second wait
@@ -127,11 +128,11 @@ def test_the_build_steps_are_modules_the_sidecar_imports():
     import subprocess
     import sys
 
-    for name in server_module.BUILD_MODULES:
+    for name in building_module.BUILD_MODULES:
         importlib.import_module(name)
     probe = "import sys, dsh_sidecar.sidecar; print(' '.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
-    assert set(server_module.BUILD_MODULES) <= set(out)
+    assert set(building_module.BUILD_MODULES) <= set(out)
 
 
 PROMPT = {
