@@ -170,6 +170,43 @@ def session_start_wants(config: SuggesterConfig, prompt: Any) -> bool:
     return config.task_lead and isinstance(prompt, str) and bool(prompt.strip())
 
 
+class OwedSections:
+    """The sessions whose sticky section is owed: their ``session_start`` came while the
+    workspace index the section lists was still being built, and was answered without it (a
+    prompt hook must not hold the user's turn for a build); the section then goes with the
+    session's next answer once the index is built (its next ``post_tool_use``, else its next
+    ``session_start``). Bounded like :class:`TurnCounter` (oldest dropped first)."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self.limit = limit
+        self._owed: OrderedDict[str, None] = OrderedDict()
+
+    def owe(self, session_id: str) -> None:
+        """``session_id``'s section was not sent."""
+        self._owed.pop(session_id, None)
+        self._owed[session_id] = None
+        while len(self._owed) > self.limit:
+            self._owed.popitem(last=False)
+
+    def owed(self, session_id: str) -> bool:
+        """Whether ``session_id``'s section is owed."""
+        return session_id in self._owed
+
+    def paid(self, session_id: str) -> None:
+        """``session_id``'s section was sent."""
+        self._owed.pop(session_id, None)
+
+
+def with_section(output: dict[str, Any], section_text: str | None) -> dict[str, Any]:
+    """A PostToolUse hook output (:func:`post_tool_use_output`) with an owed sticky section
+    after its note (or alone), as its ``additionalContext``."""
+    if not section_text:
+        return output
+    note = output.get("hookSpecificOutput", {}).get("additionalContext")
+    text = f"{note}\n\n{section_text}" if note else section_text
+    return {"hookSpecificOutput": {"hookEventName": POST_TOOL_USE, "additionalContext": text}}
+
+
 def session_start_output(section_text: str | None, event: str | None = None) -> dict[str, Any]:
     """Hook output JSON for a SessionStart (or UserPromptSubmit, named by ``event``): the
     sticky section as ``additionalContext``, or ``{}``. Claude Code 2.1.328 runs a SessionStart

@@ -36,10 +36,16 @@ Unlisted tools, for Claude Code's ``mcp_tool`` hooks (called by name; fail-open,
 answers ``{}``):
 
 * ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
-  output JSON with the note as ``additionalContext``, or ``{}``.
+  output JSON with the note as ``additionalContext`` (and after it the session's owed sticky
+  section, see ``session_start``), or ``{}``.
 * ``session_start(session_id?, hook_event_name?, prompt?)`` – the sticky section (when
   ``suggester.sectionMode`` is ``sticky``) and, with a ``UserPromptSubmit`` prompt, the task
   lead (when ``suggester.taskLead`` is on; once per session) as ``additionalContext``, or ``{}``.
+  The section lists the whole workspace index, and a prompt hook holds the user's turn: while
+  the index is still being built the first ``session_start`` of a start waits for it at most
+  ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all, and one
+  answered without it owes it to its session: it comes with the session's next
+  ``post_tool_use`` once the index is built (else with its next ``session_start``).
 * ``pre_tool_use(tool_name, search_tool?)`` – the steer from the built-in WebSearch to
   ``search``: a deny with the reason when ``DSH_SEARCH_STEER_WEBSEARCH`` is on, else ``{}``.
 * ``stop(last_assistant_message)`` – the final answer's cited URLs reported for this server's
@@ -74,11 +80,21 @@ from pydantic import Field, ValidationError
 from dsh_sidecar import __version__
 from dsh_sidecar.bandit.usage import MAX_CITED_URLS, MAX_URL_CHARS
 from dsh_sidecar.config import SidecarConfig
-from dsh_sidecar.errors import ConfigError, RequestError, first_problem
+from dsh_sidecar.errors import RequestError, first_problem
+from dsh_sidecar.mcp.building import (
+    BUILD_AFTER_LIST_S,
+    BuildGate,
+    Holder,
+    Lifetime,
+    SidecarUnavailable,
+    build_on_thread,
+    follow_build,
+    publish,
+    search_router,
+)
 from dsh_sidecar.mcp.hooks import (
     STEER,
     HookInputError,
-    TurnCounter,
     parse_tool_input,
     post_execute_params,
     post_tool_use_output,
@@ -86,6 +102,7 @@ from dsh_sidecar.mcp.hooks import (
     session_start_output,
     session_start_wants,
     steer_on,
+    with_section,
 )
 from dsh_sidecar.mcp.outputs import (
     Dismissal,
@@ -105,6 +122,7 @@ from dsh_sidecar.redact import RedactingFilter, Redactor
 if TYPE_CHECKING:
     from dsh_protocol import Attempt
 
+    from dsh_sidecar.router import Router
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -119,117 +137,8 @@ INSTRUCTIONS = (
 )
 #: Sources web_search returns when max_results is not given (the quick arm's cap, the seed's 5).
 WEB_SEARCH_DEFAULT: Final = 5
-#: Longest wait (s) of the sidecar's build for the client's tool list, its first tool call or
-#: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
-#: a client starts its session (and sends its first hook call) only once the tools are listed.
-BUILD_AFTER_LIST_S: Final = 1.0
-
 _R = TypeVar("_R")
 _HOOK_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-
-class SessionEnded(Exception):
-    """The session ended before the sidecar's build started: none was built."""
-
-
-class SidecarUnavailable(ToolError):
-    """The sidecar's build failed: the tool error of every call that needs it, naming why
-    (a :class:`~dsh_sidecar.errors.ConfigError`'s key and reason; else the error's type and
-    where its details are), never a value."""
-
-    @classmethod
-    def of(cls, exc: BaseException) -> SidecarUnavailable:
-        if isinstance(exc, ConfigError):
-            return cls(f"dsh-search could not start: invalid config: {exc}")
-        return cls(f"dsh-search could not start ({type(exc).__name__}); the server's log (stderr) has the details")
-
-
-class Holder:
-    """The one sidecar of this server (being built on a thread: :meth:`get` awaits it) and the
-    per-session turn counter of the hooks."""
-
-    def __init__(self, built: asyncio.Future[Sidecar], start: threading.Event | None = None) -> None:
-        self.built = built
-        self.start = start if start is not None else threading.Event()
-        self.turns = TurnCounter()
-
-    async def get(self) -> Sidecar:
-        """The sidecar, once built (its build started now if it still waits for the tool list;
-        a failed build raises :class:`SidecarUnavailable` naming its error, in every call)."""
-        self.start.set()
-        try:
-            return await asyncio.shield(self.built)
-        except (SessionEnded, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            raise SidecarUnavailable.of(exc) from None
-
-
-class Lifetime:
-    """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
-    then ``aclose``: state flushed), whichever comes first: the session's end or a signal. A
-    closing during the build waits for it (the built sidecar is then closed at once)."""
-
-    def __init__(self) -> None:
-        self.sidecar: Sidecar | None = None
-        self.building: asyncio.Future[Sidecar] | None = None
-        #: Set to start a build that waits for the tool list (:data:`BUILD_AFTER_LIST_S`).
-        self.start = threading.Event()
-        #: Set when the session ended: a build that has not started never does.
-        self.ended = threading.Event()
-
-    async def close(self) -> None:
-        """Flush and close the sidecar (once; shielded from cancellation)."""
-        with anyio.CancelScope(shield=True):
-            self.ended.set()  # a build still waiting for the tool list never starts
-            self.start.set()
-            building, self.building = self.building, None
-            if building is not None:
-                with suppress(Exception):  # a failed build left nothing to close
-                    self.sidecar = await asyncio.shield(building)
-            sidecar, self.sidecar = self.sidecar, None
-            if sidecar is None:
-                return
-            sidecar.shutdown()
-            await sidecar.aclose()
-
-
-def _build_on_thread(
-    loop: asyncio.AbstractEventLoop,
-    build: Callable[[], Sidecar],
-    start: threading.Event | None = None,
-    wait_s: float = 0.0,
-    ended: threading.Event | None = None,
-) -> asyncio.Future[Sidecar]:
-    """Run ``build`` on a thread, once ``start`` is set (or ``wait_s`` has passed) unless
-    ``ended`` is set by then; the future (of ``loop``) gets its sidecar or its error."""
-    built: asyncio.Future[Sidecar] = loop.create_future()
-
-    def settle(sidecar: Sidecar | None, exc: BaseException | None) -> None:
-        if built.done():
-            return
-        if exc is not None:
-            built.set_exception(exc)
-        else:
-            built.set_result(sidecar)  # type: ignore[arg-type]
-
-    def run() -> None:
-        if start is not None:
-            start.wait(wait_s)
-        if ended is not None and ended.is_set():  # the session is over: nothing to build
-            with suppress(RuntimeError):
-                loop.call_soon_threadsafe(settle, None, SessionEnded())
-            return
-        try:
-            result: tuple[Sidecar | None, BaseException | None] = (build(), None)
-        except Exception as exc:  # every call reports it; the server keeps answering
-            log.error("the sidecar could not be built: %s", type(exc).__name__, exc_info=True)
-            result = (None, exc)
-        with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
-            loop.call_soon_threadsafe(settle, *result)
-
-    threading.Thread(target=run, name="dsh-sidecar-build", daemon=True).start()
-    return built
 
 
 def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nested handler per MCP tool)
@@ -254,7 +163,18 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         # from the handshake the client's session waits for
         loop_thread = threading.get_ident()
 
-        def build() -> Sidecar:
+        loop = asyncio.get_running_loop()
+        router_built: asyncio.Future[Router] = loop.create_future()
+        gate = BuildGate()
+
+        def build(wait: bool = True) -> Sidecar:
+            # the router first (its imports are the search path's alone): a web_search that comes
+            # before the rest is built answers with it, and the rest yields to it (BuildGate)
+            router = search_router(config, workspace, env)
+            if redactor is not None:
+                redactor.add(router.secrets())
+            publish(loop, router_built, router)
+            gate.import_rest(wait)
             from dsh_sidecar.sidecar import Sidecar
 
             sidecar = Sidecar(
@@ -265,22 +185,22 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 server_kind="mcp",
                 start_suggester=False,
                 sink_thread=loop_thread,
+                router=router,
             )
             threading.Thread(target=sidecar.start_suggester, name="dsh-suggester-activate", daemon=True).start()
-            if redactor is not None:
-                redactor.add(sidecar.router.secrets())
             return sidecar
 
-        loop = asyncio.get_running_loop()
         if config.state.shared:  # opening the shared store can refuse the config: before the reply, as serve does
             built: asyncio.Future[Sidecar] = loop.create_future()
-            built.set_result(build())
+            built.set_result(build(wait=False))
         else:
             server.on_list = live.start.set
-            built = _build_on_thread(loop, build, live.start, BUILD_AFTER_LIST_S, live.ended)
+            built = build_on_thread(loop, build, live.start, BUILD_AFTER_LIST_S, live.ended)
         live.building = built
+
+        follow_build(built, router_built)
         try:
-            yield Holder(built, live.start)
+            yield Holder(built, live.start, router_built, gate)
         finally:
             await live.close()
 
@@ -357,11 +277,14 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             int, Field(ge=1, le=MAX_RESULTS_LIMIT, description="how many sources to return at most")
         ] = WEB_SEARCH_DEFAULT,
     ) -> Annotated[CallToolResult, WebResults]:
-        sidecar = await sidecar_of(ctx)
-        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the sidecar's build
+        h = holder(ctx)
+        router = await h.search_router()  # before the rest of the sidecar is built, its router
+        from dsh_sidecar.router.chain import AllProvidersFailed  # imported by the router's build
+        from dsh_sidecar.router.web import web_search as route_web_search
 
         try:
-            result = await with_progress(ctx, lambda: sidecar.web_search(query, max_results))
+            with h.gate.searching():
+                result = await with_progress(ctx, lambda: route_web_search(router, query, max_results))
         except AllProvidersFailed as exc:
             return failure(exc.message)
         sources = [WebSource.model_validate(s.model_dump()) for s in result.sources]
@@ -447,7 +370,9 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
         h = holder(ctx)
         try:
             params = post_execute_params(h.turns, tool_name, tool_input, session_id, tool_response, tool_use_id)
-            return post_tool_use_output(await (await h.get()).post_execute_async(params))
+            sidecar = await h.get()
+            output = post_tool_use_output(await sidecar.post_execute_async(params))
+            return with_section(output, h.owed_section(sidecar, params.session_id))
         except HookInputError as exc:
             log.info("post_tool_use: ignored a malformed hook call: %s", str(exc)[:200])
         except SidecarUnavailable as exc:
@@ -477,9 +402,10 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
             event = hook_event_name if isinstance(hook_event_name, str) else None
             if not session_start_wants(config.suggester, prompt):
                 return {}  # nothing to add, built or not: no wait for the build
-            sidecar = await sidecar_of(ctx)
-            section = (await sidecar.assemble_section_async(sid)).section
-            texts = [section.text] if section else []
+            h = holder(ctx)
+            sidecar = await h.get()
+            section = await h.section(sidecar, sid)
+            texts = [section] if section else []
             if isinstance(prompt, str) and prompt.strip():
                 from dsh_protocol import TaskLeadParams  # the wire models: imported by the build
 

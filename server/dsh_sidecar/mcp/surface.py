@@ -21,7 +21,6 @@ argument model built) by its first call, and the SDK's logging set-up (a ``rich`
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
@@ -55,6 +54,8 @@ def unknown_argument(tool: str, arguments: dict[str, Any], schema: dict[str, Any
             continue
         shown = name if len(name) <= 64 else name[:64] + "…"
         snake = to_snake(name) if name.isascii() else name
+        import difflib  # an unknown argument's hint only
+
         hint = snake if snake in known else next(iter(difflib.get_close_matches(name, known, 1, SUGGEST_CUTOFF)), None)
         mean = f" (did you mean '{hint}'?)" if hint else ""
         return f"Invalid arguments for {tool}: unknown argument {shown!r}{mean}. Arguments: {arguments_list(schema)}."

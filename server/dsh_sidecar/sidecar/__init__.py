@@ -103,6 +103,9 @@ class Sidecar(SearchMethods):
     ``sink_thread`` (a ``threading.get_ident()``) is the thread ``log_sink`` is called on for
     ledger lines (the event loop's, when the sidecar is built on another thread; default: the
     constructing thread): lines written elsewhere wait for it (:meth:`drain_ledger`).
+    ``router``: the router, when the owner built it first (from ``config.router``, ``env`` and
+    the docs root this sidecar uses: the MCP server answers a first ``web_search`` with it
+    while the rest is built); else it is built here.
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class Sidecar(SearchMethods):
         server_kind: str | None = None,
         start_suggester: bool = True,
         sink_thread: int | None = None,
+        router: Router | None = None,
     ) -> None:
         self.config = config
         self.sink_thread = sink_thread if sink_thread is not None else threading.get_ident()
@@ -137,7 +141,7 @@ class Sidecar(SearchMethods):
         self.echo_stderr = echo_stderr
         # the offline docs index (when local is in the chain) holds this project's docs
         self.docs_root = docs_root if docs_root is not None else workspace
-        self.router, self.bandit = self._search_cores(config)
+        self.router, self.bandit = self._search_cores(config, router)
         # a long-lived server (warm_search) imports httpx and builds the HTTP client on a thread,
         # so its first search never waits for them; a one-shot CLI command does not pay for what it may never use. With the suggester on, it
         # waits for the workspace graph: the suggester's first notes come before any of it
@@ -165,10 +169,13 @@ class Sidecar(SearchMethods):
             self.run_file = RunFile(self.env, server_kind, self._run_snapshot)
             self.run_file.start()
 
-    def _search_cores(self, config: SidecarConfig) -> tuple[Router, StrategyBandit]:
-        """The router and the bandit of ``config``, on the fleet's shared state when there is one
-        (the router's redactor is the sidecar's before the bandit may log)."""
-        router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
+    def _search_cores(self, config: SidecarConfig, router: Router | None = None) -> tuple[Router, StrategyBandit]:
+        """The router (``router``, built by the owner from ``config.router``, this sidecar's
+        environment and docs root, or built here) and the bandit of ``config``,
+        on the fleet's shared state when there is one (the router's redactor is the sidecar's
+        before the bandit may log)."""
+        if router is None:
+            router = Router.from_config(config.router, self.env, docs_root=self.docs_root)
         share_router(router, self.shared)
         self.redactor: Redactor = router.redactor
         bandit = StrategyBandit(

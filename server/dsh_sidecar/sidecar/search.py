@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dsh_protocol import (
@@ -29,6 +28,7 @@ from dsh_protocol import (
 
 from dsh_sidecar.escape import for_model, source_for_model
 from dsh_sidecar.router.budget import deadline_reserve_ms
+from dsh_sidecar.router.web import route, web_search
 
 if TYPE_CHECKING:
     from dsh_sidecar.bandit import StrategyBandit
@@ -114,28 +114,19 @@ class SearchMethods:
         )
 
     async def _route(self, query: str, max_results: int, deadline_ms: int | None = None) -> RouterResult:
-        """One query through the router's chain, with the router seed's rule for an answer with
-        no sources: unless ``emptyResultsFallback`` is false, the seed's aggregated error (every
-        provider failed or answered empty). Raises :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        router = self.router
-        out = await router.search(query, max_results, deadline_ms)
-        if not out.sources and router.config.empty_results_fallback:
-            raise router.empty_as_failure(out)
-        return out
+        """One query through the router's chain (:func:`dsh_sidecar.router.web.route`: the router
+        seed's rule for an answer with no sources). Raises
+        :class:`~dsh_sidecar.router.AllProvidersFailed`."""
+        return await route(self.router, query, max_results, deadline_ms)
 
     async def web_search(self, query: str, max_results: int) -> RouterResult:
         """One query through the router's chain, the first provider that answers (the router
-        seed's ``web_search``: no strategy, no bandit), every provider text through
-        :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A search whose providers all
-        failed or answered empty raises the seed's aggregated error unless
-        ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
+        seed's ``web_search``: no strategy, no bandit; :func:`dsh_sidecar.router.web.web_search`),
+        every provider text through :func:`~dsh_sidecar.escape.for_model` as :meth:`search`'s. A
+        search whose providers all failed or answered empty raises the seed's aggregated error
+        unless ``emptyResultsFallback`` is false, as :meth:`route_search`. Raises
         :class:`~dsh_sidecar.router.AllProvidersFailed`."""
-        out = await self._route(query, max_results)
-        return replace(
-            out,
-            sources=[source_for_model(s) for s in out.sources],
-            content=for_model(out.content) if out.content is not None else None,
-        )
+        return await web_search(self.router, query, max_results)
 
     async def route_search(self, params: RouteSearchParams) -> RouteSearchResult:
         """``dsh/routeSearch``: one query through the router's chain (the search-router seed's

@@ -31,11 +31,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.capped import read_capped
+
+if TYPE_CHECKING:  # filelock is imported by the first lock (a server's start needs none: ~9 ms of CPU)
+    from filelock import FileLock
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,8 @@ class StateFile:
     @property
     def lock(self) -> FileLock:
         """The inter-process lock beside the file (``<name>.lock``, mode 0600)."""
+        from filelock import FileLock
+
         return FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S, mode=0o600)
 
     def _warn(self, message: str) -> None:
@@ -308,6 +311,8 @@ class StateFile:
         aside (a writer may be replacing it this very moment)."""
         if not self.path.parent.is_dir():
             return None  # nothing to read; never let the lock create the folder (0755)
+        from filelock import FileLock, Timeout
+
         try:
             with FileLock(str(self.path) + ".lock", timeout=0, mode=0o600):
                 self._sweep_temps()

@@ -14,9 +14,12 @@ import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.mcp import building as building_module
 from dsh_sidecar.mcp import server as server_module
 from dsh_sidecar.mcp.server import Lifetime, build_server
 from mcp.client.client import Client
+from support.mockprovider import case_reply
+from support.routers import ROUTES, router_block
 from support.sidecar import home_env
 
 GREP = {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "s"}
@@ -59,6 +62,77 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
     monkeypatch.setattr(sidecar_module.Sidecar, "__init__", held)
     return release
+
+
+async def test_a_web_search_during_the_build_answers_on_the_router_built_first(
+    workspace, tmp_path, monkeypatch, mock_provider
+):
+    """The build makes the router first: a web_search while the rest of the sidecar is still
+    being built is answered with it (the same answer as the built sidecar's)."""
+    reply, case = case_reply("searxng", "ok")
+    mock_provider.route(*ROUTES["searxng"], reply)
+    release = held_build(monkeypatch)
+    config = parse_config({"suggester": {"enabled": True}, "router": router_block(mock_provider, ["searxng"])})
+    lifetime = Lifetime()
+    try:
+        async with Client(build_server(config, workspace, home_env(tmp_path / "home"), lifetime=lifetime)) as client:
+            await client.list_tools()
+            web = await client.call_tool("web_search", {"query": "bike chain cleaning"})
+            assert lifetime.sidecar is None  # answered while the sidecar is held
+            release.set()
+            note = await client.call_tool("post_tool_use", GREP)
+            again = await client.call_tool("web_search", {"query": "bike chain cleaning", "max_results": 3})
+    finally:
+        release.set()
+    assert not web.is_error
+    assert [src["url"] for src in web.structured_content["sources"]] == case["expect"]["urls"][:5]
+    assert "additionalContext" in note.structured_content["hookSpecificOutput"]
+    assert len(again.structured_content["sources"]) == 3
+    assert mock_provider.count(*ROUTES["searxng"]) == 2
+
+
+def test_the_build_yields_to_a_search_until_it_ends_or_a_call_needs_the_sidecar():
+    gate = building_module.BuildGate(search_s=30.0)
+    passed: list[str] = []
+
+    def step(name: str) -> threading.Thread:
+        thread = threading.Thread(target=lambda: (gate.wait(), passed.append(name)))
+        thread.start()
+        return thread
+
+    gate.wait()  # no search: at once
+    with gate.searching():
+        first = step("after the search")
+        first.join(0.3)
+        assert passed == []  # held while the search runs
+    first.join(5)
+    assert passed == ["after the search"]
+    with gate.searching():
+        gate.need()  # a call needs the sidecar: no more yielding
+        second = step("needed")
+        second.join(5)
+    assert passed == ["after the search", "needed"]
+
+
+def test_the_build_yields_at_most_its_bound():
+    gate = building_module.BuildGate(search_s=0.2)
+    with gate.searching():
+        gate.wait()  # returns once the bound passed, the search still running
+        gate.wait()  # the bound is for the whole build: no second wait
+
+
+def test_the_build_steps_are_modules_the_sidecar_imports():
+    """Every step of the build's imports exists, and the sidecar imports it anyway (the steps
+    only order what ``dsh_sidecar.sidecar`` would import in one go)."""
+    import importlib
+    import subprocess
+    import sys
+
+    for name in building_module.BUILD_MODULES:
+        importlib.import_module(name)
+    probe = "import sys, dsh_sidecar.sidecar; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert set(building_module.BUILD_MODULES) <= set(out)
 
 
 PROMPT = {

@@ -1,0 +1,319 @@
+"""The MCP server's one sidecar and its build (``mcp/server.py`` serves the tools on it).
+
+The sidecar is built on a thread once the client lists the tools (or calls one first; at most
+:data:`BUILD_AFTER_LIST_S` after the start), so ``initialize`` and ``tools/list`` never wait for
+its imports. The build makes the router first: a ``web_search`` that comes before the rest is
+built answers on it (:meth:`Holder.search_router`), and the rest (the workspace and the suggester
+code, :data:`BUILD_MODULES`) is imported in steps that yield to such a search
+(:class:`BuildGate`). :class:`Holder` is what every tool call reaches (the build, the router, the
+hooks' per-session state); :class:`Lifetime` closes the sidecar once, whichever comes first: the
+session's end or a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Final
+
+import anyio
+from mcp.server.mcpserver.exceptions import ToolError
+
+from dsh_sidecar.errors import ConfigError
+from dsh_sidecar.mcp.hooks import ANONYMOUS_SESSION, OwedSections, TurnCounter
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from dsh_sidecar.config import SidecarConfig
+    from dsh_sidecar.router import Router
+    from dsh_sidecar.sidecar import Sidecar
+
+log = logging.getLogger(__name__)
+
+#: Longest wait (s) of the sidecar's build for the client's tool list, its first tool call or
+#: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
+#: a client starts its session (and sends its first hook call) only once the tools are listed.
+BUILD_AFTER_LIST_S: Final = 1.0
+#: Longest wait (s), in all, of the build's later part (the workspace and the suggester, after
+#: the router) for the searches that run on the router alone meanwhile: its imports would take
+#: the GIL from their exchange (each wake-up of the event loop waiting a switch interval for it).
+YIELD_TO_SEARCH_S: Final = 2.0
+#: The build's later part, imported one step at a time in this order (each a few ms of CPU),
+#: yielding between steps to a search on the router (:class:`BuildGate`); ``dsh_sidecar.sidecar``
+#: imports the rest. A name that is gone is skipped (that import then reports a real failure).
+BUILD_MODULES: Final = (
+    "dsh_protocol.models",
+    "dsh_sidecar.state.fleet",
+    "dsh_sidecar.bandit.store",
+    "dsh_sidecar.workspace.files",
+    "dsh_sidecar.workspace.graph",
+    "dsh_sidecar.workspace.manifests",
+    "dsh_sidecar.workspace.facts",
+    "dsh_sidecar.suggester.packs",
+    "dsh_sidecar.suggester.parse",
+    "dsh_sidecar.suggester.evidence",
+    "dsh_sidecar.suggester.knowledge",
+    "dsh_sidecar.suggester.context",
+    "dsh_sidecar.suggester.triggers",
+    "dsh_sidecar.suggester.filters",
+    "dsh_sidecar.suggester.pipeline",
+    "dsh_sidecar.suggester.service",
+    "dsh_sidecar.workspace.content",
+    "dsh_sidecar.workspace.projection",
+)
+
+
+class SessionEnded(Exception):
+    """The session ended before the sidecar's build started: none was built."""
+
+
+class SidecarUnavailable(ToolError):
+    """The sidecar's build failed: the tool error of every call that needs it, naming why
+    (a :class:`~dsh_sidecar.errors.ConfigError`'s key and reason; else the error's type and
+    where its details are), never a value."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> SidecarUnavailable:
+        if isinstance(exc, ConfigError):
+            return cls(f"dsh-search could not start: invalid config: {exc}")
+        return cls(f"dsh-search could not start ({type(exc).__name__}); the server's log (stderr) has the details")
+
+
+class BuildGate:
+    """Lets the later part of the sidecar's build (the workspace and the suggester, after the
+    router) yield to the searches that run on the router alone: between its steps it waits
+    while one runs (:meth:`searching`), unless a call needs the sidecar (:meth:`need`), at most
+    :data:`YIELD_TO_SEARCH_S` in all. Python runs one thread at a time: the build's imports
+    beside a search stretch its exchange, so the call that waits for nothing goes first."""
+
+    def __init__(self, search_s: float = YIELD_TO_SEARCH_S) -> None:
+        self.search_s = search_s
+        self._changed = threading.Condition()
+        self._needed = False
+        self._searches = 0
+        self._deadline: float | None = None
+
+    def need(self) -> None:
+        """A call needs the sidecar: the build no longer yields."""
+        with self._changed:
+            self._needed = True
+            self._changed.notify_all()
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """A call on the router alone runs."""
+        with self._changed:
+            self._searches += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._searches -= 1
+                self._changed.notify_all()
+
+    def import_rest(self, wait: bool = True) -> None:
+        """Import :data:`BUILD_MODULES` one step at a time (the build's thread), and with
+        ``wait`` yield to a search before each step and after the last (:meth:`wait`)."""
+        for name in BUILD_MODULES:
+            if wait:
+                self.wait()
+            with suppress(ImportError):  # gone: the sidecar's own import says what fails
+                importlib.import_module(name)
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        """Block (the build's thread, between two steps) while a search runs."""
+        with self._changed:
+            if self._deadline is None:
+                self._deadline = time.monotonic() + self.search_s
+            left = self._deadline - time.monotonic()
+            self._changed.wait_for(lambda: self._needed or not self._searches, max(0.0, left))
+
+
+class Holder:
+    """The one sidecar of this server (being built on a thread: :meth:`get` awaits it), the
+    router its build makes first (:meth:`search_router`), and the per-session turn counter of
+    the hooks."""
+
+    def __init__(
+        self,
+        built: asyncio.Future[Sidecar],
+        start: threading.Event | None = None,
+        router: asyncio.Future[Router] | None = None,
+        gate: BuildGate | None = None,
+    ) -> None:
+        self.built = built
+        self.start = start if start is not None else threading.Event()
+        self.turns = TurnCounter()
+        self.router = router
+        self.gate = gate if gate is not None else BuildGate()
+        #: sessions whose sticky section is owed (their session_start came during the build)
+        self.owed = OwedSections()
+        #: whether a session_start asked for the section yet (the first may wait for the index)
+        self.section_asked = False
+
+    async def section(self, sidecar: Sidecar, session_id: str | None) -> str | None:
+        """The sticky section of ``session_id`` for a ``session_start``, never held for the
+        workspace build: the first of this start waits for the index within
+        ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all; without
+        the index the answer goes without the section, which is then owed (:class:`OwedSections`)."""
+        key = session_id or ANONYMOUS_SESSION
+        wait_s = 0.0 if self.section_asked else sidecar.config.suggester.first_call_wait_ms / 1000
+        self.section_asked = True
+        if sidecar.section_pending() and wait_s > 0:
+            await asyncio.to_thread(sidecar.wait_for_graph, wait_s)
+        if sidecar.section_pending():
+            self.owed.owe(key)
+            return None
+        self.owed.paid(key)
+        section = sidecar.assemble_section(session_id, wait_s=0.0).section
+        return section.text if section else None
+
+    def owed_section(self, sidecar: Sidecar, session_id: str) -> str | None:
+        """The section owed to ``session_id`` (``post_tool_use``), once the index is built."""
+        if not self.owed.owed(session_id) or sidecar.section_pending():
+            return None
+        self.owed.paid(session_id)
+        section = sidecar.assemble_section(session_id, wait_s=0.0).section
+        return section.text if section else None
+
+    async def get(self) -> Sidecar:
+        """The sidecar, once built (its build started now if it still waits for the tool list;
+        a failed build raises :class:`SidecarUnavailable` naming its error, in every call)."""
+        self.start.set()
+        self.gate.need()
+        try:
+            return await asyncio.shield(self.built)
+        except (SessionEnded, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise SidecarUnavailable.of(exc) from None
+
+    async def search_router(self) -> Router:
+        """The router: the sidecar's once its build ended (a failed build raises
+        :class:`SidecarUnavailable`, as :meth:`get`), else the one the build made first (a search
+        needs nothing else; the build's later part yields to it: :class:`BuildGate`)."""
+        if self.router is None or self.built.done():
+            return (await self.get()).router
+        self.start.set()
+        try:
+            return await asyncio.shield(self.router)
+        except (SessionEnded, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise SidecarUnavailable.of(exc) from None
+
+
+class Lifetime:
+    """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
+    then ``aclose``: state flushed), whichever comes first: the session's end or a signal. A
+    closing during the build waits for it (the built sidecar is then closed at once)."""
+
+    def __init__(self) -> None:
+        self.sidecar: Sidecar | None = None
+        self.building: asyncio.Future[Sidecar] | None = None
+        #: Set to start a build that waits for the tool list (:data:`BUILD_AFTER_LIST_S`).
+        self.start = threading.Event()
+        #: Set when the session ended: a build that has not started never does.
+        self.ended = threading.Event()
+
+    async def close(self) -> None:
+        """Flush and close the sidecar (once; shielded from cancellation)."""
+        with anyio.CancelScope(shield=True):
+            self.ended.set()  # a build still waiting for the tool list never starts
+            self.start.set()
+            building, self.building = self.building, None
+            if building is not None:
+                with suppress(Exception):  # a failed build left nothing to close
+                    self.sidecar = await asyncio.shield(building)
+            sidecar, self.sidecar = self.sidecar, None
+            if sidecar is None:
+                return
+            sidecar.shutdown()
+            await sidecar.aclose()
+
+
+def build_on_thread(
+    loop: asyncio.AbstractEventLoop,
+    build: Callable[[], Sidecar],
+    start: threading.Event | None = None,
+    wait_s: float = 0.0,
+    ended: threading.Event | None = None,
+) -> asyncio.Future[Sidecar]:
+    """Run ``build`` on a thread, once ``start`` is set (or ``wait_s`` has passed) unless
+    ``ended`` is set by then; the future (of ``loop``) gets its sidecar or its error."""
+    built: asyncio.Future[Sidecar] = loop.create_future()
+
+    def settle(sidecar: Sidecar | None, exc: BaseException | None) -> None:
+        if built.done():
+            return
+        if exc is not None:
+            built.set_exception(exc)
+        else:
+            built.set_result(sidecar)  # type: ignore[arg-type]
+
+    def run() -> None:
+        if start is not None:
+            start.wait(wait_s)
+        if ended is not None and ended.is_set():  # the session is over: nothing to build
+            with suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, None, SessionEnded())
+            return
+        try:
+            result: tuple[Sidecar | None, BaseException | None] = (build(), None)
+        except Exception as exc:  # every call reports it; the server keeps answering
+            log.error("the sidecar could not be built: %s", type(exc).__name__, exc_info=True)
+            result = (None, exc)
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(settle, *result)
+
+    threading.Thread(target=run, name="dsh-sidecar-build", daemon=True).start()
+    return built
+
+
+def search_router(config: SidecarConfig, workspace: Path | None, env: Mapping[str, str]) -> Router:
+    """The router the sidecar of ``config`` on ``workspace`` gets (its docs root: the
+    workspace, unless the sidecar refuses that folder), built before the rest of it (its
+    imports are the search path's alone)."""
+    from dsh_sidecar.router import Router
+    from dsh_sidecar.workspace import fsguard
+
+    refused = workspace is None or fsguard.root_refusal(workspace, env.get("HOME")) is not None
+    return Router.from_config(config.router, env, docs_root=None if refused else workspace)
+
+
+def publish(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Router], router: Router) -> None:
+    """Give ``future`` (of ``loop``) the router, from the build's thread (or the loop's)."""
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(router)
+
+    with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+        loop.call_soon_threadsafe(settle)
+
+
+def follow_build(built: asyncio.Future[Sidecar], router: asyncio.Future[Router]) -> None:
+    """Settle ``router`` from the build's end when the build ended before it published one (it
+    failed, or the session ended first): the build's error, or the built sidecar's router."""
+
+    def settle(done: asyncio.Future[Sidecar]) -> None:
+        if router.done():
+            return
+        if done.cancelled():
+            router.cancel()
+        elif (exc := done.exception()) is not None:
+            router.set_exception(exc)
+            router.exception()  # retrieved: nobody may ask for it
+        else:
+            router.set_result(done.result().router)
+
+    built.add_done_callback(settle)
