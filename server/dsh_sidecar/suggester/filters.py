@@ -1,7 +1,6 @@
 """The filters every trigger's targets pass, in one place.
 
-In order: with the session's task known, the task's files that mention a code search's
-identifier join the targets (``ranking.task_targets``); dismissed paths leave (when they were all it found: an abstention, whatever the
+In order: dismissed paths leave (when they were all it found: an abstention, whatever the
 trigger); the paths the call itself opens are never named back to it
 (``Trigger.never_named``); nothing left is an abstention (or silence, for a trigger whose
 files came from the call's own output); the agent already where the intent lives — it reads a
@@ -39,7 +38,6 @@ def apply(
 ) -> list[Target] | Decision:
     """The targets a note shows, best first, or the decision that none is shown."""
     intent = hit.intent
-    targets = ranking.task_targets(targets, q, intent, ctx.state.evidence, ctx.symbols)
     found = bool(targets)
     targets = [t for t in targets if not ctx.dismissals.path_dismissed(intent, t.path)]
     if found and not targets:  # every target found was dismissed: a note was due, none is left

@@ -30,14 +30,12 @@ evaluation's reading of a result):
 ``dsh/taskLead``), two more kinds of support count: the target is among the task lead's best
 files (:attr:`Weights.task`, decaying linearly with its place in that ranking), and it defines
 an identifier the task text names (:attr:`Weights.task_defines`). They order the targets; they
-do not by themselves rank a broad listing (:data:`TASK_GATES`: the first target's support from
-the calls alone has to reach :attr:`Weights.broad_minimum`). A code intent's note on a searched
-identifier may also name a file the call did not show (:func:`task_targets`): up to
-:data:`MAX_TASK_TARGETS` of the task's best files that mention that identifier join the
-resolver's targets (then pass the same filters and ordering). That bound is 0 as shipped: with
-2, the tune traces' tool-call notes lost precision (0.53 → 0.47 on a 40-trace tune sample)
-and gained no lead (docs/corpus.md, "Task-aware notes"). A session without a task text has no
-such support and no such target: its notes are what they were.
+do not by themselves rank a broad listing (the first target's support from the calls alone has
+to reach :attr:`Weights.broad_minimum`; counting the task's too gave the same notes on the tune
+sample), and they add no target the call did not find (naming up to two of the task's files
+that mention a code search's identifier lost tool-call precision on the tune traces, 0.53 →
+0.47, and gained no lead: docs/corpus.md, "Task-aware notes"). A session without a task text
+has no such support: its notes are what they were.
 
 The weights and both thresholds were chosen on the tune traces, leave-one-agent-family-out and
 leave-one-repository-out (docs/corpus.md, "Suggester IV: lead, not echo"): every training fold
@@ -92,14 +90,6 @@ WEIGHTS: Final = Weights()
 #: :func:`answered_usage`, :func:`in_scope`), or nothing in the session ranks the broad listing it answers (``unranked``).
 NothingToAdd = Literal["echo", "answered", "unranked"]
 
-#: Whether the task's support counts toward :attr:`Weights.broad_minimum` (``False``: it only
-#: orders the targets; both gave the same notes on the tune sample).
-TASK_GATES: Final = False
-#: Most of the task's files one note's targets gain (:func:`task_targets`; 0: none, measured).
-MAX_TASK_TARGETS: Final = 0
-#: A task file's reason as a note's target (``{name}``: the searched identifier).
-TASK_USES: Final = "uses {name}; the task points here"
-TASK_DEFINES: Final = "defines {name}; the task points here"
 #: The code intents (a note naming code, ordered by support).
 CODE_INTENTS: Final = frozenset({"Symbol", "Usage", "Test"})
 
@@ -199,30 +189,6 @@ class Scorer:
         return score
 
 
-def task_targets(
-    targets: list[Target], q: Query, intent: str, ev: SessionEvidence, graph: WorkspaceView | None
-) -> list[Target]:
-    """``targets`` and, when the session's task is known and the call is a code intent's search
-    for an identifier, up to :data:`MAX_TASK_TARGETS` of the task's best files (in the task's
-    order) that mention that identifier and are not targets yet (module docstring). Bounded by
-    the task's kept files (``session.MAX_TASK_FILES``): one posting lookup each."""
-    task, name = ev.task, q.identifier
-    symbols = graph.symbols if graph is not None else None
-    if task is None or not name or intent not in CODE_INTENTS or symbols is None:
-        return targets
-    have = {t.path for t in targets}
-    extra: list[Target] = []
-    for path in task.ranks:  # best first (insertion order)
-        if len(extra) >= MAX_TASK_TARGETS:
-            break
-        if path in have or not symbols.mentioned_in(name, path):
-            continue
-        defines = name in symbols.defined_in(path)
-        reason = (TASK_DEFINES if defines else TASK_USES).replace("{name}", name)
-        extra.append(Target(path, reason, 0.0, "definitions" if defines else "usages"))
-    return targets + extra
-
-
 def answered_definition(q: Query, intent: str, shown: AbstractSet[str], graph: WorkspaceView | None) -> bool:
     """Whether a Symbol call's own output answered it: a text search for a definition
     (``class X``, ``def x``, ``type X struct``, ``fn x``, ``impl X``…) that showed 1 to
@@ -290,8 +256,9 @@ def _is_test(path: str) -> bool:
 
 
 def _ranking_support(scorer: Scorer, first: tuple[float, int, Target]) -> float:
-    """The first target's support as the broad-listing rule reads it (:data:`TASK_GATES`)."""
-    return first[0] if TASK_GATES else first[0] - scorer.task_support(first[2].path)
+    """The first target's support as the broad-listing rule reads it: the calls' alone (the
+    task's support orders the targets; it ranks no listing by itself)."""
+    return first[0] - scorer.task_support(first[2].path)
 
 
 def choose(

@@ -6,16 +6,13 @@ a task text is decided as before."""
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.confidence import MODEL, features
 from dsh_sidecar.suggester.parse import parse_call
 from dsh_sidecar.suggester.ranking import (
-    MAX_TASK_TARGETS,
     WEIGHTS,
     Scorer,
     choose,
-    task_targets,
 )
 from dsh_sidecar.suggester.session import MAX_TASK_FILES, MAX_TASK_NAMES, SessionEvidence, TaskEvidence
 from dsh_sidecar.suggester.shown import RANK_MIN_FILES
@@ -111,23 +108,6 @@ def test_the_task_alone_does_not_rank_a_broad_listing():
     # with the calls' evidence (it defines the searched name) the task orders what follows
     view = View({"pkg/m3.py": {"merge_setting"}})
     assert paths(choose(targets(*listed), q, "Usage", ev, view))[:3] == ["pkg/m3.py", "pkg/m7.py", "pkg/m0.py"]
-
-
-def test_task_files_as_extra_targets_are_off_and_bounded(monkeypatch):
-    q = parse_call("grep", {"pattern": "shipping_cost"})
-    refs = {"shipping_cost": {"pkg/shipping.py", "pkg/checkout.py", "pkg/reports.py", "pkg/billing.py"}}
-    view = View({"pkg/shipping.py": {"shipping_cost"}}, refs)
-    ev = with_task(["pkg/readme.py", "pkg/billing.py", "pkg/checkout.py", "pkg/reports.py"])
-    found = targets("pkg/shipping.py")
-    assert MAX_TASK_TARGETS == 0  # measured: they cost precision and found no lead
-    assert paths(task_targets(found, q, "Usage", ev, view)) == ["pkg/shipping.py"]
-    monkeypatch.setattr(ranking, "MAX_TASK_TARGETS", 2)
-    added = task_targets(found, q, "Usage", ev, view)
-    # the task's order, only files mentioning the searched name, at most two
-    assert paths(added) == ["pkg/shipping.py", "pkg/billing.py", "pkg/checkout.py"]
-    assert [(t.reason, t.relation) for t in added[1:]] == [("uses shipping_cost; the task points here", "usages")] * 2
-    assert paths(task_targets(found, q, "Version", ev, view)) == ["pkg/shipping.py"]  # a project intent
-    assert paths(task_targets(found, q, "Usage", SessionEvidence(), view)) == ["pkg/shipping.py"]  # no task
 
 
 def test_the_confidence_reads_the_task_feature_at_weight_zero():
