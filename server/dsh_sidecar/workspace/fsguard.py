@@ -191,6 +191,18 @@ class _Openat2:
     def open(self, base: str, rel: str) -> int | None:
         """A read descriptor of ``rel`` resolved beneath the real root ``base``, or ``None``
         (refused by the kernel, missing, or ``openat2`` unavailable: take the O_PATH path)."""
+        return self._beneath(base, rel, folder=False)
+
+    def open_folder(self, base: str, rel: str) -> int | None:
+        """An ``O_PATH`` descriptor of the folder ``rel`` (``""``: the root) resolved beneath the
+        real root ``base`` with no symlink on the way (``RESOLVE_NO_SYMLINKS``), or ``None``
+        (refused, missing, or ``openat2`` unavailable). The caller closes it."""
+        return self._beneath(base, rel or ".", folder=True)
+
+    def _beneath(self, base: str, rel: str, *, folder: bool) -> int | None:
+        """``openat2`` of ``rel`` beneath the real root ``base``, as a file to read or (``folder``)
+        an ``O_PATH`` folder with no symlink on the way; ``None`` when refused, missing or unavailable (a kernel without the call, or a
+        seccomp filter refusing it, turns it off for the process)."""
         if not self.usable or (self._call is None and not self._load()):
             return None
         assert self._call is not None
@@ -200,7 +212,7 @@ class _Openat2:
             return None
         if root_fd is None:
             return None
-        ref, size, get_errno, _ = self._how
+        ref, size, get_errno, _ = self._how_folder if folder else self._how
         try:
             fd = self._call(_SYS_OPENAT2, root_fd, os.fsencode(rel), ref, size)
             err = get_errno() if fd < 0 else 0
@@ -210,32 +222,6 @@ class _Openat2:
         if fd >= 0:
             return fd
         if err in (errno.ENOSYS, errno.EPERM):  # no openat2 in this kernel, or a seccomp filter
-            self.usable = False
-        return None
-
-    def open_folder(self, base: str, rel: str) -> int | None:
-        """An ``O_PATH`` descriptor of the folder ``rel`` (``""``: the root) resolved beneath the
-        real root ``base`` with no symlink on the way (``RESOLVE_NO_SYMLINKS``), or ``None``
-        (refused, missing, or ``openat2`` unavailable). The caller closes it."""
-        if not self.usable or (self._call is None and not self._load()):
-            return None
-        assert self._call is not None
-        try:
-            root_fd = self._root_fd(base)
-        except OSError:
-            return None
-        if root_fd is None:
-            return None
-        ref, size, get_errno, _ = self._how_folder
-        try:
-            fd = self._call(_SYS_OPENAT2, root_fd, os.fsencode(rel or "."), ref, size)
-            err = get_errno() if fd < 0 else 0
-        finally:
-            if self._roots.get(base) != root_fd:
-                os.close(root_fd)
-        if fd >= 0:
-            return fd
-        if err in (errno.ENOSYS, errno.EPERM):
             self.usable = False
         return None
 
