@@ -35,8 +35,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from filelock import Timeout
-
 from dsh_sidecar.bandit.policy import ARMS, ContextualPolicy, Evidence
 from dsh_sidecar.state import StateFile
 
@@ -250,7 +248,7 @@ class PosteriorStore:
 
             try:
                 doc = self.file.update(merge)
-            except (OSError, Timeout) as exc:
+            except OSError as exc:  # filelock's Timeout too (a TimeoutError)
                 self.persisting = False
                 reason = getattr(exc, "strerror", None) or type(exc).__name__
                 message = (
@@ -343,7 +341,7 @@ def reset_posteriors(home: Path, decisions: bool = False) -> list[Path]:
     Raises ``OSError`` when a file exists but cannot be removed, ``TimeoutError`` when the lock
     stays held for more than 10 s.
     """
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     from dsh_sidecar.bandit.decisions import DECISIONS_FILE
     from dsh_sidecar.bandit.feedback import PENDING_FILE

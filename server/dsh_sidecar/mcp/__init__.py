@@ -38,8 +38,11 @@ def sdk_installed() -> bool:
 def run(config: SidecarConfig, workspace: Path, log_level: str, env: Mapping[str, str] | None = None) -> int:
     """Serve MCP on stdio (:func:`dsh_sidecar.mcp.server.main`); the exit code. Raises
     :class:`SdkMissing` when the extra is not installed."""
-    try:
-        from dsh_sidecar.mcp.server import main
+    from dsh_sidecar.workspace.heap import collections_paused
+
+    try:  # the SDK's and the server's imports: long-lived objects, no collection scans them again
+        with collections_paused(freeze=True):
+            from dsh_sidecar.mcp.server import main
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in SDK_MODULES:
             raise SdkMissing(exc.name) from None

@@ -234,20 +234,25 @@ class StateFile:
         if self._swept:
             return
         self._swept = True
-        prefix, n = f".{self.path.name}.", 0
-        try:
-            names = [e.name for e in os.scandir(self.path.parent) if e.name.startswith(prefix)]
-        except OSError:
-            return
-        for name in names:
-            if name.endswith(".tmp"):
-                try:
-                    os.unlink(self.path.parent / name)
-                    n += 1
-                except OSError:
-                    pass
+        n = 0
+        for name in self._temps():
+            try:
+                os.unlink(self.path.parent / name)
+                n += 1
+            except OSError:
+                pass
         if n:
             log.info("state: removed %d temp file(s) left beside %s by a killed writer", n, self.path.name)
+
+    def _temps(self) -> list[str]:
+        """The names of the temp files beside the file (``.<name>.*.tmp``, a writer's)."""
+        prefix = f".{self.path.name}."
+        try:
+            return [
+                e.name for e in os.scandir(self.path.parent) if e.name.startswith(prefix) and e.name.endswith(".tmp")
+            ]
+        except OSError:
+            return []
 
     @property
     def lock(self) -> FileLock:
@@ -311,6 +316,8 @@ class StateFile:
         aside (a writer may be replacing it this very moment)."""
         if not self.path.parent.is_dir():
             return None  # nothing to read; never let the lock create the folder (0755)
+        if not self._swept and not os.path.lexists(self.path) and not self._temps():
+            return None  # nothing to read, sweep or set aside: no lock (nor filelock's import) needed
         from filelock import FileLock, Timeout
 
         try:

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from filelock import Timeout
 from pydantic import BaseModel, ConfigDict, Field
 
 from dsh_sidecar.state import StateFile
@@ -401,7 +400,7 @@ class Knowledge:
             assert file is not None  # neither file nor shared returned above
             try:
                 merged = file.update(batch.merge_into(self.workspace, self.clock()))
-            except (OSError, Timeout) as exc:
+            except OSError as exc:  # filelock's Timeout too (a TimeoutError)
                 with self._mutex:
                     batch.give_back(self)
                 log.warning(

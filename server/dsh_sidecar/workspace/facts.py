@@ -35,6 +35,7 @@ from itertools import accumulate, compress
 from operator import methodcaller, or_
 from typing import Any, Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.workspace import manifests
 from dsh_sidecar.workspace.manifests import MANIFEST_FACTS, Manifest
 
@@ -49,9 +50,9 @@ MAX_READ_BYTES: Final = 256 * 1024
 #: Most distinct words indexed per file.
 MAX_WORDS: Final = 4000
 
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,29}")
-_SPLIT_PATH = re.compile(r"[/._\-\s]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+WORD = LazyPattern(r"[A-Za-z][A-Za-z0-9]{2,29}")
+_SPLIT_PATH = LazyPattern(r"[/._\-\s]+")
+_CAMEL = LazyPattern(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: Words never indexed (English glue and code keywords: present everywhere, telling nothing).
 STOP_WORDS: Final = frozenset(
     "the and for not with this that from are was were you your have has had but all any can will into out its "
@@ -61,73 +62,73 @@ STOP_WORDS: Final = frozenset(
     "lambda async await package type struct impl pub mod use crate".split()
 )
 
-_STRING_LITERAL = re.compile(r"""(["'`])((?:(?!\1)[^\\\n]|\\.){8,300})\1""")
-_VERSION_ASSIGN = re.compile(
+_STRING_LITERAL = LazyPattern(r"""(["'`])((?:(?!\1)[^\\\n]|\\.){8,300})\1""")
+_VERSION_ASSIGN = LazyPattern(
     r"""^(?:export\s+)?(?:(?:pub\s+)?const|var|let|static|final|public\s+static\s+final\s+String)?\s*"""
     r"""(?:__version__|VERSION|Version|version|__VERSION__)\s*(?::\s*[\w&'\[\]<> ]+)?\s*(?::=|=)\s*["'][\w.+-]*\d""",
     re.MULTILINE,
 )
 #: A C/C++ version macro (``#define FMT_VERSION 120201``, ``#define X_VERSION_MAJOR 3``,
 #: ``#define X_VERSION "1.2"``) or a .NET assembly attribute.
-_C_VERSION = re.compile(
+_C_VERSION = LazyPattern(
     r"""^\s*#\s*define\s+[A-Z][A-Z0-9_]*VERSION(?:_MAJOR|_STRING|_STR)?\s+(?:\d|"\d|\()"""
     r"""|^\s*\[assembly:\s*Assembly(?:Informational|File)?Version\(""",
     re.MULTILINE,
 )
 _MANIFEST_VERSION = {
-    "pyproject.toml": re.compile(r"^version\s*=\s*[\"']", re.MULTILINE),
-    "setup.cfg": re.compile(r"^version\s*=", re.MULTILINE),
-    "setup.py": re.compile(r"\bversion\s*=", re.MULTILINE),
-    "package.json": re.compile(r"^\s{0,4}\"version\"\s*:", re.MULTILINE),
-    "Cargo.toml": re.compile(r"^version\s*=|^version\.workspace\s*=", re.MULTILINE),
-    "pom.xml": re.compile(r"<version>"),
-    "build.gradle": re.compile(r"^\s*version\s*=", re.MULTILINE),
-    "build.gradle.kts": re.compile(r"^\s*version\s*=", re.MULTILINE),
-    "gradle.properties": re.compile(r"^version\s*=", re.MULTILINE),
-    "composer.json": re.compile(r"\"version\"\s*:"),
-    "pubspec.yaml": re.compile(r"^version:", re.MULTILINE),
-    "mix.exs": re.compile(r"\bversion:\s"),
-    "meson.build": re.compile(r"\bversion\s*:"),
+    "pyproject.toml": LazyPattern(r"^version\s*=\s*[\"']", re.MULTILINE),
+    "setup.cfg": LazyPattern(r"^version\s*=", re.MULTILINE),
+    "setup.py": LazyPattern(r"\bversion\s*=", re.MULTILINE),
+    "package.json": LazyPattern(r"^\s{0,4}\"version\"\s*:", re.MULTILINE),
+    "Cargo.toml": LazyPattern(r"^version\s*=|^version\.workspace\s*=", re.MULTILINE),
+    "pom.xml": LazyPattern(r"<version>"),
+    "build.gradle": LazyPattern(r"^\s*version\s*=", re.MULTILINE),
+    "build.gradle.kts": LazyPattern(r"^\s*version\s*=", re.MULTILINE),
+    "gradle.properties": LazyPattern(r"^version\s*=", re.MULTILINE),
+    "composer.json": LazyPattern(r"\"version\"\s*:"),
+    "pubspec.yaml": LazyPattern(r"^version:", re.MULTILINE),
+    "mix.exs": LazyPattern(r"\bversion:\s"),
+    "meson.build": LazyPattern(r"\bversion\s*:"),
 }
 _MANIFEST_VERSION_SUFFIX = {
-    ".gemspec": re.compile(r"\.version\s*="),
-    ".csproj": re.compile(r"<(?:Version|VersionPrefix)>"),
-    ".nimble": re.compile(r"^version\s*=", re.MULTILINE),
-    ".cabal": re.compile(r"^version:", re.MULTILINE | re.IGNORECASE),
+    ".gemspec": LazyPattern(r"\.version\s*="),
+    ".csproj": LazyPattern(r"<(?:Version|VersionPrefix)>"),
+    ".nimble": LazyPattern(r"^version\s*=", re.MULTILINE),
+    ".cabal": LazyPattern(r"^version:", re.MULTILINE | re.IGNORECASE),
 }
-_MANIFEST_AUTHORS = re.compile(
+_MANIFEST_AUTHORS = LazyPattern(
     r"^\s*(?:authors|maintainers|author|maintainer|\"author\"|\"authors\"|\"contributors\"|\"maintainers\")\s*[:=]"
     r"|<developers>|\bauthors?\s*=|\bmaintainers?\s*=",
     re.MULTILINE | re.IGNORECASE,
 )
-_CHANGELOG_NAME = re.compile(
+_CHANGELOG_NAME = LazyPattern(
     r"^(?:change[-_ ]?log|changes|history|news|release[-_ ]?notes|releases|whats[-_]?new|release[-_]history)"
     r"(?:\.[\w.-]+)?$",
     re.IGNORECASE,
 )
-_VERSION_HEADING = re.compile(
+_VERSION_HEADING = LazyPattern(
     r"^(?:#{1,4}\s*\[?v?\d+\.\d+(?:\.\d+)?[^\n]*|\[?v?\d+\.\d+(?:\.\d+)?\]?\s*(?:\(|-|—|–)\s*\d{4}[^\n]*"
     r"|(?:version|release)\s+v?\d+\.\d+[^\n]*|v?\d+\.\d+(?:\.\d+)?\s*\n[-=~^*]{3,})\s*$",
     re.MULTILINE | re.IGNORECASE,
 )
-_OWNER_NAME = re.compile(
+_OWNER_NAME = LazyPattern(
     r"^(?:codeowners|owners|maintainers|authors|contributors|credits)(?:\.[\w.-]+)?$", re.IGNORECASE
 )
-_OWNER_HEADING = re.compile(
+_OWNER_HEADING = LazyPattern(
     r"^(?:#{1,4}\s*|\*\*)(?:core\s+)?(?:maintainers?|authors?|owners?|team|core team|credits|people|contributors)"
     r"\b[^\n]*$|^(?:maintainers?|authors?|owners?|credits)\s*\n[-=~^*]{3,}\s*$",
     re.MULTILINE | re.IGNORECASE,
 )
-_TEST_CODE = re.compile(
+_TEST_CODE = LazyPattern(
     r"^\s*(?:def test_\w+|class Test\w*|import pytest|from pytest|import unittest|func Test\w+\(|#\[test\]|"
     r"#\[cfg\(test\)\]|@Test\b|(?:describe|it|test)\s*\(\s*['\"`])",
     re.MULTILINE,
 )
-_ENV_READ = re.compile(
+_ENV_READ = LazyPattern(
     r"os\.environ|os\.getenv|getenv\(|process\.env\b|std::env::var|env::var\(|System\.getenv|ENV\[|"
     r"pydantic_settings|BaseSettings\b|dotenv"
 )
-_TEST_RUN = re.compile(
+_TEST_RUN = LazyPattern(
     r"\b(?:pytest|tox|nox|unittest|npm (?:run )?test|yarn test|pnpm test|jest|vitest|mocha|cargo test|"
     r"cargo nextest|go test|mvn (?:-\S+ )*(?:test|verify)|gradle\w* (?:test|check)|make (?:test|check)|"
     r"rake|rspec|dotnet test|ctest|phpunit)\b"
@@ -252,7 +253,7 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
 
 #: The names a name-level rule may give a fact to (:func:`_name_facts`, the manifest readers'
 #: lint and version-tool names), as one pattern: a superset (case ignored for all of them).
-_NAME_RULES: Final = re.compile(
+_NAME_RULES: Final = LazyPattern(
     "|".join(
         f"(?:{rx.pattern})" for rx in (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
     ),

@@ -76,3 +76,15 @@ def test_read_only_dir_raises_oserror_on_update(tmp_path):
         pass
     else:
         raise AssertionError("expected OSError")
+
+
+def test_reading_an_absent_file_takes_no_lock_unless_temps_are_left(tmp_path):
+    sf = StateFile(tmp_path / "s.json")
+    assert sf.read() is None
+    assert list(tmp_path.iterdir()) == []  # no lock file: nothing to sweep or set aside
+    (tmp_path / ".s.json.1234.tmp").write_bytes(b"{")  # a killed writer's debris
+    (tmp_path / ".s.json.keep").write_bytes(b"x")  # not a temp file: left alone
+    assert sf.read() is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".s.json.keep", "s.json.lock"]
+    sf.update(lambda cur: {"n": 1})
+    assert StateFile(tmp_path / "s.json").read() == {"n": 1}

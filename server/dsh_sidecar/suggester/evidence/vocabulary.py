@@ -4,11 +4,11 @@ intent, and what they read of the workspace (:class:`Workspace`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse import Query
 
 #: Weight of a subject rule for its intent.
@@ -20,74 +20,76 @@ SCOPE: Final = 2.4
 #: Weight of a name rule (definition → Symbol, identifier → Usage, env var → Config).
 NAME: Final = 2.0
 
-_LEDGER_W = re.compile(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|^#+\s|\^#")
+_LEDGER_W = LazyPattern(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|^#+\s|\^#")
 #: Words of the change ledger itself (a release marker searched in prose is a ledger question).
-_LEDGER_WORD = re.compile(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|next[-_ ]release")
-_OWNER_W = re.compile(
+_LEDGER_WORD = LazyPattern(r"(?i)towncrier|changelog|changeset|unreleased|release[-_ ]?notes|next[-_ ]release")
+_OWNER_W = LazyPattern(
     r"(?i)\b(authors?|maintainers?|copyright|licen[cs]es?|owners?|contributors?|developers?|email)\b|@[a-z]"
 )
-_VERSION_W = re.compile(r"(?i)(^|[^a-z-])_*version_*\b|html_root_url|\bbump\b|#:version")
-_DEP_W = re.compile(
+_VERSION_W = LazyPattern(r"(?i)(^|[^a-z-])_*version_*\b|html_root_url|\bbump\b|#:version")
+_DEP_W = LazyPattern(
     r"(?i)dependenc|\brequires?\b|install_requires|add_(?:runtime_|development_)?dependency|^\s*gem\b|\bgem '"
     r"|extras_require|dependency-groups|\bdeps\b|^name = \"|^\s*/?[\w@.-]+@|\bimport\b.*\bfrom\b"
 )
-_TEST_W = re.compile(
+_TEST_W = LazyPattern(
     r"(?i)\btest(s|paths|_|\b)|pytest|\bava\b|jest|vitest|mocha|filterwarnings|\bspec\b|fixture|coverage"
 )
-_PATH_W = re.compile(
+_PATH_W = LazyPattern(
     r"(?i)\bpackages?\b|package[-_]dir|\bmembers\b|workspaces?\b|\"paths\"|\bpaths\b|exports|\.files\b|outDir|rootDir"
     r"|\binclude\b|\bmodule\b|\bpath:|baseUrl|hatch\.build|find_packages|\bmain\b|^\s*\^?mod\b|pub mod|/v\d+\b"
 )
-_CONFIG_W = re.compile(
+_CONFIG_W = LazyPattern(
     r"(?i)\btool\b|\[tool|ruff|lint|\bxo\b|eslint|prettier|features|rust-version|edition|config|settings|mypy"
     r"|black|isort|flake8|fmt|target|envlist|testenv|matrix|ruby-version|go-version|cargo|layout|style|allcops"
 )
-_DOC_W = re.compile(r"^\^?//!|^\^?///|\"\"\"|^\^?#+\s|docstring|\bdocs?\b")
-_DEP_KEY = re.compile(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
-_IDENTLIKE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
-_CALL = re.compile(r"(?:^|\bnew\s+)[A-Za-z_][A-Za-z0-9_.:]*\\?\($|\bnew\s+[A-Z]\w+")
-_VERSION_DECL = re.compile(
+_DOC_W = LazyPattern(r"^\^?//!|^\^?///|\"\"\"|^\^?#+\s|docstring|\bdocs?\b")
+_DEP_KEY = LazyPattern(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
+_IDENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
+_IDENTLIKE = LazyPattern(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
+_CALL = LazyPattern(r"(?:^|\bnew\s+)[A-Za-z_][A-Za-z0-9_.:]*\\?\($|\bnew\s+[A-Z]\w+")
+_VERSION_DECL = LazyPattern(
     r"(?i)__version__|\bversion\s*\\?[:=]|\bVERSION\s*=|\"version\"|^\^version"
     r"|<(?:version|VersionPrefix|AssemblyVersion|FileVersion)\\?>|#?\bdefine\s+\w*_VERSION\b"
 )
 _CONFIG_DIRS: Final = frozenset({".github", ".cargo", ".circleci", ".devcontainer", ".vscode", ".husky", ".config"})
-_IMPORT = re.compile(r"^\^?\s*(?:import\s+\w|from\s+[\w.]+\s+import\b|use\s+\w|require\()")
-_ENV_VAR = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_MOD_LAYOUT = re.compile(r"(?i)\^?(?:pub )?mod\b|\bimport\b|__all__|^\^?from\b|\bexports?\b|require\(")
-_LEDGER_NAME = re.compile(
+_IMPORT = LazyPattern(r"^\^?\s*(?:import\s+\w|from\s+[\w.]+\s+import\b|use\s+\w|require\()")
+_ENV_VAR = LazyPattern(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_MOD_LAYOUT = LazyPattern(r"(?i)\^?(?:pub )?mod\b|\bimport\b|__all__|^\^?from\b|\bexports?\b|require\(")
+_LEDGER_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])(?:change[-_]?log|changes|history|news|release[-_]?notes)|changelog\.d|\.changeset"
 )
-_OWNER_NAME = re.compile(r"(?i)(?:^|[/*{,])(?:codeowners|owners|maintainers|authors|contributors|licen[cs]e|copying)")
-_CI_NAME = re.compile(r"(?i)\.github/workflows|\.gitlab-ci|\.circleci|azure-pipelines|\.travis|jenkinsfile|\.buildkite")
-_DOC_NAME = re.compile(r"(?i)\*\.(?:md|rst|adoc|mdx)$|(?:^|/)readme|(?:^|/)docs?(?:/|$)")
-_TEST_NAME = re.compile(
+_OWNER_NAME = LazyPattern(r"(?i)(?:^|[/*{,])(?:codeowners|owners|maintainers|authors|contributors|licen[cs]e|copying)")
+_CI_NAME = LazyPattern(
+    r"(?i)\.github/workflows|\.gitlab-ci|\.circleci|azure-pipelines|\.travis|jenkinsfile|\.buildkite"
+)
+_DOC_NAME = LazyPattern(r"(?i)\*\.(?:md|rst|adoc|mdx)$|(?:^|/)readme|(?:^|/)docs?(?:/|$)")
+_TEST_NAME = LazyPattern(
     r"(?i)(?:^|[/*])(?:test_|tests?/|spec/|__tests__)|_test\b|\.test\.|\.spec\.|_spec\b|\*test\*|[-_]test\.c\w*$"
     r"|(?-i:[a-z*](?:Tests?|IT|Spec)\.(?:java|kt|kts|cs|fs|vb|scala|groovy|swift|php)$)"
 )
 #: Configuration files of test runners (a listing of them asks for the tests' set-up).
-_TEST_CONFIG_NAME = re.compile(
+_TEST_CONFIG_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])(?:jest|vitest|karma|playwright|cypress|ava|wdio)\.config\b|(?:^|[/*{,])(?:pytest\.ini|conftest\.py"
     r"|\.mocharc|phpunit\.xml|\.rspec|\.coveragerc|codecov\.ya?ml|jest|vitest|pytest|phpunit|karma)(?:$|[.,}*])"
 )
 #: Configuration files of linters, formatters and type checkers.
-_LINT_CONFIG_NAME = re.compile(
+_LINT_CONFIG_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,|.])(?:eslint|prettier|stylelint|biome|ruff|flake8|pylint|mypy|isort|black|setup\.cfg|tox\.ini"
     r"|rubocop|golangci|rustfmt|clippy|clang-format|clang-tidy|editorconfig|php-cs-fixer|phpstan|psalm|phpcs"
     r"|checkstyle|detekt|swiftlint|stylecop|tsconfig|pre-commit-config|oxlint|oxfmt|mkdocs|readthedocs|doxyfile"
     r"|docusaurus\.config|typedoc|renovate|dependabot)\b"
 )
 #: Files that list a solution's or workspace's projects.
-_LAYOUT_NAME = re.compile(
+_LAYOUT_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])[\w*.-]*\.slnx?\*?$|\.sln\*?$|(?:^|[/*{,])(?:settings\.gradle(?:\.kts)?|pnpm-workspace\.ya?ml"
     r"|go\.work|lerna\.json|nx\.json|rush\.json|turbo\.json)(?:$|[,}*])"
 )
 #: Dependency manifests of one ecosystem or another (a miss of one hunts for the dependencies).
-_DEP_MANIFEST_NAME = re.compile(
+_DEP_MANIFEST_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])(?:packages\.config|paket\.dependencies|directory\.packages\.props|requirements[\w.-]*\.txt"
     r"|pipfile|gemfile|vcpkg\.json|conanfile\.(?:txt|py)|libs\.versions\.toml)(?:$|[,}*])"
 )
-_LOCK_NAME = re.compile(r"(?i)\.lock$|lock\.json$|lock\.ya?ml$|go\.sum$")
+_LOCK_NAME = LazyPattern(r"(?i)\.lock$|lock\.json$|lock\.ya?ml$|go\.sum$")
 _DOC_DIRS: Final = frozenset({"docs", "doc", "documentation", "website", "guide", "guides", "manual", "book"})
 _TEST_DIRS: Final = frozenset({"tests", "test", "spec", "specs", "__tests__", "testing", "testdata", "e2e"})
 _LEDGER_DIRS: Final = frozenset({"changelog.d", ".changeset", "changes", "newsfragments", "changelog"})

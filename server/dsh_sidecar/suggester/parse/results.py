@@ -4,34 +4,37 @@ from __future__ import annotations
 
 import re
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.tools import MAX_RESULT_CHARS, MAX_RESULT_PATHS
 
 #: A hit line: ``path:line:text``, ``path:text`` (``-c`` counts, ``-l`` with text), or a context
 #: line ``path-line-text`` (``-A``/``-B``/``-C``). The dash form needs its line number, so a
 #: file name with a dash (``compile-test.cc:3``) is read whole.
-_HIT_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+)[:-]|:|-(?P<context>\d+)-)")
-_PATH_LIKE = re.compile(r"^[\w.@+~/-][\w./@+~ -]*$")
-_BARE_NAME = re.compile(r"^[A-Za-z][\w.+-]{1,63}$")
-_HAS_EXT_OR_DIR = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
+_HIT_LINE = LazyPattern(r"^(?P<path>[^\s:][^:\n]*?)(?::(?P<line>\d+)[:-]|:|-(?P<context>\d+)-)")
+_PATH_LIKE = LazyPattern(r"^[\w.@+~/-][\w./@+~ -]*$")
+_BARE_NAME = LazyPattern(r"^[A-Za-z][\w.+-]{1,63}$")
+_HAS_EXT_OR_DIR = LazyPattern(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,12}$|/")
 
 
 #: A folder header of a recursive listing, the names under it relative to it: ``ls -R``'s
 #: ``./pkg:``/``pkg/sub:``, Rovo Dev's ``expand_folder`` ``pkg/sub/:``.
-_FOLDER_HEADER = re.compile(r"^(?P<dir>[\w.@+~/-]+?)/?:$")
+_FOLDER_HEADER = LazyPattern(r"^(?P<dir>[\w.@+~/-]+?)/?:$")
 #: A listing's head naming the folder its names are in: SWE-agent's ``Found 3 matches for "x" in
 #: src:``, Gemini CLI's ``Directory listing for /w/src:``.
-_PROSE_START = re.compile(r"^[A-Z][a-z]+ ")
-_LISTING_IN = re.compile(r"\b(?:in|for)\s+['\"]?(?P<dir>[\w.@+~/-]+?)/?['\"]?:$")
+_PROSE_START = LazyPattern(r"^[A-Z][a-z]+ ")
+_LISTING_IN = LazyPattern(r"\b(?:in|for)\s+['\"]?(?P<dir>[\w.@+~/-]+?)/?['\"]?:$")
 #: A listing line's marks around the path: ``[DIR] sub`` (Gemini CLI), ``a.py (3 matches)``
 #: (SWE-agent's ``search_dir``).
-_ENTRY_MARK = re.compile(r"^\[(?:DIR|FILE)\]\s+", re.I)
-_MATCH_COUNT = re.compile(r"\s+\(\d+ match(?:es)?\)$")
+_ENTRY_MARK = LazyPattern(r"^\[(?:DIR|FILE)\]\s+", re.I)
+_MATCH_COUNT = LazyPattern(r"\s+\(\d+ match(?:es)?\)$")
 #: A labelled path: ``File: pkg/a.java``, ``Defined in file: pkg/a.java`` (a symbol tool's
 #: answer), ``Path: …``.
-_LABELLED = re.compile(r"^[A-Z][A-Za-z ]{0,30}:\s+(?P<path>\S+)$")
+_LABELLED = LazyPattern(r"^[A-Z][A-Za-z ]{0,30}:\s+(?P<path>\S+)$")
 #: A path-valued field of a JSON answer (an MCP tool's ``"file_path": "src/a.ts"``, ``"path":
 #: "src/a.ts#436-1706:…"``), read line by line (the text may be cut).
-_JSON_PATH = re.compile(r'"(?:file_?[pP]ath|path|file|filename|relative_?[pP]ath|uri)"\s*:\s*"(?P<path>[^"#\n]{1,400})')
+_JSON_PATH = LazyPattern(
+    r'"(?:file_?[pP]ath|path|file|filename|relative_?[pP]ath|uri)"\s*:\s*"(?P<path>[^"#\n]{1,400})'
+)
 
 
 def _as_path(cand: str) -> str | None:

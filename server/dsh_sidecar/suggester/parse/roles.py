@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from dsh_sidecar.lazyre import LazyPattern
+
 #: Longest value read from one field, characters.
 MAX_FIELD_CHARS: Final = 4000
 #: Most values read from a list field (``file_paths``, ``target_directories``), and most fields read.
@@ -247,11 +249,11 @@ CONTEXT_ROLES: Final = ("ctx:pattern", "ctx:path", "ctx:name", "ctx:filename", "
 #: An editor tool's ``command`` values (Anthropic's text editor, OpenHands' and SWE-agent's
 #: ``str_replace_editor``): ``view`` reads, the others write.
 EDITOR_COMMANDS: Final = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
-_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_URL = LazyPattern(r"^[a-z][a-z0-9+.-]*://", re.I)
+_CAMEL = LazyPattern(r"([a-z0-9])([A-Z])")
 #: A symbol's name, qualified or not (``StringUtils``, ``org.x.Y``, ``A::b``, ``Cls#m``,
 #: ``m(int, String)``).
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\([^()]{0,200}\))?$")
+_QUALIFIED_NAME = LazyPattern(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\([^()]{0,200}\))?$")
 
 
 def name_words(name: str) -> list[str]:
@@ -585,7 +587,7 @@ def _scopes(fields: _Fields) -> list[str]:
 
 #: The first line of a listing of a folder: OpenHands' ``Here's the files and directories up to
 #: 2 levels deep in src, excluding hidden items:``, Gemini CLI's ``Directory listing for /w/src:``.
-_LISTING_HEAD = re.compile(
+_LISTING_HEAD = LazyPattern(
     r"(?i)\b(?:files and directories|directory listing|contents of (?:the )?(?:folder|directory))\b"
 )
 

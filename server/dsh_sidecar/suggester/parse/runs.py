@@ -17,6 +17,7 @@ import threading
 import warnings
 from typing import Any, Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.patterns import MIN_CHARS
 from dsh_sidecar.suggester.parse.shell import Command, Heredoc, unwrap
 from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
@@ -28,8 +29,8 @@ from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
 #: included; Python and pytest list the innermost frame last, Node and the JVM first. A warning's
 #: ``p.py:9: DeprecationWarning: …`` line is no frame (libraries print them on every run, so
 #: each run would be a note read by no one: docs/SCHEME.md, "Classification").
-_PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
-_PYTEST_FRAME = re.compile(
+_PY_FRAME = LazyPattern(r'^[ \t]*File "([^"\n]{1,400})", line \d+, in ([\w<>.]{1,100})', re.M)
+_PYTEST_FRAME = LazyPattern(
     r"^((?:[A-Za-z]:)?[\w./\\-]{1,400}\.py):\d+: (?:in ([\w<>.]{1,100})|([A-Z]\w{0,60}(?:Error|Exception)))$",
     re.M,
 )
@@ -37,7 +38,7 @@ _PYTEST_FRAME = re.compile(
 #: then the source line and its caret, then ``SyntaxError``/``IndentationError``/``TabError`` (the
 #: traceback module's format for a SyntaxError). The innermost place of all: the frames above it
 #: are the import chain that reached the file, and the error's name is its "function".
-_PY_SYNTAX = re.compile(
+_PY_SYNTAX = LazyPattern(
     r'^[ \t]*File "([^"\n]{1,400})", line \d+\n(?:[^\n]{0,2000}\n){0,4}?[ \t]*((?:Syntax|Indentation|Tab)Error)\b',
     re.M,
 )
@@ -45,7 +46,7 @@ _PY_SYNTAX = re.compile(
 #: ``at C.m [as alias] (…)``, an ESM ``file:///…`` URL; any extension (a compiled ``.svelte`` or
 #: ``.html`` component, ``.mjs``, ``.ts`` through ts-node). ``node:internal/…`` and
 #: ``<anonymous>`` are no files.
-_NODE_FRAME = re.compile(
+_NODE_FRAME = LazyPattern(
     r"^[ \t]+at (?:async )?(?:new )?(?:([\w$.<>\[\]]{1,100})(?: \[as [^\]\n]{1,100}\])? )?\(?(?:file://)?"
     r"((?:[A-Za-z]:[\\/]|\\\\|/|\./|\w)[^\s():]{0,400}\.[A-Za-z]{1,10}):\d+:\d+\)?",
     re.M,
@@ -55,12 +56,12 @@ _NODE_FRAME = re.compile(
 #: (``java.base/java.lang.Thread.run(…)``, ``app//org.x.Y.m(…)``). It names the class and its
 #: file's name, not a path: the frame's path is the package's folder and that name
 #: (``org/x/Foo.java``), which the workspace's listing resolves (a source root before it).
-_JVM_FRAME = re.compile(
+_JVM_FRAME = LazyPattern(
     r"^[ \t]*at (?:[\w.$-]{0,100}//?)?([\w$.<>]{1,400})\(([\w$-]{1,200}\.(?:java|kt|kts|scala|groovy)):\d+\)",
     re.M,
 )
 #: Where a JVM trace names the exception that caused the one above it: its frames come after.
-_CAUSED_BY = re.compile(r"^[ \t]*Caused by: ", re.M)
+_CAUSED_BY = LazyPattern(r"^[ \t]*Caused by: ", re.M)
 #: Most frames kept of one output.
 MAX_FRAMES: Final = 100
 
@@ -115,7 +116,7 @@ MAX_SCRIPT_CHARS: Final = 4096
 #: recorded runs need: docs/SCHEME.md, "The query model's bounds").
 #: Counting stops at the bound (one C regex pass).
 MAX_SCRIPT_ATOMS: Final = 1000
-_ATOM = re.compile(r"\w+|[^\w\s]")
+_ATOM = LazyPattern(r"\w+|[^\w\s]")
 #: What one non-ASCII character of an atom weighs: the parser normalises every non-ASCII name
 #: (NFKC), so 990 one-letter non-ASCII names cost 5.4 ms where 1,000 ASCII atoms cost 2.
 NON_ASCII_ATOMS: Final = 3
@@ -125,24 +126,24 @@ NON_ASCII_ATOMS: Final = 3
 _PARSE_LOCK = threading.Lock()
 #: Most names one script yields.
 MAX_SCRIPT_NAMES: Final = 20
-_PYTHON_NAME = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_PYTHON_NAME = LazyPattern(r"^python(?:\d+(?:\.\d+)*)?$")
 #: A python option word that ends in ``-c``: flags without a value (``-B``, ``-u``, ``-I``,
 #: ``-E``, ``-O``…) then ``c``, the code the rest of the word or the next word.
-_PYTHON_FLAGS_THEN_C = re.compile(r"^-[bBdEhiIOPqsSuvx]*c")
+_PYTHON_FLAGS_THEN_C = LazyPattern(r"^-[bBdEhiIOPqsSuvx]*c")
 
 
 #: The files of a patch: Codex ``apply_patch`` headers and unified-diff ``+++ b/`` lines.
 #: The path is the rest of the line, stripped in Python: a lazy ``(.+?)\s*$`` backtracks over
 #: every space of a line (19 KB of spaces took 1.4 s).
-_PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
+_PATCH_FILE = LazyPattern(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
 #: A shell redirection's target (``> f``, ``>> f``, ``1> f``, ``&> f``, ``&>> f``, ``>| f``,
 #: quoted or not; not ``2>&1``, ``>&-``, here-strings, ``<>``). No match starts inside a run of
 #: digits (a 4,000-digit word would be scanned once a digit: 106 ms).
-_REDIRECT = re.compile(r"(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
+_REDIRECT = LazyPattern(r"(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
 #: ``sed``/``perl`` option words that edit in place: ``-i``, ``-i.bak``, ``-Ei``, ``-ri``,
 #: ``--in-place``; perl's ``-pi``, ``-0pi``, ``-0777 -pi`` (switches without a value, then ``i``).
-_SED_IN_PLACE = re.compile(r"^(?:-[nrEsuzl]*i|--in-place)")
-_PERL_IN_PLACE = re.compile(r"^-[0-7lnpaswTtU]*i")  # one class: a nested repeat of -0… backtracked exponentially
+_SED_IN_PLACE = LazyPattern(r"^(?:-[nrEsuzl]*i|--in-place)")
+_PERL_IN_PLACE = LazyPattern(r"^-[0-7lnpaswTtU]*i")  # one class: a nested repeat of -0… backtracked exponentially
 #: Commands that write their last operand (``cp a b``, ``mv a b``, ``install a b``) or every
 #: operand (``tee a b``).
 _COPY_COMMANDS: Final = frozenset({"cp", "mv", "install"})
@@ -254,7 +255,7 @@ def heredoc_script(heredocs: tuple[Heredoc, ...], cwd: str) -> tuple[str, str]:
 
 
 #: The start of a line that starts a top-level statement (not indented, not a comment).
-_TOP_LEVEL_LINE = re.compile(r"^(?=[^\s#])", re.M)
+_TOP_LEVEL_LINE = LazyPattern(r"^(?=[^\s#])", re.M)
 
 
 def _whole_statements(code: str, end: int) -> str:
