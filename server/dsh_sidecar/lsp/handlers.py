@@ -281,7 +281,9 @@ def warn_skipped(ls: SidecarServer, sidecar: Sidecar) -> None:
     """Tell the client, as ``window/logMessage`` warnings, which providers its router skips for a
     malformed setting in the environment (the lines the server's stderr has): a client that does
     not read the child's stderr would otherwise learn it only from a search's attempts."""
-    for line in sidecar.router.skipped_lines():
+    from dsh_sidecar.router.config import skipped_lines  # (imported by the router's build)
+
+    for line in skipped_lines(sidecar.router.invalid):
         ls.send_log_line(line, lsp.MessageType.Warning)
 
 

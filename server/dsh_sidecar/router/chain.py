@@ -36,7 +36,6 @@ from dsh_sidecar.router.config import (
     RouterConfig,
     resolve_chain_skipping,
     secrets_of,
-    skipped_lines,
     unusable_reason,
 )
 from dsh_sidecar.router.digest import digest
@@ -305,11 +304,6 @@ class Router:
         skip = {"state": "failing", "failureClass": CONFIG, "cooldownSecondsLeft": 0, "successes": 0, "failures": 0}
         invalid = [{"provider": pid, **skip, "lastOutcome": f"skipped: {why}"} for pid, why in self.invalid.items()]
         return self.health.status(s.id for s in self.chain) + invalid
-
-    def skipped_lines(self) -> list[str]:
-        """The warning line of each provider skipped for a malformed setting
-        (:func:`~.config.skipped_lines`), as the server's stderr had them at this router's build."""
-        return skipped_lines(self.invalid)
 
     def cache_status(self) -> dict[str, int] | None:
         """``{entries, hits, misses}`` of the result cache, ``None`` when it is off."""
