@@ -6,7 +6,6 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-
 from dsh_sidecar.mcp.hooks import (
     MAX_SESSION_ID_CHARS,
     HookInputError,
