@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 MAX_SESSIONS: Final = 1000
 #: Longest ``tool_input`` JSON text accepted, characters (a bigger one is ignored: silence).
 MAX_TOOL_INPUT_CHARS: Final = 10 * MAX_TOOL_TEXT
+#: Longest session id kept or counted, characters: the protocol's bound on ``sessionId``
+#: (``dsh_protocol.models``). A longer one is refused before anything keeps it (the MCP client
+#: is untrusted: a kept id is held until 1000 newer sessions push it out).
+MAX_SESSION_ID_CHARS: Final = 500
 #: Session id used when the hook input names none.
 ANONYMOUS_SESSION: Final = "claude-code"
 
@@ -122,7 +126,8 @@ def post_execute_params(
 
     The fields arrive untyped (any JSON value). Raises :class:`HookInputError` naming the
     field when ``tool_name`` is not a non-empty string, ``session_id``/``tool_use_id`` is
-    neither a string nor absent, or ``tool_input`` is bad; pydantic's ``ValidationError`` for
+    neither a string nor absent, ``session_id`` is over :data:`MAX_SESSION_ID_CHARS`, or
+    ``tool_input`` is bad; pydantic's ``ValidationError`` for
     a field out of the protocol's bounds."""
     if not isinstance(tool_name, str) or not tool_name:
         raise HookInputError("tool_name: must be a non-empty string")
@@ -130,6 +135,8 @@ def post_execute_params(
         if value is not None and not isinstance(value, str):
             raise HookInputError(f"{field}: must be a string")
     session = session_id or ANONYMOUS_SESSION
+    if len(session) > MAX_SESSION_ID_CHARS:  # refused before the turn counter keeps it
+        raise HookInputError(f"session_id: longer than {MAX_SESSION_ID_CHARS} characters")
     payload: dict[str, Any] = {
         "session_id": session,
         "turn": turns.next(session),
@@ -182,7 +189,10 @@ class OwedSections:
         self._owed: OrderedDict[str, None] = OrderedDict()
 
     def owe(self, session_id: str) -> None:
-        """``session_id``'s section was not sent."""
+        """``session_id``'s section was not sent (an id over :data:`MAX_SESSION_ID_CHARS` is not
+        kept: its ``post_tool_use`` is refused by that bound, so it could never be paid)."""
+        if len(session_id) > MAX_SESSION_ID_CHARS:
+            return
         self._owed.pop(session_id, None)
         self._owed[session_id] = None
         while len(self._owed) > self.limit:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Final
 
 #: Time kept back from a search's deadline to compose and send its answer, milliseconds: the
@@ -37,3 +38,8 @@ def deadline_reserve_ms(deadline_ms: float) -> float:
 def fleet_wait(left_s: float) -> float:
     """Longest a search with ``left_s`` seconds left waits for the fleet's store, seconds."""
     return left_s * FLEET_WAIT_SHARE
+
+
+def ms_since(t0: float) -> int:
+    """Whole milliseconds since ``t0`` (``time.monotonic()``): an attempt's duration."""
+    return int((time.monotonic() - t0) * 1000)

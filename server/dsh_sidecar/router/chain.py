@@ -9,9 +9,8 @@ least one answered an empty success, the truthful empty result is returned inste
 The per-provider timeout covers the whole exchange (headers and body), and the whole chain
 has a deadline: each attempt gets what is left of it minus the time reserved to compose and
 send the answer (:func:`deadline_reserve_ms`); providers not reached in time are reported as
-``skipped: deadline``. Providers cooling down
-(:mod:`.health`) are skipped as ``skipped: <class> cooldown <N>s left``; a repeated search is
-answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
+``skipped: deadline``. Providers cooling down (:mod:`.health`) are skipped as ``skipped: <class> cooldown
+<N>s left``; a repeated search is answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 
 **Fleet**: what a search reads from the fleet's store, off the event loop: :mod:`.fleet`.
 """
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
-from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait
+from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait, ms_since
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
     ProviderSpec,
@@ -293,8 +292,7 @@ class Router:
         return [{"provider": s.id, "baseUrl": self.redactor(s.base_url)} for s in self.chain]
 
     def secrets(self) -> list[str]:
-        """Every secret of the chain (API keys, Basic-auth passwords), for a process-wide
-        redactor (log filter)."""
+        """Every secret of the chain (API keys, Basic-auth passwords), for the log filter's redactor."""
         return secrets_of(self.chain)
 
     def health_status(self) -> list[dict[str, object]]:
@@ -354,12 +352,12 @@ class Router:
             try:
                 answer, sources, truncated = await self._attempt(spec, query, max_results, budget_ms)
             except ProviderFailure as failure:
-                attempt, failed = self._failed(spec.id, failure, budget_ms, _ms_since(t0))
+                attempt, failed = self._failed(spec.id, failure, budget_ms, ms_since(t0))
                 attempts.append(attempt)
                 failures.append(failed)
                 await self._record_failure(spec.id, failure, failed.reason, deadline)
                 continue
-            ms = _ms_since(t0)
+            ms = ms_since(t0)
             if not sources:
                 attempts.append(Attempt(provider=spec.id, outcome=EMPTY_REASON, ms=ms))
                 self.health.record_success(spec.id, EMPTY_REASON)
@@ -594,7 +592,3 @@ class Router:
 def _now() -> float:
     """The deadline's clock (``time.monotonic``; a test freezes it to check the budgets)."""
     return time.monotonic()
-
-
-def _ms_since(t0: float) -> int:
-    return int((time.monotonic() - t0) * 1000)

@@ -204,6 +204,8 @@ class ContentIndexer:
                 if full and listing is not None:
                     if after is not None:
                         after()
+                        if self._closed:  # closed during the wait (a shutdown in the cold start)
+                            break
                     self._sync(listing, None, stats=stats() if stats is not None else None, kinds=kinds)
                 elif changed:
                     only = sorted(changed)

@@ -339,3 +339,32 @@ def test_path_words_and_code_extensions_are_those_of_the_whole_path():
     assert [facts.kind_is_code(p) for p in paths] == [code(p) for p in paths]
     assert facts.path_words("src/HttpClient/retry_policy.py") == "src httpclient http client retry policy py"
     assert facts.path_words("src/a/src/A.py") == "src a py"
+
+
+def test_a_full_sync_waits_for_what_goes_first_and_none_starts_once_the_indexer_is_closed(tmp_path):
+    """The full sync waits for ``after()`` (the graph's symbol pass: one pass over the files at a
+    time); an indexer closed meanwhile (the sidecar's shutdown during a cold start) reads no file
+    and writes no database once the wait ends."""
+    import threading
+
+    root = tmp_path / "ws"
+    listing = write(root, {"a.py": "x = 1\n", "docs/p.md": "# page\n"})
+    for closed in (False, True):
+        cache = tmp_path / f"cache-{closed}"
+        ix = ContentIndexer(root, cache)
+        waiting, release = threading.Event(), threading.Event()
+
+        def after(waiting: threading.Event = waiting, release: threading.Event = release) -> None:
+            waiting.set()
+            release.wait(30)
+
+        ix.start(listing, after=after)
+        assert waiting.wait(30)
+        assert ix.builds == 0 and not ix.wait(0.05)  # no sync while what goes first runs
+        if closed:
+            ix.close()
+        release.set()
+        assert ix.wait(30)
+        assert (ix.builds, ix.db_path.exists()) == ((0, False) if closed else (1, True))
+        assert ix.stats.get("read") == (None if closed else len(listing))
+        ix.close()
