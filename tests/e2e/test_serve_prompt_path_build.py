@@ -4,7 +4,8 @@ system prompt, assembled before each model step) and ``dsh/taskLead`` (the sessi
 step). Neither waits for the build past the first-call window: the section answers ``null``
 (never one of a half-built index) and the next request after the build has it; the lead answers
 empty and is owed to its session, ranked once the index is built and added to the session's
-next ``dsh/postExecute`` that has no note of its own (once). Real ``dsh-search serve`` on a
+next ``dsh/postExecute`` that has no note of its own (once); a rebuild after the index was
+whole answers from the whole index it has. Real ``dsh-search serve`` on a
 fresh 10,000-file tree (``support.trees.big_workspace``) that takes seconds to index."""
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def test_section_and_task_lead_never_wait_for_the_build_and_the_owed_lead_follow
         after = srv.request("dsh/postExecute", echo(next(calls)), timeout=30)["result"]
         section = srv.request("dsh/assembleSection", {}, timeout=30)["result"]["section"]
         again = srv.request("dsh/taskLead", TASK, timeout=30)["result"]
+        # a rebuild after the index was whole (refreshOnBoot: tools changed) keeps answering
+        # from the whole index it has until the new one is published
+        srv.notify("dsh/toolsChanged")
+        rebuilding = srv.request("dsh/status", {}, timeout=30)["result"]["suggester"]["graph"]["building"]
+        during_rebuild = srv.request("dsh/assembleSection", {}, timeout=30)["result"]["section"]
         assert srv.shutdown(30) == 0  # shutdown, exit, a clean end
     finally:
         srv.close()
@@ -77,3 +83,5 @@ def test_section_and_task_lead_never_wait_for_the_build_and_the_owed_lead_follow
     assert again == {"additionalContexts": []}  # the session had its lead
     assert section["name"] == "search-suggester" and section["order"] == 900
     assert section["text"].startswith(SECTION_HEAD + "- Version: src/demo_pkg/__init__.py\n")
+    assert rebuilding is True
+    assert during_rebuild == section

@@ -174,7 +174,7 @@ class Holder:
 
     def owed_section(self, sidecar: Sidecar, session_id: str) -> str | None:
         """The section owed to ``session_id`` (``post_tool_use``), once the index is built."""
-        if not self.owed.owed(session_id) or sidecar.section_pending():
+        if not self.owed.owed(session_id) or not sidecar.index_whole():
             return None
         self.owed.paid(session_id)
         section = sidecar.assemble_section(session_id, wait_s=0.0).section

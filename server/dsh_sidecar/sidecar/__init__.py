@@ -166,6 +166,8 @@ class Sidecar(SearchMethods):
         #: the task leads owed to sessions whose dsh/taskLead came during the build
         self.owed_leads = OwedLeads()
         self._owed_thread: threading.Thread | None = None
+        #: set once the projection was seen whole (:meth:`index_whole`)
+        self._index_whole = False
         self._owed_lock = threading.Lock()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
@@ -440,15 +442,24 @@ class Sidecar(SearchMethods):
         first such call (``suggester.firstCallWaitMs``, the first note's bound); 0 after."""
         return self.first_window.left(self.config.suggester.first_call_wait_ms / 1000)
 
+    def index_whole(self) -> bool:
+        """Whether the projection has been whole: built now, or built once before (a refresh or a
+        rebuild after that answers from the whole index it has until the new one is published,
+        never from a half-built one)."""
+        if not self._index_whole and not self.projection_pending():
+            self._index_whole = True
+        return self._index_whole
+
     async def index_ready(self) -> bool:
-        """For a prompt-path call on an event loop: whether the projection is built, after
-        waiting (off the loop) for what is left of the first-call window when it is not."""
-        if not self.projection_pending():
+        """For a prompt-path call on an event loop: whether the projection is whole
+        (:meth:`index_whole`), after waiting (off the loop) for what is left of the first-call
+        window when it is not."""
+        if self.index_whole():
             return True
         wait_s = self.index_wait_s()
         if wait_s > 0:
             await asyncio.to_thread(self.wait_for_graph, wait_s)
-        return not self.projection_pending()
+        return self.index_whole()
 
     def _rank_owed_leads_later(self) -> None:
         """Start the owed leads' ranking thread unless it runs."""
@@ -466,11 +477,11 @@ class Sidecar(SearchMethods):
         give_up = time.monotonic() + OWED_GIVE_UP_S
         try:
             while not self._closing.is_set():
-                if self.projection_pending():
+                if not self.index_whole():
                     if time.monotonic() > give_up:
                         self.owed_leads.tasks()
                         log.info("search-suggester: owed task leads dropped: the index was not built in time")
-                    elif not self.wait_for_graph(OWED_POLL_S) or self.projection_pending():
+                    elif not self.wait_for_graph(OWED_POLL_S) or not self.index_whole():
                         self._closing.wait(0.1)
                         continue
                 with self._owed_lock:
