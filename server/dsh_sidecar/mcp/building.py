@@ -162,10 +162,10 @@ class Holder:
         """The sticky section of ``session_id`` for a ``session_start``, never held for the
         workspace build: it waits for the index at most what is left of the first-call window
         of this start (``suggester.firstCallWaitMs``, the first note's bound, shared with the
-        task lead: :meth:`Sidecar.index_wait_s`); without the index the answer goes without the
+        task lead: ``sidecar/owed.py``); without the index the answer goes without the
         section, which is then owed (:class:`OwedSections`)."""
         key = session_id or ANONYMOUS_SESSION
-        if sidecar.section_pending() and not await sidecar.index_ready():
+        if sidecar.section_pending() and not await sidecar.prompt_index.ready():
             self.owed.owe(key)
             return None
         self.owed.paid(key)
@@ -174,7 +174,7 @@ class Holder:
 
     def owed_section(self, sidecar: Sidecar, session_id: str) -> str | None:
         """The section owed to ``session_id`` (``post_tool_use``), once the index is built."""
-        if not self.owed.owed(session_id) or not sidecar.index_whole():
+        if not self.owed.owed(session_id) or not sidecar.prompt_index.whole():
             return None
         self.owed.paid(session_id)
         section = sidecar.assemble_section(session_id, wait_s=0.0).section

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
-from dsh_sidecar.sidecar.owed import FirstCallWindow, OwedLeads
+from dsh_sidecar.sidecar.owed import PromptIndex
 from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
@@ -58,15 +59,8 @@ log = logging.getLogger(__name__)
 #: shows them with ``--log-level INFO``; the client gets them as ``window/logMessage``).
 bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
-#: Longest wait of a blocking sticky-section or task-lead call (a script's, a test's) for the
-#: background projection, s; a server's calls (``*_async``) wait at most the first-call window
-#: (:class:`~dsh_sidecar.sidecar.owed.FirstCallWindow`).
+#: Longest wait of a blocking section or task-lead call for the projection, s (a server's: owed.py).
 SECTION_WAIT_S = 5.0
-#: Longest wait (s) of the owed task leads' ranking thread for the projection, per look.
-OWED_POLL_S = 1.0
-#: Seconds after which the owed task leads' thread stops waiting for a projection that is still
-#: not built (a 200k-file tree is built in about a minute) and drops what is owed.
-OWED_GIVE_UP_S = 600.0
 #: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
 WHERE_IS_WAIT_S = 60.0
 #: Longest wait (s) of the search path's preparation for the workspace projection it lets go
@@ -161,14 +155,6 @@ class Sidecar(SearchMethods):
         self._calls = asyncio.Lock()
         #: set when the first call is answered (the search path's preparation waits for it)
         self._answered = threading.Event()
-        #: the prompt-path calls' one wait for the index (sections, task leads: sidecar/owed.py)
-        self.first_window = FirstCallWindow()
-        #: the task leads owed to sessions whose dsh/taskLead came during the build
-        self.owed_leads = OwedLeads()
-        self._owed_thread: threading.Thread | None = None
-        #: set once the projection was seen whole (:meth:`index_whole`)
-        self._index_whole = False
-        self._owed_lock = threading.Lock()
         # the background index and its readiness (workspace/projection.py): the graph, the
         # content index and the heap freezer; it prepares the suggester's targets as they change
         self.projection = WorkspaceProjection(workspace, self.index_dir, lambda: self.suggester)
@@ -283,6 +269,11 @@ class Sidecar(SearchMethods):
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
 
+    @cached_property
+    def prompt_index(self) -> PromptIndex:
+        """The index as a section or a task lead sees it, and the task leads owed (owed.py)."""
+        return PromptIndex(self)
+
     def drain_ledger(self) -> None:
         """Pass the ledger lines written on other threads (the activation on a build thread, a
         call run on a worker thread) to ``log_sink``; on :attr:`sink_thread` only (elsewhere
@@ -336,11 +327,9 @@ class Sidecar(SearchMethods):
             if not (self.config.suggester.enabled or self.force_suggester):
                 return PostExecuteResult()
             contexts = self.suggester.post_execute(params)
-            if not contexts:  # one note per call: an owed task lead goes with a call that has none
-                lead = self.owed_leads.take(params.session_id)
-                if lead is not None:
-                    contexts = [lead]
-                    self.drain_ledger()  # the lead's ledger line, written on the ranking thread
+            if not contexts and (lead := self.prompt_index.owed.take(params.session_id)) is not None:
+                contexts = [lead]  # one note per call: an owed task lead goes with a call that has none
+                self.drain_ledger()  # the lead's ledger line, written on the ranking thread
             return PostExecuteResult(additional_contexts=contexts)
         finally:
             self._answered.set()
@@ -415,88 +404,20 @@ class Sidecar(SearchMethods):
         return TaskLeadResult(additional_contexts=[note] if note is not None else [])
 
     async def task_lead_async(self, params: TaskLeadParams) -> TaskLeadResult:
-        """:meth:`task_lead` for an event loop, at once while the lead is off. It holds the
-        user's first step, so it never waits for the workspace build longer than the first-call
-        window (:meth:`index_wait_s`); a task that finds the index still being built is owed to
-        its session and answered empty: ranked on a thread once the index is built, its note
-        goes with the session's next ``dsh/postExecute`` that has none (:class:`OwedLeads`). The
-        ranking (one pass over the listing: about a second on 100k files, ``bench/task_lead.py
-        --scale``) runs on a worker thread, so the loop answers every ``dsh/postExecute``
-        meanwhile (the ranking only reads the indexes: the content index's reader connection is
-        serialized by SQLite, a refresh of the graph under it ranks once more); its ledger
-        lines are then handed to the sink on the loop's thread."""
+        """:meth:`task_lead` for an event loop: a task that finds a start's first build running
+        past the first-call window is owed to its session and answered empty (owed.py); the
+        ranking (about a second on 100k files) runs on a worker thread, so the loop answers every
+        ``dsh/postExecute`` meanwhile; its ledger lines then go to the sink on the loop's thread."""
         if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
             return TaskLeadResult()
-        if not await self.index_ready():
-            self.owed_leads.owe(params.session_id or "dsh", params.task)
-            self._rank_owed_leads_later()
+        if not await self.prompt_index.ready():
+            self.prompt_index.owed.owe(params.session_id or "dsh", params.task)
+            self.prompt_index.owed.rank_later(self.prompt_index, self.suggester.task_lead, self._closing)
             return TaskLeadResult()
         try:
             return await asyncio.to_thread(self.task_lead, params, 0.0)
         finally:
             self.drain_ledger()
-
-    def index_wait_s(self) -> float:
-        """How long (s) a prompt-path call (a section, a task lead) may still wait for the
-        workspace index: what is left of the first-call window of this start, opened by the
-        first such call (``suggester.firstCallWaitMs``, the first note's bound); 0 after."""
-        return self.first_window.left(self.config.suggester.first_call_wait_ms / 1000)
-
-    def index_whole(self) -> bool:
-        """Whether the projection has been whole: built now, or built once before (a refresh or a
-        rebuild after that answers from the whole index it has until the new one is published,
-        never from a half-built one)."""
-        if not self._index_whole and not self.projection_pending():
-            self._index_whole = True
-        return self._index_whole
-
-    async def index_ready(self) -> bool:
-        """For a prompt-path call on an event loop: whether the projection is whole
-        (:meth:`index_whole`), after waiting (off the loop) for what is left of the first-call
-        window when it is not."""
-        if self.index_whole():
-            return True
-        wait_s = self.index_wait_s()
-        if wait_s > 0:
-            await asyncio.to_thread(self.wait_for_graph, wait_s)
-        return self.index_whole()
-
-    def _rank_owed_leads_later(self) -> None:
-        """Start the owed leads' ranking thread unless it runs."""
-        with self._owed_lock:
-            if self._owed_thread is not None:
-                return
-            self._owed_thread = threading.Thread(target=self._rank_owed_leads, name="dsh-owed-leads", daemon=True)
-            self._owed_thread.start()
-
-    def _rank_owed_leads(self) -> None:
-        """The owed leads' thread: once the projection is built, rank each owed task (the
-        session's lead, once per session as ever: its ledger line, its task evidence) and hold
-        its note for the session's next call; ends when none is owed (or at exit, or when the
-        projection is still not built after :data:`OWED_GIVE_UP_S`: those are dropped)."""
-        give_up = time.monotonic() + OWED_GIVE_UP_S
-        try:
-            while not self._closing.is_set():
-                if not self.index_whole():
-                    if time.monotonic() > give_up:
-                        self.owed_leads.tasks()
-                        log.info("search-suggester: owed task leads dropped: the index was not built in time")
-                    elif not self.wait_for_graph(OWED_POLL_S) or not self.index_whole():
-                        self._closing.wait(0.1)
-                        continue
-                with self._owed_lock:
-                    owed = self.owed_leads.tasks()
-                    if not owed:
-                        self._owed_thread = None
-                        return
-                for session_id, task in owed:
-                    if self._closing.is_set():
-                        return
-                    self.owed_leads.settle(session_id, self.suggester.task_lead(session_id, task))
-        finally:
-            with self._owed_lock:
-                if self._owed_thread is threading.current_thread():
-                    self._owed_thread = None
 
     def dismiss(self, params: DismissParams) -> DismissResult:
         """``dsh/dismiss``. Raises :class:`RequestError` naming ``family`` or ``path`` for an
@@ -519,14 +440,9 @@ class Sidecar(SearchMethods):
             self.drain_ledger()
 
     async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
-        """:meth:`assemble_section` for an event loop. The section lists the whole workspace
-        index and its request holds the user's turn (DeepSeek Harness assembles the system
-        prompt before each model step): it never waits for the build longer than the first-call
-        window (:meth:`index_wait_s`, off the loop), and while the index is still being built it
-        answers ``section: null``, never a section of a half-built index; the next request after
-        the build gets it."""
-        if self.section_pending() and not await self.index_ready():
-            self._answered.set()
+        """:meth:`assemble_section` for an event loop: ``section: null`` while a start's first build
+        runs past the first-call window (waited off the loop), never a half-built one (owed.py)."""
+        if self.section_pending() and not await self.prompt_index.ready():
             return AssembleSectionResult(section=None)
         return self.assemble_section(session_id, wait_s=0.0)
 
@@ -678,9 +594,7 @@ class Sidecar(SearchMethods):
         path's preparation to stop."""
         t0 = time.monotonic()
         self.projection.quiesce(timeout_s)
-        owed = self._owed_thread
-        if owed is not None:  # it may be ranking (the content index, RE2)
-            owed.join(max(0.0, timeout_s - (time.monotonic() - t0)))
+        self.prompt_index.owed.join(max(0.0, timeout_s - (time.monotonic() - t0)))
         warm = self._search_warm
         if warm is not None:
             warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))

@@ -16,15 +16,27 @@ own (the seed's one note per tool call), the MCP ``post_tool_use`` being one.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final, Protocol
 
 from dsh_protocol import AdditionalContext
 
+log = logging.getLogger(__name__)
+
 #: Most sessions a lead is owed to (or held ready for) at once; the oldest are dropped first.
 MAX_OWED: Final = 256
+#: Longest wait (s) of the owed leads' ranking thread for the index, per look.
+OWED_POLL_S: Final = 1.0
+#: Seconds after which the owed leads' thread stops waiting for an index that is still not
+#: whole (a 200k-file tree is built in about a minute) and drops what is owed.
+OWED_GIVE_UP_S: Final = 600.0
+
+Rank = Callable[[str, str], "AdditionalContext | None"]
 
 
 class FirstCallWindow:
@@ -46,6 +58,53 @@ class FirstCallWindow:
             return max(0.0, self._until - now)
 
 
+class IndexOwner(Protocol):
+    """What :class:`PromptIndex` reads of its sidecar."""
+
+    config: Any  # its ``suggester.first_call_wait_ms``: the first-call window's length
+
+    def projection_pending(self) -> bool: ...
+
+    def wait_for_graph(self, timeout_s: float) -> bool: ...
+
+
+class PromptIndex:
+    """The workspace index as the prompt-path calls of ``owner`` see it (the first-call window,
+    whole once), and the task leads owed to sessions (:attr:`owed`)."""
+
+    def __init__(self, owner: IndexOwner) -> None:
+        self.owner = owner
+        self.window = FirstCallWindow()
+        self.owed = OwedLeads()
+        self._whole = False
+
+    def pending(self) -> bool:
+        """Whether the projection is being built."""
+        return self.owner.projection_pending()
+
+    def wait(self, timeout_s: float) -> bool:
+        """Block until the projection is built (``True``), at most ``timeout_s``."""
+        return self.owner.wait_for_graph(timeout_s)
+
+    def whole(self) -> bool:
+        """Whether the index has been whole: built now, or built once before (a refresh or a
+        rebuild after that answers from the whole index it has until the new one is published,
+        never from a half-built one)."""
+        if not self._whole and not self.pending():
+            self._whole = True
+        return self._whole
+
+    async def ready(self) -> bool:
+        """For a call on an event loop: whether the index is whole (:meth:`whole`), after
+        waiting (off the loop) for what is left of the first-call window when it is not."""
+        if self.whole():
+            return True
+        wait_s = self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000)
+        if wait_s > 0:
+            await asyncio.to_thread(self.wait, wait_s)
+        return self.whole()
+
+
 class OwedLeads:
     """The task leads owed to sessions (their ``taskLead`` came while the index was being
     built): the task text until it is ranked (:meth:`tasks`, :meth:`settle`), then the note
@@ -58,6 +117,7 @@ class OwedLeads:
         self._tasks: OrderedDict[str, str] = OrderedDict()
         self._ready: OrderedDict[str, AdditionalContext] = OrderedDict()
         self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     def owe(self, session_id: str, task: str) -> None:
         """``session_id``'s lead for ``task`` was not given (a later task of the session replaces
@@ -98,3 +158,47 @@ class OwedLeads:
         """Whether a task is owed and not ranked yet."""
         with self._lock:
             return bool(self._tasks)
+
+    def rank_later(self, index: PromptIndex, rank: Rank, closing: threading.Event) -> None:
+        """Rank the owed tasks with ``rank(session, task)`` on a thread once ``index`` is whole
+        (the thread starts unless it runs; it ends when nothing is owed, when ``closing`` is set,
+        or after :data:`OWED_GIVE_UP_S` without a whole index: what is owed is then dropped)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            args = (index, rank, closing)
+            self._thread = threading.Thread(target=self._rank, args=args, name="dsh-owed-leads", daemon=True)
+            self._thread.start()
+
+    def _rank(self, index: PromptIndex, rank: Rank, closing: threading.Event) -> None:
+        give_up = time.monotonic() + OWED_GIVE_UP_S
+        try:
+            while not closing.is_set():
+                if not index.whole():
+                    if time.monotonic() > give_up:
+                        self.tasks()
+                        log.info("search-suggester: owed task leads dropped: the index was not built in time")
+                    elif not index.wait(OWED_POLL_S) or not index.whole():
+                        closing.wait(0.1)
+                        continue
+                with self._lock:
+                    owed = list(self._tasks.items())
+                    self._tasks.clear()
+                    if not owed:
+                        self._thread = None
+                        return
+                for session_id, task in owed:
+                    if closing.is_set():
+                        return
+                    self.settle(session_id, rank(session_id, task))
+        finally:
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def join(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for the ranking thread to stop (it may be ranking: the
+        content index, RE2)."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
