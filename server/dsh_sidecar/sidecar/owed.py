@@ -11,7 +11,9 @@ comes with the next request for it (DeepSeek Harness assembles the system prompt
 model step; the MCP server owes it to the session, ``mcp/hooks.py``). A task lead is asked once
 per session, so one not given is owed (:class:`OwedLeads`): ranked on a thread once the index
 is built, then added to the session's next ``dsh/postExecute`` answer that has no note of its
-own (the seed's one note per tool call), the MCP ``post_tool_use`` being one.
+own (the seed's one note per tool call), the MCP ``post_tool_use`` being one. Only a start's
+first build is waited for so: once the index has been whole (:class:`PromptIndex`), a refresh or
+a rebuild answers from the whole index it has until the new one is published.
 """
 
 from __future__ import annotations
