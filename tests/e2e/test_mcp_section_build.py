@@ -76,3 +76,35 @@ async def test_the_prompt_hook_never_waits_for_the_build_and_the_owed_section_fo
     assert prompt.structured_content == {
         "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": section}
     }
+
+
+LEAD_HEAD = "search-suggester: in this repository, look here for the code this task is about:\n"
+
+
+async def test_the_task_lead_of_a_prompt_during_the_build_is_owed_and_follows_once(tmp_path, big):
+    """taskLead on, the section off: the prompt's lead is not waited for either; it comes with
+    the session's next post_tool_use that has no note once the index is built, once
+    (``sidecar/owed.py``)."""
+    cfg = tmp_path / "sidecar.json"
+    cfg.write_text(json.dumps({"suggester": {"enabled": True, "taskLead": True}}))
+    home = tmp_path / "dsh-home"
+    home.mkdir()
+    script = str(Path(sys.executable).parent / "dsh-search")
+    argv = forked([script, "mcp", "--config", str(cfg), "--workspace", str(big)])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
+    calls = iter(range(100_000))
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            first = await s.call_tool("session_start", PROMPT)
+
+            async def owed():
+                return context(await s.call_tool("post_tool_use", echo(next(calls))))
+
+            paid = await until(owed, "the owed task lead with a post_tool_use", timeout_s=240, poll_s=0.5)
+            after = context(await s.call_tool("post_tool_use", echo(next(calls))))
+            prompt = await s.call_tool("session_start", PROMPT)
+    assert first.structured_content == {} and not first.is_error
+    assert paid.startswith(LEAD_HEAD + "- src/demo_pkg/__init__.py — ")
+    assert after is None  # paid once
+    assert prompt.structured_content == {}  # the session had its lead; no section

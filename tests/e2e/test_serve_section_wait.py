@@ -1,6 +1,7 @@
-"""``dsh/assembleSection`` during the workspace build waits for it (up to SECTION_WAIT_S) off
-the event loop, so the ``dsh/postExecute`` calls after it are answered at once. On the loop it
-held them for the whole wait (5.3 s on a 20 000-file tree), past DeepSeek Harness's 500 ms bound:
+"""``dsh/assembleSection`` during the workspace build waits for it (within the first-call
+window, ``sidecar/owed.py``) off the event loop, so the ``dsh/postExecute`` calls after it are
+answered at once. On the loop it held them for the whole wait (then 5 s: 5.3 s on a 20 000-file
+tree), past DeepSeek Harness's 500 ms bound:
 three of them in a row count as a hung sidecar, which the bundle kills and restarts (and the
 restarted one builds again: a restart storm until maxRestarts). The sidecars are forked
 (support.forkserver): these are about its event loop during the build, not its start."""

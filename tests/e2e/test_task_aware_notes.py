@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.rawrpc import RawServer
+from support.waiting import wait_until
 
 from tests.unit.suggester.test_task_lead import shop
 
@@ -44,7 +45,12 @@ def _session(dsh_home: Path, root: Path, task: str | None) -> tuple[list[str], l
     try:
         srv.initialize({"suggester": {"enabled": True, "taskLead": True}}, root=root)
         lead: list[str] = []
-        if task is not None:
+        if task is not None:  # once the index is whole: a lead asked before is owed (sidecar/owed.py)
+            wait_until(
+                lambda: srv.request("dsh/status", {}, timeout=60)["result"]["suggester"]["graph"]["ready"],
+                "the workspace index",
+                poll_s=0.1,
+            )
             answer = srv.request("dsh/taskLead", {"sessionId": "s1", "task": task}, timeout=60)["result"]
             lead = [p for c in answer["additionalContexts"] for p in c["source"]["targets"]]
         result = srv.request("dsh/postExecute", {**CALL, "waitMs": 30000}, timeout=60)["result"]

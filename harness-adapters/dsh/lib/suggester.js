@@ -38,12 +38,15 @@ export const TIMINGS = Object.freeze({
   // a call that arrives while the sidecar is still starting waits at most this long for it
   startWaitMs: 5000,
   sectionTimeoutMs: 500,
-  // the first section of the process waits for the workspace projection (the sidecar bounds that
-  // wait at 5 s itself): once, so a session's first system prompt carries the section
+  // the first section of the process may find the sidecar still being built after its start
+  // (its own wait for the workspace index is bounded by its first-call window, 500 ms: a section
+  // not ready yet is answered null and comes with a later step's system prompt): once
   firstSectionTimeoutMs: 5000,
   dismissTimeoutMs: 5000,
-  // the task lead of a session's first step: the sidecar waits at most 5 s for its workspace
-  // index, then ranks (bounded work); the step waits at most this long for the answer
+  // the task lead of a session's first step: the sidecar waits at most its first-call window
+  // (500 ms) for its workspace index, then ranks (bounded work: about a second on 100k files);
+  // a lead the index was not ready for comes later, with the session's next post-execute call
+  // that has no note of its own; the step waits at most this long for the answer
   leadTimeoutMs: 6000,
   // after each start, how long the plugin asks the sidecar (in the background) whether its
   // targets are prepared

@@ -157,20 +157,15 @@ class Holder:
         self.gate = gate if gate is not None else BuildGate()
         #: sessions whose sticky section is owed (their session_start came during the build)
         self.owed = OwedSections()
-        #: whether a session_start asked for the section yet (the first may wait for the index)
-        self.section_asked = False
 
     async def section(self, sidecar: Sidecar, session_id: str | None) -> str | None:
         """The sticky section of ``session_id`` for a ``session_start``, never held for the
-        workspace build: the first of this start waits for the index within
-        ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all; without
-        the index the answer goes without the section, which is then owed (:class:`OwedSections`)."""
+        workspace build: it waits for the index at most what is left of the first-call window
+        of this start (``suggester.firstCallWaitMs``, the first note's bound, shared with the
+        task lead: ``sidecar/owed.py``); without the index the answer goes without the
+        section, which is then owed (:class:`OwedSections`)."""
         key = session_id or ANONYMOUS_SESSION
-        wait_s = 0.0 if self.section_asked else sidecar.config.suggester.first_call_wait_ms / 1000
-        self.section_asked = True
-        if sidecar.section_pending() and wait_s > 0:
-            await asyncio.to_thread(sidecar.wait_for_graph, wait_s)
-        if sidecar.section_pending():
+        if sidecar.section_pending() and not await sidecar.prompt_index.ready():
             self.owed.owe(key)
             return None
         self.owed.paid(key)
@@ -179,7 +174,7 @@ class Holder:
 
     def owed_section(self, sidecar: Sidecar, session_id: str) -> str | None:
         """The section owed to ``session_id`` (``post_tool_use``), once the index is built."""
-        if not self.owed.owed(session_id) or sidecar.section_pending():
+        if not self.owed.owed(session_id) or not sidecar.prompt_index.whole():
             return None
         self.owed.paid(session_id)
         section = sidecar.assemble_section(session_id, wait_s=0.0).section

@@ -36,16 +36,19 @@ Unlisted tools, for Claude Code's ``mcp_tool`` hooks (called by name; fail-open,
 answers ``{}``):
 
 * ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
-  output JSON with the note as ``additionalContext`` (and after it the session's owed sticky
-  section, see ``session_start``), or ``{}``.
+  output JSON with the note (or, without one, the session's owed task lead) as
+  ``additionalContext`` and after it the session's owed sticky section (see
+  ``session_start``), or ``{}``.
 * ``session_start(session_id?, hook_event_name?, prompt?)`` – the sticky section (when
   ``suggester.sectionMode`` is ``sticky``) and, with a ``UserPromptSubmit`` prompt, the task
   lead (when ``suggester.taskLead`` is on; once per session) as ``additionalContext``, or ``{}``.
-  The section lists the whole workspace index, and a prompt hook holds the user's turn: while
+  Both answer from the whole workspace index, and a prompt hook holds the user's turn: while
   the index is still being built the first ``session_start`` of a start waits for it at most
-  ``suggester.firstCallWaitMs`` (the first note's bound), later ones not at all, and one
-  answered without it owes it to its session: it comes with the session's next
-  ``post_tool_use`` once the index is built (else with its next ``session_start``).
+  ``suggester.firstCallWaitMs`` (the first note's bound; the section and the lead together),
+  later ones not at all, and one answered without them owes them to its session: the section
+  comes with the session's next ``post_tool_use`` once the index is built (else with its next
+  ``session_start``), the lead with its next ``post_tool_use`` that has no note
+  (``sidecar/owed.py``).
 * ``pre_tool_use(tool_name, search_tool?)`` – the steer from the built-in WebSearch to
   ``search``: a deny with the reason when ``DSH_SEARCH_STEER_WEBSEARCH`` is on, else ``{}``.
 * ``stop(last_assistant_message)`` – the final answer's cited URLs reported for this server's

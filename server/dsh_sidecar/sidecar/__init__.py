@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
+from dsh_sidecar.sidecar.owed import PromptIndex
 from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.state.fleet import open_state, state_status
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
@@ -57,7 +59,7 @@ log = logging.getLogger(__name__)
 #: shows them with ``--log-level INFO``; the client gets them as ``window/logMessage``).
 bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
-#: Longest wait of a sticky-section request (a session's start) for the background projection, s.
+#: Longest wait of a blocking section or task-lead call for the projection, s (a server's: owed.py).
 SECTION_WAIT_S = 5.0
 #: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
 WHERE_IS_WAIT_S = 60.0
@@ -267,6 +269,11 @@ class Sidecar(SearchMethods):
             threading.Thread(target=suggester.warm, name="dsh-suggester-prepare", daemon=True).start()
         return suggester
 
+    @cached_property
+    def prompt_index(self) -> PromptIndex:
+        """The index as a section or a task lead sees it, and the task leads owed (owed.py)."""
+        return PromptIndex(self)
+
     def drain_ledger(self) -> None:
         """Pass the ledger lines written on other threads (the activation on a build thread, a
         call run on a worker thread) to ``log_sink``; on :attr:`sink_thread` only (elsewhere
@@ -319,7 +326,11 @@ class Sidecar(SearchMethods):
         try:
             if not (self.config.suggester.enabled or self.force_suggester):
                 return PostExecuteResult()
-            return PostExecuteResult(additional_contexts=self.suggester.post_execute(params))
+            contexts = self.suggester.post_execute(params)
+            if not contexts and (lead := self.prompt_index.owed.take(params.session_id)) is not None:
+                contexts = [lead]  # one note per call: an owed task lead goes with a call that has none
+                self.drain_ledger()  # the lead's ledger line, written on the ranking thread
+            return PostExecuteResult(additional_contexts=contexts)
         finally:
             self._answered.set()
 
@@ -393,16 +404,18 @@ class Sidecar(SearchMethods):
         return TaskLeadResult(additional_contexts=[note] if note is not None else [])
 
     async def task_lead_async(self, params: TaskLeadParams) -> TaskLeadResult:
-        """:meth:`task_lead` for an event loop, at once while the lead is off: the wait for a
-        pending projection and the ranking (one pass over the listing: about a second on 100k
-        files, ``bench/task_lead.py --scale``) on a worker thread, so the loop answers every
-        ``dsh/postExecute`` meanwhile (the ranking only reads the indexes: the content index's
-        reader connection is serialized by SQLite, a refresh of the graph under it ranks once
-        more); its ledger lines are then handed to the sink on the loop's thread."""
+        """:meth:`task_lead` for an event loop: a task that finds a start's first build running
+        past the first-call window is owed to its session and answered empty (owed.py); the
+        ranking (about a second on 100k files) runs on a worker thread, so the loop answers every
+        ``dsh/postExecute`` meanwhile; its ledger lines then go to the sink on the loop's thread."""
         if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
             return TaskLeadResult()
+        if not await self.prompt_index.ready():
+            self.prompt_index.owed.owe(params.session_id or "dsh", params.task)
+            self.prompt_index.owed.rank_later(self.prompt_index, self.suggester.task_lead, self._closing)
+            return TaskLeadResult()
         try:
-            return await asyncio.to_thread(self.task_lead, params)
+            return await asyncio.to_thread(self.task_lead, params, 0.0)
         finally:
             self.drain_ledger()
 
@@ -427,10 +440,10 @@ class Sidecar(SearchMethods):
             self.drain_ledger()
 
     async def assemble_section_async(self, session_id: str | None = None) -> AssembleSectionResult:
-        """:meth:`assemble_section` for an event loop: the wait for a pending projection runs
-        on a worker thread (on the loop it held the hook calls behind it past their bounds)."""
-        if self.section_pending():
-            await asyncio.to_thread(self.wait_for_graph, SECTION_WAIT_S)
+        """:meth:`assemble_section` for an event loop: ``section: null`` while a start's first build
+        runs past the first-call window (waited off the loop), never a half-built one (owed.py)."""
+        if self.section_pending() and not await self.prompt_index.ready():
+            return AssembleSectionResult(section=None)
         return self.assemble_section(session_id, wait_s=0.0)
 
     def assemble_section(self, session_id: str | None = None, wait_s: float = SECTION_WAIT_S) -> AssembleSectionResult:
@@ -581,6 +594,7 @@ class Sidecar(SearchMethods):
         path's preparation to stop."""
         t0 = time.monotonic()
         self.projection.quiesce(timeout_s)
+        self.prompt_index.owed.join(max(0.0, timeout_s - (time.monotonic() - t0)))
         warm = self._search_warm
         if warm is not None:
             warm.join(max(0.0, timeout_s - (time.monotonic() - t0)))

@@ -1,0 +1,206 @@
+"""What a prompt-path call could not wait for: the first-call window of a start and the task
+leads owed to sessions.
+
+A harness holds the user's turn while it waits for the sticky section (``dsh/assembleSection``,
+the MCP ``session_start``) or the task lead (``dsh/taskLead``, the MCP ``session_start`` with
+the prompt). Both answer from the whole workspace index, which a large repository builds for
+seconds; neither waits for that build longer than the first note does
+(``suggester.firstCallWaitMs``), measured from the first such call of a start
+(:class:`FirstCallWindow`), and neither is answered from a half-built index. A section not sent
+comes with the next request for it (DeepSeek Harness assembles the system prompt before each
+model step; the MCP server owes it to the session, ``mcp/hooks.py``). A task lead is asked once
+per session, so one not given is owed (:class:`OwedLeads`): ranked on a thread once the index
+is built, then added to the session's next ``dsh/postExecute`` answer that has no note of its
+own (the seed's one note per tool call), the MCP ``post_tool_use`` being one. Only a start's
+first build is waited for so: once the index has been whole (:class:`PromptIndex`), a refresh or
+a rebuild answers from the whole index it has until the new one is published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+from dsh_protocol import AdditionalContext
+
+log = logging.getLogger(__name__)
+
+#: Most sessions a lead is owed to (or held ready for) at once; the oldest are dropped first.
+MAX_OWED: Final = 256
+#: Longest wait (s) of the owed leads' ranking thread for the index, per look.
+OWED_POLL_S: Final = 1.0
+#: Seconds after which the owed leads' thread stops waiting for an index that is still not
+#: whole (a 200k-file tree is built in about a minute) and drops what is owed.
+OWED_GIVE_UP_S: Final = 600.0
+
+Rank = Callable[[str, str], "AdditionalContext | None"]
+
+
+class FirstCallWindow:
+    """The wait for the workspace index that the prompt-path calls of one start share: the
+    first opens a window of ``wait_s`` seconds, and each call may wait for what is left of it
+    (so a section and a task lead asked for the same first prompt wait ``wait_s`` together, not
+    each); once it has passed, no call waits. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._until: float | None = None
+        self._lock = threading.Lock()
+
+    def left(self, wait_s: float) -> float:
+        """Seconds this call may still wait (``wait_s``: the window's length if it opens now)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._until is None:
+                self._until = now + max(0.0, wait_s)
+            return max(0.0, self._until - now)
+
+
+class IndexOwner(Protocol):
+    """What :class:`PromptIndex` reads of its sidecar."""
+
+    config: Any  # its ``suggester.first_call_wait_ms``: the first-call window's length
+
+    def projection_pending(self) -> bool: ...
+
+    def wait_for_graph(self, timeout_s: float) -> bool: ...
+
+
+class PromptIndex:
+    """The workspace index as the prompt-path calls of ``owner`` see it (the first-call window,
+    whole once), and the task leads owed to sessions (:attr:`owed`)."""
+
+    def __init__(self, owner: IndexOwner) -> None:
+        self.owner = owner
+        self.window = FirstCallWindow()
+        self.owed = OwedLeads()
+        self._whole = False
+
+    def pending(self) -> bool:
+        """Whether the projection is being built."""
+        return self.owner.projection_pending()
+
+    def wait(self, timeout_s: float) -> bool:
+        """Block until the projection is built (``True``), at most ``timeout_s``."""
+        return self.owner.wait_for_graph(timeout_s)
+
+    def whole(self) -> bool:
+        """Whether the index has been whole: built now, or built once before (a refresh or a
+        rebuild after that answers from the whole index it has until the new one is published,
+        never from a half-built one)."""
+        if not self._whole and not self.pending():
+            self._whole = True
+        return self._whole
+
+    async def ready(self) -> bool:
+        """For a call on an event loop: whether the index is whole (:meth:`whole`), after
+        waiting (off the loop) for what is left of the first-call window when it is not."""
+        if self.whole():
+            return True
+        wait_s = self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000)
+        if wait_s > 0:
+            await asyncio.to_thread(self.wait, wait_s)
+        return self.whole()
+
+
+class OwedLeads:
+    """The task leads owed to sessions (their ``taskLead`` came while the index was being
+    built): the task text until it is ranked (:meth:`tasks`, :meth:`settle`), then the note
+    until a call of the session takes it (:meth:`take`). At most ``limit`` sessions of each,
+    the oldest dropped first. Thread-safe (the ranking runs on a thread, the calls on the
+    event loop)."""
+
+    def __init__(self, limit: int = MAX_OWED) -> None:
+        self.limit = limit
+        self._tasks: OrderedDict[str, str] = OrderedDict()
+        self._ready: OrderedDict[str, AdditionalContext] = OrderedDict()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def owe(self, session_id: str, task: str) -> None:
+        """``session_id``'s lead for ``task`` was not given (a later task of the session replaces
+        an earlier one still owed)."""
+        with self._lock:
+            self._tasks.pop(session_id, None)
+            self._tasks[session_id] = task
+            while len(self._tasks) > self.limit:
+                self._tasks.popitem(last=False)
+
+    def tasks(self) -> list[tuple[str, str]]:
+        """The owed ``(session, task)`` pairs not ranked yet, oldest first; each is handed out
+        once (a later :meth:`owe` hands it out again)."""
+        with self._lock:
+            pending = list(self._tasks.items())
+            self._tasks.clear()
+            return pending
+
+    def settle(self, session_id: str, note: AdditionalContext | None) -> None:
+        """The ranking of ``session_id``'s owed task gave ``note`` (``None``: silence, nothing
+        more is owed)."""
+        if note is None:
+            return
+        with self._lock:
+            self._ready.pop(session_id, None)
+            self._ready[session_id] = note
+            while len(self._ready) > self.limit:
+                self._ready.popitem(last=False)
+
+    def take(self, session_id: str) -> AdditionalContext | None:
+        """``session_id``'s ready lead, once (``None``: none ready)."""
+        if not self._ready:  # the common case, without the lock
+            return None
+        with self._lock:
+            return self._ready.pop(session_id, None)
+
+    def waiting(self) -> bool:
+        """Whether a task is owed and not ranked yet."""
+        with self._lock:
+            return bool(self._tasks)
+
+    def rank_later(self, index: PromptIndex, rank: Rank, closing: threading.Event) -> None:
+        """Rank the owed tasks with ``rank(session, task)`` on a thread once ``index`` is whole
+        (the thread starts unless it runs; it ends when nothing is owed, when ``closing`` is set,
+        or after :data:`OWED_GIVE_UP_S` without a whole index: what is owed is then dropped)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            args = (index, rank, closing)
+            self._thread = threading.Thread(target=self._rank, args=args, name="dsh-owed-leads", daemon=True)
+            self._thread.start()
+
+    def _rank(self, index: PromptIndex, rank: Rank, closing: threading.Event) -> None:
+        give_up = time.monotonic() + OWED_GIVE_UP_S
+        try:
+            while not closing.is_set():
+                if not index.whole():
+                    if time.monotonic() > give_up:
+                        self.tasks()
+                        log.info("search-suggester: owed task leads dropped: the index was not built in time")
+                    elif not index.wait(OWED_POLL_S) or not index.whole():
+                        closing.wait(0.1)
+                        continue
+                with self._lock:
+                    owed = list(self._tasks.items())
+                    self._tasks.clear()
+                    if not owed:
+                        self._thread = None
+                        return
+                for session_id, task in owed:
+                    if closing.is_set():
+                        return
+                    self.settle(session_id, rank(session_id, task))
+        finally:
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def join(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for the ranking thread to stop (it may be ranking: the
+        content index, RE2)."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
