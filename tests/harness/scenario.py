@@ -71,6 +71,14 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     return [one] * (calls if scenario == "calls" else 1)
 
 
+#: The suggester's ``firstCallWaitMs`` in the scenarios that expect the first prompt to carry the
+#: sticky section or the task lead: the default 500 ms bounds how long a prompt hook waits for
+#: the index (what is not ready then is owed, and comes later: tests/e2e/test_serve_prompt_path_build.py),
+#: and a loaded machine may index even this small repository past it. Inside the bundle's own
+#: first-section bound (5 s, the sidecar's start included).
+PROMPT_WAIT_MS = 3000
+
+
 def plugin_dir(work: Path, sticky: bool, task_lead: bool = False, bad_config: bool = False) -> Path:
     """A copy of the Claude Code plugin; with ``sticky`` (``task_lead``), the user's own config
     file (``~/.config/dsh-search/config.yml`` of the isolated home, which the plugin's sidecar
@@ -78,6 +86,8 @@ def plugin_dir(work: Path, sticky: bool, task_lead: bool = False, bad_config: bo
     dest = work / "plugin"
     shutil.copytree(h.CLAUDE_PLUGIN, dest)
     knobs = ["  sectionMode: sticky"] * sticky + ["  taskLead: true"] * task_lead
+    if knobs:  # the first prompt carries them even when a loaded machine indexes past 500 ms
+        knobs.append(f"  firstCallWaitMs: {PROMPT_WAIT_MS}")
     user = work / "home" / ".config" / "dsh-search" / "config.yml"
     if knobs:
         user.parent.mkdir(parents=True, exist_ok=True)
@@ -287,6 +297,8 @@ def dsh_adapter_rows(
     config: dict = {"sectionMode": "sticky" if sticky else "off", "builtinPacks": builtin_packs}
     if task_lead:
         config["taskLead"] = True
+    if sticky or task_lead:  # the first step carries them even when a loaded machine indexes past 500 ms
+        config["firstCallWaitMs"] = PROMPT_WAIT_MS
     knobs: dict = {}
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         knobs.update(command=["sleep", "1000"], startWaitMs=2000)
