@@ -252,7 +252,10 @@ class LocalState:
     def status(self) -> dict[str, Any]:
         return {"backend": "file", "shared": False, "available": True}
 
-    def close(self) -> None:
+    def begin_exit(self) -> None:
+        pass
+
+    def close(self, not_handed: int = 0) -> None:
         pass
 
 

@@ -249,6 +249,12 @@ class SharedState(Protocol):
         """``{backend, available, …}`` for ``dsh/status`` (no secret)."""
         ...
 
-    def close(self) -> None:
-        """Release connections and threads (pending re-sends are attempted once)."""
+    def begin_exit(self) -> None:
+        """The process is exiting: no call waits for the store from now on (reads answer
+        locally, writes are queued for :meth:`close`)."""
+        ...
+
+    def close(self, not_handed: int = 0) -> None:
+        """Release connections and threads: queued writes are sent once, within a bound, and
+        those not sent (and ``not_handed``, writes the exit's flushes kept) counted and told."""
         ...

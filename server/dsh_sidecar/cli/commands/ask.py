@@ -164,6 +164,7 @@ async def _query(
         raise config_error(exc) from None
     try:
         with out.progress(f"Searching ({strategy})…"):
+            await asyncio.to_thread(sidecar.settle_fleet)  # one search: the fleet's posteriors first
             result = (await sidecar.search(params, escaped=False)).wire()  # data as it came: clean() shows it
     except AllProvidersFailed as exc:
         raise CliError(

@@ -80,6 +80,7 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
+        sidecar.settle_fleet()  # the fleet's update counts, not this process's zeros
         result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())
