@@ -177,9 +177,14 @@ class SharedState(Protocol):
         """End ``provider``'s cooldown (it answered)."""
         ...
 
-    def take_slot(self, provider: str, limit: int, window_s: float) -> float:
+    def take_slot(self, provider: str, limit: int, window_s: float, member: str | None = None) -> float:
         """Take one of ``limit`` request slots per sliding ``window_s`` seconds of ``provider``
-        (all sidecars together): ``0.0`` when taken, else the seconds until one frees (nothing taken)."""
+        (all sidecars together): ``0.0`` when taken, else the seconds until one frees (nothing
+        taken). ``member`` names the slot for :meth:`release_slot` (default: a fresh id)."""
+        ...
+
+    def release_slot(self, provider: str, member: str) -> None:
+        """Give back the slot ``member`` of ``provider`` (taken for a request never sent)."""
         ...
 
     # -- search cache
