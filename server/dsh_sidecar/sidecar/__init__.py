@@ -43,6 +43,7 @@ from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.state.fleet import open_state, state_status
+from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
@@ -157,6 +158,7 @@ class Sidecar(SearchMethods):
         self._closing = threading.Event()
         #: When the exit's flushes stop waiting for the fleet store (set by its exit).
         self._handoff_until: float | None = None
+        self._server_kind = server_kind
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
         #: set when the first call is answered (the search path's preparation waits for it)
@@ -623,7 +625,7 @@ class Sidecar(SearchMethods):
         if self.shared is not None:  # last: the background work above may still write to it
             # what the exit's flushes did not get to hand over is counted with what is not sent
             not_handed = self.bandit.store.abandon() + self.suggester.knowledge.dirty
-            self.shared.close(not_handed)
+            self.shared.close(not_handed, EXIT_FLUSH_MCP_S if self._server_kind == "mcp" else EXIT_FLUSH_S)
 
     def _quiesce(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search

@@ -258,7 +258,7 @@ class LocalState:
     def begin_exit(self) -> None:
         pass
 
-    def close(self, not_handed: int = 0) -> None:
+    def close(self, not_handed: int = 0, within_s: float = 0.0) -> None:
         pass
 
 

@@ -29,6 +29,7 @@ from dsh_sidecar.state import keys
 from dsh_sidecar.state.config import StateConfig, public_url
 from dsh_sidecar.state.reads import Late, ReadPool, settle
 from dsh_sidecar.state.shared import (
+    EXIT_FLUSH_S,
     YIELD_S,
 )
 
@@ -60,13 +61,6 @@ REFUSING_ERRORS: Final = (
 FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
 #: Everything a call to the store may raise.
 CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
-#: Longest :meth:`StoreLink.close` waits for the store, seconds: the queued writes are sent for
-#: this long on a thread of their own (a command of a slow store may take ``timeoutMs``, up to 5 s),
-#: and what is not acknowledged by then is counted and told. The exit is on the harness's clock:
-#: Claude Code sends an MCP server SIGINT, then SIGTERM 100 ms later and SIGKILL 400 ms after
-#: that; DeepSeek Harness waits 2 s for the ``shutdown`` reply and 3 s for the exit, the MCP SDK's
-#: stdio client 2 s before its SIGTERM (docs/fleet.md, "The exit").
-EXIT_FLUSH_S: Final = 0.2
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
 #: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
@@ -494,15 +488,15 @@ class StoreLink:
         writes over at once; :meth:`close` sends them within :data:`EXIT_FLUSH_S`. Idempotent."""
         self._exiting.set()
 
-    def close(self, not_handed: int = 0) -> None:
-        """Send what is queued within :data:`EXIT_FLUSH_S` and count the rest: writes queued, in
+    def close(self, not_handed: int = 0, within_s: float = EXIT_FLUSH_S) -> None:
+        """Send what is queued within ``within_s`` and count the rest: writes queued, in
         flight (sent, no reply yet: its op marker makes it count once if it landed) and
         ``not_handed`` (updates the exit's flushes did not get to hand over in their bound)
         are added to ``droppedWrites`` and told in one warning. Never waits longer."""
         self.begin_exit()
         self._stop.set()
         self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
-        deadline = time.monotonic() + EXIT_FLUSH_S
+        deadline = time.monotonic() + within_s
         for thread in (self._resync, self._sender):
             if thread is not None:  # exiting: each only queues now, past a command already sent
                 thread.join(max(0.0, deadline - time.monotonic()))
@@ -538,7 +532,7 @@ class StoreLink:
                 "" if up else " unavailable",
                 unsent,
                 ", ".join(parts),
-                EXIT_FLUSH_S,
+                within_s,
             )
         if not flusher.is_alive():
             with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown

@@ -25,11 +25,13 @@ pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server not i
 #: ``state.timeoutMs`` (its largest) and how late the slow store answers: each command waits for it.
 TIMEOUT_MS = 5000
 SLOW_S = 2.0
+#: How late the store answers at the exit: past every bound of the test (it never answers in time).
+STALL_S = 60.0
 #: Fleet evidence planted before the sidecar starts: ``thorough`` always rewarded, ``quick`` never.
 PLANTED = 60
 POST = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}}
 UNSENT = re.compile(
-    r"state store redis://127\.0\.0\.1:\d+/0: (\d+) writes not sent at exit \(([^)]*); "
+    r"state store redis://127\.0\.0\.1:\d+/0(?: unavailable)?: (\d+) writes not sent at exit \(([^)]*); "
     r"the exit waits at most [0-9.]+ s for the store\)"
 )
 
@@ -90,8 +92,8 @@ def test_an_exit_on_a_slow_store_ends_before_it_answers_and_counts_what_it_did_n
         sc.initialize(make_workspace(tmp_path / "demo"), opts)
         for i in range(3):  # warm: connections made, the search path prepared
             assert "result" in sc.request("dsh/search", {"query": f"warm {i}", "strategy": "quick"})
-        proxy.delay_s = SLOW_S
-        for i in range(6):  # learned while the store answers SLOW_S late: the writes wait for it
+        proxy.delay_s = STALL_S
+        for i in range(6):  # learned while the store does not answer: the writes wait for it
             assert "result" in sc.request("dsh/search", {"query": f"slow {i}", "strategy": "quick"})
             assert "result" in sc.request("dsh/postExecute", {**POST, "turn": i})
         learned = sc.request("dsh/status")["result"]["state"]["banditUpdates"]
@@ -99,14 +101,13 @@ def test_an_exit_on_a_slow_store_ends_before_it_answers_and_counts_what_it_did_n
         assert sc.request("shutdown")["result"] is None
         sc.send("exit", None, notify=True)
         assert sc.proc.wait(30) == 0
-        assert proxy.replies == replies  # the exit did not wait for any of the store's late replies
+        assert proxy.replies == replies  # the exit ended without any of the store's replies
         found = UNSENT.findall(sc.stderr())
         assert len(found) == 1, sc.stderr()
         unsent = int(found[0][0])
         parts = dict(reversed(part.split(" ", 1)) for part in found[0][1].split(", "))
         assert unsent == sum(int(n) for n in parts.values()) and unsent >= 1
         assert set(parts) <= {"queued", "sent without a reply", "not handed to the store"}
-        time.sleep(2 * SLOW_S)  # what was on the wire lands
         stored = int(raw.hget(keys.bandit_counts_key(GLOBAL), "quick:updates") or 0)
         assert stored <= learned and learned - stored <= unsent  # every update missing is counted
     finally:
