@@ -41,9 +41,9 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
+from dsh_sidecar.sidecar.fleetexit import FleetExit
 from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.state.fleet import open_state, state_status
-from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
@@ -76,12 +76,6 @@ WARM_AFTER_READY_S = 0.5
 WARM_AFTER_FIRST_CALL_S = 1.0
 #: Longest wait at exit for a cancelled workspace build to stop, s (:meth:`Sidecar.aclose`).
 QUIESCE_S = 2.0
-#: Longest the exit's flushes (knowledge, bandit) wait on a fleet store for a write a background
-#: thread already sent, s: the rest is queued for the store's bounded exit send (docs/fleet.md).
-EXIT_HANDOFF_S = 0.1
-#: A one-shot command waits at most this many ``state.timeoutMs`` for the bandit's first read
-#: of the fleet's posteriors (connect, the script's load, the read: :meth:`Sidecar.settle_fleet`).
-FLEET_SETTLE_TIMEOUTS = 4
 
 LogSink = Callable[[str], None]
 
@@ -155,10 +149,7 @@ class Sidecar(SearchMethods):
         self._search_warm: threading.Thread | None = None
         #: A first search's preparation (its loop and future), shared by the searches waiting.
         self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
-        self._closing = threading.Event()
-        #: When the exit's flushes stop waiting for the fleet store (set by its exit).
-        self._handoff_until: float | None = None
-        self._server_kind = server_kind
+        self._closing, self._exit = threading.Event(), FleetExit(self.shared, server_kind) if self.shared else None
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
         #: set when the first call is answered (the search path's preparation waits for it)
@@ -194,14 +185,6 @@ class Sidecar(SearchMethods):
         if self.shared is not None and config.bandit.persist:  # persist: false stays in memory
             bandit.store.share(self.shared, bandit.policy)
         return router, bandit
-
-    def settle_fleet(self) -> bool:
-        """Wait for the bandit's first read of the fleet's posteriors (a one-shot command's
-        search and status answer from them; a server answers from its own until it lands), at
-        most a few times ``state.timeoutMs``; ``True`` when it landed (or none is coming)."""
-        if self.shared is None:
-            return True
-        return self.bandit.store.settle(FLEET_SETTLE_TIMEOUTS * self.config.state.timeout_ms / 1000)
 
     def _warm_search(self) -> None:
         # the first answer first, then the suggester's build (its first notes need the graph),
@@ -470,33 +453,16 @@ class Sidecar(SearchMethods):
     def shutdown(self) -> None:
         """LSP ``shutdown`` (and every other exit path: EOF, SIGTERM, ``exit`` without
         ``shutdown``): flush the suggester's knowledge file, the bandit's queued posterior
-        writes and the buffered ledger lines (never raises; safe to call twice). On a fleet
-        store nothing here waits for it: the store enters its exit (writes queued for
-        :meth:`aclose`'s bounded send), and the flushes wait at most :data:`EXIT_HANDOFF_S` for
-        a write a background thread already has on the wire (what they could not hand over is
-        counted at :meth:`aclose`)."""
-        if self.shared is None:
+        writes and the buffered ledger lines (never raises; safe to call twice); on a fleet
+        store, bounded (sidecar/fleetexit.py)."""
+        if self._exit is None:
             self._flush_learning()
         else:
-            self._begin_exit()
-            flushing = threading.Thread(target=self._flush_learning, name="dsh-exit-flush", daemon=True)
-            flushing.start()
-            flushing.join(self._handoff_left())
+            self._exit.flush(self._flush_learning)
         try:
             self.suggester.ledger.flush()
         except Exception:
             log.warning("search-suggester: ledger flush at shutdown failed", exc_info=True)
-
-    def _begin_exit(self) -> None:
-        """The fleet store's exit (:meth:`shutdown`, or :meth:`aclose` without it): one
-        :data:`EXIT_HANDOFF_S` for the flushes of both."""
-        assert self.shared is not None
-        if self._handoff_until is None:
-            self._handoff_until = time.monotonic() + EXIT_HANDOFF_S
-        self.shared.begin_exit()
-
-    def _handoff_left(self) -> float:
-        return max(0.0, (self._handoff_until or 0.0) - time.monotonic())
 
     def _flush_learning(self) -> None:
         try:
@@ -609,23 +575,19 @@ class Sidecar(SearchMethods):
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
-        if self.shared is not None:
-            self._begin_exit()  # nothing below waits for the store (see shutdown)
+        if self._exit is not None:
+            self._exit.begin()  # nothing below waits for the store (see shutdown)
         if self.run_file is not None:
             self.run_file.remove()
         self.projection.close()
-        self.bandit.close(self._handoff_left() if self.shared is not None else None)
+        self.bandit.close(self._exit.left() if self._exit is not None else None)
         try:
             await self.router.aclose()
-        except Exception:  # `serve` closes on a new event loop: connections of the serving one raise
-            # RuntimeError('Event loop is closed'), which skipped everything below (the fleet
-            # store's exit send and its count of unsent writes among it)
+        except Exception:  # `serve` closes on a new loop: the old one's connections raise, and skipped the rest
             log.debug("closing the router's connections failed", exc_info=True)
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
-        if self.shared is not None:  # last: the background work above may still write to it
-            # what the exit's flushes did not get to hand over is counted with what is not sent
-            not_handed = self.bandit.store.abandon() + self.suggester.knowledge.dirty
-            self.shared.close(not_handed, EXIT_FLUSH_MCP_S if self._server_kind == "mcp" else EXIT_FLUSH_S)
+        if self._exit is not None:  # last: the background work above may still write to it
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
 
     def _quiesce(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search
