@@ -143,8 +143,7 @@ async def _query(
     from dsh_sidecar.sidecar import Sidecar, fleetexit
 
     try:
-        # the models validate what the user typed (an unknown strategy is their error to name)
-        params = SearchParams(
+        params = SearchParams(  # the models validate what the user typed (an unknown strategy: theirs to name)
             query=utf8_text(text, "QUERY"),
             strategy=cast(Any, strategy),
             max_results=max_results,
