@@ -5,7 +5,8 @@ are not Redis (one that never answers, one that answers garbage, one that floods
 * :class:`StoreProxy` forwards each client connection to the ``redis-server`` on ``upstream``;
   ``delay_s`` holds every chunk of a reply that long, ``drip_s`` sends a reply one byte at a
   time that far apart (every byte within a per-read timeout, the whole reply far beyond it),
-  ``cut_after`` closes the client's connection after that many reply bytes (mid-reply).
+  ``cut_after`` closes the client's connection after that many reply bytes (mid-reply);
+  ``replies`` counts the reply chunks it has let through.
 * :class:`FakeListener` speaks just enough RESP to get through redis-py's handshake (``+OK`` to
   ``CLIENT``/``SELECT``/``AUTH``, ``+PONG`` to ``PING``) and then answers every other command
   with ``answer``: ``"silent"`` (nothing, ever), ``"garbage"`` (a bulk string to everything,
@@ -68,6 +69,8 @@ class StoreProxy(_Listener):
         self.delay_s = delay_s
         self.drip_s = drip_s
         self.cut_after = cut_after
+        #: Reply chunks forwarded to clients so far (a call answered before it saw the store's reply).
+        self.replies = 0
         super().__init__()
 
     def serve(self, conn: socket.socket) -> None:
@@ -94,6 +97,7 @@ class StoreProxy(_Listener):
             while data := up.recv(65536):
                 if self.delay_s:
                     time.sleep(self.delay_s)
+                self.replies += 1
                 if self.cut_after is not None and sent + len(data) > self.cut_after:
                     conn.sendall(data[: self.cut_after - sent])
                     break

@@ -572,8 +572,9 @@ class StrategyBandit:
         self.pending_file.reset()
         self.store.reset(self.policy)
 
-    def close(self) -> None:
-        """Flush the posterior writes and pending searches, and close the decision log."""
-        self.store.close()
+    def close(self, timeout_s: float | None = None) -> None:
+        """Flush the posterior writes (waiting at most ``timeout_s`` for them) and pending
+        searches, and close the decision log."""
+        self.store.close(timeout_s)
         self.pending_file.close()
         self.decisions.close()

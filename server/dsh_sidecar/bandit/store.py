@@ -141,21 +141,51 @@ class PosteriorStore:
         self.fleet_updates = 0  # updates this process sent to a shared store (exact fleet counts)
         self.refresh_s = SHARED_REFRESH_S
         self._read_at = float("-inf")
+        self._handed = 0  # operations handed to the shared store (the rest are in the queue or a batch)
+        self._abandoned = False
+        self._first_read = threading.Event()  # the fleet's first posterior read landed (or none comes)
+        self._first_read.set()
 
     def share(self, shared: SharedState | None, policy: ContextualPolicy) -> None:
-        """Keep the posteriors in ``shared`` instead of the file, and adopt the fleet's now."""
+        """Keep the posteriors in ``shared`` instead of the file; the fleet's are read on the
+        store's read threads and adopted when they land (:meth:`settle` waits for that). Until
+        then the policy samples from what this process has (the prior): ``initialize`` and the
+        MCP server's build never wait for the store (a slow one held them up to ``timeoutMs``
+        per command, a flooding one 2.5 s)."""
         self.shared = shared
+        self._first_read.clear()
         if shared is not None:
             self.file, self.path = None, None
             self.persisting = True
-            self._adopt_shared(policy)
+            with self._cond:
+                queued = self._queued
+            if not shared.read_behind(lambda: self._first_adopt(policy, queued)):
+                self._first_read.set()  # the store is away or its queue full: the local posterior
 
-    def _adopt_shared(self, policy: ContextualPolicy) -> None:
+    def settle(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for the fleet's first posterior read (the command line's
+        one-shot calls, tests); ``True`` when it has landed or none is coming."""
+        return self._first_read.wait(timeout_s)
+
+    def _first_adopt(self, policy: ContextualPolicy, queued: int) -> None:
+        """The first read of the fleet's posteriors (a read thread). Adopted unless this process
+        learned something since :meth:`share` (``queued`` operations then): the writer re-reads
+        the fleet after sending it, and a read taken before that write landed would drop it
+        from the in-memory posterior until then."""
+        try:
+            self._adopt_shared(policy, since=queued)
+        finally:
+            self._first_read.set()
+
+    def _adopt_shared(self, policy: ContextualPolicy, since: int | None = None) -> None:
         """The fleet's evidence and update counts into ``policy`` (nothing when the store is
-        away or a newer local operation is still queued)."""
+        away or a newer local operation is still queued; with ``since``, nothing when more than
+        ``since`` operations were ever submitted)."""
         assert self.shared is not None
         ev, counts = self.shared.bandit_view(policy.rows, ARMS, policy.discount, ("global",))  # one round trip
         with self._cond:
+            if since is not None and self._queued != since:
+                return
             if ev is not None and not self._queue:
                 policy.load(ev)
                 if counts is not None:
@@ -270,6 +300,10 @@ class PosteriorStore:
         time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
         try:
             for op, _arm in batch:
+                with self._cond:
+                    if self._abandoned:  # the exit stopped waiting: counted by abandon()
+                        break
+                    self._handed += 1
                 spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
                 if spec is not None:
                     kind, rows, arm, value, discount = spec
@@ -293,9 +327,19 @@ class PosteriorStore:
             self._cond.notify_all()
             return self._cond.wait_for(lambda: self._landed >= target, timeout=timeout_s)
 
-    def close(self) -> None:
-        """Flush and stop the writer thread (a later :meth:`submit` starts a new one)."""
-        self.flush()
+    def abandon(self) -> int:
+        """The exit stops waiting for the writer: the operations it has not handed to the shared
+        store are never sent; their number (the exit tells it). ``0`` without a shared store."""
+        with self._cond:
+            if self.shared is None:
+                return 0
+            self._abandoned = True
+            return self._queued - self._handed
+
+    def close(self, timeout_s: float | None = None) -> None:
+        """Flush (waiting at most ``timeout_s``) and stop the writer thread (a later
+        :meth:`submit` starts a new one)."""
+        self.flush(timeout_s)
         with self._cond:
             self._writer = None
             self._cond.notify_all()

@@ -35,7 +35,9 @@ whose fleet-wide window is full is skipped for that call.
 from __future__ import annotations
 
 import math
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -70,6 +72,38 @@ class _State:
     cooldown_class: str | None = None
     successes: int = 0
     failures: int = 0
+
+
+class _LateSlot:
+    """One fleet rate-window read of :meth:`ProviderHealth.check`. When it is late, this
+    process's own window decides; if that refuses the request and the late read still takes a
+    slot in the fleet's window (the script was already sent), the slot is given back (a request
+    never sent must not hold the fleet's window); one this process sends keeps it."""
+
+    def __init__(self, windows: SharedState, identity: str, member: str) -> None:
+        self._windows, self._identity, self._member = windows, identity, member
+        self._lock = threading.Lock()
+        self._took = False
+        self._refused = False
+
+    def fleet(self, most: int, window_s: float) -> float:
+        """The fleet's window (a read thread)."""
+        wait = self._windows.take_slot(self._identity, most, window_s, self._member)
+        with self._lock:
+            self._took = wait <= 0
+            give_back = self._took and self._refused
+        if give_back:
+            self._windows.release_slot(self._identity, self._member)
+        return wait
+
+    def local(self, wait: float) -> float:
+        """This process's window decided ``wait`` (the store late, away or its queue full)."""
+        with self._lock:
+            self._refused = wait > 0
+            give_back = self._took and self._refused
+        if give_back:  # the fleet's answer came between the caller's bound and this
+            self._windows.write_behind(lambda: self._windows.release_slot(self._identity, self._member))
+        return wait
 
 
 class ProviderHealth:
@@ -241,9 +275,10 @@ class ProviderHealth:
         if callable(limit):
             limit = limit()
         identity, (most, window_s) = self._identity(provider), limit
+        slot = _LateSlot(windows, identity, uuid.uuid4().hex)
         wait = await windows.read_within(
-            lambda: windows.take_slot(identity, most, window_s),
-            lambda: local.take_slot(identity, most, window_s),
+            lambda: slot.fleet(most, window_s),
+            lambda: slot.local(local.take_slot(identity, most, window_s)),
             within_s(),
         )
         return None if wait <= 0 else f"skipped: {RATE_LIMITED} window full, next slot in {math.ceil(wait * 1000)}ms"

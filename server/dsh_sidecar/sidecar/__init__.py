@@ -17,22 +17,15 @@ from typing import Any
 
 from dsh_protocol import (
     AssembleSectionResult,
-    CacheStatus,
-    ChainEntry,
     DismissParams,
     DismissResult,
     PostExecuteParams,
     PostExecuteResult,
-    ProviderHealthStatus,
-    RouterStatus,
     Section,
-    StateStatus,
-    StatusResult,
     TaskLeadParams,
     TaskLeadResult,
 )
 
-from dsh_sidecar import __version__
 from dsh_sidecar.bandit import StrategyBandit
 from dsh_sidecar.cachedir import prune_if_due
 from dsh_sidecar.config import SidecarConfig, dsh_home, overlay_config
@@ -42,9 +35,11 @@ from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router import Router
 from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
+from dsh_sidecar.sidecar.fleetexit import FleetExit
 from dsh_sidecar.sidecar.owed import PromptIndex
 from dsh_sidecar.sidecar.search import SearchMethods
-from dsh_sidecar.state.fleet import open_state, state_status
+from dsh_sidecar.sidecar.status import StatusMethods
+from dsh_sidecar.state.fleet import open_state
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
@@ -85,7 +80,7 @@ def _no_sink(line: str) -> None:
     """The log sink of a sidecar nobody reads the lines of (an MCP server)."""
 
 
-class Sidecar(SearchMethods):
+class Sidecar(SearchMethods, StatusMethods):
     """The router, the bandit and the suggester for one workspace.
 
     ``log_sink`` receives every seed log line (bandit) and ledger line (suggester);
@@ -150,7 +145,7 @@ class Sidecar(SearchMethods):
         self._search_warm: threading.Thread | None = None
         #: A first search's preparation (its loop and future), shared by the searches waiting.
         self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
-        self._closing = threading.Event()
+        self._closing, self._exit = threading.Event(), FleetExit(self.shared, server_kind) if self.shared else None
         #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
         self._calls = asyncio.Lock()
         #: set when the first call is answered (the search path's preparation waits for it)
@@ -465,7 +460,18 @@ class Sidecar(SearchMethods):
     def shutdown(self) -> None:
         """LSP ``shutdown`` (and every other exit path: EOF, SIGTERM, ``exit`` without
         ``shutdown``): flush the suggester's knowledge file, the bandit's queued posterior
-        writes and the buffered ledger lines (never raises; safe to call twice)."""
+        writes and the buffered ledger lines (never raises; safe to call twice); on a fleet
+        store, bounded (sidecar/fleetexit.py)."""
+        if self._exit is None:
+            self._flush_learning()
+        else:
+            self._exit.flush(self._flush_learning)
+        try:
+            self.suggester.ledger.flush()
+        except Exception:
+            log.warning("search-suggester: ledger flush at shutdown failed", exc_info=True)
+
+    def _flush_learning(self) -> None:
         try:
             self.suggester.flush()
         except Exception:
@@ -474,10 +480,6 @@ class Sidecar(SearchMethods):
             self.bandit.flush()
         except Exception:
             log.warning("bandit: state flush at shutdown failed", exc_info=True)
-        try:
-            self.suggester.ledger.flush()
-        except Exception:
-            log.warning("search-suggester: ledger flush at shutdown failed", exc_info=True)
 
     def tools_changed(self) -> None:
         """``dsh/toolsChanged``: drop cached projections; the graph is rebuilt in the background
@@ -520,59 +522,6 @@ class Sidecar(SearchMethods):
             self.projection.start_if_idle()
         self.config = new
 
-    def status(self) -> StatusResult:
-        """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
-        return StatusResult(
-            version=__version__,
-            workspace=str(self.workspace) if self.workspace else None,
-            workspace_refused=self.workspace_refused or None,
-            router=RouterStatus(
-                chain=[ChainEntry.model_validate(c) for c in self.router.describe()],
-                unavailable=list(self.router.missing),
-                timeout_ms=self.config.router.timeout_ms,
-                deadline_ms=self.config.router.deadline_ms,
-                empty_results_fallback=self.config.router.empty_results_fallback,
-                health=[ProviderHealthStatus.model_validate(h) for h in self.router.health_status()],
-                cache=CacheStatus.model_validate(cache) if (cache := self.router.cache_status()) is not None else None,
-            ),
-            bandit=self.bandit.status(),
-            suggester={**self.suggester.status(), "graph": self.projection.status()},
-            state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
-        )
-
-    def _run_snapshot(self) -> dict[str, Any]:
-        """What the running-server status file carries (:mod:`dsh_sidecar.runstate`), read on
-        its heartbeat thread: copies of the router's health and cache counts, the bandit's
-        update counts and the suggester's counters, never :meth:`status` (which finishes the
-        suggester's activation, the event-loop thread's work)."""
-        router = self.router
-        suggester = self.suggester
-        return {
-            "workspace": str(self.workspace) if self.workspace else None,
-            "router": {
-                "chain": router.describe(),
-                "unavailable": list(router.missing),
-                "health": router.health_status(),
-                "cache": router.cache_status(),
-            },
-            "bandit": {"updates": dict(self.bandit.store.updates)},
-            "suggester": {
-                "enabled": self._suggesting(self.config.suggester),
-                "counters": dict(suggester.counters),
-            },
-        }
-
-    def _fleet_status(self) -> dict[str, Any]:
-        """The shared store (none with the file backend: the status is as before) and what this
-        process wrote to it (docs/fleet.md: the fleet test counts them)."""
-        if self.shared is None:
-            return {}
-        return {
-            **state_status(self.shared),
-            "banditUpdates": self.bandit.store.fleet_updates,
-            "knowledgeCounted": dict(self.suggester.knowledge.counted),
-        }
-
     async def aclose(self) -> None:
         """Release the HTTP client, the bandit's decision log, the content index and, last, the
         shared state (its queued writes are tried once more). A workspace build still running is
@@ -580,14 +529,19 @@ class Sidecar(SearchMethods):
         under a background thread inside a native extension (google-re2's pybind11 module
         aborts the whole process then, exit status -6, instead of exiting 0)."""
         self._closing.set()
+        if self._exit is not None:
+            self._exit.begin()  # nothing below waits for the store (see shutdown)
         if self.run_file is not None:
             self.run_file.remove()
         self.projection.close()
-        self.bandit.close()
-        await self.router.aclose()
+        self.bandit.close(self._exit.left() if self._exit is not None else None)
+        try:
+            await self.router.aclose()
+        except Exception:  # `serve` closes on a new loop: the old one's connections raise, and skipped the rest
+            log.debug("closing the router's connections failed", exc_info=True)
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
-        if self.shared is not None:  # last: the background work above may still write to it
-            self.shared.close()
+        if self._exit is not None:  # last: the background work above may still write to it
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
 
     def _quiesce(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search

@@ -106,7 +106,7 @@ class LocalState:
         with self._lock:
             self._cooldowns.pop(provider, None)
 
-    def take_slot(self, provider: str, limit: int, window_s: float) -> float:
+    def take_slot(self, provider: str, limit: int, window_s: float, member: str | None = None) -> float:
         with self._lock:
             now = self.clock()
             sent = self._windows.setdefault(provider, deque())
@@ -116,6 +116,9 @@ class LocalState:
                 sent.append(now)
                 return 0.0
             return max(sent[0] + window_s - now, 1e-6)
+
+    def release_slot(self, provider: str, member: str) -> None:
+        pass  # this process's windows decide on the spot: nothing is taken for a request not sent
 
     # ------------------------------------------------------------------ cache
     def cache_get(self, key: str) -> bytes | None:
@@ -252,7 +255,10 @@ class LocalState:
     def status(self) -> dict[str, Any]:
         return {"backend": "file", "shared": False, "available": True}
 
-    def close(self) -> None:
+    def begin_exit(self) -> None:
+        pass
+
+    def close(self, not_handed: int = 0, within_s: float = 0.0) -> None:
         pass
 
 

@@ -29,6 +29,7 @@ from dsh_sidecar.state import keys
 from dsh_sidecar.state.config import StateConfig, public_url
 from dsh_sidecar.state.reads import Late, ReadPool, settle
 from dsh_sidecar.state.shared import (
+    EXIT_FLUSH_S,
     YIELD_S,
 )
 
@@ -60,9 +61,6 @@ REFUSING_ERRORS: Final = (
 FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
 #: Everything a call to the store may raise.
 CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
-#: Longest the exit spends re-sending queued writes, seconds (each also bounded by ``timeoutMs``):
-#: the queue may hold :data:`MAX_PENDING` writes, and the exit is on the harness's clock.
-EXIT_FLUSH_S: Final = 2.0
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
 #: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
@@ -198,6 +196,13 @@ class StoreLink:
         self.bad_keys: set[str] = set()
         self.bad_key_count = 0
         self._reads = ReadPool("dsh-state-read")
+        #: Set by :meth:`begin_exit`: no call touches the socket any more, every write is queued
+        #: for :meth:`close`'s bounded send (the flushes of the exit never wait for the store).
+        self._exiting = threading.Event()
+        #: Writes handed to the socket and not yet acknowledged (any thread).
+        self._sending = 0
+        #: Set when :meth:`close` counted what it could not send: a later write is dropped, counted.
+        self._final = False
         #: Reads an event loop stopped waiting for (the store answered later than the call's
         #: bound) and reads not queued (the pool's queue full): the call served locally.
         self.late_reads = 0
@@ -251,6 +256,9 @@ class StoreLink:
 
     def _queue(self, send: Callable[[], object]) -> None:
         """Keep a write for the re-sync (caller holds the lock)."""
+        if self._final:  # after the exit's count: never sent
+            self.dropped += 1
+            return
         if len(self._pending) >= MAX_PENDING:
             self._pending.popleft()
             if self.dropped == 0:
@@ -259,8 +267,9 @@ class StoreLink:
         self._pending.append(send)
 
     def _read(self, fetch: Callable[[], Any], fallback: Callable[[], Any], key: str = "") -> Any:
-        """``fetch()``, or ``fallback()`` when the store is away, refuses, or the key is unusable."""
-        if not self._up:
+        """``fetch()``, or ``fallback()`` when the store is away, refuses, or the key is unusable
+        (or the process is exiting: :meth:`begin_exit`)."""
+        if not self._up or self._exiting.is_set():
             return fallback()
         try:
             return fetch()
@@ -273,11 +282,12 @@ class StoreLink:
 
     def _write(self, send: Callable[[], object], key: str = "") -> None:
         with self._lock:
-            if not self._up:
+            if not self._up or self._exiting.is_set():
                 self._queue(send)
                 return
+            self._sending += 1
         try:
-            send()
+            self._send_counted(send)
         except CALL_ERRORS as exc:
             if not self._store_wide(exc):
                 # the scripts repair what they touch, so this is a store that refuses this write
@@ -287,13 +297,22 @@ class StoreLink:
                     self.dropped += 1
                 return
             with self._lock:
-                self._queue(send)
+                if not self._final:  # else counted at exit as sent without a reply
+                    self._queue(send)
             self._away(exc)
+
+    def _send_counted(self, send: Callable[[], object]) -> None:
+        """``send()``, counted in :attr:`_sending` by the caller (under the lock) until it returns."""
+        try:
+            send()
+        finally:
+            with self._lock:
+                self._sending -= 1
 
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
-        store is away or the sender is behind)."""
-        if not self._up:
+        store is away, the process exiting, or the sender is behind)."""
+        if not self._up or self._exiting.is_set():
             return
         self._submit_background(send, must=False)
 
@@ -321,7 +340,7 @@ class StoreLink:
         awaited at most ``within_s`` (the caller's deadline) and ``timeoutMs``; ``fallback()``
         (local state) when the store is away, the read is late or the pool's queue is full. A late
         read goes on to its own end (bounded by ``timeoutMs``: a store that misses it is away)."""
-        if not self._up or self._stop.is_set():
+        if not self._up or self._exiting.is_set():
             return fallback()  # no socket is touched while the store is away: no thread either
         wait_s = min(within_s, self.timeout_s)
         if wait_s <= 0:
@@ -355,7 +374,7 @@ class StoreLink:
     def read_behind(self, fetch: Callable[[], object]) -> bool:
         """Run ``fetch()`` on a :class:`ReadPool` thread, not waited for (it keeps what it read
         itself); ``False`` when not queued (the store away, the pool's queue full)."""
-        if not self._up or self._stop.is_set():
+        if not self._up or self._exiting.is_set():
             return False
         if self._reads.submit(fetch) is None:
             with self._lock:
@@ -404,12 +423,15 @@ class StoreLink:
             sent = 0
             while True:
                 with self._lock:
+                    if self._exiting.is_set():
+                        break  # close() sends the rest, within its bound
                     if not self._pending:
                         self._up = True
                         break
                     send = self._pending.popleft()
+                    self._sending += 1
                 try:
-                    send()
+                    self._send_counted(send)
                     sent += 1
                 except CALL_ERRORS as exc:
                     if not self._store_wide(exc):  # refused for its content: never sendable, dropped
@@ -460,12 +482,24 @@ class StoreLink:
                 "lastError": self.last_error,
             }
 
-    def close(self) -> None:
+    def begin_exit(self) -> None:
+        """The process is exiting: from now on no call touches the socket (reads answer from
+        local state, writes are queued, cache writes dropped), so the exit's flushes hand their
+        writes over at once; :meth:`close` sends them within :data:`EXIT_FLUSH_S`. Idempotent."""
+        self._exiting.set()
+
+    def close(self, not_handed: int = 0, within_s: float = EXIT_FLUSH_S) -> None:
+        """Send what is queued within ``within_s`` and count the rest: writes queued, in
+        flight (sent, no reply yet: its op marker makes it count once if it landed) and
+        ``not_handed`` (updates the exit's flushes did not get to hand over in their bound)
+        are added to ``droppedWrites`` and told in one warning. Never waits longer."""
+        self.begin_exit()
         self._stop.set()
         self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
+        deadline = time.monotonic() + within_s
         for thread in (self._resync, self._sender):
-            if thread is not None:
-                thread.join(self.timeout_s * 4 + 0.1)
+            if thread is not None:  # exiting: each only queues now, past a command already sent
+                thread.join(max(0.0, deadline - time.monotonic()))
         behind: list[Callable[[], object]] = []  # writes the sender had not reached (not cache writes)
         with contextlib.suppress(queue.Empty):
             while True:
@@ -473,30 +507,58 @@ class StoreLink:
                 self._background.task_done()
                 if not isinstance(send, _Droppable):
                     behind.append(send)
-        with self._lock:
-            pending, self._pending = [*self._pending, *behind], deque()
-        # one last try, bounded by timeoutMs each (a down store fails fast) and EXIT_FLUSH_S in all
-        deadline = time.monotonic() + EXIT_FLUSH_S
-        for i, send in enumerate(pending):
-            if time.monotonic() > deadline:
-                self.dropped += len(pending) - i
-                log.warning(
-                    "state store %s: %d queued writes not sent at exit (the exit waits at most %g s for the store)",
-                    self.url,
-                    len(pending) - i,
-                    EXIT_FLUSH_S,
-                )
-                break
-            try:
+        for send in behind:  # each writes through _write: queued (exiting), no socket touched
+            with contextlib.suppress(*CALL_ERRORS):
                 send()
-            except CALL_ERRORS:
-                self.dropped += len(pending) - i
-                log.warning(
-                    "state store %s still unavailable at exit: %d queued writes not sent", self.url, len(pending) - i
-                )
-                break
-        with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
-            self.client.close()
+        flusher = threading.Thread(target=self._exit_flush, name="dsh-state-exit", daemon=True)
+        flusher.start()
+        flusher.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._final = True  # a write after this is dropped and counted, never queued
+            queued, in_flight = len(self._pending), self._sending
+            self._pending = deque()
+            unsent = queued + in_flight + not_handed
+            self.dropped += unsent
+            up = self._up
+        if unsent:
+            parts = [f"{queued} queued"]
+            if in_flight:
+                parts.append(f"{in_flight} sent without a reply")
+            if not_handed:
+                parts.append(f"{not_handed} not handed to the store")
+            log.warning(
+                "state store %s%s: %d writes not sent at exit (%s; the exit waits at most %g s for the store)",
+                self.url,
+                "" if up else " unavailable",
+                unsent,
+                ", ".join(parts),
+                within_s,
+            )
+        if not flusher.is_alive():
+            with contextlib.suppress(Exception):  # closing a broken connection must not fail a shutdown
+                self.client.close()
+
+    def _exit_flush(self) -> None:
+        """Send the queued writes in order (the exit's thread, bounded by :meth:`close`'s join)."""
+        while True:
+            with self._lock:
+                if self._final or not self._pending:
+                    return
+                send = self._pending.popleft()
+                self._sending += 1
+            try:
+                self._send_counted(send)
+            except CALL_ERRORS as exc:
+                if self._store_wide(exc):
+                    with self._lock:
+                        self.last_error = type(exc).__name__
+                        self._up = False
+                        if not self._final:  # else counted as sent without a reply already
+                            self._pending.appendleft(send)
+                    return
+                self._bad_key("(queued write)", exc)  # refused for its content: never sendable
+                with self._lock:
+                    self.dropped += 1
 
 
 class _Droppable:

@@ -160,14 +160,19 @@ class RedisState(StoreLink):
         key = keys.cooldown_key(provider)
         self._write(lambda: self.client.unlink(key), key)  # a planted big value is freed off the main thread
 
-    def take_slot(self, provider: str, limit: int, window_s: float) -> float:
+    def take_slot(self, provider: str, limit: int, window_s: float, member: str | None = None) -> float:
         key = keys.rate_key(provider)
+        name = member or uuid.uuid4().hex
 
         def fetch() -> float:
-            wait_us = self._slot(keys=[key], args=[limit, max(1, int(window_s * 1e6)), uuid.uuid4().hex])
+            wait_us = self._slot(keys=[key], args=[limit, max(1, int(window_s * 1e6)), name])
             return int(wait_us) / 1e6
 
         return self._read(fetch, lambda: self.local.take_slot(provider, limit, window_s), key)
+
+    def release_slot(self, provider: str, member: str) -> None:
+        key = keys.rate_key(provider)
+        self._write(lambda: self.client.zrem(key, member), key)
 
     # ------------------------------------------------------------------ cache
     def cache_get(self, key: str) -> bytes | None:

@@ -52,6 +52,18 @@ STATIONARY_WIDTH: Final = 2**52
 #: write is serialised and written first instead of competing with it for the interpreter lock.
 YIELD_S: Final = 0.002
 
+#: Longest :meth:`SharedState.close` waits for the store by default, seconds: the queued writes are
+#: sent for this long on a thread of their own (a command of a slow store may take ``timeoutMs``,
+#: up to 5 s), and what is not acknowledged by then is counted and told. The exit is on the
+#: harness's clock: DeepSeek Harness waits 2 s for the ``shutdown`` reply and 3 s for the exit, the
+#: MCP SDK's stdio client 2 s before its SIGTERM (docs/fleet.md, "The start and the exit"). Not
+#: less: a healthy store's one round trip took over 0.2 s at exit on this loaded machine (the
+#: process's own build threads hold the interpreter), one write lost per exit in the fleet test.
+EXIT_FLUSH_S: Final = 1.0
+#: The same for an MCP server: Claude Code sends one SIGINT, SIGTERM 100 ms later and SIGKILL
+#: 400 ms after that; a write cut by the SIGKILL would be lost uncounted.
+EXIT_FLUSH_MCP_S: Final = 0.3
+
 T = TypeVar("T")
 
 #: The arms' evidence of one row, ``{arm: [a, b]}`` above the prior (see ``bandit/policy.py``).
@@ -177,9 +189,14 @@ class SharedState(Protocol):
         """End ``provider``'s cooldown (it answered)."""
         ...
 
-    def take_slot(self, provider: str, limit: int, window_s: float) -> float:
+    def take_slot(self, provider: str, limit: int, window_s: float, member: str | None = None) -> float:
         """Take one of ``limit`` request slots per sliding ``window_s`` seconds of ``provider``
-        (all sidecars together): ``0.0`` when taken, else the seconds until one frees (nothing taken)."""
+        (all sidecars together): ``0.0`` when taken, else the seconds until one frees (nothing
+        taken). ``member`` names the slot for :meth:`release_slot` (default: a fresh id)."""
+        ...
+
+    def release_slot(self, provider: str, member: str) -> None:
+        """Give back the slot ``member`` of ``provider`` (taken for a request never sent)."""
         ...
 
     # -- search cache
@@ -249,6 +266,12 @@ class SharedState(Protocol):
         """``{backend, available, …}`` for ``dsh/status`` (no secret)."""
         ...
 
-    def close(self) -> None:
-        """Release connections and threads (pending re-sends are attempted once)."""
+    def begin_exit(self) -> None:
+        """The process is exiting: no call waits for the store from now on (reads answer
+        locally, writes are queued for :meth:`close`)."""
+        ...
+
+    def close(self, not_handed: int = 0, within_s: float = EXIT_FLUSH_S) -> None:
+        """Release connections and threads: queued writes are sent once, within a bound, and
+        those not sent (and ``not_handed``, writes the exit's flushes kept) counted and told."""
         ...

@@ -6,6 +6,7 @@ write whose reply came too late is counted once when it is re-sent."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,49 @@ def test_a_write_whose_reply_is_too_late_counts_once(server) -> None:
         assert st.wait_synced(10)
         assert st.status()["resentWrites"] == 1
         assert raw.hget(keys.bandit_counts_key(GLOBAL), "quick:updates") == b"1"  # not twice
+    finally:
+        st.close()
+        proxy.close()
+        raw.close()
+
+
+async def replied(proxy: StoreProxy, replies: int) -> None:
+    """Wait (at most 5 s) until ``proxy`` has let ``replies`` reply chunks through."""
+    for _ in range(100):
+        if proxy.replies >= replies:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def test_a_late_window_read_gives_back_the_slot_its_own_window_refused(server) -> None:
+    """A fleet rate-window read later than the search's bound leaves this process's window to
+    decide; when that refuses the request, the slot the late read still took in the fleet's
+    window (its script was already sent) is given back: a request never sent holds no slot."""
+    from dsh_sidecar.router.health import ProviderHealth
+
+    raw = redis.Redis.from_url(server.url)
+    raw.flushall()
+    proxy = StoreProxy(server.port)
+    st = RedisState(parse_state_config({"backend": proxy.url(), "timeoutMs": 2000, "retryMs": 60_000}))
+    health = ProviderHealth()
+    health.share(st, {"brave": "brave:late"}, {"brave": (2, 60.0)})
+    key = keys.rate_key("brave:late")
+    try:
+        assert st.cache_get("warm") is None and st.available  # connected without a delay
+        assert st.take_slot("warm:other", 1, 1.0) == 0.0  # the window's script loaded: one round trip a read
+        local = health._local_windows  # this process's window: its 2 slots already sent
+        assert local is not None and [local.take_slot("brave:late", 2, 60.0) for _ in range(2)] == [0.0, 0.0]
+        proxy.delay_s = 0.3
+        replies = proxy.replies
+        refused = await health.check("brave", lambda: 0.05)  # late: its own window decides, and is full
+        assert (refused or "").startswith("skipped: rate_limited window full, next slot in ")
+        await replied(proxy, replies + 1)  # the late read took a slot in the fleet's empty window
+        for _ in range(100):  # and gives it back (one more round trip, as late)
+            if raw.zcard(key) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert raw.zcard(key) == 0
+        assert st.status()["lateReads"] == 1
     finally:
         st.close()
         proxy.close()

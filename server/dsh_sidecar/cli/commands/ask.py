@@ -140,11 +140,10 @@ async def _query(
     from dsh_protocol import SearchParams
 
     from dsh_sidecar.router import AllProvidersFailed
-    from dsh_sidecar.sidecar import Sidecar
+    from dsh_sidecar.sidecar import Sidecar, fleetexit
 
     try:
-        # the models validate what the user typed (an unknown strategy is their error to name)
-        params = SearchParams(
+        params = SearchParams(  # the models validate what the user typed (an unknown strategy: theirs to name)
             query=utf8_text(text, "QUERY"),
             strategy=cast(Any, strategy),
             max_results=max_results,
@@ -164,6 +163,7 @@ async def _query(
         raise config_error(exc) from None
     try:
         with out.progress(f"Searching ({strategy})…"):
+            await asyncio.to_thread(fleetexit.settle_fleet, sidecar)  # one search: the fleet's posteriors
             result = (await sidecar.search(params, escaped=False)).wire()  # data as it came: clean() shows it
     except AllProvidersFailed as exc:
         raise CliError(

@@ -72,6 +72,7 @@ def status(
 def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     from dsh_sidecar.cli.render import status_plain, status_rich
     from dsh_sidecar.sidecar import Sidecar
+    from dsh_sidecar.sidecar.fleetexit import settle_fleet
 
     check_folder("--workspace", workspace)
     cfg = command_config(out, config, workspace if workspace is not None else Path("."))
@@ -80,6 +81,7 @@ def _status(out: Output, workspace: Path | None, config: Path | None) -> None:
     except ConfigError as exc:
         raise config_error(exc) from None
     try:
+        settle_fleet(sidecar)  # the fleet's update counts, not this process's zeros
         result = sidecar.status().wire()
     finally:
         asyncio.run(sidecar.aclose())

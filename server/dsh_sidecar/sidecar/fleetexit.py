@@ -1,0 +1,64 @@
+"""The fleet store at a sidecar's exit (docs/fleet.md, "The start and the exit"): the store
+enters its exit first (no call waits for it from then on, every write is queued), the flushes of
+the knowledge and the bandit hand their writes over within one :data:`EXIT_HANDOFF_S`, and the
+store's close sends the queue within its bound and tells what it did not send, with what the
+flushes did not get to hand over."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S
+
+if TYPE_CHECKING:
+    from dsh_sidecar.state.shared import SharedState
+
+#: Longest the exit's flushes (knowledge, bandit) wait on a fleet store for a write a background
+#: thread already sent, s: the rest is queued for the store's bounded exit send.
+EXIT_HANDOFF_S: Final = 0.1
+#: A one-shot command waits at most this many ``state.timeoutMs`` for the bandit's first read of
+#: the fleet's posteriors (connect, the script's load, the read: :func:`settle_fleet`).
+FLEET_SETTLE_TIMEOUTS: Final = 4
+
+
+def settle_fleet(sidecar: Any) -> bool:
+    """Wait for the bandit's first read of the fleet's posteriors in ``sidecar`` (a
+    :class:`~dsh_sidecar.sidecar.Sidecar`; the package imports this module): a one-shot command's
+    search and status answer from them, a server from its own until it lands. At most
+    :data:`FLEET_SETTLE_TIMEOUTS` × ``state.timeoutMs``; ``True`` when it landed (or none comes)."""
+    timeout_s = FLEET_SETTLE_TIMEOUTS * sidecar.config.state.timeout_ms / 1000
+    return sidecar.shared is None or bool(sidecar.bandit.store.settle(timeout_s))
+
+
+class FleetExit:
+    """One exit of a sidecar on the fleet store ``shared`` (``server_kind`` ``mcp``: the shorter
+    send bound, :data:`~dsh_sidecar.state.shared.EXIT_FLUSH_MCP_S`)."""
+
+    def __init__(self, shared: SharedState, server_kind: str | None) -> None:
+        self.shared = shared
+        self.within_s = EXIT_FLUSH_MCP_S if server_kind == "mcp" else EXIT_FLUSH_S
+        self._until: float | None = None
+
+    def begin(self) -> None:
+        """The store's exit (idempotent): one :data:`EXIT_HANDOFF_S` from the first call."""
+        if self._until is None:
+            self._until = time.monotonic() + EXIT_HANDOFF_S
+        self.shared.begin_exit()
+
+    def left(self) -> float:
+        """What is left of the flushes' :data:`EXIT_HANDOFF_S`, seconds."""
+        return max(0.0, (self._until or 0.0) - time.monotonic())
+
+    def flush(self, flush: Callable[[], None]) -> None:
+        """Run ``flush`` (it only hands writes over now) on a thread, waited for at most what is left."""
+        self.begin()
+        flushing = threading.Thread(target=flush, name="dsh-exit-flush", daemon=True)
+        flushing.start()
+        flushing.join(self.left())
+
+    def close(self, not_handed: int) -> None:
+        """Close the store: its queue sent within the bound, the rest (and ``not_handed``) told."""
+        self.shared.close(not_handed, self.within_s)
