@@ -41,18 +41,23 @@ def big(tmp_path_factory) -> Path:
     return big_workspace(root)
 
 
+def server(tmp_path: Path, workspace: Path, suggester: dict) -> StdioServerParameters:
+    """``dsh-search mcp`` on ``workspace`` with these suggester knobs and a home of its own."""
+    cfg = tmp_path / "sidecar.json"
+    cfg.write_text(json.dumps({"suggester": suggester}))
+    home = tmp_path / "dsh-home"
+    home.mkdir()
+    script = str(Path(sys.executable).parent / "dsh-search")
+    argv = forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)])
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
+
+
 def context(result) -> str | None:
     return (result.structured_content or {}).get("hookSpecificOutput", {}).get("additionalContext")
 
 
 async def test_the_prompt_hook_never_waits_for_the_build_and_the_owed_section_follows(tmp_path, big):
-    cfg = tmp_path / "sidecar.json"
-    cfg.write_text(json.dumps({"suggester": {"enabled": True, "sectionMode": "sticky"}}))
-    home = tmp_path / "dsh-home"
-    home.mkdir()
-    script = str(Path(sys.executable).parent / "dsh-search")
-    argv = forked([script, "mcp", "--config", str(cfg), "--workspace", str(big)])
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
+    params = server(tmp_path, big, {"enabled": True, "sectionMode": "sticky"})
     calls = iter(range(100_000))
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
@@ -85,13 +90,7 @@ async def test_the_task_lead_of_a_prompt_during_the_build_is_owed_and_follows_on
     """taskLead on, the section off: the prompt's lead is not waited for either; it comes with
     the session's next post_tool_use that has no note once the index is built, once
     (``sidecar/owed.py``)."""
-    cfg = tmp_path / "sidecar.json"
-    cfg.write_text(json.dumps({"suggester": {"enabled": True, "taskLead": True}}))
-    home = tmp_path / "dsh-home"
-    home.mkdir()
-    script = str(Path(sys.executable).parent / "dsh-search")
-    argv = forked([script, "mcp", "--config", str(cfg), "--workspace", str(big)])
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
+    params = server(tmp_path, big, {"enabled": True, "taskLead": True})
     calls = iter(range(100_000))
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
