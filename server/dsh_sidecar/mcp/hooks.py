@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from dsh_protocol.limits import MAX_TOOL_TEXT
 
+from dsh_sidecar.recent import remember
+
 if TYPE_CHECKING:
     from dsh_protocol import PostExecuteParams, PostExecuteResult
 
@@ -107,10 +109,8 @@ class TurnCounter:
 
     def next(self, session_id: str) -> int:
         """The turn number of this call of ``session_id``."""
-        turn = self._next.pop(session_id, 0)
-        self._next[session_id] = turn + 1
-        while len(self._next) > self.limit:
-            self._next.popitem(last=False)
+        turn = self._next.get(session_id, 0)
+        remember(self._next, session_id, turn + 1, self.limit)
         return turn
 
 
@@ -193,10 +193,7 @@ class OwedSections:
         kept: its ``post_tool_use`` is refused by that bound, so it could never be paid)."""
         if len(session_id) > MAX_SESSION_ID_CHARS:
             return
-        self._owed.pop(session_id, None)
-        self._owed[session_id] = None
-        while len(self._owed) > self.limit:
-            self._owed.popitem(last=False)
+        remember(self._owed, session_id, None, self.limit)
 
     def owed(self, session_id: str) -> bool:
         """Whether ``session_id``'s section is owed."""

@@ -28,6 +28,8 @@ from typing import Any, Final, Protocol
 
 from dsh_protocol import AdditionalContext
 
+from dsh_sidecar.recent import remember
+
 log = logging.getLogger(__name__)
 
 #: Most sessions a lead is owed to (or held ready for) at once; the oldest are dropped first.
@@ -125,10 +127,7 @@ class OwedLeads:
         """``session_id``'s lead for ``task`` was not given (a later task of the session replaces
         an earlier one still owed)."""
         with self._lock:
-            self._tasks.pop(session_id, None)
-            self._tasks[session_id] = task
-            while len(self._tasks) > self.limit:
-                self._tasks.popitem(last=False)
+            remember(self._tasks, session_id, task, self.limit)
 
     def tasks(self) -> list[tuple[str, str]]:
         """The owed ``(session, task)`` pairs not ranked yet, oldest first; each is handed out
@@ -144,10 +143,7 @@ class OwedLeads:
         if note is None:
             return
         with self._lock:
-            self._ready.pop(session_id, None)
-            self._ready[session_id] = note
-            while len(self._ready) > self.limit:
-                self._ready.popitem(last=False)
+            remember(self._ready, session_id, note, self.limit)
 
     def take(self, session_id: str) -> AdditionalContext | None:
         """``session_id``'s ready lead, once (``None``: none ready)."""
