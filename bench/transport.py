@@ -250,15 +250,15 @@ def main() -> None:
         f"{'server / method':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}  {'req/s min-max':>15}  "
         f"{'server CPU us/call':>18}"
     )
-    print(
-        f"(server CPU over all {rounds} rounds' pipelined calls: one clock tick is {1e6 / CLK_TCK / (rounds * per_round):.0f} us/call)"
-    )
     for k, row in enumerate(rows):
         print(
             f"{row[0]:<{width}}  {percentile(lat[k], 0.5):>8.3f}  {percentile(lat[k], 0.99):>8.3f}  "
             f"{statistics.median(rps[k]):>9.0f}  {min(rps[k]):>7.0f}-{max(rps[k]):<7.0f}  "
             f"{cpu_us[k]:>18.0f}"
         )
+    print(
+        f"(server CPU over all {rounds} rounds' pipelined calls: one clock tick is {1e6 / CLK_TCK / (rounds * per_round):.0f} us/call)"
+    )
     pairs = [(2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)]
     if args.baseline_src:
         pairs += [(6, 1, 2.0), (7, 3, 1.5)]
