@@ -24,8 +24,11 @@ bandit.
 adds that commit's sidecar to the interleaving (A, B, baseline, …), run from DIR through
 ``PYTHONPATH``: before/after against the same direct call in one run. A second sidecar of this
 tree with ``logMessages`` ``none`` (no per-search ``window/logMessage``) is interleaved too, so
-the cost of the seed's line reaching the client is measured, not guessed. The load average is
-printed before and after.
+the cost of the seed's line reaching the client is measured, not guessed. Every sidecar of the
+interleaving gets the same calls (a search and a ``dsh/status`` a round), so each one's CPU over
+the loop (``/proc``, all its threads: what it spends whatever the neighbours do) is printed per
+round beside the latencies, with the per-pair differences against the baseline. The load
+average is printed before and after.
 
 Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--first-runs 7] [--baseline-src DIR]``.
 """
@@ -135,6 +138,30 @@ def spawn(home: str, router: dict, log_messages: str = "all", src: Path | None =
     return client
 
 
+#: Clock ticks per second of ``/proc/<pid>/stat`` times.
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(client: StdioClient) -> float:
+    """User + system CPU seconds of the client's server process (all its threads), from ``/proc``."""
+    fields = Path(f"/proc/{client.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def settle(client: StdioClient, quiet_s: float = 0.5, timeout_s: float = 15.0) -> None:
+    """Until the server spent no CPU for ``quiet_s`` (its warm-up after the first calls, the
+    shell parser's and the search path's imports on a thread, is over): the loop measures
+    searches, not that."""
+    deadline = time.monotonic() + timeout_s
+    last = cpu_s(client)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_s(client)
+        if now == last:
+            return
+        last = now
+
+
 def timed(fn, n: int) -> list[float]:
     out = []
     for i in range(n):
@@ -226,14 +253,21 @@ def main() -> None:
                 search(quiet, f"warm {i}")
                 if base is not None:
                     search(base, f"warm {i}")
-            d, s, st, sq, sb = [], [], [], [], []
+            d, s, st, sq, sb, stb = [], [], [], [], [], []
+            sidecars = {"this tree": fast, "logMessages none": quiet, **({"baseline": base} if base else {})}
+            for c in sidecars.values():
+                settle(c)
+            cpu0 = {k: cpu_s(c) for k, c in sidecars.items()}
             for i in range(args.n):  # interleaved A/B/C/D: the same noise for all of them
                 d.append(_time_one(direct, i))
                 s.append(_time_one(lambda q: search(fast, q), f"bench query {i}"))
                 st.append(_time_one(lambda _: fast.request("dsh/status", {}), None))
                 sq.append(_time_one(lambda q: search(quiet, q), f"bench query {i}"))
+                quiet.request("dsh/status", {})  # the same calls as the others (their CPU is compared)
                 if base is not None:
                     sb.append(_time_one(lambda q: search(base, q), f"bench query {i}"))
+                    stb.append(_time_one(lambda _: base.request("dsh/status", {}), None))
+            cpu_us = {k: (cpu_s(c) - cpu0[k]) / args.n * 1e6 for k, c in sidecars.items()}
             pairs = [b - a for a, b in zip(d, s, strict=True)]
             search(fast, "cached query")
             c = timed(lambda i: search(fast, "cached query"), args.n)
@@ -291,6 +325,16 @@ def main() -> None:
             f"baseline ({args.baseline_src}) dsh/search p50 {pct(sb, 50):.3f} ms, p99 {pct(sb, 99):.3f} ms; "
             f"overhead p50 {pct(sb, 50) - pct(d, 50):.3f} ms (the same direct calls)"
         )
+        print(
+            f"  baseline per-pair differences (search - direct) p50 {pct([b - a for a, b in zip(d, sb, strict=True)], 50):.3f} ms; "
+            f"its stdio floor (status p50) {pct(stb, 50):.3f} ms; this tree - baseline, per pair: "
+            f"p50 {pct([a - b for a, b in zip(s, sb, strict=True)], 50):+.3f} ms"
+        )
+    print(
+        "server CPU per round (one search + one dsh/status; /proc, all threads): "
+        + ", ".join(f"{k} {v:.0f} us" for k, v in cpu_us.items())
+        + f" (one clock tick over the loop: {1e6 / CLK_TCK / args.n:.0f} us)"
+    )
     if h:  # --hang-runs 0 measures none
         excess = [x - HANG_TIMEOUT_MS for x in h]
         print(

@@ -42,6 +42,33 @@ def test_escape_controls_exact(raw, escaped):
     assert escape_controls(raw) == escaped
 
 
+def test_every_ascii_character_is_escaped_or_kept_as_the_same_string():
+    """Printable ASCII (U+0020–U+007E) is kept, the same object; every other ASCII character
+    (C0 controls, DEL) is escaped, alone or inside printable text."""
+    for code in range(0x80):
+        ch = chr(code)
+        text = f"a {ch}z"
+        if 0x20 <= code <= 0x7E:
+            assert escape_controls(text) is text
+        else:
+            shown = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\x{code:02x}")
+            assert escape_controls(text) == f"a {shown}z"
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        # printable to str.isprintable, invisible to a reader: escaped all the same
+        ("cgj\u034fx", "cgj\\u034fx"),
+        ("vs\ufe0fx", "vs\\ufe0fx"),
+        ("filler\u3164x", "filler\\u3164x"),
+        ("nbsp\u00a0caf\u00e9", "nbsp\u00a0caf\u00e9"),  # visible non-ASCII stays
+    ],
+)
+def test_non_ascii_text_is_escaped_by_its_characters(raw, escaped):
+    assert escape_controls(raw) == escaped
+
+
 def test_every_format_character_is_escaped_and_visible_text_is_not():
     """FORMAT_CHARS holds every Cf character of this Python's Unicode database; what else it
     holds is invisible (default-ignorable: marks Mn, fillers Lo, unassigned Cn), never a

@@ -47,7 +47,10 @@ def normalise_url(url: str) -> str:
         (parts.scheme == "http" and parts.port == 80) or (parts.scheme == "https" and parts.port == 443)
     ):
         host = f"{host}:{parts.port}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("utm_")])
+    query = ""  # no query (most URLs): nothing to parse and re-encode
+    if parts.query:
+        kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("utm_")]
+        query = urlencode(kept)
     path = parts.path.rstrip("/") or ""
     return urlunsplit((parts.scheme.lower(), host, path, query, ""))
 

@@ -123,8 +123,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def no_lone_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (the replacement character)."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    """``text`` with every lone surrogate replaced by U+FFFD (the replacement character); the
+    same object when it has none (an ASCII string cannot: told without the regex search)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _identity(text: str) -> str:

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from dsh_protocol import (
+    Attempt,
     RouteSearchParams,
     RouteSearchResult,
     SearchFeedbackParams,
@@ -36,6 +37,13 @@ if TYPE_CHECKING:
     from dsh_sidecar.config import SidecarConfig
     from dsh_sidecar.router import Router
     from dsh_sidecar.router.chain import RouterResult
+
+
+def _outcome_for_model(attempt: Attempt) -> Attempt:
+    """``attempt`` with its outcome through :func:`~dsh_sidecar.escape.for_model`: the same
+    object when that changes nothing (an ``ok`` or a plain reason, nearly every attempt)."""
+    shown = for_model(attempt.outcome)
+    return attempt if shown is attempt.outcome else attempt.model_copy(update={"outcome": shown})
 
 
 class SearchMethods:
@@ -101,7 +109,7 @@ class SearchMethods:
         else:
             sources = [source_for_model(s) for s in out.sources]
             content = for_model(out.content) if out.content is not None else None
-            attempts = [a.model_copy(update={"outcome": for_model(a.outcome)}) for a in out.attempts]
+            attempts = [_outcome_for_model(a) for a in out.attempts]
         return SearchResult(
             search_id=out.search_id,
             strategy=out.strategy,  # type: ignore[arg-type]

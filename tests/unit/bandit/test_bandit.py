@@ -75,6 +75,11 @@ def test_variants_are_deterministic_and_distinct():
 def test_normalise_url():
     assert normalise_url("HTTPS://Example.com:443/a/?utm_source=x&b=1#frag") == "https://example.com/a?b=1"
     assert normalise_url("http://example.com/a") == normalise_url("http://EXAMPLE.com/a/")
+    # no query, an empty one, one left empty by the utm_ parameters: the same key
+    for url in ("HTTP://Example.com:80/a/#x", "http://example.com/a?", "http://example.com/a/?utm_source=x"):
+        assert normalise_url(url) == "http://example.com/a"
+    assert normalise_url("https://Example.com:8443/") == "https://example.com:8443"
+    assert normalise_url("https://example.com/s?q=a+b&x=%2F") == "https://example.com/s?q=a+b&x=%2F"
 
 
 def test_bandit_config_errors():

@@ -156,3 +156,15 @@ def test_whitespace_is_folded_as_the_regex_folds_it_for_every_code_point():
                 assert clean_text(text) == (ws.sub(" ", text).strip() or None), hex(cp)
     mixed = "\u00a0 Vec<T>\tin\u2028std::vec \x1c- Rust\u3000 "
     assert clean_text(mixed) == ws.sub(" ", mixed).strip() == "Vec<T> in std::vec - Rust"
+
+
+def test_lone_surrogates_become_replacement_characters_and_other_text_is_kept():
+    """A lone surrogate (JSON's ``"\\ud800"`` escape decodes to one) becomes U+FFFD; ASCII and
+    other non-ASCII text come back as the same string."""
+    from dsh_sidecar.router.normalize import no_lone_surrogates
+
+    assert no_lone_surrogates("quota \ud800 exceeded \udfff") == "quota \ufffd exceeded \ufffd"
+    assert no_lone_surrogates("caf\u00e9 \U0001f600 \ud83d") == "caf\u00e9 \U0001f600 \ufffd"
+    for text in ("plain ascii <b>x</b>", "caf\u00e9 \U0001f600", ""):
+        assert no_lone_surrogates(text) is text
+    assert clean_text("a \ud800 b") == "a \ufffd b"
