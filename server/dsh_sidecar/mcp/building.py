@@ -193,10 +193,12 @@ class Holder:
             raise SidecarUnavailable.of(exc) from None
 
     async def search_router(self) -> Router:
-        """The router: the sidecar's once its build ended (a failed build raises
-        :class:`SidecarUnavailable`, as :meth:`get`), else the one the build made first (a search
-        needs nothing else; the build's later part yields to it: :class:`BuildGate`)."""
-        if self.router is None or self.built.done():
+        """The router: the sidecar's once it is built (a reconfiguration may have replaced the
+        first), else the one the build made first: a search needs nothing else, and the build's
+        later part yields to it (:class:`BuildGate`). A build that failed after it made the
+        router leaves that router answering; one that failed before raises
+        :class:`SidecarUnavailable`, as :meth:`get`."""
+        if self.router is None or (self.built.done() and not self._failed()):
             return (await self.get()).router
         self.start.set()
         try:
@@ -205,6 +207,10 @@ class Holder:
             raise
         except Exception as exc:
             raise SidecarUnavailable.of(exc) from None
+
+    def _failed(self) -> bool:
+        """Whether the build ended without a sidecar (an error; the session ended first)."""
+        return self.built.cancelled() or self.built.exception() is not None
 
 
 class Lifetime:

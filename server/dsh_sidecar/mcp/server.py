@@ -7,7 +7,8 @@ workspace, router and bandit code) or its construction; every tool call awaits t
 but a ``session_start`` that has nothing to add (no sticky section, no task lead: the
 defaults) answers ``{}`` at once, since a harness's first call is that hook; a build that
 failed makes every tool that needs the sidecar a tool error naming why
-(:class:`SidecarUnavailable`), the hooks ``{}``. A malformed provider setting in the
+(:class:`SidecarUnavailable`), the hooks ``{}``, while ``web_search`` answers on the router the
+build made before it failed (it needs nothing else). A malformed provider setting in the
 environment is no such failure: the router skips that provider and logs why once built. It
 is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
