@@ -25,7 +25,10 @@ argument is refused: :mod:`.surface`):
   (``docs/bandit.md``); ``{search_id, used}``.
 * ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent, confidence,
   and targets with their reasons, no ledger line and no cooldown; free text no intent answers
-  gets the task lead's ranking (intent ``Task``) when ``suggester.taskLead`` is on.
+  gets the task lead's ranking (intent ``Task``) when ``suggester.taskLead`` is on. It waits for
+  the workspace build at most what is left of the start's first-call window
+  (``suggester.firstCallWaitMs``); an index still being built answers from what is ready, with
+  ``index`` saying so.
 * ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
 
 Both searches send one ``notifications/progress`` per provider attempt when the call carries a
@@ -363,6 +366,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 confidence=hit.get("k"),
                 about=hit.get("about"),
                 targets=[Target(**t) for t in hit["targets"]],
+                index=hit.get("index"),
             )
         )
 
