@@ -535,11 +535,16 @@ class Sidecar(SearchMethods, StatusMethods):
         self.config = new
 
     async def aclose(self) -> None:
-        """Release the HTTP client, the bandit's decision log, the content index and, last, the
-        shared state (its queued writes are tried once more). A workspace build still running is
-        cancelled and waited for, at most :data:`QUIESCE_S`: the interpreter must not finalise
-        under a background thread inside a native extension (google-re2's pybind11 module
-        aborts the whole process then, exit status -6, instead of exiting 0)."""
+        """Release the HTTP client, the bandit's decision log, the content index and the shared
+        state (its queued writes are tried once more): :meth:`aclose_state`, then
+        :meth:`aquiesce`."""
+        await self.aclose_state()
+        await self.aquiesce()
+
+    async def aclose_state(self) -> None:
+        """The state's part of :meth:`aclose`: the flushes' hand-over ended, the bandit's store
+        and decision log closed, the HTTP client released and, for an MCP server (whose client
+        kills it sooner: sidecar/fleetexit.py), the shared state closed."""
         self._closing.set()
         if self._exit is not None:
             self._exit.begin()  # nothing below waits for the store (see shutdown)
@@ -551,8 +556,17 @@ class Sidecar(SearchMethods, StatusMethods):
             await self.router.aclose()
         except Exception:  # `serve` closes on a new loop: the old one's connections raise, and skipped the rest
             log.debug("closing the router's connections failed", exc_info=True)
+        if self._exit is not None and self._exit.before_quiesce:
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
+
+    async def aquiesce(self) -> None:
+        """A workspace build still running is cancelled and waited for, at most
+        :data:`QUIESCE_S`: the interpreter must not finalise under a background thread inside a
+        native extension (google-re2's pybind11 module aborts the whole process then, exit
+        status -6, instead of exiting 0). Then, for ``serve``, the shared state is closed (last:
+        the background work may still write to it)."""
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
-        if self._exit is not None:  # last: the background work above may still write to it
+        if self._exit is not None:  # once: an MCP server's is closed already
             self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
 
     def _quiesce(self, timeout_s: float) -> None:

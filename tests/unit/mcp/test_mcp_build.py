@@ -329,3 +329,34 @@ async def test_with_a_shared_store_the_build_precedes_the_reply(workspace, tmp_p
         async with asyncio.timeout(20), Client(server, mode="legacy") as client:
             await client.list_tools()
     assert [repr(e) for e in info.value.exceptions] == ["RuntimeError('the store refused')"]
+
+
+async def test_a_closing_during_another_waits_for_its_state_not_for_the_build_to_stop():
+    """A signal during the session's own closing (Claude Code closes stdin, then sends SIGINT):
+    the signal's closing returns once the first has written the state, and the process may end
+    then, while the first still waits for a workspace build to stop."""
+
+    class Closing:
+        def __init__(self) -> None:
+            self.state_written = self.build_stopped = False
+
+        def shutdown(self) -> None:
+            pass
+
+        async def aclose_state(self) -> None:
+            await asyncio.sleep(0.2)  # the state's writes
+            self.state_written = True
+
+        async def aquiesce(self) -> None:
+            await asyncio.sleep(0.5)  # the workspace build stopping
+            self.build_stopped = True
+
+    lifetime = Lifetime()
+    sidecar = Closing()
+    lifetime.sidecar = sidecar  # type: ignore[assignment]
+    first = asyncio.create_task(lifetime.close())
+    await asyncio.sleep(0.05)
+    await lifetime.close()
+    assert sidecar.state_written and not sidecar.build_stopped
+    await first
+    assert sidecar.build_stopped
