@@ -109,7 +109,7 @@ async def test_tools_listed_with_schemas(suggesting):
     assert set(tools["web_search"].input_schema["properties"]) == {"query", "max_results"}
     assert set(tools["search_feedback"].input_schema["required"]) == {"search_id", "used_urls"}
     where = tools["where_is"].output_schema
-    assert set(where["properties"]) == {"intent", "confidence", "about", "targets"}
+    assert set(where["properties"]) == {"intent", "confidence", "about", "targets", "index"}
     assert set(where["required"]) == {"intent", "targets"}
     assert where["properties"]["confidence"]["anyOf"][0] == {"maximum": 1, "minimum": 0, "type": "number"}
 

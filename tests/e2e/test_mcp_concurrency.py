@@ -1,6 +1,8 @@
 """``dsh-search mcp`` over real stdio: a ``where_is`` (or ``session_start``) that waits for the
 workspace build waits off the event loop, so a ``web_search`` and hook calls sent after it are
-answered first (on the loop they all waited for the build: 5.8 s for a 20 000-file tree; 10 000 here)."""
+answered first (on the loop they all waited for the build: 5.8 s for a 20 000-file tree; 10 000 here).
+Both wait at most the start's first-call window (``firstCallWaitMs``), set long here so that they
+wait for the whole build."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
         json.dumps(
             {
                 "router": router_block(mock_provider, ["searxng"]),
-                "suggester": {"enabled": True, "sectionMode": "sticky"},
+                "suggester": {"enabled": True, "sectionMode": "sticky", "firstCallWaitMs": 60_000},
             }
         )
     )
@@ -59,3 +61,4 @@ async def test_a_where_is_waiting_for_the_build_blocks_no_other_call(tmp_path, m
     assert not search.is_error and not hook.is_error
     assert order[:2] == ["web_search", "post_tool_use"], order
     assert not found.is_error and "intent" in found.structured_content
+    assert "index" not in found.structured_content  # it waited for the whole index

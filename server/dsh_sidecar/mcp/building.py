@@ -45,6 +45,9 @@ BUILD_AFTER_LIST_S: Final = 1.0
 #: the router) for the searches that run on the router alone meanwhile: its imports would take
 #: the GIL from their exchange (each wake-up of the event loop waiting a switch interval for it).
 YIELD_TO_SEARCH_S: Final = 2.0
+#: Longest wait (s) of a second closing for the first closing's state writes (past Claude Code's
+#: SIGKILL, 0.5 s after its SIGINT: what the first writes within that window counts).
+STATE_WAIT_S: Final = 1.0
 #: The build's later part, imported one step at a time in this order (each a few ms of CPU),
 #: yielding between steps to a search on the router (:class:`BuildGate`); ``dsh_sidecar.sidecar``
 #: imports the rest. A name that is gone is skipped (that import then reports a real failure).
@@ -193,10 +196,12 @@ class Holder:
             raise SidecarUnavailable.of(exc) from None
 
     async def search_router(self) -> Router:
-        """The router: the sidecar's once its build ended (a failed build raises
-        :class:`SidecarUnavailable`, as :meth:`get`), else the one the build made first (a search
-        needs nothing else; the build's later part yields to it: :class:`BuildGate`)."""
-        if self.router is None or self.built.done():
+        """The router: the sidecar's once it is built (a reconfiguration may have replaced the
+        first), else the one the build made first: a search needs nothing else, and the build's
+        later part yields to it (:class:`BuildGate`). A build that failed after it made the
+        router leaves that router answering; one that failed before raises
+        :class:`SidecarUnavailable`, as :meth:`get`."""
+        if self.router is None or (self.built.done() and not self._failed()):
             return (await self.get()).router
         self.start.set()
         try:
@@ -206,14 +211,22 @@ class Holder:
         except Exception as exc:
             raise SidecarUnavailable.of(exc) from None
 
+    def _failed(self) -> bool:
+        """Whether the build ended without a sidecar (an error; the session ended first)."""
+        return self.built.cancelled() or self.built.exception() is not None
+
 
 class Lifetime:
     """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
-    then ``aclose``: state flushed), whichever comes first: the session's end or a signal. A
-    closing during the build waits for it (the built sidecar is then closed at once)."""
+    then ``aclose_state``: state flushed, then ``aquiesce``), whichever comes first: the
+    session's end or a signal. A closing during the build waits for it (the built sidecar is
+    then closed at once)."""
 
     def __init__(self) -> None:
         self.sidecar: Sidecar | None = None
+        self._closing = False
+        #: set once the closing of the sidecar has written its state (:meth:`close`)
+        self.state_closed = asyncio.Event()
         self.building: asyncio.Future[Sidecar] | None = None
         #: Set to start a build that waits for the tool list (:data:`BUILD_AFTER_LIST_S`).
         self.start = threading.Event()
@@ -221,7 +234,10 @@ class Lifetime:
         self.ended = threading.Event()
 
     async def close(self) -> None:
-        """Flush and close the sidecar (once; shielded from cancellation)."""
+        """Flush and close the sidecar (once; shielded from cancellation). A closing while the
+        first still runs (a signal during the session's end) waits for the first to have written
+        the state (at most :data:`STATE_WAIT_S`), not for the workspace build to stop: a signal's
+        exit ends the process right after (``serve_until_signal``)."""
         with anyio.CancelScope(shield=True):
             self.ended.set()  # a build still waiting for the tool list never starts
             self.start.set()
@@ -231,9 +247,15 @@ class Lifetime:
                     self.sidecar = await asyncio.shield(building)
             sidecar, self.sidecar = self.sidecar, None
             if sidecar is None:
+                if self._closing:  # another closing runs: its state written first, not its build stopped
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(self.state_closed.wait(), STATE_WAIT_S)
                 return
+            self._closing = True
             sidecar.shutdown()
-            await sidecar.aclose()
+            await sidecar.aclose_state()
+            self.state_closed.set()
+            await sidecar.aquiesce()
 
 
 def build_on_thread(

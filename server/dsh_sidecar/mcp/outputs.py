@@ -79,6 +79,10 @@ class WhereIs(Output):
     )
     about: str | None = Field(default=None, description="the intent in words")
     targets: list[Target]
+    index: str | None = Field(
+        default=None,
+        description="set while the workspace index is still being built: the answer is from the part that is ready",
+    )
 
 
 class Dismissal(Output):

@@ -7,7 +7,8 @@ workspace, router and bandit code) or its construction; every tool call awaits t
 but a ``session_start`` that has nothing to add (no sticky section, no task lead: the
 defaults) answers ``{}`` at once, since a harness's first call is that hook; a build that
 failed makes every tool that needs the sidecar a tool error naming why
-(:class:`SidecarUnavailable`), the hooks ``{}``. A malformed provider setting in the
+(:class:`SidecarUnavailable`), the hooks ``{}``, while ``web_search`` answers on the router the
+build made before it failed (it needs nothing else). A malformed provider setting in the
 environment is no such failure: the router skips that provider and logs why once built. It
 is shut down when the client closes stdin. MCP stdio is newline-delimited JSON-RPC; the SDK points fd 1 at stderr while it serves,
 so nothing but protocol reaches stdout, and every log line goes to stderr through the
@@ -24,7 +25,10 @@ argument is refused: :mod:`.surface`):
   (``docs/bandit.md``); ``{search_id, used}``.
 * ``where_is(query? | tool_name + tool_input)`` – the suggester on demand: intent, confidence,
   and targets with their reasons, no ledger line and no cooldown; free text no intent answers
-  gets the task lead's ranking (intent ``Task``) when ``suggester.taskLead`` is on.
+  gets the task lead's ranking (intent ``Task``) when ``suggester.taskLead`` is on. It waits for
+  the workspace build at most what is left of the start's first-call window
+  (``suggester.firstCallWaitMs``); an index still being built answers from what is ready, with
+  ``index`` saying so.
 * ``suggestion_dismiss(family, path?)`` – ``dsh/dismiss``: the seed's durable dismissal.
 
 Both searches send one ``notifications/progress`` per provider attempt when the call carries a
@@ -362,6 +366,7 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
                 confidence=hit.get("k"),
                 about=hit.get("about"),
                 targets=[Target(**t) for t in hit["targets"]],
+                index=hit.get("index"),
             )
         )
 

@@ -56,8 +56,11 @@ bandit_log = logging.getLogger("dsh_sidecar.bandit")
 
 #: Longest wait of a blocking section or task-lead call for the projection, s (a server's: owed.py).
 SECTION_WAIT_S = 5.0
-#: Seconds ``where_is`` waits for a pending projection (it answers from all of it).
+#: Seconds the synchronous ``where_is`` (no event loop: a test, a one-shot caller) waits for a
+#: pending projection; the MCP tool waits at most the first-call window (:meth:`where_is_async`).
 WHERE_IS_WAIT_S = 60.0
+#: The ``index`` line of a ``where_is`` answered while the workspace index is still being built.
+INDEX_BUILDING = "still building: ask again in a few seconds for the whole answer"
 #: Longest wait (s) of the search path's preparation for the workspace projection it lets go
 #: first (graph, content index, the suggester's targets: a 200k-file tree lists and indexes its
 #: symbols in about this long, bench/build_pauses.py).
@@ -353,15 +356,21 @@ class Sidecar(SearchMethods, StatusMethods):
         return on and self.config.suggester.section_mode == "sticky" and self.projection_pending()
 
     async def where_is_async(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-        """:meth:`where_is` for an event loop: the wait for a pending projection runs on a
-        worker thread, so the loop's other calls go on meanwhile."""
-        if self.projection_pending():
-            await asyncio.to_thread(self.wait_for_graph, WHERE_IS_WAIT_S)
+        """:meth:`where_is` for an event loop (the MCP tool): a tool call is never held for the
+        workspace build. It waits (off the loop) at most what is left of the start's first-call
+        window (``suggester.firstCallWaitMs``, shared with the prompt path: ``owed.py``); an
+        index still being built then answers from what is ready, with ``index``
+        :data:`INDEX_BUILDING`."""
+        whole = await self.prompt_index.ready()
         if tool == QUESTION_TOOL and self.config.suggester.task_lead:
             # free text may be ranked as a task (bounded, but one pass over the listing): off
             # the loop, as dsh/taskLead
-            return await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
-        return self.where_is(tool, tool_input, wait_s=0.0)
+            answer = await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
+        else:
+            answer = self.where_is(tool, tool_input, wait_s=0.0)
+        if not whole:
+            answer["index"] = INDEX_BUILDING
+        return answer
 
     def where_is(self, tool: str, tool_input: dict[str, Any], wait_s: float = WHERE_IS_WAIT_S) -> dict[str, Any]:
         """The suggester on demand (MCP ``where_is``), whatever ``suggester.enabled`` says:
@@ -379,12 +388,15 @@ class Sidecar(SearchMethods, StatusMethods):
             hit = self.suggester.lead_where_is(tool_input["query"])  # free text no intent answers
         if hit is None:
             return {"intent": None, "targets": []}
-        return {
+        answer = {
             "intent": hit.intent,
             "k": round(hit.k, 4),
             "about": hit.about,
             "targets": [{"path": t.path, "display": t.display, "reason": t.reason} for t in hit.targets],
         }
+        if not hit.ready:  # a part of the index the answer needs is still being built
+            answer["index"] = INDEX_BUILDING
+        return answer
 
     def task_lead(self, params: TaskLeadParams, wait_s: float = SECTION_WAIT_S) -> TaskLeadResult:
         """``dsh/taskLead``: the files the task text points to, one labelled note once per
@@ -523,11 +535,16 @@ class Sidecar(SearchMethods, StatusMethods):
         self.config = new
 
     async def aclose(self) -> None:
-        """Release the HTTP client, the bandit's decision log, the content index and, last, the
-        shared state (its queued writes are tried once more). A workspace build still running is
-        cancelled and waited for, at most :data:`QUIESCE_S`: the interpreter must not finalise
-        under a background thread inside a native extension (google-re2's pybind11 module
-        aborts the whole process then, exit status -6, instead of exiting 0)."""
+        """Release the HTTP client, the bandit's decision log, the content index and the shared
+        state (its queued writes are tried once more): :meth:`aclose_state`, then
+        :meth:`aquiesce`."""
+        await self.aclose_state()
+        await self.aquiesce()
+
+    async def aclose_state(self) -> None:
+        """The state's part of :meth:`aclose`: the flushes' hand-over ended, the bandit's store
+        and decision log closed, the HTTP client released and, for an MCP server (whose client
+        kills it sooner: sidecar/fleetexit.py), the shared state closed."""
         self._closing.set()
         if self._exit is not None:
             self._exit.begin()  # nothing below waits for the store (see shutdown)
@@ -539,8 +556,17 @@ class Sidecar(SearchMethods, StatusMethods):
             await self.router.aclose()
         except Exception:  # `serve` closes on a new loop: the old one's connections raise, and skipped the rest
             log.debug("closing the router's connections failed", exc_info=True)
+        if self._exit is not None and self._exit.before_quiesce:
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
+
+    async def aquiesce(self) -> None:
+        """A workspace build still running is cancelled and waited for, at most
+        :data:`QUIESCE_S`: the interpreter must not finalise under a background thread inside a
+        native extension (google-re2's pybind11 module aborts the whole process then, exit
+        status -6, instead of exiting 0). Then, for ``serve``, the shared state is closed (last:
+        the background work may still write to it)."""
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
-        if self._exit is not None:  # last: the background work above may still write to it
+        if self._exit is not None:  # once: an MCP server's is closed already
             self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
 
     def _quiesce(self, timeout_s: float) -> None:

@@ -40,7 +40,11 @@ class FleetExit:
     def __init__(self, shared: SharedState, server_kind: str | None) -> None:
         self.shared = shared
         self.within_s = EXIT_FLUSH_MCP_S if server_kind == "mcp" else EXIT_FLUSH_S
+        #: close the store before waiting for a workspace build to stop: Claude Code kills an
+        #: MCP server 0.5 s after its SIGINT, sooner than such a build may stop
+        self.before_quiesce = server_kind == "mcp"
         self._until: float | None = None
+        self._closed = False
 
     def begin(self) -> None:
         """The store's exit (idempotent): one :data:`EXIT_HANDOFF_S` from the first call."""
@@ -60,5 +64,7 @@ class FleetExit:
         flushing.join(self.left())
 
     def close(self, not_handed: int) -> None:
-        """Close the store: its queue sent within the bound, the rest (and ``not_handed``) told."""
-        self.shared.close(not_handed, self.within_s)
+        """Close the store, once: its queue sent within the bound, the rest (and ``not_handed``) told."""
+        if not self._closed:
+            self._closed = True
+            self.shared.close(not_handed, self.within_s)

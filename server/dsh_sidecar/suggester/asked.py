@@ -12,7 +12,7 @@ from typing import Any, Protocol, cast
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
 from dsh_sidecar.escape import display_name, escape_controls, for_model
-from dsh_sidecar.suggester import readiness
+from dsh_sidecar.suggester import ledger, readiness
 from dsh_sidecar.suggester.activation import ActivePacks
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
@@ -100,8 +100,8 @@ class AskedMethods:
         search = TRIGGERS[-1]
         with readiness.recording():
             hit = search.detect(q, ctx)
-            if isinstance(hit, Abstained):  # "a listing that found nothing": a question has no results
-                hit = Classification(hit.intent, hit.k)
+            if isinstance(hit, Abstained) and hit.reason == ledger.NO_COMPANIONS:
+                hit = Classification(hit.intent, hit.k)  # "a listing that found nothing": a question has no results
             if not isinstance(hit, Classification):
                 return None
             if ctx.prepared is None:

@@ -64,20 +64,27 @@ class Suppressed:
 
 @dataclass(frozen=True)
 class Abstained:
-    """The intent crossed its gate but the workspace has nothing to name for it."""
+    """The intent crossed its gate but the workspace has nothing to name for it
+    (``no-companions``), or the call searched only folders the workspace does not have
+    (``missing-folder``)."""
 
     counter: ClassVar[str] = "abstained"
     intent: str
     k: float
+    reason: str = ledger.NO_COMPANIONS
 
     def ledger_line(self) -> str:
-        """``abstained no-companions <intent> <k>``."""
-        return ledger.abstained_no_companions(self.intent, self.k)
+        """``abstained <reason> <intent> <k>``."""
+        return ledger.abstained(self.reason, self.intent, self.k)
 
 
 @dataclass(frozen=True)
 class Silent:
-    """Nothing to say and nothing to record: not a search, no intent, or a trigger with nothing."""
+    """Nothing to say and nothing to record, because nothing was abstained from
+    (docs/SCHEME.md, "Ledger lines": what is no abstention): not a search-class call, a search
+    whose words cross no intent's gate, a failed run or script whose files are none of the
+    project's, or any call in a workspace no pack applies to (its one ``abstained
+    foreign-workspace`` line is written at activation)."""
 
     counter: ClassVar[str | None] = None
 

@@ -8,6 +8,7 @@ Message shapes, exactly::
     suppressed <reason> <intent>
     abstained foreign-workspace
     abstained no-companions <intent> <k>
+    abstained missing-folder <intent> <k>
     followed <intent> <path>
     ignored <intent>
     dismissed <intent> <path|*>
@@ -77,9 +78,21 @@ def abstained_foreign_workspace() -> str:
     return "abstained foreign-workspace"
 
 
+def abstained(reason: str, intent: str, k: float) -> str:
+    """``abstained <reason> <intent> <k>`` (the plan's ``no-companions`` shape, any reason)."""
+    return f"abstained {reason} {intent} {fmt_k(k)}"
+
+
 def abstained_no_companions(intent: str, k: float) -> str:
     """``abstained no-companions <intent> <k>``."""
-    return f"abstained no-companions {intent} {fmt_k(k)}"
+    return abstained(NO_COMPANIONS, intent, k)
+
+
+#: The intent crossed its threshold but none of its candidates is left to name (the plan's).
+NO_COMPANIONS: Final = "no-companions"
+#: The call searched only folders the workspace does not have (``search_dir x dir=cmake``
+#: answered "Directory cmake not found"): the intent its words cross is not noted (ours).
+MISSING_FOLDER: Final = "missing-folder"
 
 
 def followed(intent: str, path: str) -> str:

@@ -245,28 +245,54 @@ async def test_a_session_start_that_may_add_context_waits_for_the_build(workspac
     ids=["crash", "config"],
 )
 async def test_a_failed_build_answers_hooks_with_nothing_and_tools_with_an_error_naming_it(
-    workspace, tmp_path, monkeypatch, caplog, error, why
+    workspace, tmp_path, monkeypatch, caplog, mock_provider, error, why
 ):
     """Every call that needs the sidecar says why there is none (a config error's key and
     reason; a crash's type only, its text stays in the log), as an MCP tool error; the hooks stay
-    fail-open ({}), each logging the same reason."""
+    fail-open ({}), each logging the same reason. ``web_search`` needs only the router, which the
+    build made before it failed: it answers on it, before the failure is known and after."""
+    reply, case = case_reply("searxng", "ok")
+    mock_provider.route(*ROUTES["searxng"], reply)
 
     def broken(self: Any, *args: Any, **kwargs: Any) -> None:
         raise error
 
     monkeypatch.setattr(sidecar_module.Sidecar, "__init__", broken)
-    async with Client(server_for(workspace, tmp_path / "home"), mode="legacy") as client:
+    config = parse_config(
+        {"suggester": {"enabled": True, "sectionMode": "off"}, "router": router_block(mock_provider, ["searxng"])}
+    )
+    async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
         listed = await client.list_tools()
         hook = await client.call_tool("post_tool_use", GREP)
         where = await client.call_tool("where_is", {"query": "package version"})
-        web = await client.call_tool("web_search", {"query": "x"})
+        web = await client.call_tool("web_search", {"query": "bike chain cleaning", "max_results": 3})
         again = await client.call_tool("post_tool_use", GREP)
     assert sorted(t.name for t in listed.tools) == LISTED
     assert hook.structured_content == {} and again.structured_content == {} and not hook.is_error
     assert where.is_error and [c.text for c in where.content] == [f"Error executing tool where_is: {why}"]
-    assert web.is_error and [c.text for c in web.content] == [f"Error executing tool web_search: {why}"]
+    assert not web.is_error
+    assert [src["url"] for src in web.structured_content["sources"]] == case["expect"]["urls"][:3]
+    assert mock_provider.count(*ROUTES["searxng"]) == 1
     assert f"the sidecar could not be built: {type(error).__name__}" in caplog.text
     assert caplog.text.count(f"post_tool_use: no note: {why}") == 2
+
+
+async def test_a_build_that_fails_before_its_router_makes_web_search_an_error_naming_it(
+    workspace, tmp_path, monkeypatch
+):
+    """Without a router (its own build failed) there is nothing to search on: the tool error
+    says why, as every other tool's."""
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no router here")
+
+    monkeypatch.setattr(server_module, "search_router", broken)
+    async with Client(server_for(workspace, tmp_path / "home"), mode="legacy") as client:
+        web = await client.call_tool("web_search", {"query": "x"})
+        where = await client.call_tool("where_is", {"query": "package version"})
+    why = "dsh-search could not start (RuntimeError); the server's log (stderr) has the details"
+    assert web.is_error and [c.text for c in web.content] == [f"Error executing tool web_search: {why}"]
+    assert where.is_error and [c.text for c in where.content] == [f"Error executing tool where_is: {why}"]
 
 
 @pytest.fixture(autouse=True)
@@ -303,3 +329,34 @@ async def test_with_a_shared_store_the_build_precedes_the_reply(workspace, tmp_p
         async with asyncio.timeout(20), Client(server, mode="legacy") as client:
             await client.list_tools()
     assert [repr(e) for e in info.value.exceptions] == ["RuntimeError('the store refused')"]
+
+
+async def test_a_closing_during_another_waits_for_its_state_not_for_the_build_to_stop():
+    """A signal during the session's own closing (Claude Code closes stdin, then sends SIGINT):
+    the signal's closing returns once the first has written the state, and the process may end
+    then, while the first still waits for a workspace build to stop."""
+
+    class Closing:
+        def __init__(self) -> None:
+            self.state_written = self.build_stopped = False
+
+        def shutdown(self) -> None:
+            pass
+
+        async def aclose_state(self) -> None:
+            await asyncio.sleep(0.2)  # the state's writes
+            self.state_written = True
+
+        async def aquiesce(self) -> None:
+            await asyncio.sleep(0.5)  # the workspace build stopping
+            self.build_stopped = True
+
+    lifetime = Lifetime()
+    sidecar = Closing()
+    lifetime.sidecar = sidecar  # type: ignore[assignment]
+    first = asyncio.create_task(lifetime.close())
+    await asyncio.sleep(0.05)
+    await lifetime.close()
+    assert sidecar.state_written and not sidecar.build_stopped
+    await first
+    assert sidecar.build_stopped

@@ -112,6 +112,30 @@ def test_no_companions(workspace, dsh_home):
     assert ledger_messages(lines)[-1] == "abstained no-companions Version 0.99"
 
 
+def test_a_search_in_a_folder_the_workspace_lacks_abstains_as_missing_folder(workspace, dsh_home):
+    """SWE-agent's ``search_dir`` scoped to a folder that is not there: the evidence rules every
+    intent out (nothing there to name), and the ledger says which intent its words crossed."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)  # the listing knows what is not there
+    missing = call("search_dir", {"search_term": "__version__", "dir": "cmake"}, text="Directory cmake not found")
+    assert s.post_execute(missing) == []
+    assert ledger_messages(lines)[1:] == ["abstained missing-folder Version 0.88"]
+    assert s.counters["abstained"] == 1
+    # where_is asked the same gets no answer either (a question is no abstention: no line)
+    assert s.where_is("search_dir", {"search_term": "__version__", "dir": "cmake"}) is None
+    assert len(lines) == 2
+
+
+def test_a_search_no_intent_crosses_writes_no_line(workspace, dsh_home):
+    """No intent recognised is nothing abstained from (docs/SCHEME.md, "Ledger lines"): the
+    gate's silence, counted in ``calls`` only."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    listed = 'Found 1 matches for "*.cc" in src:\nsrc/demo_pkg/ext.cc'
+    assert s.post_execute(call("find_file", {"file_name": "*.cc", "dir": "src"}, text=listed)) == []
+    assert s.post_execute(call("search_dir", {"search_term": "zebra", "dir": "cmake"})) == []  # nor its words
+    assert ledger_messages(lines) == ["activated (packs generic,python intents 10 threshold 0.75)"]
+    assert s.counters["calls"] == 2 and s.counters["abstained"] == 0
+
+
 def test_dismissal_family_and_expiry(workspace, dsh_home):
     now = [1_000_000.0]
     s = Suggester(

@@ -150,10 +150,10 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
         return _question(q, ws)
     if q.tool not in ("grep", "glob", "bash"):
         return {}
+    if missing_scope(q, ws):
+        return _decided("none", 0.0)  # it searches folders the workspace does not have: nothing to name
     subjects = [s for s in q.scope if s and ws.is_file(s)]
     folders = [s for s in q.scope if s not in subjects]
-    if folders and all(f and not ws.is_dir(f) for f in folders) and not subjects:
-        return _decided("none", 0.0)  # it searches folders the workspace does not have: nothing to name
     folders = [f for f in folders if not f or ws.is_dir(f)]
     by_files = _files_rule(q, ws, subjects)
     if by_files is not None:
@@ -168,6 +168,13 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     if scoped is not None:
         return scoped
     return _words_rule(q, ws, folders)
+
+
+def missing_scope(q: Query, ws: Workspace) -> bool:
+    """Whether ``q`` searches only folders the workspace does not have (none of its scope is a
+    file or folder here): there is nothing there to name."""
+    folders = [s for s in q.scope if not (s and ws.is_file(s))]
+    return len(folders) == len(q.scope) > 0 and all(f and not ws.is_dir(f) for f in folders)
 
 
 def _decided(intent: str, w: float) -> dict[str, float]:

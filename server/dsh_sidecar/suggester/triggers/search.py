@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester import evidence, ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow, classify
 from dsh_sidecar.suggester.context import Context
@@ -42,7 +42,7 @@ class Search:
         if exhausted:
             ctx.service.regex_budget_used()
         if hit is None:
-            return Silent()
+            return _missing_folder(q, rows, ctx)
         if q.listing and not q.result_paths and ctx.prepared is not None:
             return Abstained(hit.intent, hit.k)  # a listing that found nothing
         return hit
@@ -63,11 +63,23 @@ class Search:
         return q.identifier if hit.intent in ("Symbol", "Usage") else None
 
 
+def _missing_folder(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) -> Decision:
+    """A search no intent crosses: silence (no abstention: nothing was recognised), unless it
+    searched only folders the workspace does not have and its words alone cross an intent's
+    gate — then that intent abstains as ``missing-folder`` (the evidence ruled every intent
+    out: nothing there to name)."""
+    if ctx.prepared is None or not evidence.missing_scope(q, ctx.evidence):
+        return Silent()
+    hit, _ = classify_call(q, rows, ctx.config.bias, None)
+    return Silent() if hit is None else Abstained(hit.intent, hit.k, ledger.MISSING_FOLDER)
+
+
 def classify_call(
-    q: Query, rows: dict[str, list[CompiledRow]], bias: float, ws: evidence.Workspace
+    q: Query, rows: dict[str, list[CompiledRow]], bias: float, ws: evidence.Workspace | None
 ) -> tuple[Classification | None, bool]:
-    """``(classification or None, whether untrusted regexes used up the call's budget)``."""
+    """``(classification or None, whether untrusted regexes used up the call's budget)``;
+    ``ws`` ``None``: the pack signals alone, without the call's structural evidence."""
     with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
-        hit = classify(q, rows, bias, evidence.weights(q, ws))
+        hit = classify(q, rows, bias, evidence.weights(q, ws) if ws is not None else {})
     exhausted = budget is not None and budget.exhausted
     return (Classification(*hit) if hit is not None else None), exhausted

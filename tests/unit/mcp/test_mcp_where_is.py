@@ -1,0 +1,74 @@
+"""``where_is`` is a tool call: it is never held for the workspace build longer than the start's
+first-call window (``suggester.firstCallWaitMs``, the prompt path's bound, ``sidecar/owed.py``);
+an index still being built answers from what is ready and says so in ``index``. Driven
+in-process through the SDK's own client, with the workspace build held (never finishing)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from dsh_sidecar import sidecar as sidecar_module
+from dsh_sidecar.config import parse_config
+from dsh_sidecar.mcp.server import build_server
+from mcp.client.client import Client
+from support.sidecar import home_env
+
+BUILDING = "still building: ask again in a few seconds for the whole answer"
+#: ``firstCallWaitMs`` of these servers, and the window it opens, s.
+WINDOW_MS = 300
+
+
+class HeldBuild:
+    """The sidecar's workspace projection, held pending until :meth:`finish`: records every
+    wait asked of it (the seconds) and waits none of them out past ``finish``."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+        self.done = threading.Event()
+
+    def pending(self) -> bool:
+        return not self.done.is_set()
+
+    def wait(self, timeout_s: float) -> bool:
+        self.asked.append(timeout_s)
+        return self.done.wait(min(timeout_s, 2.0))
+
+    def finish(self) -> None:
+        self.done.set()
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> HeldBuild:
+    build = HeldBuild()
+    monkeypatch.setattr(sidecar_module.Sidecar, "projection_pending", lambda self: build.pending())
+    monkeypatch.setattr(sidecar_module.Sidecar, "wait_for_graph", lambda self, timeout_s: build.wait(timeout_s))
+    monkeypatch.setattr(sidecar_module.Sidecar, "_warm_search", lambda self: None)
+    return build
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"query": "package version"}, {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}}],
+    ids=["free-text", "tool-call"],
+)
+async def test_where_is_waits_at_most_the_first_call_window_and_says_the_index_is_building(
+    workspace: Path, tmp_path: Path, held: HeldBuild, args: dict
+) -> None:
+    config = parse_config({"suggester": {"enabled": True, "sectionMode": "off", "firstCallWaitMs": WINDOW_MS}})
+    async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+        during = await client.call_tool("where_is", args)
+        again = await client.call_tool("where_is", args)  # the window has passed: no wait at all
+        asked_during = list(held.asked)
+        held.finish()
+        after = await client.call_tool("where_is", args)
+    assert not during.is_error and not again.is_error and not after.is_error
+    assert asked_during and max(asked_during) == pytest.approx(WINDOW_MS / 1000)  # never a one-shot 60 s
+    assert during.structured_content["index"] == BUILDING
+    assert again.structured_content["index"] == BUILDING
+    # what is ready answers meanwhile: the suggester's own targets of this small tree
+    assert during.structured_content["intent"] == "Version"
+    assert [t["path"] for t in during.structured_content["targets"]] == ["src/demo_pkg/__init__.py"]
+    assert "index" not in after.structured_content  # built: the whole answer, nothing to say
+    assert after.structured_content["targets"] == during.structured_content["targets"]
