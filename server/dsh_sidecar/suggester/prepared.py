@@ -430,7 +430,8 @@ def tables(
     ``{path: its facts}`` (kinds left out). What the listing alone decides is made in one pass
     over it (:func:`listing_tables`: a preparation's largest part on a large tree), or taken
     back from ``cache`` when it holds the tables of this listing (``tablecache.py``: a later
-    session on an unchanged tree); the content index's facts are merged in after."""
+    session on an unchanged tree; else they are encoded for it, written by its owner once the
+    preparation is in); the content index's facts are merged in after."""
     # the file index's lists: long-lived, no cycle (frozen at the end: never scanned)
     with collections_paused(freeze=True):
         made, digest = cache.load(files, kind_map) if cache is not None else (None, "")

@@ -270,6 +270,8 @@ class Suggester(AskedMethods):
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = targets
+            if self.tables_cache is not None:
+                self.tables_cache.flush()  # a miss's file, once the targets are in
             self._seed_knowledge()
             return True
 

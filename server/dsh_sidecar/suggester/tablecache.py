@@ -203,13 +203,17 @@ def _reader(root: str, files: Sequence[str], digest: str) -> Any:
 class TablesCache:
     """Load and save the listing tables of one workspace (module docstring). ``last`` says what
     the last preparation found: ``None`` (none yet), ``"hit"``, ``"miss"`` (made, then written),
-    ``"unwritten"`` (made, not written: over the size model, or an I/O error)."""
+    ``"unwritten"`` (made, not written: over the size model, or an I/O error). A miss's file is
+    encoded at once (:meth:`save`, before the tables are handed to anyone) and written by
+    :meth:`flush`, which the owner calls once the preparation is swapped in: the first one never
+    waits for a disk's ``fsync``."""
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
         self.path = cache_path(cache_dir, root).with_suffix(".tables.bin")
         self.file = StateFile(self.path, max_bytes=BASE_BYTES)
         self.last: str | None = None
+        self._pending: bytes | None = None
 
     def load(self, files: Sequence[str], kind_map: Mapping[str, str]) -> tuple[ListingTables | None, str]:
         """The tables of ``files`` (with the kinds ``kind_map``) when the file holds them, else
@@ -226,18 +230,31 @@ class TablesCache:
         return tables, digest
 
     def save(self, files: Sequence[str], digest: str, tables: ListingTables) -> bool:
-        """Write ``tables`` (made from ``files``, of :func:`listing_digest` ``digest``);
-        ``False`` (nothing written) over the size model or on an I/O error."""
-        self.last = "unwritten"
+        """Encode ``tables`` (made from ``files``, of :func:`listing_digest` ``digest``) for
+        :meth:`flush`; ``False`` (nothing to write) over the size model."""
+        self.last, self._pending = "unwritten", None
         try:
             data = encode(self.root, files, digest, tables)
-            if len(data) > max_bytes(len(files)):
-                log.info("suggester tables not written: %d bytes > %d", len(data), max_bytes(len(files)))
-                return False
+        except Exception as exc:  # a path not listed (a caller's bug): keep serving
+            log.warning("suggester tables not written: %s", exc)
+            return False
+        if len(data) > max_bytes(len(files)):
+            log.info("suggester tables not written: %d bytes > %d", len(data), max_bytes(len(files)))
+            return False
+        self._pending = data
+        return True
+
+    def flush(self) -> bool:
+        """Write what :meth:`save` encoded, if anything; ``False`` on an I/O error (disk full,
+        read-only cache, lock timeout: only a slower preparation next time)."""
+        data, self._pending = self._pending, None
+        if data is None:
+            return False
+        try:
             private_dir(self.path.parent)
             with self.file.lock:
                 atomic_write_bytes(self.path, data)
-        except Exception as exc:  # disk full, read-only cache, lock timeout, a path not listed: keep serving
+        except Exception as exc:
             log.warning("suggester tables not written: %s", exc)
             return False
         self.last = "miss"

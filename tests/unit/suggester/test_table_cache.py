@@ -47,6 +47,8 @@ def tables(root: Path, files: list[str], kinds: dict[str, str], cache: TablesCac
     """Everything the preparation reads of the tables, in order (the folder table's key order is
     the order a lookup over folders answers in)."""
     index, roots, fact_of = prep.tables(root, list(files), kinds, None, cache)
+    if cache is not None:
+        cache.flush()  # as the suggester does once the preparation is in
     return {
         "by_name": list(index.by_name.items()),
         "by_dir": list(index.by_dir.items()),
@@ -271,3 +273,49 @@ def test_an_unwritable_cache_folder_is_only_a_slower_preparation(tmp_path: Path,
 def test_the_size_model() -> None:
     assert tablecache.max_bytes(0) == tablecache.BASE_BYTES == 1024 * 1024
     assert tablecache.max_bytes(100_000) == 1024 * 1024 + 256 * 100_000
+
+
+def test_the_suggester_writes_a_miss_once_its_targets_are_in_and_a_later_session_takes_it_back(
+    tmp_path: Path, dsh_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh_sidecar.suggester import Suggester, parse_suggester_config
+    from dsh_sidecar.workspace import WorkspaceGraph
+    from support.suggester import copy_workspace
+
+    ws = copy_workspace(tmp_path, "shopcart")
+    graph = WorkspaceGraph.build(ws)
+    folder = tmp_path / "cache" / "workspace"
+    sessions: list[Suggester] = []
+    in_at_write: list[bool] = []
+    real_write = tablecache.atomic_write_bytes
+
+    def write(path: Path, data: bytes) -> None:
+        in_at_write.append(sessions[-1].prepared is not None)
+        real_write(path, data)
+
+    def session() -> Suggester:
+        s = Suggester(
+            ws,
+            parse_suggester_config({"enabled": True}),
+            dsh_home,
+            workspace=lambda: graph,
+            background=True,
+            tables_cache=TablesCache(folder, ws),
+        )
+        sessions.append(s)
+        s.start()
+        assert s.prepare(graph)
+        return s
+
+    monkeypatch.setattr(tablecache, "atomic_write_bytes", write)
+    one = session()
+    assert one.status()["tablesCache"] == "miss" and TablesCache(folder, ws).path.exists()
+    assert in_at_write == [True]  # the file written once the targets were swapped in, not before
+    monkeypatch.setattr(prep, "listing_tables", lambda *a: pytest.fail("made again from an unchanged listing"))
+    two = session()
+    assert two.status()["tablesCache"] == "hit" and in_at_write == [True]  # nothing written again
+    assert two.prepared is not None and one.prepared is not None
+    assert list(two.prepared.index.by_dir.items()) == list(one.prepared.index.by_dir.items())
+    assert {k: [t.path for t in v] for k, v in two.prepared.targets.items()} == {
+        k: [t.path for t in v] for k, v in one.prepared.targets.items()
+    }
