@@ -22,7 +22,7 @@ baseline alternated (goals: ≤ 10 s CPU cold, ≤ 1 s warm, RSS ≤ 300 MiB; ``
 same round (the floor: the interpreter, the imports, the packs). A CPU goal is judged twice: on
 the absolute figure and on the figure over the same round's floor (what the large repository
 adds); with a baseline, the per-round ratio of this tree's CPU to the baseline's. Each is given
-at ``graph.ready`` and again **at quiescence** (the process's CPU still for a second after it:
+at ``graph.ready`` and again **at quiescence** (the process's CPU still for two seconds after it:
 work left after "ready", such as the symbol cache's write, is part of a start all the same, so
 moving work past "ready" cannot pass for a saving). Every home has its own ``DSH_CACHE_DIR`` (the
 workspace indexes live there, not under ``DSH_HOME``: a shared one made a "cold" start read the

@@ -15,9 +15,10 @@ import pytest
 from dsh_sidecar.bandit.context import CLASSES
 from dsh_sidecar.bandit.policy import ContextualPolicy
 from dsh_sidecar.bandit.store import PosteriorStore
+from dsh_sidecar.state.columns import digest as _digest
 from dsh_sidecar.state.files import MAX_DEPTH, StateFile, check_document
 from dsh_sidecar.suggester.knowledge import Knowledge
-from dsh_sidecar.workspace.cache import CACHE_VERSION, SymbolCache, SymbolEntries, _digest
+from dsh_sidecar.workspace.cache import CACHE_VERSION, SymbolCache, SymbolEntries
 from dsh_sidecar.workspace.kindcache import KindCache
 from support.rawrpc import RawServer
 

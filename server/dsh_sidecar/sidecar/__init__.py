@@ -44,6 +44,7 @@ from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
+from dsh_sidecar.suggester.tablecache import TablesCache
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
 from dsh_sidecar.workspace.cache import index_stem
 from dsh_sidecar.workspace.identity import fleet_identity
@@ -257,6 +258,7 @@ class Sidecar(SearchMethods, StatusMethods):
             background=True,
             indexing=self.projection.building,
             sink_thread=self.sink_thread,
+            tables_cache=TablesCache(self.index_dir, self.workspace) if self.workspace is not None else None,
         )
         if self.shared is not None and self.workspace is not None:  # no workspace: nothing to key it by
             # a path is no identity a fleet can share: a history-less repository gets this

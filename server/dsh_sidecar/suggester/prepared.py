@@ -30,6 +30,7 @@ from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.fileindex import sliced_copy, sliced_dict_copy
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
+from dsh_sidecar.suggester.tablecache import ListingTables, TablesCache
 from dsh_sidecar.workspace.facts import (
     DOC_EXTENSIONS,
     DOCS_DIR_NAMES,
@@ -96,11 +97,13 @@ def prepare(
     files: list[str],
     kind_map: dict[str, str],
     content: ContentView | None,
+    cache: TablesCache | None = None,
 ) -> tuple[PreparedTargets, list[str]]:
     """Resolve every intent's call-independent targets over the listing; return them and the
     reasons to refuse what did not resolve (untrusted regexes out of time, a candidate that
-    leaves the workspace, globs past the matching bound), in that order."""
-    index, roots, fact_of = tables(root, files, kind_map, content)
+    leaves the workspace, globs past the matching bound), in that order. ``cache``: where the
+    listing's tables are kept between sessions (:func:`tables`)."""
+    index, roots, fact_of = tables(root, files, kind_map, content, cache)
     prepared = PreparedTargets(
         index, docs_roots=roots, fact_of=fact_of, content_pending=content is not None and content.pending
     )
@@ -415,22 +418,33 @@ def _by_extension(ext: str) -> tuple[bool, bool, bool, bool]:
 
 
 def tables(
-    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None
+    root: Path,
+    files: list[str],
+    kind_map: dict[str, str],
+    content: ContentView | None,
+    cache: TablesCache | None = None,
 ) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
     """The file index of the listing (by name and folder; ``facts``: ``{fact or kind: [paths,
     sorted]}`` of the path kinds, ``code``, the name-only facts, the content index's facts when
     it has run, and the docs pages), the docs roots (``workspace/facts.docs_roots``) and
-    ``{path: its facts}`` (kinds left out), all from one pass over the listing (the
-    preparation's largest part on a large tree: a warm start's whole suggester cost); whether a
-    folder names a docs root is decided once per folder."""
+    ``{path: its facts}`` (kinds left out). What the listing alone decides is made in one pass
+    over it (:func:`listing_tables`: a preparation's largest part on a large tree), or taken
+    back from ``cache`` when it holds the tables of this listing (``tablecache.py``: a later
+    session on an unchanged tree; else they are encoded for it, written by its owner once the
+    preparation is in); the content index's facts are merged in after."""
     # the file index's lists: long-lived, no cycle (frozen at the end: never scanned)
     with collections_paused(freeze=True):
-        return _tables(root, files, kind_map, content)
+        made, digest = cache.load(files, kind_map) if cache is not None else (None, "")
+        if made is None:
+            made = listing_tables(files, kind_map)
+            if cache is not None:
+                cache.save(files, digest, made)
+        return _tables(root, files, kind_map, content, made)
 
 
-def _tables(
-    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None
-) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
+def listing_tables(files: list[str], kind_map: dict[str, str]) -> ListingTables:
+    """The tables one pass over the listing makes (:func:`_gather`), with the docs roots and
+    their pages; whether a folder names a docs root is decided once per folder."""
     listed = _gather(files, kind_map)
     out = listed.groups
     roots = frozenset(_roots(listed.by_dir, listed.doc_count, listed.markers))
@@ -438,6 +452,13 @@ def _tables(
     prefixes, pages = tuple(r + "/" for r in roots), DOC_EXTENSIONS[:6]
     out["docs-page"] = [f for f in listed.maybe_pages if f.startswith(prefixes) and f.lower().endswith(pages)]
     out["docs-home"] = [f for f in out["docs-page"] if is_docs_home(f, roots)]
+    return ListingTables(listed.by_name, listed.by_dir, out, roots)
+
+
+def _tables(
+    root: Path, files: list[str], kind_map: dict[str, str], content: ContentView | None, made: ListingTables
+) -> tuple[FileIndex, frozenset[str], dict[str, frozenset[str]]]:
+    out = dict(made.groups)  # the content facts below replace lists, never change one
     found: dict[str, set[str]] = {}
     if content is not None:
         for fact, paths in content.facts.items():
@@ -450,10 +471,10 @@ def _tables(
         if fact not in _KIND_FACTS:
             for p in paths:
                 fact_of.setdefault(p, set()).add(fact)
-    index = FileIndex.of_tables(root, files, listed.by_name, listed.by_dir)
+    index = FileIndex.of_tables(root, files, made.by_name, made.by_dir)
     index.kinds = kind_map
     index.facts = facts
-    return index, roots, {p: frozenset(v) for p, v in fact_of.items()}
+    return index, made.roots, {p: frozenset(v) for p, v in fact_of.items()}
 
 
 def _roots(by_dir: dict[str, list[str]], doc_count: dict[str, int], markers: set[str]) -> set[str]:

@@ -47,6 +47,7 @@ from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
 from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
+from dsh_sidecar.suggester.tablecache import TablesCache
 from dsh_sidecar.workspace.identity import repository_identity
 
 if TYPE_CHECKING:  # the event only: the projection imports the graph builder
@@ -91,8 +92,10 @@ class Suggester(AskedMethods):
         background: bool = False,
         indexing: Callable[[], bool] | None = None,
         sink_thread: int | None = None,
+        tables_cache: TablesCache | None = None,
     ) -> None:
         self.root = root.resolve() if root is not None else None
+        self.tables_cache = tables_cache  # the listing's tables between sessions (tablecache.py)
         self.config = config
         self.dsh_home = dsh_home
         self.clock = clock
@@ -263,10 +266,12 @@ class Suggester(AskedMethods):
             )
             if listed is None:
                 return False  # the server's graph is still listing: prepared when it is
-            targets, refusals = prepared.prepare(self.root, self.rows, *listed, self.content)
+            targets, refusals = prepared.prepare(self.root, self.rows, *listed, self.content, self.tables_cache)
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = targets
+            if self.tables_cache is not None:
+                self.tables_cache.flush()  # a miss's file, once the targets are in
             self._seed_knowledge()
             return True
 
@@ -566,6 +571,7 @@ class Suggester(AskedMethods):
             "learning": self.learning_status(),
             "taskLead": {"on": self.config.task_lead, "offers": self.leads.offers, "silences": self.leads.silences},
             "contentIndex": content.status() if content is not None else None,
+            "tablesCache": self.tables_cache.last if self.tables_cache is not None else None,
         }
 
 

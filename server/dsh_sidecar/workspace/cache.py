@@ -36,7 +36,8 @@ previous format took 2.0 KB there, 2.7–3.6 KB on others), the synthetic tree o
 ~140 bytes. A larger cache is not written (a cold start next time).
 
 It is untrusted state: a :class:`~dsh_sidecar.state.files.StateFile` (atomic, 0600, locked,
-refused past the size model for the listing it is read for). Before anything is decoded the
+refused past the size model for the listing it is read for), in the columnar format of
+``state/columns.py`` (the suggester's listing tables use the same). Before anything is decoded the
 head is checked against the file and the listing (:func:`_layout`): every count a non-negative
 integer, at most :data:`FILES_SLACK` × the listing's code files (plus 1,024) files, at most
 :func:`strings_bound` names and vocabulary strings (:data:`STRINGS_BASE` plus
@@ -55,7 +56,6 @@ one past the vocabulary or the files reads as no token, no file.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -66,6 +66,7 @@ from itertools import accumulate, chain, repeat
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.stats import Stat
@@ -105,8 +106,9 @@ NUMERIC: Final[tuple[tuple[str, Literal["q", "Q", "I", "B"], Literal["files", "p
     ("pcounts", "I", "postings"),
     ("generated", "B", "files"),
 )
-_WIDTH: Final = {"q": 8, "Q": 8, "I": 4, "B": 1}
-#: Values per C call of a cache write (a few ms at most without a thread switch).
+#: The string sections, in body order.
+STRINGS: Final = ("paths", "defs", "vocab")
+#: Lists per step of a join (:func:`_flat`).
 _SLICE: Final = 65536
 _MAX_U32: Final = 2**32 - 1
 
@@ -245,33 +247,22 @@ class SymbolEntries:
 
     def encode(self, root: str) -> bytes:
         """The cache file of these entries (module docstring)."""
-        from array import array
-
         if len(self.npost) != len(self.vocab):  # entries made by :meth:`of`: the inverted columns
             with collections_paused():  # a list a token, of ints: no cycle (the collector's full
                 # passes over the server's heap held the GIL for up to ~100 ms a time here)
                 inverted = _inverted(len(self.vocab), self.ntokens, self.tokens, self.counts)
             self.npost, self.pfiles, self.pcounts = inverted
-        sections: list[bytes] = []
-        for name, code, _ in NUMERIC:  # a slice at a time: one C call over 3M postings held the GIL ~50 ms
-            column = getattr(self, name)
-            sections.append(
-                b"".join(array(code, column[i : i + _SLICE]).tobytes() for i in range(0, len(column), _SLICE))
-            )
-        strings = ["\0".join(s).encode("utf-8", "surrogatepass") for s in (self.paths, self.defs, self.vocab)]
-        body = b"".join(_pad(s) for s in [*sections, *strings])
+        # a slice at a time (columns.column_bytes): one C call over 3M postings held the GIL ~50 ms
+        sections = [columns.column_bytes(code, getattr(self, name)) for name, code, _ in NUMERIC]
         head = {
             "version": CACHE_VERSION,
             "root": root,
-            "byteorder": sys.byteorder,
-            "digest": _digest(body),
             "files": len(self.paths),
             "defs": len(self.defs),
             "vocab": len(self.vocab),
             "postings": len(self.tokens),
-            "strings": [len(s) for s in strings],
         }
-        return _head_line(json.dumps(head, separators=(",", ":")).encode()) + body
+        return columns.encode(head, sections, (self.paths, self.defs, self.vocab))
 
 
 def _inverted(
@@ -300,82 +291,37 @@ def _flat(lists: list[list[int]]) -> list[int]:
     return out
 
 
-def _pad(data: bytes) -> bytes:
-    """``data`` padded with zeros to a multiple of 8 bytes."""
-    return data + b"\0" * (-len(data) % 8)
-
-
-def _padded(size: int) -> int:
-    return -(-size // 8) * 8
-
-
-def _head_line(line: bytes) -> bytes:
-    """The head line padded with spaces so that the body starts at a multiple of 8 bytes."""
-    return line + b" " * (-(len(line) + 1) % 8) + b"\n"
-
-
-def _digest(body: bytes | memoryview) -> str:
-    return hashlib.blake2b(body, digest_size=20).hexdigest()
-
-
-def _count(value: Any) -> int:
-    if type(value) is not int or value < 0:
-        raise StateDocumentError("a count that is not a non-negative integer")
-    return value
-
-
-def _layout(head: dict[str, Any], body_len: int, listed: int) -> tuple[int, int, int, int, list[int]]:
-    """The structural pre-check (module docstring): the declared counts and section lengths
-    against the body's length and the listing of ``listed`` code files, before anything is
-    decoded. Returns ``(F, D, V, P, string lengths)``; raises when they do not fit."""
-    files, defs, vocab, postings = (_count(head.get(k)) for k in ("files", "defs", "vocab", "postings"))
-    strings = head.get("strings")
-    if not isinstance(strings, list) or len(strings) != 3:
-        raise StateDocumentError("string sections not declared")
-    lengths = [_count(n) for n in strings]
+def _layout(head: dict[str, Any], listed: int) -> tuple[list[tuple[Any, int]], list[int]]:
+    """The structural pre-check (module docstring): the declared counts against the listing of
+    ``listed`` code files, then the sections against the body (``columns.check_layout``: their
+    lengths to the byte, then the digest), before anything is decoded. Returns the integer
+    columns' ``(type code, values)`` and the string sections' counts."""
+    files, defs, vocab, postings = (columns.count(head.get(k)) for k in ("files", "defs", "vocab", "postings"))
+    columns.string_lengths(head, 3)
     if files > _files_bound(listed):
         raise StateDocumentError(f"{files} files cached for a listing of {listed}")
     if defs + vocab > strings_bound(files):
         raise StateDocumentError(f"{defs + vocab} strings for {files} files")
-    for n, size in zip((files, defs, vocab), lengths):
-        if (n == 0) != (size == 0) or size < 2 * n - 1:  # n non-empty strings and n - 1 NULs
-            raise StateDocumentError("a string section shorter than its count")
     per = {"files": files, "postings": postings, "vocab": vocab}
-    expected = sum(_padded(_WIDTH[code] * per[unit]) for _, code, unit in NUMERIC)
-    expected += sum(map(_padded, lengths))
-    if expected != body_len:
-        raise StateDocumentError(f"sections of {expected} bytes in a body of {body_len}")
-    return files, defs, vocab, postings, lengths
+    numeric = [(code, per[unit]) for _, code, unit in NUMERIC]
+    return numeric, [files, defs, vocab]
 
 
-def _decode(body: memoryview, files: int, vocab: int, postings: int, lengths: list[int]) -> dict[str, Any]:
-    """The columns of a body whose layout :func:`_layout` accepted."""
-    out: dict[str, Any] = {}
-    at = 0
-    per = {"files": files, "postings": postings, "vocab": vocab}
-    for name, code, unit in NUMERIC:
-        size = _WIDTH[code] * per[unit]
-        out[name] = body[at : at + size].cast(code)
-        at += _padded(size)
-    for name, size in zip(("paths", "defs", "vocab"), lengths):
-        text = str(body[at : at + size], "utf-8", "surrogatepass")
-        out[name] = text.split("\0") if text else []
-        at += _padded(size)
-    return out
+def _decode(body: memoryview, numeric: list[tuple[Any, int]], strings: list[int], lengths: list[int]) -> dict[str, Any]:
+    """The columns of a body whose layout :func:`_layout` accepted, by name."""
+    ints, texts = columns.decode(body, numeric, strings, lengths)
+    return {
+        **{name: col for (name, _, _), col in zip(NUMERIC, ints, strict=True)},
+        **dict(zip(STRINGS, texts, strict=True)),
+    }
 
 
 def _reader(root: str, listed: int) -> Any:
     """The parser of a cache file read for a listing of ``listed`` code files."""
 
     def parse(raw: bytes) -> SymbolEntries | None:
-        head_end = raw.find(b"\n")
-        if head_end < 0 or head_end > 4096:
-            raise StateDocumentError("no head line")
-        try:
-            head = json.loads(raw[:head_end], parse_constant=_no_constant)
-        except RecursionError:
-            raise StateDocumentError("nested too deeply") from None
-        if not isinstance(head, dict) or head.get("root") != root:
+        head, head_end = columns.head_of(raw)
+        if head.get("root") != root:
             raise StateDocumentError("not a symbol cache of this workspace")
         version = head.get("version")
         if version != CACHE_VERSION:
@@ -384,28 +330,20 @@ def _reader(root: str, listed: int) -> Any:
             raise StateDocumentError("not a symbol cache of this format")
         if head.get("byteorder") != sys.byteorder:
             return None  # written on another machine's byte order: a cold start
-        if (head_end + 1) % 8:
-            raise StateDocumentError("body not aligned")
-        body = memoryview(raw)[head_end + 1 :]
-        files, defs, vocab, postings, lengths = _layout(head, len(body), listed)
-        if head.get("digest") != _digest(body):
-            raise StateDocumentError("digest mismatch")
-        columns = _decode(body, files, vocab, postings, lengths)
-        if (len(columns["defs"]), len(columns["vocab"]), len(columns["paths"])) != (defs, vocab, files):
-            raise StateDocumentError("string sections do not hold their counts")
-        if len(set(columns["paths"])) != files:
+        body = columns.body_of(raw, head_end)
+        numeric, strings = _layout(head, listed)
+        lengths = columns.check_layout(head, body, numeric, strings)
+        out = _decode(body, numeric, strings, lengths)
+        files, defs, postings = strings[0], strings[1], numeric[6][1]
+        if len(set(out["paths"])) != files:
             raise StateDocumentError("paths must be distinct")
-        if sum(columns["ndefs"]) != defs or sum(columns["ntokens"]) != postings:
+        if sum(out["ndefs"]) != defs or sum(out["ntokens"]) != postings:
             raise StateDocumentError("per-file counts do not add up")
-        if columns["generated"].tobytes().translate(None, b"\0\1"):
+        if out["generated"].tobytes().translate(None, b"\0\1"):
             raise StateDocumentError("generated must be 0 or 1")
-        return SymbolEntries(**columns)
+        return SymbolEntries(**out)
 
     return parse
-
-
-def _no_constant(name: str) -> Any:
-    raise StateDocumentError(f"non-finite number {name}")
 
 
 class SymbolCache:

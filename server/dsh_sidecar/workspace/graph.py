@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -191,13 +192,14 @@ class WorkspaceGraph:
             elif root.is_dir():
                 walked = FileStats([])
                 pairs = walk_files(root, mtimes=True, stats=walked)
-                walked = walked.sort()  # the listing's sort, done once for the stats and the paths
+                # the listing's sort, done once for the stats, the paths and their times
+                walked, stamps = walked.sort(list(map(itemgetter(1), pairs)))
                 files = walked.files
-                times = dict(pairs)
                 source = "mtime"
             else:
                 files = []
-            graph = cls.from_listing(root, files, times, source, kind_cache.load if kind_cache is not None else None)
+            known = kind_cache.load if kind_cache is not None else None
+            graph = cls.from_listing(root, files, times, source, known, stamps if walked is not None else None)
             if walked is not None:
                 graph._stats = walked.select(graph.files)
         graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
@@ -212,20 +214,24 @@ class WorkspaceGraph:
         times: dict[str, float],
         source: str = "given",
         known: Callable[[list[str]], list[Kind] | None] | None = None,
+        stamps: list[float] | None = None,
     ) -> WorkspaceGraph:
         """The file-level graph of a given listing (repo-relative POSIX paths, at most
         :data:`~dsh_sidecar.workspace.files.MAX_FILES` kept) and change times (Unix seconds;
         a missing time counts as the oldest). ``known(files)`` gives the kinds of the sorted
         listing when it knows them (a cache), else ``None``: each path is classified, and
-        :attr:`classified` holds the kinds for the caller to keep."""
+        :attr:`classified` holds the kinds for the caller to keep. ``stamps``: the times of
+        ``files`` in their order, when ``files`` is sorted and without repeats already (a walk's,
+        sorted: ``times`` is then not read)."""
         t0 = time.perf_counter()
         graph = cls(root)
-        files = sorted(dict.fromkeys(files))[:MAX_FILES]
+        if stamps is None or len(stamps) != len(files):
+            files = sorted(dict.fromkeys(files))[:MAX_FILES]
+            tget = times.get
+            stamps = [tget(f, 0.0) for f in files]
         cached = known(files) if known is not None else None
         kinds = cached if cached is not None else list(map(classify, files))
         graph.classified = kinds if cached is None else None
-        tget = times.get
-        stamps = [tget(f, 0.0) for f in files]
         graph.files = files
         graph._kind = _sliced_dict(files, kinds)
         graph._time = _sliced_dict(files, stamps)

@@ -97,16 +97,17 @@ class FileStats:
         out.ino = array("Q", map(self.ino.__getitem__, order))
         return out
 
-    def sort(self) -> FileStats:
+    def sort(self, aligned: list[float]) -> tuple[FileStats, list[float]]:
         """These stats over the listing in path order (a walk's: ``sorted`` of it), the columns
-        permuted alike: one sort of positions, so that the sort of the listing that follows
-        (``WorkspaceGraph.from_listing``) meets sorted input and :meth:`select` has nothing to do."""
+        and ``aligned`` (a value a file, in the walk's order: its change time) permuted alike:
+        one sort of positions, so that the listing needs no sort after it
+        (``WorkspaceGraph.from_listing``) and :meth:`select` has nothing to do."""
         order = sorted(range(len(self.files)), key=self.files.__getitem__)
         out = FileStats(list(map(self.files.__getitem__, order)))
         out.mtime = array("q", map(self.mtime.__getitem__, order))
         out.size = array("q", map(self.size.__getitem__, order))
         out.ino = array("Q", map(self.ino.__getitem__, order))
-        return out
+        return out, list(map(aligned.__getitem__, order))
 
     def fingerprint(self) -> str:
         """One digest of the listing and every file's stat (BLAKE2b): equal fingerprints mean

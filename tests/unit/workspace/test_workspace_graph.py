@@ -15,6 +15,8 @@ from dsh_sidecar.workspace import (
 )
 from dsh_sidecar.workspace.cache import SymbolCache, SymbolEntries
 from dsh_sidecar.workspace.graph import recency_score
+from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS
+from dsh_sidecar.workspace.symbols import extension
 from support.gitrepo import git
 from support.trees import write_tree
 
@@ -189,6 +191,32 @@ def test_100k_file_listing(tmp_path: Path) -> None:
     assert g.node("pyproject.toml").recency_rank == 1000  # no time: the oldest
     assert g.proof("tests/p1/test_m7.py", ["test"]) > g.proof("tests/p1/test_m7.py", ["doc"]) > 0.0
     assert g.exists("dist/p4/b49.js")
+
+
+def test_the_symbol_pass_reads_source_and_test_files_with_a_code_extension_newest_first(tmp_path: Path) -> None:
+    """The files the symbol pass reads (made in C loops): source and test files whose name has a
+    code extension after a dot that does not start the name, newest first, path order within a
+    time."""
+    files = [
+        "a.b/Makefile",  # the last dot is in a folder's name
+        ".py",  # a name that is its extension only, at the root
+        "pkg/.py",  # and in a folder
+        "pkg/.hidden.py",  # a dot starts it, another one comes later
+        "pkg/Mod.PY",  # an extension in capitals
+        "pkg/b.py",
+        "pkg/a.py",
+        "tests/data.json",  # a test file with no code extension
+        "tests/test_x.py",
+        "README",
+        "docs/conf.py",  # code, of another kind
+    ]
+    times = {"pkg/b.py": 3.0, "pkg/a.py": 3.0, "tests/test_x.py": 5.0, "pkg/Mod.PY": 1.0, "pkg/.hidden.py": 2.0}
+    g = WorkspaceGraph.from_listing(tmp_path, files, times)
+    todo, more = g._symbol_todo()
+    assert [g.files[i] for i in todo] == ["tests/test_x.py", "pkg/a.py", "pkg/b.py", "pkg/.hidden.py", "pkg/Mod.PY"]
+    assert not more
+    expected = [f for f in g.files if g.kind_map()[f] in ("source", "test") and extension(f) in SOURCE_EXTENSIONS]
+    assert sorted(g.files[i] for i in todo) == sorted(expected)
 
 
 def test_listing_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -95,9 +95,10 @@ def test_a_walks_stats_sorted_are_its_files_stats_in_path_order_and_select_keeps
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x" * i)
     walked = FileStats([])
-    walk_files(tmp_path, mtimes=True, stats=walked)
-    ordered = walked.sort()
+    pairs = walk_files(tmp_path, mtimes=True, stats=walked)
+    ordered, times = walked.sort([t for _, t in pairs])
     assert ordered.files == sorted(walked.files) == ["a-b.py", "a.py", "a/x.py", "b/a.py", "b/z.py", "c.txt"]
+    assert times == [dict(pairs)[rel] for rel in ordered.files]  # the walk's times, carried along
     by_path = {rel: walked.at(i) for i, rel in enumerate(walked.files)}  # the walk's order: no bisect
     assert [ordered.at(i) for i in range(len(ordered))] == [by_path[rel] for rel in ordered.files]
     assert [st[1] for st in map(ordered.at, range(6))] == [3, 1, 4, 2, 0, 5]  # the sizes written
