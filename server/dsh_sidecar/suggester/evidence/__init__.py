@@ -44,7 +44,8 @@ and the intent with the most votes wins (a tie goes to the more specific intent:
 what any configuration is when nothing more is known).
 
 Scope rules — the call searches folders or file types: a docs root, ``--type md`` or
-``*.md`` → Doc; ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
+``*.md`` → Doc (not a definition the result found in code: a code package named like docs,
+Go's ``doc``, is searched for its code); ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
 Ledger; a test folder or test-file names with a pattern that is no identifier → Test.
 
 Listing rules (``ls``, ``find``, ``fd``, ``glob``): names or folders of changelogs → Ledger,
@@ -59,7 +60,7 @@ an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
 
 Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
 does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
-holds no doc page, hunts for something whose canonical place *every* repository has: a missing
+holds no doc page (a listing of code only is a package, not a docs folder), hunts for something whose canonical place *every* repository has: a missing
 lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
 top-level pages). A listing that finds no configuration file of a tool the project configures
 elsewhere (``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
@@ -209,6 +210,13 @@ def _found(q: Query, ws: Workspace) -> list[str]:
     return [p for p in dict.fromkeys(q.result_paths) if ws.is_file(p)]
 
 
+def _found_in_code(q: Query, ws: Workspace) -> bool:
+    """Whether the call's result lists workspace files and every one is source code (by its
+    extension, whatever folder it is in)."""
+    found = _found(q, ws)
+    return bool(found) and all(_code_file(p) for p in found)
+
+
 def _listing_rule(q: Query, ws: Workspace, names: list[str], parts: list[str], folders: list[str]) -> dict[str, float]:
     """A listing, or a search for files by name: what the names and folders it asks for say."""
     decided = _named_files_rule(q, ws, names, parts, folders)
@@ -266,6 +274,8 @@ def _scope_rule(
         or bool(set(parts) & _DOC_DIRS)
         or _in_docs(folders, ws)
     )
+    if doc_scope and q.definition_keyword is not None and _found_in_code(q, ws):
+        doc_scope = False  # a definition found in code: a code package named like docs (Go's `doc`)
     if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
         found = _found(q, ws)
         if _LEDGER_WORD.search(" ".join(patterns)) or (found and all("changelog" in ws.facts(p) for p in found)):
@@ -407,8 +417,8 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
     listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})
     no_pages = all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs)
-    if listing and q.tool in ("bash", "glob") and docs and no_pages:  # a docs folder listed without doc pages
-        return "Doc"
+    if listing and q.tool in ("bash", "glob") and docs and no_pages and not _found_in_code(q, ws):
+        return "Doc"  # a docs folder listed without doc pages (one listing only code is a package: Go's `doc`)
     return None
 
 
