@@ -272,3 +272,43 @@ def test_a_folder_named_doc_that_holds_code_is_searched_for_its_code(tmp_path, f
     assert not any(m.startswith("suggest Doc") for m in decided) or note is not None
     if ledger is not None:
         assert decided and decided[-1].startswith(ledger)
+
+
+@pytest.mark.parametrize(
+    ("command", "error", "note"),
+    [
+        # `ls` of configuration files none of which exists: the tool is configured elsewhere
+        ("ls ruff.toml .ruff.toml 2>&1", True, ("Config", ["pyproject.toml"])),
+        # the same look as a `find -name` that found nothing
+        ("find . -name ruff.toml -o -name .ruff.toml", False, ("Config", ["pyproject.toml"])),
+        # one of the files listed exists: no wrong guess
+        ("ls ruff.toml README.md 2>&1", True, None),
+    ],
+    ids=["ls of missing files", "find that found nothing", "ls of one existing file"],
+)
+def test_a_tool_configuration_looked_for_by_name_and_missing_is_where_the_tool_is_configured(
+    tmp_path, command, error, note
+):
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n\n[tool.ruff]\nline-length = 100\n',
+        "pkg/__init__.py": "",
+        "README.md": "# pkg\n",
+    }
+    root = write_tree(tmp_path / "ws", files)
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lambda _: None)
+    try:
+        assert sidecar.wait_for_graph(60)
+        params = PostExecuteParams.model_validate(
+            {
+                "sessionId": "s",
+                "turn": 1,
+                "tool": {"name": "bash", "input": {"command": command}},
+                "result": {"isError": error, "text": ""},
+                "waitMs": 30_000,
+            }
+        )
+        got = [(n.source.intent, n.source.targets) for n in sidecar.post_execute(params).additional_contexts]
+    finally:
+        sidecar.shutdown()
+    assert got == ([note] if note else [])

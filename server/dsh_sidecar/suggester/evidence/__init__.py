@@ -63,7 +63,8 @@ does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that
 holds no doc page (a listing of code only is a package, not a docs folder), hunts for something whose canonical place *every* repository has: a missing
 lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
 top-level pages). A listing that finds no configuration file of a tool the project configures
-elsewhere (``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
+elsewhere (an ``ls`` of named files none of which exists is such a listing, its error the empty
+result; ``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
 ``{jest,vitest}.config.*`` glob where a package script runs the tests, ``packages.config``
 where the packages are pinned centrally) → that tool's intent (Config, Test, Dependency),
 when the workspace has such a file to name. A miss of anything else (CODEOWNERS, a
@@ -407,8 +408,11 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     missing = [p for p in names if not ws.is_file(p) and not ws.is_dir(p)]
     if q.is_error and missing and any(_DEP_FILE.search(p) for p in missing):
         return "Dependency"
-    if q.listing and not q.result_paths and q.tool in ("bash", "glob") and not q.is_error:
-        asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w]
+    # `ls a b` of files none of which exists looks for them by name as a `find -name` that found
+    # nothing does (its error is the answer: not there)
+    missed = q.tool == "bash" and set(q.commands) == {"ls"} and bool(names) and len(missing) == len(names)
+    if not q.result_paths and ((q.listing and q.tool in ("bash", "glob") and not q.is_error) or missed):
+        asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w] + missing
         intent = _missing_config(asked, ws)
         if intent is not None:
             return intent
