@@ -60,10 +60,10 @@ an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
 
 Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
 does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
-holds no doc page (a listing of code only is a package, not a docs folder), hunts for something whose canonical place *every* repository has: a missing
-lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
-top-level pages). A listing that finds no configuration file of a tool the project configures
-elsewhere (an ``ls`` of named files none of which exists is such a listing, its error the empty
+holds no doc page (a listing of code only is a package, not a docs folder), hunts for
+something whose canonical place *every* repository has: a missing lock file or manifest →
+Dependency (the manifests), a missing docs folder → Doc (the README and top-level pages). A
+listing that finds no configuration file of a tool the project configures elsewhere (an ``ls`` of named files none of which exists is such a listing, its error the empty
 result; ``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
 ``{jest,vitest}.config.*`` glob where a package script runs the tests, ``packages.config``
 where the packages are pinned centrally) → that tool's intent (Config, Test, Dependency),
