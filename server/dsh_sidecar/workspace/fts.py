@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from dsh_sidecar.workspace.facts import (
 )
 from dsh_sidecar.workspace.kinds import classify
 from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
+from dsh_sidecar.workspace.stems import TOKENIZE, indexed_term
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +109,6 @@ PROGRESS_STEPS: Final = 1000
 #: out of a lookup: it matches nearly everything and only slows the ranking down.
 MAX_DF_SHARE: Final = 0.05
 MIN_DF_CAP: Final = 50
-#: FTS5's tokenizer of the content table: Porter stems of unicode61 tokens. Its vocabulary
-#: (``fts_vocab``) holds the stems, so a word is looked up there by its stem (:func:`indexed_term`).
-TOKENIZE: Final = "porter unicode61"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)",
@@ -590,27 +587,3 @@ class ContentDB:
         if cached is None:
             cached = self._live = self.live_rows()
         return cached
-
-
-_STEMMER_LOCK: Final = threading.Lock()
-_stemmer: sqlite3.Connection | None = None
-
-
-@lru_cache(maxsize=4096)
-def indexed_term(word: str) -> str:
-    """The term the content table's tokenizer (:data:`TOKENIZE`) stores for ``word`` (one
-    :data:`WORD`, lower-cased): its Porter stem, computed by SQLite's own tokenizer on a private
-    in-memory table, so the vocabulary lookup and the index agree by construction
-    (``retry`` → ``retri``, ``policy`` → ``polici``). ``word`` itself when it yields no term."""
-    global _stemmer
-    with _STEMMER_LOCK:
-        if _stemmer is None:
-            con = sqlite3.connect(":memory:", check_same_thread=False)
-            con.execute(f"CREATE VIRTUAL TABLE s USING fts5(t, tokenize='{TOKENIZE}')")
-            con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'row')")
-            _stemmer = con
-        con = _stemmer
-        con.execute("DELETE FROM s")
-        con.execute("INSERT INTO s(t) VALUES (?)", (word,))
-        rows = con.execute("SELECT term FROM v").fetchall()
-    return rows[0][0] if len(rows) == 1 else word

@@ -196,7 +196,7 @@ def test_a_word_in_most_files_is_left_out_of_a_lookup(tmp_path):
 def test_a_word_is_looked_up_by_the_stem_the_index_stores(tmp_path):
     """The vocabulary holds Porter stems ("retry" is "retri"): a word whose stem is not itself is
     found, its inflections too, and its document frequency is the stem's (a common one left out)."""
-    from dsh_sidecar.workspace.fts import indexed_term
+    from dsh_sidecar.workspace.stems import indexed_term
 
     assert [indexed_term(w) for w in ("retry", "policy", "gateway", "flaky", "timeout")] == [
         "retri",
