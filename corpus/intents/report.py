@@ -8,11 +8,13 @@ Replays every repository of ``manifest.yaml`` through a spawned ``dsh-search ser
 in CACHE (``corpus/checkout.py``) or on stub workspaces (``corpus/materialize.py``), and prints
 Markdown tables: per repository with the pooled figures of the *other* repositories beside it
 (leave-one-repository-out), per split, per ecosystem (and ecosystem × split), per intent (all,
-tune, held-out) — each twice: **as labelled**, then **echo-aware** (the labels read with the
-help-not-agreement rule, ``dsh_sidecar.evaluation.labels``: the reading the issue's bar is judged
-by). ``--calls`` writes one JSON line per call with its expectation, the notes answered and a
-failure class, as labelled (``expect``, ``class``) and echo-aware (``expectEchoAware``,
-``classEchoAware``):
+tune, held-out) — each three times: **as labelled**, **echo-aware** (the labels read with the
+help-not-agreement rule against the call itself, ``dsh_sidecar.evaluation.labels``), then
+**session-aware** (against every earlier call of the session too, with Owner questions answered
+by ownership files: the reading the issue's bar is judged by). ``--calls`` writes one JSON line
+per call with its expectation, the notes answered and a failure class, as labelled (``expect``,
+``class``), echo-aware (``expectEchoAware``, ``classEchoAware``) and session-aware
+(``expectSessionAware``, ``classSessionAware``):
 
 - ``ok`` — a note of the expected intent naming an expected target;
 - ``wrong-intent`` — a note naming an expected target under another intent;
@@ -26,7 +28,7 @@ failure class, as labelled (``expect``, ``class``) and echo-aware (``expectEchoA
 Each call's line also carries the ledger lines its call produced (``ledger``) and the stage
 that decided it (``stage``: ``suggest``, ``suppressed <reason>``, ``abstained <reason>``, ``no
 intent``); the tables end with the echo-aware misses of each split counted by that stage,
-overall, per intent and per ecosystem.
+overall, per intent and per ecosystem, under the echo-aware and the session-aware readings.
 """
 
 from __future__ import annotations
@@ -101,17 +103,18 @@ def stage(ledger: list[str]) -> str:
     return "no intent"
 
 
-def stage_tables(runs: list[Any]) -> list[str]:
-    """Echo-aware, per split: the calls expecting a note that got no correct one, counted by
-    the stage that decided them (:func:`stage`; a ``suggest`` there named the wrong files or
-    intent) — overall, per intent and per ecosystem."""
+def stage_tables(runs: list[Any], trace_of: Any = lambda r: r.help_trace) -> list[str]:
+    """Per split, under one reading (``trace_of(run)``: its relabelled trace): the calls
+    expecting a note that got no correct one, counted by the stage that decided them
+    (:func:`stage`; a ``suggest`` there named the wrong files or intent) — overall, per intent
+    and per ecosystem."""
     out: list[str] = []
     for split in ("tune", "heldout"):
         rows: dict[tuple[str, str], int] = {}
         for r in runs:
             if r.repo.split != split:
                 continue
-            for line, notes, ledger in zip(r.help_trace, r.notes, r.ledgers, strict=True):
+            for line, notes, ledger in zip(trace_of(r), r.notes, r.ledgers, strict=True):
                 expect = expect_of(line)
                 if expect is None or "ok" in {c.split("+")[0] for c in classify(expect, notes, set())}:
                     continue
@@ -232,13 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     out: list[str] = []
     for title, pick in (
         ("as labelled", lambda x: x.score),
-        ("echo-aware: the reading the bar is judged by (docs/corpus.md)", lambda x: x.echo_aware),
+        ("echo-aware (docs/corpus.md)", lambda x: x.echo_aware),
+        ("session-aware: the reading the bar is judged by (docs/corpus.md)", lambda x: x.session_aware),
     ):
         out.append(f"### {title}")
         out.append("")
         out += tables(runs, pick, args.group)
     out += ["### echo-aware: the calls missed, by the stage that decided them", ""]
     out += stage_tables(runs)
+    out += ["### session-aware: the calls missed, by the stage that decided them", ""]
+    out += stage_tables(runs, lambda r: r.session_trace)
     print("\n".join(out))
     if args.json:
         rep = {
@@ -250,6 +256,15 @@ def main(argv: list[str] | None = None) -> int:
                 d: {"repo": r.repo.repo, "split": r.repo.split, "ecosystem": r.repo.ecosystem, **figures(r.echo_aware)}
                 for d, r in by_dir.items()
             },
+            "sessionAware": {
+                d: {
+                    "repo": r.repo.repo,
+                    "split": r.repo.split,
+                    "ecosystem": r.repo.ecosystem,
+                    **figures(r.session_aware),
+                }
+                for d, r in by_dir.items()
+            },
             "ledger": {d: r.ledger for d, r in by_dir.items()},
         }
         args.json.write_text(json.dumps(rep, indent=1, sort_keys=True) + "\n", "utf-8")
@@ -257,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         with args.calls.open("w", encoding="utf-8") as fh:
             for r in runs:
                 lines = [ln for ln in (r.repo.data / "trace.jsonl").read_text("utf-8").splitlines() if ln.strip()]
-                for raw, line, notes, ledger in zip(lines, r.help_trace, r.notes, r.ledgers, strict=True):
+                for raw, line, sess, notes, ledger in zip(
+                    lines, r.help_trace, r.session_trace, r.notes, r.ledgers, strict=True
+                ):
                     obj = json.loads(raw)
                     res = obj["params"].get("result") or {}
                     listed = result_paths(res.get("text", "")) if not res.get("isError") else set()
@@ -282,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "opens": list(line.opens),
                                 "expectEchoAware": expect_of(line),
                                 "classEchoAware": classify(expect_of(line), notes, listed | set(line.opens)),
+                                "expectSessionAware": expect_of(sess),
+                                "classSessionAware": classify(expect_of(sess), notes, listed | set(line.opens)),
                                 "ledger": ledger,
                                 "stage": stage(ledger),
                             },

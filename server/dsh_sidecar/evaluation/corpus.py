@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_sidecar.evaluation.folds import DEFAULT_OBJECTIVE, fold_report, format_folds
-from dsh_sidecar.evaluation.labels import echo_aware
+from dsh_sidecar.evaluation.labels import echo_aware, session_aware
 from dsh_sidecar.evaluation.trace import (
     GRAPH_WAIT_S,
     Score,
@@ -87,6 +87,14 @@ class IntentRun:
     help_trace: list[TraceLine] = field(default_factory=list)
     #: the ledger lines each line's call produced (``suggest …``, ``suppressed …``…), line by line
     ledgers: list[list[str]] = field(default_factory=list)
+    #: the same notes scored against the session-aware labels (:func:`.labels.session_aware`:
+    #: the reading the labelled-call bar is judged by)
+    session_aware: Score | None = None
+    #: the trace read session-aware, line by line
+    session_trace: list[TraceLine] = field(default_factory=list)
+    #: how many labels the session-aware reading turned into an expected silence / narrowed
+    session_relabelled: int = 0
+    session_narrowed: int = 0
 
 
 def run_intents(
@@ -106,16 +114,36 @@ def run_intents(
             raise OSError(f"no workspace {ws} for {r.repo}@{r.commit[:12]}")
         per_call: list[list[str]] = []
         s, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s, per_call=per_call)
-        help_trace = echo_aware(trace, workspace_files(ws))
-        pairs = list(zip(trace, help_trace, strict=True))
-        relabelled = sum(1 for a, b in pairs if a.intent != b.intent)
-        narrowed = sum(1 for a, b in pairs if a.intent == b.intent and a.targets != b.targets)
+        files = workspace_files(ws)
+        help_trace = echo_aware(trace, files)
+        relabelled, narrowed = _relabelled(trace, help_trace)
+        sess_trace = session_aware(trace, files)
+        sess_relabelled, sess_narrowed = _relabelled(trace, sess_trace)
         runs.append(
             IntentRun(
-                r, s, notes, ledger_summary(logs), score(help_trace, notes), relabelled, narrowed, help_trace, per_call
+                r,
+                s,
+                notes,
+                ledger_summary(logs),
+                score(help_trace, notes),
+                relabelled,
+                narrowed,
+                help_trace,
+                per_call,
+                score(sess_trace, notes),
+                sess_trace,
+                sess_relabelled,
+                sess_narrowed,
             )
         )
     return runs
+
+
+def _relabelled(trace: Sequence[TraceLine], read: Sequence[TraceLine]) -> tuple[int, int]:
+    """How many labels a reading turned into an expected silence, and how many it narrowed."""
+    pairs = list(zip(trace, read, strict=True))
+    silenced = sum(1 for a, b in pairs if a.intent is not None and b.intent is None)
+    return silenced, sum(1 for a, b in pairs if b.intent is not None and a.targets != b.targets)
 
 
 def intent_report(runs: Sequence[IntentRun]) -> dict[str, Any]:
@@ -134,18 +162,31 @@ def intent_report(runs: Sequence[IntentRun]) -> dict[str, Any]:
         "intents": intent_figures(allp),
         "ledger": dict(sorted(ledger.items())),
     }
-    helped = [(r, r.echo_aware) for r in runs if r.echo_aware is not None]
-    if helped and len(helped) == len(runs):  # the same notes against the echo-aware labels
-        every = pooled(s for _, s in helped)
-        out["echo_aware"] = {
-            "relabelled": sum(r.relabelled for r in runs),
-            "narrowed": sum(r.narrowed for r in runs),
-            "repos": {r.repo.dir: {"repo": r.repo.repo, "split": r.repo.split, **figures(s)} for r, s in helped},
-            "tune": figures(pooled(s for r, s in helped if r.repo.split == "tune")),
-            "heldout": figures(pooled(s for r, s in helped if r.repo.split == "heldout")),
-            "pooled": figures(every),
-            "intents": intent_figures(every),
-        }
+    for key, helped, relabelled, narrowed in (
+        (
+            "echo_aware",
+            [(r, r.echo_aware) for r in runs if r.echo_aware is not None],
+            sum(r.relabelled for r in runs),
+            sum(r.narrowed for r in runs),
+        ),
+        (
+            "session_aware",
+            [(r, r.session_aware) for r in runs if r.session_aware is not None],
+            sum(r.session_relabelled for r in runs),
+            sum(r.session_narrowed for r in runs),
+        ),
+    ):
+        if helped and len(helped) == len(runs):  # the same notes against the relabelled trace
+            every = pooled(s for _, s in helped)
+            out[key] = {
+                "relabelled": relabelled,
+                "narrowed": narrowed,
+                "repos": {r.repo.dir: {"repo": r.repo.repo, "split": r.repo.split, **figures(s)} for r, s in helped},
+                "tune": figures(pooled(s for r, s in helped if r.repo.split == "tune")),
+                "heldout": figures(pooled(s for r, s in helped if r.repo.split == "heldout")),
+                "pooled": figures(every),
+                "intents": intent_figures(every),
+            }
     return out
 
 
@@ -168,14 +209,24 @@ def format_intent_report(rep: dict[str, Any]) -> str:
     rows.append(f"{'intent':12} {'notes':>5} {'precision':>9} {'expected':>8} {'recall':>6}")
     for intent, f in rep["intents"].items():
         rows.append(f"{intent:12} {f['notes']:>5} {f['precision']:>9.2f} {f['expected']:>8} {f['recall']:>6.2f}")
-    helped = rep.get("echo_aware")
-    if helped:
+    for key, what in (
+        (
+            "echo_aware",
+            "echo-aware labels ({0} labels that expect only files their call showed — listed, opened "
+            "or searched inside — read as expecting silence, {1} narrowed to the files it did not show; docs/corpus.md)",
+        ),
+        (
+            "session_aware",
+            "session-aware labels, the reading the bar is judged by ({0} labels that expect only "
+            "files their call or an earlier call of the session showed, or only a licence for an Owner question, "
+            "read as expecting silence, {1} narrowed; docs/corpus.md)",
+        ),
+    ):
+        helped = rep.get(key)
+        if not helped:
+            continue
         rows.append("")
-        rows.append(
-            f"echo-aware labels, the reading the bar is judged by ({helped['relabelled']} labels that expect "
-            f"only files their call showed — listed, opened or searched inside — read as expecting silence, "
-            f"{helped.get('narrowed', 0)} narrowed to the files it did not show; docs/corpus.md)"
-        )
+        rows.append(what.format(helped["relabelled"], helped.get("narrowed", 0)))
         rows.append(head)
         for f in helped.get("repos", {}).values():
             rows.append(row(f["repo"], f["split"], f))

@@ -49,6 +49,7 @@ from dsh_sidecar.workspace.facts import (
 )
 from dsh_sidecar.workspace.kinds import classify
 from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
+from dsh_sidecar.workspace.stems import TOKENIZE, indexed_term
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, rid INTEGER UNIQUE, mtime_ns INTEGER, size INTEGER,"
     " ino INTEGER, kind TEXT, facts TEXT, words INTEGER, keys TEXT, points TEXT)",
     "CREATE TABLE IF NOT EXISTS dead(rid INTEGER PRIMARY KEY)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full,"
-    " tokenize='porter unicode61')",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, content='', detail=full, tokenize='{TOKENIZE}')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')",
 )
 
@@ -559,8 +559,8 @@ class ContentDB:
         try:
             live = self._live_rows()
             rare = []
-            for t in terms[:16]:
-                row = self.con.execute("SELECT doc FROM fts_vocab WHERE term = ?", (t,)).fetchone()
+            for t in terms[:16]:  # the vocabulary holds stems: "retry" is stored as "retri"
+                row = self.con.execute("SELECT doc FROM fts_vocab WHERE term = ?", (indexed_term(t),)).fetchone()
                 if row is not None and row[0] <= max(MIN_DF_CAP, MAX_DF_SHARE * live):
                     rare.append(t)
             if not rare:

@@ -7,7 +7,7 @@ of the labelled corpus (``corpus/intents/build.py``, the trajectories' shell rea
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.evaluation.labels import echo_aware
+from dsh_sidecar.evaluation.labels import echo_aware, session_aware
 from dsh_sidecar.evaluation.trace import TraceError, TraceLine, read_trace
 
 from corpus.intents import build
@@ -192,3 +192,80 @@ TRACKED = {"pyproject.toml", "setup.py", "package.json", "src/a.py", "src/b.py",
 )
 def test_the_builder_stores_what_each_tool_form_opens(name, inp, opens):
     assert build.opens_of_call({"name": name, "input": inp}, TRACKED) == opens
+
+
+def sess(session: str, tool: str, inp: dict, text: str | None, intent, targets, opens=()) -> TraceLine:
+    t = line(tool, inp, text, intent, targets, opens)
+    return TraceLine({**t.params, "sessionId": session}, t.intent, t.targets, t.opens, t.dirs)
+
+
+def test_the_session_aware_reading_subtracts_what_earlier_calls_of_the_session_showed():
+    trace = [
+        # an earlier call opens src/lib.rs: a later label expecting it in that session expects silence
+        sess("a", "Read", {"file_path": "src/lib.rs"}, "", None, (), ("src/lib.rs",)),
+        sess("a", "Grep", {"pattern": "p"}, "tests/test_a.rs:1", "Symbol", ("src/lib.rs",)),
+        # ... and a label expecting it and another file expects the other file
+        sess("a", "Grep", {"pattern": "q"}, "", "Usage", ("src/lib.rs", "src/context.rs")),
+        # another session had not seen it: the label stands
+        sess("b", "Grep", {"pattern": "p"}, "tests/test_a.rs:1", "Symbol", ("src/lib.rs",)),
+        # an earlier listing of six files or more counts, however many it listed
+        sess("c", "Grep", {"pattern": "z"}, "\n".join(f"src/m{i}.rs:1" for i in range(6)), None, ()),
+        sess("c", "Grep", {"pattern": "m0"}, "", "Symbol", ("src/m0.rs",)),
+        # while the triggering call's own listing of six or more is one a note may rank
+        sess("d", "Grep", {"pattern": "z"}, "\n".join(f"src/m{i}.rs:1" for i in range(6)), "Usage", ("src/m0.rs",)),
+        # the triggering call's own listing of five or fewer: the echo-aware rule
+        sess("e", "Grep", {"pattern": "y"}, "src/lib.rs:1", "Symbol", ("src/lib.rs",)),
+    ]
+    out = session_aware(trace, FILES)
+    assert [(t.intent, t.targets) for t in out] == [
+        (None, ()),
+        (None, ()),
+        ("Usage", ("src/context.rs",)),
+        ("Symbol", ("src/lib.rs",)),
+        (None, ()),
+        (None, ()),
+        ("Usage", ("src/m0.rs",)),
+        (None, ()),
+    ]
+    # the echo-aware reading of the same trace reads each call alone
+    assert [(t.intent, t.targets) for t in echo_aware(trace, FILES)][1:4] == [
+        ("Symbol", ("src/lib.rs",)),
+        ("Usage", ("src/lib.rs", "src/context.rs")),
+        ("Symbol", ("src/lib.rs",)),
+    ]
+
+
+def test_an_owner_label_expecting_a_licence_expects_the_ownership_files_or_silence():
+    owned = [*FILES, "LICENSE-MIT", "COPYING", "Cargo.toml", ".github/CODEOWNERS", "AUTHORS.md", "tests/AUTHORS"]
+    bare = [*FILES, "LICENSE", "Cargo.toml"]
+    trace = [
+        sess(
+            "a",
+            "Grep",
+            {"pattern": "authors", "path": "Cargo.toml"},
+            "",
+            "Owner",
+            ("Cargo.toml", "LICENSE-MIT"),
+            ("Cargo.toml",),
+        ),
+        sess("b", "Grep", {"pattern": "Copyright"}, "", "Owner", ("COPYING",)),
+        # not a licence: as labelled; nor an Owner label
+        sess("c", "Grep", {"pattern": "x"}, "", "Owner", ("tests/test_a.rs",)),
+        sess("d", "Grep", {"pattern": "license"}, "", "Doc", ("LICENSE-MIT",)),
+    ]
+    assert [(t.intent, t.targets) for t in session_aware(trace, owned)] == [
+        # the manifest the call searched inside is an echo; the licence reads as the ownership
+        # files at the root and in .github/ (not a test fixture's AUTHORS)
+        ("Owner", (".github/CODEOWNERS", "AUTHORS.md")),
+        ("Owner", (".github/CODEOWNERS", "AUTHORS.md")),
+        ("Owner", ("tests/test_a.rs",)),
+        ("Doc", ("LICENSE-MIT",)),
+    ]
+    trace = [sess("a", "Grep", {"pattern": "Copyright"}, "", "Owner", ("LICENSE",))]
+    assert [(t.intent, t.targets) for t in session_aware(trace, bare)] == [(None, ())]
+    # an ownership file an earlier call of the session showed is an echo too
+    trace = [
+        sess("a", "Read", {"file_path": "AUTHORS.md"}, "", None, (), ("AUTHORS.md",)),
+        sess("a", "Grep", {"pattern": "Copyright"}, "", "Owner", ("COPYING",)),
+    ]
+    assert [(t.intent, t.targets) for t in session_aware(trace, owned)][1] == ("Owner", (".github/CODEOWNERS",))

@@ -196,3 +196,119 @@ def test_pointed_to_names_only_what_a_shown_manifest_points_to_for_the_intent():
 )
 def test_a_docs_home_is_the_index_or_readme_page_of_a_docs_root(path, home):
     assert is_docs_home(path, {"doc", "docs", "website"}) is home
+
+
+#: A Go module whose ``doc`` folder is a package of code (cobra's documentation generators),
+#: beside a documentation site of web pages in ``site/``.
+GO_DOC_PACKAGE = {
+    "go.mod": "module example.com/cli\n\ngo 1.21\n",
+    "command.go": "package cli\n\nfunc Run() {}\n",
+    "doc/md_docs.go": "package doc\n\n// GenMarkdownTree writes the pages.\nfunc GenMarkdownTree() error { return nil }\n",
+    "doc/man_docs.go": "package doc\n\nfunc GenManTree() error { return nil }\n",
+    "doc/util.go": "package doc\n\nfunc hasSeeAlso() bool { return false }\n",
+    "site/content/docgen/md.md": "# Markdown docs\n\nUse GenMarkdownTree to write the pages.\n",
+    "site/content/index.md": "# cli\n",
+    "README.md": "# cli\n",
+    "CONTRIBUTING.md": "# Contributing\n",
+}
+#: A docs folder that holds a web site and no doc page (a demo app): still no documentation.
+WEB_DOCS = {
+    "package.json": '{"name": "lib"}\n',
+    "src/index.ts": "export const x = 1;\n",
+    "docs/index.html": "<html></html>\n",
+    "docs/src/app.tsx": "export const App = () => null;\n",
+    "README.md": "# lib\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "tool_call", "note", "ledger"),
+    [
+        # a definition searched in a code package named `doc`, found in code: a Symbol question
+        # (the call showed the definition: answered), never the documentation
+        (
+            GO_DOC_PACKAGE,
+            (
+                "bash",
+                {"command": "grep -rn 'func GenMarkdownTree' doc/"},
+                "doc/md_docs.go:4:func GenMarkdownTree() error {",
+            ),
+            None,
+            "suppressed answered Symbol",
+        ),
+        # the package listed: code, not a docs folder without pages — no README named
+        (GO_DOC_PACKAGE, ("bash", {"command": "ls doc/"}, "man_docs.go\nmd_docs.go\nutil.go"), None, None),
+        # a docs folder listed with a web site and no page: the README, as before
+        (WEB_DOCS, ("bash", {"command": "ls docs/"}, "index.html\nsrc"), ("Doc", ["README.md"]), "suggest Doc"),
+    ],
+    ids=["definition in a doc package", "doc package listed", "docs site listed"],
+)
+def test_a_folder_named_doc_that_holds_code_is_searched_for_its_code(tmp_path, files, tool_call, note, ledger):
+    root = write_tree(tmp_path / "ws", files)
+    lines: list[str] = []
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
+    try:
+        assert sidecar.wait_for_graph(60)
+        name, inp, text = tool_call
+        params = PostExecuteParams.model_validate(
+            {
+                "sessionId": "s",
+                "turn": 1,
+                "tool": {"name": name, "input": inp},
+                "result": {"isError": False, "text": text},
+                "waitMs": 30_000,
+            }
+        )
+        got = [(n.source.intent, n.source.targets) for n in sidecar.post_execute(params).additional_contexts]
+        decided = [
+            m
+            for m in ledger_messages([ln.split("] ", 1)[-1] for ln in lines])
+            if m.startswith(("suggest", "suppressed", "abstained"))
+        ]
+    finally:
+        sidecar.shutdown()
+    assert got == ([note] if note else [])
+    assert not any(m.startswith("suggest Doc") for m in decided) or note is not None
+    if ledger is not None:
+        assert decided and decided[-1].startswith(ledger)
+
+
+@pytest.mark.parametrize(
+    ("command", "error", "note"),
+    [
+        # `ls` of configuration files none of which exists: the tool is configured elsewhere
+        ("ls ruff.toml .ruff.toml 2>&1", True, ("Config", ["pyproject.toml"])),
+        # the same look as a `find -name` that found nothing
+        ("find . -name ruff.toml -o -name .ruff.toml", False, ("Config", ["pyproject.toml"])),
+        # one of the files listed exists: no wrong guess
+        ("ls ruff.toml README.md 2>&1", True, None),
+    ],
+    ids=["ls of missing files", "find that found nothing", "ls of one existing file"],
+)
+def test_a_tool_configuration_looked_for_by_name_and_missing_is_where_the_tool_is_configured(
+    tmp_path, command, error, note
+):
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n\n[tool.ruff]\nline-length = 100\n',
+        "pkg/__init__.py": "",
+        "README.md": "# pkg\n",
+    }
+    root = write_tree(tmp_path / "ws", files)
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lambda _: None)
+    try:
+        assert sidecar.wait_for_graph(60)
+        params = PostExecuteParams.model_validate(
+            {
+                "sessionId": "s",
+                "turn": 1,
+                "tool": {"name": "bash", "input": {"command": command}},
+                "result": {"isError": error, "text": ""},
+                "waitMs": 30_000,
+            }
+        )
+        got = [(n.source.intent, n.source.targets) for n in sidecar.post_execute(params).additional_contexts]
+    finally:
+        sidecar.shutdown()
+    assert got == ([note] if note else [])

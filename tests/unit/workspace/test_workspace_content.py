@@ -193,6 +193,35 @@ def test_a_word_in_most_files_is_left_out_of_a_lookup(tmp_path):
     ix.close()
 
 
+def test_a_word_is_looked_up_by_the_stem_the_index_stores(tmp_path):
+    """The vocabulary holds Porter stems ("retry" is "retri"): a word whose stem is not itself is
+    found, its inflections too, and its document frequency is the stem's (a common one left out)."""
+    from dsh_sidecar.workspace.stems import indexed_term
+
+    assert [indexed_term(w) for w in ("retry", "policy", "gateway", "flaky", "timeout")] == [
+        "retri",
+        "polici",
+        "gatewai",
+        "flaki",
+        "timeout",
+    ]
+    root = tmp_path / "ws"
+    files = {
+        "docs/retry-policy.md": "# Retry policy\n\nRetrying through the gateway.\n",
+        "docs/flaky.md": "# Flaky tests\n",
+    } | {f"docs/p{i}.md": f"# page {i}\n\nThe policies of page {i}.\n" for i in range(80)}
+    listing = write(root, files)
+    ix = ContentIndexer(root, tmp_path / "home")
+    ix.start(listing)
+    assert ix.wait(60)
+    assert [p for p, _ in ix.search(["retry"])] == ["docs/retry-policy.md"]
+    assert [p for p, _ in ix.search(["retries"])] == ["docs/retry-policy.md"]
+    assert [p for p, _ in ix.search(["gateway"])] == ["docs/retry-policy.md"]
+    assert [p for p, _ in ix.search(["flaky"])] == ["docs/flaky.md"]
+    assert ix.search(["policy"]) == []  # "polici": in 81 of 82 files, tells nothing
+    ix.close()
+
+
 def test_no_workspace_is_inert(tmp_path):
     ix = ContentIndexer(None, tmp_path)
     ix.start(["a"])

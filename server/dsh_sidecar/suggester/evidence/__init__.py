@@ -44,7 +44,8 @@ and the intent with the most votes wins (a tie goes to the more specific intent:
 what any configuration is when nothing more is known).
 
 Scope rules — the call searches folders or file types: a docs root, ``--type md`` or
-``*.md`` → Doc; ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
+``*.md`` → Doc (not a definition the result found in code: a code package named like docs,
+Go's ``doc``, is searched for its code); ``.github/workflows``/CI files → Config; ``changelog.d``/``.changeset`` →
 Ledger; a test folder or test-file names with a pattern that is no identifier → Test.
 
 Listing rules (``ls``, ``find``, ``fd``, ``glob``): names or folders of changelogs → Ledger,
@@ -59,10 +60,11 @@ an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
 
 Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
 does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
-holds no doc page, hunts for something whose canonical place *every* repository has: a missing
-lock file or manifest → Dependency (the manifests), a missing docs folder → Doc (the README and
-top-level pages). A listing that finds no configuration file of a tool the project configures
-elsewhere (``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
+holds no doc page (a listing of code only is a package, not a docs folder), hunts for
+something whose canonical place *every* repository has: a missing lock file or manifest →
+Dependency (the manifests), a missing docs folder → Doc (the README and top-level pages). A
+listing that finds no configuration file of a tool the project configures elsewhere (an ``ls`` of named files none of which exists is such a listing, its error the empty
+result; ``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
 ``{jest,vitest}.config.*`` glob where a package script runs the tests, ``packages.config``
 where the packages are pinned centrally) → that tool's intent (Config, Test, Dependency),
 when the workspace has such a file to name. A miss of anything else (CODEOWNERS, a
@@ -216,6 +218,13 @@ def _found(q: Query, ws: Workspace) -> list[str]:
     return [p for p in dict.fromkeys(q.result_paths) if ws.is_file(p)]
 
 
+def _found_in_code(q: Query, ws: Workspace) -> bool:
+    """Whether the call's result lists workspace files and every one is source code (by its
+    extension, whatever folder it is in)."""
+    found = _found(q, ws)
+    return bool(found) and all(_code_file(p) for p in found)
+
+
 def _listing_rule(q: Query, ws: Workspace, names: list[str], parts: list[str], folders: list[str]) -> dict[str, float]:
     """A listing, or a search for files by name: what the names and folders it asks for say."""
     decided = _named_files_rule(q, ws, names, parts, folders)
@@ -273,6 +282,8 @@ def _scope_rule(
         or bool(set(parts) & _DOC_DIRS)
         or _in_docs(folders, ws)
     )
+    if doc_scope and q.definition_keyword is not None and _found_in_code(q, ws):
+        doc_scope = False  # a definition found in code: a code package named like docs (Go's `doc`)
     if doc_scope and not (q.languages & {"python", "javascript", "typescript", "go", "rust", "ruby", "java"}):
         found = _found(q, ws)
         if _LEDGER_WORD.search(" ".join(patterns)) or (found and all("changelog" in ws.facts(p) for p in found)):
@@ -404,8 +415,11 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     missing = [p for p in names if not ws.is_file(p) and not ws.is_dir(p)]
     if q.is_error and missing and any(_DEP_FILE.search(p) for p in missing):
         return "Dependency"
-    if q.listing and not q.result_paths and q.tool in ("bash", "glob") and not q.is_error:
-        asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w]
+    # `ls a b` of files none of which exists looks for them by name as a `find -name` that found
+    # nothing does (its error is the answer: not there)
+    missed = q.tool == "bash" and set(q.commands) == {"ls"} and bool(names) and len(missing) == len(names)
+    if not q.result_paths and ((q.listing and q.tool in ("bash", "glob") and not q.is_error) or missed):
+        asked = q.name_patterns + [w for p in q.patterns for w in re.split(r"\\?\|", p) if w] + missing
         intent = _missing_config(asked, ws)
         if intent is not None:
             return intent
@@ -414,8 +428,8 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
     listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})
     no_pages = all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs)
-    if listing and q.tool in ("bash", "glob") and docs and no_pages:  # a docs folder listed without doc pages
-        return "Doc"
+    if listing and q.tool in ("bash", "glob") and docs and no_pages and not _found_in_code(q, ws):
+        return "Doc"  # a docs folder listed without doc pages (one listing only code is a package: Go's `doc`)
     return None
 
 
