@@ -242,9 +242,9 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         return (await require(ls).task_lead_async(p)).wire()  # ranks (and waits) off the loop
 
     @server.feature(Method.STATUS)
-    def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    async def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
         validate(wire.StatusParams, params)
-        return require(ls).status().wire()
+        return (await require(ls).status_async()).wire()  # the fleet's cooldowns read off the loop
 
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(ls: SidecarServer, params: Any) -> None:
