@@ -61,13 +61,12 @@ class StatusMethods:
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
 
-    async def status_async(self) -> StatusResult:
-        """:meth:`status` as the fleet's store has it: the chain's cooldowns other sidecars started
-        are read first (on the store's read threads, awaited at most :data:`STATUS_READ_S` and
-        ``state.timeoutMs``; a late or away store leaves what this process knows), so the status
-        says what this sidecar's next search would skip."""
+    async def read_fleet_cooldowns(self) -> None:
+        """Take the chain's cooldowns other sidecars started from the fleet's store, so that
+        :meth:`status` says what this sidecar's next search would skip (on the store's read
+        threads, awaited at most :data:`STATUS_READ_S` and ``state.timeoutMs``; a late or away
+        store leaves what this process knows)."""
         await self.router.health.read_fleet([s.id for s in self.router.chain], STATUS_READ_S)
-        return self.status()
 
     def _run_snapshot(self) -> dict[str, Any]:
         """What the running-server status file carries (:mod:`dsh_sidecar.runstate`), read on
