@@ -105,8 +105,8 @@ def scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     return files, times
 
 
-#: Index modes of entries that may be folders in the work tree: a symlink, a submodule (gitlink).
-_LINK_MODE, _GITLINK_MODE = "120000", "160000"
+#: The index mode of a symlink (which may point to a folder in the work tree).
+_LINK_MODE: Final = "120000"
 
 
 def git_files(root: Path) -> list[str] | None:
@@ -120,11 +120,11 @@ def git_files(root: Path) -> list[str] | None:
 
 def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[str]] | None:
     """``(files, untracked)`` from the outputs of :data:`_LISTING`'s commands; ``None`` when
-    either failed (a listing without the untracked files would drop them). A path that is a
-    folder is no file: a submodule (index mode 160000), an untracked nested repository
-    (``sub/``) and a symlink to a folder (index mode 120000, or untracked) are left out, as
-    the walk (``files.walk_files``) leaves them out; a symlink to a file, a dangling one or a
-    loop stays listed, as there (reading it is :mod:`.fsguard`'s judgement)."""
+    either failed (a listing without the untracked files would drop them). A symlink to a
+    folder (index mode 120000, or untracked) is no file: left out, as the walk
+    (``files.walk_files``) leaves it out, and so is an untracked nested repository (``sub/``);
+    a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
+    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path)."""
     if outs["tracked"] is None or outs["untracked"] is None:
         return None
     tracked: list[str] = []
@@ -132,12 +132,12 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     for entry in _z(outs["tracked"]):
         head, sep, path = entry.partition("\t")
         mode = head.partition(" ")[0]
-        if not sep or not path or mode == _GITLINK_MODE:
+        if not sep or not path:
             continue
         tracked.append(path)
         if mode == _LINK_MODE:
             links.append(path)
-    untracked = [p for p in _z(outs["untracked"]) if not p.endswith("/")]
+    untracked = _z(outs["untracked"])
     folders = _folders(root, links + untracked)
     if folders:
         tracked = [p for p in tracked if p not in folders]
