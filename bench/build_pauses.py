@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -67,18 +68,27 @@ CHILD = textwrap.dedent(
 )
 
 
-def one_run(src: Path, ws: Path, limit_s: float) -> dict:
+def one_run(src: Path, ws: Path, limit_s: float, child: str = CHILD, timeout_s: float | None = None) -> dict:
+    """``child`` (this bench's :data:`CHILD` unless given) run on ``src``'s tree with the
+    arguments ``ws``, a fresh ``$DSH_HOME`` and ``limit_s``; the JSON of its last line."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs"))}
     with tempfile.TemporaryDirectory(prefix="dsh-pauses-") as home:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(ws), home, str(limit_s)],
+            [sys.executable, "-c", child, str(ws), home, str(limit_s)],
             capture_output=True,
             text=True,
             env=env,
             check=True,
-            timeout=limit_s + 120,
+            timeout=timeout_s if timeout_s is not None else limit_s + 120,
         )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def interleaved(trees: list[tuple[str, Path]], runs: int) -> Iterator[tuple[int, str, Path]]:
+    """``(run, tree name, tree)`` for ``runs`` runs of each tree, alternating which goes first."""
+    for i in range(runs):
+        for name, src in trees if i % 2 == 0 else list(reversed(trees)):
+            yield i, name, src
 
 
 def pct(values: list[float], q: float) -> float:
@@ -105,13 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"built {args.files} files in {synthetic(ws, args.files, with_content=True):.1f}s", flush=True)
     trees = [("this tree", ROOT)] + ([("baseline", args.baseline_src.resolve())] if args.baseline_src else [])
     results: dict[str, list[dict]] = {name: [] for name, _ in trees}
-    for i in range(args.runs):
-        for name, src in trees if i % 2 == 0 else list(reversed(trees)):
-            r = one_run(src, ws, args.limit_s)
-            results[name].append(r)
-            print(
-                f"run {i + 1} {name}: ready {r['ready'] and round(r['ready'], 1)} s, max stall {max(r['stalls']):.0f} ms"
-            )
+    for i, name, src in interleaved(trees, args.runs):
+        r = one_run(src, ws, args.limit_s)
+        results[name].append(r)
+        print(f"run {i + 1} {name}: ready {r['ready'] and round(r['ready'], 1)} s, max stall {max(r['stalls']):.0f} ms")
     print()
     print(
         f"event-loop stalls during the build of {args.files} files ({args.runs} runs per tree, {os.cpu_count()} CPUs)"

@@ -136,7 +136,7 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
 
         # a 429 seen by one sidecar: every other skips Tavily on its next call
         providers.retry_after_s = 60
-        for _ in range(600):  # the run's own 1 s cooldowns end first
+        for _ in range(600):  # the run's own 1 s cooldowns end first: the fleet's, which the status reads
             health = {h["provider"]: h for h in sidecars[0].call("dsh/status")["router"]["health"]}
             if health["tavily"]["cooldownSecondsLeft"] == 0:
                 break
@@ -203,5 +203,35 @@ def test_fleet_loses_nothing_and_shares_a_429(tmp_path: Path) -> None:
             if sc.proc.poll() is None:
                 sc.proc.kill()
                 sc.proc.wait()
+        providers.close()
+        store.stop()
+
+
+def test_status_shows_the_cooldown_another_sidecar_started(tmp_path: Path) -> None:
+    """``dsh/status`` reads the fleet's cooldowns from the store (off the event loop, bounded):
+    a 429 one sidecar saw shows as the other's cooldown before the other searches at all, so
+    what the status says is what that sidecar's next search will do."""
+    store = RedisServer(tmp_path / "redis")
+    store.start()
+    providers = Providers(error_every=0, retry_after_s=60)
+    sidecars: list[Sidecar] = []
+    try:
+        for k in range(2):
+            ws = make_workspace(tmp_path / f"checkout-{k}" / "demo")
+            sc = Sidecar(sidecar_env(tmp_path / f"home-{k}"), tmp_path / f"stderr-{k}.log")
+            sc.initialize(ws, options(providers, store.url, seed=k, timeoutMs=1000))
+            sidecars.append(sc)
+        before = {h["provider"]: h for h in sidecars[1].call("dsh/status")["router"]["health"]}
+        assert before["tavily"]["cooldownSecondsLeft"] == 0 and before["tavily"]["state"] == "unknown"
+        providers.force_429 = 1
+        first = sidecars[0].call("dsh/search", {"query": "a 429 for one", "strategy": "quick"})
+        assert "429" in first["attempts"][0]["outcome"], first
+        health = {h["provider"]: h for h in sidecars[1].call("dsh/status")["router"]["health"]}
+        assert health["tavily"]["state"] == "cooling_down" and health["tavily"]["failureClass"] == "rate_limited"
+        assert 55 <= health["tavily"]["cooldownSecondsLeft"] <= 60, health["tavily"]
+        assert providers.counts["tavily"] == 1  # the status sent no request
+    finally:
+        for sc in sidecars:
+            sc.close()
         providers.close()
         store.stop()

@@ -18,7 +18,7 @@ import regex
 from dsh_sidecar.suggester.candidates import FileIndex, _content_matches
 from dsh_sidecar.suggester.packs import PackError, read_pack_file
 from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.files import walk_files
+from dsh_sidecar.workspace.files import list_files, walk_files
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from support.gitrepo import git
 from support.rawrpc import RawServer
@@ -373,3 +373,29 @@ def test_sidecar_on_a_hostile_checkout_keeps_answering_and_leaks_no_thread(hosti
     finally:
         server.close()
     assert SECRET.encode() not in server.stdout_bytes
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_both_git_listings_and_the_walk_agree_on_a_hostile_checkout(hostile, outside):
+    """Symlinks to folders (committed or untracked; leaving the workspace or staying in it) are
+    no files: git lists them (index mode 120000, an untracked link), the walk does not; both git
+    listings (the suggester's and the graph's) leave them out as the walk does. Links to files,
+    dangling links and loops stay listed by all three (reading them is judged by the guard)."""
+    os.symlink("/etc", hostile / "etclink")
+    os.symlink("src", hostile / "srclink")
+    os.symlink("good.py", hostile / "src" / "alias_untracked.py")
+    os.symlink("missing.py", hostile / "dangling.py")
+    git(hostile, "init", "-q")
+    git(hostile, "add", "src/good.py", "src/alias.py", "etclink", "srclink", "escape.py", "loop_a.py", "loop_b.py")
+    git(hostile, "commit", "-qm", "traps")
+    os.symlink(outside, hostile / "outdir_untracked")
+    os.symlink("/usr", hostile / "usrlink")
+    walked = sorted(rel for rel, _ in finishes(lambda: walk_files(hostile)))
+    listed = finishes(lambda: list_files(hostile))
+    graph = finishes(lambda: WorkspaceGraph.build_files(hostile))
+    assert graph.time_source == "git"
+    links = {"etclink", "srclink", "outdir", "outdir_untracked", "usrlink"}
+    assert links.isdisjoint(walked)
+    assert {"src/alias.py", "src/alias_untracked.py", "dangling.py", "loop_a.py", "escape.py"} <= set(walked)
+    assert listed == walked
+    assert graph.files == walked

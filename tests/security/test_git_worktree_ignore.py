@@ -139,7 +139,6 @@ def test_files_git_is_told_not_to_read_are_not_read(tmp_path, monkeypatch, trap)
             f.write(f"[core]\n\texcludesFile = {tmp_path / 'pipe'}\n")
     else:
         os.mkfifo(root / ".mailmap")
-    monkeypatch.setattr(files, "GIT_TIMEOUT_S", 3)
     monkeypatch.setattr(recency, "GIT_TIMEOUT_S", 3)
     assert gitguard.worktree_refusal(root) is None
     assert "sub/new.py" in files.list_files(root)

@@ -44,6 +44,7 @@ from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.bandit.usage import cited_urls, url_keys
 from dsh_sidecar.bandit.variants import reframe
 from dsh_sidecar.errors import RequestError
+from dsh_sidecar.recent import remember
 from dsh_sidecar.router import AllProvidersFailed, Router
 from dsh_sidecar.router.providers import LOCAL_ID
 
@@ -403,11 +404,8 @@ class StrategyBandit:
         queries = [" ".join(query.split())] if arm == "quick" else reframe(query)
         search_id = next(self._ids)
         self._expire_plans()
-        self.planned[search_id] = PlannedSearch(
-            cls, arm, cap, max_results, None, posterior, decision_us, time.monotonic()
-        )
-        while len(self.planned) > MAX_PLANNED:
-            self.planned.popitem(last=False)
+        plan = PlannedSearch(cls, arm, cap, max_results, None, posterior, decision_us, time.monotonic())
+        remember(self.planned, search_id, plan, MAX_PLANNED)
         return search_id, arm, queries, cap
 
     def _expire_plans(self) -> None:

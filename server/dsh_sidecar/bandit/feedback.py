@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.errors import RequestError
+from dsh_sidecar.recent import remember
 
 log = logging.getLogger(__name__)
 
@@ -157,10 +158,7 @@ class PendingSearches:
     def put(self, search_id: str, item: PendingSearch) -> None:
         """Insert or replace an entry (loaded from the file, or merged back from it)."""
         with self._lock:
-            self._items[search_id] = item
-            self._items.move_to_end(search_id)
-            while len(self._items) > self.max_pending:
-                self._items.popitem(last=False)
+            remember(self._items, search_id, item, self.max_pending)
 
     def _expire(self) -> None:
         now = self.clock()

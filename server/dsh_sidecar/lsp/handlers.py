@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -242,9 +242,12 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         return (await require(ls).task_lead_async(p)).wire()  # ranks (and waits) off the loop
 
     @server.feature(Method.STATUS)
-    def on_status(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    def on_status(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
         validate(wire.StatusParams, params)
-        return require(ls).status().wire()
+        sidecar = require(ls)
+        if sidecar.shared is not None:  # pygls awaits the yielded read (off the loop), then resumes
+            yield sidecar.read_fleet_cooldowns, (), {}
+        return sidecar.status().wire()  # without a store: answered at once, in order
 
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(ls: SidecarServer, params: Any) -> None:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Longest wait (s) of the sidecar's build for the client's tool list, its first tool call or
 #: the session's end, whichever comes first: the build's imports hold the GIL in stretches, and
@@ -188,12 +190,7 @@ class Holder:
         a failed build raises :class:`SidecarUnavailable` naming its error, in every call)."""
         self.start.set()
         self.gate.need()
-        try:
-            return await asyncio.shield(self.built)
-        except (SessionEnded, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            raise SidecarUnavailable.of(exc) from None
+        return await _built(self.built)
 
     async def search_router(self) -> Router:
         """The router: the sidecar's once it is built (a reconfiguration may have replaced the
@@ -204,12 +201,19 @@ class Holder:
         if self.router is None or (self.built.done() and not self._failed()):
             return (await self.get()).router
         self.start.set()
-        try:
-            return await asyncio.shield(self.router)
-        except (SessionEnded, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            raise SidecarUnavailable.of(exc) from None
+        return await _built(self.router)
+
+
+async def _built(future: asyncio.Future[T]) -> T:
+    """What the build gives ``future``, shielded (a cancelled call leaves the build running); a
+    failed build raises :class:`SidecarUnavailable` naming its error (the session's end and a
+    cancellation pass through)."""
+    try:
+        return await asyncio.shield(future)
+    except (SessionEnded, asyncio.CancelledError):
+        raise
+    except Exception as exc:
+        raise SidecarUnavailable.of(exc) from None
 
     def _failed(self) -> bool:
         """Whether the build ended without a sidecar (an error; the session ended first)."""

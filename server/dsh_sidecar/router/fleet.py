@@ -46,15 +46,9 @@ class FleetReads:
         ``providers`` (adopted by ``health``), in one round trip on the store's read threads,
         awaited at most :func:`fleet_wait` of ``left_s``; a late or away store: a miss, this
         process's cooldowns."""
-        shared = health.shared
-        assert shared is not None
-        ids = health.identities_of(providers)
         name = json.dumps(key) if key is not None else None
-        raw, cooldowns = await shared.read_within(
-            lambda: shared.prefetch(name, ids), lambda: (None, {}), fleet_wait(left_s)
-        )
+        raw = await health.read_fleet(providers, fleet_wait(left_s), name)
         self.at = time.monotonic()
-        health.adopt(cooldowns)
         if key is None or cache is None:
             return None
         return cache.adopt(key, raw)

@@ -209,6 +209,19 @@ class ProviderHealth:
         """The shared identities of ``providers`` (what :meth:`adopt` takes back)."""
         return tuple(self._identity(p) for p in providers)
 
+    async def read_fleet(self, providers: Iterable[str], within_s: float, key: str | None = None) -> bytes | None:
+        """Adopt the fleet's cooldowns of ``providers`` (:meth:`adopt`) and return the fleet's
+        cache entry under ``key`` (``None``: none read), in one round trip on the store's read
+        threads, awaited at most ``within_s`` (and ``state.timeoutMs``); a late or away store:
+        this process's cooldowns, no entry. Without a shared state, nothing is read."""
+        shared = self.shared
+        if shared is None:
+            return None
+        ids = self.identities_of(providers)
+        raw, cooldowns = await shared.read_within(lambda: shared.prefetch(key, ids), lambda: (None, {}), within_s)
+        self.adopt(cooldowns)
+        return raw
+
     def adopt(self, cooldowns: Mapping[str, tuple[str, float] | None]) -> None:
         """Take the fleet's cooldowns ``{identity: (class, seconds left) | None}`` (read with a
         search's cache lookup): a longer one than this process knows is adopted."""

@@ -133,9 +133,13 @@ class OwedLeads:
         """The owed ``(session, task)`` pairs not ranked yet, oldest first; each is handed out
         once (a later :meth:`owe` hands it out again)."""
         with self._lock:
-            pending = list(self._tasks.items())
-            self._tasks.clear()
-            return pending
+            return self._hand_out()
+
+    def _hand_out(self) -> list[tuple[str, str]]:
+        """:meth:`tasks`; the caller holds the lock."""
+        pending = list(self._tasks.items())
+        self._tasks.clear()
+        return pending
 
     def settle(self, session_id: str, note: AdditionalContext | None) -> None:
         """The ranking of ``session_id``'s owed task gave ``note`` (``None``: silence, nothing
@@ -179,9 +183,8 @@ class OwedLeads:
                     elif not index.wait(OWED_POLL_S) or not index.whole():
                         closing.wait(0.1)
                         continue
-                with self._lock:
-                    owed = list(self._tasks.items())
-                    self._tasks.clear()
+                with self._lock:  # nothing owed: the thread ends under the lock, or an owe() now would wait for it
+                    owed = self._hand_out()
                     if not owed:
                         self._thread = None
                         return

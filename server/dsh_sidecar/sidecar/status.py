@@ -5,12 +5,15 @@ posteriors, suggester counters, where state lives), the running-server status fi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_protocol import CacheStatus, ChainEntry, ProviderHealthStatus, RouterStatus, StateStatus, StatusResult
 
 from dsh_sidecar import __version__
 from dsh_sidecar.state.fleet import state_status
+
+#: Longest ``dsh/status`` waits for the fleet's cooldowns, seconds (``state.timeoutMs`` bounds it too).
+STATUS_READ_S: Final = 1.0
 
 if TYPE_CHECKING:
     from dsh_sidecar.bandit import StrategyBandit
@@ -57,6 +60,13 @@ class StatusMethods:
             suggester={**self.suggester.status(), "graph": self.projection.status()},
             state=StateStatus.model_validate({"dshHome": str(self.home), **self._fleet_status()}),
         )
+
+    async def read_fleet_cooldowns(self) -> None:
+        """Take the chain's cooldowns other sidecars started from the fleet's store, so that
+        :meth:`status` says what this sidecar's next search would skip (on the store's read
+        threads, awaited at most :data:`STATUS_READ_S` and ``state.timeoutMs``; a late or away
+        store leaves what this process knows)."""
+        await self.router.health.read_fleet([s.id for s in self.router.chain], STATUS_READ_S)
 
     def _run_snapshot(self) -> dict[str, Any]:
         """What the running-server status file carries (:mod:`dsh_sidecar.runstate`), read on

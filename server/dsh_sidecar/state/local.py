@@ -17,6 +17,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from dsh_sidecar.recent import remember
 from dsh_sidecar.state.shared import (
     BUCKETS,
     BanditOp,
@@ -142,19 +143,14 @@ class LocalState:
             entry = self._cache.get(key)
             if entry is not None and entry[1] > now:
                 return  # first writer wins (SET NX)
-            self._cache[key] = (value, now + ttl_s)
-            self._cache.move_to_end(key)
-            while len(self._cache) > max_entries:
-                self._cache.popitem(last=False)
+            remember(self._cache, key, (value, now + ttl_s), max_entries)
 
     # ------------------------------------------------------------------ bandit
     def _first(self, op_id: str) -> bool:
         """Whether ``op_id`` is new (and remember it). Caller holds the lock."""
         if op_id in self._ops:
             return False
-        self._ops[op_id] = None
-        while len(self._ops) > MAX_OP_IDS:
-            self._ops.popitem(last=False)
+        remember(self._ops, op_id, None, MAX_OP_IDS)
         return True
 
     def bandit_apply(self, op: BanditOp) -> None:

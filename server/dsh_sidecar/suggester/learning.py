@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.knowledge import Knowledge, Row
@@ -123,12 +124,10 @@ class Journal:
 
     def open(self, session_id: str, intent: str, targets: Iterable[str], call_index: int) -> None:
         """A note listing ``targets`` was delivered at ``call_index`` of ``session_id``."""
-        windows = self._sessions.setdefault(session_id, [])
-        self._sessions.move_to_end(session_id)
+        windows = self._sessions.get(session_id, [])
         windows.append(Window(intent, tuple(targets), call_index))
         del windows[:-MAX_WINDOWS]
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        remember(self._sessions, session_id, windows, MAX_SESSIONS)
 
     def observe(self, session_id: str, touched: set[str], call_index: int, window: int) -> bool:
         """Close the session's windows this call resolves; ``True`` when anything was learned.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
     CallContext,
@@ -128,9 +129,7 @@ def _symbol_targets(
     cached = prepared.symbols.get(key)
     if cached is None:
         cached = resolve_symbols(cands, symbols, call.name, prepared.index, call)
-        prepared.symbols[key] = cached
-        while len(prepared.symbols) > SYMBOL_CACHE_SIZE:
-            prepared.symbols.popitem(last=False)
+        remember(prepared.symbols, key, cached, SYMBOL_CACHE_SIZE)  # a hit keeps its place: first in, first out
     return _matching(cached, q.name_patterns)
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_sidecar.escape import display_name
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester import ledger
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow
@@ -77,10 +78,7 @@ class StickySection:
 
     def noted(self, session_id: str, intent: str) -> None:
         """A note for ``intent`` went out in ``session_id``: it becomes the current intent."""
-        self._current[session_id] = intent
-        self._current.move_to_end(session_id)
-        while len(self._current) > MAX_SESSIONS:
-            self._current.popitem(last=False)
+        remember(self._current, session_id, intent, MAX_SESSIONS)
         self._last_intent = intent
 
     def current(self, session_id: str | None) -> str | None:

@@ -23,6 +23,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Final
 
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.session import SessionEvidence
 
@@ -109,11 +110,8 @@ class NoiseControl:
         with self._lock:
             state = self._sessions.get(session_id)
             if state is None:
-                state = self._sessions[session_id] = SessionState()
-                while len(self._sessions) > MAX_SESSIONS:
-                    self._sessions.popitem(last=False)
-            else:
-                self._sessions.move_to_end(session_id)
+                state = SessionState()
+            remember(self._sessions, session_id, state, MAX_SESSIONS)
             return state
 
     @staticmethod

@@ -16,7 +16,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
-from dsh_sidecar.workspace import fsguard, gitcmd, gitguard
+from dsh_sidecar.workspace import fsguard, recency
 from dsh_sidecar.workspace.stats import FileStats
 from dsh_sidecar.workspace.wildmatch import ignore_matcher, ignore_spec
 
@@ -53,20 +53,6 @@ WALK_BUDGET_S: Final = 20.0
 WALK_WALL_S: Final = 300.0
 #: Largest ``.gitignore`` read, bytes.
 MAX_IGNORE_BYTES: Final = 1_000_000
-#: Seconds a ``git ls-files`` may take before the walk is used instead.
-GIT_TIMEOUT_S: Final = 10
-
-
-def _git_files(root: Path) -> list[str] | None:
-    if not gitguard.can_list(root):
-        return None
-    try:
-        out = gitcmd.run(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], GIT_TIMEOUT_S)
-    except gitcmd.GitError as exc:
-        log.info("git listing of %s failed (%s); walking the folder", root, exc)
-        return None
-    files = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
-    return files[:MAX_FILES]
 
 
 def _read_ignore(root: Path, prefix: str) -> list[str]:
@@ -308,10 +294,10 @@ def _walk_files(root: Path) -> list[str]:
 
 def list_files(root: Path) -> list[str]:
     """Repo-relative POSIX paths of the workspace's files, sorted; at most :data:`MAX_FILES`."""
-    files = _git_files(root)
+    files = recency.git_files(root)
     if files is None:
         files = _walk_files(root)
-    return sorted(set(files))
+    return sorted(set(files))[:MAX_FILES]
 
 
 @dataclass

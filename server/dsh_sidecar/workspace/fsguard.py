@@ -30,8 +30,8 @@ in this order, without ever blocking:
    during the open, so that path skips the re-check);
 6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
 
-A symlinked *folder* is never walked by the listing (``files.walk_files``); git lists a
-committed symlink as a file, which step 5 then judges. Every refusal raises :class:`Refused`
+A symlinked *folder* is never listed (not walked by ``files.walk_files``, left out of git's
+listing by ``recency.listing``); a symlink to a file is listed, and step 5 judges it. Every refusal raises :class:`Refused`
 (an ``OSError``, so existing ``except OSError`` paths treat it as unreadable) with a short
 reason; :data:`REFUSED` counts refusals by reason for ``dsh/status`` and the tests.
 

@@ -12,8 +12,13 @@ a stop of the event loop, so of every ``dsh/postExecute`` in flight (measured wi
 permanent generation, which collections do not scan) every ``interval_s`` while a build is
 running and once when it ends, so a collection only scans what was allocated since the last
 freeze. The cost is the one :func:`gc.freeze` documents: a reference cycle that is garbage at a
-freeze is never collected. The sidecar already froze its heap once, when the graph is ready; this
-freezes it in steps instead, during the build only.
+freeze is never collected; so every freeze (these steps, the graph's ready, the frozen pauses)
+collects the young generation first (:func:`freeze_heap`), and a step is put off while a
+:func:`collections_paused` block runs (all it made is young then: the step would scan it all).
+10 rebuilds of a 2,000-file workspace beside a thread making garbage cycles
+(``bench/frozen_garbage.py``, 6 runs) left 3,400-5,900 garbage objects frozen, now 400-570;
+2 rebuilds of 30,000 files 29,600-35,700, now 2,000-2,300; the freezer's collections took at
+most 0.4 ms.
 """
 
 from __future__ import annotations
@@ -61,10 +66,33 @@ class HeapFreezer:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             busy = self.busy()
-            gc.freeze()
+            if not _freeze_unless_paused():
+                continue  # a paused block runs: the next step (or the block's own end) freezes
             self.freezes += 1
             if not busy:
                 return
+
+
+def freeze_heap() -> None:
+    """:func:`gc.freeze` after one young collection (generation 0): the garbage cycles made since
+    the last collection are collected, not frozen for good (a frozen cycle is never collected,
+    and every rebuild froze more), and what is left, long-lived, is frozen. Every freeze of the
+    sidecar goes through it: the build freezer's steps, the graph's ready, the frozen pauses
+    (:func:`collections_paused`)."""
+    gc.collect(0)
+    gc.freeze()
+
+
+def _freeze_unless_paused() -> bool:
+    """:func:`freeze_heap` for the build freezer, unless a :func:`collections_paused` block runs
+    (``False``): while one runs, every container since it began is young (no collection ran),
+    so a young collection then would scan all the block's tables; the block's own end (a frozen
+    pause) or the freezer's next step does it once the collector is back."""
+    with _pause_lock:
+        if _paused:
+            return False
+        freeze_heap()
+        return True
 
 
 _paused = 0
@@ -105,8 +133,7 @@ def collections_paused(freeze: bool = False) -> Iterator[None]:
                 # the garbage cycles any thread made meanwhile are all young (no collection ran):
                 # collected first, since a frozen one is never collected (every rebuild would
                 # strand more); what is left, the block's tables, is then frozen
-                gc.collect(0)
-                gc.freeze()
+                freeze_heap()
             _paused -= 1
             if _paused == 0 and _was_enabled:
                 gc.enable()

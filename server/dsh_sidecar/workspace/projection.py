@@ -25,7 +25,6 @@ the time (measured on the thread's own CPU clock), and a file changed every 200 
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -37,7 +36,7 @@ from typing import Any, Final, Protocol
 from dsh_sidecar.workspace.builder import GraphBuilder
 from dsh_sidecar.workspace.content import ContentIndexer, FactChanges
 from dsh_sidecar.workspace.graph import GraphDelta, Progress, WorkspaceGraph
-from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace.heap import HeapFreezer, freeze_heap
 from dsh_sidecar.workspace.kinds import Kind
 from dsh_sidecar.workspace.symbolpass import SYMBOL_WALL_S
 
@@ -166,9 +165,9 @@ class WorkspaceProjection:
         # the workspace graph (symbol index) and the content index are built in the background
         # once the suggester runs; the suggester prepares its targets on the graph's thread as
         # soon as the listing exists (initialize never waits for any of it).
-        # gc.freeze() when the graph is ready: the long-lived graph and pack indexes leave the
-        # cyclic GC's generations, so a full collection never pauses a dsh/postExecute call for
-        # tens of ms on a big tree
+        # freeze the heap when the graph is ready (heap.freeze_heap: young garbage collected
+        # first): the long-lived graph and pack indexes leave the cyclic GC's generations, so a
+        # full collection never pauses a dsh/postExecute call for tens of ms on a big tree
         self.content = ContentIndexer(root, cache_dir, on_ready=self._content_ready)
         # freezes the heap in steps while the projection is built, from every build start
         # (workspace/heap.py: a full collection over a big build's heap stops the event loop
@@ -176,7 +175,7 @@ class WorkspaceProjection:
         self.heap = HeapFreezer(self.building)
         self.graph_builder = GraphBuilder(
             root,
-            on_ready=lambda graph: gc.freeze(),
+            on_ready=lambda graph: freeze_heap(),
             cache_dir=cache_dir,
             on_files=self._graph_listed,
             on_change=self._graph_changed,

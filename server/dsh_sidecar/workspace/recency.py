@@ -15,6 +15,7 @@ Ranks are dense: files changed at the same second (e.g. one commit) share a rank
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
@@ -26,12 +27,13 @@ MAX_COMMITS: Final = 2_000
 #: Seconds the git scan may take; past that, the walk (listing) or no history (recency) is used.
 GIT_TIMEOUT_S: Final = 10
 
-#: The git commands of one scan (run side by side): tracked files, untracked-not-ignored
-#: files, the bounded history, and tracked files changed since the last commit.
+#: The git commands of one scan (run side by side): tracked files (with their index modes:
+#: ``<mode> <object> <stage>\t<path>``), untracked-not-ignored files, the bounded history, and
+#: tracked files changed since the last commit.
 #: :mod:`.gitcmd` sets ``GIT_OPTIONAL_LOCKS=0``: ``git status`` does not take the index lock (it
 #: would race the agent's own git commands).
 _GIT_SCAN: Final = {
-    "tracked": ["ls-files", "-z", "--cached"],
+    "tracked": ["ls-files", "-z", "--stage"],
     "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
     "log": [
         "log",
@@ -49,6 +51,8 @@ _GIT_SCAN: Final = {
     # command-line option beats every `submodule.<name>.ignore` the repository sets
     "modified": ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=all"],
 }
+#: The two listing commands of :data:`_GIT_SCAN`, for a listing without recency.
+_LISTING: Final = {key: _GIT_SCAN[key] for key in ("tracked", "untracked")}
 
 
 def _parse_log(out: bytes) -> dict[str, float]:
@@ -91,14 +95,68 @@ def scan(root: Path) -> tuple[list[str], dict[str, float]] | None:
     if not gitguard.can_list(root):
         return None
     outs = _run_parallel(root, _GIT_SCAN)
-    if outs["tracked"] is None or outs["untracked"] is None:
-        return None  # a listing without the untracked files would drop them from the graph
-    untracked = _z(outs["untracked"])
-    files = list(dict.fromkeys(_z(outs["tracked"]) + untracked))
+    listed = listing(root, outs)
+    if listed is None:
+        return None
+    files, untracked = listed
     times = _parse_log(outs["log"]) if outs["log"] else {}
     modified = [e[3:] for e in _z(outs["modified"]) if len(e) > 3 and "D" not in e[:2]]
     times.update(mtimes(root, untracked + modified))
     return files, times
+
+
+#: The index mode of a symlink (which may point to a folder in the work tree).
+_LINK_MODE: Final = "120000"
+
+
+def git_files(root: Path) -> list[str] | None:
+    """The files of a git checkout as :func:`scan` lists them (:func:`listing`), without the
+    history; ``None`` when git cannot list ``root`` (the caller walks it)."""
+    if not gitguard.can_list(root):
+        return None
+    listed = listing(root, _run_parallel(root, _LISTING))
+    return None if listed is None else listed[0]
+
+
+def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[str]] | None:
+    """``(files, untracked)`` from the outputs of :data:`_LISTING`'s commands; ``None`` when
+    either failed (a listing without the untracked files would drop them). A symlink to a
+    folder (index mode 120000, or untracked) is no file: left out, as the walk
+    (``files.walk_files``) leaves it out, and so is an untracked nested repository (``sub/``);
+    a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
+    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path)."""
+    if outs["tracked"] is None or outs["untracked"] is None:
+        return None
+    tracked: list[str] = []
+    links: list[str] = []
+    for entry in _z(outs["tracked"]):
+        head, sep, path = entry.partition("\t")
+        mode = head.partition(" ")[0]
+        if not sep or not path:
+            continue
+        tracked.append(path)
+        if mode == _LINK_MODE:
+            links.append(path)
+    untracked = _z(outs["untracked"])
+    folders = _folders(root, links + untracked)
+    if folders:
+        tracked = [p for p in tracked if p not in folders]
+        untracked = [p for p in untracked if p not in folders]
+    return list(dict.fromkeys(tracked + untracked)), untracked
+
+
+def _folders(root: Path, paths: list[str]) -> set[str]:
+    """Those of ``paths`` that are folders, a symlink followed (``stat``: the walk's judgement
+    of a symlink; a path that cannot be stat'ed is no folder)."""
+    out: set[str] = set()
+    base = str(root) + os.sep
+    for rel in paths:
+        try:
+            if stat.S_ISDIR(os.stat(base + rel).st_mode):
+                out.add(rel)
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def mtimes(root: Path, files: Iterable[str]) -> dict[str, float]:

@@ -95,7 +95,9 @@ def test_calls_sent_during_a_search_on_a_slow_store_answer_before_it(slow_sideca
     assert sum(providers.counts.values()) == asked
     proxy.delay_s = 0.0
     state = sc.call("dsh/status")["state"]
-    assert state["available"] is True and state["lateReads"] == 0 and state["outages"] == 0
+    # one late read, the status's: it reads the fleet's cooldowns for at most 1 s (1.5 s late
+    # here) and answered from what this sidecar knew; the search's read came in time
+    assert state["available"] is True and state["lateReads"] == 1 and state["outages"] == 0
 
 
 def test_a_store_later_than_the_search_deadline_is_a_miss(slow_sidecar) -> None:

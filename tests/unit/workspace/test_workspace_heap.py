@@ -193,3 +193,54 @@ def test_a_frozen_pause_keeps_what_it_made_and_collects_the_garbage_cycles_made_
     gc.collect()
     assert sum(ref() is not None for ref in dead) == 0
     assert len(kept) == 100
+
+
+def test_the_build_freezer_collects_the_garbage_made_before_its_freeze_and_keeps_the_rest():
+    """A step of the build freezer (and the graph's ready freeze: ``heap.freeze_heap``) collects
+    the young generation before it freezes: a garbage cycle made before it is collected, not
+    frozen for good (10 rebuilds of a 2,000-file workspace beside a thread making cycles left
+    3,400-5,900 garbage objects frozen, 400-570 with it: ``bench/frozen_garbage.py``)."""
+    import weakref
+
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()  # no automatic collection: the cycles are still there at the freeze
+    kept = [_Node() for _ in range(100)]
+    dead: list[weakref.ref[_Node]] = []
+    for _ in range(1000):
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a
+        dead.append(weakref.ref(a))
+    del a, b
+    freezer = HeapFreezer(lambda: False, interval_s=0.01)  # not busy: one freeze, then it ends
+    try:
+        freezer.start()
+        assert freezer._thread is not None
+        freezer._thread.join(10)
+        assert freezer.freezes == 1
+        assert not any(kept[0] is o for o in gc.get_objects())  # what lives is frozen
+        gc.collect()  # (a frozen cycle would outlive it)
+        assert sum(ref() is not None for ref in dead) == 0
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+
+
+def test_the_build_freezer_does_not_freeze_while_a_paused_block_runs():
+    """While a ``collections_paused`` block runs, all it made is young: a freezer step then
+    would scan it all (a pause of the event loop), so the freezer waits for its next step."""
+    from dsh_sidecar.workspace.heap import collections_paused
+
+    done = threading.Event()
+    freezer = HeapFreezer(lambda: not done.is_set(), interval_s=0.01)
+    try:
+        with collections_paused():
+            freezer.start()
+            threading.Event().wait(0.1)
+            assert freezer.freezes == 0
+        wait_until(lambda: freezer.freezes >= 1, "a freeze once the block ended")
+        done.set()
+    finally:
+        freezer.stop()
+        gc.unfreeze()

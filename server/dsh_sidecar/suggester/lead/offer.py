@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Final
 
 from dsh_protocol import AdditionalContext
 
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.notes import make_note
 
@@ -98,9 +99,7 @@ class TaskLeads:
         with self._lock:
             if session_id in self._offered:
                 return False
-            self._offered[session_id] = None
-            while len(self._offered) > MAX_SESSIONS:
-                self._offered.popitem(last=False)
+            remember(self._offered, session_id, None, MAX_SESSIONS)
             return True
 
     def _release(self, session_id: str) -> None:
