@@ -57,7 +57,7 @@ CHILD = textwrap.dedent(
             before = time.perf_counter()
             await asyncio.sleep(0.002)
             stalls.append(max(0.0, (time.perf_counter() - before) * 1000 - 2.0))
-            if len(stalls) % 50 == 0 and sidecar._graph_status()["ready"]:
+            if len(stalls) % 50 == 0 and sidecar.projection.status()["ready"]:
                 ready = time.perf_counter() - t0
                 break
         await sidecar.aclose()
