@@ -285,14 +285,14 @@ class FileIndex:
         if self.glob_work >= MAX_GLOB_WORK:
             self.glob_cut = True
             return []
-        spec = glob_spec(pattern)  # RE2: an untrusted glob cannot backtrack
-        pattern = pattern.lstrip("/")
-        pool = self._pool(pattern)
+        pool = self._pool(pattern.lstrip("/"))
         if self.glob_work + len(pool) > MAX_GLOB_WORK:
             self.glob_cut = True
             return []
+        if not pool:
+            return []  # no file to match: no spec compiled
         self.glob_work += len(pool)
-        match = ignore_matcher(spec)  # one RE2 match per path
+        match = ignore_matcher(glob_spec(pattern))  # RE2 (an untrusted glob cannot backtrack): one match per path
         return sorted(p for p in pool if match(p))
 
     def exists(self, rel: str) -> bool:
