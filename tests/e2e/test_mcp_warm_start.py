@@ -2,7 +2,8 @@
 cache (the harness's usual start: the repository was opened before), answers the plugin's first
 calls as the first start did: the first ``post_tool_use`` (a ``Bash`` grep) gets the same note,
 ``where_is`` the same targets. Real stdio with the official MCP client and the Claude Code
-plugin's config."""
+plugin's config, the first call's wait for the index (``firstCallWaitMs``) made long enough
+for a loaded machine (the 500 ms default is a bound, and a note past it is an abstention)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 PLUGIN_CONFIG = Path(__file__).resolve().parents[2] / "harness-adapters" / "claude-code" / "sidecar.yml"
+#: The plugin's config (suggester on), and a first call that may wait for the index a minute.
+CONFIG = {"suggester": {"enabled": True, "firstCallWaitMs": 60_000}}
 NOTE = "search-suggester: in this repository, look here for the package version:\n- src/demo_pkg/__init__.py — defines __version__"
 GREP = {"tool_name": "Bash", "tool_input": json.dumps({"command": "grep -rn __version__ tests"}), "tool_use_id": "t1"}
 WHERE = {
@@ -29,10 +32,12 @@ WHERE = {
 }
 
 
-async def first_calls(home: Path, workspace: Path, session_id: str, errlog: Path) -> tuple[str | None, dict]:
+async def first_calls(
+    config: Path, home: Path, workspace: Path, session_id: str, errlog: Path
+) -> tuple[str | None, dict]:
     """One start: its first call the plugin's ``post_tool_use`` of a grep, then ``where_is``."""
     script = str(Path(sys.executable).parent / "dsh-search")
-    argv = forked([script, "mcp", "--config", str(PLUGIN_CONFIG), "--workspace", str(workspace)])
+    argv = forked([script, "mcp", "--config", str(config), "--workspace", str(workspace)])
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=home_env(home))
     with errlog.open("a") as err:
         async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
@@ -48,9 +53,12 @@ async def test_a_start_from_the_cached_indexes_gives_the_same_first_note_and_whe
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
     home = tmp_path / "dsh-home"
     home.mkdir()
-    cold = await first_calls(home, workspace, "s-cold", tmp_path / "stderr.log")
+    assert PLUGIN_CONFIG.read_text().count("enabled: true") == 1  # the plugin's one setting, kept in CONFIG
+    config = tmp_path / "sidecar.json"
+    config.write_text(json.dumps(CONFIG))
+    cold = await first_calls(config, home, workspace, "s-cold", tmp_path / "stderr.log")
     cache = Path(f"{home}-cache")
     cached = sorted(p.name for p in cache.rglob("*") if p.is_file())
     assert any(name.endswith(".kinds.json") for name in cached), cached
-    warm = await first_calls(home, workspace, "s-warm", tmp_path / "stderr.log")
+    warm = await first_calls(config, home, workspace, "s-warm", tmp_path / "stderr.log")
     assert cold == warm == (NOTE, WHERE)
