@@ -5,6 +5,7 @@ built-in packs keep working, and no call takes unbounded time (ReDoS, YAML bombs
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import pytest
@@ -252,7 +253,7 @@ def test_our_packs_pass_the_untrusted_checks_they_are_spared():
     user is still checked (the trust is ours to give, never the document's)."""
     from importlib import resources
 
-    from dsh_sidecar.suggester.packs import PackError, check_regex, parse_pack
+    from dsh_sidecar.suggester.packs import PackError, check_regex, compile_trusted, parse_pack
 
     root = resources.files("dsh_packs")
     names = sorted(e.name for e in root.iterdir() if e.name.endswith((".yml", ".yaml")))
@@ -265,6 +266,7 @@ def test_our_packs_pass_the_untrusted_checks_they_are_spared():
     assert len(names) >= 5 and len(patterns) > 100
     for pattern in patterns:
         check_regex(pattern)
+        assert compile_trusted(pattern).compiled.flags & re.MULTILINE  # as a match compiles it: with re
     hostile = pack(signals="{pattern: '(a+)+$', weight: 3.0}")
     with pytest.raises(PackError, match="catastrophic backtracking"):
         parse_pack(hostile, "repo")

@@ -166,7 +166,8 @@ def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
     # the start's imports and config (pydantic's validators, PyYAML): long-lived objects that
     # make no garbage cycle; with the collector on, its collections would scan them again and
     # again as the imports go on (about 30 ms of this start's CPU): frozen at the block's end
-    with collections_paused(freeze=True):
+    # (once: without a young collection over all of them, heap.collections_paused)
+    with collections_paused(freeze=True, once=True):
         from dsh_sidecar.cli.discovery import discover
         from dsh_sidecar.config import parse_config
 

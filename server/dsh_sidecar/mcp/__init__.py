@@ -41,7 +41,7 @@ def run(config: SidecarConfig, workspace: Path, log_level: str, env: Mapping[str
     from dsh_sidecar.workspace.heap import collections_paused
 
     try:  # the SDK's and the server's imports: long-lived objects, no collection scans them again
-        with collections_paused(freeze=True):
+        with collections_paused(freeze=True, once=True):
             from dsh_sidecar.mcp.server import main
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in SDK_MODULES:

@@ -27,7 +27,6 @@ from dsh_protocol import (
 )
 
 from dsh_sidecar.bandit import StrategyBandit
-from dsh_sidecar.cachedir import prune_if_due
 from dsh_sidecar.config import SidecarConfig, dsh_home, overlay_config
 from dsh_sidecar.errors import ConfigError, RequestError
 from dsh_sidecar.paths import workspace_cache
@@ -226,6 +225,8 @@ class Sidecar(SearchMethods, StatusMethods):
         """Prune the index cache when a day has passed since a server last did
         (:func:`dsh_sidecar.cachedir.prune_if_due`), this server's own workspace indexes marked
         used first (an unchanged tree rewrites none of them); one log line when something went."""
+        from dsh_sidecar.cachedir import prune_if_due  # after the first answers (the search path's preparation)
+
         try:
             in_use = None
             if self.workspace is not None:

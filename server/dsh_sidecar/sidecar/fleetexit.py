@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S
-
 if TYPE_CHECKING:
     from dsh_sidecar.state.shared import SharedState
 
@@ -38,6 +36,8 @@ class FleetExit:
     send bound, :data:`~dsh_sidecar.state.shared.EXIT_FLUSH_MCP_S`)."""
 
     def __init__(self, shared: SharedState, server_kind: str | None) -> None:
+        from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S  # a store's: imported with it
+
         self.shared = shared
         self.within_s = EXIT_FLUSH_MCP_S if server_kind == "mcp" else EXIT_FLUSH_S
         #: close the store before waiting for a workspace build to stop: Claude Code kills an

@@ -15,7 +15,8 @@
   a warning and a cold start, never a failure (docs/SECURITY.md, class 6). At most
   :data:`KEEP_CORRUPT` set-aside copies are kept per file.
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
-  locked read or update of the file (class 12); under the lock no other writer has one open.
+  read (under the lock) or update of the file (class 12); under the lock no other writer has
+  one open. A read that finds no debris and a valid file takes no lock.
 """
 
 from __future__ import annotations
@@ -208,6 +209,10 @@ def open_append(path: Path | str) -> int:
     return fd
 
 
+#: What :meth:`StateFile._read_valid` returns for a file it cannot use (``None`` is a document).
+_INVALID: Final = object()
+
+
 @dataclass
 class StateFile:
     """A JSON document at ``path`` guarded by ``<path>.lock``.
@@ -283,6 +288,15 @@ class StateFile:
         except OSError:
             pass
 
+    def _read_valid(self) -> Any:
+        """The validated document of a whole, valid regular file, else :data:`_INVALID` (absent,
+        not a regular file, unreadable, corrupt or not ours: the locked read says why and sets
+        it aside); no warning."""
+        try:
+            return self.validate(self.parse(read_regular(self.path, self.max_bytes)))
+        except Exception:
+            return _INVALID
+
     def _read_unlocked(self, set_aside: bool = True) -> Any | None:
         try:
             raw = read_regular(self.path, self.max_bytes)
@@ -311,13 +325,19 @@ class StateFile:
 
         Never waits for another process's lock (docs/SECURITY.md, class 7: a stopped sidecar holding it
         froze every request for 10 s): writes are atomic renames, so an unlocked read always
-        sees a whole file. The lock is only *tried*: when free, temp debris is swept and a
-        corrupt file is set aside under it; when held, the file is read without setting anything
-        aside (a writer may be replacing it this very moment)."""
+        sees a whole file. A valid file with no temp debris beside it is read without the lock
+        (nothing to sweep or set aside: no lock file, nor filelock's import, on a start's path).
+        Otherwise the lock is only *tried*: when free, temp debris is swept and a corrupt file is
+        set aside under it; when held, the file is read without setting anything aside (a writer
+        may be replacing it this very moment)."""
         if not self.path.parent.is_dir():
             return None  # nothing to read; never let the lock create the folder (0755)
-        if not self._swept and not os.path.lexists(self.path) and not self._temps():
-            return None  # nothing to read, sweep or set aside: no lock (nor filelock's import) needed
+        if self._swept or not self._temps():  # no debris to sweep
+            if not os.path.lexists(self.path):
+                return None  # nothing to read, sweep or set aside: no lock (nor filelock's import) needed
+            document = self._read_valid()
+            if document is not _INVALID:
+                return document
         from filelock import FileLock, Timeout
 
         try:

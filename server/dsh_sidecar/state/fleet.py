@@ -9,11 +9,13 @@ bandit's posteriors and the suggester's knowledge (see each module's "Fleet" par
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.errors import ConfigError
-from dsh_sidecar.state.config import StateConfig
-from dsh_sidecar.state.shared import SharedState
+
+if TYPE_CHECKING:  # the shared stores' interface: imported by a backend that opens one
+    from dsh_sidecar.state.config import StateConfig
+    from dsh_sidecar.state.shared import SharedState
 
 
 def open_state(config: StateConfig) -> SharedState | None:

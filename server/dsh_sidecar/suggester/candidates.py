@@ -45,6 +45,8 @@ from dsh_sidecar.workspace.kinds import TEST_DIRS, code_language_of
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex
 
+    from dsh_sidecar.lazyre import LazyPattern
+
 log = logging.getLogger(__name__)
 
 #: Literal score of a candidate the graph does not prove (plan: "the documented neutral 0.5").
@@ -75,7 +77,9 @@ class SymbolIndex(Protocol):
     def usages(self, name: str, limit: int) -> list[str]: ...
 
 
-def _content_matches(index: FileIndex, rel: str, pattern: regex.Pattern[str] | re.Pattern[str]) -> bool:
+def _content_matches(
+    index: FileIndex, rel: str, pattern: regex.Pattern[str] | re.Pattern[str] | LazyPattern[str]
+) -> bool:
     seen = index.contains_seen.get((pattern.pattern, rel))
     if seen is not None:  # the file has not changed since it was read
         return seen

@@ -20,6 +20,8 @@ from dsh_sidecar.suggester.parse import Query
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex
 
+    from dsh_sidecar.lazyre import LazyPattern
+
 
 @dataclass(frozen=True)
 class CompiledRow:
@@ -28,7 +30,7 @@ class CompiledRow:
     pack_id: str
     about: str | None
     threshold: float
-    signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str], float, frozenset[str] | None], ...]
+    signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str] | LazyPattern[str], float, frozenset[str] | None], ...]
     candidates: tuple[Candidate, ...]
     trusted: bool = True  # a built-in pack's row; repo/user rows run under a time budget
 

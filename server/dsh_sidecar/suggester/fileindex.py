@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+import functools
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from dsh_sidecar.workspace.kinds import TEST_DIRS
-from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
+from dsh_sidecar.workspace.wildmatch import alternation_matcher, glob_spec, ignore_matcher, include_alternation
 
 #: Path matches and names scanned all globs of one activation may spend (≈ 0.5–2 s on this machine
 #: class; bench/attacks.py measures the 1,000-candidate case).
@@ -31,6 +32,44 @@ MAX_CONTAINS_BYTES: Final = 512 * 1024
 
 
 GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a path matches the gitwildmatch glob ``pattern`` (RE2: an untrusted glob cannot
+    backtrack). A built-in pack's glob is matched by the alternation pathspec made of it when
+    the packs were generated (``dsh_packs/parsed.py``'s ``GLOBS``: the same matcher, without
+    importing pathspec on a start's path); any other is made now."""
+    alternation = _builtin_globs().get(pattern)
+    match = alternation_matcher(alternation) if alternation is not None else None
+    return match if match is not None else ignore_matcher(glob_spec(pattern))
+
+
+@functools.cache
+def _builtin_globs() -> dict[str, str]:
+    from dsh_packs.parsed import GLOBS  # the built-in packs' data, imported by their activation
+
+    return GLOBS
+
+
+def builtin_glob_alternations(packs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``{glob: alternation}`` of every glob candidate of the built-in ``packs`` (their parsed
+    documents) that :func:`ignore_matcher` matches as one alternation, as pathspec makes it
+    now: what ``packs/generate_parsed.py`` writes as ``GLOBS``."""
+    globs = sorted(
+        {
+            cand["path"]
+            for pack in packs.values()
+            for row in pack.get("intents", {}).values()
+            for cand in row.get("candidates", [])
+            if isinstance(cand.get("path"), str) and GLOB_CHARS.search(cand["path"])
+        }
+    )
+    out = {}
+    for glob in globs:
+        alternation = include_alternation(glob_spec(glob))
+        if alternation is not None and alternation_matcher(alternation) is not None:
+            out[glob] = alternation
+    return out
 
 
 #: Least share of source files that makes a folder a code folder (:meth:`FileIndex.code_folder`).
@@ -285,14 +324,14 @@ class FileIndex:
         if self.glob_work >= MAX_GLOB_WORK:
             self.glob_cut = True
             return []
-        spec = glob_spec(pattern)  # RE2: an untrusted glob cannot backtrack
-        pattern = pattern.lstrip("/")
-        pool = self._pool(pattern)
+        pool = self._pool(pattern.lstrip("/"))
         if self.glob_work + len(pool) > MAX_GLOB_WORK:
             self.glob_cut = True
             return []
+        if not pool:
+            return []  # no file to match: no spec compiled
         self.glob_work += len(pool)
-        match = ignore_matcher(spec)  # one RE2 match per path
+        match = glob_matcher(pattern)  # one RE2 match per path
         return sorted(p for p in pool if match(p))
 
     def exists(self, rel: str) -> bool:

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from dsh_sidecar.configmodel import load_yaml
 from dsh_sidecar.errors import config_error_from_pydantic
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import FACTS
@@ -127,16 +128,18 @@ def check_regex(pattern: str) -> regex.Pattern[str]:
         raise ValueError(f"invalid regex: {exc}") from None
 
 
-def compile_trusted(pattern: str) -> re.Pattern[str]:
-    """Compile a built-in pack's regex with the standard ``re`` (faster; no timeout needed)."""
-    return re.compile(pattern, re.MULTILINE)
+def compile_trusted(pattern: str) -> LazyPattern[str]:
+    """A built-in pack's regex for the standard ``re`` (faster; no timeout needed), compiled at
+    its first match: a call is classified by the rows of the intents before the one it is, so
+    a start compiles those, not all of them (each built-in one compiles: tests/security/test_packs.py)."""
+    return LazyPattern(pattern, re.MULTILINE)
 
 
-def search(pattern: regex.Pattern[str] | re.Pattern[str], text: str) -> bool:
+def search(pattern: regex.Pattern[str] | re.Pattern[str] | LazyPattern[str], text: str) -> bool:
     """Whether ``pattern`` matches ``text``; an untrusted (``regex``) pattern gets
     :data:`MATCH_TIMEOUT_S`, or what is left of the current :func:`regex_budget` if less
     (a timeout, or a used-up budget, is no match)."""
-    if isinstance(pattern, re.Pattern):
+    if isinstance(pattern, (LazyPattern, re.Pattern)):
         return pattern.search(text) is not None
     budget = _BUDGET.get()
     timeout = MATCH_TIMEOUT_S

@@ -27,7 +27,7 @@ from dsh_sidecar.suggester.candidates import (
     resolve,
 )
 from dsh_sidecar.suggester.classify import CompiledRow
-from dsh_sidecar.suggester.fileindex import sliced_copy, sliced_dict_copy
+from dsh_sidecar.suggester.fileindex import glob_matcher, sliced_copy, sliced_dict_copy
 from dsh_sidecar.suggester.packs import ACTIVATION_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.tablecache import ListingTables, TablesCache
@@ -43,7 +43,6 @@ from dsh_sidecar.workspace.facts import (
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kinds import classify as classify_path
-from dsh_sidecar.workspace.wildmatch import glob_spec, ignore_matcher
 
 if TYPE_CHECKING:  # the event only (workspace/projection.py imports the graph builder)
     from dsh_sidecar.workspace.projection import WorkspaceChange
@@ -324,7 +323,7 @@ def _affected(
 @functools.lru_cache(maxsize=1024)
 def _matcher(pattern: str) -> Callable[[str], bool]:
     """A pack glob's matcher (gitwildmatch, RE2), compiled once."""
-    return ignore_matcher(glob_spec(pattern))
+    return glob_matcher(pattern)
 
 
 @dataclass

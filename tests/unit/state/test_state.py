@@ -88,3 +88,27 @@ def test_reading_an_absent_file_takes_no_lock_unless_temps_are_left(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".s.json.keep", "s.json.lock"]
     sf.update(lambda cur: {"n": 1})
     assert StateFile(tmp_path / "s.json").read() == {"n": 1}
+
+
+def test_reading_a_valid_file_takes_no_lock_and_a_corrupt_one_is_still_set_aside(tmp_path):
+    path = tmp_path / "s.json"
+    StateFile(path).update(lambda cur: {"n": 2})
+    (tmp_path / "s.json.lock").unlink()
+    sf = StateFile(path)
+    assert sf.read() == {"n": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # no lock file made
+    assert sf.warnings == []
+    path.write_text('{"n": [')  # corrupt now: the locked read sets it aside and says so
+    assert sf.read() is None
+    assert sorted(p.name for p in tmp_path.iterdir())[0].startswith("s.json.corrupt-")
+    assert "s.json.lock" in {p.name for p in tmp_path.iterdir()}
+    assert len(sf.warnings) == 1 and "corrupt" in sf.warnings[0]
+
+
+def test_a_valid_file_with_a_killed_writers_temp_beside_it_is_read_under_the_lock_and_swept(tmp_path):
+    path = tmp_path / "s.json"
+    StateFile(path).update(lambda cur: {"n": 3})
+    (tmp_path / ".s.json.99.tmp").write_bytes(b"{")
+    sf = StateFile(path)
+    assert sf.read() == {"n": 3}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json", "s.json.lock"]

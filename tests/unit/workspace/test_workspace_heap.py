@@ -244,3 +244,29 @@ def test_the_build_freezer_does_not_freeze_while_a_paused_block_runs():
     finally:
         freezer.stop()
         gc.unfreeze()
+
+
+def test_a_once_only_frozen_pause_freezes_its_garbage_cycles_instead_of_collecting_them():
+    """``once``: the block's objects are frozen without the young collection, its garbage
+    cycles with them (a bound a start pays once); without it they are collected (above)."""
+    import weakref
+
+    from dsh_sidecar.workspace.heap import collections_paused
+
+    gc.collect()
+    gc.unfreeze()
+    dead: list[weakref.ref[_Node]] = []
+    try:
+        with collections_paused(freeze=True, once=True):
+            for _ in range(100):
+                a, b = _Node(), _Node()
+                a.other, b.other = b, a
+                dead.append(weakref.ref(a))
+            del a, b
+        assert gc.isenabled()
+        gc.collect()
+        assert sum(ref() is not None for ref in dead) == 100  # frozen, never collected
+    finally:
+        gc.unfreeze()
+        gc.collect()
+    assert sum(ref() is not None for ref in dead) == 0

@@ -44,15 +44,13 @@ reader sees at most :data:`MAX_BYTES`; a parse error, a too-deep document or one
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from collections.abc import Callable
+from types import ModuleType
 from typing import Final
 
-from dsh_sidecar.workspace.manifests.citation import read_citation
-from dsh_sidecar.workspace.manifests.dotnet import read_msbuild, read_sln, read_slnx
-from dsh_sidecar.workspace.manifests.javascript import read_package_json, read_pnpm_workspace
-from dsh_sidecar.workspace.manifests.jvm import read_catalog, read_gradle, read_gradle_properties, read_pom
 from dsh_sidecar.workspace.manifests.model import (
     LABEL,
     LEDGER_TOOLS,
@@ -73,10 +71,6 @@ from dsh_sidecar.workspace.manifests.model import (
     keyed_vote,
     words,
 )
-from dsh_sidecar.workspace.manifests.native import read_cargo, read_cmake, read_go_mod
-from dsh_sidecar.workspace.manifests.php import read_composer, read_phpunit
-from dsh_sidecar.workspace.manifests.python import read_ini, read_pyproject, read_requirements, read_setup_py
-from dsh_sidecar.workspace.manifests.ruby import read_ruby_manifest
 
 __all__ = [
     "KeyMap",
@@ -132,6 +126,12 @@ def is_manifest_name(path: str) -> bool:
 Reader = Callable[[Builder, str, str], None]
 
 
+def _readers(module: str) -> ModuleType:
+    """The readers' module ``module`` (``python``, ``jvm``…), imported at the first file it
+    reads: a start whose workspace index comes from its cache reads no manifest."""
+    return importlib.import_module(f"{__name__}.{module}")
+
+
 def _reader(name: str) -> Reader | None:
     """The reader of the file called ``name``; ``None`` when no reader knows it. The two
     families' names never overlap, so the order they are asked in does not matter."""
@@ -141,52 +141,52 @@ def _reader(name: str) -> Reader | None:
 def _package_reader(name: str) -> Reader | None:
     """Python's, JavaScript's and Composer's package manifests and tool files, and ``CITATION.cff``."""
     if name == "pyproject.toml":
-        return lambda b, t, p: read_pyproject(b, t)
+        return lambda b, t, p: _readers("python").read_pyproject(b, t)
     if name in ("setup.cfg", "tox.ini", "pytest.ini", ".coveragerc", ".flake8", ".pylintrc", "mypy.ini", ".isort.cfg"):
-        return lambda b, t, p: read_ini(b, t, name)
+        return lambda b, t, p: _readers("python").read_ini(b, t, name)
     if name == "setup.py":
-        return lambda b, t, p: read_setup_py(b, t)
+        return lambda b, t, p: _readers("python").read_setup_py(b, t)
     if re.match(r"^[\w.-]*requirements[\w.-]*\.(?:txt|in)$", name):
-        return lambda b, t, p: read_requirements(b, t)
+        return lambda b, t, p: _readers("python").read_requirements(b, t)
     if name == "package.json":
-        return lambda b, t, p: read_package_json(b, t)
+        return lambda b, t, p: _readers("javascript").read_package_json(b, t)
     if name == "composer.json":
-        return lambda b, t, p: read_composer(b, t)
+        return lambda b, t, p: _readers("php").read_composer(b, t)
     if name in ("pnpm-workspace.yaml", "pnpm-workspace.yml"):
-        return lambda b, t, p: read_pnpm_workspace(b, t)
+        return lambda b, t, p: _readers("javascript").read_pnpm_workspace(b, t)
     if name == "CITATION.cff":
-        return lambda b, t, p: read_citation(b, t)
+        return lambda b, t, p: _readers("citation").read_citation(b, t)
     return None
 
 
 def _build_reader(name: str, low: str) -> Reader | None:
     """The build files of Rust, the JVM, Go, Ruby, .NET, PHPUnit and CMake (``low``: ``name`` lower-cased)."""
     if name == "Cargo.toml":
-        return read_cargo
+        return lambda b, t, p: _readers("native").read_cargo(b, t, p)
     if low.endswith(".versions.toml"):
-        return lambda b, t, p: read_catalog(b, t)
+        return lambda b, t, p: _readers("jvm").read_catalog(b, t)
     if name in ("go.mod", "go.work"):
-        return lambda b, t, p: read_go_mod(b, t, name == "go.work")
+        return lambda b, t, p: _readers("native").read_go_mod(b, t, name == "go.work")
     if low.endswith(".gemspec") or name in ("Gemfile", "gems.rb"):
-        return lambda b, t, p: read_ruby_manifest(b, t, not low.endswith(".gemspec"))
+        return lambda b, t, p: _readers("ruby").read_ruby_manifest(b, t, not low.endswith(".gemspec"))
     if name == "pom.xml" or low.endswith(".pom.xml"):
-        return lambda b, t, p: read_pom(b, t)
+        return lambda b, t, p: _readers("jvm").read_pom(b, t)
     if name in ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts") or low.endswith(
         (".gradle", ".gradle.kts")
     ):
-        return lambda b, t, p: read_gradle(b, t, name)
+        return lambda b, t, p: _readers("jvm").read_gradle(b, t, name)
     if name == "gradle.properties":
-        return lambda b, t, p: read_gradle_properties(b, t)
+        return lambda b, t, p: _readers("jvm").read_gradle_properties(b, t)
     if low.endswith(_MSBUILD_SUFFIXES):
-        return lambda b, t, p: read_msbuild(b, t, name)
+        return lambda b, t, p: _readers("dotnet").read_msbuild(b, t, name)
     if low.endswith(".slnx"):
-        return lambda b, t, p: read_slnx(b, t)
+        return lambda b, t, p: _readers("dotnet").read_slnx(b, t)
     if low.endswith(".sln"):
-        return lambda b, t, p: read_sln(b, t)
+        return lambda b, t, p: _readers("dotnet").read_sln(b, t)
     if low in ("phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"):
-        return lambda b, t, p: read_phpunit(b, t)
+        return lambda b, t, p: _readers("php").read_phpunit(b, t)
     if name == "CMakeLists.txt" or low.endswith(".cmake"):
-        return read_cmake
+        return lambda b, t, p: _readers("native").read_cmake(b, t, p)
     return None
 
 
