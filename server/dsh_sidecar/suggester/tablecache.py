@@ -29,7 +29,8 @@ lock). Refused, and set aside, before anything is decoded: a head that is not th
 or this format's, counts that are not integers or past their bounds (N, D ≤ F; G ≤
 :data:`MAX_GROUPS`; M ≤ :data:`MEMBERS_PER_FILE` × F; R ≤ D), sections that do not add up to the
 body, a digest that does not match; then, decoding: a string section that does not hold its
-count, group counts that do not add up, a group key twice, an empty group, a position past the
+count, group counts that do not add up, a group key twice, an empty name or folder group (a
+kind or fact group may be empty: ``docs-page`` of a tree without docs), a position past the
 listing. A file of another listing, kinds or rules, an older version or another byte order is
 no error: the tables are made again and the file replaced. A forged file within all of that can
 only name listed files under wrong keys (what the user's own cache folder may say of the
@@ -136,10 +137,11 @@ def encode(root: str, files: Sequence[str], digest: str, tables: ListingTables) 
     return columns.encode(head, sections, strings)
 
 
-def _table(keys: list[str], sizes: memoryview, members: list[str]) -> dict[str, list[str]]:
+def _table(keys: list[str], sizes: memoryview, members: list[str], empty: bool = False) -> dict[str, list[str]]:
     """``{key: its slice of members}``, the slices made in C; raises unless the sizes are
-    positive, add up to the members, and the keys are distinct."""
-    if sum(sizes) != len(members) or (len(sizes) and min(sizes) == 0):
+    positive (or zero, with ``empty``: a kind or fact group such as ``docs-page`` is written
+    even when no file has it), add up to the members, and the keys are distinct."""
+    if sum(sizes) != len(members) or (not empty and len(sizes) and min(sizes) == 0):
         raise StateDocumentError("group sizes do not add up")
     ends = list(accumulate(sizes))
     table = dict(zip(keys, map(members.__getitem__, map(slice, [0, *ends[:-1]], ends))))
@@ -193,7 +195,7 @@ def _reader(root: str, files: Sequence[str], digest: str) -> Any:
         return ListingTables(
             by_name=_table(texts[0], ints[1], paths[0]),
             by_dir=_table([d[:-1] for d in texts[1]], ints[3], paths[1]),
-            groups=_table(texts[2], ints[5], paths[2]),
+            groups=_table(texts[2], ints[5], paths[2], empty=True),
             roots=frozenset(texts[3]),
         )
 
