@@ -203,6 +203,10 @@ class Holder:
         self.start.set()
         return await _built(self.router)
 
+    def _failed(self) -> bool:
+        """Whether the build ended without a sidecar (an error; the session ended first)."""
+        return self.built.cancelled() or self.built.exception() is not None
+
 
 async def _built(future: asyncio.Future[T]) -> T:
     """What the build gives ``future``, shielded (a cancelled call leaves the build running); a
@@ -214,10 +218,6 @@ async def _built(future: asyncio.Future[T]) -> T:
         raise
     except Exception as exc:
         raise SidecarUnavailable.of(exc) from None
-
-    def _failed(self) -> bool:
-        """Whether the build ended without a sidecar (an error; the session ended first)."""
-        return self.built.cancelled() or self.built.exception() is not None
 
 
 class Lifetime:
