@@ -124,7 +124,8 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     folder (index mode 120000, or untracked) is no file: left out, as the walk
     (``files.walk_files``) leaves it out, and so is an untracked nested repository (``sub/``);
     a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
-    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path)."""
+    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path). An index
+    entry whose path leaves the work tree (:func:`_in_work_tree`) is left out."""
     if outs["tracked"] is None or outs["untracked"] is None:
         return None
     tracked: list[str] = []
@@ -132,7 +133,7 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     for entry in _z(outs["tracked"]):
         head, sep, path = entry.partition("\t")
         mode = head.partition(" ")[0]
-        if not sep or not path:
+        if not sep or not path or not _in_work_tree(path):
             continue
         tracked.append(path)
         if mode == _LINK_MODE:
@@ -143,6 +144,15 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
         tracked = [p for p in tracked if p not in folders]
         untracked = [p for p in untracked if p not in folders]
     return list(dict.fromkeys(tracked + untracked)), untracked
+
+
+def _in_work_tree(path: str) -> bool:
+    """Whether an index entry's path names a place in the work tree as git writes one: no
+    leading, trailing or doubled ``/``, no ``.`` or ``..`` part. A forged ``.git/index`` holds
+    any bytes (git checks a path when it is added, not when the index is read): ``ls-files``
+    then lists ``../../etc/passwd`` or ``/etc/shadow``, which no walk gives."""
+    p = f"/{path}/"
+    return "//" not in p and "/../" not in p and "/./" not in p
 
 
 def _folders(root: Path, paths: list[str]) -> set[str]:
