@@ -112,7 +112,7 @@ class PromptIndex:
         wait_s = self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000)
         if wait_s > 0:
             waiter = self._waiter
-            if waiter is None or waiter.done():
+            if waiter is None or waiter.done() or waiter.get_loop() is not asyncio.get_running_loop():
                 waiter = self._waiter = asyncio.ensure_future(asyncio.to_thread(self.wait, wait_s))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(waiter), wait_s)
