@@ -1,7 +1,7 @@
 """Class 1 (docs/SECURITY.md): the index is the workspace's, and git lists what it holds.
 
 A forged ``.git/index`` (git checks paths when they are added, not when the index is read)
-makes ``ls-files --stage`` list ``../../etc/passwd``, ``/etc/shadow`` or ``ok/../../x``: paths
+makes ``ls-files --stage`` list ``../../etc/passwd``, ``/etc/shadow`` or ``.git/config``: paths
 no walk of the folder can give, which a note would name as this repository's files. The
 listing keeps only paths inside the work tree, as git itself would write them; names with a
 newline, a tab, quotes or bytes that are not UTF-8 stay listed (they are files here)."""
@@ -23,8 +23,18 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
-OUTSIDE = [b"../../../../etc/passwd", b"/etc/shadow", b"ok/../../x", b"./a.py", b"a//b.py", b"dir/", b"x/./y"]
-INSIDE = [b"a.py", b"sub\nline.py", b"t\tab.py", b'q"uote.py', b"caf\xe9.py"]
+OUTSIDE = [
+    b"../../../../etc/passwd",
+    b"/etc/shadow",
+    b"ok/../../x",
+    b"./a.py",
+    b"a//b.py",
+    b"dir/",
+    b"x/./y",
+    b".git/config",
+    b"sub/.GIT/HEAD",
+]
+INSIDE = [b"a.py", b"sub\nline.py", b"t\tab.py", b'q"uote.py', b"caf\xe9.py", b".gitignore", b"x/.github/o.yml"]
 
 
 def forged_index(root: Path, names: list[bytes]) -> None:

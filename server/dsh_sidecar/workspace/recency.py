@@ -148,11 +148,12 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
 
 def _in_work_tree(path: str) -> bool:
     """Whether an index entry's path names a place in the work tree as git writes one: no
-    leading, trailing or doubled ``/``, no ``.`` or ``..`` part. A forged ``.git/index`` holds
-    any bytes (git checks a path when it is added, not when the index is read): ``ls-files``
-    then lists ``../../etc/passwd`` or ``/etc/shadow``, which no walk gives."""
+    leading, trailing or doubled ``/``, no ``.``, ``..`` or ``.git`` part (any case). A forged
+    ``.git/index`` holds any bytes (git checks a path when it is added, not when the index is
+    read): ``ls-files`` then lists ``../../etc/passwd``, ``/etc/shadow`` or ``.git/config``,
+    which no walk gives."""
     p = f"/{path}/"
-    return "//" not in p and "/../" not in p and "/./" not in p
+    return "//" not in p and "/../" not in p and "/./" not in p and "/.git/" not in p.lower()
 
 
 def _folders(root: Path, paths: list[str]) -> set[str]:
