@@ -6,7 +6,8 @@ A preparation's largest part on a large tree is one pass over the listing (``pre
 the files of each name and of each folder, of each path kind, of ``code`` and of the facts a
 name alone gives, the docs roots and their pages, about 1.4 µs a file in Python (0.13–0.19 s
 for 100k files). They are a function of the listing (its paths in order and their kinds) and
-of the rules that make them (``prepared.py`` and ``workspace/facts.py``): a session whose
+of the rules that make them (``prepared.py``, ``workspace/facts.py`` and the names it reads from
+``workspace/manifests.py``): a session whose
 listing, kinds and rules have the digests the file was written for takes them back in C (a
 slice of the listing per group), any other makes them and writes the file anew. The content
 index's facts are not in it (they change with contents; they are merged after, as before).
@@ -52,6 +53,7 @@ from typing import Any, Final
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
 from dsh_sidecar.workspace import facts as facts_module
+from dsh_sidecar.workspace import manifests as manifests_module
 from dsh_sidecar.workspace.cache import cache_path
 
 log = logging.getLogger(__name__)
@@ -96,10 +98,12 @@ def listing_digest(files: Sequence[str], kind_map: Mapping[str, str]) -> str:
 
 @functools.cache
 def rules_digest() -> str:
-    """The BLAKE2b of the code that makes the tables (``prepared.py``, ``workspace/facts.py``):
-    other rules never take back tables the old ones made."""
+    """The BLAKE2b of the code that makes the tables (``prepared.py``, ``workspace/facts.py``
+    and ``workspace/manifests.py``, whose lint and version-tool names the name-level facts
+    read): other rules never take back tables the old ones made."""
     h = hashlib.blake2b(digest_size=20)
-    for source in (Path(__file__).with_name("prepared.py"), Path(facts_module.__file__ or "")):
+    sources = (Path(__file__).with_name("prepared.py"), Path(facts_module.__file__ or ""))
+    for source in (*sources, Path(manifests_module.__file__ or "")):
         try:
             h.update(source.read_bytes())
         except OSError:
