@@ -67,3 +67,25 @@ def test_a_forged_index_lists_no_path_outside_the_work_tree(checkout: Path) -> N
     assert list_files(checkout) == inside
     scanned = scan(checkout)
     assert scanned is not None and sorted(scanned[0]) == inside
+
+
+@pytest.mark.parametrize("link", ["src", "src/deep"])
+def test_a_symlink_replacing_a_tracked_folder_lists_nothing_through_it(tmp_path: Path, link: str) -> None:
+    """A tracked folder replaced in the work tree by a symlink to ``/etc``: the index still
+    names ``src/passwd``, which now resolves to ``/etc/passwd``; the walk does not enter a
+    symlinked folder, and neither listing names a path through it."""
+    from dsh_sidecar.workspace.files import walk_files
+
+    root = tmp_path / "ws"
+    (root / "src" / "deep").mkdir(parents=True)
+    for rel in ("src/passwd", "src/deep/passwd", "keep.py"):
+        (root / rel).write_text("x\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=root, env=ENV, check=True, capture_output=True)
+    shutil.rmtree(root / link)
+    os.symlink("/etc", root / link)
+    walked = sorted(rel for rel, _ in walk_files(root, mtimes=True))
+    assert list_files(root) == walked
+    scanned = scan(root)
+    assert scanned is not None and sorted(scanned[0]) == walked
+    assert "keep.py" in walked and not any(p.startswith(link + "/") for p in walked)

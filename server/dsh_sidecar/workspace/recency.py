@@ -125,7 +125,8 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     (``files.walk_files``) leaves it out, and so is an untracked nested repository (``sub/``);
     a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
     :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path). An index
-    entry whose path leaves the work tree (:func:`_in_work_tree`) is left out."""
+    entry whose path leaves the work tree (:func:`_in_work_tree`) is left out, and so is one
+    under a symlinked folder git lists (a tracked folder replaced by a link)."""
     if outs["tracked"] is None or outs["untracked"] is None:
         return None
     tracked: list[str] = []
@@ -143,6 +144,12 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     if folders:
         tracked = [p for p in tracked if p not in folders]
         untracked = [p for p in untracked if p not in folders]
+        # a tracked folder the work tree replaced by a symlink (git lists the link as untracked):
+        # the index's paths under it now resolve through the link, where the walk never goes
+        base = str(root) + os.sep
+        linked = tuple(f"{f.rstrip('/')}/" for f in folders if os.path.islink(base + f.rstrip("/")))
+        if linked:
+            tracked = [p for p in tracked if not p.startswith(linked)]
     return list(dict.fromkeys(tracked + untracked)), untracked
 
 
