@@ -82,6 +82,16 @@ class SidecarProtocol(LanguageServerProtocol):
             raise JsonRpcInvalidParams(message=str(exc)) from None
         return (yield from super().lsp_initialize(params))
 
+    def _run_generator(self, future: Any, *, gen: Generator[Any, Any, Any], result_future: Any) -> None:
+        """pygls' step of a generator handler (``dsh/status`` yields the fleet store's read),
+        after the finished step's own entry leaves the table of requests in flight: pygls files
+        each step there under a fresh id that no reply ever removes, one entry a call."""
+        if future is not None:
+            futures = self._request_futures
+            for key in [k for k, f in futures.items() if f is future]:
+                del futures[key]
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
         write with the reply that follows it."""

@@ -18,8 +18,15 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 
 #: The pygls major version this adapter was written against (``pyproject.toml``: ``pygls>=2.0,<3``).
 PYGLS_MAJOR: Final = 2
-#: Private attributes of ``pygls.protocol.JsonRPCProtocol`` used below.
-PRIVATE_NAMES: Final = ("_send_data", "_shutdown", "_handle_request", "_handle_notification")
+#: Private attributes of ``pygls.protocol.JsonRPCProtocol`` used below and by ``lsp/app.SidecarProtocol``.
+PRIVATE_NAMES: Final = (
+    "_send_data",
+    "_shutdown",
+    "_handle_request",
+    "_handle_notification",
+    "_run_generator",
+    "_request_futures",
+)
 #: The JSON-RPC version every message must carry (pygls drops any other, with a warning).
 JSONRPC_VERSION: Final = "2.0"
 

@@ -19,6 +19,7 @@ a rebuild answers from the whole index it has until the new one is published.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -81,6 +82,8 @@ class PromptIndex:
         self.window = FirstCallWindow()
         self.owed = OwedLeads()
         self._whole = False
+        #: the one wait for the projection the calls of the window await (:meth:`ready`)
+        self._waiter: asyncio.Future[bool] | None = None
 
     def pending(self) -> bool:
         """Whether the projection is being built."""
@@ -100,12 +103,19 @@ class PromptIndex:
 
     async def ready(self) -> bool:
         """For a call on an event loop: whether the index is whole (:meth:`whole`), after
-        waiting (off the loop) for what is left of the first-call window when it is not."""
+        waiting (off the loop) for what is left of the first-call window when it is not. The
+        calls of one window share one wait on one thread (:attr:`_waiter`), each awaiting it
+        for what is left of the window: a thread each filled the loop's default executor, so
+        concurrent calls waited in batches, one window each."""
         if self.whole():
             return True
         wait_s = self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000)
         if wait_s > 0:
-            await asyncio.to_thread(self.wait, wait_s)
+            waiter = self._waiter
+            if waiter is None or waiter.done() or waiter.get_loop() is not asyncio.get_running_loop():
+                waiter = self._waiter = asyncio.ensure_future(asyncio.to_thread(self.wait, wait_s))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(waiter), wait_s)
         return self.whole()
 
 

@@ -6,7 +6,8 @@ A preparation's largest part on a large tree is one pass over the listing (``pre
 the files of each name and of each folder, of each path kind, of ``code`` and of the facts a
 name alone gives, the docs roots and their pages, about 1.4 µs a file in Python (0.13–0.19 s
 for 100k files). They are a function of the listing (its paths in order and their kinds) and
-of the rules that make them (``prepared.py`` and ``workspace/facts.py``): a session whose
+of the rules that make them (``prepared.py``, ``workspace/facts.py`` and the names it reads from
+``workspace/manifests.py``): a session whose
 listing, kinds and rules have the digests the file was written for takes them back in C (a
 slice of the listing per group), any other makes them and writes the file anew. The content
 index's facts are not in it (they change with contents; they are merged after, as before).
@@ -29,7 +30,8 @@ lock). Refused, and set aside, before anything is decoded: a head that is not th
 or this format's, counts that are not integers or past their bounds (N, D ≤ F; G ≤
 :data:`MAX_GROUPS`; M ≤ :data:`MEMBERS_PER_FILE` × F; R ≤ D), sections that do not add up to the
 body, a digest that does not match; then, decoding: a string section that does not hold its
-count, group counts that do not add up, a group key twice, an empty group, a position past the
+count, group counts that do not add up, a group key twice, an empty name or folder group (a
+kind or fact group may be empty: ``docs-page`` of a tree without docs), a position past the
 listing. A file of another listing, kinds or rules, an older version or another byte order is
 no error: the tables are made again and the file replaced. A forged file within all of that can
 only name listed files under wrong keys (what the user's own cache folder may say of the
@@ -51,6 +53,7 @@ from typing import Any, Final
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
 from dsh_sidecar.workspace import facts as facts_module
+from dsh_sidecar.workspace import manifests as manifests_module
 from dsh_sidecar.workspace.cache import cache_path
 
 log = logging.getLogger(__name__)
@@ -95,10 +98,12 @@ def listing_digest(files: Sequence[str], kind_map: Mapping[str, str]) -> str:
 
 @functools.cache
 def rules_digest() -> str:
-    """The BLAKE2b of the code that makes the tables (``prepared.py``, ``workspace/facts.py``):
-    other rules never take back tables the old ones made."""
+    """The BLAKE2b of the code that makes the tables (``prepared.py``, ``workspace/facts.py``
+    and ``workspace/manifests.py``, whose lint and version-tool names the name-level facts
+    read): other rules never take back tables the old ones made."""
     h = hashlib.blake2b(digest_size=20)
-    for source in (Path(__file__).with_name("prepared.py"), Path(facts_module.__file__ or "")):
+    sources = (Path(__file__).with_name("prepared.py"), Path(facts_module.__file__ or ""))
+    for source in (*sources, Path(manifests_module.__file__ or "")):
         try:
             h.update(source.read_bytes())
         except OSError:
@@ -136,10 +141,11 @@ def encode(root: str, files: Sequence[str], digest: str, tables: ListingTables) 
     return columns.encode(head, sections, strings)
 
 
-def _table(keys: list[str], sizes: memoryview, members: list[str]) -> dict[str, list[str]]:
+def _table(keys: list[str], sizes: memoryview, members: list[str], empty: bool = False) -> dict[str, list[str]]:
     """``{key: its slice of members}``, the slices made in C; raises unless the sizes are
-    positive, add up to the members, and the keys are distinct."""
-    if sum(sizes) != len(members) or (len(sizes) and min(sizes) == 0):
+    positive (or zero, with ``empty``: a kind or fact group such as ``docs-page`` is written
+    even when no file has it), add up to the members, and the keys are distinct."""
+    if sum(sizes) != len(members) or (not empty and len(sizes) and min(sizes) == 0):
         raise StateDocumentError("group sizes do not add up")
     ends = list(accumulate(sizes))
     table = dict(zip(keys, map(members.__getitem__, map(slice, [0, *ends[:-1]], ends))))
@@ -193,7 +199,7 @@ def _reader(root: str, files: Sequence[str], digest: str) -> Any:
         return ListingTables(
             by_name=_table(texts[0], ints[1], paths[0]),
             by_dir=_table([d[:-1] for d in texts[1]], ints[3], paths[1]),
-            groups=_table(texts[2], ints[5], paths[2]),
+            groups=_table(texts[2], ints[5], paths[2], empty=True),
             roots=frozenset(texts[3]),
         )
 

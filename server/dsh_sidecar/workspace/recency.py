@@ -124,7 +124,9 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     folder (index mode 120000, or untracked) is no file: left out, as the walk
     (``files.walk_files``) leaves it out, and so is an untracked nested repository (``sub/``);
     a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
-    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path)."""
+    :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path). An index
+    entry whose path leaves the work tree (:func:`_in_work_tree`) is left out, and so is one
+    under a symlinked folder git lists (a tracked folder replaced by a link)."""
     if outs["tracked"] is None or outs["untracked"] is None:
         return None
     tracked: list[str] = []
@@ -132,7 +134,7 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     for entry in _z(outs["tracked"]):
         head, sep, path = entry.partition("\t")
         mode = head.partition(" ")[0]
-        if not sep or not path:
+        if not sep or not path or not _in_work_tree(path):
             continue
         tracked.append(path)
         if mode == _LINK_MODE:
@@ -142,7 +144,23 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     if folders:
         tracked = [p for p in tracked if p not in folders]
         untracked = [p for p in untracked if p not in folders]
+        # a tracked folder the work tree replaced by a symlink (git lists the link as untracked):
+        # the index's paths under it now resolve through the link, where the walk never goes
+        base = str(root) + os.sep
+        linked = tuple(f"{f.rstrip('/')}/" for f in folders if os.path.islink(base + f.rstrip("/")))
+        if linked:
+            tracked = [p for p in tracked if not p.startswith(linked)]
     return list(dict.fromkeys(tracked + untracked)), untracked
+
+
+def _in_work_tree(path: str) -> bool:
+    """Whether an index entry's path names a place in the work tree as git writes one: no
+    leading, trailing or doubled ``/``, no ``.``, ``..`` or ``.git`` part (any case). A forged
+    ``.git/index`` holds any bytes (git checks a path when it is added, not when the index is
+    read): ``ls-files`` then lists ``../../etc/passwd``, ``/etc/shadow`` or ``.git/config``,
+    which no walk gives."""
+    p = f"/{path}/"
+    return "//" not in p and "/../" not in p and "/./" not in p and "/.git/" not in p.lower()
 
 
 def _folders(root: Path, paths: list[str]) -> set[str]:

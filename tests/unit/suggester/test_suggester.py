@@ -125,6 +125,33 @@ def test_a_search_in_a_folder_the_workspace_lacks_abstains_as_missing_folder(wor
     assert len(lines) == 2
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r __version__ ..",  # the parent exists (it holds the workspace)
+        "grep -r __version__ ../pyproj",  # the workspace itself, through its parent
+        "grep -r __version__ src/../..",
+        "rg __version__ ~/proj",  # the shell expands these: not a folder named so
+        "rg __version__ $HOME/x",
+        "grep -r __version__ {src,lib}",
+    ],
+)
+def test_a_scope_outside_the_workspace_or_left_to_the_shell_is_no_missing_folder(workspace, dsh_home, command):
+    """``abstained missing-folder`` says the workspace lacks the folder searched: a scope that
+    leaves the workspace (a ``..`` part) or that the shell expands is not known to be missing."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    assert s.post_execute(call("bash", {"command": command}, text="")) == []
+    assert not any("missing-folder" in m for m in ledger_messages(lines))
+
+
+@pytest.mark.parametrize("folder", ["missing/", "a\nb\x1b]0;t\x07\u2028c", "x" * 10000, "nope\tdir"])
+def test_a_hostile_missing_folder_name_stays_out_of_the_ledger_line(workspace, dsh_home, folder):
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    assert s.post_execute(call("search_dir", {"search_term": "__version__", "dir": folder}, text="not found")) == []
+    assert ledger_messages(lines)[1:] == ["abstained missing-folder Version 0.88"]
+    assert all("\n" not in line and len(line) < 200 for line in lines)
+
+
 def test_a_search_no_intent_crosses_writes_no_line(workspace, dsh_home):
     """No intent recognised is nothing abstained from (docs/SCHEME.md, "Ledger lines"): the
     gate's silence, counted in ``calls`` only."""

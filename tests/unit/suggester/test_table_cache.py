@@ -85,6 +85,22 @@ def test_a_later_preparation_of_the_same_listing_takes_the_tables_back(
     assert fresh["roots"] == frozenset({"docs"}) and ("docs-home", ["docs/index.rst"]) in fresh["facts"]
 
 
+@pytest.mark.parametrize(
+    "files",
+    [["setup.py", "src/a.py"], ["README.md"], ["a"], ["docs/guide/page.md", "docs/img.png"], []],
+    ids=["no docs", "a readme only", "one file", "docs pages, no home", "empty"],
+)
+def test_a_listing_with_empty_groups_is_taken_back_too(root: Path, cache: TablesCache, files: list[str]) -> None:
+    """Most repositories have no docs pages: their ``docs-page``/``docs-home`` groups are empty
+    lists, which must come back as written, not be refused as forged (set aside every start)."""
+    kinds = kinds_of(files)
+    fresh = tables(root, files, kinds, None)
+    assert tables(root, files, kinds, cache) == fresh and cache.last == "miss"
+    again = TablesCache(cache.path.parent, root)
+    assert tables(root, files, kinds, again) == fresh and again.last == "hit"
+    assert not list(cache.path.parent.glob("*.corrupt-*"))
+
+
 CHANGES = {
     "a file added": lambda f, k: (f + ["src/pkg/c.py"], {**k, "src/pkg/c.py": "source"}),
     "a file removed": lambda f, k: ([p for p in f if p != "src/pkg/a.py"], k),
@@ -118,11 +134,14 @@ def test_other_rules_make_them_again(root: Path, cache: TablesCache, monkeypatch
 def test_the_rules_digest_is_of_the_code_that_makes_the_tables() -> None:
     import hashlib
 
-    from dsh_sidecar.workspace import facts
+    from dsh_sidecar.workspace import facts, manifests
 
     h = hashlib.blake2b(digest_size=20)
     h.update(Path(prep.__file__).read_bytes())
     h.update(Path(facts.__file__).read_bytes())
+    # the name-level facts read manifests.LINT_NAMES and VERSION_TOOL_NAMES: a new lint
+    # configuration's name there must not be answered from tables the old names made
+    h.update(Path(manifests.__file__).read_bytes())
     assert tablecache.rules_digest() == h.hexdigest()
 
 

@@ -9,6 +9,7 @@ abstains: what it looks for does not exist here. Example: ``grep -rn __version__
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from dsh_sidecar.suggester import evidence, ledger
@@ -63,13 +64,22 @@ class Search:
         return q.identifier if hit.intent in ("Symbol", "Usage") else None
 
 
+#: A scope spelt so that the workspace's listing cannot say it is missing: it leaves the
+#: workspace (a ``..`` part: ``..``, ``../<the workspace>``) or the shell expands it (``~``,
+#: ``$VAR``, a glob or a brace).
+_UNRESOLVED = re.compile(r"(?:^|/)\.\.(?:/|$)|^~|[$*?\[{]")
+
+
 def _missing_folder(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) -> Decision:
     """A search no intent crosses: silence (no abstention: nothing was recognised), unless it
     searched only folders the workspace does not have and its words alone cross an intent's
     gate — then that intent abstains as ``missing-folder`` (the evidence ruled every intent
-    out: nothing there to name)."""
+    out: nothing there to name); a scope outside the workspace or left to the shell is not
+    known to be missing (:data:`_UNRESOLVED`): silence."""
     if ctx.prepared is None or not evidence.missing_scope(q, ctx.evidence):
         return Silent()
+    if any(_UNRESOLVED.search(s) for s in q.scope):
+        return Silent()  # outside or unexpanded: not known to be missing
     hit, _ = classify_call(q, rows, ctx.config.bias, None)
     return Silent() if hit is None else Abstained(hit.intent, hit.k, ledger.MISSING_FOLDER)
 
