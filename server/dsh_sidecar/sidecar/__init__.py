@@ -150,9 +150,8 @@ class Sidecar(SearchMethods, StatusMethods):
         #: A first search's preparation (its loop and future), shared by the searches waiting.
         self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._closing, self._exit = threading.Event(), FleetExit(self.shared, server_kind) if self.shared else None
-        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
-        self._calls = asyncio.Lock()
-        self._queued: deque[asyncio.Future[PostExecuteResult]] = deque()  # post_execute_soon's tasks
+        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`; the tasks queued by :meth:`post_execute_soon`)
+        self._calls, self._queued = asyncio.Lock(), deque[asyncio.Future[PostExecuteResult]]()
         #: set when the first call is answered (the search path's preparation waits for it)
         self._answered = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
