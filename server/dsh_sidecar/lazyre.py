@@ -38,13 +38,16 @@ class LazyPattern(Generic[AnyStr]):
         return compiled
 
     def search(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[AnyStr] | None:
-        return self.compiled.search(string, pos, endpos)
+        compiled = self._compiled  # read directly: the property's call costs as much as a short match
+        return (compiled if compiled is not None else self.compiled).search(string, pos, endpos)
 
     def match(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[AnyStr] | None:
-        return self.compiled.match(string, pos, endpos)
+        compiled = self._compiled  # read directly: the property's call costs as much as a short match
+        return (compiled if compiled is not None else self.compiled).match(string, pos, endpos)
 
     def fullmatch(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[AnyStr] | None:
-        return self.compiled.fullmatch(string, pos, endpos)
+        compiled = self._compiled  # read directly: the property's call costs as much as a short match
+        return (compiled if compiled is not None else self.compiled).fullmatch(string, pos, endpos)
 
     def finditer(self, string: AnyStr, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[AnyStr]]:
         return self.compiled.finditer(string, pos, endpos)

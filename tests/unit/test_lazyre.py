@@ -13,8 +13,9 @@ MODULES = {
     "dsh_sidecar.workspace.facts": 32,
     "dsh_sidecar.suggester.evidence.vocabulary": 27,
     "dsh_sidecar.suggester.parse.runs": 14,
-    "dsh_sidecar.suggester.parse.results": 11,
-    "dsh_sidecar.suggester.parse.roles": 4,
+    "dsh_sidecar.suggester.parse.results": 12,
+    "dsh_sidecar.suggester.parse.roles": 2,
+    "dsh_sidecar.suggester.parse.words": 1,
 }
 
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pydantic and the config models: imported after an initializ
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound="BaseModel")
+T = TypeVar("T")
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -75,6 +76,17 @@ def search_failed(exc: router_core.AllProvidersFailed) -> JsonRpcException:
         message=exc.message,
         data={"attempts": [a.wire() for a in exc.attempts], "outage": exc.outage},
     )
+
+
+async def _awaited(server: SidecarServer, future: asyncio.Future[T]) -> T:
+    """``future``'s result, for a generator handler to yield (pygls runs it as a task)."""
+    try:
+        return await future
+    finally:  # pygls keeps a yielded coroutine's task under an id of its own and never drops it
+        me = asyncio.current_task()
+        pending = server.protocol._request_futures
+        for key in [k for k, f in pending.items() if f is me]:
+            del pending[key]
 
 
 def require(server: SidecarServer) -> Sidecar:
@@ -216,9 +228,12 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
             raise request_error(exc) from None
 
     @server.feature(Method.POST_EXECUTE)
-    async def on_post_execute(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    def on_post_execute(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
         p = validate(wire.PostExecuteParams, params)
-        return (await require(ls).post_execute_async(p)).wire()  # a wait for the index runs off the loop
+        answer = require(ls).post_execute_soon(p)
+        if isinstance(answer, asyncio.Future):  # queued, or waits for the index off the loop: pygls
+            answer = yield _awaited, (ls, answer), {}  # awaits the yielded task, then resumes
+        return answer.wire()  # the usual call: answered at once, no task
 
     @server.feature(Method.DISMISS)
     async def on_dismiss(ls: SidecarServer, params: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -149,8 +150,8 @@ class Sidecar(SearchMethods, StatusMethods):
         #: A first search's preparation (its loop and future), shared by the searches waiting.
         self._preparing: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._closing, self._exit = threading.Event(), FleetExit(self.shared, server_kind) if self.shared else None
-        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`)
-        self._calls = asyncio.Lock()
+        #: ``dsh/postExecute`` calls one at a time, in order (:meth:`post_execute_async`; the tasks queued by :meth:`post_execute_soon`)
+        self._calls, self._queued = asyncio.Lock(), deque[asyncio.Future[PostExecuteResult]]()
         #: set when the first call is answered (the search path's preparation waits for it)
         self._answered = threading.Event()
         # the background index and its readiness (workspace/projection.py): the graph, the
@@ -346,6 +347,20 @@ class Sidecar(SearchMethods, StatusMethods):
             result = await asyncio.to_thread(self.post_execute, params)
             self.drain_ledger()  # its ledger lines, for the sink on this thread
             return result
+
+    def post_execute_soon(self, params: PostExecuteParams) -> PostExecuteResult | asyncio.Future[PostExecuteResult]:
+        """:meth:`post_execute_async` without a task where none is needed: the answer itself
+        when no earlier call is queued or running and this one will not wait for the index
+        (the usual call), else its task, kept until it is done so that later calls queue
+        behind it (answered in the order they came)."""
+        queued = self._queued
+        while queued and queued[0].done():
+            queued.popleft()
+        if not queued and not self._calls.locked() and not self.suggester.may_wait(params):
+            return self.post_execute(params)
+        task = asyncio.ensure_future(self.post_execute_async(params))
+        queued.append(task)
+        return task
 
     def projection_pending(self) -> bool:
         """Whether the suggester's targets, the graph or the content index are still being

@@ -6,6 +6,7 @@ its result listed. Frozen: a stage that needs other values makes a new one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from dsh_sidecar.suggester.parse.patterns import DEFINITION, GLOB, MAX_CHARS, MIN_CHARS, code_shaped, identifier, plain
 from dsh_sidecar.suggester.parse.runs import script_names
@@ -71,11 +72,11 @@ class Query:
         use them)."""
         return script_names(self.script_code) if self.script_code else []
 
-    @property
+    @cached_property
     def identifier(self) -> str | None:
         """The identifier searched for (``patterns.identifier`` of the first pattern with one; of a
         question, its first code-shaped token — ``snake_case``, ``CamelCase``, dotted — or its
-        only word)."""
+        only word). Read once per query (the query never changes), though every stage asks."""
         if self.question:
             return next((t for t in self.terms if code_shaped(t)), self.terms[0] if len(self.terms) == 1 else None)
         for p in self.patterns:

@@ -113,3 +113,17 @@ def _add(out: dict[str, None], path: str) -> None:
     path = path.rstrip("/")
     if path and not re.fullmatch(r"[\d.]+", path):
         out.setdefault(path, None)
+
+
+#: The first line of a listing of a folder: OpenHands' ``Here's the files and directories up to
+#: 2 levels deep in src, excluding hidden items:``, Gemini CLI's ``Directory listing for /w/src:``.
+_LISTING_HEAD = LazyPattern(
+    r"(?i)\b(?:files and directories|directory listing|contents of (?:the )?(?:folder|directory))\b"
+)
+
+
+def folder_listing(result_text: str | None) -> bool:
+    """Whether a view's result lists a folder (its first line says so)."""
+    if not result_text:
+        return False
+    return bool(_LISTING_HEAD.search(result_text[:2000].lstrip().split("\n", 1)[0]))

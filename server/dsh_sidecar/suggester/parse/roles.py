@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from dsh_sidecar.lazyre import LazyPattern
+from dsh_sidecar.suggester.parse.results import folder_listing
+from dsh_sidecar.suggester.parse.words import TableMemo, name_words, singular
 
 #: Longest value read from one field, characters.
 MAX_FIELD_CHARS: Final = 4000
@@ -241,7 +243,6 @@ KEY_WORDS: Final[dict[str, tuple[str, str]]] = {
     "timeout": ("option", "mini-swe-agent rovo-dev"),
     "recursive": ("option", "cline serena"),
 }
-_PLURALS: Final = {"directories": "directory", "entries": "entry"}
 #: Roles the verb decides (:func:`_decide`): a bare pattern is content for a search, a name for
 #: a file search, a symbol for a symbol lookup; a bare path a scope for a search or a listing,
 #: the file of a read or a write; a bare name a file name or a symbol.
@@ -250,37 +251,22 @@ CONTEXT_ROLES: Final = ("ctx:pattern", "ctx:path", "ctx:name", "ctx:filename", "
 #: ``str_replace_editor``): ``view`` reads, the others write.
 EDITOR_COMMANDS: Final = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
 _URL = LazyPattern(r"^[a-z][a-z0-9+.-]*://", re.I)
-_CAMEL = LazyPattern(r"([a-z0-9])([A-Z])")
 #: A symbol's name, qualified or not (``StringUtils``, ``org.x.Y``, ``A::b``, ``Cls#m``,
 #: ``m(int, String)``).
 _QUALIFIED_NAME = LazyPattern(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\([^()]{0,200}\))?$")
 
 
-def name_words(name: str) -> list[str]:
-    """The words of a tool's name or a field's key: the tool's own name of an MCP tool
-    (``mcp__srv__find-nodes`` → ``find``, ``nodes``), split at ``_``, ``-``, ``.``, ``/`` and
-    camel-case humps, lower case."""
-    base = name.rsplit("__", 1)[-1]
-    base = _CAMEL.sub(r"\1_\2", base)
-    return [w for w in re.split(r"[^A-Za-z0-9]+", base.lower()) if w]
-
-
-def _singular(word: str, table: dict[str, Any]) -> str:
-    """``word``, or its singular when that is a word of ``table`` (``patterns``, ``callers``)."""
-    if word in _PLURALS:
-        return _PLURALS[word]
-    if len(word) > 3 and word.endswith("s") and word not in table and word[:-1] in table:
-        return word[:-1]
-    return word
-
-
-def key_role(key: str) -> tuple[str, list[str]]:
+def key_role(key: str) -> tuple[str, tuple[str, ...]]:
     """``(role, the words that decided it)`` of an input field's key (``""``: none). Roles:
     ``content`` (a pattern searched in files), ``name`` (a file-name glob), ``extension``,
     ``exclude``, ``scope``, ``file``, ``symbol``, ``kind``, ``slice``, ``command``, ``code``,
     ``body``, ``case``/``casesensitive``, ``fixed``/``regexflag``, ``output``, ``rgtype``, and
     the verb's :data:`CONTEXT_ROLES`."""
-    words = [_singular(w, KEY_WORDS) for w in name_words(key)]
+    return _KEY_ROLES(key, (KEY_WORDS,))
+
+
+def _key_role(key: str) -> tuple[str, tuple[str, ...]]:
+    words = [singular(w, KEY_WORDS) for w in name_words(key)]
     cls: dict[str, str] = {}
     for w in words:
         if w in KEY_WORDS:
@@ -329,8 +315,11 @@ def key_role(key: str) -> tuple[str, list[str]]:
     ]
     for hit, role, classes in rules:
         if hit:
-            return role, by(*classes)
-    return "", []
+            return role, tuple(by(*classes))
+    return "", ()
+
+
+_KEY_ROLES: Final = TableMemo(_key_role)
 
 
 # ---------------------------------------------------------------------------- the reading
@@ -396,19 +385,25 @@ class _Fields:
 def read_tool(name: str, inp: dict[str, Any], result_text: str | None = None) -> ToolCall:
     """The :class:`ToolCall` of a tool's ``name`` and ``inp`` (module docstring); its
     ``result_text`` tells a folder view from a file view. Never raises."""
-    words = [_singular(w, {**VERB_WORDS, **SYMBOL_WORDS}) for w in name_words(name)]
-    if set(words) & ELSEWHERE_WORDS:
-        return ToolCall("other", used=[f"elsewhere:{w}" for w in words if w in ELSEWHERE_WORDS])
-    used: list[str] = []
-    verbs: set[str] = set()
-    for w in words:
-        if w in VERB_WORDS:
-            verbs.add(VERB_WORDS[w][0])
-            used.append(f"verb:{w}")
+    names, verb_set, verb_used, elsewhere = _NAMES(name, (VERB_WORDS, SYMBOL_WORDS, ELSEWHERE_WORDS))
+    if elsewhere:
+        return ToolCall("other", used=list(elsewhere))
+    words, verbs, used = list(names), set(verb_set), list(verb_used)  # copies: the memo's are shared
     fields = _Fields(inp if isinstance(inp, dict) else {}, used)
     call = _decide(words, verbs, fields, inp if isinstance(inp, dict) else {}, result_text)
     call.used = used
     return call
+
+
+def _name_reading(name: str) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """A tool name's words, verbs, the ``verb:`` entries they used and its ``elsewhere:`` words."""
+    words = [singular(w, {**VERB_WORDS, **SYMBOL_WORDS}) for w in name_words(name)]
+    elsewhere = tuple(f"elsewhere:{w}" for w in words if w in ELSEWHERE_WORDS)
+    verbs = frozenset(VERB_WORDS[w][0] for w in words if w in VERB_WORDS)
+    return tuple(words), verbs, tuple(f"verb:{w}" for w in words if w in VERB_WORDS), elsewhere
+
+
+_NAMES: Final = TableMemo(_name_reading)
 
 
 def _decide(
@@ -500,9 +495,12 @@ def _grep(content: list[str], names: list[str], fields: _Fields) -> ToolCall:
 LITERAL_WORDS: Final = frozenset({"term", "needle", "keyword", "string", "text", "literal"})
 
 
-def key_words(key: str) -> list[str]:
+_KEY_WORDS: Final = TableMemo(lambda key: tuple(singular(w, KEY_WORDS) for w in name_words(key)))
+
+
+def key_words(key: str) -> tuple[str, ...]:
     """A key's words, plurals as their singular."""
-    return [_singular(w, KEY_WORDS) for w in name_words(key)]
+    return _KEY_WORDS(key, (KEY_WORDS,))
 
 
 def _symbol(words: list[str], symbol_words: list[str], fields: _Fields) -> ToolCall | None:
@@ -583,17 +581,3 @@ def _strings(value: Any) -> list[str]:
 def _scopes(fields: _Fields) -> list[str]:
     """What a search or a listing searches in: scope fields, then a bare path, then file fields."""
     return fields.values("scope", "ctx:path", "file")
-
-
-#: The first line of a listing of a folder: OpenHands' ``Here's the files and directories up to
-#: 2 levels deep in src, excluding hidden items:``, Gemini CLI's ``Directory listing for /w/src:``.
-_LISTING_HEAD = LazyPattern(
-    r"(?i)\b(?:files and directories|directory listing|contents of (?:the )?(?:folder|directory))\b"
-)
-
-
-def folder_listing(result_text: str | None) -> bool:
-    """Whether a view's result lists a folder (its first line says so)."""
-    if not result_text:
-        return False
-    return bool(_LISTING_HEAD.search(result_text[:2000].lstrip().split("\n", 1)[0]))

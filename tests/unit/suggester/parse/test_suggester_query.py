@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from dsh_sidecar.suggester.parse import parse_call, search_shaped
 from dsh_sidecar.suggester.parse.patterns import fixed_parts, identifier
@@ -288,3 +290,13 @@ def test_free_text_question_is_read_by_the_query_model():
     ]
     assert [intent(t) for t in ("dependencies", "docs for retry", "zebra giraffe")] == ["Dependency", "Doc", None]
     assert evidence.weights(parse_call(QUESTION_TOOL, {"query": "package version"}))["Version"] == evidence.SCOPE
+
+
+def test_a_querys_identifier_is_its_own_after_a_replace():
+    q = parse_call("Grep", {"pattern": "def main"})
+    assert q.identifier == "main"
+    assert q.identifier == "main"  # read again: the same
+    other = dataclasses.replace(q, patterns=["class Cart"])
+    assert other.identifier == "Cart"
+    assert q.identifier == "main"
+    assert dataclasses.replace(q) == q  # the kept reading is no field: equality is the fields'

@@ -1,0 +1,78 @@
+"""``dsh/postExecute`` answered without a task when nothing is ahead of it
+(``Sidecar.post_execute_soon``): the usual call is answered at once, with the same note; a call
+that waits for the index, and every call that comes while one is queued or running, goes
+through a task and is answered in the order the calls came."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dsh_protocol import PostExecuteParams, PostExecuteResult
+from dsh_sidecar.config import parse_config
+from dsh_sidecar.sidecar import Sidecar
+from dsh_sidecar.suggester.readiness import SYMBOLS
+from support.sidecar import DATA
+
+
+def call(pattern: str, session: str, wait_ms: int | None = None) -> PostExecuteParams:
+    extra = {} if wait_ms is None else {"waitMs": wait_ms}
+    return PostExecuteParams.model_validate(
+        {"sessionId": session, "turn": 1, "tool": {"name": "Grep", "input": {"pattern": pattern}}, **extra}
+    )
+
+
+def notes(result: PostExecuteResult) -> list[tuple[str, str]]:
+    return [(n.source.intent, n.source.targets[0]) for n in result.additional_contexts]
+
+
+@pytest.fixture
+def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
+    workspace = tmp_path / "pyproj"
+    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    s = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, env)
+    try:
+        assert s.wait_for_graph(60)
+        yield s
+    finally:
+        s.shutdown()
+        asyncio.run(s.aclose())
+
+
+def test_a_call_with_nothing_ahead_is_answered_at_once_with_its_note(sidecar: Sidecar):
+    async def run() -> tuple[object, object]:
+        return sidecar.post_execute_soon(call("def merge_setting", "a")), sidecar.post_execute_soon(call("zzz", "b"))
+
+    first, silent = asyncio.run(run())
+    assert isinstance(first, PostExecuteResult) and isinstance(silent, PostExecuteResult)
+    assert notes(first) == [("Symbol", "src/demo_pkg/core.py")]
+    assert silent.additional_contexts == []
+
+
+def test_calls_behind_a_waiting_call_are_queued_and_answered_in_order(sidecar: Sidecar):
+    built = threading.Event()
+    real = sidecar.suggester.pending
+    sidecar.suggester.pending = lambda: real() if built.is_set() else frozenset({SYMBOLS})  # type: ignore[method-assign]
+
+    async def run() -> tuple[list[list[tuple[str, str]]], bool]:
+        waiting = sidecar.post_execute_soon(call("def merge_setting", "a", wait_ms=30_000))
+        behind = sidecar.post_execute_soon(call("__version__", "b"))  # would not wait: still queued
+        assert isinstance(waiting, asyncio.Future) and isinstance(behind, asyncio.Future)
+        await asyncio.sleep(0.2)
+        assert not waiting.done() and not behind.done()
+        threading.Timer(0.05, built.set).start()
+        results = [await waiting, await behind]
+        after = sidecar.post_execute_soon(call("zzz", "c"))  # nothing ahead any more
+        return [notes(r) for r in results], isinstance(after, PostExecuteResult)
+
+    try:
+        answered, at_once_after = asyncio.run(run())
+    finally:
+        built.set()
+    assert answered == [[("Symbol", "src/demo_pkg/core.py")], [("Version", "src/demo_pkg/__init__.py")]]
+    assert at_once_after
