@@ -78,15 +78,10 @@ def search_failed(exc: router_core.AllProvidersFailed) -> JsonRpcException:
     )
 
 
-async def _awaited(server: SidecarServer, future: asyncio.Future[T]) -> T:
-    """``future``'s result, for a generator handler to yield (pygls runs it as a task)."""
-    try:
-        return await future
-    finally:  # pygls keeps a yielded coroutine's task under an id of its own and never drops it
-        me = asyncio.current_task()
-        pending = server.protocol._request_futures
-        for key in [k for k, f in pending.items() if f is me]:
-            del pending[key]
+async def _awaited(future: asyncio.Future[T]) -> T:
+    """``future``'s result, for a generator handler to yield (pygls runs it as a task, whose
+    entry in the table of requests in flight :class:`.app.SidecarProtocol` drops once it ends)."""
+    return await future
 
 
 def require(server: SidecarServer) -> Sidecar:
@@ -232,7 +227,7 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         p = validate(wire.PostExecuteParams, params)
         answer = require(ls).post_execute_soon(p)
         if isinstance(answer, asyncio.Future):  # queued, or waits for the index off the loop: pygls
-            answer = yield _awaited, (ls, answer), {}  # awaits the yielded task, then resumes
+            answer = yield _awaited, (answer,), {}  # awaits the yielded task, then resumes
         return answer.wire()  # the usual call: answered at once, no task
 
     @server.feature(Method.DISMISS)

@@ -1,32 +1,68 @@
-"""The ``dsh/postExecute`` handler's queued path: the task pygls runs for the yielded wait is
-dropped from pygls' table of requests in flight once it ends (pygls itself never drops it), so
-calls that wait never grow that table."""
+"""The ``dsh/postExecute`` handler's queued path: a call that waits (behind another, or for the
+index) yields its task to pygls, and the task pygls runs for that wait leaves the protocol's
+table of requests in flight once it ends (pygls itself never drops it: one entry a waiting call,
+without bound). The usual call is answered at once, without a task."""
 
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
+import json
 from typing import Any
 
-from dsh_sidecar.lsp.handlers import _awaited
+from dsh_sidecar.lsp.handlers import build_server
+
+PARAMS = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
 
 
-def test_the_yielded_waits_task_leaves_the_table_of_requests_in_flight():
-    async def run() -> tuple[Any, dict[str, Any]]:
-        table: dict[str, Any] = {}
-        other = asyncio.get_running_loop().create_future()
-        table["7"] = other  # a request still in flight stays
-        server = SimpleNamespace(protocol=SimpleNamespace(_request_futures=table))
-        answer = asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(_awaited(server, answer))  # type: ignore[arg-type]
-        table["generated-id"] = task  # as pygls keeps a yielded coroutine's task
+class Answer:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def wire(self) -> dict[str, Any]:
+        return {"additionalContexts": [], "n": self.n}
+
+
+class QueuingSidecar:
+    """What the handler reads of a sidecar: every other call waits (a future answered later)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.waiting: list[tuple[asyncio.Future[Answer], int]] = []
+
+    def post_execute_soon(self, params: Any) -> Answer | asyncio.Future[Answer]:
+        self.calls += 1
+        if self.calls % 2:
+            return Answer(self.calls)
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self.waiting.append((future, self.calls))
+        return future
+
+
+def test_waiting_calls_are_answered_and_leave_no_request_in_flight_behind():
+    server = build_server()
+    sidecar = QueuingSidecar()
+    server.sidecar = sidecar  # type: ignore[assignment]
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    proto = server.protocol
+    proto.set_writer(Writer())
+
+    async def run() -> None:
+        for i in range(40):
+            proto._handle_request(i, "dsh/postExecute", PARAMS)
         await asyncio.sleep(0)
-        assert "generated-id" in table  # still waiting
-        answer.set_result({"additionalContexts": []})
-        result = await task
-        other.cancel()
-        return result, table
+        for future, n in sidecar.waiting:
+            future.set_result(Answer(n))
+        for _ in range(200):
+            await asyncio.sleep(0)
+            if len(written) == 40:
+                break
 
-    result, table = asyncio.run(run())
-    assert result == {"additionalContexts": []}
-    assert list(table) == ["7"]
+    asyncio.run(run())
+    replies = {r["id"]: r["result"] for r in (json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written)}
+    assert replies == {i: {"additionalContexts": [], "n": i + 1} for i in range(40)}
+    assert proto._request_futures == {}
