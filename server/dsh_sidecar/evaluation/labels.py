@@ -68,7 +68,12 @@ def echo_aware_line(line: TraceLine, index: FileIndex) -> TraceLine:
     shown = shown_files(line, index)
     if not 1 <= len(shown) <= ECHO_MAX_FILES:
         return line
-    rest = tuple(t for t in line.targets if t not in shown)
+    return _unseen(line, shown)
+
+
+def _unseen(line: TraceLine, seen: set[str]) -> TraceLine:
+    """``line`` expecting only its targets not in ``seen``: silence when none is left."""
+    rest = tuple(t for t in line.targets if t not in seen)
     if not rest:
         return TraceLine(line.params, None, (), line.opens, line.dirs)
     if len(rest) < len(line.targets):
@@ -126,13 +131,7 @@ def session_aware_line(line: TraceLine, shown: set[str], earlier: set[str]) -> T
     :data:`ECHO_MAX_FILES` files) nor an earlier call of its session (``earlier``) showed."""
     if line.intent is None or not line.targets:
         return line
-    seen = earlier | shown if 1 <= len(shown) <= ECHO_MAX_FILES else earlier
-    rest = tuple(t for t in line.targets if t not in seen)
-    if not rest:
-        return TraceLine(line.params, None, (), line.opens, line.dirs)
-    if len(rest) < len(line.targets):
-        return TraceLine(line.params, line.intent, rest, line.opens, line.dirs)
-    return line
+    return _unseen(line, earlier | shown if 1 <= len(shown) <= ECHO_MAX_FILES else earlier)
 
 
 def session_aware(trace: Sequence[TraceLine], files: Iterable[str]) -> list[TraceLine]:

@@ -94,6 +94,24 @@ def head_of(raw: bytes) -> tuple[dict[str, Any], int]:
     return head, head_end
 
 
+def current_head(raw: bytes, root: str, version: int, what: str) -> tuple[dict[str, Any], int] | None:
+    """:func:`head_of` of a file of ours for the workspace ``root`` at format ``version``, and
+    written on this machine's byte order; ``None`` for an older format of ours or another byte
+    order (made again, nothing to set aside). Raises :class:`StateDocumentError` naming
+    ``what`` (e.g. "a symbol cache") for another workspace's file or an unknown format."""
+    head, head_end = head_of(raw)
+    if head.get("root") != root:
+        raise StateDocumentError(f"not {what} of this workspace")
+    found = head.get("version")
+    if found != version:
+        if isinstance(found, int) and found < version:
+            return None
+        raise StateDocumentError(f"not {what} of this format")
+    if head.get("byteorder") != sys.byteorder:
+        return None
+    return head, head_end
+
+
 def body_of(raw: bytes, head_end: int) -> memoryview:
     """The body after the head line ending at ``head_end``, in place; raises when it does not
     start at a multiple of 8 bytes."""

@@ -43,7 +43,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
@@ -160,20 +159,12 @@ def _reader(root: str, files: Sequence[str], digest: str) -> Any:
     listed = len(files)
 
     def parse(raw: bytes) -> ListingTables | None:
-        head, head_end = columns.head_of(raw)
-        if head.get("root") != root:
-            raise StateDocumentError("not a tables file of this workspace")
-        version = head.get("version")
-        if version != VERSION:
-            if isinstance(version, int) and version < VERSION:
-                return None  # an older format of ours: made again, nothing to set aside
-            raise StateDocumentError("not a tables file of this format")
-        if (
-            head.get("byteorder") != sys.byteorder
-            or head.get("listing") != digest
-            or head.get("rules") != rules_digest()
-        ):
-            return None  # another listing, rules or machine: made again and written anew
+        current = columns.current_head(raw, root, VERSION, "a tables file")
+        if current is None:
+            return None  # an older format of ours or another machine: made again, nothing set aside
+        head, head_end = current
+        if head.get("listing") != digest or head.get("rules") != rules_digest():
+            return None  # another listing or rules: made again and written anew
         body = columns.body_of(raw, head_end)
         n, names, dirs, groups, members, roots = (
             columns.count(head.get(k)) for k in ("files", "names", "dirs", "groups", "members", "roots")

@@ -59,7 +59,6 @@ import hashlib
 import logging
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
@@ -320,16 +319,10 @@ def _reader(root: str, listed: int) -> Any:
     """The parser of a cache file read for a listing of ``listed`` code files."""
 
     def parse(raw: bytes) -> SymbolEntries | None:
-        head, head_end = columns.head_of(raw)
-        if head.get("root") != root:
-            raise StateDocumentError("not a symbol cache of this workspace")
-        version = head.get("version")
-        if version != CACHE_VERSION:
-            if isinstance(version, int) and version < CACHE_VERSION:
-                return None  # an older format of ours: a cold start, nothing to set aside
-            raise StateDocumentError("not a symbol cache of this format")
-        if head.get("byteorder") != sys.byteorder:
-            return None  # written on another machine's byte order: a cold start
+        current = columns.current_head(raw, root, CACHE_VERSION, "a symbol cache")
+        if current is None:
+            return None  # an older format of ours or another byte order: a cold start
+        head, head_end = current
         body = columns.body_of(raw, head_end)
         numeric, strings = _layout(head, listed)
         lengths = columns.check_layout(head, body, numeric, strings)
