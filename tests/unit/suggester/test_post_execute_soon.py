@@ -79,9 +79,9 @@ def test_calls_behind_a_waiting_call_are_queued_and_answered_in_order(sidecar: S
 
 
 def test_a_cancelled_call_that_waits_keeps_later_calls_behind_its_thread(sidecar: Sidecar):
-    """``$/cancelRequest`` of a call waiting for the index on its worker thread: the thread
-    cannot be stopped, so a later call still queues behind it (never two calls in the
-    suggester at once) and is answered once the thread is done."""
+    """A call waiting for the index on its worker thread, cancelled (pygls cancels the task a
+    handler yielded when ``shutdown`` comes): the thread cannot be stopped, so a later call still
+    queues behind it (never two calls in the suggester at once) and is answered once it is done."""
     built = threading.Event()
     real_pending, real_post = sidecar.suggester.pending, sidecar.suggester.post_execute
     sidecar.suggester.pending = lambda: real_pending() if built.is_set() else frozenset({SYMBOLS})  # type: ignore[method-assign]
