@@ -90,7 +90,24 @@ class SidecarProtocol(LanguageServerProtocol):
             futures = self._request_futures
             for key in [k for k, f in futures.items() if f is future]:
                 del futures[key]
+            if future.cancelled():  # ``shutdown`` cancelled the yielded wait: its request is cancelled too
+                if not result_future.done():
+                    result_future.cancel()
+                return
         super()._run_generator(future, gen=gen, result_future=result_future)
+
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' ``shutdown``, cancelling the requests in flight over a copy of their table:
+        cancelling a generator handler's future (a waiting ``dsh/postExecute``) answers it at
+        once, which removes it from the table (pygls walked the table itself: -32603, exit 1)."""
+        if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a

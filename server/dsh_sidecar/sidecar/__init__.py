@@ -337,16 +337,18 @@ class Sidecar(SearchMethods, StatusMethods):
             self._answered.set()
 
     async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
-        """:meth:`post_execute` for an event loop: calls are answered in the order they came,
-        and one that may wait for the workspace index (a fresh server's first call, or a call
-        with ``waitMs``) runs on a worker thread meanwhile, so the loop answers everything
-        else; the others run on the loop at once."""
+        """:meth:`post_execute` for an event loop: calls are answered in the order they came, and
+        one that may wait for the workspace index (a fresh server's first call, or ``waitMs``) runs
+        on a worker thread meanwhile (cancelled, it still holds later calls until that ends)."""
         async with self._calls:
             if not self.suggester.may_wait(params):
                 return self.post_execute(params)
-            result = await asyncio.to_thread(self.post_execute, params)
-            self.drain_ledger()  # its ledger lines, for the sink on this thread
-            return result
+            work = asyncio.ensure_future(asyncio.to_thread(self.post_execute, params))
+            try:  # $/cancelRequest cannot stop its thread: the lock is kept until the thread is done
+                return await asyncio.shield(work)
+            finally:
+                await asyncio.wait([work])
+                self.drain_ledger()  # its ledger lines, for the sink on this thread
 
     def post_execute_soon(self, params: PostExecuteParams) -> PostExecuteResult | asyncio.Future[PostExecuteResult]:
         """:meth:`post_execute_async` without a task where none is needed: the answer itself

@@ -401,10 +401,11 @@ class Suggester(AskedMethods):
             return params.wait_ms / 1000
         return 0.0 if self._waited else self.config.first_call_wait_ms / 1000
 
+    @fail_open(lambda: False, "internal error reading the index's readiness; the call does not wait")
     def may_wait(self, params: PostExecuteParams) -> bool:
         """Whether :meth:`post_execute` may block for this call (a part of the index is still
         being built and the call has time to wait for it): a server then runs it off its
-        event loop."""
+        event loop. Fails open (``False``): the call is answered at once."""
         return self.config.enabled and self.wait_budget(params) > 0 and bool(self.pending())
 
     def _wait_for(self, parts: set[str], budget_s: float) -> bool:

@@ -37,6 +37,9 @@ class QueuingSidecar:
         self.waiting.append((future, self.calls))
         return future
 
+    def shutdown(self) -> None:
+        pass
+
 
 def test_waiting_calls_are_answered_and_leave_no_request_in_flight_behind():
     server = build_server()
@@ -66,3 +69,40 @@ def test_waiting_calls_are_answered_and_leave_no_request_in_flight_behind():
     replies = {r["id"]: r["result"] for r in (json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written)}
     assert replies == {i: {"additionalContexts": [], "n": i + 1} for i in range(40)}
     assert proto._request_futures == {}
+
+
+def test_shutdown_with_calls_still_waiting_answers_and_cancels_them():
+    """``shutdown`` while calls wait: pygls cancels every request in flight, and a generator
+    handler's future answers its cancellation at once, which removes it from the table pygls is
+    walking. ``shutdown`` is still answered (``null``), each waiting call with -32800, and no
+    step of a cancelled wait raises in the event loop."""
+    server = build_server()
+    sidecar = QueuingSidecar()
+    server.sidecar = sidecar  # type: ignore[assignment]
+    written: list[bytes] = []
+    loop_errors: list[dict[str, Any]] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    proto = server.protocol
+    proto.set_writer(Writer())
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
+        for i in range(6):
+            proto._handle_request(i, "dsh/postExecute", PARAMS)
+        await asyncio.sleep(0)
+        proto._handle_request(99, "shutdown", None)
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    asyncio.run(run())
+    replies = {r["id"]: r for r in (json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written)}
+    assert replies[99] == {"id": 99, "jsonrpc": "2.0", "result": None}
+    assert sorted(replies) == [0, 1, 2, 3, 4, 5, 99]
+    assert {replies[i]["error"]["code"] for i in (1, 3, 5)} == {-32800}
+    assert [replies[i]["result"]["n"] for i in (0, 2, 4)] == [1, 3, 5]
+    assert loop_errors == []
+    assert proto._shutdown

@@ -76,3 +76,64 @@ def test_calls_behind_a_waiting_call_are_queued_and_answered_in_order(sidecar: S
         built.set()
     assert answered == [[("Symbol", "src/demo_pkg/core.py")], [("Version", "src/demo_pkg/__init__.py")]]
     assert at_once_after
+
+
+def test_a_cancelled_call_that_waits_keeps_later_calls_behind_its_thread(sidecar: Sidecar):
+    """A call waiting for the index on its worker thread, cancelled (pygls cancels the task a
+    handler yielded when ``shutdown`` comes): the thread cannot be stopped, so a later call still
+    queues behind it (never two calls in the suggester at once) and is answered once it is done."""
+    built = threading.Event()
+    real_pending, real_post = sidecar.suggester.pending, sidecar.suggester.post_execute
+    sidecar.suggester.pending = lambda: real_pending() if built.is_set() else frozenset({SYMBOLS})  # type: ignore[method-assign]
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def counted(params: PostExecuteParams) -> list:  # type: ignore[type-arg]
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            return real_post(params)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    sidecar.suggester.post_execute = counted  # type: ignore[method-assign]
+
+    async def run() -> tuple[bool, list[tuple[str, str]]]:
+        waiting = sidecar.post_execute_soon(call("def merge_setting", "a", wait_ms=30_000))
+        assert isinstance(waiting, asyncio.Future)
+        await asyncio.sleep(0.3)  # on its worker thread, waiting for the symbol pass
+        waiting.cancel()
+        await asyncio.sleep(0.1)
+        after = sidecar.post_execute_soon(call("__version__", "b"))
+        queued = isinstance(after, asyncio.Future)
+        threading.Timer(0.05, built.set).start()
+        result = await after if isinstance(after, asyncio.Future) else after
+        return queued, notes(result)
+
+    try:
+        queued, answered = asyncio.run(run())
+    finally:
+        built.set()
+    assert (queued, most[0]) == (True, 1)
+    assert answered == [("Version", "src/demo_pkg/__init__.py")]
+
+
+def test_an_exception_deciding_whether_a_call_waits_fails_open(sidecar: Sidecar):
+    """The suggester's fail-open covers the question whether a call may wait for the index:
+    an internal error there counts in ``errors`` and the call passes through silently."""
+
+    def broken() -> frozenset[str]:
+        raise RuntimeError("readiness broke")
+
+    sidecar.suggester.pending = broken  # type: ignore[method-assign]
+    before = sidecar.suggester.counters["errors"]
+
+    async def run() -> PostExecuteResult:
+        answer = sidecar.post_execute_soon(call("def merge_setting", "a", wait_ms=5_000))
+        return await answer if isinstance(answer, asyncio.Future) else answer
+
+    result = asyncio.run(run())
+    assert result.additional_contexts == []
+    assert sidecar.suggester.counters["errors"] > before
