@@ -36,7 +36,7 @@ from dsh_sidecar.router import Router
 from dsh_sidecar.router.sharing import share_router
 from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.sidecar.fleetexit import FleetExit
-from dsh_sidecar.sidecar.owed import PromptIndex
+from dsh_sidecar.sidecar.owed import TOOL_CALL_WAIT_S, PromptIndex
 from dsh_sidecar.sidecar.search import SearchMethods
 from dsh_sidecar.sidecar.status import StatusMethods
 from dsh_sidecar.state.fleet import open_state
@@ -58,7 +58,7 @@ bandit_log = logging.getLogger("dsh_sidecar.bandit")
 #: Longest wait of a blocking section or task-lead call for the projection, s (a server's: owed.py).
 SECTION_WAIT_S = 5.0
 #: Seconds the synchronous ``where_is`` (no event loop: a test, a one-shot caller) waits for a
-#: pending projection; the MCP tool waits at most the first-call window (:meth:`where_is_async`).
+#: pending projection; the MCP tool waits at most ``owed.TOOL_CALL_WAIT_S`` (:meth:`where_is_async`).
 WHERE_IS_WAIT_S = 60.0
 #: The ``index`` line of a ``where_is`` answered while the workspace index is still being built.
 INDEX_BUILDING = "still building: ask again in a few seconds for the whole answer"
@@ -377,11 +377,11 @@ class Sidecar(SearchMethods, StatusMethods):
 
     async def where_is_async(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         """:meth:`where_is` for an event loop (the MCP tool): a tool call is never held for the
-        workspace build. It waits (off the loop) at most what is left of the start's first-call
-        window (``suggester.firstCallWaitMs``, shared with the prompt path: ``owed.py``); an
-        index still being built then answers from what is ready, with ``index``
+        workspace build. It waits (off the loop) at most :data:`.owed.TOOL_CALL_WAIT_S` (5 s) or
+        what is left of the start's first-call window (``suggester.firstCallWaitMs``) if longer;
+        an index still being built then answers from what is ready, with ``index``
         :data:`INDEX_BUILDING`."""
-        whole = await self.prompt_index.ready()
+        whole = await self.prompt_index.ready(TOOL_CALL_WAIT_S)
         if tool == QUESTION_TOOL and self.config.suggester.task_lead:
             # free text may be ranked as a task (bounded, but one pass over the listing): off
             # the loop, as dsh/taskLead

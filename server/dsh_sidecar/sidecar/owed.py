@@ -41,6 +41,14 @@ OWED_POLL_S: Final = 1.0
 #: whole (a 200k-file tree is built in about a minute) and drops what is owed.
 OWED_GIVE_UP_S: Final = 600.0
 
+#: Most waits one :meth:`PromptIndex.ready` call starts or joins (a shared wait that ended
+#: before the call's own bound is followed by another, never a loop).
+WAIT_ROUNDS: Final = 3
+#: Longest wait (s) of a tool call the model made (MCP ``where_is``) for the workspace index:
+#: longer than the prompt path's first-call window (a small repository on a loaded machine
+#: indexes past 500 ms, and an empty answer asks the model for another call), never a build's.
+TOOL_CALL_WAIT_S: Final = 5.0
+
 Rank = Callable[[str, str], "AdditionalContext | None"]
 
 
@@ -101,21 +109,27 @@ class PromptIndex:
             self._whole = True
         return self._whole
 
-    async def ready(self) -> bool:
+    async def ready(self, at_least_s: float = 0.0) -> bool:
         """For a call on an event loop: whether the index is whole (:meth:`whole`), after
-        waiting (off the loop) for what is left of the first-call window when it is not. The
-        calls of one window share one wait on one thread (:attr:`_waiter`), each awaiting it
-        for what is left of the window: a thread each filled the loop's default executor, so
+        waiting (off the loop) for what is left of the first-call window when it is not, or
+        ``at_least_s`` when that is longer (a tool call the model made: ``where_is``). The
+        calls waiting at once share one wait on one thread (:attr:`_waiter`), each awaiting it
+        for what is left of its own bound: a thread each filled the loop's default executor, so
         concurrent calls waited in batches, one window each."""
         if self.whole():
             return True
-        wait_s = self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000)
-        if wait_s > 0:
+        loop = asyncio.get_running_loop()
+        wait_s = max(self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000), at_least_s)
+        deadline = loop.time() + wait_s
+        for _ in range(WAIT_ROUNDS):  # a shared wait that ended before this call's bound
+            left = deadline - loop.time()
+            if left <= 0 or self.whole():
+                break
             waiter = self._waiter
-            if waiter is None or waiter.done() or waiter.get_loop() is not asyncio.get_running_loop():
-                waiter = self._waiter = asyncio.ensure_future(asyncio.to_thread(self.wait, wait_s))
+            if waiter is None or waiter.done() or waiter.get_loop() is not loop:
+                waiter = self._waiter = asyncio.ensure_future(asyncio.to_thread(self.wait, left))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(waiter), wait_s)
+                await asyncio.wait_for(asyncio.shield(waiter), left)
         return self.whole()
 
 

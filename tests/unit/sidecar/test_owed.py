@@ -50,3 +50,40 @@ def test_owed_sessions_are_bounded_the_oldest_dropped_first():
         owed.settle(s, note(s))
     assert owed.tasks() == [("b", "task b"), ("c", "task c")]
     assert [owed.take(s) is not None for s in ("a", "b", "c")] == [False, True, True]
+
+
+def test_a_tool_call_joining_a_shorter_shared_wait_waits_again_up_to_its_own_bound():
+    """``PromptIndex.ready(at_least_s)``: a prompt-path call opens the 0.2 s window and its wait
+    ends unfinished; a tool call that joined it (bound 0.6 s) waits again for what is left of
+    its own bound, and sees the index whole once the build ends within it."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from dsh_sidecar.sidecar.owed import PromptIndex
+
+    done = threading.Event()
+    asked: list[float] = []
+
+    class Owner:
+        config = SimpleNamespace(suggester=SimpleNamespace(first_call_wait_ms=200))
+
+        def projection_pending(self) -> bool:
+            return not done.is_set()
+
+        def wait_for_graph(self, timeout_s: float) -> bool:
+            asked.append(round(timeout_s, 1))
+            return done.wait(timeout_s)
+
+    index = PromptIndex(Owner())
+
+    async def run() -> tuple[bool, bool]:
+        prompt = asyncio.ensure_future(index.ready())
+        await asyncio.sleep(0.01)
+        tool = asyncio.ensure_future(index.ready(0.6))
+        prompt_whole = await prompt  # the window ended before the build
+        threading.Timer(0.2, done.set).start()  # the build ends inside the tool call's bound
+        return prompt_whole, await tool
+
+    assert asyncio.run(run()) == (False, True)
+    assert asked[0] == 0.2 and len(asked) == 2 and 0.3 <= asked[1] <= 0.5  # one wait, then its rest
