@@ -86,6 +86,8 @@ class WorkspacePaths:
         names = q.name_patterns
         if index is not None and q.tool in ("grep", "bash") and q.patterns:
             scope, names = self._named_files(scope, names)
+        if reads == q.reads and scope == q.scope and results == q.result_paths and names == q.name_patterns:
+            return q  # nothing to make relative (the usual call): no copy of the query
         return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names)
 
     def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:

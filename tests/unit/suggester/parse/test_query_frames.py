@@ -89,3 +89,13 @@ def test_paths_of_a_containers_copy_of_the_workspace_map_to_its_files_and_folder
         parse_call("bash", {"command": "cd /workspace && grep -rn Deploy lib/plugins && cat /workspace/setup.py"})
     )
     assert (q.scope, q.reads) == (["lib/plugins"], ["setup.py"])
+
+
+def test_a_query_with_nothing_to_make_relative_is_the_same_query_and_one_with_paths_a_new_one():
+    files = ["src/a/b.py", "setup.py"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+    plain = parse_call("grep", {"pattern": "frobnicate", "path": "src"})
+    assert paths.relative(plain) is plain  # the usual call: no copy
+    absolute = parse_call("grep", {"pattern": "frobnicate", "path": "/w/repo/src"})
+    moved = paths.relative(absolute)
+    assert moved is not absolute and moved.scope == ["src"] and absolute.scope == ["/w/repo/src"]
