@@ -6,10 +6,9 @@ without bound). The usual call is answered at once, without a task."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
-from dsh_sidecar.lsp.handlers import build_server
+from support.inprocess_lsp import replies, served
 
 PARAMS = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
 
@@ -42,17 +41,8 @@ class QueuingSidecar:
 
 
 def test_waiting_calls_are_answered_and_leave_no_request_in_flight_behind():
-    server = build_server()
     sidecar = QueuingSidecar()
-    server.sidecar = sidecar  # type: ignore[assignment]
-    written: list[bytes] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            written.append(data)
-
-    proto = server.protocol
-    proto.set_writer(Writer())
+    proto, written = served(sidecar)
 
     async def run() -> None:
         for i in range(40):
@@ -66,8 +56,8 @@ def test_waiting_calls_are_answered_and_leave_no_request_in_flight_behind():
                 break
 
     asyncio.run(run())
-    replies = {r["id"]: r["result"] for r in (json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written)}
-    assert replies == {i: {"additionalContexts": [], "n": i + 1} for i in range(40)}
+    answers = {r["id"]: r["result"] for r in replies(written)}
+    assert answers == {i: {"additionalContexts": [], "n": i + 1} for i in range(40)}
     assert proto._request_futures == {}
 
 
@@ -76,18 +66,9 @@ def test_shutdown_with_calls_still_waiting_answers_and_cancels_them():
     handler's future answers its cancellation at once, which removes it from the table pygls is
     walking. ``shutdown`` is still answered (``null``), each waiting call with -32800, and no
     step of a cancelled wait raises in the event loop."""
-    server = build_server()
     sidecar = QueuingSidecar()
-    server.sidecar = sidecar  # type: ignore[assignment]
-    written: list[bytes] = []
+    proto, written = served(sidecar)
     loop_errors: list[dict[str, Any]] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            written.append(data)
-
-    proto = server.protocol
-    proto.set_writer(Writer())
 
     async def run() -> None:
         asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
@@ -99,10 +80,10 @@ def test_shutdown_with_calls_still_waiting_answers_and_cancels_them():
             await asyncio.sleep(0)
 
     asyncio.run(run())
-    replies = {r["id"]: r for r in (json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written)}
-    assert replies[99] == {"id": 99, "jsonrpc": "2.0", "result": None}
-    assert sorted(replies) == [0, 1, 2, 3, 4, 5, 99]
-    assert {replies[i]["error"]["code"] for i in (1, 3, 5)} == {-32800}
-    assert [replies[i]["result"]["n"] for i in (0, 2, 4)] == [1, 3, 5]
+    by_id = {r["id"]: r for r in replies(written)}
+    assert by_id[99] == {"id": 99, "jsonrpc": "2.0", "result": None}
+    assert sorted(by_id) == [0, 1, 2, 3, 4, 5, 99]
+    assert {by_id[i]["error"]["code"] for i in (1, 3, 5)} == {-32800}
+    assert [by_id[i]["result"]["n"] for i in (0, 2, 4)] == [1, 3, 5]
     assert loop_errors == []
     assert proto._shutdown

@@ -5,10 +5,9 @@ requests in flight (a status poller against a fleet would grow it by one future 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
-from dsh_sidecar.lsp.handlers import build_server
+from support.inprocess_lsp import replies, served
 
 
 class Status:
@@ -33,17 +32,8 @@ class FleetSidecar:
 
 
 def test_a_status_with_a_fleet_store_leaves_no_request_in_flight_behind():
-    server = build_server()
     sidecar = FleetSidecar()
-    server.sidecar = sidecar  # type: ignore[assignment]
-    written: list[bytes] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            written.append(data)
-
-    proto = server.protocol
-    proto.set_writer(Writer())
+    proto, written = served(sidecar)
 
     async def run() -> None:
         for i in range(50):
@@ -55,6 +45,6 @@ def test_a_status_with_a_fleet_store_leaves_no_request_in_flight_behind():
 
     asyncio.run(run())
     assert sidecar.reads == 50
-    replies = [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written]
-    assert [r["id"] for r in replies] == list(range(50)) and all(r["result"] == {"ok": True} for r in replies)
+    answers = replies(written)
+    assert [r["id"] for r in answers] == list(range(50)) and all(r["result"] == {"ok": True} for r in answers)
     assert proto._request_futures == {}
