@@ -344,7 +344,7 @@ class Sidecar(SearchMethods, StatusMethods):
             if not self.suggester.may_wait(params):
                 return self.post_execute(params)
             work = asyncio.ensure_future(asyncio.to_thread(self.post_execute, params))
-            try:  # $/cancelRequest cannot stop its thread: the lock is kept until the thread is done
+            try:  # a cancellation (shutdown's) cannot stop its thread: the lock is kept until it is done
                 return await asyncio.shield(work)
             finally:
                 await asyncio.wait([work])
