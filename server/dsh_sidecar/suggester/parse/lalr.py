@@ -36,9 +36,10 @@ TABLES: Final = Path(__file__).with_name("bashlex_tables.json")
 #: The layout of :data:`TABLES` (a file of another layout is not read).
 FORMAT: Final = 1
 
-#: What the last :func:`import_bashlex` did: ``grammar`` (bashlex's, as its table builder got
-#: it), ``signature`` (:func:`signature` of it), ``read`` (the tables came from :data:`TABLES`),
-#: ``action`` and ``goto`` (the tables, before bashlex's corrections).
+#: What the last :func:`import_bashlex` did: ``signature`` (:func:`signature` of bashlex's
+#: grammar), ``read`` (the tables came from :data:`TABLES`); with ``record``, also ``grammar``
+#: (as bashlex's table builder got it) and copies of ``action`` and ``goto`` (the tables before
+#: bashlex's corrections).
 LOADED: dict[str, Any] = {}
 
 
@@ -79,10 +80,11 @@ def read_tables(path: Path, expected: str) -> tuple[dict[int, dict[str, int | No
     return action, goto
 
 
-def import_bashlex(tables: Path | None = TABLES) -> Any:
+def import_bashlex(tables: Path | None = TABLES, *, record: bool = False) -> Any:
     """``import bashlex``, its parse tables read from ``tables`` when they are the ones its
-    grammar needs (module docstring; ``None``: built, as bashlex does). Nothing when bashlex
-    is already imported. The caller serialises calls (``budget.install``'s lock): the package
+    grammar needs (module docstring; ``None``: built, as bashlex does); ``record``: what they
+    were built from and the tables kept in :data:`LOADED` (to write or compare them; a server
+    keeps only the signature). Nothing when bashlex is already imported. The caller serialises calls (``budget.install``'s lock): the package
     is in ``sys.modules`` before its ``__init__`` runs. Raises what importing bashlex raises."""
     if "bashlex" in sys.modules:
         return sys.modules["bashlex"]
@@ -94,7 +96,7 @@ def import_bashlex(tables: Path | None = TABLES) -> Any:
     try:
         yacc: Any = importlib.import_module("bashlex.yacc")
         builder = yacc.LRTable
-        yacc.LRTable = _reader(builder, yacc, tables)
+        yacc.LRTable = _reader(builder, yacc, tables, record)
         try:
             spec.loader.exec_module(package)
         finally:
@@ -106,10 +108,10 @@ def import_bashlex(tables: Path | None = TABLES) -> Any:
     return package
 
 
-def _reader(builder: Any, yacc: Any, tables: Path | None) -> type:
+def _reader(builder: Any, yacc: Any, tables: Path | None, record: bool) -> type:
     """A stand-in for bashlex's ``LRTable`` (``builder``) that takes its tables from ``tables``
-    when their signature is the grammar's, else builds them; either way it records them in
-    :data:`LOADED`."""
+    when their signature is the grammar's, else builds them; either way it says so in
+    :data:`LOADED` (with ``record``, the grammar and the tables too)."""
 
     class TablesRead(builder):
         def __init__(self, grammar: Any, logger: Any = None) -> None:
@@ -134,13 +136,13 @@ def _reader(builder: Any, yacc: Any, tables: Path | None) -> type:
                 self.sr_conflicts: list[Any] = []
                 self.rr_conflicts: list[Any] = []
             LOADED.clear()
-            LOADED.update(  # copies: bashlex corrects two states of its parser's tables after this
-                grammar=grammar,
-                signature=sig,
-                read=read is not None,
-                action={s: dict(row) for s, row in self.lr_action.items()},
-                goto={s: dict(row) for s, row in self.lr_goto.items()},
-            )
+            LOADED.update(signature=sig, read=read is not None)
+            if record:  # copies: bashlex corrects two states of its parser's tables after this
+                LOADED.update(
+                    grammar=grammar,
+                    action={s: dict(row) for s, row in self.lr_action.items()},
+                    goto={s: dict(row) for s, row in self.lr_goto.items()},
+                )
             if read is None:
                 log_built(tables)
 
@@ -172,8 +174,8 @@ def tables_document(sig: str, action: dict[int, Any], goto: dict[int, Any]) -> b
 def write_tables(path: Path = TABLES) -> str:
     """Build the installed bashlex's tables and write them to ``path`` (bashlex is imported
     here, its tables built); the signature written."""
-    import_bashlex(tables=None)
-    if not LOADED:
+    import_bashlex(tables=None, record=True)
+    if "action" not in LOADED:
         raise RuntimeError("bashlex was imported before its tables could be recorded")
     path.write_bytes(tables_document(LOADED["signature"], LOADED["action"], LOADED["goto"]))
     return str(LOADED["signature"])

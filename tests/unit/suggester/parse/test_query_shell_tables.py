@@ -24,7 +24,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from dsh_sidecar.suggester.parse import lalr
     tables = None if sys.argv[1] == "-" else Path(sys.argv[1])
-    bashlex = lalr.import_bashlex(tables)
+    bashlex = lalr.import_bashlex(tables, record=True)
     from bashlex import parser, yacc
     got = (lalr.LOADED["action"], lalr.LOADED["goto"])
     fresh = lalr.built_tables(lalr.LOADED["grammar"], yacc) if lalr.LOADED["read"] else None
