@@ -79,6 +79,9 @@ def install() -> None:
     with _INSTALL_LOCK:
         if _installed:
             return
+        from dsh_sidecar.suggester.parse.lalr import import_bashlex
+
+        import_bashlex()  # its parse tables read, not built (lalr.py), when it is not imported yet
         from bashlex import ast, subst, tokenizer
 
         getc = tokenizer.tokenizer._getc
