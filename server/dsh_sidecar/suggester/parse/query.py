@@ -85,9 +85,10 @@ class Query:
                 return name
         return None
 
-    @property
+    @cached_property
     def definition_keyword(self) -> str | None:
-        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any."""
+        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any
+        (read once per query, as :attr:`identifier`)."""
         for p in self.patterns:
             m = DEFINITION.search(plain(p))
             if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS:

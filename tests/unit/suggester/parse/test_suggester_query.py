@@ -300,3 +300,20 @@ def test_a_querys_identifier_is_its_own_after_a_replace():
     assert other.identifier == "Cart"
     assert q.identifier == "main"
     assert dataclasses.replace(q) == q  # the kept reading is no field: equality is the fields'
+
+
+def test_fixed_parts_are_kept_bounded_and_never_shared():
+    from dsh_sidecar.suggester.parse import patterns
+
+    patterns._kept_fixed_parts.cache_clear()
+    first = fixed_parts(r"def\s+merge_setting", "ere")
+    first.append("changed by the caller")
+    assert fixed_parts(r"def\s+merge_setting", "ere") == ["def", "merge_setting"]
+    assert patterns._kept_fixed_parts.cache_info().hits == 1
+    assert fixed_parts(r"def\s+merge_setting", "bre") == ["def", "+merge_setting"]  # its own entry: BRE + is literal
+    long = "x" * patterns.MEMO_PATTERN_CHARS + "|y"
+    assert fixed_parts(long, "ere") == ["x" * patterns.MEMO_PATTERN_CHARS, "y"]
+    assert patterns._kept_fixed_parts.cache_info().currsize == 2  # a longer pattern is read each time
+    for i in range(patterns.MEMO_PATTERNS + 10):
+        fixed_parts(f"name{i}", "ere")
+    assert patterns._kept_fixed_parts.cache_info().currsize == patterns.MEMO_PATTERNS
