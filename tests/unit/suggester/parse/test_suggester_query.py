@@ -317,3 +317,15 @@ def test_fixed_parts_are_kept_bounded_and_never_shared():
     for i in range(patterns.MEMO_PATTERNS + 10):
         fixed_parts(f"name{i}", "ere")
     assert patterns._kept_fixed_parts.cache_info().currsize == patterns.MEMO_PATTERNS
+
+
+def test_a_querys_identifier_and_definition_keyword_are_read_once_and_kept():
+    import dataclasses
+
+    q = parse_call("Grep", {"pattern": r"class\s+Session_store"})
+    assert "identifier" not in q.__dict__
+    assert (q.identifier, q.definition_keyword) == ("Session_store", "class")
+    assert (q.__dict__["identifier"], q.__dict__["definition_keyword"]) == ("Session_store", "class")
+    other = dataclasses.replace(q, patterns=["def merge_setting"])
+    assert (other.identifier, other.definition_keyword) == ("merge_setting", "def")  # a new query reads its own
+    assert q == dataclasses.replace(q)  # the kept values are no fields
