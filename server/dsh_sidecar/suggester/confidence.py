@@ -78,7 +78,12 @@ class Features:
 
     def values(self) -> tuple[float, ...]:
         """The features in declaration order (the order of :class:`Model`'s weights)."""
-        return tuple(float(getattr(self, f.name)) for f in fields(self))
+        return tuple(float(getattr(self, name)) for name in _FEATURE_NAMES)
+
+
+#: :class:`Features`' field names in declaration order (read once: ``fields()`` builds its tuple
+#: anew at every call, twice a note)
+_FEATURE_NAMES: Final = tuple(f.name for f in fields(Features))
 
 
 @dataclass(frozen=True)
