@@ -334,8 +334,7 @@ class Sidecar(SearchMethods, StatusMethods):
                 self.drain_ledger()  # the lead's ledger line, written on the ranking thread
             return PostExecuteResult(additional_contexts=contexts)
         finally:
-            if not self._answered.is_set():  # set once, never cleared: no lock a call after the first
-                self._answered.set()
+            self._answered.set()
 
     async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
         """:meth:`post_execute` for an event loop: calls are answered in the order they came, and
