@@ -446,8 +446,7 @@ class Suggester(AskedMethods):
         ``state``: the session's noise state (default: the call's session's)."""
         snapshot = self.prepared
         symbols = self._symbols()
-        content = self.content
-        paths, ws = self._views(snapshot, symbols, content)
+        paths, ws = self._views(snapshot, symbols, self.content)
         return Context(
             params,
             state if state is not None else self.noise.session(params.session_id),
@@ -456,7 +455,7 @@ class Suggester(AskedMethods):
             paths,
             symbols,
             ws,
-            content,
+            self.content,
             self.knowledge,
             self.dismissals,
             self.sinks,
@@ -466,9 +465,8 @@ class Suggester(AskedMethods):
     def _views(
         self, snapshot: PreparedTargets | None, symbols: WorkspaceView | None, content: ContentView | None
     ) -> tuple[WorkspacePaths, evidence.Workspace]:
-        """The call's path mappings and evidence view of these parts of the index: made again
-        only when one of them is another object than the last call's (a new preparation, the
-        symbol pass done); both only read the parts they were made of."""
+        """The call's path mappings and evidence view of these parts of the index, made again only
+        when one is another object than the last call's (both only read the parts they were made of)."""
         index = symbols.symbols if symbols is not None else None  # the view holds the graph's symbol index
         kept = self._kept_views
         if kept is not None and kept[0] is snapshot and kept[1] is symbols and kept[2] is index and kept[3] is content:
