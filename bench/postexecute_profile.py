@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return ms, str(tool.get("input"))[:90]
 
     def ready() -> bool:
-        return bool(sidecar._graph_status()["ready"])
+        return not sidecar.projection_pending()  # the graph, the targets and the content index built
 
     phases: dict[str, tuple[cProfile.Profile, list[tuple[float, str]]]] = {
         "during": (cProfile.Profile(), []),

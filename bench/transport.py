@@ -24,9 +24,10 @@ round's few 10 ms clock ticks cannot tell calls apart), then each sidecar path's
 ratio to the echo on the same params: the median of the per-round ratios, with their spread,
 and its CPU per call as a multiple of the other's (goals: intent >= 1.5x, silent
 >= 2x; "the echo floor" of that goal is the pygls+asyncio echo's throughput on the same params).
-``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``)
-adds that commit's sidecar, silent and intent (logMessages all), to the same interleaving.
-Usage: ``python bench/transport.py [--n 2000] [--window 64] [--rounds 7] [--baseline-src DIR]``.
+``--baseline-src DIR`` (another commit's source tree, e.g. ``git archive main | tar -x -C DIR``;
+may be given more than once) adds that commit's sidecar, silent and intent (logMessages all), to
+the same interleaving. The load average is printed before and after the run.
+Usage: ``python bench/transport.py [--n 2000] [--window 64] [--rounds 7] [--baseline-src DIR ...]``.
 """
 
 from __future__ import annotations
@@ -175,7 +176,13 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000, help="calls per server and mode, over all rounds")
     ap.add_argument("--window", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
+    ap.add_argument(
+        "--baseline-src",
+        type=Path,
+        action="append",
+        default=[],
+        help="another commit's source tree, measured alongside (repeatable)",
+    )
     args = ap.parse_args()
     rounds = max(5, args.rounds)
     per_round = max(50, args.n // rounds)
@@ -201,11 +208,15 @@ def main() -> None:
         ("sidecar dsh/postExecute intent (logMessages none)", sidecar_cmd(), quiet, "dsh/postExecute", intent),
     ]
     pythonpath: dict[int, str] = {}
-    if args.baseline_src:
-        src = args.baseline_src.resolve()
+    baselines: list[tuple[int, int]] = []  # (silent row, intent row) of each baseline
+    for given in args.baseline_src:
+        src = given.resolve()
+        first = len(rows)
         for label, options, params_of in (("silent", on, silent), ("intent (logMessages all)", on, intent)):
             pythonpath[len(rows)] = os.pathsep.join(str(src / d) for d in ("server", "protocol", "packs"))
-            rows.append((f"baseline dsh/postExecute {label}", sidecar_cmd(), options, "dsh/postExecute", params_of))
+            rows.append((f"{src.name} dsh/postExecute {label}", sidecar_cmd(), options, "dsh/postExecute", params_of))
+        baselines.append((first, first + 1))
+    load_before = os.getloadavg()
     first_stock = len(rows)
     rows.append(("stock pygls start_io (reference), silent params", stock, {}, "dsh/postExecute", silent))
     rows.append(("stock pygls start_io (reference), intent params", stock, {}, "dsh/postExecute", intent))
@@ -259,9 +270,14 @@ def main() -> None:
     print(
         f"(server CPU over all {rounds} rounds' pipelined calls: one clock tick is {1e6 / CLK_TCK / (rounds * per_round):.0f} us/call)"
     )
+    load_after = os.getloadavg()
+    print(
+        f"load average (1/5/15 min) before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
+        f"after {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} on {os.cpu_count()} CPUs"
+    )
     pairs = [(2, 1, 2.0), (4, 3, 1.5), (5, 3, 1.5)]
-    if args.baseline_src:
-        pairs += [(6, 1, 2.0), (7, 3, 1.5)]
+    for silent_row, intent_row in baselines:
+        pairs += [(silent_row, 1, 2.0), (intent_row, 3, 1.5)]
     pairs += [(1, first_stock, 0.0), (3, first_stock + 1, 0.0)]  # how much the stock echo flatters
     for side, base, goal in pairs:
         ratios = [a / b for a, b in zip(rps[side], rps[base], strict=True)]

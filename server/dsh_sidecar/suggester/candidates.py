@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.fileindex import (
     GLOB_CHARS,
     MAX_CONTAINS_BYTES,
@@ -44,8 +45,6 @@ from dsh_sidecar.workspace.kinds import TEST_DIRS, code_language_of
 
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex
-
-    from dsh_sidecar.lazyre import LazyPattern
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +207,11 @@ def is_test_path(rel: str) -> bool:
     parts = rel.split("/")
     if any(p in TEST_DIRS for p in parts[:-1]):
         return True
-    name = parts[-1]
-    return bool(re.match(r"^(test_.*|.*_test\.\w+|conftest\.py|.*\.(test|spec)\.\w+|.*Tests?\.\w+)$", name))
+    return _TEST_FILE_NAME.match(parts[-1]) is not None
+
+
+#: A test file's name (``test_x.py``, ``x_test.go``, ``conftest.py``, ``x.spec.ts``, ``XTests.swift``).
+_TEST_FILE_NAME: Final = LazyPattern(r"^(test_.*|.*_test\.\w+|conftest\.py|.*\.(test|spec)\.\w+|.*Tests?\.\w+)$")
 
 
 @dataclass(frozen=True)

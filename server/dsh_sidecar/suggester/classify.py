@@ -10,17 +10,17 @@ no evidence does not score.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
 from dsh_sidecar.suggester.packs import Candidate, IntentRow, check_regex, compile_trusted, search
 from dsh_sidecar.suggester.parse import Query
 
 if TYPE_CHECKING:  # annotations only; the patterns are compiled in .packs
     import regex
-
-    from dsh_sidecar.lazyre import LazyPattern
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,10 @@ class CompiledRow:
     signals: tuple[tuple[regex.Pattern[str] | re.Pattern[str] | LazyPattern[str], float, frozenset[str] | None], ...]
     candidates: tuple[Candidate, ...]
     trusted: bool = True  # a built-in pack's row; repo/user rows run under a time budget
+    #: a trusted row's signals as the compiled patterns' own ``search`` (:meth:`_bind`)
+    _searches: tuple[tuple[Callable[[str], object], float, frozenset[str] | None], ...] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, pack_id: str, intent: str, row: IntentRow, trusted: bool = False) -> CompiledRow:
@@ -50,13 +54,36 @@ class CompiledRow:
             trusted,
         )
 
+    def _bind(self) -> tuple[tuple[Callable[[str], object], float, frozenset[str] | None], ...]:
+        """A trusted row's signals with each pattern's compiled ``search`` (no wrapper call a
+        signal): compiled at the row's first use, when every signal for any tool is searched
+        anyway; a signal kept to some tools stays compiled at its first match."""
+        searches = tuple(
+            (
+                pattern.compiled.search if tools is None and isinstance(pattern, LazyPattern) else pattern.search,
+                w,
+                tools,
+            )
+            for pattern, w, tools in self.signals
+        )
+        object.__setattr__(self, "_searches", searches)  # frozen; the same tuple whichever thread binds it
+        return searches
+
     def signal_sum(self, q: Query) -> float | None:
         """Σ of the matching signals' weights, ``None`` when none matched."""
         total, matched = 0.0, False
+        text, tool = q.text, q.tool
+        if self.trusted:  # a built-in row's patterns are the standard ``re``'s: no budget to keep
+            searches = self._searches
+            for find, weight, tools in searches if searches is not None else self._bind():
+                if (tools is None or tool in tools) and find(text) is not None:
+                    total += weight
+                    matched = True
+            return total if matched else None
         for pattern, weight, tools in self.signals:
-            if tools is not None and q.tool not in tools:
+            if tools is not None and tool not in tools:
                 continue
-            if search(pattern, q.text):
+            if search(pattern, text):
                 total += weight
                 matched = True
         return total if matched else None

@@ -54,7 +54,7 @@ from typing import Final
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
-from dsh_sidecar.suggester.ranking import Scorer
+from dsh_sidecar.suggester.ranking import CallScorer
 from dsh_sidecar.suggester.session import SessionEvidence
 from dsh_sidecar.workspace.kinds import classify
 
@@ -78,7 +78,12 @@ class Features:
 
     def values(self) -> tuple[float, ...]:
         """The features in declaration order (the order of :class:`Model`'s weights)."""
-        return tuple(float(getattr(self, f.name)) for f in fields(self))
+        return tuple(float(getattr(self, name)) for name in _FEATURE_NAMES)
+
+
+#: :class:`Features`' field names in declaration order (read once: ``fields()`` builds its tuple
+#: anew at every call, twice a note)
+_FEATURE_NAMES: Final = tuple(f.name for f in fields(Features))
 
 
 @dataclass(frozen=True)
@@ -119,12 +124,18 @@ class Assessment:
 
 
 def features(
-    trigger: str, targets: list[Target], q: Query, ev: SessionEvidence, view: WorkspaceView | None
+    trigger: str,
+    targets: list[Target],
+    q: Query,
+    ev: SessionEvidence,
+    view: WorkspaceView | None,
+    scorers: CallScorer | None = None,
 ) -> Features:
     """The features of a note naming ``targets`` (best first) for the call ``q``, raised by the
     trigger named ``trigger``, in the session whose evidence is ``ev`` (``view``: the workspace
-    graph once its symbol index is built)."""
-    scorer = Scorer(q, ev, view)
+    graph once its symbol index is built; ``scorers``: the call's scorer, shared with its
+    ranking)."""
+    scorer = (scorers or CallScorer()).of(q, ev, view)
     # the calls' evidence alone: what the task adds is the ``task`` feature
     first = scorer.calls_support(targets[0].path)
     second = scorer.calls_support(targets[1].path) if len(targets) > 1 else 0.0
@@ -143,11 +154,17 @@ def features(
 
 
 def assess(
-    trigger: str, intent: str, targets: list[Target], q: Query, ev: SessionEvidence, view: WorkspaceView | None
+    trigger: str,
+    intent: str,
+    targets: list[Target],
+    q: Query,
+    ev: SessionEvidence,
+    view: WorkspaceView | None,
+    scorers: CallScorer | None = None,
 ) -> Assessment | None:
     """The confidence of a note of ``intent`` naming ``targets`` (:func:`features`); ``None``
     for a project intent or no target (module docstring)."""
     if intent in PROJECT_INTENTS or not targets:
         return None
-    f = features(trigger, targets, q, ev, view)
+    f = features(trigger, targets, q, ev, view, scorers)
     return Assessment(f, MODEL.confidence(f))

@@ -7,7 +7,7 @@ preparation on another thread swaps in a new one meanwhile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from dsh_protocol import PostExecuteParams
@@ -22,6 +22,7 @@ from dsh_sidecar.suggester.ledger import Ledger
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets
+from dsh_sidecar.suggester.ranking import CallScorer
 from dsh_sidecar.suggester.section import StickySection
 from dsh_sidecar.suggester.suppression import NoiseControl, SessionState
 
@@ -84,3 +85,5 @@ class Context:
     dismissals: Dismissals
     sinks: Sinks
     service: Service
+    #: the call's scorer of targets, shared by its ranking and its note's confidence (one call)
+    scorers: CallScorer = field(default_factory=CallScorer, compare=False, repr=False)

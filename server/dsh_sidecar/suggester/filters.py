@@ -60,7 +60,7 @@ def apply(
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
         return pointed[: ctx.config.max_targets]
-    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols)
+    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
     return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)

@@ -34,8 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
@@ -85,15 +84,22 @@ class RegexBudget:
 _BUDGET: ContextVar[RegexBudget | None] = ContextVar("dsh_regex_budget", default=None)
 
 
-@contextmanager
-def use_budget(budget: RegexBudget | None) -> Iterator[RegexBudget | None]:
+class use_budget:  # noqa: N801 -- used as a function: ``with use_budget(budget) as budget``
     """Bound the total time of every untrusted :func:`search` inside the ``with`` block by
-    ``budget`` (``None``: only each match's own :data:`MATCH_TIMEOUT_S`)."""
-    token = _BUDGET.set(budget)
-    try:
-        yield budget
-    finally:
-        _BUDGET.reset(token)
+    ``budget`` (``None``: only each match's own :data:`MATCH_TIMEOUT_S`); a class, not a
+    generator context manager: every call's classification enters one."""
+
+    __slots__ = ("_budget", "_token")
+
+    def __init__(self, budget: RegexBudget | None) -> None:
+        self._budget = budget
+
+    def __enter__(self) -> RegexBudget | None:
+        self._token = _BUDGET.set(self._budget)
+        return self._budget
+
+    def __exit__(self, *exc_info: object) -> None:
+        _BUDGET.reset(self._token)
 
 
 def budget_exhausted() -> bool:

@@ -59,8 +59,8 @@ class WorkspacePaths:
         container's copy of the workspace (``/workspace/src/a.ts``, ``/testbed/pkg``) mapped to
         the listed file or folder they name (:meth:`in_container`; others dropped) and the names
         an ``ls DIR`` printed joined to ``DIR``; the call's reads leave its results."""
-        if self.root is None:
-            return q
+        if self.root is None or not (q.reads or q.scope or q.result_paths or q.name_patterns):
+            return q  # no path to map (a bare search of the tree)
 
         def rel(p: str) -> str | None:
             if not p.startswith("/"):

@@ -14,8 +14,6 @@ state, the sticky section's current intent and the learning window.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
@@ -107,25 +105,22 @@ def decide(q: Query, ctx: Context) -> Decision:
     """The decision for the (parsed, workspace-relative) call ``q``: the first trigger that
     answers takes it."""
     for trigger in TRIGGERS:
-        with _failing_in(trigger):
+        try:  # a try, not a context manager: every call passes each trigger, most say nothing
             hit = trigger.detect(q, ctx)
-        if hit is None:
-            continue
-        if not isinstance(hit, Classification):
-            return hit
-        with _failing_in(trigger):
+            if hit is None:
+                continue
+            if not isinstance(hit, Classification):
+                return hit
             return _answer(trigger, hit, q, ctx)
+        except Exception as exc:
+            _failing_in(trigger, exc)
+            raise
     return Silent()
 
 
-@contextmanager
-def _failing_in(trigger: Trigger) -> Iterator[None]:
-    """Name the trigger in an error it raises (the service fails open on it: one policy)."""
-    try:
-        yield
-    except Exception as exc:
-        exc.add_note(f"in the {trigger.name} trigger")
-        raise
+def _failing_in(trigger: Trigger, exc: Exception) -> None:
+    """Name the trigger in an error it raised (the service fails open on it: one policy)."""
+    exc.add_note(f"in the {trigger.name} trigger")
 
 
 def _answer(trigger: Trigger, hit: Classification, q: Query, ctx: Context) -> Decision:
@@ -153,7 +148,7 @@ def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, 
     reason = suppression.check(ctx.state, intent, ctx.params.turn, key, ctx.config, name, trigger.one_a_turn)
     if reason is not None:
         return Suppressed(reason, intent)
-    judged = confidence.assess(trigger.name, intent, shown, q, ctx.state.evidence, ctx.symbols)
+    judged = confidence.assess(trigger.name, intent, shown, q, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if judged is not None and judged.value < ctx.config.min_confidence:
         return Suppressed("low-confidence", intent)  # the evidence says it would rarely help
     # the most specific pack's wording (language packs load after the generic one)

@@ -144,6 +144,7 @@ class Scorer:
         self.frames = frozenset(ev.frames)
         self.folders = frozenset(package_folder(p) for p in ev.opened if "/" in p)
         self.task: TaskEvidence | None = ev.task
+        self._calls: dict[str, float] = {}
 
     def task_relevance(self, path: str) -> float:
         """How high the task lead ranks ``path``: 1 for its best file, linearly less down to
@@ -159,6 +160,9 @@ class Scorer:
     def calls_support(self, path: str, defined: frozenset[str] | None = None) -> float:
         """The part of :meth:`support` the session's tool calls give ``path`` (all of it in a
         session without a task text)."""
+        known = self._calls.get(path)
+        if known is not None:
+            return known
         w = self.w
         score = 0.0
         if defined is None:
@@ -173,6 +177,7 @@ class Scorer:
             score += w.named
         if "/" in path and package_folder(path) in self.folders:
             score += w.near
+        self._calls[path] = score
         return score
 
     def task_support(self, path: str, defined: frozenset[str] | None = None) -> float:
@@ -187,6 +192,27 @@ class Scorer:
             if not task.names.isdisjoint(defined):
                 score += w.task_defines
         return score
+
+
+class CallScorer:
+    """The one :class:`Scorer` of a call, shared by the stages that score its targets (the
+    ranking, the note's confidence): built when first asked for, again only for other inputs.
+    It lives as long as the call's context, never longer (a session's evidence changes from
+    one call to the next)."""
+
+    __slots__ = ("_scorer", "_graph")
+
+    def __init__(self) -> None:
+        self._scorer: Scorer | None = None
+        self._graph: WorkspaceView | None = None
+
+    def of(self, q: Query, ev: SessionEvidence, graph: WorkspaceView | None) -> Scorer:
+        """The scorer of ``q`` in the session whose evidence is ``ev``."""
+        s = self._scorer
+        if s is None or s.q is not q or s.ev is not ev or self._graph is not graph:
+            s = self._scorer = Scorer(q, ev, graph)
+            self._graph = graph
+        return s
 
 
 def answered_definition(q: Query, intent: str, shown: AbstractSet[str], graph: WorkspaceView | None) -> bool:
@@ -262,10 +288,16 @@ def _ranking_support(scorer: Scorer, first: tuple[float, int, Target]) -> float:
 
 
 def choose(
-    targets: list[Target], q: Query, intent: str, ev: SessionEvidence, graph: WorkspaceView | None
+    targets: list[Target],
+    q: Query,
+    intent: str,
+    ev: SessionEvidence,
+    graph: WorkspaceView | None,
+    scorers: CallScorer | None = None,
 ) -> list[Target] | NothingToAdd:
     """The targets a note shows, best first, or the suppression reason (``echo``,
-    ``unranked``) when the note would add nothing (module docstring)."""
+    ``unranked``) when the note would add nothing (module docstring); ``scorers``: the call's
+    shared scorer (a new one without it)."""
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
@@ -289,7 +321,7 @@ def choose(
             return "echo"
     if intent in PROJECT_INTENTS:  # where the project keeps it: the manifests' order stays
         return targets
-    scorer = Scorer(q, ev, graph)
+    scorer = (scorers or CallScorer()).of(q, ev, graph)
     tests_last = not about_tests(q, intent)
     scored = [(scorer.support(t.path), pos, t) for pos, t in enumerate(targets)]
 

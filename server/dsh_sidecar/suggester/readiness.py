@@ -28,8 +28,6 @@ complete as it gets: it counts as there too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -53,15 +51,19 @@ CONTENT_FACTS: Final = frozenset(FACTS) - NAME_FACTS
 _ASKED: ContextVar[set[str] | None] = ContextVar("dsh_readiness_asked", default=None)
 
 
-@contextmanager
-def recording() -> Iterator[set[str]]:
-    """Collect, for the call run inside, the parts of the index it asked for and found missing."""
-    asked: set[str] = set()
-    token = _ASKED.set(asked)
-    try:
-        yield asked
-    finally:
-        _ASKED.reset(token)
+class recording:  # noqa: N801 -- used as a function: ``with recording() as asked``
+    """Collect, for the call run inside, the parts of the index it asked for and found missing
+    (a class, not a generator context manager: every call enters one)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> set[str]:
+        asked: set[str] = set()
+        self._token = _ASKED.set(asked)
+        return asked
+
+    def __exit__(self, *exc_info: object) -> None:
+        _ASKED.reset(self._token)
 
 
 def asked(part: str) -> None:

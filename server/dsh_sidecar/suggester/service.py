@@ -51,6 +51,7 @@ from dsh_sidecar.suggester.tablecache import TablesCache
 from dsh_sidecar.workspace.identity import repository_identity
 
 if TYPE_CHECKING:  # the event only: the projection imports the graph builder
+    from dsh_sidecar.suggester import evidence
     from dsh_sidecar.workspace.projection import WorkspaceChange
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ class Suggester(AskedMethods):
         #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
         self._generation = 0
         self._waited = False
+        #: the last call's (snapshot, symbols, their symbol index, content, paths, evidence view): :meth:`_views`
+        self._kept_views: tuple[Any, ...] | None = None
 
     def _ledger_path(self, config: SuggesterConfig) -> Path:
         return (
@@ -443,20 +446,35 @@ class Suggester(AskedMethods):
         ``state``: the session's noise state (default: the call's session's)."""
         snapshot = self.prepared
         symbols = self._symbols()
+        paths, ws = self._views(snapshot, symbols, self.content)
         return Context(
             params,
             state if state is not None else self.noise.session(params.session_id),
             self.config,
             snapshot,
-            WorkspacePaths(self.root, snapshot.index if snapshot is not None else None),
+            paths,
             symbols,
-            evidence_view(snapshot, symbols, self.content),
+            ws,
             self.content,
             self.knowledge,
             self.dismissals,
             self.sinks,
             self,
         )
+
+    def _views(
+        self, snapshot: PreparedTargets | None, symbols: WorkspaceView | None, content: ContentView | None
+    ) -> tuple[WorkspacePaths, evidence.Workspace]:
+        """The call's path mappings and evidence view of these parts of the index, made again only
+        when one is another object than the last call's (both only read the parts they were made of)."""
+        index = symbols.symbols if symbols is not None else None  # the view holds the graph's symbol index
+        kept = self._kept_views
+        if kept is not None and kept[0] is snapshot and kept[1] is symbols and kept[2] is index and kept[3] is content:
+            return kept[4], kept[5]
+        paths = WorkspacePaths(self.root, snapshot.index if snapshot is not None else None)
+        ws = evidence_view(snapshot, symbols, content)
+        self._kept_views = (snapshot, symbols, index, content, paths, ws)  # one tuple: swapped whole, whichever thread
+        return paths, ws
 
     def active_rows(self) -> dict[str, list[CompiledRow]]:
         """The active pack rows per intent, the packs activated first when they are not."""

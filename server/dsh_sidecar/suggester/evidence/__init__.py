@@ -79,6 +79,7 @@ import fnmatch
 import re
 from typing import Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.evidence.subject import _vote
 from dsh_sidecar.suggester.evidence.vocabulary import (
     _CALL,
@@ -132,6 +133,11 @@ def _configuration(path: str, ws: Workspace) -> bool:
     return ws.kind(path) in _CONFIG_KINDS or bool(facts & _CONFIG_FACTS) or manifests.is_manifest_name(path)
 
 
+#: A call's or a macro's tail on a name (``f(``, ``f\(``, ``m!``, ``X::new``), dropped before the
+#: symbol index is asked about it.
+_CALL_SUFFIX: Final = LazyPattern(r"(\\?\(|!|::new)$")
+
+
 def _is_identifier(p: str, ws: Workspace) -> bool:
     """Whether pattern ``p`` is a code name: identifier syntax that looks like code (snake or
     camel case, a call, ``::``, a macro ``!``) or a name the symbol index says is defined."""
@@ -140,7 +146,7 @@ def _is_identifier(p: str, ws: Workspace) -> bool:
         return False
     if _IDENTLIKE.search(core):
         return True
-    bare = re.sub(r"(\\?\(|!|::new)$", "", core)
+    bare = _CALL_SUFFIX.sub("", core)
     return len(bare) >= 3 and ws.defined(bare) is True
 
 

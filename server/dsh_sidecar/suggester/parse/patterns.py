@@ -10,6 +10,7 @@ definition keyword, else the most identifier-like term.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -109,6 +110,12 @@ class _Runs:
             self.cur.clear()
 
 
+#: Longest pattern whose fixed parts are kept (:func:`fixed_parts`), characters.
+MEMO_PATTERN_CHARS: Final = 1000
+#: Most patterns whose fixed parts are kept at once (least recently used dropped first).
+MEMO_PATTERNS: Final = 1024
+
+
 def fixed_parts(pattern: str, dialect: str = "ere") -> list[str]:
     r"""The literal runs of ``pattern`` (what any match must contain, per alternative).
 
@@ -120,6 +127,20 @@ def fixed_parts(pattern: str, dialect: str = "ere") -> list[str]:
     """
     if dialect == "fixed":
         return [pattern] if pattern.strip() else []
+    if len(pattern) > MEMO_PATTERN_CHARS:
+        return _fixed_parts(pattern, dialect)
+    return list(_kept_fixed_parts(pattern, dialect))  # a copy: the kept tuple is shared
+
+
+@functools.lru_cache(maxsize=MEMO_PATTERNS)
+def _kept_fixed_parts(pattern: str, dialect: str) -> tuple[str, ...]:
+    """:func:`fixed_parts` of a pattern, kept: a call reads its pattern's parts three times
+    (its terms, its identifier, its definition keyword), and agents search the same words
+    again."""
+    return tuple(_fixed_parts(pattern, dialect))
+
+
+def _fixed_parts(pattern: str, dialect: str) -> list[str]:
     runs = _Runs()
     i, n = 0, len(pattern)
     ops = "|()+?{}*" if dialect == "ere" else "*"

@@ -5,12 +5,34 @@ its result listed. Frozen: a stage that needs other values makes a new one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 from dsh_sidecar.suggester.parse.patterns import DEFINITION, GLOB, MAX_CHARS, MIN_CHARS, code_shaped, identifier, plain
 from dsh_sidecar.suggester.parse.runs import script_names
 from dsh_sidecar.suggester.parse.tools import QUESTION_TOOL
+
+T = TypeVar("T")
+
+
+class _once(Generic[T]):  # noqa: N801 -- a decorator, as functools.cached_property
+    """``functools.cached_property`` without its lock (Python 3.11 takes one at every first read,
+    and a query is new on every call): the value is computed at the first read and kept in the
+    instance's ``__dict__``, which later reads find first. Two threads reading a new query at
+    once both compute the same value."""
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, cls: Any = None) -> T:
+        if obj is None:
+            return self  # type: ignore[return-value]
+        value: T = self.fn(obj)
+        obj.__dict__[self.name] = value  # a frozen dataclass refuses setattr, not its __dict__
+        return value
 
 
 @dataclass(frozen=True)
@@ -72,7 +94,7 @@ class Query:
         use them)."""
         return script_names(self.script_code) if self.script_code else []
 
-    @cached_property
+    @_once
     def identifier(self) -> str | None:
         """The identifier searched for (``patterns.identifier`` of the first pattern with one; of a
         question, its first code-shaped token — ``snake_case``, ``CamelCase``, dotted — or its
@@ -85,9 +107,10 @@ class Query:
                 return name
         return None
 
-    @property
+    @_once
     def definition_keyword(self) -> str | None:
-        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any."""
+        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any
+        (read once per query, as :attr:`identifier`)."""
         for p in self.patterns:
             m = DEFINITION.search(plain(p))
             if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS:

@@ -300,3 +300,32 @@ def test_a_querys_identifier_is_its_own_after_a_replace():
     assert other.identifier == "Cart"
     assert q.identifier == "main"
     assert dataclasses.replace(q) == q  # the kept reading is no field: equality is the fields'
+
+
+def test_fixed_parts_are_kept_bounded_and_never_shared():
+    from dsh_sidecar.suggester.parse import patterns
+
+    patterns._kept_fixed_parts.cache_clear()
+    first = fixed_parts(r"def\s+merge_setting", "ere")
+    first.append("changed by the caller")
+    assert fixed_parts(r"def\s+merge_setting", "ere") == ["def", "merge_setting"]
+    assert patterns._kept_fixed_parts.cache_info().hits == 1
+    assert fixed_parts(r"def\s+merge_setting", "bre") == ["def", "+merge_setting"]  # its own entry: BRE + is literal
+    long = "x" * patterns.MEMO_PATTERN_CHARS + "|y"
+    assert fixed_parts(long, "ere") == ["x" * patterns.MEMO_PATTERN_CHARS, "y"]
+    assert patterns._kept_fixed_parts.cache_info().currsize == 2  # a longer pattern is read each time
+    for i in range(patterns.MEMO_PATTERNS + 10):
+        fixed_parts(f"name{i}", "ere")
+    assert patterns._kept_fixed_parts.cache_info().currsize == patterns.MEMO_PATTERNS
+
+
+def test_a_querys_identifier_and_definition_keyword_are_read_once_and_kept():
+    import dataclasses
+
+    q = parse_call("Grep", {"pattern": r"class\s+Session_store"})
+    assert "identifier" not in q.__dict__
+    assert (q.identifier, q.definition_keyword) == ("Session_store", "class")
+    assert (q.__dict__["identifier"], q.__dict__["definition_keyword"]) == ("Session_store", "class")
+    other = dataclasses.replace(q, patterns=["def merge_setting"])
+    assert (other.identifier, other.definition_keyword) == ("merge_setting", "def")  # a new query reads its own
+    assert q == dataclasses.replace(q)  # the kept values are no fields
