@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from dsh_protocol import (
-    AdditionalContext,
     AssembleSectionResult,
     DismissParams,
     DismissResult,
@@ -43,7 +42,6 @@ from dsh_sidecar.sidecar.status import StatusMethods
 from dsh_sidecar.state.fleet import open_state
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
 from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
-from dsh_sidecar.suggester.failopen import failing_open
 from dsh_sidecar.suggester.query import QUESTION_TOOL, warm_shell_parser
 from dsh_sidecar.suggester.section import SECTION_NAME, SECTION_ORDER
 from dsh_sidecar.suggester.tablecache import TablesCache
@@ -62,8 +60,6 @@ SECTION_WAIT_S = 5.0
 #: Seconds the synchronous ``where_is`` (no event loop: a test, a one-shot caller) waits for a
 #: pending projection; the MCP tool waits at most ``owed.TOOL_CALL_WAIT_S`` (:meth:`where_is_async`).
 WHERE_IS_WAIT_S = 60.0
-#: What the fail-open log line says when adding an owed task lead to a call's answer raised.
-OWED_LEAD_FAILED = "internal error taking the owed task lead; the call passes through silently"
 #: The ``index`` line of a ``where_is`` answered while the workspace index is still being built.
 INDEX_BUILDING = "still building: ask again in a few seconds for the whole answer"
 #: Longest wait (s) of the search path's preparation for the workspace projection it lets go
@@ -334,18 +330,10 @@ class Sidecar(SearchMethods, StatusMethods):
                 return PostExecuteResult()
             contexts = self.suggester.post_execute(params)
             if not contexts:  # one note per call: an owed task lead goes with a call that has none
-                contexts = failing_open(self.suggester, OWED_LEAD_FAILED, list, lambda: self._owed_lead(params))
+                contexts = self.prompt_index.lead_for(params.session_id, self.suggester, self.drain_ledger)
             return PostExecuteResult(additional_contexts=contexts)
         finally:
             self._answered.set()
-
-    def _owed_lead(self, params: PostExecuteParams) -> list[AdditionalContext]:
-        """The task lead owed to the session of ``params`` (``[]``: none ready), taken once."""
-        lead = self.prompt_index.owed.take(params.session_id)
-        if lead is None:
-            return []
-        self.drain_ledger()  # the lead's ledger line, written on the ranking thread
-        return [lead]
 
     async def post_execute_async(self, params: PostExecuteParams) -> PostExecuteResult:
         """:meth:`post_execute` for an event loop: calls are answered in the order they came, and
