@@ -41,7 +41,7 @@ from dsh_sidecar.paths import DOCS_CACHE, LEGACY_INDEX, WORKSPACE_CACHE, cache_h
 #: an atomic write's temporary).
 INDEX_FILE: Final = re.compile(
     r"^(?P<stem>[a-z0-9-]+-[0-9a-f]{12})(?P<kind>\.json|\.kinds\.json|\.tables\.bin|\.content\.sqlite)"
-    r"(?:-wal|-shm|-journal|\.lock|\.corrupt-\d+)?$"
+    r"(?:-wal|-shm|-journal|\.lock|\.corrupt-\d+(?:-\d+)?)?$"
     r"|^\.(?P<tmpstem>[a-z0-9-]+-[0-9a-f]{12})(?:\.json|\.kinds\.json|\.tables\.bin|\.content\.sqlite)\.[A-Za-z0-9_]+\.tmp$"
 )
 #: An offline docs index file (:mod:`dsh_sidecar.router.localdocs`) and its side files.

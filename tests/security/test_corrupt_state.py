@@ -8,6 +8,7 @@ spawned sidecar must still answer ``initialize``, ``dsh/dismiss`` and ``dsh/stat
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -288,3 +289,30 @@ def test_sidecar_with_corrupt_state_initializes_dismisses_and_reports(tmp_path, 
     err = server.stderr_bytes.decode("utf-8", "replace")
     assert "starting cold" in err
     assert "Traceback" not in err
+
+
+def test_files_set_aside_in_the_same_second_keep_distinct_names_and_stay_bounded(tmp_path, monkeypatch):
+    """Two corrupt files set aside within one second: each copy keeps its own name (the second
+    does not overwrite the first), and only the newest ``KEEP_CORRUPT`` copies are kept, by the
+    order they were set aside (not their files' own times)."""
+    from dsh_sidecar.state import files
+
+    monkeypatch.setattr(files.time, "time", lambda: 1_700_000_000.5)
+    path = tmp_path / "s.json"
+    for i in range(2):
+        path.write_bytes(b"[corrupt %d" % i)
+        assert StateFile(path).read() is None
+    aside = sorted(tmp_path.glob("s.json.corrupt-*"))
+    assert [(p.name, p.read_bytes()) for p in aside] == [
+        ("s.json.corrupt-1700000000", b"[corrupt 0"),
+        ("s.json.corrupt-1700000000-1", b"[corrupt 1"),
+    ]
+    for i in range(2, 6):
+        path.write_bytes(b"[corrupt %d" % i)
+        os.utime(path, (1_000, 1_000))  # an old file: its own time is not when it was set aside
+        assert StateFile(path).read() is None
+    assert sorted(p.read_bytes() for p in tmp_path.glob("s.json.corrupt-*")) == [
+        b"[corrupt 3",
+        b"[corrupt 4",
+        b"[corrupt 5",
+    ]

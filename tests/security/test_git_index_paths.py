@@ -69,11 +69,15 @@ def test_a_forged_index_lists_no_path_outside_the_work_tree(checkout: Path) -> N
     assert scanned is not None and sorted(scanned[0]) == inside
 
 
+@pytest.mark.parametrize("ignored", [False, True], ids=["untracked", "ignored"])
 @pytest.mark.parametrize("link", ["src", "src/deep"])
-def test_a_symlink_replacing_a_tracked_folder_lists_nothing_through_it(tmp_path: Path, link: str) -> None:
+def test_a_symlink_replacing_a_tracked_folder_lists_nothing_through_it(
+    tmp_path: Path, link: str, ignored: bool
+) -> None:
     """A tracked folder replaced in the work tree by a symlink to ``/etc``: the index still
     names ``src/passwd``, which now resolves to ``/etc/passwd``; the walk does not enter a
-    symlinked folder, and neither listing names a path through it."""
+    symlinked folder, and neither listing names a path through it, also when ``.gitignore``
+    ignores the link (git then lists it nowhere: only the index's paths under it)."""
     from dsh_sidecar.workspace.files import walk_files
 
     root = tmp_path / "ws"
@@ -84,8 +88,12 @@ def test_a_symlink_replacing_a_tracked_folder_lists_nothing_through_it(tmp_path:
         subprocess.run(["git", *args], cwd=root, env=ENV, check=True, capture_output=True)
     shutil.rmtree(root / link)
     os.symlink("/etc", root / link)
+    if ignored:
+        (root / ".gitignore").write_text(f"/{link}\n")
     walked = sorted(rel for rel, _ in walk_files(root, mtimes=True))
     assert list_files(root) == walked
     scanned = scan(root)
     assert scanned is not None and sorted(scanned[0]) == walked
     assert "keep.py" in walked and not any(p.startswith(link + "/") for p in walked)
+    untracked = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=root, env=ENV, capture_output=True)
+    assert (link in untracked.stdout.decode().split()) is not ignored  # the control: git lists an ignored link nowhere

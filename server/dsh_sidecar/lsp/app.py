@@ -70,6 +70,12 @@ class SidecarProtocol(LanguageServerProtocol):
     #: Set once ``initialize`` has been answered; a second one is refused (``transport.dispatch``).
     initialized_once: bool = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Requests in flight that ``shutdown`` answers instead of cancelling, by id: the answer
+        #: they give without what they wait for (``dsh/status`` without the fleet store's read).
+        self.answer_at_shutdown: dict[Any, Callable[[], Any]] = {}
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
         """pygls' ``initialize``, once the workspace root is known to name a folder
@@ -90,9 +96,12 @@ class SidecarProtocol(LanguageServerProtocol):
             futures = self._request_futures
             for key in [k for k, f in futures.items() if f is future]:
                 del futures[key]
+            if result_future.done():  # ``shutdown`` answered (or cancelled) the request meanwhile
+                gen.close()
+                return
             if future.cancelled():  # ``shutdown`` cancelled the yielded wait: its request is cancelled too
-                if not result_future.done():
-                    result_future.cancel()
+                result_future.cancel()
+                gen.close()
                 return
         super()._run_generator(future, gen=gen, result_future=result_future)
 
@@ -100,10 +109,20 @@ class SidecarProtocol(LanguageServerProtocol):
     def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls' ``shutdown``, cancelling the requests in flight over a copy of their table:
         cancelling a generator handler's future (a waiting ``dsh/postExecute``) answers it at
-        once, which removes it from the table (pygls walked the table itself: -32603, exit 1)."""
+        once, which removes it from the table (pygls walked the table itself: -32603, exit 1).
+        A request of :attr:`answer_at_shutdown` is answered instead, first (a ``dsh/status`` sent
+        just before the exit, waiting for the fleet store's read, says what this process knows)."""
+        current_id = self.msg_id
+        for msg_id, answer in list(self.answer_at_shutdown.items()):  # before the sidecar shuts down
+            future = self._request_futures.get(msg_id)
+            if msg_id != current_id and future is not None and not future.done():
+                try:
+                    future.set_result(answer())
+                except Exception as exc:  # answered as the handler's own error would be
+                    future.set_exception(exc)
+        self.answer_at_shutdown.clear()
         if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
             yield user_handler, args, None
-        current_id = self.msg_id
         for msg_id, future in list(self._request_futures.items()):
             if msg_id != current_id and not future.done():
                 future.cancel()

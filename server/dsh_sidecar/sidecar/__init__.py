@@ -329,9 +329,8 @@ class Sidecar(SearchMethods, StatusMethods):
             if not (self.config.suggester.enabled or self.force_suggester):
                 return PostExecuteResult()
             contexts = self.suggester.post_execute(params)
-            if not contexts and (lead := self.prompt_index.owed.take(params.session_id)) is not None:
-                contexts = [lead]  # one note per call: an owed task lead goes with a call that has none
-                self.drain_ledger()  # the lead's ledger line, written on the ranking thread
+            if not contexts:  # one note per call: an owed task lead goes with a call that has none
+                contexts = self.prompt_index.lead_for(params.session_id, self.suggester, self.drain_ledger)
             return PostExecuteResult(additional_contexts=contexts)
         finally:
             self._answered.set()

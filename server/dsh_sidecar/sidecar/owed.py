@@ -30,6 +30,7 @@ from typing import Any, Final, Protocol
 from dsh_protocol import AdditionalContext
 
 from dsh_sidecar.recent import remember
+from dsh_sidecar.suggester.failopen import Entry, failing_open
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,9 @@ WAIT_ROUNDS: Final = 3
 #: longer than the prompt path's first-call window (a small repository on a loaded machine
 #: indexes past 500 ms, and an empty answer asks the model for another call), never a build's.
 TOOL_CALL_WAIT_S: Final = 5.0
+
+#: What the fail-open log line says when adding an owed task lead to a call's answer raised.
+OWED_LEAD_FAILED: Final = "internal error taking the owed task lead; the call passes through silently"
 
 Rank = Callable[[str, str], "AdditionalContext | None"]
 
@@ -92,6 +96,21 @@ class PromptIndex:
         self._whole = False
         #: the one wait for the projection the calls of the window await (:meth:`ready`)
         self._waiter: asyncio.Future[bool] | None = None
+
+    def lead_for(self, session_id: str, suggester: Entry, drain: Callable[[], None]) -> list[AdditionalContext]:
+        """The task lead owed to ``session_id`` as a call's answer (``[]``: none ready), taken
+        once; ``drain`` passes its ledger line on (written on the ranking thread). A step of the
+        suggester's answer: under its fail-open (an error counts in ``suggester``'s ``errors``,
+        the call passes through silently)."""
+
+        def take() -> list[AdditionalContext]:
+            lead = self.owed.take(session_id)
+            if lead is None:
+                return []
+            drain()
+            return [lead]
+
+        return failing_open(suggester, OWED_LEAD_FAILED, list, take)
 
     def pending(self) -> bool:
         """Whether the projection is being built."""

@@ -6,14 +6,16 @@
   ``filelock`` lock, applies a merge function and writes back, so two sidecars updating the
   same file both land.
 * **Corrupt → cold start**: a file that is not valid JSON (or not what ``validate`` accepts)
-  is moved aside to ``<name>.corrupt-<epoch>`` (never overwritten blindly) and treated as
-  absent, with a warning.
+  is moved aside to ``<name>.corrupt-<epoch>`` (``<name>.corrupt-<epoch>-<n>`` when a copy set
+  aside in the same second has that name: never overwritten) and treated as absent, with a
+  warning.
 * **Bounded**: a file larger than ``max_bytes`` is treated as corrupt; so is a document nested
   deeper than :data:`MAX_DEPTH`, an integer outside the signed 64-bit range, a non-finite
   number (``1e400``, ``NaN``, ``Infinity``), or anything ``validate`` rejects with *any*
   exception (``RecursionError``, ``OverflowError``… included): every parse or validation error is
   a warning and a cold start, never a failure (docs/SECURITY.md, class 6). At most
-  :data:`KEEP_CORRUPT` set-aside copies are kept per file.
+  :data:`KEEP_CORRUPT` set-aside copies are kept per file (the newest by their names' time and
+  number).
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
   read (under the lock) or update of the file (class 12); under the lock no other writer has
   one open. A read that finds no debris and a valid file takes no lock.
@@ -26,6 +28,7 @@ import errno
 import json
 import logging
 import os
+import re
 import stat
 import tempfile
 import time
@@ -49,8 +52,13 @@ LOCK_TIMEOUT_S: Final = 10.0
 MAX_DEPTH: Final = 64
 #: Integer range accepted in a state document (signed 64 bits: ``mtime_ns`` fits).
 MAX_INT: Final = 2**63 - 1
-#: Set-aside ``.corrupt-<epoch>`` copies kept per state file (older ones are deleted).
+#: Set-aside ``.corrupt-<epoch>[-<n>]`` copies kept per state file (older ones are deleted).
 KEEP_CORRUPT: Final = 3
+#: Most names tried for one set-aside copy (``-1``, ``-2``… after ``<epoch>``); with none free
+#: the file is not moved aside (a cold start all the same).
+MAX_ASIDE_NAMES: Final = 100
+#: A set-aside copy's suffix: its second and its number within that second.
+_ASIDE: Final = re.compile(r"\.corrupt-([0-9]{1,20})(?:-([0-9]{1,3}))?")
 
 
 class StateDocumentError(ValueError):
@@ -272,7 +280,12 @@ class StateFile:
         log.warning("%s", message)
 
     def _set_aside(self, reason: str) -> None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+        """Move the file aside to a name no earlier copy has (the caller holds the lock: no other
+        sidecar sets this file aside meanwhile), then keep the newest :data:`KEEP_CORRUPT`."""
+        aside = self._aside_name()
+        if aside is None:
+            self._warn(f"state file {self.path} is {reason} and could not be moved aside (no free name); starting cold")
+            return
         try:
             os.replace(self.path, aside)
             self._warn(f"state file {self.path} is {reason}; moved aside to {aside.name}, starting cold")
@@ -281,12 +294,33 @@ class StateFile:
                 f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold"
             )
             return
-        try:  # keep the newest KEEP_CORRUPT copies
-            copies = sorted(self.path.parent.glob(f"{self.path.name}.corrupt-*"), key=lambda p: p.stat().st_mtime)
-            for old in copies[:-KEEP_CORRUPT]:
+        with contextlib.suppress(OSError):
+            for *_, old in self._aside_copies()[:-KEEP_CORRUPT]:
                 old.unlink()
-        except OSError:
-            pass
+
+    def _aside_name(self) -> Path | None:
+        """``<name>.corrupt-<epoch>``, or ``-<n>`` after it, past the copies of this second (so
+        the names keep the order the copies were set aside in); ``None`` past
+        :data:`MAX_ASIDE_NAMES` copies in one second."""
+        epoch = int(time.time())
+        with contextlib.suppress(OSError):
+            taken = [n for second, n, _ in self._aside_copies() if second == epoch]
+            stem = f"{self.path.name}.corrupt-{epoch}"
+            for n in range(max(taken) + 1 if taken else 0, MAX_ASIDE_NAMES):
+                candidate = self.path.with_name(f"{stem}-{n}" if n else stem)
+                if not os.path.lexists(candidate):
+                    return candidate
+        return None
+
+    def _aside_copies(self) -> list[tuple[int, int, Path]]:
+        """The set-aside copies of this file as ``(second, number, path)``, oldest first (the
+        order their names give, not their files' own times)."""
+        prefix = self.path.name
+        copies: list[tuple[int, int, Path]] = []
+        for entry in os.scandir(self.path.parent):
+            if entry.name.startswith(prefix) and (m := _ASIDE.fullmatch(entry.name, len(prefix))):
+                copies.append((int(m[1]), int(m[2] or 0), Path(entry.path)))
+        return sorted(copies)
 
     def _read_valid(self) -> Any:
         """The validated document of a whole, valid regular file, else :data:`_INVALID` (absent,

@@ -394,6 +394,9 @@ class StoreLink:
                 send = self._background.get(timeout=1.0)
             except queue.Empty:
                 continue
+            if send is _WAKE:  # close(): the loop looks at _stop now, not up to a second later
+                self._background.task_done()
+                continue
             time.sleep(YIELD_S)
             try:
                 if not isinstance(send, _Droppable):
@@ -495,6 +498,8 @@ class StoreLink:
         are added to ``droppedWrites`` and told in one warning. Never waits longer."""
         self.begin_exit()
         self._stop.set()
+        with contextlib.suppress(queue.Full):  # a full queue: the sender is not waiting for one
+            self._background.put_nowait(_WAKE)  # an idle sender waits in get(): its join took the whole bound
         self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
         deadline = time.monotonic() + within_s
         for thread in (self._resync, self._sender):
@@ -571,3 +576,8 @@ class _Droppable:
 
     def __call__(self) -> object:
         return self.send()
+
+
+#: What :meth:`StoreLink.close` puts on the background queue to wake a sender waiting for work
+#: (dropped like a cache write if anything else reads it).
+_WAKE: Final = _Droppable(lambda: None)

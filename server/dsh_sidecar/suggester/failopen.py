@@ -38,13 +38,30 @@ def fail_open(
             try:
                 return fn(self, *args, **kwargs)
             except Exception as exc:
-                self.counters["errors"] += 1
-                where = "; ".join(getattr(exc, "__notes__", ()))
-                log.warning("search-suggester: %s%s", doing, f" ({where})" if where else "", exc_info=True)
-                if forget_packs:
-                    self.active = None
-                return cast(R, default())
+                return cast(R, failed(self, doing, exc, default, forget_packs))
 
         return entry
 
     return wrap
+
+
+def failing_open(suggester: Entry, doing: str, default: Callable[[], R], fn: Callable[[], R]) -> R:
+    """``fn()`` under :func:`fail_open`'s policy, for a step of a suggester's answer taken
+    outside its entry points (the sidecar adding the task lead owed to a session): an exception
+    counts in ``suggester``'s ``errors``, is logged (``doing``) and ``default()`` is returned."""
+    try:
+        return fn()
+    except Exception as exc:
+        return failed(suggester, doing, exc, default)
+
+
+def failed(suggester: Entry, doing: str, exc: BaseException, default: Callable[[], R], forget_packs: bool = False) -> R:
+    """The fail-open policy's answer to ``exc``: ``errors`` +1, a warning naming ``doing`` (and
+    the trigger it happened in, when one raised), the packs dropped when ``forget_packs``, and
+    ``default()``."""
+    suggester.counters["errors"] += 1
+    where = "; ".join(getattr(exc, "__notes__", ()))
+    log.warning("search-suggester: %s%s", doing, f" ({where})" if where else "", exc_info=exc)
+    if forget_packs:
+        suggester.active = None
+    return default()

@@ -84,26 +84,57 @@ def make_note(intent: str, about: str | None, targets: list[Target], repo_prose:
     )
 
 
+#: How a target in the folder of the line above it is shown when whole paths would leave
+#: targets out of the note: its file name and these words, never a shortened path (which could
+#: name another, existing file).
+SAME_FOLDER: Final = " (same folder as above)"
+
+
 def _render(what: str, targets: list[Target], repo_prose: bool) -> tuple[str, list[tuple[Target, str, str]], int]:
     """The note's text under the heading ``what``; the targets whose line fit (each with its
-    shown path and line), and how many of them the text lists."""
-    lines = [f"search-suggester: in this repository, look here for {what}:"]
-    budget = MAX_NOTE_CHARS - len(lines[0]) - 1
-    # the first targets whose line fits: (target, its shown path, its line); workspace names
-    # are data, a newline in one cannot add a line (class 8)
-    fitting: list[tuple[Target, str, str]] = []
-    for t in targets:
-        path = escape_controls(t.path)  # a name: escaped, never shortened (escape.display_name)
-        line = f"- {path} — {shown_prose(t.reason, repo_prose)}"
-        if len(line) <= budget:
-            fitting.append((t, path, line))
-            if len(fitting) == MAX_NOTE_TARGETS:
-                break
-    lines += [line for _, _, line in fitting]
-    text = "\n".join(lines)
-    while len(text) > MAX_NOTE_CHARS and len(lines) > 2:
-        lines.pop()
-        text = "\n".join(lines)
+    shown path and line), and how many of them the text lists.
+
+    Targets are listed in their order while their lines fit; a target whose line alone never
+    fits is left out. When whole paths leave targets out, a target in the folder of the line
+    above it is shown by its file name and :data:`SAME_FOLDER` instead (deep trees,
+    ``src/main/java/org/…``, name several files of one package: the note keeps them rather than
+    losing all but the first few), if that lists more of them and no target's own name ends
+    with those words."""
+    heading = f"search-suggester: in this repository, look here for {what}:"
+    fitting = _lines(heading, targets, repo_prose, compact=False)
+    # never when a name itself ends so: its line would read like another file's short form
+    if len(fitting) < min(len(targets), MAX_NOTE_TARGETS) and not any(t.path.endswith(SAME_FOLDER) for t in targets):
+        compact = _lines(heading, targets, repo_prose, compact=True)
+        if len(compact) > len(fitting):
+            fitting = compact
+    text = "\n".join([heading, *(line for _, _, line in fitting)])
     if len(text) > MAX_NOTE_CHARS:
         text = text[: MAX_NOTE_CHARS - 1] + "…"
-    return text, fitting, len(lines) - 1
+    return text, fitting, len(fitting)
+
+
+def _lines(heading: str, targets: list[Target], repo_prose: bool, compact: bool) -> list[tuple[Target, str, str]]:
+    """The first targets whose lines fit under ``heading`` in :data:`MAX_NOTE_CHARS`, each
+    ``(target, its shown path, its line)``; ``compact``: a target in the folder of the line
+    above shown by its name and :data:`SAME_FOLDER`."""
+    budget = MAX_NOTE_CHARS - len(heading) - 1
+    fitting: list[tuple[Target, str, str]] = []
+    left = budget
+    above: str | None = None  # the folder of the line above
+    for t in targets:
+        # a name: escaped, never shortened (escape.display_name); workspace names are data, a
+        # newline in one cannot add a line (class 8)
+        path = escape_controls(t.path)
+        folder, _, name = t.path.rpartition("/")
+        shown = f"{escape_controls(name)}{SAME_FOLDER}" if compact and folder and folder == above else path
+        line = f"- {shown} — {shown_prose(t.reason, repo_prose)}"
+        if len(line) > budget:
+            continue  # alone it would not fit (a path hundreds of characters long)
+        if len(line) + 1 > left:
+            break
+        fitting.append((t, path, line))
+        left -= len(line) + 1
+        above = folder
+        if len(fitting) == MAX_NOTE_TARGETS:
+            break
+    return fitting

@@ -63,6 +63,9 @@ class WorkspacePaths:
             return q  # no path to map (a bare search of the tree)
 
         def rel(p: str) -> str | None:
+            if p.startswith("../"):  # from above the root (``cd ..``): a path back into it is the root's
+                back = self._under_root(posixpath.normpath(self.base + p))
+                return back if back else p  # else outside, as spelt (the root itself too: `..` parts)
             if not p.startswith("/"):
                 return p
             inside = self._under_root(p)

@@ -144,13 +144,37 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     if folders:
         tracked = [p for p in tracked if p not in folders]
         untracked = [p for p in untracked if p not in folders]
-        # a tracked folder the work tree replaced by a symlink (git lists the link as untracked):
-        # the index's paths under it now resolve through the link, where the walk never goes
-        base = str(root) + os.sep
-        linked = tuple(f"{f.rstrip('/')}/" for f in folders if os.path.islink(base + f.rstrip("/")))
-        if linked:
-            tracked = [p for p in tracked if not p.startswith(linked)]
+    # a tracked folder the work tree replaced by a symlink (git lists the link as untracked, or
+    # nowhere when it is ignored): the index's paths under it now resolve through the link,
+    # where the walk never goes
+    linked = linked_folders(root, tracked)
+    if linked:
+        tracked = [p for p in tracked if not p.startswith(linked)]
     return list(dict.fromkeys(tracked + untracked)), untracked
+
+
+def linked_folders(root: Path, paths: list[str]) -> tuple[str, ...]:
+    """The folders (``"x/"``) of ``paths`` that are symlinks in the work tree, outermost only:
+    each distinct folder ``lstat``-ed once, none under one found (the index names paths, git
+    checks none of them when it lists it)."""
+    folders = {p.rpartition("/")[0] for p in paths}
+    folders.discard("")
+    prefixes: set[str] = set()
+    for folder in folders:
+        while folder and folder not in prefixes:
+            prefixes.add(folder)
+            folder = folder.rpartition("/")[0]
+    base = str(root) + os.sep
+    found: list[str] = []
+    for folder in sorted(prefixes):  # a folder sorts before every folder under it
+        if found and folder.startswith(tuple(found)):
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(base + folder).st_mode):
+                found.append(folder + "/")
+        except (OSError, ValueError):
+            continue
+    return tuple(found)
 
 
 def _in_work_tree(path: str) -> bool:

@@ -48,3 +48,42 @@ def test_a_status_with_a_fleet_store_leaves_no_request_in_flight_behind():
     answers = replies(written)
     assert [r["id"] for r in answers] == list(range(50)) and all(r["result"] == {"ok": True} for r in answers)
     assert proto._request_futures == {}
+
+
+class SlowFleetSidecar(FleetSidecar):
+    """A fleet store whose read is still running when ``shutdown`` comes."""
+
+    async def read_fleet_cooldowns(self) -> None:
+        self.reads += 1
+        await asyncio.sleep(30)
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_a_status_waiting_for_the_fleet_store_at_shutdown_is_answered_not_cancelled():
+    """``dsh/status`` just before the exit, its fleet store read still running: ``shutdown``
+    answers it with what this process knows (a status poller's last call is no -32800), then
+    itself; the read's step ends without a second answer or an error in the event loop."""
+    sidecar = SlowFleetSidecar()
+    proto, written = served(sidecar)
+    loop_errors: list[dict[str, Any]] = []
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
+        proto._handle_request(1, "dsh/status", {})
+        await asyncio.sleep(0.01)
+        proto._handle_request(2, "shutdown", None)
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if len(written) == 2:
+                break
+        await asyncio.sleep(0.05)
+
+    asyncio.run(run())
+    assert sidecar.reads == 1
+    assert replies(written) == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
+        {"jsonrpc": "2.0", "id": 2, "result": None},
+    ]
+    assert (proto._request_futures, proto.answer_at_shutdown, loop_errors) == ({}, {}, [])

@@ -137,3 +137,31 @@ def test_an_exception_deciding_whether_a_call_waits_fails_open(sidecar: Sidecar)
     result = asyncio.run(run())
     assert result.additional_contexts == []
     assert sidecar.suggester.counters["errors"] > before
+
+
+def test_an_exception_taking_an_owed_task_lead_fails_open(sidecar: Sidecar):
+    """Adding the task lead owed to a session to a call without a note of its own is a step of
+    the suggester's answer: an internal error there counts in ``errors`` and the call passes
+    through silently, over JSON-RPC an answer (never an error reply)."""
+    from support.inprocess_lsp import replies, served
+
+    def broken(session_id: str) -> None:
+        raise RuntimeError("owed leads broke")
+
+    sidecar.prompt_index.owed.take = broken  # type: ignore[method-assign]
+    before = sidecar.suggester.counters["errors"]
+    assert sidecar.post_execute(call("zzz", "a")).additional_contexts == []
+    assert sidecar.suggester.counters["errors"] == before + 1
+
+    proto, written = served(sidecar)
+
+    async def run() -> None:
+        proto._handle_request(7, "dsh/postExecute", call("zzz", "b").wire())
+        for _ in range(50):
+            await asyncio.sleep(0)
+            if written:
+                break
+
+    asyncio.run(run())
+    assert replies(written) == [{"jsonrpc": "2.0", "id": 7, "result": {"additionalContexts": []}}]
+    assert sidecar.suggester.counters["errors"] == before + 2

@@ -294,7 +294,7 @@ def split_commands(command: str | list[Any]) -> list[Command]:
     else:
         argvs = [list(words) for words in shell_words(command)]
     out: list[Command] = []
-    cwd = ""
+    cwd = previous = ""
     for words in argvs:
         while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
             words = words[1:]  # VAR=value prefixes
@@ -303,8 +303,11 @@ def split_commands(command: str | list[Any]) -> list[Command]:
             continue
         head = words[0].rsplit("/", 1)[-1]
         if head == "cd":
-            target = next((w for w in words[1:] if not w.startswith("-")), "")
-            cwd = "" if target in ("", "~") else _join(cwd, target)
+            target = next((w for w in words[1:] if not w.startswith("-") or w == "-"), "")
+            if target == "-":  # back to the folder before the last cd
+                cwd, previous = previous, cwd
+            else:
+                cwd, previous = "" if target in ("", "~") else _join(cwd, target), cwd
             continue
         if head == "git" and len(words) > 1:
             i = 1  # git's own options before the subcommand; -C/-c and the like take a value
@@ -354,20 +357,26 @@ def unwrap(words: list[str]) -> list[str]:
 
 
 def _join(cwd: str, path: str) -> str:
-    """``path`` joined to the folder a ``cd`` moved to, normalised (``.``, ``..``; a ``..`` stops
-    at the top): absolute when either is (``cd /testbed && grep x src`` searches ``/testbed/src``,
-    which the suggester makes root-relative when it is under the root and drops otherwise)."""
+    """``path`` joined to the folder a ``cd`` moved to, normalised (``.``, ``..``): absolute when
+    either is (``cd /testbed && grep x src`` searches ``/testbed/src``, which the suggester makes
+    root-relative when it is under the root and drops otherwise; a ``..`` stops at ``/``); a
+    relative one keeps the ``..`` that climb above the workspace root (``cd .. && grep x repo/src``
+    searches ``../repo/src``, the root's own ``src`` when the root is ``repo``: the suggester maps
+    it, ``WorkspacePaths.relative``)."""
     path = path.strip()
     if path.startswith("/"):
         return path
+    absolute = cwd.startswith("/")
     parts = [p for p in (cwd + "/" + path).split("/") if p and p != "."]
     out: list[str] = []
     for p in parts:
-        if p == ".." and out:
-            out.pop()
-        elif p != "..":
+        if p != "..":
             out.append(p)
-    return ("/" if cwd.startswith("/") else "") + "/".join(out)
+        elif out and out[-1] != "..":
+            out.pop()
+        elif not absolute:
+            out.append(p)
+    return ("/" if absolute else "") + "/".join(out)
 
 
 def clean_path(path: str, cwd: str = "") -> str:

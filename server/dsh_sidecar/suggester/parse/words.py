@@ -7,7 +7,9 @@ each string's reading, computed against the tables it is given: when any table i
 than the one the readings were made against (``bench/tool_roles.py`` swaps the tables to hold an
 agent family out), every reading is dropped. Bounded: strings longer than :data:`MAX_KEY_CHARS`
 are read each time and never kept, and the whole memo is emptied when it holds
-:data:`MAX_ENTRIES` (the strings are the client's, untrusted)."""
+:data:`MAX_ENTRIES` (the strings are the client's, untrusted). A name or key longer than
+:data:`MAX_NAME_CHARS` has no words at all: it is refused before any splitting, so its reading
+costs nothing however long the client made it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ from dsh_sidecar.lazyre import LazyPattern
 
 #: Longest string whose reading is kept, characters.
 MAX_KEY_CHARS: Final = 80
+#: Longest tool name or input key that is read for words, characters (the wire's bound on a
+#: tool's name, ``ToolCall.name``; real names and keys are a few words). A longer one is no name
+#: a harness gives a tool: it has no words, so it decides no role.
+MAX_NAME_CHARS: Final = 200
 #: Most readings kept at once.
 MAX_ENTRIES: Final = 2048
 
@@ -31,7 +37,9 @@ _CAMEL = LazyPattern(r"([a-z0-9])([A-Z])")
 def name_words(name: str) -> list[str]:
     """The words of a tool's name or a field's key: the tool's own name of an MCP tool
     (``mcp__srv__find-nodes`` → ``find``, ``nodes``), split at ``_``, ``-``, ``.``, ``/`` and
-    camel-case humps, lower case."""
+    camel-case humps, lower case; none for a name over :data:`MAX_NAME_CHARS`."""
+    if len(name) > MAX_NAME_CHARS:
+        return []
     base = name.rsplit("__", 1)[-1]
     base = _CAMEL.sub(r"\1_\2", base)
     return [w for w in re.split(r"[^A-Za-z0-9]+", base.lower()) if w]

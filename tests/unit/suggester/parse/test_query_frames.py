@@ -99,3 +99,25 @@ def test_a_query_with_nothing_to_make_relative_is_the_same_query_and_one_with_pa
     absolute = parse_call("grep", {"pattern": "frobnicate", "path": "/w/repo/src"})
     moved = paths.relative(absolute)
     assert moved is not absolute and moved.scope == ["src"] and absolute.scope == ["/w/repo/src"]
+
+
+def test_a_cd_above_the_root_is_kept_and_paths_under_it_map_back_into_the_workspace_or_out():
+    """``cd ..`` from the workspace root leaves it: a later relative path names the root's
+    parent's entries (``repo/src`` is the root's own ``src`` when the root is ``repo``; ``lib``
+    is no longer the root's ``lib``), never the root's same-named folder; ``cd -`` goes back to
+    the folder before the last ``cd``."""
+    files = ["src/a/b.py", "setup.py", "lib/c.py"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+
+    def seen(command: str) -> tuple[list[str], list[str]]:
+        q = paths.relative(parse_call("bash", {"command": command}))
+        return q.scope, q.reads
+
+    assert seen("cd .. && grep -rn foo repo/src") == (["src"], [])
+    assert seen("cd .. && cat repo/setup.py") == ([], ["setup.py"])
+    assert seen("cd .. && grep -rn foo lib") == (["../lib"], [])  # the parent's lib: outside the workspace
+    assert seen("cd .. && grep -rn foo other/src") == (["../other/src"], [])
+    assert seen("cd src/a && cd ../.. && cat setup.py") == ([], ["setup.py"])
+    assert seen("cd src && cd a && cd - && grep -rn foo b.py") == (["src/b.py"], [])
+    assert seen("cd src && cd - && grep -rn foo lib") == (["lib"], [])
+    assert seen("cd /testbed && cd .. && cat testbed/setup.py") == ([], ["setup.py"])  # a container's copy

@@ -235,7 +235,7 @@ def test_a_command_keeps_at_most_its_first_hundred_operands() -> None:
         ("cd /w/sub && grep -rn foo ../src", ["/w/src"]),
         ("cd / && grep -rn foo etc", ["/etc"]),  # was etc: the workspace's
         ("cd / && cd w && grep -rn foo src", ["/w/src"]),
-        ("cd src && grep -rn foo ../../lib", ["lib"]),  # relative: `..` stops at the root
+        ("cd src && grep -rn foo ../../lib", ["../lib"]),  # relative: the root's parent's lib, not the root's
         ("cd ~ && grep -rn foo src", ["src"]),
     ],
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from dsh_sidecar.suggester.parse import roles
-from dsh_sidecar.suggester.parse.words import MAX_ENTRIES, MAX_KEY_CHARS, TableMemo
+from dsh_sidecar.suggester.parse.words import MAX_ENTRIES, MAX_KEY_CHARS, MAX_NAME_CHARS, TableMemo, name_words
 
 
 def test_a_kept_reading_is_the_reading_computed_afresh():
@@ -59,3 +59,17 @@ def test_long_strings_are_never_kept_and_the_memo_is_bounded():
     assert reads == ["key0"]  # emptied when full, then kept again
     memo("key0", (object(),))
     assert reads == ["key0", "key0"]  # other tables: read afresh
+
+
+def test_a_name_or_key_over_the_bound_is_refused_before_it_is_split():
+    """Tool names and input keys are the client's: one over ``MAX_NAME_CHARS`` has no words (no
+    role, no verb, nothing recorded in ``used``), however long; one at the bound is read."""
+    at_bound = "grep_" * (MAX_NAME_CHARS // 5)
+    assert len(at_bound) == MAX_NAME_CHARS
+    assert name_words(at_bound) == ["grep"] * (MAX_NAME_CHARS // 5)
+    assert name_words(at_bound + "x") == []
+    huge = "grep_" * 400_000  # 2 MB
+    call = roles.read_tool(huge, {"pattern": "x"})
+    assert (call.kind, call.used) == ("other", ["key:pattern"])
+    assert roles.key_role("pattern_" * 250_000) == ("", ())
+    assert roles.read_tool("Grep", {"pattern_" * 250_000: "x"}).used == ["verb:grep"]
