@@ -182,17 +182,32 @@ def whole_process(cmd: list[str], session: Path, env: dict[str, str]) -> tuple[f
 
 
 def has_bytecode(source: Path) -> bool:
-    """Whether ``source`` has an up-to-date ``.pyc`` next to it (``__pycache__``)."""
+    """Whether ``source`` has a ``.pyc`` Python would use (``__pycache__``): an mtime-checked
+    header whose recorded mtime and size are the source's. A ``.pyc`` newer than its source but
+    made from another version of it (left by a checkout) is stale, and under
+    ``PYTHONDONTWRITEBYTECODE`` Python recompiles that module at every start."""
     cached = Path(importlib.util.cache_from_source(str(source)))
-    return cached.exists() and cached.stat().st_mtime >= source.stat().st_mtime
+    try:
+        header = cached.read_bytes()[:16]
+        stat = source.stat()
+    except OSError:
+        return False
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(header[4:8], "little") != 0:  # hash-based: checked by hash, not stat
+        return True
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return mtime == int(stat.st_mtime) & 0xFFFFFFFF and size == stat.st_size & 0xFFFFFFFF
 
 
 def installed_bytecode() -> bool:
-    """Whether the installed sidecar's modules imported before the reply have bytecode."""
+    """Whether every module of the installed sidecar has bytecode Python would use (a start
+    that recompiles even a few of them measures the compiler, not the sidecar)."""
     import dsh_sidecar
 
     package = Path(dsh_sidecar.__file__).parent
-    return all(has_bytecode(package / m) for m in ("cli/serving.py", "lsp/app.py", "config.py", "configmodel.py"))
+    return all(has_bytecode(m) for m in package.rglob("*.py"))
 
 
 def compiled_copy(src: Path, dest: Path) -> Path:
