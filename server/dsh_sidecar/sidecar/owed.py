@@ -45,6 +45,10 @@ OWED_GIVE_UP_S: Final = 600.0
 #: Most waits one :meth:`PromptIndex.ready` call starts or joins (a shared wait that ended
 #: before the call's own bound is followed by another, never a loop).
 WAIT_ROUNDS: Final = 3
+#: Shortest rest (s) worth another wait after a shared one ended: calls that joined a wait a
+#: moment after it started (a loaded machine spreads 20 concurrent calls over tens of ms) are
+#: answered with it, not each after a wait of its few milliseconds more on another thread.
+MIN_REWAIT_S: Final = 0.25
 #: Longest wait (s) of a tool call the model made (MCP ``where_is``) for the workspace index:
 #: longer than the prompt path's first-call window (a small repository on a loaded machine
 #: indexes past 500 ms, and an empty answer asks the model for another call), never a build's.
@@ -140,9 +144,9 @@ class PromptIndex:
         loop = asyncio.get_running_loop()
         wait_s = max(self.window.left(self.owner.config.suggester.first_call_wait_ms / 1000), at_least_s)
         deadline = loop.time() + wait_s
-        for _ in range(WAIT_ROUNDS):  # a shared wait that ended before this call's bound
+        for round_ in range(WAIT_ROUNDS):  # a shared wait that ended before this call's bound
             left = deadline - loop.time()
-            if left <= 0 or self.whole():
+            if left <= (MIN_REWAIT_S if round_ else 0) or self.whole():
                 break
             waiter = self._waiter
             if waiter is None or waiter.done() or waiter.get_loop() is not loop:

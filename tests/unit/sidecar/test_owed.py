@@ -87,3 +87,39 @@ def test_a_tool_call_joining_a_shorter_shared_wait_waits_again_up_to_its_own_bou
 
     assert asyncio.run(run()) == (False, True)
     assert asked[0] == 0.2 and len(asked) == 2 and 0.3 <= asked[1] <= 0.5  # one wait, then its rest
+
+
+def test_a_call_joining_a_shared_wait_a_moment_late_is_answered_with_it():
+    """Calls that join a shared wait a moment after it began (a loaded machine spreads
+    concurrent calls over tens of ms) end with it: a rest shorter than ``MIN_REWAIT_S`` starts
+    no second wait on another thread."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from dsh_sidecar.sidecar.owed import MIN_REWAIT_S, PromptIndex
+
+    done = threading.Event()
+    asked: list[float] = []
+
+    class Owner:
+        config = SimpleNamespace(suggester=SimpleNamespace(first_call_wait_ms=0))
+
+        def projection_pending(self) -> bool:
+            return not done.is_set()
+
+        def wait_for_graph(self, timeout_s: float) -> bool:
+            asked.append(timeout_s)
+            return done.wait(timeout_s)
+
+    index = PromptIndex(Owner())
+
+    async def run() -> list[bool]:
+        first = asyncio.ensure_future(index.ready(0.3))
+        await asyncio.sleep(0.05)  # well under MIN_REWAIT_S after the shared wait began
+        late = asyncio.ensure_future(index.ready(0.3))
+        return list(await asyncio.gather(first, late))
+
+    assert MIN_REWAIT_S > 0.05
+    assert asyncio.run(run()) == [False, False]
+    assert len(asked) == 1 and abs(asked[0] - 0.3) < 0.05
