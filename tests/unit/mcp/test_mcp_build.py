@@ -215,7 +215,10 @@ async def test_a_call_or_the_end_before_any_tool_list_starts_the_build(workspace
 )
 async def test_a_session_start_that_may_add_context_waits_for_the_build(workspace, tmp_path, monkeypatch, knobs):
     release = held_build(monkeypatch)
-    config = parse_config({"suggester": {"enabled": True, **knobs}})
+    # a window that outlasts the held build and the index after it on a loaded machine (the
+    # default 500 ms, opened at the call, left the index 0.2 s after the release: the lead was
+    # owed, the context empty); the call still ends as soon as the index is whole
+    config = parse_config({"suggester": {"enabled": True, "firstCallWaitMs": 20_000, **knobs}})
     try:
         async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
             call = asyncio.create_task(client.call_tool("session_start", PROMPT))
