@@ -162,7 +162,9 @@ def mentioning(tools: Sequence[str], paths: Sequence[str], content: ContentView 
         words = [w for w in re.split(r"[^a-z0-9]+", tool) if len(w) >= 3]
         if not words:
             continue
-        out |= {p for p, _ in content.search(words[:1], _MENTION_LIMIT) if p in wanted}
+        # the name's most telling word (`commit` of pre-commit, `fixer` of php-cs-fixer)
+        word = max(words, key=len)
+        out |= {p for p, _ in content.search([word], _MENTION_LIMIT) if p in wanted}
     return out
 
 
