@@ -486,17 +486,17 @@ def _tool_configured_elsewhere(q: Query, ws: Workspace) -> str | None:
     file's form (``[tool:pytest]`` of ``setup.cfg``); ``None`` otherwise."""
     if q.tool not in ("bash", "glob", "grep"):
         return None
-    found = _found(q, ws)
-    if q.listing and found and not q.is_error:
+    if q.listing and q.result_paths and not q.is_error:
         tools = toolconfig.from_names(q.name_patterns)
-        if not tools or not all(_configuration(p, ws) for p in found):
-            return None
     elif not q.listing and not q.result_paths and q.patterns:
         tools = toolconfig.sections(q.patterns, bare=False)
     else:
         return None
     conf = {p for p, _ in toolconfig.configuring(tools, ws.with_fact)} if tools else set()
-    if not conf or conf & set(found) or conf & set(q.scope):
+    if not conf or conf & set(q.scope):
+        return None
+    found = _found(q, ws)  # (only for a call asking for a configured tool's files)
+    if conf & set(found) or (q.listing and not (found and all(_configuration(p, ws) for p in found))):
         return None
     return toolconfig.intent_of(tools)
 
