@@ -151,21 +151,23 @@ def reason(path: str, tool: str, keys: Mapping[str, object] | None) -> str:
     return f"{tool}'s configuration ({where})" if where else f"{tool}'s own configuration file"
 
 
-def mentioning(tools: Sequence[str], paths: Sequence[str], content: ContentView | None) -> set[str]:
-    """Of ``paths``, those whose text the content index says names one of ``tools`` (a CI
-    workflow or hook that runs it); none while the index is not ready."""
-    if content is None or not content.ready or not paths:
+def mentioning(tools: Sequence[str], paths: Sequence[str], ws: Workspace, content: ContentView | None) -> set[str]:
+    """Of ``paths``, those that name one of ``tools``: a manifest whose section words hold the
+    tool's name (a ``package.json`` script running ``jest``), else a file the content index
+    finds by that name (a CI workflow or hook that runs it); index lookups, no file read."""
+    words = [max(ws_, key=len) for ws_ in (_words(t) for t in tools) if ws_]
+    if not words or not paths:
         return set()
-    wanted = set(paths)
-    out: set[str] = set()
-    for tool in tools:
-        words = [w for w in re.split(r"[^a-z0-9]+", tool) if len(w) >= 3]
-        if not words:
-            continue
-        # the name's most telling word (`commit` of pre-commit, `fixer` of php-cs-fixer)
-        word = max(words, key=len)
-        out |= {p for p, _ in content.search([word], _MENTION_LIMIT) if p in wanted}
+    out = {p for p in paths if (keys := ws.keys(p)) is not None and any(w in keys for w in words)}
+    rest = set(paths) - out
+    if rest and content is not None and content.ready:
+        for word in words:  # the name's most telling word (`commit` of pre-commit, `fixer` of php-cs-fixer)
+            out |= {p for p, _ in content.search([word], _MENTION_LIMIT) if p in rest}
     return out
+
+
+def _words(tool: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", tool) if len(w) >= 3]
 
 
 def rank(
@@ -184,9 +186,9 @@ def rank(
     conf = configuring(tools, ws.with_fact)
     if not conf:
         # nothing configures the tools (`jest` run by a package script): the configuration that
-        # mentions them, when there is some
+        # mentions them (never a module that imports the tool), when there is some
         settings = [t for t in targets if _settings(t.path, ws)]
-        named = mentioning(tools, [t.path for t in settings], content)
+        named = mentioning(tools, [t.path for t in settings], ws, content)
         return [t for t in settings if t.path in named] or None
     first = [Target(p, reason(p, t, ws.keys(p)), 1.0) for p, t in conf]
     shown = set(listed)
@@ -194,8 +196,13 @@ def rank(
         return first
     have = {t.path for t in first}
     rest = [t for t in targets if t.path not in have and _settings(t.path, ws)]
-    named = mentioning(tools, [t.path for t in rest], content)
+    named = mentioning(tools, [t.path for t in rest], ws, content)
     return first + [t for t in rest if t.path in named]
+
+
+def settings_only(targets: list[Target], ws: Workspace) -> list[Target]:
+    """Of ``targets``, the configuration (no code or test module); all of them when none is."""
+    return [t for t in targets if _settings(t.path, ws)] or targets
 
 
 def _settings(path: str, ws: Workspace) -> bool:

@@ -211,3 +211,39 @@ def test_the_manifest_readers_say_which_tools_a_file_configures(path, text, tool
     m = manifests.read(path, text)
     got = {f.removeprefix("configures:") for f in (m.facts if m is not None else ()) if f.startswith("configures:")}
     assert got == tools
+
+
+def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up(tmp_path):
+    """``{jest,vitest}.config.*`` in a package whose script runs ``node --test``: nothing
+    configures or mentions jest or vitest, so the note names the package's test set-up, not its
+    test modules."""
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "package.json": '{"name": "cli", "version": "1.0.0", "scripts": {"test": "node --test"}}',
+            "index.js": "exports.run = () => 1;\n",
+            "lib/command.js": "class Command {}\nexports.Command = Command;\n",
+            "tests/command.test.js": "const test = require('node:test');\ntest('x', () => {});\n",
+            "tests/options.test.js": "const test = require('node:test');\ntest('y', () => {});\n",
+            "README.md": "# cli\n",
+        },
+    )
+    lines: list[str] = []
+    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
+    try:
+        assert sc.wait_for_graph(60)
+        params = PostExecuteParams.model_validate(
+            {
+                "sessionId": "s",
+                "turn": 1,
+                "tool": {"name": "Glob", "input": {"pattern": "{jest,vitest}.config.*"}},
+                "result": {"isError": False, "text": "No files found"},
+                "waitMs": 30_000,
+            }
+        )
+        notes = sc.post_execute(params).additional_contexts
+    finally:
+        sc.shutdown()
+    assert [(n.source.intent, n.source.targets) for n in notes] == [("Test", ["package.json"])]
+    assert ledger_messages([ln.split("] ", 1)[-1] for ln in lines])[-1] == "suggest Test 0.92 1 targets package.json"

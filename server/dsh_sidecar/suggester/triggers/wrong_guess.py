@@ -57,6 +57,8 @@ class WrongGuess:
             ranked = toolconfig.rank(tools, targets, ctx.evidence, ctx.content, q.result_paths)
             if ranked is not None:
                 return ranked
+            if tools:  # a tool this project does not use: where its tests or tools are set up instead
+                return toolconfig.settings_only(targets, ctx.evidence)
         return targets
 
     def never_named(self, q: Query) -> set[str]:
