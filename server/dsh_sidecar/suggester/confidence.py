@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Final
 
+from dsh_sidecar.suggester import toolconfig
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
@@ -60,6 +61,9 @@ from dsh_sidecar.workspace.kinds import classify
 
 #: A searched identifier mentioned in more files than this is a common name (``common_name``).
 COMMON_NAME_FILES: Final = 100
+#: The trigger of a look for a project file that is not where the call looked: its notes name
+#: where the project keeps it (a test runner's configuration among them), a project question.
+WRONG_GUESS: Final = "wrong-guess"
 #: The triggers of a failing run (``failing_run``).
 FAILING_RUN_TRIGGERS: Final = frozenset({"traceback", "script"})
 
@@ -164,7 +168,7 @@ def assess(
 ) -> Assessment | None:
     """The confidence of a note of ``intent`` naming ``targets`` (:func:`features`); ``None``
     for a project intent or no target (module docstring)."""
-    if intent in PROJECT_INTENTS or not targets:
-        return None
+    if intent in PROJECT_INTENTS or not targets or (trigger == WRONG_GUESS and toolconfig.asked(q)):
+        return None  # (a tool's configuration looked for where it is not: a project question)
     f = features(trigger, targets, q, ev, view, scorers)
     return Assessment(f, MODEL.confidence(f))

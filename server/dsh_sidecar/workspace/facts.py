@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 #: Version of the rules below and of the manifest readers: the content index keeps what it
 #: read of an unchanged file, so a change of what is read from one must bump it (the index is
 #: rebuilt).
-RULES_VERSION: Final = 1
+RULES_VERSION: Final = 2
 #: Most bytes read of one file.
 MAX_READ_BYTES: Final = 256 * 1024
 #: Most distinct words indexed per file.
@@ -255,7 +255,8 @@ def facts_of(path: str, kind: str, text: str | None) -> set[str]:
 #: lint and version-tool names), as one pattern: a superset (case ignored for all of them).
 _NAME_RULES: Final = LazyPattern(
     "|".join(
-        f"(?:{rx.pattern})" for rx in (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+        f"(?:{rx.pattern})"
+        for rx in (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES, manifests.OWN_FILE)
     ),
     re.IGNORECASE,
 )
@@ -285,7 +286,7 @@ def _rules_scan() -> Any:
     when RE2 cannot compile it (the names are then matched one by one)."""
     import re2
 
-    parts = (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES)
+    parts = (_CHANGELOG_NAME, _OWNER_NAME, manifests.LINT_NAMES, manifests.VERSION_TOOL_NAMES, manifests.OWN_FILE)
     try:
         return re2.compile("(?im)" + "|".join(f"(?:{rx.pattern.removesuffix('$')})" for rx in parts))
     except re2.error:

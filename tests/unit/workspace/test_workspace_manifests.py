@@ -70,6 +70,11 @@ def test_pyproject_sections_and_declared_version():
     m = read("pyproject.toml", PYPROJECT)
     assert m is not None
     assert m.facts == {
+        "configures:mypy",
+        "configures:pytest",
+        "configures:semantic-release",
+        "configures:setuptools",
+        "configures:towncrier",
         "dependency-manifest",
         "layout-manifest",
         "lint-config",
@@ -130,7 +135,15 @@ def test_setup_cfg_and_tox_ini():
         "[tool:pytest]\nminversion = 2.2.0\n",
     )
     assert cfg is not None
-    assert cfg.facts == {"dependency-manifest", "lint-config", "manifest-authors", "manifest-version", "test-config"}
+    assert cfg.facts == {
+        "configures:flake8",
+        "configures:pytest",  # `[tool:pytest]`, the section pytest reads in setup.cfg
+        "dependency-manifest",
+        "lint-config",
+        "manifest-authors",
+        "manifest-version",
+        "test-config",
+    }
     assert cfg.points == (
         ("version-declared", "six.py"),
         ("version-declared", "src/six.py"),
@@ -141,7 +154,8 @@ def test_setup_cfg_and_tox_ini():
     assert intent(cfg, "max-line-length") == "Config"
     assert intent(cfg, "py_modules") == "Path"
     tox = read("tox.ini", "[tox]\nenvlist = py39,lint\n\n[testenv]\ncommands = pytest\n\n[flake8]\nignore = E501\n")
-    assert tox is not None and tox.facts == {"lint-config"}
+    # `commands = pytest` runs pytest; only a `[pytest]` section would configure it
+    assert tox is not None and tox.facts == {"configures:flake8", "configures:tox", "lint-config"}
     assert intent(tox, "envlist") == "Config" and intent(tox, "flake8") == "Config"
 
 
@@ -160,6 +174,7 @@ def test_package_json_scripts_workspaces_and_test_config():
     )
     assert m is not None
     assert m.facts == {
+        "configures:eslint",  # its `eslintConfig` key
         "dependency-manifest",
         "layout-manifest",
         "lint-config",
@@ -281,7 +296,15 @@ POM = """\
 def test_pom_sections_properties_followed_to_their_use_and_parent_version():
     m = read("pom.xml", POM)
     assert m is not None
-    assert m.facts == {"dependency-manifest", "layout-manifest", "manifest-authors", "manifest-version", "test-config"}
+    assert m.facts == {
+        "configures:failsafe",
+        "configures:surefire",
+        "dependency-manifest",
+        "layout-manifest",
+        "manifest-authors",
+        "manifest-version",
+        "test-config",
+    }
     assert intent(m, "<developers>") == "Owner"
     assert intent(m, "argLine") == "Test"
     assert intent(m, "maven-failsafe-plugin") == "Test"
@@ -316,7 +339,13 @@ publishing { publications { maven { pom { developers { developer { id = 'square'
 """,
     )
     assert build is not None
-    assert build.facts == {"dependency-manifest", "manifest-authors", "manifest-version", "test-config"}
+    assert build.facts == {
+        "configures:junit",
+        "dependency-manifest",
+        "manifest-authors",
+        "manifest-version",
+        "test-config",
+    }
     assert build.points == (
         ("version-declared", "retrofit/gradle.properties"),
         ("version-declared", "gradle.properties"),
@@ -392,7 +421,8 @@ def test_composer_and_phpunit():
     assert intent(composer, "psr-4") == "Path"
     assert intent(composer, "branch-alias") == "Version"
     phpunit = read("phpunit.xml.dist", '<phpunit bootstrap="tests/bootstrap.php"><testsuites/></phpunit>')
-    assert phpunit is not None and phpunit.facts == {"test-config"} and intent(phpunit, "bootstrap") == "Test"
+    assert phpunit is not None and phpunit.facts == {"configures:phpunit", "test-config"}
+    assert intent(phpunit, "bootstrap") == "Test"
 
 
 CMAKE = """\
@@ -429,7 +459,9 @@ def test_cmake_version_read_from_a_header_and_functions_that_add_tests():
 
 
 def test_lint_and_version_tool_files_by_name_and_requirements():
-    assert read(".php-cs-fixer.dist.php", None) == manifests.Manifest(frozenset({"lint-config"}))
+    assert read(".php-cs-fixer.dist.php", None) == manifests.Manifest(
+        frozenset({"configures:php-cs-fixer", "lint-config"})
+    )
     assert read("README.md", "# x\n") is None
     bump = read(".bumpversion.cfg", None)
     assert bump is not None and bump.facts == {"version-tool"}
@@ -468,7 +500,7 @@ def test_content_index_follows_declarations_and_keeps_section_words(tmp_path):
     assert ix.wait(60)
     assert seen == [
         {
-            "pyproject.toml": frozenset(),
+            "pyproject.toml": frozenset({"configures:setuptools"}),
             "VERSION": frozenset({"version-declared"}),
             "pkg/__version__.py": frozenset({"version-module"}),
         }

@@ -67,8 +67,11 @@ listing that finds no configuration file of a tool the project configures elsewh
 result; ``find -name tox.ini`` where the tools are configured in ``pyproject.toml``, a
 ``{jest,vitest}.config.*`` glob where a package script runs the tests, ``packages.config``
 where the packages are pinned centrally) → that tool's intent (Config, Test, Dependency),
-when the workspace has such a file to name. A miss of anything else (CODEOWNERS, a
-changelog) may simply mean the repository has none: silence.
+when the workspace has such a file to name. A look for one named tool's configuration
+that missed where the tool is configured (``suggester/toolconfig.py``: a listing of the tool's
+files that found only other configuration, a search of its section that found nothing while
+another file holds that section) → that tool's intent too. A miss of anything else
+(CODEOWNERS, a changelog) may simply mean the repository has none: silence.
 
 Weights are ours (``docs/SCHEME.md`` gives the corpus figures that chose them).
 """
@@ -80,6 +83,7 @@ import re
 from typing import Final
 
 from dsh_sidecar.lazyre import LazyPattern
+from dsh_sidecar.suggester import toolconfig
 from dsh_sidecar.suggester.evidence.subject import _vote
 from dsh_sidecar.suggester.evidence.vocabulary import (
     _CALL,
@@ -429,6 +433,9 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
         intent = _missing_config(asked, ws)
         if intent is not None:
             return intent
+    intent = _tool_configured_elsewhere(q, ws)
+    if intent is not None:
+        return intent
     docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
     if docs and q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
@@ -452,6 +459,9 @@ def _missing_config(asked: list[str], ws: Workspace) -> str | None:
     → Dependency, a linter's or formatter's → Config when that tool is configured in another
     file (``[flake8]`` of ``tox.ini``), or a Python tools' file when the tools are configured
     in ``pyproject.toml``; ``None`` otherwise (the project may simply have none)."""
+    named = toolconfig.from_names(asked)
+    if named and toolconfig.configuring(named, ws.with_fact):
+        return toolconfig.intent_of(named)  # the tool is configured, in a file the call did not ask for
     if any(_TEST_CONFIG_NAME.search(n) for n in asked):
         return "Test" if ws.with_fact("test-config") else None
     if any(_DEP_MANIFEST_NAME.search(n) for n in asked):
@@ -471,6 +481,30 @@ def _missing_config(asked: list[str], ws: Workspace) -> str | None:
         if keys and any((keys.get(t) or {}).get("Config") for t in tools):
             return "Config"
     return None
+
+
+def _tool_configured_elsewhere(q: Query, ws: Workspace) -> str | None:
+    r"""The intent of a look for one tool's configuration that did not find it where the tool
+    is configured: a listing of its files by name that found only other configuration
+    (``find -name pytest.ini -o -name tox.ini`` finding a ``tox.ini`` without ``[pytest]``,
+    where ``pyproject.toml`` has ``[tool.pytest.ini_options]``), or a search of its section
+    (``grep -rn '\[tool.pytest'``) that found nothing, where another file holds it in that
+    file's form (``[tool:pytest]`` of ``setup.cfg``); ``None`` otherwise."""
+    if q.tool not in ("bash", "glob", "grep"):
+        return None
+    if q.listing and q.result_paths and not q.is_error:
+        tools = toolconfig.from_names(q.name_patterns)
+    elif not q.listing and not q.result_paths and q.patterns:
+        tools = toolconfig.sections(q.patterns, bare=False)
+    else:
+        return None
+    conf = {p for p, _ in toolconfig.configuring(tools, ws.with_fact)} if tools else set()
+    if not conf or conf & set(q.scope):
+        return None
+    found = _found(q, ws)  # (only for a call asking for a configured tool's files)
+    if conf & set(found) or (q.listing and not (found and all(_configuration(p, ws) for p in found))):
+        return None
+    return toolconfig.intent_of(tools)
 
 
 def _is_doc(path: str) -> bool:

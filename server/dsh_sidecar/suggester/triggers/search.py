@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from dsh_sidecar.suggester import evidence, ledger
+from dsh_sidecar.suggester import evidence, ledger, toolconfig
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow, classify
 from dsh_sidecar.suggester.context import Context
@@ -53,7 +53,14 @@ class Search:
         assert ctx.prepared is not None
         knowledge = ctx.knowledge if ctx.config.learn else None
         sources = Sources(ctx.prepared, ctx.service.active_rows(), ctx.symbols, ctx.content, knowledge)
-        return resolve(q, hit.intent, sources)
+        targets = resolve(q, hit.intent, sources)
+        if hit.intent in toolconfig.INTENTS:
+            tools = toolconfig.asked(q, is_file=ctx.evidence.is_file)
+            shown = [*q.result_paths, *(s for s in q.scope if s)]
+            ranked = toolconfig.rank(tools, targets, ctx.evidence, ctx.content, shown)
+            if ranked is not None:
+                return ranked
+        return targets
 
     def never_named(self, q: Query) -> set[str]:
         """The files the call reads."""

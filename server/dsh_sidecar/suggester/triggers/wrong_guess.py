@@ -7,13 +7,17 @@ its docs root, ``doc/index.md`` where the call looked in ``docs/``, else the REA
 names where that intent really lives here — its prepared targets, in learned order, none of
 what the call looked for. Example: ``cat Pipfile.lock`` fails in a repository without one →
 Dependency at ``k = sigmoid(3.0 − 0.6) ≈ 0.92``, noted with the manifests (``pyproject.toml``…).
+A named tool's configuration looked for where it is not (``ls ruff.toml``) is noted the way
+the tool reads it (``toolconfig.py``): the files holding its section first, then the
+configuration that runs it; such a note is a project question, never scored by the code
+intents' confidence.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from dsh_sidecar.suggester import evidence
+from dsh_sidecar.suggester import evidence, toolconfig
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision
@@ -47,6 +51,14 @@ class WrongGuess:
         if hit.intent == "Doc":
             homes = set(ctx.prepared.index.facts.get("docs-home", ()))
             targets = sorted(targets, key=lambda t: t.path not in homes)
+        if hit.intent in toolconfig.INTENTS:
+            missing = [p for p in q.reads + q.scope if p and not ctx.prepared.index.exists(p)]
+            tools = toolconfig.asked(q, missing)
+            ranked = toolconfig.rank(tools, targets, ctx.evidence, ctx.content, q.result_paths)
+            if ranked is not None:
+                return ranked
+            if tools:  # a tool this project does not use: where its tests or tools are set up instead
+                return toolconfig.settings_only(targets, ctx.evidence)
         return targets
 
     def never_named(self, q: Query) -> set[str]:

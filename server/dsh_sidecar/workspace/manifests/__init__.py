@@ -69,6 +69,8 @@ from dsh_sidecar.workspace.manifests.model import (
     Manifest,
     key_paths,
     keyed_vote,
+    tool_fact,
+    tools_in,
     words,
 )
 
@@ -90,7 +92,10 @@ __all__ = [
     "is_manifest_name",
     "key_paths",
     "keyed_vote",
+    "own_file_tool",
     "read",
+    "tool_fact",
+    "tools_in",
     "words",
 ]
 
@@ -190,15 +195,50 @@ def _build_reader(name: str, low: str) -> Reader | None:
     return None
 
 
+#: A tool's own configuration file, by name: the whole file is that tool's (``ruff.toml``,
+#: ``.eslintrc.json``, ``jest.config.ts``, ``pytest.ini``, ``tsconfig.base.json``,
+#: ``checkstyle.xml``, ``phpstan.neon.dist``); group 1 names the tool (:func:`~.model.tools_in`).
+OWN_FILE: Final = re.compile(
+    r"^\.?((?:eslint|prettier|stylelint|babel|mocha|oxlint|oxfmt|markdownlint|yamllint|swiftlint|rubocop"
+    r"|golangci|pylint|coverage|flake8|ruff|mypy|isort|pydocstyle|pre-commit|codecov|rustfmt|clippy|clang-format"
+    r"|clang-tidy|php-cs-fixer|phpstan|psalm|phpcs|rector|detekt|scalafmt|stylecop|biome|pytest|jest|vitest"
+    r"|karma|playwright|cypress|ava|wdio|webpack|rollup|vite|commitlint|phpunit|checkstyle|tsconfig|pyright"
+    r"|rspec|lint-staged)(?:rc|-?config)?)"
+    r"(?:(?:\.config|\.conf)?(?:\.[A-Za-z0-9_-]+)?\.(?:jsonc?|json5|ya?ml|toml|ini|cfg|xml|neon|[cm]?[jt]s|php))?"
+    r"(?:\.dist)?$",
+    re.IGNORECASE,
+)
+
+
+def own_file_tool(name: str) -> str | None:
+    """The tool whose own configuration file is called ``name`` (:data:`OWN_FILE`), ``None``
+    for any other name (a manifest several tools share is read by sections instead)."""
+    m = OWN_FILE.match(name)
+    found = tools_in(m.group(1)) if m else []
+    if not found:
+        return None
+    if _CODE_NAME.search(name) and not _CONFIG_MODULE.search(name) and found[0] not in ("php-cs-fixer", "rector"):
+        return None  # code named after a tool (`coverage.py`, `jest.js`), not its configuration
+    return found[0]
+
+
+_CODE_NAME: Final = re.compile(r"(?i)\.(?:py|pyi|[cm]?[jt]sx?|rb|php|go|java|kt|rs)$")
+#: A configuration written as a module (``jest.config.ts``, ``karma.conf.js``, ``.eslintrc.cjs``).
+_CONFIG_MODULE: Final = re.compile(r"(?i)(?:\.config|\.conf|rc)\.[cm]?[jt]s$")
+
+
 def read(path: str, text: str | None) -> Manifest | None:
     """What the manifest or tool configuration at ``path`` declares (module docstring);
     ``None`` for a file no reader knows, or unread (``text`` ``None``). Never raises."""
     name = path.rsplit("/", 1)[-1]
     lint, tool = LINT_NAMES.match(name), VERSION_TOOL_NAMES.match(name)
+    own = own_file_tool(name)
     reader = _reader(name)
-    if not (lint or tool) and (reader is None or text is None):
+    if not (lint or tool or own) and (reader is None or text is None):
         return None  # (nearly every file of a tree: no builder made)
     b = Builder(path)
+    if own:
+        b.configures(own)
     if lint:
         b.facts.add("lint-config")
     if tool:

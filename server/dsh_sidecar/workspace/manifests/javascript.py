@@ -37,6 +37,9 @@ _PKG_LINT: Final = frozenset(
     | {"commitlint", "husky", "simple-git-hooks", "browserslist", "markdownlint", "remarkConfig"}
 )
 
+#: The tool a ``package.json`` key configures, where the key is not the tool's name.
+_PKG_TOOL: Final = {"eslintConfig": "eslint", "eslintIgnore": "eslint", "remarkConfig": "remark"}
+
 
 def read_package_json(b: Builder, text: str) -> None:
     data = parse_json(text)
@@ -82,6 +85,9 @@ def read_package_json(b: Builder, text: str) -> None:
         b.facts.add("dependency-manifest")
     if data.get("workspaces") or data.get("exports"):
         b.facts.add("layout-manifest")
+    for key in _PKG_TEST | _PKG_LINT:
+        if data.get(key) not in (None, "", [], {}):
+            b.configures(_PKG_TOOL.get(key, key))  # the tool reads its settings from this key
     if any(k in data for k in _PKG_TEST):
         b.facts.add("test-config")
     if any(k in data for k in _PKG_LINT - {"husky", "lint-staged", "nano-staged", "browserslist"}):

@@ -10,7 +10,7 @@ import re
 from typing import Any, Final
 
 from dsh_sidecar.workspace.manifests.formats import local_name, parse_toml, walk, xml_root
-from dsh_sidecar.workspace.manifests.model import LABEL, MAX_BYTES, MAX_DEPTH, Builder, first_of
+from dsh_sidecar.workspace.manifests.model import LABEL, MAX_BYTES, MAX_DEPTH, Builder, first_of, tools_in
 
 
 def read_catalog(b: Builder, text: str) -> None:
@@ -110,6 +110,13 @@ def _pom_facts(b: Builder, root: Any) -> None:
     if top.get("modules") is not None:
         b.facts.add("layout-manifest")
     artifacts = {(a.text or "").strip() for a in root.iter("{*}artifactId")}
+    for plugin in root.iter("{*}plugin"):  # `<build><plugins>`' and `<pluginManagement>`'s plugins
+        art = next((c for c in plugin if local_name(c.tag) == "artifactId"), None)
+        if art is not None:
+            for tool in tools_in(
+                re.sub(r"(?i)(?:^maven-|-maven-plugin$|-plugin$|-maven$)", "", (art.text or "").strip())
+            )[:1]:
+                b.configures(tool)
     if artifacts & _POM_TEST_PLUGINS:
         b.facts.add("test-config")
     if artifacts & _POM_LINT_PLUGINS:
@@ -214,6 +221,7 @@ def read_gradle(b: Builder, text: str, name: str) -> None:
             head = " ".join(line).strip() or " ".join(pending).strip()
             pending = []
             intent = _gradle_block_intent(head, intent_here())
+            _gradle_tool_block(b, head)
             if head:
                 b.add(intent, head)
             line.clear()
@@ -229,6 +237,19 @@ def read_gradle(b: Builder, text: str, name: str) -> None:
     end_line()
     if "libs." in text:
         b.point("dependency-manifest", "gradle/libs.versions.toml", "")
+
+
+def _gradle_tool_block(b: Builder, head: str) -> None:
+    """A block configuring a tool's Gradle plugin (``checkstyle {``, ``spotless {``, ``tasks.test {``,
+    ``tasks.withType<Test> {``: the test task, Gradle's Surefire)."""
+    low = head.lower().strip()
+    if re.match(r"^(?:tasks\.)?(?:test|named\s*\(?\s*[\"']test[\"']\s*\)?|withtype\s*[(<]\s*test\b.*)$", low):
+        b.configures("junit")
+        return
+    m = re.match(r"^([a-z][\w-]*)$", low)
+    if m:
+        for tool in tools_in(m.group(1))[:1]:
+            b.configures(tool)
 
 
 def _gradle_statement(b: Builder, stmt: str, intent: str, settings: bool, top_level: bool) -> None:

@@ -21,6 +21,11 @@ MAX_NODES: Final = 20_000
 MAX_DEPTH: Final = 48
 #: Most pointers kept per file.
 MAX_POINTS: Final = 16
+#: Most tools one file is recorded as configuring.
+MAX_TOOLS: Final = 40
+#: Prefix of the fact that a file holds a named tool's configuration (``configures:ruff``).
+CONFIGURES: Final = "configures:"
+_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,30}$")
 #: Weight of a word that only labels something (an execution id, a profile id) or is
 #: mentioned in a longer text.
 LABEL: Final = 0.5
@@ -117,6 +122,14 @@ class Builder:
         if (fact, joined) not in self.points:
             self.points.append((fact, joined))
 
+    def configures(self, tool: object) -> None:
+        """The file holds ``tool``'s configuration, read where that tool reads it (a
+        ``[tool.ruff]`` table, a ``[flake8]`` section, a ``jest`` key, the tool's own file):
+        the fact :func:`tool_fact` of its normalised name, at most :data:`MAX_TOOLS` per file."""
+        fact = tool_fact(tool)
+        if fact is not None and (fact in self.facts or sum(f.startswith(CONFIGURES) for f in self.facts) < MAX_TOOLS):
+            self.facts.add(fact)
+
     def tick(self) -> bool:
         """Count one node; ``False`` past :data:`MAX_NODES`."""
         self.nodes += 1
@@ -150,6 +163,56 @@ VERSION_TOOLS: Final = frozenset(
 #: Tools that build the change ledger.
 LEDGER_TOOLS: Final = frozenset("towncrier scriv git-cliff git_cliff changelog".split())
 
+#: Tools whose configuration sections are looked for by name: the tables above, task
+#: runners, and the names a tool's own configuration file goes by.
+CONFIGURED_TOOLS: Final = (
+    LINT_TOOLS
+    | TEST_TOOLS
+    | frozenset(
+        "tox nox pre-commit tsconfig pep8 doc8 pyright pylint-django mypy-extensions webpack babel rollup vite "
+        "esbuild swc commitlint husky lint-staged markdownlint yamllint remark codecov jacoco spotless "
+        "scalafmt swiftlint php-cs-fixer clang-format clang-tidy golangci-lint wdio mocharc".split()
+    )
+) - {"unittest", "doctest", "standard", "tap", "clang", "editorconfig"}
+#: Other spellings of a tool's name (an rc file's stem, a section's or a command's name).
+TOOL_ALIASES: Final = {
+    "eslintrc": "eslint",
+    "prettierrc": "prettier",
+    "stylelintrc": "stylelint",
+    "pylintrc": "pylint",
+    "coveragerc": "coverage",
+    "mocharc": "mocha",
+    "babelrc": "babel",
+    "testenv": "tox",
+    "tsc": "tsconfig",
+    "typescript": "tsconfig",
+    "golangci-lint": "golangci",
+    "oxlintrc": "oxlint",
+    "oxfmtrc": "oxfmt",
+    "markdownlintrc": "markdownlint",
+    "pep8": "pycodestyle",
+    "py.test": "pytest",
+    "precommit": "pre-commit",
+}
+_TOOL_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def tools_in(name: str) -> list[str]:
+    """The tools a file name or a section's name names, in order (``.eslintrc*`` → eslint,
+    ``{jest,vitest}.config.*`` → jest, vitest, ``tool.ruff`` → ruff, ``testenv:lint`` → tox);
+    words that name no tool of :data:`CONFIGURED_TOOLS` are skipped."""
+    out: list[str] = []
+    for m in _TOOL_WORD.finditer(name[:300]):
+        parts = m.group(0).lower().replace("_", "-").strip("-").split("-")[:8]
+        # the whole word, its longest leading parts, then each part (`pre-commit-config`,
+        # `maven-surefire-plugin`, `jacoco-maven-plugin`)
+        tries = ["-".join(parts[:i]) for i in range(len(parts), 0, -1)] + parts[1:]
+        tool = next((t for t in (TOOL_ALIASES.get(x, x) for x in tries) if t in CONFIGURED_TOOLS), None)
+        if tool is not None and tool not in out:
+            out.append(tool)
+    return out
+
+
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|(/])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|jasmine|karma|tap|c8|nyc|playwright test"
     r"|cypress run|node --test|tsx --test|bun test|deno test|phpunit|pest|rspec|ctest|go test|cargo test"
@@ -175,6 +238,21 @@ def name_tool(name: str) -> str | None:
     if "analyzers" in parts or low.endswith(("analyzers", ".analyzer", "analyzer")) or parts & {"stylecop"}:
         return "Config"
     return None
+
+
+def tool_name(name: object) -> str | None:
+    """A tool's name as the configuration facts spell it: lower case, ``_`` as ``-``
+    (``setuptools_scm`` is ``setuptools-scm``), 2 to 31 characters; ``None`` for anything else."""
+    if not isinstance(name, str):
+        return None
+    low = name.strip().lower().replace("_", "-")
+    return low if _TOOL_NAME.match(low) else None
+
+
+def tool_fact(tool: object) -> str | None:
+    """The fact of a file configuring ``tool`` (``configures:<name>``), ``None`` for no tool name."""
+    name = tool_name(tool)
+    return None if name is None else CONFIGURES + name
 
 
 def first_of(*items: tuple[bool, str]) -> str | None:

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from dsh_sidecar.workspace.manifests.formats import parse_toml, strings, table, walk
-from dsh_sidecar.workspace.manifests.model import LEDGER_TOOLS, LINT_TOOLS, MAX_BYTES, VERSION_TOOLS, Builder, first_of
+from dsh_sidecar.workspace.manifests.model import (
+    LEDGER_TOOLS,
+    LINT_TOOLS,
+    MAX_BYTES,
+    VERSION_TOOLS,
+    Builder,
+    first_of,
+    tools_in,
+)
 
 
 def _pyproject_intent(p: tuple[str, ...]) -> str:
@@ -118,6 +126,8 @@ def read_pyproject(b: Builder, text: str) -> None:
         _towncrier(b, towncrier)
     for t in tool:
         low = t.lower()
+        if isinstance(tool[t], dict):
+            b.configures(low)  # `[tool.<name>]` (pytest's `[tool.pytest.ini_options]`): where the tool reads it
         if low in LINT_TOOLS:
             b.facts.add("lint-config")
         if low in ("pytest", "coverage", "tox", "nox"):
@@ -278,6 +288,38 @@ def _ini_intent(section: str, key: str) -> str:
     return "Config"
 
 
+#: The tools that never read a section of a shared INI file even though it is named after them
+#: (pytest rejects ``[pytest]`` in ``setup.cfg``; mypy reads no ``tox.ini``; tox reads
+#: ``setup.cfg`` only as ``[tox:tox]``).
+_NOT_READ: Final = {
+    "setup.cfg": frozenset({"pytest:bare", "tox:bare"}),
+    "tox.ini": frozenset({"mypy", "pytest:tool"}),
+}
+
+
+def ini_section_tool(name: str, section: str) -> str | None:
+    """The tool whose settings section ``section`` (lower-cased) of the INI file ``name`` holds,
+    read the way that tool reads the file: ``[tool:pytest]`` of ``setup.cfg`` and ``[pytest]``
+    of ``tox.ini``/``pytest.ini`` are pytest's, ``[flake8]``/``[isort]``/``[pycodestyle]``
+    their tools', ``[mypy]``/``[mypy-pkg.*]`` mypy's, ``[coverage:run]`` coverage's, ``[tox]``/
+    ``[testenv…]`` (``[tox:tox]`` in ``setup.cfg``) tox's; ``None`` for any other section
+    (``[metadata]``, ``[options]``, ``[bdist_wheel]``)."""
+    prefixed = section.startswith("tool:")
+    bare = section.removeprefix("tool:")
+    head = re.split(r"[:.\s]", bare, maxsplit=1)[0]
+    if head.startswith("mypy-"):
+        head = "mypy"
+    found = tools_in(head)
+    if not found:
+        return None
+    tool = found[0]
+    skip = _NOT_READ.get(name, frozenset())
+    form = f"{tool}:tool" if prefixed else f"{tool}:bare" if ":" not in bare else f"{tool}:sub"
+    if tool in skip or form in skip:
+        return None
+    return tool
+
+
 def read_ini(b: Builder, text: str, name: str) -> None:
     cp = configparser.ConfigParser(interpolation=None, strict=False, allow_no_value=True, delimiters=("=", ":"))
     cp.optionxform = str  # type: ignore[assignment,method-assign]
@@ -288,6 +330,9 @@ def read_ini(b: Builder, text: str, name: str) -> None:
     whole_test = name in ("pytest.ini", ".coveragerc")
     for section in cp.sections()[:500]:
         s = section.lower()
+        tool = ini_section_tool(name, s)
+        if tool is not None:
+            b.configures(tool)
         if s.split(":")[0] in LINT_TOOLS or s.startswith(("mypy", "isort", "flake8")):
             b.facts.add("lint-config")
         if s in ("pytest", "tool:pytest") or s.startswith("coverage:") or whole_test:
