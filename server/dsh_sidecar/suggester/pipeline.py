@@ -148,7 +148,18 @@ def _note(trigger: Trigger, hit: Classification, shown: list[Target], q: Query, 
     reason = suppression.check(ctx.state, intent, ctx.params.turn, key, ctx.config, name, trigger.one_a_turn)
     if reason is not None:
         return Suppressed(reason, intent)
-    judged = confidence.assess(trigger.name, intent, shown, q, ctx.state.evidence, ctx.symbols, ctx.scorers)
+    state = ctx.state
+    judged = confidence.assess(
+        trigger.name,
+        intent,
+        shown,
+        q,
+        state.evidence,
+        ctx.symbols,
+        ctx.scorers,
+        edited=state.edited,
+        said=len(state.notes),
+    )
     if judged is not None and judged.value < ctx.config.min_confidence:
         return Suppressed("low-confidence", intent)  # the evidence says it would rarely help
     # the most specific pack's wording (language packs load after the generic one)

@@ -7,6 +7,6 @@ from __future__ import annotations
 from typing import Final
 
 #: The bar shipped (``minConfidence``'s default), chosen with :data:`.confidence.MODEL` by
-#: ``python bench/suggester_confidence.py --cache /work/corpus-cache-ii --heldout`` (its fixed
-#: fold's fit): a code intent's note below it is ``suppressed low-confidence``.
-MIN_CONFIDENCE: Final = 0.2172
+#: ``python bench/suggester_confidence.py --cache /work/corpus-cache-ii --min-lead 0`` (its fixed
+#: fold's fit, on the tune traces): a code intent's note below it is ``suppressed low-confidence``.
+MIN_CONFIDENCE: Final = 0.4644

@@ -5,6 +5,7 @@ choice of the bar under the declared objective (``bench/suggester_confidence.py`
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from dsh_sidecar.errors import ConfigError
@@ -12,6 +13,7 @@ from dsh_sidecar.suggester import parse_suggester_config
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.confidence import (
     COMMON_NAME_FILES,
+    MAX_SAID,
     MODEL,
     Features,
     Model,
@@ -59,9 +61,9 @@ def test_the_model_is_a_logistic_of_the_features():
     f = Features(source=1.0, support=3.0, margin=2.0, failing_run=0.0, one_shown=1.0, common_name=0.0)
     z = -1.0 + 1.0 + 0.5 * 3.0 + 0.25 * 2.0 - 1.0
     assert m.confidence(f) == pytest.approx(1 / (1 + math.exp(-z)))
-    # the task feature's weight and value default to 0: without a task text nothing changes
-    assert m.weights.values() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0, 0.0)
-    assert f.values() == (1.0, 3.0, 2.0, 0.0, 1.0, 0.0, 0.0)
+    # the task, edited and said features' weights and values default to 0
+    assert m.weights.values() == (1.0, 0.5, 0.25, 2.0, -1.0, -3.0, 0.0, 0.0, 0.0)
+    assert f.values() == (1.0, 3.0, 2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
     # the shipped bar lies between the model's extremes (it abstains on some notes, not all)
     low = Features(0.0, 0.0, 0.0, 0.0, 1.0, 1.0)
     high = Features(1.0, 5.0, 5.0, 1.0, 0.0, 0.0)
@@ -88,6 +90,24 @@ def test_features_read_only_what_the_call_and_the_session_know():
     assert features("search", targets("pkg/x.py"), q, ev, edge).common_name == 0.0
     # no symbol index yet: nothing is common, nothing is defined
     assert features("search", targets("pkg/api.py"), q, ev, None).support == 0.0
+    # the session changed a file of the workspace; the notes it already had, counted up to MAX_SAID
+    f = features("search", targets("pkg/api.py"), q, ev, view, edited=True, said=2)
+    assert (f.edited, f.said) == (1.0, 2.0)
+    assert features("search", targets("pkg/api.py"), q, ev, view, said=MAX_SAID + 5).said == float(MAX_SAID)
+    assert (features("search", targets("pkg/api.py"), q, ev, view).edited, f.source) == (0.0, 1.0)
+
+
+def test_the_same_note_is_less_confident_after_an_edit_and_after_notes_said():
+    q = parse_call("grep", {"pattern": "merge_setting"})
+    ev = SessionEvidence()
+    view = View({"pkg/api.py": {"merge_setting"}})
+    fresh = assess("search", "Usage", targets("pkg/api.py"), q, ev, view)
+    edited = assess("search", "Usage", targets("pkg/api.py"), q, ev, view, edited=True)
+    late = assess("search", "Usage", targets("pkg/api.py"), q, ev, view, edited=True, said=3)
+    assert fresh is not None and edited is not None and late is not None
+    assert MODEL.weights.edited < 0 and MODEL.weights.said < 0
+    assert fresh.value > edited.value > late.value
+    assert late.value == pytest.approx(MODEL.confidence(replace(fresh.features, edited=1.0, said=3.0)))
 
 
 def test_project_intents_are_not_scored():
@@ -118,6 +138,33 @@ def test_a_note_below_the_bar_is_a_ledger_line_and_no_note(tmp_path, dsh_home):
     notes = post(s0, "Grep", {"pattern": "@pytest.fixture", "path": "tests"}, "")
     assert [n.source.targets[0] for n in notes] == ["tests/conftest.py"]
     assert ledger_messages(lines0)[-1].startswith("suggest Test ")
+
+
+def test_the_pipeline_scores_a_note_with_the_sessions_edit_and_its_notes_so_far(tmp_path, dsh_home, monkeypatch):
+    from dsh_sidecar.suggester import confidence
+    from support.sidecar import DATA
+
+    seen: list[Features] = []
+    original = confidence.assess
+
+    def recording(*args, **kwargs):
+        judged = original(*args, **kwargs)
+        if judged is not None:
+            seen.append(judged.features)
+        return judged
+
+    monkeypatch.setattr(confidence, "assess", recording)
+    shop = DATA / "workspaces" / "shopcart"
+    s, lines = make_suggester(shop, dsh_home, WorkspaceGraph.build(shop), warm=True, minConfidence=0)
+    assert post(s, "Grep", {"pattern": "def merge_items"}, "")
+    assert (seen[-1].edited, seen[-1].said) == (0.0, 0.0)
+    # an edit of a workspace file, then the next search: one note said, the workspace changed
+    post(s, "Edit", {"file_path": "src/shopcart/pricing.py", "old_string": "a", "new_string": "b"}, "ok")
+    assert post(s, "Grep", {"pattern": "def checkout"}, "")
+    assert (seen[-1].edited, seen[-1].said) == (1.0, 1.0)
+    # another session starts afresh
+    assert post(s, "Grep", {"pattern": "def merge_items"}, "", session="other")
+    assert (seen[-1].edited, seen[-1].said) == (0.0, 0.0)
 
 
 def test_the_knob_is_a_probability():
