@@ -471,7 +471,7 @@ class WorkspaceGraph:
                 before = self._kind.get(rel)
                 defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
-                if not self._through_link(rel.rpartition("/")[0], linked) and full.is_file() and not self._ignored(rel):
+                if not self._through_link(rel.rpartition("/")[0], linked) and _is_file(full) and not self._ignored(rel):
                     self._upsert(rel, full, now)
                     (modified if before is not None else added).add(rel)
                     if self._kind[rel] != before:
@@ -571,6 +571,15 @@ def _sorted_remove(items: list[Any] | None, value: Any) -> None:
     i = bisect.bisect_left(items, value)
     if i < len(items) and items[i] == value:
         del items[i]
+
+
+def _is_file(full: Path) -> bool:
+    """``full.is_file()``, ``False`` for a path the system cannot stat (``ENAMETOOLONG`` and the
+    like, which ``Path.is_file`` raises)."""
+    try:
+        return full.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _read(root: Path, rel: str) -> bytes | None:

@@ -752,3 +752,14 @@ def test_a_folder_swapped_for_a_symlink_mid_session_lists_nothing_through_it(tmp
     assert g.files == ["main.py", "notes.md"]
     assert g.definitions("leaked") == []
     assert WorkspaceGraph.build(ws).files == g.files  # what a new walk lists
+
+
+def test_a_changed_path_the_system_cannot_stat_is_no_file_and_the_batch_still_applies(tmp_path):
+    """A path longer than the system takes (ENAMETOOLONG: a client's URI, a watcher in a very
+    deep tree) is no file: the other paths of its batch are applied (the whole batch raised and
+    the builder kept the previous graph)."""
+    write_tree(tmp_path, {"a.py": "def a():\n    pass\n"})
+    g = WorkspaceGraph.build(tmp_path, symbols=True)
+    (tmp_path / "b.py").write_text("def b():\n    pass\n")
+    delta = g.apply(["a/" * 3000 + "x.py", str(tmp_path / ("y" * 5000)), "b.py"])
+    assert delta.added == {"b.py"} and g.files == ["a.py", "b.py"]
