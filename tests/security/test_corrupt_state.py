@@ -316,3 +316,23 @@ def test_files_set_aside_in_the_same_second_keep_distinct_names_and_stay_bounded
         b"[corrupt 4",
         b"[corrupt 5",
     ]
+
+
+def test_a_copy_set_aside_after_the_clock_went_back_is_kept(tmp_path, monkeypatch):
+    """Copies named from a later second (the clock stepped back since, or another machine's
+    clock on a shared folder) never make the copy just set aside the one deleted: it is the
+    evidence of this corruption; the oldest of the others go."""
+    from dsh_sidecar.state import files
+
+    path = tmp_path / "s.json"
+    for second in (1_800_000_000, 1_800_000_001, 1_800_000_002):
+        (tmp_path / f"s.json.corrupt-{second}").write_bytes(b"[later %d" % second)
+    monkeypatch.setattr(files.time, "time", lambda: 1_700_000_000.5)
+    path.write_bytes(b"[now")
+    assert StateFile(path).read() is None
+    assert sorted(p.name for p in tmp_path.glob("s.json.corrupt-*")) == [
+        "s.json.corrupt-1700000000",
+        "s.json.corrupt-1800000001",
+        "s.json.corrupt-1800000002",
+    ]
+    assert (tmp_path / "s.json.corrupt-1700000000").read_bytes() == b"[now"

@@ -14,8 +14,8 @@
   number (``1e400``, ``NaN``, ``Infinity``), or anything ``validate`` rejects with *any*
   exception (``RecursionError``, ``OverflowError``… included): every parse or validation error is
   a warning and a cold start, never a failure (docs/SECURITY.md, class 6). At most
-  :data:`KEEP_CORRUPT` set-aside copies are kept per file (the newest by their names' time and
-  number).
+  :data:`KEEP_CORRUPT` set-aside copies are kept per file (the one just set aside and the newest
+  others by their names' time and number).
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
   read (under the lock) or update of the file (class 12); under the lock no other writer has
   one open. A read that finds no debris and a valid file takes no lock.
@@ -281,7 +281,8 @@ class StateFile:
 
     def _set_aside(self, reason: str) -> None:
         """Move the file aside to a name no earlier copy has (the caller holds the lock: no other
-        sidecar sets this file aside meanwhile), then keep the newest :data:`KEEP_CORRUPT`."""
+        sidecar sets this file aside meanwhile), then keep it and the newest others, :data:`KEEP_CORRUPT`
+        in all."""
         aside = self._aside_name()
         if aside is None:
             self._warn(f"state file {self.path} is {reason} and could not be moved aside (no free name); starting cold")
@@ -294,8 +295,9 @@ class StateFile:
                 f"state file {self.path} is {reason} and could not be moved aside ({exc.strerror}); starting cold"
             )
             return
-        with contextlib.suppress(OSError):
-            for *_, old in self._aside_copies()[:-KEEP_CORRUPT]:
+        with contextlib.suppress(OSError):  # this copy kept whatever the others' names say (a clock stepped back)
+            others = [c for c in self._aside_copies() if c[2] != aside]
+            for *_, old in others[: max(len(others) - KEEP_CORRUPT + 1, 0)]:
                 old.unlink()
 
     def _aside_name(self) -> Path | None:

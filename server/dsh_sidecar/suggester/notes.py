@@ -98,12 +98,12 @@ def _render(what: str, targets: list[Target], repo_prose: bool) -> tuple[str, li
     fits is left out. When whole paths leave targets out, a target in the folder of the line
     above it is shown by its file name and :data:`SAME_FOLDER` instead (deep trees,
     ``src/main/java/org/…``, name several files of one package: the note keeps them rather than
-    losing all but the first few), if that lists more of them and no target's own name ends
-    with those words."""
+    losing all but the first few), if that lists more of them and no target's own name holds
+    those words (in any case or spacing)."""
     heading = f"search-suggester: in this repository, look here for {what}:"
     fitting = _lines(heading, targets, repo_prose, compact=False)
-    # never when a name itself ends so: its line would read like another file's short form
-    if len(fitting) < min(len(targets), MAX_NOTE_TARGETS) and not any(t.path.endswith(SAME_FOLDER) for t in targets):
+    # never when a name itself holds those words: its line would read like another file's short form
+    if len(fitting) < min(len(targets), MAX_NOTE_TARGETS) and not any(_reads_short(t.path) for t in targets):
         compact = _lines(heading, targets, repo_prose, compact=True)
         if len(compact) > len(fitting):
             fitting = compact
@@ -111,6 +111,14 @@ def _render(what: str, targets: list[Target], repo_prose: bool) -> tuple[str, li
     if len(text) > MAX_NOTE_CHARS:
         text = text[: MAX_NOTE_CHARS - 1] + "…"
     return text, fitting, len(fitting)
+
+
+_SAME_FOLDER_WORDS: Final = " ".join(SAME_FOLDER.split()).casefold()
+
+
+def _reads_short(path: str) -> bool:
+    """``path`` holds :data:`SAME_FOLDER`'s words anywhere, in any case or spacing."""
+    return "(" in path and _SAME_FOLDER_WORDS in " ".join(path.split()).casefold()
 
 
 def _lines(heading: str, targets: list[Target], repo_prose: bool, compact: bool) -> list[tuple[Target, str, str]]:

@@ -64,8 +64,11 @@ class WorkspacePaths:
 
         def rel(p: str) -> str | None:
             if p.startswith("../"):  # from above the root (``cd ..``): a path back into it is the root's
-                back = self._under_root(posixpath.normpath(self.base + p))
-                return back if back else p  # else outside, as spelt (the root itself too: `..` parts)
+                back = posixpath.normpath(self.base + p)
+                if back == self.base.rstrip("/"):
+                    return ""  # the root itself (``cd ../repo && grep x .``): the whole tree
+                inside = self._under_root(back)
+                return inside if inside else p  # else outside, as spelt
             if not p.startswith("/"):
                 return p
             inside = self._under_root(p)

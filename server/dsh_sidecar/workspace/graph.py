@@ -462,6 +462,7 @@ class WorkspaceGraph:
         modified: set[str] = set()
         kinds: dict[str, Kind] = {}
         names: set[str] = set()
+        linked: dict[str, bool] = {}  # a folder of this batch: a symlink, or under one
         with self._lock:
             for raw in dict.fromkeys(changed):
                 rel = self.relative(raw)
@@ -470,7 +471,7 @@ class WorkspaceGraph:
                 before = self._kind.get(rel)
                 defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
-                if full.is_file() and not self._ignored(rel):
+                if not self._through_link(rel.rpartition("/")[0], linked) and _is_file(full) and not self._ignored(rel):
                     self._upsert(rel, full, now)
                     (modified if before is not None else added).add(rel)
                     if self._kind[rel] != before:
@@ -487,11 +488,35 @@ class WorkspaceGraph:
                 self._stats = None  # the listing's stats describe the tree before this batch
         return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
+    def _through_link(self, folder: str, seen: dict[str, bool]) -> bool:
+        """Whether ``folder`` (repo-relative, ``""`` the root) is a symlink or under one in the
+        work tree: the walk never lists a file through one (``files.walk_files``; a tracked
+        folder swapped for a link, ``recency.linked_folders``). Each folder ``lstat``-ed once a
+        batch (``seen``)."""
+        if not folder:
+            return False
+        if (known := seen.get(folder)) is not None:
+            return known
+        parts = folder.split("/")
+        known, at = False, ""
+        for part in parts:  # outermost first; iterative (a hostile path may be deep)
+            at = f"{at}/{part}" if at else part
+            if (cached := seen.get(at)) is None:
+                try:
+                    cached = known or os.path.islink(os.path.join(self.root, at))
+                except (OSError, ValueError):
+                    cached = True
+                seen[at] = cached
+            known = cached
+        return known
+
     def relative(self, raw: str) -> str | None:
-        """``raw`` (repo-relative, or absolute under the root) as a repo-relative POSIX path;
-        ``None`` outside the workspace."""
+        """``raw`` (repo-relative, or absolute under the root: as spelt, else once its links are
+        resolved) as a repo-relative POSIX path; ``None`` outside the workspace."""
         p = raw.replace(os.sep, "/")
-        if os.path.isabs(p):
+        if os.path.isabs(p) and (lexical := fsguard.relative(self.root, p)) is not None:
+            p = lexical  # a path under a symlinked folder stays under it (dropped, not kept listed)
+        elif os.path.isabs(p):
             try:
                 p = Path(p).resolve().relative_to(self.root.resolve()).as_posix()
             except (ValueError, OSError):
@@ -546,6 +571,15 @@ def _sorted_remove(items: list[Any] | None, value: Any) -> None:
     i = bisect.bisect_left(items, value)
     if i < len(items) and items[i] == value:
         del items[i]
+
+
+def _is_file(full: Path) -> bool:
+    """``full.is_file()``, ``False`` for a path the system cannot stat (``ENAMETOOLONG`` and the
+    like, which ``Path.is_file`` raises)."""
+    try:
+        return full.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _read(root: Path, rel: str) -> bytes | None:

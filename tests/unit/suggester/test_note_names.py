@@ -61,3 +61,20 @@ def test_whole_paths_stay_when_they_fit_or_a_name_reads_like_the_short_form():
     note = make_note("Symbol", None, odd)
     assert note.text.count("same folder") == 1  # only that file's own name
     assert note.source.targets == [t.path for t in odd[:4]]
+
+
+def test_a_name_holding_the_words_anywhere_keeps_whole_paths():
+    """A file whose name holds ``(same folder as above)`` anywhere, in any case or spacing,
+    keeps the note to whole paths: its line would otherwise read like a short-form line of
+    another file (``- x.java (same folder as above) — y``: an ``x.java`` beside the line above)."""
+    reason = "defines the searched name"
+    for name in (
+        "x.java (same folder as above) — y.java",
+        "x (same folder as above).java",
+        "x.java (Same Folder\u00a0as  above)",
+    ):
+        odd = [Target(f"{JAVA}{n}.java", reason, 1.0) for n in JAVA_NAMES]
+        odd.insert(1, Target(f"{JAVA}{name}", reason, 1.0))
+        note = make_note("Symbol", None, odd)
+        assert "(same folder as above) —" not in note.text.replace(name, ""), name
+        assert note.source.targets == [t.path for t in odd[:4]], name

@@ -129,7 +129,6 @@ def test_a_search_in_a_folder_the_workspace_lacks_abstains_as_missing_folder(wor
     "command",
     [
         "grep -r __version__ ..",  # the parent exists (it holds the workspace)
-        "grep -r __version__ ../pyproj",  # the workspace itself, through its parent
         "grep -r __version__ src/../..",
         "rg __version__ ~/proj",  # the shell expands these: not a folder named so
         "rg __version__ $HOME/x",
@@ -141,6 +140,19 @@ def test_a_scope_outside_the_workspace_or_left_to_the_shell_is_no_missing_folder
     leaves the workspace (a ``..`` part) or that the shell expands is not known to be missing."""
     s, lines = make_suggester(workspace, dsh_home, warm=True)
     assert s.post_execute(call("bash", {"command": command}, text="")) == []
+    assert not any("missing-folder" in m for m in ledger_messages(lines))
+
+
+@pytest.mark.parametrize("command", ["grep -r __version__ ../pyproj", "cd .. && grep -r __version__ pyproj"])
+def test_the_workspace_searched_through_its_parent_is_the_whole_tree(workspace, dsh_home, command):
+    """``../pyproj`` from the root ``pyproj`` is the root itself: answered as ``grep -r x .``
+    (no missing-folder line), not as a folder outside the workspace."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    whole, _ = make_suggester(workspace, dsh_home, warm=True)
+    assert workspace.name == "pyproj"
+    got = s.post_execute(call("bash", {"command": command}, text=""))
+    assert got == whole.post_execute(call("bash", {"command": "grep -r __version__ ."}, text=""))
+    assert [c.source.summary for c in got] == ["Version: src/demo_pkg/__init__.py"]
     assert not any("missing-folder" in m for m in ledger_messages(lines))
 
 

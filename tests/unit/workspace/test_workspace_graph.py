@@ -730,3 +730,36 @@ def test_the_kinds_of_an_unchanged_listing_come_from_the_cache(tmp_path: Path, m
     calls.clear()
     build()
     assert calls == []
+
+
+def test_a_folder_swapped_for_a_symlink_mid_session_lists_nothing_through_it(tmp_path):
+    """As the walk (which never goes through a symlinked folder): a change under a folder the
+    work tree replaced by a symlink, told by absolute path (an editor's watcher) or relative,
+    drops what was listed under it and never adds a file through it (a link out of the
+    workspace would list another tree's names)."""
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    write_tree(ws, {"src/a.py": "def a():\n    pass\n", "main.py": "x = 1\n", "notes.md": "n\n"})
+    write_tree(out, {"a.py": "SECRET = 1\n", "b.py": "def leaked():\n    pass\n"})
+    g = WorkspaceGraph.build(ws, symbols=True)
+    assert g.files == ["main.py", "notes.md", "src/a.py"]
+    (ws / "src" / "a.py").unlink()
+    (ws / "src").rmdir()
+    (ws / "src").symlink_to(out, target_is_directory=True)
+    delta = g.apply([str(ws / "src" / "a.py"), str(ws / "src" / "b.py"), str(ws / "src")])
+    assert delta.removed == {"src/a.py"} and delta.added == frozenset()
+    delta = g.apply(["src/a.py", "src/b.py"])
+    assert delta.paths == frozenset()
+    assert g.files == ["main.py", "notes.md"]
+    assert g.definitions("leaked") == []
+    assert WorkspaceGraph.build(ws).files == g.files  # what a new walk lists
+
+
+def test_a_changed_path_the_system_cannot_stat_is_no_file_and_the_batch_still_applies(tmp_path):
+    """A path longer than the system takes (ENAMETOOLONG: a client's URI, a watcher in a very
+    deep tree) is no file: the other paths of its batch are applied (the whole batch raised and
+    the builder kept the previous graph)."""
+    write_tree(tmp_path, {"a.py": "def a():\n    pass\n"})
+    g = WorkspaceGraph.build(tmp_path, symbols=True)
+    (tmp_path / "b.py").write_text("def b():\n    pass\n")
+    delta = g.apply(["a/" * 3000 + "x.py", str(tmp_path / ("y" * 5000)), "b.py"])
+    assert delta.added == {"b.py"} and g.files == ["a.py", "b.py"]

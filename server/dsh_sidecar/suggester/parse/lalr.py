@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 TABLES: Final = Path(__file__).with_name("bashlex_tables.json")
 #: The layout of :data:`TABLES` (a file of another layout is not read).
 FORMAT: Final = 1
+#: A tables file longer than this is not read (the shipped one is ~130 KB).
+MAX_BYTES: Final = 1 << 21
 
 #: What the last :func:`import_bashlex` did: ``signature`` (:func:`signature` of bashlex's
 #: grammar), ``read`` (the tables came from :data:`TABLES`); with ``record``, also ``grammar``
@@ -57,12 +59,19 @@ def signature(grammar: Any, generator: bytes) -> str:
     return h.hexdigest()
 
 
-def read_tables(path: Path, expected: str) -> tuple[dict[int, dict[str, int | None]], dict[int, dict[str, int]]] | None:
+def read_tables(
+    path: Path, expected: str, productions: int | None = None
+) -> tuple[dict[int, dict[str, int | None]], dict[int, dict[str, int]]] | None:
     """``(action, goto)`` of the file at ``path`` when it holds the tables of the grammar whose
     :func:`signature` is ``expected``, in :data:`FORMAT`, every entry of the types the parser
-    reads (state numbers and actions integers; an action may be ``None``); else ``None``."""
+    reads (state numbers and actions integers; an action may be ``None``); with
+    ``productions`` (the grammar's count), also every state with both rows and every shift,
+    goto and reduction to a state or production that is there; at most :data:`MAX_BYTES`
+    long; else ``None``."""
     try:
-        doc = json.loads(path.read_bytes())
+        with path.open("rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        doc = json.loads(data) if len(data) <= MAX_BYTES else None
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("signature") != expected:
@@ -77,7 +86,21 @@ def read_tables(path: Path, expected: str) -> tuple[dict[int, dict[str, int | No
             for value in row.values():
                 if type(value) is not int and not (nullable and value is None):
                     return None
+    if productions is not None and not _coherent(action, goto, productions):
+        return None
     return action, goto
+
+
+def _coherent(action: dict[int, dict[str, Any]], goto: dict[int, dict[str, int]], productions: int) -> bool:
+    """Every state has an action and a goto row, every shift and goto is to one of them, every
+    reduction by one of ``productions`` (what PLY's parser indexes without a check)."""
+    if action.keys() != goto.keys():
+        return False
+    for row in action.values():
+        for value in row.values():
+            if value is not None and not (value in action if value > 0 else -value < productions):
+                return False
+    return all(value in action for row in goto.values() for value in row.values())
 
 
 def import_bashlex(tables: Path | None = TABLES, *, record: bool = False) -> Any:
@@ -93,6 +116,7 @@ def import_bashlex(tables: Path | None = TABLES, *, record: bool = False) -> Any
         raise ModuleNotFoundError("No module named 'bashlex'", name="bashlex")
     package = importlib.util.module_from_spec(spec)
     sys.modules["bashlex"] = package
+    LOADED.clear()
     try:
         yacc: Any = importlib.import_module("bashlex.yacc")
         builder = yacc.LRTable
@@ -101,9 +125,12 @@ def import_bashlex(tables: Path | None = TABLES, *, record: bool = False) -> Any
             spec.loader.exec_module(package)
         finally:
             yacc.LRTable = builder
-    except BaseException:
+    except BaseException as e:
         for name in [n for n in sys.modules if n == "bashlex" or n.startswith("bashlex.")]:
             del sys.modules[name]
+        if LOADED.get("read") and isinstance(e, Exception):  # the file's tables broke bashlex's own steps
+            log.warning("bashlex's parse tables from %s failed its import (%r); built instead", tables, e)
+            return import_bashlex(None, record=record)
         raise
     return package
 
@@ -120,7 +147,7 @@ def _reader(builder: Any, yacc: Any, tables: Path | None, record: bool) -> type:
             except (OSError, TypeError):
                 generator = b""
             sig = signature(grammar, generator)
-            read = read_tables(tables, sig) if tables is not None and generator else None
+            read = read_tables(tables, sig, len(grammar.Productions)) if tables is not None and generator else None
             if read is None:
                 super().__init__(grammar, logger)
             else:  # what builder.__init__ sets, the tables instead of their construction

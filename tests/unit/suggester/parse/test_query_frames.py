@@ -121,3 +121,18 @@ def test_a_cd_above_the_root_is_kept_and_paths_under_it_map_back_into_the_worksp
     assert seen("cd src && cd a && cd - && grep -rn foo b.py") == (["src/b.py"], [])
     assert seen("cd src && cd - && grep -rn foo lib") == (["lib"], [])
     assert seen("cd /testbed && cd .. && cat testbed/setup.py") == ([], ["setup.py"])  # a container's copy
+
+
+def test_a_cd_above_the_root_and_back_into_it_searches_the_whole_root():
+    """``cd .. && cd repo`` (or ``cd ../repo``) is the workspace root again: its ``.`` is the
+    whole tree, as a plain ``grep -rn foo .`` (``""``), not a folder outside the workspace."""
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), ["src/a/b.py", "setup.py"]))
+
+    def scope(command: str) -> list[str]:
+        return paths.relative(parse_call("bash", {"command": command})).scope
+
+    assert scope("grep -rn foo .") == [""]
+    assert scope("cd .. && cd repo && grep -rn foo .") == [""]
+    assert scope("cd ../repo && grep -rn foo .") == [""]
+    assert scope("cd .. && grep -rn foo repo") == [""]
+    assert scope("cd .. && grep -rn foo .") == [".."]  # the root's parent: outside

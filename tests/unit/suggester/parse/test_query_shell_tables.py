@@ -115,3 +115,45 @@ def test_the_tables_document_round_trips(tmp_path):
     path.write_bytes(lalr.tables_document("ab" * 32, action, goto))
     assert lalr.read_tables(path, "ab" * 32) == (action, goto)
     assert list(lalr.read_tables(path, "ab" * 32)[0]) == [0, 5]  # the states' order kept
+
+
+def _tampered(tmp_path: Path, edit) -> Path:
+    """The shipped file with its signature kept and ``edit(doc)`` applied to its tables."""
+    doc = json.loads(lalr.TABLES.read_bytes())
+    edit(doc)
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_tables_of_the_right_signature_missing_a_state_bashlex_reads_are_not_read(tmp_path, built):
+    # bashlex's parser reads goto[0]['simple_list'] right after yacc() (its corrections of two
+    # states): a file without it raised KeyError out of the import, every parse's fallback after
+    path = _tampered(tmp_path, lambda doc: doc["goto"]["0"].pop("simple_list"))
+    got = child(path)
+    assert got["read"] is False
+    assert got["parser"] == built["parser"] and got["dump"] == built["dump"]
+
+
+def test_tables_that_shift_to_a_state_that_is_not_there_are_not_read(tmp_path, built):
+    def edit(doc: dict) -> None:
+        doc["action"]["0"]["WORD"] = 9999
+
+    got = child(_tampered(tmp_path, edit))
+    assert got["read"] is False
+    assert got["dump"] == built["dump"]
+    sig = json.loads(lalr.TABLES.read_bytes())["signature"]
+    for bad in (
+        lambda doc: doc["goto"]["0"].update(list=9999),  # a goto to no state
+        lambda doc: doc["action"]["1"].update(WORD=-5000),  # a reduction by no production
+        lambda doc: doc["goto"].pop("7"),  # a state with an action row and no goto row
+    ):
+        assert lalr.read_tables(_tampered(tmp_path, bad), sig, productions=168) is None
+
+
+def test_a_tables_file_over_the_size_bound_is_not_read(tmp_path):
+    sig = json.loads(lalr.TABLES.read_bytes())["signature"]
+    path = tmp_path / "huge.json"
+    path.write_bytes(lalr.TABLES.read_bytes().rstrip() + b" " * (lalr.MAX_BYTES + 1))
+    assert json.loads(path.read_bytes())["signature"] == sig  # still the right document
+    assert lalr.read_tables(path, sig) is None
