@@ -57,8 +57,9 @@ def git(git_dir: Path, *args: str, stdin: bytes | None = None, env: dict[str, st
 @dataclass
 class Segment:
     """One simple command of a shell line: its words (operators removed), output redirection
-    targets, the heredoc / here-string fed to it, the cwd it runs in (repo-relative, ``""`` =
-    root, ``None`` = outside the repository) and whether its stdout goes into a pipe."""
+    targets, the heredoc / here-string fed to it, the cwd it runs in (relative to the workdir,
+    ``""`` = root; ``..``-led when above or beside it: ``cd ..`` from the root is ``..``, ``cd
+    /tmp`` is ``../tmp``; ``None`` = unknown) and whether its stdout goes into a pipe."""
 
     words: list[str]
     out: list[str] = field(default_factory=list)
@@ -142,36 +143,45 @@ def tokens(command: str) -> list[str]:
 
 
 def norm_path(path: str, cwd: str | None, workdir: str = WORKDIR) -> str | None:
-    """A path operand as a repository-relative path, or ``None`` when outside the repository."""
+    """A path operand as a repository-relative path, or ``None`` when outside the repository. A
+    relative path that climbs above the root is resolved against the workdir, as the shell
+    does: from ``cd ..``, ``testbed/x.py`` (``../testbed/x.py``) is ``x.py`` when the workdir is
+    ``/testbed`` (the sidecar reads such a path back into the workspace the same way)."""
+    full = walk_to(path, cwd, workdir)
+    return None if full is None or outside(full) else full
+
+
+def walk_to(path: str, cwd: str | None, workdir: str = WORKDIR) -> str | None:
+    """Where ``path`` run in ``cwd`` points, relative to ``workdir`` (``""``: the root; led by
+    ``..`` above or beside it, as :attr:`Segment.cwd`), or ``None`` when unknown."""
     if not path or path == "-":
         return None
     if path.startswith("/"):
-        if path == workdir:
-            return ""
-        if not path.startswith(workdir + "/"):
-            return None
-        full = path[len(workdir) + 1 :]
+        full = posixpath.relpath(posixpath.normpath(path), workdir)
     else:
         if cwd is None:
             return None
-        full = posixpath.join(cwd, path) if cwd else path
-    full = posixpath.normpath(full)
-    if full == ".":
-        return ""
-    if full.startswith(".."):
-        return None
-    return full
+        full = posixpath.normpath(posixpath.join(cwd, path) if cwd else path)
+        if outside(full):  # above the root: the workdir's own name may lead back into it
+            full = posixpath.relpath(posixpath.normpath(posixpath.join(workdir, full)), workdir)
+    return "" if full == "." else full
+
+
+def outside(where: str) -> bool:
+    """Whether a :func:`walk_to` answer is above or beside the root (``..``, ``../tmp``; not a
+    name that starts with two dots, ``..foo``)."""
+    return where == ".." or where.startswith("../")
 
 
 def scratch_key(path: str | None, cwd: str | None, workdir: str = WORKDIR) -> str:
-    """Key of a written file in the per-run scratch map: its repository-relative path, else the
-    absolute path as written (``/tmp/fix.py``), else ``""``."""
+    """Key of a written file in the per-run scratch map: its repository-relative path, else its
+    absolute path (``/tmp/fix.py``, also written as ``fix.py`` after ``cd /tmp``), else ``""``."""
     if not path:
         return ""
-    rel = norm_path(path, cwd, workdir)
-    if rel is not None:
-        return rel
-    return posixpath.normpath(path) if path.startswith("/") else ""
+    where = walk_to(path, cwd, workdir)
+    if where is None:
+        return ""
+    return posixpath.normpath(posixpath.join(workdir, where)) if outside(where) else where
 
 
 def segments(command: str, workdir: str = WORKDIR) -> list[Segment]:
@@ -193,7 +203,7 @@ def segments(command: str, workdir: str = WORKDIR) -> list[Segment]:
             words.pop(0)
         if words and words[0] == "cd":
             target = words[1] if len(words) > 1 else workdir
-            cwd = norm_path(target, cwd, workdir) if cwd is not None or target.startswith("/") else None
+            cwd = walk_to(target, cwd, workdir)  # above the root too (``cd ..``): later paths may lead back
         elif words or cur.out:
             segs.append(cur)
         cur = Segment([], workdir=workdir)
@@ -832,7 +842,7 @@ def dirs_of(segs: list[Segment]) -> list[str]:
     in (``cd``) and the folders a plain ``ls`` listed (first seen first, the root left out)."""
     out: list[str] = []
     for d in [s.cwd for s in segs] + listed_dirs(segs):
-        if d and d not in out:
+        if d and not outside(d) and d not in out:  # a folder outside the repository is none of its
             out.append(d)
     return out
 

@@ -72,8 +72,10 @@ class SidecarProtocol(LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: Requests in flight that ``shutdown`` answers instead of cancelling, by id: the answer
-        #: they give without what they wait for (``dsh/status`` without the fleet store's read).
+        #: Requests in flight that ``shutdown`` answers instead of cancelling, by their request's
+        #: own future (never by the id the client chose: a client may reuse an id while a request
+        #: under it waits): the answer they give without what they wait for (``dsh/status``
+        #: without the fleet store's read). Filled by :meth:`answering_at_shutdown`.
         self.answer_at_shutdown: dict[Any, Callable[[], Any]] = {}
 
     @lsp_method(lsp.INITIALIZE)
@@ -87,6 +89,23 @@ class SidecarProtocol(LanguageServerProtocol):
         except InvalidRoot as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from None
         return (yield from super().lsp_initialize(params))
+
+    @contextlib.contextmanager
+    def answering_at_shutdown(self, answer: Callable[[], Any]) -> Generator[None, None, None]:
+        """While in this block, a ``shutdown`` answers the request being handled with
+        ``answer()`` instead of cancelling it. For a generator handler, entered at its first
+        step (before its first ``yield``): pygls has just filed that request's future under its
+        id, which is how the entry is keyed to the request itself and not to the id."""
+        msg_id = self.msg_id
+        future = self._request_futures.get(msg_id) if msg_id is not None else None
+        if future is None or future.done():
+            yield
+            return
+        self.answer_at_shutdown[future] = answer
+        try:
+            yield
+        finally:
+            self.answer_at_shutdown.pop(future, None)
 
     def _run_generator(self, future: Any, *, gen: Generator[Any, Any, Any], result_future: Any) -> None:
         """pygls' step of a generator handler (``dsh/status`` yields the fleet store's read),
@@ -113,9 +132,8 @@ class SidecarProtocol(LanguageServerProtocol):
         A request of :attr:`answer_at_shutdown` is answered instead, first (a ``dsh/status`` sent
         just before the exit, waiting for the fleet store's read, says what this process knows)."""
         current_id = self.msg_id
-        for msg_id, answer in list(self.answer_at_shutdown.items()):  # before the sidecar shuts down
-            future = self._request_futures.get(msg_id)
-            if msg_id != current_id and future is not None and not future.done():
+        for future, answer in list(self.answer_at_shutdown.items()):  # before the sidecar shuts down
+            if not future.done():
                 try:
                     future.set_result(answer())
                 except Exception as exc:  # answered as the handler's own error would be

@@ -256,13 +256,9 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         validate(wire.StatusParams, params)
         sidecar = require(ls)
         if sidecar.shared is not None:  # pygls awaits the yielded read (off the loop), then resumes
-            waiting = ls.protocol.answer_at_shutdown
-            msg_id = ls.protocol.msg_id
-            waiting[msg_id] = lambda: sidecar.status().wire()  # a shutdown meanwhile answers without the read
-            try:
+            # a shutdown meanwhile answers without the read
+            with ls.protocol.answering_at_shutdown(lambda: sidecar.status().wire()):
                 yield sidecar.read_fleet_cooldowns, (), {}
-            finally:
-                waiting.pop(msg_id, None)
         return sidecar.status().wire()  # without a store: answered at once, in order
 
     @server.feature(lsp.SHUTDOWN)

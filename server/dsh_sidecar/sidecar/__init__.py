@@ -437,8 +437,8 @@ class Sidecar(SearchMethods, StatusMethods):
         if not (self.config.suggester.enabled or self.force_suggester) or not self.config.suggester.task_lead:
             return TaskLeadResult()
         if not await self.prompt_index.ready():
-            self.prompt_index.owed.owe(params.session_id or "dsh", params.task)
-            self.prompt_index.owed.rank_later(self.prompt_index, self.suggester.task_lead, self._closing)
+            owed_to = params.session_id or "dsh"
+            self.prompt_index.owe(owed_to, params.task, self.suggester.task_lead, self._closing, self.suggester)
             return TaskLeadResult()
         try:
             return await asyncio.to_thread(self.task_lead, params, 0.0)

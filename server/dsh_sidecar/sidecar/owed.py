@@ -56,6 +56,10 @@ TOOL_CALL_WAIT_S: Final = 5.0
 
 #: What the fail-open log line says when adding an owed task lead to a call's answer raised.
 OWED_LEAD_FAILED: Final = "internal error taking the owed task lead; the call passes through silently"
+#: What it says when passing a taken owed lead's ledger line on raised (the lead is still given).
+OWED_LEDGER_FAILED: Final = "internal error passing the owed task lead's ledger line on; the lead is given"
+#: What it says when owing a task lead to its session (or starting its ranking) raised.
+OWING_LEAD_FAILED: Final = "internal error owing the task lead; the task is answered silently"
 
 Rank = Callable[[str, str], "AdditionalContext | None"]
 
@@ -105,16 +109,29 @@ class PromptIndex:
         """The task lead owed to ``session_id`` as a call's answer (``[]``: none ready), taken
         once; ``drain`` passes its ledger line on (written on the ranking thread). A step of the
         suggester's answer: under its fail-open (an error counts in ``suggester``'s ``errors``,
-        the call passes through silently)."""
+        the call passes through silently). A lead once taken is given: an error passing its
+        ledger line on fails open on its own, and the lead goes with the answer all the same."""
 
         def take() -> list[AdditionalContext]:
             lead = self.owed.take(session_id)
             if lead is None:
                 return []
-            drain()
+            failing_open(suggester, OWED_LEDGER_FAILED, lambda: None, drain)
             return [lead]
 
         return failing_open(suggester, OWED_LEAD_FAILED, list, take)
+
+    def owe(self, session_id: str, task: str, rank: Rank, closing: threading.Event, suggester: Entry) -> None:
+        """Owe ``session_id`` the lead for ``task`` and rank it with ``rank`` once the index is
+        whole (:meth:`OwedLeads.owe`, :meth:`OwedLeads.rank_later`). A step of the suggester's
+        answer to a task: under its fail-open (an error counts in ``suggester``'s ``errors``,
+        and the task is answered empty as when it is owed)."""
+
+        def owe_and_rank() -> None:
+            self.owed.owe(session_id, task)
+            self.owed.rank_later(self, rank, closing)
+
+        failing_open(suggester, OWING_LEAD_FAILED, lambda: None, owe_and_rank)
 
     def pending(self) -> bool:
         """Whether the projection is being built."""

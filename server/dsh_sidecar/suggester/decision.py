@@ -66,7 +66,7 @@ class Suppressed:
 class Abstained:
     """The intent crossed its gate but the workspace has nothing to name for it
     (``no-companions``), or the call searched only folders the workspace does not have
-    (``missing-folder``)."""
+    (``missing-folder``) or named only files it does not have (``missing-file``)."""
 
     counter: ClassVar[str] = "abstained"
     intent: str

@@ -9,6 +9,7 @@ Message shapes, exactly::
     abstained foreign-workspace
     abstained no-companions <intent> <k>
     abstained missing-folder <intent> <k>
+    abstained missing-file <intent> <k>
     followed <intent> <path>
     ignored <intent>
     dismissed <intent> <path|*>
@@ -93,6 +94,9 @@ NO_COMPANIONS: Final = "no-companions"
 #: The call searched only folders the workspace does not have (``search_dir x dir=cmake``
 #: answered "Directory cmake not found"): the intent its words cross is not noted (ours).
 MISSING_FOLDER: Final = "missing-folder"
+#: The call named only files the workspace does not have (``ls mypy.ini .flake8`` answered "No
+#: such file or directory"): the intent its words cross is not noted (ours).
+MISSING_FILE: Final = "missing-file"
 
 
 def followed(intent: str, path: str) -> str:

@@ -24,6 +24,7 @@ from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Note, Silent, Suppressed
 from dsh_sidecar.suggester.notes import make_note
 from dsh_sidecar.suggester.parse import PATCHED, Query, parse_call
+from dsh_sidecar.suggester.parse.results import unwrapped
 from dsh_sidecar.suggester.triggers import TRIGGERS, Trigger
 from dsh_sidecar.suggester.triggers.traceback import frame_files
 
@@ -35,7 +36,7 @@ def read(params: PostExecuteParams) -> Query | None:
     q = parse_call(
         params.tool.name,
         params.tool.input,
-        result.text if result is not None else None,
+        unwrapped(result.text) if result is not None else None,
         bool(result.is_error) if result is not None else False,
     )
     return None if q.question else q
@@ -86,7 +87,7 @@ def _evidence(q: Query, changed: list[str], ctx: Context) -> None:
         return
     index = ctx.prepared.index
     result = ctx.params.result
-    text = result.text if result is not None and result.text else ""
+    text = (unwrapped(result.text) if result is not None else None) or ""  # a JSON-wrapped result: the text it wraps
     folders = [s for s in q.scope if s and not index.exists(s)]
     # a file read, or searched inside (its lines are printed), was opened
     opened = [p for p in dict.fromkeys(q.reads + q.scope) if p and index.exists(p)]

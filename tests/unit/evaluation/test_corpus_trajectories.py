@@ -265,6 +265,33 @@ def test_shell_rules_in_another_workdir():
     assert (cls, writes, core.dirs_of(segs)) == ("edit", ["lib/x.js"], ["lib", "lib/sub"])
 
 
+@pytest.mark.parametrize(
+    ("command", "cwd", "opens", "dirs"),
+    [
+        ("cd .. && cat testbed/sympy/core/add.py", "..", ["sympy/core/add.py"], []),
+        ("cd .. && cd testbed && grep -n x setup.py && ls sympy/core", "", ["setup.py"], ["sympy/core"]),
+        ("cd sympy && cd ../.. && head testbed/setup.py", "..", ["setup.py"], []),
+        ("cd .. && grep -rn x other/setup.py", "..", [], []),  # beside the repository: outside
+        ("cd /tmp && cat ../testbed/setup.py", "../tmp", ["setup.py"], []),
+    ],
+)
+def test_a_cd_above_the_root_keeps_later_paths_that_lead_back_into_it(command, cwd, opens, dirs):
+    """``cd ..`` from the repository root is a known folder above it, not an unknown one: a later
+    path back into the repository (``testbed/x`` from ``/``) is read as the repository's, as the
+    sidecar's own shell reader does (``suggester/paths.py``); a folder outside is no ``dirs``."""
+    cls, segs, writes, _ = core.shell_call(command, TRACKED)
+    assert (segs[-1].cwd, core.opens_of(segs, writes, TRACKED), core.dirs_of(segs)) == (cwd, opens, dirs)
+
+
+def test_a_file_written_in_a_folder_outside_is_kept_by_its_absolute_path():
+    """``cd /tmp && cat > fix.py <<EOF`` then ``python /tmp/fix.py``: the script written by a bare
+    name outside the repository is found again by its absolute path (its edit targets read)."""
+    scratch: dict[str, str] = {}
+    core.shell_call("cd /tmp && cat > fix.py <<'EOF'\nopen('/testbed/setup.py', 'w')\nEOF", TRACKED, scratch)
+    assert scratch == {"/tmp/fix.py": "open('/testbed/setup.py', 'w')\n"}
+    assert core.shell_call("python /tmp/fix.py", TRACKED, scratch)[2] == ["setup.py"]
+
+
 ROVO_LOG = "\n".join(
     [
         "#" * 8,

@@ -87,3 +87,45 @@ def test_a_status_waiting_for_the_fleet_store_at_shutdown_is_answered_not_cancel
         {"jsonrpc": "2.0", "id": 2, "result": None},
     ]
     assert (proto._request_futures, proto.answer_at_shutdown, loop_errors) == ({}, {}, [])
+
+
+class OnceSlowFleetSidecar(SlowFleetSidecar):
+    """A fleet store whose first read is still running at ``shutdown``; later ones are quick."""
+
+    async def read_fleet_cooldowns(self) -> None:
+        self.reads += 1
+        await asyncio.sleep(30 if self.reads == 1 else 0)
+
+
+def test_a_client_reusing_a_request_id_cannot_remove_another_status_waiting_at_shutdown():
+    """JSON-RPC lets the client choose request ids, and a hostile one reuses them: a second
+    ``dsh/status`` under the id of one still waiting for the fleet store answers first, and
+    ``shutdown`` still answers the waiting one (its entry is its own request's, not its id's)."""
+    sidecar = OnceSlowFleetSidecar()
+    proto, written = served(sidecar)
+    loop_errors: list[dict[str, Any]] = []
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
+        proto._handle_request(1, "dsh/status", {})
+        await asyncio.sleep(0.01)
+        proto._handle_request(1, "dsh/status", {})  # the same id, answered after a quick read
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if written:
+                break
+        proto._handle_request(2, "shutdown", None)
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if len(written) == 3:
+                break
+        await asyncio.sleep(0.05)
+
+    asyncio.run(run())
+    assert sidecar.reads == 2
+    assert replies(written) == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
+        {"jsonrpc": "2.0", "id": 2, "result": None},
+    ]
+    assert (proto._request_futures, proto.answer_at_shutdown, loop_errors) == ({}, {}, [])

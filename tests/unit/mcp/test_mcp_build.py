@@ -363,3 +363,33 @@ async def test_a_closing_during_another_waits_for_its_state_not_for_the_build_to
     assert sidecar.state_written and not sidecar.build_stopped
     await first
     assert sidecar.build_stopped
+
+
+async def test_a_session_start_whose_task_lead_cannot_be_owed_still_gives_the_section(workspace, tmp_path, monkeypatch):
+    """Owing the task lead (the index not whole for it) is a step of the suggester's answer,
+    under its fail-open: an internal error there leaves the lead out, never the sticky section
+    the same ``session_start`` built (it was the whole hook's ``{}``)."""
+    from dsh_sidecar.sidecar.owed import OwedLeads, PromptIndex
+
+    real_ready = PromptIndex.ready
+    asked: list[float] = []
+
+    async def section_whole_lead_not(self: PromptIndex, at_least_s: float = 0.0) -> bool:
+        asked.append(at_least_s)
+        return await real_ready(self, at_least_s) if len(asked) == 1 else False  # the section, then the lead
+
+    def broken(self: OwedLeads, session_id: str, task: str) -> None:
+        raise RuntimeError("owed leads broke")
+
+    monkeypatch.setattr(PromptIndex, "ready", section_whole_lead_not)
+    monkeypatch.setattr(OwedLeads, "owe", broken)
+    config = parse_config(
+        {"suggester": {"enabled": True, "firstCallWaitMs": 20_000, "sectionMode": "sticky", "taskLead": True}}
+    )
+    async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+        result = await client.call_tool("session_start", PROMPT)
+    assert len(asked) == 2
+    context = result.structured_content["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(
+        "search-suggester: where things live in this repository:\n- Version: src/demo_pkg/__init__.py\n"
+    )

@@ -123,3 +123,26 @@ def test_a_call_joining_a_shared_wait_a_moment_late_is_answered_with_it():
     assert MIN_REWAIT_S > 0.05
     assert asyncio.run(run()) == [False, False]
     assert len(asked) == 1 and abs(asked[0] - 0.3) < 0.05
+
+
+def test_an_owed_lead_taken_is_given_even_when_passing_its_ledger_line_on_raises():
+    """``PromptIndex.lead_for``: the lead is taken once, so an error after the take (passing its
+    ledger line on) fails open on its own (``errors`` +1) and the lead still goes with the
+    answer: neither lost nor given twice."""
+    from dsh_sidecar.sidecar.owed import PromptIndex
+
+    class Suggester:
+        counters = {"errors": 0}
+        active = None
+
+    def broken_drain() -> None:
+        raise RuntimeError("ledger sink broke")
+
+    index = PromptIndex(owner=None)  # type: ignore[arg-type]  # lead_for reads nothing of it
+    index.owed.settle("a", note("src/lexer.py"))
+    suggester = Suggester()
+    given = index.lead_for("a", suggester, broken_drain)
+    assert [n.text for n in given] == ["src/lexer.py"]
+    assert suggester.counters["errors"] == 1
+    assert index.lead_for("a", suggester, broken_drain) == []
+    assert suggester.counters["errors"] == 1

@@ -32,10 +32,19 @@ def notes(result: PostExecuteResult) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
+    yield from started(tmp_path, {"enabled": True})
+
+
+@pytest.fixture
+def lead_sidecar(tmp_path: Path) -> Iterator[Sidecar]:
+    yield from started(tmp_path, {"enabled": True, "taskLead": True})
+
+
+def started(tmp_path: Path, suggester: dict[str, object]) -> Iterator[Sidecar]:
     workspace = tmp_path / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    s = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, env)
+    s = Sidecar(parse_config({"suggester": suggester}), workspace, env)
     try:
         assert s.wait_for_graph(60)
         yield s
@@ -165,3 +174,38 @@ def test_an_exception_taking_an_owed_task_lead_fails_open(sidecar: Sidecar):
     asyncio.run(run())
     assert replies(written) == [{"jsonrpc": "2.0", "id": 7, "result": {"additionalContexts": []}}]
     assert sidecar.suggester.counters["errors"] == before + 2
+
+
+@pytest.mark.parametrize("part", ["owe", "rank_later"])
+def test_an_exception_owing_a_task_lead_fails_open(lead_sidecar: Sidecar, part: str):
+    """Owing a task lead to its session (the index still being built) and starting its ranking
+    are steps of the suggester's answer to ``dsh/taskLead``: an internal error there counts in
+    ``errors`` and the task is answered empty, over JSON-RPC an answer (never an error reply)."""
+    from dsh_protocol import TaskLeadParams
+    from support.inprocess_lsp import replies, served
+
+    async def building(at_least_s: float = 0.0) -> bool:
+        return False
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("owed leads broke")
+
+    lead_sidecar.prompt_index.ready = building  # type: ignore[method-assign]
+    setattr(lead_sidecar.prompt_index.owed, part, broken)
+    before = lead_sidecar.suggester.counters["errors"]
+    task = TaskLeadParams.model_validate({"sessionId": "a", "task": "fix merge_setting"})
+    assert asyncio.run(lead_sidecar.task_lead_async(task)).additional_contexts == []
+    assert lead_sidecar.suggester.counters["errors"] == before + 1
+
+    proto, written = served(lead_sidecar)
+
+    async def run() -> None:
+        proto._handle_request(9, "dsh/taskLead", task.wire())
+        for _ in range(50):
+            await asyncio.sleep(0)
+            if written:
+                break
+
+    asyncio.run(run())
+    assert replies(written) == [{"jsonrpc": "2.0", "id": 9, "result": {"additionalContexts": []}}]
+    assert lead_sidecar.suggester.counters["errors"] == before + 2

@@ -392,3 +392,21 @@ def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
     assert s.where_is(QUESTION_TOOL, {"query": "zebra giraffe"}) is None
     # a question is never an agent's tool call: post_execute passes it through
     assert s.post_execute(call(QUESTION_TOOL, {"query": "package version"})) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("ls mypy.ini .flake8", "missing-file"),  # files, not folders
+        ("ls lint/mypy.ini", "missing-file"),
+        ("ls mypy.ini lint", "missing-folder"),  # a folder among them
+    ],
+)
+def test_a_listing_of_files_the_workspace_lacks_abstains_as_missing_file(workspace, dsh_home, command, reason):
+    """``abstained missing-file`` says the call named only files the workspace does not have
+    (docs/SCHEME.md, "Ledger lines"); a folder among the names keeps ``missing-folder``."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    assert not any((workspace / name).exists() for name in ("mypy.ini", ".flake8", "lint"))
+    failed = call("bash", {"command": command}, text="ls: cannot access: No such file or directory", is_error=True)
+    assert s.post_execute(failed) == []
+    assert ledger_messages(lines)[1:] == [f"abstained {reason} Config 0.77"]

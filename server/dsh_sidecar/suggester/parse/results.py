@@ -1,8 +1,11 @@
-"""The paths a search's result text listed: :func:`result_paths`."""
+"""The paths a search's result text listed: :func:`result_paths`; a result text some harnesses
+wrap in JSON, read as the text it wraps: :func:`unwrapped`."""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Final
 
 from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.tools import MAX_RESULT_CHARS, MAX_RESULT_PATHS
@@ -35,6 +38,33 @@ _LABELLED = LazyPattern(r"^[A-Z][A-Za-z ]{0,30}:\s+(?P<path>\S+)$")
 _JSON_PATH = LazyPattern(
     r'"(?:file_?[pP]ath|path|file|filename|relative_?[pP]ath|uri)"\s*:\s*"(?P<path>[^"#\n]{1,400})'
 )
+
+
+#: Longest result text read as JSON for the text it wraps (:func:`unwrapped`): one parse of at
+#: most this many characters (about 0.4 ms); a longer one is read as it is.
+MAX_WRAPPED_CHARS: Final = 200_000
+
+
+def unwrapped(text: str | None) -> str | None:
+    r"""A tool result's text as the agent read it: a result some harnesses return wrapped in
+    JSON (``{"output": "a.py:1:x\nb.py:2:y", "exit_code": 0}``, or a JSON string) is the lines
+    of its top-level string values, in order, followed by the JSON itself (its path fields stay
+    readable: ``"file_path": …``); any other text is itself. Untrusted: parsed only when it
+    starts as JSON and is at most :data:`MAX_WRAPPED_CHARS` long, nested values are not walked,
+    the values read are cut at :data:`~.tools.MAX_RESULT_CHARS` characters, and what does not
+    parse (cut, invalid, too deep) is read as it is. Never raises."""
+    if not text or len(text) > MAX_WRAPPED_CHARS or not text.lstrip().startswith(("{", '"')):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    if isinstance(value, dict):
+        values = [v for v in value.values() if isinstance(v, str)]
+    else:
+        values = [value] if isinstance(value, str) else []
+    wrapped = "\n".join(values)[:MAX_RESULT_CHARS]
+    return f"{wrapped}\n{text}" if wrapped.strip() else text
 
 
 def _as_path(cand: str) -> str | None:
