@@ -66,18 +66,21 @@ def test_calls_sent_during_a_search_on_a_slow_store_answer_before_it(slow_sideca
     answered before the calls sent after it (as it did: cache lookup on the event loop)."""
     sc, proxy, providers = slow_sidecar
     other = Sidecar(sidecar_env(tmp_path / "other-home"), tmp_path / "other.log")
+    raw = redis.Redis.from_url(server.url)
     try:  # another sidecar of the fleet, on the store directly, answers the query first
         other.initialize(make_workspace(tmp_path / "other"), options(providers, server.url, seed=2))
         assert "result" in other.request("dsh/search", {"query": "a slow store", "strategy": "quick"})
+        # the answer is written from the other's background sender: waited for before the other
+        # exits (a cache write still queued at exit is dropped by design; on a loaded machine the
+        # sender had not reached it)
+        for _ in range(200):
+            entries = {k for k in raw.scan_iter(match=f"{keys.CACHE_PREFIX}*") if k != keys.CACHE_INDEX.encode()}
+            if len(entries) == 4:  # the three warm-up searches' and this one's
+                break
+            time.sleep(0.05)
     finally:
         other.close()
-    raw = redis.Redis.from_url(server.url)
-    for _ in range(200):  # the answer is written from the other's background sender
-        entries = {k for k in raw.scan_iter(match=f"{keys.CACHE_PREFIX}*") if k != keys.CACHE_INDEX.encode()}
-        if len(entries) == 4:  # the three warm-up searches' and this one's
-            break
-        time.sleep(0.05)
-    raw.close()
+        raw.close()
     assert len(entries) == 4
     asked = sum(providers.counts.values())
     proxy.delay_s = SLOW_S  # every reply from now on: 1.5 s late, within timeoutMs 2000
