@@ -69,6 +69,12 @@ def suggest(intent: str, k: float, targets: list[str]) -> str:
     return f"suggest {intent} {fmt_k(k)} {len(targets)} targets {','.join(targets)}"
 
 
+#: ``suppressed editing <intent>``: the shell line changes a file it searches (it checks its own edit).
+EDITING: Final = "editing"
+#: ``suppressed outside <intent>``: every path the call searches lies outside the workspace.
+OUTSIDE: Final = "outside"
+
+
 def suppressed(reason: str, intent: str) -> str:
     """``suppressed <reason> <intent>``."""
     return f"suppressed {reason} {intent}"

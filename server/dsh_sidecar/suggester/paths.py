@@ -94,7 +94,8 @@ class WorkspacePaths:
             scope, names = self._named_files(scope, names)
         if reads == q.reads and scope == q.scope and results == q.result_paths and names == q.name_patterns:
             return q  # nothing to make relative (the usual call): no copy of the query
-        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names)
+        outside = bool(q.scope) and not scope and not names  # it searched only paths outside the workspace
+        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names, outside=outside)
 
     def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:
         """A content search's file-name globs whose last part names one file

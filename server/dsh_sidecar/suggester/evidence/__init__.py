@@ -33,8 +33,10 @@ a manifest                by section  the section of the words searched, read th
                                       else tool/config words → Config
 a linter's configuration  Config
 a code file               by words    definition keyword or a name ``F`` defines → Symbol;
-                                      version → Version; module layout → Path; doc
-                                      comments → Doc; else a name → Usage
+                                      version → Version; module layout → Path; a code
+                                      name (``prepare_docstring``) → Usage; doc comments
+                                      (``//!``, ``///``; not Python's triple quote) → Doc;
+                                      else a name → Usage
 ========================  ==========  =================================================
 
 Several files searched (or, for a search of the whole tree, the files it found when they are
@@ -56,7 +58,11 @@ doc files → Doc.
 
 Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbol; an identifier
 (``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
-an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config.
+an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config, unless a symbol
+lookup asked for it (a code symbol: a constant) or a search of the tree printed a result that
+lists no file (the name is written nowhere here: nothing reads it). A search inside code files
+that no rule decides, or of a word in code folders, weighs against Doc: a path word that names
+a docs tool (``grep -n type sphinx/domains/python.py``) asks nothing about the doc pages.
 
 Wrong guesses (:func:`wrong_guess`): a call that fails on a file or folder the workspace
 does not have (``cat setup.py``, ``ls Cargo.lock``), or lists a docs folder that is missing or
@@ -170,6 +176,15 @@ def rules(q: Query, ws: Workspace | None = None) -> dict[str, float]:
     by_files = _files_rule(q, ws, subjects)
     if by_files is not None:
         return by_files
+    if subjects and all(_code_file(s) for s in subjects):
+        # inside code files whose words decide nothing (a path word like a docs tool's name,
+        # `grep -n type sphinx/domains/python.py`): it asks about that code, never the doc pages
+        return {**_searched_rules(q, ws, folders), "Doc": AGAINST}
+    return _searched_rules(q, ws, folders)
+
+
+def _searched_rules(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]:
+    """The listing, scope and words rules of a call no file it searches inside decided."""
     names = q.name_patterns + [f for f in folders if f]
     parts = [p for f in folders for p in f.split("/")]
     if q.listing or (not q.patterns and (q.name_patterns or folders)):
@@ -325,7 +340,7 @@ def _words_rule(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]
     )
     if ident is not None:
         core = ident.strip("^$")
-        if _ENV_VAR.match(core) and ws.defined(core) is False:
+        if _ENV_VAR.match(core) and ws.defined(core) is False and not q.lookup and not _found_nothing(q):
             return {"Config": NAME}
         out["Usage"] = NAME
         if folders and all(ws.code_folder(f) for f in folders) and not _DOC_W.search(" ".join(patterns)):
@@ -335,18 +350,20 @@ def _words_rule(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]
         return out
     if test_scope:
         return {"Test": SCOPE}
-    if (
-        folders
-        and all(ws.code_folder(f) for f in folders)
-        and q.terms
-        and not _DOC_W.search(" ".join(patterns))
-        and any(_code_file(p) for p in q.result_paths)
-    ):
-        # a word searched in the project's code folders, found in code: the code that handles
-        # it (a folder named like a docs tool — `grep -r X sphinx` in Sphinx — is no doc topic)
-        out["Symbol"] = NAME
+    if folders and all(ws.code_folder(f) for f in folders) and q.terms and not _DOC_W.search(" ".join(patterns)):
+        # a word searched in the project's code folders asks about that code, found or not (a
+        # folder named like a docs tool — `grep -r X sphinx` in Sphinx — is no doc topic); found
+        # in code, it asks for the code that handles it
         out["Doc"] = AGAINST
+        if any(_code_file(p) for p in q.result_paths):
+            out["Symbol"] = NAME
     return out
+
+
+def _found_nothing(q: Query) -> bool:
+    """Whether a search of the tree printed a result that lists no file (``No matches found``,
+    ``No files found``): what it searched for is written nowhere here (a count is no listing)."""
+    return q.matched and not q.result_paths and not q.listing and not {"wc", "uniq"} & set(q.commands)
 
 
 def _specific_name(pattern: str) -> bool:

@@ -9,8 +9,9 @@ from dsh_sidecar.suggester.evidence.vocabulary import (
     _CONFIG_W,
     _DEP_KEY,
     _DEP_W,
-    _DOC_W,
+    _DOC_COMMENT,
     _ENV_VAR,
+    _IDENTLIKE,
     _LEDGER_NAME,
     _MOD_LAYOUT,
     _OWNER_NAME,
@@ -81,13 +82,15 @@ def _code_subject(path: str, q: Query, ws: Workspace, words: str) -> str | None:
     ident = q.identifier
     if q.definition_keyword is not None or (ident is not None and ws.defines(path, ident)):
         return "Symbol"
-    if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False:
+    if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False and not q.lookup:
         return "Config"  # an environment variable the file reads
     if _VERSION_W.search(words):
         return "Version"
     if _MOD_LAYOUT.search(words):
         return "Path"
-    if _DOC_W.search(words):
+    if ident is not None and _IDENTLIKE.search(ident):
+        return "Usage"  # a code name, whatever words it is made of (`prepare_docstring`)
+    if _DOC_COMMENT.search(words):
         return "Doc"
     if ident is not None:
         return "Usage"

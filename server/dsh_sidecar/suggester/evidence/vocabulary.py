@@ -43,6 +43,10 @@ _CONFIG_W = LazyPattern(
     r"|black|isort|flake8|fmt|target|envlist|testenv|matrix|ruby-version|go-version|cargo|layout|style|allcops"
 )
 _DOC_W = LazyPattern(r"^\^?//!|^\^?///|\"\"\"|^\^?#+\s|docstring|\bdocs?\b")
+#: Doc words searched inside a code file: its doc comments (``//!``, ``///``), ``docstring``,
+#: ``docs``. Not Python's ``"""``: it opens every docstring and multi-line string of the file, so
+#: a search of it in one file walks that file's own functions (their bounds), never its doc pages.
+_DOC_COMMENT = LazyPattern(r"^\^?//!|^\^?///|^\^?#+\s|docstring|\bdocs?\b")
 _DEP_KEY = LazyPattern(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
 _IDENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
 _IDENTLIKE = LazyPattern(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")

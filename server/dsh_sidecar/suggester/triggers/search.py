@@ -16,7 +16,7 @@ from dsh_sidecar.suggester import evidence, ledger, toolconfig
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.classify import CompiledRow, classify
 from dsh_sidecar.suggester.context import Context
-from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent
+from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.resolve import Sources, resolve
@@ -46,6 +46,11 @@ class Search:
             return _missing_folder(q, rows, ctx)
         if q.listing and not q.result_paths and ctx.prepared is not None:
             return Abstained(hit.intent, hit.k)  # a listing that found nothing
+        if hit.intent not in NAME_INTENTS:
+            if q.outside:
+                return Suppressed(ledger.OUTSIDE, hit.intent)  # it searched no file of the workspace
+            if _edits_what_it_searches(q, ctx):
+                return Suppressed(ledger.EDITING, hit.intent)
         return hit
 
     def targets(self, q: Query, hit: Classification, ctx: Context) -> list[Target]:
@@ -69,6 +74,21 @@ class Search:
     def noted_name(self, q: Query, hit: Classification) -> str | None:
         """The searched identifier of a Symbol or Usage note."""
         return q.identifier if hit.intent in ("Symbol", "Usage") else None
+
+
+#: The intents that ask about a code name (its definition, its uses): a shell line that edits a
+#: file may still ask where else the name is used.
+NAME_INTENTS = frozenset({"Symbol", "Usage"})
+
+
+def _edits_what_it_searches(q: Query, ctx: Context) -> bool:
+    """Whether the shell line changes a file it also searches or reads (``sed -i … pom.xml &&
+    grep javaVersion pom.xml``): it makes an edit and checks it, it asks nothing about where
+    the project keeps its configuration, version or docs (the file is the one it is changing)."""
+    if not q.writes:
+        return False
+    written = {ctx.paths.written_path(w) for w in q.writes}
+    return any(p and p in written for p in (*q.scope, *q.reads))
 
 
 #: A scope spelt so that the workspace's listing cannot say it is missing: it leaves the
