@@ -58,9 +58,9 @@ doc files → Doc.
 
 Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbol; an identifier
 (``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
-an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config, unless a symbol
-lookup asked for it (a code symbol: a constant) or a search of the tree printed a result that
-lists no file (the name is written nowhere here: nothing reads it). A search inside code files
+an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config, unless a search
+of the tree printed a result that lists no file (the name is written nowhere here: nothing
+reads it). A search inside code files
 that no rule decides, or of a word in code folders, weighs against Doc: a path word that names
 a docs tool (``grep -n type sphinx/domains/python.py``) asks nothing about the doc pages.
 
@@ -340,7 +340,7 @@ def _words_rule(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]
     )
     if ident is not None:
         core = ident.strip("^$")
-        if _ENV_VAR.match(core) and ws.defined(core) is False and not q.lookup and not _found_nothing(q):
+        if _ENV_VAR.match(core) and ws.defined(core) is False and not _found_nothing(q):
             return {"Config": NAME}
         out["Usage"] = NAME
         if folders and all(ws.code_folder(f) for f in folders) and not _DOC_W.search(" ".join(patterns)):

@@ -82,7 +82,7 @@ def _code_subject(path: str, q: Query, ws: Workspace, words: str) -> str | None:
     ident = q.identifier
     if q.definition_keyword is not None or (ident is not None and ws.defines(path, ident)):
         return "Symbol"
-    if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False and not q.lookup:
+    if ident is not None and _ENV_VAR.match(ident) and ws.defined(ident) is False:
         return "Config"  # an environment variable the file reads
     if _VERSION_W.search(words):
         return "Version"
