@@ -437,7 +437,9 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     if intent is not None:
         return intent
     docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
-    if docs and q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
+    if not docs:
+        return None  # both rules below are about a docs folder the call names
+    if q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
     listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})
     no_pages = all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs)
