@@ -106,6 +106,8 @@ class PromptIndex:
         once; ``drain`` passes its ledger line on (written on the ranking thread). A step of the
         suggester's answer: under its fail-open (an error counts in ``suggester``'s ``errors``,
         the call passes through silently)."""
+        if not self.owed.any_ready():
+            return []  # the common case: no closure and no fail-open frame a call
 
         def take() -> list[AdditionalContext]:
             lead = self.owed.take(session_id)
@@ -195,6 +197,11 @@ class OwedLeads:
             return
         with self._lock:
             remember(self._ready, session_id, note, self.limit)
+
+    def any_ready(self) -> bool:
+        """Whether a lead is ready for some session (read without the lock: :meth:`take` of a
+        lead settled meanwhile waits for the session's next call, as it would a moment later)."""
+        return bool(self._ready)
 
     def take(self, session_id: str) -> AdditionalContext | None:
         """``session_id``'s ready lead, once (``None``: none ready)."""
