@@ -392,3 +392,18 @@ def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
     assert s.where_is(QUESTION_TOOL, {"query": "zebra giraffe"}) is None
     # a question is never an agent's tool call: post_execute passes it through
     assert s.post_execute(call(QUESTION_TOOL, {"query": "package version"})) == []
+
+
+def test_a_ledger_lines_time_is_utc_to_the_millisecond_truncated():
+    """``ledger.iso_now``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``, the milliseconds truncated (never
+    rounded into the next second), the same within a second and across seconds, whatever order
+    the lines come in."""
+    from dsh_sidecar.suggester.ledger import iso_now
+
+    t = 1_764_480_000.0  # 2025-11-30T05:20:00Z
+    assert iso_now(lambda: t) == "2025-11-30T05:20:00.000Z"
+    assert iso_now(lambda: t + 0.9995) == "2025-11-30T05:20:00.999Z"
+    assert iso_now(lambda: t + 1.25) == "2025-11-30T05:20:01.250Z"
+    assert iso_now(lambda: t + 0.5) == "2025-11-30T05:20:00.500Z"  # an earlier second again
+    assert iso_now(lambda: t + 86_400 + 59.0071) == "2025-12-01T05:20:59.007Z"
+    assert iso_now(lambda: 0.0) == "1970-01-01T00:00:00.000Z"
