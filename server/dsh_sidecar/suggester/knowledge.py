@@ -39,6 +39,7 @@ A store that is away keeps the local view; its writes are re-sent when it return
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -159,7 +160,7 @@ class Knowledge:
         #: the call whose read last checked the file: that call's later reads do not ``stat`` it
         self._call: tuple[int, int] | None = None
         self._call_checked: tuple[int, int] | None = None
-        self._calls = 0
+        self._call_numbers = itertools.count(1)  # (``next`` is atomic: no number given twice)
         self._mutex = threading.RLock()  # the view and the pending deltas (a flush may run in a thread)
         self._flushing = threading.Lock()  # one flush at a time
         self.flushes = 0
@@ -212,8 +213,7 @@ class Knowledge:
     def begin_call(self) -> None:
         """A ``dsh/postExecute`` begins on this thread: its reads (the dismissals, the learned
         rows) check the file once, at the first (:meth:`ensure`), until :meth:`end_call`."""
-        self._calls += 1
-        self._call = (threading.get_ident(), self._calls)
+        self._call = (threading.get_ident(), next(self._call_numbers))
 
     def end_call(self) -> None:
         """The call of :meth:`begin_call` ended: every read checks the file again."""
