@@ -156,7 +156,7 @@ class Knowledge:
         self._new_dismissals: dict[Key, float] = {}
         self._loaded = False
         self._seen: tuple[int, int] | None = None
-        #: the ``dsh/postExecute`` in progress (:meth:`begin_call`: its thread and number), and
+        #: the call's decision in progress (:meth:`begin_call`: its thread and number), and
         #: the call whose read last checked the file: that call's later reads do not ``stat`` it
         self._call: tuple[int, int] | None = None
         self._call_checked: tuple[int, int] | None = None
@@ -211,8 +211,9 @@ class Knowledge:
         return (st.st_mtime_ns, st.st_size) if st else None
 
     def begin_call(self) -> None:
-        """A ``dsh/postExecute`` begins on this thread: its reads (the dismissals, the learned
-        rows) check the file once, at the first (:meth:`ensure`), until :meth:`end_call`."""
+        """A call's decision begins on this thread (``pipeline.decide``): its reads (the
+        dismissals, the learned rows) check the file once, at the first (:meth:`ensure`),
+        until :meth:`end_call`."""
         self._call = (threading.get_ident(), next(self._call_numbers))
 
     def end_call(self) -> None:
@@ -222,7 +223,7 @@ class Knowledge:
     def ensure(self) -> None:
         """Read the file on first use, and again whenever another writer changed it (one
         ``stat`` per call: what another sidecar learned or dismissed is seen at once; within a
-        ``dsh/postExecute`` (:meth:`begin_call`) only its first read checks, outside one every
+        call's decision (:meth:`begin_call`) only its first read checks, outside one every
         read). Absent/corrupt/foreign → cold start, with a warning."""
         if self.shared is not None:
             self._ensure_shared()

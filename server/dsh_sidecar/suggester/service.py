@@ -52,7 +52,6 @@ from dsh_sidecar.workspace.identity import repository_identity
 
 if TYPE_CHECKING:  # the event only: the projection imports the graph builder
     from dsh_sidecar.suggester import evidence
-    from dsh_sidecar.suggester.parse import Query
     from dsh_sidecar.workspace.projection import WorkspaceChange
 
 log = logging.getLogger(__name__)
@@ -368,15 +367,6 @@ class Suggester(AskedMethods):
         q = pipeline.read(params)
         if q is None:
             return []
-        knowledge = self.knowledge
-        knowledge.begin_call()  # one check of the knowledge file a call, at its first read
-        try:
-            return self._decide(q, params)
-        finally:
-            knowledge.end_call()
-
-    def _decide(self, q: Query, params: PostExecuteParams) -> list[AdditionalContext]:
-        """:meth:`post_execute` of the call read as ``q``."""
         ctx = self._context(params)
         escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         with readiness.recording() as asked:
@@ -396,7 +386,6 @@ class Suggester(AskedMethods):
                 waited = True
                 if not self._wait_for(parts, deadline - time.monotonic()):
                     break
-                self.knowledge.begin_call()  # decided again after a wait: the file is checked again
                 ctx = self._context(params)
                 with readiness.recording() as asked:
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)

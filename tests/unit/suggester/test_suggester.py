@@ -407,3 +407,21 @@ def test_a_ledger_lines_time_is_utc_to_the_millisecond_truncated():
     assert iso_now(lambda: t + 0.5) == "2025-11-30T05:20:00.500Z"  # an earlier second again
     assert iso_now(lambda: t + 86_400 + 59.0071) == "2025-12-01T05:20:59.007Z"
     assert iso_now(lambda: 0.0) == "1970-01-01T00:00:00.000Z"
+
+
+def test_a_note_checks_the_knowledge_file_once(workspace, dsh_home, monkeypatch):
+    """A call's decision reads the knowledge three times for a note (the family dismissal, the
+    target dismissals, the learned ranking): the file is checked (``stat``) at the first only;
+    the next call checks again."""
+    s, _ = make_suggester(workspace, dsh_home)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
+    stamps: list[int] = []
+    real_stamp = s.knowledge._stamp
+    monkeypatch.setattr(s.knowledge, "_stamp", lambda: stamps.append(1) or real_stamp())
+    reads: list[int] = []
+    real_ensure = s.knowledge.ensure
+    monkeypatch.setattr(s.knowledge, "ensure", lambda: reads.append(1) or real_ensure())
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="b"))) == 1
+    assert len(reads) >= 3 and stamps == [1]
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="c"))) == 1
+    assert stamps == [1, 1]
