@@ -22,7 +22,7 @@ LEDGER = "[search-suggester] shown family=Version path=src/app.py"
 def test_the_knob_filters_what_is_sent(setting, sent, monkeypatch):
     server = SidecarServer()
     got: list[str] = []
-    monkeypatch.setattr(server, "window_log_message", lambda params: got.append(params.message))
+    monkeypatch.setattr(server, "_send_log_message", lambda type_, text: got.append(text))
     if setting is not None:
         server.sidecar = SimpleNamespace(config=SimpleNamespace(log_messages=setting))
     server.send_log_line(BANDIT)

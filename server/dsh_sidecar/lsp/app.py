@@ -290,8 +290,12 @@ class SidecarServer(LanguageServer):
     def window_log_message(self, params: lsp.LogMessageParams) -> None:
         """pygls' ``window/logMessage``: the same JSON, built here rather than by its converter,
         and held (≤ 1 ms) to share a write with the reply after it (:class:`FdWriter`)."""
+        self._send_log_message(int(params.type), params.message)
+
+    def _send_log_message(self, type_: int, text: str) -> None:
+        """:meth:`window_log_message` of a level and a line, without the params object."""
         message = {
-            "params": {"type": int(params.type), "message": params.message},
+            "params": {"type": type_, "message": text},
             "method": lsp.WINDOW_LOG_MESSAGE,
             "jsonrpc": "2.0",
         }
@@ -310,7 +314,7 @@ class SidecarServer(LanguageServer):
             if not line.startswith(BANDIT_LOG_PREFIX):
                 return
         try:
-            self.window_log_message(lsp.LogMessageParams(type=level, message=line))
+            self._send_log_message(int(level), line)  # (no LogMessageParams: its validation, a line)
         except Exception:  # no transport (tests, shutdown): the line is on stderr/ledger already
             log.debug("could not send window/logMessage")
 

@@ -111,6 +111,8 @@ class PromptIndex:
         suggester's answer: under its fail-open (an error counts in ``suggester``'s ``errors``,
         the call passes through silently). A lead once taken is given: an error passing its
         ledger line on fails open on its own, and the lead goes with the answer all the same."""
+        if not self.owed.any_ready():
+            return []  # the common case: no closure and no fail-open frame a call
 
         def take() -> list[AdditionalContext]:
             lead = self.owed.take(session_id)
@@ -212,6 +214,11 @@ class OwedLeads:
             return
         with self._lock:
             remember(self._ready, session_id, note, self.limit)
+
+    def any_ready(self) -> bool:
+        """Whether a lead is ready for some session (read without the lock: :meth:`take` of a
+        lead settled meanwhile waits for the session's next call, as it would a moment later)."""
+        return bool(self._ready)
 
     def take(self, session_id: str) -> AdditionalContext | None:
         """``session_id``'s ready lead, once (``None``: none ready)."""

@@ -94,11 +94,22 @@ def classify(
 ) -> tuple[str, float] | None:
     """The first intent (priority order) whose gate crosses its threshold in any of its rows,
     with the best such ``k``; ``None`` when none does."""
+    text, tool = q.text, q.tool
     for intent in INTENTS:
         best: float | None = None
         extra = evidence.get(intent)
         for row in rows.get(intent, ()):
-            total = row.signal_sum(q)
+            searches = row._searches if row.trusted else None
+            if searches is None:  # an untrusted row's (under the call's budget), or a first use
+                total = row.signal_sum(q)
+            else:  # :meth:`CompiledRow.signal_sum` of a built-in row, without a call a row
+                total, matched = 0.0, False
+                for find, weight, tools in searches:
+                    if (tools is None or tool in tools) and find(text) is not None:
+                        total += weight
+                        matched = True
+                if not matched:
+                    total = None
             if total is None and extra is None:
                 continue
             k = gate((total or 0.0) + (extra or 0.0), bias)

@@ -39,6 +39,7 @@ A store that is away keeps the local view; its writes are re-sent when it return
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -155,6 +156,11 @@ class Knowledge:
         self._new_dismissals: dict[Key, float] = {}
         self._loaded = False
         self._seen: tuple[int, int] | None = None
+        #: the call's decision in progress (:meth:`begin_call`: its thread and number), and
+        #: the call whose read last checked the file: that call's later reads do not ``stat`` it
+        self._call: tuple[int, int] | None = None
+        self._call_checked: tuple[int, int] | None = None
+        self._call_numbers = itertools.count(1)  # (``next`` is atomic: no number given twice)
         self._mutex = threading.RLock()  # the view and the pending deltas (a flush may run in a thread)
         self._flushing = threading.Lock()  # one flush at a time
         self.flushes = 0
@@ -204,20 +210,40 @@ class Knowledge:
             return None
         return (st.st_mtime_ns, st.st_size) if st else None
 
+    def begin_call(self) -> None:
+        """A call's decision begins on this thread (``pipeline.decide``): its reads (the
+        dismissals, the learned rows) check the file once, at the first (:meth:`ensure`),
+        until :meth:`end_call`."""
+        self._call = (threading.get_ident(), next(self._call_numbers))
+
+    def end_call(self) -> None:
+        """The call of :meth:`begin_call` ended: every read checks the file again."""
+        self._call = None
+
     def ensure(self) -> None:
         """Read the file on first use, and again whenever another writer changed it (one
-        ``stat`` per call: what another sidecar learned or dismissed is seen at once).
-        Absent/corrupt/foreign → cold start, with a warning."""
+        ``stat`` per call: what another sidecar learned or dismissed is seen at once; within a
+        call's decision (:meth:`begin_call`) only its first read checks, outside one every
+        read). Absent/corrupt/foreign → cold start, with a warning."""
         if self.shared is not None:
             self._ensure_shared()
             return
-        if self._loaded and (self.file is None or self._flushing.locked() or self._stamp() == self._seen):
+        if self._loaded and (self.file is None or self._flushing.locked()):
+            return
+        call = self._call
+        if call is not None and call[0] != threading.get_ident():
+            call = None  # another thread's read (a flush, a ranking): it checks
+        if call is not None and self._call_checked == call and self._loaded:
+            return  # this call checked the file already
+        if self._loaded and self._stamp() == self._seen:
+            self._call_checked = call
             return
         with self._mutex:
             self._loaded = True
             self._seen = self._stamp()  # before the read: a write after it is seen next time
             doc = self.file.read() if self.file else None
             self._adopt(doc)
+        self._call_checked = call
 
     def _ensure_shared(self) -> None:
         """Schedule the shared view's first read, or a check of its version (at most every

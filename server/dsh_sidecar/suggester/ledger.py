@@ -44,10 +44,21 @@ MAX_HELD_LINES: Final = 1000
 
 
 def iso_now(clock: Callable[[], float] | None = None) -> str:
-    """UTC now (or ``clock()`` seconds) as ISO-8601 with milliseconds and ``Z``."""
+    """UTC now (or ``clock()`` seconds) as ISO-8601 with milliseconds and ``Z`` (the
+    milliseconds truncated, as ``isoformat(timespec="milliseconds")`` does)."""
+    global _SECOND  # noqa: PLW0603 -- a one-entry cache, swapped whole
     ts = clock() if clock else None
     now = datetime.fromtimestamp(ts, UTC) if ts is not None else datetime.now(UTC)
-    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    second = now.replace(microsecond=0)
+    kept = _SECOND
+    if kept[0] != second:  # a line in another second: its date and time formatted once
+        kept = (second, second.isoformat(timespec="seconds").removesuffix("+00:00"))
+        _SECOND = kept  # one tuple, swapped whole (whichever thread)
+    return f"{kept[1]}.{now.microsecond // 1000:03d}Z"
+
+
+#: The second of the last ledger line and its ``YYYY-MM-DDTHH:MM:SS`` (one entry).
+_SECOND: tuple[datetime | None, str] = (None, "")
 
 
 def fmt_k(k: float) -> str:

@@ -104,19 +104,25 @@ def _evidence(q: Query, changed: list[str], ctx: Context) -> None:
 
 def decide(q: Query, ctx: Context) -> Decision:
     """The decision for the (parsed, workspace-relative) call ``q``: the first trigger that
-    answers takes it."""
-    for trigger in TRIGGERS:
-        try:  # a try, not a context manager: every call passes each trigger, most say nothing
-            hit = trigger.detect(q, ctx)
-            if hit is None:
-                continue
-            if not isinstance(hit, Classification):
-                return hit
-            return _answer(trigger, hit, q, ctx)
-        except Exception as exc:
-            _failing_in(trigger, exc)
-            raise
-    return Silent()
+    answers takes it. Its reads of the knowledge (the dismissals, the learned rows) check the
+    knowledge file once, at the first (a call decided again after a wait checks again)."""
+    knowledge = ctx.knowledge
+    knowledge.begin_call()
+    try:
+        for trigger in TRIGGERS:
+            try:  # a try, not a context manager: every call passes each trigger, most say nothing
+                hit = trigger.detect(q, ctx)
+                if hit is None:
+                    continue
+                if not isinstance(hit, Classification):
+                    return hit
+                return _answer(trigger, hit, q, ctx)
+            except Exception as exc:
+                _failing_in(trigger, exc)
+                raise
+        return Silent()
+    finally:
+        knowledge.end_call()
 
 
 def _failing_in(trigger: Trigger, exc: Exception) -> None:

@@ -85,6 +85,10 @@ def sections(patterns: Sequence[str], bare: bool = True) -> list[str]:
     header (``[flake8]``, ``tool:pytest``) and, when ``bare``, a tool's bare name (``mypy``)."""
     out: list[str] = []
     for p in patterns:
+        if not bare and not _HEADER.search(p.replace("\\", "")):
+            # no alternative can hold a section's spelling: each is a run of this text (escapes
+            # undone), so a header in one would be found in the whole (most searches: no split)
+            continue
         for alt in re.split(r"\\?\||\s+-e\s+", p):
             alt = alt.replace("\\", "").strip()  # regex escapes undone: `\[tool\.ruff` is `[tool.ruff`
             if not alt or not _SECTION.match(alt):

@@ -43,6 +43,34 @@ def test_an_owed_task_is_handed_out_once_and_its_note_taken_once():
     assert owed.take("a") is None
 
 
+def test_a_call_takes_an_owed_lead_only_when_one_is_ready():
+    """``PromptIndex.lead_for``: no lead ready for any session answers ``[]`` without the
+    fail-open step (``take`` is not reached); a ready lead is taken by its session's call, once,
+    and its ledger line drained; another session's call gets nothing."""
+    from dsh_sidecar.sidecar.owed import PromptIndex
+
+    class Suggester:
+        counters = {"errors": 0}
+        active = None
+
+    index = PromptIndex(owner=None)  # type: ignore[arg-type]  (the owner is not read here)
+    taken: list[str] = []
+    real_take = index.owed.take
+    index.owed.take = lambda s: taken.append(s) or real_take(s)  # type: ignore[method-assign]
+    drained: list[int] = []
+    assert not index.owed.any_ready()
+    assert index.lead_for("a", Suggester(), lambda: drained.append(1)) == []
+    assert taken == []  # nothing ready: the step is skipped
+    index.owed.settle("a", note("src/lexer.py"))
+    assert index.owed.any_ready()
+    assert index.lead_for("b", Suggester(), lambda: drained.append(1)) == []
+    assert taken == ["b"] and drained == []
+    got = index.lead_for("a", Suggester(), lambda: drained.append(1))
+    assert [c.text for c in got] == ["src/lexer.py"] and drained == [1]
+    assert not index.owed.any_ready()
+    assert index.lead_for("a", Suggester(), lambda: drained.append(1)) == []
+
+
 def test_owed_sessions_are_bounded_the_oldest_dropped_first():
     owed = OwedLeads(limit=2)
     for s in ("a", "b", "c"):

@@ -158,6 +158,8 @@ def test_an_exception_taking_an_owed_task_lead_fails_open(sidecar: Sidecar):
         raise RuntimeError("owed leads broke")
 
     sidecar.prompt_index.owed.take = broken  # type: ignore[method-assign]
+    # a lead is ready for some session: the call takes the step (with none ready it is skipped)
+    sidecar.prompt_index.owed.any_ready = lambda: True  # type: ignore[method-assign]
     before = sidecar.suggester.counters["errors"]
     assert sidecar.post_execute(call("zzz", "a")).additional_contexts == []
     assert sidecar.suggester.counters["errors"] == before + 1

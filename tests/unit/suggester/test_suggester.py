@@ -410,3 +410,36 @@ def test_a_listing_of_files_the_workspace_lacks_abstains_as_missing_file(workspa
     failed = call("bash", {"command": command}, text="ls: cannot access: No such file or directory", is_error=True)
     assert s.post_execute(failed) == []
     assert ledger_messages(lines)[1:] == [f"abstained {reason} Config 0.77"]
+
+
+def test_a_ledger_lines_time_is_utc_to_the_millisecond_truncated():
+    """``ledger.iso_now``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``, the milliseconds truncated (never
+    rounded into the next second), the same within a second and across seconds, whatever order
+    the lines come in."""
+    from dsh_sidecar.suggester.ledger import iso_now
+
+    t = 1_764_480_000.0  # 2025-11-30T05:20:00Z
+    assert iso_now(lambda: t) == "2025-11-30T05:20:00.000Z"
+    assert iso_now(lambda: t + 0.9995) == "2025-11-30T05:20:00.999Z"
+    assert iso_now(lambda: t + 1.25) == "2025-11-30T05:20:01.250Z"
+    assert iso_now(lambda: t + 0.5) == "2025-11-30T05:20:00.500Z"  # an earlier second again
+    assert iso_now(lambda: t + 86_400 + 59.0071) == "2025-12-01T05:20:59.007Z"
+    assert iso_now(lambda: 0.0) == "1970-01-01T00:00:00.000Z"
+
+
+def test_a_note_checks_the_knowledge_file_once(workspace, dsh_home, monkeypatch):
+    """A call's decision reads the knowledge three times for a note (the family dismissal, the
+    target dismissals, the learned ranking): the file is checked (``stat``) at the first only;
+    the next call checks again."""
+    s, _ = make_suggester(workspace, dsh_home)
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}))) == 1
+    stamps: list[int] = []
+    real_stamp = s.knowledge._stamp
+    monkeypatch.setattr(s.knowledge, "_stamp", lambda: stamps.append(1) or real_stamp())
+    reads: list[int] = []
+    real_ensure = s.knowledge.ensure
+    monkeypatch.setattr(s.knowledge, "ensure", lambda: reads.append(1) or real_ensure())
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="b"))) == 1
+    assert len(reads) >= 3 and stamps == [1]
+    assert len(s.post_execute(call("grep", {"pattern": "__version__"}, session="c"))) == 1
+    assert stamps == [1, 1]

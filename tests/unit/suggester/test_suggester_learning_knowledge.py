@@ -142,6 +142,44 @@ def test_another_writers_change_is_seen_without_a_restart(tmp_path):
     assert reader.row("Doc", "README.md").followed == 1
 
 
+def test_a_call_checks_the_file_once_and_the_next_call_sees_another_writers_change(tmp_path, monkeypatch):
+    """Within a ``dsh/postExecute`` (``begin_call``/``end_call``) only the first read checks the
+    file (one ``stat`` a call: the dismissals, the rows and the ranking read it); another
+    writer's change is seen by the next call, by a read outside a call, and by another
+    thread's read during the call."""
+    import threading
+
+    path = tmp_path / "knowledge.json"
+    reader, writer = Knowledge(path, "/ws", Clock()), Knowledge(path, "/ws", Clock())
+    writer.record("Doc", "README.md", followed=1)
+    writer.flush()
+    stamps: list[int] = []
+    real_stamp = reader._stamp
+    monkeypatch.setattr(reader, "_stamp", lambda: stamps.append(1) or real_stamp())
+    reader.begin_call()
+    assert reader.row("Doc", "README.md").followed == 1  # first read: loads the file
+    checks = len(stamps)
+    assert reader.active_dismissals() == {}
+    assert reader.row("Doc", "README.md").followed == 1
+    assert len(stamps) == checks  # the call's later reads: no stat
+    writer.dismiss("Version", "*", T0 + 60)
+    writer.flush()
+    assert reader.active_dismissals() == {}  # the same call: as it was when it began
+    seen: list[object] = []
+    other = threading.Thread(target=lambda: seen.append(reader.active_dismissals()))
+    other.start(), other.join()
+    assert seen == [{("Version", "*"): T0 + 60}]  # another thread's read checks the file
+    reader.end_call()
+    writer.dismiss("Owner", "*", T0 + 90)
+    writer.flush()
+    assert ("Owner", "*") in reader.active_dismissals()  # outside a call: every read checks
+    reader.begin_call()
+    writer.record("Doc", "README.md", followed=1)
+    writer.flush()
+    assert reader.row("Doc", "README.md").followed == 2  # the next call's first read sees it
+    reader.end_call()
+
+
 def test_non_finite_numbers_are_refused(tmp_path):
     path = tmp_path / "knowledge.json"
     path.write_text(

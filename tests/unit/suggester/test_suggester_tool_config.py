@@ -247,3 +247,31 @@ def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up
         sc.shutdown()
     assert [(n.source.intent, n.source.targets) for n in notes] == [("Test", ["package.json"])]
     assert ledger_messages([ln.split("] ", 1)[-1] for ln in lines])[-1] == "suggest Test 0.92 1 targets package.json"
+
+
+@pytest.mark.parametrize(
+    ("patterns", "headers", "bare"),
+    [
+        (["frobnicate"], [], []),
+        (["def main"], [], []),
+        ([r"\[tool\.ruff"], ["ruff"], ["ruff"]),
+        ([r"foo\|\[tool.mypy\]"], ["mypy"], ["mypy"]),  # one alternative of several
+        (["x -e tool:pytest"], ["pytest"], ["pytest"]),  # grep's `-e` alternatives
+        ([r"to\ol.ruff"], ["ruff"], ["ruff"]),  # escapes undone before the header is looked for
+        ([r"^\[flake8\]$"], ["flake8"], ["flake8"]),
+        (["mypy"], [], ["mypy"]),  # a bare name: only when bare names count
+        (["tool_ruff"], [], ["ruff"]),
+        (["tool.ruff|tool.black"], ["ruff", "black"], ["ruff", "black"]),
+        (["[tool.pytest", "frob"], ["pytest"], ["pytest"]),
+        ([r"\[tool\.pytest\.ini_options\]"], ["pytest"], ["pytest"]),
+        (["[ testenv ]", "tool:", "[ "], [], []),
+    ],
+)
+def test_the_sections_a_search_names(patterns: list[str], headers: list[str], bare: list[str]):
+    """``toolconfig.sections``: the tools whose sections the searched patterns spell, each
+    alternative read alone (``\\|``, ``-e``), escapes undone; a bare tool name only when bare
+    names count (a search that found nothing asks for a section by its spelling alone)."""
+    from dsh_sidecar.suggester import toolconfig
+
+    assert toolconfig.sections(patterns, bare=False) == headers
+    assert toolconfig.sections(patterns) == bare

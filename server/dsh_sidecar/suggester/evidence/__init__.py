@@ -300,12 +300,18 @@ def _scope_rule(
     """A search in the docs, the CI or the change ledger's folders, of a definition or of a
     version declaration: what its scope or pattern says; ``None`` when they say nothing."""
     patterns = q.patterns
+    scoped = bool(names) or bool(folders)  # (else a search of the whole tree: no name, no folder part)
     doc_scope = (
         "markdown" in q.languages
         or "rst" in q.languages
-        or any(_DOC_NAME.search(n) for n in q.name_patterns)
-        or bool(set(parts) & _DOC_DIRS)
-        or _in_docs(folders, ws)
+        or (
+            scoped
+            and (
+                any(_DOC_NAME.search(n) for n in q.name_patterns)
+                or bool(set(parts) & _DOC_DIRS)
+                or _in_docs(folders, ws)
+            )
+        )
     )
     if doc_scope and q.definition_keyword is not None and _found_in_code(q, ws):
         doc_scope = False  # a definition found in code: a code package named like docs (Go's `doc`)
@@ -314,10 +320,11 @@ def _scope_rule(
         if _LEDGER_WORD.search(" ".join(patterns)) or (found and all("changelog" in ws.facts(p) for p in found)):
             return _decided("Ledger", SCOPE)  # a release marker, or found only in the change ledger
         return _decided("Owner" if _OWNER_W.search(" ".join(patterns)) else "Doc", SCOPE)
-    if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
-        return _decided("Config", SCOPE)
-    if set(parts) & _LEDGER_DIRS:
-        return _decided("Ledger", SCOPE)
+    if scoped:
+        if any(_CI_NAME.search(n) for n in names) or set(parts) & _CONFIG_DIRS:
+            return _decided("Config", SCOPE)
+        if set(parts) & _LEDGER_DIRS:
+            return _decided("Ledger", SCOPE)
     if q.definition_keyword is not None and q.tool in ("grep", "bash"):
         return {"Symbol": NAME}
     if any(_VERSION_DECL.search(p) for p in patterns):
@@ -335,8 +342,8 @@ def _words_rule(q: Query, ws: Workspace, folders: list[str]) -> dict[str, float]
         ident = patterns[0]  # `import X`, `from x import`, `require(`, `new X(`, `f(`: who uses it
     if ident is not None and q.identifier is not None and _narrowed_to_definition(q, ws):
         return {"Symbol": NAME}  # searched in the very files that define it: where it is defined
-    test_scope = (bool(folders) and all(set(f.split("/")) & _TEST_DIRS for f in folders)) or any(
-        _TEST_NAME.search(n) for n in q.name_patterns
+    test_scope = (bool(folders) and all(set(f.split("/")) & _TEST_DIRS for f in folders)) or (
+        bool(q.name_patterns) and any(_TEST_NAME.search(n) for n in q.name_patterns)
     )
     if ident is not None:
         core = ident.strip("^$")
@@ -454,7 +461,9 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     if intent is not None:
         return intent
     docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
-    if docs and q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
+    if not docs:
+        return None  # both rules below are about a docs folder the call names
+    if q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
     listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})
     no_pages = all(not ws.is_dir(d) or not any(_is_doc(r) for r in q.result_paths) for d in docs)
