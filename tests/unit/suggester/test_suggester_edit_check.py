@@ -1,6 +1,8 @@
 """A shell line that edits a file in place and searches that same file checks its own edit
-(``suppressed editing``); an in-place edit of one file does not silence a question the line asks
-of other files: the edited file's own operand is no search of it (``triggers/search.py``)."""
+(``suppressed editing``), and one that searches and reads only paths outside the workspace asks
+nothing of it (``suppressed outside``); neither silences a question the line asks of the
+workspace's files: an in-place edit's own operand is no search of it, and a read inside counts.
+(``triggers/search.py``, ``paths.py``)."""
 
 from __future__ import annotations
 
@@ -46,3 +48,32 @@ def test_an_in_place_edit_checked_by_a_search_of_that_file_is_still_suppressed(p
     s, lines = pyproj
     command = "sed -i 's/__version__ = .*/__version__ = \"2\"/' src/demo_pkg/__init__.py && grep -rn __version__ src/demo_pkg/__init__.py"
     assert _decisions(s, lines, command, "check") == (0, ["suppressed editing Version"])
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "line"),
+    [
+        # a search of a file outside, then a read of a file the workspace lacks (a wrong guess
+        # of where the dependencies are declared): named where they are, as the search alone
+        # of that missing file is (`grep -rn dependencies setup.py`)
+        (
+            "grep -rn dependencies /tmp/setup.py; cat setup.cfg",
+            "cat: setup.cfg: No such file or directory",
+            (1, ["suggest Dependency 0.77 1 targets pyproject.toml"]),
+        ),
+        (
+            "grep -rn dependencies /tmp/x; cat setup.py",
+            "cat: setup.py: No such file or directory",
+            (1, ["suggest Dependency 0.92 1 targets pyproject.toml"]),
+        ),
+        ("grep -rn __version__ /tmp/notes.txt; grep -rn __version__ src", "", (1, [QUESTION[1]])),
+        # only outside: the read too
+        ("grep -rn dependencies /tmp/x; cat /tmp/setup.cfg", "", (0, ["suppressed outside Dependency"])),
+    ],
+)
+def test_a_search_outside_silences_a_line_only_when_all_it_reads_is_outside(pyproj, command, text, line):
+    s, lines = pyproj
+    before = len(lines)
+    notes = post(s, "Bash", {"command": command}, text, is_error=bool(text), session="s")
+    decided = [m for m in ledger_messages(lines[before:]) if m.startswith(("suggest", "suppressed"))]
+    assert (len(notes), decided) == line
