@@ -82,7 +82,7 @@ def suggest(intent: str, k: float, targets: list[str]) -> str:
 
 #: ``suppressed editing <intent>``: the shell line changes a file it searches (it checks its own edit).
 EDITING: Final = "editing"
-#: ``suppressed outside <intent>``: every path the call searches lies outside the workspace.
+#: ``suppressed outside <intent>``: every path the call searches and reads lies outside the workspace.
 OUTSIDE: Final = "outside"
 
 

@@ -94,7 +94,8 @@ class WorkspacePaths:
             scope, names = self._named_files(scope, names)
         if reads == q.reads and scope == q.scope and results == q.result_paths and names == q.name_patterns:
             return q  # nothing to make relative (the usual call): no copy of the query
-        outside = bool(q.scope) and not scope and not names  # it searched only paths outside the workspace
+        # it searched (and read) only paths outside the workspace
+        outside = bool(q.scope) and not scope and not names and not reads
         return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names, outside=outside)
 
     def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:

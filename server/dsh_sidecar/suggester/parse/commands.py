@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from dsh_sidecar.suggester.parse.patterns import GLOB, MIN_CHARS, fixed_parts, literals_of, terms_of
+from dsh_sidecar.suggester.parse.runs import in_place
 from dsh_sidecar.suggester.parse.shell import Command, clean_path
 from dsh_sidecar.suggester.parse.tools import (
     FD_VALUE_OPTS,
@@ -341,7 +342,10 @@ def _read_ls(cmd: Command, r: Reading) -> None:
 
 def _read_files(cmd: Command, r: Reading) -> None:
     """cat/head/tail/nl/wc/less/bat/sed/awk/jq/yq: the file arguments are reads (of ``jq``,
-    ``yq`` and ``awk``: queries of the file, its scope)."""
+    ``yq`` and ``awk``: queries of the file, its scope). ``sed -i``/``perl -i`` read nothing:
+    they print nothing of the file, they change it (``runs.shell_writes``)."""
+    if in_place(cmd):
+        return
     if cmd.name in ("head", "tail", "sed", "wc"):
         r.partial = True
     program, positional = _program_and_files(cmd)

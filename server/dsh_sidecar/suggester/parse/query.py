@@ -81,7 +81,7 @@ class Query:
     lookup: bool = False
     #: the search printed something (a result text that is neither empty nor an error)
     matched: bool = False
-    #: every path the call searches lies outside the workspace (``grep -v x /tmp/list``): set
+    #: every path the call searches and reads lies outside the workspace (``grep -v x /tmp/list``): set
     #: by ``WorkspacePaths.relative``, which drops such paths
     outside: bool = False
 

@@ -161,6 +161,13 @@ def patched_paths(inp: dict[str, Any]) -> list[str]:
     return [p for p in dict.fromkeys(out) if p and p != "/dev/null"][:50]
 
 
+def in_place(cmd: Command) -> bool:
+    """Whether ``cmd`` edits its file operands in place (``sed -i``, ``perl -pi``)."""
+    return (cmd.name == "sed" and any(_SED_IN_PLACE.match(a) for a in cmd.args)) or (
+        cmd.name == "perl" and any(_PERL_IN_PLACE.match(a) for a in cmd.args)
+    )
+
+
 def shell_writes(commands: list[Command], line: str) -> list[str]:
     """What a shell line changes (``Query.writes``): the file operands of ``sed -i`` and
     ``perl -i`` (:data:`_SED_IN_PLACE`, :data:`_PERL_IN_PLACE`; the first word, the script,
@@ -171,9 +178,7 @@ def shell_writes(commands: list[Command], line: str) -> list[str]:
     out: list[str] = []
     for cmd in commands:
         words = [a for a in cmd.args if not a.startswith("-")]
-        if (cmd.name == "sed" and any(_SED_IN_PLACE.match(a) for a in cmd.args)) or (
-            cmd.name == "perl" and any(_PERL_IN_PLACE.match(a) for a in cmd.args)
-        ):
+        if in_place(cmd):
             files = [w for w in words[1:] if w not in ("{}", ";", "+")]
             # no file named: `find … -exec sed -i … {} +`, `… | xargs sed -i …` edit files the
             # line does not say, like a patch
