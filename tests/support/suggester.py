@@ -45,6 +45,27 @@ def ledger_messages(lines: list[str]) -> list[str]:
     return [_STAMP.sub("", line) for line in lines]
 
 
+def answer_in_own_session(
+    sidecar: Any, lines: list[str], name: str, inp: dict, text: str, is_error: bool
+) -> tuple[list[str], list[str]]:
+    """The notes' texts and the decision lines of the ledger (``suggest``/``suppressed``/
+    ``abstained``) for one call a real :class:`~dsh_sidecar.sidecar.Sidecar` answers in a session of
+    its own (no noise state between cases); ``lines`` is the sidecar's log sink."""
+    params = PostExecuteParams.model_validate(
+        {
+            "sessionId": f"s-{len(lines)}",
+            "turn": 1,
+            "tool": {"name": name, "input": inp},
+            "result": {"isError": is_error, "text": text},
+            "waitMs": 30_000,
+        }
+    )
+    before = len(lines)
+    notes = sidecar.post_execute(params).additional_contexts
+    messages = ledger_messages([ln.split("] ", 1)[-1] for ln in lines[before:]])
+    return [n.text for n in notes], [m for m in messages if m.startswith(("suggest", "suppressed", "abstained"))]
+
+
 def make_suggester(
     root: Path,
     home: Path,

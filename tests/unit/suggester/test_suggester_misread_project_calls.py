@@ -13,10 +13,9 @@ pages), the real sidecar (its workspace graph and content index), exact notes an
 from __future__ import annotations
 
 import pytest
-from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
-from support.suggester import ledger_messages
+from support.suggester import answer_in_own_session
 from support.trees import write_tree
 
 POM = """<project>
@@ -209,24 +208,7 @@ def python(tmp_path_factory):
 def _answer(sidecar, call) -> tuple[list[str], list[str]]:
     """The notes' texts and the decision lines of the ledger for one call in its own session."""
     sc, lines = sidecar
-    name, inp, text, is_error = call
-    params = PostExecuteParams.model_validate(
-        {
-            "sessionId": f"s-{len(lines)}",  # each call its own session: no noise state between cases
-            "turn": 1,
-            "tool": {"name": name, "input": inp},
-            "result": {"isError": is_error, "text": text},
-            "waitMs": 30_000,
-        }
-    )
-    before = len(lines)
-    notes = sc.post_execute(params).additional_contexts
-    ledger = [
-        m
-        for m in ledger_messages([ln.split("] ", 1)[-1] for ln in lines[before:]])
-        if m.startswith(("suggest", "suppressed", "abstained"))
-    ]
-    return [n.text for n in notes], ledger
+    return answer_in_own_session(sc, lines, *call)
 
 
 @pytest.mark.parametrize(("call", "note", "line"), JAVA_CASES.values(), ids=JAVA_CASES.keys())

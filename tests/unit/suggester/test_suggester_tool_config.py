@@ -10,11 +10,10 @@ issues), the real sidecar (its workspace graph and content index), exact notes a
 from __future__ import annotations
 
 import pytest
-from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.workspace import manifests
-from support.suggester import ledger_messages
+from support.suggester import answer_in_own_session
 from support.trees import write_tree
 
 PYPROJECT = """[build-system]
@@ -158,24 +157,8 @@ def sidecar(tmp_path_factory):
 @pytest.mark.parametrize(("call", "note", "line"), CASES.values(), ids=CASES.keys())
 def test_a_tools_configuration_is_named_where_the_tool_reads_it(sidecar, call, note, line):
     sc, lines = sidecar
-    name, inp, text, is_error = call
-    params = PostExecuteParams.model_validate(
-        {
-            "sessionId": f"s-{len(lines)}",  # each call its own session: no noise state between cases
-            "turn": 1,
-            "tool": {"name": name, "input": inp},
-            "result": {"isError": is_error, "text": text},
-            "waitMs": 30_000,
-        }
-    )
-    before = len(lines)
-    notes = sc.post_execute(params).additional_contexts
-    ledger = [
-        m
-        for m in ledger_messages([ln.split("] ", 1)[-1] for ln in lines[before:]])
-        if m.startswith(("suggest", "suppressed", "abstained"))
-    ]
-    assert [n.text for n in notes] == ([note] if note is not None else [])
+    notes, ledger = answer_in_own_session(sc, lines, *call)
+    assert notes == ([note] if note is not None else [])
     assert ledger[-1] == line
 
 
@@ -233,20 +216,12 @@ def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up
     sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
     try:
         assert sc.wait_for_graph(60)
-        params = PostExecuteParams.model_validate(
-            {
-                "sessionId": "s",
-                "turn": 1,
-                "tool": {"name": "Glob", "input": {"pattern": "{jest,vitest}.config.*"}},
-                "result": {"isError": False, "text": "No files found"},
-                "waitMs": 30_000,
-            }
-        )
-        notes = sc.post_execute(params).additional_contexts
+        glob = {"pattern": "{jest,vitest}.config.*"}
+        notes, ledger = answer_in_own_session(sc, lines, "Glob", glob, "No files found", False)
     finally:
         sc.shutdown()
-    assert [(n.source.intent, n.source.targets) for n in notes] == [("Test", ["package.json"])]
-    assert ledger_messages([ln.split("] ", 1)[-1] for ln in lines])[-1] == "suggest Test 0.92 1 targets package.json"
+    assert len(notes) == 1 and notes[0].splitlines()[1].startswith("- package.json")
+    assert ledger == ["suggest Test 0.92 1 targets package.json"]  # the intent and the one target
 
 
 @pytest.mark.parametrize(
