@@ -5,9 +5,30 @@ requests in flight (a status poller against a fleet would grow it by one future 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from support.inprocess_lsp import replies, served
+
+
+async def until_written(written: list[Any], n: int) -> None:
+    """Turn the loop until ``n`` frames are written (at most 100 turns)."""
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if len(written) >= n:
+            break
+
+
+def run_collecting_loop_errors(body: Callable[[], Awaitable[None]]) -> list[dict[str, Any]]:
+    """Run ``body`` on a fresh event loop; the errors its exception handler was given."""
+    errors: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+        await body()
+
+    asyncio.run(main())
+    return errors
 
 
 class Status:
@@ -38,10 +59,7 @@ def test_a_status_with_a_fleet_store_leaves_no_request_in_flight_behind():
     async def run() -> None:
         for i in range(50):
             proto._handle_request(i, "dsh/status", {})
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if len(written) == 50:
-                break
+        await until_written(written, 50)
 
     asyncio.run(run())
     assert sidecar.reads == 50
@@ -67,20 +85,15 @@ def test_a_status_waiting_for_the_fleet_store_at_shutdown_is_answered_not_cancel
     itself; the read's step ends without a second answer or an error in the event loop."""
     sidecar = SlowFleetSidecar()
     proto, written = served(sidecar)
-    loop_errors: list[dict[str, Any]] = []
 
     async def run() -> None:
-        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
         proto._handle_request(1, "dsh/status", {})
         await asyncio.sleep(0.01)
         proto._handle_request(2, "shutdown", None)
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if len(written) == 2:
-                break
+        await until_written(written, 2)
         await asyncio.sleep(0.05)
 
-    asyncio.run(run())
+    loop_errors = run_collecting_loop_errors(run)
     assert sidecar.reads == 1
     assert replies(written) == [
         {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
@@ -103,25 +116,17 @@ def test_a_client_reusing_a_request_id_cannot_remove_another_status_waiting_at_s
     ``shutdown`` still answers the waiting one (its entry is its own request's, not its id's)."""
     sidecar = OnceSlowFleetSidecar()
     proto, written = served(sidecar)
-    loop_errors: list[dict[str, Any]] = []
 
     async def run() -> None:
-        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
         proto._handle_request(1, "dsh/status", {})
         await asyncio.sleep(0.01)
         proto._handle_request(1, "dsh/status", {})  # the same id, answered after a quick read
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if written:
-                break
+        await until_written(written, 1)
         proto._handle_request(2, "shutdown", None)
-        for _ in range(100):
-            await asyncio.sleep(0)
-            if len(written) == 3:
-                break
+        await until_written(written, 3)
         await asyncio.sleep(0.05)
 
-    asyncio.run(run())
+    loop_errors = run_collecting_loop_errors(run)
     assert sidecar.reads == 2
     assert replies(written) == [
         {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}},
