@@ -47,8 +47,8 @@ def ledger_messages(lines: list[str]) -> list[str]:
 
 def answer_in_own_session(
     sidecar: Any, lines: list[str], name: str, inp: dict, text: str, is_error: bool
-) -> tuple[list[str], list[str]]:
-    """The notes' texts and the decision lines of the ledger (``suggest``/``suppressed``/
+) -> tuple[list[AdditionalContext], list[str]]:
+    """The notes and the decision lines of the ledger (``suggest``/``suppressed``/
     ``abstained``) for one call a real :class:`~dsh_sidecar.sidecar.Sidecar` answers in a session of
     its own (no noise state between cases); ``lines`` is the sidecar's log sink."""
     params = PostExecuteParams.model_validate(
@@ -63,7 +63,7 @@ def answer_in_own_session(
     before = len(lines)
     notes = sidecar.post_execute(params).additional_contexts
     messages = ledger_messages([ln.split("] ", 1)[-1] for ln in lines[before:]])
-    return [n.text for n in notes], [m for m in messages if m.startswith(("suggest", "suppressed", "abstained"))]
+    return notes, [m for m in messages if m.startswith(("suggest", "suppressed", "abstained"))]
 
 
 def make_suggester(

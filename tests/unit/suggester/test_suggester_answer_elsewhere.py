@@ -7,13 +7,12 @@ graph and content index), exact notes and ledger lines."""
 from __future__ import annotations
 
 import pytest
-from dsh_protocol import PostExecuteParams
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.filters import pointed_to
 from dsh_sidecar.workspace.facts import is_docs_home
-from support.suggester import ledger_messages
+from support.suggester import answer_in_own_session
 from support.trees import write_tree
 
 HATCH = """[project]
@@ -118,22 +117,8 @@ def test_a_project_question_names_what_the_call_did_not_show(tmp_path, files, to
     try:
         assert sidecar.wait_for_graph(60)
         name, inp, text = tool_call
-        params = PostExecuteParams.model_validate(
-            {
-                "sessionId": "s",
-                "turn": 1,
-                "tool": {"name": name, "input": inp},
-                "result": {"isError": text.startswith("Directory "), "text": text},
-                "waitMs": 30_000,
-            }
-        )
-        notes = sidecar.post_execute(params).additional_contexts
+        notes, ledger = answer_in_own_session(sidecar, lines, name, inp, text, text.startswith("Directory "))
         got = [(n.source.intent, n.source.targets) for n in notes]
-        ledger = [
-            m
-            for m in ledger_messages([ln.split("] ", 1)[-1] for ln in lines])
-            if m.startswith(("suggest", "suppressed", "abstained"))
-        ]
     finally:
         sidecar.shutdown()
     if expected is None:
@@ -251,21 +236,8 @@ def test_a_folder_named_doc_that_holds_code_is_searched_for_its_code(tmp_path, f
     try:
         assert sidecar.wait_for_graph(60)
         name, inp, text = tool_call
-        params = PostExecuteParams.model_validate(
-            {
-                "sessionId": "s",
-                "turn": 1,
-                "tool": {"name": name, "input": inp},
-                "result": {"isError": False, "text": text},
-                "waitMs": 30_000,
-            }
-        )
-        got = [(n.source.intent, n.source.targets) for n in sidecar.post_execute(params).additional_contexts]
-        decided = [
-            m
-            for m in ledger_messages([ln.split("] ", 1)[-1] for ln in lines])
-            if m.startswith(("suggest", "suppressed", "abstained"))
-        ]
+        notes, decided = answer_in_own_session(sidecar, lines, name, inp, text, False)
+        got = [(n.source.intent, n.source.targets) for n in notes]
     finally:
         sidecar.shutdown()
     assert got == ([note] if note else [])
@@ -296,19 +268,12 @@ def test_a_tool_configuration_looked_for_by_name_and_missing_is_where_the_tool_i
     }
     root = write_tree(tmp_path / "ws", files)
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lambda _: None)
+    lines: list[str] = []
+    sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
     try:
         assert sidecar.wait_for_graph(60)
-        params = PostExecuteParams.model_validate(
-            {
-                "sessionId": "s",
-                "turn": 1,
-                "tool": {"name": "bash", "input": {"command": command}},
-                "result": {"isError": error, "text": ""},
-                "waitMs": 30_000,
-            }
-        )
-        got = [(n.source.intent, n.source.targets) for n in sidecar.post_execute(params).additional_contexts]
+        notes, _ = answer_in_own_session(sidecar, lines, "bash", {"command": command}, "", error)
+        got = [(n.source.intent, n.source.targets) for n in notes]
     finally:
         sidecar.shutdown()
     assert got == ([note] if note else [])

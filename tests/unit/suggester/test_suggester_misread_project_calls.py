@@ -208,7 +208,8 @@ def python(tmp_path_factory):
 def _answer(sidecar, call) -> tuple[list[str], list[str]]:
     """The notes' texts and the decision lines of the ledger for one call in its own session."""
     sc, lines = sidecar
-    return answer_in_own_session(sc, lines, *call)
+    notes, ledger = answer_in_own_session(sc, lines, *call)
+    return [n.text for n in notes], ledger
 
 
 @pytest.mark.parametrize(("call", "note", "line"), JAVA_CASES.values(), ids=JAVA_CASES.keys())

@@ -158,6 +158,7 @@ def sidecar(tmp_path_factory):
 def test_a_tools_configuration_is_named_where_the_tool_reads_it(sidecar, call, note, line):
     sc, lines = sidecar
     notes, ledger = answer_in_own_session(sc, lines, *call)
+    notes = [n.text for n in notes]
     assert notes == ([note] if note is not None else [])
     assert ledger[-1] == line
 
@@ -220,8 +221,8 @@ def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up
         notes, ledger = answer_in_own_session(sc, lines, "Glob", glob, "No files found", False)
     finally:
         sc.shutdown()
-    assert len(notes) == 1 and notes[0].splitlines()[1].startswith("- package.json")
-    assert ledger == ["suggest Test 0.92 1 targets package.json"]  # the intent and the one target
+    assert [(n.source.intent, n.source.targets) for n in notes] == [("Test", ["package.json"])]
+    assert ledger == ["suggest Test 0.92 1 targets package.json"]
 
 
 @pytest.mark.parametrize(
