@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar, cast
 
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
-from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section
+from dsh_sidecar.suggester import ledger, pipeline, prepared, readiness, section, status
 from dsh_sidecar.suggester.activation import ActivePacks, activate
 from dsh_sidecar.suggester.asked import AskedMethods
 from dsh_sidecar.suggester.classify import CompiledRow
@@ -38,7 +38,6 @@ from dsh_sidecar.suggester.context import Context, Sinks
 from dsh_sidecar.suggester.decision import Decision, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.failopen import fail_open
-from dsh_sidecar.suggester.gate import INTENTS
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.lead.offer import TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
@@ -540,19 +539,8 @@ class Suggester(AskedMethods):
     # ------------------------------------------------------------------ status
 
     def learning_status(self) -> dict[str, object]:
-        """Learning counters and the knowledge path."""
-        return {
-            "knowledge": str(self.knowledge.path) if self.knowledge.path else None,
-            "repository": self.identity,
-            "rows": len(self.knowledge.rows),
-            "seeded": self.seeded,
-            "followed": self.journal.followed,
-            "ignored": self.journal.ignored,
-            "openWindows": self.journal.open_windows(),
-            "dismissals": len(self.knowledge.active_dismissals()),
-            "sectionRebuilds": self.section.rebuilds,
-            "warnings": self.knowledge.warnings,
-        }
+        """Learning counters and the knowledge path (``status.py``)."""
+        return status.learning_of(self)
 
     @property
     def ready(self) -> bool:
@@ -561,37 +549,8 @@ class Suggester(AskedMethods):
         return self.prepared is not None or self.root is None or (self.active is not None and not self.active.rows)
 
     def status(self) -> dict[str, Any]:
-        """Counters, packs and the ledger path for ``dsh/status``.
-
-        The pack activation (cheap: no listing) is finished first when it is still running in
-        the background, so ``intents`` lists what the packs answer as soon as the server is up;
-        ``activation`` is ``"done"``, ``"pending"`` when it could not finish (its error is
-        logged and it is retried at the next call), or ``"off"`` while ``enabled`` is false
-        (nothing is activated then)."""
-        content = self.content
-        if self.active is None and self.config.enabled:
-            self.start()  # a failure counts in errors, as at any other entry point
-        self.ledger.drain()
-        return {
-            "enabled": self.config.enabled,
-            "workspace": str(self.root) if self.root else None,
-            "activation": "done" if self.active is not None else ("pending" if self.config.enabled else "off"),
-            "packs": [{"id": p.pack.id, "origin": p.origin} for p in self.packs],
-            "packErrors": self.pack_errors,
-            "intents": [i for i in INTENTS if i in self.rows],
-            "symbolIndex": self._symbols() is not None,
-            "prepared": self.prepared is not None,
-            # the parts of the index a note may still wait for (readiness.py): empty = ready
-            "pending": sorted(self.pending()),
-            "activationMs": self.activation_ms,
-            "counters": dict(self.counters),
-            "sessions": self.noise.count(),
-            "ledger": str(self.ledger.path) if self.ledger.path else None,
-            "learning": self.learning_status(),
-            "taskLead": {"on": self.config.task_lead, "offers": self.leads.offers, "silences": self.leads.silences},
-            "contentIndex": content.status() if content is not None else None,
-            "tablesCache": self.tables_cache.last if self.tables_cache is not None else None,
-        }
+        """Counters, packs and the ledger path for ``dsh/status`` (``status.py``)."""
+        return status.status_of(self)
 
 
 def _not_ready(decision: Decision) -> bool:

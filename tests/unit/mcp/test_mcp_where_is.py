@@ -12,6 +12,7 @@ import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.mcp.server import build_server
+from dsh_sidecar.sidecar import asked as asked_module
 from mcp.client.client import Client
 from support.sidecar import home_env
 
@@ -47,7 +48,7 @@ def held(monkeypatch: pytest.MonkeyPatch) -> HeldBuild:
     monkeypatch.setattr(sidecar_module.Sidecar, "projection_pending", lambda self: build.pending())
     monkeypatch.setattr(sidecar_module.Sidecar, "wait_for_graph", lambda self, timeout_s: build.wait(timeout_s))
     monkeypatch.setattr(sidecar_module.Sidecar, "_warm_search", lambda self: None)
-    monkeypatch.setattr(sidecar_module, "TOOL_CALL_WAIT_S", TOOL_WAIT_S)
+    monkeypatch.setattr(asked_module, "TOOL_CALL_WAIT_S", TOOL_WAIT_S)
     return build
 
 
