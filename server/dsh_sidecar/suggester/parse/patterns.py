@@ -45,6 +45,10 @@ DEFINITION_KEYWORDS: Final = (
     "let",
     "var",
     "val",
+    # the C family declares a function by its return type: the types that are only ever one
+    # (``void setStrictness``, C++ ``auto join(``) stand for a definition keyword
+    "void",
+    "auto",
 )
 DEFINITION = re.compile(
     r"\b(?:async\s+)?(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(" + "|".join(DEFINITION_KEYWORDS) + r")(?:<[^>]*>)?\s+"

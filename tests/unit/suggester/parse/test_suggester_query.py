@@ -329,3 +329,19 @@ def test_a_querys_identifier_and_definition_keyword_are_read_once_and_kept():
     other = dataclasses.replace(q, patterns=["def merge_setting"])
     assert (other.identifier, other.definition_keyword) == ("merge_setting", "def")  # a new query reads its own
     assert q == dataclasses.replace(q)  # the kept values are no fields
+
+
+@pytest.mark.parametrize(
+    ("tool", "inp", "keyword", "name"),
+    [
+        ("Bash", {"command": "grep -rn 'void setStrictness' gson/src/main/java"}, "void", "setStrictness"),
+        ("Grep", {"pattern": r"auto join\(", "path": "include/fmt"}, "auto", "join"),
+        ("Grep", {"pattern": r"public static void main\("}, "void", "main"),
+        ("Bash", {"command": "grep -rn 'setStrictness' gson/src"}, None, "setStrictness"),
+        ("Grep", {"pattern": "void"}, None, None),
+    ],
+    ids=["java return type", "c++ deduced return", "modifiers first", "no keyword", "the keyword alone"],
+)
+def test_a_c_family_return_type_that_is_only_ever_one_reads_as_a_definition_keyword(tool, inp, keyword, name):
+    q = parse_call(tool, inp)
+    assert (q.definition_keyword, q.identifier) == (keyword, name)
