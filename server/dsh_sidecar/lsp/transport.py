@@ -303,6 +303,15 @@ def dispatch(protocol: Any, body: bytes) -> None:
             _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown")
         )
         return
+    if is_request and peer.in_flight(raw["id"]):
+        # JSON-RPC: an id names one request until it is answered; pygls files requests by id, so
+        # a reuse would take the first's entry (its cancel lost, two answers under one id)
+        peer.send_raw(
+            _error_frame(
+                raw["id"], ErrorCode.INVALID_REQUEST, "Invalid Request: the id is in use by a request still in flight"
+            )
+        )
+        return
     if is_request and raw["method"] == "initialize" and peer.initialized_once:
         # LSP: initialize is sent once; a second one changes nothing and leaks nothing
         peer.send_raw(
