@@ -78,6 +78,7 @@ class WorkspacePaths:
 
         reads = [r for r in map(rel, q.reads) if r is not None]
         scope = [r for r in map(rel, q.scope) if r is not None]
+        entries = [r for r in map(rel, q.entries) if r is not None]
         results = [r for r in map(rel, q.result_paths) if r]
         index = self.index
         if index is not None:
@@ -96,7 +97,9 @@ class WorkspacePaths:
             return q  # nothing to make relative (the usual call): no copy of the query
         # it searched (and read) only paths outside the workspace
         outside = bool(q.scope) and not scope and not names and not reads
-        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names, outside=outside)
+        return replace(
+            q, reads=reads, scope=scope, entries=entries, result_paths=results, name_patterns=names, outside=outside
+        )
 
     def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:
         """A content search's file-name globs whose last part names one file
