@@ -336,3 +336,39 @@ def test_a_copy_set_aside_after_the_clock_went_back_is_kept(tmp_path, monkeypatc
         "s.json.corrupt-1800000002",
     ]
     assert (tmp_path / "s.json.corrupt-1700000000").read_bytes() == b"[now"
+
+
+def test_a_burst_of_set_asides_in_one_second_stays_bounded_and_overwrites_no_copy(tmp_path, monkeypatch):
+    """150 corrupt files set aside within one second (a file corrupted again at every update):
+    at most ``KEEP_CORRUPT`` copies stay, each holding the bytes it was set aside with (none
+    overwritten by a later one); past ``MAX_ASIDE_NAMES`` names in that second a corrupt file is
+    not moved aside and the read says so (still a cold start). The warnings, which ``dsh/status``
+    lists, keep only the newest ``KEEP_WARNINGS``: one a set-aside grew without bound."""
+    from dsh_sidecar.state import files
+
+    monkeypatch.setattr(files.time, "time", lambda: 1_700_000_000.5)
+    path = tmp_path / "s.json"
+    state = StateFile(path)
+    for i in range(150):
+        path.write_bytes(b"[corrupt %d" % i)
+        assert state.read() is None
+    aside = {p.name: p.read_bytes() for p in tmp_path.glob("s.json.corrupt-*")}
+    assert aside == {
+        "s.json.corrupt-1700000000-97": b"[corrupt 97",
+        "s.json.corrupt-1700000000-98": b"[corrupt 98",
+        "s.json.corrupt-1700000000-99": b"[corrupt 99",
+    }
+    assert path.read_bytes() == b"[corrupt 149"  # left in place, never written over by a set-aside
+    assert state.warnings is not None and len(state.warnings) == files.KEEP_WARNINGS
+    assert state.warnings[-1] == (
+        f"state file {path} is corrupt or not ours (JSONDecodeError) and could not be moved aside (no free name);"
+        " starting cold"
+    )
+    monkeypatch.setattr(files.time, "time", lambda: 1_700_000_001.5)  # the next second: names again
+    assert state.read() is None
+    assert sorted(p.name for p in tmp_path.glob("s.json.corrupt-*")) == [
+        "s.json.corrupt-1700000000-98",
+        "s.json.corrupt-1700000000-99",
+        "s.json.corrupt-1700000001",
+    ]
+    assert (tmp_path / "s.json.corrupt-1700000001").read_bytes() == b"[corrupt 149"

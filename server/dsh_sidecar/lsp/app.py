@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,29 @@ class SidecarProtocol(LanguageServerProtocol):
         #: under it waits): the answer they give without what they wait for (``dsh/status``
         #: without the fleet store's read). Filled by :meth:`answering_at_shutdown`.
         self.answer_at_shutdown: dict[Any, Callable[[], Any]] = {}
+        #: Ids of the requests this server sent the client and still awaits the response to
+        #: (``window/workDoneProgress/create``): pygls files them in the one table it files the
+        #: client's own requests in, so only a response under one of these ids is the client's.
+        self.awaiting_responses: set[Any] = set()
+
+    def send_request(
+        self, method: str, params: Any | None = None, callback: Any | None = None, msg_id: Any | None = None
+    ) -> Any:
+        """pygls' ``send_request``, its id kept in :attr:`awaiting_responses`."""
+        msg_id = str(uuid.uuid4()) if msg_id is None else msg_id
+        self.awaiting_responses.add(msg_id)
+        return super().send_request(method, params, callback, msg_id)
+
+    def _handle_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+        """pygls' handling of a response from the client, for a request this server sent only.
+        A response under the id of one of the client's own requests in flight resolved that
+        request's future in pygls' table: the server answered the request with what the client
+        sent as a response."""
+        if msg_id not in self.awaiting_responses:
+            log.warning("dropping a response to no request of this server")
+            return
+        self.awaiting_responses.discard(msg_id)
+        super()._handle_response(msg_id, result, error)
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:

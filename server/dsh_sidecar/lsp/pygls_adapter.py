@@ -26,6 +26,7 @@ PRIVATE_NAMES: Final = (
     "_handle_notification",
     "_run_generator",
     "_request_futures",
+    "_handle_response",
 )
 #: The JSON-RPC version every message must carry (pygls drops any other, with a warning).
 JSONRPC_VERSION: Final = "2.0"
@@ -52,6 +53,13 @@ class PyglsPeer:
     def shut_down(self) -> bool:
         """``True`` once the client sent ``shutdown`` (pygls' private ``_shutdown``)."""
         return bool(getattr(self.protocol, "_shutdown", False))
+
+    def in_flight(self, msg_id: Any) -> bool:
+        """Whether a request under ``msg_id`` is still being handled (pygls' private table of
+        requests in flight, keyed by the client's id: a second request filed under it would
+        take the first's entry)."""
+        future = self.protocol._request_futures.get(msg_id)
+        return future is not None and not future.done()
 
     @property
     def initialized_once(self) -> bool:

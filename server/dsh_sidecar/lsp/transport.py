@@ -297,17 +297,9 @@ def dispatch(protocol: Any, body: bytes) -> None:
     if is_request and not _valid_id(raw["id"]):
         peer.send_raw(_error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string"))
         return
-    if is_request and peer.shut_down and raw["method"] != "exit":
-        # LSP: requests after `shutdown` are answered InvalidRequest (pygls drops them silently)
-        peer.send_raw(
-            _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, f"Invalid Request: {raw['method']} after shutdown")
-        )
-        return
-    if is_request and raw["method"] == "initialize" and peer.initialized_once:
-        # LSP: initialize is sent once; a second one changes nothing and leaks nothing
-        peer.send_raw(
-            _error_frame(raw["id"], ErrorCode.INVALID_REQUEST, "Invalid Request: initialize was already received")
-        )
+    refused = _refused_request(peer, raw) if is_request else None
+    if refused is not None:
+        peer.send_raw(_error_frame(raw["id"], ErrorCode.INVALID_REQUEST, refused))
         return
     try:
         message = peer.structure(raw)
@@ -325,6 +317,21 @@ def dispatch(protocol: Any, body: bytes) -> None:
             log.warning("dropping a malformed %s message", str(raw.get("method", "response"))[:100])
         return
     peer.handle(message)
+
+
+def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
+    """Why a well-formed request must not reach pygls (the text of its ``InvalidRequest``), or
+    ``None``. LSP: requests after ``shutdown`` are refused (pygls drops them silently), and
+    ``initialize`` is sent once (a second one changes nothing and leaks nothing). JSON-RPC: an id
+    names one request until it is answered; pygls files requests by id, so a reuse would take
+    the first's entry (its cancel lost, two answers under one id)."""
+    if peer.shut_down and raw["method"] != "exit":
+        return f"Invalid Request: {raw['method']} after shutdown"
+    if peer.in_flight(raw["id"]):
+        return "Invalid Request: the id is in use by a request still in flight"
+    if raw["method"] == "initialize" and peer.initialized_once:
+        return "Invalid Request: initialize was already received"
+    return None
 
 
 def _valid_id(value: Any) -> bool:

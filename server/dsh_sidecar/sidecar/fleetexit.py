@@ -2,7 +2,8 @@
 enters its exit first (no call waits for it from then on, every write is queued), the flushes of
 the knowledge and the bandit hand their writes over within one :data:`EXIT_HANDOFF_S`, and the
 store's close sends the queue within its bound and tells what it did not send, with what the
-flushes did not get to hand over."""
+flushes did not get to hand over. An MCP server's bound is the whole exit's, counted from its
+start (the hand-over within it): its client's SIGKILL counts from the same moment."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def settle_fleet(sidecar: Any) -> bool:
 
 class FleetExit:
     """One exit of a sidecar on the fleet store ``shared`` (``server_kind`` ``mcp``: the shorter
-    send bound, :data:`~dsh_sidecar.state.shared.EXIT_FLUSH_MCP_S`)."""
+    bound, :data:`~dsh_sidecar.state.shared.EXIT_FLUSH_MCP_S`, for the whole exit from
+    :meth:`begin`; ``serve``'s :data:`~dsh_sidecar.state.shared.EXIT_FLUSH_S` counts from the
+    close, after the wait for a workspace build to stop)."""
 
     def __init__(self, shared: SharedState, server_kind: str | None) -> None:
         from dsh_sidecar.state.shared import EXIT_FLUSH_MCP_S, EXIT_FLUSH_S  # a store's: imported with it
@@ -43,13 +46,19 @@ class FleetExit:
         #: close the store before waiting for a workspace build to stop: Claude Code kills an
         #: MCP server 0.5 s after its SIGINT, sooner than such a build may stop
         self.before_quiesce = server_kind == "mcp"
+        #: the bound counts from :meth:`begin`, not from :meth:`close`: Claude Code's SIGKILL
+        #: comes 0.5 s after its SIGINT whatever the hand-over took (up to 0.1 s of hand-over
+        #: then 0.3 s of send on a stalled store: 0.36-0.50 s from SIGINT to exit under load)
+        self.from_begin = server_kind == "mcp"
+        self._began: float | None = None
         self._until: float | None = None
         self._closed = False
 
     def begin(self) -> None:
         """The store's exit (idempotent): one :data:`EXIT_HANDOFF_S` from the first call."""
-        if self._until is None:
-            self._until = time.monotonic() + EXIT_HANDOFF_S
+        if self._began is None:
+            self._began = time.monotonic()
+            self._until = self._began + EXIT_HANDOFF_S
         self.shared.begin_exit()
 
     def left(self) -> float:
@@ -67,4 +76,4 @@ class FleetExit:
         """Close the store, once: its queue sent within the bound, the rest (and ``not_handed``) told."""
         if not self._closed:
             self._closed = True
-            self.shared.close(not_handed, self.within_s)
+            self.shared.close(not_handed, self.within_s, self._began if self.from_begin else None)

@@ -15,7 +15,10 @@
   exception (``RecursionError``, ``OverflowError``… included): every parse or validation error is
   a warning and a cold start, never a failure (docs/SECURITY.md, class 6). At most
   :data:`KEEP_CORRUPT` set-aside copies are kept per file (the one just set aside and the newest
-  others by their names' time and number).
+  others by their names' time and number); past :data:`MAX_ASIDE_NAMES` in one second a
+  corrupt file is not moved aside (a cold start all the same, said so). Its warnings are
+  bounded too: the newest :data:`KEEP_WARNINGS` (a file corrupted again at every update of a
+  long-running sidecar adds one each time, and ``dsh/status`` lists them).
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
   read (under the lock) or update of the file (class 12); under the lock no other writer has
   one open. A read that finds no debris and a valid file takes no lock.
@@ -57,6 +60,8 @@ KEEP_CORRUPT: Final = 3
 #: Most names tried for one set-aside copy (``-1``, ``-2``… after ``<epoch>``); with none free
 #: the file is not moved aside (a cold start all the same).
 MAX_ASIDE_NAMES: Final = 100
+#: Warnings kept per state file (the newest; ``dsh/status`` lists them).
+KEEP_WARNINGS: Final = 10
 #: A set-aside copy's suffix: its second and its number within that second.
 _ASIDE: Final = re.compile(r"\.corrupt-([0-9]{1,20})(?:-([0-9]{1,3}))?")
 
@@ -277,6 +282,7 @@ class StateFile:
     def _warn(self, message: str) -> None:
         assert self.warnings is not None
         self.warnings.append(message)
+        del self.warnings[:-KEEP_WARNINGS]
         log.warning("%s", message)
 
     def _set_aside(self, reason: str) -> None:

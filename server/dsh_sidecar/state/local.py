@@ -254,7 +254,7 @@ class LocalState:
     def begin_exit(self) -> None:
         pass
 
-    def close(self, not_handed: int = 0, within_s: float = 0.0) -> None:
+    def close(self, not_handed: int = 0, within_s: float = 0.0, since: float | None = None) -> None:
         pass
 
 

@@ -491,17 +491,18 @@ class StoreLink:
         writes over at once; :meth:`close` sends them within :data:`EXIT_FLUSH_S`. Idempotent."""
         self._exiting.set()
 
-    def close(self, not_handed: int = 0, within_s: float = EXIT_FLUSH_S) -> None:
-        """Send what is queued within ``within_s`` and count the rest: writes queued, in
-        flight (sent, no reply yet: its op marker makes it count once if it landed) and
-        ``not_handed`` (updates the exit's flushes did not get to hand over in their bound)
+    def close(self, not_handed: int = 0, within_s: float = EXIT_FLUSH_S, since: float | None = None) -> None:
+        """Send what is queued within ``within_s`` (counted from ``since``, a
+        :func:`time.monotonic` time, when given: the exit's start) and count the rest: writes
+        queued, in flight (sent, no reply yet: its op marker makes it count once if it landed)
+        and ``not_handed`` (updates the exit's flushes did not get to hand over in their bound)
         are added to ``droppedWrites`` and told in one warning. Never waits longer."""
         self.begin_exit()
         self._stop.set()
         with contextlib.suppress(queue.Full):  # a full queue: the sender is not waiting for one
             self._background.put_nowait(_WAKE)  # an idle sender waits in get(): its join took the whole bound
         self._reads.close()  # a read running ends by itself (timeoutMs); the exit does not wait for it
-        deadline = time.monotonic() + within_s
+        deadline = (time.monotonic() if since is None else since) + within_s
         for thread in (self._resync, self._sender):
             if thread is not None:  # exiting: each only queues now, past a command already sent
                 thread.join(max(0.0, deadline - time.monotonic()))

@@ -78,6 +78,7 @@ class WorkspacePaths:
 
         reads = [r for r in map(rel, q.reads) if r is not None]
         scope = [r for r in map(rel, q.scope) if r is not None]
+        entries = [r for r in map(rel, q.entries) if r is not None]
         results = [r for r in map(rel, q.result_paths) if r]
         index = self.index
         if index is not None:
@@ -96,7 +97,9 @@ class WorkspacePaths:
             return q  # nothing to make relative (the usual call): no copy of the query
         # it searched (and read) only paths outside the workspace
         outside = bool(q.scope) and not scope and not names and not reads
-        return replace(q, reads=reads, scope=scope, result_paths=results, name_patterns=names, outside=outside)
+        return replace(
+            q, reads=reads, scope=scope, entries=entries, result_paths=results, name_patterns=names, outside=outside
+        )
 
     def _named_files(self, scope: list[str], names: list[str]) -> tuple[list[str], list[str]]:
         """A content search's file-name globs whose last part names one file
@@ -224,7 +227,9 @@ class WorkspacePaths:
         traceback's (:meth:`frame_path`: a listed file by suffix, ``/testbed/…``; by its name
         alone only when it is one folder deep) or, for a new file, by its folder's longest
         suffix that is a listed folder (or whose parent is: a new subpackage); ``None`` outside
-        the workspace or when nothing maps."""
+        the workspace or when nothing maps, and always under the machine's own folders
+        (:data:`SYSTEM_FOLDERS`: ``/etc/hosts`` is no edit of the repository's ``hosts``, nor
+        ``/usr/…/site-packages/pkg/mod.py`` of its ``pkg/mod.py``), as :meth:`in_container`."""
         p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
         if not p or p == "." or p == ".." or p.startswith("../"):
             return None
@@ -237,11 +242,12 @@ class WorkspacePaths:
         if index is None:
             return None
         parts = [x for x in p.split("/") if x]
+        if not parts or parts[0] in SYSTEM_FOLDERS:  # ``/`` itself (``\``, a stray redirect), or the machine's
+            return None
         listed = self.frame_path(p)
-        if listed is not None and ("/" in listed or (len(parts) <= 2 and parts[0] not in SYSTEM_FOLDERS)):
+        if listed is not None and ("/" in listed or len(parts) <= 2):
             # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
-            # file of that name elsewhere (``/tmp/x/README.md``) nor in the machine's own
-            # folders (``/tmp/README.md``, ``/etc/README.md``)
+            # file of that name elsewhere (``/x/y/README.md``)
             return listed
         for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
             for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):

@@ -397,19 +397,40 @@ def test_where_is_reads_free_text_as_a_question(workspace, dsh_home):
 @pytest.mark.parametrize(
     ("command", "reason"),
     [
-        ("ls mypy.ini .flake8", "missing-file"),  # files, not folders
+        ("ls mypy.ini .flake8", "missing-file"),  # the names themselves asked about
         ("ls lint/mypy.ini", "missing-file"),
-        ("ls mypy.ini lint", "missing-folder"),  # a folder among them
+        ("ls mypy.ini lint", "missing-file"),  # ls asks about a name, however it is spelt
+        ("ls -la lint/mypy.ini", "missing-file"),
+        ("ls mypy.ini lint/", "missing-folder"),  # a folder to list the inside of among them
+        ("ls -R lint/mypy.ini", "missing-folder"),
+        ("tree lint/mypy.ini", "missing-folder"),
+        ("grep -n mypy mypy.ini", "missing-file"),  # a grep that does not recurse reads files
+        ("grep -rn mypy mypy.ini", "missing-folder"),  # one that does searches within
+        ("find lint.cfg -name mypy.ini", "missing-folder"),
     ],
 )
 def test_a_listing_of_files_the_workspace_lacks_abstains_as_missing_file(workspace, dsh_home, command, reason):
-    """``abstained missing-file`` says the call named only files the workspace does not have
-    (docs/SCHEME.md, "Ledger lines"); a folder among the names keeps ``missing-folder``."""
+    """``abstained missing-file`` says the call asked about names the workspace does not have
+    (docs/SCHEME.md, "Ledger lines"): decided by what the tool was asked, never by the names'
+    spelling (``lint.cfg`` searched with ``find`` is a folder, ``lint`` listed with ``ls`` a
+    name); a path it was asked to search within keeps ``missing-folder``."""
     s, lines = make_suggester(workspace, dsh_home, warm=True)
     assert not any((workspace / name).exists() for name in ("mypy.ini", ".flake8", "lint"))
     failed = call("bash", {"command": command}, text="ls: cannot access: No such file or directory", is_error=True)
     assert s.post_execute(failed) == []
     assert ledger_messages(lines)[1:] == [f"abstained {reason} Config 0.77"]
+
+
+def test_a_listing_of_a_name_without_a_suffix_the_workspace_lacks_is_a_missing_file(workspace, dsh_home):
+    """``ls CODEOWNERS`` asks about a file with no suffix: read by its spelling it was a
+    folder (``missing-folder``); ``ls`` was asked about the name itself."""
+    s, lines = make_suggester(workspace, dsh_home, warm=True)
+    assert not (workspace / "CODEOWNERS").exists()
+    failed = call(
+        "bash", {"command": "ls CODEOWNERS"}, text="ls: cannot access: No such file or directory", is_error=True
+    )
+    assert s.post_execute(failed) == []
+    assert [m.rsplit(" ", 2)[0] for m in ledger_messages(lines)[1:]] == ["abstained missing-file"]
 
 
 def test_a_ledger_lines_time_is_utc_to_the_millisecond_truncated():

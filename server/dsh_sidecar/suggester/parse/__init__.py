@@ -122,6 +122,7 @@ def _query(tool: str, text: str, r: Reading, commands: list[str], is_error: bool
         keys=r.keys,
         is_error=is_error,
         partial=r.partial,
+        entries=r.entries,
         **more,
     )
 

@@ -64,6 +64,8 @@ class Reading:
     flags: set[str] = field(default_factory=set)
     languages: set[str] = field(default_factory=set)
     keys: list[str] = field(default_factory=list)
+    #: the scope paths asked about by name, not searched within (``Query.entries``)
+    entries: list[str] = field(default_factory=list)
     partial: bool = False
     #: a grep-like command given no file operand (its scope, if any, is only the folder it
     #: runs in): after a command that is no search it reads that command's output
@@ -77,6 +79,7 @@ class Reading:
         _extend_new(self.literals, other.literals)
         self.name_patterns.extend(other.name_patterns)
         self.scope.extend(other.scope)
+        self.entries.extend(other.entries)
         self.reads.extend(other.reads)
         self.flags |= other.flags
         self.languages |= other.languages
@@ -170,11 +173,14 @@ def _read_grep(cmd: Command, r: Reading, rg: bool) -> None:
     for p in patterns:
         r.patterns.append(p)
         r.add_pattern(p, dialect)
+    by_name = cmd.name in ("grep", "egrep", "fgrep") and not recursive(cmd)  # each operand a file to read
     for p in paths + words.pathspecs:
         if GLOB.search(p):  # a shell glob (`httpx/*.py`, `*.md`) or a git pathspec names files
             r.name_patterns.append(clean_path(p.lstrip(":"), cmd.cwd))
         else:
             r.scope.append(clean_path(p, cmd.cwd))
+            if by_name and p in paths:
+                r.entries.append(r.scope[-1])
     if not paths and not words.pathspecs:
         r.operandless = True
         if cmd.cwd:
@@ -328,7 +334,12 @@ def _read_fd(cmd: Command, r: Reading) -> None:
 
 
 def _read_ls(cmd: Command, r: Reading) -> None:
-    """ls/tree: the folders listed, the globs."""
+    """ls/tree: the folders listed, the globs. An ``ls`` operand is asked about by name (the
+    entry itself, a file or a folder: :attr:`Reading.entries`) unless it is spelt as a folder
+    (a trailing ``/``) or listed recursively (``-R``); ``tree`` lists inside its operands."""
+    by_name = cmd.name != "tree" and not any(
+        w == "--recursive" or (w.startswith("-") and not w.startswith("--") and "R" in w) for w in cmd.args
+    )
     for w in cmd.args:
         if w.startswith("-"):
             continue
@@ -336,6 +347,8 @@ def _read_ls(cmd: Command, r: Reading) -> None:
             r.name_patterns.append(clean_path(w, cmd.cwd))
         else:
             r.scope.append(clean_path(w, cmd.cwd))
+            if by_name and not w.endswith("/"):
+                r.entries.append(r.scope[-1])
     if not any(not w.startswith("-") for w in cmd.args) and cmd.cwd:
         r.scope.append(cmd.cwd)
 

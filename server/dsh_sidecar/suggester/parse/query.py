@@ -81,6 +81,12 @@ class Query:
     lookup: bool = False
     #: the search printed something (a result text that is neither empty nor an error)
     matched: bool = False
+    #: the scope paths the call asked about by name, not searched within: an ``ls`` operand
+    #: (``ls CODEOWNERS``: the entry itself, whatever it is), a file operand of a grep that does
+    #: not recurse (``grep -n x mypy.ini``); a missing one is a missing file, a missing path
+    #: searched within (``grep -r``, ``find``, ``rg``, ``ls DIR/``, a tool's ``path``) a
+    #: missing folder (``triggers/search.py``)
+    entries: list[str] = field(default_factory=list)
     #: every path the call searches and reads lies outside the workspace (``grep -v x /tmp/list``): set
     #: by ``WorkspacePaths.relative``, which drops such paths
     outside: bool = False

@@ -97,17 +97,13 @@ def _edits_what_it_searches(q: Query, ctx: Context) -> bool:
 _UNRESOLVED = re.compile(r"(?:^|/)\.\.(?:/|$)|^~|[$*?\[{]")
 
 
-#: A scope spelt as a file: its last part has an extension (``mypy.ini``, ``src/x.py``) or is a
-#: dot-name (``.flake8``, ``.eslintrc``: most dot-names agents look for are configuration files).
-_FILE_NAME = re.compile(r"(?:^|/)(?:\.[^./]+|[^/]*[^./]\.[A-Za-z0-9_+-]{1,12})$")
-
-
 def _missing_folder(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) -> Decision:
     """A search no intent crosses: silence (no abstention: nothing was recognised), unless it
     searched only folders or files the workspace does not have and its words alone cross an
     intent's gate — then that intent abstains (the evidence ruled every intent out: nothing
-    there to name), as ``missing-file`` when every path the call named is spelt as a file
-    (:data:`_FILE_NAME`: ``ls mypy.ini .flake8``), else as ``missing-folder``; a scope outside
+    there to name), as ``missing-file`` when the call asked about every path it named by name
+    (``Query.entries``: ``ls CODEOWNERS``, ``grep -n x mypy.ini``), else as ``missing-folder``
+    (it searched within one: ``grep -r x cmake``, ``find cmake``, ``ls cmake/``); a scope outside
     the workspace or left to the shell is not known to be missing (:data:`_UNRESOLVED`):
     silence."""
     if ctx.prepared is None or not evidence.missing_scope(q, ctx.evidence):
@@ -117,7 +113,7 @@ def _missing_folder(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) 
     hit, _ = classify_call(q, rows, ctx.config.bias, None)
     if hit is None:
         return Silent()
-    files = all(_FILE_NAME.search(s) for s in q.scope)
+    files = all(s in q.entries for s in q.scope)
     return Abstained(hit.intent, hit.k, ledger.MISSING_FILE if files else ledger.MISSING_FOLDER)
 
 

@@ -91,6 +91,33 @@ def test_paths_of_a_containers_copy_of_the_workspace_map_to_its_files_and_folder
     assert (q.scope, q.reads) == (["lib/plugins"], ["setup.py"])
 
 
+def test_an_edit_under_the_machines_own_folders_is_no_edit_of_a_workspace_file():
+    """``written_path`` maps an absolute write outside the root by suffix (a container's copy
+    of the workspace), but never one under the machine's own folders: an edit of ``/etc/hosts``,
+    ``/etc/nginx/nginx.conf`` or an installed copy under ``/usr`` is not an edit of the
+    repository's ``hosts``, ``nginx/nginx.conf`` or ``src/a/b.py``, nor a new file in its
+    ``etc/`` folder."""
+    files = ["hosts", "nginx/nginx.conf", "etc/motd", "src/a/b.py", "setup.py"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+    for outside in (
+        "/etc/hosts",
+        "/etc/nginx/nginx.conf",
+        "/etc/new.conf",
+        "/usr/lib/python3/site-packages/src/a/b.py",
+        "/tmp/x/nginx/nginx.conf",
+        "/home/u/other/src/a/b.py",
+        "/var/www/src/a/new.py",
+        "/",
+        "\\",
+    ):
+        assert paths.written_path(outside) is None, outside
+    assert paths.written_path("/testbed/nginx/nginx.conf") == "nginx/nginx.conf"  # a container's copy
+    assert paths.written_path("/workspace/hosts") == "hosts"
+    assert paths.written_path("/workspace/src/a/new.py") == "src/a/new.py"  # a new file in a listed folder
+    assert paths.written_path("/w/repo/etc/hosts") == "etc/hosts"  # under the root: as spelt
+    assert paths.written_path("etc/hosts") == "etc/hosts"
+
+
 def test_a_query_with_nothing_to_make_relative_is_the_same_query_and_one_with_paths_a_new_one():
     files = ["src/a/b.py", "setup.py"]
     paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
