@@ -224,7 +224,10 @@ class WorkspacePaths:
         traceback's (:meth:`frame_path`: a listed file by suffix, ``/testbed/…``; by its name
         alone only when it is one folder deep) or, for a new file, by its folder's longest
         suffix that is a listed folder (or whose parent is: a new subpackage); ``None`` outside
-        the workspace or when nothing maps."""
+        the workspace or when nothing maps; never when the path's first folder is a Filesystem
+        Hierarchy Standard folder (``/etc/tool/config``, ``/tmp/Test.java``,
+        ``/usr/lib/…/site-packages/pkg/x.py``: the machine's files, as :meth:`in_container` reads
+        them)."""
         p = posixpath.normpath(path.replace("\\", "/").strip()) if path else ""
         if not p or p == "." or p == ".." or p.startswith("../"):
             return None
@@ -237,11 +240,12 @@ class WorkspacePaths:
         if index is None:
             return None
         parts = [x for x in p.split("/") if x]
+        if parts[0] in SYSTEM_FOLDERS:
+            return None
         listed = self.frame_path(p)
-        if listed is not None and ("/" in listed or (len(parts) <= 2 and parts[0] not in SYSTEM_FOLDERS)):
+        if listed is not None and ("/" in listed or len(parts) <= 2):
             # a name alone maps only a path one folder deep (``/testbed/README.md``), not any
-            # file of that name elsewhere (``/tmp/x/README.md``) nor in the machine's own
-            # folders (``/tmp/README.md``, ``/etc/README.md``)
+            # file of that name elsewhere (``/x/y/README.md``)
             return listed
         for new_dirs in (0, 1):  # a new file in a listed folder, or in a new folder of one
             for n in range(min(len(parts) - 1 - new_dirs, index.depth + 1), 0, -1):
