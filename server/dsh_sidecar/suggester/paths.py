@@ -240,8 +240,8 @@ class WorkspacePaths:
         if index is None:
             return None
         parts = [x for x in p.split("/") if x]
-        if parts[0] in SYSTEM_FOLDERS:
-            return None
+        if not parts or parts[0] in SYSTEM_FOLDERS:
+            return None  # the root itself, or the machine's own folders
         listed = self.frame_path(p)
         if listed is not None and ("/" in listed or len(parts) <= 2):
             # a name alone maps only a path one folder deep (``/testbed/README.md``), not any

@@ -151,3 +151,4 @@ def test_a_write_in_the_machines_folders_is_no_workspace_file():
     assert paths.written_path("/tmp/Test.java") is None
     assert paths.written_path("/usr/lib/python3/site-packages/src/a/b.py") is None
     assert paths.written_path("/x/y/README.md") is None  # a name alone, two deep
+    assert paths.written_path("/") is None and paths.written_path("\\") is None  # the root: no file
