@@ -50,3 +50,30 @@ def test_what_is_not_a_wrapped_text_is_read_as_it_is():
     tool = json.dumps({"summary": "1 match", "file_path": "src/a.ts#436-1706"})
     assert unwrapped(tool) == f"1 match\nsrc/a.ts#436-1706\n{tool}"
     assert parse_call("Grep", {"pattern": "x"}, unwrapped(tool)).result_paths == ["src/a.ts"]
+
+
+def test_a_wrapped_result_is_parsed_once_per_call(dsh_home, monkeypatch):
+    """The call's parse and the session's evidence read the same result object: one JSON parse."""
+    from dsh_sidecar.suggester.parse import results
+
+    parses: list[str] = []
+    loads = json.loads
+
+    def counting(text, *args, **kwargs):
+        parses.append(text)
+        return loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(results.json, "loads", counting)
+    shop = DATA / "workspaces" / "shopcart"
+    s, _ = make_suggester(shop, dsh_home, WorkspaceGraph.build(shop), warm=True)
+    wrapped = json.dumps({"output": HITS, "exit_code": 0})
+    post(s, "Bash", {"command": "grep -rn price src tests"}, wrapped, session="once")
+    assert parses == [wrapped]
+    assert s.noise.session("once").evidence.seen == {
+        "src/shopcart/pricing.py",
+        "src/shopcart/cart.py",
+        "tests/test_cart.py",
+    }
+    again = json.dumps({"output": HITS, "exit_code": 1})  # another call's result: parsed anew
+    post(s, "Bash", {"command": "grep -rn price src tests"}, again, session="once")
+    assert parses == [wrapped, again]

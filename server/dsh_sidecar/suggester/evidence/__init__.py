@@ -57,7 +57,7 @@ Test, lock files → Dependency, solution/workspace files (``*.sln``, ``settings
 doc files → Doc.
 
 Name rules: a definition pattern (``class X``, ``def f``, ``fn f``…) → Symbol; an identifier
-(``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``) searched across folders → Usage;
+(``snake_case``, ``CamelCase``, ``f(``, ``X::new``, ``m!``; an alternation of them, ``a|b``) searched across folders → Usage;
 an ``UPPER_SNAKE`` name no code defines (an environment variable) → Config, unless a search
 of the tree printed a result that lists no file (the name is written nowhere here: nothing
 reads it). A search inside code files
@@ -148,10 +148,26 @@ def _configuration(path: str, ws: Workspace) -> bool:
 _CALL_SUFFIX: Final = LazyPattern(r"(\\?\(|!|::new)$")
 
 
+#: An alternation in a grep pattern: ERE's ``|`` or BRE's ``\|`` (a code name holds neither,
+#: so either spelling splits names in both dialects).
+_ALTERNATION: Final = LazyPattern(r"\\?\|")
+#: A word edge (``\b``, GNU grep's ``\<``/``\>``) or a group's bracket (``(``, BRE ``\(``)
+#: around a name: regex syntax, not part of it.
+_NAME_SYNTAX: Final = LazyPattern(r"\\[b<>]|^\\?\(|\\?\)$")
+
+
 def _is_identifier(p: str, ws: Workspace) -> bool:
-    """Whether pattern ``p`` is a code name: identifier syntax that looks like code (snake or
-    camel case, a call, ``::``, a macro ``!``) or a name the symbol index says is defined."""
-    core = p.strip().strip("^$").replace("\\b", "")
+    r"""Whether pattern ``p`` is a code name, or an alternation of code names (``a|b``, BRE
+    ``a\|b``, ``(a|b)``), each an identifier syntax that looks like code (snake or camel case,
+    a call, ``::``, a macro ``!``; a dot escaped as the regex needs it, ``Byte\.MAX_VALUE``, is
+    the dot of a dotted name) or a name the symbol index says is defined."""
+    core = _NAME_SYNTAX.sub("", p.strip().strip("^$"))
+    names = [a.strip().strip("^$") for a in _ALTERNATION.split(core)]
+    return all(_is_name(a.replace("\\.", "."), ws) for a in names)
+
+
+def _is_name(core: str, ws: Workspace) -> bool:
+    """Whether ``core`` (regex syntax taken away) is one code name (:func:`_is_identifier`)."""
     if not _IDENT.match(core):
         return False
     if _IDENTLIKE.search(core):

@@ -128,17 +128,25 @@ def _query(tool: str, text: str, r: Reading, commands: list[str], is_error: bool
 
 
 def _searched(
-    tool: str, text: str, r: Reading, commands: list[str], result_text: str | None, is_error: bool, **more: Any
+    tool: str,
+    text: str,
+    r: Reading,
+    commands: list[str],
+    result_text: str | None,
+    is_error: bool,
+    content_search: bool = False,
+    **more: Any,
 ) -> Query:
     """A search-class call: its reading plus the languages its paths imply, whether it is a
-    listing, and the paths its result listed (none for a read or a failure)."""
+    listing (a line whose grep searches files, ``content_search``, is none: its listing
+    commands only look around), and the paths its result listed (none for a read or a failure)."""
     for p in r.name_patterns + r.reads + r.scope:
         lang = language_of(p)
         if lang:
             r.languages.add(lang)
     listing = False
     if tool in ("glob", "bash") and result_text is not None and not is_error:
-        listing = bool(set(commands) & LISTING_NAMES) or tool == "glob"
+        listing = (bool(set(commands) & LISTING_NAMES) and not content_search) or tool == "glob"
     listed: list[str] = []
     if not is_error:
         found = result_paths(result_text)
@@ -213,24 +221,26 @@ def _bash_call(inp: dict[str, Any], result_text: str | None, is_error: bool) -> 
         commands = []
     line, heredocs = split_heredocs(command) if isinstance(command, str) else ("", ())
     writes = shell_writes(commands, line)
-    r, names, search = _fold(commands)
+    r, names, search, reads_files = _fold(commands)
     if search:
-        return _searched("bash", text, r, names, result_text, is_error, writes=writes)
+        return _searched("bash", text, r, names, result_text, is_error, writes=writes, content_search=reads_files)
     frames = traceback_frames(result_text) if result_text else []
     code, path = _script_of(commands, heredocs)
     return _query("other", text, r, names, is_error, writes=writes, frames=frames, script_code=code, script_path=path)
 
 
-def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool]:
+def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool, bool]:
     """Read each simple command in order: ``(what they said, their names, whether any is a
-    search)``. A grep without file operands and without ``-r`` after a command that is no
+    search, whether a grep searched files)`` (a grep given files or folders, ``-r``, or the files
+    a ``find`` found through ``xargs`` or ``-exec``: a line that also lists, ``ls -R | head &&
+    grep -r "def f" pkg``, ``find . -name "*.py" | xargs grep -l X``, searches the files' content). A grep without file operands and without ``-r`` after a command that is no
     search (``pip list | grep sphinx``, ``python x.py | grep Error``) filters that command's
     output, not the workspace: it says nothing — also after a ``cd`` (``cd /repo && npm test |
     grep failing``: the folder it runs in is no operand). ``cat F | grep P``: the grep searches ``F``
     (``F`` is its scope, not a file read, after a ``cd`` too)."""
     draft = Reading()
     names: list[str] = []
-    search = False
+    search = content = False
     prev_found: bool | None = None  # whether the previous command was search-class
     for cmd in commands:
         names.append(cmd.name)
@@ -241,6 +251,7 @@ def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool]:
             found = False
         else:
             draft.merge(reading)
+            content |= found and cmd.name in GREP_NAMES and (not reading.operandless or recursive(cmd) or cmd.fed_files)
         prev_found = found
         # the grep's scope is only the folder it runs in: it searches what was read before it
         piped = reading.operandless and not recursive(cmd) and draft.scope == reading.scope
@@ -248,7 +259,7 @@ def _fold(commands: list[Command]) -> tuple[Reading, list[str], bool]:
             draft.scope[:] = before
             draft.reads.clear()
         search |= found
-    return draft, names, search
+    return draft, names, search, content
 
 
 def _script_of(commands: list[Command], heredocs: tuple[Heredoc, ...]) -> tuple[str, str]:

@@ -53,8 +53,26 @@ def unwrapped(text: str | None) -> str | None:
     starts as JSON and is at most :data:`MAX_WRAPPED_CHARS` long, nested values are not walked,
     the values read are cut at :data:`~.tools.MAX_RESULT_CHARS` characters, and what does not
     parse (cut, invalid, too deep) is read as it is. Never raises."""
+    global _LAST_UNWRAPPED  # noqa: PLW0603 -- a one-entry memo, swapped whole
     if not text or len(text) > MAX_WRAPPED_CHARS or not text.lstrip().startswith(("{", '"')):
         return text
+    last = _LAST_UNWRAPPED
+    if last[0] is text:  # the same result object, read again for the same call
+        return last[1]
+    out = _unwrap(text)
+    _LAST_UNWRAPPED = (text, out)
+    return out
+
+
+#: The last JSON-shaped result text :func:`unwrapped` read and what it read it as: a call's
+#: result is read when the call is parsed and again for the session's evidence, and the one
+#: ``str`` object of the call's params is parsed once (an identity test, never a comparison of
+#: texts; at most :data:`MAX_WRAPPED_CHARS` characters kept).
+_LAST_UNWRAPPED: tuple[str | None, str] = (None, "")
+
+
+def _unwrap(text: str) -> str:
+    """:func:`unwrapped` of a JSON-shaped text within the bound."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

@@ -30,6 +30,9 @@ class Command:
     name: str
     args: list[str]
     cwd: str = ""  # the folder a preceding ``cd`` moved to ('' = the workspace root)
+    #: its file operands are the previous command's output (``find … | xargs grep X``,
+    #: ``find … -exec grep X {} +``): given none, it still reads files, not a pipe
+    fed_files: bool = False
 
 
 #: Most shell tokens (words, a quoted part being part of its word, and runs of ``; & | ( ) < > ` ``,
@@ -298,7 +301,9 @@ def split_commands(command: str | list[Any]) -> list[Command]:
     for words in argvs:
         while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
             words = words[1:]  # VAR=value prefixes
-        words = unwrap(words)
+        bare = unwrap(words)
+        fed = any(w.rsplit("/", 1)[-1] == "xargs" for w in words[: len(words) - len(bare)])
+        words = bare
         if not words:
             continue
         head = words[0].rsplit("/", 1)[-1]
@@ -319,13 +324,13 @@ def split_commands(command: str | list[Any]) -> list[Command]:
         elif head in SHELLS and len(words) >= 3 and words[1] in SHELL_C:
             out.extend(split_commands(words[2]))
             continue
-        out.append(Command(head, words[1 : 1 + MAX_COMMAND_ARGS], cwd))
+        out.append(Command(head, words[1 : 1 + MAX_COMMAND_ARGS], cwd, fed))
         if head == "find" and "-exec" in words:
             i = words.index("-exec")
             inner = [w for w in words[i + 1 :] if w not in ("{}", ";", "\\;", "+")]
             inner = unwrap(inner)
             if inner:
-                out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1 : 1 + MAX_COMMAND_ARGS], cwd))
+                out.append(Command(inner[0].rsplit("/", 1)[-1], inner[1 : 1 + MAX_COMMAND_ARGS], cwd, True))
     return out
 
 

@@ -163,3 +163,19 @@ def test_a_cd_above_the_root_and_back_into_it_searches_the_whole_root():
     assert scope("cd ../repo && grep -rn foo .") == [""]
     assert scope("cd .. && grep -rn foo repo") == [""]
     assert scope("cd .. && grep -rn foo .") == [".."]  # the root's parent: outside
+
+
+def test_a_write_in_the_machines_folders_is_no_workspace_file():
+    files = ["yt-dlp/config.txt", "yt_dlp/options.py", "tmp/notes.md", "src/a/b.py", "README.md"]
+    paths = WorkspacePaths(Path("/w/repo"), FileIndex(Path("/w/repo"), files))
+    assert paths.written_path("/testbed/src/a/b.py") == "src/a/b.py"  # a container's copy
+    assert paths.written_path("/testbed/README.md") == "README.md"
+    assert paths.written_path("/testbed/src/a/new.py") == "src/a/new.py"  # a new file in a listed folder
+    assert paths.written_path("/w/repo/yt_dlp/options.py") == "yt_dlp/options.py"
+    assert paths.written_path("src/a/b.py") == "src/a/b.py"
+    assert paths.written_path("/etc/yt-dlp/config.txt") is None  # the machine's configuration
+    assert paths.written_path("/tmp/notes.md") is None
+    assert paths.written_path("/tmp/Test.java") is None
+    assert paths.written_path("/usr/lib/python3/site-packages/src/a/b.py") is None
+    assert paths.written_path("/x/y/README.md") is None  # a name alone, two deep
+    assert paths.written_path("/") is None and paths.written_path("\\") is None  # the root: no file
