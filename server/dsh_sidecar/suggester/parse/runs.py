@@ -137,9 +137,14 @@ _PYTHON_FLAGS_THEN_C = LazyPattern(r"^-[bBdEhiIOPqsSuvx]*c")
 #: every space of a line (19 KB of spaces took 1.4 s).
 _PATCH_FILE = LazyPattern(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
 #: A shell redirection's target (``> f``, ``>> f``, ``1> f``, ``&> f``, ``&>> f``, ``>| f``,
-#: quoted or not; not ``2>&1``, ``>&-``, here-strings, ``<>``). No match starts inside a run of
-#: digits (a 4,000-digit word would be scanned once a digit: 106 ms).
-_REDIRECT = LazyPattern(r"(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))")
+#: quoted or not: group 1, 2 or 3; not ``2>&1``, ``>&-``, here-strings, ``<>``), or a quoted word
+#: met first (no group: a ``>`` inside quotes, ``grep '<Version>'``, is part of the word; one
+#: left open runs to the line's end, as the shell reads it, so no quote is scanned twice). No
+#: match starts inside a run of digits (a 4,000-digit word would be scanned once a digit: 106 ms).
+_REDIRECT = LazyPattern(
+    r"'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*+\"?"
+    r"|(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))"
+)
 #: ``sed``/``perl`` option words that edit in place: ``-i``, ``-i.bak``, ``-Ei``, ``-ri``,
 #: ``--in-place``; perl's ``-pi``, ``-0pi``, ``-0777 -pi`` (switches without a value, then ``i``).
 _SED_IN_PLACE = LazyPattern(r"^(?:-[nrEsuzl]*i|--in-place)")
@@ -172,8 +177,8 @@ def shell_writes(commands: list[Command], line: str) -> list[str]:
     """What a shell line changes (``Query.writes``): the file operands of ``sed -i`` and
     ``perl -i`` (:data:`_SED_IN_PLACE`, :data:`_PERL_IN_PLACE`; the first word, the script,
     left out), the targets of ``cp``/``mv``/``install`` and ``tee``, the targets of
-    redirections (:data:`_REDIRECT`, read from the line's text: a quoted ``>`` can count too,
-    which only errs towards "edited"), :data:`PATCHED` for ``git apply``/``git am``/``patch``
+    redirections (:data:`_REDIRECT`, read from the line's text, quoted words skipped),
+    :data:`PATCHED` for ``git apply``/``git am``/``patch``
     unless they only check (:data:`_DRY_RUN`). Paths after a ``cd`` are joined to its folder."""
     out: list[str] = []
     for cmd in commands:
@@ -189,7 +194,8 @@ def shell_writes(commands: list[Command], line: str) -> list[str]:
             out += [_write_target(w, cmd.cwd) for w in words]
         elif cmd.name in ("git apply", "patch", "git am") and not _DRY_RUN & set(cmd.args):
             out.append(PATCHED)
-    targets = (next(g for g in m.groups() if g is not None) for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
+    found = (m.groups() for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
+    targets = (next((g for g in groups if g is not None), "") for groups in found)
     cwd = redirect_cwd(commands)
     out += [_write_target(t, cwd) for t in targets if t and not t.startswith("/dev/")]
     return [p for p in dict.fromkeys(out) if p][:50]

@@ -270,3 +270,24 @@ def test_a_backslash_inside_double_quotes_is_kept_where_the_shell_keeps_it():
     for command, (identifier, patterns) in cases.items():
         q = parse_call("bash", {"command": command})
         assert (q.identifier, q.patterns) == (identifier, patterns), command
+
+
+@pytest.mark.parametrize(
+    ("line", "writes"),
+    [
+        # a `>` inside a quoted pattern is part of the word: nothing is written
+        ("grep -rn '<Version>\\|<VersionPrefix>' --include=*.props . | head", []),
+        ('grep -rn "a>b" src', []),
+        # a quoted target is still a target, and a quote escaped inside double quotes stays inside
+        ('echo "x>y" > "out file.txt"', ["out file.txt"]),
+        ('echo "a \\" > b" >> log.txt', ["log.txt"]),
+        ("echo hi > out.txt 2>&1", ["out.txt"]),
+        ("cat <<'EOF' > f.py\nprint('a > b')\nEOF", ["f.py"]),
+        # a quote left open runs to the line's end, as the shell reads it
+        ("echo don't > a.txt", []),
+    ],
+)
+def test_a_redirection_is_read_outside_quotes_only(line: str, writes: list[str]) -> None:
+    """A shell line's written files (``Query.writes``) come from its redirections, never from a
+    ``>`` inside a quoted word (a grep for ``<Version>`` wrote a file named ``\\``)."""
+    assert parse_call("bash", {"command": line}).writes == writes
