@@ -12,9 +12,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from dsh_sidecar.workspace import gitguard
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, GraphDelta, Progress, WorkspaceGraph
+from dsh_sidecar.workspace.graph import (
+    LARGE_REPO_FILES,
+    FileNode,
+    GraphDelta,
+    Progress,
+    WorkspaceGraph,
+    listing_differences,
+    walk_listing,
+)
 from dsh_sidecar.workspace.kindcache import KindCache
+from dsh_sidecar.workspace.listingcache import Listing, ListingCache
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -40,8 +50,11 @@ class GraphBuilder:
     ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
     a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
     :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
-    symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
-    applies file changes now (and again after a running build finishes).
+    symbol index on disk (see ``cache.py``) and the last verified walk of a tree outside git
+    (``listingcache.py``): a session's first build is made from that walk and is ready without
+    walking; the tree is walked after ready and the differences applied (:meth:`_verify`).
+    :meth:`rebuild` restarts; :meth:`refresh` applies file changes now (and again after a
+    running build finishes).
     """
 
     def __init__(
@@ -66,6 +79,14 @@ class GraphBuilder:
         self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.kind_cache = KindCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        #: the last verified walk of the tree (``listingcache.py``): the first build of a
+        #: session is ready from it and walks after ready (:meth:`_verify`)
+        self.listing_cache = ListingCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        self._listing_taken = False
+        #: CPU seconds (this thread's) the walk after ready took, and the paths it found changed
+        #: (``None``: no verification ran)
+        self.verify_cpu_s: float | None = None
+        self.verify_changed: int | None = None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -315,10 +336,54 @@ class GraphBuilder:
             except Exception as exc:  # a reporter failure must not stop the build
                 log.debug("graph progress callback failed: %s", exc)
 
+    def _take_listing(self) -> Listing | None:
+        """The listing cache's walk for the session's first build of a tree outside git, once;
+        ``None`` otherwise (the build walks)."""
+        if self._listing_taken or self.listing_cache is None or self.root is None:
+            return None
+        self._listing_taken = True
+        if not self.root.is_dir() or gitguard.is_checkout(self.root):
+            return None
+        return self.listing_cache.load()
+
+    def _keep_listing(self, graph: WorkspaceGraph) -> None:
+        """Keep the walk a build made, for the next session (a git listing keeps none)."""
+        walked = graph.take_walk()
+        if walked is not None and self.listing_cache is not None:
+            self.listing_cache.save(walked.stats, walked.stamps)
+
+    def _verify(self, graph: WorkspaceGraph, listed: Listing, gen: int, cancel: threading.Event) -> None:
+        """Walk the tree of a graph made from a past session's listing (``listed``) and apply
+        what differs — files added, deleted or edited since — through the same path as a batch
+        of watched-file changes (:meth:`_apply`; more than :data:`MAX_INLINE_REFRESH` start a
+        full build instead); then the graph is verified and the walk kept for the next
+        session. Runs on the build's thread after the graph is published, the GIL handed over
+        at every system call of the walk, as a cold build's walk does."""
+        t0 = time.thread_time()
+        fresh, stamps = walk_listing(self.root)  # type: ignore[arg-type]
+        if cancel.is_set() or gen != self._generation:
+            return
+        changed = listing_differences(listed.stats, fresh)
+        self.verify_changed = len(changed)
+        if len(changed) > MAX_INLINE_REFRESH:
+            self.verify_cpu_s = time.thread_time() - t0
+            self.start()  # as a branch switch: a full build (it walks: the listing was taken)
+            return
+        if changed:
+            self._apply(graph, changed)
+        graph.verified = True
+        self.verify_cpu_s = time.thread_time() - t0
+        if changed and self.listing_cache is not None:
+            self.listing_cache.save(fresh, stamps)
+
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()
         try:
-            graph = WorkspaceGraph.build_files(self.root, self.kind_cache)  # type: ignore[arg-type]
+            listed = self._take_listing()
+            if listed is not None:
+                graph = WorkspaceGraph.from_walked(self.root, listed, self.kind_cache)  # type: ignore[arg-type]
+            else:
+                graph = WorkspaceGraph.build_files(self.root, self.kind_cache)  # type: ignore[arg-type]
             if gen != self._generation:
                 return
             self.file_count = len(graph)
@@ -353,6 +418,10 @@ class GraphBuilder:
                 self.on_ready(graph)
             self._saving = gen
             graph.save_symbols()  # after the index is answered from: the write is O(postings)
+            if listed is not None:
+                self._verify(graph, listed, gen, cancel)
+            else:
+                self._keep_listing(graph)
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)
             self.error = str(exc)
