@@ -20,11 +20,9 @@ from dsh_sidecar.workspace.graph import (
     GraphDelta,
     Progress,
     WorkspaceGraph,
-    listing_differences,
-    walk_listing,
 )
 from dsh_sidecar.workspace.kindcache import KindCache
-from dsh_sidecar.workspace.listingcache import Listing, ListingCache
+from dsh_sidecar.workspace.listingcache import Listing, ListingCache, listing_differences, walk_listing
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -79,14 +77,11 @@ class GraphBuilder:
         self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.kind_cache = KindCache(cache_dir, root) if cache_dir is not None and root is not None else None
-        #: the last verified walk of the tree (``listingcache.py``): the first build of a
-        #: session is ready from it and walks after ready (:meth:`_verify`)
+        #: the last verified walk (``listingcache.py``): a session's first build is made from it
         self.listing_cache = ListingCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self._listing_taken = False
-        #: CPU seconds (this thread's) the walk after ready took, and the paths it found changed
-        #: (``None``: no verification ran)
-        self.verify_cpu_s: float | None = None
-        self.verify_changed: int | None = None
+        #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
+        self.verified_walk: tuple[float, int] | None = None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -348,7 +343,7 @@ class GraphBuilder:
 
     def _keep_listing(self, graph: WorkspaceGraph) -> None:
         """Keep the walk a build made, for the next session (a git listing keeps none)."""
-        walked = graph.take_walk()
+        walked, graph.walk = graph.walk, None
         if walked is not None and self.listing_cache is not None:
             self.listing_cache.save(walked.stats, walked.stamps)
 
@@ -364,15 +359,14 @@ class GraphBuilder:
         if cancel.is_set() or gen != self._generation:
             return
         changed = listing_differences(listed.stats, fresh)
-        self.verify_changed = len(changed)
         if len(changed) > MAX_INLINE_REFRESH:
-            self.verify_cpu_s = time.thread_time() - t0
+            self.verified_walk = (time.thread_time() - t0, len(changed))
             self.start()  # as a branch switch: a full build (it walks: the listing was taken)
             return
         if changed:
             self._apply(graph, changed)
         graph.verified = True
-        self.verify_cpu_s = time.thread_time() - t0
+        self.verified_walk = (time.thread_time() - t0, len(changed))
         if changed and self.listing_cache is not None:
             self.listing_cache.save(fresh, stamps)
 
@@ -380,10 +374,7 @@ class GraphBuilder:
         self._symbols_idle.clear()
         try:
             listed = self._take_listing()
-            if listed is not None:
-                graph = WorkspaceGraph.from_walked(self.root, listed, self.kind_cache)  # type: ignore[arg-type]
-            else:
-                graph = WorkspaceGraph.build_files(self.root, self.kind_cache)  # type: ignore[arg-type]
+            graph = WorkspaceGraph.build_files(self.root, self.kind_cache, listed)  # type: ignore[arg-type]
             if gen != self._generation:
                 return
             self.file_count = len(graph)

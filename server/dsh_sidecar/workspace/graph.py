@@ -37,13 +37,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh_sidecar.workspace import fsguard, symbolpass
+from dsh_sidecar.workspace import fsguard, listingcache, symbolpass
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
+from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
@@ -153,12 +152,11 @@ class WorkspaceGraph:
         self._stats_lock = threading.Lock()
         #: the symbol cache's write an index_symbols(defer_save=True) left (:meth:`save_symbols`)
         self._save_symbols: Callable[[], bool] | None = None
-        #: ``False`` while the listing is a past session's, not yet walked again
+        #: ``False`` while the listing is a past session's, not walked again yet
         #: (``listingcache.py``: what a note may see meanwhile)
         self.verified = True
-        #: the walk's change times of the listing, in its order, for a listing cache to keep
-        #: (taken by the owner: :meth:`take_walk`)
-        self._walk_stamps: list[float] | None = None
+        #: the walk the listing was made from, for the listing cache (``None`` once changed)
+        self.walk: Listing | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -183,21 +181,25 @@ class WorkspaceGraph:
         return graph
 
     @classmethod
-    def build_files(cls, root: Path, kind_cache: KindCache | None = None) -> WorkspaceGraph:
+    def build_files(
+        cls, root: Path, kind_cache: KindCache | None = None, past: Listing | None = None
+    ) -> WorkspaceGraph:
         """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols); with
-        ``kind_cache``, the kinds of a listing it holds are taken from it (``kindcache.py``)."""
+        ``kind_cache``, the kinds of a listing it holds are taken from it (``kindcache.py``);
+        with ``past``, made of that walk (a past session's: not :attr:`verified`,
+        ``listingcache.py``) instead of listing the tree."""
         t0 = time.perf_counter()
         times: dict[str, float] = {}
         source = "none"
         # the listing and its tables: long-lived, no cycle (frozen at the end: never scanned)
         with collections_paused(freeze=True):
-            scan = git_scan(root) if root.is_dir() else None
+            scan = git_scan(root) if past is None and root.is_dir() else None
             walked: FileStats | None = None
             if scan is not None:
                 files, times = scan
                 source = "git"
-            elif root.is_dir():
-                walked, stamps = walk_listing(root)
+            elif past is not None or root.is_dir():
+                walked, stamps = (past.stats, past.stamps) if past is not None else listingcache.walk_listing(root)
                 files = walked.files
                 source = "mtime"
             else:
@@ -206,35 +208,12 @@ class WorkspaceGraph:
             graph = cls.from_listing(root, files, times, source, known, stamps if walked is not None else None)
             if walked is not None:
                 graph._stats = walked.select(graph.files)
-                if graph._stats.files is walked.files:
-                    graph._walk_stamps = stamps
+                if past is None and graph._stats.files is walked.files:
+                    graph.walk = Listing(graph._stats, stamps)
+        graph.verified = past is None
         graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
         graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
         return graph
-
-    @classmethod
-    def from_walked(cls, root: Path, listing: Listing, kind_cache: KindCache | None = None) -> WorkspaceGraph:
-        """The file-level graph of a walk made before (a past session's, ``listingcache.py``), as
-        :meth:`build_files` would make it from that walk; not verified (:attr:`verified`) until
-        the tree is walked again and the differences applied (``builder.py``)."""
-        t0 = time.perf_counter()
-        with collections_paused(freeze=True):
-            known = kind_cache.load if kind_cache is not None else None
-            graph = cls.from_listing(root, listing.stats.files, {}, "mtime", known, listing.stamps)
-            graph._stats = listing.stats.select(graph.files)
-        graph.verified = False
-        graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
-        graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
-        return graph
-
-    def take_walk(self) -> Listing | None:
-        """The walk this graph was built from (its stats and change times, ``listingcache.py``),
-        once, while no change has been applied; ``None`` otherwise."""
-        stamps, self._walk_stamps = self._walk_stamps, None
-        stats = self._stats
-        if stamps is None or stats is None or stats.files is not self.files or len(stamps) != len(self.files):
-            return None
-        return Listing(stats, stamps)
 
     @classmethod
     def from_listing(
@@ -516,7 +495,7 @@ class WorkspaceGraph:
                     names.update(defs ^ self.symbols.defined_in(rel))
             if added or removed or modified:
                 self._usage_cache = {}
-                self._stats = None  # the listing's stats describe the tree before this batch
+                self._stats = self.walk = None  # the listing's stats describe the tree before this batch
         return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
     def _through_link(self, folder: str, seen: dict[str, bool]) -> bool:
@@ -593,26 +572,6 @@ class WorkspaceGraph:
         _sorted_remove(self._by_kind.get(kind), rel)
         if self.symbols is not None:
             self.symbols.remove(rel)
-
-
-def walk_listing(root: Path) -> tuple[FileStats, list[float]]:
-    """A walk of ``root`` (:func:`~dsh_sidecar.workspace.files.walk_files`): its files'
-    stats in path order and each file's change time, aligned."""
-    walked = FileStats([])
-    pairs = walk_files(root, mtimes=True, stats=walked)
-    # the listing's sort, done once for the stats, the paths and their times
-    return walked.sort(list(map(itemgetter(1), pairs)))
-
-
-def listing_differences(before: FileStats, after: FileStats) -> list[str]:
-    """The paths added, removed or whose ``(mtime_ns, size, inode)`` changed from ``before``
-    to ``after`` (two sorted listings), in path order; ``[]`` at once when they are equal."""
-    same = before.files == after.files and before.mtime == after.mtime
-    if same and before.size == after.size and before.ino == after.ino:
-        return []
-    old = dict(zip(before.files, zip(before.mtime, before.size, before.ino, strict=True), strict=True))
-    new = dict(zip(after.files, zip(after.mtime, after.size, after.ino, strict=True), strict=True))
-    return sorted({p for p, st in old.items() if new.get(p) != st} | {p for p in new if p not in old})
 
 
 def _sorted_remove(items: list[Any] | None, value: Any) -> None:

@@ -41,13 +41,14 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final, cast
 
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
 from dsh_sidecar.workspace.cache import cache_path
-from dsh_sidecar.workspace.files import MAX_FILES
+from dsh_sidecar.workspace.files import MAX_FILES, walk_files
 from dsh_sidecar.workspace.stats import FileStats
 
 log = logging.getLogger(__name__)
@@ -162,3 +163,23 @@ class ListingCache:
             self.path.unlink(missing_ok=True)
         except OSError as exc:
             log.debug("workspace listing not removed: %s", exc)
+
+
+def walk_listing(root: Path) -> tuple[FileStats, list[float]]:
+    """A walk of ``root`` (:func:`~dsh_sidecar.workspace.files.walk_files`): its files'
+    stats in path order and each file's change time, aligned."""
+    walked = FileStats([])
+    pairs = walk_files(root, mtimes=True, stats=walked)
+    # the listing's sort, done once for the stats, the paths and their times
+    return walked.sort(list(map(itemgetter(1), pairs)))
+
+
+def listing_differences(before: FileStats, after: FileStats) -> list[str]:
+    """The paths added, removed or whose ``(mtime_ns, size, inode)`` changed from ``before``
+    to ``after`` (two sorted listings), in path order; ``[]`` at once when they are equal."""
+    same = before.files == after.files and before.mtime == after.mtime
+    if same and before.size == after.size and before.ino == after.ino:
+        return []
+    old = dict(zip(before.files, zip(before.mtime, before.size, before.ino, strict=True), strict=True))
+    new = dict(zip(after.files, zip(after.mtime, after.size, after.ino, strict=True), strict=True))
+    return sorted({p for p, st in old.items() if new.get(p) != st} | {p for p in new if p not in old})

@@ -13,8 +13,7 @@ from dsh_sidecar.state import columns
 from dsh_sidecar.suggester.candidates import resolve
 from dsh_sidecar.suggester.fileindex import FileIndex
 from dsh_sidecar.suggester.packs import Candidate
-from dsh_sidecar.workspace import GraphBuilder
-from dsh_sidecar.workspace import graph as graph_module
+from dsh_sidecar.workspace import GraphBuilder, listingcache
 from dsh_sidecar.workspace.builder import MAX_INLINE_REFRESH
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.listingcache import VERSION, ListingCache
@@ -57,13 +56,13 @@ class Session:
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The roots walked (``files.walk_files`` as the graph calls it)."""
     seen: list[Path] = []
-    real = graph_module.walk_files
+    real = listingcache.walk_files
 
     def counted(root: Path, **kw):  # type: ignore[no-untyped-def]
         seen.append(root)
         return real(root, **kw)
 
-    monkeypatch.setattr(graph_module, "walk_files", counted)
+    monkeypatch.setattr(listingcache, "walk_files", counted)
     return seen
 
 
@@ -83,7 +82,7 @@ def test_an_unchanged_tree_is_ready_before_it_is_walked_and_verified_after(tmp_p
     assert len(walks) == 2  # the walk after ready
     graph = second.builder.graph
     assert graph.verified is True and graph.status()["verified"] is True
-    assert second.builder.verify_changed == 0 and graph.stats["cacheHits"] == 2
+    assert second.builder.verified_walk[1] == 0 and graph.stats["cacheHits"] == 2
     assert kept.stat().st_mtime_ns == written  # nothing differed: not written again
 
 
@@ -108,7 +107,7 @@ def test_files_added_deleted_and_edited_between_sessions_are_applied_after_ready
         "status": False,
     }
     b = later.builder
-    assert b.verify_changed == 3 and b.graph.verified is True
+    assert b.verified_walk[1] == 3 and b.graph.verified is True
     assert b.graph.files == ["docs/guide.md", "pkg/a.py", "pkg/d.py"]
     assert b.definitions("beta") == [] and b.definitions("alpha") == []
     assert b.definitions("alpha2") == ["pkg/a.py"] and b.definitions("delta") == ["pkg/d.py"]
@@ -118,7 +117,7 @@ def test_files_added_deleted_and_edited_between_sessions_are_applied_after_ready
     assert kept is not None and kept.stats.files == fresh.files
 
     third = Session(ws, home, walks)  # starts from the verified listing
-    assert third.at_ready["files"] == fresh.files and third.builder.verify_changed == 0
+    assert third.at_ready["files"] == fresh.files and third.builder.verified_walk[1] == 0
 
 
 def test_more_changes_than_a_batch_make_a_full_build(tmp_path: Path, walks: list[Path]) -> None:
@@ -127,7 +126,7 @@ def test_more_changes_than_a_batch_make_a_full_build(tmp_path: Path, walks: list
     Session(ws, home, walks)
     write_tree(ws, {f"gen/m{i}.py": f"def made_{i}():\n    pass\n" for i in range(MAX_INLINE_REFRESH + 1)})
     later = Session(ws, home, walks)
-    assert later.at_ready["verified"] is False and later.builder.verify_changed == MAX_INLINE_REFRESH + 1
+    assert later.at_ready["verified"] is False and later.builder.verified_walk[1] == MAX_INLINE_REFRESH + 1
     graph = later.builder.graph
     assert graph.verified is True and len(graph.files) == len(TREE) + MAX_INLINE_REFRESH + 1
     assert later.builder.definitions(f"made_{MAX_INLINE_REFRESH}") == [f"gen/m{MAX_INLINE_REFRESH}.py"]
