@@ -15,7 +15,8 @@ Until that walk ends, the graph is *unverified* (``graph.verified`` is ``False``
 says ``"verified": false``): its listing is the last session's. What a note may see meanwhile: a
 file deleted between the sessions is still listed, but a note never names it (every target is
 checked to exist on disk while the listing is unverified: ``suggester/fileindex.py``,
-:meth:`~dsh_sidecar.suggester.fileindex.FileIndex.inside`); a file added is not listed yet (no
+:meth:`~dsh_sidecar.suggester.fileindex.FileIndex.inside`, and the task lead's ranking,
+``suggester/lead/ranker.py``); a file added is not listed yet (no
 note names it until the walk has added it); a file edited keeps its old symbols and content facts
 until the walk re-reads it. Git checkouts are listed by git, not walked, and do not use this
 file.

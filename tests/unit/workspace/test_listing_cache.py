@@ -198,3 +198,24 @@ def test_an_unverified_index_never_names_a_file_that_is_gone(tmp_path: Path) -> 
     assert index.inside("pkg/gone.cfg") is False and index.refused == []  # gone, not outside
     unverified[0] = False
     assert index.inside("pkg/gone.cfg") is True  # the answer while unverified was not kept
+
+
+def test_the_task_lead_never_offers_a_file_gone_since_the_listing_was_walked(tmp_path: Path) -> None:
+    """The task lead ranks the graph's listing itself (not through the index's check): while the
+    listing is a past session's, a file gone from the tree is left out of its ranking."""
+    from dsh_sidecar.suggester.lead.mentions import mentions
+    from dsh_sidecar.suggester.lead.ranker import rank
+
+    ws = tmp_path / "ws"
+    write_tree(
+        ws, {"pkg/parser.py": "def parse_config():\n    pass\n", "pkg/loader.py": "def load_config():\n    pass\n"}
+    )
+    walked = listingcache.walk_listing(ws)
+    (ws / "pkg/parser.py").unlink()
+    graph = WorkspaceGraph.build_files(ws, past=listingcache.Listing(*walked))
+    graph.index_symbols()
+    task = mentions("Fix parse_config in pkg/parser.py and load_config in pkg/loader.py")
+    assert graph.verified is False and "pkg/parser.py" in graph.files
+    assert [lead.path for lead in rank(task, graph)] == ["pkg/loader.py"]
+    graph.verified = True  # the same ranking over a listing taken as it is
+    assert sorted(lead.path for lead in rank(task, graph)) == ["pkg/loader.py", "pkg/parser.py"]
