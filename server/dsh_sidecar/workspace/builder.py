@@ -22,7 +22,7 @@ from dsh_sidecar.workspace.graph import (
     WorkspaceGraph,
 )
 from dsh_sidecar.workspace.kindcache import KindCache
-from dsh_sidecar.workspace.listingcache import Listing, ListingCache, listing_differences, walk_listing
+from dsh_sidecar.workspace.listingcache import Listing, ListingCache, walk_differences
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -355,10 +355,9 @@ class GraphBuilder:
         session. Runs on the build's thread after the graph is published, the GIL handed over
         at every system call of the walk, as a cold build's walk does."""
         t0 = time.thread_time()
-        fresh, stamps = walk_listing(self.root)  # type: ignore[arg-type]
+        changed, fresh = walk_differences(listed.stats, self.root)  # type: ignore[arg-type]
         if cancel.is_set() or gen != self._generation:
             return
-        changed = listing_differences(listed.stats, fresh)
         if len(changed) > MAX_INLINE_REFRESH:
             self.verified_walk = (time.thread_time() - t0, len(changed))
             self.start()  # as a branch switch: a full build (it walks: the listing was taken)
@@ -367,8 +366,8 @@ class GraphBuilder:
             self._apply(graph, changed)
         graph.verified = True
         self.verified_walk = (time.thread_time() - t0, len(changed))
-        if changed and self.listing_cache is not None:
-            self.listing_cache.save(fresh, stamps)
+        if fresh is not None and self.listing_cache is not None:
+            self.listing_cache.save(fresh.stats, fresh.stamps)
 
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()
