@@ -29,17 +29,18 @@ fields: ``{"version", "root", "files"}`` (F). The body: ``mtime`` (ns), ``size``
 **Untrusted**: a :class:`~dsh_sidecar.state.files.StateFile` (no symlink followed, a regular
 file only, at most :func:`max_bytes`, atomic 0600 writes under a lock). Refused and set aside
 before use: another workspace's or format's head, a count past :data:`MAX_FILES`, sections that
-do not add up, a digest that does not match, paths not strictly sorted, and any path that is not
-a plain relative one (absolute, an empty component, ``.`` or ``..``). A forged file within that
-can only list paths under the workspace that are not there (each read goes through ``fsguard``;
-a note checks its target exists), list files the walk skips (ignored ones: they are read as
-listed files are, inside the workspace only) or leave out files that are, until the walk after
-ready replaces it.
+do not add up, a digest that does not match, a change time that is not finite, paths not strictly
+sorted, and any path that is not a plain relative one (absolute, an empty component, ``.`` or
+``..``). A forged file within that can only list paths under the workspace that are not there
+(each read goes through ``fsguard``; a note checks its target exists), list files the walk skips
+(ignored ones: they are read as listed files are, inside the workspace only) or leave out files
+that are, until the walk after ready replaces it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from array import array
 from dataclasses import dataclass
@@ -110,6 +111,8 @@ def _parse(root: str) -> Any:
             values.frombytes(column.cast("B"))
             setattr(stats, name, values)
         stamps = cast(list[float], numeric[3].cast("B").cast("d").tolist())
+        if not all(map(math.isfinite, stamps)):
+            raise StateDocumentError("a change time that is not a finite number")
         return Listing(stats, stamps)
 
     return parse

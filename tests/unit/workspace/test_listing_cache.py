@@ -142,11 +142,11 @@ def test_a_git_checkout_keeps_no_listing(tmp_path: Path, walks: list[Path]) -> N
     assert later.at_ready["verified"] is True and later.walks_at_ready == 2
 
 
-def _forge(cache: ListingCache, paths: list[str], root: str | None = None) -> None:
+def _forge(cache: ListingCache, paths: list[str], root: str | None = None, stamp: float = 1.0) -> None:
     n = len(paths)
     head = {"version": VERSION, "root": root or cache.root, "files": n}
     body = [array("q", [1] * n).tobytes(), array("q", [1] * n).tobytes(), array("Q", [1] * n).tobytes()]
-    body.append(array("d", [1.0] * n).tobytes())
+    body.append(array("d", [stamp] * n).tobytes())
     cache.path.parent.mkdir(parents=True, exist_ok=True)
     cache.path.write_bytes(columns.encode(head, body, [paths]))
     os.chmod(cache.path, 0o600)
@@ -175,6 +175,13 @@ def test_a_forged_listing_is_set_aside_and_the_session_walks(
     assert cache.load() is None and list(home.glob("*.listing.bin.corrupt-*"))
     session = Session(ws, home, walks)
     assert session.walks_at_ready == 1 and session.at_ready["files"] == ["docs/guide.md", "pkg/a.py", "pkg/b.py"]
+
+
+@pytest.mark.parametrize("stamp", [float("nan"), float("inf"), float("-inf")])
+def test_a_change_time_that_is_not_finite_sets_the_listing_aside(tmp_path: Path, stamp: float) -> None:
+    cache = ListingCache(tmp_path / "home", tmp_path / "ws")
+    _forge(cache, ["pkg/a.py"], stamp=stamp)
+    assert cache.load() is None and list((tmp_path / "home").glob("*.listing.bin.corrupt-*"))
 
 
 def test_another_workspace_listing_is_not_taken(tmp_path: Path) -> None:
