@@ -160,15 +160,33 @@ def quiet_figures(pid: int, t0: float, timeout_s: float = 120.0) -> tuple[float,
     return cpu_s(pid), time.perf_counter() - t0
 
 
-def ready_figures(name: str, src: Path | None, home: Path, root: Path, quiet: bool = False) -> tuple[Server, dict]:
+def verified_wall(server: Server, t0: float, timeout_s: float = 120.0) -> float:
+    """Wall seconds since ``t0`` until the graph's listing is verified (``"verified"`` not
+    ``False`` in ``dsh/status``: a session ready from a past session's listing walks the tree
+    after ready, ``workspace/listingcache.py``; a tree without the field is verified at ready)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and server.status().get("verified") is False:
+        time.sleep(0.05)
+    return time.perf_counter() - t0
+
+
+def ready_figures(
+    name: str, src: Path | None, home: Path, root: Path, quiet: bool = False, first_call: bool = False
+) -> tuple[Server, dict]:
     """Spawn -> ``graph.ready``: wall, process CPU and RSS then; with ``quiet``, also the CPU and
-    wall once the process is quiescent after it (:func:`quiet_figures`)."""
+    wall once the process is quiescent after it (:func:`quiet_figures`); with ``first_call``, the
+    latency of one ``dsh/postExecute`` (a Grep) sent at ready and the wall until the listing is
+    verified (:func:`verified_wall`), both before quiescence is waited for."""
     t0 = time.perf_counter()
     server = Server(name, src, home, root)
     graph = server.ready()
     wall, cpu = time.perf_counter() - t0, cpu_s(server.pid)
+    first_ms = server.post(CALLS[0]) if first_call else None
+    verified = verified_wall(server, t0) if first_call else None
     quiet_cpu, quiet_wall = quiet_figures(server.pid, t0) if quiet else (cpu, wall)
     return server, {
+        "first_call_ms": first_ms,
+        "verified_wall_s": verified,
         "wall_s": wall,
         "cpu_s": cpu,
         "quiet_cpu_s": quiet_cpu,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import os
 import re
 import time
 from collections import defaultdict
@@ -100,6 +101,9 @@ class FileIndex:
         self.depth = max((rel.count("/") for rel in self.files), default=0)
         self.refused: list[str] = []
         self._inside: dict[str, bool] = {}
+        #: whether the listing is a past session's, not yet walked again
+        #: (``workspace/listingcache.py``): :meth:`inside` then checks the file is there
+        self.unverified: Callable[[], bool] = _never
         self._sorted = sorted(self.files)
         #: Path matches spent by :meth:`glob` so far, and whether a glob was cut by the bound.
         self.glob_work = 0
@@ -129,6 +133,7 @@ class FileIndex:
         index.depth = max((folder.count("/") + 1 for folder in by_dir if folder), default=0)
         index.refused = []
         index._inside = {}
+        index.unverified = _never
         index._sorted = sorted(files)
         index.glob_work = 0
         index.glob_cut = False
@@ -202,6 +207,7 @@ class FileIndex:
         kinds = {p: k for p, k in kinds.items() if self.kinds.get(p) != k}
         new = FileIndex.__new__(FileIndex)
         new.root = self.root
+        new.unverified = self.unverified
         new.glob_work, new.glob_cut = 0, False
         new.refused = list(self.refused)
         new.facts = self.facts
@@ -340,10 +346,15 @@ class FileIndex:
 
     def inside(self, rel: str) -> bool:
         """Whether ``rel`` resolves inside the workspace (a symlink pointing out is refused,
-        remembered in :attr:`refused`). Answers are cached per path."""
+        remembered in :attr:`refused`). Answers are cached per path. While the listing is
+        :attr:`unverified` (a past session's), a path that is not there now (deleted since:
+        ``lstat`` fails) is not inside, and that answer is not kept (the walk after ready drops
+        the path from the listing)."""
         known = self._inside.get(rel)
         if known is not None:
             return known
+        if self.unverified() and not os.path.lexists(self.root / rel):
+            return False
         ok = self._inside[rel] = self._check_inside(rel)
         return ok
 
@@ -357,6 +368,10 @@ class FileIndex:
         if rel not in self.refused:
             self.refused.append(rel)
         return False
+
+
+def _never() -> bool:
+    return False
 
 
 _V = TypeVar("_V")

@@ -97,12 +97,16 @@ def prepare(
     kind_map: dict[str, str],
     content: ContentView | None,
     cache: TablesCache | None = None,
+    unverified: Callable[[], bool] | None = None,
 ) -> tuple[PreparedTargets, list[str]]:
     """Resolve every intent's call-independent targets over the listing; return them and the
     reasons to refuse what did not resolve (untrusted regexes out of time, a candidate that
     leaves the workspace, globs past the matching bound), in that order. ``cache``: where the
-    listing's tables are kept between sessions (:func:`tables`)."""
+    listing's tables are kept between sessions (:func:`tables`); ``unverified``: whether the
+    listing is still a past session's (``FileIndex.unverified``)."""
     index, roots, fact_of = tables(root, files, kind_map, content, cache)
+    if unverified is not None:
+        index.unverified = unverified
     prepared = PreparedTargets(
         index, docs_roots=roots, fact_of=fact_of, content_pending=content is not None and content.pending
     )

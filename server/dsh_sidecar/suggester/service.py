@@ -248,6 +248,12 @@ class Suggester(AskedMethods):
             log.warning("search-suggester: the workspace graph is unavailable", exc_info=True)
             return None
 
+    def _listing_unverified(self) -> bool:
+        """Whether the current graph's listing is a past session's, not walked again yet
+        (``workspace/listingcache.py``)."""
+        graph = self._graph()
+        return graph is not None and getattr(graph, "verified", True) is False
+
     def _symbols(self) -> WorkspaceView | None:
         """The workspace graph once its symbol pass has finished, else ``None``."""
         graph = self._graph()
@@ -268,7 +274,9 @@ class Suggester(AskedMethods):
             )
             if listed is None:
                 return False  # the server's graph is still listing: prepared when it is
-            targets, refusals = prepared.prepare(self.root, self.rows, *listed, self.content, self.tables_cache)
+            targets, refusals = prepared.prepare(
+                self.root, self.rows, *listed, self.content, self.tables_cache, self._listing_unverified
+            )
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = targets

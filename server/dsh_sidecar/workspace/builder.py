@@ -12,9 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from dsh_sidecar.workspace import gitguard
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.graph import LARGE_REPO_FILES, FileNode, GraphDelta, Progress, WorkspaceGraph
+from dsh_sidecar.workspace.graph import (
+    LARGE_REPO_FILES,
+    FileNode,
+    GraphDelta,
+    Progress,
+    WorkspaceGraph,
+)
 from dsh_sidecar.workspace.kindcache import KindCache
+from dsh_sidecar.workspace.listingcache import Listing, ListingCache, walk_differences
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -40,8 +48,11 @@ class GraphBuilder:
     ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
     a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
     :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
-    symbol index on disk (see ``cache.py``). :meth:`rebuild` restarts; :meth:`refresh`
-    applies file changes now (and again after a running build finishes).
+    symbol index on disk (see ``cache.py``) and the last verified walk of a tree outside git
+    (``listingcache.py``): a session's first build is made from that walk and is ready without
+    walking; the tree is walked after ready and the differences applied (:meth:`_verify`).
+    :meth:`rebuild` restarts; :meth:`refresh` applies file changes now (and again after a
+    running build finishes).
     """
 
     def __init__(
@@ -66,6 +77,11 @@ class GraphBuilder:
         self._refresh_idle.set()
         self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
         self.kind_cache = KindCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        #: the last verified walk (``listingcache.py``): a session's first build is made from it
+        self.listing_cache = ListingCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        self._listing_taken = False
+        #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
+        self.verified_walk: tuple[float, int] | None = None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -315,10 +331,49 @@ class GraphBuilder:
             except Exception as exc:  # a reporter failure must not stop the build
                 log.debug("graph progress callback failed: %s", exc)
 
+    def _take_listing(self) -> Listing | None:
+        """The listing cache's walk for the session's first build of a tree outside git, once;
+        ``None`` otherwise (the build walks)."""
+        if self._listing_taken or self.listing_cache is None or self.root is None:
+            return None
+        self._listing_taken = True
+        if not self.root.is_dir() or gitguard.is_checkout(self.root):
+            return None
+        return self.listing_cache.load()
+
+    def _keep_listing(self, graph: WorkspaceGraph) -> None:
+        """Keep the walk a build made, for the next session (a git listing keeps none)."""
+        walked, graph.walk = graph.walk, None
+        if walked is not None and self.listing_cache is not None:
+            self.listing_cache.save(walked.stats, walked.stamps)
+
+    def _verify(self, graph: WorkspaceGraph, listed: Listing, gen: int, cancel: threading.Event) -> None:
+        """Walk the tree of a graph made from a past session's listing (``listed``) and apply
+        what differs — files added, deleted or edited since — through the same path as a batch
+        of watched-file changes (:meth:`_apply`; more than :data:`MAX_INLINE_REFRESH` start a
+        full build instead); then the graph is verified and the walk kept for the next
+        session. Runs on the build's thread after the graph is published, the GIL handed over
+        at every system call of the walk, as a cold build's walk does."""
+        t0 = time.thread_time()
+        changed, fresh = walk_differences(listed.stats, self.root)  # type: ignore[arg-type]
+        if cancel.is_set() or gen != self._generation:
+            return
+        if len(changed) > MAX_INLINE_REFRESH:
+            self.verified_walk = (time.thread_time() - t0, len(changed))
+            self.start()  # as a branch switch: a full build (it walks: the listing was taken)
+            return
+        if changed:
+            self._apply(graph, changed)
+        graph.verified = True
+        self.verified_walk = (time.thread_time() - t0, len(changed))
+        if fresh is not None and self.listing_cache is not None:
+            self.listing_cache.save(fresh.stats, fresh.stamps)
+
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()
         try:
-            graph = WorkspaceGraph.build_files(self.root, self.kind_cache)  # type: ignore[arg-type]
+            listed = self._take_listing()
+            graph = WorkspaceGraph.build_files(self.root, self.kind_cache, listed)  # type: ignore[arg-type]
             if gen != self._generation:
                 return
             self.file_count = len(graph)
@@ -353,6 +408,10 @@ class GraphBuilder:
                 self.on_ready(graph)
             self._saving = gen
             graph.save_symbols()  # after the index is answered from: the write is O(postings)
+            if listed is not None:
+                self._verify(graph, listed, gen, cancel)
+            else:
+                self._keep_listing(graph)
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)
             self.error = str(exc)

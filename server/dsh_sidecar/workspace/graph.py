@@ -37,16 +37,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from dsh_sidecar.workspace import fsguard, symbolpass
+from dsh_sidecar.workspace import fsguard, listingcache, symbolpass
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS, walk_files
+from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
+from dsh_sidecar.workspace.listingcache import Listing
 from dsh_sidecar.workspace.recency import git_scan
 from dsh_sidecar.workspace.stats import FileStats, stat_files
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
@@ -152,6 +152,11 @@ class WorkspaceGraph:
         self._stats_lock = threading.Lock()
         #: the symbol cache's write an index_symbols(defer_save=True) left (:meth:`save_symbols`)
         self._save_symbols: Callable[[], bool] | None = None
+        #: ``False`` while the listing is a past session's, not walked again yet
+        #: (``listingcache.py``: what a note may see meanwhile)
+        self.verified = True
+        #: the walk the listing was made from, for the listing cache (``None`` once changed)
+        self.walk: Listing | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -176,24 +181,25 @@ class WorkspaceGraph:
         return graph
 
     @classmethod
-    def build_files(cls, root: Path, kind_cache: KindCache | None = None) -> WorkspaceGraph:
+    def build_files(
+        cls, root: Path, kind_cache: KindCache | None = None, past: Listing | None = None
+    ) -> WorkspaceGraph:
         """The file-level graph only (nodes, kinds, depths, recency ranks; no symbols); with
-        ``kind_cache``, the kinds of a listing it holds are taken from it (``kindcache.py``)."""
+        ``kind_cache``, the kinds of a listing it holds are taken from it (``kindcache.py``);
+        with ``past``, made of that walk (a past session's: not :attr:`verified`,
+        ``listingcache.py``) instead of listing the tree."""
         t0 = time.perf_counter()
         times: dict[str, float] = {}
         source = "none"
         # the listing and its tables: long-lived, no cycle (frozen at the end: never scanned)
         with collections_paused(freeze=True):
-            scan = git_scan(root) if root.is_dir() else None
+            scan = git_scan(root) if past is None and root.is_dir() else None
             walked: FileStats | None = None
             if scan is not None:
                 files, times = scan
                 source = "git"
-            elif root.is_dir():
-                walked = FileStats([])
-                pairs = walk_files(root, mtimes=True, stats=walked)
-                # the listing's sort, done once for the stats, the paths and their times
-                walked, stamps = walked.sort(list(map(itemgetter(1), pairs)))
+            elif past is not None or root.is_dir():
+                walked, stamps = (past.stats, past.stamps) if past is not None else listingcache.walk_listing(root)
                 files = walked.files
                 source = "mtime"
             else:
@@ -202,6 +208,9 @@ class WorkspaceGraph:
             graph = cls.from_listing(root, files, times, source, known, stamps if walked is not None else None)
             if walked is not None:
                 graph._stats = walked.select(graph.files)
+                if past is None and graph._stats.files is walked.files:
+                    graph.walk = Listing(graph._stats, stamps)
+        graph.verified = past is None
         graph.stats["scanMs"] = round((time.perf_counter() - t0) * 1000 - graph.stats["buildMs"], 1)
         graph.stats["buildMs"] = round((time.perf_counter() - t0) * 1000, 1)
         return graph
@@ -436,6 +445,7 @@ class WorkspaceGraph:
             "files": len(self.files),
             "kinds": {k: len(v) for k, v in sorted(self._by_kind.items())},
             "symbols": len(self.symbols) if self.symbols is not None else None,
+            "verified": self.verified,
         }
 
     # ------------------------------------------------------------------ refresh
@@ -485,7 +495,7 @@ class WorkspaceGraph:
                     names.update(defs ^ self.symbols.defined_in(rel))
             if added or removed or modified:
                 self._usage_cache = {}
-                self._stats = None  # the listing's stats describe the tree before this batch
+                self._stats = self.walk = None  # the listing's stats describe the tree before this batch
         return GraphDelta(frozenset(added), frozenset(removed), frozenset(modified), kinds, frozenset(names))
 
     def _through_link(self, folder: str, seen: dict[str, bool]) -> bool:

@@ -513,6 +513,7 @@ def test_symbol_cache_reuses_unchanged_files(tmp_path: Path) -> None:
     assert cache_file.stat().st_mode & 0o777 == 0o600
 
     write_tree(ws, {"a.py": "def alpha2():\n    pass\n"})  # size changes
+    b.listing_cache.clear()  # walked before ready: no listing kept (listingcache.py; test_listing_cache.py)
     b2 = GraphBuilder(ws, cache_dir=home)
     b2.start()
     assert b2.wait(30)
@@ -569,6 +570,7 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_parsed_again(tmp_path: 
     os.replace(ws / "new.py", ws / "a.py")
     now = os.stat(ws / "a.py")
     assert (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns) and now.st_ino != st.st_ino
+    b.listing_cache.clear()  # walked before ready: no listing kept (listingcache.py; test_listing_cache.py)
     b2 = GraphBuilder(ws, cache_dir=home)
     b2.start()
     assert b2.wait(30)
@@ -725,6 +727,7 @@ def test_the_kinds_of_an_unchanged_listing_come_from_the_cache(tmp_path: Path, m
     assert calls == [] and second.graph.kind_map() == kinds and second.graph.node("tests/test_a.py").kind == "test"
     (ws / "docs").mkdir()
     (ws / "docs" / "b.md").write_text("")
+    second.listing_cache.clear()  # walked before ready: no listing kept (listingcache.py; test_listing_cache.py)
     third = build()  # another listing: every path classified, the file written anew
     assert len(calls) == 5 and third.graph.node("docs/b.md").kind == "doc"
     calls.clear()

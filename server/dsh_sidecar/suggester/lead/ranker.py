@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 import posixpath
 import re
 from collections import defaultdict
@@ -283,9 +284,15 @@ def rank(
     limit: int = MAX_LEAD,
 ) -> list[Lead]:
     """The ``limit`` best files of ``workspace`` for the task whose :class:`Mentions` are
-    ``text_mentions``, best first (``[]`` when nothing in the text points anywhere)."""
+    ``text_mentions``, best first (``[]`` when nothing in the text points anywhere). While the
+    workspace's listing is a past session's (a graph whose ``verified`` is ``False``:
+    ``workspace/listingcache.py``), a file that is not under its ``root`` now is left out."""
     scores = features(text_mentions, workspace, content, weights)
-    return combine(scores, workspace, weights, limit)
+    leads = combine(scores, workspace, weights, limit)
+    root = getattr(workspace, "root", None)
+    if getattr(workspace, "verified", True) is False and root is not None:
+        leads = [lead for lead in leads if os.path.lexists(os.path.join(root, lead.path))]
+    return leads
 
 
 def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> _Scores:

@@ -1,0 +1,228 @@
+"""The last walk's listing, kept for the next session: ``<cache_dir>/<slug>-<hash>.listing.bin``
+(slug and hash as the symbol cache's, ``cache.index_stem``).
+
+A walk of a tree outside git takes one ``fstatat`` a file (0.35–0.4 s of CPU for 100k files,
+two-thirds of it in the kernel) and a sort, and no directory record can spare it: editing a
+file's contents changes the file's mtime, never its folder's, so only a ``stat`` of every file
+tells an unchanged tree from an edited one. A later session therefore starts from the listing
+the last one verified (its paths and every file's ``(mtime_ns, size, inode)`` and change time),
+is ready from it and from the caches made for it (kinds, symbols, tables, content index: each
+matches at once), and walks the tree again after it is ready (``builder.py``, "verification"),
+applying what differs (a file added, deleted or edited between the sessions) through the
+incremental path a ``didChangeWatchedFiles`` batch takes (``WorkspaceGraph.apply``).
+
+Until that walk ends, the graph is *unverified* (``graph.verified`` is ``False``; ``dsh/status``
+says ``"verified": false``): its listing is the last session's. What a note may see meanwhile: a
+file deleted between the sessions is still listed, but a note never names it (every target is
+checked to exist on disk while the listing is unverified: ``suggester/fileindex.py``,
+:meth:`~dsh_sidecar.suggester.fileindex.FileIndex.inside`, and the task lead's ranking,
+``suggester/lead/ranker.py``); a file added is not listed yet (no
+note names it until the walk has added it); a file edited keeps its old symbols and content facts
+until the walk re-reads it. Git checkouts are listed by git, not walked, and do not use this
+file.
+
+**Format**: the columnar format of ``state/columns.py``. The head, beside the format's own
+fields: ``{"version", "root", "files"}`` (F). The body: ``mtime`` (ns), ``size`` (int64 × F),
+``ino`` (uint64 × F), ``stamp`` (the change time the walk gave each file, the bits of a double,
+× F), then the paths (F strings), sorted, each once.
+
+**Untrusted**: a :class:`~dsh_sidecar.state.files.StateFile` (no symlink followed, a regular
+file only, at most :func:`max_bytes`, atomic 0600 writes under a lock). Refused and set aside
+before use: another workspace's or format's head, a count past :data:`MAX_FILES`, sections that
+do not add up, a digest that does not match, a change time that is not finite, paths not strictly
+sorted, and any path that is not a plain relative one (absolute, an empty component, ``.`` or
+``..``). A forged file within that can only list paths under the workspace that are not there
+(each read goes through ``fsguard``; a note checks its target exists), list files the walk skips
+(ignored ones: they are read as listed files are, inside the workspace only) or leave out files
+that are, until the walk after ready replaces it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from array import array
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, Final, cast
+
+from dsh_sidecar.state import columns
+from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
+from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.files import MAX_FILES, walk_files
+from dsh_sidecar.workspace.stats import FileStats
+
+log = logging.getLogger(__name__)
+
+#: Format version of the file.
+VERSION: Final = 1
+#: Bytes a file of the listing may take at most beside its path (four 8-byte values).
+PER_FILE_BYTES: Final = 32
+#: Longest path kept, bytes (a longer one makes the listing not kept: the next session walks).
+MAX_PATH_BYTES: Final = 4096
+#: The numeric columns, in body order.
+NUMERIC: Final[tuple[tuple[str, columns.Code], ...]] = (("mtime", "q"), ("size", "q"), ("ino", "Q"), ("stamp", "q"))
+
+
+def _unsafe(joined: str) -> bool:
+    """Whether a path of the NUL-joined ``joined`` is not a plain relative POSIX one (absolute,
+    an empty component, ``.`` or ``..``, a trailing ``/``): three substring searches over the
+    components, every separator made a NUL (no regular expression over megabytes)."""
+    parts = ("\0" + joined + "\0").replace("/", "\0")
+    return "\0\0" in parts or "\0.\0" in parts or "\0..\0" in parts
+
+
+def max_bytes(files: int = MAX_FILES) -> int:
+    """The largest file kept for ``files`` files (head, columns and paths)."""
+    return 8192 + files * (PER_FILE_BYTES + MAX_PATH_BYTES // 16)
+
+
+@dataclass
+class Listing:
+    """A listing as a walk gave it: ``stats.files`` sorted, their stats and change times."""
+
+    stats: FileStats
+    stamps: list[float]
+
+
+def _parse(root: str) -> Any:
+    def parse(raw: bytes) -> Listing | None:
+        found = columns.current_head(raw, root, VERSION, "a listing")
+        if found is None:
+            return None
+        head, head_end = found
+        n = columns.count(head.get("files"))
+        if n > MAX_FILES:
+            raise StateDocumentError("more files than a listing holds")
+        body = columns.body_of(raw, head_end)
+        shape = [(code, n) for _, code in NUMERIC]
+        lengths = columns.check_layout(head, body, shape, [n])
+        joined = str(body[-columns.padded(lengths[0]) :][: lengths[0]], "utf-8", "surrogatepass")
+        if _unsafe(joined):
+            raise StateDocumentError("a path that is not a plain relative one")
+        numeric, (paths,) = columns.decode(body, shape, [n], lengths)
+        if not all(map(str.__lt__, paths, paths[1:])):
+            raise StateDocumentError("paths not sorted, or one twice")
+        stats = FileStats(paths)
+        for column, (name, code) in zip(numeric, NUMERIC[:3], strict=False):
+            values = array(code)
+            values.frombytes(column.cast("B"))
+            setattr(stats, name, values)
+        stamps = cast(list[float], numeric[3].cast("B").cast("d").tolist())
+        if not all(map(math.isfinite, stamps)):
+            raise StateDocumentError("a change time that is not a finite number")
+        return Listing(stats, stamps)
+
+    return parse
+
+
+class ListingCache:
+    """Load and save the verified listing of one workspace (module docstring)."""
+
+    def __init__(self, cache_dir: Path, root: Path) -> None:
+        self.root = str(root.resolve())
+        self.path = cache_path(cache_dir, root).with_suffix(".listing.bin")
+        self.file = StateFile(self.path, max_bytes=max_bytes(), parse=_parse(self.root))
+
+    def load(self) -> Listing | None:
+        """The listing last saved, or ``None`` (none, another format, set aside)."""
+        try:
+            found = self.file.read()
+        except Exception as exc:  # a cache problem is only a walk before ready
+            log.warning("workspace listing unreadable (%s); walking", exc)
+            return None
+        return found if isinstance(found, Listing) else None
+
+    def save(self, stats: FileStats, stamps: list[float]) -> bool:
+        """Keep a verified listing (``stats.files`` sorted, a change time each); ``False`` when
+        nothing was written (an I/O error, or a listing this file cannot hold)."""
+        files = stats.files
+        if len(files) > MAX_FILES or len(stamps) != len(files) or not files:
+            return False
+        if any(len(p) > MAX_PATH_BYTES // 4 for p in files) or _unsafe("\0".join(files)):
+            return False
+        head = {"version": VERSION, "root": self.root, "files": len(files)}
+        body = [
+            stats.mtime.tobytes(),
+            stats.size.tobytes(),
+            stats.ino.tobytes(),
+            array("d", stamps).tobytes(),
+        ]
+        try:
+            raw = columns.encode(head, body, [files])
+            if len(raw) > max_bytes():
+                return False
+            private_dir(self.path.parent)
+            with self.file.lock:
+                atomic_write_bytes(self.path, raw)
+            return True
+        except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
+            log.warning("workspace listing not written: %s", exc)
+            return False
+
+    def clear(self) -> None:
+        """Forget the listing (the next session walks before it is ready)."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.debug("workspace listing not removed: %s", exc)
+
+
+def walk_listing(root: Path) -> tuple[FileStats, list[float]]:
+    """A walk of ``root`` (:func:`~dsh_sidecar.workspace.files.walk_files`): its files'
+    stats in path order and each file's change time, aligned."""
+    walked = FileStats([])
+    pairs = walk_files(root, mtimes=True, stats=walked)
+    # the listing's sort, done once for the stats, the paths and their times
+    return walked.sort(list(map(itemgetter(1), pairs)))
+
+
+#: Files compared per step of :func:`walk_differences` (each step a few C loops, ~1 ms; the GIL
+#: is handed over between steps: the walk after ready runs beside the event loop's calls).
+SLICE: Final = 8192
+
+
+def walk_differences(before: FileStats, root: Path) -> tuple[list[str], Listing | None]:
+    """Walk ``root`` and compare with ``before`` (a sorted listing with its stats): the paths
+    added, removed or whose ``(mtime_ns, size, inode)`` changed, in path order, and the walk as
+    a sorted :class:`Listing` when anything differs (``None`` when nothing does). The walk is
+    compared in its own order, slice by slice through a map of ``before``'s paths, the GIL
+    handed over between slices: no sort of 100k paths (one C call holding the GIL ~50 ms, what
+    a call answered meanwhile would wait for) unless something changed."""
+    walked = FileStats([])
+    pairs = walk_files(root, mtimes=True, stats=walked)
+    files = before.files
+    where: dict[str, int] = {}
+    for a in range(0, len(files), SLICE):
+        where.update(zip(files[a : a + SLICE], range(a, a + SLICE)))
+        time.sleep(0)
+    changed: list[str] = []
+    seen = 0
+    got = walked.files
+    for a in range(0, len(got), SLICE):
+        b = min(a + SLICE, len(got))
+        at = list(map(where.get, got[a:b]))
+        seen += len(at) - at.count(None)
+        if None not in at:
+            idx = cast(list[int], at)
+            if (
+                array("q", map(before.mtime.__getitem__, idx)) == walked.mtime[a:b]
+                and array("q", map(before.size.__getitem__, idx)) == walked.size[a:b]
+                and array("Q", map(before.ino.__getitem__, idx)) == walked.ino[a:b]
+            ):
+                time.sleep(0)
+                continue
+        for j, i in zip(range(a, b), at, strict=True):
+            was = None if i is None else (before.mtime[i], before.size[i], before.ino[i])
+            if was != (walked.mtime[j], walked.size[j], walked.ino[j]):
+                changed.append(got[j])
+        time.sleep(0)
+    if seen < len(files):  # some path of ``before`` was not walked: removed
+        present = set(got)
+        changed += [p for p in files if p not in present]
+    if not changed:
+        return [], None
+    fresh, stamps = walked.sort(list(map(itemgetter(1), pairs)))
+    return sorted(set(changed)), Listing(fresh, stamps)
