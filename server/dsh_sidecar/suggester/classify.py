@@ -10,11 +10,14 @@ no evidence does not score.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from dsh_sidecar.lazyre import LazyPattern
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester.gate import INTENTS, default_threshold, gate
 from dsh_sidecar.suggester.packs import Candidate, IntentRow, check_regex, compile_trusted, search
 from dsh_sidecar.suggester.parse import Query
@@ -89,23 +92,60 @@ class CompiledRow:
         return total if matched else None
 
 
+#: One intent's rows as the classifier reads them for one tool: ``(threshold, the row's signals
+#: that apply to the tool as ``(search, weight)``, or ``None`` for a repo/user row, searched
+#: under the call's budget by :meth:`CompiledRow.signal_sum`, the row)``.
+_Entry = tuple[float, "tuple[tuple[Callable[[str], object], float], ...] | None", CompiledRow]
+
+#: Most ``(rows, tool)`` plans kept: the active rows change only when the packs are activated
+#: again, and a call's tool is one of the query model's few kinds.
+PLANS_KEPT: Final = 32
+_PLANS: OrderedDict[
+    tuple[int, str], tuple[dict[str, list[CompiledRow]], tuple[tuple[str, tuple[_Entry, ...]], ...]]
+] = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+
+
+def plan(rows: dict[str, list[CompiledRow]], tool: str) -> tuple[tuple[str, tuple[_Entry, ...]], ...]:
+    """The intents of ``rows`` in priority order, each with its rows' signals that can apply to
+    a call of ``tool`` (a signal kept to other tools is never searched for it): made once per
+    rows table and tool (the active rows are built whole at activation and never changed
+    after), kept for the last :data:`PLANS_KEPT`."""
+    key = (id(rows), tool)
+    kept = _PLANS.get(key)
+    if kept is not None and kept[0] is rows:  # the table itself is held: its id is not reused
+        return kept[1]
+    made = tuple((intent, tuple(_entry(row, tool) for row in rows[intent])) for intent in INTENTS if rows.get(intent))
+    with _PLANS_LOCK:
+        remember(_PLANS, key, (rows, made), PLANS_KEPT)
+    return made
+
+
+def _entry(row: CompiledRow, tool: str) -> _Entry:
+    if not row.trusted:
+        return row.threshold, None, row
+    searches = row._searches if row._searches is not None else row._bind()
+    return row.threshold, tuple((find, w) for find, w, tools in searches if tools is None or tool in tools), row
+
+
 def classify(
     q: Query, rows: dict[str, list[CompiledRow]], bias: float, evidence: dict[str, float]
 ) -> tuple[str, float] | None:
     """The first intent (priority order) whose gate crosses its threshold in any of its rows,
-    with the best such ``k``; ``None`` when none does."""
-    text, tool = q.text, q.tool
-    for intent in INTENTS:
+    with the best such ``k``; ``None`` when none does. The signals searched are the call's
+    tool's (:func:`plan`)."""
+    text = q.text
+    for intent, entries in plan(rows, q.tool):
         best: float | None = None
         extra = evidence.get(intent)
-        for row in rows.get(intent, ()):
-            searches = row._searches if row.trusted else None
-            if searches is None:  # an untrusted row's (under the call's budget), or a first use
+        for threshold, searches, row in entries:
+            total: float | None
+            if searches is None:  # an untrusted row's, under the call's budget
                 total = row.signal_sum(q)
             else:  # :meth:`CompiledRow.signal_sum` of a built-in row, without a call a row
                 total, matched = 0.0, False
-                for find, weight, tools in searches:
-                    if (tools is None or tool in tools) and find(text) is not None:
+                for find, weight in searches:
+                    if find(text) is not None:
                         total += weight
                         matched = True
                 if not matched:
@@ -113,7 +153,7 @@ def classify(
             if total is None and extra is None:
                 continue
             k = gate((total or 0.0) + (extra or 0.0), bias)
-            if k >= row.threshold and (best is None or k > best):
+            if k >= threshold and (best is None or k > best):
                 best = k
         if best is not None:
             return intent, best

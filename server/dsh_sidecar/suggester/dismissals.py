@@ -87,3 +87,8 @@ class Dismissals:
     def path_dismissed(self, intent: str, path: str) -> bool:
         """Whether candidate ``path`` of ``intent`` is dismissed now."""
         return (intent, path) in self.knowledge.active_dismissals()
+
+    def paths_dismissed(self, intent: str) -> frozenset[str]:
+        """The candidate paths of ``intent`` dismissed now, read at once (a note's targets are
+        filtered against one reading of the dismissals, not one reading a target)."""
+        return frozenset(path for (family, path), _ in self.knowledge.active_dismissals().items() if family == intent)

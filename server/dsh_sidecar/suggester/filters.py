@@ -39,7 +39,9 @@ def apply(
     """The targets a note shows, best first, or the decision that none is shown."""
     intent = hit.intent
     found = bool(targets)
-    targets = [t for t in targets if not ctx.dismissals.path_dismissed(intent, t.path)]
+    if targets:
+        dismissed = ctx.dismissals.paths_dismissed(intent)
+        targets = [t for t in targets if t.path not in dismissed]
     if found and not targets:  # every target found was dismissed: a note was due, none is left
         return Abstained(hit.intent, hit.k)
     reads = set(q.reads)

@@ -96,14 +96,15 @@ def missing(intent: str, q: Query, ctx: CallView) -> set[str]:
     out = set(_ASKED.get() or ()) & pending
     if ctx.prepared is None:
         out.add(TARGETS)
-    cands = [c for r in ctx.service.active_rows().get(intent, ()) for c in r.candidates if not c.fallback]
-    if SYMBOLS in pending and q.identifier is not None and any(c.symbol for c in cands):
-        out.add(SYMBOLS)
-    if CONTENT in pending:
-        if q.terms and any(c.match for c in cands):
-            out.add(CONTENT)
-        if any(c.kind in CONTENT_FACTS for c in cands):
-            out.add(CONTENT)
+    if SYMBOLS in pending or CONTENT in pending:  # (else the candidates ask for nothing missing)
+        cands = [c for r in ctx.service.active_rows().get(intent, ()) for c in r.candidates if not c.fallback]
+        if SYMBOLS in pending and q.identifier is not None and any(c.symbol for c in cands):
+            out.add(SYMBOLS)
+        if CONTENT in pending:
+            if q.terms and any(c.match for c in cands):
+                out.add(CONTENT)
+            if any(c.kind in CONTENT_FACTS for c in cands):
+                out.add(CONTENT)
     for part in out:
         asked(part)
     return out

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -65,8 +67,9 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
     prepared = src.prepared
     scopes = q.scope + [g.rsplit("/", 1)[0] for g in q.name_patterns if "/" in g]
     static = _static(intent, prepared, scopes, src.knowledge)
-    cands = [c for r in src.rows.get(intent, ()) for c in r.candidates if not c.fallback]
-    if not any(c.per_call for c in cands):
+    kinds = intent_candidates(src.rows, intent)
+    cands = kinds.cands
+    if not kinds.per_call:
         return sorted(static, key=lambda t: not in_test_tree(t.path)) if intent in PROJECT_INTENTS else static
     index = prepared.index
     call = CallContext(
@@ -75,7 +78,7 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
         name=q.identifier,
         reads=frozenset(q.reads),
     )
-    has_symbol = any(c.symbol for c in cands)
+    has_symbol = kinds.symbol
     symbols = src.symbols if has_symbol else None
     found = _symbol_targets(q, intent, cands, prepared, symbols, call) if has_symbol else []
     subjects = [p for p in q.scope if p and index.exists(p)]
@@ -92,7 +95,7 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
     # a definition pattern's hits are the definitions themselves (more exact than the index,
     # `impl X for Y` included): they lead; for a bare name the index's definitions lead
     groups = [results, found] if q.definition_keyword else [found, results]
-    if any(c.match for c in cands):
+    if kinds.match:
         content: ContentSearch | None = src.content if src.content is not None and src.content.ready else None
         groups.append(resolve_topics(cands, content, q.terms, index))
     groups.append(static)
@@ -100,6 +103,41 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
         static_paths = {t.path for t in static}
         groups.append([t for t in prepared.fallback.get(intent, []) if t.path not in static_paths])
     return _subjects_first(merge(*groups), intent, subjects, scopes)
+
+
+@dataclass(frozen=True)
+class IntentCandidates:
+    """An intent's candidates of the active rows (fallbacks left out), in row order, and what
+    resolution asks of them: whether any depends on the call, names a symbol, matches topics."""
+
+    cands: list[Candidate]  # never changed: shared by every call of the rows table
+    per_call: bool
+    symbol: bool
+    match: bool
+
+
+#: Most ``(rows table, intent)`` candidate lists kept (ten intents a table; a table changes
+#: only when the packs are activated again).
+CANDIDATES_KEPT: Final = 64
+_CANDIDATES: OrderedDict[tuple[int, str], tuple[dict[str, list[CompiledRow]], IntentCandidates]] = OrderedDict()
+_CANDIDATES_LOCK = threading.Lock()
+
+
+def intent_candidates(rows: dict[str, list[CompiledRow]], intent: str) -> IntentCandidates:
+    """``intent``'s :class:`IntentCandidates` of ``rows``: made once per rows table and intent
+    (the active rows are built whole at activation and never changed after), kept for the last
+    :data:`CANDIDATES_KEPT`."""
+    key = (id(rows), intent)
+    kept = _CANDIDATES.get(key)
+    if kept is not None and kept[0] is rows:  # the table itself is held: its id is not reused
+        return kept[1]
+    cands = [c for r in rows.get(intent, ()) for c in r.candidates if not c.fallback]
+    made = IntentCandidates(
+        cands, any(c.per_call for c in cands), any(c.symbol for c in cands), any(c.match for c in cands)
+    )
+    with _CANDIDATES_LOCK:
+        remember(_CANDIDATES, key, (rows, made), CANDIDATES_KEPT)
+    return made
 
 
 def _static(intent: str, prepared: PreparedTargets, scopes: list[str], knowledge: Knowledge | None) -> list[Target]:

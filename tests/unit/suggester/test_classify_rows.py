@@ -1,11 +1,14 @@
 """A pack row's signal sum (``suggester/classify.py``): a built-in row searches with its
 patterns' compiled ``search`` once the row is first used, with the same sums as an untrusted
-row of the same signals; a signal kept to some tools is compiled only when it is searched."""
+row of the same signals; a signal kept to some tools is compiled only when it is searched. The
+classifier reads the rows through a plan per rows table and tool (only the signals that apply
+to the tool), kept for a bounded number of tables."""
 
 from __future__ import annotations
 
 from dsh_sidecar.lazyre import LazyPattern
-from dsh_sidecar.suggester.classify import CompiledRow
+from dsh_sidecar.suggester.classify import _PLANS, PLANS_KEPT, CompiledRow, classify, plan
+from dsh_sidecar.suggester.gate import gate
 from dsh_sidecar.suggester.packs import IntentRow, Signal
 from dsh_sidecar.suggester.parse import parse_call
 
@@ -51,3 +54,40 @@ def test_a_row_without_signals_sums_to_none_every_call():
     row = CompiledRow.of("p", "Version", IntentRow(), trusted=True)
     assert [row.signal_sum(grep("__version__")) for _ in range(2)] == [None, None]
     assert row._searches == ()
+
+
+def _rows(*rows: IntentRow) -> dict[str, list[CompiledRow]]:
+    return {"Version": [CompiledRow.of("p", "Version", r, trusted=True) for r in rows]}
+
+
+def test_the_classifier_reads_each_tools_signals_from_a_plan_made_once_per_table_and_tool():
+    rows = _rows(ROW)
+    grep_plan = plan(rows, "grep")
+    assert plan(rows, "grep") is grep_plan  # kept: the same table and tool
+    ((intent, ((threshold, searches, row),)),) = grep_plan
+    assert (intent, threshold, row) == ("Version", 0.85, rows["Version"][0])
+    assert [w for _, w in searches] == [2.0, 1.5, -1.0]  # the glob-only signal is not the grep's
+    assert [w for _, w in plan(rows, "glob")[0][1][0][1]] == [2.0, 1.5, 0.5, -1.0]
+    assert classify(grep("setup.py"), rows, 0.0, {}) is None
+    assert classify(parse_call("Glob", {"pattern": "setup.py"}), rows, 2.0, {}) == ("Version", gate(2.5, 0.0))
+    # an equal table is another table: its own plan, its own rows
+    other = _rows(ROW)
+    assert plan(other, "grep") is not grep_plan and plan(other, "grep")[0][1][0][2] is other["Version"][0]
+
+
+def test_the_plans_kept_are_bounded():
+    tables = [_rows(ROW) for _ in range(PLANS_KEPT + 5)]
+    for rows in tables:
+        plan(rows, "grep")
+    assert len(_PLANS) == PLANS_KEPT
+    assert all(kept[0] is tables[-1 - i] for i, kept in enumerate(reversed(_PLANS.values())))
+    assert (id(tables[0]), "grep") not in _PLANS or _PLANS[(id(tables[0]), "grep")][0] is not tables[0]
+
+
+def test_a_plan_keeps_an_untrusted_rows_budgeted_sum_and_evidence_alone_scores_a_row_without_signals():
+    untrusted = CompiledRow.of("repo", "Version", ROW, trusted=False)
+    rows = {"Version": [untrusted], "Symbol": [CompiledRow.of("p", "Symbol", IntentRow(), trusted=True)]}
+    assert plan(rows, "grep")[0][1] == ((0.85, None, untrusted),)
+    assert classify(grep("__version__ version"), rows, 0.0, {}) == ("Version", gate(3.5, 0.0))
+    assert classify(grep("frobnicate"), rows, 0.0, {"Symbol": 1.2}) == ("Symbol", gate(1.2, 0.0))
+    assert classify(grep("frobnicate"), rows, 0.0, {"Symbol": 0.5}) is None  # 0.62 < 0.75

@@ -208,6 +208,25 @@ def test_path_dismissal_drops_the_candidate(workspace, dsh_home):
         s.dismiss("Nope", None)
 
 
+def test_a_notes_targets_are_filtered_against_one_reading_of_the_dismissals(workspace, dsh_home, monkeypatch):
+    clock = Clock()
+    s, _ = make(workspace, dsh_home, clock=clock)
+    s.dismiss("Test", "./tests/conftest.py")
+    s.dismiss("Test", "pyproject.toml")
+    s.dismiss("Doc", None)
+    s.dismiss("Doc", "tests/test_core.py")  # another intent's: not the Test note's
+    assert s.dismissals.paths_dismissed("Test") == {"tests/conftest.py", "pyproject.toml"}
+    assert s.dismissals.paths_dismissed("Doc") == {"*", "tests/test_core.py"}
+    readings = []
+    active = s.knowledge.active_dismissals
+    monkeypatch.setattr(s.knowledge, "active_dismissals", lambda: readings.append(1) or active())
+    note = s.post_execute(call("grep", {"pattern": "pytest fixture"}))[0]
+    assert note.source.targets == ["tests/test_core.py"]
+    assert len(readings) == 2  # the family's dismissal, then the targets' (three targets found)
+    clock.t += 10**9  # every dismissal expired
+    assert s.dismissals.paths_dismissed("Test") == frozenset()
+
+
 # ---------------------------------------------------------------------- sticky section
 
 

@@ -351,35 +351,40 @@ class ToolCall:
 
 
 class _Fields:
-    """An input's fields by role (each key read once by :func:`key_role`)."""
+    """An input's fields by role (each key read once by :func:`key_role`), indexed by role in
+    the same pass: a reading asks for several roles' values, each a lookup, not a scan."""
 
     def __init__(self, inp: dict[str, Any], used: list[str]) -> None:
         self.items: list[tuple[str, str, Any]] = []  # (key, role, value)
+        self.by_role: dict[str, list[tuple[str, Any]]] = {}  # role -> its (key, value), in input order
         self.used = used
         for k, v in list(inp.items())[:MAX_LIST_VALUES]:
             if isinstance(k, str):
                 role, words = key_role(k)
                 if role:
                     self.items.append((k, role, v))
+                    self.by_role.setdefault(role, []).append((k, v))
                     used.extend(f"key:{w}" for w in words)
 
     def has(self, *roles: str) -> bool:
-        return any(r in roles for _, r, _ in self.items)
+        return any(r in self.by_role for r in roles)
 
     def values(self, *roles: str) -> list[str]:
         """The string values of the fields of these roles, in the order given."""
         out: list[str] = []
+        by_role = self.by_role
         for role in roles:
-            for _, r, v in self.items:
-                if r == role:
-                    out += ["*." + s.lstrip("*.") for s in _strings(v)] if r == "extension" else _strings(v)
+            for _, v in by_role.get(role, ()):
+                out += ["*." + s.lstrip("*.") for s in _strings(v)] if role == "extension" else _strings(v)
         return out
 
     def raw(self, role: str) -> Any:
-        return next((v for _, r, v in self.items if r == role), None)
+        found = self.by_role.get(role)
+        return found[0][1] if found else None
 
     def key_of(self, role: str) -> str:
-        return next((k for k, r, _ in self.items if r == role), "")
+        found = self.by_role.get(role)
+        return found[0][0] if found else ""
 
 
 def read_tool(name: str, inp: dict[str, Any], result_text: str | None = None) -> ToolCall:
