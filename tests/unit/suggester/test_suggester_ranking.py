@@ -302,6 +302,12 @@ def test_a_search_confined_to_files_that_printed_hits_was_answered():
         assert paths(choose(found, q, "Symbol", ev, None)) == "answered"
         assert paths(choose(found, q, "Usage", ev, None)) == "answered"
     assert not tool.scope or answered_in_files(tool, ev.current)
+    # the tool cut its output mid-path: the fragment is no other file its hits name
+    cut = parse_call(
+        "bash", {"command": "grep -Hn merge_setting pkg/core.py"}, "pkg/core.py:12:x = merge_setting(a)\npkg/co..."
+    )
+    assert answered_in_files(cut, ev.current)
+    assert paths(choose(found, cut, "Symbol", ev, None)) == "answered"
     # nothing printed: what it looked for is elsewhere, and the note names it
     empty = parse_call("bash", {"command": "grep -n merge_setting pkg/core.py"}, "")
     assert not answered_in_files(empty, ev.current)

@@ -103,7 +103,8 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
     listing's ``… in DIR:`` head), listing marks (``[DIR] x``, ``x.py (3 matches)``), labelled
     paths (``File: x``, ``Defined in file: x``) and JSON path fields. A line is taken as a path
     only when it looks like one (a folder separator or an extension, no spaces at its ends, no
-    ``://``); headers, counts and code are skipped."""
+    ``://``); headers, counts and code are skipped, and so is a path that ends where the tool
+    cut its output (:data:`CUT_MARKS`: a fragment, not a file its hits name)."""
     if not text:
         return []
     out: dict[str, None] = {}
@@ -155,11 +156,16 @@ def _clean(folder: str) -> str:
     return "" if folder in (".", "") else folder.rstrip("/")
 
 
+#: The marks a tool leaves where it cut a long line (Rovo Dev's ``common/src/main/java/org/ap...``):
+#: what comes before one is part of a path, never a whole one.
+CUT_MARKS: Final = ("...", "\u2026")
+
+
 def _add(out: dict[str, None], path: str) -> None:
     while path.startswith("./"):
         path = path[2:]
     path = path.rstrip("/")
-    if path and not re.fullmatch(r"[\d.]+", path):
+    if path and not re.fullmatch(r"[\d.]+", path) and not path.endswith(CUT_MARKS):
         out.setdefault(path, None)
 
 

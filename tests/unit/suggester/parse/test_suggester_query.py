@@ -253,6 +253,17 @@ def test_result_paths_skip_code_and_prose():
     assert result_paths(text) == []
 
 
+def test_result_paths_skip_a_path_the_tool_cut():
+    # Rovo Dev cuts a long result where it stops printing: the last line's path is a fragment
+    text = (
+        'common/src/main/java/org/x/UtilAll.java:119:        String[] w = when.split(";");\n'
+        "common/src/main/java/org/ap...\n"
+        "src/a.py:3:x = 1 \u2026\n"
+        "src/long_na\u2026\n"
+    )
+    assert result_paths(text) == ["common/src/main/java/org/x/UtilAll.java", "src/a.py"]
+
+
 def test_result_paths_in_query_exclude_the_read_file():
     q = bash("grep -rn Foo src", "src/a.py:1:Foo\nsrc/b.py:2:Foo()")
     assert q.result_paths == ["src/a.py", "src/b.py"]
