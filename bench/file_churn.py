@@ -254,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(20):  # started and warm before it is a floor
         echo.request("dsh/postExecute", {})
     results: dict[str, dict[str, list]] = {name: {} for name, _ in trees}
+    tails: dict[str, list[float]] = {name: [] for name, _ in trees}  # wall s to quiescence after a phase
     # a quiet phase before any change warms each server up; it is not the per-call floor (the
     # first calls after ready cost more, so a per-call CPU taken there made the CPU per change
     # come out negative): that comes from the quiet phases interleaved with the churn ones
@@ -269,8 +270,11 @@ def main(argv: list[str] | None = None) -> int:
                 out = phase(servers[name], echo, args.phase, churn if kind == "churn" else None, args.interval)
                 acc = results[name].setdefault(kind, [])
                 acc.append(out)
-                # a churn phase's work goes on after it: let it settle before the next phase
-                time.sleep(1.0)
+                # a churn phase's work goes on after it: the next phase (of either server) starts
+                # once this server is quiescent, so a backlog of changes is never the other's load
+                settled = time.perf_counter()
+                quiet_figures(servers[name].pid, settled, timeout_s=60.0)
+                tails[name].append(time.perf_counter() - settled - QUIET_WINDOW_S)
         print(f"round {r + 1} done; load {load()}", flush=True)
     time.sleep(args.phase)  # the last spaced re-preparation, for the totals
     for name, s in servers.items():
@@ -289,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         per_call = statistics.median(o["cpu"] / max(1, 2 * len(o["intent"])) for o in res["quiet"])
         changes = sum(o["changes"] for o in res["churn"])
         per_change = (total_cpu - per_call * calls) / max(1, changes) * 1000
-        print(f"\n{name}: RSS after churn {rss:.0f} MiB; {changes} changes")
+        print(
+            f"\n{name}: RSS after churn {rss:.0f} MiB; {changes} changes; quiescent after a phase in "
+            f"{statistics.median(tails[name]):.1f} s (median; max {max(tails[name]):.1f} s)"
+        )
         for kind in ("quiet", "churn"):
             it, fl, ec = cat(kind, "intent"), cat(kind, "floor"), cat(kind, "echo")
             print(
