@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import textwrap
@@ -271,12 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(20):  # started and warm before it is a floor
         echo.request("dsh/postExecute", {})
     results: dict[str, dict[str, list]] = {name: {} for name, _ in trees}
-    # the CPU one call costs (a quiet phase before any change): what the calls of the churn
-    # rounds cost, taken out of the process CPU to leave what the changes cost
-    per_call = {}
-    for name, s in servers.items():
-        out = phase(s, echo, args.phase, None, args.interval)
-        per_call[name] = out["cpu"] / max(1, 2 * len(out["intent"]))
+    tails: dict[str, list[float]] = {name: [] for name, _ in trees}  # wall s to quiescence after a phase
+    # a quiet phase before any change warms each server up; it is not the per-call floor (the
+    # first calls after ready cost more, so a per-call CPU taken there made the CPU per change
+    # come out negative): that comes from the quiet phases interleaved with the churn ones
+    for s in servers.values():
+        phase(s, echo, args.phase, None, args.interval)
     before = {name: s.status().get("changes") for name, s in servers.items()}
     cpu0 = {name: cpu_s(s.pid) for name, s in servers.items()}
     print(f"\n== churn: a file every {args.interval * 1000:.0f} ms, {args.rounds} rounds x {args.phase:.0f} s ==")
@@ -287,8 +288,11 @@ def main(argv: list[str] | None = None) -> int:
                 out = phase(servers[name], echo, args.phase, churn if kind == "churn" else None, args.interval)
                 acc = results[name].setdefault(kind, [])
                 acc.append(out)
-                # a churn phase's work goes on after it: let it settle before the next phase
-                time.sleep(1.0)
+                # a churn phase's work goes on after it: the next phase (of either server) starts
+                # once this server is quiescent, so a backlog of changes is never the other's load
+                settled = time.perf_counter()
+                quiet_figures(servers[name].pid, settled, timeout_s=60.0)
+                tails[name].append(time.perf_counter() - settled - QUIET_WINDOW_S)
         print(f"round {r + 1} done; load {load()}", flush=True)
     time.sleep(args.phase)  # the last spaced re-preparation, for the totals
     for name, s in servers.items():
@@ -301,9 +305,16 @@ def main(argv: list[str] | None = None) -> int:
             return [x for out in res[kind] for x in out[key]]
 
         calls = 2 * sum(len(o["intent"]) for kind in res for o in res[kind])
+        # the CPU one call costs, from this run's quiet phases (interleaved with the churn ones;
+        # the median, as the quiet phase that follows a churn phase may still carry its work):
+        # what the calls of the rounds cost, taken out of the process CPU to leave the changes'
+        per_call = statistics.median(o["cpu"] / max(1, 2 * len(o["intent"])) for o in res["quiet"])
         changes = sum(o["changes"] for o in res["churn"])
-        per_change = (total_cpu - per_call[name] * calls) / max(1, changes) * 1000
-        print(f"\n{name}: RSS after churn {rss:.0f} MiB; {changes} changes")
+        per_change = (total_cpu - per_call * calls) / max(1, changes) * 1000
+        print(
+            f"\n{name}: RSS after churn {rss:.0f} MiB; {changes} changes; quiescent after a phase in "
+            f"{statistics.median(tails[name]):.1f} s (median; max {max(tails[name]):.1f} s)"
+        )
         for kind in ("quiet", "churn"):
             it, fl, ec = cat(kind, "intent"), cat(kind, "floor"), cat(kind, "echo")
             print(
@@ -317,8 +328,9 @@ def main(argv: list[str] | None = None) -> int:
             f"(goal <= +2 ms)"
         )
         print(
-            f"  process CPU per change, all of it (the rounds' CPU minus their calls' at the quiet per-call "
-            f"{per_call[name] * 1000:.2f} ms): {per_change:.1f} ms"
+            f"  process CPU per change, all of it (the rounds' CPU minus their calls' at the per-call CPU of the "
+            f"quiet phases between them, median: "
+            f"{per_call * 1000:.2f} ms): {per_change:.1f} ms"
         )
         if isinstance(before.get(name), dict) and isinstance(after, dict):
             b, a = before[name], after
@@ -333,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(goal <= 50 ms a change)"
             )
             print(
-                f"  the suggester's full re-preparation (not yet O(k)): {targets_ms:.0f} ms CPU per event x "
+                f"  the suggester's re-preparation: {targets_ms:.0f} ms CPU per event x "
                 f"{a['events'] - b['events']} events = {(a['targetsCpuMs'] - b['targetsCpuMs']) / max(1, changes):.0f} ms"
                 f" a change"
             )

@@ -64,6 +64,31 @@ def timed(sc: Sidecar, method: str, params: dict[str, Any]) -> float:
     return ms
 
 
+def round_trips(sc: Sidecar, url: str, n: int) -> tuple[list[int], list[int]]:
+    """Store round trips of ``n`` quick searches (fresh queries: cache misses), one at a time:
+    the Redis server's ``total_reads_processed`` (one per read event, so a pipeline or a script
+    sent at once is one) between the request and its answer, and in the 0.2 s after it. The
+    ``INFO`` call that reads the counter is itself one read event, taken out."""
+    info = redis.Redis.from_url(url)
+
+    def reads() -> int:
+        return int(info.info("stats")["total_reads_processed"])
+
+    hot: list[int] = []
+    after: list[int] = []
+    for i in range(n):
+        time.sleep(0.2)  # the last search's writes are out
+        r0 = reads()
+        timed(sc, "dsh/search", {"query": f"round trips {i}", "strategy": "quick"})
+        r1 = reads()
+        time.sleep(0.2)
+        r2 = reads()
+        hot.append(r1 - r0 - 1)
+        after.append(r2 - r1 - 1)
+    info.close()
+    return hot, after
+
+
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -101,6 +126,7 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int, before:
             tool_name, tool_input = SESSION[i % len(SESSION)]
             p = {"sessionId": f"b{i // len(SESSION)}", "turn": i, "tool": {"name": tool_name, "input": tool_input}}
             times.setdefault((name, "postExecute"), []).append(timed(sc, "dsh/postExecute", p))
+    trips = {name: round_trips(sidecars[name], store.url, n=min(n, 60)) for name in sidecars if name != "file"}
     for sc in sidecars.values():
         sc.close()
     print(
@@ -118,6 +144,14 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int, before:
         print(
             f"{method:<12} {pct(f, 0.5):9.3f} {pct(f, 0.9):9.3f} {pct(r, 0.5):10.3f} {pct(r, 0.9):10.3f} "
             f"{added:+10.3f} {paired:+8.3f}  {'ok' if min(added, paired) <= 0.5 else 'MISSED'} (≤ 0.5)"
+        )
+    print("\n## store round trips a quick search (the server's read events: a pipeline or a script is one)")
+    print("(on the reply path: between the request and its answer; after: within 0.2 s of the answer)")
+    for name, (hot, after) in trips.items():
+        print(
+            f"{name:<7} on the reply path: median {statistics.median(hot):.0f}, mean {statistics.mean(hot):.2f}, "
+            f"max {max(hot)}; after the answer: mean {statistics.mean(after):.2f}  "
+            f"{'ok' if statistics.median(hot) <= 1 else 'MISSED'} (<= 1 on the reply path)"
         )
     if before is None:
         return
