@@ -43,6 +43,7 @@ from typing import Any, BinaryIO, Final
 import attrs
 from dsh_protocol import ErrorCode
 from dsh_protocol.ids import recover_id
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
 
@@ -301,6 +302,9 @@ def dispatch(protocol: Any, body: bytes) -> None:
     if refused is not None:
         peer.send_raw(_error_frame(raw["id"], ErrorCode.INVALID_REQUEST, refused))
         return
+    if not is_request and (dropped := _unaddressed(raw)) is not None:
+        log.warning("dropping a %s under an id no request can have", dropped)
+        return
     try:
         message = peer.structure(raw)
     except RecursionError:
@@ -331,6 +335,21 @@ def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
         return "Invalid Request: the id is in use by a request still in flight"
     if raw["method"] == "initialize" and peer.initialized_once:
         return "Invalid Request: initialize was already received"
+    if raw["method"] != lsp.EXIT and (types := lsp.METHOD_TO_TYPES.get(raw["method"])) and types[1] is None:
+        # pygls structures it by its notification type, which has no id: it would run unanswered
+        return f"Invalid Request: {raw['method']} is a notification: it is sent without an id"
+    return None
+
+
+def _unaddressed(raw: dict[str, Any]) -> str | None:
+    """What ``raw`` (a response, or a notification) is when it names a request by an id no
+    request can have (an object, a list, a fraction), or ``None``: pygls looks such an id up in
+    its tables of requests (dict keys) and raised ``TypeError`` (unhashable)."""
+    if "method" not in raw:
+        return "response" if raw["id"] is not None and not _valid_id(raw["id"]) else None
+    params = raw.get("params")
+    if raw["method"] == lsp.CANCEL_REQUEST and isinstance(params, dict) and "id" in params:
+        return None if _valid_id(params["id"]) else "$/cancelRequest"
     return None
 
 

@@ -160,3 +160,58 @@ def test_a_response_to_the_servers_own_request_resolves_it():
     assert asyncio.run(run()) is None
     assert proto.awaiting_responses == set()
     assert proto._request_futures == {}
+
+
+NOTIFICATION_WITH_ID = "Invalid Request: {} is a notification: it is sent without an id"
+
+
+def test_a_notification_method_sent_with_an_id_is_answered_and_runs_nothing(caplog: Any) -> None:
+    """A message with an id is a request and is answered (JSON-RPC 2.0). pygls structures a
+    notification method's message by the method's type, which has no id: the id was dropped, the
+    notification ran (a ``$/cancelRequest`` cancelled), and the request was never answered."""
+    sidecar = WaitingSidecar()
+    proto, written = served(sidecar)
+
+    async def run() -> None:
+        dispatch(proto, body({"id": 1, "method": "dsh/postExecute", "params": PARAMS}))
+        await asyncio.sleep(0)
+        dispatch(proto, body({"id": 2, "method": "$/cancelRequest", "params": {"id": 1}}))
+        dispatch(proto, body({"id": 3, "method": "initialized", "params": {}}))
+        await turn(written, 2)
+        sidecar.waiting[0].set_result(Answer(1))
+        await turn(written, 3)
+
+    asyncio.run(run())
+    assert replies(written) == [
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {"code": -32600, "message": NOTIFICATION_WITH_ID.format("$/cancelRequest")},
+        },
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": NOTIFICATION_WITH_ID.format("initialized")}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"additionalContexts": [], "n": 1}},  # not cancelled
+    ]
+
+
+def test_responses_and_cancels_under_ids_no_request_can_have_are_dropped_without_an_error(caplog: Any) -> None:
+    """An id that is an object, a list or a fraction names no request: a client "response" or a
+    ``$/cancelRequest`` under one is dropped with a warning. pygls looked such an id up in its
+    tables (a dict key): ``TypeError: unhashable type``, a traceback logged per message."""
+    sidecar = WaitingSidecar()
+    proto, written = served(sidecar)
+    caplog.set_level("WARNING")
+
+    async def run() -> None:
+        dispatch(proto, body({"id": 1, "method": "dsh/postExecute", "params": PARAMS}))
+        await asyncio.sleep(0)
+        for bad in ({"a": [1]}, [1], 1.5):
+            dispatch(proto, body({"id": bad, "result": {}}))
+            dispatch(proto, body({"id": bad, "error": {"code": 1, "message": "m"}}))
+            dispatch(proto, body({"method": "$/cancelRequest", "params": {"id": bad}}))
+        sidecar.waiting[0].set_result(Answer(1))
+        await turn(written, 1)
+
+    asyncio.run(run())
+    assert replies(written) == [{"jsonrpc": "2.0", "id": 1, "result": {"additionalContexts": [], "n": 1}}]
+    assert [r.levelname for r in caplog.records] == ["WARNING"] * 9
+    assert not any(r.exc_info for r in caplog.records)

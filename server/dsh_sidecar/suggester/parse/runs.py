@@ -137,13 +137,16 @@ _PYTHON_FLAGS_THEN_C = LazyPattern(r"^-[bBdEhiIOPqsSuvx]*c")
 #: every space of a line (19 KB of spaces took 1.4 s).
 _PATCH_FILE = LazyPattern(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ (?:b/)?)([^\n]*)", re.M)
 #: A shell redirection's target (``> f``, ``>> f``, ``1> f``, ``&> f``, ``&>> f``, ``>| f``,
-#: quoted or not: group 1, 2 or 3; not ``2>&1``, ``>&-``, here-strings, ``<>``), or a quoted word
-#: met first (no group: a ``>`` inside quotes, ``grep '<Version>'``, is part of the word; one
-#: left open runs to the line's end, as the shell reads it, so no quote is scanned twice). No
-#: match starts inside a run of digits (a 4,000-digit word would be scanned once a digit: 106 ms).
+#: quoted or not: group 1, 2 or 3; not ``2>&1``, ``>&-``, here-strings, ``<>``), or what the
+#: shell reads as no redirection, met first (no group): a comment (``# > f``), an escaped character
+#: (``\>``, and ``don\'t``'s quote, which opens none), a quoted word (a ``>`` inside quotes,
+#: ``grep '<Version>'``, ``$'a > b'``, is part of the word; one left open runs to the line's end,
+#: as the shell reads it, so no quote is scanned twice). No match starts inside a run of digits
+#: (a 4,000-digit word would be scanned once a digit: 106 ms).
 _REDIRECT = LazyPattern(
-    r"'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*+\"?"
-    r"|(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"]+))"
+    r"(?:^|(?<=[\s;&|()]))#[^\n]*|\\.|\$'(?:[^'\\\n]|\\.)*+'?"
+    r"|'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*+\"?"
+    r"|(?<![<>\d])(?:&|\d+)?>>?\|?[ \t]*(?!&)(?:'([^'\n]*)'|\"([^\"\n]*)\"|([^\s;&|<>()'\"`]+))"
 )
 #: ``sed``/``perl`` option words that edit in place: ``-i``, ``-i.bak``, ``-Ei``, ``-ri``,
 #: ``--in-place``; perl's ``-pi``, ``-0pi``, ``-0777 -pi`` (switches without a value, then ``i``).

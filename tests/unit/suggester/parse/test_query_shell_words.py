@@ -291,3 +291,27 @@ def test_a_redirection_is_read_outside_quotes_only(line: str, writes: list[str])
     """A shell line's written files (``Query.writes``) come from its redirections, never from a
     ``>`` inside a quoted word (a grep for ``<Version>`` wrote a file named ``\\``)."""
     assert parse_call("bash", {"command": line}).writes == writes
+
+
+@pytest.mark.parametrize(
+    ("line", "writes"),
+    [
+        # a quote escaped outside quotes is a character, not a quote: the redirection after it is read
+        ("echo don\\'t > a.txt", ["a.txt"]),
+        ('echo say \\"hi > b.txt', ["b.txt"]),
+        # ANSI-C quoting: a quote escaped inside $'…' does not close it
+        ("printf $'it\\'s\\n' > c.txt", ["c.txt"]),
+        ("printf $'a > b' > d.txt", ["d.txt"]),
+        # an escaped `>` is a character; a comment writes nothing
+        ("echo a \\> b", []),
+        ("echo x # > e.txt", []),
+        ("echo x#y > f.txt", ["f.txt"]),
+        # a command substitution's backquote ends the target
+        ("echo `date > stamp.txt`", ["stamp.txt"]),
+    ],
+)
+def test_a_redirection_is_read_as_the_shell_reads_escapes_and_comments(line: str, writes: list[str]) -> None:
+    """What bash writes for a line whose quotes are escaped (``don\\'t``), ANSI-C quoted
+    (``$'it\\'s'``), or that has a comment or an escaped ``>``: an escaped quote opened a quote
+    that ran to the line's end and hid the redirection after it."""
+    assert parse_call("bash", {"command": line}).writes == writes
