@@ -3,7 +3,10 @@
 The definitions, with their edge cases, are in ``docs/corpus.md``, "Metric definitions":
 
 * useful-precision = notes naming (among their targets) a file the agent reads or edits at a
-  later call of the trace, or a gold file ÷ all notes;
+  later call of the trace, or a gold file ÷ all notes; **target-precision** = the files the notes
+  named that are such a file ÷ all files the notes named (a note is useful through one file, so
+  padding it with others never lowers useful-precision; it lowers this; the random baseline names
+  one file a pick, so its target-precision is its useful-precision);
 * gold-hit-before-first-edit = traces where a note at a call before the agent's first edit of a
   *repository file* (a file tracked at the base commit: the index's ``firstEdit``; any call when
   it never edits one) names a gold file ÷ traces; gold-hit-before-any-edit the same before its
@@ -103,6 +106,8 @@ def trajectory_figures(
         "search": sum(is_search),
         "notes": tally.notes,
         "useful": tally.useful,
+        "named": tally.named,
+        "named_used": tally.named_used,
         "gold_hit": tally.gold_hit,
         "own_hit": t.row.get("ownSearchHit") is not None,
         "random_notes": len(picks),
@@ -182,6 +187,8 @@ class _NoteTally:
     next_open: list[set[str]]
     notes: int = 0
     useful: int = 0
+    named: int = 0
+    named_used: int = 0
     echoes: int = 0
     firsts: int = 0
     leads: int = 0
@@ -210,8 +217,11 @@ class _NoteTally:
         targets = [str(x) for x in n.get("source", {}).get("targets", [])]
         gold = self.gold
         self.notes += 1
-        is_useful = bool(set(targets) & gold) or any(_mentions(self.after[i], p) for p in targets)
+        used = [p for p in targets if p in gold or _mentions(self.after[i], p)]
+        is_useful = bool(used)
         self.useful += is_useful
+        self.named += len(targets)
+        self.named_used += len(used)
         if set(targets) & gold:
             self.gold_hit = self.gold_hit or i < self.t.limit
             self.gold_hit_any = self.gold_hit_any or i < self.t.any_limit
@@ -262,6 +272,9 @@ def trajectory_summary(per_trace: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "notes": notes,
         "useful_notes": sum(p["useful"] for p in per_trace),
         "useful_precision": _rate(sum(p["useful"] for p in per_trace), notes),
+        # of every file the notes named, the share the agent used (a gold file, or one it read or
+        # edited later): "useful" counts a note whose one used file hides padding beside it
+        "target_precision": _rate(total("named_used"), total("named")),
         "gold_hit_before_first_edit": _rate(sum(p["gold_hit"] for p in per_trace), n),
         "notes_per_100_search": round(100 * notes / search, 2) if search else 0.0,
         "own_search_hit_before_first_edit": _rate(sum(p["own_hit"] for p in per_trace), n),
@@ -422,6 +435,7 @@ _COLUMNS: Final = (
     ("notes", "notes", "d"),
     ("n/100s", "notes_per_100_search", ".2f"),
     ("useful-p", "useful_precision", ".2f"),
+    ("target-p", "target_precision", ".2f"),
     ("gold-hit", "gold_hit_before_first_edit", ".2f"),
     ("own-search", "own_search_hit_before_first_edit", ".2f"),
     ("random-hit", "random_gold_hit_before_first_edit", ".2f"),

@@ -133,11 +133,13 @@ def test_trajectory_figures_and_baselines():
     f = trajectory_figures(t, notes, files)
     rng = random.Random(int("e3b98a4da31a127d4bde6e43033f66ba274cab0eb7eb1c70ec41402bf6273dd8", 16))  # sha256("t")
     picks = [rng.choice(sorted(files)) for _ in range(2)]  # two search calls before the first edit
-    assert {k: f[k] for k in ("calls", "search", "notes", "useful", "gold_hit", "own_hit")} == {
+    assert {k: f[k] for k in ("calls", "search", "notes", "useful", "named", "named_used", "gold_hit", "own_hit")} == {
         "calls": 5,
         "search": 2,
         "notes": 3,
         "useful": 2,
+        "named": 4,  # the Usage note's pkg/nope.py is padding: the note is useful, that file is not
+        "named_used": 2,
         "gold_hit": True,
         "own_hit": True,
     }
@@ -147,6 +149,7 @@ def test_trajectory_figures_and_baselines():
     s = trajectory_summary([f, {**f, "gold_hit": False, "own_hit": False, "useful": 0}])
     assert s["traces"] == 2 and s["notes"] == 6 and s["search_calls"] == 4
     assert s["useful_precision"] == round(2 / 6, 4)
+    assert s["target_precision"] == round(4 / 8, 4)
     assert s["gold_hit_before_first_edit"] == 0.5 and s["own_search_hit_before_first_edit"] == 0.5
     assert s["notes_per_100_search"] == 150.0
 
