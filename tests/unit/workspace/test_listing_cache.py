@@ -226,3 +226,27 @@ def test_the_task_lead_never_offers_a_file_gone_since_the_listing_was_walked(tmp
     assert [lead.path for lead in rank(task, graph)] == ["pkg/loader.py"]
     graph.verified = True  # the same ranking over a listing taken as it is
     assert sorted(lead.path for lead in rank(task, graph)) == ["pkg/loader.py", "pkg/parser.py"]
+
+
+def test_the_task_lead_never_offers_a_file_through_a_folder_now_a_symlink_out(tmp_path: Path) -> None:
+    """A folder of the past listing replaced by a symlink to a folder outside the workspace: its
+    files still exist through the link (``lexists`` follows the folders on the way), but they are
+    outside, so the task lead leaves them out until the walk has dropped them."""
+    from dsh_sidecar.suggester.lead.mentions import mentions
+    from dsh_sidecar.suggester.lead.ranker import rank
+
+    ws, out = tmp_path / "ws", tmp_path / "outside"
+    write_tree(
+        ws, {"pkg/parser.py": "def parse_config():\n    pass\n", "vendor/loader.py": "def load_config():\n    pass\n"}
+    )
+    walked = listingcache.walk_listing(ws)
+    write_tree(out, {"loader.py": "def load_config():\n    pass\n"})
+    (ws / "vendor/loader.py").unlink()
+    (ws / "vendor").rmdir()
+    (ws / "vendor").symlink_to(out, target_is_directory=True)
+    graph = WorkspaceGraph.build_files(ws, past=listingcache.Listing(*walked))
+    graph.index_symbols()
+    task = mentions("Fix parse_config in pkg/parser.py and load_config in vendor/loader.py")
+    assert graph.verified is False and "vendor/loader.py" in graph.files
+    assert graph.definitions("load_config") == []  # never read through the link
+    assert [lead.path for lead in rank(task, graph)] == ["pkg/parser.py"]
