@@ -200,7 +200,8 @@ class WorkspaceGraph:
                 source = "git"
             elif past is not None or root.is_dir():
                 walked, stamps = (past.stats, past.stamps) if past is not None else listingcache.walk_listing(root)
-                files = walked.files
+                # the past listing stays as read (the walk after ready compares with it): a copy
+                files = walked.files if past is None else list(walked.files)
                 source = "mtime"
             else:
                 files = []

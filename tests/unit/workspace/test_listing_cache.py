@@ -5,6 +5,7 @@ deleted and edited since; while it has not, a note never names a file that is go
 from __future__ import annotations
 
 import os
+import time
 from array import array
 from pathlib import Path
 
@@ -250,3 +251,44 @@ def test_the_task_lead_never_offers_a_file_through_a_folder_now_a_symlink_out(tm
     assert graph.verified is False and "vendor/loader.py" in graph.files
     assert graph.definitions("load_config") == []  # never read through the link
     assert [lead.path for lead in rank(task, graph)] == ["pkg/parser.py"]
+
+
+@pytest.mark.parametrize("change", ["added", "deleted"])
+def test_a_watched_change_applied_before_the_walk_after_ready_leaves_the_past_listing_as_read(
+    tmp_path: Path, walks: list[Path], change: str
+) -> None:
+    """A ``didChangeWatchedFiles`` batch applied between ready and the walk after it changes the
+    graph's listing, never the past listing the walk is compared with: the walk ends verified
+    (it failed with an index out of range, the graph unverified for the session) and the graph
+    is a fresh build's."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, {**TREE, "zz/last.py": "def last():\n    pass\n"})
+    Session(ws, home, walks)
+    applied: list[bool] = []
+    box: list[GraphBuilder] = []
+
+    def ready(graph: WorkspaceGraph) -> None:
+        if applied:
+            return
+        path = "pkg/c.py" if change == "added" else "pkg/b.py"
+        if change == "added":
+            (ws / path).write_text("def gamma():\n    pass\n")
+        else:
+            (ws / path).unlink()
+        box[0].refresh([path])
+        for _ in range(500):  # the refresh thread applies it (the walk runs after this returns)
+            if (path in graph.files) == (change == "added"):
+                break
+            time.sleep(0.01)
+        applied.append(graph.verified is False)
+
+    later = GraphBuilder(ws, cache_dir=home, on_ready=ready)
+    box.append(later)
+    later.start()
+    assert later.wait(60) and applied == [True]
+    assert later.error is None and later.graph.verified is True and later.verified_walk[1] == 1
+    fresh = Session(ws, tmp_path / "other-home", walks).builder.graph
+    assert later.graph.files == fresh.files and later.graph.kind_map() == fresh.kind_map()
+    kept = later.listing_cache.load()
+    assert kept is not None and kept.stats.files == fresh.files
+    later.close()
