@@ -292,3 +292,22 @@ def test_a_watched_change_applied_before_the_walk_after_ready_leaves_the_past_li
     kept = later.listing_cache.load()
     assert kept is not None and kept.stats.files == fresh.files
     later.close()
+
+
+def test_ignore_files_added_between_sessions_leave_out_what_they_ignore_once_verified(
+    tmp_path: Path, walks: list[Path]
+) -> None:
+    """A root and a nested ``.gitignore`` written between sessions: the files they ignore are in
+    the past listing until the walk after ready, and not after it (the walk leaves them out and
+    the batch it applies does not take them back in)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, {**TREE, "generated/gen.py": "def made():\n    pass\n", "docs/run.log": "log\n"})
+    Session(ws, home, walks)
+    write_tree(ws, {".gitignore": "generated/\n", "docs/.gitignore": "*.log\n"})
+    later = Session(ws, home, walks)
+    assert later.at_ready["files"] == ["docs/guide.md", "docs/run.log", "generated/gen.py", "pkg/a.py", "pkg/b.py"]
+    graph = later.builder.graph
+    assert graph.verified is True
+    assert graph.files == [".gitignore", "docs/.gitignore", "docs/guide.md", "pkg/a.py", "pkg/b.py"]
+    assert graph.files == Session(ws, tmp_path / "other-home", walks).builder.graph.files
+    assert later.builder.definitions("made") == []
