@@ -164,6 +164,7 @@ def _forge(cache: ListingCache, paths: list[str], root: str | None = None, stamp
         ["..", "pkg/a.py"],
         ["pkg/b.py", "pkg/a.py"],  # not sorted
         ["pkg/a.py", "pkg/a.py"],  # twice
+        ["pkg/a.py", "pkg/\ud800.py"],  # not UTF-8 (a lone surrogate): no file is named so
     ],
 )
 def test_a_forged_listing_is_set_aside_and_the_session_walks(
@@ -311,3 +312,30 @@ def test_ignore_files_added_between_sessions_leave_out_what_they_ignore_once_ver
     assert graph.files == [".gitignore", "docs/.gitignore", "docs/guide.md", "pkg/a.py", "pkg/b.py"]
     assert graph.files == Session(ws, tmp_path / "other-home", walks).builder.graph.files
     assert later.builder.definitions("made") == []
+
+
+def test_a_build_from_a_kept_listing_that_fails_walks_instead(
+    tmp_path: Path, walks: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a kept listing holds that the build from it cannot take, the session is not left
+    without a graph: the listing is forgotten and the tree walked."""
+    from dsh_sidecar.workspace import builder
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, TREE)
+    Session(ws, home, walks)
+    real = WorkspaceGraph.build_files
+
+    def failing(root: Path, kind_cache: object = None, past: object = None) -> WorkspaceGraph:
+        if past is not None:
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        return real(root, kind_cache, past)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder.WorkspaceGraph, "build_files", failing)
+    later = Session(ws, home, walks)
+    graph = later.builder.graph
+    assert graph is not None and graph.verified is True and graph.files == ["docs/guide.md", "pkg/a.py", "pkg/b.py"]
+    assert later.at_ready["verified"] is True and later.walks_at_ready == 2
+    assert later.builder.error is None
+    kept = later.builder.listing_cache.load()
+    assert kept is not None and kept.stats.files == graph.files  # the walk kept again
