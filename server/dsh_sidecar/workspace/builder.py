@@ -347,6 +347,13 @@ class GraphBuilder:
         if walked is not None and self.listing_cache is not None:
             self.listing_cache.save(walked.stats, walked.stamps)
 
+    def _walk_instead(self) -> None:
+        """A build from a past listing failed (a forged one this module does not foresee): the
+        listing is forgotten and the tree walked, as a session without one is built."""
+        if self.listing_cache is not None:
+            self.listing_cache.clear()
+        self.start()  # the listing was taken: this build walks
+
     def _verify(self, graph: WorkspaceGraph, listed: Listing, gen: int, cancel: threading.Event) -> None:
         """Walk the tree of a graph made from a past session's listing (``listed``) and apply
         what differs — files added, deleted or edited since — through the same path as a batch
@@ -371,6 +378,7 @@ class GraphBuilder:
 
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()
+        listed: Listing | None = None
         try:
             listed = self._take_listing()
             graph = WorkspaceGraph.build_files(self.root, self.kind_cache, listed)  # type: ignore[arg-type]
@@ -415,6 +423,8 @@ class GraphBuilder:
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)
             self.error = str(exc)
+            if listed is not None and gen == self._generation:
+                self._walk_instead()
         finally:
             self._symbols_idle.set()
             if gen == self._generation:

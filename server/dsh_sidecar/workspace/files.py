@@ -288,6 +288,33 @@ def _with_folder_ignores(
     return lines, ignored
 
 
+def walk_ignores(root: Path, rel: str, folders: dict[str, tuple[list[str], Callable[[str], bool] | None]]) -> bool:
+    """Whether :func:`walk_files` leaves the file ``rel`` out by its rules: a folder on its
+    way in :data:`SKIP_DIRS` or ignored by the ``.gitignore`` files above it, or the file
+    ignored by those of every folder it is under (the root's and nested ones, read as the walk
+    reads them). ``folders``: each folder's lines and matcher so far, filled in for the
+    caller's batch (its ``.gitignore`` files read once a batch)."""
+    parts = rel.split("/")
+    if any(part in SKIP_DIRS for part in parts[:-1]):
+        return True
+    lines: list[str] = []
+    ignored: Callable[[str], bool] | None = None
+    prefix = ""
+    for i, part in enumerate(parts):
+        if (known := folders.get(prefix)) is None:
+            extra = _read_ignore(root, prefix)
+            if extra:
+                lines = lines + extra
+                with contextlib.suppress(Exception):  # a malformed .gitignore must not stop it
+                    ignored = ignore_matcher(ignore_spec(lines))
+            known = folders[prefix] = (lines, ignored)
+        lines, ignored = known
+        if ignored is not None and ignored(prefix + part + ("/" if i < len(parts) - 1 else "")):
+            return True
+        prefix += part + "/"
+    return False
+
+
 def _walk_files(root: Path) -> list[str]:
     return [rel for rel, _ in walk_files(root)]
 

@@ -6,8 +6,8 @@ not ignored) or, outside git, :func:`~dsh_sidecar.workspace.files.walk_files` (a
 the root's and nested ``.gitignore`` files); kinds from :mod:`.kinds`; recency ranks from
 :mod:`.recency`; definitions and usages from :mod:`.symbols` (kept on disk by :mod:`.cache`).
 A :meth:`WorkspaceGraph.refresh` of single paths re-reads just those files; a new path is
-admitted unless the root ``.gitignore`` or :data:`~dsh_sidecar.workspace.files.SKIP_DIRS`
-excludes it (a full rebuild applies every ignore rule).
+admitted unless the walk would leave it out (:func:`~dsh_sidecar.workspace.files.walk_ignores`:
+the root's and nested ``.gitignore`` files, :data:`~dsh_sidecar.workspace.files.SKIP_DIRS`).
 
 Score (the plan's "graph projection": literal = proof):
 
@@ -27,7 +27,6 @@ Lookups (``node``, ``exists``, ``definitions``, ``usages``, ``proof``) are dict 
 from __future__ import annotations
 
 import bisect
-import contextlib
 import heapq
 import logging
 import math
@@ -38,11 +37,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from dsh_sidecar.workspace import fsguard, listingcache, symbolpass
 from dsh_sidecar.workspace.cache import SymbolCache
-from dsh_sidecar.workspace.files import MAX_FILES, MAX_IGNORE_BYTES, SKIP_DIRS
+from dsh_sidecar.workspace.files import MAX_FILES, walk_ignores
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
@@ -50,10 +49,6 @@ from dsh_sidecar.workspace.listingcache import Listing
 from dsh_sidecar.workspace.recency import git_scan
 from dsh_sidecar.workspace.stats import FileStats, stat_files
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
-from dsh_sidecar.workspace.wildmatch import ignore_spec
-
-if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
-    import pathspec
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +139,13 @@ class WorkspaceGraph:
         self.stats: dict[str, Any] = {}
         self._usage_cache: dict[str, list[str]] = {}
         self._lock = threading.RLock()
-        self._ignore: pathspec.PathSpec | None = None
         #: the kinds :meth:`from_listing` classified (none were known), for a kind cache to keep
         self.classified: list[Kind] | None = None
         #: the listing's stats (``workspace/stats.py``): the walk's, or taken once on first use
         self._stats: FileStats | None = None
         self._stats_lock = threading.Lock()
+        #: each folder's ignore rules (``files.walk_ignores``), read again once a ``.gitignore`` changes
+        self._rules: dict[str, Any] = {}
         #: the symbol cache's write an index_symbols(defer_save=True) left (:meth:`save_symbols`)
         self._save_symbols: Callable[[], bool] | None = None
         #: ``False`` while the listing is a past session's, not walked again yet
@@ -200,7 +196,8 @@ class WorkspaceGraph:
                 source = "git"
             elif past is not None or root.is_dir():
                 walked, stamps = (past.stats, past.stamps) if past is not None else listingcache.walk_listing(root)
-                files = walked.files
+                # the past listing stays as read (the walk after ready compares with it): a copy
+                files = walked.files if past is None else list(walked.files)
                 source = "mtime"
             else:
                 files = []
@@ -473,15 +470,22 @@ class WorkspaceGraph:
         kinds: dict[str, Kind] = {}
         names: set[str] = set()
         linked: dict[str, bool] = {}  # a folder of this batch: a symlink, or under one
+        batch, rules = dict.fromkeys(changed), self._rules
         with self._lock:
-            for raw in dict.fromkeys(changed):
+            if any(raw.endswith(".gitignore") for raw in batch):
+                rules.clear()
+            for raw in batch:
                 rel = self.relative(raw)
                 if rel is None or rel in added or rel in removed or rel in modified:
                     continue
                 before = self._kind.get(rel)
                 defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
-                if not self._through_link(rel.rpartition("/")[0], linked) and _is_file(full) and not self._ignored(rel):
+                if (
+                    not self._through_link(rel.rpartition("/")[0], linked)
+                    and _is_file(full)
+                    and not walk_ignores(self.root, rel, rules)
+                ):
                     self._upsert(rel, full, now)
                     (modified if before is not None else added).add(rel)
                     if self._kind[rel] != before:
@@ -536,19 +540,6 @@ class WorkspaceGraph:
         if not p or p.startswith("../") or "/../" in p or p == "..":
             return None
         return p
-
-    def _ignored(self, rel: str) -> bool:
-        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
-            return True
-        if self._ignore is None:
-            lines: list[str] = []
-            with contextlib.suppress(OSError):
-                lines = fsguard.read_text(self.root, ".gitignore", MAX_IGNORE_BYTES).splitlines()
-            try:
-                self._ignore = ignore_spec(lines)  # RE2: linear in the path length
-            except Exception:
-                self._ignore = ignore_spec([])
-        return self._ignore.match_file(rel)
 
     def _upsert(self, rel: str, full: Path, now: float) -> None:
         if rel not in self._kind:

@@ -29,7 +29,8 @@ fields: ``{"version", "root", "files"}`` (F). The body: ``mtime`` (ns), ``size``
 **Untrusted**: a :class:`~dsh_sidecar.state.files.StateFile` (no symlink followed, a regular
 file only, at most :func:`max_bytes`, atomic 0600 writes under a lock). Refused and set aside
 before use: another workspace's or format's head, a count past :data:`MAX_FILES`, sections that
-do not add up, a digest that does not match, a change time that is not finite, paths not strictly
+do not add up, a digest that does not match, a change time that is not finite, paths that are not
+UTF-8 (a lone surrogate: the build from it failed and the session had no graph), paths not strictly
 sorted, and any path that is not a plain relative one (absolute, an empty component, ``.`` or
 ``..``). A forged file within that can only list paths under the workspace that are not there
 (each read goes through ``fsguard``; a note checks its target exists), list files the walk skips
@@ -99,7 +100,8 @@ def _parse(root: str) -> Any:
         body = columns.body_of(raw, head_end)
         shape = [(code, n) for _, code in NUMERIC]
         lengths = columns.check_layout(head, body, shape, [n])
-        joined = str(body[-columns.padded(lengths[0]) :][: lengths[0]], "utf-8", "surrogatepass")
+        # strict: a walk lists UTF-8 names only, and a lone surrogate cannot name a file here
+        joined = str(body[-columns.padded(lengths[0]) :][: lengths[0]], "utf-8")
         if _unsafe(joined):
             raise StateDocumentError("a path that is not a plain relative one")
         numeric, (paths,) = columns.decode(body, shape, [n], lengths)

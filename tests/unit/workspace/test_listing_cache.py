@@ -5,6 +5,7 @@ deleted and edited since; while it has not, a note never names a file that is go
 from __future__ import annotations
 
 import os
+import time
 from array import array
 from pathlib import Path
 
@@ -163,6 +164,7 @@ def _forge(cache: ListingCache, paths: list[str], root: str | None = None, stamp
         ["..", "pkg/a.py"],
         ["pkg/b.py", "pkg/a.py"],  # not sorted
         ["pkg/a.py", "pkg/a.py"],  # twice
+        ["pkg/a.py", "pkg/\ud800.py"],  # not UTF-8 (a lone surrogate): no file is named so
     ],
 )
 def test_a_forged_listing_is_set_aside_and_the_session_walks(
@@ -226,3 +228,114 @@ def test_the_task_lead_never_offers_a_file_gone_since_the_listing_was_walked(tmp
     assert [lead.path for lead in rank(task, graph)] == ["pkg/loader.py"]
     graph.verified = True  # the same ranking over a listing taken as it is
     assert sorted(lead.path for lead in rank(task, graph)) == ["pkg/loader.py", "pkg/parser.py"]
+
+
+def test_the_task_lead_never_offers_a_file_through_a_folder_now_a_symlink_out(tmp_path: Path) -> None:
+    """A folder of the past listing replaced by a symlink to a folder outside the workspace: its
+    files still exist through the link (``lexists`` follows the folders on the way), but they are
+    outside, so the task lead leaves them out until the walk has dropped them."""
+    from dsh_sidecar.suggester.lead.mentions import mentions
+    from dsh_sidecar.suggester.lead.ranker import rank
+
+    ws, out = tmp_path / "ws", tmp_path / "outside"
+    write_tree(
+        ws, {"pkg/parser.py": "def parse_config():\n    pass\n", "vendor/loader.py": "def load_config():\n    pass\n"}
+    )
+    walked = listingcache.walk_listing(ws)
+    write_tree(out, {"loader.py": "def load_config():\n    pass\n"})
+    (ws / "vendor/loader.py").unlink()
+    (ws / "vendor").rmdir()
+    (ws / "vendor").symlink_to(out, target_is_directory=True)
+    graph = WorkspaceGraph.build_files(ws, past=listingcache.Listing(*walked))
+    graph.index_symbols()
+    task = mentions("Fix parse_config in pkg/parser.py and load_config in vendor/loader.py")
+    assert graph.verified is False and "vendor/loader.py" in graph.files
+    assert graph.definitions("load_config") == []  # never read through the link
+    assert [lead.path for lead in rank(task, graph)] == ["pkg/parser.py"]
+
+
+@pytest.mark.parametrize("change", ["added", "deleted"])
+def test_a_watched_change_applied_before_the_walk_after_ready_leaves_the_past_listing_as_read(
+    tmp_path: Path, walks: list[Path], change: str
+) -> None:
+    """A ``didChangeWatchedFiles`` batch applied between ready and the walk after it changes the
+    graph's listing, never the past listing the walk is compared with: the walk ends verified
+    (it failed with an index out of range, the graph unverified for the session) and the graph
+    is a fresh build's."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, {**TREE, "zz/last.py": "def last():\n    pass\n"})
+    Session(ws, home, walks)
+    applied: list[bool] = []
+    box: list[GraphBuilder] = []
+
+    def ready(graph: WorkspaceGraph) -> None:
+        if applied:
+            return
+        path = "pkg/c.py" if change == "added" else "pkg/b.py"
+        if change == "added":
+            (ws / path).write_text("def gamma():\n    pass\n")
+        else:
+            (ws / path).unlink()
+        box[0].refresh([path])
+        for _ in range(500):  # the refresh thread applies it (the walk runs after this returns)
+            if (path in graph.files) == (change == "added"):
+                break
+            time.sleep(0.01)
+        applied.append(graph.verified is False)
+
+    later = GraphBuilder(ws, cache_dir=home, on_ready=ready)
+    box.append(later)
+    later.start()
+    assert later.wait(60) and applied == [True]
+    assert later.error is None and later.graph.verified is True and later.verified_walk[1] == 1
+    fresh = Session(ws, tmp_path / "other-home", walks).builder.graph
+    assert later.graph.files == fresh.files and later.graph.kind_map() == fresh.kind_map()
+    kept = later.listing_cache.load()
+    assert kept is not None and kept.stats.files == fresh.files
+    later.close()
+
+
+def test_ignore_files_added_between_sessions_leave_out_what_they_ignore_once_verified(
+    tmp_path: Path, walks: list[Path]
+) -> None:
+    """A root and a nested ``.gitignore`` written between sessions: the files they ignore are in
+    the past listing until the walk after ready, and not after it (the walk leaves them out and
+    the batch it applies does not take them back in)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, {**TREE, "generated/gen.py": "def made():\n    pass\n", "docs/run.log": "log\n"})
+    Session(ws, home, walks)
+    write_tree(ws, {".gitignore": "generated/\n", "docs/.gitignore": "*.log\n"})
+    later = Session(ws, home, walks)
+    assert later.at_ready["files"] == ["docs/guide.md", "docs/run.log", "generated/gen.py", "pkg/a.py", "pkg/b.py"]
+    graph = later.builder.graph
+    assert graph.verified is True
+    assert graph.files == [".gitignore", "docs/.gitignore", "docs/guide.md", "pkg/a.py", "pkg/b.py"]
+    assert graph.files == Session(ws, tmp_path / "other-home", walks).builder.graph.files
+    assert later.builder.definitions("made") == []
+
+
+def test_a_build_from_a_kept_listing_that_fails_walks_instead(
+    tmp_path: Path, walks: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a kept listing holds that the build from it cannot take, the session is not left
+    without a graph: the listing is forgotten and the tree walked."""
+    from dsh_sidecar.workspace import builder
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, TREE)
+    Session(ws, home, walks)
+    real = WorkspaceGraph.build_files
+
+    def failing(root: Path, kind_cache: object = None, past: object = None) -> WorkspaceGraph:
+        if past is not None:
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        return real(root, kind_cache, past)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder.WorkspaceGraph, "build_files", failing)
+    later = Session(ws, home, walks)
+    graph = later.builder.graph
+    assert graph is not None and graph.verified is True and graph.files == ["docs/guide.md", "pkg/a.py", "pkg/b.py"]
+    assert later.at_ready["verified"] is True and later.walks_at_ready == 2
+    assert later.builder.error is None
+    kept = later.builder.listing_cache.load()
+    assert kept is not None and kept.stats.files == graph.files  # the walk kept again

@@ -145,6 +145,46 @@ def test_nested_gitignore_honoured_without_git(tmp_path: Path) -> None:
     assert g.files == [".gitignore", "cache/top.py", "pkg/.gitignore", "pkg/keep.tmp", "pkg/sub/local.py"]
 
 
+def test_a_refresh_admits_only_what_the_walk_lists(tmp_path: Path) -> None:
+    """A path a batch names is admitted as the walk would list it: the nested ``.gitignore``
+    files and a ``.gitignore`` written since the graph was made are honoured (the root's alone
+    were, read once)."""
+    tree = {
+        ".gitignore": "*.tmp\n",
+        "pkg/.gitignore": "cache/\n/local.py\n!keep.tmp\n",
+        "pkg/app.py": "",
+        "cache/top.py": "",
+    }
+    write_tree(tmp_path, tree)
+    g = WorkspaceGraph.build(tmp_path, symbols=False)
+    g.refresh([".gitignore"])  # the root's rules read once before the rules change
+    made = {
+        "pkg/cache/x.py": "",
+        "pkg/sub/cache/y.py": "",
+        "pkg/local.py": "",
+        "pkg/sub/local.py": "",
+        "pkg/keep.tmp": "",
+        "pkg/drop.tmp": "",
+        "node_modules/m.js": "",
+        "docs/.gitignore": "*.log\n",
+        "docs/run.log": "",
+        ".gitignore": "*.tmp\nout/\n",
+        "out/made.py": "",
+    }
+    write_tree(tmp_path, made)
+    g.refresh(list(made))
+    assert g.files == WorkspaceGraph.build(tmp_path, symbols=False).files
+    assert g.files == [
+        ".gitignore",
+        "cache/top.py",
+        "docs/.gitignore",
+        "pkg/.gitignore",
+        "pkg/app.py",
+        "pkg/keep.tmp",
+        "pkg/sub/local.py",
+    ]
+
+
 def test_walk_recency_from_mtime(tmp_path: Path) -> None:
     write_tree(tmp_path, {"old.py": "", "mid.md": "", "new.toml": ""})
     for rel, t in (("old.py", 1_000_000), ("mid.md", 2_000_000), ("new.toml", 3_000_000)):

@@ -286,13 +286,28 @@ def rank(
     """The ``limit`` best files of ``workspace`` for the task whose :class:`Mentions` are
     ``text_mentions``, best first (``[]`` when nothing in the text points anywhere). While the
     workspace's listing is a past session's (a graph whose ``verified`` is ``False``:
-    ``workspace/listingcache.py``), a file that is not under its ``root`` now is left out."""
+    ``workspace/listingcache.py``), a file that is not under its ``root`` now is left out
+    (:func:`present_inside`)."""
     scores = features(text_mentions, workspace, content, weights)
     leads = combine(scores, workspace, weights, limit)
     root = getattr(workspace, "root", None)
     if getattr(workspace, "verified", True) is False and root is not None:
-        leads = [lead for lead in leads if os.path.lexists(os.path.join(root, lead.path))]
+        leads = [lead for lead in leads if present_inside(str(root), lead.path)]
     return leads
+
+
+def present_inside(root: str, rel: str) -> bool:
+    """Whether ``rel`` is there under ``root`` now and resolves inside it: a past session's
+    listing may name ``vendor/x.py`` after ``vendor`` became a symlink to a folder outside
+    (``lexists`` follows the folders on the way), which no walk would list."""
+    path = os.path.join(root, rel)
+    try:
+        if not os.path.lexists(path):
+            return False
+        real, top = os.path.realpath(path), os.path.realpath(root)
+    except (OSError, ValueError):  # a name the file system cannot take (NUL, a lone surrogate)
+        return False
+    return real.startswith(top.rstrip("/") + "/")
 
 
 def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> _Scores:
