@@ -100,25 +100,37 @@ _Entry = tuple[float, "tuple[tuple[Callable[[str], object], float], ...] | None"
 #: Most ``(rows, tool)`` plans kept: the active rows change only when the packs are activated
 #: again, and a call's tool is one of the query model's few kinds.
 PLANS_KEPT: Final = 32
-_PLANS: OrderedDict[
-    tuple[int, str], tuple[dict[str, list[CompiledRow]], tuple[tuple[str, tuple[_Entry, ...]], ...]]
-] = OrderedDict()
+_Plan = tuple[tuple[str, tuple[_Entry, ...]], ...]
+_PLANS: OrderedDict[tuple[int, str], tuple[dict[str, list[CompiledRow]], _Plan, bool]] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 
 
-def plan(rows: dict[str, list[CompiledRow]], tool: str) -> tuple[tuple[str, tuple[_Entry, ...]], ...]:
+def plan(rows: dict[str, list[CompiledRow]], tool: str) -> _Plan:
     """The intents of ``rows`` in priority order, each with its rows' signals that can apply to
     a call of ``tool`` (a signal kept to other tools is never searched for it): made once per
     rows table and tool (the active rows are built whole at activation and never changed
     after), kept for the last :data:`PLANS_KEPT`."""
+    return _kept_plan(rows, tool)[1]
+
+
+def searches_untrusted(rows: dict[str, list[CompiledRow]], tool: str) -> bool:
+    """Whether classifying a call of ``tool`` by ``rows`` can search a repo/user row's regexes
+    (:meth:`CompiledRow.signal_sum` under the call's budget); without one, no search the
+    classification makes reads a budget (from the same kept plan as :func:`plan`)."""
+    return _kept_plan(rows, tool)[2]
+
+
+def _kept_plan(rows: dict[str, list[CompiledRow]], tool: str) -> tuple[dict[str, list[CompiledRow]], _Plan, bool]:
     key = (id(rows), tool)
     kept = _PLANS.get(key)
     if kept is not None and kept[0] is rows:  # the table itself is held: its id is not reused
-        return kept[1]
+        return kept
     made = tuple((intent, tuple(_entry(row, tool) for row in rows[intent])) for intent in INTENTS if rows.get(intent))
+    untrusted = any(searches is None for _, entries in made for _, searches, _ in entries)
+    entry = (rows, made, untrusted)
     with _PLANS_LOCK:
-        remember(_PLANS, key, (rows, made), PLANS_KEPT)
-    return made
+        remember(_PLANS, key, entry, PLANS_KEPT)
+    return entry
 
 
 def _entry(row: CompiledRow, tool: str) -> _Entry:

@@ -7,7 +7,7 @@ to the tool), kept for a bounded number of tables."""
 from __future__ import annotations
 
 from dsh_sidecar.lazyre import LazyPattern
-from dsh_sidecar.suggester.classify import _PLANS, PLANS_KEPT, CompiledRow, classify, plan
+from dsh_sidecar.suggester.classify import _PLANS, PLANS_KEPT, CompiledRow, classify, plan, searches_untrusted
 from dsh_sidecar.suggester.gate import gate
 from dsh_sidecar.suggester.packs import IntentRow, Signal
 from dsh_sidecar.suggester.parse import parse_call
@@ -91,3 +91,28 @@ def test_a_plan_keeps_an_untrusted_rows_budgeted_sum_and_evidence_alone_scores_a
     assert classify(grep("__version__ version"), rows, 0.0, {}) == ("Version", gate(3.5, 0.0))
     assert classify(grep("frobnicate"), rows, 0.0, {"Symbol": 1.2}) == ("Symbol", gate(1.2, 0.0))
     assert classify(grep("frobnicate"), rows, 0.0, {"Symbol": 0.5}) is None  # 0.62 < 0.75
+
+
+def test_a_calls_regex_budget_is_set_up_only_when_an_untrusted_row_can_be_searched(monkeypatch):
+    from dsh_sidecar.suggester import packs
+    from dsh_sidecar.suggester.triggers import search as trigger
+
+    budgets = []
+    real = trigger.classify
+
+    def spy(*args):
+        budgets.append(packs._BUDGET.get())
+        return real(*args)
+
+    monkeypatch.setattr(trigger, "classify", spy)
+    monkeypatch.setattr(trigger, "CALL_BUDGET_S", 0.0)  # used up at once: an untrusted search is no match
+    trusted = _rows(ROW)
+    assert not searches_untrusted(trusted, "grep") and not searches_untrusted(trusted, "glob")
+    hit, exhausted = trigger.classify_call(grep("__version__ version"), trusted, 0.0, None)
+    assert hit is not None and (hit.intent, hit.k, exhausted) == ("Version", gate(3.5, 0.0), False)
+    assert budgets == [None]
+    mixed = {"Version": [CompiledRow.of("repo", "Version", ROW, trusted=False), *trusted["Version"]]}
+    assert searches_untrusted(mixed, "grep") and searches_untrusted(mixed, "glob")
+    hit, exhausted = trigger.classify_call(grep("__version__ version"), mixed, 0.0, None)
+    assert hit is not None and (hit.intent, hit.k, exhausted) == ("Version", gate(3.5, 0.0), True)
+    assert len(budgets) == 2 and budgets[1] is not None and budgets[1].seconds == 0.0

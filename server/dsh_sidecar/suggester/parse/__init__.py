@@ -27,7 +27,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from dsh_sidecar.suggester.parse.commands import GREP_NAMES, LISTING_NAMES, Reading, read_command, recursive
+from dsh_sidecar.suggester.parse.commands import GREP_NAMES, LISTING_NAMES, Reading, extend_new, read_command, recursive
+from dsh_sidecar.suggester.parse.patterns import words_of
 from dsh_sidecar.suggester.parse.query import Query
 from dsh_sidecar.suggester.parse.results import result_paths
 from dsh_sidecar.suggester.parse.roles import ToolCall, read_tool
@@ -184,29 +185,94 @@ def _from_call(call: ToolCall, result_text: str | None, is_error: bool) -> Query
     if call.kind == "script":
         code = call.code if len(call.code) <= MAX_SCRIPT_CHARS else ""
         return Query("other", call.code[:MAX_INPUT_CHARS], is_error=is_error, script_code=code)
-    r = Reading()
     if call.kind == "grep":
+        dialect = "fixed" if call.fixed else "ere"
+        terms: list[str] = []
+        literals: list[str] = []
         for p in call.patterns:
-            r.patterns.append(p)
-            r.add_pattern(p, "fixed" if call.fixed else "ere")
-        r.name_patterns.extend(call.names)
+            found_terms, found_literals = words_of(p, dialect)
+            extend_new(terms, found_terms)
+            extend_new(literals, found_literals)
         lang = RG_TYPES.get(call.rg_type)
-        if lang:
-            r.languages.add(lang)
-        r.scope.extend(clean_path(s) for s in call.scopes)
-        r.flags |= call.flags
         text = " ".join(call.patterns + call.names + call.scopes)
-        return _searched("grep", text, r, ["grep"], result_text, is_error, lookup=bool(call.symbol))
+        return _tool_query(
+            "grep",
+            text,
+            ["grep"],
+            result_text,
+            is_error,
+            patterns=list(call.patterns),
+            terms=terms,
+            literals=literals,
+            names=list(call.names),
+            scope=[clean_path(s) for s in call.scopes],
+            flags=set(call.flags),
+            languages={lang} if lang else set(),
+            lookup=bool(call.symbol),
+        )
     if call.kind == "glob":
-        r.name_patterns.extend(call.names)
-        r.scope.extend(clean_path(s) for s in call.scopes if s)
         text = " ".join(call.names + [s for s in call.scopes if s])
-        return _searched("glob", text, r, ["glob" if call.names else "ls"], result_text, is_error)
+        scope = [clean_path(s) for s in call.scopes if s]
+        commands = ["glob" if call.names else "ls"]
+        return _tool_query("glob", text, commands, result_text, is_error, names=list(call.names), scope=scope)
     if call.kind == "read":
-        r.reads.extend(clean_path(f) for f in call.files)
-        r.partial = call.partial
-        return _searched("read", call.files[0], r, ["read"], result_text, is_error)
+        reads = [clean_path(f) for f in call.files]
+        return _tool_query("read", call.files[0], ["read"], result_text, is_error, reads=reads, partial=call.partial)
     return Query("other", is_error=is_error)
+
+
+def _tool_query(
+    tool: str,
+    text: str,
+    commands: list[str],
+    result_text: str | None,
+    is_error: bool,
+    *,
+    patterns: list[str] | None = None,
+    terms: list[str] | None = None,
+    literals: list[str] | None = None,
+    names: list[str] | None = None,
+    scope: list[str] | None = None,
+    reads: list[str] | None = None,
+    flags: set[str] | None = None,
+    languages: set[str] | None = None,
+    partial: bool = False,
+    lookup: bool = False,
+) -> Query:
+    """:func:`_searched` of a call read by its roles, its fields given straight (no
+    :class:`Reading` to fill and freeze: a tool call is one reading, never a fold of several)."""
+    names = names if names is not None else []
+    scope = scope if scope is not None else []
+    reads = reads if reads is not None else []
+    languages = languages if languages is not None else set()
+    for p in (*names, *reads, *scope):
+        lang = language_of(p)
+        if lang:
+            languages.add(lang)
+    listed: list[str] = []
+    if not is_error:
+        found = result_paths(result_text)
+        listed = [p for p in found if p not in reads] if tool != "read" else []
+    return Query(
+        tool,
+        text,
+        patterns if patterns is not None else [],
+        terms if terms is not None else [],
+        literals if literals is not None else [],
+        names,
+        scope,
+        reads,
+        flags if flags is not None else set(),
+        languages,
+        result_paths=listed,
+        commands=commands,
+        is_error=is_error,
+        partial=partial,
+        # a glob whose result was given is a listing: an empty one says the files do not exist
+        listing=tool == "glob" and result_text is not None and not is_error,
+        lookup=lookup,
+        matched=bool(result_text and result_text.strip()) and not is_error,
+    )
 
 
 def _bash_call(inp: dict[str, Any], result_text: str | None, is_error: bool) -> Query:

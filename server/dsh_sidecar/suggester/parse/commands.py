@@ -15,10 +15,11 @@ parse folds them in order (:meth:`Reading.merge`) and freezes the result into it
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from dsh_sidecar.suggester.parse.patterns import GLOB, MIN_CHARS, fixed_parts, literals_of, terms_of
+from dsh_sidecar.suggester.parse.patterns import GLOB, MIN_CHARS, words_of
 from dsh_sidecar.suggester.parse.runs import in_place
 from dsh_sidecar.suggester.parse.shell import Command, clean_path
 from dsh_sidecar.suggester.parse.tools import (
@@ -75,25 +76,25 @@ class Reading:
         """Fold ``other`` (a later command's reading) into this one: terms, literals and keys
         once each, first seen first; the rest appended."""
         self.patterns.extend(other.patterns)
-        _extend_new(self.terms, other.terms)
-        _extend_new(self.literals, other.literals)
+        extend_new(self.terms, other.terms)
+        extend_new(self.literals, other.literals)
         self.name_patterns.extend(other.name_patterns)
         self.scope.extend(other.scope)
         self.entries.extend(other.entries)
         self.reads.extend(other.reads)
         self.flags |= other.flags
         self.languages |= other.languages
-        _extend_new(self.keys, other.keys)
+        extend_new(self.keys, other.keys)
         self.partial = self.partial or other.partial
 
     def add_pattern(self, pattern: str, dialect: str) -> None:
-        """A searched pattern's terms and literals (:func:`fixed_parts` in ``dialect``)."""
-        parts = fixed_parts(pattern, dialect)
-        _extend_new(self.terms, terms_of(parts))
-        _extend_new(self.literals, literals_of(parts))
+        """A searched pattern's terms and literals (``patterns.words_of`` in ``dialect``)."""
+        terms, literals = words_of(pattern, dialect)
+        extend_new(self.terms, terms)
+        extend_new(self.literals, literals)
 
 
-def _extend_new(into: list[str], items: list[str]) -> None:
+def extend_new(into: list[str], items: Iterable[str]) -> None:
     for item in items:
         if item not in into:
             into.append(item)
@@ -368,9 +369,9 @@ def _read_files(cmd: Command, r: Reading) -> None:
             r.add_pattern(m.group(1), "ere")
     elif program is not None and cmd.name in ("jq", "yq"):
         for key in re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)", program):
-            _extend_new(r.keys, [key])
+            extend_new(r.keys, [key])
             if len(key) >= MIN_CHARS:
-                _extend_new(r.terms, [key])
+                extend_new(r.terms, [key])
     for p in positional:
         if p in ("-", "{}") or p.startswith("$"):
             continue

@@ -239,21 +239,62 @@ def literals_of(parts: Iterable[str]) -> list[str]:
     return out
 
 
+def words_of(pattern: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(terms, literals)`` of a searched pattern: :func:`terms_of` and :func:`literals_of` of
+    its :func:`fixed_parts` in ``dialect``; kept per pattern and dialect as the parts are."""
+    if len(pattern) > MEMO_PATTERN_CHARS:
+        return _words_of(pattern, dialect)
+    return _kept_words_of(pattern, dialect)
+
+
+@functools.lru_cache(maxsize=MEMO_PATTERNS)
+def _kept_words_of(pattern: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return _words_of(pattern, dialect)
+
+
+def _words_of(pattern: str, dialect: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    parts = fixed_parts(pattern, dialect)
+    return tuple(terms_of(parts)), tuple(literals_of(parts))
+
+
 def identifier(pattern: str) -> str | None:
     """The identifier ``pattern`` searches for, or ``None`` when it names none: the name after
     a definition keyword (``class Session`` → ``Session``), else the first token with an
     underscore or an inner capital, else the first term."""
+    return names(pattern)[0]
+
+
+def names(pattern: str) -> tuple[str | None, str | None]:
+    """``(identifier, definition keyword)`` of ``pattern``: :func:`identifier`, and the keyword
+    of its definition (``class Session`` → ``class``; its name of :data:`MIN_CHARS` to
+    :data:`MAX_CHARS` characters, a stop word too) or ``None``. One reading of the pattern
+    answers both (they search its plain text for the same definition); kept per pattern as
+    :func:`fixed_parts` is (agents search the same words again)."""
+    if len(pattern) > MEMO_PATTERN_CHARS:
+        return _names(pattern)
+    return _kept_names(pattern)
+
+
+@functools.lru_cache(maxsize=MEMO_PATTERNS)
+def _kept_names(pattern: str) -> tuple[str | None, str | None]:
+    return _names(pattern)
+
+
+def _names(pattern: str) -> tuple[str | None, str | None]:
     if not pattern:
-        return None
+        return None, None
     text = plain(pattern)
     m = DEFINITION.search(text)
-    if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS and m.group(2) not in STOP_WORDS:
-        return m.group(2)
+    keyword = None
+    if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS:
+        keyword = m.group(1)
+        if m.group(2) not in STOP_WORDS:
+            return m.group(2), keyword
     tokens = terms_of([text])
     for t in tokens:
         if "_" in t.strip("_") or _HUMP.search(t):
-            return t
-    return tokens[0] if tokens else None
+            return t, keyword
+    return (tokens[0] if tokens else None), keyword
 
 
 def code_shaped(token: str) -> bool:

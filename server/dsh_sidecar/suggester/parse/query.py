@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from dsh_sidecar.suggester.parse.patterns import DEFINITION, GLOB, MAX_CHARS, MIN_CHARS, code_shaped, identifier, plain
+from dsh_sidecar.suggester.parse.patterns import GLOB, code_shaped, names
 from dsh_sidecar.suggester.parse.runs import script_names
 from dsh_sidecar.suggester.parse.tools import QUESTION_TOOL
 
@@ -111,19 +111,19 @@ class Query:
         if self.question:
             return next((t for t in self.terms if code_shaped(t)), self.terms[0] if len(self.terms) == 1 else None)
         for p in self.patterns:
-            name = identifier(p)
+            name = names(p)[0]
             if name is not None:
                 return name
         return None
 
     @_once
     def definition_keyword(self) -> str | None:
-        """The definition keyword of the first pattern (``class``, ``def``, ``func``…), if any
-        (read once per query, as :attr:`identifier`)."""
+        """The definition keyword of the first pattern with one (``class``, ``def``, ``func``…),
+        if any (``patterns.names``, the same reading as :attr:`identifier`'s)."""
         for p in self.patterns:
-            m = DEFINITION.search(plain(p))
-            if m and MIN_CHARS <= len(m.group(2)) <= MAX_CHARS:
-                return m.group(1)
+            keyword = names(p)[1]
+            if keyword is not None:
+                return keyword
         return None
 
     def touched(self) -> list[str]:

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from dsh_sidecar.suggester import evidence, ledger, toolconfig
 from dsh_sidecar.suggester.candidates import Target
-from dsh_sidecar.suggester.classify import CompiledRow, classify
+from dsh_sidecar.suggester.classify import CompiledRow, classify, searches_untrusted
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, RegexBudget, use_budget
@@ -121,8 +121,14 @@ def classify_call(
     q: Query, rows: dict[str, list[CompiledRow]], bias: float, ws: evidence.Workspace | None
 ) -> tuple[Classification | None, bool]:
     """``(classification or None, whether untrusted regexes used up the call's budget)``;
-    ``ws`` ``None``: the pack signals alone, without the call's structural evidence."""
+    ``ws`` ``None``: the pack signals alone, without the call's structural evidence. The
+    budget is set up only when a repo/user row can be searched (the built-in rows' ``re``
+    patterns and the evidence never read it)."""
+    ev = evidence.weights(q, ws) if ws is not None else {}
+    if not searches_untrusted(rows, q.tool):
+        hit = classify(q, rows, bias, ev)
+        return (Classification(*hit) if hit is not None else None), False
     with use_budget(RegexBudget(CALL_BUDGET_S)) as budget:
-        hit = classify(q, rows, bias, evidence.weights(q, ws) if ws is not None else {})
+        hit = classify(q, rows, bias, ev)
     exhausted = budget is not None and budget.exhausted
     return (Classification(*hit) if hit is not None else None), exhausted

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 from dsh_sidecar.suggester.parse import parse_call, search_shaped
-from dsh_sidecar.suggester.parse.patterns import fixed_parts, identifier
+from dsh_sidecar.suggester.parse.patterns import fixed_parts, identifier, names, words_of
 from dsh_sidecar.suggester.parse.results import result_paths
 from dsh_sidecar.suggester.parse.shell import split_commands
 
@@ -311,6 +311,45 @@ def test_a_querys_identifier_is_its_own_after_a_replace():
     assert other.identifier == "Cart"
     assert q.identifier == "main"
     assert dataclasses.replace(q) == q  # the kept reading is no field: equality is the fields'
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("class Session", ("Session", "class")),
+        (r"void\s+setStrictness", ("setStrictness", "void")),
+        ("let self", (None, "let")),  # a stop word is no identifier, its keyword still a definition's
+        ("def f", (None, None)),  # a name shorter than MIN_CHARS: no definition
+        ("WSIReader", ("WSIReader", None)),
+        ("", (None, None)),
+    ],
+)
+def test_one_reading_of_a_pattern_gives_its_identifier_and_its_definition_keyword(pattern, expected):
+    assert names(pattern) == expected
+    assert names(pattern)[0] == identifier(pattern)
+
+
+def test_a_querys_identifier_and_keyword_are_each_the_first_patterns_that_has_one():
+    q = dataclasses.replace(parse_call("Grep", {"pattern": "x"}), patterns=["let self", "class Cart"])
+    assert (q.identifier, q.definition_keyword) == ("Cart", "let")
+
+
+def test_a_patterns_terms_and_literals_are_kept_per_dialect():
+    from dsh_sidecar.suggester.parse import patterns
+
+    patterns._kept_words_of.cache_clear()
+    assert words_of("could not find (config|settings)", "ere") == (
+        ("could", "find", "config", "settings"),
+        ("could not find",),
+    )
+    assert words_of("could not find (config|settings)", "fixed") == (
+        ("could", "find", "config", "settings"),
+        ("could not find (config|settings)",),
+    )
+    assert patterns._kept_words_of.cache_info().currsize == 2
+    long = "x" * patterns.MEMO_PATTERN_CHARS + " yy zzz"
+    assert words_of(long, "ere") == (("zzz",), (long,))  # a name past MAX_CHARS is no term
+    assert patterns._kept_words_of.cache_info().currsize == 2  # a longer pattern is read each time
 
 
 def test_fixed_parts_are_kept_bounded_and_never_shared():
