@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
 import redis
@@ -203,6 +203,11 @@ class StoreLink:
         self._sending = 0
         #: Set when :meth:`close` counted what it could not send: a later write is dropped, counted.
         self._final = False
+        #: Writes a writer thread has taken for the store (:meth:`handing`) that have not reached
+        #: :meth:`_write` yet: the exit's count waits for them (within its bound), else counts them.
+        self._unarrived = 0
+        self._handing = threading.local()
+        self._arrived = threading.Condition(self._lock)
         #: Reads an event loop stopped waiting for (the store answered later than the call's
         #: bound) and reads not queued (the pool's queue full): the call served locally.
         self.late_reads = 0
@@ -280,10 +285,41 @@ class StoreLink:
                 self._bad_key(key or "(read)", exc)
             return fallback()
 
+    @contextlib.contextmanager
+    def handing(self) -> Iterator[None]:
+        """One write on its way to the store from the calling thread (the bandit's writer, the
+        knowledge flush), from the moment its sender takes it off its own queue until it reaches
+        :meth:`_write` on this thread: :meth:`close` waits for it within its bound and counts it
+        as not handed when it has not arrived by then (it is then dropped when it does). Without
+        this, a writer descheduled between the two on a loaded machine handed its update over
+        after the exit had counted what it did not send: lost, and told to no one."""
+        with self._lock:
+            if not self._final:  # else past the exit's count: the write is dropped, counted
+                self._unarrived += 1
+                self._handing.on = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._arrive()  # no write came (an abandoned or store-less operation)
+
+    def _arrive(self) -> bool:
+        """The calling thread's write on its way (:meth:`handing`), if any, has arrived;
+        ``True`` when there was one (caller holds the lock: the arrival and what becomes of
+        the write are one step for :meth:`close`'s count)."""
+        if not getattr(self._handing, "on", False):
+            return False
+        self._handing.on = False
+        self._unarrived -= 1
+        self._arrived.notify_all()
+        return True
+
     def _write(self, send: Callable[[], object], key: str = "") -> None:
         with self._lock:
+            handed = self._arrive()
             if not self._up or self._exiting.is_set():
-                self._queue(send)
+                if not (handed and self._final):  # else the exit's count had it as not handed
+                    self._queue(send)
                 return
             self._sending += 1
         try:
@@ -506,6 +542,8 @@ class StoreLink:
         for thread in (self._resync, self._sender):
             if thread is not None:  # exiting: each only queues now, past a command already sent
                 thread.join(max(0.0, deadline - time.monotonic()))
+        with self._arrived:  # a write on its way (handing): it is queued now, at once
+            self._arrived.wait_for(lambda: self._unarrived == 0, max(0.0, deadline - time.monotonic()))
         behind: list[Callable[[], object]] = []  # writes the sender had not reached (not cache writes)
         with contextlib.suppress(queue.Empty):
             while True:
@@ -522,6 +560,7 @@ class StoreLink:
         with self._lock:
             self._final = True  # a write after this is dropped and counted, never queued
             queued, in_flight = len(self._pending), self._sending
+            not_handed += self._unarrived  # still on their way: dropped when they arrive
             self._pending = deque()
             unsent = queued + in_flight + not_handed
             self.dropped += unsent
