@@ -183,6 +183,10 @@ class StoreLink:
         self._pending: deque[Callable[[], object]] = deque()
         self._stop = threading.Event()
         self._resync: threading.Thread | None = None
+        #: A re-sync thread is running and will probe again if the store is away (set when one is
+        #: started, cleared by it under the lock as it ends): an outage that begins while one is
+        #: ending starts another, not none.
+        self._resyncing = False
         self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
         self._sender: threading.Thread | None = None
         self._delay = self.retry_s
@@ -255,7 +259,8 @@ class StoreLink:
                     self.url,
                     self.last_error,
                 )
-            if (self._resync is None or not self._resync.is_alive()) and not self._stop.is_set():
+            if not self._resyncing and not self._stop.is_set():
+                self._resyncing = True
                 self._resync = threading.Thread(target=self._resync_loop, name="dsh-state-resync", daemon=True)
                 self._resync.start()
 
@@ -448,6 +453,20 @@ class StoreLink:
                 self._background.task_done()
 
     def _resync_loop(self) -> None:
+        done = False
+        try:
+            while not done and self._resync_until_back():
+                with self._lock:  # else away again while this thread told it was back: go on
+                    done = self._up
+                    self._resyncing = not done
+        finally:
+            with self._lock:
+                if not done:  # closed (or failed): the next outage starts a thread
+                    self._resyncing = False
+
+    def _resync_until_back(self) -> bool:
+        """Probe with ``PING`` and re-send the queue until the store takes it all (``True``,
+        its "is back" warning written) or the link closes (``False``)."""
         # a store that flaps (back, then away again within a minute) keeps its back-off, so a
         # slow-but-alive store costs one bounded wait and one warning per back-off, not per call
         recent = time.monotonic() - self._back_at < STABLE_S
@@ -488,7 +507,8 @@ class StoreLink:
                     self._back_at = time.monotonic()
             if back:
                 log.warning("state store %s is back; re-sent %d queued writes", self.url, sent)
-                return
+                return True
+        return False
 
     def wait_synced(self, timeout_s: float) -> bool:
         """Block until the store is in use again, the re-sync thread has finished (its

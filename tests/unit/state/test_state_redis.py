@@ -729,3 +729,33 @@ def test_a_knowledge_batch_on_its_way_to_the_store_as_the_exit_closes_it_lands(
     rows = fakeredis.FakeRedis(server=server).hgetall(f"{keys.repo_key('remote:example.org/team/app')}:rows")
     assert sum(int(v) for f, v in rows.items() if f.startswith(b"f:")) == 1
     assert st.status()["droppedWrites"] == 0
+
+
+def test_a_store_away_again_while_the_resync_tells_it_is_back_is_resynced_again(server, monkeypatch) -> None:
+    """The store fails again in the instant the re-sync thread tells it is back (the thread still
+    running, about to end): the outage gets a re-sync too, and its queued write is sent, instead
+    of the store staying away for the rest of the process with every write queued."""
+    st = redis_state(server)
+    telling, told = threading.Event(), threading.Event()
+    warning = redis_link.log.warning
+
+    def slow_to_tell(msg: str, *args: object) -> None:
+        warning(msg, *args)
+        if "is back" in msg and not telling.is_set():
+            telling.set()
+            told.wait(10)
+
+    monkeypatch.setattr(redis_link.log, "warning", slow_to_tell)
+    server.connected = False
+    st.bandit_apply(op(1, "quick", 1.0))
+    server.connected = True  # back: the re-sync sends op 1 and tells it
+    assert telling.wait(10)
+    server.connected = False
+    st.bandit_apply(op(2, "quick", 1.0))  # fails: away again, while the thread still tells
+    server.connected = True
+    told.set()
+    assert st.wait_synced(10), st.status()
+    counts = fakeredis.FakeRedis(server=server).hgetall(keys.bandit_counts_key(GLOBAL))
+    assert float(counts[b"quick:updates"]) == 2
+    assert st.status()["outages"] == 2
+    st.close()
