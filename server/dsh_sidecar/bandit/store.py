@@ -25,6 +25,7 @@ away keeps the local posterior (its writes are re-sent when it returns).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import math
 import threading
@@ -300,14 +301,19 @@ class PosteriorStore:
         time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
         try:
             for op, _arm in batch:
-                with self._cond:
-                    if self._abandoned:  # the exit stopped waiting: counted by abandon()
-                        break
-                    self._handed += 1
-                spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
-                if spec is not None:
-                    kind, rows, arm, value, discount = spec
-                    self.shared.bandit_apply(BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS))
+                with contextlib.ExitStack() as handing:
+                    with self._cond:
+                        if self._abandoned:  # the exit stopped waiting: counted by abandon()
+                            break
+                        self._handed += 1
+                        # one step with the count: the exit's close waits for it from here
+                        handing.enter_context(self.shared.handing())
+                    spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
+                    if spec is not None:
+                        kind, rows, arm, value, discount = spec
+                        self.shared.bandit_apply(
+                            BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS)
+                        )
             now = time.monotonic()
             if policy is not None and now - self._read_at >= self.refresh_s:
                 self._read_at = now

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
 import queue
-import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, TypeVar
 
 import redis
@@ -26,6 +24,7 @@ from redis.retry import Retry
 
 from dsh_sidecar.errors import ConfigError
 from dsh_sidecar.state import keys
+from dsh_sidecar.state.bounded import MAX_REPLY_BYTES, BoundedConnection, BoundedSSLConnection
 from dsh_sidecar.state.config import StateConfig, public_url
 from dsh_sidecar.state.reads import Late, ReadPool, settle
 from dsh_sidecar.state.shared import (
@@ -63,92 +62,6 @@ FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeE
 CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
 MAX_LOGGED_KEYS: Final = 32
-#: Most bytes one command's reply may bring (:class:`StoreLink` subclasses set what their
-#: largest bounded read can return): a server that sends more is not the store we asked
-#: (a 2 GB bulk string from a listener that is not Redis was read whole).
-MAX_REPLY_BYTES: Final = 4 * 1024 * 1024
-
-
-class BoundedSocket:
-    """A connection's socket whose every command is bounded as a whole: from the first byte
-    sent, its reply must arrive within ``timeout_s`` and hold at most ``max_bytes``.
-
-    redis-py's ``socket_timeout`` bounds each ``recv`` alone, so a store that sends its replies a
-    few bytes at a time, each within the timeout, held every call for seconds (replies dripped
-    at 20 ms a byte with ``timeoutMs`` 50: ``initialize`` 9.9 s, a search 1.3 to 7.7 s, all on
-    the event loop), and a reply was read whole however long it said it was. Past the deadline a read raises ``socket.timeout`` (``TimeoutError``) (redis-py's ``TimeoutError``),
-    past the size an ``OSError`` (its ``ConnectionError``): the store is away either way."""
-
-    def __init__(self, sock: socket.socket, timeout_s: float, max_bytes: int) -> None:
-        self._sock = sock
-        self._timeout_s = timeout_s
-        self._max_bytes = max_bytes
-        self._base = sock.gettimeout()
-        self._deadline = float("inf")
-        self._left = max_bytes
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-    def settimeout(self, value: float | None) -> None:
-        self._base = value
-        self._sock.settimeout(value)
-
-    def gettimeout(self) -> float | None:
-        return self._base
-
-    def sendall(self, data: Any, *args: Any) -> None:
-        self._deadline = time.monotonic() + self._timeout_s  # a command (or a pipeline) starts
-        self._left = self._max_bytes
-        self._sock.settimeout(self._base)  # not what was left of the last command's deadline
-        self._sock.sendall(data, *args)
-
-    def _wait(self) -> None:
-        """Set the socket's timeout to what is left of the command's deadline."""
-        if self._base == 0:  # a poll (is anything left unread?) waits for nothing
-            return
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("timed out")  # socket.timeout, as a recv past its timeout
-        self._sock.settimeout(left if self._base is None else min(left, self._base))
-
-    def _count(self, n: int) -> None:
-        self._left -= n
-        if self._left < 0:
-            raise OSError(errno.EMSGSIZE, f"a reply over {self._max_bytes} bytes")
-
-    def recv(self, size: int, *args: Any) -> bytes:
-        self._wait()
-        data = self._sock.recv(size, *args)
-        self._count(len(data))
-        return data
-
-    def recv_into(self, buffer: Any, *args: Any) -> int:
-        self._wait()
-        n = self._sock.recv_into(buffer, *args)
-        self._count(n)
-        return n
-
-
-class _Bounded:
-    """A redis-py connection on a :class:`BoundedSocket` (mixed into its TCP and TLS classes):
-    ``max_reply_bytes`` rides in the pool's connection arguments."""
-
-    def __init__(self, *args: Any, max_reply_bytes: int = MAX_REPLY_BYTES, **kwargs: Any) -> None:
-        self.max_reply_bytes = max_reply_bytes
-        super().__init__(*args, **kwargs)
-
-    def _connect(self) -> Any:
-        sock = super()._connect()  # type: ignore[misc]
-        return BoundedSocket(sock, self.socket_timeout, self.max_reply_bytes)  # type: ignore[attr-defined]
-
-
-class BoundedConnection(_Bounded, redis.connection.Connection):
-    """``redis://``: TCP, each command bounded in time and size (:class:`BoundedSocket`)."""
-
-
-class BoundedSSLConnection(_Bounded, redis.connection.SSLConnection):
-    """``rediss://``: TLS, each command bounded in time and size (:class:`BoundedSocket`)."""
 
 
 T = TypeVar("T")
@@ -183,6 +96,10 @@ class StoreLink:
         self._pending: deque[Callable[[], object]] = deque()
         self._stop = threading.Event()
         self._resync: threading.Thread | None = None
+        #: A re-sync thread is running and will probe again if the store is away (set when one is
+        #: started, cleared by it under the lock as it ends): an outage that begins while one is
+        #: ending starts another, not none.
+        self._resyncing = False
         self._background: queue.Queue[Callable[[], object]] = queue.Queue(MAX_BACKGROUND)
         self._sender: threading.Thread | None = None
         self._delay = self.retry_s
@@ -203,6 +120,11 @@ class StoreLink:
         self._sending = 0
         #: Set when :meth:`close` counted what it could not send: a later write is dropped, counted.
         self._final = False
+        #: Writes a writer thread has taken for the store (:meth:`handing`) that have not reached
+        #: :meth:`_write` yet: the exit's count waits for them (within its bound), else counts them.
+        self._unarrived = 0
+        self._handing = threading.local()
+        self._arrived = threading.Condition(self._lock)
         #: Reads an event loop stopped waiting for (the store answered later than the call's
         #: bound) and reads not queued (the pool's queue full): the call served locally.
         self.late_reads = 0
@@ -250,7 +172,8 @@ class StoreLink:
                     self.url,
                     self.last_error,
                 )
-            if (self._resync is None or not self._resync.is_alive()) and not self._stop.is_set():
+            if not self._resyncing and not self._stop.is_set():
+                self._resyncing = True
                 self._resync = threading.Thread(target=self._resync_loop, name="dsh-state-resync", daemon=True)
                 self._resync.start()
 
@@ -280,10 +203,41 @@ class StoreLink:
                 self._bad_key(key or "(read)", exc)
             return fallback()
 
+    @contextlib.contextmanager
+    def handing(self) -> Iterator[None]:
+        """One write on its way to the store from the calling thread (the bandit's writer, the
+        knowledge flush), from the moment its sender takes it off its own queue until it reaches
+        :meth:`_write` on this thread: :meth:`close` waits for it within its bound and counts it
+        as not handed when it has not arrived by then (it is then dropped when it does). Without
+        this, a writer descheduled between the two on a loaded machine handed its update over
+        after the exit had counted what it did not send: lost, and told to no one."""
+        with self._lock:
+            if not self._final:  # else past the exit's count: the write is dropped, counted
+                self._unarrived += 1
+                self._handing.on = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._arrive()  # no write came (an abandoned or store-less operation)
+
+    def _arrive(self) -> bool:
+        """The calling thread's write on its way (:meth:`handing`), if any, has arrived;
+        ``True`` when there was one (caller holds the lock: the arrival and what becomes of
+        the write are one step for :meth:`close`'s count)."""
+        if not getattr(self._handing, "on", False):
+            return False
+        self._handing.on = False
+        self._unarrived -= 1
+        self._arrived.notify_all()
+        return True
+
     def _write(self, send: Callable[[], object], key: str = "") -> None:
         with self._lock:
+            handed = self._arrive()
             if not self._up or self._exiting.is_set():
-                self._queue(send)
+                if not (handed and self._final):  # else the exit's count had it as not handed
+                    self._queue(send)
                 return
             self._sending += 1
         try:
@@ -412,6 +366,20 @@ class StoreLink:
                 self._background.task_done()
 
     def _resync_loop(self) -> None:
+        done = False
+        try:
+            while not done and self._resync_until_back():
+                with self._lock:  # else away again while this thread told it was back: go on
+                    done = self._up
+                    self._resyncing = not done
+        finally:
+            with self._lock:
+                if not done:  # closed (or failed): the next outage starts a thread
+                    self._resyncing = False
+
+    def _resync_until_back(self) -> bool:
+        """Probe with ``PING`` and re-send the queue until the store takes it all (``True``,
+        its "is back" warning written) or the link closes (``False``)."""
         # a store that flaps (back, then away again within a minute) keeps its back-off, so a
         # slow-but-alive store costs one bounded wait and one warning per back-off, not per call
         recent = time.monotonic() - self._back_at < STABLE_S
@@ -452,7 +420,8 @@ class StoreLink:
                     self._back_at = time.monotonic()
             if back:
                 log.warning("state store %s is back; re-sent %d queued writes", self.url, sent)
-                return
+                return True
+        return False
 
     def wait_synced(self, timeout_s: float) -> bool:
         """Block until the store is in use again, the re-sync thread has finished (its
@@ -506,6 +475,8 @@ class StoreLink:
         for thread in (self._resync, self._sender):
             if thread is not None:  # exiting: each only queues now, past a command already sent
                 thread.join(max(0.0, deadline - time.monotonic()))
+        with self._arrived:  # a write on its way (handing): it is queued now, at once
+            self._arrived.wait_for(lambda: self._unarrived == 0, max(0.0, deadline - time.monotonic()))
         behind: list[Callable[[], object]] = []  # writes the sender had not reached (not cache writes)
         with contextlib.suppress(queue.Empty):
             while True:
@@ -522,6 +493,7 @@ class StoreLink:
         with self._lock:
             self._final = True  # a write after this is dropped and counted, never queued
             queued, in_flight = len(self._pending), self._sending
+            not_handed += self._unarrived  # still on their way: dropped when they arrive
             self._pending = deque()
             unsent = queued + in_flight + not_handed
             self.dropped += unsent

@@ -83,7 +83,7 @@ MAX_NAME_BYTES: Final = 4200
 MAX_NUMBER_BYTES: Final = 64
 #: Most bytes of one reply: the knowledge view's bounded read (rows, last uses and dismissals
 #: at their bounds, each entry's name, number and framing), the largest there is; a server
-#: that sends more is not the store (:class:`~.redis_link.BoundedSocket`).
+#: that sends more is not the store (:class:`~.bounded.BoundedSocket`).
 MAX_REPLY_BYTES: Final = (MAX_KNOWLEDGE_FIELDS + 2 * MAX_ROWS + 2 * MAX_DISMISSALS) * (
     MAX_NAME_BYTES + 2 * MAX_NUMBER_BYTES
 ) + 2 * keys.MAX_CACHE_VALUE_BYTES

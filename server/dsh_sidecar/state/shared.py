@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeVar
 
@@ -268,6 +269,12 @@ class SharedState(Protocol):
     # -- lifecycle
     def status(self) -> dict[str, Any]:
         """``{backend, available, …}`` for ``dsh/status`` (no secret)."""
+        ...
+
+    def handing(self) -> AbstractContextManager[None]:
+        """One write on its way from a writer thread that took it off its own queue: the exit's
+        :meth:`close` waits for it (within its bound) to reach the store's queue, or counts it
+        as not handed. The write is made on the same thread, inside the block."""
         ...
 
     def begin_exit(self) -> None:

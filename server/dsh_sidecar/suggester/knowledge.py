@@ -39,6 +39,7 @@ A store that is away keeps the local view; its writes are re-sent when it return
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import threading
@@ -406,15 +407,18 @@ class Knowledge:
         afterwards. A write failure (read-only/full disk, lock timeout) logs a warning, keeps the
         deltas for the next flush and returns ``False``; it never raises. Thread-safe: a flush may
         run in a worker thread while calls keep recording (their deltas wait for the next one)."""
-        with self._flushing:
+        with self._flushing, contextlib.ExitStack() as handing:
             self.ensure()
             with self._mutex:
                 if not self.dirty or (self.file is None and self.shared is None):
                     return True
                 batch = _Batch(self._deltas, self._seeded, self._new_dismissals)
                 self._deltas, self._seeded, self._new_dismissals = {}, {}, {}
+                if self.shared is not None:  # no longer dirty: the exit's close waits for it from here
+                    handing.enter_context(self.shared.handing())
             if self.shared is not None:  # never raises: a store that is away re-sends it later
                 self.shared.knowledge_apply(batch.shared(self.repo))
+                handing.close()
                 view = self.shared.knowledge_view(self.repo, self.clock())
                 with self._mutex:
                     self.flushes += 1
