@@ -8,7 +8,9 @@ hands the SDK the same lines, but first answers such a line when it is a JSON ob
 a request ``id``: JSON-RPC 2.0 error -32600 (Invalid Request) with that id, through the
 SDK's own writer (so frames never interleave). Lines with no determinable id (garbage,
 notifications, and a request nested deeper than the stdlib parser's recursion limit, about
-1000 levels) are left to the SDK as before. fd 0 is claimed as the SDK claims it: the wire
+1000 levels) are left to the SDK as before. A request under an id still in flight, or under an id
+that is not a string or an integer, is refused here too (:mod:`dsh_sidecar.mcp.request_ids`):
+the SDK would run it over the first's entry, or run it as a notification, unanswered. fd 0 is claimed as the SDK claims it: the wire
 is read from a private duplicate, fd 0 then reads the null device.
 """
 
@@ -29,6 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from dsh_sidecar.mcp.bounded import CHUNK_BYTES, MAX_LINE_BYTES, Oversized, bounded_lines
+from dsh_sidecar.mcp.request_ids import BAD_ID, AnswerWatchingStream, RequestsInFlight
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
 UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"
@@ -37,13 +40,22 @@ UNPARSEABLE = "Invalid request: the server could not parse this message (nested 
 def unparseable_reply(line: str) -> types.JSONRPCError | None:
     """The error to answer ``line`` with, or ``None`` when the SDK can parse it or no request
     id can be found in it (then the SDK's behaviour stands)."""
+    return read_line(line)[1]
+
+
+def read_line(line: str) -> tuple[types.JSONRPCMessage | None, types.JSONRPCError | None]:
+    """The SDK's reading of ``line`` (its own parser, by which it will read the line again), and
+    the error answering an unparseable request in its place (``None``, ``None``: left to the SDK)."""
     if not line.strip():
-        return None
+        return None, None
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False), None
     except Exception:  # noqa: BLE001 - whatever the SDK's parser rejects
         pass
+    return None, _unparseable(line)
+
+
+def _unparseable(line: str) -> types.JSONRPCError | None:
     try:
         obj = json.loads(line)  # the stdlib parser nests ~1000 levels deep before RecursionError
     except RecursionError:  # deeper still: the id from the top level, or the client waits forever
@@ -55,7 +67,7 @@ def unparseable_reply(line: str) -> types.JSONRPCError | None:
         return None
     rid = obj.get("id")
     if isinstance(rid, bool) or not isinstance(rid, int | str):
-        return None
+        return _error(None, BAD_ID) if "id" in obj else None
     return _error(rid, UNPARSEABLE)
 
 
@@ -65,7 +77,7 @@ NESTED = "Invalid request: the message is nested too deeply"
 OVERSIZED = f"Invalid request: the message is over {MAX_LINE_BYTES} bytes (discarded)"
 
 
-def _error(rid: int | str, message: str) -> types.JSONRPCError:
+def _error(rid: int | str | None, message: str) -> types.JSONRPCError:
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
 
 
@@ -83,6 +95,7 @@ class AnsweringStdin:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self.in_flight = RequestsInFlight()
         self._file = anyio.wrap_file(os.fdopen(fd, "rb", buffering=0, closefd=False))
         self._ready = anyio.Event()
         self._reply: Any = None
@@ -100,7 +113,9 @@ class AnsweringStdin:
                     await self._reply.send(SessionMessage(error))
                 continue
             line = raw.decode("utf-8", "replace") + "\n"
-            error = unparseable_reply(line)
+            message, error = read_line(line)
+            if message is not None:
+                error = self.in_flight.refusal(message, line)
             if error is not None:
                 await self._reply.send(SessionMessage(error))
                 continue
@@ -149,4 +164,5 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
     stdin = AnsweringStdin(claim_stdin())
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
         stdin.set_reply(write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        answers = AnswerWatchingStream(write_stream, stdin.in_flight)
+        await lowlevel.run(read_stream, answers, lowlevel.create_initialization_options())

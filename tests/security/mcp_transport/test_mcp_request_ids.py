@@ -1,0 +1,121 @@
+"""An MCP client's request ids, over real stdio to ``dsh-search mcp``: JSON-RPC 2.0 names one
+request by an id until it is answered, and an id is a string or an integer. The SDK files each
+request under its id and overwrote a reused one's entry: a ``where_is`` sent under the id of a
+``web_search`` still waiting on its provider ran and was answered under that id, and a
+``notifications/cancelled`` for the id then reached only the ``where_is``. A request whose id is
+null, a fraction, a list, an object or a bool was read as a notification: it was never
+answered. The transport refuses both with ``-32600`` and runs neither; an id is free again once
+its request is answered or cancelled."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.mockprovider import MockProvider, Reply
+from support.routers import ROUTES, router_block
+from support.sidecar import forked, home_env
+from support.waiting import wait_until
+
+pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+
+IN_USE = {"code": -32600, "message": "Invalid Request: the id is in use by a request still in flight"}
+BAD_ID = {"code": -32600, "message": "Invalid Request: id must be a number or a string"}
+HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=30.0)
+SEARCH = {"name": "web_search", "arguments": {"query": "bike chain cleaning"}}
+WHERE_IS = {"name": "where_is", "arguments": {"query": "__version__"}}
+
+
+class Client:
+    """Newline-delimited JSON-RPC to a spawned ``dsh-search mcp``; replies read on a thread."""
+
+    def __init__(self, tmp_path: Path, workspace: Path, mock: MockProvider) -> None:
+        cfg = tmp_path / "sidecar.json"
+        cfg.write_text(json.dumps({"router": router_block(mock, ["searxng"]), "suggester": {"enabled": True}}))
+        script = str(Path(sys.executable).parent / "dsh-search")
+        self.proc = subprocess.Popen(
+            forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=home_env(tmp_path / "home"),
+        )
+        self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        self.send({"id": 0, "method": "initialize", "params": init})
+        assert self.reply()["id"] == 0
+        self.send({"method": "notifications/initialized"})
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.replies.put(json.loads(line))
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def call(self, rid: Any, params: dict[str, Any]) -> None:
+        self.send({"id": rid, "method": "tools/call", "params": params})
+
+    def reply(self, timeout: float = 60) -> dict[str, Any]:
+        return self.replies.get(timeout=timeout)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def client(tmp_path: Path, workspace: Path, mock_provider: MockProvider):
+    mock_provider.route(*ROUTES["searxng"], HANG)
+    c = Client(tmp_path, workspace, mock_provider)
+    yield c
+    c.close()
+
+
+def test_a_request_under_an_id_in_flight_is_refused_and_the_first_stays_cancellable(client, mock_provider) -> None:
+    client.call(6, SEARCH)
+    wait_until(lambda: len(mock_provider.requests) == 1, what="the search at its provider")
+    client.call(6, WHERE_IS)
+    client.call("6", WHERE_IS)  # the same id to the SDK, which correlates "6" as 6
+    assert client.reply() == {"jsonrpc": "2.0", "id": 6, "error": IN_USE}
+    assert client.reply() == {"jsonrpc": "2.0", "id": "6", "error": IN_USE}
+    client.send({"method": "notifications/cancelled", "params": {"requestId": 6}})
+    # the cancel reached the search: its provider request was abandoned, long before its hang ends
+    wait_until(lambda: len(mock_provider.closed_early) == 1, what="the search cancelled")
+    client.call(6, WHERE_IS)  # the id is free once its request is cancelled
+    got = client.reply()
+    assert got["id"] == 6 and "intent" in got["result"]["structuredContent"]
+    with pytest.raises(queue.Empty):  # the cancelled search is never answered
+        client.reply(timeout=0.5)
+
+
+def test_an_id_is_free_again_once_its_request_is_answered(client) -> None:
+    for _ in range(3):
+        client.call(4, WHERE_IS)
+        got = client.reply()
+        assert got["id"] == 4 and "result" in got
+
+
+@pytest.mark.parametrize("rid", [None, 1.5, 2.0, [1], {"a": 1}, True])
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered_under_id_null(client, rid) -> None:
+    client.call(rid, WHERE_IS)
+    assert client.reply() == {"jsonrpc": "2.0", "id": None, "error": BAD_ID}
+    client.send({"id": rid, "method": "tools/list", "params": "not an object"})  # unparseable as well
+    assert client.reply() == {"jsonrpc": "2.0", "id": None, "error": BAD_ID}
+    client.call(9, WHERE_IS)  # the refused ran nothing; the session serves on
+    got = client.reply()
+    assert got["id"] == 9 and "result" in got
+    time.sleep(0.3)
+    assert client.replies.empty()
