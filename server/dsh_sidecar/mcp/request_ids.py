@@ -63,10 +63,11 @@ class RequestsInFlight:
 
 
 def _has_id(line: str) -> bool:
-    """Whether a line the SDK read as a notification has an ``id`` member: a request whose id the
+    r"""Whether a line the SDK read as a notification has an ``id`` member: a request whose id the
     SDK's schema dropped (only a string or an integer is one). Notifications are few; a request
-    never takes this second parse."""
-    if '"id"' not in line:
+    never takes this second parse. A member name may be spelled with JSON escapes (``"\u0069d"``
+    is ``id`` to every parser), so only a line with neither ``"id"`` nor an escape skips it."""
+    if '"id"' not in line and "\\u" not in line:
         return False
     try:
         obj = json.loads(line)

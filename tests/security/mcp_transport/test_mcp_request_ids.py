@@ -119,3 +119,19 @@ def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered_under_id_n
     assert got["id"] == 9 and "result" in got
     time.sleep(0.3)
     assert client.replies.empty()
+
+
+@pytest.mark.parametrize("key", [r"\u0069d", r"i\u0064"])
+def test_a_bad_id_whose_member_name_is_written_with_json_escapes_is_answered_too(client, key) -> None:
+    # ``"\u0069d"`` is the member ``id`` to every JSON parser, the SDK's included: a null id so
+    # spelled must be refused like ``"id": null``, not run as a notification, unanswered.
+    assert client.proc.stdin is not None
+    body = json.dumps({"method": "tools/call", "params": WHERE_IS})[1:]
+    client.proc.stdin.write(f'{{"jsonrpc": "2.0", "{key}": null, {body}\n'.encode())
+    client.proc.stdin.flush()
+    assert client.reply(timeout=10) == {"jsonrpc": "2.0", "id": None, "error": BAD_ID}
+    client.call(9, WHERE_IS)
+    got = client.reply()
+    assert got["id"] == 9 and "result" in got
+    time.sleep(0.3)
+    assert client.replies.empty()
