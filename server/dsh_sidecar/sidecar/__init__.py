@@ -446,7 +446,7 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
         except Exception:  # `serve` closes on a new loop: the old one's connections raise, and skipped the rest
             log.debug("closing the router's connections failed", exc_info=True)
         if self._exit is not None and self._exit.before_quiesce:
-            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.abandon())
 
     async def aquiesce(self) -> None:
         """A workspace build still running is cancelled and waited for, at most
@@ -456,7 +456,7 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
         the background work may still write to it)."""
         await asyncio.to_thread(self._quiesce, QUIESCE_S)
         if self._exit is not None:  # once: an MCP server's is closed already
-            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.dirty)
+            self._exit.close(self.bandit.store.abandon() + self.suggester.knowledge.abandon())
 
     def _quiesce(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) for the graph build, the content sync and the search

@@ -164,6 +164,8 @@ class Knowledge:
         self._call_numbers = itertools.count(1)  # (``next`` is atomic: no number given twice)
         self._mutex = threading.RLock()  # the view and the pending deltas (a flush may run in a thread)
         self._flushing = threading.Lock()  # one flush at a time
+        #: Set by :meth:`abandon`: the exit counted the pending batch; no flush hands it over after.
+        self._abandoned = False
         self.flushes = 0
         self._flusher: threading.Thread | None = None
         self._last_flush = float("-inf")
@@ -400,6 +402,17 @@ class Knowledge:
         """Whether learned counts or dismissals await a flush (seed rows alone do not count)."""
         return bool(self._deltas or self._new_dismissals)
 
+    def abandon(self) -> int:
+        """The exit stops waiting for the flushes: with a fleet store, the learned counts no flush
+        has taken yet are never handed to it (a flush still on its way, descheduled before taking
+        them, leaves them); ``1`` when there are some (the exit tells them as not handed), else
+        ``0``. A batch a flush has taken is the store's to count (``handing``)."""
+        with self._mutex:
+            if self.shared is None:
+                return 0
+            self._abandoned = True
+            return int(self.dirty)
+
     # ------------------------------------------------------------------ flushing
 
     def flush(self) -> bool:
@@ -412,6 +425,8 @@ class Knowledge:
             with self._mutex:
                 if not self.dirty or (self.file is None and self.shared is None):
                     return True
+                if self._abandoned and self.shared is not None:  # counted by the exit (abandon)
+                    return False
                 batch = _Batch(self._deltas, self._seeded, self._new_dismissals)
                 self._deltas, self._seeded, self._new_dismissals = {}, {}, {}
                 if self.shared is not None:  # no longer dirty: the exit's close waits for it from here

@@ -759,3 +759,42 @@ def test_a_store_away_again_while_the_resync_tells_it_is_back_is_resynced_again(
     assert float(counts[b"quick:updates"]) == 2
     assert st.status()["outages"] == 2
     st.close()
+
+
+def test_a_knowledge_batch_not_yet_taken_when_the_exit_counts_it_is_counted_once(
+    server, tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """The knowledge flush still before taking its batch (descheduled in its load) when the exit
+    counts the batch as not handed: the flush, run after, must not hand it over as well. Before,
+    it did: the batch landed in the store and the exit told it as a write not sent (counted
+    once as not handed, and sent)."""
+    st = redis_state(server)
+    k = Knowledge(tmp_path / "k.json", "/home/a/app", time.time)
+    k.share(st, "remote:example.org/team/app")
+    k.record("Version", "pyproject.toml", followed=1)
+    inside, resume = threading.Event(), threading.Event()
+    real = k.ensure
+
+    def descheduled() -> None:
+        inside.set()
+        resume.wait(10)
+        real()
+
+    monkeypatch.setattr(k, "ensure", descheduled)
+    flushing = threading.Thread(target=k.flush)
+    flushing.start()
+    assert inside.wait(5)
+    st.begin_exit()
+    caplog.set_level(logging.WARNING, logger="dsh_sidecar.state.redis_store")
+    not_handed = k.abandon()  # what the sidecar's exit counts: the batch, not taken yet
+    assert not_handed == 1
+    resume.set()
+    flushing.join(5)
+    st.close(not_handed, within_s=5)
+    rows = fakeredis.FakeRedis(server=server).hgetall(f"{keys.repo_key('remote:example.org/team/app')}:rows")
+    assert sum(int(v) for f, v in rows.items() if f.startswith(b"f:")) == 0
+    assert st.status()["droppedWrites"] == 1
+    assert [m for m in caplog.messages if "not sent at exit" in m] == [
+        "state store redis://127.0.0.1:6399/0: 1 writes not sent at exit"
+        " (0 queued, 1 not handed to the store; the exit waits at most 5 s for the store)"
+    ]
