@@ -13,10 +13,11 @@ _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+
 
 
 def recover_id(body: bytes) -> int | str | None:
-    """The top-level ``id`` of a body too deeply nested for ``json.loads``, or ``None``.
+    r"""The top-level ``id`` of a body too deeply nested for ``json.loads``, or ``None``.
 
     Walks the tokens tracking depth; only a string key ``"id"`` at depth 1 followed by a
-    number or string counts. Used on the error path only.
+    number or string counts (its name read as a JSON parser reads it: ``"\u0069d"`` is ``id``).
+    Used on the error path only.
     """
     depth = 0
     expect_value = False
@@ -34,7 +35,19 @@ def recover_id(body: bytes) -> int | str | None:
             depth += 1
         elif tok in (b"]", b"}"):
             depth -= 1
-        elif depth == 1 and tok == b'"id"':
+        elif depth == 1 and _names_id(tok):
             rest = body[match.end() : match.end() + 32].lstrip()
             expect_value = rest[:1] == b":"
     return None
+
+
+def _names_id(tok: bytes) -> bool:
+    """Whether the token is the string ``"id"``, however it is spelled (JSON escapes)."""
+    if tok == b'"id"':
+        return True
+    if tok[:1] != b'"' or b"\\" not in tok or len(tok) > 32:  # "\u0069\u0064" is the longest
+        return False
+    try:
+        return bool(json.loads(tok) == "id")
+    except ValueError:
+        return False

@@ -142,3 +142,16 @@ def test_the_reader_on_chunk_boundaries() -> None:
     assert _lines([b"1234", b"5678", b"9abc", b"\nok"], 8) == [Oversized(b"123456789abc", 12), b"ok"]
     assert _lines([b"\n\n", b"x"], 8) == [b"", b"", b"x"]
     assert _lines([b"123456789"], 8) == [Oversized(b"123456789", 9)]  # at EOF
+
+
+@pytest.mark.parametrize("key", [rb"\u0069d", rb"i\u0064"])
+def test_a_request_too_deep_or_too_large_is_answered_under_an_id_whose_name_is_escaped(raw, key: bytes) -> None:
+    # the member ``"\u0069d"`` is ``id`` to every JSON parser: the client waits for its answer
+    deep = b'{"a":' * 5_000 + b"1" + b"}" * 5_000
+    head = b'{"jsonrpc":"2.0","' + key + b'":14,"method":"tools/call","params":{"name":"where_is","arguments":{"query":'
+    raw.send(head + deep + b"}}}\n")
+    assert raw.answer(timeout=10) == {"jsonrpc": "2.0", "id": 14, "error": NESTED}
+    raw.send(head + b'"' + b"x" * (17 << 20) + b'"}}}\n')
+    assert raw.answer(timeout=10) == {"jsonrpc": "2.0", "id": 14, "error": OVERSIZED}
+    raw.serving(15)
+    assert raw.close() == 0
