@@ -134,6 +134,18 @@ def test_too_deep_nesting_is_refused_with_the_recovered_id(server):
     assert_serving(server)
 
 
+def test_too_deep_nesting_is_refused_under_an_id_whose_member_name_is_escaped(server):
+    # ``"\u0069d"`` is the member ``id`` to every JSON parser: the client waits for its answer
+    deep = b'{"jsonrpc":"2.0","\\u0069d":"deep-2","method":"dsh/search","params":{"query":' + b"[" * 5000 + b"]" * 5000
+    server.send_raw(frame(deep + b"}}"))
+    assert server.recv(timeout=10) == {
+        "jsonrpc": "2.0",
+        "id": "deep-2",
+        "error": {"code": -32600, "message": "Invalid Request: the message is nested too deeply"},
+    }
+    assert_serving(server)
+
+
 def test_understated_content_length_costs_one_message_not_the_session(server):
     first = b'{"jsonrpc":"2.0","id":1,"method":"dsh/status"}'
     server.send_raw(b"Content-Length: 10\r\n\r\n" + first + status(2) + status(3))
