@@ -66,6 +66,31 @@ def answer_in_own_session(
     return notes, [m for m in messages if m.startswith(("suggest", "suppressed", "abstained"))]
 
 
+def sidecar_on_tree(tmp: Path, tree: dict[str, str]) -> tuple[Any, list[str]]:
+    """A real :class:`~dsh_sidecar.sidecar.Sidecar` (suggester on) over ``tree`` written under
+    ``tmp/ws``, its workspace graph built, and the list its log sink fills (``$DSH_HOME`` and
+    ``$HOME`` under ``tmp``)."""
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.sidecar import Sidecar
+
+    from support.trees import write_tree
+
+    root = write_tree(tmp / "ws", tree)
+    lines: list[str] = []
+    env = {"DSH_HOME": str(tmp / "home"), "HOME": str(tmp)}
+    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
+    assert sc.wait_for_graph(60)
+    return sc, lines
+
+
+def note_texts_in_own_session(sidecar: tuple[Any, list[str]], call: tuple[Any, ...]) -> tuple[list[str], list[str]]:
+    """:func:`answer_in_own_session` of ``call`` on a :func:`sidecar_on_tree` pair: the notes'
+    texts and the decision lines of the ledger."""
+    sc, lines = sidecar
+    notes, ledger = answer_in_own_session(sc, lines, *call)
+    return [n.text for n in notes], ledger
+
+
 def make_suggester(
     root: Path,
     home: Path,

@@ -13,10 +13,7 @@ pages), the real sidecar (its workspace graph and content index), exact notes an
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.config import parse_config
-from dsh_sidecar.sidecar import Sidecar
-from support.suggester import answer_in_own_session
-from support.trees import write_tree
+from support.suggester import note_texts_in_own_session, sidecar_on_tree
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -181,46 +178,29 @@ PYTHON_CASES = {
 }
 
 
-def _sidecar(tmp_path_factory, name: str, tree: dict[str, str]):
-    tmp = tmp_path_factory.mktemp(name)
-    root = write_tree(tmp / "ws", tree)
-    lines: list[str] = []
-    env = {"DSH_HOME": str(tmp / "home"), "HOME": str(tmp)}
-    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
-    assert sc.wait_for_graph(60)
-    return sc, lines
-
-
 @pytest.fixture(scope="module")
 def java(tmp_path_factory):
-    sc, lines = _sidecar(tmp_path_factory, "misread-java", JAVA_TREE)
+    sc, lines = sidecar_on_tree(tmp_path_factory.mktemp("misread-java"), JAVA_TREE)
     yield sc, lines
     sc.shutdown()
 
 
 @pytest.fixture(scope="module")
 def python(tmp_path_factory):
-    sc, lines = _sidecar(tmp_path_factory, "misread-python", PYTHON_TREE)
+    sc, lines = sidecar_on_tree(tmp_path_factory.mktemp("misread-python"), PYTHON_TREE)
     yield sc, lines
     sc.shutdown()
 
 
-def _answer(sidecar, call) -> tuple[list[str], list[str]]:
-    """The notes' texts and the decision lines of the ledger for one call in its own session."""
-    sc, lines = sidecar
-    notes, ledger = answer_in_own_session(sc, lines, *call)
-    return [n.text for n in notes], ledger
-
-
 @pytest.mark.parametrize(("call", "note", "line"), JAVA_CASES.values(), ids=JAVA_CASES.keys())
 def test_an_edit_a_build_run_or_a_constant_is_no_config_question(java, call, note, line):
-    notes, ledger = _answer(java, call)
+    notes, ledger = note_texts_in_own_session(java, call)
     assert notes == ([note] if note is not None else [])
     assert ledger == ([line] if line is not None else [])
 
 
 @pytest.mark.parametrize(("call", "note", "line"), PYTHON_CASES.values(), ids=PYTHON_CASES.keys())
 def test_docstrings_and_a_docs_tool_named_package_are_no_doc_question(python, call, note, line):
-    notes, ledger = _answer(python, call)
+    notes, ledger = note_texts_in_own_session(python, call)
     assert notes == ([note] if note is not None else [])
     assert ledger == ([line] if line is not None else [])

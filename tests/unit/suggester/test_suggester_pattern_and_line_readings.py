@@ -10,12 +10,9 @@ workspace graph and content index), exact notes and ledger lines."""
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.config import parse_config
-from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester import evidence
 from dsh_sidecar.suggester.parse import parse_call
-from support.suggester import answer_in_own_session
-from support.trees import write_tree
+from support.suggester import note_texts_in_own_session, sidecar_on_tree
 
 CONFIG = "store/src/main/java/org/example/store/MessageStoreConfig.java"
 JAVA_TREE = {
@@ -144,46 +141,30 @@ PYTHON_CASES = {
 }
 
 
-def _sidecar(tmp_path_factory, name: str, tree: dict[str, str]):
-    tmp = tmp_path_factory.mktemp(name)
-    root = write_tree(tmp / "ws", tree)
-    lines: list[str] = []
-    env = {"DSH_HOME": str(tmp / "home"), "HOME": str(tmp)}
-    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
-    assert sc.wait_for_graph(60)
-    return sc, lines
-
-
 @pytest.fixture(scope="module")
 def java(tmp_path_factory):
-    sc, lines = _sidecar(tmp_path_factory, "readings-java", JAVA_TREE)
+    sc, lines = sidecar_on_tree(tmp_path_factory.mktemp("readings-java"), JAVA_TREE)
     yield sc, lines
     sc.shutdown()
 
 
 @pytest.fixture(scope="module")
 def python(tmp_path_factory):
-    sc, lines = _sidecar(tmp_path_factory, "readings-python", PYTHON_TREE)
+    sc, lines = sidecar_on_tree(tmp_path_factory.mktemp("readings-python"), PYTHON_TREE)
     yield sc, lines
     sc.shutdown()
 
 
-def _answer(sidecar, call) -> tuple[list[str], list[str]]:
-    sc, lines = sidecar
-    notes, ledger = answer_in_own_session(sc, lines, *call)
-    return [n.text for n in notes], ledger
-
-
 @pytest.mark.parametrize(("call", "note", "line"), JAVA_CASES.values(), ids=JAVA_CASES.keys())
 def test_alternated_and_escaped_names_are_searched_names(java, call, note, line):
-    notes, ledger = _answer(java, call)
+    notes, ledger = note_texts_in_own_session(java, call)
     assert notes == ([note] if note is not None else [])
     assert ledger == ([line] if line is not None else [])
 
 
 @pytest.mark.parametrize(("call", "note", "line"), PYTHON_CASES.values(), ids=PYTHON_CASES.keys())
 def test_a_line_that_lists_and_greps_files_is_a_content_search(python, call, note, line):
-    notes, ledger = _answer(python, call)
+    notes, ledger = note_texts_in_own_session(python, call)
     assert notes == ([note] if note is not None else [])
     assert ledger == ([line] if line is not None else [])
 
