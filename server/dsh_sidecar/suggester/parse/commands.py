@@ -44,6 +44,7 @@ _LONG_FLAGS: Final = {
     "--fixed-strings": "F",
     "--extended-regexp": "E",
     "--perl-regexp": "P",
+    "--invert-match": "v",
     "--pcre2": "P",
     "--word-regexp": "w",
     "--line-number": "n",
@@ -171,7 +172,9 @@ def _read_grep(cmd: Command, r: Reading, rg: bool) -> None:
         flags.discard("E")
     r.flags |= {f for f in flags if f in "ilnwFEPr"}
     dialect = _grep_dialect(cmd.name, rg, flags)
-    for p in patterns:
+    # an inverted match (`-v`) keeps the lines without its pattern: what it filters out is not
+    # what the call looks for (`grep -rn parse src | grep -v test`)
+    for p in patterns if "v" not in flags else ():
         r.patterns.append(p)
         r.add_pattern(p, dialect)
     by_name = cmd.name in ("grep", "egrep", "fgrep") and not recursive(cmd)  # each operand a file to read

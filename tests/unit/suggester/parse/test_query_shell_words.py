@@ -315,3 +315,21 @@ def test_a_redirection_is_read_as_the_shell_reads_escapes_and_comments(line: str
     (``$'it\\'s'``), or that has a comment or an escaped ``>``: an escaped quote opened a quote
     that ran to the line's end and hid the redirection after it."""
     assert parse_call("bash", {"command": line}).writes == writes
+
+
+@pytest.mark.parametrize(
+    ("line", "patterns"),
+    [
+        # the pipeline's search is the first grep's; the inverted one filters its lines
+        ("grep -rn parse_url src | grep -v test", ["parse_url"]),
+        ("grep -v foo setup.py", []),
+        ("grep --invert-match foo x.py", []),
+        ("grep -rvn foo .", []),
+        ("rg -v foo", []),
+        ("grep -rn foo .", ["foo"]),
+    ],
+)
+def test_an_inverted_grep_searches_nothing_for_its_pattern(line: str, patterns: list[str]) -> None:
+    """``grep -v X`` keeps the lines without X: X is what the call filters out, not what it
+    looks for, so it is no searched pattern (nor a name the session searched)."""
+    assert parse_call("bash", {"command": line}).patterns == patterns
