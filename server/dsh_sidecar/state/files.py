@@ -389,6 +389,16 @@ class StateFile:
         except (Timeout, OSError):
             return self._read_unlocked(set_aside=False)
 
+    def replace(self, data: bytes) -> None:
+        """Under the lock, replace the file's bytes with ``data`` at once (a cache writing a
+        whole document of its own format); its folder and missing parents made private first.
+
+        Raises ``OSError`` when the file cannot be written (callers keep serving and warn) and
+        ``filelock.Timeout`` when the lock is held too long."""
+        private_dir(self.path.parent)
+        with self.lock:
+            atomic_write_bytes(self.path, data)
+
     def update(self, merge: Callable[[Any | None], Any]) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.
 

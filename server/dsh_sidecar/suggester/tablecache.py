@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.state import columns
-from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
+from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import facts as facts_module
 from dsh_sidecar.workspace import manifests as manifests_module
 from dsh_sidecar.workspace.cache import cache_path
@@ -248,9 +248,7 @@ class TablesCache:
         if data is None:
             return False
         try:
-            private_dir(self.path.parent)
-            with self.file.lock:
-                atomic_write_bytes(self.path, data)
+            self.file.replace(data)
         except Exception as exc:
             log.warning("suggester tables not written: %s", exc)
             return False

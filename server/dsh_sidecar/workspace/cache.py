@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from dsh_sidecar.state import columns
-from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes
+from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.stats import Stat
 from dsh_sidecar.workspace.symbols import CachedColumns, CachedPostings, FileSymbols, SymbolIndex
@@ -373,9 +373,7 @@ class SymbolCache:
             log.info("workspace symbol cache not written: %d bytes > %d", len(data), cap)
             return False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with self.file.lock:
-                atomic_write_bytes(self.path, data)
+            self.file.replace(data)
             return True
         except Exception as exc:  # disk full, read-only home, lock timeout: keep serving
             log.warning("workspace symbol cache not written: %s", exc)

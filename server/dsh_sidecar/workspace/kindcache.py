@@ -24,7 +24,7 @@ import logging
 from pathlib import Path
 from typing import Any, Final
 
-from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
+from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import kinds as kinds_module
 from dsh_sidecar.workspace.cache import cache_path
 from dsh_sidecar.workspace.files import MAX_FILES
@@ -116,9 +116,7 @@ class KindCache:
             "digest": hashlib.blake2b(body, digest_size=20).hexdigest(),
         }
         try:
-            private_dir(self.path.parent)
-            with self.file.lock:
-                atomic_write_bytes(self.path, json.dumps(head, separators=(",", ":")).encode() + b"\n" + body)
+            self.file.replace(json.dumps(head, separators=(",", ":")).encode() + b"\n" + body)
             return True
         except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
             log.warning("workspace kinds not written: %s", exc)

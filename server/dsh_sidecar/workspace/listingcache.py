@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from dsh_sidecar.state import columns
-from dsh_sidecar.state.files import StateDocumentError, StateFile, atomic_write_bytes, private_dir
+from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace.cache import cache_path
 from dsh_sidecar.workspace.files import MAX_FILES, walk_files
 from dsh_sidecar.workspace.stats import FileStats
@@ -156,9 +156,7 @@ class ListingCache:
             raw = columns.encode(head, body, [files])
             if len(raw) > max_bytes():
                 return False
-            private_dir(self.path.parent)
-            with self.file.lock:
-                atomic_write_bytes(self.path, raw)
+            self.file.replace(raw)
             return True
         except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
             log.warning("workspace listing not written: %s", exc)

@@ -13,7 +13,7 @@ from array import array
 from pathlib import Path
 
 import pytest
-from dsh_sidecar.state import columns
+from dsh_sidecar.state import columns, files
 from dsh_sidecar.suggester import prepared as prep
 from dsh_sidecar.suggester import tablecache
 from dsh_sidecar.suggester.tablecache import ListingTables, TablesCache, listing_digest
@@ -306,11 +306,13 @@ def test_the_suggester_writes_a_miss_once_its_targets_are_in_and_a_later_session
     folder = tmp_path / "cache" / "workspace"
     sessions: list[Suggester] = []
     in_at_write: list[bool] = []
-    real_write = tablecache.atomic_write_bytes
+    real_write = files.atomic_write_bytes
+    cache_path = TablesCache(folder, ws).path
 
-    def write(path: Path, data: bytes) -> None:
-        in_at_write.append(sessions[-1].prepared is not None)
-        real_write(path, data)
+    def write(path: Path, data: bytes, mode: int = 0o600) -> None:
+        if path == cache_path:  # the tables cache's write (the knowledge file is written too)
+            in_at_write.append(sessions[-1].prepared is not None)
+        real_write(path, data, mode)
 
     def session() -> Suggester:
         s = Suggester(
@@ -326,7 +328,7 @@ def test_the_suggester_writes_a_miss_once_its_targets_are_in_and_a_later_session
         assert s.prepare(graph)
         return s
 
-    monkeypatch.setattr(tablecache, "atomic_write_bytes", write)
+    monkeypatch.setattr(files, "atomic_write_bytes", write)
     one = session()
     assert one.status()["tablesCache"] == "miss" and TablesCache(folder, ws).path.exists()
     assert in_at_write == [True]  # the file written once the targets were swapped in, not before
