@@ -7,6 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Final
+
+#: The ``-32600`` text of a request under an id still in flight (both transports refuse it: an id
+#: names one request until it is answered, and each front end's table of requests is keyed by it).
+IN_USE: Final = "Invalid Request: the id is in use by a request still in flight"
+#: The ``-32600`` text of a request whose id is not a string or an integer (answered under id null).
+BAD_ID: Final = "Invalid Request: id must be a number or a string"
 
 # a JSON string, a bracket, or a scalar token: enough to walk the top level of a body
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null')

@@ -42,7 +42,7 @@ from typing import Any, BinaryIO, Final
 
 import attrs
 from dsh_protocol import ErrorCode
-from dsh_protocol.ids import recover_id
+from dsh_protocol.ids import BAD_ID, IN_USE, recover_id
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
@@ -296,7 +296,7 @@ def dispatch(protocol: Any, body: bytes) -> None:
         return
     is_request = "id" in raw and isinstance(raw.get("method"), str)
     if is_request and not _valid_id(raw["id"]):
-        peer.send_raw(_error_frame(None, ErrorCode.INVALID_REQUEST, "Invalid Request: id must be a number or a string"))
+        peer.send_raw(_error_frame(None, ErrorCode.INVALID_REQUEST, BAD_ID))
         return
     refused = _refused_request(peer, raw) if is_request else None
     if refused is not None:
@@ -332,7 +332,7 @@ def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
     if peer.shut_down and raw["method"] != "exit":
         return f"Invalid Request: {raw['method']} after shutdown"
     if peer.in_flight(raw["id"]):
-        return "Invalid Request: the id is in use by a request still in flight"
+        return IN_USE
     if raw["method"] == "initialize" and peer.initialized_once:
         return "Invalid Request: initialize was already received"
     if raw["method"] != lsp.EXIT and (types := lsp.METHOD_TO_TYPES.get(raw["method"])) and types[1] is None:

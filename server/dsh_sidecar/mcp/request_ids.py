@@ -21,13 +21,9 @@ from types import TracebackType
 from typing import Any, Self
 
 import mcp_types as types
+from dsh_protocol.ids import BAD_ID, IN_USE
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
-
-#: The error of a request under an id still in flight (the LSP transport's text).
-IN_USE = "Invalid Request: the id is in use by a request still in flight"
-#: The error of a request whose id is not a string or an integer (answered under id null).
-BAD_ID = "Invalid Request: id must be a number or a string"
 
 
 class RequestsInFlight:

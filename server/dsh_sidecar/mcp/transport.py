@@ -25,13 +25,13 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from dsh_protocol.ids import recover_id
+from dsh_protocol.ids import BAD_ID, recover_id
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from dsh_sidecar.mcp.bounded import CHUNK_BYTES, MAX_LINE_BYTES, Oversized, bounded_lines
-from dsh_sidecar.mcp.request_ids import BAD_ID, AnswerWatchingStream, RequestsInFlight
+from dsh_sidecar.mcp.request_ids import AnswerWatchingStream, RequestsInFlight
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
 UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"

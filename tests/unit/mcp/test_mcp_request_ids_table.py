@@ -9,7 +9,8 @@ import json
 import anyio
 import mcp_types as types
 import pytest
-from dsh_sidecar.mcp.request_ids import IN_USE, AnswerWatchingStream, RequestsInFlight
+from dsh_protocol.ids import IN_USE
+from dsh_sidecar.mcp.request_ids import AnswerWatchingStream, RequestsInFlight
 from dsh_sidecar.mcp.transport import read_line
 from mcp.shared.message import SessionMessage
 
