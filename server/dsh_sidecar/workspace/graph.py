@@ -331,12 +331,6 @@ class WorkspaceGraph:
         if save is not None:
             self.stats["cacheSaved"] = save()
 
-    def _reindex_kinds(self) -> None:
-        by_kind: dict[str, list[str]] = {}
-        for f in self.files:
-            by_kind.setdefault(self._kind[f], []).append(f)
-        self._by_kind = by_kind
-
     def _set_kind(self, rel: str, kind: Kind) -> None:
         old = self._kind.get(rel)
         if old == kind:
