@@ -220,6 +220,9 @@ def test_a_server_marks_its_own_workspace_indexes_used_before_pruning(tmp_path: 
     sidecar = Sidecar(config, workspace, env)
     try:
         assert wait_until(lambda: not sidecar.projection.building(), "the workspace indexed", 60)
+        # a tree outside git keeps its verified listing too, written once the build is done
+        listing = lambda: list((cache / "workspace").glob("*.listing.bin"))  # noqa: E731
+        assert wait_until(listing, "the verified listing kept", 60)
     finally:
         sidecar.shutdown()
     folder = cache / "workspace"

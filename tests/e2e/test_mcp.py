@@ -57,6 +57,15 @@ async def session(
 SUGGEST = {"suggester": {"enabled": True, "sectionMode": "sticky"}}
 
 
+async def indexed(s: ClientSession, within_s: float = 90.0) -> None:
+    """Ask ``where_is`` (no ledger line, no cooldown) until its answer no longer says the index
+    is being built."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while "index" in ((await s.call_tool("where_is", {"query": "__version__"})).structured_content or {"index": 1}):
+        assert asyncio.get_running_loop().time() < deadline, "the workspace was not indexed in time"
+        await asyncio.sleep(0.2)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
     """One ``dsh-search mcp`` (SUGGEST) shared by the listing and the note tests: the listing
@@ -395,8 +404,10 @@ async def test_parallel_hook_calls_each_note_once_in_their_own_session(tmp_path,
     """Claude Code runs the hooks of parallel tool calls at once: 24 concurrent post_tool_use
     calls of 12 sessions (two each) give exactly one note per session, and the ledger holds
     exactly 12 ``suggest`` lines and 12 ``suppressed`` ones — the noise control saw every call
-    one at a time."""
+    one at a time. The calls start once the workspace is indexed (``where_is`` asks without a
+    ledger line): a tool call waits at most 5 s for the index, which a loaded machine can miss."""
     async with session(tmp_path, workspace, SUGGEST) as s:
+        await indexed(s)
         calls = [
             s.call_tool(
                 "post_tool_use",
