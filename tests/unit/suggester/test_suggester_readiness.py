@@ -269,13 +269,14 @@ def test_a_waiting_call_leaves_the_event_loop_free_and_later_calls_keep_their_or
             queued = asyncio.ensure_future(sidecar.post_execute_async(later))
             await asyncio.sleep(0.3)
             assert not waiting.done() and not queued.done()  # the later call waits its turn
+            during = ticks  # the ticker's turns while the first call waited (a held loop gives none)
             threading.Timer(0.05, built.set).start()
             results = [await waiting, await queued]
             await tick
-            return ticks, [[(n.source.intent, n.source.targets[0]) for n in r.additional_contexts] for r in results]
+            return during, [[(n.source.intent, n.source.targets[0]) for n in r.additional_contexts] for r in results]
 
         ticks, intents = asyncio.run(run())
-        assert ticks >= 20  # the loop kept running while the first call waited
+        assert ticks >= 2  # the loop kept running while the first call waited (a count, not a rate)
         assert intents == [[("Symbol", "src/demo_pkg/core.py")], [("Version", "src/demo_pkg/__init__.py")]]
     finally:
         built.set()
