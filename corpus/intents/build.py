@@ -167,6 +167,7 @@ def ctags(tree: Path) -> list[tuple[str, str, str, int]]:
         cwd=tree,
         capture_output=True,
         text=True,
+        errors="replace",  # ctags 5.9 prints stray bytes for Kotlin `back-quoted` names; IDENT drops them
         check=True,
     )
     rows = set()
