@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from support.mockprovider import MockProvider, case_reply
 from support.routers import router_block
-from support.sidecar import initialize, start_server, stop_client
+from support.sidecar import initialize, prepared, start_server, stop_client
 
 BANDIT_LINE = re.compile(
     r"^\[bandit-search\] arm=(quick|thorough) reward=\d\.\d{3} durationMs=\d+ resultCount=\d+ "
@@ -123,7 +123,8 @@ async def test_malformed_search_gets_invalid_params_with_its_id(searxng_sidecar,
 
 
 async def test_post_execute_names_the_file_defining_version(spawn, workspace):
-    client = await spawn({"suggester": {"enabled": True}}, root=workspace)
+    # once the workspace is indexed: a call before it waits at most 5 s, which a loaded machine misses
+    client = await prepared(await spawn({"suggester": {"enabled": True}}, root=workspace))
     result = await client.protocol.send_request_async(
         "dsh/postExecute",
         {"sessionId": "s1", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "__version__"}}},

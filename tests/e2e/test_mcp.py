@@ -83,6 +83,7 @@ async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
     async def hold() -> None:
         try:
             async with session(tmp, workspace, SUGGEST) as s:
+                await indexed(s)  # the tests here are about notes, not the first call's wait
                 opened.set_result(s)
                 await done.wait()
         except BaseException as exc:
@@ -176,6 +177,7 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
 
 async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     async with session(tmp_path, workspace, SUGGEST) as s:
+        await indexed(s)  # the section waits at most 5 s for the index
         section = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "SessionStart"})
         prompt = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "UserPromptSubmit"})
         where = await s.call_tool(
