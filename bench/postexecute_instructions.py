@@ -91,10 +91,10 @@ def worker(stream: Path, out: Path, shim: Path | None) -> None:
     out.write_text(json.dumps(rows))
 
 
-def instructions(folder: Path) -> dict[str, list[int]]:
-    """Per outcome, the instructions of each dump (one measured call each) in ``folder``."""
-    per: dict[str, list[int]] = {"note": [], "silent": []}
-    for f in sorted(folder.glob("cg.out.*")):
+def instructions(folder: Path) -> list[int]:
+    """The instructions of each measured call in ``folder`` (one dump each, in call order)."""
+    dumps: list[tuple[int, int]] = []
+    for f in folder.glob("cg.out.*"):
         what, total = None, 0
         with f.open() as fh:
             for line in fh:
@@ -103,9 +103,9 @@ def instructions(folder: Path) -> dict[str, list[int]]:
                 elif line.startswith(("totals:", "summary:")):
                     total = int(line.split()[1])
                     break
-        if what in per:
-            per[what].append(total)
-    return per
+        if what in ("note", "silent"):
+            dumps.append((int(f.name.rsplit(".", 1)[1].split("-")[0]), total))
+    return [total for _, total in sorted(dumps)]
 
 
 def run_tree(src: Path, stream: Path, folder: Path, callgrind: Path | None) -> list[list[Any]]:
@@ -155,7 +155,8 @@ def main() -> None:
     trees = [ROOT, *(b.resolve() for b in args.baseline_src)]
     names = ["this tree", *(t.name for t in trees[1:])]
     load_before = os.getloadavg()
-    times: list[dict[str, list[float]]] = [{"note": [], "silent": []} for _ in trees]
+    times: list[list[list[float]]] = [[] for _ in trees]  # per tree, per run: thread us of each call
+    outcome: list[list[bool]] = [[] for _ in trees]
     texts: list[list[Any]] = [[] for _ in trees]
     for r in range(max(1, args.repeat)):
         for k in range(len(trees)):
@@ -163,10 +164,10 @@ def main() -> None:
             folder = tmp / f"t{k}-r{r}"
             folder.mkdir()
             rows = run_tree(trees[k], stream, folder, None)
-            for noted, ns, _ in rows:
-                times[k]["note" if noted else "silent"].append(ns / 1000)
+            times[k].append([ns / 1000 for _, ns, _ in rows])
+            outcome[k] = [bool(noted) for noted, _, _ in rows]
             texts[k] = [t for _, _, t in rows]
-    instr: list[dict[str, list[int]]] = []
+    instr: list[list[int]] = []
     if args.callgrind:
         shim = build_shim(tmp)
         for k, tree in enumerate(trees):
@@ -175,33 +176,44 @@ def main() -> None:
             run_tree(tree, stream, folder, shim)
             instr.append(instructions(folder))
     load_after = os.getloadavg()
-    print(
-        f"{args.repo} on {corpus.workspace.name}: {len(corpus.runs) - half} runs measured "
-        f"({sum(len(r) for r in corpus.runs[half:])} calls) after {half} warming up; "
-        f"thread CPU of Sidecar.post_execute, {max(1, args.repeat)} runs a tree, interleaved"
-    )
-    head = f"{'tree':<16} {'silent n':>8} {'p50 us':>7} {'mean us':>8} {'note n':>6} {'p50 us':>7} {'mean us':>8}"
-    if instr:
-        head += f" {'silent Ir/call':>14} {'note Ir/call':>13}"
-    print(head)
-    for k, name in enumerate(names):
-        s, n = times[k]["silent"], times[k]["note"]
-        line = (
-            f"{name:<16} {len(s) // max(1, args.repeat):>8} {statistics.median(s):>7.0f} {statistics.fmean(s):>8.0f} "
-            f"{len(n) // max(1, args.repeat):>6} {statistics.median(n) if n else 0:>7.0f} "
-            f"{statistics.fmean(n) if n else 0:>8.0f}"
-        )
-        if instr:
-            si, ni = instr[k]["silent"], instr[k]["note"]
-            line += f" {statistics.fmean(si) / 1000 if si else 0:>13.0f}k {statistics.fmean(ni) / 1000 if ni else 0:>12.0f}k"
-        print(line)
-    for k, name in enumerate(names[1:], 1):
-        differ = sum(a != b for a, b in zip(texts[0], texts[k], strict=True))
-        print(f"notes of {name} against this tree: {differ} of {len(texts[0])} calls differ")
+    report(args.repo, corpus, half, names, times, outcome, texts, instr)
     print(
         f"load average before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, "
         f"after {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} on {os.cpu_count()} CPUs"
     )
+
+
+def report(repo, corpus, half, names, times, outcome, texts, instr) -> None:  # noqa: PLR0913
+    """Per tree: thread us (median of the runs' means) and instructions per call over all
+    measured calls and over the calls this tree (the first) answers silently / with a note, the
+    same calls for every tree; the notes each tree makes there."""
+    mine = outcome[0]
+    groups = {
+        "all": list(range(len(mine))),
+        "silent": [i for i, o in enumerate(mine) if not o],
+        "note": [i for i, o in enumerate(mine) if o],
+    }
+    print(
+        f"{repo} on {corpus.workspace.name}: {len(corpus.runs) - half} runs measured ({len(mine)} calls) after "
+        f"{half} warming up; Sidecar.post_execute in-process; calls grouped by this tree's answer "
+        f"(silent {len(groups['silent'])}, note {len(groups['note'])}), the same calls for every tree"
+    )
+    head = f"{'tree':<16}"
+    for g in groups:
+        head += f" {g + ' us':>10}" + (f" {g + ' Ir':>12}" if instr else "")
+    print(head + f" {'notes made':>10}")
+    for k, name in enumerate(names):
+        line = f"{name:<16}"
+        for idx in groups.values():
+            us = statistics.median(statistics.fmean(run[i] for i in idx) for run in times[k]) if idx else 0.0
+            line += f" {us:>10.0f}"
+            if instr:
+                ir = statistics.fmean(instr[k][i] for i in idx) if idx and len(instr[k]) == len(mine) else 0.0
+                line += f" {ir / 1000:>11.0f}k"
+        print(line + f" {sum(outcome[k]):>10}")
+    for k, name in enumerate(names[1:], 1):
+        differ = sum(a != b for a, b in zip(texts[0], texts[k], strict=True))
+        print(f"notes of {name} against this tree: {differ} of {len(texts[0])} calls differ")
 
 
 if __name__ == "__main__":

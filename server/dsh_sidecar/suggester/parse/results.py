@@ -116,21 +116,26 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
             folder, block_start = None, True
             continue
         at_start, block_start = block_start, False
-        head = _LISTING_IN.search(line) if line.endswith(":") and _PROSE_START.match(line) else None
-        header = _FOLDER_HEADER.match(line)
-        if header and ("/" in header.group("dir") or header.group("dir") == "." or at_start):
-            folder = _clean(header.group("dir"))
-            continue
-        if head is not None:
-            folder = _clean(head.group("dir"))
-            continue
-        for m in _JSON_PATH.finditer(line):
-            p = _as_path(m.group("path"))
-            if p is not None:
-                _add(out, p)
+        if line[-1] == ":":  # a header's, a listing head's last character
+            head = _LISTING_IN.search(line) if _PROSE_START.match(line) else None
+            header = _FOLDER_HEADER.match(line)
+            if header and ("/" in header.group("dir") or header.group("dir") == "." or at_start):
+                folder = _clean(header.group("dir"))
+                continue
+            if head is not None:
+                folder = _clean(head.group("dir"))
+                continue
+        if '"' in line:  # a JSON path field's first character
+            for m in _JSON_PATH.finditer(line):
+                p = _as_path(m.group("path"))
+                if p is not None:
+                    _add(out, p)
         if line.startswith(("Found ", "No files", "No matches", "--", "(", "{", "}", '"')) or "://" in line:
             continue
-        line = _MATCH_COUNT.sub("", _ENTRY_MARK.sub("", line))
+        if line[0] == "[":  # the only place a listing mark is read
+            line = _ENTRY_MARK.sub("", line)
+        if line[-1:] == ")":  # the only place a match count is read
+            line = _MATCH_COUNT.sub("", line)
         path = None
         if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
             path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
