@@ -68,7 +68,6 @@ def test_a_result_shows_the_workspace_files_its_paths_name():
     assert (ECHO_MAX_FILES, RANK_MIN_FILES) == (5, 10)
 
 
-
 def test_a_name_repeated_under_another_header_is_that_headers_file():
     idx = FileIndex(Path("/ws"), ["a/x.py", "b/x.py", "b/y.py"])
     # ``ls -R``: the same bare name under two folder headers names two files (a header's trailing
