@@ -139,7 +139,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="thread-time runs per tree (interleaved)")
     ap.add_argument("--callgrind", action="store_true", help="also count instructions (one run per tree)")
     args = ap.parse_args()
-    corpus = streams.load(args.repo, args.cache)
+    try:
+        corpus = streams.load(args.repo, args.cache)
+    except (ValueError, OSError) as exc:  # a held-out or unknown repository, no checkout
+        sys.exit(f"postexecute_instructions: {exc}")
     half = len(corpus.runs) // 2
     tmp = Path(tempfile.mkdtemp(prefix="dsh-instr-bench-"))
     stream = tmp / "stream.json"

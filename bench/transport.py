@@ -308,7 +308,10 @@ def main() -> None:
     (tmp / "stock.py").write_text(STOCK_PYGLS)
     (tmp / "floor.py").write_text(FLOOR_PYGLS)
     load_before = os.getloadavg()
-    ws, servers, rows, what = plan(args, tmp)
+    try:
+        ws, servers, rows, what = plan(args, tmp)
+    except (ValueError, OSError) as exc:  # a held-out or unknown repository, no checkout
+        sys.exit(f"transport: {exc}")
     clients = []
     for k, server in enumerate(servers):
         env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"), DSH_CACHE_DIR=str(tmp / f"cache-{k}"))  # its own state
