@@ -65,28 +65,30 @@ class _Resolver:
             tok = tok[2:]
         if not tok or tok.endswith("/"):
             return None
-        exists = self.index.exists
-        if exists(tok):
+        files = self.index.file_set  # what :meth:`FileIndex.exists` reads, without a call a token
+        if tok in files:
             return tok
-        if tok.startswith(("a/", "b/")) and exists(tok[2:]):
+        if tok.startswith(("a/", "b/")) and tok[2:] in files:
             return tok[2:]
         if tok.startswith("/"):
             for root in (self.base.rstrip("/"), *CONTAINER_ROOTS):
                 if root and tok.startswith(root + "/"):
                     rel = posixpath.normpath(tok[len(root) + 1 :])
-                    return rel if exists(rel) else None
+                    return rel if rel in files else None
             parts = tok.split("/")
             if parts[-1] not in self.index.by_name:
                 return None
             for k in range(max(1, len(parts) - 2 - self.index.depth), len(parts) - 1):
                 rel = "/".join(parts[k:])
-                if exists(rel):
+                if rel in files:
                     return rel
             return None
+        # ``dirs`` are :meth:`folder`'s answers (normalised): one name is joined as it is
+        plain = "/" not in tok and tok not in (".", "..")
         for d in dirs:
             if d:
-                rel = posixpath.normpath(posixpath.join(d, tok))
-                if exists(rel):
+                rel = f"{d}/{tok}" if plain and d[-1] != "/" else posixpath.normpath(posixpath.join(d, tok))
+                if rel in files:
                     return rel
         return None
 
@@ -99,14 +101,23 @@ def listed_files(text: str, index: FileIndex, base: str = "", dirs: Iterable[str
     folders = [f for f in (res.folder(d) for d in dirs) if f]
     out: dict[str, None] = {}
     header: str | None = None
+    where = folders
+    # a result repeats its tokens (the path on each hit line, ``self``, ``def``): each is resolved
+    # once for the folders it is read against (a header changes them)
+    seen: dict[str, str | None] = {}
     for line in text[:MAX_SHOWN_CHARS].splitlines():
-        m = _HEADER.match(line)
+        m = _HEADER.match(line) if line.rstrip().endswith(":") else None  # a header ends so
         if m:
             header = res.folder(m.group(1))
+            where = [*folders, header] if header else folders
+            seen = {}
             continue
-        where = [*folders, header] if header else folders
         for tok in _TOKEN.findall(line):
-            p = res.file(tok.rstrip("."), where)
+            tok = tok.rstrip(".")
+            if tok in seen:
+                p = seen[tok]
+            else:
+                p = seen[tok] = res.file(tok, where)
             if p is not None:
                 out.setdefault(p, None)
     return list(out)

@@ -68,6 +68,16 @@ def test_a_result_shows_the_workspace_files_its_paths_name():
     assert (ECHO_MAX_FILES, RANK_MIN_FILES) == (5, 10)
 
 
+def test_a_name_repeated_under_another_header_is_that_headers_file():
+    idx = FileIndex(Path("/ws"), ["a/x.py", "b/x.py", "b/y.py"])
+    # ``ls -R``: the same bare name under two folder headers names two files (a header's trailing
+    # blanks allowed); before any header, with no searched folder, it names none
+    text = "x.py\na:\nx.py\nx.py\n\nb:  \nx.py\ny.py\nx.py\n"
+    assert listed_files(text, idx, "/ws/") == ["a/x.py", "b/x.py", "b/y.py"]
+    # the searched folder is tried before the header; a name with a folder in it is joined whole
+    assert listed_files("x.py\nb:\nx.py\n../b/y.py\n", idx, "/ws/", ["a"]) == ["a/x.py", "b/y.py"]
+
+
 # ---------------------------------------------------------------- the session's evidence
 
 

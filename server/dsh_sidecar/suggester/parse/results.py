@@ -116,21 +116,18 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
             folder, block_start = None, True
             continue
         at_start, block_start = block_start, False
-        head = _LISTING_IN.search(line) if line.endswith(":") and _PROSE_START.match(line) else None
-        header = _FOLDER_HEADER.match(line)
-        if header and ("/" in header.group("dir") or header.group("dir") == "." or at_start):
-            folder = _clean(header.group("dir"))
+        named = _header_folder(line, at_start)
+        if named is not None:
+            folder = named
             continue
-        if head is not None:
-            folder = _clean(head.group("dir"))
-            continue
-        for m in _JSON_PATH.finditer(line):
-            p = _as_path(m.group("path"))
-            if p is not None:
-                _add(out, p)
+        if '"' in line:  # a JSON path field's first character
+            for m in _JSON_PATH.finditer(line):
+                p = _as_path(m.group("path"))
+                if p is not None:
+                    _add(out, p)
         if line.startswith(("Found ", "No files", "No matches", "--", "(", "{", "}", '"')) or "://" in line:
             continue
-        line = _MATCH_COUNT.sub("", _ENTRY_MARK.sub("", line))
+        line = _unmarked(line)
         path = None
         if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
             path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
@@ -148,6 +145,30 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
         if len(out) >= max_paths:
             break
     return list(out)[:max_paths]
+
+
+def _header_folder(line: str, at_start: bool) -> str | None:
+    """The folder a folder header or a listing's head puts the names below it in (``""``: the
+    root), or ``None`` for any other line (``line``: stripped, not empty; ``at_start``: the
+    first line of a block, where a bare ``name:`` is a header too)."""
+    if line[-1] != ":":  # a header's, a listing head's last character
+        return None
+    head = _LISTING_IN.search(line) if _PROSE_START.match(line) else None
+    header = _FOLDER_HEADER.match(line)
+    if header and ("/" in header.group("dir") or header.group("dir") == "." or at_start):
+        return _clean(header.group("dir"))
+    if head is not None:
+        return _clean(head.group("dir"))
+    return None
+
+
+def _unmarked(line: str) -> str:
+    """``line`` without a listing mark before its path or a match count after it."""
+    if line[0] == "[":  # the only place a listing mark is read
+        line = _ENTRY_MARK.sub("", line)
+    if line[-1:] == ")":  # the only place a match count is read
+        line = _MATCH_COUNT.sub("", line)
+    return line
 
 
 def _clean(folder: str) -> str:
