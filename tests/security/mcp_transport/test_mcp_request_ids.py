@@ -36,9 +36,12 @@ WHERE_IS = {"name": "where_is", "arguments": {"query": "__version__"}}
 class Client:
     """Newline-delimited JSON-RPC to a spawned ``dsh-search mcp``; replies read on a thread."""
 
-    def __init__(self, tmp_path: Path, workspace: Path, mock: MockProvider) -> None:
+    def __init__(
+        self, tmp_path: Path, workspace: Path, mock: MockProvider, router: dict[str, Any] | None = None
+    ) -> None:
         cfg = tmp_path / "sidecar.json"
-        cfg.write_text(json.dumps({"router": router_block(mock, ["searxng"]), "suggester": {"enabled": True}}))
+        block = {**router_block(mock, ["searxng"]), **(router or {})}
+        cfg.write_text(json.dumps({"router": block, "suggester": {"enabled": True}}))
         script = str(Path(sys.executable).parent / "dsh-search")
         self.proc = subprocess.Popen(
             forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
