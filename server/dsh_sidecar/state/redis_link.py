@@ -240,28 +240,26 @@ class StoreLink:
                     self._queue(send)
                 return
             self._sending += 1
-        try:
-            self._send_counted(send)
-        except CALL_ERRORS as exc:
-            if not self._store_wide(exc):
-                # the scripts repair what they touch, so this is a store that refuses this write
-                # for its content: re-sending it would fail the same way and hold the queue
-                self._bad_key(key or "(write)", exc)
-                with self._lock:
-                    self.dropped += 1
-                return
-            with self._lock:
-                if not self._final:  # else counted at exit as sent without a reply
-                    self._queue(send)
-            self._away(exc)
-
-    def _send_counted(self, send: Callable[[], object]) -> None:
-        """``send()``, counted in :attr:`_sending` by the caller (under the lock) until it returns."""
+        failure: BaseException | None = None
         try:
             send()
-        finally:
-            with self._lock:
-                self._sending -= 1
+        except CALL_ERRORS as exc:
+            failure = exc
+        # the scripts repair what they touch, so a failure that is not store-wide is a store that
+        # refuses this write for its content: re-sending it would fail the same way and hold the queue
+        wide = failure is not None and self._store_wide(failure)
+        with self._lock:  # its end and its fate in one step: the exit's count never misses it
+            self._sending -= 1
+            if failure is None or self._final:  # else counted at exit as sent without a reply
+                return
+            if wide:
+                self._queue(send)
+            else:
+                self.dropped += 1
+        if wide:
+            self._away(failure)
+        else:
+            self._bad_key(key or "(write)", failure)
 
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
@@ -401,17 +399,9 @@ class StoreLink:
                         break
                     send = self._pending.popleft()
                     self._sending += 1
-                try:
-                    self._send_counted(send)
-                    sent += 1
-                except CALL_ERRORS as exc:
-                    if not self._store_wide(exc):  # refused for its content: never sendable, dropped
-                        self._bad_key("(queued write)", exc)
-                        with self._lock:
-                            self.dropped += 1
-                        continue
-                    with self._lock:  # still away, full or read-only: keep it, back off
-                        self._pending.appendleft(send)
+                outcome = self._resend(send)
+                sent += outcome == "sent"
+                if outcome in ("away", "final"):  # still away, full or read-only: kept, back off
                     break
             with self._lock:
                 self.resent += sent
@@ -524,19 +514,37 @@ class StoreLink:
                     return
                 send = self._pending.popleft()
                 self._sending += 1
-            try:
-                self._send_counted(send)
-            except CALL_ERRORS as exc:
-                if self._store_wide(exc):
-                    with self._lock:
-                        self.last_error = type(exc).__name__
-                        self._up = False
-                        if not self._final:  # else counted as sent without a reply already
-                            self._pending.appendleft(send)
-                    return
-                self._bad_key("(queued write)", exc)  # refused for its content: never sendable
-                with self._lock:
-                    self.dropped += 1
+            if self._resend(send) in ("away", "final"):
+                return
+
+    def _resend(self, send: Callable[[], object]) -> str:
+        """Send a queued write taken off the queue (counted in :attr:`_sending` by the caller):
+        ``"sent"``; ``"away"``, put back first in the queue (the store failed as a whole);
+        ``"refused"``, dropped and counted (the store refuses its content: never sendable); or
+        ``"final"``, given up: it failed after :meth:`close` counted it as sent without a reply
+        (the exit's one warning told it; queued again, nothing would send it, and the status
+        would show it queued). Its end and its fate are one step under the lock, so the exit's
+        count never misses it between the two."""
+        failure: BaseException | None = None
+        try:
+            send()
+        except CALL_ERRORS as exc:
+            failure = exc
+        wide = failure is not None and self._store_wide(failure)
+        with self._lock:
+            self._sending -= 1
+            if failure is None:
+                return "sent"
+            if wide:
+                self.last_error, self._up = type(failure).__name__, False
+            if self._final:
+                return "final"
+            if wide:
+                self._pending.appendleft(send)
+                return "away"
+            self.dropped += 1
+        self._bad_key("(queued write)", failure)
+        return "refused"
 
 
 class _Droppable:
