@@ -98,20 +98,13 @@ def _error(rid: types.RequestId | None, message: str) -> types.JSONRPCError:
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
 
 
-class AnswerWatchingStream:
-    """The transport's write stream as the SDK is handed it: each answer frees its id in
-    ``in_flight`` once handed to the writer, not while it is still being written. The transport's own refusals go to the stream beneath, so refusing a reuse
-    never frees the id of the request it collided with."""
+class _Wrapped:
+    """A stream of the transport as the SDK is handed it, over ``stream`` beneath, with the
+    table of ids in flight: closing and the context manager are the stream's beneath."""
 
     def __init__(self, stream: Any, in_flight: RequestsInFlight) -> None:
         self._stream = stream
         self._in_flight = in_flight
-
-    async def send(self, item: SessionMessage, /) -> None:
-        try:
-            await self._stream.send(item)
-        finally:  # freed once written (or the write failed: the session is ending)
-            self._in_flight.answered(item.message)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -126,15 +119,24 @@ class AnswerWatchingStream:
         return await self._stream.__aexit__(exc_type, exc_val, exc_tb)
 
 
-class SettleStampingStream:
+class AnswerWatchingStream(_Wrapped):
+    """The transport's write stream as the SDK is handed it: each answer frees its id in
+    ``in_flight`` once handed to the writer, not while it is still being written. The
+    transport's own refusals go to the stream beneath, so refusing a reuse never frees the id
+    of the request it collided with."""
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            await self._stream.send(item)
+        finally:  # freed once written (or the write failed: the session is ending)
+            self._in_flight.answered(item.message)
+
+
+class SettleStampingStream(_Wrapped):
     """The transport's read stream as the SDK is handed it: each client request it delivers
     carries the hook by which the SDK tells :class:`RequestsInFlight` it ended the request
     unanswered (``ServerMessageMetadata.on_request_unanswered``; stdio stamps no metadata of its
     own). The sender's context (``last_context``) is the stream's beneath."""
-
-    def __init__(self, stream: Any, in_flight: RequestsInFlight) -> None:
-        self._stream = stream
-        self._in_flight = in_flight
 
     @property
     def last_context(self) -> Any:
@@ -148,15 +150,3 @@ class SettleStampingStream:
 
     async def __anext__(self) -> Any:
         return self._in_flight.stamped(await self._stream.__anext__())
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        return await self._stream.__aexit__(exc_type, exc_val, exc_tb)

@@ -240,25 +240,12 @@ class StoreLink:
                     self._queue(send)
                 return
             self._sending += 1
-        failure: BaseException | None = None
-        try:
-            send()
-        except CALL_ERRORS as exc:
-            failure = exc
         # the scripts repair what they touch, so a failure that is not store-wide is a store that
         # refuses this write for its content: re-sending it would fail the same way and hold the queue
-        wide = failure is not None and self._store_wide(failure)
-        with self._lock:  # its end and its fate in one step: the exit's count never misses it
-            self._sending -= 1
-            if failure is None or self._final:  # else counted at exit as sent without a reply
-                return
-            if wide:
-                self._queue(send)
-            else:
-                self.dropped += 1
-        if wide:
+        outcome, failure = self._sent(send, self._queue)
+        if failure is not None and outcome == "away":
             self._away(failure)
-        else:
+        elif failure is not None and outcome == "refused":
             self._bad_key(key or "(write)", failure)
 
     def _later(self, send: Callable[[], object]) -> None:
@@ -518,13 +505,26 @@ class StoreLink:
                 return
 
     def _resend(self, send: Callable[[], object]) -> str:
-        """Send a queued write taken off the queue (counted in :attr:`_sending` by the caller):
-        ``"sent"``; ``"away"``, put back first in the queue (the store failed as a whole);
-        ``"refused"``, dropped and counted (the store refuses its content: never sendable); or
+        """Send a queued write taken off the queue (the re-sync's, the exit's): :meth:`_sent`'s
+        outcome, the write put back first in the queue when the store failed as a whole."""
+        outcome, failure = self._sent(send, self._pending.appendleft)
+        if outcome == "away":
+            with self._lock:
+                self.last_error, self._up = type(failure).__name__, False
+        elif failure is not None and outcome == "refused":
+            self._bad_key("(queued write)", failure)
+        return outcome
+
+    def _sent(
+        self, send: Callable[[], object], again: Callable[[Callable[[], object]], None]
+    ) -> tuple[str, BaseException | None]:
+        """``send()``, counted in :attr:`_sending` by the caller, and what became of it with the
+        failure: ``"sent"``; ``"away"`` (the store failed as a whole: ``again(send)`` keeps it);
+        ``"refused"`` (the store refuses its content: never sendable, dropped and counted); or
         ``"final"``, given up: it failed after :meth:`close` counted it as sent without a reply
-        (the exit's one warning told it; queued again, nothing would send it, and the status
-        would show it queued). Its end and its fate are one step under the lock, so the exit's
-        count never misses it between the two."""
+        (the exit's one warning told it; queued again, nothing would send it and the status would
+        show it queued). Its end and its fate are one step under the lock, so the exit's count
+        never misses it between the two."""
         failure: BaseException | None = None
         try:
             send()
@@ -533,18 +533,13 @@ class StoreLink:
         wide = failure is not None and self._store_wide(failure)
         with self._lock:
             self._sending -= 1
-            if failure is None:
-                return "sent"
+            if failure is None or self._final:
+                return ("sent" if failure is None else "final"), failure
             if wide:
-                self.last_error, self._up = type(failure).__name__, False
-            if self._final:
-                return "final"
-            if wide:
-                self._pending.appendleft(send)
-                return "away"
+                again(send)
+                return "away", failure
             self.dropped += 1
-        self._bad_key("(queued write)", failure)
-        return "refused"
+        return "refused", failure
 
 
 class _Droppable:
