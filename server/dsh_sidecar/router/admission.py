@@ -47,7 +47,8 @@ class SearchSlots:
     """At most :attr:`limit` holders at once; up to :attr:`max_waiting` more wait in arrival
     order, each at most its own time. A released turn goes to the first waiter (so a newcomer
     never overtakes the wait list). Used from one event loop at a time; a reconfigured router
-    keeps its predecessor's (:meth:`configured`), so the searches still running count."""
+    keeps its predecessor's (:meth:`kept`), so the searches still running count: a lowered limit
+    takes effect as they end, a raised one at the next search or end."""
 
     def __init__(self, limit: int = DEFAULT_MAX_CONCURRENT, max_waiting: int = DEFAULT_MAX_QUEUED) -> None:
         self.limit = limit
@@ -85,6 +86,7 @@ class SearchSlots:
             self._release()
 
     async def _acquire(self, left_s: Callable[[], float]) -> None:
+        self._fill()  # a limit raised by a reconfiguration: the waiters go first
         if self.running < self.limit and not self._waiters:
             self.running += 1
             return
@@ -105,12 +107,16 @@ class SearchSlots:
             raise
 
     def _release(self) -> None:
-        while self._waiters and self.running <= self.limit:  # over a lowered limit: the turn ends
+        self.running -= 1
+        self._fill()
+
+    def _fill(self) -> None:
+        """Hand the free turns to the first waiters (none over a lowered limit)."""
+        while self._waiters and self.running < self.limit:
             turn = self._waiters.popleft()
             if not turn.done():
-                turn.set_result(None)  # the turn changes hands: running stays as it is
-                return
-        self.running -= 1
+                self.running += 1
+                turn.set_result(None)
 
     def _discard(self, turn: asyncio.Future[None]) -> None:
         with suppress(ValueError):

@@ -102,3 +102,35 @@ def test_an_exception_of_the_body_passes_through_and_frees_the_turn() -> None:
         return slots.running
 
     assert asyncio.run(run()) == 0
+
+
+def test_a_raised_limit_hands_turns_to_the_waiters_first_and_a_lowered_one_ends_turns_until_under_it() -> None:
+    async def run() -> list[tuple[list[str], int, int]]:
+        slots = SearchSlots(limit=1, max_waiting=10)
+        order: list[str] = []
+        gates = {n: asyncio.Event() for n in "abcde"}
+        tasks = [asyncio.create_task(holder(slots, order, n, gates[n])) for n in "abcd"]
+        await asyncio.sleep(0)
+        seen = [(list(order), slots.running, slots.waiting)]
+        slots.limit = 3  # a reconfiguration (SearchSlots.kept)
+        tasks.append(asyncio.create_task(holder(slots, order, "e", gates["e"])))
+        for _ in range(3):  # e, then the waiters it woke
+            await asyncio.sleep(0)
+        seen.append((list(order), slots.running, slots.waiting))
+        slots.limit = 1
+        for n in "ab":
+            gates[n].set()
+        await asyncio.gather(*tasks[:2])
+        seen.append((list(order), slots.running, slots.waiting))
+        for n in "cde":
+            gates[n].set()
+        await asyncio.gather(*tasks)
+        seen.append((list(order), slots.running, slots.waiting))
+        return seen
+
+    assert asyncio.run(run()) == [
+        (["a"], 1, 3),
+        (["a", "b", "c"], 3, 2),  # b and c, the first waiters, before the newcomer e
+        (["a", "b", "c"], 1, 2),  # two turns ended, none handed on: c alone, at the lowered limit
+        (["a", "b", "c", "d", "e"], 0, 0),
+    ]
