@@ -14,6 +14,17 @@ from typing import Final
 IN_USE: Final = "Invalid Request: the id is in use by a request still in flight"
 #: The ``-32600`` text of a request whose id is not a string or an integer (answered under id null).
 BAD_ID: Final = "Invalid Request: id must be a number or a string"
+#: The ``-32600`` text of a request nested deeper than the JSON parser goes (answered under the id
+#: recovered from its top level by :func:`recover_id`).
+NESTED: Final = "Invalid Request: the message is nested too deeply"
+
+
+def notification_with_id(method: str) -> str:
+    """The ``-32600`` text of a request (it has an id) under ``method``, a notification's method:
+    JSON-RPC's notification is a request without an id, so the sender waits for an answer the
+    method never gives (each front end would run it as a request with no handler, or drop it)."""
+    return f"Invalid Request: {method} is a notification: it is sent without an id"
+
 
 # a JSON string, a bracket, or a scalar token: enough to walk the top level of a body
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null')

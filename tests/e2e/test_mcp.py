@@ -394,7 +394,7 @@ def test_unparseable_requests_get_an_error_with_their_id(tmp_path, workspace):
         proc.wait(30)
     error = {
         "code": -32600,
-        "message": "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)",
+        "message": "Invalid Request: the server could not parse this message (nested too deeply, or a malformed envelope)",
     }
     assert got[0] == {"jsonrpc": "2.0", "id": 7, "error": error}
     assert got[1] == {"jsonrpc": "2.0", "id": "eight", "error": error}

@@ -11,7 +11,8 @@ from dsh_sidecar.lazyre import LazyPattern
 
 MODULES = {
     "dsh_sidecar.workspace.facts": 32,
-    "dsh_sidecar.suggester.evidence.vocabulary": 28,
+    "dsh_sidecar.suggester.evidence.vocabulary": 27,
+    "dsh_sidecar.suggester.toolconfig": 1,
     "dsh_sidecar.suggester.parse.runs": 14,
     "dsh_sidecar.suggester.parse.results": 12,
     "dsh_sidecar.suggester.parse.roles": 2,

@@ -42,7 +42,7 @@ from typing import Any, BinaryIO, Final
 
 import attrs
 from dsh_protocol import ErrorCode
-from dsh_protocol.ids import BAD_ID, IN_USE, recover_id
+from dsh_protocol.ids import BAD_ID, IN_USE, NESTED, notification_with_id, recover_id
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
@@ -274,11 +274,7 @@ def dispatch(protocol: Any, body: bytes) -> None:
     try:
         raw = json.loads(body)
     except RecursionError:
-        peer.send_raw(
-            _error_frame(
-                recover_id(body), ErrorCode.INVALID_REQUEST, "Invalid Request: the message is nested too deeply"
-            )
-        )
+        peer.send_raw(_error_frame(recover_id(body), ErrorCode.INVALID_REQUEST, NESTED))
         return
     except (ValueError, UnicodeDecodeError):
         peer.send_raw(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
@@ -337,7 +333,7 @@ def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
         return "Invalid Request: initialize was already received"
     if raw["method"] != lsp.EXIT and (types := lsp.METHOD_TO_TYPES.get(raw["method"])) and types[1] is None:
         # pygls structures it by its notification type, which has no id: it would run unanswered
-        return f"Invalid Request: {raw['method']} is a notification: it is sent without an id"
+        return notification_with_id(raw["method"])
     return None
 
 

@@ -8,10 +8,20 @@ null, a fraction, a list or an object is read by the SDK as a notification (the 
 it ran unanswered. The transport refuses both before the SDK sees them, with ``-32600``: the
 reuse under its own id, the bad id under id null (the request's id cannot be named).
 
-An id is held from the line that brings its request until the server's answer under it is
-written or the client cancels it (the SDK never answers a cancelled request), so the table is
-only as large as the requests the SDK itself holds in flight. Ids are compared as the SDK
-correlates them (``"7"`` and ``7`` are one id).
+A request under a notification's method (``notifications/cancelled`` with an id) is refused
+too, with the LSP transport's text: the SDK answered it "Method not found" and ran nothing, and
+the client waited for what the notification it meant never gives.
+
+An id is held from the line that brings its request until the SDK *settles* that request: its
+answer is written, or the SDK ends it unanswered (a cancel that reached the handler; the SDK's
+``on_request_unanswered`` hook, stamped on each request by :class:`SettleStampingStream`). A
+``notifications/cancelled`` frees nothing by itself: a cancel read here may reach the SDK after
+the handler returned, and the answer is then written all the same. Freed on the cancel, the id
+was taken by the client's next request under it, and the late answer then freed *that* one's id
+(its entry at the SDK overwritten by a third). Held until settled, each id has at most one
+request at the SDK, so an answer under it is that request's, and the table is only as large as
+the requests the SDK itself holds. Ids are compared as the SDK correlates them (``"7"`` and
+``7`` are one id).
 """
 
 from __future__ import annotations
@@ -21,13 +31,15 @@ from types import TracebackType
 from typing import Any, Self
 
 import mcp_types as types
-from dsh_protocol.ids import BAD_ID, IN_USE
-from mcp.shared.dispatcher import as_request_id, coerce_request_id
-from mcp.shared.message import SessionMessage
+from dsh_protocol.ids import BAD_ID, IN_USE, notification_with_id
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types.methods import SPEC_CLIENT_NOTIFICATION_METHODS
 
 
 class RequestsInFlight:
-    """The coerced ids of the client's requests not yet answered or cancelled."""
+    """The coerced ids of the client's requests the SDK has not settled (answered, or ended
+    unanswered)."""
 
     def __init__(self) -> None:
         self._ids: set[types.RequestId] = set()
@@ -37,25 +49,35 @@ class RequestsInFlight:
 
     def refusal(self, message: types.JSONRPCMessage, line: str) -> types.JSONRPCError | None:
         """The error answering ``message`` (the SDK's reading of ``line``) instead of running it,
-        or ``None``; a request let through is held in flight, a cancel frees its id."""
+        or ``None``; a request let through is held in flight until the SDK settles it."""
         if isinstance(message, types.JSONRPCRequest):
             key = coerce_request_id(message.id)
             if key in self._ids:
                 return _error(message.id, IN_USE)
+            if message.method in SPEC_CLIENT_NOTIFICATION_METHODS:
+                return _error(message.id, notification_with_id(message.method))
             self._ids.add(key)
             return None
-        if isinstance(message, types.JSONRPCNotification):
-            if _has_id(line):
-                return _error(None, BAD_ID)
-            if message.method == "notifications/cancelled":
-                rid = as_request_id((message.params or {}).get("requestId"))
-                if rid is not None:
-                    self._ids.discard(coerce_request_id(rid))
+        if isinstance(message, types.JSONRPCNotification) and _has_id(line):
+            return _error(None, BAD_ID)
         return None
 
     def answered(self, message: types.JSONRPCMessage) -> None:
+        """The SDK wrote ``message``: an answer settles the request under its id."""
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
             self._ids.discard(coerce_request_id(message.id))
+
+    def stamped(self, item: Any) -> Any:
+        """``item`` (what the SDK is about to read) with a client request's settle hook: the SDK
+        calls it when it ends the request without an answer, which frees its id."""
+        if not isinstance(item, SessionMessage) or not isinstance(item.message, types.JSONRPCRequest):
+            return item
+        key = coerce_request_id(item.message.id)
+
+        async def unanswered() -> None:
+            self._ids.discard(key)
+
+        return SessionMessage(item.message, metadata=ServerMessageMetadata(on_request_unanswered=unanswered))
 
 
 def _has_id(line: str) -> bool:
@@ -76,18 +98,13 @@ def _error(rid: types.RequestId | None, message: str) -> types.JSONRPCError:
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
 
 
-class AnswerWatchingStream:
-    """The transport's write stream as the SDK is handed it: each answer written frees its id in
-    ``in_flight``. The transport's own refusals go to the stream beneath, so refusing a reuse
-    never frees the id of the request it collided with."""
+class _Wrapped:
+    """A stream of the transport as the SDK is handed it, over ``stream`` beneath, with the
+    table of ids in flight: closing and the context manager are the stream's beneath."""
 
     def __init__(self, stream: Any, in_flight: RequestsInFlight) -> None:
         self._stream = stream
         self._in_flight = in_flight
-
-    async def send(self, item: SessionMessage, /) -> None:
-        self._in_flight.answered(item.message)
-        await self._stream.send(item)
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -100,3 +117,36 @@ class AnswerWatchingStream:
         self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
     ) -> bool | None:
         return await self._stream.__aexit__(exc_type, exc_val, exc_tb)
+
+
+class AnswerWatchingStream(_Wrapped):
+    """The transport's write stream as the SDK is handed it: each answer frees its id in
+    ``in_flight`` once handed to the writer, not while it is still being written. The
+    transport's own refusals go to the stream beneath, so refusing a reuse never frees the id
+    of the request it collided with."""
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            await self._stream.send(item)
+        finally:  # freed once written (or the write failed: the session is ending)
+            self._in_flight.answered(item.message)
+
+
+class SettleStampingStream(_Wrapped):
+    """The transport's read stream as the SDK is handed it: each client request it delivers
+    carries the hook by which the SDK tells :class:`RequestsInFlight` it ended the request
+    unanswered (``ServerMessageMetadata.on_request_unanswered``; stdio stamps no metadata of its
+    own). The sender's context (``last_context``) is the stream's beneath."""
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        return self._in_flight.stamped(await self._stream.receive())
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._in_flight.stamped(await self._stream.__anext__())

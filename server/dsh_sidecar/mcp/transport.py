@@ -8,9 +8,10 @@ hands the SDK the same lines, but first answers such a line when it is a JSON ob
 a request ``id``: JSON-RPC 2.0 error -32600 (Invalid Request) with that id, through the
 SDK's own writer (so frames never interleave). Lines with no determinable id (garbage,
 notifications, and a request nested deeper than the stdlib parser's recursion limit, about
-1000 levels) are left to the SDK as before. A request under an id still in flight, or under an id
-that is not a string or an integer, is refused here too (:mod:`dsh_sidecar.mcp.request_ids`):
-the SDK would run it over the first's entry, or run it as a notification, unanswered. fd 0 is claimed as the SDK claims it: the wire
+1000 levels) are left to the SDK as before. A request under an id still in flight, under an id
+that is not a string or an integer, or under a notification's method, is refused here too
+(:mod:`dsh_sidecar.mcp.request_ids`): the SDK would run it over the first's entry, run it as a
+notification, unanswered, or answer "Method not found" for the notification it meant. fd 0 is claimed as the SDK claims it: the wire
 is read from a private duplicate, fd 0 then reads the null device.
 """
 
@@ -25,16 +26,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from dsh_protocol.ids import BAD_ID, recover_id
+from dsh_protocol.ids import BAD_ID, NESTED, recover_id
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from dsh_sidecar.mcp.bounded import CHUNK_BYTES, MAX_LINE_BYTES, Oversized, bounded_lines
-from dsh_sidecar.mcp.request_ids import AnswerWatchingStream, RequestsInFlight
+from dsh_sidecar.mcp.request_ids import AnswerWatchingStream, RequestsInFlight, SettleStampingStream
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
-UNPARSEABLE = "Invalid request: the server could not parse this message (nested too deeply, or a malformed envelope)"
+UNPARSEABLE = "Invalid Request: the server could not parse this message (nested too deeply, or a malformed envelope)"
 
 
 def unparseable_reply(line: str) -> types.JSONRPCError | None:
@@ -71,10 +72,8 @@ def _unparseable(line: str) -> types.JSONRPCError | None:
     return _error(rid, UNPARSEABLE)
 
 
-#: The error message of a request nested deeper than any parser here goes.
-NESTED = "Invalid request: the message is nested too deeply"
 #: The error message of a line over :data:`~dsh_sidecar.mcp.bounded.MAX_LINE_BYTES` (drained).
-OVERSIZED = f"Invalid request: the message is over {MAX_LINE_BYTES} bytes (discarded)"
+OVERSIZED = f"Invalid Request: the message is over {MAX_LINE_BYTES} bytes (discarded)"
 
 
 def _error(rid: int | str | None, message: str) -> types.JSONRPCError:
@@ -165,4 +164,5 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
         stdin.set_reply(write_stream)
         answers = AnswerWatchingStream(write_stream, stdin.in_flight)
-        await lowlevel.run(read_stream, answers, lowlevel.create_initialization_options())
+        requests = SettleStampingStream(read_stream, stdin.in_flight)
+        await lowlevel.run(requests, answers, lowlevel.create_initialization_options())

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
+from dsh_sidecar.router.admission import DEADLINE_SKIP, SearchSlots
 from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait, ms_since
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
@@ -71,8 +72,6 @@ log = logging.getLogger(__name__)
 
 #: First line of the all-failed error, byte-exact (seed, "Fallback").
 AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
-#: Outcome of a provider not tried because the search's deadline had passed.
-DEADLINE_SKIP: Final = "skipped: deadline"
 #: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
 _BACKEND_WARM = threading.Event()
 #: Reason of an empty answer (fixtures README, outcome ``empty``).
@@ -154,6 +153,7 @@ class Router:
     #: exchanges run in the parsing worker (:meth:`_fetched`) until one answers small.
     _large: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     _fleet: FleetReads = field(default_factory=FleetReads, init=False, repr=False, compare=False)
+    slots: SearchSlots = field(default_factory=SearchSlots, repr=False, compare=False)
 
     @classmethod
     def from_config(
@@ -204,6 +204,7 @@ class Router:
             cache=cache,
             pacer=pacer,
             docs=docs,
+            slots=SearchSlots.kept(previous.slots if previous is not None else None, config),
         )
 
     def http(self) -> ProviderClient:
@@ -258,16 +259,16 @@ class Router:
             return False
         return True
 
-    def deadline_passed(self) -> AllProvidersFailed:
-        """The failure of a search whose deadline passed before any provider could be tried
-        (the search path was still being prepared): every provider of the chain ``skipped:
-        deadline``, an outage (the search never ran: nothing to learn from)."""
+    def deadline_passed(self, outcome: str = DEADLINE_SKIP) -> AllProvidersFailed:
+        """The failure of a search whose deadline passed before any provider could be tried (the
+        search path was being prepared, or it waited for a turn): every provider ``outcome`` (or
+        refused a turn: ``skipped: busy (…)``), an outage (the search never ran: nothing to learn)."""
         attempts: list[Attempt] = []
         failures: list[_Failed] = []
         for spec in self._plan():
             pid = spec if isinstance(spec, str) else spec.id
-            attempts.append(Attempt(provider=pid, outcome=DEADLINE_SKIP, ms=0))
-            failures.append(_Failed(pid, DEADLINE_SKIP, "skipped"))
+            attempts.append(Attempt(provider=pid, outcome=outcome, ms=0))
+            failures.append(_Failed(pid, outcome, "skipped"))
         return AllProvidersFailed(self._aggregate(failures), attempts, outage=True)
 
     def adopt_client(self, old: Router) -> bool:
@@ -331,6 +332,10 @@ class Router:
             return cached
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
             await self.until_ready(deadline - _now())  # not ready by then: every attempt is skipped
+        async with self.slots.held(lambda: deadline - _now(), self.deadline_passed):  # a turn (.admission)
+            return await self._chain(query, max_results, key, deadline)
+
+    async def _chain(self, query: str, max_results: int, key: CacheKey | None, deadline: float) -> RouterResult:
         attempts: list[Attempt] = ObservedAttempts()  # tells an MCP web_search its progress
         failures: list[_Failed] = []
         empty: RouterResult | None = None

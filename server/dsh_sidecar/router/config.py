@@ -8,7 +8,8 @@ Seed (``search-router.README.txt``, "Full schema")::
     emptyResultsFallback: true     # 0-result success counts as failure (default true)
     providers: {<id>: {apiKey, apiKeyEnv, baseURL|baseUrl, baseUrlEnv, model}}
 
-plus ``deadlineMs`` (whole-chain deadline, ours) and ``cache`` (``false``, ``true`` or
+plus ``deadlineMs`` (whole-chain deadline, ours), ``maxConcurrentSearches`` and
+``maxQueuedSearches`` (:mod:`.admission`, ours) and ``cache`` (``false``, ``true`` or
 ``{ttlSeconds, maxEntries}``; on by default, see :mod:`.cache`). Every error is a
 :class:`~dsh_sidecar.errors.ConfigError` naming the key; values are never echoed.
 """
@@ -71,6 +72,14 @@ DEFAULT_DEADLINE_MS: Final = 60_000
 #: longer than that is a hung one; bigger values used to overflow the timer at request time.
 MAX_TIMEOUT_MS: Final = 600_000
 MAX_DEADLINE_MS: Final = 3_600_000
+#: Searches at their providers at once, by default (``maxConcurrentSearches``, :mod:`.admission`):
+#: a few times an agent's parallel tool calls and a thorough search's reformulations, far under
+#: a provider's connection limits; and searches that may wait for a turn (``maxQueuedSearches``).
+DEFAULT_MAX_CONCURRENT: Final = 16
+DEFAULT_MAX_QUEUED: Final = 256
+#: Ceilings of ``maxConcurrentSearches`` and ``maxQueuedSearches``.
+MAX_CONCURRENT_SEARCHES: Final = 1024
+MAX_QUEUED_SEARCHES: Final = 100_000
 #: Longest API key accepted, characters (the longest base URL: :data:`MAX_URL_CHARS`).
 MAX_KEY_CHARS: Final = 4096
 #: An environment variable name (POSIX portable names).
@@ -129,6 +138,10 @@ class RouterConfig(ConfigModel):
     """Deadline of a whole search over the chain, milliseconds."""
     empty_results_fallback: bool = True
     """A successful answer with no results counts as a failure, so the next provider is tried (seed)."""
+    max_concurrent_searches: int = Field(default=DEFAULT_MAX_CONCURRENT, ge=1, le=MAX_CONCURRENT_SEARCHES)
+    """Searches at their providers at once; more wait for a turn, their deadline running."""
+    max_queued_searches: int = Field(default=DEFAULT_MAX_QUEUED, ge=0, le=MAX_QUEUED_SEARCHES)
+    """Searches that may wait for a turn; past them a search is refused at once (skipped: busy)."""
     # (DEFAULT_PROVIDERS is empty, no overrides: the cast only states its value's type here)
     providers: dict[str, ProviderSettings] = Field(
         default_factory=lambda: cast("dict[str, ProviderSettings]", dict(DEFAULT_PROVIDERS))

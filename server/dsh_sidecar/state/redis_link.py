@@ -240,28 +240,13 @@ class StoreLink:
                     self._queue(send)
                 return
             self._sending += 1
-        try:
-            self._send_counted(send)
-        except CALL_ERRORS as exc:
-            if not self._store_wide(exc):
-                # the scripts repair what they touch, so this is a store that refuses this write
-                # for its content: re-sending it would fail the same way and hold the queue
-                self._bad_key(key or "(write)", exc)
-                with self._lock:
-                    self.dropped += 1
-                return
-            with self._lock:
-                if not self._final:  # else counted at exit as sent without a reply
-                    self._queue(send)
-            self._away(exc)
-
-    def _send_counted(self, send: Callable[[], object]) -> None:
-        """``send()``, counted in :attr:`_sending` by the caller (under the lock) until it returns."""
-        try:
-            send()
-        finally:
-            with self._lock:
-                self._sending -= 1
+        # the scripts repair what they touch, so a failure that is not store-wide is a store that
+        # refuses this write for its content: re-sending it would fail the same way and hold the queue
+        outcome, failure = self._sent(send, self._queue)
+        if failure is not None and outcome == "away":
+            self._away(failure)
+        elif failure is not None and outcome == "refused":
+            self._bad_key(key or "(write)", failure)
 
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
@@ -401,17 +386,9 @@ class StoreLink:
                         break
                     send = self._pending.popleft()
                     self._sending += 1
-                try:
-                    self._send_counted(send)
-                    sent += 1
-                except CALL_ERRORS as exc:
-                    if not self._store_wide(exc):  # refused for its content: never sendable, dropped
-                        self._bad_key("(queued write)", exc)
-                        with self._lock:
-                            self.dropped += 1
-                        continue
-                    with self._lock:  # still away, full or read-only: keep it, back off
-                        self._pending.appendleft(send)
+                outcome = self._resend(send)
+                sent += outcome == "sent"
+                if outcome in ("away", "final"):  # still away, full or read-only: kept, back off
                     break
             with self._lock:
                 self.resent += sent
@@ -524,19 +501,45 @@ class StoreLink:
                     return
                 send = self._pending.popleft()
                 self._sending += 1
-            try:
-                self._send_counted(send)
-            except CALL_ERRORS as exc:
-                if self._store_wide(exc):
-                    with self._lock:
-                        self.last_error = type(exc).__name__
-                        self._up = False
-                        if not self._final:  # else counted as sent without a reply already
-                            self._pending.appendleft(send)
-                    return
-                self._bad_key("(queued write)", exc)  # refused for its content: never sendable
-                with self._lock:
-                    self.dropped += 1
+            if self._resend(send) in ("away", "final"):
+                return
+
+    def _resend(self, send: Callable[[], object]) -> str:
+        """Send a queued write taken off the queue (the re-sync's, the exit's): :meth:`_sent`'s
+        outcome, the write put back first in the queue when the store failed as a whole."""
+        outcome, failure = self._sent(send, self._pending.appendleft)
+        if outcome == "away":
+            with self._lock:
+                self.last_error, self._up = type(failure).__name__, False
+        elif failure is not None and outcome == "refused":
+            self._bad_key("(queued write)", failure)
+        return outcome
+
+    def _sent(
+        self, send: Callable[[], object], again: Callable[[Callable[[], object]], None]
+    ) -> tuple[str, BaseException | None]:
+        """``send()``, counted in :attr:`_sending` by the caller, and what became of it with the
+        failure: ``"sent"``; ``"away"`` (the store failed as a whole: ``again(send)`` keeps it);
+        ``"refused"`` (the store refuses its content: never sendable, dropped and counted); or
+        ``"final"``, given up: it failed after :meth:`close` counted it as sent without a reply
+        (the exit's one warning told it; queued again, nothing would send it and the status would
+        show it queued). Its end and its fate are one step under the lock, so the exit's count
+        never misses it between the two."""
+        failure: BaseException | None = None
+        try:
+            send()
+        except CALL_ERRORS as exc:
+            failure = exc
+        wide = failure is not None and self._store_wide(failure)
+        with self._lock:
+            self._sending -= 1
+            if failure is None or self._final:
+                return ("sent" if failure is None else "final"), failure
+            if wide:
+                again(send)
+                return "away", failure
+            self.dropped += 1
+        return "refused", failure
 
 
 class _Droppable:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, Protocol
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import ContentView
@@ -119,6 +120,50 @@ def configuring(tools: Iterable[str], with_fact: WithFact) -> list[tuple[str, st
         for p in sorted(paths, key=lambda p: (SHARED.search(p) is not None, p.count("/"), p)):
             out.setdefault(p, tool)
     return list(out.items())[:MAX_FILES]
+
+
+#: Configuration files of linters, formatters and type checkers (by name).
+LINT_CONFIG_NAME = LazyPattern(
+    r"(?i)(?:^|[/*{,|.])(?:eslint|prettier|stylelint|biome|ruff|flake8|pylint|mypy|isort|black|setup\.cfg|tox\.ini"
+    r"|rubocop|golangci|rustfmt|clippy|clang-format|clang-tidy|editorconfig|php-cs-fixer|phpstan|psalm|phpcs"
+    r"|checkstyle|detekt|swiftlint|stylecop|tsconfig|pre-commit-config|oxlint|oxfmt|mkdocs|readthedocs|doxyfile"
+    r"|docusaurus\.config|typedoc|renovate|dependabot)\b"
+)
+#: Files that hold the settings of several Python tools (a miss of one: they are elsewhere).
+_TOOL_CONTAINER = re.compile(r"(?i)(?:^|[/*{,])(?:setup\.cfg|tox\.ini)(?:$|[,}*])")
+#: Most files whose section words a missing tool configuration is looked for in.
+_TOOL_FILES: Final = 30
+
+
+def configured_elsewhere(names: Sequence[str], with_fact: WithFact) -> str | None:
+    """The intent of configuration files asked for by name and not found (``names``), when the
+    tools they name (:func:`from_names`) are configured in files of the workspace
+    (:func:`configuring`): Test for a test runner's, else Config; ``None`` otherwise."""
+    named = from_names(names)
+    return intent_of(named) if named and configuring(named, with_fact) else None
+
+
+def lint_configured(names: Sequence[str], ws: Workspace) -> str | None:
+    """Config when the linters' or formatters' files asked for by name and not found
+    (``names``, :data:`LINT_CONFIG_NAME`) name a tool configured in another file of the
+    workspace (its name, or a manifest's section words: ``[flake8]`` of ``tox.ini``), or name a
+    Python tools' file (``setup.cfg``, ``tox.ini``) where the tools are configured in a manifest
+    (``pyproject.toml``); ``None`` otherwise."""
+    configured = ws.with_fact("lint-config")[:_TOOL_FILES]
+    if not configured:
+        return None
+    if any(_TOOL_CONTAINER.search(n) for n in names) and any(manifests.is_manifest_name(p) for p in configured):
+        return "Config"
+    tools = {m.group(0).lower().lstrip("/*{,|.") for n in names for m in LINT_CONFIG_NAME.finditer(n)}
+    tools = {t for t in tools if t in manifests.LINT_TOOLS}
+    for path in configured:
+        name = path.rsplit("/", 1)[-1].lower()
+        if any(t in name for t in tools):
+            return "Config"
+        keys = ws.keys(path) if tools and manifests.is_manifest_name(path) else None
+        if keys and any((keys.get(t) or {}).get("Config") for t in tools):
+            return "Config"
+    return None
 
 
 def intent_of(tools: Iterable[str]) -> str:

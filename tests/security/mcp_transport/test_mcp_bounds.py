@@ -19,8 +19,8 @@ from support.sidecar import home_env
 
 pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
-OVERSIZED = {"code": -32600, "message": f"Invalid request: the message is over {MAX_LINE_BYTES} bytes (discarded)"}
-NESTED = {"code": -32600, "message": "Invalid request: the message is nested too deeply"}
+OVERSIZED = {"code": -32600, "message": f"Invalid Request: the message is over {MAX_LINE_BYTES} bytes (discarded)"}
+NESTED = {"code": -32600, "message": "Invalid Request: the message is nested too deeply"}
 
 
 class Raw:

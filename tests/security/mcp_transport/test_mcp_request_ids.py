@@ -36,9 +36,12 @@ WHERE_IS = {"name": "where_is", "arguments": {"query": "__version__"}}
 class Client:
     """Newline-delimited JSON-RPC to a spawned ``dsh-search mcp``; replies read on a thread."""
 
-    def __init__(self, tmp_path: Path, workspace: Path, mock: MockProvider) -> None:
+    def __init__(
+        self, tmp_path: Path, workspace: Path, mock: MockProvider, router: dict[str, Any] | None = None
+    ) -> None:
         cfg = tmp_path / "sidecar.json"
-        cfg.write_text(json.dumps({"router": router_block(mock, ["searxng"]), "suggester": {"enabled": True}}))
+        block = {**router_block(mock, ["searxng"]), **(router or {})}
+        cfg.write_text(json.dumps({"router": block, "suggester": {"enabled": True}}))
         script = str(Path(sys.executable).parent / "dsh-search")
         self.proc = subprocess.Popen(
             forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
@@ -94,11 +97,51 @@ def test_a_request_under_an_id_in_flight_is_refused_and_the_first_stays_cancella
     client.send({"method": "notifications/cancelled", "params": {"requestId": 6}})
     # the cancel reached the search: its provider request was abandoned, long before its hang ends
     wait_until(lambda: len(mock_provider.closed_early) == 1, what="the search cancelled")
-    client.call(6, WHERE_IS)  # the id is free once its request is cancelled
-    got = client.reply()
+    got = reuse_once_settled(client, 6)  # the id is free once the server has ended the cancelled search
     assert got["id"] == 6 and "intent" in got["result"]["structuredContent"]
     with pytest.raises(queue.Empty):  # the cancelled search is never answered
         client.reply(timeout=0.5)
+
+
+def reuse_once_settled(client: Client, rid: int) -> dict[str, Any]:
+    """The reply to a ``where_is`` under ``rid`` once the request it named before is settled: a
+    reuse before that is refused (IN_USE) and runs nothing, so the client may send it again."""
+    for _ in range(100):
+        client.call(rid, WHERE_IS)
+        got = client.reply()
+        if got.get("error") != IN_USE:
+            return got
+    raise AssertionError(f"id {rid} still in use after 100 tries")
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("notifications/initialized", None),
+        ("notifications/cancelled", {"requestId": 6}),
+        ("notifications/progress", {"progressToken": 6, "progress": 1}),
+        ("notifications/roots/list_changed", None),
+    ],
+)
+def test_a_notification_method_sent_with_an_id_is_refused_with_the_lsp_text(
+    client, mock_provider, method, params
+) -> None:
+    # JSON-RPC: a message with an id is a request, and is answered. The SDK answered these
+    # -32601 "Method not found"; the LSP transport answers -32600 naming the notification.
+    client.call(6, SEARCH)
+    wait_until(lambda: len(mock_provider.requests) == 1, what="the search at its provider")
+    client.send({"id": 8, "method": method, **({"params": params} if params else {})})
+    assert client.reply() == {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "error": {"code": -32600, "message": f"Invalid Request: {method} is a notification: it is sent without an id"},
+    }
+    assert mock_provider.closed_early == []  # a cancel under an id cancelled nothing
+    client.send({"method": "notifications/cancelled", "params": {"requestId": 6}})
+    wait_until(lambda: len(mock_provider.closed_early) == 1, what="the search cancelled")
+    client.call(8, WHERE_IS)  # id 8 was never held, and the session serves on
+    got = client.reply()
+    assert got["id"] == 8 and "result" in got
 
 
 def test_an_id_is_free_again_once_its_request_is_answered(client) -> None:

@@ -798,3 +798,64 @@ def test_a_knowledge_batch_not_yet_taken_when_the_exit_counts_it_is_counted_once
         "state store redis://127.0.0.1:6399/0: 1 writes not sent at exit"
         " (0 queued, 1 not handed to the store; the exit waits at most 5 s for the store)"
     ]
+
+
+@pytest.mark.parametrize("failure", [redis.ConnectionError("gone"), redis.ResponseError("WRONGTYPE refused")])
+def test_a_resync_send_that_fails_after_the_exit_counted_it_is_not_queued_again(server, caplog, failure) -> None:
+    """docs/fleet.md, "The start and the exit": the re-sync thread's send of a queued write is still
+    on its way when the exit's bound ends (counted there: 1 sent without a reply) and fails after.
+    Before, the thread put it back on the queue (a store-wide failure: queuedWrites 1 after the
+    exit's final count, never sent) or dropped and counted it again with a second warning (a write
+    the store refused for its content). It is now given up: the exit's one warning told it."""
+    st = redis_state(server)
+    inside, resume = threading.Event(), threading.Event()
+
+    def on_its_way() -> None:
+        inside.set()
+        resume.wait(10)
+        raise failure
+
+    caplog.set_level(logging.WARNING, logger="dsh_sidecar.state.redis_store")
+    with st._lock:
+        st._pending.append(on_its_way)
+    st._away(redis.ConnectionError("away"))  # the re-sync: PING answers, the queued write is sent
+    assert inside.wait(10)
+    resync = st._resync
+    st.close(within_s=0.2)
+    resume.set()
+    assert resync is not None
+    resync.join(10)
+    assert not resync.is_alive()
+    status = st.status()
+    assert (status["queuedWrites"], status["droppedWrites"]) == (0, 1)
+    told = [m for m in caplog.messages if "away" not in m and "unavailable (" not in m]
+    assert told == [
+        "state store redis://127.0.0.1:6399/0 unavailable: 1 writes not sent at exit"
+        " (0 queued, 1 sent without a reply; the exit waits at most 0.2 s for the store)"
+    ]
+
+
+def test_a_write_refused_after_the_exit_counted_it_is_counted_and_told_once(server, caplog) -> None:
+    """A write on the socket when the exit's bound ends (counted: 1 sent without a reply) that the
+    store then refuses for its content: before, it was dropped and counted again (droppedWrites 2)
+    with a second warning after the exit's."""
+    st = redis_state(server)
+    inside, resume = threading.Event(), threading.Event()
+
+    def on_its_way() -> None:
+        inside.set()
+        resume.wait(10)
+        raise redis.ResponseError("WRONGTYPE refused")
+
+    caplog.set_level(logging.WARNING, logger="dsh_sidecar.state.redis_store")
+    writing = threading.Thread(target=st._write, args=(on_its_way, "k"))
+    writing.start()
+    assert inside.wait(10)
+    st.close(within_s=0.2)
+    resume.set()
+    writing.join(10)
+    assert (st.status()["queuedWrites"], st.status()["droppedWrites"]) == (0, 1)
+    assert caplog.messages == [
+        "state store redis://127.0.0.1:6399/0: 1 writes not sent at exit"
+        " (0 queued, 1 sent without a reply; the exit waits at most 0.2 s for the store)"
+    ]

@@ -108,7 +108,6 @@ from dsh_sidecar.suggester.evidence.vocabulary import (
     _LEDGER_DIRS,
     _LEDGER_NAME,
     _LEDGER_WORD,
-    _LINT_CONFIG_NAME,
     _LOCK_NAME,
     _OWNER_NAME,
     _OWNER_W,
@@ -303,7 +302,7 @@ def _named_files_rule(q: Query, ws: Workspace, names: list[str], parts: list[str
         return "Test"  # the test runner's configuration
     if any(_LAYOUT_NAME.search(n) for n in q.name_patterns):
         return "Path"  # the solution's or workspace's projects
-    if any(_LINT_CONFIG_NAME.search(n) for n in q.name_patterns):
+    if any(toolconfig.LINT_CONFIG_NAME.search(n) for n in q.name_patterns):
         return "Config"
     if any(_DOC_NAME.search(n) for n in names) or set(parts) & _DOC_DIRS or _in_docs(folders, ws):
         return "Doc"
@@ -488,41 +487,21 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
     return None
 
 
-#: Files that hold the settings of several Python tools (a miss of one: they are elsewhere).
-_TOOL_CONTAINER = re.compile(r"(?i)(?:^|[/*{,])(?:setup\.cfg|tox\.ini)(?:$|[,}*])")
-#: Most files whose section words a missing tool configuration is looked for in.
-_TOOL_FILES: Final = 30
-
-
 def _missing_config(asked: list[str], ws: Workspace) -> str | None:
     """The intent of the configuration files a listing asked for by name and did not find,
-    when the project has that configuration elsewhere: a test runner's → Test (where the
-    tests are set up: a package script, ``[tool.pytest.ini_options]``), a dependency manifest
-    → Dependency, a linter's or formatter's → Config when that tool is configured in another
-    file (``[flake8]`` of ``tox.ini``), or a Python tools' file when the tools are configured
-    in ``pyproject.toml``; ``None`` otherwise (the project may simply have none)."""
-    named = toolconfig.from_names(asked)
-    if named and toolconfig.configuring(named, ws.with_fact):
-        return toolconfig.intent_of(named)  # the tool is configured, in a file the call did not ask for
+    when the project has that configuration elsewhere: a tool's (:mod:`..toolconfig` reads
+    which tool a file name asks for and where the tool is configured: its own file, a section
+    of a shared one) → Test for a test runner's, else Config; a test runner's set-up without a
+    named tool → Test (a package script, ``[tool.pytest.ini_options]``); a dependency manifest →
+    Dependency; ``None`` otherwise (the project may simply have none)."""
+    intent = toolconfig.configured_elsewhere(asked, ws.with_fact)
+    if intent is not None:
+        return intent  # the tool is configured, in a file the call did not ask for
     if any(_TEST_CONFIG_NAME.search(n) for n in asked):
         return "Test" if ws.with_fact("test-config") else None
     if any(_DEP_MANIFEST_NAME.search(n) for n in asked):
         return "Dependency" if ws.with_fact("dependency-manifest") else None
-    configured = ws.with_fact("lint-config")[:_TOOL_FILES]
-    if not configured:
-        return None
-    if any(_TOOL_CONTAINER.search(n) for n in asked) and any(manifests.is_manifest_name(p) for p in configured):
-        return "Config"
-    tools = {m.group(0).lower().lstrip("/*{,|.") for n in asked for m in _LINT_CONFIG_NAME.finditer(n)}
-    tools = {t for t in tools if t in manifests.LINT_TOOLS}
-    for path in configured:
-        name = path.rsplit("/", 1)[-1].lower()
-        if any(t in name for t in tools):
-            return "Config"
-        keys = ws.keys(path) if tools and manifests.is_manifest_name(path) else None
-        if keys and any((keys.get(t) or {}).get("Config") for t in tools):
-            return "Config"
-    return None
+    return toolconfig.lint_configured(asked, ws)
 
 
 def _tool_configured_elsewhere(q: Query, ws: Workspace) -> str | None:

@@ -76,13 +76,6 @@ _TEST_CONFIG_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])(?:jest|vitest|karma|playwright|cypress|ava|wdio)\.config\b|(?:^|[/*{,])(?:pytest\.ini|conftest\.py"
     r"|\.mocharc|phpunit\.xml|\.rspec|\.coveragerc|codecov\.ya?ml|jest|vitest|pytest|phpunit|karma)(?:$|[.,}*])"
 )
-#: Configuration files of linters, formatters and type checkers.
-_LINT_CONFIG_NAME = LazyPattern(
-    r"(?i)(?:^|[/*{,|.])(?:eslint|prettier|stylelint|biome|ruff|flake8|pylint|mypy|isort|black|setup\.cfg|tox\.ini"
-    r"|rubocop|golangci|rustfmt|clippy|clang-format|clang-tidy|editorconfig|php-cs-fixer|phpstan|psalm|phpcs"
-    r"|checkstyle|detekt|swiftlint|stylecop|tsconfig|pre-commit-config|oxlint|oxfmt|mkdocs|readthedocs|doxyfile"
-    r"|docusaurus\.config|typedoc|renovate|dependabot)\b"
-)
 #: Files that list a solution's or workspace's projects.
 _LAYOUT_NAME = LazyPattern(
     r"(?i)(?:^|[/*{,])[\w*.-]*\.slnx?\*?$|\.sln\*?$|(?:^|[/*{,])(?:settings\.gradle(?:\.kts)?|pnpm-workspace\.ya?ml"

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.patterns import MIN_CHARS
-from dsh_sidecar.suggester.parse.shell import Command, Heredoc, unwrap
+from dsh_sidecar.suggester.parse.shell import Command, Heredoc, substituted_redirect_targets, unwrap
 from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
 
 #: Python (``File "p.py", line 3, in f``, and a SyntaxError's location: :data:`_PY_SYNTAX`), pytest
@@ -180,7 +180,8 @@ def shell_writes(commands: list[Command], line: str) -> list[str]:
     """What a shell line changes (``Query.writes``): the file operands of ``sed -i`` and
     ``perl -i`` (:data:`_SED_IN_PLACE`, :data:`_PERL_IN_PLACE`; the first word, the script,
     left out), the targets of ``cp``/``mv``/``install`` and ``tee``, the targets of
-    redirections (:data:`_REDIRECT`, read from the line's text, quoted words skipped),
+    redirections (:data:`_REDIRECT`, read from the line's text, quoted words skipped, and
+    those of the command substitutions inside double quotes, from bashlex's tree),
     :data:`PATCHED` for ``git apply``/``git am``/``patch``
     unless they only check (:data:`_DRY_RUN`). Paths after a ``cd`` are joined to its folder."""
     out: list[str] = []
@@ -198,7 +199,8 @@ def shell_writes(commands: list[Command], line: str) -> list[str]:
         elif cmd.name in ("git apply", "patch", "git am") and not _DRY_RUN & set(cmd.args):
             out.append(PATCHED)
     found = (m.groups() for m in _REDIRECT.finditer(line[:MAX_INPUT_CHARS]))
-    targets = (next((g for g in groups if g is not None), "") for groups in found)
+    targets = [next((g for g in groups if g is not None), "") for groups in found]
+    targets += substituted_redirect_targets(line[:MAX_INPUT_CHARS])  # `echo "$(date > f)"`
     cwd = redirect_cwd(commands)
     out += [_write_target(t, cwd) for t in targets if t and not t.startswith("/dev/")]
     return [p for p in dict.fromkeys(out) if p][:50]

@@ -193,6 +193,42 @@ def _bashlex_commands(command: str) -> list[list[str]] | None:
     return out
 
 
+#: bashlex's types of a redirection that writes its target (``>&`` only when its target is a word:
+#: ``>&2`` duplicates a descriptor, ``>&file`` writes ``file``).
+_WRITING_REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
+
+
+def substituted_redirect_targets(command: str) -> list[str]:
+    """The files written by redirections inside the command substitutions (``$(…)``, backquotes)
+    of a line whose double quotes hold one: ``echo "$(date > f)"`` writes ``f``. The line's own
+    redirections are read from its text (``runs.shell_writes``), where a double-quoted word is
+    data; a substitution inside one is a command whose redirections bashlex's tree holds. Empty
+    when the line has no such quote or bashlex refuses it (under its work budget)."""
+    if '"' not in command or ">" not in command or ("$(" not in command and "`" not in command):
+        return []
+    try:
+        trees = parse_bounded(command)
+    except Exception:  # bashlex raises its own errors and sometimes others on odd input
+        return []
+    out: list[str] = []
+
+    def walk(node: Any, inside: bool) -> None:
+        kind = getattr(node, "kind", "")
+        if kind == "redirect" and inside and node.type in _WRITING_REDIRECTS and hasattr(node.output, "word"):
+            out.append(str(node.output.word))
+        inside = inside or kind == "commandsubstitution"
+        for attr in ("parts", "list"):
+            for child in getattr(node, attr, None) or ():
+                walk(child, inside)
+        inner = getattr(node, "command", None)
+        if inner is not None and hasattr(inner, "kind"):
+            walk(inner, inside)
+
+    for tree in trees:
+        walk(tree, False)
+    return out
+
+
 def _word_text(part: Any, command: str) -> str:
     r"""bashlex's text of a word, except where it drops a backslash inside double quotes that
     escapes nothing the shell escapes there (``"def reframe\b"``: the shell, and ``grep``,

@@ -318,6 +318,34 @@ def test_a_redirection_is_read_as_the_shell_reads_escapes_and_comments(line: str
 
 
 @pytest.mark.parametrize(
+    ("line", "writes"),
+    [
+        ('echo "$(date > f)"', ["f"]),
+        ('echo "`date >> g`"', ["g"]),
+        ('echo "x $(echo "$(ls 2> e.log)") y"', ["e.log"]),
+        ('echo "$(make &> build.log)"', ["build.log"]),
+        ('echo "$(make &>> build.log)"', ["build.log"]),
+        ('echo "$(date >| h)"', ["h"]),
+        ('stamp="$(date > when.txt)"', ["when.txt"]),
+        ('cd src && echo "$(date > f)"', ["src/f"]),
+        ('echo "$(date > f)" > g', ["g", "f"]),
+        # a descriptor duplicated, a read, the null device, a single-quoted text: nothing written
+        ('echo "$(make >&2)"', []),
+        ('echo "$(cat < k)"', []),
+        ('echo "$(date > /dev/null)"', []),
+        ("echo '$(date > nope)'", []),
+        ('echo "a > $(date)"', []),
+    ],
+)
+def test_a_redirection_inside_a_command_substitution_inside_double_quotes_is_a_write(
+    line: str, writes: list[str]
+) -> None:
+    """A double-quoted word is data to the line's redirection reader, but a command substitution
+    inside one runs, redirections and all: ``echo "$(date > f)"`` writes ``f`` (it was not seen)."""
+    assert parse_call("bash", {"command": line}).writes == writes
+
+
+@pytest.mark.parametrize(
     ("line", "patterns"),
     [
         # the pipeline's search is the first grep's; the inverted one filters its lines
