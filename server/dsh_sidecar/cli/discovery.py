@@ -61,6 +61,7 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "maxNotesPerTurn",
             "recentWindow",
             "maxTargets",
+            "trimUnsupported",
             "bias",
             "minConfidence",
             "refreshOnBoot",
