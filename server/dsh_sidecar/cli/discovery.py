@@ -61,7 +61,6 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "maxNotesPerTurn",
             "recentWindow",
             "maxTargets",
-            "trimUnsupported",
             "bias",
             "minConfidence",
             "refreshOnBoot",

@@ -38,9 +38,6 @@ class SuggesterConfig(ConfigModel):
     """A file read within this many calls counts as recent (docs/SCHEME.md, "Noise control")."""
     max_targets: int = Field(default=5, ge=1, le=5)
     """Targets listed in one note (the note also stays at most 600 characters)."""
-    trim_unsupported: bool = True
-    """A Symbol note leaves out the targets the session's evidence gives no support when
-    another target has some (``suggester/trim.py``); off names every target found."""
     bias: float = Field(default=BIAS, ge=-10, le=10)
     """The gate's ``b`` in ``k = sigmoid(sum(weights) + b)`` (plan, "The gate")."""
     min_confidence: float = Field(default=MIN_CONFIDENCE, ge=0, le=1)

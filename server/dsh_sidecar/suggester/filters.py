@@ -9,8 +9,7 @@ recently read targets leave; at most ``maxTargets`` remain. What "recently read"
 whether it suppresses is the trigger's (``triggers/base.py``). A project question asked of a
 manifest that points elsewhere for its answer names where it points (:func:`pointed_to`);
 otherwise the ranking chooses (``ranking.py``: an echo, a broad listing unranked, or the
-targets in order); of a code intent's targets, those without support leave when another has
-some (a Symbol note: ``trim.py``).
+targets in order).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from dsh_sidecar.suggester import ranking, trim
+from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
@@ -66,8 +65,6 @@ def apply(
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
-    if ctx.config.trim_unsupported:
-        chosen = trim.supported(chosen, intent, ctx.scorers.of(q, ctx.state.evidence, ctx.symbols))
     return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
 
 

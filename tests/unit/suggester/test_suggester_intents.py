@@ -51,8 +51,7 @@ def test_identifier_of_a_search(tool, inp, expected):
 
 def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     graph = WorkspaceGraph.build(shopcart)
-    # the order of every target found (the trim of unsupported ones: test_suggester_trim.py)
-    s, lines = make_suggester(shopcart, dsh_home, graph, maxNotesPerTurn=5, cooldownCalls=0, trimUnsupported=False)
+    s, lines = make_suggester(shopcart, dsh_home, graph, maxNotesPerTurn=5, cooldownCalls=0)
     notes = s.post_execute(call("grep", {"pattern": "class Cart"}))
     assert notes[0].source.intent == "Symbol"
     assert notes[0].source.targets[0] == "src/shopcart/cart.py"

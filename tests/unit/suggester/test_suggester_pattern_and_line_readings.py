@@ -106,12 +106,12 @@ JAVA_CASES = {
     ),
 }
 LISTED = ".:\n./polys:\n./polys/tests:"
-# the definition alone: the uses have no support beside it (``suggester/trim.py``)
 CLEAR_DENOMS_NOTE = (
-    "search-suggester: in this repository, look here for the definition of the searched name:\n"
-    "- polys/rings.py — defines clear_denoms"
+    "search-suggester: in this repository, look here for the definition and the uses of the searched name:\n"
+    "- polys/rings.py — defines clear_denoms\n- polys/tests/test_rings.py — uses clear_denoms\n"
+    "- polys/polytools.py — uses clear_denoms"
 )
-CLEAR_DENOMS_LINE = "suggest Symbol 0.97 1 targets polys/rings.py"
+CLEAR_DENOMS_LINE = "suggest Symbol 0.97 3 targets polys/rings.py,polys/tests/test_rings.py,polys/polytools.py"
 PYTHON_CASES = {
     "a listing, then a definition searched in the tests (found nowhere there)": (
         (

@@ -223,8 +223,8 @@ def test_the_first_call_waits_within_its_bound_later_ones_only_with_wait_ms(shop
     assert ledger_messages(lines2) == [
         "activated (packs generic,python intents 10 threshold 0.75)",
         "suppressed not-ready Symbol",
-        # cart.py defines Cart; the files that only mention it have no support (``trim.py``)
-        "suggest Symbol 0.97 1 targets src/shopcart/cart.py",
+        "suggest Symbol 0.97 5 targets src/shopcart/cart.py,src/shopcart/api.py,src/shopcart/pricing.py,"
+        "src/shopcart/__init__.py,tests/conftest.py",
     ]
 
 
