@@ -66,6 +66,31 @@ class FileStats:
     def __len__(self) -> int:
         return len(self.size)
 
+    def copy(self, files: list[str] | None = None) -> FileStats:
+        """These stats with columns of their own (over ``files``, else the same listing)."""
+        out = FileStats(self.files if files is None else files)
+        out.mtime, out.size, out.ino = array("q", self.mtime), array("q", self.size), array("Q", self.ino)
+        return out
+
+    def insert(self, i: int, st: os.stat_result | None) -> None:
+        """The stat of a file now at position ``i`` of the listing (inserted there already)."""
+        self.mtime.insert(i, 0 if st is None else st.st_mtime_ns)
+        self.size.insert(i, _MISSING if st is None else st.st_size)
+        self.ino.insert(i, 0 if st is None else st.st_ino)
+        self._fingerprint = None
+
+    def put(self, i: int, st: os.stat_result | None) -> None:
+        """The stat of the ``i``-th file, changed."""
+        self.mtime[i] = 0 if st is None else st.st_mtime_ns
+        self.size[i] = _MISSING if st is None else st.st_size
+        self.ino[i] = 0 if st is None else st.st_ino
+        self._fingerprint = None
+
+    def delete(self, i: int) -> None:
+        """Forget the ``i``-th file's stat (the file was taken out of the listing)."""
+        del self.mtime[i], self.size[i], self.ino[i]
+        self._fingerprint = None
+
     def at(self, i: int) -> Stat | None:
         """The stat of the ``i``-th file of the listing."""
         size = self.size[i]
