@@ -17,6 +17,7 @@ import bisect
 import hashlib
 import os
 from array import array
+from collections.abc import Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Final
@@ -122,7 +123,7 @@ class FileStats:
         out.ino = array("Q", map(self.ino.__getitem__, order))
         return out
 
-    def sort(self, aligned: list[float]) -> tuple[FileStats, list[float]]:
+    def sort(self, aligned: Sequence[float]) -> tuple[FileStats, list[float]]:
         """These stats over the listing in path order (a walk's: ``sorted`` of it), the columns
         and ``aligned`` (a value a file, in the walk's order: its change time) permuted alike:
         one sort of positions, so that the listing needs no sort after it
