@@ -199,13 +199,15 @@ def run(
             hits += _take(root, rel, st, old, index, mapped, new, reader, overlay)
             if progress is not None and (n % step == 0 or n == total):
                 progress(n, total)
-    # the entries taken from the journal: each a change to the cache, as a file parsed
+    # the entries taken from the journal: each a change to the cache, as a file parsed; and a
+    # journal this pass did not take whole (an entry of a file gone, grown past the cap or forged)
+    # is written into the cache, or every later session would come this way
     journalled = sum(1 for rel, e in new if e is overlay.get(rel)) if overlay else 0
     if mapped:
         _untake(index, old, {files[i] for i in todo[:cut]}, journalled)
     if cache is None:
         return Pass(index, truncated, hits, False)
-    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits + journalled)
+    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits + len(overlay))
     return Pass(index, truncated, hits, False, save) if defer_save else Pass(index, truncated, hits, save())
 
 

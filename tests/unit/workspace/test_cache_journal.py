@@ -198,3 +198,23 @@ def test_a_journal_entry_for_a_file_as_it_is_now_is_taken_as_written(tmp_path: P
     assert after.definitions("planted") == ["pkg/m5.py"] and after.definitions("f5") == []
     (ws / "pkg/m5.py").write_text("def f5(x):\n    return 5\n")  # the file changes: parsed
     assert _session(ws, home).definitions("planted") == []
+
+
+def test_a_journal_entry_of_a_file_no_longer_listed_is_written_into_the_cache_once(tmp_path: Path) -> None:
+    """A journal the pass cannot take whole (here an entry of a file deleted between sessions)
+    sends that session off the mapping; it writes the cache (the journal emptied), so the next
+    one maps it again (before, every later session took each entry one by one)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    _checkout(ws)  # git: the listing is the tree as it is, no walk after ready to apply it
+    _session(ws, home)
+    during = _session(ws, home)
+    (ws / "pkg/new.py").write_text("def brand_new():\n    return 0\n")
+    during.refresh(["pkg/new.py"])
+    assert during.wait(30) and during.wait_kept(30)
+    during.close()
+    (ws / "pkg/new.py").unlink()  # journalled with an entry, now gone
+    after = _session(ws, home)
+    assert after.graph.stats["cacheSaved"] is True and not after.cache.journal.path.exists()
+    assert after.definitions("brand_new") == []
+    again = _session(ws, home)
+    assert again.graph.stats["parsers"] == {"cache": 12} and again.graph.stats["cacheSaved"] is False
