@@ -199,9 +199,8 @@ def run(
             hits += _take(root, rel, st, old, index, mapped, new, reader, overlay)
             if progress is not None and (n % step == 0 or n == total):
                 progress(n, total)
-    # the entries taken from the journal: each a change to the cache, as a file parsed; and a
-    # journal this pass did not take whole (an entry of a file gone, grown past the cap or forged)
-    # is written into the cache, or every later session would come this way
+    # a journal read is written into the cache (one not taken whole, an entry of a file gone or
+    # forged, would send every later session this way)
     journalled = sum(1 for rel, e in new if e is overlay.get(rel)) if overlay else 0
     if mapped:
         _untake(index, old, {files[i] for i in todo[:cut]}, journalled)
