@@ -48,8 +48,19 @@ instructions up to the reply (valgrind's callgrind, ``PYTHONHASHSEED=0``; a wrap
 process right after it writes its first frame, the reply; ~40 s of one core per case). The count
 is what the process computes, not what the kernel does for it (page faults, file reads), so its
 ratio is a floor under the wall ratio, and it is the same from run to run to ~0.1 %.
+**After a session with changes** (``--after-changed 1,50``): for each count N, each tree runs
+one session that changes N code files while it runs (appended to, then notified with
+``workspace/didChangeWatchedFiles``, and let the server go quiet: it writes what the change did to
+its caches), then the measured session right after, the trees alternated: what the next start
+costs once a session edited files (goal: as a warm start). **A git checkout** (``--git``): the
+large repository is a git checkout of the same tree (made once beside it: ``git init``, one
+commit, every git command run with a fixed identity and no hooks or config of the tree's); git
+lists it (no kept listing), and the CPU of the git processes the server ran (its reaped
+children's, ``/proc``) is printed beside the process's own. Every round also prints the peak RSS
+(``VmHWM``) once quiescent: the walk after ready of a warm start happens after "ready".
 Usage: ``python bench/coldstart.py [--runs 7] [--files 100000] [--baseline-src DIR] [--instructions]
-[--cold-runs 1] [--warm-runs 3] [--changed-runs 0] [--changed-files 100] [--ready-only]``.
+[--cold-runs 1] [--warm-runs 3] [--changed-runs 0] [--changed-files 100] [--after-changed 1,50]
+[--git] [--ready-only]``.
 """
 
 from __future__ import annotations
@@ -238,6 +249,64 @@ def touch_files(root: Path, count: int, tag: str) -> list[Path]:
     return changed
 
 
+def git_checkout(tree: Path, dest: Path) -> float:
+    """``dest``: a git checkout of a copy of ``tree`` with every file committed once (made when
+    missing); seconds spent. Git runs with a fixed identity and date, no system or global
+    configuration and no hooks (the copy is ours, but nothing of a tree's own is run)."""
+    if (dest / ".git").is_dir():
+        return 0.0
+    t0 = time.perf_counter()
+    shutil.copytree(tree, dest, symlinks=True)
+    env = dict(
+        os.environ,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_AUTHOR_NAME="bench",
+        GIT_AUTHOR_EMAIL="bench@example.invalid",
+        GIT_COMMITTER_NAME="bench",
+        GIT_COMMITTER_EMAIL="bench@example.invalid",
+        GIT_AUTHOR_DATE="2026-01-01T00:00:00Z",
+        GIT_COMMITTER_DATE="2026-01-01T00:00:00Z",
+    )
+    git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", str(dest)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "synthetic tree"]):
+        subprocess.run([*git, *args], env=env, check=True, timeout=1800)
+    return time.perf_counter() - t0
+
+
+def proc_extra(pid: int) -> dict[str, float]:
+    """The peak RSS (``VmHWM``, MiB) of process ``pid`` and the CPU seconds of its reaped
+    children (the git commands it ran)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    hwm = next(
+        (
+            int(line.split()[1]) / 1024
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("VmHWM:")
+        ),
+        float("nan"),
+    )
+    return {"hwm": hwm, "child_cpu_s": (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")}
+
+
+def changing_session(name: str, src: Path | None, home: Path, root: Path, count: int, tag: str) -> None:
+    """A session of ``name`` that changes ``count`` code files of ``root`` while it runs: to
+    ready and quiet, then the files appended to and notified (``didChangeWatchedFiles``), and
+    quiet again before it ends (the server writes what the change did to its caches)."""
+    from file_churn import quiet_figures, ready_figures
+
+    server, _ = ready_figures(name, src, home, root, quiet=True)
+    changed = touch_files(root, count, tag)
+    server.client.send(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": p.as_uri(), "type": 2} for p in changed]},
+        notify=True,
+    )
+    time.sleep(1.5)  # the batch, and the write of the caches a second after it
+    quiet_figures(server.pid, time.perf_counter())
+    server.close()
+
+
 def ready_rounds(
     trees: list[tuple[str, Path | None]],
     repos: dict[str, Path],
@@ -246,6 +315,7 @@ def ready_rounds(
     warm_runs: int,
     changed_runs: int = 0,
     changed_files: int = 100,
+    after_changed: tuple[int, ...] = (),
 ) -> None:
     """Spawn -> ``graph.ready`` (the suggester on) of each tree on each repository: ``cold_runs``
     fresh starts (a new ``DSH_HOME`` and cache directory), then ``warm_runs`` later sessions on
@@ -268,6 +338,7 @@ def ready_rounds(
         [("cold", r) for r in range(cold_runs)]
         + [("warm", r) for r in range(warm_runs)]
         + [("changed", r) for r in range(changed_runs)]
+        + [(f"after {k}", r) for k in after_changed for r in range(max(1, warm_runs))]
     )
     for n, (temp, r) in enumerate(rounds):
         if temp == "changed":
@@ -275,18 +346,24 @@ def ready_rounds(
         for name, src in trees if n % 2 == 0 else trees[::-1]:
             for repo, root in repos.items():
                 home = tmp / f"ready-{name}-{repo}-{r if temp == 'cold' else 0}"
+                if temp.startswith("after ") and repo == "large":
+                    changing_session(name, src, home, root, int(temp.split()[1]), f"{name} {temp} round {r}")
                 server, fig = ready_figures(name, src, home, root, quiet=True, first_call=True)
+                fig.update(proc_extra(server.pid))
                 server.close()
                 figs.setdefault((name, repo, temp), []).append(fig)
                 print(
                     f"{name:<9} {repo:<5} {temp} {r + 1}: wall {fig['wall_s']:.1f} s, CPU {fig['cpu_s']:.2f} s "
                     f"(quiescent: {fig['quiet_cpu_s']:.2f} s at {fig['quiet_wall_s']:.1f} s; verified at "
-                    f"{fig['verified_wall_s']:.1f} s; first postExecute at ready {fig['first_call_ms']:.0f} ms), RSS {fig['rss']:.0f} MiB (symbols {fig['symbols']}, cacheHits {fig['cacheHits']}); load {load()}",
+                    f"{fig['verified_wall_s']:.1f} s; first postExecute at ready {fig['first_call_ms']:.0f} ms), "
+                    f"RSS {fig['rss']:.0f} MiB, peak {fig['hwm']:.0f} MiB; git children CPU {fig['child_cpu_s']:.2f} s "
+                    f"(symbols {fig['symbols']}, cacheHits {fig['cacheHits']}); load {load()}",
                     flush=True,
                 )
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+    temps = [("cold", 10.0), ("warm", 1.0), ("changed", None)] + [(f"after {k}", 1.0) for k in after_changed]
     for name, _src in trees:
-        for temp, goal in (("cold", 10.0), ("warm", 1.0), ("changed", None)):
+        for temp, goal in temps:
             large, small = figs.get((name, "large", temp)), figs.get((name, "small", temp))
             if not large or not small:
                 continue
@@ -308,11 +385,12 @@ def ready_rounds(
                 f"wall {med(large, 'wall_s'):.1f} s (verified {med(large, 'verified_wall_s'):.1f} s; first postExecute "
                 f"{med(large, 'first_call_ms'):.0f} ms), RSS {med(large, 'rss'):.0f} MiB; small (the floor) CPU "
                 f"{floor:.2f} s; over the floor, per round: {over:.2f} s (to quiescence {quiet_over:.2f} s); "
-                f"{verdict}; RSS <= 300 MiB: {'met' if med(large, 'rss') <= 300 else 'NOT met'}"
+                f"{verdict}; RSS <= 300 MiB: {'met' if med(large, 'rss') <= 300 else 'NOT met'}; peak RSS "
+                f"{med(large, 'hwm'):.0f} MiB; git children CPU {med(large, 'child_cpu_s'):.2f} s"
             )
     if len(trees) > 1:
         (name, _), (base, _) = trees[0], trees[1]
-        for temp in ("cold", "warm", "changed"):
+        for temp, _goal in temps:
             mine, theirs = figs.get((name, "large", temp)), figs.get((base, "large", temp))
             if mine and theirs:
                 for key, what in (("cpu_s", "CPU to ready"), ("quiet_cpu_s", "CPU to quiescence")):
@@ -335,6 +413,8 @@ def main() -> None:
     ap.add_argument("--warm-runs", type=int, default=3, help="later sessions to ready per tree and repository")
     ap.add_argument("--changed-runs", type=int, default=0, help="later sessions after code files changed")
     ap.add_argument("--changed-files", type=int, default=100, help="code files rewritten before each")
+    ap.add_argument("--after-changed", default="", help="counts of files a session changes before a measured one")
+    ap.add_argument("--git", action="store_true", help="the large repository is a git checkout of the tree")
     ap.add_argument("--ready-only", action="store_true", help="only the spawn -> ready rounds")
     args = ap.parse_args()
     runs = max(5, args.runs)
@@ -352,6 +432,12 @@ def main() -> None:
             args.cache.mkdir(parents=True, exist_ok=True)
             secs = synthetic_workspace(big, args.files)
             print(f"(built a {args.files}-file workspace in {secs:.1f}s at {big})")
+        if args.git:
+            checkout = args.cache / f"git-{args.files}"
+            secs = git_checkout(big, checkout)
+            if secs:
+                print(f"(made a git checkout of it in {secs:.1f}s at {checkout})")
+            big = checkout
         cases.append((f"sidecar, large repo ({args.files} files)", sidecar, big))
     trees: list[tuple[str, Path | None]] = [("sidecar", None)]
     if args.baseline_src:
@@ -366,6 +452,7 @@ def main() -> None:
             args.warm_runs,
             args.changed_runs,
             args.changed_files,
+            tuple(int(k) for k in args.after_changed.split(",") if k.strip()),
         )
 
     if args.ready_only:

@@ -35,6 +35,11 @@ MAX_INLINE_REFRESH: Final = 200
 #: ``didChangeWatchedFiles`` notifications (an editor saving several files, a formatter, a
 #: checkout in pieces) is applied as one batch, one refresh of the content index and the targets.
 COALESCE_S: Final = 0.05
+#: Seconds without a new batch before what the batches changed is written to the caches (the
+#: symbol cache's journal, the listing, the kinds: :meth:`GraphBuilder._keep`), and the longest
+#: a change waits for that under a steady stream of batches.
+KEEP_S: Final = 1.0
+KEEP_MAX_S: Final = 10.0
 
 
 class GraphBuilder:
@@ -75,13 +80,12 @@ class GraphBuilder:
         self._refresher: threading.Thread | None = None
         self._refresh_idle = threading.Event()
         self._refresh_idle.set()
-        self.cache = SymbolCache(cache_dir, root) if cache_dir is not None and root is not None else None
-        self.kind_cache = KindCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        kept = cache_dir is not None and root is not None
+        self.cache = SymbolCache(cache_dir, root) if kept else None  # type: ignore[arg-type]
+        self.kind_cache = KindCache(cache_dir, root) if kept else None  # type: ignore[arg-type]
         #: the last verified walk (``listingcache.py``): a session's first build is made from it
-        self.listing_cache = ListingCache(cache_dir, root) if cache_dir is not None and root is not None else None
+        self.listing_cache = ListingCache(cache_dir, root) if kept else None  # type: ignore[arg-type]
         self._listing_taken = False
-        #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
-        self.verified_walk: tuple[float, int] | None = None
         self.progress_min_files = progress_min_files
         self.symbols = symbols
         self.progress = progress
@@ -112,9 +116,21 @@ class GraphBuilder:
         #: write is not part of the build (:attr:`building` is ``False`` meanwhile; :meth:`wait`
         #: still waits for it)
         self._saving = -1
-        #: batches of changed paths applied, and the CPU seconds they took (this thread's)
-        self.refreshes = 0
-        self.refresh_cpu_s = 0.0
+        #: set once what the applied changes did is written to the caches (:meth:`wait_kept`)
+        self._kept = threading.Event()
+        self._kept.set()
+
+    #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
+    verified_walk: tuple[float, int] | None = None
+    #: batches of changed paths applied, and the CPU seconds they took (the applying thread's)
+    refreshes = 0
+    refresh_cpu_s = 0.0
+    #: writes of the caches after changes, and the CPU seconds they took (the refresh thread's)
+    keeps = 0
+    keep_cpu_s = 0.0
+    #: the graph whose applied changes the caches lack (:meth:`_keep`), and since when
+    _unkept: WorkspaceGraph | None = None
+    _unkept_since = 0.0
 
     @property
     def building(self) -> bool:
@@ -220,11 +236,14 @@ class GraphBuilder:
         try:
             while True:
                 with self._lock:
-                    while not self._pending and not self._closed:
-                        self._refresh_idle.set()
-                        self._wake_refresher.wait()
-                    if self._closed:
-                        return
+                    keep = self._next_keep()
+                    closed = self._closed
+                if keep is not None:
+                    self._keep(keep)
+                if closed:
+                    return
+                if keep is not None:
+                    continue
                 time.sleep(COALESCE_S)  # the rest of a burst joins this batch
                 with self._lock:
                     pending, self._pending = self._pending, []
@@ -233,6 +252,57 @@ class GraphBuilder:
                     self._apply(graph, pending)
         finally:
             self._refresh_idle.set()
+            self._kept.set()
+
+    def _next_keep(self) -> WorkspaceGraph | None:
+        """Wait (with :attr:`_lock` held) for queued changes, or for the moment to write what the
+        applied ones changed to the caches: :data:`KEEP_S` without a batch, :data:`KEEP_MAX_S`
+        after the first unwritten one whatever, or the thread's end. The graph to keep, or
+        ``None`` (changes are queued)."""
+        while not self._closed:
+            late = self._unkept is not None and time.monotonic() - self._unkept_since >= KEEP_MAX_S
+            if self._pending and not late:
+                return None
+            if late:
+                break
+            self._refresh_idle.set()
+            if self._unkept is None:
+                self._wake_refresher.wait()
+            elif not self._wake_refresher.wait(KEEP_S) and not self._pending:
+                break
+        keep, self._unkept = self._unkept, None
+        return keep
+
+    def _keep(self, graph: WorkspaceGraph) -> None:
+        """Write what the applied batches changed to the caches the next session starts from,
+        on the refresh thread: the symbol entries of the changed files to the symbol cache's
+        journal (O(the journal): ``journal.py``), and, when a path came or went, the kinds
+        (``kindcache.py``) and, for a verified tree outside git, the listing with its stats
+        (``listingcache.py``), O(files) each. The next session then takes every file from them
+        as after an unchanged one."""
+        t0 = time.thread_time()
+        try:
+            listing = self.listing_cache is not None and graph.time_source == "mtime" and graph.verified
+            unkept = graph.unkept(listing)
+            if self.cache is not None and unkept.entries:
+                self.cache.note(unkept.entries)
+                self.cache.keep()
+            if unkept.listing is not None and self.listing_cache is not None:
+                self.listing_cache.save(unkept.listing.stats, unkept.listing.stamps)
+            if unkept.kinds is not None and self.kind_cache is not None:
+                self.kind_cache.save(*unkept.kinds)
+        except Exception as exc:  # a cache not written is only a slower next session
+            log.warning("workspace caches not kept after changes: %s", exc)
+        finally:
+            self.keeps += 1
+            self.keep_cpu_s += time.thread_time() - t0
+            with self._lock:
+                if self._unkept is None:
+                    self._kept.set()
+
+    def wait_kept(self, timeout: float | None = None) -> bool:
+        """Block until what the applied changes did is written to the caches; ``True`` if so."""
+        return self._kept.wait(timeout)
 
     def close(self) -> None:
         """Cancel a running build and end the refresh thread (queued changes are dropped)."""
@@ -250,6 +320,13 @@ class GraphBuilder:
             return
         self.refreshes += 1
         self.refresh_cpu_s += time.thread_time() - t0
+        if delta.paths:
+            with self._lock:
+                if self._unkept is None:
+                    self._unkept_since = time.monotonic()
+                self._unkept = graph
+                self._kept.clear()
+                self._wake_refresher.notify()
         if self.on_change is not None and delta.paths:
             try:
                 self.on_change(graph, delta)

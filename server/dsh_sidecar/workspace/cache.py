@@ -59,6 +59,7 @@ import hashlib
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
@@ -68,6 +69,7 @@ from typing import Any, Final, Literal
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace.heap import collections_paused
+from dsh_sidecar.workspace.journal import Entries, SymbolJournal
 from dsh_sidecar.workspace.stats import Stat
 from dsh_sidecar.workspace.symbols import CachedColumns, CachedPostings, FileSymbols, SymbolIndex
 
@@ -167,6 +169,8 @@ class SymbolEntries:
     npost: Any = field(default_factory=list)
     pfiles: Any = field(default_factory=list)
     pcounts: Any = field(default_factory=list)
+    #: the digest of the file's body these entries were read from (a journal amends it)
+    digest: str = ""
     _where: dict[str, int] | None = None
     _offsets: tuple[list[int], list[int]] | None = None
 
@@ -334,35 +338,52 @@ def _reader(root: str, listed: int) -> Any:
             raise StateDocumentError("per-file counts do not add up")
         if out["generated"].tobytes().translate(None, b"\0\1"):
             raise StateDocumentError("generated must be 0 or 1")
-        return SymbolEntries(**out)
+        return SymbolEntries(**out, digest=head["digest"])
 
     return parse
 
 
 class SymbolCache:
-    """Load and save the per-file symbol entries of one workspace."""
+    """Load and save the per-file symbol entries of one workspace, and the journal of the files
+    changed since they were written (``journal.py``)."""
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
         self.path = cache_path(cache_dir, root)
         self.file = StateFile(self.path, max_bytes=max_cache_bytes(0), parse=_reader(self.root, 0))
+        self.journal = SymbolJournal(self.path.with_suffix(".journal.json"), self.root)
+        #: the digest of the body of the cache on disk, as this process last read or wrote it
+        #: (``""``: none, so no journal either)
+        self.base = ""
+        #: the journal read over that cache (taken by the symbol pass; gone once the cache is
+        #: written again), and the entries of the files this session changed since
+        self.overlay: Entries = {}
+        self.changed: Entries = {}
+        self._state = threading.Lock()
 
     def load(self, listed: int) -> SymbolEntries:
         """The cached entries, read for a listing of ``listed`` code files (none when absent,
-        corrupt, foreign, unreadable or too large for it)."""
+        corrupt, foreign, unreadable or too large for it); :attr:`overlay` then holds the journal
+        over them."""
         bound = _files_bound(listed)
         self.file.max_bytes = max_cache_bytes(bound)
         self.file.parse = _reader(self.root, listed)
         try:
             with collections_paused():  # the columns: long-lived, no cycle
-                return self.file.read() or SymbolEntries()
+                entries = self.file.read() or SymbolEntries()
         except Exception as exc:  # a cache problem is only a slower start
             log.warning("workspace symbol cache unreadable (%s); indexing from scratch", exc)
-            return SymbolEntries()
+            entries = SymbolEntries()
+        with self._state:
+            self.base = entries.digest
+            self.overlay = self.journal.load(entries.digest) if entries.digest else {}
+            self.changed = {}
+        return entries
 
     def save(self, entries: SymbolEntries) -> bool:
         """Write the entries; ``False`` (nothing written) when over the size model or the
-        strings' bound (which the reader would refuse) or on an I/O error."""
+        strings' bound (which the reader would refuse) or on an I/O error. The journal then
+        holds this session's changes only, over the cache written."""
         strings, bound = len(entries.defs) + len(entries.vocab), strings_bound(len(entries))
         if strings > bound:
             log.info("workspace symbol cache not written: %d strings > %d", strings, bound)
@@ -372,9 +393,32 @@ class SymbolCache:
         if len(data) > cap:
             log.info("workspace symbol cache not written: %d bytes > %d", len(data), cap)
             return False
-        try:
-            self.file.replace(data)
+        with self._state:
+            try:
+                self.file.replace(data)
+            except Exception as exc:  # disk full, read-only home, lock timeout: keep serving
+                log.warning("workspace symbol cache not written: %s", exc)
+                return False
+            self.base, self.overlay = columns.head_of(data)[0]["digest"], {}
+            self._write_journal()
             return True
-        except Exception as exc:  # disk full, read-only home, lock timeout: keep serving
-            log.warning("workspace symbol cache not written: %s", exc)
+
+    def note(self, changed: Entries) -> None:
+        """Record the entries of files a session changed (written by :meth:`keep`)."""
+        with self._state:
+            self.changed.update(changed)
+
+    def keep(self) -> bool:
+        """Write the journal: the one read and this session's changes, over the cache on disk
+        (O(the journal)); ``False`` when nothing was written."""
+        with self._state:
+            return self._write_journal()
+
+    def _write_journal(self) -> bool:
+        if not self.base:
             return False
+        entries = {**self.overlay, **self.changed}
+        if not entries:
+            self.journal.clear()
+            return True
+        return self.journal.save(self.base, entries)

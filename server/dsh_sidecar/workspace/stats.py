@@ -17,6 +17,7 @@ import bisect
 import hashlib
 import os
 from array import array
+from collections.abc import Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Final
@@ -66,6 +67,31 @@ class FileStats:
     def __len__(self) -> int:
         return len(self.size)
 
+    def copy(self, files: list[str] | None = None) -> FileStats:
+        """These stats with columns of their own (over ``files``, else the same listing)."""
+        out = FileStats(self.files if files is None else files)
+        out.mtime, out.size, out.ino = array("q", self.mtime), array("q", self.size), array("Q", self.ino)
+        return out
+
+    def insert(self, i: int, st: os.stat_result | None) -> None:
+        """The stat of a file now at position ``i`` of the listing (inserted there already)."""
+        self.mtime.insert(i, 0 if st is None else st.st_mtime_ns)
+        self.size.insert(i, _MISSING if st is None else st.st_size)
+        self.ino.insert(i, 0 if st is None else st.st_ino)
+        self._fingerprint = None
+
+    def put(self, i: int, st: os.stat_result | None) -> None:
+        """The stat of the ``i``-th file, changed."""
+        self.mtime[i] = 0 if st is None else st.st_mtime_ns
+        self.size[i] = _MISSING if st is None else st.st_size
+        self.ino[i] = 0 if st is None else st.st_ino
+        self._fingerprint = None
+
+    def delete(self, i: int) -> None:
+        """Forget the ``i``-th file's stat (the file was taken out of the listing)."""
+        del self.mtime[i], self.size[i], self.ino[i]
+        self._fingerprint = None
+
     def at(self, i: int) -> Stat | None:
         """The stat of the ``i``-th file of the listing."""
         size = self.size[i]
@@ -97,7 +123,7 @@ class FileStats:
         out.ino = array("Q", map(self.ino.__getitem__, order))
         return out
 
-    def sort(self, aligned: list[float]) -> tuple[FileStats, list[float]]:
+    def sort(self, aligned: Sequence[float]) -> tuple[FileStats, list[float]]:
         """These stats over the listing in path order (a walk's: ``sorted`` of it), the columns
         and ``aligned`` (a value a file, in the walk's order: its change time) permuted alike:
         one sort of positions, so that the listing needs no sort after it

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from array import array
+from collections import Counter
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,9 @@ from typing import Any, Final
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache, SymbolEntries
 from dsh_sidecar.workspace.heap import collections_paused
+from dsh_sidecar.workspace.journal import COMPACT_AT, Entries
 from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
-from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extract
+from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extract
 
 #: Most files the symbol index reads (newest first), and its time budget in CPU seconds of its
 #: thread (a busy machine slows the pass's wall clock, not its work: a wall-clock budget cut the
@@ -69,35 +71,81 @@ def _stat(root: str, rel: str) -> Stat | None:
     return None if st is None else (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def all_current(todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats) -> bool:
+def all_current(
+    todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats, overlay: Entries | None = None
+) -> bool:
     """Whether the cache holds exactly the files of ``todo`` (positions in ``files``, whose stats
-    are ``stats``) that a pass reads, each as it is now: a file over :data:`MAX_FILE_BYTES` is
-    never read nor cached (one such file, a vendored bundle or a large test, had kept every
-    later session of a real tree off this path: each file then taken from the cache one by one,
-    ~2 s for 20k files)."""
+    are ``stats``) that a pass reads, each as it is now, once the journal ``overlay`` is laid over
+    it (``journal.py``): a file over :data:`MAX_FILE_BYTES` is never read nor cached (one such
+    file, a vendored bundle or a large test, had kept every later session of a real tree off
+    this path: each file then taken from the cache one by one, ~2 s for 20k files), and neither
+    is one that cannot be stat'ed (a tracked file deleted from a git work tree, which git still
+    lists: one had kept a checkout's every later session off this path)."""
     if not old:
         return False
     kept = [i for i in todo if stats.size[i] <= MAX_FILE_BYTES]
-    if [files[i] for i in kept] == old.paths and all(  # the cache in the pass's order, as it writes it:
-        # the columns compared at once (C), not a tuple a file
-        array(code, map(column.__getitem__, kept)) == have
-        for code, column, have in (
-            ("q", stats.mtime, old.mtime),
-            ("q", stats.size, old.size),
-            ("Q", stats.ino, old.ino),
+    if (
+        not overlay
+        and [files[i] for i in kept] == old.paths
+        and all(  # the cache in the pass's order,
+            # as it writes it: the columns compared at once (C), not a tuple a file
+            array(code, map(column.__getitem__, kept)) == have
+            for code, column, have in (
+                ("q", stats.mtime, old.mtime),
+                ("q", stats.size, old.size),
+                ("Q", stats.ino, old.ino),
+            )
         )
     ):
         return True
+    overlay = overlay or {}
+    held = len(old) + sum(
+        (e is not None) - (old.position(rel) is not None) for rel, e in overlay.items()
+    )  # the entries once the journal is laid over the cache
     cached = 0
     for i in todo:
         st = stats.at(i)
-        if st is not None and st[1] > MAX_FILE_BYTES:
+        rel = files[i]
+        if st is None:  # gone (git lists a tracked file deleted from the work tree): no entry
+            if (overlay[rel] is not None) if rel in overlay else old.position(rel) is not None:
+                return False
             continue
-        j = old.position(files[i])
-        if j is None or st != old.stat(j):
+        if st[1] > MAX_FILE_BYTES:
+            continue
+        if rel in overlay:
+            entry = overlay[rel]
+            if entry is None or st != entry[0]:
+                return False
+        elif (j := old.position(rel)) is None or st != old.stat(j):
             return False
         cached += 1
-    return cached == len(old)
+    return cached == held
+
+
+def _warm(
+    todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats, overlay: Entries
+) -> SymbolIndex | None:
+    """The index mapped from the cache ``old`` with the journal ``overlay`` laid over it when
+    together they hold every file of the pass as it is now (:func:`all_current`) and the journal
+    is not due to be written into the cache (:data:`~dsh_sidecar.workspace.journal.COMPACT_AT`
+    files at most); ``None`` otherwise."""
+    if len(overlay) > COMPACT_AT or not all_current(todo, files, old, stats, overlay):
+        return None
+    index = old.index()
+    for rel, entry in overlay.items():
+        index.remove(rel)
+        if entry is not None:
+            index.add(rel, _symbols(entry))
+    if overlay:
+        index.parsers = Counter({"cache": len(index)}) if len(index) else Counter()
+    return index
+
+
+def _symbols(entry: Entry) -> FileSymbols:
+    _, defs, tokens, generated = entry
+    if generated:
+        return FileSymbols(generated=True, parser="cache")
+    return FileSymbols(frozenset(defs), dict(tokens), parser="cache")
 
 
 def run(
@@ -120,11 +168,11 @@ def run(
     if progress is not None:
         progress(0, total)
     old = cache.load(total) if cache is not None else SymbolEntries()
-    if cache is not None and stats is not None and all_current(todo, files, old, stats):
-        index = old.index()
+    overlay = cache.overlay if cache is not None else {}
+    if cache is not None and stats is not None and (warm := _warm(todo, files, old, stats, overlay)) is not None:
         if progress is not None:
             progress(total, total)
-        return Pass(index, truncated, len(old), False)
+        return Pass(warm, truncated, len(old), False)
     new: list[tuple[str, Entry | int]] = []  # an int: the position of an entry of ``old``
     # a cache with entries to reuse is mapped as the index (O(files)), the files that changed
     # taken out of it and parsed again: the index is not rebuilt posting by posting
@@ -148,14 +196,17 @@ def run(
                 time.sleep(0)  # a file from the cache makes no system call that would hand the GIL over
             rel = files[i]
             st = stats.at(i) if stats is not None else _stat(base, rel)
-            hits += _take(root, rel, st, old, index, mapped, new, reader)
+            hits += _take(root, rel, st, old, index, mapped, new, reader, overlay)
             if progress is not None and (n % step == 0 or n == total):
                 progress(n, total)
+    # a journal read is written into the cache (one not taken whole, an entry of a file gone or
+    # forged, would send every later session this way)
+    journalled = sum(1 for rel, e in new if e is overlay.get(rel)) if overlay else 0
     if mapped:
-        _untake(index, old, {files[i] for i in todo[:cut]})
+        _untake(index, old, {files[i] for i in todo[:cut]}, journalled)
     if cache is None:
         return Pass(index, truncated, hits, False)
-    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits)
+    save = functools.partial(_save, cache, old, new, [files[i] for i in todo[cut:]], len(new) - hits + len(overlay))
     return Pass(index, truncated, hits, False, save) if defer_save else Pass(index, truncated, hits, save())
 
 
@@ -179,12 +230,21 @@ def _take(
     mapped: bool,
     new: list[tuple[str, Entry | int]],
     reader: fsguard.FolderReader | None = None,
+    overlay: Entries | None = None,
 ) -> int:
-    """Index one file of a pass (its stat ``st``): from the cache ``old`` when its entry is
-    current (already in ``index`` when the index was ``mapped`` from it), else read and parsed
-    (its cached version taken out of a mapped index first); its entry appended to ``new``.
-    1 when it came from the cache."""
-    j = old.position(rel) if st is not None else None
+    """Index one file of a pass (its stat ``st``): from the journal ``overlay`` or the cache
+    ``old`` when its entry is current (already in ``index`` when the index was ``mapped`` from
+    the cache), else read and parsed (its cached version taken out of a mapped index first); its
+    entry appended to ``new``. 1 when it came from the cache or the journal."""
+    if overlay and rel in overlay:
+        entry = overlay[rel]
+        if entry is not None and st is not None and entry[0] == st:
+            index.add(rel, _symbols(entry))  # (replaces a mapped index's cached version)
+            new.append((rel, entry))
+            return 1
+        j = None
+    else:
+        j = old.position(rel) if st is not None else None
     if st is not None and j is not None and old.stat(j) == st:
         if not mapped:
             index.add(rel, old.symbols(j))
@@ -200,12 +260,13 @@ def _take(
     return 0
 
 
-def _untake(index: SymbolIndex, old: SymbolEntries, taken: set[str]) -> None:
+def _untake(index: SymbolIndex, old: SymbolEntries, taken: set[str], journalled: int = 0) -> None:
     """Take out of an index mapped from ``old`` the cached files a pass did not take (gone, no
-    longer code, past its cut); its ``cache`` parser count is then the cached files left."""
+    longer code, past its cut); its ``cache`` parser count is then the cached files left and
+    the ``journalled`` ones taken from the journal."""
     for rel in [p for p in old.paths if p not in taken]:
         index.remove(rel)
-    index.parsers["cache"] = index.cached_files()
+    index.parsers["cache"] = index.cached_files() + journalled
     if not index.parsers["cache"]:
         del index.parsers["cache"]
 

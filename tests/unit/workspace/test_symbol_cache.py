@@ -298,3 +298,27 @@ def test_the_cache_write_after_a_build_is_not_part_of_the_build(tmp_path: Path, 
     release.set()
     assert b.wait(30) and b.building is False
     assert b.graph.stats["cacheHits"] == 2 and b.graph.stats["cacheSaved"] is False  # the first build wrote it
+
+
+def test_a_tracked_file_deleted_from_a_checkout_keeps_later_sessions_on_the_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git still lists a tracked file deleted from the work tree (no stat: never read nor
+    cached); a later session on that tree maps the cache whole, not one entry at a time (it
+    took each of them one by one before)."""
+    from dsh_sidecar.workspace import symbolpass
+    from support.gitrepo import git
+
+    ws = tmp_path / "ws"
+    write_tree(ws, {f"pkg/m{i}.py": f"def f{i}():\n    pass\n" for i in range(5)})
+    git(ws, "init", "-q")
+    git(ws, "add", ".")
+    git(ws, "commit", "-qm", "tree", date="2026-01-01T00:00:00")
+    (ws / "pkg/m2.py").unlink()
+    _built(ws, tmp_path / "home")
+    taken: list[str] = []
+    real = symbolpass._take
+    monkeypatch.setattr(symbolpass, "_take", lambda root, rel, *a: taken.append(rel) or real(root, rel, *a))
+    later = _built(ws, tmp_path / "home")
+    assert "pkg/m2.py" in later.graph.files and taken == []
+    assert later.graph.stats["cacheHits"] == 4 and later.definitions("f2") == []
