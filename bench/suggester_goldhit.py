@@ -294,7 +294,15 @@ def main(argv: list[str] | None = None) -> int:
                 if only is not None:
                     sys.stderr.write(f"{t.id}: held out, not replayed\n")
                 continue
-            calls = replay(t, checkout_dir(a.cache, t.row["repo"], t.row["commit"]), rec, a.wait)
+            ws = checkout_dir(a.cache, t.row["repo"], t.row["commit"])
+            if not ws.is_dir():  # replaying on no checkout would read as silence everywhere
+                sys.stderr.write(f"{t.id}: not replayed (no checkout {ws})\n")
+                continue
+            try:
+                calls = replay(t, ws, rec, a.wait)
+            except (OSError, RuntimeError) as exc:  # a missing checkout, an index not ready in time
+                sys.stderr.write(f"{t.id}: not replayed ({exc})\n")
+                continue
             kept = {"id": t.id, "family": t.family, "gold": sorted(t.gold), "calls": [asdict(c) for c in calls]}
             done.append(kept)
             if a.out is not None:

@@ -4,7 +4,9 @@ its calls, and the summary table."""
 
 from __future__ import annotations
 
-from bench.suggester_goldhit import Call, stage_of, status_of, summarise, trace_loss
+from dsh_sidecar.evaluation import read_trajectories
+
+from bench.suggester_goldhit import TRAJ, Call, main, stage_of, status_of, summarise, trace_loss
 
 G = "pkg/core.py"
 
@@ -92,3 +94,17 @@ def test_summary_table():
         "| a | 1 | 1 |",
         "| b | 0 | 1 |",
     ]
+
+
+def test_a_missing_checkout_or_a_held_out_trace_is_not_replayed(tmp_path, capsys):
+    assert main(["--cache", str(tmp_path), "--only", "sympy__sympy-13031,pylint-dev__pylint-4551"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "pylint-dev__pylint-4551: held out, not replayed",
+        f"sympy__sympy-13031: not replayed (no checkout {tmp_path}/sympy__sympy@{_commit('sympy__sympy-13031')})",
+    ]
+    assert "traces 0" in out.splitlines()
+
+
+def _commit(trace_id: str) -> str:
+    return next(t.row["commit"] for t in read_trajectories(TRAJ) if t.id == trace_id)
