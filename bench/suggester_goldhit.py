@@ -279,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.cache is None:
         p.error("--cache (or DSH_CORPUS_CACHE) is needed to replay")
+    if a.sample is not None and a.sample < 1:
+        p.error("--sample takes a number of traces, at least 1")
     only = set(a.only.split(",")) if a.only else None
     rec = Recorder()
     done: list[dict[str, Any]] = []

@@ -4,6 +4,7 @@ its calls, and the summary table."""
 
 from __future__ import annotations
 
+import pytest
 from dsh_sidecar.evaluation import read_trajectories
 
 from bench.suggester_goldhit import TRAJ, Call, main, stage_of, status_of, summarise, trace_loss
@@ -108,3 +109,11 @@ def test_a_missing_checkout_or_a_held_out_trace_is_not_replayed(tmp_path, capsys
 
 def _commit(trace_id: str) -> str:
     return next(t.row["commit"] for t in read_trajectories(TRAJ) if t.id == trace_id)
+
+
+def test_a_sample_under_one_is_refused(tmp_path, capsys):
+    for n in ("0", "-1"):  # -1 would have sliced every trace but one
+        with pytest.raises(SystemExit) as exc:
+            main(["--cache", str(tmp_path), "--sample", n])
+        assert exc.value.code == 2
+        assert "--sample takes a number of traces, at least 1" in capsys.readouterr().err
