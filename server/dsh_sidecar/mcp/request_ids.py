@@ -22,30 +22,55 @@ was taken by the client's next request under it, and the late answer then freed 
 request at the SDK, so an answer under it is that request's, and the table is only as large as
 the requests the SDK itself holds. Ids are compared as the SDK correlates them (``"7"`` and
 ``7`` are one id).
+
+At most :data:`MAX_IN_FLIGHT` requests are held: past it the transport reads no more of the wire
+until one is settled (:meth:`RequestsInFlight.room`). A client that never read its answers kept
+every request's handler waiting on the write while the transport read on: 200,000 ``tools/list``
+lines grew the server past 1.5 GB. Now the pipe fills and the client's own writes wait.
 """
 
 from __future__ import annotations
 
 import json
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
+import anyio
 import mcp_types as types
 from dsh_protocol.ids import BAD_ID, IN_USE, notification_with_id
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types.methods import SPEC_CLIENT_NOTIFICATION_METHODS
 
+#: Client requests the SDK holds at once (each a handler task and its answer): far over a client's
+#: parallel calls and the searches that may run or wait (``router.maxConcurrentSearches`` and
+#: ``maxQueuedSearches``, 16 + 256 by default).
+MAX_IN_FLIGHT: Final = 1024
+
 
 class RequestsInFlight:
     """The coerced ids of the client's requests the SDK has not settled (answered, or ended
     unanswered)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
         self._ids: set[types.RequestId] = set()
+        self.limit = limit
+        self._room: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    async def room(self) -> None:
+        """Return once fewer than :attr:`limit` requests are held (the transport then reads on)."""
+        while len(self._ids) >= self.limit:
+            self._room = anyio.Event()
+            await self._room.wait()
+
+    def _settle(self, key: types.RequestId) -> None:
+        self._ids.discard(key)
+        if self._room is not None and len(self._ids) < self.limit:
+            self._room.set()
+            self._room = None
 
     def refusal(self, message: types.JSONRPCMessage, line: str) -> types.JSONRPCError | None:
         """The error answering ``message`` (the SDK's reading of ``line``) instead of running it,
@@ -65,7 +90,7 @@ class RequestsInFlight:
     def answered(self, message: types.JSONRPCMessage) -> None:
         """The SDK wrote ``message``: an answer settles the request under its id."""
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
-            self._ids.discard(coerce_request_id(message.id))
+            self._settle(coerce_request_id(message.id))
 
     def stamped(self, item: Any) -> Any:
         """``item`` (what the SDK is about to read) with a client request's settle hook: the SDK
@@ -75,7 +100,7 @@ class RequestsInFlight:
         key = coerce_request_id(item.message.id)
 
         async def unanswered() -> None:
-            self._ids.discard(key)
+            self._settle(key)
 
         return SessionMessage(item.message, metadata=ServerMessageMetadata(on_request_unanswered=unanswered))
 

@@ -113,6 +113,8 @@ class AnsweringStdin:
                 continue
             line = raw.decode("utf-8", "replace") + "\n"
             message, error = read_line(line)
+            if isinstance(message, types.JSONRPCRequest):
+                await self.in_flight.room()  # a client that does not read its answers: read no more
             if message is not None:
                 error = self.in_flight.refusal(message, line)
             if error is not None:

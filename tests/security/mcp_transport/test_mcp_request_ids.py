@@ -178,3 +178,49 @@ def test_a_bad_id_whose_member_name_is_written_with_json_escapes_is_answered_too
     assert got["id"] == 9 and "result" in got
     time.sleep(0.3)
     assert client.replies.empty()
+
+
+def test_a_client_that_never_reads_its_answers_is_read_no_further_and_loses_none(
+    tmp_path: Path, workspace: Path, mock_provider: MockProvider
+) -> None:
+    # Each request's answer waited on the full pipe while the transport read on: 200,000 lines
+    # grew the server past 1.5 GB. Past MAX_IN_FLIGHT (1024) held requests it reads no more, so
+    # the pipe fills and the client's writes wait; once it reads, every request is answered.
+    cfg = tmp_path / "sidecar.json"
+    cfg.write_text(json.dumps({"router": router_block(mock_provider, ["searxng"])}))
+    script = str(Path(sys.executable).parent / "dsh-search")
+    proc = subprocess.Popen(
+        forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=home_env(tmp_path / "home"),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode() + b"\n")
+    proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    total, sent = 20_000, [0]
+
+    def write() -> None:
+        assert proc.stdin is not None
+        for rid in range(1, total + 1):
+            proc.stdin.write(f'{{"jsonrpc":"2.0","id":{rid},"method":"ping"}}\n'.encode())
+            proc.stdin.flush()
+            sent[0] = rid
+
+    writer = threading.Thread(target=write, daemon=True)
+    try:
+        writer.start()
+        writer.join(timeout=20)
+        # 1,024 held, the rest in the transport's read buffer and the pipe (a few thousand lines)
+        assert writer.is_alive() and sent[0] < 10_000
+        answered = [json.loads(proc.stdout.readline()) for _ in range(total)]
+        writer.join(timeout=60)
+        assert sorted(a["id"] for a in answered) == list(range(1, total + 1))
+        assert all(a["result"] == {} for a in answered)
+    finally:
+        proc.kill()
+        proc.wait()
