@@ -146,3 +146,26 @@ def test_a_notification_method_under_an_id_is_refused_with_the_lsp_text_and_hold
     }
     assert notification_with_id(method) == refused.error.message
     assert len(table) == 0
+
+
+def test_room_waits_while_the_limit_is_held_and_returns_once_one_settles() -> None:
+    table = RequestsInFlight(limit=2)
+    assert offer(table, {"id": 1, "method": "tools/list"}) is None
+    assert offer(table, {"id": 2, "method": "tools/list"}) is None
+    waited: list[str] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def reader() -> None:
+                await table.room()
+                waited.append("room")
+
+            tg.start_soon(reader)
+            await anyio.wait_all_tasks_blocked()
+            assert waited == []  # two held: the transport reads no further
+            await settle_unanswered(table, 1)
+        assert waited == ["room"] and len(table) == 1
+        await table.room()  # under the limit: at once
+
+    anyio.run(main)
