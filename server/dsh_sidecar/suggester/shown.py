@@ -36,6 +36,9 @@ RANK_MIN_FILES: Final = 10
 
 _TOKEN: Final = re.compile(r"[\w@+~.\-/]+")
 _HEADER: Final = re.compile(r"^\s*(\S+?)/?:\s*$")
+#: Where a header may end: a ``:`` with only blanks after it up to a line break (any that
+#: ``str.splitlines`` breaks at) or the end (every header line has one; most results none).
+_MAYBE_HEADER: Final = re.compile(r":\s*(?:[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|\Z)")
 
 
 class _Resolver:
@@ -101,7 +104,7 @@ def listed_files(text: str, index: FileIndex, base: str = "", dirs: Iterable[str
     folders = [f for f in (res.folder(d) for d in dirs) if f]
     out: dict[str, None] = {}
     text = text[:MAX_SHOWN_CHARS]
-    if ":" not in text:  # no header: the whole text is read against the same folders
+    if not _MAYBE_HEADER.search(text):  # no header: the whole text is read against the same folders
         _read_block(text, folders, res, out)
         return list(out)
     where = folders
@@ -126,9 +129,12 @@ def _read_block(text: str, where: Sequence[str], res: _Resolver, out: dict[str, 
     is read once, and resolved only when a listed file has its last name (any file a token resolves
     to ends with the token's last name: a word of code never reaches :meth:`_Resolver.file`)."""
     names = res.index.by_name
-    for raw in dict.fromkeys(_TOKEN.findall(text)):
-        tok = raw.rstrip(".")  # ``x.py.`` and ``x.py`` both read (the same answer): rare
-        if tok.rpartition("/")[2] not in names:
+    for tok in dict.fromkeys(_TOKEN.findall(text)):
+        if tok[-1] == "." or "/" in tok:  # ``x.py.`` and ``x.py`` both read (the same answer): rare
+            tok = tok.rstrip(".")
+            if tok.rpartition("/")[2] not in names:
+                continue
+        elif tok not in names:  # a word: most tokens
             continue
         p = res.file(tok, where)
         if p is not None:

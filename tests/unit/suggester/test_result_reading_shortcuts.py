@@ -49,6 +49,14 @@ def test_a_header_lines_own_name_is_no_file_shown_and_the_names_below_it_are_its
     assert listed_files(text, INDEX, "/ws/") == plain_listed_files(text, INDEX, "/ws/")
 
 
+def test_a_header_ended_by_any_line_break_is_a_header():
+    # the header ``pkg/io:`` ends at a line break ``str.splitlines`` knows, or at the text's end
+    for brk in ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"):
+        assert listed_files(f"pkg/io: \t{brk}html.py", INDEX, "/ws/") == ["pkg/io/html.py"], repr(brk)
+    assert listed_files("html.py\npkg/io:", INDEX, "/ws/") == []
+    assert listed_files("pkg/io:x html.py", INDEX, "/ws/") == []  # no header: a colon inside a line
+
+
 def test_a_text_without_a_colon_is_read_against_the_searched_folders():
     text = "x.py\nsrc/../y.py\n./pkg/core.py x.py setup.py\n/mnt/w/repo/pkg/io/html.py\n/usr/lib/setup.py"
     assert listed_files(text, INDEX, "/ws/", ["b"]) == ["b/x.py", "b/y.py", "pkg/core.py", "setup.py", "pkg/io/html.py"]
@@ -57,7 +65,7 @@ def test_a_text_without_a_colon_is_read_against_the_searched_folders():
 
 _PIECES = st.sampled_from(
     [*FILES, "x.py", "y.py", "core.py", "html.py", "pkg", "pkg/io", "./", "a/", "b/", "/ws/", "/testbed/", "..", ".",
-     "...", ":", ": ", "\n", "\r\n", "\u2028", " ", "\t", "def", "self", "1:", "-", "/", "io/html.py", "\x85"]
+     "...", ":", ": ", ":\t", "\n", "\r\n", "\r", "\x0c", "\x1e", "\u2028", " ", "\t", "def", "self", "1:", "-", "/", "io/html.py", "\x85"]
 )  # fmt: skip
 
 
