@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dsh_sidecar.suggester.fileindex import FileIndex
 from dsh_sidecar.suggester.parse import runs
+from dsh_sidecar.suggester.parse.results import result_paths
 from dsh_sidecar.suggester.parse.runs import traceback_frames
 from dsh_sidecar.suggester.shown import _HEADER, _TOKEN, MAX_SHOWN_CHARS, _Resolver, listed_files
 from hypothesis import given, settings
@@ -129,3 +130,8 @@ _FRAME_PIECES = st.sampled_from(
 def test_traceback_frames_reads_as_every_pattern_scanned(pieces: list[str]):
     text = "".join(pieces)
     assert traceback_frames(text) == plain_traceback_frames(text)
+
+
+def test_a_listings_match_count_is_read_off_in_both_spellings_and_only_there():
+    text = "src/a.py (3 matches)\nsrc/b.py (1 match)\nsrc/c.py (x)\nsrc/d.py\n"
+    assert result_paths(text) == ["src/a.py", "src/b.py", "src/d.py"]

@@ -168,7 +168,7 @@ def _unmarked(line: str) -> str:
     """``line`` without a listing mark before its path or a match count after it."""
     if line[0] == "[":  # the only place a listing mark is read
         line = _ENTRY_MARK.sub("", line)
-    if line[-1:] == ")":  # the only place a match count is read
+    if line.endswith(("match)", "matches)")):  # the only place a match count is read
         line = _MATCH_COUNT.sub("", line)
     return line
 
