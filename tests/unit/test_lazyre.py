@@ -14,7 +14,7 @@ MODULES = {
     "dsh_sidecar.suggester.evidence.vocabulary": 27,
     "dsh_sidecar.suggester.toolconfig": 1,
     "dsh_sidecar.suggester.parse.runs": 14,
-    "dsh_sidecar.suggester.parse.results": 12,
+    "dsh_sidecar.suggester.parse.results": 13,
     "dsh_sidecar.suggester.parse.roles": 2,
     "dsh_sidecar.suggester.parse.words": 1,
 }

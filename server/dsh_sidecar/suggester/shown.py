@@ -36,6 +36,9 @@ RANK_MIN_FILES: Final = 10
 
 _TOKEN: Final = re.compile(r"[\w@+~.\-/]+")
 _HEADER: Final = re.compile(r"^\s*(\S+?)/?:\s*$")
+#: Where a header may end: a ``:`` with only blanks after it up to a line break (any that
+#: ``str.splitlines`` breaks at) or the end (every header line has one; most results none).
+_MAYBE_HEADER: Final = re.compile(r":\s*(?:[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|\Z)")
 
 
 class _Resolver:
@@ -100,24 +103,39 @@ def listed_files(text: str, index: FileIndex, base: str = "", dirs: Iterable[str
     res = _Resolver(index, base)
     folders = [f for f in (res.folder(d) for d in dirs) if f]
     out: dict[str, None] = {}
-    header: str | None = None
+    text = text[:MAX_SHOWN_CHARS]
+    if not _MAYBE_HEADER.search(text):  # no header: the whole text is read against the same folders
+        _read_block(text, folders, res, out)
+        return list(out)
     where = folders
-    # a result repeats its tokens (the path on each hit line, ``self``, ``def``): each is resolved
-    # once for the folders it is read against (a header changes them)
-    seen: dict[str, str | None] = {}
-    for line in text[:MAX_SHOWN_CHARS].splitlines():
+    block: list[str] = []  # the lines since the last header, read against ``where``
+    for line in text.splitlines():
         m = _HEADER.match(line) if line.rstrip().endswith(":") else None  # a header ends so
         if m:
+            _read_block("\n".join(block), where, res, out)
+            block = []
             header = res.folder(m.group(1))
             where = [*folders, header] if header else folders
-            seen = {}
             continue
-        for tok in _TOKEN.findall(line):
-            tok = tok.rstrip(".")
-            if tok in seen:
-                p = seen[tok]
-            else:
-                p = seen[tok] = res.file(tok, where)
-            if p is not None:
-                out.setdefault(p, None)
+        block.append(line)
+    _read_block("\n".join(block), where, res, out)
     return list(out)
+
+
+def _read_block(text: str, where: Sequence[str], res: _Resolver, out: dict[str, None]) -> None:
+    """Add to ``out`` the files the tokens of ``text`` (lines without a header) name, read
+    against the folders ``where``. A token never spans a line break, so the lines are read as
+    one text; a result repeats its tokens (the path on each hit line, ``self``, ``def``): each
+    is read once, and resolved only when a listed file has its last name (any file a token resolves
+    to ends with the token's last name: a word of code never reaches :meth:`_Resolver.file`)."""
+    names = res.index.by_name
+    for tok in dict.fromkeys(_TOKEN.findall(text)):
+        if tok[-1] == "." or "/" in tok:  # ``x.py.`` and ``x.py`` both read (the same answer): rare
+            tok = tok.rstrip(".")
+            if tok.rpartition("/")[2] not in names:
+                continue
+        elif tok not in names:  # a word: most tokens
+            continue
+        p = res.file(tok, where)
+        if p is not None:
+            out.setdefault(p, None)

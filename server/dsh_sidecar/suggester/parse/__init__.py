@@ -149,9 +149,8 @@ def _searched(
     if tool in ("glob", "bash") and result_text is not None and not is_error:
         listing = (bool(set(commands) & LISTING_NAMES) and not content_search) or tool == "glob"
     listed: list[str] = []
-    if not is_error:
-        found = result_paths(result_text)
-        listed = [p for p in found if p not in r.reads] if tool != "read" else []
+    if not is_error and tool != "read":  # a read's result is the file's text: it lists nothing
+        listed = [p for p in result_paths(result_text) if p not in r.reads]
     matched = bool(result_text and result_text.strip()) and not is_error
     return _query(tool, text, r, commands, is_error, result_paths=listed, listing=listing, matched=matched, **more)
 
@@ -250,9 +249,8 @@ def _tool_query(
         if lang:
             languages.add(lang)
     listed: list[str] = []
-    if not is_error:
-        found = result_paths(result_text)
-        listed = [p for p in found if p not in reads] if tool != "read" else []
+    if not is_error and tool != "read":  # a read's result is the file's text: it lists nothing
+        listed = [p for p in result_paths(result_text) if p not in reads]
     return Query(
         tool,
         text,

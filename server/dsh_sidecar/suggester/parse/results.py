@@ -108,6 +108,7 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
     if not text:
         return []
     out: dict[str, None] = {}
+    hits: dict[str, str | None] = {}  # a hit line's path as :func:`_as_path` read it (one a line at most)
     folder: str | None = None  # the folder header the bare names below are in
     block_start = True
     for raw in text[:MAX_RESULT_CHARS].splitlines():
@@ -129,14 +130,15 @@ def result_paths(text: str | None, max_paths: int = MAX_RESULT_PATHS) -> list[st
             continue
         line = _unmarked(line)
         path = None
-        if _PATH_LIKE.match(line) and " " not in line and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
+        if " " not in line and _PATH_LIKE.match(line) and (_HAS_EXT_OR_DIR.search(line) or _BARE_NAME.match(line)):
             path = line  # a bare name (LICENSE, Makefile) only means something if the file exists
             if folder and "/" not in path.rstrip("/"):
                 path = f"{folder}/{path}"
         else:
             hit = _HIT_LINE.match(line)
             if hit and (hit.group("line") or hit.group("context") or ":" in line):
-                path = _as_path(hit.group("path"))
+                named = hit.group("path")  # the same path on each of its hit lines: read once
+                path = hits[named] if named in hits else hits.setdefault(named, _as_path(named))
             if path is None:
                 labelled = _LABELLED.match(line)
                 path = _as_path(labelled.group("path")) if labelled else None
@@ -166,7 +168,7 @@ def _unmarked(line: str) -> str:
     """``line`` without a listing mark before its path or a match count after it."""
     if line[0] == "[":  # the only place a listing mark is read
         line = _ENTRY_MARK.sub("", line)
-    if line[-1:] == ")":  # the only place a match count is read
+    if line.endswith(("match)", "matches)")):  # the only place a match count is read
         line = _MATCH_COUNT.sub("", line)
     return line
 
@@ -182,11 +184,15 @@ def _clean(folder: str) -> str:
 CUT_MARKS: Final = ("...", "\u2026")
 
 
+#: A number (``1.2.3``): no path.
+_NUMBER = LazyPattern(r"[\d.]+")
+
+
 def _add(out: dict[str, None], path: str) -> None:
     while path.startswith("./"):
         path = path[2:]
     path = path.rstrip("/")
-    if path and not re.fullmatch(r"[\d.]+", path) and not path.endswith(CUT_MARKS):
+    if path and path not in out and not _NUMBER.fullmatch(path) and not path.endswith(CUT_MARKS):
         out.setdefault(path, None)
 
 

@@ -74,12 +74,18 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     (its last ``Caused by:``) leads."""
     text = text[-MAX_RESULT_CHARS:]
     out: list[tuple[str, str]] = []
-    py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)]
-    # pytest's frames (`p.py:3: in f`) and its innermost line (`p.py:9: ValueError`)
-    py += [(m.start(), m.group(1), m.group(2) or m.group(3)) for m in _PYTEST_FRAME.finditer(text)]
-    py += [(m.start(), m.group(1), m.group(2)) for m in _PY_SYNTAX.finditer(text)]
+    # each pattern is scanned only when the text holds the words every match of it holds (most
+    # outputs hold no frame: a substring test is a fraction of a line-by-line regex scan)
+    python = 'File "' in text
+    py = [(m.start(), m.group(1), m.group(2)) for m in _PY_FRAME.finditer(text)] if python else []
+    if ".py:" in text:  # pytest's frames (`p.py:3: in f`) and its innermost line (`p.py:9: ValueError`)
+        py += [(m.start(), m.group(1), m.group(2) or m.group(3)) for m in _PYTEST_FRAME.finditer(text)]
+    if python:
+        py += [(m.start(), m.group(1), m.group(2)) for m in _PY_SYNTAX.finditer(text)]
     for _, path, func in sorted(py, reverse=True):
         out.append((path, func))
+    if "at " not in text:  # no Node nor JVM frame
+        return out[:MAX_FRAMES]
     for m in _NODE_FRAME.finditer(text):
         if not m.group(2).startswith("node:"):
             out.append((m.group(2), (m.group(1) or "").rsplit(".", 1)[-1] or "<anonymous>"))
