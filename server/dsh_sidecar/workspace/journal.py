@@ -30,12 +30,12 @@ file's stat now), as a forged cache can.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace.stats import Stat
 
@@ -93,18 +93,15 @@ def _entry(value: Any) -> Entry | None:
 
 def _parse(root: str, base: str) -> Any:
     def parse(raw: bytes) -> Entries | None:
-        head_end = raw.find(b"\n")
-        if head_end < 0:
-            raise StateDocumentError("no head line")
+        head, head_end = columns.head_of(raw)
+        body = raw[head_end + 1 :]
+        if head.get("root") != root or head.get("version") != VERSION:
+            raise StateDocumentError("not a journal of this workspace")
+        if head.get("digest") != columns.digest(body):
+            raise StateDocumentError("digest mismatch")
+        if head.get("base") != base:
+            return None  # another cache's: nothing to set aside
         try:
-            head = json.loads(raw[:head_end], parse_constant=lambda name: None)
-            body = raw[head_end + 1 :]
-            if not isinstance(head, dict) or head.get("root") != root or head.get("version") != VERSION:
-                raise StateDocumentError("not a journal of this workspace")
-            if head.get("digest") != hashlib.blake2b(body, digest_size=20).hexdigest():
-                raise StateDocumentError("digest mismatch")
-            if head.get("base") != base:
-                return None  # another cache's: nothing to set aside
             files = json.loads(body, parse_constant=lambda name: None)
         except RecursionError:
             raise StateDocumentError("nested too deeply") from None
@@ -148,7 +145,7 @@ class SymbolJournal:
             "version": VERSION,
             "root": self.root,
             "base": base,
-            "digest": hashlib.blake2b(body, digest_size=20).hexdigest(),
+            "digest": columns.digest(body),
         }
         raw = json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
         if len(raw) > MAX_BYTES:

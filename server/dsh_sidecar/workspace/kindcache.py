@@ -24,6 +24,7 @@ import logging
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import kinds as kinds_module
 from dsh_sidecar.workspace.cache import cache_path
@@ -56,14 +57,11 @@ def rules_digest() -> str:
 
 
 def _parse(raw: bytes) -> Any:
-    head_end = raw.find(b"\n")
-    if head_end < 0:
-        raise StateDocumentError("no head line")
+    head, head_end = columns.head_of(raw)
+    body = raw[head_end + 1 :]
+    if head.get("digest") != columns.digest(body):
+        raise StateDocumentError("digest mismatch")
     try:
-        head = json.loads(raw[:head_end], parse_constant=lambda name: None)
-        body = raw[head_end + 1 :]
-        if not isinstance(head, dict) or head.get("digest") != hashlib.blake2b(body, digest_size=20).hexdigest():
-            raise StateDocumentError("digest mismatch")
         return {**head, "kinds": json.loads(body)}
     except RecursionError:
         raise StateDocumentError("nested too deeply") from None
@@ -113,7 +111,7 @@ class KindCache:
             "root": self.root,
             "listing": listing_digest(files),
             "rules": rules_digest(),
-            "digest": hashlib.blake2b(body, digest_size=20).hexdigest(),
+            "digest": columns.digest(body),
         }
         try:
             self.file.replace(json.dumps(head, separators=(",", ":")).encode() + b"\n" + body)
