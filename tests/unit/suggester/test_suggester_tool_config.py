@@ -10,11 +10,8 @@ issues), the real sidecar (its workspace graph and content index), exact notes a
 from __future__ import annotations
 
 import pytest
-from dsh_sidecar.config import parse_config
-from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.workspace import manifests
-from support.suggester import answer_in_own_session
-from support.trees import write_tree
+from support.suggester import answer_in_own_session, sidecar_on_tree
 
 PYPROJECT = """[build-system]
 requires = ["setuptools>=61.0"]
@@ -144,12 +141,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def sidecar(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("toolconfig")
-    root = write_tree(tmp / "ws", TREE)
-    lines: list[str] = []
-    env = {"DSH_HOME": str(tmp / "home"), "HOME": str(tmp)}
-    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
-    assert sc.wait_for_graph(60)
+    sc, lines = sidecar_on_tree(tmp_path_factory.mktemp("toolconfig"), TREE)
     yield sc, lines
     sc.shutdown()
 
@@ -201,8 +193,8 @@ def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up
     """``{jest,vitest}.config.*`` in a package whose script runs ``node --test``: nothing
     configures or mentions jest or vitest, so the note names the package's test set-up, not its
     test modules."""
-    root = write_tree(
-        tmp_path / "ws",
+    sc, lines = sidecar_on_tree(
+        tmp_path,
         {
             "package.json": '{"name": "cli", "version": "1.0.0", "scripts": {"test": "node --test"}}',
             "index.js": "exports.run = () => 1;\n",
@@ -212,11 +204,7 @@ def test_a_test_runner_the_project_does_not_use_names_where_its_tests_are_set_up
             "README.md": "# cli\n",
         },
     )
-    lines: list[str] = []
-    env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
     try:
-        assert sc.wait_for_graph(60)
         glob = {"pattern": "{jest,vitest}.config.*"}
         notes, ledger = answer_in_own_session(sc, lines, "Glob", glob, "No files found", False)
     finally:
