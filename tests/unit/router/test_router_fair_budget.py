@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
@@ -35,25 +37,26 @@ def capped(mock, order, **extra):
     return router
 
 
-class HeldTurn:
-    """The only turn at the providers, held by the test until :meth:`hand_on`."""
+async def handed_a_turn(router, clock, left_s: float, search: Coroutine[Any, Any, Any], waiting: int = 1):
+    """``search``'s failure when it waits for the only turn at the providers, held by the test
+    until ``waiting`` searches wait, and is handed it with ``left_s`` of its deadline left."""
+    release, taken = asyncio.Event(), asyncio.Event()
 
-    def __init__(self, router) -> None:
-        self.router = router
-        self.release = asyncio.Event()
-        self.taken = asyncio.Event()
-        self.task = asyncio.create_task(self._hold())
+    async def hold() -> None:
+        async with router.slots.held(lambda: 60.0, router.deadline_passed):
+            taken.set()
+            await release.wait()
 
-    async def _hold(self) -> None:
-        async with self.router.slots.held(lambda: 60.0, self.router.deadline_passed):
-            self.taken.set()
-            await self.release.wait()
-
-    async def hand_on(self, waiting: int) -> None:
-        """Once ``waiting`` searches wait for the turn, give it up (to the first of them)."""
-        await until(lambda: self.router.slots.waiting == waiting, f"{waiting} searches waiting for a turn")
-        self.release.set()
-        await self.task
+    holder = asyncio.create_task(hold())
+    await taken.wait()
+    task = asyncio.create_task(search)
+    await until(lambda: router.slots.waiting == waiting, f"{waiting} searches waiting for a turn")
+    clock.now = LAST_END - left_s
+    release.set()  # the turn goes to the first waiter
+    await holder
+    with pytest.raises(AllProvidersFailed) as info:
+        await task
+    return info.value
 
 
 @pytest.fixture
@@ -67,19 +70,13 @@ async def test_a_waiter_handed_its_turn_without_a_fair_budget_asks_no_provider_a
     mock_provider.route(*ROUTES["searxng"], HANG)
     router = capped(mock_provider, ["searxng"])
     try:
-        turn = HeldTurn(router)
-        await turn.taken.wait()
-        search = asyncio.create_task(router.search("how to fix a leaky faucet", 5, deadline_ms=DEADLINE_MS))
-        await until(lambda: router.slots.waiting == 1, "the search waiting for a turn")
-        clock.now = LAST_END - 0.001  # the turn comes with 1 ms left
-        await turn.hand_on(waiting=1)
-        with pytest.raises(AllProvidersFailed) as info:
-            await search
+        search = router.search("how to fix a leaky faucet", 5, deadline_ms=DEADLINE_MS)
+        failed = await handed_a_turn(router, clock, 0.001, search)  # the turn comes with 1 ms left
         # before: the provider was asked with 1 ms and the search ended
         # "timeout after 1ms (deadline)", class timeout, counted against the arm
-        assert [(a.provider, a.outcome, a.ms) for a in info.value.attempts] == [("searxng", "skipped: deadline", 0)]
-        assert info.value.message.splitlines()[1:] == ["- searxng: skipped: deadline"]
-        assert info.value.outage is True
+        assert [(a.provider, a.outcome, a.ms) for a in failed.attempts] == [("searxng", "skipped: deadline", 0)]
+        assert failed.message.splitlines()[1:] == ["- searxng: skipped: deadline"]
+        assert failed.outage is True
         assert mock_provider.count(*ROUTES["searxng"]) == 0
         assert router.health.last_class("searxng") is None
         assert (router.slots.running, router.slots.waiting) == (0, 0)
@@ -91,17 +88,11 @@ async def test_a_waiter_handed_its_turn_with_a_fair_budget_asks_and_a_timeout_is
     mock_provider.route(*ROUTES["searxng"], HANG)
     router = capped(mock_provider, ["searxng"])
     try:
-        turn = HeldTurn(router)
-        await turn.taken.wait()
-        search = asyncio.create_task(router.search("how to fix a leaky faucet", 5, deadline_ms=DEADLINE_MS))
-        await until(lambda: router.slots.waiting == 1, "the search waiting for a turn")
-        clock.now = LAST_END - 0.0625  # 62.5 ms left (exact in binary), a fair budget
         assert MIN_ATTEMPT_MS <= 62.5
-        await turn.hand_on(waiting=1)
-        with pytest.raises(AllProvidersFailed) as info:
-            await search
-        assert [a.outcome for a in info.value.attempts] == ["timeout after 62ms (deadline)"]
-        assert info.value.outage is False
+        search = router.search("how to fix a leaky faucet", 5, deadline_ms=DEADLINE_MS)
+        failed = await handed_a_turn(router, clock, 0.0625, search)  # 62.5 ms left (exact in binary)
+        assert [a.outcome for a in failed.attempts] == ["timeout after 62ms (deadline)"]
+        assert failed.outage is False
         assert mock_provider.count(*ROUTES["searxng"]) == 1
         assert router.health.last_class("searxng") == "timeout"
     finally:
@@ -145,17 +136,11 @@ async def test_the_bandit_learns_nothing_from_searches_our_queue_left_no_fair_bu
     lines: list[str] = []
     bandit = StrategyBandit(router, parse_bandit_config({"seed": 3}), log=lines.append, home=dsh_home)
     try:
-        turn = HeldTurn(router)
-        await turn.taken.wait()
-        search = asyncio.create_task(bandit.search("how do I clean a bike chain", strategy, deadline_ms=DEADLINE_MS))
-        await until(lambda: router.slots.waiting == searches, f"{searches} searches waiting for a turn")
-        clock.now = LAST_END - 0.001
-        await turn.hand_on(waiting=searches)
-        with pytest.raises(AllProvidersFailed) as info:
-            await search
+        search = bandit.search("how do I clean a bike chain", strategy, deadline_ms=DEADLINE_MS)
+        failed = await handed_a_turn(router, clock, 0.001, search, waiting=searches)
         bandit.flush()
-        assert info.value.outage is True
-        assert {a.outcome for a in info.value.attempts} == {"skipped: deadline"}
+        assert failed.outage is True
+        assert {a.outcome for a in failed.attempts} == {"skipped: deadline"}
         assert bandit.store.updates == {"quick": 0, "thorough": 0}
         assert len(lines) == 1 and lines[0].startswith(f"[bandit-search] arm={strategy} reward=none ")
         assert mock_provider.count(*ROUTES["searxng"]) == 0
