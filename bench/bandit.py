@@ -34,6 +34,8 @@ Usage: ``python bench/bandit.py [--seeds 20] [--calls 10000]``.
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import time
 from dataclasses import dataclass
 
@@ -140,13 +142,13 @@ def run_seed(seed: int, calls: int, phases: list[Phase], mu: dict) -> dict[str, 
             if pol == "always-thorough":
                 chosen[:] = True
             elif pol == "seed TS":
-                p = ThompsonPolicy(rng=np.random.default_rng([seed, 1]))
+                p = ThompsonPolicy(rng=random.Random(f"{seed}-seed-ts"))
                 for t in range(calls):
                     arm = p.choose()
                     chosen[t] = arm == "thorough"
                     p.update(arm, r[arm][k, t])
             elif pol == "ours":
-                p2 = ContextualPolicy(CLASSES, np.random.default_rng([seed, 2]))
+                p2 = ContextualPolicy(CLASSES, random.Random(f"{seed}-ours"))
                 for t in range(calls):
                     cls = CLASSES[classes[t]]
                     arm = p2.choose(cls)
@@ -173,8 +175,8 @@ def recovery(
 
 
 def decisions_per_s(n: int = 200_000) -> dict[str, float]:
-    ours = ContextualPolicy(CLASSES, np.random.default_rng(0))
-    seed = ThompsonPolicy(rng=np.random.default_rng(0))
+    ours = ContextualPolicy(CLASSES, random.Random(0))
+    seed = ThompsonPolicy(rng=random.Random(0))
     rng = np.random.default_rng(1)
     for t in range(300):
         cls = CLASSES[t % 3]
@@ -247,7 +249,8 @@ def main() -> None:
         print(f"  {sc} {name}: ours {ours:.1f} vs seed TS {seed:.1f} = {ours / seed:.1%} of the baseline")
     dps = decisions_per_s()
     print("decisions/s in-process: " + ", ".join(f"{k} {v:,.0f}" for k, v in dps.items()))
-    print(f"(bench wall time {time.perf_counter() - t0:.0f} s)")
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"(bench wall time {time.perf_counter() - t0:.0f} s; load average 1/5/15 min {load}, {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

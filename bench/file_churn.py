@@ -24,14 +24,21 @@ Goals (Performance III): a one-file change ≤ 50 ms of CPU on the workspace sid
 ≤ 2 ms over the floor during churn. The load average is printed with every figure: compare the
 ratios of one run, never absolute numbers of different runs.
 
+What the run makes (the synthetic tree: ~380 MiB for 100k files; the sidecars' homes and caches)
+is in one ``dsh-churn-*`` temporary folder, removed when the run ends, also on Ctrl-C or a
+``kill``, with its sidecars stopped; ``--keep`` keeps it and prints where, so a later run can
+skip making the tree (``--tree <folder>/synthetic-<files>``). A ``--tree`` of yours is never removed.
+
     python bench/file_churn.py [--files 100000] [--tree DIR] [--baseline-src DIR] [--rounds 3]
-        [--phase 6] [--interval 0.2]
+        [--phase 6] [--interval 0.2] [--keep]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -97,8 +104,13 @@ class Server:
         self.name, self.root = name, root
         self.client = StdioClient(sidecar_cmd(), env_for(src, home))
         self.pid = self.client.proc.pid
-        self.client.request("dsh/status", {})
-        self.client.initialize(root, {"suggester": {"enabled": True}})
+        try:
+            self.client.request("dsh/status", {})
+            self.client.initialize(root, {"suggester": {"enabled": True}})
+        except BaseException:  # Ctrl-C or a kill before the caller has it to close: stopped here
+            self.client.proc.kill()
+            self.client.proc.wait()
+            raise
         self.seq = 0
 
     def status(self) -> dict:
@@ -172,14 +184,23 @@ def verified_wall(server: Server, t0: float, timeout_s: float = 120.0) -> float:
 
 
 def ready_figures(
-    name: str, src: Path | None, home: Path, root: Path, quiet: bool = False, first_call: bool = False
+    name: str,
+    src: Path | None,
+    home: Path,
+    root: Path,
+    opened: list[Server | StdioClient] | None = None,
+    quiet: bool = False,
+    first_call: bool = False,
 ) -> tuple[Server, dict]:
     """Spawn -> ``graph.ready``: wall, process CPU and RSS then; with ``quiet``, also the CPU and
     wall once the process is quiescent after it (:func:`quiet_figures`); with ``first_call``, the
     latency of one ``dsh/postExecute`` (a Grep) sent at ready and the wall until the listing is
-    verified (:func:`verified_wall`), both before quiescence is waited for."""
+    verified (:func:`verified_wall`), both before quiescence is waited for. The sidecar is put in
+    ``opened`` as soon as it runs (the caller closes it however the wait ends)."""
     t0 = time.perf_counter()
     server = Server(name, src, home, root)
+    if opened is not None:
+        opened.append(server)
     graph = server.ready()
     wall, cpu = time.perf_counter() - t0, cpu_s(server.pid)
     first_ms = server.post(CALLS[0]) if first_call else None
@@ -239,8 +260,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--phase", type=float, default=6.0, help="seconds of each quiet and churn phase")
     ap.add_argument("--interval", type=float, default=0.2, help="seconds between two file changes")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its tree, for --tree)")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="dsh-churn-"))
+    signal.signal(signal.SIGTERM, _terminated)  # a kill cleans up as Ctrl-C does
+    opened: list[Server | StdioClient] = []
+    try:
+        return run(args, tmp, opened)
+    finally:
+        for closable in opened:
+            closable.close()
+        if args.keep:
+            print(f"kept {tmp} (its tree: --tree {tmp / f'synthetic-{args.files}'})", flush=True)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def run(args: argparse.Namespace, tmp: Path, opened: list[Server | StdioClient]) -> int:
+    """The bench in ``tmp``; every sidecar and client it starts is put in ``opened`` (closed by
+    the caller, however the run ends) until it is closed here."""
     root = args.tree
     if root is None:
         root = tmp / f"synthetic-{args.files}"
@@ -257,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== ready (process CPU to graph.ready; RSS then) ==")
     for temp in ("cold", "warm"):
         for name, src in trees:
-            server, fig = ready_figures(name, src, homes[name], root)
+            server, fig = ready_figures(name, src, homes[name], root, opened)
             print(
                 f"{name:10} {temp}: CPU {fig['cpu_s']:6.2f} s  wall {fig['wall_s']:5.1f} s  RSS {fig['rss']:5.0f} MiB  "
                 f"symbols {fig['symbols']} truncated {fig['truncated']} cacheHits {fig['cacheHits']} "
@@ -268,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
                 servers[name] = server
             else:
                 server.close()
+                opened.remove(server)
     echo = StdioClient([sys.executable, "-c", ECHO])
+    opened.append(echo)
     for _ in range(20):  # started and warm before it is a floor
         echo.request("dsh/postExecute", {})
     results: dict[str, dict[str, list]] = {name: {} for name, _ in trees}
@@ -350,10 +394,7 @@ def main(argv: list[str] | None = None) -> int:
                 f" a change"
             )
     print(f"\nload {load()}")
-    for s in servers.values():
-        s.close()
-    echo.close()
-    return 0
+    return 0  # the sidecars and the echo are closed by main()
 
 
 if __name__ == "__main__":

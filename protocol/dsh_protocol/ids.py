@@ -19,6 +19,18 @@ BAD_ID: Final = "Invalid Request: id must be a number or a string"
 NESTED: Final = "Invalid Request: the message is nested too deeply"
 
 
+#: MCP's namespace of notifications: every method under it is a notification (the spec's and any
+#: later one's), never a request; no LSP or ``dsh/`` method lives under it.
+NOTIFICATIONS: Final = "notifications/"
+
+
+def in_notification_namespace(method: str) -> bool:
+    """Whether ``method`` is under :data:`NOTIFICATIONS`. Sent with an id it is an invalid request
+    (-32600, :func:`notification_with_id`) on both transports, whether or not the server knows
+    the notification: what is wrong is the id, not a method the server lacks (-32601)."""
+    return method.startswith(NOTIFICATIONS)
+
+
 def notification_with_id(method: str) -> str:
     """The ``-32600`` text of a request (it has an id) under ``method``, a notification's method:
     JSON-RPC's notification is a request without an id, so the sender waits for an answer the

@@ -74,11 +74,101 @@ def test_the_router_seeds_full_schema_is_read_as_written_and_the_cache_is_off(tm
 
 
 def test_our_extensions_are_opt_in_keys_of_the_same_row(tmp_path):
-    raw = {"provider": "searxng", "cache": {"ttlSeconds": 60}, "fanOut": True, "deadlineMs": 20000}
-    out = rows(tmp_path, [["ext", "routerRow", raw]])
-    assert out["ext"]["value"] == {
-        "router": {"provider": "searxng", "cache": {"ttlSeconds": 60}, "deadlineMs": 20000},
+    raw = {
+        "provider": "searxng",
+        "cache": {"ttlSeconds": 60},
         "fanOut": True,
+        "deadlineMs": 20000,
+        "maxConcurrentSearches": 4,
+        "maxQueuedSearches": 0,
+    }
+    out = rows(tmp_path, [["ext", "routerRow", raw]])
+    assert out["ext"]["problems"] == []  # before: the cap's two keys were "unknown", dropped
+    assert out["ext"]["value"] == {
+        "router": {
+            "provider": "searxng",
+            "cache": {"ttlSeconds": 60},
+            "deadlineMs": 20000,
+            "maxConcurrentSearches": 4,
+            "maxQueuedSearches": 0,
+        },
+        "fanOut": True,
+    }
+
+
+KEYS = r"""
+import { readFileSync } from 'node:fs';
+import { routerSettingsSchema, SCALAR_KEYS } from './lib/settings.js';
+import { ROUTER_SEED_KEYS, ROUTER_BLOCK_EXTENSIONS } from './lib/rows.js';
+// schemastery's builders as far as the schema uses them: an object's keys are what is read
+const leaf = () => ({ role: () => leaf() });
+const z = { object: (shape) => ({ keys: Object.keys(shape) }), string: leaf, number: leaf, boolean: leaf, array: leaf, dict: leaf };
+const client = readFileSync(process.env.CLIENT, 'utf8');
+const defaults = Object.fromEntries([...client.matchAll(/const (DEFAULT_\w+) = (\d+);/g)].map((m) => [m[1], Number(m[2])]));
+console.log(JSON.stringify({
+  card: routerSettingsSchema(z).keys, scalars: SCALAR_KEYS, seed: ROUTER_SEED_KEYS, passed: ROUTER_BLOCK_EXTENSIONS, defaults,
+}));
+"""
+#: Keys of the sidecar's router block the DSH bundle does not offer, and why.
+NOT_IN_DSH = {"localFallback": "the plugin keeps the router seed's chain (docs/SCHEME.md, the offline docs index)"}
+
+
+def test_every_key_of_the_sidecars_router_block_is_the_cards_or_passed_from_the_row(tmp_path):
+    """The card (its schema) or the row's pass-through carries each key of the router block the
+    sidecar validates (``RouterConfig``), so the next key cannot be forgotten. Before, nothing
+    compared them (the VS Code schema is generated from the models and compared to them, which is
+    why it had ``maxConcurrentSearches``/``maxQueuedSearches``): the card and the row lacked both."""
+    from dsh_sidecar.router.config import RouterConfig
+
+    out = node(tmp_path, KEYS, {"CLIENT": str(BUNDLE / "client" / "client.js")})
+    sidecar = {f.alias or n for n, f in RouterConfig.model_fields.items()}
+    card, passed = set(out["card"]), set(out["passed"])
+    assert card & passed == set(out["scalars"]) & passed  # a key the card carries is layered, not passed
+    assert card | passed | set(NOT_IN_DSH) == sidecar
+    assert set(out["seed"]) <= card  # every seed field is on the card
+    assert {"maxConcurrentSearches", "maxQueuedSearches"} <= set(out["scalars"])
+    fields = RouterConfig.model_fields
+    assert out["defaults"] == {  # the card's placeholders are the sidecar's defaults
+        "DEFAULT_TIMEOUT_MS": fields["timeout_ms"].default,
+        "DEFAULT_MAX_CONCURRENT": fields["max_concurrent_searches"].default,
+        "DEFAULT_MAX_QUEUED": fields["max_queued_searches"].default,
+    }
+
+
+BOUNDS = """
+import { validateSection } from './lib/settings.js';
+const out = {};
+for (const [key, value] of JSON.parse(process.env.CASES)) {
+  try { validateSection({ [key]: value }); out[`${key}=${value}`] = 'ok'; } catch (error) { out[`${key}=${value}`] = error.message; }
+}
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "field"),
+    [
+        ("timeoutMs", "timeout_ms"),
+        ("maxConcurrentSearches", "max_concurrent_searches"),
+        ("maxQueuedSearches", "max_queued_searches"),
+    ],
+)
+def test_the_cards_whole_number_fields_take_the_sidecars_range(tmp_path, key, field):
+    from annotated_types import Ge, Le
+    from dsh_sidecar.router.config import RouterConfig
+
+    meta = RouterConfig.model_fields[field].metadata
+    low = next(m.ge for m in meta if isinstance(m, Ge))
+    high = next(m.le for m in meta if isinstance(m, Le))
+    cases = [[key, low - 1], [key, low], [key, high], [key, high + 1], [key, low + 0.5]]
+    out = node(tmp_path, BOUNDS, {"CASES": json.dumps(cases)})
+    refused = f"{key}: not a valid value"
+    assert out == {
+        f"{key}={low - 1}": refused,
+        f"{key}={low}": "ok",
+        f"{key}={high}": "ok",
+        f"{key}={high + 1}": refused,
+        f"{key}={low + 0.5}": refused,
     }
 
 
@@ -252,6 +342,9 @@ def test_the_cards_layers_user_wins_per_field_and_a_reset_reinherits(tmp_path):
         [row, {"provider": "searxng"}],  # the GUI's single mode replaces the row's chain whole
         [{"provider": "tavily"}, {"order": ["searxng", "exa"]}],  # and a GUI chain the row's single
         [{"timeoutMs": "fast", "order": "exa"}, None],  # a row value of the wrong type: reported, left out
+        # the searches' cap: the row's, the GUI's over it per key, a row value out of range left out
+        [{"maxConcurrentSearches": 4, "maxQueuedSearches": 64}, {"maxQueuedSearches": 0}],
+        [{"maxConcurrentSearches": 0, "maxQueuedSearches": 100001}, None],
     ]
     result = node(tmp_path, LAYERS, {"CASES": json.dumps(cases)})
     blocks = [r["block"] for r in result["out"]]
@@ -268,6 +361,11 @@ def test_the_cards_layers_user_wins_per_field_and_a_reset_reinherits(tmp_path):
     assert blocks[5] == {} and result["out"][5]["problems"] == [
         "search-router row, order: must be a list of provider ids; it is ignored",
         "search-router row, timeoutMs: must be a whole number of milliseconds from 100 to 600000; it is ignored",
+    ]
+    assert blocks[6] == {"maxConcurrentSearches": 4, "maxQueuedSearches": 0}
+    assert blocks[7] == {} and result["out"][7]["problems"] == [
+        "search-router row, maxConcurrentSearches: must be a whole number from 1 to 1024; it is ignored",
+        "search-router row, maxQueuedSearches: must be a whole number from 0 to 100000; it is ignored",
     ]
     assert result["refused"] == [
         "timeoutMs: not a valid value",
@@ -325,7 +423,7 @@ const view = exports.viewOf(JSON.parse(process.env.SNAPSHOT));
 console.log(JSON.stringify({
   ids: registrations.map((r) => r.id),
   inject: exports.inject,
-  view: { chain: view.chain, kind: view.kind, userMode: view.userMode, timeout: view.timeout, key: view.field('exa', 'apiKeyEnv'), url: view.field('exa', 'baseURL') },
+  view: { chain: view.chain, kind: view.kind, userMode: view.userMode, timeout: view.timeout, concurrent: view.concurrent, queued: view.queued, key: view.field('exa', 'apiKeyEnv'), url: view.field('exa', 'baseURL') },
 }));
 """
 
@@ -340,9 +438,16 @@ def test_the_browser_half_registers_as_the_package_it_is_served_for(tmp_path, pa
         "status": "ready",
         "base": {
             "order": ["exa", "searxng"],
+            "maxConcurrentSearches": 4,
+            "maxQueuedSearches": 64,
             "providers": {"exa": {"apiKeyEnv": "EXA_API_KEY", "baseURL": "https://b"}},
         },
-        "user": {"provider": "searxng", "timeoutMs": 2500, "providers": {"exa": {"baseUrl": "https://u"}}},
+        "user": {
+            "provider": "searxng",
+            "timeoutMs": 2500,
+            "maxQueuedSearches": 0,
+            "providers": {"exa": {"baseUrl": "https://u"}},
+        },
     }
     env = {"PACKAGE": package, "CLIENT": str(BUNDLE / "client" / "client.js"), "SNAPSHOT": json.dumps(snapshot)}
     out = node(tmp_path, CLIENT, env)
@@ -353,6 +458,8 @@ def test_the_browser_half_registers_as_the_package_it_is_served_for(tmp_path, pa
         "kind": "single",
         "userMode": True,
         "timeout": {"value": 2500, "overridden": True},
+        "concurrent": {"value": 4, "overridden": False},
+        "queued": {"value": 0, "overridden": True},
         "key": {"value": "EXA_API_KEY", "overridden": False},
         "url": {"value": "https://u", "overridden": True, "key": "baseUrl"},
     }

@@ -53,6 +53,25 @@ def test_a_method_that_is_not_a_string_is_invalid_request(server, method):
     assert "result" in server.request("dsh/status")  # still serving
 
 
+@pytest.mark.parametrize("method", ["notifications/cancelled", "notifications/dsh/unknown", "notifications/"])
+def test_an_mcp_notification_method_sent_with_an_id_is_invalid_request_as_on_mcp(server, method):
+    """MCP's notifications (known or not) sent with an id: -32600 with the MCP transport's text
+    (``dsh_protocol.ids``), not pygls's -32601 "Method Not Found"."""
+    server.send({"jsonrpc": "2.0", "id": 4343, "method": method, "params": {"requestId": 1}})
+    assert server.response(4343)["error"] == {
+        "code": -32600,
+        "message": f"Invalid Request: {method} is a notification: it is sent without an id",
+    }
+    assert "result" in server.request("dsh/status")  # still serving
+
+
+def test_an_unknown_dollar_request_is_method_not_found_as_lsp_says(server):
+    """LSP: a request starting with ``$/`` that the server does not know "must error with
+    MethodNotFound"; a known ``$/`` notification with an id is -32600 (the unit tests)."""
+    server.send({"jsonrpc": "2.0", "id": 4344, "method": "$/unknownThing", "params": {}})
+    assert server.response(4344)["error"] == {"code": -32601, "message": "Method Not Found: $/unknownThing"}
+
+
 def test_a_method_notification_that_is_not_a_string_gets_id_null(server):
     server.send({"jsonrpc": "2.0", "method": 7})
     msg = server.recv(60)

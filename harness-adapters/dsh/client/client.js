@@ -9,7 +9,8 @@
 // What it shows (the router seed, "In the app"): one row per provider of the chain, numbered
 // by fallback priority, reordered by dragging a row or with the arrow keys on its handle; an
 // inline editor per provider (API key, key variable, endpoint, model); an add-provider flow; an
-// Advanced fold (timeout, empty-results policy). API keys are stored in the settings document
+// Advanced fold (timeout, empty-results policy, the searches' cap: at the providers at once, and
+// waiting for a turn). API keys are stored in the settings document
 // as secrets (never sent back to a browser: the card learns only whether one is stored); a
 // stored key overrides the provider's environment variable, and clearing it falls back to it.
 // A field the user set is marked "Overridden" with a reset that re-inherits the row's value.
@@ -45,6 +46,9 @@
       };
       const MODELS = { perplexity: 'sonar', deepseek: 'deepseek-v4-flash' };
       const DEFAULT_TIMEOUT_MS = 10000;
+      /** The sidecar's defaults of router.maxConcurrentSearches and maxQueuedSearches. */
+      const DEFAULT_MAX_CONCURRENT = 16;
+      const DEFAULT_MAX_QUEUED = 256;
 
       const en = {
         title: 'Search router',
@@ -77,6 +81,8 @@
         apply: 'Apply',
         advanced: 'Advanced',
         timeoutLabel: 'Timeout per provider (ms)',
+        concurrentLabel: 'Searches at the providers at once (more wait for a turn)',
+        queuedLabel: 'Searches that may wait for a turn (more are refused at once)',
         emptyLabel: 'Empty results',
         emptyFallback: 'Count as a failure: try the next provider (default)',
         emptyAnswer: 'Answer with no results',
@@ -117,6 +123,8 @@
         apply: '应用',
         advanced: '高级',
         timeoutLabel: '每个提供方的超时（毫秒）',
+        concurrentLabel: '同时向提供方发起的搜索数（超出的排队等待）',
+        queuedLabel: '可排队等待的搜索数（超出的立即拒绝）',
         emptyLabel: '空结果',
         emptyFallback: '视为失败：尝试下一个提供方（默认）',
         emptyAnswer: '直接返回空结果',
@@ -199,7 +207,16 @@
           return { value: '', overridden: false };
         };
         const scalar = (key) => (has(user, key) ? { value: user[key], overridden: true } : { value: base[key], overridden: false });
-        return { chain, kind, userMode, field, timeout: scalar('timeoutMs'), empty: scalar('emptyResultsFallback') };
+        return {
+          chain,
+          kind,
+          userMode,
+          field,
+          timeout: scalar('timeoutMs'),
+          empty: scalar('emptyResultsFallback'),
+          concurrent: scalar('maxConcurrentSearches'),
+          queued: scalar('maxQueuedSearches'),
+        };
       }
 
       /** The card's state and writes over the `search-router` namespace. */
@@ -453,6 +470,8 @@
             h('details', { className: 'dshsr-advanced' },
               h('summary', null, t('advanced')),
               h(TextField, { t, id: 'dshsr-timeout', label: t('timeoutLabel'), numeric: true, value: timeout.value ?? '', placeholder: String(DEFAULT_TIMEOUT_MS), overridden: timeout.overridden, disabled, onCommit: (v) => actions.setScalar('timeoutMs', Number(v)), onReset: () => actions.resetScalar('timeoutMs') }),
+              h(TextField, { t, id: 'dshsr-concurrent', label: t('concurrentLabel'), numeric: true, value: view.concurrent.value ?? '', placeholder: String(DEFAULT_MAX_CONCURRENT), overridden: view.concurrent.overridden, disabled, onCommit: (v) => actions.setScalar('maxConcurrentSearches', Number(v)), onReset: () => actions.resetScalar('maxConcurrentSearches') }),
+              h(TextField, { t, id: 'dshsr-queued', label: t('queuedLabel'), numeric: true, value: view.queued.value ?? '', placeholder: String(DEFAULT_MAX_QUEUED), overridden: view.queued.overridden, disabled, onCommit: (v) => actions.setScalar('maxQueuedSearches', Number(v)), onReset: () => actions.resetScalar('maxQueuedSearches') }),
               h('div', { className: 'dshsr-field' },
                 h('div', { className: 'dshsr-fieldhead' },
                   h('label', { className: 'dshsr-label', htmlFor: 'dshsr-empty' }, t('emptyLabel')),

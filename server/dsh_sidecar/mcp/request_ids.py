@@ -8,9 +8,10 @@ null, a fraction, a list or an object is read by the SDK as a notification (the 
 it ran unanswered. The transport refuses both before the SDK sees them, with ``-32600``: the
 reuse under its own id, the bad id under id null (the request's id cannot be named).
 
-A request under a notification's method (``notifications/cancelled`` with an id) is refused
-too, with the LSP transport's text: the SDK answered it "Method not found" and ran nothing, and
-the client waited for what the notification it meant never gives.
+A request under a notification's method (``notifications/cancelled`` with an id, or any method
+under ``notifications/``, known to the SDK or not) is refused too, with the LSP transport's text:
+the SDK answered it "Method not found" and ran nothing, and the client waited for what the
+notification it meant never gives.
 
 An id is held from the line that brings its request until the SDK *settles* that request: its
 answer is written, or the SDK ends it unanswered (a cancel that reached the handler; the SDK's
@@ -37,7 +38,7 @@ from typing import Any, Final, Self
 
 import anyio
 import mcp_types as types
-from dsh_protocol.ids import BAD_ID, IN_USE, notification_with_id
+from dsh_protocol.ids import BAD_ID, IN_USE, in_notification_namespace, notification_with_id
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types.methods import SPEC_CLIENT_NOTIFICATION_METHODS
@@ -79,7 +80,7 @@ class RequestsInFlight:
             key = coerce_request_id(message.id)
             if key in self._ids:
                 return _error(message.id, IN_USE)
-            if message.method in SPEC_CLIENT_NOTIFICATION_METHODS:
+            if message.method in SPEC_CLIENT_NOTIFICATION_METHODS or in_notification_namespace(message.method):
                 return _error(message.id, notification_with_id(message.method))
             self._ids.add(key)
             return None

@@ -6,8 +6,9 @@ calls against a provider that hangs opened 4,000 connections, over MCP as over L
 a search *waits*, first come first served, with its deadline still running: a client of a search
 tool expects an answer to every search it sends, later rather than never, and a burst (a
 thorough search's reformulations, parallel tool calls) is the normal case, not an error. A search
-whose deadline passes while it waits ends as one whose deadline passed before its first provider
-(every provider ``skipped: deadline``, an outage the bandit learns nothing from). Past the wait
+whose deadline passes while it waits, or whose turn comes with less than a fair budget left
+(:mod:`.budget`), ends as one whose deadline passed before its first provider (every provider
+``skipped: deadline``, an outage the bandit learns nothing from). Past the wait
 list, a search is refused at once (every provider ``skipped: busy (…)``, also an outage): its
 wait would outlast any deadline, and what a waiting search holds (its request, its task, its
 query of at most ``MAX_QUERY_CHARS`` characters: a few kilobytes) stays bounded by the list.

@@ -1,6 +1,15 @@
 """A search's time budget: what its deadline keeps back to compose and send the answer
 (:func:`deadline_reserve_ms`), and how much of what is left it may wait for the fleet's store
 (:func:`fleet_wait`); the rest is its providers'. The chain (:mod:`.chain`) spends it.
+
+**A fair budget** (:data:`MIN_ATTEMPT_MS`): a provider is asked only with at least that much of
+the deadline left. With less, the attempt is not made (``skipped: deadline``, an outage: the
+bandit learns nothing), whatever ate the time: the providers before it, a wait for a turn at
+the providers (:mod:`.admission`), the search path's preparation or a rate-limit spacing wait
+(:mod:`.pacing`). So a timeout is blamed on a provider (class ``timeout``: a real outcome, the
+arm scores 0) only when the provider had a fair budget; our own queueing never counts against
+an arm (a waiter handed its turn with 1 ms left used to call its provider and end ``timeout
+after 1ms (deadline)``, counted against the arm: the thorough arm, taking more turns, most).
 """
 
 from __future__ import annotations
@@ -27,6 +36,12 @@ DEADLINE_RESERVE_SHARE: Final = 0.1
 #: Largest share of what is left of a search's deadline that it waits for the fleet's store
 #: (on top of ``state.timeoutMs``): a store that is slow but alive leaves the providers the rest.
 FLEET_WAIT_SHARE: Final = 0.5
+#: Least budget a provider is asked with, milliseconds (see the module docstring): half the
+#: shortest deadline a search may have (100 ms, whose providers get 90: its first attempt is
+#: always made), twice the event loop's median lateness under load measured for
+#: :data:`DEADLINE_RESERVE_MS` (25 ms): below it a timeout says more of our scheduling than of
+#: the provider. Under every ``timeoutMs`` (at least 100).
+MIN_ATTEMPT_MS: Final = 50
 
 
 def deadline_reserve_ms(deadline_ms: float) -> float:
@@ -38,6 +53,11 @@ def deadline_reserve_ms(deadline_ms: float) -> float:
 def fleet_wait(left_s: float) -> float:
     """Longest a search with ``left_s`` seconds left waits for the fleet's store, seconds."""
     return left_s * FLEET_WAIT_SHARE
+
+
+def fair(budget_ms: float) -> bool:
+    """Whether a provider may be asked with ``budget_ms`` milliseconds (:data:`MIN_ATTEMPT_MS`)."""
+    return budget_ms >= MIN_ATTEMPT_MS
 
 
 def ms_since(t0: float) -> int:

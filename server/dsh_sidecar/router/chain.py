@@ -8,8 +8,8 @@ least one answered an empty success, the truthful empty result is returned inste
 
 The per-provider timeout covers the whole exchange (headers and body), and the whole chain
 has a deadline: each attempt gets what is left of it minus the time reserved to compose and
-send the answer (:func:`deadline_reserve_ms`); providers not reached in time are reported as
-``skipped: deadline``. Providers cooling down (:mod:`.health`) are skipped as ``skipped: <class> cooldown
+send the answer (:func:`deadline_reserve_ms`); providers not reached with a fair budget left (:mod:`.budget`) are
+``skipped: deadline``, an outage. Providers cooling down (:mod:`.health`) are skipped as ``skipped: <class> cooldown
 <N>s left``; a repeated search is answered from the result cache (:mod:`.cache`) as one ``ok (cached)`` attempt.
 
 **Fleet**: what a search reads from the fleet's store, off the event loop: :mod:`.fleet`.
@@ -29,7 +29,7 @@ from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
 from dsh_sidecar.router.admission import DEADLINE_SKIP, SearchSlots
-from dsh_sidecar.router.budget import deadline_reserve_ms, fleet_wait, ms_since
+from dsh_sidecar.router.budget import MIN_ATTEMPT_MS, deadline_reserve_ms, fair, fleet_wait, ms_since
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
     ProviderSpec,
@@ -260,9 +260,9 @@ class Router:
         return True
 
     def deadline_passed(self, outcome: str = DEADLINE_SKIP) -> AllProvidersFailed:
-        """The failure of a search whose deadline passed before any provider could be tried (the
-        search path was being prepared, or it waited for a turn): every provider ``outcome`` (or
-        refused a turn: ``skipped: busy (…)``), an outage (the search never ran: nothing to learn)."""
+        """The failure of a search with no fair budget left (:mod:`.budget`) before any provider could be
+        tried (the search path was being prepared, or it waited for a turn): every provider ``outcome`` (or
+        refused a turn: ``skipped: busy (…)``), an outage (nothing to learn), as :meth:`_chain`'s own skips."""
         attempts: list[Attempt] = []
         failures: list[_Failed] = []
         for spec in self._plan():
@@ -330,9 +330,10 @@ class Router:
         cached = await self._cached(key, deadline)
         if cached is not None:
             return cached
+        last_start = deadline - MIN_ATTEMPT_MS / 1000  # past it no provider is asked (.budget)
         if not self.ready:  # httpx and the client (~0.1-1 s of imports): on a thread, inside the deadline
-            await self.until_ready(deadline - _now())  # not ready by then: every attempt is skipped
-        async with self.slots.held(lambda: deadline - _now(), self.deadline_passed):  # a turn (.admission)
+            await self.until_ready(last_start - _now())  # not ready by then: every attempt is skipped
+        async with self.slots.held(lambda: last_start - _now(), self.deadline_passed):  # a turn (.admission)
             return await self._chain(query, max_results, key, deadline)
 
     async def _chain(self, query: str, max_results: int, key: CacheKey | None, deadline: float) -> RouterResult:
@@ -348,9 +349,9 @@ class Router:
                 continue
             assert not isinstance(spec, str)
             left_ms = (deadline - _now()) * 1000
-            if left_ms <= 0 or not self.ready:
+            if not fair(left_ms) or not self.ready:  # not asked: as deadline_passed() (.budget)
                 attempts.append(Attempt(provider=spec.id, outcome=DEADLINE_SKIP, ms=0))
-                failures.append(_Failed(spec.id, DEADLINE_SKIP, TIMEOUT))
+                failures.append(_Failed(spec.id, DEADLINE_SKIP, "skipped"))
                 continue
             budget_ms = min(self.config.timeout_ms, left_ms)
             t0 = time.monotonic()

@@ -6,8 +6,10 @@ flight at a time (:meth:`Pacer.slot`, a per-provider lock taken in arrival order
 searches, the thorough arm's variants included, queue up), and a request is sent no sooner
 than ``interval_s`` after the previous one's response came back. Counting from the previous
 *response* rather than its send time keeps the gap at the provider (which counts arrivals) at
-least ``interval_s`` whatever the latency. When the slot cannot come within the attempt's
-budget the attempt fails at once as ``paced`` (no cooldown: the chain goes on).
+least ``interval_s`` whatever the latency. When the slot cannot come with a fair budget of
+the attempt's left (:data:`~.budget.MIN_ATTEMPT_MS`) the attempt fails at once as ``paced`` (no
+cooldown, an outage: the chain goes on), so a spacing wait never ends in a timeout blamed on
+the provider.
 
 The interval is the documented one until the provider says otherwise: the IETF draft
 ``RateLimit-Policy``/``X-RateLimit-Policy`` header (``<limit>;w=<seconds>``, the shortest
@@ -25,6 +27,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Final
 
+from dsh_sidecar.router.budget import MIN_ATTEMPT_MS
 from dsh_sidecar.router.providers.base import PACED, ProviderFailure, RateLimit
 
 #: Shortest spacing adopted from a response header, seconds (a header claiming 10,000 req/s
@@ -80,21 +83,22 @@ class Pacer:
         """Hold ``provider``'s request slot for the body of the ``async with`` (the request and
         its response); yields the seconds waited (0 without a limit).
 
-        Raises :class:`ProviderFailure` (``paced``) when the slot cannot start within
-        ``budget_ms``; the slot is then not taken."""
+        Raises :class:`ProviderFailure` (``paced``) when the slot cannot start with
+        :data:`~.budget.MIN_ATTEMPT_MS` of ``budget_ms`` left; the slot is then not taken."""
         if limit is None:
             yield 0.0
             return
         started = self.clock()
         lock = self._locks.setdefault(provider, asyncio.Lock())
+        waits_ms = budget_ms - MIN_ATTEMPT_MS  # the longest wait that leaves the request a fair budget
         try:
-            await asyncio.wait_for(lock.acquire(), budget_ms / 1000)
+            await asyncio.wait_for(lock.acquire(), max(0.0, waits_ms) / 1000)
         except TimeoutError:
             raise ProviderFailure("skipped: rate limit spacing (another request holds the slot)", PACED) from None
         try:
             now = self.clock()
             delay = max(0.0, self._done.get(provider, float("-inf")) + self.interval(provider, limit) - now)
-            if (now - started + delay) * 1000 >= budget_ms:
+            if (now - started + delay) * 1000 > waits_ms:
                 raise ProviderFailure(f"skipped: rate limit spacing (next request slot in {delay:.1f}s)", PACED)
             if delay > 0:
                 await self.sleep(delay)

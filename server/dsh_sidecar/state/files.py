@@ -399,6 +399,25 @@ class StateFile:
         with self.lock:
             atomic_write_bytes(self.path, data)
 
+    def replace_or_warn(self, data: bytes, what: str, logger: logging.Logger = log) -> bool:
+        """:meth:`replace`, ``True`` once written; ``False`` when it fails (disk full, a read-only
+        cache, a lock timeout: a cache not written is only work done again, the caller keeps
+        serving), warned on ``logger`` (the caller's) as ``<what> not written: <error>``."""
+        try:
+            self.replace(data)
+        except Exception as exc:
+            logger.warning("%s not written: %s", what, exc)
+            return False
+        return True
+
+    def remove_or_note(self, what: str, logger: logging.Logger = log) -> None:
+        """Remove the file (absent already: done); a failure leaves it, noted on ``logger`` (the
+        caller's, at debug) as ``<what> not removed: <error>``."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.debug("%s not removed: %s", what, exc)
+
     def update(self, merge: Callable[[Any | None], Any]) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.
 

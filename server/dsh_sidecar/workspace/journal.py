@@ -151,16 +151,8 @@ class SymbolJournal:
         if len(raw) > MAX_BYTES:
             self.clear()
             return False
-        try:
-            self.file.replace(raw)
-            return True
-        except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
-            log.warning("workspace symbol journal not written: %s", exc)
-            return False
+        return self.file.replace_or_warn(raw, "workspace symbol journal", log)
 
     def clear(self) -> None:
         """Forget the journal (its cache was written again, or it could not hold the changes)."""
-        try:
-            self.path.unlink(missing_ok=True)
-        except OSError as exc:
-            log.debug("workspace symbol journal not removed: %s", exc)
+        self.file.remove_or_note("workspace symbol journal", log)

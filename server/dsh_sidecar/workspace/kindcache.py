@@ -113,9 +113,5 @@ class KindCache:
             "rules": rules_digest(),
             "digest": columns.digest(body),
         }
-        try:
-            self.file.replace(json.dumps(head, separators=(",", ":")).encode() + b"\n" + body)
-            return True
-        except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
-            log.warning("workspace kinds not written: %s", exc)
-            return False
+        raw = json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
+        return self.file.replace_or_warn(raw, "workspace kinds", log)

@@ -152,22 +152,14 @@ class ListingCache:
             stats.ino.tobytes(),
             array("d", stamps).tobytes(),
         ]
-        try:
-            raw = columns.encode(head, body, [files])
-            if len(raw) > max_bytes():
-                return False
-            self.file.replace(raw)
-            return True
-        except Exception as exc:  # disk full, read-only cache, lock timeout: keep serving
-            log.warning("workspace listing not written: %s", exc)
+        raw = columns.encode(head, body, [files])  # str lists and integer columns: cannot fail
+        if len(raw) > max_bytes():
             return False
+        return self.file.replace_or_warn(raw, "workspace listing", log)
 
     def clear(self) -> None:
         """Forget the listing (the next session walks before it is ready)."""
-        try:
-            self.path.unlink(missing_ok=True)
-        except OSError as exc:
-            log.debug("workspace listing not removed: %s", exc)
+        self.file.remove_or_note("workspace listing", log)
 
 
 def walk_listing(root: Path) -> tuple[FileStats, list[float]]:

@@ -135,7 +135,10 @@ def test_the_read_stream_stamps_each_request_with_its_settle_hook_and_nothing_el
     ]
 
 
-@pytest.mark.parametrize("method", ["notifications/initialized", "notifications/cancelled", "notifications/progress"])
+@pytest.mark.parametrize(
+    "method",
+    ["notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/x/unknown"],
+)
 def test_a_notification_method_under_an_id_is_refused_with_the_lsp_text_and_holds_nothing(method: str) -> None:
     table = RequestsInFlight()
     refused = offer(table, {"id": 5, "method": method, "params": {"requestId": 1, "progressToken": 1, "progress": 1}})

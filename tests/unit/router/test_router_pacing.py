@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from dsh_sidecar.router.budget import MIN_ATTEMPT_MS
 from dsh_sidecar.router.pacing import MAX_INTERVAL_S, MIN_INTERVAL_S, Pacer, interval_from_headers
 from dsh_sidecar.router.providers import PROVIDERS
 from dsh_sidecar.router.providers.base import ProviderFailure, RateLimit
@@ -64,6 +65,21 @@ async def test_a_slot_beyond_the_budget_fails_at_once_and_is_not_taken(fake):
     assert info.value.failure_class == "paced"
     assert info.value.reason == "skipped: rate limit spacing (next request slot in 1.0s)"
     assert await request(pacer, fake) == 1.0  # the refused one sent nothing
+
+
+async def test_a_slot_that_leaves_less_than_a_fair_budget_fails_as_paced(fake):
+    """A spacing wait that would leave the request under MIN_ATTEMPT_MS is not waited: the
+    request would end in a timeout blamed on the provider for our own spacing."""
+    pacer = Pacer(fake.clock, fake.sleep)
+    await request(pacer, fake)
+    with pytest.raises(ProviderFailure) as info:
+        await request(pacer, fake, budget_ms=1000 + MIN_ATTEMPT_MS - 1)  # the slot in 1 s: 49 ms left after it
+    assert (info.value.failure_class, info.value.reason) == (
+        "paced",
+        "skipped: rate limit spacing (next request slot in 1.0s)",
+    )
+    assert await request(pacer, fake, budget_ms=1000 + MIN_ATTEMPT_MS) == 1.0  # 50 ms left: fair, waited
+    assert fake.slept == [1.0]
 
 
 async def test_a_slot_held_past_the_budget_fails_as_paced(fake):

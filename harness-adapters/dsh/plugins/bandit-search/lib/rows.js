@@ -6,8 +6,11 @@
 /** The search-router seed's row (`search-router.README.txt`, "Full schema"). */
 export const ROUTER_SEED_KEYS = ['provider', 'order', 'timeoutMs', 'emptyResultsFallback', 'providers'];
 /** Our opt-in extensions of the router row: the result cache (off), web_search through the
- * bandit (off: one backend query per query), the whole-chain deadline. */
-export const ROUTER_EXTENSION_KEYS = ['cache', 'fanOut', 'deadlineMs'];
+ * bandit (off: one backend query per query), the whole-chain deadline, the searches at their
+ * providers at once and those that may wait for a turn. */
+export const ROUTER_EXTENSION_KEYS = ['cache', 'fanOut', 'deadlineMs', 'maxConcurrentSearches', 'maxQueuedSearches'];
+/** The extensions that are keys of the sidecar's router block (`fanOut` is this plugin's own). */
+export const ROUTER_BLOCK_EXTENSIONS = ROUTER_EXTENSION_KEYS.filter((key) => key !== 'fanOut');
 /** The providers the router knows, in the seed's canonical (zero-config) order. */
 export const PROVIDERS = ['exa', 'tavily', 'brave', 'perplexity', 'deepseek', 'searxng', 'duckduckgo'];
 /** The keys each provider takes (the seed: `model` where the provider has one, `baseUrlEnv`
@@ -129,7 +132,7 @@ export function sidecarBlock(raw, timingKeys, row, report) {
 export function routerRow(raw, report) {
   const row = pick(raw, [...ROUTER_SEED_KEYS, ...ROUTER_EXTENSION_KEYS, 'sidecar'], 'search-router row', report);
   const router = {};
-  for (const key of [...ROUTER_SEED_KEYS, 'cache', 'deadlineMs']) if (key in row) router[key] = row[key];
+  for (const key of [...ROUTER_SEED_KEYS, ...ROUTER_BLOCK_EXTENSIONS]) if (key in row) router[key] = row[key];
   if ('providers' in row) router.providers = routerProviders(row.providers, 'search-router row, providers', report);
   for (const key of ['order']) {
     if (Array.isArray(router[key])) {

@@ -11,8 +11,12 @@
 // mode as a whole. Keys (`providers.<id>.apiKey`) are `role('secret')`: stored in the settings
 // document, never sent to a browser (the card learns only whether one is stored), and they
 // override the environment; with none stored the provider's `apiKeyEnv` variable is used.
+// Besides the seed's fields the card carries the searches' cap (`maxConcurrentSearches`,
+// `maxQueuedSearches`); the row's other extensions (`cache`, `deadlineMs`) pass through as the
+// row states them. tests/harness/test_dsh_rows.py holds every key of the sidecar's router block
+// to one of the two, so a new key is placed on purpose, never forgotten.
 
-import { PROVIDERS, PROVIDER_KEYS } from './rows.js';
+import { PROVIDERS, PROVIDER_KEYS, ROUTER_BLOCK_EXTENSIONS } from './rows.js';
 
 /** The settings namespace of the router (the row id). */
 export const ROUTER_NAMESPACE = 'search-router';
@@ -33,6 +37,8 @@ export function routerSettingsSchema(z) {
     order: z.array(z.string()),
     timeoutMs: z.number(),
     emptyResultsFallback: z.boolean(),
+    maxConcurrentSearches: z.number(),
+    maxQueuedSearches: z.number(),
     providers: z.dict(provider),
   });
 }
@@ -42,14 +48,25 @@ const EXPECTED = {
   order: 'must be a list of provider ids',
   timeoutMs: 'must be a whole number of milliseconds from 100 to 600000',
   emptyResultsFallback: 'must be true or false',
+  maxConcurrentSearches: 'must be a whole number from 1 to 1024',
+  maxQueuedSearches: 'must be a whole number from 0 to 100000',
 };
+
+const whole = (min, max) => (v) => Number.isInteger(v) && v >= min && v <= max;
 
 const TYPES = {
   provider: (v) => typeof v === 'string' && PROVIDERS.includes(v),
   order: (v) => Array.isArray(v) && v.every((id) => typeof id === 'string' && PROVIDERS.includes(id)),
-  timeoutMs: (v) => Number.isInteger(v) && v >= 100 && v <= 600000,
+  timeoutMs: whole(100, 600000),
   emptyResultsFallback: (v) => typeof v === 'boolean',
+  // the sidecar's router.maxConcurrentSearches / maxQueuedSearches (router/config.py: defaults 16
+  // and 256): searches at their providers at once, and searches that may wait for a turn
+  maxConcurrentSearches: whole(1, 1024),
+  maxQueuedSearches: whole(0, 100000),
 };
+
+/** The card's single-value fields: each layered on its own (the user layer wins). */
+export const SCALAR_KEYS = ['timeoutMs', 'emptyResultsFallback', 'maxConcurrentSearches', 'maxQueuedSearches'];
 
 /** The composition layer the namespace is registered with: the row's seed fields whose type
  * the schema accepts (a field of another type would make DSH refuse the registration itself,
@@ -102,7 +119,7 @@ function has(layer, key) {
 export function effectiveRouter(base, user, row) {
   const out = {};
   const layers = [base ?? {}, user ?? {}];
-  for (const key of ['timeoutMs', 'emptyResultsFallback']) {
+  for (const key of SCALAR_KEYS) {
     for (const layer of layers) if (has(layer, key) && TYPES[key](layer[key])) out[key] = layer[key];
   }
   const mode = has(user, 'order') || has(user, 'provider') ? user : base;
@@ -122,7 +139,7 @@ export function effectiveRouter(base, user, row) {
     }
   }
   if (Object.keys(providers).length) out.providers = providers;
-  for (const key of ['cache', 'deadlineMs']) if (key in row) out[key] = row[key];
+  for (const key of ROUTER_BLOCK_EXTENSIONS) if (!SCALAR_KEYS.includes(key) && key in row) out[key] = row[key];
   return out;
 }
 
