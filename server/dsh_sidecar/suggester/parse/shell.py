@@ -2,8 +2,8 @@
 
 ``bashlex`` reads pipelines, lists, ``$(…)`` and ``for`` loops, with here-document bodies taken
 out first (:func:`split_heredocs`); ``shlex`` with punctuation splitting is the fallback when
-bashlex refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a plain line is
-split by ``shlex.split`` alone (:func:`shell_words`). A line is read up to its
+bashlex refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a plain line, or a
+plain list or pipeline of them, is split by ``shlex.split`` alone (:func:`shell_words`). A line is read up to its
 :data:`MAX_SHELL_TOKENS`-th token, a command up to :data:`MAX_COMMAND_ARGS` words. Wrappers
 (``xargs``, ``sudo``, ``env``, ``time``, ``timeout N``, ``nice``, ``command``) are looked
 through, and ``cd DIR &&`` makes later relative paths relative to ``DIR``
@@ -293,32 +293,77 @@ _SYNTAX_HEAD = frozenset(
 )
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: One command of a plain list (``_PLAIN_LINE`` without its anchoring) and what may follow it:
+#: a list or pipeline operator, or the end of the line.
+_PLAIN_SEGMENT = re.compile(rf"[ \t]*(?:{_PLAIN_WORD}[ \t]+)*(?:{_PLAIN_WORD})?")
+_PLAIN_OPERATOR = re.compile(r"\|\||&&|[|;]")
+
+
 def _plain_words(command: str) -> list[str] | None:
     """The words of a one-command line with nothing for bashlex to resolve (see
-    ``_PLAIN_LINE``), by ``shlex.split``; ``None`` when the line needs the full parse."""
+    ``_PLAIN_LINE``), by ``shlex.split`` (by ``str.split`` when the line has no quote: its
+    characters hold no escape, comment or other blank than space and tab, so the words are the
+    same); ``None`` when the line needs the full parse."""
     if not _PLAIN_LINE.fullmatch(command) or ('"' in command and "'" in command):
         return None
-    try:
-        words = shlex.split(command)
-    except ValueError:  # an unbalanced quote: bashlex (and its fallback) decide
-        return None
-    if not words or words[0] in _SYNTAX_HEAD or re.match(r"^[A-Za-z_][A-Za-z0-9_]*\+?=", words[0]):
+    return _segment_words(command)
+
+
+def _segment_words(command: str) -> list[str] | None:
+    """The words of a line ``_PLAIN_LINE`` matches whole (one kind of quote at most), ``None``
+    when bash reads its first word as syntax or an assignment."""
+    if '"' in command or "'" in command:
+        try:
+            words = shlex.split(command)
+        except ValueError:  # an unbalanced quote: bashlex (and its fallback) decide
+            return None
+    else:
+        words = command.split()
+    if not words or words[0] in _SYNTAX_HEAD or _ASSIGNMENT.match(words[0]):
         return None
     return words
+
+
+def _plain_commands(command: str) -> list[list[str]] | None:
+    """The commands of a plain list or pipeline: plain one-command lines (:func:`_plain_words`)
+    joined by ``|``, ``||``, ``&&`` or ``;`` outside quotes (``cat f | grep -n "def x"``,
+    ``cd src && ls``), each one's words; ``None`` for any other line (an empty command, a
+    trailing operator, ``&``, ``|&``: bashlex decides). bashlex gives such a line's commands the
+    same words, in the same order, as each gets alone."""
+    if '"' in command and "'" in command:
+        return None
+    out: list[list[str]] = []
+    pos, end = 0, len(command)
+    while True:
+        m = _PLAIN_SEGMENT.match(command, pos)
+        assert m is not None  # it matches the empty text
+        words = _segment_words(m.group())
+        if words is None:
+            return None
+        out.append(words)
+        pos = m.end()
+        if pos == end:
+            return out
+        op = _PLAIN_OPERATOR.match(command, pos)
+        if op is None:
+            return None
+        pos = op.end()
 
 
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def shell_words(command: str) -> tuple[tuple[str, ...], ...]:
     """The simple commands of a shell line as word tuples (``;``/``&&``/``|`` split,
-    ``$(…)`` inner commands included): a plain line by ``shlex.split`` (the same words bashlex
-    gives it, at a tenth of the cost), any other by ``bashlex`` with here-document bodies taken
+    ``$(…)`` inner commands included): a plain line, or plain commands joined by ``|``, ``||``,
+    ``&&``, ``;`` (:func:`_plain_commands`), by ``shlex.split`` (the same words bashlex gives
+    it, at a tenth of the cost), any other by ``bashlex`` with here-document bodies taken
     out and the line cut after :data:`MAX_SHELL_TOKENS` tokens (:func:`_shell_head`), falling back
     to the ``shlex`` splitter when bashlex refuses it or it nests too deep. Pure function of ``command``; the last
     ``PARSE_CACHE_SIZE`` distinct lines are cached (an LRU: a repeated line costs a lookup)."""
     head, deep = _shell_head(split_heredocs(command)[0])
-    plain = _plain_words(head)
+    plain = _plain_commands(head)
     if plain is not None:
-        return (tuple(plain),)
+        return tuple(tuple(words) for words in plain)
     words = None if deep else _bashlex_commands(head)
     return tuple(tuple(w) for w in (words or _shlex_commands(head)))
 
