@@ -3,7 +3,8 @@
 ``bashlex`` reads pipelines, lists, ``$(…)`` and ``for`` loops, with here-document bodies taken
 out first (:func:`split_heredocs`); ``shlex`` with punctuation splitting is the fallback when
 bashlex refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a plain line, or a
-plain list or pipeline of them, is split by ``shlex.split`` alone (:func:`shell_words`). A line is read up to its
+plain list or pipeline of them, is split without either, into ``shlex.split``'s words
+(:func:`shell_words`). A line is read up to its
 :data:`MAX_SHELL_TOKENS`-th token, a command up to :data:`MAX_COMMAND_ARGS` words. Wrappers
 (``xargs``, ``sudo``, ``env``, ``time``, ``timeout N``, ``nice``, ``command``) are looked
 through, and ``cd DIR &&`` makes later relative paths relative to ``DIR``
@@ -298,13 +299,16 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: a list or pipeline operator, or the end of the line.
 _PLAIN_SEGMENT = re.compile(rf"[ \t]*(?:{_PLAIN_WORD}[ \t]+)*(?:{_PLAIN_WORD})?")
 _PLAIN_OPERATOR = re.compile(r"\|\||&&|[|;]")
+#: A plain word's parts: the characters before its quoted part, the quoted text (single or
+#: double quotes), the characters after it.
+_PLAIN_WORD_PARTS = re.compile(rf"({_PLAIN_CHARS})(?:'({_QUOTED_CHARS})'|\"({_QUOTED_CHARS})\")?({_PLAIN_CHARS})")
 
 
 def _plain_words(command: str) -> list[str] | None:
     """The words of a one-command line with nothing for bashlex to resolve (see
-    ``_PLAIN_LINE``), by ``shlex.split`` (by ``str.split`` when the line has no quote: its
-    characters hold no escape, comment or other blank than space and tab, so the words are the
-    same); ``None`` when the line needs the full parse."""
+    ``_PLAIN_LINE``), ``shlex.split``'s (:func:`_segment_words`; ``str.split``'s when the line
+    has no quote: its characters hold no escape, comment or other blank than space and tab);
+    ``None`` when the line needs the full parse."""
     if not _PLAIN_LINE.fullmatch(command) or ('"' in command and "'" in command):
         return None
     return _segment_words(command)
@@ -312,12 +316,15 @@ def _plain_words(command: str) -> list[str] | None:
 
 def _segment_words(command: str) -> list[str] | None:
     """The words of a line ``_PLAIN_LINE`` matches whole (one kind of quote at most), ``None``
-    when bash reads its first word as syntax or an assignment."""
+    when bash reads its first word as syntax or an assignment. Its words are ``shlex.split``'s:
+    each word its parts with the quotes of its one quoted part removed (no escape, no
+    expansion: the characters hold none)."""
     if '"' in command or "'" in command:
-        try:
-            words = shlex.split(command)
-        except ValueError:  # an unbalanced quote: bashlex (and its fallback) decide
-            return None
+        words = [
+            m.group(1) + (m.group(2) or m.group(3) or "") + m.group(4)
+            for m in _PLAIN_WORD_PARTS.finditer(command)
+            if m.end() > m.start()
+        ]
     else:
         words = command.split()
     if not words or words[0] in _SYNTAX_HEAD or _ASSIGNMENT.match(words[0]):
@@ -360,7 +367,14 @@ def shell_words(command: str) -> tuple[tuple[str, ...], ...]:
     out and the line cut after :data:`MAX_SHELL_TOKENS` tokens (:func:`_shell_head`), falling back
     to the ``shlex`` splitter when bashlex refuses it or it nests too deep. Pure function of ``command``; the last
     ``PARSE_CACHE_SIZE`` distinct lines are cached (an LRU: a repeated line costs a lookup)."""
-    head, deep = _shell_head(split_heredocs(command)[0])
+    line = split_heredocs(command)[0]
+    if len(line) < MAX_SHELL_TOKENS and line.count(";") + line.count("|") + line.count("&") < MAX_SHELL_COMMANDS:
+        # fewer tokens and separators than the head's bounds, and a plain line closes its quotes:
+        # its head is the whole line
+        plain = _plain_commands(line)
+        if plain is not None:
+            return tuple(tuple(words) for words in plain)
+    head, deep = _shell_head(line)
     plain = _plain_commands(head)
     if plain is not None:
         return tuple(tuple(words) for words in plain)

@@ -240,6 +240,8 @@ def test_a_plain_list_is_cut_at_the_same_bound_without_bashlex(monkeypatch) -> N
     assert shell_words("|".join(["ab"] * 51)) == (("ab",),) * 50
     assert shell_words(";".join(["ab"] * 50)) == (("ab",),) * 50
     assert calls == []
+    # a plain line of more tokens than the bound is read up to its bound-th token, as any line
+    assert shell_words("grep 'a b'" + " x" * 300) == (("grep", "a b") + ("x",) * 248,)
 
 
 def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> None:
