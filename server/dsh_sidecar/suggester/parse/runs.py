@@ -297,6 +297,19 @@ def _whole_statements(code: str, end: int) -> str:
     return code[:start]
 
 
+def _within_atoms(code: str) -> str:
+    """``code``, or its top-level statements before the one its :data:`MAX_SCRIPT_ATOMS`-th
+    atom is in (a non-ASCII atom weighing :data:`NON_ASCII_ATOMS` a character)."""
+    if code.isascii() and (len(code) <= MAX_SCRIPT_ATOMS or len(_ATOM.findall(code)) <= MAX_SCRIPT_ATOMS):
+        return code  # every atom weighs 1 and has a character at least: within the bound
+    atoms = 0
+    for m in _ATOM.finditer(code):
+        atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
+        if atoms > MAX_SCRIPT_ATOMS:
+            return _whole_statements(code, m.start())  # read the statements within the bound
+    return code
+
+
 def _parsed(code: str) -> list[ast.AST] | None:
     """The syntax nodes of ``code``; when it does not compile, those of its statements before
     the top-level one the error is in (a script cut at ``MAX_INPUT_CHARS``, or at its atom
@@ -405,13 +418,7 @@ def script_names(code: str) -> list[tuple[str, str]]:
 
 def _script_names(code: str) -> list[tuple[str, str]]:
     """:func:`script_names` of a script within its bounds, parsed."""
-    atoms = 0
-    for m in _ATOM.finditer(code):
-        atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
-        if atoms > MAX_SCRIPT_ATOMS:
-            code = _whole_statements(code, m.start())  # read the statements within the bound
-            break
-    nodes = _parsed(code)
+    nodes = _parsed(_within_atoms(code))
     if nodes is None:
         return []
     names, modules = _imports(nodes)
