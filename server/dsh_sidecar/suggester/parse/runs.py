@@ -310,8 +310,13 @@ def _within_atoms(code: str) -> str:
     return code
 
 
+#: The syntax nodes :func:`script_names` reads: imports, names and attributes.
+_NAME_NODES: Final = (ast.Import, ast.ImportFrom, ast.Name, ast.Attribute)
+
+
 def _parsed(code: str) -> list[ast.AST] | None:
-    """The syntax nodes of ``code``; when it does not compile, those of its statements before
+    """The import, name and attribute nodes of ``code`` (:data:`_NAME_NODES`, in
+    ``ast.walk``'s order); when it does not compile, those of its statements before
     the top-level one the error is in (a script cut at ``MAX_INPUT_CHARS``, or at its atom
     bound, ends inside a statement), tried once; ``None`` when neither parses."""
     for attempt in (0, 1):
@@ -319,7 +324,7 @@ def _parsed(code: str) -> list[ast.AST] | None:
             with _PARSE_LOCK, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(code)
-            return _walk(tree)
+            return [node for node in _walk(tree) if isinstance(node, _NAME_NODES)]
         except SyntaxError as exc:
             line = exc.lineno or 0
             if attempt or line < 1:
