@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.budget import install as install_budget
 from dsh_sidecar.suggester.parse.budget import parse_bounded
 from dsh_sidecar.suggester.parse.tools import WRAPPERS
@@ -294,14 +295,16 @@ _SYNTAX_HEAD = frozenset(
 )
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-#: One command of a plain list (``_PLAIN_LINE`` without its anchoring) and what may follow it:
-#: a list or pipeline operator, or the end of the line.
-_PLAIN_SEGMENT = re.compile(rf"[ \t]*(?:{_PLAIN_WORD}[ \t]+)*(?:{_PLAIN_WORD})?")
-_PLAIN_OPERATOR = re.compile(r"\|\||&&|[|;]")
+#: The patterns only the plain paths use are compiled on first use (``lazyre``): a start that
+#: parses no shell line does not pay for them.
+_ASSIGNMENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: One command of a plain list (``_PLAIN_LINE`` matched from a position, not whole) and what may
+#: follow it: a list or pipeline operator, or the end of the line.
+_PLAIN_SEGMENT = _PLAIN_LINE
+_PLAIN_OPERATOR = LazyPattern(r"\|\||&&|[|;]")
 #: A plain word's parts: the characters before its quoted part, the quoted text (single or
 #: double quotes), the characters after it.
-_PLAIN_WORD_PARTS = re.compile(rf"({_PLAIN_CHARS})(?:'({_QUOTED_CHARS})'|\"({_QUOTED_CHARS})\")?({_PLAIN_CHARS})")
+_PLAIN_WORD_PARTS = LazyPattern(rf"({_PLAIN_CHARS})(?:'({_QUOTED_CHARS})'|\"({_QUOTED_CHARS})\")?({_PLAIN_CHARS})")
 
 
 def _plain_words(command: str) -> list[str] | None:

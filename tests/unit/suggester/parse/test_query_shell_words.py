@@ -184,12 +184,14 @@ def test_bashlex_is_imported_by_the_first_line_that_needs_it():
         print("bashlex" in sys.modules)
         print(shell_words("grep -rn foo ."), "bashlex" in sys.modules)
         print(shell_words("ls src | head -3"), "bashlex" in sys.modules)
+        print(shell_words("ls src | head -3 > out"), "bashlex" in sys.modules)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.splitlines() == [
         "False",
         "(('grep', '-rn', 'foo', '.'),) False",
+        "(('ls', 'src'), ('head', '-3')) False",  # a plain pipeline: no bashlex
         "(('ls', 'src'), ('head', '-3')) True",
     ]
 
