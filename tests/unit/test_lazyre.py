@@ -17,6 +17,7 @@ MODULES = {
     "dsh_sidecar.suggester.parse.results": 13,
     "dsh_sidecar.suggester.parse.roles": 2,
     "dsh_sidecar.suggester.parse.words": 1,
+    "dsh_sidecar.suggester.parse.shell": 3,
 }
 
 

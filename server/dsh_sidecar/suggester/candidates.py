@@ -22,6 +22,7 @@ best match). Order is by score, then pack order.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -202,8 +203,10 @@ REEXPORT_NAMES: Final = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_test_path(rel: str) -> bool:
-    """Whether ``rel`` is a test file by its folders or name."""
+    """Whether ``rel`` is a test file by its folders or name (the last 4,096 paths' answers
+    kept: the ranking asks of the same targets call after call)."""
     parts = rel.split("/")
     if any(p in TEST_DIRS for p in parts[:-1]):
         return True

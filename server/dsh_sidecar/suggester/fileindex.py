@@ -427,9 +427,10 @@ FIXTURE_DIRS: Final = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_fixture(rel: str) -> bool:
     """Whether ``rel`` lies in a fixture/example/vendor folder (``tests/data/`` included; names
-    in any case)."""
+    in any case; the last 4,096 paths' answers kept)."""
     parts = [p.lower() for p in rel.split("/")[:-1]]
     if any(p in FIXTURE_DIRS for p in parts):
         return True

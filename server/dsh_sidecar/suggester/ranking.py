@@ -45,6 +45,7 @@ the session's bounded evidence (``session.py``): nothing grows with the workspac
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -99,6 +100,12 @@ _WORDS = re.compile(r"[A-Za-z][a-z0-9]+|[A-Z]+(?![a-z])|[0-9]+")
 _JVM_ROOT = re.compile(r"(^|/)src/[\w-]+/(?:java|kotlin|scala|groovy)/")
 
 
+#: Paths whose :func:`package_folder`, :func:`stem_words` and test-ness are kept (pure
+#: functions of the path; a note's targets and the session's files recur from call to call).
+PATH_MEMO: Final = 4096
+
+
+@functools.lru_cache(maxsize=PATH_MEMO)
 def package_folder(path: str) -> str:
     """The folder a file's neighbours share: its folder, with a JVM source set's root made one
     (``m/src/main/java/org/x/A.java`` and ``m/src/test/java/org/x/ATest.java`` are both in
@@ -107,6 +114,7 @@ def package_folder(path: str) -> str:
     return _JVM_ROOT.sub(r"\1src/*/", folder + "/", count=1)[:-1]
 
 
+@functools.lru_cache(maxsize=PATH_MEMO)
 def stem_words(path: str) -> frozenset[str]:
     """The lower-case words of a file name without its extension (``HttpClient.java`` →
     ``{http, client, httpclient}``; ``retry_policy.py`` → ``{retry, policy, retry_policy}``)."""
@@ -277,6 +285,7 @@ def answered_in_files(q: Query, shown: AbstractSet[str]) -> bool:
     return bool(scope) and all(s in shown for s in scope) and all(p in shown for p in q.result_paths)
 
 
+@functools.lru_cache(maxsize=PATH_MEMO)
 def _is_test(path: str) -> bool:
     return is_test_path(path) or in_test_tree(path)
 

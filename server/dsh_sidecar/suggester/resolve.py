@@ -177,8 +177,11 @@ def _subjects_first(merged: list[Target], intent: str, subjects: list[str], scop
     if intent in PROJECT_INTENTS:
         inside = [t for t in merged if in_test_tree(t.path) and scoped_into(t.path, scopes)]
         merged = inside + [t for t in merged if not in_test_tree(t.path)]
+    if not subjects:
+        return merged
     lead = [t for p in subjects for t in merged if t.path == p]
-    return lead + [t for t in merged if t.path not in set(subjects)]
+    named = set(subjects)
+    return lead + [t for t in merged if t.path not in named]
 
 
 def _matching(targets: list[Target], patterns: list[str]) -> list[Target]:

@@ -424,6 +424,46 @@ def test_a_usage_search_that_lists_only_translation_catalogs_names_the_code_firs
     assert po not in notes[0].text
 
 
+def test_a_scripts_names_are_kept_by_its_text_within_a_bound(monkeypatch):
+    """A script written, then run, is parsed once; the answer handed out is a fresh list; at most
+    ``SCRIPT_NAMES_KEPT`` scripts are kept (the oldest dropped first)."""
+    from dsh_sidecar.suggester.parse import runs
+
+    monkeypatch.setattr(runs, "_NAMES_KEPT", type(runs._NAMES_KEPT)())
+    parsed: list[str] = []
+    real = runs._parsed
+    monkeypatch.setattr(runs, "_parsed", lambda code: parsed.append(code) or real(code))
+    first = script_names(REPRO)
+    first.append(("mutated", "x"))
+    assert script_names(REPRO) == [
+        ("shopcart", "Cart"),
+        ("shopcart.pricing", "apply_discount"),
+        ("shopcart.api", "checkout"),
+    ]
+    assert parsed == [REPRO]
+    others = [f"import shopcart\nshopcart.checkout_{i}()\n" for i in range(runs.SCRIPT_NAMES_KEPT)]
+    for code in others:
+        assert script_names(code) == [("shopcart", f"checkout_{others.index(code)}")]
+    assert len(runs._NAMES_KEPT) == runs.SCRIPT_NAMES_KEPT
+    script_names(others[-1])
+    script_names(REPRO)  # dropped: parsed again
+    assert parsed.count(REPRO) == 2 and parsed.count(others[-1]) == 1
+
+
+def test_the_script_parse_walks_every_node_in_ast_walks_order():
+    import ast
+
+    from dsh_sidecar.suggester.parse.runs import _walk
+
+    for code in (
+        REPRO,
+        "def f(a, *b, c=1, **d):\n    return [x for x in b if x]\n",
+        "class A(B, metaclass=M):\n    x: int = 1\n",
+    ):
+        tree = ast.parse(code)
+        assert [id(n) for n in _walk(tree)] == [id(n) for n in ast.walk(tree)]
+
+
 def test_a_script_is_parsed_only_when_small_and_silently():
     """The parse's cost follows the tree's nodes: past MAX_SCRIPT_ATOMS atoms (names, and each
     operator, bracket and quote) a text is not parsed; the parser's own warnings (an invalid

@@ -11,13 +11,16 @@ script it writes or runs, and the files it changes.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import shlex
 import threading
 import warnings
+from collections import OrderedDict
 from typing import Any, Final
 
 from dsh_sidecar.lazyre import LazyPattern
+from dsh_sidecar.recent import remember
 from dsh_sidecar.suggester.parse.patterns import MIN_CHARS
 from dsh_sidecar.suggester.parse.shell import Command, Heredoc, substituted_redirect_targets, unwrap
 from dsh_sidecar.suggester.parse.tools import MAX_INPUT_CHARS, MAX_RESULT_CHARS
@@ -130,6 +133,11 @@ NON_ASCII_ATOMS: Final = 3
 #: by printing the script's own text to stderr; warnings filters are process-wide, so the
 #: parses that silence them take this lock.
 _PARSE_LOCK = threading.Lock()
+#: Scripts whose :func:`script_names` are kept, by the digest of their text (a few hundred
+#: bytes each at most: ``MAX_SCRIPT_NAMES`` pairs).
+SCRIPT_NAMES_KEPT: Final = 64
+_NAMES_KEPT: OrderedDict[bytes, tuple[tuple[str, str], ...]] = OrderedDict()
+_NAMES_LOCK = threading.Lock()
 #: Most names one script yields.
 MAX_SCRIPT_NAMES: Final = 20
 _PYTHON_NAME = LazyPattern(r"^python(?:\d+(?:\.\d+)*)?$")
@@ -289,8 +297,26 @@ def _whole_statements(code: str, end: int) -> str:
     return code[:start]
 
 
+def _within_atoms(code: str) -> str:
+    """``code``, or its top-level statements before the one its :data:`MAX_SCRIPT_ATOMS`-th
+    atom is in (a non-ASCII atom weighing :data:`NON_ASCII_ATOMS` a character)."""
+    if code.isascii() and (len(code) <= MAX_SCRIPT_ATOMS or len(_ATOM.findall(code)) <= MAX_SCRIPT_ATOMS):
+        return code  # every atom weighs 1 and has a character at least: within the bound
+    atoms = 0
+    for m in _ATOM.finditer(code):
+        atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
+        if atoms > MAX_SCRIPT_ATOMS:
+            return _whole_statements(code, m.start())  # read the statements within the bound
+    return code
+
+
+#: The syntax nodes :func:`script_names` reads: imports, names and attributes.
+_NAME_NODES: Final = (ast.Import, ast.ImportFrom, ast.Name, ast.Attribute)
+
+
 def _parsed(code: str) -> list[ast.AST] | None:
-    """The syntax nodes of ``code``; when it does not compile, those of its statements before
+    """The import, name and attribute nodes of ``code`` (:data:`_NAME_NODES`, in
+    ``ast.walk``'s order); when it does not compile, those of its statements before
     the top-level one the error is in (a script cut at ``MAX_INPUT_CHARS``, or at its atom
     bound, ends inside a statement), tried once; ``None`` when neither parses."""
     for attempt in (0, 1):
@@ -298,7 +324,7 @@ def _parsed(code: str) -> list[ast.AST] | None:
             with _PARSE_LOCK, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(code)
-            return list(ast.walk(tree))
+            return [node for node in _walk(tree) if isinstance(node, _NAME_NODES)]
         except SyntaxError as exc:
             line = exc.lineno or 0
             if attempt or line < 1:
@@ -308,6 +334,21 @@ def _parsed(code: str) -> list[ast.AST] | None:
         except (ValueError, RecursionError, MemoryError, OverflowError):
             return None
     return None
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))``, the same nodes in the same (breadth-first) order, without its
+    generators: a list read while it grows."""
+    nodes = [tree]
+    node_type = ast.AST
+    for node in nodes:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, node_type):
+                nodes.append(value)
+            elif isinstance(value, list):
+                nodes.extend(item for item in value if isinstance(item, node_type))
+    return nodes
 
 
 def _imports(nodes: list[ast.AST]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
@@ -363,16 +404,26 @@ def script_names(code: str) -> list[tuple[str, str]]:
     a script with more than :data:`MAX_SCRIPT_ATOMS` atoms, the top-level statements before the
     bound; of a script that does not compile (cut at ``MAX_INPUT_CHARS``), the statements
     before the error's (:func:`_parsed`). ``[]`` when it is longer than
-    :data:`MAX_SCRIPT_CHARS`, imports nothing or is no Python. Never raises."""
+    :data:`MAX_SCRIPT_CHARS`, imports nothing or is no Python. The answers of the last
+    :data:`SCRIPT_NAMES_KEPT` scripts are kept by the digest of their text (a script is written,
+    then run, then run again). Never raises."""
     if not isinstance(code, str) or not code.strip() or len(code) > MAX_SCRIPT_CHARS or "import" not in code:
         return []
-    atoms = 0
-    for m in _ATOM.finditer(code):
-        atoms += 1 if m.group().isascii() else NON_ASCII_ATOMS * len(m.group())
-        if atoms > MAX_SCRIPT_ATOMS:
-            code = _whole_statements(code, m.start())  # read the statements within the bound
-            break
-    nodes = _parsed(code)
+    key = hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _NAMES_LOCK:
+        kept = _NAMES_KEPT.get(key)
+        if kept is not None:
+            _NAMES_KEPT.move_to_end(key)
+    if kept is None:
+        kept = tuple(_script_names(code))
+        with _NAMES_LOCK:
+            remember(_NAMES_KEPT, key, kept, SCRIPT_NAMES_KEPT)
+    return list(kept)
+
+
+def _script_names(code: str) -> list[tuple[str, str]]:
+    """:func:`script_names` of a script within its bounds, parsed."""
+    nodes = _parsed(_within_atoms(code))
     if nodes is None:
         return []
     names, modules = _imports(nodes)

@@ -2,8 +2,9 @@
 
 ``bashlex`` reads pipelines, lists, ``$(…)`` and ``for`` loops, with here-document bodies taken
 out first (:func:`split_heredocs`); ``shlex`` with punctuation splitting is the fallback when
-bashlex refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a plain line is
-split by ``shlex.split`` alone (:func:`shell_words`). A line is read up to its
+bashlex refuses the line or it nests deeper than :data:`MAX_SHELL_NESTING`; a plain line, or a
+plain list or pipeline of them, is split without either, into ``shlex.split``'s words
+(:func:`shell_words`). A line is read up to its
 :data:`MAX_SHELL_TOKENS`-th token, a command up to :data:`MAX_COMMAND_ARGS` words. Wrappers
 (``xargs``, ``sudo``, ``env``, ``time``, ``timeout N``, ``nice``, ``command``) are looked
 through, and ``cd DIR &&`` makes later relative paths relative to ``DIR``
@@ -18,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Final
 
+from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester.parse.budget import install as install_budget
 from dsh_sidecar.suggester.parse.budget import parse_bounded
 from dsh_sidecar.suggester.parse.tools import WRAPPERS
@@ -293,32 +295,92 @@ _SYNTAX_HEAD = frozenset(
 )
 
 
+#: The patterns only the plain paths use are compiled on first use (``lazyre``): a start that
+#: parses no shell line does not pay for them.
+_ASSIGNMENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: One command of a plain list (``_PLAIN_LINE`` matched from a position, not whole) and what may
+#: follow it: a list or pipeline operator, or the end of the line.
+_PLAIN_SEGMENT = _PLAIN_LINE
+_PLAIN_OPERATOR = LazyPattern(r"\|\||&&|[|;]")
+#: A plain word's parts: the characters before its quoted part, the quoted text (single or
+#: double quotes), the characters after it.
+_PLAIN_WORD_PARTS = LazyPattern(rf"({_PLAIN_CHARS})(?:'({_QUOTED_CHARS})'|\"({_QUOTED_CHARS})\")?({_PLAIN_CHARS})")
+
+
 def _plain_words(command: str) -> list[str] | None:
     """The words of a one-command line with nothing for bashlex to resolve (see
-    ``_PLAIN_LINE``), by ``shlex.split``; ``None`` when the line needs the full parse."""
+    ``_PLAIN_LINE``), ``shlex.split``'s (:func:`_segment_words`; ``str.split``'s when the line
+    has no quote: its characters hold no escape, comment or other blank than space and tab);
+    ``None`` when the line needs the full parse."""
     if not _PLAIN_LINE.fullmatch(command) or ('"' in command and "'" in command):
         return None
-    try:
-        words = shlex.split(command)
-    except ValueError:  # an unbalanced quote: bashlex (and its fallback) decide
-        return None
-    if not words or words[0] in _SYNTAX_HEAD or re.match(r"^[A-Za-z_][A-Za-z0-9_]*\+?=", words[0]):
+    return _segment_words(command)
+
+
+def _segment_words(command: str) -> list[str] | None:
+    """The words of a line ``_PLAIN_LINE`` matches whole (one kind of quote at most), ``None``
+    when bash reads its first word as syntax or an assignment. Its words are ``shlex.split``'s:
+    each word its parts with the quotes of its one quoted part removed (no escape, no
+    expansion: the characters hold none)."""
+    if '"' in command or "'" in command:
+        words = [
+            m.group(1) + (m.group(2) or m.group(3) or "") + m.group(4)
+            for m in _PLAIN_WORD_PARTS.finditer(command)
+            if m.end() > m.start()
+        ]
+    else:
+        words = command.split()
+    if not words or words[0] in _SYNTAX_HEAD or _ASSIGNMENT.match(words[0]):
         return None
     return words
+
+
+def _plain_commands(command: str) -> list[list[str]] | None:
+    """The commands of a plain list or pipeline: plain one-command lines (:func:`_plain_words`)
+    joined by ``|``, ``||``, ``&&`` or ``;`` outside quotes (``cat f | grep -n "def x"``,
+    ``cd src && ls``), each one's words; ``None`` for any other line (an empty command, a
+    trailing operator, ``&``, ``|&``: bashlex decides). bashlex gives such a line's commands the
+    same words, in the same order, as each gets alone."""
+    if '"' in command and "'" in command:
+        return None
+    out: list[list[str]] = []
+    pos, end = 0, len(command)
+    while True:
+        m = _PLAIN_SEGMENT.match(command, pos)
+        assert m is not None  # it matches the empty text
+        words = _segment_words(m.group())
+        if words is None:
+            return None
+        out.append(words)
+        pos = m.end()
+        if pos == end:
+            return out
+        op = _PLAIN_OPERATOR.match(command, pos)
+        if op is None:
+            return None
+        pos = op.end()
 
 
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def shell_words(command: str) -> tuple[tuple[str, ...], ...]:
     """The simple commands of a shell line as word tuples (``;``/``&&``/``|`` split,
-    ``$(…)`` inner commands included): a plain line by ``shlex.split`` (the same words bashlex
-    gives it, at a tenth of the cost), any other by ``bashlex`` with here-document bodies taken
+    ``$(…)`` inner commands included): a plain line, or plain commands joined by ``|``, ``||``,
+    ``&&``, ``;`` (:func:`_plain_commands`), by ``shlex.split`` (the same words bashlex gives
+    it, at a tenth of the cost), any other by ``bashlex`` with here-document bodies taken
     out and the line cut after :data:`MAX_SHELL_TOKENS` tokens (:func:`_shell_head`), falling back
     to the ``shlex`` splitter when bashlex refuses it or it nests too deep. Pure function of ``command``; the last
     ``PARSE_CACHE_SIZE`` distinct lines are cached (an LRU: a repeated line costs a lookup)."""
-    head, deep = _shell_head(split_heredocs(command)[0])
-    plain = _plain_words(head)
+    line = split_heredocs(command)[0]
+    if len(line) < MAX_SHELL_TOKENS and line.count(";") + line.count("|") + line.count("&") < MAX_SHELL_COMMANDS:
+        # fewer tokens and separators than the head's bounds, and a plain line closes its quotes:
+        # its head is the whole line
+        plain = _plain_commands(line)
+        if plain is not None:
+            return tuple(tuple(words) for words in plain)
+    head, deep = _shell_head(line)
+    plain = _plain_commands(head)
     if plain is not None:
-        return (tuple(plain),)
+        return tuple(tuple(words) for words in plain)
     words = None if deep else _bashlex_commands(head)
     return tuple(tuple(w) for w in (words or _shlex_commands(head)))
 

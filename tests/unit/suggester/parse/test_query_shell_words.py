@@ -11,7 +11,13 @@ import textwrap
 
 import pytest
 from dsh_sidecar.suggester.parse import parse_call, shell, tools
-from dsh_sidecar.suggester.parse.shell import _bashlex_commands, _plain_words, shell_words, split_commands
+from dsh_sidecar.suggester.parse.shell import (
+    _bashlex_commands,
+    _plain_commands,
+    _plain_words,
+    shell_words,
+    split_commands,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +71,55 @@ def test_other_lines_are_parsed_by_bashlex_or_its_fallback(line: str) -> None:
     assert shell_words(line) == tuple(tuple(w) for w in expected)
 
 
+PLAIN_LISTS = [
+    "grep -rn foo . | head",
+    "ls -R | grep -n ':' | head -n 20",
+    'cat xarray/core/utils.py | grep -A 10 "def is_duck_array"',
+    "nl -ba x.py | sed -n '/def f/,/return/p'",
+    "cd src && grep -rn needle .",
+    "git status; git diff",
+    "make || make clean",
+    "echo done && git add -A && git diff --cached",
+    "a|b&&c||d;e",
+]
+
+NOT_PLAIN_LISTS = [
+    "grep x |",  # trailing operator
+    "; grep x",  # empty command
+    "grep x ;; ls",
+    "grep x & ls",  # background
+    "grep x |& head",
+    "ls | FOO=1 grep x",  # assignment
+    "ls; if true",  # reserved word first
+    "ls | grep 'a' | grep \"b\"",  # both quote kinds in the line
+    "ls | grep $HOME",  # expansion
+    "ls | grep x > out",  # redirection
+]
+
+
+@pytest.mark.parametrize("line", PLAIN_LISTS)
+def test_plain_lists_take_the_fast_path_with_bashlex_words(line: str) -> None:
+    commands = _plain_commands(line)
+    assert commands is not None and len(commands) > 1
+    assert _bashlex_commands(line) == commands
+    assert shell_words(line) == tuple(tuple(w) for w in commands)
+
+
+@pytest.mark.parametrize("line", NOT_PLAIN_LISTS)
+def test_other_lists_are_parsed_by_bashlex_or_its_fallback(line: str) -> None:
+    assert _plain_commands(line) is None
+    expected = _bashlex_commands(line) or shell._shlex_commands(line)
+    assert shell_words(line) == tuple(tuple(w) for w in expected)
+
+
+def test_exact_commands_of_a_plain_pipeline() -> None:
+    assert shell_words('cat a.py | grep -n "def where" && echo ok') == (
+        ("cat", "a.py"),
+        ("grep", "-n", "def where"),
+        ("echo", "ok"),
+    )
+
+
 def test_exact_words_of_a_plain_line() -> None:
     assert shell_words("grep -rli 'retry timeout' --include=*.py src") == (
         ("grep", "-rli", "retry timeout", "--include=*.py", "src"),
@@ -85,6 +140,17 @@ def test_fast_path_words_equal_bashlex_words(line: str) -> None:
     words = _plain_words(line)
     if words is not None:
         assert _bashlex_commands(line) == [words]
+
+
+_LIST_ALPHABET = "ab_Z09 -='\"|&;\t"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_LIST_ALPHABET, max_size=40) | st.text(alphabet=_ALPHABET, max_size=40))
+def test_fast_path_commands_equal_bashlex_commands(line: str) -> None:
+    commands = _plain_commands(line)
+    if commands is not None:
+        assert _bashlex_commands(line) == commands
 
 
 def test_repeated_lines_are_parsed_once() -> None:
@@ -118,12 +184,14 @@ def test_bashlex_is_imported_by_the_first_line_that_needs_it():
         print("bashlex" in sys.modules)
         print(shell_words("grep -rn foo ."), "bashlex" in sys.modules)
         print(shell_words("ls src | head -3"), "bashlex" in sys.modules)
+        print(shell_words("ls src | head -3 > out"), "bashlex" in sys.modules)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.splitlines() == [
         "False",
         "(('grep', '-rn', 'foo', '.'),) False",
+        "(('ls', 'src'), ('head', '-3')) False",  # a plain pipeline: no bashlex
         "(('ls', 'src'), ('head', '-3')) True",
     ]
 
@@ -141,8 +209,8 @@ def _spy_bashlex(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.parametrize(
     ("line", "parsed"),
     [
-        (";".join(["ab"] * 50), ";".join(["ab"] * 50)),  # 50 commands: all of it
-        ("|".join(["ab"] * 51), "|".join(["ab"] * 50)),  # cut before the 50th separator
+        (";".join(["a$b"] * 50), ";".join(["a$b"] * 50)),  # 50 commands: all of it
+        ("|".join(["a$b"] * 51), "|".join(["a$b"] * 50)),  # cut before the 50th separator
         ("echo $(a)" + " x" * 300, "echo $(a)" + " x" * 245),  # cut after the 250th token
         ("echo " + "$(" * 8 + "x" + ")" * 8, "echo " + "$(" * 8 + "x" + ")" * 8),
         ("echo " + "$(" * 9 + "x" + ")" * 9, None),
@@ -163,8 +231,19 @@ def test_bashlex_parses_a_line_only_within_its_cost_bounds(monkeypatch, line: st
     assert calls == ([parsed] if parsed is not None else [])
     if parsed is None:
         assert words == tuple(tuple(w) for w in shell._shlex_commands(line))
-    if line.startswith(("ab;", "ab|")):
-        assert words == (("ab",),) * 50
+    if line.startswith(("a$b;", "a$b|")):
+        assert words == (("a$b",),) * 50
+
+
+def test_a_plain_list_is_cut_at_the_same_bound_without_bashlex(monkeypatch) -> None:
+    """A plain list past :data:`shell.MAX_SHELL_COMMANDS` commands is cut where bashlex's
+    would be, and split without it."""
+    calls = _spy_bashlex(monkeypatch)
+    assert shell_words("|".join(["ab"] * 51)) == (("ab",),) * 50
+    assert shell_words(";".join(["ab"] * 50)) == (("ab",),) * 50
+    assert calls == []
+    # a plain line of more tokens than the bound is read up to its bound-th token, as any line
+    assert shell_words("grep 'a b'" + " x" * 300) == (("grep", "a b") + ("x",) * 248,)
 
 
 def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> None:
