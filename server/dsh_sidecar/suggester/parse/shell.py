@@ -312,7 +312,12 @@ def _plain_words(command: str) -> list[str] | None:
     ``_PLAIN_LINE``), ``shlex.split``'s (:func:`_segment_words`; ``str.split``'s when the line
     has no quote: its characters hold no escape, comment or other blank than space and tab);
     ``None`` when the line needs the full parse."""
-    if not _PLAIN_LINE.fullmatch(command) or ('"' in command and "'" in command):
+    # the pattern's first match, whole: ``fullmatch`` would try every split of a run of blanks
+    # between words before refusing a line (exponential in the run's length); the first match
+    # reaches the end exactly when some match does
+    whole = _PLAIN_LINE.match(command)
+    assert whole is not None  # it matches the empty text
+    if whole.end() != len(command) or ('"' in command and "'" in command):
         return None
     return _segment_words(command)
 

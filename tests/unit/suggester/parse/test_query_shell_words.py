@@ -41,6 +41,7 @@ NOT_PLAIN = [
     "grep -rn foo . | head",  # operator
     "cat $(git ls-files)",  # substitution
     "grep x > out.txt",  # redirection
+    "grep x" + " " * 64 + "> out.txt",  # a long run of blanks before what is not plain (read once, not split every way)
     "FOO=1 make test",  # assignment
     "X+=1 y",  # append assignment
     "for f in a b; do grep x $f; done",  # compound
