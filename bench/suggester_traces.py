@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -36,13 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TRAJ = ROOT / "corpus" / "trajectories"
 
 
-def _lists(text: str, path: str) -> bool:
-    return re.search(r"(?:^|[\s/'\"=:(])" + re.escape(path) + r"(?=$|[\s'\":,;)])", text, re.M) is not None
-
-
 def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
     out: list[str] = []
-    _listed, shown, _opens = shown_by(t, FileIndex(workspace_files(ws)))
+    listed, shown, _opens = shown_by(t, FileIndex(workspace_files(ws)))
     seen: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="dsh-traces-") as home:
         lines: list[str] = []
@@ -56,8 +51,7 @@ def run_trace(t, ws: Path, verbose: bool) -> tuple[bool, bool, list[str]]:
             seen |= shown[i]
             if i >= t.limit:
                 continue
-            text = (c["params"].get("result") or {}).get("text") or ""
-            g = any(_lists(text, p) for p in t.gold)
+            g = bool(listed[i] & t.gold)  # the scorer's reading of the result (``listed_files``)
             own = own or g
             named = [n.source.targets for n in res.additional_contexts]
             hit = hit or any(set(ts) & t.gold for ts in named)

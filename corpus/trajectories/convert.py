@@ -1,4 +1,4 @@
-"""Corpus II: recorded agent runs of four agent families → ``dsh/postExecute`` sequences (data files).
+"""Corpus II: recorded agent runs of five agent families → ``dsh/postExecute`` sequences (data files).
 
 Runs the converter of each family (one module each, over the shared :mod:`core`):
 
@@ -8,6 +8,8 @@ Runs the converter of each family (one module each, over the shared :mod:`core`)
 * ``iswe`` (symbol-navigation tools) — :mod:`iswe`, SWE-PolyBench Verified, Java;
 * ``codex`` (Codex CLI argv commands and MCP tools) — :mod:`codex`, SWE-PolyBench Verified,
   TypeScript;
+* ``auto-code-rover`` (AutoCodeRover's symbol search API: ``search_class``, ``search_method_in_class``…)
+  — :mod:`auto_code_rover`, SWE-bench Lite, Python;
 
 and writes into ``--out`` (default: this folder) ``index.jsonl``, one ``<id>.jsonl`` per trace
 (``<family>/<instance>.jsonl`` except the mini-swe-agent traces, whose ids are the instance ids),
@@ -17,7 +19,8 @@ sources are in ``README.md``. The output is deterministic: same inputs → same 
 
     python corpus/trajectories/convert.py \\
         --source /mirror/gruckion+mini-swe-agent/repo --dataset /mirror/lukacf+mcp-the-force-swebench/repo \\
-        --polybench /mirror/amazon-science+SWE-PolyBench/repo --upstream '/mirror/{owner}+{name}/repo'
+        --polybench /mirror/amazon-science+SWE-PolyBench/repo --acr /mirror/nus-apr+auto-code-rover/repo \\
+        --upstream '/mirror/{owner}+{name}/repo'
 
 Exit code 0 on success; 1 with a message on stderr when an input is missing or inconsistent
 (a base commit absent upstream, a gold patch that does not apply, a task text that differs).
@@ -34,10 +37,10 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from corpus.trajectories import codex, iswe, mini_swe_agent, polybench, rovo_dev  # noqa: E402
+from corpus.trajectories import auto_code_rover, codex, iswe, mini_swe_agent, polybench, rovo_dev  # noqa: E402
 from corpus.trajectories.core import HERE, ConvertError, Trace, write_corpus  # noqa: E402
 
-FAMILIES = ("mini-swe-agent", "rovo-dev", "iswe", "codex")
+FAMILIES = ("mini-swe-agent", "rovo-dev", "iswe", "codex", "auto-code-rover")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", required=True, type=Path, help=f"git dir of {mini_swe_agent.SOURCE_REPO}")
     ap.add_argument("--dataset", required=True, type=Path, help=f"git dir of {mini_swe_agent.DATASET_REPO}")
     ap.add_argument("--polybench", type=Path, default=None, help=f"git dir of {polybench.PB_REPO}")
+    ap.add_argument("--acr", type=Path, default=None, help=f"git dir of {auto_code_rover.SOURCE_REPO}")
     ap.add_argument("--upstream", required=True, help="git dir template with {owner} and {name}")
     ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated agent families")
     ap.add_argument("--out", type=Path, default=HERE)
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         mini, mini_tasks = mini_swe_agent.convert(args.source, args.dataset, args.upstream, stats)
         traces += mini
         tasks.update(mini_tasks)
-    pb_families = [f for f in families if f != "mini-swe-agent"]
+    pb_families = [f for f in families if f not in ("mini-swe-agent", "auto-code-rover")]
     if pb_families:
         if args.polybench is None:
             raise ConvertError(f"{', '.join(pb_families)} need --polybench")
@@ -91,6 +95,14 @@ def run(args: argparse.Namespace) -> int:
             traces += codex.convert(args.polybench, args.upstream, insts, pb_tasks, stats)
         used = {t.instance for t in traces}
         tasks.update({k: v for k, v in pb_tasks.items() if k in used})
+    if "auto-code-rover" in families:
+        if args.acr is None:
+            raise ConvertError("auto-code-rover needs --acr")
+        acr, acr_tasks = auto_code_rover.convert(args.acr, args.dataset, args.upstream, stats)
+        for iid, text in acr_tasks.items():
+            if tasks.setdefault(iid, text) != text:
+                raise ConvertError(f"{iid}: two task texts")
+        traces += acr
     counts = write_corpus(args.out, traces, args.upstream, tasks)
     per_family = Counter(t.family for t in traces)
     sys.stderr.write(f"convert: {counts}; {dict(per_family)}; {dict(sorted(stats.items()))}\n")

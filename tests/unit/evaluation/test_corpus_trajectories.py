@@ -5,12 +5,13 @@ internal consistency."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from corpus.trajectories import codex, core, iswe, mini_swe_agent, polybench, rovo_dev
+from corpus.trajectories import auto_code_rover, codex, core, iswe, mini_swe_agent, polybench, rovo_dev
 
 ROOT = Path(__file__).resolve().parents[3] / "corpus" / "trajectories"
 convert = core  # the shell rules the mini-swe-agent converter was first written with
@@ -416,6 +417,70 @@ def test_iswe_calls_and_edits():
     assert calls[3].tool["input"] == {"edits": [{"file_path": "a/B.java", "search": "int x;", "replace": "int y;"}]}
 
 
+def test_auto_code_rover_searches_and_patches():
+    acr = auto_code_rover
+    messages = [
+        {"role": "system", "content": "You are a software developer maintaining a large project."},
+        {"role": "user", "content": "<issue>Boom\n```\nx\n```\n</issue>"},
+        {"role": "assistant", "content": 'search_class("RST")'},
+        {
+            "role": "user",
+            "content": 'Result of search_class("RST"):\nFound 1 classes with name RST in the codebase.\n'
+            "Search result 1: <file>a/rst.py</file> <class>RST</class>\n\n"
+            'Result of search_method_in_file("write", "/usr/lib/a/ui.py"):\n'
+            "Could not find file /usr/lib/a/ui.py in the codebase.\n\n"
+            'Result of search_code("x = 1"):\nFound 2 snippets containing `x = 1` in the codebase.\n',
+        },
+        {"role": "user", "content": "Here are the code in buggy locations:\nFound 1 methods with name w in class RST."},
+        {"role": "user", "content": "Write a patch for the issue, based on the retrieved context."},
+        {
+            "role": "assistant",
+            "content": "# modification 1\n<file>a/rst.py</file>\n<original>x</original>\n<patched>y</patched>",
+        },
+        {"role": "user", "content": "Your edit could not be applied to the program. None of the edits can match."},
+        {"role": "assistant", "content": "I am unable to modify external codebases."},
+        {"role": "user", "content": "Your edit could not be applied to the program. No edits can be parsed."},
+        {
+            "role": "assistant",
+            "content": "```python\n<file>/work/repo/a/rst.py</file>\n<original>def w(self):</original>\n"
+            "<patched>def w(self, rows=None):</patched>\n```",
+        },
+        {
+            "role": "user",
+            "content": "Extracted a patch. Since validation is disabled, you should validation the patch later on.",
+        },
+    ]
+    assert acr.issue_text(messages) == "Boom\n```\nx\n```\n"
+    calls = acr.calls_of(messages, "/work/repo", {"a/rst.py"})
+    assert [(c.cls, c.tool["name"], c.tool["input"], c.is_error, c.opens, c.writes) for c in calls[:3]] == [
+        ("search", "search_class", {"class_name": "RST"}, False, [], []),
+        ("search", "search_method_in_file", {"method_name": "write", "file_name": "/usr/lib/a/ui.py"}, True, [], []),
+        ("search", "search_code", {"code_str": "x = 1"}, False, [], []),
+    ]
+    # a block's text runs to the line break before the next block's header
+    assert (
+        calls[0].text
+        == "Found 1 classes with name RST in the codebase.\nSearch result 1: <file>a/rst.py</file> <class>RST</class>\n"
+    )
+    assert calls[2].text == "Found 2 snippets containing `x = 1` in the codebase.\n"
+    # the harness's bug-location code is no call; a reply with no modification is none either
+    assert [(c.cls, c.tool["name"], c.is_error, c.opens, c.writes) for c in calls[3:]] == [
+        ("edit", "write_patch", True, [], []),
+        ("edit", "write_patch", False, ["a/rst.py"], ["a/rst.py"]),
+    ]
+    assert calls[4].tool["input"] == {
+        "modifications": [
+            {"file_path": "/work/repo/a/rst.py", "original": "def w(self):", "patched": "def w(self, rows=None):"}
+        ]
+    }
+    assert calls[4].text.startswith("Extracted a patch")
+    assert core.first_edit_of(calls, {"a/rst.py"}) == 4
+    # an unknown API or one with more arguments than its signature is kept as the agent wrote it, class other
+    for raw in ('get_code_around_line("a.py", 3)', 'search_class("A", "b.py")', "search_class(x)"):
+        c = acr.search_call(raw, "t")
+        assert (c.cls, c.tool) == ("other", {"name": "api_call", "input": {"raw": raw}})
+
+
 def test_codex_items():
     tracked = {"src/a.ts"}
     cmd = {
@@ -499,6 +564,7 @@ SOURCES = {
     "rovo-dev": (polybench.PB_REPO, polybench.SUBMISSION_COMMIT),
     "iswe": (polybench.PB_REPO, polybench.SUBMISSION_COMMIT),
     "codex": (polybench.PB_REPO, codex.SOURCE_COMMIT),
+    "auto-code-rover": (auto_code_rover.SOURCE_REPO, auto_code_rover.SOURCE_COMMIT),
 }
 
 
@@ -507,14 +573,28 @@ def load_calls(trace_id: str) -> list[dict]:
 
 
 def test_index_counts() -> None:
-    assert len(INDEX) == 331 and len({e["id"] for e in INDEX}) == 331
-    assert Counter(e["family"] for e in INDEX) == {"mini-swe-agent": 93, "rovo-dev": 179, "iswe": 54, "codex": 5}
-    assert Counter(e["language"] for e in INDEX) == {"python": 120, "java": 108, "javascript": 56, "typescript": 47}
+    assert len(INDEX) == 438 and len({e["id"] for e in INDEX}) == 438
+    assert Counter(e["family"] for e in INDEX) == {
+        "mini-swe-agent": 93,
+        "rovo-dev": 179,
+        "iswe": 54,
+        "codex": 5,
+        "auto-code-rover": 107,
+    }
+    assert Counter(e["language"] for e in INDEX) == {"python": 227, "java": 108, "javascript": 56, "typescript": 47}
     repos = Counter(e["repo"] for e in INDEX)
     assert len(repos) == 20 and repos["sveltejs/svelte"] == 46 and repos["pallets/flask"] == 1
     mini = [e for e in INDEX if e["family"] == "mini-swe-agent"]
     assert Counter(e["repo"] for e in mini) == mini_swe_agent.QUOTA
-    assert sum(e["calls"] for e in INDEX) == 12413
+    acr = [e for e in INDEX if e["family"] == "auto-code-rover"]  # every Lite instance of its repositories but one
+    assert Counter(e["repo"] for e in acr) == {
+        "sympy/sympy": 77,
+        "sphinx-doc/sphinx": 16,
+        "astropy/astropy": 6,
+        "pydata/xarray": 4,
+        "mwaskom/seaborn": 4,
+    }
+    assert sum(e["calls"] for e in INDEX) == 13028 and sum(e["calls"] for e in acr) == 615
     assert sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("**/*.jsonl")) == sorted(
         [f"{e['id']}.jsonl" for e in INDEX] + ["index.jsonl"]
     )
@@ -566,7 +646,10 @@ def test_trace_is_consistent(entry: dict) -> None:
         assert len(p["result"]["text"]) <= core.MAX_RESULT_CHARS
         assert set(c["opens"]) <= paths and all(d and not d.startswith("/") for d in c["dirs"])
     first_edit = entry["firstEdit"]
-    assert first_edit is not None and calls[first_edit]["class"] == "edit"
+    if first_edit is None:  # an AutoCodeRover run whose every patch was refused: it wrote nothing
+        assert entry["family"] == "auto-code-rover" and not any(c["opens"] for c in calls)
+        first_edit = len(calls)
+    assert first_edit == len(calls) or calls[first_edit]["class"] == "edit"
     for g, i in entry["firstOpen"].items():
         assert g in entry["gold"] and g in calls[i]["opens"]
     hit = entry["ownSearchHit"]
@@ -578,9 +661,15 @@ def test_trace_is_consistent(entry: dict) -> None:
         assert entry["source"]["path"] == f"{mini_swe_agent.SOURCE_DIR}/{entry['id']}/{entry['id']}.traj.json"
         assert {c["params"]["tool"]["name"] for c in calls} <= {"bash", "read", "edit", "write"}
         assert "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in calls[-1]["params"]["tool"]["input"]["command"]
+    if entry["family"] == "auto-code-rover":
+        folder = rf"{re.escape(auto_code_rover.SOURCE_DIR)}/[a-z_]+/{re.escape(entry['instance'])}_2024-04-0\d_[\d-]+"
+        assert re.fullmatch(folder, entry["source"]["path"]) and entry["language"] == "python"
+        names = {c["params"]["tool"]["name"] for c in calls}
+        assert names <= {*auto_code_rover.SIGNATURES, auto_code_rover.WRITE_TOOL}
+        assert all((c["class"] == "edit") == (c["params"]["tool"]["name"] == "write_patch") for c in calls)
 
 
 def test_own_search_baseline() -> None:
     hits = Counter(e["family"] for e in INDEX if e["ownSearchHit"] is not None)
-    assert hits == {"mini-swe-agent": 67, "rovo-dev": 171, "iswe": 52, "codex": 5}
+    assert hits == {"mini-swe-agent": 67, "rovo-dev": 171, "iswe": 52, "codex": 5, "auto-code-rover": 86}
     assert sum(1 for e in INDEX if e["firstOpen"]) == 319
