@@ -10,6 +10,8 @@ Node 22, misbehaving one way per variant:
 * a flood with no header end is not buffered (the harness's memory stays flat);
 * one answer with 2,000 notes, or one over-long note, reaches the model as at most one note
   of at most 4 KiB;
+* a note's summary that is no string (an array of megabytes, an object, a number) is the note's
+  first line, and a summary is at most 120 characters, never ending in half a surrogate pair;
 * a legal 24 MB frame arrives whole, assembled in linear work (every byte joined at most
   twice, not once per chunk as ``Buffer.concat`` on every chunk did).
 """
@@ -80,10 +82,14 @@ SCRIPT = HARNESS + textwrap.dedent(
     suggester.apply(ctx, { sidecar: { command: [python, child, mode, spawns], startWaitMs: 10000 } });
     const postExecute = handlers['tools/post-execute'];
     const calls = [];
+    const summaries = [];
     const rssBefore = process.memoryUsage().rss;
     for (let i = 0; i < 6; i++) {
       const out = await postExecute({ callId: `c${i}`, name: 'grep', arguments: { pattern: 'x' } }, { content: [] }, async () => ({}));
       calls.push((out.additionalContexts ?? []).map((m) => m.content[0].text.slice(0, 60) + ` (${m.content[0].text.length})`));
+      // a summary as it is when a string of at most 200 characters, else its type and JSON size
+      const shown = (s) => (typeof s === 'string' && s.length <= 200 ? s : { type: typeof s, array: Array.isArray(s), json: JSON.stringify(s).length });
+      summaries.push((out.additionalContexts ?? []).map((m) => shown(m.source.summary)));
       await sleep(mode.endsWith('-once') && i === 0 ? 1500 : 50); // the broken first child: its output, then the restart
     }
     const process_ = sharedSidecar().process;
@@ -93,6 +99,7 @@ SCRIPT = HARNESS + textwrap.dedent(
     const statusMs = performance.now() - t0;
     console.log(JSON.stringify({
       calls,
+      summaries,
       warnings,
       status: status.blob ? { blob: status.blob.length, start: status.start } : status,
       concatBytes,
@@ -194,3 +201,13 @@ def test_a_legal_24_mb_frame_arrives_whole_in_linear_work(tmp_path):
     # every chunk joined once into the body (24 MB), not the buffer re-joined per 64 KB chunk
     # (that was 384 joins of a growing buffer: ~4.6 GB copied)
     assert report["concatBytes"] < 2 * 25 * 1024 * 1024, report["concatBytes"]
+
+
+def test_a_summary_that_is_no_string_is_the_notes_first_line_and_every_summary_is_bounded(tmp_path):
+    report, spawns = run(tmp_path, "odd-summary")
+    assert len(spawns) == 1
+    first = [f"note {i} of start 1" for i in range(1, 7)]
+    # before: the array became a 1,190,121-character summary, the short array and the object
+    # stayed an array and an object, the number failed the note (no note at all)
+    assert report["summaries"] == [[first[0]], [first[1]], [first[2]], [first[3]], [first[4]], ["x" * 118 + "…"]]
+    assert [c[0].split(" (")[0] for c in report["calls"]] == first

@@ -10,12 +10,19 @@ export const SUMMARY_MAX = 120;
 export const NOTE_SOURCE_KIND = 'search-suggester';
 
 export function noticeSummary(text) {
-  return text.length <= SUMMARY_MAX ? text : `${text.slice(0, SUMMARY_MAX - 1)}…`;
+  if (text.length <= SUMMARY_MAX) return text;
+  const cut = text.slice(0, SUMMARY_MAX - 1);
+  // never half a surrogate pair (an emoji cut in two is not text)
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
-/** One suggester note as a labelled user message (never a content replacement). */
+/** One suggester note as a labelled user message (never a content replacement). The child is
+ * untrusted: a summary that is not a non-empty string (an array, an object, a number: each
+ * slipped past the 120-character bound, an array of strings as a summary of megabytes) is
+ * replaced by the note's first line. */
 export function noteMessage(context) {
-  const source = context.source ?? {};
+  const given = context.source?.summary;
+  const summary = typeof given === 'string' && given ? given : context.text.split('\n')[0];
   return Object.freeze({
     id: randomUUID(),
     role: 'user',
@@ -23,7 +30,7 @@ export function noteMessage(context) {
     source: Object.freeze({
       kind: NOTE_SOURCE_KIND,
       form: 'notice',
-      summary: noticeSummary(source.summary ?? context.text.split('\n')[0]),
+      summary: noticeSummary(summary),
     }),
   });
 }
