@@ -15,6 +15,8 @@ answers ``initialize`` and ``shutdown``; ``dsh/postExecute`` with one note (mode
 * ``many-notes``: 2,000 (short) notes in one answer;
 * ``long-note``: one 10,000-byte note;
 * ``big-frame``: answers ``dsh/status`` with a legal 24 MB frame, in 64 KB writes.
+* ``hang-post``: never answers ``dsh/postExecute`` (answers the rest); ``die-post``: exits at
+  each ``dsh/postExecute``; ``hang-init``: never answers ``initialize``;
 * ``odd-summary``: each note's summary is not a string: 200 strings of 10,000 characters (an
   array), then a short array, an object with a ``length``, a number, an empty string, and 119
   characters ending in half of an emoji's surrogate pair.
@@ -82,6 +84,12 @@ while True:
         if method == "exit":
             sys.exit(0)
         continue
+    if method == "initialize" and MODE == "hang-init":
+        continue
+    if method == "dsh/postExecute" and MODE == "hang-post":
+        continue
+    if method == "dsh/postExecute" and MODE == "die-post":
+        sys.exit(3)
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": mid, "result": {"capabilities": {}}})
         continue

@@ -76,7 +76,7 @@ async function waitPrepared(lease, client, waitMs) {
   const until = performance.now() + waitMs;
   while (performance.now() < until && lease.sidecar?.client === client && !client.closed) {
     try {
-      if (suggesterReady(await lease.request(Methods.status, {}, { timeoutMs: 5000 }))) return;
+      if (suggesterReady(await lease.request(Methods.status, {}, { timeoutMs: 5000, probe: true }))) return;
     } catch {
       return;
     }
