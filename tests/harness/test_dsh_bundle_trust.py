@@ -144,9 +144,7 @@ def _module_dir(name: str) -> Path:
     return found[-1] / "node_modules" / "@deepseek-ai" / name
 
 
-def run(
-    tmp_path: Path, mode: str, env: dict[str, str] | None = None, script: str = SCRIPT
-) -> tuple[dict, list[str]]:
+def run(tmp_path: Path, mode: str, env: dict[str, str] | None = None, script: str = SCRIPT) -> tuple[dict, list[str]]:
     work = tmp_path / "bundle"
     shutil.copytree(BUNDLE / "lib", work / "lib")
     shutil.copy(BUNDLE / "package.json", work / "package.json")
@@ -247,8 +245,10 @@ def test_a_child_hung_on_post_execute_spends_its_restart_budget_and_is_left(tmp_
     # the whole session (10 spawns for 30 calls, each call waiting 0.5-2.3 s)
     assert len(spawns) == 6  # the first start and maxRestarts (5) restarts
     hung = [w for w in report["warnings"] if w.startswith("sidecar did not answer")]
-    assert hung == ["sidecar did not answer 3 request(s) in a row; restarting it"] + [
-        "sidecar did not answer 1 request(s) in a row; restarting it"
-    ] * 5
+    assert (
+        hung
+        == ["sidecar did not answer 3 request(s) in a row; restarting it"]
+        + ["sidecar did not answer 1 request(s) in a row; restarting it"] * 5
+    )
     assert report["warnings"][-1] == "post-execute note skipped: sidecar unavailable"
     assert any("restart budget spent, running without it" in w for w in report["warnings"])
