@@ -9,11 +9,17 @@ import { randomUUID } from 'node:crypto';
 export const SUMMARY_MAX = 120;
 export const NOTE_SOURCE_KIND = 'search-suggester';
 
+/** `text` cut to at most `max` UTF-16 units, never in the middle of a surrogate pair: half an
+ * emoji is not text, and the sidecar refuses a request holding one (-32602: a tool result or
+ * a task cut there lost its note or its lead). */
+export function cutText(text, max) {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
 export function noticeSummary(text) {
-  if (text.length <= SUMMARY_MAX) return text;
-  const cut = text.slice(0, SUMMARY_MAX - 1);
-  // never half a surrogate pair (an emoji cut in two is not text)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+  return text.length <= SUMMARY_MAX ? text : `${cutText(text, SUMMARY_MAX - 1)}…`;
 }
 
 /** One suggester note as a labelled user message (never a content replacement). The child is
@@ -49,5 +55,5 @@ export function taskText(messages) {
       if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text);
     }
   }
-  return parts.join('\n\n').slice(0, MAX_TASK_CHARS).trim();
+  return cutText(parts.join('\n\n'), MAX_TASK_CHARS).trim();
 }
