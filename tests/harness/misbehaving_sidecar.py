@@ -15,6 +15,11 @@ answers ``initialize`` and ``shutdown``; ``dsh/postExecute`` with one note (mode
 * ``many-notes``: 2,000 (short) notes in one answer;
 * ``long-note``: one 10,000-byte note;
 * ``big-frame``: answers ``dsh/status`` with a legal 24 MB frame, in 64 KB writes.
+* ``hang-post``: never answers ``dsh/postExecute`` (answers the rest); ``die-post``: exits at
+  each ``dsh/postExecute``; ``hang-init``: never answers ``initialize``;
+* ``odd-summary``: each note's summary is not a string: 200 strings of 10,000 characters (an
+  array), then a short array, an object with a ``length``, a number, an empty string, and 119
+  characters ending in half of an emoji's surrogate pair.
 """
 
 from __future__ import annotations
@@ -79,6 +84,12 @@ while True:
         if method == "exit":
             sys.exit(0)
         continue
+    if method == "initialize" and MODE == "hang-init":
+        continue
+    if method == "dsh/postExecute" and MODE == "hang-post":
+        continue
+    if method == "dsh/postExecute" and MODE == "die-post":
+        sys.exit(3)
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": mid, "result": {"capabilities": {}}})
         continue
@@ -97,6 +108,9 @@ while True:
             notes = [note(f"note {i} of 2000 " + "y" * 50) for i in range(2000)]
         elif MODE == "long-note":
             notes = [note("z" * 10000)]
+        elif MODE == "odd-summary":
+            odd: list[object] = [["S" * 10000] * 200, ["a", "b"], {"length": 3}, 5, "", "x" * 118 + "\U0001f600z"]
+            notes[0]["source"]["summary"] = odd[(answered - 1) % len(odd)]
         result = {"additionalContexts": notes}
     else:
         result = {}

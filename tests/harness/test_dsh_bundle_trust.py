@@ -10,6 +10,10 @@ Node 22, misbehaving one way per variant:
 * a flood with no header end is not buffered (the harness's memory stays flat);
 * one answer with 2,000 notes, or one over-long note, reaches the model as at most one note
   of at most 4 KiB;
+* a child that answers its start and the plugin's readiness polls but never a post-execute is
+  restarted for the hang, and its restart budget is spent: restarts end, later calls pass at once;
+* a note's summary that is no string (an array of megabytes, an object, a number) is the note's
+  first line, and a summary is at most 120 characters, never ending in half a surrogate pair;
 * a legal 24 MB frame arrives whole, assembled in linear work (every byte joined at most
   twice, not once per chunk as ``Buffer.concat`` on every chunk did).
 """
@@ -80,10 +84,14 @@ SCRIPT = HARNESS + textwrap.dedent(
     suggester.apply(ctx, { sidecar: { command: [python, child, mode, spawns], startWaitMs: 10000 } });
     const postExecute = handlers['tools/post-execute'];
     const calls = [];
+    const summaries = [];
     const rssBefore = process.memoryUsage().rss;
     for (let i = 0; i < 6; i++) {
       const out = await postExecute({ callId: `c${i}`, name: 'grep', arguments: { pattern: 'x' } }, { content: [] }, async () => ({}));
       calls.push((out.additionalContexts ?? []).map((m) => m.content[0].text.slice(0, 60) + ` (${m.content[0].text.length})`));
+      // a summary as it is when a string of at most 200 characters, else its type and JSON size
+      const shown = (s) => (typeof s === 'string' && s.length <= 200 ? s : { type: typeof s, array: Array.isArray(s), json: JSON.stringify(s).length });
+      summaries.push((out.additionalContexts ?? []).map((m) => shown(m.source.summary)));
       await sleep(mode.endsWith('-once') && i === 0 ? 1500 : 50); // the broken first child: its output, then the restart
     }
     const process_ = sharedSidecar().process;
@@ -93,6 +101,7 @@ SCRIPT = HARNESS + textwrap.dedent(
     const statusMs = performance.now() - t0;
     console.log(JSON.stringify({
       calls,
+      summaries,
       warnings,
       status: status.blob ? { blob: status.blob.length, start: status.start } : status,
       concatBytes,
@@ -105,6 +114,29 @@ SCRIPT = HARNESS + textwrap.dedent(
 )
 
 
+# A child that answers its start and dsh/status but never a post-execute (hung on that path):
+# 24 tool calls, with restartResetMs (1 s) shorter than a restart cycle, as a real session's tool
+# calls spaced more than 60 s apart make it; the spawns and the calls' outcomes are printed.
+HUNG_SCRIPT = HARNESS + textwrap.dedent(
+    """
+    import * as suggester from './lib/suggester.js';
+    import { sharedSidecar } from './lib/shared.js';
+    const [mode, spawns, python, child] = process.argv.slice(2);
+    const keep = setInterval(() => {}, 1000); // a harness keeps running: nothing else holds this loop
+    suggester.apply(ctx, { sidecar: { command: [python, child, mode, spawns], restartResetMs: 1000 } });
+    const postExecute = handlers['tools/post-execute'];
+    for (let i = 0; i < 24; i++) {
+      await postExecute({ callId: `c${i}`, name: 'grep', arguments: { pattern: 'x' } }, { content: [] }, async () => ({}));
+      await sleep(20);
+    }
+    console.log(JSON.stringify({ warnings }));
+    await sharedSidecar().process.stop();
+    clearInterval(keep);
+    process.exit(0);
+    """
+)
+
+
 def _module_dir(name: str) -> Path:
     found = sorted((h.HARNESS_DIR / "dsh" / "node_modules" / ".pnpm").glob(f"@deepseek-ai+{name}@*"))
     if not found:
@@ -112,7 +144,7 @@ def _module_dir(name: str) -> Path:
     return found[-1] / "node_modules" / "@deepseek-ai" / name
 
 
-def run(tmp_path: Path, mode: str, env: dict[str, str] | None = None) -> tuple[dict, list[str]]:
+def run(tmp_path: Path, mode: str, env: dict[str, str] | None = None, script: str = SCRIPT) -> tuple[dict, list[str]]:
     work = tmp_path / "bundle"
     shutil.copytree(BUNDLE / "lib", work / "lib")
     shutil.copy(BUNDLE / "package.json", work / "package.json")
@@ -120,7 +152,7 @@ def run(tmp_path: Path, mode: str, env: dict[str, str] | None = None) -> tuple[d
     scope.mkdir(parents=True)
     for name in ("schemastery", "dsh-tools"):
         (scope / name).symlink_to(_module_dir(name))
-    (work / "run.mjs").write_text(SCRIPT)
+    (work / "run.mjs").write_text(script)
     spawns = tmp_path / "spawns.txt"
     proc = subprocess.run(
         [str(h.NODE22_BIN / "node"), "run.mjs", mode, str(spawns), sys.executable, str(CHILD)],
@@ -194,3 +226,29 @@ def test_a_legal_24_mb_frame_arrives_whole_in_linear_work(tmp_path):
     # every chunk joined once into the body (24 MB), not the buffer re-joined per 64 KB chunk
     # (that was 384 joins of a growing buffer: ~4.6 GB copied)
     assert report["concatBytes"] < 2 * 25 * 1024 * 1024, report["concatBytes"]
+
+
+def test_a_summary_that_is_no_string_is_the_notes_first_line_and_every_summary_is_bounded(tmp_path):
+    report, spawns = run(tmp_path, "odd-summary")
+    assert len(spawns) == 1
+    first = [f"note {i} of start 1" for i in range(1, 7)]
+    # before: the array became a 1,190,121-character summary, the short array and the object
+    # stayed an array and an object, the number failed the note (no note at all)
+    assert report["summaries"] == [[first[0]], [first[1]], [first[2]], [first[3]], [first[4]], ["x" * 118 + "…"]]
+    assert [c[0].split(" (")[0] for c in report["calls"]] == first
+
+
+def test_a_child_hung_on_post_execute_spends_its_restart_budget_and_is_left(tmp_path):
+    report, spawns = run(tmp_path, "hang-post", script=HUNG_SCRIPT)
+    # before: the plugin's own dsh/status polls (answered) reset the hang count after each restart,
+    # and a hung child's exit after restartResetMs renewed the budget: restarted every 3 calls for
+    # the whole session (10 spawns for 30 calls, each call waiting 0.5-2.3 s)
+    assert len(spawns) == 6  # the first start and maxRestarts (5) restarts
+    hung = [w for w in report["warnings"] if w.startswith("sidecar did not answer")]
+    assert (
+        hung
+        == ["sidecar did not answer 3 request(s) in a row; restarting it"]
+        + ["sidecar did not answer 1 request(s) in a row; restarting it"] * 5
+    )
+    assert report["warnings"][-1] == "post-execute note skipped: sidecar unavailable"
+    assert any("restart budget spent, running without it" in w for w in report["warnings"])

@@ -73,3 +73,52 @@ def test_task_text_is_the_users_own_words():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"task": "Cart.total crashes\n\nwith a log", "long": 200_000, "none": ""}
+
+
+CUT_SCRIPT = """
+import { taskText, MAX_TASK_CHARS } from %s;
+const emoji = '\\u{1F600}';
+const text = 'x'.repeat(MAX_TASK_CHARS - 1) + emoji + ' fix it';
+process.stdout.write(JSON.stringify({ task: taskText([{ role: 'user', content: [{ type: 'text', text }] }]) }));
+"""
+CUTS_SCRIPT = """
+import { cutText } from %s;
+const emoji = '\\u{1F600}';
+process.stdout.write(JSON.stringify([cutText('ab' + emoji, 3), cutText('ab' + emoji, 4), cutText('abc', 2), cutText('a' + emoji, 2)]));
+"""
+
+
+def _node(script: str) -> object:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script % json.dumps(NOTE_JS.as_uri())],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_cut_never_ends_in_half_a_surrogate_pair():
+    assert _node(CUTS_SCRIPT) == ["ab", "ab\U0001f600", "ab", "a"]
+
+
+def test_a_task_cut_at_its_bound_never_ends_in_half_an_emoji_and_the_sidecar_takes_it(tmp_path):
+    """A user's message over the task bound (200,000 UTF-16 units) with an emoji across the cut:
+    the cut ended in half of it (a lone surrogate), which the sidecar refuses (-32602 on
+    ``task``), so that session had no task lead at all; now the whole emoji is left out."""
+    task = _node(CUT_SCRIPT)["task"]
+    assert task == "x" * 199_999
+    from support.rawrpc import RawServer
+
+    server = RawServer(tmp_path / "home", cwd=tmp_path)
+    try:
+        server.initialize({"suggester": {"enabled": True, "taskLead": True}}, root=tmp_path)
+        reply = server.request("dsh/taskLead", {"sessionId": "s1", "task": task}, timeout=60)
+        assert reply["result"] == {"additionalContexts": []}  # before: -32602 "task: Input should be a valid string…"
+    finally:
+        server.proc.kill()
+        server.proc.wait()

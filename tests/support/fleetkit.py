@@ -69,13 +69,16 @@ def _server_pid(s: socket.socket) -> int | None:
 class RedisServer:
     """A ``redis-server`` on 127.0.0.1:``port`` with data in ``folder`` (AOF, fsync always)."""
 
-    def __init__(self, folder: Path, port: int | None = None, fsync: str = "always") -> None:
+    def __init__(
+        self, folder: Path, port: int | None = None, fsync: str = "always", options: tuple[str, ...] = ()
+    ) -> None:
         if REDIS_SERVER is None:
             raise RuntimeError("redis-server is not installed")
         self.folder = folder
         self.pinned = port is not None  # a restart on the same port must not move
         self.port = port or free_port()
         self.fsync = fsync  # "always": a SIGKILL loses nothing acknowledged; "everysec": Redis's default
+        self.options = options  # more config of the server's command line (``--rename-command …``)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -102,7 +105,7 @@ class RedisServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
         args += ["--save", "", "--appendonly", "yes", "--appendfsync", self.fsync, "--protected-mode", "yes"]
-        args += ["--daemonize", "no", "--logfile", str(self.folder / "redis.log")]
+        args += ["--daemonize", "no", "--logfile", str(self.folder / "redis.log"), *self.options]
         mark = len(self.log())  # the log file is appended to by every start
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -36,6 +37,44 @@ from dsh_sidecar.mcp.request_ids import AnswerWatchingStream, RequestsInFlight, 
 
 #: The error message of an answered unparseable request (JSON-RPC 2.0 -32600).
 UNPARSEABLE = "Invalid Request: the server could not parse this message (nested too deeply, or a malformed envelope)"
+
+
+#: A JSON escape of a surrogate code unit (half of an astral character's pair, or a lone one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A surrogate code point left in a decoded string: a lone one (json pairs a valid pair up).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(line: str) -> str:
+    r"""``line`` with every lone surrogate escape (``"\ud83d"`` alone: valid JSON, not text)
+    in its strings made U+FFFD, else ``line`` itself. The SDK's parser refuses a line holding one,
+    and a hook call (a user's prompt, a tool's output cut in half an emoji) was then answered
+    -32600 instead of read. Only a line holding such an escape is decoded here."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    changed = False
+
+    def clean(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            fixed = _LONE_SURROGATE.sub("\ufffd", value)
+            changed = changed or fixed != value
+            return fixed
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        return value
+
+    try:
+        obj = json.loads(line)
+        rid = obj.get("id") if isinstance(obj, dict) else None
+        if isinstance(rid, str) and _LONE_SURROGATE.search(rid):
+            return line  # an id is answered as it came, or the client never matches the answer
+        cleaned = clean(obj)
+    except (ValueError, RecursionError):
+        return line
+    return json.dumps(cleaned, ensure_ascii=False) + "\n" if changed else line
 
 
 def unparseable_reply(line: str) -> types.JSONRPCError | None:
@@ -77,6 +116,10 @@ OVERSIZED = f"Invalid Request: the message is over {MAX_LINE_BYTES} bytes (disca
 
 
 def _error(rid: int | str | None, message: str) -> types.JSONRPCError:
+    if isinstance(rid, str) and _LONE_SURROGATE.search(rid):
+        # not text, so not an id: the SDK's writer cannot write it (it raised, and the server
+        # ended: one request under the id "\ud83d" ended the session), so no id answers it
+        rid, message = None, BAD_ID
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=message))
 
 
@@ -111,7 +154,7 @@ class AnsweringStdin:
                 if error is not None:
                     await self._reply.send(SessionMessage(error))
                 continue
-            line = raw.decode("utf-8", "replace") + "\n"
+            line = without_lone_surrogates(raw.decode("utf-8", "replace") + "\n")
             message, error = read_line(line)
             if isinstance(message, types.JSONRPCRequest):
                 await self.in_flight.room()  # a client that does not read its answers: read no more

@@ -191,9 +191,12 @@ class OwedLeads:
 
     def owe(self, session_id: str, task: str) -> None:
         """``session_id``'s lead for ``task`` was not given (a later task of the session replaces
-        an earlier one still owed)."""
+        an earlier one still owed). Only the head the lead reads is kept: the wire takes 200,000
+        characters a task, and 256 owed tasks of emoji held 205 MB until the index was built."""
+        from dsh_sidecar.suggester.lead.mentions import MAX_TASK_CHARS  # loaded with the suggester
+
         with self._lock:
-            remember(self._tasks, session_id, task, self.limit)
+            remember(self._tasks, session_id, task[:MAX_TASK_CHARS], self.limit)
 
     def tasks(self) -> list[tuple[str, str]]:
         """The owed ``(session, task)`` pairs not ranked yet, oldest first; each is handed out

@@ -58,6 +58,9 @@ REFUSING_ERRORS: Final = (
 #: that shape (a listener answering ``$5 hello`` to every command failed ``initialize`` with
 #: an ``AttributeError`` from redis-py). The store is not usable: as when it is away.
 FOREIGN_ERRORS: Final = (redis.exceptions.InvalidResponse, AttributeError, TypeError, IndexError, KeyError, ValueError)
+#: Error replies that refuse the whole store, not one key: persistence failing, a server still
+#: loading, a script running too long, no primary, a command the server does not have.
+STORE_WIDE_REPLIES: Final = ("MISCONF", "LOADING", "BUSY", "MASTERDOWN", "unknown command", "ERR unknown command")
 #: Everything a call to the store may raise.
 CALL_ERRORS: Final = (redis.RedisError, OSError, *FOREIGN_ERRORS)
 #: Distinct unusable keys logged by name (one warning each); later ones are only counted.
@@ -137,9 +140,11 @@ class StoreLink:
     # ------------------------------------------------------------------ degrade / re-sync
     @staticmethod
     def _store_wide(exc: BaseException) -> bool:
-        """Whether ``exc`` says the whole store is unusable (away, or refusing writes), not one key."""
+        """Whether ``exc`` says the whole store is unusable (away, or refusing writes), not one key.
+        A command the server does not have (scripting renamed away with ``rename-command``, as
+        some hardened or managed servers do) refuses every key, as an ACL denying it does."""
         return isinstance(exc, STORE_ERRORS + REFUSING_ERRORS + FOREIGN_ERRORS) or (
-            isinstance(exc, redis.ResponseError) and str(exc).startswith(("MISCONF", "LOADING", "BUSY", "MASTERDOWN"))
+            isinstance(exc, redis.ResponseError) and str(exc).startswith(STORE_WIDE_REPLIES)
         )
 
     def _bad_key(self, key: str, exc: BaseException | str) -> None:

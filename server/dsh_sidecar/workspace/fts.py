@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -308,6 +309,10 @@ class ContentDB:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         self._live: int | None = None
+        #: One reader connection serves every thread, one at a time: ``set_progress_handler`` and
+        #: ``close`` wait for the connection's mutex holding the GIL, which a query's progress
+        #: handler on another thread needs (both threads then waited for ever: the process hung).
+        self._lock = threading.Lock()
         if readonly:
             uri = f"file:{path}?mode=ro"
             self.con = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=0.05)
@@ -328,8 +333,9 @@ class ContentDB:
                 os.chmod(path, 0o600)
 
     def close(self) -> None:
-        """Close the connection."""
-        self.con.close()
+        """Close the connection (after a lookup another thread is running on it)."""
+        with self._lock:
+            self.con.close()
 
     # ------------------------------------------------------------------ writer
 
@@ -524,7 +530,8 @@ class ContentDB:
         """The section words of the manifest at ``path`` (``workspace/manifests/``), ``None``
         when it has none or is not indexed. One primary-key lookup."""
         try:
-            row = self.con.execute("SELECT keys FROM files WHERE path = ?", (path,)).fetchone()
+            with self._lock:
+                row = self.con.execute("SELECT keys FROM files WHERE path = ?", (path,)).fetchone()
         except sqlite3.Error:
             return None
         if row is None or not row[0]:
@@ -555,28 +562,31 @@ class ContentDB:
             spent[0] += 1
             return 1 if spent[0] > budget else 0
 
-        self.con.set_progress_handler(over, PROGRESS_STEPS)
-        try:
-            live = self._live_rows()
-            rare = []
-            for t in terms[:16]:  # the vocabulary holds stems: "retry" is stored as "retri"
-                row = self.con.execute("SELECT doc FROM fts_vocab WHERE term = ?", (indexed_term(t),)).fetchone()
-                if row is not None and row[0] <= max(MIN_DF_CAP, MAX_DF_SHARE * live):
-                    rare.append(t)
-            if not rare:
+        with self._lock:
+            try:  # (a reader closed by a reopen meanwhile raises ProgrammingError: no match)
+                self.con.set_progress_handler(over, PROGRESS_STEPS)
+                live = self._live_rows()
+                rare = []
+                for t in terms[:16]:  # the vocabulary holds stems: "retry" is stored as "retri"
+                    vocab = "SELECT doc FROM fts_vocab WHERE term = ?"
+                    row = self.con.execute(vocab, (indexed_term(t),)).fetchone()
+                    if row is not None and row[0] <= max(MIN_DF_CAP, MAX_DF_SHARE * live):
+                        rare.append(t)
+                if not rare:
+                    return []
+                match = " OR ".join(f'"{t}"' for t in rare)
+                sql = (
+                    "SELECT f.path, -bm25(fts, ?, ?) AS s FROM fts JOIN files f ON f.rid = fts.rowid "
+                    "WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?) LIMIT ?"
+                )
+                w1, w2 = BM25_WEIGHTS
+                return [(p, float(s)) for p, s in self.con.execute(sql, (w1, w2, match, w1, w2, limit))]
+            except sqlite3.Error as exc:  # interrupted (over budget) or a query problem: no match
+                log.debug("content index query failed: %s", exc)
                 return []
-            match = " OR ".join(f'"{t}"' for t in rare)
-            sql = (
-                "SELECT f.path, -bm25(fts, ?, ?) AS s FROM fts JOIN files f ON f.rid = fts.rowid "
-                "WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?) LIMIT ?"
-            )
-            w1, w2 = BM25_WEIGHTS
-            return [(p, float(s)) for p, s in self.con.execute(sql, (w1, w2, match, w1, w2, limit))]
-        except sqlite3.Error as exc:  # interrupted (over budget) or a query problem: no match
-            log.debug("content index query failed: %s", exc)
-            return []
-        finally:
-            self.con.set_progress_handler(None, 0)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    self.con.set_progress_handler(None, 0)
 
     def rows_changed(self) -> None:
         """Rows were written by another connection: the cached live-row count is read again."""

@@ -80,6 +80,20 @@ def test_owed_sessions_are_bounded_the_oldest_dropped_first():
     assert [owed.take(s) is not None for s in ("a", "b", "c")] == [False, True, True]
 
 
+def test_an_owed_task_keeps_only_the_head_the_lead_reads():
+    """The wire takes 200,000 characters a task; the lead reads the first 32,000. 256 sessions
+    owed a task of 199,000 emoji held 205 MB until the index was built (a spawned sidecar: 438 MB
+    resident after them, 120 MB with the head alone)."""
+    from dsh_sidecar.suggester.lead.mentions import MAX_TASK_CHARS
+
+    owed = OwedLeads()
+    task = "\U0001f600" * 199_000 + " fix Cart.total"
+    owed.owe("a", task)
+    owed.owe("b", "bump the version")
+    assert owed.tasks() == [("a", task[:MAX_TASK_CHARS]), ("b", "bump the version")]
+    assert MAX_TASK_CHARS == 32_000
+
+
 def test_a_tool_call_joining_a_shorter_shared_wait_waits_again_up_to_its_own_bound():
     """``PromptIndex.ready(at_least_s)``: a prompt-path call opens the 0.2 s window and its wait
     ends unfinished; a tool call that joined it (bound 0.6 s) waits again for what is left of

@@ -69,7 +69,9 @@ _MEMBER_REF: Final = re.compile(r"(?<![\w$.#/])([A-Z][\w$]{0,100})#([A-Za-z_$][\
 #: An inline code span (single or double backticks) on one line.
 _CODE_SPAN: Final = re.compile(r"(`{1,2})([^`\n]{1,300}?)\1")
 #: A fenced code block (```` ``` ```` or ``~~~``), its body; an unclosed fence runs to the end.
-_FENCE: Final = re.compile(r"^[ \t]{0,3}(```+|~~~+)[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
+#: The lookahead sees the opening line's end first: without it a last line of 32,000 backticks
+#: was tried run length by run length (quadratic: seconds holding the GIL for one task text).
+_FENCE: Final = re.compile(r"^[ \t]{0,3}(?=[^\n]*\n)(```+|~~~+)[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
 #: An identifier (ASCII; ``$`` for JavaScript names).
 _IDENT: Final = re.compile(r"[A-Za-z_$][\w$]{1,100}")
 #: A dotted name: identifiers joined by dots (``a.b``, ``pkg.mod.Class.method``), not a number,

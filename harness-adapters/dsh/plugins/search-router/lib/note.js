@@ -9,13 +9,26 @@ import { randomUUID } from 'node:crypto';
 export const SUMMARY_MAX = 120;
 export const NOTE_SOURCE_KIND = 'search-suggester';
 
-export function noticeSummary(text) {
-  return text.length <= SUMMARY_MAX ? text : `${text.slice(0, SUMMARY_MAX - 1)}…`;
+/** `text` cut to at most `max` UTF-16 units, never in the middle of a surrogate pair: half an
+ * emoji is not text, and the sidecar refuses a request holding one (-32602: a tool result or
+ * a task cut there lost its note or its lead). */
+export function cutText(text, max) {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
-/** One suggester note as a labelled user message (never a content replacement). */
+export function noticeSummary(text) {
+  return text.length <= SUMMARY_MAX ? text : `${cutText(text, SUMMARY_MAX - 1)}…`;
+}
+
+/** One suggester note as a labelled user message (never a content replacement). The child is
+ * untrusted: a summary that is not a non-empty string (an array, an object, a number: each
+ * slipped past the 120-character bound, an array of strings as a summary of megabytes) is
+ * replaced by the note's first line. */
 export function noteMessage(context) {
-  const source = context.source ?? {};
+  const given = context.source?.summary;
+  const summary = typeof given === 'string' && given ? given : context.text.split('\n')[0];
   return Object.freeze({
     id: randomUUID(),
     role: 'user',
@@ -23,7 +36,7 @@ export function noteMessage(context) {
     source: Object.freeze({
       kind: NOTE_SOURCE_KIND,
       form: 'notice',
-      summary: noticeSummary(source.summary ?? context.text.split('\n')[0]),
+      summary: noticeSummary(summary),
     }),
   });
 }
@@ -42,5 +55,5 @@ export function taskText(messages) {
       if (block?.type === 'text' && typeof block.text === 'string') parts.push(block.text);
     }
   }
-  return parts.join('\n\n').slice(0, MAX_TASK_CHARS).trim();
+  return cutText(parts.join('\n\n'), MAX_TASK_CHARS).trim();
 }

@@ -93,6 +93,7 @@ export class SidecarProcess {
     this.timer = undefined;
     this.missed = 0; // requests in a row the live sidecar did not answer in time
     this.hungRestarts = 0; // restarts for a hang since the last answer
+    this.endedForHang = false; // the live child is being ended for a hang (its exit keeps the budget)
     this.refused = false; // the sidecar refused its initialize for good: never restarted
     this.dropped = new Set(); // config blocks the sidecar refused (run with their defaults)
     this.sentOptions = undefined; // the options the live sidecar has (initialize or last change)
@@ -303,7 +304,10 @@ export class SidecarProcess {
     }
     const served = this.usableSince === undefined ? 0 : Date.now() - this.usableSince;
     this.usableSince = undefined;
-    if (served >= this.knobs.restartResetMs) this.restarts = 0; // not a crash loop: a new budget
+    // not a crash loop: a new budget; but a child ended for a hang did not serve, however long
+    // it ran (before, one that hung on every tool call was restarted for the whole session)
+    if (served >= this.knobs.restartResetMs && !this.endedForHang) this.restarts = 0;
+    this.endedForHang = false;
     if (this.stopped || this.refused) return this.restartSettled(false);
     if (this.retryAfterRefusal) {
       // a refused block was dropped: start again at once, without it (a config, not a crash)
@@ -334,7 +338,10 @@ export class SidecarProcess {
    * async wait of the caller's (its result, when a number, is the bound left). ``waitForStart``:
    * true waits for a starting sidecar, a number waits at most that many ms — once per start:
    * when that bound runs out (a hung or very slow start), later bounded calls pass through at
-   * once until the start settles, instead of each adding the whole bound. */
+   * once until the start settles, instead of each adding the whole bound. ``probe``: a
+   * plugin's own background poll (the suggester's readiness), whose answer or silence says
+   * nothing of whether the tool calls' requests are answered (before, its answered
+   * `dsh/status` polls reset the hang count of a child that never answered a post-execute). */
   async request(method, params, options = {}) {
     if (!this.usable && options.waitForStart && this.ready && !this.stopped) {
       if (options.waitForStart === true) await this.ready;
@@ -359,9 +366,10 @@ export class SidecarProcess {
     }
     try {
       const value = await client.request(method, params, options);
-      this.answered();
+      if (!options.probe) this.answered();
       return value;
     } catch (error) {
+      if (options.probe) throw error; // a plugin's own background poll: no say in hang detection
       if (error instanceof RpcError) this.answered();
       else if (!client.closed && !options.signal?.aborted && this.client === client) this.unanswered(client);
       throw error;
@@ -392,6 +400,7 @@ export class SidecarProcess {
     if (this.missed < bound) return;
     this.missed = 0;
     this.hungRestarts += 1;
+    this.endedForHang = true;
     this.usable = false;
     this.restartPending();
     note(this.ctx, 'search-sidecar', `sidecar did not answer ${bound} request(s) in a row; restarting it`);

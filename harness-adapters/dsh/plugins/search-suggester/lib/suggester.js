@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { hostImport } from './host.js';
 import { Methods } from './core/protocol.js';
 import { dismissParams } from './core/requests.js';
-import { noteMessage, taskText } from './note.js';
+import { cutText, noteMessage, taskText } from './note.js';
 import { suggesterRow } from './rows.js';
 import { acquireSidecar } from './shared.js';
 import { note, warn } from './warnings.js';
@@ -76,7 +76,7 @@ async function waitPrepared(lease, client, waitMs) {
   const until = performance.now() + waitMs;
   while (performance.now() < until && lease.sidecar?.client === client && !client.closed) {
     try {
-      if (suggesterReady(await lease.request(Methods.status, {}, { timeoutMs: 5000 }))) return;
+      if (suggesterReady(await lease.request(Methods.status, {}, { timeoutMs: 5000, probe: true }))) return;
     } catch {
       return;
     }
@@ -107,10 +107,13 @@ function timed(label, started) {
   }
 }
 
+/** Longest tool result text sent, UTF-16 units (the wire's 10 × MAX_TOOL_TEXT characters). */
+const MAX_RESULT_CHARS = 1_000_000;
+
 function resultText(result) {
   try {
     const blocks = result?.content ?? [];
-    return blocks.filter((b) => b.type === 'text').map((b) => b.text).join('\n').slice(0, 1_000_000);
+    return cutText(blocks.filter((b) => b.type === 'text').map((b) => b.text).join('\n'), MAX_RESULT_CHARS);
   } catch {
     return undefined;
   }

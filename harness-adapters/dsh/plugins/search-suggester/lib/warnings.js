@@ -10,6 +10,19 @@ const printed = new Set();
 /** Most distinct warning texts remembered (a flood of distinct ones stops being printed). */
 export const MAX_WARNINGS = 200;
 
+/** `text` for a terminal: every control character (C0 but the tab, DEL, C1), line and paragraph
+ * separator and bidi control shown as an escape (`\x1b`, `\n`, `\u202e`), so a warning is one
+ * line and a text from the child (`the sidecar says: …`) never writes a terminal sequence (an
+ * OSC 52 clipboard write, a cursor move) to the user's terminal. */
+export function forTerminal(text) {
+  return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** Log `message` as a warning of `scope` through DSH's logger; print it once on stderr. */
 export function warn(ctx, scope, message, error) {
   const text = `${message}${error ? `: ${error?.message ?? error}` : ''}`;
@@ -21,7 +34,7 @@ export function warn(ctx, scope, message, error) {
   if (printed.has(`${scope}\0${text}`) || printed.size >= MAX_WARNINGS) return;
   printed.add(`${scope}\0${text}`);
   try {
-    process.stderr.write(`[${scope}] warning: ${text}\n`);
+    process.stderr.write(`[${scope}] warning: ${forTerminal(text)}\n`);
   } catch {
     // a closed stderr is no reason to fail
   }
