@@ -11,17 +11,23 @@ import sys
 import pytest
 
 CHILD = r"""
-import atexit, sys, threading, time
+import atexit, sys, threading
 from dsh_sidecar.cli.serving import _exit_now
 
 atexit.register(lambda: print("atexit ran", flush=True))
-def slow_writer():
-    time.sleep(0.2)
+exiting = threading.Event()
+shutdown = threading._shutdown
+def _shutdown():  # the exit has begun: the non-daemon thread writes only now, so it is joined
+    exiting.set()
+    shutdown()
+threading._shutdown = _shutdown
+def late_writer():
+    exiting.wait()
     print("non-daemon thread finished", flush=True)
 def busy():
     while True:  # a daemon thread that keeps taking the GIL, as background indexing does
         sum(range(1000))
-threading.Thread(target=slow_writer).start()
+threading.Thread(target=late_writer).start()
 threading.Thread(target=busy, daemon=True).start()
 sys.stdout.write("buffered, not yet flushed\n")
 _exit_now(3)

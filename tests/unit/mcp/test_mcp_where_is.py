@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from dsh_sidecar import sidecar as sidecar_module
 from dsh_sidecar.config import parse_config
+from dsh_sidecar.mcp.building import Lifetime
 from dsh_sidecar.mcp.server import build_server
 from dsh_sidecar.sidecar import asked as asked_module
 from mcp.client.client import Client
 from support.sidecar import home_env
+from support.waiting import until
 
 BUILDING = "still building: ask again in a few seconds for the whole answer"
 #: ``firstCallWaitMs`` of these servers, and the window it opens, s.
@@ -52,6 +54,18 @@ def held(monkeypatch: pytest.MonkeyPatch) -> HeldBuild:
     return build
 
 
+async def index_parts_ready(client: Client, live: Lifetime) -> None:
+    """Once the parts of the index a note needs (the suggester's targets, the symbol pass, the
+    content index's first sync: ``suggester/readiness.py``) are built: the build the held one
+    leaves running. The tool list starts it; on a loaded machine it takes longer than a tool
+    call's bound, and what is ready answering meanwhile is these tests' subject, not how soon
+    it is ready."""
+    await client.list_tools()
+    assert live.building is not None
+    sidecar = await live.building
+    await until(lambda: not sidecar.suggester.pending(), "the index parts a note needs built")
+
+
 @pytest.mark.parametrize(
     "args",
     [{"query": "package version"}, {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}}],
@@ -61,7 +75,11 @@ async def test_where_is_waits_at_most_a_tool_calls_bound_and_says_the_index_is_b
     workspace: Path, tmp_path: Path, held: HeldBuild, args: dict
 ) -> None:
     config = parse_config({"suggester": {"enabled": True, "sectionMode": "off", "firstCallWaitMs": WINDOW_MS}})
-    async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+    live = Lifetime()
+    async with Client(
+        build_server(config, workspace, home_env(tmp_path / "home"), lifetime=live), mode="legacy"
+    ) as client:
+        await index_parts_ready(client, live)
         during = await client.call_tool("where_is", args)
         again = await client.call_tool("where_is", args)  # a call of its own: its own bound
         asked_during = [s for s in held.asked if s > 0]  # (the answer's own look is a wait of 0 s)
