@@ -35,7 +35,7 @@ from dsh_sidecar.suggester.asked import AskedMethods
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
-from dsh_sidecar.suggester.decision import Decision, Suppressed
+from dsh_sidecar.suggester.decision import Decision, Note, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.failopen import fail_open
 from dsh_sidecar.suggester.knowledge import Knowledge
@@ -378,25 +378,24 @@ class Suggester(AskedMethods):
         escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         with readiness.recording() as asked:
             decision = pipeline.run(q, ctx)
-        if _not_ready(decision):
+        parts = _held_for(decision, ctx, asked)
+        if _not_ready(decision) or parts:
             budget = self.wait_budget(params)
-            self._waited = True
+            # the first call's wait is spent by a call held back, not by one seen before the
+            # targets that no trigger took (a read, a listing: usually silent anyway)
+            self._waited = self._waited or _not_ready(decision)
             deadline = time.monotonic() + budget
-            waited = False
-            # wait for what the decision asked for, decide again; a part the new decision asks
-            # for (the content index, once the targets it waited for are prepared) is waited for
-            # too while it is being built, within the same budget
-            while budget > 0 and _not_ready(decision):
-                parts = asked or set(self.pending())
-                if waited and not parts & self.pending():
-                    break  # nothing it asks for is being built: the answer stands
-                waited = True
-                if not self._wait_for(parts, deadline - time.monotonic()):
-                    break
+            # wait for what the decision lacked, decide again on a new view; a part the new
+            # decision lacks (the symbol pass, once the targets it waited for are prepared) is
+            # waited for too, within the same budget. A part that finished since the view was
+            # taken is waited for at once: the view is taken again, never given up on
+            while parts and time.monotonic() < deadline and self._wait_for(parts, deadline - time.monotonic()):
                 ctx = self._context(params)
                 with readiness.recording() as asked:
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
                 escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
+                parts = _held_for(decision, ctx, asked)
+                self._waited = self._waited or _not_ready(decision)
         if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
             # a name the call led to that resolves outside the workspace (a symlink): refused
             # like a pack's candidate, and said so once a preparation
@@ -430,13 +429,13 @@ class Suggester(AskedMethods):
 
     def pending(self) -> frozenset[str]:
         """The parts of the workspace index still being built (``readiness.py``): the targets
-        before their first preparation; the symbol pass while a graph source builds it; the
+        before their first background preparation; the symbol pass while a graph source builds it; the
         content index until its first sync, and the targets prepared before it until they are
         prepared again. A part the owner no longer builds (a failed or cancelled build, no
         FTS5) is not pending."""
         out: set[str] = set()
         snapshot = self.prepared
-        if snapshot is None:
+        if snapshot is None and self.background:  # (else a call prepares them itself)
             out.add(readiness.TARGETS)
         building = self.indexing()
         if not building:
@@ -450,7 +449,9 @@ class Suggester(AskedMethods):
 
     def _context(self, params: PostExecuteParams, state: SessionState | None = None) -> Context:
         """The call's snapshot of the prepared targets and the workspace (``context.py``);
-        ``state``: the session's noise state (default: the call's session's)."""
+        ``state``: the session's noise state (default: the call's session's). What is still being
+        built is read first: a part it does not list is in the view taken after it."""
+        pending = self.pending()
         snapshot = self.prepared
         symbols = self._symbols()
         paths, ws = self._views(snapshot, symbols, self.content)
@@ -467,6 +468,7 @@ class Suggester(AskedMethods):
             self.dismissals,
             self.sinks,
             self,
+            pending,
         )
 
     def _views(
@@ -564,3 +566,16 @@ class Suggester(AskedMethods):
 def _not_ready(decision: Decision) -> bool:
     """Whether ``decision`` holds a call back because a part of the index is still being built."""
     return isinstance(decision, Suppressed) and decision.reason == "not-ready"
+
+
+def _held_for(decision: Decision, ctx: Context, asked: set[str]) -> set[str]:
+    """The parts of the index being built when ``ctx`` was taken that ``decision`` lacked (what
+    a call with time left waits for, then decides again): those its readiness asked for when it
+    is held back as not ready; the targets when the view had none and no note came of it (no
+    trigger reads a call without the listing: the script trigger, the folders and files a
+    search names); nothing otherwise."""
+    if _not_ready(decision):
+        return asked & ctx.pending
+    if readiness.TARGETS in ctx.pending and not isinstance(decision, Note):
+        return {readiness.TARGETS}
+    return set()
