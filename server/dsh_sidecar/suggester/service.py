@@ -429,17 +429,18 @@ class Suggester(AskedMethods):
 
     def pending(self) -> frozenset[str]:
         """The parts of the workspace index still being built (``readiness.py``): the targets
-        before their first background preparation; the symbol pass while a graph source builds it; the
-        content index until its first sync, and the targets prepared before it until they are
-        prepared again. A part the owner no longer builds (a failed or cancelled build, no
-        FTS5) is not pending."""
+        before their first background preparation (an in-process suggester prepares them in the
+        call; a workspace no pack applies to has none to prepare); the symbol pass while a graph
+        source builds it; the content index until its first sync, and the targets prepared
+        before it until they are prepared again. A part the owner no longer builds (a failed or
+        cancelled build, no FTS5) is not pending: nothing is while the owner builds nothing."""
+        if not self.indexing():
+            return frozenset()
         out: set[str] = set()
         snapshot = self.prepared
-        if snapshot is None and self.background:  # (else a call prepares them itself)
+        active = self.active
+        if snapshot is None and self.background and self.root is not None and (active is None or active.rows):
             out.add(readiness.TARGETS)
-        building = self.indexing()
-        if not building:
-            return frozenset(out)
         if self.workspace is not None and self._symbols() is None:
             out.add(readiness.SYMBOLS)
         content = self.content

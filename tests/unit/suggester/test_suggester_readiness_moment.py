@@ -189,3 +189,23 @@ def test_a_call_left_unclassified_by_a_view_without_targets_is_decided_again(sho
     at_decide(monkeypatch, build)
     notes = s.post_execute(call("Write", {"file_path": "repro.py", "content": SCRIPT}, wait_ms=30_000))
     assert [(n.source.intent, n.source.targets) for n in notes] == [("Symbol", ["src/shopcart/cart.py"])]
+
+
+def test_nothing_is_waited_for_where_no_target_will_ever_be_prepared(tmp_path, dsh_home, monkeypatch):
+    """A workspace no pack applies to has no targets to prepare, and a build that stopped never
+    prepares them: neither is pending, so a call seen without targets does not wait for them."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("buy milk\n")
+    foreign = Index(notes)
+    s, _ = unprepared(notes, dsh_home, foreign)
+    assert s.pending() == {SYMBOLS}  # the pass still runs; no targets will come
+    stopped = Index(notes)
+    stopped.building = False
+    t, _ = unprepared(notes, dsh_home / "t", stopped)
+    assert t.pending() == frozenset()
+    waited: list[set[str]] = []
+    for sug in (s, t):
+        monkeypatch.setattr(sug, "_wait_for", lambda parts, budget: waited.append(parts) or True)
+        assert sug.post_execute(call("Read", {"file_path": "todo.txt"}, wait_ms=30_000)) == []
+    assert waited == []
