@@ -42,6 +42,7 @@ from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.lead.offer import TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
@@ -378,11 +379,11 @@ class Suggester(AskedMethods):
         escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         with readiness.recording() as asked:
             decision = pipeline.run(q, ctx)
-        parts = _held_for(decision, ctx, asked)
+        parts = _held_for(decision, ctx, asked, q)
         if _not_ready(decision) or parts:
             budget = self.wait_budget(params)
             # the first call's wait is spent by a call held back, not by one seen before the
-            # targets that no trigger took (a read, a listing: usually silent anyway)
+            # targets that no trigger took (it waits within its own waitMs only)
             self._waited = self._waited or _not_ready(decision)
             deadline = time.monotonic() + budget
             # wait for what the decision lacked, decide again on a new view; a part the new
@@ -394,7 +395,7 @@ class Suggester(AskedMethods):
                 with readiness.recording() as asked:
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
                 escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
-                parts = _held_for(decision, ctx, asked)
+                parts = _held_for(decision, ctx, asked, q)
                 self._waited = self._waited or _not_ready(decision)
         if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
             # a name the call led to that resolves outside the workspace (a symlink): refused
@@ -569,14 +570,27 @@ def _not_ready(decision: Decision) -> bool:
     return isinstance(decision, Suppressed) and decision.reason == "not-ready"
 
 
-def _held_for(decision: Decision, ctx: Context, asked: set[str]) -> set[str]:
+def _held_for(decision: Decision, ctx: Context, asked: set[str], q: Query) -> set[str]:
     """The parts of the index being built when ``ctx`` was taken that ``decision`` lacked (what
     a call with time left waits for, then decides again): those its readiness asked for when it
-    is held back as not ready; the targets when the view had none and no note came of it (no
-    trigger reads a call without the listing: the script trigger, the folders and files a
-    search names); nothing otherwise."""
+    is held back as not ready; the targets when the view had none, no note came of it and the
+    call gave its own ``waitMs`` and names something a trigger reads against the listing (a
+    script, a traceback's frames, a missing file a wrong guess looks for: no trigger takes a
+    call without the listing). Without its own bound such a call is answered at once: waiting
+    every early read or ``ls`` for the targets would cost each of them up to the first call's
+    bound. Nothing otherwise."""
     if _not_ready(decision):
         return asked & ctx.pending
-    if readiness.TARGETS in ctx.pending and not isinstance(decision, Note):
+    if (
+        readiness.TARGETS in ctx.pending
+        and not isinstance(decision, Note)
+        and ctx.params.wait_ms is not None
+        and _names_anything(q)
+    ):
         return {readiness.TARGETS}
     return set()
+
+
+def _names_anything(q: Query) -> bool:
+    """Whether the call names a path, a pattern, a script or frames (``make build`` does not)."""
+    return bool(q.patterns or q.name_patterns or q.scope or q.reads or q.keys or q.script_code or q.frames)

@@ -33,12 +33,12 @@ def shop(tmp_path: Path) -> Path:
     return workspace(tmp_path / "shop")
 
 
-def unprepared(root: Path, home: Path, index: Index) -> tuple[Suggester, list[str]]:
+def unprepared(root: Path, home: Path, index: Index, first_call_wait_ms: int = 0) -> tuple[Suggester, list[str]]:
     """A server's suggester before its graph has listed the workspace (no targets yet)."""
     lines: list[str] = []
     s = Suggester(
         root,
-        parse_suggester_config({"enabled": True, "firstCallWaitMs": 0}),
+        parse_suggester_config({"enabled": True, "firstCallWaitMs": first_call_wait_ms}),
         home,
         sink=lines.append,
         workspace=lambda: index.graph,
@@ -177,8 +177,8 @@ def test_a_script_decided_while_the_symbol_pass_ends_is_never_silent(shopcart, d
 
 def test_a_call_left_unclassified_by_a_view_without_targets_is_decided_again(shopcart, dsh_home, monkeypatch):
     """A script seen before the targets exist is no call any trigger can read (the script trigger
-    reads the listing): a call that may wait decides again once the targets and the symbol pass
-    are there (it used to be answered with silence at once)."""
+    reads the listing): a call with its own ``waitMs`` decides again once the targets and the
+    symbol pass are there (it used to be answered with silence at once)."""
     index = Index(shopcart)
     s, lines = unprepared(shopcart, dsh_home, index)
 
@@ -189,6 +189,20 @@ def test_a_call_left_unclassified_by_a_view_without_targets_is_decided_again(sho
     at_decide(monkeypatch, build)
     notes = s.post_execute(call("Write", {"file_path": "repro.py", "content": SCRIPT}, wait_ms=30_000))
     assert [(n.source.intent, n.source.targets) for n in notes] == [("Symbol", ["src/shopcart/cart.py"])]
+
+
+def test_a_call_without_its_own_bound_or_naming_nothing_does_not_wait_for_the_targets(shopcart, dsh_home, monkeypatch):
+    """Before the targets, a call no trigger took waits for them only within its own ``waitMs``
+    and when it names something (a path, a pattern, a script): an early read or ``make build``
+    is answered at once, and the first call's wait is left to the first call held back."""
+    index = Index(shopcart)
+    s, lines = unprepared(shopcart, dsh_home, index, first_call_wait_ms=500)
+    waited: list[set[str]] = []
+    monkeypatch.setattr(s, "_wait_for", lambda parts, budget: waited.append(parts) or True)
+    assert s.post_execute(call("Write", {"file_path": "repro.py", "content": SCRIPT})) == []
+    assert s.post_execute(call("Bash", {"command": "make build"}, wait_ms=30_000)) == []
+    assert waited == [] and s.wait_budget(call("grep", GREP)) == 0.5  # firstCallWaitMs still unspent
+    assert ledger_messages(lines)[1:] == []
 
 
 def test_nothing_is_waited_for_where_no_target_will_ever_be_prepared(tmp_path, dsh_home, monkeypatch):
