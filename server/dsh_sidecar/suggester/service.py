@@ -382,9 +382,8 @@ class Suggester(AskedMethods):
         parts = _held_for(decision, ctx, asked, q)
         if _not_ready(decision) or parts:
             budget = self.wait_budget(params)
-            # the first call's wait is spent by a call held back, not by one seen before the
-            # targets that no trigger took (it waits within its own waitMs only)
-            self._waited = self._waited or _not_ready(decision)
+            # the first call's wait is spent by the first call held back or seen without targets
+            self._waited = True
             deadline = time.monotonic() + budget
             # wait for what the decision lacked, decide again on a new view; a part the new
             # decision lacks (the symbol pass, once the targets it waited for are prepared) is
@@ -396,7 +395,6 @@ class Suggester(AskedMethods):
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
                 escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
                 parts = _held_for(decision, ctx, asked, q)
-                self._waited = self._waited or _not_ready(decision)
         if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
             # a name the call led to that resolves outside the workspace (a symlink): refused
             # like a pack's candidate, and said so once a preparation
@@ -573,19 +571,19 @@ def _not_ready(decision: Decision) -> bool:
 def _held_for(decision: Decision, ctx: Context, asked: set[str], q: Query) -> set[str]:
     """The parts of the index being built when ``ctx`` was taken that ``decision`` lacked (what
     a call with time left waits for, then decides again): those its readiness asked for when it
-    is held back as not ready; the targets when the view had none, no note came of it and the
-    call gave its own ``waitMs`` and names something a trigger reads against the listing (a
-    script, a traceback's frames, a missing file a wrong guess looks for: no trigger takes a
-    call without the listing). Without its own bound such a call is answered at once: waiting
-    every early read or ``ls`` for the targets would cost each of them up to the first call's
-    bound. Nothing otherwise."""
+    is held back as not ready; the targets when the view had none and no note came of it, for
+    a search with patterns (``grep -r x pkg/``: without the listing its folder is missing, and
+    it is no call the search trigger can read), or a call with its own ``waitMs`` naming
+    anything a trigger reads against the listing (a script, a traceback's frames, a missing
+    file a wrong guess looks for). An early read or ``ls`` without its own bound is answered at
+    once: waiting each for the targets would cost it up to the first call's bound. Nothing
+    otherwise."""
     if _not_ready(decision):
         return asked & ctx.pending
     if (
         readiness.TARGETS in ctx.pending
         and not isinstance(decision, Note)
-        and ctx.params.wait_ms is not None
-        and _names_anything(q)
+        and (q.patterns or q.name_patterns or (ctx.params.wait_ms is not None and _names_anything(q)))
     ):
         return {readiness.TARGETS}
     return set()

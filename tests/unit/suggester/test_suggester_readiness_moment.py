@@ -192,9 +192,10 @@ def test_a_call_left_unclassified_by_a_view_without_targets_is_decided_again(sho
 
 
 def test_a_call_without_its_own_bound_or_naming_nothing_does_not_wait_for_the_targets(shopcart, dsh_home, monkeypatch):
-    """Before the targets, a call no trigger took waits for them only within its own ``waitMs``
-    and when it names something (a path, a pattern, a script): an early read or ``make build``
-    is answered at once, and the first call's wait is left to the first call held back."""
+    """Before the targets, a call no trigger took that is no search with patterns waits for them
+    only within its own ``waitMs`` and when it names something (a path, a script): a script
+    written without one, or ``make build``, is answered at once, and the first call's wait is
+    left to the first call held back."""
     index = Index(shopcart)
     s, lines = unprepared(shopcart, dsh_home, index, first_call_wait_ms=500)
     waited: list[set[str]] = []
@@ -223,3 +224,26 @@ def test_nothing_is_waited_for_where_no_target_will_ever_be_prepared(tmp_path, d
         monkeypatch.setattr(sug, "_wait_for", lambda parts, budget: waited.append(parts) or True)
         assert sug.post_execute(call("Read", {"file_path": "todo.txt"}, wait_ms=30_000)) == []
     assert waited == []
+
+
+def test_a_search_no_trigger_reads_without_the_targets_waits_within_the_first_calls_bound(shop, dsh_home, monkeypatch):
+    """``grep -r "_legend" src/shop``: on a view without the listing no intent is read from it
+    (a private name, a folder the view does not have), so on a cold server it was answered
+    with silence and no ledger line (no ``waitMs`` of its own: a recorded agent's third call,
+    seaborn). It now waits for the targets within ``firstCallWaitMs`` and is decided again."""
+    (shop / "src" / "shop" / "rates.py").write_text("def _legend(x):\n    return x\n")
+    (shop / "src" / "shop" / "plot.py").write_text(
+        "from shop.rates import _legend\n\n\ndef draw():\n    return _legend(1)\n"
+    )
+    index = Index(shop)
+    s, lines = unprepared(shop, dsh_home, index, first_call_wait_ms=500)
+
+    def build() -> None:
+        s.prepare(index.graph)
+        finish_symbols(index)()
+
+    at_decide(monkeypatch, build)
+    notes = s.post_execute(call("Bash", {"command": 'grep -r "_legend" src/shop'}))
+    assert [n.source.intent for n in notes] == ["Usage"]
+    assert notes[0].source.targets[0] == "src/shop/rates.py"
+    assert ledger_messages(lines)[-1].startswith("suggest Usage ")
