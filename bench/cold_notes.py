@@ -125,6 +125,7 @@ def main() -> int:
         trees.append(("baseline", args.baseline_src.resolve()))
     counts: dict[str, Counter[str]] = {name: Counter() for name, _ in trees}
     guesses: dict[str, list[str]] = {name: [] for name, _ in trees}
+    misses: dict[str, list[str]] = {name: [] for name, _ in trees}
     for t in trajs:
         ws = checkout_dir(args.cache, t.row["repo"], t.row["commit"])
         if not ws.is_dir():
@@ -142,6 +143,8 @@ def main() -> int:
                 counts[name][v] += 1
                 if v == "guess":
                     guesses[name].append(f"{t.id}: {c[0]} (ready: {r})")
+                elif v == "missed":  # the ledger's word for it names the cause (no line: silent)
+                    misses[name].append(f"{t.id}: {c[1] or '(no ledger line)'} (ready: {r})")
             print(f"{t.id} [{name}]: " + ", ".join(f"{k} {v}" for k, v in sorted(counts[name].items())), flush=True)
     print(f"\n{len(trajs)} traces, the first {args.calls} search calls of each, on a cold server")
     print(f"{'tree':<12} {'same':>6} {'guess':>6} {'held back':>10} {'missed':>7}")
@@ -151,6 +154,8 @@ def main() -> int:
     for name, _ in trees:
         for g in guesses[name][:20]:
             print(f"guess [{name}] {g}")
+        for m in misses[name][:20]:
+            print(f"missed [{name}] {m}")
     return 0
 
 

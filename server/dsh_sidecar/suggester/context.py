@@ -2,7 +2,9 @@
 
 One snapshot per call: the prepared targets, the workspace paths and the evidence view are
 taken when the call starts, so every stage of the call sees the same workspace even when a
-preparation on another thread swaps in a new one meanwhile.
+preparation on another thread swaps in a new one meanwhile. What was still being built is read
+just before them (:attr:`Context.pending`), so a call is judged ready on that same view: a part
+that finishes while the call decides is not in its view, and still counts as missing.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class Service(Protocol):
 class Context:
     """One call's view of the suggester: the call and its session's noise state, the config,
     the prepared targets (``None`` before the first preparation) and what maps and reads the
-    workspace, the knowledge and dismissals, the sinks a decision goes to, and the service."""
+    workspace, the knowledge and dismissals, the sinks a decision goes to, the service, and the
+    parts of the index still being built when the view was taken."""
 
     params: PostExecuteParams
     state: SessionState
@@ -85,5 +88,9 @@ class Context:
     dismissals: Dismissals
     sinks: Sinks
     service: Service
+    #: the parts of the index being built when this view was taken (``Service.pending``, read
+    #: before the view): the parts the call may wait for. A part not in it is in the view (or
+    #: never comes); one that finishes after it is in a later view, not in this one
+    pending: frozenset[str] = frozenset()
     #: the call's scorer of targets, shared by its ranking and its note's confidence (one call)
     scorers: CallScorer = field(default_factory=CallScorer, compare=False, repr=False)

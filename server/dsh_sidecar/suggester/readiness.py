@@ -76,7 +76,6 @@ def asked(part: str) -> None:
 
 class _Rows(Protocol):
     def active_rows(self) -> dict[str, list[CompiledRow]]: ...
-    def pending(self) -> frozenset[str]: ...
 
 
 class CallView(Protocol):
@@ -87,14 +86,22 @@ class CallView(Protocol):
     def prepared(self) -> object | None: ...
     @property
     def service(self) -> _Rows: ...
+    @property
+    def pending(self) -> frozenset[str]: ...
 
 
 def missing(intent: str, q: Query, ctx: CallView) -> set[str]:
     """The parts of the index ``ctx`` lacks that a note of ``intent`` for ``q`` needs (module
-    docstring); empty when it may be decided now. Those found missing are also recorded."""
-    pending = ctx.service.pending()
+    docstring); empty when it may be decided now. Those found missing are also recorded.
+
+    What counts as being built is what was when the call took its view (``ctx.pending``, read
+    before it), not what is now: a part that finished since is still missing from this view, and
+    a call judged on "not pending any more" would be decided without it (the packs' guess, or
+    ``abstained no-companions`` for uses read from the symbol index). A view taken before the
+    targets were prepared lacks them even when a preparation swapped some in since."""
+    pending = ctx.pending
     out = set(_ASKED.get() or ()) & pending
-    if ctx.prepared is None:
+    if ctx.prepared is None or TARGETS in pending:
         out.add(TARGETS)
     if SYMBOLS in pending or CONTENT in pending:  # (else the candidates ask for nothing missing)
         cands = [c for r in ctx.service.active_rows().get(intent, ()) for c in r.candidates if not c.fallback]

@@ -35,13 +35,14 @@ from dsh_sidecar.suggester.asked import AskedMethods
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
 from dsh_sidecar.suggester.context import Context, Sinks
-from dsh_sidecar.suggester.decision import Decision, Suppressed
+from dsh_sidecar.suggester.decision import Decision, Note, Suppressed
 from dsh_sidecar.suggester.dismissals import Dismissals, iso_seconds
 from dsh_sidecar.suggester.failopen import fail_open
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.lead.offer import TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
+from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.paths import WorkspacePaths
 from dsh_sidecar.suggester.ports import ContentView, WorkspaceView
 from dsh_sidecar.suggester.prepared import PreparedTargets, evidence_view
@@ -378,25 +379,22 @@ class Suggester(AskedMethods):
         escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
         with readiness.recording() as asked:
             decision = pipeline.run(q, ctx)
-        if _not_ready(decision):
+        parts = _held_for(decision, ctx, asked, q)
+        if _not_ready(decision) or parts:
             budget = self.wait_budget(params)
+            # the first call's wait is spent by the first call held back or seen without targets
             self._waited = True
             deadline = time.monotonic() + budget
-            waited = False
-            # wait for what the decision asked for, decide again; a part the new decision asks
-            # for (the content index, once the targets it waited for are prepared) is waited for
-            # too while it is being built, within the same budget
-            while budget > 0 and _not_ready(decision):
-                parts = asked or set(self.pending())
-                if waited and not parts & self.pending():
-                    break  # nothing it asks for is being built: the answer stands
-                waited = True
-                if not self._wait_for(parts, deadline - time.monotonic()):
-                    break
+            # wait for what the decision lacked, decide again on a new view; a part the new
+            # decision lacks (the symbol pass, once the targets it waited for are prepared) is
+            # waited for too, within the same budget. A part that finished since the view was
+            # taken is waited for at once: the view is taken again, never given up on
+            while parts and time.monotonic() < deadline and self._wait_for(parts, deadline - time.monotonic()):
                 ctx = self._context(params)
                 with readiness.recording() as asked:
                     decision = pipeline.decide(ctx.paths.relative(q), ctx)
                 escapes = len(ctx.prepared.index.refused) if ctx.prepared is not None else 0
+                parts = _held_for(decision, ctx, asked, q)
         if ctx.prepared is not None and len(ctx.prepared.index.refused) > escapes:
             # a name the call led to that resolves outside the workspace (a symlink): refused
             # like a pack's candidate, and said so once a preparation
@@ -430,17 +428,18 @@ class Suggester(AskedMethods):
 
     def pending(self) -> frozenset[str]:
         """The parts of the workspace index still being built (``readiness.py``): the targets
-        before their first preparation; the symbol pass while a graph source builds it; the
-        content index until its first sync, and the targets prepared before it until they are
-        prepared again. A part the owner no longer builds (a failed or cancelled build, no
-        FTS5) is not pending."""
+        before their first background preparation (an in-process suggester prepares them in the
+        call; a workspace no pack applies to has none to prepare); the symbol pass while a graph
+        source builds it; the content index until its first sync, and the targets prepared
+        before it until they are prepared again. A part the owner no longer builds (a failed or
+        cancelled build, no FTS5) is not pending: nothing is while the owner builds nothing."""
+        if not self.indexing():
+            return frozenset()
         out: set[str] = set()
         snapshot = self.prepared
-        if snapshot is None:
+        active = self.active
+        if snapshot is None and self.background and self.root is not None and (active is None or active.rows):
             out.add(readiness.TARGETS)
-        building = self.indexing()
-        if not building:
-            return frozenset(out)
         if self.workspace is not None and self._symbols() is None:
             out.add(readiness.SYMBOLS)
         content = self.content
@@ -450,7 +449,9 @@ class Suggester(AskedMethods):
 
     def _context(self, params: PostExecuteParams, state: SessionState | None = None) -> Context:
         """The call's snapshot of the prepared targets and the workspace (``context.py``);
-        ``state``: the session's noise state (default: the call's session's)."""
+        ``state``: the session's noise state (default: the call's session's). What is still being
+        built is read first: a part it does not list is in the view taken after it."""
+        pending = self.pending()
         snapshot = self.prepared
         symbols = self._symbols()
         paths, ws = self._views(snapshot, symbols, self.content)
@@ -467,6 +468,7 @@ class Suggester(AskedMethods):
             self.dismissals,
             self.sinks,
             self,
+            pending,
         )
 
     def _views(
@@ -564,3 +566,29 @@ class Suggester(AskedMethods):
 def _not_ready(decision: Decision) -> bool:
     """Whether ``decision`` holds a call back because a part of the index is still being built."""
     return isinstance(decision, Suppressed) and decision.reason == "not-ready"
+
+
+def _held_for(decision: Decision, ctx: Context, asked: set[str], q: Query) -> set[str]:
+    """The parts of the index being built when ``ctx`` was taken that ``decision`` lacked (what
+    a call with time left waits for, then decides again): those its readiness asked for when it
+    is held back as not ready; the targets when the view had none and no note came of it, for
+    a search with patterns (``grep -r x pkg/``: without the listing its folder is missing, and
+    it is no call the search trigger can read), or a call with its own ``waitMs`` naming
+    anything a trigger reads against the listing (a script, a traceback's frames, a missing
+    file a wrong guess looks for). An early read or ``ls`` without its own bound is answered at
+    once: waiting each for the targets would cost it up to the first call's bound. Nothing
+    otherwise."""
+    if _not_ready(decision):
+        return asked & ctx.pending
+    if (
+        readiness.TARGETS in ctx.pending
+        and not isinstance(decision, Note)
+        and (q.patterns or q.name_patterns or (ctx.params.wait_ms is not None and _names_anything(q)))
+    ):
+        return {readiness.TARGETS}
+    return set()
+
+
+def _names_anything(q: Query) -> bool:
+    """Whether the call names a path, a pattern, a script or frames (``make build`` does not)."""
+    return bool(q.patterns or q.name_patterns or q.scope or q.reads or q.keys or q.script_code or q.frames)

@@ -28,7 +28,7 @@ from dsh_sidecar.suggester.decision import Classification, Decision, Silent, Sup
 from dsh_sidecar.suggester.packs import Candidate
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
-from dsh_sidecar.suggester.readiness import SYMBOLS
+from dsh_sidecar.suggester.readiness import SYMBOLS, asked
 from dsh_sidecar.suggester.triggers.base import best_candidate, claimed, named_targets, regular_file
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,10 @@ class Script:
         if ctx.symbols is None:
             index = ctx.prepared.index
             ours = any(python_package(index, module.split(".", 1)[0]) for module, _ in q.script)
-            return Suppressed("not-ready", INTENT) if ours and SYMBOLS in ctx.service.pending() else Silent()
+            if not (ours and SYMBOLS in ctx.pending):  # (the pass as it was when the call took its view)
+                return Silent()
+            asked(SYMBOLS)
+            return Suppressed("not-ready", INTENT)
         named = definition_files(q, ctx, ctx.symbols)
         # the dismissed files after the others (the filters drop them): the noted name, noise
         # control's key, is the first shown file's
