@@ -31,6 +31,10 @@ TRAJECTORIES = HERE / "corpus" / "trajectories"
 #: Runs of this training repository by default (16 runs, 753 calls, 320 search or read calls).
 DEFAULT_REPO = "sphinx-doc/sphinx"
 DEFAULT_CACHE = Path("/work/corpus-cache")
+#: The agent family whose runs make the streams: the bash-only one the streams were first taken
+#: from, so a family added to the corpus later does not change what a stream holds (or which
+#: checkout it plays on) between two measurements.
+DEFAULT_FAMILY = "mini-swe-agent"
 #: The call classes the suggester reads (``corpus/trajectories/README.md``).
 WATCHED = ("search", "read")
 
@@ -59,16 +63,16 @@ def _heldout(repo: str) -> bool:
     return repo in TRAJECTORY_HELDOUT
 
 
-def load(repo: str = DEFAULT_REPO, cache: Path = DEFAULT_CACHE, seed: int = 0) -> Corpus:
-    """The runs of ``repo`` in ``corpus/trajectories`` and its checkout under ``cache``.
+def load(repo: str = DEFAULT_REPO, cache: Path = DEFAULT_CACHE, seed: int = 0, family: str = DEFAULT_FAMILY) -> Corpus:
+    """The runs of ``repo`` by ``family`` in ``corpus/trajectories`` and its checkout under ``cache``.
     Raises ``ValueError`` for a held-out repository or one without runs, ``OSError`` when the
     checkout is missing."""
     if _heldout(repo):
         raise ValueError(f"{repo} is held out: benchmark streams are taken from training repositories only")
     rows = [json.loads(x) for x in (TRAJECTORIES / "index.jsonl").read_text("utf-8").splitlines() if x.strip()]
-    rows = sorted((r for r in rows if r["repo"] == repo), key=lambda r: str(r["id"]))
+    rows = sorted((r for r in rows if r["repo"] == repo and r.get("family") == family), key=lambda r: str(r["id"]))
     if not rows:
-        raise ValueError(f"no runs of {repo} in {TRAJECTORIES}")
+        raise ValueError(f"no runs of {repo} by {family} in {TRAJECTORIES}")
     workspace = cache / f"{repo.replace('/', '__')}@{rows[0]['commit']}"
     if not workspace.is_dir():
         raise OSError(f"no checkout {workspace} (the corpus cache, docs/corpus.md)")
