@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.mcpline import McpLine
 from support.mockprovider import MockProvider, Reply
 from support.routers import ROUTES, router_block
 from support.sidecar import forked, home_env
@@ -33,50 +34,17 @@ SEARCH = {"name": "web_search", "arguments": {"query": "bike chain cleaning"}}
 WHERE_IS = {"name": "where_is", "arguments": {"query": "__version__"}}
 
 
-class Client:
-    """Newline-delimited JSON-RPC to a spawned ``dsh-search mcp``; replies read on a thread."""
+class Client(McpLine):
+    """The MCP server with the loopback provider as its one search provider."""
 
     def __init__(
         self, tmp_path: Path, workspace: Path, mock: MockProvider, router: dict[str, Any] | None = None
     ) -> None:
-        cfg = tmp_path / "sidecar.json"
         block = {**router_block(mock, ["searxng"]), **(router or {})}
-        cfg.write_text(json.dumps({"router": block, "suggester": {"enabled": True}}))
-        script = str(Path(sys.executable).parent / "dsh-search")
-        self.proc = subprocess.Popen(
-            forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=home_env(tmp_path / "home"),
-        )
-        self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-        self.send({"id": 0, "method": "initialize", "params": init})
-        assert self.reply()["id"] == 0
-        self.send({"method": "notifications/initialized"})
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.replies.put(json.loads(line))
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-        self.proc.stdin.flush()
+        super().__init__(tmp_path, workspace, {"router": block, "suggester": {"enabled": True}})
 
     def call(self, rid: Any, params: dict[str, Any]) -> None:
         self.send({"id": rid, "method": "tools/call", "params": params})
-
-    def reply(self, timeout: float = 60) -> dict[str, Any]:
-        return self.replies.get(timeout=timeout)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
 
 
 @pytest.fixture

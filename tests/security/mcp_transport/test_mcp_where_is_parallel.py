@@ -8,17 +8,11 @@ The reader now serves one thread at a time (``workspace/fts.py``, ``ContentDB``)
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support.sidecar import forked, home_env
+from support.mcpline import McpLine
 from support.trees import write_tree
 
 pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
@@ -44,47 +38,14 @@ def tree(root: Path) -> Path:
     return write_tree(root, files)
 
 
-class Mcp:
-    """Newline-delimited JSON-RPC to a spawned ``dsh-search mcp``; replies read on a thread."""
+class Mcp(McpLine):
+    """The MCP server with the suggester and the task lead on."""
 
     def __init__(self, tmp_path: Path, workspace: Path) -> None:
-        cfg = tmp_path / "sidecar.json"
-        cfg.write_text(json.dumps({"suggester": {"enabled": True, "taskLead": True}}))
-        script = str(Path(sys.executable).parent / "dsh-search")
-        self.proc = subprocess.Popen(
-            forked([script, "mcp", "--config", str(cfg), "--workspace", str(workspace)]),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=home_env(tmp_path / "home"),
-        )
-        self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-        self.send({"id": 0, "method": "initialize", "params": init})
-        assert self.reply()["id"] == 0
-        self.send({"method": "notifications/initialized"})
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.replies.put(json.loads(line))
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-        self.proc.stdin.flush()
+        super().__init__(tmp_path, workspace, {"suggester": {"enabled": True, "taskLead": True}})
 
     def where_is(self, rid: int, query: str) -> None:
         self.send({"id": rid, "method": "tools/call", "params": {"name": "where_is", "arguments": {"query": query}}})
-
-    def reply(self, timeout: float = 60) -> dict[str, Any]:
-        return self.replies.get(timeout=timeout)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
 
 
 def test_many_where_is_at_once_are_all_answered_and_the_server_still_ends(tmp_path: Path) -> None:
