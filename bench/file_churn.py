@@ -289,6 +289,9 @@ def run(args: argparse.Namespace, tmp: Path, opened: list[Server | StdioClient])
         print(f"making {args.files} files: {synthetic(root, args.files, with_content=True):.1f} s", flush=True)
     root = root.resolve()
     churn = sorted(root.glob("src/p000*/d0*/m*.py"))[:20]
+    if not churn:  # a tree of another bench's layout (coldstart's): nothing this bench knows how to change
+        print(f"file_churn: {root} has no src/p000*/d0*/m*.py to change (a tree this bench made, with --keep)")
+        return 2
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
     if args.baseline_src is not None:
         trees.append(("baseline", args.baseline_src.resolve()))
