@@ -376,16 +376,17 @@ def shell_words(command: str) -> tuple[tuple[str, ...], ...]:
     to the ``shlex`` splitter when bashlex refuses it or it nests too deep. Pure function of ``command``; the last
     ``PARSE_CACHE_SIZE`` distinct lines are cached (an LRU: a repeated line costs a lookup)."""
     line = split_heredocs(command)[0]
-    if len(line) < MAX_SHELL_TOKENS and line.count(";") + line.count("|") + line.count("&") < MAX_SHELL_COMMANDS:
-        # fewer tokens and separators than the head's bounds, and a plain line closes its quotes:
-        # its head is the whole line
-        plain = _plain_commands(line)
-        if plain is not None:
-            return tuple(tuple(words) for words in plain)
-    head, deep = _shell_head(line)
-    plain = _plain_commands(head)
+    # fewer tokens and separators than the head's bounds, and a plain line closes its quotes:
+    # its head is the whole line
+    short = len(line) < MAX_SHELL_TOKENS and line.count(";") + line.count("|") + line.count("&") < MAX_SHELL_COMMANDS
+    plain = _plain_commands(line) if short else None
     if plain is not None:
         return tuple(tuple(words) for words in plain)
+    head, deep = _shell_head(line)
+    if not short or head != line:  # (the same line was read above: not plain)
+        plain = _plain_commands(head)
+        if plain is not None:
+            return tuple(tuple(words) for words in plain)
     words = None if deep else _bashlex_commands(head)
     return tuple(tuple(w) for w in (words or _shlex_commands(head)))
 
