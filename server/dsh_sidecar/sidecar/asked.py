@@ -57,18 +57,15 @@ class AskedMethods:
         def drain_ledger(self) -> None: ...
 
     async def where_is_async(self, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-        """:meth:`where_is` for an event loop (the MCP tool): a tool call is never held for the
-        workspace build. It waits (off the loop) at most :data:`.owed.TOOL_CALL_WAIT_S` (5 s) or
-        what is left of the start's first-call window (``suggester.firstCallWaitMs``) if longer;
-        an index still being built then answers from what is ready, with ``index``
-        :data:`INDEX_BUILDING`."""
+        """:meth:`where_is` for an event loop (the MCP tool), decided on a worker thread: a tool
+        call is never held for the workspace build. It waits (off the loop) at most
+        :data:`.owed.TOOL_CALL_WAIT_S` (5 s) or what is left of the start's first-call window
+        (``suggester.firstCallWaitMs``) if longer; an index still being built then answers from
+        what is ready, with ``index`` :data:`INDEX_BUILDING`."""
         whole = await self.prompt_index.ready(TOOL_CALL_WAIT_S)
-        if tool == QUESTION_TOOL and self.config.suggester.task_lead:
-            # free text may be ranked as a task (bounded, but one pass over the listing): off
-            # the loop, as dsh/taskLead
-            answer = await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
-        else:
-            answer = self.where_is(tool, tool_input, wait_s=0.0)
+        # off the loop, as dsh/taskLead and every tool's CPU work: the classification, the
+        # resolution (and, with a task lead, free text ranked as a task: one pass over the listing)
+        answer = await asyncio.to_thread(self.where_is, tool, tool_input, 0.0)
         if not whole:
             answer["index"] = INDEX_BUILDING
         return answer

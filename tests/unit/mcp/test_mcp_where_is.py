@@ -114,3 +114,49 @@ async def test_concurrent_where_is_share_one_wait_for_the_build(
         held.finish()
     assert all(not a.is_error and a.structured_content["index"] == BUILDING for a in answers)
     assert len(asked) == 1 and asked[0] == pytest.approx(TOOL_WAIT_S, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"query": "package version"}, {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}}],
+    ids=["free-text", "tool-call"],
+)
+async def test_a_slow_where_is_leaves_the_event_loop_free_for_another_request(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: dict
+) -> None:
+    """``where_is`` is decided on a worker thread, as every tool's CPU work is, with or without a
+    task lead set up (without one it ran on the event loop: a request sent while it ranked waited
+    for it). The suggester's answer is held on an event that only the answer to a second request
+    (the tool list) releases; held on the loop, that request could not be answered, and the hold
+    would end at its bound instead."""
+    import anyio
+    from dsh_sidecar.suggester import Suggester
+
+    entered, release = threading.Event(), threading.Event()
+    released: list[bool] = []
+    real = Suggester.where_is
+
+    def slow(self: Suggester, tool: str, tool_input: dict) -> object:
+        entered.set()
+        released.append(release.wait(30))  # False: the hold ran out (the loop was held)
+        return real(self, tool, tool_input)
+
+    monkeypatch.setattr(Suggester, "where_is", slow)
+    config = parse_config({"suggester": {"enabled": True, "sectionMode": "off"}})
+    assert config.suggester.task_lead is False  # no task lead set up
+    answers: list[object] = []
+    async with Client(build_server(config, workspace, home_env(tmp_path / "home")), mode="legacy") as client:
+
+        async def ask() -> None:
+            answers.append(await client.call_tool("where_is", args))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await anyio.to_thread.run_sync(entered.wait, 30)
+            tools = await client.list_tools()  # answered while where_is is held
+            release.set()
+    assert "where_is" in {t.name for t in tools.tools}
+    assert released == [True]
+    (answer,) = answers
+    assert not answer.is_error  # type: ignore[attr-defined]
+    assert answer.structured_content["intent"] == "Version"  # type: ignore[attr-defined]
