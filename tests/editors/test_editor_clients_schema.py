@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dsh_sidecar.bandit import BanditConfig
 from dsh_sidecar.config import SidecarConfig
-from dsh_sidecar.router.config import CANONICAL_ORDER, RouterConfig
+from dsh_sidecar.router.config import CANONICAL_ORDER, CacheSettings, RouterConfig
 from dsh_sidecar.state.config import StateConfig
 from dsh_sidecar.suggester import SuggesterConfig
 
@@ -26,6 +26,61 @@ def test_schema_is_generated_from_the_current_config_models():
     script = VSCODE / "scripts" / "initialization_options_schema.py"
     proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def numbers_as_written(text: str) -> object:
+    """JSON with each number kept as written, tagged by its kind: ``6000`` and ``6000.0`` differ,
+    as do ``340282366920938463463374607431768211456`` and ``3.402823669209385e+38``."""
+    return json.loads(text, parse_int=lambda s: ("int", s), parse_float=lambda s: ("float", s))
+
+
+def test_numbers_are_written_as_the_config_models_hold_them():
+    """Every numeric default in the schema is its model's value as Python's ``json`` writes it: a
+    float as a float, an int exactly (a JavaScript rewrite of the manifest made ``speedMs``'s
+    6000.0 an int and ``seed``'s bound 2**128 an exponent form, and the value-only check passed)."""
+    text = (VSCODE / "package.json").read_text("utf-8")
+    props = numbers_as_written(text)["contributes"]["configuration"]["properties"]  # type: ignore[index]
+    blocks = props["dsh.initializationOptions"]["properties"]
+    models = {
+        "router": (RouterConfig, blocks["router"]["properties"]),
+        "cache": (CacheSettings, blocks["router"]["properties"]["cache"]["anyOf"][1]["properties"]),
+        "bandit": (BanditConfig, blocks["bandit"]["properties"]),
+        "suggester": (SuggesterConfig, blocks["suggester"]["properties"]),
+        "state": (StateConfig, blocks["state"]["properties"]),
+    }
+    checked = 0
+    for block, (model, schema) in models.items():
+        for name, field in model.model_fields.items():
+            default = field.default
+            if isinstance(default, bool) or not isinstance(default, int | float):
+                continue
+            kind = "float" if isinstance(default, float) else "int"
+            assert schema[field.alias or name]["default"] == (kind, json.dumps(default)), (block, name)
+            checked += 1
+    assert checked >= 25
+    bandit, suggester = blocks["bandit"]["properties"], blocks["suggester"]["properties"]
+    assert bandit["speedMs"]["default"] == ("float", "6000.0")
+    assert bandit["seed"]["maximum"] == ("int", "340282366920938463463374607431768211456")  # 2**128
+    assert suggester["minConfidence"]["default"] == ("float", "0.4644")
+    assert suggester["firstCallWaitMs"]["default"] == ("int", "500")
+    assert blocks["bandit"]["properties"]["minClassEvidence"]["maximum"] == ("float", "1000000.0")  # le=1e6
+
+
+def test_the_schema_check_is_exact(tmp_path):
+    """``--check`` compares the manifest's text with what the script writes: a number written in
+    another form (an int for a float, an exponent form) is stale, though equal as a value."""
+    script = VSCODE / "scripts" / "initialization_options_schema.py"
+    copy = tmp_path / "vscode"
+    (copy / "scripts").mkdir(parents=True)
+    (copy / "scripts" / script.name).write_text(script.read_text("utf-8"))
+    text = (VSCODE / "package.json").read_text("utf-8")
+    for written in (text, text.replace('"default": 6000.0,', '"default": 6000,', 1)):
+        (copy / "package.json").write_text(written, "utf-8")
+        check = subprocess.run(
+            [sys.executable, str(copy / "scripts" / script.name), "--check"], capture_output=True, text=True, timeout=60
+        )
+        assert check.returncode == (0 if written == text else 1), check.stderr
+    assert '"default": 6000.0,' in text
 
 
 def test_schema_names_every_config_key_and_refuses_others():

@@ -8,6 +8,10 @@ fails until then)::
 
     python editor-clients/vscode/scripts/initialization_options_schema.py          # rewrite
     python editor-clients/vscode/scripts/initialization_options_schema.py --check  # exit 1 if stale
+
+The check is exact: the manifest's text must be what the script writes (each number as the
+config model holds it, ``6000.0`` for a float default and ``2**128`` written out for an int bound),
+not merely equal as JSON values.
 """
 
 from __future__ import annotations
@@ -112,16 +116,27 @@ def build() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    pkg = json.loads(PACKAGE.read_text("utf-8"))
+    text = PACKAGE.read_text("utf-8")
+    pkg = json.loads(text)
     props = pkg["contributes"]["configuration"]["properties"]
-    want = {**build(), **{k: v for k, v in props["dsh.initializationOptions"].items() if k == "scope"}}
+    props["dsh.initializationOptions"] = {
+        **build(),
+        **{k: v for k, v in props["dsh.initializationOptions"].items() if k == "scope"},
+    }
+    # Python's json writes each number as the model holds it: a float as a float (6000.0), an
+    # int exactly (2**128), the shortest repr that reads back (0.4644). The check compares the
+    # text, since a value comparison holds 6000 == 6000.0 and 2**128 == 3.402823669209385e+38
+    # (a JavaScript rewrite of the manifest writes both so)
+    want = json.dumps(pkg, indent=2, ensure_ascii=False) + "\n"
     if "--check" in argv:
-        if props["dsh.initializationOptions"] != want:
-            sys.stderr.write("package.json: dsh.initializationOptions schema is stale; run this script\n")
+        if text != want:
+            sys.stderr.write(
+                "package.json: dsh.initializationOptions schema is stale, or written otherwise than this "
+                "script writes it (its numbers: a float as a float, an int exactly); run this script\n"
+            )
             return 1
         return 0
-    props["dsh.initializationOptions"] = want
-    PACKAGE.write_text(json.dumps(pkg, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    PACKAGE.write_text(want, "utf-8")
     return 0
 
 
