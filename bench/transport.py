@@ -24,7 +24,8 @@ Every (server, stream) row is measured **interleaved**: ``--rounds`` rounds (>= 
 every row, in a rotating order, ``--n``/rounds sequential round trips and as many pipelined
 calls (``--window`` in flight). Prints per row: sequential p50/p99 (ms), pipelined throughput
 (req/s, the median over the rounds), the server's CPU per pipelined call (us, from ``/proc``,
-summed over all rounds: one round's few clock ticks cannot tell calls apart) and the share of
+summed over all rounds: one round's few clock ticks cannot tell calls apart), split into user
+and system time (``utime``/``stime``: the kernel's share is the pipe I/O), and the share of
 its answers that carried a note; then each sidecar row's throughput ratio to the echo on the
 same params (median of the per-round ratios, with their spread) and this tree's CPU per call
 against each baseline's on the same stream (goal: this tree's <= the review's commit's, silent
@@ -163,10 +164,17 @@ def pipelined(client: StdioClient, method: str, params_of, start: int, n: int, w
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads), from ``/proc``."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+def cpu_times(stat: str) -> tuple[float, float]:
+    """``(user, system)`` CPU seconds of a ``/proc/<pid>/stat`` line (``utime`` and ``stime``,
+    fields 14 and 15: all the process's threads). The command name, in parentheses, may hold
+    spaces and parentheses itself: the fields are counted after its last ``)``."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def cpu_s(pid: int) -> tuple[float, float]:
+    """``(user, system)`` CPU seconds of process ``pid`` so far, from ``/proc``."""
+    return cpu_times(Path(f"/proc/{pid}/stat").read_text())
 
 
 def wait_ready(client: StdioClient, timeout_s: float = 600.0) -> None:
@@ -333,7 +341,7 @@ def main() -> None:
     lat: list[list[float]] = [[] for _ in rows]
     rps: list[list[float]] = [[] for _ in rows]
     notes = [0 for _ in rows]
-    cpu = [0.0 for _ in rows]  # server CPU seconds over every round's pipelined calls
+    cpu = [[0.0, 0.0] for _ in rows]  # server CPU seconds (user, system) over every round's pipelined calls
     for r in range(rounds):
         order = list(range(len(rows)))
         order = order[r % len(order) :] + order[: r % len(order)]  # rotate: no row always first
@@ -341,19 +349,37 @@ def main() -> None:
             row, client = rows[k], clients[rows[k].server]
             got, n1 = sequential(client, row.method, row.params_of, seq[k], per_round)
             lat[k] += got
-            c0 = cpu_s(client.proc.pid)
+            u0, s0 = cpu_s(client.proc.pid)
             speed, n2 = pipelined(client, row.method, row.params_of, seq[k] + per_round, per_round, args.window)
-            cpu[k] += cpu_s(client.proc.pid) - c0
+            u1, s1 = cpu_s(client.proc.pid)
+            cpu[k][0] += u1 - u0
+            cpu[k][1] += s1 - s0
             rps[k].append(speed)
             notes[k] += n1 + n2
             seq[k] += 2 * per_round
     for client in clients:
         client.close()
-    cpu_us = [total / (rounds * per_round) * 1e6 for total in cpu]
-    report(args, rows, lat, rps, notes, cpu_us, rounds, per_round, what, load_before)
+    split_us = [
+        CpuPerCall(user / (rounds * per_round) * 1e6, system / (rounds * per_round) * 1e6) for user, system in cpu
+    ]
+    report(args, rows, lat, rps, notes, split_us, rounds, per_round, what, load_before)
 
 
-def report(args, rows, lat, rps, notes, cpu_us, rounds, per_round, what, load_before) -> None:  # noqa: PLR0913
+@dataclass(frozen=True)
+class CpuPerCall:
+    """A server's CPU per pipelined call, us: in user mode (Python, parsing, the suggester) and in
+    the kernel (the pipe reads and writes, wake-ups), as ``/proc/<pid>/stat`` splits it."""
+
+    user: float
+    system: float
+
+    @property
+    def total(self) -> float:
+        return self.user + self.system
+
+
+def report(args, rows, lat, rps, notes, split_us, rounds, per_round, what, load_before) -> None:  # noqa: PLR0913
+    cpu_us = [c.total for c in split_us]
     width = max(len(r.label) for r in rows)
     print(what)
     print(
@@ -362,18 +388,18 @@ def report(args, rows, lat, rps, notes, cpu_us, rounds, per_round, what, load_be
     )
     print(
         f"{'server, stream':<{width}}  {'p50 ms':>8}  {'p99 ms':>8}  {'req/s':>9}  {'req/s min-max':>15}  "
-        f"{'server CPU us/call':>18}  {'notes':>6}"
+        f"{'server CPU us/call':>18}  {'user':>6}  {'sys':>6}  {'notes':>6}"
     )
     for k, row in enumerate(rows):
         share = notes[k] / (2 * rounds * per_round)
         print(
             f"{row.label:<{width}}  {percentile(lat[k], 0.5):>8.3f}  {percentile(lat[k], 0.99):>8.3f}  "
             f"{statistics.median(rps[k]):>9.0f}  {min(rps[k]):>7.0f}-{max(rps[k]):<7.0f}  "
-            f"{cpu_us[k]:>18.0f}  {share:>6.1%}"
+            f"{cpu_us[k]:>18.0f}  {split_us[k].user:>6.0f}  {split_us[k].system:>6.0f}  {share:>6.1%}"
         )
     print(
-        f"(server CPU over all {rounds} rounds' pipelined calls: one clock tick is "
-        f"{1e6 / CLK_TCK / (rounds * per_round):.0f} us/call)"
+        f"(server CPU over all {rounds} rounds' pipelined calls, user + sys from /proc/<pid>/stat: one clock "
+        f"tick is {1e6 / CLK_TCK / (rounds * per_round):.0f} us/call)"
     )
     load_after = os.getloadavg()
     print(
@@ -384,18 +410,22 @@ def report(args, rows, lat, rps, notes, cpu_us, rounds, per_round, what, load_be
         if row.echo is None or row.label.startswith("stock"):
             continue
         ratios = [a / b for a, b in zip(rps[k], rps[row.echo], strict=True)]
+        ours, floor = split_us[k], split_us[row.echo]
         print(
             f"{row.label} vs the echo: throughput x{statistics.median(ratios):.2f} (median of {rounds} per-round "
             f"ratios, spread x{min(ratios):.2f}-x{max(ratios):.2f}), server CPU per call "
-            f"x{cpu_us[k] / max(cpu_us[row.echo], 1e-9):.2f} the echo's"
+            f"x{cpu_us[k] / max(cpu_us[row.echo], 1e-9):.2f} the echo's: user {ours.user:.0f} vs {floor.user:.0f} us, "
+            f"sys {ours.system:.0f} vs {floor.system:.0f} us"
         )
     for k, row in enumerate(rows):
         if row.baseline_of is not None:
             ours = rows[row.baseline_of]
             ratio = cpu_us[row.baseline_of] / max(cpu_us[k], 1e-9)
+            mine, theirs = split_us[row.baseline_of], split_us[k]
             print(
                 f"{ours.label} vs {row.label}: server CPU per call x{ratio:.2f} "
-                f"({cpu_us[row.baseline_of]:.0f} vs {cpu_us[k]:.0f} us)   goal <= x1.00: "
+                f"({cpu_us[row.baseline_of]:.0f} vs {cpu_us[k]:.0f} us; user {mine.user:.0f} vs {theirs.user:.0f}, "
+                f"sys {mine.system:.0f} vs {theirs.system:.0f})   goal <= x1.00: "
                 f"{'met' if ratio <= 1.0 else 'NOT met'}"
             )
     stock = [k for k, r in enumerate(rows) if r.label.startswith("stock")]
