@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from dsh_protocol import PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config, pipeline, readiness
 from dsh_sidecar.suggester.readiness import CONTENT, SYMBOLS, TARGETS
 from support.suggester import ledger_messages
@@ -247,3 +248,57 @@ def test_a_search_no_trigger_reads_without_the_targets_waits_within_the_first_ca
     assert [n.source.intent for n in notes] == ["Usage"]
     assert notes[0].source.targets[0] == "src/shop/rates.py"
     assert ledger_messages(lines)[-1].startswith("suggest Usage ")
+
+
+def listing(command: str, error: str) -> PostExecuteParams:
+    """A shell ``ls`` that printed ``error``."""
+    return PostExecuteParams.model_validate(
+        {
+            "sessionId": "s",
+            "turn": 1,
+            "tool": {"name": "Bash", "input": {"command": command}},
+            "result": {"text": error, "isError": True},
+        }
+    )
+
+
+GONE = "ls: cannot access 'reproduce_issue/src/gen': No such file or directory"
+
+
+def test_a_search_no_intent_crosses_before_the_listing_is_held_back_as_its_words_intent(shopcart, dsh_home):
+    """``ls reproduce_issue/src/gen`` (a recorded agent's call, pylint): its words cross Usage,
+    and on the listing it is ``abstained missing-file Usage 0.77``. Seen before the listing, with
+    no time to wait for it (no ``waitMs``, no first call's wait), no intent was read from it and it
+    was silent with no ledger line. Its structural evidence needs the listing; its words do not:
+    it is held back as the intent they cross (``suppressed not-ready Usage``). A search whose
+    words cross nothing stays silent (nothing was recognised), as does one of a path the listing
+    cannot tell (``~``: the shell's)."""
+    index = Index(shopcart)
+    s, lines = unprepared(shopcart, dsh_home, index)
+    assert TARGETS in s.pending()
+    assert s.post_execute(listing("ls reproduce_issue/src/gen", GONE)) == []
+    assert s.post_execute(listing("ls src/gen", "ls: cannot access 'src/gen': No such file or directory")) == []
+    assert s.post_execute(listing("ls ~/sphinx", "ls: cannot access '/root/sphinx': No such file or directory")) == []
+    assert ledger_messages(lines)[1:] == ["suppressed not-ready Usage"]
+    assert s.counters["suppressed"] == 1
+    s.prepare(index.graph)
+    assert s.post_execute(listing("ls reproduce_issue/src/gen", GONE)) == []
+    assert ledger_messages(lines)[2:] == ["abstained missing-file Usage 0.77"]
+
+
+def test_a_search_held_back_before_the_listing_waits_for_it_within_its_bound(shopcart, dsh_home, monkeypatch):
+    """Held back, it waits for the listing as every held-back call does (the first call's bound
+    here) and is decided again on it."""
+    index = Index(shopcart)
+    s, lines = unprepared(shopcart, dsh_home, index, first_call_wait_ms=500)
+    waited: list[set[str]] = []
+
+    def wait_for(parts: set[str], budget_s: float) -> bool:
+        waited.append(set(parts))
+        s.prepare(index.graph)
+        return True
+
+    monkeypatch.setattr(s, "_wait_for", wait_for)
+    assert s.post_execute(listing("ls reproduce_issue/src/gen", GONE)) == []
+    assert waited == [{TARGETS}]
+    assert ledger_messages(lines)[1:] == ["abstained missing-file Usage 0.77"]

@@ -19,6 +19,7 @@ from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, RegexBudget, use_budget
 from dsh_sidecar.suggester.parse import Query
+from dsh_sidecar.suggester.readiness import TARGETS
 from dsh_sidecar.suggester.resolve import Sources, resolve
 
 
@@ -43,7 +44,9 @@ class Search:
         if exhausted:
             ctx.service.regex_budget_used()
         if hit is None:
-            return _missing_folder(q, rows, ctx)
+            hit = _before_the_listing(q, rows, ctx)
+            if hit is None:
+                return _missing_folder(q, rows, ctx)
         if q.listing and not q.result_paths and ctx.prepared is not None:
             return Abstained(hit.intent, hit.k)  # a listing that found nothing
         if hit.intent not in NAME_INTENTS:
@@ -95,6 +98,24 @@ def _edits_what_it_searches(q: Query, ctx: Context) -> bool:
 #: workspace (a ``..`` part: ``..``, ``../<the workspace>``) or the shell expands it (``~``,
 #: ``$VAR``, a glob or a brace).
 _UNRESOLVED = re.compile(r"(?:^|/)\.\.(?:/|$)|^~|[$*?\[{]")
+
+
+def _before_the_listing(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) -> Classification | None:
+    """A search no intent crosses on a view taken before the listing (the targets still being
+    prepared, ``readiness.TARGETS``): its structural evidence, and whether the paths it searched
+    are here (``abstained missing-folder|missing-file``), cannot be read yet; its words can. The
+    intent they alone cross (pack signals, no evidence: what ``missing-folder`` names too) is
+    the call's on that view, and a note of it needs the listing: held back (``suppressed
+    not-ready <intent>``, ``pipeline._answer``), it waits within its bound and is decided again.
+    ``None`` when the words cross nothing (nothing recognised: silence), the view has the listing
+    or nothing is preparing it (an in-process suggester prepares on first use), or a path it
+    searched is one the listing cannot tell (:data:`_UNRESOLVED`)."""
+    if ctx.prepared is not None or TARGETS not in ctx.pending:
+        return None
+    if any(_UNRESOLVED.search(s) for s in q.scope):
+        return None
+    hit, _ = classify_call(q, rows, ctx.config.bias, None)
+    return hit
 
 
 def _missing_folder(q: Query, rows: dict[str, list[CompiledRow]], ctx: Context) -> Decision:
