@@ -13,7 +13,10 @@ received is the behaviour asserted:
   makes a 3 s Exa time out and SearXNG answer; after the reset the row's 4000 ms lets Exa answer);
 * the empty-results policy: an Exa answering 0 results falls through to SearXNG (the seed's
   ``emptyResultsFallback: true``), is the answer once the card says so, and falls through again
-  after its reset.
+  after its reset;
+* the searches' cap (``maxConcurrentSearches``, ``maxQueuedSearches``): the card shows the
+  sidecar's defaults (16, 256) where nothing sets them and the row's value (64 queued) where it
+  does; an override is marked, written to DSH's settings, and reset.
 
 Screenshots, the browser console and ``dsh web``'s log are kept in ``$DSH_TEST_ARTIFACTS``
 (default ``tests/harness/artifacts/dsh-web``, git-ignored).
@@ -111,6 +114,21 @@ def test_the_search_router_card_in_a_real_dsh_web(tmp_path):
     assert steps["search exa empty, answer"]["asked"] == [exa]
     assert steps["reset empty results"] == {**steps["reset empty results"], "value": "fallback", "overridden": False}
     assert steps["search exa empty, reset"]["asked"] == [exa, searxng]
+    # ...and the searches' cap (Advanced): the sidecar's defaults where nothing sets them, the
+    # row's value where it does; an override is marked and stored, and a reset re-inherits
+    concurrent_label = "Searches at the providers at once (more wait for a turn)"
+    queued = {
+        "label": "Searches that may wait for a turn (more are refused at once)",
+        "value": "64",
+        "placeholder": "256",
+        "overridden": False,
+    }
+    composed = {"label": concurrent_label, "value": "", "placeholder": "16", "overridden": False}
+    assert steps["limits as composed"] == {"step": "limits as composed", "concurrent": composed, "queued": queued}
+    assert steps["at most 4 searches at once"]["concurrent"] == {**composed, "value": "4", "overridden": True}
+    assert steps["at most 4 searches at once"]["queued"] == queued
+    assert report["concurrentInSettings"] is True
+    assert steps["reset the searches at once"]["concurrent"] == composed
     # every field reset: the user layer holds nothing of the router any more
     assert "search-router:\n  providers:\n    exa: {}\n" in report["settingsAtEnd"]
     # the stored key never reached a log (dsh web's, the browser console)
@@ -123,5 +141,6 @@ def test_the_search_router_card_in_a_real_dsh_web(tmp_path):
         "05-timeout-overridden",
         "06-timeout-reset",
         "07-empty-answer",
+        "08-limits",
     ):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000, name

@@ -5,8 +5,8 @@
 //
 // Commands: boot · prompt {text} · openCard · rows · drag {from, to} · key {provider, key} ·
 // storeKey {provider, value} · clearKey {provider} · setTimeout {ms} · resetTimeout ·
-// addProvider {provider} · removeProvider {provider} · resetChain · closeSettings ·
-// shot {name} · quit.
+// limits · setLimit {id, value} · resetLimit {id} · addProvider {provider} ·
+// removeProvider {provider} · resetChain · closeSettings · shot {name} · quit.
 //
 // Environment: URL (dsh web's), ARTIFACTS, CHROMIUM (default /usr/bin/chromium), PROFILE (a
 // fresh user-data folder), WORKSPACE (the folder name to pick under the picker's Home).
@@ -92,6 +92,32 @@ async function shot(name) {
   return file;
 }
 
+/** The Advanced fold, opened. */
+async function advanced() {
+  const details = card().locator('details.dshsr-advanced');
+  if (!(await details.evaluate((el) => el.open))) await details.locator('summary').click();
+  return details;
+}
+
+/** One text field of the Advanced fold as the card renders it: its label, its value, the
+ * default it shows when empty (placeholder) and whether it is marked overridden. */
+async function field(id) {
+  const box = card().locator('.dshsr-field', { has: page.locator(`#${id}`) });
+  const input = card().locator(`#${id}`);
+  return {
+    label: ((await box.locator(`label[for="${id}"]`).textContent()) ?? '').trim(),
+    value: await input.inputValue(),
+    placeholder: await input.getAttribute('placeholder'),
+    overridden: (await box.getByText('Overridden', { exact: true }).count()) > 0,
+  };
+}
+
+async function limits() {
+  await advanced();
+  await card().locator('#dshsr-queued').scrollIntoViewIfNeeded(); // in the screenshot too
+  return { concurrent: await field('dshsr-concurrent'), queued: await field('dshsr-queued') };
+}
+
 async function openEditor(provider) {
   const row = card().locator(`li[data-provider="${provider}"]`);
   if ((await row.locator('[data-editor]').count()) === 0) await row.getByRole('button', { name: 'Edit', exact: true }).click();
@@ -119,11 +145,20 @@ const commands = {
       await page.getByRole('button', { name: 'Open', exact: true }).click();
       await sleep(800);
     }
-    await page.keyboard.press('Escape');
-    await sleep(300);
-    await composer.focus();
-    await page.keyboard.type(text);
-    await page.getByRole('button', { name: 'Send message' }).click();
+    const send = page.getByRole('button', { name: 'Send message' });
+    // the workspace menu may open late on a loaded machine and take the keys typed meanwhile
+    // (Send stays disabled): close it and type again, until the composer holds the text
+    for (let attempt = 0; ; attempt++) {
+      await page.keyboard.press('Escape');
+      await sleep(300 + 500 * attempt);
+      await composer.click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Backspace');
+      await page.keyboard.type(text);
+      if (await send.isEnabled()) break;
+      if (attempt === 5) throw new Error('the composer never took the prompt (Send stayed disabled)');
+    }
+    await send.click();
     return {};
   },
   async openCard() {
@@ -202,6 +237,23 @@ const commands = {
       value: await card().locator('#dshsr-empty').inputValue(),
       overridden: (await details.getByText('Overridden', { exact: true }).count()) > 0,
     };
+  },
+  async limits() {
+    return limits();
+  },
+  async setLimit({ id, value }) {
+    await advanced();
+    const out = await write(async () => {
+      await card().locator(`#${id}`).fill(String(value));
+      await card().locator(`#${id}`).press('Enter');
+    });
+    return { ...out, ...(await limits()) };
+  },
+  async resetLimit({ id }) {
+    const details = await advanced();
+    const { label } = await field(id);
+    const out = await write(() => details.getByRole('button', { name: `Reset to default: ${label}`, exact: true }).click());
+    return { ...out, ...(await limits()) };
   },
   async addProvider({ provider }) {
     await card().getByRole('button', { name: 'Add provider' }).click();

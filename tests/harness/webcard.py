@@ -5,7 +5,8 @@ the fake model (its script: every session calls ``web_search`` once, then answer
 mock that answers both Exa (``POST /search``) and SearXNG (``GET /search``), DeepSeek Harness's
 web profile with the search-router package installed (``dsh plugin --profile web add file:…``)
 and its row in the profile's own patch layer (the composition value: ``order: [exa, searxng]``,
-both endpoints on the mock, ``timeoutMs: 4000``), ``EXA_API_KEY`` in the environment, and the
+both endpoints on the mock, ``timeoutMs: 4000``, ``maxQueuedSearches: 64``), ``EXA_API_KEY`` in the
+environment, and the
 browser driver (tests/harness/webcard.mjs). Each step's card state and the provider requests
 of each search are recorded. Usage::
 
@@ -145,6 +146,7 @@ def main() -> int:
         row = {
             "order": ["exa", "searxng"],
             "timeoutMs": 4000,
+            "maxQueuedSearches": 64,
             "providers": {"exa": {"baseURL": providers.mock.url}, "searxng": {"baseUrl": providers.mock.url}},
         }
         profile_patch.write_text(f"- id: search-router\n  config: {json.dumps(row)}\n")
@@ -248,6 +250,13 @@ def main() -> int:
         step("card again", "openCard")
         step("reset empty results", "resetEmpty")
         search("exa empty, reset")
+        # the searches' cap (Advanced): the sidecar's default shown, the row's value, an override
+        step("card again", "openCard")
+        step("limits as composed", "limits")
+        step("shot: the searches' cap", "shot", name="08-limits")
+        step("at most 4 searches at once", "setLimit", id="dshsr-concurrent", value=4)
+        report["concurrentInSettings"] = "maxConcurrentSearches: 4" in document.read_text()
+        step("reset the searches at once", "resetLimit", id="dshsr-concurrent")
         report["settingsAtEnd"] = document.read_text()
         driver("quit")
     except Exception as exc:  # reported: the test shows how far it got
