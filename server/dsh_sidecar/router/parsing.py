@@ -63,8 +63,12 @@ log = logging.getLogger(__name__)
 OFF_PROCESS_BYTES: Final = 256 * 1024
 #: Niceness the worker adds to its own (``os.nice``): the parser is batch work; the server's
 #: event loop answers a harness's hooks. On a machine with no spare CPU the large answers
-#: wait, the hooks do not.
-WORKER_NICE: Final = 10
+#: wait, the hooks do not — within reason: at 10 the worker starved beside two CPU-bound
+#: processes (load 28-34 on 2 cores: large searches' p50 5.5-8.4 s, 15 of 191 timed out), at 0
+#: the hooks' p99 with large answers in flight passed 2x idle in 3 of 5 runs; 5 kept it at
+#: x1.20-1.57 with no search timed out (docs/benchmarks.md, "The parsing worker's start, priority
+#: and imports").
+WORKER_NICE: Final = 5
 #: Send buffer asked for the server's end, bytes (the kernel caps it at ``net.core.wmem_max``):
 #: a 1 MB body leaves in a few writes.
 SEND_BUFFER: Final = 4 * 1024 * 1024
@@ -434,26 +438,30 @@ def serve_parses(sock: socket.socket) -> None:
     sys.stdout = sys.stderr
     with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
-    # the parsers, imported before the ready byte (the first parse job does not wait for them)
+    # the parsers and the exchange (httpx, anyio's asyncio backend, the client and its TLS
+    # context), made before the ready byte: neither the first parse nor the first fetch waits for them
     from dsh_sidecar.redact import Redactor  # noqa: F401
     from dsh_sidecar.router.digest import digest  # noqa: F401
+    from dsh_sidecar.router.http import make_client, warm_async_backend
     from dsh_sidecar.router.providers import PROVIDERS  # noqa: F401
 
+    warm_async_backend()
+    jobs = _Jobs(sock, make_client())
     sock.setblocking(True)
     sock.sendall(b"R")
-    asyncio.run(_Jobs(sock).serve())
+    asyncio.run(jobs.serve())
 
 
 class _Jobs:
     """The worker's side: parse jobs run at once (the worker's loop waits for them), fetches as
     tasks of the worker's loop, each result sent when it is ready."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, client: Any) -> None:
         self.sock = sock
+        self.client = client
         self.writer: asyncio.StreamWriter | None = None
         self.fetches: dict[int, asyncio.Task[None]] = {}
         self.redactors: dict[tuple[str, ...], Any] = {}
-        self.client: Any = None
 
     async def serve(self) -> None:
         reader, self.writer = await asyncio.open_unix_connection(sock=self.sock)
@@ -515,12 +523,10 @@ class _Jobs:
         secrets: tuple[str, ...],
     ) -> None:
         from dsh_sidecar.router.digest import digest
-        from dsh_sidecar.router.http import exchange, make_client
+        from dsh_sidecar.router.http import exchange
         from dsh_sidecar.router.providers import PROVIDERS
         from dsh_sidecar.router.providers.base import ProviderFailure
 
-        if self.client is None:
-            self.client = make_client()
         redactor = self.redactor(secrets)
         headers: dict[str, str] | None = None
         size = 0
