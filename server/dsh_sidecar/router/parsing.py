@@ -158,7 +158,7 @@ class ParseWorker:
     def _start_logged(self, generation: int) -> None:
         try:
             self.start()
-        except WorkerGone as exc:
+        except (WorkerGone, OSError) as exc:  # OSError: no socket pair (out of descriptors)
             with self._state_lock:
                 if self._generation != generation:  # closed meanwhile: nothing failed
                     return
