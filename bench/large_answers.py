@@ -2,22 +2,30 @@
 
 A loopback SearXNG-format provider runs in **its own process** (so serving 1 MB bodies never
 competes with this process's timing), answering ~2,000 results (~1 MB) with ``TCP_NODELAY``. A
-sidecar (this tree; with ``--baseline-src DIR`` also another commit's source tree, alternated
-with it round by round) has ``searxng`` alone in its chain. Each round is an idle window then a
+sidecar (this tree; with ``--baseline-src DIR`` also other source trees — the option may be
+repeated — alternated with it round by round) has ``searxng`` alone in its chain. Each round is an idle window then a
 loaded window (``--inflight`` ``dsh/search`` calls kept in flight), ``dsh/postExecute`` sent one
 at a time with a 2 ms pause throughout, so idle and loaded come from the same rounds. Printed
 per tree: idle and loaded p50/p99/max, the ratios (goal: loaded p99 ≤ 2× idle), the large
 searches completed (they must overlap the calls) and their p50, the server process's own CPU
 (idle and loaded, per second, and per large search over the idle rate; this figure moves less
 with the machine's load than the p99s do), the same with its live child processes (the parsing
-worker: the work it took off the event loop is still the search's), and the load average.
+worker: the work it took off the event loop is still the search's), the large searches that
+failed (a provider timeout: the parsing worker starved, say) and the load average.
+
+Before the rounds, ``--first-runs`` fresh sidecars per tree (alternated) each time their first
+large search, the one that finds no parsing worker running: it must not wait for the worker's
+start. ``--burners N`` keeps N CPU-bound processes (``while True: pass``, nice 0) running for the
+whole run, as agents' builds and tests do beside a sidecar; the niced parsing worker then waits
+for a CPU.
 
 What it measures is the router's half: the body read, the hand-over to the parsing worker, the
 per-search log line. (The warm-up search is itself a large answer, so from the first timed
 search on the provider's exchanges run in the parsing worker, as they would for a user whose
 provider answers large: ``router/parsing.py``.)
 
-    python bench/large_answers.py [--rounds 5] [--window 4] [--inflight 16] [--baseline-src DIR]
+    python bench/large_answers.py [--rounds 5] [--window 4] [--inflight 16] [--first-runs 3]
+        [--burners 0] [--baseline-src DIR ...]
 """
 
 from __future__ import annotations
@@ -100,7 +108,22 @@ def load() -> str:
     return Path("/proc/loadavg").read_text().split(" ", 1)[0]
 
 
-async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any, Client]:
+def serving_worker(pid: int) -> bool:
+    """Whether ``pid`` has a parsing worker waiting in its event loop (a spawned child in
+    ``epoll_wait``: it enters its loop after its ready byte)."""
+    for kid in children(pid):
+        with contextlib.suppress(OSError):
+            proc = Path(f"/proc/{kid}")
+            if b"spawn_main" in (proc / "cmdline").read_bytes() and "epoll" in (proc / "wchan").read_text():
+                return True
+    return False
+
+
+async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any, Client, list[float]]:
+    """A sidecar of ``src`` (``None``: this tree) after its first large search, then with its
+    parsing worker running and a second large search (the provider's exchanges are then the
+    worker's, as in a session that has had large answers for a while); the two searches' times,
+    ms, third."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "SEARXNG_BASE_URL"}
     env["DSH_HOME"] = str(home)
     env["DSH_CACHE_DIR"] = f"{home}-cache"
@@ -137,9 +160,46 @@ async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any,
         await client.call(
             "dsh/postExecute", {"sessionId": "w", "turn": i, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
         )
-    reply, _ = await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
+    reply, first = await client.call("dsh/search", {"query": "warm up", "strategy": "quick"})
     assert "result" in reply and len(reply["result"]["sources"]) > 0, reply
-    return proc, client
+    end = time.monotonic() + 120
+    while not serving_worker(proc.pid) and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+    reply, second = await client.call("dsh/search", {"query": "warm up again", "strategy": "quick"})
+    if "result" not in reply:  # the worker's first fetch (starved, say): a figure, not the bench's end
+        print(f"the second large search (the worker's first fetch) failed after {second:.1f} s: {reply}")
+    return proc, client, [first * 1000, second * 1000]
+
+
+async def stop_sidecar(proc: Any, client: Client) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    except TimeoutError:
+        proc.kill()
+    client.reader.cancel()
+
+
+async def first_searches(trees: list[tuple[str, Path | None]], tmp: Path, ws: Path, port: str, runs: int) -> None:
+    """Each tree's first large searches in ``runs`` fresh sidecars, trees alternated: the first
+    (no parsing worker running), and once the worker runs the next two (its first and second
+    fetch)."""
+    times: dict[str, list[list[float]]] = {name: [] for name, _ in trees}
+    for run in range(runs):
+        for name, src in trees if run % 2 == 0 else list(reversed(trees)):
+            proc, client, ms = await spawn(src, tmp / f"first{run}-{name.replace(' ', '-')}", ws, port)
+            reply, third = await client.call("dsh/search", {"query": "third", "strategy": "quick"})
+            assert "result" in reply, reply
+            times[name].append([*ms, third * 1000])
+            await stop_sidecar(proc, client)
+    for name, rows in times.items() if runs else ():
+        first, fetch1, fetch2 = (", ".join(f"{m:.0f}" for m in col) for col in zip(*rows, strict=True))
+        med = [percentile([row[k] for row in rows], 0.5) for k in range(3)]
+        print(
+            f"{name:10}: a fresh sidecar's large searches, ms (median: each run): first {med[0]:.0f}: {first}; "
+            f"once the worker runs, its first fetch {med[1]:.0f}: {fetch1}, its second {med[2]:.0f}: {fetch2}"
+        )
 
 
 async def pe_window(client: Client, out: list[float], seconds: float) -> None:
@@ -162,14 +222,38 @@ async def main_async(args: argparse.Namespace) -> int:
     ws = tmp / "pyproj"
     shutil.copytree(DATA / "workspaces" / "pyproj", ws)
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
-    if args.baseline_src is not None:
-        trees.append(("baseline", args.baseline_src.resolve()))
-    print(f"provider: {int(size) / 1e6:.2f} MB answers ({args.results} results), own process; load {load()}")
+    for i, src in enumerate(args.baseline_src or []):
+        trees.append(("baseline" if i == 0 else f"baseline{i + 1}", src.resolve()))
+        print(f"{trees[-1][0]}: {src}")
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burners)]
+    try:
+        return await measure(args, trees, tmp, ws, port, size)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+        prov.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def measure(
+    args: argparse.Namespace, trees: list[tuple[str, Path | None]], tmp: Path, ws: Path, port: str, size: str
+) -> int:
+    print(
+        f"provider: {int(size) / 1e6:.2f} MB answers ({args.results} results), own process; "
+        f"{args.burners} CPU burners of ours; load {load()}"
+    )
+    await first_searches(trees, tmp, ws, port, args.first_runs)
+    if args.rounds <= 0:
+        print(f"load {load()}")
+        return 0
     sidecars = {}
     for i, (name, src) in enumerate(trees):
-        sidecars[name] = await spawn(src, tmp / f"home{i}", ws, port)
+        proc, client, _ = await spawn(src, tmp / f"home{i}", ws, port)
+        sidecars[name] = (proc, client)
     res: dict[str, dict[str, list[float]]] = {n: {"idle": [], "loaded": [], "search": []} for n, _ in trees}
     done = dict.fromkeys(res, 0)
+    failed = dict.fromkeys(res, 0)
     # the server process's own CPU (its parsing worker is a child: not counted), per window kind
     cpu = {
         n: {"idle": 0.0, "loaded": 0.0, "idle_s": 0.0, "loaded_s": 0.0, "fam_idle": 0.0, "fam_loaded": 0.0}
@@ -192,8 +276,9 @@ async def main_async(args: argparse.Namespace) -> int:
                 n = 0
                 while time.monotonic() < stop:
                     n += 1
-                    _, s = await client.call("dsh/search", {"query": f"large {rnd}-{k}-{n}", "strategy": "quick"})
+                    reply, s = await client.call("dsh/search", {"query": f"large {rnd}-{k}-{n}", "strategy": "quick"})
                     done[name] += 1
+                    failed[name] += "result" not in reply
                     res[name]["search"].append(s * 1000)
 
             tasks = [asyncio.create_task(worker(k)) for k in range(args.inflight)]
@@ -211,7 +296,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"{name:10}: idle n={len(idle)} p50 {percentile(idle, 0.5):.2f} p99 {i99:.2f} max {max(idle):.1f} ms | "
             f"loaded n={len(loaded)} p50 {percentile(loaded, 0.5):.2f} p99 {l99:.2f} max {max(loaded):.1f} ms | "
             f"p99 x{l99 / i99:.2f} (goal <= 2x) p50 x{percentile(loaded, 0.5) / percentile(idle, 0.5):.2f} | "
-            f"{done[name]} large searches (p50 {percentile(r['search'], 0.5):.0f} ms)"
+            f"{done[name]} large searches (p50 {percentile(r['search'], 0.5):.0f} ms, "
+            f"p99 {percentile(r['search'], 0.99):.0f} ms, {failed[name]} failed)"
         )
         c = cpu[name]
         extra = c["loaded"] - c["idle"] / max(c["idle_s"], 1e-9) * c["loaded_s"]
@@ -224,15 +310,7 @@ async def main_async(args: argparse.Namespace) -> int:
         )
     print(f"load {load()}")
     for proc, client in sidecars.values():
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            proc.kill()
-        client.reader.cancel()
-    prov.kill()
-    shutil.rmtree(tmp, ignore_errors=True)
+        await stop_sidecar(proc, client)
     return 0
 
 
@@ -242,7 +320,14 @@ def main() -> int:
     ap.add_argument("--window", type=float, default=4.0, help="seconds of each idle and loaded window")
     ap.add_argument("--inflight", type=int, default=16)
     ap.add_argument("--results", type=int, default=2000)
-    ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, alternated with this one")
+    ap.add_argument("--first-runs", type=int, default=3, help="fresh sidecars a tree timing their first large search")
+    ap.add_argument("--burners", type=int, default=0, help="CPU-bound processes kept running for the whole run")
+    ap.add_argument(
+        "--baseline-src",
+        type=Path,
+        action="append",
+        help="another commit's source tree, alternated with this one (repeat for more)",
+    )
     return asyncio.run(main_async(ap.parse_args()))
 
 

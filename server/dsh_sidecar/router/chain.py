@@ -490,9 +490,9 @@ class Router:
         self, spec: ProviderSpec, query: str, max_results: int, budget_ms: float
     ) -> tuple[ProviderAnswer, list[Source], bool]:
         """One provider: build, pace (:mod:`.pacing`), exchange (:mod:`.http`), parse and
-        normalise. A body over :data:`~.parsing.OFF_PROCESS_BYTES` is parsed and normalised in
-        a worker process (:mod:`.parsing`), one over :data:`OFF_LOOP_BYTES` in a thread, so a
-        large answer never stalls the event loop (other requests keep being served); after a
+        normalise. A body over :data:`~.parsing.OFF_PROCESS_BYTES` is parsed and normalised in a worker
+        process (:mod:`.parsing`; in a thread while it starts), one over :data:`OFF_LOOP_BYTES` in a thread,
+        so a large answer never stalls the event loop (other requests keep being served); after a
         large answer, the provider's next exchanges run in that worker too (:meth:`_fetched`)."""
         provider = self.modules[spec.id]
         try:
@@ -540,15 +540,12 @@ class Router:
     async def _worker_digest(
         self, provider: Provider, response: HttpResponse, max_results: int
     ) -> tuple[ProviderAnswer, list[Source], bool] | None:
-        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`), or
-        ``None`` when the worker died, could not start, is behind or sent nothing within :data:`WORKER_GRACE_MS`
-        (the caller parses in a thread; :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the provider's failure."""
-        if WORKER.behind():  # kept, but silent past a job's grace: parsed in a thread, no wait
-            return None
-        try:
-            if not WORKER.ready():  # its start (a spawn, its imports) is not the digest's grace
-                await asyncio.to_thread(WORKER.start)
-        except WorkerGone:
+        """The worker's digest of a large body read here (:meth:`.parsing.ParseWorker.digest`), or ``None``
+        when the worker is not running (then started in the background: no search waits for its spawn),
+        died, is behind or sent nothing within :data:`WORKER_GRACE_MS` (the caller parses in a thread;
+        :meth:`.parsing.ParseWorker.abandon_if_silent`). Raises the provider's failure."""
+        if WORKER.behind() or not WORKER.ready():  # silent past a job's grace, or not running: no wait
+            WORKER.start_soon()  # (a no-op while it runs or starts)
             return None
         sent = time.monotonic()
         try:
@@ -570,8 +567,8 @@ class Router:
         or ``None`` when the worker cannot take it (the caller exchanges on the loop). Bounded
         by the budget plus :data:`WORKER_GRACE_MS` (the digest) even if the worker stalls; a
         worker that sent nothing in that time is given up (:meth:`.parsing.ParseWorker.abandon_if_silent`).
-        A worker not running (given up, or dead) is started by the next large body read here,
-        not in this attempt's budget."""
+        A worker not running (starting, given up, or dead) is started, in the background, by the
+        next large body read here."""
         if not WORKER.ready() or WORKER.behind():  # not running, or silent past a job's grace
             self._large.discard(spec.id)
             return None

@@ -2,7 +2,9 @@
 
 ``json.loads`` and lxml hold the GIL for their whole run (about 10 ms a MB), so a body over
 :data:`OFF_PROCESS_BYTES` is parsed and normalised in one worker process (``spawn``: no
-inherited threads or locks), started on first need. It was a ``ProcessPoolExecutor``, whose
+inherited threads or locks), started in the background on first need
+(:meth:`ParseWorker.start_soon`: no search waits for its spawn and imports, which take seconds on
+a loaded machine; a large body that comes before it is ready is parsed in a thread). It was a ``ProcessPoolExecutor``, whose
 hand-over ran in the server process on two helper threads: a feeder thread pickling the
 body and pushing it through a 64 KiB pipe (a GIL round trip per pipe write), and a manager
 thread woken by a pipe write on every submit and again for every result. Both took the GIL
@@ -30,8 +32,8 @@ max_results, secrets)`` with none, or ``("cancel", job)`` (a fetch whose search 
 cancelled: the worker cancels its exchange, which closes the connection); a result's pickle
 is ``(True, value)`` or ``(False, failure)`` with no raw bytes. A worker that dies fails the
 jobs it held with :class:`WorkerGone` (the caller parses in a thread, or exchanges on the
-loop) and is started again on the next need; one that loses its parent sees the socket close
-and exits.
+loop) and is started again (in the background) on the next need; one that loses its parent sees
+the socket close and exits.
 """
 
 from __future__ import annotations
@@ -61,8 +63,12 @@ log = logging.getLogger(__name__)
 OFF_PROCESS_BYTES: Final = 256 * 1024
 #: Niceness the worker adds to its own (``os.nice``): the parser is batch work; the server's
 #: event loop answers a harness's hooks. On a machine with no spare CPU the large answers
-#: wait, the hooks do not.
-WORKER_NICE: Final = 10
+#: wait, the hooks do not — within reason: at 10 the worker starved beside two CPU-bound
+#: processes (load 28-34 on 2 cores: large searches' p50 5.5-8.4 s, 15 of 191 timed out), at 0
+#: the hooks' p99 with large answers in flight passed 2x idle in 3 of 5 runs; 5 kept it at
+#: x1.20-1.57 with no search timed out (docs/benchmarks.md, "The parsing worker's start, priority
+#: and imports").
+WORKER_NICE: Final = 5
 #: Send buffer asked for the server's end, bytes (the kernel caps it at ``net.core.wmem_max``):
 #: a 1 MB body leaves in a few writes.
 SEND_BUFFER: Final = 4 * 1024 * 1024
@@ -70,6 +76,10 @@ SEND_BUFFER: Final = 4 * 1024 * 1024
 #: working, or waiting for a CPU the machine's other jobs hold, as a niced process on a loaded
 #: machine does) is kept before it is given up all the same (:meth:`ParseWorker.abandon_if_silent`).
 BUSY_LIMIT_S: Final = 30.0
+#: Seconds after a start that failed before :meth:`ParseWorker.start_soon` tries again (a worker
+#: that cannot start costs a spawn and its imports at each try; meanwhile bodies are parsed in a
+#: thread).
+RETRY_START_S: Final = 30.0
 
 _HEADER: Final = struct.Struct("!IIQ")
 
@@ -91,13 +101,20 @@ class WorkerGone(Exception):
 class ParseWorker:
     """The one worker process and the server's end of its socket.
 
-    :meth:`digest` is called on an event loop; the worker is bound to the loop of its
+    :meth:`digest` and :meth:`fetch` are called on an event loop once the worker is :meth:`ready`
+    (:meth:`start` or :meth:`start_soon` first; a job sent to no worker raises
+    :class:`WorkerGone`); the worker is bound to the loop of its
     first job and moves to another loop when it holds no job (the server has one loop; tests
     have one per test). A job from a second loop while the first still has jobs in flight
     raises :class:`WorkerGone`, as a dead worker does (the caller parses in a thread)."""
 
     def __init__(self) -> None:
-        self._start_lock = threading.Lock()
+        self._start_lock = threading.Lock()  # one start at a time (held while it waits for the worker)
+        self._state_lock = threading.Lock()  # the running worker's process and socket, its generation
+        self._generation = 0  # moved by :meth:`close`: a start under way then discards its worker
+        self._starter: threading.Thread | None = None  # :meth:`start_soon`'s thread
+        self._opening: tuple[socket.socket, socket.socket] | None = None  # a start's socket pair, until ready
+        self._failed_at = -RETRY_START_S  # time.monotonic() of the last start that failed
         self._process: Any = None
         self._sock: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -123,35 +140,83 @@ class ParseWorker:
         self.abandon_if_silent(time.monotonic())
         return self._sock is not None  # given up: the next job starts another
 
+    def start_soon(self) -> None:
+        """Start the worker on a thread of its own, unless it runs, is starting, or failed to
+        start in the last :data:`RETRY_START_S`; never waits. A search that needs the worker and
+        finds it not :meth:`ready` calls this and does the work itself meanwhile."""
+        with self._state_lock:
+            if self._sock is not None or (self._starter is not None and self._starter.is_alive()):
+                return
+            if time.monotonic() - self._failed_at < RETRY_START_S:
+                return
+            generation = self._generation
+            self._starter = threading.Thread(
+                target=self._start_logged, args=(generation,), name="dsh-router-parse-start", daemon=True
+            )
+            self._starter.start()
+
+    def _start_logged(self, generation: int) -> None:
+        try:
+            self.start()
+        except (WorkerGone, OSError) as exc:  # OSError: no socket pair (out of descriptors)
+            with self._state_lock:
+                if self._generation != generation:  # closed meanwhile: nothing failed
+                    return
+                self._failed_at = time.monotonic()
+            log.warning("router: %s; large answers are parsed in this process meanwhile", exc)
+
     def start(self) -> None:
-        """Start the worker and wait until it has imported the parsers (blocking: call it off
-        the event loop). Idempotent. Raises :class:`WorkerGone` when it cannot start."""
+        """Start the worker and wait until it has imported the parsers and the exchange (blocking:
+        call it off the event loop). Idempotent. Raises :class:`WorkerGone` when it cannot start,
+        or when :meth:`close` was called while it started."""
         with self._start_lock:
             if self._sock is not None:
                 return
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            with self._state_lock:
+                generation = self._generation
+                ours, theirs = self._opening = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            failed: WorkerGone | None = None
             try:
-                ctx = multiprocessing.get_context("spawn")
-                process = ctx.Process(target=serve_parses, args=(theirs,), name="dsh-router-parse", daemon=True)
-                process.start()
-            except Exception as exc:
+                process = self._spawn(ours, theirs)
+            except WorkerGone as exc:
+                process, failed = None, exc
+            with self._state_lock:
+                self._opening = None
+                closed = self._generation != generation
+                if process is not None and not closed:
+                    self._process, self._sock, self._heard = process, ours, time.monotonic()
+                    self._behind = False
+                    return
+            if process is not None:  # closed while it started: this worker is nobody's
                 ours.close()
-                raise WorkerGone(f"cannot start the parsing worker: {type(exc).__name__}") from None
-            finally:
-                theirs.close()
-            try:
-                ours.settimeout(60)
-                if ours.recv(1) != b"R":  # imported and serving
-                    raise OSError("no ready byte")
-            except OSError as exc:
-                ours.close()
-                process.join(1)
-                raise WorkerGone(f"the parsing worker did not start: {type(exc).__name__}") from None
-            ours.setblocking(False)
-            with contextlib.suppress(OSError):  # a smaller buffer only means more writes
-                ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-            self._process, self._sock, self._heard = process, ours, time.monotonic()
-            self._behind = False
+                _reap(process)
+            raise WorkerGone("the parsing worker was closed while it started") if closed or failed is None else failed
+
+    def _spawn(self, ours: socket.socket, theirs: socket.socket) -> Any:
+        """Spawn the worker on ``theirs`` and wait for its ready byte on ``ours``; the process."""
+        try:
+            ctx = multiprocessing.get_context("spawn")
+            process = ctx.Process(target=serve_parses, args=(theirs,), name="dsh-router-parse", daemon=True)
+            process.start()
+        except Exception as exc:
+            ours.close()
+            raise WorkerGone(f"cannot start the parsing worker: {type(exc).__name__}") from None
+        finally:
+            theirs.close()
+        try:
+            ours.settimeout(60)
+            if ours.recv(1) != b"R":  # imported and serving (b"": it exited, or close() shut the socket)
+                raise OSError("no ready byte")
+        except OSError as exc:
+            ours.close()
+            with contextlib.suppress(OSError):
+                process.kill()
+            process.join(1)
+            raise WorkerGone(f"the parsing worker did not start: {type(exc).__name__}") from None
+        ours.setblocking(False)
+        with contextlib.suppress(OSError):  # a smaller buffer only means more writes
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        return process
 
     async def digest(
         self,
@@ -190,8 +255,6 @@ class ParseWorker:
         return Fetched(*value)
 
     async def _run(self, meta: tuple[Any, ...], body: bytes, cancellable: bool = False) -> tuple[bool, Any]:
-        if self._sock is None:
-            await asyncio.to_thread(self.start)  # the spawn and its imports: off the loop
         sock = self._sock
         if sock is None:
             raise WorkerGone("the parsing worker is not running")
@@ -323,13 +386,23 @@ class ParseWorker:
             threading.Thread(target=_reap, args=(process,), name="dsh-router-parse-reap", daemon=True).start()
 
     def close(self) -> None:
-        """Stop the worker (it exits when its socket closes)."""
-        sock, self._sock = self._sock, None
-        process, self._process = self._process, None
+        """Stop the worker (it exits when its socket closes); a start under way discards the
+        worker it started, and the next start is not held back by an earlier failure."""
+        with self._state_lock:
+            self._generation += 1
+            starter, self._starter, self._failed_at = self._starter, None, -RETRY_START_S
+            sock, self._sock = self._sock, None
+            process, self._process = self._process, None
+            if self._opening is not None:  # a start waiting for its ready byte: it reads EOF now
+                with contextlib.suppress(OSError):
+                    self._opening[0].shutdown(socket.SHUT_RDWR)
+        if starter is not None and starter is not threading.current_thread():
+            starter.join(5)  # its spawn (if under way) and the kill of what it spawned
         if sock is not None:
             if self._loop is not None and not self._loop.is_closed():
                 self._loop.remove_reader(sock.fileno())
             sock.close()
+        self._loop, self._send_lock = None, None  # the next worker's first job binds its socket
         if process is not None:
             _reap(process)
 
@@ -365,26 +438,30 @@ def serve_parses(sock: socket.socket) -> None:
     sys.stdout = sys.stderr
     with contextlib.suppress(OSError):  # not allowed: parse at the server's priority
         os.nice(WORKER_NICE)
-    # the parsers, imported before the ready byte (the first parse job does not wait for them)
+    # the parsers and the exchange (httpx, anyio's asyncio backend, the client and its TLS
+    # context), made before the ready byte: neither the first parse nor the first fetch waits for them
     from dsh_sidecar.redact import Redactor  # noqa: F401
     from dsh_sidecar.router.digest import digest  # noqa: F401
+    from dsh_sidecar.router.http import make_client, warm_async_backend
     from dsh_sidecar.router.providers import PROVIDERS  # noqa: F401
 
+    warm_async_backend()
+    jobs = _Jobs(sock, make_client())
     sock.setblocking(True)
     sock.sendall(b"R")
-    asyncio.run(_Jobs(sock).serve())
+    asyncio.run(jobs.serve())
 
 
 class _Jobs:
     """The worker's side: parse jobs run at once (the worker's loop waits for them), fetches as
     tasks of the worker's loop, each result sent when it is ready."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, client: Any) -> None:
         self.sock = sock
+        self.client = client
         self.writer: asyncio.StreamWriter | None = None
         self.fetches: dict[int, asyncio.Task[None]] = {}
         self.redactors: dict[tuple[str, ...], Any] = {}
-        self.client: Any = None
 
     async def serve(self) -> None:
         reader, self.writer = await asyncio.open_unix_connection(sock=self.sock)
@@ -446,12 +523,10 @@ class _Jobs:
         secrets: tuple[str, ...],
     ) -> None:
         from dsh_sidecar.router.digest import digest
-        from dsh_sidecar.router.http import exchange, make_client
+        from dsh_sidecar.router.http import exchange
         from dsh_sidecar.router.providers import PROVIDERS
         from dsh_sidecar.router.providers.base import ProviderFailure
 
-        if self.client is None:
-            self.client = make_client()
         redactor = self.redactor(secrets)
         headers: dict[str, str] | None = None
         size = 0

@@ -1,8 +1,9 @@
 """The parsing worker (``dsh_sidecar.router.parsing``): large bodies go to one worker process
-over a socket the event loop drives. Concurrent jobs each get their own answer, a search
-cancelled while its body is parsed leaves the next ones intact, a worker that dies fails only
-the jobs it held (the router parses those in a thread) and is started again, and the worker
-runs niced and ends when its server's end of the socket closes."""
+over a socket the event loop drives. The worker is started in the background by the first large
+answer, which is parsed in a thread (no search waits for the worker's start); concurrent jobs
+each get their own answer, a search cancelled while its body is parsed leaves the next ones
+intact, a worker that dies fails only the jobs it held (the router parses those in a thread) and
+is started again, and the worker runs niced and ends when its server's end of the socket closes."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import contextlib
 import json
 import os
 import signal
+import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from dsh_sidecar.router import AllProvidersFailed, Router, parsing
-from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WORKER_NICE, ParseWorker
+from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, WORKER_NICE, ParseWorker, WorkerGone
 from support.mockprovider import MockProvider, Reply, Seen
 from support.routers import make_router
 from support.waiting import HANG_S, until
@@ -78,6 +81,141 @@ def nice_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
+async def started(r: Router, query: str = "warm") -> None:
+    """A large answer (read and parsed here), then the worker it started in the background, ready:
+    the provider's next exchanges are the worker's."""
+    res = await r.search(query, 3)
+    assert res.sources[0].url == f"https://{query}.example/0"
+    await until(WORKER.ready, "the worker started in the background")
+
+
+def digests_here(r: Router) -> list[str]:
+    """The queries of the bodies ``r`` digests in this process (in a thread or on the loop)."""
+    queries: list[str] = []
+    digest = r._digest
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        queries.append(json.loads(args[1].body)["query"])
+        return digest(*args)
+
+    r._digest = counted  # type: ignore[method-assign]
+    return queries
+
+
+def held_starts(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], threading.Event]:
+    """Each start of a worker (its thread's name listed) waits for the event before it spawns: a
+    start that takes as long as the test says, as a loaded machine's does."""
+    starts: list[str] = []
+    release = threading.Event()
+    start = ParseWorker.start
+
+    def held(self: ParseWorker) -> None:
+        starts.append(threading.current_thread().name)
+        assert release.wait(HANG_S), "the start was never released"
+        start(self)
+
+    monkeypatch.setattr(ParseWorker, "start", held)
+    return starts, release
+
+
+@pytest.mark.slow
+async def test_the_first_large_answer_is_parsed_here_while_the_worker_starts_in_the_background(
+    mock_provider, monkeypatch
+):
+    """No search waits for the worker's spawn and imports (seconds on a loaded machine, outside
+    any deadline): the answers that come while it starts are read and parsed here, one start is
+    under way however many come, and the answers after it is ready are the worker's."""
+    echoing(mock_provider)
+    starts, release = held_starts(monkeypatch)
+    on_loop = counting_loop_exchanges(monkeypatch)
+    r = router(mock_provider)
+    here = digests_here(r)
+    try:
+        first = await r.search("first", 3)  # answered while the start is held
+        second = await r.search("second", 3)
+        starting = not WORKER.ready()
+        release.set()
+        await until(WORKER.ready, "the worker started in the background")
+        third = await r.search("third", 3)
+        fourth = await r.search("fourth", 3)
+    finally:
+        release.set()
+        await r.aclose()
+    assert starting and starts == ["dsh-router-parse-start"]
+    assert on_loop == here == ["first", "second"]  # "third", "fourth": fetched and parsed by the worker
+    for q, res in zip(("first", "second", "third", "fourth"), (first, second, third, fourth), strict=True):
+        assert [s.url for s in res.sources] == [f"https://{q}.example/{i}" for i in range(3)] and res.truncated
+        assert [(a.provider, a.outcome) for a in res.attempts] == [("tavily", "ok")]
+
+
+@pytest.mark.slow
+async def test_a_worker_that_cannot_start_is_tried_again_only_after_a_while(mock_provider, monkeypatch, caplog):
+    echoing(mock_provider)
+    starts: list[int] = []
+
+    def failing(self: ParseWorker) -> None:
+        starts.append(1)
+        raise WorkerGone("cannot start the parsing worker: OSError")
+
+    monkeypatch.setattr(ParseWorker, "start", failing)
+    r = router(mock_provider)
+    here = digests_here(r)
+    try:
+        first = await r.search("first", 3)
+        await until(lambda: "cannot start the parsing worker" in caplog.text, "the failed start logged")
+        second = await r.search("second", 3)  # within RETRY_START_S: no new start
+        tried = list(starts)
+        monkeypatch.setattr(parsing, "RETRY_START_S", 0.0)
+        third = await r.search("third", 3)
+        await until(lambda: len(starts) == 2, "the start tried again")
+    finally:
+        await r.aclose()
+    assert tried == [1] and here == ["first", "second", "third"]
+    assert [res.sources[0].url for res in (first, second, third)] == [
+        f"https://{q}.example/0" for q in ("first", "second", "third")
+    ]
+
+
+@pytest.mark.slow
+async def test_a_worker_closed_while_it_starts_is_discarded(monkeypatch):
+    """:meth:`ParseWorker.close` during a start (the worker spawned, its ready byte awaited): the
+    start fails and reaps the process it spawned, so no worker outlives its owner's close."""
+    waiting, release = threading.Event(), threading.Event()
+    pair = socket.socketpair
+
+    class HeldSocket(socket.socket):
+        def recv(self, n: int, *flags: int) -> bytes:  # type: ignore[override]
+            waiting.set()
+            assert release.wait(HANG_S)
+            return super().recv(n, *flags)
+
+    def held_pair(*args: int) -> tuple[socket.socket, socket.socket]:
+        ours, theirs = pair(*args)
+        return HeldSocket(ours.family, ours.type, fileno=ours.detach()), theirs
+
+    monkeypatch.setattr(parsing.socket, "socketpair", held_pair)
+    worker = ParseWorker()
+    failed: list[str] = []
+
+    def start() -> None:
+        try:
+            worker.start()
+        except WorkerGone as exc:
+            failed.append(str(exc))
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    try:
+        await until(waiting.is_set, "the worker spawned, its ready byte awaited")
+        monkeypatch.setattr(parsing.socket, "socketpair", pair)
+        worker.close()
+    finally:
+        release.set()
+        await asyncio.to_thread(thread.join, HANG_S)
+    assert failed == ["the parsing worker was closed while it started"]
+    assert not worker.ready() and worker._process is None
+
+
 @pytest.mark.slow
 async def test_concurrent_large_bodies_each_get_their_own_answer(mock_provider):
     echoing(mock_provider)
@@ -95,7 +233,7 @@ async def test_a_search_cancelled_during_its_parse_leaves_the_others_intact(mock
     echoing(mock_provider)
     r = router(mock_provider)
     try:
-        await r.search("warm", 3)  # the worker is up
+        await started(r)  # the worker is up
         doomed = asyncio.create_task(r.search("doomed", 3))
         await asyncio.sleep(0)
         kept = asyncio.create_task(r.search("kept", 3))
@@ -119,19 +257,19 @@ async def test_a_dead_worker_fails_its_jobs_to_a_thread_and_is_started_again(moc
     r = router(mock_provider)
     try:
         await r.search("warm", 3)  # a small answer: the exchanges stay on the loop, only the parse moves
-        in_thread: list[str] = []
-        digest = r._digest
-        r._digest = lambda *a: (in_thread.append(a[1].body[:40]), digest(*a))[1]  # type: ignore[method-assign]
+        await asyncio.to_thread(WORKER.start)
+        in_thread = digests_here(r)
         held = asyncio.create_task(r.search("held", 3))
         await until(lambda: WORKER._pending and WORKER._process, "the job at the worker", poll_s=0.001)
         first = WORKER._process
         os.kill(first.pid, signal.SIGKILL)
         res = await held  # the worker's job failed over to a thread: the same answer
         assert res.sources[0].url == "https://held.example/0"
-        assert in_thread == [b'{"query": "held", "results": [{"url": "h']
+        assert in_thread == ["held"]
         assert "the parsing worker exited" in caplog.text or "socket failed" in caplog.text
-        again = await r.search("restarted", 3)
-        assert again.sources[0].url == "https://restarted.example/0"
+        again = await r.search("restarted", 3)  # parsed here, a new worker started in the background
+        assert again.sources[0].url == "https://restarted.example/0" and in_thread == ["held", "restarted"]
+        await until(WORKER.ready, "the new worker")
         assert WORKER._process is not None and WORKER._process.pid != first.pid and WORKER._process.is_alive()
     finally:
         await r.aclose()
@@ -164,13 +302,14 @@ async def test_after_a_large_answer_the_worker_fetches_until_an_answer_is_small(
     on_loop = counting_loop_exchanges(monkeypatch)
     r = router(mock_provider)
     try:
-        results = [await r.search(q, 3) for q in ("first", "second", "third", "small", "small again", "large")]
+        await started(r, "first")
+        results = [await r.search(q, 3) for q in ("second", "third", "small", "small again", "large")]
     finally:
         await r.aclose()
     # the first large answer is read here; the next three are the worker's, the third of them small
     assert on_loop == ["first", "small again", "large"]
     assert mock_provider.count("POST", "/search") == 6  # each exchanged once, by one process
-    for q, res in zip(("first", "second", "third", "small", "small again", "large"), results, strict=True):
+    for q, res in zip(("second", "third", "small", "small again", "large"), results, strict=True):
         assert [s.url for s in res.sources] == [f"https://{q}.example/{i}" for i in range(3)]
         assert res.truncated is (q not in sizes)
         assert [(a.provider, a.outcome) for a in res.attempts] == [("tavily", "ok")]
@@ -191,7 +330,7 @@ async def test_a_fetch_keeps_the_exchange_rules(mock_provider, monkeypatch):
     on_loop = counting_loop_exchanges(monkeypatch)
     patient = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=60_000)
     try:
-        await patient.search("warm", 3)  # a large answer read here: the next exchanges are the worker's
+        await started(patient)  # a large answer read here: the next exchanges are the worker's
         big = await failure_of(patient, "big")
         error = await failure_of(patient, "error")
         after = await patient.search("after", 3)
@@ -199,7 +338,7 @@ async def test_a_fetch_keeps_the_exchange_rules(mock_provider, monkeypatch):
         await patient.aclose()
     short = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=800)
     try:
-        await short.search("warm again", 3)
+        await started(short, "warm again")
         slow = await failure_of(short, "slow")
     finally:
         await short.aclose()
@@ -235,7 +374,7 @@ async def test_a_cancelled_fetch_closes_its_connection_and_a_dead_worker_fails_o
     mock_provider.route("POST", "/search", reply)
     r = router(mock_provider)
     try:
-        await r.search("warm", 3)  # large: the next ones are fetched by the worker
+        await started(r)  # large: the next ones are fetched by the worker
         hung = asyncio.create_task(r.search("hung", 3))
         await until(lambda: mock_provider.count("POST", "/search") == 2, "the worker's request", poll_s=0.005)
         hung.cancel()
@@ -297,10 +436,8 @@ async def test_a_stopped_worker_is_given_up_not_waited_for_by_every_search(mock_
         os.kill(stopped[0], signal.SIGSTOP)
         parsed_here = await asyncio.wait_for(r.search("read here", 3), 10)  # was: waited for ever
         assert WORKER._process is None  # given up (killed)
-        again = await r.search("large again", 3)  # on the loop (no worker), parsed by a new one
-        # a new worker's first parse may outlast the 300 ms grace on a loaded machine (then it is
-        # behind, and the next fetch rightly goes to the loop): stop it once it has answered
-        await until(lambda: WORKER._process is not None and not WORKER._behind, "the new worker's answer")
+        again = await r.search("large again", 3)  # on the loop (no worker), parsed here: a new one starts
+        await until(WORKER.ready, "the new worker started in the background")
         first = WORKER._process.pid
         os.kill(first, signal.SIGSTOP)
         stopped.append(first)
@@ -330,13 +467,12 @@ async def test_a_fetch_the_running_worker_never_answered_sends_the_next_exchange
     after the grace), where every search of that provider timed out at the worker for 30 s."""
     from dsh_sidecar.router import chain
 
-    monkeypatch.setattr(chain, "WORKER_GRACE_MS", 30_000)  # the first digest is the worker's, loaded or not
     echoing(mock_provider)
     on_loop = counting_loop_exchanges(monkeypatch)
     r = make_router(mock_provider.url, "tavily", env={"TAVILY_API_KEY": KEY}, cache=False, timeoutMs=1000)
     pid = 0
     try:
-        first = await r.search("first", 3)  # read here, digested by the worker: the next fetched there
+        await started(r, "first")  # read and parsed here, the worker started: the next fetched there
         monkeypatch.setattr(chain, "WORKER_GRACE_MS", 300)
         pid = WORKER._process.pid
         os.kill(pid, signal.SIGSTOP)
@@ -351,7 +487,6 @@ async def test_a_fetch_the_running_worker_never_answered_sends_the_next_exchange
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
         await r.aclose()
-    assert first.sources[0].url == "https://first.example/0"
     assert [a.outcome for a in info.value.attempts] == ["timeout after 1000ms"]
     assert [s.url for s in after.sources] == [f"https://after.example/{i}" for i in range(3)]
     assert [s.url for s in later.sources] == [f"https://later.example/{i}" for i in range(3)]
