@@ -9,6 +9,7 @@ forked child, so a regression fails instead of hanging the run."""
 from __future__ import annotations
 
 import pytest
+from dsh_sidecar.suggester.parse import budget, shell
 from dsh_sidecar.suggester.parse.shell import Heredoc, split_heredocs
 from support.secutil import finishes_in_child
 
@@ -41,4 +42,51 @@ def test_documents_are_still_taken_out():
             Heredoc("cat <<EOF > repro.py", "import x\n", True),
             Heredoc("cat <<A <<B", "body\n", False),
         ),
+    )
+
+
+#: Command substitutions inside one double-quoted word: one shell token, so the head's token bound
+#: (``shell.MAX_SHELL_TOKENS``) does not cut it and it nests one level only; bashlex starts a parser
+#: for each (~0.3-0.5 ms each, ~5 units of the work budget): 1,600 of them fit the 8,192 units and
+#: held the event loop 0.45-0.65 s a call.
+SUBSTITUTIONS = {
+    "backticks": 'python3 -c "' + "`*" * 1994 + '"',
+    "dollar-paren": 'echo "' + "$(a)" * 998 + '"',
+    "after-a-quote": "echo 'x' \"" + "`a`" * 1300 + '"',
+    "lines": "a\n" * 2000,
+}
+
+
+@pytest.mark.parametrize("line", SUBSTITUTIONS.values(), ids=SUBSTITUTIONS.keys())
+def test_a_line_starts_a_bounded_number_of_bashlex_parsers(line, monkeypatch):
+    budget.install()  # the guards first, then the count around them
+    from bashlex import parser
+
+    started = []
+    init = parser._parser.__init__
+
+    def counted(self, *args, **kwargs):
+        started.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(parser._parser, "__init__", counted)
+    shell.shell_words.cache_clear()
+    words = shell.shell_words(line)
+    assert len(started) <= budget.MAX_PARSERS + 1 == 65
+    head = shell._shell_head(shell.split_heredocs(line)[0])[0]
+    assert words == tuple(tuple(w) for w in shell._shlex_commands(head))  # refused: the fallback's words
+
+
+def test_a_line_within_the_parser_bound_is_still_read_by_bashlex():
+    line = 'echo "' + "$(a)" * 63 + '"'
+    trees = budget.parse_bounded(line)
+    assert len(trees) == 1
+    with pytest.raises(budget.ParseRefused, match="parsers"):
+        budget.parse_bounded('echo "' + "$(a)" * 64 + '"')
+    assert shell.shell_words("cd src && ls $(dirname $(which python)) | head") == (
+        ("cd", "src"),
+        ("which", "python"),
+        ("dirname", "$(which python)"),
+        ("ls", "$(dirname $(which python))"),
+        ("head",),
     )
