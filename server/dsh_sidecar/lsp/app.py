@@ -291,6 +291,10 @@ class SidecarServer(LanguageServer):
         except Exception as exc:
             self.report_server_error(exc, getattr(fn, "__name__", "after_build"))
 
+    def building(self) -> bool:
+        """Whether the sidecar's build is running on its thread (or about to start)."""
+        return self._built is not None and self._build is not None
+
     async def built_within(self, timeout_s: float | None) -> bool:
         """Whether no build is running, or the running one ends within ``timeout_s`` (awaited
         off the loop as :meth:`sidecar_ready`; ``None``: however long it takes)."""

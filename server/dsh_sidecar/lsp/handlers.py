@@ -98,6 +98,17 @@ def build_wait_s(params: Any, received: float | None) -> float | None:
     return max(0.0, (deadline_ms - deadline_reserve_ms(deadline_ms)) / 1000 - waited)
 
 
+def post_wait_s(params: Any, received: float | None) -> float | None:
+    """How long (s) a ``dsh/postExecute`` may wait for the sidecar's build: what is left of its
+    ``waitMs`` (read from the raw params, before the model the build imports), counted from
+    ``received``; ``None`` (however long the build takes, off the loop) without one."""
+    wait_ms = params.get("waitMs") if isinstance(params, dict) else None
+    if not isinstance(wait_ms, int) or isinstance(wait_ms, bool) or not 0 <= wait_ms <= 60_000:
+        return None
+    waited = time.monotonic() - received if received is not None else 0.0
+    return max(0.0, wait_ms / 1000 - waited)
+
+
 def deadline_before_build(chain: tuple[str, ...]) -> JsonRpcException:
     """The -32001 reply of a search whose deadline passed while the sidecar was still being
     built: every provider of the chain ``skipped: deadline`` (an outage), as the router answers
@@ -268,6 +279,10 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
     @server.feature(Method.POST_EXECUTE)
     def on_post_execute(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
+        if ls.building():  # waited for off the loop, within the call's waitMs: else silence
+            wait = asyncio.ensure_future(ls.built_within(post_wait_s(params, RECEIVED_AT.get())))
+            if not (yield _awaited, (wait,), {}):
+                return {"additionalContexts": []}
         p = validate(wire.PostExecuteParams, params)
         answer = require(ls).post_execute_soon(p)
         if isinstance(answer, asyncio.Future):  # queued, or waits for the index off the loop: pygls

@@ -265,3 +265,55 @@ def test_a_search_whose_deadline_passes_during_the_build_answers_at_its_deadline
     }
     assert answers[1] == {**answers[0], "id": 3}  # dsh/routeSearch: the same
     assert [a["id"] for a in answers] == [1, 3, 2] and answers[2]["error"]["code"] == -32603  # after the (failed) build
+
+
+def test_a_post_execute_during_the_build_waits_off_the_loop_within_its_wait_ms():
+    """A ``dsh/postExecute`` that comes while the sidecar is still being built read the sidecar
+    on the event loop, which waited for the build's end there: every other request waited too,
+    and the call's ``waitMs`` did not count it (a real ``dsh-search serve`` at load 34 answered a
+    call with ``waitMs: 300`` sent right after ``initialize`` 6.3-6.7 s later). Now the build is
+    awaited off the loop, within what is left of ``waitMs``: past it the call is silence; a call
+    without ``waitMs`` waits for the build (off the loop) and is answered after it."""
+    from dsh_sidecar.lsp.handlers import build_server
+
+    server = build_server()
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    server.protocol.set_writer(Writer())
+    release = threading.Event()
+
+    def build():
+        assert release.wait(60), "never released"
+        raise RuntimeError("the test's build ends here")
+
+    call = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
+
+    async def run() -> tuple[list[dict], int]:
+        server.defer_sidecar(build)
+        server.protocol._handle_request(1, "dsh/postExecute", {**call, "waitMs": 300})
+        server.protocol._handle_request(2, "dsh/postExecute", call)
+        ticks = 0
+        for _ in range(2000):  # the loop turns while both wait; the first is answered at its waitMs
+            await asyncio.sleep(0.01)
+            ticks += 1
+            if written:
+                break
+        first = list(written)
+        release.set()
+        for _ in range(2000):
+            await asyncio.sleep(0.01)
+            if len(written) == 2:
+                break
+        return [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in first + written[len(first) :]], ticks
+
+    try:
+        answers, ticks = asyncio.run(run())
+    finally:
+        release.set()
+    assert ticks > 1
+    assert answers[0] == {"jsonrpc": "2.0", "id": 1, "result": {"additionalContexts": []}}
+    assert answers[1]["id"] == 2 and answers[1]["error"]["code"] == -32603  # after the (failed) build
