@@ -32,13 +32,21 @@ _TRAILING = ".,;:!?*_~"
 def _trim(url: str) -> str:
     """``url`` without the punctuation of the sentence around it: trailing ``.,;:!?*_~``, and a
     closing ``)`` the URL did not open (markdown's ``[t](url)``, a parenthesised URL) — a
-    balanced one stays (``…/wiki/Chain_(unit)``)."""
-    while url:
-        if url[-1] in _TRAILING or url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
+    balanced one stays (``…/wiki/Chain_(unit)``). Linear: the parentheses are counted once and
+    the end moved back (counting them again for each ``)`` taken off, and copying the URL each
+    time, was quadratic: a URL and 40,000 ``)`` took 2.4 s)."""
+    opened, closed = url.count("("), url.count(")")
+    end = len(url)
+    while end:
+        last = url[end - 1]
+        if last in _TRAILING:
+            end -= 1
+        elif last == ")" and closed > opened:
+            closed -= 1
+            end -= 1
         else:
             break
-    return url
+    return url[:end]
 
 
 def cited_urls(text: str) -> list[str]:

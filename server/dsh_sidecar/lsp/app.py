@@ -229,6 +229,9 @@ class SidecarServer(LanguageServer):
         #: workspace root (the project file known only at ``initialize``; ``dsh_sidecar.cli.discovery``),
         #: used instead of :attr:`config_defaults`.
         self.config_for_root: Callable[[Path | None], Any] | None = None
+        #: The ids of the router's chain as ``initialize`` resolved it (the attempts of a search
+        #: whose deadline passes while the sidecar is still being built).
+        self.search_chain: tuple[str, ...] = ()
 
     @property
     def sidecar(self) -> Sidecar | None:
@@ -287,6 +290,22 @@ class SidecarServer(LanguageServer):
             fn(self.sidecar)
         except Exception as exc:
             self.report_server_error(exc, getattr(fn, "__name__", "after_build"))
+
+    def building(self) -> bool:
+        """Whether the sidecar's build is running on its thread (or about to start)."""
+        return self._built is not None and self._build is not None
+
+    async def built_within(self, timeout_s: float | None) -> bool:
+        """Whether no build is running, or the running one ends within ``timeout_s`` (awaited
+        off the loop as :meth:`sidecar_ready`; ``None``: however long it takes)."""
+        built = self._built
+        if built is None or self._build is None:
+            return True
+        try:
+            await asyncio.wait_for(built.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def sidecar_ready(self) -> Sidecar | None:
         """:attr:`sidecar`, awaiting a build still running on its thread without holding the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -75,6 +76,53 @@ def search_failed(exc: router_core.AllProvidersFailed) -> JsonRpcException:
         code=ErrorCode.SEARCH_FAILED,
         message=exc.message,
         data={"attempts": [a.wire() for a in exc.attempts], "outage": exc.outage},
+    )
+
+
+def build_wait_s(params: Any, received: float | None) -> float | None:
+    """How long (s) a search may wait for the sidecar's build: until its ``deadlineMs`` (read
+    from the raw params, before the model the build imports), less the router's reserve
+    (``router/budget.py``), counted from ``received``; ``None`` (however long the build takes)
+    without a usable ``deadlineMs``: the config's deadline is known once the build ends."""
+    deadline_ms = params.get("deadlineMs") if isinstance(params, dict) else None
+    if not isinstance(deadline_ms, int) or isinstance(deadline_ms, bool):
+        return None
+    from dsh_protocol.limits import MAX_DEADLINE_MS, MIN_DEADLINE_MS
+
+    from dsh_sidecar.router.budget import deadline_reserve_ms
+
+    if not MIN_DEADLINE_MS <= deadline_ms <= MAX_DEADLINE_MS:
+        return None  # refused by the params model once built
+
+    waited = time.monotonic() - received if received is not None else 0.0
+    return max(0.0, (deadline_ms - deadline_reserve_ms(deadline_ms)) / 1000 - waited)
+
+
+def post_wait_s(params: Any, received: float | None) -> float | None:
+    """How long (s) a ``dsh/postExecute`` may wait for the sidecar's build: what is left of its
+    ``waitMs`` (read from the raw params, before the model the build imports), counted from
+    ``received``; ``None`` (however long the build takes, off the loop) without one."""
+    wait_ms = params.get("waitMs") if isinstance(params, dict) else None
+    if not isinstance(wait_ms, int) or isinstance(wait_ms, bool) or not 0 <= wait_ms <= 60_000:
+        return None
+    waited = time.monotonic() - received if received is not None else 0.0
+    return max(0.0, wait_ms / 1000 - waited)
+
+
+def deadline_before_build(chain: tuple[str, ...]) -> JsonRpcException:
+    """The -32001 reply of a search whose deadline passed while the sidecar was still being
+    built: every provider of the chain ``skipped: deadline`` (an outage), as the router answers
+    a search whose deadline passes before any provider could be tried
+    (``Router.deadline_passed``)."""
+    from dsh_sidecar.router.outcomes import AGGREGATE_HEADER, DEADLINE_SKIP
+
+    lines = [AGGREGATE_HEADER, *(f"- {pid}: {DEADLINE_SKIP}" for pid in chain)]
+    if not chain:
+        lines.append("- (no provider is configured or usable)")
+    return JsonRpcException(
+        code=ErrorCode.SEARCH_FAILED,
+        message="\n".join(lines),
+        data={"attempts": [{"provider": pid, "outcome": DEADLINE_SKIP, "ms": 0} for pid in chain], "outage": True},
     )
 
 
@@ -152,6 +200,7 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
             else:
                 assert check is not None
                 ls.redactor.add(check.secrets)
+                ls.search_chain = tuple(spec.id for spec in check.chain)
                 loop_thread = threading.get_ident()
                 ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root, loop_thread))
         except ConfigError as exc:
@@ -179,6 +228,8 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
     @server.feature(Method.SEARCH)
     async def on_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
         received = RECEIVED_AT.get()  # the deadline counts from the request's arrival
+        if not await ls.built_within(build_wait_s(params, received)):  # a build past the deadline
+            raise deadline_before_build(ls.search_chain)
         await ls.sidecar_ready()  # before the params model, which the build may be importing
         p = validate(wire.SearchParams, params)
         sidecar = require(ls)
@@ -190,6 +241,10 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
     @server.feature(Method.ROUTE_SEARCH)
     async def on_route_search(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        received = RECEIVED_AT.get()
+        if not await ls.built_within(build_wait_s(params, received)):  # as dsh/search
+            raise deadline_before_build(ls.search_chain)
+        await ls.sidecar_ready()
         p = validate(wire.RouteSearchParams, params)
         sidecar = require(ls)
         try:
@@ -224,6 +279,10 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
     @server.feature(Method.POST_EXECUTE)
     def on_post_execute(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
+        if ls.building():  # waited for off the loop, within the call's waitMs: else silence
+            wait = asyncio.ensure_future(ls.built_within(post_wait_s(params, RECEIVED_AT.get())))
+            if not (yield _awaited, (wait,), {}):
+                return {"additionalContexts": []}
         p = validate(wire.PostExecuteParams, params)
         answer = require(ls).post_execute_soon(p)
         if isinstance(answer, asyncio.Future):  # queued, or waits for the index off the loop: pygls

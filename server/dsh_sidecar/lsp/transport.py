@@ -268,17 +268,18 @@ def _error_frame(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": int(code), "message": message}}
 
 
-def dispatch(protocol: Any, body: bytes) -> None:
-    """Decode one body and hand it to pygls, answering what pygls would drop silently."""
+def dispatch(protocol: Any, body: bytes) -> int | str | None:
+    """Decode one body and hand it to pygls, answering what pygls would drop silently; the id of
+    a request handed to pygls (``None``: anything else)."""
     peer = PyglsPeer(protocol)
     try:
         raw = json.loads(body)
     except RecursionError:
         peer.send_raw(_error_frame(recover_id(body), ErrorCode.INVALID_REQUEST, NESTED))
-        return
+        return None
     except (ValueError, UnicodeDecodeError):
         peer.send_raw(_error_frame(None, ErrorCode.PARSE_ERROR, "Parse error: the body is not valid JSON"))
-        return
+        return None
     if (
         not isinstance(raw, dict)
         or raw.get("jsonrpc") != "2.0"
@@ -289,18 +290,18 @@ def dispatch(protocol: Any, body: bytes) -> None:
         peer.send_raw(
             _error_frame(msg_id, ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message object")
         )
-        return
+        return None
     is_request = "id" in raw and isinstance(raw.get("method"), str)
     if is_request and not _valid_id(raw["id"]):
         peer.send_raw(_error_frame(None, ErrorCode.INVALID_REQUEST, BAD_ID))
-        return
+        return None
     refused = _refused_request(peer, raw) if is_request else None
     if refused is not None:
         peer.send_raw(_error_frame(raw["id"], ErrorCode.INVALID_REQUEST, refused))
-        return
+        return None
     if not is_request and (dropped := _unaddressed(raw)) is not None:
         log.warning("dropping a %s under an id no request can have", dropped)
-        return
+        return None
     try:
         message = peer.structure(raw)
     except RecursionError:
@@ -315,8 +316,9 @@ def dispatch(protocol: Any, body: bytes) -> None:
             peer.send_raw(_error_frame(raw["id"], error[0], f"Invalid params for {method}: {error[1]}"))
         else:
             log.warning("dropping a malformed %s message", str(raw.get("method", "response"))[:100])
-        return
+        return None
     peer.handle(message)
+    return raw["id"] if is_request else None
 
 
 def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
@@ -401,8 +403,39 @@ async def attach_stdin(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamRe
     threading.Thread(target=pump, name="dsh-stdin", daemon=True).start()
 
 
+#: Client requests pygls may hold at once (each a handler's task, or a ``dsh/postExecute`` queued
+#: behind one that waits for the index): past it the transport reads no more of the wire until one
+#: is answered, so the pipe fills and the client's writes wait. The MCP transport's bound
+#: (``mcp/request_ids.py``): far over a client's parallel calls and the searches that may run or
+#: wait (``router.maxConcurrentSearches`` and ``maxQueuedSearches``, 16 + 256 by default). A client
+#: writing calls faster than they were answered (one waiting for a 45,000-file tree's index) grew
+#: the server from 63 MiB to 549 MiB in two minutes, without bound.
+MAX_IN_FLIGHT: Final = 1024
+#: How often (s) a transport at :data:`MAX_IN_FLIGHT` looks whether a request was answered.
+ROOM_POLL_S: Final = 0.005
+
+
+class _Held:
+    """The ids of the client's requests handed to pygls, each until it is answered (looked up in
+    pygls' table of requests in flight when the set is full: a request answered at once, or one
+    answered since, is dropped then)."""
+
+    def __init__(self, peer: PyglsPeer) -> None:
+        self.peer = peer
+        self.ids: set[int | str] = set()
+
+    async def room(self, stop: asyncio.Event | None) -> None:
+        """Return once fewer than :data:`MAX_IN_FLIGHT` requests are held (or ``stop`` is set)."""
+        while len(self.ids) >= MAX_IN_FLIGHT:
+            self.ids = {rid for rid in self.ids if self.peer.in_flight(rid)}
+            if len(self.ids) < MAX_IN_FLIGHT or (stop is not None and stop.is_set()):
+                return
+            await asyncio.sleep(ROOM_POLL_S)
+
+
 async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = None) -> None:
-    """Read frames from ``stdin`` until EOF (or ``stop``) and dispatch each one.
+    """Read frames from ``stdin`` until EOF (or ``stop``) and dispatch each one, reading the next
+    only while pygls holds fewer than :data:`MAX_IN_FLIGHT` requests.
 
     A refused header block gets a -32600 reply with ``id: null`` (its id is unknowable);
     raises :class:`FramingLost` when the stream cannot be re-synchronised.
@@ -411,19 +444,21 @@ async def serve(protocol: Any, stdin: BinaryIO, stop: asyncio.Event | None = Non
     reader = asyncio.StreamReader(limit=READ_CHUNK_BYTES, loop=loop)
     await attach_stdin(loop, reader, stdin)
     frames = FrameReader(reader)
+    peer = PyglsPeer(protocol)
+    held = _Held(peer)
     while stop is None or not stop.is_set():
+        await held.room(stop)
         frame = await frames.next()
         if frame is None:
             return
         if isinstance(frame, BadFrame):
             log.warning("refused a frame: %s", frame.reason)
-            PyglsPeer(protocol).send_raw(
-                _error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}")
-            )
+            peer.send_raw(_error_frame(frame.msg_id, ErrorCode.INVALID_REQUEST, f"Invalid Request: {frame.reason}"))
             continue
         RECEIVED_AT.set(time.monotonic())
         try:
-            dispatch(protocol, frame)
+            if (rid := dispatch(protocol, frame)) is not None:
+                held.ids.add(rid)
         except SystemExit:
             raise
         except Exception:  # one bad message never stops the server

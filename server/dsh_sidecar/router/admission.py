@@ -25,15 +25,13 @@ from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Final
 
 from dsh_sidecar.router.config import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_QUEUED
+from dsh_sidecar.router.outcomes import DEADLINE_SKIP
 
 if TYPE_CHECKING:
     from dsh_sidecar.router.config import RouterConfig
 
 #: Each provider's outcome in a search refused a turn (then `` (N searches running, M waiting)``).
 BUSY: Final = "skipped: busy"
-#: Each provider's outcome in a search not tried because its deadline had passed (before a turn
-#: came, or the search path was ready).
-DEADLINE_SKIP: Final = "skipped: deadline"
 
 
 class SearchesBusy(Exception):

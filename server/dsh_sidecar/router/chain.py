@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 from dsh_protocol import Attempt, Source
 
 from dsh_sidecar.redact import Redactor
-from dsh_sidecar.router.admission import DEADLINE_SKIP, SearchSlots
+from dsh_sidecar.router.admission import SearchSlots
 from dsh_sidecar.router.budget import MIN_ATTEMPT_MS, deadline_reserve_ms, fair, fleet_wait, ms_since
 from dsh_sidecar.router.cache import CACHED_OUTCOME, CachedAnswer, CacheKey, ResultCache
 from dsh_sidecar.router.config import (
@@ -41,6 +41,7 @@ from dsh_sidecar.router.config import (
 from dsh_sidecar.router.digest import digest
 from dsh_sidecar.router.fleet import FleetReads
 from dsh_sidecar.router.health import Clock, ProviderHealth
+from dsh_sidecar.router.outcomes import AGGREGATE_HEADER, DEADLINE_SKIP
 from dsh_sidecar.router.pacing import Pacer
 from dsh_sidecar.router.parsing import OFF_PROCESS_BYTES, WORKER, Fetched, WorkerGone
 from dsh_sidecar.router.progress import ObservedAttempts
@@ -70,8 +71,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: First line of the all-failed error, byte-exact (seed, "Fallback").
-AGGREGATE_HEADER: Final = "search-router: all configured search providers failed:"
 #: Set once anyio's asyncio backend is imported (:meth:`Router.prepare`; process-wide).
 _BACKEND_WARM = threading.Event()
 #: Reason of an empty answer (fixtures README, outcome ``empty``).

@@ -12,6 +12,7 @@ the mechanisms, not the timings (``bench/deadlines.py`` measures those with the 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from types import SimpleNamespace
@@ -200,3 +201,119 @@ async def test_a_router_not_ready_by_the_deadline_skips_its_providers(mock_provi
     finally:
         release.set()
         await router.aclose()
+
+
+def test_a_search_whose_deadline_passes_during_the_build_answers_at_its_deadline():
+    """The sidecar's build (its imports: seconds on a loaded machine) outlasts a search's
+    ``deadlineMs`` (``dsh/search`` or ``dsh/routeSearch``): the search is answered -32001 at its deadline, every provider of the chain
+    ``initialize`` resolved ``skipped: deadline`` (an outage), not after the build (a real
+    ``dsh-search serve`` under load 34 answered a 300 ms search 5.9 s after it came); a search
+    without ``deadlineMs`` still waits for the build, and so does the next one after it."""
+    from dsh_sidecar.lsp.handlers import build_server
+
+    server = build_server()
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    server.protocol.set_writer(Writer())
+    server.search_chain = ("searxng", "duckduckgo")
+    release = threading.Event()
+
+    def build():
+        assert release.wait(60), "never released"
+        raise RuntimeError("the test's build ends here")
+
+    async def run() -> list[dict]:
+        server.defer_sidecar(build)
+        server.protocol._handle_request(1, "dsh/search", {"query": "bike chain", "deadlineMs": 300})
+        server.protocol._handle_request(2, "dsh/search", {"query": "bike chain"})
+        server.protocol._handle_request(3, "dsh/routeSearch", {"query": "bike chain", "deadlineMs": 400})
+        for _ in range(2000):  # the first and the third are answered while the build is held
+            await asyncio.sleep(0.01)
+            if len(written) == 2:
+                break
+        first = list(written)
+        release.set()
+        for _ in range(2000):
+            await asyncio.sleep(0.01)
+            if len(written) == 3:
+                break
+        return [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in first + written[len(first) :]]
+
+    try:
+        answers = asyncio.run(run())
+    finally:
+        release.set()
+    assert answers[0] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -32001,
+            "message": "search-router: all configured search providers failed:\n"
+            "- searxng: skipped: deadline\n- duckduckgo: skipped: deadline",
+            "data": {
+                "attempts": [
+                    {"provider": "searxng", "outcome": "skipped: deadline", "ms": 0},
+                    {"provider": "duckduckgo", "outcome": "skipped: deadline", "ms": 0},
+                ],
+                "outage": True,
+            },
+        },
+    }
+    assert answers[1] == {**answers[0], "id": 3}  # dsh/routeSearch: the same
+    assert [a["id"] for a in answers] == [1, 3, 2] and answers[2]["error"]["code"] == -32603  # after the (failed) build
+
+
+def test_a_post_execute_during_the_build_waits_off_the_loop_within_its_wait_ms():
+    """A ``dsh/postExecute`` that comes while the sidecar is still being built read the sidecar
+    on the event loop, which waited for the build's end there: every other request waited too,
+    and the call's ``waitMs`` did not count it (a real ``dsh-search serve`` at load 34 answered a
+    call with ``waitMs: 300`` sent right after ``initialize`` 6.3-6.7 s later). Now the build is
+    awaited off the loop, within what is left of ``waitMs``: past it the call is silence; a call
+    without ``waitMs`` waits for the build (off the loop) and is answered after it."""
+    from dsh_sidecar.lsp.handlers import build_server
+
+    server = build_server()
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    server.protocol.set_writer(Writer())
+    release = threading.Event()
+
+    def build():
+        assert release.wait(60), "never released"
+        raise RuntimeError("the test's build ends here")
+
+    call = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
+
+    async def run() -> tuple[list[dict], int]:
+        server.defer_sidecar(build)
+        server.protocol._handle_request(1, "dsh/postExecute", {**call, "waitMs": 300})
+        server.protocol._handle_request(2, "dsh/postExecute", call)
+        ticks = 0
+        for _ in range(2000):  # the loop turns while both wait; the first is answered at its waitMs
+            await asyncio.sleep(0.01)
+            ticks += 1
+            if written:
+                break
+        first = list(written)
+        release.set()
+        for _ in range(2000):
+            await asyncio.sleep(0.01)
+            if len(written) == 2:
+                break
+        return [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in first + written[len(first) :]], ticks
+
+    try:
+        answers, ticks = asyncio.run(run())
+    finally:
+        release.set()
+    assert ticks > 1
+    assert answers[0] == {"jsonrpc": "2.0", "id": 1, "result": {"additionalContexts": []}}
+    assert answers[1]["id"] == 2 and answers[1]["error"]["code"] == -32603  # after the (failed) build

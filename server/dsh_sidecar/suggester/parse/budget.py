@@ -24,6 +24,15 @@ Two guards, installed into bashlex once (:func:`install`), hold for every parse:
   (``bench/shell_fuzz.py``) and the recorded lines (``docs/SCHEME.md``, "The query model's
   bounds") say what real parses spend.
 
+* **parsers started**: bashlex starts a parser for each top-level command of a line (on the
+  rest of the text) and for each command substitution it expands (``$(…)``, backquotes), and
+  a parser's start costs far more than a unit (its tokenizer, a copy of the LR parser: 0.3-0.5
+  ms on a busy machine, ~100-300 units' worth of reading). A parse may start at most
+  :data:`MAX_PARSERS`; one more is refused. Substitutions inside one double-quoted word are one
+  shell token (the head's token bound does not cut them) and nest one level (the nesting bound
+  lets them through): ``python3 -c "`*`*…"`` started 1,600 parsers within 8,192 units and held
+  the event loop 0.45-0.65 s a call.
+
 A refused line is split by ``shell.py``'s ``shlex`` fallback, as a line bashlex refuses is.
 The budget is per thread (a parse on one thread never charges another's).
 """
@@ -47,6 +56,12 @@ BASE_UNITS: Final = 200
 MAX_UNITS: Final = 8192
 
 
+#: Most bashlex parsers a parse may start (the line's own, one per further top-level command and
+#: one per command substitution expanded): the 5,607 recorded lines start at most 8 (a multi-line
+#: script of top-level commands; 5,135 start one), fuzzed lines of 24 characters at most 12.
+MAX_PARSERS: Final = 64
+
+
 class ParseRefused(Exception):
     """A parse that spent its budget or stopped moving forward."""
 
@@ -66,6 +81,16 @@ def _charge() -> None:
     _STATE.left = left - 1
 
 
+def _start_parser() -> None:
+    """Count a parser the running parse starts (nothing outside :func:`parse_bounded`)."""
+    left: int | None = getattr(_STATE, "parsers", None)
+    if left is None:
+        return
+    if left <= 0:
+        raise ParseRefused("too many parsers")
+    _STATE.parsers = left - 1
+
+
 def spent() -> int:
     """Units the last :func:`parse_bounded` of this thread spent (for the fuzzer and tests)."""
     return int(getattr(_STATE, "spent", 0))
@@ -82,9 +107,10 @@ def install() -> None:
         from dsh_sidecar.suggester.parse.lalr import import_bashlex
 
         import_bashlex()  # its parse tables read, not built (lalr.py), when it is not imported yet
-        from bashlex import ast, subst, tokenizer
+        from bashlex import ast, parser, subst, tokenizer
 
         getc = tokenizer.tokenizer._getc
+        parser_init = parser._parser.__init__
         node_init = ast.node.__init__
         paramexpand = subst._paramexpand
 
@@ -96,6 +122,10 @@ def install() -> None:
             _charge()
             node_init(self, **kwargs)
 
+        def counted_parser(self: Any, *args: Any, **kwargs: Any) -> None:
+            _start_parser()
+            parser_init(self, *args, **kwargs)
+
         def forward_paramexpand(parserobj: Any, string: str, sindex: int) -> Any:
             node, end = paramexpand(parserobj, string, sindex)
             if end <= sindex:
@@ -104,6 +134,7 @@ def install() -> None:
 
         tokenizer.tokenizer._getc = counted_getc
         ast.node.__init__ = counted_node
+        parser._parser.__init__ = counted_parser
         subst._paramexpand = forward_paramexpand
         _installed = True
 
@@ -115,16 +146,18 @@ def budget_for(line: str) -> int:
 
 
 def parse_bounded(line: str, budget: int | None = None) -> list[Any]:
-    """``bashlex.parse(line)`` within ``budget`` units (default :func:`budget_for`): its trees,
-    or :class:`ParseRefused` (or bashlex's own errors) — never more work than the budget."""
+    """``bashlex.parse(line)`` within ``budget`` units (default :func:`budget_for`) and
+    :data:`MAX_PARSERS` parsers: its trees, or :class:`ParseRefused` (or bashlex's own errors)
+    — never more work than the budget."""
     install()
     import bashlex
 
     units = budget_for(line) if budget is None else budget
     _STATE.left = units
+    _STATE.parsers = MAX_PARSERS
     try:
         return list(bashlex.parse(line))
     finally:
         left = getattr(_STATE, "left", 0) or 0
         _STATE.spent = units - left
-        _STATE.left = None
+        _STATE.left = _STATE.parsers = None

@@ -1,0 +1,92 @@
+"""A tool call's shell line is untrusted (the agent writes it, often from what it read in the
+workspace): what its parse costs (``suggester/parse/shell.py``) is linear in its length. The
+here-document pattern read a ``<<`` start that no line end followed by trying every length of its
+delimiter, each time reading the rest of the text for a line end: a 4,000-character line (the
+most of a command read), ``<<`` and a word, held the event loop 0.3-0.7 s, twice a call (the
+query and the shell words both take the documents out); ``<<A `` repeated, 0.1-0.2 s. Run in a
+forked child, so a regression fails instead of hanging the run."""
+
+from __future__ import annotations
+
+import pytest
+from dsh_sidecar.suggester.parse import budget, shell
+from dsh_sidecar.suggester.parse.shell import Heredoc, split_heredocs
+from support.secutil import finishes_in_child
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "<<" + "a" * 400_000,
+        "cat <<-" + "EOF" * 130_000,
+        "<<A " * 100_000,
+        "x\n" + "cat <<E " * 50_000,
+        "<<'" + "a" * 400_000,
+    ],
+    ids=["one-delimiter", "dash", "many-starts", "after-a-line", "open-quote"],
+)
+def test_a_document_start_without_a_line_end_is_read_once(line):
+    finishes_in_child(lambda: split_heredocs(line), timeout=20)
+
+
+def test_a_document_start_without_a_line_end_leaves_the_line_as_it_is():
+    for line in ["cat <<EOF", "<<A <<B", "x\ncat <<EOF > f", "cat <<'EOF"]:
+        assert split_heredocs(line) == (line, ())
+
+
+def test_documents_are_still_taken_out():
+    line = "cat <<'EOF' > repro.py && python3 repro.py\nimport x\nEOF\ncat <<A <<B\nbody\n"
+    assert split_heredocs(line) == (
+        "cat <<EOF > repro.py && python3 repro.py\nEOF\ncat <<A <<B\nA\n",
+        (
+            Heredoc("cat <<EOF > repro.py", "import x\n", True),
+            Heredoc("cat <<A <<B", "body\n", False),
+        ),
+    )
+
+
+#: Command substitutions inside one double-quoted word: one shell token, so the head's token bound
+#: (``shell.MAX_SHELL_TOKENS``) does not cut it and it nests one level only; bashlex starts a parser
+#: for each (~0.3-0.5 ms each, ~5 units of the work budget): 1,600 of them fit the 8,192 units and
+#: held the event loop 0.45-0.65 s a call.
+SUBSTITUTIONS = {
+    "backticks": 'python3 -c "' + "`*" * 1994 + '"',
+    "dollar-paren": 'echo "' + "$(a)" * 998 + '"',
+    "after-a-quote": "echo 'x' \"" + "`a`" * 1300 + '"',
+    "lines": "a\n" * 2000,
+}
+
+
+@pytest.mark.parametrize("line", SUBSTITUTIONS.values(), ids=SUBSTITUTIONS.keys())
+def test_a_line_starts_a_bounded_number_of_bashlex_parsers(line, monkeypatch):
+    budget.install()  # the guards first, then the count around them
+    from bashlex import parser
+
+    started = []
+    init = parser._parser.__init__
+
+    def counted(self, *args, **kwargs):
+        started.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(parser._parser, "__init__", counted)
+    shell.shell_words.cache_clear()
+    words = shell.shell_words(line)
+    assert len(started) <= budget.MAX_PARSERS + 1 == 65
+    head = shell._shell_head(shell.split_heredocs(line)[0])[0]
+    assert words == tuple(tuple(w) for w in shell._shlex_commands(head))  # refused: the fallback's words
+
+
+def test_a_line_within_the_parser_bound_is_still_read_by_bashlex():
+    line = 'echo "' + "$(a)" * 63 + '"'
+    trees = budget.parse_bounded(line)
+    assert len(trees) == 1
+    with pytest.raises(budget.ParseRefused, match="parsers"):
+        budget.parse_bounded('echo "' + "$(a)" * 64 + '"')
+    assert shell.shell_words("cd src && ls $(dirname $(which python)) | head") == (
+        ("cd", "src"),
+        ("which", "python"),
+        ("dirname", "$(which python)"),
+        ("ls", "$(dirname $(which python))"),
+        ("head",),
+    )
