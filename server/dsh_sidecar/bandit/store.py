@@ -62,6 +62,13 @@ MAX_UPDATES: Final = 10**12
 #: Least seconds between two reads of the fleet's posteriors from a shared store (each update
 #: is applied locally at once; what other sidecars learned is adopted within this).
 SHARED_REFRESH_S: Final = 0.25
+#: On a shared store, a batch that has waited this long (seconds, of :data:`WRITE_DELAY_S`) is
+#: sent right after the next update is queued, that is as its search answers, beside the
+#: search's cache write, instead of when the delay ends: a flush sent on the delay's timer
+#: overlapped another search's read on a busy sidecar (1-2 of 60 quick searches counted two
+#: reads on their reply path, ``bench/fleet.py``). A sidecar searching less often than this
+#: keeps the timer; the bound on what a crash loses stays :data:`WRITE_DELAY_S`.
+SHARED_ALIGN_S: Final = 0.5
 
 Op = Callable[[Evidence], None]
 
@@ -136,6 +143,7 @@ class PosteriorStore:
         self._queued = 0
         self._landed = 0
         self._urgent = False
+        self._batch_at = 0.0  # when the first operation of the queued batch came (monotonic)
         self._writer: threading.Thread | None = None
         self._policy: ContextualPolicy | None = None
         self.shared: SharedState | None = None
@@ -238,6 +246,10 @@ class PosteriorStore:
                 # only a writer waiting for an empty queue needs waking: one collecting a batch
                 # (the bounded delay) takes this op with it, and waking it on every search would
                 # make it take the GIL from the event loop each time for nothing
+                self._batch_at = time.monotonic()
+                self._cond.notify_all()
+            elif self.shared is not None and not self._urgent and time.monotonic() - self._batch_at >= SHARED_ALIGN_S:
+                self._urgent = True  # the batch goes now, after this search's answer (SHARED_ALIGN_S)
                 self._cond.notify_all()
 
     def apply(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:
@@ -300,20 +312,21 @@ class PosteriorStore:
         assert self.shared is not None
         time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
         try:
+            ops: list[BanditOp] = []
             for op, _arm in batch:
-                with contextlib.ExitStack() as handing:
-                    with self._cond:
-                        if self._abandoned:  # the exit stopped waiting: counted by abandon()
-                            break
-                        self._handed += 1
-                        # one step with the count: the exit's close waits for it from here
-                        handing.enter_context(self.shared.handing())
-                    spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
-                    if spec is not None:
-                        kind, rows, arm, value, discount = spec
-                        self.shared.bandit_apply(
-                            BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS)
-                        )
+                spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
+                if spec is not None:
+                    kind, rows, arm, value, discount = spec
+                    ops.append(BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS))
+            with contextlib.ExitStack() as handing:
+                with self._cond:
+                    abandoned = self._abandoned  # the exit stopped waiting: counted by abandon()
+                    if not abandoned:
+                        self._handed += len(batch)
+                        # one step with the count: the exit's close waits for them from here
+                        handing.enter_context(self.shared.handing(len(ops)))
+                if not abandoned and ops:
+                    self.shared.bandit_apply_many(ops)  # the batch in one round trip
             now = time.monotonic()
             if policy is not None and now - self._read_at >= self.refresh_s:
                 self._read_at = now
