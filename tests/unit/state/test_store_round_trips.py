@@ -132,3 +132,43 @@ def test_a_waiting_bandit_batch_goes_as_the_next_search_answers(server, trips, m
     assert stored(server) == {"quick": 3.0, "thorough": 0.0}
     store.close()
     st.close()
+
+
+async def test_a_quick_search_awaits_one_read_and_writes_after(server, trips, mock_provider, monkeypatch) -> None:
+    """A search that misses the cache awaits one round trip (the fleet's entry and the chain's
+    cooldowns, on a read thread) when its attempt follows that read within ``FLEET_READ_S`` (held
+    here: a loaded machine may take longer and read the cooldowns again); its cache write goes
+    from the background sender. Another sidecar's search of the same query is answered from that
+    entry with the same one read and nothing written."""
+    from dsh_sidecar.router import fleet
+    from dsh_sidecar.router.sharing import share_router
+    from support.mockprovider import case_reply
+    from support.routers import ROUTES, make_router
+
+    monkeypatch.setattr(fleet, "FLEET_READ_S", 60.0)
+    mock_provider.route(*ROUTES["searxng"], case_reply("searxng", "ok", check=False)[0])
+    routers, states = [], []
+    for name in ("a", "b"):
+        router = make_router(mock_provider, "searxng", env={})
+        st = redis_state(server)
+        share_router(router, st)
+        await router.search(f"warm {name}", 5)  # the client made, the cache script loaded
+        assert st.wait_synced(10)
+        routers.append(router)
+        states.append(st)
+    try:
+        before = trips.count()
+        await routers[0].search("bike chain cleaning", 5)
+        assert states[0].wait_synced(10)  # the cache write has landed
+        assert trips.by[before:] == ["dsh-state-read", "dsh-state-send"]
+        before = trips.count()
+        second = await routers[1].search("bike chain cleaning", 5)
+        assert [a.outcome for a in second.attempts] == ["ok (cached)"]
+        assert states[1].wait_synced(10)
+        assert trips.by[before:] == ["dsh-state-read"]
+        assert mock_provider.count(*ROUTES["searxng"]) == 3
+    finally:
+        for router in routers:
+            await router.aclose()
+        for st in states:
+            st.close()
