@@ -62,13 +62,6 @@ MAX_UPDATES: Final = 10**12
 #: Least seconds between two reads of the fleet's posteriors from a shared store (each update
 #: is applied locally at once; what other sidecars learned is adopted within this).
 SHARED_REFRESH_S: Final = 0.25
-#: On a shared store, a batch that has waited this long (seconds, of :data:`WRITE_DELAY_S`) is
-#: sent right after the next update is queued, that is as its search answers, beside the
-#: search's cache write, instead of when the delay ends: a flush sent on the delay's timer
-#: overlapped another search's read on a busy sidecar (1-2 of 60 quick searches counted two
-#: reads on their reply path, ``bench/fleet.py``). A sidecar searching less often than this
-#: keeps the timer; the bound on what a crash loses stays :data:`WRITE_DELAY_S`.
-SHARED_ALIGN_S: Final = 0.5
 
 Op = Callable[[Evidence], None]
 
@@ -143,7 +136,6 @@ class PosteriorStore:
         self._queued = 0
         self._landed = 0
         self._urgent = False
-        self._batch_at = 0.0  # when the first operation of the queued batch came (monotonic)
         self._writer: threading.Thread | None = None
         self._policy: ContextualPolicy | None = None
         self.shared: SharedState | None = None
@@ -246,10 +238,6 @@ class PosteriorStore:
                 # only a writer waiting for an empty queue needs waking: one collecting a batch
                 # (the bounded delay) takes this op with it, and waking it on every search would
                 # make it take the GIL from the event loop each time for nothing
-                self._batch_at = time.monotonic()
-                self._cond.notify_all()
-            elif self.shared is not None and not self._urgent and time.monotonic() - self._batch_at >= SHARED_ALIGN_S:
-                self._urgent = True  # the batch goes now, after this search's answer (SHARED_ALIGN_S)
                 self._cond.notify_all()
 
     def apply(self, policy: ContextualPolicy, op: Op, counts_for: str | None = None) -> None:

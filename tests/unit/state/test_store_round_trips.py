@@ -5,12 +5,10 @@ queued updates is one round trip however many it holds, each update keeping its 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 
 import fakeredis
 import pytest
-from dsh_sidecar.bandit import store as bandit_store
 from dsh_sidecar.bandit.policy import ARMS, GLOBAL, ContextualPolicy
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.state.config import parse_state_config
@@ -110,26 +108,6 @@ def test_a_bandit_flush_is_one_round_trip_and_its_read_back_one_more(server, tri
     assert store.flush(10)
     assert trips.by[before:] == ["dsh-bandit-state"] * 2
     assert stored(server) == {"quick": 7.0, "thorough": 0.0} and store.updates == {"quick": 7, "thorough": 0}
-    store.close()
-    st.close()
-
-
-def test_a_waiting_bandit_batch_goes_as_the_next_search_answers(server, trips, monkeypatch) -> None:
-    """On a shared store a batch that has waited ``SHARED_ALIGN_S`` goes with the next update
-    (its search's answer) rather than on the delay's timer, which overlapped other searches."""
-    monkeypatch.setattr(bandit_store, "SHARED_ALIGN_S", 0.0)
-    st = redis_state(server)
-    policy = ContextualPolicy(("factoid",), discount=0.99)
-    store = PosteriorStore(None, write_delay_s=60.0)  # the timer never ends within this test
-    store.share(st, policy)
-    assert store.settle(5)
-    store.apply(policy, policy.update_op("factoid", "quick", 1.0), counts_for="quick")  # the first write goes at once
-    for _ in range(2):  # the first waits for the delay; the second is queued aligned: both go
-        store.submit(policy, policy.update_op("factoid", "quick", 1.0), counts_for="quick")
-    deadline = time.monotonic() + 20
-    while stored(server)["quick"] < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert stored(server) == {"quick": 3.0, "thorough": 0.0}
     store.close()
     st.close()
 
