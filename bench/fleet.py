@@ -64,8 +64,10 @@ def timed(sc: Sidecar, method: str, params: dict[str, Any]) -> float:
     return ms
 
 
-def round_trips(sc: Sidecar, url: str, n: int) -> tuple[list[int], list[int]]:
-    """Store round trips of ``n`` quick searches (fresh queries: cache misses), one at a time:
+def round_trips(sc: Sidecar, url: str, n: int, name: str) -> tuple[list[int], list[int]]:
+    """Store round trips of ``n`` quick searches (fresh queries: cache misses; ``name`` in each, so a
+    sidecar measured after another is not answered from the fleet cache the first one filled,
+    which writes nothing and learns nothing after its answer), one at a time:
     the Redis server's ``total_reads_processed`` (one per read event, so a pipeline or a script
     sent at once is one) between the request and its answer, and in the 0.2 s after it. The
     ``INFO`` call that reads the counter is itself one read event, taken out."""
@@ -79,7 +81,7 @@ def round_trips(sc: Sidecar, url: str, n: int) -> tuple[list[int], list[int]]:
     for i in range(n):
         time.sleep(0.2)  # the last search's writes are out
         r0 = reads()
-        timed(sc, "dsh/search", {"query": f"round trips {i}", "strategy": "quick"})
+        timed(sc, "dsh/search", {"query": f"round trips {i} {name}", "strategy": "quick"})
         r1 = reads()
         time.sleep(0.2)
         r2 = reads()
@@ -126,7 +128,7 @@ def latency(tmp: Path, providers: Providers, store: RedisServer, n: int, before:
             tool_name, tool_input = SESSION[i % len(SESSION)]
             p = {"sessionId": f"b{i // len(SESSION)}", "turn": i, "tool": {"name": tool_name, "input": tool_input}}
             times.setdefault((name, "postExecute"), []).append(timed(sc, "dsh/postExecute", p))
-    trips = {name: round_trips(sidecars[name], store.url, n=min(n, 60)) for name in sidecars if name != "file"}
+    trips = {name: round_trips(sidecars[name], store.url, min(n, 60), name) for name in sidecars if name != "file"}
     for sc in sidecars.values():
         sc.close()
     print(

@@ -300,20 +300,21 @@ class PosteriorStore:
         assert self.shared is not None
         time.sleep(YIELD_S)  # the search's reply goes out first (state/shared.py, YIELD_S)
         try:
+            ops: list[BanditOp] = []
             for op, _arm in batch:
-                with contextlib.ExitStack() as handing:
-                    with self._cond:
-                        if self._abandoned:  # the exit stopped waiting: counted by abandon()
-                            break
-                        self._handed += 1
-                        # one step with the count: the exit's close waits for it from here
-                        handing.enter_context(self.shared.handing())
-                    spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
-                    if spec is not None:
-                        kind, rows, arm, value, discount = spec
-                        self.shared.bandit_apply(
-                            BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS)
-                        )
+                spec = getattr(op, "fleet", None)  # bandit/policy.py: what a shared store replays
+                if spec is not None:
+                    kind, rows, arm, value, discount = spec
+                    ops.append(BanditOp(uuid.uuid4().hex, kind, rows, arm, value, discount, arms=ARMS))
+            with contextlib.ExitStack() as handing:
+                with self._cond:
+                    abandoned = self._abandoned  # the exit stopped waiting: counted by abandon()
+                    if not abandoned:
+                        self._handed += len(batch)
+                        # one step with the count: the exit's close waits for them from here
+                        handing.enter_context(self.shared.handing(len(ops)))
+                if not abandoned and ops:
+                    self.shared.bandit_apply_many(ops)  # the batch in one round trip
             now = time.monotonic()
             if policy is not None and now - self._read_at >= self.refresh_s:
                 self._read_at = now

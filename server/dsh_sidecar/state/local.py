@@ -154,6 +154,10 @@ class LocalState:
         remember(self._ops, op_id, None, MAX_OP_IDS)
         return True
 
+    def bandit_apply_many(self, ops: list[BanditOp]) -> None:
+        for op in ops:
+            self.bandit_apply(op)
+
     def bandit_apply(self, op: BanditOp) -> None:
         width = bucket_width(op.discount)
         with self._lock:
@@ -252,7 +256,7 @@ class LocalState:
     def status(self) -> dict[str, Any]:
         return {"backend": "file", "shared": False, "available": True}
 
-    def handing(self) -> contextlib.AbstractContextManager[None]:
+    def handing(self, writes: int = 1) -> contextlib.AbstractContextManager[None]:
         """Nothing waits for a write on its way here: each lands in memory at once."""
         return contextlib.nullcontext()
 

@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 import redis
@@ -209,17 +209,18 @@ class StoreLink:
             return fallback()
 
     @contextlib.contextmanager
-    def handing(self) -> Iterator[None]:
-        """One write on its way to the store from the calling thread (the bandit's writer, the
-        knowledge flush), from the moment its sender takes it off its own queue until it reaches
-        :meth:`_write` on this thread: :meth:`close` waits for it within its bound and counts it
-        as not handed when it has not arrived by then (it is then dropped when it does). Without
-        this, a writer descheduled between the two on a loaded machine handed its update over
-        after the exit had counted what it did not send: lost, and told to no one."""
+    def handing(self, writes: int = 1) -> Iterator[None]:
+        """``writes`` writes on their way to the store from the calling thread (the bandit's
+        writer, the knowledge flush), from the moment its sender takes them off its own queue
+        until they reach :meth:`_write` (or :meth:`_write_all`) on this thread: :meth:`close`
+        waits for them within its bound and counts them as not handed when they have not arrived
+        by then (they are then dropped when they do). Without this, a writer descheduled between
+        the two on a loaded machine handed its update over after the exit had counted what it
+        did not send: lost, and told to no one."""
         with self._lock:
             if not self._final:  # else past the exit's count: the write is dropped, counted
-                self._unarrived += 1
-                self._handing.on = True
+                self._unarrived += writes
+                self._handing.on = writes
         try:
             yield
         finally:
@@ -230,10 +231,11 @@ class StoreLink:
         """The calling thread's write on its way (:meth:`handing`), if any, has arrived;
         ``True`` when there was one (caller holds the lock: the arrival and what becomes of
         the write are one step for :meth:`close`'s count)."""
-        if not getattr(self._handing, "on", False):
+        writes = getattr(self._handing, "on", 0)
+        if not writes:
             return False
-        self._handing.on = False
-        self._unarrived -= 1
+        self._handing.on = 0
+        self._unarrived -= writes
         self._arrived.notify_all()
         return True
 
@@ -252,6 +254,34 @@ class StoreLink:
             self._away(failure)
         elif failure is not None and outcome == "refused":
             self._bad_key(key or "(write)", failure)
+
+    def _write_all(
+        self, sends: Sequence[Callable[[], object]], send_all: Callable[[], list[BaseException | None]], key: str = ""
+    ) -> None:
+        """``sends`` (writes as :meth:`_write` takes them) in one round trip: ``send_all()`` sends
+        them at once and returns each one's failure (``None``: it landed). Each write keeps its
+        own fate, as if sent alone: one the store refused as a whole is queued alone, in order
+        (re-sent one by one: its op marker makes a write that landed count once), one refused
+        for its content dropped and counted."""
+        with self._lock:
+            handed = self._arrive()
+            if not sends or not self._up or self._exiting.is_set():
+                if not (handed and self._final):  # else the exit's count had them as not handed
+                    for send in sends:
+                        self._queue(send)
+                return
+            self._sending += len(sends)
+        try:
+            failures = send_all()
+        except CALL_ERRORS as exc:  # the round trip itself failed: every write with it
+            failures = [exc] * len(sends)
+        fates = [self._fate(send, failure, self._queue) for send, failure in zip(sends, failures)]
+        away = next((f for outcome, f in fates if outcome == "away"), None)
+        if away is not None:
+            self._away(away)
+        for outcome, failure in fates:
+            if failure is not None and outcome == "refused":
+                self._bad_key(key or "(write)", failure)
 
     def _later(self, send: Callable[[], object]) -> None:
         """Send ``send`` from the background sender (the caller does not wait; dropped when the
@@ -535,6 +565,12 @@ class StoreLink:
             send()
         except CALL_ERRORS as exc:
             failure = exc
+        return self._fate(send, failure, again)
+
+    def _fate(
+        self, send: Callable[[], object], failure: BaseException | None, again: Callable[[Callable[[], object]], None]
+    ) -> tuple[str, BaseException | None]:
+        """What becomes of ``send`` sent with ``failure`` (:meth:`_sent`), one step under the lock."""
         wide = failure is not None and self._store_wide(failure)
         with self._lock:
             self._sending -= 1

@@ -24,6 +24,7 @@ per outage and zero afterwards.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -242,8 +243,22 @@ class RedisState(StoreLink):
 
     # ------------------------------------------------------------------ bandit
     def bandit_apply(self, op: BanditOp) -> None:
+        call = self._bandit_call(op)
+        if call is not None:
+            ks, args = call
+            self._write(lambda: self._bandit(keys=ks, args=args), ks[1] if len(ks) > 1 else ks[0])
+
+    def bandit_apply_many(self, ops: list[BanditOp]) -> None:
+        """The writes of ``ops`` in one round trip (a pipeline of the script, in order); each
+        write's fate is its own (queued, dropped, counted) as :meth:`bandit_apply` would give it."""
+        calls = [call for call in map(self._bandit_call, ops) if call is not None]
+        sends = [functools.partial(self._bandit, keys=ks, args=args) for ks, args in calls]
+        self._write_all(sends, lambda: self._scripts_at_once(self._bandit, calls), calls[0][0][1] if calls else "")
+
+    def _bandit_call(self, op: BanditOp) -> tuple[list[str], list[Any]] | None:
+        """The keys and arguments of ``op``'s script; ``None`` for values the bandit never makes."""
         if not (math.isfinite(op.value) and math.isfinite(op.discount)):
-            return  # never produced by the bandit; a store must not be asked to add NaN
+            return None  # never produced by the bandit; a store must not be asked to add NaN
         ks = [keys.op_key(op.op_id)]
         for row in op.rows:
             ks += [keys.bandit_counts_key(row), keys.bandit_discounted_key(row, op.discount)]
@@ -259,7 +274,25 @@ class RedisState(StoreLink):
             MAX_BANDIT_FIELDS,
             *op.arms,
         ]
-        self._write(lambda: self._bandit(keys=ks, args=args), ks[1] if len(ks) > 1 else ks[0])
+        return ks, args
+
+    def _scripts_at_once(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[BaseException | None]:
+        """``script`` run once per ``(keys, args)`` of ``calls`` in one pipeline; each run's error
+        (``None``: it ran). A server that has not the script yet (restarted, flushed) is given it
+        and asked again for those runs: one more round trip, as redis-py's own call does."""
+        replies = self._evalsha(script, calls)
+        missing = [i for i, reply in enumerate(replies) if isinstance(reply, redis.exceptions.NoScriptError)]
+        if missing:
+            script.sha = self.client.script_load(script.script)
+            for i, reply in zip(missing, self._evalsha(script, [calls[i] for i in missing])):
+                replies[i] = reply
+        return [reply if isinstance(reply, BaseException) else None for reply in replies]
+
+    def _evalsha(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for ks, args in calls:
+            pipe.evalsha(script.sha, len(ks), *ks, *args)
+        return list(pipe.execute(raise_on_error=False))
 
     def _replies(self, pipe: Any, names: list[str]) -> list[Any]:
         """The replies of ``pipe`` with each command's own error (another type…) as ``None``,

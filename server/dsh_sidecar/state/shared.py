@@ -227,6 +227,10 @@ class SharedState(Protocol):
         """Apply one bandit write (idempotent per ``op.op_id``)."""
         ...
 
+    def bandit_apply_many(self, ops: list[BanditOp]) -> None:
+        """Apply ``ops`` in order, in one round trip (each as :meth:`bandit_apply`)."""
+        ...
+
     def bandit_evidence(
         self, rows: tuple[str, ...], arms: tuple[str, ...], discount: float
     ) -> dict[str, RowEvidence] | None:
@@ -271,10 +275,11 @@ class SharedState(Protocol):
         """``{backend, available, …}`` for ``dsh/status`` (no secret)."""
         ...
 
-    def handing(self) -> AbstractContextManager[None]:
-        """One write on its way from a writer thread that took it off its own queue: the exit's
-        :meth:`close` waits for it (within its bound) to reach the store's queue, or counts it
-        as not handed. The write is made on the same thread, inside the block."""
+    def handing(self, writes: int = 1) -> AbstractContextManager[None]:
+        """``writes`` writes on their way from a writer thread that took them off its own queue:
+        the exit's :meth:`close` waits for them (within its bound) to reach the store's queue, or
+        counts them as not handed. They are made on the same thread, inside the block, in one
+        call (:meth:`bandit_apply`, :meth:`bandit_apply_many`, :meth:`knowledge_apply`)."""
         ...
 
     def begin_exit(self) -> None:

@@ -649,14 +649,14 @@ def shared_bandit(server: fakeredis.FakeServer, monkeypatch: pytest.MonkeyPatch)
     store.share(st, policy)
     assert store.settle(5)
     inside, resume = threading.Event(), threading.Event()
-    real = st.bandit_apply
+    real = st.bandit_apply_many
 
-    def descheduled(bandit_op) -> None:
+    def descheduled(bandit_ops) -> None:
         inside.set()
         resume.wait(10)
-        real(bandit_op)
+        real(bandit_ops)
 
-    monkeypatch.setattr(st, "bandit_apply", descheduled)
+    monkeypatch.setattr(st, "bandit_apply_many", descheduled)
     store.submit(policy, policy.update_op("factoid", "quick", 1.0), counts_for="quick")
     assert inside.wait(5)
     st.begin_exit()
