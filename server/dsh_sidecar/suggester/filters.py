@@ -63,14 +63,14 @@ def apply(
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
         return pointed[: ctx.config.max_targets]
-    on = ctx.config.search_lead != "off" and intent in ranking.CODE_INTENTS
-    lead = functools.cache(lambda: searchlead.searched_lead(ctx.state.evidence, ctx.symbols, ctx.content))
-    chosen = ranking.choose(
-        fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers, _support(lead) if on else None
-    )
+    lead = None
+    if ctx.config.search_lead != "off" and intent in ranking.CODE_INTENTS:
+        lead = functools.cache(lambda: searchlead.searched_lead(ctx.state.evidence, ctx.symbols, ctx.content))
+    support = _support(lead) if lead is not None else None
+    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers, support)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
-    ranked = lead() if on and ctx.config.search_lead == "add" and chosen else None
+    ranked = lead() if lead is not None and ctx.config.search_lead == "add" and chosen else None
     if ranked is not None:
         chosen = searchlead.add_target(chosen, ranked, ctx.state.evidence)
     return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
