@@ -536,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reverse", action="store_true", help="score the tasks last to first (a second process on the same records)"
     )
     p.add_argument("--refresh", action="store_true", help="score the features again (else reuse the records)")
+    p.add_argument("--kept-only", action="store_true", help="score only the tasks that have a record (extract none)")
     p.add_argument(
         "--relist", action="store_true", help="score the listing's features again on the kept records (seconds a task)"
     )
@@ -576,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
         path = args.features / f"{t['id']}.json"
         rec = None
         old = json.loads(path.read_text("utf-8")) if path.exists() else None
+        if old is None and args.kept_only:
+            continue
         if old is not None and not args.refresh:
             rec = old
             if args.relist:

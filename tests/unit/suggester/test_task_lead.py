@@ -235,7 +235,13 @@ def test_code_feature_ranks_file_names_beginning_with_the_codes_names():
     }
     off = Scores()
     listing_features(off, mentions(text), files, DEFAULT_WEIGHTS)
-    assert "code" not in off.by  # off by default: not computed
+    assert "code" not in off.by and "template" not in off.by  # off by default: not computed
+    # `template`: the blocks and directives written anywhere, the title and prose included
+    titled = "Keyed {#each} block's {:else} renders\n\nwith bind:this (see https://x.y/z at 10:30)"
+    assert mentions(titled).template_names == {("each",): 1, ("else",): 1, ("bind", "this"): 1}
+    s = Scores()
+    listing_features(s, mentions(titled), files, replace(DEFAULT_WEIGHTS, template=1.0))
+    assert dict(s.by["template"]) == {"src/runtime/bind_this.ts": 1.0, "src/compiler/wrappers/EachBlock.ts": 0.5}
 
 
 # ---------------------------------------------------------------------------- the ranker

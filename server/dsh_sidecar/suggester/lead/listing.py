@@ -50,6 +50,11 @@ class ListingWeights(Protocol):
         ...
 
     @property
+    def template(self) -> float:
+        """The ``template`` feature's weight."""
+        ...
+
+    @property
     def frame(self) -> float:
         """The ``frame`` feature's weight."""
         ...
@@ -189,11 +194,27 @@ def listing_features(
     code = m.code_names if weights.code > 0 else {}
     lookup = Paths(files, {w for w in wanted if w}, task_words, code)
     _path_features(s, m, lookup, task_words, max(1, len(files)), weights)
+    if weights.template > 0 and m.template_names:
+        names = m.template_names
+        _name_feature(s, "template", Paths(files, set(), (), names), names, max(1, len(files)), weights.template)
     return lookup, task_words
 
 
 #: The features :func:`listing_features` scores.
-LISTING_FEATURES: Final = ("stem", "code", "path", "frame")
+LISTING_FEATURES: Final = ("stem", "code", "template", "path", "frame")
+
+
+def _name_feature(
+    s: Scores, feature: str, lookup: Paths, names: Mapping[tuple[str, ...], int], total: int, weight: float
+) -> None:
+    """The files whose name begins with one of ``names`` (``lookup.code``): the rarer the
+    name among the file names and the more often written, the higher; the more of the file
+    name it covers, the higher."""
+    acc: dict[str, float] = {}
+    for f, (name, n) in lookup.code.items():
+        rare = idf(lookup.code_df[name], total) * (1.0 + math.log(names.get(name, 1)))
+        acc[f] = rare * len(name) / math.sqrt(max(n, 1))
+    add_top(s, feature, acc, "its name is a name of the task's code", weight)
 
 
 def _path_features(
@@ -209,11 +230,7 @@ def _path_features(
             acc_stem[f] = (named + FOLDER_WORD_SHARE * held) / math.sqrt(max(n, 1))
         add_top(s, "stem", acc_stem, "its path is the task's words", weights.stem)
     if lookup.code:
-        acc_code: dict[str, float] = {}
-        for f, (name, n) in lookup.code.items():
-            rare = idf(lookup.code_df[name], total) * (1.0 + math.log(m.code_names.get(name, 1)))
-            acc_code[f] = rare * len(name) / math.sqrt(max(n, 1))
-        add_top(s, "code", acc_code, "its name is a name of the task's code", weights.code)
+        _name_feature(s, "code", lookup, m.code_names, total, weights.code)
     for p in m.paths:
         hits, k = lookup.match(p)
         if hits and len(hits) <= MAX_PATH_MATCHES:

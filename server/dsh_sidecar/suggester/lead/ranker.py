@@ -137,6 +137,7 @@ class Weights:
     bm25: float = 1.0
     title: float = 1.0
     code: float = 0.0
+    template: float = 0.0
     test: float = 0.25
     doc: float = 0.3
 
