@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 import bm25s
@@ -152,8 +152,11 @@ def _top(scores: np.ndarray, paths: list[str], limit: int) -> list[str]:
     return [paths[i] for i in order if scores[i] > 0]
 
 
-def baselines(vocab: Vocabulary, root: Path, files: Sequence[str], text: str) -> dict[str, list[str]]:
-    """Every baseline's first :data:`LIMIT` paths for ``text``: ``{"<tokenizer>/<files>/<params>": [...]}``."""
+def baselines(
+    vocab: Vocabulary, root: Path, files: Sequence[str], text: str, names: Collection[str] = NAMES
+) -> dict[str, list[str]]:
+    """The first :data:`LIMIT` paths for ``text`` of every baseline of ``names`` (default: all):
+    ``{"<tokenizer>/<files>/<params>": [...]}``."""
     data = read_text_files(root, files)
     sets = {
         "all": sorted(data),
@@ -162,20 +165,33 @@ def baselines(vocab: Vocabulary, root: Path, files: Sequence[str], text: str) ->
     }
     out: dict[str, list[str]] = {}
     for tokenizer in TOKENIZERS:
-        docs = {p: vocab.document(tokenizer, p, data[p]) for p in sets["all"]}
+        wanted = {n.split("/")[1] for n in names if n.split("/")[0] == tokenizer}
+        if not wanted:
+            continue
+        docs = {p: vocab.document(tokenizer, p, data[p]) for p in sets[_widest(wanted)]}
         if tokenizer in ("code", "code-nostem"):
             query = vocab.encode(code_tokens(text), stem=tokenizer == "code", grow=False)
         else:  # each distinct word once (an OR of words)
             query = list(dict.fromkeys(vocab.encode(fts5_tokens(text), stem=False, grow=False)))
         for fs in FILE_SETS:
+            if fs not in wanted:
+                continue
             paths = sets[fs]
             if not paths or not query:
                 for name in PARAMS:
-                    out[f"{tokenizer}/{fs}/{name}"] = []
+                    if f"{tokenizer}/{fs}/{name}" in names:
+                        out[f"{tokenizer}/{fs}/{name}"] = []
                 continue
             for name, (k1, b) in PARAMS.items():
+                if f"{tokenizer}/{fs}/{name}" not in names:
+                    continue
                 out[f"{tokenizer}/{fs}/{name}"] = _rank(vocab, [docs[p] for p in paths], paths, query, k1, b)
     return out
+
+
+def _widest(sets: Collection[str]) -> str:
+    """The file set of :data:`FILE_SETS` holding every one of ``sets`` (each is inside the one before)."""
+    return next(fs for fs in FILE_SETS if fs in sets)
 
 
 def _rank(

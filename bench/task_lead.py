@@ -43,7 +43,7 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parents[1]
 for _p in ("server", "protocol", "packs"):
@@ -53,11 +53,16 @@ for _p in ("server", "protocol", "packs"):
 import numpy as np  # noqa: E402
 from dsh_sidecar.evaluation import TRAJECTORY_HELDOUT  # noqa: E402
 from dsh_sidecar.evaluation.corpus import checkout_dir  # noqa: E402
+from dsh_sidecar.suggester.lead.listing import (  # noqa: E402
+    LISTING_FEATURES,
+    MAX_FEATURE_FILES,
+    Scores,
+    listing_features,
+)
 from dsh_sidecar.suggester.lead.mentions import mentions  # noqa: E402
 from dsh_sidecar.suggester.lead.ranker import (  # noqa: E402
     DEFAULT_WEIGHTS,
     FEATURES,
-    MAX_FEATURE_FILES,
     Weights,
     category,
     features,
@@ -80,15 +85,17 @@ WORD = re.compile(r"[A-Za-z0-9]+")
 # ------------------------------------------------------------------------------ tasks
 
 
-def tasks(only: set[str] | None) -> list[dict[str, Any]]:
-    """One row per instance: id, repo, commit, language, gold, task text."""
+def tasks(only: set[str] | None, families: set[str] | None = None) -> list[dict[str, Any]]:
+    """One row per instance: id, repo, commit, language, gold, task text (``families``: only
+    the instances some agent of these families ran)."""
     seen: dict[str, dict[str, Any]] = {}
-    for raw in (TRAJECTORIES / "index.jsonl").read_text("utf-8").splitlines():
-        if not raw.strip():
-            continue
-        row = json.loads(raw)
+    rows = [json.loads(raw) for raw in (TRAJECTORIES / "index.jsonl").read_text("utf-8").splitlines() if raw.strip()]
+    ran: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        ran[row["instance"]].add(row["family"])
+    for row in rows:
         inst = row["instance"]
-        if inst in seen or not row.get("task"):
+        if inst in seen or not row.get("task") or (families and not ran[inst] & families):
             continue
         if only and not any(o in row["repo"] or o == row["family"] for o in only):
             continue
@@ -151,7 +158,13 @@ class _Memo:
 
 
 def extract_features(
-    task: dict[str, Any], cache: Path, memo: _Memo, vocab: Vocabulary, old: dict[str, Any] | None = None
+    task: dict[str, Any],
+    cache: Path,
+    memo: _Memo,
+    vocab: Vocabulary,
+    old: dict[str, Any] | None = None,
+    names: tuple[str, ...] = NAMES,
+    first: bool = True,
 ) -> dict[str, Any] | None:
     """Index the checkout, score every feature, run the baselines (``old``: an earlier record of
     this task, whose baselines are kept: they depend on the checkout and the text alone): one
@@ -173,17 +186,14 @@ def extract_features(
         t2 = time.perf_counter()
         content.close()
     kinds = graph.kind_map()
-    feats: dict[str, dict[str, float]] = {}
-    for name, per in scores.by.items():
-        top = sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:KEEP_PER_FEATURE]
-        feats[name] = {f: round(v, 6) for f, v in top if f in kinds}
+    feats = _kept(scores, kinds, list(scores.by))
     union = sorted({f for per in feats.values() for f in per})
     t3 = time.perf_counter()
-    baseline = old["baseline"] if old else bm25_baseline(root, list(graph.files), task["text"])
+    baseline = old["baseline"] if old else bm25_baseline(root, list(graph.files), task["text"]) if first else []
     plain = old.get("baselines") if old else None
-    if plain is None or set(plain) != set(NAMES):
+    if plain is None or not set(names) <= set(plain):
         vocab.for_repo(task["repo"])
-        plain = baselines(vocab, root, list(graph.files), task["text"])
+        plain = baselines(vocab, root, list(graph.files), task["text"], names)
     t4 = time.perf_counter()
     listed = set(graph.files)
     return {
@@ -200,6 +210,35 @@ def extract_features(
         "baselines": plain,
         "seconds": {"index": round(t1 - t0, 2), "rank": round(t2 - t1, 3), "baseline": round(t4 - t3, 2)},
     }
+
+
+def _kept(scores: Scores, kinds: Any, names: Any) -> dict[str, dict[str, float]]:
+    """Each feature of ``names``: its first :data:`KEEP_PER_FEATURE` listed files, rounded."""
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        per = scores.by.get(name, {})
+        top = sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:KEEP_PER_FEATURE]
+        out[name] = {f: round(v, 6) for f, v in top if f in kinds}
+    return out
+
+
+def relist(rec: dict[str, Any], task: dict[str, Any], cache: Path) -> dict[str, Any] | None:
+    """``rec`` with the features read from the listing alone (``LISTING_FEATURES``) scored
+    again from a listing of the checkout (seconds, no symbol or content index): what a change to
+    those features costs to measure."""
+    root = checkout_dir(cache, task["repo"], task["commit"])
+    if not root.is_dir():
+        return None
+    graph = WorkspaceGraph.build_files(root)
+    every = replace(DEFAULT_WEIGHTS, **{name: 1.0 for name in FEATURES})
+    scores = Scores()
+    listing_features(scores, mentions(task["text"]), graph.files, every)
+    kinds = graph.kind_map()
+    rec["features"].update(_kept(scores, kinds, LISTING_FEATURES))
+    union = sorted({f for per in rec["features"].values() for f in per})
+    rec["category"] = {f: rec["category"].get(f) or category(f, kinds[f]) for f in union}
+    rec["named"] = sorted(scores.by.get("path", {}))
+    return rec
 
 
 # ------------------------------------------------------------------------------ scoring
@@ -235,6 +274,70 @@ class Task:
         return [self.files[self.order[i]] for i in top if s[i] > 0]
 
 
+class Pool:
+    """Many tasks' feature matrices stacked, so one choice of weights ranks them all in a few
+    array operations: each task's first gold rank is how many of its files score above its best
+    gold file (ties: the paths before it), exactly :meth:`Task.ranking`'s order (tested against
+    it in :func:`main`'s ``--check``)."""
+
+    def __init__(self, ts: list[Task]) -> None:
+        #: every task (one without a scored file is a miss) and the indexes of those with files
+        self.all = len(ts)
+        self.kept = np.array([i for i, t in enumerate(ts) if t.files], dtype=np.int64)
+        ts = [t for t in ts if t.files]
+        self.n = len(ts)
+        self.m = np.vstack([t.m for t in ts]) if ts else np.zeros((0, len(FEATURES)))
+        self.test = np.concatenate([t.is_test for t in ts]) if ts else np.zeros(0, bool)
+        self.doc = np.concatenate([t.is_doc for t in ts]) if ts else np.zeros(0, bool)
+        pos = []
+        for t in ts:
+            by_path = np.empty(len(t.files), dtype=np.int64)
+            by_path[t.order] = np.arange(len(t.files))
+            pos.append(by_path)
+        self.pos = np.concatenate(pos) if pos else np.zeros(0, np.int64)
+        self.gold = np.concatenate([[f in t.gold for f in t.files] for t in ts]) if ts else np.zeros(0, bool)
+        sizes = np.array([len(t.files) for t in ts], dtype=np.int64)
+        self.start = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if ts else np.zeros(0, np.int64)
+        self.task = np.repeat(np.arange(self.n), sizes)
+
+    def ranks(self, w: Weights) -> np.ndarray:
+        """Each task's first gold rank (0: none in the first ten with a positive score), in the
+        order of the tasks given."""
+        out = np.zeros(self.all, np.int64)
+        if self.n:
+            out[self.kept] = self._ranks(w)
+        return out
+
+    def _ranks(self, w: Weights) -> np.ndarray:
+        vec = np.array([getattr(w, name) for name in FEATURES])
+        s = (self.m @ vec) * np.where(self.test, w.test, 1.0) * np.where(self.doc, w.doc, 1.0)
+        g = np.where(self.gold & (s > 0), s, -np.inf)
+        best = np.maximum.reduceat(g, self.start)
+        # of the gold files scoring ``best``, the first by path
+        at_best = self.gold & (s == best[self.task]) & np.isfinite(best[self.task])
+        first = np.full(self.n, np.iinfo(np.int64).max)
+        np.minimum.at(first, self.task[at_best], self.pos[at_best])
+        above = (s > best[self.task]) | ((s == best[self.task]) & (self.pos < first[self.task]))
+        r = np.bincount(self.task, weights=above, minlength=self.n).astype(np.int64) + 1
+        r[~np.isfinite(best) | (r > 10)] = 0
+        return r
+
+
+def pool_objective(pool: Pool, w: Weights, groups: np.ndarray | None = None) -> float:
+    """:func:`objective` over a :class:`Pool` (``groups``: each task's repository index, to
+    average per repository instead of per task)."""
+    r = pool.ranks(w)
+    hit5 = ((r > 0) & (r <= 5)).astype(float)
+    rr = np.where(r > 0, 1.0 / np.maximum(r, 1), 0.0)
+    v = hit5 + 0.1 * rr
+    if not len(v):
+        return 0.0
+    if groups is None:
+        return float(v.sum() / max(1, pool.all))
+    per = np.bincount(groups, weights=v) / np.maximum(1, np.bincount(groups))
+    return float(per[np.bincount(groups) > 0].mean())
+
+
 def first_hit(ranked: list[str], gold: set[str]) -> int | None:
     return next((i + 1 for i, f in enumerate(ranked) if f in gold), None)
 
@@ -258,16 +361,32 @@ def objective(ts: list[Task], w: Weights) -> float:
 START = Weights(**{name: 1.0 for name in FEATURES}, test=0.25, doc=0.3)
 
 
-def select(ts: list[Task], start: Weights = START, passes: int = 3) -> Weights:
-    """Coordinate ascent over the grid from ``start`` on ``ts`` (training tasks only)."""
-    best, best_v = start, objective(ts, start)
+def select(
+    ts: list[Task],
+    start: Weights = START,
+    passes: int = 3,
+    per_repository: bool = False,
+    frozen: tuple[str, ...] = (),
+) -> Weights:
+    """Coordinate ascent over the grid from ``start`` on ``ts`` (training tasks only):
+    ``per_repository``, the objective averaged per repository instead of per task (a
+    repository of many tasks does not choose for the others); ``frozen``, features held at 0."""
+    pool = Pool(ts)
+    groups = None
+    if per_repository:
+        index = {r: i for i, r in enumerate(sorted({t.rec["repo"] for t in ts}))}
+        groups = np.array([index[t.rec["repo"]] for t in ts], dtype=np.int64)
+    start = replace(start, **dict.fromkeys(frozen, 0.0))
+    best, best_v = start, pool_objective(pool, start, groups)
     for _ in range(passes):
         improved = False
         for fld in fields(Weights):
+            if fld.name in frozen:
+                continue
             grid = DEMOTION_GRID if fld.name in ("test", "doc") else FEATURE_GRID
             for v in grid:
                 cand = replace(best, **{fld.name: v})
-                cv = objective(ts, cand)
+                cv = pool_objective(pool, cand, groups)
                 if cv > best_v + 1e-9:
                     best, best_v, improved = cand, cv, True
         if not improved:
@@ -275,7 +394,35 @@ def select(ts: list[Task], start: Weights = START, passes: int = 3) -> Weights:
     return best
 
 
-def strongest_baseline(ts: list[Task]) -> str:
+#: The selections a nested choice picks from (``--nested``): objective per task or per
+#: repository.
+SELECTIONS: Final = {"tasks": {"per_repository": False}, "repositories": {"per_repository": True}}
+
+
+#: Folds of the training repositories a nested choice scores each selection on.
+NESTED_FOLDS: Final = 4
+
+
+def nested_select(ts: list[Task], frozen: tuple[str, ...] = ()) -> tuple[str, Weights]:
+    """The selection of :data:`SELECTIONS` whose weights score best on the training
+    repositories when chosen without them (the training repositories in :data:`NESTED_FOLDS`
+    folds, every repository's tasks in one fold), then its weights chosen on all of ``ts``."""
+    repos = sorted({t.rec["repo"] for t in ts})
+    folds = [set(repos[i::NESTED_FOLDS]) for i in range(min(NESTED_FOLDS, len(repos)))]
+    best_name, best_v = "", -1.0
+    for name, how in SELECTIONS.items():
+        ranks: list[int | None] = []
+        for fold in folds:
+            w = select([t for t in ts if t.rec["repo"] not in fold], frozen=frozen, **how)
+            ranks += [first_hit(t.ranking(w), t.gold) for t in ts if t.rec["repo"] in fold]
+        f = figures(ranks)
+        v = f["hit@5"] + 0.1 * f["mrr"]
+        if v > best_v + 1e-9:
+            best_name, best_v = name, v
+    return best_name, select(ts, frozen=frozen, **SELECTIONS[best_name])
+
+
+def strongest_baseline(ts: list[Task], names: tuple[str, ...] = NAMES) -> str:
     """The plain BM25 the table shows: of every tokenizer, file set and parameters
     (``lead_baseline.py``), the strongest on all tasks (Hit@5, then Hit@10, then MRR) — chosen
     in the baseline's favour, on the tasks it is judged on."""
@@ -284,11 +431,11 @@ def strongest_baseline(ts: list[Task]) -> str:
         f = figures([first_hit(t.rec["baselines"][name], t.gold) for t in ts])
         return (f["hit@5"], f["hit@10"], f["mrr"])
 
-    names = sorted({n for t in ts for n in t.rec["baselines"]})
-    return max(names, key=lambda n: (strength(n), n))
+    return max(sorted(names), key=lambda n: (strength(n), n))
 
 
-def table(rows: dict[str, dict[str, list[int | None]]]) -> list[str]:
+def table(rows: dict[str, dict[str, list[int | None]]], first: bool = True) -> list[str]:
+    """The figures of every split and language (``first``: the first baseline was scored)."""
     out = [
         "| split | language | tasks | product Hit@1 | Hit@5 | Hit@10 | MRR | BM25 Hit@1 | Hit@5 | Hit@10 | MRR "
         "| first BM25 Hit@5 |"
@@ -297,16 +444,17 @@ def table(rows: dict[str, dict[str, list[int | None]]]) -> list[str]:
     for key, r in rows.items():
         split, lang = key.split("|")
         p, b, o = figures(r["product"]), figures(r["plain"]), figures(r["old"])
+        old = f"{o['hit@5']:.2f}" if first else "—"
         out.append(
             f"| {split} | {lang} | {p['n']} | {p['hit@1']:.2f} | **{p['hit@5']:.2f}** | {p['hit@10']:.2f} | {p['mrr']:.2f} "
-            f"| {b['hit@1']:.2f} | {b['hit@5']:.2f} | {b['hit@10']:.2f} | {b['mrr']:.2f} | {o['hit@5']:.2f} |"
+            f"| {b['hit@1']:.2f} | {b['hit@5']:.2f} | {b['hit@10']:.2f} | {b['mrr']:.2f} | {old} |"
         )
     return out
 
 
-def variants_table(ts: list[Task]) -> list[str]:
-    """Hit@5 of every plain baseline: all tasks, the fixed held-out set, per language."""
-    names = sorted({n for t in ts for n in t.rec["baselines"]})
+def variants_table(ts: list[Task], names: tuple[str, ...] = NAMES) -> list[str]:
+    """Hit@5 of every plain baseline of ``names``: all tasks, the fixed held-out set, per language."""
+    names = tuple(sorted(names))
     langs = sorted({t.rec["language"] for t in ts})
     head = ["all", "held out", *langs]
     out = ["| baseline (tokenizer/files/parameters) | " + " | ".join(head) + " |"]
@@ -383,13 +531,40 @@ def main(argv: list[str] | None = None) -> int:
         "--features", type=Path, default=Path(tempfile.gettempdir()) / "dsh-task-lead", help="feature records"
     )
     p.add_argument("--only", default="", help="comma-separated repository substrings")
+    p.add_argument("--families", default="", help="comma-separated agent families: only the tasks they ran")
+    p.add_argument(
+        "--reverse", action="store_true", help="score the tasks last to first (a second process on the same records)"
+    )
     p.add_argument("--refresh", action="store_true", help="score the features again (else reuse the records)")
+    p.add_argument("--kept-only", action="store_true", help="score only the tasks that have a record (extract none)")
+    p.add_argument(
+        "--relist", action="store_true", help="score the listing's features again on the kept records (seconds a task)"
+    )
     p.add_argument("--json", type=Path, help="write the figures here")
+    p.add_argument(
+        "--baselines",
+        default=",".join(NAMES),
+        help="comma-separated plain baselines to score (default: all eighteen; fewer: a cheaper run)",
+    )
+    p.add_argument("--no-first", action="store_true", help="leave out the first baseline (FTS5, an OR of words)")
+    p.add_argument("--frozen", default="", help="comma-separated features held at 0 in every selection")
+    p.add_argument(
+        "--selection",
+        choices=(*SELECTIONS, "nested"),
+        default="tasks",
+        help="the objective averaged per task or per repository, or chosen per fold on its training repositories",
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
         return scale(args.scale)
     only = {o for o in args.only.split(",") if o} or None
+    names = tuple(n for n in args.baselines.split(",") if n)
+    if not names or not set(names) <= set(NAMES):
+        p.error(f"--baselines: names among {', '.join(NAMES)}")
+    frozen = tuple(f for f in args.frozen.split(",") if f)
+    if not set(frozen) <= set(FEATURES):
+        p.error(f"--frozen: features among {', '.join(FEATURES)}")
     if args.cache is None or not Path(args.cache).is_dir():
         p.error("--cache DIR (or DSH_CORPUS_CACHE) holding the checkouts is needed")
     args.features.mkdir(parents=True, exist_ok=True)
@@ -397,21 +572,29 @@ def main(argv: list[str] | None = None) -> int:
     vocab = Vocabulary()
     graph_module.extract = memo  # type: ignore[assignment]
     recs: list[dict[str, Any]] = []
-    todo = tasks(only)
-    for i, t in enumerate(todo, 1):
+    todo = tasks(only, {f for f in args.families.split(",") if f} or None)
+    for i, t in enumerate(todo[::-1] if args.reverse else todo, 1):
         path = args.features / f"{t['id']}.json"
         rec = None
         old = json.loads(path.read_text("utf-8")) if path.exists() else None
+        if old is None and args.kept_only:
+            continue
         if old is not None and not args.refresh:
             rec = old
-            if set(rec.get("baselines", ())) != set(NAMES):  # an earlier bench's record: the baselines added
+            if args.relist:
+                rec = relist(rec, t, Path(args.cache))
+                if rec is not None:
+                    path.write_text(json.dumps(rec), "utf-8")
+                print(f"[{i}/{len(todo)}] {t['id']}: relisted", file=sys.stderr, flush=True)
+            if not set(names) <= set(rec.get("baselines", ())):  # an earlier run's record: the baselines added
                 root = checkout_dir(Path(args.cache), t["repo"], t["commit"])
                 vocab.for_repo(t["repo"])
-                rec["baselines"] = baselines(vocab, root, list(WorkspaceGraph.build_files(root).files), t["text"])
+                listed = list(WorkspaceGraph.build_files(root).files)
+                rec["baselines"] = {**rec.get("baselines", {}), **baselines(vocab, root, listed, t["text"], names)}
                 path.write_text(json.dumps(rec), "utf-8")
                 print(f"[{i}/{len(todo)}] {t['id']}: baselines", file=sys.stderr, flush=True)
         else:
-            rec = extract_features(t, Path(args.cache), memo, vocab, old)
+            rec = extract_features(t, Path(args.cache), memo, vocab, old, names, not args.no_first)
             if rec is not None:
                 path.write_text(json.dumps(rec), "utf-8")
             print(f"[{i}/{len(todo)}] {t['id']}: {rec and rec['seconds']}", file=sys.stderr, flush=True)
@@ -421,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     ts = [Task(r) for r in recs]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
-    plain = strongest_baseline(ts)
+    plain = strongest_baseline(ts, names)
 
     def put(split: str, t: Task, w: Weights) -> None:
         pr = first_hit(t.ranking(w), t.gold)
@@ -434,14 +617,22 @@ def main(argv: list[str] | None = None) -> int:
     train = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
     held = [t for t in ts if t.rec["repo"] in TRAJECTORY_HELDOUT]
     chosen: dict[str, Any] = {}
+
+    def choose(training: list[Task]) -> Weights:
+        if args.selection == "nested":
+            how, w = nested_select(training, frozen)
+            print(f"# nested selection: {how} (without {sorted(set(repos) - {t.rec['repo'] for t in training})})")
+            return w
+        return select(training, frozen=frozen, **SELECTIONS[args.selection])
+
     if train and held:
-        w = select(train)
+        w = choose(train)
         chosen["heldout"] = asdict(w)
         for t in held:
             put("fixed held-out", t, w)
     for repo in repos:
         others = [t for t in ts if t.rec["repo"] != repo]
-        w = select(others) if others else DEFAULT_WEIGHTS
+        w = choose(others) if others else DEFAULT_WEIGHTS
         chosen[repo] = asdict(w)
         for t in ts:
             if t.rec["repo"] == repo:
@@ -449,12 +640,12 @@ def main(argv: list[str] | None = None) -> int:
     for t in ts:
         put("defaults (all tasks)", t, DEFAULT_WEIGHTS)
     order = sorted(rows, key=lambda k: (k.split("|")[0], k.split("|")[1] != "all", k.split("|")[1]))
-    lines = table({k: rows[k] for k in order})
+    lines = table({k: rows[k] for k in order}, any(t.rec["baseline"] for t in ts))
     print(f"# task lead: {len(ts)} tasks, {len(repos)} repositories, checkouts in {args.cache}")
     print(f"# tasks whose gold files all exist at the base commit: {sum(1 for t in ts if t.rec['goldPresent'])}")
     print(f"# BM25: plain BM25 over path and content ({plain}: tokenizer/files/parameters, bench/lead_baseline.py)")
     print("\n".join(lines))
-    print("\n".join(variants_table(ts)))
+    print("\n".join(variants_table(ts, names)))
     per_repo = ["| repository | tasks | product Hit@5 (LORO) | BM25 Hit@5 |", "| --- | ---: | ---: | ---: |"]
     for repo in repos:
         rs = [t for t in ts if t.rec["repo"] == repo]

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from dsh_sidecar.suggester.config import parse_suggester_config
+from dsh_sidecar.suggester.lead.listing import Scores, listing_features
 from dsh_sidecar.suggester.lead.mentions import MAX_TASK_CHARS, mentions, split_identifier
 from dsh_sidecar.suggester.lead.offer import TaskLeads, lead_note, offered, silent
 from dsh_sidecar.suggester.lead.ranker import DEFAULT_WEIGHTS, Lead, features, rank
@@ -190,6 +192,56 @@ def test_mentions_are_bounded_and_identifiers_split():
     assert m.identifiers == ()  # the text is cut first: the name past the cut is not read
     assert split_identifier("newJsonWriter") == ["new", "json", "writer"]
     assert split_identifier("mul_symbol") == ["mul", "symbol"]
+
+
+def test_code_names_are_the_words_of_the_texts_code():
+    text = (
+        "Nested loops break\n\nWith `{@debug paneIndex}` inside `{#each items as item}` and `bind:this`:\n\n"
+        "```svelte\n{#if $foo}\n{:else if bar()}\n<Baz on-click={go}/>\n{/if}\n```\nthe if block is wrong.\n"
+    )
+    names = mentions(text).code_names
+    assert names[("debug",)] == 1
+    assert names[("pane", "index")] == 1
+    assert names[("bind", "this")] == 1
+    assert names[("if",)] == 3  # `{#if`, `{:else if`, `{/if}`: short and common words kept
+    assert names[("on", "click")] == 1
+    assert ("block",) not in names  # prose is not code
+    assert mentions("x" * 5 + " `a`").code_names == {}  # one letter is no name
+    long = " ".join(f"`n{i}_a_b`" for i in range(1000))
+    assert len(mentions(long).code_names) == 200  # bounded
+    assert ("a", "b", "c", "d", "e") not in mentions("`a_b_c_d_e`").code_names  # too long for a file name
+
+
+def test_code_feature_ranks_file_names_beginning_with_the_codes_names():
+    files = [
+        "src/compiler/wrappers/IfBlock.ts",
+        "src/compiler/wrappers/EachBlock.ts",
+        "src/compiler/wrappers/DebugTag.ts",
+        "src/runtime/bind_this.ts",
+        "src/runtime/bind.ts",
+        "src/runtime/modifier.ts",
+    ]
+    text = "Broken\n\n```svelte\n{#if x}\n<div bind:this={el}/>\n{/if}\n```\n"
+    on = replace(DEFAULT_WEIGHTS, code=1.0)
+    s = Scores()
+    listing_features(s, mentions(text), files, on)
+    code = dict(s.by["code"])
+    # `bind_this.ts` begins with the two words of `bind:this` (idf log 7, × 2 words / √2);
+    # `IfBlock.ts` with `if`, written twice (idf log 7 × (1 + log 2) / √2); `bind.ts` is only
+    # the first word of a name, no name of the code
+    assert code == {
+        "src/runtime/bind_this.ts": 1.0,
+        "src/compiler/wrappers/IfBlock.ts": pytest.approx(0.846574, abs=1e-6),
+    }
+    off = Scores()
+    listing_features(off, mentions(text), files, DEFAULT_WEIGHTS)
+    assert "code" not in off.by and "template" not in off.by  # off by default: not computed
+    # `template`: the blocks and directives written anywhere, the title and prose included
+    titled = "Keyed {#each} block's {:else} renders\n\nwith bind:this (see https://x.y/z at 10:30)"
+    assert mentions(titled).template_names == {("each",): 1, ("else",): 1, ("bind", "this"): 1}
+    s = Scores()
+    listing_features(s, mentions(titled), files, replace(DEFAULT_WEIGHTS, template=1.0))
+    assert dict(s.by["template"]) == {"src/runtime/bind_this.ts": 1.0, "src/compiler/wrappers/EachBlock.ts": 0.5}
 
 
 # ---------------------------------------------------------------------------- the ranker

@@ -108,6 +108,19 @@ _CAMEL_SPLIT: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z
 #: snake_case, digits: ``newJSONWriter2`` → new, JSON, Writer, 2).
 _TERM: Final = re.compile(r"[A-Za-z0-9_]{2,100}")
 _TERM_PART: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: A name in the text's code, its pieces joined by ``:``, ``-``, ``_`` or case (``bind:this``,
+#: ``on-click``, ``IfBlock``; a template's ``{#if}``/``{@debug}`` give ``if``/``debug``).
+_CODE_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9]{0,60}(?:[:_\-][A-Za-z][A-Za-z0-9]{0,60}){0,5}")
+#: The words of a name, as the ranker reads a file name's (``IfBlock`` → If, Block; ``h1`` one word).
+_NAME_PART: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: A template's or directive's name, anywhere in the text: after a block sigil (``{#if``,
+#: ``{:else``, ``{@debug``, ``{/each``, ``{{#if``, ``{% for``) or a directive ``prefix:name``
+#: (``bind:this``, ``on:click``; lower-case on both sides, not a URL's scheme or a time).
+_TEMPLATE_NAME: Final = re.compile(
+    r"(?:\{\{?[#:@/^]|\{%-?)[ \t]{0,4}([A-Za-z][\w-]{0,60})|(?<![\w:/.\-])([a-z][a-z0-9]{0,30}:[a-z][\w-]{0,60})(?![\w:/])"
+)
+#: Words of a code name kept (a file name of more words is no name of the text's code).
+MAX_CODE_NAME_WORDS: Final = 4
 #: English words too common to search for (Lucene's English stop words).
 _TERM_STOP: Final = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
@@ -153,6 +166,8 @@ class Mentions:
     about_tests: bool = False
     terms: dict[str, int] = field(default_factory=dict)
     title_terms: tuple[str, ...] = ()
+    code_names: dict[tuple[str, ...], int] = field(default_factory=dict)
+    template_names: dict[tuple[str, ...], int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -324,6 +339,29 @@ def _words(text: str) -> list[str]:
     return words
 
 
+def code_names(sources: list[str]) -> dict[tuple[str, ...], int]:
+    """The names of ``sources`` (code) as their lower-case words (camelCase, snake_case,
+    kebab-case and ``a:b`` split), and how often each occurs; at most :data:`MAX_MENTIONS`
+    distinct names, each of at most :data:`MAX_CODE_NAME_WORDS` words."""
+    counts: dict[tuple[str, ...], int] = {}
+    for source in sources:
+        for m in _CODE_NAME.finditer(source):
+            words = tuple(p.lower() for p in _NAME_PART.findall(m.group(0)))
+            if not words or len(words) > MAX_CODE_NAME_WORDS or len("".join(words)) < 2:
+                continue
+            if words in counts:
+                counts[words] += 1
+            elif len(counts) < MAX_MENTIONS:
+                counts[words] = 1
+    return counts
+
+
+def template_names(text: str) -> dict[tuple[str, ...], int]:
+    """The template blocks and directives of ``text`` (:data:`_TEMPLATE_NAME`) as their
+    lower-case words, and how often each occurs (bounded as :func:`code_names`)."""
+    return code_names([m.group(1) or m.group(2) for m in _TEMPLATE_NAME.finditer(text)])
+
+
 def search_terms(text: str) -> dict[str, int]:
     """The code search terms of ``text`` and how often each occurs: every token lower-cased,
     an identifier both whole and as its parts (``newJsonWriter`` → newjsonwriter, new, json,
@@ -385,4 +423,6 @@ def mentions(text: str, title: str | None = None) -> Mentions:
         about_tests=about_tests,
         terms=search_terms(text),
         title_terms=tuple(search_terms(title)),
+        code_names=code_names([*spans, *fences]),
+        template_names=template_names(text),
     )

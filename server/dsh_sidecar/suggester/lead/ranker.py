@@ -20,6 +20,9 @@ Each kind of evidence is one *feature*, a score per file:
   split) over the code files' tokens (``lead/bm25.py``, the symbol index's usages): the plain
   retrieval of code search, as one feature among the others; ``title`` — the same for the
   title's terms alone (the issue's own summary).
+* ``code`` — the files whose name begins with a name of the text's code, word for word
+  (``bind:this`` → ``bind_this.ts``, a template's ``{#if}`` → ``IfBlock.ts``, ``{@debug}`` →
+  ``DebugTag.ts``): short and common words count here, as the code wrote them.
 
 The file's score is the weighted sum (:class:`Weights`, chosen on training folds:
 ``bench/task_lead.py``), multiplied by a demotion for tests, docs, examples and fixtures unless
@@ -30,7 +33,6 @@ is bounded work on any workspace.
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import posixpath
@@ -41,13 +43,21 @@ from dataclasses import dataclass, fields
 from typing import Final, Protocol
 
 from dsh_sidecar.suggester.lead.bm25 import bm25_scores, term_keys
+from dsh_sidecar.suggester.lead.listing import (
+    MAX_FEATURE_FILES,
+    MAX_PATH_MATCHES,
+    MODULE_EXTENSIONS,
+    Paths,
+    Scores,
+    add_top,
+    idf,
+    listing_features,
+)
 from dsh_sidecar.suggester.lead.mentions import Mentions, split_identifier
 from dsh_sidecar.workspace.facts import STOP_WORDS
 
 #: Files named by the lead at most.
 MAX_LEAD: Final = 5
-#: Files of each feature's order that count (the rest never reach the top ten).
-MAX_FEATURE_FILES: Final = 300
 
 
 class SymbolTable(Protocol):
@@ -126,6 +136,8 @@ class Weights:
     graph: float = 0.25
     bm25: float = 1.0
     title: float = 1.0
+    code: float = 0.0
+    template: float = 0.0
     test: float = 0.25
     doc: float = 0.3
 
@@ -137,8 +149,6 @@ FEATURES: Final = tuple(f.name for f in fields(Weights) if f.name not in DEMOTIO
 
 #: A name defined in more files than this names no file in particular.
 MAX_DEFINITIONS: Final = 12
-#: A path mention matching more files than this is no file in particular (``index.js``).
-MAX_PATH_MATCHES: Final = 8
 #: Identifiers whose usages are read, and files a usage posting may have (more: too common).
 MAX_USAGE_NAMES: Final = 60
 MAX_USAGE_SHARE: Final = 0.05
@@ -155,16 +165,9 @@ AUX_DIRS: Final = frozenset(
     {"example", "examples", "fixtures", "fixture", "samples", "sample", "demo", "demos", "benchmark", "benchmarks",
      "bench", "playground", "site", "website", "sites", "scripts", "guides", "guide", "tutorials", "tutorial"}
 )  # fmt: skip
-#: The words of a file name: ``HttpClient`` → Http, Client; ``retry_policy`` → retry, policy.
-_NAME_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-#: Folders whose words are kept at once while the listing is read (then forgotten).
-MAX_FOLDERS_CACHED: Final = 10_000
-#: What a task word in a file's folders counts for, beside one in its name.
-FOLDER_WORD_SHARE: Final = 0.5
 #: Prose words of the text looked up as code tokens (the rarest in the code first).
 MAX_WORD_TOKENS: Final = 40
-#: Extensions of code modules a dotted name may resolve to, and a package's own file.
-MODULE_EXTENSIONS: Final = (".py", ".java", ".kt", ".scala", ".js", ".ts", ".tsx", ".jsx", ".mjs", ".go", ".rs", ".rb")
+#: A package's own file.
 PACKAGE_FILES: Final = ("__init__.py", "index.js", "index.ts", "mod.rs")
 
 
@@ -175,84 +178,6 @@ class Lead:
     path: str
     score: float
     reason: str
-
-
-class _Scores:
-    """Per-feature scores and the best reason of each file."""
-
-    def __init__(self) -> None:
-        self.by: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        self.reason: dict[str, tuple[float, str]] = {}
-
-    def add(self, feature: str, path: str, value: float, reason: str, weight: float) -> None:
-        if value <= 0:
-            return
-        self.by[feature][path] += value
-        best = self.reason.get(path)
-        if best is None or value * weight > best[0]:
-            self.reason[path] = (value * weight, reason)
-
-
-class _Paths:
-    """Suffix lookups over the listing: a path mention's files (bounded per lookup); and the
-    files whose name's words are words of the task (``stems``: file → its matched words and
-    how many words the name has; ``stem_df``: in how many names each matched word is)."""
-
-    def __init__(self, files: Sequence[str], names: set[str], words: Collection[str] = ()) -> None:
-        # one pass over the listing: the files whose base name the text mentions, and the
-        # words of every file name (``retry_policy.py``, ``RetryPolicy.java``: retry, policy)
-        self.by_name: dict[str, list[str]] = defaultdict(list)
-        self.by_lower: dict[str, list[str]] = defaultdict(list)
-        self.stems: dict[str, tuple[tuple[str, ...], tuple[str, ...], int]] = {}
-        self.stem_df: dict[str, int] = defaultdict(int)
-        lowered = {n.lower() for n in names}
-        wanted = frozenset(words)
-        # a folder's words are read once for all its files (the listing is sorted: one folder's
-        # files are together)
-        folder_of: dict[str, tuple[str, ...]] = {}
-        for f in files:
-            cut = f.rfind("/") + 1
-            base = f[cut:]
-            if base in names:
-                self.by_name[base].append(f)
-            elif base.lower() in lowered:
-                self.by_lower[base.lower()].append(f)
-            if wanted:
-                parts = [w.lower() for w in _NAME_WORD.findall(base.split(".", 1)[0])]
-                hit = tuple(w for w in dict.fromkeys(parts) if w in wanted)
-                folder = f[:cut]
-                in_folder = folder_of.get(folder)
-                if in_folder is None:
-                    if len(folder_of) >= MAX_FOLDERS_CACHED:
-                        folder_of.clear()
-                    in_folder = folder_of[folder] = tuple(
-                        w for w in dict.fromkeys(x.lower() for x in _NAME_WORD.findall(folder)) if w in wanted
-                    )
-                folders = tuple(w for w in in_folder if w not in hit) if hit else in_folder
-                if hit or folders:
-                    self.stems[f] = (hit, folders, len(parts))
-                    for w in hit + folders:
-                        self.stem_df[w] += 1
-
-    def match(self, mention: str) -> tuple[list[str], int]:
-        """The files whose path ends with the longest trailing part of ``mention`` that matches
-        any, and how many segments matched (0: none)."""
-        parts = [p for p in mention.split("/") if p and p not in (".", "..")]
-        if not parts:
-            return [], 0
-        base = parts[-1]
-        pool = self.by_name.get(base) or self.by_lower.get(base.lower()) or []
-        if not pool:
-            return [], 0
-        for k in range(len(parts), 0, -1):
-            tail = "/".join(parts[-k:])
-            hits = [f for f in pool if f == tail or f.endswith("/" + tail)]
-            if not hits and k > 1:
-                low = tail.lower()
-                hits = [f for f in pool if f.lower() == low or f.lower().endswith("/" + low)]
-            if hits:
-                return hits, k
-        return [], 0
 
 
 def category(path: str, kind: str) -> str:
@@ -270,10 +195,6 @@ def category(path: str, kind: str) -> str:
 def _kind_factor(path: str, kind: str, weights: Weights) -> float:
     cat = category(path, kind)
     return weights.test if cat == "test" else weights.doc if cat == "doc" else 1.0
-
-
-def _idf(count: int, total: int) -> float:
-    return math.log(1.0 + total / max(1, count))
 
 
 def rank(
@@ -310,23 +231,12 @@ def present_inside(root: str, rel: str) -> bool:
     return real.startswith(top.rstrip("/") + "/")
 
 
-def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> _Scores:
+def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> Scores:
     """Every feature's score per file (module docstring)."""
-    s = _Scores()
-    files = workspace.files
-    total = max(1, len(files))
+    s = Scores()
+    total = max(1, len(workspace.files))
     symbols = workspace.symbols
-    wanted = {p.rsplit("/", 1)[-1] for p in m.paths} | {p.rsplit("/", 1)[-1] for p, _ in m.frames}
-    for d in m.dotted:  # a dotted module name's last part as a file (`a.b.c` → `c.py`)
-        parts = d.split(".")
-        wanted.update(parts[-1] + e for e in MODULE_EXTENSIONS)
-        wanted.update(parts[-2] + e for e in MODULE_EXTENSIONS)
-    task_words = {w: 1.0 + math.log(c) for w, c in m.word_counts.items() if len(w) >= 3}
-    for w in m.title_words:
-        if w in task_words:
-            task_words[w] += 1.0  # the title says what the task is about
-    lookup = _Paths(files, {w for w in wanted if w}, task_words)
-    _path_features(s, m, lookup, task_words, total, weights)
+    lookup, task_words = listing_features(s, m, workspace.files, weights)
     if symbols is not None:
         _symbol_features(s, m, lookup, symbols, total, weights)
     if content is not None and content.ready:
@@ -338,10 +248,10 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
             keys = term_keys(symbols.refs, m.terms)
             if weights.bm25 > 0:
                 acc = bm25_scores(m.terms, keys, symbols.refs, symbols.lengths)
-                _add_top(s, "bm25", acc, "its code matches the task's words", weights.bm25)
+                add_top(s, "bm25", acc, "its code matches the task's words", weights.bm25)
             if weights.title > 0:
                 acc = bm25_scores(dict.fromkeys(m.title_terms, 1), keys, symbols.refs, symbols.lengths)
-                _add_top(s, "title", acc, "its code matches the task's title", weights.title)
+                add_top(s, "title", acc, "its code matches the task's title", weights.title)
         if weights.graph > 0:
             seeds = sorted(s.by["symbol"].items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_SEEDS]
             for f, v in seeds:
@@ -350,40 +260,7 @@ def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None,
     return s
 
 
-def _path_features(
-    s: _Scores, m: Mentions, lookup: _Paths, task_words: Mapping[str, float], total: int, weights: Weights
-) -> None:
-    """File names made of the task's words; the paths and the traceback frames it names."""
-    if lookup.stems:
-        worth = {w: _idf(df, total) * task_words[w] for w, df in lookup.stem_df.items()}
-        acc_stem: dict[str, float] = {}
-        for f, (hit, folders, n) in lookup.stems.items():
-            named = sum(worth[w] for w in hit)
-            held = sum(worth[w] for w in folders)
-            acc_stem[f] = (named + FOLDER_WORD_SHARE * held) / math.sqrt(max(n, 1))
-        _add_top(s, "stem", acc_stem, "its path is the task's words", weights.stem)
-    for p in m.paths:
-        hits, k = lookup.match(p)
-        if hits and len(hits) <= MAX_PATH_MATCHES:
-            depth = p.count("/") + 1
-            value = (k / depth) ** 0.5 / len(hits)
-            for f in hits:
-                s.add("path", f, value, "the task names this file", weights.path)
-    # the frames in the workspace's own files, innermost first: the runtime's and the libraries'
-    # frames (`java/lang/Thread.java`, `site-packages/…`) match nothing and take no place
-    own = 0
-    for p, _fn in m.frames:
-        hits, k = lookup.match(p)
-        if hits and len(hits) <= MAX_PATH_MATCHES:
-            value = 1.0 / (1 + own) / len(hits)
-            own += 1
-            for f in hits:
-                s.add("frame", f, value, "a frame of the task's traceback", weights.frame)
-
-
-def _symbol_features(
-    s: _Scores, m: Mentions, lookup: _Paths, symbols: SymbolTable, total: int, weights: Weights
-) -> None:
+def _symbol_features(s: Scores, m: Mentions, lookup: Paths, symbols: SymbolTable, total: int, weights: Weights) -> None:
     """The files that define the names (and dotted names) the task names."""
     defs = symbols.defs
     subject = set(m.subject)
@@ -391,7 +268,7 @@ def _symbol_features(
         where = defs.get(name)
         if not where or len(where) > MAX_DEFINITIONS:
             continue
-        base = _idf(len(where), total) / math.log(1.0 + total)
+        base = idf(len(where), total) / math.log(1.0 + total)
         weight = (1.0 if name in subject else 0.5) * (1 + math.log(m.counts.get(name, 1)))
         for f in where:
             stem = posixpath.splitext(f.rsplit("/", 1)[-1])[0]
@@ -401,7 +278,7 @@ def _symbol_features(
         _dotted(d, lookup, symbols, s, weights)
 
 
-def _content_features(s: _Scores, m: Mentions, content: LeadContent, weights: Weights) -> None:
+def _content_features(s: Scores, m: Mentions, content: LeadContent, weights: Weights) -> None:
     """The files holding the task's error messages, and BM25 over the content index."""
     for e in m.errors[:MAX_ERRORS]:
         words = [w for w in split_words(e) if w not in STOP_WORDS]
@@ -420,7 +297,7 @@ def _content_features(s: _Scores, m: Mentions, content: LeadContent, weights: We
             s.add("text", f, v / best, "its words match the task's", weights.text)
 
 
-def _usage_features(s: _Scores, m: Mentions, symbols: SymbolTable, total: int, weights: Weights) -> None:
+def _usage_features(s: Scores, m: Mentions, symbols: SymbolTable, total: int, weights: Weights) -> None:
     """The files that use the names the task names (the symbol index's references)."""
     refs = symbols.refs
     cap = max(50, MAX_USAGE_SHARE * total)
@@ -429,14 +306,14 @@ def _usage_features(s: _Scores, m: Mentions, symbols: SymbolTable, total: int, w
         posting = refs.get(name)
         if not posting or len(posting) > cap:
             continue
-        idf = _idf(len(posting), total)
+        weight = idf(len(posting), total)
         for f, tf in posting.items():
-            acc[f] += idf * tf / (tf + 1.2)
-    _add_top(s, "usage", acc, "uses the names the task names", weights.usage)
+            acc[f] += weight * tf / (tf + 1.2)
+    add_top(s, "usage", acc, "uses the names the task names", weights.usage)
 
 
 def _word_token_features(
-    s: _Scores, task_words: Mapping[str, float], symbols: SymbolTable, total: int, weights: Weights
+    s: Scores, task_words: Mapping[str, float], symbols: SymbolTable, total: int, weights: Weights
 ) -> None:
     """The files whose code uses the task's prose words as tokens."""
     refs = symbols.refs
@@ -450,26 +327,13 @@ def _word_token_features(
     postings.sort(key=lambda t: (t[0], t[1]))
     acc_words: dict[str, float] = defaultdict(float)
     for n, token, posting in postings[:MAX_WORD_TOKENS]:
-        idf = _idf(n, total) * task_words[token.lower()]
+        weight = idf(n, total) * task_words[token.lower()]
         for f, tf in posting.items():
-            acc_words[f] += idf * tf / (tf + 1.2)
-    _add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
+            acc_words[f] += weight * tf / (tf + 1.2)
+    add_top(s, "words", acc_words, "its code uses the task's words", weights.words)
 
 
-def _add_top(s: _Scores, feature: str, acc: Mapping[str, float], reason: str, weight: float) -> None:
-    """The :data:`MAX_FEATURE_FILES` best files of ``acc`` (ties by path) as ``feature``,
-    scaled so the best is 1 (the rest count for nothing in :func:`combine`)."""
-    if not acc:
-        return
-    top = heapq.nsmallest(MAX_FEATURE_FILES, acc.items(), key=lambda kv: (-kv[1], kv[0]))
-    most = top[0][1]
-    if most <= 0:
-        return
-    for f, v in top:
-        s.add(feature, f, v / most, reason, weight)
-
-
-def _dotted(name: str, lookup: _Paths, symbols: SymbolTable, s: _Scores, weights: Weights) -> None:
+def _dotted(name: str, lookup: Paths, symbols: SymbolTable, s: Scores, weights: Weights) -> None:
     """A dotted name: the longest prefix that is a module path, the rest defined in it; else
     ``Class.member`` both defined in one file."""
     parts = name.split(".")
@@ -531,8 +395,6 @@ def _neighbours(path: str, symbols: SymbolTable) -> list[str]:
 
 def split_words(text: str) -> list[str]:
     """Lower-case words (3+ letters) of ``text``, identifiers split."""
-    import re
-
     out: list[str] = []
     for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,40}", text):
         out += [p for p in split_identifier(w) if len(p) >= 3] or [w.lower()]
@@ -542,8 +404,6 @@ def split_words(text: str) -> list[str]:
 def _literal(message: str) -> str:
     """The longest run of the message without a placeholder or a value the program formatted
     in (quotes, digits, ``%s``, ``{}``): what the source file holds literally."""
-    import re
-
     pieces = re.split(r"[\"'`{}%<>\[\]()0-9]|\s-\s|:\s", message)
     best = max((p.strip() for p in pieces), key=len, default="")
     return best if len(best) >= 12 and " " in best else ""
@@ -562,7 +422,7 @@ def _query_words(m: Mentions) -> list[str]:
     return list(seen)
 
 
-def combine(s: _Scores, workspace: LeadWorkspace, weights: Weights, limit: int = MAX_LEAD) -> list[Lead]:
+def combine(s: Scores, workspace: LeadWorkspace, weights: Weights, limit: int = MAX_LEAD) -> list[Lead]:
     """The weighted sum of the features (the first :data:`MAX_FEATURE_FILES` files of each,
     best first, ties by path), demoted by kind, best first (ties by path)."""
     total: dict[str, float] = defaultdict(float)

@@ -1,0 +1,68 @@
+"""The task lead bench's selection (``bench/task_lead.py``): the stacked evaluation of many tasks
+(:class:`Pool`) ranks exactly as each task's own ranking does, ties by path included, and the
+objective per repository weighs every repository alike."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+task_lead = pytest.importorskip("task_lead")
+
+
+def _record(rid: str, repo: str, gold: list[str], feats: dict[str, dict[str, float]], cats: dict[str, str]) -> dict:
+    return {"id": rid, "repo": repo, "gold": gold, "features": feats, "category": cats, "named": [], "baselines": {}}
+
+
+RECORDS = [
+    # the gold file ties with another on `stem`: the path before it wins the tie
+    _record("t1", "r/a", ["src/b.py"], {"stem": {"src/a.py": 1.0, "src/b.py": 1.0}, "bm25": {"src/b.py": 0.5}},
+            {"src/a.py": "source", "src/b.py": "source"}),
+    # a test scores highest until it is demoted
+    _record("t2", "r/a", ["lib/x.js"], {"symbol": {"test/x.test.js": 1.0, "lib/x.js": 0.6}, "path": {"lib/y.js": 0.2}},
+            {"test/x.test.js": "test", "lib/x.js": "source", "lib/y.js": "source"}),
+    # the gold file is in no feature: a miss
+    _record("t3", "r/b", ["gone.py"], {"words": {"a.py": 1.0}}, {"a.py": "source"}),
+    # no scored file at all
+    _record("t4", "r/b", ["z.py"], {}, {}),
+    # eleven files above the gold one: past the first ten
+    _record("t5", "r/c", ["k.py"], {"bm25": {**{f"f{i:02}.py": 1.0 for i in range(11)}, "k.py": 0.5}},
+            {**{f"f{i:02}.py": "source" for i in range(11)}, "k.py": "source"}),
+]  # fmt: skip
+
+
+def test_pool_ranks_as_each_task_does():
+    ts = [task_lead.Task(r) for r in RECORDS]
+    pool = task_lead.Pool(ts)
+    grid = (0.0, 0.5, 1.0)
+    names = ("stem", "bm25", "symbol", "path", "words")
+    seen = set()
+    for values in itertools.product(grid, repeat=len(names)):
+        for test in (0.05, 1.0):
+            w = task_lead.Weights(**dict(zip(names, values)), test=test)
+            own = [task_lead.first_hit(t.ranking(w), t.gold) or 0 for t in ts]
+            assert pool.ranks(w).tolist() == own
+            seen.add(tuple(own))
+    assert (2, 2, 0, 0, 0) in seen  # the tie (t1) and the demoted test (t2) both seen
+    # t1: the tie on `stem` goes to `src/a.py`; t2: `lib/y.js` (path 0.2 × 5) ties with the
+    # undemoted test (1.0) and comes first by path, the gold file third
+    w = task_lead.Weights(stem=1.0, bm25=0.0, symbol=1.0, test=1.0)
+    assert pool.ranks(w).tolist() == [2, 3, 0, 0, 0]
+
+
+def test_objective_per_task_and_per_repository():
+    ts = [task_lead.Task(r) for r in RECORDS]
+    pool = task_lead.Pool(ts)
+    w = task_lead.Weights(stem=1.0, bm25=1.0, symbol=1.0, path=0.0, test=0.05)
+    assert pool.ranks(w).tolist() == [1, 1, 0, 0, 0]
+    # per task: two hits at rank 1 of five tasks, each 1 + 0.1 × 1
+    assert task_lead.pool_objective(pool, w) == pytest.approx(2 * 1.1 / 5)
+    assert task_lead.pool_objective(pool, w) == pytest.approx(task_lead.objective(ts, w))
+    # per repository: r/a 1.1, r/b 0, r/c 0
+    groups = np.array([0, 0, 1, 1, 2])
+    assert task_lead.pool_objective(pool, w, groups) == pytest.approx(1.1 / 3)
