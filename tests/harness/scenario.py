@@ -77,6 +77,10 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
 #: and a loaded machine may index even this small repository past it. Inside the bundle's own
 #: first-section bound (5 s, the sidecar's start included).
 PROMPT_WAIT_MS = 3000
+#: The bundle's ``startTimeoutMs`` in the hung-start scenario: the first child never answers
+#: ``initialize``, the restarted real sidecar must within it (it took 2.2-3.0 s at load 21-23, so
+#: 3000 ended every restart as hung, until the restart budget was spent).
+HUNG_START_TIMEOUT_MS = 20_000
 
 
 def plugin_dir(work: Path, sticky: bool, task_lead: bool = False, bad_config: bool = False) -> Path:
@@ -315,7 +319,7 @@ def dsh_adapter_rows(
         script = work / "hang_start_once.py"
         script.write_text(HANG_START_ONCE)
         knobs["command"] = [sys.executable, str(script), str(work / "hung-start.flag")]
-        knobs["startTimeoutMs"] = 3000  # the first child never answers initialize
+        knobs["startTimeoutMs"] = HUNG_START_TIMEOUT_MS  # the first child never answers initialize
         knobs["startWaitMs"] = 60000  # calls after the abandoned start wait for the restart
     if crash_once:
         script = work / "crash_once.py"
