@@ -79,7 +79,12 @@ async def test_a_web_search_during_the_build_answers_on_the_router_built_first(
     reply, case = case_reply("searxng", "ok")
     mock_provider.route(*ROUTES["searxng"], reply)
     release = held_build(monkeypatch)
-    config = parse_config({"suggester": {"enabled": True}, "router": router_block(mock_provider, ["searxng"])})
+    config = parse_config(
+        {
+            "suggester": {"enabled": True, "firstCallWaitMs": WINDOW_MS},
+            "router": router_block(mock_provider, ["searxng"]),
+        }
+    )
     lifetime = Lifetime()
     try:
         async with Client(build_server(config, workspace, home_env(tmp_path / "home"), lifetime=lifetime)) as client:
