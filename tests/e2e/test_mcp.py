@@ -17,7 +17,7 @@ import pytest_asyncio
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, router_block
 from support.sidecar import DATA, forked, home_env
-from support.waiting import until
+from support.waiting import until, workspace_indexed
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from dsh_sidecar.mcp.hooks import TurnCounter, parse_tool_input, post_execute_params  # noqa: E402
@@ -57,15 +57,6 @@ async def session(
 SUGGEST = {"suggester": {"enabled": True, "sectionMode": "sticky"}}
 
 
-async def indexed(s: ClientSession, within_s: float = 90.0) -> None:
-    """Ask ``where_is`` (no ledger line, no cooldown) until its answer no longer says the index
-    is being built."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while "index" in ((await s.call_tool("where_is", {"query": "__version__"})).structured_content or {"index": 1}):
-        assert asyncio.get_running_loop().time() < deadline, "the workspace was not indexed in time"
-        await asyncio.sleep(0.2)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
     """One ``dsh-search mcp`` (SUGGEST) shared by the listing and the note tests: the listing
@@ -83,7 +74,7 @@ async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
     async def hold() -> None:
         try:
             async with session(tmp, workspace, SUGGEST) as s:
-                await indexed(s)  # the tests here are about notes, not the first call's wait
+                await workspace_indexed(s)  # the tests here are about notes, not the first call's wait
                 opened.set_result(s)
                 await done.wait()
         except BaseException as exc:
@@ -177,7 +168,7 @@ async def test_suggester_off_is_silent_and_section_off(tmp_path, workspace):
 
 async def test_session_start_section_where_is_and_dismiss(tmp_path, workspace):
     async with session(tmp_path, workspace, SUGGEST) as s:
-        await indexed(s)  # the section waits at most 5 s for the index
+        await workspace_indexed(s)  # the section waits at most 5 s for the index
         section = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "SessionStart"})
         prompt = await s.call_tool("session_start", {"session_id": "s1", "hook_event_name": "UserPromptSubmit"})
         where = await s.call_tool(
@@ -329,6 +320,7 @@ async def test_post_tool_use_never_a_tool_error(tmp_path, workspace):
         {"tool_name": ["Grep"], "tool_input": '{"pattern": "__version__"}', "hook_event_name": {"a": 1}},
     ]
     async with session(tmp_path, workspace, SUGGEST) as s:
+        await workspace_indexed(s)  # the good call's note and the section, not the first call's window
         results = [await s.call_tool("post_tool_use", args) for args in shapes]
         section = await s.call_tool("session_start", {"session_id": 5, "hook_event_name": ["UserPromptSubmit"]})
         # and a well-formed call after them still notes
@@ -409,7 +401,7 @@ async def test_parallel_hook_calls_each_note_once_in_their_own_session(tmp_path,
     one at a time. The calls start once the workspace is indexed (``where_is`` asks without a
     ledger line): a tool call waits at most 5 s for the index, which a loaded machine can miss."""
     async with session(tmp_path, workspace, SUGGEST) as s:
-        await indexed(s)
+        await workspace_indexed(s)
         calls = [
             s.call_tool(
                 "post_tool_use",

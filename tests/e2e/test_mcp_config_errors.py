@@ -17,6 +17,7 @@ import pytest
 from support.mockprovider import case_reply
 from support.routers import ROUTES
 from support.sidecar import forked, home_env
+from support.waiting import workspace_indexed
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -77,6 +78,7 @@ async def test_a_bad_searxng_url_skips_searxng_and_nothing_else(tmp_path, worksp
         progress.append(message)
 
     async with session(tmp_path, workspace, config, {"SEARXNG_BASE_URL": url}) as s:
+        await workspace_indexed(s)  # the note, not the first call's window (firstCallWaitMs)
         note = await s.call_tool(
             "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "a"}
         )
@@ -105,6 +107,7 @@ async def test_a_chain_of_only_the_bad_provider_answers_a_tool_error_naming_the_
     config = {**SUGGEST, "router": {"provider": "searxng"}}
     async with session(tmp_path, workspace, config, {"SEARXNG_BASE_URL": url}) as s:
         res = await s.call_tool(tool, {"query": "leaky faucet"})
+        await workspace_indexed(s)  # the note, not the first call's window (firstCallWaitMs)
         note = await s.call_tool(
             "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "b"}
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import time
@@ -17,34 +18,57 @@ from dsh_sidecar.state import StateFile
 from support.mockprovider import MockProvider, case_reply
 from support.rawrpc import RawServer
 from support.routers import router_block
+from support.waiting import HANG_S
 
 #: kill -9 repetitions.
 KILL_ROUNDS = 100
 
 
-def _child_writes(path: Path, start: int) -> None:
-    """Forked child: update the file forever with a ~200 KB document (killed by the parent)."""
+def _child_writes(path: Path, start: int, landed: int) -> None:
+    """Forked child: update the file forever with a ~200 KB document (killed by the parent),
+    one byte to the pipe ``landed`` once its first update has landed."""
     state = StateFile(path)
     i = start
     while True:
         i += 1
         state.update(lambda cur, i=i: {"n": i, "pad": ["x" * 64] * 3000})
+        if i == start + 1:
+            os.write(landed, b".")
+
+
+def _first_write_landed(landed: int) -> bool:
+    """Whether the child's first update landed (its byte on the pipe) within the wait bound."""
+    ready, _, _ = select.select([landed], [], [], HANG_S)
+    return bool(ready) and os.read(landed, 1) == b"."
 
 
 def test_kill9_during_state_writes_always_leaves_a_loadable_file(tmp_path):
+    """Each round kills a writer at a random moment 5-50 ms into its writes: the first round
+    from its start (a kill before or during the very first write), every later one from its
+    first landed update (on a loaded machine no write of a round had landed 50 ms after its
+    fork, in 100 rounds: nothing was killed during a write)."""
     path = tmp_path / "state" / "doc.json"
     rng = random.Random(8)
     last = 0
     for round_ in range(KILL_ROUNDS):
+        landed, signal_landed = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             try:
-                _child_writes(path, round_ * 1_000_000)
+                os.close(landed)
+                _child_writes(path, round_ * 1_000_000, signal_landed)
             finally:
                 os._exit(0)
-        time.sleep(rng.uniform(0.005, 0.05))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        os.close(signal_landed)
+        try:
+            writing = round_ == 0 or _first_write_landed(landed)
+            if writing:
+                time.sleep(rng.uniform(0.005, 0.05))
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(landed)
+        assert writing, f"round {round_}: no update landed within {HANG_S:g} s"
         state = StateFile(path)
         doc = state.read()
         if doc is None:  # only before the very first write ever landed

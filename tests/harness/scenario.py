@@ -71,12 +71,22 @@ def steps_for(harness: str, scenario: str, calls: int, work: Path) -> list:
     return [one] * (calls if scenario == "calls" else 1)
 
 
-#: The suggester's ``firstCallWaitMs`` in the scenarios that expect the first prompt to carry the
-#: sticky section or the task lead: the default 500 ms bounds how long a prompt hook waits for
+#: The suggester's ``firstCallWaitMs`` in the Claude Code scenarios that expect the first prompt
+#: to carry the sticky section or the task lead: the default 500 ms bounds how long a prompt hook waits for
 #: the index (what is not ready then is owed, and comes later: tests/e2e/test_serve_prompt_path_build.py),
 #: and a loaded machine may index even this small repository past it. Inside the bundle's own
 #: first-section bound (5 s, the sidecar's start included).
 PROMPT_WAIT_MS = 3000
+#: DSH's bounds of the first step in those scenarios, ms: the bundle's wait for the sidecar's
+#: start (``startWaitMs``), for the section (``firstSectionTimeoutMs``) and the lead
+#: (``leadTimeoutMs``), and the sidecar's own wait for its index (``firstCallWaitMs``, in the
+#: user's config file: a row does not take it). At load 20-36 the start alone took 2-3 s and the
+#: section missed the bundle's 5 s: the first step waits for them instead, ending when they come.
+DSH_PROMPT_BOUND_MS = 60_000
+#: The bundle's ``startTimeoutMs`` in the hung-start scenario: the first child never answers
+#: ``initialize``, the restarted real sidecar must within it (it took 2.2-3.0 s at load 21-23, so
+#: 3000 ended every restart as hung, until the restart budget was spent).
+HUNG_START_TIMEOUT_MS = 20_000
 
 
 def plugin_dir(work: Path, sticky: bool, task_lead: bool = False, bad_config: bool = False) -> Path:
@@ -140,6 +150,10 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
         }
     )
     env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
+    if args.sticky or args.task_lead:  # the sidecar's index wait: the user's config file (DSH_PROMPT_BOUND_MS)
+        user = Path(env["HOME"]) / ".config" / "dsh-search" / "config.yml"
+        user.parent.mkdir(parents=True, exist_ok=True)
+        user.write_text(f"suggester:\n  firstCallWaitMs: {DSH_PROMPT_BOUND_MS}\n")
     overlay = work / "overlay.yml"
     lines = ["- id: hmr", "  disabled: false"]  # rc.8's headless profile needs the hmr row back
     if args.log_capture:  # DSH's logger service, exported to a file (tests/harness/log_capture.mjs)
@@ -297,9 +311,13 @@ def dsh_adapter_rows(
     config: dict = {"sectionMode": "sticky" if sticky else "off", "builtinPacks": builtin_packs}
     if task_lead:
         config["taskLead"] = True
-    if sticky or task_lead:  # the first step carries them even when a loaded machine indexes past 500 ms
-        config["firstCallWaitMs"] = PROMPT_WAIT_MS
     knobs: dict = {}
+    if sticky or task_lead:  # the first step carries them even when a loaded machine starts and indexes slowly
+        knobs.update(
+            startWaitMs=DSH_PROMPT_BOUND_MS,
+            firstSectionTimeoutMs=DSH_PROMPT_BOUND_MS,
+            leadTimeoutMs=DSH_PROMPT_BOUND_MS,
+        )
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         knobs.update(command=["sleep", "1000"], startWaitMs=2000)
     if hang_once:
@@ -315,7 +333,7 @@ def dsh_adapter_rows(
         script = work / "hang_start_once.py"
         script.write_text(HANG_START_ONCE)
         knobs["command"] = [sys.executable, str(script), str(work / "hung-start.flag")]
-        knobs["startTimeoutMs"] = 3000  # the first child never answers initialize
+        knobs["startTimeoutMs"] = HUNG_START_TIMEOUT_MS  # the first child never answers initialize
         knobs["startWaitMs"] = 60000  # calls after the abandoned start wait for the restart
     if crash_once:
         script = work / "crash_once.py"

@@ -47,3 +47,21 @@ async def until(
         if loop.time() >= deadline:
             raise AssertionError(f"{what}: not reached within {timeout_s:g} s (last: {value!r})")
         await asyncio.sleep(poll_s)
+
+
+#: Bound of :func:`workspace_indexed`, seconds: a fresh server's index of a test workspace on a
+#: loaded 2-core machine (load 25-36 took it past 500 ms; never minutes).
+INDEX_S = 90.0
+
+
+async def workspace_indexed(session: Any, query: str = "__version__") -> None:
+    """Ask an MCP session's ``where_is`` (no ledger line, no cooldown: asking teaches nothing)
+    until its answer no longer says the workspace index is being built (no ``index`` field):
+    a test about a note or a section, not about the first call's window
+    (``suggester.firstCallWaitMs``), waits for the index it means instead of racing it."""
+
+    async def whole() -> bool:
+        answer = (await session.call_tool("where_is", {"query": query})).structured_content
+        return answer is not None and "index" not in answer
+
+    await until(whole, "the workspace indexed (where_is without `index`)", timeout_s=INDEX_S, poll_s=0.2)

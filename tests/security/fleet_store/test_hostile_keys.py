@@ -23,6 +23,7 @@ from dsh_sidecar.state.redis_store import MAX_BANDIT_FIELDS, RedisState
 from dsh_sidecar.state.shared import KnowledgeBatch, KnowledgeRow
 from support.bandit_ops import op
 from support.fleetkit import REDIS_SERVER, RedisServer
+from support.waiting import HANG_S
 
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server not installed (.ci/run installs it)")
 
@@ -246,7 +247,9 @@ BIG_HASH_FIELDS = 500_000
 @pytest.fixture(scope="module")
 def big_hash(server: RedisServer) -> bytes:
     """A hash of :data:`BIG_HASH_FIELDS` fields as ``DUMP`` gives it, built once by the server (Lua)."""
-    client = redis.Redis.from_url(server.url)
+    # the test's own client, not the store's: redis-py's default 5 s read timeout was shorter
+    # than one 100 000-field step on a loaded machine (load 25-36), which the server finishes
+    client = redis.Redis.from_url(server.url, socket_timeout=HANG_S)
     fill = "for i = ARGV[1], ARGV[1] + 99999 do redis.call('HSET', KEYS[1], 'f' .. i, 1) end"
     for start in range(0, BIG_HASH_FIELDS, 100_000):
         client.eval(fill, 1, "template", start)
