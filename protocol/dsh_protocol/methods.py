@@ -19,6 +19,9 @@ class Method:
     TASK_LEAD: Final = "dsh/taskLead"
     STATUS: Final = "dsh/status"
     TOOLS_CHANGED: Final = "dsh/toolsChanged"  # notification
+    #: The sidecar's own notifications: sent with an id, each is an invalid request (-32600), as
+    #: LSP's and MCP's are (``dsh_protocol.ids.notification_with_id``), and runs nothing.
+    NOTIFICATIONS: Final = frozenset({TOOLS_CHANGED})
 
     INITIALIZE: Final = "initialize"
     SHUTDOWN: Final = "shutdown"

@@ -32,6 +32,7 @@ class WaitingSidecar:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.tools_changed_calls = 0
         self.waiting: list[asyncio.Future[Answer]] = []
 
     def post_execute_soon(self, params: Any) -> asyncio.Future[Answer]:
@@ -39,6 +40,9 @@ class WaitingSidecar:
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self.waiting.append(future)
         return future
+
+    def tools_changed(self) -> None:
+        self.tools_changed_calls += 1
 
     def shutdown(self) -> None:
         pass
@@ -177,9 +181,10 @@ def test_a_notification_method_sent_with_an_id_is_answered_and_runs_nothing(capl
         await asyncio.sleep(0)
         dispatch(proto, body({"id": 2, "method": "$/cancelRequest", "params": {"id": 1}}))
         dispatch(proto, body({"id": 3, "method": "initialized", "params": {}}))
-        await turn(written, 2)
-        sidecar.waiting[0].set_result(Answer(1))
+        dispatch(proto, body({"id": 4, "method": "dsh/toolsChanged", "params": {}}))  # the sidecar's own
         await turn(written, 3)
+        sidecar.waiting[0].set_result(Answer(1))
+        await turn(written, 4)
 
     asyncio.run(run())
     assert replies(written) == [
@@ -189,8 +194,14 @@ def test_a_notification_method_sent_with_an_id_is_answered_and_runs_nothing(capl
             "error": {"code": -32600, "message": NOTIFICATION_WITH_ID.format("$/cancelRequest")},
         },
         {"jsonrpc": "2.0", "id": 3, "error": {"code": -32600, "message": NOTIFICATION_WITH_ID.format("initialized")}},
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "error": {"code": -32600, "message": NOTIFICATION_WITH_ID.format("dsh/toolsChanged")},
+        },
         {"jsonrpc": "2.0", "id": 1, "result": {"additionalContexts": [], "n": 1}},  # not cancelled
     ]
+    assert sidecar.tools_changed_calls == 0  # refused, not run
 
 
 def test_responses_and_cancels_under_ids_no_request_can_have_are_dropped_without_an_error(caplog: Any) -> None:
