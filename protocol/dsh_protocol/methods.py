@@ -19,9 +19,6 @@ class Method:
     TASK_LEAD: Final = "dsh/taskLead"
     STATUS: Final = "dsh/status"
     TOOLS_CHANGED: Final = "dsh/toolsChanged"  # notification
-    #: The sidecar's own notifications: sent with an id, each is an invalid request (-32600), as
-    #: LSP's and MCP's are (``dsh_protocol.ids.notification_with_id``), and runs nothing.
-    NOTIFICATIONS: Final = frozenset({TOOLS_CHANGED})
 
     INITIALIZE: Final = "initialize"
     SHUTDOWN: Final = "shutdown"
@@ -30,3 +27,8 @@ class Method:
     DID_CHANGE_WATCHED_FILES: Final = "workspace/didChangeWatchedFiles"
     LOG_MESSAGE: Final = "window/logMessage"  # server -> client
     CANCEL_REQUEST: Final = "$/cancelRequest"
+
+
+#: The sidecar's own notifications: sent with an id, each is an invalid request (-32600), as
+#: LSP's and MCP's are (``dsh_protocol.ids.notification_with_id``), and runs nothing.
+NOTIFICATIONS: Final = frozenset({Method.TOOLS_CHANGED})

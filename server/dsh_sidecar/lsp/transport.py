@@ -43,7 +43,7 @@ from typing import Any, BinaryIO, Final
 import attrs
 from dsh_protocol import ErrorCode
 from dsh_protocol.ids import BAD_ID, IN_USE, NESTED, in_notification_namespace, notification_with_id, recover_id
-from dsh_protocol.methods import Method
+from dsh_protocol.methods import NOTIFICATIONS as DSH_NOTIFICATIONS
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
@@ -328,7 +328,7 @@ def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
     ``initialize`` is sent once (a second one changes nothing and leaks nothing). JSON-RPC: an id
     names one request until it is answered; pygls files requests by id, so a reuse would take
     the first's entry (its cancel lost, two answers under one id). A notification's method (LSP's,
-    any under MCP's ``notifications/``, or the sidecar's own: ``Method.NOTIFICATIONS``) sent with
+    any under MCP's ``notifications/``, or the sidecar's own: ``dsh_protocol.methods.NOTIFICATIONS``) sent with
     an id is an invalid request."""
     if peer.shut_down and raw["method"] != "exit":
         return f"Invalid Request: {raw['method']} after shutdown"
@@ -339,7 +339,7 @@ def _refused_request(peer: PyglsPeer, raw: dict[str, Any]) -> str | None:
     if raw["method"] != lsp.EXIT and (types := lsp.METHOD_TO_TYPES.get(raw["method"])) and types[1] is None:
         # pygls structures it by its notification type, which has no id: it would run unanswered
         return notification_with_id(raw["method"])
-    if in_notification_namespace(raw["method"]) or raw["method"] in Method.NOTIFICATIONS:
+    if in_notification_namespace(raw["method"]) or raw["method"] in DSH_NOTIFICATIONS:
         # MCP's notifications (answered as the MCP transport does) and the sidecar's own
         return notification_with_id(raw["method"])
     return None
