@@ -4,6 +4,7 @@ ledger lines without their time stamps."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -115,8 +116,18 @@ def make_suggester(
     return s, lines
 
 
+#: The modification time every copied fixture file gets (2020-09-13): the checkout's own times
+#: are when git wrote each file, so two files written across a second boundary differed in
+#: recency (``workspace.recency``: ranks by the second) and swapped places in a note's targets.
+FIXTURE_MTIME = 1_600_000_000
+
+
 def copy_workspace(tmp_path: Path, name: str) -> Path:
-    """A copy of the workspace fixture ``tests/data/workspaces/<name>`` (tests may change it)."""
+    """A copy of the workspace fixture ``tests/data/workspaces/<name>`` (tests may change it),
+    every file changed at :data:`FIXTURE_MTIME`, so its recency ties wherever it was checked out."""
     dest = tmp_path / name
     shutil.copytree(DATA / "workspaces" / name, dest)
+    for path in dest.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.utime(path, (FIXTURE_MTIME, FIXTURE_MTIME))
     return dest

@@ -67,16 +67,16 @@ def test_symbol_and_usage_name_real_files(shopcart, dsh_home):
     intent, targets = note_of(s, "bash", {"command": "git grep apply_discount"}, session="c")
     assert intent == "Usage"
     # ranked by the session's evidence: the file defining the searched name leads, then the
-    # uses in the resolver's order, the test last
+    # uses in the resolver's order (every fixture file changed at one time: path order), the test last
     assert targets == [
         "src/shopcart/pricing.py",
-        "src/shopcart/api.py",
         "src/shopcart/__init__.py",
+        "src/shopcart/api.py",
         "tests/test_pricing.py",
     ]
     assert ledger_messages(lines)[-1] == (
-        "suggest Usage 0.96 4 targets src/shopcart/pricing.py,src/shopcart/api.py,"
-        "src/shopcart/__init__.py,tests/test_pricing.py"
+        "suggest Usage 0.96 4 targets src/shopcart/pricing.py,src/shopcart/__init__.py,"
+        "src/shopcart/api.py,tests/test_pricing.py"
     )
 
 
