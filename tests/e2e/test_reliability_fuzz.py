@@ -152,8 +152,10 @@ def test_fuzzed_params_always_get_a_reply_with_their_id(fuzz_server, method):
     assert fuzz_server.alive()
     # the fuzzer reached both sides of the method: accepted params and named refusals
     seen = {kind for (m, kind) in fuzz_server.outcomes if m == method}
-    assert "result" in seen, seen
-    if method != "dsh/toolsChanged":  # a notification: its params are not validated
+    if method == "dsh/toolsChanged":  # a notification: sent with an id, refused whatever its params
+        assert seen == {-32600}, seen
+    else:
+        assert "result" in seen, seen
         assert -32602 in seen, seen
 
 
@@ -180,9 +182,14 @@ def test_notifications_of_unknown_methods_and_dollar_methods_are_ignored(fuzz_se
 
 
 def test_notification_method_sent_with_an_id_is_answered(fuzz_server):
-    """``dsh/toolsChanged`` with an id is a request under JSON-RPC: it gets a reply."""
+    """``dsh/toolsChanged`` with an id is a request under JSON-RPC: it gets a reply, the invalid
+    request every notification sent with an id gets (LSP's, MCP's, the sidecar's own)."""
     reply = fuzz_server.request("dsh/toolsChanged", {})
-    assert reply["result"] is None
+    assert reply["error"] == {
+        "code": -32600,
+        "message": "Invalid Request: dsh/toolsChanged is a notification: it is sent without an id",
+    }
+    assert "result" in fuzz_server.request("dsh/status")  # still serving
 
 
 def test_a_1mb_query_is_refused_by_length_not_by_memory(fuzz_server):
