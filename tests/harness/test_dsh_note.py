@@ -22,17 +22,8 @@ process.stdout.write(JSON.stringify({ long, short, frozen: Object.isFrozen(long)
 
 
 def test_note_message_label_and_summary_bound():
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", SCRIPT % json.dumps(NOTE_JS.as_uri())],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = _node(SCRIPT)
+    assert isinstance(out, dict)
     long, short = out["long"], out["short"]
     assert long["role"] == "user" and long["content"] == [{"type": "text", "text": "search-suggester: look here"}]
     assert long["source"] == {"kind": "search-suggester", "form": "notice", "summary": "V" * 119 + "…"}
