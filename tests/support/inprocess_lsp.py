@@ -9,6 +9,17 @@ from typing import Any
 from dsh_sidecar.lsp.handlers import build_server
 
 
+class Answer:
+    """A stand-in for the sidecar's answer to ``dsh/postExecute``: what the handler reads of it
+    (``wire()``), numbered so a test tells whose answer a reply carries."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def wire(self) -> dict[str, Any]:
+        return {"additionalContexts": [], "n": self.n}
+
+
 def served(sidecar: object) -> tuple[Any, list[bytes]]:
     """The protocol of a server hosting ``sidecar`` (a stand-in for what the handlers read), and
     the list its frames are written to."""
