@@ -20,11 +20,9 @@ class Answer:
         return {"additionalContexts": [], "n": self.n}
 
 
-def served(sidecar: object) -> tuple[Any, list[bytes]]:
-    """The protocol of a server hosting ``sidecar`` (a stand-in for what the handlers read), and
-    the list its frames are written to."""
+def writing_server() -> tuple[Any, list[bytes]]:
+    """A server (no sidecar yet) whose protocol writes its frames into a list, and the list."""
     server = build_server()
-    server.sidecar = sidecar  # type: ignore[assignment]
     written: list[bytes] = []
 
     class Writer:
@@ -32,6 +30,14 @@ def served(sidecar: object) -> tuple[Any, list[bytes]]:
             written.append(data)
 
     server.protocol.set_writer(Writer())
+    return server, written
+
+
+def served(sidecar: object) -> tuple[Any, list[bytes]]:
+    """The protocol of a server hosting ``sidecar`` (a stand-in for what the handlers read), and
+    the list its frames are written to."""
+    server, written = writing_server()
+    server.sidecar = sidecar
     return server.protocol, written
 
 
