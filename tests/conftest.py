@@ -16,8 +16,9 @@ import pytest_asyncio
 from dsh_sidecar.paths import workspace_cache
 from pytest_lsp import LanguageClient
 from support.mockprovider import MockProvider
-from support.sidecar import DATA, start_server, stop_client
 from support.sidecar import initialize as initialize_session
+from support.sidecar import start_server, stop_client
+from support.trees import copy_fixture
 
 #: The user's workspace cache, and when this run began: :func:`pytest_sessionfinish` looks for
 #: indexes the run's own workspaces left there.
@@ -140,7 +141,7 @@ def mock_provider() -> Iterator[MockProvider]:
 def workspace(tmp_path: Path) -> Path:
     """A copy of the Python workspace fixture (tests may change it)."""
     dest = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", dest)
+    copy_fixture("pyproj", dest)
     return dest
 
 

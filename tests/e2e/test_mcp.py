@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +15,8 @@ import pytest
 import pytest_asyncio
 from support.mockprovider import Reply, case_reply
 from support.routers import ROUTES, router_block
-from support.sidecar import DATA, forked, home_env
+from support.sidecar import forked, home_env
+from support.trees import copy_fixture
 from support.waiting import until, workspace_indexed
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -67,7 +67,7 @@ async def suggesting(tmp_path_factory) -> AsyncIterator[ClientSession]:
     which enters and leaves its cancel scopes (anyio's rule) while the tests call it from theirs."""
     tmp = tmp_path_factory.mktemp("mcp-suggesting")
     workspace = tmp / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     opened: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
 

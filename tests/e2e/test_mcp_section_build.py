@@ -8,13 +8,12 @@ on a fresh 10,000-file tree (``support.trees.big_workspace``) that takes seconds
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from support.sidecar import DATA, forked, home_env
-from support.trees import big_workspace
+from support.sidecar import forked, home_env
+from support.trees import big_workspace, copy_fixture
 from support.waiting import until
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
@@ -37,7 +36,7 @@ def big(tmp_path_factory) -> Path:
     """The pyproj fixture with 10,000 modules more under src/ (written once; the sidecars only
     read it, each with its own DSH_HOME and caches, so each builds from scratch)."""
     root = tmp_path_factory.mktemp("big") / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    copy_fixture("pyproj", root)
     return big_workspace(root)
 
 

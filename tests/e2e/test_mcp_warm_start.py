@@ -8,12 +8,12 @@ for a loaded machine (the 500 ms default is a bound, and a note past it is an ab
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from support.sidecar import DATA, forked, home_env
+from support.sidecar import forked, home_env
+from support.trees import copy_fixture
 
 mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is not installed")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -50,7 +50,7 @@ async def first_calls(
 
 async def test_a_start_from_the_cached_indexes_gives_the_same_first_note_and_where_is(tmp_path):
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     home = tmp_path / "dsh-home"
     home.mkdir()
     assert PLUGIN_CONFIG.read_text().count("enabled: true") == 1  # the plugin's one setting, kept in CONFIG

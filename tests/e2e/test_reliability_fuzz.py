@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import json
-import shutil
 import string
 
 import pytest
@@ -19,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.mockprovider import MockProvider, case_reply
 from support.rawrpc import RawServer, frame
-from support.sidecar import DATA
+from support.trees import copy_fixture
 
 #: Examples per method: enough to hit every field with every wrong type, small enough for CI.
 EXAMPLES = 100
@@ -39,7 +38,7 @@ def fuzz_server(tmp_path_factory):
     mock = MockProvider()
     mock.route("GET", "/search", case_reply("searxng", "ok", check=False)[0])
     root = tmp_path_factory.mktemp("ws") / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    copy_fixture("pyproj", root)
     srv = RawServer(tmp_path_factory.mktemp("dsh-home"))
     srv.initialize(
         {

@@ -10,13 +10,11 @@ fresh 10,000-file tree (``support.trees.big_workspace``) that takes seconds to i
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from support.rawrpc import RawServer
-from support.sidecar import DATA
-from support.trees import big_workspace
+from support.trees import big_workspace, copy_fixture
 from support.waiting import wait_until
 
 SECTION_HEAD = "search-suggester: where things live in this repository:\n"
@@ -39,7 +37,7 @@ def big(tmp_path_factory) -> Path:
     """The pyproj fixture with 10,000 modules more under src/ (written once; each sidecar has
     its own DSH_HOME and caches, so each builds from scratch)."""
     root = tmp_path_factory.mktemp("big") / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    copy_fixture("pyproj", root)
     return big_workspace(root)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from dsh_sidecar.suggester.ledger import Ledger
 from support.cli import forked_cli, relhome
 from support.rawrpc import RawServer, frame
-from support.sidecar import DATA
+from support.trees import copy_fixture
 from support.waiting import wait_until
 
 ACTIVATED = "activated (packs generic,python intents 10 threshold 0.75)"
@@ -132,7 +131,7 @@ def test_mcp_activates_at_start(tmp_path):
     from e2e.test_mcp import session
 
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     home = tmp_path / "dsh-home"
 
     async def run() -> None:
@@ -170,7 +169,7 @@ def test_mcp_a_foreign_workspace_abstains_at_start(tmp_path):
 
 def test_cli_suggest_writes_the_activation_first(tmp_path):
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     home = tmp_path / "h"
     home.mkdir()
     env = relhome(home)

@@ -11,7 +11,8 @@ from pathlib import Path
 from support.editors import PLUGIN
 from support.mockprovider import MockProvider
 from support.providerbodies import answer
-from support.sidecar import DATA, clean_env, server_command
+from support.sidecar import clean_env, server_command
+from support.trees import copy_fixture
 
 
 def _nvim(nvim: str, tmp_path: Path, lua: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
@@ -125,7 +126,7 @@ vim.cmd('qa!')
 
 def test_command_completion(nvim, tmp_path):
     workspace = tmp_path / "pyproj"  # a Python project: the suggester activates its packs there
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     text = _nvim(nvim, tmp_path, COMPLETE, cwd=workspace)
     got = dict(line.split("=", 1) for line in text.splitlines())
     assert got["tools"] == "grep,glob,read,bash"

@@ -24,7 +24,8 @@ import pytest
 from support.editors import VSCODE_EXTENSION as EXTENSION
 from support.editors import vscode_build_is_current
 from support.locks import VSCODE_BUILD, shared
-from support.sidecar import DATA, clean_env, server_command
+from support.sidecar import clean_env, server_command
+from support.trees import copy_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "vscode"
@@ -58,7 +59,7 @@ def test_extension_in_a_real_vscode_workbench(tmp_path: Path):
             assert pack.returncode == 0, pack.stdout[-3000:] + pack.stderr[-3000:]
         shutil.copyfile(EXTENSION / "dsh-search.vsix", vsix)  # this run's package, whoever builds next
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     env = clean_env(
         tmp_path / "dsh-home",
         {

@@ -179,9 +179,9 @@ def test_a_sidecar_that_stops_answering_is_restarted(tmp_path, installed):
 
 def test_a_sidecar_that_hangs_in_its_start_is_ended_and_restarted(tmp_path, installed):
     """The first sidecar never answers initialize (hung in its own start): after startTimeoutMs
-    (the default 20 s here: the restarted sidecar must start within it too, however loaded the
-    machine) the bundle ends it instead of leaving it running for the whole session, and
-    restarts it; a later call gets the restarted sidecar's note."""
+    (``scenario.HUNG_START_TIMEOUT_MS``, 8 s: the restarted sidecar must start within it too,
+    however loaded the machine) the bundle ends it instead of leaving it running for the whole
+    session, and restarts it; a later call gets the restarted sidecar's note."""
     report = h.scenario("dsh", "calls", tmp_path, "--hang-start-once", "--calls", "3", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert report["stdout"].strip() == "All done."

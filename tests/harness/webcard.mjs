@@ -40,6 +40,17 @@ page.on('console', (msg) => fs.writeSync(consoleLog, `[${msg.type()}] ${msg.text
 page.on('pageerror', (err) => fs.writeSync(consoleLog, `[pageerror] ${err}\n`));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let workspacePicked = false; // the first session picks the workspace folder; later ones keep it
+
+/** Whether `locator` is enabled within `ms` (polled: typing lands in the composer a frame later). */
+async function enabledWithin(locator, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await locator.isEnabled()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(50);
+  }
+}
 const card = () => page.locator('li[data-card="search-router"]');
 
 /** Close the first-run dialogs (the API-key prompt, the testing notice): they open on their own
@@ -135,27 +146,31 @@ const commands = {
     await commands.closeSettings();
     const fresh = page.getByRole('button', { name: 'New Session' });
     if (await fresh.count()) await fresh.first().click();
-    await sleep(500);
     const composer = page.locator('[contenteditable=true], textarea').first();
+    await composer.waitFor();
     await composer.click();
-    await sleep(500);
-    if (await page.getByText('Select Workspace Directory').count()) {
-      // the first session: pick the workspace folder under the picker's Home
+    const picker = page.getByText('Select Workspace Directory');
+    // the first session: the picker opens on the composer's click (waited for); a later one that
+    // shows it too is answered the same way
+    if (!workspacePicked) await picker.first().waitFor();
+    if (await picker.count()) {
+      // pick the workspace folder under the picker's Home, and wait for the picker to close
       await page.getByText(WORKSPACE, { exact: true }).last().click();
       await page.getByRole('button', { name: 'Open', exact: true }).click();
-      await sleep(800);
+      await picker.first().waitFor({ state: 'hidden' });
     }
+    workspacePicked = true;
     const send = page.getByRole('button', { name: 'Send message' });
     // the workspace menu may open late on a loaded machine and take the keys typed meanwhile
     // (Send stays disabled): close it and type again, until the composer holds the text
     for (let attempt = 0; ; attempt++) {
       await page.keyboard.press('Escape');
-      await sleep(300 + 500 * attempt);
+      if (attempt) await sleep(500 * attempt);
       await composer.click();
       await page.keyboard.press('Control+A');
       await page.keyboard.press('Backspace');
       await page.keyboard.type(text);
-      if (await send.isEnabled()) break;
+      if (await enabledWithin(send, 1000)) break;
       if (attempt === 5) throw new Error('the composer never took the prompt (Send stayed disabled)');
     }
     await send.click();
@@ -269,9 +284,10 @@ const commands = {
   },
   async closeSettings() {
     const close = page.getByRole('button', { name: 'Close', exact: true });
-    if ((await close.count()) && (await close.first().isVisible())) await close.first().click();
-    else await page.keyboard.press('Escape');
-    await sleep(300);
+    if ((await close.count()) && (await close.first().isVisible())) {
+      await close.first().click();
+      await close.first().waitFor({ state: 'hidden' });
+    } else await page.keyboard.press('Escape');
     return {};
   },
   async shot({ name }) {

@@ -16,19 +16,11 @@ import threading
 from typing import Any
 
 from dsh_sidecar.lsp import transport
-from support.inprocess_lsp import replies, served
+from support.inprocess_lsp import Answer, replies, served
 from support.rawrpc import frame
 
 PARAMS = {"sessionId": "s", "turn": 1, "waitMs": 60000, "tool": {"name": "Grep", "input": {"pattern": "x" * 4000}}}
 TOTAL = 3000
-
-
-class Answer:
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def wire(self) -> dict[str, Any]:
-        return {"additionalContexts": [], "n": self.n}
 
 
 class WaitingSidecar:

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 from support.rawrpc import RawServer
-from support.sidecar import DATA
+from support.trees import copy_fixture
 from support.waiting import wait_until
 
 #: "Does not hang" bound of one call, seconds: each request must be answered within it (a
@@ -30,7 +30,7 @@ def packsrv(tmp_path_factory):
     """One sidecar for the module; each case rewrites ``.dsh`` and sends ``dsh/toolsChanged``
     (which reloads the packs at the next call)."""
     root = tmp_path_factory.mktemp("ws") / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    copy_fixture("pyproj", root)
     srv = RawServer(tmp_path_factory.mktemp("dsh-home"))
     srv.initialize({"suggester": {"enabled": True}}, root=root)
     srv.root = root  # type: ignore[attr-defined]

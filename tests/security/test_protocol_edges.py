@@ -8,20 +8,19 @@ state folder are removed at the next start.
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import pytest
 from dsh_sidecar.lsp.app import INTERNAL_ERROR_MESSAGE, SidecarServer
 from support.rawrpc import RawServer
-from support.sidecar import DATA
+from support.trees import copy_fixture
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """One sidecar for the module's read-only cases (refused requests change nothing)."""
     workspace = tmp_path_factory.mktemp("ws") / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     srv = RawServer(tmp_path_factory.mktemp("dsh-home"), cwd=workspace, forked=True)
     srv.initialize({"suggester": {"enabled": True}}, root=workspace)
     yield srv

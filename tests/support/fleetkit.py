@@ -31,8 +31,8 @@ from urllib.parse import parse_qs, urlsplit
 from dsh_protocol.stdio_client import StdioClient
 
 from support.sidecar import forked_command
+from support.trees import copy_fixture
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 REDIS_SERVER = shutil.which("redis-server")
 
 
@@ -236,7 +236,7 @@ def results(query: str, tag: str) -> list[dict[str, str]]:
 def make_workspace(folder: Path) -> Path:
     """A copy of ``tests/data/workspaces/pyproj`` with an ``origin`` remote in ``.git/config``
     (as data: the sidecar never runs git): every copy has the same repository identity."""
-    shutil.copytree(DATA / "workspaces" / "pyproj", folder)
+    copy_fixture("pyproj", folder)
     (folder / ".git").mkdir()
     (folder / ".git" / "config").write_text(
         '[core]\n\trepositoryformatversion = 0\n[remote "origin"]\n\turl = git@example.org:fleet/demo.git\n'

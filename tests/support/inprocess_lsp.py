@@ -9,11 +9,20 @@ from typing import Any
 from dsh_sidecar.lsp.handlers import build_server
 
 
-def served(sidecar: object) -> tuple[Any, list[bytes]]:
-    """The protocol of a server hosting ``sidecar`` (a stand-in for what the handlers read), and
-    the list its frames are written to."""
+class Answer:
+    """A stand-in for the sidecar's answer to ``dsh/postExecute``: what the handler reads of it
+    (``wire()``), numbered so a test tells whose answer a reply carries."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def wire(self) -> dict[str, Any]:
+        return {"additionalContexts": [], "n": self.n}
+
+
+def writing_server() -> tuple[Any, list[bytes]]:
+    """A server (no sidecar yet) whose protocol writes its frames into a list, and the list."""
     server = build_server()
-    server.sidecar = sidecar  # type: ignore[assignment]
     written: list[bytes] = []
 
     class Writer:
@@ -21,6 +30,14 @@ def served(sidecar: object) -> tuple[Any, list[bytes]]:
             written.append(data)
 
     server.protocol.set_writer(Writer())
+    return server, written
+
+
+def served(sidecar: object) -> tuple[Any, list[bytes]]:
+    """The protocol of a server hosting ``sidecar`` (a stand-in for what the handlers read), and
+    the list its frames are written to."""
+    server, written = writing_server()
+    server.sidecar = sidecar
     return server.protocol, written
 
 

@@ -4,9 +4,7 @@ ledger lines without their time stamps."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 from dsh_protocol import AdditionalContext, PostExecuteParams
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 
-from support.sidecar import DATA
+from support.trees import copy_fixture
 
 #: The ``[<ISO time>] `` a ledger line starts with.
 _STAMP = re.compile(r"^\[[^\]]+\] ")
@@ -116,18 +114,6 @@ def make_suggester(
     return s, lines
 
 
-#: The modification time every copied fixture file gets (2020-09-13): the checkout's own times
-#: are when git wrote each file, so two files written across a second boundary differed in
-#: recency (``workspace.recency``: ranks by the second) and swapped places in a note's targets.
-FIXTURE_MTIME = 1_600_000_000
-
-
 def copy_workspace(tmp_path: Path, name: str) -> Path:
-    """A copy of the workspace fixture ``tests/data/workspaces/<name>`` (tests may change it),
-    every file changed at :data:`FIXTURE_MTIME`, so its recency ties wherever it was checked out."""
-    dest = tmp_path / name
-    shutil.copytree(DATA / "workspaces" / name, dest)
-    for path in dest.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            os.utime(path, (FIXTURE_MTIME, FIXTURE_MTIME))
-    return dest
+    """``tmp_path/<name>``, a copy of the workspace fixture of that name (:func:`copy_fixture`)."""
+    return copy_fixture(name, tmp_path / name)

@@ -12,7 +12,6 @@ the mechanisms, not the timings (``bench/deadlines.py`` measures those with the 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from types import SimpleNamespace
@@ -209,16 +208,9 @@ def test_a_search_whose_deadline_passes_during_the_build_answers_at_its_deadline
     ``initialize`` resolved ``skipped: deadline`` (an outage), not after the build (a real
     ``dsh-search serve`` under load 34 answered a 300 ms search 5.9 s after it came); a search
     without ``deadlineMs`` still waits for the build, and so does the next one after it."""
-    from dsh_sidecar.lsp.handlers import build_server
+    from support.inprocess_lsp import replies, writing_server
 
-    server = build_server()
-    written: list[bytes] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            written.append(data)
-
-    server.protocol.set_writer(Writer())
+    server, written = writing_server()
     server.search_chain = ("searxng", "duckduckgo")
     release = threading.Event()
 
@@ -241,7 +233,7 @@ def test_a_search_whose_deadline_passes_during_the_build_answers_at_its_deadline
             await asyncio.sleep(0.01)
             if len(written) == 3:
                 break
-        return [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in first + written[len(first) :]]
+        return replies(first + written[len(first) :])
 
     try:
         answers = asyncio.run(run())
@@ -274,16 +266,9 @@ def test_a_post_execute_during_the_build_waits_off_the_loop_within_its_wait_ms()
     call with ``waitMs: 300`` sent right after ``initialize`` 6.3-6.7 s later). Now the build is
     awaited off the loop, within what is left of ``waitMs``: past it the call is silence; a call
     without ``waitMs`` waits for the build (off the loop) and is answered after it."""
-    from dsh_sidecar.lsp.handlers import build_server
+    from support.inprocess_lsp import replies, writing_server
 
-    server = build_server()
-    written: list[bytes] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            written.append(data)
-
-    server.protocol.set_writer(Writer())
+    server, written = writing_server()
     release = threading.Event()
 
     def build():
@@ -308,7 +293,7 @@ def test_a_post_execute_during_the_build_waits_off_the_loop_within_its_wait_ms()
             await asyncio.sleep(0.01)
             if len(written) == 2:
                 break
-        return [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in first + written[len(first) :]], ticks
+        return replies(first + written[len(first) :]), ticks
 
     try:
         answers, ticks = asyncio.run(run())

@@ -8,17 +8,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from support.inprocess_lsp import replies, served
+from support.inprocess_lsp import Answer, replies, served
 
 PARAMS = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
-
-
-class Answer:
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def wire(self) -> dict[str, Any]:
-        return {"additionalContexts": [], "n": self.n}
 
 
 class QueuingSidecar:

@@ -13,18 +13,10 @@ from typing import Any
 
 from dsh_sidecar.lsp.transport import dispatch
 from lsprotocol import types as lsp
-from support.inprocess_lsp import replies, served
+from support.inprocess_lsp import Answer, replies, served
 
 IN_USE = "Invalid Request: the id is in use by a request still in flight"
 PARAMS = {"sessionId": "s", "turn": 1, "tool": {"name": "Grep", "input": {"pattern": "x"}}}
-
-
-class Answer:
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def wire(self) -> dict[str, Any]:
-        return {"additionalContexts": [], "n": self.n}
 
 
 class WaitingSidecar:

@@ -6,7 +6,6 @@ through a task and is answered in the order the calls came."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ from dsh_protocol import PostExecuteParams, PostExecuteResult
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.readiness import SYMBOLS
-from support.sidecar import DATA
+from support.trees import copy_fixture
 
 
 def call(pattern: str, session: str, wait_ms: int | None = None) -> PostExecuteParams:
@@ -42,7 +41,7 @@ def lead_sidecar(tmp_path: Path) -> Iterator[Sidecar]:
 
 def started(tmp_path: Path, suggester: dict[str, object]) -> Iterator[Sidecar]:
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
     s = Sidecar(parse_config({"suggester": suggester}), workspace, env)
     try:

@@ -6,11 +6,9 @@ workspace's files: an in-place edit's own operand is no search of it, and a read
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from support.sidecar import DATA
 from support.suggester import ledger_messages, make_suggester, post
+from support.trees import copy_fixture
 
 #: The question the line asks, answered on its own (the fixture's version lives in the package).
 QUESTION = ("grep -rn __version__ src", "suggest Version 0.99 1 targets src/demo_pkg/__init__.py")
@@ -19,7 +17,7 @@ QUESTION = ("grep -rn __version__ src", "suggest Version 0.99 1 targets src/demo
 @pytest.fixture
 def pyproj(tmp_path, dsh_home):
     root = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", root)
+    copy_fixture("pyproj", root)
     return make_suggester(root, dsh_home, warm=True)
 
 

@@ -12,8 +12,9 @@ import pytest
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.knowledge import SCHEMA, Knowledge, Row
 from dsh_sidecar.workspace.graph import WorkspaceGraph
-from support.sidecar import DATA, forked_command
+from support.sidecar import forked_command
 from support.suggester import call, ledger_messages, make_suggester
+from support.trees import copy_fixture
 
 T0 = 1_764_480_000.0  # 2025-11-30T05:20:00Z
 
@@ -318,7 +319,7 @@ def test_knowledge_is_keyed_by_repository_identity_and_survives_a_move(tmp_path,
     import shutil
 
     first = tmp_path / "first" / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", first)
+    copy_fixture("pyproj", first)
     (first / ".git").mkdir()
     (first / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (first / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:Team/PyProj.git\n')

@@ -5,7 +5,6 @@ session's evidence (``suggester/session.py``) and the ranking of a note's target
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from dsh_protocol import PostExecuteParams
@@ -27,7 +26,7 @@ from dsh_sidecar.suggester.session import MAX_RECENT, SessionEvidence
 from dsh_sidecar.suggester.shown import ECHO_MAX_FILES, RANK_MIN_FILES, listed_files
 from dsh_sidecar.suggester.triggers.traceback import installed, plumbing
 from dsh_sidecar.workspace import WorkspaceGraph
-from support.sidecar import DATA
+from support.trees import copy_fixture
 
 FILES = [
     "README.md",
@@ -117,7 +116,7 @@ def test_import_plumbing_frames_are_not_the_code_path():
 
 def test_the_agents_own_script_and_installed_code_are_no_frames(tmp_path, dsh_home):
     root = tmp_path / "shop"
-    shutil.copytree(DATA / "workspaces" / "shopcart", root)
+    copy_fixture("shopcart", root)
     lib = root / ".venv" / "lib" / "python3.11" / "site-packages" / "attr"
     lib.mkdir(parents=True)
     (lib / "_make.py").write_text("def attrs(): pass\n")
@@ -399,7 +398,7 @@ def messages(lines):
 
 def test_echo_answered_and_unranked_ledger_lines(tmp_path, dsh_home):
     root = tmp_path / "shop"
-    shutil.copytree(DATA / "workspaces" / "shopcart", root)
+    copy_fixture("shopcart", root)
     for i in range(10):
         (root / "src" / "shopcart" / f"view{i}.py").write_text("from shopcart.pricing import apply_discount\n")
     s, lines = make(root, dsh_home)
@@ -423,7 +422,7 @@ def test_echo_answered_and_unranked_ledger_lines(tmp_path, dsh_home):
 
 def test_a_search_scoped_to_a_top_level_folder_is_decided_as_the_unscoped_one(tmp_path, dsh_home):
     root = tmp_path / "shop"
-    shutil.copytree(DATA / "workspaces" / "shopcart", root)
+    copy_fixture("shopcart", root)
     s, lines = make(root, dsh_home)
     decided = []
     for i, command in enumerate(

@@ -7,7 +7,6 @@ neither is answered at once; a part whose build stopped no longer holds anything
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,8 +17,8 @@ from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.suggester.readiness import CONTENT, CONTENT_FACTS, NAME_FACTS, SYMBOLS, TARGETS
 from dsh_sidecar.workspace import WorkspaceGraph
 from dsh_sidecar.workspace.facts import FACTS
-from support.sidecar import DATA
 from support.suggester import ledger_messages
+from support.trees import copy_fixture
 
 
 def call(name: str, inp: dict, session: str = "s", wait_ms: int | None = None) -> PostExecuteParams:
@@ -77,7 +76,9 @@ class Index:
         self.graph.index_symbols()
 
 
-def make(root: Path, home: Path, index: Index, **cfg) -> tuple[Suggester, list[str]]:
+def make(root: Path, home: Path, index: Index, prepared: bool = True, **cfg) -> tuple[Suggester, list[str]]:
+    """A server's suggester on ``index`` with the suggester config ``cfg``, started; ``prepared``,
+    given the graph's listing (its targets), else as before the graph has listed the workspace."""
     lines: list[str] = []
     s = Suggester(
         root,
@@ -90,7 +91,8 @@ def make(root: Path, home: Path, index: Index, **cfg) -> tuple[Suggester, list[s
         indexing=lambda: index.building,
     )
     s.start()
-    s.prepare(index.graph)
+    if prepared:
+        s.prepare(index.graph)
     return s, lines
 
 
@@ -245,7 +247,7 @@ def test_a_waiting_call_leaves_the_event_loop_free_and_later_calls_keep_their_or
     from dsh_sidecar.sidecar import Sidecar
 
     workspace = tmp_path / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", workspace)
+    copy_fixture("pyproj", workspace)
     env = {"DSH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), workspace, env)
     built = threading.Event()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from dsh_protocol import PostExecuteParams
-from dsh_sidecar.suggester import Suggester, parse_suggester_config, pipeline, readiness
+from dsh_sidecar.suggester import Suggester, pipeline, readiness
 from dsh_sidecar.suggester.readiness import CONTENT, SYMBOLS, TARGETS
 from support.suggester import ledger_messages
 
@@ -36,19 +36,7 @@ def shop(tmp_path: Path) -> Path:
 
 def unprepared(root: Path, home: Path, index: Index, first_call_wait_ms: int = 0) -> tuple[Suggester, list[str]]:
     """A server's suggester before its graph has listed the workspace (no targets yet)."""
-    lines: list[str] = []
-    s = Suggester(
-        root,
-        parse_suggester_config({"enabled": True, "firstCallWaitMs": first_call_wait_ms}),
-        home,
-        sink=lines.append,
-        workspace=lambda: index.graph,
-        content=index.content,
-        background=True,
-        indexing=lambda: index.building,
-    )
-    s.start()
-    return s, lines
+    return make(root, home, index, prepared=False, firstCallWaitMs=first_call_wait_ms)
 
 
 def at_decide(monkeypatch: pytest.MonkeyPatch, *steps: Callable[[], object]) -> None:

@@ -12,7 +12,7 @@ from dsh_sidecar.workspace.facts import docs_pages, docs_roots, facts_of, name_f
 from dsh_sidecar.workspace.files import list_files
 from dsh_sidecar.workspace.fts import fts5_available
 from dsh_sidecar.workspace.kinds import KINDS
-from support.trees import write_tree
+from support.trees import copy_fixture, write_tree
 
 pytestmark = pytest.mark.skipif(not fts5_available(), reason="this Python's SQLite has no FTS5")
 
@@ -292,11 +292,7 @@ def test_a_full_sync_folder_by_folder_with_the_listings_kinds_writes_the_same_ro
     from dsh_sidecar.workspace import fsguard, fts
     from dsh_sidecar.workspace.graph import WorkspaceGraph
 
-    shopcart = Path(__file__).resolve().parents[2] / "data" / "workspaces" / "shopcart"
-    root = tmp_path / "ws"
-    import shutil
-
-    shutil.copytree(shopcart, root)
+    root = copy_fixture("shopcart", tmp_path / "ws")
     write_tree(
         root,
         {
