@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,7 +22,14 @@ from dsh_sidecar.workspace.graph import (
     WorkspaceGraph,
 )
 from dsh_sidecar.workspace.kindcache import KindCache
-from dsh_sidecar.workspace.listingcache import Listing, ListingCache, walk_differences
+from dsh_sidecar.workspace.listingcache import (
+    SOURCES,
+    Listing,
+    ListingCache,
+    git_listing,
+    listing_differences,
+    walk_differences,
+)
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -282,13 +289,13 @@ class GraphBuilder:
         as after an unchanged one."""
         t0 = time.thread_time()
         try:
-            listing = self.listing_cache is not None and graph.time_source == "mtime" and graph.verified
+            listing = self.listing_cache is not None and graph.time_source in SOURCES and graph.verified
             unkept = graph.unkept(listing)
             if self.cache is not None and unkept.entries:
                 self.cache.note(unkept.entries)
                 self.cache.keep()
             if unkept.listing is not None and self.listing_cache is not None:
-                self.listing_cache.save(unkept.listing.stats, unkept.listing.stamps)
+                self.listing_cache.save(unkept.listing.stats, unkept.listing.stamps, unkept.listing.source)
             if unkept.kinds is not None and self.kind_cache is not None:
                 self.kind_cache.save(*unkept.kinds)
         except Exception as exc:  # a cache not written is only a slower next session
@@ -311,10 +318,10 @@ class GraphBuilder:
             self._closed = True
             self._wake_refresher.notify_all()
 
-    def _apply(self, graph: WorkspaceGraph, pending: list[str]) -> None:
+    def _apply(self, graph: WorkspaceGraph, pending: list[str], listed: Container[str] | None = None) -> None:
         t0 = time.thread_time()
         try:
-            delta = graph.apply(pending)
+            delta = graph.apply(pending, listed)
         except Exception as exc:  # a refresh failure keeps the previous graph
             log.warning("workspace graph refresh failed: %s", exc)
             return
@@ -409,20 +416,28 @@ class GraphBuilder:
                 log.debug("graph progress callback failed: %s", exc)
 
     def _take_listing(self) -> Listing | None:
-        """The listing cache's walk for the session's first build of a tree outside git, once;
-        ``None`` otherwise (the build walks)."""
+        """The kept listing for the session's first build, once: a walk's for a tree outside
+        git, git's for a checkout (a listing made the other way is not taken); ``None``
+        otherwise (the build lists the tree)."""
         if self._listing_taken or self.listing_cache is None or self.root is None:
             return None
         self._listing_taken = True
-        if not self.root.is_dir() or gitguard.is_checkout(self.root):
+        if not self.root.is_dir():
             return None
-        return self.listing_cache.load()
+        source = "git" if gitguard.is_checkout(self.root) else "mtime"
+        listed = self.listing_cache.load()
+        return listed if listed is not None and listed.source == source else None
 
     def _keep_listing(self, graph: WorkspaceGraph) -> None:
-        """Keep the walk a build made, for the next session (a git listing keeps none)."""
+        """Keep the listing a build made, for the next session: the walk's, or git's with the
+        stats the symbol pass took (none without a symbol cache)."""
         walked, graph.walk = graph.walk, None
-        if walked is not None and self.listing_cache is not None:
+        if self.listing_cache is None:
+            return
+        if walked is not None:
             self.listing_cache.save(walked.stats, walked.stamps)
+        elif graph.time_source == "git" and (listed := graph.listing()) is not None:
+            self.listing_cache.save(listed.stats, listed.stamps, "git")
 
     def _walk_instead(self) -> None:
         """A build from a past listing failed (a forged one this module does not foresee): the
@@ -432,26 +447,37 @@ class GraphBuilder:
         self.start()  # the listing was taken: this build walks
 
     def _verify(self, graph: WorkspaceGraph, listed: Listing, gen: int, cancel: threading.Event) -> None:
-        """Walk the tree of a graph made from a past session's listing (``listed``) and apply
-        what differs — files added, deleted or edited since — through the same path as a batch
-        of watched-file changes (:meth:`_apply`; more than :data:`MAX_INLINE_REFRESH` start a
-        full build instead); then the graph is verified and the walk kept for the next
-        session. Runs on the build's thread after the graph is published, the GIL handed over
-        at every system call of the walk, as a cold build's walk does."""
+        """List the tree of a graph made from a past session's listing (``listed``) again — a
+        walk, or git's listing of a checkout with a ``stat`` a file — and apply what differs
+        (files added, deleted or edited since) through the same path as a batch of watched-file
+        changes (:meth:`_apply`; more than :data:`MAX_INLINE_REFRESH`, or git unable to list it
+        now, start a full build instead), and git's change times where its history moved; then
+        the graph is verified and the listing kept for the next session. Runs on the build's
+        thread after the graph is published, the GIL handed over at every system call, as a
+        cold build's listing does."""
         t0 = time.thread_time()
-        changed, fresh = walk_differences(listed.stats, self.root)  # type: ignore[arg-type]
+        retimed: dict[str, float] = {}
+        if listed.source == "git":
+            fresh = git_listing(self.root)  # type: ignore[arg-type]
+            changed, retimed = listing_differences(listed, fresh) if fresh is not None else ([], {})
+        else:
+            changed, fresh = walk_differences(listed.stats, self.root)  # type: ignore[arg-type]
         if cancel.is_set() or gen != self._generation:
             return
-        if len(changed) > MAX_INLINE_REFRESH:
+        if len(changed) > MAX_INLINE_REFRESH or (fresh is None and listed.source == "git"):
             self.verified_walk = (time.thread_time() - t0, len(changed))
-            self.start()  # as a branch switch: a full build (it walks: the listing was taken)
+            self.start()  # as a branch switch: a full build (it lists the tree: the listing was taken)
             return
         if changed:
-            self._apply(graph, changed)
+            self._apply(
+                graph, changed, set(fresh.stats.files) if fresh is not None and listed.source == "git" else None
+            )
+        if retimed:
+            graph.retime(retimed)
         graph.verified = True
         self.verified_walk = (time.thread_time() - t0, len(changed))
-        if fresh is not None and self.listing_cache is not None:
-            self.listing_cache.save(fresh.stats, fresh.stamps)
+        if fresh is not None and self.listing_cache is not None and (changed or retimed or listed.source != "git"):
+            self.listing_cache.save(fresh.stats, fresh.stamps, fresh.source)
 
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()

@@ -33,7 +33,7 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +41,7 @@ from typing import Any, Final
 from dsh_sidecar.workspace import fsguard, listingcache, symbolpass
 from dsh_sidecar.workspace.cache import SymbolCache
 from dsh_sidecar.workspace.files import MAX_FILES, walk_ignores
-from dsh_sidecar.workspace.heap import collections_paused
+from dsh_sidecar.workspace.heap import collections_paused, sliced_dict
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.listingcache import Listing
@@ -104,20 +104,6 @@ def recency_score(rank: int) -> float:
 
 def _symbol_candidate(path: str, kind: str) -> bool:
     return kind in ("source", "test") and extension(path) in SOURCE_EXTENSIONS
-
-
-#: Items per slice of a bulk dict build on a builder thread (:func:`_sliced_dict`).
-SLICE: Final = 8192
-
-
-def _sliced_dict(keys: list[str], values: list[Any]) -> dict[str, Any]:
-    """``dict(zip(keys, values))`` built slice by slice: one ``dict(zip(…))`` call over 200,000
-    items runs in C for 150–330 ms on this machine without releasing the GIL, which stops the
-    server's event loop that long; between slices the interpreter can switch threads."""
-    out: dict[str, Any] = {}
-    for i in range(0, len(keys), SLICE):
-        out.update(zip(keys[i : i + SLICE], values[i : i + SLICE]))
-    return out
 
 
 class WorkspaceGraph:
@@ -205,7 +191,7 @@ class WorkspaceGraph:
                 walked, stamps = (past.stats, past.stamps) if past is not None else listingcache.walk_listing(root)
                 # the past listing stays as read (the walk after ready compares with it): a copy
                 files = walked.files if past is None else list(walked.files)
-                source = "mtime"
+                source = "mtime" if past is None else past.source
             else:
                 files = []
             known = kind_cache.load if kind_cache is not None else None
@@ -246,8 +232,8 @@ class WorkspaceGraph:
         kinds = cached if cached is not None else list(map(classify, files))
         graph.classified = kinds if cached is None else None
         graph.files = files
-        graph._kind = _sliced_dict(files, kinds)
-        graph._time = _sliced_dict(files, stamps)
+        graph._kind = sliced_dict(files, kinds)
+        graph._time = sliced_dict(files, stamps)
         graph._stamps = dict(Counter(stamps))
         graph._neg = sorted(-t for t in graph._stamps)
         graph.time_source = source
@@ -366,6 +352,23 @@ class WorkspaceGraph:
         if count == 0:
             bisect.insort(self._neg, -t)
 
+    def retime(self, times: dict[str, float]) -> None:
+        """Give each listed path of ``times`` that change time (git's history moved since the
+        listing was kept: ``GraphBuilder._verify``). O(k log n)."""
+        with self._lock:
+            for rel, t in times.items():
+                if self._time.get(rel, t) != t:
+                    self._set_time(rel, t)
+
+    def listing(self) -> Listing | None:
+        """The listing now with its stats and change times, for the listing cache; ``None`` when
+        its stats were never taken (no symbol cache asked for them)."""
+        with self._lock:
+            if (stats := self._stats) is None or stats.files is not self.files or self.time_source == "none":
+                return None
+            copy = stats.copy(list(self.files))
+            return Listing(copy, list(map(self._time.__getitem__, copy.files)), self.time_source)
+
     def rank(self, path: str) -> int:
         """The dense recency rank of ``path`` (0 = the newest change time; a missing time counts
         as the oldest, 0.0)."""
@@ -461,9 +464,11 @@ class WorkspaceGraph:
         self.apply(changed)
         return self
 
-    def apply(self, changed: Iterable[str]) -> GraphDelta:
+    def apply(self, changed: Iterable[str], listed: Container[str] | None = None) -> GraphDelta:
         """Apply changed paths (as :meth:`refresh`) and say what changed: O(k log n) for k
-        paths (sorted inserts, the change time's rank by bisect; no re-rank of every file)."""
+        paths (sorted inserts, the change time's rank by bisect; no re-rank of every file).
+        ``listed``: the paths a fresh listing of the tree holds (git's: tracked files its ignore
+        rules leave out, or deleted and not staged), admitted as listed, not by the walk's rules."""
         now = time.time()
         added: set[str] = set()
         removed: set[str] = set()
@@ -483,10 +488,8 @@ class WorkspaceGraph:
                 before = self._kind.get(rel)
                 defs = self.symbols.defined_in(rel) if self.symbols is not None else frozenset()
                 full = self.root / rel
-                if (
-                    not through_link(self.root, rel.rpartition("/")[0], linked)
-                    and is_file(full)
-                    and not walk_ignores(self.root, rel, rules)
+                if not through_link(self.root, rel.rpartition("/")[0], linked) and (
+                    rel in listed if listed is not None else is_file(full) and not walk_ignores(self.root, rel, rules)
                 ):
                     self._upsert(rel, full, now)
                     (modified if before is not None else added).add(rel)
@@ -574,10 +577,8 @@ class WorkspaceGraph:
                 known = self._kind
                 files = list(self.files)
                 out.kinds = (files, [classify(f) if known[f] == "generated" else known[f] for f in files])
-            stats = self._stats
-            if listing and out.entries and stats is not None and stats.files is self.files:
-                copy = stats.copy(list(self.files))
-                out.listing = Listing(copy, list(map(self._time.__getitem__, copy.files)))
+            if listing and out.entries:
+                out.listing = self.listing()
         return out
 
 

@@ -134,7 +134,8 @@ def test_more_changes_than_a_batch_make_a_full_build(tmp_path: Path, walks: list
     assert len(walks) == 3 and later.readies == 2  # the first session's, the verification's, the full build's
 
 
-def test_a_git_checkout_keeps_no_listing(tmp_path: Path, walks: list[Path]) -> None:
+def test_a_git_checkout_takes_no_listing_of_a_walk(tmp_path: Path, walks: list[Path]) -> None:
+    """(A checkout's own listing, git's, is kept as well: ``test_git_listing_cache.py``.)"""
     ws, home = tmp_path / "ws", tmp_path / "home"
     write_tree(ws, TREE)
     Session(ws, home, walks)

@@ -6,8 +6,7 @@ import gc
 import threading
 
 import pytest
-from dsh_sidecar.workspace.graph import SLICE, _sliced_dict
-from dsh_sidecar.workspace.heap import HeapFreezer
+from dsh_sidecar.workspace.heap import SLICE, HeapFreezer, sliced_dict
 from support.sidecar import home_env
 from support.waiting import wait_until
 
@@ -49,8 +48,8 @@ def test_sliced_dict_is_dict_of_zip_across_slice_boundaries():
     for n in (0, 1, SLICE - 1, SLICE, SLICE + 1, 3 * SLICE + 5):
         keys = [f"k{i}" for i in range(n)]
         values = list(range(n))
-        assert _sliced_dict(keys, values) == dict(zip(keys, values))
-        assert list(_sliced_dict(keys, values)) == keys  # insertion order kept
+        assert sliced_dict(keys, values) == dict(zip(keys, values))
+        assert list(sliced_dict(keys, values)) == keys  # insertion order kept
 
 
 @pytest.mark.slow
