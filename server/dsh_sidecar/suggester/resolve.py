@@ -89,10 +89,9 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
     def prefer(paths: list[str]) -> list[str]:
         return order(paths, prepared, src.symbols, call)
 
-    if q.listing and intent == "Test":
-        runs = _harness_of(q, prepared, src.content)
-        if runs:
-            return runs
+    if q.listing and intent == "Test" and harness.listed_folder(q) is not None:
+        # a test tree's fixtures listed: the test modules that run them, never the fixtures
+        return _harness_of(q, prepared, src.content)
     if q.listing:
         # a listing's answer is what it listed: of those, what the intent wants (or nothing)
         return resolve_results(cands, listed, index, prefer, call.name)
@@ -111,7 +110,8 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
 
 
 def _harness_of(q: Query, prepared: PreparedTargets, content: ContentView | None) -> list[Target]:
-    """A test tree's fixtures listed: the test modules that run them (``harness.py``)."""
+    """A test tree's fixtures listed: the test modules that run them (``harness.py``); none
+    found, nothing (the note abstains: naming the fixtures back would be the listing)."""
     folder = harness.listed_folder(q)
     if folder is None or not prepared.index.has_dir(folder):
         return []

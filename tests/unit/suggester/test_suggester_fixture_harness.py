@@ -56,6 +56,12 @@ CASES = {
         ("Test", ["tests/compiletest.rs"]),
         "suggest Test 0.95 1 targets tests/compiletest.rs",
     ),
+    "fixtures no test module names: no note (the fixtures are never named back)": (
+        {**GO_TESTDATA, "parse_test.go": "package cfg\n\nfunc TestParse() {}\n"},
+        ("bash", {"command": "ls testdata/golden"}, "a.txt\nb.txt"),
+        None,
+        "abstained no-companions Test 0.97",
+    ),
     "a test folder that holds test modules: a look at the tests, no harness asked": (
         TRYBUILD,
         ("bash", {"command": "ls tests/"}, "compiletest.rs\ntest_context.rs\ntest_macros.rs\nui"),
