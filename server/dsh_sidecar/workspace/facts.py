@@ -36,7 +36,7 @@ from operator import methodcaller, or_
 from typing import Any, Final
 
 from dsh_sidecar.lazyre import LazyPattern
-from dsh_sidecar.workspace import includes, manifests
+from dsh_sidecar.workspace import manifests
 from dsh_sidecar.workspace.manifests import MANIFEST_FACTS, Manifest
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 #: Version of the rules below and of the manifest readers: the content index keeps what it
 #: read of an unchanged file, so a change of what is read from one must bump it (the index is
 #: rebuilt).
-RULES_VERSION: Final = 3
+RULES_VERSION: Final = 2
 #: Most bytes read of one file.
 MAX_READ_BYTES: Final = 256 * 1024
 #: Most distinct words indexed per file.
@@ -324,9 +324,6 @@ def describe(path: str, kind: str, text: str | None) -> tuple[set[str], Manifest
     """The facts of one file and, for a manifest or tool configuration, what it declares
     (``workspace/manifests/``: the words of its sections and the files it points to)."""
     manifest = manifests.read(path, text[:MAX_READ_BYTES] if text is not None else None)
-    if manifest is None and text is not None and kind == "doc" and _CHANGELOG_NAME.match(_name(path)):
-        included = includes.changelog_points(path, text)  # a changelog page pulling the changelog in
-        manifest = Manifest(points=included) if included else None
     return _facts(path, kind, text, manifest), manifest
 
 

@@ -1,7 +1,7 @@
 """Project questions whose answer the call did not show: a search inside a manifest that points
 elsewhere for it names where it points (``filters.pointed_to``), and a search scoped to a docs
 folder the workspace does not have names the docs it has (``evidence.wrong_guess``, the
-``docs-home`` fact); a changelog page that includes the changelog names it (``workspace/includes.py``). Small generated trees of each ecosystem, the real sidecar (its workspace
+``docs-home`` fact). Small generated trees of each ecosystem, the real sidecar (its workspace
 graph and content index), exact notes and ledger lines."""
 
 from __future__ import annotations
@@ -82,18 +82,6 @@ CASES = {
         },
         ("bash", {"command": "grep -n towncrier pyproject.toml"}, "5"),
         ("Ledger", ["CHANGES.md", "changes.d/template.md"]),
-    ),
-    "a changelog page that includes the changelog (MyST)": (
-        {
-            "pyproject.toml": STATIC,
-            "CHANGELOG.md": "# Changelog\n\n## v1.0.0 (2024-01-01)\n",
-            "docs/changelog.md": "```{include} ../CHANGELOG.md\n```\n",
-            "docs/index.md": "# p\n",
-            "pkg/__init__.py": "",
-            "README.md": "# p\n",
-        },
-        ("bash", {"command": "grep -rn 'include' docs/changelog.md"}, "1"),
-        ("Ledger", ["CHANGELOG.md"]),
     ),
     "a static version: the manifest is the answer, the call showed it": (
         {"pyproject.toml": STATIC, "pkg/__init__.py": "", "README.md": "# p\n"},
