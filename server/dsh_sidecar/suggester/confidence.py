@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Final
 
-from dsh_sidecar.suggester import harness, toolconfig
+from dsh_sidecar.suggester import toolconfig
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
@@ -192,7 +192,5 @@ def assess(
     for a project intent or no target (module docstring)."""
     if intent in PROJECT_INTENTS or not targets or (trigger == WRONG_GUESS and toolconfig.asked(q)):
         return None  # (a tool's configuration looked for where it is not: a project question)
-    if harness.named(intent, [t.path for t in targets], q):
-        return None  # the harness of the fixtures listed: where the tests are run, a project question
     f = features(trigger, targets, q, ev, view, scorers, edited=edited, said=said)
     return Assessment(f, MODEL.confidence(f))

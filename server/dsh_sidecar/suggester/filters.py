@@ -7,8 +7,7 @@ files came from the call's own output); the agent already where the intent lives
 target, or the best target was read recently — suppresses the note as ``recent``; the other
 recently read targets leave; at most ``maxTargets`` remain. What "recently read" means and
 whether it suppresses is the trigger's (``triggers/base.py``). A project question asked of a
-manifest that points elsewhere for its answer names where it points (:func:`pointed_to`), and
-a test tree's fixtures listed name the harness that runs them (``harness.py``);
+manifest that points elsewhere for its answer names where it points (:func:`pointed_to`);
 otherwise the ranking chooses (``ranking.py``: an echo, a broad listing unranked, or the
 targets in order).
 """
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from dsh_sidecar.suggester import harness, ranking
+from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
@@ -63,10 +62,6 @@ def apply(
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
         return pointed[: ctx.config.max_targets]
-    if harness.named(intent, [t.path for t in fresh], q):
-        # a test tree's fixtures listed: the harness that runs them, which the listing did not
-        # show (a broad listing's ranking has nothing to weigh them by)
-        return fresh[: ctx.config.max_targets]
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`

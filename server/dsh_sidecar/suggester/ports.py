@@ -85,11 +85,6 @@ class ContentView(Protocol):
         manifest a reader knows, or not indexed yet)."""
         ...
 
-    def files_containing(self, paths: Iterable[str], literal: str, limit: int = 5) -> list[str]:
-        """Of ``paths`` (tried in order, at most ``limit`` × 4 read), those whose text
-        contains ``literal`` (case-insensitive)."""
-        ...
-
     def points_of(self, path: str) -> Sequence[tuple[str, str]]:
         """What the manifest at ``path`` points to: ``(fact, file)`` pairs (its dynamic
         version's module is ``version-declared``, its release tool's template

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from dsh_sidecar.recent import remember
-from dsh_sidecar.suggester import harness
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
     CallContext,
@@ -89,9 +88,6 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
     def prefer(paths: list[str]) -> list[str]:
         return order(paths, prepared, src.symbols, call)
 
-    if q.listing and intent == "Test" and harness.listed_folder(q) is not None:
-        # a test tree's fixtures listed: the test modules that run them, never the fixtures
-        return _harness_of(q, prepared, src.content)
     if q.listing:
         # a listing's answer is what it listed: of those, what the intent wants (or nothing)
         return resolve_results(cands, listed, index, prefer, call.name)
@@ -107,16 +103,6 @@ def resolve(q: Query, intent: str, src: Sources) -> list[Target]:
         static_paths = {t.path for t in static}
         groups.append([t for t in prepared.fallback.get(intent, []) if t.path not in static_paths])
     return _subjects_first(merge(*groups), intent, subjects, scopes)
-
-
-def _harness_of(q: Query, prepared: PreparedTargets, content: ContentView | None) -> list[Target]:
-    """A test tree's fixtures listed: the test modules that run them (``harness.py``); none
-    found, nothing (the note abstains: naming the fixtures back would be the listing)."""
-    folder = harness.listed_folder(q)
-    if folder is None or not prepared.index.has_dir(folder):
-        return []
-    ready = content if content is not None and content.ready else None
-    return [Target(p, f"runs the files of {folder}/", 1.0) for p in harness.harness(folder, prepared.index, ready)]
 
 
 @dataclass(frozen=True)

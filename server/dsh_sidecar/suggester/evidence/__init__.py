@@ -52,8 +52,7 @@ Ledger; a test folder or test-file names with a pattern that is no identifier �
 
 Listing rules (``ls``, ``find``, ``fd``, ``glob``): names or folders of changelogs → Ledger,
 owners/licence files → Owner, CI → Config, test files and test-runner configurations →
-Test, a folder inside a test tree that holds no test module (fixtures: ``ls tests/ui/``,
-``suggester/harness.py``) → Test, lock files → Dependency, solution/workspace files (``*.sln``, ``settings.gradle``,
+Test, lock files → Dependency, solution/workspace files (``*.sln``, ``settings.gradle``,
 ``pnpm-workspace.yaml``, ``go.work``) → Path, linter/formatter configurations → Config,
 doc files → Doc.
 
@@ -90,7 +89,7 @@ import re
 from typing import Final
 
 from dsh_sidecar.lazyre import LazyPattern
-from dsh_sidecar.suggester import harness, toolconfig
+from dsh_sidecar.suggester import toolconfig
 from dsh_sidecar.suggester.evidence.subject import _vote
 from dsh_sidecar.suggester.evidence.vocabulary import (
     _CALL,
@@ -297,8 +296,6 @@ def _named_files_rule(q: Query, ws: Workspace, names: list[str], parts: list[str
         filtered and (set(parts) & _TEST_DIRS or any(_TEST_NAME.search(p) for p in q.result_paths))
     ):
         return "Test"  # test files asked for by name (a bare `ls tests/` asks nothing)
-    if not filtered and harness.listed_folder(q) is not None:
-        return "Test"  # a test tree's fixtures listed (`ls tests/ui/`): the harness that runs them
     if any(_LOCK_NAME.search(n) for n in names):
         return "Dependency"
     if any(_TEST_CONFIG_NAME.search(n) for n in q.name_patterns):
