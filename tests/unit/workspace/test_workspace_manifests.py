@@ -534,38 +534,3 @@ def test_a_cmake_functions_intent_on_a_tie_is_its_first_commands_whatever_the_ha
             subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
         )
     assert seen == {"Path\n"}
-
-
-def test_an_msbuild_import_of_a_version_props_file_points_to_it():
-    text = (
-        "<Project>\n"
-        '  <Import Project="$(MSBuildThisFileDirectory)Directory.Version.props" />\n'
-        '  <Import Project="eng\\Versions.props" />\n'
-        '  <Import Project="$(MSBuildThisFileDirectory)eng/Common.props" />\n'
-        '  <Import Project="$(RepoRoot)version.props" />\n'
-        "</Project>\n"
-    )
-    m = read("src/Directory.Build.props", text)
-    assert m is not None
-    # relative to the importing file; another property's folder is not followed
-    assert m.points == (("version-declared", "src/Directory.Version.props"), ("version-declared", "src/eng/Versions.props"))
-
-
-def test_a_cmake_module_reading_the_version_header_points_from_its_folder_and_the_root():
-    text = (
-        "function(extract_version)\n"
-        '    file(READ "${CMAKE_CURRENT_LIST_DIR}/include/lib/version.h" contents)\n'
-        '    string(REGEX MATCH "LIB_VER_MAJOR ([0-9]+)" _ "${contents}")\n'
-        "endfunction()\n"
-    )
-    m = read("cmake/utils.cmake", text)
-    assert m is not None
-    assert m.points == (
-        ("version-declared", "cmake/include/lib/version.h"),
-        ("version-declared", "include/lib/version.h"),
-    )
-    # a CMakeLists.txt reads from its own folder only; a read that feeds no version points nowhere
-    lists = read("CMakeLists.txt", text)
-    assert lists is not None and lists.points == (("version-declared", "include/lib/version.h"),)
-    other = read("cmake/utils.cmake", 'file(READ "${CMAKE_CURRENT_LIST_DIR}/LICENSE" lic)\nmessage(STATUS "${lic}")\n')
-    assert other is not None and other.points == ()

@@ -86,26 +86,11 @@ def read_msbuild(b: Builder, text: str, name: str) -> None:
             _msbuild_items(b, el, central)
         elif tag == "Import":
             b.add("Path", el.get("Project") or "")
-            _version_import(b, el.get("Project") or "")
         elif tag == "Target":
             target = el.get("Name") or ""
             b.add("Test" if "test" in target.lower() else "Config", target)
     if central:
         b.facts.add("dependency-manifest")
-
-
-#: MSBuild's own folder property: an import written from it is relative to the importing file.
-_THIS_FOLDER: Final = re.compile(r"^\$\(MSBuildThisFileDirectory\)[\\/]?")
-
-
-def _version_import(b: Builder, project: str) -> None:
-    """An ``<Import Project>`` of a props file named for the version (``Directory.Version.props``,
-    Arcade's ``eng/Versions.props``, ``build/version.props``) points to it: the version
-    properties the importing file does not declare itself live there."""
-    rel = _THIS_FOLDER.sub("", project.strip()).replace("\\", "/")
-    name = rel.rsplit("/", 1)[-1].lower()
-    if "version" in name and name.endswith((".props", ".targets")):
-        b.point("version-declared", rel)
 
 
 def _msbuild_items(b: Builder, group: Any, central: bool) -> None:

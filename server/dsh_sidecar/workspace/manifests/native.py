@@ -120,7 +120,7 @@ def read_cmake(b: Builder, text: str, path: str) -> None:
     calls, funcs = _cmake_commands(b, re.sub(r"#[^\n]*", "", text[:MAX_BYTES]))
     in_test = any(p.lower() in ("test", "tests", "testing") for p in path.split("/")[:-1])
     for idx, (cmd, args) in enumerate(calls):
-        intent = _cmake_call_intent(b, calls, idx, funcs, path.endswith(".cmake"))
+        intent = _cmake_call_intent(b, calls, idx, funcs)
         if intent is None:
             intent = "Test" if in_test else "Config"
         b.add(intent, cmd)
@@ -162,20 +162,9 @@ def _cmake_commands(b: Builder, text: str) -> tuple[list[tuple[str, str]], dict[
     return calls, funcs
 
 
-#: What the commands after a ``file(READ …)`` say when they take a version out of what it read:
-#: ``VERSION``, a ``…_VER_MAJOR`` macro, or a message about the version number.
-_READS_VERSION: Final = re.compile(r"VERSION|_VER_|\bversion\b")
-#: The folder variables a path read by ``file(READ …)`` starts from, taken as the reading file's
-#: folder (a module's: see :func:`_cmake_call_intent`).
-_CMAKE_HERE: Final = re.compile(r"^\$\{(?:CMAKE_CURRENT_SOURCE_DIR|PROJECT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/")
-
-
-def _cmake_call_intent(
-    b: Builder, calls: list[tuple[str, str]], idx: int, funcs: dict[str, str], module: bool = False
-) -> str | None:
+def _cmake_call_intent(b: Builder, calls: list[tuple[str, str]], idx: int, funcs: dict[str, str]) -> str | None:
     """The intent of command ``idx`` of ``calls`` (``None``: none of its own); a version it
-    declares or reads from a file is recorded in ``b`` (for a ``*.cmake`` ``module``, the
-    file read is pointed to from its folder and from the root: which exists decides)."""
+    declares or reads from a file is recorded in ``b``."""
     cmd, args = calls[idx]
     intent = _CMAKE_INTENT.get(cmd) or funcs.get(cmd)
     if cmd == "project" and re.search(r"\bVERSION\b", args):
@@ -186,13 +175,11 @@ def _cmake_call_intent(
     elif cmd in ("file",) and re.match(r"\s*(READ|STRINGS)\b", args):
         parts = args.split()
         around = " ".join(a for _, a in calls[idx : idx + 6])
-        if len(parts) >= 3 and _READS_VERSION.search(around):
-            target = _CMAKE_HERE.sub("", parts[1].strip('"'))
+        if len(parts) >= 3 and re.search(r"VERSION", around):
+            target = (
+                parts[1].strip('"').replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "")
+            )
             b.point("version-declared", target)
-            if module:
-                # a module's (``cmake/utils.cmake``) folder variables are its caller's when its
-                # function runs (CMake expands them at the call): the project's root, usually
-                b.point("version-declared", target, "")
             intent = "Version"
     elif cmd in ("function", "macro"):
         first = args.split()
