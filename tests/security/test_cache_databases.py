@@ -1,12 +1,14 @@
 """Class 6 (docs/SECURITY.md) for the rebuildable SQLite caches: the workspace content index
-(``<slug>-<hash>.content.sqlite`` in the cache directory). Something that is not our database in
-its place, or a corrupt one, is a cold start of that index: it is built again and answers as a
-clean one does.
+(``<slug>-<hash>.content.sqlite``) and the offline docs index (``docs/docs.sqlite``) in the cache
+directory. Something that is not our database in its place, or a corrupt one, is a cold start of
+that index: it is built again and answers as a clean one does.
 
 Before: a FIFO in place of the content index hung the sidecar for good (its read-only open waits
 for a writer; ``dsh/status`` unanswered after 80 s, real ``serve``); a folder there switched the
-content index off for every later start. Each case runs in a child process with a deadline, so a
-hang fails instead of holding the suite.
+content index off for every later start; any corrupt offline docs index (a FIFO, a folder, a link
+to ``/dev/zero``, a link out, random bytes, a truncated file) failed every search that reached it
+with a traceback (``dsh-search query`` exit 1; -32603 where ``localFallback`` is on) and stayed so.
+Each case runs in a child process with a deadline, so a hang fails instead of holding the suite.
 """
 
 from __future__ import annotations
@@ -36,6 +38,22 @@ done = ix.wait(50)
 path = db_path(cache, root.resolve())
 print(json.dumps({"done": done, "error": ix.error, "ready": ix.ready, "facts": ix.facts, "regular": path.is_file() and not path.is_symlink()}))
 ix.close()
+"""
+
+_DOCS_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+from dsh_sidecar.router import localdocs
+from dsh_sidecar.router.localdocs import LocalDocs
+from dsh_sidecar.router.localdocs.sources import project_source
+from dsh_sidecar.router.providers import local
+from dsh_sidecar.router.providers.base import ProviderSpec
+localdocs.sources = lambda project: [project_source(project)] if project else []
+root, folder = Path(sys.argv[1]), Path(sys.argv[2])
+docs = LocalDocs(folder, root)
+reply = json.loads(docs.answer(local.build_request(ProviderSpec("local", local.INDEX_URL), "frobnicate depth", 5), deadline=time.monotonic() + 50).body)
+path = folder / localdocs.DB_NAME
+print(json.dumps({"urls": [r["url"] for r in reply["results"]], "regular": path.is_file() and not path.is_symlink()}))
 """
 
 
@@ -99,4 +117,24 @@ def test_a_content_index_that_is_not_our_database_is_built_again(tmp_path: Path,
         assert outside.read_bytes() == b"the user's own file"
     if kind.endswith("folder"):  # set aside, never deleted
         kept = [p for p in cache.iterdir() if p.is_dir()]
+        assert [(p / "keep").read_text() for p in kept] == ["a folder's file is never deleted"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_offline_docs_index_that_is_not_our_database_is_built_again(
+    tmp_path: Path, workspace: Path, kind: str
+) -> None:
+    expected = {
+        "urls": [(workspace / "docs" / "guide" / "tuning.md").as_uri(), (workspace / "README.md").as_uri()],
+        "regular": True,
+    }
+    folder = tmp_path / "cache" / "docs"
+    assert _child(_DOCS_CHILD, workspace, folder) == expected  # a good index, then the attack on it
+    outside = tmp_path / "outside.db"
+    _plant(folder / "docs.sqlite", kind, outside)
+    assert _child(_DOCS_CHILD, workspace, folder) == expected
+    if kind == "link-out":
+        assert outside.read_bytes() == b"the user's own file"
+    if kind.endswith("folder"):
+        kept = [p for p in folder.iterdir() if p.is_dir()]
         assert [(p / "keep").read_text() for p in kept] == ["a folder's file is never deleted"]
