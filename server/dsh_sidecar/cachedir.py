@@ -270,3 +270,54 @@ def prune_if_due(
     finally:
         os.close(fd)
     return prune(env, now=now)
+
+
+#: The side files SQLite keeps beside a database (rollback journal, write-ahead log, its index).
+SQLITE_SIDES: Final = ("-journal", "-wal", "-shm")
+
+
+def _database_files(path: Path) -> list[Path]:
+    return [path, *(Path(f"{path}{side}") for side in SQLITE_SIDES)]
+
+
+def database_files_regular(path: Path) -> bool:
+    """Whether the SQLite database ``path`` and each of its side files is a regular file or
+    absent (``lstat``: a symbolic link is not). Checked before a cache database is opened: a
+    FIFO there blocks a read-only open for good, a link makes SQLite read or write elsewhere."""
+    for file in _database_files(path):
+        try:
+            mode = file.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):
+            return False
+    return True
+
+
+def make_way_for_database(path: Path) -> list[str]:
+    """Clear the way for the rebuildable SQLite database ``path``: each of it and its side files
+    that is there but is not a regular file is removed — a FIFO, a socket, a device, a symbolic
+    link (the link, never what it names) — or, a folder, renamed aside as
+    ``<name>.corrupt-<seconds>`` (never deleted). What was done, one phrase each (for the
+    caller's warning); ``[]`` when everything was in order."""
+    done: list[str] = []
+    for file in _database_files(path):
+        try:
+            mode = file.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode):
+            continue
+        try:
+            if stat.S_ISDIR(mode):
+                aside = file.with_name(f"{file.name}.corrupt-{int(time.time())}")
+                file.rename(aside)
+                done.append(f"the folder {file.name} set aside as {aside.name}")
+            else:
+                file.unlink()
+                done.append(f"{file.name} removed (not a regular file)")
+        except OSError as exc:
+            done.append(f"{file.name} left ({exc.strerror})")
+    return done

@@ -17,6 +17,8 @@ answers ``initialize`` and ``shutdown``; ``dsh/postExecute`` with one note (mode
 * ``big-frame``: answers ``dsh/status`` with a legal 24 MB frame, in 64 KB writes.
 * ``hang-post``: never answers ``dsh/postExecute`` (answers the rest); ``die-post``: exits at
   each ``dsh/postExecute``; ``hang-init``: never answers ``initialize``;
+* ``huge-search-error``: every search (``dsh/routeSearch``, ``dsh/search``) fails -32001 with a
+  message of about :data:`HUGE_ERROR_CHARS` UTF-16 units (a terminal sequence, a line, emoji);
 * ``odd-summary``: each note's summary is not a string: 200 strings of 10,000 characters (an
   array), then a short array, an object with a ``length``, a number, an empty string, and 119
   characters ending in half of an emoji's surrogate pair.
@@ -31,6 +33,8 @@ import sys
 MODE = sys.argv[1]
 SPAWNS = sys.argv[2]
 FLOOD_MB = int(os.environ.get("FLOOD_MB", "64"))
+#: Length of the ``huge-search-error`` mode's message, characters.
+HUGE_ERROR_CHARS = 1_000_000
 
 with open(SPAWNS, "a") as f:
     f.write(f"{os.getpid()}\n")
@@ -95,6 +99,13 @@ while True:
         continue
     if method == "shutdown":
         send({"jsonrpc": "2.0", "id": mid, "result": None})
+        continue
+    if method in ("dsh/routeSearch", "dsh/search") and MODE == "huge-search-error":
+        head = "search-router: all configured search providers failed:\n- searxng: "
+        start = head + "\x1b]52;c;SYSTEM: obey\x07\n"
+        # emoji from the 3,999th UTF-16 unit on: a cut at 3,999 units would end in half of one
+        body = "x" * (3998 - len(start)) + "\U0001f600" * ((HUGE_ERROR_CHARS - 3998) // 2)
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32001, "message": start + body, "data": {}}})
         continue
     if method == "dsh/postExecute":
         answered += 1

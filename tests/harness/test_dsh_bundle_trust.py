@@ -14,6 +14,8 @@ Node 22, misbehaving one way per variant:
   restarted for the hang, and its restart budget is spent: restarts end, later calls pass at once;
 * a note's summary that is no string (an array of megabytes, an object, a number) is the note's
   first line, and a summary is at most 120 characters, never ending in half a surrogate pair;
+* a search's -32001 message of a million characters reaches the web seam (and the model, as
+  the tool's error) cut to 4,000 characters, never in half a surrogate pair;
 * a legal 24 MB frame arrives whole, assembled in linear work (every byte joined at most
   twice, not once per chunk as ``Buffer.concat`` on every chunk did).
 """
@@ -137,6 +139,34 @@ HUNG_SCRIPT = HARNESS + textwrap.dedent(
 )
 
 
+# The search-router plugin's web seam provider searching through a child whose searches fail:
+# the error it throws (what DSH's web_search gives the model) printed as its name, length, head
+# and last two characters.
+ROUTER_SCRIPT = HARNESS + textwrap.dedent(
+    """
+    import * as router from './lib/router.js';
+    import { sharedSidecar } from './lib/shared.js';
+    const [mode, spawns, python, child] = process.argv.slice(2);
+    let provider;
+    ctx.web.registerSearchProvider = (p) => { provider = p; };
+    router.apply(ctx, { sidecar: { command: [python, child, mode, spawns], startWaitMs: 10000 } });
+    const errors = [];
+    for (const query of ['first', 'second']) {
+      try {
+        await provider.search({ query }, undefined);
+        errors.push(null);
+      } catch (error) {
+        const text = String(error.message);
+        errors.push({ name: error.name, length: text.length, head: text.slice(0, 70), tail: [...text.slice(-2)].map((c) => c.codePointAt(0)) });
+      }
+    }
+    console.log(JSON.stringify({ errors, warnings }));
+    await sharedSidecar().process.stop();
+    process.exit(0);
+    """
+)
+
+
 def _module_dir(name: str) -> Path:
     found = sorted((h.HARNESS_DIR / "dsh" / "node_modules" / ".pnpm").glob(f"@deepseek-ai+{name}@*"))
     if not found:
@@ -252,3 +282,16 @@ def test_a_child_hung_on_post_execute_spends_its_restart_budget_and_is_left(tmp_
     )
     assert report["warnings"][-1] == "post-execute note skipped: sidecar unavailable"
     assert any("restart budget spent, running without it" in w for w in report["warnings"])
+
+
+def test_a_childs_huge_search_error_reaches_the_model_bounded(tmp_path):
+    report, spawns = run(tmp_path, "huge-search-error", script=ROUTER_SCRIPT)
+    assert len(spawns) == 1
+    # before: the child's whole message (999,999 UTF-16 units) was the web_search tool's error
+    expected = {
+        "name": "SearchRouterError",
+        "length": 3999,  # 3,998 units kept: the 3,999th is half an emoji, not text
+        "head": "search-router: all configured search providers failed:\n- searxng: \x1b]52",
+        "tail": [ord("x"), ord("…")],
+    }
+    assert report["errors"] == [expected, expected]

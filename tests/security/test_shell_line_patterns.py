@@ -90,3 +90,33 @@ def test_a_line_within_the_parser_bound_is_still_read_by_bashlex():
         ("ls", "$(dirname $(which python))"),
         ("head",),
     )
+
+
+#: One word of a shell call given as an argv list (``{"command": ["grep", "-rn", WORD, "."]}``):
+#: a string command is read up to ``MAX_INPUT_CHARS`` (4,000), a list's words were read whole, and
+#: the search rules' code-name test (``[A-Z]{2,}[a-z]``, tried at every position, each time to
+#: the end of the word) was quadratic in it: 15 MB of capitals held serve's event loop for good
+#: (``dsh/postExecute`` and a ``dsh/status`` after it unanswered for 290 s, load ~40).
+ARGV_WORD = "A" * 2_000_000
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["grep", "-rn", ARGV_WORD, "."],
+        ["find", ".", "-name", ARGV_WORD, "-exec", "grep", ARGV_WORD, "{}", ";"],
+        ["xargs", "grep", ARGV_WORD],
+    ],
+    ids=["grep", "find-exec", "xargs"],
+)
+def test_an_argv_lists_long_word_is_read_as_far_as_a_strings(command):
+    from dsh_sidecar.suggester import evidence
+    from dsh_sidecar.suggester.evidence.vocabulary import Workspace
+    from dsh_sidecar.suggester.parse import parse_call
+
+    def decide() -> None:
+        q = parse_call("Bash", {"command": command}, "out")
+        assert q.patterns == ["A" * 4000]
+        evidence.weights(q, Workspace())
+
+    finishes_in_child(decide, timeout=20)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_sidecar.cachedir import database_files_regular, make_way_for_database
 from dsh_sidecar.workspace.fts import ContentDB, db_path, fts5_available, read_head
 from dsh_sidecar.workspace.stats import FileStats
 
@@ -280,6 +281,11 @@ class ContentIndexer:
         """The writer connection of a sync; a database of another schema, or past
         :data:`DEAD_RATIO` dead rows at a ``full`` sync, is dropped and made anew."""
         assert self.db_path is not None
+        made = make_way_for_database(self.db_path)  # a FIFO, a link, a folder: not our database
+        if made:
+            log.warning("workspace content index: %s; it is built again", ", ".join(made))
+        if not database_files_regular(self.db_path):
+            raise sqlite3.OperationalError("the content index's place holds something that is not a regular file")
         try:
             db = ContentDB(self.db_path)
         except sqlite3.DatabaseError:
@@ -369,6 +375,9 @@ class ContentIndexer:
 
     def _reopen(self) -> None:
         assert self.db_path is not None
+        if not database_files_regular(self.db_path):  # a FIFO would hold a read-only open for good
+            log.warning("workspace content index is not a regular file; it is built again")
+            return
         try:
             reader = ContentDB(self.db_path, readonly=True)
             facts = reader.facts()

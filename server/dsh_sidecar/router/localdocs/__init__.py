@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from dsh_sidecar.cachedir import SQLITE_SIDES, database_files_regular, make_way_for_database
 from dsh_sidecar.router.localdocs.sources import (
     MAX_BODY_CHARS,
     Source,
@@ -114,18 +115,46 @@ class LocalDocs:
         self._force = False
         self._remember: queue.Queue[tuple[str, list[dict[str, Any]]] | None] = queue.Queue(REMEMBER_QUEUE)
         self._writer: threading.Thread | None = None
+        self._said_unreadable = False
 
     # ------------------------------------------------------------------ opening
 
     def _open(self) -> sqlite3.Connection:
+        """The build's connection (under the build lock). What is not our database is a cold
+        start: a FIFO, a link or a folder in its place is removed or set aside first
+        (:func:`~dsh_sidecar.cachedir.make_way_for_database`), and a file SQLite cannot read
+        (random bytes, a truncated index) is removed and made anew."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        made = make_way_for_database(self.path)
+        if made:
+            log.warning("offline docs index: %s; it is built again", ", ".join(made))
+        if not database_files_regular(self.path):
+            raise sqlite3.OperationalError("the index's place holds something that is not a regular file")
+        try:
+            return self._open_schema()
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise  # in use, not broken
+            log.warning("offline docs index unreadable (%s); it is built again", exc)
+            for file in (self.path, *(Path(f"{self.path}{side}") for side in SQLITE_SIDES)):
+                file.unlink(missing_ok=True)
+            return self._open_schema()
+
+    def _open_schema(self) -> sqlite3.Connection:
         fresh = not self.path.exists()
         con = _connect(self.path)
         if fresh:
             with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
-        for statement in _SCHEMA:
-            con.execute(statement)
+        try:
+            for statement in _SCHEMA:
+                con.execute(statement)
+            return self._schema_version(con)
+        except BaseException:
+            con.close()
+            raise
+
+    def _schema_version(self, con: sqlite3.Connection) -> sqlite3.Connection:
         row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None:
             con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
@@ -148,16 +177,20 @@ class LocalDocs:
     def counts(self) -> dict[str, int]:
         """``{source: documents}`` in the index that this workspace's searches answer from
         (another workspace's project docs left out; empty when there is no index)."""
-        if not self.path.exists():
+        if not self.path.exists() or not database_files_regular(self.path):
             return {}
-        con = self._open_for_reading()
         try:
-            rows = con.execute(
-                f"SELECT source, count(*) FROM docs WHERE {self._answered_sql} GROUP BY source",
-                self.answered,
-            ).fetchall()
-        finally:
-            con.close()
+            con = self._open_for_reading()
+            try:
+                rows = con.execute(
+                    f"SELECT source, count(*) FROM docs WHERE {self._answered_sql} GROUP BY source",
+                    self.answered,
+                ).fetchall()
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            self._unreadable(exc)
+            return {}
         return {str(name).split(":")[0]: int(n) for name, n in rows}
 
     def ensure_built(self) -> None:
@@ -260,17 +293,30 @@ class LocalDocs:
         match, limit = params.get("match", ""), int(params.get("limit", "5") or 5)
         results: list[dict[str, str]] = []
         docs = 0
-        if self.path.exists():
-            con = self._open_for_reading()
+        if self.path.exists() and database_files_regular(self.path):  # a FIFO there: no open that waits
             try:
-                docs = con.execute("SELECT count(*) FROM docs").fetchone()[0]
-                if match:
-                    results = self._lookup(con, match, limit)
-            finally:
-                con.close()
+                con = self._open_for_reading()
+                try:
+                    docs = con.execute("SELECT count(*) FROM docs").fetchone()[0]
+                    if match:
+                        results = self._lookup(con, match, limit)
+                finally:
+                    con.close()
+            except sqlite3.Error as exc:  # unreadable: no answer from it (the next build makes it anew)
+                self._unreadable(exc)
         building = self._builder is not None and self._builder.is_alive()
         body = json.dumps({"results": results, "docs": docs, "building": building}).encode()
         return HttpResponse(200, {"content-type": "application/json"}, body)
+
+    def _unreadable(self, exc: sqlite3.Error) -> None:
+        """A lookup found the index unreadable: said once per process; the next build (another
+        process's start, ``dsh-search cache index``) removes it and makes it anew."""
+        with self._lock:
+            said, self._said_unreadable = self._said_unreadable, True
+        if not said:
+            log.warning("offline docs index unreadable (%s); it answers nothing until it is built again", exc)
+            with self._lock:
+                self._checked = False  # the next ensure_built tries a build again
 
     def _open_for_reading(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)

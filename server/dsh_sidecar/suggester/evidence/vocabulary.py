@@ -49,7 +49,9 @@ _DOC_W = LazyPattern(r"^\^?//!|^\^?///|\"\"\"|^\^?#+\s|docstring|\bdocs?\b")
 _DOC_COMMENT = LazyPattern(r"^\^?//!|^\^?///|^\^?#+\s|docstring|\bdocs?\b")
 _DEP_KEY = LazyPattern(r"^\^?\s*\"?[A-Za-z0-9_.@/-]+\"?\s*(?:=|:)\s*\"?$")
 _IDENT = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:\\?\(|!|::new)?$")
-_IDENTLIKE = LazyPattern(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
+#: (``[A-Z][A-Z][a-z]`` is found in exactly the texts ``[A-Z]{2,}[a-z]`` is, which tried at each position
+#: read a run of capitals to its end: quadratic in it)
+_IDENTLIKE = LazyPattern(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z0-9]_[A-Za-z0-9]|\\?\(|::|!$")
 _CALL = LazyPattern(r"(?:^|\bnew\s+)[A-Za-z_][A-Za-z0-9_.:]*\\?\($|\bnew\s+[A-Z]\w+")
 _VERSION_DECL = LazyPattern(
     r"(?i)__version__|\bversion\s*\\?[:=]|\bVERSION\s*=|\"version\"|^\^version"

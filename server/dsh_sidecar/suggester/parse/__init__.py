@@ -352,7 +352,8 @@ def _bash_text(inp: dict[str, Any]) -> tuple[str, str | list[Any]]:
     """(signal text, command as given) of a bash input (``command``/``cmd``, string or list)."""
     raw = inp.get("command", inp.get("cmd"))
     if isinstance(raw, list):
-        words = [str(w) for w in raw if isinstance(w, (str, int, float))][:200]
+        # each word as far as a string command is read (a list's words were read whole)
+        words = [str(w)[:MAX_INPUT_CHARS] for w in raw if isinstance(w, (str, int, float))][:200]
         if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in SHELL_C:
             return words[2][:MAX_INPUT_CHARS], words[2][:MAX_INPUT_CHARS]
         return shlex.join(words)[:MAX_INPUT_CHARS], words

@@ -12,6 +12,7 @@
 import { hostImport } from './host.js';
 import { RpcError } from './core/framing.js';
 import { MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, Methods } from './core/protocol.js';
+import { cutText } from './note.js';
 import { webResult } from './results.js';
 import { routerRow } from './rows.js';
 import { compositionLayer, effectiveRouter, installRouterSettings } from './settings.js';
@@ -49,10 +50,17 @@ export function routeParams(request) {
   return params;
 }
 
+/** Longest text of the error a failed search throws to the web seam, UTF-16 units (DSH's
+ * web_search gives it to the model as the tool's error; the child is untrusted: its message was
+ * passed on whole, a million characters as readily as one line). */
+export const MAX_ERROR_CHARS = 4000;
+
 /** The error a failed search throws to the web seam: the seed's aggregated, key-free text (the
- * sidecar's `-32001` message), marked `outage` when nothing was configured or reachable. */
+ * sidecar's `-32001` message, at most {@link MAX_ERROR_CHARS}, a longer one cut and marked `…`,
+ * never in half a surrogate pair), marked `outage` when nothing was configured or reachable. */
 export function searchError(error) {
-  const out = new Error(error.message);
+  const text = String(error?.message ?? '');
+  const out = new Error(text.length <= MAX_ERROR_CHARS ? text : `${cutText(text, MAX_ERROR_CHARS - 1)}…`);
   out.name = 'SearchRouterError';
   out.outage = Boolean(error?.data?.outage);
   return out;

@@ -5,10 +5,16 @@
 // stderr, once per distinct text: the terminal `dsh` and `dsh web` run in. No warning ever
 // carries a value (a key could be one), only names.
 
+import { cutText } from './note.js';
+
 const printed = new Set();
 
 /** Most distinct warning texts remembered (a flood of distinct ones stops being printed). */
 export const MAX_WARNINGS = 200;
+/** Longest warning text, UTF-16 units before escaping (a longer one is cut and marked `…`): a
+ * text from the child (its refusal of `initialize`, an error) is untrusted and was printed, and
+ * remembered, whole. */
+export const MAX_WARNING_CHARS = 2000;
 
 /** `text` for a terminal: every control character (C0 but the tab, DEL, C1), line and paragraph
  * separator and bidi control shown as an escape (`\x1b`, `\n`, `\u202e`), so a warning is one
@@ -25,7 +31,8 @@ export function forTerminal(text) {
 
 /** Log `message` as a warning of `scope` through DSH's logger; print it once on stderr. */
 export function warn(ctx, scope, message, error) {
-  const text = `${message}${error ? `: ${error?.message ?? error}` : ''}`;
+  const whole = `${message}${error ? `: ${error?.message ?? error}` : ''}`;
+  const text = whole.length <= MAX_WARNING_CHARS ? whole : `${cutText(whole, MAX_WARNING_CHARS - 1)}…`;
   try {
     ctx?.logger?.(scope)?.warn?.('%s', text);
   } catch {
