@@ -86,8 +86,12 @@ async def test_where_is_waits_at_most_a_tool_calls_bound_and_says_the_index_is_b
         held.finish()
         after = await client.call_tool("where_is", args)
     assert not during.is_error and not again.is_error and not after.is_error
-    # each call waited its bound once (never a one-shot 60 s, never only the prompt's 0.3 s)
-    assert asked_during == [pytest.approx(TOOL_WAIT_S, abs=0.05)] * 2
+    # the first call waited its own bound (never a one-shot 60 s, never only the prompt's 0.3 s);
+    # the second may first share the first's wait, if that thread is still out, then waits what is
+    # left of its own bound: no wait asked is ever longer than a tool call's bound
+    assert asked_during[0] == pytest.approx(TOOL_WAIT_S, abs=0.05)
+    assert len(asked_during) in (1, 2)
+    assert all(s <= TOOL_WAIT_S + 1e-6 for s in asked_during)
     assert during.structured_content["index"] == BUILDING
     assert again.structured_content["index"] == BUILDING
     # what is ready answers meanwhile: the suggester's own targets of this small tree
