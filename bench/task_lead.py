@@ -244,10 +244,15 @@ def relist(rec: dict[str, Any], task: dict[str, Any], cache: Path) -> dict[str, 
 # ------------------------------------------------------------------------------ scoring
 
 
-class Task:
-    """One task's feature matrix, ready for any weights."""
+#: The features scaled so their best file scores 1 (``listing.add_top`` and the content index's text).
+SCALED: Final = ("stem", "code", "template", "usage", "words", "bm25", "title", "text")
 
-    def __init__(self, rec: dict[str, Any]) -> None:
+
+class Task:
+    """One task's feature matrix, ready for any weights (``source_scale``: each of
+    :data:`SCALED` scaled by its best source file instead of its best file)."""
+
+    def __init__(self, rec: dict[str, Any], source_scale: bool = False) -> None:
         self.rec = rec
         self.files = list(rec["category"])
         idx = {f: i for i, f in enumerate(self.files)}
@@ -258,6 +263,13 @@ class Task:
                     self.m[idx[f], j] = v
         named = set(rec["named"])
         cat = rec["category"]
+        if source_scale:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
+            src = np.array([cat[f] == "source" or f in named for f in self.files], dtype=bool)
+            for j, name in enumerate(FEATURES):
+                if name in SCALED and src.any():
+                    top = self.m[src, j].max()
+                    if top > 0:
+                        self.m[:, j] /= top
         self.is_test = np.array([cat[f] == "test" and f not in named for f in self.files])
         self.is_doc = np.array([cat[f] == "doc" and f not in named for f in self.files])
         self.order = np.array(sorted(range(len(self.files)), key=lambda i: self.files[i]))  # ties by path
@@ -554,6 +566,9 @@ def main(argv: list[str] | None = None) -> int:
         default="tasks",
         help="the objective averaged per task or per repository, or chosen per fold on its training repositories",
     )
+    p.add_argument(
+        "--source-scale", action="store_true", help="scale each feature by its best source file (not a test or doc)"
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
@@ -601,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         if rec is not None:
             recs.append(rec)
     graph_module.extract = memo.original  # type: ignore[assignment]
-    ts = [Task(r) for r in recs]
+    ts = [Task(r, args.source_scale) for r in recs]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
     plain = strongest_baseline(ts, names)

@@ -66,3 +66,23 @@ def test_objective_per_task_and_per_repository():
     # per repository: r/a 1.1, r/b 0, r/c 0
     groups = np.array([0, 0, 1, 1, 2])
     assert task_lead.pool_objective(pool, w, groups) == pytest.approx(1.1 / 3)
+
+
+def test_source_scale_sets_each_feature_by_its_best_source():
+    # bm25's best file is a test (1.0); its best source scores 0.5, so with the source scale
+    # the source is 1.0 and the test 2.0; the path feature is not scaled
+    rec = _record(
+        "t6", "r/d", ["src/s.py"],
+        {"bm25": {"tests/test_s.py": 1.0, "src/s.py": 0.5, "src/o.py": 0.25}, "path": {"src/o.py": 0.4}},
+        {"tests/test_s.py": "test", "src/s.py": "source", "src/o.py": "source"},
+    )  # fmt: skip
+    j, p = task_lead.FEATURES.index("bm25"), task_lead.FEATURES.index("path")
+    plain, scaled = task_lead.Task(rec), task_lead.Task(rec, source_scale=True)
+    by_file = {f: i for i, f in enumerate(scaled.files)}
+    assert [scaled.m[by_file[f], j] for f in ("tests/test_s.py", "src/s.py", "src/o.py")] == [2.0, 1.0, 0.5]
+    assert [plain.m[by_file[f], j] for f in ("tests/test_s.py", "src/s.py", "src/o.py")] == [1.0, 0.5, 0.25]
+    assert scaled.m[by_file["src/o.py"], p] == plain.m[by_file["src/o.py"], p] == 0.4
+    # the same weights rank alike: the scale moves bm25 against the unscaled path feature
+    w = task_lead.Weights(**{**dict.fromkeys(task_lead.FEATURES, 0.0), "bm25": 1.0, "path": 1.0}, test=0.25)
+    assert plain.ranking(w) == ["src/o.py", "src/s.py", "tests/test_s.py"]
+    assert scaled.ranking(w) == ["src/s.py", "src/o.py", "tests/test_s.py"]
