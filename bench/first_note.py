@@ -17,8 +17,14 @@ line). Settings alternate session by session so the load hits them alike:
 * ``--baseline-src DIR``: the stdio and mcp sessions of another commit's source (before).
 
 Prints per setting: sessions, right / guess / held back / silent, the call's time (median, max).
+With ``--later N`` an MCP session whose first call got no note makes up to N later calls
+(``git status``, nothing to note of its own, 0.5 s apart) and prints, per setting, how many
+sessions got the first note with one of them (the note owed to the session,
+``suggester/owednote.py``), how many of those named the right first target, and with which later
+call. ``--only`` runs the named settings alone (comma-separated).
 
     python bench/first_note.py [--workspace DIR --call JSON]... [--sessions 6] [--busy 2] [--baseline-src DIR]
+        [--later N] [--only SETTINGS]
 
 Default workspace: the ``psf/requests`` checkout of the corpus cache (``DSH_CORPUS_CACHE`` or
 ``/work/corpus-cache-ii``) asked ``grep -rn "def merge_setting"`` (the symbol pass it needs).
@@ -79,7 +85,18 @@ def stdio_session(ws: Path, call: dict, src: Path | None, home: Path, options: d
     return {"targets": notes[0]["source"]["targets"] if notes else [], "ms": ms, "ledger": ledger(home)}
 
 
-def mcp_session(ws: Path, call: dict, src: Path | None, home: Path, options: dict) -> dict:
+#: The session's later calls (``--later``): nothing of its own to note, one every
+#: :data:`LATER_GAP_S`, as an agent's next tool calls; the first that carries a note was owed it.
+LATER_CALL = {"name": "Bash", "input": {"command": "git status"}}
+LATER_GAP_S = 0.5
+
+
+def hook_targets(text: str) -> list[str]:
+    """The targets of a hook output's note text (its ``- path — reason`` lines)."""
+    return [x[2:].split(" — ", 1)[0] for x in text.splitlines() if x.startswith("- ")]
+
+
+def mcp_session(ws: Path, call: dict, src: Path | None, home: Path, options: dict, later: int = 0) -> dict:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -89,24 +106,30 @@ def mcp_session(ws: Path, call: dict, src: Path | None, home: Path, options: dic
     argv = [sys.executable, "-m", "dsh_sidecar", "mcp", "--config", str(cfg), "--workspace", str(ws)]
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env_for(src, home))
 
-    async def run() -> tuple[str, float]:
+    async def run() -> tuple[str, float, list[str], int | None]:
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
-                t0 = time.perf_counter()
-                hook = await s.call_tool(
-                    "post_tool_use",
-                    {"tool_name": call["name"], "tool_input": call["input"], "session_id": "m"},
-                )
-                ms = (time.perf_counter() - t0) * 1000
-                out = hook.structured_content or {}
-                return out.get("hookSpecificOutput", {}).get("additionalContext", ""), ms
 
-    text, ms = asyncio.run(run())
+                async def hook(tool: dict) -> str:
+                    answer = await s.call_tool(
+                        "post_tool_use", {"tool_name": tool["name"], "tool_input": tool["input"], "session_id": "m"}
+                    )
+                    return (answer.structured_content or {}).get("hookSpecificOutput", {}).get("additionalContext", "")
+
+                t0 = time.perf_counter()
+                text = await hook(call)
+                ms = (time.perf_counter() - t0) * 1000
+                for k in range(1, later + 1 if not text else 1):
+                    await asyncio.sleep(LATER_GAP_S)
+                    owed = hook_targets(await hook(LATER_CALL))
+                    if owed:
+                        return text, ms, owed, k
+                return text, ms, [], None
+
+    text, ms, owed, at = asyncio.run(run())
     time.sleep(1.2)  # the ledger's buffer (written within 1 s, and at exit)
-    lines = [x for x in text.splitlines() if x.startswith("- ")]
-    targets = [x[2:].split(" — ", 1)[0] for x in lines]
-    return {"targets": targets, "ms": ms, "ledger": ledger(home)}
+    return {"targets": hook_targets(text), "ms": ms, "ledger": ledger(home), "owed": owed, "owed_at": at}
 
 
 def verdict(out: dict, right: str) -> str:
@@ -150,6 +173,10 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=6)
     ap.add_argument("--busy", type=int, default=2)
     ap.add_argument("--baseline-src", type=Path)
+    ap.add_argument(
+        "--later", type=int, default=0, help="MCP: later calls (0.5 s apart) a first note held back may come with"
+    )
+    ap.add_argument("--only", help="settings to run, comma-separated (default: all)")
     args = ap.parse_args()
     workspaces = args.workspace or [default_workspace()]
     calls = [json.loads(c) for c in args.call] if args.call else [DEFAULT_CALL] * len(workspaces)
@@ -162,6 +189,8 @@ def main() -> int:
     if args.baseline_src is not None:
         base = args.baseline_src.resolve()
         settings += [("baseline stdio", "stdio", base, {}, None), ("baseline mcp", "mcp", base, {}, None)]
+    if args.only:
+        settings = [s for s in settings if s[0] in args.only.split(",")]
     for ws, call in zip(workspaces, calls, strict=True):
         right = ready_answer(ws, call)
         print(f"{ws.name}: {json.dumps(call)} -> a ready server names {right} first", flush=True)
@@ -175,7 +204,7 @@ def main() -> int:
                         if kind == "stdio":
                             out = stdio_session(ws, call, src, home, options, wait_ms)
                         else:
-                            out = mcp_session(ws, call, src, home, options)
+                            out = mcp_session(ws, call, src, home, options, args.later)
                         out["verdict"] = verdict(out, right)
                         results[name].append(out)
                     print(
@@ -195,6 +224,14 @@ def main() -> int:
                 f"{name:<28} {len(outs):>3} {count['right']:>6} {count['guess']:>6} {count['held back']:>10} "
                 f"{count['silent']:>7} {statistics.median(ms):>8.0f} {max(ms):>8.0f}"
             )
+        for name, outs in results.items():
+            late = [o for o in outs if o.get("owed")]
+            if args.later and any("owed" in o for o in outs):
+                right_late = sum(o["owed"][0] == right for o in late)
+                print(
+                    f"{name}: first note given later (--later {args.later}): {len(late)} of {len(outs)} "
+                    f"({right_late} right), at later call {[o['owed_at'] for o in late]}"
+                )
         guesses = sorted({o["targets"][0] for outs in results.values() for o in outs if o["verdict"] == "guess"})
         if guesses:
             print(f"guessed first targets: {', '.join(guesses)}")

@@ -37,7 +37,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -45,7 +44,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _scratch import scratch  # noqa: E402
 from load import DATA, TOOLS, Client, cpu_s, percentile  # noqa: E402
+
+#: The sidecars this run started and has not stopped (:func:`stop_all` stops them on the way
+#: out, so none writes into a temp folder being removed).
+LIVE: dict[Any, Client] = {}
 
 PROVIDER = textwrap.dedent(
     """
@@ -141,6 +145,7 @@ async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any,
         limit=1 << 24,
     )
     client = Client(proc)
+    LIVE[proc] = client
     opts = {
         "router": {
             "order": ["searxng"],
@@ -172,6 +177,7 @@ async def spawn(src: Path | None, home: Path, ws: Path, port: str) -> tuple[Any,
 
 
 async def stop_sidecar(proc: Any, client: Client) -> None:
+    LIVE.pop(proc, None)
     assert proc.stdin is not None
     proc.stdin.close()
     try:
@@ -179,6 +185,19 @@ async def stop_sidecar(proc: Any, client: Client) -> None:
     except TimeoutError:
         proc.kill()
     client.reader.cancel()
+
+
+async def stop_all() -> None:
+    """Stop every sidecar still running (:data:`LIVE`)."""
+    for proc, client in list(LIVE.items()):
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            await stop_sidecar(proc, client)
+        else:
+            LIVE.pop(proc, None)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            client.reader.cancel()
 
 
 async def first_searches(trees: list[tuple[str, Path | None]], tmp: Path, ws: Path, port: str, runs: int) -> None:
@@ -216,24 +235,26 @@ async def pe_window(client: Client, out: list[float], seconds: float) -> None:
 
 async def main_async(args: argparse.Namespace) -> int:
     prov = subprocess.Popen([sys.executable, "-c", PROVIDER, str(args.results)], stdout=subprocess.PIPE, text=True)
-    assert prov.stdout is not None
-    port, size = prov.stdout.readline().split()
-    tmp = Path(tempfile.mkdtemp(prefix="dsh-large-"))
-    ws = tmp / "pyproj"
-    shutil.copytree(DATA / "workspaces" / "pyproj", ws)
-    trees: list[tuple[str, Path | None]] = [("this tree", None)]
-    for i, src in enumerate(args.baseline_src or []):
-        trees.append(("baseline" if i == 0 else f"baseline{i + 1}", src.resolve()))
-        print(f"{trees[-1][0]}: {src}")
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burners)]
+    burners: list[subprocess.Popen[bytes]] = []
     try:
-        return await measure(args, trees, tmp, ws, port, size)
+        with scratch("dsh-large-") as tmp:  # removed however the run ends (Ctrl-C, an error, a kill)
+            assert prov.stdout is not None
+            port, size = prov.stdout.readline().split()
+            ws = tmp / "pyproj"
+            shutil.copytree(DATA / "workspaces" / "pyproj", ws)
+            trees: list[tuple[str, Path | None]] = [("this tree", None)]
+            for i, src in enumerate(args.baseline_src or []):
+                trees.append(("baseline" if i == 0 else f"baseline{i + 1}", src.resolve()))
+                print(f"{trees[-1][0]}: {src}")
+            burners += [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burners)]
+            try:
+                return await measure(args, trees, tmp, ws, port, size)
+            finally:
+                await stop_all()  # the sidecars a failed or interrupted run left, before their folders go
     finally:
-        for b in burners:
-            b.kill()
-            b.wait()
-        prov.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        for p in [*burners, prov]:
+            p.kill()
+            p.wait()
 
 
 async def measure(

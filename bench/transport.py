@@ -39,7 +39,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -49,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import postexecute_streams as streams  # noqa: E402
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _scratch import scratch  # noqa: E402
 
 RAW_ECHO = textwrap.dedent(
     """
@@ -309,9 +309,15 @@ def main() -> None:
         help="another commit's source tree, measured alongside (repeatable)",
     )
     args = ap.parse_args()
+    with scratch("dsh-bench-") as tmp:  # removed however the run ends (Ctrl-C, an error, a kill)
+        run(args, tmp)
+
+
+def run(args: argparse.Namespace, tmp: Path) -> None:
+    """Every row's rounds with the servers' state under ``tmp``, then the report; the servers
+    are closed however the rounds end."""
     rounds = max(5, args.rounds)
     per_round = max(50, args.n // rounds)
-    tmp = Path(tempfile.mkdtemp(prefix="dsh-bench-"))
     (tmp / "raw.py").write_text(RAW_ECHO)
     (tmp / "stock.py").write_text(STOCK_PYGLS)
     (tmp / "floor.py").write_text(FLOOR_PYGLS)
@@ -320,45 +326,49 @@ def main() -> None:
         ws, servers, rows, what = plan(args, tmp)
     except (ValueError, OSError) as exc:  # a held-out or unknown repository, no checkout
         sys.exit(f"transport: {exc}")
-    clients = []
-    for k, server in enumerate(servers):
-        env = dict(os.environ, DSH_HOME=str(tmp / f"home-{k}"), DSH_CACHE_DIR=str(tmp / f"cache-{k}"))  # its own state
-        if server.pythonpath:
-            env["PYTHONPATH"] = server.pythonpath
-        client = StdioClient(server.cmd, env)
-        if server.options is not None:
-            client.request("initialize", init(ws, server.options))
-            client.send("initialized", {}, notify=True)
-        clients.append(client)
-    for k, server in enumerate(servers):
-        if server.sidecar:
-            wait_ready(clients[k])  # the workspace indexes build in the background
-    seq = [0 for _ in rows]  # each row's next call of its stream: every server sees a stream alike
-    for k, row in enumerate(rows):
-        for _ in range(20):  # warm up
-            clients[row.server].request(row.method, row.params_of(seq[k]))
-            seq[k] += 1
-    lat: list[list[float]] = [[] for _ in rows]
-    rps: list[list[float]] = [[] for _ in rows]
-    notes = [0 for _ in rows]
-    cpu = [[0.0, 0.0] for _ in rows]  # server CPU seconds (user, system) over every round's pipelined calls
-    for r in range(rounds):
-        order = list(range(len(rows)))
-        order = order[r % len(order) :] + order[: r % len(order)]  # rotate: no row always first
-        for k in order:
-            row, client = rows[k], clients[rows[k].server]
-            got, n1 = sequential(client, row.method, row.params_of, seq[k], per_round)
-            lat[k] += got
-            u0, s0 = cpu_s(client.proc.pid)
-            speed, n2 = pipelined(client, row.method, row.params_of, seq[k] + per_round, per_round, args.window)
-            u1, s1 = cpu_s(client.proc.pid)
-            cpu[k][0] += u1 - u0
-            cpu[k][1] += s1 - s0
-            rps[k].append(speed)
-            notes[k] += n1 + n2
-            seq[k] += 2 * per_round
-    for client in clients:
-        client.close()
+    clients: list[StdioClient] = []
+    try:
+        for k, server in enumerate(servers):
+            env = dict(
+                os.environ, DSH_HOME=str(tmp / f"home-{k}"), DSH_CACHE_DIR=str(tmp / f"cache-{k}")
+            )  # its own state
+            if server.pythonpath:
+                env["PYTHONPATH"] = server.pythonpath
+            client = StdioClient(server.cmd, env)
+            if server.options is not None:
+                client.request("initialize", init(ws, server.options))
+                client.send("initialized", {}, notify=True)
+            clients.append(client)
+        for k, server in enumerate(servers):
+            if server.sidecar:
+                wait_ready(clients[k])  # the workspace indexes build in the background
+        seq = [0 for _ in rows]  # each row's next call of its stream: every server sees a stream alike
+        for k, row in enumerate(rows):
+            for _ in range(20):  # warm up
+                clients[row.server].request(row.method, row.params_of(seq[k]))
+                seq[k] += 1
+        lat: list[list[float]] = [[] for _ in rows]
+        rps: list[list[float]] = [[] for _ in rows]
+        notes = [0 for _ in rows]
+        cpu = [[0.0, 0.0] for _ in rows]  # server CPU seconds (user, system) over every round's pipelined calls
+        for r in range(rounds):
+            order = list(range(len(rows)))
+            order = order[r % len(order) :] + order[: r % len(order)]  # rotate: no row always first
+            for k in order:
+                row, client = rows[k], clients[rows[k].server]
+                got, n1 = sequential(client, row.method, row.params_of, seq[k], per_round)
+                lat[k] += got
+                u0, s0 = cpu_s(client.proc.pid)
+                speed, n2 = pipelined(client, row.method, row.params_of, seq[k] + per_round, per_round, args.window)
+                u1, s1 = cpu_s(client.proc.pid)
+                cpu[k][0] += u1 - u0
+                cpu[k][1] += s1 - s0
+                rps[k].append(speed)
+                notes[k] += n1 + n2
+                seq[k] += 2 * per_round
+    finally:
+        for client in clients:
+            client.close()
     split_us = [
         CpuPerCall(user / (rounds * per_round) * 1e6, system / (rounds * per_round) * 1e6) for user, system in cpu
     ]

@@ -80,7 +80,7 @@ PROMPT_WAIT_MS = 3000
 #: DSH's bounds of the first step in those scenarios, ms: the bundle's wait for the sidecar's
 #: start (``startWaitMs``), for the section (``firstSectionTimeoutMs``) and the lead
 #: (``leadTimeoutMs``), and the sidecar's own wait for its index (``firstCallWaitMs``, in the
-#: user's config file: a row does not take it). At load 20-36 the start alone took 2-3 s and the
+#: user's config file; the search-suggester row takes it too). At load 20-36 the start alone took 2-3 s and the
 #: section missed the bundle's 5 s: the first step waits for them instead, ending when they come.
 DSH_PROMPT_BOUND_MS = 60_000
 #: The bundle's ``startTimeoutMs`` in the hung-start scenario: the first child never answers

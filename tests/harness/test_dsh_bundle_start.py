@@ -128,9 +128,12 @@ function fakeChild(hooks = {}) {
       const msg = JSON.parse(buf.subarray(head + 4, head + 4 + len).toString('utf8'));
       buf = buf.subarray(head + 4 + len);
       if (msg.id === undefined) hooks.notified?.(msg.method, msg.params);
-      else if (msg.method === 'initialize' && hooks.initialize?.() !== false) {
+      else if (msg.method === 'initialize') {
+        const how = hooks.initialize?.();
         const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { capabilities: {} } }));
-        stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+        const answer = () => ended || stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+        if (typeof how === 'number') setTimeout(answer, how); // a start that takes `how` ms
+        else if (how !== false) answer();
       }
     }
   });
@@ -191,6 +194,65 @@ def test_a_sidecar_that_served_long_enough_gets_a_new_restart_budget(tmp_path, r
     report = run_bundle(tmp_path, RESTARTS, str(reset_ms))
     assert report["spawns"] == spawns
     assert report["exits"] == ["sidecar exited; restarting in 250 ms", last]
+
+
+# Children that each take 1.5 s to answer initialize, on a bundle whose startTimeoutMs is 1 s: the
+# first start times out, the restart's bound is widened to 2 s and the second child starts.
+SLOW_STARTS = FAKES + textwrap.dedent(
+    """
+    let spawns = 0;
+    let started;
+    const initialized = new Promise((r) => { started = r; });
+    const spawn = () => {
+      spawns += 1;
+      return fakeChild({ initialize: () => 1500, notified: (method) => method === 'initialized' && started(true) });
+    };
+    router.apply(fakeCtx(spawn), { sidecar: { startTimeoutMs: 1000, maxRestarts: Number(process.argv[2]) } });
+    const ok = await Promise.race([initialized, sleep(30000).then(() => false)]);
+    console.log(JSON.stringify({ ok, spawns, warnings }));
+    process.exit(0);
+    """
+)
+
+
+def test_a_start_slower_than_its_bound_widens_the_next_ones_bound(tmp_path):
+    """A machine slower than ``startTimeoutMs``: the start that timed out is ended and the next
+    may take twice as long (said in the warning), so the restart starts; before, every restart
+    had the same bound and timed out the same way until ``maxRestarts`` was spent."""
+    report = run_bundle(tmp_path, SLOW_STARTS, "1")
+    assert report == {
+        "ok": True,
+        "spawns": 2,
+        "warnings": [
+            "sidecar did not start; the harness runs as without it (the next start may take 2000 ms: "
+            "startTimeoutMs widened): initialize: no answer within 1000 ms",
+            "sidecar exited; restarting in 250 ms",
+        ],
+    }
+
+
+def test_the_widened_bound_stops_at_its_cap(tmp_path):
+    """Doubling stops at ``START_TIMEOUT_CAP_MS`` (120 s), or at ``startTimeoutMs`` when that
+    is longer: a bound is never widened past it."""
+    script = (
+        "import { SidecarProcess, START_TIMEOUT_CAP_MS } from './lib/sidecar.js';\n"
+        "const out = [];\n"
+        "for (const [knob, bound] of [[20000, 20000], [20000, 80000], [20000, 120000], [200000, 200000]]) {\n"
+        "  const p = new SidecarProcess(() => ({}), () => ({ startTimeoutMs: knob }), () => ({}));\n"
+        "  p.widenStart(bound);\n"
+        "  out.push([p.startBound(), p.widening]);\n"
+        "}\n"
+        "console.log(JSON.stringify({ cap: START_TIMEOUT_CAP_MS, out }));\n"
+    )
+    assert run_bundle(tmp_path, script) == {
+        "cap": 120000,
+        "out": [
+            [40000, " (the next start may take 40000 ms: startTimeoutMs widened)"],
+            [120000, " (the next start may take 120000 ms: startTimeoutMs widened)"],
+            [20000, ""],
+            [200000, ""],
+        ],
+    }
 
 
 # A command that cannot be run: DSH's local subprocess service returns a handle whose `done`

@@ -253,6 +253,44 @@ def test_an_active_suggester_row_is_an_enabled_suggester(tmp_path):
     }
 
 
+SUGGESTER_ROW_KEYS = """
+import { SUGGESTER_KEYS } from './lib/rows.js';
+console.log(JSON.stringify(SUGGESTER_KEYS));
+"""
+
+
+def test_every_key_of_the_sidecars_suggester_block_is_a_key_of_the_row(tmp_path):
+    """The search-suggester row passes each key of the suggester block the sidecar validates
+    (``SuggesterConfig``), so a knob set where its siblings live is never dropped as unknown
+    (``firstCallWaitMs`` and ``minConfidence`` were: "unknown key …; it is ignored", and the
+    first call waited 500 ms whatever the row said)."""
+    from dsh_sidecar.suggester.config import SuggesterConfig
+
+    keys = node(tmp_path, SUGGESTER_ROW_KEYS)
+    assert sorted(keys) == sorted(f.alias or n for n, f in SuggesterConfig.model_fields.items())
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize(("wait_ms", "refused"), [(-1, True), (0, False), (60_000, False), (60_001, True), (0.5, True)])
+def test_the_rows_first_call_wait_reaches_the_sidecar_and_its_range_is_the_sidecars(tmp_path, wait_ms, refused):
+    """``firstCallWaitMs`` of the row goes to the sidecar's suggester block as written, and the
+    sidecar checks its range as it checks its siblings' (a refused block is the bundle's visible
+    warning, ``sidecar.js`` ``refusedBlock``, and runs on its defaults)."""
+    from dsh_sidecar.config import parse_config
+    from dsh_sidecar.errors import ConfigError
+
+    out = rows(tmp_path, [["row", "suggesterRow", {"firstCallWaitMs": wait_ms, "cooldownCalls": 5}]])["row"]
+    assert out["problems"] == []
+    block = out["value"]["suggester"]
+    assert block == {"enabled": True, "builtinPacks": False, "firstCallWaitMs": wait_ms, "cooldownCalls": 5}
+    if refused:
+        with pytest.raises(ConfigError) as error:
+            parse_config({"suggester": block})
+        assert error.value.key == "suggester.firstCallWaitMs"
+    else:
+        assert parse_config({"suggester": block}).suggester.first_call_wait_ms == wait_ms
+
+
 def test_the_retired_rows_shapes_are_mapped_with_where_each_moved(tmp_path):
     raw = {
         "command": ["dsh-search", "serve"],

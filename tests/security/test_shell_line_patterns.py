@@ -53,7 +53,6 @@ SUBSTITUTIONS = {
     "backticks": 'python3 -c "' + "`*" * 1994 + '"',
     "dollar-paren": 'echo "' + "$(a)" * 998 + '"',
     "after-a-quote": "echo 'x' \"" + "`a`" * 1300 + '"',
-    "lines": "a\n" * 2000,
 }
 
 
@@ -75,6 +74,28 @@ def test_a_line_starts_a_bounded_number_of_bashlex_parsers(line, monkeypatch):
     assert len(started) <= budget.MAX_PARSERS + 1 == 65
     head = shell._shell_head(shell.split_heredocs(line)[0])[0]
     assert words == tuple(tuple(w) for w in shell._shlex_commands(head))  # refused: the fallback's words
+
+
+def test_a_line_of_one_command_a_line_is_cut_at_its_fiftieth_newline(monkeypatch):
+    """A newline ends a command as ``;`` does: 2,000 one-line commands are read up to the
+    separator that would start the 51st (``shell.MAX_SHELL_COMMANDS``), each line bashlex's
+    command, one parser a command (they started 65 and were refused, the fallback's one
+    command of 2,000 words)."""
+    budget.install()
+    from bashlex import parser
+
+    started = []
+    init = parser._parser.__init__
+
+    def counted(self, *args, **kwargs):
+        started.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(parser._parser, "__init__", counted)
+    shell.shell_words.cache_clear()
+    assert shell._shell_head("a\n" * 2000)[0] == "a\n" * 49 + "a"
+    assert shell.shell_words("a\n" * 2000) == (("a",),) * 50
+    assert len(started) == 50
 
 
 def test_a_line_within_the_parser_bound_is_still_read_by_bashlex():

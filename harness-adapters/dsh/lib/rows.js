@@ -44,12 +44,13 @@ export const BANDIT_KEYS = [
  * plain Beta posterior): the bandit-search row's defaults; the row's keys override them. */
 export const BANDIT_SEED_DEFAULTS = Object.freeze({ contextual: false, discount: 1, evidenceScale: 1 });
 
-/** The suggester's knobs (the plan's SCHEME.md: docs/SCHEME.md). Activation is the row's
+/** The suggester's knobs (the plan's SCHEME.md: docs/SCHEME.md): every key of the sidecar's
+ * suggester block (tests/harness/test_dsh_rows.py compares them). Activation is the row's
  * `disabled: false`, not a config key; `enabled` is accepted (false turns it off). */
 export const SUGGESTER_KEYS = [
   'enabled', 'cooldownCalls', 'maxNotesPerTurn', 'recentWindow', 'maxTargets', 'bias', 'logFile', 'persistPath',
   'refreshOnBoot', 'indexPath', 'learn', 'seed', 'learnWindow', 'dismissTtl', 'sectionMode', 'sectionTtl',
-  'builtinPacks', 'taskLead',
+  'builtinPacks', 'taskLead', 'minConfidence', 'firstCallWaitMs',
 ];
 
 /** The process knobs every row takes under `sidecar:` (the first plugin loaded starts it). */

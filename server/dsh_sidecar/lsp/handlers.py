@@ -132,6 +132,16 @@ async def _awaited(future: asyncio.Future[T]) -> T:
     return await future
 
 
+def built(server: SidecarServer) -> Generator[Any, Any, None]:
+    """For a generator handler, ``yield from`` it first: a build still running is awaited off
+    the event loop (pygls awaits the yielded wait, then resumes the handler), so the loop serves
+    other messages meanwhile; reading :attr:`SidecarServer.sidecar` on the loop held every
+    request until the build ended. Without a build running it yields nothing: the handler goes
+    on at once, answered in order as a plain handler is."""
+    if server.building():
+        yield _awaited, (asyncio.ensure_future(server.sidecar_ready()),), {}
+
+
 def require(server: SidecarServer) -> Sidecar:
     """The sidecar (its deferred build completed), or -32002 when ``initialize`` has not run,
     or -32603 when the build after ``initialize`` failed (logged then)."""
@@ -254,12 +264,14 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         return result.wire()
 
     @server.feature(Method.SEARCH_PLAN)
-    def on_search_plan(ls: SidecarServer, params: Any) -> dict[str, Any]:
+    def on_search_plan(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
+        yield from built(ls)  # before the params model, which the build may be importing
         p = validate(wire.SearchPlanParams, params)
         return require(ls).search_plan(p).wire()
 
     @server.feature(Method.SEARCH_REPORT)
     async def on_search_report(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        await ls.sidecar_ready()
         p = validate(wire.SearchReportParams, params)
         sidecar = require(ls)
         try:
@@ -307,11 +319,13 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
     @server.feature(Method.TASK_LEAD)
     async def on_task_lead(ls: SidecarServer, params: Any) -> dict[str, Any]:
+        await ls.sidecar_ready()
         p = validate(wire.TaskLeadParams, params)
         return (await require(ls).task_lead_async(p)).wire()  # ranks (and waits) off the loop
 
     @server.feature(Method.STATUS)
     def on_status(ls: SidecarServer, params: Any) -> Generator[Any, Any, dict[str, Any]]:
+        yield from built(ls)
         validate(wire.StatusParams, params)
         sidecar = require(ls)
         if sidecar.shared is not None:  # pygls awaits the yielded read (off the loop), then resumes
@@ -327,28 +341,34 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
 
     @server.feature(Method.TOOLS_CHANGED)
     def on_tools_changed(ls: SidecarServer, params: Any) -> None:
-        if ls.sidecar is not None:
-            ls.sidecar.tools_changed()
+        ls.after_build(lambda sidecar: sidecar.tools_changed() if sidecar is not None else None)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_did_change_configuration(ls: SidecarServer, params: lsp.DidChangeConfigurationParams) -> None:
-        if ls.sidecar is None:
-            return
-        router = ls.sidecar.router
-        try:
-            ls.sidecar.reconfigure(params.settings)
-            ls.redactor.add(ls.sidecar.router.secrets())  # new keys are redacted in logs too
-            if ls.sidecar.router is not router:
-                warn_skipped(ls, ls.sidecar)
-        except ConfigError as exc:
-            message = f"configuration change refused, keeping the previous one: {exc}"
-            log.warning(message)
-            ls.send_log_line(message, lsp.MessageType.Warning)
+        ls.after_build(lambda sidecar: reconfigure(ls, sidecar, params.settings))  # once built, in order
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_did_change_watched_files(ls: SidecarServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        if ls.sidecar is not None:
-            ls.sidecar.files_changed([to_fs_path(c.uri) or c.uri for c in params.changes])
+        paths = [to_fs_path(c.uri) or c.uri for c in params.changes]
+        ls.after_build(lambda sidecar: sidecar.files_changed(paths) if sidecar is not None else None)
+
+
+def reconfigure(ls: SidecarServer, sidecar: Sidecar | None, settings: Any) -> None:
+    """``workspace/didChangeConfiguration`` on a built sidecar (``None``: not initialised, or
+    its build failed: nothing to change); a refused change is a warning, the previous
+    configuration kept."""
+    if sidecar is None:
+        return
+    router = sidecar.router
+    try:
+        sidecar.reconfigure(settings)
+        ls.redactor.add(sidecar.router.secrets())  # new keys are redacted in logs too
+        if sidecar.router is not router:
+            warn_skipped(ls, sidecar)
+    except ConfigError as exc:
+        message = f"configuration change refused, keeping the previous one: {exc}"
+        log.warning(message)
+        ls.send_log_line(message, lsp.MessageType.Warning)
 
 
 def warn_skipped(ls: SidecarServer, sidecar: Sidecar) -> None:

@@ -40,8 +40,9 @@ Unlisted tools, for Claude Code's ``mcp_tool`` hooks (called by name; fail-open,
 answers ``{}``):
 
 * ``post_tool_use(tool_name, tool_input, session_id?, tool_response?, tool_use_id?)`` – hook
-  output JSON with the note (or, without one, the session's owed task lead) as
-  ``additionalContext`` and after it the session's owed sticky section (see
+  output JSON with the note (or, without one, the start's first note owed to the session when
+  the index was not ready for it, ``suggester/owednote.py``, else the session's owed task lead)
+  as ``additionalContext`` and after it the session's owed sticky section (see
   ``session_start``), or ``{}``.
 * ``session_start(session_id?, hook_event_name?, prompt?)`` – the sticky section (when
   ``suggester.sectionMode`` is ``sticky``) and, with a ``UserPromptSubmit`` prompt, the task

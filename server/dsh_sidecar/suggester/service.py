@@ -41,6 +41,7 @@ from dsh_sidecar.suggester.failopen import fail_open
 from dsh_sidecar.suggester.knowledge import Knowledge
 from dsh_sidecar.suggester.lead.offer import TaskLeads
 from dsh_sidecar.suggester.learning import Journal, graph_prover, seed
+from dsh_sidecar.suggester.owednote import OwedNote
 from dsh_sidecar.suggester.packs import CALL_BUDGET_S, LoadedPack
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.paths import WorkspacePaths
@@ -132,6 +133,7 @@ class Suggester(AskedMethods):
         #: bumped by :meth:`invalidate`; an activation begun before it is discarded, not installed
         self._generation = 0
         self._waited = False
+        self.owed = OwedNote(self)  # the first call's note, when the index was not ready for it
         #: the last call's (snapshot, symbols, their symbol index, content, paths, evidence view): :meth:`_views`
         self._kept_views: tuple[Any, ...] | None = None
 
@@ -380,6 +382,7 @@ class Suggester(AskedMethods):
         with readiness.recording() as asked:
             decision = pipeline.run(q, ctx)
         parts = _held_for(decision, ctx, asked, q)
+        first = params.wait_ms is None and not self._waited  # held back now: its note is owed
         if _not_ready(decision) or parts:
             budget = self.wait_budget(params)
             # the first call's wait is spent by the first call held back or seen without targets
@@ -400,7 +403,7 @@ class Suggester(AskedMethods):
             # like a pack's candidate, and said so once a preparation
             for rel in ctx.prepared.index.refused[escapes:]:
                 self._refuse(f"candidate {rel}: resolves outside the workspace")
-        return pipeline.deliver(decision, ctx)
+        return self.owed.settle(pipeline.deliver(decision, ctx), decision, q, params, first)
 
     def wait_budget(self, params: PostExecuteParams) -> float:
         """How long (s) this call may wait for the index it needs: its ``waitMs``; without one,

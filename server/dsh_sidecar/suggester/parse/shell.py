@@ -37,8 +37,10 @@ class Command:
     fed_files: bool = False
 
 
-#: Most shell tokens (words, a quoted part being part of its word, and runs of ``; & | ( ) < > ` ``,
-#: outside here-document bodies) a line may have to be parsed by bashlex. Its parse grows faster
+#: Most shell tokens (words, a quoted part being part of its word, runs of ``; & | ( ) < > ` ``, and
+#: each newline outside quotes, outside here-document bodies) a line may have to be parsed by
+#: bashlex. A newline is a token to bashlex too: 4,000 of them, uncounted, took 25-44 ms a line,
+#: 50 times a 4,000-character ``python -c`` script's cost. Its parse grows faster
 #: than them (4 KB of ``a|a|…`` took 82 ms, 2,000 plain words 35 ms, 400 tokens of ``ab;ab;…``
 #: 12 ms; what the recorded runs need: docs/SCHEME.md, "The query model's bounds"). A line
 #: past the bound is read up to its bound-th token (:func:`_shell_head`).
@@ -50,9 +52,11 @@ MAX_SHELL_TOKENS: Final = 250
 #: commands inside ``$(…)``, compound commands).
 MAX_SHELL_NESTING: Final = 8
 #: A shell token: a word (its quoted parts in it; a quote still open at the end of the text — a
-#: line cut at ``MAX_INPUT_CHARS`` — runs to the end), a run of operator characters, or any
-#: other character.
-_SHELL_TOKEN = re.compile(r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*(?:'|\Z)|"(?:[^"\\]|\\.)*(?:"|\\?\Z))+|[;&|()<>`]+|\S""")
+#: line cut at ``MAX_INPUT_CHARS`` — runs to the end), a run of operator characters, a newline
+#: (outside a quote: one inside is part of its word), or any other character.
+_SHELL_TOKEN = re.compile(
+    r"""(?:[^\s;&|()<>`'"\\]|\\.|'[^']*(?:'|\Z)|"(?:[^"\\]|\\.)*(?:"|\\?\Z))+|[;&|()<>`]+|\n|\S"""
+)
 #: What nests in a line: a bracket outside quotes, and inside double quotes only ``$(``/``${``
 #: (a command or parameter substitution, which bashlex parses again) and closing brackets;
 #: single-quoted text is data (``node -e "… { … }"``, ``awk '{…}'`` nest nothing), and so is a
@@ -61,9 +65,9 @@ _NEST_PART = re.compile(r"""(?:^|(?<=[\s;&|()]))#[^\n]*|'[^']*(?P<sq>')?|"(?:[^"
 _NEST_IN_DOUBLE = re.compile(r"\$[({]|[)}]")
 #: Most simple commands of a line read (:func:`parse_call` reads the first 50; bashlex's cost
 #: grows fastest with them: 125 of ``a;a;…`` took 6 ms): the head ends before the separator
-#: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``) that would start the next one.
+#: (``;``, ``|``, ``&&``, ``||``, ``&``, ``|&``, a newline) that would start the next one.
 MAX_SHELL_COMMANDS: Final = 50
-_SEPARATORS: Final = frozenset({";", "|", "&&", "||", "&", "|&"})
+_SEPARATORS: Final = frozenset({";", "|", "&&", "||", "&", "|&", "\n"})
 #: A here-document (``<<EOF``, ``<<-EOF``, ``<<'EOF'``, ``<< "EOF"``; not a ``<<<`` here-string):
 #: its delimiter, the rest of the line it starts on, then its body, the lines up to the delimiter
 #: alone on a line (after tabs: ``<<-``) or the end of the text. A delimiter starts with a letter

@@ -236,6 +236,24 @@ def test_bashlex_parses_a_line_only_within_its_cost_bounds(monkeypatch, line: st
         assert words == (("a$b",),) * 50
 
 
+def test_a_newline_is_a_token_and_a_separator_of_the_head(monkeypatch) -> None:
+    """bashlex reads each newline outside quotes as a token that ends a command: the head counts
+    it towards :data:`shell.MAX_SHELL_TOKENS` (250) and :data:`shell.MAX_SHELL_COMMANDS` (50), so
+    4,000 newlines reach bashlex as 49 (they were not counted: all 4,000 did, 50 times a
+    4,000-character script's cost). A newline inside quotes is part of its word."""
+    assert shell._shell_head("\n" * 4000) == ("\n" * 49, False)
+    assert shell._shell_head("ls" + "\n" * 4000 + "ls") == ("ls" + "\n" * 49, False)
+    # 1 + 200 words, the newline the 202nd token: 48 words after it make 250
+    line = "echo" + " x" * 200 + "\n" + " y" * 100
+    assert shell._shell_head(line) == ("echo" + " x" * 200 + "\n" + " y" * 48, False)
+    assert len(list(shell._SHELL_TOKEN.finditer(shell._shell_head(line)[0]))) == 250
+    quoted = 'echo "a\nb"' + " x" * 300  # two tokens, then 248 words
+    assert shell._shell_head(quoted) == ('echo "a\nb"' + " x" * 248, False)
+    calls = _spy_bashlex(monkeypatch)
+    assert shell_words("\n" * 4000) == ()
+    assert calls == ["\n" * 49]
+
+
 def test_a_plain_list_is_cut_at_the_same_bound_without_bashlex(monkeypatch) -> None:
     """A plain list past :data:`shell.MAX_SHELL_COMMANDS` commands is cut where bashlex's
     would be, and split without it."""

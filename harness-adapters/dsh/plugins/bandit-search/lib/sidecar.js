@@ -43,6 +43,12 @@ export const PROCESS_DEFAULTS = Object.freeze({
   restartResetMs: 60000,
 });
 
+/** The longest a start's bound is widened to, ms: after a start that timed out the next one
+ * may take twice as long (a machine slower than `startTimeoutMs`: at load 20-36 a start took
+ * 2-3 s where 3000 ms had been set, and every restart timed out until the budget was spent),
+ * up to this, or `startTimeoutMs` itself when that is longer. */
+export const START_TIMEOUT_CAP_MS = 120000;
+
 /** Spawn errors (Node's `child_process` `error` event codes) that say the command cannot run at
  * all, so it is never restarted: not found, not executable, a path through a non-folder. */
 const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'ENOEXEC']);
@@ -98,6 +104,8 @@ export class SidecarProcess {
     this.dropped = new Set(); // config blocks the sidecar refused (run with their defaults)
     this.sentOptions = undefined; // the options the live sidecar has (initialize or last change)
     this.startedOnce = false;
+    this.widenedStartMs = 0; // the start bound after starts that timed out (0: startTimeoutMs)
+    this.widening = ''; // what the last timed-out start widened, for its warning
     this.restartPending(); // a call before the (queued) first start waits for it as for any start
   }
 
@@ -137,7 +145,8 @@ export class SidecarProcess {
           this.abandon(false);
           return false;
         }
-        warn(this.ctx, 'search-sidecar', 'sidecar did not start; the harness runs as without it', error);
+        warn(this.ctx, 'search-sidecar', `sidecar did not start; the harness runs as without it${this.widening}`, error);
+        this.widening = '';
         // no child (the spawn threw: an invalid argv, ENOTDIR): nothing will exit and restart
         if (!this.handle) this.refused = true;
         this.abandon(error instanceof RpcError);
@@ -179,6 +188,24 @@ export class SidecarProcess {
     return env;
   }
 
+  /** How long this start may take to answer `initialize`, ms: `startTimeoutMs`, or longer
+   * after starts that timed out ({@link widenStart}). */
+  startBound() {
+    return Math.max(this.knobs.startTimeoutMs, this.widenedStartMs);
+  }
+
+  /** A start did not answer within `bound` ms: the next may take twice as long, up to
+   * {@link START_TIMEOUT_CAP_MS} (or `startTimeoutMs` when longer), and the start's warning
+   * says so (a slow machine is not a hung sidecar; the same bound each time only restarted it
+   * until the budget was spent). */
+  widenStart(bound) {
+    const next = Math.min(bound * 2, Math.max(this.knobs.startTimeoutMs, START_TIMEOUT_CAP_MS));
+    this.widening = '';
+    if (next <= bound) return;
+    this.widenedStartMs = next;
+    this.widening = ` (the next start may take ${next} ms: startTimeoutMs widened)`;
+  }
+
   /** The options to send: every block but the refused ones. */
   currentOptions() {
     const options = { ...(this.options() ?? {}) };
@@ -209,16 +236,23 @@ export class SidecarProcess {
       (outcome) => this.exited(client, outcome),
       (error) => this.exited(client, { error }),
     );
-    await client.request(
-      'initialize',
-      {
-        processId: process.pid,
-        rootUri: pathToFileURL(process.cwd()).href,
-        capabilities: {},
-        initializationOptions: options,
-      },
-      { timeoutMs: this.knobs.startTimeoutMs },
-    );
+    const bound = this.startBound();
+    try {
+      await client.request(
+        'initialize',
+        {
+          processId: process.pid,
+          rootUri: pathToFileURL(process.cwd()).href,
+          capabilities: {},
+          initializationOptions: options,
+        },
+        { timeoutMs: bound },
+      );
+    } catch (error) {
+      // no reply, no error reply, the child still connected: the bound ran out
+      if (!(error instanceof RpcError) && !client.closed) this.widenStart(bound);
+      throw error;
+    }
     client.notify('initialized', {});
     this.sentOptions = JSON.stringify(options);
   }
@@ -273,7 +307,7 @@ export class SidecarProcess {
     }
   }
 
-  /** A child that did not finish its start (no `initialize` reply within `startTimeoutMs`, or
+  /** A child that did not finish its start (no `initialize` reply within its bound, or
    * an error reply) is ended, not left running until `stop()`: after a hung start its exit
    * restarts it (backoff, `maxRestarts`); after a refused one (`refused`: the config was
    * rejected, and a restart would be rejected the same way) it is not restarted. A start whose
