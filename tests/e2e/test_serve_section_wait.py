@@ -35,7 +35,11 @@ def test_a_section_waiting_for_the_build_holds_no_post_execute(dsh_home, big):
     root = big
     srv = RawServer(dsh_home, forked=True)
     try:
-        srv.initialize({"suggester": {"enabled": True, "sectionMode": "sticky"}}, root=root)
+        # a first-call window longer than the build: on a loaded machine the default 500 ms ran
+        # out between the first postExecute's answer and the next two ([3, 2, 4, 5]), which is
+        # the window working, not the loop held
+        config = {"suggester": {"enabled": True, "sectionMode": "sticky", "firstCallWaitMs": 60000}}
+        srv.initialize(config, root=root)
         section = srv.request_id("dsh/assembleSection", {})
         posts = [srv.request_id("dsh/postExecute", POST) for _ in range(3)]
         assert arrival(srv, [section, *posts]) == [*posts, section]
