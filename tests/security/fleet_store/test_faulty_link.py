@@ -109,7 +109,11 @@ def test_the_bound_on_a_reply_lets_the_largest_knowledge_through(server) -> None
         chunk = members[start : start + 500]
         raw.hset(f"{base}:rows", mapping={f"{k}:{m}": 7 for m in chunk for k in "fis"})
         raw.zadd(f"{base}:used", {m: 1000.0 + i for i, m in enumerate(chunk)})
-    st = RedisState(parse_state_config({"backend": server.url, "timeoutMs": 5000}))
+    # the size bound is this test's subject, not the time bound: the read of ~21 MB in one script
+    # outlasted the largest timeoutMs (5 s) on a machine at load 40 (a timeout, then BUSY), so the
+    # configured bound is raised past what a user may set
+    config = parse_state_config({"backend": server.url, "timeoutMs": 5000}).model_copy(update={"timeout_ms": 120_000})
+    st = RedisState(config)
     try:
         view = st.knowledge_view(repo, time.time())
         assert view is not None and len(view.rows) == MAX_ROWS
