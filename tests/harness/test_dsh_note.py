@@ -113,3 +113,36 @@ def test_a_task_cut_at_its_bound_never_ends_in_half_an_emoji_and_the_sidecar_tak
     finally:
         server.proc.kill()
         server.proc.wait()
+
+
+ROUTE_SCRIPT = """
+const { routeParams } = await import(new URL('./router.js', %s));
+const emoji = '\\u{1F600}';
+process.stdout.write(JSON.stringify({
+  cut: routeParams({ query: 'x'.repeat(1999) + emoji + ' tail' }).query,
+  whole: routeParams({ query: 'x'.repeat(1998) + emoji + ' tail' }).query,
+}));
+"""
+
+
+def test_a_web_search_query_cut_at_its_bound_never_ends_in_half_an_emoji(tmp_path):
+    """The web seam's query is cut to the sidecar's 2,000 UTF-16 units: with an emoji across
+    the cut it ended in half of it, and the sidecar refused the search (-32602 on ``query``);
+    now the whole emoji is left out, and the sidecar takes the query."""
+    out = _node(ROUTE_SCRIPT)
+    assert isinstance(out, dict)
+    assert out["cut"] == "x" * 1999
+    assert out["whole"] == "x" * 1998 + "\U0001f600"
+    from support.rawrpc import RawServer
+
+    server = RawServer(tmp_path / "home", cwd=tmp_path)
+    try:
+        server.initialize(
+            {"router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": "http://127.0.0.1:9/s"}}}},
+            root=tmp_path,
+        )
+        reply = server.request("dsh/routeSearch", {"query": out["cut"], "deadlineMs": 2000}, timeout=60)
+        assert "error" not in reply or reply["error"]["code"] != -32602, reply
+    finally:
+        server.proc.kill()
+        server.proc.wait()

@@ -19,6 +19,7 @@
 
 import { hostImport } from './host.js';
 import { MAX_QUERY_CHARS, Methods } from './core/protocol.js';
+import { cutText } from './note.js';
 import { citedUrls, projectSources, webResult } from './results.js';
 import { banditRow } from './rows.js';
 import { acquireSidecar, sharedSidecar } from './shared.js';
@@ -98,7 +99,7 @@ async function runQuery(ctx, query, maxResults, signal) {
   } catch (error) {
     return {
       query,
-      error: String(error?.message ?? error).slice(0, 4000) || 'search failed',
+      error: cutText(String(error?.message ?? error), 4000) || 'search failed',
       outage: isOutage(error) || Boolean(signal?.aborted),
       durationMs: Math.round(performance.now() - t0),
       thrown: error,
@@ -143,7 +144,7 @@ function install(ctx, raw) {
   }, 'bandit-search fan-out feedback');
 
   const search = async (query, agent, signal) => {
-    const q = String(query ?? '').trim().slice(0, MAX_QUERY_CHARS);
+    const q = cutText(String(query ?? '').trim(), MAX_QUERY_CHARS);
     if (!q) throw new Error('search: the query is empty');
     let plan;
     try {
@@ -156,7 +157,7 @@ function install(ctx, raw) {
       if (only.error) throw only.thrown;
       return { sources: only.sources.slice(0, 5), truncated: only.truncated || only.sources.length > 5, content: only.content };
     }
-    const queries = (Array.isArray(plan?.queries) ? plan.queries : [q]).slice(0, 10).map((v) => String(v).slice(0, MAX_QUERY_CHARS)).filter(Boolean);
+    const queries = (Array.isArray(plan?.queries) ? plan.queries : [q]).slice(0, 10).map((v) => cutText(String(v), MAX_QUERY_CHARS)).filter(Boolean);
     const cap = Number.isInteger(plan?.maxResults) ? plan.maxResults : 5;
     const t0 = performance.now();
     const runs = await Promise.all(queries.map((v) => runQuery(ctx, v, cap, signal)));

@@ -41,9 +41,10 @@ export function noteCached(query) {
   if (shared.cached.size < 1000) shared.cached.set(query, now + CACHED_NOTE_MS);
 }
 
-/** The `dsh/routeSearch` params of a web seam request (query cut to the sidecar's limit). */
+/** The `dsh/routeSearch` params of a web seam request (query cut to the sidecar's limit, never in
+ * half a surrogate pair: the sidecar refuses a query holding one, -32602). */
 export function routeParams(request) {
-  const query = String(request?.query ?? '').trim().slice(0, MAX_QUERY_CHARS);
+  const query = cutText(String(request?.query ?? '').trim(), MAX_QUERY_CHARS);
   const params = { query };
   const max = request?.maxResults;
   if (Number.isInteger(max) && max >= 1) params.maxResults = Math.min(max, MAX_RESULTS_LIMIT);
