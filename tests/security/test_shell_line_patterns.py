@@ -56,43 +56,38 @@ SUBSTITUTIONS = {
 }
 
 
-@pytest.mark.parametrize("line", SUBSTITUTIONS.values(), ids=SUBSTITUTIONS.keys())
-def test_a_line_starts_a_bounded_number_of_bashlex_parsers(line, monkeypatch):
-    budget.install()  # the guards first, then the count around them
+@pytest.fixture
+def started(monkeypatch) -> list[int]:
+    """One entry for every bashlex parser started from here on (the guards installed first, then
+    the count around them), with the shell words' cache emptied."""
+    budget.install()
     from bashlex import parser
 
-    started = []
+    counts: list[int] = []
     init = parser._parser.__init__
 
     def counted(self, *args, **kwargs):
-        started.append(1)
+        counts.append(1)
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(parser._parser, "__init__", counted)
     shell.shell_words.cache_clear()
+    return counts
+
+
+@pytest.mark.parametrize("line", SUBSTITUTIONS.values(), ids=SUBSTITUTIONS.keys())
+def test_a_line_starts_a_bounded_number_of_bashlex_parsers(line, started):
     words = shell.shell_words(line)
     assert len(started) <= budget.MAX_PARSERS + 1 == 65
     head = shell._shell_head(shell.split_heredocs(line)[0])[0]
     assert words == tuple(tuple(w) for w in shell._shlex_commands(head))  # refused: the fallback's words
 
 
-def test_a_line_of_one_command_a_line_is_cut_at_its_fiftieth_newline(monkeypatch):
+def test_a_line_of_one_command_a_line_is_cut_at_its_fiftieth_newline(started):
     """A newline ends a command as ``;`` does: 2,000 one-line commands are read up to the
     separator that would start the 51st (``shell.MAX_SHELL_COMMANDS``), each line bashlex's
     command, one parser a command (they started 65 and were refused, the fallback's one
     command of 2,000 words)."""
-    budget.install()
-    from bashlex import parser
-
-    started = []
-    init = parser._parser.__init__
-
-    def counted(self, *args, **kwargs):
-        started.append(1)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(parser._parser, "__init__", counted)
-    shell.shell_words.cache_clear()
     assert shell._shell_head("a\n" * 2000)[0] == "a\n" * 49 + "a"
     assert shell.shell_words("a\n" * 2000) == (("a",),) * 50
     assert len(started) == 50
