@@ -55,7 +55,8 @@ DEFAULT_CALL = {"name": "Bash", "input": {"command": 'grep -rn "def merge_settin
 def env_for(src: Path | None, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["DSH_HOME"] = str(home)
-    env["DSH_CACHE_DIR"] = f"{home}-cache"  # a cold start: no index of an earlier run
+    env["DSH_CACHE_DIR"] = str(home / "cache")  # a cold start: no index of an earlier run (and inside
+    # home: a sibling folder outlived the temp folder home is made in)
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src / p) for p in ("server", "protocol", "packs"))
     return env

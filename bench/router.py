@@ -40,7 +40,6 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +49,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _scratch import scratch  # noqa: E402
 from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
 
 PROVIDER_VARS = (
@@ -117,7 +117,7 @@ async def in_process(mock_url: str, hang_url: str, n: int, hang_runs: int) -> di
 def spawn(home: str, router: dict, log_messages: str = "all", src: Path | None = None) -> StdioClient:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env["DSH_HOME"] = home
-    env["DSH_CACHE_DIR"] = f"{home}-cache"
+    env["DSH_CACHE_DIR"] = str(Path(home) / "cache")  # inside home: removed with it
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(str(src.resolve() / d) for d in ("server", "protocol", "packs"))
     client = StdioClient(sidecar_cmd(), env=env)
@@ -188,9 +188,11 @@ def first_auto(mock_url: str, src: Path | None, runs: int) -> tuple[list[float],
     each sidecar idle for 1 s after ``initialized`` (cache off: both reach the provider)."""
     first, second = [], []
     for _ in range(runs):
-        with tempfile.TemporaryDirectory() as home:
+        with scratch("dsh-router-first-") as home:
             client = spawn(
-                home, {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": mock_url}}}, src=src
+                str(home),
+                {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": mock_url}}},
+                src=src,
             )
             try:
                 client.request("dsh/status", {})  # the build after the reply is done
@@ -223,14 +225,16 @@ def main() -> None:
     hang_mock.route("GET", "/search", Reply(200, {"content-type": "application/json"}, b"{}", hang_s=30.0))
     hang_mock.route("POST", "/html/", case_reply("duckduckgo", "ok", check=False)[0])
     load_before = load()
-    with tempfile.TemporaryDirectory() as home:
+    with scratch("dsh-router-") as root:  # every home in it, removed however the run ends
+        home = str(root / "home")
+        for name in ("home", "quiet", "base"):
+            (root / name).mkdir()
         fast_config = {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}
         fast = spawn(home, fast_config, args.log_messages)
-        quiet = spawn(tempfile.mkdtemp(prefix="dsh-bench-quiet-"), fast_config, "none")
+        quiet = spawn(str(root / "quiet"), fast_config, "none")
         base = None
-        if args.baseline_src:
-            base_home = tempfile.mkdtemp(prefix="dsh-bench-base-")  # its own state file
-            base = spawn(base_home, fast_config, args.log_messages, src=args.baseline_src)
+        if args.baseline_src:  # its own state file
+            base = spawn(str(root / "base"), fast_config, args.log_messages, src=args.baseline_src)
         hang = spawn(
             home,
             {
