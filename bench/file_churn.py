@@ -273,7 +273,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             print(f"kept {tmp} (its tree: --tree {tmp / f'synthetic-{args.files}'})", flush=True)
         else:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove(tmp)
+
+
+#: How long the folder's removal is tried again, seconds: a closed sidecar's own worker
+#: processes end a moment after it and may still write its home (a loaded machine: seconds).
+REMOVE_S = 30.0
+
+
+def _remove(tmp: Path) -> None:
+    """Remove ``tmp``, again while something still writes in it, up to :data:`REMOVE_S`."""
+    deadline = time.monotonic() + REMOVE_S
+    shutil.rmtree(tmp, ignore_errors=True)
+    while tmp.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _terminated(signum: int, _frame: object) -> None:

@@ -17,7 +17,7 @@ from dsh_sidecar.suggester.ledger import Ledger
 from support.cli import forked_cli, relhome
 from support.rawrpc import RawServer, frame
 from support.trees import copy_fixture
-from support.waiting import wait_until
+from support.waiting import wait_until, workspace_indexed
 
 ACTIVATED = "activated (packs generic,python intents 10 threshold 0.75)"
 
@@ -137,6 +137,9 @@ def test_mcp_activates_at_start(tmp_path):
     async def run() -> None:
         async with session(tmp_path, workspace, {"suggester": {"enabled": True}}) as s:
             await asyncio.to_thread(wait_until, lambda: ledger_of(home)[:1] == [ACTIVATED], "the activation line")
+            # the note is asked of the indexed workspace: a loaded machine's build outlasted the
+            # first call's default window and the note was owed to a next call this test never makes
+            await workspace_indexed(s)
             hook = await s.call_tool(
                 "post_tool_use", {"tool_name": "Grep", "tool_input": {"pattern": "__version__"}, "session_id": "m"}
             )

@@ -152,7 +152,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
         }
     )
     env["SEARCH_SIDECAR_TIMINGS_FILE"] = str(work / "listener-times.txt")  # the bundle's own time per call
-    if args.sticky or args.task_lead:  # the sidecar's index wait: the user's config file (DSH_PROMPT_BOUND_MS)
+    if args.sticky or args.task_lead or args.patient:  # the sidecar's index wait: the user's config file
         user = Path(env["HOME"]) / ".config" / "dsh-search" / "config.yml"
         user.parent.mkdir(parents=True, exist_ok=True)
         user.write_text(f"suggester:\n  firstCallWaitMs: {DSH_PROMPT_BOUND_MS}\n")
@@ -175,6 +175,7 @@ def run_dsh(args, work: Path, fake: FakeModel, searx: MockProvider) -> h.Run:
             args.first_bound,
             not args.no_builtin_packs,
             args.task_lead,
+            args.patient,
         )
     overlay.write_text("\n".join(lines) + "\n")
     if args.deepseek_search:  # DSH's own search provider answers from the loopback mock
@@ -304,6 +305,7 @@ def dsh_adapter_rows(
     first_bound_ms: int | None = None,
     builtin_packs: bool = True,
     task_lead: bool = False,
+    patient: bool = False,
 ) -> list[str]:
     """The overlay's rows for the bundle: the suggester activated (it ships disabled), its
     sectionMode, and the sidecar process knobs of a scenario (``sidecar:`` of the suggester's
@@ -320,6 +322,9 @@ def dsh_adapter_rows(
             firstSectionTimeoutMs=DSH_PROMPT_BOUND_MS,
             leadTimeoutMs=DSH_PROMPT_BOUND_MS,
         )
+    if patient:  # a scenario about the note or the ledger, not the bounds: at load 25-46 the start,
+        # the first post-execute call's 2 s and the index's 500 ms ran out, and the run ended first
+        knobs.update(startWaitMs=DSH_PROMPT_BOUND_MS, firstPostExecuteTimeoutMs=DSH_PROMPT_BOUND_MS)
     if hang:  # a sidecar that never answers initialize (startTimeoutMs default 20 s)
         knobs.update(command=["sleep", "1000"], startWaitMs=2000)
     if hang_once:
@@ -409,6 +414,11 @@ def main() -> int:
     ap.add_argument("--no-adapter", action="store_true")
     ap.add_argument("--sticky", action="store_true")
     ap.add_argument("--task-lead", action="store_true", help="the suggester's taskLead on")
+    ap.add_argument(
+        "--patient",
+        action="store_true",
+        help="dsh: the start, the first post-execute call and the index are waited for (DSH_PROMPT_BOUND_MS)",
+    )
     ap.add_argument("--bad-config", action="store_true", help="claude: the user's config has a misspelt block")
     ap.add_argument("--steer", action="store_true", help="claude: the plugin's steer_web_search option on")
     ap.add_argument("--searx-fail", action="store_true", help="the loopback SearXNG answers 503")

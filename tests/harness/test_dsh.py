@@ -45,7 +45,7 @@ def note_web(note_web_work):
     about 3 s of CPU, so the checks that need the same setup share one). Its
     ``dsh plugin add`` is the module's one real install: the later runs copy what it
     installed (``--profile-from``), or install themselves when it did not."""
-    return h.scenario("dsh", "noteweb", note_web_work)
+    return h.scenario("dsh", "noteweb", note_web_work, "--patient")
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_a_repository_without_a_pack_stays_silent_and_says_so_first(tmp_path, in
     layer) stays silent; our built-in packs are opt-in (`builtinPacks: true`, which the other
     scenarios set). The abstention is the ledger's first line, written at the sidecar's start
     when the plugin asks whether the suggester is prepared."""
-    report = h.scenario("dsh", "note", tmp_path, "--no-builtin-packs", *installed)
+    report = h.scenario("dsh", "note", tmp_path, "--no-builtin-packs", "--patient", *installed)
     assert report["returncode"] == 0, report["stderr"]
     assert NOTE not in texts(report["requests"][-1]["messages"])
     assert [line.split("] ", 1)[1] for line in report["ledger"].splitlines()] == ["abstained foreign-workspace"]
