@@ -76,7 +76,11 @@ def worker_of(pid: int) -> int | None:
     loop, which it enters after its ready byte), else ``None``."""
     nice = min(19, os.getpriority(os.PRIO_PROCESS, pid) + WORKER_NICE)
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for kid in (task / "children").read_text().split():
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:  # a thread that ended since the folder was listed (the server's pool threads come and go)
+            continue
+        for kid in kids:
             with contextlib.suppress(OSError):
                 proc = Path(f"/proc/{kid}")
                 if b"spawn_main" not in (proc / "cmdline").read_bytes():
