@@ -401,8 +401,7 @@ def test_a_refusal_naming_a_block_never_sent_is_a_refusal_not_a_restart(tmp_path
     assert report == {
         "spawns": 1,
         "warnings": [
-            "sidecar did not start; the harness runs as without it:"
-            " invalid initializationOptions: aa: unknown key",
+            "sidecar did not start; the harness runs as without it: invalid initializationOptions: aa: unknown key",
         ],
         "count": 1,
     }
