@@ -362,3 +362,46 @@ def test_a_hot_edited_row_is_a_live_reconfiguration_not_a_restart(tmp_path):
             },
         ],
     ]
+
+
+# Children that refuse every initialize as the sidecar refuses a config block, each naming a
+# block of its own choosing (`aa`, `ab`, ...: none the bundle sent), for 3 s.
+REFUSALS = FAKES + textwrap.dedent(
+    """
+    let spawns = 0;
+    const spawn = () => {
+      const name = 'a' + String.fromCharCode(97 + (spawns % 26)).repeat(1 + Math.floor(spawns / 26));
+      spawns += 1;
+      const stdin = new PassThrough();
+      const stdout = new PassThrough();
+      let exit;
+      const done = new Promise((r) => { exit = r; });
+      stdin.on('data', () => {
+        const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, error: {
+          code: -32602, message: `invalid initializationOptions: ${name}: unknown key` } }));
+        stdout.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\\r\\n\\r\\n`), body]));
+      });
+      return { stdin, stdout, done, terminate: () => { stdout.end(); exit({ signal: 'SIGTERM' }); } };
+    };
+    router.apply(fakeCtx(spawn), { sidecar: { maxRestarts: 2 } });
+    await sleep(3000);
+    console.log(JSON.stringify({ spawns, warnings: warnings.slice(0, 3), count: warnings.length }));
+    process.exit(0);
+    """
+)
+
+
+def test_a_refusal_naming_a_block_never_sent_is_a_refusal_not_a_restart(tmp_path):
+    """A child answering ``initialize`` with ``invalid initializationOptions: <name>:`` for a
+    block the bundle never sent is refused for good, as any other refusal: the bundle drops and
+    retries only a block it sent. Before, every new name was dropped and the child started again
+    at once, with no backoff and no budget: thousands of spawns in 3 s, the set of dropped
+    names growing as long as the child kept answering."""
+    report = run_bundle(tmp_path, REFUSALS)
+    assert report == {
+        "spawns": 1,
+        "warnings": [
+            "sidecar did not start; the harness runs as without it: invalid initializationOptions: aa: unknown key",
+        ],
+        "count": 1,
+    }

@@ -75,10 +75,13 @@ export function forwardLog(ctx, params) {
   else info(ctx, 'search-suggester', message);
 }
 
-/** The config block an `initialize` refusal names (`invalid initializationOptions: router.x: …`). */
-export function refusedBlock(error) {
+/** The config block an `initialize` refusal names (`invalid initializationOptions: router.x: …`),
+ * when it is one of the blocks `sent`: a child naming any other (the child is untrusted) made
+ * the bundle drop it and start again at once, with no backoff and no budget, for as long as it
+ * named new ones (thousands of spawns a second, the event loop held). */
+export function refusedBlock(error, sent) {
   const match = /invalid initializationOptions: ([A-Za-z]+)[.:[]/.exec(String(error?.message ?? ''));
-  return match ? match[1] : undefined;
+  return match && Object.hasOwn(sent ?? {}, match[1]) ? match[1] : undefined;
 }
 
 /** The sidecar child and its client, restarted with exponential backoff after a crash, a hang
@@ -103,6 +106,7 @@ export class SidecarProcess {
     this.refused = false; // the sidecar refused its initialize for good: never restarted
     this.dropped = new Set(); // config blocks the sidecar refused (run with their defaults)
     this.sentOptions = undefined; // the options the live sidecar has (initialize or last change)
+    this.startOptions = undefined; // the options the last start sent with its initialize
     this.startedOnce = false;
     this.widenedStartMs = 0; // the start bound after starts that timed out (0: startTimeoutMs)
     this.widening = ''; // what the last timed-out start widened, for its warning
@@ -136,7 +140,7 @@ export class SidecarProcess {
       },
       (error) => {
         this.usable = false;
-        const block = error instanceof RpcError ? refusedBlock(error) : undefined;
+        const block = error instanceof RpcError ? refusedBlock(error, this.startOptions) : undefined;
         if (block && !this.dropped.has(block) && this.handle) {
           // one plugin's block was refused: that plugin runs with its defaults, the others keep theirs
           this.dropped.add(block);
@@ -218,6 +222,7 @@ export class SidecarProcess {
     instrument('spawn');
     this.handle = undefined; // until this start's child exists (the spawn itself may throw)
     const options = this.currentOptions();
+    this.startOptions = options; // the blocks this start sends (a refusal may name only one of them)
     const handle = this.ctx.subprocess.spawn({
       argv: [command, ...args],
       cwd: process.cwd(),

@@ -387,7 +387,7 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
         while ``refreshOnBoot`` holds (plan, "The graph projection")."""
         self.suggester.invalidate()
         if self.config.suggester.refresh_on_boot and self.projection.graph is not None:
-            self.projection.start()
+            self.projection.rebuild()  # a build under way goes on: the tree is not the tools
 
     def reconfigure(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: validate the new blocks and apply them.

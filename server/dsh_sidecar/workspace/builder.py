@@ -108,7 +108,8 @@ class GraphBuilder:
         self._thread: threading.Thread | None = None
         self._worker = False
         self._cancel = threading.Event()
-        self._pending: list[str] = []
+        self._pending: dict[str, None] = {}  # the paths queued for the next batch, each once
+        self._rebuild_due = False  # a full build asked for while one ran: started once it publishes
         self._done = threading.Event()
         #: set when no symbol pass runs (cleared while a build lists and indexes symbols): see
         #: :meth:`wait_symbols`
@@ -154,6 +155,7 @@ class GraphBuilder:
         if self.root is None:
             return
         with self._lock:
+            self._rebuild_due = False  # this build reads every file
             self._cancel.set()
             self._cancel = threading.Event()
             self._generation += 1
@@ -210,7 +212,9 @@ class GraphBuilder:
     def refresh(self, changed: list[str] | None) -> None:
         """Apply file changes in a worker thread, never on the caller's (``None``, or more
         than :data:`MAX_INLINE_REFRESH` paths such as a branch switch: a background rebuild).
-        Changes arriving while a build runs are applied when it finishes; notifications that
+        Changes arriving while a build runs are applied when it finishes (each path queued once;
+        more than :data:`MAX_INLINE_REFRESH` queued make a full build instead; a full build asked
+        for while one runs starts once that one has published its graph); notifications that
         arrive within :data:`COALESCE_S` of each other (or while a batch is applied) make one
         batch; ``on_change(graph, delta)`` is called (worker thread) after each applied batch.
 
@@ -219,11 +223,22 @@ class GraphBuilder:
         server's event loop, on ``didChangeWatchedFiles``) only queues the paths and wakes it.
         Starting a thread per batch there held the loop until the new thread got the GIL and a
         CPU, tens of ms a batch on a loaded machine."""
-        if changed is None or len(changed) > MAX_INLINE_REFRESH:
+        with self._lock:
+            if changed is not None and len(changed) <= MAX_INLINE_REFRESH:
+                self._pending.update(dict.fromkeys(changed))
+            whole = changed is None or len(changed) > MAX_INLINE_REFRESH or len(self._pending) > MAX_INLINE_REFRESH
+            if whole:  # a full build, which reads every file
+                self._pending.clear()
+                if self._worker and self._published != self._generation:
+                    # one more build once the running one has published, not a restart of it: a
+                    # restart each time let a client sending such a batch every 0.5 s keep a
+                    # serve on pallets/flask from ever being ready
+                    self._rebuild_due = True
+                    return
+        if whole:
             self.start()
             return
         with self._lock:
-            self._pending.extend(changed)
             if self.graph is None or (self._worker and self._published != self._generation):
                 return  # the build applies them when it finishes
             self._refresh_idle.clear()
@@ -253,10 +268,10 @@ class GraphBuilder:
                     continue
                 time.sleep(COALESCE_S)  # the rest of a burst joins this batch
                 with self._lock:
-                    pending, self._pending = self._pending, []
+                    pending, self._pending = self._pending, {}
                     graph = self.graph
                 if pending and graph is not None:
-                    self._apply(graph, pending)
+                    self._apply(graph, list(pending))
         finally:
             self._refresh_idle.set()
             self._kept.set()
@@ -479,6 +494,26 @@ class GraphBuilder:
         if fresh is not None and self.listing_cache is not None and (changed or retimed or listed.source != "git"):
             self.listing_cache.save(fresh.stats, fresh.stamps, fresh.source)
 
+    def _publish(self, graph: WorkspaceGraph, gen: int) -> bool:
+        """Make ``graph``, of the build ``gen``, the one answered from (``False``: a newer build
+        was asked for, nothing published); then apply the changes queued while it was built
+        (each path once: a client repeating a batch queued every copy, 338 MiB for 20,000
+        batches of 100 paths), or start the full build asked for meanwhile."""
+        with self._lock:
+            if gen != self._generation:
+                return False
+            pending, self._pending = self._pending, {}
+            due, self._rebuild_due = self._rebuild_due, False
+            self.graph = graph
+            self._published = gen
+            if self._refresher is None or not self._refresher.is_alive():
+                self._start_refresher()  # here, off the request path: it waits for changes
+        if due:
+            self.start()  # changes that need a full build came while this one ran
+        elif pending:
+            self._apply(graph, list(pending))
+        return True
+
     def _run(self, gen: int, cancel: threading.Event) -> None:
         self._symbols_idle.clear()
         listed: Listing | None = None
@@ -504,16 +539,8 @@ class GraphBuilder:
             if graph.classified is not None and self.kind_cache is not None:  # the next build takes them back
                 self.kind_cache.save(graph.files, graph.classified)
                 graph.classified = None
-            with self._lock:
-                if gen != self._generation:
-                    return
-                pending, self._pending = self._pending, []
-                self.graph = graph
-                self._published = gen
-                if self._refresher is None or not self._refresher.is_alive():
-                    self._start_refresher()  # here, off the request path: it waits for changes
-            if pending:
-                self._apply(graph, pending)
+            if not self._publish(graph, gen):
+                return
             self.error = None
             if self.on_ready is not None:
                 self.on_ready(graph)

@@ -202,6 +202,13 @@ class WorkspaceProjection:
         """Start (or restart) a graph build."""
         self.graph_builder.start()
 
+    def rebuild(self) -> None:
+        """Rebuild the graph unless a build runs (that one reads the tree as it is now). A
+        restart per ``dsh/toolsChanged`` cancelled the running build each time: a client sending
+        one every 0.5 s kept a serve on pallets/flask from ever being ready."""
+        if not self.graph_builder.building:
+            self.graph_builder.start()
+
     def start_if_idle(self) -> None:
         """Start a graph build unless one exists or runs."""
         if self.graph_builder.graph is None and not self.graph_builder.building:
