@@ -86,3 +86,27 @@ def test_source_scale_sets_each_feature_by_its_best_source():
     w = task_lead.Weights(**{**dict.fromkeys(task_lead.FEATURES, 0.0), "bm25": 1.0, "path": 1.0}, test=0.25)
     assert plain.ranking(w) == ["src/o.py", "src/s.py", "tests/test_s.py"]
     assert scaled.ranking(w) == ["src/s.py", "src/o.py", "tests/test_s.py"]
+
+
+def test_a_kept_record_is_built_again_only_where_it_is_stale(monkeypatch):
+    task = {"repo": "r/a", "commit": "c1", "text": "Fix `Foo.bar`"}
+    rec = _record("t7", "r/a", ["a.py"], {}, {})
+    # a record of before the versions is version 1 of this task: nothing to build
+    monkeypatch.setattr(task_lead, "RECORD_VERSIONS", {"index": 1, "listing": 1, "baselines": 1})
+    assert task_lead.stale(rec, task) == set()
+    assert task_lead.stale(None, task) == {"task"}
+    task_lead.stamp(rec, task)
+    assert rec["versions"] == {"index": 1, "listing": 1, "baselines": 1}
+    assert task_lead.code_changed(rec) == []
+    # another text or commit: the whole record
+    assert task_lead.stale(rec, {**task, "text": "Fix `Foo.baz`"}) == {"task"}
+    assert task_lead.stale(rec, {**task, "commit": "c2"}) == {"task"}
+    # a listing feature changed: that part alone, and stamping it leaves the others as they were
+    monkeypatch.setattr(task_lead, "RECORD_VERSIONS", {"index": 1, "listing": 2, "baselines": 1})
+    assert task_lead.stale(rec, task) == {"listing"}
+    rec["code"]["index"] = "built-elsewhere"
+    task_lead.stamp(rec, task, ("listing",))
+    assert rec["versions"] == {"index": 1, "listing": 2, "baselines": 1}
+    assert task_lead.stale(rec, task) == set()
+    # code other than this tree's at the same version is said, not rebuilt
+    assert task_lead.code_changed(rec) == ["index"]
