@@ -319,11 +319,28 @@ def code_changed(rec: dict[str, Any]) -> list[str]:
 SCALED: Final = ("stem", "code", "template", "usage", "words", "bm25", "title", "text")
 
 
+def named_whole(path: str, mentions_paths: list[str]) -> bool:
+    """Whether one of the text's path mentions names ``path`` with its folder (``a/b.py``, or a
+    file at the root by its name): a bare file name matched in a folder (``test_foo.py``,
+    ``pyproject.toml`` → ``examples/pyproject.toml``) is as likely the reporter's own file."""
+    low = path.lower()
+    for mention in mentions_paths:
+        parts = [p for p in mention.lower().split("/") if p and p not in (".", "..")]
+        tail = "/".join(parts)
+        if parts and (len(parts) >= 2 or "/" not in path) and (low == tail or low.endswith("/" + tail)):
+            return True
+    return False
+
+
 class Task:
     """One task's feature matrix, ready for any weights (``source_scale``: each of
-    :data:`SCALED` scaled by its best source file instead of its best file)."""
+    :data:`SCALED` — or of the features given — scaled by its best source file instead of its
+    best file; ``whole``: the text's path mentions, and a named test or doc escapes its demotion
+    only when one of them wrote its folder too, see :func:`named_whole`)."""
 
-    def __init__(self, rec: dict[str, Any], source_scale: bool = False) -> None:
+    def __init__(
+        self, rec: dict[str, Any], source_scale: bool | tuple[str, ...] = False, whole: list[str] | None = None
+    ) -> None:
         self.rec = rec
         self.files = list(rec["category"])
         idx = {f: i for i, f in enumerate(self.files)}
@@ -334,13 +351,16 @@ class Task:
                     self.m[idx[f], j] = v
         named = set(rec["named"])
         cat = rec["category"]
-        if source_scale:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
+        scaled = SCALED if source_scale is True else source_scale or ()
+        if scaled:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
             src = np.array([cat[f] == "source" or f in named for f in self.files], dtype=bool)
             for j, name in enumerate(FEATURES):
-                if name in SCALED and src.any():
+                if name in scaled and src.any():
                     top = self.m[src, j].max()
                     if top > 0:
                         self.m[:, j] /= top
+        if whole is not None:
+            named = {f for f in named if named_whole(f, whole)}
         self.is_test = np.array([cat[f] == "test" and f not in named for f in self.files])
         self.is_doc = np.array([cat[f] == "doc" and f not in named for f in self.files])
         self.order = np.array(sorted(range(len(self.files)), key=lambda i: self.files[i]))  # ties by path
@@ -687,6 +707,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--source-scale", action="store_true", help="scale each feature by its best source file (not a test or doc)"
     )
+    p.add_argument(
+        "--source-scale-only",
+        default="",
+        help="comma-separated features scaled by their best source file (the rest not)",
+    )
+    p.add_argument(
+        "--named-whole",
+        action="store_true",
+        help="a named test or doc escapes its demotion only when the text wrote its folder too",
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
@@ -726,7 +756,11 @@ def main(argv: list[str] | None = None) -> int:
             f"# {n} records' {part} part built by other code at the same version (bump RECORD_VERSIONS if it scores differently)"
         )
     graph_module.extract = memo.original  # type: ignore[assignment]
-    ts = [Task(r, args.source_scale) for r in recs]
+    scale_only = tuple(f for f in args.source_scale_only.split(",") if f)
+    if not set(scale_only) <= set(FEATURES):
+        p.error(f"--source-scale-only: features among {', '.join(FEATURES)}")
+    texts = {t["id"]: list(mentions(t["text"]).paths) for t in todo} if args.named_whole else {}
+    ts = [Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None) for r in recs]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
     plain = strongest_baseline(ts, names)
@@ -771,14 +805,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# BM25: plain BM25 over path and content ({plain}: tokenizer/files/parameters, bench/lead_baseline.py)")
     print("\n".join(lines))
     print("\n".join(variants_table(ts, names)))
-    per_repo = ["| repository | tasks | product Hit@5 (LORO) | BM25 Hit@5 |", "| --- | ---: | ---: | ---: |"]
+    per_repo = [
+        "| repository | tasks | product Hit@1 (LORO) | Hit@5 | BM25 Hit@1 | Hit@5 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for repo in repos:
         rs = [t for t in ts if t.rec["repo"] == repo]
         w = Weights(**chosen[repo])
         pr = figures([first_hit(t.ranking(w), t.gold) for t in rs])
         br = figures([first_hit(t.rec["baselines"][plain], t.gold) for t in rs])
         mark = " (held out)" if repo in TRAJECTORY_HELDOUT else ""
-        per_repo.append(f"| {repo}{mark} | {len(rs)} | {pr['hit@5']:.2f} | {br['hit@5']:.2f} |")
+        per_repo.append(
+            f"| {repo}{mark} | {len(rs)} | {pr['hit@1']:.2f} | {pr['hit@5']:.2f} | {br['hit@1']:.2f} | {br['hit@5']:.2f} |"
+        )
     print("\n".join(per_repo))
     if "heldout" in chosen:
         print("# weights chosen on the training repositories:", json.dumps(chosen["heldout"]))
