@@ -32,6 +32,7 @@ only finds each base name, as medians and their ratio.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +51,9 @@ for _p in ("server", "protocol", "packs"):
     if str(ROOT / _p) not in sys.path:
         sys.path.insert(0, str(ROOT / _p))
 
+# one thread for the matrix-vector products of the selection: on a shared two-core machine the
+# BLAS threads only contend (the selection's evaluations took twice as long with two)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from dsh_sidecar.evaluation import TRAJECTORY_HELDOUT  # noqa: E402
 from dsh_sidecar.evaluation.corpus import checkout_dir  # noqa: E402
@@ -80,6 +84,34 @@ FEATURE_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
 DEMOTION_GRID = (0.05, 0.1, 0.25, 0.5, 1.0)
 KS = (1, 5, 10)
 WORD = re.compile(r"[A-Za-z0-9]+")
+#: The version of each part of a kept record (``--features DIR``); a record without versions is
+#: version 1 of each. Bump one when its code changes what it scores, and the next run builds
+#: again that part alone: ``index`` — the features read from the symbol and content indexes
+#: (:data:`INDEX_CODE`): the checkout indexed again, the baselines kept; ``listing`` — the
+#: features read from the listing alone (:data:`LISTING_CODE`): scored again from a listing
+#: (:func:`relist`, seconds); ``baselines`` (``bench/lead_baseline.py``): scored again from a
+#: listing. A record of another task text or commit is built again whole.
+RECORD_VERSIONS: Final = {"index": 1, "listing": 1, "baselines": 1}
+_SERVER = ROOT / "server" / "dsh_sidecar"
+#: The code each part of a record depends on: its digest is kept in the record, and a run whose
+#: code differs from a record's at the same version says so (a change that scores differently
+#: needs its version bumped; a comment does not).
+INDEX_CODE: Final = tuple(
+    _SERVER / rel
+    for rel in (
+        "suggester/lead/ranker.py",
+        "suggester/lead/bm25.py",
+        "suggester/lead/mentions.py",
+        "workspace/symbols.py",
+        "workspace/symbolpass.py",
+        "workspace/content.py",
+        "workspace/fts.py",
+        "workspace/graph.py",
+        "workspace/kinds.py",
+    )
+)
+LISTING_CODE: Final = (_SERVER / "suggester/lead/listing.py", _SERVER / "suggester/lead/mentions.py")
+BASELINE_CODE: Final = (ROOT / "bench" / "lead_baseline.py",)
 
 
 # ------------------------------------------------------------------------------ tasks
@@ -241,6 +273,48 @@ def relist(rec: dict[str, Any], task: dict[str, Any], cache: Path) -> dict[str, 
     return rec
 
 
+# ------------------------------------------------------------------------------ records
+
+
+@functools.cache
+def code_digest(paths: tuple[Path, ...]) -> str:
+    """The digest of the code one part of a record depends on."""
+    h = hashlib.sha1()
+    for path in paths:
+        h.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def task_digest(task: dict[str, Any]) -> str:
+    """What a record was built from besides the code: the repository, the commit and the text."""
+    return hashlib.sha1("\0".join((task["repo"], task["commit"], task["text"])).encode()).hexdigest()[:16]
+
+
+def stamp(rec: dict[str, Any], task: dict[str, Any], parts: tuple[str, ...] = tuple(RECORD_VERSIONS)) -> None:
+    """Mark ``parts`` of ``rec`` as built by this tree's code, for ``task``."""
+    code = {"index": INDEX_CODE, "listing": LISTING_CODE, "baselines": BASELINE_CODE}
+    rec["task"] = task_digest(task)
+    rec["versions"] = {**rec.get("versions", {}), **{part: RECORD_VERSIONS[part] for part in parts}}
+    rec["code"] = {**rec.get("code", {}), **{part: code_digest(code[part]) for part in parts}}
+
+
+def stale(rec: dict[str, Any] | None, task: dict[str, Any]) -> set[str]:
+    """The parts of a kept record to build again: ``{"task"}`` (all of it) when there is none or
+    it is another text's or commit's, else each part whose version is older than this tree's (a
+    record without versions or a task digest is version 1 of this task)."""
+    if rec is None or rec.get("task", task_digest(task)) != task_digest(task):
+        return {"task"}
+    have = rec.get("versions", {})
+    return {part for part, v in RECORD_VERSIONS.items() if have.get(part, 1) < v}
+
+
+def code_changed(rec: dict[str, Any]) -> list[str]:
+    """The parts of ``rec`` (current versions) built by code other than this tree's."""
+    code = {"index": INDEX_CODE, "listing": LISTING_CODE, "baselines": BASELINE_CODE}
+    kept = rec.get("code", {})
+    return [part for part in RECORD_VERSIONS if part in kept and kept[part] != code_digest(code[part])]
+
+
 # ------------------------------------------------------------------------------ scoring
 
 
@@ -248,11 +322,28 @@ def relist(rec: dict[str, Any], task: dict[str, Any], cache: Path) -> dict[str, 
 SCALED: Final = ("stem", "code", "template", "usage", "words", "bm25", "title", "text")
 
 
+def named_whole(path: str, mentions_paths: list[str]) -> bool:
+    """Whether one of the text's path mentions names ``path`` with its folder (``a/b.py``, or a
+    file at the root by its name): a bare file name matched in a folder (``test_foo.py``,
+    ``pyproject.toml`` → ``examples/pyproject.toml``) is as likely the reporter's own file."""
+    low = path.lower()
+    for mention in mentions_paths:
+        parts = [p for p in mention.lower().split("/") if p and p not in (".", "..")]
+        tail = "/".join(parts)
+        if parts and (len(parts) >= 2 or "/" not in path) and (low == tail or low.endswith("/" + tail)):
+            return True
+    return False
+
+
 class Task:
     """One task's feature matrix, ready for any weights (``source_scale``: each of
-    :data:`SCALED` scaled by its best source file instead of its best file)."""
+    :data:`SCALED` — or of the features given — scaled by its best source file instead of its
+    best file; ``whole``: the text's path mentions, and a named test or doc escapes its demotion
+    only when one of them wrote its folder too, see :func:`named_whole`)."""
 
-    def __init__(self, rec: dict[str, Any], source_scale: bool = False) -> None:
+    def __init__(
+        self, rec: dict[str, Any], source_scale: bool | tuple[str, ...] = False, whole: list[str] | None = None
+    ) -> None:
         self.rec = rec
         self.files = list(rec["category"])
         idx = {f: i for i, f in enumerate(self.files)}
@@ -263,13 +354,16 @@ class Task:
                     self.m[idx[f], j] = v
         named = set(rec["named"])
         cat = rec["category"]
-        if source_scale:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
+        scaled = SCALED if source_scale is True else source_scale or ()
+        if scaled:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
             src = np.array([cat[f] == "source" or f in named for f in self.files], dtype=bool)
             for j, name in enumerate(FEATURES):
-                if name in SCALED and src.any():
+                if name in scaled and src.any():
                     top = self.m[src, j].max()
                     if top > 0:
                         self.m[:, j] /= top
+        if whole is not None:
+            named = {f for f in named if named_whole(f, whole)}
         self.is_test = np.array([cat[f] == "test" and f not in named for f in self.files])
         self.is_doc = np.array([cat[f] == "doc" and f not in named for f in self.files])
         self.order = np.array(sorted(range(len(self.files)), key=lambda i: self.files[i]))  # ties by path
@@ -311,6 +405,7 @@ class Pool:
         sizes = np.array([len(t.files) for t in ts], dtype=np.int64)
         self.start = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if ts else np.zeros(0, np.int64)
         self.task = np.repeat(np.arange(self.n), sizes)
+        self._factors: dict[tuple[float, float], np.ndarray] = {}
 
     def ranks(self, w: Weights) -> np.ndarray:
         """Each task's first gold rank (0: none in the first ten with a positive score), in the
@@ -320,9 +415,19 @@ class Pool:
             out[self.kept] = self._ranks(w)
         return out
 
+    def factor(self, w: Weights) -> np.ndarray:
+        """Each file's demotion under ``w`` (kept per pair of demotions: the selection asks the
+        same few again and again). A file is a test or a doc or neither, so one of the two
+        factors is 1.0 and the product is the same number as multiplying by each in turn."""
+        key = (w.test, w.doc)
+        hit = self._factors.get(key)
+        if hit is None:
+            hit = self._factors[key] = np.where(self.test, w.test, 1.0) * np.where(self.doc, w.doc, 1.0)
+        return hit
+
     def _ranks(self, w: Weights) -> np.ndarray:
         vec = np.array([getattr(w, name) for name in FEATURES])
-        s = (self.m @ vec) * np.where(self.test, w.test, 1.0) * np.where(self.doc, w.doc, 1.0)
+        s = (self.m @ vec) * self.factor(w)
         g = np.where(self.gold & (s > 0), s, -np.inf)
         best = np.maximum.reduceat(g, self.start)
         # of the gold files scoring ``best``, the first by path
@@ -536,6 +641,53 @@ def scale(files: int, runs: int = 7) -> int:
     return 0
 
 
+def kept_record(
+    t: dict[str, Any],
+    old: dict[str, Any] | None,
+    args: argparse.Namespace,
+    memo: _Memo,
+    vocab: Vocabulary,
+    names: tuple[str, ...],
+) -> tuple[dict[str, Any] | None, str]:
+    """The record of task ``t``: ``old`` as kept, or with what is stale in it built again
+    (:func:`stale`; ``--refresh``: the index part; ``--relist``: the listing part), and what was
+    built (``""``: nothing)."""
+    cache = Path(args.cache)
+    todo = stale(old, t) | ({"index"} if args.refresh else set()) | ({"listing"} if args.relist else set())
+    if "task" in todo or "index" in todo:
+        keep = None if "task" in todo or "baselines" in todo else old
+        rec = extract_features(t, cache, memo, vocab, keep, names, not args.no_first)
+        if rec is not None and keep is not None:  # the baselines kept, and what built them
+            rec["versions"], rec["code"] = keep.get("versions", {}), keep.get("code", {})
+            stamp(rec, t, ("index", "listing"))
+        elif rec is not None:
+            stamp(rec, t)
+        return rec, "built" if keep is None else "indexed"
+    assert old is not None
+    rec, did = old, []
+    if "listing" in todo:
+        rec = relist(rec, t, cache)
+        if rec is None:
+            return None, "relisted"
+        stamp(rec, t, ("listing",))
+        did.append("relisted")
+    if "baselines" in todo or not set(names) <= set(rec.get("baselines", ())):
+        root = checkout_dir(cache, t["repo"], t["commit"])
+        vocab.for_repo(t["repo"])
+        listed = list(WorkspaceGraph.build_files(root).files)
+        fresh = "baselines" in todo
+        rec["baselines"] = {
+            **({} if fresh else rec.get("baselines", {})),
+            **baselines(vocab, root, listed, t["text"], names),
+        }
+        if fresh:
+            stamp(rec, t, ("baselines",))
+        did.append("baselines")
+    if did and "task" not in rec:  # a record of before the versions: stamped as what it is
+        rec["task"] = task_digest(t)
+    return rec, " ".join(did)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cache", type=Path, default=os.environ.get("DSH_CORPUS_CACHE"), help="real checkouts (read only)")
@@ -569,6 +721,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--source-scale", action="store_true", help="scale each feature by its best source file (not a test or doc)"
     )
+    p.add_argument(
+        "--source-scale-only",
+        default="",
+        help="comma-separated features scaled by their best source file (the rest not)",
+    )
+    p.add_argument(
+        "--named-whole",
+        action="store_true",
+        help="a named test or doc escapes its demotion only when the text wrote its folder too",
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
@@ -588,35 +750,31 @@ def main(argv: list[str] | None = None) -> int:
     graph_module.extract = memo  # type: ignore[assignment]
     recs: list[dict[str, Any]] = []
     todo = tasks(only, {f for f in args.families.split(",") if f} or None)
+    other_code: dict[str, int] = defaultdict(int)
     for i, t in enumerate(todo[::-1] if args.reverse else todo, 1):
         path = args.features / f"{t['id']}.json"
-        rec = None
         old = json.loads(path.read_text("utf-8")) if path.exists() else None
         if old is None and args.kept_only:
             continue
-        if old is not None and not args.refresh:
-            rec = old
-            if args.relist:
-                rec = relist(rec, t, Path(args.cache))
-                if rec is not None:
-                    path.write_text(json.dumps(rec), "utf-8")
-                print(f"[{i}/{len(todo)}] {t['id']}: relisted", file=sys.stderr, flush=True)
-            if not set(names) <= set(rec.get("baselines", ())):  # an earlier run's record: the baselines added
-                root = checkout_dir(Path(args.cache), t["repo"], t["commit"])
-                vocab.for_repo(t["repo"])
-                listed = list(WorkspaceGraph.build_files(root).files)
-                rec["baselines"] = {**rec.get("baselines", {}), **baselines(vocab, root, listed, t["text"], names)}
-                path.write_text(json.dumps(rec), "utf-8")
-                print(f"[{i}/{len(todo)}] {t['id']}: baselines", file=sys.stderr, flush=True)
-        else:
-            rec = extract_features(t, Path(args.cache), memo, vocab, old, names, not args.no_first)
-            if rec is not None:
-                path.write_text(json.dumps(rec), "utf-8")
-            print(f"[{i}/{len(todo)}] {t['id']}: {rec and rec['seconds']}", file=sys.stderr, flush=True)
+        rec, did = kept_record(t, old, args, memo, vocab, names)
+        if rec is not None and did:
+            path.write_text(json.dumps(rec), "utf-8")
+        if did:
+            print(f"[{i}/{len(todo)}] {t['id']}: {did} {rec and rec['seconds']}", file=sys.stderr, flush=True)
         if rec is not None:
+            for part in code_changed(rec):
+                other_code[part] += 1
             recs.append(rec)
+    for part, n in sorted(other_code.items()):
+        print(
+            f"# {n} records' {part} part built by other code at the same version (bump RECORD_VERSIONS if it scores differently)"
+        )
     graph_module.extract = memo.original  # type: ignore[assignment]
-    ts = [Task(r, args.source_scale) for r in recs]
+    scale_only = tuple(f for f in args.source_scale_only.split(",") if f)
+    if not set(scale_only) <= set(FEATURES):
+        p.error(f"--source-scale-only: features among {', '.join(FEATURES)}")
+    texts = {t["id"]: list(mentions(t["text"]).paths) for t in todo} if args.named_whole else {}
+    ts = [Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None) for r in recs]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
     plain = strongest_baseline(ts, names)
@@ -661,14 +819,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# BM25: plain BM25 over path and content ({plain}: tokenizer/files/parameters, bench/lead_baseline.py)")
     print("\n".join(lines))
     print("\n".join(variants_table(ts, names)))
-    per_repo = ["| repository | tasks | product Hit@5 (LORO) | BM25 Hit@5 |", "| --- | ---: | ---: | ---: |"]
+    per_repo = [
+        "| repository | tasks | product Hit@1 (LORO) | Hit@5 | BM25 Hit@1 | Hit@5 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for repo in repos:
         rs = [t for t in ts if t.rec["repo"] == repo]
         w = Weights(**chosen[repo])
         pr = figures([first_hit(t.ranking(w), t.gold) for t in rs])
         br = figures([first_hit(t.rec["baselines"][plain], t.gold) for t in rs])
         mark = " (held out)" if repo in TRAJECTORY_HELDOUT else ""
-        per_repo.append(f"| {repo}{mark} | {len(rs)} | {pr['hit@5']:.2f} | {br['hit@5']:.2f} |")
+        per_repo.append(
+            f"| {repo}{mark} | {len(rs)} | {pr['hit@1']:.2f} | {pr['hit@5']:.2f} | {br['hit@1']:.2f} | {br['hit@5']:.2f} |"
+        )
     print("\n".join(per_repo))
     if "heldout" in chosen:
         print("# weights chosen on the training repositories:", json.dumps(chosen["heldout"]))

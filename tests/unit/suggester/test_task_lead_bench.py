@@ -86,3 +86,61 @@ def test_source_scale_sets_each_feature_by_its_best_source():
     w = task_lead.Weights(**{**dict.fromkeys(task_lead.FEATURES, 0.0), "bm25": 1.0, "path": 1.0}, test=0.25)
     assert plain.ranking(w) == ["src/o.py", "src/s.py", "tests/test_s.py"]
     assert scaled.ranking(w) == ["src/s.py", "src/o.py", "tests/test_s.py"]
+
+
+def test_a_kept_record_is_built_again_only_where_it_is_stale(monkeypatch):
+    task = {"repo": "r/a", "commit": "c1", "text": "Fix `Foo.bar`"}
+    rec = _record("t7", "r/a", ["a.py"], {}, {})
+    # a record of before the versions is version 1 of this task: nothing to build
+    monkeypatch.setattr(task_lead, "RECORD_VERSIONS", {"index": 1, "listing": 1, "baselines": 1})
+    assert task_lead.stale(rec, task) == set()
+    assert task_lead.stale(None, task) == {"task"}
+    task_lead.stamp(rec, task)
+    assert rec["versions"] == {"index": 1, "listing": 1, "baselines": 1}
+    assert task_lead.code_changed(rec) == []
+    # another text or commit: the whole record
+    assert task_lead.stale(rec, {**task, "text": "Fix `Foo.baz`"}) == {"task"}
+    assert task_lead.stale(rec, {**task, "commit": "c2"}) == {"task"}
+    # a listing feature changed: that part alone, and stamping it leaves the others as they were
+    monkeypatch.setattr(task_lead, "RECORD_VERSIONS", {"index": 1, "listing": 2, "baselines": 1})
+    assert task_lead.stale(rec, task) == {"listing"}
+    rec["code"]["index"] = "built-elsewhere"
+    task_lead.stamp(rec, task, ("listing",))
+    assert rec["versions"] == {"index": 1, "listing": 2, "baselines": 1}
+    assert task_lead.stale(rec, task) == set()
+    # code other than this tree's at the same version is said, not rebuilt
+    assert task_lead.code_changed(rec) == ["index"]
+
+
+def test_a_named_test_escapes_its_demotion_only_when_the_text_wrote_its_folder():
+    assert task_lead.named_whole("testing/example/tests/test_basic.py", ["tests/test_basic.py"])
+    assert not task_lead.named_whole("testing/example/tests/test_basic.py", ["test_basic.py"])
+    assert not task_lead.named_whole("examples/pyproject.toml", ["pyproject.toml"])
+    assert task_lead.named_whole("pyproject.toml", ["pyproject.toml"])
+    assert task_lead.named_whole("src/Foo.java", ["./SRC/foo.java"])
+    # the bare name of a test is named (no path score lost) but demoted like any test
+    rec = _record(
+        "t8", "r/e", ["src/basic.py"],
+        {"path": {"testing/tests/test_basic.py": 1.0}, "bm25": {"src/basic.py": 1.0}},
+        {"testing/tests/test_basic.py": "test", "src/basic.py": "source"},
+    )  # fmt: skip
+    rec["named"] = ["testing/tests/test_basic.py"]
+    w = task_lead.Weights(**{**dict.fromkeys(task_lead.FEATURES, 0.0), "path": 2.0, "bm25": 1.0}, test=0.25)
+    assert task_lead.Task(rec).ranking(w) == ["testing/tests/test_basic.py", "src/basic.py"]
+    assert task_lead.Task(rec, whole=["test_basic.py"]).ranking(w) == ["src/basic.py", "testing/tests/test_basic.py"]
+    assert task_lead.Task(rec, whole=["tests/test_basic.py"]).ranking(w) == [
+        "testing/tests/test_basic.py",
+        "src/basic.py",
+    ]
+
+
+def test_source_scale_of_some_features_only():
+    rec = _record(
+        "t9", "r/d", ["src/s.py"],
+        {"bm25": {"tests/test_s.py": 1.0, "src/s.py": 0.5}, "words": {"tests/test_s.py": 1.0, "src/s.py": 0.5}},
+        {"tests/test_s.py": "test", "src/s.py": "source"},
+    )  # fmt: skip
+    t = task_lead.Task(rec, ("bm25",))
+    i = t.files.index("src/s.py")
+    assert t.m[i, task_lead.FEATURES.index("bm25")] == 1.0
+    assert t.m[i, task_lead.FEATURES.index("words")] == 0.5
