@@ -71,6 +71,10 @@ def isolated(root: Path, with_sidecar: bool = True) -> dict[str, str]:
         "DSH_HOME": str(home / ".dsh"),
         "LANG": "C.UTF-8",
         "TERM": "dumb",
+        # Claude Code's wait for an MCP server's start (30 s by default, not the subject): at
+        # load 20-60 the plugin's sidecar outlasted it ("connection timed out after 30000ms"),
+        # and the run went on without its tools and notes
+        "MCP_TIMEOUT": "120000",
         **QUIET,
     }
     return env

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from support.sidecar import clean_env, forked_command, server_command
+from support.waiting import HANG_S
 
 #: Clock ticks per second of /proc/<pid>/stat times (Linux ``sysconf(_SC_CLK_TCK)``).
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -137,8 +138,10 @@ class RawServer:
         for chunk in iter(lambda: err.read1(65536), b""):
             self.stderr_bytes += chunk
 
-    def recv(self, timeout: float = 10.0) -> dict[str, Any]:
-        """The next message from the server. Raises ``TimeoutError``, or ``EOFError`` at EOF."""
+    def recv(self, timeout: float = HANG_S) -> dict[str, Any]:
+        """The next message from the server. Raises ``TimeoutError`` (the default bound is a hang's,
+        not a latency: a loaded 2-core machine took a 10 s bound past a healthy reply), or
+        ``EOFError`` at EOF."""
         try:
             msg = self.messages.get(timeout=timeout)
         except queue.Empty:
@@ -148,7 +151,7 @@ class RawServer:
             raise EOFError("the server closed stdout")
         return msg
 
-    def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
+    def response(self, msg_id: Any, timeout: float = HANG_S) -> dict[str, Any]:
         """The response carrying ``msg_id``; other responses read meanwhile are kept for their
         own ``response`` call (replies to pipelined requests arrive in any order);
         notifications are kept in :attr:`notifications`."""
@@ -161,7 +164,7 @@ class RawServer:
                 self.early[msg["id"]] = msg
         return self.early.pop(msg_id)
 
-    def barrier(self, timeout: float = 60.0) -> None:
+    def barrier(self, timeout: float = HANG_S) -> None:
         """A sync point instead of a guessed quiet period: send ``dsh/status`` and read up to its
         reply, so every notification the server wrote before answering is in
         :attr:`notifications` (the handlers and the ledger's sink run on the server's event loop
@@ -201,7 +204,7 @@ class RawServer:
         self.send(msg)
         return self.next_id
 
-    def request(self, method: str, params: Any = None, timeout: float = 10.0) -> dict[str, Any]:
+    def request(self, method: str, params: Any = None, timeout: float = HANG_S) -> dict[str, Any]:
         """Send a request and return the whole response message (``result`` or ``error``)."""
         return self.response(self.request_id(method, params), timeout)
 
@@ -248,6 +251,19 @@ class RawServer:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         raise RuntimeError("no VmRSS")
+
+    def thread_states(self) -> dict[int, str]:
+        """Each thread's scheduler state by thread id (``R`` running or waiting for a core, ``S``
+        asleep, ``D`` in uninterruptible I/O…: field 3 of /proc/<pid>/task/<tid>/stat); a thread
+        that ended between the listing and its read is left out."""
+        assert not self.forked, "a forked server's pid is its launcher's: spawn it (forked=False)"
+        states = {}
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                states[int(task.name)] = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+        return states
 
     def cpu_s(self) -> float:
         """User + system CPU time of the server so far, seconds (/proc/<pid>/stat)."""

@@ -11,16 +11,29 @@ vim.cmd('runtime plugin/dsh.lua')
 local out = { version = vim.version(), steps = {} }
 local env = vim.env
 
+-- Bound of one wait, ms: a hang's, not a latency. The first :DshSearch starts the sidecar and
+-- searches: at load 26-32 (3 busy loops beside) that outlasted a 30 s bound; never minutes.
+local HANG_MS = 120000
+
 local function wait_idle(what)
   local dsh = require('dsh')
-  local ok = vim.wait(30000, function()
+  local ok = vim.wait(HANG_MS, function()
     return dsh.idle()
   end, 20)
   if not ok then
     error('timed out waiting for ' .. what)
   end
-  -- let scheduled callbacks (echo, rendering) run
-  vim.wait(50)
+  -- let the callbacks scheduled by the answer (echo, rendering) run: vim.schedule is first in,
+  -- first out, so a marker scheduled now runs after them (a fixed 50 ms wait was a guess)
+  local flushed = false
+  vim.schedule(function()
+    flushed = true
+  end)
+  if not vim.wait(HANG_MS, function()
+    return flushed
+  end, 5) then
+    error('timed out running the callbacks scheduled by ' .. what)
+  end
 end
 
 local function step(name, command)
@@ -71,7 +84,8 @@ local ok, problem = pcall(function()
     cmd = { env.DSH_TEST_CMD, 'serve' },
     root_dir = env.DSH_TEST_ROOT,
     init_options = {
-      router = { provider = 'searxng', timeoutMs = 5000, providers = { searxng = { baseUrl = env.DSH_TEST_MOCK } } },
+      -- the loopback provider's own bound: generous (at load a 5 s one ran out); :DshStatus shows it
+      router = { provider = 'searxng', timeoutMs = 60000, providers = { searxng = { baseUrl = env.DSH_TEST_MOCK } } },
       bandit = { seed = 2 },  -- random.Random(2)'s first auto choice is quick (the checks below read one attempt)
     },
   })

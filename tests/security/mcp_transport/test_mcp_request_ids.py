@@ -9,10 +9,12 @@ its request is answered or cancelled."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import queue
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -23,7 +25,7 @@ from support.mcpline import McpLine
 from support.mockprovider import MockProvider, Reply
 from support.routers import ROUTES, router_block
 from support.sidecar import forked, home_env
-from support.waiting import wait_until
+from support.waiting import HANG_S, wait_until
 
 pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
@@ -32,6 +34,8 @@ BAD_ID = {"code": -32600, "message": "Invalid Request: id must be a number or a 
 HANG = Reply(200, {"content-type": "application/json"}, b'{"results": []}', hang_s=30.0)
 SEARCH = {"name": "web_search", "arguments": {"query": "bike chain cleaning"}}
 WHERE_IS = {"name": "where_is", "arguments": {"query": "__version__"}}
+#: Pause between two tries of a reuse the server refused while the id was still held, seconds.
+RETRY_S = 0.05
 
 
 class Client(McpLine):
@@ -45,6 +49,14 @@ class Client(McpLine):
 
     def call(self, rid: Any, params: dict[str, Any]) -> None:
         self.send({"id": rid, "method": "tools/call", "params": params})
+
+    def nothing_more(self) -> None:
+        """Nothing was answered beyond what the test read: a ``ping`` sent now is answered next
+        (its answer follows any the refused requests would have written before it), and nothing
+        is left after it. A sync point instead of a guessed quiet period."""
+        self.send({"id": "sync", "method": "ping"})
+        assert self.reply() == {"jsonrpc": "2.0", "id": "sync", "result": {}}
+        assert self.replies.empty()
 
 
 @pytest.fixture
@@ -73,13 +85,19 @@ def test_a_request_under_an_id_in_flight_is_refused_and_the_first_stays_cancella
 
 def reuse_once_settled(client: Client, rid: int) -> dict[str, Any]:
     """The reply to a ``where_is`` under ``rid`` once the request it named before is settled: a
-    reuse before that is refused (IN_USE) and runs nothing, so the client may send it again."""
-    for _ in range(100):
+    reuse before that is refused (IN_USE) and runs nothing, so the client may send it again.
+    Tried until :data:`HANG_S` has passed (a count of tries ran out at load before the cancelled
+    search had ended), :data:`RETRY_S` apart."""
+    deadline = time.monotonic() + HANG_S
+    tries = 0
+    while time.monotonic() < deadline:
         client.call(rid, WHERE_IS)
         got = client.reply()
+        tries += 1
         if got.get("error") != IN_USE:
             return got
-    raise AssertionError(f"id {rid} still in use after 100 tries")
+        time.sleep(RETRY_S)
+    raise AssertionError(f"id {rid} still in use after {HANG_S:g} s ({tries} tries)")
 
 
 @pytest.mark.parametrize(
@@ -132,8 +150,7 @@ def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered_under_id_n
     client.call(9, WHERE_IS)  # the refused ran nothing; the session serves on
     got = client.reply()
     assert got["id"] == 9 and "result" in got
-    time.sleep(0.3)
-    assert client.replies.empty()
+    client.nothing_more()
 
 
 @pytest.mark.parametrize("key", [r"\u0069d", r"i\u0064"])
@@ -148,8 +165,7 @@ def test_a_bad_id_whose_member_name_is_written_with_json_escapes_is_answered_too
     client.call(9, WHERE_IS)
     got = client.reply()
     assert got["id"] == 9 and "result" in got
-    time.sleep(0.3)
-    assert client.replies.empty()
+    client.nothing_more()
 
 
 def test_a_client_that_never_reads_its_answers_is_read_no_further_and_loses_none(
@@ -186,13 +202,25 @@ def test_a_client_that_never_reads_its_answers_is_read_no_further_and_loses_none
     writer = threading.Thread(target=write, daemon=True)
     try:
         writer.start()
-        writer.join(timeout=20)
+        # the server reads no more: the pipe to it fills and the client's write waits (a fixed
+        # 20 s wait before looking; a loaded machine fills it later, an idle one in a moment)
+        wait_until(lambda: pipe_full(proc), "the client's writes waiting on a full pipe")
         # 1,024 held, the rest in the transport's read buffer and the pipe (a few thousand lines)
         assert writer.is_alive() and sent[0] < 10_000
         answered = [json.loads(proc.stdout.readline()) for _ in range(total)]
-        writer.join(timeout=60)
+        writer.join(timeout=HANG_S)
         assert sorted(a["id"] for a in answered) == list(range(1, total + 1))
         assert all(a["result"] == {} for a in answered)
     finally:
         proc.kill()
         proc.wait()
+
+
+def pipe_full(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the pipe to ``proc``'s stdin is full (a page or less free): its reader reads no
+    more, and a writer waits. ``FIONREAD`` gives the unread bytes, ``F_GETPIPE_SZ`` the size."""
+    assert proc.stdin is not None
+    fd = proc.stdin.fileno()
+    buf = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return int.from_bytes(buf, "little") >= fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) - 4096
