@@ -55,11 +55,8 @@ async def until(predicate, turns: int = 2000) -> None:
         await asyncio.sleep(0.001)
 
 
-def served_during_a_held_build(
-    sidecar: BuiltSidecar | None = None,
-) -> tuple[Any, Any, list[bytes], threading.Event, BuiltSidecar]:
-    """A server whose sidecar's build (of ``sidecar``, default a new one) runs on its thread
-    until the event is set."""
+def served_during_a_held_build() -> tuple[Any, Any, list[bytes], threading.Event, BuiltSidecar]:
+    """A server whose sidecar's build runs on its thread until the event is set."""
     server = build_server()
     written: list[bytes] = []
 
@@ -68,7 +65,7 @@ def served_during_a_held_build(
             written.append(data)
 
     server.protocol.set_writer(Writer())
-    release, sidecar = threading.Event(), sidecar or BuiltSidecar()
+    release, sidecar = threading.Event(), BuiltSidecar()
 
     def build() -> BuiltSidecar:
         release.wait(10)  # released by the test; the bound only ends a test whose loop is held
@@ -117,31 +114,3 @@ def test_a_notification_during_the_build_is_applied_once_it_ends_before_later_re
     assert during == []
     assert told == ["toolsChanged", "filesChanged 1", "status"]
     assert ids == [2, 1]
-
-
-class ShutSidecar(BuiltSidecar):
-    def shutdown(self) -> None:
-        self.told.append("shutdown")
-
-
-def test_shutdown_waits_for_the_build_off_the_loop():
-    """``shutdown`` during the build awaits it off the loop: a ``dsh/postExecute`` sent after it
-    is answered while it waits; the sidecar is shut down once built, and ``shutdown`` answered
-    then. Before, ``shutdown`` read the sidecar on the loop and held every request behind it."""
-
-    async def run() -> tuple[list[int], list[str], list[int], list[str]]:
-        sidecar = ShutSidecar()
-        server, proto, written, release, _ = served_during_a_held_build(sidecar)
-        await until(server.building)
-        proto._handle_request(1, "shutdown", None)
-        proto._handle_request(2, "dsh/postExecute", SILENT)
-        await until(lambda: len(written) >= 1)
-        during, told_during = [r["id"] for r in replies(written)], list(sidecar.told)
-        release.set()
-        await until(lambda: len(written) >= 2)
-        return during, told_during, [r["id"] for r in replies(written)], sidecar.told
-
-    during, told_during, after, told = asyncio.run(run())
-    assert (during, told_during) == ([2], [])  # answered while shutdown waited for the build
-    assert after == [2, 1]
-    assert told == ["shutdown"]
