@@ -40,7 +40,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _scratch import scratch  # noqa: E402
 
 DEFAULT_CALL = {"name": "Bash", "input": {"command": 'grep -rn "def merge_setting" .'}}
 
@@ -139,20 +139,20 @@ def verdict(out: dict, right: str) -> str:
     return "held back" if any(line.startswith("suppressed not-ready") for line in out["ledger"]) else "silent"
 
 
-def ready_answer(ws: Path, call: dict) -> str:
-    """The first target a ready server of this tree gives ``call`` on ``ws``."""
-    with tempfile.TemporaryDirectory(prefix="dsh-first-ref-") as tmp:
-        client = StdioClient(sidecar_cmd(), env_for(None, Path(tmp)))
-        try:
-            client.initialize(ws, {"suggester": {"enabled": True}})
-            deadline = time.monotonic() + 600
-            while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the reference server was not ready in 600 s")
-                time.sleep(0.1)
-            result = client.call("dsh/postExecute", {"sessionId": "r", "turn": 1, "tool": call})
-        finally:
-            client.close()
+def ready_answer(ws: Path, call: dict, home: Path) -> str:
+    """The first target a ready server of this tree (its home and cache in ``home``) gives
+    ``call`` on ``ws``."""
+    client = StdioClient(sidecar_cmd(), env_for(None, home))
+    try:
+        client.initialize(ws, {"suggester": {"enabled": True}})
+        deadline = time.monotonic() + 600
+        while not client.call("dsh/status", {})["suggester"]["graph"]["ready"]:
+            if time.monotonic() > deadline:
+                raise SystemExit("the reference server was not ready in 600 s")
+            time.sleep(0.1)
+        result = client.call("dsh/postExecute", {"sessionId": "r", "turn": 1, "tool": call})
+    finally:
+        client.close()
     notes = result["additionalContexts"]
     if not notes:
         raise SystemExit(f"a ready server gives no note for {call} on {ws}: pick another call")
@@ -192,16 +192,18 @@ def main() -> int:
         settings += [("baseline stdio", "stdio", base, {}, None), ("baseline mcp", "mcp", base, {}, None)]
     if args.only:
         settings = [s for s in settings if s[0] in args.only.split(",")]
-    for ws, call in zip(workspaces, calls, strict=True):
-        right = ready_answer(ws, call)
-        print(f"{ws.name}: {json.dumps(call)} -> a ready server names {right} first", flush=True)
-        burners = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.busy)]
-        results: dict[str, list[dict]] = {name: [] for name, *_ in settings}
-        try:
-            with tempfile.TemporaryDirectory(prefix="dsh-first-") as tmp:
+    # one scratch folder for every home and cache of the run (the reference server's too),
+    # removed however the run ends: Ctrl-C and kill included (the burners are ended then too)
+    with scratch("dsh-first-") as tmp:
+        for ws, call in zip(workspaces, calls, strict=True):
+            right = ready_answer(ws, call, tmp / f"ref-{ws.name}")
+            print(f"{ws.name}: {json.dumps(call)} -> a ready server names {right} first", flush=True)
+            burners = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.busy)]
+            results: dict[str, list[dict]] = {name: [] for name, *_ in settings}
+            try:
                 for i in range(args.sessions):
                     for name, kind, src, options, wait_ms in settings:
-                        home = Path(tmp) / f"{i}-{len(results[name])}-{kind}-{'b' if src else 't'}-{name[-4:]}"
+                        home = tmp / ws.name / f"{i}-{len(results[name])}-{kind}-{'b' if src else 't'}-{name[-4:]}"
                         if kind == "stdio":
                             out = stdio_session(ws, call, src, home, options, wait_ms)
                         else:
@@ -212,30 +214,30 @@ def main() -> int:
                         f"round {i + 1}/{args.sessions}; load {Path('/proc/loadavg').read_text().split()[0]}",
                         flush=True,
                     )
-        finally:
-            for b in burners:
-                b.kill()
-        print(
-            f"{'setting':<28} {'n':>3} {'right':>6} {'guess':>6} {'held back':>10} {'silent':>7} {'ms med':>8} {'ms max':>8}"
-        )
-        for name, outs in results.items():
-            count = {v: sum(o["verdict"] == v for o in outs) for v in ("right", "guess", "held back", "silent")}
-            ms = [o["ms"] for o in outs]
+            finally:
+                for b in burners:
+                    b.kill()
             print(
-                f"{name:<28} {len(outs):>3} {count['right']:>6} {count['guess']:>6} {count['held back']:>10} "
-                f"{count['silent']:>7} {statistics.median(ms):>8.0f} {max(ms):>8.0f}"
+                f"{'setting':<28} {'n':>3} {'right':>6} {'guess':>6} {'held back':>10} {'silent':>7} {'ms med':>8} {'ms max':>8}"
             )
-        for name, outs in results.items():
-            late = [o for o in outs if o.get("owed")]
-            if args.later and any("owed" in o for o in outs):
-                right_late = sum(o["owed"][0] == right for o in late)
+            for name, outs in results.items():
+                count = {v: sum(o["verdict"] == v for o in outs) for v in ("right", "guess", "held back", "silent")}
+                ms = [o["ms"] for o in outs]
                 print(
-                    f"{name}: first note given later (--later {args.later}): {len(late)} of {len(outs)} "
-                    f"({right_late} right), at later call {[o['owed_at'] for o in late]}"
+                    f"{name:<28} {len(outs):>3} {count['right']:>6} {count['guess']:>6} {count['held back']:>10} "
+                    f"{count['silent']:>7} {statistics.median(ms):>8.0f} {max(ms):>8.0f}"
                 )
-        guesses = sorted({o["targets"][0] for outs in results.values() for o in outs if o["verdict"] == "guess"})
-        if guesses:
-            print(f"guessed first targets: {', '.join(guesses)}")
+            for name, outs in results.items():
+                late = [o for o in outs if o.get("owed")]
+                if args.later and any("owed" in o for o in outs):
+                    right_late = sum(o["owed"][0] == right for o in late)
+                    print(
+                        f"{name}: first note given later (--later {args.later}): {len(late)} of {len(outs)} "
+                        f"({right_late} right), at later call {[o['owed_at'] for o in late]}"
+                    )
+            guesses = sorted({o["targets"][0] for outs in results.values() for o in outs if o["verdict"] == "guess"})
+            if guesses:
+                print(f"guessed first targets: {', '.join(guesses)}")
     return 0
 
 

@@ -47,6 +47,12 @@ p50/p99 (client side, ms; goal p99 ≤ 2 ms), plus the sidecar's activation time
 build figures. Compare with the README's "Suggester replay baseline".
 
     python bench/suggester.py [--files 100000] [--trace T.jsonl --workspace DIR] [--keep DIR]
+
+Every run keeps its temporary files in one scratch folder (``dsh-corpus-…``, ``dsh-bench-…``),
+removed however the run ends (Ctrl-C and ``kill`` included: ``bench/_scratch.py``), and gives the
+sidecars it starts their own index cache there (``DSH_CACHE_DIR``), unless ``DSH_CACHE_DIR`` is set:
+the rows of the shared ``~/.cache/dsh-search`` are keyed by the rules' version, which two branches
+may raise to the same number.
 """
 
 from __future__ import annotations
@@ -81,6 +87,9 @@ from dsh_sidecar.evaluation.folds import fold_report
 from dsh_sidecar.evaluation.trajectories import rescore_trajectories, trajectory_report, workspace_files
 from dsh_sidecar.suggester import Suggester, parse_suggester_config
 from dsh_sidecar.workspace import WorkspaceGraph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _scratch import own_cache, scratch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests" / "data" / "replay" / "shopcart-50.jsonl"
@@ -324,10 +333,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
             return 0
-        with tempfile.TemporaryDirectory(prefix="dsh-corpus-") as tmp:
+        # one scratch folder (removed however the run ends: a stopped replay left ~100 MB) with
+        # the run's own index cache unless DSH_CACHE_DIR names one
+        with scratch("dsh-corpus-") as tmp, own_cache(tmp / "cache"):
             rep = corpus(
                 Path(args.cache) if args.cache else None,
-                Path(tmp) if args.materialized else None,
+                tmp if args.materialized else None,
                 only,
                 ids,
                 args.trajectories_dir,
@@ -343,10 +354,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(rep, indent=1) + "\n", "utf-8")
         return 0
-    run(args.trace, args.workspace, args.workspace.name)
-    if args.files > 0:
-        with tempfile.TemporaryDirectory(prefix="dsh-bench-") as tmp:
-            dest = (args.keep or Path(tmp)) / f"synthetic-{args.files}"
+    with scratch("dsh-bench-") as tmp, own_cache(tmp / "cache"):
+        run(args.trace, args.workspace, args.workspace.name)
+        if args.files > 0:
+            dest = (args.keep or tmp) / f"synthetic-{args.files}"
             if not dest.exists():
                 secs = synthetic_workspace(dest, args.files)
                 print(f"[synthetic] built {args.files} files in {secs:.1f}s")

@@ -29,6 +29,10 @@ Each call's line also carries the ledger lines its call produced (``ledger``) an
 that decided it (``stage``: ``suggest``, ``suppressed <reason>``, ``abstained <reason>``, ``no
 intent``); the tables end with the echo-aware misses of each split counted by that stage,
 overall, per intent and per ecosystem, under the echo-aware and the session-aware readings.
+
+A run's temporary files (stub workspaces, its sidecars' index cache) are in one scratch folder
+removed however it ends; the sidecars get their own ``DSH_CACHE_DIR`` there unless one is set
+(``bench/_scratch.py``: the shared cache's rows are keyed by the rules' version).
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +56,7 @@ from dsh_sidecar.evaluation import (  # noqa: E402
     run_intents,
 )
 
+from bench._scratch import own_cache, scratch  # noqa: E402
 from corpus.materialize import materialize  # noqa: E402
 
 CORPUS = HERE.parent
@@ -221,11 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.materialized and not args.cache:
         p.error("--cache or --materialized")
     repos = read_manifest(CORPUS)
-    with tempfile.TemporaryDirectory(prefix="corpus-report-") as tmp:
+    # one scratch folder, removed however the run ends, with the run's own index cache unless
+    # DSH_CACHE_DIR names one (bench/_scratch.py)
+    with scratch("corpus-report-") as tmp, own_cache(tmp / "cache"):
 
         def workspace(r: Any) -> Path:
             if args.materialized:
-                dest = Path(tmp) / r.dir
+                dest = tmp / r.dir
                 materialize(r.data, dest)
                 return dest
             return checkout_dir(args.cache, r.repo, r.commit)

@@ -26,12 +26,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness and support packages
 
 from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
+from support.trees import copy_fixture  # noqa: E402
 
 from harness import harnesses as h  # noqa: E402
 from harness.fakemodel import FakeModel, ToolStep  # noqa: E402
 
 CC_PREFIX = "mcp__plugin_dsh-search_dsh-search__"
 WORKSPACE = h.REPO / "tests" / "data" / "workspaces" / "pyproj"
+
+
+def copy_workspace(work: Path) -> Path:
+    """``work/ws``: the fixture :data:`WORKSPACE` copied as the rest of the suite copies one
+    (``support.trees.copy_fixture``: every file at the fixtures' time, so its recency ties
+    wherever the repository was checked out); one already there (a run again) is kept."""
+    dest = work / "ws"
+    return dest if dest.exists() else copy_fixture(WORKSPACE.name, dest)
+
+
 #: The Claude Code runs' final answer: it cites a source the loopback SearXNG returns (the
 #: plugin's Stop hook reports it to the bandit).
 CC_ANSWER = "Clean it with a degreaser ([guide](https://www.example.com/maintenance/clean-bike-chain))."
@@ -442,7 +453,7 @@ def main() -> int:
     args = ap.parse_args()
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(WORKSPACE, work / "ws", dirs_exist_ok=True)
+    copy_workspace(work)
     api = "anthropic" if args.harness == "claude" else "openai"
     final = args.final if args.final is not None else CC_ANSWER if args.harness == "claude" else "All done."
     fake = FakeModel(api, steps_for(args.harness, args.scenario, args.calls, work), final=final)

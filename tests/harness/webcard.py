@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness and support packages
 
 from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
+from support.trees import copy_fixture  # noqa: E402
 
 from harness import harnesses as h  # noqa: E402
 from harness.fakemodel import FakeModel, ToolStep  # noqa: E402
@@ -125,7 +125,7 @@ def main() -> int:
     env = h.isolated(work)
     env["PATH"] = f"{h.PNPM_BIN}:{env['PATH']}"
     home = Path(env["HOME"])
-    shutil.copytree(h.REPO / "tests" / "data" / "workspaces" / "pyproj", home / "ws")
+    copy_fixture("pyproj", home / "ws")  # every file at the fixtures' time, as the rest of the suite
     fake = FakeModel("openai", [ToolStep("web_search", {"queries": ["bike chain cleaning"]})], final="Done.")
     providers = Providers()
     env.update(

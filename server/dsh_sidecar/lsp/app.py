@@ -39,6 +39,7 @@ from dsh_sidecar.lsp.transport import (
 from dsh_sidecar.redact import RedactingFilter, Redactor
 
 if TYPE_CHECKING:  # the composition root is imported after the ``initialize`` reply (cold start)
+    from dsh_sidecar.config import SidecarConfig
     from dsh_sidecar.sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,9 @@ class SidecarServer(LanguageServer):
         #: The ids of the router's chain as ``initialize`` resolved it (the attempts of a search
         #: whose deadline passes while the sidecar is still being built).
         self.search_chain: tuple[str, ...] = ()
+        #: The config ``initialize`` validated (``None``: every default, or said already), for a
+        #: session that ends during the build (:meth:`end_before_start`).
+        self.start_config: SidecarConfig | None = None
 
     @property
     def sidecar(self) -> Sidecar | None:
@@ -290,6 +294,22 @@ class SidecarServer(LanguageServer):
             fn(self.sidecar)
         except Exception as exc:
             self.report_server_error(exc, getattr(fn, "__name__", "after_build"))
+
+    def end_before_start(self) -> bool:
+        """At the session's end: whether the sidecar's build still runs (or never started). Then
+        it is not waited for, and the suggester's ledger (when the config turns it on) says so
+        once: ``abstained not-ready`` (a harness that ends its session within the start would
+        otherwise leave no line at all)."""
+        if not self.building():
+            return False
+        config, self.start_config = self.start_config, None  # said once
+        if config is not None and config.suggester.enabled:
+            from dsh_sidecar.config import dsh_home
+            from dsh_sidecar.suggester import ledger
+
+            path = ledger.ledger_path(config.suggester.log_file, dsh_home(self.env))
+            ledger.write_now(path, ledger.abstained_not_ready())
+        return True
 
     def building(self) -> bool:
         """Whether the sidecar's build is running on its thread (or about to start)."""
@@ -492,7 +512,8 @@ def run_stdio(server: SidecarServer) -> int:
         ignore_sigterm()  # ending already: a SIGTERM must not cut the flush short (nor kill it, -15)
         if writer.lost:
             code = 1  # as for a stdout closed at start: nothing could be answered
-        if server.sidecar is not None:
+        # a build still running is not waited for (said in the ledger: end_before_start)
+        if not server.end_before_start() and server.sidecar is not None:
             server.sidecar.shutdown()  # flush (idempotent; never raises), also after EOF, SIGTERM, SIGHUP
             with contextlib.suppress(Exception):
                 asyncio.run(server.sidecar.aclose())

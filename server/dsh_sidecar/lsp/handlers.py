@@ -211,6 +211,7 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
                 assert check is not None
                 ls.redactor.add(check.secrets)
                 ls.search_chain = tuple(spec.id for spec in check.chain)
+                ls.start_config = config  # a session that ends during the build says so (ledger)
                 loop_thread = threading.get_ident()
                 ls.defer_sidecar(lambda: build_sidecar(ls, config_of(options, config), root, loop_thread))
         except ConfigError as exc:

@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import alternation_matcher, glob_spec, ignore_matcher, include_alternation
 
@@ -345,7 +346,8 @@ class FileIndex:
         return rel in self.file_set
 
     def inside(self, rel: str) -> bool:
-        """Whether ``rel`` resolves inside the workspace (a symlink pointing out is refused,
+        """Whether ``rel`` resolves inside the workspace as its files are read
+        (``fsguard.resolves_inside``: a symlink pointing out, or into ``.git``, is refused,
         remembered in :attr:`refused`). Answers are cached per path. While the listing is
         :attr:`unverified` (a past session's), a path that is not there now (deleted since:
         ``lstat`` fails) is not inside, and that answer is not kept (the walk after ready drops
@@ -359,11 +361,7 @@ class FileIndex:
         return ok
 
     def _check_inside(self, rel: str) -> bool:
-        try:
-            real = (self.root / rel).resolve()
-        except (OSError, RuntimeError):
-            return False
-        if real == self.root or self.root in real.parents:
+        if fsguard.resolves_inside(self.root, rel):  # not out of the tree, nor into .git
             return True
         if rel not in self.refused:
             self.refused.append(rel)

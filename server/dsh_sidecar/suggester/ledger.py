@@ -7,6 +7,7 @@ Message shapes, exactly::
     suggest <intent> <k> <n> targets <path>[,<path>…]
     suppressed <reason> <intent>
     abstained foreign-workspace
+    abstained not-ready
     abstained no-companions <intent> <k>
     abstained missing-folder <intent> <k>
     abstained missing-file <intent> <k>
@@ -96,6 +97,12 @@ def abstained_foreign_workspace() -> str:
     return "abstained foreign-workspace"
 
 
+def abstained_not_ready() -> str:
+    """``abstained not-ready`` (ours): the session ended while the sidecar's start (its build
+    and the packs' activation) was still running: no call was decided, nothing activated."""
+    return "abstained not-ready"
+
+
 def abstained(reason: str, intent: str, k: float) -> str:
     """``abstained <reason> <intent> <k>`` (the plan's ``no-companions`` shape, any reason)."""
     return f"abstained {reason} {intent} {fmt_k(k)}"
@@ -139,6 +146,19 @@ def section_rebuilt(ttl: int) -> str:
 def pack_refused(reason: str) -> str:
     """``pack refused (<reason>)`` (ours: an untrusted pack or candidate was refused)."""
     return f"pack refused ({reason})"
+
+
+def ledger_path(log_file: str | None, dsh_home: Path) -> Path:
+    """Where the suggester's ledger is appended: ``logFile``, else under ``dsh_home``."""
+    return Path(log_file).expanduser() if log_file else dsh_home / "search-suggester" / "ledger.log"
+
+
+def write_now(path: Path, message: str) -> None:
+    """Append ``message`` as one line to the ledger at ``path`` at once (the file checks of
+    :class:`Ledger`; never raises): for a session whose suggester was never made."""
+    book = Ledger(path)
+    book.write(message)
+    book.flush()
 
 
 class Ledger:

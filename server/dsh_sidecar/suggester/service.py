@@ -138,9 +138,7 @@ class Suggester(AskedMethods):
         self._kept_views: tuple[Any, ...] | None = None
 
     def _ledger_path(self, config: SuggesterConfig) -> Path:
-        return (
-            Path(config.log_file).expanduser() if config.log_file else self.dsh_home / "search-suggester" / "ledger.log"
-        )
+        return ledger.ledger_path(config.log_file, self.dsh_home)
 
     def _log(self, message: str) -> None:
         """Write a ledger line (any thread: the ledger hands the sink its lines on the thread

@@ -25,9 +25,10 @@ in this order, without ever blocking:
    (no swap in between);
 5. the descriptor's real path (``/proc/self/fd/<n>``, the kernel's answer for the very inode
    opened; ``realpath`` where ``/proc`` is absent) lies inside the workspace's real path and not
-   under ``/proc``, ``/sys`` or ``/dev``: symlinks that stay inside are followed, symlinks that
-   leave are refused (``openat2``'s ``RESOLVE_BENEATH`` is that same judgement made by the kernel
-   during the open, so that path skips the re-check);
+   under ``/proc``, ``/sys`` or ``/dev``, nor in a ``.git`` folder unless the path itself names
+   one: symlinks that stay inside are followed, symlinks that leave, or lead into git's own
+   files (``notes.txt -> .git/config``), are refused (``openat2``'s ``RESOLVE_BENEATH`` is the
+   first judgement made by the kernel during the open, so that path checks the last one only);
 6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
 
 A symlinked *folder* is never listed (not walked by ``files.walk_files``, left out of git's
@@ -87,7 +88,8 @@ _refused_lock = threading.Lock()
 
 class Refused(OSError):
     """A workspace path that is not read; ``reason`` is one of ``path``, ``not-regular``,
-    ``too-large``, ``loop``, ``raced``, ``outside``, ``pseudo-fs``."""
+    ``too-large``, ``loop``, ``raced``, ``outside``, ``git-folder`` (a link into a ``.git``
+    folder), ``pseudo-fs``."""
 
     def __init__(self, reason: str, rel: str) -> None:
         super().__init__(errno.EPERM, f"refused ({reason})", rel)
@@ -135,11 +137,43 @@ def _fd_path(fd: int, full: str) -> str:
     return os.path.realpath(full)
 
 
-def _judge(real: str, base: str, rel: str) -> None:
+def in_git_folder(rel: str) -> bool:
+    """Whether the repo-relative ``rel`` lies in a git folder (a ``.git`` part, any case, as
+    ``recency._in_work_tree`` reads an index entry): git's own files, which no listing names."""
+    return ".git" in rel.lower().split("/")
+
+
+def _verdict(real: str, base: str, rel: str) -> str | None:
+    """Why the real path ``real`` of ``rel`` is not read (``None``: it is): the workspace rule."""
     if real.startswith(FORBIDDEN_PREFIXES):
-        raise _refuse("pseudo-fs", rel)
+        return "pseudo-fs"
     if not real.startswith(base):
-        raise _refuse("outside", rel)
+        return "outside"
+    if in_git_folder(real[len(base) :]) and not in_git_folder(rel):  # a link into .git (git's config)
+        return "git-folder"
+    return None
+
+
+def _judge(real: str, base: str, rel: str) -> None:
+    if (reason := _verdict(real, base, rel)) is not None:
+        raise _refuse(reason, rel)
+
+
+def resolves_inside(root: Path | str, rel: str) -> bool:
+    """Whether the workspace path ``rel`` resolves where :func:`read_bytes` reads:
+    inside the workspace's real root and, unless ``rel`` itself names one, outside its git
+    folders (a symlink out of the tree, ``x.py -> /etc/passwd``, or into ``.git``,
+    ``notes -> .git/config``, resolves elsewhere). What a surface may name of a listing (a
+    listing names file links, whose reading this judges): the task lead's files, the
+    suggester's targets. Nothing is opened (a missing path resolves as spelt; whether it is
+    there is the caller's question); a name the file system cannot take is not inside."""
+    if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/"):
+        return False
+    try:
+        real = os.path.realpath(os.path.join(os.fspath(root), rel))
+    except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
+        return False
+    return _verdict(real, real_root(os.fspath(root)), rel) is None
 
 
 class _Openat2:
@@ -389,7 +423,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        if not beneath:
+        if not beneath or not in_git_folder(rel):  # beneath: the kernel judged all but a link into .git
             _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes, fst.st_size)
         if data is None:

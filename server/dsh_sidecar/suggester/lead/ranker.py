@@ -38,8 +38,9 @@ import os
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from itertools import islice
 from typing import Final, Protocol
 
 from dsh_sidecar.suggester.lead.bm25 import bm25_scores, term_keys
@@ -54,6 +55,7 @@ from dsh_sidecar.suggester.lead.listing import (
     listing_features,
 )
 from dsh_sidecar.suggester.lead.mentions import Mentions, split_identifier
+from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.facts import STOP_WORDS
 
 #: Files named by the lead at most.
@@ -205,30 +207,31 @@ def rank(
     limit: int = MAX_LEAD,
 ) -> list[Lead]:
     """The ``limit`` best files of ``workspace`` for the task whose :class:`Mentions` are
-    ``text_mentions``, best first (``[]`` when nothing in the text points anywhere). While the
-    workspace's listing is a past session's (a graph whose ``verified`` is ``False``:
-    ``workspace/listingcache.py``), a file that is not under its ``root`` now is left out
-    (:func:`present_inside`)."""
+    ``text_mentions``, best first (``[]`` when nothing in the text points anywhere). Only files
+    that resolve where the workspace's files are read are named (:func:`present_inside`): the
+    listing names a symlink to a file, which may lead out of the tree or into ``.git``; while the
+    listing is a past session's (a graph whose ``verified`` is ``False``:
+    ``workspace/listingcache.py``), a file that is not there now is left out too."""
     scores = features(text_mentions, workspace, content, weights)
-    leads = combine(scores, workspace, weights, limit)
     root = getattr(workspace, "root", None)
-    if getattr(workspace, "verified", True) is False and root is not None:
-        leads = [lead for lead in leads if present_inside(str(root), lead.path)]
-    return leads
+    if root is None:
+        return combine(scores, workspace, weights, limit)
+    there = getattr(workspace, "verified", True) is False
+    return combine(scores, workspace, weights, limit, lambda rel: present_inside(str(root), rel, there))
 
 
-def present_inside(root: str, rel: str) -> bool:
-    """Whether ``rel`` is there under ``root`` now and resolves inside it: a past session's
+def present_inside(root: str, rel: str, there: bool = True) -> bool:
+    """Whether ``rel`` resolves where the workspace's files are read (``fsguard.resolves_inside``:
+    inside ``root``, not into its ``.git``) and, with ``there``, is there now: a past session's
     listing may name ``vendor/x.py`` after ``vendor`` became a symlink to a folder outside
     (``lexists`` follows the folders on the way), which no walk would list."""
-    path = os.path.join(root, rel)
-    try:
-        if not os.path.lexists(path):
+    if there:
+        try:
+            if not os.path.lexists(os.path.join(root, rel)):
+                return False
+        except (OSError, ValueError):  # a name the file system cannot take (NUL, a lone surrogate)
             return False
-        real, top = os.path.realpath(path), os.path.realpath(root)
-    except (OSError, ValueError):  # a name the file system cannot take (NUL, a lone surrogate)
-        return False
-    return real.startswith(top.rstrip("/") + "/")
+    return fsguard.resolves_inside(root, rel)
 
 
 def features(m: Mentions, workspace: LeadWorkspace, content: LeadContent | None, weights: Weights) -> Scores:
@@ -422,9 +425,16 @@ def _query_words(m: Mentions) -> list[str]:
     return list(seen)
 
 
-def combine(s: Scores, workspace: LeadWorkspace, weights: Weights, limit: int = MAX_LEAD) -> list[Lead]:
+def combine(
+    s: Scores,
+    workspace: LeadWorkspace,
+    weights: Weights,
+    limit: int = MAX_LEAD,
+    nameable: Callable[[str], bool] | None = None,
+) -> list[Lead]:
     """The weighted sum of the features (the first :data:`MAX_FEATURE_FILES` files of each,
-    best first, ties by path), demoted by kind, best first (ties by path)."""
+    best first, ties by path), demoted by kind, best first (ties by path); with ``nameable``,
+    the best ``limit`` of the files it accepts (asked in that order, until ``limit`` are)."""
     total: dict[str, float] = defaultdict(float)
     for feature, per in s.by.items():
         w = getattr(weights, feature)
@@ -442,4 +452,6 @@ def combine(s: Scores, workspace: LeadWorkspace, weights: Weights, limit: int = 
         factor = 1.0 if f in named else _kind_factor(f, kind, weights)
         out.append((v * factor, f))
     out.sort(key=lambda t: (-t[0], t[1]))
+    if nameable is not None:
+        out = list(islice((t for t in out if nameable(t[1])), limit))
     return [Lead(f, round(v, 6), s.reason.get(f, (0.0, ""))[1]) for v, f in out[:limit]]

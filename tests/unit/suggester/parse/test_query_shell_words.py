@@ -82,6 +82,9 @@ PLAIN_LISTS = [
     "make || make clean",
     "echo done && git add -A && git diff --cached",
     "a|b&&c||d;e",
+    "ls a\nls b",  # a newline ends a command as ';' does
+    "git status\ngit diff\n",  # the text's last newline too
+    "ls a\n\n  ls b | head",
 ]
 
 NOT_PLAIN_LISTS = [
@@ -95,6 +98,9 @@ NOT_PLAIN_LISTS = [
     "ls | grep 'a' | grep \"b\"",  # both quote kinds in the line
     "ls | grep $HOME",  # expansion
     "ls | grep x > out",  # redirection
+    "ls |\ngrep x",  # a newline after an operator continues the command
+    "ls a;\nls b",  # an empty command between ';' and the newline
+    "\nls a",  # an empty first command
 ]
 
 
@@ -143,7 +149,7 @@ def test_fast_path_words_equal_bashlex_words(line: str) -> None:
         assert _bashlex_commands(line) == [words]
 
 
-_LIST_ALPHABET = "ab_Z09 -='\"|&;\t"
+_LIST_ALPHABET = "ab_Z09 -='\"|&;\t\n"
 
 
 @settings(max_examples=400, deadline=None)
@@ -263,6 +269,16 @@ def test_a_plain_list_is_cut_at_the_same_bound_without_bashlex(monkeypatch) -> N
     assert calls == []
     # a plain line of more tokens than the bound is read up to its bound-th token, as any line
     assert shell_words("grep 'a b'" + " x" * 300) == (("grep", "a b") + ("x",) * 248,)
+
+
+def test_one_command_lines_are_split_without_bashlex(monkeypatch) -> None:
+    """Lines of one plain command each (800 × ``ls x``, joined by newlines) are a plain list:
+    split without bashlex, cut at :data:`shell.MAX_SHELL_COMMANDS` as any list. Before, bashlex
+    parsed the head, one parser a command (8-12 ms a line on a quiet machine)."""
+    calls = _spy_bashlex(monkeypatch)
+    assert shell_words("\n".join(["ls x"] * 800)) == (("ls", "x"),) * 50
+    assert shell_words("\n".join(["ls x"] * 20) + "\n") == (("ls", "x"),) * 20
+    assert calls == []
 
 
 def test_bashlex_reads_a_line_without_its_here_document_bodies(monkeypatch) -> None:
