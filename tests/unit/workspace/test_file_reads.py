@@ -6,6 +6,7 @@ is read on, within the cap, as before."""
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -103,15 +104,35 @@ def test_the_folder_reader_costs_a_file_its_stat_open_fstat_one_read_and_close(
         (tmp_path / folder).mkdir()
         for i in range(5):
             (tmp_path / folder / f"m{i}.py").write_text(f"x = {i}\n" * (i + 1))
-    calls: Counter[str] = Counter()
-    for name in ("stat", "open", "fstat", "read", "close"):
-        real = getattr(os, name)
+    calls: Counter[str] = Counter()  # this thread's (another test's leftover thread may read files too)
+    files: set[int] = set()  # the descriptors of files opened in a folder (not the folders' own)
+    me = threading.get_ident()
+    real = {name: getattr(os, name) for name in ("stat", "open", "fstat", "read", "close")}
 
-        def spy(*a: object, _real: object = real, _name: str = name, **k: object) -> object:
-            calls[_name] += 1
-            return _real(*a, **k)  # type: ignore[operator]
+    def opener(path: str, flags: int, *a: object, dir_fd: int | None = None, **k: object) -> int:
+        fd = real["open"](path, flags, *a, dir_fd=dir_fd, **k)
+        if dir_fd is not None and threading.get_ident() == me:
+            calls["open"] += 1
+            files.add(fd)
+        return fd
 
-        monkeypatch.setattr(os, name, spy)
+    def closer(fd: int) -> None:
+        if fd in files:
+            calls["close"] += 1
+            files.discard(fd)
+        real["close"](fd)
+
+    def counted(name: str) -> object:
+        def spy(*a: object, **k: object) -> object:
+            calls[name] += threading.get_ident() == me
+            return real[name](*a, **k)  # type: ignore[operator]
+
+        return spy
+
+    monkeypatch.setattr(os, "open", opener)
+    monkeypatch.setattr(os, "close", closer)
+    for name in ("stat", "fstat", "read"):
+        monkeypatch.setattr(os, name, counted(name))
     folders = fsguard._OPENAT2.open_folder
     opened_folders: list[str] = []
 
