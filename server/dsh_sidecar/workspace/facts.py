@@ -192,8 +192,11 @@ def _split_words(text: str, out: list[str]) -> None:
     for part in _SPLIT_PATH.split(text):
         if not part:
             continue
+        low = part.lower()
+        out.append(low)
+        if low == part:
+            continue  # no capital letter: nothing for the camelCase split (most paths' parts)
         pieces = _CAMEL.split(part)
-        out.append(part.lower())
         if len(pieces) > 1:
             out.extend(p.lower() for p in pieces if p)
 
@@ -213,12 +216,13 @@ def text_words(text: str, limit: int = MAX_WORDS) -> str:
         if lw in STOP_WORDS or lw in seen:
             continue
         seen[lw] = None
-        pieces = _CAMEL.split(w)
-        if len(pieces) > 1:
-            for p in pieces:
-                lp = p.lower()
-                if len(lp) >= 3 and lp not in STOP_WORDS:
-                    seen.setdefault(lp, None)
+        if lw != w:  # a capital letter: the camelCase pieces too
+            pieces = _CAMEL.split(w)
+            if len(pieces) > 1:
+                for p in pieces:
+                    lp = p.lower()
+                    if len(lp) >= 3 and lp not in STOP_WORDS:
+                        seen.setdefault(lp, None)
         if len(seen) >= limit:
             break
     return " ".join(seen)

@@ -291,6 +291,9 @@ class FolderReader:
         self._base = real_root(os.fspath(root))
         self._usable = bool(_O_PATH) and _OPENAT2.usable
         self._folders: dict[str, int] = {}
+        #: the folder of the last file read and its descriptor (the newest in ``_folders``): a
+        #: pass reads a folder's files one after the other, and they skip the dictionary's reorder
+        self._last: tuple[str, int] | None = None
 
     def __enter__(self) -> FolderReader:
         return self
@@ -300,11 +303,14 @@ class FolderReader:
 
     def close(self) -> None:
         """Close the folder descriptors."""
-        folders, self._folders = self._folders, {}
+        folders, self._folders, self._last = self._folders, {}, None
         for fd in folders.values():
             os.close(fd)
 
     def _folder(self, rel: str) -> int | None:
+        last = self._last
+        if last is not None and last[0] == rel:
+            return last[1]  # already the most recently used
         fd = self._folders.pop(rel, None)
         if fd is None:
             fd = _OPENAT2.open_folder(self._base, rel)
@@ -314,6 +320,7 @@ class FolderReader:
             if len(self._folders) >= _READER_FOLDERS:
                 os.close(self._folders.pop(next(iter(self._folders))))
         self._folders[rel] = fd  # the most recently used last
+        self._last = (rel, fd)
         return fd
 
     def read(self, rel: str, head: int | None = None) -> bytes | None:
