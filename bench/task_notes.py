@@ -9,7 +9,8 @@ report (no replay): ``python bench/suggester.py --corpus … --task-lead --json 
    target is one of the ``Task`` note's, another is not) or ``new`` (its first target is not);
    counts and useful-precision per class, and per intent.
 3. **Rules, chosen on training folds**: each rule drops (or trims) tool-call notes of the
-   task-aware sessions; the report's traces are scored under each
+   task-aware sessions (:data:`RULES`: ``first-only`` keeps the ``first`` notes alone,
+   ``drop-new`` the ``repeat`` and ``first`` ones); the report's traces are scored under each
    (``dsh_sidecar.evaluation.trajectories.trajectory_figures`` on the kept notes) and the folds
    (leave-one-repository-out, leave-one-agent-family-out, the fixed held-out set) choose the rule
    on the other traces with ``--objective`` (default: the lead and notes-per-100 floors, then
@@ -75,6 +76,8 @@ RULES: dict[str, Rule] = {
     "trim": _trim,
     "code-new-only": lambda task, n: n if _cls(task, n) == "new" and n.get("intent") in ("Symbol", "Usage") else None,
     "task-only": lambda task, n: None,
+    "first-only": lambda task, n: n if _cls(task, n) == "first" else None,
+    "drop-new": _drop("new"),
 }
 
 

@@ -33,5 +33,7 @@ def test_rules_act_on_the_task_sessions_tool_call_notes_only():
     assert task_notes._log_under(log, task_notes.RULES["trim"]) == [log[0], note(2, "c.py"), log[3]]
     assert task_notes._log_under(log, task_notes.RULES["code-new-only"]) == [log[0]]
     assert task_notes._log_under(log, task_notes.RULES["task-only"]) == [log[0]]
+    assert task_notes._log_under(log, task_notes.RULES["first-only"]) == [log[0], log[2]]
+    assert task_notes._log_under(log, task_notes.RULES["drop-new"]) == [log[0], log[1], log[2]]
     alone = log[1:]  # no Task note: every rule keeps the session's notes
     assert all(task_notes._log_under(alone, rule) == alone for rule in task_notes.RULES.values())
