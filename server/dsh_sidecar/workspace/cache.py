@@ -76,7 +76,7 @@ from dsh_sidecar.workspace.symbols import CachedColumns, CachedPostings, FileSym
 log = logging.getLogger(__name__)
 
 #: Format version of the cache document.
-CACHE_VERSION: Final = 5
+CACHE_VERSION: Final = 6
 #: The size model (module docstring): bytes a cache may take, fixed and per file held, and its
 #: hard ceiling.
 BASE_BYTES: Final = 1024 * 1024

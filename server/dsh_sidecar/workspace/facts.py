@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 #: Version of the rules below and of the manifest readers: the content index keeps what it
 #: read of an unchanged file, so a change of what is read from one must bump it (the index is
 #: rebuilt).
-RULES_VERSION: Final = 2
+RULES_VERSION: Final = 3
 #: Most bytes read of one file.
 MAX_READ_BYTES: Final = 256 * 1024
 #: Most distinct words indexed per file.
