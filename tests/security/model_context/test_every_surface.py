@@ -107,7 +107,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def config(provider: str) -> dict[str, Any]:
     return {
-        "suggester": {"enabled": True, "sectionMode": "sticky", "taskLead": True},
+        # the first call's window is not the subject: a long one, so a loaded machine's slow
+        # index build still gives the MCP hook its note (escaping is what is checked)
+        "suggester": {"enabled": True, "sectionMode": "sticky", "taskLead": True, "firstCallWaitMs": 60000},
         "router": {"order": ["searxng"], "providers": {"searxng": {"baseUrl": provider}}, "cache": False},
     }
 
