@@ -30,6 +30,7 @@ from dsh_sidecar.workspace.listingcache import (
     listing_differences,
     walk_differences,
 )
+from dsh_sidecar.workspace.sharedreads import SharedReads
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -128,6 +129,9 @@ class GraphBuilder:
         self._kept = threading.Event()
         self._kept.set()
 
+    #: where the next symbol pass keeps the files it reads (``sharedreads.py``), set by
+    #: ``on_files``' listener (the projection hands it to the content index's sync); taken once
+    next_reads: SharedReads | None = None
     #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
     verified_walk: tuple[float, int] | None = None
     #: batches of changed paths applied, and the CPU seconds they took (the applying thread's)
@@ -531,8 +535,11 @@ class GraphBuilder:
                     self.on_files(graph)
                 except Exception as exc:  # a listener failure must not stop the build
                     log.warning("workspace graph listener failed: %s", exc)
+            reads, self.next_reads = self.next_reads, None
             if self.symbols:
-                graph.index_symbols(progress=self._report, cancel=cancel, cache=self.cache, defer_save=True)
+                graph.index_symbols(
+                    progress=self._report, cancel=cancel, cache=self.cache, defer_save=True, shared=reads
+                )
             else:
                 self._report(0, 0)
             self._symbols_idle.set()

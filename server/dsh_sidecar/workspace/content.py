@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.cachedir import database_files_regular, make_way_for_database
-from dsh_sidecar.workspace.fts import ContentDB, db_path, fts5_available, read_head
+from dsh_sidecar.workspace.filerows import read_head
+from dsh_sidecar.workspace.fts import ContentDB, db_path, fts5_available
+from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.stats import FileStats
 
 #: ``{path: ((fact, target), …)}``: the files manifests point to.
@@ -95,6 +97,7 @@ class ContentIndexer:
         self._stats: Callable[[], FileStats | None] | None = None
         self._kinds: Sequence[str] | None = None
         self._after: Callable[[], object] | None = None
+        self._shared: SharedReads | None = None
         #: queued partial work: path -> whether it is listed now (the newest word wins)
         self._changed: dict[str, bool] = {}
         self._full = False
@@ -135,6 +138,7 @@ class ContentIndexer:
         stats: Callable[[], FileStats | None] | None = None,
         kinds: Sequence[str] | None = None,
         after: Callable[[], object] | None = None,
+        shared: SharedReads | None = None,
     ) -> None:
         """Queue a full sync against ``listing`` (repo-relative paths); ``stats()`` (called on
         the sync's thread) gives the listing's stats when they were taken (the graph's:
@@ -142,7 +146,9 @@ class ContentIndexer:
         recognised by its fingerprint; ``kinds``: ``classify`` of each file of ``listing`` when
         the caller made them (the graph's first listing), so no file is classified twice;
         ``after()`` (called on the sync's thread, bounded by the caller) is waited for before
-        the sync starts (the graph's symbol pass: one pass over the files at a time)."""
+        the sync starts (the graph's symbol pass: one pass over the files at a time);
+        ``shared``: the files that pass read, taken instead of reading them again (closed once
+        the sync is done, or when another full sync replaces this one before it starts)."""
         if self.root is None or self.db_path is None:
             return
         with self._lock:
@@ -150,7 +156,10 @@ class ContentIndexer:
             self._stats = stats
             self._kinds = kinds
             self._after = after
+            replaced, self._shared = self._shared, shared
             self._full = True
+        if replaced is not None:
+            replaced.close()
         self._kick()
 
     def refresh(self, changed: Iterable[str], present: Iterable[str]) -> None:
@@ -182,6 +191,8 @@ class ContentIndexer:
     def close(self) -> None:
         """Stop syncing (after the running batch) and close the reader."""
         self._closed = True
+        if self._shared is not None:
+            self._shared.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -190,24 +201,24 @@ class ContentIndexer:
         try:
             while not self._closed:
                 with self._lock:
-                    listing, full, stats, kinds, after = (
+                    listing, full, stats, kinds, after, shared = (
                         self._listing,
                         self._full,
                         self._stats,
                         self._kinds,
                         self._after,
+                        self._shared,
                     )
                     if full:
                         self._full, self._listing, self._stats, self._kinds, self._after = False, None, None, None, None
+                        self._shared = None
                         changed: dict[str, bool] = {}
                     else:
                         changed, self._changed = self._changed, {}
                 if full and listing is not None:
-                    if after is not None:
-                        after()
-                        if self._closed:  # closed during the wait (a shutdown in the cold start)
-                            break
-                    self._sync(listing, None, stats=stats() if stats is not None else None, kinds=kinds)
+                    self._full_sync(listing, stats, kinds, after, shared)
+                    if self._closed:  # closed during the wait (a shutdown in the cold start)
+                        break
                 elif changed:
                     only = sorted(changed)
                     self._sync([], only, [p for p in only if changed[p]])
@@ -220,6 +231,25 @@ class ContentIndexer:
             if pending and not self._closed:
                 self._kick()
 
+    def _full_sync(
+        self,
+        listing: list[str],
+        stats: Callable[[], FileStats | None] | None,
+        kinds: Sequence[str] | None,
+        after: Callable[[], object] | None,
+        shared: SharedReads | None,
+    ) -> None:
+        """A full sync of ``listing`` once ``after()`` returns (not when closed meanwhile),
+        taking the files ``shared`` holds; ``shared`` is closed either way."""
+        try:
+            if after is not None:
+                after()
+            if not self._closed:
+                self._sync(listing, None, stats=stats() if stats is not None else None, kinds=kinds, shared=shared)
+        finally:
+            if shared is not None:
+                shared.close()
+
     def _sync(
         self,
         listing: list[str],
@@ -227,15 +257,17 @@ class ContentIndexer:
         present: list[str] | None = None,
         stats: FileStats | None = None,
         kinds: Sequence[str] | None = None,
+        shared: SharedReads | None = None,
     ) -> None:
         """One sync on this worker thread (its own writer connection); a database past
-        :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch."""
+        :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch; ``shared``:
+        files already read (a full sync: ``sharedreads.py``)."""
         assert self.root is not None and self.db_path is not None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             db = self._writer(full=only is None)
             try:
-                counts = db.sync(self.root, listing, only, present, stats, kinds)
+                counts = db.sync(self.root, listing, only, present, stats, kinds, shared=shared)
                 if not counts.get("fingerprint"):
                     db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if only is not None:  # which files the points name exist now (a full sync: _reopen)

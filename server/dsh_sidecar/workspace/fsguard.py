@@ -7,7 +7,8 @@ JSON-RPC channel), a FIFO or a device blocks the reading thread forever, a symli
 in this order, without ever blocking:
 
 1. the path is repo-relative: no absolute path, no ``..`` segment, no NUL;
-2. ``stat`` (following links; a loop is ``ELOOP``) says a **regular file** of at most
+2. ``lstat`` (and ``stat`` when it says a link: following links; a loop is ``ELOOP``) says a
+   **regular file** of at most
    ``max_bytes``: FIFOs, sockets, character/block devices and folders are refused *before* any
    ``open`` (opening some devices has effects of its own);
 3. ``open(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)``: should the file have been swapped for a
@@ -16,7 +17,10 @@ in this order, without ever blocking:
    ``RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS``: the kernel itself refuses, during the one
    resolution that opens the file, every path that would leave the root (an absolute symlink,
    ``..`` above it, a ``/proc`` magic link), so a symlink out of the workspace is never opened
-   and no swap can come between the judgement and the open; such a refusal (or any other error)
+   and no swap can come between the judgement and the open. A path whose ``lstat`` says no link
+   is opened with ``RESOLVE_NO_SYMLINKS`` too: the kernel then also refuses any link on the way
+   (a folder that is a link, a swap since the ``lstat``), so the file opened is the one its path
+   spells, beneath the root, and step 5 has nothing left to judge. Such a refusal (or any other error)
    then takes the path below, which says why. Elsewhere (and on that path) it is first opened with
    ``O_PATH`` (which reads nothing) and that descriptor's real path judged as in step 5, so a
    symlink out of the workspace is refused before its target is opened for reading; the read
@@ -28,7 +32,8 @@ in this order, without ever blocking:
    under ``/proc``, ``/sys`` or ``/dev``, nor in a ``.git`` folder unless the path itself names
    one: symlinks that stay inside are followed, symlinks that leave, or lead into git's own
    files (``notes.txt -> .git/config``), are refused (``openat2``'s ``RESOLVE_BENEATH`` is the
-   first judgement made by the kernel during the open, so that path checks the last one only);
+   first judgement made by the kernel during the open, so that path checks the last one only, for
+   a link: with ``RESOLVE_NO_SYMLINKS`` there is none, and no ``/proc/self/fd`` is read);
 6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
 
 A symlinked *folder* is never listed (not walked by ``files.walk_files``, left out of git's
@@ -183,8 +188,9 @@ class _Openat2:
     def __init__(self) -> None:
         self.usable = sys.platform.startswith("linux") and bool(_O_PATH)
         self._call: Callable[..., int] | None = None
-        self._how: Any = None
-        self._how_folder: Any = None
+        #: the ``open_how`` of each way to open (:meth:`_beneath`): a reference, its size, the
+        #: errno reader and the structure the reference points into (kept alive)
+        self._hows: dict[str, tuple[Any, int, Callable[[], int], Any]] = {}
         self._roots: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -199,10 +205,14 @@ class _Openat2:
             call = libc.syscall
             call.restype = ctypes.c_long
             call.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-            how = OpenHow(_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
-            self._how = (ctypes.byref(how), ctypes.sizeof(how), ctypes.get_errno, how)
-            folder = OpenHow(_FOLDER_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS | _RESOLVE_NO_SYMLINKS)
-            self._how_folder = (ctypes.byref(folder), ctypes.sizeof(folder), ctypes.get_errno, folder)
+            beneath = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS
+            for name, flags, resolve in (
+                ("file", _FLAGS, beneath),
+                ("plain", _FLAGS, beneath | _RESOLVE_NO_SYMLINKS),
+                ("folder", _FOLDER_FLAGS, beneath | _RESOLVE_NO_SYMLINKS),
+            ):
+                how = OpenHow(flags, 0, resolve)
+                self._hows[name] = (ctypes.byref(how), ctypes.sizeof(how), ctypes.get_errno, how)
             self._call = call
             return True
         except Exception:  # no libc symbol, no ctypes: the O_PATH path
@@ -222,21 +232,23 @@ class _Openat2:
                 self._roots[base] = fd
         return fd
 
-    def open(self, base: str, rel: str) -> int | None:
+    def open(self, base: str, rel: str, *, plain: bool = False) -> int | None:
         """A read descriptor of ``rel`` resolved beneath the real root ``base``, or ``None``
-        (refused by the kernel, missing, or ``openat2`` unavailable: take the O_PATH path)."""
-        return self._beneath(base, rel, folder=False)
+        (refused by the kernel, missing, or ``openat2`` unavailable: take the O_PATH path);
+        ``plain``: with no symlink anywhere on the way (``RESOLVE_NO_SYMLINKS``: a link refused)."""
+        return self._beneath(base, rel, how="plain" if plain else "file")
 
     def open_folder(self, base: str, rel: str) -> int | None:
         """An ``O_PATH`` descriptor of the folder ``rel`` (``""``: the root) resolved beneath the
         real root ``base`` with no symlink on the way (``RESOLVE_NO_SYMLINKS``), or ``None``
         (refused, missing, or ``openat2`` unavailable). The caller closes it."""
-        return self._beneath(base, rel or ".", folder=True)
+        return self._beneath(base, rel or ".", how="folder")
 
-    def _beneath(self, base: str, rel: str, *, folder: bool) -> int | None:
-        """``openat2`` of ``rel`` beneath the real root ``base``, as a file to read or (``folder``)
-        an ``O_PATH`` folder with no symlink on the way; ``None`` when refused, missing or unavailable (a kernel without the call, or a
-        seccomp filter refusing it, turns it off for the process)."""
+    def _beneath(self, base: str, rel: str, *, how: Literal["file", "plain", "folder"]) -> int | None:
+        """``openat2`` of ``rel`` beneath the real root ``base``, as a file to read (``plain``:
+        with no symlink on the way) or an ``O_PATH`` folder with no symlink on the way; ``None``
+        when refused, missing or unavailable (a kernel without the call, or a seccomp filter
+        refusing it, turns it off for the process)."""
         if not self.usable or (self._call is None and not self._load()):
             return None
         assert self._call is not None
@@ -246,7 +258,7 @@ class _Openat2:
             return None
         if root_fd is None:
             return None
-        ref, size, get_errno, _ = self._how_folder if folder else self._how
+        ref, size, get_errno, _ = self._hows[how]
         try:
             fd = self._call(_SYS_OPENAT2, root_fd, os.fsencode(rel), ref, size)
             err = get_errno() if fd < 0 else 0
@@ -408,7 +420,10 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
     base = real_root(os.fspath(root))
     full = os.path.join(os.fspath(root), rel)
     try:
-        st = os.stat(full)
+        st = os.lstat(full)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:  # the last component is a link: what it names is judged
+            st = os.stat(full)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse("loop", rel) from None
@@ -417,8 +432,11 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         raise _refuse("not-regular", rel)
     if st.st_size > max_bytes:
         raise _refuse("too-large", rel)
-    fd = _OPENAT2.open(base, rel)  # the kernel judged it beneath the root (module docstring)
+    # the kernel judges it beneath the root (module docstring); not a link: with no link on the
+    # way either (a folder on the way that is a link, or a swap since the lstat, is refused)
+    fd = _OPENAT2.open(base, rel, plain=not link)
     beneath = fd is not None
+    judged = beneath and not link  # no link followed: its real path is the root's and rel's
     if fd is None:
         try:
             fd = _open_inside(full, base, rel)
@@ -430,7 +448,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        if not beneath or not in_git_folder(rel):  # beneath: the kernel judged all but a link into .git
+        if not judged and (not beneath or not in_git_folder(rel)):  # beneath: all but a link into .git
             _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes, fst.st_size)
         if data is None:

@@ -32,23 +32,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import index_stem
-from dsh_sidecar.workspace.facts import (
-    MAX_READ_BYTES,
-    MAX_WORDS,
-    RULES_VERSION,
-    STOP_WORDS,
-    WORD,
-    describe,
-    kind_is_code,
-    messages_of,
-    path_words,
-    text_words,
-)
-from dsh_sidecar.workspace.kinds import classify
+from dsh_sidecar.workspace.facts import RULES_VERSION, STOP_WORDS, WORD, path_words
+from dsh_sidecar.workspace.filerows import MAX_FILE_BYTES, MAX_READ_BYTES, Row, read_row  # noqa: F401 (a head's size)
+from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
 from dsh_sidecar.workspace.stems import TOKENIZE, indexed_term
 
@@ -58,8 +48,6 @@ log = logging.getLogger(__name__)
 #: of the rules that read a file's facts and declarations (``facts.RULES_VERSION``), since a
 #: file is read again only when it changes.
 SCHEMA_VERSION: Final = f"4.{RULES_VERSION}"
-#: Largest file read at all (bigger ones get path tokens only).
-MAX_FILE_BYTES: Final = 2 * 1024 * 1024
 #: Rows per transaction of the builder.
 BATCH: Final = 500
 #: Rows read per query of a full sync (read beside the listing, never all at once).
@@ -134,54 +122,6 @@ def parse_points(raw: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def read_head(root: Path, rel: str, reader: fsguard.FolderReader | None = None) -> bytes | None:
-    """The first :data:`MAX_READ_BYTES` of a workspace file, or ``None`` (refused by the guarded
-    reader ``workspace/fsguard.py``: missing, not a regular file, larger than
-    :data:`MAX_FILE_BYTES`, resolving outside the workspace); ``reader``: a pass's
-    :class:`~dsh_sidecar.workspace.fsguard.FolderReader` (the same answer, folder by folder,
-    and no more than the head read of a larger file)."""
-    data = reader.read(rel, MAX_READ_BYTES) if reader is not None else fsguard.read_or_none(root, rel, MAX_FILE_BYTES)
-    return data[:MAX_READ_BYTES] if data is not None else None
-
-
-class _Row(NamedTuple):
-    """What one file's row holds, read from its head: its kind, words, facts and declarations."""
-
-    kind: str
-    body: str
-    facts: set[str]
-    keys: str
-    points: tuple[tuple[str, str], ...]
-    text_bytes: int
-
-
-def _read_row(
-    root: Path, rel: str, st: Stat | None, reader: fsguard.FolderReader | None = None, kind: str | None = None
-) -> _Row:
-    """The row of the file ``rel`` (``st``: its stat, ``None`` when it is gone): its words (a
-    code file's identifiers and messages, a test's fewer, any other text's), its facts and,
-    for a manifest, its section words and pointers; a lock, a generated or a binary file is
-    not read. ``kind``: ``classify(rel)`` when the caller has it (the listing's kinds)."""
-    if kind is None:
-        kind = classify(rel)
-    data = read_head(root, rel, reader) if st is not None and kind not in ("generated", "lock") else None
-    text = data.decode("utf-8", "replace") if data is not None and b"\0" not in data[:4096] else None
-    body = ""
-    text_bytes = 0
-    if text is not None:
-        text_bytes = len(data or b"")
-        if kind in ("source",) and kind_is_code(rel):
-            body = text_words(messages_of(text))
-        elif kind == "test" and kind_is_code(rel):
-            body = text_words(text, MAX_WORDS // 2)
-        else:
-            body = text_words(text)
-    facts, manifest = describe(rel, kind, text)
-    keys = json.dumps(manifest.keys, separators=(",", ":")) if manifest is not None and manifest.keys else ""
-    pts = manifest.points if manifest is not None else ()
-    return _Row(kind, body, facts, keys, pts, text_bytes)
-
-
 class _Batch:
     """The rows a sync writes, sent in one transaction a batch (:meth:`flush`)."""
 
@@ -197,7 +137,7 @@ class _Batch:
         self.gone.append((rel,))
         self.dead_rows.append((rid,))
 
-    def add(self, rid: int, rel: str, st: Stat | None, row: _Row) -> None:
+    def add(self, rid: int, rel: str, st: Stat | None, row: Row) -> None:
         """Index the file ``rel`` as FTS row ``rid`` (``st``: its stat, ``None``: unknown)."""
         self.fts_rows.append((rid, path_words(rel), row.body))
         self.file_rows.append(
@@ -239,6 +179,7 @@ class _Sync:
     dead: int
     report_changes: bool
     reader: fsguard.FolderReader | None = None
+    shared: SharedReads | None = None
     read: int = 0
     skipped: int = 0
     removed: int = 0
@@ -274,7 +215,7 @@ class _Sync:
         if st is not None and old is not None and old[1:] == (st[0], st[1], _i64(st[2])):
             self.skipped += 1
             return
-        row = _read_row(self.root, rel, st, self.reader, kind)
+        row = read_row(self.root, rel, st, self.reader, kind, self.shared)
         self.text_bytes += row.text_bytes
         if old is not None:
             self.batch.dead_rows.append((old[0],))
@@ -300,7 +241,7 @@ class _Sync:
             "cpuS": round(time.process_time() - t0, 3),
             "changed": self.changed,
             "points": self.points,
-        }
+        } | ({"sharedReads": self.shared.taken} if self.shared is not None else {})
 
 
 class ContentDB:
@@ -347,6 +288,7 @@ class ContentDB:
         present: Iterable[str] | None = None,
         stats: FileStats | None = None,
         kinds: Sequence[str] | None = None,
+        shared: SharedReads | None = None,
     ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
         those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
@@ -358,7 +300,8 @@ class ContentDB:
         Rows are inserted in bulk (``executemany``), :data:`BATCH` files a transaction; the files
         are read folder by folder (:class:`~dsh_sidecar.workspace.fsguard.FolderReader`), and
         ``kinds`` (``classify`` of each file of ``listing``, when the caller made them) spares
-        classifying them again. Returns
+        classifying them again; a file ``shared`` holds at its stat is taken, not read again
+        (``sharedreads.py``). Returns
         counts, and under ``"changed"`` ``{path: facts, or None when removed}`` of the paths
         whose row changed, and under ``"points"`` ``{path: the files it points to}`` of those
         rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
@@ -378,6 +321,7 @@ class ContentDB:
             dead=con.execute("SELECT count(*) FROM dead").fetchone()[0],
             report_changes=only is not None,
             reader=fsguard.FolderReader(root, MAX_FILE_BYTES),
+            shared=shared,
         )
         with con:  # the stored fingerprint no longer says what the rows hold (any sync)
             con.execute("DELETE FROM meta WHERE key='listing'")

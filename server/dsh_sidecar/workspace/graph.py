@@ -46,7 +46,9 @@ from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.listingcache import Listing
 from dsh_sidecar.workspace.recency import git_scan
+from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.stats import FileStats, stat_files, stat_of
+from dsh_sidecar.workspace.symbolpass import MAX_SYMBOL_FILES
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, SymbolIndex, extension, extract
 from dsh_sidecar.workspace.treepaths import is_file, relative, sorted_remove, through_link
 
@@ -56,8 +58,6 @@ log = logging.getLogger(__name__)
 PROOF_BASE: Final = 0.4
 PROOF_KIND: Final = 0.4
 PROOF_RECENCY: Final = 0.2
-#: Most files the symbol index reads (newest first; its CPU budget is the pass's: ``symbolpass.py``).
-MAX_SYMBOL_FILES: Final = 50_000
 #: Usage lists cached per name (the top this many), and the most names cached.
 USAGE_CACHE_DEPTH: Final = 20
 USAGE_CACHE_NAMES: Final = 4096
@@ -291,14 +291,15 @@ class WorkspaceGraph:
         cancel: threading.Event | None = None,
         cache: SymbolCache | None = None,
         defer_save: bool = False,
+        shared: SharedReads | None = None,
     ) -> None:
-        """Build the symbol index over the code files, newest first, within
-        :data:`MAX_SYMBOL_FILES` and the pass's CPU budget (``symbolpass.py``); the index is
-        published only when complete (or cut by the budget/cancel, then
-        ``stats['symbolsTruncated']``). With ``cache``, unchanged files (the same mtime, size and
-        inode in the listing's stats) come from it, and the cache is rewritten when anything
-        changed (a truncated index too: the next session on an unchanged tree parses nothing);
-        with ``defer_save``, :meth:`save_symbols` writes it (after the index is published)."""
+        """Build the symbol index over the code files, newest first, within :data:`MAX_SYMBOL_FILES`
+        and the pass's CPU budget (``symbolpass.py``); the index is published only when complete
+        (or cut by the budget/cancel, then ``stats['symbolsTruncated']``). With ``cache``, unchanged
+        files (the same mtime, size and inode in the listing's stats) come from it, and the cache is
+        rewritten when anything changed (a truncated index too: the next session on an unchanged
+        tree parses nothing); with ``defer_save``, :meth:`save_symbols` writes it (after the index
+        is published); ``shared``: the files read are kept there for the content index."""
         t0 = time.perf_counter()
         todo, truncated = self._symbol_todo()
         stats = self.file_stats() if cache is not None else self._stats
@@ -312,6 +313,7 @@ class WorkspaceGraph:
             cancel=cancel,
             cache=cache,
             defer_save=defer_save,
+            shared=shared,
         )
         self._publish_symbols(done.index)
         self.stats.update(symbolpass.summary(done, t0))

@@ -35,9 +35,11 @@ from typing import Any, Final, Protocol
 
 from dsh_sidecar.workspace.builder import GraphBuilder
 from dsh_sidecar.workspace.content import ContentIndexer, FactChanges
+from dsh_sidecar.workspace.facts import MAX_READ_BYTES
 from dsh_sidecar.workspace.graph import GraphDelta, Progress, WorkspaceGraph
 from dsh_sidecar.workspace.heap import HeapFreezer, freeze_heap
 from dsh_sidecar.workspace.kinds import Kind
+from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.symbolpass import SYMBOL_WALL_S
 
 log = logging.getLogger(__name__)
@@ -218,11 +220,15 @@ class WorkspaceProjection:
         """The graph's listing exists (builder thread): index contents, prepare the targets."""
         # the full sync starts once the symbol pass is done (one pass over the files at a time:
         # GraphBuilder.wait_symbols), bounded by the pass's own wall-clock cut
+        # and takes the code files that pass read instead of reading them again (sharedreads.py)
+        reads = SharedReads(MAX_READ_BYTES)
+        self.graph_builder.next_reads = reads
         self.content.start(
             graph.files,
             graph.file_stats,
             graph.classified,
             after=lambda: self.graph_builder.wait_symbols(SYMBOL_WALL_S + 5.0),
+            shared=reads,
         )
         self.owner().prepare(graph)
 

@@ -31,6 +31,7 @@ from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.cache import Entry, SymbolCache, SymbolEntries
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.journal import COMPACT_AT, Entries
+from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.stats import FileStats, Stat, stat_of
 from dsh_sidecar.workspace.symbols import MAX_FILE_BYTES, FileSymbols, SymbolIndex, extract
 
@@ -159,10 +160,12 @@ def run(
     cancel: threading.Event | None = None,
     cache: SymbolCache | None = None,
     defer_save: bool = False,
+    shared: SharedReads | None = None,
 ) -> Pass:
     """Index the files at positions ``todo`` of ``files`` (``stats``: their stats, else each
-    file is stat'ed here); see the module docstring. With ``defer_save``, the cache is not
-    written here: :attr:`Pass.save` writes it (the builder publishes the index first)."""
+    file is stat'ed here); see the module docstring. With ``defer_save``, the cache is not written
+    here: :attr:`Pass.save` writes it (the builder publishes the index first); ``shared``: keeps
+    each file read for the content index's sync (``sharedreads.py``)."""
     t0, cpu0 = time.perf_counter(), time.thread_time()
     total = len(todo)
     if progress is not None:
@@ -180,8 +183,7 @@ def run(
     index = old.index() if mapped else SymbolIndex()
     base = str(root) + os.sep
     step = max(1, total // 100)
-    hits = 0
-    cut = total
+    hits, cut = 0, total
     with fsguard.FolderReader(root, MAX_FILE_BYTES) as reader, contextlib.closing(_paused(todo)) as files_todo:
         for n, i in enumerate(files_todo, 1):
             # the thread's CPU clock is a system call: read every 64 files (~1 ms of parsing)
@@ -189,14 +191,13 @@ def run(
                 time.thread_time() - cpu0 > SYMBOL_BUDGET_S or time.perf_counter() - t0 > SYMBOL_WALL_S
             )
             if (cancel is not None and cancel.is_set()) or spent:
-                truncated = True
-                cut = n - 1
+                truncated, cut = True, n - 1
                 break
             if n % YIELD_EVERY == 0:
                 time.sleep(0)  # a file from the cache makes no system call that would hand the GIL over
             rel = files[i]
             st = stats.at(i) if stats is not None else _stat(base, rel)
-            hits += _take(root, rel, st, old, index, mapped, new, reader, overlay)
+            hits += _take(root, rel, st, old, index, mapped, new, reader, overlay, shared)
             if progress is not None and (n % step == 0 or n == total):
                 progress(n, total)
     # a journal read is written into the cache (one not taken whole, an entry of a file gone or
@@ -231,11 +232,13 @@ def _take(
     new: list[tuple[str, Entry | int]],
     reader: fsguard.FolderReader | None = None,
     overlay: Entries | None = None,
+    shared: SharedReads | None = None,
 ) -> int:
     """Index one file of a pass (its stat ``st``): from the journal ``overlay`` or the cache
     ``old`` when its entry is current (already in ``index`` when the index was ``mapped`` from
-    the cache), else read and parsed (its cached version taken out of a mapped index first); its
-    entry appended to ``new``. 1 when it came from the cache or the journal."""
+    the cache), else read (and kept in ``shared``) and parsed (its cached version taken out of a
+    mapped index first); its entry appended to ``new``. 1 when it came from the cache or the
+    journal."""
     if overlay and rel in overlay:
         entry = overlay[rel]
         if entry is not None and st is not None and entry[0] == st:
@@ -254,6 +257,8 @@ def _take(
         index.remove(rel)  # its cached version, if any, is not current
     data = _read(root, rel, reader) if st is not None and st[1] <= MAX_FILE_BYTES else None
     if data is not None and st is not None:
+        if shared is not None:
+            shared.put(rel, st, data)
         symbols = extract(rel, data)
         index.add(rel, symbols)
         new.append((rel, (st, sorted(symbols.definitions), symbols.tokens, symbols.generated)))

@@ -58,6 +58,22 @@ FALLBACK_DEFINITION: Final = re.compile(
     re.MULTILINE,
 )
 
+#: A file of nothing but blank lines and whole-line comments, by the comment that starts a line
+#: (``#`` in Python; ``//`` in the other languages with a grammar here): every such file parses to
+#: comments alone, and no definition query captures anything in it (a name needs an identifier,
+#: a number or a string outside a comment). Matched in one pass that stops at the first other
+#: line: the file's tokens are still counted, its tree-sitter parse and query are skipped.
+_COMMENTS_ONLY: Final = {
+    marker: re.compile(  # possessive: a line is matched once, never tried again another way
+        rb"(?:[ \t\r\f\v]*+(?:"
+        + re.escape(marker)
+        + rb"[^\n]*+)?+\n)*+[ \t\r\f\v]*+(?:"
+        + re.escape(marker)
+        + rb"[^\n]*+)?+"
+    )
+    for marker in (b"#", b"//")
+}
+
 #: Language key → (module, function returning the language pointer).
 _GRAMMARS: Final = {
     "python": ("tree_sitter_python", "language"),
@@ -214,6 +230,8 @@ def extract(path: str, data: bytes) -> FileSymbols:
     if grammar is not None:
         import tree_sitter as ts
 
+        if _COMMENTS_ONLY[b"#" if lang == "python" else b"//"].fullmatch(data):
+            return FileSymbols(frozenset(), tokens, parser="tree-sitter")  # what the parse gives
         parser, query = grammar
         try:
             tree = parser.parse(data)
