@@ -142,3 +142,32 @@ def test_dsh_task_lead_over_stdio_names_no_link(dsh_home, tmp_path):
         srv.close()
     assert [c["source"]["targets"] for c in answer["additionalContexts"]] == [NAMED]
     assert lines == [OFFERED]
+
+
+def test_a_link_into_git_from_a_folder_spelt_git_in_capitals_is_read_by_no_pass(tmp_path):
+    """On a case-sensitive file system ``.GIT`` is a folder like any other: the walk lists it, and
+    git lists its files as untracked (git refuses to track a ``.GIT`` path, not to list one). A
+    link in it into ``.git`` (``.GIT/held.py -> ../.git/held.py``; ``.git/config`` may hold a
+    remote's token) is a link into git's folder. Before, its path was taken for one that names
+    ``.git`` itself (git's own reads, matched in any case): every pass read ``.git/held.py``
+    through it and the task lead named it first."""
+    root = linked_workspace(tmp_path)
+    (root / ".GIT").mkdir()
+    (root / ".GIT" / "held.py").symlink_to("../.git/held.py")
+    graph, content = built(root, tmp_path / "cache")
+    try:
+        assert ".GIT/held.py" in graph.files
+        assert graph.symbols is not None
+        assert dict(graph.symbols.defs).get("LedgerSecretHolder", ()) == ()
+        assert content.search(["settlement"], 10) == []
+        task = TASK + "The holder is .GIT/held.py.\n"
+        assert [lead.path for lead in rank(mentions(task), graph, content)] == NAMED
+    finally:
+        content.close()
+    with pytest.raises(fsguard.Refused) as into_git:
+        fsguard.read_bytes(root, ".GIT/held.py")
+    assert into_git.value.reason == "git-folder"
+    assert not fsguard.resolves_inside(root, ".GIT/held.py")
+    assert fsguard.read_bytes(root, ".git/held.py") == LINKED.encode()  # git's own file, named as such
+    index = FileIndex(root.resolve(), graph.files)
+    assert not index.inside(".GIT/held.py")

@@ -307,8 +307,9 @@ class SidecarServer(LanguageServer):
             from dsh_sidecar.config import dsh_home
             from dsh_sidecar.suggester import ledger
 
-            path = ledger.ledger_path(config.suggester.log_file, dsh_home(self.env))
-            ledger.write_now(path, ledger.abstained_not_ready())
+            # the start's own lines (its activation's, buffered until the exit flushes them) are
+            # dropped: one line a session
+            ledger.end_during_start(ledger.ledger_path(config.suggester.log_file, dsh_home(self.env)))
         return True
 
     def building(self) -> bool:

@@ -153,12 +153,19 @@ def ledger_path(log_file: str | None, dsh_home: Path) -> Path:
     return Path(log_file).expanduser() if log_file else dsh_home / "search-suggester" / "ledger.log"
 
 
-def write_now(path: Path, message: str) -> None:
-    """Append ``message`` as one line to the ledger at ``path`` at once (the file checks of
-    :class:`Ledger`; never raises): for a session whose suggester was never made."""
-    book = Ledger(path)
-    book.write(message)
-    book.flush()
+def end_during_start(path: Path) -> None:
+    """The session whose ledger is ``path`` ended while its start still ran: append ``abstained
+    not-ready`` now, as its one line, and nothing more of that start from this process. The
+    start goes on on its thread until the process ends, and its suggester may have written (or
+    may still write) its activation lines (``activated``, ``pack refused``, ``abstained
+    foreign-workspace``) into a buffer the exit flushes (:func:`flush_all`): those are dropped,
+    unless a flush appended them already (a line is in the file at most :data:`FLUSH_S` after
+    it was written). Never raises."""
+    _ENDED.add(path)
+    for book in list(_LIVE):
+        if book.path == path:
+            book.drop()
+    Ledger(path).append_now(abstained_not_ready())
 
 
 class Ledger:
@@ -247,15 +254,28 @@ class Ledger:
             log.exception("ledger sink failed")
 
     def flush(self) -> None:
-        """Append every buffered line now (one write); never raises."""
+        """Append every buffered line now (one write); never raises. A ledger whose session
+        ended during its start (:func:`end_during_start`) appends nothing."""
         with self._io:
             with self._lock:
                 lines, self._buffer = self._buffer, []
                 timer, self._timer = self._timer, None
             if timer is not None and timer is not threading.current_thread():
                 timer.cancel()
-            if lines and self.path is not None:
+            if lines and self.path is not None and self.path not in _ENDED:
                 self._append("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape"))
+
+    def append_now(self, message: str) -> None:
+        """Append ``message`` as one line now, past the buffer and the ended check (the one line
+        :func:`end_during_start` writes); never raises."""
+        line = f"[{iso_now(self.clock)}] {escape_controls(message)}\n"
+        with self._io:
+            self._append(line.encode("utf-8", "surrogateescape"))
+
+    def drop(self) -> None:
+        """Forget the buffered lines (its session ended during its start: :func:`end_during_start`)."""
+        with self._io, self._lock:
+            self._buffer = []
 
     def _append(self, data: bytes) -> None:
         assert self.path is not None
@@ -286,6 +306,9 @@ class Ledger:
 
 #: Ledgers with a file, flushed at interpreter exit (weak: a dropped ledger is not kept alive).
 _LIVE: weakref.WeakSet[Ledger] = weakref.WeakSet()
+#: Ledger files whose session ended during its start (:func:`end_during_start`): this process
+#: appends nothing more to them (one path a session; a process serves one session).
+_ENDED: set[Path] = set()
 
 
 def flush_all() -> None:

@@ -245,11 +245,16 @@ class GraphBuilder:
         with self._lock:
             if self.graph is None or (self._worker and self._published != self._generation):
                 return  # the build applies them when it finishes
-            self._refresh_idle.clear()
-            if self._refresher is not None and self._refresher.is_alive():
-                self._wake_refresher.notify()
-                return
-            self._start_refresher()  # only if it never started (or died): on the caller's thread
+            self._wake()
+
+    def _wake(self) -> None:
+        """Have the refresh thread apply the queued changes (call with :attr:`_lock` held); it
+        is started only if it never started (or died), on the caller's thread."""
+        self._refresh_idle.clear()
+        if self._refresher is not None and self._refresher.is_alive():
+            self._wake_refresher.notify()
+        else:
+            self._start_refresher()
 
     def _start_refresher(self) -> None:
         """Start the refresh thread (call with :attr:`_lock` held)."""
@@ -458,6 +463,22 @@ class GraphBuilder:
         elif graph.time_source == "git" and (listed := graph.listing()) is not None:
             self.listing_cache.save(listed.stats, listed.stamps, "git")
 
+    def _failed(self, gen: int, listed: Listing | None) -> None:
+        """The build ``gen`` failed and published nothing: what was asked for while it ran still
+        happens (a full build due: one more build, as :meth:`_publish` starts it; else the
+        changes queued, on the graph answered from); a build from a past listing walks instead.
+        Before, both waited for some later change: no graph after a failed first build."""
+        with self._lock:
+            if gen != self._generation:
+                return  # a newer build runs next, and reads them
+            due = self._rebuild_due
+            if not due and listed is None and self._pending and self.graph is not None:
+                self._wake()
+        if listed is not None:
+            self._walk_instead()  # (a full build: covers a due one)
+        elif due:
+            self.start()
+
     def _walk_instead(self) -> None:
         """A build from a past listing failed (a forged one this module does not foresee): the
         listing is forgotten and the tree walked, as a session without one is built."""
@@ -560,8 +581,7 @@ class GraphBuilder:
         except Exception as exc:  # a failed build leaves the previous graph (or none)
             log.warning("workspace graph build failed: %s", exc)
             self.error = str(exc)
-            if listed is not None and gen == self._generation:
-                self._walk_instead()
+            self._failed(gen, listed)
         finally:
             self._symbols_idle.set()
             if gen == self._generation:

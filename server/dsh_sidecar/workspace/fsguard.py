@@ -30,8 +30,9 @@ in this order, without ever blocking:
 5. the descriptor's real path (``/proc/self/fd/<n>``, the kernel's answer for the very inode
    opened; ``realpath`` where ``/proc`` is absent) lies inside the workspace's real path and not
    under ``/proc``, ``/sys`` or ``/dev``, nor in a ``.git`` folder unless the path itself names
-   one: symlinks that stay inside are followed, symlinks that leave, or lead into git's own
-   files (``notes.txt -> .git/config``), are refused (``openat2``'s ``RESOLVE_BENEATH`` is the
+   one, spelt ``.git`` (:func:`names_git_folder`): symlinks that stay inside are followed,
+   symlinks that leave, or lead into git's own files (``notes.txt -> .git/config``), are
+   refused (``openat2``'s ``RESOLVE_BENEATH`` is the
    first judgement made by the kernel during the open, so that path checks the last one only, for
    a link: with ``RESOLVE_NO_SYMLINKS`` there is none, and no ``/proc/self/fd`` is read);
 6. at most ``max_bytes + 1`` bytes are read; more (the file grew) is refused.
@@ -148,13 +149,21 @@ def in_git_folder(rel: str) -> bool:
     return ".git" in rel.lower().split("/")
 
 
+def names_git_folder(rel: str) -> bool:
+    """Whether the repo-relative ``rel`` itself names a place in git's folder: a ``.git`` part,
+    spelt so (git's own reads: ``.git/HEAD``). On a case-sensitive file system ``.GIT`` is a
+    folder like any other, which the walk lists and git lists as untracked: a link in it into
+    ``.git`` is a link into git's folder (:func:`_verdict`)."""
+    return ".git" in rel.split("/")
+
+
 def _verdict(real: str, base: str, rel: str) -> str | None:
     """Why the real path ``real`` of ``rel`` is not read (``None``: it is): the workspace rule."""
     if real.startswith(FORBIDDEN_PREFIXES):
         return "pseudo-fs"
     if not real.startswith(base):
         return "outside"
-    if in_git_folder(real[len(base) :]) and not in_git_folder(rel):  # a link into .git (git's config)
+    if in_git_folder(real[len(base) :]) and not names_git_folder(rel):  # a link into .git (git's config)
         return "git-folder"
     return None
 
@@ -448,7 +457,8 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        if not judged and (not beneath or not in_git_folder(rel)):  # beneath: all but a link into .git
+        # beneath: the kernel judged all but a link into .git
+        if not judged and (not beneath or not names_git_folder(rel)):
             _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes, fst.st_size)
         if data is None:

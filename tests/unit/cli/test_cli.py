@@ -47,3 +47,25 @@ def test_suggest_names_the_version_file(capsys, workspace, tmp_path, monkeypatch
         "search-suggester: in this repository, look here for the package version:\n"
         "- src/demo_pkg/__init__.py — defines __version__\n"
     )
+
+
+def test_suggest_says_why_it_is_silent_when_the_index_was_not_ready(capsys, workspace, tmp_path, monkeypatch):
+    """A first run whose index outlasts the wait (the README's first command at load 8-13 on this
+    repository) printed a bare '(silence: no note for this call)'; its reason, ``suppressed
+    not-ready``, was in the ledger alone. The index is never ready here (``readiness.missing``),
+    and the wait is none."""
+    from dsh_sidecar.cli.commands import ask
+    from dsh_sidecar.suggester import readiness
+
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DSH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(readiness, "missing", lambda *_args: True)
+    monkeypatch.setattr(ask, "GRAPH_WAIT_S", 0.0)
+    argv = ["suggest", "--workspace", str(workspace), "--tool", "grep", "--input", '{"pattern": "__version__"}']
+    assert main(argv) == 0
+    assert capsys.readouterr().out == (
+        "(silence: the workspace index was not ready within 0 s; "
+        "run the command again: it goes on from what this run indexed)\n"
+    )
+    ledger = (tmp_path / "home" / "search-suggester" / "ledger.log").read_text()
+    assert "suppressed not-ready Version" in ledger

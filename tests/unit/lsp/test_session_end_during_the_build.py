@@ -84,3 +84,43 @@ def test_the_default_ledger_is_under_dsh_home(tmp_path, monkeypatch):
     ends, _ = ended_during_a_held_build(monkeypatch, {"suggester": {"enabled": True}})
     assert ends[0] is True
     assert ledger_lines(tmp_path / "home" / "search-suggester" / "ledger.log") == ["abstained not-ready"]
+
+
+def test_a_session_ended_after_the_activation_but_before_the_build_returned_has_one_line(tmp_path, monkeypatch):
+    """The real build, held right after the suggester's activation wrote its line (its
+    projection's start): the session ends then, and the process's exit flushes every ledger
+    (``ledger.flush_all``, atexit). Before, both the activation's buffered line and ``abstained
+    not-ready`` reached the file: two lines, one saying nothing was activated."""
+    from dsh_sidecar.suggester import ledger as ledger_module
+    from dsh_sidecar.workspace.projection import WorkspaceProjection
+
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DSH_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "ledger.log"
+    activated, release = threading.Event(), threading.Event()
+
+    def held_start(self: WorkspaceProjection) -> None:
+        activated.set()
+        release.wait(10)  # released below; the bound only ends a test whose end waited for it
+
+    monkeypatch.setattr(WorkspaceProjection, "start", held_start)
+
+    async def run() -> bool:
+        server, _written = writing_server()
+        options = {"suggester": {"enabled": True, "logFile": str(path)}}
+        params = lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(), process_id=None, root_uri=None, initialization_options=options
+        )
+        server.protocol._handle_request(0, "initialize", params)
+        await until(activated.is_set, 20000)
+        ended = server.end_before_start()
+        release.set()
+        await until(lambda: not server.building(), 20000)
+        sidecar = server.sidecar
+        sidecar.shutdown()  # (its threads end; a flush of its ledger appends nothing)
+        await sidecar.aclose()
+        return ended
+
+    assert asyncio.run(run()) is True
+    ledger_module.flush_all()  # the process's exit (atexit)
+    assert ledger_lines(path) == ["abstained not-ready"]

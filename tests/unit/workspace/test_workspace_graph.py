@@ -582,6 +582,74 @@ def test_a_full_build_asked_for_during_a_build_follows_it_instead_of_restarting_
     b.close()
 
 
+def test_a_full_build_asked_for_during_a_build_that_fails_still_runs(tmp_path: Path) -> None:
+    """A rebuild (``dsh/toolsChanged``, a branch switch's large batch) asked for while a build
+    runs waits for that build to publish; a build that fails publishes nothing. Before, the
+    build asked for was then dropped: no graph at all after a failed first build, until some
+    later change (the builder idle, ``wait`` true). Now it runs once the failed one ends."""
+    write_tree(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(tmp_path)
+    held, run, generations = threading.Event(), b._run, []
+    build_files = WorkspaceGraph.build_files
+
+    def held_run(gen, cancel) -> None:  # the first build holds until the test lets it go, then fails
+        generations.append(gen)
+        held.wait(30)
+        run(gen, cancel)
+
+    def failing_once(*args, **kwargs):
+        if len(generations) == 1:
+            raise OSError("a folder could not be read")
+        return build_files(*args, **kwargs)
+
+    b._run = held_run  # type: ignore[method-assign]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(WorkspaceGraph, "build_files", staticmethod(failing_once))
+        b.start()
+        first = b._generation
+        write_tree(tmp_path, {"b.py": "def beta():\n    pass\n"})
+        b.refresh(None)
+        assert b._generation == first  # the running build was not cancelled
+        held.set()
+        assert b.wait(30)
+    assert generations == [first, first + 1]  # it failed, then the build asked for ran
+    assert b.error is None
+    assert b.definitions("beta") == ["b.py"] and b.definitions("alpha") == ["a.py"]
+    b.close()
+
+
+def test_changes_queued_during_a_rebuild_that_fails_are_applied(tmp_path: Path) -> None:
+    """A rebuild that fails keeps the graph answered from; the changes queued while it ran are
+    then applied to that graph. Before, they waited for the next change to arrive."""
+    write_tree(tmp_path, {"a.py": "def alpha():\n    pass\n"})
+    b = GraphBuilder(tmp_path)
+    b.start()
+    assert b.wait(30)
+    held, started, run = threading.Event(), threading.Event(), b._run
+
+    def failing_run(gen, cancel) -> None:
+        started.set()
+        held.wait(30)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(WorkspaceGraph, "build_files", staticmethod(_unreadable))
+            run(gen, cancel)
+
+    b._run = failing_run  # type: ignore[method-assign]
+    b.start()
+    assert started.wait(30)
+    write_tree(tmp_path, {"b.py": "def beta():\n    pass\n"})
+    b.refresh(["b.py"])
+    held.set()
+    assert b.wait(30)
+    assert b.error == "a folder could not be read"
+    assert b.definitions("beta") == ["b.py"] and b.definitions("alpha") == ["a.py"]
+    b.close()
+
+
+def _unreadable(*_args, **_kwargs):
+    raise OSError("a folder could not be read")
+
+
 def test_builder_without_root_is_inert() -> None:
     b = GraphBuilder(None)
     b.start()

@@ -46,6 +46,9 @@ from dsh_sidecar.errors import ConfigError, first_problem
 if TYPE_CHECKING:  # the config modules are imported by the commands that read a config
     from dsh_sidecar.config import SidecarConfig
 
+#: Longest ``suggest`` waits for the workspace graph (its symbol index) before the call, seconds.
+GRAPH_WAIT_S = 60.0
+
 
 @app.command(
     epilog=help_epilog(
@@ -242,7 +245,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
     try:
         with out.progress("Indexing the workspace…", counted=True) as bar:
             sidecar.report_graph_progress(reporter(bar))
-            sidecar.wait_for_graph(60.0)  # Symbol/Usage read the symbol index; without it they fall back
+            sidecar.wait_for_graph(GRAPH_WAIT_S)  # Symbol/Usage read the symbol index; without it they fall back
             sidecar.report_graph_progress(None)
         # one call of a fresh CLI session: no cooldown/turn history to suppress it
         result = sidecar.post_execute(params).wire()
@@ -265,7 +268,7 @@ def _suggest(out: Output, tool: str, tool_input: str, workspace: Path, config: P
         else:
             out.write(text)
     else:
-        out.write("(silence: no note for this call)")
+        out.write(silence(lines))
     for line in lines:
         out.log(line)
 
@@ -365,3 +368,16 @@ def _replay(out: Output, trace_path: Path | None, workspace: Path | None, knobs:
         for line, ns in zip(trace, notes):
             out.write(json.dumps({"callId": line.params.get("callId"), "notes": ns}))
     out.write(score.line() + "\n" + latency_line(score.latencies_ms))
+
+
+def silence(ledger_lines: list[str]) -> str:
+    """What ``suggest`` prints for a call without a note: why, when the index was not ready (a
+    first run on a large tree, or a loaded machine, outlasts :data:`GRAPH_WAIT_S`: the README's
+    first command printed a bare silence at load 8-13, its ledger saying ``suppressed not-ready``
+    only with ``--verbose``)."""
+    if any("] suppressed not-ready " in line for line in ledger_lines):
+        return (
+            f"(silence: the workspace index was not ready within {GRAPH_WAIT_S:.0f} s; "
+            "run the command again: it goes on from what this run indexed)"
+        )
+    return "(silence: no note for this call)"
