@@ -360,6 +360,10 @@ def can_list(root: Path) -> bool:
 INDEX_HEAD: Final = struct.Struct(">4sII")
 #: Index versions git reads (``read_index_from``: "bad index version" for any other).
 INDEX_VERSIONS: Final = frozenset({2, 3, 4})
+#: Fewest bytes one index entry takes (gitformat-index(5): 40 bytes of stat data, a 20-byte
+#: object name, 2 bytes of flags, then its path): a head claiming more entries than its file can
+#: hold is not one git reads (2**31 entries over 64 MiB of random bytes).
+MIN_ENTRY_BYTES: Final = 62
 #: Most ``sharedindex.*`` files of a split index whose heads :func:`index_entries` reads (git
 #: keeps the one in use and a few older ones until they expire).
 MAX_SHARED_INDEXES: Final = 16
@@ -376,7 +380,7 @@ def _index_head(path: str) -> int | None:
     """The entry count in the head of the index file ``path`` (a regular file, not a link: the
     first :attr:`INDEX_HEAD.size` bytes read, nothing more); ``0`` when there is no such file
     (git then tracks nothing); ``None`` when it is no regular file or its head is not one git
-    reads (signature, version)."""
+    reads (signature, version, more entries than the file can hold: :data:`MIN_ENTRY_BYTES`)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
@@ -385,7 +389,8 @@ def _index_head(path: str) -> int | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
         raw = os.pread(fd, INDEX_HEAD.size, 0)
     except OSError:
@@ -395,7 +400,7 @@ def _index_head(path: str) -> int | None:
     if len(raw) != INDEX_HEAD.size:
         return None
     signature, version, entries = INDEX_HEAD.unpack(raw)
-    if signature != b"DIRC" or version not in INDEX_VERSIONS:
+    if signature != b"DIRC" or version not in INDEX_VERSIONS or entries * MIN_ENTRY_BYTES > st.st_size:
         return None
     return int(entries)
 

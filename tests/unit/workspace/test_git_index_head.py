@@ -1,6 +1,6 @@
 """The head of git's index (``gitguard.index_entries``): the entry count a listing of the checkout
 is judged against (``gitguard.listing_refusal``), read from its first 12 bytes only; a head git
-would refuse (signature, version) counts as unknown."""
+would refuse (signature, version, more entries than the file holds) counts as unknown."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def test_a_split_index_counts_its_shared_entries(tmp_path: Path) -> None:
     [
         (b"DIRX" + struct.pack(">II", 2, 1), bytes(200)),  # signature
         (b"DIRC" + struct.pack(">II", 5, 1), bytes(200)),  # a version git does not read
+        (b"DIRC" + struct.pack(">II", 2, 2**31), os.urandom(1 << 20)),  # more entries than 1 MiB holds
+        (b"DIRC" + struct.pack(">II", 2, 4), bytes(200)),  # 4 entries need 248 bytes
         (b"DIRC", b""),  # a torn head
     ],
 )
