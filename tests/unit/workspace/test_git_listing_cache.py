@@ -14,6 +14,7 @@ from dsh_sidecar.state import columns
 from dsh_sidecar.workspace import GraphBuilder, gitguard, listingcache, recency, stats
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.listingcache import VERSION, ListingCache
+from dsh_sidecar.workspace.projection import WorkspaceProjection
 from support.gitrepo import git
 from support.trees import write_tree
 
@@ -241,3 +242,32 @@ def test_a_kept_listing_longer_than_the_index_allows_is_not_taken(tmp_path: Path
     assert refused.builder.status()["listingRefused"] == "a listing of 4102 files where git's index holds 5 entries"
     kept = refused.builder.listing_cache.load()  # the build's own listing replaced the forged one
     assert kept is not None and kept.stats.files == first.builder.graph.files
+
+
+def test_dsh_status_says_why_a_kept_listing_was_not_taken(tmp_path: Path, counts: Counts) -> None:
+    """The ``graph`` block of ``dsh/status`` (``WorkspaceProjection.status``) carries the reason."""
+
+    class Owner:  # the targets' owner: nothing to prepare
+        ready = True
+
+        def prepare(self, graph: object = None) -> bool:
+            return True
+
+        def files_changed(self, changed: object) -> None:
+            pass
+
+        def workspace_changed(self, change: object) -> bool:
+            return False
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    _checkout(ws)
+    _forge_listing(Session(ws, home, counts).builder.listing_cache, 9000)
+    projection = WorkspaceProjection(ws, home, lambda: Owner())
+    projection.start()
+    try:
+        assert projection.wait_for_graph(60)
+        status = projection.status()
+        assert status["listingRefused"] == "a listing of 9000 files where git's index holds 5 entries"
+        assert status["files"] == 5
+    finally:
+        projection.close()
