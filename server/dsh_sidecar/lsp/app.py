@@ -337,8 +337,7 @@ class SidecarServer(LanguageServer):
             from dsh_sidecar.config import dsh_home
             from dsh_sidecar.suggester import ledger
 
-            path = ledger.ledger_path(config.suggester.log_file, dsh_home(self.env))
-            ledger.write_now(path, ledger.abstained_not_ready())
+            ledger.write_not_ready(config.suggester.log_file, dsh_home(self.env))
         return True
 
     def building(self) -> bool:

@@ -161,6 +161,12 @@ def write_now(path: Path, message: str) -> None:
     book.flush()
 
 
+def write_not_ready(log_file: str | None, dsh_home: Path) -> None:
+    """The session ended while the sidecar's start still ran (stdio and MCP alike): one
+    ``abstained not-ready`` line, written now (:func:`write_now`)."""
+    write_now(ledger_path(log_file, dsh_home), abstained_not_ready())
+
+
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 
