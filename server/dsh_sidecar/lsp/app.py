@@ -88,6 +88,9 @@ class SidecarProtocol(LanguageServerProtocol):
         self.shutdown_pending: Any = None
         #: Whether an ``exit`` came while :attr:`shutdown_pending` was set.
         self.exit_waiting = False
+        #: Set while no ``shutdown`` is in progress (:meth:`shutdown_answered`).
+        self._answered = asyncio.Event()
+        self._answered.set()
 
     def send_request(
         self, method: str, params: Any | None = None, callback: Any | None = None, msg_id: Any | None = None
@@ -167,6 +170,7 @@ class SidecarProtocol(LanguageServerProtocol):
         if pending is not None and not pending.done():
             # added after pygls' reply callback (added when the request was filed): run after it
             self.shutdown_pending = pending
+            self._answered.clear()
             pending.add_done_callback(self._shutdown_answered)
         for future, answer in list(self.answer_at_shutdown.items()):  # before the sidecar shuts down
             if not future.done():
@@ -197,9 +201,17 @@ class SidecarProtocol(LanguageServerProtocol):
         """``shutdown``'s reply is written (pygls' callback ran before this one): an ``exit``
         that came meanwhile is handled now."""
         self.shutdown_pending = None
+        self._answered.set()
         waiting, self.exit_waiting = self.exit_waiting, False
         if waiting:
             self._handle_notification(lsp.EXIT, None)
+
+    async def shutdown_answered(self) -> None:
+        """Return once no ``shutdown`` is in progress (its reply written; an ``exit`` that waited
+        for it is handled then): the end of the input right after ``shutdown`` and ``exit`` (a
+        client that writes both and closes its pipe) ended the serve loop while ``shutdown``
+        waited for the build, which was then cancelled, and the process exited 1."""
+        await self._answered.wait()
 
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
@@ -571,6 +583,7 @@ async def _serve_until_stopped(server: SidecarServer, writer: FdWriter) -> None:
     writer.on_lost = lost
     try:
         await serve(server.protocol, sys.stdin.buffer)
+        await server.protocol.shutdown_answered()  # EOF right after shutdown (and exit)
     except asyncio.CancelledError:
         if writer.lost:
             log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")
