@@ -83,6 +83,14 @@ class SidecarProtocol(LanguageServerProtocol):
         #: (``window/workDoneProgress/create``): pygls files them in the one table it files the
         #: client's own requests in, so only a response under one of these ids is the client's.
         self.awaiting_responses: set[Any] = set()
+        #: The future of a ``shutdown`` being handled, until its reply is written: an ``exit``
+        #: meanwhile is handled once it is (:meth:`lsp_exit`, :meth:`_shutdown_answered`).
+        self.shutdown_pending: Any = None
+        #: Whether an ``exit`` came while :attr:`shutdown_pending` was set.
+        self.exit_waiting = False
+        #: Set while no ``shutdown`` is in progress (:meth:`shutdown_answered`).
+        self._answered = asyncio.Event()
+        self._answered.set()
 
     def send_request(
         self, method: str, params: Any | None = None, callback: Any | None = None, msg_id: Any | None = None
@@ -155,8 +163,15 @@ class SidecarProtocol(LanguageServerProtocol):
         cancelling a generator handler's future (a waiting ``dsh/postExecute``) answers it at
         once, which removes it from the table (pygls walked the table itself: -32603, exit 1).
         A request of :attr:`answer_at_shutdown` is answered instead, first (a ``dsh/status`` sent
-        just before the exit, waiting for the fleet store's read, says what this process knows)."""
+        just before the exit, waiting for the fleet store's read, says what this process knows).
+        Until it is answered, an ``exit`` waits for it (:attr:`shutdown_pending`)."""
         current_id = self.msg_id
+        pending = self._request_futures.get(current_id) if current_id is not None else None
+        if pending is not None and not pending.done():
+            # added after pygls' reply callback (added when the request was filed): run after it
+            self.shutdown_pending = pending
+            self._answered.clear()
+            pending.add_done_callback(self._shutdown_answered)
         for future, answer in list(self.answer_at_shutdown.items()):  # before the sidecar shuts down
             if not future.done():
                 try:
@@ -170,6 +185,33 @@ class SidecarProtocol(LanguageServerProtocol):
             if msg_id != current_id and not future.done():
                 future.cancel()
         self._shutdown = True
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' ``exit``, once a ``shutdown`` being handled is answered: ``shutdown`` awaits a
+        running build off the loop, and an ``exit`` sent right after it (or while it waits) ended
+        the process before its reply was written, with exit code 1. It is handled again once that
+        reply is written (:meth:`_shutdown_answered`)."""
+        if self.shutdown_pending is not None:
+            self.exit_waiting = True
+            return None
+        return (yield from super().lsp_exit(*args))
+
+    def _shutdown_answered(self, _future: Any) -> None:
+        """``shutdown``'s reply is written (pygls' callback ran before this one): an ``exit``
+        that came meanwhile is handled now."""
+        self.shutdown_pending = None
+        self._answered.set()
+        waiting, self.exit_waiting = self.exit_waiting, False
+        if waiting:
+            self._handle_notification(lsp.EXIT, None)
+
+    async def shutdown_answered(self) -> None:
+        """Return once no ``shutdown`` is in progress (its reply written; an ``exit`` that waited
+        for it is handled then): the end of the input right after ``shutdown`` and ``exit`` (a
+        client that writes both and closes its pipe) ended the serve loop while ``shutdown``
+        waited for the build, which was then cancelled, and the process exited 1."""
+        await self._answered.wait()
 
     def notify(self, method: str, params: Any | None = None) -> None:
         """pygls' ``notify``; on the :class:`FdWriter` the frame may wait (≤ 1 ms) to share a
@@ -307,9 +349,9 @@ class SidecarServer(LanguageServer):
             from dsh_sidecar.config import dsh_home
             from dsh_sidecar.suggester import ledger
 
-            # the start's own lines (its activation's, buffered until the exit flushes them) are
-            # dropped: one line a session
-            ledger.end_during_start(ledger.ledger_path(config.suggester.log_file, dsh_home(self.env)))
+            # one line a session: the start's own lines (its activation's, buffered until the exit
+            # flushes them) are dropped
+            ledger.write_not_ready(config.suggester.log_file, dsh_home(self.env))
         return True
 
     def building(self) -> bool:
@@ -543,6 +585,7 @@ async def _serve_until_stopped(server: SidecarServer, writer: FdWriter) -> None:
     writer.on_lost = lost
     try:
         await serve(server.protocol, sys.stdin.buffer)
+        await server.protocol.shutdown_answered()  # EOF right after shutdown (and exit)
     except asyncio.CancelledError:
         if writer.lost:
             log.error("stopping: the reader closed stdout (fd 1): there is no JSON-RPC channel to answer on")

@@ -336,7 +336,8 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         return sidecar.status().wire()  # without a store: answered at once, in order
 
     @server.feature(lsp.SHUTDOWN)
-    def on_shutdown(ls: SidecarServer, params: Any) -> None:
+    def on_shutdown(ls: SidecarServer, params: Any) -> Generator[Any, Any, None]:
+        yield from built(ls)  # a build still running is awaited off the loop (calls answered meanwhile)
         if ls.sidecar is not None:
             ls.sidecar.shutdown()
 

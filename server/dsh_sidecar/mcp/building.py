@@ -223,8 +223,10 @@ async def _built(future: asyncio.Future[T]) -> T:
 class Lifetime:
     """The live :class:`Sidecar` of a served MCP session and its one closing (``shutdown``,
     then ``aclose_state``: state flushed, then ``aquiesce``), whichever comes first: the
-    session's end or a signal. A closing during the build waits for it (the built sidecar is
-    then closed at once)."""
+    session's end or a signal. A closing while the build still runs (or has not started) does
+    not wait for it: nothing was decided yet, and :attr:`not_ready` says so once (the ledger's
+    ``abstained not-ready``, as ``serve``'s ``SidecarServer.end_before_start``); it waited for
+    the whole build, and a session ended within the start left no ledger line."""
 
     def __init__(self) -> None:
         self.sidecar: Sidecar | None = None
@@ -236,6 +238,9 @@ class Lifetime:
         self.start = threading.Event()
         #: Set when the session ended: a build that has not started never does.
         self.ended = threading.Event()
+        #: What a session that ends before the sidecar is built says, once (``build_server``:
+        #: the suggester's ``abstained not-ready`` line when its config turns it on).
+        self.not_ready: Callable[[], None] | None = None
 
     async def close(self) -> None:
         """Flush and close the sidecar (once; shielded from cancellation). A closing while the
@@ -246,6 +251,9 @@ class Lifetime:
             self.ended.set()  # a build still waiting for the tool list never starts
             self.start.set()
             building, self.building = self.building, None
+            if building is not None and not building.done():
+                self._end_before_start(building)
+                return
             if building is not None:
                 with suppress(Exception):  # a failed build left nothing to close
                     self.sidecar = await asyncio.shield(building)
@@ -260,6 +268,26 @@ class Lifetime:
             await sidecar.aclose_state()
             self.state_closed.set()
             await sidecar.aquiesce()
+
+    def _end_before_start(self, building: asyncio.Future[Sidecar]) -> None:
+        """The session ended while ``building`` still runs: it is not waited for (its outcome
+        is retrieved when it comes, for nobody), and :attr:`not_ready` is said once."""
+        building.add_done_callback(lambda done: done.cancelled() or done.exception())
+        say, self.not_ready = self.not_ready, None
+        if say is not None:
+            try:
+                say()
+            except Exception:  # the end goes on: a ledger that cannot be written is said in the log
+                log.warning("the session's end during the build could not be written", exc_info=True)
+
+
+def not_ready_line(log_file: str | None, env: Mapping[str, str]) -> None:
+    """The suggester's ``abstained not-ready`` line in its ledger (``logFile``, else under the
+    ``DSH_HOME`` of ``env``): the session ended before the sidecar was built."""
+    from dsh_sidecar.config import dsh_home
+    from dsh_sidecar.suggester import ledger
+
+    ledger.write_not_ready(log_file, dsh_home(env))
 
 
 def build_on_thread(

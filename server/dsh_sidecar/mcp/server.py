@@ -75,6 +75,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
@@ -97,6 +98,7 @@ from dsh_sidecar.mcp.building import (
     SidecarUnavailable,
     build_on_thread,
     follow_build,
+    not_ready_line,
     publish,
     search_router,
 )
@@ -161,6 +163,8 @@ def build_server(  # noqa: C901, PLR0915  (a registration closure: one short nes
     in ``lifetime``, so a signal can close it); the router's keys are added to ``redactor``
     (the log filter's) once the sidecar exists."""
     live = lifetime if lifetime is not None else Lifetime()
+    if config.suggester.enabled:
+        live.not_ready = partial(not_ready_line, config.suggester.log_file, env)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Holder]:

@@ -168,6 +168,12 @@ def end_during_start(path: Path) -> None:
     Ledger(path).append_now(abstained_not_ready())
 
 
+def write_not_ready(log_file: str | None, dsh_home: Path) -> None:
+    """The session ended while the sidecar's start still ran (stdio and MCP alike): one
+    ``abstained not-ready`` line, written now, the session's only one (:func:`end_during_start`)."""
+    end_during_start(ledger_path(log_file, dsh_home))
+
+
 class Ledger:
     """Appends ledger lines to ``path`` (``None``: no file) and passes each to ``sink``.
 

@@ -132,6 +132,8 @@ class GraphBuilder:
     #: where the next symbol pass keeps the files it reads (``sharedreads.py``), set by
     #: ``on_files``' listener (the projection hands it to the content index's sync); taken once
     next_reads: SharedReads | None = None
+    #: why the kept listing was not taken (``dsh/status`` ``listingRefused``), else ``None``
+    listing_refused: str | None = None
     #: the walk after ready (:meth:`_verify`): CPU seconds (its thread's), paths found changed
     verified_walk: tuple[float, int] | None = None
     #: batches of changed paths applied, and the CPU seconds they took (the applying thread's)
@@ -414,6 +416,8 @@ class GraphBuilder:
             out.update(graph.status())
         if self.error is not None:
             out["error"] = self.error
+        if self.listing_refused is not None:
+            out["listingRefused"] = self.listing_refused
         return out
 
     def set_progress(self, progress: Progress | None) -> None:
@@ -442,7 +446,8 @@ class GraphBuilder:
     def _take_listing(self) -> Listing | None:
         """The kept listing for the session's first build, once: a walk's for a tree outside
         git, git's for a checkout (a listing made the other way is not taken); ``None``
-        otherwise (the build lists the tree)."""
+        otherwise (the build lists the tree), and for a git listing longer than the index's head
+        allows (:func:`.gitguard.listing_refusal`, said in :attr:`listing_refused`)."""
         if self._listing_taken or self.listing_cache is None or self.root is None:
             return None
         self._listing_taken = True
@@ -450,7 +455,13 @@ class GraphBuilder:
             return None
         source = "git" if gitguard.is_checkout(self.root) else "mtime"
         listed = self.listing_cache.load()
-        return listed if listed is not None and listed.source == source else None
+        if listed is None or listed.source != source:
+            return None
+        if source == "git" and (refusal := gitguard.listing_refusal(self.root, len(listed.stats.files))):
+            self.listing_refused = refusal
+            log.info("kept workspace listing not taken (%s); listing the checkout", refusal)
+            return None
+        return listed
 
     def _keep_listing(self, graph: WorkspaceGraph) -> None:
         """Keep the listing a build made, for the next session: the walk's, or git's with the

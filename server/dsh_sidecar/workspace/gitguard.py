@@ -10,6 +10,8 @@ class 1; how git is run when it may: :mod:`dsh_sidecar.workspace.gitcmd`).
 * :func:`worktree_refusal` — a ``.gitignore``/``.gitattributes`` in the work tree that git would
   block on, or a tree past :data:`MAX_WORKTREE_ENTRIES` entries.
 * :func:`can_list` — a checkout with nothing of the above: git may list and check it.
+* :func:`listing_refusal` — a listing of the checkout (git's answer, or one kept from an earlier
+  session) longer than its index's head says git can list (:func:`index_entries`).
 
 Every check reads metadata only and never raises; a refusal is a sentence naming the path.
 """
@@ -20,6 +22,7 @@ import collections
 import logging
 import os
 import stat
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -350,3 +353,105 @@ def can_list(root: Path) -> bool:
         log.info("git not run over the work tree of %s (%s); walking the folder", root, refusal)
         return False
     return True
+
+
+#: The head of git's index file (gitformat-index(5)): the signature ``DIRC``, a version (2, 3
+#: or 4: git refuses any other), the number of index entries; all big-endian.
+INDEX_HEAD: Final = struct.Struct(">4sII")
+#: Index versions git reads (``read_index_from``: "bad index version" for any other).
+INDEX_VERSIONS: Final = frozenset({2, 3, 4})
+#: Fewest bytes one index entry takes (gitformat-index(5): 40 bytes of stat data, a 20-byte
+#: object name, 2 bytes of flags, then its path): a head claiming more entries than its file can
+#: hold is not one git reads (2**31 entries over 64 MiB of random bytes).
+MIN_ENTRY_BYTES: Final = 62
+#: Most ``sharedindex.*`` files of a split index whose heads :func:`index_entries` reads (git
+#: keeps the one in use and a few older ones until they expire).
+MAX_SHARED_INDEXES: Final = 16
+#: Rows a kept git listing may hold beyond its index's entries, as files the index does not
+#: track (``ls-files --others``): at least this many, and at most the index's entries again.
+#: A listing past that is no listing of this checkout's index plus the files made since (a
+#: forged one of 249,044 rows for a 41-file checkout made the next session take 192 s and
+#: 250 MiB to be ready): the scan before ready is taken instead, so a forged listing costs a
+#: session at most twice the real listing's work, or this many rows (a fraction of a second).
+UNTRACKED_ALLOWANCE: Final = 4096
+
+
+def _index_head(path: str) -> int | None:
+    """The entry count in the head of the index file ``path`` (a regular file, not a link: the
+    first :attr:`INDEX_HEAD.size` bytes read, nothing more); ``0`` when there is no such file
+    (git then tracks nothing); ``None`` when it is no regular file or its head is not one git
+    reads (signature, version, more entries than the file can hold: :data:`MIN_ENTRY_BYTES`)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        raw = os.pread(fd, INDEX_HEAD.size, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(raw) != INDEX_HEAD.size:
+        return None
+    signature, version, entries = INDEX_HEAD.unpack(raw)
+    if signature != b"DIRC" or version not in INDEX_VERSIONS or entries * MIN_ENTRY_BYTES > st.st_size:
+        return None
+    return int(entries)
+
+
+def index_entries(root: Path) -> int | None:
+    """How many entries git's index of the checkout ``root`` holds, from its head alone
+    (:data:`INDEX_HEAD`), or ``None`` when that cannot be known (no git folder, a git folder
+    reached through ``/proc``, ``/sys`` or ``/dev``, an index that is no regular file or whose
+    head git refuses: git's listing fails then too). A split index (``core.splitIndex``) keeps
+    most entries in a ``sharedindex.<hash>`` file beside it: the largest of those heads is
+    added. Never raises."""
+    try:
+        base = os.path.abspath(root)
+        git_dir = _repository_git_dir(root, base)
+        real = _physical(git_dir) if git_dir is not None else None
+        if real is None:
+            return None
+        entries = _index_head(os.path.join(real, "index"))
+        return None if entries is None else entries + _shared_entries(real)
+    except Exception:  # a pre-check never fails the caller
+        log.debug("git index head unreadable", exc_info=True)
+        return None
+
+
+def _shared_entries(git_dir: str) -> int:
+    """The most entries of the ``sharedindex.*`` heads in ``git_dir`` (at most
+    :data:`MAX_SHARED_INDEXES` read, :data:`MAX_GIT_DIR_ENTRIES` entries looked at); 0 without."""
+    most = seen = read = 0
+    with os.scandir(git_dir) as it:
+        for entry in it:
+            seen += 1
+            if seen > MAX_GIT_DIR_ENTRIES or read >= MAX_SHARED_INDEXES:
+                break
+            if entry.name.startswith("sharedindex."):
+                read += 1
+                most = max(most, _index_head(entry.path) or 0)
+    return most
+
+
+def listing_refusal(root: Path, rows: int, tracked: int | None = None) -> str | None:
+    """Why a git listing of ``rows`` paths (``tracked`` of them index entries, when known) is not
+    this checkout's, judged against its index's entry count (:func:`index_entries`); ``None``
+    when it may be. Entries a listing leaves out (links to folders, paths that leave the work
+    tree, a conflict's stages) make it shorter, never longer: ``tracked`` may not exceed the
+    entries, and all ``rows`` may exceed them by files the index does not track, at most
+    :data:`UNTRACKED_ALLOWANCE` or the entries again. A sentence naming both counts."""
+    entries = index_entries(root)
+    if entries is None:
+        return "git's index head is not one git reads"
+    if tracked is not None and tracked > entries:
+        return f"git listed {tracked} index entries where its index holds {entries}"
+    if rows > entries + max(entries, UNTRACKED_ALLOWANCE):
+        return f"a listing of {rows} files where git's index holds {entries} entries"
+    return None

@@ -358,6 +358,7 @@ class WorkspaceProjection:
                 "pending": not self._targets_idle.is_set(),
             },
             **(graph.status() if graph is not None else {}),
+            **({"listingRefused": refused} if (refused := self.graph_builder.listing_refused) else {}),
         }
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ Ranks are dense: files changed at the same second (e.g. one commit) share a rank
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Iterable
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Final
 
 from dsh_sidecar.workspace import gitcmd, gitguard, prefetch
+
+log = logging.getLogger(__name__)
 
 #: Newest commits read by the recency pass (bounds time and memory on huge histories).
 MAX_COMMITS: Final = 2_000
@@ -126,12 +129,19 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
     a symlink to a file, a dangling one or a loop stays listed, as there (reading it is
     :mod:`.fsguard`'s judgement). A submodule stays listed as git lists it (one path). An index
     entry whose path leaves the work tree (:func:`_in_work_tree`) is left out, and so is one
-    under a symlinked folder git lists (a tracked folder replaced by a link)."""
+    under a symlinked folder git lists (a tracked folder replaced by a link). A listing longer
+    than the index's head allows (:func:`.gitguard.listing_refusal`) is not used: ``None``."""
     if outs["tracked"] is None or outs["untracked"] is None:
+        return None
+    entries = _z(outs["tracked"])
+    untracked = _z(outs["untracked"])
+    refusal = gitguard.listing_refusal(root, len(entries), len(entries))  # (untracked: git's own)
+    if refusal is not None:
+        log.info("git's listing of %s not used (%s); walking the folder", root, refusal)
         return None
     tracked: list[str] = []
     links: list[str] = []
-    for entry in _z(outs["tracked"]):
+    for entry in entries:
         head, sep, path = entry.partition("\t")
         mode = head.partition(" ")[0]
         if not sep or not path or not _in_work_tree(path):
@@ -139,7 +149,6 @@ def listing(root: Path, outs: dict[str, bytes | None]) -> tuple[list[str], list[
         tracked.append(path)
         if mode == _LINK_MODE:
             links.append(path)
-    untracked = _z(outs["untracked"])
     folders = _folders(root, links + untracked)
     if folders:
         tracked = [p for p in tracked if p not in folders]

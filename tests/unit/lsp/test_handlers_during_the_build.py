@@ -12,6 +12,7 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
 from dsh_sidecar.lsp.handlers import build_server
 from lsprotocol import types as lsp
 from support.inprocess_lsp import replies
@@ -114,3 +115,84 @@ def test_a_notification_during_the_build_is_applied_once_it_ends_before_later_re
     assert during == []
     assert told == ["toolsChanged", "filesChanged 1", "status"]
     assert ids == [2, 1]
+
+
+class ShutSidecar(BuiltSidecar):
+    def shutdown(self) -> None:
+        self.told.append("shutdown")
+
+
+def test_shutdown_waits_for_the_build_off_the_loop_and_exit_waits_for_its_reply():
+    """``shutdown`` during the build awaits it off the loop: a ``dsh/postExecute`` sent after it
+    is answered while it waits, and an ``exit`` sent meanwhile waits for its reply: once the
+    build ends the sidecar is shut down, ``shutdown`` answered, then the process exits 0. Before,
+    ``shutdown`` read the sidecar on the loop (every request behind it waited for the build), and
+    with that read moved off the loop an ``exit`` meanwhile ended the process at once, exit code 1,
+    the reply to ``shutdown`` never written."""
+    server = build_server()
+    written: list[bytes] = []
+    closed: list[int] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+        def close(self) -> None:
+            closed.append(len(written))
+
+    server.protocol.set_writer(Writer())
+    release, sidecar = threading.Event(), ShutSidecar()
+
+    def build() -> ShutSidecar:
+        release.wait(10)  # released by the test; the bound only ends a test whose loop is held
+        return sidecar
+
+    seen: dict[str, Any] = {}
+
+    async def run() -> None:
+        server.defer_sidecar(build)  # type: ignore[arg-type]
+        proto = server.protocol
+        await until(server.building)
+        proto._handle_request(1, "shutdown", None)
+        proto._handle_request(2, "dsh/postExecute", SILENT)
+        await until(lambda: len(written) >= 1)
+        proto._handle_notification("exit", None)
+        await asyncio.sleep(0.01)
+        seen["during"] = ([r["id"] for r in replies(written)], list(sidecar.told), list(closed))
+        release.set()
+        await until(lambda: bool(closed))
+
+    with pytest.raises(SystemExit) as ended:
+        asyncio.run(run())
+    assert seen["during"] == ([2], [], [])  # answered while shutdown waited; exit waited too
+    assert [(r["id"], r.get("result", "?")) for r in replies(written)] == [(2, {"additionalContexts": []}), (1, None)]
+    assert sidecar.told == ["shutdown"] and closed == [2]  # the writer closed after both replies
+    assert ended.value.code == 0
+
+
+def test_shutdown_and_exit_back_to_back_answer_shutdown_and_exit_0():
+    """No build running: ``shutdown`` and ``exit`` handled in one turn of the loop (one read of
+    the wire) still write the reply before the process ends, exit code 0."""
+    sidecar = ShutSidecar()
+    server = build_server()
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+        def close(self) -> None:
+            written.append(b"closed")
+
+    server.protocol.set_writer(Writer())
+    server.sidecar = sidecar  # type: ignore[assignment]
+
+    async def run() -> None:
+        server.protocol._handle_request(7, "shutdown", None)
+        server.protocol._handle_notification("exit", None)
+        await until(lambda: False)
+
+    with pytest.raises(SystemExit) as ended:
+        asyncio.run(run())
+    assert written[-1] == b"closed" and [r["id"] for r in replies(written[:-1])] == [7]
+    assert ended.value.code == 0 and sidecar.told == ["shutdown"]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from dsh_sidecar.state import columns
-from dsh_sidecar.workspace import GraphBuilder, listingcache, recency, stats
+from dsh_sidecar.workspace import GraphBuilder, gitguard, listingcache, recency, stats
 from dsh_sidecar.workspace.graph import WorkspaceGraph
 from dsh_sidecar.workspace.listingcache import VERSION, ListingCache
+from dsh_sidecar.workspace.projection import WorkspaceProjection
 from support.gitrepo import git
 from support.trees import write_tree
 
@@ -207,3 +208,66 @@ def test_a_listing_of_an_unknown_source_is_set_aside(tmp_path: Path) -> None:
     cache.path.write_bytes(columns.encode(head, body, [["pkg/a.py"]]))
     os.chmod(cache.path, 0o600)
     assert cache.load() is None and list((tmp_path / "home").glob("*.listing.bin.corrupt-*"))
+
+
+def _forge_listing(cache: ListingCache, rows: int) -> None:
+    """Keep a git listing of ``rows`` paths that are not in the checkout (a forged file)."""
+    files = sorted(f"src/f{i:06d}.py" for i in range(rows))
+    forged = stats.FileStats(files)
+    forged.mtime, forged.size, forged.ino = (
+        array("q", [1] * rows),
+        array("q", [9] * rows),
+        array("Q", range(1, rows + 1)),
+    )
+    assert cache.save(forged, [1.0] * rows, "git")
+
+
+def test_a_kept_listing_longer_than_the_index_allows_is_not_taken(tmp_path: Path, counts: Counts) -> None:
+    """A kept git listing may exceed its index's entries (5 here) by files git does not track, at
+    most ``UNTRACKED_ALLOWANCE`` (or the entries again): one more row and the checkout is listed by
+    git before ready, as with no listing kept, and ``dsh/status`` says why."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    _checkout(ws)
+    first = Session(ws, home, counts)
+    allowed = 5 + gitguard.UNTRACKED_ALLOWANCE
+    _forge_listing(first.builder.listing_cache, allowed)
+    taken = Session(ws, home, counts)  # at the bound: taken, and verified after ready
+    assert taken.at_ready["verified"] is False and len(taken.at_ready["files"]) == allowed  # type: ignore[arg-type]
+    assert "listingRefused" not in taken.builder.status() and taken.builder.graph.files == first.builder.graph.files
+    _forge_listing(first.builder.listing_cache, allowed + 1)
+    scans = counts.scans
+    refused = Session(ws, home, counts)
+    assert refused.at_ready["scans"] == scans + 1 and refused.at_ready["verified"] is True
+    assert refused.at_ready["files"] == first.builder.graph.files and refused.readies == 1
+    assert refused.builder.status()["listingRefused"] == "a listing of 4102 files where git's index holds 5 entries"
+    kept = refused.builder.listing_cache.load()  # the build's own listing replaced the forged one
+    assert kept is not None and kept.stats.files == first.builder.graph.files
+
+
+def test_dsh_status_says_why_a_kept_listing_was_not_taken(tmp_path: Path, counts: Counts) -> None:
+    """The ``graph`` block of ``dsh/status`` (``WorkspaceProjection.status``) carries the reason."""
+
+    class Owner:  # the targets' owner: nothing to prepare
+        ready = True
+
+        def prepare(self, graph: object = None) -> bool:
+            return True
+
+        def files_changed(self, changed: object) -> None:
+            pass
+
+        def workspace_changed(self, change: object) -> bool:
+            return False
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    _checkout(ws)
+    _forge_listing(Session(ws, home, counts).builder.listing_cache, 9000)
+    projection = WorkspaceProjection(ws, home, lambda: Owner())
+    projection.start()
+    try:
+        assert projection.wait_for_graph(60)
+        status = projection.status()
+        assert status["listingRefused"] == "a listing of 9000 files where git's index holds 5 entries"
+        assert status["files"] == 5
+    finally:
+        projection.close()
