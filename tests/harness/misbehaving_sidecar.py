@@ -14,7 +14,10 @@ answers ``initialize`` and ``shutdown``; ``dsh/postExecute`` with one note (mode
 * ``flood-once``: the first start writes ``FLOOD_MB`` MB with no header end, in 64 KB writes;
 * ``many-notes``: 2,000 (short) notes in one answer;
 * ``long-note``: one 10,000-byte note;
-* ``big-frame``: answers ``dsh/status`` with a legal 24 MB frame, in 64 KB writes.
+* ``big-frame``: answers a ``dsh/status`` asking ``{"blob": true}`` with a legal 24 MB frame, in
+  64 KB writes (the bundle's own readiness polls get the small answer: a 24 MB answer to each of
+  them held the post-execute calls queued behind it past their bound at load 30, and the bundle
+  restarted the child for the hang);
 * ``hang-post``: never answers ``dsh/postExecute`` (answers the rest); ``die-post``: exits at
   each ``dsh/postExecute``; ``hang-init``: never answers ``initialize``;
 * ``huge-search-error``: every search (``dsh/routeSearch``, ``dsh/search``) fails -32001 with a
@@ -111,7 +114,7 @@ while True:
         answered += 1
     if method == "dsh/status":
         result: object = {"n": answered, "start": START}
-        if MODE == "big-frame":
+        if MODE == "big-frame" and isinstance(msg.get("params"), dict) and msg["params"].get("blob"):
             result = {"blob": "x" * (24 * 1024 * 1024), "start": START}
     elif method == "dsh/postExecute":
         notes = [note(f"note {answered} of start {START}")]

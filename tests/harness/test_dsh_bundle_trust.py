@@ -83,6 +83,7 @@ SCRIPT = HARNESS + textwrap.dedent(
     import * as suggester from './lib/suggester.js';
     import { sharedSidecar } from './lib/shared.js';
     const [mode, spawns, python, child] = process.argv.slice(2);
+    const keep = setInterval(() => {}, 1000); // a harness keeps running: nothing else holds this loop
     suggester.apply(ctx, { sidecar: { command: [python, child, mode, spawns], startWaitMs: 10000 } });
     const postExecute = handlers['tools/post-execute'];
     const calls = [];
@@ -99,7 +100,7 @@ SCRIPT = HARNESS + textwrap.dedent(
     const process_ = sharedSidecar().process;
     const t0 = performance.now();
     concatBytes = 0;
-    const status = await process_.request('dsh/status', {}, { timeoutMs: 30000 }).catch((e) => ({ error: String(e) }));
+    const status = await process_.request('dsh/status', { blob: true }, { timeoutMs: 30000 }).catch((e) => ({ error: String(e) }));
     const statusMs = performance.now() - t0;
     console.log(JSON.stringify({
       calls,
@@ -111,6 +112,7 @@ SCRIPT = HARNESS + textwrap.dedent(
       skippedHeaders: process_.client.skippedHeaders,
     }));
     await process_.stop();
+    clearInterval(keep);
     process.exit(0);
     """
 )
@@ -149,6 +151,7 @@ ROUTER_SCRIPT = HARNESS + textwrap.dedent(
     const [mode, spawns, python, child] = process.argv.slice(2);
     let provider;
     ctx.web.registerSearchProvider = (p) => { provider = p; };
+    const keep = setInterval(() => {}, 1000); // a harness keeps running: nothing else holds this loop
     router.apply(ctx, { sidecar: { command: [python, child, mode, spawns], startWaitMs: 10000 } });
     const errors = [];
     for (const query of ['first', 'second']) {
@@ -162,6 +165,7 @@ ROUTER_SCRIPT = HARNESS + textwrap.dedent(
     }
     console.log(JSON.stringify({ errors, warnings }));
     await sharedSidecar().process.stop();
+    clearInterval(keep);
     process.exit(0);
     """
 )

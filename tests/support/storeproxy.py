@@ -6,7 +6,9 @@ are not Redis (one that never answers, one that answers garbage, one that floods
   ``delay_s`` holds every chunk of a reply that long, ``drip_s`` sends a reply one byte at a
   time that far apart (every byte within a per-read timeout, the whole reply far beyond it),
   ``cut_after`` closes the client's connection after that many reply bytes (mid-reply);
-  ``replies`` counts the reply chunks it has let through.
+  ``held`` keeps every reply until :meth:`StoreProxy.release` (a store slower than whatever the
+  test does meanwhile, however loaded the machine); ``replies`` counts the reply chunks it has
+  let through.
 * :class:`FakeListener` speaks just enough RESP to get through redis-py's handshake (``+OK`` to
   ``CLIENT``/``SELECT``/``AUTH``, ``+PONG`` to ``PING``) and then answers every other command
   with ``answer``: ``"silent"`` (nothing, ever), ``"garbage"`` (a bulk string to everything,
@@ -64,14 +66,32 @@ class _Listener:
 class StoreProxy(_Listener):
     """A proxy to the ``redis-server`` on 127.0.0.1:``upstream`` whose replies are late, dripped or cut."""
 
-    def __init__(self, upstream: int, delay_s: float = 0.0, drip_s: float = 0.0, cut_after: int | None = None) -> None:
+    def __init__(
+        self,
+        upstream: int,
+        delay_s: float = 0.0,
+        drip_s: float = 0.0,
+        cut_after: int | None = None,
+        held: bool = False,
+    ) -> None:
         self.upstream = upstream
         self.delay_s = delay_s
         self.drip_s = drip_s
         self.cut_after = cut_after
         #: Reply chunks forwarded to clients so far (a call answered before it saw the store's reply).
         self.replies = 0
+        self._released = threading.Event()
+        if not held:
+            self._released.set()
         super().__init__()
+
+    def release(self) -> None:
+        """Let the held replies (and every later one) through."""
+        self._released.set()
+
+    def close(self) -> None:
+        self._released.set()
+        super().close()
 
     def serve(self, conn: socket.socket) -> None:
         try:
@@ -95,6 +115,7 @@ class StoreProxy(_Listener):
         sent = 0
         with contextlib.suppress(OSError):
             while data := up.recv(65536):
+                self._released.wait()
                 if self.delay_s:
                     time.sleep(self.delay_s)
                 self.replies += 1

@@ -1,13 +1,13 @@
 """A slow fleet store holds neither the start nor the exit: ``initialize`` answers before the
-store's first reply (the bandit adopts the fleet's posteriors when their read lands, and samples
-from them from then on), and a sidecar that exits while its writes wait for the store ends within
+store's first reply (the store's replies are held until the test has its answers: a fixed 2 s
+delay was shorter than ``initialize`` and ``dsh/status`` at load 34; the bandit adopts the
+fleet's posteriors when their read lands, and samples from them from then on), and a sidecar that exits while its writes wait for the store ends within
 its bound, saying how many writes it did not send; every bandit update missing from the store is
 among them."""
 
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -19,12 +19,13 @@ from dsh_sidecar.state.redis_store import RedisState
 from support.bandit_ops import op
 from support.fleetkit import REDIS_SERVER, Providers, Sidecar, make_workspace, options, sidecar_env
 from support.storeproxy import StoreProxy
+from support.waiting import HANG_S, wait_until
 
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server not installed (.ci/run installs it)")
 
-#: ``state.timeoutMs`` (its largest) and how late the slow store answers: each command waits for it.
+#: ``state.timeoutMs`` (its largest): the start's store commands wait for it while the test holds
+#: their replies (``initialize`` and one ``dsh/status``).
 TIMEOUT_MS = 5000
-SLOW_S = 2.0
 #: How late the store answers at the exit: past every bound of the test (it never answers in time).
 STALL_S = 60.0
 #: Fleet evidence planted before the sidecar starts: ``thorough`` always rewarded, ``quick`` never.
@@ -53,8 +54,9 @@ def test_initialize_answers_before_a_slow_store_and_the_fleets_posteriors_are_ad
     for i in range(PLANTED):
         planter.bandit_apply(op(2 * i, "thorough", 1.0))
         planter.bandit_apply(op(2 * i + 1, "quick", 0.0))
+    assert planter.wait_synced(HANG_S)  # all sent (its exit flushes for a bounded time)
     planter.close()
-    proxy = StoreProxy(server.port, delay_s=SLOW_S)
+    proxy = StoreProxy(server.port, held=True)
     sc = Sidecar(sidecar_env(tmp_path / "home"), tmp_path / "stderr.log")
     try:
         opts = options(providers, proxy.url(), seed=3, timeoutMs=TIMEOUT_MS, retryMs=60_000)
@@ -64,13 +66,12 @@ def test_initialize_answers_before_a_slow_store_and_the_fleets_posteriors_are_ad
         assert proxy.replies == 0
         assert status["bandit"]["updates"] == {"quick": 0, "thorough": 0}  # this process's own, for now
         assert status["state"]["available"] is True
-        for _ in range(200):  # the first read lands (a handshake and a script's load, each SLOW_S late)
-            status = sc.request("dsh/status")["result"]
-            if status["bandit"]["updates"] != {"quick": 0, "thorough": 0}:
-                break
-            time.sleep(0.1)
+        proxy.release()
+        status = wait_until(  # the first read lands (a handshake and a script's load)
+            lambda: (s := sc.request("dsh/status")["result"])["bandit"]["updates"] != {"quick": 0, "thorough": 0} and s,
+            "the fleet's posteriors read",
+        )
         assert status["bandit"]["updates"] == {"quick": PLANTED, "thorough": PLANTED}
-        proxy.delay_s = 0.0
         # Thompson sampling on the fleet's posteriors: thorough Beta(≥11, 1) against quick Beta(1, ≥11);
         # on the prior alone (seed 3, the file backend) these searches chose quick 7 times of 8
         chosen = [sc.request("dsh/search", {"query": f"fleet prior {i}"})["result"]["strategy"] for i in range(8)]
