@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.cache import index_stem
+from dsh_sidecar.workspace.cachenames import index_stem
 from dsh_sidecar.workspace.facts import (
     MAX_READ_BYTES,
     MAX_WORDS,

@@ -1,5 +1,5 @@
 """The last walk's listing, kept for the next session: ``<cache_dir>/<slug>-<hash>.listing.bin``
-(slug and hash as the symbol cache's, ``cache.index_stem``).
+(slug and hash as the symbol cache's, ``cachenames.index_stem``).
 
 A walk of a tree outside git takes one ``fstatat`` a file (0.35–0.4 s of CPU for 100k files,
 two-thirds of it in the kernel) and a sort, and no directory record can spare it: editing a
@@ -61,7 +61,7 @@ from typing import Any, Final, cast
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import recency
-from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.cachenames import LISTING_SUFFIX, cache_path
 from dsh_sidecar.workspace.files import MAX_FILES, walk_files
 from dsh_sidecar.workspace.stats import FileStats, stat_files
 
@@ -145,7 +145,7 @@ class ListingCache:
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
-        self.path = cache_path(cache_dir, root).with_suffix(".listing.bin")
+        self.path = cache_path(cache_dir, root).with_suffix(LISTING_SUFFIX)
         self.file = StateFile(self.path, max_bytes=max_bytes(), parse=_parse(self.root))
 
     def load(self) -> Listing | None:
