@@ -30,6 +30,7 @@ from dsh_sidecar.workspace.listingcache import (
     listing_differences,
     walk_differences,
 )
+from dsh_sidecar.workspace.listingjournal import Changes
 
 if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
     pass
@@ -309,8 +310,8 @@ class GraphBuilder:
             if self.cache is not None and unkept.entries:
                 self.cache.note(unkept.entries)
                 self.cache.keep()
-            if unkept.listing is not None and self.listing_cache is not None:
-                self.listing_cache.save(unkept.listing.stats, unkept.listing.stamps, unkept.listing.source)
+            if unkept.rows is not None and self.listing_cache is not None:
+                self._keep_rows(graph, unkept.rows)
             if unkept.kinds is not None and self.kind_cache is not None:
                 self.kind_cache.save(*unkept.kinds)
         except Exception as exc:  # a cache not written is only a slower next session
@@ -321,6 +322,12 @@ class GraphBuilder:
             with self._lock:
                 if self._unkept is None:
                     self._kept.set()
+
+    def _keep_rows(self, graph: WorkspaceGraph, rows: Changes) -> None:
+        """Journal the changed files' rows over the kept listing (``listingjournal.py``:
+        O(the journal)); the whole listing written (O(files)) when the journal cannot take them."""
+        if self.listing_cache is not None and not self.listing_cache.note(rows, graph.time_source):
+            self._keep_listing_whole(graph)
 
     def wait_kept(self, timeout: float | None = None) -> bool:
         """Block until what the applied changes did is written to the caches; ``True`` if so."""
@@ -493,6 +500,15 @@ class GraphBuilder:
         self.verified_walk = (time.thread_time() - t0, len(changed))
         if fresh is not None and self.listing_cache is not None and (changed or retimed or listed.source != "git"):
             self.listing_cache.save(fresh.stats, fresh.stamps, fresh.source)
+        elif self.listing_cache is not None and self.listing_cache.compact_due():
+            self._keep_listing_whole(graph)
+
+    def _keep_listing_whole(self, graph: WorkspaceGraph) -> None:
+        """Write the listing as the graph holds it now, whole (O(files)); its journal then starts
+        empty: when the journal cannot take a batch's rows, or had more than ``COMPACT_AT`` files
+        when it was read."""
+        if self.listing_cache is not None and (listed := graph.listing()) is not None:
+            self.listing_cache.save(listed.stats, listed.stamps, listed.source)
 
     def _publish(self, graph: WorkspaceGraph, gen: int) -> bool:
         """Make ``graph``, of the build ``gen``, the one answered from (``False``: a newer build
