@@ -75,6 +75,8 @@ def test_clean_removes_only_our_files_never_a_symlink_nor_state(tmp_path: Path):
             "repo-0123456789ab.tables.bin.lock",
             ".repo-0123456789ab.tables.bin.k2j4_x.tmp",
             "repo-0123456789ab.listing.bin",
+            "repo-0123456789ab.journal.json",
+            "repo-0123456789ab.listing-journal.json",
         ],
     )
     ours += _plant(cache / "docs", ["docs.sqlite", "docs.sqlite-shm"])
@@ -89,7 +91,7 @@ def test_clean_removes_only_our_files_never_a_symlink_nor_state(tmp_path: Path):
     dry = clean(env, dry_run=True)
     assert sorted(dry.paths) == sorted(str(p) for p in ours + legacy) and all(p.exists() for p in ours)
     removed = clean(env)
-    assert sorted(removed.paths) == sorted(str(p) for p in ours + legacy) and removed.bytes == 10 * 14
+    assert sorted(removed.paths) == sorted(str(p) for p in ours + legacy) and removed.bytes == 10 * 16
     assert not any(p.exists() for p in ours + legacy)
     assert all(p.exists() for p in foreign + state) and target.read_text() == "mine"
     assert (cache / "workspace" / "link-0123456789ab.json").is_symlink()

@@ -195,14 +195,20 @@ def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
 def _start_git(workspace: Path, suggesting: bool) -> None:
     """Start the git commands the sidecar's first build runs over ``workspace`` (its identity;
     its listing and recency when the suggester is on) on threads, before the server's imports
-    (``workspace/prefetch.py``): a folder the sidecar refuses runs none."""
+    (``workspace/prefetch.py``): a folder the sidecar refuses runs none. Git's listing is not
+    started when the last session kept it (``workspace/listingcache.py``: the build is ready
+    from the kept listing and runs the scan after ready, so started now it would only compete
+    with the imports and the first call); that is told from the kept file's head alone
+    (``workspace/cachenames.py``, without the workspace cache's imports)."""
+    from dsh_sidecar.paths import workspace_cache
     from dsh_sidecar.workspace import fsguard, identity, prefetch, recency
+    from dsh_sidecar.workspace.cachenames import kept_listing_source
 
     root = workspace.resolve()
     if fsguard.root_refusal(root, os.environ.get("HOME")) is not None:
         return
     prefetch.start(("identity", str(root)), identity.identify, root)
-    if suggesting:
+    if suggesting and kept_listing_source(workspace_cache(os.environ), root) != "git":
         prefetch.start(("git_scan", str(root)), recency.scan, root)
 
 

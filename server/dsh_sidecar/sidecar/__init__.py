@@ -37,7 +37,7 @@ from dsh_sidecar.suggester.config import STRUCTURAL_KEYS
 from dsh_sidecar.suggester.query import warm_shell_parser
 from dsh_sidecar.suggester.tablecache import TablesCache
 from dsh_sidecar.workspace import WorkspaceGraph, fsguard
-from dsh_sidecar.workspace.cache import index_stem
+from dsh_sidecar.workspace.cachenames import index_stem
 from dsh_sidecar.workspace.identity import fleet_identity
 from dsh_sidecar.workspace.projection import WorkspaceProjection
 

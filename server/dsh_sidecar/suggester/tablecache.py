@@ -1,6 +1,6 @@
 """The suggester's listing tables kept for the next preparation of the same listing:
 ``<cache_dir>/<slug>-<hash>.tables.bin`` (slug and hash as the symbol cache's,
-``workspace/cache.index_stem``).
+``workspace/cachenames.index_stem``).
 
 A preparation's largest part on a large tree is one pass over the listing (``prepared.tables``):
 the files of each name and of each folder, of each path kind, of ``code`` and of the facts a
@@ -53,7 +53,7 @@ from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import facts as facts_module
 from dsh_sidecar.workspace import manifests as manifests_module
-from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.cachenames import cache_path
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Container
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from dsh_sidecar.workspace import gitguard
 from dsh_sidecar.workspace.cache import SymbolCache
@@ -31,9 +31,6 @@ from dsh_sidecar.workspace.listingcache import (
     walk_differences,
 )
 from dsh_sidecar.workspace.sharedreads import SharedReads
-
-if TYPE_CHECKING:  # annotations only (wildmatch imports it when a spec is built)
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +57,10 @@ class GraphBuilder:
     from the worker thread (the server marshals it to its loop) for builds of at least
     ``progress_min_files`` files (default :data:`LARGE_REPO_FILES`); ``on_ready(graph)`` when
     a build finishes; ``on_start()`` whenever a build is started (by :meth:`start`, or by a
-    :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the server passes ``$DSH_HOME/workspace``) keeps the
-    symbol index on disk (see ``cache.py``) and the last verified walk of a tree outside git
-    (``listingcache.py``): a session's first build is made from that walk and is ready without
-    walking; the tree is walked after ready and the differences applied (:meth:`_verify`).
+    :meth:`refresh` too large to apply in place), on the caller's thread. ``cache_dir`` (the
+    server passes ``$DSH_HOME/workspace``) keeps the symbol index on disk (``cache.py``) and the
+    last verified listing (``listingcache.py``): a session's first build is made from it, ready
+    without walking; the tree is walked after ready and the differences applied (:meth:`_verify`).
     :meth:`rebuild` restarts; :meth:`refresh` applies file changes now (and again after a
     running build finishes).
     """
@@ -112,8 +109,7 @@ class GraphBuilder:
         self._pending: dict[str, None] = {}  # the paths queued for the next batch, each once
         self._rebuild_due = False  # a full build asked for while one ran: started once it publishes
         self._done = threading.Event()
-        #: set when no symbol pass runs (cleared while a build lists and indexes symbols): see
-        #: :meth:`wait_symbols`
+        #: set when no symbol pass runs (cleared while a build lists and indexes symbols)
         self._symbols_idle = threading.Event()
         self._symbols_idle.set()
         self._generation = 0
@@ -121,9 +117,8 @@ class GraphBuilder:
         #: changes queued after that go to the refresh thread, even while the worker winds down
         self._published = -1
         self._last: tuple[int, int] | None = None
-        #: the generation whose symbol cache is being written after its graph was published: that
-        #: write is not part of the build (:attr:`building` is ``False`` meanwhile; :meth:`wait`
-        #: still waits for it)
+        #: the generation whose symbol cache is written after its graph was published: not part
+        #: of the build (:attr:`building` is ``False`` meanwhile; :meth:`wait` waits for it)
         self._saving = -1
         #: set once what the applied changes did is written to the caches (:meth:`wait_kept`)
         self._kept = threading.Event()
@@ -309,10 +304,10 @@ class GraphBuilder:
     def _keep(self, graph: WorkspaceGraph) -> None:
         """Write what the applied batches changed to the caches the next session starts from,
         on the refresh thread: the symbol entries of the changed files to the symbol cache's
-        journal (O(the journal): ``journal.py``), and, when a path came or went, the kinds
-        (``kindcache.py``) and, for a verified tree outside git, the listing with its stats
-        (``listingcache.py``), O(files) each. The next session then takes every file from them
-        as after an unchanged one."""
+        journal (O(the journal): ``journal.py``), the changed files' listing rows to the kept
+        listing's journal (``listingjournal.py``; the listing whole when it cannot take them), and,
+        when a path came or went, the kinds (``kindcache.py``, O(files)). The next session then
+        takes every file from them as after an unchanged one."""
         t0 = time.thread_time()
         try:
             listing = self.listing_cache is not None and graph.time_source in SOURCES and graph.verified
@@ -320,8 +315,9 @@ class GraphBuilder:
             if self.cache is not None and unkept.entries:
                 self.cache.note(unkept.entries)
                 self.cache.keep()
-            if unkept.listing is not None and self.listing_cache is not None:
-                self.listing_cache.save(unkept.listing.stats, unkept.listing.stamps, unkept.listing.source)
+            rows, kept = unkept.rows, self.listing_cache
+            if rows is not None and kept is not None and not kept.note(rows, graph.time_source):
+                self._keep_listing_whole(graph)  # the journal could not take them
             if unkept.kinds is not None and self.kind_cache is not None:
                 self.kind_cache.save(*unkept.kinds)
         except Exception as exc:  # a cache not written is only a slower next session
@@ -444,10 +440,9 @@ class GraphBuilder:
                 log.debug("graph progress callback failed: %s", exc)
 
     def _take_listing(self) -> Listing | None:
-        """The kept listing for the session's first build, once: a walk's for a tree outside
-        git, git's for a checkout (a listing made the other way is not taken); ``None``
-        otherwise (the build lists the tree), and for a git listing longer than the index's head
-        allows (:func:`.gitguard.listing_refusal`, said in :attr:`listing_refused`)."""
+        """The kept listing for the session's first build, once: a walk's outside git, git's in a
+        checkout, no longer than its index's head allows (:func:`.gitguard.listing_refusal`: in
+        :attr:`listing_refused`); ``None`` otherwise (the build lists the tree)."""
         if self._listing_taken or self.listing_cache is None or self.root is None:
             return None
         self._listing_taken = True
@@ -464,21 +459,19 @@ class GraphBuilder:
         return listed
 
     def _keep_listing(self, graph: WorkspaceGraph) -> None:
-        """Keep the listing a build made, for the next session: the walk's, or git's with the
-        stats the symbol pass took (none without a symbol cache)."""
+        """Keep the listing a build made: the walk's, or git's with the symbol pass's stats."""
         walked, graph.walk = graph.walk, None
         if self.listing_cache is None:
             return
         if walked is not None:
             self.listing_cache.save(walked.stats, walked.stamps)
-        elif graph.time_source == "git" and (listed := graph.listing()) is not None:
-            self.listing_cache.save(listed.stats, listed.stamps, "git")
+        elif graph.time_source == "git":
+            self._keep_listing_whole(graph)  # its source: "git"
 
     def _failed(self, gen: int, listed: Listing | None) -> None:
         """The build ``gen`` failed and published nothing: what was asked for while it ran still
         happens (a full build due: one more build, as :meth:`_publish` starts it; else the
-        changes queued, on the graph answered from); a build from a past listing walks instead.
-        Before, both waited for some later change: no graph after a failed first build."""
+        changes queued, on the graph answered from); a build from a past listing walks instead."""
         with self._lock:
             if gen != self._generation:
                 return  # a newer build runs next, and reads them
@@ -529,6 +522,14 @@ class GraphBuilder:
         self.verified_walk = (time.thread_time() - t0, len(changed))
         if fresh is not None and self.listing_cache is not None and (changed or retimed or listed.source != "git"):
             self.listing_cache.save(fresh.stats, fresh.stamps, fresh.source)
+        elif self.listing_cache is not None and self.listing_cache.compact_due():
+            self._keep_listing_whole(graph)
+
+    def _keep_listing_whole(self, graph: WorkspaceGraph) -> None:
+        """Write the listing as the graph holds it now, whole (O(files)), its journal emptied: when
+        the journal cannot take a batch's rows, or held more than ``COMPACT_AT`` files when read."""
+        if self.listing_cache is not None and (listed := graph.listing()) is not None:
+            self.listing_cache.save(listed.stats, listed.stamps, listed.source)
 
     def _publish(self, graph: WorkspaceGraph, gen: int) -> bool:
         """Make ``graph``, of the build ``gen``, the one answered from (``False``: a newer build

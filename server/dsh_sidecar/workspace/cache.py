@@ -55,10 +55,7 @@ one past the vocabulary or the files reads as no token, no file.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +65,7 @@ from typing import Any, Final, Literal
 
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
+from dsh_sidecar.workspace.cachenames import cache_path
 from dsh_sidecar.workspace.heap import collections_paused
 from dsh_sidecar.workspace.journal import Entries, SymbolJournal
 from dsh_sidecar.workspace.stats import Stat
@@ -130,20 +128,6 @@ def strings_bound(files: int) -> int:
 
 def _files_bound(listed: int) -> int:
     return FILES_SLACK * max(0, listed) + 1024
-
-
-def index_stem(root: Path) -> str:
-    """``<slug>-<hash>``, the name every index of the workspace ``root`` starts with: slug = the
-    folder name lower-cased to ``[a-z0-9-]``, hash = the first 12 hex digits of SHA-1 of the
-    resolved root path's bytes (``os.fsencode``: a path that is not UTF-8 has one too)."""
-    resolved = str(root.resolve())
-    slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-") or "workspace"
-    return f"{slug}-{hashlib.sha1(os.fsencode(resolved)).hexdigest()[:12]}"
-
-
-def cache_path(cache_dir: Path, root: Path) -> Path:
-    """``<cache_dir>/<slug>-<hash>.json`` (:func:`index_stem`)."""
-    return cache_dir / f"{index_stem(root)}.json"
 
 
 @dataclass

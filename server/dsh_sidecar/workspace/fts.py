@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dsh_sidecar.workspace import fsguard
-from dsh_sidecar.workspace.cache import index_stem
+from dsh_sidecar.workspace.cachenames import index_stem
 from dsh_sidecar.workspace.facts import RULES_VERSION, STOP_WORDS, WORD, path_words
 from dsh_sidecar.workspace.filerows import MAX_FILE_BYTES, MAX_READ_BYTES, Row, read_row  # noqa: F401 (a head's size)
 from dsh_sidecar.workspace.sharedreads import SharedReads

@@ -45,6 +45,7 @@ from dsh_sidecar.workspace.heap import collections_paused, sliced_dict
 from dsh_sidecar.workspace.kindcache import KindCache
 from dsh_sidecar.workspace.kinds import SOURCE_EXTENSIONS, Kind, classify, depth
 from dsh_sidecar.workspace.listingcache import Listing
+from dsh_sidecar.workspace.listingjournal import Changes, rows_of
 from dsh_sidecar.workspace.recency import git_scan
 from dsh_sidecar.workspace.sharedreads import SharedReads
 from dsh_sidecar.workspace.stats import FileStats, stat_files, stat_of
@@ -566,11 +567,9 @@ class WorkspaceGraph:
 
     def unkept(self, listing: bool) -> Unkept:
         """What the caches lack since the last call (then forgotten): the symbol entries of the
-        changed paths (``journal.py``), the listing as it is now with its stats and change times
-        (with ``listing``, when it changed and its stats are whole: ``listingcache.py``), and the
-        paths with their kinds as :func:`~dsh_sidecar.workspace.kinds.classify` gives them when
-        a path came or went (``kindcache.py``). O(files) when the listing or the kinds are
-        taken (copies, under the graph's lock), else O(changed)."""
+        changed paths (``journal.py``), their rows of the listing (with ``listing``, its stats
+        whole: ``listingjournal.py``), and the paths with their kinds (``classify``'s) when a
+        path came or went (``kindcache.py``): O(files), a copy under the lock; else O(changed)."""
         with self._lock:
             out = Unkept(self._entries)
             self._entries = {}
@@ -579,18 +578,18 @@ class WorkspaceGraph:
                 known = self._kind
                 files = list(self.files)
                 out.kinds = (files, [classify(f) if known[f] == "generated" else known[f] for f in files])
-            if listing and out.entries:
-                out.listing = self.listing()
+            if listing and out.entries:  # (a listing's source: the caller's ``listing``)
+                out.rows = rows_of(self._stats, self.files, self._time, out.entries)
         return out
 
 
 @dataclass
 class Unkept:
     """What :meth:`WorkspaceGraph.unkept` gives: ``entries`` for the symbol cache's journal,
-    ``listing`` for the listing cache, ``kinds`` (paths, kinds) for the kind cache."""
+    ``rows`` for the listing's, ``kinds`` (paths, kinds) for the kind cache."""
 
     entries: dict[str, Any]
-    listing: Listing | None = None
+    rows: Changes | None = None
     kinds: tuple[list[str], list[Kind]] | None = None
 
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import kinds as kinds_module
-from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.cachenames import cache_path
 from dsh_sidecar.workspace.files import MAX_FILES
 from dsh_sidecar.workspace.kinds import KINDS, Kind
 

@@ -1,5 +1,5 @@
 """The last walk's listing, kept for the next session: ``<cache_dir>/<slug>-<hash>.listing.bin``
-(slug and hash as the symbol cache's, ``cache.index_stem``).
+(slug and hash as the symbol cache's, ``cachenames.index_stem``).
 
 A walk of a tree outside git takes one ``fstatat`` a file (0.35–0.4 s of CPU for 100k files,
 two-thirds of it in the kernel) and a sort, and no directory record can spare it: editing a
@@ -28,6 +28,10 @@ ready (:func:`git_differences`) instead of before: git's own index cannot stand 
 (it is refreshed only under a lock the sidecar does not take), and a file the work tree gained is
 known only from ``ls-files --others``. A listing is taken only by a session whose tree is listed
 the same way (a walk's by a tree outside git, git's by a checkout).
+
+A session that changes files after that does not write the whole listing again: it journals
+the changed files' rows over it (``listingjournal.py``, O(the journal)), and :meth:`ListingCache.load`
+lays them over the listing it reads.
 
 **Format**: the columnar format of ``state/columns.py``. The head, beside the format's own
 fields: ``{"version", "root", "files", "source"}`` (F; ``source`` is ``"mtime"`` for a walk's
@@ -63,8 +67,9 @@ from typing import Any, Final, cast
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
 from dsh_sidecar.workspace import recency
-from dsh_sidecar.workspace.cache import cache_path
+from dsh_sidecar.workspace.cachenames import LISTING_SUFFIX, cache_path
 from dsh_sidecar.workspace.files import MAX_FILES, walk_files
+from dsh_sidecar.workspace.listingjournal import COMPACT_AT, Changes, ListingJournal, lay_over
 from dsh_sidecar.workspace.stats import FileStats, stat_files
 
 log = logging.getLogger(__name__)
@@ -75,6 +80,8 @@ VERSION: Final = 1
 PER_FILE_BYTES: Final = 32
 #: Longest path kept, bytes (a longer one makes the listing not kept: the next session walks).
 MAX_PATH_BYTES: Final = 4096
+#: The suffix of the listing's journal (``listingjournal.py``).
+JOURNAL_SUFFIX: Final = ".listing-journal.json"
 #: The numeric columns, in body order.
 NUMERIC: Final[tuple[tuple[str, columns.Code], ...]] = (("mtime", "q"), ("size", "q"), ("ino", "Q"), ("stamp", "q"))
 
@@ -101,6 +108,8 @@ class Listing:
     stats: FileStats
     stamps: list[float]
     source: str = "mtime"
+    #: the digest of the kept file's body it was read from (``""``: not read from one)
+    digest: str = ""
 
 
 #: The sources a kept listing may come from (``WorkspaceGraph.time_source``).
@@ -137,7 +146,7 @@ def _parse(root: str) -> Any:
         stamps = cast(list[float], numeric[3].cast("B").cast("d").tolist())
         if not all(map(math.isfinite, stamps)):
             raise StateDocumentError("a change time that is not a finite number")
-        return Listing(stats, stamps, source)
+        return Listing(stats, stamps, source, str(head.get("digest", "")))
 
     return parse
 
@@ -147,17 +156,49 @@ class ListingCache:
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
-        self.path = cache_path(cache_dir, root).with_suffix(".listing.bin")
+        self.path = cache_path(cache_dir, root).with_suffix(LISTING_SUFFIX)
         self.file = StateFile(self.path, max_bytes=max_bytes(), parse=_parse(self.root))
+        self.journal = ListingJournal(cache_path(cache_dir, root).with_suffix(JOURNAL_SUFFIX), self.root)
+        #: the digest and source of the listing on disk as this session read or wrote it
+        #: (``""``: none known, so no journal either), and the changes journalled over it
+        self.base, self.source, self.changes = "", "", cast(Changes, {})
+        #: files in the journal when the listing was read (over :data:`COMPACT_AT`: write it whole)
+        self.journalled = 0
 
     def load(self) -> Listing | None:
-        """The listing last saved, or ``None`` (none, another format, set aside)."""
+        """The listing last saved with its journal laid over it, or ``None`` (none, another
+        format, set aside)."""
         try:
             found = self.file.read()
         except Exception as exc:  # a cache problem is only a walk before ready
             log.warning("workspace listing unreadable (%s); walking", exc)
             return None
-        return found if isinstance(found, Listing) else None
+        if not isinstance(found, Listing):
+            return None
+        self.base, self.source = found.digest, found.source
+        self.changes = self.journal.load(found.digest, found.source) if found.digest else {}
+        self.journalled = len(self.changes)
+        if not self.changes:
+            return found
+        stats, stamps = lay_over(found.stats, found.stamps, self.changes)
+        return Listing(stats, stamps, found.source, found.digest)
+
+    def compact_due(self) -> bool:
+        """Whether the listing read had more than :data:`COMPACT_AT` files journalled over it
+        (then written whole once verified, which empties the journal)."""
+        return self.journalled > COMPACT_AT
+
+    def note(self, rows: Changes, source: str) -> bool:
+        """Journal the rows of the files changed since (``listingjournal.py``) over the listing
+        on disk: O(the journal). ``False`` when it cannot (no listing of ``source`` known to be
+        on disk, more than the journal holds, an I/O error): the caller writes the whole listing."""
+        if not self.base or source != self.source:
+            return False
+        changes = {**self.changes, **rows}
+        if not self.journal.save(self.base, source, changes):
+            return False
+        self.changes = changes
+        return True
 
     def save(self, stats: FileStats, stamps: list[float], source: str = "mtime") -> bool:
         """Keep a verified listing (``stats.files`` sorted, a change time each, listed the
@@ -178,11 +219,17 @@ class ListingCache:
         raw = columns.encode(head, body, [files])  # str lists and integer columns: cannot fail
         if len(raw) > max_bytes():
             return False
-        return self.file.replace_or_warn(raw, "workspace listing", log)
+        if not self.file.replace_or_warn(raw, "workspace listing", log):
+            return False
+        self.base, self.source, self.changes, self.journalled = columns.head_of(raw)[0]["digest"], source, {}, 0
+        self.journal.clear()
+        return True
 
     def clear(self) -> None:
-        """Forget the listing (the next session walks before it is ready)."""
+        """Forget the listing and its journal (the next session walks before it is ready)."""
         self.file.remove_or_note("workspace listing", log)
+        self.journal.clear()
+        self.base, self.source, self.changes, self.journalled = "", "", {}, 0
 
 
 def walk_listing(root: Path) -> tuple[FileStats, list[float]]:

@@ -71,6 +71,49 @@ def test_mcp_starts_the_builds_git_early_for_a_workspace_it_accepts(tmp_path: Pa
     assert started == []
 
 
+def test_mcp_starts_no_early_git_scan_when_the_last_session_kept_gits_listing(tmp_path: Path, monkeypatch) -> None:
+    """A kept listing of git's makes the build ready without the scan (it runs after ready):
+    none is started before the imports. A walk's listing, another workspace's head, a head
+    that is no JSON or a link in its place leave the early scan as it was."""
+    from dsh_sidecar.cli.serving import _start_git
+    from dsh_sidecar.workspace.cachenames import cache_path, kept_listing_source
+    from dsh_sidecar.workspace.listingcache import ListingCache
+    from dsh_sidecar.workspace.stats import stat_files
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    git(ws, "init", "-q")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("DSH_CACHE_DIR", str(cache))
+    index_dir = cache / "workspace"
+    root = ws.resolve()
+    started: list[tuple] = []
+    monkeypatch.setattr(prefetch, "start", lambda key, fn, *args: started.append(key))
+
+    def early(source: str | None) -> list[tuple]:
+        started.clear()
+        assert kept_listing_source(index_dir, root) == source
+        _start_git(ws, suggesting=True)
+        return started
+
+    assert early(None) == [("identity", str(root)), ("git_scan", str(root))]
+    kept = ListingCache(index_dir, root)
+    assert kept.save(stat_files(root, ["a.py"]), [1.0], "git")
+    assert early("git") == [("identity", str(root))]
+    assert kept.save(stat_files(root, ["a.py"]), [1.0], "mtime")
+    assert early("mtime") == [("identity", str(root)), ("git_scan", str(root))]
+    listing = cache_path(index_dir, root).with_suffix(".listing.bin")
+    listing.write_bytes(b'{"root": "/elsewhere", "source": "git"}\n')
+    assert early(None) == [("identity", str(root)), ("git_scan", str(root))]
+    listing.write_bytes(b"not json\n")
+    assert early(None) == [("identity", str(root)), ("git_scan", str(root))]
+    listing.unlink()
+    (tmp_path / "forged").write_bytes(b'{"root": "%s", "source": "git"}\n' % str(root).encode())
+    listing.symlink_to(tmp_path / "forged")
+    assert early(None) == [("identity", str(root)), ("git_scan", str(root))]
+
+
 def test_a_result_slower_than_the_freshness_is_waited_for_not_run_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """A slow repository's git (a job still running past FRESH_S when the build asks) is waited
     for: running it again beside itself doubled the git work and the wait for the first answer."""
