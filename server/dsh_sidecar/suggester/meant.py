@@ -107,11 +107,20 @@ def _ranked(guess: str, found: Iterable[tuple[int, str]]) -> list[str]:
 def _agreeing(guess: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``found``, or when several files answer a guess that names folders, those that share a
     folder word with it: the name alone does not tell which was meant (``lib/router/index.js``
-    is none of the other ``index.js`` files of unrelated folders)."""
+    is none of the other ``index.js`` files of unrelated folders); more of them than a note
+    names, only those sharing the most, when they are few enough, else none."""
     terms = _terms(_split(guess)[0])
     if len(found) <= 1 or not terms:
         return found
-    return [(c, p) for c, p in found if terms & _terms(_split(p)[0])]
+    shared = [(len(terms & _terms(_split(p)[0])), c, p) for c, p in found]
+    found = [(c, p) for n, c, p in shared if n]
+    if len(found) <= MAX_MEANT:
+        return found
+    # a name in more folders than a note names: only the files sharing the most folder words,
+    # when they are few (every `__snapshots__/jsfmt.spec.js.snap` shares `tests`, `snapshots`)
+    best = max(n for n, _, _ in shared)
+    top = [(c, p) for n, c, p in shared if n == best]
+    return top if len(top) <= MAX_MEANT else []
 
 
 def files_meant(guess: str, index: Listing) -> list[str]:

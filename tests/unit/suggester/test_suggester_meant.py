@@ -88,6 +88,14 @@ def test_a_folder_one_s_apart_is_meant():
     assert folders_meant("spec/models", index(["specs/models/a_spec.rb", "models/a.rb"])) == ["specs/models", "models"]
 
 
+def test_a_name_in_many_folders_is_meant_only_by_the_few_closest():
+    snaps = [f"tests/t{i}/__snapshots__/jsfmt.spec.js.snap" for i in range(20)]
+    # every one shares `tests` and `snapshots` with the guess: none is meant
+    assert files_meant("tests/gone/__snapshots__/jsfmt.spec.js.snap", index(snaps)) == []
+    # one shares a folder word more: it is
+    assert files_meant("tests/t3x/t3/__snapshots__/jsfmt.spec.js.snap", index(snaps)) == [snaps[3]]
+
+
 def test_files_under_a_folder_are_bounded():
     many = [f"test/t{i:04d}_test.go" for i in range(MAX_UNDER + 50)] + ["test/a/x_test.go"]
     got = files_under("test", index(many))
@@ -171,6 +179,7 @@ PYTHON = {
         (PYTHON, ("bash", {"command": "cat src/pkg/server.py"}, "cat: x: No such file"), None, None),
         # a name the workspace has where the listing looked: its other filters left it out
         (PYTHON, ("bash", {"command": "find . -name client.py -path '*lib*'"}, ""), None, None),
+        (CMAKE, ("bash", {"command": "find . -name gtest -type d -path '*src*'"}, ""), None, None),
     ],
     ids=[
         "kotlin file-private name",
@@ -181,6 +190,7 @@ PYTHON = {
         "existing path",
         "nothing close",
         "find with another filter",
+        "find of a folder with another filter",
     ],
 )
 def test_a_missing_path_is_answered_with_where_it_most_likely_is(tmp_path, files, tool_call, note, ledger):

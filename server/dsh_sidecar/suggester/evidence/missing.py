@@ -54,10 +54,11 @@ def guessed(q: Query, ws: Workspace) -> tuple[list[str], list[str]]:
 
 
 def _listed_in(name: str, folders: list[str], ws: Workspace) -> bool:
-    """Whether a listed file of ``name`` (``a/b`` read as a path's tail) lies in one of the
-    ``folders`` a listing looked in (the whole tree when it names none)."""
+    """Whether a listed file or folder of ``name`` (``a/b`` read as a path's tail) lies in one of
+    the ``folders`` a listing looked in (the whole tree when it names none)."""
     tail = name.strip("/")
-    found = [p for p in ws.named(tail.rsplit("/", 1)[-1]) if p == tail or p.endswith("/" + tail)]
+    last = tail.rsplit("/", 1)[-1]
+    found = [p for p in [*ws.named(last), *ws.folders_meant(last)] if p == tail or p.endswith("/" + tail)]
     where = [f.strip("/") + "/" for f in folders if f.strip("/") not in ("", ".")]
     return any(not where or p.startswith(tuple(where)) for p in found)
 
