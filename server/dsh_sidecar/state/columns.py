@@ -112,6 +112,34 @@ def current_head(raw: bytes, root: str, version: int, what: str) -> tuple[dict[s
     return head, head_end
 
 
+def journal_files(
+    raw: bytes, *, root: str, version: int, bound: dict[str, str], max_files: int, what: str
+) -> dict[Any, Any] | None:
+    """The body of a journal of ours (a head line, then a JSON mapping ``{path: entry}``) for
+    the workspace ``root`` at format ``version``, its entries not yet checked; ``None`` when its
+    head's ``bound`` fields differ (another cache's: nothing to set aside). Raises
+    :class:`StateDocumentError` naming ``what`` for another workspace's or format's file, a
+    digest that does not match, a body that is not JSON or a mapping of more than
+    ``max_files``."""
+    head, head_end = head_of(raw)
+    body = raw[head_end + 1 :]
+    if head.get("root") != root or head.get("version") != version:
+        raise StateDocumentError(f"not {what} of this workspace")
+    if head.get("digest") != digest(body):
+        raise StateDocumentError("digest mismatch")
+    if any(head.get(key) != value for key, value in bound.items()):
+        return None
+    try:
+        files = json.loads(body, parse_constant=lambda name: None)
+    except RecursionError:
+        raise StateDocumentError("nested too deeply") from None
+    except ValueError as exc:
+        raise StateDocumentError(f"not JSON ({exc})") from None
+    if not isinstance(files, dict) or len(files) > max_files:
+        raise StateDocumentError("not a mapping of at most MAX_FILES files")
+    return files
+
+
 def body_of(raw: bytes, head_end: int) -> memoryview:
     """The body after the head line ending at ``head_end``, in place; raises when it does not
     start at a multiple of 8 bytes."""

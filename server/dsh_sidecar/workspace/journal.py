@@ -93,23 +93,10 @@ def _entry(value: Any) -> Entry | None:
 
 def _parse(root: str, base: str) -> Any:
     def parse(raw: bytes) -> Entries | None:
-        head, head_end = columns.head_of(raw)
-        body = raw[head_end + 1 :]
-        if head.get("root") != root or head.get("version") != VERSION:
-            raise StateDocumentError("not a journal of this workspace")
-        if head.get("digest") != columns.digest(body):
-            raise StateDocumentError("digest mismatch")
-        if head.get("base") != base:
-            return None  # another cache's: nothing to set aside
-        try:
-            files = json.loads(body, parse_constant=lambda name: None)
-        except RecursionError:
-            raise StateDocumentError("nested too deeply") from None
-        except ValueError as exc:
-            raise StateDocumentError(f"not JSON ({exc})") from None
-        if not isinstance(files, dict) or len(files) > MAX_FILES:
-            raise StateDocumentError("not a mapping of at most MAX_FILES files")
-        return {_path(p): _entry(e) for p, e in files.items()}
+        files = columns.journal_files(
+            raw, root=root, version=VERSION, bound={"base": base}, max_files=MAX_FILES, what="a journal"
+        )
+        return None if files is None else {_path(p): _entry(e) for p, e in files.items()}
 
     return parse
 

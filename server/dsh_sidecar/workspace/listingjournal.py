@@ -85,23 +85,11 @@ def _row(value: Any) -> Row | None:
 
 def _parse(root: str, base: str, source: str) -> Any:
     def parse(raw: bytes) -> Changes | None:
-        head, head_end = columns.head_of(raw)
-        body = raw[head_end + 1 :]
-        if head.get("root") != root or head.get("version") != VERSION:
-            raise StateDocumentError("not a listing journal of this workspace")
-        if head.get("digest") != columns.digest(body):
-            raise StateDocumentError("digest mismatch")
-        if head.get("base") != base or head.get("source") != source:
-            return None  # another listing's: nothing to set aside
-        try:
-            files = json.loads(body, parse_constant=lambda name: None)
-        except RecursionError:
-            raise StateDocumentError("nested too deeply") from None
-        except ValueError as exc:
-            raise StateDocumentError(f"not JSON ({exc})") from None
-        if not isinstance(files, dict) or len(files) > MAX_FILES:
-            raise StateDocumentError("not a mapping of at most MAX_FILES files")
-        return {_path(p): _row(e) for p, e in files.items()}
+        bound = {"base": base, "source": source}  # another listing's: nothing to set aside
+        files = columns.journal_files(
+            raw, root=root, version=VERSION, bound=bound, max_files=MAX_FILES, what="a listing journal"
+        )
+        return None if files is None else {_path(p): _row(e) for p, e in files.items()}
 
     return parse
 
