@@ -112,6 +112,14 @@ def current_head(raw: bytes, root: str, version: int, what: str) -> tuple[dict[s
     return head, head_end
 
 
+def journal_bytes(files: dict[str, Any], *, root: str, version: int, bound: dict[str, str], allow_nan: bool) -> bytes:
+    """A journal of ours as :func:`journal_files` reads it: the head line (``version``, ``root``,
+    the ``bound`` fields, the body's ``digest``) and the JSON body ``files``."""
+    body = json.dumps(files, separators=(",", ":"), allow_nan=allow_nan).encode("utf-8", "surrogatepass")
+    head = {"version": version, "root": root, **bound, "digest": digest(body)}
+    return json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
+
+
 def journal_files(
     raw: bytes, *, root: str, version: int, bound: dict[str, str], max_files: int, what: str
 ) -> dict[Any, Any] | None:

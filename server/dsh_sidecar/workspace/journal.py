@@ -30,7 +30,6 @@ file's stat now), as a forged cache can.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any, Final
@@ -127,14 +126,7 @@ class SymbolJournal:
             self.clear()
             return False
         files = {p: None if e is None else [*e[0], e[3], list(e[1]), e[2]] for p, e in entries.items()}
-        body = json.dumps(files, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        head = {
-            "version": VERSION,
-            "root": self.root,
-            "base": base,
-            "digest": columns.digest(body),
-        }
-        raw = json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
+        raw = columns.journal_bytes(files, root=self.root, version=VERSION, bound={"base": base}, allow_nan=True)
         if len(raw) > MAX_BYTES:
             self.clear()
             return False

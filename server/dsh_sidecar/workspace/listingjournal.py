@@ -27,7 +27,6 @@ walk after ready replaces it (``listingcache.py``).
 from __future__ import annotations
 
 import bisect
-import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
@@ -120,9 +119,8 @@ class ListingJournal:
         if len(changes) > MAX_FILES or any(len(p) > MAX_PATH_CHARS for p in changes):
             return False
         files = {p: None if r is None else list(r) for p, r in changes.items()}
-        body = json.dumps(files, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
-        head = {"version": VERSION, "root": self.root, "base": base, "source": source, "digest": columns.digest(body)}
-        raw = json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
+        bound = {"base": base, "source": source}
+        raw = columns.journal_bytes(files, root=self.root, version=VERSION, bound=bound, allow_nan=False)
         if len(raw) > MAX_BYTES:
             return False
         return self.file.replace_or_warn(raw, "workspace listing journal", log)
