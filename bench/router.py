@@ -14,7 +14,8 @@ replaying ``searxng/ok``):
 4. The first ``auto`` search of a fresh sidecar (spawned, initialised, idle for 1 s as a
    harness is between its start and the agent's first search) vs its second one: the first
    must not pay for the search path's imports (the cold start). Fresh spawns, medians over
-   ``--first-runs``; with ``--baseline-src`` the baseline's sidecar is measured alike.
+   ``--first-runs``; with ``--baseline-src`` the baseline's sidecar is measured alike, the two
+   trees' spawns alternated.
 
 The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``
 on one event loop, interleaved), which isolates the router from the stdio transport and the
@@ -30,7 +31,11 @@ the loop (``/proc``, all its threads: what it spends whatever the neighbours do)
 round beside the latencies, with the per-pair differences against the baseline. The load
 average is printed before and after.
 
-Usage: ``python bench/router.py [--n 300] [--hang-runs 8] [--first-runs 7] [--baseline-src DIR]``.
+The interleaved loop is also cut into ``--rounds`` consecutive rounds (default 5): per round the
+overhead p50 of this tree and of the baseline, with medians and ranges over the rounds and the
+per-round ratio (this tree's overhead over the baseline's), the load at each round's start.
+
+Usage: ``python bench/router.py [--n 300] [--rounds 5] [--hang-runs 8] [--first-runs 7] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -183,28 +188,55 @@ def search(client: StdioClient, query: str) -> dict:
     return reply["result"]
 
 
-def first_auto(mock_url: str, src: Path | None, runs: int) -> tuple[list[float], list[float]]:
-    """``runs`` fresh sidecars: the first and the second ``auto`` search's round trip, in ms,
-    each sidecar idle for 1 s after ``initialized`` (cache off: both reach the provider)."""
-    first, second = [], []
+def first_auto(mock_url: str, srcs: list[Path | None], runs: int) -> list[tuple[list[float], list[float]]]:
+    """``runs`` fresh sidecars of each tree of ``srcs`` (``None``: this tree), the trees
+    alternated spawn by spawn (the same machine noise for each): per tree, the first and the
+    second ``auto`` search's round trip, in ms, each sidecar idle for 1 s after a ``dsh/status``
+    answered (cache off: both reach the provider)."""
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in srcs]
     for _ in range(runs):
-        with scratch("dsh-router-first-") as home:
-            client = spawn(
-                str(home),
-                {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": mock_url}}},
-                src=src,
-            )
-            try:
-                client.request("dsh/status", {})  # the build after the reply is done
-                time.sleep(1.0)
-                for out, q in ((first, "first auto query"), (second, "second auto query")):
-                    t0 = time.perf_counter()
-                    reply = client.request("dsh/search", {"query": q, "strategy": "auto"})
-                    out.append((time.perf_counter() - t0) * 1000)
-                    assert "result" in reply, reply
-            finally:
-                client.close()
-    return first, second
+        for src, (first, second) in zip(srcs, out, strict=True):
+            with scratch("dsh-router-first-") as home:
+                client = spawn(
+                    str(home),
+                    {"provider": "searxng", "cache": False, "providers": {"searxng": {"baseUrl": mock_url}}},
+                    src=src,
+                )
+                try:
+                    client.request("dsh/status", {})  # the build after the reply is done
+                    time.sleep(1.0)
+                    for times, q in ((first, "first auto query"), (second, "second auto query")):
+                        t0 = time.perf_counter()
+                        reply = client.request("dsh/search", {"query": q, "strategy": "auto"})
+                        times.append((time.perf_counter() - t0) * 1000)
+                        assert "result" in reply, reply
+                finally:
+                    client.close()
+    return out
+
+
+def rounds_of(values: list[float], rounds: int) -> list[list[float]]:
+    """``values`` (in the order measured) cut into ``rounds`` consecutive rounds."""
+    size = max(1, len(values) // rounds)
+    return [values[i * size : (i + 1) * size] for i in range(rounds) if values[i * size : (i + 1) * size]]
+
+
+def print_rounds(rounds: int, d: list[float], s: list[float], sb: list[float], loads: list[str]) -> None:
+    """Per round (consecutive slices of the interleaved loop): the overhead p50 (search p50 -
+    direct p50) of this tree and of the baseline, and this tree's over the baseline's; the
+    medians and ranges over the rounds."""
+    rd, rs, rb = rounds_of(d, rounds), rounds_of(s, rounds), rounds_of(sb, rounds) if sb else []
+    mine = [pct(b, 50) - pct(a, 50) for a, b in zip(rd, rs, strict=True)]
+    line = f"per round ({len(rd)} rounds of {len(rd[0])} pairs; load {', '.join(loads)}): this tree overhead p50 " + (
+        f"median {statistics.median(mine):.3f} ms ({min(mine):.3f}-{max(mine):.3f})"
+    )
+    if rb:
+        base = [pct(b, 50) - pct(a, 50) for a, b in zip(rd, rb, strict=True)]
+        ratio = [m / b for m, b in zip(mine, base, strict=True) if b > 0]
+        line += f"; baseline median {statistics.median(base):.3f} ms ({min(base):.3f}-{max(base):.3f})"
+        if ratio:
+            line += f"; this tree / baseline median x{statistics.median(ratio):.2f} ({min(ratio):.2f}-{max(ratio):.2f})"
+    print(line)
 
 
 def main() -> None:
@@ -214,6 +246,7 @@ def main() -> None:
     ap.add_argument("--first-runs", type=int, default=7, help="fresh sidecars for the first-auto-search figure")
     ap.add_argument("--log-messages", default="all", help="the sidecar's logMessages setting (all|decisions|none)")
     ap.add_argument("--baseline-src", type=Path, help="another commit's source tree, measured alongside")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds the interleaved loop is cut into (per-round p50s)")
     args = ap.parse_args()
 
     mock = MockProvider()
@@ -262,7 +295,10 @@ def main() -> None:
             for c in sidecars.values():
                 settle(c)
             cpu0 = {k: cpu_s(c) for k, c in sidecars.items()}
+            loads = []
             for i in range(args.n):  # interleaved A/B/C/D: the same noise for all of them
+                if i % max(1, args.n // args.rounds) == 0:
+                    loads.append(load())
                 d.append(_time_one(direct, i))
                 s.append(_time_one(lambda q: search(fast, q), f"bench query {i}"))
                 st.append(_time_one(lambda _: fast.request("dsh/status", {}), None))
@@ -288,8 +324,10 @@ def main() -> None:
                 fallback.append(res["attempts"][1]["ms"])
             direct_client.close()
             ip = asyncio.run(in_process(mock.url, hang_mock.url, args.n, args.hang_runs))
-            fa = first_auto(mock.url, None, args.first_runs)
-            fb = first_auto(mock.url, args.baseline_src, args.first_runs) if args.baseline_src else None
+            fa, *rest = first_auto(
+                mock.url, [None, *([args.baseline_src] if args.baseline_src else [])], args.first_runs
+            )
+            fb = rest[0] if rest else None
         finally:
             fast.close()
             quiet.close()
@@ -334,6 +372,7 @@ def main() -> None:
             f"its stdio floor (status p50) {pct(stb, 50):.3f} ms; this tree - baseline, per pair: "
             f"p50 {pct([a - b for a, b in zip(s, sb, strict=True)], 50):+.3f} ms"
         )
+    print_rounds(args.rounds, d, s, sb, loads)
     print(
         "server CPU per round (one search + one dsh/status; /proc, all threads): "
         + ", ".join(f"{k} {v:.0f} us" for k, v in cpu_us.items())

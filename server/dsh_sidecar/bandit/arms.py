@@ -35,18 +35,49 @@ class ArmResult:
     content: str | None = None
 
 
+#: What keeps a URL off :func:`normalise_url`'s plain path: a query or fragment (parsed), and in
+#: the host part user info, a port or an IPv6 literal.
+_NOT_PLAIN: Final = frozenset("?#")
+_NOT_PLAIN_HOST: Final = frozenset("@:[]")
+
+
+def _plain_key(url: str) -> str | None:
+    """:func:`normalise_url` of a plain ``http(s)://host/path`` URL (printable ASCII, no query,
+    fragment, user info, port or IPv6 literal: most answers' URLs) without ``urlsplit``, which
+    re-parses the host part for each of ``hostname`` and ``port`` (~8 µs a URL, five or ten a
+    search); ``None`` for any other URL. The same key as the general path
+    (tests/unit/bandit/test_bandit.py checks both on every kind of URL)."""
+    if url.startswith("https://"):
+        scheme, rest = "https", url[8:]
+    elif url.startswith("http://"):
+        scheme, rest = "http", url[7:]
+    else:
+        return None
+    if not (url.isascii() and url.isprintable()) or not _NOT_PLAIN.isdisjoint(rest):
+        return None
+    host, slash, path = rest.partition("/")
+    if not host or not _NOT_PLAIN_HOST.isdisjoint(host):
+        return None
+    return f"{scheme}://{host.lower()}{(slash + path).rstrip('/')}"
+
+
 def normalise_url(url: str) -> str:
     """The key URLs are de-duplicated on across variants: scheme and host lower-cased, a
     default port, the fragment, ``utm_*`` parameters and a trailing ``/`` removed."""
+    plain = _plain_key(url)
+    return plain if plain is not None else _parsed_key(url)
+
+
+def _parsed_key(url: str) -> str:
+    """:func:`normalise_url` of any URL, through ``urlsplit``."""
     try:
         parts = urlsplit(url)
-    except ValueError:
+        port = parts.port
+    except ValueError:  # a malformed host part or port (a provider's answer, a client's report): as it is
         return url
     host = (parts.hostname or "").lower()
-    if parts.port and not (
-        (parts.scheme == "http" and parts.port == 80) or (parts.scheme == "https" and parts.port == 443)
-    ):
-        host = f"{host}:{parts.port}"
+    if port and not ((parts.scheme == "http" and port == 80) or (parts.scheme == "https" and port == 443)):
+        host = f"{host}:{port}"
     query = ""  # no query (most URLs): nothing to parse and re-encode
     if parts.query:
         kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.startswith("utm_")]

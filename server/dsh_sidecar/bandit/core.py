@@ -43,6 +43,7 @@ from dsh_sidecar.bandit.reward import heuristic_reward
 from dsh_sidecar.bandit.store import PosteriorStore
 from dsh_sidecar.bandit.usage import cited_urls, url_keys
 from dsh_sidecar.bandit.variants import reframe
+from dsh_sidecar.bandit.variants import warm as warm_variants
 from dsh_sidecar.errors import RequestError
 from dsh_sidecar.recent import remember
 from dsh_sidecar.router import AllProvidersFailed, Router
@@ -549,8 +550,10 @@ class StrategyBandit:
     def prepare(self) -> None:
         """What a first search would otherwise do on the event loop: the policy's preparation
         (:meth:`ContextualPolicy.warm`) and the three writer threads (posteriors, decision log,
-        pending feedback). Call it off the loop (the server's preparation thread). Idempotent."""
+        pending feedback), the thorough arm's patterns compiled. Call it off the loop (the
+        server's preparation thread). Idempotent."""
         self.policy.warm()
+        warm_variants()
         self.store.start_writer()
         self.decisions.start_writer()
         self.pending_file.start_writer()

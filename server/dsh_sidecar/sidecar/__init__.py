@@ -29,7 +29,7 @@ from dsh_sidecar.runstate import RunFile
 from dsh_sidecar.sidecar.asked import AskedMethods
 from dsh_sidecar.sidecar.fleetexit import FleetExit
 from dsh_sidecar.sidecar.owed import PromptIndex
-from dsh_sidecar.sidecar.search import SearchMethods
+from dsh_sidecar.sidecar.search import SearchMethods, build_search_models
 from dsh_sidecar.sidecar.status import StatusMethods
 from dsh_sidecar.state.fleet import open_state
 from dsh_sidecar.suggester import Suggester, SuggesterConfig
@@ -184,8 +184,9 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
         while self.projection.building() and time.monotonic() < deadline:
             if self._closing.wait(0.1):
                 return
-        # a client that waited for the projection (dsh/status, where_is) calls right after it
-        if self._closing.wait(WARM_AFTER_READY_S):
+        # a client that waited for the projection (dsh/status, where_is) calls right after it;
+        # with none to build (no workspace, the suggester off) nobody waits for one
+        if self._builds_projection() and self._closing.wait(WARM_AFTER_READY_S):
             return
         if self._suggesting(self.config.suggester):
             try:
@@ -202,6 +203,7 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
                 router = new
                 router.warm()
             self.bandit.prepare()
+            build_search_models()
         except Exception:  # a first search will meet (and report) the same failure
             log.debug("preparing the search path failed", exc_info=True)
         self._prune_cache()
@@ -227,6 +229,10 @@ class Sidecar(AskedMethods, SearchMethods, StatusMethods):
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         return cfg.enabled or self.force_suggester
+
+    def _builds_projection(self) -> bool:
+        """Whether this sidecar builds a workspace projection (a workspace, the suggester on)."""
+        return self.workspace is not None and self._suggesting(self.config.suggester)
 
     def _graph(self) -> WorkspaceGraph | None:
         return self.projection.graph

@@ -4,6 +4,7 @@ posteriors, suggester counters, where state lives), the running-server status fi
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,12 +38,16 @@ class StatusMethods:
     workspace: Path | None
     workspace_refused: str | None
     home: Path
+    #: set when the first call is answered (the search path's preparation waits for it)
+    _answered: threading.Event
 
     def _suggesting(self, cfg: SuggesterConfig) -> bool:
         raise NotImplementedError
 
     def status(self) -> StatusResult:
-        """``dsh/status``: chain and health, posteriors, suggester counters, state paths."""
+        """``dsh/status``: chain and health, posteriors, suggester counters, state paths (an
+        answered call: the search path's preparation may start)."""
+        self._answered.set()
         return StatusResult(
             version=__version__,
             workspace=str(self.workspace) if self.workspace else None,

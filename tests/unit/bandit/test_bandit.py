@@ -6,7 +6,7 @@ import random
 
 import pytest
 from dsh_sidecar.bandit import StrategyBandit, parse_bandit_config
-from dsh_sidecar.bandit.arms import normalise_url
+from dsh_sidecar.bandit.arms import _parsed_key, _plain_key, normalise_url
 from dsh_sidecar.bandit.core import format_log_line
 from dsh_sidecar.bandit.policy import Posterior, ThompsonPolicy
 from dsh_sidecar.bandit.reward import heuristic_reward
@@ -80,6 +80,31 @@ def test_normalise_url():
         assert normalise_url(url) == "http://example.com/a"
     assert normalise_url("https://Example.com:8443/") == "https://example.com:8443"
     assert normalise_url("https://example.com/s?q=a+b&x=%2F") == "https://example.com/s?q=a+b&x=%2F"
+    # a port urllib cannot read (an untrusted answer's URL) is its own key; it raised before
+    for url in ("http://example.com:99999/a", "http://Example.com:x/a/", "https://h.com:443 /"):
+        assert normalise_url(url) == url
+
+
+def test_normalise_url_plain_path_gives_the_parsed_key():
+    """The plain path (no ``urlsplit``) gives the general path's key for every URL it takes, and
+    declines every other: schemes, hosts (case, user info, ports, IPv6, non-ASCII), paths,
+    queries, fragments, whitespace and control characters, combined."""
+    schemes = ["http://", "https://", "HTTPS://", "Https://", "ftp://", "https:/", "https:", "", "mailto:"]
+    hosts = ["example.com", "Example.COM", "a.b.c", "", "user@h.com", "u:p@h.com", "h.com:443", "h.com:80"]
+    hosts += ["h.com:8080", "h.com:", "h.com:x", "[::1]", "[::1]:8080", "[::1", "h%41.com", "bücher.de", "h.com\t"]
+    paths = ["", "/", "/a", "/a/", "/a//", "//", "/A/b c", "/a%2F/", "/é", "/a\\b", "/a;p", "/x\x7f", "/@:[]"]
+    tails = ["", "?", "?utm_source=x", "?b=1&utm_medium=y", "#frag", "?a=1#f", " ", "\n", "\r\n", "/"]
+    taken = set()
+    for lead in ("", " ", "\x00"):
+        for url in (lead + s + h + p + t for s in schemes for h in hosts for p in paths for t in tails):
+            assert normalise_url(url) == _parsed_key(url), url
+            if _plain_key(url) is not None:
+                taken.add(url)
+    plain_paths = [p for p in paths if p.isascii() and p.isprintable()]
+    common = {
+        s + h + p + t for s in schemes[:2] for h in hosts[:3] + ["h%41.com"] for p in plain_paths for t in ("", "/")
+    }
+    assert common <= taken  # the usual answer's URL takes the plain path
 
 
 def test_bandit_config_errors():
