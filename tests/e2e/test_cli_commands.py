@@ -201,6 +201,40 @@ def test_doctor_fails_when_no_endpoint_answers(tmp_path: Path):
     assert "[FAIL] endpoint searxng: http://127.0.0.1:" in out and ": network error: connection failed — fix: " in out
 
 
+#: A ``sitecustomize`` (imported by ``site`` from ``PYTHONPATH``) that makes the import of anyio's
+#: asyncio backend take 1.5 s, as a loaded machine's does: httpcore imports it on the first
+#: exchange, and doctor's ``--timeout 1`` covered it, so a refused connection read as a timeout.
+SLOW_BACKEND = """
+import sys, time
+
+class Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "anyio._backends._asyncio":
+            sys.meta_path.remove(self)
+            time.sleep(1.5)
+        return None
+
+sys.meta_path.insert(0, Slow())
+"""
+
+
+def test_doctor_s_timeout_bounds_the_exchange_not_its_set_up(tmp_path: Path):
+    """The same dead endpoint, with the first exchange's import as slow as under load: the probe
+    still says what the endpoint did (the set-up is done before its timeout starts)."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "sitecustomize.py").write_text(SLOW_BACKEND)
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text(
+        f"router:\n  provider: searxng\n  providers:\n    searxng:\n      baseUrl: http://127.0.0.1:{_dead_port()}\n"
+    )
+    env = env_for(tmp_path / "home", {"PYTHONPATH": str(gate)})
+    rc, out, err = run(["doctor", "--config", str(cfg), "--timeout", "1"], env, tmp_path, spawn=True)
+    assert rc == 1 and err == ""
+    assert ": network error: connection failed — fix: " in out
+    assert out.endswith("\n1 check failed: endpoint searxng\n")
+
+
 def _posteriors(home: Path) -> None:
     from dsh_sidecar.bandit.context import CLASSES
     from dsh_sidecar.bandit.policy import ContextualPolicy

@@ -18,7 +18,8 @@ from support.sidecar import DATA
 from support.waiting import wait_until
 
 
-def test_sigterm_exits_0(tmp_path: Path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_exits_0(tmp_path: Path, signum: signal.Signals):
     home = tmp_path / "home"
     env = {**os.environ, "DSH_HOME": str(home)}
     client = StdioClient([sys.executable, "-m", "dsh_sidecar", "serve"], env=env)
@@ -36,8 +37,8 @@ def test_sigterm_exits_0(tmp_path: Path):
         "dsh/postExecute", {"sessionId": "s", "turn": 0, "tool": {"name": "grep", "input": {"pattern": "__version__"}}}
     )
     proc: subprocess.Popen = client.proc
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 0  # not -15: the handler ran, then the finally block's flush
+    proc.send_signal(signum)
+    assert proc.wait(timeout=60) == 0  # not -15 (-1): the handler ran, then the finally block's flush
 
 
 #: A ``sitecustomize`` (imported by ``site`` from ``PYTHONPATH`` at interpreter start) that holds
@@ -80,13 +81,17 @@ def frame(message: dict) -> bytes:
 
 # datetime: imported by pydantic_core's Rust (pyo3) module init through the C API; an exception
 # raised inside that import became a Rust panic (PanicException, exit 1, a panic trace on stderr)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize(("module", "replied"), [("pydantic", True), ("pygls", False), ("datetime", True)])
-def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, module: str, replied: bool):
+def test_a_sigterm_while_the_server_is_still_importing_exits_0(
+    tmp_path: Path, module: str, replied: bool, signum: signal.Signals
+):
     """Before the fix the handler was installed after the imports: SIGTERM then killed the
     process (exit -15); then it raised ``SystemExit`` inside whatever was importing, which a
     native module's init turned into another error (exit 1). These modules are imported before
     the reply to an ``initialize`` with options (pydantic validates them; without options it is
-    imported after the reply), which is waiting on stdin."""
+    imported after the reply), which is waiting on stdin. SIGHUP the same way (it was left to
+    its default until the event loop took it: exit -1)."""
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
     (gate_dir / "sitecustomize.py").write_text(GATE)
@@ -111,7 +116,7 @@ def test_a_sigterm_while_the_server_is_still_importing_exits_0(tmp_path: Path, m
     try:
         wait_until(lambda: ready.exists() and ready.read_text(), f"the server reached its import of {module}")
         assert "dsh_sidecar.lsp.signals" in ready.read_text().split()  # the handler is in place
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         (tmp_path / "ready.go").touch()  # the import goes on
         out, err = proc.communicate(timeout=60)
     finally:

@@ -115,3 +115,68 @@ def test_a_plain_file_is_read_without_reading_its_descriptor_path_and_a_link_is_
     links.clear()
     assert fsguard.read_bytes(tree, "src/alias.py") == GOOD
     assert links and all(p.startswith("/proc/self/fd/") for p in links)
+
+
+@pytest.fixture
+def selfish(tree: Path) -> Path:
+    """The tree with a folder link to its own root (``self -> .``) and one to a subfolder."""
+    os.symlink(".", tree / "self")
+    os.symlink("..", tree / "src" / "up")
+    return tree
+
+
+@pytest.mark.parametrize("rel", ["self/.git/config", "src/up/.git/config", "self/self/.git/config"])
+def test_git_folder_reached_through_a_link_on_the_way_is_refused(selfish, opener, rel):
+    """A spelling with ``.git`` in it that reaches git's folder through a link on the way is a
+    link into git's folder, not git's own read. Before, any path with a ``.git`` part counted as
+    naming git's folder itself, so ``self/.git/config`` was read."""
+    with pytest.raises(fsguard.Refused) as info:
+        fsguard.read_bytes(selfish, rel)
+    assert info.value.reason == "git-folder"
+    with fsguard.FolderReader(selfish) as reader:
+        assert reader.read(rel) is None
+
+
+@pytest.mark.parametrize("rel", [".git/config", "./.git/config", ".//.git/config", "./././.git/config"])
+def test_git_folder_spelt_so_is_still_git_s_own_read(selfish, opener, rel):
+    assert fsguard.read_bytes(selfish, rel) == SECRET
+
+
+@pytest.mark.parametrize(
+    ("rel", "names"),
+    [
+        (".git/config", True),
+        ("./.git/config", True),
+        ("self/.git/config", True),
+        ("src/../.git/config", True),
+        ("src/up/../../.git/HEAD", True),
+        (".git/../src/good.py", False),
+        ("src/.gitignore", False),
+        (".GIT/notes.txt", False),
+    ],
+)
+def test_names_git_folder_judges_the_normalised_path(rel, names):
+    assert fsguard.names_git_folder(rel) is names
+
+
+@pytest.mark.parametrize(
+    "rel", [".git/config", "./.git/config", "self/.git/config", "src/up/.git/config", "src/../.git/config"]
+)
+def test_no_surface_names_a_file_of_git_s_folder_however_spelt(selfish, rel):
+    """``resolves_inside`` (what a note, the task lead or ``where_is`` may name): a traceback
+    frame or a free-text path is no listing's, and names git's folder in any spelling. Before,
+    ``.git/config``, ``./.git/config`` and ``self/.git/config`` resolved "inside"."""
+    assert not fsguard.resolves_inside(selfish, rel)
+    assert fsguard.resolves_inside(selfish, "self/src/good.py")
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [rel for rel, _ in REFUSED]
+    + ["src/good.py", "src/alias.py", "lib/good.py", "self/src/good.py", "self/.git/config", "./.git/config"]
+    + ["src/missing.py", "outdir", "src"],
+)
+def test_asked_again_a_path_gets_the_same_answer(selfish, opener, rel):
+    """``resolves_inside_now`` (a note's targets asked again, one ``openat2`` for a path with
+    no link on the way) answers as ``resolves_inside`` does, for every shape of link."""
+    assert fsguard.resolves_inside_now(selfish, rel) is fsguard.resolves_inside(selfish, rel)

@@ -246,10 +246,15 @@ async def check_endpoints(
     search (403 from a SearXNG without JSON, a refused key, a page that is no search API)
     fails with what to do; unreachable ones fail when no provider of the chain searches, else
     warn (the chain falls back)."""
-    from dsh_sidecar.router.http import make_client
+    from dsh_sidecar.router.http import make_client, warm_async_backend
 
     probed = [s for s in chain if s.id != "local"]  # the offline index has its own check
     client = make_client()
+    # what a first exchange would import on the loop (anyio's asyncio backend) is imported
+    # before any probe's timeout starts, as the router's `prepare` does: `--timeout` bounds the
+    # exchange, not the set-up (under load an import past a 1 s timeout made a refused
+    # connection read as a timeout)
+    await asyncio.to_thread(warm_async_backend)
     try:
         checks = list(await asyncio.gather(*(_probe(client, spec, timeout_s, cfg, env) for spec in probed)))
     finally:

@@ -336,9 +336,12 @@ def register(server: SidecarServer) -> None:  # noqa: C901, PLR0915  (a registra
         return sidecar.status().wire()  # without a store: answered at once, in order
 
     @server.feature(lsp.SHUTDOWN)
-    def on_shutdown(ls: SidecarServer, params: Any) -> Generator[Any, Any, None]:
-        yield from built(ls)  # a build still running is awaited off the loop (calls answered meanwhile)
-        if ls.sidecar is not None:
+    def on_shutdown(ls: SidecarServer, params: Any) -> None:
+        # a build still running is not waited for: answered at once, and the `exit` (or EOF,
+        # a signal) that follows ends the process without it, its ledger saying `abstained
+        # not-ready` (SidecarServer.end_before_start); a build that ends before that `exit` is
+        # shut down then (run_stdio)
+        if not ls.building() and ls.sidecar is not None:
             ls.sidecar.shutdown()
 
     @server.feature(Method.TOOLS_CHANGED)

@@ -1,4 +1,4 @@
-"""SIGTERM as the LSP ``exit``, from the first line of ``dsh-search serve`` to its last.
+"""SIGTERM (and SIGHUP) as the LSP ``exit``, from the first line of ``dsh-search serve`` to its last.
 
 A harness's teardown may SIGTERM its children at any moment (DeepSeek Harness's child-process
 teardown does), including while the server is still importing, before the ``initialize`` reply.
@@ -15,6 +15,10 @@ The process then ends with exit status 0 the way ``exit`` ends it, in three phas
 * the final flush: SIGTERM is ignored (:func:`ignore_sigterm`): the process is already ending,
   cleanly, and a ``SystemExit`` raised inside the flush would cut it short.
 
+SIGHUP (the harness's terminal or parent went away) is handled the same way in every phase
+(:data:`ENDING_SIGNALS`): before, it was left to its default until the event loop took it, so a
+SIGHUP during the start's imports killed the process (status -1) where SIGTERM exited 0.
+
 This module imports nothing but :mod:`os` and :mod:`signal`, so ``serve`` installs the first
 handler before its first heavy import.
 """
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "ENDING_SIGNALS",
     "exit_at_once",
     "exit_on_sigterm",
     "ignore_sigterm",
@@ -34,6 +39,19 @@ __all__ = [
     "install_sigterm_exit",
     "install_start_sigterm",
 ]
+
+
+#: The signals that end ``serve`` as ``exit`` does: a harness's teardown (SIGTERM), the harness's
+#: terminal or parent gone (SIGHUP).
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _install(handler: Any) -> Any:
+    """Make every signal of :data:`ENDING_SIGNALS` call ``handler``; returns SIGTERM's previous one."""
+    previous = signal.getsignal(signal.SIGTERM)
+    for signum in ENDING_SIGNALS:
+        signal.signal(signum, handler)
+    return previous
 
 
 def exit_on_sigterm(signum: int, frame: Any) -> None:
@@ -48,13 +66,15 @@ def exit_at_once(signum: int, frame: Any) -> None:
 
 
 def install_start_sigterm() -> Any:
-    """Make SIGTERM :func:`exit_at_once` (the start of ``serve``); returns the previous handler."""
-    return signal.signal(signal.SIGTERM, exit_at_once)
+    """Make SIGTERM and SIGHUP :func:`exit_at_once` (the start of ``serve``); returns SIGTERM's
+    previous handler."""
+    return _install(exit_at_once)
 
 
 def install_sigterm_exit() -> Any:
-    """Make SIGTERM :func:`exit_on_sigterm`; returns the previous handler (``signal.signal``)."""
-    return signal.signal(signal.SIGTERM, exit_on_sigterm)
+    """Make SIGTERM and SIGHUP :func:`exit_on_sigterm`; returns SIGTERM's previous handler
+    (``signal.signal``). The event loop takes SIGHUP over while serving (``add_signal_handler``)."""
+    return _install(exit_on_sigterm)
 
 
 def install_sigterm_callback(callback: Callable[[], object]) -> Any:
@@ -65,5 +85,6 @@ def install_sigterm_callback(callback: Callable[[], object]) -> Any:
 
 
 def ignore_sigterm() -> Any:
-    """Ignore SIGTERM from now on (the server is ending); returns the previous handler."""
-    return signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """Ignore SIGTERM and SIGHUP from now on (the server is ending; the event loop's close put
+    SIGHUP back to its default, which killed the flush); returns SIGTERM's previous handler."""
+    return _install(signal.SIG_IGN)

@@ -12,7 +12,7 @@ from typing import Any, Protocol, cast
 from dsh_protocol import AdditionalContext, PostExecuteParams
 
 from dsh_sidecar.escape import display_name, escape_controls, for_model
-from dsh_sidecar.suggester import ledger, readiness
+from dsh_sidecar.suggester import filters, ledger, readiness
 from dsh_sidecar.suggester.activation import ActivePacks
 from dsh_sidecar.suggester.classify import CompiledRow
 from dsh_sidecar.suggester.config import SuggesterConfig
@@ -118,7 +118,7 @@ class AskedMethods:
             about=shown_field(about, prose) if about is not None else None,
             targets=[
                 ShownTarget(escape_controls(t.path), display_name(t.path), shown_field(t.reason, prose))
-                for t in targets[: self.config.max_targets]
+                for t in filters.named_now(targets[: self.config.max_targets], ctx)
             ],
             ready=ready,
         )

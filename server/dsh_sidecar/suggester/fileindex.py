@@ -360,6 +360,20 @@ class FileIndex:
         ok = self._inside[rel] = self._check_inside(rel)
         return ok
 
+    def inside_now(self, rel: str) -> bool:
+        """:meth:`inside` asked again, not from the cache, of a path a note (or ``where_is``) is
+        about to name: a file swapped for a link into ``.git`` or out of the tree after the
+        cached answer (MCP has no file-change events) is named by nothing. A refusal is kept;
+        a path that no longer resolves at all (deleted since) is still named as before. One
+        ``openat2`` a path with no link on the way (``fsguard.resolves_inside_now``), whatever
+        the size of the listing (bench/named_now.py)."""
+        if fsguard.resolves_inside_now(self.root, rel):
+            return True
+        self._inside[rel] = False
+        if rel not in self.refused:
+            self.refused.append(rel)
+        return False
+
     def _check_inside(self, rel: str) -> bool:
         if fsguard.resolves_inside(self.root, rel):  # not out of the tree, nor into .git
             return True

@@ -61,11 +61,20 @@ def apply(
     shown = ctx.state.evidence.current
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
-        return pointed[: ctx.config.max_targets]
+        return named_now(pointed[: ctx.config.max_targets], ctx) or _nothing(trigger, hit)
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
-    return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
+    return named_now(chosen[: ctx.config.max_targets], ctx) or _nothing(trigger, hit)
+
+
+def named_now(targets: list[Target], ctx: Context) -> list[Target]:
+    """Of the few ``targets`` about to be named, those that still resolve inside the workspace
+    and outside its git folders, asked of the file system now (``FileIndex.inside_now``): the
+    index's answer is cached per path, and a file swapped since for a link into ``.git`` or out
+    of the tree is named by nothing."""
+    index = ctx.prepared.index if ctx.prepared is not None else None
+    return targets if index is None else [t for t in targets if index.inside_now(t.path)]
 
 
 def pointed_to(

@@ -53,6 +53,7 @@ import collections
 import errno
 import functools
 import os
+import posixpath
 import stat
 import sys
 import threading
@@ -150,11 +151,21 @@ def in_git_folder(rel: str) -> bool:
 
 
 def names_git_folder(rel: str) -> bool:
-    """Whether the repo-relative ``rel`` itself names a place in git's folder: a ``.git`` part,
-    spelt so (git's own reads: ``.git/HEAD``). On a case-sensitive file system ``.GIT`` is a
-    folder like any other, which the walk lists and git lists as untracked: a link in it into
-    ``.git`` is a link into git's folder (:func:`_verdict`)."""
-    return ".git" in rel.split("/")
+    """Whether the repo-relative ``rel`` names a place in git's folder: a ``.git`` part, spelt
+    so, of the normalised path (``./.git/config``, ``src/../.git/config`` and
+    ``self/.git/config`` name it; ``.git/../src/a.py`` does not). On a case-sensitive file
+    system ``.GIT`` is a folder like any other, which the walk lists and git lists as untracked:
+    a link in it into ``.git`` is a link into git's folder (:func:`_verdict`)."""
+    return ".git" in posixpath.normpath(rel).split("/")
+
+
+def spells_git_file(real_rel: str, rel: str) -> bool:
+    """Whether ``rel`` reaches the place in git's folder it resolves to (``real_rel``, relative to
+    the workspace's real root) by its own spelling: it names git's folder and, normalised, is
+    that very path (git's own reads: ``.git/HEAD``, ``./.git/config``). A spelling that gets
+    there through a link on the way (``self/.git/config`` with ``self -> .``) or as a link
+    (``notes -> .git/config``) does not: it is a link into git's folder (:func:`_verdict`)."""
+    return names_git_folder(rel) and posixpath.normpath(rel) == real_rel.replace(os.sep, "/")
 
 
 def _verdict(real: str, base: str, rel: str) -> str | None:
@@ -163,7 +174,8 @@ def _verdict(real: str, base: str, rel: str) -> str | None:
         return "pseudo-fs"
     if not real.startswith(base):
         return "outside"
-    if in_git_folder(real[len(base) :]) and not names_git_folder(rel):  # a link into .git (git's config)
+    real_rel = real[len(base) :]
+    if in_git_folder(real_rel) and not spells_git_file(real_rel, rel):  # a link into .git (git's config)
         return "git-folder"
     return None
 
@@ -174,20 +186,40 @@ def _judge(real: str, base: str, rel: str) -> None:
 
 
 def resolves_inside(root: Path | str, rel: str) -> bool:
-    """Whether the workspace path ``rel`` resolves where :func:`read_bytes` reads:
-    inside the workspace's real root and, unless ``rel`` itself names one, outside its git
-    folders (a symlink out of the tree, ``x.py -> /etc/passwd``, or into ``.git``,
-    ``notes -> .git/config``, resolves elsewhere). What a surface may name of a listing (a
+    """Whether the workspace path ``rel`` resolves where :func:`read_bytes` reads, outside git's
+    folders: inside the workspace's real root, not naming a git folder however spelt
+    (:func:`names_git_folder`: ``./.git/config``, ``self/.git/config``; a traceback frame or a
+    free-text path is no listing's), and not resolving into one (a symlink out of the tree,
+    ``x.py -> /etc/passwd``, or into ``.git``, ``notes -> .git/config``). What a surface may name (a
     listing names file links, whose reading this judges): the task lead's files, the
     suggester's targets. Nothing is opened (a missing path resolves as spelt; whether it is
     there is the caller's question); a name the file system cannot take is not inside."""
-    if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/"):
-        return False
+    if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/") or names_git_folder(rel):
+        return False  # git's own files are named by no surface, however spelt
     try:
         real = os.path.realpath(os.path.join(os.fspath(root), rel))
     except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
         return False
     return _verdict(real, real_root(os.fspath(root)), rel) is None
+
+
+def resolves_inside_now(root: Path | str, rel: str) -> bool:
+    """:func:`resolves_inside`, asked of a path about to be named: a path that the kernel
+    resolves beneath the root with no symlink on the way (one ``openat2`` of an ``O_PATH``
+    descriptor, nothing opened for reading) is where it is spelt, so inside and, naming no git
+    folder, outside them; anything else (a link on the way, a missing path, no ``openat2``) is
+    judged by :func:`resolves_inside` itself. One system call instead of ``realpath``'s
+    ``lstat`` a part (bench/named_now.py)."""
+    if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/") or names_git_folder(rel):
+        return False
+    try:
+        fd = _OPENAT2.spelt(real_root(os.fspath(root)), rel)
+    except (OSError, ValueError):  # a name the file system cannot take
+        return False
+    if fd is not None:
+        os.close(fd)
+        return True
+    return resolves_inside(root, rel)
 
 
 class _Openat2:
@@ -219,6 +251,7 @@ class _Openat2:
                 ("file", _FLAGS, beneath),
                 ("plain", _FLAGS, beneath | _RESOLVE_NO_SYMLINKS),
                 ("folder", _FOLDER_FLAGS, beneath | _RESOLVE_NO_SYMLINKS),
+                ("spelt", _O_PATH | getattr(os, "O_CLOEXEC", 0), beneath | _RESOLVE_NO_SYMLINKS),
             ):
                 how = OpenHow(flags, 0, resolve)
                 self._hows[name] = (ctypes.byref(how), ctypes.sizeof(how), ctypes.get_errno, how)
@@ -253,9 +286,16 @@ class _Openat2:
         (refused, missing, or ``openat2`` unavailable). The caller closes it."""
         return self._beneath(base, rel or ".", how="folder")
 
-    def _beneath(self, base: str, rel: str, *, how: Literal["file", "plain", "folder"]) -> int | None:
+    def spelt(self, base: str, rel: str) -> int | None:
+        """An ``O_PATH`` descriptor of ``rel`` (whatever it is: nothing is opened for reading)
+        resolved beneath the real root ``base`` with no symlink on the way, or ``None`` (a link
+        on the way, missing, or ``openat2`` unavailable). The caller closes it."""
+        return self._beneath(base, rel, how="spelt")
+
+    def _beneath(self, base: str, rel: str, *, how: Literal["file", "plain", "folder", "spelt"]) -> int | None:
         """``openat2`` of ``rel`` beneath the real root ``base``, as a file to read (``plain``:
-        with no symlink on the way) or an ``O_PATH`` folder with no symlink on the way; ``None``
+        with no symlink on the way) or an ``O_PATH`` folder (``spelt``: anything, nothing opened
+        for reading) with no symlink on the way; ``None``
         when refused, missing or unavailable (a kernel without the call, or a seccomp filter
         refusing it, turns it off for the process)."""
         if not self.usable or (self._call is None and not self._load()):
@@ -457,8 +497,8 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise _refuse("raced", rel)
-        # beneath: the kernel judged all but a link into .git
-        if not judged and (not beneath or not names_git_folder(rel)):
+        # beneath, no link followed: the kernel judged it; a link (beneath or not) is judged here
+        if not judged:
             _judge(_fd_path(fd, full), base, rel)
         data = read_capped(fd, max_bytes, fst.st_size)
         if data is None:

@@ -186,12 +186,36 @@ async def test_deepseek_error_block_then_perplexity():
         await s.close()
 
 
+class FreezableClock:
+    """The router's injectable clock: ``time.monotonic`` until :meth:`freeze`, then the last
+    value it returned, for good."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.frozen = False
+
+    def __call__(self) -> float:
+        if not self.frozen:
+            self.last = time.monotonic()
+        return self.last
+
+    def freeze(self) -> float:
+        self.frozen = True
+        return self.last
+
+
 @pytest.mark.slow
-async def test_brave_one_per_second():
+async def test_brave_one_per_second(monkeypatch: pytest.MonkeyPatch):
     """The scenario's first alternative: the router spaces its Brave calls by Brave's documented
     free-plan rate (1 request/s), so both concurrent searches are answered by Brave and the
-    mock never has to refuse one."""
-    s = Scenario(SCENARIOS["brave-one-per-second"])
+    mock never has to refuse one. The third search is decided on frozen clocks (the router's
+    injectable one, frozen where the pair's last reading left it, and the deadline's): on a
+    loaded machine the real time from the pair to the third search brought Brave's next slot
+    within its budget (or its deadline past) and the outcome depended on the load."""
+    from dsh_sidecar.router import chain as chain_module
+
+    clock = FreezableClock()
+    s = Scenario(SCENARIOS["brave-one-per-second"], clock=clock)
     ok, _ = case_reply("brave", "ok", check=False)
     limited, _ = case_reply("brave", "rate-limited", check=False)
     last_ok = [float("-inf")]
@@ -215,7 +239,10 @@ async def test_brave_one_per_second():
         assert [(a.provider, a.outcome) for a in second.attempts] == [("brave", "ok")]
         assert refused == [0] and s.count("brave") == 2 and s.count("searxng") == 0
         # a search whose budget ends before Brave's next slot does not wait: it falls back at once
-        third = await s.router.search("kettle limescale vinegar", 10, deadline_ms=400)
+        # (no time passes for the router from here: the slot is a full second away, 900 ms never end)
+        frozen = clock.freeze()
+        monkeypatch.setattr(chain_module, "_now", lambda: frozen)
+        third = await s.router.search("kettle limescale vinegar", 10, deadline_ms=900)
         assert third.attempts[0].provider == "brave"
         assert third.attempts[0].outcome.startswith("skipped: rate limit spacing (next request slot in ")
         assert third.attempts[-1].provider == "searxng" and third.provider == "searxng"
