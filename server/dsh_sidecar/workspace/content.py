@@ -99,7 +99,8 @@ class ContentIndexer:
         self._after: Callable[[], object] | None = None
         self._shared: SharedReads | None = None
         #: the stats the rows hold, as the stored fingerprint says (the worker thread's own):
-        #: a sync of changed paths lays its rows over them and stores their new fingerprint
+        #: kept from a full sync that stored it, changed by each sync of changed paths that kept
+        #: it current (``ContentDB.sync``); any other outcome of a sync forgets them
         self._basis: FileStats | None = None
         #: queued partial work: path -> whether it is listed now (the newest word wins)
         self._changed: dict[str, bool] = {}
@@ -264,18 +265,14 @@ class ContentIndexer:
     ) -> None:
         """One sync on this worker thread (its own writer connection); a database past
         :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch; ``shared``:
-        files already read (a full sync: ``sharedreads.py``). The stats the stored fingerprint
-        was made of are kept from a full sync that stored it and changed by each sync of changed
-        paths that kept it current (``ContentDB.sync``); any other outcome forgets them."""
+        files already read (a full sync: ``sharedreads.py``); :attr:`_basis` as ``ContentDB.sync`` leaves it."""
         assert self.root is not None and self.db_path is not None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             db = self._writer(full=only is None)
             basis, self._basis = self._basis, None  # (taken: changed in place by the sync)
             try:
-                counts = db.sync(
-                    self.root, listing, only, present, stats, kinds, shared, basis if only is not None else None
-                )
+                counts = db.sync(self.root, listing, only, present, stats, kinds, shared, basis)
                 if not counts.get("fingerprint"):
                     db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if only is not None:  # which files the points name exist now (a full sync: _reopen)

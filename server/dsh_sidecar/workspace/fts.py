@@ -56,9 +56,8 @@ PAGE: Final = 2000
 #: A row's ``(rid, mtime_ns, size, inode)``.
 _Old = tuple[int, int, int, int]
 
-#: The listing's fingerprint stored (``meta``, key ``listing``) in the transaction of a sync's
-#: last rows, and only when no other writer wrote rows since the sync began: the rows' highest
-#: ``rid`` and the dead rows' count are those this sync left.
+#: The listing's fingerprint stored (``meta.listing``) with a sync's last rows, only when no other
+#: writer wrote rows meanwhile (the highest ``rid`` and the dead rows' count are this sync's).
 _CLAIM: Final = (
     "INSERT OR REPLACE INTO meta SELECT 'listing', ? "
     "WHERE (SELECT coalesce(max(rid), 0) FROM files) = ? AND (SELECT count(*) FROM dead) = ?"
@@ -164,9 +163,8 @@ class _Batch:
         )
 
     def flush(self, claim: tuple[str, int, int] | None = None) -> bool:
-        """One transaction: the dead rids, the removed paths, the new fts and files rows, and
-        with ``claim`` (``(fingerprint, highest rid, dead rows)``) the listing's fingerprint
-        (:data:`_CLAIM`); whether it was stored."""
+        """One transaction: the dead rids, the removed paths, the new fts and files rows, and the
+        ``claim`` (:data:`_CLAIM`: fingerprint, highest rid, dead rows); whether it was stored."""
         con = self.con
         with con:
             con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", self.dead_rows)
@@ -198,8 +196,7 @@ class _Sync:
     text_bytes: int = 0
     changed: dict[str, frozenset[str] | None] = field(default_factory=dict)
     points: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    #: ``{path: (whether it has a row now, the stat its row holds)}`` of the files looked at
-    #: (kept for a sync of changed paths whose listing stats are followed)
+    #: ``{path: (whether it has a row now, its row's stat)}`` of the files looked at (a basis followed)
     seen: dict[str, tuple[bool, Stat | None]] | None = None
 
     def file(
@@ -264,9 +261,8 @@ class _Sync:
 
 
 def _claim(run: _Sync, basis: FileStats | None, only: list[str]) -> tuple[str, int, int] | None:
-    """What a sync of the changed paths ``only`` stores with its last rows: ``basis`` (the stats
-    the rows held before it) with each of those paths' new row laid over it (its stat, or the
-    path taken out), as :data:`_CLAIM`'s values; ``None`` when the rows were not the basis's."""
+    """:data:`_CLAIM`'s values after a sync of ``only``: ``basis`` (the rows' stats before it) with
+    each path's new row laid over it (its stat, or taken out); ``None``: the rows were not its."""
     if basis is None or run.seen is None:
         return None
     for rel in dict.fromkeys(only):
@@ -340,15 +336,7 @@ class ContentDB:
         counts, and under ``"changed"`` ``{path: facts, or None when removed}`` of the paths
         whose row changed, and under ``"points"`` ``{path: the files it points to}`` of those
         rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed).
-
-        **The stored fingerprint** says the rows hold exactly the listing's files at their stats:
-        taken out before any row is written, stored again only in the transaction of the last
-        rows (:data:`_CLAIM`). A full sync that stores it returns its stats (a copy over
-        ``listing``) under ``"basis"``; a sync of changed paths given that ``basis`` (changed in
-        place) lays the changed rows' stats over it and, when the fingerprint it took out was
-        the basis's, stores the new one (O(changed): ``FileStats.fingerprint`` digests only the
-        runs that changed), so the next session's full sync on that tree reads no row
-        (``"listingKept"``: whether it was stored)."""
+        The stored fingerprint and ``basis``: :meth:`_files`."""
         t0 = time.process_time()
         con = self.con
         # a copy over the caller's listing: the stats' own list may change meanwhile (the graph's)
@@ -367,8 +355,30 @@ class ContentDB:
             reader=fsguard.FolderReader(root, MAX_FILE_BYTES),
             shared=shared,
         )
-        with con:  # the stored fingerprint no longer says what the rows hold (any sync)
-            taken = con.execute("DELETE FROM meta WHERE key='listing' RETURNING value").fetchall()
+        kept = self._files(run, listing, only, present, stats, kinds, basis)
+        return (
+            run.counts(len(listing), t0) | {"listingKept": kept} | ({"basis": stats} if kept and only is None else {})
+        )
+
+    def _files(
+        self,
+        run: _Sync,
+        listing: list[str],
+        only: list[str] | None,
+        present: Iterable[str] | None,
+        stats: FileStats | None,
+        kinds: Sequence[str] | None,
+        basis: FileStats | None,
+    ) -> bool:
+        """The files of :meth:`sync` looked at, their rows written; whether the fingerprint was
+        stored. **The stored fingerprint** (the rows hold exactly the listing's files at their
+        stats) is taken out before any row is written and stored only with the last rows
+        (:data:`_CLAIM`). A full sync that stores it returns its stats under ``"basis"``; a sync
+        of changed paths given them (changed in place) lays its rows' stats over them and, when
+        the fingerprint it took out was theirs, stores their new one (O(changed): run digests,
+        ``stats.py``): the next session's full sync on that tree reads no row."""
+        with self.con:  # the stored fingerprint no longer says what the rows hold (any sync)
+            taken = self.con.execute("DELETE FROM meta WHERE key='listing' RETURNING value").fetchall()
         if only is not None and basis is not None and taken and taken[0][0] == basis.fingerprint():
             run.seen = {}  # the rows were the basis's: they are followed path by path
         # no time.sleep(0) hand-over: each file's stat, open and read, and each page of rows read
@@ -383,11 +393,9 @@ class ContentDB:
                 for rel in todo:
                     run.file(rel, rows.get(rel), rel in wanted_set)
         if only is not None:
-            kept = run.batch.flush(_claim(run, basis, only))
-            return run.counts(len(listing), t0) | {"listingKept": kept}
+            return run.batch.flush(_claim(run, basis, only))
         run.batch.flush()
-        kept = self._finish_full(run, stats)
-        return run.counts(len(listing), t0) | {"listingKept": kept} | ({"basis": stats} if kept else {})
+        return self._finish_full(run, stats)
 
     def _finish_full(self, run: _Sync, stats: FileStats | None) -> bool:
         """After a full sync: the b-tree segments merged when rows changed (FTS5's automerge
