@@ -52,7 +52,10 @@ ratio is a floor under the wall ratio, and it is the same from run to run to ~0.
 one session that changes N code files while it runs (appended to, then notified with
 ``workspace/didChangeWatchedFiles``, and let the server go quiet: it writes what the change did to
 its caches), then the measured session right after, the trees alternated: what the next start
-costs once a session edited files (goal: as a warm start). **A git checkout** (``--git``): the
+costs once a session edited files (goal: as a warm start; ``N+M``: it also wrote ``M`` new files,
+left in the tree); each round says whether the content
+index's sync at the start was a full one (its stored listing fingerprint did not match: every row
+compared) and what it read. **A git checkout** (``--git``): the
 large repository is a git checkout of the same tree (made once beside it: ``git init``, one
 commit, every git command run with a fixed identity and no hooks or config of the tree's); git
 lists it (no kept listing), and the CPU of the git processes the server ran (its reaped
@@ -289,17 +292,23 @@ def proc_extra(pid: int) -> dict[str, float]:
     return {"hwm": hwm, "child_cpu_s": (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")}
 
 
-def changing_session(name: str, src: Path | None, home: Path, root: Path, count: int, tag: str) -> None:
-    """A session of ``name`` that changes ``count`` code files of ``root`` while it runs: to
-    ready and quiet, then the files appended to and notified (``didChangeWatchedFiles``), and
-    quiet again before it ends (the server writes what the change did to its caches)."""
+def changing_session(name: str, src: Path | None, home: Path, root: Path, spec: str, tag: str) -> None:
+    """A session of ``name`` that changes code files of ``root`` while it runs (``spec``: ``N``
+    files appended to, or ``N+M``: and ``M`` new files written): to ready and quiet, then the
+    files changed and notified (``didChangeWatchedFiles``), and quiet again before it ends (the
+    server writes what the change did to its caches)."""
     from file_churn import quiet_figures, ready_figures
 
+    count, _, adds = spec.partition("+")
     server, _ = ready_figures(name, src, home, root, quiet=True)
-    changed = touch_files(root, count, tag)
+    changed = [(p, 2) for p in touch_files(root, int(count), tag)]
+    for i in range(int(adds or 0)):  # a new file a session, left in the tree (its name: the round's)
+        new = root / "vendor" / "area000" / f"added_{tag.replace(' ', '_')}_{i}.py"
+        new.write_text(f"def added_{i}():\n    return {i}\n")
+        changed.append((new, 1))
     server.client.send(
         "workspace/didChangeWatchedFiles",
-        {"changes": [{"uri": p.as_uri(), "type": 2} for p in changed]},
+        {"changes": [{"uri": p.as_uri(), "type": kind} for p, kind in changed]},
         notify=True,
     )
     time.sleep(1.5)  # the batch, and the write of the caches a second after it
@@ -331,7 +340,7 @@ def ready_rounds(
     warm_runs: int,
     changed_runs: int = 0,
     changed_files: int = 100,
-    after_changed: tuple[int, ...] = (),
+    after_changed: tuple[str, ...] = (),
 ) -> None:
     """Spawn -> ``graph.ready`` (the suggester on) of each tree on each repository: ``cold_runs``
     fresh starts (a new ``DSH_HOME`` and cache directory), then ``warm_runs`` later sessions on
@@ -366,7 +375,7 @@ def ready_rounds(
             for repo, root in repos.items():
                 home = tmp / f"ready-{name}-{repo}-{r if temp == 'cold' else 0}"
                 if temp.startswith("after ") and repo == "large":
-                    changing_session(name, src, home, root, int(temp.split()[1]), f"{name} {temp} round {r}")
+                    changing_session(name, src, home, root, temp.split()[1], f"{name} {temp} round {r}")
                 server, fig = ready_figures(name, src, home, root, quiet=True, first_call=True)
                 fig.update(proc_extra(server.pid))
                 server.close()
@@ -376,7 +385,9 @@ def ready_rounds(
                     f"(quiescent: {fig['quiet_cpu_s']:.2f} s at {fig['quiet_wall_s']:.1f} s; verified at "
                     f"{fig['verified_wall_s']:.1f} s; first postExecute at ready {fig['first_call_ms']:.0f} ms), "
                     f"RSS {fig['rss']:.0f} MiB, peak {fig['hwm']:.0f} MiB; git children CPU {fig['child_cpu_s']:.2f} s "
-                    f"(symbols {fig['symbols']}, cacheHits {fig['cacheHits']}); load {load()}",
+                    f"(symbols {fig['symbols']}, cacheHits {fig['cacheHits']}); content at start: "
+                    f"{'FULL sync' if fig['content_full'] else 'fingerprint'} (read {fig['content_read']}, "
+                    f"unchanged {fig['content_unchanged']}, sync CPU {fig['content_cpu_s']} s); load {load()}",
                     flush=True,
                 )
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
@@ -405,7 +416,9 @@ def ready_rounds(
                 f"{med(large, 'first_call_ms'):.0f} ms), RSS {med(large, 'rss'):.0f} MiB; small (the floor) CPU "
                 f"{floor:.2f} s; over the floor, per round: {over:.2f} s (to quiescence {quiet_over:.2f} s); "
                 f"{verdict}; RSS <= 300 MiB: {'met' if med(large, 'rss') <= 300 else 'NOT met'}; peak RSS "
-                f"{med(large, 'hwm'):.0f} MiB; git children CPU {med(large, 'child_cpu_s'):.2f} s"
+                f"{med(large, 'hwm'):.0f} MiB; git children CPU {med(large, 'child_cpu_s'):.2f} s; content: full "
+                f"sync at start in {sum(x['content_full'] for x in large)} of {len(large)} rounds, files read at "
+                f"start {sorted(x['content_read'] for x in large)}"
             )
     if len(trees) > 1:
         (name, _), (base, _) = trees[0], trees[1]
@@ -432,7 +445,9 @@ def main() -> None:
     ap.add_argument("--warm-runs", type=int, default=3, help="later sessions to ready per tree and repository")
     ap.add_argument("--changed-runs", type=int, default=0, help="later sessions after code files changed")
     ap.add_argument("--changed-files", type=int, default=100, help="code files rewritten before each")
-    ap.add_argument("--after-changed", default="", help="counts of files a session changes before a measured one")
+    ap.add_argument(
+        "--after-changed", default="", help="files a session changes before a measured one: N, or N+M (M new files)"
+    )
     ap.add_argument("--git", action="store_true", help="the large repository is a git checkout of the tree")
     ap.add_argument("--ready-only", action="store_true", help="only the spawn -> ready rounds")
     args = ap.parse_args()
@@ -471,7 +486,7 @@ def main() -> None:
             args.warm_runs,
             args.changed_runs,
             args.changed_files,
-            tuple(int(k) for k in args.after_changed.split(",") if k.strip()),
+            tuple(k.strip() for k in args.after_changed.split(",") if k.strip()),
         )
 
     if args.ready_only:

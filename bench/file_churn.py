@@ -218,6 +218,20 @@ def ready_figures(
         "truncated": graph.get("symbolsTruncated"),
         "cacheHits": graph.get("cacheHits"),
         "cacheSaved": graph.get("cacheSaved"),
+        **content_figures(graph),
+    }
+
+
+def content_figures(graph: dict) -> dict:
+    """What the content index's sync at the start did (``dsh/status``, read at ready: the sync
+    is part of it): whether it was a full one (the stored listing fingerprint did not match: every
+    row compared with its file's stat), the files it read and those it found unchanged."""
+    content = graph.get("content") or {}
+    return {
+        "content_full": not content.get("fingerprint"),
+        "content_read": content.get("read"),
+        "content_unchanged": content.get("unchanged"),
+        "content_cpu_s": content.get("cpuS"),
     }
 
 

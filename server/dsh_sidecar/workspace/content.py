@@ -98,6 +98,10 @@ class ContentIndexer:
         self._kinds: Sequence[str] | None = None
         self._after: Callable[[], object] | None = None
         self._shared: SharedReads | None = None
+        #: the stats the rows hold, as the stored fingerprint says (the worker thread's own):
+        #: kept from a full sync that stored it, changed by each sync of changed paths that kept
+        #: it current (``ContentDB.sync``); any other outcome of a sync forgets them
+        self._basis: FileStats | None = None
         #: queued partial work: path -> whether it is listed now (the newest word wins)
         self._changed: dict[str, bool] = {}
         self._full = False
@@ -261,13 +265,14 @@ class ContentIndexer:
     ) -> None:
         """One sync on this worker thread (its own writer connection); a database past
         :data:`DEAD_RATIO` dead rows, or of another schema, is rebuilt from scratch; ``shared``:
-        files already read (a full sync: ``sharedreads.py``)."""
+        files already read (a full sync: ``sharedreads.py``); :attr:`_basis` as ``ContentDB.sync`` leaves it."""
         assert self.root is not None and self.db_path is not None
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             db = self._writer(full=only is None)
+            basis, self._basis = self._basis, None  # (taken: changed in place by the sync)
             try:
-                counts = db.sync(self.root, listing, only, present, stats, kinds, shared=shared)
+                counts = db.sync(self.root, listing, only, present, stats, kinds, shared, basis)
                 if not counts.get("fingerprint"):
                     db.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if only is not None:  # which files the points name exist now (a full sync: _reopen)
@@ -279,6 +284,7 @@ class ContentIndexer:
             self.error = f"content index build failed ({type(exc).__name__}: {exc})"[:300]
             log.warning("workspace content index: %s", self.error)
             return
+        self._basis = counts.pop("basis", None) if only is None else basis if counts["listingKept"] else None
         changes: dict[str, frozenset[str] | None] = counts.pop("changed")
         point_changes: Points = counts.pop("points")
         targets: set[str] = counts.pop("targets", set())

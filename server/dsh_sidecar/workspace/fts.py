@@ -56,6 +56,13 @@ PAGE: Final = 2000
 #: A row's ``(rid, mtime_ns, size, inode)``.
 _Old = tuple[int, int, int, int]
 
+#: The listing's fingerprint stored (``meta.listing``) with a sync's last rows, only when no other
+#: writer wrote rows meanwhile (the highest ``rid`` and the dead rows' count are this sync's).
+_CLAIM: Final = (
+    "INSERT OR REPLACE INTO meta SELECT 'listing', ? "
+    "WHERE (SELECT coalesce(max(rid), 0) FROM files) = ? AND (SELECT count(*) FROM dead) = ?"
+)
+
 
 def _i64(n: int) -> int:
     """An unsigned 64-bit value (an inode number) as SQLite's signed INTEGER holds it."""
@@ -155,16 +162,19 @@ class _Batch:
             )
         )
 
-    def flush(self) -> None:
-        """One transaction: the dead rids, the removed paths, the new fts and files rows."""
+    def flush(self, claim: tuple[str, int, int] | None = None) -> bool:
+        """One transaction: the dead rids, the removed paths, the new fts and files rows, and the
+        ``claim`` (:data:`_CLAIM`: fingerprint, highest rid, dead rows); whether it was stored."""
         con = self.con
         with con:
             con.executemany("INSERT OR IGNORE INTO dead VALUES(?)", self.dead_rows)
             con.executemany("DELETE FROM files WHERE path=?", self.gone)
             con.executemany("INSERT INTO fts(rowid, path, body) VALUES(?,?,?)", self.fts_rows)
             con.executemany("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?,?,?)", self.file_rows)
+            stored = claim is not None and con.execute(_CLAIM, claim).rowcount == 1
         for rows in (self.dead_rows, self.gone, self.fts_rows, self.file_rows):
             rows.clear()
+        return stored
 
 
 @dataclass
@@ -186,6 +196,8 @@ class _Sync:
     text_bytes: int = 0
     changed: dict[str, frozenset[str] | None] = field(default_factory=dict)
     points: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: ``{path: (whether it has a row now, its row's stat)}`` of the files looked at (a basis followed)
+    seen: dict[str, tuple[bool, Stat | None]] | None = None
 
     def file(
         self,
@@ -200,6 +212,8 @@ class _Sync:
         whether it should have a row; ``st``: its stat when ``known``, ``None`` when it could not
         be stat'ed; not ``known``: it is stat'ed now; ``kind``: its kind when the listing has
         it): removed, unchanged (the same mtime, size and inode: not read), or read again."""
+        if self.seen is not None:
+            self.seen[rel] = (False, None)
         if not wanted:
             if old is not None:
                 self.batch.remove(rel, old[0])
@@ -212,6 +226,8 @@ class _Sync:
         if not known:
             found = stat_of(self.base + rel)
             st = None if found is None else (found.st_mtime_ns, found.st_size, found.st_ino)
+        if self.seen is not None:
+            self.seen[rel] = (True, st)
         if st is not None and old is not None and old[1:] == (st[0], st[1], _i64(st[2])):
             self.skipped += 1
             return
@@ -242,6 +258,20 @@ class _Sync:
             "changed": self.changed,
             "points": self.points,
         } | ({"sharedReads": self.shared.taken} if self.shared is not None else {})
+
+
+def _claim(run: _Sync, basis: FileStats | None, only: list[str]) -> tuple[str, int, int] | None:
+    """:data:`_CLAIM`'s values after a sync of ``only``: ``basis`` (the rows' stats before it) with
+    each path's new row laid over it (its stat, or taken out); ``None``: the rows were not its."""
+    if basis is None or run.seen is None:
+        return None
+    for rel in dict.fromkeys(only):
+        listed, st = run.seen.get(rel, (False, None))
+        if listed:
+            basis.set(rel, st)
+        else:
+            basis.remove(rel)
+    return basis.fingerprint(), run.next_rid - 1, run.dead
 
 
 class ContentDB:
@@ -289,6 +319,7 @@ class ContentDB:
         stats: FileStats | None = None,
         kinds: Sequence[str] | None = None,
         shared: SharedReads | None = None,
+        basis: FileStats | None = None,
     ) -> dict[str, Any]:
         """Bring the database in line with ``listing`` (repo-relative paths). ``only``: just
         those paths (a ``didChangeWatchedFiles`` batch), of which ``present`` are listed (the
@@ -304,15 +335,16 @@ class ContentDB:
         (``sharedreads.py``). Returns
         counts, and under ``"changed"`` ``{path: facts, or None when removed}`` of the paths
         whose row changed, and under ``"points"`` ``{path: the files it points to}`` of those
-        rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed)."""
+        rows (a manifest's declarations, ``workspace/manifests/``; ``()`` for none or removed).
+        The stored fingerprint and ``basis``: :meth:`_files`."""
         t0 = time.process_time()
         con = self.con
-        if stats is not None and stats.files != listing:
-            stats = None  # the stats of another listing: each file is stat'ed here
+        # a copy over the caller's listing: the stats' own list may change meanwhile (the graph's)
+        stats = stats.copy(listing) if stats is not None and stats.files == listing else None
         if kinds is not None and (stats is None or len(kinds) != len(listing)):
             kinds = None  # kinds are taken in the listing's order only
         if only is None and stats is not None and self._meta("listing") == stats.fingerprint():
-            return self._unchanged(listing, t0)
+            return self._unchanged(listing, t0) | {"basis": stats}
         run = _Sync(
             root,
             str(root) + os.sep,
@@ -323,8 +355,32 @@ class ContentDB:
             reader=fsguard.FolderReader(root, MAX_FILE_BYTES),
             shared=shared,
         )
-        with con:  # the stored fingerprint no longer says what the rows hold (any sync)
-            con.execute("DELETE FROM meta WHERE key='listing'")
+        kept = self._files(run, listing, only, present, stats, kinds, basis)
+        return (
+            run.counts(len(listing), t0) | {"listingKept": kept} | ({"basis": stats} if kept and only is None else {})
+        )
+
+    def _files(
+        self,
+        run: _Sync,
+        listing: list[str],
+        only: list[str] | None,
+        present: Iterable[str] | None,
+        stats: FileStats | None,
+        kinds: Sequence[str] | None,
+        basis: FileStats | None,
+    ) -> bool:
+        """The files of :meth:`sync` looked at, their rows written; whether the fingerprint was
+        stored. **The stored fingerprint** (the rows hold exactly the listing's files at their
+        stats) is taken out before any row is written and stored only with the last rows
+        (:data:`_CLAIM`). A full sync that stores it returns its stats under ``"basis"``; a sync
+        of changed paths given them (changed in place) lays its rows' stats over them and, when
+        the fingerprint it took out was theirs, stores their new one (O(changed): run digests,
+        ``stats.py``): the next session's full sync on that tree reads no row."""
+        with self.con:  # the stored fingerprint no longer says what the rows hold (any sync)
+            taken = self.con.execute("DELETE FROM meta WHERE key='listing' RETURNING value").fetchall()
+        if only is not None and basis is not None and taken and taken[0][0] == basis.fingerprint():
+            run.seen = {}  # the rows were the basis's: they are followed path by path
         # no time.sleep(0) hand-over: each file's stat, open and read, and each page of rows read
         # (SQLite steps without the GIL), release the GIL, and a waiting request thread takes it
         assert run.reader is not None
@@ -336,22 +392,23 @@ class ContentDB:
                 rows, wanted_set, todo = self._rows_of(listing, only, present)
                 for rel in todo:
                     run.file(rel, rows.get(rel), rel in wanted_set)
+        if only is not None:
+            return run.batch.flush(_claim(run, basis, only))
         run.batch.flush()
-        if only is None:
-            self._finish_full(run, stats)
-        return run.counts(len(listing), t0)
+        return self._finish_full(run, stats)
 
-    def _finish_full(self, run: _Sync, stats: FileStats | None) -> None:
+    def _finish_full(self, run: _Sync, stats: FileStats | None) -> bool:
         """After a full sync: the b-tree segments merged when rows changed (FTS5's automerge
         keeps a few changed rows cheap, and 'optimize' rewrites the whole index), the listing's
-        fingerprint stored (the rows now hold what it says)."""
+        fingerprint stored (the rows now hold what it says); whether it was."""
         con = self.con
         if run.read or run.removed:
             con.execute("INSERT INTO fts(fts) VALUES('optimize')")
             con.commit()
-        if stats is not None:
-            with con:
-                con.execute("INSERT OR REPLACE INTO meta VALUES('listing', ?)", (stats.fingerprint(),))
+        if stats is None:
+            return False
+        with con:
+            return con.execute(_CLAIM, (stats.fingerprint(), run.next_rid - 1, run.dead)).rowcount == 1
 
     def _meta(self, key: str) -> str | None:
         row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

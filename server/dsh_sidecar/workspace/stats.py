@@ -9,6 +9,12 @@ The values are those of the file a reader opens: ``stat`` following a symlink (a
 has none (:meth:`FileStats.get` is ``None``). They are kept in columns (``array``), aligned with
 the sorted listing, so a 100k-file listing costs 2.4 MB instead of 100k tuples; the owner drops
 them once its caches are synced.
+
+The fingerprint is a digest of digests: one per run of :data:`DIGEST_RUN` files (their paths and
+three columns), kept until a change touches that run, so a file edited in place costs one run's
+digest again (O(run)), not the whole listing's (~25 ms on 100k files): the content index keeps
+its stored fingerprint current after each batch of changes that way (``fts.py``). A file added
+or removed shifts every later run, whose digests are made again.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ from typing import Final
 #: The stat triple of one file: ``(mtime_ns, size, inode)``.
 Stat = tuple[int, int, int]
 
+#: Files a run digest of :meth:`FileStats.fingerprint` covers (~0.25 ms of digest a run).
+DIGEST_RUN: Final = 1024
+
 #: Marks a file that could not be stat'ed (no real file has a negative size).
 _MISSING: Final = -1
 _MTIME, _SIZE, _INO = (attrgetter(f) for f in ("st_mtime_ns", "st_size", "st_ino"))
@@ -33,7 +42,7 @@ _MTIME, _SIZE, _INO = (attrgetter(f) for f in ("st_mtime_ns", "st_size", "st_ino
 class FileStats:
     """``(mtime_ns, size, inode)`` per file of a sorted listing (module docstring)."""
 
-    __slots__ = ("_fingerprint", "files", "ino", "mtime", "size")
+    __slots__ = ("_fingerprint", "_runs", "files", "ino", "mtime", "size")
 
     def __init__(self, files: list[str]) -> None:
         self.files = files
@@ -41,10 +50,13 @@ class FileStats:
         self.size = array("q")
         self.ino = array("Q")
         self._fingerprint: str | None = None
+        #: the digests of the runs of :data:`DIGEST_RUN` files made so far (``None``: to make)
+        self._runs: list[bytes | None] = []
 
     def extend(self, stats: list[os.stat_result | None]) -> None:
         """The stats of the next files (``None``: could not be stat'ed), the columns filled in
         C loops (``map``), not a method call a file."""
+        self._changed_from(len(self))
         if None in stats:  # (rare: a dangling symlink, a file gone meanwhile)
             for st in stats:
                 self.append(st)
@@ -55,6 +67,7 @@ class FileStats:
 
     def append(self, st: os.stat_result | None) -> None:
         """The next file's stat (``None``: it could not be stat'ed)."""
+        self._changed_from(len(self))
         if st is None:
             self.mtime.append(0)
             self.size.append(_MISSING)
@@ -67,10 +80,13 @@ class FileStats:
     def __len__(self) -> int:
         return len(self.size)
 
-    def copy(self, files: list[str] | None = None) -> FileStats:
-        """These stats with columns of their own (over ``files``, else the same listing)."""
+    def copy(self, files: list[str] | None = None, digests: bool = False) -> FileStats:
+        """These stats with columns of their own (over ``files``, else the same listing); with
+        ``digests``, the run digests made so far too (``files`` must then be equal to these)."""
         out = FileStats(self.files if files is None else files)
         out.mtime, out.size, out.ino = array("q", self.mtime), array("q", self.size), array("Q", self.ino)
+        if digests:
+            out._runs, out._fingerprint = list(self._runs), self._fingerprint
         return out
 
     def insert(self, i: int, st: os.stat_result | None) -> None:
@@ -78,19 +94,53 @@ class FileStats:
         self.mtime.insert(i, 0 if st is None else st.st_mtime_ns)
         self.size.insert(i, _MISSING if st is None else st.st_size)
         self.ino.insert(i, 0 if st is None else st.st_ino)
-        self._fingerprint = None
+        self._changed_from(i)
 
     def put(self, i: int, st: os.stat_result | None) -> None:
         """The stat of the ``i``-th file, changed."""
         self.mtime[i] = 0 if st is None else st.st_mtime_ns
         self.size[i] = _MISSING if st is None else st.st_size
         self.ino[i] = 0 if st is None else st.st_ino
-        self._fingerprint = None
+        self._changed_at(i)
 
     def delete(self, i: int) -> None:
         """Forget the ``i``-th file's stat (the file was taken out of the listing)."""
         del self.mtime[i], self.size[i], self.ino[i]
+        self._changed_from(i)
+
+    def set(self, rel: str, st: Stat | None) -> None:
+        """``rel`` listed with the stat ``st`` (``None``: could not be stat'ed): its stat
+        replaced, or the path inserted in order into :attr:`files` (this object's own list)."""
+        i = bisect.bisect_left(self.files, rel)
+        mtime, size, ino = (0, _MISSING, 0) if st is None else st
+        if i < len(self.files) and self.files[i] == rel:
+            self.mtime[i], self.size[i], self.ino[i] = mtime, size, ino
+            self._changed_at(i)
+            return
+        self.files.insert(i, rel)
+        self.mtime.insert(i, mtime)
+        self.size.insert(i, size)
+        self.ino.insert(i, ino)
+        self._changed_from(i)
+
+    def remove(self, rel: str) -> None:
+        """``rel`` taken out of :attr:`files` (this object's own list) with its stat, if listed."""
+        i = bisect.bisect_left(self.files, rel)
+        if i < len(self.files) and self.files[i] == rel:
+            del self.files[i]
+            self.delete(i)
+
+    def _changed_at(self, i: int) -> None:
+        """The ``i``-th file's stat changed: its run's digest is made again."""
         self._fingerprint = None
+        if i // DIGEST_RUN < len(self._runs):
+            self._runs[i // DIGEST_RUN] = None
+
+    def _changed_from(self, i: int) -> None:
+        """Files from the ``i``-th on moved (one added or taken out there): every later run's
+        digest is made again."""
+        self._fingerprint = None
+        del self._runs[i // DIGEST_RUN :]
 
     def at(self, i: int) -> Stat | None:
         """The stat of the ``i``-th file of the listing."""
@@ -136,16 +186,31 @@ class FileStats:
         return out, list(map(aligned.__getitem__, order))
 
     def fingerprint(self) -> str:
-        """One digest of the listing and every file's stat (BLAKE2b): equal fingerprints mean
-        the same paths with the same ``(mtime_ns, size, inode)`` each."""
+        """One digest of the listing and every file's stat (BLAKE2b, module docstring): equal
+        fingerprints mean the same paths with the same ``(mtime_ns, size, inode)`` each. Only
+        the runs changed since the last call are digested again."""
         if self._fingerprint is None:
-            h = hashlib.blake2b(digest_size=20)
-            h.update("\0".join(self.files).encode("utf-8", "surrogatepass"))
-            for column in (self.mtime, self.size, self.ino):
-                h.update(b"\1")
-                h.update(column.tobytes())
+            runs = self._runs
+            count = max(len(self.files), len(self))
+            del runs[-(-count // DIGEST_RUN) :]
+            for r in range(-(-count // DIGEST_RUN)):
+                if r == len(runs):
+                    runs.append(None)
+                if runs[r] is None:
+                    runs[r] = self._run_digest(r * DIGEST_RUN, (r + 1) * DIGEST_RUN)
+            h = hashlib.blake2b(f"{len(self.files)},{len(self)};".encode(), digest_size=20)
+            for digest in runs:
+                h.update(digest or b"")
             self._fingerprint = h.hexdigest()
         return self._fingerprint
+
+    def _run_digest(self, a: int, b: int) -> bytes:
+        """The digest of the files ``a:b`` (their paths, then each column's slice)."""
+        h = hashlib.blake2b("\0".join(self.files[a:b]).encode("utf-8", "surrogatepass"), digest_size=20)
+        for column in (self.mtime, self.size, self.ino):
+            h.update(b"\1")
+            h.update(column[a:b])
+        return h.digest()
 
 
 def stat_of(path: str) -> os.stat_result | None:

@@ -112,9 +112,9 @@ def test_the_content_index_syncs_the_listing_after_the_symbol_pass(tmp_path: Pat
         real_index(self, **kw)
         events.append("symbols end")
 
-    def sync(self, root, listing, only=None, present=None, stats=None, kinds=None, shared=None):
+    def sync(self, root, listing, only=None, present=None, stats=None, kinds=None, shared=None, basis=None):
         events.append(f"content sync ({'kinds' if kinds is not None else 'classified here'})")
-        return real_sync(self, root, listing, only, present, stats, kinds, shared)
+        return real_sync(self, root, listing, only, present, stats, kinds, shared, basis)
 
     monkeypatch.setattr(WorkspaceGraph, "index_symbols", index_symbols)
     monkeypatch.setattr(fts.ContentDB, "sync", sync)
