@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", choices=("tune", "heldout"), default="tune")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--shard", default="0/1", help="k/n: this process replays every n-th trace from the k-th")
+    p.add_argument("--start", type=int, default=0, help="begin at this place of the seeded order")
     p.add_argument("--graph-wait", type=float, default=1200.0, help="seconds a workspace graph may take")
     p.add_argument("--trajectories-dir", type=Path, default=TRAJ)
     p.add_argument("--combine", type=Path, nargs="+", default=None, help="JSON-lines files to combine")
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--cache is needed to replay")
     k, n = (int(x) for x in args.shard.split("/"))
     trajs = {t.id: t for t in read_trajectories(args.trajectories_dir) if t.heldout == (args.split == "heldout")}
-    mine = [i for j, i in enumerate(ordered(list(trajs), args.seed)) if j % n == k]
+    mine = [i for j, i in enumerate(ordered(list(trajs), args.seed)) if j % n == k and j >= args.start]
 
     def task_of(t):
         name = t.row.get("task")
