@@ -140,8 +140,7 @@ class AskedMethods:
         answer = self.leads.offer(session_id, task, cast(Any, graph), cast(Any, content), ready, keep=MAX_TASK_FILES)
         if answer.ranked or answer.names:
             # one assignment: a call decided meanwhile on the loop sees the old or the new
-            said = answer.note.source.targets if answer.note is not None else ()
-            evidence = TaskEvidence.of((lead.path for lead in answer.ranked), answer.names, said)
+            evidence = TaskEvidence.of((lead.path for lead in answer.ranked), answer.names)
             self.noise.session(session_id).evidence.task = evidence
         return answer.note
 

@@ -9,8 +9,7 @@ recently read targets leave; at most ``maxTargets`` remain. What "recently read"
 whether it suppresses is the trigger's (``triggers/base.py``). A project question asked of a
 manifest that points elsewhere for its answer names where it points (:func:`pointed_to`);
 otherwise the ranking chooses (``ranking.py``: an echo, a broad listing unranked, or the
-targets in order). Last, in a session whose ``Task`` note named files, what the note adds to it
-decides (:data:`TASK_SUPPRESSED`).
+targets in order).
 """
 
 from __future__ import annotations
@@ -32,13 +31,6 @@ from dsh_sidecar.suggester.triggers.base import Trigger
 #: (``workspace/manifests/``): the version a manifest reads from a module or a file; the
 #: changelog and the template its release tool writes with.
 POINTED: Final = {"Version": frozenset({"version-declared"}), "Ledger": frozenset({"ledger-declared", "changelog"})}
-
-
-#: In a session whose ``Task`` note named files, a tool-call note by what it adds to that note
-#: (``session.TaskEvidence.adds``) → the reason it is suppressed; a class not listed is shown.
-#: Chosen on the tune traces' training folds (``task-only``: every class; docs/corpus.md,
-#: "Tool-call notes beside the ``Task`` note, the lead-aware rule").
-TASK_SUPPRESSED: Final = {"repeat": "repeated", "first": "beside-task", "lead": "beside-task", "new": "off-task"}
 
 
 def apply(
@@ -69,20 +61,11 @@ def apply(
     shown = ctx.state.evidence.current
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
-        return _beside_task(pointed[: ctx.config.max_targets], intent, ctx)
+        return pointed[: ctx.config.max_targets]
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
-    chosen = chosen[: ctx.config.max_targets]
-    return _beside_task(chosen, intent, ctx) if chosen else _nothing(trigger, hit)
-
-
-def _beside_task(chosen: list[Target], intent: str, ctx: Context) -> list[Target] | Decision:
-    """``chosen``, or ``suppressed <reason> <intent>`` when the session's ``Task`` note makes
-    the note one of :data:`TASK_SUPPRESSED`'s classes (no task text: ``chosen`` as it is)."""
-    task = ctx.state.evidence.task
-    reason = TASK_SUPPRESSED.get(task.adds(t.path for t in chosen) or "") if task is not None else None
-    return chosen if reason is None else Suppressed(reason, intent)
+    return chosen[: ctx.config.max_targets] or _nothing(trigger, hit)
 
 
 def pointed_to(

@@ -41,14 +41,11 @@ class TaskEvidence:
 
     ranks: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     names: frozenset[str] = frozenset()
-    #: the files the session's ``Task`` note named (none: no note was given)
-    said: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, ranked: Iterable[str], names: Iterable[str], said: Iterable[str] = ()) -> TaskEvidence:
+    def of(cls, ranked: Iterable[str], names: Iterable[str]) -> TaskEvidence:
         """The evidence of a ranking (``ranked``, best first; each file once) and the text's
-        identifiers, both cut to their bounds; ``said``: the files the ``Task`` note named
-        (the ranking's first ones, at most :data:`MAX_TASK_FILES` kept)."""
+        identifiers, both cut to their bounds."""
         ranks: dict[str, int] = {}
         for path in ranked:
             if len(ranks) >= MAX_TASK_FILES:
@@ -59,22 +56,7 @@ class TaskEvidence:
             if len(kept) >= MAX_TASK_NAMES:
                 break
             kept.append(name)
-        told = [p for _, p in zip(range(MAX_TASK_FILES), said)]
-        return cls(MappingProxyType(ranks), frozenset(kept), frozenset(told))
-
-    def adds(self, paths: Iterable[str]) -> str | None:
-        """What a note naming ``paths`` (best first) adds to the session's ``Task`` note:
-        ``repeat`` (it named every one), ``first`` (it named the first, not every one), ``lead``
-        (it did not name the first, and the note names a file of the task lead's best that it
-        did not name) or ``new`` (neither); ``None`` without a ``Task`` note or a target."""
-        listed = list(paths)
-        if not listed or not self.said:
-            return None
-        if all(p in self.said for p in listed):
-            return "repeat"
-        if listed[0] in self.said:
-            return "first"
-        return "lead" if any(p in self.ranks and p not in self.said for p in listed) else "new"
+        return cls(MappingProxyType(ranks), frozenset(kept))
 
     def rank(self, path: str) -> int | None:
         """``path``'s place in the task's ranking (0 the best), ``None`` outside its top."""
