@@ -285,6 +285,7 @@ def replay(
     task: str | None = None,
     start: list[dict[str, Any]] | None = None,
     per_call: list[list[str]] | None = None,
+    command: Sequence[str] | None = None,
 ) -> tuple[Score, list[list[dict[str, Any]]], list[str]]:
     """Spawn the sidecar over stdio on ``workspace``, wait for its workspace graph, send every
     line's params as ``dsh/postExecute``; return the score (with per-call latencies), the notes
@@ -292,12 +293,13 @@ def replay(
     ``task``: a task text sent as ``dsh/taskLead`` (the first line's session) once the index is
     ready, before the first line, under ``taskLead`` on; its notes are appended to ``start``.
     ``per_call``: the ledger lines received while each line was answered are appended to it,
-    one list per line (the server writes a call's line before its reply).
+    one list per line (the server writes a call's line before its reply). ``command``: the
+    server to spawn (default :func:`server_command`; a bench's recording server).
     Raises ``RuntimeError`` when the sidecar refuses a request or the graph never gets ready."""
     with tempfile.TemporaryDirectory(prefix="dsh-replay-") as tmp:
         env = dict(os.environ)
         env["DSH_HOME"] = str(dsh_home or Path(tmp))
-        client = StdioClient(server_command(), env)
+        client = StdioClient(list(command or server_command()), env)
         try:
             knobs = {**(suggester or {}), "enabled": True, **({"taskLead": True} if task else {})}
             client.initialize(workspace, {"suggester": knobs})

@@ -318,12 +318,15 @@ def replay_trajectories(
     graph_wait_s: float = GRAPH_WAIT_S,
     suggester: dict[str, Any] | None = None,
     task_of: Callable[[Trajectory], str | None] | None = None,
+    command: Sequence[str] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Replay each trajectory on ``workspace_of(t)`` (a fresh server and ``$DSH_HOME`` each, the
     ``suggester`` knobs given as ``initializationOptions.suggester``); return the per-trace
     counts (tagged with repository, family, language and split) and the ledger summary.
     ``task_of``: the trace's task text, sent as ``dsh/taskLead`` before its first call (its
-    note counted at the session's start, module docstring)."""
+    note counted at the session's start, module docstring). ``command``: the server to spawn
+    (default ``dsh-search serve``); one that writes the task lead's ranking as a ``lead ranked``
+    ledger line (``bench/serve_task_ranks.py``) has it kept as the trace's ``task_ranks``."""
     per: dict[str, dict[str, Any]] = {}
     ledger: Counter[str] = Counter()
     index_cache: dict[Path, FileIndex] = {}
@@ -334,7 +337,9 @@ def replay_trajectories(
         trace = [TraceLine(c["params"], None, ()) for c in t.calls]
         task = task_of(t) if task_of is not None else None
         start: list[dict[str, Any]] = []
-        _, notes, logs = replay(trace, ws, suggester=suggester, graph_wait_s=graph_wait_s, task=task, start=start)
+        _, notes, logs = replay(
+            trace, ws, suggester=suggester, graph_wait_s=graph_wait_s, task=task, start=start, command=command
+        )
         if ws not in index_cache:
             index_cache[ws] = FileIndex(workspace_files(ws))
         per[t.id] = {
@@ -344,8 +349,31 @@ def replay_trajectories(
             "heldout": t.heldout,
             **trajectory_figures(t, notes, index_cache[ws], start),
         }
+        ranks = task_ranks(logs)
+        if ranks is not None:
+            per[t.id]["task_ranks"] = ranks
         ledger.update(ledger_summary(logs))
     return per, dict(sorted(ledger.items()))
+
+
+#: The ledger line a recording server writes with the task lead's ranking (a JSON list of paths).
+TASK_RANKS_LINE: Final = "lead ranked "
+
+
+def task_ranks(logs: Sequence[str]) -> list[str] | None:
+    """The task lead's ranking (best first) from the first ``lead ranked <JSON list>`` line of
+    ``logs`` (``[<ISO>] `` prefix optional); ``None`` without one or when it does not parse as a
+    list of strings."""
+    for raw in logs:
+        msg = raw.split("] ", 1)[1] if raw.startswith("[") and "] " in raw else raw
+        if not msg.startswith(TASK_RANKS_LINE):
+            continue
+        try:
+            value = json.loads(msg[len(TASK_RANKS_LINE) :])
+        except ValueError:
+            return None
+        return [str(p) for p in value] if isinstance(value, list) and all(isinstance(p, str) for p in value) else None
+    return None
 
 
 def notes_from_log(t: Trajectory, log: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -391,6 +419,8 @@ def rescore_trajectories(
         notes = notes_from_log(t, log)
         tags = {"repo": t.row["repo"], "family": t.family, "language": t.language, "heldout": t.heldout}
         per[t.id] = {**tags, **trajectory_figures(t, notes, index_cache[files], start_notes_from_log(log))}
+        if "task_ranks" in kept[t.id]:
+            per[t.id]["task_ranks"] = list(kept[t.id]["task_ranks"])
     return per
 
 

@@ -37,3 +37,17 @@ def test_rules_act_on_the_task_sessions_tool_call_notes_only():
     assert task_notes._log_under(log, task_notes.RULES["drop-new"]) == [log[0], log[1], log[2]]
     alone = log[1:]  # no Task note: every rule keeps the session's notes
     assert all(task_notes._log_under(alone, rule) == alone for rule in task_notes.RULES.values())
+
+
+def test_the_lead_aware_rules_keep_a_new_note_naming_a_file_of_the_leads_best():
+    log = [TASK, note(1, "a.py"), note(2, "a.py", "c.py"), note(3, "d.py", "e.py"), note(5, "f.py", "c.py")]
+    ranks = ["a.py", "b.py", "c.py", "e.py"]  # the lead's best: e.py and c.py not in the Task note
+    rules = task_notes.RULES
+    assert task_notes._log_under(log, rules["first+lead-new"], ranks) == [log[0], log[2], log[3], log[4]]
+    assert task_notes._log_under(log, rules["first+lead-first-new"], ranks) == [log[0], log[2]]
+    # the agent's first repository edit at call 4: a new note after it is dropped
+    assert task_notes._log_under(log, rules["first+lead-new-pre-edit"], ranks, 4) == [log[0], log[2], log[3]]
+    assert task_notes._log_under(log, rules["first+new-pre-edit"], (), 4) == [log[0], log[2], log[3]]
+    assert task_notes._log_under(log, rules["drop-repeat-lead-new"], ranks) == [log[0], log[2], log[3], log[4]]
+    # without a recorded ranking no new note names a file of it
+    assert task_notes._log_under(log, rules["first+lead-new"]) == [log[0], log[2]]
