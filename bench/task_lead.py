@@ -539,6 +539,57 @@ def nested_select(ts: list[Task], frozen: tuple[str, ...] = ()) -> tuple[str, We
     return best_name, select(ts, frozen=frozen, **SELECTIONS[best_name])
 
 
+#: The tasks the folds of :func:`fold_weights` choose on, set before its worker processes start
+#: (a forked worker reads them from its parent's memory instead of having them sent).
+_FOLD_TASKS: list[Task] = []
+
+
+def _fold(key: str, selection: str, frozen: tuple[str, ...]) -> tuple[str, str, dict[str, float]]:
+    """One fold of :func:`fold_weights`: ``key`` ``"heldout"`` chooses on the repositories
+    outside :data:`TRAJECTORY_HELDOUT`, a repository's name on every other repository; the
+    nested choice's name (``""`` otherwise) and the weights."""
+    ts = _FOLD_TASKS
+    if key == "heldout":
+        training = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
+    else:
+        training = [t for t in ts if t.rec["repo"] != key]
+    if not training:
+        return key, "", asdict(DEFAULT_WEIGHTS)
+    if selection == "nested":
+        how, w = nested_select(training, frozen)
+        return key, how, asdict(w)
+    return key, "", asdict(select(training, frozen=frozen, **SELECTIONS[selection]))
+
+
+def fold_weights(ts: list[Task], selection: str, frozen: tuple[str, ...], jobs: int = 1) -> dict[str, Any]:
+    """The weights of every fold, chosen without the tasks it scores: ``"heldout"`` (when both
+    the fixed held-out and the training repositories have tasks) and each repository
+    (leave-one-repository-out). ``jobs`` > 1: the folds in that many forked processes — the same
+    choices as one process (each fold is deterministic and independent of the others), printed
+    in the same order."""
+    global _FOLD_TASKS
+    repos = sorted({t.rec["repo"] for t in ts})
+    keys = [*(["heldout"] if {*repos} & TRAJECTORY_HELDOUT and {*repos} - TRAJECTORY_HELDOUT else []), *repos]
+    _FOLD_TASKS = ts
+    try:
+        if jobs > 1 and len(keys) > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=min(jobs, len(keys)), mp_context=ctx) as ex:
+                done = list(ex.map(_fold, keys, [selection] * len(keys), [frozen] * len(keys)))
+        else:
+            done = [_fold(k, selection, frozen) for k in keys]
+    finally:
+        _FOLD_TASKS = []
+    for key, how, _ in done:
+        if how:
+            left = sorted(TRAJECTORY_HELDOUT & {*repos}) if key == "heldout" else [key]
+            print(f"# nested selection: {how} (without {left})")
+    return {key: w for key, _, w in done}
+
+
 def strongest_baseline(ts: list[Task], names: tuple[str, ...] = NAMES) -> str:
     """The plain BM25 the table shows: of every tokenizer, file set and parameters
     (``lead_baseline.py``), the strongest on all tasks (Hit@5, then Hit@10, then MRR) — chosen
@@ -731,6 +782,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a named test or doc escapes its demotion only when the text wrote its folder too",
     )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="choose the folds' weights in this many processes (the same figures)"
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
@@ -787,29 +841,15 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"{split}|{lang}"]["plain"].append(br)
             rows[f"{split}|{lang}"]["old"].append(ob)
 
-    train = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
     held = [t for t in ts if t.rec["repo"] in TRAJECTORY_HELDOUT]
-    chosen: dict[str, Any] = {}
-
-    def choose(training: list[Task]) -> Weights:
-        if args.selection == "nested":
-            how, w = nested_select(training, frozen)
-            print(f"# nested selection: {how} (without {sorted(set(repos) - {t.rec['repo'] for t in training})})")
-            return w
-        return select(training, frozen=frozen, **SELECTIONS[args.selection])
-
-    if train and held:
-        w = choose(train)
-        chosen["heldout"] = asdict(w)
+    chosen = fold_weights(ts, args.selection, frozen, args.jobs)
+    if "heldout" in chosen:
         for t in held:
-            put("fixed held-out", t, w)
+            put("fixed held-out", t, Weights(**chosen["heldout"]))
     for repo in repos:
-        others = [t for t in ts if t.rec["repo"] != repo]
-        w = choose(others) if others else DEFAULT_WEIGHTS
-        chosen[repo] = asdict(w)
         for t in ts:
             if t.rec["repo"] == repo:
-                put("leave-one-repository-out", t, w)
+                put("leave-one-repository-out", t, Weights(**chosen[repo]))
     for t in ts:
         put("defaults (all tasks)", t, DEFAULT_WEIGHTS)
     order = sorted(rows, key=lambda k: (k.split("|")[0], k.split("|")[1] != "all", k.split("|")[1]))

@@ -144,3 +144,25 @@ def test_source_scale_of_some_features_only():
     i = t.files.index("src/s.py")
     assert t.m[i, task_lead.FEATURES.index("bm25")] == 1.0
     assert t.m[i, task_lead.FEATURES.index("words")] == 0.5
+
+
+def test_the_folds_in_processes_choose_what_one_process_chooses(capsys):
+    held = sorted(task_lead.TRAJECTORY_HELDOUT)[0]
+    # four repositories (one of them held out), the gold file lifted by another feature in each
+    recs = []
+    for n, repo in enumerate((held, "r/a", "r/b", "r/c")):
+        for k in range(3):
+            gold, other = f"src/g{n}{k}.py", f"src/o{n}{k}.py"
+            feats = {"stem": {other: 1.0, gold: 0.5}, ("bm25", "words", "path")[(n + k) % 3]: {gold: 1.0}}
+            recs.append(_record(f"{repo}-{k}", repo, [gold], feats, {gold: "source", other: "source"}))
+    ts = [task_lead.Task(r) for r in recs]
+    for selection in ("tasks", "nested"):
+        one = task_lead.fold_weights(ts, selection, ("code",), jobs=1)
+        said = capsys.readouterr().out
+        many = task_lead.fold_weights(ts, selection, ("code",), jobs=3)
+        assert capsys.readouterr().out == said
+        assert list(one) == ["heldout", held, "r/a", "r/b", "r/c"]
+        assert many == one
+        assert all(w["code"] == 0.0 for w in one.values())
+    assert said.count("# nested selection:") == 5
+    assert f"(without ['{held}'])" in said
