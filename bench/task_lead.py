@@ -335,14 +335,62 @@ def named_whole(path: str, mentions_paths: list[str]) -> bool:
     return False
 
 
+#: A test file's name, its test marker taken off (``FooTest.java``, ``FooTests``, ``FooTestCase``,
+#: ``TestFoo``, ``test_foo.py``, ``foo_test.go``, ``foo.test.ts``, ``foo.spec.js``, ``foo-spec``).
+_TEST_MARK = re.compile(r"^(?:[Tt]ests?[_-]|Tests?(?=[A-Z]))|(?:[_-](?:tests?|spec)|Tests?|TestCase|Spec)$")
+#: Sources one test may lift at most (a name shared by more sources says nothing of which).
+MAX_PAIRED = 2
+#: The share of a test's evidence the source it tests takes.
+PAIR_SHARE = 1.0
+
+
+def pair_key(path: str, test: bool) -> str:
+    """The name a test and the source it tests share: the base name without its extensions
+    (and, for a test, its test marker), lower case, without ``_``/``-`` (``FooBarTest.java``,
+    ``test_foo_bar.py``, ``foo-bar.spec.ts`` → ``foobar``); ``""`` when nothing is left."""
+    base = path.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0] if test else base.rsplit(".", 1)[0]
+    if test:
+        dotted = base.split(".")
+        if len(dotted) > 2 and dotted[-2].lower() in ("test", "spec"):  # foo.test.ts, foo.spec.js
+            stem = ".".join(dotted[:-2])
+        else:
+            stem = _TEST_MARK.sub("", stem)
+    return re.sub(r"[_\-.]", "", stem).lower()
+
+
+def paired_sources(files: list[str], cat: dict[str, str | None]) -> dict[int, list[int]]:
+    """Each test file of ``files`` (by index) → the source files it tests: the sources whose
+    :func:`pair_key` is the test's, when at most :data:`MAX_PAIRED` share it."""
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(files):
+        if cat.get(f) == "source":
+            key = pair_key(f, False)
+            if key:
+                by_key[key].append(i)
+    out: dict[int, list[int]] = {}
+    for i, f in enumerate(files):
+        if cat.get(f) == "test":
+            src = by_key.get(pair_key(f, True), [])
+            if 0 < len(src) <= MAX_PAIRED:
+                out[i] = src
+    return out
+
+
 class Task:
     """One task's feature matrix, ready for any weights (``source_scale``: each of
     :data:`SCALED` — or of the features given — scaled by its best source file instead of its
     best file; ``whole``: the text's path mentions, and a named test or doc escapes its demotion
-    only when one of them wrote its folder too, see :func:`named_whole`)."""
+    only when one of them wrote its folder too, see :func:`named_whole`; ``pair``: a test's
+    evidence lifts the source it tests, each feature of the source at least the test's,
+    see :func:`paired_sources`)."""
 
     def __init__(
-        self, rec: dict[str, Any], source_scale: bool | tuple[str, ...] = False, whole: list[str] | None = None
+        self,
+        rec: dict[str, Any],
+        source_scale: bool | tuple[str, ...] = False,
+        whole: list[str] | None = None,
+        pair: bool = False,
     ) -> None:
         self.rec = rec
         self.files = list(rec["category"])
@@ -354,6 +402,10 @@ class Task:
                     self.m[idx[f], j] = v
         named = set(rec["named"])
         cat = rec["category"]
+        if pair:  # after the test's own scores are read, before any scale
+            for i, src in paired_sources(self.files, cat).items():
+                for k in src:
+                    self.m[k] = np.maximum(self.m[k], PAIR_SHARE * self.m[i])
         scaled = SCALED if source_scale is True else source_scale or ()
         if scaled:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
             src = np.array([cat[f] == "source" or f in named for f in self.files], dtype=bool)
@@ -783,6 +835,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a named test or doc escapes its demotion only when the text wrote its folder too",
     )
     p.add_argument(
+        "--pair-tests", action="store_true", help="a test's evidence lifts the source file it tests (by name)"
+    )
+    p.add_argument(
         "--jobs", type=int, default=1, help="choose the folds' weights in this many processes (the same figures)"
     )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
@@ -828,7 +883,10 @@ def main(argv: list[str] | None = None) -> int:
     if not set(scale_only) <= set(FEATURES):
         p.error(f"--source-scale-only: features among {', '.join(FEATURES)}")
     texts = {t["id"]: list(mentions(t["text"]).paths) for t in todo} if args.named_whole else {}
-    ts = [Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None) for r in recs]
+    ts = [
+        Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None, args.pair_tests)
+        for r in recs
+    ]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
     plain = strongest_baseline(ts, names)
