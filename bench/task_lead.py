@@ -24,6 +24,8 @@ training repositories). Run::
     python bench/task_lead.py --cache /work/corpus-cache-ii [--only sympy,gson] [--json out.json]
     python bench/task_lead.py --scale 100000     # one ranking's time on a 100k-file workspace
 
+``--jobs N``: the folds' weight choices in ``N`` processes (the same figures as one process).
+
 ``--scale N``: the time of one ranking (a long issue text) on a synthetic workspace of ``N``
 files (``bench/suggester.py``'s), interleaved with its floor, one pass over the listing that
 only finds each base name, as medians and their ratio.
