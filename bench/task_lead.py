@@ -24,6 +24,8 @@ training repositories). Run::
     python bench/task_lead.py --cache /work/corpus-cache-ii [--only sympy,gson] [--json out.json]
     python bench/task_lead.py --scale 100000     # one ranking's time on a 100k-file workspace
 
+``--jobs N``: the folds' weight choices in ``N`` processes (the same figures as one process).
+
 ``--scale N``: the time of one ranking (a long issue text) on a synthetic workspace of ``N``
 files (``bench/suggester.py``'s), interleaved with its floor, one pass over the listing that
 only finds each base name, as medians and their ratio.
@@ -335,14 +337,62 @@ def named_whole(path: str, mentions_paths: list[str]) -> bool:
     return False
 
 
+#: A test file's name, its test marker taken off (``FooTest.java``, ``FooTests``, ``FooTestCase``,
+#: ``TestFoo``, ``test_foo.py``, ``foo_test.go``, ``foo.test.ts``, ``foo.spec.js``, ``foo-spec``).
+_TEST_MARK = re.compile(r"^(?:[Tt]ests?[_-]|Tests?(?=[A-Z]))|(?:[_-](?:tests?|spec)|Tests?|TestCase|Spec)$")
+#: Sources one test may lift at most (a name shared by more sources says nothing of which).
+MAX_PAIRED = 2
+#: The share of a test's evidence the source it tests takes.
+PAIR_SHARE = 1.0
+
+
+def pair_key(path: str, test: bool) -> str:
+    """The name a test and the source it tests share: the base name without its extensions
+    (and, for a test, its test marker), lower case, without ``_``/``-`` (``FooBarTest.java``,
+    ``test_foo_bar.py``, ``foo-bar.spec.ts`` → ``foobar``); ``""`` when nothing is left."""
+    base = path.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0] if test else base.rsplit(".", 1)[0]
+    if test:
+        dotted = base.split(".")
+        if len(dotted) > 2 and dotted[-2].lower() in ("test", "spec"):  # foo.test.ts, foo.spec.js
+            stem = ".".join(dotted[:-2])
+        else:
+            stem = _TEST_MARK.sub("", stem)
+    return re.sub(r"[_\-.]", "", stem).lower()
+
+
+def paired_sources(files: list[str], cat: dict[str, str | None]) -> dict[int, list[int]]:
+    """Each test file of ``files`` (by index) → the source files it tests: the sources whose
+    :func:`pair_key` is the test's, when at most :data:`MAX_PAIRED` share it."""
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(files):
+        if cat.get(f) == "source":
+            key = pair_key(f, False)
+            if key:
+                by_key[key].append(i)
+    out: dict[int, list[int]] = {}
+    for i, f in enumerate(files):
+        if cat.get(f) == "test":
+            src = by_key.get(pair_key(f, True), [])
+            if 0 < len(src) <= MAX_PAIRED:
+                out[i] = src
+    return out
+
+
 class Task:
     """One task's feature matrix, ready for any weights (``source_scale``: each of
     :data:`SCALED` — or of the features given — scaled by its best source file instead of its
     best file; ``whole``: the text's path mentions, and a named test or doc escapes its demotion
-    only when one of them wrote its folder too, see :func:`named_whole`)."""
+    only when one of them wrote its folder too, see :func:`named_whole`; ``pair``: a test's
+    evidence lifts the source it tests, each feature of the source at least the test's,
+    see :func:`paired_sources`)."""
 
     def __init__(
-        self, rec: dict[str, Any], source_scale: bool | tuple[str, ...] = False, whole: list[str] | None = None
+        self,
+        rec: dict[str, Any],
+        source_scale: bool | tuple[str, ...] = False,
+        whole: list[str] | None = None,
+        pair: bool = False,
     ) -> None:
         self.rec = rec
         self.files = list(rec["category"])
@@ -354,6 +404,10 @@ class Task:
                     self.m[idx[f], j] = v
         named = set(rec["named"])
         cat = rec["category"]
+        if pair:  # after the test's own scores are read, before any scale
+            for i, src in paired_sources(self.files, cat).items():
+                for k in src:
+                    self.m[k] = np.maximum(self.m[k], PAIR_SHARE * self.m[i])
         scaled = SCALED if source_scale is True else source_scale or ()
         if scaled:  # each scaled feature's best *source* file scores 1 (tests and docs may pass it)
             src = np.array([cat[f] == "source" or f in named for f in self.files], dtype=bool)
@@ -537,6 +591,57 @@ def nested_select(ts: list[Task], frozen: tuple[str, ...] = ()) -> tuple[str, We
         if v > best_v + 1e-9:
             best_name, best_v = name, v
     return best_name, select(ts, frozen=frozen, **SELECTIONS[best_name])
+
+
+#: The tasks the folds of :func:`fold_weights` choose on, set before its worker processes start
+#: (a forked worker reads them from its parent's memory instead of having them sent).
+_FOLD_TASKS: list[Task] = []
+
+
+def _fold(key: str, selection: str, frozen: tuple[str, ...]) -> tuple[str, str, dict[str, float]]:
+    """One fold of :func:`fold_weights`: ``key`` ``"heldout"`` chooses on the repositories
+    outside :data:`TRAJECTORY_HELDOUT`, a repository's name on every other repository; the
+    nested choice's name (``""`` otherwise) and the weights."""
+    ts = _FOLD_TASKS
+    if key == "heldout":
+        training = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
+    else:
+        training = [t for t in ts if t.rec["repo"] != key]
+    if not training:
+        return key, "", asdict(DEFAULT_WEIGHTS)
+    if selection == "nested":
+        how, w = nested_select(training, frozen)
+        return key, how, asdict(w)
+    return key, "", asdict(select(training, frozen=frozen, **SELECTIONS[selection]))
+
+
+def fold_weights(ts: list[Task], selection: str, frozen: tuple[str, ...], jobs: int = 1) -> dict[str, Any]:
+    """The weights of every fold, chosen without the tasks it scores: ``"heldout"`` (when both
+    the fixed held-out and the training repositories have tasks) and each repository
+    (leave-one-repository-out). ``jobs`` > 1: the folds in that many forked processes — the same
+    choices as one process (each fold is deterministic and independent of the others), printed
+    in the same order."""
+    global _FOLD_TASKS
+    repos = sorted({t.rec["repo"] for t in ts})
+    keys = [*(["heldout"] if {*repos} & TRAJECTORY_HELDOUT and {*repos} - TRAJECTORY_HELDOUT else []), *repos]
+    _FOLD_TASKS = ts
+    try:
+        if jobs > 1 and len(keys) > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=min(jobs, len(keys)), mp_context=ctx) as ex:
+                done = list(ex.map(_fold, keys, [selection] * len(keys), [frozen] * len(keys)))
+        else:
+            done = [_fold(k, selection, frozen) for k in keys]
+    finally:
+        _FOLD_TASKS = []
+    for key, how, _ in done:
+        if how:
+            left = sorted(TRAJECTORY_HELDOUT & {*repos}) if key == "heldout" else [key]
+            print(f"# nested selection: {how} (without {left})")
+    return {key: w for key, _, w in done}
 
 
 def strongest_baseline(ts: list[Task], names: tuple[str, ...] = NAMES) -> str:
@@ -731,6 +836,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a named test or doc escapes its demotion only when the text wrote its folder too",
     )
+    p.add_argument(
+        "--pair-tests", action="store_true", help="a test's evidence lifts the source file it tests (by name)"
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="choose the folds' weights in this many processes (the same figures)"
+    )
     p.add_argument("--scale", type=int, help="time one ranking on a synthetic workspace of this many files")
     args = p.parse_args(argv)
     if args.scale:
@@ -774,7 +885,10 @@ def main(argv: list[str] | None = None) -> int:
     if not set(scale_only) <= set(FEATURES):
         p.error(f"--source-scale-only: features among {', '.join(FEATURES)}")
     texts = {t["id"]: list(mentions(t["text"]).paths) for t in todo} if args.named_whole else {}
-    ts = [Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None) for r in recs]
+    ts = [
+        Task(r, args.source_scale or scale_only, texts.get(r["id"]) if args.named_whole else None, args.pair_tests)
+        for r in recs
+    ]
     repos = sorted({t.rec["repo"] for t in ts})
     rows: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: {"product": [], "plain": [], "old": []})
     plain = strongest_baseline(ts, names)
@@ -787,29 +901,15 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"{split}|{lang}"]["plain"].append(br)
             rows[f"{split}|{lang}"]["old"].append(ob)
 
-    train = [t for t in ts if t.rec["repo"] not in TRAJECTORY_HELDOUT]
     held = [t for t in ts if t.rec["repo"] in TRAJECTORY_HELDOUT]
-    chosen: dict[str, Any] = {}
-
-    def choose(training: list[Task]) -> Weights:
-        if args.selection == "nested":
-            how, w = nested_select(training, frozen)
-            print(f"# nested selection: {how} (without {sorted(set(repos) - {t.rec['repo'] for t in training})})")
-            return w
-        return select(training, frozen=frozen, **SELECTIONS[args.selection])
-
-    if train and held:
-        w = choose(train)
-        chosen["heldout"] = asdict(w)
+    chosen = fold_weights(ts, args.selection, frozen, args.jobs)
+    if "heldout" in chosen:
         for t in held:
-            put("fixed held-out", t, w)
+            put("fixed held-out", t, Weights(**chosen["heldout"]))
     for repo in repos:
-        others = [t for t in ts if t.rec["repo"] != repo]
-        w = choose(others) if others else DEFAULT_WEIGHTS
-        chosen[repo] = asdict(w)
         for t in ts:
             if t.rec["repo"] == repo:
-                put("leave-one-repository-out", t, w)
+                put("leave-one-repository-out", t, Weights(**chosen[repo]))
     for t in ts:
         put("defaults (all tasks)", t, DEFAULT_WEIGHTS)
     order = sorted(rows, key=lambda k: (k.split("|")[0], k.split("|")[1] != "all", k.split("|")[1]))

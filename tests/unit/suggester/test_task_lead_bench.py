@@ -144,3 +144,60 @@ def test_source_scale_of_some_features_only():
     i = t.files.index("src/s.py")
     assert t.m[i, task_lead.FEATURES.index("bm25")] == 1.0
     assert t.m[i, task_lead.FEATURES.index("words")] == 0.5
+
+
+def test_the_folds_in_processes_choose_what_one_process_chooses(capsys):
+    held = sorted(task_lead.TRAJECTORY_HELDOUT)[0]
+    # four repositories (one of them held out), the gold file lifted by another feature in each
+    recs = []
+    for n, repo in enumerate((held, "r/a", "r/b", "r/c")):
+        for k in range(3):
+            gold, other = f"src/g{n}{k}.py", f"src/o{n}{k}.py"
+            feats = {"stem": {other: 1.0, gold: 0.5}, ("bm25", "words", "path")[(n + k) % 3]: {gold: 1.0}}
+            recs.append(_record(f"{repo}-{k}", repo, [gold], feats, {gold: "source", other: "source"}))
+    ts = [task_lead.Task(r) for r in recs]
+    for selection in ("tasks", "nested"):
+        one = task_lead.fold_weights(ts, selection, ("code",), jobs=1)
+        said = capsys.readouterr().out
+        many = task_lead.fold_weights(ts, selection, ("code",), jobs=3)
+        assert capsys.readouterr().out == said
+        assert list(one) == ["heldout", held, "r/a", "r/b", "r/c"]
+        assert many == one
+        assert all(w["code"] == 0.0 for w in one.values())
+    assert said.count("# nested selection:") == 5
+    assert f"(without ['{held}'])" in said
+
+
+def test_a_test_lifts_the_source_it_tests_by_name():
+    keys = {
+        ("src/FooBarTest.java", True): "foobar",
+        ("tests/test_foo_bar.py", True): "foobar",
+        ("lib/foo-bar.spec.ts", True): "foobar",
+        ("x/TestFoo.java", True): "foo",
+        ("x/FooTestCase.java", True): "foo",
+        ("pkg/foo_test.go", True): "foo",
+        ("x/Testimony.java", True): "testimony",
+        ("x/Test.java", True): "",
+        ("src/FooBar.java", False): "foobar",
+        ("src/foo_bar.py", False): "foobar",
+    }
+    assert {k: task_lead.pair_key(*k) for k in keys} == keys
+    # the test scores on bm25 and path; its source on words alone; a third source shares no name
+    rec = _record(
+        "t10", "r/f", ["src/foo.py"],
+        {"bm25": {"tests/test_foo.py": 1.0, "src/other.py": 0.6}, "path": {"tests/test_foo.py": 0.5},
+         "words": {"src/foo.py": 0.2, "src/other.py": 0.1}},
+        {"tests/test_foo.py": "test", "src/foo.py": "source", "src/other.py": "source"},
+    )  # fmt: skip
+    assert task_lead.paired_sources(["tests/test_foo.py", "src/foo.py", "src/other.py"], rec["category"]) == {0: [1]}
+    plain, paired = task_lead.Task(rec), task_lead.Task(rec, pair=True)
+    i = paired.files.index("src/foo.py")
+    cols = [task_lead.FEATURES.index(n) for n in ("bm25", "path", "words")]
+    assert [paired.m[i, j] for j in cols] == [1.0, 0.5, 0.2]  # each feature at least the test's
+    assert [plain.m[i, j] for j in cols] == [0.0, 0.0, 0.2]
+    w = task_lead.Weights(**{**dict.fromkeys(task_lead.FEATURES, 0.0), "bm25": 1.0, "words": 1.0}, test=0.25)
+    assert plain.ranking(w) == ["src/other.py", "tests/test_foo.py", "src/foo.py"]
+    assert paired.ranking(w) == ["src/foo.py", "src/other.py", "tests/test_foo.py"]
+    # a name shared by more sources than MAX_PAIRED lifts none of them
+    cat = {"t/test_a.py": "test", **{f"p{k}/a.py": "source" for k in range(task_lead.MAX_PAIRED + 1)}}
+    assert task_lead.paired_sources(list(cat), cat) == {}
