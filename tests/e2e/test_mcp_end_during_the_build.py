@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.heldbuild import HELD_BUILD
 from support.sidecar import home_env
 from support.waiting import until
 
@@ -20,25 +21,6 @@ mcp = pytest.importorskip("mcp", reason="the [mcp] extra (official MCP SDK) is n
 from mcp.client import stdio as sdk_stdio  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-
-#: The server process: ``dsh-search mcp`` whose sidecar's build, once started, writes a marker
-#: and then waits for good (an event nobody sets).
-HELD = """
-import sys, threading
-from pathlib import Path
-from dsh_sidecar import sidecar
-from dsh_sidecar.cli import main
-
-marker = Path(sys.argv.pop(1))
-
-def held(self, *args, **kwargs):
-    marker.write_text("building")
-    threading.Event().wait()
-
-sidecar.Sidecar.__init__ = held
-sys.argv[0] = "dsh-search"
-sys.exit(main())
-"""
 
 #: How long the client's teardown waits for the process to exit on its own (the SDK's default
 #: is 2 s, then SIGTERM): a bound on a hang, not a figure.
@@ -67,7 +49,7 @@ async def test_a_session_ended_during_the_build_exits_0_without_it_and_says_not_
     monkeypatch.setattr(sdk_stdio, "PROCESS_TERMINATION_TIMEOUT", EXIT_BOUND_S)
     monkeypatch.setattr(sdk_stdio, "_stop_server_process", stopped)
     monkeypatch.setattr(sdk_stdio, "_terminate_process_tree", kill)
-    args = ["-c", HELD, str(marker), "mcp", "--config", str(config), "--workspace", str(workspace)]
+    args = ["-c", HELD_BUILD, str(marker), "mcp", "--config", str(config), "--workspace", str(workspace)]
     params = StdioServerParameters(command=sys.executable, args=args, env=home_env(tmp_path / "home"))
     with (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:

@@ -16,27 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from dsh_protocol.stdio_client import encode_frame, read_frame
+from support.heldbuild import HELD_BUILD
 from support.sidecar import home_env
 from support.waiting import wait_until
-
-#: The server process: ``dsh-search serve`` whose sidecar's build, once started, writes a marker
-#: and then waits for good (an event nobody sets).
-HELD = """
-import sys, threading
-from pathlib import Path
-from dsh_sidecar import sidecar
-from dsh_sidecar.cli import main
-
-marker = Path(sys.argv.pop(1))
-
-def held(self, *args, **kwargs):
-    marker.write_text("building")
-    threading.Event().wait()
-
-sidecar.Sidecar.__init__ = held
-sys.argv[0] = "dsh-search"
-sys.exit(main())
-"""
 
 #: How long a reply or the exit is waited for: a bound on a hang, not a figure.
 BOUND_S = 120.0
@@ -69,7 +51,7 @@ def test_shutdown_during_the_build_is_answered_at_once_and_exit_ends_without_it(
     marker = tmp_path / "building"
     options = {"suggester": {"enabled": True, "logFile": str(ledger)}}
     proc = subprocess.Popen(
-        [sys.executable, "-c", HELD, str(marker), "serve"],
+        [sys.executable, "-c", HELD_BUILD, str(marker), "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=(tmp_path / "stderr.log").open("wb"),
