@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from dsh_sidecar.suggester import evidence, readiness
+from dsh_sidecar.suggester import evidence, meant, readiness
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
     FileIndex,
@@ -537,4 +537,9 @@ def evidence_view(
         code_folder=prepared.index.code_folder,
         keys=content.keys if content is not None else (lambda p: None),
         with_fact=prepared.index.with_kind,
+        named=lambda name: list(prepared.index.by_name.get(name, ())),
+        files_meant=lambda p: meant.files_meant(p, prepared.index),
+        folders_meant=lambda p: meant.folders_meant(p, prepared.index),
+        files_under=lambda p: meant.files_under(p, prepared.index),
+        search=lambda words: [p for p, _ in content.search(words, meant.MAX_SEARCHED)] if content is not None else [],
     )
