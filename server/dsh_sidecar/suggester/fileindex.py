@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from dsh_sidecar.suggester.meanttables import NOTHING, Listed, MeantTables, ancestors
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import alternation_matcher, glob_spec, ignore_matcher, include_alternation
@@ -98,6 +99,8 @@ class FileIndex:
         self.by_name = dict(by_name)
         self.by_dir = dict(by_dir)
         self.names = sorted(self.by_name)
+        #: the missing-path answer's lookups (``meanttables.py``), kept with the lists above
+        self.meant = MeantTables.of(self.by_name, self.by_dir)
         #: Most ``/`` in one listed path (no longer suffix of a path can be a listed file).
         self.depth = max((rel.count("/") for rel in self.files), default=0)
         self.refused: list[str] = []
@@ -131,6 +134,7 @@ class FileIndex:
         index.by_name = by_name
         index.by_dir = by_dir
         index.names = sorted(by_name)
+        index.meant = MeantTables.of(by_name, by_dir)
         index.depth = max((folder.count("/") + 1 for folder in by_dir if folder), default=0)
         index.refused = []
         index._inside = {}
@@ -219,6 +223,7 @@ class FileIndex:
         if not added and not gone and not kinds:  # files edited in place: the tables are shared
             new.files, new._sorted, new.file_set, new.kinds = self.files, self._sorted, self.file_set, self.kinds
             new.by_name, new.by_dir, new.names, new.depth = self.by_name, self.by_dir, self.names, self.depth
+            new.meant = self.meant
             return new
         listing = sliced_copy(self._sorted)
         for rel in gone:
@@ -235,7 +240,50 @@ class FileIndex:
         new.kinds.update(kinds)
         new.by_name, new.by_dir, new.names = self._names_after(gone, added)
         new.depth = max([self.depth, *(rel.count("/") for rel in added)])
+        new.meant = self.meant.with_changes(self._came(added), new._went(gone))
         return new
+
+    def _came(self, added: Iterable[str]) -> Listed:
+        """What listing ``added`` brings to this index (before it is listed): the basenames,
+        the folders holding a file directly and those holding one at any depth it did not have."""
+        names: set[str] = set()
+        dirs: set[str] = set()
+        folders: set[str] = set()
+        for rel in added:
+            folder, _, name = rel.rpartition("/")
+            if name not in self.by_name:
+                names.add(name)
+            if folder not in self.by_dir:
+                dirs.add(folder)
+            for f in ancestors(folder):
+                if f in folders or self._holds(f):
+                    break  # (and every folder above it)
+                folders.add(f)
+        return names, dirs, folders
+
+    def _went(self, gone: Iterable[str]) -> Listed:
+        """What forgetting ``gone`` took from this index (after it is forgotten): the basenames,
+        the folders holding a file directly and those holding one at any depth it has no more."""
+        names: set[str] = set()
+        dirs: set[str] = set()
+        folders: set[str] = set()
+        for rel in gone:
+            folder, _, name = rel.rpartition("/")
+            if not self.by_name.get(name):
+                names.add(name)
+            if not self.by_dir.get(folder):
+                dirs.add(folder)
+            for f in ancestors(folder):
+                if self._holds(f):
+                    break  # (and every folder above it)
+                folders.add(f)
+        return names, dirs, folders
+
+    def _holds(self, folder: str) -> bool:
+        """Whether a listed file lies at some depth below ``folder`` (the listing's order)."""
+        prefix = folder + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i].startswith(prefix)
 
     def _names_after(
         self, gone: AbstractSet[str], added: list[str]
@@ -281,6 +329,7 @@ class FileIndex:
         """List a new file (a ``didChangeWatchedFiles`` creation)."""
         if rel in self.file_set:
             return
+        self.meant = self.meant.with_changes(self._came([rel]), NOTHING)
         self.files.append(rel)
         self.file_set = self.file_set | {rel}
         folder, _, name = rel.rpartition("/")
@@ -302,6 +351,7 @@ class FileIndex:
             if table is not None and rel in table:
                 table.remove(rel)
         self._inside.pop(rel, None)
+        self.meant = self.meant.with_changes(NOTHING, self._went([rel]))
 
     def _names_like(self, segment: str) -> list[str]:
         """Basenames matching one glob segment: a literal prefix is looked up by bisection."""

@@ -16,15 +16,21 @@ the answer share (``moshi/src/main`` beside ``moshi/…``), then the shorter pat
 names folders and matches several files keeps those sharing a folder word with it (a common
 name alone does not say which was meant).
 
-Pure: the file index is passed in, nothing is read; the work is one pass over the index's
-basenames (or folders), bounded by the index itself, and only for a call that missed.
+Pure: the file index is passed in, nothing is read. The lookups are the tables kept with the
+index (``meanttables.py``: the basenames by normalised stem and by test core, the folders by
+last name, the sorted folders), so a call that missed costs O(its answer), not a pass over every
+listed name and folder.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final, Protocol
+
+from dsh_sidecar.suggester.meanttables import MeantTables, core, stem
 
 #: The reason phrase of a target a missing path meant (a note's line, and the mark that tells
 #: such a target from others: ``confidence.py`` does not score these notes).
@@ -35,18 +41,18 @@ MAX_MEANT: Final = 8
 MAX_UNDER: Final = 200
 #: Most matches of the content index a search scoped to a missing folder is answered from.
 MAX_SEARCHED: Final = 50
-#: Test affixes of a file name's stem (lower case, punctuation dropped), longest first: a name
-#: differing from another by one of them names the same unit's test or source.
-_TEST_AFFIXES: Final = ("tests", "test", "specs", "spec")
 _WORD = re.compile(r"[a-z0-9]+")
-_NOT_ALNUM = re.compile(r"[^a-z0-9]")
 
 
 class Listing(Protocol):
-    """What is read of the file index: its files by basename and by folder."""
+    """What is read of the file index: its files by basename and by folder, and the tables
+    kept with them (``meanttables.py``)."""
 
     by_name: dict[str, list[str]]
     by_dir: dict[str, list[str]]
+    meant: MeantTables
+
+    def has_dir(self, rel: str) -> bool: ...
 
 
 def _split(path: str) -> tuple[str, str]:
@@ -54,26 +60,37 @@ def _split(path: str) -> tuple[str, str]:
     return folder, name
 
 
-def _stem(name: str) -> str:
-    """``name`` without its last extension, lower case, punctuation dropped (``-JsonUtf8Writer.kt``
-    → ``jsonutf8writer``)."""
-    base = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
-    return _NOT_ALNUM.sub("", base.lower())
-
-
-def _core(stem: str) -> str:
-    """``stem`` without one test affix at either end (``testfoo``, ``footests`` → ``foo``)."""
-    for affix in _TEST_AFFIXES:
-        if stem.endswith(affix) and len(stem) > len(affix):
-            return stem[: -len(affix)]
-        if stem.startswith(affix) and len(stem) > len(affix):
-            return stem[len(affix) :]
-    return stem
-
-
 def _terms(folder: str) -> frozenset[str]:
     """The words of a folder path, lower case, one plural ``s`` dropped (``specs`` is ``spec``)."""
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(folder.lower()))
+    return frozenset(_unplural(w) for w in _WORD.findall(folder.lower()))
+
+
+def _sharing(terms: frozenset[str]) -> Callable[[str], int]:
+    """How many of the folder words ``terms`` the folder of a path has: ``len(terms &
+    _terms(folder))``, counted without making the folder's set. A term is the word itself or
+    the word less its plural ``s`` (``_terms``), so it is found as one of the (at most two)
+    words it is made of; and a folder whose lower-case path holds no term at all is not parsed
+    (most of a common name's many folders)."""
+    if not terms:
+        return _none_shared
+    forms = [tuple(w for w in (t, t + "s") if _unplural(w) == t) for t in terms]
+
+    def shared(path: str) -> int:
+        low = _split(path)[0].lower()
+        if not any(t in low for t in terms):
+            return 0
+        words = set(_WORD.findall(low))
+        return sum(1 for made in forms if not words.isdisjoint(made))
+
+    return shared
+
+
+def _none_shared(path: str) -> int:
+    return 0
+
+
+def _unplural(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def _closeness(guess: str, name: str) -> int | None:
@@ -81,27 +98,38 @@ def _closeness(guess: str, name: str) -> int | None:
     (case, punctuation or extension apart), 2 a test affix apart; ``None``: not the name meant."""
     if name == guess:
         return 0
-    stem, other = _stem(guess), _stem(name)
-    if len(stem) < 3:
+    mine, other = stem(guess), stem(name)
+    if len(mine) < 3:
         return None  # too short to stand for a name (`a.js`, `t`)
-    if stem == other:
+    if mine == other:
         return 1
-    core, other_core = _core(stem), _core(other)
-    if core != stem and other_core != other:  # both test names: the same unit's test
-        return 2 if other_core == core and len(core) >= 3 else None
+    my_core, other_core = core(mine), core(other)
+    if my_core != mine and other_core != other:  # both test names: the same unit's test
+        return 2 if other_core == my_core and len(my_core) >= 3 else None
     return None
+
+
+def _names_near(name: str, tables: MeantTables) -> list[str]:
+    """The listed basenames that may be close to ``name`` (:func:`_closeness` decides): the
+    same normalised stem, and the same test core when ``name`` is a test name."""
+    mine = stem(name)
+    near = [name, *tables.by_stem.get(mine, ())]
+    my_core = core(mine)
+    if my_core != mine:
+        near += tables.by_core.get(my_core, ())
+    return list(dict.fromkeys(near))
 
 
 def _ranked(guess: str, found: Iterable[tuple[int, str]]) -> list[str]:
     """``found`` (closeness, path) best first: the closer name, then the more folder words shared
     with the guess, then the shorter path."""
-    terms = _terms(_split(guess)[0])
+    shared = _sharing(_terms(_split(guess)[0]))
 
     def key(item: tuple[int, str]) -> tuple[int, int, int, str]:
         close, path = item
-        return (close, -len(terms & _terms(_split(path)[0])), path.count("/"), path)
+        return (close, -shared(path), path.count("/"), path)
 
-    return [path for _, path in sorted(found, key=key)][:MAX_MEANT]
+    return [path for _, path in heapq.nsmallest(MAX_MEANT, found, key=key)]
 
 
 def _agreeing(guess: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -112,7 +140,8 @@ def _agreeing(guess: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]
     terms = _terms(_split(guess)[0])
     if len(found) <= 1 or not terms:
         return found
-    shared = [(len(terms & _terms(_split(p)[0])), c, p) for c, p in found]
+    sharing = _sharing(terms)
+    shared = [(sharing(p), c, p) for c, p in found]
     found = [(c, p) for n, c, p in shared if n]
     if len(found) <= MAX_MEANT:
         return found
@@ -130,33 +159,11 @@ def files_meant(guess: str, index: Listing) -> list[str]:
     if not name or guess.strip("/") in index.by_name.get(name, ()):
         return []  # no name, or the guessed file is there: no wrong guess
     found: list[tuple[int, str]] = []
-    for listed, paths in index.by_name.items():
+    for listed in _names_near(name, index.meant):
         close = _closeness(name, listed)
         if close is not None:
-            found.extend((close, p) for p in paths if p != guess.strip("/"))
+            found.extend((close, p) for p in index.by_name.get(listed, ()) if p != guess.strip("/"))
     return _ranked(guess, _agreeing(guess, found))
-
-
-def _folders(index: Listing) -> set[str]:
-    """Every folder holding a listed file at some depth (the root left out)."""
-    out: set[str] = set()
-    for folder in index.by_dir:
-        while folder and folder not in out:
-            out.add(folder)
-            folder = folder.rpartition("/")[0]
-    return out
-
-
-def _folder_closeness(guess: str, name: str) -> int | None:
-    """0 the same folder name, 1 another case, 2 one ``s`` apart; ``None`` otherwise."""
-    if name == guess:
-        return 0
-    low, other = guess.lower(), name.lower()
-    if low == other:
-        return 1
-    if len(min(low, other, key=len)) >= 3 and (low + "s" == other or other + "s" == low):
-        return 2
-    return None
 
 
 def folders_meant(guess: str, index: Listing) -> list[str]:
@@ -166,13 +173,15 @@ def folders_meant(guess: str, index: Listing) -> list[str]:
     name = _split(guess)[1]
     if not name or name in (".", ".."):
         return []
-    found: list[tuple[int, str]] = []
-    for folder in _folders(index):
-        if folder == guess:
-            return []  # the guessed folder is there: no wrong guess
-        close = _folder_closeness(name, _split(folder)[1])
-        if close is not None:
-            found.append((close, folder))
+    if index.has_dir(guess):
+        return []  # the guessed folder is there: no wrong guess
+    low, by_folder = name.lower(), index.meant.by_folder
+    # the same name any case (0 the same, 1 another case), then one `s` apart (2), as
+    # `_folder_closeness` says: each key of the table decides it for every folder listed under it
+    found = [(0 if _split(f)[1] == name else 1, f) for f in by_folder.get(low, ())]
+    for other in (low + "s", low[:-1] if low.endswith("s") else ""):
+        if other and len(min(low, other, key=len)) >= 3:
+            found += [(2, f) for f in by_folder.get(other, ())]
     return _ranked(guess, found)
 
 
@@ -180,9 +189,10 @@ def files_under(folder: str, index: Listing) -> list[str]:
     """The listed files at or below ``folder``, folder by folder in sorted order, at most
     :data:`MAX_UNDER`."""
     folder = folder.strip("/")
-    out: list[str] = []
-    for d in sorted(d for d in index.by_dir if d == folder or d.startswith(folder + "/")):
-        out.extend(index.by_dir[d])
-        if len(out) >= MAX_UNDER:
-            break
+    dirs, prefix = index.meant.dirs, folder + "/"
+    out: list[str] = list(index.by_dir.get(folder, ()))
+    i = bisect.bisect_left(dirs, prefix)
+    while len(out) < MAX_UNDER and i < len(dirs) and dirs[i].startswith(prefix):
+        out.extend(index.by_dir.get(dirs[i], ()))
+        i += 1
     return out[:MAX_UNDER]

@@ -4,6 +4,7 @@ notes and ledger lines on small trees of several ecosystems."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,11 @@ from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.fileindex import FileIndex
 from dsh_sidecar.suggester.meant import MAX_UNDER, files_meant, files_under, folders_meant
+from dsh_sidecar.suggester.meanttables import MeantTables, ancestors
 from support.suggester import answer_in_own_session
 from support.trees import write_tree
+
+from bench.meant_lookups import scan_files_meant, scan_files_under, scan_folders_meant, synthetic
 
 LISTED = [
     "moshi/src/main/java/com/squareup/moshi/-JsonUtf8Writer.kt",
@@ -101,6 +105,85 @@ def test_files_under_a_folder_are_bounded():
     got = files_under("test", index(many))
     assert len(got) == MAX_UNDER
     assert got[0] == "test/t0000_test.go"
+
+
+def _tables(t: MeantTables) -> dict[str, object]:
+    """The tables with each list sorted (their order is the changes', never read as a rank)."""
+    return {
+        "by_stem": {k: sorted(v) for k, v in t.by_stem.items()},
+        "by_core": {k: sorted(v) for k, v in t.by_core.items()},
+        "by_folder": {k: sorted(v) for k, v in t.by_folder.items()},
+        "dirs": t.dirs,
+    }
+
+
+def test_a_change_of_files_updates_each_table():
+    before = index()
+    after = before.with_changes(
+        ["tests/LoggerTest.cs", "moshi/src/test/java/JsonWriterTest.kt", "Docs/Example/x.md"],
+        ["examples/basic.js", "examples/index.js", "support/cmake/fmt-config.cmake.in"],
+        {},
+    )
+    # each table as a build from the new listing makes it
+    assert _tables(after.meant) == _tables(MeantTables.of(after.by_name, after.by_dir))
+    # the stem and test-core tables: the new test names in, the last `basic.js` out
+    assert after.meant.by_stem["loggertest"] == ["LoggerTest.cs"]
+    assert sorted(after.meant.by_core["logger"]) == ["LoggerTest.cs", "LoggerTests.cs"]
+    assert after.meant.by_core["jsonwriter"] == ["JsonWriterTest.kt"]
+    assert "basic" not in after.meant.by_stem and after.meant.by_stem["index"] == ["index.js"]
+    # the folder table: folders with no file left go, new ones at every depth come
+    assert "examples" not in after.meant.by_folder and "cmake" not in after.meant.by_folder
+    assert after.meant.by_folder["example"] == ["Docs/Example"]
+    assert after.meant.by_folder["docs"] == ["Docs"]
+    assert sorted(after.meant.by_folder["test"]) == ["moshi/src/test", "test"]
+    # the sorted folders
+    assert after.meant.dirs == sorted(after.by_dir)
+    assert "Docs/Example" in after.meant.dirs and "examples" not in after.meant.dirs
+    # the answers read them
+    assert folders_meant("examples", after) == ["Docs/Example"]
+    assert files_under("Docs", after) == ["Docs/Example/x.md"]
+    assert files_meant("tests/unit/LoggerTest.cs", after) == [
+        "tests/LoggerTest.cs",
+        "test/Serilog.Tests/LoggerTests.cs",
+    ]
+    # the index before is left as it was (copy on write)
+    assert _tables(before.meant) == _tables(MeantTables.of(before.by_name, before.by_dir))
+    assert folders_meant("examples", before) == []
+    assert files_meant("tests/unit/LoggerTest.cs", before) == ["test/Serilog.Tests/LoggerTests.cs"]
+
+
+def _guesses(files: list[str], seed: int) -> list[str]:
+    """Missing paths of every kind the answer has, made from listed ones."""
+    rng = random.Random(seed)
+    out = []
+    for path in rng.sample(files, 25):
+        folder, _, name = path.rpartition("/")
+        stem, _, ext = name.rpartition(".")
+        out += [
+            f"gone/{name}",
+            f"{folder}/x/{name.upper()}",
+            f"{folder}/{stem}.other",
+            f"src/{stem.replace('Test', 'Tests')}.{ext}",
+            f"{folder}/{stem}Spec.{ext}",
+            f"-{name}",
+        ]
+    return out
+
+
+def test_the_tables_answer_as_the_pass_over_every_name_and_folder():
+    files = synthetic(1200, seed=3)
+    idx = index(files)
+    changed = idx.with_changes(["tests/a/NewOneTest.java", "Tests/x.py"], files[::7], {})
+    for ix in (idx, changed):
+        folders = sorted({f for path in ix.files for f in ancestors(path.rpartition("/")[0])})
+        picks = [*random.Random(5).sample(folders, 30), "tests", "test", "Examples", "spec", "specs", "zzz"]
+        common = ["app/views/index.js", "gone/__init__.py", "core/mod.rs", "docs/README.md", "index.js"]
+        for guess in [*_guesses(ix.files, seed=4), *common]:
+            assert files_meant(guess, ix) == scan_files_meant(guess, ix), guess
+        for folder in picks:
+            for guess in (folder, folder.upper(), folder + "s", folder.rstrip("s"), "gone/" + folder):
+                assert folders_meant(guess, ix) == scan_folders_meant(guess, ix), guess
+            assert files_under(folder, ix) == scan_files_under(folder, ix), folder
 
 
 KOTLIN = {
