@@ -67,7 +67,7 @@ def _terms(folder: str) -> frozenset[str]:
 
 def _sharing(terms: frozenset[str]) -> Callable[[str], int]:
     """How many of the folder words ``terms`` the folder of a path has: ``len(terms &
-    _terms(folder))``, counted without making the folder's set. A term is the word itself or
+    _terms(folder))``, counted on the folder's words as found. A term is the word itself or
     the word less its plural ``s`` (``_terms``), so it is found as one of the (at most two)
     words it is made of; and a folder whose lower-case path holds no term at all is not parsed
     (most of a common name's many folders)."""
@@ -124,12 +124,11 @@ def _ranked(guess: str, found: Iterable[tuple[int, str]]) -> list[str]:
     """``found`` (closeness, path) best first: the closer name, then the more folder words shared
     with the guess, then the shorter path."""
     shared = _sharing(_terms(_split(guess)[0]))
-
-    def key(item: tuple[int, str]) -> tuple[int, int, int, str]:
-        close, path = item
-        return (close, -shared(path), path.count("/"), path)
-
-    return [path for _, path in heapq.nsmallest(MAX_MEANT, found, key=key)]
+    if shared is _none_shared:  # (the common `ls tests`: no folder word to count)
+        keyed = [(close, 0, path.count("/"), path) for close, path in found]
+    else:
+        keyed = [(close, -shared(path), path.count("/"), path) for close, path in found]
+    return [key[3] for key in heapq.nsmallest(MAX_MEANT, keyed)]
 
 
 def _agreeing(guess: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -178,7 +177,7 @@ def folders_meant(guess: str, index: Listing) -> list[str]:
     low, by_folder = name.lower(), index.meant.by_folder
     # the same name any case (0 the same, 1 another case), then one `s` apart (2), as
     # `_folder_closeness` says: each key of the table decides it for every folder listed under it
-    found = [(0 if _split(f)[1] == name else 1, f) for f in by_folder.get(low, ())]
+    found = [(0 if f.rpartition("/")[2] == name else 1, f) for f in by_folder.get(low, ())]
     for other in (low + "s", low[:-1] if low.endswith("s") else ""):
         if other and len(min(low, other, key=len)) >= 3:
             found += [(2, f) for f in by_folder.get(other, ())]
