@@ -27,7 +27,7 @@ from pathlib import Path
 
 from dsh_sidecar.suggester import meant
 from dsh_sidecar.suggester.fileindex import FileIndex
-from dsh_sidecar.suggester.meanttables import MeantTables
+from dsh_sidecar.suggester.meanttables import MeantTables, values
 
 # --- the reference: one pass over every listed basename or folder a call (the first form) ------
 
@@ -290,7 +290,8 @@ def _changes(index: FileIndex, files: list[str], changed: int, seed: int) -> Non
     tables_took = time.perf_counter() - t0
     fresh = MeantTables.of(new.by_name, new.by_dir)
     same = all(
-        {k: sorted(v) for k, v in getattr(new.meant, t).items()} == {k: sorted(v) for k, v in getattr(fresh, t).items()}
+        {k: sorted(values(getattr(new.meant, t), k)) for k in getattr(new.meant, t)}
+        == {k: sorted(values(getattr(fresh, t), k)) for k in getattr(fresh, t)}
         for t in ("by_stem", "by_core", "by_folder")
     )
     same = same and new.meant.dirs == fresh.dirs

@@ -12,7 +12,8 @@ O(answer), not by a pass over every listed name and folder on the event loop.
   file at some depth (the root left out); one ``s`` apart is two lookups of this table;
 - ``dirs``: the folders holding a listed file, sorted, for a prefix scan (``bisect``).
 
-Built off the event loop where the index is built (one pass over the basenames and the
+Each key holds its one value as a string, or a list of its values (:func:`values` reads
+either). Built off the event loop where the index is built (one pass over the basenames and the
 folders), carried through ``FileIndex.with_changes`` by :meth:`MeantTables.with_changes` in
 O(changed paths × their depth): the dicts copied in slices (pointers), each changed entry's list
 copied, never edited, so a call reading the old index never sees half a change.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, TypeVar
 
@@ -65,44 +66,53 @@ def folder_key(folder: str) -> str:
     return folder.rpartition("/")[2].lower()
 
 
+#: A table: a key → the one value of it (a string: most keys have one, and a list of one costs
+#: ~90 bytes more a key), or the list of its values.
+Table = dict[str, str | list[str]]
+
+
+def values(table: Table, key: str) -> Sequence[str]:
+    """The values of ``key`` in ``table`` (empty when it has none)."""
+    found = table.get(key)
+    if found is None:
+        return ()
+    return (found,) if isinstance(found, str) else found
+
+
 class MeantTables:
     """The missing-path answer's lookups of one listing (module docstring)."""
 
     __slots__ = ("by_core", "by_folder", "by_stem", "dirs")
 
-    def __init__(
-        self,
-        by_stem: dict[str, list[str]],
-        by_core: dict[str, list[str]],
-        by_folder: dict[str, list[str]],
-        dirs: list[str],
-    ) -> None:
+    def __init__(self, by_stem: Table, by_core: Table, by_folder: Table, dirs: list[str]) -> None:
         self.by_stem = by_stem
         self.by_core = by_core
         self.by_folder = by_folder
         self.dirs = dirs
 
     @classmethod
-    def of(cls, names: Iterable[str], folders: Iterable[str]) -> MeantTables:
+    def of(cls, names: Iterable[str], folders: Collection[str]) -> MeantTables:
         """The tables of a listing's basenames and of the folders holding its files (its
         ``by_name`` and ``by_dir`` keys)."""
-        by_stem: dict[str, list[str]] = {}
-        by_core: dict[str, list[str]] = {}
+        by_stem: Table = {}
+        by_core: Table = {}
         for name in names:
             s = stem(name)
-            by_stem.setdefault(s, []).append(name)
+            _grow(by_stem, s, name)
             c = core(s)
             if c != s:
-                by_core.setdefault(c, []).append(name)
+                _grow(by_core, c, name)
         dirs = sorted(folders)
-        by_folder: dict[str, list[str]] = {}
-        seen: set[str] = set()
+        by_folder: Table = {}
+        above: set[str] = set()  # folders holding no file of their own, only deeper ones
         for folder in dirs:
-            for f in ancestors(folder):
-                if f in seen:
-                    break  # (its ancestors too: seen with it)
-                seen.add(f)
-                by_folder.setdefault(folder_key(f), []).append(f)
+            if folder:
+                _grow(by_folder, folder_key(folder), folder)
+            for f in ancestors(folder.rpartition("/")[0]):
+                if f in folders or f in above:
+                    break  # (listed with its own folders, or already with theirs)
+                above.add(f)
+                _grow(by_folder, folder_key(f), f)
         return cls(by_stem, by_core, by_folder, dirs)
 
     def with_changes(self, came: Listed, went: Listed) -> MeantTables:
@@ -113,22 +123,48 @@ class MeantTables:
         if names_in or names_out:
             by_stem, by_core = _copy(by_stem), _copy(by_core)
             for name in names_out:
-                _drop(by_stem, by_core, name)
+                s = stem(name)
+                _remove(by_stem, s, name)
+                if core(s) != s:
+                    _remove(by_core, core(s), name)
             for name in names_in:
-                _put(by_stem, by_core, name)
+                s = stem(name)
+                _add(by_stem, s, name)
+                if core(s) != s:
+                    _add(by_core, core(s), name)
         if folders_in or folders_out:
             by_folder = _copy(by_folder)
             for f in folders_out:
-                key = folder_key(f)
-                left = [g for g in by_folder.get(key, ()) if g != f]
-                if left:
-                    by_folder[key] = left
-                else:
-                    by_folder.pop(key, None)
+                _remove(by_folder, folder_key(f), f)
             for f in folders_in:
-                key = folder_key(f)
-                by_folder[key] = [*by_folder.get(key, ()), f]
+                _add(by_folder, folder_key(f), f)
         return MeantTables(by_stem, by_core, by_folder, _sorted_after(self.dirs, dirs_in, dirs_out))
+
+
+def _grow(table: Table, key: str, value: str) -> None:
+    """Add ``value`` to ``key`` while the table is built (its lists are not shared yet)."""
+    found = table.get(key)
+    if found is None:
+        table[key] = value
+    elif isinstance(found, str):
+        table[key] = [found, value]
+    else:
+        found.append(value)
+
+
+def _add(table: Table, key: str, value: str) -> None:
+    """Add ``value`` to ``key`` of a table copied for a change (a list copied, not edited)."""
+    found = table.get(key)
+    table[key] = value if found is None else [*values(table, key), value]
+
+
+def _remove(table: Table, key: str, value: str) -> None:
+    """Take ``value`` from ``key`` of a table copied for a change (a list copied, not edited)."""
+    left = [v for v in values(table, key) if v != value]
+    if not left:
+        table.pop(key, None)
+    else:
+        table[key] = left[0] if len(left) == 1 else left
 
 
 #: What a change listed or forgot, for :meth:`MeantTables.with_changes`: the basenames, the
@@ -145,29 +181,6 @@ def _copy(table: dict[str, _V]) -> dict[str, _V]:
     """A copy of ``table`` made slice by slice (``workspace/heap.sliced_dict``: the interpreter
     can switch threads between slices)."""
     return sliced_dict(list(table), list(table.values()))
-
-
-def _put(by_stem: dict[str, list[str]], by_core: dict[str, list[str]], name: str) -> None:
-    """List the basename ``name`` in the stem and test-core tables (a list copied, not edited)."""
-    s = stem(name)
-    by_stem[s] = [*by_stem.get(s, ()), name]
-    c = core(s)
-    if c != s:
-        by_core[c] = [*by_core.get(c, ()), name]
-
-
-def _drop(by_stem: dict[str, list[str]], by_core: dict[str, list[str]], name: str) -> None:
-    """Forget the basename ``name`` in the stem and test-core tables (a list copied, not edited)."""
-    s = stem(name)
-    c = core(s)
-    for table, key in ((by_stem, s), (by_core, c)):
-        if table is by_core and c == s:
-            continue
-        left = [n for n in table.get(key, ()) if n != name]
-        if left:
-            table[key] = left
-        else:
-            table.pop(key, None)
 
 
 def _sorted_after(items: list[str], came: AbstractSet[str], went: AbstractSet[str]) -> list[str]:
