@@ -27,7 +27,7 @@ from pathlib import Path
 
 from dsh_sidecar.suggester import meant
 from dsh_sidecar.suggester.fileindex import FileIndex
-from dsh_sidecar.suggester.meanttables import MeantTables, values
+from dsh_sidecar.suggester.meanttables import MeantTables
 
 # --- the reference: one pass over every listed basename or folder a call (the first form) ------
 
@@ -289,11 +289,7 @@ def _changes(index: FileIndex, files: list[str], changed: int, seed: int) -> Non
     index.meant.with_changes(index._came(added), new._went(gone))
     tables_took = time.perf_counter() - t0
     fresh = MeantTables.of(new.by_name, new.by_dir)
-    same = all(
-        {k: sorted(values(getattr(new.meant, t), k)) for k in getattr(new.meant, t)}
-        == {k: sorted(values(getattr(fresh, t), k)) for k in getattr(fresh, t)}
-        for t in ("by_stem", "by_core", "by_folder")
-    )
+    same = all(getattr(new.meant, t).rows() == getattr(fresh, t).rows() for t in ("by_stem", "by_core", "by_folder"))
     same = same and new.meant.dirs == fresh.dirs
     print(
         f"with_changes of {changed} added and {changed} removed files: {took * 1e3:.0f} ms (the whole index's "

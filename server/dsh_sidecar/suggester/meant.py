@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final, Protocol
 
-from dsh_sidecar.suggester.meanttables import MeantTables, core, stem, values
+from dsh_sidecar.suggester.meanttables import Keyed, MeantTables, core, folder_key, stem
 
 #: The reason phrase of a target a missing path meant (a note's line, and the mark that tells
 #: such a target from others: ``confidence.py`` does not score these notes).
@@ -113,10 +113,10 @@ def _names_near(name: str, tables: MeantTables) -> list[str]:
     """The listed basenames that may be close to ``name`` (:func:`_closeness` decides): the
     same normalised stem, and the same test core when ``name`` is a test name."""
     mine = stem(name)
-    near = [name, *values(tables.by_stem, mine)]
+    near = [name, *tables.by_stem.get(mine)]
     my_core = core(mine)
     if my_core != mine:
-        near += values(tables.by_core, my_core)
+        near += tables.by_core.get(my_core)
     return list(dict.fromkeys(near))
 
 
@@ -177,11 +177,17 @@ def folders_meant(guess: str, index: Listing) -> list[str]:
     low, by_folder = name.lower(), index.meant.by_folder
     # the same name any case (0 the same, 1 another case), then one `s` apart (2), as
     # `_folder_closeness` says: each key of the table decides it for every folder listed under it
-    found = [(0 if f.rpartition("/")[2] == name else 1, f) for f in values(by_folder, low)]
+    found = [(0 if f.rpartition("/")[2] == name else 1, f) for f in _named(by_folder, low)]
     for other in (low + "s", low[:-1] if low.endswith("s") else ""):
         if other and len(min(low, other, key=len)) >= 3:
-            found += [(2, f) for f in values(by_folder, other)]
+            found += [(2, f) for f in _named(by_folder, other)]
     return _ranked(guess, found)
+
+
+def _named(by_folder: Keyed, key: str) -> list[str]:
+    """The folders of ``by_folder`` whose last name is ``key`` in lower case (a folder of another
+    name of the same hash left out)."""
+    return [f for f in by_folder.get(key) if folder_key(f) == key]
 
 
 def files_under(folder: str, index: Listing) -> list[str]:

@@ -12,22 +12,27 @@ O(answer), not by a pass over every listed name and folder on the event loop.
   file at some depth (the root left out); one ``s`` apart is two lookups of this table;
 - ``dirs``: the folders holding a listed file, sorted, for a prefix scan (``bisect``).
 
-Each key holds its one value as a string, or a list of its values (:func:`values` reads
-either). Built off the event loop where the index is built (one pass over the basenames and the
-folders), carried through ``FileIndex.with_changes`` by :meth:`MeantTables.with_changes` in
-O(changed paths × their depth): the dicts copied in slices (pointers), each changed entry's list
-copied, never edited, so a call reading the old index never sees half a change.
+The first three are :class:`Keyed`: the keys' hashes as one sorted ``array`` of 64-bit
+integers and the values (the index's own strings, shared) in the same order — 16 bytes a value,
+no object per key (a dict of lists held ~160–270 bytes a file). A lookup bisects the hash and
+reads its run; a value of another key of the same hash is told apart by the reader (``meant.py``
+compares the names themselves), so a collision adds a candidate, never an answer.
+
+Built off the event loop where the index is built (one pass over the basenames and the
+folders), carried through ``FileIndex.with_changes`` by :meth:`MeantTables.with_changes`: the
+arrays and lists copied (pointers, C copies) only when a name or folder came or went, then
+O(changed paths × their depth) insertions, so a call reading the old index never sees half a
+change.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Collection, Iterable, Sequence
+from array import array
+from collections.abc import Collection, Iterable
 from collections.abc import Set as AbstractSet
-from typing import Final, TypeVar
-
-from dsh_sidecar.workspace.heap import sliced_dict
+from typing import Final
 
 #: Test affixes of a file name's stem (lower case, punctuation dropped), longest first: a name
 #: differing from another by one of them names the same unit's test or source.
@@ -66,17 +71,51 @@ def folder_key(folder: str) -> str:
     return folder.rpartition("/")[2].lower()
 
 
-#: A table: a key → the one value of it (a string: most keys have one, and a list of one costs
-#: ~90 bytes more a key), or the list of its values.
-Table = dict[str, str | list[str]]
+class Keyed:
+    """Values by the hash of their key: ``hashes`` sorted (``array('q')``), ``items`` in the
+    same order (module docstring)."""
 
+    __slots__ = ("hashes", "items")
 
-def values(table: Table, key: str) -> Sequence[str]:
-    """The values of ``key`` in ``table`` (empty when it has none)."""
-    found = table.get(key)
-    if found is None:
-        return ()
-    return (found,) if isinstance(found, str) else found
+    def __init__(self, hashes: array[int], items: list[str]) -> None:
+        self.hashes = hashes
+        self.items = items
+
+    @classmethod
+    def of(cls, keys: list[str], items: list[str]) -> Keyed:
+        """``items[i]`` under ``keys[i]``."""
+        hashes = list(map(hash, keys))
+        order = sorted(range(len(items)), key=hashes.__getitem__)
+        return cls(array("q", [hashes[i] for i in order]), [items[i] for i in order])
+
+    def get(self, key: str) -> list[str]:
+        """The values under ``key``'s hash (the reader tells another key's apart)."""
+        h = hash(key)
+        lo = bisect.bisect_left(self.hashes, h)
+        hi = bisect.bisect_right(self.hashes, h, lo)
+        return self.items[lo:hi]
+
+    def rows(self) -> list[tuple[int, str]]:
+        """``(hash, value)`` of every value, sorted: what two tables of one listing share."""
+        return sorted(zip(self.hashes, self.items))
+
+    def changed(self, came: Iterable[tuple[str, str]], went: Iterable[tuple[str, str]]) -> Keyed:
+        """A copy with the ``(key, value)`` of ``went`` taken out and of ``came`` put in."""
+        hashes, items = array("q", self.hashes), list(self.items)
+        for key, value in went:
+            h = hash(key)
+            i = bisect.bisect_left(hashes, h)
+            while i < len(hashes) and hashes[i] == h:
+                if items[i] == value:
+                    del hashes[i], items[i]
+                    break
+                i += 1
+        for key, value in came:
+            h = hash(key)
+            i = bisect.bisect_right(hashes, h)
+            hashes.insert(i, h)
+            items.insert(i, value)
+        return Keyed(hashes, items)
 
 
 class MeantTables:
@@ -84,36 +123,34 @@ class MeantTables:
 
     __slots__ = ("by_core", "by_folder", "by_stem", "dirs")
 
-    def __init__(self, by_stem: Table, by_core: Table, by_folder: Table, dirs: list[str]) -> None:
+    def __init__(self, by_stem: Keyed, by_core: Keyed, by_folder: Keyed, dirs: list[str]) -> None:
         self.by_stem = by_stem
         self.by_core = by_core
         self.by_folder = by_folder
         self.dirs = dirs
 
     @classmethod
-    def of(cls, names: Iterable[str], folders: Collection[str]) -> MeantTables:
+    def of(cls, names: Collection[str], folders: Collection[str]) -> MeantTables:
         """The tables of a listing's basenames and of the folders holding its files (its
         ``by_name`` and ``by_dir`` keys)."""
-        by_stem: Table = {}
-        by_core: Table = {}
-        for name in names:
-            s = stem(name)
-            _grow(by_stem, s, name)
-            c = core(s)
-            if c != s:
-                _grow(by_core, c, name)
+        listed = list(names)
+        stems = list(map(stem, listed))
+        cores = [(c, n) for s, n in zip(stems, listed) if (c := core(s)) != s]
         dirs = sorted(folders)
-        by_folder: Table = {}
-        above: set[str] = set()  # folders holding no file of their own, only deeper ones
+        every = [f for f in dirs if f]
+        above: set[str] = set()  # the folders holding no file of their own, only deeper ones
         for folder in dirs:
-            if folder:
-                _grow(by_folder, folder_key(folder), folder)
             for f in ancestors(folder.rpartition("/")[0]):
                 if f in folders or f in above:
-                    break  # (listed with its own folders, or already with theirs)
+                    break  # (listed with its own files, or already with another's)
                 above.add(f)
-                _grow(by_folder, folder_key(f), f)
-        return cls(by_stem, by_core, by_folder, dirs)
+                every.append(f)
+        return cls(
+            Keyed.of(stems, listed),
+            Keyed.of([c for c, _ in cores], [n for _, n in cores]),
+            Keyed.of(list(map(folder_key, every)), every),
+            dirs,
+        )
 
     def with_changes(self, came: Listed, went: Listed) -> MeantTables:
         """New tables, this one's with what ``came`` listed and what ``went`` forgotten (each a
@@ -121,50 +158,11 @@ class MeantTables:
         (names_in, dirs_in, folders_in), (names_out, dirs_out, folders_out) = came, went
         by_stem, by_core, by_folder = self.by_stem, self.by_core, self.by_folder
         if names_in or names_out:
-            by_stem, by_core = _copy(by_stem), _copy(by_core)
-            for name in names_out:
-                s = stem(name)
-                _remove(by_stem, s, name)
-                if core(s) != s:
-                    _remove(by_core, core(s), name)
-            for name in names_in:
-                s = stem(name)
-                _add(by_stem, s, name)
-                if core(s) != s:
-                    _add(by_core, core(s), name)
+            by_stem = by_stem.changed(_stems(names_in), _stems(names_out))
+            by_core = by_core.changed(_cores(names_in), _cores(names_out))
         if folders_in or folders_out:
-            by_folder = _copy(by_folder)
-            for f in folders_out:
-                _remove(by_folder, folder_key(f), f)
-            for f in folders_in:
-                _add(by_folder, folder_key(f), f)
+            by_folder = by_folder.changed(_folders(folders_in), _folders(folders_out))
         return MeantTables(by_stem, by_core, by_folder, _sorted_after(self.dirs, dirs_in, dirs_out))
-
-
-def _grow(table: Table, key: str, value: str) -> None:
-    """Add ``value`` to ``key`` while the table is built (its lists are not shared yet)."""
-    found = table.get(key)
-    if found is None:
-        table[key] = value
-    elif isinstance(found, str):
-        table[key] = [found, value]
-    else:
-        found.append(value)
-
-
-def _add(table: Table, key: str, value: str) -> None:
-    """Add ``value`` to ``key`` of a table copied for a change (a list copied, not edited)."""
-    found = table.get(key)
-    table[key] = value if found is None else [*values(table, key), value]
-
-
-def _remove(table: Table, key: str, value: str) -> None:
-    """Take ``value`` from ``key`` of a table copied for a change (a list copied, not edited)."""
-    left = [v for v in values(table, key) if v != value]
-    if not left:
-        table.pop(key, None)
-    else:
-        table[key] = left[0] if len(left) == 1 else left
 
 
 #: What a change listed or forgot, for :meth:`MeantTables.with_changes`: the basenames, the
@@ -174,13 +172,16 @@ Listed = tuple[AbstractSet[str], AbstractSet[str], AbstractSet[str]]
 NOTHING: Final[Listed] = (frozenset(), frozenset(), frozenset())
 
 
-_V = TypeVar("_V")
+def _stems(names: Iterable[str]) -> list[tuple[str, str]]:
+    return [(stem(n), n) for n in names]
 
 
-def _copy(table: dict[str, _V]) -> dict[str, _V]:
-    """A copy of ``table`` made slice by slice (``workspace/heap.sliced_dict``: the interpreter
-    can switch threads between slices)."""
-    return sliced_dict(list(table), list(table.values()))
+def _cores(names: Iterable[str]) -> list[tuple[str, str]]:
+    return [(c, n) for s, n in _stems(names) if (c := core(s)) != s]
+
+
+def _folders(folders: Iterable[str]) -> list[tuple[str, str]]:
+    return [(folder_key(f), f) for f in folders]
 
 
 def _sorted_after(items: list[str], came: AbstractSet[str], went: AbstractSet[str]) -> list[str]:

@@ -12,7 +12,7 @@ from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.fileindex import FileIndex
 from dsh_sidecar.suggester.meant import MAX_UNDER, files_meant, files_under, folders_meant
-from dsh_sidecar.suggester.meanttables import MeantTables, ancestors, values
+from dsh_sidecar.suggester.meanttables import MeantTables, ancestors
 from support.suggester import answer_in_own_session
 from support.trees import write_tree
 
@@ -110,9 +110,9 @@ def test_files_under_a_folder_are_bounded():
 def _tables(t: MeantTables) -> dict[str, object]:
     """The tables with each list sorted (their order is the changes', never read as a rank)."""
     return {
-        "by_stem": {k: sorted(values(t.by_stem, k)) for k in t.by_stem},
-        "by_core": {k: sorted(values(t.by_core, k)) for k in t.by_core},
-        "by_folder": {k: sorted(values(t.by_folder, k)) for k in t.by_folder},
+        "by_stem": t.by_stem.rows(),
+        "by_core": t.by_core.rows(),
+        "by_folder": t.by_folder.rows(),
         "dirs": t.dirs,
     }
 
@@ -127,15 +127,15 @@ def test_a_change_of_files_updates_each_table():
     # each table as a build from the new listing makes it
     assert _tables(after.meant) == _tables(MeantTables.of(after.by_name, after.by_dir))
     # the stem and test-core tables: the new test names in, the last `basic.js` out
-    assert values(after.meant.by_stem, "loggertest") == ("LoggerTest.cs",)
-    assert sorted(values(after.meant.by_core, "logger")) == ["LoggerTest.cs", "LoggerTests.cs"]
-    assert values(after.meant.by_core, "jsonwriter") == ("JsonWriterTest.kt",)
-    assert "basic" not in after.meant.by_stem and values(after.meant.by_stem, "index") == ("index.js",)
+    assert after.meant.by_stem.get("loggertest") == ["LoggerTest.cs"]
+    assert sorted(after.meant.by_core.get("logger")) == ["LoggerTest.cs", "LoggerTests.cs"]
+    assert after.meant.by_core.get("jsonwriter") == ["JsonWriterTest.kt"]
+    assert after.meant.by_stem.get("basic") == [] and after.meant.by_stem.get("index") == ["index.js"]
     # the folder table: folders with no file left go, new ones at every depth come
-    assert "examples" not in after.meant.by_folder and "cmake" not in after.meant.by_folder
-    assert values(after.meant.by_folder, "example") == ("Docs/Example",)
-    assert values(after.meant.by_folder, "docs") == ("Docs",)
-    assert sorted(values(after.meant.by_folder, "test")) == ["moshi/src/test", "test"]
+    assert after.meant.by_folder.get("examples") == [] and after.meant.by_folder.get("cmake") == []
+    assert after.meant.by_folder.get("example") == ["Docs/Example"]
+    assert after.meant.by_folder.get("docs") == ["Docs"]
+    assert sorted(after.meant.by_folder.get("test")) == ["moshi/src/test", "test"]
     # the sorted folders
     assert after.meant.dirs == sorted(after.by_dir)
     assert "Docs/Example" in after.meant.dirs and "examples" not in after.meant.dirs
