@@ -50,7 +50,9 @@ class Listing(Protocol):
 
     by_name: dict[str, list[str]]
     by_dir: dict[str, list[str]]
-    meant: MeantTables
+
+    @property
+    def meant(self) -> MeantTables | None: ...
 
     def has_dir(self, rel: str) -> bool: ...
 
@@ -157,8 +159,11 @@ def files_meant(guess: str, index: Listing) -> list[str]:
     name = _split(guess)[1]
     if not name or guess.strip("/") in index.by_name.get(name, ()):
         return []  # no name, or the guessed file is there: no wrong guess
+    tables = index.meant
+    if tables is None:
+        return []  # the tables are not built yet: the answer abstains
     found: list[tuple[int, str]] = []
-    for listed in _names_near(name, index.meant):
+    for listed in _names_near(name, tables):
         close = _closeness(name, listed)
         if close is not None:
             found.extend((close, p) for p in index.by_name.get(listed, ()) if p != guess.strip("/"))
@@ -172,9 +177,10 @@ def folders_meant(guess: str, index: Listing) -> list[str]:
     name = _split(guess)[1]
     if not name or name in (".", ".."):
         return []
-    if index.has_dir(guess):
-        return []  # the guessed folder is there: no wrong guess
-    low, by_folder = name.lower(), index.meant.by_folder
+    tables = index.meant
+    if tables is None or index.has_dir(guess):
+        return []  # not built yet (abstains), or the guessed folder is there: no wrong guess
+    low, by_folder = name.lower(), tables.by_folder
     # the same name any case (0 the same, 1 another case), then one `s` apart (2), as
     # `_folder_closeness` says: each key of the table decides it for every folder listed under it
     found = [(0 if f.rpartition("/")[2] == name else 1, f) for f in _named(by_folder, low)]
@@ -193,8 +199,10 @@ def _named(by_folder: Keyed, key: str) -> list[str]:
 def files_under(folder: str, index: Listing) -> list[str]:
     """The listed files at or below ``folder``, folder by folder in sorted order, at most
     :data:`MAX_UNDER`."""
-    folder = folder.strip("/")
-    dirs, prefix = index.meant.dirs, folder + "/"
+    folder, tables = folder.strip("/"), index.meant
+    if tables is None:
+        return []  # the tables are not built yet: the answer abstains
+    dirs, prefix = tables.dirs, folder + "/"
     out: list[str] = list(index.by_dir.get(folder, ()))
     i = bisect.bisect_left(dirs, prefix)
     while len(out) < MAX_UNDER and i < len(dirs) and dirs[i].startswith(prefix):

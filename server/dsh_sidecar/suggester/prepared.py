@@ -525,6 +525,10 @@ def evidence_view(
             return []
         return list(graph.definitions(name))
 
+    def listing() -> FileIndex:
+        prepared.index.meant_soon()  # the missing-path tables: built off the loop at first need
+        return prepared.index
+
     return evidence.Workspace(
         is_file=prepared.index.exists,
         is_dir=prepared.index.has_dir,
@@ -538,8 +542,8 @@ def evidence_view(
         keys=content.keys if content is not None else (lambda p: None),
         with_fact=prepared.index.with_kind,
         named=lambda name: list(prepared.index.by_name.get(name, ())),
-        files_meant=lambda p: meant.files_meant(p, prepared.index),
-        folders_meant=lambda p: meant.folders_meant(p, prepared.index),
-        files_under=lambda p: meant.files_under(p, prepared.index),
+        files_meant=lambda p: meant.files_meant(p, listing()),
+        folders_meant=lambda p: meant.folders_meant(p, listing()),
+        files_under=lambda p: meant.files_under(p, listing()),
         search=lambda words: [p for p, _ in content.search(words, meant.MAX_SEARCHED)] if content is not None else [],
     )

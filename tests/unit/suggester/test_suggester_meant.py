@@ -5,6 +5,7 @@ notes and ledger lines on small trees of several ecosystems."""
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,10 @@ LISTED = [
 
 
 def index(files: list[str] = LISTED) -> FileIndex:
-    return FileIndex(Path("/ws"), files)
+    """The index of ``files`` with its missing-path tables built (after ready, in the server)."""
+    ix = FileIndex(Path("/ws"), files)
+    ix.build_meant()
+    return ix
 
 
 @pytest.mark.parametrize(
@@ -107,8 +111,9 @@ def test_files_under_a_folder_are_bounded():
     assert got[0] == "test/t0000_test.go"
 
 
-def _tables(t: MeantTables) -> dict[str, object]:
+def _tables(t: MeantTables | None) -> dict[str, object]:
     """The tables with each list sorted (their order is the changes', never read as a rank)."""
+    assert t is not None  # built
     return {
         "by_stem": t.by_stem.rows(),
         "by_core": t.by_core.rows(),
@@ -150,6 +155,66 @@ def test_a_change_of_files_updates_each_table():
     assert _tables(before.meant) == _tables(MeantTables.of(before.by_name, before.by_dir))
     assert folders_meant("examples", before) == []
     assert files_meant("tests/unit/LoggerTest.cs", before) == ["test/Serilog.Tests/LoggerTests.cs"]
+
+
+def test_the_answer_abstains_until_the_tables_are_built():
+    unbuilt = FileIndex(Path("/ws"), LISTED)
+    assert unbuilt.meant is None
+    assert files_meant("tests/LoggerTest.cs", unbuilt) == []
+    assert folders_meant("Example", unbuilt) == []
+    assert files_under("examples", unbuilt) == []
+    # a change of files carries "not built": the new index is built on its own, never on the loop
+    changed = unbuilt.with_changes(["tests/LoggerTest.cs"], [], {})
+    edited = unbuilt.with_changes([], [], {}, modified=["src/Serilog/Logger.cs"])
+    assert changed.meant is None and edited.meant is None
+    unbuilt.build_meant()
+    assert changed.meant is None and edited.meant is None  # a build of the older index stays on it
+    assert files_meant("tests/LoggerTest.cs", unbuilt) == ["test/Serilog.Tests/LoggerTests.cs"]
+    assert folders_meant("Example", unbuilt) == ["examples"]
+    assert files_under("examples", unbuilt) == ["examples/basic.js", "examples/index.js"]
+    changed.build_meant()
+    assert files_meant("tests/unit/LoggerTest.cs", changed) == [
+        "tests/LoggerTest.cs",
+        "test/Serilog.Tests/LoggerTests.cs",
+    ]
+
+
+def test_the_build_on_its_thread_publishes_the_tables():
+    ix = FileIndex(Path("/ws"), LISTED)
+    assert ix.meant_soon() is None
+    for _ in range(2000):
+        if ix.meant is not None:
+            break
+        threading.Event().wait(0.01)
+    assert ix.meant is not None
+    assert _tables(ix.meant) == _tables(MeantTables.of(ix.by_name, ix.by_dir))
+    assert folders_meant("Example", ix) == ["examples"]
+
+
+def test_a_file_added_or_removed_during_the_build_ends_in_the_new_listing(monkeypatch):
+    ix = FileIndex(Path("/ws"), LISTED)
+    real, builds = MeantTables.of, []
+
+    def of_while_changing(names, folders):  # the event loop changes the listing mid-build
+        builds.append(len(names))
+        if len(builds) == 1:
+            ix.add("Docs/Example/LoggerTest.cs")
+            ix.remove("examples/basic.js")
+        return real(names, folders)
+
+    monkeypatch.setattr(MeantTables, "of", of_while_changing)
+    tables = ix.build_meant()
+    assert len(builds) == 2  # the first build's tables were stale: built again
+    assert ix.meant is tables
+    monkeypatch.setattr(MeantTables, "of", real)
+    assert _tables(tables) == _tables(MeantTables.of(ix.by_name, ix.by_dir))
+    assert folders_meant("example", ix) == ["Docs/Example", "examples"]  # another case, then one `s` apart
+    assert tables.by_stem.get("loggertest") == ["LoggerTest.cs"]
+    assert files_under("examples", ix) == ["examples/index.js"]
+    # once built, an in-place change updates the tables at once
+    ix.add("lib/new/basic.js")
+    assert ix.meant is not None and ix.meant.by_stem.get("basic") == ["basic.js"]
+    assert _tables(ix.meant) == _tables(MeantTables.of(ix.by_name, ix.by_dir))
 
 
 def _guesses(files: list[str], seed: int) -> list[str]:
