@@ -348,6 +348,7 @@ def test_a_missing_path_is_answered_with_where_it_most_likely_is(tmp_path, files
     sidecar = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
     try:
         assert sidecar.wait_for_graph(60)
+        sidecar.suggester.prepared.index.build_meant()  # (built after ready on its thread: now)
         name, inp, text = tool_call
         error = "No such file" in text or "not found" in text or "cannot access" in text
         notes, decided = answer_in_own_session(sidecar, lines, name, inp, text, error)
