@@ -79,6 +79,8 @@ def sidecar_on_tree(tmp: Path, tree: dict[str, str]) -> tuple[Any, list[str]]:
     env = {"DSH_HOME": str(tmp / "home"), "HOME": str(tmp)}
     sc = Sidecar(parse_config({"suggester": {"enabled": True}}), root, env, log_sink=lines.append)
     assert sc.wait_for_graph(60)
+    if sc.suggester.prepared is not None:  # the missing-path tables, built after ready: now
+        sc.suggester.prepared.index.build_meant()
     return sc, lines
 
 

@@ -308,6 +308,10 @@ def replay(
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the workspace graph was not ready within {graph_wait_s:.0f} s")
                 time.sleep(0.05)
+            while not client.call("dsh/status", {})["suggester"].get("missingPathTables", True):
+                if time.monotonic() > deadline:  # (built after ready: a replay's answers must not race it)
+                    raise RuntimeError(f"the missing-path tables were not built within {graph_wait_s:.0f} s")
+                time.sleep(0.05)
             if task:
                 session = trace[0].params.get("sessionId") if trace else None
                 while client.call("dsh/status", {})["suggester"]["pending"] and time.monotonic() < deadline:

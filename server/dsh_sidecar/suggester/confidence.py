@@ -38,7 +38,10 @@ decided — nothing of the trace's future — by a logistic model of nine featur
 suggester knob; default :data:`.thresholds.MIN_CONFIDENCE`) is ``suppressed low-confidence <Intent>``, a
 ledger line like every silence the pipeline chooses. A project intent's note (where the
 project keeps its version, changelog, manifests…) is not scored: its targets come from the
-manifests, and none of these features says whether they are right.
+manifests, and none of these features says whether they are right. Neither is a wrong guess
+answered with the files its missing path most likely meant (``meant.py``: every target's
+reason is :data:`~dsh_sidecar.suggester.meant.REASON`): the workspace's names chose them, not
+the session's searches the features read.
 
 **How the constants were chosen** (``docs/corpus.md``, "Per-note confidence"): by
 ``bench/suggester_confidence.py`` on the tune trajectories only — every note of an in-process
@@ -61,7 +64,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Final
 
-from dsh_sidecar.suggester import toolconfig
+from dsh_sidecar.suggester import meant, toolconfig
 from dsh_sidecar.suggester.candidates import PROJECT_INTENTS, Target
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.ports import WorkspaceView
@@ -177,6 +180,12 @@ def features(
     )
 
 
+def _unscored_guess(q: Query, targets: list[Target]) -> bool:
+    """A wrong guess the features say nothing of: a tool's configuration looked for where it is
+    not (a project question), or a missing path answered with what it most likely meant."""
+    return bool(toolconfig.asked(q)) or all(t.reason == meant.REASON for t in targets)
+
+
 def assess(
     trigger: str,
     intent: str,
@@ -190,7 +199,7 @@ def assess(
 ) -> Assessment | None:
     """The confidence of a note of ``intent`` naming ``targets`` (:func:`features`); ``None``
     for a project intent or no target (module docstring)."""
-    if intent in PROJECT_INTENTS or not targets or (trigger == WRONG_GUESS and toolconfig.asked(q)):
-        return None  # (a tool's configuration looked for where it is not: a project question)
+    if intent in PROJECT_INTENTS or not targets or (trigger == WRONG_GUESS and _unscored_guess(q, targets)):
+        return None
     f = features(trigger, targets, q, ev, view, scorers, edited=edited, said=said)
     return Assessment(f, MODEL.confidence(f))

@@ -9,8 +9,10 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import logging
 import os
 import re
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -18,9 +20,12 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from dsh_sidecar.suggester.meanttables import NOTHING, Listed, MeantTables, ancestors
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import alternation_matcher, glob_spec, ignore_matcher, include_alternation
+
+log = logging.getLogger(__name__)
 
 #: Path matches and names scanned all globs of one activation may spend (≈ 0.5–2 s on this machine
 #: class; bench/attacks.py measures the 1,000-candidate case).
@@ -98,6 +103,7 @@ class FileIndex:
         self.by_name = dict(by_name)
         self.by_dir = dict(by_dir)
         self.names = sorted(self.by_name)
+        self._unbuilt()
         #: Most ``/`` in one listed path (no longer suffix of a path can be a listed file).
         self.depth = max((rel.count("/") for rel in self.files), default=0)
         self.refused: list[str] = []
@@ -131,6 +137,7 @@ class FileIndex:
         index.by_name = by_name
         index.by_dir = by_dir
         index.names = sorted(by_name)
+        index._unbuilt()
         index.depth = max((folder.count("/") + 1 for folder in by_dir if folder), default=0)
         index.refused = []
         index._inside = {}
@@ -143,6 +150,49 @@ class FileIndex:
         index._members = {}
         index.contains_seen = {}
         return index
+
+    def _unbuilt(self) -> None:
+        #: the missing-path answer's lookups (``meanttables.py``) as ``(edits, tables)``: built
+        #: after ready off the event loop (:meth:`meant_soon`), current while ``edits`` is
+        #: :attr:`_edits` (the in-place :meth:`add`/:meth:`remove` made); ``None`` until built
+        self._meant: tuple[int, MeantTables] | None = None
+        self._edits = 0
+        self._building = False
+
+    @property
+    def meant(self) -> MeantTables | None:
+        """The missing-path answer's tables of this listing; ``None`` while not built (the answer
+        abstains)."""
+        built = self._meant
+        return built[1] if built is not None and built[0] == self._edits else None
+
+    def build_meant(self) -> MeantTables:
+        """Build the tables of this listing now and publish them (one assignment of a finished
+        tuple); again when an :meth:`add`/:meth:`remove` came meanwhile."""
+        while True:
+            edits = self._edits
+            names, folders = tuple(self.by_name), frozenset(self.by_dir)  # (one C copy each)
+            tables = MeantTables.of(names, folders)
+            self._meant = (edits, tables)
+            if self._edits == edits:
+                return tables
+
+    def meant_soon(self) -> MeantTables | None:
+        """:attr:`meant`; when not built, its build started on a daemon thread (once) and
+        ``None`` meanwhile."""
+        tables = self.meant
+        if tables is None and not self._building:
+            self._building = True
+            threading.Thread(target=self._build_quietly, name="dsh-meant-tables", daemon=True).start()
+        return tables
+
+    def _build_quietly(self) -> None:
+        try:
+            self.build_meant()
+        except Exception as exc:  # the answer abstains
+            log.warning("missing-path tables not built: %s", exc)
+        finally:
+            self._building = False  # (tables made stale meanwhile: the next use builds again)
 
     def has_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a folder holding at least one listed file (at any depth)."""
@@ -219,6 +269,9 @@ class FileIndex:
         if not added and not gone and not kinds:  # files edited in place: the tables are shared
             new.files, new._sorted, new.file_set, new.kinds = self.files, self._sorted, self.file_set, self.kinds
             new.by_name, new.by_dir, new.names, new.depth = self.by_name, self.by_dir, self.names, self.depth
+            new._unbuilt()
+            tables = self.meant
+            new._meant = (0, tables) if tables is not None else None
             return new
         listing = sliced_copy(self._sorted)
         for rel in gone:
@@ -235,7 +288,53 @@ class FileIndex:
         new.kinds.update(kinds)
         new.by_name, new.by_dir, new.names = self._names_after(gone, added)
         new.depth = max([self.depth, *(rel.count("/") for rel in added)])
+        new._unbuilt()
+        tables = self.meant  # not built: the new index's own build (after ready) covers the change
+        if tables is not None:
+            new._meant = (0, tables.with_changes(self._came(added), new._went(gone)))
         return new
+
+    def _came(self, added: Iterable[str]) -> Listed:
+        """What listing ``added`` brings to this index (before it is listed): the basenames,
+        the folders holding a file directly and those holding one at any depth it did not have."""
+        names: set[str] = set()
+        dirs: set[str] = set()
+        folders: set[str] = set()
+        for rel in added:
+            folder, _, name = rel.rpartition("/")
+            if name not in self.by_name:
+                names.add(name)
+            if folder not in self.by_dir:
+                dirs.add(folder)
+            for f in ancestors(folder):
+                if f in folders or self._holds(f):
+                    break  # (and every folder above it)
+                folders.add(f)
+        return names, dirs, folders
+
+    def _went(self, gone: Iterable[str]) -> Listed:
+        """What forgetting ``gone`` took from this index (after it is forgotten): the basenames,
+        the folders holding a file directly and those holding one at any depth it has no more."""
+        names: set[str] = set()
+        dirs: set[str] = set()
+        folders: set[str] = set()
+        for rel in gone:
+            folder, _, name = rel.rpartition("/")
+            if not self.by_name.get(name):
+                names.add(name)
+            if not self.by_dir.get(folder):
+                dirs.add(folder)
+            for f in ancestors(folder):
+                if self._holds(f):
+                    break  # (and every folder above it)
+                folders.add(f)
+        return names, dirs, folders
+
+    def _holds(self, folder: str) -> bool:
+        """Whether a listed file lies at some depth below ``folder`` (the listing's order)."""
+        prefix = folder + "/"
+        i = bisect.bisect_left(self._sorted, prefix)
+        return i < len(self._sorted) and self._sorted[i].startswith(prefix)
 
     def _names_after(
         self, gone: AbstractSet[str], added: list[str]
@@ -281,6 +380,8 @@ class FileIndex:
         """List a new file (a ``didChangeWatchedFiles`` creation)."""
         if rel in self.file_set:
             return
+        tables = self.meant
+        came = self._came([rel]) if tables is not None else NOTHING
         self.files.append(rel)
         self.file_set = self.file_set | {rel}
         folder, _, name = rel.rpartition("/")
@@ -290,6 +391,7 @@ class FileIndex:
         self.by_dir.setdefault(folder, []).append(rel)
         bisect.insort(self._sorted, rel)
         self._inside.pop(rel, None)
+        self._edited(tables.with_changes(came, NOTHING) if tables is not None else None)
 
     def remove(self, rel: str) -> None:
         """Forget a deleted file."""
@@ -302,6 +404,15 @@ class FileIndex:
             if table is not None and rel in table:
                 table.remove(rel)
         self._inside.pop(rel, None)
+        tables = self.meant
+        self._edited(tables.with_changes(NOTHING, self._went([rel])) if tables is not None else None)
+
+    def _edited(self, tables: MeantTables | None) -> None:
+        """An in-place change is made: tables built before it are stale (a build running
+        meanwhile builds again), ``tables`` (those of the changed listing) published."""
+        self._edits += 1
+        if tables is not None:
+            self._meant = (self._edits, tables)
 
     def _names_like(self, segment: str) -> list[str]:
         """Basenames matching one glob segment: a literal prefix is looked up by bisection."""

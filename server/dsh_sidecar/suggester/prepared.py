@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from dsh_sidecar.suggester import evidence, readiness
+from dsh_sidecar.suggester import evidence, meant, readiness
 from dsh_sidecar.suggester.candidates import (
     PROJECT_INTENTS,
     FileIndex,
@@ -525,6 +525,10 @@ def evidence_view(
             return []
         return list(graph.definitions(name))
 
+    def listing() -> FileIndex:
+        prepared.index.meant_soon()  # the missing-path tables: built off the loop at first need
+        return prepared.index
+
     return evidence.Workspace(
         is_file=prepared.index.exists,
         is_dir=prepared.index.has_dir,
@@ -537,4 +541,9 @@ def evidence_view(
         code_folder=prepared.index.code_folder,
         keys=content.keys if content is not None else (lambda p: None),
         with_fact=prepared.index.with_kind,
+        named=lambda name: list(prepared.index.by_name.get(name, ())),
+        files_meant=lambda p: meant.files_meant(p, listing()),
+        folders_meant=lambda p: meant.folders_meant(p, listing()),
+        files_under=lambda p: meant.files_under(p, listing()),
+        search=lambda words: [p for p, _ in content.search(words, meant.MAX_SEARCHED)] if content is not None else [],
     )

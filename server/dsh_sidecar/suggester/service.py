@@ -286,6 +286,11 @@ class Suggester(AskedMethods):
             self._seed_knowledge()
             return True
 
+    def after_ready(self) -> None:
+        """The workspace is ready: the missing-path tables built on a thread of their own."""
+        if self.prepared is not None:
+            self.prepared.index.meant_soon()
+
     def _seed_knowledge(self) -> None:
         """The offline seed (plan, "The learning") over the built-in packs' prepared targets of
         the intents no repo/user pack overrode; ``learn: false`` or ``seed: false`` skip it."""

@@ -96,6 +96,9 @@ def status_of(suggester: Reported) -> dict[str, Any]:
         "intents": [i for i in INTENTS if i in suggester.rows],
         "symbolIndex": suggester._symbols() is not None,
         "prepared": suggester.prepared is not None,
+        # the missing-path answer's tables built, or none to build (they are built after ready, off
+        # the loop: the answer abstains until then; asked here, a build not started is started)
+        "missingPathTables": suggester.prepared is None or suggester.prepared.index.meant_soon() is not None,
         # the parts of the index a note may still wait for (readiness.py): empty = ready
         "pending": sorted(suggester.pending()),
         "activationMs": suggester.activation_ms,

@@ -177,7 +177,7 @@ class WorkspaceProjection:
         self.heap = HeapFreezer(self.building)
         self.graph_builder = GraphBuilder(
             root,
-            on_ready=lambda graph: freeze_heap(),
+            on_ready=self._graph_ready,
             cache_dir=cache_dir,
             on_files=self._graph_listed,
             on_change=self._graph_changed,
@@ -231,6 +231,14 @@ class WorkspaceProjection:
             shared=reads,
         )
         self.owner().prepare(graph)
+
+    def _graph_ready(self, graph: WorkspaceGraph) -> None:
+        """The graph is ready (builder thread): the heap frozen, and the owner's work after
+        ready (``after_ready``, when it has one: the suggester's tables kept off the start) started."""
+        freeze_heap()
+        after = getattr(self.owner(), "after_ready", None)
+        if after is not None:
+            after()
 
     def _graph_changed(self, graph: WorkspaceGraph, delta: GraphDelta) -> None:
         """A batch of files changed and the graph applied it (worker thread): the content index

@@ -76,8 +76,13 @@ where the packages are pinned centrally) → that tool's intent (Config, Test, D
 when the workspace has such a file to name. A look for one named tool's configuration
 that missed where the tool is configured (``suggester/toolconfig.py``: a listing of the tool's
 files that found only other configuration, a search of its section that found nothing while
-another file holds that section) → that tool's intent too. A miss of anything else
-(CODEOWNERS, a changelog) may simply mean the repository has none: silence.
+another file holds that section) → that tool's intent too. A read, listing or scoped search
+of any other path the workspace does not have, when the workspace has it under another name
+(``evidence/missing.py``, ``suggester/meant.py``: the same name in another folder, ``test/``
+for ``tests/``, ``-JsonUtf8Writer.kt`` for ``JsonUtf8Writer.kt``, the ``CMakeLists.txt`` that
+mention ``gtest`` for a search of it in a missing ``cmake/``) → Test when what it meant is
+tests, Symbol when it is code. A miss of anything else (CODEOWNERS, a changelog) may simply
+mean the repository has none: silence.
 
 Weights are ours (``docs/SCHEME.md`` gives the corpus figures that chose them).
 """
@@ -90,6 +95,9 @@ from typing import Final
 
 from dsh_sidecar.lazyre import LazyPattern
 from dsh_sidecar.suggester import toolconfig
+from dsh_sidecar.suggester.evidence.missing import guessed as guessed
+from dsh_sidecar.suggester.evidence.missing import meant as meant
+from dsh_sidecar.suggester.evidence.missing import meant_intent, missing_scope
 from dsh_sidecar.suggester.evidence.subject import _vote
 from dsh_sidecar.suggester.evidence.vocabulary import (
     _CALL,
@@ -210,13 +218,6 @@ def _searched_rules(q: Query, ws: Workspace, folders: list[str]) -> dict[str, fl
     if scoped is not None:
         return scoped
     return _words_rule(q, ws, folders)
-
-
-def missing_scope(q: Query, ws: Workspace) -> bool:
-    """Whether ``q`` searches only folders the workspace does not have (none of its scope is a
-    file or folder here): there is nothing there to name."""
-    folders = [s for s in q.scope if not (s and ws.is_file(s))]
-    return len(folders) == len(q.scope) > 0 and all(f and not ws.is_dir(f) for f in folders)
 
 
 def _decided(intent: str, w: float) -> dict[str, float]:
@@ -477,7 +478,7 @@ def wrong_guess(q: Query, ws: Workspace) -> str | None:
         return intent
     docs = [p for p in q.scope if _DOCS_FOLDER.search(p)]
     if not docs:
-        return None  # both rules below are about a docs folder the call names
+        return meant_intent(q, ws)  # the docs rules below are about a docs folder the call names
     if q.tool in ("grep", "glob", "bash") and all(not ws.is_dir(d) and not ws.is_file(d) for d in docs):
         return "Doc"  # a search of any tool scoped to a docs folder this workspace does not have
     listing = q.listing or (q.is_error and set(q.commands) & {"ls", "find", "tree"})

@@ -112,6 +112,16 @@ class Workspace:
     keys: Callable[[str], Mapping[str, Mapping[str, float]] | None] = lambda p: None
     #: the files with a fact (``workspace/facts.py``), the project's own first
     with_fact: Callable[[str], list[str]] = lambda fact: []
+    #: the listed files a missing file most likely meant (``meant.files_meant``), best first
+    #: the listed files of a basename
+    named: Callable[[str], list[str]] = lambda name: []
+    files_meant: Callable[[str], list[str]] = lambda path: []
+    #: the listed folders a missing folder most likely meant (``meant.folders_meant``), best first
+    folders_meant: Callable[[str], list[str]] = lambda path: []
+    #: the listed files at or below a folder (at most ``meant.MAX_UNDER``), in listing order
+    files_under: Callable[[str], list[str]] = lambda folder: []
+    #: the content index's matches of any of the words, best first (at most ``meant.MAX_SEARCHED``)
+    search: Callable[[list[str]], list[str]] = lambda words: []
 
 
 def _words(q: Query) -> str:

@@ -15,15 +15,26 @@ intents' confidence.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
-from dsh_sidecar.suggester import evidence, toolconfig
+from dsh_sidecar.suggester import evidence, meant, toolconfig
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Classification, Decision
 from dsh_sidecar.suggester.learning import rank
 from dsh_sidecar.suggester.parse import Query
 from dsh_sidecar.suggester.triggers.base import claimed
+
+#: The intents a missing path answered with what it meant is noted as (``evidence._meant_intent``).
+MEANT_INTENTS: Final = frozenset({"Test", "Symbol"})
+
+
+def meant_targets(q: Query, ctx: Context) -> list[Target]:
+    """The listed files a missing path most likely meant (``evidence.meant``), best first."""
+    found = evidence.meant(q, ctx.evidence)
+    if found is None:
+        return []
+    return [Target(p, meant.REASON, 1.0) for p in found[1]]
 
 
 class WrongGuess:
@@ -46,6 +57,10 @@ class WrongGuess:
         """The intent's prepared targets, in learned order; for a docs folder guessed wrong,
         the home pages of the docs roots the workspace has first."""
         assert ctx.prepared is not None
+        if hit.intent in MEANT_INTENTS:
+            meant = meant_targets(q, ctx)
+            if meant:
+                return meant
         targets = ctx.prepared.targets.get(hit.intent, [])
         targets = rank(hit.intent, targets, ctx.knowledge) if ctx.config.learn else targets
         if hit.intent == "Doc":
