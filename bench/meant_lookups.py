@@ -287,7 +287,7 @@ def _changes(index: FileIndex, files: list[str], changed: int, seed: int) -> Non
     new = index.with_changes(added, gone, {})
     took = time.perf_counter() - t0
     t0 = time.perf_counter()
-    index.meant.with_changes(index._came(added), new._went(gone))
+    index.meant.with_changes(index._unheld(added), new._unheld(gone))
     tables_took = time.perf_counter() - t0
     fresh = MeantTables.of(new.by_name, new.by_dir)
     same = all(getattr(new.meant, t).rows() == getattr(fresh, t).rows() for t in ("by_stem", "by_core", "by_folder"))

@@ -291,16 +291,18 @@ class FileIndex:
         new._unbuilt()
         tables = self.meant  # not built: the new index's own build (after ready) covers the change
         if tables is not None:
-            new._meant = (0, tables.with_changes(self._came(added), new._went(gone)))
+            new._meant = (0, tables.with_changes(self._unheld(added), new._unheld(gone)))
         return new
 
-    def _came(self, added: Iterable[str]) -> Listed:
-        """What listing ``added`` brings to this index (before it is listed): the basenames,
-        the folders holding a file directly and those holding one at any depth it did not have."""
+    def _unheld(self, paths: Iterable[str]) -> Listed:
+        """What of ``paths`` this index holds no file of: their basenames, the folders holding
+        them directly and those holding them at any depth. Asked of the index before ``paths``
+        are listed, it is what listing them brings; asked after they are forgotten, what
+        forgetting them took."""
         names: set[str] = set()
         dirs: set[str] = set()
         folders: set[str] = set()
-        for rel in added:
+        for rel in paths:
             folder, _, name = rel.rpartition("/")
             if name not in self.by_name:
                 names.add(name)
@@ -308,24 +310,6 @@ class FileIndex:
                 dirs.add(folder)
             for f in ancestors(folder):
                 if f in folders or self._holds(f):
-                    break  # (and every folder above it)
-                folders.add(f)
-        return names, dirs, folders
-
-    def _went(self, gone: Iterable[str]) -> Listed:
-        """What forgetting ``gone`` took from this index (after it is forgotten): the basenames,
-        the folders holding a file directly and those holding one at any depth it has no more."""
-        names: set[str] = set()
-        dirs: set[str] = set()
-        folders: set[str] = set()
-        for rel in gone:
-            folder, _, name = rel.rpartition("/")
-            if not self.by_name.get(name):
-                names.add(name)
-            if not self.by_dir.get(folder):
-                dirs.add(folder)
-            for f in ancestors(folder):
-                if self._holds(f):
                     break  # (and every folder above it)
                 folders.add(f)
         return names, dirs, folders
@@ -381,7 +365,7 @@ class FileIndex:
         if rel in self.file_set:
             return
         tables = self.meant
-        came = self._came([rel]) if tables is not None else NOTHING
+        came = self._unheld([rel]) if tables is not None else NOTHING
         self.files.append(rel)
         self.file_set = self.file_set | {rel}
         folder, _, name = rel.rpartition("/")
@@ -400,12 +384,21 @@ class FileIndex:
         self.file_set = self.file_set - {rel}
         self.files.remove(rel)
         folder, _, name = rel.rpartition("/")
-        for table in (self.by_name.get(name), self.by_dir.get(folder), self._sorted):
-            if table is not None and rel in table:
-                table.remove(rel)
+        for table, key in ((self.by_name, name), (self.by_dir, folder)):
+            listed = table.get(key)
+            if listed is not None and rel in listed:
+                listed.remove(rel)
+                if not listed:  # its last file: the name or folder goes, as in with_changes
+                    del table[key]
+        if name not in self.by_name:
+            i = bisect.bisect_left(self.names, name)
+            if i < len(self.names) and self.names[i] == name:
+                del self.names[i]
+        if rel in self._sorted:
+            self._sorted.remove(rel)
         self._inside.pop(rel, None)
         tables = self.meant
-        self._edited(tables.with_changes(NOTHING, self._went([rel])) if tables is not None else None)
+        self._edited(tables.with_changes(NOTHING, self._unheld([rel])) if tables is not None else None)
 
     def _edited(self, tables: MeantTables | None) -> None:
         """An in-place change is made: tables built before it are stale (a build running

@@ -157,6 +157,21 @@ def test_a_change_of_files_updates_each_table():
     assert files_meant("tests/unit/LoggerTest.cs", before) == ["test/Serilog.Tests/LoggerTests.cs"]
 
 
+def test_a_file_removed_then_listed_again_is_in_the_tables_again():
+    # a name or folder whose last file `remove` forgot is no longer listed: listing it again
+    # brings it back to the tables
+    listed = index()
+    listed.remove("examples/basic.js")
+    listed.remove("examples/index.js")
+    assert listed.meant.by_stem.get("basic") == [] and listed.meant.by_folder.get("examples") == []
+    listed.add("examples/basic.js")
+    assert listed.meant.by_stem.get("basic") == ["basic.js"]
+    assert listed.meant.by_folder.get("examples") == ["examples"]
+    assert "examples" in listed.meant.dirs
+    assert files_meant("src/basic.js", listed) == ["examples/basic.js"]
+    assert _tables(listed.meant) == _tables(MeantTables.of(listed.by_name, listed.by_dir))
+
+
 def test_the_answer_abstains_until_the_tables_are_built():
     unbuilt = FileIndex(Path("/ws"), LISTED)
     assert unbuilt.meant is None
