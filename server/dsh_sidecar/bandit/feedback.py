@@ -285,6 +285,11 @@ class PendingFile:
         self._urgent = False
         self._writer: threading.Thread | None = None
         self._limits: tuple[int, float, Callable[[], float]] = (DEFAULT_MAX_PENDING, DEFAULT_TTL_S, time.time)
+        #: The searches the last update wrote (:meth:`_update`, under the file's lock): the next
+        #: update takes them instead of reading the file back while the file is the one written
+        #: (:meth:`~dsh_sidecar.state.StateFile.update`'s ``reuse``). Never changed in place: a
+        #: change copies an entry before changing it (:meth:`recredit`).
+        self._written: dict[str, PendingSearch] = {}
 
     def load(self, pending: PendingSearches) -> None:
         """Adopt the file's searches that are still within ``pending``'s bounds."""
@@ -367,7 +372,8 @@ class PendingFile:
         from filelock import Timeout  # not imported to parse the config (the serve path's initialize)
 
         try:
-            self.file.update(merge)
+            self.file.update(merge, reuse=lambda: self._written)
+            self._written = merged
         except (OSError, Timeout) as exc:
             self.persisting = False
             reason = getattr(exc, "strerror", None) or type(exc).__name__
@@ -398,6 +404,7 @@ class PendingFile:
                 if item is None or now - item.at > pending.ttl_s:
                     out.append(None)
                     continue
+                item = replace(item)  # changed in a copy: the written searches stay as written
                 out.append(recredit(sid, item, bool(item.keys & keys), weight))
                 items[sid] = item
 

@@ -22,6 +22,12 @@
 * **No debris**: temp files a killed writer left (``.<name>.*.tmp``) are removed at the first
   read (under the lock) or update of the file (class 12); under the lock no other writer has
   one open. A read that finds no debris and a valid file takes no lock.
+* **Read back only what changed**: an update whose caller keeps the document it last wrote
+  (``reuse``) takes that instead of reading the file back while the file is, to its stat, the
+  one this object wrote (:func:`file_identity`: inode, size, modification and change times; any
+  other writer's atomic rename is a new inode, an edit in place a new change time). A large
+  document written behind once a second was read, parsed, walked and validated again each
+  time (1,000 pending searches: 23 of a write's 45 ms of CPU at load 40).
 """
 
 from __future__ import annotations
@@ -195,6 +201,20 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
         os.close(fd)
 
 
+def file_identity(path: Path) -> tuple[int, int, int, int, int] | None:
+    """``(device, inode, size, mtime_ns, ctime_ns)`` of the regular file at ``path`` (not
+    followed), or ``None`` (absent, not a regular file, unreadable): what tells a file this
+    process wrote from one written, replaced or edited since (the change time cannot be set
+    back)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class UnsafeAppendFile(OSError):
     """An append-only state file that is not a regular file of this user with one link."""
 
@@ -246,6 +266,9 @@ class StateFile:
         if self.warnings is None:
             self.warnings = []
         self._swept = False
+        #: :func:`file_identity` of the file as the last :meth:`update` wrote it (``None``: not
+        #: known, or that update failed).
+        self._written: tuple[int, int, int, int, int] | None = None
 
     def _sweep_temps(self) -> None:
         """Remove the temp files killed writers left beside the file (call under the lock)."""
@@ -418,17 +441,26 @@ class StateFile:
         except OSError as exc:
             logger.debug("%s not removed: %s", what, exc)
 
-    def update(self, merge: Callable[[Any | None], Any]) -> Any:
+    def update(self, merge: Callable[[Any | None], Any], reuse: Callable[[], Any] | None = None) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.
 
-        Returns what ``merge`` returned. Raises ``OSError`` when the file cannot be written
-        (callers keep serving and warn) and ``filelock.Timeout`` when the lock is held too long.
+        ``reuse`` (optional) gives the validated document the last update of this object wrote
+        (what ``validate`` would make of it): taken instead of reading the file while the file
+        is still the one that update wrote (:func:`file_identity`); the caller keeps it, and
+        ``merge`` must not change it in place. Returns what ``merge`` returned. Raises
+        ``OSError`` when the file cannot be written (callers keep serving and warn) and
+        ``filelock.Timeout`` when the lock is held too long.
         """
         private_dir(self.path.parent)
         with self.lock:
             self._sweep_temps()
-            current = self._read_unlocked()
+            written, self._written = self._written, None
+            if reuse is not None and written is not None and written == file_identity(self.path):
+                current = reuse()
+            else:
+                current = self._read_unlocked()
             new = merge(current)
             data = json.dumps(new, separators=(",", ":"), sort_keys=True).encode()
             atomic_write_bytes(self.path, data)
+            self._written = file_identity(self.path)
             return new

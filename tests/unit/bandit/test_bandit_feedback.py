@@ -196,3 +196,27 @@ async def test_a_full_disk_keeps_feedback_in_memory_with_one_warning(dsh_home: P
         f"bandit feedback state {path} cannot be written (No space left on device); keeping pending searches in memory only"
     ]
     b.close()
+
+
+async def test_two_pending_files_sharing_a_folder_keep_each_others_searches(dsh_home: Path):
+    """Each writer takes what it wrote instead of reading the file back only while no other
+    writer replaced it: no search is lost, and a report re-credits a copy (the written search
+    stays as written)."""
+    pending = PendingSearches()
+    a, b = PendingFile(dsh_home, write_delay_s=0.0), PendingFile(dsh_home, write_delay_s=0.0)
+    for i, store in enumerate((a, b, a, a, b)):
+        item = pending.add(f"s{i}", "factoid", "quick", 0.8, url_keys(URLS))
+        store.submit(f"s{i}", item, pending)
+        store.flush()
+    path = dsh_home / "bandit" / "pending.json"
+    assert sorted(json.loads(path.read_text())["searches"]) == ["s0", "s1", "s2", "s3", "s4"]
+    written = a._written["s3"]
+    [done] = a.recredit(pending, [("s3", url_keys(URLS[:1]))], 0.5)
+    assert done is not None and done.used and done.reward == pytest.approx(0.9)
+    assert (written.used, written.credited) == (None, 0.8)
+    assert json.loads(path.read_text())["searches"]["s3"]["used"] is True
+    later = PendingSearches()
+    PendingFile(dsh_home).load(later)
+    assert later.get("s3").used is True and len(later) == 5
+    a.close()
+    b.close()

@@ -61,6 +61,75 @@ def test_concurrent_writers_lose_no_update(tmp_path):
     assert StateFile(path).read() == {"count": 200}
 
 
+def _counting(calls: list[object]):
+    def validate(data):
+        calls.append(data)
+        return data
+
+    return validate
+
+
+def test_an_update_takes_what_it_wrote_instead_of_reading_the_file_back(tmp_path):
+    calls: list[object] = []
+    sf = StateFile(tmp_path / "s.json", validate=_counting(calls))
+    assert sf.update(lambda cur: {"n": 1}, reuse=lambda: {"n": 1}) == {"n": 1}  # nothing written yet: read
+    assert calls == []  # absent: nothing to validate
+    assert sf.update(lambda cur: {"n": cur["n"] + 1}, reuse=lambda: {"n": 1}) == {"n": 2}
+    assert calls == []  # the file is the one written: taken, not read and validated
+    assert sf.update(lambda cur: {"n": cur["n"] + 1}) == {"n": 3}  # no reuse given: read
+    assert calls == [{"n": 2}]
+    assert json.loads((tmp_path / "s.json").read_text()) == {"n": 3}
+
+
+def test_an_update_reads_the_file_another_writer_replaced_or_edited(tmp_path):
+    path = tmp_path / "s.json"
+    mine, other = StateFile(path), StateFile(path)
+    mine.update(lambda cur: {"n": 1})
+    other.update(lambda cur: {"n": cur["n"] + 10})  # another sidecar's update: a new file
+    assert mine.update(lambda cur: {"n": cur["n"] + 1}, reuse=lambda: {"n": 1}) == {"n": 12}
+    path.write_text(json.dumps({"n": 100}))  # edited in place (same inode, another size)
+    assert mine.update(lambda cur: {"n": cur["n"] + 1}, reuse=lambda: {"n": 12}) == {"n": 101}
+    path.unlink()
+    assert mine.update(lambda cur: {"n": (cur or {}).get("n", 0) + 1}, reuse=lambda: {"n": 101}) == {"n": 1}
+
+
+def test_a_failed_update_reads_the_file_at_the_next(tmp_path, monkeypatch):
+    from dsh_sidecar.state import files
+
+    path = tmp_path / "s.json"
+    sf = StateFile(path)
+    sf.update(lambda cur: {"n": 1})
+    real = files.atomic_write_bytes
+
+    def full(*_a, **_k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files, "atomic_write_bytes", full)
+    with pytest.raises(OSError):
+        sf.update(lambda cur: {"n": 2})
+    monkeypatch.setattr(files, "atomic_write_bytes", real)
+    assert sf.update(lambda cur: {"n": cur["n"] + 1}, reuse=lambda: {"n": 2}) == {"n": 2}  # the file's 1, read
+
+
+def _bump_reusing(path: str, n: int) -> None:
+    sf = StateFile(Path(path))
+    last: list[dict] = [{}]
+    for _ in range(n):
+        last[0] = sf.update(lambda cur: {"count": (cur or {}).get("count", 0) + 1}, reuse=lambda: last[0])
+
+
+@pytest.mark.slow
+def test_concurrent_writers_reusing_what_they_wrote_lose_no_update(tmp_path):
+    path = tmp_path / "s.json"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_bump_reusing, args=(str(path), 50)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert StateFile(path).read() == {"count": 200}
+
+
 def test_read_only_dir_raises_oserror_on_update(tmp_path):
     if os.geteuid() == 0:
         # root ignores directory permissions; simulate with a path whose parent is a file
