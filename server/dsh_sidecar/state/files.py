@@ -441,15 +441,21 @@ class StateFile:
         except OSError as exc:
             logger.debug("%s not removed: %s", what, exc)
 
-    def update(self, merge: Callable[[Any | None], Any], reuse: Callable[[], Any] | None = None) -> Any:
+    def update(
+        self,
+        merge: Callable[[Any | None], Any],
+        reuse: Callable[[], Any] | None = None,
+        encode: Callable[[Any], bytes] | None = None,
+    ) -> Any:
         """Under the lock: read the current document, ``merge`` it, write the result back.
 
         ``reuse`` (optional) gives the validated document the last update of this object wrote
         (what ``validate`` would make of it): taken instead of reading the file while the file
         is still the one that update wrote (:func:`file_identity`); the caller keeps it, and
-        ``merge`` must not change it in place. Returns what ``merge`` returned. Raises
-        ``OSError`` when the file cannot be written (callers keep serving and warn) and
-        ``filelock.Timeout`` when the lock is held too long.
+        ``merge`` must not change it in place. ``encode`` (optional) makes the bytes of what
+        ``merge`` returned (else compact JSON with sorted keys). Returns what ``merge``
+        returned. Raises ``OSError`` when the file cannot be written (callers keep serving and
+        warn) and ``filelock.Timeout`` when the lock is held too long.
         """
         private_dir(self.path.parent)
         with self.lock:
@@ -460,7 +466,9 @@ class StateFile:
             else:
                 current = self._read_unlocked()
             new = merge(current)
-            data = json.dumps(new, separators=(",", ":"), sort_keys=True).encode()
+            data = (
+                encode(new) if encode is not None else json.dumps(new, separators=(",", ":"), sort_keys=True).encode()
+            )
             atomic_write_bytes(self.path, data)
             self._written = file_identity(self.path)
             return new

@@ -220,3 +220,38 @@ async def test_two_pending_files_sharing_a_folder_keep_each_others_searches(dsh_
     assert later.get("s3").used is True and len(later) == 5
     a.close()
     b.close()
+
+
+def test_the_pending_encoder_writes_what_json_dumps_writes_and_keeps_only_unchanged_entries():
+    import random
+
+    from dsh_sidecar.bandit.feedback import PendingEncoder, PendingSearch, pending_document
+
+    rng = random.Random(7)
+    names = ["s", "é", "\u2028", '"q"', "\\", "\x00", "z" * 200, "日本"]
+
+    def entry() -> PendingSearch:
+        keys = frozenset(f"{rng.getrandbits(64):016x}" for _ in range(rng.randrange(6)))
+        used = rng.choice([None, True, False])
+        return PendingSearch(
+            rng.choice(["factoid", "open"]),
+            rng.choice(["quick", "thorough"]),
+            rng.random(),
+            rng.random(),
+            keys,
+            rng.uniform(0, 2e9),
+            used,
+        )
+
+    encode = PendingEncoder()
+    items = {f"{rng.choice(names)}{i}": entry() for i in range(300)}
+    for _ in range(4):
+        assert encode(items) == json.dumps(pending_document(items), separators=(",", ":"), sort_keys=True).encode()
+        changed = rng.sample(sorted(items), 20)
+        for sid in changed:  # a report re-credits a copy; a new search comes; an old one goes
+            old = items[sid]
+            items[sid] = PendingSearch(old.query_class, old.arm, old.heuristic, rng.random(), old.keys, old.at, True)
+        items[f"new{rng.random()}"] = entry()
+        del items[rng.choice(sorted(items))]
+    assert encode({}) == b'{"searches":{},"version":1}'
+    assert encode._entries == {}
