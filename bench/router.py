@@ -6,8 +6,9 @@ replaying ``searxng/ok``):
    provider, **interleaved** (A, B, A, B … so both see the same machine noise): p50/p99, the
    router's overhead (goal: <= 1 ms at p50) and the p50 of the per-pair differences. The
    provider sets TCP_NODELAY (no delayed-ACK stalls); the sidecar runs with bandit
-   persistence **on** (its state-file writes are part of a real search). A no-op
-   ``dsh/status`` round trip is printed as the stdio transport floor.
+   persistence **on** (its state-file writes are part of a real search). A ``dsh/status``
+   round trip is printed too (labelled the stdio floor in earlier runs' figures; it builds the
+   whole status, 1-1.3 ms of CPU against the echo's 0.5-0.67: the echo below is the floor).
 2. Time to answer when the primary hangs (``timeoutMs`` = 300; the fallback answers at once):
    goal timeout + <= 50 ms.
 3. A cache hit (the same query again) through the sidecar.
@@ -16,6 +17,13 @@ replaying ``searxng/ok``):
    must not pay for the search path's imports (the cold start). Fresh spawns, medians over
    ``--first-runs``; with ``--baseline-src`` the baseline's sidecar is measured alike, the two
    trees' spawns alternated.
+
+The floor, in the same interleaving: a bare pygls+asyncio **echo** (pygls' ``run_async`` on an
+asyncio pipe reader, as ``bench/transport.py``'s) answering ``dsh/status`` with ``{}`` (the
+stdio floor: the sidecar's ``dsh/status`` builds a whole status on top of it) and ``dsh/search``
+with one ``httpx.AsyncClient`` GET + JSON decode of the same provider (the search floor: the
+same exchange, no router, bandit or escaping). Its CPU per round is printed beside the
+sidecars'.
 
 The same three figures are also measured in-process (``Router.search`` vs ``httpx.AsyncClient``
 on one event loop, interleaved), which isolates the router from the stdio transport and the
@@ -66,6 +74,38 @@ PROVIDER_VARS = (
     "SEARXNG_BASE_URL",
 )
 HANG_TIMEOUT_MS = 300
+
+
+#: The echo floor (see the module docstring): pygls over an asyncio pipe reader; ``dsh/status``
+#: answers ``{}``, ``dsh/search`` is one httpx GET + JSON decode of ``params.url``.
+ECHO = """
+import asyncio, logging, sys, threading
+import httpx
+from pygls.lsp.server import LanguageServer
+from pygls.io_ import StdoutWriter, run_async
+server = LanguageServer("echo", "0")
+client = []
+@server.feature("dsh/status")
+def status(ls, params):
+    return {}
+@server.feature("dsh/search")
+async def search(ls, params):
+    if not client:
+        client.append(httpx.AsyncClient(trust_env=False))
+    r = await client[0].get(params.url, params={"q": params.query, "format": "json"})
+    return {"sources": r.json().get("results", [])[:5]}
+async def main():
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    await run_async(stop_event=threading.Event(), reader=reader, protocol=server.protocol,
+                    logger=logging.getLogger(), error_handler=server.report_server_error)
+try:
+    asyncio.run(main())
+except (SystemExit, KeyboardInterrupt):
+    pass
+"""
 
 
 def load() -> str:
@@ -182,6 +222,23 @@ def _time_one(fn, arg) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
+def spawn_echo(path: Path) -> StdioClient:
+    """The echo floor (:data:`ECHO`, written to ``path``), initialised."""
+    path.write_text(ECHO)
+    client = StdioClient(
+        [sys.executable, str(path)], env={k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    )
+    assert "result" in client.request("initialize", {"processId": None, "capabilities": {}, "rootUri": None})
+    client.send("initialized", {}, notify=True)
+    return client
+
+
+def echo_search(client: StdioClient, url: str, query: str) -> dict:
+    reply = client.request("dsh/search", {"url": url, "query": query})
+    assert "result" in reply, reply
+    return reply["result"]
+
+
 def search(client: StdioClient, query: str) -> dict:
     reply = client.request("dsh/search", {"query": query, "strategy": "quick"})
     assert "result" in reply, reply
@@ -263,6 +320,7 @@ def main() -> None:
         for name in ("home", "quiet", "base"):
             (root / name).mkdir()
         fast_config = {"provider": "searxng", "providers": {"searxng": {"baseUrl": mock.url}}}
+        echo = spawn_echo(root / "echo.py")
         fast = spawn(home, fast_config, args.log_messages)
         quiet = spawn(str(root / "quiet"), fast_config, "none")
         base = None
@@ -288,10 +346,16 @@ def main() -> None:
                 direct(i)
                 search(fast, f"warm {i}")
                 search(quiet, f"warm {i}")
+                echo_search(echo, f"{mock.url}/search", f"warm {i}")
                 if base is not None:
                     search(base, f"warm {i}")
-            d, s, st, sq, sb, stb = [], [], [], [], [], []
-            sidecars = {"this tree": fast, "logMessages none": quiet, **({"baseline": base} if base else {})}
+            d, s, st, sq, sb, stb, se, ste = [], [], [], [], [], [], [], []
+            sidecars = {
+                "this tree": fast,
+                "logMessages none": quiet,
+                **({"baseline": base} if base else {}),
+                "echo floor": echo,
+            }
             for c in sidecars.values():
                 settle(c)
             cpu0 = {k: cpu_s(c) for k, c in sidecars.items()}
@@ -307,6 +371,8 @@ def main() -> None:
                 if base is not None:
                     sb.append(_time_one(lambda q: search(base, q), f"bench query {i}"))
                     stb.append(_time_one(lambda _: base.request("dsh/status", {}), None))
+                se.append(_time_one(lambda q: echo_search(echo, f"{mock.url}/search", q), f"bench query {i}"))
+                ste.append(_time_one(lambda _: echo.request("dsh/status", {}), None))
             cpu_us = {k: (cpu_s(c) - cpu0[k]) / args.n * 1e6 for k, c in sidecars.items()}
             pairs = [b - a for a, b in zip(d, s, strict=True)]
             search(fast, "cached query")
@@ -331,6 +397,7 @@ def main() -> None:
         finally:
             fast.close()
             quiet.close()
+            echo.close()
             hang.close()
             if base is not None:
                 base.close()
@@ -348,6 +415,8 @@ def main() -> None:
         ("dsh/status via sidecar (stdio floor)", st),
         ("dsh/search, logMessages none", sq),
         ("dsh/search cache hit via sidecar", c),
+        ("echo floor: dsh/search (httpx.AsyncClient)", se),
+        ("echo floor: dsh/status (the stdio floor)", ste),
     ]
     for name, values in rows:
         print(f"{name:44} {pct(values, 50):8.3f} {pct(values, 99):8.3f}")
@@ -372,6 +441,10 @@ def main() -> None:
             f"its stdio floor (status p50) {pct(stb, 50):.3f} ms; this tree - baseline, per pair: "
             f"p50 {pct([a - b for a, b in zip(s, sb, strict=True)], 50):+.3f} ms"
         )
+    print(
+        f"  against the echo floor (same run): dsh/status {pct(st, 50) - pct(ste, 50):+.3f} ms p50 over its "
+        f"{pct(ste, 50):.3f} ms; dsh/search {pct(s, 50) - pct(se, 50):+.3f} ms p50 over its {pct(se, 50):.3f} ms"
+    )
     print_rounds(args.rounds, d, s, sb, loads)
     print(
         "server CPU per round (one search + one dsh/status; /proc, all threads): "
