@@ -20,7 +20,7 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from dsh_sidecar.suggester import lockfiles, ranking
+from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
@@ -65,7 +65,7 @@ def apply(
         # showed go.mod): naming it back, or a weaker target instead, repeats the session
         return Suppressed("seen", intent)
     shown = ctx.state.evidence.current
-    pointed = pointed_to(intent, fresh, shown, ctx.content) or locked(intent, fresh, shown, q)
+    pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
         return named_now(pointed[: ctx.config.max_targets], ctx) or _nothing(trigger, hit)
     chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
@@ -101,19 +101,6 @@ def pointed_to(
         return []
     named = {f for s in sorted(shown) for fact, f in content.points_of(s) if fact in facts}
     return [t for t in targets if t.path in named and t.path not in shown]
-
-
-def locked(intent: str, targets: list[Target], shown: AbstractSet[str], q: Query) -> list[Target]:
-    """Of a Dependency question's ``targets``, the lock files beside the manifest the call showed
-    (1 to :data:`~dsh_sidecar.suggester.shown.ECHO_MAX_FILES` files, the best target among them)
-    when the call asked about its dependency section, not one package (``lockfiles.py``);
-    otherwise empty."""
-    if intent != "Dependency" or not targets or not 1 <= len(shown) <= ECHO_MAX_FILES:
-        return []
-    if targets[0].path not in shown or not lockfiles.asks_section(q.terms):
-        return []
-    named = set(lockfiles.beside(shown, [t.path for t in targets]))
-    return [t for t in targets if t.path in named]
 
 
 def _nothing(trigger: Trigger, hit: Classification) -> Decision:
