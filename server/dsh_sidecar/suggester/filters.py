@@ -5,7 +5,9 @@ trigger); the paths the call itself opens are never named back to it
 (``Trigger.never_named``); nothing left is an abstention (or silence, for a trigger whose
 files came from the call's own output); the agent already where the intent lives — it reads a
 target, or the best target was read recently — suppresses the note as ``recent``; the other
-recently read targets leave; at most ``maxTargets`` remain. What "recently read" means and
+recently read targets leave; a trigger whose best target an earlier call of the session showed
+is ``suppressed seen`` when the trigger says so (``Trigger.seen_suppresses``: the wrong guess);
+at most ``maxTargets`` remain. What "recently read" means and
 whether it suppresses is the trigger's (``triggers/base.py``). A project question asked of a
 manifest that points elsewhere for its answer names where it points (:func:`pointed_to`);
 otherwise the ranking chooses (``ranking.py``: an echo, a broad listing unranked, or the
@@ -58,6 +60,10 @@ def apply(
     fresh = [t for t in targets if not known(t.path)]
     if not fresh:
         return _nothing(trigger, hit)
+    if trigger.seen_suppresses and ctx.state.evidence.shown_before(fresh[0].path):
+        # an earlier call showed the agent where the intent lives (`cat go.sum` after a listing
+        # showed go.mod): naming it back, or a weaker target instead, repeats the session
+        return Suppressed("seen", intent)
     shown = ctx.state.evidence.current
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:

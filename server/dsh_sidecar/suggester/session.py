@@ -78,6 +78,8 @@ class SessionEvidence:
     seen: set[str] = field(default_factory=set)
     #: the workspace files the current call showed (its listing, the files it opened)
     current: frozenset[str] = frozenset()
+    #: of :attr:`current`, the files no earlier call of the session had shown
+    first_shown: frozenset[str] = frozenset()
     #: workspace files the agent opened or edited, most recent last
     opened: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_RECENT))
     #: workspace files it edited, most recent last
@@ -94,10 +96,15 @@ class SessionEvidence:
     def showed(self, files: list[str]) -> None:
         """The current call showed ``files`` (its listing and the files it opened)."""
         self.current = frozenset(files)
+        self.first_shown = frozenset(f for f in files if f not in self.seen)
         for f in files:
             if len(self.seen) >= MAX_SEEN:
                 break
             self.seen.add(f)
+
+    def shown_before(self, path: str) -> bool:
+        """Whether an earlier call of the session showed ``path`` (listed, opened or edited it)."""
+        return path in self.seen and path not in self.first_shown
 
     def opened_files(self, files: list[str], edit: bool = False) -> None:
         """The current call opened (``edit``: changed) ``files``."""

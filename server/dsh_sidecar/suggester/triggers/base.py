@@ -40,6 +40,9 @@ class Trigger(Protocol):
     #: a file read in part (``head``, ``sed -n``, an offset) counts as known too, unless the
     #: call itself names it (searches in it or lists it)
     partly_read_known: ClassVar[bool]
+    #: the best target shown by an earlier call of the session (listed, opened or edited)
+    #: suppresses the note as ``seen``: the agent was shown where the intent lives
+    seen_suppresses: ClassVar[bool]
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """``None``: not this trigger's call (the next one is asked). A decision: its call,

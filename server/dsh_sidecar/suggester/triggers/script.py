@@ -45,6 +45,7 @@ class Script:
     abstains: ClassVar[bool] = False
     recent_suppresses: ClassVar[bool] = True
     partly_read_known: ClassVar[bool] = False
+    seen_suppresses: ClassVar[bool] = False
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """Symbol at the subject gate's score, with the definition file of each name; silence

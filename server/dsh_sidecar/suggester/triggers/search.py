@@ -31,6 +31,7 @@ class Search:
     abstains: ClassVar[bool] = True
     recent_suppresses: ClassVar[bool] = True
     partly_read_known: ClassVar[bool] = True
+    seen_suppresses: ClassVar[bool] = False
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """The classified intent; silence when no intent crosses its gate. A read (``Read``,

@@ -31,6 +31,7 @@ class Traceback:
     abstains: ClassVar[bool] = False
     recent_suppresses: ClassVar[bool] = True
     partly_read_known: ClassVar[bool] = False
+    seen_suppresses: ClassVar[bool] = False
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """Symbol at the subject gate's score, with the frames' project files; silence when

@@ -10,7 +10,9 @@ Dependency at ``k = sigmoid(3.0 − 0.6) ≈ 0.92``, noted with the manifests (`
 A named tool's configuration looked for where it is not (``ls ruff.toml``) is noted the way
 the tool reads it (``toolconfig.py``): the files holding its section first, then the
 configuration that runs it; such a note is a project question, never scored by the code
-intents' confidence.
+intents' confidence. A guess whose best target an earlier call of the session showed (``cat
+go.sum`` after a listing showed ``go.mod``) is ``suppressed seen``: the agent was shown where the
+intent lives (``seen_suppresses``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class WrongGuess:
     abstains: ClassVar[bool] = True
     recent_suppresses: ClassVar[bool] = False
     partly_read_known: ClassVar[bool] = False
+    seen_suppresses: ClassVar[bool] = True
 
     def detect(self, q: Query, ctx: Context) -> Classification | Decision | None:
         """The intent the guess hunts for, at the subject gate's score."""
