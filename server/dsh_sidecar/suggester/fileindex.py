@@ -172,7 +172,7 @@ class FileIndex:
         while True:
             edits = self._edits
             names, folders = tuple(self.by_name), frozenset(self.by_dir)  # (one C copy each)
-            tables = MeantTables.of(names, folders)
+            tables = MeantTables.of(names, folders, self.by_name)
             self._meant = (edits, tables)
             if self._edits == edits:
                 return tables
@@ -291,7 +291,8 @@ class FileIndex:
         new._unbuilt()
         tables = self.meant  # not built: the new index's own build (after ready) covers the change
         if tables is not None:
-            new._meant = (0, tables.with_changes(self._unheld(added), new._unheld(gone)))
+            touched = {rel.rpartition("/")[2] for rel in (*added, *gone)}
+            new._meant = (0, tables.with_changes(self._unheld(added), new._unheld(gone), new.by_name, touched))
         return new
 
     def _unheld(self, paths: Iterable[str]) -> Listed:
@@ -375,7 +376,7 @@ class FileIndex:
         self.by_dir.setdefault(folder, []).append(rel)
         bisect.insort(self._sorted, rel)
         self._inside.pop(rel, None)
-        self._edited(tables.with_changes(came, NOTHING) if tables is not None else None)
+        self._edited(tables.with_changes(came, NOTHING, self.by_name, (name,)) if tables is not None else None)
 
     def remove(self, rel: str) -> None:
         """Forget a deleted file."""
@@ -398,7 +399,8 @@ class FileIndex:
             self._sorted.remove(rel)
         self._inside.pop(rel, None)
         tables = self.meant
-        self._edited(tables.with_changes(NOTHING, self._unheld([rel])) if tables is not None else None)
+        went = self._unheld([rel]) if tables is not None else NOTHING
+        self._edited(tables.with_changes(NOTHING, went, self.by_name, (name,)) if tables is not None else None)
 
     def _edited(self, tables: MeantTables | None) -> None:
         """An in-place change is made: tables built before it are stale (a build running

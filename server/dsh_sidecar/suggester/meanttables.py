@@ -10,7 +10,12 @@ O(answer), not by a pass over every listed name and folder on the event loop.
   ``logger``) → the listed test basenames of it (names that are no test name are left out);
 - ``by_folder``: a folder's last name, lower case → every folder of that name holding a listed
   file at some depth (the root left out); one ``s`` apart is two lookups of this table;
-- ``dirs``: the folders holding a listed file, sorted, for a prefix scan (``bisect``).
+- ``dirs``: the folders holding a listed file, sorted, for a prefix scan (``bisect``);
+- ``name_digests`` and ``folder_digests``: for a basename listed in at least :data:`HEAVY`
+  folders (``index.js``, ``__init__.py``) and a folder name at least that often (``tests``),
+  what ranking its many candidates needs (:class:`Digest`: each exact name's candidates in the
+  ranking's order, and the candidates by folder word), so a common name is answered in
+  O(answer), not O(its candidates).
 
 The first three are :class:`Keyed`: the keys' hashes as one sorted ``array`` of 64-bit
 integers and the values (the index's own strings, shared) in the same order — 16 bytes a value,
@@ -35,8 +40,10 @@ import heapq
 import re
 import time
 from array import array
-from collections.abc import Collection, Iterable
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from itertools import accumulate
 from typing import Any, Final, TypeVar
 
 _T = TypeVar("_T", bound=Any)
@@ -47,6 +54,11 @@ TEST_AFFIXES: Final = ("tests", "test", "specs", "spec")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 #: Items one sort of a build sorts at a time (:func:`sorted_in_runs`).
 RUN: Final = 4096
+#: Fewest candidates of one key kept digested (:class:`Digest`): below it, reading them one by
+#: one costs a few µs (a bound on the work of a lookup, not a rule of the answer: both read the
+#: same candidates the same way).
+HEAVY: Final = 32
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def stem(name: str) -> str:
@@ -66,6 +78,22 @@ def core(stem: str) -> str:
         if stem.startswith(affix) and len(stem) > len(affix):
             return stem[len(affix) :]
     return stem
+
+
+def unplural(word: str) -> str:
+    """``word`` less one plural ``s`` (words longer than three letters)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def terms(folder: str) -> frozenset[str]:
+    """The words of a folder path, lower case, one plural ``s`` dropped (``specs`` is ``spec``)."""
+    return frozenset(unplural(w) for w in _WORD.findall(folder.lower()))
+
+
+def ranking_order(value: str) -> tuple[int, str]:
+    """Where a candidate of equal closeness and shared words ranks: the shorter path, then the
+    path (``meant._ranked``)."""
+    return value.count("/"), value
 
 
 def sorted_in_runs(items: list[_T]) -> list[_T]:
@@ -138,21 +166,117 @@ class Keyed:
         return Keyed(hashes, items)
 
 
+class Digest:
+    """The candidates of one key, as the ranking reads them (``meant._select``): ``ranked``, the
+    candidates in :func:`ranking_order`; ``orders``, those of each exact last name (a basename,
+    a folder's name) in that order; ``folders``, their folders (the parent of each) lower case,
+    joined by newlines in that order, and ``starts``, where each begins: a guess's folder words
+    are found in it by ``str.find`` (C), each one's candidate by bisection — O(the matches), 4
+    bytes a candidate and its folder's characters, no object a word; and ``source``,
+    the candidates as they were listed (a digest of a name's files is used only while the index
+    lists exactly those)."""
+
+    __slots__ = ("folders", "orders", "ranked", "source", "starts")
+
+    def __init__(self, source: list[str]) -> None:
+        self.source = source
+        self.ranked = sorted(source, key=ranking_order)
+        self.orders: dict[str, list[str]] = {}
+        lows = []
+        for value in self.ranked:
+            folder, _, last = value.rpartition("/")
+            self.orders.setdefault(last, []).append(value)
+            lows.append(folder.lower())
+        self.folders = "\n".join(lows)
+        self.starts = array("I", accumulate((len(f) + 1 for f in lows[:-1]), initial=0))
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> Digest:
+        """The digest of ``values`` (paths of one basename, or folders of one lower-case name)."""
+        return cls(list(values))
+
+    def shared(self, words: Iterable[str]) -> dict[str, int]:
+        """The candidates whose folder has a word whose :func:`unplural` is one of ``words``
+        (the guess's :func:`terms`), with how many distinct ones (``len(terms(folder) &
+        words)``): each form of a word (itself, one ``s`` more) found by ``str.find`` (C), kept
+        where it is a whole word, its candidate found by bisection."""
+        seen: dict[int, set[str]] = {}
+        folders, starts = self.folders, self.starts
+        for term in words:
+            for form in (term, term + "s"):
+                if unplural(form) != term:
+                    continue
+                i, n = folders.find(form), len(form)
+                while i >= 0:
+                    if (i == 0 or folders[i - 1] not in _ALNUM) and folders[i + n : i + n + 1] not in _ALNUM:
+                        seen.setdefault(bisect.bisect_right(starts, i) - 1, set()).add(term)
+                    i = folders.find(form, i + 1)
+        return {self.ranked[at]: len(found) for at, found in seen.items()}
+
+
+#: The characters of a folder word (``_WORD``; the end of the folders, an empty slice, is none).
+_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+Digests = dict[str, Digest]
+
+
+def _digested(digests: Digests, keys: Iterable[str], values_of: Callable[[str], list[str]]) -> Digests:
+    """``digests`` (copied when a key changes) with each of ``keys`` digested again from
+    ``values_of(key)``, or dropped when it has fewer than :data:`HEAVY` values."""
+    out = digests
+    for key in keys:
+        values = values_of(key)
+        if len(values) < HEAVY and key not in out:
+            continue
+        out = dict(out) if out is digests else out
+        if len(values) < HEAVY:
+            del out[key]
+        else:
+            out[key] = Digest.of(values)
+    return out
+
+
 class MeantTables:
     """The missing-path answer's lookups of one listing (module docstring)."""
 
-    __slots__ = ("by_core", "by_folder", "by_stem", "dirs")
+    __slots__ = ("by_core", "by_folder", "by_stem", "dirs", "folder_digests", "name_digests")
 
-    def __init__(self, by_stem: Keyed, by_core: Keyed, by_folder: Keyed, dirs: list[str]) -> None:
+    def __init__(
+        self,
+        by_stem: Keyed,
+        by_core: Keyed,
+        by_folder: Keyed,
+        dirs: list[str],
+    ) -> None:
         self.by_stem = by_stem
         self.by_core = by_core
         self.by_folder = by_folder
         self.dirs = dirs
+        self.name_digests: Digests = {}
+        self.folder_digests: Digests = {}
+
+    def name_digest(self, name: str, paths: list[str]) -> Digest | None:
+        """The digest of the basename ``name`` when kept and made of ``paths`` (its files now:
+        compared in C, the strings shared), else ``None`` (read them one by one)."""
+        digest = self.name_digests.get(name)
+        return digest if digest is not None and digest.source == paths else None
+
+    def folders_named(self, key: str) -> list[str]:
+        """The folders of ``by_folder`` whose last name is ``key`` in lower case (a folder of
+        another name of the same hash left out)."""
+        digest = self.folder_digests.get(key)
+        if digest is not None:
+            return digest.source
+        return [f for f in self.by_folder.get(key) if folder_key(f) == key]
 
     @classmethod
-    def of(cls, names: Collection[str], folders: Collection[str]) -> MeantTables:
+    def of(
+        cls, names: Collection[str], folders: Collection[str], paths_of: Mapping[str, list[str]] | None = None
+    ) -> MeantTables:
         """The tables of a listing's basenames and of the folders holding its files (its
-        ``by_name`` and ``by_dir`` keys)."""
+        ``by_name`` and ``by_dir`` keys); ``paths_of`` (its ``by_name``) gives the digests of the
+        names listed in many folders (without it, none: the lookups read them one by one)."""
         listed = list(names)
         stems = list(map(stem, listed))
         cores = [(c, n) for s, n in zip(stems, listed) if (c := core(s)) != s]
@@ -165,16 +289,23 @@ class MeantTables:
                     break  # (listed with its own files, or already with another's)
                 above.add(f)
                 every.append(f)
-        return cls(
-            Keyed.of(stems, listed),
-            Keyed.of([c for c, _ in cores], [n for _, n in cores]),
-            Keyed.of(list(map(folder_key, every)), every),
-            dirs,
-        )
+        keys = list(map(folder_key, every))
+        by_folder = Keyed.of(keys, every)
+        name_digests: Digests = {}
+        if paths_of is not None:
+            name_digests = {n: Digest.of(p) for n in listed if len(p := paths_of.get(n, ())) >= HEAVY}
+        common = [k for k, n in Counter(keys).items() if n >= HEAVY]
+        tables = cls(Keyed.of(stems, listed), Keyed.of([c for c, _ in cores], [n for _, n in cores]), by_folder, dirs)
+        tables.name_digests = name_digests
+        tables.folder_digests = {k: Digest.of(tables.folders_named(k)) for k in common}
+        return tables
 
-    def with_changes(self, came: Listed, went: Listed) -> MeantTables:
+    def with_changes(
+        self, came: Listed, went: Listed, paths_of: Mapping[str, list[str]] | None = None, touched: Iterable[str] = ()
+    ) -> MeantTables:
         """New tables, this one's with what ``came`` listed and what ``went`` forgotten (each a
-        :data:`Listed`); this one is left as it is."""
+        :data:`Listed`), the digests of the basenames ``touched`` (files of them came or went)
+        made again from ``paths_of`` (the new ``by_name``); this one is left as it is."""
         (names_in, dirs_in, folders_in), (names_out, dirs_out, folders_out) = came, went
         by_stem, by_core, by_folder = self.by_stem, self.by_core, self.by_folder
         if names_in or names_out:
@@ -182,7 +313,14 @@ class MeantTables:
             by_core = by_core.changed(_cores(names_in), _cores(names_out))
         if folders_in or folders_out:
             by_folder = by_folder.changed(_folders(folders_in), _folders(folders_out))
-        return MeantTables(by_stem, by_core, by_folder, _sorted_after(self.dirs, dirs_in, dirs_out))
+        names = self.name_digests
+        if paths_of is not None:
+            names = _digested(names, set(touched), lambda n: list(paths_of.get(n, ())))
+        out = MeantTables(by_stem, by_core, by_folder, _sorted_after(self.dirs, dirs_in, dirs_out))
+        keys = {folder_key(f) for f in (*folders_in, *folders_out)}
+        out.name_digests = names
+        out.folder_digests = _digested(self.folder_digests, keys, out.folders_named)  # (read before it is set)
+        return out
 
 
 #: What a change listed or forgot, for :meth:`MeantTables.with_changes`: the basenames, the
