@@ -24,6 +24,7 @@ import os
 import random
 import re
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from dsh_sidecar.suggester import meant
 from dsh_sidecar.suggester.fileindex import FileIndex
+from dsh_sidecar.suggester.meantcache import MeantCache
 from dsh_sidecar.suggester.meanttables import Keyed, MeantTables, folder_key, terms, unplural
 
 # --- main's filter before the digests (the reference "old filter": the tables' candidates, each ---
@@ -327,6 +329,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}")
     files = synthetic(args.files, args.seed)
     index = _built(files)
+    _kept(index)
     work = calls(index, args.seed)
     times: dict[tuple[str, str, str], list[float]] = {}
     cpu: dict[tuple[str, str, str], list[float]] = {}
@@ -379,6 +382,30 @@ def _built(files: list[str]) -> FileIndex:
         f"({digested:,} files), {len(index.meant.folder_digests)} folder names ({digested_folders:,} folders)"
     )
     return index
+
+
+def _kept(index: FileIndex) -> None:
+    """The tables kept between sessions (``meantcache.py``): one build that writes the file, then
+    rounds of a later session's load (checked against the listing), interleaved with builds."""
+    with tempfile.TemporaryDirectory(prefix="meant-bench-") as tmp:
+        cache = MeantCache.of(Path(tmp), Path(tmp) / "ws")
+        names, folders = list(index.names), frozenset(index.by_dir)
+        cache.tables(names, folders, index.by_name)
+        cpu: dict[str, list[float]] = {"built": [], "hit": []}
+        for r in range(3):
+            for side in ("hit", "built") if r % 2 else ("built", "hit"):
+                c0 = time.thread_time()
+                if side == "hit":
+                    cache.tables(names, folders, index.by_name)
+                    assert cache.last == "hit", cache.last
+                else:
+                    MeantTables.of(names, folders, index.by_name)
+                cpu[side].append(time.thread_time() - c0)
+        size = cache.path.stat().st_size
+    print(
+        f"kept tables ({size / 2**20:.1f} MiB file): a build's CPU {' '.join(f'{t:.2f}' for t in cpu['built'])} s, "
+        f"a later session's load (checked) {' '.join(f'{t:.2f}' for t in cpu['hit'])} s (interleaved)"
+    )
 
 
 def _table(

@@ -39,6 +39,7 @@ import bisect
 import heapq
 import re
 import time
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -107,6 +108,14 @@ def sorted_in_runs(items: list[_T]) -> list[_T]:
     return list(heapq.merge(*runs)) if len(runs) > 1 else (runs[0] if runs else [])
 
 
+def key_hash(key: str) -> int:
+    """A key's 64-bit hash, the same in every process (``hash`` of a string is not: the tables
+    are kept between sessions, ``meantcache.py``): its UTF-8's CRC-32 and Adler-32 (C). Keys of
+    the same hash are told apart by the readers (module docstring)."""
+    data = key.encode("utf-8", "surrogatepass")
+    return ((zlib.crc32(data) << 32) | zlib.adler32(data)) - (1 << 63)
+
+
 def ancestors(folder: str) -> Iterable[str]:
     """``folder`` and every folder above it, the root left out (``a/b`` → ``a/b``, ``a``)."""
     while folder:
@@ -132,13 +141,13 @@ class Keyed:
     @classmethod
     def of(cls, keys: list[str], items: list[str]) -> Keyed:
         """``items[i]`` under ``keys[i]``."""
-        hashes = list(map(hash, keys))
+        hashes = list(map(key_hash, keys))
         order = [i for _, i in sorted_in_runs(list(zip(hashes, range(len(items)))))]  # (stable: ties by place)
         return cls(array("q", [hashes[i] for i in order]), [items[i] for i in order])
 
     def get(self, key: str) -> list[str]:
         """The values under ``key``'s hash (the reader tells another key's apart)."""
-        h = hash(key)
+        h = key_hash(key)
         lo = bisect.bisect_left(self.hashes, h)
         hi = bisect.bisect_right(self.hashes, h, lo)
         return self.items[lo:hi]
@@ -151,7 +160,7 @@ class Keyed:
         """A copy with the ``(key, value)`` of ``went`` taken out and of ``came`` put in."""
         hashes, items = array("q", self.hashes), list(self.items)
         for key, value in went:
-            h = hash(key)
+            h = key_hash(key)
             i = bisect.bisect_left(hashes, h)
             while i < len(hashes) and hashes[i] == h:
                 if items[i] == value:
@@ -159,7 +168,7 @@ class Keyed:
                     break
                 i += 1
         for key, value in came:
-            h = hash(key)
+            h = key_hash(key)
             i = bisect.bisect_right(hashes, h)
             hashes.insert(i, h)
             items.insert(i, value)
@@ -289,16 +298,18 @@ class MeantTables:
                     break  # (listed with its own files, or already with another's)
                 above.add(f)
                 every.append(f)
-        keys = list(map(folder_key, every))
-        by_folder = Keyed.of(keys, every)
-        name_digests: Digests = {}
-        if paths_of is not None:
-            name_digests = {n: Digest.of(p) for n in listed if len(p := paths_of.get(n, ())) >= HEAVY}
-        common = [k for k, n in Counter(keys).items() if n >= HEAVY]
+        by_folder = Keyed.of(list(map(folder_key, every)), every)
         tables = cls(Keyed.of(stems, listed), Keyed.of([c for c, _ in cores], [n for _, n in cores]), by_folder, dirs)
-        tables.name_digests = name_digests
-        tables.folder_digests = {k: Digest.of(tables.folders_named(k)) for k in common}
+        if paths_of is not None:
+            tables.digest_common(paths_of)
         return tables
+
+    def digest_common(self, paths_of: Mapping[str, list[str]]) -> None:
+        """Make the digests of the basenames of at least :data:`HEAVY` files (``paths_of``: the
+        index's ``by_name``) and of the folder names of at least as many folders."""
+        self.name_digests = {n: Digest.of(p) for n, p in list(paths_of.items()) if len(p) >= HEAVY}
+        common = [k for k, n in Counter(map(folder_key, self.by_folder.items)).items() if n >= HEAVY]
+        self.folder_digests = {k: Digest.of(self.folders_named(k)) for k in common}
 
     def with_changes(
         self, came: Listed, went: Listed, paths_of: Mapping[str, list[str]] | None = None, touched: Iterable[str] = ()
