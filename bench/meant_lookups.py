@@ -19,12 +19,14 @@ carried, compared with a fresh build's).
 from __future__ import annotations
 
 import argparse
+import gc
 import heapq
 import os
 import random
 import re
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable
@@ -324,12 +326,15 @@ def main() -> int:
     ap.add_argument("--pass-rounds", type=int, default=1, help="calls of the first form's pass (seconds each)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--changed", type=int, default=50)
+    ap.add_argument("--probe", type=int, default=0, help="rounds of the 1 ms probe beside a build, a load, nothing")
     args = ap.parse_args()
     load = os.getloadavg()
     print(f"{os.cpu_count()} CPUs, load {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}")
     files = synthetic(args.files, args.seed)
     index = _built(files)
     _kept(index)
+    if args.probe:
+        _probe(index, args.probe)
     work = calls(index, args.seed)
     times: dict[tuple[str, str, str], list[float]] = {}
     cpu: dict[tuple[str, str, str], list[float]] = {}
@@ -406,6 +411,41 @@ def _kept(index: FileIndex) -> None:
         f"kept tables ({size / 2**20:.1f} MiB file): a build's CPU {' '.join(f'{t:.2f}' for t in cpu['built'])} s, "
         f"a later session's load (checked) {' '.join(f'{t:.2f}' for t in cpu['hit'])} s (interleaved)"
     )
+
+
+def _probe(index: FileIndex, rounds: int) -> None:
+    """What the tables' making costs a call beside it: a probe thread (sleep 1 ms, then note how
+    late it woke: waiting for the GIL or a core) while, on another thread, the tables are built
+    (a first session), taken back from the kept file (a later one), or nothing runs (the floor),
+    interleaved; the heap frozen as the server's is at ready."""
+    gc.collect()
+    gc.freeze()
+    with tempfile.TemporaryDirectory(prefix="meant-bench-") as tmp:
+        cache = MeantCache.of(Path(tmp), Path(tmp) / "ws")
+        names, folders = list(index.names), frozenset(index.by_dir)
+        cache.tables(names, folders, index.by_name)
+        work = {
+            "nothing": lambda: time.sleep(1.0),
+            "build": lambda: MeantTables.of(names, folders, index.by_name),
+            "load": lambda: cache.tables(names, folders, index.by_name),
+        }
+        late: dict[str, list[float]] = {side: [] for side in work}
+        for r in range(rounds):
+            for side in list(work) if r % 2 == 0 else list(work)[::-1]:
+                worker = threading.Thread(target=work[side])
+                worker.start()
+                while worker.is_alive():
+                    t0 = time.perf_counter()
+                    time.sleep(0.001)
+                    late[side].append(time.perf_counter() - t0 - 0.001)
+                worker.join()
+    load = os.getloadavg()
+    print(f"\nprobe (sleep 1 ms; how late it woke), {rounds} rounds, load {load[0]:.1f}:")
+    for side, values in late.items():
+        print(
+            f"  beside {side:<8} n {len(values):>5}  p50 {_p(values, 0.5) * 1e3:6.2f} ms  p99 "
+            f"{_p(values, 0.99) * 1e3:6.2f} ms  max {max(values) * 1e3:7.2f} ms"
+        )
 
 
 def _table(

@@ -48,8 +48,8 @@ from dsh_sidecar.suggester.meanttables import (
     MeantTables,
     ancestors,
     core,
-    folder_key,
-    key_hash,
+    folder_keys,
+    key_hashes,
     sorted_in_runs,
     stem,
 )
@@ -127,20 +127,21 @@ def encode(root: str, names: Sequence[str], digest: str, tables: MeantTables) ->
     return columns.encode(head, sections, [tables.by_folder.items])
 
 
-def _keyed(hashes: memoryview, items: list[str], keys: Sequence[str]) -> Keyed:
+def _keyed(hashes: memoryview, items: list[str], keys: list[str]) -> Keyed:
     """The table of ``items`` under ``keys`` (one each) with the stored ``hashes``; raises
     unless they are the keys' hashes, sorted."""
     stored = array("q", hashes)
-    if stored != array("q", map(key_hash, keys)) or any(map(operator.gt, stored, stored[1:])):
+    if stored != array("q", key_hashes(keys)) or any(map(operator.gt, stored, stored[1:])):
         raise StateDocumentError("a hash that is not its key's, or out of order")
     return Keyed(stored, items)
 
 
 def _checked(
     names: Sequence[str], folders: Collection[str], dirs: list[str], ints: list[memoryview], kept: list[str]
-) -> MeantTables:
+) -> tuple[MeantTables, list[str]]:
     """The tables the decoded columns ``ints`` and folders ``kept`` hold, each entry checked
-    against the listing (module docstring); raises on the first that is not a build's."""
+    against the listing (module docstring), and ``by_folder``'s keys; raises on the first entry
+    that is not a build's."""
     n = len(names)
     stem_at, core_at = list(ints[1]), list(ints[3])  # (sets, not sorts: no long C call holds the GIL)
     if len(set(stem_at)) != n or (n and max(stem_at) >= n):
@@ -152,12 +153,14 @@ def _checked(
     every = every_folder(folders)
     if len(kept) != len(every) or set(kept) != set(every):
         raise StateDocumentError("the folders are not the listing's")
-    return MeantTables(
+    keys = folder_keys(kept)
+    tables = MeantTables(
         _keyed(ints[0], list(map(names.__getitem__, stem_at)), list(map(stems.__getitem__, stem_at))),
         _keyed(ints[2], list(map(names.__getitem__, core_at)), [core(s) for s in map(stems.__getitem__, core_at)]),
-        _keyed(ints[4], kept, list(map(folder_key, kept))),
+        _keyed(ints[4], kept, keys),
         dirs,
     )
+    return tables, keys
 
 
 def _reader(root: str, names: Sequence[str], folders: Collection[str], dirs: list[str], digest: str) -> Any:
@@ -165,7 +168,7 @@ def _reader(root: str, names: Sequence[str], folders: Collection[str], dirs: lis
     folders holding files ``folders``: its checked tables, or ``None`` when it was written for
     another listing or rules."""
 
-    def parse(raw: bytes) -> MeantTables | None:
+    def parse(raw: bytes) -> tuple[MeantTables, list[str]] | None:
         current = columns.current_head(raw, root, VERSION, "a missing-path tables file")
         if current is None:
             return None
@@ -213,10 +216,10 @@ class MeantCache:
         except Exception as exc:  # a cache problem is only a slower build
             log.warning("missing-path tables unreadable (%s); building them", exc)
             tables = None
-        if isinstance(tables, MeantTables):
-            tables.digest_common(paths_of)
+        if isinstance(tables, tuple):  # (the tables, their folders' keys)
+            tables[0].digest_common(paths_of, tables[1])
             self.last = "hit"
-            return tables
+            return tables[0]
         tables = MeantTables.of(names, folders, paths_of)
         self.last = "miss" if self._write(names, digest, tables) else "unwritten"
         return tables

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 import re
 import time
 import zlib
@@ -44,7 +45,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import Any, Final, TypeVar
 
 _T = TypeVar("_T", bound=Any)
@@ -116,6 +117,31 @@ def key_hash(key: str) -> int:
     return ((zlib.crc32(data) << 32) | zlib.adler32(data)) - (1 << 63)
 
 
+_ENCODE: Final = operator.methodcaller("encode", "utf-8", "surrogatepass")
+_LAST: Final = operator.methodcaller("rpartition", "/")
+
+
+def key_hashes(keys: list[str]) -> list[int]:
+    """``[key_hash(k) for k in keys]``, made by C calls alone (no Python frame a key), a run of
+    :data:`RUN` keys at a time with the GIL handed over between runs."""
+    out: list[int] = []
+    for i in range(0, len(keys), RUN):
+        data = list(map(_ENCODE, keys[i : i + RUN]))
+        high = map(operator.lshift, map(zlib.crc32, data), repeat(32))
+        out += map(operator.sub, map(operator.or_, high, map(zlib.adler32, data)), repeat(1 << 63))
+        time.sleep(0)
+    return out
+
+
+def folder_keys(folders: list[str]) -> list[str]:
+    """``[folder_key(f) for f in folders]``, by C calls alone (as :func:`key_hashes`)."""
+    out: list[str] = []
+    for i in range(0, len(folders), RUN):
+        out += map(str.lower, map(operator.itemgetter(2), map(_LAST, folders[i : i + RUN])))
+        time.sleep(0)
+    return out
+
+
 def ancestors(folder: str) -> Iterable[str]:
     """``folder`` and every folder above it, the root left out (``a/b`` → ``a/b``, ``a``)."""
     while folder:
@@ -141,7 +167,7 @@ class Keyed:
     @classmethod
     def of(cls, keys: list[str], items: list[str]) -> Keyed:
         """``items[i]`` under ``keys[i]``."""
-        hashes = list(map(key_hash, keys))
+        hashes = key_hashes(keys)
         order = [i for _, i in sorted_in_runs(list(zip(hashes, range(len(items)))))]  # (stable: ties by place)
         return cls(array("q", [hashes[i] for i in order]), [items[i] for i in order])
 
@@ -298,17 +324,19 @@ class MeantTables:
                     break  # (listed with its own files, or already with another's)
                 above.add(f)
                 every.append(f)
-        by_folder = Keyed.of(list(map(folder_key, every)), every)
+        keys = folder_keys(every)
+        by_folder = Keyed.of(keys, every)
         tables = cls(Keyed.of(stems, listed), Keyed.of([c for c, _ in cores], [n for _, n in cores]), by_folder, dirs)
         if paths_of is not None:
-            tables.digest_common(paths_of)
+            tables.digest_common(paths_of, keys)
         return tables
 
-    def digest_common(self, paths_of: Mapping[str, list[str]]) -> None:
+    def digest_common(self, paths_of: Mapping[str, list[str]], keys: list[str]) -> None:
         """Make the digests of the basenames of at least :data:`HEAVY` files (``paths_of``: the
-        index's ``by_name``) and of the folder names of at least as many folders."""
+        index's ``by_name``) and of the folder names (``keys``: ``by_folder``'s, any order) of at
+        least as many folders."""
         self.name_digests = {n: Digest.of(p) for n, p in list(paths_of.items()) if len(p) >= HEAVY}
-        common = [k for k, n in Counter(map(folder_key, self.by_folder.items)).items() if n >= HEAVY]
+        common = [k for k, n in Counter(keys).items() if n >= HEAVY]
         self.folder_digests = {k: Digest.of(self.folders_named(k)) for k in common}
 
     def with_changes(
