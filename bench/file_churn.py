@@ -30,7 +30,10 @@ is in one ``dsh-churn-*`` temporary folder, removed when the run ends, also on C
 skip making the tree (``--tree <folder>/synthetic-<files>``). A ``--tree`` of yours is never removed.
 
     python bench/file_churn.py [--files 100000] [--tree DIR] [--baseline-src DIR] [--rounds 3]
-        [--phase 6] [--interval 0.2] [--keep]
+        [--phase 6] [--interval 0.2] [--keep] [--after-ready 3]
+
+``--after-ready S`` measures instead the first ``S`` seconds after ready (:func:`after_ready`):
+each tree started cold once, then ``--rounds`` times warm, calls from ready on.
 """
 
 from __future__ import annotations
@@ -275,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase", type=float, default=6.0, help="seconds of each quiet and churn phase")
     ap.add_argument("--interval", type=float, default=0.2, help="seconds between two file changes")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its tree, for --tree)")
+    ap.add_argument(
+        "--after-ready",
+        type=float,
+        default=0.0,
+        help="instead of the churn: seconds of calls from each start's ready on (cold once, then --rounds warm)",
+    )
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="dsh-churn-"))
     signal.signal(signal.SIGTERM, _terminated)  # a kill cleans up as Ctrl-C does
@@ -324,6 +333,8 @@ def run(args: argparse.Namespace, tmp: Path, opened: list[Server | StdioClient])
     if args.baseline_src is not None:
         trees.append(("baseline", args.baseline_src.resolve()))
     print(f"tree {root} ({args.files} files); load {load()}", flush=True)
+    if args.after_ready:
+        return after_ready(args, root, trees, tmp, opened)
 
     servers: dict[str, Server] = {}
     homes = {name: tmp / f"home-{i}" for i, (name, _) in enumerate(trees)}
@@ -426,6 +437,47 @@ def run(args: argparse.Namespace, tmp: Path, opened: list[Server | StdioClient])
             )
     print(f"\nload {load()}")
     return 0  # the sidecars and the echo are closed by main()
+
+
+def after_ready(
+    args: argparse.Namespace, root: Path, trees: list[tuple[str, Path | None]], tmp: Path, opened: list
+) -> int:
+    """``--after-ready``: what a call costs in the first seconds after ready, while the work
+    started at ready (the missing-path tables: built, or taken back from the kept file) runs. Each
+    tree starts once cold (a fresh home), then ``--rounds`` times warm on that home (an unchanged
+    tree), the trees alternated; from ``graph.ready`` on, for ``--after-ready`` seconds, the no-op
+    and a search-class call alternate with the echo (the machine's floor). Printed per tree and
+    temperature: p50/p99/max of each and the no-op's p99 over the echo's."""
+    echo = StdioClient([sys.executable, "-c", ECHO])
+    opened.append(echo)
+    for _ in range(20):
+        echo.request("dsh/postExecute", {})
+    homes = {name: tmp / f"home-{i}" for i, (name, _) in enumerate(trees)}
+    out: dict[tuple[str, str], list[dict]] = {}
+    print(f"\n== calls for {args.after_ready:.1f} s from ready on, cold once then {args.rounds} warm rounds ==")
+    for r in range(args.rounds + 1):
+        temp = "cold" if r == 0 else "warm"
+        for name, src in trees if r % 2 == 0 else list(reversed(trees)):
+            server = Server(name, src, homes[name], root)
+            opened.append(server)
+            server.ready()
+            got = phase(server, echo, args.after_ready, None, args.interval)
+            out.setdefault((name, temp), []).append(got)
+            quiet_figures(server.pid, time.perf_counter(), timeout_s=60.0)
+            server.close()
+            opened.remove(server)
+            print(f"{name:10} {temp}: {len(got['floor'])} no-op calls; load {load()}", flush=True)
+    for (name, temp), phases in out.items():
+        it = [x for o in phases for x in o["intent"]]
+        fl = [x for o in phases for x in o["floor"]]
+        ec = [x for o in phases for x in o["echo"]]
+        print(
+            f"{name:10} {temp}: no-op p50 {pct(fl, 50):6.2f} p99 {pct(fl, 99):7.2f} max {max(fl):7.1f} | intent p50 "
+            f"{pct(it, 50):6.2f} p99 {pct(it, 99):7.2f} max {max(it):7.1f} | echo p50 {pct(ec, 50):5.2f} p99 "
+            f"{pct(ec, 99):6.2f} ms | no-op p99 over the echo's {pct(fl, 99) - pct(ec, 99):+.2f} ms (n={len(fl)})"
+        )
+    print(f"\nload {load()}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -37,13 +37,13 @@ from dsh_sidecar.paths import DOCS_CACHE, LEGACY_INDEX, WORKSPACE_CACHE, cache_h
 
 #: A workspace index file: ``<slug>-<12 hex>.json`` (symbol cache), ``.kinds.json`` (the
 #: listing's kinds), ``.journal.json`` (the symbol cache's journal), ``.tables.bin`` (the suggester's
-#: listing tables), ``.listing.bin`` (the last verified listing), ``.listing-journal.json`` (its
+#: listing tables), ``.meant.bin`` (its missing-path tables), ``.listing.bin`` (the last verified listing), ``.listing-journal.json`` (its
 #: journal) or ``.content.sqlite``, with their side files (SQLite's ``-wal``/``-shm``/
 #: ``-journal``, the lock, a set-aside corrupt copy, an atomic write's temporary).
 INDEX_FILE: Final = re.compile(
-    r"^(?P<stem>[a-z0-9-]+-[0-9a-f]{12})(?P<kind>\.json|\.kinds\.json|\.journal\.json|\.tables\.bin|\.listing\.bin|\.listing-journal\.json|\.content\.sqlite)"
+    r"^(?P<stem>[a-z0-9-]+-[0-9a-f]{12})(?P<kind>\.json|\.kinds\.json|\.journal\.json|\.tables\.bin|\.meant\.bin|\.listing\.bin|\.listing-journal\.json|\.content\.sqlite)"
     r"(?:-wal|-shm|-journal|\.lock|\.corrupt-\d+(?:-\d+)?)?$"
-    r"|^\.(?P<tmpstem>[a-z0-9-]+-[0-9a-f]{12})(?:\.json|\.kinds\.json|\.journal\.json|\.tables\.bin|\.listing\.bin|\.listing-journal\.json|\.content\.sqlite)"
+    r"|^\.(?P<tmpstem>[a-z0-9-]+-[0-9a-f]{12})(?:\.json|\.kinds\.json|\.journal\.json|\.tables\.bin|\.meant\.bin|\.listing\.bin|\.listing-journal\.json|\.content\.sqlite)"
     r"\.[A-Za-z0-9_]+\.tmp$"
 )
 #: An offline docs index file (:mod:`dsh_sidecar.router.localdocs`) and its side files.

@@ -18,12 +18,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from dsh_sidecar.suggester.meanttables import NOTHING, Listed, MeantTables, ancestors
 from dsh_sidecar.workspace import fsguard
 from dsh_sidecar.workspace.kinds import TEST_DIRS
 from dsh_sidecar.workspace.wildmatch import alternation_matcher, glob_spec, ignore_matcher, include_alternation
+
+if TYPE_CHECKING:
+    from dsh_sidecar.suggester.meantcache import MeantCache
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +161,7 @@ class FileIndex:
         self._meant: tuple[int, MeantTables] | None = None
         self._edits = 0
         self._building = False
+        self.meant_cache: MeantCache | None = getattr(self, "meant_cache", None)
 
     @property
     def meant(self) -> MeantTables | None:
@@ -172,7 +176,10 @@ class FileIndex:
         while True:
             edits = self._edits
             names, folders = tuple(self.by_name), frozenset(self.by_dir)  # (one C copy each)
-            tables = MeantTables.of(names, folders)
+            if self.meant_cache is not None:  # kept between sessions (``meantcache.py``)
+                tables = self.meant_cache.tables(list(self.names), folders, self.by_name)
+            else:
+                tables = MeantTables.of(names, folders, self.by_name)
             self._meant = (edits, tables)
             if self._edits == edits:
                 return tables
@@ -257,7 +264,7 @@ class FileIndex:
         gone = {p for p in removed if p in self.file_set}
         kinds = {p: k for p, k in kinds.items() if self.kinds.get(p) != k}
         new = FileIndex.__new__(FileIndex)
-        new.root = self.root
+        new.root, new.meant_cache = self.root, self.meant_cache
         new.unverified = self.unverified
         new.glob_work, new.glob_cut = 0, False
         new.refused = list(self.refused)
@@ -291,7 +298,8 @@ class FileIndex:
         new._unbuilt()
         tables = self.meant  # not built: the new index's own build (after ready) covers the change
         if tables is not None:
-            new._meant = (0, tables.with_changes(self._unheld(added), new._unheld(gone)))
+            touched = {rel.rpartition("/")[2] for rel in (*added, *gone)}
+            new._meant = (0, tables.with_changes(self._unheld(added), new._unheld(gone), new.by_name, touched))
         return new
 
     def _unheld(self, paths: Iterable[str]) -> Listed:
@@ -375,7 +383,7 @@ class FileIndex:
         self.by_dir.setdefault(folder, []).append(rel)
         bisect.insort(self._sorted, rel)
         self._inside.pop(rel, None)
-        self._edited(tables.with_changes(came, NOTHING) if tables is not None else None)
+        self._edited(tables.with_changes(came, NOTHING, self.by_name, (name,)) if tables is not None else None)
 
     def remove(self, rel: str) -> None:
         """Forget a deleted file."""
@@ -398,7 +406,8 @@ class FileIndex:
             self._sorted.remove(rel)
         self._inside.pop(rel, None)
         tables = self.meant
-        self._edited(tables.with_changes(NOTHING, self._unheld([rel])) if tables is not None else None)
+        went = self._unheld([rel]) if tables is not None else NOTHING
+        self._edited(tables.with_changes(NOTHING, went, self.by_name, (name,)) if tables is not None else None)
 
     def _edited(self, tables: MeantTables | None) -> None:
         """An in-place change is made: tables built before it are stale (a build running

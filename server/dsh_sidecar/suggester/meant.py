@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Final, Protocol
 
-from dsh_sidecar.suggester.meanttables import Keyed, MeantTables, core, folder_key, stem
+from dsh_sidecar.suggester.meanttables import Digest, MeantTables, core, ranking_order, stem, terms
 
 #: The reason phrase of a target a missing path meant (a note's line, and the mark that tells
 #: such a target from others: ``confidence.py`` does not score these notes).
@@ -41,7 +41,6 @@ MAX_MEANT: Final = 8
 MAX_UNDER: Final = 200
 #: Most matches of the content index a search scoped to a missing folder is answered from.
 MAX_SEARCHED: Final = 50
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 class Listing(Protocol):
@@ -60,39 +59,6 @@ class Listing(Protocol):
 def _split(path: str) -> tuple[str, str]:
     folder, _, name = path.strip("/").rpartition("/")
     return folder, name
-
-
-def _terms(folder: str) -> frozenset[str]:
-    """The words of a folder path, lower case, one plural ``s`` dropped (``specs`` is ``spec``)."""
-    return frozenset(_unplural(w) for w in _WORD.findall(folder.lower()))
-
-
-def _sharing(terms: frozenset[str]) -> Callable[[str], int]:
-    """How many of the folder words ``terms`` the folder of a path has: ``len(terms &
-    _terms(folder))``, counted on the folder's words as found. A term is the word itself or
-    the word less its plural ``s`` (``_terms``), so it is found as one of the (at most two)
-    words it is made of; and a folder whose lower-case path holds no term at all is not parsed
-    (most of a common name's many folders)."""
-    if not terms:
-        return _none_shared
-    forms = [tuple(w for w in (t, t + "s") if _unplural(w) == t) for t in terms]
-
-    def shared(path: str) -> int:
-        low = _split(path)[0].lower()
-        if not any(t in low for t in terms):
-            return 0
-        words = set(_WORD.findall(low))
-        return sum(1 for made in forms if not words.isdisjoint(made))
-
-    return shared
-
-
-def _none_shared(path: str) -> int:
-    return 0
-
-
-def _unplural(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def _closeness(guess: str, name: str) -> int | None:
@@ -122,35 +88,79 @@ def _names_near(name: str, tables: MeantTables) -> list[str]:
     return list(dict.fromkeys(near))
 
 
-def _ranked(guess: str, found: Iterable[tuple[int, str]]) -> list[str]:
-    """``found`` (closeness, path) best first: the closer name, then the more folder words shared
-    with the guess, then the shorter path."""
-    shared = _sharing(_terms(_split(guess)[0]))
-    if shared is _none_shared:  # (the common `ls tests`: no folder word to count)
-        keyed = [(close, 0, path.count("/"), path) for close, path in found]
+#: Candidates of one closeness, in :func:`ranking_order`, and the digest they are read through
+#: (``None``: few, read one by one).
+Run = tuple[int, list[str], Digest | None]
+
+
+def _runs_of(close: int | Callable[[str], int], values: list[str], digest: Digest | None) -> list[Run]:
+    """The runs of one key's candidates: ``close`` their closeness, or a function of their last
+    name (a folder's case)."""
+    orders = digest.orders if digest is not None else {}
+    if digest is None:
+        for value in sorted(values, key=ranking_order):
+            orders.setdefault(value.rpartition("/")[2], []).append(value)
+    return [(close if isinstance(close, int) else close(last), run, digest) for last, run in orders.items()]
+
+
+def _shared(words: frozenset[str], runs: list[Run]) -> list[Mapping[str, int]]:
+    """For each run, its candidates whose folder has one of the guess's folder ``words``, with
+    how many (``len(words & terms(folder))``): through the run's digest (O(the matches), once a
+    digest), or one by one."""
+    by_digest: dict[int, Mapping[str, int]] = {}
+    out: list[Mapping[str, int]] = []
+    for _, run, digest in runs:
+        if digest is not None:
+            if id(digest) not in by_digest:
+                by_digest[id(digest)] = digest.shared(words)
+            out.append(by_digest[id(digest)])
+            continue
+        found: dict[str, int] = {}
+        for value in run:
+            low = value.rpartition("/")[0].lower()
+            if any(w in low for w in words) and (n := len(words & terms(low))):
+                found[value] = n
+        out.append(found)
+    return out
+
+
+def _select(guess: str, runs: list[Run], agree: bool) -> list[str]:
+    """The best :data:`MAX_MEANT` candidates of ``runs`` for ``guess``: the closer name, then the
+    more folder words shared with the guess, then the shorter path, then the path; with
+    ``agree`` (a file meant), when several files answer a guess that names folders, only those
+    sharing a folder word with it — the name alone does not tell which was meant
+    (``lib/router/index.js`` is none of the other ``index.js`` files of unrelated folders) — and
+    when more of them than a note names, only those sharing the most, when they are few
+    enough, else none (every ``__snapshots__/jsfmt.spec.js.snap`` shares ``tests``,
+    ``snapshots``). Each run is read to its first :data:`MAX_MEANT` candidates sharing no word,
+    and through its digest for those that do: O(answer), not O(candidates)."""
+    words = terms(_split(guess)[0])
+    if not words:
+        keyed = [(close, 0, *ranking_order(v)) for close, run, _ in runs for v in run[:MAX_MEANT]]
+        return [key[3] for key in heapq.nsmallest(MAX_MEANT, keyed)]
+    shared = _shared(words, runs)
+    counted = [(close, found[v], v) for (close, run, _), found in zip(runs, shared) for v in _among(run, found)]
+    if agree and sum(len(run) for _, run, _ in runs) > 1:
+        if len(counted) > MAX_MEANT:
+            best = max(n for _, n, _ in counted)
+            counted = [c for c in counted if c[1] == best]
+            if len(counted) > MAX_MEANT:
+                return []
+        keyed = [(close, -n, *ranking_order(v)) for close, n, v in counted]
     else:
-        keyed = [(close, -shared(path), path.count("/"), path) for close, path in found]
+        keyed = [(close, -n, *ranking_order(v)) for close, n, v in counted]
+        for (close, run, _), found in zip(runs, shared):
+            rest = (v for v in run if v not in found)
+            keyed += [(close, 0, *ranking_order(v)) for v in islice(rest, MAX_MEANT)]
     return [key[3] for key in heapq.nsmallest(MAX_MEANT, keyed)]
 
 
-def _agreeing(guess: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """``found``, or when several files answer a guess that names folders, those that share a
-    folder word with it: the name alone does not tell which was meant (``lib/router/index.js``
-    is none of the other ``index.js`` files of unrelated folders); more of them than a note
-    names, only those sharing the most, when they are few enough, else none."""
-    terms = _terms(_split(guess)[0])
-    if len(found) <= 1 or not terms:
-        return found
-    sharing = _sharing(terms)
-    shared = [(sharing(p), c, p) for c, p in found]
-    found = [(c, p) for n, c, p in shared if n]
-    if len(found) <= MAX_MEANT:
-        return found
-    # a name in more folders than a note names: only the files sharing the most folder words,
-    # when they are few (every `__snapshots__/jsfmt.spec.js.snap` shares `tests`, `snapshots`)
-    best = max(n for n, _, _ in shared)
-    top = [(c, p) for n, c, p in shared if n == best]
-    return top if len(top) <= MAX_MEANT else []
+def _among(run: list[str], found: Mapping[str, int]) -> list[str]:
+    """The candidates of ``found`` that are of ``run`` (a digest's count covers all its runs)."""
+    if len(found) <= len(run):
+        last = run[0].rpartition("/")[2]
+        return [v for v in found if v.rpartition("/")[2] == last]
+    return [v for v in run if v in found]
 
 
 def files_meant(guess: str, index: Listing) -> list[str]:
@@ -162,12 +172,13 @@ def files_meant(guess: str, index: Listing) -> list[str]:
     tables = index.meant
     if tables is None:
         return []  # the tables are not built yet: the answer abstains
-    found: list[tuple[int, str]] = []
+    runs: list[Run] = []
     for listed in _names_near(name, tables):
         close = _closeness(name, listed)
-        if close is not None:
-            found.extend((close, p) for p in index.by_name.get(listed, ()) if p != guess.strip("/"))
-    return _ranked(guess, _agreeing(guess, found))
+        paths = index.by_name.get(listed)
+        if close is not None and paths:  # (the guess is none of them: it is not listed)
+            runs += _runs_of(close, paths, tables.name_digest(listed, paths))
+    return _select(guess, runs, agree=True)
 
 
 def folders_meant(guess: str, index: Listing) -> list[str]:
@@ -180,20 +191,14 @@ def folders_meant(guess: str, index: Listing) -> list[str]:
     tables = index.meant
     if tables is None or index.has_dir(guess):
         return []  # not built yet (abstains), or the guessed folder is there: no wrong guess
-    low, by_folder = name.lower(), tables.by_folder
-    # the same name any case (0 the same, 1 another case), then one `s` apart (2), as
-    # `_folder_closeness` says: each key of the table decides it for every folder listed under it
-    found = [(0 if f.rpartition("/")[2] == name else 1, f) for f in _named(by_folder, low)]
+    # the same name any case (0 the same, 1 another case), then one `s` apart (2): each key of
+    # the table decides it for every folder listed under it
+    low = name.lower()
+    runs = _runs_of(lambda last: 0 if last == name else 1, tables.folders_named(low), tables.folder_digests.get(low))
     for other in (low + "s", low[:-1] if low.endswith("s") else ""):
         if other and len(min(low, other, key=len)) >= 3:
-            found += [(2, f) for f in _named(by_folder, other)]
-    return _ranked(guess, found)
-
-
-def _named(by_folder: Keyed, key: str) -> list[str]:
-    """The folders of ``by_folder`` whose last name is ``key`` in lower case (a folder of another
-    name of the same hash left out)."""
-    return [f for f in by_folder.get(key) if folder_key(f) == key]
+            runs += _runs_of(2, tables.folders_named(other), tables.folder_digests.get(other))
+    return _select(guess, runs, agree=False)
 
 
 def files_under(folder: str, index: Listing) -> list[str]:

@@ -442,7 +442,9 @@ def tables(
             made = listing_tables(files, kind_map)
             if cache is not None:
                 cache.save(files, digest, made)
-        return _tables(root, files, kind_map, content, made)
+        index, roots, fact_of = _tables(root, files, kind_map, content, made)
+        index.meant_cache = cache.meant if cache is not None else None  # (its missing-path tables)
+        return index, roots, fact_of
 
 
 def listing_tables(files: list[str], kind_map: dict[str, str]) -> ListingTables:

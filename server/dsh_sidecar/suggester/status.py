@@ -113,4 +113,6 @@ def status_of(suggester: Reported) -> dict[str, Any]:
         },
         "contentIndex": content.status() if content is not None else None,
         "tablesCache": suggester.tables_cache.last if suggester.tables_cache is not None else None,
+        # the missing-path tables of the last build: taken back ("hit") or built ("miss", "unwritten")
+        "meantCache": suggester.tables_cache.meant.last if suggester.tables_cache is not None else None,
     }

@@ -51,6 +51,7 @@ from typing import Any, Final
 
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
+from dsh_sidecar.suggester.meantcache import MeantCache
 from dsh_sidecar.workspace import facts as facts_module
 from dsh_sidecar.workspace import manifests as manifests_module
 from dsh_sidecar.workspace.cachenames import cache_path
@@ -211,6 +212,8 @@ class TablesCache:
         self.file = StateFile(self.path, max_bytes=BASE_BYTES)
         self.last: str | None = None
         self._pending: bytes | None = None
+        #: the missing-path tables of the listing, beside it (``meantcache.py``)
+        self.meant = MeantCache(self.path.with_name(self.path.name.replace(".tables.bin", ".meant.bin")), self.root)
 
     def load(self, files: Sequence[str], kind_map: Mapping[str, str]) -> tuple[ListingTables | None, str]:
         """The tables of ``files`` (with the kinds ``kind_map``) when the file holds them, else

@@ -13,11 +13,18 @@ from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.fileindex import FileIndex
 from dsh_sidecar.suggester.meant import MAX_UNDER, files_meant, files_under, folders_meant
-from dsh_sidecar.suggester.meanttables import MeantTables, ancestors
+from dsh_sidecar.suggester.meanttables import HEAVY, MeantTables, ancestors
 from support.suggester import answer_in_own_session
 from support.trees import write_tree
 
-from bench.meant_lookups import scan_files_meant, scan_files_under, scan_folders_meant, synthetic
+from bench.meant_lookups import (
+    old_files_meant,
+    old_folders_meant,
+    scan_files_meant,
+    scan_files_under,
+    scan_folders_meant,
+    synthetic,
+)
 
 LISTED = [
     "moshi/src/main/java/com/squareup/moshi/-JsonUtf8Writer.kt",
@@ -210,12 +217,12 @@ def test_a_file_added_or_removed_during_the_build_ends_in_the_new_listing(monkey
     ix = FileIndex(Path("/ws"), LISTED)
     real, builds = MeantTables.of, []
 
-    def of_while_changing(names, folders):  # the event loop changes the listing mid-build
+    def of_while_changing(names, folders, paths_of=None):  # the event loop changes the listing mid-build
         builds.append(len(names))
         if len(builds) == 1:
             ix.add("Docs/Example/LoggerTest.cs")
             ix.remove("examples/basic.js")
-        return real(names, folders)
+        return real(names, folders, paths_of)
 
     monkeypatch.setattr(MeantTables, "of", of_while_changing)
     tables = ix.build_meant()
@@ -375,3 +382,58 @@ def test_a_missing_path_is_answered_with_where_it_most_likely_is(tmp_path, files
         assert decided[-1].startswith(ledger)
     else:
         assert not any(m.startswith("suggest") for m in decided)
+
+
+def _many(seed: int) -> list[str]:
+    """A listing whose common names have more candidates than :data:`HEAVY` (read through their
+    digests): ``index.js``, ``__init__.py`` and ``tests``/``Tests``/``test`` folders at many
+    depths, beside the synthetic listing's own names."""
+    rng = random.Random(seed)
+    files = synthetic(1200, seed=seed)
+    folders = sorted({path.rpartition("/")[0] for path in files})
+    for i in range(3 * HEAVY):
+        folder = rng.choice(folders)
+        files += [f"{folder}/index.js", f"{folder}/lib{i % 7}/__init__.py"]
+        files += [f"{folder}/{rng.choice(('tests', 'Tests', 'test', 'test'))}/t{i}.py", f"{folder}/views/index.ts"]
+    return sorted(set(files))
+
+
+def test_common_names_answer_as_every_candidate_read_one_by_one():
+    ix = index(_many(seed=11))
+    assert ix.meant.name_digests.keys() >= {"index.js", "__init__.py"}
+    assert ix.meant.folder_digests.keys() >= {"tests", "test"}
+    changed = ix.with_changes(["lib/views/index.js", "tests/app/tests/x.py"], ix.files[::9], {})
+    for listing in (ix, changed):
+        words = sorted({w for path in listing.files[::40] for w in path.split("/")[:-1]})[:40]
+        for word in [*words, "", "app/views", "lib/core", "tests", "lib3", "views/tests"]:
+            for name in ("index.js", "__init__.py", "Index.JS", "index.ts"):
+                guess = f"{word}/{name}".lstrip("/")
+                assert files_meant(guess, listing) == old_files_meant(guess, listing), guess
+            for name in ("tests", "Tests", "test", "TEST", "spec"):
+                guess = f"{word}/{name}".lstrip("/")
+                assert folders_meant(guess, listing) == old_folders_meant(guess, listing), guess
+
+
+def test_digests_carried_through_changes_equal_a_build_of_the_new_listing():
+    ix = index(_many(seed=12))
+    gone = [p for p in ix.files if p.endswith("index.js")][:5] + [p for p in ix.files if "/tests/" in p][:4]
+    after = ix.with_changes(["new/views/index.js", "new/deep/tests/a.py", "x/Tests/b.py"], gone, {})
+    fresh = MeantTables.of(after.by_name, after.by_dir, after.by_name)
+    assert _digests(after.meant) == _digests(fresh)
+    assert _digests(ix.meant) == _digests(MeantTables.of(ix.by_name, ix.by_dir, ix.by_name))  # the old one kept
+    # an in-place change of a common name's files: its digest made again at once
+    after.add("lib/other/index.js")
+    assert after.meant.name_digest("index.js", after.by_name["index.js"]) is not None
+    after.remove("new/views/index.js")
+    assert _digests(after.meant) == _digests(MeantTables.of(after.by_name, after.by_dir, after.by_name))
+    # a digest of other files than the name's is never read
+    stale = after.meant.name_digests["index.js"]
+    assert after.meant.name_digest("index.js", [*after.by_name["index.js"], "y/index.js"]) is None
+    assert stale.source == after.by_name["index.js"]
+
+
+def _digests(tables: MeantTables) -> tuple[dict[str, tuple[object, ...]], ...]:
+    return tuple(
+        {k: (sorted(d.source), d.ranked, d.orders, d.folders, list(d.starts)) for k, d in digests.items()}
+        for digests in (tables.name_digests, tables.folder_digests)
+    )
