@@ -63,6 +63,7 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "maxTargets",
             "bias",
             "minConfidence",
+            "searchLead",
             "refreshOnBoot",
             "learn",
             "seed",
