@@ -97,6 +97,18 @@ def named_now(targets: list[Target], ctx: Context) -> list[Target]:
     return targets if index is None else [t for t in targets if index.inside_now(t.path)]
 
 
+def _support(lead: Callable[[], searchlead.SearchedLead | None]) -> Callable[[str], float]:
+    """A path's support from the workspace's ranking against the session's searches
+    (``searchlead.py``), the ranking made when first asked for (a note that is answered or an
+    echo never needs it)."""
+
+    def support(path: str) -> float:
+        found = lead()
+        return 0.0 if found is None else searchlead.WEIGHT * found.relevance(path)
+
+    return support
+
+
 def pointed_to(
     intent: str, targets: list[Target], shown: AbstractSet[str], content: ContentView | None
 ) -> list[Target]:
