@@ -63,7 +63,6 @@ PROJECT_ALLOWED: Final[dict[str, frozenset[str] | None]] = {
             "maxTargets",
             "bias",
             "minConfidence",
-            "searchLead",
             "refreshOnBoot",
             "learn",
             "seed",

@@ -72,12 +72,6 @@ class SuggesterConfig(ConfigModel):
     (the prompt of Claude Code's ``UserPromptSubmit`` hook, DeepSeek Harness's first user
     message: ``dsh/taskLead``), and answer a free-text ``where_is`` that no intent matches with
     that ranking (docs/SCHEME.md, "The task lead"). Needs the suggester on."""
-    search_lead: Literal["off", "order", "add", "second"] = "off"
-    """Rank the workspace against what the session searched for (its identifiers and words, with
-    the task lead's ranker) and order a code note's targets by it (``order``), or also name its
-    best file the session was not shown (``add``), or only name that file second with the note's
-    own order kept (``second``): ``suggester/searchlead.py``. Measured, not kept (docs/corpus.md,
-    "The session's searches as a task text")."""
     builtin_packs: bool = True
     """Use the intent packs shipped with the sidecar (``dsh_packs``)."""
     first_call_wait_ms: int = Field(default=500, ge=0, le=60_000)

@@ -14,12 +14,11 @@ targets in order).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from dsh_sidecar.suggester import ranking, searchlead
+from dsh_sidecar.suggester import ranking
 from dsh_sidecar.suggester.candidates import Target
 from dsh_sidecar.suggester.context import Context
 from dsh_sidecar.suggester.decision import Abstained, Classification, Decision, Silent, Suppressed
@@ -63,29 +62,10 @@ def apply(
     pointed = pointed_to(intent, fresh, shown, ctx.content)
     if pointed:
         return named_now(pointed[: ctx.config.max_targets], ctx) or _nothing(trigger, hit)
-    lead = None
-    if ctx.config.search_lead != "off" and intent in ranking.CODE_INTENTS:
-        lead = functools.cache(lambda: searchlead.searched_lead(ctx.state.evidence, ctx.symbols, ctx.content))
-    support = _support(lead) if lead is not None and ctx.config.search_lead in ("order", "add") else None
-    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers, support)
+    chosen = ranking.choose(fresh, q, intent, ctx.state.evidence, ctx.symbols, ctx.scorers)
     if isinstance(chosen, str):
         return Suppressed(chosen, intent)  # the note would add nothing: `echo`, `unranked`
-    ranked = lead() if lead is not None and ctx.config.search_lead in ("add", "second") and chosen else None
-    if ranked is not None:
-        chosen = searchlead.add_target(chosen, ranked, ctx.state.evidence)
     return named_now(chosen[: ctx.config.max_targets], ctx) or _nothing(trigger, hit)
-
-
-def _support(lead: Callable[[], searchlead.SearchedLead | None]) -> Callable[[str], float]:
-    """A path's support from the workspace's ranking against the session's searches
-    (``searchlead.py``), the ranking made when first asked for (a note that is answered or an
-    echo never needs it)."""
-
-    def support(path: str) -> float:
-        found = lead()
-        return 0.0 if found is None else searchlead.WEIGHT * found.relevance(path)
-
-    return support
 
 
 def named_now(targets: list[Target], ctx: Context) -> list[Target]:
@@ -95,18 +75,6 @@ def named_now(targets: list[Target], ctx: Context) -> list[Target]:
     of the tree is named by nothing."""
     index = ctx.prepared.index if ctx.prepared is not None else None
     return targets if index is None else [t for t in targets if index.inside_now(t.path)]
-
-
-def _support(lead: Callable[[], searchlead.SearchedLead | None]) -> Callable[[str], float]:
-    """A path's support from the workspace's ranking against the session's searches
-    (``searchlead.py``), the ranking made when first asked for (a note that is answered or an
-    echo never needs it)."""
-
-    def support(path: str) -> float:
-        found = lead()
-        return 0.0 if found is None else searchlead.WEIGHT * found.relevance(path)
-
-    return support
 
 
 def pointed_to(

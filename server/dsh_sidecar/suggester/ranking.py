@@ -303,13 +303,10 @@ def choose(
     ev: SessionEvidence,
     graph: WorkspaceView | None,
     scorers: CallScorer | None = None,
-    searched: Callable[[str], float] | None = None,
 ) -> list[Target] | NothingToAdd:
     """The targets a note shows, best first, or the suppression reason (``echo``,
     ``unranked``) when the note would add nothing (module docstring); ``scorers``: the call's
-    shared scorer (a new one without it); ``searched``: a path's support from the workspace's
-    ranking against the session's searches (``searchlead.py``; ``searchLead`` off: none),
-    counted as the calls' support is."""
+    shared scorer (a new one without it)."""
     shown = ev.current
     n = len(shown)
     if 1 <= n <= ECHO_MAX_FILES:
@@ -335,10 +332,7 @@ def choose(
         return targets
     scorer = (scorers or CallScorer()).of(q, ev, graph)
     tests_last = not about_tests(q, intent)
-    scored = [
-        (scorer.support(t.path) + (searched(t.path) if searched is not None else 0.0), pos, t)
-        for pos, t in enumerate(targets)
-    ]
+    scored = [(scorer.support(t.path), pos, t) for pos, t in enumerate(targets)]
 
     def key(item: tuple[float, int, Target]) -> tuple[int, float, int, int]:
         s, pos, t = item

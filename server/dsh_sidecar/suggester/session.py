@@ -90,9 +90,6 @@ class SessionEvidence:
     frames: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_RECENT))
     #: what the session's task text points to (``None``: no task text arrived)
     task: TaskEvidence | None = None
-    #: the workspace ranked against the session's searches (``searchlead.SearchedLead``, the
-    #: last one made; ``None``: none yet, or ``searchLead`` off)
-    searched_lead: object | None = None
 
     def showed(self, files: list[str]) -> None:
         """The current call showed ``files`` (its listing and the files it opened)."""
