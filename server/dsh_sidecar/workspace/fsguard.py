@@ -168,6 +168,44 @@ def spells_git_file(real_rel: str, rel: str) -> bool:
     return names_git_folder(rel) and posixpath.normpath(rel) == real_rel.replace(os.sep, "/")
 
 
+@functools.lru_cache(maxsize=64)
+def git_folder_elsewhere(base: str) -> str:
+    """Where the workspace's git folder really is, relative to its real root ``base`` and with a
+    trailing ``/``, when its ``.git`` is a link to a folder elsewhere in the tree or a ``gitdir:``
+    pointer to one (``.git -> meta/repo.git``, ``git init --separate-git-dir meta/repo.git``):
+    git's own files under a name with no ``.git`` part, which git lists as untracked. ``""``
+    when there is none (a ``.git`` folder, a pointer out of the tree or into a ``.git`` folder:
+    the other rules cover those). Read once a root (a ``.git`` changed later is not seen)."""
+    dot = base + ".git"
+    try:
+        mode = os.lstat(dot).st_mode
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(dot)
+        elif stat.S_ISREG(mode):
+            with open(dot, "rb") as f:  # a pointer is one short line
+                line = f.read(4096).split(b"\n", 1)[0].decode("utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return ""
+            target = os.path.realpath(os.path.join(base, line[len("gitdir:") :].strip()))
+        else:
+            return ""
+    except (OSError, ValueError):
+        return ""
+    target = os.path.join(target, "")
+    if not target.startswith(base) or target == base or in_git_folder(target[len(base) :]):
+        return ""
+    return target[len(base) :].replace(os.sep, "/")
+
+
+def _in_git_elsewhere(real_rel: str, rel: str, elsewhere: str) -> bool:
+    """Whether ``real_rel`` lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`),
+    not reached by git's own spelling of it through the root's ``.git`` (``.git/config``)."""
+    if not elsewhere or not (real_rel.replace(os.sep, "/") + "/").startswith(elsewhere):
+        return False
+    inner = real_rel.replace(os.sep, "/")[len(elsewhere) :]
+    return posixpath.normpath(rel) != posixpath.join(".git", inner).rstrip("/")
+
+
 def _verdict(real: str, base: str, rel: str) -> str | None:
     """Why the real path ``real`` of ``rel`` is not read (``None``: it is): the workspace rule."""
     if real.startswith(FORBIDDEN_PREFIXES):
@@ -176,6 +214,8 @@ def _verdict(real: str, base: str, rel: str) -> str | None:
         return "outside"
     real_rel = real[len(base) :]
     if in_git_folder(real_rel) and not spells_git_file(real_rel, rel):  # a link into .git (git's config)
+        return "git-folder"
+    if _in_git_elsewhere(real_rel, rel, git_folder_elsewhere(base)):  # .git -> meta/repo.git
         return "git-folder"
     return None
 
@@ -217,8 +257,8 @@ def resolves_inside_now(root: Path | str, rel: str) -> bool:
     except (OSError, ValueError):  # a name the file system cannot take
         return False
     if fd is not None:
-        os.close(fd)
-        return True
+        os.close(fd)  # spelt with no link on the way: the spelling is the real path
+        return not _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(real_root(os.fspath(root))))
     return resolves_inside(root, rel)
 
 
@@ -399,6 +439,8 @@ class FolderReader:
         large, ``False`` for everything :func:`read_or_none` is to judge."""
         if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
             return False
+        if _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(self._base)):
+            return False  # git's folder under another name: read_bytes refuses it
         folder, _, name = rel.rpartition("/")
         dfd = self._folder(folder)
         if dfd is None or not name:
@@ -467,6 +509,8 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
     for a missing or unreadable one. Never blocks on a FIFO, socket or device."""
     _check_rel(rel)
     base = real_root(os.fspath(root))
+    if _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(base)):
+        raise _refuse("git-folder", rel)  # spelt (no link on the way is judged below)
     full = os.path.join(os.fspath(root), rel)
     try:
         st = os.lstat(full)
