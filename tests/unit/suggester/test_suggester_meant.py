@@ -189,6 +189,19 @@ def test_a_file_removed_then_listed_again_is_in_the_tables_again():
     assert _tables(listed.meant) == _tables(MeantTables.of(listed.by_name, listed.by_dir))
 
 
+def test_a_file_added_in_place_to_a_changed_index_is_listed_once():
+    # with_changes gives the new index one list for its listing and its sorted listing: an add
+    # in place appended the path to it and inserted it again (listed twice; the tables, built
+    # again from it, then differed from a fresh build's)
+    changed = index().with_changes(["docs/new.md"], ["examples/basic.js"], {})
+    changed.add("lib/extra/thing.py")
+    assert changed.files.count("lib/extra/thing.py") == 1
+    assert sorted(changed.files) == sorted({*LISTED, "docs/new.md", "lib/extra/thing.py"} - {"examples/basic.js"})
+    fresh = index(sorted(changed.files))
+    assert _tables(changed.meant) == _tables(fresh.meant)
+    assert _tables(changed.build_meant()) == _tables(fresh.meant)
+
+
 def test_the_answer_abstains_until_the_tables_are_built():
     unbuilt = FileIndex(Path("/ws"), LISTED)
     assert unbuilt.meant is None
