@@ -197,10 +197,15 @@ def git_folder_elsewhere(base: str) -> str:
     return target[len(base) :].replace(os.sep, "/")
 
 
-def _in_git_elsewhere(real_rel: str, rel: str, elsewhere: str) -> bool:
-    """Whether ``real_rel`` lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`),
-    not reached by git's own spelling of it through the root's ``.git`` (``.git/config``)."""
-    if not elsewhere or not (real_rel.replace(os.sep, "/") + "/").startswith(elsewhere):
+def _in_git_elsewhere(real_rel: str | None, rel: str, elsewhere: str) -> bool:
+    """Whether ``real_rel`` (``None``: ``rel`` has no link on the way, its spelling normalised)
+    lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`), not reached by git's
+    own spelling of it through the root's ``.git`` (``.git/config``)."""
+    if not elsewhere:
+        return False  # (nearly every workspace: nothing normalised)
+    if real_rel is None:
+        real_rel = posixpath.normpath(rel)
+    if not (real_rel.replace(os.sep, "/") + "/").startswith(elsewhere):
         return False
     inner = real_rel.replace(os.sep, "/")[len(elsewhere) :]
     return posixpath.normpath(rel) != posixpath.join(".git", inner).rstrip("/")
@@ -258,7 +263,7 @@ def resolves_inside_now(root: Path | str, rel: str) -> bool:
         return False
     if fd is not None:
         os.close(fd)  # spelt with no link on the way: the spelling is the real path
-        return not _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(real_root(os.fspath(root))))
+        return not _in_git_elsewhere(None, rel, git_folder_elsewhere(real_root(os.fspath(root))))
     return resolves_inside(root, rel)
 
 
@@ -439,7 +444,7 @@ class FolderReader:
         large, ``False`` for everything :func:`read_or_none` is to judge."""
         if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
             return False
-        if _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(self._base)):
+        if _in_git_elsewhere(None, rel, git_folder_elsewhere(self._base)):
             return False  # git's folder under another name: read_bytes refuses it
         folder, _, name = rel.rpartition("/")
         dfd = self._folder(folder)
@@ -509,7 +514,7 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
     for a missing or unreadable one. Never blocks on a FIFO, socket or device."""
     _check_rel(rel)
     base = real_root(os.fspath(root))
-    if _in_git_elsewhere(posixpath.normpath(rel), rel, git_folder_elsewhere(base)):
+    if _in_git_elsewhere(None, rel, git_folder_elsewhere(base)):
         raise _refuse("git-folder", rel)  # spelt (no link on the way is judged below)
     full = os.path.join(os.fspath(root), rel)
     try:
