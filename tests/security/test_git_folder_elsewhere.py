@@ -2,9 +2,10 @@
 ``gitdir:`` pointer to one (``git init --separate-git-dir meta/repo.git``), keeps git's files
 under a name with no ``.git`` part — git itself lists them as untracked. They are git's folder
 all the same: no surface names them (``resolves_inside``, ``resolves_inside_now``, the file
-index's ``inside_now``) and neither the guard nor the content pass reads them (the config holds
-the remote's URL, credentials and all). Before, ``meta/repo.git/config`` resolved "inside" and
-was read. Git's own spelling through the root's ``.git`` (``.git/config``) is still read (the
+index's ``inside_now``), no pass over the listing reads them (``FolderReader``: the config holds
+the remote's URL, credentials and all) and a link into them is refused as one into ``.git``;
+git's own pre-read by their real spelling (``gitguard``) stays. Before, ``meta/repo.git/config``
+resolved "inside" and was read by the content pass. Git's own spelling through the root's ``.git`` (``.git/config``) is still read (the
 workspace's identity), and named by nothing, as for a ``.git`` folder."""
 
 from __future__ import annotations
@@ -53,11 +54,15 @@ def opener(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tree
 def test_git_s_folder_under_another_name_is_named_by_no_surface_and_not_read(tree, opener, rel):
     assert not fsguard.resolves_inside(tree, rel)
     assert not fsguard.resolves_inside_now(tree, rel)
-    with pytest.raises(fsguard.Refused) as refused:
-        fsguard.read_bytes(tree, rel)
-    assert refused.value.reason == "git-folder"
-    with fsguard.FolderReader(tree) as reader:
+    with fsguard.FolderReader(tree) as reader:  # the passes over the listing (content, symbols)
         assert reader.read(rel) is None
+    # git's own reads by the folder's real spelling stay (gitguard pre-reads its config for
+    # includes that would block git); a link into it is refused as one into .git
+    assert fsguard.read_or_none(tree, rel) is not None
+    (tree / "alias.cfg").symlink_to(tree / "meta/repo.git/config")
+    with pytest.raises(fsguard.Refused) as refused:
+        fsguard.read_bytes(tree, "alias.cfg")
+    assert refused.value.reason == "git-folder"
 
 
 def test_the_file_index_names_none_of_it_and_the_rest_as_before(tree, opener):

@@ -197,18 +197,23 @@ def git_folder_elsewhere(base: str) -> str:
     return target[len(base) :].replace(os.sep, "/")
 
 
-def _in_git_elsewhere(real_rel: str | None, rel: str, elsewhere: str) -> bool:
-    """Whether ``real_rel`` (``None``: ``rel`` has no link on the way, its spelling normalised)
-    lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`), not reached by git's
-    own spelling of it through the root's ``.git`` (``.git/config``)."""
+def _in_git_elsewhere(real_rel: str, rel: str, elsewhere: str) -> bool:
+    """Whether ``real_rel`` lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`)
+    through a link: not spelt as it is, nor through the root's ``.git`` (git's own reads)."""
     if not elsewhere:
-        return False  # (nearly every workspace: nothing normalised)
-    if real_rel is None:
-        real_rel = posixpath.normpath(rel)
-    if not (real_rel.replace(os.sep, "/") + "/").startswith(elsewhere):
+        return False  # (nearly every workspace)
+    real_rel = real_rel.replace(os.sep, "/")
+    if not (real_rel + "/").startswith(elsewhere):
         return False
-    inner = real_rel.replace(os.sep, "/")[len(elsewhere) :]
-    return posixpath.normpath(rel) != posixpath.join(".git", inner).rstrip("/")
+    spelt = posixpath.normpath(rel)  # git's own reads: the real spelling, or through the root's .git
+    return spelt != real_rel and spelt != posixpath.join(".git", real_rel[len(elsewhere) :]).rstrip("/")
+
+
+def _names_git_elsewhere(root: Path | str, rel: str) -> bool:
+    """Whether ``rel``, normalised, lies in the git folder elsewhere in the tree (named by no
+    surface, however spelt, as ``.git`` is)."""
+    elsewhere = git_folder_elsewhere(real_root(os.fspath(root)))
+    return bool(elsewhere) and (posixpath.normpath(rel) + "/").startswith(elsewhere)
 
 
 def _verdict(real: str, base: str, rel: str) -> str | None:
@@ -241,6 +246,8 @@ def resolves_inside(root: Path | str, rel: str) -> bool:
     there is the caller's question); a name the file system cannot take is not inside."""
     if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/") or names_git_folder(rel):
         return False  # git's own files are named by no surface, however spelt
+    if _names_git_elsewhere(root, rel):
+        return False
     try:
         real = os.path.realpath(os.path.join(os.fspath(root), rel))
     except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
@@ -263,7 +270,7 @@ def resolves_inside_now(root: Path | str, rel: str) -> bool:
         return False
     if fd is not None:
         os.close(fd)  # spelt with no link on the way: the spelling is the real path
-        return not _in_git_elsewhere(None, rel, git_folder_elsewhere(real_root(os.fspath(root))))
+        return not _names_git_elsewhere(root, rel)
     return resolves_inside(root, rel)
 
 
@@ -442,10 +449,10 @@ class FolderReader:
     def _read(self, rel: str, head: int | None) -> bytes | Literal[False] | None:
         """The bytes (or head) of ``rel`` read in its folder, ``None`` when refused as too
         large, ``False`` for everything :func:`read_or_none` is to judge."""
+        if _names_git_elsewhere(self._base, rel):
+            return None  # git's folder under another name: no pass reads it (gitguard's pre-read does)
         if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
             return False
-        if _in_git_elsewhere(None, rel, git_folder_elsewhere(self._base)):
-            return False  # git's folder under another name: read_bytes refuses it
         folder, _, name = rel.rpartition("/")
         dfd = self._folder(folder)
         if dfd is None or not name:
@@ -514,8 +521,6 @@ def read_bytes(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -
     for a missing or unreadable one. Never blocks on a FIFO, socket or device."""
     _check_rel(rel)
     base = real_root(os.fspath(root))
-    if _in_git_elsewhere(None, rel, git_folder_elsewhere(base)):
-        raise _refuse("git-folder", rel)  # spelt (no link on the way is judged below)
     full = os.path.join(os.fspath(root), rel)
     try:
         st = os.lstat(full)
