@@ -75,6 +75,12 @@ def isolated(root: Path, with_sidecar: bool = True) -> dict[str, str]:
         # load 20-60 the plugin's sidecar outlasted it ("connection timed out after 30000ms"),
         # and the run went on without its tools and notes
         "MCP_TIMEOUT": "120000",
+        # and its wait for the servers before the first prompt (5 s by default): the plugin's
+        # sidecar imports the MCP SDK first (~2.4 s of CPU, 30-40 s of wall at load 30-37), so the
+        # prompt went ahead, its UserPromptSubmit hook waited 10 s (the hook's timeout) for the
+        # server and was skipped ("not connected"), as was the first PostToolUse: no task lead,
+        # sticky section or first note reached the model, whatever the sidecar did
+        "MCP_CONNECT_TIMEOUT_MS": "120000",
         **QUIET,
     }
     return env

@@ -147,7 +147,12 @@ def mcp(workspace: Path | None, config: Path | None, log_level: str) -> int:
     """``dsh-search mcp``: its config files found and validated, the workspace checked, then the
     server (:func:`dsh_sidecar.mcp.run`) until stdin ends; the exit code. A missing SDK, a bad
     config or folder is one line on stderr and exit 2 (stdout is the protocol's), as every
-    command reports it (the CLI's output module is imported on those paths only)."""
+    command reports it (the CLI's output module is imported on those paths only). SIGTERM and
+    SIGHUP end it with status 0 from here on, as ``serve``'s start does, until the server's own
+    signal receiver takes them over (``mcp/server.py``: ``serve_until_signal``)."""
+    from dsh_sidecar.lsp.signals import install_start_sigterm
+
+    install_start_sigterm()  # first: the start below takes seconds on a loaded machine
     from dsh_sidecar.fielddocs import set_attribute_docstrings
     from dsh_sidecar.mcp import SdkMissing, run, sdk_installed
 

@@ -374,7 +374,8 @@ class FileIndex:
             return
         tables = self.meant
         came = self._unheld([rel]) if tables is not None else NOTHING
-        self.files.append(rel)
+        if self.files is not self._sorted:  # (one list after with_changes: listed once, below)
+            self.files.append(rel)
         self.file_set = self.file_set | {rel}
         folder, _, name = rel.rpartition("/")
         if name not in self.by_name:

@@ -41,6 +41,9 @@ MAX_MEANT: Final = 8
 MAX_UNDER: Final = 200
 #: Most matches of the content index a search scoped to a missing folder is answered from.
 MAX_SEARCHED: Final = 50
+#: Fewest letters and digits of a stem (or test core) that stands for a name (``a.js``, ``t``
+#: and a name in another script, whose stem is empty, do not).
+MIN_STEM: Final = 3
 
 
 class Listing(Protocol):
@@ -67,23 +70,27 @@ def _closeness(guess: str, name: str) -> int | None:
     if name == guess:
         return 0
     mine, other = stem(guess), stem(name)
-    if len(mine) < 3:
+    if len(mine) < MIN_STEM:
         return None  # too short to stand for a name (`a.js`, `t`)
     if mine == other:
         return 1
     my_core, other_core = core(mine), core(other)
     if my_core != mine and other_core != other:  # both test names: the same unit's test
-        return 2 if other_core == my_core and len(my_core) >= 3 else None
+        return 2 if other_core == my_core and len(my_core) >= MIN_STEM else None
     return None
 
 
 def _names_near(name: str, tables: MeantTables) -> list[str]:
     """The listed basenames that may be close to ``name`` (:func:`_closeness` decides): the
-    same normalised stem, and the same test core when ``name`` is a test name."""
+    same normalised stem, and the same test core when ``name`` is a test name. A stem or core
+    too short to stand for a name (:func:`_closeness`) looks nothing up: every name of a tree
+    named in another script (``文档.md``: stem ``""``) shares it, and none of them can be meant."""
     mine = stem(name)
+    if len(mine) < MIN_STEM:
+        return [name]
     near = [name, *tables.by_stem.get(mine)]
     my_core = core(mine)
-    if my_core != mine:
+    if my_core != mine and len(my_core) >= MIN_STEM:
         near += tables.by_core.get(my_core)
     return list(dict.fromkeys(near))
 

@@ -168,6 +168,54 @@ def spells_git_file(real_rel: str, rel: str) -> bool:
     return names_git_folder(rel) and posixpath.normpath(rel) == real_rel.replace(os.sep, "/")
 
 
+@functools.lru_cache(maxsize=64)
+def git_folder_elsewhere(base: str) -> str:
+    """Where the workspace's git folder really is, relative to its real root ``base`` and with a
+    trailing ``/``, when its ``.git`` is a link to a folder elsewhere in the tree or a ``gitdir:``
+    pointer to one (``.git -> meta/repo.git``, ``git init --separate-git-dir meta/repo.git``):
+    git's own files under a name with no ``.git`` part, which git lists as untracked. ``""``
+    when there is none (a ``.git`` folder, a pointer out of the tree or into a ``.git`` folder:
+    the other rules cover those). Read once a root (a ``.git`` changed later is not seen)."""
+    dot = base + ".git"
+    try:
+        mode = os.lstat(dot).st_mode
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(dot)
+        elif stat.S_ISREG(mode):
+            with open(dot, "rb") as f:  # a pointer is one short line
+                line = f.read(4096).split(b"\n", 1)[0].decode("utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return ""
+            target = os.path.realpath(os.path.join(base, line[len("gitdir:") :].strip()))
+        else:
+            return ""
+    except (OSError, ValueError):
+        return ""
+    target = os.path.join(target, "")
+    if not target.startswith(base) or target == base or in_git_folder(target[len(base) :]):
+        return ""
+    return target[len(base) :].replace(os.sep, "/")
+
+
+def _in_git_elsewhere(real_rel: str, rel: str, elsewhere: str) -> bool:
+    """Whether ``real_rel`` lies in the git folder at ``elsewhere`` (:func:`git_folder_elsewhere`)
+    through a link: not spelt as it is, nor through the root's ``.git`` (git's own reads)."""
+    if not elsewhere:
+        return False  # (nearly every workspace)
+    real_rel = real_rel.replace(os.sep, "/")
+    if not (real_rel + "/").startswith(elsewhere):
+        return False
+    spelt = posixpath.normpath(rel)  # git's own reads: the real spelling, or through the root's .git
+    return spelt != real_rel and spelt != posixpath.join(".git", real_rel[len(elsewhere) :]).rstrip("/")
+
+
+def _names_git_elsewhere(root: Path | str, rel: str) -> bool:
+    """Whether ``rel``, normalised, lies in the git folder elsewhere in the tree (named by no
+    surface, however spelt, as ``.git`` is)."""
+    elsewhere = git_folder_elsewhere(real_root(os.fspath(root)))
+    return bool(elsewhere) and (posixpath.normpath(rel) + "/").startswith(elsewhere)
+
+
 def _verdict(real: str, base: str, rel: str) -> str | None:
     """Why the real path ``real`` of ``rel`` is not read (``None``: it is): the workspace rule."""
     if real.startswith(FORBIDDEN_PREFIXES):
@@ -176,6 +224,8 @@ def _verdict(real: str, base: str, rel: str) -> str | None:
         return "outside"
     real_rel = real[len(base) :]
     if in_git_folder(real_rel) and not spells_git_file(real_rel, rel):  # a link into .git (git's config)
+        return "git-folder"
+    if _in_git_elsewhere(real_rel, rel, git_folder_elsewhere(base)):  # .git -> meta/repo.git
         return "git-folder"
     return None
 
@@ -196,6 +246,8 @@ def resolves_inside(root: Path | str, rel: str) -> bool:
     there is the caller's question); a name the file system cannot take is not inside."""
     if not rel or "\0" in rel or os.path.isabs(rel) or ".." in rel.split("/") or names_git_folder(rel):
         return False  # git's own files are named by no surface, however spelt
+    if _names_git_elsewhere(root, rel):
+        return False
     try:
         real = os.path.realpath(os.path.join(os.fspath(root), rel))
     except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
@@ -217,8 +269,8 @@ def resolves_inside_now(root: Path | str, rel: str) -> bool:
     except (OSError, ValueError):  # a name the file system cannot take
         return False
     if fd is not None:
-        os.close(fd)
-        return True
+        os.close(fd)  # spelt with no link on the way: the spelling is the real path
+        return not _names_git_elsewhere(root, rel)
     return resolves_inside(root, rel)
 
 
@@ -397,6 +449,8 @@ class FolderReader:
     def _read(self, rel: str, head: int | None) -> bytes | Literal[False] | None:
         """The bytes (or head) of ``rel`` read in its folder, ``None`` when refused as too
         large, ``False`` for everything :func:`read_or_none` is to judge."""
+        if _names_git_elsewhere(self._base, rel):
+            return None  # git's folder under another name: no pass reads it (gitguard's pre-read does)
         if not self._usable or not rel or "\0" in rel or rel.startswith("/") or ".." in rel or "//" in rel:
             return False
         folder, _, name = rel.rpartition("/")

@@ -12,7 +12,7 @@ import pytest
 from dsh_sidecar.config import parse_config
 from dsh_sidecar.sidecar import Sidecar
 from dsh_sidecar.suggester.fileindex import FileIndex
-from dsh_sidecar.suggester.meant import MAX_UNDER, files_meant, files_under, folders_meant
+from dsh_sidecar.suggester.meant import MAX_UNDER, _names_near, files_meant, files_under, folders_meant
 from dsh_sidecar.suggester.meanttables import HEAVY, MeantTables, ancestors
 from support.suggester import answer_in_own_session
 from support.trees import write_tree
@@ -111,6 +111,23 @@ def test_a_name_in_many_folders_is_meant_only_by_the_few_closest():
     assert files_meant("tests/t3x/t3/__snapshots__/jsfmt.spec.js.snap", index(snaps)) == [snaps[3]]
 
 
+def test_a_stem_too_short_to_stand_for_a_name_looks_up_nothing_else():
+    # a tree named in another script: every name's stem is empty (letters and digits of a-z, 0-9
+    # only), and none can be meant by another; a miss read them all (60,000 names: ~240 ms of
+    # CPU a call on the event loop, for no answer)
+    names = [f"docs/p{i // 100}/{chr(0x4E00 + i)}.md" for i in range(2000)]
+    tests = [f"t/test_ab{i}x.py" for i in range(3)] + ["t/ab_test.py", "t/test_ab.js"]
+    ix = index([*names, *tests, "wiki/缺失.md"])
+    tables = ix.meant
+    assert tables is not None
+    assert _names_near("缺失.md", tables) == ["缺失.md"]
+    assert _names_near("ab_spec.py", tables) == ["ab_spec.py"]  # test core `ab`: too short
+    # the same name under another folder is still meant; another name of an empty stem is not
+    assert files_meant("docs/缺失.md", ix) == ["wiki/缺失.md"]
+    assert files_meant("docs/p0/龙.md", ix) == []
+    assert files_meant("t/test_ab.py", ix) == ["t/test_ab.js"]  # the same stem; not ab_test.py
+
+
 def test_files_under_a_folder_are_bounded():
     many = [f"test/t{i:04d}_test.go" for i in range(MAX_UNDER + 50)] + ["test/a/x_test.go"]
     got = files_under("test", index(many))
@@ -177,6 +194,19 @@ def test_a_file_removed_then_listed_again_is_in_the_tables_again():
     assert "examples" in listed.meant.dirs
     assert files_meant("src/basic.js", listed) == ["examples/basic.js"]
     assert _tables(listed.meant) == _tables(MeantTables.of(listed.by_name, listed.by_dir))
+
+
+def test_a_file_added_in_place_to_a_changed_index_is_listed_once():
+    # with_changes gives the new index one list for its listing and its sorted listing: an add
+    # in place appended the path to it and inserted it again (listed twice; the tables, built
+    # again from it, then differed from a fresh build's)
+    changed = index().with_changes(["docs/new.md"], ["examples/basic.js"], {})
+    changed.add("lib/extra/thing.py")
+    assert changed.files.count("lib/extra/thing.py") == 1
+    assert sorted(changed.files) == sorted({*LISTED, "docs/new.md", "lib/extra/thing.py"} - {"examples/basic.js"})
+    fresh = index(sorted(changed.files))
+    assert _tables(changed.meant) == _tables(fresh.meant)
+    assert _tables(changed.build_meant()) == _tables(fresh.meant)
 
 
 def test_the_answer_abstains_until_the_tables_are_built():
