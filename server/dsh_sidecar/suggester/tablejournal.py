@@ -33,6 +33,7 @@ import bisect
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -235,17 +236,24 @@ def _put(table: dict[str, list[str]], key: str, rel: str, moved: set[str] | None
 
 def _ordered(table: dict[str, list[str]], moved: set[str]) -> dict[str, list[str]]:
     """``table`` with its keys in the order of their first files when the keys in ``moved``
-    (whose first file changed, or new) may have left it; the others kept their order."""
+    (whose first file changed, or new) may have left it; the others kept their order. The
+    passes over every key are C loops (``map``, ``zip``): a new name on 100k files is a few
+    milliseconds, not a Python step a key."""
     moved &= table.keys()
     if not moved:
         return table
-    keys = [k for k in table if k not in moved]
-    firsts = [table[k][0] for k in keys]
+    keys = list(table)
+    firsts = list(map(itemgetter(0), table.values()))
+    for key in moved:
+        i = keys.index(key)
+        del keys[i], firsts[i]
     for key in sorted(moved, key=lambda k: table[k][0]):
         i = bisect.bisect_left(firsts, table[key][0])
         firsts.insert(i, table[key][0])
         keys.insert(i, key)
-    return {k: table[k] for k in keys}
+    if keys == list(table):
+        return table
+    return dict(zip(keys, map(table.__getitem__, keys)))
 
 
 def listing_moves(before: FileIndex, change: WorkspaceChange) -> tuple[set[str], dict[str, str]]:
