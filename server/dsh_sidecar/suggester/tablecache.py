@@ -9,7 +9,9 @@ for 100k files). They are a function of the listing (its paths in order and thei
 of the rules that make them (``prepared.py``, ``workspace/facts.py`` and the names it reads from
 ``workspace/manifests.py``): a session whose
 listing, kinds and rules have the digests the file was written for takes them back in C (a
-slice of the listing per group), any other makes them and writes the file anew. The content
+slice of the listing per group), any other makes them and writes the file anew — unless the
+tables' journal (``tablejournal.py``) says which paths a session added and removed since the
+file's listing: the file is then taken for that listing and the journal laid over it. The content
 index's facts are not in it (they change with contents; they are merged after, as before).
 
 **Format**: the columnar format of ``state/columns.py``. The head, beside the format's own
