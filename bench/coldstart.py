@@ -81,6 +81,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -316,6 +317,24 @@ def changing_session(name: str, src: Path | None, home: Path, root: Path, spec: 
     server.close()
 
 
+def tables_files(home: Path) -> set[tuple[str, int]]:
+    """The listing tables' files under ``home``'s cache folder and their inodes: whether a session
+    wrote them (made the tables again: a write is a new file renamed over the old one) whatever
+    its status says of its last preparation. Not their mtimes: a server marks its workspace's
+    cache files used by setting those (``cachedir.mark_used``)."""
+    return {(str(p), p.stat().st_ino) for p in (home / "cache").rglob("*.tables.bin")}
+
+
+def kept_figures(server: Any) -> dict:
+    """What the session did with its kept caches, read once it is quiescent (after the figures:
+    the symbol cache's write comes after ready): the listing tables' cache as the last preparation
+    found it (``hit``, ``journal``, ``miss``: a later preparation of the same session finds the
+    file a miss wrote, so see :func:`tables_files`) and whether the symbol cache was written
+    again."""
+    status = server.client.call("dsh/status", {})["suggester"]
+    return {"tables": status.get("tablesCache"), "saved": status["graph"].get("cacheSaved")}
+
+
 def read_tree(root: Path) -> tuple[int, float]:
     """Read every regular file under ``root`` once (the page cache warmed, as the trees' later
     rounds find it): the first start of a run otherwise pays the disk reads for all the others
@@ -376,8 +395,10 @@ def ready_rounds(
                 home = tmp / f"ready-{name}-{repo}-{r if temp == 'cold' else 0}"
                 if temp.startswith("after ") and repo == "large":
                     changing_session(name, src, home, root, temp.split()[1], f"{name} {temp} round {r}")
+                tables_before = tables_files(home)
                 server, fig = ready_figures(name, src, home, root, quiet=True, first_call=True)
                 fig.update(proc_extra(server.pid))
+                fig.update(kept_figures(server), tables_written=tables_files(home) != tables_before)
                 server.close()
                 figs.setdefault((name, repo, temp), []).append(fig)
                 print(
@@ -385,7 +406,8 @@ def ready_rounds(
                     f"(quiescent: {fig['quiet_cpu_s']:.2f} s at {fig['quiet_wall_s']:.1f} s; verified at "
                     f"{fig['verified_wall_s']:.1f} s; first postExecute at ready {fig['first_call_ms']:.0f} ms), "
                     f"RSS {fig['rss']:.0f} MiB, peak {fig['hwm']:.0f} MiB; git children CPU {fig['child_cpu_s']:.2f} s "
-                    f"(symbols {fig['symbols']}, cacheHits {fig['cacheHits']}); content at start: "
+                    f"(symbols {fig['symbols']}, cacheHits {fig['cacheHits']}, cacheSaved {fig['saved']}, "
+                    f"tables file written {fig['tables_written']}, last tablesCache {fig['tables']}); content at start: "
                     f"{'FULL sync' if fig['content_full'] else 'fingerprint'} (read {fig['content_read']}, "
                     f"unchanged {fig['content_unchanged']}, sync CPU {fig['content_cpu_s']} s); load {load()}",
                     flush=True,
@@ -418,7 +440,9 @@ def ready_rounds(
                 f"{verdict}; RSS <= 300 MiB: {'met' if med(large, 'rss') <= 300 else 'NOT met'}; peak RSS "
                 f"{med(large, 'hwm'):.0f} MiB; git children CPU {med(large, 'child_cpu_s'):.2f} s; content: full "
                 f"sync at start in {sum(x['content_full'] for x in large)} of {len(large)} rounds, files read at "
-                f"start {sorted(x['content_read'] for x in large)}"
+                f"start {sorted(x['content_read'] for x in large)}; tables file written in "
+                f"{sum(x['tables_written'] for x in large)} of {len(large)}, last tablesCache {[x['tables'] for x in large]}, "
+                f"cacheSaved {[x['saved'] for x in large]}"
             )
     if len(trees) > 1:
         (name, _), (base, _) = trees[0], trees[1]

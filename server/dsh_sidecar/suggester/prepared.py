@@ -437,7 +437,7 @@ def tables(
     preparation is in); the content index's facts are merged in after."""
     # the file index's lists: long-lived, no cycle (frozen at the end: never scanned)
     with collections_paused(freeze=True):
-        made, digest = cache.load(files, kind_map) if cache is not None else (None, "")
+        made, digest = cache.load(files, kind_map, groups_of, _moves_docs_roots) if cache is not None else (None, "")
         if made is None:
             made = listing_tables(files, kind_map)
             if cache is not None:
@@ -445,6 +445,12 @@ def tables(
         index, roots, fact_of = _tables(root, files, kind_map, content, made)
         index.meant_cache = cache.meant if cache is not None else None  # (its missing-path tables)
         return index, roots, fact_of
+
+
+def groups_of(path: str, kind: str) -> list[str]:
+    """The groups of :func:`listing_tables` a listed file of ``kind`` is in (its kind, ``code``,
+    its name-level facts): what one file decides alone (``tablejournal.patch``)."""
+    return list(_gather([path], {path: kind}).groups)
 
 
 def listing_tables(files: list[str], kind_map: dict[str, str]) -> ListingTables:

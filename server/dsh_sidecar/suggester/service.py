@@ -308,9 +308,9 @@ class Suggester(AskedMethods):
     def workspace_changed(self, change: WorkspaceChange) -> bool:
         """One batch of changed files, as the workspace applied it (``workspace/projection.py``):
         the prepared targets follow it in O(changed files) (``prepared.apply_change``: copy on
-        write, swapped in whole) and the section is rebuilt at its next use; ``False`` when a
-        full preparation must follow instead (everything changed, or the docs roots may move).
-        Called off the request path (the projection's targets thread)."""
+        write, swapped in whole), the paths it added or removed go to the tables' journal and
+        the section is rebuilt at its next use; ``False`` when a full preparation must follow
+        (everything changed, the docs roots may move). Off the request path (the targets thread)."""
         with self._preparing:
             old = self.prepared
             if change.full or old is None or self.active is None:
@@ -322,6 +322,8 @@ class Suggester(AskedMethods):
             for reason in refusals:
                 self._refuse(reason)
             self.prepared = new
+            if self.tables_cache is not None:
+                self.tables_cache.note(old.index, change)
         self.section.invalidate()
         return True
 
@@ -539,10 +541,8 @@ class Suggester(AskedMethods):
         )
 
     def dismiss(self, family: str, path: str | None) -> tuple[str, str]:
-        """Record a durable dismissal; return ``(record line, expiresAt ISO-8601)``.
-
-        Raises ``ValueError`` for an unknown family (not one of the ten intents).
-        """
+        """Record a durable dismissal; return ``(record line, expiresAt ISO-8601)``. Raises
+        ``ValueError`` for an unknown family (not one of the ten intents)."""
         record, expires = self.dismissals.dismiss(family, path)
         self.ledger.write(record)
         self.section.invalidate()  # the section must not keep listing what was dismissed
@@ -560,8 +560,7 @@ class Suggester(AskedMethods):
 
     @property
     def ready(self) -> bool:
-        """Whether the targets are prepared (or there is nothing to prepare: no workspace, or
-        no pack applies)."""
+        """Whether the targets are prepared (or nothing is to prepare: no workspace, no pack)."""
         return self.prepared is not None or self.root is None or (self.active is not None and not self.active.rows)
 
     def status(self) -> dict[str, Any]:

@@ -9,7 +9,9 @@ for 100k files). They are a function of the listing (its paths in order and thei
 of the rules that make them (``prepared.py``, ``workspace/facts.py`` and the names it reads from
 ``workspace/manifests.py``): a session whose
 listing, kinds and rules have the digests the file was written for takes them back in C (a
-slice of the listing per group), any other makes them and writes the file anew. The content
+slice of the listing per group), any other makes them and writes the file anew — unless the
+tables' journal (``tablejournal.py``) says which paths a session added and removed since the
+file's listing: the file is then taken for that listing and the journal laid over it. The content
 index's facts are not in it (they change with contents; they are merged after, as before).
 
 **Format**: the columnar format of ``state/columns.py``. The head, beside the format's own
@@ -43,18 +45,24 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_sidecar.state import columns
 from dsh_sidecar.state.files import StateDocumentError, StateFile
+from dsh_sidecar.suggester import tablejournal
 from dsh_sidecar.suggester.meantcache import MeantCache
+from dsh_sidecar.suggester.tablejournal import Entries, GroupsOf, TablesJournal
 from dsh_sidecar.workspace import facts as facts_module
 from dsh_sidecar.workspace import manifests as manifests_module
 from dsh_sidecar.workspace.cachenames import cache_path
+
+if TYPE_CHECKING:
+    from dsh_sidecar.suggester.fileindex import FileIndex
+    from dsh_sidecar.workspace.projection import WorkspaceChange
 
 log = logging.getLogger(__name__)
 
@@ -200,39 +208,116 @@ def _reader(root: str, files: Sequence[str], digest: str) -> Any:
 
 class TablesCache:
     """Load and save the listing tables of one workspace (module docstring). ``last`` says what
-    the last preparation found: ``None`` (none yet), ``"hit"``, ``"miss"`` (made, then written),
-    ``"unwritten"`` (made, not written: over the size model, or an I/O error). A miss's file is
-    encoded at once (:meth:`save`, before the tables are handed to anyone) and written by
-    :meth:`flush`, which the owner calls once the preparation is swapped in: the first one never
-    waits for a disk's ``fsync``."""
+    the last preparation found: ``None`` (none yet), ``"hit"``, ``"journal"`` (the file of an
+    earlier listing with the journal of the paths added and removed since laid over it:
+    ``tablejournal.py``), ``"miss"`` (made, then written), ``"unwritten"`` (made, not written:
+    over the size model, or an I/O error). A miss's file is encoded at once (:meth:`save`,
+    before the tables are handed to anyone) and written by :meth:`flush`, which the owner calls
+    once the preparation is swapped in: the first one never waits for a disk's ``fsync``. The
+    paths a session's batches add and remove go to the journal (:meth:`note`)."""
 
     def __init__(self, cache_dir: Path, root: Path) -> None:
         self.root = str(root.resolve())
-        self.path = cache_path(cache_dir, root).with_suffix(".tables.bin")
+        stem = cache_path(cache_dir, root)
+        self.path = stem.with_suffix(".tables.bin")
         self.file = StateFile(self.path, max_bytes=BASE_BYTES)
+        self.journal = TablesJournal(stem.with_suffix(".tables-journal.json"), self.root)
         self.last: str | None = None
         self._pending: bytes | None = None
         #: the missing-path tables of the listing, beside it (``meantcache.py``)
         self.meant = MeantCache(self.path.with_name(self.path.name.replace(".tables.bin", ".meant.bin")), self.root)
+        self._pending_base = ""
+        #: the digest of the listing the file on disk was made from ("": none known: not
+        #: journalled), and the paths added and removed since (the journal's entries)
+        self.base = ""
+        self.entries: Entries = {}
 
-    def load(self, files: Sequence[str], kind_map: Mapping[str, str]) -> tuple[ListingTables | None, str]:
-        """The tables of ``files`` (with the kinds ``kind_map``) when the file holds them, else
-        ``None``; and the listing's digest (for :meth:`save`)."""
+    def load(
+        self,
+        files: Sequence[str],
+        kind_map: Mapping[str, str],
+        groups_of: GroupsOf | None = None,
+        moves: Callable[[str], bool] | None = None,
+    ) -> tuple[ListingTables | None, str]:
+        """The tables of ``files`` (with the kinds ``kind_map``) when the file holds them, or
+        holds those of the listing the journal amends (``groups_of``: the groups of one file,
+        ``moves``: whether a path may move the docs roots, then the journal is not laid over),
+        else ``None``; and the listing's digest (for :meth:`save`)."""
+        self.base, self.entries = "", {}
+        if groups_of is not None and moves is not None:
+            base, entries = self.journal.load()
+            tables = self._journalled(list(files), kind_map, base, entries, groups_of, moves) if entries else None
+            if tables is not None:
+                self.last, self.base, self.entries = "journal", base, entries
+                digest = listing_digest(files, kind_map) if len(entries) > tablejournal.COMPACT_AT else ""
+                if digest and self.save(files, digest, tables):  # written whole, the journal emptied
+                    self.last = "journal"
+                return tables, digest
         digest = listing_digest(files, kind_map)
+        tables = self._read(files, digest)
+        self.last = "hit" if tables is not None else None
+        if tables is not None:
+            self.base = digest
+        return tables, digest
+
+    def _read(self, files: Sequence[str], digest: str) -> ListingTables | None:
         self.file.max_bytes = max_bytes(len(files))
         self.file.parse = _reader(self.root, files, digest)
         try:
-            tables = self.file.read()
+            tables: ListingTables | None = self.file.read()
         except Exception as exc:  # a cache problem is only a slower preparation
             log.warning("suggester tables unreadable (%s); making them", exc)
             tables = None
-        self.last = "hit" if tables is not None else None
-        return tables, digest
+        return tables
+
+    def _journalled(
+        self,
+        files: list[str],
+        kind_map: Mapping[str, str],
+        base: str,
+        entries: Entries,
+        groups_of: GroupsOf,
+        moves: Callable[[str], bool],
+    ) -> ListingTables | None:
+        """The tables of ``files`` from the file of the listing ``base`` with ``entries`` laid
+        over them (``tablejournal.py``), when that listing is the one they amend."""
+        if any(map(moves, entries)):
+            return None
+        listing = tablejournal.base_listing(files, entries)
+        if listing is None:
+            return None
+        kinds = dict(kind_map)
+        kinds.update((rel, was) for rel, (was, _) in entries.items() if was is not None)
+        if listing_digest(listing, kinds) != base:
+            return None
+        made = self._read(listing, base)
+        if made is None:
+            return None
+        patched = tablejournal.patch(made.by_name, made.by_dir, made.groups, entries, kind_map, groups_of)
+        if patched is None:
+            log.warning("suggester tables journal does not fit its tables; making them")
+            return None
+        return ListingTables(patched[0], patched[1], made.groups, made.roots)
+
+    def note(self, before: FileIndex, change: WorkspaceChange) -> None:
+        """A batch the session applied to its tables (``prepared.apply_change``; ``before``: the
+        file index it was applied to): the paths it added and removed (a path whose kind changed
+        is both) written to the journal over the file on disk. Nothing when no file is known for
+        this session's listing; a journal that cannot take them is removed (the next session
+        makes the tables)."""
+        if not self.base:
+            return
+        tablejournal.note(self.entries, *tablejournal.listing_moves(before, change))
+        if len(self.entries) <= tablejournal.MAX_FILES and self.journal.save(self.base, self.entries):
+            return
+        self.base, self.entries = "", {}
+        self.journal.clear()
 
     def save(self, files: Sequence[str], digest: str, tables: ListingTables) -> bool:
         """Encode ``tables`` (made from ``files``, of :func:`listing_digest` ``digest``) for
         :meth:`flush`; ``False`` (nothing to write) over the size model."""
         self.last, self._pending = "unwritten", None
+        self.base, self.entries = "", {}  # the file on disk is not this listing's yet
         try:
             data = encode(self.root, files, digest, tables)
         except Exception as exc:  # a path not listed (a caller's bug): keep serving
@@ -241,12 +326,14 @@ class TablesCache:
         if len(data) > max_bytes(len(files)):
             log.info("suggester tables not written: %d bytes > %d", len(data), max_bytes(len(files)))
             return False
-        self._pending = data
+        self._pending, self._pending_base = data, digest
         return True
 
     def flush(self) -> bool:
         """Write what :meth:`save` encoded, if anything; ``False`` on an I/O error (disk full,
-        read-only cache, lock timeout: only a slower preparation next time)."""
+        read-only cache, lock timeout: only a slower preparation next time). The journal of the
+        file it replaces is removed after (a crash between the two leaves a journal of another
+        base: not laid over)."""
         data, self._pending = self._pending, None
         if data is None:
             return False
@@ -255,5 +342,7 @@ class TablesCache:
         except Exception as exc:
             log.warning("suggester tables not written: %s", exc)
             return False
-        self.last = "miss"
+        self.last = "journal" if self.last == "journal" else "miss"
+        self.base, self.entries = self._pending_base, {}
+        self.journal.clear()
         return True

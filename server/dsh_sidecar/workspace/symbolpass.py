@@ -84,22 +84,29 @@ def all_current(
     lists: one had kept a checkout's every later session off this path)."""
     if not old:
         return False
-    kept = [i for i in todo if stats.size[i] <= MAX_FILE_BYTES]
-    if (
-        not overlay
-        and [files[i] for i in kept] == old.paths
-        and all(  # the cache in the pass's order,
-            # as it writes it: the columns compared at once (C), not a tuple a file
-            array(code, map(column.__getitem__, kept)) == have
-            for code, column, have in (
-                ("q", stats.mtime, old.mtime),
-                ("q", stats.size, old.size),
-                ("Q", stats.ino, old.ino),
-            )
-        )
-    ):
+    if not overlay and _same_columns(todo, files, old, stats):
         return True
-    overlay = overlay or {}
+    return _beyond(todo, files, old, stats, overlay or {}) == 0
+
+
+def _same_columns(todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats) -> bool:
+    """Whether the cache is the files of ``todo`` a pass reads, in its order, as they are now:
+    the columns compared at once (C), not a tuple a file."""
+    kept = [i for i in todo if stats.size[i] <= MAX_FILE_BYTES]
+    return [files[i] for i in kept] == old.paths and all(
+        array(code, map(column.__getitem__, kept)) == have
+        for code, column, have in (
+            ("q", stats.mtime, old.mtime),
+            ("q", stats.size, old.size),
+            ("Q", stats.ino, old.ino),
+        )
+    )
+
+
+def _beyond(todo: list[int], files: list[str], old: SymbolEntries, stats: FileStats, overlay: Entries) -> int:
+    """How many entries the cache with ``overlay`` laid over it holds beyond the files of
+    ``todo``, when it holds each of those as it is now (:func:`all_current`); ``-1`` when it
+    does not."""
     held = len(old) + sum(
         (e is not None) - (old.position(rel) is not None) for rel, e in overlay.items()
     )  # the entries once the journal is laid over the cache
@@ -109,18 +116,30 @@ def all_current(
         rel = files[i]
         if st is None:  # gone (git lists a tracked file deleted from the work tree): no entry
             if (overlay[rel] is not None) if rel in overlay else old.position(rel) is not None:
-                return False
+                return -1
             continue
         if st[1] > MAX_FILE_BYTES:
             continue
         if rel in overlay:
             entry = overlay[rel]
             if entry is None or st != entry[0]:
-                return False
+                return -1
         elif (j := old.position(rel)) is None or st != old.stat(j):
-            return False
+            return -1
         cached += 1
-    return cached == held
+    return held - cached if held >= cached else -1
+
+
+def _left_out(todo: list[int], files: list[str], old: SymbolEntries, overlay: Entries, count: int) -> list[str] | None:
+    """The ``count`` entries of the cache that are not files of ``todo`` (a file that fell past
+    the pass's cut when a newer one came, one no longer code); ``None`` unless exactly ``count``
+    are found there, or when the journal ``overlay`` holds an entry of a file not in the pass
+    (one gone since: the journal is written into the cache, ``_save``)."""
+    passed = set(map(files.__getitem__, todo))
+    if any(e is not None and p not in passed for p, e in overlay.items()):
+        return None
+    out = [p for p in old.paths if p not in passed and (p not in overlay or overlay[p] is not None)]
+    return out if len(out) == count else None
 
 
 def _warm(
@@ -129,15 +148,26 @@ def _warm(
     """The index mapped from the cache ``old`` with the journal ``overlay`` laid over it when
     together they hold every file of the pass as it is now (:func:`all_current`) and the journal
     is not due to be written into the cache (:data:`~dsh_sidecar.workspace.journal.COMPACT_AT`
-    files at most); ``None`` otherwise."""
-    if len(overlay) > COMPACT_AT or not all_current(todo, files, old, stats, overlay):
+    files at most); ``None`` otherwise. Up to :data:`COMPACT_AT` entries they hold beyond the
+    pass's files (the oldest file of a cut pass, pushed past the cut by a file added) are left
+    out of the index and stay in the files, as the journal's entries do until it is compacted:
+    the cache is not written again for them."""
+    if len(overlay) > COMPACT_AT or not old:
+        return None
+    beyond = 0 if not overlay and _same_columns(todo, files, old, stats) else _beyond(todo, files, old, stats, overlay)
+    if not 0 <= beyond <= COMPACT_AT - len(overlay):
+        return None
+    extra = _left_out(todo, files, old, overlay, beyond) if beyond else []
+    if extra is None:
         return None
     index = old.index()
     for rel, entry in overlay.items():
         index.remove(rel)
         if entry is not None:
             index.add(rel, _symbols(entry))
-    if overlay:
+    for rel in extra:
+        index.remove(rel)
+    if overlay or extra:
         index.parsers = Counter({"cache": len(index)}) if len(index) else Counter()
     return index
 

@@ -219,3 +219,35 @@ def test_a_journal_entry_of_a_file_no_longer_listed_is_written_into_the_cache_on
     assert after.definitions("brand_new") == []
     again = _session(ws, home)
     assert again.graph.stats["parsers"] == {"cache": 12} and again.graph.stats["cacheSaved"] is False
+
+
+def test_a_file_added_past_a_cut_pass_keeps_the_next_session_on_the_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cut pass reads the newest files: one added pushes the oldest past the cut. The session
+    after takes every file of its pass from the cache and the journal and leaves the pushed-out
+    entry out of the index, as a fresh build does, without writing the cache (before, that one
+    entry held beyond the pass sent it off the mapping and wrote the whole cache)."""
+    from dsh_sidecar.workspace import graph as graph_module
+
+    monkeypatch.setattr(graph_module, "MAX_SYMBOL_FILES", 10)
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write_tree(ws, FILES)
+    for i in range(12):
+        os.utime(ws / f"pkg/m{i}.py", (1_700_000_000 + 100 * i,) * 2)
+    _session(ws, home)
+    during = _session(ws, home)
+    assert during.graph.stats["symbolsTruncated"] is True and during.definitions("f2") == ["pkg/m2.py"]
+    (ws / "pkg/new.py").write_text("def brand_new():\n    return f1(0)\n")
+    during.refresh(["pkg/new.py"])
+    assert during.wait(30) and during.wait_kept(30)
+    during.close()
+
+    after = _session(ws, home)
+    stats = after.graph.stats
+    assert stats["cacheSaved"] is False and stats["parsers"] == {"cache": 10} and stats["symbolsTruncated"] is True
+    fresh = _session(ws, tmp_path / "fresh-home")
+    assert _tables(after.graph.symbols) == _tables(fresh.graph.symbols)
+    assert after.definitions("f2") == [] and after.definitions("brand_new") == ["pkg/new.py"]
+    again = _session(ws, home)
+    assert again.graph.stats["cacheSaved"] is False and _tables(again.graph.symbols) == _tables(fresh.graph.symbols)
