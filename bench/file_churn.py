@@ -45,38 +45,22 @@ import signal
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _rpc import StdioClient, pipe_floor, sidecar_cmd  # noqa: E402
 from content_index import CALLS, FLOOR, pct, rss_mib  # noqa: E402
 from workspace import synthetic  # noqa: E402
 
 #: The machine's floor: pygls with an asyncio pipe reader answering dsh/postExecute at once.
-ECHO = textwrap.dedent(
+ECHO = pipe_floor(
     """
-    import asyncio, logging, sys, threading
-    from pygls.lsp.server import LanguageServer
-    from pygls.io_ import StdoutWriter, run_async
-    server = LanguageServer("floor", "0")
-    @server.feature("dsh/postExecute")
-    def echo(ls, params):
-        return {"additionalContexts": []}
-    async def main():
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**20)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-        await run_async(stop_event=threading.Event(), reader=reader, protocol=server.protocol,
-                        logger=logging.getLogger(), error_handler=server.report_server_error)
-    try:
-        asyncio.run(main())
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    """
+@server.feature("dsh/postExecute")
+def echo(ls, params):
+    return {"additionalContexts": []}
+"""
 )
 
 

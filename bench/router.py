@@ -61,7 +61,7 @@ import httpx
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _rpc import StdioClient, pipe_floor, sidecar_cmd  # noqa: E402
 from _scratch import scratch  # noqa: E402
 from support.mockprovider import MockProvider, Reply, case_reply  # noqa: E402
 
@@ -78,12 +78,8 @@ HANG_TIMEOUT_MS = 300
 
 #: The echo floor (see the module docstring): pygls over an asyncio pipe reader; ``dsh/status``
 #: answers ``{}``, ``dsh/search`` is one httpx GET + JSON decode of ``params.url``.
-ECHO = """
-import asyncio, logging, sys, threading
-import httpx
-from pygls.lsp.server import LanguageServer
-from pygls.io_ import StdoutWriter, run_async
-server = LanguageServer("echo", "0")
+ECHO = pipe_floor(
+    """
 client = []
 @server.feature("dsh/status")
 def status(ls, params):
@@ -94,18 +90,9 @@ async def search(ls, params):
         client.append(httpx.AsyncClient(trust_env=False))
     r = await client[0].get(params.url, params={"q": params.query, "format": "json"})
     return {"sources": r.json().get("results", [])[:5]}
-async def main():
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    await run_async(stop_event=threading.Event(), reader=reader, protocol=server.protocol,
-                    logger=logging.getLogger(), error_handler=server.report_server_error)
-try:
-    asyncio.run(main())
-except (SystemExit, KeyboardInterrupt):
-    pass
-"""
+""",
+    imports="import httpx\n",
+)
 
 
 def load() -> str:

@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import postexecute_streams as streams  # noqa: E402
-from _rpc import StdioClient, sidecar_cmd  # noqa: E402
+from _rpc import StdioClient, pipe_floor, sidecar_cmd  # noqa: E402
 from _scratch import scratch  # noqa: E402
 
 RAW_ECHO = textwrap.dedent(
@@ -75,30 +75,15 @@ RAW_ECHO = textwrap.dedent(
     """
 )
 
-FLOOR_PYGLS = textwrap.dedent(
+FLOOR_PYGLS = pipe_floor(
     """
-    import asyncio, logging, sys, threading
-    from pygls.lsp.server import LanguageServer
-    from pygls.io_ import StdoutWriter, run_async
-    server = LanguageServer("floor", "0")
-    @server.feature("bench/noop")
-    def noop(ls, params):
-        return None
-    @server.feature("dsh/postExecute")
-    def echo(ls, params):
-        return {"additionalContexts": []}
-    async def main():
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**20)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-        await run_async(stop_event=threading.Event(), reader=reader, protocol=server.protocol,
-                        logger=logging.getLogger(), error_handler=server.report_server_error)
-    try:
-        asyncio.run(main())
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    """
+@server.feature("bench/noop")
+def noop(ls, params):
+    return None
+@server.feature("dsh/postExecute")
+def echo(ls, params):
+    return {"additionalContexts": []}
+"""
 )
 
 STOCK_PYGLS = textwrap.dedent(
