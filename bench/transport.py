@@ -75,8 +75,8 @@ RAW_ECHO = textwrap.dedent(
     """
 )
 
-FLOOR_PYGLS = pipe_floor(
-    """
+#: The handlers both pygls floors answer with.
+_HANDLERS = """
 @server.feature("bench/noop")
 def noop(ls, params):
     return None
@@ -84,20 +84,13 @@ def noop(ls, params):
 def echo(ls, params):
     return {"additionalContexts": []}
 """
-)
 
-STOCK_PYGLS = textwrap.dedent(
-    """
-    from pygls.lsp.server import LanguageServer
-    server = LanguageServer("stock", "0")
-    @server.feature("bench/noop")
-    def noop(ls, params):
-        return None
-    @server.feature("dsh/postExecute")
-    def echo(ls, params):
-        return {"additionalContexts": []}
-    server.start_io()
-    """
+FLOOR_PYGLS = pipe_floor(_HANDLERS)
+
+STOCK_PYGLS = (
+    'from pygls.lsp.server import LanguageServer\nserver = LanguageServer("stock", "0")'
+    + _HANDLERS
+    + "server.start_io()\n"
 )
 
 
